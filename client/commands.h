@@ -1,0 +1,23 @@
+/* The CLI's commands, one file per group. Each takes the arguments after
+ * the command name (argv[0] is the command) and the resolved connection
+ * options, and returns the process exit code: 0 ok, 1 request refused or
+ * failed, 2 usage error, 3 cannot reach or authenticate to the
+ * controller. */
+#ifndef COHORT_CLIENT_COMMANDS_H
+#define COHORT_CLIENT_COMMANDS_H
+
+#include "client/conn.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_UNREACHABLE = 3,
+};
+
+int cmd_submit(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_jobs(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_show(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_cancel(int argc, char **argv, const struct cconn_opts *opts);
+
+#endif

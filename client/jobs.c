@@ -1,0 +1,276 @@
+/* cohort jobs, show and cancel: the queue, one job, cancelling. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/commands.h"
+#include "client/output.h"
+#include "lib/duration.h"
+#include "lib/frame.h"
+#include "lib/job.h"
+#include "lib/wire.h"
+
+enum { O_ALL = 0x100, O_USER, O_STATE, O_JSON, O_HELP = 'h' };
+
+static const struct option jobs_longopts[] = {
+	{ "all", no_argument, NULL, O_ALL },
+	{ "user", required_argument, NULL, O_USER },
+	{ "state", required_argument, NULL, O_STATE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "help", no_argument, NULL, O_HELP },
+	OUTPUT_CONN_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char jobs_usage[] =
+    "usage: cohort jobs [--all] [--user USER] [--state STATE] [--json]\n"
+    "  pending and running jobs; --all adds finished ones\n";
+static const char show_usage[] =
+    "usage: cohort show JOB [--json]\n";
+static const char cancel_usage[] =
+    "usage: cohort cancel JOB...\n";
+
+/* What a command's options were, besides its positional arguments. */
+struct jobs_flags {
+	struct output_conn_flags conn;
+	bool all;
+	bool json;
+	const char *user;
+	const char *state;
+};
+
+/* Parse options allowed by mask (O_* values); positional arguments are
+ * left at argv[optind..] (getopt permutes them there). Returns 0, -2 for
+ * --help, or EXIT_USAGE after printing why. */
+static int
+jobs_parse(const char *cmd, int argc, char **argv, unsigned mask,
+    struct jobs_flags *f)
+{
+	int ch;
+
+	memset(f, 0, sizeof(*f));
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h", jobs_longopts, NULL)) !=
+	    -1) {
+		if (ch == '?' || ch == ':')
+			return output_usage_error(cmd, ch, argv);
+		if (ch == O_HELP)
+			return -2;
+		if (output_conn_flag(&f->conn, ch, optarg))
+			continue;
+		if (!(mask & (1u << (ch - O_ALL)))) {
+			output_error("%s: unknown option '%s' (see cohort %s "
+			    "--help)", cmd, argv[optind - 1], cmd);
+			return EXIT_USAGE;
+		}
+		if (ch == O_ALL)
+			f->all = true;
+		else if (ch == O_JSON)
+			f->json = true;
+		else if (ch == O_USER)
+			f->user = optarg;
+		else if (ch == O_STATE)
+			f->state = optarg;
+	}
+	return 0;
+}
+
+#define M(o) (1u << ((o) - O_ALL))
+
+/* A job id as users type it: a positive decimal integer. */
+static int
+parse_job_id(const char *cmd, const char *s, uint64_t *id)
+{
+	char *end;
+
+	errno = 0;
+	if (s[0] >= '0' && s[0] <= '9') {
+		*id = strtoull(s, &end, 10);
+		if (errno == 0 && *end == '\0' && *id > 0)
+			return 0;
+	}
+	output_error("%s: invalid job id '%s' (a positive number)", cmd, s);
+	return -1;
+}
+
+/* Convert a reply's protobuf jobs to our own; NULL after printing why. */
+static struct job *
+jobs_convert(const char *cmd, const Cohort__V1__Job *pb)
+{
+	struct job *job;
+	struct cerr err;
+
+	cerr_clear(&err);
+	if ((job = wire_job_from_pb(pb, &err)) == NULL)
+		output_error("%s: the controller sent a job we cannot read: %s",
+		    cmd, err.text);
+	return job;
+}
+
+/* Send req on a new connection and check that the reply is `want`.
+ * Returns EXIT_OK with *rep, or an exit code after printing why. */
+static int
+jobs_request(const char *cmd, const struct cconn_opts *opts,
+    const struct jobs_flags *f, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
+{
+	struct cconn *c;
+	struct cerr err;
+	int rc;
+
+	*rep = NULL;
+	if ((rc = output_connect(opts, &f->conn, &c)) != EXIT_OK)
+		return rc;
+	if ((*rep = cconn_call(c, req, &err)) == NULL)
+		rc = output_call_error(&err);
+	else if ((*rep)->body_case != want) {
+		rc = output_reply_error(cmd, *rep);
+		frame_free(*rep);
+		*rep = NULL;
+	}
+	cconn_close(c);
+	return rc;
+}
+
+static void
+fmt_nodes(const struct job_spec *s, char *buf, size_t len)
+{
+	if (s->nodes_min == s->nodes_max)
+		snprintf(buf, len, "%u", s->nodes_min);
+	else
+		snprintf(buf, len, "%u:%u", s->nodes_min, s->nodes_max);
+}
+
+static void
+fmt_gpus(const struct job_spec *s, char *buf, size_t len)
+{
+	if (s->gpus_per_node == 0)
+		snprintf(buf, len, "all");
+	else
+		snprintf(buf, len, "%u", s->gpus_per_node);
+}
+
+static const char *
+fmt_limit(uint64_t secs, const char *none, char *buf, size_t len)
+{
+	return secs == 0 ? none : duration_format(secs, buf, len);
+}
+
+static int
+jobs_row(struct output_table *t, const struct job *j)
+{
+	char id[24], nodes[24], gpus[16], limit[32], prio[16];
+	char sub[OUTPUT_TIME_LEN];
+	const char *cells[10];
+
+	snprintf(id, sizeof(id), "%" PRIu64, j->id);
+	fmt_nodes(&j->spec, nodes, sizeof(nodes));
+	fmt_gpus(&j->spec, gpus, sizeof(gpus));
+	snprintf(prio, sizeof(prio), "%d", (int)j->spec.priority);
+	cells[0] = id;
+	cells[1] = j->spec.name;
+	cells[2] = j->user;
+	cells[3] = job_state_name(j->state);
+	cells[4] = nodes;
+	cells[5] = gpus;
+	cells[6] = fmt_limit(j->spec.time_limit_s, "none", limit,
+	    sizeof(limit));
+	cells[7] = prio;
+	cells[8] = output_time_local(j->submit_ms, sub, sizeof(sub));
+	cells[9] = j->reason && j->reason[0] ? j->reason : NULL;
+	return output_table_add(t, cells);
+}
+
+/* Print the listing as a table or as {"jobs": [...]}. */
+static int
+jobs_print(const Cohort__V1__ListJobsReply *r, bool json)
+{
+	static const char *const head[10] = { "JOBID", "NAME", "USER",
+	    "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
+	    "REASON" };
+	struct output_table *t = NULL;
+	json_t *arr = NULL;
+	struct job *j;
+	size_t i;
+	int rc = EXIT_FAILED;
+
+	if (json ? (arr = json_array()) == NULL :
+	    (t = output_table_new(10, head)) == NULL)
+		goto nomem;
+	for (i = 0; i < r->n_jobs; i++) {
+		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
+			goto out;
+		if (json ? json_array_append_new(arr, output_job_json(j)) :
+		    jobs_row(t, j)) {
+			job_free(j);
+			goto nomem;
+		}
+		job_free(j);
+	}
+	if (json) {
+		rc = output_json_print(json_pack("{s:o}", "jobs", arr)) == 0 ?
+		    EXIT_OK : EXIT_FAILED;
+		arr = NULL;
+	} else {
+		output_table_print(t, stdout);
+		rc = fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+	}
+	goto out;
+nomem:
+	output_error("jobs: out of memory");
+out:
+	json_decref(arr);
+	output_table_free(t);
+	return rc;
+}
+
+int
+cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	struct jobs_flags f;
+	enum job_state st;
+	int rc;
+
+	rc = jobs_parse("jobs", argc, argv, M(O_ALL) | M(O_USER) | M(O_STATE) |
+	    M(O_JSON), &f);
+	if (rc == -2) {
+		fputs(jobs_usage, stdout);
+		return EXIT_OK;
+	}
+	if (rc != 0)
+		return rc;
+	if (optind < argc) {
+		output_error("jobs: unexpected argument '%s' (see cohort jobs "
+		    "--help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (f.state != NULL) {
+		if (job_state_parse(f.state, &st) == -1) {
+			output_error("jobs: --state: unknown state '%s'",
+			    f.state);
+			return EXIT_USAGE;
+		}
+		lj.has_state = 1;
+		lj.state = wire_state_to_pb(st);
+	}
+	lj.has_all = 1;
+	lj.all = f.all;
+	lj.user = (char *)f.user;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS;
+	req.list_jobs = &lj;
+	if ((rc = jobs_request("jobs", opts, &f, &req,
+	    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY, &rep)) != EXIT_OK)
+		return rc;
+	rc = jobs_print(rep->list_jobs_reply, f.json);
+	frame_free(rep);
+	return rc;
+}

@@ -1,0 +1,434 @@
+/* What the CLI's commands share (see output.h). */
+#include "config.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/commands.h"
+#include "client/output.h"
+#include "client/settings.h"
+#include "lib/wire.h"
+
+struct output_table {
+	size_t ncols;
+	size_t nrows;		/* including the header row, if any */
+	char **cells;		/* nrows * ncols */
+	bool fields;		/* "Key: value" lines */
+};
+
+static int
+table_push(struct output_table *t, const char *const *cells)
+{
+	char **nc;
+	size_t i, base = t->nrows * t->ncols;
+
+	nc = reallocarray(t->cells, base + t->ncols, sizeof(*nc));
+	if (nc == NULL)
+		return -1;
+	t->cells = nc;
+	for (i = 0; i < t->ncols; i++) {
+		if ((nc[base + i] = strdup(cells[i] ? cells[i] : "-")) ==
+		    NULL) {
+			while (i-- > 0)
+				free(nc[base + i]);
+			return -1;
+		}
+	}
+	t->nrows++;
+	return 0;
+}
+
+struct output_table *
+output_table_new(size_t ncols, const char *const *headers)
+{
+	struct output_table *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->ncols = ncols;
+	if (table_push(t, headers) == -1) {
+		output_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int
+output_table_add(struct output_table *t, const char *const *cells)
+{
+	return table_push(t, cells);
+}
+
+struct output_table *
+output_fields_new(void)
+{
+	struct output_table *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->ncols = 2;
+	t->fields = true;
+	return t;
+}
+
+int
+output_fields_add(struct output_table *t, const char *key, const char *value)
+{
+	char *k;
+	const char *cells[2];
+	int rc;
+
+	if (asprintf(&k, "%s:", key) == -1)
+		return -1;
+	cells[0] = k;
+	cells[1] = value ? value : "";
+	rc = table_push(t, cells);
+	free(k);
+	return rc;
+}
+
+/* Width on a terminal: count UTF-8 characters, not bytes. */
+static size_t
+display_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+void
+output_table_print(const struct output_table *t, FILE *fp)
+{
+	size_t *width, r, c, w;
+	const char *cell;
+
+	if ((width = calloc(t->ncols, sizeof(*width))) == NULL)
+		return;
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c < t->ncols; c++)
+			if ((w = display_width(t->cells[r * t->ncols + c])) >
+			    width[c])
+				width[c] = w;
+	for (r = 0; r < t->nrows; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			cell = t->cells[r * t->ncols + c];
+			fputs(cell, fp);
+			if (c + 1 == t->ncols)
+				break;
+			w = width[c] - display_width(cell) +
+			    (t->fields ? 1 : 2);
+			fprintf(fp, "%*s", (int)w, "");
+		}
+		fputc('\n', fp);
+	}
+	free(width);
+}
+
+void
+output_table_free(struct output_table *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t);
+}
+
+static char *
+format_time(int64_t ms, bool utc, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t secs = (time_t)(ms / 1000);
+
+	if (ms <= 0 || (utc ? gmtime_r(&secs, &tm) : localtime_r(&secs,
+	    &tm)) == NULL ||
+	    strftime(buf, len, utc ? "%Y-%m-%dT%H:%M:%SZ" :
+	    "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+char *
+output_time_local(int64_t ms, char *buf, size_t len)
+{
+	return format_time(ms, false, buf, len);
+}
+
+char *
+output_time_utc(int64_t ms, char *buf, size_t len)
+{
+	return format_time(ms, true, buf, len);
+}
+
+char *
+output_signal(int sig, uint32_t secs, char *buf, size_t len)
+{
+	const char *name = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+
+	if (name != NULL)
+		snprintf(buf, len, "%s@%u", name, secs);
+	else
+		snprintf(buf, len, "%d@%u", sig, secs);
+	return buf;
+}
+
+/* Words made only of these need no quotes. */
+static bool
+shell_safe(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_@%+=:,./-", *s) == NULL)
+			return false;
+	return true;
+}
+
+char *
+output_shell_quote(char *const *argv, size_t argc)
+{
+	char *buf;
+	size_t i, len;
+	FILE *fp;
+	const char *p;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		if (i > 0)
+			fputc(' ', fp);
+		if (shell_safe(argv[i])) {
+			fputs(argv[i], fp);
+			continue;
+		}
+		/* Single quotes keep everything but a quote, which is
+		 * written as '\'' */
+		fputc('\'', fp);
+		for (p = argv[i]; *p != '\0'; p++)
+			fputs(*p == '\'' ? "'\\''" : (char[]){ *p, '\0' }, fp);
+		fputc('\'', fp);
+	}
+	if (fclose(fp) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *
+json_time(int64_t ms)
+{
+	char buf[OUTPUT_TIME_LEN];
+
+	return ms > 0 ? json_string(output_time_utc(ms, buf, sizeof(buf))) :
+	    json_null();
+}
+
+static json_t *
+json_strv(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a != NULL && i < n; i++)
+		if (json_array_append_new(a, json_string(v[i])) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static const char *
+topo_mode_name(enum topo_mode m)
+{
+	return m == TOPO_REQUIRED ? "required" : m == TOPO_PREFERRED ?
+	    "preferred" : "any";
+}
+
+json_t *
+output_job_json(const struct job *job)
+{
+	const struct job_spec *s = &job->spec;
+	char sig[32];
+
+	/* json_pack fails as a whole (NULL) if any value is NULL, so ENOMEM
+	 * anywhere inside cannot produce a partial document. */
+	return json_pack("{s:I, s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:o,"
+	    " s:I, s:i, s:s, s:o, s:o, s:I, s:s, s:I, s:o, s:o, s:o, s:o,"
+	    " s:o, s:o, s:o, s:I, s:o}",
+	    "id", (json_int_t)job->id,
+	    "name", json_str_or_null(s->name),
+	    "user", json_str_or_null(job->user),
+	    "state", job_state_name(job->state),
+	    "reason", job->reason ? job->reason : "",
+	    "nodes_min", (json_int_t)s->nodes_min,
+	    "nodes_max", (json_int_t)s->nodes_max,
+	    "gpus_per_node", (json_int_t)s->gpus_per_node,
+	    "tasks_per_node", (json_int_t)s->tasks_per_node,
+	    "gpu_type", json_str_or_null(s->gpu_type),
+	    "time_limit_s", (json_int_t)s->time_limit_s,
+	    "priority", (int)s->priority,
+	    "topology_mode", topo_mode_name(s->topo_mode),
+	    "topology_level", json_str_or_null(s->topo_level),
+	    "checkpoint_dir", json_str_or_null(s->checkpoint_dir),
+	    "max_restarts", (json_int_t)s->max_restarts,
+	    "checkpoint_signal", output_signal(s->ckpt_signal, s->ckpt_secs,
+	    sig, sizeof(sig)),
+	    "hang_timeout_s", (json_int_t)s->hang_timeout_s,
+	    "env", json_strv(s->env, s->nenv),
+	    "workdir", json_str_or_null(s->workdir),
+	    "argv", json_strv(s->argv, s->argc),
+	    "script_name", json_str_or_null(s->script_name),
+	    "submit_time", json_time(job->submit_ms),
+	    "start_time", json_time(job->start_ms),
+	    "end_time", json_time(job->end_ms),
+	    "restarts", (json_int_t)job->restarts,
+	    "exit_code", job->has_exit ? json_integer(job->exit_code) :
+	    json_null());
+}
+
+int
+output_json_print(json_t *doc)
+{
+	int rc;
+
+	if (doc == NULL)
+		return -1;
+	rc = json_dumpf(doc, stdout, JSON_INDENT(2));
+	json_decref(doc);
+	if (rc == -1 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+		return -1;
+	return 0;
+}
+
+void
+output_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("cohort: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+output_call_error(const struct cerr *err)
+{
+	output_error("%s", err->text);
+	switch (err->code) {
+	case ERR_UNAVAILABLE:
+	case ERR_VERSION:
+	case ERR_PROTOCOL:
+		return EXIT_UNREACHABLE;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+int
+output_reply_error(const char *prefix, const Cohort__V1__Envelope *rep)
+{
+	enum err_code code;
+
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_ERROR) {
+		output_error("%s: unexpected reply '%s' from the controller",
+		    prefix, wire_body_name(rep->body_case));
+		return EXIT_FAILED;
+	}
+	output_error("%s: %s", prefix, rep->error->text);
+	/* The controller refused this request: exit 1, unless it says it
+	 * cannot serve anyone right now, which is "cannot reach". */
+	code = wire_err_from_pb(rep->error->code);
+	return code == ERR_UNAVAILABLE ? EXIT_UNREACHABLE : EXIT_FAILED;
+}
+
+int
+output_usage_error(const char *cmd, int ch, char *const *argv)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+
+	if (ch == ':')
+		output_error("%s: %s: missing argument (see cohort %s --help)",
+		    cmd, word, cmd);
+	else if (optopt != 0 && optopt < 0x100)
+		output_error("%s: unknown option '-%c' (see cohort %s --help)",
+		    cmd, optopt, cmd);
+	else
+		output_error("%s: unknown option '%s' (see cohort %s --help)",
+		    cmd, word, cmd);
+	return EXIT_USAGE;
+}
+
+int
+output_conn_flag(struct output_conn_flags *f, int opt, const char *arg)
+{
+	switch (opt) {
+	case OUTPUT_OPT_SERVER:
+		f->server = arg;
+		return 1;
+	case OUTPUT_OPT_CERT:
+		f->cert = arg;
+		return 1;
+	case OUTPUT_OPT_KEY:
+		f->key = arg;
+		return 1;
+	case OUTPUT_OPT_CA:
+		f->ca = arg;
+		return 1;
+	}
+	return 0;
+}
+
+int
+output_connect(const struct cconn_opts *base,
+    const struct output_conn_flags *f, struct cconn **c)
+{
+	struct settings s;
+	struct cconn_opts o;
+	struct cerr err;
+	int rc = EXIT_OK;
+
+	/* The values in base were resolved before the command's own flags
+	 * were known (and may be missing); resolving again with both gives
+	 * the command's flags precedence and names what is still missing. */
+	cerr_clear(&err);
+	if (settings_resolve(&s, f->server ? f->server : base->server,
+	    f->cert ? f->cert : base->cert, f->key ? f->key : base->key,
+	    f->ca ? f->ca : base->ca, NULL, &err) == -1) {
+		output_error("%s", err.text);
+		settings_clear(&s);
+		return EXIT_USAGE;
+	}
+	o.server = s.server;
+	o.cert = s.cert;
+	o.key = s.key;
+	o.ca = s.ca;
+	o.timeout_ms = base->timeout_ms;
+	if ((*c = cconn_open(&o, &err)) == NULL) {
+		output_error("%s", err.text);
+		rc = err.code == ERR_INVALID ? EXIT_USAGE : EXIT_UNREACHABLE;
+	}
+	settings_clear(&s);
+	return rc;
+}

@@ -1,0 +1,105 @@
+/* What the CLI's commands share: aligned tables, times, the job as JSON,
+ * one-line error messages with their exit codes, and opening the
+ * connection with the connection flags a command was given. */
+#ifndef COHORT_CLIENT_OUTPUT_H
+#define COHORT_CLIENT_OUTPUT_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "client/conn.h"
+#include "lib/err.h"
+#include "lib/job.h"
+
+/* A table printed with aligned columns (as squeue or kubectl get do):
+ * every column as wide as its widest cell, two spaces between columns,
+ * no padding after the last one. */
+struct output_table;
+
+/* headers: ncols strings. NULL on ENOMEM. */
+struct output_table *output_table_new(size_t ncols,
+    const char *const *headers);
+/* Append a row of ncols strings (copied; NULL prints as "-").
+ * 0, or -1 (ENOMEM). */
+int output_table_add(struct output_table *t, const char *const *cells);
+void output_table_print(const struct output_table *t, FILE *fp);
+void output_table_free(struct output_table *t);
+
+/* "Key: value" lines with the values aligned. Same contract. */
+struct output_table *output_fields_new(void);
+int output_fields_add(struct output_table *t, const char *key,
+    const char *value);
+
+/* Times in milliseconds since the epoch as ISO-8601: local time without
+ * zone ("2026-11-30T06:30:12") for people, UTC with "Z" for JSON. Both
+ * write "-" for 0 (never happened). Return buf. */
+#define OUTPUT_TIME_LEN 32
+char *output_time_local(int64_t ms, char *buf, size_t len);
+char *output_time_utc(int64_t ms, char *buf, size_t len);
+
+/* "USR1@60": a signal by name (or number when it has none) and seconds. */
+char *output_signal(int sig, uint32_t secs, char *buf, size_t len);
+
+/* argv as one line a shell would split back into the same words.
+ * malloc'd, NULL on ENOMEM. */
+char *output_shell_quote(char *const *argv, size_t argc);
+
+/* The job as the JSON object of `cohort show --json` (and each element
+ * of `cohort jobs --json`). New reference, NULL on ENOMEM. */
+json_t *output_job_json(const struct job *job);
+/* Print doc on stdout followed by a newline and drop the reference.
+ * 0, or -1 when it could not be written. */
+int output_json_print(json_t *doc);
+
+/* "cohort: ..." on stderr, one line. */
+void output_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* cconn_call failed: print err and return the exit code (3 when the
+ * controller is unreachable or talks nonsense, else 1). */
+int output_call_error(const struct cerr *err);
+
+/* An Error reply from the controller: print "cohort: PREFIX: text" and
+ * return the exit code for it. Any other unexpected body is reported as
+ * such. */
+int output_reply_error(const char *prefix, const Cohort__V1__Envelope *rep);
+
+/* Report a getopt_long failure (optstring starting with ':' after any
+ * '+', opterr = 0): ch is what getopt_long returned. Returns EXIT_USAGE. */
+int output_usage_error(const char *cmd, int ch, char *const *argv);
+
+/* The connection flags every command accepts, overriding those given
+ * before the command (main has resolved those in struct cconn_opts). */
+enum {
+	OUTPUT_OPT_SERVER = 0x1000,
+	OUTPUT_OPT_CERT,
+	OUTPUT_OPT_KEY,
+	OUTPUT_OPT_CA,
+};
+#define OUTPUT_CONN_LONGOPTS \
+	{ "server", required_argument, NULL, OUTPUT_OPT_SERVER }, \
+	{ "cert", required_argument, NULL, OUTPUT_OPT_CERT }, \
+	{ "key", required_argument, NULL, OUTPUT_OPT_KEY }, \
+	{ "ca", required_argument, NULL, OUTPUT_OPT_CA }
+
+struct output_conn_flags {
+	const char *server;
+	const char *cert;
+	const char *key;
+	const char *ca;
+};
+
+/* Record opt's value when it is a connection flag: 1, else 0. The flags
+ * borrow arg. */
+int output_conn_flag(struct output_conn_flags *f, int opt, const char *arg);
+
+/* Resolve the settings (flags in f first, then base) and connect.
+ * Returns EXIT_OK with *c set, or prints why and returns the exit code. */
+int output_connect(const struct cconn_opts *base,
+    const struct output_conn_flags *f, struct cconn **c);
+
+#endif

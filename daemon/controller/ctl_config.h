@@ -1,0 +1,43 @@
+/* cohortd's configuration file (INI):
+ *
+ *   [controller]
+ *   listen = 127.0.0.1:7420     HOST:PORT; port 0 picks a free port
+ *   port_file = PATH            optional: the bound port is written here
+ *   database = PATH             the SQLite database
+ *   [tls]
+ *   ca = PATH  cert = PATH  key = PATH
+ *   [limits]
+ *   max_frame = 4M              largest frame accepted (bytes, K/M/G)
+ *   max_connections = 1024
+ *   max_script = 1M             largest batch script accepted
+ */
+#ifndef COHORT_CONTROLLER_CONFIG_H
+#define COHORT_CONTROLLER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/conf.h"
+#include "lib/err.h"
+
+struct ctl_config {
+	char listen_host[CONF_HOST_MAX + 1];
+	uint16_t listen_port;
+	char *port_file;
+	char *database;
+	char *ca;
+	char *cert;
+	char *key;
+	size_t max_frame;
+	unsigned max_connections;
+	size_t max_script;
+};
+
+/* Load path into cfg (defaults first). Returns 0, or -1 with err->text as
+ * one line "PATH:LINE: what is wrong" (or "PATH: ..." for the file as a
+ * whole, such as a missing required key). */
+int ctl_config_load(struct ctl_config *cfg, const char *path,
+    struct cerr *err);
+void ctl_config_clear(struct ctl_config *cfg);
+
+#endif

@@ -1,0 +1,258 @@
+/* cohortd: the controller. main() reads as the order things come up in;
+ * they go down in reverse. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+#include <systemd/sd-daemon.h>
+
+#include "daemon/controller/ctl_config.h"
+#include "jobs.h"
+#include "lib/log.h"
+#include "lib/tls.h"
+#include "rpc.h"
+#include "server.h"
+#include "store.h"
+#include "txq.h"
+
+struct cohortd {
+	struct ctl_config cfg;
+	struct event_base *base;
+	struct store *store;
+	struct txq *txq;
+	struct jobs *jobs;
+	SSL_CTX *ctx;
+	struct server *srv;
+	struct rpc rpc;
+	struct event *sigterm;
+	struct event *sigint;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: cohortd -c FILE [-f] [-v]\n"
+	    "       cohortd --version\n"
+	    "  -c FILE   configuration file (INI)\n"
+	    "  -f        stay in the foreground and log to stderr\n"
+	    "  -v        log debug messages\n");
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct cohortd *d = arg;
+
+	log_info("signal %d: shutting down", (int)sig);
+	event_base_loopexit(d->base, NULL);
+}
+
+static void
+on_commit_abort(void *arg)
+{
+	struct cohortd *d = arg;
+	struct cerr err;
+
+	/* The table may hold changes that did not commit: the database is
+	 * the truth. If even reading it fails, stopping is the safe act. */
+	if (jobs_reload(d->jobs, &err) == -1)
+		fatalx("cannot reload jobs after a failed commit: %s",
+		    err.text);
+}
+
+/* Write the bound port where tests and cohort-local look for it,
+ * atomically, so a reader never sees a partial number. */
+static int
+write_port_file(const char *path, unsigned port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((f = fopen(tmp, "w")) == NULL)
+		return -1;
+	fprintf(f, "%u\n", port);
+	if (fclose(f) != 0 || rename(tmp, path) == -1)
+		return -1;
+	return 0;
+}
+
+/* Detach, keeping stderr until start-up is done: the parent exits with
+ * the child's verdict so `cohortd -c FILE` still reports a bad start. */
+static int
+daemonize(int *ready_fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p) == -1)
+		return -1;
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	*ready_fd = p[1];
+	return 0;
+}
+
+static void
+detach_done(int ready_fd)
+{
+	int fd;
+
+	if (ready_fd < 0)
+		return;
+	if ((fd = open("/dev/null", O_RDWR)) != -1) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	if (write(ready_fd, "1", 1) != 1)
+		log_warn("cannot tell the parent we are ready");
+	close(ready_fd);
+}
+
+static void
+start(struct cohortd *d)
+{
+	struct cerr err;
+	struct job_limits limits = { .script_max = d->cfg.max_script };
+	struct server_opts so = {
+		.host = d->cfg.listen_host,
+		.port = d->cfg.listen_port,
+		.max_frame = d->cfg.max_frame,
+		.max_conns = d->cfg.max_connections,
+	};
+
+	if ((d->base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	if ((d->store = store_open(d->cfg.database, &err)) == NULL)
+		fatalx("%s", err.text);
+	d->txq = txq_create(d->base, d->store, on_commit_abort, d);
+	if (d->txq == NULL)
+		fatalx("out of memory");
+	if ((d->jobs = jobs_create(d->store, d->txq, &limits, &err)) == NULL)
+		fatalx("loading jobs: %s", err.text);
+	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.cert, d->cfg.key, &err);
+	if (d->ctx == NULL)
+		fatalx("%s", err.text);
+	d->rpc.jobs = d->jobs;
+	d->rpc.txq = d->txq;
+	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
+	    &err);
+	if (d->srv == NULL)
+		fatalx("%s", err.text);
+	d->rpc.srv = d->srv;
+	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
+	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
+	if (d->sigterm == NULL || d->sigint == NULL ||
+	    evsignal_add(d->sigterm, NULL) == -1 ||
+	    evsignal_add(d->sigint, NULL) == -1)
+		fatalx("cannot install signal handlers");
+	if (d->cfg.port_file != NULL &&
+	    write_port_file(d->cfg.port_file, server_port(d->srv)) == -1)
+		fatal("%s", d->cfg.port_file);
+	log_info("listening on %s:%u, %zu jobs loaded from %s",
+	    d->cfg.listen_host, server_port(d->srv), jobs_count(d->jobs),
+	    d->cfg.database);
+}
+
+static void
+stop(struct cohortd *d)
+{
+	/* Commit and answer what is in flight before closing connections. */
+	txq_destroy(d->txq);
+	server_destroy(d->srv);
+	if (d->sigint != NULL)
+		event_free(d->sigint);
+	if (d->sigterm != NULL)
+		event_free(d->sigterm);
+	SSL_CTX_free(d->ctx);
+	jobs_destroy(d->jobs);
+	store_close(d->store);
+	event_base_free(d->base);
+	ctl_config_clear(&d->cfg);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cohortd d;
+	const char *path = NULL;
+	bool foreground = false, verbose = false;
+	struct cerr err;
+	int ch, ready_fd = -1;
+
+	memset(&d, 0, sizeof(d));
+	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'V':
+			printf("cohortd %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (path == NULL || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (ctl_config_load(&d.cfg, path, &err) == -1) {
+		fprintf(stderr, "cohortd: %s\n", err.text);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* Start-up errors go to stderr either way; syslog only once we run
+	 * detached. */
+	log_init("cohortd", true, verbose);
+	if (!foreground && daemonize(&ready_fd) == -1)
+		fatal("cannot daemonize");
+	start(&d);
+	if (!foreground) {
+		log_init("cohortd", false, verbose);
+		detach_done(ready_fd);
+	}
+	sd_notify(0, "READY=1");
+	event_base_dispatch(d.base);
+	sd_notify(0, "STOPPING=1");
+	stop(&d);
+	log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,310 @@
+/* Requests in, replies out: decode → check role → act through the domain
+ * modules → reply. Handlers see protobuf only to read the request and
+ * build the reply; the work is done on the project's own structs. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jobs.h"
+#include "lib/frame.h"
+#include "lib/log.h"
+#include "lib/wire.h"
+#include "rpc.h"
+#include "server.h"
+#include "txq.h"
+
+/* Replies can be much larger than requests (a listing of every job). */
+#define RPC_REPLY_MAX (64u * 1024 * 1024)
+
+typedef void (*rpc_fn)(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
+
+struct rpc_handler {
+	Cohort__V1__Envelope__BodyCase body;
+	int roles;		/* who may send it */
+	rpc_fn fn;
+};
+
+/* A reply waiting for the commit that covers what it reports. */
+struct rpc_reply {
+	struct rpc *rpc;
+	uint64_t conn_id;
+	uint64_t req_id;
+	uint8_t *frame;
+	size_t len;
+	bool close_after;
+};
+
+static int64_t
+rpc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+rpc_reply_cb(void *arg, bool committed)
+{
+	struct rpc_reply *r = arg;
+	struct conn *c = server_conn(r->rpc->srv, r->conn_id);
+
+	if (c != NULL) {
+		if (committed)
+			conn_send_frame(c, r->frame, r->len);
+		else
+			conn_send_error(c, r->req_id, ERR_INTERNAL,
+			    "the controller could not save the change; "
+			    "nothing was done");
+		if (r->close_after)
+			conn_close(c);
+	}
+	free(r->frame);
+	free(r);
+}
+
+/* Queue env as the reply, to leave after the current commit (at once
+ * when none is open). close_after closes the connection behind it. */
+static void
+rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
+    bool close_after)
+{
+	struct rpc_reply *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		goto fail;
+	r->rpc = rpc;
+	r->conn_id = conn_id(c);
+	r->req_id = env->id;
+	r->close_after = close_after;
+	r->frame = frame_pack(env, RPC_REPLY_MAX, &r->len);
+	if (r->frame == NULL) {
+		free(r);
+		conn_send_error(c, env->id, ERR_TOO_LARGE,
+		    "the reply is too large; narrow the request");
+		return;
+	}
+	if (txq_defer(rpc->txq, rpc_reply_cb, r) == 0)
+		return;
+	free(r->frame);
+	free(r);
+fail:
+	log_warnx("conn %" PRIu64 ": out of memory for a reply", conn_id(c));
+	conn_close(c);
+}
+
+static void
+rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
+    enum err_code code, const char *text, bool close_after)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+
+	e.code = wire_err_to_pb(code);
+	e.text = (char *)text;
+	env.id = req_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	rpc_send(rpc, c, &env, close_after);
+}
+
+static void
+rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__HelloReply hr = COHORT__V1__HELLO_REPLY__INIT;
+	const struct peer *p = conn_peer(c);
+	char text[160];
+
+	if (req->hello->major != WIRE_MAJOR) {
+		snprintf(text, sizeof(text), "protocol version %u.%u is not "
+		    "supported; this controller speaks %d.%d",
+		    req->hello->major, req->hello->minor, WIRE_MAJOR,
+		    WIRE_MINOR);
+		log_info("conn %" PRIu64 " (%s): %s", conn_id(c), p->name,
+		    text);
+		rpc_error(rpc, c, req->id, ERR_VERSION, text, true);
+		return;
+	}
+	conn_set_hello_done(c);
+	hr.major = WIRE_MAJOR;
+	hr.minor = WIRE_MINOR;
+	hr.software = PACKAGE_STRING;
+	hr.identity = (char *)p->name;
+	hr.role = (char *)role_name(p->role);
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_HELLO_REPLY;
+	env.hello_reply = &hr;
+	rpc_send(rpc, c, &env, false);
+}
+
+static void
+rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__SubmitReply sr = COHORT__V1__SUBMIT_REPLY__INIT;
+	struct job_spec spec;
+	struct cerr err;
+	uint64_t id;
+
+	cerr_clear(&err);
+	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1 ||
+	    jobs_submit(rpc->jobs, conn_peer(c), &spec, rpc_now_ms(), &id,
+	    &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		return;
+	}
+	sr.job_id = id;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY;
+	env.submit_reply = &sr;
+	rpc_send(rpc, c, &env, false);
+}
+
+static void
+rpc_list_jobs(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__ListJobsRequest *lr = req->list_jobs;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__ListJobsReply reply = COHORT__V1__LIST_JOBS_REPLY__INIT;
+	Cohort__V1__Job *pbs = NULL, **ptrs = NULL;
+	Cohort__V1__JobSpec *specs = NULL;
+	struct jobs_filter f = { 0 };
+	const struct job **list;
+	size_t i, n;
+
+	f.all = lr->has_all && lr->all;
+	f.user = lr->user;
+	if (lr->has_state) {
+		if (wire_state_from_pb(lr->state, &f.state) == -1) {
+			rpc_error(rpc, c, req->id, ERR_INVALID,
+			    "unknown job state in filter", false);
+			return;
+		}
+		f.has_state = true;
+	}
+	list = jobs_list(rpc->jobs, &f, &n);
+	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
+	    (specs = calloc(n, sizeof(*specs))) == NULL ||
+	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL)) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		wire_job_to_pb(list[i], &pbs[i], &specs[i]);
+		ptrs[i] = &pbs[i];
+	}
+	reply.n_jobs = n;
+	reply.jobs = ptrs;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY;
+	env.list_jobs_reply = &reply;
+	rpc_send(rpc, c, &env, false);
+out:
+	free(ptrs);
+	free(specs);
+	free(pbs);
+	free(list);
+}
+
+static void
+rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__GetJobReply reply = COHORT__V1__GET_JOB_REPLY__INIT;
+	Cohort__V1__Job pb;
+	Cohort__V1__JobSpec spec;
+	const struct job *job;
+	char text[64];
+
+	if ((job = jobs_get(rpc->jobs, req->get_job->job_id)) == NULL) {
+		snprintf(text, sizeof(text), "no job %" PRIu64,
+		    req->get_job->job_id);
+		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
+		return;
+	}
+	wire_job_to_pb(job, &pb, &spec);
+	reply.job = &pb;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY;
+	env.get_job_reply = &reply;
+	rpc_send(rpc, c, &env, false);
+}
+
+static void
+rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__CancelReply reply = COHORT__V1__CANCEL_REPLY__INIT;
+	enum job_state state;
+	struct cerr err;
+
+	cerr_clear(&err);
+	if (jobs_cancel(rpc->jobs, conn_peer(c), req->cancel->job_id,
+	    rpc_now_ms(), &state, &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		return;
+	}
+	reply.job_id = req->cancel->job_id;
+	reply.state = wire_state_to_pb(state);
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY;
+	env.cancel_reply = &reply;
+	rpc_send(rpc, c, &env, false);
+}
+
+#define ANYONE (ROLE_USER | ROLE_ADMIN | ROLE_AGENT)
+#define PEOPLE (ROLE_USER | ROLE_ADMIN)
+
+static const struct rpc_handler rpc_handlers[] = {
+	{ COHORT__V1__ENVELOPE__BODY_HELLO, ANYONE, rpc_hello },
+	{ COHORT__V1__ENVELOPE__BODY_SUBMIT, PEOPLE, rpc_submit },
+	{ COHORT__V1__ENVELOPE__BODY_LIST_JOBS, PEOPLE, rpc_list_jobs },
+	{ COHORT__V1__ENVELOPE__BODY_GET_JOB, PEOPLE, rpc_get_job },
+	{ COHORT__V1__ENVELOPE__BODY_CANCEL, PEOPLE, rpc_cancel },
+};
+
+void
+rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
+{
+	struct rpc *rpc = arg;
+	const struct peer *p = conn_peer(c);
+	const struct rpc_handler *h = NULL;
+	const char *what = wire_body_name(env->body_case);
+	char text[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(rpc_handlers) / sizeof(rpc_handlers[0]); i++)
+		if (rpc_handlers[i].body == env->body_case)
+			h = &rpc_handlers[i];
+	if (h == NULL) {
+		/* A reply type or an unknown body: the peer is confused. */
+		snprintf(text, sizeof(text), "unexpected message '%s'", what);
+		rpc_error(rpc, c, env->id, ERR_PROTOCOL, text, true);
+		return;
+	}
+	if (p->role == ROLE_NONE) {
+		rpc_error(rpc, c, env->id, ERR_DENIED, "not identified", true);
+		return;
+	}
+	if (!conn_hello_done(c) &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO) {
+		snprintf(text, sizeof(text), "'%s' before hello", what);
+		rpc_error(rpc, c, env->id, ERR_PROTOCOL, text, true);
+		return;
+	}
+	if ((h->roles & p->role) == 0) {
+		snprintf(text, sizeof(text), "%s '%s' may not send '%s'",
+		    role_name(p->role), p->name, what);
+		log_info("conn %" PRIu64 ": %s", conn_id(c), text);
+		rpc_error(rpc, c, env->id, ERR_DENIED, text, false);
+		return;
+	}
+	h->fn(rpc, c, env);
+}

@@ -1,0 +1,63 @@
+/* The controller's listener: TLS connections on libevent, framed
+ * envelopes in and out. A connection is named by an id that never gets
+ * reused, so replies that are sent later (after a commit) find their
+ * connection or learn that it is gone, never touching freed memory. */
+#ifndef COHORT_CONTROLLER_SERVER_H
+#define COHORT_CONTROLLER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/ssl.h>
+
+#include "lib/err.h"
+#include "lib/job.h"
+#include "proto/cohort.pb-c.h"
+
+struct event_base;
+struct server;
+struct conn;
+
+/* Called for each decoded envelope; env is freed when it returns. */
+typedef void (*server_msg_cb)(struct conn *c,
+    const Cohort__V1__Envelope *env, void *arg);
+
+struct server_opts {
+	const char *host;
+	uint16_t port;		/* 0: any free port */
+	size_t max_frame;	/* largest frame accepted */
+	unsigned max_conns;
+};
+
+/* Bind and listen. ctx is borrowed and must outlive the server. */
+struct server *server_create(struct event_base *base, SSL_CTX *ctx,
+    const struct server_opts *opts, server_msg_cb cb, void *arg,
+    struct cerr *err);
+/* Close every connection and the listener; accepts NULL. */
+void server_destroy(struct server *srv);
+/* The port actually bound. */
+uint16_t server_port(const struct server *srv);
+unsigned server_conn_count(const struct server *srv);
+
+/* The live connection with this id, or NULL. */
+struct conn *server_conn(struct server *srv, uint64_t id);
+
+uint64_t conn_id(const struct conn *c);
+const struct peer *conn_peer(const struct conn *c);
+bool conn_hello_done(const struct conn *c);
+/* Mark the session established: lifts the handshake deadline. */
+void conn_set_hello_done(struct conn *c);
+
+/* Queue a packed frame (FRAME_HDR + body) for sending. 0 or -1. */
+int conn_send_frame(struct conn *c, const uint8_t *frame, size_t len);
+/* Pack and queue env. 0 or -1 (EMSGSIZE above the reply limit). */
+int conn_send(struct conn *c, const Cohort__V1__Envelope *env);
+/* Send an Error reply to request req_id. */
+void conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
+    const char *text);
+/* Stop reading, flush what is queued, then close. Safe inside callbacks:
+ * the connection is freed later, outside any of its callbacks. */
+void conn_close(struct conn *c);
+
+#endif

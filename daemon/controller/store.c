@@ -1,0 +1,878 @@
+/* The controller's database, the single source of truth (DESIGN.md).
+ * Every SQL statement of the project lives at the top of this file and is
+ * prepared once, at open, with SQLITE_PREPARE_PERSISTENT; every path that
+ * steps a statement resets it and clears its bindings, so no statement is
+ * ever left holding a read transaction or a pointer into a caller's
+ * memory. The schema comes from sql/migrations/, embedded at build time
+ * and applied in order by PRAGMA user_version. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "daemon/controller/store.h"
+#include "sql/migrations.h"
+
+/* Milliseconds a writer waits for another connection's lock (a second
+ * cohortd by mistake, or the sqlite3 shell) before giving up. */
+#define STORE_BUSY_TIMEOUT_MS 5000
+
+/* The savepoint of one request inside a shared transaction. Savepoints
+ * are not nested (store.h), so one fixed name is enough. */
+#define SAVEPOINT_NAME "store_request"
+
+/* The job columns, in the order store_job_insert binds them and
+ * job_from_row reads them. */
+#define JOB_COLUMNS \
+	"id, user, name, nodes_min, nodes_max, gpus_per_node, " \
+	"tasks_per_node, gpu_type, time_limit_s, priority, topo_mode, " \
+	"topo_level, checkpoint_dir, max_restarts, ckpt_signal, ckpt_secs, " \
+	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
+	"reason, submit_ms, start_ms, end_ms, restarts, exit_code"
+
+#define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
+
+enum stmt_id {
+	S_BEGIN,
+	S_COMMIT,
+	S_ROLLBACK,
+	S_SAVEPOINT,
+	S_RELEASE,
+	S_ROLLBACK_TO,
+	S_JOB_INSERT,
+	S_MAX_JOB_ID_BUMP,
+	S_JOB_UPDATE,
+	S_EVENT_INSERT,
+	S_JOBS_LOAD,
+	S_MAX_JOB_ID,
+	S_EVENTS_ANY,
+	S_EVENTS_JOB,
+	S_EVENTS_NODE,
+	S_EVENTS_JOB_NODE,
+	S__COUNT
+};
+
+/* The events queries come in four forms, one per filter combination, so
+ * each can use its index; a negative LIMIT means none. */
+static const char *const stmt_sql[S__COUNT] = {
+	[S_BEGIN] = "BEGIN IMMEDIATE",
+	[S_COMMIT] = "COMMIT",
+	[S_ROLLBACK] = "ROLLBACK",
+	[S_SAVEPOINT] = "SAVEPOINT " SAVEPOINT_NAME,
+	[S_RELEASE] = "RELEASE " SAVEPOINT_NAME,
+	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
+	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
+	    "WHERE name = 'max_job_id'",
+	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
+	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7 "
+	    "WHERE id = ?1",
+	[S_EVENT_INSERT] = "INSERT INTO events "
+	    "(time_ms, job_id, node, kind, actor, detail) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[S_JOBS_LOAD] = "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id",
+	/* The jobs' own maximum covers rows written without the counter
+	 * (by hand, or by a future migration). */
+	[S_MAX_JOB_ID] = "SELECT max("
+	    "(SELECT value FROM counters WHERE name = 'max_job_id'), "
+	    "(SELECT coalesce(max(id), 0) FROM jobs))",
+	[S_EVENTS_ANY] = "SELECT " EVENT_COLUMNS " FROM events "
+	    "WHERE id > ?1 ORDER BY id LIMIT ?4",
+	[S_EVENTS_JOB] = "SELECT " EVENT_COLUMNS " FROM events "
+	    "WHERE id > ?1 AND job_id = ?2 ORDER BY id LIMIT ?4",
+	[S_EVENTS_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
+	    "WHERE id > ?1 AND node = ?3 ORDER BY id LIMIT ?4",
+	[S_EVENTS_JOB_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
+	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 ORDER BY id LIMIT ?4",
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[S__COUNT];
+	bool marked;		/* inside store_mark .. store_keep/undo */
+};
+
+/* Fill err with what was being done and SQLite's message; errno EIO for
+ * callers that look at it. Always returns -1. */
+static int
+db_fail(struct store *st, struct cerr *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+db_fail(struct store *st, struct cerr *err, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	cerr_set(err, ERR_INTERNAL, "%s: %s", what, sqlite3_errmsg(st->db));
+	errno = EIO;
+	return -1;
+}
+
+/* Put a statement back to its initial state: not active, no bindings. */
+static void
+stmt_done(sqlite3_stmt *s)
+{
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+}
+
+/* Step a statement that returns no rows. 0 or -1 with err set. */
+static int
+stmt_exec(struct store *st, enum stmt_id id, struct cerr *err,
+    const char *what)
+{
+	sqlite3_stmt *s = st->stmt[id];
+	int rc;
+
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE)
+		db_fail(st, err, "%s", what);
+	stmt_done(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Sequential binding that remembers the first failure, so a long list of
+ * columns reads as a list and is checked once. */
+struct binder {
+	sqlite3_stmt *s;
+	int col;
+	int rc;
+};
+
+static void
+bind_int(struct binder *b, int64_t v)
+{
+	b->col++;
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_int64(b->s, b->col, v);
+}
+
+/* NULL binds SQL NULL. The text is not copied: it must outlive the step,
+ * and every path clears the bindings right after it. */
+static void
+bind_text(struct binder *b, const char *v)
+{
+	b->col++;
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_text(b->s, b->col, v, -1, SQLITE_STATIC);
+}
+
+/* NULL binds SQL NULL; a non-NULL v with len 0 is an empty blob. */
+static void
+bind_blob(struct binder *b, const void *v, size_t len)
+{
+	b->col++;
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_blob64(b->s, b->col, v, len,
+		    SQLITE_STATIC);
+}
+
+/* A string vector as one blob: each string followed by a NUL byte. */
+static void
+bind_strv(struct binder *b, char *const *v, size_t n)
+{
+	size_t i, len, total = 0;
+	char *buf, *p;
+
+	b->col++;
+	if (b->rc != SQLITE_OK)
+		return;
+	for (i = 0; i < n; i++)
+		total += strlen(v[i]) + 1;
+	if (total == 0) {
+		b->rc = sqlite3_bind_zeroblob(b->s, b->col, 0);
+		return;
+	}
+	if ((buf = malloc(total)) == NULL) {
+		b->rc = SQLITE_NOMEM;
+		return;
+	}
+	for (p = buf, i = 0; i < n; i++) {
+		len = strlen(v[i]) + 1;
+		memcpy(p, v[i], len);
+		p += len;
+	}
+	/* SQLite calls free even when the bind fails. */
+	b->rc = sqlite3_bind_blob64(b->s, b->col, buf, total, free);
+}
+
+/* Step the statement bound through b (no rows expected), then reset it.
+ * A failed bind is reported with its own code, not the connection's. */
+static int
+binder_step(struct store *st, struct binder *b, struct cerr *err,
+    const char *what)
+{
+	int rc;
+
+	if (b->rc != SQLITE_OK) {
+		stmt_done(b->s);
+		errno = EIO;
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", what,
+		    sqlite3_errstr(b->rc));
+	}
+	rc = sqlite3_step(b->s);
+	if (rc != SQLITE_DONE)
+		db_fail(st, err, "%s", what);
+	stmt_done(b->s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Sequential reading of a row, remembering the first failure: a
+ * malformed value or an allocation that failed. */
+struct reader {
+	sqlite3_stmt *s;
+	int col;
+	const char *bad;	/* NULL, or what went wrong */
+};
+
+static int64_t
+read_int(struct reader *r)
+{
+	return sqlite3_column_int64(r->s, r->col++);
+}
+
+/* Replace *dst with a copy of the column, NULL for SQL NULL. */
+static void
+read_text(struct reader *r, char **dst)
+{
+	const unsigned char *v;
+	int col = r->col++;
+
+	free(*dst);
+	*dst = NULL;
+	if (sqlite3_column_type(r->s, col) == SQLITE_NULL)
+		return;
+	v = sqlite3_column_text(r->s, col);
+	if (v == NULL || (*dst = strdup((const char *)v)) == NULL)
+		r->bad = "out of memory";
+}
+
+/* Replace *dst with a copy of a blob column and a NUL after it, so text
+ * stays usable as a C string; NULL for SQL NULL. */
+static void
+read_blob(struct reader *r, char **dst, size_t *len)
+{
+	const void *v;
+	int col = r->col++;
+	int n;
+
+	free(*dst);
+	*dst = NULL;
+	*len = 0;
+	if (sqlite3_column_type(r->s, col) == SQLITE_NULL)
+		return;
+	v = sqlite3_column_blob(r->s, col);
+	n = sqlite3_column_bytes(r->s, col);
+	if ((*dst = malloc((size_t)n + 1)) == NULL) {
+		r->bad = "out of memory";
+		return;
+	}
+	if (n > 0)
+		memcpy(*dst, v, (size_t)n);
+	(*dst)[n] = '\0';
+	*len = (size_t)n;
+}
+
+/* Append the strings of a NUL-separated blob to the vector *v. */
+static void
+read_strv(struct reader *r, char ***v, size_t *n)
+{
+	const char *p, *end, *nul;
+	int col = r->col++;
+	int len;
+
+	p = sqlite3_column_blob(r->s, col);
+	len = sqlite3_column_bytes(r->s, col);
+	if (len == 0)
+		return;
+	if (p == NULL || p[len - 1] != '\0') {
+		r->bad = "malformed string list";
+		return;
+	}
+	for (end = p + len; p < end; p = nul + 1) {
+		nul = memchr(p, '\0', (size_t)(end - p));
+		if (strv_append(v, n, p) == -1) {
+			r->bad = "out of memory";
+			return;
+		}
+	}
+}
+
+int
+store_schema_version(void)
+{
+	return (int)migrations_count;
+}
+
+/* Run one pragma or statement with no result worth keeping. */
+static int
+exec_sql(struct store *st, const char *sql, struct cerr *err,
+    const char *what)
+{
+	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(st, err, "database %s: %s", st->path, what);
+	return 0;
+}
+
+/* Read a pragma that returns one integer. */
+static int
+pragma_int(struct store *st, const char *sql, int64_t *v, struct cerr *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, err, "database %s: %s", st->path, sql);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*v = sqlite3_column_int64(s, 0);
+	else
+		db_fail(st, err, "database %s: %s", st->path, sql);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Refuse a schema this binary does not know: a newer cohortd wrote it,
+ * and running an older one against it could lose what it added. */
+static int
+check_version(struct store *st, int64_t version, struct cerr *err)
+{
+	errno = EPROTO;
+	if (version > (int64_t)migrations_count)
+		return cerr_set(err, ERR_VERSION, "database %s has schema "
+		    "version %lld, newer than this cohortd (%zu); upgrade "
+		    "cohortd", st->path, (long long)version, migrations_count);
+	if (version < 0)
+		return cerr_set(err, ERR_VERSION, "database %s has invalid "
+		    "schema version %lld", st->path, (long long)version);
+	return 0;
+}
+
+/* Switch to WAL and make sure it took: SQLite quietly keeps another mode
+ * where WAL is impossible (an in-memory database, some file systems), and
+ * our durability and concurrency reasoning assumes WAL. */
+static int
+set_wal(struct store *st, struct cerr *err)
+{
+	sqlite3_stmt *s;
+	const unsigned char *mode;
+	int rc, ok = 0;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s,
+	    NULL) != SQLITE_OK)
+		return db_fail(st, err, "database %s: set journal mode",
+		    st->path);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		db_fail(st, err, "database %s: set journal mode", st->path);
+	} else if ((mode = sqlite3_column_text(s, 0)) == NULL ||
+	    strcasecmp((const char *)mode, "wal") != 0) {
+		cerr_set(err, ERR_INTERNAL, "database %s: journal mode is %s, "
+		    "not wal", st->path, mode ? (const char *)mode : "unknown");
+		errno = EIO;
+	} else
+		ok = 1;
+	sqlite3_finalize(s);
+	return ok ? 0 : -1;
+}
+
+/* Bring the schema up to date, one migration per transaction. The version
+ * is read again inside each transaction (BEGIN IMMEDIATE holds the write
+ * lock), so two processes opening the same file cannot both apply a step. */
+static int
+migrate(struct store *st, struct cerr *err)
+{
+	char sql[64];
+	int64_t version;
+	const struct migration *m;
+
+	for (;;) {
+		if (exec_sql(st, "BEGIN IMMEDIATE", err, "begin migration") ==
+		    -1)
+			return -1;
+		if (pragma_int(st, "PRAGMA user_version", &version, err) == -1)
+			goto fail;
+		if (check_version(st, version, err) == -1)
+			goto fail;
+		if (version == (int64_t)migrations_count)
+			break;
+		m = &migrations[version];
+		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) !=
+		    SQLITE_OK) {
+			db_fail(st, err, "database %s: migration %s", st->path,
+			    m->name);
+			goto fail;
+		}
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		    m->version);
+		if (exec_sql(st, sql, err, "set user_version") == -1 ||
+		    exec_sql(st, "COMMIT", err, "commit migration") == -1)
+			goto fail;
+	}
+	return exec_sql(st, "COMMIT", err, "end migration");
+
+fail:
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+/* The database holds users' environments and scripts: create it readable
+ * by the owner only. SQLite gives the -wal and -shm files the same mode. */
+static int
+create_private(const char *path, struct cerr *err)
+{
+	int fd;
+
+	if (strcmp(path, ":memory:") == 0)
+		return 0;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		int saved = errno;
+
+		cerr_set(err, ERR_INTERNAL, "database %s: %s", path,
+		    strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+struct store *
+store_open(const char *path, struct cerr *err)
+{
+	struct store *st;
+	int64_t version;
+	int i, rc, saved;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->path = strdup(path)) == NULL) {
+		free(st);
+		cerr_set(err, ERR_INTERNAL, "database %s: out of memory", path);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (create_private(path, err) == -1)
+		goto fail;
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		if (st->db == NULL) {
+			cerr_set(err, ERR_INTERNAL, "open database %s: %s",
+			    path, sqlite3_errstr(rc));
+			errno = ENOMEM;
+		} else
+			db_fail(st, err, "open database %s", path);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	if (sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
+		db_fail(st, err, "database %s: busy timeout", path);
+		goto fail;
+	}
+	/* Read the version before anything writes to the file, so a database
+	 * that is refused (newer, or not a database) is left as it was;
+	 * migrate() checks again under the write lock. */
+	if (pragma_int(st, "PRAGMA user_version", &version, err) == -1 ||
+	    check_version(st, version, err) == -1 ||
+	    set_wal(st, err) == -1 ||
+	    exec_sql(st, "PRAGMA synchronous = FULL", err,
+	    "set synchronous") == -1 ||
+	    exec_sql(st, "PRAGMA foreign_keys = ON", err,
+	    "enable foreign keys") == -1 ||
+	    migrate(st, err) == -1)
+		goto fail;
+
+	for (i = 0; i < S__COUNT; i++) {
+		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &st->stmt[i], NULL) !=
+		    SQLITE_OK) {
+			db_fail(st, err, "database %s: prepare \"%.60s\"",
+			    path, stmt_sql[i]);
+			goto fail;
+		}
+	}
+	return st;
+
+fail:
+	saved = errno;
+	store_close(st);
+	errno = saved;
+	return NULL;
+}
+
+void
+store_close(struct store *st)
+{
+	int i;
+
+	if (st == NULL)
+		return;
+	if (st->db != NULL && !sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	for (i = 0; i < S__COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close(st->db);
+	free(st->path);
+	free(st);
+}
+
+int
+store_begin(struct store *st, struct cerr *err)
+{
+	st->marked = false;
+	return stmt_exec(st, S_BEGIN, err, "begin transaction");
+}
+
+int
+store_commit(struct store *st, struct cerr *err)
+{
+	st->marked = false;
+	if (stmt_exec(st, S_COMMIT, err, "commit") == 0)
+		return 0;
+	/* A COMMIT that failed (SQLITE_BUSY, an I/O error) may leave the
+	 * transaction open; callers assume it is gone. */
+	store_rollback(st);
+	return -1;
+}
+
+int
+store_rollback(struct store *st)
+{
+	st->marked = false;
+	/* An error such as SQLITE_FULL may already have rolled back. */
+	if (sqlite3_get_autocommit(st->db))
+		return 0;
+	if (stmt_exec(st, S_ROLLBACK, NULL, "rollback") == -1) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+bool
+store_in_txn(const struct store *st)
+{
+	return sqlite3_get_autocommit(st->db) == 0;
+}
+
+int
+store_mark(struct store *st, struct cerr *err)
+{
+	/* Outside BEGIN a SAVEPOINT would open a deferred transaction of
+	 * its own, which the group commit would never see. */
+	if (!store_in_txn(st) || st->marked) {
+		errno = EINVAL;
+		return cerr_set(err, ERR_INTERNAL, "savepoint: %s",
+		    st->marked ? "already marked" : "no transaction");
+	}
+	if (stmt_exec(st, S_SAVEPOINT, err, "savepoint") == -1)
+		return -1;
+	st->marked = true;
+	return 0;
+}
+
+int
+store_keep(struct store *st, struct cerr *err)
+{
+	if (!st->marked) {
+		errno = EINVAL;
+		return cerr_set(err, ERR_INTERNAL, "release savepoint: none");
+	}
+	st->marked = false;
+	return stmt_exec(st, S_RELEASE, err, "release savepoint");
+}
+
+int
+store_undo(struct store *st)
+{
+	int rc;
+
+	if (!st->marked) {
+		errno = EINVAL;
+		return -1;
+	}
+	st->marked = false;
+	rc = stmt_exec(st, S_ROLLBACK_TO, NULL, "rollback to savepoint");
+	if (stmt_exec(st, S_RELEASE, NULL, "release savepoint") == -1)
+		rc = -1;
+	if (rc == -1)
+		errno = EIO;
+	return rc;
+}
+
+int
+store_job_insert(struct store *st, const struct job *job, struct cerr *err)
+{
+	const struct job_spec *sp = &job->spec;
+	struct binder b = { st->stmt[S_JOB_INSERT], 0, SQLITE_OK };
+	char what[64];
+
+	bind_int(&b, (int64_t)job->id);
+	bind_text(&b, job->user);
+	bind_text(&b, sp->name);
+	bind_int(&b, sp->nodes_min);
+	bind_int(&b, sp->nodes_max);
+	bind_int(&b, sp->gpus_per_node);
+	bind_int(&b, sp->tasks_per_node);
+	bind_text(&b, sp->gpu_type);
+	bind_int(&b, (int64_t)sp->time_limit_s);
+	bind_int(&b, sp->priority);
+	bind_int(&b, sp->topo_mode);
+	bind_text(&b, sp->topo_level);
+	bind_text(&b, sp->checkpoint_dir);
+	bind_int(&b, sp->max_restarts);
+	bind_int(&b, sp->ckpt_signal);
+	bind_int(&b, sp->ckpt_secs);
+	bind_int(&b, (int64_t)sp->hang_timeout_s);
+	bind_strv(&b, sp->env, sp->nenv);
+	bind_text(&b, sp->workdir);
+	bind_strv(&b, sp->argv, sp->argc);
+	bind_blob(&b, sp->script, sp->script_len);
+	bind_text(&b, sp->script_name);
+	bind_text(&b, job_state_name(job->state));
+	bind_text(&b, job->reason != NULL ? job->reason : "");
+	bind_int(&b, job->submit_ms);
+	bind_int(&b, job->start_ms);
+	bind_int(&b, job->end_ms);
+	bind_int(&b, job->restarts);
+	if (job->has_exit)
+		bind_int(&b, job->exit_code);
+	else
+		bind_text(&b, NULL);
+
+	snprintf(what, sizeof(what), "insert job %llu",
+	    (unsigned long long)job->id);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+	/* Same transaction as the row, so the two cannot disagree. */
+	sqlite3_bind_int64(st->stmt[S_MAX_JOB_ID_BUMP], 1, (int64_t)job->id);
+	return stmt_exec(st, S_MAX_JOB_ID_BUMP, err, what);
+}
+
+int
+store_job_update(struct store *st, const struct job *job, struct cerr *err)
+{
+	struct binder b = { st->stmt[S_JOB_UPDATE], 0, SQLITE_OK };
+	char what[64];
+
+	bind_int(&b, (int64_t)job->id);
+	bind_text(&b, job_state_name(job->state));
+	bind_text(&b, job->reason != NULL ? job->reason : "");
+	bind_int(&b, job->start_ms);
+	bind_int(&b, job->end_ms);
+	bind_int(&b, job->restarts);
+	if (job->has_exit)
+		bind_int(&b, job->exit_code);
+	else
+		bind_text(&b, NULL);
+
+	snprintf(what, sizeof(what), "update job %llu",
+	    (unsigned long long)job->id);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 0) {
+		errno = ENOENT;
+		return cerr_set(err, ERR_NOT_FOUND, "update job %llu: no such "
+		    "job", (unsigned long long)job->id);
+	}
+	return 0;
+}
+
+int
+store_event_append(struct store *st, int64_t time_ms, uint64_t job_id,
+    const char *node, const char *kind, const char *actor, const char *detail,
+    struct cerr *err)
+{
+	struct binder b = { st->stmt[S_EVENT_INSERT], 0, SQLITE_OK };
+	char what[96];
+
+	bind_int(&b, time_ms);
+	if (job_id != 0)
+		bind_int(&b, (int64_t)job_id);
+	else
+		bind_text(&b, NULL);
+	bind_text(&b, node);
+	bind_text(&b, kind);
+	bind_text(&b, actor);
+	bind_text(&b, detail != NULL ? detail : "");
+
+	snprintf(what, sizeof(what), "append event %.32s%s%.0llu",
+	    kind != NULL ? kind : "", job_id != 0 ? " of job " : "",
+	    (unsigned long long)job_id);
+	return binder_step(st, &b, err, what);
+}
+
+/* Build a job from a row of S_JOBS_LOAD. NULL with err set. */
+static struct job *
+job_from_row(sqlite3_stmt *s, struct cerr *err)
+{
+	struct reader r = { s, 0, NULL };
+	struct job *job;
+	struct job_spec *sp;
+	char *state = NULL;
+
+	if ((job = job_new()) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "load jobs: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	sp = &job->spec;
+	job->id = (uint64_t)read_int(&r);
+	read_text(&r, &job->user);
+	read_text(&r, &sp->name);
+	sp->nodes_min = (uint32_t)read_int(&r);
+	sp->nodes_max = (uint32_t)read_int(&r);
+	sp->gpus_per_node = (uint32_t)read_int(&r);
+	sp->tasks_per_node = (uint32_t)read_int(&r);
+	read_text(&r, &sp->gpu_type);
+	sp->time_limit_s = (uint64_t)read_int(&r);
+	sp->priority = (int32_t)read_int(&r);
+	sp->topo_mode = (enum topo_mode)read_int(&r);
+	read_text(&r, &sp->topo_level);
+	read_text(&r, &sp->checkpoint_dir);
+	sp->max_restarts = (uint32_t)read_int(&r);
+	sp->ckpt_signal = (int)read_int(&r);
+	sp->ckpt_secs = (uint32_t)read_int(&r);
+	sp->hang_timeout_s = (uint64_t)read_int(&r);
+	read_strv(&r, &sp->env, &sp->nenv);
+	read_text(&r, &sp->workdir);
+	read_strv(&r, &sp->argv, &sp->argc);
+	read_blob(&r, &sp->script, &sp->script_len);
+	read_text(&r, &sp->script_name);
+	read_text(&r, &state);
+	read_text(&r, &job->reason);
+	job->submit_ms = read_int(&r);
+	job->start_ms = read_int(&r);
+	job->end_ms = read_int(&r);
+	job->restarts = (uint32_t)read_int(&r);
+	job->has_exit = sqlite3_column_type(s, r.col) != SQLITE_NULL;
+	job->exit_code = (int32_t)read_int(&r);
+
+	if (r.bad == NULL && job->reason == NULL &&
+	    (job->reason = strdup("")) == NULL)
+		r.bad = "out of memory";
+	if (r.bad == NULL && (state == NULL ||
+	    job_state_parse(state, &job->state) == -1))
+		r.bad = "unknown state";
+	free(state);
+	if (r.bad != NULL) {
+		cerr_set(err, ERR_INTERNAL, "load job %llu: %s",
+		    (unsigned long long)job->id, r.bad);
+		errno = strcmp(r.bad, "out of memory") == 0 ? ENOMEM : EIO;
+		job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+int
+store_jobs_load(struct store *st, int (*cb)(struct job *job, void *arg),
+    void *arg, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_JOBS_LOAD];
+	struct job *job;
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((job = job_from_row(s, err)) == NULL) {
+			ret = -1;
+			break;
+		}
+		if (cb(job, arg) == -1) {
+			/* Keep the callback's own error if it left one. */
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "load jobs: "
+				    "stopped at job %llu",
+				    (unsigned long long)job->id);
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load jobs");
+	stmt_done(s);
+	return ret;
+}
+
+int
+store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_MAX_JOB_ID];
+	int rc;
+
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		db_fail(st, err, "read max job id");
+	stmt_done(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
+store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
+    const char *node, int limit,
+    int (*cb)(const struct store_event *ev, void *arg), void *arg,
+    struct cerr *err)
+{
+	struct store_event ev;
+	sqlite3_stmt *s;
+	enum stmt_id id;
+	int rc, ret = 0;
+
+	if (job_id != 0)
+		id = node != NULL ? S_EVENTS_JOB_NODE : S_EVENTS_JOB;
+	else
+		id = node != NULL ? S_EVENTS_NODE : S_EVENTS_ANY;
+	s = st->stmt[id];
+	/* Parameters a form does not use are simply not bound. */
+	sqlite3_bind_int64(s, 1, after_id);
+	if (job_id != 0)
+		sqlite3_bind_int64(s, 2, (int64_t)job_id);
+	if (node != NULL)
+		sqlite3_bind_text(s, 3, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, limit > 0 ? limit : -1);
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		ev.id = sqlite3_column_int64(s, 0);
+		ev.time_ms = sqlite3_column_int64(s, 1);
+		ev.job_id = (uint64_t)sqlite3_column_int64(s, 2);
+		ev.node = (const char *)sqlite3_column_text(s, 3);
+		ev.kind = (const char *)sqlite3_column_text(s, 4);
+		ev.actor = (const char *)sqlite3_column_text(s, 5);
+		ev.detail = (const char *)sqlite3_column_text(s, 6);
+		if (ev.kind == NULL || ev.actor == NULL || ev.detail == NULL) {
+			/* NOT NULL columns: only an allocation failure. */
+			ret = db_fail(st, err, "list events");
+			break;
+		}
+		if (cb(&ev, arg) == -1) {
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "list events: "
+				    "stopped at event %lld",
+				    (long long)ev.id);
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "list events");
+	stmt_done(s);
+	return ret;
+}

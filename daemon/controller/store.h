@@ -1,0 +1,88 @@
+/* The only module that includes sqlite3.h. It owns the database: opens it
+ * (WAL, synchronous=FULL, foreign keys, busy timeout), applies the
+ * numbered migrations of sql/migrations/ by PRAGMA user_version, refuses a
+ * database newer than this binary, and prepares every statement once.
+ *
+ * Writes happen inside a transaction the caller opens with store_begin and
+ * closes with store_commit (or store_rollback); the group commit of
+ * daemon/controller/txq.c shares one transaction among concurrent
+ * requests. Every function returns 0, or -1 with err set when it takes one
+ * (ERR_INTERNAL with SQLite's message), else with errno set (EIO). */
+#ifndef COHORT_STORE_H
+#define COHORT_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "lib/job.h"
+
+struct store;
+
+/* The schema version this binary writes (the number of migrations). */
+int store_schema_version(void);
+
+/* Open (creating if needed) and migrate the database at path. */
+struct store *store_open(const char *path, struct cerr *err);
+/* Finalize statements and close; accepts NULL. An open transaction is
+ * rolled back. */
+void store_close(struct store *st);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. store_commit returns -1 when the
+ * commit failed; the transaction is then rolled back. */
+int store_begin(struct store *st, struct cerr *err);
+int store_commit(struct store *st, struct cerr *err);
+int store_rollback(struct store *st);
+bool store_in_txn(const struct store *st);
+
+/* One request's writes inside the shared transaction: store_mark starts
+ * them (SAVEPOINT), store_keep ends them (RELEASE), store_undo discards
+ * them (ROLLBACK TO + RELEASE), so a failing request leaves the others'
+ * writes intact. Not nested. */
+int store_mark(struct store *st, struct cerr *err);
+int store_keep(struct store *st, struct cerr *err);
+int store_undo(struct store *st);
+
+/* Insert a new job (all of job, including job->id, chosen by the caller).
+ * Inside a transaction. */
+int store_job_insert(struct store *st, const struct job *job,
+    struct cerr *err);
+/* Write a job's state, reason, start/end times, restarts and exit code.
+ * Inside a transaction. ERR_NOT_FOUND if no such job. */
+int store_job_update(struct store *st, const struct job *job,
+    struct cerr *err);
+
+/* Append an event. job_id 0 and node NULL mean "none". Inside a
+ * transaction. */
+int store_event_append(struct store *st, int64_t time_ms, uint64_t job_id,
+    const char *node, const char *kind, const char *actor, const char *detail,
+    struct cerr *err);
+
+/* Call cb for every job, in id order. cb takes ownership of job and
+ * returns 0 to go on, -1 to stop (store_jobs_load then returns -1). */
+int store_jobs_load(struct store *st,
+    int (*cb)(struct job *job, void *arg), void *arg, struct cerr *err);
+
+/* The highest job id ever used (0 when none). Ids are never reused, even
+ * across restarts, so this also accounts for removed jobs. */
+int store_max_job_id(struct store *st, uint64_t *id, struct cerr *err);
+
+struct store_event {
+	int64_t id;
+	int64_t time_ms;
+	uint64_t job_id;	/* 0: none */
+	const char *node;	/* NULL: none */
+	const char *kind;
+	const char *actor;
+	const char *detail;
+};
+
+/* Call cb for each event with id > after_id, filtered by job (0: any) and
+ * node (NULL: any), oldest first, at most limit. Strings are borrowed for
+ * the duration of the call. */
+int store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
+    const char *node, int limit,
+    int (*cb)(const struct store_event *ev, void *arg), void *arg,
+    struct cerr *err);
+
+#endif

@@ -1,0 +1,105 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "frame.h"
+
+uint32_t
+frame_header_len(const uint8_t hdr[FRAME_HDR])
+{
+	return (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+	    (uint32_t)hdr[2] << 8 | (uint32_t)hdr[3];
+}
+
+static void
+frame_put_header(uint8_t hdr[FRAME_HDR], uint32_t len)
+{
+	hdr[0] = len >> 24;
+	hdr[1] = len >> 16;
+	hdr[2] = len >> 8;
+	hdr[3] = len;
+}
+
+uint8_t *
+frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
+{
+	size_t body;
+	uint8_t *buf;
+
+	body = cohort__v1__envelope__get_packed_size(env);
+	if (body > max || body > UINT32_MAX) {
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	if ((buf = malloc(FRAME_HDR + body)) == NULL)
+		return NULL;
+	frame_put_header(buf, (uint32_t)body);
+	cohort__v1__envelope__pack(env, buf + FRAME_HDR);
+	*len = FRAME_HDR + body;
+	return buf;
+}
+
+int
+frame_write(struct evbuffer *out, const Cohort__V1__Envelope *env, size_t max)
+{
+	size_t len;
+	uint8_t *buf;
+	int rc;
+
+	if ((buf = frame_pack(env, max, &len)) == NULL)
+		return -1;
+	rc = evbuffer_add(out, buf, len);
+	free(buf);
+	if (rc == -1)
+		errno = ENOMEM;
+	return rc;
+}
+
+Cohort__V1__Envelope *
+frame_decode(const uint8_t *body, size_t len)
+{
+	Cohort__V1__Envelope *env;
+
+	env = cohort__v1__envelope__unpack(NULL, len, body);
+	if (env == NULL)
+		errno = EBADMSG;
+	return env;
+}
+
+enum frame_status
+frame_read(struct evbuffer *in, size_t max, Cohort__V1__Envelope **env)
+{
+	uint8_t hdr[FRAME_HDR];
+	uint32_t len;
+	uint8_t *body;
+
+	*env = NULL;
+	if (evbuffer_copyout(in, hdr, FRAME_HDR) < FRAME_HDR)
+		return FRAME_NEED;
+	len = frame_header_len(hdr);
+	/* Checked before waiting for the body, so a peer cannot make us
+	 * buffer more than max. */
+	if (len > max)
+		return FRAME_TOO_LARGE;
+	if (evbuffer_get_length(in) < FRAME_HDR + (size_t)len)
+		return FRAME_NEED;
+	body = evbuffer_pullup(in, FRAME_HDR + (ssize_t)len);
+	if (body == NULL) {
+		evbuffer_drain(in, FRAME_HDR + len);
+		return FRAME_BAD;
+	}
+	*env = frame_decode(body + FRAME_HDR, len);
+	evbuffer_drain(in, FRAME_HDR + len);
+	return *env != NULL ? FRAME_OK : FRAME_BAD;
+}
+
+void
+frame_free(Cohort__V1__Envelope *env)
+{
+	if (env != NULL)
+		cohort__v1__envelope__free_unpacked(env, NULL);
+}

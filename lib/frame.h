@@ -1,0 +1,48 @@
+/* Frames: a 4-byte big-endian length followed by one cohort.v1.Envelope.
+ * Used by every program, over libevent buffers (daemons) and blocking
+ * sockets (the CLI). */
+#ifndef COHORT_FRAME_H
+#define COHORT_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/cohort.pb-c.h"
+
+#define FRAME_HDR 4
+#define FRAME_DEFAULT_MAX (4u * 1024 * 1024)
+
+struct evbuffer;
+
+/* Pack env as a frame. Returns a malloc'd buffer the caller frees and its
+ * length in *len, or NULL (ENOMEM, or EMSGSIZE when over max). */
+uint8_t *frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len);
+
+/* Append env as a frame to out. 0, or -1 (ENOMEM, EMSGSIZE). */
+int frame_write(struct evbuffer *out, const Cohort__V1__Envelope *env,
+    size_t max);
+
+/* The body length announced by a 4-byte header. */
+uint32_t frame_header_len(const uint8_t hdr[FRAME_HDR]);
+
+/* Decode a frame's body (without the header). Returns the envelope, which
+ * the caller frees with frame_free, or NULL (EBADMSG) when it is not a
+ * valid Envelope. */
+Cohort__V1__Envelope *frame_decode(const uint8_t *body, size_t len);
+
+enum frame_status {
+	FRAME_OK,	/* *env holds one envelope */
+	FRAME_NEED,	/* not a whole frame yet */
+	FRAME_TOO_LARGE, /* the header announces more than max */
+	FRAME_BAD,	/* a whole frame that does not decode */
+};
+
+/* Take one frame from in. On FRAME_OK and FRAME_BAD the frame is drained
+ * from in; on FRAME_NEED and FRAME_TOO_LARGE nothing is consumed. The
+ * length is checked against max before anything is buffered further. */
+enum frame_status frame_read(struct evbuffer *in, size_t max,
+    Cohort__V1__Envelope **env);
+
+void frame_free(Cohort__V1__Envelope *env);
+
+#endif

@@ -1,0 +1,740 @@
+/* The job spec: defaults, copies, and the one validation every submission
+ * passes through, whoever sends it. Errors name the option as the user
+ * typed it ("--nodes: ...") because the text goes back to the person at
+ * the terminal unchanged. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "duration.h"
+#include "job.h"
+
+#define JOB_SCRIPT_NAME_MAX 255
+#define JOB_GPU_TYPE_MAX 64
+#define JOB_TOPO_LEVEL_MAX 64
+#define JOB_ENV_KEY_MAX 255
+#define JOB_CKPT_SECS_MAX 86400
+#define JOB_SIGNAL_MAX 64
+#define ENV_RESERVED_PREFIX "COHORT_"
+
+static const char *const job_state_names[] = {
+	[JOB_PENDING] = "PENDING",
+	[JOB_RUNNING] = "RUNNING",
+	[JOB_RESTARTING] = "RESTARTING",
+	[JOB_RESIZING] = "RESIZING",
+	[JOB_COMPLETED] = "COMPLETED",
+	[JOB_FAILED] = "FAILED",
+	[JOB_CANCELLED] = "CANCELLED",
+	[JOB_TIMEOUT] = "TIMEOUT",
+};
+#define JOB_STATE_LAST JOB_TIMEOUT
+
+void
+job_spec_init(struct job_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->nodes_min = 1;
+	spec->nodes_max = 1;
+	spec->tasks_per_node = 1;
+	spec->priority = JOB_DEFAULT_PRIORITY;
+	spec->topo_mode = TOPO_ANY;
+	spec->max_restarts = JOB_DEFAULT_MAX_RESTARTS;
+	spec->ckpt_signal = SIGUSR1;
+	spec->ckpt_secs = JOB_DEFAULT_CKPT_SECS;
+}
+
+void
+job_spec_clear(struct job_spec *spec)
+{
+	free(spec->name);
+	free(spec->gpu_type);
+	free(spec->topo_level);
+	free(spec->checkpoint_dir);
+	free(spec->workdir);
+	free(spec->script);
+	free(spec->script_name);
+	strv_free(spec->env, spec->nenv);
+	strv_free(spec->argv, spec->argc);
+	job_spec_init(spec);
+}
+
+/* strdup that passes NULL through; the caller tells NULL from ENOMEM by
+ * looking at the source. */
+static int
+dup_opt(char **dst, const char *src)
+{
+	*dst = NULL;
+	if (src == NULL)
+		return 0;
+	if ((*dst = strdup(src)) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+strv_copy(char ***dst, size_t *ndst, char *const *src, size_t n)
+{
+	size_t i;
+
+	*dst = NULL;
+	*ndst = 0;
+	for (i = 0; i < n; i++) {
+		if (strv_append(dst, ndst, src[i]) == -1) {
+			strv_free(*dst, *ndst);
+			*dst = NULL;
+			*ndst = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+job_spec_copy(struct job_spec *dst, const struct job_spec *src)
+{
+	*dst = *src;
+	/* Every pointer is cleared before anything is allocated so that the
+	 * failure path can simply clear dst. */
+	dst->name = dst->gpu_type = dst->topo_level = NULL;
+	dst->checkpoint_dir = dst->workdir = NULL;
+	dst->script = dst->script_name = NULL;
+	dst->env = dst->argv = NULL;
+	dst->nenv = dst->argc = 0;
+	dst->script_len = 0;
+
+	if (dup_opt(&dst->name, src->name) == -1 ||
+	    dup_opt(&dst->gpu_type, src->gpu_type) == -1 ||
+	    dup_opt(&dst->topo_level, src->topo_level) == -1 ||
+	    dup_opt(&dst->checkpoint_dir, src->checkpoint_dir) == -1 ||
+	    dup_opt(&dst->workdir, src->workdir) == -1 ||
+	    dup_opt(&dst->script_name, src->script_name) == -1 ||
+	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
+	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
+		goto fail;
+	if (src->script != NULL) {
+		/* The script is bytes with a length; keep a NUL after it so
+		 * that it may also be used as a string. */
+		if ((dst->script = malloc(src->script_len + 1)) == NULL)
+			goto fail;
+		memcpy(dst->script, src->script, src->script_len);
+		dst->script[src->script_len] = '\0';
+		dst->script_len = src->script_len;
+	}
+	return 0;
+
+fail:
+	job_spec_clear(dst);
+	errno = ENOMEM;
+	return -1;
+}
+
+/* Length of the valid UTF-8 sequence at p (at most left bytes), or 0 if
+ * it is not one: overlong forms, surrogates and code points above
+ * U+10FFFF are refused, so that names survive JSON output intact. */
+static size_t
+utf8_seqlen(const unsigned char *p, size_t left)
+{
+	uint32_t cp;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else
+		return 0;
+	if (left < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	/* C1 controls are as unwelcome in a listing as C0 ones. */
+	if (cp >= 0x80 && cp <= 0x9f)
+		return 0;
+	return n;
+}
+
+/* Printable for a name: no C0/C1 control characters, DEL, or invalid
+ * UTF-8. Returns the offset of the first bad byte, or len. */
+static size_t
+name_bad_offset(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return i;
+		if ((n = utf8_seqlen(p + i, len - i)) == 0)
+			return i;
+		i += n;
+	}
+	return len;
+}
+
+/* A default name from the script's or the command's base name. Bytes
+ * that would make it an invalid name become '?', and it is cut to
+ * JOB_NAME_MAX on a character boundary, so that a default never fails
+ * validation. NULL on ENOMEM, or when there is nothing to name it by. */
+static char *
+name_derive(const struct job_spec *spec)
+{
+	const char *src = NULL, *slash;
+	size_t len, i, o, n;
+	char *name;
+
+	if (spec->script != NULL) {
+		/* With a script, argv holds the script's arguments, not a
+		 * command worth naming the job after. */
+		src = spec->script_name != NULL && spec->script_name[0] != '\0' ?
+		    spec->script_name : "script";
+		len = strlen(src);
+	} else if (spec->argc > 0 && spec->argv != NULL &&
+	    spec->argv[0] != NULL && spec->argv[0][0] != '\0') {
+		src = spec->argv[0];
+		len = strlen(src);
+		/* "dir/" and "/" have no base name after the last slash; the
+		 * one before the trailing slashes is the better name. */
+		while (len > 1 && src[len - 1] == '/')
+			len--;
+		for (slash = NULL, i = 0; i < len; i++)
+			if (src[i] == '/' && i + 1 < len)
+				slash = src + i;
+		if (slash != NULL) {
+			len -= (size_t)(slash + 1 - src);
+			src = slash + 1;
+		}
+	} else {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	if ((name = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = o = 0; i < len;) {
+		n = utf8_seqlen((const unsigned char *)src + i, len - i);
+		if (n == 0 || (n == 1 &&
+		    ((unsigned char)src[i] < 0x20 || src[i] == 0x7f))) {
+			if (o + 1 > JOB_NAME_MAX)
+				break;
+			name[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + n > JOB_NAME_MAX)
+			break;
+		memcpy(name + o, src + i, n);
+		o += n;
+		i += n;
+	}
+	name[o] = '\0';
+	return name;
+}
+
+static int
+check_path(const char *opt, const char *path, struct cerr *err)
+{
+	size_t len;
+
+	if (path == NULL)
+		return 0;
+	len = strlen(path);
+	if (path[0] != '/')
+		return cerr_set(err, ERR_INVALID,
+		    "%s: '%.200s' is not an absolute path", opt, path);
+	if (len > JOB_PATH_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "%s: path is longer than %d bytes", opt, JOB_PATH_MAX);
+	if (strchr(path, '\n') != NULL)
+		return cerr_set(err, ERR_INVALID,
+		    "%s: path contains a newline", opt);
+	return 0;
+}
+
+/* 1..max characters from the set allowed; used for --gpu-type and the
+ * topology level, which are matched against names in the inventory. */
+static int
+check_word(const char *opt, const char *s, size_t max, const char *extra,
+    const char *extra_desc, struct cerr *err)
+{
+	size_t len = strlen(s), i;
+	unsigned char c;
+
+	if (len == 0)
+		return cerr_set(err, ERR_INVALID, "%s: empty value", opt);
+	if (len > max)
+		return cerr_set(err, ERR_INVALID,
+		    "%s: longer than %zu characters", opt, max);
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)s[i];
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || strchr(extra, c) != NULL)
+			continue;
+		return cerr_set(err, ERR_INVALID,
+		    "%s: '%.64s' may only contain letters, digits, %s",
+		    opt, s, extra_desc);
+	}
+	return 0;
+}
+
+static int
+check_command(const struct job_spec *spec, const struct job_limits *limits,
+    struct cerr *err)
+{
+	size_t i, bytes = 0, max;
+
+	if (spec->argc > JOB_ARGC_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "command: %zu arguments, at most %d are allowed",
+		    spec->argc, JOB_ARGC_LIMIT);
+	if (spec->argc > 0 && spec->argv == NULL)
+		return cerr_set(err, ERR_INVALID, "command: arguments missing");
+	for (i = 0; i < spec->argc; i++) {
+		if (spec->argv[i] == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "command: argument %zu is missing", i);
+		bytes += strlen(spec->argv[i]) + 1;
+	}
+	if (bytes > JOB_ARGV_BYTES_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "command: arguments take %zu bytes, at most %d are allowed",
+		    bytes, JOB_ARGV_BYTES_LIMIT);
+
+	if (spec->script == NULL) {
+		if (spec->argc == 0 || spec->argv[0][0] == '\0')
+			return cerr_set(err, ERR_INVALID,
+			    "no command: give one after --, or a script");
+		return 0;
+	}
+
+	max = limits != NULL && limits->script_max != 0 ? limits->script_max :
+	    JOB_SCRIPT_DEFAULT_MAX;
+	if (spec->script_len > max)
+		return cerr_set(err, ERR_INVALID,
+		    "script: %zu bytes, at most %zu are allowed",
+		    spec->script_len, max);
+	if (spec->script_len < 2 || spec->script[0] != '#' ||
+	    spec->script[1] != '!')
+		return cerr_set(err, ERR_INVALID,
+		    "script: first line must be an interpreter line (#!...)");
+	if (memchr(spec->script, '\0', spec->script_len) != NULL)
+		return cerr_set(err, ERR_INVALID,
+		    "script: contains a NUL byte (is it a binary file?)");
+	if (spec->script_name != NULL) {
+		if (spec->script_name[0] == '\0')
+			return cerr_set(err, ERR_INVALID,
+			    "script: empty file name");
+		if (strchr(spec->script_name, '/') != NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "script: file name '%.64s' contains '/'",
+			    spec->script_name);
+		if (strlen(spec->script_name) > JOB_SCRIPT_NAME_MAX)
+			return cerr_set(err, ERR_INVALID,
+			    "script: file name longer than %d bytes",
+			    JOB_SCRIPT_NAME_MAX);
+	}
+	return 0;
+}
+
+static int
+check_name(const char *name, struct cerr *err)
+{
+	size_t len = strlen(name);
+
+	if (len > JOB_NAME_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "--name: %zu bytes, at most %d are allowed", len,
+		    JOB_NAME_MAX);
+	if (name_bad_offset(name, len) != len)
+		return cerr_set(err, ERR_INVALID,
+		    "--name: control characters and invalid UTF-8 are not "
+		    "allowed");
+	return 0;
+}
+
+static int
+check_shape(const struct job_spec *spec, struct cerr *err)
+{
+	if (spec->nodes_min < 1)
+		return cerr_set(err, ERR_INVALID,
+		    "--nodes: at least 1 node is needed");
+	if (spec->nodes_min > JOB_NODES_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--nodes: %u is above the limit of %d", spec->nodes_min,
+		    JOB_NODES_LIMIT);
+	if (spec->nodes_max < spec->nodes_min)
+		return cerr_set(err, ERR_INVALID,
+		    "--nodes: minimum %u is above maximum %u",
+		    spec->nodes_min, spec->nodes_max);
+	if (spec->nodes_max > JOB_NODES_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--nodes: maximum %u is above the limit of %d",
+		    spec->nodes_max, JOB_NODES_LIMIT);
+	if (spec->gpus_per_node > JOB_GPUS_PER_NODE_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--gpus-per-node: %u is above the limit of %d",
+		    spec->gpus_per_node, JOB_GPUS_PER_NODE_LIMIT);
+	if (spec->tasks_per_node < 1)
+		return cerr_set(err, ERR_INVALID,
+		    "--tasks-per-node: at least 1 task is needed");
+	if (spec->tasks_per_node > JOB_TASKS_PER_NODE_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--tasks-per-node: %u is above the limit of %d",
+		    spec->tasks_per_node, JOB_TASKS_PER_NODE_LIMIT);
+	/* Every task gets the same number of GPUs; with "all of a node's
+	 * GPUs" (0) the check waits until the node is known. */
+	if (spec->gpus_per_node > 0 &&
+	    spec->gpus_per_node % spec->tasks_per_node != 0)
+		return cerr_set(err, ERR_INVALID,
+		    "--tasks-per-node: %u tasks cannot share %u GPUs evenly",
+		    spec->tasks_per_node, spec->gpus_per_node);
+	if (spec->gpu_type != NULL &&
+	    check_word("--gpu-type", spec->gpu_type, JOB_GPU_TYPE_MAX, "._-",
+	    "'.', '_' and '-'", err) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
+{
+	const char *topt;
+
+	if (spec->time_limit_s > DURATION_MAX_S)
+		return cerr_set(err, ERR_INVALID,
+		    "--time: %llu seconds is above the limit of 100 years",
+		    (unsigned long long)spec->time_limit_s);
+	/* A hang timeout at or above the time limit can never fire; that is
+	 * harmless, so it is allowed. */
+	if (spec->hang_timeout_s > DURATION_MAX_S)
+		return cerr_set(err, ERR_INVALID,
+		    "--hang-timeout: %llu seconds is above the limit of 100 "
+		    "years", (unsigned long long)spec->hang_timeout_s);
+
+	if (spec->priority < 0)
+		return cerr_set(err, ERR_INVALID,
+		    "--priority: %d is below 0", (int)spec->priority);
+	if (spec->priority > JOB_PRIORITY_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "--priority: %d is above the limit of %d",
+		    (int)spec->priority, JOB_PRIORITY_MAX);
+	if (spec->priority > JOB_DEFAULT_PRIORITY && !(role & ROLE_ADMIN))
+		return cerr_set(err, ERR_DENIED,
+		    "--priority: users may only lower their priority "
+		    "(at most %d)", JOB_DEFAULT_PRIORITY);
+
+	switch (spec->topo_mode) {
+	case TOPO_ANY:
+		if (spec->topo_level != NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "--topology: level '%.64s' given without a mode",
+			    spec->topo_level);
+		break;
+	case TOPO_REQUIRED:
+	case TOPO_PREFERRED:
+		topt = spec->topo_mode == TOPO_REQUIRED ? "--topology" :
+		    "--topology-prefer";
+		if (spec->topo_level == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "%s: a level is needed (e.g. leaf)", topt);
+		if (check_word(topt, spec->topo_level, JOB_TOPO_LEVEL_MAX,
+		    "_-", "'_' and '-'", err) == -1)
+			return -1;
+		break;
+	default:
+		return cerr_set(err, ERR_INVALID,
+		    "--topology: unknown mode %d", (int)spec->topo_mode);
+	}
+
+	if (check_path("--checkpoint-dir", spec->checkpoint_dir, err) == -1 ||
+	    check_path("--workdir", spec->workdir, err) == -1)
+		return -1;
+
+	if (spec->max_restarts > JOB_MAX_RESTARTS_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--max-restarts: %u is above the limit of %d",
+		    spec->max_restarts, JOB_MAX_RESTARTS_LIMIT);
+
+	if (spec->ckpt_signal < 1 || spec->ckpt_signal > JOB_SIGNAL_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "--checkpoint-signal: signal %d out of range 1..%d",
+		    spec->ckpt_signal, JOB_SIGNAL_MAX);
+	if (spec->ckpt_signal == SIGKILL)
+		return cerr_set(err, ERR_INVALID,
+		    "--checkpoint-signal: SIGKILL cannot be caught");
+	if (spec->ckpt_signal == SIGSTOP)
+		return cerr_set(err, ERR_INVALID,
+		    "--checkpoint-signal: SIGSTOP cannot be caught");
+	if (spec->ckpt_secs > JOB_CKPT_SECS_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "--checkpoint-signal: %u seconds is above the limit of %d",
+		    spec->ckpt_secs, JOB_CKPT_SECS_MAX);
+	return 0;
+}
+
+/* Length of the key of "KEY=VALUE", or 0 when there is no '='. */
+static size_t
+env_keylen(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	return eq == NULL ? 0 : (size_t)(eq - kv);
+}
+
+static int
+check_env(const struct job_spec *spec, struct cerr *err)
+{
+	size_t i, j, klen, bytes = 0;
+	const char *kv;
+
+	if (spec->nenv > JOB_ENV_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--env: %zu variables, at most %d are allowed", spec->nenv,
+		    JOB_ENV_LIMIT);
+	if (spec->nenv > 0 && spec->env == NULL)
+		return cerr_set(err, ERR_INVALID, "--env: variables missing");
+	for (i = 0; i < spec->nenv; i++) {
+		if ((kv = spec->env[i]) == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "--env: variable %zu is missing", i);
+		bytes += strlen(kv) + 1;
+		klen = env_keylen(kv);
+		if (klen == 0 && kv[0] != '=')
+			return cerr_set(err, ERR_INVALID,
+			    "--env %.64s: expected KEY=VALUE", kv);
+		if (klen == 0)
+			return cerr_set(err, ERR_INVALID,
+			    "--env: empty variable name in '%.64s'", kv);
+		if (klen > JOB_ENV_KEY_MAX)
+			return cerr_set(err, ERR_INVALID,
+			    "--env: variable name longer than %d characters",
+			    JOB_ENV_KEY_MAX);
+		for (j = 0; j < klen; j++) {
+			unsigned char c = (unsigned char)kv[j];
+
+			if (c == '_' || (c >= 'A' && c <= 'Z') ||
+			    (c >= 'a' && c <= 'z') ||
+			    (j > 0 && c >= '0' && c <= '9'))
+				continue;
+			return cerr_set(err, ERR_INVALID,
+			    "--env %.*s: not a valid variable name (letters, "
+			    "digits and '_', not starting with a digit)",
+			    (int)(klen < 64 ? klen : 64), kv);
+		}
+		if (strncmp(kv, ENV_RESERVED_PREFIX,
+		    strlen(ENV_RESERVED_PREFIX)) == 0)
+			return cerr_set(err, ERR_INVALID,
+			    "--env %.*s: COHORT_* variables are set by Cohort",
+			    (int)(klen < 64 ? klen : 64), kv);
+	}
+	if (bytes > JOB_ENV_BYTES_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--env: variables take %zu bytes, at most %d are allowed",
+		    bytes, JOB_ENV_BYTES_LIMIT);
+	return 0;
+}
+
+/* A later --env K=... overrides an earlier one, as in a shell: drop the
+ * earlier copies, keeping the order of the rest. The spec has been
+ * validated, so every entry has a key. */
+static void
+env_dedup(struct job_spec *spec)
+{
+	size_t i, j, o, klen;
+
+	for (i = 0; i < spec->nenv; i++) {
+		klen = env_keylen(spec->env[i]);
+		for (j = i + 1; j < spec->nenv; j++) {
+			if (env_keylen(spec->env[j]) == klen &&
+			    memcmp(spec->env[i], spec->env[j], klen) == 0) {
+				free(spec->env[i]);
+				spec->env[i] = NULL;
+				break;
+			}
+		}
+	}
+	for (i = o = 0; i < spec->nenv; i++)
+		if (spec->env[i] != NULL)
+			spec->env[o++] = spec->env[i];
+	spec->nenv = o;
+	if (spec->env != NULL)
+		spec->env[o] = NULL;
+}
+
+int
+job_spec_validate(struct job_spec *spec, enum role role,
+    const struct job_limits *limits, struct cerr *err)
+{
+	char *derived = NULL;
+
+	if (check_command(spec, limits, err) == -1)
+		return -1;
+	/* Nothing changes in spec until every check has passed, so that a
+	 * refused spec is returned as it came. */
+	if (spec->name == NULL || spec->name[0] == '\0') {
+		if ((derived = name_derive(spec)) == NULL) {
+			if (errno == ENOMEM)
+				return cerr_set(err, ERR_INTERNAL,
+				    "out of memory");
+			return cerr_set(err, ERR_INVALID,
+			    "--name: no name given and none can be derived");
+		}
+		if (derived[0] == '\0') {
+			free(derived);
+			return cerr_set(err, ERR_INVALID,
+			    "--name: no name given and none can be derived");
+		}
+	} else if (check_name(spec->name, err) == -1)
+		return -1;
+	if (check_shape(spec, err) == -1 ||
+	    check_policy(spec, role, err) == -1 ||
+	    check_env(spec, err) == -1) {
+		free(derived);
+		return -1;
+	}
+	if (derived != NULL) {
+		free(spec->name);
+		spec->name = derived;
+	}
+	env_dedup(spec);
+	cerr_clear(err);
+	return 0;
+}
+
+struct job *
+job_new(void)
+{
+	struct job *job;
+
+	if ((job = calloc(1, sizeof(*job))) == NULL)
+		return NULL;
+	job_spec_init(&job->spec);
+	/* reason is never NULL, so that nobody has to test before printing. */
+	if ((job->reason = strdup("")) == NULL) {
+		free(job);
+		return NULL;
+	}
+	return job;
+}
+
+void
+job_free(struct job *job)
+{
+	if (job == NULL)
+		return;
+	free(job->user);
+	free(job->reason);
+	job_spec_clear(&job->spec);
+	free(job);
+}
+
+const char *
+job_state_name(enum job_state state)
+{
+	if (state < JOB_PENDING || state > JOB_STATE_LAST)
+		return "UNKNOWN";
+	return job_state_names[state];
+}
+
+int
+job_state_parse(const char *name, enum job_state *state)
+{
+	int s;
+
+	if (name != NULL) {
+		for (s = JOB_PENDING; s <= JOB_STATE_LAST; s++) {
+			if (strcasecmp(name, job_state_names[s]) == 0) {
+				*state = (enum job_state)s;
+				return 0;
+			}
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+bool
+job_state_is_final(enum job_state state)
+{
+	return state == JOB_COMPLETED || state == JOB_FAILED ||
+	    state == JOB_CANCELLED || state == JOB_TIMEOUT;
+}
+
+const char *
+role_name(enum role role)
+{
+	switch (role) {
+	case ROLE_USER:
+		return "user";
+	case ROLE_ADMIN:
+		return "admin";
+	case ROLE_AGENT:
+		return "agent";
+	default:
+		return "none";
+	}
+}
+
+/* Exact, case-sensitive: the role comes from a certificate, and a
+ * spelling the PKI tool never writes should not grant anything. */
+enum role
+role_parse(const char *name)
+{
+	if (name == NULL)
+		return ROLE_NONE;
+	if (strcmp(name, "user") == 0)
+		return ROLE_USER;
+	if (strcmp(name, "admin") == 0)
+		return ROLE_ADMIN;
+	if (strcmp(name, "agent") == 0)
+		return ROLE_AGENT;
+	return ROLE_NONE;
+}
+
+int
+strv_append(char ***v, size_t *n, const char *s)
+{
+	char **nv, *copy;
+
+	if ((copy = strdup(s)) == NULL)
+		return -1;
+	/* One more for the new string and one for the terminating NULL, so
+	 * that the vector can go straight to execve. */
+	if ((nv = reallocarray(*v, *n + 2, sizeof(*nv))) == NULL) {
+		free(copy);
+		return -1;
+	}
+	nv[(*n)++] = copy;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+void
+strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}

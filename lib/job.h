@@ -1,0 +1,140 @@
+/* The job as the whole project sees it: the spec a user submits (SPEC.md,
+ * "submit options"), its validation, and the job record around it.
+ * No protobuf, SQLite or libevent here: lib/wire.c translates to the wire,
+ * daemon/controller/store.c to the database. */
+#ifndef COHORT_JOB_H
+#define COHORT_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum job_state {
+	JOB_PENDING = 1,
+	JOB_RUNNING,
+	JOB_RESTARTING,
+	JOB_RESIZING,
+	JOB_COMPLETED,
+	JOB_FAILED,
+	JOB_CANCELLED,
+	JOB_TIMEOUT,
+};
+
+enum topo_mode {
+	TOPO_ANY = 0,
+	TOPO_REQUIRED,
+	TOPO_PREFERRED,
+};
+
+enum role {
+	ROLE_NONE = 0,
+	ROLE_USER = 1 << 0,
+	ROLE_ADMIN = 1 << 1,
+	ROLE_AGENT = 1 << 2,
+};
+
+/* Who is asking: from the peer certificate (lib/tls.c). */
+#define PEER_NAME_MAX 64
+
+struct peer {
+	char name[PEER_NAME_MAX + 1];
+	enum role role;
+};
+
+/* Defaults and bounds of the spec. */
+#define JOB_DEFAULT_PRIORITY 100
+#define JOB_PRIORITY_MAX 1000000
+#define JOB_DEFAULT_MAX_RESTARTS 3
+#define JOB_MAX_RESTARTS_LIMIT 1000
+#define JOB_DEFAULT_CKPT_SECS 60
+#define JOB_NAME_MAX 128
+#define JOB_NODES_LIMIT 100000
+#define JOB_GPUS_PER_NODE_LIMIT 1024
+#define JOB_TASKS_PER_NODE_LIMIT 1024
+#define JOB_ARGC_LIMIT 4096
+#define JOB_ARGV_BYTES_LIMIT (256 * 1024)
+#define JOB_ENV_LIMIT 1024
+#define JOB_ENV_BYTES_LIMIT (256 * 1024)
+#define JOB_PATH_MAX 4096
+#define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
+
+struct job_spec {
+	char *name;		/* never NULL after validation */
+	uint32_t nodes_min;	/* default 1 */
+	uint32_t nodes_max;	/* == nodes_min unless elastic */
+	uint32_t gpus_per_node; /* 0: all GPUs of a node */
+	uint32_t tasks_per_node; /* default 1 */
+	char *gpu_type;		/* NULL: any */
+	uint64_t time_limit_s;	/* 0: none */
+	int32_t priority;	/* default JOB_DEFAULT_PRIORITY */
+	enum topo_mode topo_mode;
+	char *topo_level;	/* NULL unless topo_mode != TOPO_ANY */
+	char *checkpoint_dir;	/* NULL: none */
+	uint32_t max_restarts;	/* default 3 */
+	int ckpt_signal;	/* default SIGUSR1 */
+	uint32_t ckpt_secs;	/* default 60 */
+	uint64_t hang_timeout_s; /* 0: off */
+	char **env;		/* "KEY=VALUE" */
+	size_t nenv;
+	char *workdir;		/* NULL: the user's home on the node */
+	char **argv;		/* command, or the script's arguments */
+	size_t argc;
+	char *script;		/* batch script text, or NULL */
+	size_t script_len;
+	char *script_name;	/* the script's file name, or NULL */
+};
+
+struct job {
+	uint64_t id;
+	char *user;
+	struct job_spec spec;
+	enum job_state state;
+	char *reason;		/* never NULL; "" when none */
+	int64_t submit_ms;
+	int64_t start_ms;	/* 0 until started */
+	int64_t end_ms;		/* 0 until ended */
+	uint32_t restarts;
+	bool has_exit;
+	int32_t exit_code;
+};
+
+/* Limits that come from the controller's configuration. */
+struct job_limits {
+	size_t script_max;	/* bytes */
+};
+
+/* Set every field to its default (an empty command). */
+void job_spec_init(struct job_spec *spec);
+/* Free what spec owns and reinitialise it; accepts an initialised spec. */
+void job_spec_clear(struct job_spec *spec);
+/* Deep copy; dst must be uninitialised or cleared. 0, or -1 (ENOMEM). */
+int job_spec_copy(struct job_spec *dst, const struct job_spec *src);
+
+/* Check a spec as submitted by role. A missing name is filled in from the
+ * script's or the command's base name. Returns 0, or -1 with err set to
+ * ERR_INVALID (or ERR_DENIED for a priority the role may not ask for)
+ * and a text naming the option and what is wrong with it. */
+int job_spec_validate(struct job_spec *spec, enum role role,
+    const struct job_limits *limits, struct cerr *err);
+
+/* Allocate a zeroed job with an initialised spec; NULL on ENOMEM. */
+struct job *job_new(void);
+/* Free a job and everything it owns; accepts NULL. */
+void job_free(struct job *job);
+
+const char *job_state_name(enum job_state state);
+/* Parse a state name, case-insensitively. 0 or -1 (EINVAL). */
+int job_state_parse(const char *name, enum job_state *state);
+/* True for COMPLETED, FAILED, CANCELLED and TIMEOUT. */
+bool job_state_is_final(enum job_state state);
+
+const char *role_name(enum role role);
+enum role role_parse(const char *name);
+
+/* Helpers for string vectors: append a copy of s. 0 or -1 (ENOMEM). */
+int strv_append(char ***v, size_t *n, const char *s);
+void strv_free(char **v, size_t n);
+
+#endif

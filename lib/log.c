@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "log.h"
+
+static const char *log_ident = "cohort";
+static bool log_foreground = true;
+static bool log_verbose;
+
+void
+log_init(const char *ident, bool foreground, bool verbose)
+{
+	log_ident = ident;
+	log_foreground = foreground;
+	log_verbose = verbose;
+	if (!foreground)
+		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+static void
+log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
+{
+	char msg[1024];
+	struct timespec ts;
+	struct tm tm;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!log_foreground) {
+		if (suffix != NULL)
+			syslog(pri, "%s: %s", msg, suffix);
+		else
+			syslog(pri, "%s", msg);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: %s%s%s\n",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_ident, msg,
+	    suffix != NULL ? ": " : "", suffix != NULL ? suffix : "");
+}
+
+#define LOG_BODY(pri, suffix)                                                  \
+	do {                                                                   \
+		va_list ap;                                                    \
+		va_start(ap, fmt);                                             \
+		log_vwrite((pri), fmt, ap, (suffix));                          \
+		va_end(ap);                                                    \
+	} while (0)
+
+void
+log_debug(const char *fmt, ...)
+{
+	if (log_verbose)
+		LOG_BODY(LOG_DEBUG, NULL);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	LOG_BODY(LOG_INFO, NULL);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	const char *e = strerror(errno);
+
+	LOG_BODY(LOG_WARNING, e);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	LOG_BODY(LOG_WARNING, NULL);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	const char *e = strerror(errno);
+
+	LOG_BODY(LOG_CRIT, e);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	LOG_BODY(LOG_CRIT, NULL);
+	exit(1);
+}

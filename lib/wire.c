@@ -1,0 +1,279 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+void
+wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
+{
+	cohort__v1__job_spec__init(pb);
+	pb->name = s->name;
+	pb->has_nodes_min = pb->has_nodes_max = 1;
+	pb->nodes_min = s->nodes_min;
+	pb->nodes_max = s->nodes_max;
+	pb->has_gpus_per_node = pb->has_tasks_per_node = 1;
+	pb->gpus_per_node = s->gpus_per_node;
+	pb->tasks_per_node = s->tasks_per_node;
+	pb->gpu_type = s->gpu_type;
+	pb->has_time_limit_s = 1;
+	pb->time_limit_s = s->time_limit_s;
+	pb->has_priority = 1;
+	pb->priority = s->priority;
+	pb->has_topology_mode = 1;
+	pb->topology_mode = (Cohort__V1__TopologyMode)s->topo_mode;
+	pb->topology_level = s->topo_level;
+	pb->checkpoint_dir = s->checkpoint_dir;
+	pb->has_max_restarts = 1;
+	pb->max_restarts = s->max_restarts;
+	pb->has_checkpoint_signal = pb->has_checkpoint_secs = 1;
+	pb->checkpoint_signal = (uint32_t)s->ckpt_signal;
+	pb->checkpoint_secs = s->ckpt_secs;
+	pb->has_hang_timeout_s = 1;
+	pb->hang_timeout_s = s->hang_timeout_s;
+	pb->n_env = s->nenv;
+	pb->env = s->env;
+	pb->workdir = s->workdir;
+	pb->n_argv = s->argc;
+	pb->argv = s->argv;
+	if (s->script != NULL) {
+		pb->has_script = 1;
+		pb->script.data = (uint8_t *)s->script;
+		pb->script.len = s->script_len;
+	}
+	pb->script_name = s->script_name;
+}
+
+static int
+wire_dup(char **dst, const char *src)
+{
+	if (src == NULL)
+		return 0;
+	return (*dst = strdup(src)) != NULL ? 0 : -1;
+}
+
+static int
+wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
+{
+	size_t i;
+
+	if (wire_dup(&s->name, pb->name) == -1 ||
+	    wire_dup(&s->gpu_type, pb->gpu_type) == -1 ||
+	    wire_dup(&s->topo_level, pb->topology_level) == -1 ||
+	    wire_dup(&s->checkpoint_dir, pb->checkpoint_dir) == -1 ||
+	    wire_dup(&s->workdir, pb->workdir) == -1 ||
+	    wire_dup(&s->script_name, pb->script_name) == -1)
+		return -1;
+	for (i = 0; i < pb->n_env; i++)
+		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
+			return -1;
+	for (i = 0; i < pb->n_argv; i++)
+		if (strv_append(&s->argv, &s->argc, pb->argv[i]) == -1)
+			return -1;
+	if (pb->has_script) {
+		/* Kept NUL-terminated so it can be used as a C string once
+		 * validation has refused embedded NULs. */
+		if ((s->script = malloc(pb->script.len + 1)) == NULL)
+			return -1;
+		if (pb->script.len > 0)
+			memcpy(s->script, pb->script.data, pb->script.len);
+		s->script[pb->script.len] = '\0';
+		s->script_len = pb->script.len;
+	}
+	return 0;
+}
+
+int
+wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
+    struct cerr *err)
+{
+	job_spec_init(s);
+	if (pb->has_nodes_min)
+		s->nodes_min = pb->nodes_min;
+	/* A size without a range is a fixed gang of that size. */
+	s->nodes_max = pb->has_nodes_max ? pb->nodes_max : s->nodes_min;
+	if (pb->has_gpus_per_node)
+		s->gpus_per_node = pb->gpus_per_node;
+	if (pb->has_tasks_per_node)
+		s->tasks_per_node = pb->tasks_per_node;
+	if (pb->has_time_limit_s)
+		s->time_limit_s = pb->time_limit_s;
+	if (pb->has_priority)
+		s->priority = pb->priority;
+	if (pb->has_topology_mode) {
+		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
+		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
+		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_PREFERRED)
+			return cerr_set(err, ERR_INVALID,
+			    "unknown topology mode %d", (int)pb->topology_mode);
+		s->topo_mode = (enum topo_mode)pb->topology_mode;
+	}
+	if (pb->has_max_restarts)
+		s->max_restarts = pb->max_restarts;
+	if (pb->has_checkpoint_signal) {
+		if (pb->checkpoint_signal > 1024)
+			return cerr_set(err, ERR_INVALID,
+			    "--checkpoint-signal: %u is not a signal",
+			    pb->checkpoint_signal);
+		s->ckpt_signal = (int)pb->checkpoint_signal;
+	}
+	if (pb->has_checkpoint_secs)
+		s->ckpt_secs = pb->checkpoint_secs;
+	if (pb->has_hang_timeout_s)
+		s->hang_timeout_s = pb->hang_timeout_s;
+	if (wire_spec_strings(pb, s) == -1) {
+		job_spec_clear(s);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+Cohort__V1__JobState
+wire_state_to_pb(enum job_state state)
+{
+	switch (state) {
+	case JOB_PENDING: return COHORT__V1__JOB_STATE__PENDING;
+	case JOB_RUNNING: return COHORT__V1__JOB_STATE__RUNNING;
+	case JOB_RESTARTING: return COHORT__V1__JOB_STATE__RESTARTING;
+	case JOB_RESIZING: return COHORT__V1__JOB_STATE__RESIZING;
+	case JOB_COMPLETED: return COHORT__V1__JOB_STATE__COMPLETED;
+	case JOB_FAILED: return COHORT__V1__JOB_STATE__FAILED;
+	case JOB_CANCELLED: return COHORT__V1__JOB_STATE__CANCELLED;
+	case JOB_TIMEOUT: return COHORT__V1__JOB_STATE__TIMEOUT;
+	}
+	return COHORT__V1__JOB_STATE__JOB_STATE_UNSPECIFIED;
+}
+
+int
+wire_state_from_pb(Cohort__V1__JobState pb, enum job_state *state)
+{
+	switch (pb) {
+	case COHORT__V1__JOB_STATE__PENDING: *state = JOB_PENDING; return 0;
+	case COHORT__V1__JOB_STATE__RUNNING: *state = JOB_RUNNING; return 0;
+	case COHORT__V1__JOB_STATE__RESTARTING: *state = JOB_RESTARTING; return 0;
+	case COHORT__V1__JOB_STATE__RESIZING: *state = JOB_RESIZING; return 0;
+	case COHORT__V1__JOB_STATE__COMPLETED: *state = JOB_COMPLETED; return 0;
+	case COHORT__V1__JOB_STATE__FAILED: *state = JOB_FAILED; return 0;
+	case COHORT__V1__JOB_STATE__CANCELLED: *state = JOB_CANCELLED; return 0;
+	case COHORT__V1__JOB_STATE__TIMEOUT: *state = JOB_TIMEOUT; return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+void
+wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
+    Cohort__V1__JobSpec *specbuf)
+{
+	cohort__v1__job__init(pb);
+	wire_spec_to_pb(&job->spec, specbuf);
+	pb->id = job->id;
+	pb->user = job->user;
+	pb->spec = specbuf;
+	pb->state = wire_state_to_pb(job->state);
+	pb->reason = job->reason;
+	pb->has_submit_time_ms = 1;
+	pb->submit_time_ms = job->submit_ms;
+	pb->has_start_time_ms = job->start_ms != 0;
+	pb->start_time_ms = job->start_ms;
+	pb->has_end_time_ms = job->end_ms != 0;
+	pb->end_time_ms = job->end_ms;
+	pb->has_restarts = 1;
+	pb->restarts = job->restarts;
+	pb->has_exit_code = job->has_exit;
+	pb->exit_code = job->exit_code;
+}
+
+struct job *
+wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
+{
+	struct job *job;
+
+	if ((job = job_new()) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	job->id = pb->id;
+	if (wire_state_from_pb(pb->state, &job->state) == -1) {
+		cerr_set(err, ERR_PROTOCOL, "job %llu: unknown state %d",
+		    (unsigned long long)pb->id, (int)pb->state);
+		goto fail;
+	}
+	job_spec_clear(&job->spec);
+	if (wire_spec_from_pb(pb->spec, &job->spec, err) == -1)
+		goto fail;
+	free(job->user);
+	free(job->reason);
+	job->user = strdup(pb->user);
+	job->reason = strdup(pb->reason != NULL ? pb->reason : "");
+	if (job->user == NULL || job->reason == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	job->submit_ms = pb->has_submit_time_ms ? pb->submit_time_ms : 0;
+	job->start_ms = pb->has_start_time_ms ? pb->start_time_ms : 0;
+	job->end_ms = pb->has_end_time_ms ? pb->end_time_ms : 0;
+	job->restarts = pb->has_restarts ? pb->restarts : 0;
+	job->has_exit = pb->has_exit_code;
+	job->exit_code = pb->exit_code;
+	return job;
+fail:
+	job_free(job);
+	return NULL;
+}
+
+Cohort__V1__ErrorCode
+wire_err_to_pb(enum err_code code)
+{
+	switch (code) {
+	case ERR_INVALID: return COHORT__V1__ERROR_CODE__ERROR_INVALID;
+	case ERR_DENIED: return COHORT__V1__ERROR_CODE__ERROR_DENIED;
+	case ERR_NOT_FOUND: return COHORT__V1__ERROR_CODE__ERROR_NOT_FOUND;
+	case ERR_CONFLICT: return COHORT__V1__ERROR_CODE__ERROR_CONFLICT;
+	case ERR_INTERNAL: return COHORT__V1__ERROR_CODE__ERROR_INTERNAL;
+	case ERR_PROTOCOL: return COHORT__V1__ERROR_CODE__ERROR_PROTOCOL;
+	case ERR_TOO_LARGE: return COHORT__V1__ERROR_CODE__ERROR_TOO_LARGE;
+	case ERR_VERSION: return COHORT__V1__ERROR_CODE__ERROR_VERSION;
+	case ERR_UNAVAILABLE: return COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE;
+	case ERR_NONE: break;
+	}
+	return COHORT__V1__ERROR_CODE__ERROR_UNSPECIFIED;
+}
+
+enum err_code
+wire_err_from_pb(Cohort__V1__ErrorCode pb)
+{
+	switch (pb) {
+	case COHORT__V1__ERROR_CODE__ERROR_INVALID: return ERR_INVALID;
+	case COHORT__V1__ERROR_CODE__ERROR_DENIED: return ERR_DENIED;
+	case COHORT__V1__ERROR_CODE__ERROR_NOT_FOUND: return ERR_NOT_FOUND;
+	case COHORT__V1__ERROR_CODE__ERROR_CONFLICT: return ERR_CONFLICT;
+	case COHORT__V1__ERROR_CODE__ERROR_PROTOCOL: return ERR_PROTOCOL;
+	case COHORT__V1__ERROR_CODE__ERROR_TOO_LARGE: return ERR_TOO_LARGE;
+	case COHORT__V1__ERROR_CODE__ERROR_VERSION: return ERR_VERSION;
+	case COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE: return ERR_UNAVAILABLE;
+	default: return ERR_INTERNAL;
+	}
+}
+
+const char *
+wire_body_name(Cohort__V1__Envelope__BodyCase body)
+{
+	switch (body) {
+	case COHORT__V1__ENVELOPE__BODY_ERROR: return "error";
+	case COHORT__V1__ENVELOPE__BODY_HELLO: return "hello";
+	case COHORT__V1__ENVELOPE__BODY_HELLO_REPLY: return "hello_reply";
+	case COHORT__V1__ENVELOPE__BODY_SUBMIT: return "submit";
+	case COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY: return "submit_reply";
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS: return "list_jobs";
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY: return "list_jobs_reply";
+	case COHORT__V1__ENVELOPE__BODY_GET_JOB: return "get_job";
+	case COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY: return "get_job_reply";
+	case COHORT__V1__ENVELOPE__BODY_CANCEL: return "cancel";
+	case COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY: return "cancel_reply";
+	default: return "unknown";
+	}
+}

@@ -1,0 +1,40 @@
+/* The translation layer between protobuf messages and the project's own
+ * structs. Nothing outside lib/wire.c, the RPC edges of the daemons and the
+ * CLI's request code touches a *.pb-c.h type. */
+#ifndef COHORT_WIRE_H
+#define COHORT_WIRE_H
+
+#include "err.h"
+#include "job.h"
+#include "proto/cohort.pb-c.h"
+
+#define WIRE_MAJOR 1
+#define WIRE_MINOR 0
+
+/* Fill pb from spec. pb borrows spec's strings and arrays: spec must
+ * outlive pb's use. Nothing to free afterwards. */
+void wire_spec_to_pb(const struct job_spec *spec, Cohort__V1__JobSpec *pb);
+/* Deep-copy pb into spec (which this initialises; unset fields keep the
+ * spec's defaults). 0, or -1 with err set (ERR_INVALID for bad values
+ * such as an unknown enum, ERR_INTERNAL for ENOMEM). */
+int wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *spec,
+    struct cerr *err);
+
+/* Same pair for a whole job. wire_job_to_pb borrows from job and uses
+ * specbuf for the nested spec message. */
+void wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
+    Cohort__V1__JobSpec *specbuf);
+/* Returns a new job the caller frees with job_free, or NULL with err. */
+struct job *wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err);
+
+Cohort__V1__JobState wire_state_to_pb(enum job_state state);
+/* 0, or -1 for a value that is not a job state. */
+int wire_state_from_pb(Cohort__V1__JobState pb, enum job_state *state);
+
+Cohort__V1__ErrorCode wire_err_to_pb(enum err_code code);
+enum err_code wire_err_from_pb(Cohort__V1__ErrorCode pb);
+
+/* The envelope's body kind as a short name, for logs ("submit", ...). */
+const char *wire_body_name(Cohort__V1__Envelope__BodyCase body);
+
+#endif

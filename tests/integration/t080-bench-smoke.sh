@@ -1,0 +1,30 @@
+#!/bin/bash
+# bench_submit runs against a local cluster, prints its one-line summary,
+# and every job it reports made it into the controller.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+BENCH=$top_builddir/tests/bench/bench_submit
+[ -x "$BENCH" ] || fail "$BENCH is not built (make check builds it)"
+C=$T/cluster
+cluster_up "$C"
+before=$(job_count --all)
+
+expect_exit 0 timeout 25 "$BENCH" --clients 2 --jobs 20
+line=$(grep '^bench_submit: ' "$OUT") || fail "no summary line: $(cat "$OUT")"
+[[ "$line" =~ ^bench_submit:\ clients=2\ jobs=20\ seconds=([0-9.]+)\ submits_per_s=([0-9.]+)\ p50_ms=([0-9.]+)\ p99_ms=([0-9.]+)$ ]] ||
+	fail "summary line format: '$line'"
+log "$line"
+"$PYTHON" - "${BASH_REMATCH[@]:1}" <<'PY' || fail "implausible numbers in '$line'"
+import sys
+secs, rate, p50, p99 = map(float, sys.argv[1:5])
+assert secs > 0 and rate > 0, "seconds and rate must be positive"
+assert 0 <= p50 <= p99, "p50 must be at most p99"
+assert abs(rate - 20 / secs) <= 0.05 * rate + 1, "rate is not jobs/seconds"
+PY
+[ "$(job_count --all)" = "$((before + 20))" ] || fail "expected $((before + 20)) jobs, got $(job_count --all)"
+
+# Bad arguments fail and submit nothing.
+"$BENCH" --clients 0 --jobs 20 >/dev/null 2>&1 && fail "bench_submit --clients 0 succeeded"
+"$BENCH" --bogus >/dev/null 2>&1 && fail "bench_submit --bogus succeeded"
+[ "$(job_count --all)" = "$((before + 20))" ] || fail "bad bench_submit arguments submitted jobs"
+exit 0

@@ -1,0 +1,533 @@
+/* lib/conf.c's value parsers, and cohortd's configuration file
+ * (daemon/controller/config.c) read from temporary files: a good file,
+ * the defaults, relative paths, and every kind of error with its exact
+ * "FILE:LINE: " prefix. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/controller/ctl_config.h"
+#include "lib/conf.h"
+
+/* ---- lib/conf.c ---- */
+
+START_TEST(test_hostport_good)
+{
+	static const struct {
+		const char *in, *host;
+		uint16_t port;
+		bool zero;
+	} c[] = {
+		{ "127.0.0.1:7420", "127.0.0.1", 7420, false },
+		{ "localhost:1", "localhost", 1, false },
+		{ "[::1]:7420", "::1", 7420, false },
+		{ "[fe80::1:2]:65535", "fe80::1:2", 65535, false },
+		{ "node-01.cluster_a:65535", "node-01.cluster_a", 65535, false },
+		{ "0.0.0.0:0", "0.0.0.0", 0, true },
+		{ "[::]:0", "::", 0, true },
+	};
+	char host[CONF_HOST_MAX + 1];
+	uint16_t port;
+	struct cerr err;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		port = 1234;
+		ck_assert_msg(conf_parse_hostport(c[i].in, host, sizeof(host),
+		    &port, c[i].zero, &err) == 0, "%s: %s", c[i].in, err.text);
+		ck_assert_str_eq(host, c[i].host);
+		ck_assert_uint_eq(port, c[i].port);
+	}
+}
+END_TEST
+
+START_TEST(test_hostport_bad)
+{
+	static const struct {
+		const char *in;
+		bool zero;
+		const char *text;
+	} c[] = {
+		{ "127.0.0.1", false,
+		    "'127.0.0.1': missing port (expected HOST:PORT)" },
+		{ "127.0.0.1:", false, "'127.0.0.1:': missing port" },
+		{ "host:70000", false, "port 70000 out of range 1..65535" },
+		{ "host:70000", true, "port 70000 out of range 0..65535" },
+		{ "host:0", false, "port 0 out of range 1..65535" },
+		{ "host:99999999999999999999999", false,
+		    "port 99999999999999999999999 out of range 1..65535" },
+		{ "host:abc", false, "port 'abc' is not a number" },
+		{ "host:+1", false, "port '+1' is not a number" },
+		{ "host:1 ", false, "port '1 ' is not a number" },
+		{ ":7420", false, "':7420': empty host" },
+		{ "[]:7420", false, "'[]:7420': empty host" },
+		{ "::1:7420", false,
+		    "'::1:7420': an IPv6 address needs brackets, as in "
+		    "[::1]:7420" },
+		{ "[::1]7420", false,
+		    "'[::1]7420': missing port (expected [ADDRESS]:PORT)" },
+		{ "[::1", false, "'[::1': missing ']' after the IPv6 address" },
+		{ "[nothex]:1", false, "'nothex' is not an IPv6 address" },
+		{ "bad host:1", false, "'bad host' is not a host name or address" },
+		{ "", false, "'': missing port (expected HOST:PORT)" },
+	};
+	char host[CONF_HOST_MAX + 1];
+	uint16_t port = 4321;
+	struct cerr err;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ck_assert_msg(conf_parse_hostport(c[i].in, host, sizeof(host),
+		    &port, c[i].zero, &err) == -1, "%s accepted", c[i].in);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert_str_eq(err.text, c[i].text);
+		ck_assert_uint_eq(port, 4321);
+	}
+}
+END_TEST
+
+START_TEST(test_hostport_long)
+{
+	char host[CONF_HOST_MAX + 1], small[8], in[CONF_HOST_MAX + 16];
+	uint16_t port;
+	struct cerr err;
+
+	memset(in, 'h', CONF_HOST_MAX);
+	strcpy(in + CONF_HOST_MAX, ":1");
+	ck_assert_int_eq(conf_parse_hostport(in, host, sizeof(host), &port,
+	    false, &err), 0);
+	ck_assert_uint_eq(strlen(host), CONF_HOST_MAX);
+
+	memset(in, 'h', CONF_HOST_MAX + 1);
+	strcpy(in + CONF_HOST_MAX + 1, ":1");
+	ck_assert_int_eq(conf_parse_hostport(in, host, sizeof(host), &port,
+	    false, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "host longer than 255"));
+
+	/* The caller's buffer bounds the host too. */
+	ck_assert_int_eq(conf_parse_hostport("localhost:1", small,
+	    sizeof(small), &port, false, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "host longer than 7"));
+	ck_assert_int_eq(conf_parse_hostport("node1:1", small, sizeof(small),
+	    &port, false, &err), 0);
+	ck_assert_str_eq(small, "node1");
+}
+END_TEST
+
+START_TEST(test_uint)
+{
+	uint64_t v = 7;
+	struct cerr err;
+
+	ck_assert_int_eq(conf_parse_uint("0", 0, 10, &v, &err), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(conf_parse_uint("42", 1, 100, &v, &err), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(conf_parse_uint("18446744073709551615", 0, UINT64_MAX,
+	    &v, &err), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+
+	ck_assert_int_eq(conf_parse_uint("18446744073709551616", 0,
+	    UINT64_MAX, &v, &err), -1);
+	ck_assert_str_eq(err.text,
+	    "18446744073709551616 out of range 0..18446744073709551615");
+	ck_assert_int_eq(conf_parse_uint("5", 1, 4, &v, &err), -1);
+	ck_assert_str_eq(err.text, "5 out of range 1..4");
+	ck_assert_int_eq(conf_parse_uint("0", 1, 4, &v, &err), -1);
+	ck_assert_str_eq(err.text, "0 out of range 1..4");
+	ck_assert_int_eq(conf_parse_uint("-1", 0, 4, &v, &err), -1);
+	ck_assert_str_eq(err.text, "'-1' is not a number");
+	ck_assert_int_eq(conf_parse_uint("+1", 0, 4, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_uint(" 1", 0, 4, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_uint("1x", 0, 4, &v, &err), -1);
+	ck_assert_str_eq(err.text, "'1x' is not a number");
+	ck_assert_int_eq(conf_parse_uint("", 0, 4, &v, &err), -1);
+	ck_assert_str_eq(err.text, "'' is not a number");
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(test_size)
+{
+	static const struct {
+		const char *in;
+		uint64_t v;
+	} good[] = {
+		{ "4096", 4096 }, { "4K", 4096 }, { "4k", 4096 },
+		{ "4M", 4u << 20 }, { "1G", 1u << 30 }, { "0", 0 },
+		{ "16384G", 16384ULL << 30 },
+	};
+	uint64_t v;
+	struct cerr err;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(conf_parse_size(good[i].in, 0, UINT64_MAX, &v,
+		    &err) == 0, "%s: %s", good[i].in, err.text);
+		ck_assert_uint_eq(v, good[i].v);
+	}
+	ck_assert_int_eq(conf_parse_size("512", 1 << 10, 256 << 20, &v, &err),
+	    -1);
+	ck_assert_str_eq(err.text, "512 out of range 1K..256M");
+	ck_assert_int_eq(conf_parse_size("1G", 1 << 10, 256 << 20, &v, &err),
+	    -1);
+	ck_assert_str_eq(err.text, "1G out of range 1K..256M");
+	ck_assert_int_eq(conf_parse_size("1000", 1000, 1000, &v, &err), 0);
+	ck_assert_int_eq(conf_parse_size("1001", 1000, 1000, &v, &err), -1);
+	ck_assert_str_eq(err.text, "1001 out of range 1000..1000");
+	ck_assert_int_eq(conf_parse_size("99999999999999G", 0, UINT64_MAX, &v,
+	    &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "out of range"));
+	ck_assert_int_eq(conf_parse_size("1T", 0, UINT64_MAX, &v, &err), -1);
+	ck_assert_str_eq(err.text,
+	    "'1T' is not a size (a number with an optional K, M or G)");
+	ck_assert_int_eq(conf_parse_size("4KB", 0, UINT64_MAX, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_size("K", 0, UINT64_MAX, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_size("", 0, UINT64_MAX, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_size("-1K", 0, UINT64_MAX, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_size("4 K", 0, UINT64_MAX, &v, &err), -1);
+}
+END_TEST
+
+START_TEST(test_bool)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1", "YES",
+		"True" };
+	static const char *const no[] = { "no", "false", "off", "0", "NO",
+		"Off" };
+	struct cerr err;
+	bool b;
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		b = false;
+		ck_assert_int_eq(conf_parse_bool(yes[i], &b, &err), 0);
+		ck_assert(b);
+		ck_assert_int_eq(conf_parse_bool(no[i], &b, &err), 0);
+		ck_assert(!b);
+	}
+	ck_assert_int_eq(conf_parse_bool("maybe", &b, &err), -1);
+	ck_assert_str_eq(err.text,
+	    "'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	ck_assert_int_eq(conf_parse_bool("", &b, &err), -1);
+}
+END_TEST
+
+START_TEST(test_duration)
+{
+	uint64_t v;
+	struct cerr err;
+
+	ck_assert_int_eq(conf_parse_duration("90s", 1, 3600, &v, &err), 0);
+	ck_assert_uint_eq(v, 90);
+	ck_assert_int_eq(conf_parse_duration("1:00:00", 1, 3600, &v, &err),
+	    0);
+	ck_assert_uint_eq(v, 3600);
+	ck_assert_int_eq(conf_parse_duration("2h", 1, 3600, &v, &err), -1);
+	ck_assert_str_eq(err.text, "2h out of range 00:00:01..01:00:00");
+	ck_assert_int_eq(conf_parse_duration("0s", 1, 3600, &v, &err), -1);
+	ck_assert_int_eq(conf_parse_duration("99999999d", 1, 3600, &v, &err),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "out of range"));
+	ck_assert_int_eq(conf_parse_duration("soon", 1, 3600, &v, &err), -1);
+	ck_assert_str_eq(err.text,
+	    "'soon' is not a duration (e.g. 90s, 30m, 2h, 1-00:00:00)");
+}
+END_TEST
+
+START_TEST(test_set_str)
+{
+	char *s = NULL;
+
+	ck_assert_int_eq(conf_set_str(&s, "a"), 0);
+	ck_assert_str_eq(s, "a");
+	ck_assert_int_eq(conf_set_str(&s, "bc"), 0);
+	ck_assert_str_eq(s, "bc");
+	free(s);
+}
+END_TEST
+
+/* ---- daemon/controller/config.c ---- */
+
+static char tmpdir[PATH_MAX];
+static char cfgpath[PATH_MAX + 32];
+
+static void
+tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_conf.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(cfgpath, sizeof(cfgpath), "%s/cohortd.conf", tmpdir);
+}
+
+static void
+tmp_teardown(void)
+{
+	char p[PATH_MAX + 32];
+
+	unlink(cfgpath);
+	snprintf(p, sizeof(p), "%s/sub/cohortd.conf", tmpdir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/sub", tmpdir);
+	rmdir(p);
+	rmdir(tmpdir);
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fputs(text, fp) >= 0, 1);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+#define REQUIRED                                                               \
+	"[controller]\n"                                                       \
+	"database = /var/lib/cohort/state.db\n"                                \
+	"[tls]\n"                                                              \
+	"ca = /etc/cohort/ca.pem\n"                                            \
+	"cert = /etc/cohort/controller.crt\n"                                  \
+	"key = /etc/cohort/controller.key\n"
+
+/* Load text from the temporary file; expect failure with exactly
+ * "<cfgpath><suffix>". */
+static void
+load_fails(const char *text, const char *suffix)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 512];
+
+	write_file(cfgpath, text);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	snprintf(want, sizeof(want), "%s%s", cfgpath, suffix);
+	ck_assert_str_eq(err.text, want);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	/* Nothing is left allocated after a failure. */
+	ck_assert_ptr_null(cfg.database);
+	ck_assert_ptr_null(cfg.ca);
+	ctl_config_clear(&cfg);
+}
+
+START_TEST(test_load_good)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	char want[PATH_MAX + 64];
+
+	write_file(cfgpath,
+	    "; cohortd test configuration\n"
+	    "# both comment styles\n"
+	    "\n"
+	    "[controller]\n"
+	    "listen = [::1]:0\n"
+	    "   port_file = run/port   ; indented, inline comment\n"
+	    "\tdatabase=/var/lib/cohort/state.db\n"
+	    "[tls]\n"
+	    "ca = pki/ca.pem\n"
+	    "cert = /etc/cohort/controller.crt\r\n"
+	    "key = ../controller.key\n"
+	    "[limits]\n"
+	    "max_frame = 8M\n"
+	    "max_connections = 10\n"
+	    "max_script = 64K\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.listen_host, "::1");
+	ck_assert_uint_eq(cfg.listen_port, 0);
+	snprintf(want, sizeof(want), "%s/run/port", tmpdir);
+	ck_assert_str_eq(cfg.port_file, want);
+	ck_assert_str_eq(cfg.database, "/var/lib/cohort/state.db");
+	snprintf(want, sizeof(want), "%s/pki/ca.pem", tmpdir);
+	ck_assert_str_eq(cfg.ca, want);
+	ck_assert_str_eq(cfg.cert, "/etc/cohort/controller.crt");
+	snprintf(want, sizeof(want), "%s/../controller.key", tmpdir);
+	ck_assert_str_eq(cfg.key, want);
+	ck_assert_uint_eq(cfg.max_frame, 8u << 20);
+	ck_assert_uint_eq(cfg.max_connections, 10);
+	ck_assert_uint_eq(cfg.max_script, 64u << 10);
+	ctl_config_clear(&cfg);
+	ck_assert_ptr_null(cfg.database);
+	ctl_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_defaults)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.listen_host, "127.0.0.1");
+	ck_assert_uint_eq(cfg.listen_port, 7420);
+	ck_assert_ptr_null(cfg.port_file);
+	ck_assert_uint_eq(cfg.max_frame, 4u << 20);
+	ck_assert_uint_eq(cfg.max_connections, 1024);
+	ck_assert_uint_eq(cfg.max_script, 1u << 20);
+	ctl_config_clear(&cfg);
+}
+END_TEST
+
+/* A relative config path: relative values end up absolute all the same,
+ * so that the daemon may change directory later. */
+START_TEST(test_load_relative_path)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	char sub[PATH_MAX + 8], want[PATH_MAX + 64], old[PATH_MAX];
+
+	snprintf(sub, sizeof(sub), "%s/sub", tmpdir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	snprintf(want, sizeof(want), "%s/cohortd.conf", sub);
+	write_file(want,
+	    "[controller]\ndatabase = state.db\n"
+	    "[tls]\nca = ca.pem\ncert = c.crt\nkey = /abs/c.key\n");
+	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+
+	ck_assert_msg(ctl_config_load(&cfg, "sub/cohortd.conf", &err) == 0,
+	    "%s", err.text);
+	snprintf(want, sizeof(want), "%s/sub/state.db", tmpdir);
+	ck_assert_str_eq(cfg.database, want);
+	ck_assert_str_eq(cfg.key, "/abs/c.key");
+	ctl_config_clear(&cfg);
+
+	ck_assert_int_eq(chdir(sub), 0);
+	ck_assert_msg(ctl_config_load(&cfg, "cohortd.conf", &err) == 0,
+	    "%s", err.text);
+	snprintf(want, sizeof(want), "%s/sub/ca.pem", tmpdir);
+	ck_assert_str_eq(cfg.ca, want);
+	ctl_config_clear(&cfg);
+	ck_assert_int_eq(chdir(old), 0);
+}
+END_TEST
+
+START_TEST(test_load_errors)
+{
+	load_fails(REQUIRED "[controller]\nfoo = 1\n",
+	    ":8: unknown key 'foo' in [controller]");
+	load_fails("[bogus]\nx = 1\n" REQUIRED, ":2: unknown section [bogus]");
+	load_fails("x = 1\n" REQUIRED, ":1: key 'x' is outside any section");
+	load_fails("[controller]\nlisten = 127.0.0.1:70000\n" REQUIRED,
+	    ":2: listen: port 70000 out of range 0..65535");
+	load_fails("[controller]\nlisten = 127.0.0.1\n" REQUIRED,
+	    ":2: listen: '127.0.0.1': missing port (expected HOST:PORT)");
+	load_fails(REQUIRED "[limits]\nmax_frame = 512\n",
+	    ":8: max_frame: 512 out of range 1K..256M");
+	load_fails(REQUIRED "[limits]\nmax_frame = 4X\n",
+	    ":8: max_frame: '4X' is not a size (a number with an optional K, "
+	    "M or G)");
+	load_fails(REQUIRED "[limits]\nmax_connections = 0\n",
+	    ":8: max_connections: 0 out of range 1..1000000");
+	load_fails(REQUIRED "[limits]\nmax_script = 128M\n",
+	    ":8: max_script: 128M out of range 1K..64M");
+	load_fails(REQUIRED "[controller]\ndatabase = /other.db\n",
+	    ":8: 'database' given twice in [controller] (first on line 2)");
+	load_fails("[controller]\ndatabase =\n",
+	    ":2: database: empty path");
+	load_fails(REQUIRED "this line has no equals sign\n",
+	    ":7: syntax error: expected [section] or key = value");
+	load_fails("[tls\n" REQUIRED,
+	    ":1: syntax error: expected [section] or key = value");
+	/* The first error wins, whoever found it. */
+	load_fails("[controller]\nnonsense\nfoo = 1\n" REQUIRED,
+	    ":2: syntax error: expected [section] or key = value");
+	load_fails("[controller]\nfoo = 1\nnonsense\n" REQUIRED,
+	    ":2: unknown key 'foo' in [controller]");
+}
+END_TEST
+
+START_TEST(test_load_missing)
+{
+	load_fails("", ": missing 'database' in [controller]");
+	load_fails("[controller]\ndatabase = x\n[tls]\nca = a\ncert = b\n",
+	    ": missing 'key' in [tls]");
+	load_fails("[controller]\ndatabase = x\n[tls]\ncert = b\nkey = c\n",
+	    ": missing 'ca' in [tls]");
+}
+END_TEST
+
+/* inih would cut a long line and read its tail as another line; the
+ * loader refuses it with the line's number instead. */
+START_TEST(test_load_long_line)
+{
+	char *text, *pad = malloc(400);
+
+	ck_assert_ptr_nonnull(pad);
+	memset(pad, 'p', 399);
+	pad[399] = '\0';
+	ck_assert_int_ne(asprintf(&text,
+	    "[controller]\ndatabase = /%s\n[tls]\nca = a\ncert = b\nkey = c\n",
+	    pad), -1);
+	load_fails(text, ":2: line too long (at most 197 characters)");
+	free(text);
+	free(pad);
+}
+END_TEST
+
+START_TEST(test_load_no_file)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 64];
+
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	snprintf(want, sizeof(want), "%s: cannot open: %s", cfgpath,
+	    strerror(ENOENT));
+	ck_assert_str_eq(err.text, want);
+	ctl_config_clear(&cfg);
+}
+END_TEST
+
+static Suite *
+conf_suite(void)
+{
+	Suite *s = suite_create("conf");
+	TCase *tc;
+
+	tc = tcase_create("values");
+	tcase_add_test(tc, test_hostport_good);
+	tcase_add_test(tc, test_hostport_bad);
+	tcase_add_test(tc, test_hostport_long);
+	tcase_add_test(tc, test_uint);
+	tcase_add_test(tc, test_size);
+	tcase_add_test(tc, test_bool);
+	tcase_add_test(tc, test_duration);
+	tcase_add_test(tc, test_set_str);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("controller");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_load_good);
+	tcase_add_test(tc, test_load_defaults);
+	tcase_add_test(tc, test_load_relative_path);
+	tcase_add_test(tc, test_load_errors);
+	tcase_add_test(tc, test_load_missing);
+	tcase_add_test(tc, test_load_long_line);
+	tcase_add_test(tc, test_load_no_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(conf_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
