@@ -447,6 +447,22 @@ conn_hello(struct cconn *c, struct cerr *err)
 	return rc;
 }
 
+/* OpenSSL's own words for a missing file are obscure ("system lib");
+ * name the file and the reason before handing it over. */
+static int
+conn_check_files(const struct cconn_opts *o, struct cerr *err)
+{
+	const char *what[3] = { "certificate", "key", "CA certificate" };
+	const char *path[3] = { o->cert, o->key, o->ca };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (access(path[i], R_OK) == -1)
+			return cerr_set(err, ERR_INVALID, "cannot read %s "
+			    "'%s': %s", what[i], path[i], strerror(errno));
+	return 0;
+}
+
 struct cconn *
 cconn_open(const struct cconn_opts *o, struct cerr *err)
 {
@@ -459,13 +475,14 @@ cconn_open(const struct cconn_opts *o, struct cerr *err)
 		cerr_set(err, ERR_INVALID, "incomplete connection settings");
 		return NULL;
 	}
+	if (conn_check_files(o, err) == -1)
+		return NULL;
 	if (conf_parse_hostport(o->server, host, sizeof(host), &port, false,
 	    err) == -1) {
 		char why[sizeof(err->text)];
 
 		snprintf(why, sizeof(why), "%s", err->text);
-		cerr_set(err, ERR_INVALID, "bad controller address '%s': %s",
-		    o->server, why);
+		cerr_set(err, ERR_INVALID, "bad controller address: %s", why);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {

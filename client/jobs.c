@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,5 +273,223 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 		return rc;
 	rc = jobs_print(rep->list_jobs_reply, f.json);
 	frame_free(rep);
+	return rc;
+}
+
+static int
+show_add(struct output_table *t, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+show_add(struct output_table *t, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	char *v;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&v, fmt, ap);
+	va_end(ap);
+	if (rc == -1)
+		return -1;
+	rc = output_fields_add(t, key, v);
+	free(v);
+	return rc;
+}
+
+/* What runs: the command, or the script and its arguments, each as a
+ * line a shell would split back into the same words. */
+static int
+show_command(struct output_table *t, const struct job_spec *s)
+{
+	char *q;
+	int rc;
+
+	if ((q = output_shell_quote(s->argv, s->argc)) == NULL)
+		return -1;
+	if (s->script != NULL)
+		rc = show_add(t, "Script", "%s (%zu bytes)",
+		    s->script_name ? s->script_name : "-", s->script_len) |
+		    show_add(t, "Arguments", "%s", q);
+	else
+		rc = show_add(t, "Command", "%s", q);
+	free(q);
+	return rc;
+}
+
+static int
+show_spec(struct output_table *t, const struct job_spec *s)
+{
+	char b1[32], b2[32], *env;
+	int rc;
+
+	if ((env = output_shell_quote(s->env, s->nenv)) == NULL)
+		return -1;
+	fmt_nodes(s, b1, sizeof(b1));
+	rc = show_add(t, "Nodes", "%s%s", b1, s->nodes_min != s->nodes_max ?
+	    " (elastic)" : "");
+	fmt_gpus(s, b1, sizeof(b1));
+	rc |= show_add(t, "GPUs per node", "%s", b1);
+	rc |= show_add(t, "Tasks per node", "%u", s->tasks_per_node);
+	rc |= show_add(t, "GPU type", "%s", s->gpu_type ? s->gpu_type : "any");
+	rc |= show_add(t, "Time limit", "%s", fmt_limit(s->time_limit_s,
+	    "none", b1, sizeof(b1)));
+	rc |= show_add(t, "Priority", "%d", (int)s->priority);
+	if (s->topo_mode == TOPO_ANY)
+		rc |= show_add(t, "Topology", "any");
+	else
+		rc |= show_add(t, "Topology", "%s (%s)", s->topo_level ?
+		    s->topo_level : "-", s->topo_mode == TOPO_REQUIRED ?
+		    "required" : "preferred");
+	rc |= show_add(t, "Checkpoint dir", "%s", s->checkpoint_dir ?
+	    s->checkpoint_dir : "-");
+	rc |= show_add(t, "Checkpoint signal", "%s", output_signal(
+	    s->ckpt_signal, s->ckpt_secs, b1, sizeof(b1)));
+	rc |= show_add(t, "Max restarts", "%u", s->max_restarts);
+	rc |= show_add(t, "Hang timeout", "%s", fmt_limit(s->hang_timeout_s,
+	    "off", b2, sizeof(b2)));
+	rc |= show_add(t, "Working dir", "%s", s->workdir ? s->workdir :
+	    "(home directory)");
+	rc |= show_add(t, "Environment", "%s", s->nenv ? env : "-");
+	free(env);
+	return rc;
+}
+
+static int
+show_print(const struct job *j)
+{
+	struct output_table *t;
+	char b[OUTPUT_TIME_LEN];
+	int rc;
+
+	if ((t = output_fields_new()) == NULL)
+		return -1;
+	rc = show_add(t, "Job", "%" PRIu64, j->id);
+	rc |= show_add(t, "Name", "%s", j->spec.name ? j->spec.name : "-");
+	rc |= show_add(t, "User", "%s", j->user ? j->user : "-");
+	rc |= show_add(t, "State", "%s", job_state_name(j->state));
+	rc |= show_add(t, "Reason", "%s", j->reason && j->reason[0] ?
+	    j->reason : "-");
+	rc |= show_command(t, &j->spec);
+	rc |= show_spec(t, &j->spec);
+	rc |= show_add(t, "Restarts", "%u", j->restarts);
+	if (j->has_exit)
+		rc |= show_add(t, "Exit code", "%d", (int)j->exit_code);
+	else
+		rc |= show_add(t, "Exit code", "-");
+	rc |= show_add(t, "Submitted", "%s", output_time_local(j->submit_ms, b,
+	    sizeof(b)));
+	rc |= show_add(t, "Started", "%s", output_time_local(j->start_ms, b,
+	    sizeof(b)));
+	rc |= show_add(t, "Ended", "%s", output_time_local(j->end_ms, b,
+	    sizeof(b)));
+	if (rc == 0)
+		output_table_print(t, stdout);
+	output_table_free(t);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
+	struct jobs_flags f;
+	struct job *j;
+	int rc;
+
+	if ((rc = jobs_parse("show", argc, argv, M(O_JSON), &f)) == -2) {
+		fputs(show_usage, stdout);
+		return EXIT_OK;
+	}
+	if (rc != 0)
+		return rc;
+	if (argc - optind != 1) {
+		output_error("show: %s (see cohort show --help)",
+		    optind < argc ? "one job at a time" : "missing JOB");
+		return EXIT_USAGE;
+	}
+	if (parse_job_id("show", argv[optind], &gj.job_id) == -1)
+		return EXIT_USAGE;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
+	req.get_job = &gj;
+	if ((rc = jobs_request("show", opts, &f, &req,
+	    COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY, &rep)) != EXIT_OK)
+		return rc;
+	if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+		rc = EXIT_FAILED;
+	else if (f.json)
+		rc = output_json_print(output_job_json(j)) == 0 ? EXIT_OK :
+		    EXIT_FAILED;
+	else if (show_print(j) == -1 || fflush(stdout) == EOF) {
+		output_error("show: cannot print the job");
+		rc = EXIT_FAILED;
+	}
+	job_free(j);
+	frame_free(rep);
+	return rc;
+}
+
+/* Cancel each job on one connection; a refusal does not stop the rest. */
+static int
+cancel_all(struct cconn *c, const uint64_t *ids, int n)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__CancelRequest cr = COHORT__V1__CANCEL_REQUEST__INIT;
+	struct cerr err;
+	char prefix[48];
+	int i, r, rc = EXIT_OK;
+
+	req.body_case = COHORT__V1__ENVELOPE__BODY_CANCEL;
+	req.cancel = &cr;
+	for (i = 0; i < n; i++) {
+		cr.job_id = ids[i];
+		if ((rep = cconn_call(c, &req, &err)) == NULL)
+			return output_call_error(&err);
+		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY) {
+			snprintf(prefix, sizeof(prefix), "cancel %" PRIu64,
+			    ids[i]);
+			r = output_reply_error(prefix, rep);
+			if (rc != EXIT_UNREACHABLE)
+				rc = r;
+		}
+		frame_free(rep);
+	}
+	return rc;
+}
+
+int
+cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct jobs_flags f;
+	struct cconn *c;
+	uint64_t *ids;
+	int i, n, rc;
+
+	if ((rc = jobs_parse("cancel", argc, argv, 0, &f)) == -2) {
+		fputs(cancel_usage, stdout);
+		return EXIT_OK;
+	}
+	if (rc != 0)
+		return rc;
+	if ((n = argc - optind) == 0) {
+		output_error("cancel: missing JOB (see cohort cancel --help)");
+		return EXIT_USAGE;
+	}
+	if ((ids = calloc(n, sizeof(*ids))) == NULL) {
+		output_error("cancel: out of memory");
+		return EXIT_FAILED;
+	}
+	/* Every id is checked before anything is cancelled. */
+	for (i = 0; i < n; i++)
+		if (parse_job_id("cancel", argv[optind + i], &ids[i]) == -1) {
+			free(ids);
+			return EXIT_USAGE;
+		}
+	if ((rc = output_connect(opts, &f.conn, &c)) == EXIT_OK) {
+		rc = cancel_all(c, ids, n);
+		cconn_close(c);
+	}
+	free(ids);
 	return rc;
 }

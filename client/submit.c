@@ -164,6 +164,8 @@ parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	return 0;
 }
 
+/* N or MIN:MAX. Only the syntax is checked here: the controller judges
+ * the values (limits, MIN above MAX) for every client alike. */
 static int
 parse_nodes(struct job_spec *spec, const char *s, char *why, size_t wlen)
 {
@@ -172,28 +174,22 @@ parse_nodes(struct job_spec *spec, const char *s, char *why, size_t wlen)
 	uint32_t lo, hi;
 
 	if (colon == NULL) {
-		if (parse_u32(s, 1, JOB_NODES_LIMIT, &lo) == -1)
+		if (parse_u32(s, 0, UINT32_MAX, &lo) == -1)
 			goto bad;
 		hi = lo;
 	} else {
 		if ((size_t)(colon - s) >= sizeof(min))
 			goto bad;
 		snprintf(min, sizeof(min), "%.*s", (int)(colon - s), s);
-		if (parse_u32(min, 1, JOB_NODES_LIMIT, &lo) == -1 ||
-		    parse_u32(colon + 1, 1, JOB_NODES_LIMIT, &hi) == -1)
+		if (parse_u32(min, 0, UINT32_MAX, &lo) == -1 ||
+		    parse_u32(colon + 1, 0, UINT32_MAX, &hi) == -1)
 			goto bad;
-		if (lo > hi) {
-			snprintf(why, wlen, "minimum %u is above maximum %u",
-			    lo, hi);
-			return -1;
-		}
 	}
 	spec->nodes_min = lo;
 	spec->nodes_max = hi;
 	return 0;
 bad:
-	snprintf(why, wlen, "invalid node count '%s' (N or MIN:MAX, "
-	    "from 1 to %d)", s, JOB_NODES_LIMIT);
+	snprintf(why, wlen, "invalid node count '%s' (N or MIN:MAX)", s);
 	return -1;
 }
 
@@ -278,12 +274,12 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_GPUS:
 		if (strcmp(arg, "all") == 0)
 			u = 0;
-		else if (parse_u32(arg, 1, JOB_GPUS_PER_NODE_LIMIT, &u) == -1)
+		else if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
 		spec->gpus_per_node = u;
 		return 0;
 	case O_TASKS:
-		if (parse_u32(arg, 1, JOB_TASKS_PER_NODE_LIMIT, &u) == -1)
+		if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
 		spec->tasks_per_node = u;
 		return 0;
@@ -304,8 +300,8 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_TOPO:
 	case O_TOPO_PREFER:
 		if (opt == O_TOPO ? p->topo_prefer : p->topo) {
-			snprintf(why, wlen, "--topology and --topology-prefer "
-			    "exclude each other");
+			snprintf(why, wlen, "cannot be combined with %s",
+			    opt == O_TOPO ? "--topology-prefer" : "--topology");
 			return -1;
 		}
 		*(opt == O_TOPO ? &p->topo : &p->topo_prefer) = true;
@@ -314,7 +310,7 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_CKPT_DIR:
 		return set_str(&spec->checkpoint_dir, arg);
 	case O_MAX_RESTARTS:
-		if (parse_u32(arg, 0, JOB_MAX_RESTARTS_LIMIT, &u) == -1)
+		if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
 		spec->max_restarts = u;
 		return 0;
@@ -389,33 +385,19 @@ submit_parse(struct job_spec *spec, struct output_conn_flags *cf,
 	return 0;
 }
 
-/* Relative paths are taken from where the user submits, as sbatch does;
- * the checkpoint directory from the job's working directory. */
+/* The job runs where the user submits it unless told otherwise, as with
+ * sbatch. A relative --workdir is sent as given: the controller refuses
+ * it with a message naming the option, rather than us guessing. */
 static int
-submit_paths(struct job_spec *spec)
+submit_workdir(struct job_spec *spec)
 {
-	char cwd[PATH_MAX], *abs;
+	char cwd[PATH_MAX];
 
+	if (spec->workdir != NULL)
+		return 0;
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
 		return -1;
-	if (spec->workdir == NULL)
-		spec->workdir = strdup(cwd);
-	else if (spec->workdir[0] != '/') {
-		if (asprintf(&abs, "%s/%s", cwd, spec->workdir) == -1)
-			return -1;
-		free(spec->workdir);
-		spec->workdir = abs;
-	}
-	if (spec->workdir == NULL)
-		return -1;
-	if (spec->checkpoint_dir != NULL && spec->checkpoint_dir[0] != '/') {
-		if (asprintf(&abs, "%s/%s", spec->workdir,
-		    spec->checkpoint_dir) == -1)
-			return -1;
-		free(spec->checkpoint_dir);
-		spec->checkpoint_dir = abs;
-	}
-	return 0;
+	return set_str(&spec->workdir, cwd);
 }
 
 /* Read the script, refusing what the controller would refuse anyway. */
@@ -586,7 +568,7 @@ cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
 	} else if ((rc = submit_script(&spec, &cf, argc, argv, &p, &words,
 	    &nwords)) != 0)
 		goto out;
-	if (submit_paths(&spec) == -1) {
+	if (submit_workdir(&spec) == -1) {
 		output_error("submit: cannot name the working directory: %s",
 		    strerror(errno));
 		rc = EXIT_FAILED;

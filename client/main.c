@@ -1,0 +1,110 @@
+/* cohort: the command-line client. main resolves the connection flags
+ * given before the command and hands over to the command's function. */
+#include "config.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/commands.h"
+#include "client/output.h"
+#include "client/settings.h"
+
+static const struct command {
+	const char *name;
+	int (*fn)(int, char **, const struct cconn_opts *);
+	const char *summary;
+} commands[] = {
+	{ "submit", cmd_submit, "submit a job: [OPTIONS] -- CMD [ARGS...] "
+	    "or [OPTIONS] SCRIPT [ARGS...]" },
+	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
+	{ "show", cmd_show, "show one job: JOB" },
+	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },
+};
+
+enum { O_VERSION = 0x200, O_HELP = 'h' };
+
+static const struct option main_longopts[] = {
+	{ "version", no_argument, NULL, O_VERSION },
+	{ "help", no_argument, NULL, O_HELP },
+	OUTPUT_CONN_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: cohort [--server HOST:PORT] [--cert FILE] "
+	    "[--key FILE] [--ca FILE] COMMAND [ARGS...]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(fp, "  %-8s %s\n", commands[i].name,
+		    commands[i].summary);
+	fprintf(fp, "\nEvery command takes --json where it lists, --help, "
+	    "and the connection flags.\nSettings come from flags, else "
+	    "COHORT_SERVER, COHORT_CERT, COHORT_KEY,\nCOHORT_CA, else "
+	    "~/.config/cohort/client.conf.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct output_conn_flags f = { NULL, NULL, NULL, NULL };
+	struct cconn_opts opts = { NULL, NULL, NULL, NULL, 0 };
+	struct settings s;
+	const char *name;
+	size_t i;
+	int ch, rc;
+
+	/* A controller that goes away must give an error, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:h", main_longopts, NULL)) !=
+	    -1) {
+		if (ch == O_VERSION) {
+			printf("cohort %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		}
+		if (ch == O_HELP) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (output_conn_flag(&f, ch, optarg))
+			continue;
+		if (ch == ':')
+			output_error("%s: missing argument (see cohort --help)",
+			    argv[optind - 1]);
+		else
+			output_error("unknown option '%s' (see cohort --help)",
+			    argv[optind - 1]);
+		return EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp((name = argv[optind]), "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0])) {
+		output_error("unknown command '%s' (see cohort --help)", name);
+		return EXIT_USAGE;
+	}
+
+	/* A setting missing here may still come from the command's own
+	 * flags: the command resolves again and reports what is missing. */
+	settings_resolve(&s, f.server, f.cert, f.key, f.ca, NULL, NULL);
+	opts.server = s.server ? s.server : f.server;
+	opts.cert = s.cert ? s.cert : f.cert;
+	opts.key = s.key ? s.key : f.key;
+	opts.ca = s.ca ? s.ca : f.ca;
+	rc = commands[i].fn(argc - optind, argv + optind, &opts);
+	settings_clear(&s);
+	return rc;
+}

@@ -1,0 +1,76 @@
+/* cohort-agent's configuration file (INI). Relative paths are relative to
+ * the file's directory.
+ *
+ *   [agent]
+ *   controller = HOST:PORT        required
+ *   name = node01                 required; must equal the certificate CN
+ *   spool = PATH                  required; task logs and state
+ *   address = 127.0.0.1           how other nodes reach this one
+ *                                 (MASTER_ADDR when it is rank 0);
+ *                                 default: the name
+ *   heartbeat_interval = 2s
+ *   kill_wait = 10s               SIGTERM → SIGKILL when stopping tasks
+ *   user_map = alice:nobody,*:svc cluster user → local account; "*"
+ *                                 matches any user
+ *   [tls]
+ *   ca = PATH  cert = PATH  key = PATH
+ *   [gpu]
+ *   source = simulated | nvml     default simulated
+ *   nvml_library = PATH           default libnvidia-ml.so.1
+ *   count, model, memory_mb, nvlink, numa_nodes, nics, cpus,
+ *   memory_total_mb               the simulated inventory
+ *   [health]
+ *   program = PATH                optional NHC-style check
+ *   interval = 30s  timeout = 60s
+ */
+#ifndef COHORT_AGENT_CONFIG_H
+#define COHORT_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/agent/inventory.h"
+#include "lib/conf.h"
+#include "lib/err.h"
+
+#define AGENT_USER_MAP_MAX 64
+
+struct user_map_entry {
+	char *from;		/* cluster user, or "*" */
+	char *to;		/* local account */
+};
+
+struct agent_config {
+	char controller_host[CONF_HOST_MAX + 1];
+	uint16_t controller_port;
+	char *name;
+	char *spool;
+	char *address;
+	uint64_t heartbeat_ms;
+	uint64_t kill_wait_ms;
+	struct user_map_entry user_map[AGENT_USER_MAP_MAX];
+	unsigned nuser_map;
+	char *ca;
+	char *cert;
+	char *key;
+	bool nvml;		/* source = nvml */
+	char *nvml_library;	/* NULL: default */
+	struct sim_gpus sim;
+	char *health_program;	/* NULL: none */
+	uint64_t health_interval_ms;
+	uint64_t health_timeout_ms;
+};
+
+/* Load path into cfg (defaults first). 0, or -1 with err->text as one
+ * line "PATH:LINE: what is wrong" or "PATH: ..." (missing keys). After a
+ * failure cfg holds nothing allocated. */
+int agent_config_load(struct agent_config *cfg, const char *path,
+    struct cerr *err);
+void agent_config_clear(struct agent_config *cfg);
+
+/* The local account for a cluster user: the first matching map entry,
+ * else the user's own name. Borrowed. */
+const char *agent_config_map_user(const struct agent_config *cfg,
+    const char *user);
+
+#endif

@@ -1,0 +1,34 @@
+## The node agent (daemon/agent/): included from Makefile.am.
+noinst_LIBRARIES += daemon/agent/libagent.a
+daemon_agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(INIH_CFLAGS)
+daemon_agent_libagent_a_SOURCES = \
+	daemon/agent/agent_config.c daemon/agent/agent_config.h \
+	daemon/agent/inventory.c daemon/agent/inventory.h \
+	daemon/agent/nvml.c daemon/agent/nvml.h \
+	daemon/agent/env.c daemon/agent/env.h \
+	daemon/agent/tasks.c daemon/agent/tasks.h
+AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
+
+## The fake NVML library the tests load instead of the real one.
+check_PROGRAMS += tests/fake/libnvidia-ml.so.1
+tests_fake_libnvidia_ml_so_1_SOURCES = tests/fake/fake_nvml.c
+tests_fake_libnvidia_ml_so_1_CFLAGS = $(AM_CFLAGS) -fPIC
+tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared
+
+AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
+	tests/unit/check_inventory tests/unit/check_agent_config
+# UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
+UNIT_TESTS += $(AGENT_UNIT_TESTS)
+AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/libnvidia-ml.so.1"'
+tests_unit_check_env_SOURCES = tests/unit/check_env.c
+tests_unit_check_env_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_env_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_tasks_SOURCES = tests/unit/check_tasks.c
+tests_unit_check_tasks_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_tasks_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_inventory_SOURCES = tests/unit/check_inventory.c
+tests_unit_check_inventory_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_inventory_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_agent_config_SOURCES = tests/unit/check_agent_config.c
+tests_unit_check_agent_config_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_agent_config_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

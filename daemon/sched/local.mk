@@ -1,0 +1,1 @@
+## The scheduler core (daemon/sched/): included from Makefile.am.
