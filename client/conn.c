@@ -175,14 +175,15 @@ conn_ssl_op(struct cconn *c, int op, void *buf, int len, const char *doing,
 		if (rc > 0)
 			return rc;
 		sslerr = SSL_get_error(c->ssl, rc);
-		if (sslerr == SSL_ERROR_WANT_READ) {
-			if (conn_poll(c, POLLIN, err) == -1)
-				return c->broken = 1, -1;
-		} else if (sslerr == SSL_ERROR_WANT_WRITE) {
-			if (conn_poll(c, POLLOUT, err) == -1)
-				return c->broken = 1, -1;
-		} else
+		if (sslerr != SSL_ERROR_WANT_READ &&
+		    sslerr != SSL_ERROR_WANT_WRITE)
 			return conn_ssl_fail(c, rc, doing, err);
+		if (conn_poll(c, sslerr == SSL_ERROR_WANT_READ ? POLLIN :
+		    POLLOUT, err) == -1) {
+			/* A timeout mid-frame leaves the stream unusable. */
+			c->broken = 1;
+			return -1;
+		}
 	}
 }
 
@@ -467,6 +468,7 @@ struct cconn *
 cconn_open(const struct cconn_opts *o, struct cerr *err)
 {
 	struct cconn *c;
+	struct cerr why;
 	char host[CONF_HOST_MAX + 1];
 	uint16_t port;
 
@@ -477,12 +479,11 @@ cconn_open(const struct cconn_opts *o, struct cerr *err)
 	}
 	if (conn_check_files(o, err) == -1)
 		return NULL;
+	cerr_clear(&why);
 	if (conf_parse_hostport(o->server, host, sizeof(host), &port, false,
-	    err) == -1) {
-		char why[sizeof(err->text)];
-
-		snprintf(why, sizeof(why), "%s", err->text);
-		cerr_set(err, ERR_INVALID, "bad controller address: %s", why);
+	    &why) == -1) {
+		cerr_set(err, ERR_INVALID, "bad controller address: %s",
+		    why.text);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {

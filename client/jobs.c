@@ -355,6 +355,33 @@ show_spec(struct output_table *t, const struct job_spec *s)
 	return rc;
 }
 
+/* Where the job runs (or last ran): "node01 (rank 0): GPUs 0,1,2,3". */
+static int
+show_placement(struct output_table *t, const struct job *j)
+{
+	const struct placement *p;
+	char *line;
+	size_t i, g, len;
+	FILE *fp;
+	int rc = 0;
+
+	if (j->nplace == 0)
+		return show_add(t, "Allocation", "-");
+	for (i = 0; i < j->nplace && rc == 0; i++) {
+		p = &j->place[i];
+		if ((fp = open_memstream(&line, &len)) == NULL)
+			return -1;
+		fprintf(fp, "%s (rank %u): GPUs ", p->node, p->node_rank);
+		for (g = 0; g < p->ngpus; g++)
+			fprintf(fp, "%s%u", g ? "," : "", p->gpus[g]);
+		if (fclose(fp) != 0)
+			return -1;
+		rc = output_fields_add(t, i == 0 ? "Allocation" : NULL, line);
+		free(line);
+	}
+	return rc;
+}
+
 static int
 show_print(const struct job *j)
 {
@@ -372,6 +399,7 @@ show_print(const struct job *j)
 	    j->reason : "-");
 	rc |= show_command(t, &j->spec);
 	rc |= show_spec(t, &j->spec);
+	rc |= show_placement(t, j);
 	rc |= show_add(t, "Restarts", "%u", j->restarts);
 	if (j->has_exit)
 		rc |= show_add(t, "Exit code", "%d", (int)j->exit_code);

@@ -83,7 +83,7 @@ output_fields_add(struct output_table *t, const char *key, const char *value)
 	const char *cells[2];
 	int rc;
 
-	if (asprintf(&k, "%s:", key) == -1)
+	if (asprintf(&k, "%s%s", key ? key : "", key ? ":" : "") == -1)
 		return -1;
 	cells[0] = k;
 	cells[1] = value ? value : "";
@@ -263,15 +263,43 @@ topo_mode_name(enum topo_mode m)
 	    "preferred" : "any";
 }
 
+/* [{"node": "node01", "node_rank": 0, "gpus": [0, 1]}, ...] */
+static json_t *
+json_placement(const struct job *job)
+{
+	json_t *a = json_array(), *gpus, *o;
+	size_t i, g;
+
+	for (i = 0; a != NULL && i < job->nplace; i++) {
+		const struct placement *p = &job->place[i];
+
+		gpus = json_array();
+		for (g = 0; gpus != NULL && g < p->ngpus; g++)
+			if (json_array_append_new(gpus,
+			    json_integer(p->gpus[g])) == -1) {
+				json_decref(gpus);
+				gpus = NULL;
+			}
+		o = json_pack("{s:s, s:I, s:o}", "node", p->node, "node_rank",
+		    (json_int_t)p->node_rank, "gpus", gpus);
+		if (json_array_append_new(a, o) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 json_t *
 output_job_json(const struct job *job)
 {
 	const struct job_spec *s = &job->spec;
+	json_t *doc;
 	char sig[32];
 
 	/* json_pack fails as a whole (NULL) if any value is NULL, so ENOMEM
 	 * anywhere inside cannot produce a partial document. */
-	return json_pack("{s:I, s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:o,"
+	doc = json_pack("{s:I, s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:o,"
 	    " s:I, s:i, s:s, s:o, s:o, s:I, s:s, s:I, s:o, s:o, s:o, s:o,"
 	    " s:o, s:o, s:o, s:I, s:o}",
 	    "id", (json_int_t)job->id,
@@ -303,6 +331,12 @@ output_job_json(const struct job *job)
 	    "restarts", (json_int_t)job->restarts,
 	    "exit_code", job->has_exit ? json_integer(job->exit_code) :
 	    json_null());
+	if (doc != NULL && json_object_set_new(doc, "placement",
+	    json_placement(job)) == -1) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 int

@@ -29,7 +29,8 @@ int output_table_add(struct output_table *t, const char *const *cells);
 void output_table_print(const struct output_table *t, FILE *fp);
 void output_table_free(struct output_table *t);
 
-/* "Key: value" lines with the values aligned. Same contract. */
+/* "Key: value" lines with the values aligned. Same contract; a NULL key
+ * continues the previous key's value on a line of its own. */
 struct output_table *output_fields_new(void);
 int output_fields_add(struct output_table *t, const char *key,
     const char *value);

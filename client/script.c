@@ -201,6 +201,7 @@ static int
 add_directive(const char *line, size_t len, size_t lineno, char ***argv,
     size_t *argc, struct cerr *err)
 {
+	struct cerr why;
 	char *copy, **words;
 	size_t nwords, i, skip = strlen(SCRIPT_TAG);
 	int rc;
@@ -209,16 +210,12 @@ add_directive(const char *line, size_t len, size_t lineno, char ***argv,
 		return cerr_set(err, ERR_INVALID, "line %zu: NUL byte", lineno);
 	if ((copy = strndup(line + skip, len - skip)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	rc = split_words(copy, &words, &nwords, err);
+	cerr_clear(&why);
+	rc = split_words(copy, &words, &nwords, &why);
 	free(copy);
-	if (rc == -1) {
-		/* Prefix the line, keeping the splitter's reason. */
-		char why[sizeof(err->text)];
-
-		strncpy(why, err->text, sizeof(why) - 1);
-		why[sizeof(why) - 1] = '\0';
-		return cerr_set(err, err->code, "line %zu: %s", lineno, why);
-	}
+	if (rc == -1)	/* prefix the line, keeping the splitter's reason */
+		return cerr_set(err, why.code, "line %zu: %s", lineno,
+		    why.text);
 	for (i = 0; i < nwords && rc == 0; i++)
 		if (vec_push(argv, argc, words[i]) == -1)
 			rc = cerr_set(err, ERR_INTERNAL, "out of memory");

@@ -32,6 +32,7 @@ struct settings_file {
 	char **slots;		/* S_COUNT values being filled */
 	int line;		/* of the line inih is handling */
 	int bad_line;		/* first line the handler refused, or 0 */
+	unsigned seen;		/* keys already given, as 1 << S_* */
 	char why[256];
 };
 
@@ -91,6 +92,11 @@ settings_handler(void *user, const char *section, const char *name,
 		snprintf(f->why, sizeof(f->why), "unknown key '%s'", name);
 		goto bad;
 	}
+	if (f->seen & (1u << i)) {
+		snprintf(f->why, sizeof(f->why), "'%s' given twice", name);
+		goto bad;
+	}
+	f->seen |= 1u << i;
 	if (value[0] == '\0') {
 		snprintf(f->why, sizeof(f->why), "empty value for '%s'", name);
 		goto bad;

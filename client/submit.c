@@ -360,9 +360,9 @@ submit_parse(struct job_spec *spec, struct output_conn_flags *cf,
 		if ((ch = getopt_long(argc, argv, "+:h", submit_longopts,
 		    NULL)) == -1)
 			break;
-		if (ch == O_HELP)
+		if (ch == O_HELP && src->file == NULL)
 			return -2;
-		if (ch == '?' || ch == ':') {
+		if (ch == '?' || ch == ':' || ch == O_HELP) {
 			if (src->file == NULL)
 				return output_usage_error("submit", ch, argv);
 			return submit_error(src, before, ch == ':' ?
@@ -430,8 +430,8 @@ submit_read(const char *path, struct job_spec *spec)
 		len += (size_t)n;
 	}
 	if (len > max) {
-		output_error("submit: %s: larger than %zu KiB", path,
-		    max / 1024);
+		output_error("submit: %s: larger than %zu MiB", path,
+		    max / (1024 * 1024));
 		goto fail;
 	}
 	close(fd);

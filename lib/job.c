@@ -641,8 +641,25 @@ job_free(struct job *job)
 		return;
 	free(job->user);
 	free(job->reason);
+	free(job->place);
 	job_spec_clear(&job->spec);
 	free(job);
+}
+
+int
+job_set_placement(struct job *job, const struct placement *place, size_t n)
+{
+	struct placement *copy = NULL;
+
+	if (n > 0) {
+		if ((copy = calloc(n, sizeof(*copy))) == NULL)
+			return -1;
+		memcpy(copy, place, n * sizeof(*copy));
+	}
+	free(job->place);
+	job->place = copy;
+	job->nplace = n;
+	return 0;
 }
 
 const char *

@@ -86,6 +86,16 @@ struct job_spec {
 	char *script_name;	/* the script's file name, or NULL */
 };
 
+/* One node's share of a job's allocation. */
+#define PLACE_MAX_GPUS 64
+
+struct placement {
+	char node[PEER_NAME_MAX + 1];
+	unsigned node_rank;
+	unsigned ngpus;
+	unsigned gpus[PLACE_MAX_GPUS];	/* node-local indices */
+};
+
 struct job {
 	uint64_t id;
 	char *user;
@@ -98,6 +108,8 @@ struct job {
 	uint32_t restarts;
 	bool has_exit;
 	int32_t exit_code;
+	struct placement *place;	/* current (or last) allocation */
+	size_t nplace;
 };
 
 /* Limits that come from the controller's configuration. */
@@ -123,6 +135,9 @@ int job_spec_validate(struct job_spec *spec, enum role role,
 struct job *job_new(void);
 /* Free a job and everything it owns; accepts NULL. */
 void job_free(struct job *job);
+/* Replace job's placement with a copy of place[0..n). 0 or -1 (ENOMEM). */
+int job_set_placement(struct job *job, const struct placement *place,
+    size_t n);
 
 const char *job_state_name(enum job_state state);
 /* Parse a state name, case-insensitively. 0 or -1 (EINVAL). */

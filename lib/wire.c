@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,11 +165,33 @@ wire_state_from_pb(Cohort__V1__JobState pb, enum job_state *state)
 	}
 }
 
-void
+int
 wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
     Cohort__V1__JobSpec *specbuf)
 {
+	Cohort__V1__Placement *pl;
+	size_t i;
+
 	cohort__v1__job__init(pb);
+	if (job->nplace > 0) {
+		pl = calloc(job->nplace, sizeof(*pl));
+		pb->placement = calloc(job->nplace, sizeof(*pb->placement));
+		if (pl == NULL || pb->placement == NULL) {
+			free(pl);
+			free(pb->placement);
+			pb->placement = NULL;
+			return -1;
+		}
+		for (i = 0; i < job->nplace; i++) {
+			cohort__v1__placement__init(&pl[i]);
+			pl[i].node = (char *)job->place[i].node;
+			pl[i].node_rank = job->place[i].node_rank;
+			pl[i].n_gpus = job->place[i].ngpus;
+			pl[i].gpus = (uint32_t *)job->place[i].gpus;
+			pb->placement[i] = &pl[i];
+		}
+		pb->n_placement = job->nplace;
+	}
 	wire_spec_to_pb(&job->spec, specbuf);
 	pb->id = job->id;
 	pb->user = job->user;
@@ -185,6 +208,150 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 	pb->restarts = job->restarts;
 	pb->has_exit_code = job->has_exit;
 	pb->exit_code = job->exit_code;
+	return 0;
+}
+
+void
+wire_job_pb_release(Cohort__V1__Job *pb)
+{
+	/* The placement messages were allocated as one array. */
+	if (pb->n_placement > 0)
+		free(pb->placement[0]);
+	free(pb->placement);
+	pb->placement = NULL;
+	pb->n_placement = 0;
+}
+
+static int
+wire_placement_from_pb(const Cohort__V1__Job *pb, struct job *job,
+    struct cerr *err)
+{
+	const Cohort__V1__Placement *p;
+	struct placement *place;
+	size_t i, g;
+
+	if (pb->n_placement == 0)
+		return 0;
+	if ((place = calloc(pb->n_placement, sizeof(*place))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < pb->n_placement; i++) {
+		p = pb->placement[i];
+		if (strlen(p->node) > PEER_NAME_MAX ||
+		    p->n_gpus > PLACE_MAX_GPUS) {
+			free(place);
+			return cerr_set(err, ERR_PROTOCOL,
+			    "job %llu: invalid placement",
+			    (unsigned long long)pb->id);
+		}
+		strcpy(place[i].node, p->node);
+		place[i].node_rank = p->node_rank;
+		place[i].ngpus = p->n_gpus;
+		for (g = 0; g < p->n_gpus; g++)
+			place[i].gpus[g] = p->gpus[g];
+	}
+	job->place = place;
+	job->nplace = pb->n_placement;
+	return 0;
+}
+
+int
+wire_inventory_to_pb(const struct inventory *inv, Cohort__V1__Inventory *pb)
+{
+	Cohort__V1__Gpu *g;
+	unsigned i;
+
+	cohort__v1__inventory__init(pb);
+	pb->source = (char *)inv->source;
+	pb->has_ncpus = pb->has_memory_mb = 1;
+	pb->ncpus = inv->ncpus;
+	pb->memory_mb = inv->memory_mb;
+	if (inv->ngpus == 0)
+		return 0;
+	g = calloc(inv->ngpus, sizeof(*g));
+	pb->gpus = calloc(inv->ngpus, sizeof(*pb->gpus));
+	if (g == NULL || pb->gpus == NULL) {
+		free(g);
+		free(pb->gpus);
+		pb->gpus = NULL;
+		return -1;
+	}
+	for (i = 0; i < inv->ngpus; i++) {
+		const struct gpu_info *gi = &inv->gpus[i];
+
+		cohort__v1__gpu__init(&g[i]);
+		g[i].index = gi->index;
+		g[i].uuid = (char *)gi->uuid;
+		g[i].model = (char *)gi->model;
+		g[i].has_memory_mb = g[i].has_numa_node = 1;
+		g[i].memory_mb = gi->memory_mb;
+		g[i].numa_node = gi->numa_node;
+		g[i].pci_bus_id = (char *)gi->pci_bus_id;
+		g[i].has_pcie_switch = g[i].has_nvlink_domain = 1;
+		g[i].pcie_switch = gi->pcie_switch;
+		g[i].nvlink_domain = gi->nvlink_domain;
+		g[i].has_nvlink_peers = g[i].has_nic = 1;
+		g[i].nvlink_peers = gi->nvlink_peers;
+		g[i].nic = gi->nic;
+		pb->gpus[i] = &g[i];
+	}
+	pb->n_gpus = inv->ngpus;
+	return 0;
+}
+
+void
+wire_inventory_pb_release(Cohort__V1__Inventory *pb)
+{
+	if (pb->n_gpus > 0)
+		free(pb->gpus[0]);
+	free(pb->gpus);
+	pb->gpus = NULL;
+	pb->n_gpus = 0;
+}
+
+static void
+wire_copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src != NULL ? src : "");
+}
+
+int
+wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
+    struct cerr *err)
+{
+	const Cohort__V1__Gpu *g;
+	size_t i;
+
+	memset(inv, 0, sizeof(*inv));
+	if (pb->n_gpus > INV_MAX_GPUS)
+		return cerr_set(err, ERR_INVALID,
+		    "inventory lists %zu GPUs; at most %d are supported",
+		    pb->n_gpus, INV_MAX_GPUS);
+	wire_copy_str(inv->source, sizeof(inv->source), pb->source);
+	inv->ncpus = pb->ncpus;
+	inv->memory_mb = pb->memory_mb;
+	inv->ngpus = pb->n_gpus;
+	for (i = 0; i < pb->n_gpus; i++) {
+		struct gpu_info *gi = &inv->gpus[i];
+
+		g = pb->gpus[i];
+		/* The controller addresses GPUs by index: they must be the
+		 * positions 0..n-1, as CUDA numbers them. */
+		if (g->index != i)
+			return cerr_set(err, ERR_INVALID,
+			    "inventory: GPU %zu has index %u", i, g->index);
+		gi->index = g->index;
+		wire_copy_str(gi->uuid, sizeof(gi->uuid), g->uuid);
+		wire_copy_str(gi->model, sizeof(gi->model), g->model);
+		wire_copy_str(gi->pci_bus_id, sizeof(gi->pci_bus_id),
+		    g->pci_bus_id);
+		gi->memory_mb = g->memory_mb;
+		gi->numa_node = g->has_numa_node ? g->numa_node : -1;
+		gi->pcie_switch = g->has_pcie_switch ? g->pcie_switch : -1;
+		gi->nvlink_domain = g->has_nvlink_domain ? g->nvlink_domain : -1;
+		gi->nvlink_peers = g->nvlink_peers;
+		gi->nic = g->has_nic ? g->nic : -1;
+	}
+	return 0;
 }
 
 struct job *
@@ -219,6 +386,8 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->restarts = pb->has_restarts ? pb->restarts : 0;
 	job->has_exit = pb->has_exit_code;
 	job->exit_code = pb->exit_code;
+	if (wire_placement_from_pb(pb, job, err) == -1)
+		goto fail;
 	return job;
 fail:
 	job_free(job);
@@ -274,6 +443,23 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY: return "get_job_reply";
 	case COHORT__V1__ENVELOPE__BODY_CANCEL: return "cancel";
 	case COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY: return "cancel_reply";
+	case COHORT__V1__ENVELOPE__BODY_LOGS: return "logs";
+	case COHORT__V1__ENVELOPE__BODY_LOGS_REPLY: return "logs_reply";
+	case COHORT__V1__ENVELOPE__BODY_LIST_NODES: return "list_nodes";
+	case COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY: return "list_nodes_reply";
+	case COHORT__V1__ENVELOPE__BODY_GET_NODE: return "get_node";
+	case COHORT__V1__ENVELOPE__BODY_GET_NODE_REPLY: return "get_node_reply";
+	case COHORT__V1__ENVELOPE__BODY_REGISTER: return "register";
+	case COHORT__V1__ENVELOPE__BODY_REGISTER_REPLY: return "register_reply";
+	case COHORT__V1__ENVELOPE__BODY_HEARTBEAT: return "heartbeat";
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH: return "launch";
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY: return "launch_reply";
+	case COHORT__V1__ENVELOPE__BODY_STOP: return "stop";
+	case COHORT__V1__ENVELOPE__BODY_STOP_REPLY: return "stop_reply";
+	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT: return "task_exit";
+	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK: return "task_exit_ack";
+	case COHORT__V1__ENVELOPE__BODY_READ_LOG: return "read_log";
+	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY: return "read_log_reply";
 	default: return "unknown";
 	}
 }

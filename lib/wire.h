@@ -5,6 +5,7 @@
 #define COHORT_WIRE_H
 
 #include "err.h"
+#include "inventory.h"
 #include "job.h"
 #include "proto/cohort.pb-c.h"
 
@@ -20,12 +21,22 @@ void wire_spec_to_pb(const struct job_spec *spec, Cohort__V1__JobSpec *pb);
 int wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *spec,
     struct cerr *err);
 
-/* Same pair for a whole job. wire_job_to_pb borrows from job and uses
- * specbuf for the nested spec message. */
-void wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
+/* Same pair for a whole job. wire_job_to_pb borrows from job, uses
+ * specbuf for the nested spec message and allocates the placement
+ * messages, which wire_job_pb_release frees. 0, or -1 (ENOMEM). */
+int wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
     Cohort__V1__JobSpec *specbuf);
+void wire_job_pb_release(Cohort__V1__Job *pb);
 /* Returns a new job the caller frees with job_free, or NULL with err. */
 struct job *wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err);
+
+/* Inventory: to_pb allocates the GPU messages (release frees them);
+ * from_pb copies, refusing more than INV_MAX_GPUS GPUs (ERR_INVALID). */
+int wire_inventory_to_pb(const struct inventory *inv,
+    Cohort__V1__Inventory *pb);
+void wire_inventory_pb_release(Cohort__V1__Inventory *pb);
+int wire_inventory_from_pb(const Cohort__V1__Inventory *pb,
+    struct inventory *inv, struct cerr *err);
 
 Cohort__V1__JobState wire_state_to_pb(enum job_state state);
 /* 0, or -1 for a value that is not a job state. */

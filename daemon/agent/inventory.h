@@ -8,33 +8,7 @@
 #include <stdint.h>
 
 #include "lib/err.h"
-
-#define INV_MAX_GPUS 64
-#define INV_MODEL_MAX 96
-#define INV_UUID_MAX 80
-
-struct gpu_info {
-	unsigned index;			/* node-local, as CUDA numbers them */
-	char uuid[INV_UUID_MAX];	/* "GPU-…" */
-	char model[INV_MODEL_MAX];	/* "NVIDIA H100 80GB HBM3" */
-	uint64_t memory_mb;
-	int numa_node;			/* -1: unknown */
-	char pci_bus_id[32];		/* "00000000:18:00.0" */
-	int pcie_switch;		/* id of the PCIe switch above it; -1 */
-	int nvlink_domain;		/* GPUs with the same id are all
-					 * NVLinked to each other (one
-					 * NVSwitch, a quad...); -1: none */
-	uint64_t nvlink_peers;		/* bit i: an NVLink to GPU index i */
-	int nic;			/* index of the nearest NIC; -1 */
-};
-
-struct inventory {
-	char source[16];		/* "simulated" or "nvml" */
-	unsigned ncpus;
-	uint64_t memory_mb;
-	unsigned ngpus;
-	struct gpu_info gpus[INV_MAX_GPUS];
-};
+#include "lib/inventory.h"
 
 /* How a simulated node looks ([gpu] section of the agent config). */
 struct sim_gpus {

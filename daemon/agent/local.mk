@@ -6,8 +6,15 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
-	daemon/agent/tasks.c daemon/agent/tasks.h
+	daemon/agent/tasks.c daemon/agent/tasks.h \
+	daemon/agent/agent.c daemon/agent/agent.h \
+	daemon/agent/link.c daemon/agent/link.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
+
+bin_PROGRAMS += cohort-agent
+cohort_agent_SOURCES = daemon/agent/main.c
+cohort_agent_CFLAGS = $(daemon_agent_libagent_a_CFLAGS) $(SYSTEMD_CFLAGS)
+cohort_agent_LDADD = $(AGENT_LIBS) $(SYSTEMD_LIBS)
 
 ## The fake NVML library the tests load instead of the real one.
 check_PROGRAMS += tests/fake/libnvidia-ml.so.1

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "daemon/controller/ctl_config.h"
 #include "jobs.h"
+#include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/tls.h"
 #include "rpc.h"
@@ -87,48 +87,6 @@ write_port_file(const char *path, unsigned port)
 	if (fclose(f) != 0 || rename(tmp, path) == -1)
 		return -1;
 	return 0;
-}
-
-/* Detach, keeping stderr until start-up is done: the parent exits with
- * the child's verdict so `cohortd -c FILE` still reports a bad start. */
-static int
-daemonize(int *ready_fd)
-{
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(p) == -1)
-		return -1;
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid > 0) {
-		close(p[1]);
-		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
-	}
-	close(p[0]);
-	setsid();
-	*ready_fd = p[1];
-	return 0;
-}
-
-static void
-detach_done(int ready_fd)
-{
-	int fd;
-
-	if (ready_fd < 0)
-		return;
-	if ((fd = open("/dev/null", O_RDWR)) != -1) {
-		dup2(fd, STDIN_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-		if (fd > STDERR_FILENO)
-			close(fd);
-	}
-	if (write(ready_fd, "1", 1) != 1)
-		log_warn("cannot tell the parent we are ready");
-	close(ready_fd);
 }
 
 static void
@@ -242,12 +200,12 @@ main(int argc, char **argv)
 	/* Start-up errors go to stderr either way; syslog only once we run
 	 * detached. */
 	log_init("cohortd", true, verbose);
-	if (!foreground && daemonize(&ready_fd) == -1)
+	if (!foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);
 	if (!foreground) {
 		log_init("cohortd", false, verbose);
-		detach_done(ready_fd);
+		daemon_ready(ready_fd);
 	}
 	sd_notify(0, "READY=1");
 	event_base_dispatch(d.base);

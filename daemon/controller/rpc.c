@@ -197,7 +197,12 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		wire_job_to_pb(list[i], &pbs[i], &specs[i]);
+		if (wire_job_to_pb(list[i], &pbs[i], &specs[i]) == -1) {
+			rpc_error(rpc, c, req->id, ERR_INTERNAL,
+			    "out of memory", false);
+			n = i;
+			goto out;
+		}
 		ptrs[i] = &pbs[i];
 	}
 	reply.n_jobs = n;
@@ -207,6 +212,8 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	env.list_jobs_reply = &reply;
 	rpc_send(rpc, c, &env, false);
 out:
+	for (i = 0; i < n && pbs != NULL; i++)
+		wire_job_pb_release(&pbs[i]);
 	free(ptrs);
 	free(specs);
 	free(pbs);
@@ -229,12 +236,16 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
 		return;
 	}
-	wire_job_to_pb(job, &pb, &spec);
+	if (wire_job_to_pb(job, &pb, &spec) == -1) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+		return;
+	}
 	reply.job = &pb;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY;
 	env.get_job_reply = &reply;
 	rpc_send(rpc, c, &env, false);
+	wire_job_pb_release(&pb);
 }
 
 static void

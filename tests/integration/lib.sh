@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by every integration test. Tests run under automake's test
 # driver (exit 0 pass, 1 fail, 77 skip) with top_srcdir and top_builddir
 # exported by TESTS_ENVIRONMENT; run by hand, both default to the tree the

@@ -88,14 +88,18 @@ class Conn:
             die(3, f"cannot connect to {server}: {e}")
 
     def send_bytes(self, data):
-        self.sock.sendall(data)
+        try:
+            self.sock.sendall(data)
+        except (ssl.SSLError, OSError) as e:
+            # The controller may refuse our certificate, or close, first.
+            die(3, f"the controller closed the connection ({e})")
 
     def send(self, env):
         if not env.id:
             env.id = self.next_id
             self.next_id += 1
         body = env.SerializeToString()
-        self.sock.sendall(struct.pack(">I", len(body)) + body)
+        self.send_bytes(struct.pack(">I", len(body)) + body)
         return env.id
 
     def _read_exact(self, n):

@@ -240,7 +240,15 @@ START_TEST(test_jobs_list_get_cancel)
 		jobs[i]->end_ms = i ? 1700000001000LL : 0;
 		jobs[i]->has_exit = i;
 		jobs[i]->exit_code = -9;
-		wire_job_to_pb(jobs[i], &pbs[i], &specs[i]);
+		if (i == 1) {
+			struct placement pl[2] = { { .node = "node01",
+			    .node_rank = 0, .ngpus = 2, .gpus = { 4, 5 } },
+			    { .node = "node02", .node_rank = 1, .ngpus = 1,
+			    .gpus = { 7 } } };
+
+			ck_assert_int_eq(job_set_placement(jobs[i], pl, 2), 0);
+		}
+		ck_assert_int_eq(wire_job_to_pb(jobs[i], &pbs[i], &specs[i]), 0);
 		ptrs[i] = &pbs[i];
 	}
 	lrep.n_jobs = 2;
@@ -259,6 +267,13 @@ START_TEST(test_jobs_list_get_cancel)
 		ck_assert_int_eq(back->submit_ms, jobs[i]->submit_ms);
 		ck_assert_int_eq(back->end_ms, jobs[i]->end_ms);
 		ck_assert_int_eq(back->has_exit, jobs[i]->has_exit);
+		ck_assert_uint_eq(back->nplace, jobs[i]->nplace);
+		if (back->nplace == 2) {
+			ck_assert_str_eq(back->place[1].node, "node02");
+			ck_assert_uint_eq(back->place[1].node_rank, 1);
+			ck_assert_uint_eq(back->place[0].ngpus, 2);
+			ck_assert_uint_eq(back->place[0].gpus[1], 5);
+		}
 		assert_spec_eq(&back->spec, &jobs[i]->spec);
 		job_free(back);
 	}
@@ -294,6 +309,8 @@ START_TEST(test_jobs_list_get_cancel)
 	ck_assert_int_eq(out->cancel_reply->state,
 	    COHORT__V1__JOB_STATE__CANCELLED);
 	frame_free(out);
+	wire_job_pb_release(&pbs[0]);
+	wire_job_pb_release(&pbs[1]);
 	job_free(jobs[0]);
 	job_free(jobs[1]);
 }

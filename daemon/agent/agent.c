@@ -1,0 +1,476 @@
+/* The agent's task table. A task ends when its supervisor does (its
+ * pidfd becomes readable); the supervisor has then written the wait
+ * status to the spool, so the outcome survives an agent restart too. */
+#include "config.h"
+
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "daemon/agent/agent.h"
+#include "daemon/agent/agent_config.h"
+#include "daemon/agent/env.h"
+#include "daemon/agent/tasks.h"
+#include "lib/log.h"
+
+/* Tasks whose supervisor could not be watched with a pidfd are checked
+ * this often. */
+#define AGENT_SWEEP_MS 1000
+
+struct atask {
+	struct agent *a;
+	struct task t;
+	struct event *ev;	/* pidfd readable */
+	struct event *kill_ev;	/* SIGKILL after the stop grace */
+	bool ended;
+	bool acked;
+	int status;
+	TAILQ_ENTRY(atask) entry;
+};
+
+struct agent {
+	struct event_base *base;
+	const struct agent_config *cfg;
+	agent_exit_cb cb;
+	void *arg;
+	struct event *sweep;
+	TAILQ_HEAD(, atask) tasks;
+};
+
+static void
+atask_free(struct atask *at)
+{
+	TAILQ_REMOVE(&at->a->tasks, at, entry);
+	if (at->ev != NULL)
+		event_free(at->ev);
+	if (at->kill_ev != NULL)
+		event_free(at->kill_ev);
+	if (at->t.pidfd >= 0)
+		close(at->t.pidfd);
+	free(at);
+}
+
+static void
+atask_check(struct atask *at)
+{
+	struct task_report r;
+	int status;
+
+	if (at->ended)
+		return;
+	if (task_result(&at->t, &status) == -1 && errno != EIO)
+		return;
+	at->ended = true;
+	at->status = status;
+	if (at->ev != NULL)
+		event_del(at->ev);
+	if (at->kill_ev != NULL)
+		event_del(at->kill_ev);
+	log_info("job %" PRIu64 " rank %u: task ended (status 0x%x)",
+	    at->t.job_id, at->t.rank, (unsigned)status);
+	r.job_id = at->t.job_id;
+	r.restart = at->t.restart;
+	r.rank = at->t.rank;
+	r.running = false;
+	r.wait_status = status;
+	at->a->cb(&r, at->a->arg);
+}
+
+static void
+atask_pidfd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	atask_check(arg);
+}
+
+static void
+atask_kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct atask *at = arg;
+
+	if (!at->ended && task_signal(&at->t, SIGKILL) == 0)
+		log_info("job %" PRIu64 " rank %u: still running after the "
+		    "grace period; killed", at->t.job_id, at->t.rank);
+}
+
+static void
+agent_sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	struct atask *at, *next;
+
+	for (at = TAILQ_FIRST(&a->tasks); at != NULL; at = next) {
+		next = TAILQ_NEXT(at, entry);
+		if (at->t.pidfd < 0)
+			atask_check(at);
+	}
+}
+
+/* Take t into the table (the table owns t->pidfd from here). */
+static struct atask *
+agent_watch(struct agent *a, const struct task *t)
+{
+	struct atask *at;
+
+	if ((at = calloc(1, sizeof(*at))) == NULL)
+		return NULL;
+	at->a = a;
+	at->t = *t;
+	at->status = 0;
+	at->kill_ev = evtimer_new(a->base, atask_kill_cb, at);
+	if (t->pidfd >= 0)
+		at->ev = event_new(a->base, t->pidfd, EV_READ, atask_pidfd_cb,
+		    at);
+	if (at->kill_ev == NULL || (t->pidfd >= 0 && at->ev == NULL)) {
+		if (at->kill_ev != NULL)
+			event_free(at->kill_ev);
+		free(at);
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&a->tasks, at, entry);
+	if (at->ev != NULL)
+		event_add(at->ev, NULL);
+	return at;
+}
+
+static int
+agent_adopt_cb(struct task *t, void *arg)
+{
+	struct agent *a = arg;
+	struct atask *at;
+
+	if ((at = agent_watch(a, t)) == NULL) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		return -1;
+	}
+	log_info("job %" PRIu64 " rank %u: adopted from the spool",
+	    t->job_id, t->rank);
+	/* It may have ended while no agent watched. */
+	if (t->pidfd < 0 || !task_alive(t))
+		atask_check(at);
+	return 0;
+}
+
+struct agent *
+agent_create(struct event_base *base, const struct agent_config *cfg,
+    agent_exit_cb cb, void *arg, struct cerr *err)
+{
+	struct agent *a;
+	struct timeval tv = { AGENT_SWEEP_MS / 1000,
+	    (AGENT_SWEEP_MS % 1000) * 1000 };
+
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	a->base = base;
+	a->cfg = cfg;
+	a->cb = cb;
+	a->arg = arg;
+	TAILQ_INIT(&a->tasks);
+	a->sweep = event_new(base, -1, EV_PERSIST, agent_sweep_cb, a);
+	if (a->sweep == NULL || event_add(a->sweep, &tv) == -1) {
+		cerr_set(err, ERR_INTERNAL, "cannot create timers");
+		goto fail;
+	}
+	if (tasks_adopt(cfg->spool, agent_adopt_cb, a, err) == -1)
+		goto fail;
+	return a;
+fail:
+	agent_destroy(a);
+	return NULL;
+}
+
+void
+agent_destroy(struct agent *a)
+{
+	if (a == NULL)
+		return;
+	while (!TAILQ_EMPTY(&a->tasks))
+		atask_free(TAILQ_FIRST(&a->tasks));
+	if (a->sweep != NULL)
+		event_free(a->sweep);
+	free(a);
+}
+
+static bool
+agent_has_start(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct atask *at;
+
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart)
+			return true;
+	return false;
+}
+
+/* HOME, USER, LOGNAME, SHELL and PATH of the account the tasks run as. */
+static int
+agent_base_env(const char *account, char ***env, size_t *n,
+    struct cerr *err)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096], line[4200];
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+
+	if (geteuid() != 0) {
+		/* Tasks run as the agent itself: keep its own account. */
+		account = NULL;
+		getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res);
+		if (getenv("PATH") != NULL)
+			path = getenv("PATH");
+	} else {
+		getpwnam_r(account, &pw, buf, sizeof(buf), &res);
+		if (res == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "user '%s' does not exist on this node", account);
+	}
+	if (res != NULL) {
+		snprintf(line, sizeof(line), "HOME=%s", pw.pw_dir);
+		strv_append(env, n, line);
+		snprintf(line, sizeof(line), "USER=%s", pw.pw_name);
+		strv_append(env, n, line);
+		snprintf(line, sizeof(line), "LOGNAME=%s", pw.pw_name);
+		strv_append(env, n, line);
+		snprintf(line, sizeof(line), "SHELL=%s",
+		    pw.pw_shell[0] ? pw.pw_shell : "/bin/sh");
+		strv_append(env, n, line);
+	}
+	snprintf(line, sizeof(line), "PATH=%s", path);
+	if (strv_append(env, n, line) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+/* The progress file lives in the start's spool directory and belongs to
+ * the task's account, so the job can rewrite it. */
+static int
+agent_progress_file(const struct agent *a, const struct launch *l,
+    const char *account, char *path, size_t len, struct cerr *err)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int fd;
+
+	snprintf(path, len, "%s/jobs", a->cfg->spool);
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(errno));
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
+	    l->job_id, l->restart);
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(errno));
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/progress", a->cfg->spool,
+	    l->job_id, l->restart);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(errno));
+	if (geteuid() == 0) {
+		getpwnam_r(account, &pw, buf, sizeof(buf), &res);
+		if (res != NULL && fchown(fd, pw.pw_uid, pw.pw_gid) == -1)
+			log_warn("%s: chown", path);
+	}
+	close(fd);
+	return 0;
+}
+
+/* Kill what a failed launch had started, and forget it. */
+static void
+agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct atask *at, *next;
+	int i;
+
+	for (at = TAILQ_FIRST(&a->tasks); at != NULL; at = next) {
+		next = TAILQ_NEXT(at, entry);
+		if (at->t.job_id != job_id || at->t.restart != restart)
+			continue;
+		task_signal(&at->t, SIGKILL);
+		/* Bounded: the supervisor writes the status right after. */
+		for (i = 0; i < 100 && task_alive(&at->t); i++)
+			usleep(10000);
+		atask_free(at);
+	}
+	tasks_remove(a->cfg->spool, job_id, restart);
+}
+
+static int
+agent_start_rank(struct agent *a, const struct launch *l,
+    const char *account, char *const *base, size_t nbase,
+    const char *progress, unsigned local_rank, struct cerr *err)
+{
+	const struct job_spec *s = l->spec;
+	struct task_env te = { 0 };
+	struct task_launch tl = { 0 };
+	struct task t;
+	char **envp = NULL;
+	size_t nenv = 0;
+	int rc;
+
+	te.job_id = l->job_id;
+	te.job_name = s->name;
+	te.restart_count = l->restart;
+	te.nnodes = (unsigned)l->nnodes;
+	te.node_rank = l->node_rank;
+	te.nodelist = l->nodelist;
+	te.master_addr = l->master_addr;
+	te.master_port = l->master_port;
+	te.tasks_per_node = s->tasks_per_node;
+	te.local_rank = local_rank;
+	te.gpus = l->gpus;
+	te.ngpus = l->ngpus;
+	te.checkpoint_dir = s->checkpoint_dir;
+	te.resume_checkpoint = l->resume_checkpoint;
+	te.progress_file = progress;
+	te.user_env = (const char *const *)s->env;
+	te.nuser_env = s->nenv;
+	te.base_env = (const char *const *)base;
+	te.nbase_env = nbase;
+	if (env_build(&te, &envp, &nenv, err) == -1)
+		return -1;
+	tl.job_id = l->job_id;
+	tl.restart = l->restart;
+	tl.local_rank = local_rank;
+	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
+	tl.argv = (const char *const *)s->argv;
+	tl.argc = s->argc;
+	tl.script = s->script;
+	tl.script_len = s->script_len;
+	tl.envp = envp;
+	tl.workdir = s->workdir;
+	tl.user = account;
+	rc = task_start(a->cfg->spool, &tl, &t, err);
+	strv_free(envp, nenv);
+	if (rc == -1)
+		return -1;
+	if (agent_watch(a, &t) == NULL) {
+		task_signal(&t, SIGKILL);
+		if (t.pidfd >= 0)
+			close(t.pidfd);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	log_info("job %" PRIu64 " rank %u: started (pgid %d) as %s",
+	    l->job_id, tl.rank, (int)t.pgid, account);
+	return 0;
+}
+
+int
+agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
+{
+	const char *account;
+	char **base = NULL;
+	size_t nbase = 0;
+	char progress[4096];
+	unsigned r;
+	int rc = -1;
+
+	if (agent_has_start(a, l->job_id, l->restart))
+		return 0;
+	account = agent_config_map_user(a->cfg, l->user);
+	if (agent_base_env(account, &base, &nbase, err) == -1 ||
+	    agent_progress_file(a, l, account, progress, sizeof(progress),
+	    err) == -1)
+		goto out;
+	for (r = 0; r < l->spec->tasks_per_node; r++) {
+		if (agent_start_rank(a, l, account, base, nbase, progress, r,
+		    err) == -1) {
+			log_warnx("job %" PRIu64 ": start failed: %s",
+			    l->job_id, err->text);
+			agent_undo_launch(a, l->job_id, l->restart);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	strv_free(base, nbase);
+	return rc;
+}
+
+void
+agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct atask *at;
+	struct timeval tv;
+
+	tv.tv_sec = a->cfg->kill_wait_ms / 1000;
+	tv.tv_usec = (a->cfg->kill_wait_ms % 1000) * 1000;
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		if (at->t.job_id != job_id || at->t.restart != restart ||
+		    at->ended)
+			continue;
+		if (task_signal(&at->t, SIGTERM) == 0) {
+			log_info("job %" PRIu64 " rank %u: SIGTERM",
+			    job_id, at->t.rank);
+			evtimer_add(at->kill_ev, &tv);
+		}
+	}
+}
+
+void
+agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
+    unsigned rank)
+{
+	struct atask *at;
+
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		if (at->t.job_id == job_id && at->t.restart == restart &&
+		    at->t.rank == rank && at->ended) {
+			/* Logs stay in the spool for `cohort logs`. */
+			atask_free(at);
+			return;
+		}
+	}
+}
+
+struct task_report *
+agent_tasks(struct agent *a, size_t *n)
+{
+	struct task_report *r;
+	struct atask *at;
+	size_t i = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		i++;
+	if (i == 0 || (r = calloc(i, sizeof(*r))) == NULL)
+		return NULL;
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		r[*n].job_id = at->t.job_id;
+		r[*n].restart = at->t.restart;
+		r[*n].rank = at->t.rank;
+		r[*n].running = !at->ended;
+		r[*n].wait_status = at->status;
+		(*n)++;
+	}
+	return r;
+}
+
+ssize_t
+agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
+    unsigned rank, uint64_t offset, void *buf, size_t max)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	if (task_log_path(a->cfg->spool, job_id, restart, rank, path,
+	    sizeof(path)) == -1)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = pread(fd, buf, max, (off_t)offset);
+	close(fd);
+	return n;
+}

@@ -1,0 +1,77 @@
+/* The agent's work on its node: the table of tasks it supervises, launch
+ * and stop requests from the controller, exit detection (pidfd events),
+ * and log reads. The connection to the controller (link.c) calls in here
+ * with project structs and is told of exits through a callback. */
+#ifndef COHORT_AGENT_AGENT_H
+#define COHORT_AGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "lib/inventory.h"
+#include "lib/job.h"
+
+struct event_base;
+struct agent_config;
+struct agent;
+
+/* A launch request, as the controller sent it. */
+struct launch {
+	uint64_t job_id;
+	uint32_t restart;
+	const char *user;
+	const struct job_spec *spec;
+	unsigned node_rank;
+	const char *const *nodelist;
+	size_t nnodes;
+	const char *master_addr;
+	unsigned master_port;
+	const unsigned *gpus;
+	size_t ngpus;
+	const char *resume_checkpoint;
+};
+
+/* A task as reported to the controller. */
+struct task_report {
+	uint64_t job_id;
+	uint32_t restart;
+	unsigned rank;
+	bool running;
+	int wait_status;	/* when !running */
+};
+
+typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);
+
+/* Adopt the tasks found in the spool (from before a restart). cfg is
+ * borrowed and must outlive the agent. */
+struct agent *agent_create(struct event_base *base,
+    const struct agent_config *cfg, agent_exit_cb cb, void *arg,
+    struct cerr *err);
+/* Stops watching; tasks keep running. Accepts NULL. */
+void agent_destroy(struct agent *a);
+
+/* Start this node's tasks of l. Idempotent: a start already known is
+ * accepted as is. 0, or -1 with err (ERR_INVALID for a start that cannot
+ * work here, e.g. an unknown user: nothing is left running). */
+int agent_launch(struct agent *a, const struct launch *l, struct cerr *err);
+
+/* Stop the tasks of (job, restart): SIGTERM now, SIGKILL after the
+ * configured wait. Unknown jobs are fine (nothing to do). */
+void agent_stop(struct agent *a, uint64_t job_id, uint32_t restart);
+
+/* The controller has recorded this task's exit: stop reporting it. */
+void agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
+    unsigned rank);
+
+/* Every task not yet acknowledged, into a malloc'd array. */
+struct task_report *agent_tasks(struct agent *a, size_t *n);
+
+/* Read up to max bytes of a rank's log from offset into buf. Returns the
+ * byte count (0 at the end), or -1 with errno (ENOENT: no such log). */
+ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
+    unsigned rank, uint64_t offset, void *buf, size_t max);
+
+#endif

@@ -1,0 +1,243 @@
+/* The job environment contract of SPEC.md ("Job environment"), built for
+ * one task out of what the agent knows about the start. Nothing here
+ * reads the process environment: the caller passes the target user's
+ * base variables, so the result is the same wherever it is built. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/agent/env.h"
+#include "lib/job.h"
+
+/* A growing envp in which a later "K=V" replaces an earlier one with the
+ * same K, so that the order of env_build's layers decides who wins and
+ * the result holds each name once. */
+struct envv {
+	char **v;
+	size_t n;
+};
+
+static size_t
+env_keylen(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	return eq == NULL ? 0 : (size_t)(eq - kv);
+}
+
+/* Take ownership of kv (a malloc'd "K=V") and put it into e. */
+static int
+envv_put_owned(struct envv *e, char *kv)
+{
+	size_t i, klen = env_keylen(kv);
+	char **nv;
+
+	for (i = 0; i < e->n; i++) {
+		if (env_keylen(e->v[i]) == klen &&
+		    strncmp(e->v[i], kv, klen) == 0) {
+			free(e->v[i]);
+			e->v[i] = kv;
+			return 0;
+		}
+	}
+	/* Room for kv and the terminating NULL execve wants. */
+	if ((nv = reallocarray(e->v, e->n + 2, sizeof(*nv))) == NULL) {
+		free(kv);
+		return -1;
+	}
+	nv[e->n++] = kv;
+	nv[e->n] = NULL;
+	e->v = nv;
+	return 0;
+}
+
+/* Copy a layer of "K=V" strings given by the base system or the job. An
+ * entry without a name is refused rather than passed on, as execve would
+ * hand the task something that is not a variable. */
+static int
+envv_put_layer(struct envv *e, const char *const *kv, size_t n,
+    const char *what, struct cerr *err)
+{
+	size_t i;
+	char *copy;
+
+	for (i = 0; i < n; i++) {
+		if (kv[i] == NULL || env_keylen(kv[i]) == 0)
+			return cerr_set(err, ERR_INVALID,
+			    "%s environment entry '%s' is not NAME=VALUE",
+			    what, kv[i] == NULL ? "(null)" : kv[i]);
+		if ((copy = strdup(kv[i])) == NULL ||
+		    envv_put_owned(e, copy) == -1)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+static int
+envv_set(struct envv *e, const char *key, const char *val)
+{
+	char *kv;
+
+	if (asprintf(&kv, "%s=%s", key, val == NULL ? "" : val) == -1)
+		return -1;
+	return envv_put_owned(e, kv);
+}
+
+static int
+envv_setu(struct envv *e, const char *key, uint64_t val)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, val);
+	return envv_set(e, key, buf);
+}
+
+/* Join n strings (or unsigned numbers, when strs is NULL) with commas
+ * into a malloc'd string; "" for n == 0. */
+static char *
+join(const char *const *strs, const unsigned *nums, size_t n)
+{
+	char *s = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			fputc(',', f);
+		if (strs != NULL)
+			fputs(strs[i], f);
+		else
+			fprintf(f, "%u", nums[i]);
+	}
+	if (fclose(f) == EOF) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+env_check(const struct task_env *te, struct cerr *err)
+{
+	unsigned i;
+
+	if (te->nnodes == 0 || te->node_rank >= te->nnodes)
+		return cerr_set(err, ERR_INVALID,
+		    "node rank %u out of range for %u nodes", te->node_rank,
+		    te->nnodes);
+	if (te->tasks_per_node == 0 || te->local_rank >= te->tasks_per_node)
+		return cerr_set(err, ERR_INVALID,
+		    "local rank %u out of range for %u tasks per node",
+		    te->local_rank, te->tasks_per_node);
+	if (te->nodelist == NULL)
+		return cerr_set(err, ERR_INVALID, "no node list");
+	for (i = 0; i < te->nnodes; i++)
+		if (te->nodelist[i] == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "node list lacks rank %u", i);
+	if (te->ngpus > 0 && te->gpus == NULL)
+		return cerr_set(err, ERR_INVALID, "no GPU list");
+	return 0;
+}
+
+/* Cohort's own variables, set last so that they win over the base and
+ * the job's env (a job cannot lie to itself about its rank). */
+static int
+env_put_cohort(struct envv *e, const struct task_env *te)
+{
+	uint64_t tpn = te->tasks_per_node;
+	char *nodes = NULL, *gpus = NULL;
+	size_t off, len;
+	int rc = -1;
+
+	env_task_gpus(te->ngpus, te->tasks_per_node, te->local_rank, &off,
+	    &len);
+	if ((nodes = join(te->nodelist, NULL, te->nnodes)) == NULL ||
+	    (gpus = join(NULL, len > 0 ? te->gpus + off : NULL, len)) == NULL)
+		goto out;
+	if (envv_setu(e, "COHORT_JOB_ID", te->job_id) == -1 ||
+	    envv_set(e, "COHORT_JOB_NAME", te->job_name) == -1 ||
+	    envv_setu(e, "COHORT_NNODES", te->nnodes) == -1 ||
+	    envv_setu(e, "COHORT_NODE_RANK", te->node_rank) == -1 ||
+	    envv_set(e, "COHORT_NODELIST", nodes) == -1 ||
+	    envv_setu(e, "COHORT_RESTART_COUNT", te->restart_count) == -1 ||
+	    envv_set(e, "COHORT_CHECKPOINT_DIR", te->checkpoint_dir) == -1 ||
+	    envv_set(e, "COHORT_RESUME_CHECKPOINT",
+	    te->resume_checkpoint) == -1 ||
+	    envv_set(e, "COHORT_PROGRESS_FILE", te->progress_file) == -1 ||
+	    envv_setu(e, "COHORT_TASKS_PER_NODE", tpn) == -1 ||
+	    envv_set(e, "MASTER_ADDR", te->master_addr) == -1 ||
+	    envv_setu(e, "MASTER_PORT", te->master_port) == -1 ||
+	    envv_setu(e, "NNODES", te->nnodes) == -1 ||
+	    envv_setu(e, "NODE_RANK", te->node_rank) == -1 ||
+	    envv_setu(e, "WORLD_SIZE", te->nnodes * tpn) == -1 ||
+	    envv_setu(e, "RANK", te->node_rank * tpn + te->local_rank) == -1 ||
+	    envv_setu(e, "LOCAL_RANK", te->local_rank) == -1 ||
+	    envv_setu(e, "LOCAL_WORLD_SIZE", tpn) == -1 ||
+	    envv_set(e, "CUDA_VISIBLE_DEVICES", gpus) == -1)
+		goto out;
+	rc = 0;
+out:
+	free(nodes);
+	free(gpus);
+	return rc;
+}
+
+int
+env_build(const struct task_env *te, char ***envp, size_t *n,
+    struct cerr *err)
+{
+	struct envv e = { NULL, 0 };
+
+	*envp = NULL;
+	*n = 0;
+	if (env_check(te, err) == -1)
+		return -1;
+	if (envv_put_layer(&e, te->base_env, te->nbase_env, "base",
+	    err) == -1 ||
+	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1)
+		goto fail;
+	if (env_put_cohort(&e, te) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	*envp = e.v;
+	*n = e.n;
+	return 0;
+fail:
+	strv_free(e.v, e.n);
+	return -1;
+}
+
+/* Shares are contiguous and as equal as they can be: with n GPUs and t
+ * tasks each task gets n / t, and the first n % t tasks get one more, so
+ * 6 GPUs over 4 tasks give 2, 2, 1, 1. A task past the end (or with
+ * more tasks than GPUs, a task beyond the n-th) gets an empty share. */
+void
+env_task_gpus(size_t n, unsigned t, unsigned r, size_t *off, size_t *len)
+{
+	size_t base, extra;
+
+	if (t == 0)
+		t = 1;
+	if (r >= t) {
+		*off = n;
+		*len = 0;
+		return;
+	}
+	base = n / t;
+	extra = n % t;
+	if (r < extra) {
+		*off = r * (base + 1);
+		*len = base + 1;
+	} else {
+		*off = extra * (base + 1) + (r - extra) * base;
+		*len = base;
+	}
+}

@@ -1,0 +1,521 @@
+/* The connection to the controller. This file and lib/wire.c are the
+ * agent's only protobuf users: requests are translated to agent.c's
+ * structs here. */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+
+#include "daemon/agent/agent_config.h"
+#include "daemon/agent/link.h"
+#include "lib/frame.h"
+#include "lib/log.h"
+#include "lib/tls.h"
+#include "lib/wire.h"
+
+/* Launch requests carry the job's script (up to the controller's
+ * max_script), so allow more than the controller's default. */
+#define LINK_MAX_FRAME (16u * 1024 * 1024)
+#define LINK_BACKOFF_MIN_MS 250
+#define LINK_BACKOFF_MAX_MS 30000
+#define LINK_LOG_CHUNK (1024 * 1024)
+
+enum link_state {
+	LINK_IDLE,		/* waiting to retry */
+	LINK_CONNECTING,	/* TCP + TLS */
+	LINK_HELLO,		/* Hello sent */
+	LINK_REGISTER,		/* Register sent */
+	LINK_READY,
+};
+
+struct link {
+	struct event_base *base;
+	const struct agent_config *cfg;
+	SSL_CTX *ctx;
+	const struct inventory *inv;
+	struct agent *agent;
+	struct bufferevent *bev;
+	enum link_state state;
+	struct event *retry_ev;
+	struct event *hb_ev;
+	unsigned attempts;
+	uint64_t next_id;
+	unsigned seed;
+};
+
+static void link_connect(struct link *l);
+
+static void
+link_send(struct link *l, Cohort__V1__Envelope *env)
+{
+	if (l->bev == NULL)
+		return;
+	if (frame_write(bufferevent_get_output(l->bev), env,
+	    LINK_MAX_FRAME) == -1)
+		log_warn("cannot queue a '%s' message",
+		    wire_body_name(env->body_case));
+}
+
+static void
+link_send_error(struct link *l, uint64_t id, enum err_code code,
+    const char *text)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+
+	e.code = wire_err_to_pb(code);
+	e.text = (char *)text;
+	env.id = id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	link_send(l, &env);
+}
+
+/* Drop the connection and retry after a capped, jittered back-off. */
+static void
+link_reset(struct link *l, const char *why)
+{
+	unsigned shift = l->attempts < 10 ? l->attempts : 10;
+	uint64_t ms = (uint64_t)LINK_BACKOFF_MIN_MS << shift;
+	struct timeval tv;
+
+	if (l->bev != NULL) {
+		bufferevent_free(l->bev);
+		l->bev = NULL;
+	}
+	evtimer_del(l->hb_ev);
+	if (ms > LINK_BACKOFF_MAX_MS)
+		ms = LINK_BACKOFF_MAX_MS;
+	/* Jitter in [ms/2, ms]: a restarted controller is not hit by every
+	 * agent at the same instant. */
+	ms = ms / 2 + (uint64_t)rand_r(&l->seed) % (ms / 2 + 1);
+	l->attempts++;
+	l->state = LINK_IDLE;
+	log_info("controller link down (%s); retrying in %" PRIu64 " ms", why,
+	    ms);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(l->retry_ev, &tv);
+}
+
+static Cohort__V1__TaskStatus **
+link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
+{
+	struct task_report *r;
+	Cohort__V1__TaskStatus *ts, **ptrs;
+	size_t i;
+
+	*buf = NULL;
+	if (l->agent == NULL || (r = agent_tasks(l->agent, n)) == NULL)
+		return NULL;
+	ts = calloc(*n, sizeof(*ts));
+	ptrs = calloc(*n, sizeof(*ptrs));
+	if (ts == NULL || ptrs == NULL) {
+		free(ts);
+		free(ptrs);
+		free(r);
+		*n = 0;
+		return NULL;
+	}
+	for (i = 0; i < *n; i++) {
+		cohort__v1__task_status__init(&ts[i]);
+		ts[i].job_id = r[i].job_id;
+		ts[i].restart = r[i].restart;
+		ts[i].rank = r[i].rank;
+		ts[i].running = r[i].running;
+		ts[i].has_wait_status = !r[i].running;
+		ts[i].wait_status = r[i].wait_status;
+		ptrs[i] = &ts[i];
+	}
+	free(r);
+	*buf = ts;
+	return ptrs;
+}
+
+static void
+link_send_hello(struct link *l)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__Hello h = COHORT__V1__HELLO__INIT;
+
+	h.major = WIRE_MAJOR;
+	h.minor = WIRE_MINOR;
+	h.software = "cohort-agent " PACKAGE_VERSION;
+	env.id = ++l->next_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	link_send(l, &env);
+	l->state = LINK_HELLO;
+}
+
+static void
+link_send_register(struct link *l)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__RegisterRequest rr = COHORT__V1__REGISTER_REQUEST__INIT;
+	Cohort__V1__Inventory inv;
+	Cohort__V1__TaskStatus *buf;
+
+	if (wire_inventory_to_pb(l->inv, &inv) == -1) {
+		link_reset(l, "out of memory");
+		return;
+	}
+	rr.name = l->cfg->name;
+	rr.address = l->cfg->address;
+	rr.inventory = &inv;
+	rr.tasks = link_task_statuses(l, &rr.n_tasks, &buf);
+	env.id = ++l->next_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_REGISTER;
+	env.register_ = &rr;
+	link_send(l, &env);
+	free(rr.tasks);
+	free(buf);
+	wire_inventory_pb_release(&inv);
+	l->state = LINK_REGISTER;
+}
+
+static void
+link_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *l = arg;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__Heartbeat hb = COHORT__V1__HEARTBEAT__INIT;
+	Cohort__V1__TaskStatus *buf;
+
+	if (l->state != LINK_READY)
+		return;
+	/* Ended tasks ride along until acknowledged: that is the retry of
+	 * a TaskExit lost with a connection. */
+	hb.tasks = link_task_statuses(l, &hb.n_tasks, &buf);
+	env.id = ++l->next_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	link_send(l, &env);
+	free(hb.tasks);
+	free(buf);
+}
+
+void
+link_task_exited(const struct task_report *r, void *arg)
+{
+	struct link *l = arg;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__TaskExit te = COHORT__V1__TASK_EXIT__INIT;
+
+	if (l->state != LINK_READY)
+		return;
+	te.job_id = r->job_id;
+	te.restart = r->restart;
+	te.rank = r->rank;
+	te.wait_status = r->wait_status;
+	env.id = ++l->next_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT;
+	env.task_exit = &te;
+	link_send(l, &env);
+}
+
+static void
+link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__LaunchRequest *lr = req->launch;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
+	struct job_spec spec;
+	struct launch la = { 0 };
+	struct cerr err;
+
+	cerr_clear(&err);
+	if (lr->n_gpus > PLACE_MAX_GPUS || lr->n_nodelist == 0 ||
+	    lr->node_rank >= lr->n_nodelist) {
+		link_send_error(l, req->id, ERR_INVALID,
+		    "launch: inconsistent placement");
+		return;
+	}
+	if (wire_spec_from_pb(lr->spec, &spec, &err) == -1) {
+		link_send_error(l, req->id, err.code, err.text);
+		return;
+	}
+	la.job_id = lr->job_id;
+	la.restart = lr->restart;
+	la.user = lr->user;
+	la.spec = &spec;
+	la.node_rank = lr->node_rank;
+	la.nodelist = (const char *const *)lr->nodelist;
+	la.nnodes = lr->n_nodelist;
+	la.master_addr = lr->master_addr;
+	la.master_port = lr->master_port;
+	la.gpus = lr->gpus;
+	la.ngpus = lr->n_gpus;
+	la.resume_checkpoint = lr->resume_checkpoint;
+	if (agent_launch(l->agent, &la, &err) == -1) {
+		link_send_error(l, req->id, err.code, err.text);
+	} else {
+		rep.job_id = lr->job_id;
+		rep.restart = lr->restart;
+		env.id = req->id;
+		env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+		env.launch_reply = &rep;
+		link_send(l, &env);
+	}
+	job_spec_clear(&spec);
+}
+
+static void
+link_on_stop(struct link *l, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StopReply rep = COHORT__V1__STOP_REPLY__INIT;
+
+	log_info("job %" PRIu64 ": stop requested (%s)", req->stop->job_id,
+	    req->stop->reason != NULL ? req->stop->reason : "no reason");
+	agent_stop(l->agent, req->stop->job_id, req->stop->restart);
+	rep.job_id = req->stop->job_id;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP_REPLY;
+	env.stop_reply = &rep;
+	link_send(l, &env);
+}
+
+static void
+link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__ReadLogRequest *rl = req->read_log;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__ReadLogReply rep = COHORT__V1__READ_LOG_REPLY__INIT;
+	size_t max = rl->max_bytes < LINK_LOG_CHUNK ? rl->max_bytes :
+	    LINK_LOG_CHUNK;
+	char text[128];
+	uint8_t *buf;
+	ssize_t n;
+
+	if ((buf = malloc(max > 0 ? max : 1)) == NULL) {
+		link_send_error(l, req->id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	n = agent_read_log(l->agent, rl->job_id, rl->restart, rl->rank,
+	    rl->offset, buf, max);
+	if (n == -1) {
+		snprintf(text, sizeof(text), "no log for job %" PRIu64
+		    " rank %u here: %s", rl->job_id, rl->rank,
+		    strerror(errno));
+		link_send_error(l, req->id, ERR_NOT_FOUND, text);
+	} else {
+		rep.data.data = buf;
+		rep.data.len = (size_t)n;
+		env.id = req->id;
+		env.body_case = COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY;
+		env.read_log_reply = &rep;
+		link_send(l, &env);
+	}
+	free(buf);
+}
+
+static void
+link_on_message(struct link *l, const Cohort__V1__Envelope *env)
+{
+	switch (env->body_case) {
+	case COHORT__V1__ENVELOPE__BODY_HELLO_REPLY:
+		if (l->state == LINK_HELLO)
+			link_send_register(l);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_REGISTER_REPLY:
+		if (l->state == LINK_REGISTER) {
+			struct timeval tv;
+			uint64_t ms = env->register_reply->heartbeat_ms;
+
+			if (ms == 0)
+				ms = l->cfg->heartbeat_ms;
+			tv.tv_sec = ms / 1000;
+			tv.tv_usec = (ms % 1000) * 1000;
+			evtimer_del(l->hb_ev);
+			event_add(l->hb_ev, &tv);
+			l->state = LINK_READY;
+			l->attempts = 0;
+			log_info("registered with the controller as %s",
+			    l->cfg->name);
+		}
+		return;
+	case COHORT__V1__ENVELOPE__BODY_ERROR:
+		log_warnx("controller: %s", env->error->text);
+		/* Refused before we were registered: nothing to do on this
+		 * connection but to try again later. */
+		if (l->state != LINK_READY)
+			link_reset(l, "refused");
+		return;
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH:
+		link_on_launch(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_STOP:
+		link_on_stop(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_READ_LOG:
+		link_on_read_log(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK:
+		agent_exit_acked(l->agent, env->task_exit_ack->job_id,
+		    env->task_exit_ack->restart, env->task_exit_ack->rank);
+		return;
+	default:
+		log_warnx("unexpected '%s' from the controller",
+		    wire_body_name(env->body_case));
+		link_send_error(l, env->id, ERR_PROTOCOL, "unexpected message");
+	}
+}
+
+static void
+link_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct link *l = arg;
+	Cohort__V1__Envelope *env;
+
+	while (l->bev == bev) {
+		switch (frame_read(bufferevent_get_input(bev), LINK_MAX_FRAME,
+		    &env)) {
+		case FRAME_NEED:
+			return;
+		case FRAME_OK:
+			link_on_message(l, env);
+			frame_free(env);
+			break;
+		case FRAME_TOO_LARGE:
+			link_reset(l, "oversized frame from the controller");
+			return;
+		case FRAME_BAD:
+			link_reset(l, "undecodable frame from the controller");
+			return;
+		}
+	}
+}
+
+static void
+link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct link *l = arg;
+	char buf[256];
+	unsigned long e, last = 0;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		link_send_hello(l);
+		return;
+	}
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		if (ERR_GET_LIB(e) != 0)
+			last = e;
+	if (last != 0)
+		ERR_error_string_n(last, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "%s",
+		    what & BEV_EVENT_EOF ? "connection closed" :
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	link_reset(l, buf);
+}
+
+static void
+link_connect(struct link *l)
+{
+	struct addrinfo hints, *res;
+	char port[8];
+	SSL *ssl;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%u", l->cfg->controller_port);
+	/* Resolution blocks; controllers are named by address or in
+	 * /etc/hosts in practice, and the agent has nothing else to do
+	 * while disconnected but watch its tasks. */
+	if ((rc = getaddrinfo(l->cfg->controller_host, port, &hints,
+	    &res)) != 0) {
+		link_reset(l, gai_strerror(rc));
+		return;
+	}
+	if ((ssl = SSL_new(l->ctx)) == NULL ||
+	    tls_client_expect_host(ssl, l->cfg->controller_host) == -1) {
+		SSL_free(ssl);
+		freeaddrinfo(res);
+		link_reset(l, "cannot set up TLS");
+		return;
+	}
+	l->bev = bufferevent_openssl_socket_new(l->base, -1, ssl,
+	    BUFFEREVENT_SSL_CONNECTING,
+	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	if (l->bev == NULL) {
+		freeaddrinfo(res);
+		link_reset(l, "cannot set up TLS");
+		return;
+	}
+	bufferevent_setcb(l->bev, link_read_cb, NULL, link_event_cb, l);
+	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+	l->state = LINK_CONNECTING;
+	rc = bufferevent_socket_connect(l->bev, res->ai_addr,
+	    (int)res->ai_addrlen);
+	freeaddrinfo(res);
+	if (rc == -1)
+		link_reset(l, "connect failed");
+}
+
+static void
+link_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	link_connect(arg);
+}
+
+struct link *
+link_create(struct event_base *base, const struct agent_config *cfg,
+    SSL_CTX *ctx, const struct inventory *inv, struct cerr *err)
+{
+	struct link *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	l->base = base;
+	l->cfg = cfg;
+	l->ctx = ctx;
+	l->inv = inv;
+	l->seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	l->retry_ev = evtimer_new(base, link_retry_cb, l);
+	l->hb_ev = event_new(base, -1, EV_PERSIST, link_heartbeat_cb, l);
+	if (l->retry_ev == NULL || l->hb_ev == NULL) {
+		cerr_set(err, ERR_INTERNAL, "cannot create timers");
+		link_destroy(l);
+		return NULL;
+	}
+	return l;
+}
+
+void
+link_set_agent(struct link *l, struct agent *a)
+{
+	l->agent = a;
+	link_connect(l);
+}
+
+void
+link_destroy(struct link *l)
+{
+	if (l == NULL)
+		return;
+	if (l->bev != NULL)
+		bufferevent_free(l->bev);
+	if (l->retry_ev != NULL)
+		event_free(l->retry_ev);
+	if (l->hb_ev != NULL)
+		event_free(l->hb_ev);
+	free(l);
+}

@@ -1,0 +1,165 @@
+/* cohort-agent: the node agent. main() reads as the order things come up
+ * in; they go down in reverse. Stopping the agent never stops tasks:
+ * their supervisors keep them running and the next agent adopts them. */
+#include "config.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+#include <systemd/sd-daemon.h>
+
+#include "daemon/agent/agent.h"
+#include "daemon/agent/agent_config.h"
+#include "daemon/agent/inventory.h"
+#include "daemon/agent/link.h"
+#include "lib/daemon.h"
+#include "lib/log.h"
+#include "lib/tls.h"
+
+struct cohort_agent {
+	struct agent_config cfg;
+	struct inventory inv;
+	struct event_base *base;
+	SSL_CTX *ctx;
+	struct link *link;
+	struct agent *agent;
+	struct event *sigterm;
+	struct event *sigint;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: cohort-agent -c FILE [-f] [-v]\n"
+	    "       cohort-agent --version\n"
+	    "  -c FILE   configuration file (INI)\n"
+	    "  -f        stay in the foreground and log to stderr\n"
+	    "  -v        log debug messages\n");
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct cohort_agent *d = arg;
+
+	log_info("signal %d: shutting down (tasks keep running)", (int)sig);
+	event_base_loopexit(d->base, NULL);
+}
+
+static void
+start(struct cohort_agent *d)
+{
+	struct cerr err;
+	int rc;
+
+	if (d->cfg.nvml)
+		rc = inventory_nvml(d->cfg.nvml_library, &d->inv, &err);
+	else
+		rc = inventory_simulated(&d->cfg.sim, d->cfg.name, &d->inv,
+		    &err);
+	if (rc == -1)
+		fatalx("inventory: %s", err.text);
+	log_info("%s: %u GPUs (%s), %u CPUs, %llu MiB", d->cfg.name,
+	    d->inv.ngpus, d->inv.source, d->inv.ncpus,
+	    (unsigned long long)d->inv.memory_mb);
+	if ((d->base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	d->ctx = tls_client_ctx(d->cfg.ca, d->cfg.cert, d->cfg.key, &err);
+	if (d->ctx == NULL)
+		fatalx("%s", err.text);
+	d->link = link_create(d->base, &d->cfg, d->ctx, &d->inv, &err);
+	if (d->link == NULL)
+		fatalx("%s", err.text);
+	d->agent = agent_create(d->base, &d->cfg, link_task_exited, d->link,
+	    &err);
+	if (d->agent == NULL)
+		fatalx("%s", err.text);
+	link_set_agent(d->link, d->agent);
+	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
+	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
+	if (d->sigterm == NULL || d->sigint == NULL ||
+	    evsignal_add(d->sigterm, NULL) == -1 ||
+	    evsignal_add(d->sigint, NULL) == -1)
+		fatalx("cannot install signal handlers");
+}
+
+static void
+stop(struct cohort_agent *d)
+{
+	if (d->sigint != NULL)
+		event_free(d->sigint);
+	if (d->sigterm != NULL)
+		event_free(d->sigterm);
+	link_destroy(d->link);
+	agent_destroy(d->agent);
+	SSL_CTX_free(d->ctx);
+	event_base_free(d->base);
+	agent_config_clear(&d->cfg);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cohort_agent d;
+	const char *path = NULL;
+	bool foreground = false, verbose = false;
+	struct cerr err;
+	int ch, ready_fd = -1;
+
+	memset(&d, 0, sizeof(d));
+	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'V':
+			printf("cohort-agent %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (path == NULL || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (agent_config_load(&d.cfg, path, &err) == -1) {
+		fprintf(stderr, "cohort-agent: %s\n", err.text);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	log_init("cohort-agent", true, verbose);
+	if (!foreground && daemon_detach(&ready_fd) == -1)
+		fatal("cannot daemonize");
+	start(&d);
+	if (!foreground) {
+		log_init("cohort-agent", false, verbose);
+		daemon_ready(ready_fd);
+	}
+	sd_notify(0, "READY=1");
+	event_base_dispatch(d.base);
+	sd_notify(0, "STOPPING=1");
+	stop(&d);
+	log_info("stopped");
+	return 0;
+}
