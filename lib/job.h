@@ -96,6 +96,15 @@ struct placement {
 	unsigned gpus[PLACE_MAX_GPUS];	/* node-local indices */
 };
 
+/* A task as an agent reports it to the controller. */
+struct task_report {
+	uint64_t job_id;
+	uint32_t restart;	/* the launch attempt */
+	unsigned rank;
+	bool running;
+	int wait_status;	/* when !running */
+};
+
 struct job {
 	uint64_t id;
 	char *user;
@@ -105,7 +114,8 @@ struct job {
 	int64_t submit_ms;
 	int64_t start_ms;	/* 0 until started */
 	int64_t end_ms;		/* 0 until ended */
-	uint32_t restarts;
+	uint32_t restarts;	/* restarts after failures (SPEC.md) */
+	uint32_t attempt;	/* launches so far: keys agent commands */
 	bool has_exit;
 	int32_t exit_code;
 	struct placement *place;	/* current (or last) allocation */

@@ -321,7 +321,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
 
 	te.job_id = l->job_id;
 	te.job_name = s->name;
-	te.restart_count = l->restart;
+	te.restart_count = l->restart_count;
 	te.nnodes = (unsigned)l->nnodes;
 	te.node_rank = l->node_rank;
 	te.nodelist = l->nodelist;

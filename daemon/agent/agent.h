@@ -21,7 +21,8 @@ struct agent;
 /* A launch request, as the controller sent it. */
 struct launch {
 	uint64_t job_id;
-	uint32_t restart;
+	uint32_t restart;		/* the launch attempt: the key */
+	uint32_t restart_count;		/* COHORT_RESTART_COUNT */
 	const char *user;
 	const struct job_spec *spec;
 	unsigned node_rank;
@@ -32,15 +33,6 @@ struct launch {
 	const unsigned *gpus;
 	size_t ngpus;
 	const char *resume_checkpoint;
-};
-
-/* A task as reported to the controller. */
-struct task_report {
-	uint64_t job_id;
-	uint32_t restart;
-	unsigned rank;
-	bool running;
-	int wait_status;	/* when !running */
 };
 
 typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);

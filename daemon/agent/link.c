@@ -250,6 +250,7 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	}
 	la.job_id = lr->job_id;
 	la.restart = lr->restart;
+	la.restart_count = lr->restart_count;
 	la.user = lr->user;
 	la.spec = &spec;
 	la.node_rank = lr->node_rank;

@@ -77,6 +77,11 @@ static int ctl_set_max_connections(struct ctl_parse *,
     const struct ctl_key *, const char *, struct cerr *);
 static int ctl_set_max_script(struct ctl_parse *, const struct ctl_key *,
     const char *, struct cerr *);
+static int ctl_set_ms(struct ctl_parse *, const struct ctl_key *,
+    const char *, struct cerr *);
+
+#define MSKEY(sec, key, field)                                                 \
+	{ sec, key, false, ctl_set_ms, offsetof(struct ctl_config, field) }
 
 #define PATHKEY(sec, key, req)                                                 \
 	{ sec, #key, req, ctl_set_path, offsetof(struct ctl_config, key) }
@@ -85,6 +90,10 @@ static const struct ctl_key ctl_keys[] = {
 	{ "controller", "listen", false, ctl_set_listen, 0 },
 	PATHKEY("controller", port_file, false),
 	PATHKEY("controller", database, true),
+	PATHKEY("controller", topology, false),
+	MSKEY("controller", "node_timeout", node_timeout_ms),
+	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
+	MSKEY("controller", "default_time_limit", default_time_limit_ms),
 	PATHKEY("tls", ca, true),
 	PATHKEY("tls", cert, true),
 	PATHKEY("tls", key, true),
@@ -104,6 +113,9 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->max_frame = CTL_DEFAULT_MAX_FRAME;
 	cfg->max_connections = CTL_DEFAULT_MAX_CONNECTIONS;
 	cfg->max_script = CTL_DEFAULT_MAX_SCRIPT;
+	cfg->node_timeout_ms = 10000;
+	cfg->heartbeat_ms = 2000;
+	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;
 }
 
 void
@@ -116,6 +128,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->ca);
 	free(cfg->cert);
 	free(cfg->key);
+	free(cfg->topology);
 	ctl_config_defaults(cfg);
 }
 
@@ -185,6 +198,35 @@ ctl_set_max_script(struct ctl_parse *p, const struct ctl_key *k,
 	    err) == -1)
 		return -1;
 	p->cfg->max_script = (size_t)v;
+	return 0;
+}
+
+/* A duration with a sub-second form allowed ("500ms") for the timers
+ * tests shorten, stored in milliseconds. */
+static int
+ctl_set_ms(struct ctl_parse *p, const struct ctl_key *k, const char *value,
+    struct cerr *err)
+{
+	uint64_t *dst = (uint64_t *)(void *)((char *)p->cfg + k->off);
+	uint64_t v, s;
+	size_t len = strlen(value);
+
+	if (len > 2 && strcmp(value + len - 2, "ms") == 0) {
+		char num[32];
+
+		if (len - 2 >= sizeof(num))
+			return cerr_set(err, ERR_INVALID, "invalid duration");
+		memcpy(num, value, len - 2);
+		num[len - 2] = '\0';
+		if (conf_parse_uint(num, 100, 366ULL * 86400 * 1000, &v,
+		    err) == -1)
+			return -1;
+		*dst = v;
+		return 0;
+	}
+	if (conf_parse_duration(value, 1, 366ULL * 86400, &s, err) == -1)
+		return -1;
+	*dst = s * 1000;
 	return 0;
 }
 

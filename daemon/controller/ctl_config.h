@@ -4,6 +4,10 @@
  *   listen = 127.0.0.1:7420     HOST:PORT; port 0 picks a free port
  *   port_file = PATH            optional: the bound port is written here
  *   database = PATH             the SQLite database
+ *   topology = PATH             optional: topology.conf (Slurm tree syntax)
+ *   node_timeout = 10s          heartbeats missed this long → node DOWN
+ *   heartbeat_interval = 2s     how often agents send heartbeats
+ *   default_time_limit = 1d     limit assumed for jobs without --time
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   [limits]
@@ -31,6 +35,10 @@ struct ctl_config {
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;
+	char *topology;			/* topology.conf; NULL: none */
+	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
+	uint64_t heartbeat_ms;		/* asked of agents */
+	uint64_t default_time_limit_ms;	/* for jobs without --time */
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -5,14 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "jobs.h"
 #include "lib/log.h"
 #include "store.h"
 #include "txq.h"
 
+/* Which ranks of an active job's current attempt have ended. */
+struct run {
+	uint64_t job_id;
+	uint32_t attempt;
+	size_t nranks;
+	size_t ndone;
+	uint8_t *done;		/* one flag per rank */
+	bool failed;
+};
+
 struct jobs {
 	struct store *st;
+	struct run *runs;
+	size_t nruns;
 	struct txq *q;
 	struct job_limits limits;
 	struct job **tab;	/* sorted by id: ids only grow */
@@ -58,13 +71,101 @@ jobs_drop(struct jobs *js)
 	for (i = 0; i < js->n; i++)
 		job_free(js->tab[i]);
 	js->n = 0;
+	for (i = 0; i < js->nruns; i++)
+		free(js->runs[i].done);
+	free(js->runs);
+	js->runs = NULL;
+	js->nruns = 0;
+}
+
+bool
+jobs_is_active(const struct job *job)
+{
+	return job->nplace > 0 && !job_state_is_final(job->state);
+}
+
+static size_t
+job_nranks(const struct job *job)
+{
+	return job->nplace * job->spec.tasks_per_node;
+}
+
+static struct run *
+jobs_run(struct jobs *js, const struct job *job)
+{
+	struct run *r;
+	size_t i;
+
+	for (i = 0; i < js->nruns; i++)
+		if (js->runs[i].job_id == job->id)
+			return &js->runs[i];
+	if ((r = reallocarray(js->runs, js->nruns + 1, sizeof(*r))) == NULL)
+		return NULL;
+	js->runs = r;
+	r = &js->runs[js->nruns];
+	memset(r, 0, sizeof(*r));
+	r->job_id = job->id;
+	r->attempt = job->attempt;
+	r->nranks = job_nranks(job);
+	if ((r->done = calloc(r->nranks ? r->nranks : 1, 1)) == NULL)
+		return NULL;
+	js->nruns++;
+	return r;
+}
+
+static void
+jobs_run_drop(struct jobs *js, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < js->nruns; i++) {
+		if (js->runs[i].job_id != id)
+			continue;
+		free(js->runs[i].done);
+		js->runs[i] = js->runs[--js->nruns];
+		return;
+	}
+}
+
+static int
+jobs_run_exit_cb(unsigned rank, int wait_status, void *arg)
+{
+	struct run *r = arg;
+
+	if (rank < r->nranks && !r->done[rank]) {
+		r->done[rank] = 1;
+		r->ndone++;
+		if (wait_status != 0)
+			r->failed = true;
+	}
+	return 0;
+}
+
+/* Rebuild the rank tracking of active jobs from the recorded exits. */
+static int
+jobs_load_runs(struct jobs *js, struct cerr *err)
+{
+	struct run *r;
+	size_t i;
+
+	for (i = 0; i < js->n; i++) {
+		if (!jobs_is_active(js->tab[i]))
+			continue;
+		if ((r = jobs_run(js, js->tab[i])) == NULL)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		if (store_task_exits_load(js->st, r->job_id, r->attempt,
+		    jobs_run_exit_cb, r, err) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 int
 jobs_reload(struct jobs *js, struct cerr *err)
 {
 	jobs_drop(js);
-	if (store_jobs_load(js->st, jobs_load_cb, js, err) == -1)
+	if (store_jobs_load(js->st, jobs_load_cb, js, err) == -1 ||
+	    jobs_load_runs(js, err) == -1)
 		return -1;
 	return store_max_job_id(js->st, &js->last_id, err);
 }
@@ -122,6 +223,10 @@ jobs_count(const struct jobs *js)
 	return js->n;
 }
 
+static int jobs_transition(struct jobs *, struct job *, enum job_state,
+    const char *, int64_t, const char *, const char *,
+    const struct placement *, size_t, struct cerr *);
+
 /* Write one request's rows inside the shared transaction: all of them,
  * or (store_undo) none. */
 static int
@@ -133,6 +238,8 @@ jobs_write(struct jobs *js, const struct job *job, bool insert,
 		return -1;
 	if ((insert ? store_job_insert(js->st, job, err) :
 	    store_job_update(js->st, job, err)) == -1 ||
+	    (!insert && store_job_placement(js->st, job->id, job->place,
+	    job->nplace, err) == -1) ||
 	    store_event_append(js->st, now_ms, job->id, NULL, kind, actor,
 	    detail, err) == -1 ||
 	    store_keep(js->st, err) == -1) {
@@ -189,8 +296,7 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
-	struct job next;
-	char *reason;
+	char reason[PEER_NAME_MAX + 32];
 
 	if (job == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, id);
@@ -202,24 +308,227 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
 		return cerr_set(err, ERR_CONFLICT,
 		    "job %" PRIu64 " already ended (%s)", id,
 		    job_state_name(job->state));
-	if ((reason = malloc(PEER_NAME_MAX + 32)) == NULL)
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	snprintf(reason, PEER_NAME_MAX + 32, "cancelled by %s", who->name);
-	/* Write the new row first; the table changes only if it took. */
-	next = *job;
-	next.state = JOB_CANCELLED;
-	next.reason = reason;
-	next.end_ms = now_ms;
-	if (jobs_write(js, &next, false, now_ms, "cancel", who->name, reason,
-	    err) == -1) {
-		free(reason);
+	snprintf(reason, sizeof(reason), "cancelled by %s", who->name);
+	if (jobs_transition(js, job, JOB_CANCELLED, reason, now_ms, "cancel",
+	    who->name, NULL, 0, err) == -1)
 		return -1;
-	}
-	free(job->reason);
-	*job = next;
 	*state = job->state;
 	log_info("job %" PRIu64 ": cancelled by %s", id, who->name);
 	return 0;
+}
+
+/* Move job to state with reason, writing the row (and its placement) and
+ * an event first; the table changes only if the writes took. next_place
+ * replaces the placement when non-NULL (n may be 0 to clear it). */
+static int
+jobs_transition(struct jobs *js, struct job *job, enum job_state state,
+    const char *reason, int64_t now_ms, const char *kind, const char *actor,
+    const struct placement *next_place, size_t n, struct cerr *err)
+{
+	struct job next;
+	struct placement *copy = NULL;
+	char *r;
+
+	if ((r = strdup(reason)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if (next_place != NULL && n > 0) {
+		if ((copy = calloc(n, sizeof(*copy))) == NULL) {
+			free(r);
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		}
+		memcpy(copy, next_place, n * sizeof(*copy));
+	}
+	next = *job;
+	next.state = state;
+	next.reason = r;
+	if (next_place != NULL) {
+		next.place = copy;
+		next.nplace = n;
+	}
+	if (state == JOB_RUNNING && job->state != JOB_RUNNING)
+		next.start_ms = now_ms;
+	if (job_state_is_final(state))
+		next.end_ms = now_ms;
+	if (jobs_write(js, &next, false, now_ms, kind, actor, reason,
+	    err) == -1) {
+		free(r);
+		free(copy);
+		return -1;
+	}
+	free(job->reason);
+	if (next_place != NULL)
+		free(job->place);
+	*job = next;
+	if (!jobs_is_active(job))
+		jobs_run_drop(js, job->id);
+	return 0;
+}
+
+static struct job *
+jobs_find(struct jobs *js, uint64_t id, struct cerr *err)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL)
+		cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, id);
+	return job;
+}
+
+int
+jobs_allocate(struct jobs *js, uint64_t id, const struct placement *place,
+    size_t n, int64_t now_ms, struct cerr *err)
+{
+	struct job *job;
+	uint32_t prev;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (job->state != JOB_PENDING && job->state != JOB_RESTARTING)
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
+		    id, job_state_name(job->state));
+	/* A new attempt: agents key their work on it, so a start that
+	 * failed half-way can never be mistaken for this one. */
+	prev = job->attempt;
+	job->attempt++;
+	if (jobs_transition(js, job, job->state, "Launching", now_ms,
+	    "allocate", "cohortd", place, n, err) == -1) {
+		job->attempt = prev;
+		return -1;
+	}
+	jobs_run_drop(js, id);
+	if (jobs_run(js, job) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+int
+jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
+    struct cerr *err)
+{
+	struct job *job;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (!jobs_is_active(job))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
+		    id, job_state_name(job->state));
+	log_info("job %" PRIu64 ": RUNNING on %zu node(s)", id, job->nplace);
+	return jobs_transition(js, job, JOB_RUNNING, "", now_ms, "running",
+	    "cohortd", NULL, 0, err);
+}
+
+int
+jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
+    const char *reason, int64_t now_ms, struct cerr *err)
+{
+	struct job *job;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	log_warnx("job %" PRIu64 ": start failed: %s", id, reason);
+	if (permanent)
+		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
+		    "start-failed", "cohortd", NULL, 0, err);
+	return jobs_transition(js, job, JOB_PENDING, reason, now_ms,
+	    "start-failed", "cohortd", job->place, 0, err);
+}
+
+int
+jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, int64_t now_ms, enum job_state *state,
+    struct cerr *err)
+{
+	struct job *job;
+	struct run *r;
+	char reason[160];
+	int code;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	*state = job->state;
+	if (txq_join(js->q, err) == -1 ||
+	    store_task_exit(js->st, id, restart, rank, wait_status, now_ms,
+	    err) == -1)
+		return -1;
+	if (!jobs_is_active(job) || restart != job->attempt ||
+	    (r = jobs_run(js, job)) == NULL || rank >= r->nranks ||
+	    r->done[rank])
+		return 0;
+	r->done[rank] = 1;
+	r->ndone++;
+	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
+		if (r->ndone < r->nranks)
+			return 0;
+		job->has_exit = true;
+		job->exit_code = 0;
+		if (jobs_transition(js, job, JOB_COMPLETED, "", now_ms,
+		    "completed", "cohortd", NULL, 0, err) == -1)
+			return -1;
+		log_info("job %" PRIu64 ": COMPLETED", id);
+		*state = job->state;
+		return 0;
+	}
+	if (WIFEXITED(wait_status)) {
+		code = WEXITSTATUS(wait_status);
+		snprintf(reason, sizeof(reason), "rank %u exited with %d",
+		    rank, code);
+	} else {
+		code = 128 + WTERMSIG(wait_status);
+		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",
+		    rank, WTERMSIG(wait_status));
+	}
+	job->has_exit = true;
+	job->exit_code = code;
+	if (jobs_transition(js, job, JOB_FAILED, reason, now_ms, "failed",
+	    "cohortd", NULL, 0, err) == -1)
+		return -1;
+	log_info("job %" PRIu64 ": FAILED: %s", id, reason);
+	*state = job->state;
+	return 0;
+}
+
+int
+jobs_end(struct jobs *js, uint64_t id, enum job_state state,
+    const char *reason, int64_t now_ms, struct cerr *err)
+{
+	struct job *job;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (job_state_is_final(job->state))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
+		    " already ended (%s)", id, job_state_name(job->state));
+	log_info("job %" PRIu64 ": %s: %s", id, job_state_name(state), reason);
+	return jobs_transition(js, job, state, reason, now_ms,
+	    job_state_name(state), "cohortd", NULL, 0, err);
+}
+
+void
+jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+	char *r;
+
+	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job) ||
+	    strcmp(job->reason, reason) == 0 || (r = strdup(reason)) == NULL)
+		return;
+	free(job->reason);
+	job->reason = r;
+}
+
+const struct job **
+jobs_active(const struct jobs *js, size_t *n)
+{
+	const struct job **out;
+	size_t i;
+
+	*n = 0;
+	if (js->n == 0 || (out = calloc(js->n, sizeof(*out))) == NULL)
+		return NULL;
+	for (i = 0; i < js->n; i++)
+		if (jobs_is_active(js->tab[i]))
+			out[(*n)++] = js->tab[i];
+	return out;
 }
 
 const struct job **

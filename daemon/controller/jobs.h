@@ -39,6 +39,43 @@ int jobs_submit(struct jobs *js, const struct peer *who,
 int jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
 
+/* ---- Lifecycle, driven by the scheduler and the agents (cluster.c) ---- */
+
+/* The scheduler placed pending job id on place[0..n): record the
+ * allocation; the job stays PENDING with reason "Launching" until every
+ * node has started its tasks. */
+int jobs_allocate(struct jobs *js, uint64_t id, const struct placement *place,
+    size_t n, int64_t now_ms, struct cerr *err);
+/* Every node has started its tasks: RUNNING. */
+int jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
+    struct cerr *err);
+/* A start failed: back to PENDING with reason (permanent: FAILED), the
+ * allocation released. */
+int jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
+    const char *reason, int64_t now_ms, struct cerr *err);
+/* A task of (id, restart) ended with wait_status. Recorded once per rank.
+ * *state is the job's state afterwards: FAILED when this task failed (the
+ * caller stops the rest of the gang), COMPLETED when it was the last and
+ * every task exited 0, else unchanged. Exits of other restarts or of
+ * ended jobs are recorded and change nothing. */
+int jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, int64_t now_ms, enum job_state *state,
+    struct cerr *err);
+/* End an active job as state (TIMEOUT, CANCELLED, FAILED) with reason. */
+int jobs_end(struct jobs *js, uint64_t id, enum job_state state,
+    const char *reason, int64_t now_ms, struct cerr *err);
+
+/* Why a pending job waits (Resources, Priority, ...): kept in memory only,
+ * since a pass recomputes it; no commit per pass. */
+void jobs_set_pending_reason(struct jobs *js, uint64_t id,
+    const char *reason);
+
+/* Jobs that hold an allocation (launching or running), id order;
+ * malloc'd array of borrowed pointers. */
+const struct job **jobs_active(const struct jobs *js, size_t *n);
+/* True when the job holds an allocation. */
+bool jobs_is_active(const struct job *job);
+
 /* The job with this id, or NULL. Borrowed. */
 const struct job *jobs_get(const struct jobs *js, uint64_t id);
 

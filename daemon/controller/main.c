@@ -15,7 +15,10 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon/controller/ctl_config.h"
+#include "agentcmd.h"
+#include "cluster.h"
 #include "jobs.h"
+#include "nodes.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/tls.h"
@@ -30,8 +33,11 @@ struct cohortd {
 	struct store *store;
 	struct txq *txq;
 	struct jobs *jobs;
+	struct nodes *nodes;
 	SSL_CTX *ctx;
 	struct server *srv;
+	struct agentcmd *agentcmd;
+	struct cluster *cluster;
 	struct rpc rpc;
 	struct event *sigterm;
 	struct event *sigint;
@@ -94,6 +100,7 @@ start(struct cohortd *d)
 {
 	struct cerr err;
 	struct job_limits limits = { .script_max = d->cfg.max_script };
+	struct cluster_opts co;
 	struct server_opts so = {
 		.host = d->cfg.listen_host,
 		.port = d->cfg.listen_port,
@@ -110,16 +117,36 @@ start(struct cohortd *d)
 		fatalx("out of memory");
 	if ((d->jobs = jobs_create(d->store, d->txq, &limits, &err)) == NULL)
 		fatalx("loading jobs: %s", err.text);
+	if ((d->nodes = nodes_create(d->store, d->txq, &err)) == NULL)
+		fatalx("loading nodes: %s", err.text);
 	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.cert, d->cfg.key, &err);
 	if (d->ctx == NULL)
 		fatalx("%s", err.text);
 	d->rpc.jobs = d->jobs;
+	d->rpc.nodes = d->nodes;
 	d->rpc.txq = d->txq;
+	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
 	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
 	    &err);
 	if (d->srv == NULL)
 		fatalx("%s", err.text);
 	d->rpc.srv = d->srv;
+	/* An agent that does not answer a command within a few heartbeats
+	 * is as good as gone. */
+	if ((d->agentcmd = agentcmd_create(d->srv,
+	    (int64_t)d->cfg.node_timeout_ms * 3)) == NULL)
+		fatalx("out of memory");
+	co.node_timeout_ms = (int64_t)d->cfg.node_timeout_ms;
+	co.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
+	co.default_limit_s = d->cfg.default_time_limit_ms / 1000;
+	co.tick_ms = 500;
+	d->cluster = cluster_create(d->base, d->jobs, d->nodes, d->agentcmd,
+	    &co, &err);
+	if (d->cluster == NULL)
+		fatalx("%s", err.text);
+	d->rpc.agentcmd = d->agentcmd;
+	d->rpc.cluster = d->cluster;
+	server_set_close_cb(d->srv, rpc_conn_closed, &d->rpc);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
 	if (d->sigterm == NULL || d->sigint == NULL ||
@@ -137,14 +164,22 @@ start(struct cohortd *d)
 static void
 stop(struct cohortd *d)
 {
-	/* Commit and answer what is in flight before closing connections. */
-	txq_destroy(d->txq);
+	/* Commit and answer what is in flight while the connections are
+	 * still there; then close them with everything still alive that
+	 * their close callbacks reach. */
+	if (d->txq != NULL)
+		txq_flush(d->txq);
 	server_destroy(d->srv);
+	d->rpc.srv = NULL;
+	agentcmd_destroy(d->agentcmd);
+	cluster_destroy(d->cluster);
+	txq_destroy(d->txq);
 	if (d->sigint != NULL)
 		event_free(d->sigint);
 	if (d->sigterm != NULL)
 		event_free(d->sigterm);
 	SSL_CTX_free(d->ctx);
+	nodes_destroy(d->nodes);
 	jobs_destroy(d->jobs);
 	store_close(d->store);
 	event_base_free(d->base);

@@ -13,7 +13,9 @@
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/wire.h"
-#include "rpc.h"
+#include "rpc_int.h"
+#include "cluster.h"
+#include "agentcmd.h"
 #include "server.h"
 #include "txq.h"
 
@@ -39,7 +41,7 @@ struct rpc_reply {
 	bool close_after;
 };
 
-static int64_t
+int64_t
 rpc_now_ms(void)
 {
 	struct timespec ts;
@@ -52,7 +54,8 @@ static void
 rpc_reply_cb(void *arg, bool committed)
 {
 	struct rpc_reply *r = arg;
-	struct conn *c = server_conn(r->rpc->srv, r->conn_id);
+	struct conn *c = r->rpc->srv != NULL ?
+	    server_conn(r->rpc->srv, r->conn_id) : NULL;
 
 	if (c != NULL) {
 		if (committed)
@@ -68,27 +71,76 @@ rpc_reply_cb(void *arg, bool committed)
 	free(r);
 }
 
-/* Queue env as the reply, to leave after the current commit (at once
- * when none is open). close_after closes the connection behind it. */
-static void
-rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
+static struct rpc_reply *
+rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
     bool close_after)
 {
 	struct rpc_reply *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
-		goto fail;
+		return NULL;
 	r->rpc = rpc;
-	r->conn_id = conn_id(c);
+	r->conn_id = cid;
 	r->req_id = env->id;
 	r->close_after = close_after;
 	r->frame = frame_pack(env, RPC_REPLY_MAX, &r->len);
 	if (r->frame == NULL) {
-		free(r);
-		conn_send_error(c, env->id, ERR_TOO_LARGE,
-		    "the reply is too large; narrow the request");
+		/* Too large: say so instead. */
+		Cohort__V1__Envelope e = COHORT__V1__ENVELOPE__INIT;
+		Cohort__V1__Error er = COHORT__V1__ERROR__INIT;
+
+		er.code = COHORT__V1__ERROR_CODE__ERROR_TOO_LARGE;
+		er.text = "the reply is too large; narrow the request";
+		e.id = env->id;
+		e.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
+		e.error = &er;
+		if ((r->frame = frame_pack(&e, RPC_REPLY_MAX, &r->len)) ==
+		    NULL) {
+			free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+void
+rpc_send_to(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env)
+{
+	struct rpc_reply *r;
+
+	if ((r = rpc_reply_new(rpc, cid, env, false)) == NULL) {
+		log_warnx("conn %" PRIu64 ": out of memory for a reply", cid);
 		return;
 	}
+	if (txq_defer(rpc->txq, rpc_reply_cb, r) == -1) {
+		free(r->frame);
+		free(r);
+	}
+}
+
+void
+rpc_error_to(struct rpc *rpc, uint64_t cid, uint64_t req_id,
+    enum err_code code, const char *text)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+
+	e.code = wire_err_to_pb(code);
+	e.text = (char *)text;
+	env.id = req_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	rpc_send_to(rpc, cid, &env);
+}
+
+void
+rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
+    bool close_after)
+{
+	struct rpc_reply *r;
+
+	if ((r = rpc_reply_new(rpc, conn_id(c), env, close_after)) == NULL)
+		goto fail;
 	if (txq_defer(rpc->txq, rpc_reply_cb, r) == 0)
 		return;
 	free(r->frame);
@@ -98,7 +150,7 @@ fail:
 	conn_close(c);
 }
 
-static void
+void
 rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
     enum err_code code, const char *text, bool close_after)
 {
@@ -159,6 +211,7 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
+	cluster_changed(rpc->cluster);
 	sr.job_id = id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY;
@@ -257,7 +310,7 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	struct cerr err;
 
 	cerr_clear(&err);
-	if (jobs_cancel(rpc->jobs, conn_peer(c), req->cancel->job_id,
+	if (cluster_cancel(rpc->cluster, conn_peer(c), req->cancel->job_id,
 	    rpc_now_ms(), &state, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
@@ -279,6 +332,12 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_LIST_JOBS, PEOPLE, rpc_list_jobs },
 	{ COHORT__V1__ENVELOPE__BODY_GET_JOB, PEOPLE, rpc_get_job },
 	{ COHORT__V1__ENVELOPE__BODY_CANCEL, PEOPLE, rpc_cancel },
+	{ COHORT__V1__ENVELOPE__BODY_LOGS, PEOPLE, rpc_logs },
+	{ COHORT__V1__ENVELOPE__BODY_LIST_NODES, PEOPLE, rpc_list_nodes },
+	{ COHORT__V1__ENVELOPE__BODY_GET_NODE, PEOPLE, rpc_get_node },
+	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
+	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
+	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },
 };
 
 void
@@ -291,6 +350,10 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	char text[160];
 	size_t i;
 
+	/* Answers to the controller's own commands come from agents. */
+	if (p->role == ROLE_AGENT && conn_hello_done(c) &&
+	    agentcmd_on_reply(rpc->agentcmd, conn_id(c), env))
+		return;
 	for (i = 0; i < sizeof(rpc_handlers) / sizeof(rpc_handlers[0]); i++)
 		if (rpc_handlers[i].body == env->body_case)
 			h = &rpc_handlers[i];
@@ -318,4 +381,12 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 		return;
 	}
 	h->fn(rpc, c, env);
+}
+
+void
+rpc_conn_closed(uint64_t cid, void *arg)
+{
+	struct rpc *rpc = arg;
+
+	cluster_conn_closed(rpc->cluster, cid);
 }

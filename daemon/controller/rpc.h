@@ -6,21 +6,32 @@
 #ifndef COHORT_CONTROLLER_RPC_H
 #define COHORT_CONTROLLER_RPC_H
 
+#include <stdint.h>
+
 #include "proto/cohort.pb-c.h"
 
+struct agentcmd;
+struct cluster;
 struct conn;
 struct jobs;
+struct nodes;
 struct server;
 struct txq;
 
 struct rpc {
 	struct server *srv;	/* set once the server exists */
 	struct jobs *jobs;
+	struct nodes *nodes;
+	struct cluster *cluster;
+	struct agentcmd *agentcmd;
 	struct txq *txq;
+	uint32_t heartbeat_ms;	/* told to agents */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */
 void rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env,
     void *arg);
+/* The server's close callback; arg is a struct rpc. */
+void rpc_conn_closed(uint64_t conn_id, void *arg);
 
 #endif

@@ -61,7 +61,17 @@ struct server {
 	unsigned max_conns;
 	server_msg_cb cb;
 	void *arg;
+	void (*close_cb)(uint64_t, void *);
+	void *close_arg;
 };
+
+void
+server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
+    void *arg)
+{
+	srv->close_cb = cb;
+	srv->close_arg = arg;
+}
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 
@@ -73,6 +83,8 @@ conn_free(struct conn *c)
 
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	srv->nconns--;
+	if (srv->close_cb != NULL)
+		srv->close_cb(c->id, srv->close_arg);
 	/* libevent 2.1 has no TLS shutdown call: say goodbye ourselves. */
 	ssl = bufferevent_openssl_get_ssl(c->bev);
 	if (ssl != NULL && c->identified)

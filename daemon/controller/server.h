@@ -40,6 +40,10 @@ void server_destroy(struct server *srv);
 uint16_t server_port(const struct server *srv);
 unsigned server_conn_count(const struct server *srv);
 
+/* Call cb(conn_id, arg) whenever a connection is freed. */
+void server_set_close_cb(struct server *srv,
+    void (*cb)(uint64_t conn_id, void *arg), void *arg);
+
 /* The live connection with this id, or NULL. */
 struct conn *server_conn(struct server *srv, uint64_t id);
 

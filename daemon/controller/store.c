@@ -1,6 +1,7 @@
 /* The controller's database, the single source of truth (DESIGN.md).
- * Every SQL statement of the project lives at the top of this file and is
- * prepared once, at open, with SQLITE_PREPARE_PERSISTENT; every path that
+ * Every SQL statement of the project lives at the top of this file or of
+ * store_nodes.c (nodes, placements, task exits) and is prepared once, at
+ * open, with SQLITE_PREPARE_PERSISTENT; every path that
  * steps a statement resets it and clears its bindings, so no statement is
  * ever left holding a read transaction or a pointer into a caller's
  * memory. The schema comes from sql/migrations/, embedded at build time
@@ -16,9 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
-#include "daemon/controller/store.h"
+#include "daemon/controller/store_int.h"
 #include "sql/migrations.h"
 
 /* Milliseconds a writer waits for another connection's lock (a second
@@ -40,28 +39,10 @@
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 
-enum stmt_id {
-	S_BEGIN,
-	S_COMMIT,
-	S_ROLLBACK,
-	S_SAVEPOINT,
-	S_RELEASE,
-	S_ROLLBACK_TO,
-	S_JOB_INSERT,
-	S_MAX_JOB_ID_BUMP,
-	S_JOB_UPDATE,
-	S_EVENT_INSERT,
-	S_JOBS_LOAD,
-	S_MAX_JOB_ID,
-	S_EVENTS_ANY,
-	S_EVENTS_JOB,
-	S_EVENTS_NODE,
-	S_EVENTS_JOB_NODE,
-	S__COUNT
-};
-
-/* The events queries come in four forms, one per filter combination, so
- * each can use its index; a negative LIMIT means none. */
+/* The statements of this file (the enum is in store_int.h; those of
+ * store_nodes.c stay NULL here). The events queries come in four forms,
+ * one per filter combination, so each can use its index; a negative LIMIT
+ * means none. */
 static const char *const stmt_sql[S__COUNT] = {
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_COMMIT] = "COMMIT",
@@ -96,20 +77,9 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 ORDER BY id LIMIT ?4",
 };
 
-struct store {
-	sqlite3 *db;
-	char *path;
-	sqlite3_stmt *stmt[S__COUNT];
-	bool marked;		/* inside store_mark .. store_keep/undo */
-};
-
-/* Fill err with what was being done and SQLite's message; errno EIO for
- * callers that look at it. Always returns -1. */
-static int
-db_fail(struct store *st, struct cerr *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
+/* The helpers below declared in store_int.h are shared with
+ * store_nodes.c. */
+int
 db_fail(struct store *st, struct cerr *err, const char *fmt, ...)
 {
 	char what[256];
@@ -123,16 +93,14 @@ db_fail(struct store *st, struct cerr *err, const char *fmt, ...)
 	return -1;
 }
 
-/* Put a statement back to its initial state: not active, no bindings. */
-static void
+void
 stmt_done(sqlite3_stmt *s)
 {
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 }
 
-/* Step a statement that returns no rows. 0 or -1 with err set. */
-static int
+int
 stmt_exec(struct store *st, enum stmt_id id, struct cerr *err,
     const char *what)
 {
@@ -146,15 +114,7 @@ stmt_exec(struct store *st, enum stmt_id id, struct cerr *err,
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Sequential binding that remembers the first failure, so a long list of
- * columns reads as a list and is checked once. */
-struct binder {
-	sqlite3_stmt *s;
-	int col;
-	int rc;
-};
-
-static void
+void
 bind_int(struct binder *b, int64_t v)
 {
 	b->col++;
@@ -162,9 +122,7 @@ bind_int(struct binder *b, int64_t v)
 		b->rc = sqlite3_bind_int64(b->s, b->col, v);
 }
 
-/* NULL binds SQL NULL. The text is not copied: it must outlive the step,
- * and every path clears the bindings right after it. */
-static void
+void
 bind_text(struct binder *b, const char *v)
 {
 	b->col++;
@@ -211,9 +169,8 @@ bind_strv(struct binder *b, char *const *v, size_t n)
 	b->rc = sqlite3_bind_blob64(b->s, b->col, buf, total, free);
 }
 
-/* Step the statement bound through b (no rows expected), then reset it.
- * A failed bind is reported with its own code, not the connection's. */
-static int
+/* A failed bind is reported with its own code, not the connection's. */
+int
 binder_step(struct store *st, struct binder *b, struct cerr *err,
     const char *what)
 {
@@ -457,6 +414,7 @@ struct store *
 store_open(const char *path, struct cerr *err)
 {
 	struct store *st;
+	const char *sql;
 	int64_t version;
 	int i, rc, saved;
 
@@ -499,11 +457,20 @@ store_open(const char *path, struct cerr *err)
 		goto fail;
 
 	for (i = 0; i < S__COUNT; i++) {
-		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1,
+		sql = stmt_sql[i] != NULL ? stmt_sql[i] : store_nodes_sql[i];
+		if (sql == NULL || (stmt_sql[i] != NULL &&
+		    store_nodes_sql[i] != NULL)) {
+			/* A slip in the tables of the two files. */
+			cerr_set(err, ERR_INTERNAL, "database %s: statement "
+			    "%d has %s SQL", path, i, sql ? "two" : "no");
+			errno = EINVAL;
+			goto fail;
+		}
+		if (sqlite3_prepare_v3(st->db, sql, -1,
 		    SQLITE_PREPARE_PERSISTENT, &st->stmt[i], NULL) !=
 		    SQLITE_OK) {
 			db_fail(st, err, "database %s: prepare \"%.60s\"",
-			    path, stmt_sql[i]);
+			    path, sql);
 			goto fail;
 		}
 	}
@@ -786,11 +753,18 @@ store_jobs_load(struct store *st, int (*cb)(struct job *job, void *arg),
     void *arg, struct cerr *err)
 {
 	sqlite3_stmt *s = st->stmt[S_JOBS_LOAD];
+	struct place_scan ps;
 	struct job *job;
 	int rc, ret = 0;
 
+	place_scan_begin(st, &ps);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if ((job = job_from_row(s, err)) == NULL) {
+			ret = -1;
+			break;
+		}
+		if (place_scan_fill(st, &ps, job, err) == -1) {
+			job_free(job);
 			ret = -1;
 			break;
 		}
@@ -807,6 +781,7 @@ store_jobs_load(struct store *st, int (*cb)(struct job *job, void *arg),
 	if (ret == 0 && rc != SQLITE_DONE)
 		ret = db_fail(st, err, "load jobs");
 	stmt_done(s);
+	place_scan_end(&ps);
 	return ret;
 }
 

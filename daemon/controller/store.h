@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "lib/inventory.h"
 #include "lib/job.h"
 
 struct store;
@@ -83,6 +84,48 @@ struct store_event {
 int store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
     const char *node, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
+    struct cerr *err);
+
+/* ---- Nodes, placements and task exits (store_nodes.c) ---------------- */
+
+struct store_node {
+	const char *name;
+	const char *address;	/* "" when none */
+	const char *state;	/* "UP" or "DOWN" */
+	const char *reason;	/* "" when none */
+	int64_t since_ms;	/* when it entered that state */
+};
+
+/* Insert or replace a node with its inventory (its GPU rows are replaced
+ * as a whole). Inside a transaction. */
+int store_node_put(struct store *st, const struct store_node *n,
+    const struct inventory *inv, struct cerr *err);
+/* Change a node's state and reason. ERR_NOT_FOUND if unknown. Inside a
+ * transaction. */
+int store_node_set_state(struct store *st, const char *name,
+    const char *state, const char *reason, int64_t since_ms,
+    struct cerr *err);
+/* Call cb for every node, by name; the pointers are borrowed for the
+ * call. cb returns 0 to go on, -1 to stop. */
+int store_nodes_load(struct store *st,
+    int (*cb)(const struct store_node *n, const struct inventory *inv,
+    void *arg), void *arg, struct cerr *err);
+
+/* Replace the placement of a job (n == 0 clears it). Inside a
+ * transaction. */
+int store_job_placement(struct store *st, uint64_t job_id,
+    const struct placement *place, size_t n, struct cerr *err);
+/* store_jobs_load fills each job's place/nplace from the same table. */
+
+/* Record that a task of (job, restart) ended. Recording the same rank
+ * twice keeps the first record and is not an error (agents re-send until
+ * acknowledged). Inside a transaction. */
+int store_task_exit(struct store *st, uint64_t job_id, uint32_t restart,
+    unsigned rank, int wait_status, int64_t time_ms, struct cerr *err);
+/* Call cb for every recorded exit of (job, restart), by rank. */
+int store_task_exits_load(struct store *st, uint64_t job_id,
+    uint32_t restart,
+    int (*cb)(unsigned rank, int wait_status, void *arg), void *arg,
     struct cerr *err);
 
 #endif

@@ -1,7 +1,8 @@
-/* Tests of daemon/controller/store.c against real database files in a
- * fresh temporary directory per test. The sqlite3 API is used directly
- * only to look at, or prepare, a database behind the store's back: an
- * old schema version, a newer one, a row deleted by hand. */
+/* Tests of daemon/controller/store.c and store_nodes.c against real
+ * database files in a fresh temporary directory per test. The sqlite3
+ * API is used directly only to look at, or prepare, a database behind the
+ * store's back: an old schema version, a newer one, a row deleted or
+ * corrupted by hand. */
 #include "config.h"
 
 #include <check.h>
@@ -765,6 +766,590 @@ START_TEST(test_refuse_not_database)
 }
 END_TEST
 
+/* ---- Nodes, placements and task exits ---------------------------------- */
+
+/* An inventory with every field set, distinct per GPU. */
+static void
+fill_inventory(struct inventory *inv, unsigned ngpus)
+{
+	struct gpu_info *g;
+	unsigned i;
+
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->source, sizeof(inv->source), "nvml");
+	inv->ncpus = 224;
+	inv->memory_mb = UINT64_C(2063000);
+	inv->ngpus = ngpus;
+	for (i = 0; i < ngpus; i++) {
+		g = &inv->gpus[i];
+		/* Not in index order, to see the load sort them. */
+		g->index = ngpus - 1 - i;
+		snprintf(g->uuid, sizeof(g->uuid),
+		    "GPU-1a2b3c4d-0000-1111-2222-%012u", g->index);
+		snprintf(g->model, sizeof(g->model), "NVIDIA H100 80GB HBM3");
+		g->memory_mb = 81559 + g->index;
+		g->numa_node = g->index < 4 ? 0 : 1;
+		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id),
+		    "00000000:%02X:00.0", 0x18 + g->index * 0x10);
+		g->pcie_switch = (int)g->index / 2;
+		g->nvlink_domain = g->index == 3 ? -1 : 7;
+		/* All the others, and bit 63 for the sign bit of the int64. */
+		g->nvlink_peers = (((UINT64_C(1) << ngpus) - 1) &
+		    ~(UINT64_C(1) << g->index)) | (UINT64_C(1) << 63);
+		g->nic = g->index == 5 ? -1 : (int)g->index / 2;
+	}
+}
+
+static const struct gpu_info *
+gpu_by_index(const struct inventory *inv, unsigned index)
+{
+	unsigned i;
+
+	for (i = 0; i < inv->ngpus; i++)
+		if (inv->gpus[i].index == index)
+			return &inv->gpus[i];
+	ck_abort_msg("no GPU %u", index);
+	return NULL;
+}
+
+/* b as loaded (GPUs by index) against a as put (any order). */
+static void
+assert_inv_eq(const struct inventory *a, const struct inventory *b)
+{
+	const struct gpu_info *x, *y;
+	unsigned i;
+
+	ck_assert_str_eq(a->source, b->source);
+	ck_assert_uint_eq(a->ncpus, b->ncpus);
+	ck_assert_uint_eq(a->memory_mb, b->memory_mb);
+	ck_assert_uint_eq(a->ngpus, b->ngpus);
+	for (i = 0; i < b->ngpus; i++) {
+		y = &b->gpus[i];
+		if (i > 0)
+			ck_assert_uint_lt(b->gpus[i - 1].index, y->index);
+		x = gpu_by_index(a, y->index);
+		ck_assert_str_eq(x->uuid, y->uuid);
+		ck_assert_str_eq(x->model, y->model);
+		ck_assert_uint_eq(x->memory_mb, y->memory_mb);
+		ck_assert_int_eq(x->numa_node, y->numa_node);
+		ck_assert_str_eq(x->pci_bus_id, y->pci_bus_id);
+		ck_assert_int_eq(x->pcie_switch, y->pcie_switch);
+		ck_assert_int_eq(x->nvlink_domain, y->nvlink_domain);
+		ck_assert_msg(x->nvlink_peers == y->nvlink_peers,
+		    "nvlink_peers %llx vs %llx",
+		    (unsigned long long)x->nvlink_peers,
+		    (unsigned long long)y->nvlink_peers);
+		ck_assert_int_eq(x->nic, y->nic);
+	}
+}
+
+#define MAX_NODES 4
+
+struct nodes {
+	size_t n;
+	char name[MAX_NODES][16];
+	char address[MAX_NODES][32];
+	char state[MAX_NODES][8];
+	char reason[MAX_NODES][32];
+	int64_t since_ms[MAX_NODES];
+	struct inventory inv[MAX_NODES];
+};
+
+static int
+collect_node(const struct store_node *n, const struct inventory *inv,
+    void *arg)
+{
+	struct nodes *l = arg;
+
+	ck_assert_uint_lt(l->n, MAX_NODES);
+	snprintf(l->name[l->n], sizeof(l->name[0]), "%s", n->name);
+	snprintf(l->address[l->n], sizeof(l->address[0]), "%s", n->address);
+	snprintf(l->state[l->n], sizeof(l->state[0]), "%s", n->state);
+	snprintf(l->reason[l->n], sizeof(l->reason[0]), "%s", n->reason);
+	l->since_ms[l->n] = n->since_ms;
+	l->inv[l->n] = *inv;
+	l->n++;
+	return 0;
+}
+
+static struct nodes *
+load_nodes(struct store *st)
+{
+	struct cerr err = { 0 };
+	struct nodes *l;
+
+	ck_assert_ptr_nonnull(l = calloc(1, sizeof(*l)));
+	ck_assert_msg(store_nodes_load(st, collect_node, l, &err) == 0, "%s",
+	    err.text);
+	return l;
+}
+
+static void
+put_node(struct store *st, const char *name, const char *address,
+    const char *state, int64_t since, const struct inventory *inv)
+{
+	struct cerr err = { 0 };
+	struct store_node n = { name, address, state, "", since };
+
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_msg(store_node_put(st, &n, inv, &err) == 0, "%s", err.text);
+	ck_assert_msg(store_commit(st, &err) == 0, "%s", err.text);
+}
+
+START_TEST(test_node_round_trip)
+{
+	struct store *st = open_ok();
+	struct inventory *eight, *four;
+	struct nodes *l;
+
+	ck_assert_ptr_nonnull(eight = calloc(1, sizeof(*eight)));
+	ck_assert_ptr_nonnull(four = calloc(1, sizeof(*four)));
+	fill_inventory(eight, 8);
+	fill_inventory(four, 4);
+	snprintf(four->source, sizeof(four->source), "simulated");
+	four->ncpus = 16;
+
+	put_node(st, "n2", "10.0.0.2:7070", "UP", 1000, eight);
+	put_node(st, "n1", "", "DOWN", 999, four);
+	store_close(st);
+
+	st = open_ok();
+	l = load_nodes(st);
+	ck_assert_uint_eq(l->n, 2);
+	ck_assert_str_eq(l->name[0], "n1");
+	ck_assert_str_eq(l->address[0], "");
+	ck_assert_str_eq(l->state[0], "DOWN");
+	ck_assert_int_eq(l->since_ms[0], 999);
+	assert_inv_eq(four, &l->inv[0]);
+	ck_assert_str_eq(l->name[1], "n2");
+	ck_assert_str_eq(l->address[1], "10.0.0.2:7070");
+	ck_assert_str_eq(l->state[1], "UP");
+	ck_assert_str_eq(l->reason[1], "");
+	ck_assert_int_eq(l->since_ms[1], 1000);
+	assert_inv_eq(eight, &l->inv[1]);
+	ck_assert_uint_eq(l->inv[1].gpus[7].index, 7);
+	ck_assert(l->inv[1].gpus[0].nvlink_peers >> 63);
+	free(l);
+
+	/* Put again: the row is updated and the GPUs replaced, 8 -> 4. */
+	put_node(st, "n2", "10.0.0.22:7070", "UP", 2000, four);
+	l = load_nodes(st);
+	ck_assert_uint_eq(l->n, 2);
+	ck_assert_str_eq(l->address[1], "10.0.0.22:7070");
+	ck_assert_int_eq(l->since_ms[1], 2000);
+	assert_inv_eq(four, &l->inv[1]);
+	free(l);
+	store_close(st);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM node_gpus "
+	    "WHERE node = 'n2'"), 4);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM nodes"), 2);
+	free(eight);
+	free(four);
+}
+END_TEST
+
+START_TEST(test_node_errors)
+{
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct store_node n = { "n1", "", "UP", "", 1 };
+	struct inventory *inv;
+	struct nodes *l;
+
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	fill_inventory(inv, 2);
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	/* Two GPUs with one index: refused before anything is written. */
+	inv->gpus[1].index = inv->gpus[0].index;
+	ck_assert_int_eq(store_node_put(st, &n, inv, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INTERNAL);
+	ck_assert_msg(strstr(err.text, "n1") != NULL, "%s", err.text);
+	inv->gpus[1].index = 64;
+	cerr_clear(&err);
+	ck_assert_int_eq(store_node_put(st, &n, inv, &err), -1);
+	inv->gpus[1].index = 0;
+	inv->ngpus = INV_MAX_GPUS + 1;
+	cerr_clear(&err);
+	ck_assert_int_eq(store_node_put(st, &n, inv, &err), -1);
+	/* A state the schema does not know. */
+	fill_inventory(inv, 2);
+	n.state = "SIDEWAYS";
+	cerr_clear(&err);
+	ck_assert_int_eq(store_node_put(st, &n, inv, &err), -1);
+	ck_assert_msg(strstr(err.text, "CHECK") != NULL, "%s", err.text);
+	ck_assert(store_in_txn(st));
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	l = load_nodes(st);
+	ck_assert_uint_eq(l->n, 0);
+	free(l);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM node_gpus"), 0);
+
+	/* A row too long for the struct fails the load, naming the node. */
+	n.state = "UP";
+	put_node(st, "n1", "", "UP", 1, inv);
+	raw_exec("UPDATE node_gpus SET model = printf('%.200c', 'x') "
+	    "WHERE idx = 1");
+	cerr_clear(&err);
+	ck_assert_ptr_nonnull(l = calloc(1, sizeof(*l)));
+	ck_assert_int_eq(store_nodes_load(st, collect_node, l, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INTERNAL);
+	ck_assert_msg(strstr(err.text, "n1") != NULL &&
+	    strstr(err.text, "model") != NULL, "%s", err.text);
+	ck_assert_uint_eq(l->n, 0);
+	free(l);
+	store_close(st);
+	free(inv);
+}
+END_TEST
+
+START_TEST(test_node_set_state)
+{
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct inventory *inv;
+	struct nodes *l;
+
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	fill_inventory(inv, 8);
+	put_node(st, "n1", "h1:1", "UP", 10, inv);
+
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_msg(store_node_set_state(st, "n1", "DOWN", "xid 79", 20,
+	    &err) == 0, "%s", err.text);
+	ck_assert_int_eq(store_node_set_state(st, "n9", "DOWN", "", 20,
+	    &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ck_assert_msg(strstr(err.text, "n9") != NULL, "%s", err.text);
+	cerr_clear(&err);
+	ck_assert_int_eq(store_node_set_state(st, "n1", "LOST", "", 21,
+	    &err), -1);
+	ck_assert_int_eq(err.code, ERR_INTERNAL);
+	ck_assert_int_eq(store_commit(st, &err), 0);
+
+	l = load_nodes(st);
+	ck_assert_uint_eq(l->n, 1);
+	ck_assert_str_eq(l->state[0], "DOWN");
+	ck_assert_str_eq(l->reason[0], "xid 79");
+	ck_assert_int_eq(l->since_ms[0], 20);
+	ck_assert_str_eq(l->address[0], "h1:1");
+	/* The inventory is untouched. */
+	assert_inv_eq(inv, &l->inv[0]);
+	free(l);
+	store_close(st);
+	free(inv);
+}
+END_TEST
+
+static void
+set_place(struct placement *p, const char *node, unsigned rank,
+    unsigned first, unsigned ngpus)
+{
+	unsigned i;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->node, sizeof(p->node), "%s", node);
+	p->node_rank = rank;
+	p->ngpus = ngpus;
+	for (i = 0; i < ngpus; i++)
+		p->gpus[i] = first + i;
+}
+
+static void
+placement_ok(struct store *st, uint64_t job, const struct placement *p,
+    size_t n)
+{
+	struct cerr err = { 0 };
+
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_msg(store_job_placement(st, job, p, n, &err) == 0, "%s",
+	    err.text);
+	ck_assert_msg(store_commit(st, &err) == 0, "%s", err.text);
+}
+
+START_TEST(test_placement)
+{
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct placement p[3];
+	struct loaded l;
+
+	submit(st, 1);
+	submit(st, 2);
+	submit(st, 3);
+	submit(st, 4);
+	/* Given out of rank order; loaded in rank order. */
+	set_place(&p[0], "n7", 1, 4, 4);
+	set_place(&p[1], "n3", 0, 0, 4);
+	placement_ok(st, 1, p, 2);
+	set_place(&p[0], "n5", 0, 0, 8);
+	placement_ok(st, 2, p, 1);
+	set_place(&p[0], "cpu-only", 0, 0, 0);
+	set_place(&p[1], "n63", 1, 63, 1);
+	placement_ok(st, 3, p, 2);
+	store_close(st);
+
+	st = open_ok();
+	load_all(st, &l);
+	ck_assert_uint_eq(l.n, 4);
+	ck_assert_uint_eq(l.job[0]->nplace, 2);
+	ck_assert_str_eq(l.job[0]->place[0].node, "n3");
+	ck_assert_uint_eq(l.job[0]->place[0].node_rank, 0);
+	ck_assert_uint_eq(l.job[0]->place[0].ngpus, 4);
+	ck_assert_uint_eq(l.job[0]->place[0].gpus[3], 3);
+	ck_assert_str_eq(l.job[0]->place[1].node, "n7");
+	ck_assert_uint_eq(l.job[0]->place[1].node_rank, 1);
+	ck_assert_uint_eq(l.job[0]->place[1].ngpus, 4);
+	ck_assert_uint_eq(l.job[0]->place[1].gpus[0], 4);
+	ck_assert_uint_eq(l.job[0]->place[1].gpus[3], 7);
+	ck_assert_uint_eq(l.job[1]->nplace, 1);
+	ck_assert_uint_eq(l.job[1]->place[0].ngpus, 8);
+	ck_assert_uint_eq(l.job[2]->nplace, 2);
+	ck_assert_str_eq(l.job[2]->place[0].node, "cpu-only");
+	ck_assert_uint_eq(l.job[2]->place[0].ngpus, 0);
+	ck_assert_uint_eq(l.job[2]->place[1].gpus[0], 63);
+	ck_assert_uint_eq(l.job[3]->nplace, 0);
+	ck_assert_ptr_null(l.job[3]->place);
+	loaded_free(&l);
+	ck_assert_int_eq(raw_int("SELECT gpus = '4,5,6,7' FROM job_placements "
+	    "WHERE job_id = 1 AND node_rank = 1"), 1);
+
+	/* Replace job 1's, clear job 3's. */
+	set_place(&p[0], "n9", 0, 2, 2);
+	placement_ok(st, 1, p, 1);
+	placement_ok(st, 3, NULL, 0);
+	load_all(st, &l);
+	ck_assert_uint_eq(l.job[0]->nplace, 1);
+	ck_assert_str_eq(l.job[0]->place[0].node, "n9");
+	ck_assert_uint_eq(l.job[0]->place[0].gpus[1], 3);
+	ck_assert_uint_eq(l.job[1]->nplace, 1);
+	ck_assert_uint_eq(l.job[2]->nplace, 0);
+	loaded_free(&l);
+
+	/* An unknown job; a GPU index out of range; a node name too long. */
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_int_eq(store_job_placement(st, 42, p, 1, &err), -1);
+	ck_assert_msg(strstr(err.text, "job 42") != NULL, "%s", err.text);
+	p[0].gpus[0] = 64;
+	cerr_clear(&err);
+	ck_assert_int_eq(store_job_placement(st, 1, p, 1, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INTERNAL);
+	set_place(&p[0], "n9", 0, 0, 1);
+	memset(p[0].node, 'x', sizeof(p[0].node));
+	cerr_clear(&err);
+	ck_assert_int_eq(store_job_placement(st, 1, p, 1, &err), -1);
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	load_all(st, &l);
+	ck_assert_uint_eq(l.job[0]->nplace, 1);
+	ck_assert_str_eq(l.job[0]->place[0].node, "n9");
+	loaded_free(&l);
+
+	/* The rows of a job removed by hand are skipped by the merge. */
+	raw_exec("DELETE FROM jobs WHERE id = 1");
+	load_all(st, &l);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_uint_eq(l.job[0]->id, 2);
+	ck_assert_uint_eq(l.job[0]->nplace, 1);
+	ck_assert_str_eq(l.job[0]->place[0].node, "n5");
+	loaded_free(&l);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_placement_corrupt)
+{
+	static const char *const bad[] = { "1,,2", "1,", ",1", "01", "-1",
+	    " 1", "1 ", "64", "99999999999", "1;2", "a" };
+	char sql[128];
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct placement p;
+	struct loaded l;
+	size_t i;
+
+	submit(st, 1);
+	submit(st, 2);
+	set_place(&p, "n4", 0, 0, 2);
+	placement_ok(st, 2, &p, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(sql, sizeof(sql), "UPDATE job_placements SET gpus = "
+		    "'%s' WHERE job_id = 2", bad[i]);
+		raw_exec(sql);
+		memset(&l, 0, sizeof(l));
+		cerr_clear(&err);
+		ck_assert_msg(store_jobs_load(st, collect_job, &l, &err) == -1,
+		    "'%s' accepted", bad[i]);
+		ck_assert_int_eq(err.code, ERR_INTERNAL);
+		ck_assert_msg(strstr(err.text, "job 2") != NULL &&
+		    strstr(err.text, "n4") != NULL, "%s", err.text);
+		/* Job 1 came before the bad row. */
+		ck_assert_uint_eq(l.n, 1);
+		loaded_free(&l);
+	}
+	/* 64 indices is the most a placement holds. */
+	raw_exec("UPDATE job_placements SET gpus = (WITH RECURSIVE "
+	    "c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 63) "
+	    "SELECT group_concat(i, ',') FROM c) WHERE job_id = 2");
+	load_all(st, &l);
+	ck_assert_uint_eq(l.job[1]->place[0].ngpus, PLACE_MAX_GPUS);
+	ck_assert_uint_eq(l.job[1]->place[0].gpus[63], 63);
+	loaded_free(&l);
+	raw_exec("UPDATE job_placements SET gpus = gpus || ',0' "
+	    "WHERE job_id = 2");
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_jobs_load(st, collect_job, &l, &err), -1);
+	loaded_free(&l);
+	store_close(st);
+}
+END_TEST
+
+#define MAX_EXITS 8
+
+struct exits {
+	size_t n;
+	unsigned rank[MAX_EXITS];
+	int status[MAX_EXITS];
+	size_t stop_after;	/* 0: never */
+};
+
+static int
+collect_exit(unsigned rank, int wait_status, void *arg)
+{
+	struct exits *e = arg;
+
+	ck_assert_uint_lt(e->n, MAX_EXITS);
+	e->rank[e->n] = rank;
+	e->status[e->n] = wait_status;
+	e->n++;
+	return e->stop_after != 0 && e->n == e->stop_after ? -1 : 0;
+}
+
+static void
+load_exits(struct store *st, uint64_t job, uint32_t restart,
+    struct exits *e)
+{
+	struct cerr err = { 0 };
+
+	memset(e, 0, sizeof(*e));
+	ck_assert_msg(store_task_exits_load(st, job, restart, collect_exit, e,
+	    &err) == 0, "%s", err.text);
+}
+
+START_TEST(test_task_exits)
+{
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct exits e;
+
+	submit(st, 1);
+	submit(st, 2);
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_int_eq(store_task_exit(st, 1, 0, 3, 256, 100, &err), 0);
+	ck_assert_int_eq(store_task_exit(st, 1, 0, 0, 0, 101, &err), 0);
+	/* A re-sent exit: the first record stands, and it is no error. */
+	ck_assert_msg(store_task_exit(st, 1, 0, 3, 9, 102, &err) == 0, "%s",
+	    err.text);
+	ck_assert_int_eq(store_task_exit(st, 1, 1, 0, 15, 103, &err), 0);
+	ck_assert_int_eq(store_task_exit(st, 2, 0, 0, 134, 104, &err), 0);
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	ck_assert_int_eq(raw_int("SELECT time_ms FROM task_exits WHERE "
+	    "job_id = 1 AND restart = 0 AND rank = 3"), 100);
+
+	load_exits(st, 1, 0, &e);
+	ck_assert_uint_eq(e.n, 2);
+	ck_assert_uint_eq(e.rank[0], 0);
+	ck_assert_int_eq(e.status[0], 0);
+	ck_assert_uint_eq(e.rank[1], 3);
+	ck_assert_int_eq(e.status[1], 256);
+	load_exits(st, 1, 1, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_int_eq(e.status[0], 15);
+	load_exits(st, 2, 0, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_int_eq(e.status[0], 134);
+	load_exits(st, 1, 2, &e);
+	ck_assert_uint_eq(e.n, 0);
+
+	/* A callback that stops the load makes it fail. */
+	memset(&e, 0, sizeof(e));
+	e.stop_after = 1;
+	ck_assert_int_eq(store_task_exits_load(st, 1, 0, collect_exit, &e,
+	    &err), -1);
+	ck_assert_uint_eq(e.n, 1);
+
+	/* An unknown job. */
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	cerr_clear(&err);
+	ck_assert_int_eq(store_task_exit(st, 9, 0, 0, 0, 1, &err), -1);
+	ck_assert_msg(strstr(err.text, "job 9") != NULL, "%s", err.text);
+	ck_assert_int_eq(store_rollback(st), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_migrate_v2)
+{
+	struct store *st;
+	struct placement p;
+	struct inventory *inv;
+	struct loaded l;
+	struct exits e;
+	struct nodes *nl;
+	sqlite3 *db;
+
+	/* A database as the second release left it, with a job. */
+	ck_assert_int_ge(migrations_count, 3);
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, migrations[0].sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, migrations[1].sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 2; "
+	    "INSERT INTO jobs (id, user, name, nodes_min, nodes_max, "
+	    "gpus_per_node, tasks_per_node, time_limit_s, priority, "
+	    "topo_mode, max_restarts, ckpt_signal, ckpt_secs, hang_timeout_s, "
+	    "env, argv, state, submit_ms, start_ms) VALUES (7, 'carol', "
+	    "'old', 1, 1, 8, 1, 60, 100, 0, 3, 10, 60, 0, x'', "
+	    "x'736c65657000313000', 'RUNNING', 77, 78)", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_schema "
+	    "WHERE name = 'nodes'"), 0);
+
+	st = open_ok();
+	ck_assert_int_eq(raw_int("PRAGMA user_version"),
+	    store_schema_version());
+	load_all(st, &l);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_uint_eq(l.job[0]->id, 7);
+	ck_assert_str_eq(l.job[0]->user, "carol");
+	ck_assert_uint_eq(l.job[0]->spec.gpus_per_node, 8);
+	ck_assert_str_eq(l.job[0]->spec.argv[1], "10");
+	ck_assert_int_eq(l.job[0]->state, JOB_RUNNING);
+	ck_assert_int_eq(l.job[0]->start_ms, 78);
+	ck_assert_uint_eq(l.job[0]->nplace, 0);
+	loaded_free(&l);
+
+	/* The new tables work with the old job. */
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	fill_inventory(inv, 8);
+	put_node(st, "n1", "", "UP", 5, inv);
+	set_place(&p, "n1", 0, 0, 8);
+	placement_ok(st, 7, &p, 1);
+	load_all(st, &l);
+	ck_assert_uint_eq(l.job[0]->nplace, 1);
+	ck_assert_uint_eq(l.job[0]->place[0].ngpus, 8);
+	loaded_free(&l);
+	nl = load_nodes(st);
+	ck_assert_uint_eq(nl->n, 1);
+	assert_inv_eq(inv, &nl->inv[0]);
+	free(nl);
+	load_exits(st, 7, 0, &e);
+	ck_assert_uint_eq(e.n, 0);
+	store_close(st);
+	free(inv);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -784,6 +1369,13 @@ store_suite(void)
 	tcase_add_test(tc, test_migrate_old);
 	tcase_add_test(tc, test_refuse_newer);
 	tcase_add_test(tc, test_refuse_not_database);
+	tcase_add_test(tc, test_node_round_trip);
+	tcase_add_test(tc, test_node_errors);
+	tcase_add_test(tc, test_node_set_state);
+	tcase_add_test(tc, test_placement);
+	tcase_add_test(tc, test_placement_corrupt);
+	tcase_add_test(tc, test_task_exits);
+	tcase_add_test(tc, test_migrate_v2);
 	suite_add_tcase(s, tc);
 	return s;
 }

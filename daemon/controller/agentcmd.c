@@ -1,0 +1,260 @@
+#include "config.h"
+
+#include <sys/queue.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentcmd.h"
+#include "lib/log.h"
+#include "lib/wire.h"
+#include "server.h"
+
+/* Our request ids have the top bit set, so they can never be confused
+ * with the ids an agent gives its own requests. */
+#define AGENTCMD_ID_BIT (1ULL << 63)
+
+enum cmd_kind {
+	CMD_LAUNCH,
+	CMD_READ_LOG,
+};
+
+struct cmd {
+	uint64_t id;
+	uint64_t conn_id;
+	enum cmd_kind kind;
+	int64_t sent_ms;
+	agentcmd_done done;
+	agentcmd_log_done log_done;
+	void *arg;
+	TAILQ_ENTRY(cmd) entry;
+};
+
+struct agentcmd {
+	struct server *srv;
+	int64_t timeout_ms;
+	uint64_t next_id;
+	TAILQ_HEAD(, cmd) pending;
+};
+
+struct agentcmd *
+agentcmd_create(struct server *srv, int64_t timeout_ms)
+{
+	struct agentcmd *ac;
+
+	if ((ac = calloc(1, sizeof(*ac))) == NULL)
+		return NULL;
+	ac->srv = srv;
+	ac->timeout_ms = timeout_ms;
+	TAILQ_INIT(&ac->pending);
+	return ac;
+}
+
+static void
+cmd_complete(struct agentcmd *ac, struct cmd *c, const struct cerr *err,
+    const uint8_t *data, size_t len)
+{
+	TAILQ_REMOVE(&ac->pending, c, entry);
+	if (c->kind == CMD_READ_LOG)
+		c->log_done(c->arg, data, len, err);
+	else
+		c->done(c->arg, err);
+	free(c);
+}
+
+static void
+cmd_fail(struct agentcmd *ac, struct cmd *c, enum err_code code,
+    const char *text)
+{
+	struct cerr err;
+
+	cerr_set(&err, code, "%s", text);
+	cmd_complete(ac, c, &err, NULL, 0);
+}
+
+void
+agentcmd_destroy(struct agentcmd *ac)
+{
+	if (ac == NULL)
+		return;
+	while (!TAILQ_EMPTY(&ac->pending))
+		cmd_fail(ac, TAILQ_FIRST(&ac->pending), ERR_UNAVAILABLE,
+		    "the controller is shutting down");
+	free(ac);
+}
+
+/* Send env on conn_id. 0, or -1 when the agent is not connected. */
+static int
+agentcmd_send(struct agentcmd *ac, uint64_t conn_id,
+    Cohort__V1__Envelope *env)
+{
+	struct conn *c = server_conn(ac->srv, conn_id);
+
+	if (c == NULL)
+		return -1;
+	env->id = AGENTCMD_ID_BIT | ++ac->next_id;
+	return conn_send(c, env);
+}
+
+static struct cmd *
+agentcmd_track(struct agentcmd *ac, uint64_t conn_id, enum cmd_kind kind,
+    int64_t now_ms, void *arg)
+{
+	struct cmd *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->id = AGENTCMD_ID_BIT | ac->next_id;
+	c->conn_id = conn_id;
+	c->kind = kind;
+	c->sent_ms = now_ms;
+	c->arg = arg;
+	TAILQ_INSERT_TAIL(&ac->pending, c, entry);
+	return c;
+}
+
+int
+agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
+    const struct launch_cmd *l, int64_t now_ms, agentcmd_done cb, void *arg)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
+	Cohort__V1__JobSpec spec;
+	struct cmd *c;
+
+	wire_spec_to_pb(&l->job->spec, &spec);
+	lr.job_id = l->job->id;
+	lr.restart = l->job->attempt;
+	lr.has_restart_count = 1;
+	lr.restart_count = l->job->restarts;
+	lr.user = l->job->user;
+	lr.spec = &spec;
+	lr.node_rank = l->place->node_rank;
+	lr.n_nodelist = l->nnodes;
+	lr.nodelist = (char **)l->nodelist;
+	lr.master_addr = (char *)l->master_addr;
+	lr.master_port = l->master_port;
+	lr.n_gpus = l->place->ngpus;
+	lr.gpus = (uint32_t *)l->place->gpus;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
+	env.launch = &lr;
+	if (agentcmd_send(ac, conn_id, &env) == -1)
+		return -1;
+	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL)
+		return -1;
+	c->done = cb;
+	return 0;
+}
+
+int
+agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, const char *reason)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StopRequest sr = COHORT__V1__STOP_REQUEST__INIT;
+
+	sr.job_id = job_id;
+	sr.restart = attempt;
+	sr.reason = (char *)reason;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP;
+	env.stop = &sr;
+	return agentcmd_send(ac, conn_id, &env);
+}
+
+int
+agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
+    int64_t now_ms, agentcmd_log_done cb, void *arg)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__ReadLogRequest rl = COHORT__V1__READ_LOG_REQUEST__INIT;
+	struct cmd *c;
+
+	rl.job_id = job_id;
+	rl.restart = attempt;
+	rl.rank = rank;
+	rl.offset = offset;
+	rl.max_bytes = max;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_READ_LOG;
+	env.read_log = &rl;
+	if (agentcmd_send(ac, conn_id, &env) == -1)
+		return -1;
+	c = agentcmd_track(ac, conn_id, CMD_READ_LOG, now_ms, arg);
+	if (c == NULL)
+		return -1;
+	c->log_done = cb;
+	return 0;
+}
+
+bool
+agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
+    const Cohort__V1__Envelope *env)
+{
+	struct cmd *c;
+	struct cerr err;
+
+	if ((env->id & AGENTCMD_ID_BIT) == 0)
+		return false;
+	/* Stop replies are not tracked: nothing waits for them. */
+	if (env->body_case == COHORT__V1__ENVELOPE__BODY_STOP_REPLY)
+		return true;
+	TAILQ_FOREACH(c, &ac->pending, entry)
+		if (c->id == env->id && c->conn_id == conn_id)
+			break;
+	if (c == NULL) {
+		log_debug("reply %" PRIx64 " matches no pending command",
+		    env->id);
+		return true;
+	}
+	switch (env->body_case) {
+	case COHORT__V1__ENVELOPE__BODY_ERROR:
+		cerr_set(&err, wire_err_from_pb(env->error->code), "%s",
+		    env->error->text);
+		cmd_complete(ac, c, &err, NULL, 0);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY:
+		if (c->kind == CMD_LAUNCH)
+			cmd_complete(ac, c, NULL, NULL, 0);
+		else
+			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply");
+		break;
+	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY:
+		if (c->kind == CMD_READ_LOG)
+			cmd_complete(ac, c, NULL,
+			    env->read_log_reply->data.data,
+			    env->read_log_reply->data.len);
+		else
+			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply");
+		break;
+	default:
+		cmd_fail(ac, c, ERR_PROTOCOL, "unexpected reply");
+	}
+	return true;
+}
+
+void
+agentcmd_conn_closed(struct agentcmd *ac, uint64_t conn_id)
+{
+	struct cmd *c, *next;
+
+	for (c = TAILQ_FIRST(&ac->pending); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->conn_id == conn_id)
+			cmd_fail(ac, c, ERR_UNAVAILABLE,
+			    "the node's agent disconnected");
+	}
+}
+
+void
+agentcmd_expire(struct agentcmd *ac, int64_t now_ms)
+{
+	struct cmd *c, *next;
+
+	for (c = TAILQ_FIRST(&ac->pending); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (now_ms - c->sent_ms > ac->timeout_ms)
+			cmd_fail(ac, c, ERR_UNAVAILABLE,
+			    "the node's agent did not answer in time");
+	}
+}

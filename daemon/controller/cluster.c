@@ -1,0 +1,530 @@
+#include "config.h"
+
+#include <sys/queue.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "cluster.h"
+#include "jobs.h"
+#include "lib/log.h"
+#include "nodes.h"
+#include "placement.h"
+
+/* A gang being launched: it is RUNNING once every node has answered. */
+struct gang {
+	struct cluster *cl;
+	uint64_t job_id;
+	uint32_t attempt;
+	size_t nnodes;
+	size_t acked;
+	size_t outstanding;	/* launch callbacks still to come */
+	bool over;		/* running, or failed and undone */
+	TAILQ_ENTRY(gang) entry;
+};
+
+struct cluster {
+	struct event_base *base;
+	struct jobs *js;
+	struct nodes *ns;
+	struct agentcmd *ac;
+	struct cluster_opts o;
+	struct event *pass_ev;
+	struct event *tick_ev;
+	bool dirty;
+	TAILQ_HEAD(, gang) gangs;
+	struct cluster_stats stats;
+};
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+cluster_changed(struct cluster *cl)
+{
+	if (cl->dirty)
+		return;
+	cl->dirty = true;
+	event_active(cl->pass_ev, EV_TIMEOUT, 0);
+}
+
+/* Tell every node of job's placement to stop its tasks of the current
+ * attempt. Nodes that are not connected stop them when they come back
+ * (registration reconciles). */
+static void
+cluster_stop_gang(struct cluster *cl, const struct job *job,
+    const char *reason)
+{
+	struct node *n;
+	size_t i;
+
+	for (i = 0; i < job->nplace; i++) {
+		n = nodes_get(cl->ns, job->place[i].node);
+		if (n != NULL && n->conn_id != 0)
+			agentcmd_stop(cl->ac, n->conn_id, job->id,
+			    job->attempt, reason);
+	}
+}
+
+static void
+gang_release(struct gang *g)
+{
+	if (g->outstanding == 0 && g->over) {
+		TAILQ_REMOVE(&g->cl->gangs, g, entry);
+		free(g);
+	}
+}
+
+/* A start failed on one node: undo it on all, all or nothing. */
+static void
+gang_fail(struct gang *g, const struct cerr *why)
+{
+	struct cluster *cl = g->cl;
+	const struct job *job = jobs_get(cl->js, g->job_id);
+	struct cerr err;
+	bool permanent = why->code == ERR_INVALID;
+
+	g->over = true;
+	if (job == NULL || !jobs_is_active(job) || job->attempt != g->attempt)
+		return;
+	cluster_stop_gang(cl, job, "the gang could not start");
+	if (jobs_start_failed(cl->js, g->job_id, permanent, why->text,
+	    now_ms(), &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
+	cluster_changed(cl);
+}
+
+static void
+gang_launched_cb(void *arg, const struct cerr *err)
+{
+	struct gang *g = arg;
+	struct cerr e;
+
+	g->outstanding--;
+	if (!g->over) {
+		if (err != NULL) {
+			gang_fail(g, err);
+		} else if (++g->acked == g->nnodes) {
+			g->over = true;
+			if (jobs_mark_running(g->cl->js, g->job_id, now_ms(),
+			    &e) == -1)
+				log_warnx("job %" PRIu64 ": %s", g->job_id,
+				    e.text);
+		}
+	}
+	gang_release(g);
+}
+
+/* Send the launch to every node of a freshly allocated job. */
+static void
+cluster_launch(struct cluster *cl, const struct job *job)
+{
+	struct launch_cmd lc;
+	const char **nodelist;
+	struct node *n, *rank0;
+	struct gang *g;
+	struct cerr err;
+	size_t i;
+
+	nodelist = calloc(job->nplace, sizeof(*nodelist));
+	g = calloc(1, sizeof(*g));
+	if (nodelist == NULL || g == NULL) {
+		free(nodelist);
+		free(g);
+		cerr_set(&err, ERR_INTERNAL, "out of memory");
+		jobs_start_failed(cl->js, job->id, false, err.text, now_ms(),
+		    &err);
+		return;
+	}
+	for (i = 0; i < job->nplace; i++)
+		nodelist[job->place[i].node_rank] = job->place[i].node;
+	g->cl = cl;
+	g->job_id = job->id;
+	g->attempt = job->attempt;
+	g->nnodes = job->nplace;
+	TAILQ_INSERT_TAIL(&cl->gangs, g, entry);
+	rank0 = nodes_get(cl->ns, nodelist[0]);
+	lc.job = job;
+	lc.nodelist = nodelist;
+	lc.nnodes = job->nplace;
+	lc.master_addr = rank0 != NULL ? rank0->address : nodelist[0];
+	/* Spread masters over a range so that gangs sharing a rank-0 node
+	 * do not collide. */
+	lc.master_port = 20000 + (unsigned)((job->id * 131 + job->attempt) %
+	    20000);
+	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
+	    job->id, job->nplace, job->attempt);
+	for (i = 0; i < job->nplace && !g->over; i++) {
+		n = nodes_get(cl->ns, job->place[i].node);
+		lc.place = &job->place[i];
+		if (n == NULL || agentcmd_launch(cl->ac, n->conn_id, &lc,
+		    now_ms(), gang_launched_cb, g) == -1) {
+			cerr_set(&err, ERR_UNAVAILABLE,
+			    "node %s is not reachable", job->place[i].node);
+			gang_fail(g, &err);
+			break;
+		}
+		g->outstanding++;
+	}
+	free(nodelist);
+	gang_release(g);
+}
+
+static void
+cluster_refresh_allocations(struct cluster *cl)
+{
+	const struct job **active;
+	size_t n;
+
+	active = jobs_active(cl->js, &n);
+	nodes_set_allocations(cl->ns, active, n);
+	free(active);
+}
+
+static void
+cluster_pass(struct cluster *cl)
+{
+	struct placement_input in;
+	struct placement_result res;
+	struct jobs_filter f = { .has_state = true, .state = JOB_PENDING };
+	const struct job **pending, *job;
+	struct cerr err;
+	size_t npending, i;
+	int64_t now = now_ms();
+
+	cl->dirty = false;
+	cl->stats.passes++;
+	cluster_refresh_allocations(cl);
+	pending = jobs_list(cl->js, &f, &npending);
+	/* Jobs still launching hold their allocation already. */
+	for (i = 0; i < npending;) {
+		if (jobs_is_active(pending[i]))
+			pending[i] = pending[--npending];
+		else
+			i++;
+	}
+	if (npending == 0) {
+		free(pending);
+		return;
+	}
+	in.nodes = nodes_all(cl->ns, &in.nnodes);
+	in.pending = pending;
+	in.npending = npending;
+	in.now_ms = now;
+	in.default_limit_s = cl->o.default_limit_s;
+	if (placement_decide(&in, &res) == -1) {
+		log_warnx("scheduling pass failed: out of memory");
+		free(pending);
+		return;
+	}
+	for (i = 0; i < res.nstarts; i++) {
+		job = jobs_get(cl->js, res.starts[i].job_id);
+		if (jobs_allocate(cl->js, res.starts[i].job_id,
+		    res.starts[i].place, res.starts[i].nplace, now,
+		    &err) == -1) {
+			log_warnx("job %" PRIu64 ": %s", res.starts[i].job_id,
+			    err.text);
+			continue;
+		}
+		cl->stats.started++;
+		cluster_refresh_allocations(cl);
+		cluster_launch(cl, job);
+	}
+	for (i = 0; i < res.nreasons; i++)
+		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
+		    res.reasons[i].reason);
+	placement_result_free(&res);
+	free(pending);
+}
+
+static void
+cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+	cluster_pass(arg);
+}
+
+/* A node went DOWN: the jobs on it cannot go on. */
+static void
+cluster_node_down_cb(struct node *n, void *arg)
+{
+	struct cluster *cl = arg;
+	const struct job **active;
+	char reason[128];
+	struct cerr err;
+	size_t i, j, na;
+
+	active = jobs_active(cl->js, &na);
+	snprintf(reason, sizeof(reason), "node %s went DOWN", n->name);
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < active[i]->nplace; j++)
+			if (strcmp(active[i]->place[j].node, n->name) == 0)
+				break;
+		if (j == active[i]->nplace)
+			continue;
+		cluster_stop_gang(cl, active[i], reason);
+		if (jobs_end(cl->js, active[i]->id, JOB_FAILED, reason,
+		    now_ms(), &err) == -1)
+			log_warnx("job %" PRIu64 ": %s", active[i]->id,
+			    err.text);
+	}
+	free(active);
+	cluster_changed(cl);
+}
+
+static void
+cluster_check_limits(struct cluster *cl, int64_t now)
+{
+	const struct job **active;
+	const struct job *job;
+	char reason[96];
+	struct cerr err;
+	size_t i, n;
+
+	active = jobs_active(cl->js, &n);
+	for (i = 0; i < n; i++) {
+		job = active[i];
+		if (job->state != JOB_RUNNING || job->spec.time_limit_s == 0 ||
+		    now < job->start_ms +
+		    (int64_t)job->spec.time_limit_s * 1000)
+			continue;
+		snprintf(reason, sizeof(reason), "time limit of %" PRIu64
+		    " s reached", job->spec.time_limit_s);
+		cluster_stop_gang(cl, job, reason);
+		if (jobs_end(cl->js, job->id, JOB_TIMEOUT, reason, now,
+		    &err) == -1)
+			log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+		cluster_changed(cl);
+	}
+	free(active);
+}
+
+static void
+cluster_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cluster *cl = arg;
+	int64_t now = now_ms();
+
+	nodes_check_timeouts(cl->ns, now, cl->o.node_timeout_ms,
+	    cluster_node_down_cb, cl);
+	cluster_check_limits(cl, now);
+	agentcmd_expire(cl->ac, now);
+	/* Time alone can make room (reservations, limits): pass anyway. */
+	cluster_changed(cl);
+}
+
+/* Jobs caught launching by a controller restart start over: their
+ * launch state was in memory only, and launches are idempotent per
+ * attempt, so a new attempt is clean. */
+static void
+cluster_reset_launching(struct cluster *cl)
+{
+	const struct job **active;
+	struct cerr err;
+	size_t i, n;
+
+	active = jobs_active(cl->js, &n);
+	for (i = 0; i < n; i++)
+		if (active[i]->state == JOB_PENDING &&
+		    jobs_start_failed(cl->js, active[i]->id, false,
+		    "the controller restarted while it was launching",
+		    now_ms(), &err) == -1)
+			log_warnx("job %" PRIu64 ": %s", active[i]->id,
+			    err.text);
+	free(active);
+}
+
+struct cluster *
+cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
+    struct agentcmd *ac, const struct cluster_opts *o, struct cerr *err)
+{
+	struct cluster *cl;
+	struct timeval tv = { o->tick_ms / 1000, (o->tick_ms % 1000) * 1000 };
+
+	if ((cl = calloc(1, sizeof(*cl))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	cl->base = base;
+	cl->js = js;
+	cl->ns = ns;
+	cl->ac = ac;
+	cl->o = *o;
+	TAILQ_INIT(&cl->gangs);
+	cl->pass_ev = event_new(base, -1, 0, cluster_pass_cb, cl);
+	cl->tick_ev = event_new(base, -1, EV_PERSIST, cluster_tick_cb, cl);
+	if (cl->pass_ev == NULL || cl->tick_ev == NULL ||
+	    event_add(cl->tick_ev, &tv) == -1) {
+		cerr_set(err, ERR_INTERNAL, "cannot create timers");
+		cluster_destroy(cl);
+		return NULL;
+	}
+	cluster_reset_launching(cl);
+	cluster_changed(cl);
+	return cl;
+}
+
+void
+cluster_destroy(struct cluster *cl)
+{
+	struct gang *g;
+
+	if (cl == NULL)
+		return;
+	while ((g = TAILQ_FIRST(&cl->gangs)) != NULL) {
+		TAILQ_REMOVE(&cl->gangs, g, entry);
+		free(g);
+	}
+	if (cl->pass_ev != NULL)
+		event_free(cl->pass_ev);
+	if (cl->tick_ev != NULL)
+		event_free(cl->tick_ev);
+	free(cl);
+}
+
+/* A running task the controller does not expect: stop it. */
+static void
+cluster_check_running(struct cluster *cl, uint64_t conn_id,
+    const struct task_report *r)
+{
+	const struct job *job = jobs_get(cl->js, r->job_id);
+
+	if (job != NULL && jobs_is_active(job) && job->attempt == r->restart)
+		return;
+	log_info("job %" PRIu64 " attempt %u: tasks not wanted here; "
+	    "stopping them", r->job_id, r->restart);
+	agentcmd_stop(cl->ac, conn_id, r->job_id, r->restart,
+	    "unknown to the controller");
+}
+
+int
+cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
+    const char *address, const struct inventory *inv,
+    const struct task_report *tasks, size_t ntasks, int64_t now,
+    struct cerr *err)
+{
+	size_t i;
+
+	if (nodes_register(cl->ns, name, address, inv, conn_id, now,
+	    err) == -1)
+		return -1;
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].running)
+			cluster_check_running(cl, conn_id, &tasks[i]);
+	cluster_changed(cl);
+	return 0;
+}
+
+void
+cluster_heartbeat(struct cluster *cl, uint64_t conn_id,
+    const struct task_report *tasks, size_t ntasks, int64_t now)
+{
+	size_t i;
+
+	if (nodes_heartbeat(cl->ns, conn_id, now) == NULL)
+		return;
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].running)
+			cluster_check_running(cl, conn_id, &tasks[i]);
+}
+
+int
+cluster_task_exit(struct cluster *cl, uint64_t conn_id,
+    const struct task_report *r, int64_t now, struct cerr *err)
+{
+	const struct job *job = jobs_get(cl->js, r->job_id);
+	enum job_state before, after;
+	char reason[96];
+
+	/* A job the controller never had (or a database restored from an
+	 * older copy): acknowledge, so the agent can forget it. */
+	if (job == NULL)
+		return 0;
+	before = job->state;
+	if (jobs_task_exit(cl->js, r->job_id, r->restart, r->rank,
+	    r->wait_status, now, &after, err) == -1)
+		return -1;
+	if (after == before)
+		return 0;
+	if (after == JOB_FAILED) {
+		snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+		cluster_stop_gang(cl, job, reason);
+	}
+	cluster_changed(cl);
+	return 0;
+}
+
+int
+cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
+    int64_t now, enum job_state *state, struct cerr *err)
+{
+	const struct job *job = jobs_get(cl->js, id);
+	bool active = job != NULL && jobs_is_active(job);
+
+	if (jobs_cancel(cl->js, who, id, now, state, err) == -1)
+		return -1;
+	if (active)
+		cluster_stop_gang(cl, job, "cancelled");
+	cluster_changed(cl);
+	return 0;
+}
+
+void
+cluster_conn_closed(struct cluster *cl, uint64_t conn_id)
+{
+	agentcmd_conn_closed(cl->ac, conn_id);
+	nodes_disconnected(cl->ns, conn_id);
+}
+
+int
+cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
+    uint64_t offset, uint32_t max, int64_t now, agentcmd_log_done cb,
+    void *arg, struct cerr *err)
+{
+	const struct job *job = jobs_get(cl->js, job_id);
+	const struct placement *p = NULL;
+	struct node *n;
+	unsigned node_rank;
+	size_t i;
+
+	if (job == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, job_id);
+	if (job->nplace == 0)
+		return cerr_set(err, ERR_CONFLICT,
+		    "job %" PRIu64 " has not started; it has no output yet",
+		    job_id);
+	if (rank >= job->nplace * job->spec.tasks_per_node)
+		return cerr_set(err, ERR_INVALID, "job %" PRIu64 " has ranks "
+		    "0..%zu", job_id,
+		    job->nplace * job->spec.tasks_per_node - 1);
+	node_rank = rank / job->spec.tasks_per_node;
+	for (i = 0; i < job->nplace; i++)
+		if (job->place[i].node_rank == node_rank)
+			p = &job->place[i];
+	if (p == NULL || (n = nodes_get(cl->ns, p->node)) == NULL ||
+	    n->conn_id == 0)
+		return cerr_set(err, ERR_UNAVAILABLE, "node %s of rank %u is "
+		    "not connected; its log cannot be read now",
+		    p != NULL ? p->node : "?", rank);
+	if (agentcmd_read_log(cl->ac, n->conn_id, job_id, job->attempt, rank,
+	    offset, max, now, cb, arg) == -1)
+		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
+		    n->name);
+	return 0;
+}
+
+void
+cluster_stats(const struct cluster *cl, struct cluster_stats *st)
+{
+	*st = cl->stats;
+}

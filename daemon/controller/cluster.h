@@ -1,0 +1,70 @@
+/* The controller's orchestration: scheduling passes (coalesced, plus a
+ * timer), launching a gang on its nodes all or nothing, following task
+ * exits to the job's outcome, stopping gangs (failure, cancel, time
+ * limit, node down), reconciling what agents report after either side
+ * restarts, and fetching task logs. Domain code: it sees no protobuf; it
+ * talks to agents through agentcmd.c. */
+#ifndef COHORT_CONTROLLER_CLUSTER_H
+#define COHORT_CONTROLLER_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/controller/agentcmd.h"
+#include "lib/err.h"
+#include "lib/inventory.h"
+#include "lib/job.h"
+
+struct event_base;
+struct jobs;
+struct nodes;
+struct txq;
+struct cluster;
+
+struct cluster_opts {
+	int64_t node_timeout_ms;	/* heartbeats missed → DOWN */
+	uint32_t heartbeat_ms;		/* told to agents */
+	uint64_t default_limit_s;	/* for jobs without --time */
+	int64_t tick_ms;		/* timer for timeouts and passes */
+};
+
+struct cluster *cluster_create(struct event_base *base, struct jobs *js,
+    struct nodes *ns, struct agentcmd *ac, const struct cluster_opts *o,
+    struct cerr *err);
+void cluster_destroy(struct cluster *cl);
+
+/* Something changed (a submit, an end, a node): run a pass soon. Many
+ * calls in one loop round cost one pass. */
+void cluster_changed(struct cluster *cl);
+
+/* An agent registered on conn_id, reporting the tasks it supervises. */
+int cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
+    const char *address, const struct inventory *inv,
+    const struct task_report *tasks, size_t ntasks, int64_t now_ms,
+    struct cerr *err);
+/* A heartbeat; ended tasks in it are handled as exits. */
+void cluster_heartbeat(struct cluster *cl, uint64_t conn_id,
+    const struct task_report *tasks, size_t ntasks, int64_t now_ms);
+/* A task ended. 0 when recorded (the caller acknowledges it after the
+ * commit), -1 with err. */
+int cluster_task_exit(struct cluster *cl, uint64_t conn_id,
+    const struct task_report *r, int64_t now_ms, struct cerr *err);
+/* Cancel a job for who (owner or admin), stopping its gang if it runs. */
+int cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
+    int64_t now_ms, enum job_state *state, struct cerr *err);
+void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
+
+/* Read a task's log through its node's agent. cb runs later (or not at
+ * all if this returns -1 with err). */
+int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
+    uint64_t offset, uint32_t max, int64_t now_ms, agentcmd_log_done cb,
+    void *arg, struct cerr *err);
+
+/* Counters for metrics and tests. */
+struct cluster_stats {
+	unsigned long passes;
+	unsigned long started;
+};
+void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
+
+#endif

@@ -1,0 +1,330 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/log.h"
+#include "nodes.h"
+#include "store.h"
+#include "txq.h"
+
+struct nodes {
+	struct store *st;
+	struct txq *q;
+	struct node **tab;	/* sorted by name */
+	size_t n;
+	size_t cap;
+	int64_t loaded_ms;
+};
+
+const char *
+node_state_name(enum node_state state)
+{
+	return state == NODE_UP ? "UP" : "DOWN";
+}
+
+unsigned
+node_gpus_free(const struct node *n)
+{
+	unsigned i, free_gpus = 0;
+
+	for (i = 0; i < n->inv.ngpus; i++)
+		if (n->gpu_job[i] == 0)
+			free_gpus++;
+	return free_gpus;
+}
+
+static void
+node_free(struct node *n)
+{
+	if (n == NULL)
+		return;
+	free(n->address);
+	free(n->reason);
+	free(n);
+}
+
+static size_t
+nodes_index(const struct nodes *ns, const char *name, bool *found)
+{
+	size_t lo = 0, hi = ns->n, mid;
+	int c;
+
+	*found = false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(ns->tab[mid]->name, name);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct node *
+nodes_insert(struct nodes *ns, const char *name)
+{
+	struct node *n, **tab;
+	size_t at, cap;
+	bool found;
+
+	at = nodes_index(ns, name, &found);
+	if (found)
+		return ns->tab[at];
+	if (ns->n == ns->cap) {
+		cap = ns->cap ? ns->cap * 2 : 64;
+		if ((tab = reallocarray(ns->tab, cap, sizeof(*tab))) == NULL)
+			return NULL;
+		ns->tab = tab;
+		ns->cap = cap;
+	}
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->address = strdup("");
+	n->reason = strdup("");
+	if (n->address == NULL || n->reason == NULL) {
+		node_free(n);
+		return NULL;
+	}
+	memmove(&ns->tab[at + 1], &ns->tab[at], (ns->n - at) * sizeof(*tab));
+	ns->tab[at] = n;
+	ns->n++;
+	return n;
+}
+
+static int
+node_set_str(char **dst, const char *s)
+{
+	char *copy;
+
+	if ((copy = strdup(s != NULL ? s : "")) == NULL)
+		return -1;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int
+nodes_load_cb(const struct store_node *sn, const struct inventory *inv,
+    void *arg)
+{
+	struct nodes *ns = arg;
+	struct node *n;
+
+	if ((n = nodes_insert(ns, sn->name)) == NULL ||
+	    node_set_str(&n->address, sn->address) == -1 ||
+	    node_set_str(&n->reason, sn->reason) == -1)
+		return -1;
+	n->state = strcmp(sn->state, "UP") == 0 ? NODE_UP : NODE_DOWN;
+	n->since_ms = sn->since_ms;
+	n->inv = *inv;
+	/* A restarted controller gives every node a full timeout to
+	 * reconnect before calling it DOWN. */
+	n->last_heartbeat_ms = ns->loaded_ms;
+	return 0;
+}
+
+struct nodes *
+nodes_create(struct store *st, struct txq *q, struct cerr *err)
+{
+	struct nodes *ns;
+	struct timespec ts;
+
+	if ((ns = calloc(1, sizeof(*ns))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	ns->st = st;
+	ns->q = q;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns->loaded_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (store_nodes_load(st, nodes_load_cb, ns, err) == -1) {
+		nodes_destroy(ns);
+		return NULL;
+	}
+	return ns;
+}
+
+void
+nodes_destroy(struct nodes *ns)
+{
+	size_t i;
+
+	if (ns == NULL)
+		return;
+	for (i = 0; i < ns->n; i++)
+		node_free(ns->tab[i]);
+	free(ns->tab);
+	free(ns);
+}
+
+struct node *
+nodes_get(struct nodes *ns, const char *name)
+{
+	bool found;
+	size_t at = nodes_index(ns, name, &found);
+
+	return found ? ns->tab[at] : NULL;
+}
+
+struct node *
+nodes_by_conn(struct nodes *ns, uint64_t conn_id)
+{
+	size_t i;
+
+	if (conn_id == 0)
+		return NULL;
+	for (i = 0; i < ns->n; i++)
+		if (ns->tab[i]->conn_id == conn_id)
+			return ns->tab[i];
+	return NULL;
+}
+
+struct node **
+nodes_all(struct nodes *ns, size_t *n)
+{
+	*n = ns->n;
+	return ns->tab;
+}
+
+/* Persist a node's row and an event, inside the shared transaction. */
+static int
+nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,
+    int64_t now_ms, const char *kind, const char *detail, struct cerr *err)
+{
+	struct store_node sn = { n->name, n->address,
+	    node_state_name(n->state), n->reason, n->since_ms };
+
+	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
+		return -1;
+	if ((with_inventory ? store_node_put(ns->st, &sn, &n->inv, err) :
+	    store_node_set_state(ns->st, n->name, sn.state, n->reason,
+	    n->since_ms, err)) == -1 ||
+	    store_event_append(ns->st, now_ms, 0, n->name, kind, n->name,
+	    detail, err) == -1 ||
+	    store_keep(ns->st, err) == -1) {
+		store_undo(ns->st);
+		return -1;
+	}
+	return 0;
+}
+
+int
+nodes_register(struct nodes *ns, const char *name, const char *address,
+    const struct inventory *inv, uint64_t conn_id, int64_t now_ms,
+    struct cerr *err)
+{
+	struct node *n, *old;
+	char detail[160];
+
+	if ((n = nodes_insert(ns, name)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	/* A second connection for the same node replaces the first. */
+	if ((old = nodes_by_conn(ns, conn_id)) != NULL && old != n)
+		old->conn_id = 0;
+	if (node_set_str(&n->address, address != NULL && address[0] ?
+	    address : name) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if (n->state != NODE_UP) {
+		n->since_ms = now_ms;
+		node_set_str(&n->reason, "");
+	}
+	n->state = NODE_UP;
+	n->inv = *inv;
+	n->conn_id = conn_id;
+	n->last_heartbeat_ms = now_ms;
+	snprintf(detail, sizeof(detail), "address=%s gpus=%u source=%s",
+	    n->address, inv->ngpus, inv->source);
+	if (nodes_write(ns, n, true, now_ms, "node-register", detail,
+	    err) == -1)
+		return -1;
+	log_info("node %s: registered (%u GPUs, %s)", name, inv->ngpus,
+	    n->address);
+	return 0;
+}
+
+struct node *
+nodes_heartbeat(struct nodes *ns, uint64_t conn_id, int64_t now_ms)
+{
+	struct node *n = nodes_by_conn(ns, conn_id);
+
+	if (n != NULL)
+		n->last_heartbeat_ms = now_ms;
+	return n;
+}
+
+void
+nodes_disconnected(struct nodes *ns, uint64_t conn_id)
+{
+	struct node *n = nodes_by_conn(ns, conn_id);
+
+	if (n != NULL) {
+		log_info("node %s: agent disconnected", n->name);
+		n->conn_id = 0;
+	}
+}
+
+int
+nodes_check_timeouts(struct nodes *ns, int64_t now_ms, int64_t timeout_ms,
+    void (*cb)(struct node *n, void *arg), void *arg)
+{
+	struct cerr err;
+	struct node *n;
+	char reason[128];
+	size_t i;
+	int down = 0;
+
+	for (i = 0; i < ns->n; i++) {
+		n = ns->tab[i];
+		if (n->state != NODE_UP ||
+		    now_ms - n->last_heartbeat_ms <= timeout_ms)
+			continue;
+		snprintf(reason, sizeof(reason),
+		    "no heartbeat for %lld ms (node_timeout %lld ms)",
+		    (long long)(now_ms - n->last_heartbeat_ms),
+		    (long long)timeout_ms);
+		n->state = NODE_DOWN;
+		n->since_ms = now_ms;
+		node_set_str(&n->reason, reason);
+		if (nodes_write(ns, n, false, now_ms, "node-down", reason,
+		    &err) == -1)
+			log_warnx("node %s: cannot record DOWN: %s", n->name,
+			    err.text);
+		log_warnx("node %s: DOWN: %s", n->name, reason);
+		down++;
+		if (cb != NULL)
+			cb(n, arg);
+	}
+	return down;
+}
+
+void
+nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
+    size_t njobs)
+{
+	const struct placement *p;
+	struct node *n;
+	size_t i, j, g;
+
+	for (i = 0; i < ns->n; i++)
+		memset(ns->tab[i]->gpu_job, 0, sizeof(ns->tab[i]->gpu_job));
+	for (i = 0; i < njobs; i++) {
+		for (j = 0; j < jobs[i]->nplace; j++) {
+			p = &jobs[i]->place[j];
+			if ((n = nodes_get(ns, p->node)) == NULL)
+				continue;
+			for (g = 0; g < p->ngpus; g++)
+				if (p->gpus[g] < INV_MAX_GPUS)
+					n->gpu_job[p->gpus[g]] = jobs[i]->id;
+		}
+	}
+}

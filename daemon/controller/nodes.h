@@ -1,0 +1,71 @@
+/* The controller's nodes: the table rebuilt from the database at start,
+ * registrations (inventory, address), heartbeats (kept in memory, not one
+ * commit each), and UP/DOWN transitions, each persisted with its event.
+ * GPU allocations are not stored here twice: they are derived from the
+ * running jobs' placements (nodes_set_allocations). */
+#ifndef COHORT_CONTROLLER_NODES_H
+#define COHORT_CONTROLLER_NODES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "lib/inventory.h"
+#include "lib/job.h"
+
+struct store;
+struct txq;
+struct nodes;
+
+enum node_state {
+	NODE_DOWN = 0,
+	NODE_UP,
+};
+
+struct node {
+	char name[PEER_NAME_MAX + 1];
+	char *address;			/* never NULL */
+	enum node_state state;
+	char *reason;			/* never NULL */
+	int64_t since_ms;		/* when it entered its state */
+	int64_t last_heartbeat_ms;	/* in memory only */
+	uint64_t conn_id;		/* the agent's connection; 0: none */
+	struct inventory inv;
+	uint64_t gpu_job[INV_MAX_GPUS];	/* allocated to; 0: free */
+};
+
+struct nodes *nodes_create(struct store *st, struct txq *q,
+    struct cerr *err);
+void nodes_destroy(struct nodes *ns);
+
+/* An agent registered on connection conn_id: store its inventory and
+ * address, mark it UP. 0, or -1 with err. */
+int nodes_register(struct nodes *ns, const char *name, const char *address,
+    const struct inventory *inv, uint64_t conn_id, int64_t now_ms,
+    struct cerr *err);
+/* A heartbeat from the node on conn_id; unknown connections are ignored. */
+struct node *nodes_heartbeat(struct nodes *ns, uint64_t conn_id,
+    int64_t now_ms);
+/* The connection went away; the node stays UP until its heartbeats are
+ * overdue (a controller restart must not take nodes down). */
+void nodes_disconnected(struct nodes *ns, uint64_t conn_id);
+/* Mark DOWN every UP node whose last heartbeat is older than timeout_ms.
+ * Calls cb for each node that went down. Returns how many did. */
+int nodes_check_timeouts(struct nodes *ns, int64_t now_ms,
+    int64_t timeout_ms, void (*cb)(struct node *n, void *arg), void *arg);
+
+struct node *nodes_get(struct nodes *ns, const char *name);
+struct node *nodes_by_conn(struct nodes *ns, uint64_t conn_id);
+/* All nodes, by name; borrowed array of *n entries. */
+struct node **nodes_all(struct nodes *ns, size_t *n);
+
+/* Recompute every node's gpu_job[] from the placements of the given
+ * jobs (those holding resources). */
+void nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
+    size_t njobs);
+
+const char *node_state_name(enum node_state state);
+unsigned node_gpus_free(const struct node *n);
+
+#endif

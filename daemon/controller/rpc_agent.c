@@ -1,0 +1,146 @@
+/* Messages from agents: registration, heartbeats, task exits. An agent
+ * speaks only for the node named in its certificate. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "lib/log.h"
+#include "lib/wire.h"
+#include "nodes.h"
+#include "rpc_int.h"
+#include "server.h"
+
+/* The task statuses of a message as project structs (malloc'd). */
+static struct task_report *
+rpc_reports(Cohort__V1__TaskStatus **ts, size_t n)
+{
+	struct task_report *r;
+	size_t i;
+
+	if ((r = calloc(n ? n : 1, sizeof(*r))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		r[i].job_id = ts[i]->job_id;
+		r[i].restart = ts[i]->restart;
+		r[i].rank = ts[i]->rank;
+		r[i].running = ts[i]->running;
+		r[i].wait_status = ts[i]->wait_status;
+	}
+	return r;
+}
+
+/* Record an ended task; the acknowledgement leaves after the commit, and
+ * only then may the agent forget the task. */
+static void
+rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
+    const struct task_report *r)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__TaskExitAck ack = COHORT__V1__TASK_EXIT_ACK__INIT;
+	struct cerr err;
+
+	cerr_clear(&err);
+	if (cluster_task_exit(rpc->cluster, conn_id(c), r, rpc_now_ms(),
+	    &err) == -1) {
+		log_warnx("job %" PRIu64 " rank %u: cannot record exit: %s",
+		    r->job_id, r->rank, err.text);
+		return;
+	}
+	ack.job_id = r->job_id;
+	ack.restart = r->restart;
+	ack.rank = r->rank;
+	env.id = req_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK;
+	env.task_exit_ack = &ack;
+	rpc_send(rpc, c, &env, false);
+}
+
+void
+rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__RegisterRequest *rr = req->register_;
+	const struct peer *p = conn_peer(c);
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__RegisterReply rep = COHORT__V1__REGISTER_REPLY__INIT;
+	struct inventory inv;
+	struct task_report *tasks;
+	struct cerr err;
+	char text[200];
+	size_t i;
+
+	cerr_clear(&err);
+	if (strcmp(rr->name, p->name) != 0) {
+		snprintf(text, sizeof(text), "agent certificate is for node "
+		    "'%s'; it may not register as '%.64s'", p->name, rr->name);
+		log_warnx("conn %" PRIu64 ": %s", conn_id(c), text);
+		rpc_error(rpc, c, req->id, ERR_DENIED, text, true);
+		return;
+	}
+	if (wire_inventory_from_pb(rr->inventory, &inv, &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, true);
+		return;
+	}
+	if ((tasks = rpc_reports(rr->tasks, rr->n_tasks)) == NULL ||
+	    cluster_register(rpc->cluster, conn_id(c), rr->name, rr->address,
+	    &inv, tasks, rr->n_tasks, rpc_now_ms(), &err) == -1) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL,
+		    tasks == NULL ? "out of memory" : err.text, true);
+		free(tasks);
+		return;
+	}
+	rep.heartbeat_ms = rpc->heartbeat_ms;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_REGISTER_REPLY;
+	env.register_reply = &rep;
+	rpc_send(rpc, c, &env, false);
+	for (i = 0; i < rr->n_tasks; i++)
+		if (!tasks[i].running)
+			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);
+	free(tasks);
+}
+
+/* Everything after registration must come from a registered node. */
+static bool
+rpc_registered(struct rpc *rpc, struct conn *c, uint64_t req_id)
+{
+	if (nodes_by_conn(rpc->nodes, conn_id(c)) != NULL)
+		return true;
+	rpc_error(rpc, c, req_id, ERR_PROTOCOL, "register first", true);
+	return false;
+}
+
+void
+rpc_heartbeat(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__Heartbeat *hb = req->heartbeat;
+	struct task_report *tasks;
+	size_t i;
+
+	if (!rpc_registered(rpc, c, req->id))
+		return;
+	if ((tasks = rpc_reports(hb->tasks, hb->n_tasks)) == NULL)
+		return;
+	cluster_heartbeat(rpc->cluster, conn_id(c), tasks, hb->n_tasks,
+	    rpc_now_ms());
+	for (i = 0; i < hb->n_tasks; i++)
+		if (!tasks[i].running)
+			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);
+	free(tasks);
+}
+
+void
+rpc_task_exit(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__TaskExit *te = req->task_exit;
+	struct task_report r = { te->job_id, te->restart, te->rank, false,
+	    te->wait_status };
+
+	if (rpc_registered(rpc, c, req->id))
+		rpc_exit_and_ack(rpc, c, req->id, &r);
+}

@@ -1,0 +1,39 @@
+/* Shared by the RPC edge's files (rpc.c: dispatch and user requests,
+ * rpc_agent.c: agent messages, rpc_nodes.c: nodes and logs). */
+#ifndef COHORT_CONTROLLER_RPC_INT_H
+#define COHORT_CONTROLLER_RPC_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "proto/cohort.pb-c.h"
+#include "rpc.h"
+
+struct conn;
+
+int64_t rpc_now_ms(void);
+/* Queue env as the reply, to leave after the current commit (at once when
+ * none is open); close_after closes the connection behind it. */
+void rpc_send(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *env, bool close_after);
+/* The same by connection id, for replies that complete later. */
+void rpc_send_to(struct rpc *rpc, uint64_t conn_id,
+    const Cohort__V1__Envelope *env);
+void rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
+    enum err_code code, const char *text, bool close_after);
+void rpc_error_to(struct rpc *rpc, uint64_t conn_id, uint64_t req_id,
+    enum err_code code, const char *text);
+
+/* rpc_agent.c */
+void rpc_register(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_heartbeat(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_task_exit(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+
+/* rpc_nodes.c */
+void rpc_list_nodes(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
+void rpc_get_node(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_logs(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+
+#endif

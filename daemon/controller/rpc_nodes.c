@@ -1,0 +1,195 @@
+/* Nodes as users see them, and task logs fetched through the agents. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "jobs.h"
+#include "lib/log.h"
+#include "lib/wire.h"
+#include "nodes.h"
+#include "rpc_int.h"
+#include "server.h"
+
+#define LOGS_MAX (1024u * 1024)
+
+/* Fill pb from n; jobs[] (max INV_MAX_GPUS) receives the distinct jobs
+ * on it. Release the inventory with wire_inventory_pb_release. */
+static int
+rpc_node_to_pb(const struct node *n, Cohort__V1__Node *pb,
+    Cohort__V1__Inventory *inv, uint64_t *jobs)
+{
+	unsigned i, k;
+
+	cohort__v1__node__init(pb);
+	if (wire_inventory_to_pb(&n->inv, inv) == -1)
+		return -1;
+	pb->name = (char *)n->name;
+	pb->state = (char *)node_state_name(n->state);
+	pb->drain = "";
+	pb->reason = n->reason;
+	pb->address = n->address;
+	pb->inventory = inv;
+	pb->has_last_heartbeat_ms = pb->has_since_ms = 1;
+	pb->last_heartbeat_ms = n->last_heartbeat_ms;
+	pb->since_ms = n->since_ms;
+	pb->has_gpus_total = pb->has_gpus_free = 1;
+	pb->gpus_total = n->inv.ngpus;
+	pb->gpus_free = node_gpus_free(n);
+	pb->has_health = 1;
+	pb->health = COHORT__V1__HEALTH__HEALTH_OK;
+	for (i = 0; i < n->inv.ngpus; i++) {
+		inv->gpus[i]->has_health = 1;
+		inv->gpus[i]->health = COHORT__V1__HEALTH__HEALTH_OK;
+		inv->gpus[i]->has_job_id = n->gpu_job[i] != 0;
+		inv->gpus[i]->job_id = n->gpu_job[i];
+		if (n->gpu_job[i] == 0)
+			continue;
+		for (k = 0; k < pb->n_jobs; k++)
+			if (jobs[k] == n->gpu_job[i])
+				break;
+		if (k == pb->n_jobs)
+			jobs[pb->n_jobs++] = n->gpu_job[i];
+	}
+	pb->jobs = jobs;
+	return 0;
+}
+
+void
+rpc_list_nodes(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__ListNodesReply rep = COHORT__V1__LIST_NODES_REPLY__INIT;
+	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
+	Cohort__V1__Inventory *invs = NULL;
+	uint64_t (*jobs)[INV_MAX_GPUS] = NULL;
+	struct node **all;
+	size_t i, n, done = 0;
+
+	all = nodes_all(rpc->nodes, &n);
+	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
+	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL ||
+	    (invs = calloc(n, sizeof(*invs))) == NULL ||
+	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
+		goto nomem;
+	for (done = 0; done < n; done++) {
+		if (rpc_node_to_pb(all[done], &pbs[done], &invs[done],
+		    jobs[done]) == -1)
+			goto nomem;
+		ptrs[done] = &pbs[done];
+	}
+	rep.n_nodes = n;
+	rep.nodes = ptrs;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY;
+	env.list_nodes_reply = &rep;
+	rpc_send(rpc, c, &env, false);
+	goto out;
+nomem:
+	rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+out:
+	for (i = 0; i < done; i++)
+		wire_inventory_pb_release(&invs[i]);
+	free(jobs);
+	free(invs);
+	free(ptrs);
+	free(pbs);
+}
+
+void
+rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__GetNodeReply rep = COHORT__V1__GET_NODE_REPLY__INIT;
+	Cohort__V1__Node pb;
+	Cohort__V1__Inventory inv;
+	uint64_t jobs[INV_MAX_GPUS];
+	struct node *n;
+	char text[128];
+
+	if ((n = nodes_get(rpc->nodes, req->get_node->name)) == NULL) {
+		snprintf(text, sizeof(text), "no node '%.64s'",
+		    req->get_node->name);
+		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
+		return;
+	}
+	if (rpc_node_to_pb(n, &pb, &inv, jobs) == -1) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+		return;
+	}
+	rep.node = &pb;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_GET_NODE_REPLY;
+	env.get_node_reply = &rep;
+	rpc_send(rpc, c, &env, false);
+	wire_inventory_pb_release(&inv);
+}
+
+/* A logs request waiting for the agent's answer. */
+struct logs_wait {
+	struct rpc *rpc;
+	uint64_t conn_id;
+	uint64_t req_id;
+	uint64_t job_id;
+	uint64_t offset;
+};
+
+static void
+rpc_logs_done(void *arg, const uint8_t *data, size_t len,
+    const struct cerr *err)
+{
+	struct logs_wait *w = arg;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LogsReply rep = COHORT__V1__LOGS_REPLY__INIT;
+	const struct job *job = jobs_get(w->rpc->jobs, w->job_id);
+
+	if (err != NULL) {
+		rpc_error_to(w->rpc, w->conn_id, w->req_id, err->code,
+		    err->text);
+		free(w);
+		return;
+	}
+	rep.data.data = (uint8_t *)data;
+	rep.data.len = len;
+	rep.next_offset = w->offset + len;
+	/* No more will come once the job has ended and nothing was left. */
+	rep.finished = len == 0 && job != NULL &&
+	    job_state_is_final(job->state);
+	env.id = w->req_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
+	env.logs_reply = &rep;
+	rpc_send_to(w->rpc, w->conn_id, &env);
+	free(w);
+}
+
+void
+rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__LogsRequest *lr = req->logs;
+	struct logs_wait *w;
+	struct cerr err;
+	uint32_t max = LOGS_MAX;
+
+	cerr_clear(&err);
+	if (lr->has_max_bytes && lr->max_bytes > 0 && lr->max_bytes < max)
+		max = lr->max_bytes;
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+		return;
+	}
+	w->rpc = rpc;
+	w->conn_id = conn_id(c);
+	w->req_id = req->id;
+	w->job_id = lr->job_id;
+	w->offset = lr->has_offset ? lr->offset : 0;
+	if (cluster_read_log(rpc->cluster, lr->job_id,
+	    lr->has_rank ? lr->rank : 0, w->offset, max, rpc_now_ms(),
+	    rpc_logs_done, w, &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		free(w);
+	}
+}

@@ -1,0 +1,573 @@
+/* The second half of the store module (store.h): nodes with their
+ * inventory, the placement of each job, and the exits of its tasks. The
+ * conventions are store.c's: the SQL sits at the top, store_open prepares
+ * it once, and every path that steps a statement resets it.
+ *
+ * What is read back is checked as strictly as what is written, since the
+ * rows fill fixed-size arrays: a row that does not fit (a string too
+ * long, too many GPUs, a malformed GPU list) fails the load with
+ * ERR_INTERNAL naming the node or the job, never truncates or overflows. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/controller/store_int.h"
+
+#define NODE_COLUMNS \
+	"name, address, state, reason, since_ms, source, ncpus, memory_mb"
+
+#define GPU_COLUMNS \
+	"idx, uuid, model, memory_mb, numa_node, pci_bus_id, pcie_switch, " \
+	"nvlink_domain, nvlink_peers, nic"
+
+/* GPU indices, in inventories and placements, are below this: bit i of
+ * nvlink_peers names GPU i, so no larger index can be linked. */
+#define GPU_INDEX_LIMIT INV_MAX_GPUS
+
+/* Room for PLACE_MAX_GPUS indices below GPU_INDEX_LIMIT, comma-separated. */
+#define GPUS_TEXT_MAX (PLACE_MAX_GPUS * 4)
+
+/* An UPSERT, not INSERT OR REPLACE: a REPLACE deletes the old row first,
+ * which cascades to its GPU rows and counts as a delete for any trigger
+ * or foreign key added later. The GPU rows are replaced as a whole. */
+const char *const store_nodes_sql[S__COUNT] = {
+	[S_NODE_UPSERT] = "INSERT INTO nodes (" NODE_COLUMNS ") "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+	    "ON CONFLICT (name) DO UPDATE SET address = excluded.address, "
+	    "state = excluded.state, reason = excluded.reason, "
+	    "since_ms = excluded.since_ms, source = excluded.source, "
+	    "ncpus = excluded.ncpus, memory_mb = excluded.memory_mb",
+	[S_NODE_GPUS_DELETE] = "DELETE FROM node_gpus WHERE node = ?1",
+	[S_NODE_GPU_INSERT] = "INSERT INTO node_gpus (node, " GPU_COLUMNS
+	    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	[S_NODE_SET_STATE] = "UPDATE nodes SET state = ?2, reason = ?3, "
+	    "since_ms = ?4 WHERE name = ?1",
+	[S_NODES_LOAD] = "SELECT " NODE_COLUMNS " FROM nodes ORDER BY name",
+	[S_NODE_GPUS_LOAD] = "SELECT " GPU_COLUMNS " FROM node_gpus "
+	    "WHERE node = ?1 ORDER BY idx",
+	[S_PLACEMENT_DELETE] = "DELETE FROM job_placements WHERE job_id = ?1",
+	[S_PLACEMENT_INSERT] = "INSERT INTO job_placements "
+	    "(job_id, node_rank, node, gpus) VALUES (?1, ?2, ?3, ?4)",
+	[S_PLACEMENTS_LOAD] = "SELECT job_id, node_rank, node, gpus "
+	    "FROM job_placements ORDER BY job_id, node_rank",
+	/* Agents re-send an exit until it is acknowledged: the first
+	 * record stands. */
+	[S_TASK_EXIT_INSERT] = "INSERT INTO task_exits "
+	    "(job_id, restart, rank, wait_status, time_ms) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5) "
+	    "ON CONFLICT (job_id, restart, rank) DO NOTHING",
+	[S_TASK_EXITS_LOAD] = "SELECT rank, wait_status FROM task_exits "
+	    "WHERE job_id = ?1 AND restart = ?2 ORDER BY rank",
+};
+
+/* Refuse an argument that the store cannot write faithfully. Always
+ * returns -1. */
+static int
+bad_arg(struct cerr *err, const char *what, const char *why)
+{
+	errno = EINVAL;
+	return cerr_set(err, ERR_INTERNAL, "%s: %s", what, why);
+}
+
+/* The same for a row that cannot be read back: the database is corrupt
+ * (or was edited by hand). Always returns -1. */
+static int
+bad_row(struct cerr *err, const char *what, const char *why)
+{
+	errno = EIO;
+	return cerr_set(err, ERR_INTERNAL, "%s: %s", what, why);
+}
+
+/* Whether a fixed-size string field holds its terminating NUL. */
+static bool
+fits(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+/* Copy a text column into a fixed-size array. -1 when it does not fit or
+ * holds a NUL byte (or SQLite ran out of memory converting it). */
+static int
+column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
+{
+	const unsigned char *v = sqlite3_column_text(s, col);
+	int n = sqlite3_column_bytes(s, col);
+
+	if (v == NULL || n < 0 || (size_t)n >= size ||
+	    memchr(v, '\0', (size_t)n) != NULL)
+		return -1;
+	memcpy(dst, v, (size_t)n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* An integer column that must fit an unsigned. */
+static int
+column_uint(sqlite3_stmt *s, int col, unsigned *v)
+{
+	int64_t x = sqlite3_column_int64(s, col);
+
+	if (x < 0 || x > UINT_MAX)
+		return -1;
+	*v = (unsigned)x;
+	return 0;
+}
+
+/* Check what store_node_put is given before writing any of it, so that
+ * only an I/O error can fail it half-way. */
+static int
+check_node(const struct store_node *n, const struct inventory *inv,
+    const char *what, struct cerr *err)
+{
+	const struct gpu_info *g;
+	unsigned i, j;
+
+	if (n->name == NULL || n->name[0] == '\0')
+		return bad_arg(err, what, "no name");
+	if (n->state == NULL)
+		return bad_arg(err, what, "no state");
+	if (!fits(inv->source, sizeof(inv->source)))
+		return bad_arg(err, what, "source not terminated");
+	if (inv->ngpus > INV_MAX_GPUS)
+		return bad_arg(err, what, "too many GPUs");
+	for (i = 0; i < inv->ngpus; i++) {
+		g = &inv->gpus[i];
+		if (!fits(g->uuid, sizeof(g->uuid)) ||
+		    !fits(g->model, sizeof(g->model)) ||
+		    !fits(g->pci_bus_id, sizeof(g->pci_bus_id)))
+			return bad_arg(err, what, "GPU text not terminated");
+		if (g->index >= GPU_INDEX_LIMIT)
+			return bad_arg(err, what, "GPU index out of range");
+		for (j = 0; j < i; j++)
+			if (inv->gpus[j].index == g->index)
+				return bad_arg(err, what, "GPU index twice");
+	}
+	return 0;
+}
+
+int
+store_node_put(struct store *st, const struct store_node *n,
+    const struct inventory *inv, struct cerr *err)
+{
+	static const struct inventory none;
+	struct binder b;
+	const struct gpu_info *g;
+	char what[128];
+	unsigned i;
+
+	snprintf(what, sizeof(what), "put node %.64s",
+	    n->name != NULL ? n->name : "(null)");
+	if (inv == NULL)
+		inv = &none;
+	if (check_node(n, inv, what, err) == -1)
+		return -1;
+
+	b = (struct binder){ st->stmt[S_NODE_UPSERT], 0, SQLITE_OK };
+	bind_text(&b, n->name);
+	bind_text(&b, n->address != NULL ? n->address : "");
+	bind_text(&b, n->state);
+	bind_text(&b, n->reason != NULL ? n->reason : "");
+	bind_int(&b, n->since_ms);
+	bind_text(&b, inv->source);
+	bind_int(&b, inv->ncpus);
+	bind_int(&b, (int64_t)inv->memory_mb);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+
+	sqlite3_bind_text(st->stmt[S_NODE_GPUS_DELETE], 1, n->name, -1,
+	    SQLITE_STATIC);
+	if (stmt_exec(st, S_NODE_GPUS_DELETE, err, what) == -1)
+		return -1;
+
+	for (i = 0; i < inv->ngpus; i++) {
+		g = &inv->gpus[i];
+		b = (struct binder){ st->stmt[S_NODE_GPU_INSERT], 0,
+		    SQLITE_OK };
+		bind_text(&b, n->name);
+		bind_int(&b, g->index);
+		bind_text(&b, g->uuid);
+		bind_text(&b, g->model);
+		bind_int(&b, (int64_t)g->memory_mb);
+		bind_int(&b, g->numa_node);
+		bind_text(&b, g->pci_bus_id);
+		bind_int(&b, g->pcie_switch);
+		bind_int(&b, g->nvlink_domain);
+		/* The bit pattern: bit 63 makes it negative, and back. */
+		bind_int(&b, (int64_t)g->nvlink_peers);
+		bind_int(&b, g->nic);
+		if (binder_step(st, &b, err, what) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+store_node_set_state(struct store *st, const char *name, const char *state,
+    const char *reason, int64_t since_ms, struct cerr *err)
+{
+	struct binder b = { st->stmt[S_NODE_SET_STATE], 0, SQLITE_OK };
+	char what[128];
+
+	snprintf(what, sizeof(what), "set state of node %.64s",
+	    name != NULL ? name : "(null)");
+	if (name == NULL || state == NULL)
+		return bad_arg(err, what, "no name or state");
+	bind_text(&b, name);
+	bind_text(&b, state);
+	bind_text(&b, reason != NULL ? reason : "");
+	bind_int(&b, since_ms);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 0) {
+		errno = ENOENT;
+		return cerr_set(err, ERR_NOT_FOUND, "%s: no such node", what);
+	}
+	return 0;
+}
+
+/* Read one row of S_NODE_GPUS_LOAD into g. NULL, or what is wrong. */
+static const char *
+gpu_from_row(sqlite3_stmt *s, struct gpu_info *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (column_uint(s, 0, &g->index) == -1 ||
+	    g->index >= GPU_INDEX_LIMIT)
+		return "GPU index out of range";
+	if (column_copy(s, 1, g->uuid, sizeof(g->uuid)) == -1)
+		return "bad GPU uuid";
+	if (column_copy(s, 2, g->model, sizeof(g->model)) == -1)
+		return "bad GPU model";
+	g->memory_mb = (uint64_t)sqlite3_column_int64(s, 3);
+	g->numa_node = sqlite3_column_int(s, 4);
+	if (column_copy(s, 5, g->pci_bus_id, sizeof(g->pci_bus_id)) == -1)
+		return "bad GPU PCI bus id";
+	g->pcie_switch = sqlite3_column_int(s, 6);
+	g->nvlink_domain = sqlite3_column_int(s, 7);
+	g->nvlink_peers = (uint64_t)sqlite3_column_int64(s, 8);
+	g->nic = sqlite3_column_int(s, 9);
+	return NULL;
+}
+
+/* Fill inv with the GPUs of node name (and nothing else). */
+static int
+load_gpus(struct store *st, const char *name, struct inventory *inv,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_NODE_GPUS_LOAD];
+	const char *bad = NULL;
+	char what[128];
+	int rc;
+
+	snprintf(what, sizeof(what), "load node %.64s", name);
+	inv->ngpus = 0;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (inv->ngpus == INV_MAX_GPUS)
+			bad = "too many GPUs";
+		else
+			bad = gpu_from_row(s, &inv->gpus[inv->ngpus++]);
+		if (bad != NULL)
+			break;
+	}
+	if (bad != NULL)
+		bad_row(err, what, bad);
+	else if (rc != SQLITE_DONE)
+		db_fail(st, err, "%s", what);
+	stmt_done(s);
+	return bad == NULL && rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_nodes_load(struct store *st,
+    int (*cb)(const struct store_node *n, const struct inventory *inv,
+    void *arg), void *arg, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_NODES_LOAD];
+	struct store_node n;
+	struct inventory *inv;
+	char what[128];
+	int rc, ret = 0;
+
+	/* About 15 KiB: better not on the stack of a callback. */
+	if ((inv = malloc(sizeof(*inv))) == NULL) {
+		errno = ENOMEM;
+		return cerr_set(err, ERR_INTERNAL, "load nodes: out of "
+		    "memory");
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(inv, 0, sizeof(*inv));
+		n.name = (const char *)sqlite3_column_text(s, 0);
+		n.address = (const char *)sqlite3_column_text(s, 1);
+		n.state = (const char *)sqlite3_column_text(s, 2);
+		n.reason = (const char *)sqlite3_column_text(s, 3);
+		n.since_ms = sqlite3_column_int64(s, 4);
+		if (n.name == NULL || n.address == NULL || n.state == NULL ||
+		    n.reason == NULL) {
+			/* NOT NULL columns: only an allocation failure. */
+			ret = db_fail(st, err, "load nodes");
+			break;
+		}
+		snprintf(what, sizeof(what), "load node %.64s", n.name);
+		if (column_copy(s, 5, inv->source, sizeof(inv->source)) ==
+		    -1) {
+			ret = bad_row(err, what, "bad source");
+			break;
+		}
+		if (column_uint(s, 6, &inv->ncpus) == -1) {
+			ret = bad_row(err, what, "bad ncpus");
+			break;
+		}
+		inv->memory_mb = (uint64_t)sqlite3_column_int64(s, 7);
+		if (load_gpus(st, n.name, inv, err) == -1) {
+			ret = -1;
+			break;
+		}
+		if (cb(&n, inv, arg) == -1) {
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "load nodes: "
+				    "stopped at node %.64s", n.name);
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load nodes");
+	stmt_done(s);
+	free(inv);
+	return ret;
+}
+
+/* Write p's GPU indices as "0,1,7" into buf ("" for none). */
+static void
+gpus_format(const struct placement *p, char *buf, size_t size)
+{
+	size_t len = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->ngpus && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%u",
+		    i > 0 ? "," : "", p->gpus[i]);
+}
+
+/* Parse what gpus_format writes, and nothing else: decimal indices
+ * without sign, space or leading zero, each below GPU_INDEX_LIMIT, one
+ * comma between two, at most PLACE_MAX_GPUS. 0 or -1. */
+static int
+gpus_parse(const char *s, struct placement *p)
+{
+	unsigned v;
+
+	p->ngpus = 0;
+	if (*s == '\0')
+		return 0;
+	for (;;) {
+		if (*s < '0' || *s > '9' || (*s == '0' && s[1] >= '0' &&
+		    s[1] <= '9'))
+			return -1;
+		for (v = 0; *s >= '0' && *s <= '9'; s++) {
+			v = v * 10 + (unsigned)(*s - '0');
+			if (v >= GPU_INDEX_LIMIT)
+				return -1;
+		}
+		if (p->ngpus == PLACE_MAX_GPUS)
+			return -1;
+		p->gpus[p->ngpus++] = v;
+		if (*s == '\0')
+			return 0;
+		if (*s++ != ',')
+			return -1;
+	}
+}
+
+int
+store_job_placement(struct store *st, uint64_t job_id,
+    const struct placement *place, size_t n, struct cerr *err)
+{
+	const struct placement *p;
+	struct binder b;
+	char what[128], gpus[GPUS_TEXT_MAX];
+	size_t i;
+	unsigned j;
+
+	snprintf(what, sizeof(what), "set placement of job %llu",
+	    (unsigned long long)job_id);
+	for (i = 0; i < n; i++) {
+		p = &place[i];
+		if (!fits(p->node, sizeof(p->node)) || p->node[0] == '\0')
+			return bad_arg(err, what, "bad node name");
+		if (p->ngpus > PLACE_MAX_GPUS)
+			return bad_arg(err, what, "too many GPUs");
+		for (j = 0; j < p->ngpus; j++)
+			if (p->gpus[j] >= GPU_INDEX_LIMIT)
+				return bad_arg(err, what,
+				    "GPU index out of range");
+	}
+
+	sqlite3_bind_int64(st->stmt[S_PLACEMENT_DELETE], 1, (int64_t)job_id);
+	if (stmt_exec(st, S_PLACEMENT_DELETE, err, what) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		p = &place[i];
+		gpus_format(p, gpus, sizeof(gpus));
+		b = (struct binder){ st->stmt[S_PLACEMENT_INSERT], 0,
+		    SQLITE_OK };
+		bind_int(&b, (int64_t)job_id);
+		bind_int(&b, p->node_rank);
+		bind_text(&b, p->node);
+		bind_text(&b, gpus);
+		if (binder_step(st, &b, err, what) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+void
+place_scan_begin(struct store *st, struct place_scan *ps)
+{
+	ps->s = st->stmt[S_PLACEMENTS_LOAD];
+	ps->buf = NULL;
+	ps->cap = 0;
+	ps->rc = sqlite3_step(ps->s);
+}
+
+/* Read one row of S_PLACEMENTS_LOAD into p. NULL, or what is wrong. */
+static const char *
+place_from_row(sqlite3_stmt *s, struct placement *p)
+{
+	const unsigned char *gpus;
+
+	memset(p, 0, sizeof(*p));
+	if (column_uint(s, 1, &p->node_rank) == -1)
+		return "bad node rank";
+	if (column_copy(s, 2, p->node, sizeof(p->node)) == -1 ||
+	    p->node[0] == '\0')
+		return "bad node name";
+	gpus = sqlite3_column_text(s, 3);
+	if (gpus == NULL || strlen((const char *)gpus) !=
+	    (size_t)sqlite3_column_bytes(s, 3) ||
+	    gpus_parse((const char *)gpus, p) == -1)
+		return "bad GPU list";
+	return NULL;
+}
+
+int
+place_scan_fill(struct store *st, struct place_scan *ps, struct job *job,
+    struct cerr *err)
+{
+	struct placement *grown;
+	const unsigned char *node;
+	const char *bad;
+	char what[160];
+	size_t n = 0;
+	uint64_t id;
+
+	for (; ps->rc == SQLITE_ROW; ps->rc = sqlite3_step(ps->s)) {
+		id = (uint64_t)sqlite3_column_int64(ps->s, 0);
+		if (id > job->id)
+			break;
+		if (id < job->id)
+			continue;
+		if (n == ps->cap) {
+			grown = reallocarray(ps->buf, ps->cap ? ps->cap * 2 : 8,
+			    sizeof(*ps->buf));
+			if (grown == NULL) {
+				errno = ENOMEM;
+				return cerr_set(err, ERR_INTERNAL, "load job "
+				    "%llu: out of memory",
+				    (unsigned long long)job->id);
+			}
+			ps->buf = grown;
+			ps->cap = ps->cap ? ps->cap * 2 : 8;
+		}
+		if ((bad = place_from_row(ps->s, &ps->buf[n])) != NULL) {
+			node = sqlite3_column_text(ps->s, 2);
+			snprintf(what, sizeof(what), "load job %llu: "
+			    "placement on node %.64s",
+			    (unsigned long long)job->id,
+			    node != NULL ? (const char *)node : "?");
+			return bad_row(err, what, bad);
+		}
+		n++;
+	}
+	/* The step may have failed before other calls on the connection
+	 * (the jobs' scan), so its own code, not sqlite3_errmsg. */
+	if (ps->rc != SQLITE_ROW && ps->rc != SQLITE_DONE) {
+		errno = EIO;
+		return cerr_set(err, ERR_INTERNAL, "load placement of job "
+		    "%llu: %s", (unsigned long long)job->id,
+		    sqlite3_errstr(ps->rc));
+	}
+	if (n > 0 && job_set_placement(job, ps->buf, n) == -1) {
+		errno = ENOMEM;
+		return cerr_set(err, ERR_INTERNAL, "load job %llu: out of "
+		    "memory", (unsigned long long)job->id);
+	}
+	return 0;
+}
+
+void
+place_scan_end(struct place_scan *ps)
+{
+	stmt_done(ps->s);
+	free(ps->buf);
+	ps->buf = NULL;
+	ps->cap = 0;
+}
+
+int
+store_task_exit(struct store *st, uint64_t job_id, uint32_t restart,
+    unsigned rank, int wait_status, int64_t time_ms, struct cerr *err)
+{
+	struct binder b = { st->stmt[S_TASK_EXIT_INSERT], 0, SQLITE_OK };
+	char what[96];
+
+	bind_int(&b, (int64_t)job_id);
+	bind_int(&b, restart);
+	bind_int(&b, rank);
+	bind_int(&b, wait_status);
+	bind_int(&b, time_ms);
+	snprintf(what, sizeof(what), "record exit of job %llu restart %u "
+	    "rank %u", (unsigned long long)job_id, restart, rank);
+	return binder_step(st, &b, err, what);
+}
+
+int
+store_task_exits_load(struct store *st, uint64_t job_id, uint32_t restart,
+    int (*cb)(unsigned rank, int wait_status, void *arg), void *arg,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_TASK_EXITS_LOAD];
+	unsigned rank;
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(s, 1, (int64_t)job_id);
+	sqlite3_bind_int64(s, 2, restart);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (column_uint(s, 0, &rank) == -1) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "load exits of job %llu",
+			    (unsigned long long)job_id);
+			ret = bad_row(err, what, "bad rank");
+			break;
+		}
+		if (cb(rank, sqlite3_column_int(s, 1), arg) == -1) {
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "load exits of "
+				    "job %llu: stopped at rank %u",
+				    (unsigned long long)job_id, rank);
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load exits of job %llu",
+		    (unsigned long long)job_id);
+	stmt_done(s);
+	return ret;
+}

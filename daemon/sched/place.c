@@ -1,0 +1,320 @@
+/* Placement: which switch domain, which nodes under it, which GPUs on
+ * each node. Works on counts of fitting nodes per switch (place_counts,
+ * or the reservation's counts of a future state), so choosing a domain
+ * never walks the nodes; only the leaves finally used are walked. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched/sched_int.h"
+
+void
+place_counts(struct pass *ps, const struct preq *rq, int32_t *cnt)
+{
+	const struct ptopo *t = &ps->t;
+	uint32_t s, e, k;
+	int32_t p;
+
+	memset(cnt, 0, (size_t)t->nsw * sizeof(*cnt));
+	if (rq->g >= ps->stride)
+		return;
+	for (s = 0; s < t->nsw; s++)
+		for (e = ps->leaf_ent_off[s]; e < ps->leaf_ent_off[s + 1]; e++)
+			if (rq->match[ps->ent_model[e]])
+				cnt[s] += (int32_t)state_row(ps, e,
+				    rq->set)[rq->g];
+	for (k = 0; k < t->nsw; k++) {
+		s = t->order[k];
+		if ((p = t->parent[s]) >= 0)
+			cnt[p] += cnt[s];
+	}
+}
+
+uint32_t
+place_capacity(const struct pass *ps, const struct preq *rq,
+    const int32_t *cnt)
+{
+	const struct ptopo *t = &ps->t;
+	uint32_t k, best = 0;
+
+	if (rq->cap >= t->rootlevel)
+		return (uint32_t)cnt[t->root];
+	for (k = t->dom_off[rq->cap]; k < t->dom_off[rq->cap + 1]; k++)
+		if ((uint32_t)cnt[t->dom[k]] > best)
+			best = (uint32_t)cnt[t->dom[k]];
+	return best;
+}
+
+uint32_t
+place_domain(const struct pass *ps, uint32_t s, uint32_t cap)
+{
+	const struct ptopo *t = &ps->t;
+
+	while (t->parent[s] >= 0 && t->level[t->parent[s]] <= cap)
+		s = (uint32_t)t->parent[s];
+	return s;
+}
+
+static int
+attr(const struct sched_gpu *gp, int which)
+{
+	switch (which) {
+	case 0:
+		return gp->nvlink;
+	case 1:
+		return gp->pcie;
+	default:
+		return gp->numa;
+	}
+}
+
+/* The free GPUs sharing GPU pos's NVLink domain, PCIe switch or NUMA
+ * node (which = 0, 1, 2); an unknown (-1) one is a group of its own. */
+static uint64_t
+group_of(const struct sched_gpu *gpus, uint64_t F, int pos, int which)
+{
+	int v = attr(&gpus[pos], which), q;
+	uint64_t m = 0, rest;
+
+	if (v < 0)
+		return 1ULL << pos;
+	for (rest = F; rest != 0; rest &= rest - 1) {
+		q = __builtin_ctzll(rest);
+		if (attr(&gpus[q], which) == v)
+			m |= 1ULL << q;
+	}
+	return m;
+}
+
+/* The smallest group with at least g free GPUs (first one on a tie), so
+ * a 2-GPU job takes a half-used quad before a whole one; 0 if none. */
+static uint64_t
+best_group(const struct sched_gpu *gpus, uint64_t F, uint32_t g, int which)
+{
+	uint64_t rest = F, grp, best = 0;
+	int n, bestn = 65;
+
+	while (rest != 0) {
+		grp = group_of(gpus, F, __builtin_ctzll(rest), which);
+		rest &= ~grp;
+		n = __builtin_popcountll(grp);
+		if ((uint32_t)n >= g && n < bestn) {
+			best = grp;
+			bestn = n;
+		}
+	}
+	return best;
+}
+
+/* g GPUs of F: those near a NIC first, then by index. */
+static uint64_t
+take_low(const struct sched_gpu *gpus, uint64_t F, uint32_t g)
+{
+	uint64_t out = 0, rest;
+	int pass, q;
+
+	for (pass = 0; pass < 2 && g > 0; pass++)
+		for (rest = F; rest != 0 && g > 0; rest &= rest - 1) {
+			q = __builtin_ctzll(rest);
+			if (gpus[q].near_nic == (pass == 0)) {
+				out |= 1ULL << q;
+				g--;
+			}
+		}
+	return out;
+}
+
+/* No NVLink domain, PCIe switch or NUMA node holds g: span as few NVLink
+ * domains as possible, largest first. */
+static uint64_t
+spread(const struct sched_gpu *gpus, uint64_t F, uint32_t g)
+{
+	uint64_t out = 0, grp, big, rest;
+	uint32_t n, bign;
+
+	while (g > 0 && F != 0) {
+		big = 0;
+		bign = 0;
+		for (rest = F; rest != 0; rest &= ~grp) {
+			grp = group_of(gpus, F, __builtin_ctzll(rest), 0);
+			n = (uint32_t)__builtin_popcountll(grp);
+			if (n > bign) {
+				big = grp;
+				bign = n;
+			}
+		}
+		n = bign < g ? bign : g;
+		out |= take_low(gpus, big, n);
+		F &= ~big;
+		g -= n;
+	}
+	return out;
+}
+
+uint64_t
+place_gpus(const struct pass *ps, uint32_t node, uint64_t F, uint32_t g,
+    unsigned *quality)
+{
+	const struct sched_gpu *gpus = ps->in->nodes[node].gpus;
+	uint64_t m;
+	unsigned q = 0;
+	int which;
+
+	if ((uint32_t)__builtin_popcountll(F) < g) {
+		*quality = 0;
+		return 0;
+	}
+	/* Narrow to the best NVLink domain, then inside it the best PCIe
+	 * switch, then the best NUMA node, each only when it holds g. */
+	for (which = 0; which < 3; which++) {
+		if ((m = best_group(gpus, F, g, which)) != 0) {
+			F = m;
+			q |= 4u >> which;
+		}
+	}
+	*quality = q;
+	if (q == 0)
+		return spread(gpus, F, g);
+	return take_low(gpus, F, g);
+}
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int
+cand_node_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Rank a fitting node: OK health before DEGRADED, then the connection
+ * quality of the GPUs it would give, then GPUs near a NIC, then fewest
+ * free GPUs (fill partly used nodes first), then index. */
+static uint64_t
+rank(const struct pass *ps, uint32_t node, uint64_t F, const struct preq *rq,
+    uint64_t *mask)
+{
+	const struct pnode *pn = &ps->nodes[node];
+	const struct sched_gpu *gpus = ps->in->nodes[node].gpus;
+	unsigned q = 7, nic = 0, i;
+	uint64_t key;
+
+	if (rq->g == 0)
+		*mask = pn->full;
+	else
+		*mask = place_gpus(ps, node, F, rq->g, &q);
+	for (i = 0; i < pn->ngpus; i++)
+		if ((*mask >> i & 1) && gpus[i].near_nic)
+			nic++;
+	key = (uint64_t)((pn->flags & PN_DEGRADED) != 0) << 63;
+	key |= (uint64_t)(7 - q) << 60;
+	key |= (uint64_t)(64 - nic) << 52;
+	key |= (uint64_t)__builtin_popcountll(F) << 44;
+	return key | node;
+}
+
+/* Take want nodes from leaf s, appending to out[*k]; rank order inside
+ * the leaf is node order. */
+static int
+leaf_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    uint32_t s, uint32_t want, struct pick *out, uint32_t *k)
+{
+	const struct ptopo *t = &ps->t;
+	uint32_t i, node, nc = 0;
+	uint64_t F;
+
+	for (i = t->node_off[s]; i < t->node_off[s + 1]; i++) {
+		node = t->node[i];
+		F = freev != NULL ? freev[node] : ps->nodes[node].free;
+		if (!state_fits(ps, node, rq, F))
+			continue;
+		ps->cand[nc].node = node;
+		ps->cand[nc].key = rank(ps, node, F, rq, &ps->cand[nc].mask);
+		nc++;
+	}
+	if (nc < want) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (nc > want)
+		qsort(ps->cand, nc, sizeof(*ps->cand), cand_cmp);
+	qsort(ps->cand, want, sizeof(*ps->cand), cand_node_cmp);
+	for (i = 0; i < want; i++) {
+		out[*k].node = ps->cand[i].node;
+		out[*k].mask = ps->cand[i].mask;
+		(*k)++;
+	}
+	return 0;
+}
+
+/* Take want nodes under switch s: the best-fit child when one holds all
+ * of them, else the largest child whole, and again for the rest. */
+static int
+take(struct pass *ps, const struct preq *rq, const int32_t *cnt,
+    const uint64_t *freev, uint32_t s, uint32_t want, struct pick *out,
+    uint32_t *k)
+{
+	const struct ptopo *t = &ps->t;
+	uint32_t i, c, bf, big;
+	int32_t rem = (int32_t)want;
+
+	if (t->child_off[s] == t->child_off[s + 1])
+		return leaf_take(ps, rq, freev, s, want, out, k);
+	while (rem > 0) {
+		bf = big = NO_INDEX;
+		for (i = t->child_off[s]; i < t->child_off[s + 1]; i++) {
+			c = t->child[i];
+			if (ps->used[c] || cnt[c] == 0)
+				continue;
+			if (cnt[c] >= rem && (bf == NO_INDEX || cnt[c] < cnt[bf]))
+				bf = c;
+			if (big == NO_INDEX || cnt[c] > cnt[big])
+				big = c;
+		}
+		if (bf != NO_INDEX)
+			big = bf;
+		if (big == NO_INDEX) {
+			errno = EAGAIN;
+			return -1;
+		}
+		ps->used[big] = 1;
+		if (take(ps, rq, cnt, freev, big, (uint32_t)(cnt[big] < rem ?
+		    cnt[big] : rem), out, k) == -1)
+			return -1;
+		rem -= cnt[big];
+	}
+	return 0;
+}
+
+int
+place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
+    const uint64_t *freev, struct pick *out)
+{
+	const struct ptopo *t = &ps->t;
+	uint32_t L, top, k, s, best = NO_INDEX;
+
+	top = rq->cap < t->rootlevel ? rq->cap : t->rootlevel;
+	for (L = 0; L <= top && best == NO_INDEX; L++)
+		for (k = t->dom_off[L]; k < t->dom_off[L + 1]; k++) {
+			s = t->dom[k];
+			if ((uint32_t)cnt[s] >= rq->n && (best == NO_INDEX ||
+			    cnt[s] < cnt[best]))
+				best = s;
+		}
+	if (best == NO_INDEX || rq->n == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	memset(ps->used, 0, t->nsw);
+	k = 0;
+	return take(ps, rq, cnt, freev, best, rq->n, out, &k);
+}

@@ -1,0 +1,199 @@
+/* The scheduler core: one pure function from a snapshot of the cluster to
+ * scheduling decisions (DESIGN.md, "Scheduling policy").
+ *
+ * No I/O, no clock, no globals: the caller passes `now` and owns every
+ * input; the same input always gives the same output. The core only uses
+ * libc, so the controller, the tests and the benchmark link it alike.
+ *
+ * Policy, in order:
+ * - Queue order: priority (higher first), then restarting jobs before
+ *   others of the same priority, then submit time, then id.
+ * - A node can take a job when it is up, not drained, its health is not
+ *   FAILED, its GPU model contains the job's --gpu-type (ignoring case)
+ *   and it has gpus_per_node free GPUs of health OK (gpus_per_node 0: the
+ *   whole node, every GPU free and OK). FAILED and DEGRADED GPUs are
+ *   never given out; a DEGRADED node is used, after OK ones.
+ * - Gangs are all or nothing: a start names every node and GPU at once.
+ * - Placement: the lowest topology level with one switch that can hold
+ *   the gang; inside it, a best-fit switch (the one with the fewest
+ *   fitting nodes that still holds it), spreading over as few children
+ *   as possible (largest first, best fit for the rest); on each node the
+ *   best-connected GPUs (one NVLink domain, else one PCIe switch, else
+ *   one NUMA node; then near a NIC); among equally connected nodes the
+ *   one with the fewest free GPUs, so whole nodes stay free.
+ * - SCHED_TOPO_REQUIRED: only switches at or below the named level; the
+ *   job waits with reason Topology. SCHED_TOPO_PREFERRED places like
+ *   SCHED_TOPO_ANY (lowest level first, then anywhere), so the preferred
+ *   level is used whenever it can hold the gang; it never waits for it.
+ * - EASY backfill: the first job in queue order that cannot start gets a
+ *   reservation: the earliest time at which it fits, found by releasing
+ *   running jobs (and jobs started in this pass) at their expected end,
+ *   on a specific node set chosen by the same placement. A later job
+ *   starts now only if it ends (now + its limit) no later than the
+ *   reservation starts, or uses none of the reserved nodes. At most
+ *   bf_max_job_test jobs after the reserved one are tried (Slurm's
+ *   bf_max_job_test); the rest get a reason from a cheap count.
+ * - Elastic jobs (nodes_min < nodes_max) start with the largest size in
+ *   [min, max] that fits now under the rules above; a blocked elastic job
+ *   reserves its minimum. */
+#ifndef COHORT_SCHED_H
+#define COHORT_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct topo;
+
+/* GPUs a node may have; a node reporting more is never chosen. */
+#define SCHED_NODE_GPUS_MAX 64
+
+#define SCHED_DEFAULT_LIMIT_S (24 * 3600)
+#define SCHED_BF_MAX_JOB_TEST 500
+
+enum sched_health {
+	SCHED_HEALTH_OK = 0,
+	SCHED_HEALTH_DEGRADED,
+	SCHED_HEALTH_FAILED,
+};
+
+enum sched_topo_mode {
+	SCHED_TOPO_ANY = 0,
+	SCHED_TOPO_REQUIRED,
+	SCHED_TOPO_PREFERRED,
+};
+
+enum sched_reason {
+	SCHED_REASON_NONE = 0,		/* started */
+	SCHED_REASON_RESOURCES,		/* not enough free now */
+	SCHED_REASON_PRIORITY,		/* would fit, but would delay the
+					 * reservation, or was not tried */
+	SCHED_REASON_TOPOLOGY,		/* no single switch at the required
+					 * level can hold it (now or ever),
+					 * or the level is unknown */
+	SCHED_REASON_GPU_TYPE,		/* no node has a matching GPU model */
+	SCHED_REASON_BAD_CONSTRAINTS,	/* the cluster could never hold it:
+					 * too many nodes or GPUs per node,
+					 * or nodes_min is 0 or above max */
+};
+
+struct sched_gpu {
+	uint32_t index;		/* node-local index (CUDA_VISIBLE_DEVICES) */
+	enum sched_health health;
+	uint64_t job;		/* job holding it, 0: free */
+	int32_t nvlink;		/* NVLink/NVSwitch domain; -1: none */
+	int32_t pcie;		/* PCIe switch; -1: unknown */
+	int32_t numa;		/* NUMA node; -1: unknown */
+	bool near_nic;		/* shares a PCIe switch with a NIC */
+};
+
+struct sched_node {
+	const char *name;	/* matched against the topology */
+	bool up;		/* heartbeats arrive */
+	bool drained;		/* DRAINING or DRAINED: no new work */
+	enum sched_health health;
+	const char *gpu_model;	/* NULL: unknown, matches no --gpu-type */
+	const struct sched_gpu *gpus;
+	uint32_t ngpus;
+};
+
+/* A job holding GPUs (sched_gpu.job) and when it is expected to end: its
+ * start plus its time limit (or plus the default limit). A GPU held by a
+ * job id that has no entry here is taken to stay held forever. */
+struct sched_running {
+	uint64_t id;
+	int64_t end;
+};
+
+struct sched_job {
+	uint64_t id;		/* unique among pending jobs */
+	int32_t priority;
+	int64_t submit;
+	bool restarting;
+	uint32_t nodes_min;
+	uint32_t nodes_max;	/* == nodes_min unless elastic */
+	uint32_t gpus_per_node;	/* 0: whole nodes */
+	const char *gpu_type;	/* NULL: any model */
+	enum sched_topo_mode topo_mode;
+	const char *topo_level;	/* level name; unused for SCHED_TOPO_ANY */
+	int64_t time_limit;	/* seconds; 0: the default limit */
+};
+
+struct sched_config {
+	int64_t default_limit;	/* seconds; 0: SCHED_DEFAULT_LIMIT_S */
+	uint32_t bf_max_job_test; /* 0: SCHED_BF_MAX_JOB_TEST */
+};
+
+struct sched_input {
+	int64_t now;
+	const struct topo *topo;	/* NULL: one flat domain */
+	const struct sched_node *nodes;
+	size_t nnodes;
+	const struct sched_running *running;
+	size_t nrunning;
+	const struct sched_job *pending;
+	size_t npending;
+	struct sched_config config;
+};
+
+/* One node of a placement. */
+struct sched_place {
+	uint32_t node;		/* index into sched_input.nodes */
+	uint32_t ngpus;
+	const uint32_t *gpus;	/* sched_gpu.index values, ascending */
+};
+
+struct sched_start {
+	uint64_t job;
+	size_t pending;		/* index into sched_input.pending */
+	int64_t end;		/* now + limit: what later passes should pass
+				 * as sched_running.end */
+	bool backfill;		/* started after the reservation was made */
+	uint32_t nnodes;	/* the size chosen (elastic jobs) */
+	const struct sched_place *nodes;	/* rank order */
+};
+
+struct sched_resv {
+	uint64_t job;
+	size_t pending;
+	int64_t start;		/* >= now */
+	uint32_t nnodes;
+	const struct sched_place *nodes;
+};
+
+struct sched_stats {
+	size_t tried;		/* jobs placement was attempted for */
+	size_t backfilled;	/* starts after the reservation */
+	size_t scratch_bytes;	/* peak memory the pass allocated */
+};
+
+struct sched_result {
+	struct sched_start *starts;	/* in decision order */
+	size_t nstarts;
+	bool has_resv;
+	struct sched_resv resv;
+	enum sched_reason *reasons;	/* [npending]: NONE when started */
+	struct sched_stats stats;
+	/* Storage behind the pointers above. */
+	struct sched_place *places_;
+	uint32_t *gpus_;
+};
+
+/* Run one scheduling pass over in. Returns a result the caller frees with
+ * sched_result_free; or NULL with errno EINVAL (in is NULL, an array is
+ * NULL with a non-zero count) or ENOMEM. The result does not point into
+ * in; in is not modified. */
+struct sched_result	*sched_run(const struct sched_input *in);
+
+/* Free a result; NULL is fine. */
+void			 sched_result_free(struct sched_result *);
+
+/* The reason's name as users see it ("Resources", …); static storage. */
+const char		*sched_reason_name(enum sched_reason);
+
+/* Does a node with GPU model `model` satisfy --gpu-type `type`? (NULL type:
+ * any model; a substring, ignoring case.) */
+bool			 sched_gpu_type_match(const char *model,
+			    const char *type);
+
+#endif

@@ -1,0 +1,162 @@
+/* Private to the scheduler core: the per-pass state shared by its files,
+ * grouped by the file that defines each function. The benchmark includes
+ * it to time one placement alone; nothing else should. */
+#ifndef COHORT_SCHED_INT_H
+#define COHORT_SCHED_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/sched/sched.h"
+
+/* Which nodes a count covers. ALL: eligible nodes, their GPUs free now.
+ * UNRES: the same without the reserved nodes. STATIC: every node that
+ * could ever take work, all its GPUs free (for "could this ever fit"). */
+enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
+
+/* pnode.flags */
+#define PN_ELIGIBLE	0x01	/* up, not drained, not FAILED, <= 64 GPUs */
+#define PN_DEGRADED	0x02
+#define PN_RESERVED	0x04	/* in the reservation's node set */
+#define PN_USABLE	0x08	/* <= SCHED_NODE_GPUS_MAX GPUs */
+
+#define NO_INDEX UINT32_MAX
+
+struct pnode {
+	uint64_t free;		/* positions of free GPUs with health OK */
+	uint64_t full;		/* all ngpus positions */
+	uint32_t leaf;		/* pass switch index of its leaf */
+	uint32_t ent;		/* its (leaf, model) count entry */
+	uint32_t model;		/* model class */
+	uint8_t ngpus;
+	uint8_t flags;
+};
+
+/* The switch tree of one pass: the topology's switches, then a leaf for
+ * the nodes the topology does not list, then a root above every top
+ * switch (its level is one above the highest real level; only jobs
+ * without a required level may use it). */
+struct ptopo {
+	uint32_t nsw;
+	uint32_t unlisted;
+	uint32_t root;
+	uint32_t rootlevel;
+	int32_t *parent;	/* root: -1 */
+	uint8_t *level;
+	uint32_t *child_off, *child;	/* children, file order */
+	uint32_t *node_off, *node;	/* nodes of leaves, index order */
+	uint32_t *dom_off, *dom;	/* switches that are domains at level L:
+					 * level <= L < their parent's level */
+	uint32_t *order;		/* switches by level, bottom-up */
+	uint32_t maxleaf;		/* most nodes under one leaf */
+};
+
+/* What a placement asks for. */
+struct preq {
+	uint32_t n;		/* nodes */
+	uint32_t g;		/* GPUs per node; 0: whole nodes */
+	const uint8_t *match;	/* per model class: may this job use it */
+	uint32_t cap;		/* highest level a domain may have */
+	int set;		/* SET_ALL or SET_UNRES */
+};
+
+/* A chosen node and the GPU positions chosen on it. */
+struct pick {
+	uint32_t node;
+	uint64_t mask;
+};
+
+/* A node that could take a job, with its rank among such nodes. */
+struct cand {
+	uint64_t key;		/* smaller is better; unique */
+	uint64_t mask;
+	uint32_t node;
+};
+
+/* A start decided in this pass: picks[first .. first + n). */
+struct srec {
+	size_t pending;
+	int64_t end;
+	bool backfill;
+	uint32_t first;
+	uint32_t n;
+};
+
+struct alloc_hdr;
+
+struct pass {
+	const struct sched_input *in;
+	int64_t now;
+	int64_t default_limit;
+	uint32_t bf_max;
+
+	struct ptopo t;
+	struct pnode *nodes;
+	uint32_t nnodes;
+	uint32_t stride;	/* most GPUs on a node, plus one */
+
+	uint32_t nmodels;
+	const char **model_name;	/* class 0: no model reported */
+	uint32_t nent;
+	uint32_t *leaf_ent_off;	/* [nsw + 1]: entries of each switch */
+	uint32_t *ent_model;
+	uint32_t *ent_cnt;	/* [nent][NSETS][stride]: [0] whole nodes,
+				 * [f] nodes with at least f free GPUs */
+	uint32_t *model_cnt;	/* [NSETS][nmodels][stride], summed */
+
+	uint32_t ntypes;
+	uint32_t *jtype;	/* pending job -> type class */
+	uint8_t *match;		/* [ntypes][nmodels] */
+
+	int32_t *cnt;		/* scratch: fitting nodes per switch */
+	uint8_t *used;		/* scratch: switches taken by a placement */
+	struct cand *cand;	/* scratch: candidates in one leaf */
+
+	/* Decisions so far: starts, then the reservation's picks. */
+	struct srec *starts;
+	size_t nstarts, capstarts;
+	struct pick *picks;
+	size_t npicks, cappicks;
+
+	/* The reservation, once made. */
+	bool has_resv;
+	int64_t resv_start;
+
+	struct alloc_hdr *allocs;
+	size_t bytes;
+};
+
+/* The counts of entry ent in set: [0] whole nodes, [f] >= f free. */
+static inline uint32_t *
+state_row(const struct pass *ps, uint32_t ent, int set)
+{
+	return ps->ent_cnt + ((size_t)ent * NSETS + (size_t)set) * ps->stride;
+}
+
+/* state.c */
+void	*state_alloc(struct pass *, size_t n, size_t size);
+int	 state_build(struct pass *, const struct sched_input *);
+void	 state_free(struct pass *);
+bool	 state_fits(const struct pass *, uint32_t node, const struct preq *,
+	    uint64_t freemask);
+void	 state_take(struct pass *, uint32_t node, uint64_t mask);
+void	 state_reserve(struct pass *, uint32_t node);
+uint32_t state_quick(const struct pass *, const struct preq *);
+
+/* place.c */
+void	 place_counts(struct pass *, const struct preq *, int32_t *cnt);
+uint32_t place_capacity(const struct pass *, const struct preq *,
+	    const int32_t *cnt);
+uint32_t place_domain(const struct pass *, uint32_t leaf, uint32_t cap);
+int	 place_select(struct pass *, const struct preq *, const int32_t *cnt,
+	    const uint64_t *freev, struct pick *out);
+/* freev: free masks per node, or NULL for the masks of now. */
+uint64_t place_gpus(const struct pass *, uint32_t node, uint64_t freemask,
+	    uint32_t g, unsigned *quality);
+
+/* resv.c */
+int	 resv_find(struct pass *, const struct preq *, int64_t *start,
+	    struct pick *out);
+
+#endif

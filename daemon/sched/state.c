@@ -1,0 +1,383 @@
+/* The state of one pass: nodes reduced to free-GPU bit masks, the switch
+ * tree with every leaf's nodes, and counts of fitting nodes kept per
+ * (leaf, GPU model) and per model, so that asking "how many nodes under
+ * each switch could take g GPUs of this job" costs one addition per
+ * (leaf, model) pair instead of a walk over every node. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched/htab.h"
+#include "daemon/sched/sched_int.h"
+#include "daemon/sched/topo.h"
+
+/* Every scratch allocation of a pass is chained here and freed at once;
+ * the running total is the pass's memory figure. */
+struct alloc_hdr {
+	struct alloc_hdr *next;
+	size_t size;
+	max_align_t align[];
+};
+
+void *
+state_alloc(struct pass *ps, size_t n, size_t size)
+{
+	struct alloc_hdr *h;
+
+	if (size != 0 && n > (SIZE_MAX - sizeof(*h)) / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if ((h = calloc(1, sizeof(*h) + n * size)) == NULL)
+		return NULL;
+	h->next = ps->allocs;
+	h->size = n * size;
+	ps->allocs = h;
+	ps->bytes += sizeof(*h) + n * size;
+	return h->align;
+}
+
+void
+state_free(struct pass *ps)
+{
+	struct alloc_hdr *h, *next;
+
+	for (h = ps->allocs; h != NULL; h = next) {
+		next = h->next;
+		free(h);
+	}
+	ps->allocs = NULL;
+	free(ps->starts);
+	free(ps->picks);
+	ps->starts = NULL;
+	ps->picks = NULL;
+}
+
+static uint32_t *
+model_row(const struct pass *ps, uint32_t model, int set)
+{
+	return ps->model_cnt +
+	    ((size_t)set * ps->nmodels + model) * ps->stride;
+}
+
+/* Add (delta 1) or remove (delta -1) node i with free mask m in set. */
+static void
+count(struct pass *ps, uint32_t i, int set, uint64_t m, int delta)
+{
+	const struct pnode *pn = &ps->nodes[i];
+	uint32_t *c = state_row(ps, pn->ent, set);
+	uint32_t *mc = model_row(ps, pn->model, set);
+	int f = __builtin_popcountll(m), k;
+
+	if (pn->ngpus > 0 && m == pn->full) {
+		c[0] += (uint32_t)delta;
+		mc[0] += (uint32_t)delta;
+	}
+	for (k = 1; k <= f; k++) {
+		c[k] += (uint32_t)delta;
+		mc[k] += (uint32_t)delta;
+	}
+}
+
+bool
+state_fits(const struct pass *ps, uint32_t i, const struct preq *rq,
+    uint64_t m)
+{
+	const struct pnode *pn = &ps->nodes[i];
+
+	if (rq->set == SET_STATIC) {
+		if (!(pn->flags & PN_USABLE))
+			return false;
+	} else if (!(pn->flags & PN_ELIGIBLE) ||
+	    (rq->set == SET_UNRES && (pn->flags & PN_RESERVED)))
+		return false;
+	if (!rq->match[pn->model])
+		return false;
+	if (rq->g == 0)
+		return pn->ngpus > 0 && m == pn->full;
+	return (uint32_t)__builtin_popcountll(m) >= rq->g;
+}
+
+void
+state_take(struct pass *ps, uint32_t i, uint64_t mask)
+{
+	struct pnode *pn = &ps->nodes[i];
+	bool unres = !(pn->flags & PN_RESERVED);
+
+	count(ps, i, SET_ALL, pn->free, -1);
+	if (unres)
+		count(ps, i, SET_UNRES, pn->free, -1);
+	pn->free &= ~mask;
+	count(ps, i, SET_ALL, pn->free, 1);
+	if (unres)
+		count(ps, i, SET_UNRES, pn->free, 1);
+}
+
+void
+state_reserve(struct pass *ps, uint32_t i)
+{
+	struct pnode *pn = &ps->nodes[i];
+
+	if (pn->flags & PN_RESERVED)
+		return;
+	if (pn->flags & PN_ELIGIBLE)
+		count(ps, i, SET_UNRES, pn->free, -1);
+	pn->flags |= PN_RESERVED;
+}
+
+uint32_t
+state_quick(const struct pass *ps, const struct preq *rq)
+{
+	uint32_t m, n = 0;
+
+	if (rq->g >= ps->stride)
+		return 0;
+	for (m = 0; m < ps->nmodels; m++)
+		if (rq->match[m])
+			n += model_row(ps, m, rq->set)[rq->g];
+	return n;
+}
+
+/* The switch tree: topology switches, the unlisted leaf, the root. */
+static int
+build_tree(struct pass *ps, const struct topo *topo)
+{
+	struct ptopo *t = &ps->t;
+	uint32_t ntopo = (uint32_t)topo_nswitches(topo), s, p, L, k;
+	unsigned h = topo_height(topo);
+
+	t->nsw = ntopo + 2;
+	t->unlisted = ntopo;
+	t->root = ntopo + 1;
+	t->rootlevel = h > 0 ? h : 1;
+	if ((t->parent = state_alloc(ps, t->nsw, sizeof(int32_t))) == NULL ||
+	    (t->level = state_alloc(ps, t->nsw, 1)) == NULL ||
+	    (t->child_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
+	    (t->child = state_alloc(ps, t->nsw, 4)) == NULL ||
+	    (t->dom_off = state_alloc(ps, t->rootlevel + 2, 4)) == NULL ||
+	    (t->order = state_alloc(ps, t->nsw, 4)) == NULL)
+		return -1;
+	for (s = 0; s < ntopo; s++) {
+		t->level[s] = (uint8_t)topo_switch_level(topo, s);
+		t->parent[s] = topo_switch_parent(topo, s);
+		if (t->parent[s] < 0)
+			t->parent[s] = (int32_t)t->root;
+	}
+	t->level[t->unlisted] = 0;
+	t->parent[t->unlisted] = (int32_t)t->root;
+	t->level[t->root] = (uint8_t)t->rootlevel;
+	t->parent[t->root] = -1;
+	/* Children in switch order, by counting. */
+	for (s = 0; s < t->root; s++)
+		t->child_off[t->parent[s] + 1]++;
+	for (s = 0; s < t->nsw; s++)
+		t->child_off[s + 1] += t->child_off[s];
+	for (s = 0; s < t->root; s++) {
+		p = (uint32_t)t->parent[s];
+		t->child[t->child_off[p] + t->order[p]++] = s;
+	}
+	/* Domains at each level L, and the bottom-up order. */
+	if ((t->dom = state_alloc(ps, (size_t)t->nsw * (t->rootlevel + 1),
+	    4)) == NULL)
+		return -1;
+	k = 0;
+	for (L = 0; L <= t->rootlevel; L++) {
+		t->dom_off[L] = k;
+		for (s = 0; s < t->nsw; s++)
+			if (t->level[s] <= L && (t->parent[s] < 0 ||
+			    t->level[t->parent[s]] > L))
+				t->dom[k++] = s;
+	}
+	t->dom_off[t->rootlevel + 1] = k;
+	k = 0;
+	for (L = 0; L <= t->rootlevel; L++)
+		for (s = 0; s < t->nsw; s++)
+			if (t->level[s] == L)
+				t->order[k++] = s;
+	return 0;
+}
+
+static uint32_t
+node_leaf(const struct pass *ps, const struct topo *topo,
+    const struct sched_node *n)
+{
+	int32_t l = n->name != NULL ? topo_node_leaf(topo, n->name) : -1;
+
+	return l >= 0 ? (uint32_t)l : ps->t.unlisted;
+}
+
+/* Nodes: masks, flags, model classes, and each leaf's node list. */
+static int
+build_nodes(struct pass *ps, const struct sched_input *in)
+{
+	struct ptopo *t = &ps->t;
+	struct htab *models;
+	const struct sched_node *n;
+	struct pnode *pn;
+	uint32_t i, k, g, maxg = 0, *fill;
+	int64_t m;
+
+	if ((ps->nodes = state_alloc(ps, ps->nnodes, sizeof(*pn))) == NULL ||
+	    (ps->model_name = state_alloc(ps, ps->nnodes + 1,
+	    sizeof(char *))) == NULL ||
+	    (t->node_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
+	    (t->node = state_alloc(ps, ps->nnodes, 4)) == NULL ||
+	    (fill = state_alloc(ps, t->nsw, 4)) == NULL)
+		return -1;
+	if ((models = htab_create(ps->nnodes, false)) == NULL)
+		return -1;
+	ps->nmodels = 1;		/* class 0: no model */
+	for (i = 0; i < ps->nnodes; i++) {
+		n = &in->nodes[i];
+		pn = &ps->nodes[i];
+		pn->leaf = node_leaf(ps, in->topo, n);
+		pn->model = 0;
+		if (n->gpu_model != NULL) {
+			m = htab_put(models, n->gpu_model, ps->nmodels);
+			if (m == ps->nmodels)
+				ps->model_name[ps->nmodels++] = n->gpu_model;
+			pn->model = (uint32_t)m;
+		}
+		t->node_off[pn->leaf + 1]++;
+		if (n->ngpus > SCHED_NODE_GPUS_MAX || (n->ngpus > 0 &&
+		    n->gpus == NULL))
+			continue;
+		pn->flags = PN_USABLE;
+		pn->ngpus = (uint8_t)n->ngpus;
+		pn->full = n->ngpus == 64 ? ~0ULL : (1ULL << n->ngpus) - 1;
+		for (g = 0; g < n->ngpus; g++)
+			if (n->gpus[g].health == SCHED_HEALTH_OK &&
+			    n->gpus[g].job == 0)
+				pn->free |= 1ULL << g;
+		if (n->up && !n->drained && n->health != SCHED_HEALTH_FAILED)
+			pn->flags |= PN_ELIGIBLE;
+		if (n->health == SCHED_HEALTH_DEGRADED)
+			pn->flags |= PN_DEGRADED;
+		if (n->ngpus > maxg)
+			maxg = n->ngpus;
+	}
+	htab_destroy(models);
+	ps->stride = maxg + 1;
+	for (k = 0; k < t->nsw; k++)
+		t->node_off[k + 1] += t->node_off[k];
+	for (i = 0; i < ps->nnodes; i++) {
+		k = ps->nodes[i].leaf;
+		t->node[t->node_off[k] + fill[k]++] = i;
+		if (fill[k] > t->maxleaf)
+			t->maxleaf = fill[k];
+	}
+	return 0;
+}
+
+/* One count entry per (leaf, model) pair present; leaves rarely mix
+ * models, so the search among a leaf's entries is short. */
+static int
+build_counts(struct pass *ps)
+{
+	struct ptopo *t = &ps->t;
+	uint32_t s, k, e, i, first;
+	struct pnode *pn;
+
+	if ((ps->leaf_ent_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
+	    (ps->ent_model = state_alloc(ps, ps->nnodes + 1, 4)) == NULL)
+		return -1;
+	ps->nent = 0;
+	for (s = 0; s < t->nsw; s++) {
+		ps->leaf_ent_off[s] = first = ps->nent;
+		for (k = t->node_off[s]; k < t->node_off[s + 1]; k++) {
+			pn = &ps->nodes[t->node[k]];
+			for (e = first; e < ps->nent; e++)
+				if (ps->ent_model[e] == pn->model)
+					break;
+			if (e == ps->nent)
+				ps->ent_model[ps->nent++] = pn->model;
+			pn->ent = e;
+		}
+	}
+	ps->leaf_ent_off[t->nsw] = ps->nent;
+	if ((ps->ent_cnt = state_alloc(ps, (size_t)ps->nent * NSETS *
+	    ps->stride, 4)) == NULL ||
+	    (ps->model_cnt = state_alloc(ps, (size_t)NSETS * ps->nmodels *
+	    ps->stride, 4)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++) {
+		pn = &ps->nodes[i];
+		if (pn->flags & PN_USABLE)
+			count(ps, i, SET_STATIC, pn->full, 1);
+		if (pn->flags & PN_ELIGIBLE) {
+			count(ps, i, SET_ALL, pn->free, 1);
+			count(ps, i, SET_UNRES, pn->free, 1);
+		}
+	}
+	return 0;
+}
+
+/* Type classes: one per distinct --gpu-type (ignoring case), class 0 for
+ * none; and which model classes each may use. */
+static int
+build_types(struct pass *ps, const struct sched_input *in)
+{
+	struct htab *types;
+	const char **tname;
+	const char *ty;
+	size_t j;
+	uint32_t t, m;
+	int64_t v;
+
+	if ((ps->jtype = state_alloc(ps, in->npending + 1, 4)) == NULL ||
+	    (tname = state_alloc(ps, in->npending + 1, sizeof(char *))) ==
+	    NULL)
+		return -1;
+	if ((types = htab_create(in->npending, true)) == NULL)
+		return -1;
+	ps->ntypes = 1;
+	for (j = 0; j < in->npending; j++) {
+		ty = in->pending[j].gpu_type;
+		if (ty == NULL) {
+			ps->jtype[j] = 0;
+			continue;
+		}
+		v = htab_put(types, ty, ps->ntypes);
+		if (v == ps->ntypes)
+			tname[ps->ntypes++] = ty;
+		ps->jtype[j] = (uint32_t)v;
+	}
+	htab_destroy(types);
+	if ((ps->match = state_alloc(ps, (size_t)ps->ntypes * ps->nmodels,
+	    1)) == NULL)
+		return -1;
+	for (m = 0; m < ps->nmodels; m++)
+		ps->match[m] = 1;
+	for (t = 1; t < ps->ntypes; t++)
+		for (m = 1; m < ps->nmodels; m++)
+			ps->match[(size_t)t * ps->nmodels + m] =
+			    sched_gpu_type_match(ps->model_name[m], tname[t]);
+	return 0;
+}
+
+int
+state_build(struct pass *ps, const struct sched_input *in)
+{
+	ps->in = in;
+	ps->now = in->now;
+	ps->default_limit = in->config.default_limit > 0 ?
+	    in->config.default_limit : SCHED_DEFAULT_LIMIT_S;
+	ps->bf_max = in->config.bf_max_job_test > 0 ?
+	    in->config.bf_max_job_test : SCHED_BF_MAX_JOB_TEST;
+	if (in->nnodes > UINT32_MAX / 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	ps->nnodes = (uint32_t)in->nnodes;
+	if (build_tree(ps, in->topo) == -1 || build_nodes(ps, in) == -1 ||
+	    build_counts(ps) == -1 || build_types(ps, in) == -1)
+		return -1;
+	if ((ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
+	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||
+	    (ps->cand = state_alloc(ps, ps->t.maxleaf + 1,
+	    sizeof(struct cand))) == NULL)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* Inter-node topology: Slurm's tree topology.conf, parsed into switches
+ * with parents and levels, and a map from node name to its leaf switch.
+ *
+ * Syntax (one statement per line; '#' starts a comment; keys ignore case):
+ *
+ *	LevelNames=leaf,spine,core		# optional, bottom-up, once
+ *	SwitchName=leaf0 Nodes=gpu[001-032]	# a leaf switch
+ *	SwitchName=spine0 Switches=leaf[0-3]	# a switch above switches
+ *	SwitchName=leaf1 Nodes=gpu[033-064] LinkSpeed=400	# ignored key
+ *
+ * A switch has either Nodes= or Switches=. Levels are counted as Slurm
+ * does: a switch with nodes is level 0, any other is one above the
+ * highest of its children. Without LevelNames the levels are called
+ * "leaf", "spine", "core", then "level3", "level4" …; those names mean
+ * their level even above the top of the tree (a "spine" request on a
+ * tree of leaves alone is held by any one leaf). With LevelNames only the
+ * given names are known; they must name at least every level the tree
+ * has, and may name more.
+ *
+ * Nodes the file does not list belong to no switch here; the scheduler
+ * puts them together in one domain of their own. */
+#ifndef COHORT_SCHED_TOPO_H
+#define COHORT_SCHED_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounds that keep a bad file from costing unbounded memory. */
+#define TOPO_NODES_MAX 1000000	/* nodes in the whole file */
+#define TOPO_SWITCHES_MAX 100000
+#define TOPO_LEVELS_MAX 16
+
+struct topo;
+
+/* Parse the topology text [text, text + len) (need not be NUL
+ * terminated); file names it in messages. Returns a new topology the
+ * caller frees with topo_destroy; or NULL with errno EINVAL and one line
+ * "FILE:LINE: what is wrong" in err (which may be NULL), or ENOMEM.
+ * Refused: unknown keys, a token without '=', a repeated key on a line,
+ * a line without SwitchName=, a duplicate switch, a switch with both or
+ * neither of Nodes= and Switches=, a bad hostlist, a node under two
+ * switches, an unknown switch in Switches=, a switch under two parents,
+ * a cycle, more than TOPO_LEVELS_MAX levels, a bad LevelNames= line. */
+struct topo	*topo_parse(const char *text, size_t len, const char *file,
+		    char *err, size_t errlen);
+
+/* Read and parse a file: the one function here that does I/O, so the
+ * controller has a single call at its edge. Same contract as topo_parse;
+ * errno is the open/read error when the file cannot be read. */
+struct topo	*topo_load_file(const char *path, char *err, size_t errlen);
+
+/* Free a topology; NULL is fine. */
+void		 topo_destroy(struct topo *);
+
+/* Switches are numbered 0 .. topo_nswitches() - 1 in file order. */
+size_t		 topo_nswitches(const struct topo *);
+const char	*topo_switch_name(const struct topo *, size_t sw);
+/* The parent switch, or -1 for a top switch. */
+int32_t		 topo_switch_parent(const struct topo *, size_t sw);
+unsigned	 topo_switch_level(const struct topo *, size_t sw);
+
+/* Levels the tree has (1 + the highest switch level; 0 when empty). */
+unsigned	 topo_height(const struct topo *);
+
+/* The level a name means, or -1 when the name is unknown. */
+int		 topo_level_index(const struct topo *, const char *name);
+
+/* The name of a level (LevelNames= or the default); borrowed. */
+const char	*topo_level_name(const struct topo *, unsigned level);
+
+/* The leaf switch a node sits under, or -1 when the file does not list
+ * it. */
+int32_t		 topo_node_leaf(const struct topo *, const char *node);
+
+/* Nodes listed, and the bytes the topology holds (for the benchmark). */
+size_t		 topo_nnodes(const struct topo *);
+size_t		 topo_bytes(const struct topo *);
+
+#endif

@@ -1,0 +1,533 @@
+/* cohort-agent's configuration file (daemon/agent/agent_config.c), read
+ * from temporary files: a good file, the defaults, relative paths, every
+ * kind of error with its exact "FILE:LINE: " prefix, and the user map. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/agent/agent_config.h"
+
+static char tmpdir[PATH_MAX];
+static char cfgpath[PATH_MAX + 32];
+
+static void
+tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_agent_config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(cfgpath, sizeof(cfgpath), "%s/agent.conf", tmpdir);
+}
+
+static void
+tmp_teardown(void)
+{
+	unlink(cfgpath);
+	rmdir(tmpdir);
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fputs(text, fp) >= 0, 1);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+#define AGENT_REQUIRED                                                         \
+	"[agent]\n"                                                            \
+	"controller = ctl.example:7420\n"                                      \
+	"name = gpu001\n"                                                      \
+	"spool = /var/spool/cohort\n"
+#define TLS_REQUIRED                                                           \
+	"[tls]\n"                                                              \
+	"ca = /etc/cohort/ca.pem\n"                                            \
+	"cert = /etc/cohort/gpu001.crt\n"                                      \
+	"key = /etc/cohort/gpu001.key\n"
+/* Line 9 is the first one after REQUIRED. */
+#define REQUIRED AGENT_REQUIRED TLS_REQUIRED
+
+/* Load text; expect failure with exactly "<cfgpath><suffix>". */
+static void
+load_fails(const char *text, const char *suffix)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 512];
+
+	write_file(cfgpath, text);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), -1);
+	snprintf(want, sizeof(want), "%s%s", cfgpath, suffix);
+	ck_assert_str_eq(err.text, want);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	/* Nothing is left allocated after a failure. */
+	ck_assert_ptr_null(cfg.name);
+	ck_assert_ptr_null(cfg.spool);
+	ck_assert_ptr_null(cfg.ca);
+	ck_assert_uint_eq(cfg.nuser_map, 0);
+	agent_config_clear(&cfg);
+}
+
+START_TEST(test_load_good)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char want[PATH_MAX + 64];
+
+	write_file(cfgpath,
+	    "; cohort-agent test configuration\n"
+	    "[agent]\n"
+	    "controller = [::1]:7420\n"
+	    "   name = gpu-17.rack_a   ; indented, inline comment\n"
+	    "\tspool=spool\n"
+	    "address = 10.0.0.17\n"
+	    "heartbeat_interval = 500ms\n"
+	    "kill_wait = 1m\n"
+	    "user_map = alice:svc, bob:nobody ,*:guest\n"
+	    "[tls]\n"
+	    "ca = pki/ca.pem\n"
+	    "cert = /etc/cohort/gpu17.crt\r\n"
+	    "key = ../gpu17.key\n"
+	    "[gpu]\n"
+	    "source = nvml\n"
+	    "nvml_library = lib/libnvidia-ml.so.1\n"
+	    "count = 4\n"
+	    "model = NVIDIA A100-SXM4-80GB\n"
+	    "memory_mb = 81920\n"
+	    "nvlink = quads\n"
+	    "numa_nodes = 1\n"
+	    "nics = 2\n"
+	    "cpus = 128\n"
+	    "memory_total_mb = 2097152\n"
+	    "[health]\n"
+	    "program = /usr/sbin/nhc\n"
+	    "interval = 5m\n"
+	    "timeout = 00:02:30\n");
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.controller_host, "::1");
+	ck_assert_uint_eq(cfg.controller_port, 7420);
+	ck_assert_str_eq(cfg.name, "gpu-17.rack_a");
+	snprintf(want, sizeof(want), "%s/spool", tmpdir);
+	ck_assert_str_eq(cfg.spool, want);
+	ck_assert_str_eq(cfg.address, "10.0.0.17");
+	ck_assert_uint_eq(cfg.heartbeat_ms, 500);
+	ck_assert_uint_eq(cfg.kill_wait_ms, 60000);
+	ck_assert_uint_eq(cfg.nuser_map, 3);
+	ck_assert_str_eq(cfg.user_map[1].from, "bob");
+	ck_assert_str_eq(cfg.user_map[1].to, "nobody");
+	snprintf(want, sizeof(want), "%s/pki/ca.pem", tmpdir);
+	ck_assert_str_eq(cfg.ca, want);
+	ck_assert_str_eq(cfg.cert, "/etc/cohort/gpu17.crt");
+	snprintf(want, sizeof(want), "%s/../gpu17.key", tmpdir);
+	ck_assert_str_eq(cfg.key, want);
+	ck_assert(cfg.nvml);
+	snprintf(want, sizeof(want), "%s/lib/libnvidia-ml.so.1", tmpdir);
+	ck_assert_str_eq(cfg.nvml_library, want);
+	ck_assert_uint_eq(cfg.sim.count, 4);
+	ck_assert_str_eq(cfg.sim.model, "NVIDIA A100-SXM4-80GB");
+	ck_assert_uint_eq(cfg.sim.memory_mb, 81920);
+	ck_assert_str_eq(cfg.sim.nvlink, "quads");
+	ck_assert_uint_eq(cfg.sim.numa_nodes, 1);
+	ck_assert_uint_eq(cfg.sim.nics, 2);
+	ck_assert_uint_eq(cfg.sim.ncpus, 128);
+	ck_assert_uint_eq(cfg.sim.memory_total_mb, 2097152);
+	ck_assert_str_eq(cfg.health_program, "/usr/sbin/nhc");
+	ck_assert_uint_eq(cfg.health_interval_ms, 300000);
+	ck_assert_uint_eq(cfg.health_timeout_ms, 150000);
+	agent_config_clear(&cfg);
+	ck_assert_ptr_null(cfg.name);
+	ck_assert_uint_eq(cfg.nuser_map, 0);
+	/* clear is idempotent. */
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_defaults)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED "[gpu]\ncount = 4\n");
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.controller_host, "ctl.example");
+	ck_assert_uint_eq(cfg.controller_port, 7420);
+	ck_assert_str_eq(cfg.name, "gpu001");
+	ck_assert_str_eq(cfg.spool, "/var/spool/cohort");
+	/* Other nodes reach this one by its name unless told otherwise. */
+	ck_assert_str_eq(cfg.address, "gpu001");
+	ck_assert_uint_eq(cfg.heartbeat_ms, 2000);
+	ck_assert_uint_eq(cfg.kill_wait_ms, 10000);
+	ck_assert_uint_eq(cfg.nuser_map, 0);
+	ck_assert(!cfg.nvml);
+	ck_assert_ptr_null(cfg.nvml_library);
+	ck_assert_ptr_null(cfg.health_program);
+	ck_assert_uint_eq(cfg.health_interval_ms, 30000);
+	ck_assert_uint_eq(cfg.health_timeout_ms, 60000);
+	ck_assert_uint_eq(cfg.sim.count, 4);
+	/* One NIC per GPU unless told otherwise, whatever the count. */
+	ck_assert_uint_eq(cfg.sim.nics, 4);
+	ck_assert_str_eq(cfg.sim.model, "NVIDIA H100 80GB HBM3");
+	ck_assert_uint_eq(cfg.sim.memory_mb, 81559);
+	ck_assert_str_eq(cfg.sim.nvlink, "all");
+	ck_assert_uint_eq(cfg.sim.numa_nodes, 2);
+	ck_assert_uint_eq(cfg.sim.ncpus, 64);
+	ck_assert_uint_eq(cfg.sim.memory_total_mb, 1024 * 1024);
+	ck_assert_str_eq(agent_config_map_user(&cfg, "alice"), "alice");
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_library_name)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	/* A bare name is for dlopen's search, not a path. */
+	write_file(cfgpath, REQUIRED "[gpu]\nnvml_library = libnvidia-ml.so\n");
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_str_eq(cfg.nvml_library, "libnvidia-ml.so");
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_relative_file)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char cwd[PATH_MAX], want[PATH_MAX + 64];
+
+	/* A file named relative to the cwd: paths in it are relative to
+	 * the file's directory, made absolute. */
+	write_file(cfgpath, REQUIRED "[health]\nprogram = check.sh\n");
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	ck_assert_msg(agent_config_load(&cfg, "./agent.conf", &err) == 0,
+	    "%s", err.text);
+	ck_assert_int_eq(chdir(cwd), 0);
+	snprintf(want, sizeof(want), "%s/check.sh", tmpdir);
+	ck_assert_str_eq(cfg.health_program, want);
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_errors)
+{
+	static const struct {
+		const char *text, *suffix;
+	} c[] = {
+		{ "name = x\n", ":1: key 'name' is outside any section" },
+		{ "[agent]\nfoo = 1\n", ":2: unknown key 'foo' in [agent]" },
+		{ "[gpus]\ncount = 1\n", ":2: unknown section [gpus]" },
+		{ "[agent]\nname\n",
+		    ":2: syntax error: expected [section] or key = value" },
+		{ "[agent\n",
+		    ":1: syntax error: expected [section] or key = value" },
+		{ REQUIRED "[agent]\nname = gpu002\n",
+		    ":10: 'name' given twice in [agent] (first on line 3)" },
+		{ "[agent]\ncontroller = ctl\n",
+		    ":2: controller: 'ctl': missing port (expected HOST:PORT)" },
+		{ "[agent]\ncontroller = ctl:0\n",
+		    ":2: controller: port 0 out of range 1..65535" },
+		{ "[agent]\nname = -gpu\n",
+		    ":2: name: '-gpu' is not a node name (a letter or digit, "
+		    "then up to 63 letters, digits, '.', '_' or '-')" },
+		{ "[agent]\nname = gpu/1\n",
+		    ":2: name: 'gpu/1' is not a node name (a letter or digit, "
+		    "then up to 63 letters, digits, '.', '_' or '-')" },
+		{ "[agent]\nname = "
+		    "a1234567890123456789012345678901234567890123456789012345678901234\n",
+		    ":2: name: 'a1234567890123456789012345678901234567890123456789"
+		    "012345678901234' is not a node name (a letter or digit, "
+		    "then up to 63 letters, digits, '.', '_' or '-')" },
+		{ "[agent]\nspool =\n", ":2: spool: empty path" },
+		{ "[agent]\naddress = a b\n",
+		    ":2: address: 'a b' is not a host name or address" },
+		{ "[agent]\naddress = ::g\n",
+		    ":2: address: '::g' is not an IPv6 address" },
+		{ "[agent]\nheartbeat_interval = 2\n",
+		    ":2: heartbeat_interval: '2' needs a unit (ms, s, m or h)" },
+		{ "[agent]\nheartbeat_interval = 50ms\n",
+		    ":2: heartbeat_interval: 50ms out of range 100ms..10m" },
+		{ "[agent]\nheartbeat_interval = 11m\n",
+		    ":2: heartbeat_interval: 11m out of range 100ms..10m" },
+		{ "[agent]\nheartbeat_interval = 99999999999999999999999ms\n",
+		    ":2: heartbeat_interval: 99999999999999999999999ms out of "
+		    "range 100ms..10m" },
+		{ "[agent]\nheartbeat_interval = 2 s\n",
+		    ":2: heartbeat_interval: '2 s' is not a duration (e.g. "
+		    "500ms, 2s, 10m)" },
+		{ "[agent]\nheartbeat_interval = ms\n",
+		    ":2: heartbeat_interval: 'ms' is not a duration (e.g. "
+		    "500ms, 2s, 10m)" },
+		{ "[agent]\nkill_wait = 2h\n",
+		    ":2: kill_wait: 2h out of range 0s..1h" },
+		{ "[tls]\nca =\n", ":2: ca: empty path" },
+		{ "[gpu]\nsource = cuda\n",
+		    ":2: source: 'cuda' is neither simulated nor nvml" },
+		{ "[gpu]\nnvml_library =\n", ":2: nvml_library: empty library name" },
+		{ "[gpu]\ncount = 65\n", ":2: count: 65 out of range 0..64" },
+		{ "[gpu]\ncount = -1\n", ":2: count: '-1' is not a number" },
+		{ "[gpu]\nmemory_mb = 0\n",
+		    ":2: memory_mb: 0 out of range 1..16777216" },
+		{ "[gpu]\nnvlink = ring\n",
+		    ":2: nvlink: unknown layout 'ring' (all, quads, pairs or "
+		    "none)" },
+		{ "[gpu]\nnuma_nodes = 0\n",
+		    ":2: numa_nodes: 0 out of range 1..64" },
+		{ "[gpu]\ncpus = many\n", ":2: cpus: 'many' is not a number" },
+		{ "[gpu]\nmodel =\n",
+		    ":2: model: a model name has 1 to 95 characters" },
+		{ "[health]\ninterval = 500ms\n",
+		    ":2: interval: 500ms out of range 1s..24h" },
+		{ "[health]\ntimeout = 2h\n",
+		    ":2: timeout: 2h out of range 1s..1h" },
+		{ "[health]\nprogram =\n", ":2: program: empty path" },
+		/* Only the first error is reported. */
+		{ "[agent]\nname = -x\nfoo = 1\n",
+		    ":2: name: '-x' is not a node name (a letter or digit, "
+		    "then up to 63 letters, digits, '.', '_' or '-')" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		load_fails(c[i].text, c[i].suffix);
+}
+END_TEST
+
+START_TEST(test_load_missing)
+{
+	static const struct {
+		const char *text, *suffix;
+	} c[] = {
+		{ TLS_REQUIRED, ": missing 'controller' in [agent]" },
+		{ "[agent]\ncontroller = c:1\nspool = /s\n" TLS_REQUIRED,
+		    ": missing 'name' in [agent]" },
+		{ "[agent]\ncontroller = c:1\nname = n\n" TLS_REQUIRED,
+		    ": missing 'spool' in [agent]" },
+		{ AGENT_REQUIRED, ": missing 'ca' in [tls]" },
+		{ AGENT_REQUIRED "[tls]\nca = a\nkey = k\n",
+		    ": missing 'cert' in [tls]" },
+		{ AGENT_REQUIRED "[tls]\nca = a\ncert = c\n",
+		    ": missing 'key' in [tls]" },
+		{ "", ": missing 'controller' in [agent]" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		load_fails(c[i].text, c[i].suffix);
+}
+END_TEST
+
+START_TEST(test_load_long_line)
+{
+	char *text, *pad;
+	size_t n = 300;
+
+	/* inih would cut the path short and read its tail as a line. */
+	ck_assert_ptr_nonnull(pad = malloc(n + 1));
+	memset(pad, 'a', n);
+	pad[n] = '\0';
+	ck_assert_int_ne(asprintf(&text, "[agent]\nspool = /%s\n", pad), -1);
+	load_fails(text, ":2: line too long (at most 197 characters)");
+	free(text);
+	free(pad);
+}
+END_TEST
+
+START_TEST(test_load_no_file)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 64];
+
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), -1);
+	snprintf(want, sizeof(want), "%s: cannot open: %s", cfgpath,
+	    strerror(ENOENT));
+	ck_assert_str_eq(err.text, want);
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+/* ---- user_map ---- */
+
+static void
+load_map(struct agent_config *cfg, const char *map)
+{
+	char *text;
+	struct cerr err;
+
+	/* Line 5, in [agent]. */
+	ck_assert_int_ne(asprintf(&text, AGENT_REQUIRED "user_map = %s\n"
+	    TLS_REQUIRED, map), -1);
+	write_file(cfgpath, text);
+	free(text);
+	ck_assert_msg(agent_config_load(cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+}
+
+START_TEST(test_user_map_order)
+{
+	struct agent_config cfg;
+
+	load_map(&cfg, "alice:svc_a,bob:nobody,*:guest");
+	ck_assert_uint_eq(cfg.nuser_map, 3);
+	ck_assert_str_eq(agent_config_map_user(&cfg, "alice"), "svc_a");
+	ck_assert_str_eq(agent_config_map_user(&cfg, "bob"), "nobody");
+	/* "*" catches everyone not named before it. */
+	ck_assert_str_eq(agent_config_map_user(&cfg, "carol"), "guest");
+	ck_assert_str_eq(agent_config_map_user(&cfg, "alice2"), "guest");
+	agent_config_clear(&cfg);
+
+	load_map(&cfg, "alice:svc_a");
+	/* Without "*", a user not in the map is themselves. */
+	ck_assert_str_eq(agent_config_map_user(&cfg, "carol"), "carol");
+	ck_assert_str_eq(agent_config_map_user(&cfg, "alice"), "svc_a");
+	agent_config_clear(&cfg);
+
+	load_map(&cfg, "*:nobody");
+	ck_assert_uint_eq(cfg.nuser_map, 1);
+	ck_assert_str_eq(agent_config_map_user(&cfg, "alice"), "nobody");
+	agent_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_user_map_errors)
+{
+	static const struct {
+		const char *map, *suffix;
+	} c[] = {
+		{ "alice", ":5: user_map: 'alice' is not USER:ACCOUNT" },
+		{ "alice:", ":5: user_map: '' is not an account name" },
+		{ ":svc", ":5: user_map: '' is not a user name or '*'" },
+		{ "al ice:svc",
+		    ":5: user_map: 'al ice' is not a user name or '*'" },
+		{ "-x:svc", ":5: user_map: '-x' is not a user name or '*'" },
+		{ "a:b:c", ":5: user_map: 'b:c' is not an account name" },
+		{ "alice:root", ":5: user_map: tasks are never run as root" },
+		{ "a:b,,c:d", ":5: user_map: empty entry" },
+		{ "a:b,", ":5: user_map: empty entry" },
+		{ "*:guest,alice:svc",
+		    ":5: user_map: 'alice:svc' comes after '*', which matches "
+		    "every user" },
+		{ "alice:a,bob:b,alice:c",
+		    ":5: user_map: user 'alice' is mapped twice" },
+		{ "abcdefghijklmnopqrstuvwxyz0123456:x",
+		    ":5: user_map: 'abcdefghijklmnopqrstuvwxyz0123456' is not "
+		    "a user name or '*'" },
+	};
+	char *text;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ck_assert_int_ne(asprintf(&text, AGENT_REQUIRED
+		    "user_map = %s\n" TLS_REQUIRED, c[i].map), -1);
+		load_fails(text, c[i].suffix);
+		free(text);
+	}
+}
+END_TEST
+
+/* A configuration with a map of n entries "uI:lI", eight to a user_map
+ * line (inih's lines are short), the first on line 5. */
+static char *
+long_map(unsigned n)
+{
+	char *text, *out;
+	size_t len = 0;
+	FILE *fp;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	fputs(AGENT_REQUIRED, fp);
+	for (i = 0; i < n; i++)
+		fprintf(fp, "%su%u:l%u", i % 8 != 0 ? "," : i == 0 ?
+		    "user_map = " : "\nuser_map = ", i, i);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_ne(asprintf(&out, "%s\n" TLS_REQUIRED, text), -1);
+	free(text);
+	return out;
+}
+
+START_TEST(test_user_map_full)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char *text, from[16], to[16];
+	unsigned i;
+
+	/* Several user_map lines add up, in order. */
+	text = long_map(AGENT_USER_MAP_MAX);
+	write_file(cfgpath, text);
+	free(text);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.nuser_map, AGENT_USER_MAP_MAX);
+	for (i = 0; i < AGENT_USER_MAP_MAX; i++) {
+		snprintf(from, sizeof(from), "u%u", i);
+		snprintf(to, sizeof(to), "l%u", i);
+		ck_assert_str_eq(cfg.user_map[i].from, from);
+		ck_assert_str_eq(agent_config_map_user(&cfg, from), to);
+	}
+	agent_config_clear(&cfg);
+
+	/* One more is too many: the 65th entry opens line 13. */
+	text = long_map(AGENT_USER_MAP_MAX + 1);
+	load_fails(text, ":13: user_map: more than 64 entries");
+	free(text);
+
+	/* The other checks span lines too. */
+	load_fails(AGENT_REQUIRED "user_map = a:b\nuser_map = a:c\n"
+	    TLS_REQUIRED, ":6: user_map: user 'a' is mapped twice");
+	load_fails(AGENT_REQUIRED "user_map = *:b\nuser_map = a:c\n"
+	    TLS_REQUIRED,
+	    ":6: user_map: 'a:c' comes after '*', which matches every user");
+}
+END_TEST
+
+static Suite *
+agent_config_suite(void)
+{
+	Suite *s = suite_create("agent_config");
+	TCase *tc;
+
+	tc = tcase_create("file");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_load_good);
+	tcase_add_test(tc, test_load_defaults);
+	tcase_add_test(tc, test_load_library_name);
+	tcase_add_test(tc, test_load_relative_file);
+	tcase_add_test(tc, test_load_errors);
+	tcase_add_test(tc, test_load_missing);
+	tcase_add_test(tc, test_load_long_line);
+	tcase_add_test(tc, test_load_no_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("user_map");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_user_map_order);
+	tcase_add_test(tc, test_user_map_errors);
+	tcase_add_test(tc, test_user_map_full);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(agent_config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

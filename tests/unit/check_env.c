@@ -1,0 +1,320 @@
+/* daemon/agent/env.c: every variable of SPEC.md's job environment for one
+ * task of a 2-node x 4-task job, Cohort's variables winning over the
+ * job's and the base's, GPU shares that do not divide evenly, no GPUs. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/agent/env.h"
+#include "lib/job.h"
+
+static const char *const nodes[] = { "gpu001", "gpu002" };
+static const unsigned gpus8[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+/* Node rank 1, local rank 2 of a 2 x 4 job holding 8 GPUs there. */
+static void
+te_base(struct task_env *te)
+{
+	memset(te, 0, sizeof(*te));
+	te->job_id = 1234;
+	te->job_name = "train";
+	te->restart_count = 2;
+	te->nnodes = 2;
+	te->node_rank = 1;
+	te->nodelist = nodes;
+	te->master_addr = "10.0.0.1";
+	te->master_port = 29500;
+	te->tasks_per_node = 4;
+	te->local_rank = 2;
+	te->gpus = gpus8;
+	te->ngpus = 8;
+	te->checkpoint_dir = "/ckpt/1234";
+	te->resume_checkpoint = "/ckpt/1234/step-100";
+	te->progress_file = "/spool/jobs/1234.2/progress";
+}
+
+/* The value of key in envp, asserting it appears exactly once. */
+static const char *
+get(char **envp, size_t n, const char *key)
+{
+	const char *found = NULL;
+	size_t i, klen = strlen(key);
+
+	ck_assert_ptr_null(envp[n]);
+	for (i = 0; i < n; i++) {
+		if (strncmp(envp[i], key, klen) == 0 && envp[i][klen] == '=') {
+			ck_assert_msg(found == NULL, "%s appears twice", key);
+			found = envp[i] + klen + 1;
+		}
+	}
+	return found;
+}
+
+static void
+assert_var(char **envp, size_t n, const char *key, const char *want)
+{
+	const char *v = get(envp, n, key);
+
+	ck_assert_msg(v != NULL, "%s is missing", key);
+	ck_assert_msg(strcmp(v, want) == 0, "%s is '%s', want '%s'", key, v,
+	    want);
+}
+
+START_TEST(test_every_variable)
+{
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "COHORT_JOB_ID", "1234");
+	assert_var(envp, n, "COHORT_JOB_NAME", "train");
+	assert_var(envp, n, "COHORT_NNODES", "2");
+	assert_var(envp, n, "COHORT_NODE_RANK", "1");
+	assert_var(envp, n, "COHORT_NODELIST", "gpu001,gpu002");
+	assert_var(envp, n, "COHORT_RESTART_COUNT", "2");
+	assert_var(envp, n, "COHORT_CHECKPOINT_DIR", "/ckpt/1234");
+	assert_var(envp, n, "COHORT_RESUME_CHECKPOINT", "/ckpt/1234/step-100");
+	assert_var(envp, n, "COHORT_PROGRESS_FILE",
+	    "/spool/jobs/1234.2/progress");
+	assert_var(envp, n, "COHORT_TASKS_PER_NODE", "4");
+	assert_var(envp, n, "MASTER_ADDR", "10.0.0.1");
+	assert_var(envp, n, "MASTER_PORT", "29500");
+	assert_var(envp, n, "NNODES", "2");
+	assert_var(envp, n, "NODE_RANK", "1");
+	assert_var(envp, n, "WORLD_SIZE", "8");
+	assert_var(envp, n, "RANK", "6");
+	assert_var(envp, n, "LOCAL_RANK", "2");
+	assert_var(envp, n, "LOCAL_WORLD_SIZE", "4");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
+	ck_assert_uint_eq(n, 19);
+	strv_free(envp, n);
+}
+END_TEST
+
+/* Node-local indices come from the allocation, not from the position. */
+START_TEST(test_gpu_indices_from_allocation)
+{
+	static const unsigned odd[] = { 1, 3, 5, 7 };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.gpus = odd;
+	te.ngpus = 4;
+	te.tasks_per_node = 2;
+	te.local_rank = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "5,7");
+	assert_var(envp, n, "RANK", "3");
+	assert_var(envp, n, "WORLD_SIZE", "4");
+	strv_free(envp, n);
+}
+END_TEST
+
+START_TEST(test_first_start_and_no_checkpoint)
+{
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.checkpoint_dir = NULL;
+	te.resume_checkpoint = NULL;
+	te.job_name = NULL;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "COHORT_CHECKPOINT_DIR", "");
+	assert_var(envp, n, "COHORT_RESUME_CHECKPOINT", "");
+	assert_var(envp, n, "COHORT_JOB_NAME", "");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* base < job < Cohort; each name appears once, in its first place. */
+START_TEST(test_override)
+{
+	static const char *const base[] = { "HOME=/home/alice",
+	    "PATH=/usr/bin:/bin", "USER=alice", "RANK=99" };
+	static const char *const user[] = { "PATH=/opt/bin:/usr/bin",
+	    "COHORT_JOB_ID=7", "MASTER_ADDR=evil", "MASTER_PORT=1",
+	    "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "OMP_NUM_THREADS=8",
+	    "EMPTY=", "OMP_NUM_THREADS=4" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.base_env = base;
+	te.nbase_env = 4;
+	te.user_env = user;
+	te.nuser_env = 8;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "HOME", "/home/alice");
+	assert_var(envp, n, "USER", "alice");
+	assert_var(envp, n, "PATH", "/opt/bin:/usr/bin");
+	assert_var(envp, n, "OMP_NUM_THREADS", "4");
+	assert_var(envp, n, "EMPTY", "");
+	assert_var(envp, n, "COHORT_JOB_ID", "1234");
+	assert_var(envp, n, "MASTER_ADDR", "10.0.0.1");
+	assert_var(envp, n, "MASTER_PORT", "29500");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
+	assert_var(envp, n, "RANK", "6");
+	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY and Cohort's 19. */
+	ck_assert_uint_eq(n, 5 + 19);
+	ck_assert_str_eq(envp[0], "HOME=/home/alice");
+	ck_assert_str_eq(envp[1], "PATH=/opt/bin:/usr/bin");
+	strv_free(envp, n);
+}
+END_TEST
+
+START_TEST(test_bad_entries)
+{
+	static const char *const noeq[] = { "JUSTANAME" };
+	static const char *const noname[] = { "=value" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.user_env = noeq;
+	te.nuser_env = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.text, "JUSTANAME"));
+	ck_assert_ptr_null(envp);
+	te.user_env = noname;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), -1);
+
+	te_base(&te);
+	te.local_rank = 4;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	te_base(&te);
+	te.node_rank = 2;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), -1);
+	te_base(&te);
+	te.tasks_per_node = 0;
+	te.local_rank = 0;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), -1);
+}
+END_TEST
+
+START_TEST(test_no_gpus)
+{
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.gpus = NULL;
+	te.ngpus = 0;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	/* Set and empty, so that a CPU job sees no GPU at all. */
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "");
+	strv_free(envp, n);
+}
+END_TEST
+
+START_TEST(test_uneven_shares)
+{
+	static const unsigned gpus6[] = { 0, 1, 2, 3, 4, 5 };
+	static const char *const want[] = { "0,1", "2,3", "4", "5" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+	unsigned r;
+
+	te_base(&te);
+	te.gpus = gpus6;
+	te.ngpus = 6;
+	for (r = 0; r < 4; r++) {
+		te.local_rank = r;
+		ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+		assert_var(envp, n, "CUDA_VISIBLE_DEVICES", want[r]);
+		strv_free(envp, n);
+	}
+	/* More tasks than GPUs: the last ones get none. */
+	te.ngpus = 2;
+	te.local_rank = 3;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* Every split covers the GPUs exactly once, in order, evenly. */
+START_TEST(test_task_gpus_cover)
+{
+	size_t n, off, len, next, lo, hi;
+	unsigned t, r;
+
+	for (n = 0; n <= 16; n++) {
+		for (t = 1; t <= 9; t++) {
+			next = 0;
+			lo = SIZE_MAX;
+			hi = 0;
+			for (r = 0; r < t; r++) {
+				env_task_gpus(n, t, r, &off, &len);
+				ck_assert_uint_eq(off, next);
+				next = off + len;
+				lo = len < lo ? len : lo;
+				hi = len > hi ? len : hi;
+			}
+			ck_assert_uint_eq(next, n);
+			ck_assert_uint_le(hi - lo, 1);
+		}
+	}
+	env_task_gpus(8, 4, 4, &off, &len);
+	ck_assert_uint_eq(len, 0);
+	env_task_gpus(8, 0, 0, &off, &len);
+	ck_assert_uint_eq(off, 0);
+	ck_assert_uint_eq(len, 8);
+}
+END_TEST
+
+static Suite *
+env_suite(void)
+{
+	Suite *s = suite_create("env");
+	TCase *tc;
+
+	tc = tcase_create("build");
+	tcase_add_test(tc, test_every_variable);
+	tcase_add_test(tc, test_gpu_indices_from_allocation);
+	tcase_add_test(tc, test_first_start_and_no_checkpoint);
+	tcase_add_test(tc, test_override);
+	tcase_add_test(tc, test_bad_entries);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("gpus");
+	tcase_add_test(tc, test_no_gpus);
+	tcase_add_test(tc, test_uneven_shares);
+	tcase_add_test(tc, test_task_gpus_cover);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(env_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

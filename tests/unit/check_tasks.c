@@ -1,0 +1,753 @@
+/* daemon/agent/tasks.c with real processes: output and exit status, the
+ * environment, scripts, workdirs, commands that cannot run, signals to
+ * the whole process group, a supervisor that outlives its agent, and,
+ * when run as root, the user a task runs as. Every test has its own
+ * spool; waits are bounded polls. */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/agent/tasks.h"
+
+#define JOB	42
+#define WAIT_MS	15000	/* generous: CI machines and valgrind are slow */
+
+static char spool[PATH_MAX];
+static bool root;
+static char *const envp_default[] = { "PATH=/usr/bin:/bin", "HOME=/",
+	"COHORT_JOB_ID=42", NULL };
+
+/* Tasks a test started, stopped for good in teardown. */
+static struct task started[8];
+static size_t nstarted;
+
+static void
+ms_sleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* snprintf that fails the test rather than truncate. */
+static void
+fmt(char *buf, size_t len, const char *f, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fmt(char *buf, size_t len, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(buf, len, f, ap);
+	va_end(ap);
+	ck_assert(n >= 0 && (size_t)n < len);
+}
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+static void
+setup(void)
+{
+	char tmpl[] = "/tmp/check_tasks.XXXXXX";
+
+	root = geteuid() == 0;
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	ck_assert_ptr_nonnull(realpath(tmpl, spool));
+	/* Tasks run as "nobody" when we are root: they must reach their
+	 * script and workdir through the spool. */
+	ck_assert_int_eq(chmod(spool, 0711), 0);
+	nstarted = 0;
+}
+
+static void
+teardown(void)
+{
+	long deadline = now_ms() + WAIT_MS;
+	size_t i;
+	int st;
+
+	/* Stop what is left and let the supervisors write their last file
+	 * before the spool goes. */
+	for (i = 0; i < nstarted; i++)
+		task_signal(&started[i], SIGKILL);
+	for (i = 0; i < nstarted; i++) {
+		while ((task_result(&started[i], &st) == -1 &&
+		    errno == ENOENT) || task_alive(&started[i])) {
+			if (now_ms() > deadline)
+				break;
+			ms_sleep(10);
+		}
+		if (started[i].pidfd != -1)
+			close(started[i].pidfd);
+	}
+	nftw(spool, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+launch_init(struct task_launch *l, const char *const *argv, size_t argc)
+{
+	memset(l, 0, sizeof(*l));
+	l->job_id = JOB;
+	l->argv = argv;
+	l->argc = argc;
+	l->envp = envp_default;
+	l->workdir = "/";
+	l->user = "nobody";
+}
+
+/* Start l and remember the task for teardown. */
+static struct task *
+start(const struct task_launch *l)
+{
+	struct task *t;
+	struct cerr err;
+
+	ck_assert_uint_lt(nstarted, sizeof(started) / sizeof(started[0]));
+	t = &started[nstarted];
+	ck_assert_msg(task_start(spool, l, t, &err) == 0, "task_start: %s",
+	    err.text);
+	nstarted++;
+	ck_assert_int_gt(t->pgid, 1);
+	ck_assert_int_gt(t->supervisor, 1);
+	ck_assert_int_ne(t->pgid, t->supervisor);
+	return t;
+}
+
+static struct task *
+start_cmd(const char *const *argv, size_t argc)
+{
+	struct task_launch l;
+
+	launch_init(&l, argv, argc);
+	return start(&l);
+}
+
+/* task_result once it stops saying ENOENT; its return in *rc. */
+static int
+wait_result(const struct task *t, int *rc)
+{
+	long deadline = now_ms() + WAIT_MS;
+	int status = -1;
+
+	for (;;) {
+		*rc = task_result(t, &status);
+		if (*rc == 0 || errno != ENOENT)
+			return status;
+		ck_assert_msg(now_ms() < deadline, "task did not end");
+		ms_sleep(10);
+	}
+}
+
+static int
+wait_exit(const struct task *t)
+{
+	int rc, status = wait_result(t, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	return status;
+}
+
+/* The whole file at path, NUL-terminated (malloc'd). */
+static char *
+slurp(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r"), *m = open_memstream(&buf, &len);
+	int c;
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_ptr_nonnull(m);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+static char *
+rank_log(unsigned rank)
+{
+	char path[PATH_MAX];
+
+	ck_assert_int_eq(task_log_path(spool, JOB, 0, rank, path,
+	    sizeof(path)), 0);
+	return slurp(path);
+}
+
+static void
+assert_log_has(unsigned rank, const char *want)
+{
+	char *log = rank_log(rank);
+
+	ck_assert_msg(strstr(log, want) != NULL, "log of rank %u lacks "
+	    "'%s': '%s'", rank, want, log);
+	free(log);
+}
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* Processes in group pgid (zombies too: they keep the group alive), and
+ * how many of them are named comm. */
+static int
+group_count(pid_t pgid, const char *comm, int *ncomm)
+{
+	char path[64], buf[512], *rp, name[64];
+	struct dirent *de;
+	int n = 0, pg, len;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	ck_assert_ptr_nonnull(d);
+	*ncomm = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		fmt(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		len = fgets(buf, sizeof(buf), f) == NULL ? 0 : 1;
+		fclose(f);
+		/* "pid (comm) state ppid pgrp ...": comm may hold spaces. */
+		if (len == 0 || (rp = strrchr(buf, ')')) == NULL ||
+		    sscanf(rp + 2, "%*c %*d %d", &pg) != 1 || pg != pgid)
+			continue;
+		n++;
+		fmt(name, sizeof(name), "(%s)", comm);
+		if (strncmp(strchr(buf, '('), name, strlen(name)) == 0)
+			(*ncomm)++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_output_to_log)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "echo out; echo err >&2; read x; echo \"read=$?\"" };
+	char path[PATH_MAX], want[64], *pids;
+	struct pollfd pfd;
+	struct task *t = start_cmd(argv, 3);
+	int status = wait_exit(t);
+
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	assert_log_has(0, "out\n");
+	assert_log_has(0, "err\n");
+	/* stdin is /dev/null: read meets end of file at once. */
+	assert_log_has(0, "read=1\n");
+
+	fmt(path, sizeof(path), "%s/jobs/42.0", spool);
+	ck_assert_str_eq(t->dir, path);
+	fmt(path, sizeof(path), "%s/rank-0.pid", t->dir);
+	pids = slurp(path);
+	fmt(want, sizeof(want), "%d %d\n", (int)t->supervisor,
+	    (int)t->pgid);
+	ck_assert_str_eq(pids, want);
+	free(pids);
+
+	/* The outcome is written before the supervisor exits. */
+	ck_assert_int_ge(t->pidfd, 0);
+	pfd.fd = t->pidfd;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, WAIT_MS), 1);
+	ck_assert_int_eq(task_result(t, &status), 0);
+	ck_assert_int_eq(kill(t->supervisor, 0), -1);
+}
+END_TEST
+
+START_TEST(test_exit_code)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "exit 3" };
+	struct task *t = start_cmd(argv, 3);
+	int status = wait_exit(t);
+
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 3);
+}
+END_TEST
+
+/* The task sees envp and nothing of the agent's own environment. */
+START_TEST(test_env)
+{
+	static const char *const argv[] = { "env" };
+	char *log;
+	struct task *t;
+
+	ck_assert_int_eq(setenv("CHECK_TASKS_AGENT_ONLY", "1", 1), 0);
+	t = start_cmd(argv, 1);
+	ck_assert_int_eq(wait_exit(t), 0);
+	assert_log_has(0, "COHORT_JOB_ID=42\n");
+	log = rank_log(0);
+	ck_assert_ptr_null(strstr(log, "CHECK_TASKS_AGENT_ONLY"));
+	free(log);
+}
+END_TEST
+
+/* A bare command name is looked up in the task's PATH, not ours. */
+START_TEST(test_path_from_envp)
+{
+	static const char *const argv[] = { "cohort-hello", "x" };
+	char bin[PATH_MAX], cmd[PATH_MAX + 16], pathvar[PATH_MAX + 32];
+	char *envp[] = { pathvar, NULL };
+	struct task_launch l;
+
+	fmt(bin, sizeof(bin), "%s/bin", spool);
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	ck_assert_int_eq(chmod(bin, 0755), 0);
+	fmt(cmd, sizeof(cmd), "%s/cohort-hello", bin);
+	write_file(cmd, "#!/bin/sh\necho \"hello $1 from $0\"\n", 0755);
+	fmt(pathvar, sizeof(pathvar), "PATH=/nonexistent:%s:/bin", bin);
+	launch_init(&l, argv, 2);
+	l.envp = envp;
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	fmt(pathvar, sizeof(pathvar), "hello x from %s\n", cmd);
+	assert_log_has(0, pathvar);
+}
+END_TEST
+
+/* Two ranks share one script; each gets the arguments. */
+START_TEST(test_script_args)
+{
+	static const char script[] = "#!/bin/sh\n"
+	    "echo \"args:$#:$1:$2 rank:$RANK\"\n";
+	static const char *const argv[] = { "a", "b c" };
+	char path[PATH_MAX];
+	struct task_launch l;
+	struct task *t0, *t1;
+	struct stat sb;
+	char *text;
+
+	launch_init(&l, argv, 2);
+	l.script = script;
+	l.script_len = sizeof(script) - 1;
+	t0 = start(&l);
+	l.rank = 1;
+	l.local_rank = 1;
+	t1 = start(&l);
+	ck_assert_int_eq(wait_exit(t0), 0);
+	ck_assert_int_eq(wait_exit(t1), 0);
+	assert_log_has(0, "args:2:a:b c rank:\n");
+	assert_log_has(1, "args:2:a:b c rank:\n");
+
+	fmt(path, sizeof(path), "%s/script", t0->dir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0755);
+	text = slurp(path);
+	ck_assert_str_eq(text, script);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_workdir)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "pwd" };
+	char wd[PATH_MAX], want[PATH_MAX + 64];
+	struct task_launch l;
+	int status;
+
+	fmt(wd, sizeof(wd), "%s/wd", spool);
+	ck_assert_int_eq(mkdir(wd, 0755), 0);
+	ck_assert_int_eq(chmod(wd, 0755), 0);
+	launch_init(&l, argv, 3);
+	l.workdir = wd;
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	fmt(want, sizeof(want), "%s\n", wd);
+	assert_log_has(0, want);
+
+	/* A workdir that is not there: the shell's 127, and why. */
+	fmt(wd, sizeof(wd), "%s/missing", spool);
+	l.rank = 1;
+	status = wait_exit(start(&l));
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	fmt(want, sizeof(want), "cohort: cannot change directory to "
+	    "'%s': No such file or directory\n", wd);
+	assert_log_has(1, want);
+}
+END_TEST
+
+/* The task gets 0-2 and none of the agent's other descriptors. */
+START_TEST(test_no_fd_leak)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "ls /proc/$$/fd" };
+	char *log;
+	int fd;
+
+	ck_assert_int_ge(fd = open("/dev/null", O_RDONLY), 0);
+	ck_assert_int_eq(wait_exit(start_cmd(argv, 3)), 0);
+	log = rank_log(0);
+	ck_assert_str_eq(log, "0\n1\n2\n");
+	free(log);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_missing_command)
+{
+	static const char *const argv[] = { "cohort-no-such-command", "x" };
+	static const char *const abs[] = { "/nonexistent/cmd" };
+	struct task_launch l;
+	int status;
+
+	status = wait_exit(start_cmd(argv, 2));
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	assert_log_has(0, "cohort: cannot run 'cohort-no-such-command': "
+	    "No such file or directory\n");
+
+	launch_init(&l, abs, 1);
+	l.rank = 1;
+	status = wait_exit(start(&l));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	assert_log_has(1, "cohort: cannot run '/nonexistent/cmd': "
+	    "No such file or directory\n");
+}
+END_TEST
+
+/* SIGTERM reaches every process of the group, not just its leader. */
+START_TEST(test_signal_group)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "sleep 100 & sleep 100" };
+	long deadline = now_ms() + WAIT_MS;
+	struct task *t;
+	int nsleep, status;
+
+	/* An agent's ignored signals must not reach its tasks. */
+	signal(SIGTERM, SIG_IGN);
+	t = start_cmd(argv, 3);
+
+	/* Both sleeps must be running, or the test proves nothing. */
+	while (group_count(t->pgid, "sleep", &nsleep) > 0 && nsleep < 2) {
+		ck_assert_msg(now_ms() < deadline, "sleeps did not start");
+		ms_sleep(10);
+	}
+	ck_assert_int_eq(nsleep, 2);
+	ck_assert(task_alive(t));
+	ck_assert_int_eq(task_signal(t, SIGTERM), 0);
+
+	status = wait_exit(t);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGTERM);
+	while (task_alive(t)) {
+		ck_assert_msg(now_ms() < deadline, "group still alive");
+		ms_sleep(10);
+	}
+	ck_assert_int_eq(group_count(t->pgid, "sleep", &nsleep), 0);
+	ck_assert_int_eq(task_signal(t, SIGTERM), -1);
+	ck_assert_int_eq(errno, ESRCH);
+}
+END_TEST
+
+struct found {
+	struct task t[4];
+	size_t n;
+};
+
+static int
+collect(struct task *t, void *arg)
+{
+	struct found *f = arg;
+
+	ck_assert_uint_lt(f->n, 4);
+	f->t[f->n++] = *t;
+	return 0;
+}
+
+/* The agent dies right after starting the task: the task runs on, a
+ * new agent finds it in the spool and can stop it and read its end. */
+START_TEST(test_survives_agent)
+{
+	static const char *const argv[] = { "sleep", "100" };
+	struct task_launch l;
+	struct found f = { .n = 0 };
+	struct cerr err;
+	struct task t;
+	pid_t agent;
+	int st, status, rc;
+
+	/* Orphans come to us rather than to an init that may be slow to
+	 * reap them, so the supervisor's end can be observed. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	launch_init(&l, argv, 2);
+	l.rank = 3;
+	if ((agent = fork()) == 0)
+		_exit(task_start(spool, &l, &t, &err) == 0 ? 0 : 1);
+	ck_assert_int_gt(agent, 0);
+	ck_assert_int_eq(waitpid(agent, &st, 0), agent);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_uint_eq(f.n, 1);
+	started[nstarted++] = f.t[0];
+	ck_assert_uint_eq(f.t[0].job_id, JOB);
+	ck_assert_uint_eq(f.t[0].restart, 0);
+	ck_assert_uint_eq(f.t[0].rank, 3);
+	ck_assert_int_ge(f.t[0].pidfd, 0);
+	ck_assert(task_alive(&f.t[0]));
+	ck_assert_int_eq(task_result(&f.t[0], &status), -1);
+	ck_assert_int_eq(errno, ENOENT);
+
+	ck_assert_int_eq(task_signal(&f.t[0], SIGKILL), 0);
+	status = wait_result(&f.t[0], &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGKILL);
+}
+END_TEST
+
+/* A supervisor killed before the task ends leaves no status: EIO, and
+ * the task counts as killed. */
+START_TEST(test_supervisor_killed)
+{
+	static const char *const argv[] = { "sleep", "100" };
+	struct task *t = start_cmd(argv, 2);
+	int rc, status;
+
+	ck_assert_int_eq(kill(t->supervisor, SIGKILL), 0);
+	status = wait_result(t, &rc);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_int_eq(errno, EIO);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGKILL);
+	/* The task itself is still there to be stopped. */
+	ck_assert(task_alive(t));
+}
+END_TEST
+
+/* Ended tasks are found too, and removal takes the whole start. */
+START_TEST(test_adopt_ended_and_remove)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "exit 5" };
+	struct found f = { .n = 0 };
+	struct task_launch l;
+	struct cerr err;
+	struct stat sb;
+	char jobs[PATH_MAX + 8];
+	int status;
+
+	fmt(jobs, sizeof(jobs), "%s/jobs", spool);
+	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_uint_eq(f.n, 0);
+	launch_init(&l, argv, 3);
+	wait_exit(start(&l));
+	l.restart = 1;
+	wait_exit(start(&l));
+	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_uint_eq(f.n, 2);
+	ck_assert_int_eq(f.t[0].pidfd, -1);
+	ck_assert_int_eq(task_result(&f.t[0], &status), 0);
+	ck_assert_int_eq(WEXITSTATUS(status), 5);
+
+	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
+	ck_assert_int_eq(stat(started[0].dir, &sb), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(stat(started[1].dir, &sb), 0);
+	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
+	ck_assert_int_eq(tasks_remove(spool, JOB, 1), 0);
+	ck_assert_int_eq(stat(jobs, &sb), 0);
+	f.n = 0;
+	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_uint_eq(f.n, 0);
+}
+END_TEST
+
+/* The same rank of the same start twice would run the task twice. */
+START_TEST(test_conflict)
+{
+	static const char *const argv[] = { "sleep", "100" };
+	struct task_launch l;
+	struct cerr err;
+	struct task t2;
+	struct stat sb;
+	char path[PATH_MAX];
+
+	launch_init(&l, argv, 2);
+	start(&l);
+	ck_assert_int_eq(task_start(spool, &l, &t2, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_int_eq(task_log_path(spool, JOB, 0, 0, path, sizeof(path)),
+	    0);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert(task_alive(&started[0]));
+}
+END_TEST
+
+START_TEST(test_no_such_user)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "exit 0" };
+	struct task_launch l;
+	struct cerr err;
+	struct task t;
+	struct stat sb;
+	char path[PATH_MAX + 8];
+
+	if (!root) {
+		fprintf(stderr, "test_no_such_user: skipped, not root\n");
+		return;
+	}
+	launch_init(&l, argv, 3);
+	l.user = "cohort-no-such-user";
+	ck_assert_int_eq(task_start(spool, &l, &t, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_str_eq(err.text, "user 'cohort-no-such-user' does not exist "
+	    "on this node");
+	/* Nothing ran, nothing is left. */
+	fmt(path, sizeof(path), "%s/jobs", spool);
+	ck_assert_int_eq(stat(path, &sb), -1);
+	ck_assert_int_eq(t.pidfd, -1);
+
+	l.user = "root";
+	ck_assert_int_eq(task_start(spool, &l, &t, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_ptr_nonnull(strstr(err.text, "refusing to run a task as "
+	    "root"));
+	ck_assert_int_eq(stat(path, &sb), -1);
+}
+END_TEST
+
+START_TEST(test_runs_as_user)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "id -u; id -g; id -G; touch /root/cohort-check-tasks 2>&1 ||"
+	    " echo denied" };
+	struct passwd *pw;
+	char want[64], path[PATH_MAX];
+	struct stat sb;
+	struct task *t;
+
+	if (!root) {
+		fprintf(stderr, "test_runs_as_user: skipped, not root\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(pw = getpwnam("nobody"));
+	t = start_cmd(argv, 3);
+	ck_assert_int_eq(wait_exit(t), 0);
+	fmt(want, sizeof(want), "%u\n%u\n", (unsigned)pw->pw_uid,
+	    (unsigned)pw->pw_gid);
+	assert_log_has(0, want);
+	assert_log_has(0, "denied\n");
+	/* The user owns their log. */
+	fmt(path, sizeof(path), "%s/rank-0.log", t->dir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, pw->pw_uid);
+}
+END_TEST
+
+/* Not root: l->user is not ours to use; the task runs as us. */
+START_TEST(test_not_root_ignores_user)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "id -u" };
+	struct task_launch l;
+	char want[32];
+
+	if (root) {
+		fprintf(stderr, "test_not_root_ignores_user: skipped, root\n");
+		return;
+	}
+	launch_init(&l, argv, 3);
+	l.user = "cohort-no-such-user";
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	fmt(want, sizeof(want), "%u\n", (unsigned)getuid());
+	assert_log_has(0, want);
+}
+END_TEST
+
+static Suite *
+tasks_suite(void)
+{
+	Suite *s = suite_create("tasks");
+	TCase *tc;
+
+	tc = tcase_create("run");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_output_to_log);
+	tcase_add_test(tc, test_exit_code);
+	tcase_add_test(tc, test_env);
+	tcase_add_test(tc, test_path_from_envp);
+	tcase_add_test(tc, test_script_args);
+	tcase_add_test(tc, test_workdir);
+	tcase_add_test(tc, test_missing_command);
+	tcase_add_test(tc, test_no_fd_leak);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("control");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_signal_group);
+	tcase_add_test(tc, test_survives_agent);
+	tcase_add_test(tc, test_supervisor_killed);
+	tcase_add_test(tc, test_adopt_ended_and_remove);
+	tcase_add_test(tc, test_conflict);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("user");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_no_such_user);
+	tcase_add_test(tc, test_runs_as_user);
+	tcase_add_test(tc, test_not_root_ignores_user);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tasks_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
