@@ -199,21 +199,26 @@ agent_set_str(char **dst, const char *value, struct cerr *err)
 	return 0;
 }
 
+/* Letters, digits, '.', '_' and '-': what node and account names are
+ * made of. */
+static bool
+agent_name_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
 static bool
 agent_valid_node_name(const char *s)
 {
 	size_t i;
 
-	if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
-	    (s[0] >= '0' && s[0] <= '9')))
+	if (!agent_name_char(s[0]) || s[0] == '.' || s[0] == '_' ||
+	    s[0] == '-')
 		return false;
-	for (i = 1; s[i] != '\0'; i++) {
-		if (i >= AGENT_NODE_NAME_MAX)
+	for (i = 1; s[i] != '\0'; i++)
+		if (i >= AGENT_NODE_NAME_MAX || !agent_name_char(s[i]))
 			return false;
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789._-", s[i]) == NULL)
-			return false;
-	}
 	return true;
 }
 
@@ -226,11 +231,9 @@ agent_valid_user_name(const char *s, size_t len)
 
 	if (len == 0 || len > AGENT_USER_NAME_MAX || s[0] == '-')
 		return false;
-	for (i = 0; i < len; i++) {
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789._-", s[i]) == NULL || s[i] == '\0')
+	for (i = 0; i < len; i++)
+		if (!agent_name_char(s[i]))
 			return false;
-	}
 	return true;
 }
 
@@ -273,9 +276,7 @@ agent_set_address(struct agent_parse *p, const struct agent_key *k,
 			    "'%.64s' is not an IPv6 address", value);
 	} else {
 		for (i = 0; i < len; i++)
-			if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "abcdefghijklmnopqrstuvwxyz0123456789.-_",
-			    value[i]) == NULL)
+			if (!agent_name_char(value[i]))
 				return cerr_set(err, ERR_INVALID,
 				    "'%.64s' is not a host name or address",
 				    value);

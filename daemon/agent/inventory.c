@@ -146,7 +146,8 @@ inventory_simulated(const struct sim_gpus *sim, const char *node,
 	inv->ncpus = sim->ncpus;
 	inv->memory_mb = sim->memory_total_mb;
 	inv->ngpus = sim->count;
-	all = sim->count == INV_MAX_GPUS ? UINT64_MAX : (1ULL << sim->count) - 1;
+	all = sim->count == INV_MAX_GPUS ? UINT64_MAX :
+	    (1ULL << sim->count) - 1;
 	for (i = 0; i < sim->count; i++) {
 		g = &inv->gpus[i];
 		g->index = i;

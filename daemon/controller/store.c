@@ -35,7 +35,7 @@
 	"tasks_per_node, gpu_type, time_limit_s, priority, topo_mode, " \
 	"topo_level, checkpoint_dir, max_restarts, ckpt_signal, ckpt_secs, " \
 	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
-	"reason, submit_ms, start_ms, end_ms, restarts, exit_code"
+	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 
@@ -52,12 +52,12 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
-	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7 "
-	    "WHERE id = ?1",
+	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7, "
+	    "attempt = ?8 WHERE id = ?1",
 	[S_EVENT_INSERT] = "INSERT INTO events "
 	    "(time_ms, job_id, node, kind, actor, detail) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -622,6 +622,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 		bind_int(&b, job->exit_code);
 	else
 		bind_text(&b, NULL);
+	bind_int(&b, job->attempt);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -648,6 +649,7 @@ store_job_update(struct store *st, const struct job *job, struct cerr *err)
 		bind_int(&b, job->exit_code);
 	else
 		bind_text(&b, NULL);
+	bind_int(&b, job->attempt);
 
 	snprintf(what, sizeof(what), "update job %llu",
 	    (unsigned long long)job->id);
@@ -730,6 +732,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	job->restarts = (uint32_t)read_int(&r);
 	job->has_exit = sqlite3_column_type(s, r.col) != SQLITE_NULL;
 	job->exit_code = (int32_t)read_int(&r);
+	job->attempt = (uint32_t)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

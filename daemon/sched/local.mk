@@ -1,1 +1,41 @@
 ## The scheduler core (daemon/sched/): included from Makefile.am.
+## A pure library (libc only), so the controller, the Check suites and the
+## benchmark all link the same archive. lib/hostlist.c lives here too: it
+## is pure, and the topology parser needs it.
+noinst_LIBRARIES += daemon/sched/libsched.a
+daemon_sched_libsched_a_CFLAGS = $(AM_CFLAGS)
+daemon_sched_libsched_a_SOURCES = \
+	daemon/sched/sched.c daemon/sched/sched.h \
+	daemon/sched/sched_int.h \
+	daemon/sched/state.c \
+	daemon/sched/place.c \
+	daemon/sched/resv.c \
+	daemon/sched/topo.c daemon/sched/topo.h \
+	daemon/sched/htab.c daemon/sched/htab.h \
+	lib/hostlist.c lib/hostlist.h
+SCHED_LIBS = daemon/sched/libsched.a
+
+SCHED_UNIT_TESTS = tests/unit/check_sched tests/unit/check_topo \
+	tests/unit/check_hostlist
+## check_PROGRAMS and TESTS already name $(UNIT_TESTS).
+UNIT_TESTS += $(SCHED_UNIT_TESTS)
+check_PROGRAMS += tests/bench/bench_sched
+TESTS += tests/bench/sched-smoke.sh
+
+SCHED_CHECK_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_sched_SOURCES = tests/unit/check_sched.c
+tests_unit_check_sched_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_sched_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_topo_SOURCES = tests/unit/check_topo.c
+tests_unit_check_topo_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_topo_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_hostlist_SOURCES = tests/unit/check_hostlist.c
+tests_unit_check_hostlist_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_hostlist_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+
+## Not a timed test: make check runs it in --smoke mode only.
+tests_bench_bench_sched_SOURCES = tests/bench/bench_sched.c
+tests_bench_bench_sched_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_sched_LDADD = $(SCHED_LIBS) -lm
+
+EXTRA_DIST += etc/topology.conf tests/bench/sched-smoke.sh

@@ -219,6 +219,10 @@ START_TEST(test_load_relative_file)
 }
 END_TEST
 
+/* One character too many for a node name. */
+#define NAME65 "a1234567890123456789012345678901234567890" \
+	"123456789012345678901234"
+
 START_TEST(test_load_errors)
 {
 	static const struct {
@@ -234,7 +238,8 @@ START_TEST(test_load_errors)
 		{ REQUIRED "[agent]\nname = gpu002\n",
 		    ":10: 'name' given twice in [agent] (first on line 3)" },
 		{ "[agent]\ncontroller = ctl\n",
-		    ":2: controller: 'ctl': missing port (expected HOST:PORT)" },
+		    ":2: controller: 'ctl': missing port (expected "
+		    "HOST:PORT)" },
 		{ "[agent]\ncontroller = ctl:0\n",
 		    ":2: controller: port 0 out of range 1..65535" },
 		{ "[agent]\nname = -gpu\n",
@@ -243,18 +248,17 @@ START_TEST(test_load_errors)
 		{ "[agent]\nname = gpu/1\n",
 		    ":2: name: 'gpu/1' is not a node name (a letter or digit, "
 		    "then up to 63 letters, digits, '.', '_' or '-')" },
-		{ "[agent]\nname = "
-		    "a1234567890123456789012345678901234567890123456789012345678901234\n",
-		    ":2: name: 'a1234567890123456789012345678901234567890123456789"
-		    "012345678901234' is not a node name (a letter or digit, "
-		    "then up to 63 letters, digits, '.', '_' or '-')" },
+		{ "[agent]\nname = " NAME65 "\n",
+		    ":2: name: '" NAME65 "' is not a node name (a letter or "
+		    "digit, then up to 63 letters, digits, '.', '_' or '-')" },
 		{ "[agent]\nspool =\n", ":2: spool: empty path" },
 		{ "[agent]\naddress = a b\n",
 		    ":2: address: 'a b' is not a host name or address" },
 		{ "[agent]\naddress = ::g\n",
 		    ":2: address: '::g' is not an IPv6 address" },
 		{ "[agent]\nheartbeat_interval = 2\n",
-		    ":2: heartbeat_interval: '2' needs a unit (ms, s, m or h)" },
+		    ":2: heartbeat_interval: '2' needs a unit (ms, s, m or "
+		    "h)" },
 		{ "[agent]\nheartbeat_interval = 50ms\n",
 		    ":2: heartbeat_interval: 50ms out of range 100ms..10m" },
 		{ "[agent]\nheartbeat_interval = 11m\n",
@@ -273,7 +277,8 @@ START_TEST(test_load_errors)
 		{ "[tls]\nca =\n", ":2: ca: empty path" },
 		{ "[gpu]\nsource = cuda\n",
 		    ":2: source: 'cuda' is neither simulated nor nvml" },
-		{ "[gpu]\nnvml_library =\n", ":2: nvml_library: empty library name" },
+		{ "[gpu]\nnvml_library =\n",
+		    ":2: nvml_library: empty library name" },
 		{ "[gpu]\ncount = 65\n", ":2: count: 65 out of range 0..64" },
 		{ "[gpu]\ncount = -1\n", ":2: count: '-1' is not a number" },
 		{ "[gpu]\nmemory_mb = 0\n",
@@ -354,6 +359,43 @@ START_TEST(test_load_no_file)
 	    strerror(ENOENT));
 	ck_assert_str_eq(err.text, want);
 	agent_config_clear(&cfg);
+}
+END_TEST
+
+/* The example shipped in etc/ loads, and says what the defaults are. */
+START_TEST(test_load_example)
+{
+	static const char self[] = "tests/unit/check_agent_config.c";
+	struct agent_config cfg, def;
+	struct cerr err;
+	char path[PATH_MAX];
+	size_t n = strlen(__FILE__) - strlen(self);
+
+	/* The source tree, from where the compiler found this file. */
+	ck_assert_str_eq(__FILE__ + n, self);
+	snprintf(path, sizeof(path), "%.*setc/cohort-agent.conf", (int)n,
+	    __FILE__);
+	ck_assert_msg(agent_config_load(&cfg, path, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.name, "gpu001");
+	ck_assert_str_eq(cfg.controller_host, "cohort-ctl.example.org");
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&def, cfgpath, &err), 0);
+	ck_assert_uint_eq(cfg.heartbeat_ms, def.heartbeat_ms);
+	ck_assert_uint_eq(cfg.kill_wait_ms, def.kill_wait_ms);
+	ck_assert_uint_eq(cfg.health_interval_ms, def.health_interval_ms);
+	ck_assert_uint_eq(cfg.health_timeout_ms, def.health_timeout_ms);
+	ck_assert_uint_eq(cfg.sim.count, def.sim.count);
+	ck_assert_str_eq(cfg.sim.model, def.sim.model);
+	ck_assert_uint_eq(cfg.sim.memory_mb, def.sim.memory_mb);
+	ck_assert_str_eq(cfg.sim.nvlink, def.sim.nvlink);
+	ck_assert_uint_eq(cfg.sim.numa_nodes, def.sim.numa_nodes);
+	ck_assert_uint_eq(cfg.sim.nics, def.sim.nics);
+	ck_assert_uint_eq(cfg.sim.ncpus, def.sim.ncpus);
+	ck_assert_uint_eq(cfg.sim.memory_total_mb, def.sim.memory_total_mb);
+	ck_assert_int_eq(cfg.nvml, def.nvml);
+	agent_config_clear(&cfg);
+	agent_config_clear(&def);
 }
 END_TEST
 
@@ -509,6 +551,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_load_long_line);
 	tcase_add_test(tc, test_load_no_file);
+	tcase_add_test(tc, test_load_example);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("user_map");

@@ -1,0 +1,432 @@
+/* One scheduling pass (see sched.h for the policy): order the queue,
+ * settle what can never run, then walk the queue starting what fits,
+ * make the reservation for the first job that does not, and backfill
+ * around it. state.c keeps the counts, place.c chooses nodes and GPUs,
+ * resv.c finds the reservation. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched/sched_int.h"
+#include "daemon/sched/topo.h"
+
+struct okey {
+	int32_t priority;
+	bool restarting;
+	int64_t submit;
+	uint64_t id;
+	size_t idx;
+};
+
+const char *
+sched_reason_name(enum sched_reason r)
+{
+	switch (r) {
+	case SCHED_REASON_NONE:
+		return "None";
+	case SCHED_REASON_RESOURCES:
+		return "Resources";
+	case SCHED_REASON_PRIORITY:
+		return "Priority";
+	case SCHED_REASON_TOPOLOGY:
+		return "Topology";
+	case SCHED_REASON_GPU_TYPE:
+		return "GpuType";
+	case SCHED_REASON_BAD_CONSTRAINTS:
+		return "BadConstraints";
+	}
+	return "Unknown";
+}
+
+bool
+sched_gpu_type_match(const char *model, const char *type)
+{
+	if (type == NULL)
+		return true;
+	return model != NULL && strcasestr(model, type) != NULL;
+}
+
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	return a + b;
+}
+
+/* Priority (higher first), restarting first, submit time, id, index. */
+static int
+okey_cmp(const void *a, const void *b)
+{
+	const struct okey *x = a, *y = b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->restarting != y->restarting)
+		return x->restarting ? -1 : 1;
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static struct okey *
+queue_order(struct pass *ps)
+{
+	const struct sched_input *in = ps->in;
+	struct okey *o;
+	size_t j;
+
+	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL)
+		return NULL;
+	for (j = 0; j < in->npending; j++) {
+		o[j].priority = in->pending[j].priority;
+		o[j].restarting = in->pending[j].restarting;
+		o[j].submit = in->pending[j].submit;
+		o[j].id = in->pending[j].id;
+		o[j].idx = j;
+	}
+	qsort(o, in->npending, sizeof(*o), okey_cmp);
+	return o;
+}
+
+/* Fill rq for job j; returns a reason when the job can never run. */
+static enum sched_reason
+job_req(struct pass *ps, size_t j, struct preq *rq)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	struct preq st;
+	uint32_t m;
+	int lv;
+	bool any = false;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->n = jb->nodes_min;
+	rq->g = jb->gpus_per_node;
+	rq->match = ps->match + (size_t)ps->jtype[j] * ps->nmodels;
+	rq->cap = ps->t.rootlevel;
+	rq->set = SET_ALL;
+	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
+	    jb->gpus_per_node > SCHED_NODE_GPUS_MAX)
+		return SCHED_REASON_BAD_CONSTRAINTS;
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
+		if ((lv = topo_level_index(ps->in->topo, jb->topo_level)) < 0)
+			return SCHED_REASON_TOPOLOGY;
+		rq->cap = (uint32_t)lv < ps->t.rootlevel ? (uint32_t)lv :
+		    ps->t.rootlevel - 1;
+	}
+	if (jb->gpu_type != NULL) {
+		for (m = 1; m < ps->nmodels; m++)
+			any |= rq->match[m] != 0;
+		if (!any)
+			return SCHED_REASON_GPU_TYPE;
+	}
+	st = *rq;
+	st.set = SET_STATIC;
+	if (state_quick(ps, &st) < rq->n)
+		return SCHED_REASON_BAD_CONSTRAINTS;
+	return SCHED_REASON_NONE;
+}
+
+/* Could job rq ever fit its required domain, with every node free? */
+static bool
+topo_possible(struct pass *ps, const struct preq *rq)
+{
+	struct preq st = *rq;
+
+	st.set = SET_STATIC;
+	place_counts(ps, &st, ps->cnt);
+	return place_capacity(ps, &st, ps->cnt) >= rq->n;
+}
+
+static int
+grow_picks(struct pass *ps, size_t more)
+{
+	struct pick *np;
+	size_t cap;
+
+	if (ps->npicks + more <= ps->cappicks)
+		return 0;
+	cap = ps->cappicks * 2 + more + 16;
+	if ((np = realloc(ps->picks, cap * sizeof(*np))) == NULL)
+		return -1;
+	ps->picks = np;
+	ps->cappicks = cap;
+	return 0;
+}
+
+static int
+add_start(struct pass *ps, size_t j, int64_t end, uint32_t n)
+{
+	struct srec *ns;
+	size_t cap, k;
+
+	if (ps->nstarts == ps->capstarts) {
+		cap = ps->capstarts * 2 + 16;
+		if ((ns = realloc(ps->starts, cap * sizeof(*ns))) == NULL)
+			return -1;
+		ps->starts = ns;
+		ps->capstarts = cap;
+	}
+	ps->starts[ps->nstarts].pending = j;
+	ps->starts[ps->nstarts].end = end;
+	ps->starts[ps->nstarts].backfill = ps->has_resv;
+	ps->starts[ps->nstarts].first = (uint32_t)ps->npicks;
+	ps->starts[ps->nstarts].n = n;
+	ps->nstarts++;
+	for (k = ps->npicks; k < ps->npicks + n; k++)
+		state_take(ps, ps->picks[k].node, ps->picks[k].mask);
+	ps->npicks += n;
+	return 0;
+}
+
+/* Start job j now in set if it fits: the largest size in [min, max].
+ * Returns 1 when started, 0 when it does not fit, -1 on error. */
+static int
+try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	uint32_t capn;
+
+	rq->set = set;
+	rq->n = jb->nodes_min;
+	if (state_quick(ps, rq) < rq->n)
+		return 0;
+	place_counts(ps, rq, ps->cnt);
+	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
+		return 0;
+	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;
+	if (grow_picks(ps, rq->n) == -1)
+		return -1;
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+		return 0;
+	return add_start(ps, j, end, rq->n) == -1 ? -1 : 1;
+}
+
+/* Why job rq did not start (it was tried). */
+static enum sched_reason
+why(struct pass *ps, const struct sched_job *jb, struct preq *rq)
+{
+	struct preq any = *rq;
+
+	rq->set = SET_ALL;
+	rq->n = jb->nodes_min;
+	place_counts(ps, rq, ps->cnt);
+	if (ps->has_resv && place_capacity(ps, rq, ps->cnt) >= rq->n)
+		return SCHED_REASON_PRIORITY;
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
+		any.set = SET_ALL;
+		any.n = jb->nodes_min;
+		any.cap = ps->t.rootlevel;
+		if (state_quick(ps, &any) >= any.n)
+			return SCHED_REASON_TOPOLOGY;
+	}
+	return SCHED_REASON_RESOURCES;
+}
+
+/* Make the reservation for blocked job j, if it can ever run on the
+ * nodes that are eligible now. Returns 0 (made or not possible) or -1. */
+static int
+reserve(struct pass *ps, size_t j, struct preq *rq, size_t *first)
+{
+	int64_t start;
+	uint32_t k;
+
+	rq->set = SET_ALL;
+	rq->n = ps->in->pending[j].nodes_min;
+	if (grow_picks(ps, rq->n) == -1)
+		return -1;
+	if (resv_find(ps, rq, &start, ps->picks + ps->npicks) == -1)
+		return errno == EAGAIN ? 0 : -1;
+	*first = ps->npicks;
+	ps->npicks += rq->n;
+	for (k = 0; k < rq->n; k++)
+		state_reserve(ps, ps->picks[*first + k].node);
+	ps->has_resv = true;
+	ps->resv_start = start;
+	return 0;
+}
+
+/* The main walk. The reservation's job and picks land in *rj, *rfirst. */
+static int
+walk(struct pass *ps, const struct okey *o, struct sched_result *res,
+    size_t *rj, size_t *rfirst)
+{
+	const struct sched_input *in = ps->in;
+	const struct sched_job *jb;
+	struct preq rq;
+	size_t x, j, tested = 0;
+	int64_t end;
+	int rc;
+
+	for (x = 0; x < in->npending; x++) {
+		j = o[x].idx;
+		jb = &in->pending[j];
+		if ((res->reasons[j] = job_req(ps, j, &rq)) != SCHED_REASON_NONE)
+			continue;
+		if (ps->has_resv && tested++ >= ps->bf_max) {
+			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
+			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
+			continue;
+		}
+		res->stats.tried++;
+		end = sat_add(ps->now, jb->time_limit > 0 ? jb->time_limit :
+		    ps->default_limit);
+		rc = try_start(ps, j, &rq, ps->has_resv &&
+		    end > ps->resv_start ? SET_UNRES : SET_ALL, end);
+		if (rc == -1)
+			return -1;
+		if (rc == 1) {
+			if (ps->has_resv)
+				res->stats.backfilled++;
+			continue;
+		}
+		res->reasons[j] = why(ps, jb, &rq);
+		if (ps->has_resv)
+			continue;
+		if (jb->topo_mode == SCHED_TOPO_REQUIRED &&
+		    !topo_possible(ps, &rq)) {
+			res->reasons[j] = SCHED_REASON_TOPOLOGY;
+			continue;
+		}
+		if (reserve(ps, j, &rq, rfirst) == -1)
+			return -1;
+		if (ps->has_resv)
+			*rj = j;
+	}
+	return 0;
+}
+
+static int
+gpu_index_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Turn picks[first .. first + n) into result places. */
+static const struct sched_place *
+emit_places(const struct pass *ps, struct sched_result *res, size_t first,
+    uint32_t n, size_t *np, size_t *ng)
+{
+	struct sched_place *pl = res->places_ + *np;
+	const struct pick *pk;
+	const struct sched_node *nd;
+	uint32_t k, c;
+	uint64_t m;
+
+	for (k = 0; k < n; k++) {
+		pk = &ps->picks[first + k];
+		nd = &ps->in->nodes[pk->node];
+		pl[k].node = pk->node;
+		pl[k].gpus = res->gpus_ + *ng;
+		c = 0;
+		for (m = pk->mask; m != 0; m &= m - 1)
+			res->gpus_[*ng + c++] = nd->gpus[__builtin_ctzll(m)].index;
+		qsort(res->gpus_ + *ng, c, sizeof(uint32_t), gpu_index_cmp);
+		pl[k].ngpus = c;
+		*ng += c;
+	}
+	*np += n;
+	return pl;
+}
+
+static int
+emit(struct pass *ps, struct sched_result *res, size_t rj, size_t rfirst)
+{
+	size_t k, np = 0, ng = 0, gpus = 0;
+	const struct srec *sr;
+	struct sched_start *st;
+
+	for (k = 0; k < ps->npicks; k++)
+		gpus += (size_t)__builtin_popcountll(ps->picks[k].mask);
+	if ((res->starts = calloc(ps->nstarts + 1, sizeof(*st))) == NULL ||
+	    (res->places_ = calloc(ps->npicks + 1,
+	    sizeof(*res->places_))) == NULL ||
+	    (res->gpus_ = calloc(gpus + 1, sizeof(uint32_t))) == NULL)
+		return -1;
+	for (k = 0; k < ps->nstarts; k++) {
+		sr = &ps->starts[k];
+		st = &res->starts[k];
+		st->job = ps->in->pending[sr->pending].id;
+		st->pending = sr->pending;
+		st->end = sr->end;
+		st->backfill = sr->backfill;
+		st->nnodes = sr->n;
+		st->nodes = emit_places(ps, res, sr->first, sr->n, &np, &ng);
+	}
+	res->nstarts = ps->nstarts;
+	if (ps->has_resv) {
+		res->has_resv = true;
+		res->resv.job = ps->in->pending[rj].id;
+		res->resv.pending = rj;
+		res->resv.start = ps->resv_start;
+		res->resv.nnodes = ps->in->pending[rj].nodes_min;
+		res->resv.nodes = emit_places(ps, res, rfirst,
+		    res->resv.nnodes, &np, &ng);
+	}
+	res->stats.scratch_bytes = ps->bytes +
+	    ps->capstarts * sizeof(*ps->starts) +
+	    ps->cappicks * sizeof(*ps->picks) +
+	    (ps->nstarts + 1) * sizeof(*st) +
+	    (ps->npicks + 1) * sizeof(*res->places_) +
+	    (gpus + 1) * sizeof(uint32_t);
+	return 0;
+}
+
+static bool
+input_ok(const struct sched_input *in)
+{
+	return in != NULL && (in->nodes != NULL || in->nnodes == 0) &&
+	    (in->running != NULL || in->nrunning == 0) &&
+	    (in->pending != NULL || in->npending == 0);
+}
+
+struct sched_result *
+sched_run(const struct sched_input *in)
+{
+	struct pass ps;
+	struct sched_result *res;
+	struct okey *o;
+	size_t rj = 0, rfirst = 0;
+	int saved;
+
+	if (!input_ok(in)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&ps, 0, sizeof(ps));
+	if ((res = calloc(1, sizeof(*res))) == NULL)
+		return NULL;
+	if ((res->reasons = calloc(in->npending + 1,
+	    sizeof(*res->reasons))) == NULL)
+		goto fail;
+	if (state_build(&ps, in) == -1 || (o = queue_order(&ps)) == NULL ||
+	    walk(&ps, o, res, &rj, &rfirst) == -1 ||
+	    emit(&ps, res, rj, rfirst) == -1)
+		goto fail;
+	state_free(&ps);
+	return res;
+fail:
+	saved = errno;
+	state_free(&ps);
+	sched_result_free(res);
+	errno = saved;
+	return NULL;
+}
+
+void
+sched_result_free(struct sched_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->starts);
+	free(res->places_);
+	free(res->gpus_);
+	free(res->reasons);
+	free(res);
+}
