@@ -1,16 +1,37 @@
-/* Value parsers shared by the configuration files of every program. They
- * only say what is wrong with the value; the caller knows the file, the
- * line and the key, and prefixes them. Values are taken exactly as inih
- * hands them over (already stripped of surrounding blanks), so any blank
- * left inside a number is an error rather than something to skip. */
+/* The configuration files of every program: value parsers, and a loader
+ * driven by a table of keys.
+ *
+ * The value parsers only say what is wrong with the value; the loader
+ * knows the file, the line and the key, and prefixes them. Values are
+ * taken exactly as inih hands them over (already stripped of surrounding
+ * blanks), so any blank left inside a number is an error rather than
+ * something to skip.
+ *
+ * Every error of the loader names the file and the line: "PATH:LINE:
+ * what is wrong". Debian's inih is built without line numbers in its
+ * handler, so the file is fed to ini_parse_stream through a reader of
+ * our own that counts lines; the handler runs right after the reader
+ * returned the line it is about, so the count is that line's number. The
+ * reader also strips the leading blanks of each line: inih would
+ * otherwise take an indented "key = value" as the continuation of the
+ * value above it and silently overwrite that value. It refuses lines
+ * longer than inih's buffer instead of letting inih cut them (and a path
+ * with them) short.
+ *
+ * An unknown section or key, a key given twice and a missing required
+ * key are errors: a typo in a daemon's configuration should stop it at
+ * start, not be discovered in production. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "duration.h"
@@ -267,4 +288,358 @@ conf_set_str(char **dst, const char *s)
 	free(*dst);
 	*dst = copy;
 	return 0;
+}
+
+#define CONF_SEC 1000ULL
+#define CONF_MIN (60 * CONF_SEC)
+#define CONF_HOUR (60 * CONF_MIN)
+
+/* ms as a file would write it: "250ms", "2s", "10m", "1h". */
+static const char *
+conf_ms_str(uint64_t ms, char *buf, size_t len)
+{
+	unsigned long long v = ms;
+
+	if (v % CONF_SEC != 0)
+		snprintf(buf, len, "%llums", v);
+	else if (v != 0 && v % CONF_HOUR == 0)
+		snprintf(buf, len, "%lluh", v / CONF_HOUR);
+	else if (v != 0 && v % CONF_MIN == 0)
+		snprintf(buf, len, "%llum", v / CONF_MIN);
+	else
+		snprintf(buf, len, "%llus", v / CONF_SEC);
+	return buf;
+}
+
+int
+conf_parse_duration_ms(const char *s, uint64_t min_ms, uint64_t max_ms,
+    uint64_t *out, struct cerr *err)
+{
+	char lo[32], hi[32];
+	const char *end;
+	size_t n = strspn(s, "0123456789");
+	uint64_t v, secs;
+
+	if (n > 0 && s[n] == '\0')
+		return cerr_set(err, ERR_INVALID,
+		    "'%.64s' needs a unit (ms, s, m or h)", s);
+	if (n > 0 && strcmp(s + n, "ms") == 0) {
+		if (conf_digits(s, &v, &end) == -1)
+			goto range;
+	} else {
+		if (duration_parse(s, &secs) == -1) {
+			if (errno == ERANGE)
+				goto range;
+			return cerr_set(err, ERR_INVALID,
+			    "'%.64s' is not a duration (e.g. 500ms, 2s, 10m)",
+			    s);
+		}
+		v = secs * CONF_SEC;	/* DURATION_MAX_S: no overflow */
+	}
+	if (v < min_ms || v > max_ms)
+		goto range;
+	*out = v;
+	return 0;
+
+range:
+	return cerr_set(err, ERR_INVALID, "%.64s out of range %s..%s", s,
+	    conf_ms_str(min_ms, lo, sizeof(lo)),
+	    conf_ms_str(max_ms, hi, sizeof(hi)));
+}
+
+int
+conf_abs_path(const char *dir, const char *value, char **out,
+    struct cerr *err)
+{
+	char *path;
+
+	if (value[0] == '\0')
+		return cerr_set(err, ERR_INVALID, "empty path");
+	if (value[0] == '/')
+		path = strdup(value);
+	else if (asprintf(&path, "%s%s%s", dir,
+	    dir[strlen(dir) - 1] == '/' ? "" : "/", value) == -1)
+		path = NULL;
+	if (path == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	*out = path;
+	return 0;
+}
+
+/* ---- setters for key tables ---- */
+
+/* Store v in an unsigned field of size bytes; v fits, the key's bounds
+ * say so. */
+static int
+conf_store_uint(void *field, size_t size, uint64_t v, struct cerr *err)
+{
+	switch (size) {
+	case sizeof(uint8_t):
+		*(uint8_t *)field = (uint8_t)v;
+		break;
+	case sizeof(uint16_t):
+		*(uint16_t *)field = (uint16_t)v;
+		break;
+	case sizeof(uint32_t):
+		*(uint32_t *)field = (uint32_t)v;
+		break;
+	case sizeof(uint64_t):
+		*(uint64_t *)field = v;
+		break;
+	default:
+		return cerr_set(err, ERR_INTERNAL, "field of %zu bytes", size);
+	}
+	return 0;
+}
+
+int
+conf_key_path(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	char **dst = conf_field(c, k);
+	char *path;
+
+	if (conf_abs_path(c->dir, value, &path, err) == -1)
+		return -1;
+	free(*dst);
+	*dst = path;
+	return 0;
+}
+
+int
+conf_key_uint(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	uint64_t v;
+
+	if (conf_parse_uint(value, k->min, k->max, &v, err) == -1)
+		return -1;
+	return conf_store_uint(conf_field(c, k), k->size, v, err);
+}
+
+int
+conf_key_size(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	uint64_t v;
+
+	if (conf_parse_size(value, k->min, k->max, &v, err) == -1)
+		return -1;
+	return conf_store_uint(conf_field(c, k), k->size, v, err);
+}
+
+int
+conf_key_ms(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	return conf_parse_duration_ms(value, k->min, k->max,
+	    (uint64_t *)conf_field(c, k), err);
+}
+
+/* ---- the file ---- */
+
+struct conf_parse {
+	const struct conf_key *keys;
+	size_t nkeys;
+	struct conf_ctx ctx;
+	FILE *fp;
+	char *buf;		/* getline's buffer */
+	size_t bufsz;
+	int line;		/* of the line last handed to inih */
+	int err_line;		/* first error found by us; 0: none */
+	bool stop;		/* the reader found a line it cannot pass */
+	struct cerr err;
+	int *seen;		/* line where each key was set; 0: not set */
+};
+
+/* Record the first error we find, with the line it is on. */
+static void __attribute__((format(printf, 2, 3)))
+conf_fail(struct conf_parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err_line != 0)
+		return;
+	p->err_line = p->line;
+	p->err.code = ERR_INVALID;
+	va_start(ap, fmt);
+	vsnprintf(p->err.text, sizeof(p->err.text), fmt, ap);
+	va_end(ap);
+}
+
+static int
+conf_handler(void *user, const char *section, const char *name,
+    const char *value)
+{
+	struct conf_parse *p = user;
+	const struct conf_key *k;
+	struct cerr verr;
+	bool known_section = false;
+	size_t i;
+
+	/* Only the first error is reported; inih goes on parsing. */
+	if (p->err_line != 0)
+		return 1;
+	for (i = 0; i < p->nkeys; i++) {
+		if (strcmp(section, p->keys[i].section) != 0)
+			continue;
+		known_section = true;
+		if (strcmp(name, p->keys[i].name) == 0)
+			break;
+	}
+	if (i == p->nkeys) {
+		if (section[0] == '\0')
+			conf_fail(p, "key '%.64s' is outside any section",
+			    name);
+		else if (!known_section)
+			conf_fail(p, "unknown section [%.64s]", section);
+		else
+			conf_fail(p, "unknown key '%.64s' in [%.64s]", name,
+			    section);
+		return 0;
+	}
+	k = &p->keys[i];
+	if (p->seen[i] != 0 && !k->repeatable) {
+		conf_fail(p, "'%s' given twice in [%s] (first on line %d)",
+		    name, section, p->seen[i]);
+		return 0;
+	}
+	if (p->seen[i] == 0)
+		p->seen[i] = p->line;
+	cerr_clear(&verr);
+	if (k->set(&p->ctx, k, value, &verr) == -1) {
+		conf_fail(p, "%s: %s", name, verr.text);
+		p->err.code = verr.code;
+		return 0;
+	}
+	return 1;
+}
+
+/* fgets-like reader for ini_parse_stream; see the comment at the top. */
+static char *
+conf_reader(char *str, int num, void *stream)
+{
+	struct conf_parse *p = stream;
+	ssize_t n;
+	size_t len;
+	char *start;
+
+	if (p->stop)
+		return NULL;
+	if ((n = getline(&p->buf, &p->bufsz, p->fp)) == -1)
+		return NULL;
+	p->line++;
+	start = p->buf;
+	while (*start == ' ' || *start == '\t')
+		start++;
+	len = (size_t)n - (size_t)(start - p->buf);
+	if (num < 2 || len > (size_t)num - 1) {
+		/* inih would cut the line and read its tail as a line of its
+		 * own; stop here, reporting the line. */
+		conf_fail(p, "line too long (at most %d characters)", num - 3);
+		p->stop = true;
+		return NULL;
+	}
+	memcpy(str, start, len);
+	str[len] = '\0';
+	return str;
+}
+
+/* The absolute directory of path, for resolving relative paths in it. */
+static char *
+conf_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *cwd, *dir;
+	int rc;
+
+	if (slash == path)
+		return strdup("/");
+	if (path[0] == '/')
+		return strndup(path, (size_t)(slash - path));
+	if ((cwd = getcwd(NULL, 0)) == NULL)
+		return NULL;
+	/* "cohortd.conf" and "./cohortd.conf" both live in the cwd. */
+	if (slash == NULL || (slash == path + 1 && path[0] == '.'))
+		return cwd;
+	rc = asprintf(&dir, "%s/%.*s", cwd, (int)(slash - path), path);
+	free(cwd);
+	return rc == -1 ? NULL : dir;
+}
+
+/* Everything but opening the file and finding its directory. */
+static int
+conf_parse_file(struct conf_parse *p, const char *path, struct cerr *err)
+{
+	size_t i;
+	int rc, saved;
+
+	rc = ini_parse_stream(conf_reader, p, conf_handler, p);
+	if (ferror(p->fp)) {
+		saved = errno;
+		return cerr_set(err, ERR_INVALID, "%s: cannot read: %s", path,
+		    strerror(saved));
+	}
+	if (rc == -2)
+		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
+	/* inih's count and ours agree, since our reader hands it one line
+	 * per call; an error it found on its own (no '=', no ']') has no
+	 * text of ours, and may come before the first one we found. */
+	if (rc > 0 && (p->err_line == 0 || rc < p->err_line))
+		return cerr_set(err, ERR_INVALID,
+		    "%s:%d: syntax error: expected [section] or key = value",
+		    path, rc);
+	if (p->err_line != 0)
+		return cerr_set(err, p->err.code, "%s:%d: %s", path,
+		    p->err_line, p->err.text);
+	for (i = 0; i < p->nkeys; i++) {
+		if (p->keys[i].required && p->seen[i] == 0)
+			return cerr_set(err, ERR_INVALID,
+			    "%s: missing '%s' in [%s]", path, p->keys[i].name,
+			    p->keys[i].section);
+	}
+	return 0;
+}
+
+int
+conf_load(const char *path, const struct conf_key *keys, size_t nkeys,
+    void *cfg, int *seen, struct cerr *err)
+{
+	struct conf_parse p;
+	char *dir;
+	int rc, saved;
+
+	memset(&p, 0, sizeof(p));
+	p.keys = keys;
+	p.nkeys = nkeys;
+	p.ctx.cfg = cfg;
+	cerr_clear(&p.err);
+	if ((p.seen = calloc(nkeys + 1, sizeof(*p.seen))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
+	if ((p.fp = fopen(path, "r")) == NULL) {
+		saved = errno;
+		free(p.seen);
+		return cerr_set(err, ERR_INVALID, "%s: cannot open: %s", path,
+		    strerror(saved));
+	}
+	if ((dir = conf_dir_of(path)) == NULL) {
+		saved = errno;
+		fclose(p.fp);
+		free(p.seen);
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(saved));
+	}
+	p.ctx.dir = dir;
+
+	rc = conf_parse_file(&p, path, err);
+	if (rc == 0) {
+		if (seen != NULL)
+			memcpy(seen, p.seen, nkeys * sizeof(*seen));
+		cerr_clear(err);
+	}
+	free(p.buf);
+	free(dir);
+	free(p.seen);
+	fclose(p.fp);
+	return rc;
 }

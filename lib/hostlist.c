@@ -433,7 +433,8 @@ emit_group(struct sbuf *sb, const struct hname *h, size_t n)
 			start++;
 		if (sbuf_add(sb, "%s%0*lu", i > 0 ? "," : "", w, h[i].val) == -1)
 			return -1;
-		if (start - i > 1 && sbuf_add(sb, "-%lu", h[start - 1].val) == -1)
+		if (start - i > 1 && sbuf_add(sb, "-%0*lu", w,
+		    h[start - 1].val) == -1)
 			return -1;
 	}
 	if (!single && sbuf_add(sb, "]") == -1)

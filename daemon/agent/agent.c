@@ -291,15 +291,17 @@ static void
 agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 {
 	struct atask *at, *next;
-	int i;
+	int i, status;
 
 	for (at = TAILQ_FIRST(&a->tasks); at != NULL; at = next) {
 		next = TAILQ_NEXT(at, entry);
 		if (at->t.job_id != job_id || at->t.restart != restart)
 			continue;
 		task_signal(&at->t, SIGKILL);
-		/* Bounded: the supervisor writes the status right after. */
-		for (i = 0; i < 100 && task_alive(&at->t); i++)
+		/* Bounded: the supervisor writes the status right after;
+		 * task_result also reaps it. */
+		for (i = 0; i < 100 && task_result(&at->t, &status) == -1 &&
+		    errno == ENOENT; i++)
 			usleep(10000);
 		atask_free(at);
 	}
@@ -428,6 +430,9 @@ agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
 		if (at->t.job_id == job_id && at->t.restart == restart &&
 		    at->t.rank == rank && at->ended) {
 			/* Logs stay in the spool for `cohort logs`. */
+			if (task_forget(&at->t) == -1)
+				log_warn("job %" PRIu64 " rank %u: cannot "
+				    "forget it in the spool", job_id, rank);
 			atask_free(at);
 			return;
 		}

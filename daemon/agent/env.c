@@ -180,6 +180,9 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 	    envv_setu(e, "RANK", te->node_rank * tpn + te->local_rank) == -1 ||
 	    envv_setu(e, "LOCAL_RANK", te->local_rank) == -1 ||
 	    envv_setu(e, "LOCAL_WORLD_SIZE", tpn) == -1 ||
+	    /* Indices are NVML's, which number GPUs by PCI bus; make
+	     * CUDA number them the same way. */
+	    envv_set(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID") == -1 ||
 	    envv_set(e, "CUDA_VISIBLE_DEVICES", gpus) == -1)
 		goto out;
 	rc = 0;

@@ -17,19 +17,25 @@
  * forked child would inherit held.
  *
  * The supervisor is the agent's child, so the agent must reap it:
- * task_result does so with waitpid(WNOHANG) (an ECHILD there, for a task
- * adopted after a restart, is ignored). An agent that reaps children
- * elsewhere, e.g. with waitpid(-1), loses nothing: the status it would
- * read is not used, the outcome lives in rank-R.exit. */
+ * task_result does so without blocking (through the pidfd, so a reused
+ * pid is never waited for; an adopted supervisor is not our child and
+ * is left to init). Calling task_result once the pidfd is readable is
+ * enough. An agent that reaps children elsewhere, e.g. with
+ * waitpid(-1), loses nothing: the outcome lives in rank-R.exit.
+ *
+ * The children run as root only until the task drops to the user; the
+ * log is opened and chowned by the agent and inherited, so the user
+ * needs no write access to the spool, but must be able to search the
+ * spool directory to run a batch script from it (mode 0711 or more). */
 #include "config.h"
 
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -52,7 +58,7 @@
 
 /* What the supervisor tells the agent once: the task's pid, or the step
  * that failed and its errno. */
-enum sup_stage { SUP_OK, SUP_FORK, SUP_PIDFILE };
+enum sup_stage { SUP_OK, SUP_FDS, SUP_FORK, SUP_PIDFILE };
 struct sup_msg {
 	int stage;
 	int err;
@@ -121,17 +127,19 @@ fmt_int(char *buf, long long v)
 	return len;
 }
 
-/* Write buf to tmp, then rename it over path, so that a reader sees the
- * whole file or none. */
+/* Write buf to tmp (with exactly mode), then rename it over path, so
+ * that a reader sees the whole file or none. */
 static int
-write_atomic(const char *tmp, const char *path, const char *buf, size_t len)
+write_atomic(const char *tmp, const char *path, const char *buf, size_t len,
+    mode_t mode)
 {
 	int fd, e;
 
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0644)) == -1)
+	    O_NOFOLLOW, mode)) == -1)
 		return -1;
-	if (write_all(fd, buf, len) == -1 || close(fd) == -1) {
+	if (fchmod(fd, mode) == -1 || write_all(fd, buf, len) == -1 ||
+	    close(fd) == -1) {
 		e = errno;
 		close(fd);
 		unlink(tmp);
@@ -179,36 +187,16 @@ sig_set(int sig, void (*handler)(int))
 	sigaction(sig, &sa, NULL);
 }
 
-/* Dispositions set to "ignore" survive exec, and a blocked mask is
- * inherited: the task must not start with the agent's. */
+/* Dispositions set to "ignore" survive exec, as does a blocked mask
+ * (cleared by the caller): the task must not start with the agent's. */
 static void
 sig_reset(void)
 {
-	sigset_t none;
 	int sig;
 
 	/* Some fail (SIGKILL, SIGSTOP, libc's own): nothing to reset. */
 	for (sig = 1; sig < NSIG; sig++)
 		sig_set(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* Close every descriptor from lo up. close_range is one call; the loop is
- * for a kernel without it, because a leaked agent socket would hand the
- * task the agent's TLS connection. */
-static void
-close_from(int lo)
-{
-	struct rlimit rl;
-	rlim_t fd;
-
-	if (close_range((unsigned)lo, ~0U, 0) == 0)
-		return;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY)
-		rl.rlim_cur = 65536;
-	for (fd = (rlim_t)lo; fd < rl.rlim_cur; fd++)
-		close((int)fd);
 }
 
 /* The task: its own group, the target user, the workdir, then exec. */
@@ -288,6 +276,7 @@ sup_report(int stage, int err, pid_t pid)
 static void __attribute__((noreturn))
 supervise(struct launch *L, int wfd)
 {
+	sigset_t none;
 	char buf[64];
 	size_t len;
 	pid_t task, w;
@@ -300,6 +289,8 @@ supervise(struct launch *L, int wfd)
 	 * not ours to act on either. run_task restores both. */
 	sig_set(SIGPIPE, SIG_IGN);
 	sig_set(SIGHUP, SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 
 	/* The report pipe at a known place, then stdin from /dev/null and
 	 * stdout and stderr to the log, which the task inherits. fd_high
@@ -308,10 +299,15 @@ supervise(struct launch *L, int wfd)
 		_exit(1);
 	if (dup2(L->nullfd, 0) == -1 || dup2(L->logfd, 1) == -1 ||
 	    dup2(L->logfd, 2) == -1) {
-		sup_report(SUP_FORK, errno, 0);
+		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
 	}
-	close_from(SUP_FD + 1);
+	/* The agent's TLS socket and the rest must not reach the task: no
+	 * task without that. */
+	if (close_range(SUP_FD + 1, ~0U, 0) == -1) {
+		sup_report(SUP_FDS, errno, 0);
+		_exit(1);
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	if ((task = fork()) == -1) {
@@ -328,7 +324,7 @@ supervise(struct launch *L, int wfd)
 	buf[len++] = ' ';
 	len += fmt_int(buf + len, task);
 	buf[len++] = '\n';
-	if (write_atomic(L->pidtmp, L->pid, buf, len) == -1) {
+	if (write_atomic(L->pidtmp, L->pid, buf, len, 0644) == -1) {
 		e = errno;
 		kill(-task, SIGKILL);
 		kill(task, SIGKILL);
@@ -351,7 +347,7 @@ supervise(struct launch *L, int wfd)
 	if (w == task) {
 		len = fmt_int(buf, st);
 		buf[len++] = '\n';
-		write_atomic(L->exittmp, L->exit, buf, len);
+		write_atomic(L->exittmp, L->exit, buf, len, 0644);
 	}
 	/* Collect what has already died; live leftovers of the group go to
 	 * init, and the agent stops them with the group. */
@@ -625,33 +621,17 @@ mkdir_mode(const char *path, mode_t mode, int *made)
 
 /* The batch script, once per start directory: ranks sharing it find it
  * there already. Written under a per-rank name and renamed, so that no
- * rank ever runs half a script. */
+ * rank ever runs half a script; readable by all, as the task user must
+ * run it. */
 static int
 write_script(struct launch *L, const struct task_launch *l, int *made)
 {
-	int fd, e;
-
 	*made = 0;
 	if (access(L->script, F_OK) == 0)
 		return 0;
-	if ((fd = open(L->scripttmp, O_WRONLY | O_CREAT | O_TRUNC |
-	    O_CLOEXEC | O_NOFOLLOW, 0755)) == -1)
+	if (write_atomic(L->scripttmp, L->script, l->script, l->script_len,
+	    0755) == -1)
 		return -1;
-	if (fchmod(fd, 0755) == -1 ||
-	    write_all(fd, l->script, l->script_len) == -1 ||
-	    close(fd) == -1) {
-		e = errno;
-		close(fd);
-		unlink(L->scripttmp);
-		errno = e;
-		return -1;
-	}
-	if (rename(L->scripttmp, L->script) == -1) {
-		e = errno;
-		unlink(L->scripttmp);
-		errno = e;
-		return -1;
-	}
 	*made = 1;
 	return 0;
 }
@@ -694,10 +674,11 @@ static int
 spawn(struct launch *L, struct task *t, struct cerr *err)
 {
 	struct sup_msg m;
+	sigset_t all, old;
 	size_t got = 0;
 	ssize_t r;
 	pid_t sup;
-	int p[2], st;
+	int p[2], st, e;
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return cerr_set(err, ERR_INTERNAL, "pipe: %s",
@@ -706,12 +687,18 @@ spawn(struct launch *L, struct task *t, struct cerr *err)
 		cerr_set(err, ERR_INTERNAL, "fcntl: %s", strerror(errno));
 		goto fail;
 	}
-	if ((sup = fork()) == -1) {
-		cerr_set(err, ERR_INTERNAL, "fork: %s", strerror(errno));
+	/* No handler of the agent's may run in the supervisor before it
+	 * has reset them all: block everything across the fork. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	if ((sup = fork()) == 0)
+		supervise(L, p[1]);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (sup == -1) {
+		cerr_set(err, ERR_INTERNAL, "fork: %s", strerror(e));
 		goto fail;
 	}
-	if (sup == 0)
-		supervise(L, p[1]);
 	close(p[1]);
 	p[1] = -1;
 
@@ -733,7 +720,8 @@ spawn(struct launch *L, struct task *t, struct cerr *err)
 			return cerr_set(err, ERR_INTERNAL,
 			    "the task supervisor died before starting it");
 		return cerr_set(err, ERR_INTERNAL, "%s: %s",
-		    m.stage == SUP_FORK ? "fork" : "cannot write rank pid file",
+		    m.stage == SUP_FDS ? "cannot set up the task's fds" :
+		    m.stage == SUP_FORK ? "fork" : "cannot write the pid file",
 		    strerror(m.err));
 	}
 	t->supervisor = sup;
@@ -856,23 +844,44 @@ task_alive(const struct task *t)
 	return kill(-t->pgid, 0) == 0 || errno == EPERM;
 }
 
-/* Whether the supervisor has ended; reaps it when it is our child. */
+/* Reap the supervisor if it is our child and has ended, waiting up to
+ * wait_ms for it to end. Through the pidfd when there is one, as a pid
+ * may have been reused since; an adopted supervisor is not our child and
+ * waitid says ECHILD. */
+static void
+reap(const struct task *t, int wait_ms)
+{
+	struct pollfd pfd;
+	siginfo_t si;
+	int st;
+
+	if (t->pidfd >= 0) {
+		pfd.fd = t->pidfd;
+		pfd.events = POLLIN;
+		if (wait_ms > 0)
+			poll(&pfd, 1, wait_ms);
+		waitid(P_PIDFD, (id_t)t->pidfd, &si, WEXITED | WNOHANG);
+	} else if (t->supervisor > 1)
+		waitpid(t->supervisor, &st, WNOHANG);
+}
+
+/* Whether the supervisor has ended (and reap it). */
 static bool
 supervisor_gone(const struct task *t)
 {
 	struct pollfd pfd;
 	int st;
 
-	if (t->supervisor <= 1)
-		return true;
-	if (waitpid(t->supervisor, &st, WNOHANG) == t->supervisor)
-		return true;
 	if (t->pidfd >= 0) {
+		reap(t, 0);
 		pfd.fd = t->pidfd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		return poll(&pfd, 1, 0) > 0;
 	}
+	if (t->supervisor <= 1 ||
+	    waitpid(t->supervisor, &st, WNOHANG) == t->supervisor)
+		return true;
 	/* Without a pidfd the pid may have been reused; a supervisor leads
 	 * its own session, which a stranger with that pid rarely does. */
 	return getsid(t->supervisor) != t->supervisor;
@@ -912,12 +921,10 @@ read_exit(const struct task *t, int *status)
 int
 task_result(const struct task *t, int *status)
 {
-	int st;
-
 	if (read_exit(t, status) == 0) {
-		/* The supervisor exits right after writing it. */
-		if (t->supervisor > 1)
-			waitpid(t->supervisor, &st, WNOHANG);
+		/* The supervisor exits right after writing it: reap it now
+		 * rather than leave a zombie until the next call. */
+		reap(t, 100);
 		return 0;
 	}
 	if (errno != ENOENT)
@@ -936,20 +943,18 @@ task_result(const struct task *t, int *status)
 	return -1;
 }
 
-/* Parse a whole unsigned decimal number; -1 if s is anything else. */
-static int
-parse_u64(const char *s, const char *end, uint64_t *v)
+int
+task_forget(const struct task *t)
 {
-	uint64_t n = 0;
+	char path[PATH_MAX];
 
-	if (s == end)
+	/* The pid record goes first: without it adoption skips the rank. */
+	if (path_fmt(path, "%s/rank-%u.pid", t->dir, t->rank) == -1 ||
+	    (unlink(path) == -1 && errno != ENOENT))
 		return -1;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9' || n > (UINT64_MAX - 9) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(*s - '0');
-	}
-	*v = n;
+	if (path_fmt(path, "%s/rank-%u.exit", t->dir, t->rank) == -1 ||
+	    (unlink(path) == -1 && errno != ENOENT))
+		return -1;
 	return 0;
 }
 
@@ -957,10 +962,9 @@ parse_u64(const char *s, const char *end, uint64_t *v)
 static int
 read_pids(const char *path, pid_t *sup, pid_t *pgid)
 {
-	char buf[64], *sp, *nl;
-	uint64_t a, b;
+	char buf[64];
 	ssize_t n;
-	int fd;
+	int fd, a, b;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
@@ -969,13 +973,10 @@ read_pids(const char *path, pid_t *sup, pid_t *pgid)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	if ((sp = strchr(buf, ' ')) == NULL ||
-	    (nl = strchr(sp, '\n')) == NULL ||
-	    parse_u64(buf, sp, &a) == -1 || parse_u64(sp + 1, nl, &b) == -1 ||
-	    a <= 1 || b <= 1 || a > INT32_MAX || b > INT32_MAX)
+	if (sscanf(buf, "%d %d", &a, &b) != 2 || a <= 1 || b <= 1)
 		return -1;
-	*sup = (pid_t)a;
-	*pgid = (pid_t)b;
+	*sup = a;
+	*pgid = b;
 	return 0;
 }
 
@@ -987,11 +988,10 @@ adopt_dir(const char *jobs, const char *name, uint64_t job_id,
 {
 	struct dirent *de;
 	struct task t;
-	uint64_t rank;
 	char path[PATH_MAX];
-	size_t len;
+	unsigned rank;
 	DIR *d;
-	int rc = 0, st;
+	int rc = 0, st, end;
 
 	memset(&t, 0, sizeof(t));
 	if (path_fmt(t.dir, "%s/%s", jobs, name) == -1)
@@ -1001,18 +1001,16 @@ adopt_dir(const char *jobs, const char *name, uint64_t job_id,
 		    cerr_set(err, ERR_INTERNAL, "cannot read %s: %s", t.dir,
 		    strerror(errno));
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (len < 10 || strncmp(de->d_name, "rank-", 5) != 0 ||
-		    strcmp(de->d_name + len - 4, ".pid") != 0 ||
-		    parse_u64(de->d_name + 5, de->d_name + len - 4,
-		    &rank) == -1 || rank > UINT_MAX)
+		end = 0;
+		if (sscanf(de->d_name, "rank-%u.pid%n", &rank, &end) != 1 ||
+		    end == 0 || de->d_name[end] != '\0')
 			continue;
 		if (path_fmt(path, "%s/%s", t.dir, de->d_name) == -1 ||
 		    read_pids(path, &t.supervisor, &t.pgid) == -1)
 			continue;	/* not a record we wrote */
 		t.job_id = job_id;
 		t.restart = restart;
-		t.rank = (unsigned)rank;
+		t.rank = rank;
 		t.pidfd = -1;
 		/* An ended task's pids may belong to strangers by now. */
 		if (read_exit(&t, &st) == -1 && errno == ENOENT &&
@@ -1035,10 +1033,10 @@ tasks_adopt(const char *spool, int (*cb)(struct task *t, void *arg),
 {
 	char jobs[PATH_MAX];
 	struct dirent *de;
-	const char *dot;
-	uint64_t job_id, restart;
+	uint64_t job_id;
+	uint32_t restart;
 	DIR *d;
-	int rc = 0;
+	int rc = 0, end;
 
 	cerr_clear(err);
 	if (path_fmt(jobs, "%s/jobs", spool) == -1)
@@ -1050,13 +1048,14 @@ tasks_adopt(const char *spool, int (*cb)(struct task *t, void *arg),
 		    strerror(errno));
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if ((dot = strchr(de->d_name, '.')) == NULL ||
-		    parse_u64(de->d_name, dot, &job_id) == -1 ||
-		    parse_u64(dot + 1, dot + strlen(dot), &restart) == -1 ||
-		    restart > UINT32_MAX)
+		/* Only start directories, as start_dir names them. */
+		end = 0;
+		if (sscanf(de->d_name, "%" SCNu64 ".%" SCNu32 "%n", &job_id,
+		    &restart, &end) != 2 || de->d_name[end] != '\0' ||
+		    !isdigit((unsigned char)de->d_name[0]))
 			continue;
-		rc = adopt_dir(jobs, de->d_name, job_id, (uint32_t)restart, cb,
-		    arg, err);
+		rc = adopt_dir(jobs, de->d_name, job_id, restart, cb, arg,
+		    err);
 	}
 	closedir(d);
 	return rc;

@@ -76,6 +76,11 @@ bool task_alive(const struct task *t);
 int tasks_adopt(const char *spool,
     int (*cb)(struct task *t, void *arg), void *arg, struct cerr *err);
 
+/* The controller has this rank's outcome: drop its pid and exit records
+ * so that a restarted agent does not adopt and report it again. Its log
+ * stays for `cohort logs`. 0, or -1 with errno. */
+int task_forget(const struct task *t);
+
 /* Remove this start's spool directory once the controller has the
  * outcome of every rank in it. Logs go with it. 0 or -1. */
 int tasks_remove(const char *spool, uint64_t job_id, uint32_t restart);

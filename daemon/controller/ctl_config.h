@@ -8,6 +8,8 @@
  *   node_timeout = 10s          heartbeats missed this long → node DOWN
  *   heartbeat_interval = 2s     how often agents send heartbeats
  *   default_time_limit = 1d     limit assumed for jobs without --time
+ *                               (durations need a unit: 500ms, 2s, 10m,
+ *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   [limits]

@@ -1,7 +1,7 @@
-/* lib/conf.c's value parsers, and cohortd's configuration file
- * (daemon/controller/config.c) read from temporary files: a good file,
- * the defaults, relative paths, and every kind of error with its exact
- * "FILE:LINE: " prefix. */
+/* lib/conf.c's value parsers and loader, and cohortd's configuration
+ * file (daemon/controller/ctl_config.c) read from temporary files: a good
+ * file, the defaults, relative paths, and every kind of error with its
+ * exact "FILE:LINE: " prefix. */
 #include "config.h"
 
 #include <check.h>
@@ -254,6 +254,94 @@ START_TEST(test_set_str)
 }
 END_TEST
 
+START_TEST(test_duration_ms)
+{
+	static const struct {
+		const char *in;
+		uint64_t ms;
+	} good[] = {
+		{ "0ms", 0 }, { "500ms", 500 }, { "2s", 2000 },
+		{ "10m", 600000 }, { "1h", 3600000 }, { "1d", 86400000 },
+		{ "00:02:30", 150000 }, { "1:30", 90000 },
+		{ "1-00:00:00", 86400000 },
+	};
+	static const struct {
+		const char *in, *text;
+	} bad[] = {
+		{ "2", "'2' needs a unit (ms, s, m or h)" },
+		{ "0", "'0' needs a unit (ms, s, m or h)" },
+		{ "", "'' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "ms", "'ms' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "2 s", "'2 s' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "-1s", "'-1s' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "1.5s", "'1.5s' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "2sec", "'2sec' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "1:75", "'1:75' is not a duration (e.g. 500ms, 2s, 10m)" },
+		{ "99999999999999999999999ms",
+		    "99999999999999999999999ms out of range 0s..48h" },
+		{ "99999999999d", "99999999999d out of range 0s..48h" },
+		{ "3d", "3d out of range 0s..48h" },
+	};
+	uint64_t v;
+	struct cerr err;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(conf_parse_duration_ms(good[i].in, 0,
+		    2 * 86400000ULL, &v, &err) == 0, "%s: %s", good[i].in,
+		    err.text);
+		ck_assert_uint_eq(v, good[i].ms);
+	}
+	v = 7;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(conf_parse_duration_ms(bad[i].in, 0,
+		    2 * 86400000ULL, &v, &err) == -1, "%s accepted", bad[i].in);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert_str_eq(err.text, bad[i].text);
+	}
+	ck_assert_uint_eq(v, 7);
+
+	/* The bounds are written in the units that divide them. */
+	ck_assert_int_eq(conf_parse_duration_ms("50ms", 100, 600000, &v,
+	    &err), -1);
+	ck_assert_str_eq(err.text, "50ms out of range 100ms..10m");
+	ck_assert_int_eq(conf_parse_duration_ms("2h", 1000, 3600000, &v,
+	    &err), -1);
+	ck_assert_str_eq(err.text, "2h out of range 1s..1h");
+	ck_assert_int_eq(conf_parse_duration_ms("100ms", 100, 100, &v, &err),
+	    0);
+	ck_assert_uint_eq(v, 100);
+	ck_assert_int_eq(conf_parse_duration_ms("1s", 1500, 90000, &v, &err),
+	    -1);
+	ck_assert_str_eq(err.text, "1s out of range 1500ms..90s");
+}
+END_TEST
+
+START_TEST(test_abs_path)
+{
+	struct cerr err;
+	char *p = NULL;
+
+	ck_assert_int_eq(conf_abs_path("/etc/cohort", "ca.pem", &p, &err), 0);
+	ck_assert_str_eq(p, "/etc/cohort/ca.pem");
+	free(p);
+	ck_assert_int_eq(conf_abs_path("/", "ca.pem", &p, &err), 0);
+	ck_assert_str_eq(p, "/ca.pem");
+	free(p);
+	ck_assert_int_eq(conf_abs_path("/etc/", "../x", &p, &err), 0);
+	ck_assert_str_eq(p, "/etc/../x");
+	free(p);
+	ck_assert_int_eq(conf_abs_path("/etc", "/abs/x", &p, &err), 0);
+	ck_assert_str_eq(p, "/abs/x");
+	free(p);
+	p = NULL;
+	ck_assert_int_eq(conf_abs_path("/etc", "", &p, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_str_eq(err.text, "empty path");
+	ck_assert_ptr_null(p);
+}
+END_TEST
+
 /* ---- daemon/controller/config.c ---- */
 
 static char tmpdir[PATH_MAX];
@@ -490,6 +578,238 @@ START_TEST(test_load_no_file)
 }
 END_TEST
 
+START_TEST(test_load_durations)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED
+	    "[controller]\n"
+	    "node_timeout = 500ms\n"
+	    "heartbeat_interval = 2s\n"
+	    "default_time_limit = 1-12:00:00\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.node_timeout_ms, 500);
+	ck_assert_uint_eq(cfg.heartbeat_ms, 2000);
+	ck_assert_uint_eq(cfg.default_time_limit_ms, 36ULL * 3600 * 1000);
+	ctl_config_clear(&cfg);
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_uint_eq(cfg.node_timeout_ms, 10000);
+	ck_assert_uint_eq(cfg.heartbeat_ms, 2000);
+	ck_assert_uint_eq(cfg.default_time_limit_ms, 24ULL * 3600 * 1000);
+	ctl_config_clear(&cfg);
+
+	/* A bare number would be minutes to lib/duration.c: refused. */
+	load_fails("[controller]\nnode_timeout = 5\n" REQUIRED,
+	    ":2: node_timeout: '5' needs a unit (ms, s, m or h)");
+	load_fails("[controller]\nheartbeat_interval = 50ms\n" REQUIRED,
+	    ":2: heartbeat_interval: 50ms out of range 100ms..8784h");
+	load_fails("[controller]\ndefault_time_limit = 367d\n" REQUIRED,
+	    ":2: default_time_limit: 367d out of range 100ms..8784h");
+	load_fails("[controller]\nnode_timeout = soon\n" REQUIRED,
+	    ":2: node_timeout: 'soon' is not a duration (e.g. 500ms, 2s, "
+	    "10m)");
+}
+END_TEST
+
+/* ---- conf_load, with a table of its own ---- */
+
+struct t_cfg {
+	char *path;
+	uint8_t u8;
+	uint16_t u16;
+	unsigned u32;
+	uint64_t u64;
+	size_t size;
+	uint64_t ms;
+	char list[64];		/* "a,b,c" of the repeated key */
+	int calls;		/* of t_set_list */
+};
+
+static int
+t_set_list(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct t_cfg *cfg = c->cfg;
+	size_t len = strlen(cfg->list);
+
+	cfg->calls++;
+	if (strcmp(value, "bad") == 0)
+		return cerr_set(err, ERR_DENIED, "'%s' is refused", value);
+	snprintf(cfg->list + len, sizeof(cfg->list) - len, "%s%s",
+	    len == 0 ? "" : ",", value);
+	return 0;
+}
+
+#define TF(f) CONF_FIELD(struct t_cfg, f)
+static const struct conf_key t_keys[] = {
+	{ .section = "a", .name = "path", .required = true,
+	  .set = conf_key_path, TF(path) },
+	{ .section = "a", .name = "u8", .set = conf_key_uint, TF(u8),
+	  .min = 0, .max = 255 },
+	{ .section = "a", .name = "u16", .set = conf_key_uint, TF(u16),
+	  .min = 0, .max = 65535 },
+	{ .section = "a", .name = "u32", .set = conf_key_uint, TF(u32),
+	  .min = 1, .max = 10 },
+	{ .section = "b", .name = "u64", .set = conf_key_uint, TF(u64),
+	  .min = 0, .max = UINT64_MAX },
+	{ .section = "b", .name = "size", .set = conf_key_size, TF(size),
+	  .min = 1024, .max = 1 << 20 },
+	{ .section = "b", .name = "ms", .set = conf_key_ms, TF(ms),
+	  .min = 100, .max = 60000 },
+	{ .section = "b", .name = "list", .repeatable = true,
+	  .set = t_set_list },
+};
+#define T_NKEYS (sizeof(t_keys) / sizeof(t_keys[0]))
+
+static void
+t_load_fails(const char *text, const char *suffix, enum err_code code)
+{
+	struct t_cfg cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 512];
+
+	memset(&cfg, 0, sizeof(cfg));
+	write_file(cfgpath, text);
+	ck_assert_int_eq(conf_load(cfgpath, t_keys, T_NKEYS, &cfg, NULL,
+	    &err), -1);
+	snprintf(want, sizeof(want), "%s%s", cfgpath, suffix);
+	ck_assert_str_eq(err.text, want);
+	ck_assert_int_eq(err.code, code);
+	free(cfg.path);
+}
+
+START_TEST(test_conf_load)
+{
+	struct t_cfg cfg;
+	struct cerr err;
+	int seen[T_NKEYS];
+	char want[PATH_MAX + 64];
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(seen, 0xff, sizeof(seen));
+	write_file(cfgpath,
+	    "[b]\n"
+	    "list = x\n"
+	    "u64 = 18446744073709551615\n"
+	    "  list = y   ; repeated, indented\n"
+	    "size = 64K\n"
+	    "ms = 1500ms\n"
+	    "[a]\n"
+	    "path = sub/file\n"
+	    "u8 = 255\n"
+	    "u16 = 65535\n"
+	    "u32 = 7\n"
+	    "[b]\n"
+	    "list = z\n");
+	ck_assert_msg(conf_load(cfgpath, t_keys, T_NKEYS, &cfg, seen, &err) ==
+	    0, "%s", err.text);
+	ck_assert_int_eq(err.code, ERR_NONE);
+	snprintf(want, sizeof(want), "%s/sub/file", tmpdir);
+	ck_assert_str_eq(cfg.path, want);
+	ck_assert_uint_eq(cfg.u8, 255);
+	ck_assert_uint_eq(cfg.u16, 65535);
+	ck_assert_uint_eq(cfg.u32, 7);
+	ck_assert_uint_eq(cfg.u64, UINT64_MAX);
+	ck_assert_uint_eq(cfg.size, 64 << 10);
+	ck_assert_uint_eq(cfg.ms, 1500);
+	ck_assert_str_eq(cfg.list, "x,y,z");
+	/* The first line each key was given on; 0 for those not given. */
+	ck_assert_int_eq(seen[0], 8);
+	ck_assert_int_eq(seen[4], 3);
+	ck_assert_int_eq(seen[7], 2);
+	free(cfg.path);
+
+	memset(&cfg, 0, sizeof(cfg));
+	write_file(cfgpath, "[a]\npath = /x\n");
+	ck_assert_int_eq(conf_load(cfgpath, t_keys, T_NKEYS, &cfg, seen, &err),
+	    0);
+	ck_assert_str_eq(cfg.path, "/x");
+	ck_assert_int_eq(seen[0], 2);
+	ck_assert_int_eq(seen[1], 0);
+	ck_assert_int_eq(seen[7], 0);
+	free(cfg.path);
+}
+END_TEST
+
+START_TEST(test_conf_load_errors)
+{
+	struct t_cfg cfg;
+	struct cerr err;
+	char want[sizeof(cfgpath) + 64];
+
+	t_load_fails("", ": missing 'path' in [a]", ERR_INVALID);
+	t_load_fails("[b]\nlist = 1\n", ": missing 'path' in [a]",
+	    ERR_INVALID);
+	t_load_fails("[a]\npath = /x\nu8 = 256\n",
+	    ":3: u8: 256 out of range 0..255", ERR_INVALID);
+	t_load_fails("[a]\npath = /x\nu32 = 0\n",
+	    ":3: u32: 0 out of range 1..10", ERR_INVALID);
+	t_load_fails("[a]\npath = /x\n[b]\nsize = 2M\n",
+	    ":4: size: 2M out of range 1K..1M", ERR_INVALID);
+	t_load_fails("[a]\npath = /x\n[b]\nms = 1\n",
+	    ":4: ms: '1' needs a unit (ms, s, m or h)", ERR_INVALID);
+	t_load_fails("[a]\npath = /x\n[b]\nms = 2m\n",
+	    ":4: ms: 2m out of range 100ms..1m", ERR_INVALID);
+	t_load_fails("[a]\npath =\n", ":2: path: empty path", ERR_INVALID);
+	t_load_fails("[a]\npath = /x\n[b]\nms = 1s\n\nms = 2s\n",
+	    ":6: 'ms' given twice in [b] (first on line 4)", ERR_INVALID);
+	/* The setter's code goes through. */
+	t_load_fails("[a]\npath = /x\n[b]\nlist = ok\nlist = bad\n",
+	    ":5: list: 'bad' is refused", ERR_DENIED);
+	t_load_fails("[c]\nx = 1\n", ":2: unknown section [c]", ERR_INVALID);
+	t_load_fails("[a]\nx = 1\n", ":2: unknown key 'x' in [a]",
+	    ERR_INVALID);
+	t_load_fails("x = 1\n", ":1: key 'x' is outside any section",
+	    ERR_INVALID);
+	t_load_fails("[a]\npath = /x\n[b\n",
+	    ":3: syntax error: expected [section] or key = value",
+	    ERR_INVALID);
+
+	/* After the first error, no setter runs. */
+	memset(&cfg, 0, sizeof(cfg));
+	write_file(cfgpath, "[b]\nlist = bad\nlist = x\nlist = y\n");
+	ck_assert_int_eq(conf_load(cfgpath, t_keys, T_NKEYS, &cfg, NULL,
+	    &err), -1);
+	ck_assert_int_eq(cfg.calls, 1);
+
+	unlink(cfgpath);
+	ck_assert_int_eq(conf_load(cfgpath, t_keys, T_NKEYS, &cfg, NULL,
+	    &err), -1);
+	snprintf(want, sizeof(want), "%s: cannot open: %s", cfgpath,
+	    strerror(ENOENT));
+	ck_assert_str_eq(err.text, want);
+}
+END_TEST
+
+/* A file named without a directory lives in the working directory. */
+START_TEST(test_conf_load_cwd)
+{
+	struct t_cfg cfg;
+	struct cerr err;
+	char old[PATH_MAX], want[PATH_MAX + 64];
+
+	write_file(cfgpath, "[a]\npath = f\n");
+	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_msg(conf_load("cohortd.conf", t_keys, T_NKEYS, &cfg, NULL,
+	    &err) == 0, "%s", err.text);
+	snprintf(want, sizeof(want), "%s/f", tmpdir);
+	ck_assert_str_eq(cfg.path, want);
+	free(cfg.path);
+	cfg.path = NULL;
+	ck_assert_msg(conf_load("./cohortd.conf", t_keys, T_NKEYS, &cfg, NULL,
+	    &err) == 0, "%s", err.text);
+	ck_assert_str_eq(cfg.path, want);
+	free(cfg.path);
+	ck_assert_int_eq(chdir(old), 0);
+}
+END_TEST
+
 static Suite *
 conf_suite(void)
 {
@@ -505,6 +825,8 @@ conf_suite(void)
 	tcase_add_test(tc, test_bool);
 	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_set_str);
+	tcase_add_test(tc, test_duration_ms);
+	tcase_add_test(tc, test_abs_path);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("controller");
@@ -516,6 +838,14 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_load_long_line);
 	tcase_add_test(tc, test_load_no_file);
+	tcase_add_test(tc, test_load_durations);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("loader");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_conf_load);
+	tcase_add_test(tc, test_conf_load_errors);
+	tcase_add_test(tc, test_conf_load_cwd);
 	suite_add_tcase(s, tc);
 	return s;
 }

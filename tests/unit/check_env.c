@@ -93,7 +93,8 @@ START_TEST(test_every_variable)
 	assert_var(envp, n, "LOCAL_RANK", "2");
 	assert_var(envp, n, "LOCAL_WORLD_SIZE", "4");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
-	ck_assert_uint_eq(n, 19);
+	assert_var(envp, n, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	ck_assert_uint_eq(n, 20);
 	strv_free(envp, n);
 }
 END_TEST
@@ -169,8 +170,8 @@ START_TEST(test_override)
 	assert_var(envp, n, "MASTER_PORT", "29500");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
 	assert_var(envp, n, "RANK", "6");
-	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY and Cohort's 19. */
-	ck_assert_uint_eq(n, 5 + 19);
+	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY and Cohort's 20. */
+	ck_assert_uint_eq(n, 5 + 20);
 	ck_assert_str_eq(envp[0], "HOME=/home/alice");
 	ck_assert_str_eq(envp[1], "PATH=/opt/bin:/usr/bin");
 	strv_free(envp, n);
