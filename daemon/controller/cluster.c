@@ -202,6 +202,7 @@ cluster_pass(struct cluster *cl)
 	struct cerr err;
 	size_t npending, i;
 	int64_t now = now_ms();
+	int rc;
 
 	cl->dirty = false;
 	cl->stats.passes++;
@@ -219,15 +220,20 @@ cluster_pass(struct cluster *cl)
 		return;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
+	in.active = jobs_active(cl->js, &in.nactive);
+	in.topo = cl->o.topo;
 	in.pending = pending;
 	in.npending = npending;
 	in.now_ms = now;
 	in.default_limit_s = cl->o.default_limit_s;
-	if (placement_decide(&in, &res) == -1) {
+	rc = placement_decide(&in, &res);
+	free(in.active);
+	if (rc == -1) {
 		log_warnx("scheduling pass failed: out of memory");
 		free(pending);
 		return;
 	}
+	cl->stats.backfilled += res.backfilled;
 	for (i = 0; i < res.nstarts; i++) {
 		job = jobs_get(cl->js, res.starts[i].job_id);
 		if (jobs_allocate(cl->js, res.starts[i].job_id,

@@ -21,7 +21,10 @@ struct nodes;
 struct txq;
 struct cluster;
 
+struct topo;
+
 struct cluster_opts {
+	const struct topo *topo;	/* NULL: one flat domain */
 	int64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint32_t heartbeat_ms;		/* told to agents */
 	uint64_t default_limit_s;	/* for jobs without --time */
@@ -64,6 +67,7 @@ int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
 struct cluster_stats {
 	unsigned long passes;
 	unsigned long started;
+	unsigned long backfilled;
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
 

@@ -16,6 +16,7 @@
 
 #include "daemon/controller/ctl_config.h"
 #include "agentcmd.h"
+#include "daemon/sched/topo.h"
 #include "cluster.h"
 #include "jobs.h"
 #include "nodes.h"
@@ -41,6 +42,7 @@ struct cohortd {
 	struct rpc rpc;
 	struct event *sigterm;
 	struct event *sigint;
+	struct topo *topo;
 };
 
 static void
@@ -101,6 +103,7 @@ start(struct cohortd *d)
 	struct cerr err;
 	struct job_limits limits = { .script_max = d->cfg.max_script };
 	struct cluster_opts co;
+	char ebuf[512];
 	struct server_opts so = {
 		.host = d->cfg.listen_host,
 		.port = d->cfg.listen_port,
@@ -136,6 +139,11 @@ start(struct cohortd *d)
 	if ((d->agentcmd = agentcmd_create(d->srv,
 	    (int64_t)d->cfg.node_timeout_ms * 3)) == NULL)
 		fatalx("out of memory");
+	if (d->cfg.topology != NULL &&
+	    (d->topo = topo_load_file(d->cfg.topology, ebuf,
+	    sizeof(ebuf))) == NULL)
+		fatalx("%s", ebuf);
+	co.topo = d->topo;
 	co.node_timeout_ms = (int64_t)d->cfg.node_timeout_ms;
 	co.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
 	co.default_limit_s = d->cfg.default_time_limit_ms / 1000;
@@ -174,6 +182,7 @@ stop(struct cohortd *d)
 	agentcmd_destroy(d->agentcmd);
 	cluster_destroy(d->cluster);
 	txq_destroy(d->txq);
+	topo_destroy(d->topo);
 	if (d->sigint != NULL)
 		event_free(d->sigint);
 	if (d->sigterm != NULL)

@@ -1,6 +1,7 @@
-/* First-fit gang placement in strict queue order. The topology-aware
- * core of daemon/sched/ replaces the body of placement_decide behind the
- * same interface. */
+/* The controller's side of scheduling: a snapshot of its nodes and jobs in
+ * the pure core's terms (daemon/sched/), one pass, and the decisions back
+ * in the controller's terms. The core sees no controller struct, the
+ * controller no core struct beyond this file. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,172 +9,233 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <time.h>
 
+#include "daemon/sched/sched.h"
 #include "nodes.h"
 #include "placement.h"
 
-static int
-queue_cmp(const void *a, const void *b)
-{
-	const struct job *x = *(const struct job *const *)a;
-	const struct job *y = *(const struct job *const *)b;
+/* Scratch for one pass: the core's input arrays. */
+struct snapshot {
+	struct sched_node *nodes;
+	struct sched_gpu *gpus;
+	struct sched_running *running;
+	struct sched_job *jobs;
+	size_t nrunning;
+};
 
-	if (x->spec.priority != y->spec.priority)
-		return x->spec.priority > y->spec.priority ? -1 : 1;
-	if (x->submit_ms != y->submit_ms)
-		return x->submit_ms < y->submit_ms ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static bool
-node_usable(const struct node *n)
-{
-	return n->state == NODE_UP && n->conn_id != 0 && n->inv.ngpus > 0;
-}
-
-static bool
-node_type_ok(const struct node *n, const struct job *job)
-{
-	return job->spec.gpu_type == NULL ||
-	    strcasestr(n->inv.gpus[0].model, job->spec.gpu_type) != NULL;
-}
-
-/* GPUs job needs on n (0 in the spec: all of the node's). */
-static unsigned
-job_gpus_on(const struct job *job, const struct node *n)
-{
-	return job->spec.gpus_per_node ? job->spec.gpus_per_node :
-	    n->inv.ngpus;
-}
-
-/* Take the lowest-numbered free GPUs of n for job into p. */
 static void
-take_gpus(struct node *n, const struct job *job, struct placement *p,
-    unsigned rank, uint64_t *taken)
+snapshot_free(struct snapshot *s)
 {
-	unsigned want = job_gpus_on(job, n), i;
+	free(s->nodes);
+	free(s->gpus);
+	free(s->running);
+	free(s->jobs);
+}
 
-	snprintf(p->node, sizeof(p->node), "%s", n->name);
-	p->node_rank = rank;
-	p->ngpus = 0;
-	for (i = 0; i < n->inv.ngpus && p->ngpus < want; i++) {
-		if (n->gpu_job[i] != 0 || (*taken & (1ULL << i)))
-			continue;
-		p->gpus[p->ngpus++] = i;
-		*taken |= 1ULL << i;
+static enum sched_topo_mode
+topo_mode(enum topo_mode m)
+{
+	switch (m) {
+	case TOPO_REQUIRED:
+		return SCHED_TOPO_REQUIRED;
+	case TOPO_PREFERRED:
+		return SCHED_TOPO_PREFERRED;
+	default:
+		return SCHED_TOPO_ANY;
 	}
 }
 
-static int
-add_reason(struct placement_result *res, uint64_t id, const char *why)
+static void
+snapshot_node(const struct node *n, struct sched_node *sn,
+    struct sched_gpu *gpus)
 {
-	struct placement_reason *r;
+	unsigned i;
 
-	r = reallocarray(res->reasons, res->nreasons + 1, sizeof(*r));
-	if (r == NULL)
+	for (i = 0; i < n->inv.ngpus; i++) {
+		const struct gpu_info *g = &n->inv.gpus[i];
+
+		gpus[i].index = g->index;
+		gpus[i].health = SCHED_HEALTH_OK;
+		gpus[i].job = n->gpu_job[i];
+		gpus[i].nvlink = g->nvlink_domain;
+		gpus[i].pcie = g->pcie_switch;
+		gpus[i].numa = g->numa_node;
+		gpus[i].near_nic = g->nic >= 0;
+	}
+	sn->name = n->name;
+	/* A node whose agent is away cannot be launched on, even before
+	 * its heartbeats are overdue. */
+	sn->up = n->state == NODE_UP && n->conn_id != 0;
+	sn->drained = false;
+	sn->health = SCHED_HEALTH_OK;
+	sn->gpu_model = n->inv.ngpus > 0 ? n->inv.gpus[0].model : NULL;
+	sn->gpus = gpus;
+	sn->ngpus = n->inv.ngpus;
+}
+
+static int64_t
+job_limit_s(const struct job *job, uint64_t default_limit_s)
+{
+	return (int64_t)(job->spec.time_limit_s ? job->spec.time_limit_s :
+	    default_limit_s);
+}
+
+static int
+snapshot_build(const struct placement_input *in, struct snapshot *s)
+{
+	size_t i, g = 0, ngpus = 0;
+	int64_t now = in->now_ms / 1000;
+	const struct job *job;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < in->nnodes; i++)
+		ngpus += in->nodes[i]->inv.ngpus;
+	s->nodes = calloc(in->nnodes + 1, sizeof(*s->nodes));
+	s->gpus = calloc(ngpus + 1, sizeof(*s->gpus));
+	s->running = calloc(in->nactive + 1, sizeof(*s->running));
+	s->jobs = calloc(in->npending + 1, sizeof(*s->jobs));
+	if (s->nodes == NULL || s->gpus == NULL || s->running == NULL ||
+	    s->jobs == NULL)
 		return -1;
-	res->reasons = r;
-	r[res->nreasons].job_id = id;
-	snprintf(r[res->nreasons].reason, sizeof(r->reason), "%s", why);
-	res->nreasons++;
+	for (i = 0; i < in->nnodes; i++) {
+		snapshot_node(in->nodes[i], &s->nodes[i], &s->gpus[g]);
+		g += in->nodes[i]->inv.ngpus;
+	}
+	/* Expected ends let backfill see when resources come back; a job
+	 * still launching counts from now. */
+	for (i = 0; i < in->nactive; i++) {
+		job = in->active[i];
+		s->running[i].id = job->id;
+		s->running[i].end = (job->start_ms ? job->start_ms / 1000 :
+		    now) + job_limit_s(job, in->default_limit_s);
+	}
+	s->nrunning = in->nactive;
+	for (i = 0; i < in->npending; i++) {
+		struct sched_job *sj = &s->jobs[i];
+
+		job = in->pending[i];
+		sj->id = job->id;
+		sj->priority = job->spec.priority;
+		sj->submit = job->submit_ms / 1000;
+		sj->restarting = job->state == JOB_RESTARTING;
+		sj->nodes_min = job->spec.nodes_min;
+		sj->nodes_max = job->spec.nodes_max;
+		sj->gpus_per_node = job->spec.gpus_per_node;
+		sj->gpu_type = job->spec.gpu_type;
+		sj->topo_mode = topo_mode(job->spec.topo_mode);
+		sj->topo_level = job->spec.topo_level;
+		sj->time_limit = job_limit_s(job, in->default_limit_s);
+	}
 	return 0;
 }
 
-/* Try to place job; on success append a start and mark its GPUs. */
 static int
-place_job(const struct placement_input *in, const struct job *job,
-    struct placement_result *res, const char **why)
+result_starts(const struct placement_input *in, const struct sched_result *r,
+    struct placement_result *res)
 {
-	struct placement_start *s;
+	const struct sched_start *st;
 	struct placement *place;
-	uint64_t *taken;
-	size_t i, found = 0, typed = 0;
+	size_t i, k, g;
 
-	place = calloc(job->spec.nodes_max, sizeof(*place));
-	taken = calloc(in->nnodes ? in->nnodes : 1, sizeof(*taken));
-	if (place == NULL || taken == NULL)
-		goto nomem;
-	for (i = 0; i < in->nnodes && found < job->spec.nodes_max; i++) {
-		struct node *n = in->nodes[i];
-
-		if (!node_usable(n) || !node_type_ok(n, job))
-			continue;
-		typed++;
-		if (job_gpus_on(job, n) > n->inv.ngpus ||
-		    node_gpus_free(n) < job_gpus_on(job, n))
-			continue;
-		take_gpus(n, job, &place[found], (unsigned)found, &taken[i]);
-		found++;
-	}
-	if (found < job->spec.nodes_min) {
-		*why = typed == 0 && job->spec.gpu_type != NULL ? "GpuType" :
-		    "Resources";
-		free(place);
-		free(taken);
+	if (r->nstarts == 0)
 		return 0;
-	}
-	s = reallocarray(res->starts, res->nstarts + 1, sizeof(*s));
-	if (s == NULL)
-		goto nomem;
-	res->starts = s;
-	s[res->nstarts].job_id = job->id;
-	s[res->nstarts].place = place;
-	s[res->nstarts].nplace = found;
-	res->nstarts++;
-	/* Later jobs of this pass see these GPUs as taken. */
-	for (i = 0; i < found; i++) {
-		struct node *n = NULL;
-		size_t k, g;
+	if ((res->starts = calloc(r->nstarts, sizeof(*res->starts))) == NULL)
+		return -1;
+	for (i = 0; i < r->nstarts; i++) {
+		st = &r->starts[i];
+		if ((place = calloc(st->nnodes, sizeof(*place))) == NULL)
+			return -1;
+		res->starts[i].job_id = st->job;
+		res->starts[i].place = place;
+		res->starts[i].nplace = st->nnodes;
+		res->nstarts++;
+		for (k = 0; k < st->nnodes; k++) {
+			const struct sched_place *sp = &st->nodes[k];
 
-		for (k = 0; k < in->nnodes; k++)
-			if (strcmp(in->nodes[k]->name, place[i].node) == 0)
-				n = in->nodes[k];
-		for (g = 0; n != NULL && g < place[i].ngpus; g++)
-			n->gpu_job[place[i].gpus[g]] = job->id;
+			snprintf(place[k].node, sizeof(place[k].node), "%s",
+			    in->nodes[sp->node]->name);
+			place[k].node_rank = (unsigned)k;
+			place[k].ngpus = sp->ngpus < PLACE_MAX_GPUS ?
+			    sp->ngpus : PLACE_MAX_GPUS;
+			for (g = 0; g < place[k].ngpus; g++)
+				place[k].gpus[g] = sp->gpus[g];
+		}
 	}
-	free(taken);
-	*why = NULL;
 	return 0;
-nomem:
-	free(place);
-	free(taken);
-	return -1;
+}
+
+static int
+result_reasons(const struct placement_input *in,
+    const struct sched_result *r, struct placement_result *res)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < in->npending; i++)
+		if (r->reasons[i] != SCHED_REASON_NONE)
+			n++;
+	if (n == 0)
+		return 0;
+	if ((res->reasons = calloc(n, sizeof(*res->reasons))) == NULL)
+		return -1;
+	for (i = 0; i < in->npending; i++) {
+		struct placement_reason *pr;
+
+		if (r->reasons[i] == SCHED_REASON_NONE)
+			continue;
+		pr = &res->reasons[res->nreasons++];
+		pr->job_id = in->pending[i]->id;
+		snprintf(pr->reason, sizeof(pr->reason), "%s",
+		    sched_reason_name(r->reasons[i]));
+		if (r->has_resv && r->resv.pending == i) {
+			/* Like squeue --start: when it is expected to run. */
+			time_t t = (time_t)r->resv.start;
+			struct tm tm;
+			char when[32];
+
+			gmtime_r(&t, &tm);
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			snprintf(pr->reason, sizeof(pr->reason),
+			    "%s (reserved, starts by %s)",
+			    sched_reason_name(r->reasons[i]), when);
+		}
+	}
+	return 0;
 }
 
 int
 placement_decide(const struct placement_input *in,
     struct placement_result *res)
 {
-	const struct job **q;
-	const char *why;
-	bool blocked = false;
-	size_t i;
+	struct sched_input si;
+	struct sched_result *r = NULL;
+	struct snapshot s;
 
 	memset(res, 0, sizeof(*res));
-	if ((q = calloc(in->npending ? in->npending : 1, sizeof(*q))) == NULL)
-		return -1;
-	memcpy(q, in->pending, in->npending * sizeof(*q));
-	qsort(q, in->npending, sizeof(*q), queue_cmp);
-	for (i = 0; i < in->npending; i++) {
-		/* Strict order: nothing passes the first job that waits. */
-		if (blocked) {
-			if (add_reason(res, q[i]->id, "Priority") == -1)
-				goto nomem;
-			continue;
-		}
-		if (place_job(in, q[i], res, &why) == -1)
-			goto nomem;
-		if (why != NULL) {
-			blocked = true;
-			if (add_reason(res, q[i]->id, why) == -1)
-				goto nomem;
-		}
-	}
-	free(q);
+	memset(&si, 0, sizeof(si));
+	if (snapshot_build(in, &s) == -1)
+		goto nomem;
+	si.now = in->now_ms / 1000;
+	si.topo = in->topo;
+	si.nodes = s.nodes;
+	si.nnodes = in->nnodes;
+	si.running = s.running;
+	si.nrunning = s.nrunning;
+	si.pending = s.jobs;
+	si.npending = in->npending;
+	si.config.default_limit = (int64_t)in->default_limit_s;
+	if ((r = sched_run(&si)) == NULL)
+		goto nomem;
+	if (result_starts(in, r, res) == -1 ||
+	    result_reasons(in, r, res) == -1)
+		goto nomem;
+	res->backfilled = r->stats.backfilled;
+	sched_result_free(r);
+	snapshot_free(&s);
 	return 0;
 nomem:
-	free(q);
+	sched_result_free(r);
+	snapshot_free(&s);
 	placement_result_free(res);
 	errno = ENOMEM;
 	return -1;

@@ -11,12 +11,16 @@
 #include "lib/job.h"
 
 struct node;
+struct topo;
 
 struct placement_input {
 	struct node *const *nodes;	/* with gpu_job[] up to date */
 	size_t nnodes;
+	const struct job **active;	/* jobs holding GPUs */
+	size_t nactive;
 	const struct job **pending;	/* PENDING jobs, any order */
 	size_t npending;
+	const struct topo *topo;	/* NULL: one flat domain */
 	int64_t now_ms;
 	uint64_t default_limit_s;
 };
@@ -37,6 +41,7 @@ struct placement_result {
 	size_t nstarts;
 	struct placement_reason *reasons;
 	size_t nreasons;
+	size_t backfilled;		/* starts that backfilled */
 };
 
 /* Decide. 0, or -1 (ENOMEM) with res empty. */
