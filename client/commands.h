@@ -19,5 +19,9 @@ int cmd_submit(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_jobs(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_show(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_cancel(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_wait(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_logs(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_nodes(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_node(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

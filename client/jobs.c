@@ -85,22 +85,6 @@ jobs_parse(const char *cmd, int argc, char **argv, unsigned mask,
 
 #define M(o) (1u << ((o) - O_ALL))
 
-/* A job id as users type it: a positive decimal integer. */
-static int
-parse_job_id(const char *cmd, const char *s, uint64_t *id)
-{
-	char *end;
-
-	errno = 0;
-	if (s[0] >= '0' && s[0] <= '9') {
-		*id = strtoull(s, &end, 10);
-		if (errno == 0 && *end == '\0' && *id > 0)
-			return 0;
-	}
-	output_error("%s: invalid job id '%s' (a positive number)", cmd, s);
-	return -1;
-}
-
 /* Convert a reply's protobuf jobs to our own; NULL after printing why. */
 static struct job *
 jobs_convert(const char *cmd, const Cohort__V1__Job *pb)
@@ -168,9 +152,16 @@ static int
 jobs_row(struct output_table *t, const struct job *j)
 {
 	char id[24], nodes[24], gpus[16], limit[32], prio[16];
-	char sub[OUTPUT_TIME_LEN];
-	const char *cells[10];
+	char sub[OUTPUT_TIME_LEN], *nodelist = NULL;
+	const char *cells[11];
+	int rc;
 
+	/* Where it runs, for jobs that hold an allocation now (running, or
+	 * pending while being launched); the last one of an ended job is
+	 * in cohort show. */
+	if (j->nplace > 0 && !job_state_is_final(j->state) &&
+	    (nodelist = output_nodelist(j)) == NULL)
+		return -1;
 	snprintf(id, sizeof(id), "%" PRIu64, j->id);
 	fmt_nodes(&j->spec, nodes, sizeof(nodes));
 	fmt_gpus(&j->spec, gpus, sizeof(gpus));
@@ -185,17 +176,20 @@ jobs_row(struct output_table *t, const struct job *j)
 	    sizeof(limit));
 	cells[7] = prio;
 	cells[8] = output_time_local(j->submit_ms, sub, sizeof(sub));
-	cells[9] = j->reason && j->reason[0] ? j->reason : NULL;
-	return output_table_add(t, cells);
+	cells[9] = nodelist;
+	cells[10] = j->reason && j->reason[0] ? j->reason : NULL;
+	rc = output_table_add(t, cells);
+	free(nodelist);
+	return rc;
 }
 
 /* Print the listing as a table or as {"jobs": [...]}. */
 static int
 jobs_print(const Cohort__V1__ListJobsReply *r, bool json)
 {
-	static const char *const head[10] = { "JOBID", "NAME", "USER",
+	static const char *const head[11] = { "JOBID", "NAME", "USER",
 	    "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
-	    "REASON" };
+	    "NODELIST", "REASON" };
 	struct output_table *t = NULL;
 	json_t *arr = NULL;
 	struct job *j;
@@ -203,7 +197,7 @@ jobs_print(const Cohort__V1__ListJobsReply *r, bool json)
 	int rc = EXIT_FAILED;
 
 	if (json ? (arr = json_array()) == NULL :
-	    (t = output_table_new(10, head)) == NULL)
+	    (t = output_table_new(11, head)) == NULL)
 		goto nomem;
 	for (i = 0; i < r->n_jobs; i++) {
 		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
@@ -437,7 +431,7 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 		    optind < argc ? "one job at a time" : "missing JOB");
 		return EXIT_USAGE;
 	}
-	if (parse_job_id("show", argv[optind], &gj.job_id) == -1)
+	if (output_parse_job_id("show", argv[optind], &gj.job_id) == -1)
 		return EXIT_USAGE;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
 	req.get_job = &gj;
@@ -510,7 +504,8 @@ cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	/* Every id is checked before anything is cancelled. */
 	for (i = 0; i < n; i++)
-		if (parse_job_id("cancel", argv[optind + i], &ids[i]) == -1) {
+		if (output_parse_job_id("cancel", argv[optind + i],
+		    &ids[i]) == -1) {
 			free(ids);
 			return EXIT_USAGE;
 		}

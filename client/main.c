@@ -21,6 +21,10 @@ static const struct command {
 	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
 	{ "show", cmd_show, "show one job: JOB" },
 	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },
+	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
+	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
+	{ "nodes", cmd_nodes, "list nodes: state, health, GPUs free/total" },
+	{ "node", cmd_node, "one node and its GPUs: show NODE" },
 };
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };

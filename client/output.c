@@ -1,6 +1,7 @@
 /* What the CLI's commands share (see output.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include "client/commands.h"
 #include "client/output.h"
 #include "client/settings.h"
+#include "lib/hostlist.h"
 #include "lib/wire.h"
 
 struct output_table {
@@ -227,6 +229,155 @@ output_shell_quote(char *const *argv, size_t argc)
 	return buf;
 }
 
+/* Append to buf[len] at *pos, keeping it terminated. A piece that does
+ * not fit is dropped whole, and so is everything after it. */
+static void
+buf_append(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+buf_append(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len - *pos) {
+		buf[*pos] = '\0';
+		*pos = len;
+	} else
+		*pos += (size_t)n;
+}
+
+char *
+output_gpu_peers(uint64_t mask, char *buf, size_t len)
+{
+	unsigned i, j;
+	size_t pos = 0;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; i < 64; i = j) {
+		if (!(mask >> i & 1)) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i + 1; j < 64 && (mask >> j & 1); j++)
+			;
+		/* Two in a row read better as "1,2" than as "1-2". */
+		if (j - i == 1)
+			buf_append(buf, len, &pos, "%s%u", pos ? "," : "", i);
+		else if (j - i == 2)
+			buf_append(buf, len, &pos, "%s%u,%u", pos ? "," : "",
+			    i, i + 1);
+		else
+			buf_append(buf, len, &pos, "%s%u-%u", pos ? "," : "",
+			    i, j - 1);
+	}
+	if (pos == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+char *
+output_nvlink(int domain, uint64_t peers, char *buf, size_t len)
+{
+	char p[OUTPUT_PEERS_LEN];
+
+	if (peers == 0 && domain < 0)
+		snprintf(buf, len, "-");
+	else if (peers == 0)
+		snprintf(buf, len, "%d", domain);
+	else if (domain < 0)
+		snprintf(buf, len, "- (%s)", output_gpu_peers(peers, p,
+		    sizeof(p)));
+	else
+		snprintf(buf, len, "%d (%s)", domain, output_gpu_peers(peers,
+		    p, sizeof(p)));
+	return buf;
+}
+
+char *
+output_mib(uint64_t mib, char *buf, size_t len)
+{
+	if (mib == 0)
+		snprintf(buf, len, "-");
+	else if (mib < 1024)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)mib);
+	else if (mib % 1024 == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(mib / 1024));
+	else
+		snprintf(buf, len, "%.1f GiB", (double)mib / 1024);
+	return buf;
+}
+
+char *
+output_nodelist(const struct job *job)
+{
+	char **names, *list, *p;
+	size_t i, len = 1;
+
+	if (job->nplace == 0)
+		return strdup("");
+	if ((names = calloc(job->nplace, sizeof(*names))) == NULL)
+		return NULL;
+	for (i = 0; i < job->nplace; i++) {
+		names[i] = (char *)job->place[i].node;
+		len += strlen(names[i]) + 1;
+	}
+	errno = 0;
+	list = hostlist_compress(names, job->nplace);
+	if (list == NULL && errno == EINVAL && (list = malloc(len)) != NULL) {
+		/* A name hostlist syntax cannot carry: list them plainly. */
+		for (p = list, i = 0; i < job->nplace; i++)
+			p += sprintf(p, "%s%s", i ? "," : "", names[i]);
+	}
+	free(names);
+	return list;
+}
+
+int
+output_parse_job_id(const char *cmd, const char *s, uint64_t *id)
+{
+	char *end;
+
+	errno = 0;
+	if (s[0] >= '0' && s[0] <= '9') {
+		*id = strtoull(s, &end, 10);
+		if (errno == 0 && *end == '\0' && *id > 0)
+			return 0;
+	}
+	output_error("%s: invalid job id '%s' (a positive number)", cmd, s);
+	return -1;
+}
+
+void
+output_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+int64_t
+output_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static json_t *
 json_str_or_null(const char *s)
 {
@@ -435,30 +586,44 @@ output_conn_flag(struct output_conn_flags *f, int opt, const char *arg)
 }
 
 int
+output_settings(const struct cconn_opts *base,
+    const struct output_conn_flags *f, struct settings *s,
+    struct cconn_opts *o)
+{
+	struct cerr err;
+
+	/* The values in base were resolved before the command's own flags
+	 * were known (and may be missing); resolving again with both gives
+	 * the command's flags precedence and names what is still missing. */
+	cerr_clear(&err);
+	if (settings_resolve(s, f->server ? f->server : base->server,
+	    f->cert ? f->cert : base->cert, f->key ? f->key : base->key,
+	    f->ca ? f->ca : base->ca, NULL, &err) == -1) {
+		output_error("%s", err.text);
+		settings_clear(s);
+		return EXIT_USAGE;
+	}
+	o->server = s->server;
+	o->cert = s->cert;
+	o->key = s->key;
+	o->ca = s->ca;
+	o->timeout_ms = base->timeout_ms;
+	return EXIT_OK;
+}
+
+int
 output_connect(const struct cconn_opts *base,
     const struct output_conn_flags *f, struct cconn **c)
 {
 	struct settings s;
 	struct cconn_opts o;
 	struct cerr err;
-	int rc = EXIT_OK;
+	int rc;
 
-	/* The values in base were resolved before the command's own flags
-	 * were known (and may be missing); resolving again with both gives
-	 * the command's flags precedence and names what is still missing. */
+	*c = NULL;
+	if ((rc = output_settings(base, f, &s, &o)) != EXIT_OK)
+		return rc;
 	cerr_clear(&err);
-	if (settings_resolve(&s, f->server ? f->server : base->server,
-	    f->cert ? f->cert : base->cert, f->key ? f->key : base->key,
-	    f->ca ? f->ca : base->ca, NULL, &err) == -1) {
-		output_error("%s", err.text);
-		settings_clear(&s);
-		return EXIT_USAGE;
-	}
-	o.server = s.server;
-	o.cert = s.cert;
-	o.key = s.key;
-	o.ca = s.ca;
-	o.timeout_ms = base->timeout_ms;
 	if ((*c = cconn_open(&o, &err)) == NULL) {
 		output_error("%s", err.text);
 		rc = err.code == ERR_INVALID ? EXIT_USAGE : EXIT_UNREACHABLE;

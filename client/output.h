@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "client/conn.h"
+#include "client/settings.h"
 #include "lib/err.h"
 #include "lib/job.h"
 
@@ -48,6 +49,34 @@ char *output_signal(int sig, uint32_t secs, char *buf, size_t len);
 /* argv as one line a shell would split back into the same words.
  * malloc'd, NULL on ENOMEM. */
 char *output_shell_quote(char *const *argv, size_t argc);
+
+/* Node-local GPU indices in a bitmask (bit i: GPU i) as a list with
+ * ranges: "1-3,5"; "-" for none. Returns buf (truncated to fit len). */
+#define OUTPUT_PEERS_LEN 200
+char *output_gpu_peers(uint64_t mask, char *buf, size_t len);
+
+/* A GPU's NVLink connectivity for a table cell: the domain and the peers,
+ * "0 (1-3)"; "- (1)" with peers but no domain; "2" with a domain but no
+ * peers; "-" with neither. Returns buf. */
+char *output_nvlink(int domain, uint64_t peers, char *buf, size_t len);
+
+/* An amount of memory given in MiB for people: "512 MiB", "80 GiB",
+ * "79.6 GiB"; "-" for 0 (unknown). Returns buf. */
+char *output_mib(uint64_t mib, char *buf, size_t len);
+
+/* The nodes of a job's allocation as one short list, hostlist-compressed
+ * ("node[01-04]"), or comma-separated when a name does not compress.
+ * malloc'd ("" for none), NULL on ENOMEM. */
+char *output_nodelist(const struct job *job);
+
+/* A job id as users type it: a positive decimal integer. 0, or -1 after
+ * printing "cohort: CMD: invalid job id ..." */
+int output_parse_job_id(const char *cmd, const char *s, uint64_t *id);
+
+/* Sleep for ms milliseconds (restarting after signals), and a monotonic
+ * clock in milliseconds, for the commands that poll. */
+void output_sleep_ms(int64_t ms);
+int64_t output_mono_ms(void);
 
 /* The job as the JSON object of `cohort show --json` (and each element
  * of `cohort jobs --json`). New reference, NULL on ENOMEM. */
@@ -97,6 +126,14 @@ struct output_conn_flags {
 /* Record opt's value when it is a connection flag: 1, else 0. The flags
  * borrow arg. */
 int output_conn_flag(struct output_conn_flags *f, int opt, const char *arg);
+
+/* Resolve the settings (flags in f first, then base) into *o, whose
+ * strings live in *s until settings_clear(s); o->timeout_ms comes from
+ * base. Returns EXIT_OK, or prints why and returns EXIT_USAGE (s is
+ * cleared then). For commands that connect more than once. */
+int output_settings(const struct cconn_opts *base,
+    const struct output_conn_flags *f, struct settings *s,
+    struct cconn_opts *o);
 
 /* Resolve the settings (flags in f first, then base) and connect.
  * Returns EXIT_OK with *c set, or prints why and returns the exit code. */
