@@ -30,7 +30,9 @@
  * max_script), so allow more than the controller's default. */
 #define LINK_MAX_FRAME (16u * 1024 * 1024)
 #define LINK_BACKOFF_MIN_MS 250
-#define LINK_BACKOFF_MAX_MS 30000
+/* Capped low: after a controller restart every agent must be back well
+ * within the controller's node_timeout grace (see nodes.c). */
+#define LINK_BACKOFF_MAX_MS 5000
 #define LINK_LOG_CHUNK (1024 * 1024)
 
 enum link_state {

@@ -144,6 +144,7 @@ start(struct cohortd *d)
 	    sizeof(ebuf))) == NULL)
 		fatalx("%s", ebuf);
 	co.topo = d->topo;
+	d->rpc.topo = d->topo;
 	co.node_timeout_ms = (int64_t)d->cfg.node_timeout_ms;
 	co.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
 	co.default_limit_s = d->cfg.default_time_limit_ms / 1000;

@@ -11,6 +11,9 @@
 #include "store.h"
 #include "txq.h"
 
+/* Longer than the agents' capped reconnect back-off (link.c). */
+#define NODES_RESTART_GRACE_MS 10000
+
 struct nodes {
 	struct store *st;
 	struct txq *q;
@@ -127,9 +130,9 @@ nodes_load_cb(const struct store_node *sn, const struct inventory *inv,
 	n->state = strcmp(sn->state, "UP") == 0 ? NODE_UP : NODE_DOWN;
 	n->since_ms = sn->since_ms;
 	n->inv = *inv;
-	/* A restarted controller gives every node a full timeout to
-	 * reconnect before calling it DOWN. */
-	n->last_heartbeat_ms = ns->loaded_ms;
+	/* A restarted controller gives every node a full timeout, plus the
+	 * agents' longest reconnect back-off, before calling it DOWN. */
+	n->last_heartbeat_ms = ns->loaded_ms + NODES_RESTART_GRACE_MS;
 	return 0;
 }
 

@@ -16,6 +16,7 @@ struct conn;
 struct jobs;
 struct nodes;
 struct server;
+struct topo;
 struct txq;
 
 struct rpc {
@@ -26,6 +27,7 @@ struct rpc {
 	struct agentcmd *agentcmd;
 	struct txq *txq;
 	uint32_t heartbeat_ms;	/* told to agents */
+	const struct topo *topo; /* for nodes' switch names; may be NULL */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "daemon/sched/topo.h"
 #include "jobs.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -19,10 +20,11 @@
 /* Fill pb from n; jobs[] (max INV_MAX_GPUS) receives the distinct jobs
  * on it. Release the inventory with wire_inventory_pb_release. */
 static int
-rpc_node_to_pb(const struct node *n, Cohort__V1__Node *pb,
-    Cohort__V1__Inventory *inv, uint64_t *jobs)
+rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
+    Cohort__V1__Node *pb, Cohort__V1__Inventory *inv, uint64_t *jobs)
 {
 	unsigned i, k;
+	int32_t leaf;
 
 	cohort__v1__node__init(pb);
 	if (wire_inventory_to_pb(&n->inv, inv) == -1)
@@ -41,6 +43,10 @@ rpc_node_to_pb(const struct node *n, Cohort__V1__Node *pb,
 	pb->gpus_free = node_gpus_free(n);
 	pb->has_health = 1;
 	pb->health = COHORT__V1__HEALTH__HEALTH_OK;
+	leaf = rpc->topo != NULL ? topo_node_leaf(rpc->topo, n->name) : -1;
+	if (leaf >= 0)
+		pb->switch_name = (char *)topo_switch_name(rpc->topo,
+		    (size_t)leaf);
 	for (i = 0; i < n->inv.ngpus; i++) {
 		inv->gpus[i]->has_health = 1;
 		inv->gpus[i]->health = COHORT__V1__HEALTH__HEALTH_OK;
@@ -77,7 +83,7 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
 		goto nomem;
 	for (done = 0; done < n; done++) {
-		if (rpc_node_to_pb(all[done], &pbs[done], &invs[done],
+		if (rpc_node_to_pb(rpc, all[done], &pbs[done], &invs[done],
 		    jobs[done]) == -1)
 			goto nomem;
 		ptrs[done] = &pbs[done];
@@ -117,7 +123,7 @@ rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
 		return;
 	}
-	if (rpc_node_to_pb(n, &pb, &inv, jobs) == -1) {
+	if (rpc_node_to_pb(rpc, n, &pb, &inv, jobs) == -1) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		return;
 	}

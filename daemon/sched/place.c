@@ -88,21 +88,38 @@ group_of(const struct sched_gpu *gpus, uint64_t F, int pos, int which)
 	return m;
 }
 
-/* The smallest group with at least g free GPUs (first one on a tie), so
- * a 2-GPU job takes a half-used quad before a whole one; 0 if none. */
+static uint32_t
+nics(const struct sched_gpu *gpus, uint64_t m)
+{
+	uint32_t n = 0;
+
+	for (; m != 0; m &= m - 1)
+		n += gpus[__builtin_ctzll(m)].near_nic;
+	return n;
+}
+
+/* The group with at least g free GPUs that can give the most GPUs near
+ * a NIC, then the smallest (so a 2-GPU job takes a half-used quad
+ * before a whole one), then the first; 0 if none. */
 static uint64_t
 best_group(const struct sched_gpu *gpus, uint64_t F, uint32_t g, int which)
 {
 	uint64_t rest = F, grp, best = 0;
-	int n, bestn = 65;
+	uint32_t n, nic, bestn = 65, bestnic = 0;
 
 	while (rest != 0) {
 		grp = group_of(gpus, F, __builtin_ctzll(rest), which);
 		rest &= ~grp;
-		n = __builtin_popcountll(grp);
-		if ((uint32_t)n >= g && n < bestn) {
+		n = (uint32_t)__builtin_popcountll(grp);
+		if (n < g)
+			continue;
+		nic = nics(gpus, grp);
+		nic = nic < g ? nic : g;
+		if (best == 0 || nic > bestnic || (nic == bestnic &&
+		    n < bestn)) {
 			best = grp;
 			bestn = n;
+			bestnic = nic;
 		}
 	}
 	return best;
@@ -205,16 +222,14 @@ rank(const struct pass *ps, uint32_t node, uint64_t F, const struct preq *rq,
 {
 	const struct pnode *pn = &ps->nodes[node];
 	const struct sched_gpu *gpus = ps->in->nodes[node].gpus;
-	unsigned q = 7, nic = 0, i;
+	unsigned q = 7, nic;
 	uint64_t key;
 
 	if (rq->g == 0)
 		*mask = pn->full;
 	else
 		*mask = place_gpus(ps, node, F, rq->g, &q);
-	for (i = 0; i < pn->ngpus; i++)
-		if ((*mask >> i & 1) && gpus[i].near_nic)
-			nic++;
+	nic = nics(gpus, *mask);
 	key = (uint64_t)((pn->flags & PN_DEGRADED) != 0) << 63;
 	key |= (uint64_t)(7 - q) << 60;
 	key |= (uint64_t)(64 - nic) << 52;

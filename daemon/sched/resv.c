@@ -53,23 +53,37 @@ releasable(const struct pass *ps, uint32_t i, uint32_t pos)
 	    gp->health == SCHED_HEALTH_OK;
 }
 
+/* The run index of the job holding a GPU: the previous GPU's, when the
+ * same job holds both (the common case), else a table lookup. */
+static int64_t
+holder(const struct htab *ids, uint64_t job, uint64_t *last, int64_t *lastv)
+{
+	if (job != *last) {
+		*last = job;
+		*lastv = htab_get_u64(ids, job);
+	}
+	return *lastv;
+}
+
 /* The run table: input running jobs, jobs started in this pass, and a
  * never-ending entry for each job id that holds GPUs without being
- * listed as running. */
+ * listed as running. The id table is sized for the running jobs plus
+ * the GPUs whose holder is unlisted, found by a first scan. */
 static int
 build_runs(struct pass *ps, struct replay *r, size_t nheld)
 {
 	const struct sched_input *in = ps->in;
-	size_t cap = in->nrunning + ps->nstarts + nheld, k;
+	size_t cap = in->nrunning + ps->nstarts + nheld, k, unlisted = 0;
 	struct htab *ids;
 	uint32_t i, pos;
-	int64_t v;
+	int64_t v, lastv = -1;
+	uint64_t last = 0;
 	const struct sched_gpu *gp;
 
 	if ((r->runs = state_alloc(ps, cap + 1, sizeof(*r->runs))) == NULL ||
 	    (r->hold = state_alloc(ps, nheld + 1, sizeof(int32_t))) == NULL)
 		return -1;
-	if ((ids = htab_create(in->nrunning + nheld, false)) == NULL)
+	if ((ids = htab_create(in->nrunning, false)) == NULL)
 		return -1;
 	r->nruns = 0;
 	for (k = 0; k < in->nrunning; k++) {
@@ -79,16 +93,33 @@ build_runs(struct pass *ps, struct replay *r, size_t nheld)
 		r->runs[r->nruns].id = in->running[k].id;
 		r->runs[r->nruns++].end = in->running[k].end;
 	}
+	for (i = 0; i < ps->nnodes; i++)
+		for (pos = 0; pos < ps->nodes[i].ngpus; pos++) {
+			gp = &in->nodes[i].gpus[pos];
+			if (gp->job != 0 && releasable(ps, i, pos) &&
+			    holder(ids, gp->job, &last, &lastv) < 0)
+				unlisted++;
+		}
+	if (unlisted > 0) {
+		htab_destroy(ids);
+		if ((ids = htab_create(in->nrunning + unlisted, false)) == NULL)
+			return -1;
+		for (k = 0; k < r->nruns; k++)
+			htab_put_u64(ids, r->runs[k].id, (int64_t)k);
+	}
 	k = 0;
+	last = 0;
+	lastv = -1;
 	for (i = 0; i < ps->nnodes; i++)
 		for (pos = 0; pos < ps->nodes[i].ngpus; pos++) {
 			gp = &in->nodes[i].gpus[pos];
 			if (gp->job == 0 || !releasable(ps, i, pos))
 				continue;
-			v = htab_put_u64(ids, gp->job, r->nruns);
-			if (v == r->nruns) {
+			if ((v = holder(ids, gp->job, &last, &lastv)) < 0) {
+				v = htab_put_u64(ids, gp->job, r->nruns);
 				r->runs[r->nruns].id = gp->job;
 				r->runs[r->nruns++].end = INT64_MAX;
+				lastv = v;
 			}
 			r->hold[k++] = (int32_t)v;
 			r->runs[v].ngpu++;

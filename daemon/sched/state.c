@@ -218,6 +218,7 @@ build_nodes(struct pass *ps, const struct sched_input *in)
 	struct pnode *pn;
 	uint32_t i, k, g, maxg = 0, *fill;
 	int64_t m;
+	const char *last = NULL;
 
 	if ((ps->nodes = state_alloc(ps, ps->nnodes, sizeof(*pn))) == NULL ||
 	    (ps->model_name = state_alloc(ps, ps->nnodes + 1,
@@ -234,12 +235,16 @@ build_nodes(struct pass *ps, const struct sched_input *in)
 		pn = &ps->nodes[i];
 		pn->leaf = node_leaf(ps, in->topo, n);
 		pn->model = 0;
-		if (n->gpu_model != NULL) {
+		if (n->gpu_model != NULL && n->gpu_model == last) {
+			/* Nodes usually share the caller's model string. */
+			pn->model = ps->nodes[i - 1].model;
+		} else if (n->gpu_model != NULL) {
 			m = htab_put(models, n->gpu_model, ps->nmodels);
 			if (m == ps->nmodels)
 				ps->model_name[ps->nmodels++] = n->gpu_model;
 			pn->model = (uint32_t)m;
 		}
+		last = n->gpu_model;
 		t->node_off[pn->leaf + 1]++;
 		if (n->ngpus > SCHED_NODE_GPUS_MAX || (n->ngpus > 0 &&
 		    n->gpus == NULL))
@@ -321,16 +326,18 @@ build_types(struct pass *ps, const struct sched_input *in)
 {
 	struct htab *types;
 	const char **tname;
-	const char *ty;
-	size_t j;
+	const char *ty, *last = NULL;
+	size_t j, ntyped = 0;
 	uint32_t t, m;
-	int64_t v;
+	int64_t v = 0;
 
 	if ((ps->jtype = state_alloc(ps, in->npending + 1, 4)) == NULL ||
 	    (tname = state_alloc(ps, in->npending + 1, sizeof(char *))) ==
 	    NULL)
 		return -1;
-	if ((types = htab_create(in->npending, true)) == NULL)
+	for (j = 0; j < in->npending; j++)
+		ntyped += in->pending[j].gpu_type != NULL;
+	if ((types = htab_create(ntyped, true)) == NULL)
 		return -1;
 	ps->ntypes = 1;
 	for (j = 0; j < in->npending; j++) {
@@ -339,10 +346,16 @@ build_types(struct pass *ps, const struct sched_input *in)
 			ps->jtype[j] = 0;
 			continue;
 		}
+		/* Callers often share one string among many jobs. */
+		if (ty == last) {
+			ps->jtype[j] = (uint32_t)v;
+			continue;
+		}
 		v = htab_put(types, ty, ps->ntypes);
 		if (v == ps->ntypes)
 			tname[ps->ntypes++] = ty;
 		ps->jtype[j] = (uint32_t)v;
+		last = ty;
 	}
 	htab_destroy(types);
 	if ((ps->match = state_alloc(ps, (size_t)ps->ntypes * ps->nmodels,

@@ -174,7 +174,8 @@ parse_line(struct topo *t, struct pctx *pc, unsigned line, char *s)
 	for (tok = strtok_r(s, " \t\r\v\f", &save); tok != NULL;
 	    tok = strtok_r(NULL, " \t\r\v\f", &save)) {
 		if ((eq = strchr(tok, '=')) == NULL) {
-			perr(pc, line, "expected KEY=VALUE, got \"%.80s\"", tok);
+			rc = perr(pc, line, "expected KEY=VALUE, got \"%.80s\"",
+			    tok);
 			goto out;
 		}
 		*eq++ = '\0';
