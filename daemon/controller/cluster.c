@@ -250,14 +250,31 @@ cluster_pass(struct cluster *cl)
 	for (i = 0; i < res.nreasons; i++)
 		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
 		    res.reasons[i].reason);
+	if (res.nstarts > 0)
+		log_info("pass: %zu pending, %zu started (%zu backfilled)",
+		    npending, res.nstarts, res.backfilled);
 	placement_result_free(&res);
 	free(pending);
+}
+
+static uint64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void
 cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
 {
-	cluster_pass(arg);
+	struct cluster *cl = arg;
+	uint64_t t0 = mono_us();
+
+	cluster_pass(cl);
+	cl->stats.last_pass_us = mono_us() - t0;
+	cl->stats.total_pass_us += cl->stats.last_pass_us;
 }
 
 /* A node went DOWN: the jobs on it cannot go on. */

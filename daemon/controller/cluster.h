@@ -68,6 +68,8 @@ struct cluster_stats {
 	unsigned long passes;
 	unsigned long started;
 	unsigned long backfilled;
+	uint64_t last_pass_us;		/* duration of the latest pass */
+	uint64_t total_pass_us;
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
 
