@@ -34,6 +34,8 @@
 
 static int ctl_set_listen(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int ctl_set_http_listen(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -54,6 +56,9 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "node_timeout", node_timeout_ms),
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
+	{ .section = "http", .name = "listen", .set = ctl_set_http_listen },
+	{ .section = "http", .name = "port_file", .set = conf_key_path,
+	  FIELD(http_port_file) },
 	PATHKEY("tls", ca, true),
 	PATHKEY("tls", cert, true),
 	PATHKEY("tls", key, true),
@@ -92,6 +97,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->cert);
 	free(cfg->key);
 	free(cfg->topology);
+	free(cfg->http_port_file);
 	ctl_config_defaults(cfg);
 }
 
@@ -105,6 +111,17 @@ ctl_set_listen(const struct conf_ctx *c, const struct conf_key *k,
 	 * read the bound one back from port_file. */
 	return conf_parse_hostport(value, cfg->listen_host,
 	    sizeof(cfg->listen_host), &cfg->listen_port, true, err);
+}
+
+static int
+ctl_set_http_listen(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	cfg->http = true;
+	return conf_parse_hostport(value, cfg->http_host,
+	    sizeof(cfg->http_host), &cfg->http_port, true, err);
 }
 
 int

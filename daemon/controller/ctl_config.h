@@ -12,6 +12,9 @@
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
+ *   [http]                      optional: Prometheus /metrics, plain HTTP
+ *   listen = 127.0.0.1:9420     (port 0 picks a free port)
+ *   port_file = PATH            the bound port is written here
  *   [limits]
  *   max_frame = 4M              largest frame accepted (bytes, K/M/G)
  *   max_connections = 1024
@@ -41,6 +44,10 @@ struct ctl_config {
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
+	bool http;			/* [http] listen given */
+	char http_host[CONF_HOST_MAX + 1];
+	uint16_t http_port;
+	char *http_port_file;
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -18,6 +18,7 @@
 #include "agentcmd.h"
 #include "daemon/sched/topo.h"
 #include "cluster.h"
+#include "http.h"
 #include "jobs.h"
 #include "nodes.h"
 #include "lib/daemon.h"
@@ -43,6 +44,7 @@ struct cohortd {
 	struct event *sigterm;
 	struct event *sigint;
 	struct topo *topo;
+	struct http *http;
 };
 
 static void
@@ -156,6 +158,19 @@ start(struct cohortd *d)
 	d->rpc.agentcmd = d->agentcmd;
 	d->rpc.cluster = d->cluster;
 	server_set_close_cb(d->srv, rpc_conn_closed, &d->rpc);
+	if (d->cfg.http) {
+		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
+		    d->srv, d->txq };
+
+		d->http = http_create(d->base, d->cfg.http_host,
+		    d->cfg.http_port, &hs, &err);
+		if (d->http == NULL)
+			fatalx("%s", err.text);
+		if (d->cfg.http_port_file != NULL &&
+		    write_port_file(d->cfg.http_port_file,
+		    http_port(d->http)) == -1)
+			fatal("%s", d->cfg.http_port_file);
+	}
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
 	if (d->sigterm == NULL || d->sigint == NULL ||
@@ -176,6 +191,7 @@ stop(struct cohortd *d)
 	/* Commit and answer what is in flight while the connections are
 	 * still there; then close them with everything still alive that
 	 * their close callbacks reach. */
+	http_destroy(d->http);
 	if (d->txq != NULL)
 		txq_flush(d->txq);
 	server_destroy(d->srv);

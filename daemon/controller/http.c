@@ -1,0 +1,197 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "cluster.h"
+#include "http.h"
+#include "jobs.h"
+#include "lib/log.h"
+#include "nodes.h"
+#include "server.h"
+#include "txq.h"
+
+struct http {
+	struct evhttp *ev;
+	struct evhttp_bound_socket *sock;
+	struct http_sources src;
+	uint16_t port;
+};
+
+static const enum job_state http_states[] = {
+	JOB_PENDING, JOB_RUNNING, JOB_RESTARTING, JOB_RESIZING,
+	JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED, JOB_TIMEOUT,
+};
+#define HTTP_NSTATES (sizeof(http_states) / sizeof(http_states[0]))
+
+static void
+metric_head(struct evbuffer *b, const char *name, const char *type,
+    const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help,
+	    name, type);
+}
+
+static void
+http_jobs(struct http *h, struct evbuffer *b)
+{
+	struct jobs_filter f = { .all = true };
+	const struct job **all;
+	unsigned long count[HTTP_NSTATES] = { 0 };
+	size_t i, k, n;
+
+	all = jobs_list(h->src.jobs, &f, &n);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < HTTP_NSTATES; k++)
+			if (all[i]->state == http_states[k])
+				count[k]++;
+	free(all);
+	metric_head(b, "cohort_jobs", "gauge", "Jobs by state.");
+	for (k = 0; k < HTTP_NSTATES; k++)
+		evbuffer_add_printf(b, "cohort_jobs{state=\"%s\"} %lu\n",
+		    job_state_name(http_states[k]), count[k]);
+}
+
+static void
+http_nodes(struct http *h, struct evbuffer *b)
+{
+	struct node **all;
+	unsigned long up = 0, down = 0, total = 0, free_gpus = 0;
+	size_t i, n;
+
+	all = nodes_all(h->src.nodes, &n);
+	for (i = 0; i < n; i++) {
+		if (all[i]->state == NODE_UP)
+			up++;
+		else
+			down++;
+		total += all[i]->inv.ngpus;
+		free_gpus += node_gpus_free(all[i]);
+	}
+	metric_head(b, "cohort_nodes", "gauge", "Nodes by state.");
+	evbuffer_add_printf(b, "cohort_nodes{state=\"UP\"} %lu\n"
+	    "cohort_nodes{state=\"DOWN\"} %lu\n", up, down);
+	metric_head(b, "cohort_gpus", "gauge", "GPUs by state.");
+	evbuffer_add_printf(b, "cohort_gpus{state=\"free\"} %lu\n"
+	    "cohort_gpus{state=\"allocated\"} %lu\n", free_gpus,
+	    total - free_gpus);
+}
+
+static void
+http_sched(struct http *h, struct evbuffer *b)
+{
+	struct cluster_stats st;
+
+	cluster_stats(h->src.cluster, &st);
+	metric_head(b, "cohort_sched_passes_total", "counter",
+	    "Scheduling passes run.");
+	evbuffer_add_printf(b, "cohort_sched_passes_total %lu\n", st.passes);
+	metric_head(b, "cohort_sched_pass_seconds_total", "counter",
+	    "Time spent in scheduling passes.");
+	evbuffer_add_printf(b, "cohort_sched_pass_seconds_total %.6f\n",
+	    (double)st.total_pass_us / 1e6);
+	metric_head(b, "cohort_sched_last_pass_seconds", "gauge",
+	    "Duration of the latest scheduling pass.");
+	evbuffer_add_printf(b, "cohort_sched_last_pass_seconds %.6f\n",
+	    (double)st.last_pass_us / 1e6);
+	metric_head(b, "cohort_jobs_started_total", "counter",
+	    "Gang starts decided by the scheduler.");
+	evbuffer_add_printf(b, "cohort_jobs_started_total %lu\n", st.started);
+	metric_head(b, "cohort_jobs_backfilled_total", "counter",
+	    "Starts that backfilled around a reservation.");
+	evbuffer_add_printf(b, "cohort_jobs_backfilled_total %lu\n",
+	    st.backfilled);
+	metric_head(b, "cohort_db_commits_total", "counter",
+	    "SQLite commits (each may cover many requests).");
+	evbuffer_add_printf(b, "cohort_db_commits_total %lu\n",
+	    txq_commits(h->src.txq));
+	metric_head(b, "cohort_connections", "gauge", "Open connections.");
+	evbuffer_add_printf(b, "cohort_connections %u\n",
+	    server_conn_count(h->src.server));
+}
+
+static void
+http_request_cb(struct evhttp_request *req, void *arg)
+{
+	struct http *h = arg;
+	const char *uri = evhttp_request_get_uri(req);
+	struct evbuffer *b;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+		evhttp_send_error(req, 405, "only GET");
+		return;
+	}
+	if (strcmp(uri, "/metrics") != 0 && strcmp(uri, "/") != 0) {
+		evhttp_send_error(req, HTTP_NOTFOUND, "try /metrics");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		return;
+	}
+	http_jobs(h, b);
+	http_nodes(h, b);
+	http_sched(h, b);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
+}
+
+struct http *
+http_create(struct event_base *base, const char *host, uint16_t port,
+    const struct http_sources *src, struct cerr *err)
+{
+	struct http *h;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->ev = evhttp_new(base)) == NULL) {
+		free(h);
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	h->src = *src;
+	evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET);
+	evhttp_set_max_headers_size(h->ev, 8192);
+	evhttp_set_max_body_size(h->ev, 0);
+	evhttp_set_timeout(h->ev, 10);
+	evhttp_set_gencb(h->ev, http_request_cb, h);
+	h->sock = evhttp_bind_socket_with_handle(h->ev, host, port);
+	if (h->sock == NULL) {
+		cerr_set(err, ERR_INVALID, "cannot listen for HTTP on %s:%u: %s",
+		    host, port, strerror(errno));
+		http_destroy(h);
+		return NULL;
+	}
+	if (getsockname(evhttp_bound_socket_get_fd(h->sock),
+	    (struct sockaddr *)&ss, &len) == 0)
+		h->port = ntohs(ss.ss_family == AF_INET6 ?
+		    ((struct sockaddr_in6 *)&ss)->sin6_port :
+		    ((struct sockaddr_in *)&ss)->sin_port);
+	return h;
+}
+
+void
+http_destroy(struct http *h)
+{
+	if (h == NULL)
+		return;
+	evhttp_free(h->ev);
+	free(h);
+}
+
+uint16_t
+http_port(const struct http *h)
+{
+	return h->port;
+}

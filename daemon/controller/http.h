@@ -1,0 +1,34 @@
+/* Prometheus text exposition at /metrics (and a one-screen status page at
+ * /), served by libevent's evhttp on the controller's event loop. Plain
+ * HTTP on a separate listener: bind it to loopback or a management
+ * network; it exposes counts, never job contents. */
+#ifndef COHORT_CONTROLLER_HTTP_H
+#define COHORT_CONTROLLER_HTTP_H
+
+#include <stdint.h>
+
+#include "lib/err.h"
+
+struct event_base;
+struct cluster;
+struct jobs;
+struct nodes;
+struct server;
+struct txq;
+struct http;
+
+struct http_sources {
+	struct jobs *jobs;
+	struct nodes *nodes;
+	struct cluster *cluster;
+	struct server *server;
+	struct txq *txq;
+};
+
+/* Listen on host:port (0: any free port). The sources are borrowed. */
+struct http *http_create(struct event_base *base, const char *host,
+    uint16_t port, const struct http_sources *src, struct cerr *err);
+void http_destroy(struct http *h);
+uint16_t http_port(const struct http *h);
+
+#endif
