@@ -5,11 +5,11 @@
  * So neither an agent restart nor an agent crash kills a task, and a
  * restarted agent finds every task, running or ended, in the spool.
  *
- * Spool layout, one directory per start of a job on this node:
- *   SPOOL/jobs/JOBID.RESTART/script        the batch script, if any
- *   SPOOL/jobs/JOBID.RESTART/rank-R.log    the task's stdout and stderr
- *   SPOOL/jobs/JOBID.RESTART/rank-R.pid    "SUPERVISOR_PID TASK_PGID"
- *   SPOOL/jobs/JOBID.RESTART/rank-R.exit   the wait status, once ended
+ * Spool layout, one directory per start (launch attempt) of a job on this node:
+ *   SPOOL/jobs/JOBID.ATTEMPT/script        the batch script, if any
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.log    the task's stdout and stderr
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.pid    "SUPERVISOR_PID TASK_PGID"
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.exit   the wait status, once ended
  * (R is the task's global rank). Files are written atomically. */
 #ifndef COHORT_AGENT_TASKS_H
 #define COHORT_AGENT_TASKS_H

@@ -12,8 +12,19 @@
 #   wait_for S CMD...  poll CMD every 50 ms until it succeeds; 1 after S s
 #   expect_exit N CMD... run CMD, assert its exit status is N
 #   json_get FILE EXPR evaluate EXPR (Python, the document is d) on FILE
-#   cluster_up DIR ... cohort-local up, then act as alice
+#   cluster_up DIR ... cohort-local up (agents only with --nodes N), then
+#                      act as alice
 #   as_user DIR WHO    export COHORT_* for WHO (alice, bob, admin)
+# and, for tests that run tasks on agents:
+#   world_dir NAME     $T/NAME, world-writable (tasks may run as nobody)
+#   job_submit ARGS... cohort submit; the new id on stdout
+#   job_show ID        cohort show ID --json into $T/job-ID.json
+#   job_state ID       the job's state
+#   wait_state S ID STATE... poll until the job is in one of STATEs
+#   job_pidfiles DIR ID   the job's rank-R.pid files under cluster DIR
+#   pgid_alive PGID    a live (non-zombie) process is in group PGID
+#   marker_alive M     a live process has M in its command line
+#   cohort_has CMD     the built cohort CLI knows the command CMD
 # On exit, every cluster started is brought down and every process passed
 # to track_pid is killed; on failure the daemons' log tails are printed.
 set -eu
@@ -40,6 +51,9 @@ export XDG_CONFIG_HOME
 
 mkdir -p "$top_builddir/tests/tmp"
 T=$(mktemp -d "$top_builddir/tests/tmp/$TEST_NAME.XXXXXX")
+# Tasks of a cluster started as root run as nobody, who must be able to
+# reach the directories a test makes for them under $T.
+chmod 755 "$T"
 OUT=$T/stdout
 ERR=$T/stderr
 : >"$OUT"
@@ -178,9 +192,16 @@ EOF
 }
 
 # cluster_up DIR [ARGS...]: a local cluster, acting as alice afterwards.
+# Without --nodes in ARGS no agent is started (--no-agents: the nodes'
+# certificates exist, submitted jobs stay PENDING); tests that run jobs
+# ask for nodes.
 cluster_up() {
-	local dir="$1"
+	local dir="$1" a
 	shift
+	for a in "$@"; do
+		[ "$a" != --nodes ] || break
+	done
+	[ "${a:-}" = --nodes ] || set -- "$@" --no-agents
 	_CLUSTERS+=("$dir")
 	cohort-local up "$dir" "$@" >"$T/up.out" 2>"$T/up.err" ||
 		fail "cohort-local up $dir failed: $(cat "$T/up.err")"
@@ -212,4 +233,129 @@ need_python_protobuf() {
 
 pyclient() {
 	"$PYTHON" "$PYCLIENT" "$@"
+}
+
+# world_dir NAME: create $T/NAME, writable by anyone (sticky, like /tmp),
+# and print its path: a place where tasks write, whoever they run as.
+world_dir() {
+	mkdir -p "$T/$1" && chmod 1777 "$T/$1" || fail "cannot create $T/$1"
+	printf '%s\n' "$T/$1"
+}
+
+# job_submit ARGS...: submit as the current user; the new id on stdout.
+job_submit() {
+	expect_exit 0 cohort submit "$@"
+	grep -Eqx '[1-9][0-9]*' "$OUT" || fail "submit printed '$(cat "$OUT")', not an id"
+	cat "$OUT"
+}
+
+# job_show ID: cohort show ID --json into $T/job-ID.json.
+job_show() {
+	cohort show "$1" --json >"$T/job-$1.json.tmp" 2>"$T/job-$1.err" ||
+		fail "cohort show $1 --json failed: $(cat "$T/job-$1.err")"
+	mv -f "$T/job-$1.json.tmp" "$T/job-$1.json"
+}
+
+job_state() {
+	job_show "$1"
+	json_get "$T/job-$1.json" 'd["state"]'
+}
+
+_job_in_state() {
+	local id="$1" st
+	shift
+	st=$(cohort show "$id" --json 2>/dev/null | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null) || return 1
+	printf '%s\n' "$@" | grep -qxF -- "$st"
+}
+
+# wait_state SECONDS ID STATE...: poll until job ID is in one of STATEs;
+# fail (showing the job) after SECONDS.
+wait_state() {
+	local secs="$1" id="$2"
+	shift 2
+	if ! wait_for "$secs" _job_in_state "$id" "$@"; then
+		job_show "$id"
+		fail "job $id is not $* after ${secs}s: state $(json_get "$T/job-$id.json" 'd["state"]'), reason '$(json_get "$T/job-$id.json" 'd["reason"]')'"
+	fi
+	job_show "$id"
+}
+
+# job_pidfiles DIR ID: the rank-R.pid files of job ID's tasks on the
+# agents of the cluster under DIR, one a line.
+job_pidfiles() {
+	local f
+	for f in "$1"/node*/spool/jobs/"$2".*/rank-*.pid; do
+		[ -e "$f" ] && printf '%s\n' "$f"
+	done
+	return 0
+}
+
+_pidfiles_at_least() {
+	[ "$(job_pidfiles "$1" "$2" | wc -l)" -ge "$3" ]
+}
+
+# wait_pidfiles SECONDS DIR ID N: until job ID has N rank pid files.
+wait_pidfiles() {
+	wait_for "$1" _pidfiles_at_least "$2" "$3" "$4" ||
+		fail "job $3 has $(job_pidfiles "$2" "$3" | wc -l) rank pid files after ${1}s, expected $4"
+}
+
+# job_pgids DIR ID: the task process groups of job ID, one a line.
+job_pgids() {
+	local f sup pgid
+	while IFS= read -r f; do
+		read -r sup pgid <"$f" || fail "cannot read $f"
+		[[ "$pgid" =~ ^[1-9][0-9]*$ ]] || fail "$f holds '$sup $pgid', not 'SUPERVISOR_PID TASK_PGID'"
+		printf '%s\n' "$pgid"
+	done < <(job_pidfiles "$1" "$2")
+}
+
+# pgid_alive PGID: some process of group PGID is alive. Zombies do not
+# count (kill -0 -PGID would: PID 1 of a container may never reap them).
+pgid_alive() {
+	local f stat
+	local -a fields
+	for f in /proc/[0-9]*/stat; do
+		stat=$(cat "$f" 2>/dev/null) || continue
+		read -r -a fields <<<"${stat##*) }"
+		[ "${fields[0]}" != Z ] && [ "${fields[2]}" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# any_pgid_alive PGID...: at least one of the groups is alive.
+any_pgid_alive() {
+	local g
+	for g in "$@"; do
+		pgid_alive "$g" && return 0
+	done
+	return 1
+}
+
+# marker_alive TEXT: a live process has TEXT in its command line (zombies
+# have none).
+marker_alive() {
+	pgrep -f -- "$1" >/dev/null 2>&1
+}
+
+marker_count() {
+	pgrep -c -f -- "$1" 2>/dev/null || true
+}
+
+not() {
+	! "$@"
+}
+
+# cohort_has CMD: the cohort client implements CMD.
+cohort_has() {
+	cohort "$1" --help >/dev/null 2>"$T/has.err" || true
+	! grep -q "unknown command" "$T/has.err"
+}
+
+# need_root: skip unless running as root.
+need_root() {
+	[ "$(id -u)" -eq 0 ] || {
+		echo "SKIP: $TEST_NAME needs root"
+		exit 77
+	}
 }

@@ -1,0 +1,572 @@
+/* Scheduler core benchmark (not a timed test): a synthetic cluster of
+ * N nodes x 8 GPUs, 32 nodes per leaf switch, 8 leaves per spine, filled
+ * to about 85% with a mix of jobs placed by the core itself, then K
+ * scheduling passes over M pending gang jobs of 1-1,024 GPUs while time
+ * advances, jobs end and new ones arrive. Prints the median and p99 pass
+ * time, one 1,024-GPU placement alone, and the core's memory per GPU.
+ *
+ *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
+ *	bench_sched --smoke		(tiny: for make check)
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/sched/sched.h"
+#include "daemon/sched/sched_int.h"
+#include "daemon/sched/topo.h"
+
+#define GPN 8
+#define PER_LEAF 32
+#define LEAVES_PER_SPINE 8
+
+struct rjob {
+	uint64_t id;
+	int64_t end;
+	uint32_t nplaces;
+	struct pick *places;
+};
+
+struct bench {
+	size_t nnodes, npending_target, passes;
+	uint64_t rng;
+	struct sched_node *nodes;
+	struct sched_gpu *gpus;
+	char (*names)[24];
+	struct topo *topo;
+	struct rjob *run;
+	size_t nrun, caprun;
+	struct sched_job *pend;
+	size_t npend;
+	uint64_t next_id;
+	int64_t now;
+};
+
+static uint64_t
+rnd(struct bench *b)
+{
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	return b->rng;
+}
+
+static uint32_t
+pick(struct bench *b, uint32_t n)
+{
+	return (uint32_t)(rnd(b) % n);
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n > 0 ? n : 1, size);
+
+	if (p == NULL) {
+		perror("bench_sched");
+		exit(1);
+	}
+	return p;
+}
+
+static void
+build_cluster(struct bench *b)
+{
+	size_t i, g, nleaves = (b->nnodes + PER_LEAF - 1) / PER_LEAF, l, len;
+	size_t nspines = (nleaves + LEAVES_PER_SPINE - 1) / LEAVES_PER_SPINE;
+	char *text, err[256];
+	double t0;
+
+	b->nodes = xcalloc(b->nnodes, sizeof(*b->nodes));
+	b->gpus = xcalloc(b->nnodes * GPN, sizeof(*b->gpus));
+	b->names = xcalloc(b->nnodes, sizeof(*b->names));
+	for (i = 0; i < b->nnodes; i++) {
+		snprintf(b->names[i], sizeof(b->names[i]), "gpu%05zu", i);
+		b->nodes[i].name = b->names[i];
+		b->nodes[i].up = true;
+		/* One leaf in sixteen has another model, for --gpu-type. */
+		b->nodes[i].gpu_model = (i / PER_LEAF) % 16 == 15 ?
+		    "NVIDIA A100-SXM4-80GB" : "NVIDIA H100 80GB HBM3";
+		b->nodes[i].gpus = &b->gpus[i * GPN];
+		b->nodes[i].ngpus = GPN;
+		for (g = 0; g < GPN; g++) {
+			b->gpus[i * GPN + g].index = (uint32_t)g;
+			b->gpus[i * GPN + g].nvlink = (int32_t)(g / 4);
+			b->gpus[i * GPN + g].pcie = (int32_t)(g / 2);
+			b->gpus[i * GPN + g].numa = (int32_t)(g / 4);
+			b->gpus[i * GPN + g].near_nic = g % 2 == 0;
+		}
+		/* A few drained and down nodes, as in any real cluster. */
+		if (pick(b, 200) == 0)
+			b->nodes[i].drained = true;
+		else if (pick(b, 400) == 0)
+			b->nodes[i].up = false;
+	}
+	text = xcalloc(nleaves + nspines + 1, 96);
+	len = 0;
+	for (l = 0; l < nleaves; l++) {
+		size_t hi = (l + 1) * PER_LEAF;
+
+		len += (size_t)sprintf(text + len,
+		    "SwitchName=leaf%zu Nodes=gpu[%05zu-%05zu]\n", l,
+		    l * PER_LEAF, (hi < b->nnodes ? hi : b->nnodes) - 1);
+	}
+	for (l = 0; l < nspines; l++) {
+		size_t hi = (l + 1) * LEAVES_PER_SPINE;
+
+		len += (size_t)sprintf(text + len,
+		    "SwitchName=spine%zu Switches=leaf[%zu-%zu]\n", l,
+		    l * LEAVES_PER_SPINE,
+		    (hi < nleaves ? hi : nleaves) - 1);
+	}
+	t0 = now_ms();
+	b->topo = topo_parse(text, len, "bench", err, sizeof(err));
+	if (b->topo == NULL) {
+		fprintf(stderr, "bench_sched: %s\n", err);
+		exit(1);
+	}
+	printf("topology: %zu leaves, %zu spines, parsed in %.2f ms\n",
+	    nleaves, nspines, now_ms() - t0);
+	free(text);
+}
+
+/* A pending gang: 1-1,024 GPUs, log-uniform over powers of two; 8 GPUs
+ * or more means whole nodes. Some require one leaf, some prefer one
+ * spine, a few want the other model or are elastic. */
+static struct sched_job
+gen_job(struct bench *b, int64_t submit)
+{
+	struct sched_job j;
+	uint32_t gpus = 1u << pick(b, 11), r;
+
+	memset(&j, 0, sizeof(j));
+	j.id = b->next_id++;
+	j.priority = 100 * (int32_t)(1 + pick(b, 5));
+	j.submit = submit;
+	j.restarting = pick(b, 100) == 0;
+	if (gpus < GPN) {
+		j.nodes_min = 1;
+		j.gpus_per_node = gpus;
+	} else {
+		j.nodes_min = gpus / GPN;
+		j.gpus_per_node = 0;
+	}
+	j.nodes_max = j.nodes_min;
+	if (j.nodes_min >= 4 && pick(b, 10) == 0)
+		j.nodes_max = j.nodes_min * 2;
+	r = pick(b, 10);
+	if (r < 2 && j.nodes_max <= PER_LEAF) {
+		j.topo_mode = SCHED_TOPO_REQUIRED;
+		j.topo_level = "leaf";
+	} else if (r < 4) {
+		j.topo_mode = SCHED_TOPO_PREFERRED;
+		j.topo_level = "spine";
+	}
+	if (pick(b, 20) == 0)
+		j.gpu_type = "A100";
+	j.time_limit = pick(b, 20) == 0 ? 0 : 600 + pick(b, 86400 - 600);
+	return j;
+}
+
+static struct sched_running *
+running_list(struct bench *b)
+{
+	struct sched_running *r = xcalloc(b->nrun, sizeof(*r));
+	size_t i;
+
+	for (i = 0; i < b->nrun; i++) {
+		r[i].id = b->run[i].id;
+		r[i].end = b->run[i].end;
+	}
+	return r;
+}
+
+static void
+apply(struct bench *b, const struct sched_result *res, uint8_t *gone)
+{
+	const struct sched_start *st;
+	struct rjob *rj;
+	size_t k, i, g;
+	uint64_t m;
+
+	for (k = 0; k < res->nstarts; k++) {
+		st = &res->starts[k];
+		if (b->nrun == b->caprun) {
+			b->caprun = b->caprun * 2 + 1024;
+			b->run = realloc(b->run, b->caprun * sizeof(*b->run));
+			if (b->run == NULL)
+				exit(1);
+		}
+		rj = &b->run[b->nrun++];
+		rj->id = st->job;
+		/* Jobs end somewhere before their limit. */
+		rj->end = b->now + 1 + (int64_t)pick(b,
+		    (uint32_t)(st->end - b->now));
+		rj->nplaces = st->nnodes;
+		rj->places = xcalloc(st->nnodes, sizeof(*rj->places));
+		for (i = 0; i < st->nnodes; i++) {
+			m = 0;
+			for (g = 0; g < st->nodes[i].ngpus; g++) {
+				m |= 1ULL << st->nodes[i].gpus[g];
+				b->gpus[st->nodes[i].node * GPN +
+				    st->nodes[i].gpus[g]].job = st->job;
+			}
+			rj->places[i].node = st->nodes[i].node;
+			rj->places[i].mask = m;
+		}
+		gone[st->pending] = 1;
+	}
+}
+
+/* End every job whose time has come; returns how many ended. */
+static size_t
+finish(struct bench *b)
+{
+	size_t i, k, n = 0, g;
+	struct rjob *rj;
+
+	for (i = 0; i < b->nrun;) {
+		rj = &b->run[i];
+		if (rj->end > b->now) {
+			i++;
+			continue;
+		}
+		for (k = 0; k < rj->nplaces; k++)
+			for (g = 0; g < GPN; g++)
+				if (rj->places[k].mask >> g & 1)
+					b->gpus[rj->places[k].node * GPN + g]
+					    .job = 0;
+		free(rj->places);
+		b->run[i] = b->run[--b->nrun];
+		n++;
+	}
+	return n;
+}
+
+static struct sched_input
+input(struct bench *b, const struct sched_running *r,
+    const struct sched_job *pend, size_t npend)
+{
+	struct sched_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.now = b->now;
+	in.topo = b->topo;
+	in.nodes = b->nodes;
+	in.nnodes = b->nnodes;
+	in.running = r;
+	in.nrunning = b->nrun;
+	in.pending = pend;
+	in.npending = npend;
+	in.config.default_limit = 4 * 3600;
+	return in;
+}
+
+static double
+used_share(const struct bench *b)
+{
+	size_t i, used = 0;
+
+	for (i = 0; i < b->nnodes * GPN; i++)
+		used += b->gpus[i].job != 0;
+	return (double)used / (double)(b->nnodes * GPN);
+}
+
+/* Fill to about 85% with small and mid-sized jobs placed by the core:
+ * their GPUs add up to that share, so one pass starts nearly all. */
+static void
+fill(struct bench *b)
+{
+	size_t cap = b->nnodes * 2 + 16, n = 0, want, have = 0;
+	struct sched_job *q = xcalloc(cap, sizeof(*q));
+	uint8_t *gone;
+	struct sched_input in;
+	struct sched_result *res;
+	double t0, ms;
+
+	want = b->nnodes * GPN * 85 / 100;
+	while (have < want && n < cap) {
+		static const uint32_t g[] = { 1, 2, 4, 8, 8, 16, 32, 64, 128 };
+		uint32_t x = g[pick(b, 9)];
+
+		memset(&q[n], 0, sizeof(q[n]));
+		q[n].id = b->next_id++;
+		q[n].priority = 100;
+		q[n].nodes_min = q[n].nodes_max = x < GPN ? 1 : x / GPN;
+		q[n].gpus_per_node = x < GPN ? x : 0;
+		q[n].time_limit = 600 + pick(b, 86400);
+		have += x;
+		n++;
+	}
+	gone = xcalloc(n, 1);
+	in = input(b, NULL, q, n);
+	t0 = now_ms();
+	res = sched_run(&in);
+	ms = now_ms() - t0;
+	if (res == NULL) {
+		perror("sched_run");
+		exit(1);
+	}
+	apply(b, res, gone);
+	printf("fill: one pass started %zu of %zu jobs in %.1f ms; "
+	    "%.1f%% of GPUs in use\n", res->nstarts, n, ms,
+	    100.0 * used_share(b));
+	sched_result_free(res);
+	free(gone);
+	free(q);
+}
+
+static int
+dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+percentile(double *v, size_t n, double p)
+{
+	size_t i;
+
+	qsort(v, n, sizeof(*v), dcmp);
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+/* The core's internal calls on a built pass state, for timing one
+ * placement or one reservation alone. */
+struct probe {
+	struct pass ps;
+	struct sched_running *r;
+	struct sched_job j;
+	struct sched_input in;
+	struct preq rq;
+	uint8_t *match;
+};
+
+static void
+probe_init(struct bench *b, struct probe *p, uint32_t nodes)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = running_list(b);
+	p->j = gen_job(b, b->now);
+	p->j.nodes_min = p->j.nodes_max = nodes;
+	p->j.gpus_per_node = 0;
+	p->j.topo_mode = SCHED_TOPO_ANY;
+	p->j.gpu_type = NULL;
+	p->in = input(b, p->r, &p->j, 1);
+	if (state_build(&p->ps, &p->in) == -1) {
+		perror("state_build");
+		exit(1);
+	}
+	p->match = xcalloc(p->ps.nmodels, 1);
+	memset(p->match, 1, p->ps.nmodels);
+	p->rq.n = nodes;
+	p->rq.match = p->match;
+	p->rq.cap = p->ps.t.rootlevel;
+	p->rq.set = SET_ALL;
+}
+
+static void
+probe_free(struct probe *p)
+{
+	state_free(&p->ps);
+	free(p->match);
+	free(p->r);
+}
+
+/* One 1,024-GPU gang (128 whole nodes) placed alone: the counts per
+ * switch, the domain choice, the node and GPU choice. */
+static void
+time_place(struct bench *b)
+{
+	struct probe p;
+	struct pick *out = xcalloc(128, sizeof(*out));
+	double t0, t[64];
+	int ok = 0, k;
+
+	probe_init(b, &p, 128);
+	for (k = 0; k < 64; k++) {
+		t0 = now_ms();
+		place_counts(&p.ps, &p.rq, p.ps.cnt);
+		if (place_capacity(&p.ps, &p.rq, p.ps.cnt) >= p.rq.n)
+			ok = place_select(&p.ps, &p.rq, p.ps.cnt, NULL,
+			    out) == 0;
+		t[k] = now_ms() - t0;
+	}
+	printf("1,024-GPU gang (128 nodes) at %.1f%% in use: %s, median "
+	    "%.3f ms, max %.3f ms (64 runs)\n", 100.0 * used_share(b),
+	    ok ? "placed" : "does not fit", percentile(t, 64, 0.5),
+	    percentile(t, 64, 1.0));
+	probe_free(&p);
+	free(out);
+}
+
+/* The reservation replay for a blocked gang of n nodes. */
+static void
+time_resv(struct bench *b, uint32_t n)
+{
+	struct probe p;
+	struct pick *out = xcalloc(n, sizeof(*out));
+	int64_t start = 0;
+	double t0, rt;
+	int ok;
+
+	probe_init(b, &p, n);
+	t0 = now_ms();
+	ok = resv_find(&p.ps, &p.rq, &start, out) == 0;
+	rt = now_ms() - t0;
+	if (ok)
+		printf("reservation for a %u-node gang (replaying %zu "
+		    "running jobs): at now+%llds, found in %.3f ms\n", n,
+		    b->nrun, (long long)(start - b->now), rt);
+	else
+		printf("reservation for a %u-node gang: none possible "
+		    "(%.3f ms)\n", n, rt);
+	probe_free(&p);
+	free(out);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
+	    "[--passes K] [--seed S] [--smoke]\n");
+	exit(2);
+}
+
+static void
+args(struct bench *b, int argc, char **argv)
+{
+	int i;
+	char *end;
+	unsigned long long v;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--smoke") == 0) {
+			b->nnodes = 64;
+			b->npending_target = 200;
+			b->passes = 5;
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage();
+		errno = 0;
+		v = strtoull(argv[i + 1], &end, 10);
+		if (errno != 0 || *end != '\0' || v == 0 || v > 10000000)
+			usage();
+		if (strcmp(argv[i], "--nodes") == 0)
+			b->nnodes = v;
+		else if (strcmp(argv[i], "--pending") == 0)
+			b->npending_target = v;
+		else if (strcmp(argv[i], "--passes") == 0)
+			b->passes = v;
+		else if (strcmp(argv[i], "--seed") == 0)
+			b->rng = v;
+		else
+			usage();
+		i++;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bench b;
+	struct sched_running *r;
+	struct sched_input in;
+	struct sched_result *res;
+	uint8_t *gone;
+	double *ms, t0, mem;
+	size_t p, k, n, starts = 0, bf = 0, peak = 0, ended = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.nnodes = 10000;
+	b.npending_target = 10000;
+	b.passes = 50;
+	b.rng = 88172645463325252ULL;
+	b.next_id = 1;
+	args(&b, argc, argv);
+	b.now = 1000000;
+	printf("cluster: %zu nodes x %d GPUs = %zu GPUs; %zu pending; "
+	    "%zu passes\n", b.nnodes, GPN, b.nnodes * GPN,
+	    b.npending_target, b.passes);
+	build_cluster(&b);
+	fill(&b);
+	time_place(&b);
+	b.pend = xcalloc(b.npending_target, sizeof(*b.pend));
+	for (b.npend = 0; b.npend < b.npending_target; b.npend++)
+		b.pend[b.npend] = gen_job(&b, b.now - pick(&b, 3600));
+	ms = xcalloc(b.passes, sizeof(*ms));
+	gone = xcalloc(b.npending_target, 1);
+	for (p = 0; p < b.passes; p++) {
+		r = running_list(&b);
+		in = input(&b, r, b.pend, b.npend);
+		t0 = now_ms();
+		res = sched_run(&in);
+		ms[p] = now_ms() - t0;
+		if (res == NULL) {
+			perror("sched_run");
+			return 1;
+		}
+		memset(gone, 0, b.npend);
+		apply(&b, res, gone);
+		starts += res->nstarts;
+		bf += res->stats.backfilled;
+		if (res->stats.scratch_bytes > peak)
+			peak = res->stats.scratch_bytes;
+		sched_result_free(res);
+		free(r);
+		/* Drop the started, top the queue up, move time on. */
+		for (k = 0, n = 0; k < b.npend; k++)
+			if (!gone[k])
+				b.pend[n++] = b.pend[k];
+		for (b.npend = n; b.npend < b.npending_target; b.npend++)
+			b.pend[b.npend] = gen_job(&b, b.now);
+		b.now += 30;
+		ended += finish(&b);
+	}
+	printf("passes: median %.2f ms, p99 %.2f ms, max %.2f ms; %zu "
+	    "starts (%zu backfilled), %zu ends; %.1f%% of GPUs in use\n",
+	    percentile(ms, b.passes, 0.5), percentile(ms, b.passes, 0.99),
+	    percentile(ms, b.passes, 1.0), starts, bf, ended,
+	    100.0 * used_share(&b));
+	time_resv(&b, 128);
+	time_resv(&b, (uint32_t)(b.nnodes * 9 / 10));
+	/* What the core needs per GPU: its input snapshot (nodes, GPUs,
+	 * names), the topology, and the most one pass allocated. */
+	mem = (double)(b.nnodes * (sizeof(struct sched_node) + 16) +
+	    b.nnodes * GPN * sizeof(struct sched_gpu));
+	printf("memory per GPU: snapshot %.0f B, topology %.0f B, pass "
+	    "scratch peak %.0f B, total %.0f B\n",
+	    mem / (double)(b.nnodes * GPN),
+	    (double)topo_bytes(b.topo) / (double)(b.nnodes * GPN),
+	    (double)peak / (double)(b.nnodes * GPN),
+	    (mem + (double)topo_bytes(b.topo) + (double)peak) /
+	    (double)(b.nnodes * GPN));
+	for (k = 0; k < b.nrun; k++)
+		free(b.run[k].places);
+	free(b.run);
+	free(b.pend);
+	free(gone);
+	free(ms);
+	free(b.nodes);
+	free(b.gpus);
+	free(b.names);
+	topo_destroy(b.topo);
+	return 0;
+}
