@@ -110,7 +110,7 @@ cnode_read(const char *cmd, const Cohort__V1__Node *pb, struct cnode *n)
 }
 
 static const char *
-health_name(protobuf_c_boolean has, Cohort__V1__Health h)
+pb_health_name(protobuf_c_boolean has, Cohort__V1__Health h)
 {
 	if (!has)
 		return NULL;
@@ -254,7 +254,7 @@ gpu_json(const struct gpu_info *g, const Cohort__V1__Gpu *pb)
 	    g->nvlink_domain),
 	    "nvlink_peers", peers,
 	    "nic", json_opt_int(g->nic >= 0, g->nic),
-	    "health", json_str_or_null(health_name(pb->has_health,
+	    "health", json_str_or_null(pb_health_name(pb->has_health,
 	    pb->health)),
 	    "job_id", json_opt_int(pb->has_job_id && pb->job_id != 0,
 	    (json_int_t)pb->job_id));
@@ -289,7 +289,7 @@ node_json(const struct cnode *n, bool with_gpus)
 	    "name", pb->name,
 	    "state", pb->state,
 	    "drain", json_str_or_null(str_or_null(pb->drain)),
-	    "health", json_str_or_null(health_name(pb->has_health,
+	    "health", json_str_or_null(pb_health_name(pb->has_health,
 	    pb->health)),
 	    "gpus_free", (json_int_t)pb->gpus_free,
 	    "gpus_total", (json_int_t)(pb->has_gpus_total ? pb->gpus_total :
@@ -344,7 +344,7 @@ nodes_row(struct output_table *t, const struct cnode *n)
 	    pb->has_gpus_total ? pb->gpus_total : n->inv.ngpus);
 	cells[0] = pb->name;
 	cells[1] = state;
-	cells[2] = health_name(pb->has_health, pb->health);
+	cells[2] = pb_health_name(pb->has_health, pb->health);
 	cells[3] = gpus;
 	cells[4] = models;
 	cells[5] = str_or_null(pb->switch_name);
@@ -488,7 +488,7 @@ show_gpus(const struct cnode *n)
 		cells[6] = output_nvlink(g->nvlink_domain, g->nvlink_peers, nv,
 		    sizeof(nv));
 		cells[7] = int_cell(g->nic, nic, sizeof(nic));
-		cells[8] = health_name(pb->has_health, pb->health);
+		cells[8] = pb_health_name(pb->has_health, pb->health);
 		cells[9] = pb->has_job_id && pb->job_id != 0 ? job : NULL;
 		rc = output_table_add(t, cells);
 	}
@@ -515,7 +515,7 @@ show_print(const struct cnode *n)
 		return -1;
 	}
 	node_state(pb, state, sizeof(state));
-	h = health_name(pb->has_health, pb->health);
+	h = pb_health_name(pb->has_health, pb->health);
 	rc = show_add(t, "Node", "%s", pb->name);
 	rc |= show_add(t, "State", "%s", state);
 	rc |= show_add(t, "Health", "%s", h ? h : "-");

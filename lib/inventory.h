@@ -25,6 +25,33 @@ struct gpu_info {
 	int nic;			/* index of the nearest NIC; -1 */
 };
 
+/* Health of a node or a GPU (SPEC.md, "Health"). */
+enum health {
+	HEALTH_OK = 0,
+	HEALTH_DEGRADED,
+	HEALTH_FAILED,
+};
+
+#define HEALTH_REASON_MAX 160
+
+struct gpu_health {
+	unsigned index;
+	enum health health;
+	char reason[HEALTH_REASON_MAX];	/* e.g. "xid=79" */
+};
+
+/* The latest verdict on a node: the node as a whole and each GPU that is
+ * not OK. */
+struct node_health {
+	enum health health;
+	char reason[HEALTH_REASON_MAX];
+	unsigned ngpus;			/* entries used in gpus[] */
+	struct gpu_health gpus[INV_MAX_GPUS];
+	int64_t checked_ms;
+};
+
+const char *health_name(enum health h);
+
 struct inventory {
 	char source[16];		/* "simulated" or "nvml" */
 	unsigned ncpus;
