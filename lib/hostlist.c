@@ -226,7 +226,8 @@ gen_item(struct out *o, const char *p, const char *end, const char *expr,
 			o->len = keep;
 			if (out_append(o, num, (size_t)len) == -1)
 				goto toolong;
-			if (gen_item(o, close + 1, end, expr, err, errlen) == -1)
+			if (gen_item(o, close + 1, end, expr, err,
+			    errlen) == -1)
 				return -1;
 			if (v == r.hi)
 				break;
@@ -431,7 +432,8 @@ emit_group(struct sbuf *sb, const struct hname *h, size_t n)
 		w = h[i].ndig;
 		while (start < n && continues(&h[start - 1], &h[start], w))
 			start++;
-		if (sbuf_add(sb, "%s%0*lu", i > 0 ? "," : "", w, h[i].val) == -1)
+		if (sbuf_add(sb, "%s%0*lu", i > 0 ? "," : "", w,
+		    h[i].val) == -1)
 			return -1;
 		if (start - i > 1 && sbuf_add(sb, "-%0*lu", w,
 		    h[start - 1].val) == -1)

@@ -3,7 +3,7 @@
 #include "inventory.h"
 
 const char *
-health_name(enum health h)
+health_name(enum health_state h)
 {
 	switch (h) {
 	case HEALTH_OK:

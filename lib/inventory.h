@@ -26,7 +26,7 @@ struct gpu_info {
 };
 
 /* Health of a node or a GPU (SPEC.md, "Health"). */
-enum health {
+enum health_state {
 	HEALTH_OK = 0,
 	HEALTH_DEGRADED,
 	HEALTH_FAILED,
@@ -36,21 +36,21 @@ enum health {
 
 struct gpu_health {
 	unsigned index;
-	enum health health;
+	enum health_state health;
 	char reason[HEALTH_REASON_MAX];	/* e.g. "xid=79" */
 };
 
 /* The latest verdict on a node: the node as a whole and each GPU that is
  * not OK. */
 struct node_health {
-	enum health health;
+	enum health_state health;
 	char reason[HEALTH_REASON_MAX];
 	unsigned ngpus;			/* entries used in gpus[] */
 	struct gpu_health gpus[INV_MAX_GPUS];
 	int64_t checked_ms;
 };
 
-const char *health_name(enum health h);
+const char *health_name(enum health_state h);
 
 struct inventory {
 	char source[16];		/* "simulated" or "nvml" */

@@ -642,6 +642,7 @@ job_free(struct job *job)
 	free(job->user);
 	free(job->reason);
 	free(job->place);
+	free(job->ckpt_path);
 	job_spec_clear(&job->spec);
 	free(job);
 }

@@ -120,6 +120,14 @@ struct job {
 	int32_t exit_code;
 	struct placement *place;	/* current (or last) allocation */
 	size_t nplace;
+	/* Fault recovery (SPEC.md checkpoint contract). */
+	bool has_ckpt;
+	uint64_t ckpt_step;
+	char *ckpt_path;		/* NULL when none */
+	int64_t ckpt_ms;		/* when it was reported */
+	int64_t last_failure_ms;
+	int64_t last_restart_ms;
+	uint64_t lost_work_ms;		/* summed over failures */
 };
 
 /* Limits that come from the controller's configuration. */

@@ -131,6 +131,106 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	return 0;
 }
 
+static void
+wire_copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src != NULL ? src : "");
+}
+
+static Cohort__V1__Health
+wire_hl_to_pb(enum health_state h)
+{
+	switch (h) {
+	case HEALTH_DEGRADED:
+		return COHORT__V1__HEALTH__HEALTH_DEGRADED;
+	case HEALTH_FAILED:
+		return COHORT__V1__HEALTH__HEALTH_FAILED;
+	default:
+		return COHORT__V1__HEALTH__HEALTH_OK;
+	}
+}
+
+static enum health_state
+wire_hl_from_pb(Cohort__V1__Health h)
+{
+	switch (h) {
+	case COHORT__V1__HEALTH__HEALTH_DEGRADED:
+		return HEALTH_DEGRADED;
+	case COHORT__V1__HEALTH__HEALTH_FAILED:
+		return HEALTH_FAILED;
+	default:
+		return HEALTH_OK;
+	}
+}
+
+int
+wire_health_to_pb(const struct node_health *h, Cohort__V1__NodeHealth *pb)
+{
+	Cohort__V1__GpuHealth *g;
+	unsigned i;
+
+	cohort__v1__node_health__init(pb);
+	pb->health = wire_hl_to_pb(h->health);
+	pb->reason = (char *)h->reason;
+	pb->has_checked_ms = 1;
+	pb->checked_ms = h->checked_ms;
+	if (h->ngpus == 0)
+		return 0;
+	g = calloc(h->ngpus, sizeof(*g));
+	pb->gpus = calloc(h->ngpus, sizeof(*pb->gpus));
+	if (g == NULL || pb->gpus == NULL) {
+		free(g);
+		free(pb->gpus);
+		pb->gpus = NULL;
+		return -1;
+	}
+	for (i = 0; i < h->ngpus; i++) {
+		cohort__v1__gpu_health__init(&g[i]);
+		g[i].index = h->gpus[i].index;
+		g[i].health = wire_hl_to_pb(h->gpus[i].health);
+		g[i].reason = (char *)h->gpus[i].reason;
+		pb->gpus[i] = &g[i];
+	}
+	pb->n_gpus = h->ngpus;
+	return 0;
+}
+
+void
+wire_health_pb_release(Cohort__V1__NodeHealth *pb)
+{
+	if (pb->n_gpus > 0)
+		free(pb->gpus[0]);
+	free(pb->gpus);
+	pb->gpus = NULL;
+	pb->n_gpus = 0;
+}
+
+int
+wire_health_from_pb(const Cohort__V1__NodeHealth *pb, struct node_health *h,
+    struct cerr *err)
+{
+	size_t i;
+
+	memset(h, 0, sizeof(*h));
+	if (pb->n_gpus > INV_MAX_GPUS)
+		return cerr_set(err, ERR_INVALID, "health lists %zu GPUs",
+		    pb->n_gpus);
+	h->health = wire_hl_from_pb(pb->health);
+	wire_copy_str(h->reason, sizeof(h->reason), pb->reason);
+	h->checked_ms = pb->checked_ms;
+	for (i = 0; i < pb->n_gpus; i++) {
+		if (pb->gpus[i]->index >= INV_MAX_GPUS)
+			return cerr_set(err, ERR_INVALID, "health: GPU index "
+			    "%u out of range", pb->gpus[i]->index);
+		h->gpus[i].index = pb->gpus[i]->index;
+		h->gpus[i].health = wire_hl_from_pb(pb->gpus[i]->health);
+		wire_copy_str(h->gpus[i].reason, sizeof(h->gpus[i].reason),
+		    pb->gpus[i]->reason);
+	}
+	h->ngpus = (unsigned)pb->n_gpus;
+	return 0;
+}
+
 Cohort__V1__JobState
 wire_state_to_pb(enum job_state state)
 {
@@ -208,6 +308,19 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 	pb->restarts = job->restarts;
 	pb->has_exit_code = job->has_exit;
 	pb->exit_code = job->exit_code;
+	pb->has_checkpoint_step = job->has_ckpt;
+	pb->checkpoint_step = job->ckpt_step;
+	pb->checkpoint_path = job->has_ckpt ? job->ckpt_path : NULL;
+	pb->has_checkpoint_time_ms = job->has_ckpt;
+	pb->checkpoint_time_ms = job->ckpt_ms;
+	pb->has_nodes_now = job->nplace > 0;
+	pb->nodes_now = (uint32_t)job->nplace;
+	pb->has_last_failure_ms = job->last_failure_ms != 0;
+	pb->last_failure_ms = job->last_failure_ms;
+	pb->has_last_restart_ms = job->last_restart_ms != 0;
+	pb->last_restart_ms = job->last_restart_ms;
+	pb->has_lost_work_ms = 1;
+	pb->lost_work_ms = job->lost_work_ms;
 	return 0;
 }
 
@@ -308,11 +421,6 @@ wire_inventory_pb_release(Cohort__V1__Inventory *pb)
 	pb->n_gpus = 0;
 }
 
-static void
-wire_copy_str(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src != NULL ? src : "");
-}
 
 int
 wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
@@ -388,6 +496,18 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->exit_code = pb->exit_code;
 	if (wire_placement_from_pb(pb, job, err) == -1)
 		goto fail;
+	if (pb->has_checkpoint_step && pb->checkpoint_path != NULL) {
+		job->has_ckpt = true;
+		job->ckpt_step = pb->checkpoint_step;
+		if ((job->ckpt_path = strdup(pb->checkpoint_path)) == NULL) {
+			cerr_set(err, ERR_INTERNAL, "out of memory");
+			goto fail;
+		}
+		job->ckpt_ms = pb->checkpoint_time_ms;
+	}
+	job->last_failure_ms = pb->last_failure_ms;
+	job->last_restart_ms = pb->last_restart_ms;
+	job->lost_work_ms = pb->lost_work_ms;
 	return job;
 fail:
 	job_free(job);
@@ -460,6 +580,14 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK: return "task_exit_ack";
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG: return "read_log";
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY: return "read_log_reply";
+	case COHORT__V1__ENVELOPE__BODY_SIGNAL: return "signal";
+	case COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY: return "signal_reply";
+	case COHORT__V1__ENVELOPE__BODY_EVENTS: return "events";
+	case COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY: return "events_reply";
+	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
+	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
+	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";
+	case COHORT__V1__ENVELOPE__BODY_RESUME_REPLY: return "resume_reply";
 	default: return "unknown";
 	}
 }

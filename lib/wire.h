@@ -38,6 +38,13 @@ void wire_inventory_pb_release(Cohort__V1__Inventory *pb);
 int wire_inventory_from_pb(const Cohort__V1__Inventory *pb,
     struct inventory *inv, struct cerr *err);
 
+/* Health: to_pb allocates the GPU entries (release frees them); from_pb
+ * refuses GPU indices above INV_MAX_GPUS (ERR_INVALID). */
+int wire_health_to_pb(const struct node_health *h, Cohort__V1__NodeHealth *pb);
+void wire_health_pb_release(Cohort__V1__NodeHealth *pb);
+int wire_health_from_pb(const Cohort__V1__NodeHealth *pb,
+    struct node_health *h, struct cerr *err);
+
 Cohort__V1__JobState wire_state_to_pb(enum job_state state);
 /* 0, or -1 for a value that is not a job state. */
 int wire_state_from_pb(Cohort__V1__JobState pb, enum job_state *state);

@@ -137,6 +137,13 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	lr.master_port = l->master_port;
 	lr.n_gpus = l->place->ngpus;
 	lr.gpus = (uint32_t *)l->place->gpus;
+	/* The next start resumes from the last checkpoint; rank 0's node
+	 * watches for new ones. */
+	if (l->job->has_ckpt)
+		lr.resume_checkpoint = l->job->ckpt_path;
+	lr.has_watch_checkpoints = 1;
+	lr.watch_checkpoints = l->place->node_rank == 0 &&
+	    l->job->spec.checkpoint_dir != NULL;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
 	if (agentcmd_send(ac, conn_id, &env) == -1)
@@ -159,6 +166,21 @@ agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	sr.reason = (char *)reason;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP;
 	env.stop = &sr;
+	return agentcmd_send(ac, conn_id, &env);
+}
+
+int
+agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int sig)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__SignalRequest sr = COHORT__V1__SIGNAL_REQUEST__INIT;
+
+	sr.job_id = job_id;
+	sr.restart = attempt;
+	sr.signal = (uint32_t)sig;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_SIGNAL;
+	env.signal = &sr;
 	return agentcmd_send(ac, conn_id, &env);
 }
 
@@ -196,8 +218,9 @@ agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
 
 	if ((env->id & AGENTCMD_ID_BIT) == 0)
 		return false;
-	/* Stop replies are not tracked: nothing waits for them. */
-	if (env->body_case == COHORT__V1__ENVELOPE__BODY_STOP_REPLY)
+	/* Stop and signal replies are not tracked: nothing waits. */
+	if (env->body_case == COHORT__V1__ENVELOPE__BODY_STOP_REPLY ||
+	    env->body_case == COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY)
 		return true;
 	TAILQ_FOREACH(c, &ac->pending, entry)
 		if (c->id == env->id && c->conn_id == conn_id)

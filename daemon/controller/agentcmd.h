@@ -41,6 +41,9 @@ int agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 /* Fire and forget: a stop is idempotent and is re-sent on reconcile. */
 int agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, const char *reason);
+/* Fire and forget: send sig to the tasks of (job, attempt). */
+int agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int sig);
 int agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id,
     uint64_t job_id, uint32_t attempt, unsigned rank, uint64_t offset,
     uint32_t max, int64_t now_ms, agentcmd_log_done cb, void *arg);

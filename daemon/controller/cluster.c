@@ -10,7 +10,7 @@
 
 #include <event2/event.h>
 
-#include "cluster.h"
+#include "cluster_int.h"
 #include "jobs.h"
 #include "lib/log.h"
 #include "nodes.h"
@@ -28,21 +28,9 @@ struct gang {
 	TAILQ_ENTRY(gang) entry;
 };
 
-struct cluster {
-	struct event_base *base;
-	struct jobs *js;
-	struct nodes *ns;
-	struct agentcmd *ac;
-	struct cluster_opts o;
-	struct event *pass_ev;
-	struct event *tick_ev;
-	bool dirty;
-	TAILQ_HEAD(, gang) gangs;
-	struct cluster_stats stats;
-};
 
-static int64_t
-now_ms(void)
+int64_t
+cluster_now_ms(void)
 {
 	struct timespec ts;
 
@@ -62,7 +50,7 @@ cluster_changed(struct cluster *cl)
 /* Tell every node of job's placement to stop its tasks of the current
  * attempt. Nodes that are not connected stop them when they come back
  * (registration reconciles). */
-static void
+void
 cluster_stop_gang(struct cluster *cl, const struct job *job,
     const char *reason)
 {
@@ -100,7 +88,7 @@ gang_fail(struct gang *g, const struct cerr *why)
 		return;
 	cluster_stop_gang(cl, job, "the gang could not start");
 	if (jobs_start_failed(cl->js, g->job_id, permanent, why->text,
-	    now_ms(), &err) == -1)
+	    cluster_now_ms(), &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
 	cluster_changed(cl);
 }
@@ -117,10 +105,13 @@ gang_launched_cb(void *arg, const struct cerr *err)
 			gang_fail(g, err);
 		} else if (++g->acked == g->nnodes) {
 			g->over = true;
-			if (jobs_mark_running(g->cl->js, g->job_id, now_ms(),
-			    &e) == -1)
+			if (jobs_mark_running(g->cl->js, g->job_id,
+			    cluster_now_ms(), &e) == -1)
 				log_warnx("job %" PRIu64 ": %s", g->job_id,
 				    e.text);
+			else
+				recovery_job_running(g->cl,
+				    jobs_get(g->cl->js, g->job_id));
 		}
 	}
 	gang_release(g);
@@ -143,7 +134,7 @@ cluster_launch(struct cluster *cl, const struct job *job)
 		free(nodelist);
 		free(g);
 		cerr_set(&err, ERR_INTERNAL, "out of memory");
-		jobs_start_failed(cl->js, job->id, false, err.text, now_ms(),
+		jobs_start_failed(cl->js, job->id, false, err.text, cluster_now_ms(),
 		    &err);
 		return;
 	}
@@ -169,7 +160,7 @@ cluster_launch(struct cluster *cl, const struct job *job)
 		n = nodes_get(cl->ns, job->place[i].node);
 		lc.place = &job->place[i];
 		if (n == NULL || agentcmd_launch(cl->ac, n->conn_id, &lc,
-		    now_ms(), gang_launched_cb, g) == -1) {
+		    cluster_now_ms(), gang_launched_cb, g) == -1) {
 			cerr_set(&err, ERR_UNAVAILABLE,
 			    "node %s is not reachable", job->place[i].node);
 			gang_fail(g, &err);
@@ -197,20 +188,23 @@ cluster_pass(struct cluster *cl)
 {
 	struct placement_input in;
 	struct placement_result res;
-	struct jobs_filter f = { .has_state = true, .state = JOB_PENDING };
+	struct jobs_filter f = { .all = false };
 	const struct job **pending, *job;
 	struct cerr err;
 	size_t npending, i;
-	int64_t now = now_ms();
+	int64_t now = cluster_now_ms();
 	int rc;
 
 	cl->dirty = false;
 	cl->stats.passes++;
 	cluster_refresh_allocations(cl);
 	pending = jobs_list(cl->js, &f, &npending);
-	/* Jobs still launching hold their allocation already. */
+	/* Waiting jobs: pending and restarting ones that hold nothing yet
+	 * (those still launching hold their allocation already). */
 	for (i = 0; i < npending;) {
-		if (jobs_is_active(pending[i]))
+		if (jobs_is_active(pending[i]) ||
+		    (pending[i]->state != JOB_PENDING &&
+		    pending[i]->state != JOB_RESTARTING))
 			pending[i] = pending[--npending];
 		else
 			i++;
@@ -277,32 +271,60 @@ cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
 	cl->stats.total_pass_us += cl->stats.last_pass_us;
 }
 
-/* A node went DOWN: the jobs on it cannot go on. */
+void
+cluster_fail_over(struct cluster *cl, const struct job *job,
+    const char *cause, bool counted, int64_t failure_ms)
+{
+	enum job_state state;
+	struct cerr err;
+	uint64_t lost = job->lost_work_ms;
+
+	cluster_stop_gang(cl, job, cause);
+	cl->stats.failures++;
+	if (jobs_fail_over(cl->js, job->id, cause, counted, failure_ms,
+	    cluster_now_ms(), &state, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+	cl->stats.lost_work_ms += job->lost_work_ms - lost;
+	cluster_changed(cl);
+}
+
+void
+cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
+    const char *cause, bool counted)
+{
+	const struct job **active;
+	const struct placement *p;
+	size_t i, j, g, na;
+	bool hit;
+
+	active = jobs_active(cl->js, &na);
+	for (i = 0; i < na; i++) {
+		hit = false;
+		for (j = 0; j < active[i]->nplace && !hit; j++) {
+			p = &active[i]->place[j];
+			if (strcmp(p->node, node) != 0)
+				continue;
+			if (gpu < 0)
+				hit = true;
+			for (g = 0; g < p->ngpus && !hit; g++)
+				hit = p->gpus[g] == (unsigned)gpu;
+		}
+		if (hit)
+			cluster_fail_over(cl, active[i], cause, counted,
+			    cluster_now_ms());
+	}
+	free(active);
+}
+
+/* A node went DOWN: the jobs on it restart elsewhere. */
 static void
 cluster_node_down_cb(struct node *n, void *arg)
 {
-	struct cluster *cl = arg;
-	const struct job **active;
-	char reason[128];
-	struct cerr err;
-	size_t i, j, na;
+	char cause[256];
 
-	active = jobs_active(cl->js, &na);
-	snprintf(reason, sizeof(reason), "node %s went DOWN", n->name);
-	for (i = 0; i < na; i++) {
-		for (j = 0; j < active[i]->nplace; j++)
-			if (strcmp(active[i]->place[j].node, n->name) == 0)
-				break;
-		if (j == active[i]->nplace)
-			continue;
-		cluster_stop_gang(cl, active[i], reason);
-		if (jobs_end(cl->js, active[i]->id, JOB_FAILED, reason,
-		    now_ms(), &err) == -1)
-			log_warnx("job %" PRIu64 ": %s", active[i]->id,
-			    err.text);
-	}
-	free(active);
-	cluster_changed(cl);
+	snprintf(cause, sizeof(cause), "node %s went DOWN (%s)", n->name,
+	    n->reason);
+	cluster_fail_over_node(arg, n->name, -1, cause, true);
 }
 
 static void
@@ -336,11 +358,12 @@ static void
 cluster_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct cluster *cl = arg;
-	int64_t now = now_ms();
+	int64_t now = cluster_now_ms();
 
 	nodes_check_timeouts(cl->ns, now, cl->o.node_timeout_ms,
 	    cluster_node_down_cb, cl);
 	cluster_check_limits(cl, now);
+	recovery_tick(cl, now);
 	agentcmd_expire(cl->ac, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_changed(cl);
@@ -358,10 +381,11 @@ cluster_reset_launching(struct cluster *cl)
 
 	active = jobs_active(cl->js, &n);
 	for (i = 0; i < n; i++)
-		if (active[i]->state == JOB_PENDING &&
+		if ((active[i]->state == JOB_PENDING ||
+		    active[i]->state == JOB_RESTARTING) &&
 		    jobs_start_failed(cl->js, active[i]->id, false,
 		    "the controller restarted while it was launching",
-		    now_ms(), &err) == -1)
+		    cluster_now_ms(), &err) == -1)
 			log_warnx("job %" PRIu64 ": %s", active[i]->id,
 			    err.text);
 	free(active);
@@ -384,6 +408,7 @@ cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
 	cl->ac = ac;
 	cl->o = *o;
 	TAILQ_INIT(&cl->gangs);
+	TAILQ_INIT(&cl->evacs);
 	cl->pass_ev = event_new(base, -1, 0, cluster_pass_cb, cl);
 	cl->tick_ev = event_new(base, -1, EV_PERSIST, cluster_tick_cb, cl);
 	if (cl->pass_ev == NULL || cl->tick_ev == NULL ||
@@ -408,6 +433,7 @@ cluster_destroy(struct cluster *cl)
 		TAILQ_REMOVE(&cl->gangs, g, entry);
 		free(g);
 	}
+	recovery_evac_destroy_all(cl);
 	if (cl->pass_ev != NULL)
 		event_free(cl->pass_ev);
 	if (cl->tick_ev != NULL)
@@ -546,8 +572,26 @@ cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
 	return 0;
 }
 
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 void
 cluster_stats(const struct cluster *cl, struct cluster_stats *st)
 {
+	uint64_t sorted[CLUSTER_RECOVERY_SAMPLES];
+	size_t n = cl->nrecovery < CLUSTER_RECOVERY_SAMPLES ? cl->nrecovery :
+	    CLUSTER_RECOVERY_SAMPLES;
+
 	*st = cl->stats;
+	if (n == 0)
+		return;
+	memcpy(sorted, cl->recovery_ms, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), u64_cmp);
+	st->recovery_ms_p50 = sorted[(n - 1) / 2];
+	st->recovery_ms_p99 = sorted[(n * 99 + 99) / 100 - 1];
 }

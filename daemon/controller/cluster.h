@@ -63,6 +63,27 @@ int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
     uint64_t offset, uint32_t max, int64_t now_ms, agentcmd_log_done cb,
     void *arg, struct cerr *err);
 
+/* ---- Fault recovery (recovery.c) -------------------------------------- */
+
+/* A node's health verdict, from its agent. */
+void cluster_health(struct cluster *cl, uint64_t conn_id,
+    const struct node_health *h, int64_t now_ms);
+/* An XID whose policy is fail-job (drain XIDs come as GPU health). */
+void cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu,
+    unsigned xid, int64_t now_ms);
+/* Rank 0's agent saw LATEST name (step, path). */
+void cluster_checkpoint(struct cluster *cl, uint64_t job_id,
+    uint32_t attempt, uint64_t step, const char *path, int64_t now_ms);
+/* A node saw the job's progress file change. */
+void cluster_progress(struct cluster *cl, uint64_t job_id, uint32_t attempt,
+    int64_t changed_ms);
+/* Admin: drain nodes (with now: checkpoint and move their jobs). */
+int cluster_drain(struct cluster *cl, const struct peer *who,
+    const char *node, const char *reason, bool now, int64_t now_ms,
+    struct cerr *err);
+int cluster_resume(struct cluster *cl, const struct peer *who,
+    const char *node, int64_t now_ms, struct cerr *err);
+
 /* Counters for metrics and tests. */
 struct cluster_stats {
 	unsigned long passes;
@@ -70,6 +91,12 @@ struct cluster_stats {
 	unsigned long backfilled;
 	uint64_t last_pass_us;		/* duration of the latest pass */
 	uint64_t total_pass_us;
+	unsigned long failures;		/* failures detected */
+	unsigned long restarts;		/* jobs running again after one */
+	uint64_t recovery_ms_sum;	/* failure → running again */
+	uint64_t recovery_ms_p50;
+	uint64_t recovery_ms_p99;
+	uint64_t lost_work_ms;		/* summed over failures */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
 

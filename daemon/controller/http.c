@@ -64,8 +64,10 @@ static void
 http_nodes(struct http *h, struct evbuffer *b)
 {
 	struct node **all;
-	unsigned long up = 0, down = 0, total = 0, free_gpus = 0;
+	unsigned long up = 0, down = 0, drained = 0, total = 0, free_gpus = 0;
+	unsigned long failed = 0;
 	size_t i, n;
+	unsigned g;
 
 	all = nodes_all(h->src.nodes, &n);
 	for (i = 0; i < n; i++) {
@@ -73,16 +75,24 @@ http_nodes(struct http *h, struct evbuffer *b)
 			up++;
 		else
 			down++;
+		drained += all[i]->drained;
 		total += all[i]->inv.ngpus;
-		free_gpus += node_gpus_free(all[i]);
+		for (g = 0; g < all[i]->inv.ngpus; g++) {
+			if (node_gpu_health(all[i], g) == HEALTH_FAILED)
+				failed++;
+			else if (all[i]->gpu_job[g] == 0)
+				free_gpus++;
+		}
 	}
 	metric_head(b, "cohort_nodes", "gauge", "Nodes by state.");
 	evbuffer_add_printf(b, "cohort_nodes{state=\"UP\"} %lu\n"
-	    "cohort_nodes{state=\"DOWN\"} %lu\n", up, down);
+	    "cohort_nodes{state=\"DOWN\"} %lu\n"
+	    "cohort_nodes{state=\"drained\"} %lu\n", up, down, drained);
 	metric_head(b, "cohort_gpus", "gauge", "GPUs by state.");
 	evbuffer_add_printf(b, "cohort_gpus{state=\"free\"} %lu\n"
-	    "cohort_gpus{state=\"allocated\"} %lu\n", free_gpus,
-	    total - free_gpus);
+	    "cohort_gpus{state=\"allocated\"} %lu\n"
+	    "cohort_gpus{state=\"failed\"} %lu\n", free_gpus,
+	    total - free_gpus - failed, failed);
 }
 
 static void
@@ -109,6 +119,25 @@ http_sched(struct http *h, struct evbuffer *b)
 	    "Starts that backfilled around a reservation.");
 	evbuffer_add_printf(b, "cohort_jobs_backfilled_total %lu\n",
 	    st.backfilled);
+	metric_head(b, "cohort_failures_total", "counter",
+	    "Job failures detected (node down, health, task, hang, move).");
+	evbuffer_add_printf(b, "cohort_failures_total %lu\n", st.failures);
+	metric_head(b, "cohort_restarts_total", "counter",
+	    "Jobs running again after a failure.");
+	evbuffer_add_printf(b, "cohort_restarts_total %lu\n", st.restarts);
+	metric_head(b, "cohort_failure_to_restart_seconds", "summary",
+	    "Time from a detected failure to the job running again.");
+	evbuffer_add_printf(b,
+	    "cohort_failure_to_restart_seconds{quantile=\"0.5\"} %.3f\n"
+	    "cohort_failure_to_restart_seconds{quantile=\"0.99\"} %.3f\n"
+	    "cohort_failure_to_restart_seconds_sum %.3f\n"
+	    "cohort_failure_to_restart_seconds_count %lu\n",
+	    (double)st.recovery_ms_p50 / 1e3, (double)st.recovery_ms_p99 / 1e3,
+	    (double)st.recovery_ms_sum / 1e3, st.restarts);
+	metric_head(b, "cohort_lost_work_seconds_total", "counter",
+	    "Work lost to failures: time since the last checkpoint.");
+	evbuffer_add_printf(b, "cohort_lost_work_seconds_total %.3f\n",
+	    (double)st.lost_work_ms / 1e3);
 	metric_head(b, "cohort_db_commits_total", "counter",
 	    "SQLite commits (each may cover many requests).");
 	evbuffer_add_printf(b, "cohort_db_commits_total %lu\n",

@@ -20,6 +20,7 @@ struct run {
 	size_t ndone;
 	uint8_t *done;		/* one flag per rank */
 	bool failed;
+	int64_t progress_ms;	/* latest progress file change seen */
 };
 
 struct jobs {
@@ -413,6 +414,8 @@ jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
 		    id, job_state_name(job->state));
 	log_info("job %" PRIu64 ": RUNNING on %zu node(s)", id, job->nplace);
+	if (job->state == JOB_RESTARTING)
+		job->last_restart_ms = now_ms;
 	return jobs_transition(js, job, JOB_RUNNING, "", now_ms, "running",
 	    "cohortd", NULL, 0, err);
 }
@@ -429,8 +432,10 @@ jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
 	if (permanent)
 		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
 		    "start-failed", "cohortd", NULL, 0, err);
-	return jobs_transition(js, job, JOB_PENDING, reason, now_ms,
-	    "start-failed", "cohortd", job->place, 0, err);
+	/* A restarting job keeps its place at the head of the queue. */
+	return jobs_transition(js, job, job->state == JOB_RESTARTING ?
+	    JOB_RESTARTING : JOB_PENDING, reason, now_ms, "start-failed",
+	    "cohortd", job->place, 0, err);
 }
 
 int
@@ -479,12 +484,10 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	}
 	job->has_exit = true;
 	job->exit_code = code;
-	if (jobs_transition(js, job, JOB_FAILED, reason, now_ms, "failed",
-	    "cohortd", NULL, 0, err) == -1)
-		return -1;
-	log_info("job %" PRIu64 ": FAILED: %s", id, reason);
-	*state = job->state;
-	return 0;
+	/* A failed task fails the gang: restart it (or FAILED once its
+	 * restarts are used up). */
+	return jobs_fail_over(js, id, reason, true, now_ms, now_ms, state,
+	    err);
 }
 
 int
@@ -514,6 +517,112 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 		return;
 	free(job->reason);
 	job->reason = r;
+}
+
+int
+jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
+    int64_t failure_ms, int64_t now_ms, enum job_state *state,
+    struct cerr *err)
+{
+	struct job *job;
+	char reason[320];
+	int64_t since;
+	uint64_t lost = 0;
+	uint32_t restarts;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (job_state_is_final(job->state))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
+		    " already ended (%s)", id, job_state_name(job->state));
+	/* Work since the last checkpoint of this run is lost. */
+	if (job->state == JOB_RUNNING) {
+		since = job->ckpt_ms > job->start_ms ? job->ckpt_ms :
+		    job->start_ms;
+		if (since > 0 && failure_ms > since)
+			lost = (uint64_t)(failure_ms - since);
+	}
+	restarts = job->restarts + (counted ? 1 : 0);
+	if (counted && job->restarts >= job->spec.max_restarts) {
+		snprintf(reason, sizeof(reason), "max restarts (%u) reached; "
+		    "last failure: %s", job->spec.max_restarts, cause);
+		*state = JOB_FAILED;
+		job->lost_work_ms += lost;
+		job->last_failure_ms = failure_ms;
+		log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
+		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
+		    "failed", "cohortd", NULL, 0, err);
+	}
+	job->restarts = restarts;
+	job->lost_work_ms += lost;
+	job->last_failure_ms = failure_ms;
+	snprintf(reason, sizeof(reason), "%s", cause);
+	*state = JOB_RESTARTING;
+	log_warnx("job %" PRIu64 ": RESTARTING (restart %u of %u, %" PRIu64
+	    " ms of work lost): %s", id, job->restarts,
+	    job->spec.max_restarts, lost, cause);
+	/* The allocation is released: the next pass places it again. */
+	return jobs_transition(js, job, JOB_RESTARTING, reason, now_ms,
+	    "restart", "cohortd", job->place, 0, err);
+}
+
+int
+jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
+    const char *path, int64_t now_ms, struct cerr *err)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+	struct job next;
+	char detail[600];
+	char *p;
+
+	if (job == NULL || job->attempt != attempt || !jobs_is_active(job))
+		return 0;
+	if (job->has_ckpt && job->ckpt_step == step &&
+	    strcmp(job->ckpt_path, path) == 0)
+		return 0;
+	if ((p = strdup(path)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	next = *job;
+	next.has_ckpt = true;
+	next.ckpt_step = step;
+	next.ckpt_path = p;
+	next.ckpt_ms = now_ms;
+	snprintf(detail, sizeof(detail), "step=%" PRIu64 " path=%s", step,
+	    path);
+	if (jobs_write(js, &next, false, now_ms, "checkpoint", "cohortd",
+	    detail, err) == -1) {
+		free(p);
+		return -1;
+	}
+	free(job->ckpt_path);
+	*job = next;
+	log_info("job %" PRIu64 ": checkpoint %s", id, detail);
+	return 1;
+}
+
+void
+jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
+    int64_t changed_ms)
+{
+	const struct job *job = jobs_get(js, id);
+	struct run *r;
+
+	if (job == NULL || job->attempt != attempt || !jobs_is_active(job) ||
+	    (r = jobs_run(js, job)) == NULL)
+		return;
+	if (changed_ms > r->progress_ms)
+		r->progress_ms = changed_ms;
+}
+
+int64_t
+jobs_last_progress(const struct jobs *js, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < js->nruns; i++)
+		if (js->runs[i].job_id == id)
+			return js->runs[i].progress_ms;
+	return 0;
 }
 
 const struct job **

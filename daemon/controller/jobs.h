@@ -54,16 +54,38 @@ int jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
 int jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
     const char *reason, int64_t now_ms, struct cerr *err);
 /* A task of (id, restart) ended with wait_status. Recorded once per rank.
- * *state is the job's state afterwards: FAILED when this task failed (the
- * caller stops the rest of the gang), COMPLETED when it was the last and
- * every task exited 0, else unchanged. Exits of other restarts or of
- * ended jobs are recorded and change nothing. */
+ * *state is the job's state afterwards: RESTARTING (or FAILED once its
+ * restarts are used up) when this task failed — the caller stops the
+ * rest of the gang — COMPLETED when it was the last and every task
+ * exited 0, else unchanged. Exits of other attempts or of jobs that no
+ * longer run are recorded and change nothing. */
 int jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
     unsigned rank, int wait_status, int64_t now_ms, enum job_state *state,
     struct cerr *err);
 /* End an active job as state (TIMEOUT, CANCELLED, FAILED) with reason. */
 int jobs_end(struct jobs *js, uint64_t id, enum job_state state,
     const char *reason, int64_t now_ms, struct cerr *err);
+
+/* The job lost its gang (a node DOWN or FAILED, a failed task, a hang, a
+ * drain): restart it from its last checkpoint. It becomes RESTARTING
+ * (ahead of pending work of its priority) with its allocation released,
+ * unless counted and its max_restarts are used up: then FAILED with
+ * cause. Planned moves (drain --now, a DEGRADED node) pass counted false.
+ * failure_ms is when the failure was seen: the work since the last
+ * checkpoint is added to lost_work_ms. *state is the new state. */
+int jobs_fail_over(struct jobs *js, uint64_t id, const char *cause,
+    bool counted, int64_t failure_ms, int64_t now_ms, enum job_state *state,
+    struct cerr *err);
+/* Rank 0's agent reported LATEST = (step, path) for attempt. Returns 1
+ * when it is new (stored, with an event), 0 when already known or for
+ * another attempt, -1 with err. */
+int jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt,
+    uint64_t step, const char *path, int64_t now_ms, struct cerr *err);
+/* A node saw the job's progress file change at changed_ms (memory). */
+void jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
+    int64_t changed_ms);
+/* The latest progress seen for the job's current attempt; 0: none. */
+int64_t jobs_last_progress(const struct jobs *js, uint64_t id);
 
 /* Why a pending job waits (Resources, Priority, ...): kept in memory only,
  * since a pass recomputes it; no commit per pass. */

@@ -130,6 +130,7 @@ start(struct cohortd *d)
 	d->rpc.jobs = d->jobs;
 	d->rpc.nodes = d->nodes;
 	d->rpc.txq = d->txq;
+	d->rpc.store = d->store;
 	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
 	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
 	    &err);

@@ -47,6 +47,8 @@ node_free(struct node *n)
 		return;
 	free(n->address);
 	free(n->reason);
+	free(n->drain_reason);
+	free(n->drain_actor);
 	free(n);
 }
 
@@ -94,7 +96,10 @@ nodes_insert(struct nodes *ns, const char *name)
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->address = strdup("");
 	n->reason = strdup("");
-	if (n->address == NULL || n->reason == NULL) {
+	n->drain_reason = strdup("");
+	n->drain_actor = strdup("");
+	if (n->address == NULL || n->reason == NULL ||
+	    n->drain_reason == NULL || n->drain_actor == NULL) {
 		node_free(n);
 		return NULL;
 	}
@@ -136,6 +141,23 @@ nodes_load_cb(const struct store_node *sn, const struct inventory *inv,
 	return 0;
 }
 
+static int
+nodes_load_drain_cb(const struct store_drain *d, void *arg)
+{
+	struct nodes *ns = arg;
+	struct node *n = nodes_get(ns, d->node);
+
+	if (n == NULL)
+		return 0;
+	n->drained = true;
+	n->drain_health = d->from_health;
+	n->drain_ms = d->time_ms;
+	if (node_set_str(&n->drain_reason, d->reason) == -1 ||
+	    node_set_str(&n->drain_actor, d->actor) == -1)
+		return -1;
+	return 0;
+}
+
 struct nodes *
 nodes_create(struct store *st, struct txq *q, struct cerr *err)
 {
@@ -150,7 +172,8 @@ nodes_create(struct store *st, struct txq *q, struct cerr *err)
 	ns->q = q;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ns->loaded_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	if (store_nodes_load(st, nodes_load_cb, ns, err) == -1) {
+	if (store_nodes_load(st, nodes_load_cb, ns, err) == -1 ||
+	    store_drains_load(st, nodes_load_drain_cb, ns, err) == -1) {
 		nodes_destroy(ns);
 		return NULL;
 	}
@@ -330,4 +353,135 @@ nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
 					n->gpu_job[p->gpus[g]] = jobs[i]->id;
 		}
 	}
+}
+
+const char *
+node_drain_state(const struct node *n)
+{
+	unsigned i;
+
+	if (!n->drained)
+		return "";
+	for (i = 0; i < n->inv.ngpus; i++)
+		if (n->gpu_job[i] != 0)
+			return "DRAINING";
+	return "DRAINED";
+}
+
+enum health_state
+node_gpu_health(const struct node *n, unsigned i)
+{
+	unsigned k;
+
+	for (k = 0; k < n->health.ngpus; k++)
+		if (n->health.gpus[k].index == i)
+			return n->health.gpus[k].health;
+	return HEALTH_OK;
+}
+
+/* Write a drain row change and its event in one savepoint. */
+static int
+nodes_write_drain(struct nodes *ns, const struct node *n, bool drain,
+    const struct store_drain *d, int64_t now_ms, const char *actor,
+    const char *detail, struct cerr *err)
+{
+	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
+		return -1;
+	if ((drain ? store_node_drain(ns->st, d, err) :
+	    store_node_undrain(ns->st, n->name, err)) == -1 ||
+	    store_event_append(ns->st, now_ms, 0, n->name,
+	    drain ? "drain" : "resume", actor, detail, err) == -1 ||
+	    store_keep(ns->st, err) == -1) {
+		store_undo(ns->st);
+		return -1;
+	}
+	return 0;
+}
+
+int
+nodes_drain(struct nodes *ns, struct node *n, const char *reason,
+    const char *actor, bool from_health, int64_t now_ms, struct cerr *err)
+{
+	struct store_drain d = { n->name, reason, actor, now_ms, from_health };
+	char *r, *a;
+
+	/* A health drain stays a health drain when an admin re-drains. */
+	d.from_health = from_health || (n->drained && n->drain_health);
+	if ((r = strdup(reason)) == NULL || (a = strdup(actor)) == NULL) {
+		free(r);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	if (nodes_write_drain(ns, n, true, &d, now_ms, actor, reason,
+	    err) == -1) {
+		free(r);
+		free(a);
+		return -1;
+	}
+	free(n->drain_reason);
+	free(n->drain_actor);
+	n->drain_reason = r;
+	n->drain_actor = a;
+	n->drained = true;
+	n->drain_health = d.from_health;
+	n->drain_ms = now_ms;
+	log_info("node %s: drained by %s: %s", n->name, actor, reason);
+	return 0;
+}
+
+int
+nodes_resume(struct nodes *ns, struct node *n, const char *actor,
+    int64_t now_ms, struct cerr *err)
+{
+	if (!n->drained)
+		return 0;
+	if (n->drain_health && (n->state != NODE_UP ||
+	    n->health.health != HEALTH_OK || n->health.ngpus > 0))
+		return cerr_set(err, ERR_CONFLICT, "node %s was drained for "
+		    "its health (%s) and does not report healthy yet (%s%s%s)",
+		    n->name, n->drain_reason,
+		    n->state != NODE_UP ? "DOWN" : health_name(n->health.health),
+		    n->health.reason[0] ? ": " : "", n->health.reason);
+	if (nodes_write_drain(ns, n, false, NULL, now_ms, actor, "", err) == -1)
+		return -1;
+	n->drained = false;
+	n->drain_health = false;
+	node_set_str(&n->drain_reason, "");
+	log_info("node %s: resumed by %s", n->name, actor);
+	return 0;
+}
+
+/* One line naming what is not OK, for events and reasons. */
+static void
+health_summary(const struct node_health *h, char *buf, size_t len)
+{
+	size_t off;
+	unsigned i;
+
+	off = (size_t)snprintf(buf, len, "%s%s%s", health_name(h->health),
+	    h->reason[0] ? ": " : "", h->reason);
+	for (i = 0; i < h->ngpus && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "; gpu %u %s%s%s",
+		    h->gpus[i].index, health_name(h->gpus[i].health),
+		    h->gpus[i].reason[0] ? " " : "", h->gpus[i].reason);
+}
+
+bool
+nodes_set_health(struct nodes *ns, struct node *n, const struct node_health *h,
+    int64_t now_ms)
+{
+	char before[512], after[512];
+	struct cerr err;
+
+	health_summary(&n->health, before, sizeof(before));
+	health_summary(h, after, sizeof(after));
+	n->health = *h;
+	if (strcmp(before, after) == 0)
+		return false;
+	log_info("node %s: health %s", n->name, after);
+	if (txq_join(ns->q, &err) == -1 ||
+	    store_event_append(ns->st, now_ms, 0, n->name, "health", n->name,
+	    after, &err) == -1)
+		log_warnx("node %s: cannot record health: %s", n->name,
+		    err.text);
+	return true;
 }

@@ -33,6 +33,12 @@ struct node {
 	uint64_t conn_id;		/* the agent's connection; 0: none */
 	struct inventory inv;
 	uint64_t gpu_job[INV_MAX_GPUS];	/* allocated to; 0: free */
+	struct node_health health;	/* latest verdict (memory only) */
+	bool drained;			/* no new work */
+	bool drain_health;		/* drained by its health */
+	char *drain_reason;		/* never NULL */
+	char *drain_actor;		/* never NULL */
+	int64_t drain_ms;
 };
 
 struct nodes *nodes_create(struct store *st, struct txq *q,
@@ -64,6 +70,24 @@ struct node **nodes_all(struct nodes *ns, size_t *n);
  * jobs (those holding resources). */
 void nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
     size_t njobs);
+
+/* Drain a node (no new work), recording who, why and when; from_health
+ * marks a drain that a resume may clear only once the node reports
+ * healthy. Draining a drained node replaces the reason. 0 or -1. */
+int nodes_drain(struct nodes *ns, struct node *n, const char *reason,
+    const char *actor, bool from_health, int64_t now_ms, struct cerr *err);
+/* Undo a drain. ERR_CONFLICT when the drain came from health and the node
+ * does not report healthy now. A node not drained is fine. */
+int nodes_resume(struct nodes *ns, struct node *n, const char *actor,
+    int64_t now_ms, struct cerr *err);
+/* Record the node's health verdict; an event when it changes. Returns
+ * true when it changed. */
+bool nodes_set_health(struct nodes *ns, struct node *n,
+    const struct node_health *h, int64_t now_ms);
+/* "", "DRAINING" (jobs still run there) or "DRAINED" (empty). */
+const char *node_drain_state(const struct node *n);
+/* The health of GPU i (OK unless the latest verdict says otherwise). */
+enum health_state node_gpu_health(const struct node *n, unsigned i);
 
 const char *node_state_name(enum node_state state);
 unsigned node_gpus_free(const struct node *n);

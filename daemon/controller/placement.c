@@ -46,6 +46,19 @@ topo_mode(enum topo_mode m)
 	}
 }
 
+static enum sched_health
+sched_health(enum health_state h)
+{
+	switch (h) {
+	case HEALTH_DEGRADED:
+		return SCHED_HEALTH_DEGRADED;
+	case HEALTH_FAILED:
+		return SCHED_HEALTH_FAILED;
+	default:
+		return SCHED_HEALTH_OK;
+	}
+}
+
 static void
 snapshot_node(const struct node *n, struct sched_node *sn,
     struct sched_gpu *gpus)
@@ -56,7 +69,7 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 		const struct gpu_info *g = &n->inv.gpus[i];
 
 		gpus[i].index = g->index;
-		gpus[i].health = SCHED_HEALTH_OK;
+		gpus[i].health = sched_health(node_gpu_health(n, i));
 		gpus[i].job = n->gpu_job[i];
 		gpus[i].nvlink = g->nvlink_domain;
 		gpus[i].pcie = g->pcie_switch;
@@ -67,8 +80,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	/* A node whose agent is away cannot be launched on, even before
 	 * its heartbeats are overdue. */
 	sn->up = n->state == NODE_UP && n->conn_id != 0;
-	sn->drained = false;
-	sn->health = SCHED_HEALTH_OK;
+	sn->drained = n->drained;
+	sn->health = sched_health(n->health.health);
 	sn->gpu_model = n->inv.ngpus > 0 ? n->inv.gpus[0].model : NULL;
 	sn->gpus = gpus;
 	sn->ngpus = n->inv.ngpus;

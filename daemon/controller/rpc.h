@@ -16,6 +16,7 @@ struct conn;
 struct jobs;
 struct nodes;
 struct server;
+struct store;
 struct topo;
 struct txq;
 
@@ -26,6 +27,7 @@ struct rpc {
 	struct cluster *cluster;
 	struct agentcmd *agentcmd;
 	struct txq *txq;
+	struct store *store;	/* events are read straight from it */
 	uint32_t heartbeat_ms;	/* told to agents */
 	const struct topo *topo; /* for nodes' switch names; may be NULL */
 };

@@ -59,6 +59,20 @@ rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
 	rpc_send(rpc, c, &env, false);
 }
 
+static void
+rpc_apply_health(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__NodeHealth *pb)
+{
+	struct node_health h;
+	struct cerr err;
+
+	if (wire_health_from_pb(pb, &h, &err) == -1) {
+		log_warnx("conn %" PRIu64 ": %s", conn_id(c), err.text);
+		return;
+	}
+	cluster_health(rpc->cluster, conn_id(c), &h, rpc_now_ms());
+}
+
 void
 rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
@@ -92,6 +106,8 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		free(tasks);
 		return;
 	}
+	if (rr->health != NULL)
+		rpc_apply_health(rpc, c, rr->health);
 	rep.heartbeat_ms = rpc->heartbeat_ms;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_REGISTER_REPLY;
@@ -101,6 +117,31 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		if (!tasks[i].running)
 			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);
 	free(tasks);
+}
+
+/* What the agent watches for its jobs: checkpoints (rank 0's node),
+ * progress files, fail-job XIDs. */
+static void
+rpc_apply_reports(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Heartbeat *hb)
+{
+	int64_t now = rpc_now_ms();
+	size_t i;
+
+	for (i = 0; i < hb->n_checkpoints; i++) {
+		const Cohort__V1__CheckpointReport *r = hb->checkpoints[i];
+
+		if (strlen(r->path) > 0 && strlen(r->path) < 4096)
+			cluster_checkpoint(rpc->cluster, r->job_id, r->restart,
+			    r->step, r->path, now);
+	}
+	for (i = 0; i < hb->n_progress; i++)
+		cluster_progress(rpc->cluster, hb->progress[i]->job_id,
+		    hb->progress[i]->restart, hb->progress[i]->changed_ms);
+	for (i = 0; i < hb->n_xids; i++)
+		if (strcmp(hb->xids[i]->action, "fail-job") == 0)
+			cluster_xid(rpc->cluster, conn_id(c), hb->xids[i]->gpu,
+			    hb->xids[i]->xid, now);
 }
 
 /* Everything after registration must come from a registered node. */
@@ -127,6 +168,9 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 		return;
 	cluster_heartbeat(rpc->cluster, conn_id(c), tasks, hb->n_tasks,
 	    rpc_now_ms());
+	if (hb->node_health != NULL)
+		rpc_apply_health(rpc, c, hb->node_health);
+	rpc_apply_reports(rpc, c, hb);
 	for (i = 0; i < hb->n_tasks; i++)
 		if (!tasks[i].running)
 			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);

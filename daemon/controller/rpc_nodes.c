@@ -14,6 +14,7 @@
 #include "nodes.h"
 #include "rpc_int.h"
 #include "server.h"
+#include "store.h"
 
 #define LOGS_MAX (1024u * 1024)
 
@@ -31,7 +32,9 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 		return -1;
 	pb->name = (char *)n->name;
 	pb->state = (char *)node_state_name(n->state);
-	pb->drain = "";
+	pb->drain = (char *)node_drain_state(n);
+	if (n->drained)
+		pb->reason = n->drain_reason;
 	pb->reason = n->reason;
 	pb->address = n->address;
 	pb->inventory = inv;
@@ -42,14 +45,21 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->gpus_total = n->inv.ngpus;
 	pb->gpus_free = node_gpus_free(n);
 	pb->has_health = 1;
-	pb->health = COHORT__V1__HEALTH__HEALTH_OK;
+	pb->health = n->health.health == HEALTH_FAILED ?
+	    COHORT__V1__HEALTH__HEALTH_FAILED :
+	    n->health.health == HEALTH_DEGRADED ?
+	    COHORT__V1__HEALTH__HEALTH_DEGRADED : COHORT__V1__HEALTH__HEALTH_OK;
 	leaf = rpc->topo != NULL ? topo_node_leaf(rpc->topo, n->name) : -1;
 	if (leaf >= 0)
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
 	for (i = 0; i < n->inv.ngpus; i++) {
 		inv->gpus[i]->has_health = 1;
-		inv->gpus[i]->health = COHORT__V1__HEALTH__HEALTH_OK;
+		inv->gpus[i]->health = node_gpu_health(n, i) ==
+		    HEALTH_FAILED ? COHORT__V1__HEALTH__HEALTH_FAILED :
+		    node_gpu_health(n, i) == HEALTH_DEGRADED ?
+		    COHORT__V1__HEALTH__HEALTH_DEGRADED :
+		    COHORT__V1__HEALTH__HEALTH_OK;
 		inv->gpus[i]->has_job_id = n->gpu_job[i] != 0;
 		inv->gpus[i]->job_id = n->gpu_job[i];
 		if (n->gpu_job[i] == 0)
@@ -198,4 +208,156 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		free(w);
 	}
+}
+
+/* drain and resume act on each named node; the first failure stops and
+ * is the reply (the nodes before it are done, and said so in events). */
+static void
+rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
+    bool drain)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__DrainReply drep = COHORT__V1__DRAIN_REPLY__INIT;
+	Cohort__V1__ResumeReply rrep = COHORT__V1__RESUME_REPLY__INIT;
+	char **names = drain ? req->drain->nodes : req->resume->nodes;
+	size_t i, n = drain ? req->drain->n_nodes : req->resume->n_nodes;
+	struct cerr err;
+	int rc;
+
+	cerr_clear(&err);
+	if (n == 0) {
+		rpc_error(rpc, c, req->id, ERR_INVALID, "no node named", false);
+		return;
+	}
+	if (drain && (req->drain->reason[0] == '\0' ||
+	    strlen(req->drain->reason) > 200)) {
+		rpc_error(rpc, c, req->id, ERR_INVALID,
+		    "--reason: give a reason of 1 to 200 characters", false);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (drain)
+			rc = cluster_drain(rpc->cluster, conn_peer(c), names[i],
+			    req->drain->reason, req->drain->has_now &&
+			    req->drain->now, rpc_now_ms(), &err);
+		else
+			rc = cluster_resume(rpc->cluster, conn_peer(c),
+			    names[i], rpc_now_ms(), &err);
+		if (rc == -1) {
+			rpc_error(rpc, c, req->id, err.code, err.text, false);
+			return;
+		}
+	}
+	env.id = req->id;
+	if (drain) {
+		drep.n_nodes = n;
+		drep.nodes = names;
+		env.body_case = COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY;
+		env.drain_reply = &drep;
+	} else {
+		rrep.n_nodes = n;
+		rrep.nodes = names;
+		env.body_case = COHORT__V1__ENVELOPE__BODY_RESUME_REPLY;
+		env.resume_reply = &rrep;
+	}
+	rpc_send(rpc, c, &env, false);
+}
+
+void
+rpc_drain(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	rpc_nodes_op(rpc, c, req, true);
+}
+
+void
+rpc_resume(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	rpc_nodes_op(rpc, c, req, false);
+}
+
+#define EVENTS_MAX 10000
+
+struct events_acc {
+	Cohort__V1__Event *ev;
+	char **strs;		/* copies, freed after the reply is packed */
+	size_t n;
+	size_t nstrs;
+	int64_t since_ms;
+};
+
+static char *
+events_keep(struct events_acc *a, const char *s)
+{
+	char *copy;
+
+	if (s == NULL || (copy = strdup(s)) == NULL)
+		return NULL;
+	a->strs[a->nstrs++] = copy;
+	return copy;
+}
+
+static int
+events_cb(const struct store_event *e, void *arg)
+{
+	struct events_acc *a = arg;
+	Cohort__V1__Event *ev = &a->ev[a->n];
+
+	if (e->time_ms < a->since_ms)
+		return 0;
+	cohort__v1__event__init(ev);
+	ev->id = e->id;
+	ev->time_ms = e->time_ms;
+	ev->has_job_id = e->job_id != 0;
+	ev->job_id = e->job_id;
+	ev->node = events_keep(a, e->node);
+	ev->kind = events_keep(a, e->kind);
+	ev->actor = events_keep(a, e->actor);
+	ev->detail = events_keep(a, e->detail);
+	if (ev->kind == NULL || ev->actor == NULL)
+		return -1;
+	a->n++;
+	return 0;
+}
+
+void
+rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__EventsRequest *er = req->events;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__EventsReply rep = COHORT__V1__EVENTS_REPLY__INIT;
+	struct events_acc a = { 0 };
+	Cohort__V1__Event **ptrs = NULL;
+	struct cerr err;
+	int limit = EVENTS_MAX;
+	size_t i;
+
+	cerr_clear(&err);
+	if (er->has_limit && er->limit > 0 && er->limit < EVENTS_MAX)
+		limit = (int)er->limit;
+	a.since_ms = er->has_since_ms ? er->since_ms : 0;
+	a.ev = calloc((size_t)limit, sizeof(*a.ev));
+	a.strs = calloc((size_t)limit * 4, sizeof(*a.strs));
+	if (a.ev == NULL || a.strs == NULL ||
+	    store_events_list(rpc->store, er->has_after_id ? er->after_id : 0,
+	    er->has_job_id ? er->job_id : 0, er->node, limit, events_cb, &a,
+	    &err) == -1 ||
+	    (a.n > 0 && (ptrs = calloc(a.n, sizeof(*ptrs))) == NULL)) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL,
+		    err.code != ERR_NONE ? err.text : "out of memory", false);
+		goto out;
+	}
+	for (i = 0; i < a.n; i++)
+		ptrs[i] = &a.ev[i];
+	rep.n_events = a.n;
+	rep.events = ptrs;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY;
+	env.events_reply = &rep;
+	rpc_send(rpc, c, &env, false);
+out:
+	for (i = 0; i < a.nstrs; i++)
+		free(a.strs[i]);
+	free(a.strs);
+	free(a.ev);
+	free(ptrs);
 }

@@ -35,7 +35,9 @@
 	"tasks_per_node, gpu_type, time_limit_s, priority, topo_mode, " \
 	"topo_level, checkpoint_dir, max_restarts, ckpt_signal, ckpt_secs, " \
 	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
-	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt"
+	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt, " \
+	"ckpt_step, ckpt_path, ckpt_ms, last_failure_ms, last_restart_ms, " \
+	"lost_work_ms"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 
@@ -52,12 +54,14 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
 	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7, "
-	    "attempt = ?8 WHERE id = ?1",
+	    "attempt = ?8, ckpt_step = ?9, ckpt_path = ?10, ckpt_ms = ?11, "
+	    "last_failure_ms = ?12, last_restart_ms = ?13, lost_work_ms = ?14 "
+	    "WHERE id = ?1",
 	[S_EVENT_INSERT] = "INSERT INTO events "
 	    "(time_ms, job_id, node, kind, actor, detail) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -583,6 +587,23 @@ store_undo(struct store *st)
 	return rc;
 }
 
+/* The recovery columns, shared by insert and update (same order). */
+static void
+bind_recovery(struct binder *b, const struct job *job)
+{
+	if (job->has_ckpt) {
+		bind_int(b, (int64_t)job->ckpt_step);
+		bind_text(b, job->ckpt_path != NULL ? job->ckpt_path : "");
+	} else {
+		bind_text(b, NULL);
+		bind_text(b, NULL);
+	}
+	bind_int(b, job->ckpt_ms);
+	bind_int(b, job->last_failure_ms);
+	bind_int(b, job->last_restart_ms);
+	bind_int(b, (int64_t)job->lost_work_ms);
+}
+
 int
 store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 {
@@ -623,6 +644,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	else
 		bind_text(&b, NULL);
 	bind_int(&b, job->attempt);
+	bind_recovery(&b, job);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -650,6 +672,7 @@ store_job_update(struct store *st, const struct job *job, struct cerr *err)
 	else
 		bind_text(&b, NULL);
 	bind_int(&b, job->attempt);
+	bind_recovery(&b, job);
 
 	snprintf(what, sizeof(what), "update job %llu",
 	    (unsigned long long)job->id);
@@ -733,6 +756,13 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	job->has_exit = sqlite3_column_type(s, r.col) != SQLITE_NULL;
 	job->exit_code = (int32_t)read_int(&r);
 	job->attempt = (uint32_t)read_int(&r);
+	job->has_ckpt = sqlite3_column_type(s, r.col) != SQLITE_NULL;
+	job->ckpt_step = (uint64_t)read_int(&r);
+	read_text(&r, &job->ckpt_path);
+	job->ckpt_ms = read_int(&r);
+	job->last_failure_ms = read_int(&r);
+	job->last_restart_ms = read_int(&r);
+	job->lost_work_ms = (uint64_t)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

@@ -128,4 +128,24 @@ int store_task_exits_load(struct store *st, uint64_t job_id,
     int (*cb)(unsigned rank, int wait_status, void *arg), void *arg,
     struct cerr *err);
 
+/* ---- Drains (store_nodes.c) ------------------------------------------ */
+
+struct store_drain {
+	const char *node;
+	const char *reason;
+	const char *actor;	/* who drained it (a user, or "health") */
+	int64_t time_ms;
+	bool from_health;	/* needs a healthy report before resume */
+};
+
+/* Record (or replace) a node's drain. Inside a transaction. */
+int store_node_drain(struct store *st, const struct store_drain *d,
+    struct cerr *err);
+/* Clear a node's drain; no drain is fine. Inside a transaction. */
+int store_node_undrain(struct store *st, const char *node, struct cerr *err);
+/* Call cb for every drained node, by name (borrowed strings). */
+int store_drains_load(struct store *st,
+    int (*cb)(const struct store_drain *d, void *arg), void *arg,
+    struct cerr *err);
+
 #endif

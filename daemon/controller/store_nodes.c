@@ -62,6 +62,13 @@ const char *const store_nodes_sql[S__COUNT] = {
 	    "ON CONFLICT (job_id, restart, rank) DO NOTHING",
 	[S_TASK_EXITS_LOAD] = "SELECT rank, wait_status FROM task_exits "
 	    "WHERE job_id = ?1 AND restart = ?2 ORDER BY rank",
+	[S_DRAIN_UPSERT] = "INSERT INTO node_drains "
+	    "(node, reason, actor, time_ms, from_health) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (node) DO UPDATE SET "
+	    "reason = ?2, actor = ?3, time_ms = ?4, from_health = ?5",
+	[S_DRAIN_DELETE] = "DELETE FROM node_drains WHERE node = ?1",
+	[S_DRAINS_LOAD] = "SELECT node, reason, actor, time_ms, from_health "
+	    "FROM node_drains ORDER BY node",
 };
 
 /* Refuse an argument that the store cannot write faithfully. Always
@@ -568,6 +575,66 @@ store_task_exits_load(struct store *st, uint64_t job_id, uint32_t restart,
 	if (ret == 0 && rc != SQLITE_DONE)
 		ret = db_fail(st, err, "load exits of job %llu",
 		    (unsigned long long)job_id);
+	stmt_done(s);
+	return ret;
+}
+
+int
+store_node_drain(struct store *st, const struct store_drain *d,
+    struct cerr *err)
+{
+	struct binder b = { st->stmt[S_DRAIN_UPSERT], 0, SQLITE_OK };
+	char what[96];
+
+	bind_text(&b, d->node);
+	bind_text(&b, d->reason);
+	bind_text(&b, d->actor);
+	bind_int(&b, d->time_ms);
+	bind_int(&b, d->from_health ? 1 : 0);
+	snprintf(what, sizeof(what), "drain node %.64s", d->node);
+	return binder_step(st, &b, err, what);
+}
+
+int
+store_node_undrain(struct store *st, const char *node, struct cerr *err)
+{
+	char what[96];
+
+	sqlite3_bind_text(st->stmt[S_DRAIN_DELETE], 1, node, -1,
+	    SQLITE_TRANSIENT);
+	snprintf(what, sizeof(what), "resume node %.64s", node);
+	return stmt_exec(st, S_DRAIN_DELETE, err, what);
+}
+
+int
+store_drains_load(struct store *st,
+    int (*cb)(const struct store_drain *d, void *arg), void *arg,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_DRAINS_LOAD];
+	struct store_drain d;
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		d.node = (const char *)sqlite3_column_text(s, 0);
+		d.reason = (const char *)sqlite3_column_text(s, 1);
+		d.actor = (const char *)sqlite3_column_text(s, 2);
+		d.time_ms = sqlite3_column_int64(s, 3);
+		d.from_health = sqlite3_column_int(s, 4) != 0;
+		if (d.node == NULL || d.reason == NULL || d.actor == NULL) {
+			ret = db_fail(st, err, "load drains");
+			break;
+		}
+		if (cb(&d, arg) == -1) {
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "load drains: "
+				    "stopped at node %.64s", d.node);
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load drains");
 	stmt_done(s);
 	return ret;
 }

@@ -1,0 +1,286 @@
+/* Fault recovery (SPEC.md "Health", DESIGN.md "Fault handling"): what the
+ * controller does with a node's health, XIDs, drains, checkpoints and
+ * progress. A FAILED node or GPU is drained and its jobs restart from
+ * their last checkpoint elsewhere; a DEGRADED node (or drain --now) gets
+ * its jobs checkpointed first, then moved; a job whose progress file
+ * stops changing for its --hang-timeout is restarted. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentcmd.h"
+#include "cluster_int.h"
+#include "jobs.h"
+#include "lib/log.h"
+#include "nodes.h"
+
+static void
+recovery_evac_free(struct cluster *cl, struct evac *ev)
+{
+	TAILQ_REMOVE(&cl->evacs, ev, entry);
+	free(ev);
+}
+
+void
+recovery_evac_destroy_all(struct cluster *cl)
+{
+	while (!TAILQ_EMPTY(&cl->evacs))
+		recovery_evac_free(cl, TAILQ_FIRST(&cl->evacs));
+}
+
+void
+recovery_job_running(struct cluster *cl, const struct job *job)
+{
+	uint64_t ms;
+
+	if (job == NULL || job->restarts == 0 || job->last_failure_ms == 0 ||
+	    job->last_restart_ms < job->last_failure_ms)
+		return;
+	ms = (uint64_t)(job->last_restart_ms - job->last_failure_ms);
+	cl->stats.restarts++;
+	cl->stats.recovery_ms_sum += ms;
+	cl->recovery_ms[cl->nrecovery++ % CLUSTER_RECOVERY_SAMPLES] = ms;
+	log_info("job %" PRIu64 ": running again %" PRIu64 " ms after the "
+	    "failure (restart %u, %" PRIu64 " ms of work lost so far)",
+	    job->id, ms, job->restarts, job->lost_work_ms);
+}
+
+/* Finish a move: stop the gang and restart it elsewhere. Planned moves
+ * do not use up the job's restarts. */
+static void
+recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why)
+{
+	const struct job *job = jobs_get(cl->js, ev->job_id);
+	char cause[400];
+
+	if (job != NULL && jobs_is_active(job) &&
+	    job->attempt == ev->attempt) {
+		snprintf(cause, sizeof(cause), "%s (%s)", ev->cause, why);
+		cluster_fail_over(cl, job, cause, false, ev->failure_ms);
+	}
+	recovery_evac_free(cl, ev);
+}
+
+/* Ask job's tasks to checkpoint (its --checkpoint-signal) and move it
+ * once LATEST is newer, or at the deadline. A job without a checkpoint
+ * directory has nothing to wait for: it moves at once. */
+static void
+recovery_evacuate(struct cluster *cl, const struct job *job,
+    const char *cause)
+{
+	struct evac *ev;
+	struct node *n;
+	size_t i;
+	int64_t now = cluster_now_ms();
+
+	TAILQ_FOREACH(ev, &cl->evacs, entry)
+		if (ev->job_id == job->id && ev->attempt == job->attempt)
+			return;
+	if (job->spec.checkpoint_dir == NULL || job->state != JOB_RUNNING) {
+		cluster_fail_over(cl, job, cause, false, now);
+		return;
+	}
+	if ((ev = calloc(1, sizeof(*ev))) == NULL) {
+		cluster_fail_over(cl, job, cause, false, now);
+		return;
+	}
+	ev->job_id = job->id;
+	ev->attempt = job->attempt;
+	ev->failure_ms = now;
+	ev->deadline_ms = now + (int64_t)job->spec.ckpt_secs * 1000;
+	ev->had_ckpt = job->has_ckpt;
+	ev->step_before = job->ckpt_step;
+	snprintf(ev->cause, sizeof(ev->cause), "%s", cause);
+	TAILQ_INSERT_TAIL(&cl->evacs, ev, entry);
+	for (i = 0; i < job->nplace; i++) {
+		n = nodes_get(cl->ns, job->place[i].node);
+		if (n != NULL && n->conn_id != 0)
+			agentcmd_signal(cl->ac, n->conn_id, job->id,
+			    job->attempt, job->spec.ckpt_signal);
+	}
+	log_info("job %" PRIu64 ": signal %d sent, waiting up to %u s for a "
+	    "checkpoint before moving it: %s", job->id, job->spec.ckpt_signal,
+	    job->spec.ckpt_secs, cause);
+}
+
+/* Checkpoint and move every job running on node. */
+static void
+recovery_evacuate_node(struct cluster *cl, const char *node,
+    const char *cause)
+{
+	const struct job **active;
+	size_t i, j, n;
+
+	active = jobs_active(cl->js, &n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < active[i]->nplace; j++)
+			if (strcmp(active[i]->place[j].node, node) == 0) {
+				recovery_evacuate(cl, active[i], cause);
+				break;
+			}
+	free(active);
+}
+
+void
+cluster_health(struct cluster *cl, uint64_t conn_id,
+    const struct node_health *h, int64_t now)
+{
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	char cause[400];
+	struct cerr err;
+	unsigned i;
+
+	if (n == NULL || !nodes_set_health(cl->ns, n, h, now))
+		return;
+	cluster_changed(cl);
+	if (h->health == HEALTH_FAILED) {
+		snprintf(cause, sizeof(cause), "node %s health FAILED: %s",
+		    n->name, h->reason);
+		if ((!n->drained || !n->drain_health) &&
+		    nodes_drain(cl->ns, n, cause, "health", true, now,
+		    &err) == -1)
+			log_warnx("node %s: %s", n->name, err.text);
+		cluster_fail_over_node(cl, n->name, -1, cause, true);
+		return;
+	}
+	/* A FAILED GPU on a node still in service: only its jobs go. */
+	for (i = 0; i < h->ngpus; i++) {
+		if (h->gpus[i].health != HEALTH_FAILED)
+			continue;
+		snprintf(cause, sizeof(cause), "node %s gpu %u FAILED: %s",
+		    n->name, h->gpus[i].index, h->gpus[i].reason);
+		cluster_fail_over_node(cl, n->name, (int)h->gpus[i].index,
+		    cause, true);
+	}
+	if (h->health == HEALTH_DEGRADED) {
+		snprintf(cause, sizeof(cause), "node %s DEGRADED: %s",
+		    n->name, h->reason);
+		if (!n->drained && nodes_drain(cl->ns, n, cause, "health",
+		    true, now, &err) == -1)
+			log_warnx("node %s: %s", n->name, err.text);
+		recovery_evacuate_node(cl, n->name, cause);
+	}
+}
+
+void
+cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu, unsigned xid,
+    int64_t now)
+{
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	char cause[160];
+
+	if (n == NULL)
+		return;
+	snprintf(cause, sizeof(cause), "node %s gpu %u xid=%u (fail-job)",
+	    n->name, gpu, xid);
+	log_warnx("%s", cause);
+	cluster_fail_over_node(cl, n->name, (int)gpu, cause, true);
+}
+
+void
+cluster_checkpoint(struct cluster *cl, uint64_t job_id, uint32_t attempt,
+    uint64_t step, const char *path, int64_t now)
+{
+	struct evac *ev, *next;
+	struct cerr err;
+	int rc;
+
+	rc = jobs_checkpoint(cl->js, job_id, attempt, step, path, now, &err);
+	if (rc == -1)
+		log_warnx("job %" PRIu64 ": %s", job_id, err.text);
+	if (rc != 1)
+		return;
+	for (ev = TAILQ_FIRST(&cl->evacs); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, entry);
+		if (ev->job_id == job_id && ev->attempt == attempt &&
+		    (!ev->had_ckpt || step != ev->step_before))
+			recovery_evac_done(cl, ev, "checkpoint written");
+	}
+}
+
+void
+cluster_progress(struct cluster *cl, uint64_t job_id, uint32_t attempt,
+    int64_t changed_ms)
+{
+	jobs_progress(cl->js, job_id, attempt, changed_ms);
+}
+
+/* Jobs with --hang-timeout whose progress file has not changed for that
+ * long (counting from their start when it never changed) restart. */
+static void
+recovery_check_hangs(struct cluster *cl, int64_t now)
+{
+	const struct job **active;
+	const struct job *job;
+	char cause[160];
+	int64_t last;
+	size_t i, n;
+
+	active = jobs_active(cl->js, &n);
+	for (i = 0; i < n; i++) {
+		job = active[i];
+		if (job->state != JOB_RUNNING || job->spec.hang_timeout_s == 0)
+			continue;
+		last = jobs_last_progress(cl->js, job->id);
+		if (last < job->start_ms)
+			last = job->start_ms;
+		if (now - last <= (int64_t)job->spec.hang_timeout_s * 1000)
+			continue;
+		snprintf(cause, sizeof(cause), "no progress for %" PRId64
+		    " s (hang-timeout %" PRIu64 " s)", (now - last) / 1000,
+		    job->spec.hang_timeout_s);
+		cluster_fail_over(cl, job, cause, true, now);
+	}
+	free(active);
+}
+
+void
+recovery_tick(struct cluster *cl, int64_t now)
+{
+	struct evac *ev, *next;
+
+	for (ev = TAILQ_FIRST(&cl->evacs); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, entry);
+		if (now >= ev->deadline_ms)
+			recovery_evac_done(cl, ev,
+			    "no new checkpoint before the deadline");
+	}
+	recovery_check_hangs(cl, now);
+}
+
+int
+cluster_drain(struct cluster *cl, const struct peer *who, const char *name,
+    const char *reason, bool now_flag, int64_t now, struct cerr *err)
+{
+	struct node *n = nodes_get(cl->ns, name);
+	char cause[400];
+
+	if (n == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
+	if (nodes_drain(cl->ns, n, reason, who->name, false, now, err) == -1)
+		return -1;
+	if (now_flag) {
+		snprintf(cause, sizeof(cause), "node %s drained by %s: %s",
+		    name, who->name, reason);
+		recovery_evacuate_node(cl, name, cause);
+	}
+	cluster_changed(cl);
+	return 0;
+}
+
+int
+cluster_resume(struct cluster *cl, const struct peer *who, const char *name,
+    int64_t now, struct cerr *err)
+{
+	struct node *n = nodes_get(cl->ns, name);
+
+	if (n == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
+	if (nodes_resume(cl->ns, n, who->name, now, err) == -1)
+		return -1;
+	cluster_changed(cl);
+	return 0;
+}
