@@ -290,7 +290,8 @@ take(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 			c = t->child[i];
 			if (ps->used[c] || cnt[c] == 0)
 				continue;
-			if (cnt[c] >= rem && (bf == NO_INDEX || cnt[c] < cnt[bf]))
+			if (cnt[c] >= rem &&
+			    (bf == NO_INDEX || cnt[c] < cnt[bf]))
 				bf = c;
 			if (big == NO_INDEX || cnt[c] > cnt[big])
 				big = c;

@@ -126,7 +126,8 @@ build_runs(struct pass *ps, struct replay *r, size_t nheld)
 		}
 	htab_destroy(ids);
 	for (k = 0; k < ps->nstarts; k++) {
-		r->runs[r->nruns].id = ps->in->pending[ps->starts[k].pending].id;
+		r->runs[r->nruns].id =
+		    ps->in->pending[ps->starts[k].pending].id;
 		r->runs[r->nruns++].end = ps->starts[k].end;
 	}
 	return 0;
@@ -142,6 +143,7 @@ build_held(struct pass *ps, struct replay *r, size_t nheld)
 	size_t k = 0, s, total = nheld;
 	uint64_t m;
 	const struct srec *sr;
+	const struct pick *pk;
 
 	for (s = 0; s < ps->nstarts; s++) {
 		sr = &ps->starts[s];
@@ -168,13 +170,13 @@ build_held(struct pass *ps, struct replay *r, size_t nheld)
 		}
 	for (s = 0; s < ps->nstarts; s++) {
 		sr = &ps->starts[s];
-		for (x = 0; x < sr->n; x++)
-			for (m = ps->picks[sr->first + x].mask; m != 0;
-			    m &= m - 1)
+		for (x = 0; x < sr->n; x++) {
+			pk = &ps->picks[sr->first + x];
+			for (m = pk->mask; m != 0; m &= m - 1)
 				r->held[r->runs[first + s].off +
-				    fill[first + s]++] =
-				    (uint64_t)ps->picks[sr->first + x].node << 8 |
-				    (uint64_t)__builtin_ctzll(m);
+				    fill[first + s]++] = (uint64_t)pk->node <<
+				    8 | (uint64_t)__builtin_ctzll(m);
+		}
 	}
 	return 0;
 }

@@ -265,7 +265,8 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 	for (x = 0; x < in->npending; x++) {
 		j = o[x].idx;
 		jb = &in->pending[j];
-		if ((res->reasons[j] = job_req(ps, j, &rq)) != SCHED_REASON_NONE)
+		res->reasons[j] = job_req(ps, j, &rq);
+		if (res->reasons[j] != SCHED_REASON_NONE)
 			continue;
 		if (ps->has_resv && tested++ >= ps->bf_max) {
 			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
@@ -326,7 +327,8 @@ emit_places(const struct pass *ps, struct sched_result *res, size_t first,
 		pl[k].gpus = res->gpus_ + *ng;
 		c = 0;
 		for (m = pk->mask; m != 0; m &= m - 1)
-			res->gpus_[*ng + c++] = nd->gpus[__builtin_ctzll(m)].index;
+			res->gpus_[*ng + c++] =
+			    nd->gpus[__builtin_ctzll(m)].index;
 		qsort(res->gpus_ + *ng, c, sizeof(uint32_t), gpu_index_cmp);
 		pl[k].ngpus = c;
 		*ng += c;

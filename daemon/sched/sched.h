@@ -12,7 +12,8 @@
  *   FAILED, its GPU model contains the job's --gpu-type (ignoring case)
  *   and it has gpus_per_node free GPUs of health OK (gpus_per_node 0: the
  *   whole node, every GPU free and OK). FAILED and DEGRADED GPUs are
- *   never given out; a DEGRADED node is used, after OK ones.
+ *   never given out; a DEGRADED node is used, after the OK nodes of the
+ *   same leaf.
  * - Gangs are all or nothing: a start names every node and GPU at once.
  * - Placement: the lowest topology level with one switch that can hold
  *   the gang; inside it, a best-fit switch (the one with the fewest
@@ -20,7 +21,9 @@
  *   as possible (largest first, best fit for the rest); on each node the
  *   best-connected GPUs (one NVLink domain, else one PCIe switch, else
  *   one NUMA node; then near a NIC); among equally connected nodes the
- *   one with the fewest free GPUs, so whole nodes stay free.
+ *   one with the fewest free GPUs, so whole nodes stay free. The choice
+ *   of switch looks at counts of fitting nodes only; GPU connection
+ *   quality ranks nodes inside the chosen leaves.
  * - SCHED_TOPO_REQUIRED: only switches at or below the named level; the
  *   job waits with reason Topology. SCHED_TOPO_PREFERRED places like
  *   SCHED_TOPO_ANY (lowest level first, then anywhere), so the preferred
@@ -181,8 +184,11 @@ struct sched_result {
 
 /* Run one scheduling pass over in. Returns a result the caller frees with
  * sched_result_free; or NULL with errno EINVAL (in is NULL, an array is
- * NULL with a non-zero count) or ENOMEM. The result does not point into
- * in; in is not modified. */
+ * NULL with a non-zero count, more than UINT32_MAX / 2 nodes) or ENOMEM.
+ * The result does not point into in; in is not modified. Bad job specs
+ * are not errors: those jobs get a reason (BadConstraints, …). The cost
+ * is linear in nodes, GPUs and pending jobs (plus sorting the queue),
+ * with placement work bounded by the starts and bf_max_job_test. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */

@@ -23,6 +23,9 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 
 #define NO_INDEX UINT32_MAX
 
+/* Nodes a leaf may hold before its nodes are split into chunks. */
+#define SCHED_CHUNK 64
+
 struct pnode {
 	uint64_t free;		/* positions of free GPUs with health OK */
 	uint64_t full;		/* all ngpus positions */
@@ -36,7 +39,8 @@ struct pnode {
 /* The switch tree of one pass: the topology's switches, then a leaf for
  * the nodes the topology does not list, then a root above every top
  * switch (its level is one above the highest real level; only jobs
- * without a required level may use it). */
+ * without a required level may use it), then chunks: leaves of at most
+ * SCHED_CHUNK nodes below any bigger leaf (state.c, build_tree). */
 struct ptopo {
 	uint32_t nsw;
 	uint32_t unlisted;

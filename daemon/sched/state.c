@@ -140,15 +140,48 @@ state_quick(const struct pass *ps, const struct preq *rq)
 	return n;
 }
 
-/* The switch tree: topology switches, the unlisted leaf, the root. */
+/* Map each node to the leaf the topology gives it, or the unlisted
+ * leaf, and count the nodes of each; *nchunks gets how many chunk leaves
+ * the big ones need (see build_tree). */
 static int
-build_tree(struct pass *ps, const struct topo *topo)
+map_nodes(struct pass *ps, const struct sched_input *in, uint32_t ntopo,
+    uint32_t **per, uint32_t *nchunks)
+{
+	const struct sched_node *n;
+	uint32_t i, s;
+	int32_t l;
+
+	if ((ps->nodes = state_alloc(ps, ps->nnodes, sizeof(*ps->nodes))) ==
+	    NULL || (*per = state_alloc(ps, ntopo + 1, 4)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++) {
+		n = &in->nodes[i];
+		l = n->name != NULL ? topo_node_leaf(in->topo, n->name) : -1;
+		ps->nodes[i].leaf = l >= 0 ? (uint32_t)l : ntopo;
+		(*per)[ps->nodes[i].leaf]++;
+	}
+	*nchunks = 0;
+	for (s = 0; s <= ntopo; s++)
+		if ((*per)[s] > SCHED_CHUNK)
+			*nchunks += ((*per)[s] + SCHED_CHUNK - 1) / SCHED_CHUNK;
+	return 0;
+}
+
+/* The switch tree: topology switches, the unlisted leaf, the root, then
+ * chunks. A leaf with more than SCHED_CHUNK nodes gets its nodes split
+ * into chunk leaves below it, in node order, so that no placement ranks
+ * more than SCHED_CHUNK nodes at once; a chunk sits at level 0 under a
+ * level-0 switch, so it is never a domain of its own and topology
+ * constraints see the leaf whole. */
+static int
+build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
+    uint32_t nchunks)
 {
 	struct ptopo *t = &ps->t;
-	uint32_t ntopo = (uint32_t)topo_nswitches(topo), s, p, L, k;
+	uint32_t ntopo = (uint32_t)topo_nswitches(topo), s, p, L, k, c;
 	unsigned h = topo_height(topo);
 
-	t->nsw = ntopo + 2;
+	t->nsw = ntopo + 2 + nchunks;
 	t->unlisted = ntopo;
 	t->root = ntopo + 1;
 	t->rootlevel = h > 0 ? h : 1;
@@ -165,20 +198,28 @@ build_tree(struct pass *ps, const struct topo *topo)
 		if (t->parent[s] < 0)
 			t->parent[s] = (int32_t)t->root;
 	}
-	t->level[t->unlisted] = 0;
 	t->parent[t->unlisted] = (int32_t)t->root;
 	t->level[t->root] = (uint8_t)t->rootlevel;
 	t->parent[t->root] = -1;
+	c = t->root + 1;
+	for (s = 0; s <= ntopo; s++)
+		if (per[s] > SCHED_CHUNK)
+			for (k = 0; k < per[s]; k += SCHED_CHUNK)
+				t->parent[c++] = (int32_t)s;
 	/* Children in switch order, by counting. */
-	for (s = 0; s < t->root; s++)
-		t->child_off[t->parent[s] + 1]++;
+	for (s = 0; s < t->nsw; s++)
+		if (s != t->root)
+			t->child_off[t->parent[s] + 1]++;
 	for (s = 0; s < t->nsw; s++)
 		t->child_off[s + 1] += t->child_off[s];
-	for (s = 0; s < t->root; s++) {
+	for (s = 0; s < t->nsw; s++) {
+		if (s == t->root)
+			continue;
 		p = (uint32_t)t->parent[s];
 		t->child[t->child_off[p] + t->order[p]++] = s;
 	}
-	/* Domains at each level L, and the bottom-up order. */
+	/* Domains at each level L, and the bottom-up order: chunks first
+	 * (their parents are level 0 too), then level by level. */
 	if ((t->dom = state_alloc(ps, (size_t)t->nsw * (t->rootlevel + 1),
 	    4)) == NULL)
 		return -1;
@@ -192,48 +233,51 @@ build_tree(struct pass *ps, const struct topo *topo)
 	}
 	t->dom_off[t->rootlevel + 1] = k;
 	k = 0;
+	for (s = t->root + 1; s < t->nsw; s++)
+		t->order[k++] = s;
 	for (L = 0; L <= t->rootlevel; L++)
-		for (s = 0; s < t->nsw; s++)
+		for (s = 0; s <= t->root; s++)
 			if (t->level[s] == L)
 				t->order[k++] = s;
 	return 0;
 }
 
-static uint32_t
-node_leaf(const struct pass *ps, const struct topo *topo,
-    const struct sched_node *n)
-{
-	int32_t l = n->name != NULL ? topo_node_leaf(topo, n->name) : -1;
-
-	return l >= 0 ? (uint32_t)l : ps->t.unlisted;
-}
-
 /* Nodes: masks, flags, model classes, and each leaf's node list. */
 static int
-build_nodes(struct pass *ps, const struct sched_input *in)
+build_nodes(struct pass *ps, const struct sched_input *in,
+    const uint32_t *per)
 {
 	struct ptopo *t = &ps->t;
 	struct htab *models;
 	const struct sched_node *n;
 	struct pnode *pn;
-	uint32_t i, k, g, maxg = 0, *fill;
+	uint32_t i, k, g, maxg = 0, *fill, *chunk, c;
 	int64_t m;
 	const char *last = NULL;
 
-	if ((ps->nodes = state_alloc(ps, ps->nnodes, sizeof(*pn))) == NULL ||
-	    (ps->model_name = state_alloc(ps, ps->nnodes + 1,
+	if ((ps->model_name = state_alloc(ps, ps->nnodes + 1,
 	    sizeof(char *))) == NULL ||
 	    (t->node_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
 	    (t->node = state_alloc(ps, ps->nnodes, 4)) == NULL ||
-	    (fill = state_alloc(ps, t->nsw, 4)) == NULL)
+	    (fill = state_alloc(ps, t->nsw, 4)) == NULL ||
+	    (chunk = state_alloc(ps, t->root, 4)) == NULL)
 		return -1;
+	/* The first chunk of each chunked leaf. */
+	for (c = t->root + 1, k = 0; k < t->root; k++) {
+		chunk[k] = c;
+		if (per[k] > SCHED_CHUNK)
+			c += (per[k] + SCHED_CHUNK - 1) / SCHED_CHUNK;
+	}
 	if ((models = htab_create(ps->nnodes, false)) == NULL)
 		return -1;
 	ps->nmodels = 1;		/* class 0: no model */
 	for (i = 0; i < ps->nnodes; i++) {
 		n = &in->nodes[i];
 		pn = &ps->nodes[i];
-		pn->leaf = node_leaf(ps, in->topo, n);
+		if (per[pn->leaf] > SCHED_CHUNK) {
+			k = pn->leaf;
+			pn->leaf = chunk[k] + fill[k]++ / SCHED_CHUNK;
+		}
 		pn->model = 0;
 		if (n->gpu_model != NULL && n->gpu_model == last) {
 			/* Nodes usually share the caller's model string. */
@@ -267,6 +311,7 @@ build_nodes(struct pass *ps, const struct sched_input *in)
 	ps->stride = maxg + 1;
 	for (k = 0; k < t->nsw; k++)
 		t->node_off[k + 1] += t->node_off[k];
+	memset(fill, 0, (size_t)t->nsw * sizeof(*fill));
 	for (i = 0; i < ps->nnodes; i++) {
 		k = ps->nodes[i].leaf;
 		t->node[t->node_off[k] + fill[k]++] = i;
@@ -373,6 +418,8 @@ build_types(struct pass *ps, const struct sched_input *in)
 int
 state_build(struct pass *ps, const struct sched_input *in)
 {
+	uint32_t ntopo, nchunks, *per;
+
 	ps->in = in;
 	ps->now = in->now;
 	ps->default_limit = in->config.default_limit > 0 ?
@@ -384,8 +431,11 @@ state_build(struct pass *ps, const struct sched_input *in)
 		return -1;
 	}
 	ps->nnodes = (uint32_t)in->nnodes;
-	if (build_tree(ps, in->topo) == -1 || build_nodes(ps, in) == -1 ||
-	    build_counts(ps) == -1 || build_types(ps, in) == -1)
+	ntopo = (uint32_t)topo_nswitches(in->topo);
+	if (map_nodes(ps, in, ntopo, &per, &nchunks) == -1 ||
+	    build_tree(ps, in->topo, per, nchunks) == -1 ||
+	    build_nodes(ps, in, per) == -1 || build_counts(ps) == -1 ||
+	    build_types(ps, in) == -1)
 		return -1;
 	if ((ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
 	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||

@@ -119,7 +119,8 @@ parse_levels(struct topo *t, struct pctx *pc, unsigned line, const char *v)
 		if ((t->levels[t->nlevels] = strndup(p, len)) == NULL)
 			return -1;
 		for (i = 0; i < t->nlevels; i++)
-			if (strcasecmp(t->levels[i], t->levels[t->nlevels]) == 0)
+			if (strcasecmp(t->levels[i],
+			    t->levels[t->nlevels]) == 0)
 				return perr(pc, line, "level name \"%s\" given "
 				    "twice", t->levels[i]);
 		t->nlevels++;
@@ -600,7 +601,8 @@ topo_level_index(const struct topo *t, const char *name)
 	for (i = 0; i < sizeof(default_levels) / sizeof(*default_levels); i++)
 		if (strcasecmp(default_levels[i], name) == 0)
 			return (int)i;
-	if (strncasecmp(name, "level", 5) == 0 && isdigit((unsigned char)name[5])) {
+	if (strncasecmp(name, "level", 5) == 0 &&
+	    isdigit((unsigned char)name[5])) {
 		errno = 0;
 		n = strtoul(name + 5, &end, 10);
 		if (errno == 0 && *end == '\0' && n >= 3 &&

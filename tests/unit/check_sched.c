@@ -13,9 +13,16 @@
 #include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
 
-#define MAXN 64
+#define MAXN 160
 #define GPN 8
 #define H100 "NVIDIA H100 80GB HBM3"
+
+/* Check records every passing ck_assert (a write each); the random runs
+ * check millions of things, so they fail loudly but pass silently. */
+#define CHECK(cond, ...) do {						\
+	if (!(cond))							\
+		ck_abort_msg(__VA_ARGS__);				\
+} while (0)
 #define A100 "NVIDIA A100-SXM4-40GB"
 
 /* A small cluster: nodes n000, n001, … of 8 GPUs in two NVLink quads
@@ -668,6 +675,56 @@ START_TEST(test_unlisted)
 }
 END_TEST
 
+/* Leaves bigger than the core's internal chunks still act as one
+ * domain: a required-leaf gang may span all of a leaf's nodes. */
+START_TEST(test_big_leaf)
+{
+	static const char big[] =
+	    "SwitchName=leaf0 Nodes=n[000-129]\n"
+	    "SwitchName=leaf1 Nodes=n[130-149]\n"
+	    "SwitchName=spine0 Switches=leaf[0-1]\n";
+	struct cl *c = malloc(sizeof(*c));
+	struct sched_job j[3];
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint32_t k;
+
+	ck_assert_ptr_nonnull(c);
+	cl_init(c, 150, big);
+	j[0] = job(1, 100, 0);
+	j[1] = job(2, 25, 0);
+	j[2] = job(3, 21, 0);
+	for (k = 0; k < 3; k++) {
+		j[k].topo_mode = SCHED_TOPO_REQUIRED;
+		j[k].topo_level = "leaf";
+	}
+	res = run(c, NULL, 0, j, 3, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	for (k = 0; k < 100; k++)
+		ck_assert_uint_lt(s->nodes[k].node, 130);
+	/* 30 left in leaf0, 20 in leaf1: 25 fit in leaf0 only. Then 21
+	 * fit in the 25 free nodes, but under no one leaf. */
+	ck_assert_ptr_nonnull(s = started(res, 2));
+	for (k = 0; k < 25; k++)
+		ck_assert_uint_lt(s->nodes[k].node, 130);
+	ck_assert_ptr_null(started(res, 3));
+	ck_assert_int_eq(res->reasons[2], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	cl_free(c);
+	/* No topology: 150 nodes are one domain. */
+	cl_init(c, 150, NULL);
+	j[0] = job(1, 150, 1);
+	j[0].topo_mode = SCHED_TOPO_REQUIRED;
+	j[0].topo_level = "leaf";
+	res = run(c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 150);
+	sched_result_free(res);
+	cl_free(c);
+	free(c);
+}
+END_TEST
+
 /* ---- Randomized runs in virtual time. ---- */
 
 #define SIM_JOBS 4096
@@ -687,6 +744,7 @@ struct sim {
 	uint64_t rng;
 	int64_t now;
 	bool chaos;		/* node and GPU failures come and go */
+	bool big;		/* 150 nodes, a leaf of 130 */
 	struct sched_job pend[SIM_JOBS];
 	size_t map[SIM_JOBS];
 	struct sched_running runs[SIM_JOBS];
@@ -702,6 +760,12 @@ static const char sim_topo[] =
     "SwitchName=spine0 Switches=leaf[0-1]\n"
     "SwitchName=spine1 Switches=leaf[2-3]\n";
 #define SIM_NODES 18		/* two nodes outside the file */
+
+static const char sim_big_topo[] =
+    "SwitchName=leaf0 Nodes=n[000-129]\n"
+    "SwitchName=leaf1 Nodes=n[130-147]\n"
+    "SwitchName=spine0 Switches=leaf[0-1]\n";
+#define SIM_BIG_NODES 150	/* two nodes outside the file */
 
 static uint64_t
 rnd(struct sim *s)
@@ -738,7 +802,8 @@ sim_add_job(struct sim *s, int32_t priority)
 	j->spec.id = s->njobs + 1;
 	j->spec.priority = priority;
 	j->spec.submit = s->now;
-	j->spec.nodes_min = 1 + pick(s, pick(s, 4) == 0 ? 8 : 3);
+	j->spec.nodes_min = 1 + pick(s, pick(s, 4) == 0 ? (s->big ? 60 : 8) :
+	    3);
 	j->spec.nodes_max = j->spec.nodes_min + (pick(s, 5) == 0 ?
 	    pick(s, 4) : 0);
 	j->spec.gpus_per_node = gs[pick(s, 7)];
@@ -753,20 +818,27 @@ sim_add_job(struct sim *s, int32_t priority)
 }
 
 static void
-sim_init(struct sim *s, uint64_t seed, bool chaos)
+sim_init(struct sim *s, uint64_t seed, bool chaos, bool big)
 {
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	cl_init(&s->c, SIM_NODES, sim_topo);
-	for (i = 12; i < 16; i++)
-		s->c.nodes[i].gpu_model = A100;
+	s->big = big;
+	if (big) {
+		cl_init(&s->c, SIM_BIG_NODES, sim_big_topo);
+		for (i = 130; i < 148; i++)
+			s->c.nodes[i].gpu_model = A100;
+	} else {
+		cl_init(&s->c, SIM_NODES, sim_topo);
+		for (i = 12; i < 16; i++)
+			s->c.nodes[i].gpu_model = A100;
+	}
 	s->rng = seed * 2654435761ULL + 1;
 	s->chaos = chaos;
 	s->hash = 1469598103934665603ULL;
-	for (i = 0; i < 40; i++)
+	for (i = 0; i < (big ? 200 : 40); i++)
 		sim_add_job(s, (int32_t)(100 + pick(s, 3) * 10));
-	for (i = 0; i < 40; i++)
+	for (i = 0; i < s->njobs; i++)
 		if (pick(s, 10) == 0)
 			s->jobs[i].spec.restarting = true;
 }
@@ -801,31 +873,33 @@ check_place(struct sim *s, const struct sched_job *jb, uint32_t nn,
     const struct sched_place *pl, bool now)
 {
 	const struct cl *c = &s->c;
-	uint64_t seen = 0;
+	uint8_t seen[MAXN] = { 0 };
 	uint32_t k, g, want;
 	const struct sched_gpu *gp;
 	int lv;
 
-	ck_assert_uint_ge(nn, jb->nodes_min);
-	ck_assert_uint_le(nn, jb->nodes_max);
+	CHECK(nn >= jb->nodes_min && nn <= jb->nodes_max, "job %llu: %u nodes",
+	    (unsigned long long)jb->id, nn);
 	for (k = 0; k < nn; k++) {
-		ck_assert_uint_lt(pl[k].node, c->n);
-		ck_assert_msg(!(seen >> pl[k].node & 1), "node twice");
-		seen |= 1ULL << pl[k].node;
-		ck_assert_msg(node_ok(c, pl[k].node, jb),
+		CHECK(pl[k].node < c->n, "node %u out of range", pl[k].node);
+		CHECK(!seen[pl[k].node], "node twice");
+		seen[pl[k].node] = 1;
+		CHECK(node_ok(c, pl[k].node, jb),
 		    "job %llu on unfit node %u",
 		    (unsigned long long)jb->id, pl[k].node);
 		want = jb->gpus_per_node ? jb->gpus_per_node : GPN;
-		ck_assert_uint_eq(pl[k].ngpus, want);
+		CHECK(pl[k].ngpus == want, "job %llu: %u GPUs on node %u, "
+		    "want %u", (unsigned long long)jb->id, pl[k].ngpus,
+		    pl[k].node, want);
 		for (g = 0; g < pl[k].ngpus; g++) {
-			ck_assert_uint_lt(pl[k].gpus[g], GPN);
-			if (g > 0)
-				ck_assert_uint_gt(pl[k].gpus[g],
-				    pl[k].gpus[g - 1]);
+			CHECK(pl[k].gpus[g] < GPN, "GPU %u", pl[k].gpus[g]);
+			CHECK(g == 0 || pl[k].gpus[g] > pl[k].gpus[g - 1],
+			    "GPUs not ascending");
 			gp = &c->gpus[pl[k].node][pl[k].gpus[g]];
-			ck_assert_int_eq(gp->health, SCHED_HEALTH_OK);
+			CHECK(gp->health == SCHED_HEALTH_OK, "unhealthy GPU %u "
+			    "on node %u", pl[k].gpus[g], pl[k].node);
 			if (now)
-				ck_assert_msg(gp->job == 0, "GPU allocated "
+				CHECK(gp->job == 0, "GPU allocated "
 				    "twice: node %u GPU %u to %llu and %llu",
 				    pl[k].node, pl[k].gpus[g],
 				    (unsigned long long)gp->job,
@@ -833,8 +907,10 @@ check_place(struct sim *s, const struct sched_job *jb, uint32_t nn,
 		}
 		if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
 			lv = topo_level_index(c->topo, jb->topo_level);
-			ck_assert_int_eq(domain_of(c, pl[k].node, (unsigned)lv),
-			    domain_of(c, pl[0].node, (unsigned)lv));
+			CHECK(domain_of(c, pl[k].node, (unsigned)lv) ==
+			    domain_of(c, pl[0].node, (unsigned)lv),
+			    "job %llu spans %s domains",
+			    (unsigned long long)jb->id, jb->topo_level);
 		}
 	}
 }
@@ -862,8 +938,9 @@ sim_pass(struct sim *s)
 	for (k = 0; k < res->nstarts; k++) {
 		st = &res->starts[k];
 		j = &s->jobs[map[st->pending]];
-		ck_assert_uint_eq(j->spec.id, st->job);
-		ck_assert_int_eq(res->reasons[st->pending], SCHED_REASON_NONE);
+		CHECK(j->spec.id == st->job, "start names the wrong job");
+		CHECK(res->reasons[st->pending] == SCHED_REASON_NONE,
+		    "a started job has a reason");
 		check_place(s, &j->spec, st->nnodes, st->nodes, true);
 		/* Apply at once, so a GPU given twice in one pass shows. */
 		for (i = 0; i < st->nnodes; i++)
@@ -871,14 +948,14 @@ sim_pass(struct sim *s)
 				s->c.gpus[st->nodes[i].node]
 				    [st->nodes[i].gpus[g]].job = st->job;
 		if (!s->chaos && j->promised >= 0)
-			ck_assert_msg(s->now <= j->promised, "job %llu "
+			CHECK(s->now <= j->promised, "job %llu "
 			    "promised %lld started %lld",
 			    (unsigned long long)st->job,
 			    (long long)j->promised, (long long)s->now);
 		j->state = 2;
 		j->end = st->end;
-		ck_assert_int_eq(st->end, s->now + (j->spec.time_limit ?
-		    j->spec.time_limit : 300));
+		CHECK(st->end == s->now + (j->spec.time_limit ?
+		    j->spec.time_limit : 300), "end %lld", (long long)st->end);
 		j->real_end = s->now + 1 + (int64_t)pick(s,
 		    (uint32_t)(st->end - s->now));
 		s->starts++;
@@ -890,16 +967,21 @@ sim_pass(struct sim *s)
 	}
 	for (k = 0; k < np; k++)
 		if (s->jobs[map[k]].state == 1)
-			ck_assert_int_ne(res->reasons[k], SCHED_REASON_NONE);
+			CHECK(res->reasons[k] != SCHED_REASON_NONE,
+			    "a waiting job without a reason");
 	if (res->has_resv) {
 		j = &s->jobs[map[res->resv.pending]];
-		ck_assert_int_eq(j->state, 1);
-		ck_assert_int_ge(res->resv.start, s->now);
+		CHECK(j->state == 1, "reservation for a job not pending");
+		CHECK(res->resv.start >= s->now, "reservation in the past");
 		check_place(s, &j->spec, res->resv.nnodes, res->resv.nodes,
 		    false);
 		/* Backfill may never push a promise later. */
 		if (!s->chaos && j->promised >= 0)
-			ck_assert_int_le(res->resv.start, j->promised);
+			CHECK(res->resv.start <= j->promised, "job %llu "
+			    "promised %lld, now reserved at %lld",
+			    (unsigned long long)res->resv.job,
+			    (long long)j->promised,
+			    (long long)res->resv.start);
 		if (j->promised < 0 || res->resv.start < j->promised)
 			j->promised = res->resv.start;
 		s->resvs++;
@@ -911,7 +993,7 @@ sim_pass(struct sim *s)
 static void
 sim_chaos(struct sim *s)
 {
-	uint32_t i = pick(s, SIM_NODES);
+	uint32_t i = pick(s, (uint32_t)s->c.n);
 
 	switch (pick(s, 6)) {
 	case 0:
@@ -964,11 +1046,11 @@ sim_step(struct sim *s)
 }
 
 static uint64_t
-sim_run(uint64_t seed, bool chaos, size_t steps, struct sim *s)
+sim_run(uint64_t seed, bool chaos, bool big, size_t steps, struct sim *s)
 {
 	size_t i;
 
-	sim_init(s, seed, chaos);
+	sim_init(s, seed, chaos, big);
 	for (i = 0; i < steps; i++) {
 		sim_pass(s);
 		sim_step(s);
@@ -985,7 +1067,7 @@ START_TEST(test_random_invariants)
 	struct sim *s = malloc(sizeof(*s));
 
 	ck_assert_ptr_nonnull(s);
-	sim_run(7 + (uint64_t)_i, true, 2500, s);
+	sim_run(7 + (uint64_t)_i, true, _i == 2, _i == 2 ? 800 : 2500, s);
 	ck_assert_uint_gt(s->starts, 200);
 	ck_assert_uint_gt(s->resvs, 50);
 	ck_assert_uint_gt(s->backfills, 10);
@@ -1002,7 +1084,7 @@ START_TEST(test_backfill_never_delays)
 	size_t i, kept = 0;
 
 	ck_assert_ptr_nonnull(s);
-	sim_run(1000 + (uint64_t)_i, false, 400, s);
+	sim_run(1000 + (uint64_t)_i, false, _i % 8 == 7, 400, s);
 	for (i = 0; i < s->njobs; i++)
 		if (s->jobs[i].promised >= 0 && s->jobs[i].state >= 2)
 			kept++;
@@ -1018,9 +1100,9 @@ START_TEST(test_deterministic)
 	uint64_t a, b, c;
 
 	ck_assert_ptr_nonnull(s);
-	a = sim_run(42, true, 600, s);
-	b = sim_run(42, true, 600, s);
-	c = sim_run(43, true, 600, s);
+	a = sim_run(42, true, false, 600, s);
+	b = sim_run(42, true, false, 600, s);
+	c = sim_run(43, true, false, 600, s);
 	ck_assert_uint_eq(a, b);
 	ck_assert_uint_ne(a, c);
 	free(s);
@@ -1048,8 +1130,9 @@ sched_suite(void)
 	tcase_add_test(tc, test_backfill);
 	tcase_add_test(tc, test_backfill_cap);
 	tcase_add_test(tc, test_unlisted);
+	tcase_add_test(tc, test_big_leaf);
 	suite_add_tcase(s, tc);
-	tcase_add_loop_test(tr, test_random_invariants, 0, 2);
+	tcase_add_loop_test(tr, test_random_invariants, 0, 3);
 	tcase_add_loop_test(tr, test_backfill_never_delays, 0, 40);
 	tcase_add_test(tr, test_deterministic);
 	suite_add_tcase(s, tr);
