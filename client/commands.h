@@ -23,5 +23,8 @@ int cmd_wait(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_logs(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_nodes(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_node(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_drain(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_resume(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_events(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

@@ -31,9 +31,13 @@ static const struct option jobs_longopts[] = {
 
 static const char jobs_usage[] =
     "usage: cohort jobs [--all] [--user USER] [--state STATE] [--json]\n"
-    "  pending and running jobs; --all adds finished ones\n";
+    "  pending and running jobs; --all adds finished ones\n"
+    "  STATE: PENDING, RUNNING, RESTARTING, RESIZING, COMPLETED, FAILED,\n"
+    "  CANCELLED or TIMEOUT\n";
 static const char show_usage[] =
-    "usage: cohort show JOB [--json]\n";
+    "usage: cohort show JOB [--json]\n"
+    "  one job: spec, state and reason, allocation, restarts, last\n"
+    "  checkpoint, last failure and restart, work lost, times\n";
 static const char cancel_usage[] =
     "usage: cohort cancel JOB...\n";
 
@@ -376,6 +380,38 @@ show_placement(struct output_table *t, const struct job *j)
 	return rc;
 }
 
+/* What failures did to the job: its size now (elastic jobs), restarts,
+ * the checkpoint it would resume from, and what was lost. */
+static int
+show_recovery(struct output_table *t, const struct job *j)
+{
+	char b[OUTPUT_TIME_LEN], d[48];
+	int rc = 0;
+
+	if (j->spec.nodes_min != j->spec.nodes_max) {
+		if (j->nplace > 0 && !job_state_is_final(j->state))
+			rc |= show_add(t, "Current size", "%zu node%s",
+			    j->nplace, j->nplace == 1 ? "" : "s");
+		else
+			rc |= show_add(t, "Current size", "-");
+	}
+	rc |= show_add(t, "Restarts", "%u (max %u)", j->restarts,
+	    j->spec.max_restarts);
+	if (j->has_ckpt)
+		rc |= show_add(t, "Last checkpoint", "step %" PRIu64 " at %s: "
+		    "%s", j->ckpt_step, output_time_local(j->ckpt_ms, b,
+		    sizeof(b)), j->ckpt_path ? j->ckpt_path : "-");
+	else
+		rc |= show_add(t, "Last checkpoint", "-");
+	rc |= show_add(t, "Last failure", "%s", output_time_local(
+	    j->last_failure_ms, b, sizeof(b)));
+	rc |= show_add(t, "Last restart", "%s", output_time_local(
+	    j->last_restart_ms, b, sizeof(b)));
+	rc |= show_add(t, "Work lost", "%s", output_duration_ms(
+	    j->lost_work_ms, d, sizeof(d)));
+	return rc;
+}
+
 static int
 show_print(const struct job *j)
 {
@@ -394,7 +430,7 @@ show_print(const struct job *j)
 	rc |= show_command(t, &j->spec);
 	rc |= show_spec(t, &j->spec);
 	rc |= show_placement(t, j);
-	rc |= show_add(t, "Restarts", "%u", j->restarts);
+	rc |= show_recovery(t, j);
 	if (j->has_exit)
 		rc |= show_add(t, "Exit code", "%d", (int)j->exit_code);
 	else

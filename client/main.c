@@ -23,8 +23,14 @@ static const struct command {
 	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
-	{ "nodes", cmd_nodes, "list nodes: state, health, GPUs free/total" },
+	{ "nodes", cmd_nodes, "list nodes: state, drain, health, GPUs "
+	    "free/total, reason" },
 	{ "node", cmd_node, "one node and its GPUs: show NODE" },
+	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODE... "
+	    "--reason TEXT [--now]" },
+	{ "resume", cmd_resume, "undo a drain (admin): NODE..." },
+	{ "events", cmd_events, "the event log: [--job J] [--node N] "
+	    "[--since T] [--follow]" },
 };
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };
@@ -49,7 +55,9 @@ usage(FILE *fp)
 	fprintf(fp, "\nEvery command takes --json where it lists, --help, "
 	    "and the connection flags.\nSettings come from flags, else "
 	    "COHORT_SERVER, COHORT_CERT, COHORT_KEY,\nCOHORT_CA, else "
-	    "~/.config/cohort/client.conf.\n");
+	    "~/.config/cohort/client.conf.\nExit codes: 0 ok, 1 refused or "
+	    "failed, 2 usage error, 3 cannot reach or\nauthenticate to the "
+	    "controller.\n");
 }
 
 int

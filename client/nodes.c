@@ -29,7 +29,9 @@ static const struct option nodes_longopts[] = {
 static const char nodes_usage[] =
     "usage: cohort nodes [--json]\n"
     "  every node: state, health, GPUs free/total, GPU model, switch,\n"
-    "  reason\n";
+    "  reason. STATE is UP or DOWN, or the drain state of an UP node\n"
+    "  (DRAINING: jobs still running, DRAINED: empty), or both for a\n"
+    "  DOWN one (DOWN+DRAINED); HEALTH is OK, DEGRADED or FAILED\n";
 static const char node_usage[] =
     "usage: cohort node show NODE [--json]\n"
     "  one node: state, CPUs, memory, jobs, and its GPUs with model,\n"

@@ -1,6 +1,7 @@
 /* What the CLI's commands share (see output.h). */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include "client/commands.h"
 #include "client/output.h"
 #include "client/settings.h"
+#include "lib/duration.h"
 #include "lib/hostlist.h"
 #include "lib/wire.h"
 
@@ -148,29 +150,146 @@ output_table_free(struct output_table *t)
 }
 
 static char *
-format_time(int64_t ms, bool utc, char *buf, size_t len)
+format_time(int64_t ms, bool utc, bool with_ms, char *buf, size_t len)
 {
 	struct tm tm;
 	time_t secs = (time_t)(ms / 1000);
+	size_t n;
 
 	if (ms <= 0 || (utc ? gmtime_r(&secs, &tm) : localtime_r(&secs,
 	    &tm)) == NULL ||
-	    strftime(buf, len, utc ? "%Y-%m-%dT%H:%M:%SZ" :
-	    "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+	    (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
 		snprintf(buf, len, "-");
+		return buf;
+	}
+	/* OUTPUT_TIME_LEN leaves room for both; a shorter buf truncates. */
+	if (with_ms)
+		snprintf(buf + n, len - n, ".%03d%s", (int)(ms % 1000),
+		    utc ? "Z" : "");
+	else
+		snprintf(buf + n, len - n, "%s", utc ? "Z" : "");
 	return buf;
 }
 
 char *
 output_time_local(int64_t ms, char *buf, size_t len)
 {
-	return format_time(ms, false, buf, len);
+	return format_time(ms, false, false, buf, len);
 }
 
 char *
 output_time_utc(int64_t ms, char *buf, size_t len)
 {
-	return format_time(ms, true, buf, len);
+	return format_time(ms, true, false, buf, len);
+}
+
+char *
+output_time_local_ms(int64_t ms, char *buf, size_t len)
+{
+	return format_time(ms, false, true, buf, len);
+}
+
+char *
+output_time_utc_ms(int64_t ms, char *buf, size_t len)
+{
+	return format_time(ms, true, true, buf, len);
+}
+
+/* The date-time forms of output_parse_since. 0, or -1 (EINVAL). */
+static int
+parse_iso(const char *s, int64_t *ms)
+{
+	struct tm tm;
+	const char *p;
+	long off = 0;
+	int frac = 0, scale = 100, sign, hh, mm, mday, mon;
+	bool utc = false;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((p = strptime(s, "%Y-%m-%d", &tm)) == NULL)
+		goto bad;
+	if (*p == 'T' || *p == 't' || *p == ' ') {
+		if (!isdigit((unsigned char)p[1]) ||
+		    (p = strptime(p + 1, "%H:%M", &tm)) == NULL)
+			goto bad;
+		if (*p == ':' && (!isdigit((unsigned char)p[1]) ||
+		    (p = strptime(p + 1, "%S", &tm)) == NULL))
+			goto bad;
+		if (*p == '.' || *p == ',') {
+			if (!isdigit((unsigned char)*++p))
+				goto bad;
+			/* Milliseconds; finer digits are ignored. */
+			for (; isdigit((unsigned char)*p); p++, scale /= 10)
+				frac += (*p - '0') * scale;
+		}
+	}
+	if (*p == 'Z' || *p == 'z') {
+		utc = true;
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p++ == '-' ? -1 : 1;
+		if (sscanf(p, "%2d", &hh) != 1 || !isdigit((unsigned char)p[0])
+		    || !isdigit((unsigned char)p[1]))
+			goto bad;
+		p += 2;
+		if (*p == ':')
+			p++;
+		if (!isdigit((unsigned char)p[0]) ||
+		    !isdigit((unsigned char)p[1]) ||
+		    sscanf(p, "%2d", &mm) != 1 || hh > 23 || mm > 59)
+			goto bad;
+		p += 2;
+		utc = true;
+		off = sign * (hh * 3600L + mm * 60L);
+	}
+	if (*p != '\0')
+		goto bad;
+	tm.tm_isdst = -1;
+	mday = tm.tm_mday;
+	mon = tm.tm_mon;
+	/* mktime and timegm move the 30th of February to March: refuse
+	 * a day the month does not have. */
+	if ((t = utc ? timegm(&tm) : mktime(&tm)) == (time_t)-1 ||
+	    tm.tm_mday != mday || tm.tm_mon != mon)
+		goto bad;
+	*ms = ((int64_t)t - off) * 1000 + frac;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int
+output_parse_since(const char *s, int64_t now_ms, int64_t *ms)
+{
+	uint64_t secs;
+
+	/* A date starts with a four-digit year and a dash; anything else is
+	 * a duration (whose "D-HH" form would otherwise read "2026-11" as
+	 * 2026 days). */
+	if (isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[1]) &&
+	    isdigit((unsigned char)s[2]) && isdigit((unsigned char)s[3]) &&
+	    s[4] == '-')
+		return parse_iso(s, ms);
+	if (duration_parse(s, &secs) == -1)
+		return -1;
+	*ms = now_ms - (int64_t)secs * 1000;
+	if (*ms < 0)
+		*ms = 0;
+	return 0;
+}
+
+char *
+output_duration_ms(uint64_t ms, char *buf, size_t len)
+{
+	size_t n;
+
+	duration_format(ms / 1000, buf, len);
+	n = strlen(buf);
+	if (ms % 1000 != 0 && n < len)
+		snprintf(buf + n, len - n, ".%03u", (unsigned)(ms % 1000));
+	return buf;
 }
 
 char *
@@ -441,6 +560,18 @@ json_placement(const struct job *job)
 	return a;
 }
 
+/* {"step": 1200, "path": "...", "time": "..."}, or null when the job
+ * has reported no checkpoint. */
+static json_t *
+json_checkpoint(const struct job *job)
+{
+	if (!job->has_ckpt)
+		return json_null();
+	return json_pack("{s:I, s:o, s:o}", "step", (json_int_t)job->ckpt_step,
+	    "path", json_str_or_null(job->ckpt_path),
+	    "time", json_time(job->ckpt_ms));
+}
+
 json_t *
 output_job_json(const struct job *job)
 {
@@ -482,8 +613,20 @@ output_job_json(const struct job *job)
 	    "restarts", (json_int_t)job->restarts,
 	    "exit_code", job->has_exit ? json_integer(job->exit_code) :
 	    json_null());
-	if (doc != NULL && json_object_set_new(doc, "placement",
-	    json_placement(job)) == -1) {
+	if (doc == NULL)
+		return NULL;
+	if (json_object_set_new(doc, "placement", json_placement(job)) == -1 ||
+	    json_object_set_new(doc, "nodes_now", job->nplace > 0 &&
+	    !job_state_is_final(job->state) ?
+	    json_integer((json_int_t)job->nplace) : json_null()) == -1 ||
+	    json_object_set_new(doc, "checkpoint", json_checkpoint(job)) ==
+	    -1 ||
+	    json_object_set_new(doc, "last_failure",
+	    json_time(job->last_failure_ms)) == -1 ||
+	    json_object_set_new(doc, "last_restart",
+	    json_time(job->last_restart_ms)) == -1 ||
+	    json_object_set_new(doc, "lost_work_s",
+	    json_real((double)job->lost_work_ms / 1000)) == -1) {
 		json_decref(doc);
 		return NULL;
 	}

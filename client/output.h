@@ -42,6 +42,22 @@ int output_fields_add(struct output_table *t, const char *key,
 #define OUTPUT_TIME_LEN 32
 char *output_time_local(int64_t ms, char *buf, size_t len);
 char *output_time_utc(int64_t ms, char *buf, size_t len);
+/* The same with milliseconds: "2026-11-30T06:30:12.345" and
+ * "2026-11-30T06:30:12.345Z" (events, where order within a second
+ * matters). */
+char *output_time_local_ms(int64_t ms, char *buf, size_t len);
+char *output_time_utc_ms(int64_t ms, char *buf, size_t len);
+
+/* A time a user gives (--since): an ISO-8601 date-time, local unless it
+ * ends in "Z" or carries an offset ("2026-11-30T06:00:00",
+ * "2026-11-30 06:00", "2026-11-30T06:00:00.250Z", "2026-11-30"), or a
+ * duration meaning that long before now_ms ("10m", "2h", "1-00:00:00").
+ * 0 with *ms set, or -1 (errno EINVAL or ERANGE). */
+int output_parse_since(const char *s, int64_t now_ms, int64_t *ms);
+
+/* Milliseconds as a duration for people: "00:01:23" or "00:00:12.345"
+ * (D-HH:MM:SS as elsewhere, milliseconds only when not whole). */
+char *output_duration_ms(uint64_t ms, char *buf, size_t len);
 
 /* "USR1@60": a signal by name (or number when it has none) and seconds. */
 char *output_signal(int sig, uint32_t secs, char *buf, size_t len);
