@@ -33,9 +33,8 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->name = (char *)n->name;
 	pb->state = (char *)node_state_name(n->state);
 	pb->drain = (char *)node_drain_state(n);
-	if (n->drained)
-		pb->reason = n->drain_reason;
-	pb->reason = n->reason;
+	/* A drain's reason says more than the UP/DOWN one. */
+	pb->reason = n->drained ? n->drain_reason : n->reason;
 	pb->address = n->address;
 	pb->inventory = inv;
 	pb->has_last_heartbeat_ms = pb->has_since_ms = 1;
@@ -302,8 +301,6 @@ events_cb(const struct store_event *e, void *arg)
 	struct events_acc *a = arg;
 	Cohort__V1__Event *ev = &a->ev[a->n];
 
-	if (e->time_ms < a->since_ms)
-		return 0;
 	cohort__v1__event__init(ev);
 	ev->id = e->id;
 	ev->time_ms = e->time_ms;
@@ -339,8 +336,8 @@ rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	a.strs = calloc((size_t)limit * 4, sizeof(*a.strs));
 	if (a.ev == NULL || a.strs == NULL ||
 	    store_events_list(rpc->store, er->has_after_id ? er->after_id : 0,
-	    er->has_job_id ? er->job_id : 0, er->node, limit, events_cb, &a,
-	    &err) == -1 ||
+	    er->has_job_id ? er->job_id : 0, er->node, a.since_ms, limit,
+	    events_cb, &a, &err) == -1 ||
 	    (a.n > 0 && (ptrs = calloc(a.n, sizeof(*ptrs))) == NULL)) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL,
 		    err.code != ERR_NONE ? err.text : "out of memory", false);

@@ -72,13 +72,16 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "(SELECT value FROM counters WHERE name = 'max_job_id'), "
 	    "(SELECT coalesce(max(id), 0) FROM jobs))",
 	[S_EVENTS_ANY] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND time_ms >= ?5 ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND job_id = ?2 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND job_id = ?2 AND time_ms >= ?5 "
+	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND node = ?3 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND node = ?3 AND time_ms >= ?5 "
+	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 AND time_ms >= ?5 "
+	    "ORDER BY id LIMIT ?4",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -835,7 +838,7 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 
 int
 store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
-    const char *node, int limit,
+    const char *node, int64_t since_ms, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
     struct cerr *err)
 {
@@ -856,6 +859,7 @@ store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
 	if (node != NULL)
 		sqlite3_bind_text(s, 3, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, limit > 0 ? limit : -1);
+	sqlite3_bind_int64(s, 5, since_ms);
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		ev.id = sqlite3_column_int64(s, 0);

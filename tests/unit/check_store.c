@@ -329,7 +329,7 @@ list_events(struct store *st, int64_t after, uint64_t job, const char *node,
 	struct cerr err = { 0 };
 
 	memset(e, 0, sizeof(*e));
-	ck_assert_msg(store_events_list(st, after, job, node, limit,
+	ck_assert_msg(store_events_list(st, after, job, node, 0, limit,
 	    collect_event, e, &err) == 0, "%s", err.text);
 }
 
