@@ -643,6 +643,7 @@ job_free(struct job *job)
 	free(job->reason);
 	free(job->place);
 	free(job->ckpt_path);
+	free(job->prev_place);
 	job_spec_clear(&job->spec);
 	free(job);
 }

@@ -128,6 +128,10 @@ struct job {
 	int64_t last_failure_ms;
 	int64_t last_restart_ms;
 	uint64_t lost_work_ms;		/* summed over failures */
+	/* The gang before the last failure, so a restart can keep its
+	 * healthy nodes (controller memory only). */
+	struct placement *prev_place;
+	size_t nprev;
 };
 
 /* Limits that come from the controller's configuration. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,6 +23,7 @@
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/env.h"
 #include "daemon/agent/tasks.h"
+#include "daemon/agent/watch.h"
 #include "lib/log.h"
 
 /* Tasks whose supervisor could not be watched with a pidfd are checked
@@ -39,6 +41,22 @@ struct atask {
 	TAILQ_ENTRY(atask) entry;
 };
 
+/* What the agent watches of one start of a job: its progress file and,
+ * on the node of rank 0, its checkpoint directory. Kept while any task
+ * of the start is in the table. The checkpoint directory is also kept in
+ * the start's spool directory ("watch"), for an agent that restarts. */
+struct ajob {
+	uint64_t job_id;
+	uint32_t restart;
+	char *ckpt_dir;		/* NULL: not watched here */
+	char progress[PATH_MAX];
+	bool has_ckpt;
+	uint64_t step;
+	char ckpt_path[WATCH_PATH_MAX];
+	int64_t ckpt_ms;
+	TAILQ_ENTRY(ajob) entry;
+};
+
 struct agent {
 	struct event_base *base;
 	const struct agent_config *cfg;
@@ -46,7 +64,127 @@ struct agent {
 	void *arg;
 	struct event *sweep;
 	TAILQ_HEAD(, atask) tasks;
+	TAILQ_HEAD(, ajob) jobs;
 };
+
+static int64_t
+agent_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct ajob *
+ajob_find(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct ajob *j;
+
+	TAILQ_FOREACH(j, &a->jobs, entry)
+		if (j->job_id == job_id && j->restart == restart)
+			return j;
+	return NULL;
+}
+
+static void
+ajob_free(struct agent *a, struct ajob *j)
+{
+	TAILQ_REMOVE(&a->jobs, j, entry);
+	free(j->ckpt_dir);
+	free(j);
+}
+
+/* The start's entry, made when missing (ckpt_dir NULL: not watched).
+ * NULL only when out of memory. */
+static struct ajob *
+ajob_get(struct agent *a, uint64_t job_id, uint32_t restart,
+    const char *ckpt_dir)
+{
+	struct ajob *j;
+
+	if ((j = ajob_find(a, job_id, restart)) != NULL)
+		return j;
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->job_id = job_id;
+	j->restart = restart;
+	if (ckpt_dir != NULL && (j->ckpt_dir = strdup(ckpt_dir)) == NULL) {
+		free(j);
+		return NULL;
+	}
+	snprintf(j->progress, sizeof(j->progress), "%s/jobs/%" PRIu64
+	    ".%u/progress", a->cfg->spool, job_id, restart);
+	TAILQ_INSERT_TAIL(&a->jobs, j, entry);
+	return j;
+}
+
+/* Forget the start once none of its tasks is left in the table. */
+static void
+ajob_gc(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct atask *at;
+	struct ajob *j;
+
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart)
+			return;
+	if ((j = ajob_find(a, job_id, restart)) != NULL)
+		ajob_free(a, j);
+}
+
+static void
+ajob_watch_path(const struct agent *a, uint64_t job_id, uint32_t restart,
+    char *path, size_t len, const char *suffix)
+{
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/watch%s", a->cfg->spool,
+	    job_id, restart, suffix);
+}
+
+/* Remember, in the spool, that this node watches dir for the start. */
+static int
+ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
+    const char *dir, struct cerr *err)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	FILE *fp;
+
+	ajob_watch_path(a, job_id, restart, tmp, sizeof(tmp), ".tmp");
+	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
+	if ((fp = fopen(tmp, "we")) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", tmp,
+		    strerror(errno));
+	if (fprintf(fp, "%s\n", dir) < 0 || fclose(fp) == EOF ||
+	    rename(tmp, path) == -1) {
+		unlink(tmp);
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+/* The checkpoint directory the spool says this node watches for the
+ * start, or NULL (malloc'd). */
+static char *
+ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *fp;
+
+	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
+	if ((fp = fopen(path, "re")) == NULL)
+		return NULL;
+	n = getline(&line, &cap, fp);
+	fclose(fp);
+	if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
+		free(line);
+		return NULL;
+	}
+	line[n - 1] = '\0';
+	return line;
+}
 
 static void
 atask_free(struct atask *at)
@@ -156,6 +294,13 @@ agent_adopt_cb(struct task *t, void *arg)
 	}
 	log_info("job %" PRIu64 " rank %u: adopted from the spool",
 	    t->job_id, t->rank);
+	if (ajob_find(a, t->job_id, t->restart) == NULL) {
+		char *dir = ajob_load_watch(a, t->job_id, t->restart);
+
+		if (ajob_get(a, t->job_id, t->restart, dir) == NULL)
+			log_warnx("job %" PRIu64 ": out of memory", t->job_id);
+		free(dir);
+	}
 	/* It may have ended while no agent watched. */
 	if (t->pidfd < 0 || !task_alive(t))
 		atask_check(at);
@@ -179,6 +324,7 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 	a->cb = cb;
 	a->arg = arg;
 	TAILQ_INIT(&a->tasks);
+	TAILQ_INIT(&a->jobs);
 	a->sweep = event_new(base, -1, EV_PERSIST, agent_sweep_cb, a);
 	if (a->sweep == NULL || event_add(a->sweep, &tv) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
@@ -199,6 +345,8 @@ agent_destroy(struct agent *a)
 		return;
 	while (!TAILQ_EMPTY(&a->tasks))
 		atask_free(TAILQ_FIRST(&a->tasks));
+	while (!TAILQ_EMPTY(&a->jobs))
+		ajob_free(a, TAILQ_FIRST(&a->jobs));
 	if (a->sweep != NULL)
 		event_free(a->sweep);
 	free(a);
@@ -305,6 +453,7 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 			usleep(10000);
 		atask_free(at);
 	}
+	ajob_gc(a, job_id, restart);
 	tasks_remove(a->cfg->spool, job_id, restart);
 }
 
@@ -372,6 +521,8 @@ int
 agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 {
 	const char *account;
+	const char *watch = l->watch_checkpoints ? l->spec->checkpoint_dir :
+	    NULL;
 	char **base = NULL;
 	size_t nbase = 0;
 	char progress[4096];
@@ -383,8 +534,14 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	account = agent_config_map_user(a->cfg, l->user);
 	if (agent_base_env(account, &base, &nbase, err) == -1 ||
 	    agent_progress_file(a, l, account, progress, sizeof(progress),
-	    err) == -1)
+	    err) == -1 ||
+	    (watch != NULL && ajob_save_watch(a, l->job_id, l->restart, watch,
+	    err) == -1))
 		goto out;
+	if (ajob_get(a, l->job_id, l->restart, watch) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto out;
+	}
 	for (r = 0; r < l->spec->tasks_per_node; r++) {
 		if (agent_start_rank(a, l, account, base, nbase, progress, r,
 		    err) == -1) {
@@ -434,6 +591,7 @@ agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
 				log_warn("job %" PRIu64 " rank %u: cannot "
 				    "forget it in the spool", job_id, rank);
 			atask_free(at);
+			ajob_gc(a, job_id, restart);
 			return;
 		}
 	}
@@ -460,6 +618,117 @@ agent_tasks(struct agent *a, size_t *n)
 		(*n)++;
 	}
 	return r;
+}
+
+static bool
+ajob_running(struct agent *a, const struct ajob *j)
+{
+	struct atask *at;
+
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == j->job_id &&
+		    at->t.restart == j->restart && !at->ended)
+			return true;
+	return false;
+}
+
+/* Read the start's LATEST; note a checkpoint not seen before. */
+static void
+ajob_read_latest(struct ajob *j)
+{
+	char path[WATCH_PATH_MAX];
+	uint64_t step;
+
+	if (watch_read_latest(j->ckpt_dir, &step, path, sizeof(path)) == -1) {
+		if (errno != ENOENT)
+			log_debug("job %" PRIu64 ": %s/LATEST: %s", j->job_id,
+			    j->ckpt_dir, strerror(errno));
+		return;
+	}
+	if (j->has_ckpt && j->step == step && strcmp(j->ckpt_path, path) == 0)
+		return;
+	j->has_ckpt = true;
+	j->step = step;
+	memcpy(j->ckpt_path, path, sizeof(path));
+	j->ckpt_ms = agent_now_ms();
+	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s",
+	    j->job_id, step, path);
+}
+
+struct ckpt_report *
+agent_checkpoints(struct agent *a, size_t *n)
+{
+	struct ckpt_report *r;
+	struct ajob *j;
+	size_t i = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(j, &a->jobs, entry) {
+		if (j->ckpt_dir == NULL)
+			continue;
+		ajob_read_latest(j);
+		if (j->has_ckpt)
+			i++;
+	}
+	if (i == 0 || (r = calloc(i, sizeof(*r))) == NULL)
+		return NULL;
+	TAILQ_FOREACH(j, &a->jobs, entry) {
+		if (j->ckpt_dir == NULL || !j->has_ckpt)
+			continue;
+		r[*n].job_id = j->job_id;
+		r[*n].restart = j->restart;
+		r[*n].step = j->step;
+		r[*n].path = j->ckpt_path;
+		r[*n].time_ms = j->ckpt_ms;
+		(*n)++;
+	}
+	return r;
+}
+
+struct progress_report *
+agent_progress(struct agent *a, size_t *n)
+{
+	struct progress_report *r;
+	struct ajob *j;
+	size_t i = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(j, &a->jobs, entry)
+		i++;
+	if (i == 0 || (r = calloc(i, sizeof(*r))) == NULL)
+		return NULL;
+	TAILQ_FOREACH(j, &a->jobs, entry) {
+		if (!ajob_running(a, j))
+			continue;
+		r[*n].job_id = j->job_id;
+		r[*n].restart = j->restart;
+		r[*n].changed_ms = watch_progress_changed(j->progress);
+		(*n)++;
+	}
+	if (*n == 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+unsigned
+agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
+{
+	struct atask *at;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		if (at->t.job_id != job_id || at->t.restart != restart ||
+		    at->ended)
+			continue;
+		if (task_signal(&at->t, sig) == 0) {
+			log_info("job %" PRIu64 " rank %u: signal %d",
+			    job_id, at->t.rank, sig);
+			n++;
+		}
+	}
+	return n;
 }
 
 ssize_t

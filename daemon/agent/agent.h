@@ -33,6 +33,23 @@ struct launch {
 	const unsigned *gpus;
 	size_t ngpus;
 	const char *resume_checkpoint;
+	bool watch_checkpoints;		/* rank 0: report LATEST */
+};
+
+/* The latest checkpoint of a job whose LATEST this node watches. */
+struct ckpt_report {
+	uint64_t job_id;
+	uint32_t restart;
+	uint64_t step;
+	const char *path;		/* borrowed until the next call */
+	int64_t time_ms;		/* when the agent first saw it */
+};
+
+/* When a job's progress file last changed on this node. */
+struct progress_report {
+	uint64_t job_id;
+	uint32_t restart;
+	int64_t changed_ms;
 };
 
 typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);
@@ -60,6 +77,20 @@ void agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
 
 /* Every task not yet acknowledged, into a malloc'd array. */
 struct task_report *agent_tasks(struct agent *a, size_t *n);
+
+/* The latest checkpoint of each job this node watches (LATEST read
+ * now), running or ended but not yet forgotten, into a malloc'd array;
+ * NULL with *n = 0 when there is none. */
+struct ckpt_report *agent_checkpoints(struct agent *a, size_t *n);
+
+/* The progress file's last change of each job with a task running here,
+ * into a malloc'd array; NULL with *n = 0 when none. */
+struct progress_report *agent_progress(struct agent *a, size_t *n);
+
+/* Send sig to every running task of (job, restart). Returns how many
+ * were signalled. */
+unsigned agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
+    int sig);
 
 /* Read up to max bytes of a rank's log from offset into buf. Returns the
  * byte count (0 at the end), or -1 with errno (ENOENT: no such log). */

@@ -17,11 +17,13 @@
 #include <string.h>
 
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/health.h"
 
 #define AGENT_DEFAULT_HEARTBEAT_MS 2000
 #define AGENT_DEFAULT_KILL_WAIT_MS 10000
 #define AGENT_DEFAULT_HEALTH_INTERVAL_MS 30000
 #define AGENT_DEFAULT_HEALTH_TIMEOUT_MS 60000
+#define AGENT_DEFAULT_TEMPERATURE_DEGRADED 90
 #define AGENT_NODE_NAME_MAX 64
 #define AGENT_USER_NAME_MAX 32
 
@@ -45,6 +47,10 @@ static int agent_set_model(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int agent_set_nvlink(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int agent_set_bool(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct agent_config, f)
 #define KEY(sec, key, req, setter)                                             \
@@ -66,6 +72,8 @@ static const struct conf_key agent_keys[] = {
 	KEY("agent", "address", false, agent_set_address),
 	MSKEY("agent", "heartbeat_interval", heartbeat_ms, 100, 10 * MIN),
 	MSKEY("agent", "kill_wait", kill_wait_ms, 0, HOUR),
+	{ .section = "agent", .name = "spare", .set = agent_set_bool,
+	  FIELD(spare) },
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
 	PATHKEY("tls", "ca", ca, true),
@@ -85,8 +93,20 @@ static const struct conf_key agent_keys[] = {
 	PATHKEY("health", "program", health_program, false),
 	MSKEY("health", "interval", health_interval_ms, SEC, 24 * HOUR),
 	MSKEY("health", "timeout", health_timeout_ms, SEC, HOUR),
+	{ .section = "health", .name = "drain_on_gpu_failure",
+	  .set = agent_set_bool, FIELD(drain_on_gpu_failure) },
+	{ .section = "health", .name = "temperature_degraded",
+	  .set = conf_key_uint, FIELD(temperature_degraded), .min = 0,
+	  .max = 200 },
 };
 #define AGENT_NKEYS (sizeof(agent_keys) / sizeof(agent_keys[0]))
+
+/* The [xid] section's keys are the codes "1".."999": lib/conf.c wants
+ * every key named, so agent_config_load appends one per code to the
+ * table above. A code out of range, or not written in plain decimal, is
+ * then an unknown key, reported with its line. */
+#define AGENT_ALL_KEYS (AGENT_NKEYS + AGENT_XID_MAX)
+static char agent_xid_names[AGENT_XID_MAX + 1][4];
 
 static void
 agent_config_defaults(struct agent_config *cfg)
@@ -96,6 +116,9 @@ agent_config_defaults(struct agent_config *cfg)
 	cfg->kill_wait_ms = AGENT_DEFAULT_KILL_WAIT_MS;
 	cfg->health_interval_ms = AGENT_DEFAULT_HEALTH_INTERVAL_MS;
 	cfg->health_timeout_ms = AGENT_DEFAULT_HEALTH_TIMEOUT_MS;
+	cfg->drain_on_gpu_failure = true;
+	cfg->temperature_degraded = AGENT_DEFAULT_TEMPERATURE_DEGRADED;
+	memset(cfg->xid_policy, -1, sizeof(cfg->xid_policy));
 	inventory_sim_defaults(&cfg->sim);
 }
 
@@ -305,6 +328,54 @@ agent_set_source(const struct conf_ctx *c, const struct conf_key *k,
 	return 0;
 }
 
+static int
+agent_set_bool(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	bool *dst = (bool *)(void *)((char *)c->cfg + k->off);
+
+	return conf_parse_bool(value, dst, err);
+}
+
+/* "79 = drain": the key is the code (see agent_xid_keys). */
+static int
+agent_set_xid(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	unsigned code = (unsigned)strtoul(k->name, NULL, 10);
+	enum xid_action a;
+
+	if (strcmp(value, "ignore") == 0)
+		a = XID_IGNORE;
+	else if (strcmp(value, "fail-job") == 0)
+		a = XID_FAIL_JOB;
+	else if (strcmp(value, "drain") == 0)
+		a = XID_DRAIN;
+	else
+		return cerr_set(err, ERR_INVALID,
+		    "'%.64s' is not an XID action (ignore, fail-job or drain)",
+		    value);
+	cfg->xid_policy[code] = (signed char)a;
+	return 0;
+}
+
+/* agent_keys followed by one key per XID code. */
+static void
+agent_xid_keys(struct conf_key *keys)
+{
+	unsigned i;
+
+	memcpy(keys, agent_keys, sizeof(agent_keys));
+	for (i = 1; i <= AGENT_XID_MAX; i++) {
+		snprintf(agent_xid_names[i], sizeof(agent_xid_names[i]), "%u",
+		    i);
+		keys[AGENT_NKEYS + i - 1] = (struct conf_key){
+			.section = "xid", .name = agent_xid_names[i],
+			.set = agent_set_xid };
+	}
+}
+
 /* One "from:to" of a user map, blanks around it already skipped. */
 static int
 agent_map_entry(const char *s, size_t len, struct user_map_entry *e,
@@ -424,10 +495,12 @@ int
 agent_config_load(struct agent_config *cfg, const char *path,
     struct cerr *err)
 {
-	int seen[AGENT_NKEYS];
+	static struct conf_key keys[AGENT_ALL_KEYS];
+	int seen[AGENT_ALL_KEYS];
 
 	agent_config_defaults(cfg);
-	if (conf_load(path, agent_keys, AGENT_NKEYS, cfg, seen, err) == -1 ||
+	agent_xid_keys(keys);
+	if (conf_load(path, keys, AGENT_ALL_KEYS, cfg, seen, err) == -1 ||
 	    agent_finish(cfg, seen, path, err) == -1) {
 		agent_config_clear(cfg);
 		return -1;

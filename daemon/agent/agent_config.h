@@ -10,6 +10,8 @@
  *                                 default: the name
  *   heartbeat_interval = 2s
  *   kill_wait = 10s               SIGTERM → SIGKILL when stopping tasks
+ *   spare = no                    a hot spare: the scheduler uses it
+ *                                 only to replace a failed job's node
  *   user_map = alice:nobody,*:svc cluster user → local account; "*"
  *                                 matches any user
  *   [tls]
@@ -22,6 +24,11 @@
  *   [health]
  *   program = PATH                optional NHC-style check
  *   interval = 30s  timeout = 60s
+ *   drain_on_gpu_failure = yes    a FAILED GPU fails the whole node
+ *   temperature_degraded = 90     °C (NVML); 0: never
+ *   [xid]
+ *   79 = drain                    NN = ignore | fail-job | drain, over
+ *                                 the defaults (daemon/agent/health.c)
  */
 #ifndef COHORT_AGENT_CONFIG_H
 #define COHORT_AGENT_CONFIG_H
@@ -34,6 +41,8 @@
 #include "lib/err.h"
 
 #define AGENT_USER_MAP_MAX 64
+/* XID codes the [xid] section may name: 1..AGENT_XID_MAX. */
+#define AGENT_XID_MAX 999
 
 struct user_map_entry {
 	char *from;		/* cluster user, or "*" */
@@ -59,6 +68,12 @@ struct agent_config {
 	char *health_program;	/* NULL: none */
 	uint64_t health_interval_ms;
 	uint64_t health_timeout_ms;
+	bool drain_on_gpu_failure;
+	bool spare;		/* a hot spare: used only for replacements */
+	unsigned temperature_degraded;	/* °C; 0: never */
+	/* [xid] overrides: an enum xid_action (health.h), or -1 for the
+	 * default. */
+	signed char xid_policy[AGENT_XID_MAX + 1];
 };
 
 /* Load path into cfg (defaults first). 0, or -1 with err->text as one

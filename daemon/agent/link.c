@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <openssl/err.h>
 
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/health.h"
 #include "daemon/agent/link.h"
 #include "lib/frame.h"
 #include "lib/log.h"
@@ -34,6 +36,8 @@
  * within the controller's node_timeout grace (see nodes.c). */
 #define LINK_BACKOFF_MAX_MS 5000
 #define LINK_LOG_CHUNK (1024 * 1024)
+/* XID events carried by one heartbeat; more wait for the next. */
+#define LINK_MAX_XIDS 64
 
 enum link_state {
 	LINK_IDLE,		/* waiting to retry */
@@ -49,6 +53,7 @@ struct link {
 	SSL_CTX *ctx;
 	const struct inventory *inv;
 	struct agent *agent;
+	struct health *health;		/* NULL: none */
 	struct bufferevent *bev;
 	enum link_state state;
 	struct event *retry_ev;
@@ -147,6 +152,152 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 	return ptrs;
 }
 
+/* A node_health as NodeHealth, in storage the caller provides; strings
+ * are borrowed from h. */
+struct link_health_pb {
+	Cohort__V1__NodeHealth nh;
+	Cohort__V1__GpuHealth g[INV_MAX_GPUS];
+	Cohort__V1__GpuHealth *gp[INV_MAX_GPUS];
+};
+
+static Cohort__V1__Health
+link_health_to_pb(enum health_state h)
+{
+	switch (h) {
+	case HEALTH_OK:
+		return COHORT__V1__HEALTH__HEALTH_OK;
+	case HEALTH_DEGRADED:
+		return COHORT__V1__HEALTH__HEALTH_DEGRADED;
+	case HEALTH_FAILED:
+		return COHORT__V1__HEALTH__HEALTH_FAILED;
+	}
+	return COHORT__V1__HEALTH__HEALTH_UNSPECIFIED;
+}
+
+/* NULL when the agent has no health to tell. */
+static Cohort__V1__NodeHealth *
+link_node_health(struct link *l, struct link_health_pb *pb)
+{
+	const struct node_health *h;
+	unsigned i;
+
+	if (l->health == NULL)
+		return NULL;
+	h = health_current(l->health);
+	cohort__v1__node_health__init(&pb->nh);
+	pb->nh.health = link_health_to_pb(h->health);
+	pb->nh.reason = h->reason[0] != '\0' ? (char *)h->reason : NULL;
+	pb->nh.has_checked_ms = h->checked_ms != 0;
+	pb->nh.checked_ms = h->checked_ms;
+	for (i = 0; i < h->ngpus && i < INV_MAX_GPUS; i++) {
+		cohort__v1__gpu_health__init(&pb->g[i]);
+		pb->g[i].index = h->gpus[i].index;
+		pb->g[i].health = link_health_to_pb(h->gpus[i].health);
+		pb->g[i].reason = h->gpus[i].reason[0] != '\0' ?
+		    (char *)h->gpus[i].reason : NULL;
+		pb->gp[i] = &pb->g[i];
+	}
+	pb->nh.n_gpus = i;
+	pb->nh.gpus = i > 0 ? pb->gp : NULL;
+	return &pb->nh;
+}
+
+/* What a heartbeat carries besides the tasks, in storage of its own. */
+struct link_hb_extra {
+	struct link_health_pb health;
+	struct xid_event xids[LINK_MAX_XIDS];
+	Cohort__V1__XidEvent xe[LINK_MAX_XIDS];
+	Cohort__V1__XidEvent *xp[LINK_MAX_XIDS];
+	struct ckpt_report *ck;
+	Cohort__V1__CheckpointReport *cke, **ckp;
+	struct progress_report *pr;
+	Cohort__V1__ProgressReport *pre, **prp;
+};
+
+static void
+link_hb_xids(struct link *l, struct link_hb_extra *x,
+    Cohort__V1__Heartbeat *hb)
+{
+	size_t i, n;
+
+	if (l->health == NULL ||
+	    (n = health_take_xids(l->health, x->xids, LINK_MAX_XIDS)) == 0)
+		return;
+	for (i = 0; i < n; i++) {
+		cohort__v1__xid_event__init(&x->xe[i]);
+		x->xe[i].gpu = x->xids[i].gpu;
+		x->xe[i].xid = x->xids[i].xid;
+		x->xe[i].action = x->xids[i].action == XID_DRAIN ? "drain" :
+		    "fail-job";
+		x->xe[i].has_time_ms = true;
+		x->xe[i].time_ms = x->xids[i].time_ms;
+		x->xp[i] = &x->xe[i];
+	}
+	hb->xids = x->xp;
+	hb->n_xids = n;
+}
+
+static void
+link_hb_checkpoints(struct link *l, struct link_hb_extra *x,
+    Cohort__V1__Heartbeat *hb)
+{
+	size_t i, n;
+
+	if ((x->ck = agent_checkpoints(l->agent, &n)) == NULL)
+		return;
+	x->cke = calloc(n, sizeof(*x->cke));
+	x->ckp = calloc(n, sizeof(*x->ckp));
+	if (x->cke == NULL || x->ckp == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		cohort__v1__checkpoint_report__init(&x->cke[i]);
+		x->cke[i].job_id = x->ck[i].job_id;
+		x->cke[i].restart = x->ck[i].restart;
+		x->cke[i].step = x->ck[i].step;
+		x->cke[i].path = (char *)x->ck[i].path;
+		x->cke[i].has_time_ms = true;
+		x->cke[i].time_ms = x->ck[i].time_ms;
+		x->ckp[i] = &x->cke[i];
+	}
+	hb->checkpoints = x->ckp;
+	hb->n_checkpoints = n;
+}
+
+static void
+link_hb_progress(struct link *l, struct link_hb_extra *x,
+    Cohort__V1__Heartbeat *hb)
+{
+	size_t i, n;
+
+	if ((x->pr = agent_progress(l->agent, &n)) == NULL)
+		return;
+	x->pre = calloc(n, sizeof(*x->pre));
+	x->prp = calloc(n, sizeof(*x->prp));
+	if (x->pre == NULL || x->prp == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		cohort__v1__progress_report__init(&x->pre[i]);
+		x->pre[i].job_id = x->pr[i].job_id;
+		x->pre[i].restart = x->pr[i].restart;
+		x->pre[i].changed_ms = x->pr[i].changed_ms;
+		x->prp[i] = &x->pre[i];
+	}
+	hb->progress = x->prp;
+	hb->n_progress = n;
+}
+
+static void
+link_hb_extra_free(struct link_hb_extra *x)
+{
+	free(x->ck);
+	free(x->cke);
+	free(x->ckp);
+	free(x->pr);
+	free(x->pre);
+	free(x->prp);
+	free(x);
+}
+
 static void
 link_send_hello(struct link *l)
 {
@@ -170,13 +321,22 @@ link_send_register(struct link *l)
 	Cohort__V1__RegisterRequest rr = COHORT__V1__REGISTER_REQUEST__INIT;
 	Cohort__V1__Inventory inv;
 	Cohort__V1__TaskStatus *buf;
+	struct link_health_pb *hp;
 
-	if (wire_inventory_to_pb(l->inv, &inv) == -1) {
+	if ((hp = malloc(sizeof(*hp))) == NULL) {
 		link_reset(l, "out of memory");
 		return;
 	}
+	if (wire_inventory_to_pb(l->inv, &inv) == -1) {
+		free(hp);
+		link_reset(l, "out of memory");
+		return;
+	}
+	rr.health = link_node_health(l, hp);
 	rr.name = l->cfg->name;
 	rr.address = l->cfg->address;
+	rr.has_spare = 1;
+	rr.spare = l->cfg->spare;
 	rr.inventory = &inv;
 	rr.tasks = link_task_statuses(l, &rr.n_tasks, &buf);
 	env.id = ++l->next_id;
@@ -185,29 +345,54 @@ link_send_register(struct link *l)
 	link_send(l, &env);
 	free(rr.tasks);
 	free(buf);
+	free(hp);
 	wire_inventory_pb_release(&inv);
 	l->state = LINK_REGISTER;
 }
 
+/* Tasks, health, XIDs not yet sent, the latest checkpoint of every
+ * watched job (the controller ignores one it has) and progress. */
 static void
-link_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
+link_send_heartbeat(struct link *l)
 {
-	struct link *l = arg;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__Heartbeat hb = COHORT__V1__HEARTBEAT__INIT;
 	Cohort__V1__TaskStatus *buf;
+	struct link_hb_extra *x;
 
-	if (l->state != LINK_READY)
+	if (l->state != LINK_READY || l->bev == NULL)
 		return;
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		log_warnx("heartbeat: out of memory");
+		return;
+	}
 	/* Ended tasks ride along until acknowledged: that is the retry of
 	 * a TaskExit lost with a connection. */
 	hb.tasks = link_task_statuses(l, &hb.n_tasks, &buf);
+	hb.node_health = link_node_health(l, &x->health);
+	link_hb_xids(l, x, &hb);
+	link_hb_checkpoints(l, x, &hb);
+	link_hb_progress(l, x, &hb);
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;
 	link_send(l, &env);
 	free(hb.tasks);
 	free(buf);
+	link_hb_extra_free(x);
+}
+
+static void
+link_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
+{
+	link_send_heartbeat(arg);
+}
+
+void
+link_health_changed(const struct node_health *h, void *arg)
+{
+	/* Now rather than at the next beat: a failure is news. */
+	link_send_heartbeat(arg);
 }
 
 void
@@ -219,6 +404,9 @@ link_task_exited(const struct task_report *r, void *arg)
 
 	if (l->state != LINK_READY)
 		return;
+	/* A heartbeat first, so that a checkpoint the job wrote just
+	 * before it ended reaches the controller before the exit does. */
+	link_send_heartbeat(l);
 	te.job_id = r->job_id;
 	te.restart = r->restart;
 	te.rank = r->rank;
@@ -263,6 +451,8 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	la.gpus = lr->gpus;
 	la.ngpus = lr->n_gpus;
 	la.resume_checkpoint = lr->resume_checkpoint;
+	la.watch_checkpoints = lr->has_watch_checkpoints &&
+	    lr->watch_checkpoints;
 	if (agent_launch(l->agent, &la, &err) == -1) {
 		link_send_error(l, req->id, err.code, err.text);
 	} else {
@@ -289,6 +479,29 @@ link_on_stop(struct link *l, const Cohort__V1__Envelope *req)
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP_REPLY;
 	env.stop_reply = &rep;
+	link_send(l, &env);
+}
+
+static void
+link_on_signal(struct link *l, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__SignalRequest *sr = req->signal;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__SignalReply rep = COHORT__V1__SIGNAL_REPLY__INIT;
+	unsigned n;
+
+	if (sr->signal == 0 || sr->signal >= (uint32_t)NSIG) {
+		link_send_error(l, req->id, ERR_INVALID, "signal: no such "
+		    "signal");
+		return;
+	}
+	n = agent_signal(l->agent, sr->job_id, sr->restart, (int)sr->signal);
+	log_info("job %" PRIu64 ": signal %u sent to %u task%s", sr->job_id,
+	    sr->signal, n, n == 1 ? "" : "s");
+	rep.job_id = sr->job_id;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY;
+	env.signal_reply = &rep;
 	link_send(l, &env);
 }
 
@@ -366,6 +579,9 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 		return;
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG:
 		link_on_read_log(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_SIGNAL:
+		link_on_signal(l, env);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK:
 		agent_exit_acked(l->agent, env->task_exit_ack->job_id,
@@ -500,6 +716,12 @@ link_create(struct event_base *base, const struct agent_config *cfg,
 		return NULL;
 	}
 	return l;
+}
+
+void
+link_set_health(struct link *l, struct health *hl)
+{
+	l->health = hl;
 }
 
 void

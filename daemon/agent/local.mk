@@ -8,6 +8,8 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/env.c daemon/agent/env.h \
 	daemon/agent/tasks.c daemon/agent/tasks.h \
 	daemon/agent/agent.c daemon/agent/agent.h \
+	daemon/agent/health.c daemon/agent/health.h \
+	daemon/agent/watch.c daemon/agent/watch.h \
 	daemon/agent/link.c daemon/agent/link.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
 
@@ -23,7 +25,8 @@ tests_fake_libnvidia_ml_so_1_CFLAGS = $(AM_CFLAGS) -fPIC
 tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared
 
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
-	tests/unit/check_inventory tests/unit/check_agent_config
+	tests/unit/check_inventory tests/unit/check_agent_config \
+	tests/unit/check_health tests/unit/check_watch
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/libnvidia-ml.so.1"'
@@ -39,3 +42,9 @@ tests_unit_check_inventory_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_agent_config_SOURCES = tests/unit/check_agent_config.c
 tests_unit_check_agent_config_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_agent_config_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_health_SOURCES = tests/unit/check_health.c
+tests_unit_check_health_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_health_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_watch_SOURCES = tests/unit/check_watch.c
+tests_unit_check_watch_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -15,8 +15,10 @@
 
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/health.h"
 #include "daemon/agent/inventory.h"
 #include "daemon/agent/link.h"
+#include "daemon/agent/nvml.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/tls.h"
@@ -28,6 +30,8 @@ struct cohort_agent {
 	SSL_CTX *ctx;
 	struct link *link;
 	struct agent *agent;
+	struct nvml *nv;		/* for health; NULL without NVML */
+	struct health *health;
 	struct event *sigterm;
 	struct event *sigint;
 };
@@ -79,6 +83,17 @@ start(struct cohort_agent *d)
 	    &err);
 	if (d->agent == NULL)
 		fatalx("%s", err.text);
+	if (d->cfg.nvml && (d->nv = nvml_create(d->cfg.nvml_library,
+	    &err)) == NULL)
+		log_warnx("health: %s; no XID, ECC or temperature checks",
+		    err.text);
+	d->health = health_create(d->base, &d->cfg, d->nv, d->inv.ngpus,
+	    link_health_changed, d->link, &err);
+	if (d->health == NULL)
+		fatalx("%s", err.text);
+	link_set_health(d->link, d->health);
+	/* Before registering, so that a sick node says so at once. */
+	health_check_now(d->health);
 	link_set_agent(d->link, d->agent);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
@@ -96,6 +111,8 @@ stop(struct cohort_agent *d)
 	if (d->sigterm != NULL)
 		event_free(d->sigterm);
 	link_destroy(d->link);
+	health_destroy(d->health);
+	nvml_destroy(d->nv);
 	agent_destroy(d->agent);
 	SSL_CTX_free(d->ctx);
 	event_base_free(d->base);

@@ -25,7 +25,9 @@ int watch_read_latest(const char *dir, uint64_t *step, char *path,
     size_t pathlen);
 
 /* The last change of a progress file, in ms since the epoch (its mtime;
- * 0 when it does not exist or was never written). */
+ * 0 when it does not exist). The agent creates the file, empty, when it
+ * launches the job, so until the job writes it this is the launch time:
+ * a job that never reports progress has made none since it started. */
 int64_t watch_progress_changed(const char *path);
 
 #endif

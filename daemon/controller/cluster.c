@@ -458,13 +458,13 @@ cluster_check_running(struct cluster *cl, uint64_t conn_id,
 
 int
 cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
-    const char *address, const struct inventory *inv,
+    const char *address, const struct inventory *inv, bool spare,
     const struct task_report *tasks, size_t ntasks, int64_t now,
     struct cerr *err)
 {
 	size_t i;
 
-	if (nodes_register(cl->ns, name, address, inv, conn_id, now,
+	if (nodes_register(cl->ns, name, address, inv, spare, conn_id, now,
 	    err) == -1)
 		return -1;
 	for (i = 0; i < ntasks; i++)

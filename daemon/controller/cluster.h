@@ -42,7 +42,7 @@ void cluster_changed(struct cluster *cl);
 
 /* An agent registered on conn_id, reporting the tasks it supervises. */
 int cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
-    const char *address, const struct inventory *inv,
+    const char *address, const struct inventory *inv, bool spare,
     const struct task_report *tasks, size_t ntasks, int64_t now_ms,
     struct cerr *err);
 /* A heartbeat; ended tasks in it are handled as exits. */

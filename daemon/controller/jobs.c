@@ -525,6 +525,7 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
     struct cerr *err)
 {
 	struct job *job;
+	struct placement *prev;
 	char reason[320];
 	int64_t since;
 	uint64_t lost = 0;
@@ -556,6 +557,14 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 	job->restarts = restarts;
 	job->lost_work_ms += lost;
 	job->last_failure_ms = failure_ms;
+	/* Remember the gang: the next placement keeps its healthy nodes. */
+	if (job->nplace > 0 && (prev = calloc(job->nplace,
+	    sizeof(*prev))) != NULL) {
+		memcpy(prev, job->place, job->nplace * sizeof(*prev));
+		free(job->prev_place);
+		job->prev_place = prev;
+		job->nprev = job->nplace;
+	}
 	snprintf(reason, sizeof(reason), "%s", cause);
 	*state = JOB_RESTARTING;
 	log_warnx("job %" PRIu64 ": RESTARTING (restart %u of %u, %" PRIu64

@@ -246,8 +246,8 @@ nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,
 
 int
 nodes_register(struct nodes *ns, const char *name, const char *address,
-    const struct inventory *inv, uint64_t conn_id, int64_t now_ms,
-    struct cerr *err)
+    const struct inventory *inv, bool spare, uint64_t conn_id,
+    int64_t now_ms, struct cerr *err)
 {
 	struct node *n, *old;
 	char detail[160];
@@ -266,6 +266,7 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 	}
 	n->state = NODE_UP;
 	n->inv = *inv;
+	n->spare = spare;
 	n->conn_id = conn_id;
 	n->last_heartbeat_ms = now_ms;
 	snprintf(detail, sizeof(detail), "address=%s gpus=%u source=%s",

@@ -34,6 +34,7 @@ struct node {
 	struct inventory inv;
 	uint64_t gpu_job[INV_MAX_GPUS];	/* allocated to; 0: free */
 	struct node_health health;	/* latest verdict (memory only) */
+	bool spare;			/* hot spare: replacements only */
 	bool drained;			/* no new work */
 	bool drain_health;		/* drained by its health */
 	char *drain_reason;		/* never NULL */
@@ -48,8 +49,8 @@ void nodes_destroy(struct nodes *ns);
 /* An agent registered on connection conn_id: store its inventory and
  * address, mark it UP. 0, or -1 with err. */
 int nodes_register(struct nodes *ns, const char *name, const char *address,
-    const struct inventory *inv, uint64_t conn_id, int64_t now_ms,
-    struct cerr *err);
+    const struct inventory *inv, bool spare, uint64_t conn_id,
+    int64_t now_ms, struct cerr *err);
 /* A heartbeat from the node on conn_id; unknown connections are ignored. */
 struct node *nodes_heartbeat(struct nodes *ns, uint64_t conn_id,
     int64_t now_ms);

@@ -100,7 +100,8 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	}
 	if ((tasks = rpc_reports(rr->tasks, rr->n_tasks)) == NULL ||
 	    cluster_register(rpc->cluster, conn_id(c), rr->name, rr->address,
-	    &inv, tasks, rr->n_tasks, rpc_now_ms(), &err) == -1) {
+	    &inv, rr->has_spare && rr->spare, tasks, rr->n_tasks,
+	    rpc_now_ms(), &err) == -1) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL,
 		    tasks == NULL ? "out of memory" : err.text, true);
 		free(tasks);
@@ -166,11 +167,13 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 		return;
 	if ((tasks = rpc_reports(hb->tasks, hb->n_tasks)) == NULL)
 		return;
+	/* Checkpoints first: a task's exit in the same heartbeat may end
+	 * the run the checkpoint belongs to. */
+	rpc_apply_reports(rpc, c, hb);
 	cluster_heartbeat(rpc->cluster, conn_id(c), tasks, hb->n_tasks,
 	    rpc_now_ms());
 	if (hb->node_health != NULL)
 		rpc_apply_health(rpc, c, hb->node_health);
-	rpc_apply_reports(rpc, c, hb);
 	for (i = 0; i < hb->n_tasks; i++)
 		if (!tasks[i].running)
 			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);

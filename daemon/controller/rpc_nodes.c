@@ -40,6 +40,8 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->has_last_heartbeat_ms = pb->has_since_ms = 1;
 	pb->last_heartbeat_ms = n->last_heartbeat_ms;
 	pb->since_ms = n->since_ms;
+	pb->has_spare = 1;
+	pb->spare = n->spare;
 	pb->has_gpus_total = pb->has_gpus_free = 1;
 	pb->gpus_total = n->inv.ngpus;
 	pb->gpus_free = node_gpus_free(n);

@@ -9,7 +9,10 @@
  *                             "pairs": links to each other GPU of the
  *                             group; "none": no NVLink at all
  *   FAKE_NVML_FAIL_INIT=1     nvmlInit fails: Driver Not Loaded
- *   FAKE_NVML_XID=I:X         one XID X event on GPU I for an event set
+ *   FAKE_NVML_XID=I:X[,I:X]   XID X events on GPU I (up to 16), each
+ *                             returned once by nvmlEventSetWait_v2 of
+ *                             an event set, in order, once GPU I has
+ *                             registered for XID events
  *   FAKE_NVML_ECC=I:N         N uncorrected ECC errors on GPU I
  *   FAKE_NVML_TEMP=I:T        GPU I at T degrees (others at 30 + index)
  *
@@ -71,6 +74,7 @@ enum {
 #define FAKE_SWITCH_BUS 0xc0u	/* NVSwitches at c0..c3 */
 #define FAKE_NSWITCHES 4
 #define XID_EVENT 0x8ULL
+#define FAKE_MAX_XIDS 16
 
 struct fake_gpu {
 	unsigned index;
@@ -78,7 +82,7 @@ struct fake_gpu {
 };
 
 struct fake_set {
-	int xid_pending;
+	int delivered[FAKE_MAX_XIDS];
 };
 
 static struct {
@@ -86,7 +90,8 @@ static struct {
 	unsigned ngpus;
 	char model[96];
 	int group;		/* 0: NVSwitch, 1: none, else group size */
-	int xid_gpu, xid;
+	int nxid;
+	int xid_gpu[FAKE_MAX_XIDS], xid[FAKE_MAX_XIDS];
 	int ecc_gpu;
 	unsigned long long ecc;
 	int temp_gpu;
@@ -108,6 +113,26 @@ env_pair(const char *name, int *idx, unsigned long long *v)
 		return 0;
 	*idx = i;
 	return 1;
+}
+
+/* FAKE_NVML_XID: "I:X" pairs separated by commas. */
+static void
+env_xids(void)
+{
+	const char *s = getenv("FAKE_NVML_XID");
+	int i, x, n;
+
+	fake.nxid = 0;
+	while (s != NULL && fake.nxid < FAKE_MAX_XIDS &&
+	    sscanf(s, "%d:%d%n", &i, &x, &n) == 2) {
+		fake.xid_gpu[fake.nxid] = i;
+		fake.xid[fake.nxid] = x;
+		fake.nxid++;
+		s += n;
+		if (*s != ',')
+			break;
+		s++;
+	}
 }
 
 static void
@@ -132,9 +157,8 @@ fake_configure(void)
 		fake.group = 2;
 	else
 		fake.group = 1;
-	fake.xid_gpu = fake.ecc_gpu = fake.temp_gpu = -1;
-	if (env_pair("FAKE_NVML_XID", &fake.xid_gpu, &v))
-		fake.xid = (int)v;
+	fake.ecc_gpu = fake.temp_gpu = -1;
+	env_xids();
 	if (!env_pair("FAKE_NVML_ECC", &fake.ecc_gpu, &fake.ecc))
 		fake.ecc_gpu = -1;
 	if (env_pair("FAKE_NVML_TEMP", &fake.temp_gpu, &v))
@@ -380,8 +404,7 @@ nvmlEventSetCreate(nvmlEventSet_t *set)
 	if (set == NULL || fake.set_used)
 		return INVALID_ARGUMENT;
 	fake.set_used = 1;
-	fake.set.xid_pending = fake.xid_gpu >= 0 &&
-	    (unsigned)fake.xid_gpu < fake.ngpus;
+	memset(fake.set.delivered, 0, sizeof(fake.set.delivered));
 	*set = &fake.set;
 	return SUCCESS;
 }
@@ -409,30 +432,34 @@ nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
 	return SUCCESS;
 }
 
-/* The pending XID if its GPU registered for it; otherwise wait (at most
- * 50 ms, to keep tests quick) and time out. */
+/* The first XID not yet delivered whose GPU registered for it;
+ * otherwise wait (at most 50 ms, to keep tests quick) and time out. */
 API nvmlReturn_t
 nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
     unsigned int timeout_ms)
 {
 	struct timespec ts;
 	struct fake_gpu *g;
+	int i;
 
 	CHECK_INIT();
 	if (set != &fake.set || !fake.set_used || data == NULL)
 		return INVALID_ARGUMENT;
-	if (set->xid_pending) {
-		g = &fake.gpu[fake.xid_gpu];
-		if (g->events & XID_EVENT) {
-			set->xid_pending = 0;
-			memset(data, 0, sizeof(*data));
-			data->device = g;
-			data->eventType = XID_EVENT;
-			data->eventData = (unsigned long long)fake.xid;
-			data->gpuInstanceId = 0xffffffffu;
-			data->computeInstanceId = 0xffffffffu;
-			return SUCCESS;
-		}
+	for (i = 0; i < fake.nxid; i++) {
+		if (set->delivered[i] || fake.xid_gpu[i] < 0 ||
+		    (unsigned)fake.xid_gpu[i] >= fake.ngpus)
+			continue;
+		g = &fake.gpu[fake.xid_gpu[i]];
+		if (!(g->events & XID_EVENT))
+			continue;
+		set->delivered[i] = 1;
+		memset(data, 0, sizeof(*data));
+		data->device = g;
+		data->eventType = XID_EVENT;
+		data->eventData = (unsigned long long)fake.xid[i];
+		data->gpuInstanceId = 0xffffffffu;
+		data->computeInstanceId = 0xffffffffu;
+		return SUCCESS;
 	}
 	if (timeout_ms > 50)
 		timeout_ms = 50;

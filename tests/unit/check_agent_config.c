@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/health.h"
 
 static char tmpdir[PATH_MAX];
 static char cfgpath[PATH_MAX + 32];
@@ -109,7 +110,13 @@ START_TEST(test_load_good)
 	    "[health]\n"
 	    "program = /usr/sbin/nhc\n"
 	    "interval = 5m\n"
-	    "timeout = 00:02:30\n");
+	    "timeout = 00:02:30\n"
+	    "drain_on_gpu_failure = no\n"
+	    "temperature_degraded = 85\n"
+	    "[xid]\n"
+	    "79 = ignore\n"
+	    "13 = drain\n"
+	    "999 = fail-job\n");
 	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);
 	ck_assert_str_eq(cfg.controller_host, "::1");
@@ -142,6 +149,12 @@ START_TEST(test_load_good)
 	ck_assert_str_eq(cfg.health_program, "/usr/sbin/nhc");
 	ck_assert_uint_eq(cfg.health_interval_ms, 300000);
 	ck_assert_uint_eq(cfg.health_timeout_ms, 150000);
+	ck_assert(!cfg.drain_on_gpu_failure);
+	ck_assert_uint_eq(cfg.temperature_degraded, 85);
+	ck_assert_int_eq(cfg.xid_policy[79], XID_IGNORE);
+	ck_assert_int_eq(cfg.xid_policy[13], XID_DRAIN);
+	ck_assert_int_eq(cfg.xid_policy[999], XID_FAIL_JOB);
+	ck_assert_int_eq(cfg.xid_policy[48], -1);
 	agent_config_clear(&cfg);
 	ck_assert_ptr_null(cfg.name);
 	ck_assert_uint_eq(cfg.nuser_map, 0);
@@ -154,6 +167,7 @@ START_TEST(test_load_defaults)
 {
 	struct agent_config cfg;
 	struct cerr err;
+	unsigned i;
 
 	write_file(cfgpath, REQUIRED "[gpu]\ncount = 4\n");
 	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
@@ -172,6 +186,11 @@ START_TEST(test_load_defaults)
 	ck_assert_ptr_null(cfg.health_program);
 	ck_assert_uint_eq(cfg.health_interval_ms, 30000);
 	ck_assert_uint_eq(cfg.health_timeout_ms, 60000);
+	ck_assert(cfg.drain_on_gpu_failure);
+	ck_assert_uint_eq(cfg.temperature_degraded, 90);
+	/* No override: every code takes the default (health.c). */
+	for (i = 0; i <= AGENT_XID_MAX; i++)
+		ck_assert_int_eq(cfg.xid_policy[i], -1);
 	ck_assert_uint_eq(cfg.sim.count, 4);
 	/* One NIC per GPU unless told otherwise, whatever the count. */
 	ck_assert_uint_eq(cfg.sim.nics, 4);
@@ -296,6 +315,27 @@ START_TEST(test_load_errors)
 		{ "[health]\ntimeout = 2h\n",
 		    ":2: timeout: 2h out of range 1s..1h" },
 		{ "[health]\nprogram =\n", ":2: program: empty path" },
+		{ "[health]\ndrain_on_gpu_failure = maybe\n",
+		    ":2: drain_on_gpu_failure: 'maybe' is not a boolean "
+		    "(yes/no, true/false, on/off, 1/0)" },
+		{ "[health]\ntemperature_degraded = 300\n",
+		    ":2: temperature_degraded: 300 out of range 0..200" },
+		{ "[xid]\n79 = reboot\n",
+		    ":2: 79: 'reboot' is not an XID action (ignore, fail-job "
+		    "or drain)" },
+		{ "[xid]\n79 = Drain\n",
+		    ":2: 79: 'Drain' is not an XID action (ignore, fail-job "
+		    "or drain)" },
+		{ "[xid]\n79 =\n",
+		    ":2: 79: '' is not an XID action (ignore, fail-job or "
+		    "drain)" },
+		{ "[xid]\n1000 = drain\n", ":2: unknown key '1000' in [xid]" },
+		{ "[xid]\n0 = drain\n", ":2: unknown key '0' in [xid]" },
+		{ "[xid]\n079 = drain\n", ":2: unknown key '079' in [xid]" },
+		{ "[xid]\nxid79 = drain\n",
+		    ":2: unknown key 'xid79' in [xid]" },
+		{ "[xid]\n79 = drain\n79 = ignore\n",
+		    ":3: '79' given twice in [xid] (first on line 2)" },
 		/* Only the first error is reported. */
 		{ "[agent]\nname = -x\nfoo = 1\n",
 		    ":2: name: '-x' is not a node name (a letter or digit, "
@@ -394,6 +434,10 @@ START_TEST(test_load_example)
 	ck_assert_uint_eq(cfg.sim.ncpus, def.sim.ncpus);
 	ck_assert_uint_eq(cfg.sim.memory_total_mb, def.sim.memory_total_mb);
 	ck_assert_int_eq(cfg.nvml, def.nvml);
+	ck_assert_int_eq(cfg.drain_on_gpu_failure, def.drain_on_gpu_failure);
+	ck_assert_uint_eq(cfg.temperature_degraded, def.temperature_degraded);
+	ck_assert_mem_eq(cfg.xid_policy, def.xid_policy,
+	    sizeof(cfg.xid_policy));
 	agent_config_clear(&cfg);
 	agent_config_clear(&def);
 }
