@@ -211,6 +211,7 @@ cluster_pass(struct cluster *cl)
 	}
 	if (npending == 0) {
 		free(pending);
+		recovery_grow(cl);
 		return;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
@@ -247,6 +248,10 @@ cluster_pass(struct cluster *cl)
 	if (res.nstarts > 0)
 		log_info("pass: %zu pending, %zu started (%zu backfilled)",
 		    npending, res.nstarts, res.backfilled);
+	/* Capacity no waiting job can use goes to elastic jobs below their
+	 * maximum; growth never competes with a waiting job. */
+	if (res.nreasons == 0)
+		recovery_grow(cl);
 	placement_result_free(&res);
 	free(pending);
 }

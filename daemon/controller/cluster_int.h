@@ -26,6 +26,7 @@ struct evac {
 };
 
 #define CLUSTER_RECOVERY_SAMPLES 1024
+#define CLUSTER_GROW_MEMORY 32
 
 struct cluster {
 	struct event_base *base;
@@ -42,6 +43,13 @@ struct cluster {
 	/* The latest failure-to-running times, for quantiles. */
 	uint64_t recovery_ms[CLUSTER_RECOVERY_SAMPLES];
 	size_t nrecovery;
+	/* Elastic growth already tried with this many idle nodes (so a
+	 * job that could not grow is not restarted again and again). */
+	struct {
+		uint64_t job_id;
+		size_t idle;
+	} grown[CLUSTER_GROW_MEMORY];
+	size_t ngrown;
 };
 
 int64_t cluster_now_ms(void);
@@ -57,6 +65,9 @@ void cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
     const char *cause, bool counted);
 
 /* recovery.c */
+/* Grow a running elastic job whose size is below its maximum when whole
+ * nodes stand idle and nothing waits: checkpoint, then restart bigger. */
+void recovery_grow(struct cluster *cl);
 void recovery_tick(struct cluster *cl, int64_t now);
 void recovery_evac_destroy_all(struct cluster *cl);
 /* A job reached RUNNING: record its failure-to-running time. */

@@ -537,7 +537,7 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 		    " already ended (%s)", id, job_state_name(job->state));
 	/* Work since the last checkpoint of this run is lost. */
-	if (job->state == JOB_RUNNING) {
+	if (job->state == JOB_RUNNING || job->state == JOB_RESIZING) {
 		since = job->ckpt_ms > job->start_ms ? job->ckpt_ms :
 		    job->start_ms;
 		if (since > 0 && failure_ms > since)
@@ -573,6 +573,22 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 	/* The allocation is released: the next pass places it again. */
 	return jobs_transition(js, job, JOB_RESTARTING, reason, now_ms,
 	    "restart", "cohortd", job->place, 0, err);
+}
+
+int
+jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
+    int64_t now_ms, struct cerr *err)
+{
+	struct job *job;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (job->state != JOB_RUNNING)
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
+		    id, job_state_name(job->state));
+	log_info("job %" PRIu64 ": RESIZING: %s", id, why);
+	return jobs_transition(js, job, JOB_RESIZING, why, now_ms, "resize",
+	    "cohortd", NULL, 0, err);
 }
 
 int

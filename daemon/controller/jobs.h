@@ -76,6 +76,10 @@ int jobs_end(struct jobs *js, uint64_t id, enum job_state state,
 int jobs_fail_over(struct jobs *js, uint64_t id, const char *cause,
     bool counted, int64_t failure_ms, int64_t now_ms, enum job_state *state,
     struct cerr *err);
+/* A running elastic job starts changing size: RESIZING until its gang is
+ * stopped and placed again. */
+int jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
+    int64_t now_ms, struct cerr *err);
 /* Rank 0's agent reported LATEST = (step, path) for attempt. Returns 1
  * when it is new (stored, with an event), 0 when already known or for
  * another attempt, -1 with err. */

@@ -21,6 +21,7 @@ struct snapshot {
 	struct sched_gpu *gpus;
 	struct sched_running *running;
 	struct sched_job *jobs;
+	uint32_t *prev;		/* every job's previous gang, back to back */
 	size_t nrunning;
 };
 
@@ -31,6 +32,24 @@ snapshot_free(struct snapshot *s)
 	free(s->gpus);
 	free(s->running);
 	free(s->jobs);
+	free(s->prev);
+}
+
+static int
+node_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, (*(struct node *const *)elem)->name);
+}
+
+/* The index of node name in the input (sorted by name), or -1. */
+static int64_t
+node_index(const struct placement_input *in, const char *name)
+{
+	struct node *const *n;
+
+	n = bsearch(name, in->nodes, in->nnodes, sizeof(*in->nodes),
+	    node_name_cmp);
+	return n == NULL ? -1 : (int64_t)(n - in->nodes);
 }
 
 static enum sched_topo_mode
@@ -83,6 +102,7 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	sn->drained = n->drained;
 	sn->health = sched_health(n->health.health);
 	sn->gpu_model = n->inv.ngpus > 0 ? n->inv.gpus[0].model : NULL;
+	sn->spare = n->spare;
 	sn->gpus = gpus;
 	sn->ngpus = n->inv.ngpus;
 }
@@ -97,13 +117,18 @@ job_limit_s(const struct job *job, uint64_t default_limit_s)
 static int
 snapshot_build(const struct placement_input *in, struct snapshot *s)
 {
-	size_t i, g = 0, ngpus = 0;
-	int64_t now = in->now_ms / 1000;
+	size_t i, k, g = 0, ngpus = 0, nprev = 0, p = 0;
+	int64_t now = in->now_ms / 1000, idx;
 	const struct job *job;
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < in->nnodes; i++)
 		ngpus += in->nodes[i]->inv.ngpus;
+	for (i = 0; i < in->npending; i++)
+		if (in->pending[i]->state == JOB_RESTARTING)
+			nprev += in->pending[i]->nprev;
+	if ((s->prev = calloc(nprev + 1, sizeof(*s->prev))) == NULL)
+		return -1;
 	s->nodes = calloc(in->nnodes + 1, sizeof(*s->nodes));
 	s->gpus = calloc(ngpus + 1, sizeof(*s->gpus));
 	s->running = calloc(in->nactive + 1, sizeof(*s->running));
@@ -139,6 +164,15 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		sj->topo_mode = topo_mode(job->spec.topo_mode);
 		sj->topo_level = job->spec.topo_level;
 		sj->time_limit = job_limit_s(job, in->default_limit_s);
+		/* A restart keeps the healthy nodes of its old gang, in
+		 * rank order (the input keeps the placement's order). */
+		if (job->state != JOB_RESTARTING || job->nprev == 0)
+			continue;
+		sj->prev_nodes = &s->prev[p];
+		for (k = 0; k < job->nprev; k++)
+			if ((idx = node_index(in, job->prev_place[k].node)) >= 0)
+				s->prev[p + sj->nprev++] = (uint32_t)idx;
+		p += sj->nprev;
 	}
 	return 0;
 }

@@ -79,7 +79,8 @@ recovery_evacuate(struct cluster *cl, const struct job *job,
 	TAILQ_FOREACH(ev, &cl->evacs, entry)
 		if (ev->job_id == job->id && ev->attempt == job->attempt)
 			return;
-	if (job->spec.checkpoint_dir == NULL || job->state != JOB_RUNNING) {
+	if (job->spec.checkpoint_dir == NULL ||
+	    (job->state != JOB_RUNNING && job->state != JOB_RESIZING)) {
 		cluster_fail_over(cl, job, cause, false, now);
 		return;
 	}
@@ -283,4 +284,71 @@ cluster_resume(struct cluster *cl, const struct peer *who, const char *name,
 		return -1;
 	cluster_changed(cl);
 	return 0;
+}
+
+/* True when growing job_id was already tried with this many idle nodes;
+ * otherwise remember this try. */
+static bool
+recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t idle)
+{
+	size_t i, n = cl->ngrown < CLUSTER_GROW_MEMORY ? cl->ngrown :
+	    CLUSTER_GROW_MEMORY;
+
+	for (i = 0; i < n; i++) {
+		if (cl->grown[i].job_id != job_id)
+			continue;
+		if (cl->grown[i].idle == idle)
+			return true;
+		cl->grown[i].idle = idle;
+		return false;
+	}
+	i = cl->ngrown++ % CLUSTER_GROW_MEMORY;
+	cl->grown[i].job_id = job_id;
+	cl->grown[i].idle = idle;
+	return false;
+}
+
+static bool
+recovery_node_idle(const struct node *n)
+{
+	return n->state == NODE_UP && n->conn_id != 0 && !n->drained &&
+	    !n->spare && n->health.health == HEALTH_OK &&
+	    n->health.ngpus == 0 && n->inv.ngpus > 0 &&
+	    node_gpus_free(n) == n->inv.ngpus;
+}
+
+void
+recovery_grow(struct cluster *cl)
+{
+	const struct job **active;
+	const struct job *job;
+	struct node **all;
+	size_t i, n, nn, idle = 0;
+	char cause[160];
+	struct cerr err;
+
+	all = nodes_all(cl->ns, &nn);
+	for (i = 0; i < nn; i++)
+		idle += recovery_node_idle(all[i]);
+	if (idle == 0)
+		return;
+	active = jobs_active(cl->js, &n);
+	for (i = 0; i < n; i++) {
+		job = active[i];
+		if (job->state != JOB_RUNNING ||
+		    job->nplace >= job->spec.nodes_max ||
+		    recovery_grow_tried(cl, job->id, idle))
+			continue;
+		snprintf(cause, sizeof(cause), "growing from %zu toward %u "
+		    "nodes", job->nplace, job->spec.nodes_max);
+		if (jobs_begin_resize(cl->js, job->id, cause, cluster_now_ms(),
+		    &err) == -1) {
+			log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+			continue;
+		}
+		recovery_evacuate(cl, job, cause);
+		/* One at a time: the next pass sees what is left. */
+		break;
+	}
+	free(active);
 }

@@ -10,6 +10,7 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/state.c \
 	daemon/sched/place.c \
 	daemon/sched/resv.c \
+	daemon/sched/keep.c \
 	daemon/sched/topo.c daemon/sched/topo.h \
 	daemon/sched/htab.c daemon/sched/htab.h \
 	lib/hostlist.c lib/hostlist.h
@@ -23,7 +24,8 @@ check_PROGRAMS += tests/bench/bench_sched
 TESTS += tests/bench/sched-smoke.sh
 
 SCHED_CHECK_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_sched_SOURCES = tests/unit/check_sched.c
+tests_unit_check_sched_SOURCES = tests/unit/check_sched.c \
+	tests/unit/check_sched_sim.c tests/unit/check_sched.h
 tests_unit_check_sched_CFLAGS = $(SCHED_CHECK_CFLAGS)
 tests_unit_check_sched_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
 tests_unit_check_topo_SOURCES = tests/unit/check_topo.c

@@ -213,12 +213,13 @@ cand_node_cmp(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Rank a fitting node: OK health before DEGRADED, then the connection
+/* Rank a fitting node: OK health before DEGRADED, other nodes before
+ * hot spares (kept for replacements, keep.c), then the connection
  * quality of the GPUs it would give, then GPUs near a NIC, then fewest
  * free GPUs (fill partly used nodes first), then index. */
-static uint64_t
-rank(const struct pass *ps, uint32_t node, uint64_t F, const struct preq *rq,
-    uint64_t *mask)
+uint64_t
+place_rank(const struct pass *ps, uint32_t node, uint64_t F,
+    const struct preq *rq, uint64_t *mask)
 {
 	const struct pnode *pn = &ps->nodes[node];
 	const struct sched_gpu *gpus = ps->in->nodes[node].gpus;
@@ -231,7 +232,8 @@ rank(const struct pass *ps, uint32_t node, uint64_t F, const struct preq *rq,
 		*mask = place_gpus(ps, node, F, rq->g, &q);
 	nic = nics(gpus, *mask);
 	key = (uint64_t)((pn->flags & PN_DEGRADED) != 0) << 63;
-	key |= (uint64_t)(7 - q) << 60;
+	key |= (uint64_t)((pn->flags & PN_SPARE) != 0) << 62;
+	key |= (uint64_t)(7 - q) << 59;
 	key |= (uint64_t)(64 - nic) << 52;
 	key |= (uint64_t)__builtin_popcountll(F) << 44;
 	return key | node;
@@ -253,7 +255,8 @@ leaf_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 		if (!state_fits(ps, node, rq, F))
 			continue;
 		ps->cand[nc].node = node;
-		ps->cand[nc].key = rank(ps, node, F, rq, &ps->cand[nc].mask);
+		ps->cand[nc].key = place_rank(ps, node, F, rq,
+		    &ps->cand[nc].mask);
 		nc++;
 	}
 	if (nc < want) {

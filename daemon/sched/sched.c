@@ -106,7 +106,8 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 	memset(rq, 0, sizeof(*rq));
 	rq->n = jb->nodes_min;
 	rq->g = jb->gpus_per_node;
-	rq->match = ps->match + (size_t)ps->jtype[j] * ps->nmodels;
+	/* The row that allows spares, for the GPU-type check below. */
+	rq->match = ps->match + ((size_t)ps->jtype[j] * 2 + 1) * ps->nmodels;
 	rq->cap = ps->t.rootlevel;
 	rq->set = SET_ALL;
 	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
@@ -119,11 +120,13 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 		    ps->t.rootlevel - 1;
 	}
 	if (jb->gpu_type != NULL) {
-		for (m = 1; m < ps->nmodels; m++)
+		for (m = 0; m < ps->nmodels; m++)
 			any |= rq->match[m] != 0;
 		if (!any)
 			return SCHED_REASON_GPU_TYPE;
 	}
+	if (!jb->restarting)
+		rq->match -= ps->nmodels;
 	st = *rq;
 	st.set = SET_STATIC;
 	if (state_quick(ps, &st) < rq->n)
@@ -142,8 +145,8 @@ topo_possible(struct pass *ps, const struct preq *rq)
 	return place_capacity(ps, &st, ps->cnt) >= rq->n;
 }
 
-static int
-grow_picks(struct pass *ps, size_t more)
+int
+sched_grow_picks(struct pass *ps, size_t more)
 {
 	struct pick *np;
 	size_t cap;
@@ -189,7 +192,8 @@ static int
 try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 {
 	const struct sched_job *jb = &ps->in->pending[j];
-	uint32_t capn;
+	uint32_t capn, n;
+	int rc;
 
 	rq->set = set;
 	rq->n = jb->nodes_min;
@@ -198,8 +202,14 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	place_counts(ps, rq, ps->cnt);
 	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
 		return 0;
+	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
+		if ((rc = keep_place(ps, j, rq, &n)) == -1)
+			return -1;
+		if (rc == 1)
+			return add_start(ps, j, end, n) == -1 ? -1 : 1;
+	}
 	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;
-	if (grow_picks(ps, rq->n) == -1)
+	if (sched_grow_picks(ps, rq->n) == -1)
 		return -1;
 	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
 		return 0;
@@ -237,7 +247,7 @@ reserve(struct pass *ps, size_t j, struct preq *rq, size_t *first)
 
 	rq->set = SET_ALL;
 	rq->n = ps->in->pending[j].nodes_min;
-	if (grow_picks(ps, rq->n) == -1)
+	if (sched_grow_picks(ps, rq->n) == -1)
 		return -1;
 	if (resv_find(ps, rq, &start, ps->picks + ps->npicks) == -1)
 		return errno == EAGAIN ? 0 : -1;

@@ -38,7 +38,32 @@
  *   bf_max_job_test); the rest get a reason from a cheap count.
  * - Elastic jobs (nodes_min < nodes_max) start with the largest size in
  *   [min, max] that fits now under the rules above; a blocked elastic job
- *   reserves its minimum. */
+ *   reserves its minimum.
+ * - Hot spares (sched_node.spare) are never given to a job that is not
+ *   restarting, nor reserved for one. A restarting job may use them:
+ *   as replacements it prefers them (below); placed afresh, it takes a
+ *   spare after the other OK nodes of the spare's leaf.
+ * - Restarts keep what they can (keep.c): a job that names its previous
+ *   gang (prev_nodes) keeps each of those nodes that can take it now
+ *   (eligible as above, health OK: a DEGRADED node is not kept, the GPUs
+ *   free) at its old rank, and gets replacements for the rest: first in
+ *   the kept nodes' leaves, then their spines and so on up; equally
+ *   close, OK nodes before DEGRADED ones, then spares before other
+ *   nodes, then as placement ranks nodes. The
+ *   freed ranks take the replacements, best first; when fewer nodes are
+ *   found than the old gang had, the unfilled ranks close up (the kept
+ *   nodes keep their order, so a kept rank 0 stays 0) and extra nodes of
+ *   a grown elastic gang go last. With a required level the gang stays
+ *   in one domain at that level: of those that can hold its minimum, the
+ *   one with the most kept nodes (then the lowest old rank); the kept
+ *   nodes outside it are let go. The size is the largest in [min, max]
+ *   that the kept nodes' domain (the whole cluster without a required
+ *   level) holds, so an elastic gang that lost a node and finds no
+ *   replacement shrinks to its survivors if they are at least its
+ *   minimum. When no previous node can be kept, or no domain holding
+ *   kept nodes can hold the minimum, the job is placed afresh by the
+ *   rules above (so a required-leaf gang whose leaf has no room moves
+ *   whole); a reservation for it is always placed afresh. */
 #ifndef COHORT_SCHED_H
 #define COHORT_SCHED_H
 
@@ -98,6 +123,7 @@ struct sched_node {
 	const char *gpu_model;	/* NULL: unknown, matches no --gpu-type */
 	const struct sched_gpu *gpus;
 	uint32_t ngpus;
+	bool spare;		/* hot spare: restarting jobs only */
 };
 
 /* A job holding GPUs (sched_gpu.job) and when it is expected to end: its
@@ -120,6 +146,13 @@ struct sched_job {
 	enum sched_topo_mode topo_mode;
 	const char *topo_level;	/* level name; unused for SCHED_TOPO_ANY */
 	int64_t time_limit;	/* seconds; 0: the default limit */
+	/* The previous gang, in rank order, as indices into
+	 * sched_input.nodes (out of range or repeated entries are skipped):
+	 * its nodes are kept where they still fit (see the policy). Read
+	 * whenever nprev > 0, restarting or not; only restarting jobs may
+	 * get spares. NULL / 0: none. */
+	const uint32_t *prev_nodes;
+	uint32_t nprev;
 };
 
 struct sched_config {
@@ -188,7 +221,9 @@ struct sched_result {
  * The result does not point into in; in is not modified. Bad job specs
  * are not errors: those jobs get a reason (BadConstraints, …). The cost
  * is linear in nodes, GPUs and pending jobs (plus sorting the queue),
- * with placement work bounded by the starts and bf_max_job_test. */
+ * with placement work bounded by the starts and bf_max_job_test; a
+ * restart that keeps nodes walks only the region (leaf, spine, …) around
+ * its kept nodes that holds its replacements. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */

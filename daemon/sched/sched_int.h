@@ -20,6 +20,7 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 #define PN_DEGRADED	0x02
 #define PN_RESERVED	0x04	/* in the reservation's node set */
 #define PN_USABLE	0x08	/* <= SCHED_NODE_GPUS_MAX GPUs */
+#define PN_SPARE	0x10	/* a hot spare: restarting jobs only */
 
 #define NO_INDEX UINT32_MAX
 
@@ -100,8 +101,12 @@ struct pass {
 	uint32_t nnodes;
 	uint32_t stride;	/* most GPUs on a node, plus one */
 
+	/* Model classes: one per (GPU model, spare) pair present; a spare
+	 * node is in a class of its own, so the counts and the match rows
+	 * keep spares from jobs that are not restarting. */
 	uint32_t nmodels;
-	const char **model_name;	/* class 0: no model reported */
+	const char **model_name;	/* NULL: no model reported */
+	uint8_t *model_spare;
 	uint32_t nent;
 	uint32_t *leaf_ent_off;	/* [nsw + 1]: entries of each switch */
 	uint32_t *ent_model;
@@ -111,11 +116,12 @@ struct pass {
 
 	uint32_t ntypes;
 	uint32_t *jtype;	/* pending job -> type class */
-	uint8_t *match;		/* [ntypes][nmodels] */
+	uint8_t *match;		/* [ntypes][restarting][nmodels] */
 
 	int32_t *cnt;		/* scratch: fitting nodes per switch */
 	uint8_t *used;		/* scratch: switches taken by a placement */
 	struct cand *cand;	/* scratch: candidates in one leaf */
+	struct keep *keep;	/* scratch of keep.c, made on first use */
 
 	/* Decisions so far: starts, then the reservation's picks. */
 	struct srec *starts;
@@ -148,6 +154,9 @@ void	 state_take(struct pass *, uint32_t node, uint64_t mask);
 void	 state_reserve(struct pass *, uint32_t node);
 uint32_t state_quick(const struct pass *, const struct preq *);
 
+/* sched.c */
+int	 sched_grow_picks(struct pass *, size_t more);
+
 /* place.c */
 void	 place_counts(struct pass *, const struct preq *, int32_t *cnt);
 uint32_t place_capacity(const struct pass *, const struct preq *,
@@ -158,9 +167,19 @@ int	 place_select(struct pass *, const struct preq *, const int32_t *cnt,
 /* freev: free masks per node, or NULL for the masks of now. */
 uint64_t place_gpus(const struct pass *, uint32_t node, uint64_t freemask,
 	    uint32_t g, unsigned *quality);
+uint64_t place_rank(const struct pass *, uint32_t node, uint64_t freemask,
+	    const struct preq *, uint64_t *mask);
 
 /* resv.c */
 int	 resv_find(struct pass *, const struct preq *, int64_t *start,
 	    struct pick *out);
+
+/* keep.c: place restarting job j keeping its previous nodes (rq->set
+ * and ps->cnt as place_counts left them for rq; neither is changed).
+ * Returns 1 with the gang appended at ps->picks[ps->npicks ..] and its
+ * size in *n, 0 when the job has no previous node that still fits or
+ * keeping cannot meet its constraint (place it afresh), -1 on error. */
+int	 keep_place(struct pass *, size_t j, const struct preq *,
+	    uint32_t *n);
 
 #endif

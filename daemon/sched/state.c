@@ -242,6 +242,36 @@ build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
 	return 0;
 }
 
+/* Model classes from the model numbers build_nodes left in pn->model
+ * (0: none reported, names in name[]): one class per (model, spare)
+ * pair present, numbered in node order. */
+static int
+build_models(struct pass *ps, const struct sched_input *in,
+    const char **name, uint32_t nbase)
+{
+	uint32_t i, k, *cls;
+	bool spare;
+
+	if ((cls = state_alloc(ps, 2 * (size_t)nbase, 4)) == NULL ||
+	    (ps->model_name = state_alloc(ps, 2 * (size_t)nbase,
+	    sizeof(char *))) == NULL ||
+	    (ps->model_spare = state_alloc(ps, 2 * (size_t)nbase, 1)) == NULL)
+		return -1;
+	memset(cls, 0xff, 2 * (size_t)nbase * sizeof(*cls));
+	ps->nmodels = 0;
+	for (i = 0; i < ps->nnodes; i++) {
+		spare = in->nodes[i].spare;
+		k = ps->nodes[i].model * 2 + spare;
+		if (cls[k] == NO_INDEX) {
+			cls[k] = ps->nmodels;
+			ps->model_name[ps->nmodels] = name[ps->nodes[i].model];
+			ps->model_spare[ps->nmodels++] = spare;
+		}
+		ps->nodes[i].model = cls[k];
+	}
+	return 0;
+}
+
 /* Nodes: masks, flags, model classes, and each leaf's node list. */
 static int
 build_nodes(struct pass *ps, const struct sched_input *in,
@@ -251,13 +281,12 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 	struct htab *models;
 	const struct sched_node *n;
 	struct pnode *pn;
-	uint32_t i, k, g, maxg = 0, *fill, *chunk, c;
+	uint32_t i, k, g, maxg = 0, *fill, *chunk, c, nbase;
 	int64_t m;
-	const char *last = NULL;
+	const char *last = NULL, **name;
 
-	if ((ps->model_name = state_alloc(ps, ps->nnodes + 1,
-	    sizeof(char *))) == NULL ||
-	    (t->node_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
+	if ((name = state_alloc(ps, ps->nnodes + 1, sizeof(char *))) ==
+	    NULL || (t->node_off = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
 	    (t->node = state_alloc(ps, ps->nnodes, 4)) == NULL ||
 	    (fill = state_alloc(ps, t->nsw, 4)) == NULL ||
 	    (chunk = state_alloc(ps, t->root, 4)) == NULL)
@@ -270,7 +299,7 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 	}
 	if ((models = htab_create(ps->nnodes, false)) == NULL)
 		return -1;
-	ps->nmodels = 1;		/* class 0: no model */
+	nbase = 1;		/* 0: no model reported */
 	for (i = 0; i < ps->nnodes; i++) {
 		n = &in->nodes[i];
 		pn = &ps->nodes[i];
@@ -283,9 +312,9 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 			/* Nodes usually share the caller's model string. */
 			pn->model = ps->nodes[i - 1].model;
 		} else if (n->gpu_model != NULL) {
-			m = htab_put(models, n->gpu_model, ps->nmodels);
-			if (m == ps->nmodels)
-				ps->model_name[ps->nmodels++] = n->gpu_model;
+			m = htab_put(models, n->gpu_model, nbase);
+			if (m == nbase)
+				name[nbase++] = n->gpu_model;
 			pn->model = (uint32_t)m;
 		}
 		last = n->gpu_model;
@@ -293,7 +322,7 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 		if (n->ngpus > SCHED_NODE_GPUS_MAX || (n->ngpus > 0 &&
 		    n->gpus == NULL))
 			continue;
-		pn->flags = PN_USABLE;
+		pn->flags = PN_USABLE | (n->spare ? PN_SPARE : 0);
 		pn->ngpus = (uint8_t)n->ngpus;
 		pn->full = n->ngpus == 64 ? ~0ULL : (1ULL << n->ngpus) - 1;
 		for (g = 0; g < n->ngpus; g++)
@@ -308,6 +337,8 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 			maxg = n->ngpus;
 	}
 	htab_destroy(models);
+	if (build_models(ps, in, name, nbase) == -1)
+		return -1;
 	ps->stride = maxg + 1;
 	for (k = 0; k < t->nsw; k++)
 		t->node_off[k + 1] += t->node_off[k];
@@ -365,7 +396,7 @@ build_counts(struct pass *ps)
 }
 
 /* Type classes: one per distinct --gpu-type (ignoring case), class 0 for
- * none; and which model classes each may use. */
+ * none; and which model classes each may use, restarting or not. */
 static int
 build_types(struct pass *ps, const struct sched_input *in)
 {
@@ -375,6 +406,8 @@ build_types(struct pass *ps, const struct sched_input *in)
 	size_t j, ntyped = 0;
 	uint32_t t, m;
 	int64_t v = 0;
+	uint8_t *row;
+	bool ok;
 
 	if ((ps->jtype = state_alloc(ps, in->npending + 1, 4)) == NULL ||
 	    (tname = state_alloc(ps, in->npending + 1, sizeof(char *))) ==
@@ -403,15 +436,19 @@ build_types(struct pass *ps, const struct sched_input *in)
 		last = ty;
 	}
 	htab_destroy(types);
-	if ((ps->match = state_alloc(ps, (size_t)ps->ntypes * ps->nmodels,
-	    1)) == NULL)
+	if ((ps->match = state_alloc(ps, (size_t)ps->ntypes * 2 *
+	    ps->nmodels, 1)) == NULL)
 		return -1;
-	for (m = 0; m < ps->nmodels; m++)
-		ps->match[m] = 1;
-	for (t = 1; t < ps->ntypes; t++)
-		for (m = 1; m < ps->nmodels; m++)
-			ps->match[(size_t)t * ps->nmodels + m] =
-			    sched_gpu_type_match(ps->model_name[m], tname[t]);
+	/* Row 2t: jobs of type t that are not restarting, which never get
+	 * a spare; row 2t + 1: restarting ones. */
+	for (t = 0; t < ps->ntypes; t++)
+		for (m = 0; m < ps->nmodels; m++) {
+			ok = t == 0 || sched_gpu_type_match(ps->model_name[m],
+			    tname[t]);
+			row = ps->match + (size_t)t * 2 * ps->nmodels;
+			row[m] = ok && !ps->model_spare[m];
+			row[ps->nmodels + m] = ok;
+		}
 	return 0;
 }
 

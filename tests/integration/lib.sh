@@ -359,3 +359,42 @@ need_root() {
 		exit 77
 	}
 }
+
+# Fault-recovery tests (t2NN):
+# job_expr ID EXPR: EXPR (Python; d is cohort show ID --json) is true.
+job_expr() {
+	cohort show "$1" --json 2>/dev/null | "$PYTHON" -c 'import json,sys
+d = json.load(sys.stdin)
+sys.exit(0 if eval(sys.argv[1], {"d": d, "len": len, "set": set}) else 1)' "$2" 2>/dev/null
+}
+
+# wait_job SECONDS ID EXPR: poll until job_expr ID EXPR; fail after SECONDS.
+wait_job() {
+	if ! wait_for "$1" job_expr "$2" "$3"; then
+		job_show "$2"
+		fail "job $2: '$3' still false after ${1}s: $(json_get "$T/job-$2.json" '{k: d.get(k) for k in ("state", "reason", "restarts", "placement", "nodes_now", "checkpoint")}')"
+	fi
+	job_show "$2"
+}
+
+# node_expr NODE EXPR: EXPR (Python; n is NODE's entry of cohort nodes
+# --json) is true.
+node_expr() {
+	cohort nodes --json 2>/dev/null | "$PYTHON" -c 'import json,sys
+n = [x for x in json.load(sys.stdin)["nodes"] if x["name"] == sys.argv[1]][0]
+sys.exit(0 if eval(sys.argv[2], {"n": n}) else 1)' "$1" "$2" 2>/dev/null
+}
+
+# wait_node SECONDS NODE EXPR: poll until node_expr NODE EXPR holds.
+wait_node() {
+	wait_for "$1" node_expr "$2" "$3" ||
+		fail "node $2: '$3' still false after ${1}s: $(cohort nodes --json 2>&1 | "$PYTHON" -c 'import json,sys; print([x for x in json.load(sys.stdin)["nodes"] if x["name"] == sys.argv[1]])' "$2" 2>&1)"
+}
+
+# fake_train DIR: copy fake-train.sh into DIR (world-readable) and print
+# its path.
+fake_train() {
+	install -m 644 "$top_srcdir/tests/integration/fake-train.sh" "$1/fake-train.sh" ||
+		fail "cannot copy fake-train.sh into $1"
+	printf '%s\n' "$1/fake-train.sh"
+}

@@ -1,7 +1,6 @@
-/* daemon/sched/: the scheduling policy, pinned case by case, then checked
- * over randomized runs that drive the core forward in virtual time:
- * invariants after every pass, reservations never delayed by backfill,
- * and the same decisions for the same seed. */
+/* daemon/sched/: the scheduling policy, pinned case by case (restarts
+ * and hot spares included); check_sched_sim.c adds randomized runs that
+ * drive the core forward in virtual time. */
 #include "config.h"
 
 #include <check.h>
@@ -10,33 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/sched/sched.h"
-#include "daemon/sched/topo.h"
+#include "tests/unit/check_sched.h"
 
-#define MAXN 160
-#define GPN 8
-#define H100 "NVIDIA H100 80GB HBM3"
-
-/* Check records every passing ck_assert (a write each); the random runs
- * check millions of things, so they fail loudly but pass silently. */
-#define CHECK(cond, ...) do {						\
-	if (!(cond))							\
-		ck_abort_msg(__VA_ARGS__);				\
-} while (0)
-#define A100 "NVIDIA A100-SXM4-40GB"
-
-/* A small cluster: nodes n000, n001, … of 8 GPUs in two NVLink quads
- * (0-3, 4-7), PCIe switches of two GPUs, NUMA halves, a NIC next to
- * every even GPU. */
-struct cl {
-	struct sched_node nodes[MAXN];
-	struct sched_gpu gpus[MAXN][GPN];
-	char names[MAXN][16];
-	size_t n;
-	struct topo *topo;
-};
-
-static void
+void
 cl_init(struct cl *c, size_t n, const char *topo_text)
 {
 	char err[256];
@@ -45,7 +20,8 @@ cl_init(struct cl *c, size_t n, const char *topo_text)
 	memset(c, 0, sizeof(*c));
 	c->n = n;
 	for (i = 0; i < n; i++) {
-		snprintf(c->names[i], sizeof(c->names[i]), "n%03zu", i);
+		snprintf(c->names[i], sizeof(c->names[i]), "n%03u",
+		    (unsigned)i);
 		c->nodes[i].name = c->names[i];
 		c->nodes[i].up = true;
 		c->nodes[i].gpu_model = H100;
@@ -66,7 +42,7 @@ cl_init(struct cl *c, size_t n, const char *topo_text)
 	}
 }
 
-static void
+void
 cl_free(struct cl *c)
 {
 	topo_destroy(c->topo);
@@ -74,7 +50,7 @@ cl_free(struct cl *c)
 }
 
 /* Mark GPUs in mask of node i as held by job. */
-static void
+void
 busy(struct cl *c, size_t i, unsigned mask, uint64_t job)
 {
 	size_t g;
@@ -84,7 +60,7 @@ busy(struct cl *c, size_t i, unsigned mask, uint64_t job)
 			c->gpus[i][g].job = job;
 }
 
-static struct sched_job
+struct sched_job
 job(uint64_t id, uint32_t nodes, uint32_t g)
 {
 	struct sched_job j;
@@ -99,7 +75,7 @@ job(uint64_t id, uint32_t nodes, uint32_t g)
 	return j;
 }
 
-static struct sched_result *
+struct sched_result *
 run(const struct cl *c, const struct sched_running *r, size_t nr,
     const struct sched_job *jobs, size_t nj, int64_t now)
 {
@@ -121,7 +97,7 @@ run(const struct cl *c, const struct sched_running *r, size_t nr,
 	return res;
 }
 
-static const struct sched_start *
+const struct sched_start *
 started(const struct sched_result *res, uint64_t id)
 {
 	size_t i;
@@ -133,7 +109,7 @@ started(const struct sched_result *res, uint64_t id)
 }
 
 /* Bit i set when node i is in the start. */
-static uint64_t
+uint64_t
 nodeset(const struct sched_place *p, uint32_t n)
 {
 	uint64_t m = 0;
@@ -144,7 +120,7 @@ nodeset(const struct sched_place *p, uint32_t n)
 	return m;
 }
 
-static unsigned
+unsigned
 gpuset(const struct sched_place *p)
 {
 	unsigned m = 0;
@@ -725,387 +701,254 @@ START_TEST(test_big_leaf)
 }
 END_TEST
 
-/* ---- Randomized runs in virtual time. ---- */
+/* ---- Restarts: keeping the old gang, replacements, hot spares. ---- */
 
-#define SIM_JOBS 4096
-
-struct simjob {
-	struct sched_job spec;
-	int64_t end;		/* limit-based, while running */
-	int64_t real_end;	/* when it really ends (<= end) */
-	int64_t promised;	/* earliest reservation start; -1: none */
-	int state;		/* 0 unborn, 1 pending, 2 running, 3 done */
-};
-
-struct sim {
-	struct cl c;
-	struct simjob jobs[SIM_JOBS];
-	size_t njobs;
-	uint64_t rng;
-	int64_t now;
-	bool chaos;		/* node and GPU failures come and go */
-	bool big;		/* 150 nodes, a leaf of 130 */
-	struct sched_job pend[SIM_JOBS];
-	size_t map[SIM_JOBS];
-	struct sched_running runs[SIM_JOBS];
-	uint64_t hash;
-	size_t starts, resvs, backfills;
-};
-
-static const char sim_topo[] =
-    "SwitchName=leaf0 Nodes=n[000-003]\n"
-    "SwitchName=leaf1 Nodes=n[004-007]\n"
-    "SwitchName=leaf2 Nodes=n[008-011]\n"
-    "SwitchName=leaf3 Nodes=n[012-015]\n"
-    "SwitchName=spine0 Switches=leaf[0-1]\n"
-    "SwitchName=spine1 Switches=leaf[2-3]\n";
-#define SIM_NODES 18		/* two nodes outside the file */
-
-static const char sim_big_topo[] =
-    "SwitchName=leaf0 Nodes=n[000-129]\n"
-    "SwitchName=leaf1 Nodes=n[130-147]\n"
+static const char restart_topo[] =
+    "SwitchName=leaf0 Nodes=n[000-005]\n"
+    "SwitchName=leaf1 Nodes=n[006-011]\n"
     "SwitchName=spine0 Switches=leaf[0-1]\n";
-#define SIM_BIG_NODES 150	/* two nodes outside the file */
 
-static uint64_t
-rnd(struct sim *s)
+static struct sched_job
+restart_job(uint64_t id, uint32_t nodes, const uint32_t *prev, uint32_t nprev)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
+	struct sched_job j = job(id, nodes, 0);
+
+	j.restarting = true;
+	j.prev_nodes = prev;
+	j.nprev = nprev;
+	return j;
 }
 
-static uint32_t
-pick(struct sim *s, uint32_t n)
+START_TEST(test_restart_keeps_gang)
 {
-	return (uint32_t)(rnd(s) % n);
-}
-
-static void
-mix(struct sim *s, uint64_t v)
-{
-	s->hash = (s->hash ^ v) * 1099511628211ULL;
-}
-
-static void
-sim_add_job(struct sim *s, int32_t priority)
-{
-	static const uint32_t gs[] = { 0, 1, 1, 2, 4, 4, 8 };
-	static const char *const levels[] = { "leaf", "spine" };
-	struct simjob *j;
-
-	if (s->njobs == SIM_JOBS)
-		return;
-	j = &s->jobs[s->njobs];
-	memset(j, 0, sizeof(*j));
-	j->spec.id = s->njobs + 1;
-	j->spec.priority = priority;
-	j->spec.submit = s->now;
-	j->spec.nodes_min = 1 + pick(s, pick(s, 4) == 0 ? (s->big ? 60 : 8) :
-	    3);
-	j->spec.nodes_max = j->spec.nodes_min + (pick(s, 5) == 0 ?
-	    pick(s, 4) : 0);
-	j->spec.gpus_per_node = gs[pick(s, 7)];
-	if (pick(s, 8) == 0)
-		j->spec.gpu_type = pick(s, 2) ? "h100" : "A100";
-	j->spec.topo_mode = (enum sched_topo_mode)pick(s, 3);
-	j->spec.topo_level = levels[pick(s, 2)];
-	j->spec.time_limit = pick(s, 6) == 0 ? 0 : 10 + pick(s, 400);
-	j->promised = -1;
-	j->state = 1;
-	s->njobs++;
-}
-
-static void
-sim_init(struct sim *s, uint64_t seed, bool chaos, bool big)
-{
-	size_t i;
-
-	memset(s, 0, sizeof(*s));
-	s->big = big;
-	if (big) {
-		cl_init(&s->c, SIM_BIG_NODES, sim_big_topo);
-		for (i = 130; i < 148; i++)
-			s->c.nodes[i].gpu_model = A100;
-	} else {
-		cl_init(&s->c, SIM_NODES, sim_topo);
-		for (i = 12; i < 16; i++)
-			s->c.nodes[i].gpu_model = A100;
-	}
-	s->rng = seed * 2654435761ULL + 1;
-	s->chaos = chaos;
-	s->hash = 1469598103934665603ULL;
-	for (i = 0; i < (big ? 200 : 40); i++)
-		sim_add_job(s, (int32_t)(100 + pick(s, 3) * 10));
-	for (i = 0; i < s->njobs; i++)
-		if (pick(s, 10) == 0)
-			s->jobs[i].spec.restarting = true;
-}
-
-/* The level-L domain of node i: its leaf's ancestor at L, computed from
- * the topology independently of the core. */
-static int32_t
-domain_of(const struct cl *c, uint32_t i, unsigned L)
-{
-	int32_t sw = topo_node_leaf(c->topo, c->names[i]), p;
-
-	if (sw < 0)
-		return -1000;	/* the unlisted domain */
-	while ((p = topo_switch_parent(c->topo, (size_t)sw)) >= 0 &&
-	    topo_switch_level(c->topo, (size_t)p) <= L)
-		sw = p;
-	return sw;
-}
-
-static bool
-node_ok(const struct cl *c, uint32_t i, const struct sched_job *jb)
-{
-	const struct sched_node *n = &c->nodes[i];
-
-	return n->up && !n->drained && n->health != SCHED_HEALTH_FAILED &&
-	    sched_gpu_type_match(n->gpu_model, jb->gpu_type);
-}
-
-/* Check one placement against the cluster as the test sees it. */
-static void
-check_place(struct sim *s, const struct sched_job *jb, uint32_t nn,
-    const struct sched_place *pl, bool now)
-{
-	const struct cl *c = &s->c;
-	uint8_t seen[MAXN] = { 0 };
-	uint32_t k, g, want;
-	const struct sched_gpu *gp;
-	int lv;
-
-	CHECK(nn >= jb->nodes_min && nn <= jb->nodes_max, "job %llu: %u nodes",
-	    (unsigned long long)jb->id, nn);
-	for (k = 0; k < nn; k++) {
-		CHECK(pl[k].node < c->n, "node %u out of range", pl[k].node);
-		CHECK(!seen[pl[k].node], "node twice");
-		seen[pl[k].node] = 1;
-		CHECK(node_ok(c, pl[k].node, jb),
-		    "job %llu on unfit node %u",
-		    (unsigned long long)jb->id, pl[k].node);
-		want = jb->gpus_per_node ? jb->gpus_per_node : GPN;
-		CHECK(pl[k].ngpus == want, "job %llu: %u GPUs on node %u, "
-		    "want %u", (unsigned long long)jb->id, pl[k].ngpus,
-		    pl[k].node, want);
-		for (g = 0; g < pl[k].ngpus; g++) {
-			CHECK(pl[k].gpus[g] < GPN, "GPU %u", pl[k].gpus[g]);
-			CHECK(g == 0 || pl[k].gpus[g] > pl[k].gpus[g - 1],
-			    "GPUs not ascending");
-			gp = &c->gpus[pl[k].node][pl[k].gpus[g]];
-			CHECK(gp->health == SCHED_HEALTH_OK, "unhealthy GPU %u "
-			    "on node %u", pl[k].gpus[g], pl[k].node);
-			if (now)
-				CHECK(gp->job == 0, "GPU allocated "
-				    "twice: node %u GPU %u to %llu and %llu",
-				    pl[k].node, pl[k].gpus[g],
-				    (unsigned long long)gp->job,
-				    (unsigned long long)jb->id);
-		}
-		if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
-			lv = topo_level_index(c->topo, jb->topo_level);
-			CHECK(domain_of(c, pl[k].node, (unsigned)lv) ==
-			    domain_of(c, pl[0].node, (unsigned)lv),
-			    "job %llu spans %s domains",
-			    (unsigned long long)jb->id, jb->topo_level);
-		}
-	}
-}
-
-static void
-sim_pass(struct sim *s)
-{
-	struct sched_job *pend = s->pend;
-	size_t *map = s->map, np = 0, nr = 0, i, k, g;
-	struct sched_running *runs = s->runs;
+	static const uint32_t prev[] = { 0, 1, 2, 3 };
+	struct cl c;
+	struct sched_job j = restart_job(1, 4, prev, 4);
 	struct sched_result *res;
-	const struct sched_start *st;
-	struct simjob *j;
+	const struct sched_start *s;
 
-	for (i = 0; i < s->njobs; i++) {
-		if (s->jobs[i].state == 1) {
-			map[np] = i;
-			pend[np++] = s->jobs[i].spec;
-		} else if (s->jobs[i].state == 2) {
-			runs[nr].id = s->jobs[i].spec.id;
-			runs[nr++].end = s->jobs[i].end;
-		}
-	}
-	res = run(&s->c, runs, nr, pend, np, s->now);
-	for (k = 0; k < res->nstarts; k++) {
-		st = &res->starts[k];
-		j = &s->jobs[map[st->pending]];
-		CHECK(j->spec.id == st->job, "start names the wrong job");
-		CHECK(res->reasons[st->pending] == SCHED_REASON_NONE,
-		    "a started job has a reason");
-		check_place(s, &j->spec, st->nnodes, st->nodes, true);
-		/* Apply at once, so a GPU given twice in one pass shows. */
-		for (i = 0; i < st->nnodes; i++)
-			for (g = 0; g < st->nodes[i].ngpus; g++)
-				s->c.gpus[st->nodes[i].node]
-				    [st->nodes[i].gpus[g]].job = st->job;
-		if (!s->chaos && j->promised >= 0)
-			CHECK(s->now <= j->promised, "job %llu "
-			    "promised %lld started %lld",
-			    (unsigned long long)st->job,
-			    (long long)j->promised, (long long)s->now);
-		j->state = 2;
-		j->end = st->end;
-		CHECK(st->end == s->now + (j->spec.time_limit ?
-		    j->spec.time_limit : 300), "end %lld", (long long)st->end);
-		j->real_end = s->now + 1 + (int64_t)pick(s,
-		    (uint32_t)(st->end - s->now));
-		s->starts++;
-		s->backfills += st->backfill;
-		mix(s, st->job);
-		for (i = 0; i < st->nnodes; i++)
-			mix(s, (uint64_t)st->nodes[i].node << 32 |
-			    gpuset(&st->nodes[i]));
-	}
-	for (k = 0; k < np; k++)
-		if (s->jobs[map[k]].state == 1)
-			CHECK(res->reasons[k] != SCHED_REASON_NONE,
-			    "a waiting job without a reason");
-	if (res->has_resv) {
-		j = &s->jobs[map[res->resv.pending]];
-		CHECK(j->state == 1, "reservation for a job not pending");
-		CHECK(res->resv.start >= s->now, "reservation in the past");
-		check_place(s, &j->spec, res->resv.nnodes, res->resv.nodes,
-		    false);
-		/* Backfill may never push a promise later. */
-		if (!s->chaos && j->promised >= 0)
-			CHECK(res->resv.start <= j->promised, "job %llu "
-			    "promised %lld, now reserved at %lld",
-			    (unsigned long long)res->resv.job,
-			    (long long)j->promised,
-			    (long long)res->resv.start);
-		if (j->promised < 0 || res->resv.start < j->promised)
-			j->promised = res->resv.start;
-		s->resvs++;
-		mix(s, res->resv.job ^ (uint64_t)res->resv.start << 20);
-	}
+	/* Node 2 of the old gang is down. leaf0 still has 0, 1, 3 and the
+	 * free 4, 5; leaf1 has exactly four free nodes, so a fresh
+	 * placement would move the whole gang there (best fit). */
+	cl_init(&c, 12, restart_topo);
+	c.nodes[2].up = false;
+	busy(&c, 6, 0xff, 90);
+	busy(&c, 7, 0xff, 90);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 4);
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 1);
+	ck_assert_uint_eq(s->nodes[2].node, 4);	/* same leaf, best rank */
+	ck_assert_uint_eq(s->nodes[3].node, 3);
+	ck_assert_uint_eq(gpuset(&s->nodes[0]), 0xff);
 	sched_result_free(res);
-}
-
-static void
-sim_chaos(struct sim *s)
-{
-	uint32_t i = pick(s, (uint32_t)s->c.n);
-
-	switch (pick(s, 6)) {
-	case 0:
-		s->c.nodes[i].drained = !s->c.nodes[i].drained;
-		break;
-	case 1:
-		s->c.nodes[i].up = !s->c.nodes[i].up;
-		break;
-	case 2:
-		s->c.nodes[i].health = s->c.nodes[i].health ==
-		    SCHED_HEALTH_OK ? SCHED_HEALTH_FAILED : SCHED_HEALTH_OK;
-		break;
-	case 3:
-		s->c.gpus[i][pick(s, GPN)].health = (enum sched_health)
-		    pick(s, 3);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Advance to the next event: a job's real end or an arrival. */
-static void
-sim_step(struct sim *s)
-{
-	int64_t next = s->now + 1 + (int64_t)pick(s, 60);
-	size_t i, n, g;
-	struct simjob *j;
-
-	for (i = 0; i < s->njobs; i++)
-		if (s->jobs[i].state == 2 && s->jobs[i].real_end < next)
-			next = s->jobs[i].real_end;
-	s->now = next;
-	for (i = 0; i < s->njobs; i++) {
-		j = &s->jobs[i];
-		if (j->state != 2 || j->real_end > s->now)
-			continue;
-		j->state = 3;
-		for (n = 0; n < s->c.n; n++)
-			for (g = 0; g < GPN; g++)
-				if (s->c.gpus[n][g].job == j->spec.id)
-					s->c.gpus[n][g].job = 0;
-	}
-	/* Newcomers queue behind everyone (same low priority, later
-	 * submit), so they may not take a promise away. */
-	if (pick(s, 3) == 0)
-		sim_add_job(s, 100);
-	if (s->chaos && pick(s, 2) == 0)
-		sim_chaos(s);
-}
-
-static uint64_t
-sim_run(uint64_t seed, bool chaos, bool big, size_t steps, struct sim *s)
-{
-	size_t i;
-
-	sim_init(s, seed, chaos, big);
-	for (i = 0; i < steps; i++) {
-		sim_pass(s);
-		sim_step(s);
-	}
-	cl_free(&s->c);
-	return s->hash;
-}
-
-/* Thousands of passes with nodes and GPUs failing and coming back: no
- * GPU given twice, no partial gang, nothing on a bad node (checked in
- * sim_pass after every pass). */
-START_TEST(test_random_invariants)
-{
-	struct sim *s = malloc(sizeof(*s));
-
-	ck_assert_ptr_nonnull(s);
-	sim_run(7 + (uint64_t)_i, true, _i == 2, _i == 2 ? 800 : 2500, s);
-	ck_assert_uint_gt(s->starts, 200);
-	ck_assert_uint_gt(s->resvs, 50);
-	ck_assert_uint_gt(s->backfills, 10);
-	free(s);
+	/* A DEGRADED old node is not kept: the OK nodes of the leaf come
+	 * first. */
+	c.nodes[1].health = SCHED_HEALTH_DEGRADED;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 4);
+	ck_assert_uint_eq(s->nodes[2].node, 5);
+	ck_assert_uint_eq(s->nodes[3].node, 3);
+	sched_result_free(res);
+	c.nodes[1].health = SCHED_HEALTH_OK;
+	/* A hot spare in that leaf is the replacement. */
+	c.nodes[5].spare = true;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[2].node, 5);
+	ck_assert_uint_eq(nodeset(s->nodes, 4), 0x2b);
+	sched_result_free(res);
+	/* Not restarting, the same job is placed afresh, in leaf1, and the
+	 * spare is not among the nodes it may use. */
+	j.restarting = false;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, 4) & 0x20, 0);
+	sched_result_free(res);
+	j.restarting = true;
+	/* Leaf0 full apart from the survivors: the replacement comes from
+	 * the same spine (leaf1) and the survivors keep their ranks. */
+	c.nodes[5].spare = false;
+	busy(&c, 4, 0x01, 91);
+	busy(&c, 5, 0x01, 91);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 1);
+	ck_assert_uint_ge(s->nodes[2].node, 8);
+	ck_assert_uint_eq(s->nodes[3].node, 3);
+	sched_result_free(res);
+	/* Partial nodes: 4 GPUs each; the old nodes keep serving although
+	 * another job now holds half of node 1. */
+	busy(&c, 1, 0xf0, 92);
+	j.gpus_per_node = 4;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[1].node, 1);
+	ck_assert_uint_eq(gpuset(&s->nodes[1]), 0x0f);
+	ck_assert_uint_eq(s->nodes[2].node, 4);
+	ck_assert_uint_eq(gpuset(&s->nodes[2]), 0xf0);
+	sched_result_free(res);
+	cl_free(&c);
 }
 END_TEST
 
-/* Many random workloads without failures: a job never starts later than
- * the first reservation it was given, and later passes never move it
- * back. */
-START_TEST(test_backfill_never_delays)
+START_TEST(test_restart_required)
 {
-	struct sim *s = malloc(sizeof(*s));
-	size_t i, kept = 0;
+	static const uint32_t prev[] = { 0, 1, 2, 3 };
+	struct cl c;
+	struct sched_job j = restart_job(1, 4, prev, 4);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint32_t k;
 
-	ck_assert_ptr_nonnull(s);
-	sim_run(1000 + (uint64_t)_i, false, _i % 8 == 7, 400, s);
-	for (i = 0; i < s->njobs; i++)
-		if (s->jobs[i].promised >= 0 && s->jobs[i].state >= 2)
-			kept++;
-	ck_assert_uint_gt(kept, 3);
-	ck_assert_uint_gt(s->backfills, 0);
-	free(s);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "leaf";
+	cl_init(&c, 12, restart_topo);
+	c.nodes[2].health = SCHED_HEALTH_FAILED;
+	/* Room in the survivors' leaf: keep 0, 1, 3 and take 5 (4 is
+	 * busy); leaf1 being a better fit does not matter. */
+	busy(&c, 4, 0xff, 90);
+	busy(&c, 6, 0xff, 90);
+	busy(&c, 7, 0xff, 90);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 1);
+	ck_assert_uint_eq(s->nodes[2].node, 5);
+	ck_assert_uint_eq(s->nodes[3].node, 3);
+	sched_result_free(res);
+	/* No room left in leaf0: the gang moves whole to leaf1. */
+	busy(&c, 5, 0x80, 90);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 4);
+	for (k = 0; k < 4; k++)
+		ck_assert_uint_ge(s->nodes[k].node, 8);
+	sched_result_free(res);
+	/* Survivors split across leaves (the caller's old gang spanned
+	 * two): the leaf with more of them that can still hold the gang. */
+	busy(&c, 5, 0xff, 0);
+	busy(&c, 4, 0xff, 0);
+	busy(&c, 6, 0xff, 0);
+	busy(&c, 7, 0xff, 0);
+	{
+		static const uint32_t split[] = { 6, 0, 1, 7, 2, 3 };
+
+		j = restart_job(2, 4, split, 6);
+		j.topo_mode = SCHED_TOPO_REQUIRED;
+		j.topo_level = "leaf";
+		res = run(&c, NULL, 0, &j, 1, 0);
+		ck_assert_ptr_nonnull(s = started(res, 2));
+		/* Old ranks 1, 2, 5 (nodes 0, 1, 3) kept; rank 0 (node 6,
+		 * leaf1) let go; freed ranks take one replacement from
+		 * leaf0 and close up. */
+		ck_assert_uint_eq(s->nnodes, 4);
+		ck_assert_uint_eq(s->nodes[0].node, 4);
+		ck_assert_uint_eq(s->nodes[1].node, 0);
+		ck_assert_uint_eq(s->nodes[2].node, 1);
+		ck_assert_uint_eq(s->nodes[3].node, 3);
+		sched_result_free(res);
+	}
+	cl_free(&c);
 }
 END_TEST
 
-START_TEST(test_deterministic)
+START_TEST(test_restart_elastic)
 {
-	struct sim *s = malloc(sizeof(*s));
-	uint64_t a, b, c;
+	static const uint32_t prev[] = { 0, 1, 2 };
+	struct cl c;
+	struct sched_job j = restart_job(1, 2, prev, 3);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint32_t k;
 
-	ck_assert_ptr_nonnull(s);
-	a = sim_run(42, true, false, 600, s);
-	b = sim_run(42, true, false, 600, s);
-	c = sim_run(43, true, false, 600, s);
-	ck_assert_uint_eq(a, b);
-	ck_assert_uint_ne(a, c);
-	free(s);
+	/* A 2:4 gang on 0, 1, 2 lost node 1; every other node is busy: it
+	 * restarts on its two survivors, in their old order. */
+	j.nodes_max = 4;
+	cl_init(&c, 8, two_leaves);
+	c.nodes[1].up = false;
+	for (k = 3; k < 8; k++)
+		busy(&c, k, 0xff, 90);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 2);
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 2);
+	sched_result_free(res);
+	/* With room it grows back to its maximum: a replacement at the
+	 * freed rank 1 (same leaf), the extra one last. */
+	busy(&c, 3, 0xff, 0);
+	busy(&c, 5, 0xff, 0);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 4);
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 3);
+	ck_assert_uint_eq(s->nodes[2].node, 2);
+	ck_assert_uint_eq(s->nodes[3].node, 5);
+	sched_result_free(res);
+	/* Only one survivor, below the minimum, and nothing free: it
+	 * waits. */
+	busy(&c, 3, 0xff, 90);
+	busy(&c, 5, 0xff, 90);
+	c.nodes[2].drained = true;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_RESOURCES);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_spare_only_restarts)
+{
+	static const uint32_t bad[] = { 99, 3, 3 };
+	struct cl c;
+	struct sched_job j[2];
+	struct sched_running r = { 90, 50 };
+	struct sched_result *res;
+	const struct sched_start *s;
+
+	/* Nodes 0-2 busy until 50, node 3 a free spare. */
+	cl_init(&c, 4, NULL);
+	c.nodes[3].spare = true;
+	busy(&c, 0, 0xff, 90);
+	busy(&c, 1, 0xff, 90);
+	busy(&c, 2, 0xff, 90);
+	j[0] = job(1, 1, 1);
+	res = run(&c, &r, 1, j, 1, 0);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_RESOURCES);
+	ck_assert(res->has_resv);
+	ck_assert_int_eq(res->resv.start, 50);
+	ck_assert_uint_lt(res->resv.nodes[0].node, 3);
+	sched_result_free(res);
+	/* Four nodes are more than a job that is not restarting can ever
+	 * get. */
+	j[0] = job(1, 4, 0);
+	res = run(&c, &r, 1, j, 1, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_BAD_CONSTRAINTS);
+	sched_result_free(res);
+	/* A restarting job without a previous gang may take it; so may one
+	 * whose previous list is nonsense (out of range, repeated). */
+	j[0] = job(1, 1, 2);
+	j[1] = job(2, 1, 2);
+	j[0].restarting = true;
+	j[1].restarting = true;
+	j[1].prev_nodes = bad;
+	j[1].nprev = 3;
+	res = run(&c, &r, 1, j, 2, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 3);
+	ck_assert_ptr_nonnull(s = started(res, 2));
+	ck_assert_uint_eq(s->nodes[0].node, 3);
+	ck_assert_uint_eq(s->nnodes, 1);
+	sched_result_free(res);
+	cl_free(&c);
 }
 END_TEST
 
@@ -1114,7 +957,6 @@ sched_suite(void)
 {
 	Suite *s = suite_create("sched");
 	TCase *tc = tcase_create("policy");
-	TCase *tr = tcase_create("random");
 
 	tcase_add_test(tc, test_queue_order);
 	tcase_add_test(tc, test_one_leaf);
@@ -1131,11 +973,12 @@ sched_suite(void)
 	tcase_add_test(tc, test_backfill_cap);
 	tcase_add_test(tc, test_unlisted);
 	tcase_add_test(tc, test_big_leaf);
+	tcase_add_test(tc, test_restart_keeps_gang);
+	tcase_add_test(tc, test_restart_required);
+	tcase_add_test(tc, test_restart_elastic);
+	tcase_add_test(tc, test_spare_only_restarts);
 	suite_add_tcase(s, tc);
-	tcase_add_loop_test(tr, test_random_invariants, 0, 3);
-	tcase_add_loop_test(tr, test_backfill_never_delays, 0, 40);
-	tcase_add_test(tr, test_deterministic);
-	suite_add_tcase(s, tr);
+	suite_add_tcase(s, sched_sim_tcase());
 	return s;
 }
 

@@ -1,0 +1,71 @@
+#!/bin/bash
+# cohort drain NODE --reason maint --now (admin) under a running 2-node
+# training job with --checkpoint-signal USR1@20:
+#  - the job is signalled, writes a new checkpoint, and is moved as soon
+#    as the controller learns of it (well before the 20 s deadline);
+#  - it resumes from that checkpoint elsewhere and completes verified;
+#  - a planned move is not a failure: restarts stays 0;
+#  - the node is DRAINED once empty, with the reason; users may not drain;
+#    resume puts it back.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+C=$T/cluster
+cluster_up "$C" --nodes 4 --gpus 2 --nodes-per-leaf 2
+W=$(world_dir work)
+FT=$(fake_train "$W")
+
+# Checkpoints every 25 steps on its own; one at any other step can only
+# come from the signal.
+id=$(job_submit --name t230 --nodes 2 --checkpoint-signal USR1@20 \
+	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 100 0.1 25)
+wait_state 20 "$id" RUNNING
+wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 25'
+node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
+log "job $id runs on $(json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]'); draining $node now"
+
+# Users may not drain.
+expect_exit 1 cohort drain "$node" --reason maint --now
+node_expr "$node" 'n["drain"] is None' || fail "alice's refused drain drained $node"
+
+as_user "$C" admin
+t0=$(_now_us)
+expect_exit 0 cohort drain "$node" --reason maint --now
+as_user "$C" alice
+wait_node 5 "$node" 'n["drain"] in ("DRAINING", "DRAINED")'
+
+# The job checkpoints on the signal, then moves.
+wait_job 10 "$id" 'd["checkpoint"]["step"] % 25 != 0'
+sig_step=$(json_get "$T/job-$id.json" 'd["checkpoint"]["step"]')
+log "checkpoint at step $sig_step after the signal"
+wait_for 10 job_expr "$id" "d['state'] in ('RUNNING', 'COMPLETED') and '$node' not in [p['node'] for p in d['placement']]" || {
+	job_show "$id"
+	fail "job $id did not move off $node within 10 s of its checkpoint: $(json_get "$T/job-$id.json" '[d["state"], d["placement"]]')"
+}
+ms=$((($(_now_us) - t0) / 1000))
+log "job $id moved off $node $ms ms after drain --now"
+[ "$ms" -lt 15000 ] || fail "job $id took $ms ms to move: it waited for the deadline, not the checkpoint"
+
+wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]') after drain --now"
+[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 0 ] ||
+	fail "a planned move counted as a restart: job $id has $(json_get "$T/job-$id.json" 'd["restarts"]') restarts"
+expect_exit 0 cohort logs "$id" --rank 0
+grep -q '^fake-train: verified 100 steps over 2 run(s)' "$OUT" ||
+	fail "rank 0 of job $id did not verify its steps: $(tail -n 5 "$OUT")"
+log "$(grep '^fake-train: verified' "$OUT")"
+# The second run started right after the signalled checkpoint.
+grep -qx "1 $((sig_step + 1))" "$W/ckpt/runs" ||
+	fail "the second run did not resume after step $sig_step: $(cat "$W/ckpt/runs")"
+
+# DRAINED once empty, with who and why.
+wait_node 10 "$node" 'n["drain"] == "DRAINED" and not n["jobs"]'
+node_expr "$node" '"maint" in n["reason"]' || fail "$node's reason does not say maint: $(cohort nodes --json)"
+
+# Resume: admin only.
+expect_exit 1 cohort resume "$node"
+as_user "$C" admin
+expect_exit 0 cohort resume "$node"
+as_user "$C" alice
+wait_node 5 "$node" 'n["state"] == "UP" and n["drain"] is None'
+exit 0
