@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -46,3 +48,54 @@ daemon_ready(int ready_fd)
 	close(ready_fd);
 }
 
+
+static void
+daemon_usage(FILE *f, const char *name)
+{
+	fprintf(f, "usage: %s -c FILE [-f] [-v]\n"
+	    "       %s --version\n"
+	    "  -c FILE   configuration file (INI)\n"
+	    "  -f        stay in the foreground and log to stderr\n"
+	    "  -v        log debug messages\n", name, name);
+}
+
+int
+daemon_args(int argc, char **argv, const char *name, struct daemon_args *a)
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	a->config = NULL;
+	a->foreground = a->verbose = false;
+	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'f':
+			a->foreground = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'V':
+			printf("%s %s\n", name, PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			daemon_usage(stdout, name);
+			return 0;
+		default:
+			daemon_usage(stderr, name);
+			return 2;
+		}
+	}
+	if (a->config == NULL || optind != argc) {
+		daemon_usage(stderr, name);
+		return 2;
+	}
+	return -1;
+}

@@ -3,7 +3,6 @@
  * their supervisors keep them running and the next agent adopts them. */
 #include "config.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +34,6 @@ struct cohort_agent {
 	struct event *sigterm;
 	struct event *sigint;
 };
-
-static void
-usage(FILE *f)
-{
-	fprintf(f, "usage: cohort-agent -c FILE [-f] [-v]\n"
-	    "       cohort-agent --version\n"
-	    "  -c FILE   configuration file (INI)\n"
-	    "  -f        stay in the foreground and log to stderr\n"
-	    "  -v        log debug messages\n");
-}
 
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
@@ -122,55 +111,25 @@ stop(struct cohort_agent *d)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cohort_agent d;
-	const char *path = NULL;
-	bool foreground = false, verbose = false;
+	struct daemon_args args;
 	struct cerr err;
-	int ch, ready_fd = -1;
+	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'f':
-			foreground = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'V':
-			printf("cohort-agent %s\n", PACKAGE_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (path == NULL || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	if (agent_config_load(&d.cfg, path, &err) == -1) {
+	if ((rc = daemon_args(argc, argv, "cohort-agent", &args)) != -1)
+		return rc;
+	if (agent_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohort-agent: %s\n", err.text);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	log_init("cohort-agent", true, verbose);
-	if (!foreground && daemon_detach(&ready_fd) == -1)
+	log_init("cohort-agent", true, args.verbose);
+	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);
-	if (!foreground) {
-		log_init("cohort-agent", false, verbose);
+	if (!args.foreground) {
+		log_init("cohort-agent", false, args.verbose);
 		daemon_ready(ready_fd);
 	}
 	sd_notify(0, "READY=1");

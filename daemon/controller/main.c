@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,16 +45,6 @@ struct cohortd {
 	struct topo *topo;
 	struct http *http;
 };
-
-static void
-usage(FILE *f)
-{
-	fprintf(f, "usage: cohortd -c FILE [-f] [-v]\n"
-	    "       cohortd --version\n"
-	    "  -c FILE   configuration file (INI)\n"
-	    "  -f        stay in the foreground and log to stderr\n"
-	    "  -v        log debug messages\n");
-}
 
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
@@ -216,57 +205,27 @@ stop(struct cohortd *d)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cohortd d;
-	const char *path = NULL;
-	bool foreground = false, verbose = false;
+	struct daemon_args args;
 	struct cerr err;
-	int ch, ready_fd = -1;
+	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			path = optarg;
-			break;
-		case 'f':
-			foreground = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'V':
-			printf("cohortd %s\n", PACKAGE_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (path == NULL || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	if (ctl_config_load(&d.cfg, path, &err) == -1) {
+	if ((rc = daemon_args(argc, argv, "cohortd", &args)) != -1)
+		return rc;
+	if (ctl_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* Start-up errors go to stderr either way; syslog only once we run
 	 * detached. */
-	log_init("cohortd", true, verbose);
-	if (!foreground && daemon_detach(&ready_fd) == -1)
+	log_init("cohortd", true, args.verbose);
+	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);
-	if (!foreground) {
-		log_init("cohortd", false, verbose);
+	if (!args.foreground) {
+		log_init("cohortd", false, args.verbose);
 		daemon_ready(ready_fd);
 	}
 	sd_notify(0, "READY=1");
