@@ -26,9 +26,9 @@
 #include "daemon/agent/watch.h"
 #include "lib/log.h"
 
-/* Tasks whose supervisor could not be watched with a pidfd are checked
- * this often. */
-#define AGENT_SWEEP_MS 1000
+/* Tasks whose supervisor could not be watched with a pidfd, and the
+ * checkpoint files of the jobs watched here, are checked this often. */
+#define AGENT_SWEEP_MS 250
 
 struct atask {
 	struct agent *a;
@@ -54,6 +54,11 @@ struct ajob {
 	uint64_t step;
 	char ckpt_path[WATCH_PATH_MAX];
 	int64_t ckpt_ms;
+	/* LATEST as it was when this start launched: an earlier run's
+	 * checkpoint, not one of this start's. */
+	bool has_base;
+	uint64_t base_step;
+	char base_path[WATCH_PATH_MAX];
 	TAILQ_ENTRY(ajob) entry;
 };
 
@@ -65,6 +70,8 @@ struct agent {
 	struct event *sweep;
 	TAILQ_HEAD(, atask) tasks;
 	TAILQ_HEAD(, ajob) jobs;
+	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
+	void *ckpt_arg;
 };
 
 static int64_t
@@ -252,6 +259,7 @@ agent_sweep_cb(evutil_socket_t fd, short what, void *arg)
 		if (at->t.pidfd < 0)
 			atask_check(at);
 	}
+	agent_watch_checkpoints(a);
 }
 
 /* Take t into the table (the table owns t->pidfd from here). */
@@ -523,6 +531,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	const char *account;
 	const char *watch = l->watch_checkpoints ? l->spec->checkpoint_dir :
 	    NULL;
+	struct ajob *j;
 	char **base = NULL;
 	size_t nbase = 0;
 	char progress[4096];
@@ -538,10 +547,14 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	    (watch != NULL && ajob_save_watch(a, l->job_id, l->restart, watch,
 	    err) == -1))
 		goto out;
-	if (ajob_get(a, l->job_id, l->restart, watch) == NULL) {
+	if ((j = ajob_get(a, l->job_id, l->restart, watch)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
+	/* An earlier run's LATEST is not this start's checkpoint. */
+	if (watch != NULL && watch_read_latest(watch, &j->base_step,
+	    j->base_path, sizeof(j->base_path)) == 0)
+		j->has_base = true;
 	for (r = 0; r < l->spec->tasks_per_node; r++) {
 		if (agent_start_rank(a, l, account, base, nbase, progress, r,
 		    err) == -1) {
@@ -632,27 +645,61 @@ ajob_running(struct agent *a, const struct ajob *j)
 	return false;
 }
 
-/* Read the start's LATEST; note a checkpoint not seen before. */
-static void
+/* Read the start's LATEST; note a checkpoint not seen before. Returns
+ * true when there is a new one. */
+static bool
 ajob_read_latest(struct ajob *j)
 {
-	char path[WATCH_PATH_MAX];
+	char path[WATCH_PATH_MAX], latest[PATH_MAX];
 	uint64_t step;
+	struct stat sb;
 
 	if (watch_read_latest(j->ckpt_dir, &step, path, sizeof(path)) == -1) {
 		if (errno != ENOENT)
 			log_debug("job %" PRIu64 ": %s/LATEST: %s", j->job_id,
 			    j->ckpt_dir, strerror(errno));
-		return;
+		return false;
 	}
 	if (j->has_ckpt && j->step == step && strcmp(j->ckpt_path, path) == 0)
-		return;
+		return false;
+	if (!j->has_ckpt && j->has_base && j->base_step == step &&
+	    strcmp(j->base_path, path) == 0)
+		return false;
 	j->has_ckpt = true;
 	j->step = step;
 	memcpy(j->ckpt_path, path, sizeof(path));
-	j->ckpt_ms = agent_now_ms();
+	/* When the job wrote it (the rename), not when we looked. */
+	snprintf(latest, sizeof(latest), "%s/LATEST", j->ckpt_dir);
+	if (stat(latest, &sb) == 0)
+		j->ckpt_ms = (int64_t)sb.st_mtim.tv_sec * 1000 +
+		    sb.st_mtim.tv_nsec / 1000000;
+	else
+		j->ckpt_ms = agent_now_ms();
 	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s",
 	    j->job_id, step, path);
+	return true;
+}
+
+/* LATEST is read often, so that a checkpoint written just before a
+ * failure reaches the controller before the restart it decides. */
+void
+agent_watch_checkpoints(struct agent *a)
+{
+	struct ajob *j;
+	bool fresh = false;
+
+	TAILQ_FOREACH(j, &a->jobs, entry)
+		if (j->ckpt_dir != NULL && ajob_read_latest(j))
+			fresh = true;
+	if (fresh && a->ckpt_cb != NULL)
+		a->ckpt_cb(a->ckpt_arg);
+}
+
+void
+agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg)
+{
+	a->ckpt_cb = cb;
+	a->ckpt_arg = arg;
 }
 
 struct ckpt_report *

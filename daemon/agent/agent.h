@@ -97,4 +97,9 @@ unsigned agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
 ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
     unsigned rank, uint64_t offset, void *buf, size_t max);
 
+/* Read the watched LATEST files now; calls the checkpoint callback when
+ * one names a new checkpoint. */
+void agent_watch_checkpoints(struct agent *a);
+void agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg);
+
 #endif

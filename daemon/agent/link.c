@@ -389,6 +389,12 @@ link_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
+link_checkpoint_seen(void *arg)
+{
+	link_send_heartbeat(arg);
+}
+
+void
 link_health_changed(const struct node_health *h, void *arg)
 {
 	/* Now rather than at the next beat: a failure is news. */

@@ -35,5 +35,7 @@ void link_task_exited(const struct task_report *r, void *arg);
 
 /* The changed callback for health_create: a heartbeat now. */
 void link_health_changed(const struct node_health *h, void *arg);
+/* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
+void link_checkpoint_seen(void *arg);
 
 #endif

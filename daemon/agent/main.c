@@ -83,6 +83,7 @@ start(struct cohort_agent *d)
 	link_set_health(d->link, d->health);
 	/* Before registering, so that a sick node says so at once. */
 	health_check_now(d->health);
+	agent_set_checkpoint_cb(d->agent, link_checkpoint_seen, d->link);
 	link_set_agent(d->link, d->agent);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);

@@ -132,9 +132,14 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 	for (i = 0; i < hb->n_checkpoints; i++) {
 		const Cohort__V1__CheckpointReport *r = hb->checkpoints[i];
 
+		/* When the job wrote it, if the agent knows (and the clocks
+		 * agree well enough): lost work counts from there. */
+		int64_t t = r->has_time_ms && r->time_ms > 0 &&
+		    r->time_ms <= now ? r->time_ms : now;
+
 		if (strlen(r->path) > 0 && strlen(r->path) < 4096)
 			cluster_checkpoint(rpc->cluster, r->job_id, r->restart,
-			    r->step, r->path, now);
+			    r->step, r->path, t);
 	}
 	for (i = 0; i < hb->n_progress; i++)
 		cluster_progress(rpc->cluster, hb->progress[i]->job_id,

@@ -5,7 +5,9 @@
 #  - the job restarts once, from its checkpoint, on healthy nodes, and
 #    completes; rank 0 verifies that no step was skipped;
 #  - cohort events --job tells why: a restart naming the node and the XID;
-#  - heal + resume (admin) put the node back in service.
+#  - heal + resume (admin) put the node back in service;
+#  - without a topology constraint, the restart keeps the healthy node of
+#    the old gang and replaces only the failed one.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 C=$T/cluster
@@ -78,4 +80,24 @@ wait_state 20 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 	fail "a 4-node job after resume ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
 json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$node\"" ||
 	fail "the 4-node job did not use $node"
+
+# Without --topology the healthy node of the gang stays; only the failed
+# one is replaced.
+id=$(job_submit --name t210-keep --nodes 2 --checkpoint-dir "$W/ckpt2" --workdir "$W" -- sh "$FT" 60 0.1 10)
+wait_state 20 "$id" RUNNING
+wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 10'
+keep=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
+bad=$(json_get "$T/job-$id.json" 'd["placement"][1]["node"]')
+cohort-local fail "$C" "$bad" gpu 0 xid=79 || fail "cohort-local fail $bad gpu 0"
+wait_job 20 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
+nodes=$(json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]')
+grep -q "\"$keep\"" <<<"$nodes" && ! grep -q "\"$bad\"" <<<"$nodes" ||
+	fail "job $id on $keep and $bad ($bad failed) restarted on $nodes, not on $keep and a replacement"
+log "job $id: $bad failed, restarted on $nodes"
+wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+expect_exit 0 cohort logs "$id" --rank 0
+grep -q '^fake-train: verified 60 steps over 2 run(s)' "$OUT" ||
+	fail "rank 0 of job $id did not verify its steps: $(tail -n 5 "$OUT")"
 exit 0
