@@ -221,6 +221,8 @@ cluster_pass(struct cluster *cl)
 	in.npending = npending;
 	in.now_ms = now;
 	in.default_limit_s = cl->o.default_limit_s;
+	in.queue_order = cl->o.queue_order;
+	in.queue_aging = cl->o.queue_aging;
 	rc = placement_decide(&in, &res);
 	free(in.active);
 	if (rc == -1) {

@@ -29,6 +29,8 @@ struct cluster_opts {
 	uint32_t heartbeat_ms;		/* told to agents */
 	uint64_t default_limit_s;	/* for jobs without --time */
 	int64_t tick_ms;		/* timer for timeouts and passes */
+	int queue_order;		/* enum sched_order */
+	uint32_t queue_aging;		/* thousandths */
 };
 
 struct cluster *cluster_create(struct event_base *base, struct jobs *js,

@@ -36,6 +36,10 @@ static int ctl_set_listen(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int ctl_set_http_listen(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int ctl_set_queue_order(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int ctl_set_queue_aging(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -56,6 +60,10 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "node_timeout", node_timeout_ms),
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
+	{ .section = "controller", .name = "queue_order",
+	  .set = ctl_set_queue_order },
+	{ .section = "controller", .name = "queue_aging",
+	  .set = ctl_set_queue_aging },
 	{ .section = "http", .name = "listen", .set = ctl_set_http_listen },
 	{ .section = "http", .name = "port_file", .set = conf_key_path,
 	  FIELD(http_port_file) },
@@ -84,6 +92,8 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->node_timeout_ms = 10000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;
+	cfg->queue_order = SCHED_ORDER_ESTIMATE;
+	cfg->queue_aging = SCHED_DEFAULT_AGING;
 }
 
 void
@@ -122,6 +132,47 @@ ctl_set_http_listen(const struct conf_ctx *c, const struct conf_key *k,
 	cfg->http = true;
 	return conf_parse_hostport(value, cfg->http_host,
 	    sizeof(cfg->http_host), &cfg->http_port, true, err);
+}
+
+static int
+ctl_set_queue_order(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	if (strcmp(value, "estimate") == 0)
+		cfg->queue_order = SCHED_ORDER_ESTIMATE;
+	else if (strcmp(value, "fifo") == 0)
+		cfg->queue_order = SCHED_ORDER_FIFO;
+	else
+		return cerr_set(err, ERR_INVALID,
+		    "'%s' is not fifo or estimate", value);
+	return 0;
+}
+
+/* A decimal in [0, 1000] with at most three decimals, in thousandths. */
+static int
+ctl_set_queue_aging(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+	const char *p = value;
+	uint64_t whole = 0, frac = 0;
+	int nint = 0, nfrac = 0;
+
+	for (; *p >= '0' && *p <= '9' && nint < 5; p++, nint++)
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && nfrac < 3; p++, nfrac++)
+			frac = frac * 10 + (uint64_t)(*p - '0');
+	for (; nfrac < 3; nfrac++)
+		frac *= 10;
+	if (nint == 0 || *p != '\0' || whole > 1000 ||
+	    (whole == 1000 && frac > 0))
+		return cerr_set(err, ERR_INVALID, "'%s' is not a number from "
+		    "0 to 1000 with at most three decimals", value);
+	cfg->queue_aging = (uint32_t)(whole * SCHED_AGING_UNIT + frac);
+	return 0;
 }
 
 int

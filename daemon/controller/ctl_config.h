@@ -10,6 +10,13 @@
  *   default_time_limit = 1d     limit assumed for jobs without --time
  *                               (durations need a unit: 500ms, 2s, 10m,
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
+ *   queue_order = estimate      estimate: shortest time limit first,
+ *                               aged by the wait (daemon/sched/sched.h);
+ *                               fifo: submit order (priority and
+ *                               restarts come first either way)
+ *   queue_aging = 0.25          estimate order: seconds taken off a job's
+ *                               limit per second it has waited (0-1000,
+ *                               up to three decimals; 0: no aging)
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   [http]                      optional: Prometheus /metrics, plain HTTP
@@ -26,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/sched/sched.h"
 #include "lib/conf.h"
 #include "lib/err.h"
 
@@ -44,6 +52,8 @@ struct ctl_config {
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
+	enum sched_order queue_order;	/* default SCHED_ORDER_ESTIMATE */
+	uint32_t queue_aging;		/* thousandths (SCHED_AGING_UNIT) */
 	bool http;			/* [http] listen given */
 	char http_host[CONF_HOST_MAX + 1];
 	uint16_t http_port;

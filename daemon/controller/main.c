@@ -140,6 +140,8 @@ start(struct cohortd *d)
 	co.node_timeout_ms = (int64_t)d->cfg.node_timeout_ms;
 	co.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
 	co.default_limit_s = d->cfg.default_time_limit_ms / 1000;
+	co.queue_order = (int)d->cfg.queue_order;
+	co.queue_aging = d->cfg.queue_aging;
 	co.tick_ms = 500;
 	d->cluster = cluster_create(d->base, d->jobs, d->nodes, d->agentcmd,
 	    &co, &err);

@@ -271,6 +271,9 @@ placement_decide(const struct placement_input *in,
 	si.pending = s.jobs;
 	si.npending = in->npending;
 	si.config.default_limit = (int64_t)in->default_limit_s;
+	/* The queue policy ([controller] queue_order, queue_aging). */
+	si.config.order = (enum sched_order)in->queue_order;
+	si.config.aging = in->queue_aging;
 	if ((r = sched_run(&si)) == NULL)
 		goto nomem;
 	if (result_starts(in, r, res) == -1 ||

@@ -23,6 +23,10 @@ struct placement_input {
 	const struct topo *topo;	/* NULL: one flat domain */
 	int64_t now_ms;
 	uint64_t default_limit_s;
+	/* The queue policy: enum sched_order and its aging (thousandths);
+	 * zero: FIFO order. */
+	int queue_order;
+	uint32_t queue_aging;
 };
 
 struct placement_start {

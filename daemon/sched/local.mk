@@ -20,8 +20,8 @@ SCHED_UNIT_TESTS = tests/unit/check_sched tests/unit/check_topo \
 	tests/unit/check_hostlist
 ## check_PROGRAMS and TESTS already name $(UNIT_TESTS).
 UNIT_TESTS += $(SCHED_UNIT_TESTS)
-check_PROGRAMS += tests/bench/bench_sched
-TESTS += tests/bench/sched-smoke.sh
+check_PROGRAMS += tests/bench/bench_sched tests/bench/replay
+TESTS += tests/bench/sched-smoke.sh tests/bench/replay-smoke.sh
 
 SCHED_CHECK_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_sched_SOURCES = tests/unit/check_sched.c \
@@ -41,4 +41,10 @@ tests_bench_bench_sched_SOURCES = tests/bench/bench_sched.c
 tests_bench_bench_sched_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_sched_LDADD = $(SCHED_LIBS) -lm
 
-EXTRA_DIST += etc/topology.conf tests/bench/sched-smoke.sh
+## The trace replay: make check runs a few hundred jobs of the trace.
+tests_bench_replay_SOURCES = tests/bench/replay.c
+tests_bench_replay_CFLAGS = $(AM_CFLAGS)
+tests_bench_replay_LDADD = $(SCHED_LIBS) -lm
+
+EXTRA_DIST += etc/topology.conf tests/bench/sched-smoke.sh \
+	tests/bench/replay-smoke.sh

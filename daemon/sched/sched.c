@@ -15,6 +15,7 @@
 struct okey {
 	int32_t priority;
 	bool restarting;
+	int64_t key;		/* FIFO: 0; ESTIMATE: the aged estimate */
 	int64_t submit;
 	uint64_t id;
 	size_t idx;
@@ -56,7 +57,8 @@ sat_add(int64_t a, int64_t b)
 	return a + b;
 }
 
-/* Priority (higher first), restarting first, submit time, id, index. */
+/* Priority (higher first), restarting first, the key (0 for every job
+ * in FIFO order), submit time, id, index. */
 static int
 okey_cmp(const void *a, const void *b)
 {
@@ -66,11 +68,36 @@ okey_cmp(const void *a, const void *b)
 		return x->priority > y->priority ? -1 : 1;
 	if (x->restarting != y->restarting)
 		return x->restarting ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	if (x->submit != y->submit)
 		return x->submit < y->submit ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The estimate order's key, in thousandths of a second: estimate * 1000
+ * - aging * waited, saturating (so keys of absurd limits or waits still
+ * compare in the right direction). */
+static int64_t
+estimate_key(const struct pass *ps, const struct sched_job *jb)
+{
+	int64_t est = jb->order_hint > 0 ? jb->order_hint :
+	    jb->time_limit > 0 ? jb->time_limit : ps->default_limit;
+	int64_t waited = 0, credit, key;
+
+	if (jb->submit < ps->now)
+		waited = jb->submit < 0 && ps->now > INT64_MAX + jb->submit ?
+		    INT64_MAX : ps->now - jb->submit;
+	key = est > INT64_MAX / SCHED_AGING_UNIT ? INT64_MAX :
+	    est * SCHED_AGING_UNIT;
+	if (ps->aging == 0 || waited == 0)
+		return key;
+	credit = waited > INT64_MAX / (int64_t)ps->aging ? INT64_MAX :
+	    waited * (int64_t)ps->aging;
+	/* key >= 0 and credit >= 0: key - credit cannot overflow. */
+	return key - credit;
 }
 
 static struct okey *
@@ -85,6 +112,8 @@ queue_order(struct pass *ps)
 	for (j = 0; j < in->npending; j++) {
 		o[j].priority = in->pending[j].priority;
 		o[j].restarting = in->pending[j].restarting;
+		o[j].key = ps->order == SCHED_ORDER_ESTIMATE ?
+		    estimate_key(ps, &in->pending[j]) : 0;
 		o[j].submit = in->pending[j].submit;
 		o[j].id = in->pending[j].id;
 		o[j].idx = j;
@@ -278,7 +307,7 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		res->reasons[j] = job_req(ps, j, &rq);
 		if (res->reasons[j] != SCHED_REASON_NONE)
 			continue;
-		if (ps->has_resv && tested++ >= ps->bf_max) {
+		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max)) {
 			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
 			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
 			continue;
@@ -307,6 +336,10 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 			return -1;
 		if (ps->has_resv)
 			*rj = j;
+		/* Strict order: whether or not a reservation was possible,
+		 * a job that waits for resources blocks the rest. */
+		if (ps->no_backfill)
+			ps->blocked = true;
 	}
 	return 0;
 }

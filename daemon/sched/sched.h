@@ -6,8 +6,23 @@
  * libc, so the controller, the tests and the benchmark link it alike.
  *
  * Policy, in order:
- * - Queue order: priority (higher first), then restarting jobs before
- *   others of the same priority, then submit time, then id.
+ * - Queue order (sched_config.order): priority (higher first), then
+ *   restarting jobs before others of the same priority, then
+ *   - SCHED_ORDER_FIFO (the core's default): submit time, then id;
+ *   - SCHED_ORDER_ESTIMATE (the controller's default): shortest estimate
+ *     first with aging. The key is estimate - aging * waited, where the
+ *     estimate is the job's order_hint when set, else its time limit
+ *     (else the default limit), waited is now - submit (0 when submit is
+ *     later than now) and aging is sched_config.aging / 1000 seconds of
+ *     estimate per second waited; smaller keys first, then submit time,
+ *     then id. Since now is common to every job, the order is that of
+ *     estimate / aging + submit: a "virtual deadline" that does not move
+ *     as time passes. So a job is never passed by one submitted more
+ *     than its estimate / aging later: the wait of a long job (a big
+ *     gang) is bounded, while short jobs go first among jobs of similar
+ *     age. aging 0: pure shortest-estimate-first (can starve).
+ *   Keys saturate instead of overflowing; every input is an integer, so
+ *   the order is deterministic.
  * - A node can take a job when it is up, not drained, its health is not
  *   FAILED, its GPU model contains the job's --gpu-type (ignoring case)
  *   and it has gpus_per_node free GPUs of health OK (gpus_per_node 0: the
@@ -28,7 +43,8 @@
  *   job waits with reason Topology. SCHED_TOPO_PREFERRED places like
  *   SCHED_TOPO_ANY (lowest level first, then anywhere), so the preferred
  *   level is used whenever it can hold the gang; it never waits for it.
- * - EASY backfill: the first job in queue order that cannot start gets a
+ * - EASY backfill (unless sched_config.no_backfill): the first job in
+ *   queue order that cannot start gets a
  *   reservation: the earliest time at which it fits, found by releasing
  *   running jobs (and jobs started in this pass) at their expected end,
  *   on a specific node set chosen by the same placement. A later job
@@ -36,6 +52,11 @@
  *   reservation starts, or uses none of the reserved nodes. At most
  *   bf_max_job_test jobs after the reserved one are tried (Slurm's
  *   bf_max_job_test); the rest get a reason from a cheap count.
+ * - sched_config.no_backfill (strict queue order): the first job that
+ *   cannot start still gets its reservation, but no later job is tried:
+ *   each gets Priority or Resources from the cheap count. A job that can
+ *   never run as asked (BadConstraints, GpuType, a required level that
+ *   no switch could ever hold it at) blocks nothing.
  * - Elastic jobs (nodes_min < nodes_max) start with the largest size in
  *   [min, max] that fits now under the rules above; a blocked elastic job
  *   reserves its minimum.
@@ -153,11 +174,32 @@ struct sched_job {
 	 * get spares. NULL / 0: none. */
 	const uint32_t *prev_nodes;
 	uint32_t nprev;
+	/* SCHED_ORDER_ESTIMATE: the estimate (seconds) the queue is ordered
+	 * by; 0: the time limit. Not a limit: backfill and the reservation
+	 * still use time_limit. (The trace replay's oracle passes the true
+	 * run time here; the controller leaves it 0.) */
+	int64_t order_hint;
 };
+
+enum sched_order {
+	SCHED_ORDER_FIFO = 0,	/* priority, restarting, submit, id */
+	SCHED_ORDER_ESTIMATE,	/* priority, restarting, estimate aged by
+				 * the wait, submit, id */
+};
+
+/* sched_config.aging is in thousandths: 1000 takes one second off a
+ * job's key per second it has waited. The controller's default, tuned on
+ * the Philly trace replay (docs/BENCHMARKS.md, "Trace replay"): */
+#define SCHED_AGING_UNIT 1000
+#define SCHED_DEFAULT_AGING 250
 
 struct sched_config {
 	int64_t default_limit;	/* seconds; 0: SCHED_DEFAULT_LIMIT_S */
 	uint32_t bf_max_job_test; /* 0: SCHED_BF_MAX_JOB_TEST */
+	enum sched_order order;	/* 0: SCHED_ORDER_FIFO */
+	uint32_t aging;		/* SCHED_ORDER_ESTIMATE; thousandths */
+	bool no_backfill;	/* strict queue order: nothing passes the
+				 * first blocked job */
 };
 
 struct sched_input {

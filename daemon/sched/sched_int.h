@@ -95,6 +95,9 @@ struct pass {
 	int64_t now;
 	int64_t default_limit;
 	uint32_t bf_max;
+	enum sched_order order;
+	uint32_t aging;
+	bool no_backfill;
 
 	struct ptopo t;
 	struct pnode *nodes;
@@ -132,6 +135,8 @@ struct pass {
 	/* The reservation, once made. */
 	bool has_resv;
 	int64_t resv_start;
+	/* no_backfill: a job waits for resources; the rest are not tried. */
+	bool blocked;
 
 	struct alloc_hdr *allocs;
 	size_t bytes;

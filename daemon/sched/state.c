@@ -463,6 +463,10 @@ state_build(struct pass *ps, const struct sched_input *in)
 	    in->config.default_limit : SCHED_DEFAULT_LIMIT_S;
 	ps->bf_max = in->config.bf_max_job_test > 0 ?
 	    in->config.bf_max_job_test : SCHED_BF_MAX_JOB_TEST;
+	ps->order = in->config.order == SCHED_ORDER_ESTIMATE ?
+	    SCHED_ORDER_ESTIMATE : SCHED_ORDER_FIFO;
+	ps->aging = in->config.aging;
+	ps->no_backfill = in->config.no_backfill;
 	if (in->nnodes > UINT32_MAX / 2) {
 		errno = EINVAL;
 		return -1;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/controller/ctl_config.h"
+#include "daemon/sched/sched.h"
 #include "lib/conf.h"
 
 /* ---- lib/conf.c ---- */
@@ -615,6 +616,34 @@ START_TEST(test_load_durations)
 }
 END_TEST
 
+START_TEST(test_load_queue_policy)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_int_eq(cfg.queue_order, SCHED_ORDER_ESTIMATE);
+	ck_assert_uint_eq(cfg.queue_aging, 250);
+	ctl_config_clear(&cfg);
+
+	write_file(cfgpath, REQUIRED
+	    "[controller]\nqueue_order = fifo\nqueue_aging = 1.5\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_int_eq(cfg.queue_order, SCHED_ORDER_FIFO);
+	ck_assert_uint_eq(cfg.queue_aging, 1500);
+	ctl_config_clear(&cfg);
+
+	write_file(cfgpath, "[controller]\nqueue_order = sjf\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, ":2:") != NULL, "%s", err.text);
+	write_file(cfgpath, "[controller]\nqueue_aging = -1\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, ":2:") != NULL, "%s", err.text);
+}
+END_TEST
+
 /* ---- conf_load, with a table of its own ---- */
 
 struct t_cfg {
@@ -839,6 +868,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_long_line);
 	tcase_add_test(tc, test_load_no_file);
 	tcase_add_test(tc, test_load_durations);
+	tcase_add_test(tc, test_load_queue_policy);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loader");

@@ -176,6 +176,362 @@ START_TEST(test_queue_order)
 }
 END_TEST
 
+/* One pass with a queue-order configuration; the order is read from the
+ * starts (a pass decides in queue order) when every job fits. */
+static struct sched_result *
+run_cfg(const struct cl *c, const struct sched_running *r, size_t nr,
+    const struct sched_job *jobs, size_t nj, int64_t now,
+    const struct sched_config *cfg)
+{
+	struct sched_input in;
+	struct sched_result *res;
+
+	memset(&in, 0, sizeof(in));
+	in.now = now;
+	in.topo = c->topo;
+	in.nodes = c->nodes;
+	in.nnodes = c->n;
+	in.running = r;
+	in.nrunning = nr;
+	in.pending = jobs;
+	in.npending = nj;
+	in.config = *cfg;
+	if (in.config.default_limit == 0)
+		in.config.default_limit = 300;
+	res = sched_run(&in);
+	ck_assert_ptr_nonnull(res);
+	return res;
+}
+
+static void
+assert_order(const struct sched_result *res, const uint64_t *want, size_t n)
+{
+	size_t i;
+
+	ck_assert_uint_eq(res->nstarts, n);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(res->starts[i].job == want[i],
+		    "start %zu: job %llu, want %llu", i,
+		    (unsigned long long)res->starts[i].job,
+		    (unsigned long long)want[i]);
+}
+
+START_TEST(test_estimate_order)
+{
+	struct cl c;
+	struct sched_job j[4];
+	struct sched_config cfg;
+	struct sched_result *res;
+	static const uint64_t short_first[] = { 2, 4, 3, 1 };
+	static const uint64_t fifo[] = { 1, 2, 3, 4 };
+
+	/* Equal priority, all fit: shortest estimate first. Job 3 has no
+	 * limit: the default (300). Job 4's limit is long but its hint (the
+	 * oracle's true run time) is short: the hint orders it. */
+	cl_init(&c, 1, NULL);
+	j[0] = job(1, 1, 1);
+	j[0].time_limit = 1000;
+	j[1] = job(2, 1, 1);
+	j[1].time_limit = 100;
+	j[2] = job(3, 1, 1);
+	j[2].time_limit = 0;
+	j[3] = job(4, 1, 1);
+	j[3].time_limit = 5000;
+	j[3].order_hint = 200;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	res = run_cfg(&c, NULL, 0, j, 4, 10, &cfg);
+	assert_order(res, short_first, 4);
+	sched_result_free(res);
+	/* The core's default is still FIFO. */
+	cfg.order = SCHED_ORDER_FIFO;
+	res = run_cfg(&c, NULL, 0, j, 4, 10, &cfg);
+	assert_order(res, fifo, 4);
+	sched_result_free(res);
+	/* Equal keys: submit time, then id. */
+	j[0].time_limit = j[1].time_limit = 100;
+	j[0].submit = j[1].submit = 7;
+	j[2].time_limit = 100;
+	j[2].submit = 3;
+	j[3].order_hint = 100;
+	j[3].submit = 7;
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	res = run_cfg(&c, NULL, 0, j, 4, 10, &cfg);
+	{
+		static const uint64_t want[] = { 3, 1, 2, 4 };
+
+		assert_order(res, want, 4);
+	}
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_estimate_aging)
+{
+	struct cl c;
+	struct sched_job j[3];
+	struct sched_config cfg;
+	struct sched_result *res;
+	static const uint64_t sjf[] = { 2, 3, 1 };
+	static const uint64_t aged[] = { 1, 2, 3 };
+
+	/* An old long job (limit 5000, waited 10000 s) and two newer short
+	 * ones (limit 100 and 200, waited 10 and 5 s). */
+	cl_init(&c, 1, NULL);
+	j[0] = job(1, 1, 1);
+	j[0].time_limit = 5000;
+	j[0].submit = 0;
+	j[1] = job(2, 1, 1);
+	j[1].time_limit = 100;
+	j[1].submit = 9990;
+	j[2] = job(3, 1, 1);
+	j[2].time_limit = 200;
+	j[2].submit = 9995;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	/* No aging: pure shortest first, the old job last. */
+	res = run_cfg(&c, NULL, 0, j, 3, 10000, &cfg);
+	assert_order(res, sjf, 3);
+	sched_result_free(res);
+	/* Aging 1 (a second of estimate per second waited): keys 5000 -
+	 * 10000, 100 - 10, 200 - 5: the old job passes both. */
+	cfg.aging = SCHED_AGING_UNIT;
+	res = run_cfg(&c, NULL, 0, j, 3, 10000, &cfg);
+	assert_order(res, aged, 3);
+	sched_result_free(res);
+	/* Aging 0.25: 5000 - 2500 = 2500, still after both. */
+	cfg.aging = SCHED_AGING_UNIT / 4;
+	res = run_cfg(&c, NULL, 0, j, 3, 10000, &cfg);
+	assert_order(res, sjf, 3);
+	sched_result_free(res);
+	/* The order does not move with time: the same queue an hour later
+	 * keeps its order (every key drops by the same amount). */
+	cfg.aging = SCHED_AGING_UNIT;
+	res = run_cfg(&c, NULL, 0, j, 3, 10000 + 3600, &cfg);
+	assert_order(res, aged, 3);
+	sched_result_free(res);
+	/* Huge limits and waits saturate instead of wrapping: job 1's key
+	 * is INT64_MAX - INT64_MAX = 0; job 2, submitted after now, waited
+	 * nothing (100,000); job 3 (200,000 - 5 s * 2^32 - 1) goes first. */
+	j[0].time_limit = INT64_MAX;
+	j[0].submit = INT64_MIN;
+	j[1].submit = 20000;
+	cfg.aging = UINT32_MAX;
+	res = run_cfg(&c, NULL, 0, j, 3, 10000, &cfg);
+	{
+		static const uint64_t want[] = { 3, 1, 2 };
+
+		assert_order(res, want, 3);
+	}
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_estimate_priority_restart)
+{
+	struct cl c;
+	struct sched_job j[4];
+	struct sched_config cfg;
+	struct sched_result *res;
+	static const uint64_t want[] = { 3, 4, 2, 1 };
+
+	/* Priority wins over any estimate, then restarting jobs, then the
+	 * estimate: job 3 (priority 200, the longest limit), job 4
+	 * (restarting, long), job 2 (short), job 1 (long, oldest). */
+	cl_init(&c, 1, NULL);
+	j[0] = job(1, 1, 1);
+	j[0].time_limit = 1000;
+	j[1] = job(2, 1, 1);
+	j[1].time_limit = 10;
+	j[2] = job(3, 1, 1);
+	j[2].time_limit = 100000;
+	j[2].priority = 200;
+	j[3] = job(4, 1, 1);
+	j[3].time_limit = 50000;
+	j[3].restarting = true;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	cfg.aging = SCHED_DEFAULT_AGING;
+	res = run_cfg(&c, NULL, 0, j, 4, 10, &cfg);
+	assert_order(res, want, 4);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_estimate_reservation)
+{
+	struct cl c;
+	struct sched_job j[2];
+	struct sched_running r = { 90, 100 };
+	struct sched_config cfg;
+	struct sched_result *res;
+
+	/* Two nodes, one busy until 100. A short 2-node job and a long
+	 * 1-node one: in estimate order the short gang is first, so it gets
+	 * the reservation, and the long job (limit 500, past 100) may not
+	 * take the free node. In FIFO order the long job, first, starts. */
+	cl_init(&c, 2, NULL);
+	busy(&c, 0, 0xff, 90);
+	j[0] = job(1, 1, 0);
+	j[0].time_limit = 500;
+	j[1] = job(2, 2, 0);
+	j[1].time_limit = 50;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	res = run_cfg(&c, &r, 1, j, 2, 0, &cfg);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert(res->has_resv);
+	ck_assert_uint_eq(res->resv.job, 2);
+	ck_assert_int_eq(res->resv.start, 100);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PRIORITY);
+	sched_result_free(res);
+	cfg.order = SCHED_ORDER_FIFO;
+	res = run_cfg(&c, &r, 1, j, 2, 0, &cfg);
+	ck_assert_ptr_nonnull(started(res, 1));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Drive two nodes forward in time: a 2-node gang (limit 1000) submitted
+ * at 0, and a 1-node job (limit 100, running exactly that) arriving every
+ * 50 s, which keeps both nodes busy. Returns when the gang started, or
+ * -1 when it had not by `horizon`. */
+static int64_t
+gang_start(const struct sched_config *cfg, int64_t horizon)
+{
+	struct cl c;
+	struct sched_job q[64];
+	struct sched_running r[2], rr[2];	/* r: by node */
+	uint64_t held[2] = { 0, 0 };
+	size_t nq = 0, nr, k, i, n;
+	struct sched_result *res;
+	const struct sched_start *st;
+	int64_t t, gang = -1;
+	uint64_t next = 2;
+
+	cl_init(&c, 2, NULL);
+	q[nq] = job(1, 2, 0);
+	q[nq].submit = 0;
+	q[nq++].time_limit = 1000;
+	for (t = 0; t <= horizon && gang < 0; t += 50) {
+		for (i = 0, nr = 0; i < 2; i++) {
+			if (held[i] != 0 && r[i].end <= t) {
+				busy(&c, i, 0xff, 0);
+				held[i] = 0;
+			}
+			if (held[i] != 0)
+				rr[nr++] = r[i];
+		}
+		ck_assert_uint_lt(nq, 64);
+		q[nq] = job(next++, 1, 0);
+		q[nq].submit = t;
+		q[nq++].time_limit = 100;
+		res = run_cfg(&c, rr, nr, q, nq, t, cfg);
+		for (k = 0; k < res->nstarts; k++) {
+			st = &res->starts[k];
+			if (st->job == 1)
+				gang = t;
+			for (i = 0; i < st->nnodes; i++) {
+				n = st->nodes[i].node;
+				ck_assert_uint_eq(held[n], 0);
+				busy(&c, n, 0xff, st->job);
+				held[n] = st->job;
+				r[n].id = st->job;
+				r[n].end = st->end;
+			}
+			q[st->pending].id = 0;	/* started: drop below */
+		}
+		sched_result_free(res);
+		for (k = 0, n = 0; k < nq; k++)
+			if (q[k].id != 0)
+				q[n++] = q[k];
+		nq = n;
+	}
+	cl_free(&c);
+	return gang;
+}
+
+START_TEST(test_estimate_no_starvation)
+{
+	struct sched_config cfg;
+	int64_t t;
+
+	/* FIFO: the gang is first; it starts as the first two jobs end. */
+	memset(&cfg, 0, sizeof(cfg));
+	t = gang_start(&cfg, 20000);
+	ck_assert_int_ge(t, 0);
+	ck_assert_int_le(t, 150);
+	/* Shortest first without aging: every new short job passes the
+	 * gang, which never becomes first and never gets a reservation. */
+	cfg.order = SCHED_ORDER_ESTIMATE;
+	ck_assert_int_eq(gang_start(&cfg, 20000), -1);
+	/* With aging a the gang's key (1000 - a t) passes a new job's (100)
+	 * after 900 / a seconds; then it is first, gets the reservation
+	 * and starts within one short job's limit. */
+	cfg.aging = SCHED_AGING_UNIT / 4;
+	t = gang_start(&cfg, 20000);
+	ck_assert_int_ge(t, 3600);
+	ck_assert_int_le(t, 3600 + 150);
+	cfg.aging = SCHED_AGING_UNIT;
+	t = gang_start(&cfg, 20000);
+	ck_assert_int_ge(t, 900);
+	ck_assert_int_le(t, 900 + 150);
+}
+END_TEST
+
+START_TEST(test_no_backfill)
+{
+	struct cl c;
+	struct sched_job j[5];
+	struct sched_running r = { 90, 100 };
+	struct sched_config cfg;
+	struct sched_result *res;
+
+	/* test_backfill's cluster: six nodes, 0-1 busy until 100. Job 6
+	 * fits and is first: it starts. Job 7 can never run (more nodes
+	 * than exist): it blocks nothing. Job 1 (5 nodes) is blocked and
+	 * reserved; with backfill off, job 2 (ends before the reservation)
+	 * and job 3 (outside it) wait behind it. */
+	cl_init(&c, 6, NULL);
+	busy(&c, 0, 0xff, 90);
+	busy(&c, 1, 0xff, 90);
+	j[0] = job(6, 1, 1);
+	j[0].submit = -2;
+	j[1] = job(7, 9, 0);
+	j[1].submit = -1;
+	j[2] = job(1, 5, 0);
+	j[3] = job(2, 1, 0);
+	j[3].time_limit = 50;
+	j[4] = job(3, 1, 1);
+	j[4].time_limit = 500;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.no_backfill = true;
+	res = run_cfg(&c, &r, 1, j, 5, 0, &cfg);
+	ck_assert_uint_eq(res->nstarts, 1);
+	ck_assert_uint_eq(res->starts[0].job, 6);
+	ck_assert(!res->starts[0].backfill);
+	ck_assert_int_eq(res->reasons[1], SCHED_REASON_BAD_CONSTRAINTS);
+	ck_assert(res->has_resv);
+	ck_assert_uint_eq(res->resv.job, 1);
+	ck_assert_int_eq(res->reasons[2], SCHED_REASON_RESOURCES);
+	ck_assert_int_eq(res->reasons[3], SCHED_REASON_PRIORITY);
+	ck_assert_int_eq(res->reasons[4], SCHED_REASON_PRIORITY);
+	ck_assert_uint_eq(res->stats.backfilled, 0);
+	sched_result_free(res);
+	/* The same queue with backfill: jobs 2 and 3 start. */
+	cfg.no_backfill = false;
+	res = run_cfg(&c, &r, 1, j, 5, 0, &cfg);
+	ck_assert_ptr_nonnull(started(res, 2));
+	ck_assert_ptr_nonnull(started(res, 3));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 START_TEST(test_one_leaf)
 {
 	struct cl c;
@@ -959,6 +1315,12 @@ sched_suite(void)
 	TCase *tc = tcase_create("policy");
 
 	tcase_add_test(tc, test_queue_order);
+	tcase_add_test(tc, test_estimate_order);
+	tcase_add_test(tc, test_estimate_aging);
+	tcase_add_test(tc, test_estimate_priority_restart);
+	tcase_add_test(tc, test_estimate_reservation);
+	tcase_add_test(tc, test_estimate_no_starvation);
+	tcase_add_test(tc, test_no_backfill);
 	tcase_add_test(tc, test_one_leaf);
 	tcase_add_test(tc, test_fewest_switches);
 	tcase_add_test(tc, test_topology_required);

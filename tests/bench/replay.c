@@ -1,0 +1,865 @@
+/* Trace replay (not a timed test): a discrete-event simulator that drives
+ * the real scheduler core (daemon/sched/) with a job trace in virtual
+ * time, and reports what each queue policy does with it.
+ *
+ *	replay --trace FILE [--from S] [--to S] [--limit-jobs M]
+ *	    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]
+ *	    [--overestimate F] [--limit-spread S] [--aging A]
+ *	    [--bf-max N] [--gpu-links] [--policies fifo,easy,cohort,oracle]
+ *
+ * The trace is CSV with a header; the columns job_id, submit_time_s,
+ * num_gpus and duration_s are found by name (others are ignored). --from
+ * and --to keep jobs submitted in [S, E]; --limit-jobs keeps the first M
+ * of those (in file order, which must be submit order).
+ *
+ * The cluster: N nodes of 8 GPUs (one NVLink domain per quad), K nodes
+ * per leaf switch, every leaf under one spine; the topology is generated
+ * as topology.conf text and parsed with topo_parse. A job of up to 8
+ * GPUs asks for one node with that many GPUs; a bigger one for
+ * ceil(n / 8) whole nodes, all at once. A job bigger than the cluster
+ * (or, with --topology-leaf, a gang bigger than a leaf) is reported and
+ * dropped. Time limits are the run time times F (users over-estimate;
+ * default 2), at least 60 s; --limit-spread S (default 1: none) draws
+ * each job's factor log-uniformly from [F / S, F * S] (at least 1, from
+ * a hash of the job id, so every run is the same), for limits that order
+ * jobs less well than their run times.
+ *
+ * Events are arrivals (submit_time_s) and ends (start + run time); after
+ * every event time (all events of one time together) one scheduling pass
+ * runs at that time and its starts are applied. Between events nothing
+ * can change what a pass decides (queue orders do not move with time:
+ * see sched.h), so this is exact. It stops when every job has finished.
+ *
+ * Policies (all in one run, or those --policies names):
+ *   fifo    strict FIFO: queue order priority/submit, no backfill, no
+ *           topology (one flat domain)
+ *   easy    FIFO + EASY backfill, no topology: what Slurm users run
+ *   cohort  the controller's default: the estimate order with aging
+ *           (--aging A seconds of estimate per second waited; default
+ *           SCHED_DEFAULT_AGING), EASY backfill, the generated topology
+ *           (--topology-leaf: every multi-node job requires one leaf)
+ *   oracle  shortest true run time first (order_hint = run time, no
+ *           aging) + EASY backfill on the limits, same topology as
+ *           cohort: a bound no deployable scheduler reaches
+ *
+ * Reported per policy (seconds): avg_jct and p99_jct, job completion
+ * time (finish - submit; p99 by nearest rank); avg_wait, queueing delay
+ * (start - submit); util, GPU utilization (GPU-seconds run / (GPUs x
+ * makespan)); util_a, the same over the arrival window only (first to
+ * last submit), which the tail of long jobs after the last submit does
+ * not dilute; makespan (first submit to last finish); p99w>=32 and
+ * maxw>=32, the p99 and largest queueing delay of the n32 jobs of 32
+ * GPUs or more; backfl, starts made after the pass's reservation;
+ * xleaf/gng, multi-node starts spread over more than one leaf of the
+ * generated tree / all multi-node starts; passes; wall_s, this policy's
+ * wall-clock time; maxq, the most jobs pending at once; pmaxms, the
+ * slowest pass in milliseconds.
+ *
+ * --gpu-links gives each node's GPUs an intra-node topology (NVLink
+ * quads, PCIe pairs, a NIC beside every even GPU), as bench_sched does;
+ * without it every GPU is alike, so on-node placement is pure best fit
+ * (the fewest free GPUs), as in the reference replays.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/sched/sched.h"
+#include "daemon/sched/topo.h"
+
+#define GPN 8
+#define MIN_LIMIT 60
+#define BIG_GANG 32		/* GPUs: the "large gang" wait figure */
+
+enum policy { P_FIFO, P_EASY, P_COHORT, P_ORACLE, NPOLICIES };
+static const char *const policy_name[NPOLICIES] = {
+	"fifo", "easy", "cohort", "oracle"
+};
+
+struct tjob {
+	long long trace_id;
+	int64_t submit;
+	int64_t dur;
+	int64_t limit;
+	uint32_t gpus;
+	/* Per run: */
+	int64_t start, finish;	/* -1: not yet */
+	uint32_t nplaces;
+	uint32_t place_node[16];	/* ceil(128 / 8): see MAX_GANG */
+	uint8_t place_mask[16];
+};
+#define MAX_GANG 16
+
+struct opts {
+	const char *trace;
+	int64_t from, to;
+	size_t limit_jobs;
+	uint32_t nodes, per_leaf;
+	bool topo_leaf;
+	bool gpu_links;
+	double overestimate, spread, aging;
+	uint32_t bf_max;
+	bool want[NPOLICIES];
+};
+
+struct sim {
+	const struct opts *o;
+	enum policy pol;
+	struct tjob *jobs;
+	size_t njobs;
+	struct sched_node *nodes;
+	struct sched_gpu *gpus;
+	char (*names)[16];
+	struct topo *topo;
+	/* Pending jobs as the core sees them; pidx: their job index. */
+	struct sched_job *pend;
+	size_t *pidx;
+	size_t npend;
+	/* Running jobs (expected ends) and where each job sits in it. */
+	struct sched_running *run;
+	size_t nrun;
+	size_t *runpos;
+	/* Min-heap of true ends: (time, job index). */
+	struct hent { int64_t t; size_t j; } *heap;
+	size_t nheap;
+	uint8_t *gone;
+	/* Figures. */
+	size_t passes, backfilled, finished;
+	size_t multi, spread;	/* multi-node starts; those over > 1 leaf */
+	size_t maxq;		/* most jobs pending at once */
+	double pass_ms_max;
+};
+
+static void
+die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n > 0 ? n : 1, size);
+
+	if (p == NULL)
+		die("replay");
+	return p;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the trace ---------------------------------------------------- */
+
+/* Split line in place at commas; returns the field count (at most max). */
+static size_t
+split(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+	char *p = line;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	while (n < max) {
+		f[n++] = p;
+		if ((p = strchr(p, ',')) == NULL)
+			break;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+static bool
+parse_ll(const char *s, long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+/* splitmix64: the per-job factor of --limit-spread. */
+static uint64_t
+mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static int64_t
+job_limit(const struct opts *o, long long trace_id, int64_t dur)
+{
+	double f = o->overestimate, u, lim;
+
+	if (o->spread > 1.0) {
+		u = (double)(mix((uint64_t)trace_id) >> 11) /
+		    (double)(1ULL << 53);
+		f *= pow(o->spread, 2.0 * u - 1.0);
+		if (f < 1.0)
+			f = 1.0;
+	}
+	lim = ceil((double)dur * f);
+	if (lim < MIN_LIMIT)
+		lim = MIN_LIMIT;
+	return lim > 1e15 ? (int64_t)1e15 : (int64_t)lim;
+}
+
+static struct tjob *
+load_trace(const struct opts *o, size_t *njobs)
+{
+	FILE *fp;
+	char *line = NULL, *f[64];
+	size_t cap = 0, n = 0, jcap = 1024, nf, k;
+	ssize_t len;
+	int col[4] = { -1, -1, -1, -1 };
+	static const char *const want[4] = { "job_id", "submit_time_s",
+	    "num_gpus", "duration_s" };
+	long long v[4];
+	struct tjob *jobs = xcalloc(jcap, sizeof(*jobs));
+	size_t lineno = 1, bad = 0;
+	int64_t last = INT64_MIN;
+
+	if ((fp = fopen(o->trace, "r")) == NULL)
+		die(o->trace);
+	if ((len = getline(&line, &cap, fp)) <= 0) {
+		fprintf(stderr, "replay: %s: empty\n", o->trace);
+		exit(1);
+	}
+	nf = split(line, f, 64);
+	for (k = 0; k < nf; k++) {
+		int c;
+
+		for (c = 0; c < 4; c++)
+			if (strcmp(f[k], want[c]) == 0)
+				col[c] = (int)k;
+	}
+	for (k = 0; k < 4; k++)
+		if (col[k] < 0) {
+			fprintf(stderr, "replay: %s: no column %s\n", o->trace,
+			    want[k]);
+			exit(1);
+		}
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		lineno++;
+		if (line[0] == '\n' || line[0] == '\0')
+			continue;
+		nf = split(line, f, 64);
+		for (k = 0; k < 4; k++)
+			if ((size_t)col[k] >= nf || !parse_ll(f[col[k]], &v[k]))
+				break;
+		if (k < 4 || v[2] <= 0 || v[3] < 0 || v[2] > 1 << 20) {
+			if (bad++ < 5)
+				fprintf(stderr, "replay: %s:%zu: bad row, "
+				    "skipped\n", o->trace, lineno);
+			continue;
+		}
+		if (v[1] < o->from || v[1] > o->to)
+			continue;
+		if (v[1] < last) {
+			fprintf(stderr, "replay: %s:%zu: not in submit "
+			    "order\n", o->trace, lineno);
+			exit(1);
+		}
+		last = v[1];
+		if (o->limit_jobs > 0 && n == o->limit_jobs)
+			break;
+		if (n == jcap) {
+			jcap *= 2;
+			if ((jobs = realloc(jobs, jcap * sizeof(*jobs))) ==
+			    NULL)
+				die("replay");
+		}
+		jobs[n].trace_id = v[0];
+		jobs[n].submit = v[1];
+		jobs[n].gpus = (uint32_t)v[2];
+		/* A zero run time would end at its start: one second. */
+		jobs[n].dur = v[3] > 0 ? v[3] : 1;
+		jobs[n].limit = job_limit(o, v[0], jobs[n].dur);
+		n++;
+	}
+	free(line);
+	fclose(fp);
+	if (bad > 0)
+		fprintf(stderr, "replay: %zu bad rows skipped\n", bad);
+	*njobs = n;
+	return jobs;
+}
+
+/* ---- the cluster -------------------------------------------------- */
+
+static void
+build_cluster(struct sim *s)
+{
+	const struct opts *o = s->o;
+	size_t i, g, nleaves = (o->nodes + o->per_leaf - 1) / o->per_leaf, l;
+	size_t len = 0;
+	char *text, err[256];
+
+	s->nodes = xcalloc(o->nodes, sizeof(*s->nodes));
+	s->gpus = xcalloc((size_t)o->nodes * GPN, sizeof(*s->gpus));
+	s->names = xcalloc(o->nodes, sizeof(*s->names));
+	for (i = 0; i < o->nodes; i++) {
+		snprintf(s->names[i], sizeof(s->names[i]), "n%05zu", i);
+		s->nodes[i].name = s->names[i];
+		s->nodes[i].up = true;
+		s->nodes[i].gpu_model = "sim";
+		s->nodes[i].gpus = &s->gpus[i * GPN];
+		s->nodes[i].ngpus = GPN;
+		for (g = 0; g < GPN; g++) {
+			s->gpus[i * GPN + g].index = (uint32_t)g;
+			s->gpus[i * GPN + g].nvlink = o->gpu_links ?
+			    (int32_t)(g / 4) : -1;
+			s->gpus[i * GPN + g].pcie = o->gpu_links ?
+			    (int32_t)(g / 2) : -1;
+			s->gpus[i * GPN + g].numa = o->gpu_links ?
+			    (int32_t)(g / 4) : -1;
+			s->gpus[i * GPN + g].near_nic = o->gpu_links &&
+			    g % 2 == 0;
+		}
+	}
+	text = xcalloc(nleaves + 2, 96);
+	for (l = 0; l < nleaves; l++) {
+		size_t hi = (l + 1) * o->per_leaf;
+
+		len += (size_t)sprintf(text + len,
+		    "SwitchName=leaf%zu Nodes=n[%05zu-%05zu]\n", l,
+		    l * o->per_leaf, (hi < o->nodes ? hi : o->nodes) - 1);
+	}
+	len += (size_t)sprintf(text + len,
+	    "SwitchName=spine0 Switches=leaf[0-%zu]\n", nleaves - 1);
+	s->topo = topo_parse(text, len, "replay", err, sizeof(err));
+	if (s->topo == NULL) {
+		fprintf(stderr, "replay: %s\n", err);
+		exit(1);
+	}
+	free(text);
+}
+
+/* ---- events ------------------------------------------------------- */
+
+static bool
+hless(const struct hent *a, const struct hent *b)
+{
+	return a->t != b->t ? a->t < b->t : a->j < b->j;
+}
+
+static void
+hpush(struct sim *s, int64_t t, size_t j)
+{
+	size_t i = s->nheap++, p;
+	struct hent e = { t, j };
+
+	while (i > 0) {
+		p = (i - 1) / 2;
+		if (!hless(&e, &s->heap[p]))
+			break;
+		s->heap[i] = s->heap[p];
+		i = p;
+	}
+	s->heap[i] = e;
+}
+
+static struct hent
+hpop(struct sim *s)
+{
+	struct hent top = s->heap[0], e = s->heap[--s->nheap];
+	size_t i = 0, c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap && hless(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!hless(&s->heap[c], &e))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap > 0)
+		s->heap[i] = e;
+	return top;
+}
+
+/* Job ids given to the core: index + 1 (0 means a free GPU). */
+static void
+arrive(struct sim *s, size_t j)
+{
+	const struct tjob *tj = &s->jobs[j];
+	struct sched_job *sj = &s->pend[s->npend];
+
+	memset(sj, 0, sizeof(*sj));
+	sj->id = (uint64_t)j + 1;
+	sj->priority = 100;
+	sj->submit = tj->submit;
+	if (tj->gpus <= GPN) {
+		sj->nodes_min = sj->nodes_max = 1;
+		sj->gpus_per_node = tj->gpus;
+	} else {
+		sj->nodes_min = sj->nodes_max = (tj->gpus + GPN - 1) / GPN;
+		sj->gpus_per_node = 0;
+		if (s->o->topo_leaf &&
+		    (s->pol == P_COHORT || s->pol == P_ORACLE)) {
+			sj->topo_mode = SCHED_TOPO_REQUIRED;
+			sj->topo_level = "leaf";
+		}
+	}
+	sj->time_limit = tj->limit;
+	if (s->pol == P_ORACLE)
+		sj->order_hint = tj->dur;
+	s->pidx[s->npend++] = j;
+}
+
+static void
+finish(struct sim *s, int64_t t, size_t j)
+{
+	struct tjob *tj = &s->jobs[j];
+	size_t k, g, p;
+
+	for (k = 0; k < tj->nplaces; k++)
+		for (g = 0; g < GPN; g++)
+			if (tj->place_mask[k] >> g & 1) {
+				struct sched_gpu *gp =
+				    &s->gpus[tj->place_node[k] * GPN + g];
+
+				if (gp->job != (uint64_t)j + 1) {
+					fprintf(stderr, "replay: GPU state "
+					    "corrupt at job %lld\n",
+					    tj->trace_id);
+					exit(1);
+				}
+				gp->job = 0;
+			}
+	p = s->runpos[j];
+	s->run[p] = s->run[--s->nrun];
+	s->runpos[s->run[p].id - 1] = p;
+	tj->finish = t;
+	s->finished++;
+}
+
+static void
+apply(struct sim *s, int64_t t, const struct sched_result *res)
+{
+	const struct sched_start *st;
+	struct tjob *tj;
+	size_t k, i, g, j;
+	uint8_t m;
+
+	for (k = 0; k < res->nstarts; k++) {
+		st = &res->starts[k];
+		j = s->pidx[st->pending];
+		tj = &s->jobs[j];
+		if (st->job != (uint64_t)j + 1 || st->nnodes > MAX_GANG ||
+		    tj->start >= 0) {
+			fprintf(stderr, "replay: bad start for job %lld\n",
+			    tj->trace_id);
+			exit(1);
+		}
+		tj->start = t;
+		tj->nplaces = st->nnodes;
+		for (i = 0; i < st->nnodes; i++) {
+			m = 0;
+			for (g = 0; g < st->nodes[i].ngpus; g++) {
+				struct sched_gpu *gp = &s->gpus[
+				    st->nodes[i].node * GPN +
+				    st->nodes[i].gpus[g]];
+
+				if (gp->job != 0) {
+					fprintf(stderr, "replay: GPU given "
+					    "twice (job %lld)\n",
+					    tj->trace_id);
+					exit(1);
+				}
+				gp->job = st->job;
+				m |= (uint8_t)(1u << st->nodes[i].gpus[g]);
+			}
+			tj->place_node[i] = st->nodes[i].node;
+			tj->place_mask[i] = m;
+		}
+		if (st->nnodes > 1) {
+			s->multi++;
+			for (i = 1; i < st->nnodes; i++)
+				if (st->nodes[i].node / s->o->per_leaf !=
+				    st->nodes[0].node / s->o->per_leaf)
+					break;
+			if (i < st->nnodes)
+				s->spread++;
+		}
+		s->runpos[j] = s->nrun;
+		s->run[s->nrun].id = st->job;
+		s->run[s->nrun++].end = st->end;
+		hpush(s, t + tj->dur, j);
+		s->gone[st->pending] = 1;
+		if (st->backfill)
+			s->backfilled++;
+	}
+}
+
+static struct sched_input
+input(const struct sim *s, int64_t t)
+{
+	struct sched_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.now = t;
+	in.topo = s->pol == P_FIFO || s->pol == P_EASY ? NULL : s->topo;
+	in.nodes = s->nodes;
+	in.nnodes = s->o->nodes;
+	in.running = s->run;
+	in.nrunning = s->nrun;
+	in.pending = s->pend;
+	in.npending = s->npend;
+	in.config.bf_max_job_test = s->o->bf_max;
+	switch (s->pol) {
+	case P_FIFO:
+		in.config.no_backfill = true;
+		break;
+	case P_EASY:
+		break;
+	case P_COHORT:
+		in.config.order = SCHED_ORDER_ESTIMATE;
+		in.config.aging = (uint32_t)llround(s->o->aging *
+		    SCHED_AGING_UNIT);
+		break;
+	case P_ORACLE:
+		in.config.order = SCHED_ORDER_ESTIMATE;
+		in.config.aging = 0;
+		break;
+	case NPOLICIES:
+		break;
+	}
+	return in;
+}
+
+/* ---- figures ------------------------------------------------------ */
+
+static int
+dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank. */
+static double
+pct(double *v, size_t n, double p)
+{
+	size_t r;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), dcmp);
+	r = (size_t)ceil(p * (double)n);
+	return v[r > 0 ? r - 1 : 0];
+}
+
+static void
+report(const struct sim *s, double wall_s)
+{
+	size_t j, nbig = 0;
+	double *jct = xcalloc(s->njobs, sizeof(double));
+	double *bigw = xcalloc(s->njobs, sizeof(double));
+	double sj = 0, sq = 0, gs = 0, t0 = (double)s->jobs[0].submit;
+	double tend = t0, mk, util, bigmax = 0, gw = 0, a, b;
+	double tw = (double)s->jobs[s->njobs - 1].submit;
+
+	for (j = 0; j < s->njobs; j++) {
+		const struct tjob *tj = &s->jobs[j];
+
+		if (tj->finish < 0 || tj->start < tj->submit ||
+		    tj->finish != tj->start + tj->dur) {
+			fprintf(stderr, "replay: job %lld did not run right\n",
+			    tj->trace_id);
+			exit(1);
+		}
+		jct[j] = (double)(tj->finish - tj->submit);
+		sj += jct[j];
+		sq += (double)(tj->start - tj->submit);
+		gs += (double)tj->gpus * (double)tj->dur;
+		/* GPU-seconds run while jobs still arrive. */
+		a = (double)tj->start;
+		b = (double)tj->finish < tw ? (double)tj->finish : tw;
+		if (b > a)
+			gw += (double)tj->gpus * (b - a);
+		if ((double)tj->finish > tend)
+			tend = (double)tj->finish;
+		if (tj->gpus >= BIG_GANG) {
+			bigw[nbig] = (double)(tj->start - tj->submit);
+			if (bigw[nbig] > bigmax)
+				bigmax = bigw[nbig];
+			nbig++;
+		}
+	}
+	mk = tend - t0;
+	util = mk > 0 ? gs / ((double)s->o->nodes * GPN * mk) : 0;
+	if (util > 1.0 + 1e-9) {
+		fprintf(stderr, "replay: utilization above 100%%\n");
+		exit(1);
+	}
+	printf("%-7s %6zu %8.0f %8.0f %8.0f %5.1f%% %5.1f%% %8.0f "
+	    "%8.0f %8.0f %4zu %6zu %4zu/%-4zu %7zu %6.1f %6zu %6.2f\n",
+	    policy_name[s->pol], s->njobs, sj / (double)s->njobs,
+	    pct(jct, s->njobs, 0.99), sq / (double)s->njobs, 100.0 * util,
+	    tw > t0 ? 100.0 * gw / ((double)s->o->nodes * GPN * (tw - t0)) :
+	    0.0, mk, pct(bigw, nbig, 0.99), bigmax, nbig, s->backfilled,
+	    s->spread, s->multi, s->passes, wall_s, s->maxq,
+	    s->pass_ms_max);
+	fflush(stdout);
+	free(jct);
+	free(bigw);
+}
+
+/* ---- one policy --------------------------------------------------- */
+
+static void
+simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
+    size_t njobs)
+{
+	struct sim s;
+	struct sched_input in;
+	struct sched_result *res;
+	size_t next = 0, k, n;
+	int64_t t;
+	double w0 = now_ms(), p0, pm;
+
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.pol = pol;
+	s.njobs = njobs;
+	s.jobs = xcalloc(njobs, sizeof(*s.jobs));
+	memcpy(s.jobs, trace, njobs * sizeof(*s.jobs));
+	for (k = 0; k < njobs; k++)
+		s.jobs[k].start = s.jobs[k].finish = -1;
+	build_cluster(&s);
+	s.pend = xcalloc(njobs, sizeof(*s.pend));
+	s.pidx = xcalloc(njobs, sizeof(*s.pidx));
+	s.gone = xcalloc(njobs, 1);
+	s.run = xcalloc(njobs, sizeof(*s.run));
+	s.runpos = xcalloc(njobs, sizeof(*s.runpos));
+	s.heap = xcalloc(njobs, sizeof(*s.heap));
+	while (s.finished < njobs) {
+		if (s.nheap > 0 && (next == njobs ||
+		    s.heap[0].t <= s.jobs[next].submit))
+			t = s.heap[0].t;
+		else if (next < njobs)
+			t = s.jobs[next].submit;
+		else {
+			fprintf(stderr, "replay: %s: %zu jobs can never "
+			    "start\n", policy_name[pol], s.npend);
+			exit(1);
+		}
+		while (s.nheap > 0 && s.heap[0].t == t)
+			finish(&s, t, hpop(&s).j);
+		while (next < njobs && s.jobs[next].submit == t)
+			arrive(&s, next++);
+		if (s.npend == 0)
+			continue;
+		if (s.npend > s.maxq)
+			s.maxq = s.npend;
+		in = input(&s, t);
+		p0 = now_ms();
+		if ((res = sched_run(&in)) == NULL)
+			die("sched_run");
+		pm = now_ms() - p0;
+		if (pm > s.pass_ms_max)
+			s.pass_ms_max = pm;
+		s.passes++;
+		memset(s.gone, 0, s.npend);
+		apply(&s, t, res);
+		sched_result_free(res);
+		for (k = 0, n = 0; k < s.npend; k++)
+			if (!s.gone[k]) {
+				s.pend[n] = s.pend[k];
+				s.pidx[n++] = s.pidx[k];
+			}
+		s.npend = n;
+	}
+	report(&s, (now_ms() - w0) / 1e3);
+	free(s.jobs);
+	free(s.nodes);
+	free(s.gpus);
+	free(s.names);
+	topo_destroy(s.topo);
+	free(s.pend);
+	free(s.pidx);
+	free(s.gone);
+	free(s.run);
+	free(s.runpos);
+	free(s.heap);
+}
+
+/* ---- command line ------------------------------------------------- */
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: replay --trace FILE [--from S] [--to S] "
+	    "[--limit-jobs M]\n"
+	    "    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]\n"
+	    "    [--overestimate F] [--limit-spread S] [--aging A] "
+	    "[--bf-max N] [--gpu-links]\n"
+	    "    [--policies fifo,easy,cohort,oracle]\n");
+	exit(2);
+}
+
+static double
+num(const char *s, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
+		usage();
+	return v;
+}
+
+static void
+policies(struct opts *o, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int p;
+
+	if (copy == NULL)
+		die("replay");
+	memset(o->want, 0, sizeof(o->want));
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		for (p = 0; p < NPOLICIES; p++)
+			if (strcmp(tok, policy_name[p]) == 0)
+				break;
+		if (p == NPOLICIES) {
+			fprintf(stderr, "replay: unknown policy %s\n", tok);
+			usage();
+		}
+		o->want[p] = true;
+	}
+	free(copy);
+}
+
+static void
+args(struct opts *o, int argc, char **argv)
+{
+	int i, p;
+	const char *a, *v;
+
+	memset(o, 0, sizeof(*o));
+	o->from = INT64_MIN;
+	o->to = INT64_MAX;
+	o->nodes = 80;
+	o->per_leaf = 16;
+	o->overestimate = 2.0;
+	o->spread = 1.0;
+	o->aging = (double)SCHED_DEFAULT_AGING / SCHED_AGING_UNIT;
+	for (p = 0; p < NPOLICIES; p++)
+		o->want[p] = true;
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (strcmp(a, "--topology-leaf") == 0) {
+			o->topo_leaf = true;
+			continue;
+		}
+		if (strcmp(a, "--gpu-links") == 0) {
+			o->gpu_links = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage();
+		v = argv[++i];
+		if (strcmp(a, "--trace") == 0)
+			o->trace = v;
+		else if (strcmp(a, "--from") == 0)
+			o->from = (int64_t)num(v, -1e15, 1e15);
+		else if (strcmp(a, "--to") == 0)
+			o->to = (int64_t)num(v, -1e15, 1e15);
+		else if (strcmp(a, "--limit-jobs") == 0)
+			o->limit_jobs = (size_t)num(v, 1, 1e9);
+		else if (strcmp(a, "--nodes") == 0)
+			o->nodes = (uint32_t)num(v, 1, 100000);
+		else if (strcmp(a, "--nodes-per-leaf") == 0)
+			o->per_leaf = (uint32_t)num(v, 1, 100000);
+		else if (strcmp(a, "--overestimate") == 0)
+			o->overestimate = num(v, 1, 1000);
+		else if (strcmp(a, "--limit-spread") == 0)
+			o->spread = num(v, 1, 1000);
+		else if (strcmp(a, "--aging") == 0)
+			o->aging = num(v, 0, 1000);
+		else if (strcmp(a, "--bf-max") == 0)
+			o->bf_max = (uint32_t)num(v, 1, 1e7);
+		else if (strcmp(a, "--policies") == 0)
+			policies(o, v);
+		else
+			usage();
+	}
+	if (o->trace == NULL)
+		usage();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct tjob *jobs;
+	size_t njobs, k, n, dropped = 0;
+	uint32_t maxg;
+	int p;
+
+	args(&o, argc, argv);
+	jobs = load_trace(&o, &njobs);
+	/* Jobs the cluster could never hold: reported and dropped. */
+	for (k = 0, n = 0; k < njobs; k++) {
+		maxg = o.nodes * GPN;
+		if (o.topo_leaf && jobs[k].gpus > GPN)
+			maxg = (o.per_leaf < o.nodes ? o.per_leaf : o.nodes) *
+			    GPN;
+		if (jobs[k].gpus > maxg ||
+		    (jobs[k].gpus + GPN - 1) / GPN > MAX_GANG) {
+			if (dropped++ < 10)
+				printf("dropped: job %lld (%u GPUs) does not "
+				    "fit the cluster\n", jobs[k].trace_id,
+				    jobs[k].gpus);
+			continue;
+		}
+		jobs[n++] = jobs[k];
+	}
+	njobs = n;
+	if (njobs == 0) {
+		fprintf(stderr, "replay: no jobs\n");
+		return 1;
+	}
+	printf("trace %s: %zu jobs (%zu dropped), submits %lld..%lld; "
+	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s; limits "
+	    "%.2gx run time (spread %.2g), at least %d s; cohort aging "
+	    "%.3g\n", o.trace, njobs, dropped,
+	    (long long)jobs[0].submit, (long long)jobs[njobs - 1].submit,
+	    o.nodes, GPN, o.per_leaf,
+	    o.topo_leaf ? ", multi-node jobs require one leaf" : "",
+	    o.overestimate, o.spread, MIN_LIMIT, o.aging);
+	printf("%-7s %6s %8s %8s %8s %6s %6s %8s %8s %8s %4s %6s %9s "
+	    "%7s %6s %6s %6s\n", "policy", "jobs", "avg_jct", "p99_jct",
+	    "avg_wait", "util", "util_a", "makespan", "p99w>=32", "maxw>=32",
+	    "n32", "backfl", "xleaf/gng", "passes", "wall_s", "maxq",
+	    "pmaxms");
+	for (p = 0; p < NPOLICIES; p++)
+		if (o.want[p])
+			simulate(&o, (enum policy)p, jobs, njobs);
+	free(jobs);
+	return 0;
+}

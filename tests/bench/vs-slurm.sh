@@ -1,0 +1,490 @@
+#!/bin/bash
+# vs-slurm.sh: Cohort and Slurm side by side, on this machine, in one run.
+#
+#   tests/bench/vs-slurm.sh [--jobs N] [--parallel P] [--builddir DIR]
+#                           [--gangs G] [--keep]
+#
+# Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
+# munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
+# slurmd each via 'slurmd -N', GRES gpu:8 on File= links to /dev/null,
+# all state, spool and logs under a temporary directory), starts a
+# Cohort cluster of 4 nodes x 8 GPUs with scripts/cohort-local, and
+# measures each pair:
+#
+#   (a) submission rate of N trivial jobs, sequential and with P parallel
+#       submitters: 'sbatch --wrap true' against 'cohort submit -- true'
+#       (both a new process per job; the cohort CLI also pays a TLS
+#       handshake per job), plus tests/bench/bench_submit with 1, P and 16
+#       clients (one process, one kept TLS connection per client; its
+#       jobs take whole nodes); client CPU per submit from 'times';
+#   (b) from the first submit until N fresh trivial jobs have all finished
+#       on the 4 nodes (P submitters; polling squeue / cohort jobs);
+#   (c) from submitting a 2-node x 8-GPU gang until it is seen running
+#       (polling squeue / cohort show in a tight loop), median of G.
+#
+# Slots: a Slurm node has CPUs=8 (SlurmdParameters=config_overrides) and a
+# trivial job takes one CPU; a Cohort trivial job asks --gpus-per-node 1.
+# So both clusters run at most 32 trivial jobs at once.
+#
+# Every process started here is stopped on exit, error or signal: the
+# Slurm jobs are cancelled, then slurmds, slurmctld, the private munged
+# and the Cohort cluster (cohort-local down). Every wait is bounded.
+# Needs root (slurmd runs as root; apt-get when Slurm is absent).
+set -eu
+set -o pipefail
+
+PROG=vs-slurm
+JOBS=500
+PAR=4
+GANGS=10
+BUILDDIR=
+KEEP=0
+NODES=4
+GPUS=8
+SLURM_UP_TIMEOUT_S=90   # bound on slurmctld + slurmds becoming idle
+DRAIN_TIMEOUT_S=600     # bound on a batch of trivial jobs finishing
+GANG_TIMEOUT_S=60       # bound on one gang starting
+STOP_TIMEOUT_S=15       # bound on a daemon exiting after SIGTERM
+
+usage() {
+	sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+die() {
+	echo "$PROG: $*" >&2
+	exit 1
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--jobs) JOBS="${2:?}"; shift 2 ;;
+	--parallel) PAR="${2:?}"; shift 2 ;;
+	--gangs) GANGS="${2:?}"; shift 2 ;;
+	--builddir) BUILDDIR="${2:?}"; shift 2 ;;
+	--keep) KEEP=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+for v in "$JOBS" "$PAR" "$GANGS"; do
+	[[ "$v" =~ ^[1-9][0-9]{0,5}$ ]] || die "not a positive integer: $v"
+done
+[ "$(id -u)" = 0 ] || die "run as root (slurmd must be root)"
+
+SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+if [ -z "$BUILDDIR" ]; then
+	if [ -x "$SRCDIR/cohortd" ]; then BUILDDIR=$SRCDIR; else BUILDDIR=$PWD; fi
+fi
+BUILDDIR=$(cd "$BUILDDIR" && pwd)
+for p in cohortd cohort cohort-agent tests/bench/bench_submit; do
+	[ -x "$BUILDDIR/$p" ] || die "$BUILDDIR/$p missing (build it, or pass --builddir)"
+done
+COHORT="$BUILDDIR/cohort"
+COHORT_LOCAL="$SRCDIR/scripts/cohort-local"
+export COHORT_BINDIR="$BUILDDIR"
+
+# ---------------------------------------------------------------- helpers
+
+now() { printf '%s\n' "$EPOCHREALTIME"; }
+# sub A B: B - A, in seconds.
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# div A B: A / B (2 decimals), "-" when B is 0.
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.2f", a / b }'; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { if (s == 0) print "-"; else printf "%.1f", n / s }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+
+alive() {
+	local stat
+	[ -n "${1:-}" ] || return 1
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# stop_pid PID NAME: SIGTERM, bounded wait, then SIGKILL.
+stop_pid() {
+	local pid="$1" name="$2" i
+	alive "$pid" || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		alive "$pid" || return 0
+		sleep 0.1
+	done
+	log "$name ($pid) ignored SIGTERM; SIGKILL"
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# free_port: a TCP port nobody listens on (checked with ss).
+USED_PORTS=" "
+free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 30000))
+		case "$USED_PORTS" in *" $p "*) continue ;; esac
+		if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then
+			USED_PORTS="$USED_PORTS$p "
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done
+	die "no free port found"
+}
+
+# ---------------------------------------------------------------- cleanup
+
+T=$(mktemp -d /tmp/vs-slurm.XXXXXX)
+chmod 755 "$T"
+MUNGED_PID=
+SLURMCTLD_PID=
+SLURMD_PIDS=()
+COHORT_UP=0
+FAILED=1
+
+cleanup() {
+	local rc=$? pid
+	trap - EXIT INT TERM HUP
+	set +e
+	# Submitters of an interrupted batch: stop them first.
+	: >"$T/stop"
+	if [ -s "$T/submitters" ]; then
+		while read -r pid; do alive "$pid" && kill -TERM "$pid" 2>/dev/null; done <"$T/submitters"
+	fi
+	if [ -n "$SLURMCTLD_PID" ] && alive "$SLURMCTLD_PID"; then
+		# Cancel what is left so the slurmstepds end with their jobs.
+		timeout 10 scancel --full --quiet --user root >/dev/null 2>&1
+		timeout 15 bash -c 'while [ -n "$(squeue -h 2>/dev/null)" ]; do sleep 0.2; done'
+	fi
+	for pid in "${SLURMD_PIDS[@]}"; do stop_pid "$pid" slurmd; done
+	[ -n "$SLURMCTLD_PID" ] && stop_pid "$SLURMCTLD_PID" slurmctld
+	[ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID" munged
+	if [ "$COHORT_UP" = 1 ]; then
+		"$COHORT_LOCAL" down "$T/cohort" >/dev/null 2>&1 || log "cohort-local down failed"
+	fi
+	if [ "$FAILED" = 1 ] || [ "$rc" != 0 ]; then
+		log "failed (rc=$rc); logs kept in $T"
+		[ "$rc" = 0 ] && rc=1
+	elif [ "$KEEP" = 1 ]; then
+		log "logs kept in $T"
+	else
+		rm -rf "$T"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---------------------------------------------------------------- Slurm
+
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null ||
+    ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
+	log "installing slurm-wlm and munge with apt-get"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
+	    >"$T/apt.log" 2>&1 || {
+		DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$T/apt.log" 2>&1 &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
+		    >>"$T/apt.log" 2>&1
+	} || die "apt-get install slurm-wlm munge failed (see $T/apt.log)"
+fi
+SLURM_VERSION=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
+
+# munged: a private one (own key, socket, pid, log and seed) under $T.
+M="$T/munge"
+mkdir -p "$M"
+chmod 700 "$M"
+dd if=/dev/urandom of="$M/munge.key" bs=1024 count=1 status=none
+chmod 400 "$M/munge.key"
+MUNGE_SOCKET="$M/munge.socket"
+munged --foreground --force --socket="$MUNGE_SOCKET" --key-file="$M/munge.key" \
+    --pid-file="$M/munged.pid" --log-file="$M/munged.log" \
+    --seed-file="$M/munged.seed" --num-threads=4 >"$M/munged.out" 2>&1 &
+MUNGED_PID=$!
+for ((i = 0; i < 100; i++)); do
+	[ -S "$MUNGE_SOCKET" ] && break
+	alive "$MUNGED_PID" || die "munged exited: $(tail -n 3 "$M/munged.out" "$M/munged.log" 2>/dev/null)"
+	sleep 0.1
+done
+[ -S "$MUNGE_SOCKET" ] || die "munged did not create $MUNGE_SOCKET within 10 s"
+munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null ||
+    die "munge round trip through $MUNGE_SOCKET failed"
+
+S="$T/slurm"
+mkdir -p "$S/state" "$S/out"
+CTLD_PORT=$(free_port)
+export SLURM_CONF="$S/slurm.conf"
+{
+	cat <<EOF
+ClusterName=vsbench
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCKET
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool/%n
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd-%n.pid
+SlurmctldLogFile=$S/slurmctld.log
+SlurmdLogFile=$S/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+GresTypes=gpu
+MailProg=/bin/true
+InactiveLimit=0
+KillWait=5
+EOF
+	for ((n = 1; n <= NODES; n++)); do
+		port=$(free_port)
+		echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port CPUs=8 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
+		mkdir -p "$S/spool/node$n"
+	done
+	echo "PartitionName=bench Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP"
+} >"$SLURM_CONF"
+# GRES gpu:8 backed by /dev/null: the gpu plugin wants one File per GPU
+# ("Name=gpu Count=8" alone registers 0 GPUs in 22.05), so File= names
+# symbolic links to /dev/null.
+mkdir -p "$S/dev"
+for ((g = 0; g < GPUS; g++)); do ln -sf /dev/null "$S/dev/gpu$g"; done
+echo "Name=gpu File=$S/dev/gpu[0-$((GPUS - 1))]" >"$S/gres.conf"
+
+slurmctld -D -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 &
+SLURMCTLD_PID=$!
+
+# Several slurmds on one machine: 'slurmd -N NAME' (each finds its own
+# Port= in slurm.conf). Debian's build may lack --enable-multiple-slurmd;
+# then only node1 can register and we fall back to one node.
+SLURM_NODES=$NODES
+start_slurmds() {
+	local n pid
+	for ((n = 1; n <= $1; n++)); do
+		slurmd -D -N "node$n" -f "$SLURM_CONF" >"$S/slurmd-node$n.out" 2>&1 &
+		pid=$!
+		SLURMD_PIDS+=("$pid")
+	done
+}
+start_slurmds "$NODES"
+
+# slurm_idle_count: nodes sinfo shows idle.
+slurm_idle_count() {
+	sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 == "idle" { n++ } END { print n + 0 }'
+}
+deadline=$((SECONDS + SLURM_UP_TIMEOUT_S))
+while :; do
+	alive "$SLURMCTLD_PID" || die "slurmctld exited: $(tail -n 5 "$S/slurmctld.out" "$S/slurmctld.log" 2>/dev/null)"
+	[ "$(slurm_idle_count)" = "$NODES" ] && break
+	dead=0
+	for pid in "${SLURMD_PIDS[@]}"; do alive "$pid" || dead=$((dead + 1)); done
+	if [ "$dead" -gt 0 ] && [ "$SLURM_NODES" = "$NODES" ] && alive "${SLURMD_PIDS[0]}"; then
+		log "only the first slurmd stayed up (no multiple-slurmd support?):"
+		tail -n 3 "$S/slurmd-node2.out" >&2 || true
+		SLURM_NODES=1
+	fi
+	if [ "$SLURM_NODES" = 1 ] && [ "$(slurm_idle_count)" -ge 1 ]; then
+		break
+	fi
+	[ "$SECONDS" -lt "$deadline" ] || {
+		sinfo -N >&2 || true
+		die "Slurm nodes not idle within ${SLURM_UP_TIMEOUT_S}s (see $S)"
+	}
+	sleep 0.5
+done
+log "Slurm $SLURM_VERSION up: $(sinfo -h -N -o '%N=%T' | tr '\n' ' ')"
+[ "$SLURM_NODES" = "$NODES" ] || log "WARNING: Slurm runs ONE slurmd (node1) only; its end-to-end figures are for one node"
+
+# ---------------------------------------------------------------- Cohort
+
+mkdir -p "$T/cohort"
+COHORT_UP=1
+"$COHORT_LOCAL" up "$T/cohort" --nodes "$NODES" --gpus "$GPUS" >"$T/cohort-up.log" 2>&1 ||
+    die "cohort-local up failed: $(tail -n 5 "$T/cohort-up.log")"
+eval "$("$COHORT_LOCAL" env "$T/cohort")"
+log "Cohort up: $("$COHORT" nodes | awk 'NR > 1 { printf "%s=%s ", $1, $2 }')"
+
+# Cohort tasks run as 'nobody' when root runs the cluster: a workdir it
+# may enter. Slurm's batch output goes under $S/out (its default name).
+CWORK=/tmp
+SB=(sbatch --quiet --chdir="$S/out" --output="$S/out/slurm-%j.out")
+CS=("$COHORT" submit --workdir "$CWORK" --gpus-per-node 1)
+
+slurm_active() { squeue -h -o %i 2>/dev/null | wc -l; }
+cohort_active() {
+	"$COHORT" jobs --json 2>/dev/null | grep -cE '"state": "(PENDING|RUNNING)"' || true
+}
+
+# wait_drained WHICH TIMEOUT: until no job of that side is queued/running.
+wait_drained() {
+	local side="$1" limit="$2" deadline=$((SECONDS + $2)) n
+	while :; do
+		if [ "$side" = slurm ]; then n=$(slurm_active); else n=$(cohort_active); fi
+		[ "$n" = 0 ] && return 0
+		[ "$SECONDS" -lt "$deadline" ] || die "$side: $n jobs still active after ${limit}s"
+		sleep 0.05
+	done
+}
+
+# submit_batch SIDE COUNT P: COUNT trivial jobs from P submitters, each a
+# new process per job. Prints the seconds taken; dies on any failure.
+submit_batch() {
+	local side="$1" count="$2" p="$3" i t0 t1 per extra k fails=0 pids=() cpu
+	rm -f "$T"/fail.* "$T"/cpu.*
+	t0=$(now)
+	for ((k = 0; k < p; k++)); do
+		per=$((count / p))
+		extra=$((k < count % p ? 1 : 0))
+		(
+			f=0
+			for ((i = 0; i < per + extra; i++)); do
+				[ ! -e "$T/stop" ] || exit 1
+				if [ "$side" = slurm ]; then
+					"${SB[@]}" --wrap true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
+				else
+					"${CS[@]}" -- true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
+				fi
+			done
+			echo "$f" >"$T/fail.$k"
+			# CPU of this submitter's children (the sbatch / cohort
+			# processes): second line of 'times', "0m0.120s 0m0.030s".
+			# (Not in a pipe: a forked 'times' sees no children.)
+			times >"$T/cpu.$k"
+		) &
+		pids+=($!)
+		echo "$!" >>"$T/submitters"
+	done
+	wait "${pids[@]}"
+	t1=$(now)
+	: >"$T/submitters"
+	for ((k = 0; k < p; k++)); do fails=$((fails + $(cat "$T/fail.$k"))); done
+	[ "$fails" = 0 ] || die "$side: $fails of $count submits failed: $(tail -n 3 "$T/submit.err")"
+	cpu=$(for k in "$T"/cpu.*; do sed -n 2p "$k"; done | tr ' ' '\n' |
+	    awk -F'[ms]' 'NF >= 2 { t += $1 * 60 + $2 } END { printf "%.2f", t }')
+	echo "$(sub "$t0" "$t1") $(awk -v c="$cpu" -v n="$count" 'BEGIN { printf "%.1f", c * 1000 / n }')"
+}
+
+RESULTS=()
+row() { RESULTS+=("$(printf '%-46s %12s %12s %8s' "$@")"); printf '%-46s %12s %12s %8s\n' "$@"; }
+
+echo
+echo "Cohort vs Slurm $SLURM_VERSION: $NODES nodes x $GPUS GPUs, N=$JOBS jobs, P=$PAR submitters"
+echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
+echo "load average before (other processes on the machine): $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$SLURM_NODES" = "$NODES" ] || echo "NOTE: Slurm with ONE slurmd (no multiple-slurmd support)"
+echo
+row "" Slurm Cohort ratio
+
+# ---- (a) submission rate
+for p in 1 "$PAR"; do
+	out=$(submit_batch slurm "$JOBS" "$p")
+	read -r s_slurm c_slurm <<<"$out"
+	wait_drained slurm "$DRAIN_TIMEOUT_S"
+	out=$(submit_batch cohort "$JOBS" "$p")
+	read -r s_cohort c_cohort <<<"$out"
+	wait_drained cohort "$DRAIN_TIMEOUT_S"
+	r_slurm=$(rate "$JOBS" "$s_slurm")
+	r_cohort=$(rate "$JOBS" "$s_cohort")
+	if [ "$p" = 1 ]; then what="(a) submits/s, sequential (CLI)"; else what="(a) submits/s, $p submitters (CLI)"; fi
+	row "$what" "$r_slurm" "$r_cohort" "$(div "$r_cohort" "$r_slurm")x"
+	row "    client CPU per submit, ms" "$c_slurm" "$c_cohort" "$(div "$c_slurm" "$c_cohort")x"
+done
+
+# In-process client: one connection per client kept open; durable acks.
+for c in 1 "$PAR" 16; do
+	out=$("$BUILDDIR/tests/bench/bench_submit" --clients "$c" --jobs "$JOBS" 2>&1) ||
+	    die "bench_submit --clients $c failed: $out"
+	r=$(printf '%s\n' "$out" | sed -n 's/.*submits_per_s=\([0-9.]*\).*/\1/p')
+	p50=$(printf '%s\n' "$out" | sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p')
+	row "    bench_submit --clients $c (kept conn.)" "-" "$r" "p50 ${p50}ms"
+	wait_drained cohort "$DRAIN_TIMEOUT_S"
+done
+
+# ---- (b) first submit to all N finished, fresh N each, P submitters
+# Prints "TOTAL AFTER": first submit to all done, and the part of it after
+# the last submit was acknowledged.
+e2e() {
+	local side="$1" t0 t1 t2
+	t0=$(now)
+	submit_batch "$side" "$JOBS" "$PAR" >/dev/null
+	t1=$(now)
+	wait_drained "$side" "$DRAIN_TIMEOUT_S"
+	t2=$(now)
+	echo "$(sub "$t0" "$t2") $(sub "$t1" "$t2")"
+}
+out=$(e2e slurm)
+read -r e_slurm a_slurm <<<"$out"
+out=$(e2e cohort)
+read -r e_cohort a_cohort <<<"$out"
+row "(b) $JOBS jobs first submit->all done, s" "$e_slurm" "$e_cohort" "$(div "$e_slurm" "$e_cohort")x"
+row "    (as jobs/s end to end)" "$(rate "$JOBS" "$e_slurm")" "$(rate "$JOBS" "$e_cohort")" "$(div "$(rate "$JOBS" "$e_cohort")" "$(rate "$JOBS" "$e_slurm")")x"
+row "    of which after the last submit, s" "$a_slurm" "$a_cohort" "$(div "$a_slurm" "$a_cohort")x"
+
+# ---- (c) 2-node x 8-GPU gang: submit until seen running, median of G
+gang_slurm() {
+	local id t0 t1 st deadline
+	t0=$(now)
+	id=$(sbatch --parsable --chdir="$S/out" --output="$S/out/slurm-%j.out" -N2 --gres=gpu:$GPUS --wrap 'sleep 1') ||
+	    die "slurm gang submit failed"
+	id=${id%%;*}
+	deadline=$((SECONDS + GANG_TIMEOUT_S))
+	while :; do
+		st=$(squeue -h -j "$id" -o %t 2>/dev/null || true)
+		[ "$st" = R ] && break
+		case "$st" in CG|CD|F|CA|NF|TO|OOM) die "slurm gang $id ended ($st) before seen running" ;; esac
+		[ "$SECONDS" -lt "$deadline" ] || die "slurm gang $id not running within ${GANG_TIMEOUT_S}s"
+	done
+	t1=$(now)
+	sub "$t0" "$t1"
+}
+gang_cohort() {
+	local id t0 t1 st deadline
+	t0=$(now)
+	id=$("$COHORT" submit --workdir "$CWORK" --nodes 2 --gpus-per-node "$GPUS" -- sleep 1) ||
+	    die "cohort gang submit failed"
+	deadline=$((SECONDS + GANG_TIMEOUT_S))
+	while :; do
+		st=$("$COHORT" show "$id" --json 2>/dev/null | sed -n 's/^  "state": "\([A-Z_]*\)".*/\1/p')
+		[ "$st" = RUNNING ] && break
+		case "$st" in COMPLETED|FAILED|CANCELLED) die "cohort gang $id ended ($st) before seen running" ;; esac
+		[ "$SECONDS" -lt "$deadline" ] || die "cohort gang $id not running within ${GANG_TIMEOUT_S}s"
+	done
+	t1=$(now)
+	sub "$t0" "$t1"
+}
+: >"$T/gang.slurm"
+: >"$T/gang.cohort"
+for ((g = 0; g < GANGS; g++)); do
+	gang_slurm >>"$T/gang.slurm"
+	echo >>"$T/gang.slurm"
+	wait_drained slurm 60
+	gang_cohort >>"$T/gang.cohort"
+	echo >>"$T/gang.cohort"
+	wait_drained cohort 60
+done
+g_slurm=$(median <"$T/gang.slurm")
+g_cohort=$(median <"$T/gang.cohort")
+row "(c) 2x$GPUS gang submit->running, median s" "$g_slurm" "$g_cohort" "$(div "$g_slurm" "$g_cohort")x"
+echo
+echo "gang samples (s): Slurm $(tr '\n' ' ' <"$T/gang.slurm")"
+echo "                  Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+
+# Cost of one CLI round trip when polling (what (c) includes on each side).
+t0=$(now); for ((i = 0; i < 20; i++)); do squeue -h -o %t >/dev/null; done; t1=$(now)
+q_slurm=$(awk -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.1f", s * 1000 / 20 }')
+t0=$(now); for ((i = 0; i < 20; i++)); do "$COHORT" show 1 --json >/dev/null; done; t1=$(now)
+q_cohort=$(awk -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.1f", s * 1000 / 20 }')
+echo "one poll (squeue / cohort show), ms: Slurm $q_slurm  Cohort $q_cohort"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+FAILED=0
