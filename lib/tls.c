@@ -45,7 +45,9 @@ tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *cert,
 	 * error; the length framing detects truncation by itself. */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF |
 	    SSL_OP_NO_RENEGOTIATION);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+	/* Idle connections (thousands of agents) give their buffers back. */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS |
+	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 	    SSL_MODE_ENABLE_PARTIAL_WRITE);
 	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		cerr_set(err, ERR_INVALID, "CA file %s: %s", ca,
