@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include <openssl/err.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/util.h>
 #include <openssl/x509v3.h>
 
 #include "tls.h"
@@ -24,6 +27,24 @@ tls_error_string(char *buf, size_t len)
 		snprintf(buf, len, "unknown TLS error");
 	else
 		ERR_error_string_n(last, buf, len);
+	return buf;
+}
+
+const char *
+tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
+    size_t len)
+{
+	unsigned long e, last = 0;
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		if (ERR_GET_LIB(e) != 0)
+			last = e;
+	if (last != 0)
+		ERR_error_string_n(last, buf, len);
+	else
+		snprintf(buf, len, "%s", what & BEV_EVENT_EOF ?
+		    "connection closed" :
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 	return buf;
 }
 

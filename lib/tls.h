@@ -29,6 +29,15 @@ int tls_peer_identity(SSL *ssl, struct peer *peer, struct cerr *err);
 /* Identity from a certificate, for tests and for tools. */
 int tls_cert_identity(X509 *cert, struct peer *peer, struct cerr *err);
 
+struct bufferevent;
+
+/* Why a TLS bufferevent failed, as one line: its last real OpenSSL error
+ * (libevent keeps them apart from OpenSSL's queue, with pseudo-entries of
+ * library 0 that say nothing), else "connection closed" for an EOF, else
+ * the socket error. Returns buf. */
+const char *tls_bufferevent_error(struct bufferevent *bev, short what,
+    char *buf, size_t len);
+
 /* The most recent OpenSSL error queue as one line (skipping libevent's
  * pseudo-entries), for logs and user messages. */
 const char *tls_error_string(char *buf, size_t len);

@@ -630,21 +630,12 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
 	char buf[256];
-	unsigned long e, last = 0;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		link_send_hello(l);
 		return;
 	}
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		if (ERR_GET_LIB(e) != 0)
-			last = e;
-	if (last != 0)
-		ERR_error_string_n(last, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "%s",
-		    what & BEV_EVENT_EOF ? "connection closed" :
-		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	tls_bufferevent_error(bev, what, buf, sizeof(buf));
 	link_reset(l, buf);
 }
 

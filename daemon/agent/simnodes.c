@@ -903,21 +903,12 @@ node_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct simnode *nd = arg;
 	char buf[256];
-	unsigned long e, last = 0;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		node_send_hello(nd);
 		return;
 	}
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		if (ERR_GET_LIB(e) != 0)
-			last = e;
-	if (last != 0)
-		ERR_error_string_n(last, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "%s",
-		    what & BEV_EVENT_EOF ? "connection closed" :
-		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	tls_bufferevent_error(bev, what, buf, sizeof(buf));
 	node_reset(nd, buf);
 }
 

@@ -264,23 +264,6 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
-/* libevent keeps the TLS errors of a bufferevent apart from OpenSSL's
- * queue; entries of library 0 are its pseudo-entries and say nothing. */
-static const char *
-conn_tls_error(struct bufferevent *bev, char *buf, size_t len)
-{
-	unsigned long e, last = 0;
-
-	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		if (ERR_GET_LIB(e) != 0)
-			last = e;
-	if (last == 0)
-		return evutil_socket_error_to_string(
-		    EVUTIL_SOCKET_ERROR());
-	ERR_error_string_n(last, buf, len);
-	return buf;
-}
-
 static void
 conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -307,7 +290,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		if (!c->identified)
 			log_info("conn %llu: TLS handshake failed: %s",
 			    (unsigned long long)c->id,
-			    conn_tls_error(bev, ebuf, sizeof(ebuf)));
+			    tls_bufferevent_error(bev, what, ebuf, sizeof(ebuf)));
 		else
 			log_debug("conn %llu (%s): error",
 			    (unsigned long long)c->id, c->peer.name);
