@@ -475,8 +475,11 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	}
 	if (WIFEXITED(wait_status)) {
 		code = WEXITSTATUS(wait_status);
-		snprintf(reason, sizeof(reason), "rank %u exited with %d",
-		    rank, code);
+		/* 127 is the supervisor's "could not run it" (or the shell's
+		 * "not found"); the why is in the rank's log. */
+		snprintf(reason, sizeof(reason), "rank %u exited with %d%s",
+		    rank, code, code == 127 ? " (the command could not be "
+		    "started; see cohort logs)" : "");
 	} else {
 		code = 128 + WTERMSIG(wait_status);
 		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",
