@@ -213,14 +213,8 @@ jobs_print(const Cohort__V1__ListJobsReply *r, bool json)
 		}
 		job_free(j);
 	}
-	if (json) {
-		rc = output_json_print(json_pack("{s:o}", "jobs", arr)) == 0 ?
-		    EXIT_OK : EXIT_FAILED;
-		arr = NULL;
-	} else {
-		output_table_print(t, stdout);
-		rc = fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
-	}
+	rc = output_listing(json, "jobs", arr, t);
+	arr = NULL;
 	goto out;
 nomem:
 	output_error("jobs: out of memory");

@@ -381,14 +381,8 @@ nodes_print(const Cohort__V1__ListNodesReply *r, bool json)
 		    nodes_row(t, n))
 			goto nomem;
 	}
-	if (json) {
-		rc = output_json_print(json_pack("{s:o}", "nodes", arr)) == 0 ?
-		    EXIT_OK : EXIT_FAILED;
-		arr = NULL;
-	} else {
-		output_table_print(t, stdout);
-		rc = fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
-	}
+	rc = output_listing(json, "nodes", arr, t);
+	arr = NULL;
 	goto out;
 nomem:
 	output_error("nodes: out of memory");

@@ -774,3 +774,14 @@ output_connect(const struct cconn_opts *base,
 	settings_clear(&s);
 	return rc;
 }
+
+int
+output_listing(bool json, const char *key, json_t *arr,
+    const struct output_table *t)
+{
+	if (json)
+		return output_json_print(json_pack("{s:o}", key, arr)) == 0 ?
+		    EXIT_OK : EXIT_FAILED;
+	output_table_print(t, stdout);
+	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+}

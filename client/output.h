@@ -100,6 +100,10 @@ json_t *output_job_json(const struct job *job);
 /* Print doc on stdout followed by a newline and drop the reference.
  * 0, or -1 when it could not be written. */
 int output_json_print(json_t *doc);
+/* Print a listing: {"key": arr} with json, else the table t. Takes arr.
+ * Returns the exit code (EXIT_OK, or EXIT_FAILED when stdout fails). */
+int output_listing(bool json, const char *key, json_t *arr,
+    const struct output_table *t);
 
 /* "cohort: ..." on stderr, one line. */
 void output_error(const char *fmt, ...)
