@@ -530,9 +530,9 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 	struct job *job;
 	struct placement *prev;
 	char reason[320];
-	int64_t since;
-	uint64_t lost = 0;
-	uint32_t restarts;
+	int64_t since, saved_failure;
+	uint64_t lost = 0, saved_lost;
+	uint32_t restarts, saved_restarts;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
@@ -546,6 +546,11 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 		if (since > 0 && failure_ms > since)
 			lost = (uint64_t)(failure_ms - since);
 	}
+	/* The counters are written with the transition; put them back if
+	 * it fails, so the table keeps matching the database. */
+	saved_restarts = job->restarts;
+	saved_lost = job->lost_work_ms;
+	saved_failure = job->last_failure_ms;
 	restarts = job->restarts + (counted ? 1 : 0);
 	if (counted && job->restarts >= job->spec.max_restarts) {
 		snprintf(reason, sizeof(reason), "max restarts (%u) reached; "
@@ -554,8 +559,10 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 		job->lost_work_ms += lost;
 		job->last_failure_ms = failure_ms;
 		log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
-		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
-		    "failed", "cohortd", NULL, 0, err);
+		if (jobs_transition(js, job, JOB_FAILED, reason, now_ms,
+		    "failed", "cohortd", NULL, 0, err) == -1)
+			goto undo;
+		return 0;
 	}
 	job->restarts = restarts;
 	job->lost_work_ms += lost;
@@ -574,8 +581,15 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 	    " ms of work lost): %s", id, job->restarts,
 	    job->spec.max_restarts, lost, cause);
 	/* The allocation is released: the next pass places it again. */
-	return jobs_transition(js, job, JOB_RESTARTING, reason, now_ms,
-	    "restart", "cohortd", job->place, 0, err);
+	if (jobs_transition(js, job, JOB_RESTARTING, reason, now_ms,
+	    "restart", "cohortd", job->place, 0, err) == 0)
+		return 0;
+undo:
+	job->restarts = saved_restarts;
+	job->lost_work_ms = saved_lost;
+	job->last_failure_ms = saved_failure;
+	*state = job->state;
+	return -1;
 }
 
 int
