@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <event2/bufferevent.h>
@@ -54,7 +56,18 @@ tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *cert,
 {
 	SSL_CTX *ctx;
 	char ebuf[256];
+	const char *files[3] = { ca, cert, key };
+	int i;
 
+	/* OpenSSL says "system lib" for a file it cannot open: say which
+	 * and why first. */
+	for (i = 0; i < 3; i++) {
+		if (access(files[i], R_OK) == -1) {
+			cerr_set(err, ERR_INVALID, "%s: %s", files[i],
+			    strerror(errno));
+			return NULL;
+		}
+	}
 	if ((ctx = SSL_CTX_new(method)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "TLS context: %s",
 		    tls_error_string(ebuf, sizeof(ebuf)));
