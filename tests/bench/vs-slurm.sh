@@ -2,7 +2,8 @@
 # vs-slurm.sh: Cohort and Slurm side by side, on this machine, in one run.
 #
 #   tests/bench/vs-slurm.sh [--jobs N] [--parallel P] [--builddir DIR]
-#                           [--gangs G] [--keep]
+#                           [--gangs G] [--keep] [--cohort-only]
+#                           [--slurm-timeout S]
 #
 # Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
 # munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
@@ -15,8 +16,9 @@
 #       submitters: 'sbatch --wrap true' against 'cohort submit -- true'
 #       (both a new process per job; the cohort CLI also pays a TLS
 #       handshake per job), plus tests/bench/bench_submit with 1, P and 16
-#       clients (one process, one kept TLS connection per client; its
-#       jobs take whole nodes); client CPU per submit from 'times';
+#       clients, at most N (one process, one kept TLS connection per
+#       client; its jobs take whole nodes); client CPU per submit from
+#       'times';
 #   (b) from the first submit until N fresh trivial jobs have all finished
 #       on the 4 nodes (P submitters; polling squeue / cohort jobs);
 #   (c) from submitting a 2-node x 8-GPU gang until it is seen running
@@ -26,10 +28,24 @@
 # trivial job takes one CPU; a Cohort trivial job asks --gpus-per-node 1.
 # So both clusters run at most 32 trivial jobs at once.
 #
+# Defaults: N=500 jobs, P=4 submitters, G=10 gangs. Small sizes (say
+# --jobs 6 --parallel 2 --gangs 1) make a seconds-long smoke run, as
+# make check does (tests/integration/t090-vs-slurm-smoke.sh).
+#
+# --slurm-timeout S bounds the wait for slurmctld and the slurmds to be
+# idle (default 90).
+#
+# --cohort-only: no Slurm at all (nothing installed, started or needed,
+# root not needed): the same measurements on Cohort alone; the table has
+# the Cohort column only and every ratio is "-".
+#
 # Every process started here is stopped on exit, error or signal: the
 # Slurm jobs are cancelled, then slurmds, slurmctld, the private munged
 # and the Cohort cluster (cohort-local down). Every wait is bounded.
-# Needs root (slurmd runs as root; apt-get when Slurm is absent).
+# Everything lives in a fresh directory under $TMPDIR (default /tmp),
+# removed after a successful run (kept with --keep or on failure).
+# Needs root (slurmd runs as root; apt-get when Slurm is absent), except
+# with --cohort-only.
 set -eu
 set -o pipefail
 
@@ -39,6 +55,7 @@ PAR=4
 GANGS=10
 BUILDDIR=
 KEEP=0
+COHORT_ONLY=0
 NODES=4
 GPUS=8
 SLURM_UP_TIMEOUT_S=90   # bound on slurmctld + slurmds becoming idle
@@ -62,14 +79,17 @@ while [ $# -gt 0 ]; do
 	--gangs) GANGS="${2:?}"; shift 2 ;;
 	--builddir) BUILDDIR="${2:?}"; shift 2 ;;
 	--keep) KEEP=1; shift ;;
+	--cohort-only) COHORT_ONLY=1; shift ;;
+	--slurm-timeout) SLURM_UP_TIMEOUT_S="${2:?}"; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
-for v in "$JOBS" "$PAR" "$GANGS"; do
+for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S"; do
 	[[ "$v" =~ ^[1-9][0-9]{0,5}$ ]] || die "not a positive integer: $v"
 done
-[ "$(id -u)" = 0 ] || die "run as root (slurmd must be root)"
+[ "$COHORT_ONLY" = 1 ] || [ "$(id -u)" = 0 ] ||
+    die "run as root (slurmd must be root), or pass --cohort-only"
 
 SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [ -z "$BUILDDIR" ]; then
@@ -133,7 +153,7 @@ free_port() {
 
 # ---------------------------------------------------------------- cleanup
 
-T=$(mktemp -d /tmp/vs-slurm.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/vs-slurm.XXXXXX")
 chmod 755 "$T"
 MUNGED_PID=
 SLURMCTLD_PID=
@@ -177,134 +197,144 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # ---------------------------------------------------------------- Slurm
-
-if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null ||
-    ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
-	log "installing slurm-wlm and munge with apt-get"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
-	    >"$T/apt.log" 2>&1 || {
-		DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$T/apt.log" 2>&1 &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
-		    >>"$T/apt.log" 2>&1
-	} || die "apt-get install slurm-wlm munge failed (see $T/apt.log)"
-fi
-SLURM_VERSION=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
-
-# munged: a private one (own key, socket, pid, log and seed) under $T.
-M="$T/munge"
-mkdir -p "$M"
-chmod 700 "$M"
-dd if=/dev/urandom of="$M/munge.key" bs=1024 count=1 status=none
-chmod 400 "$M/munge.key"
-MUNGE_SOCKET="$M/munge.socket"
-munged --foreground --force --socket="$MUNGE_SOCKET" --key-file="$M/munge.key" \
-    --pid-file="$M/munged.pid" --log-file="$M/munged.log" \
-    --seed-file="$M/munged.seed" --num-threads=4 >"$M/munged.out" 2>&1 &
-MUNGED_PID=$!
-for ((i = 0; i < 100; i++)); do
-	[ -S "$MUNGE_SOCKET" ] && break
-	alive "$MUNGED_PID" || die "munged exited: $(tail -n 3 "$M/munged.out" "$M/munged.log" 2>/dev/null)"
-	sleep 0.1
-done
-[ -S "$MUNGE_SOCKET" ] || die "munged did not create $MUNGE_SOCKET within 10 s"
-munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null ||
-    die "munge round trip through $MUNGE_SOCKET failed"
-
-S="$T/slurm"
-mkdir -p "$S/state" "$S/out"
-CTLD_PORT=$(free_port)
-export SLURM_CONF="$S/slurm.conf"
-{
-	cat <<EOF
-ClusterName=vsbench
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$CTLD_PORT
-AuthType=auth/munge
-AuthInfo=socket=$MUNGE_SOCKET
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$S/state
-SlurmdSpoolDir=$S/spool/%n
-SlurmctldPidFile=$S/slurmctld.pid
-SlurmdPidFile=$S/slurmd-%n.pid
-SlurmctldLogFile=$S/slurmctld.log
-SlurmdLogFile=$S/slurmd-%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-SlurmdParameters=config_overrides
-GresTypes=gpu
-MailProg=/bin/true
-InactiveLimit=0
-KillWait=5
-EOF
-	for ((n = 1; n <= NODES; n++)); do
-		port=$(free_port)
-		echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port CPUs=8 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
-		mkdir -p "$S/spool/node$n"
-	done
-	echo "PartitionName=bench Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP"
-} >"$SLURM_CONF"
-# GRES gpu:8 backed by /dev/null: the gpu plugin wants one File per GPU
-# ("Name=gpu Count=8" alone registers 0 GPUs in 22.05), so File= names
-# symbolic links to /dev/null.
-mkdir -p "$S/dev"
-for ((g = 0; g < GPUS; g++)); do ln -sf /dev/null "$S/dev/gpu$g"; done
-echo "Name=gpu File=$S/dev/gpu[0-$((GPUS - 1))]" >"$S/gres.conf"
-
-slurmctld -D -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 &
-SLURMCTLD_PID=$!
-
-# Several slurmds on one machine: 'slurmd -N NAME' (each finds its own
-# Port= in slurm.conf). Debian's build may lack --enable-multiple-slurmd;
-# then only node1 can register and we fall back to one node.
+# slurm_up: install Slurm when absent, start a private munged, slurmctld
+# and the slurmds; sets SLURM_VERSION, SLURM_NODES and the *_PID variables.
+SLURM_VERSION=
 SLURM_NODES=$NODES
-start_slurmds() {
-	local n pid
-	for ((n = 1; n <= $1; n++)); do
-		slurmd -D -N "node$n" -f "$SLURM_CONF" >"$S/slurmd-node$n.out" 2>&1 &
-		pid=$!
-		SLURMD_PIDS+=("$pid")
-	done
-}
-start_slurmds "$NODES"
+S="$T/slurm"
+slurm_up() {
+	if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null ||
+	    ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
+		log "installing slurm-wlm and munge with apt-get"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
+		    >"$T/apt.log" 2>&1 || {
+			DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$T/apt.log" 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge \
+			    >>"$T/apt.log" 2>&1
+		} || die "apt-get install slurm-wlm munge failed (see $T/apt.log)"
+	fi
+	SLURM_VERSION=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
 
-# slurm_idle_count: nodes sinfo shows idle.
-slurm_idle_count() {
-	sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 == "idle" { n++ } END { print n + 0 }'
-}
-deadline=$((SECONDS + SLURM_UP_TIMEOUT_S))
-while :; do
-	alive "$SLURMCTLD_PID" || die "slurmctld exited: $(tail -n 5 "$S/slurmctld.out" "$S/slurmctld.log" 2>/dev/null)"
-	[ "$(slurm_idle_count)" = "$NODES" ] && break
-	dead=0
-	for pid in "${SLURMD_PIDS[@]}"; do alive "$pid" || dead=$((dead + 1)); done
-	if [ "$dead" -gt 0 ] && [ "$SLURM_NODES" = "$NODES" ] && alive "${SLURMD_PIDS[0]}"; then
-		log "only the first slurmd stayed up (no multiple-slurmd support?):"
-		tail -n 3 "$S/slurmd-node2.out" >&2 || true
-		SLURM_NODES=1
-	fi
-	if [ "$SLURM_NODES" = 1 ] && [ "$(slurm_idle_count)" -ge 1 ]; then
-		break
-	fi
-	[ "$SECONDS" -lt "$deadline" ] || {
-		sinfo -N >&2 || true
-		die "Slurm nodes not idle within ${SLURM_UP_TIMEOUT_S}s (see $S)"
+	# munged: a private one (own key, socket, pid, log and seed) under $T.
+	M="$T/munge"
+	mkdir -p "$M"
+	chmod 700 "$M"
+	dd if=/dev/urandom of="$M/munge.key" bs=1024 count=1 status=none
+	chmod 400 "$M/munge.key"
+	MUNGE_SOCKET="$M/munge.socket"
+	munged --foreground --force --socket="$MUNGE_SOCKET" --key-file="$M/munge.key" \
+	    --pid-file="$M/munged.pid" --log-file="$M/munged.log" \
+	    --seed-file="$M/munged.seed" --num-threads=4 >"$M/munged.out" 2>&1 &
+	MUNGED_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$MUNGE_SOCKET" ] && break
+		alive "$MUNGED_PID" || die "munged exited: $(tail -n 3 "$M/munged.out" "$M/munged.log" 2>/dev/null)"
+		sleep 0.1
+	done
+	[ -S "$MUNGE_SOCKET" ] || die "munged did not create $MUNGE_SOCKET within 10 s"
+	munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null ||
+	    die "munge round trip through $MUNGE_SOCKET failed"
+
+	mkdir -p "$S/state" "$S/out"
+	CTLD_PORT=$(free_port)
+	export SLURM_CONF="$S/slurm.conf"
+	{
+		cat <<-EOF
+	ClusterName=vsbench
+	SlurmctldHost=localhost(127.0.0.1)
+	SlurmctldPort=$CTLD_PORT
+	AuthType=auth/munge
+	AuthInfo=socket=$MUNGE_SOCKET
+	CredType=cred/munge
+	SlurmUser=root
+	SlurmdUser=root
+	StateSaveLocation=$S/state
+	SlurmdSpoolDir=$S/spool/%n
+	SlurmctldPidFile=$S/slurmctld.pid
+	SlurmdPidFile=$S/slurmd-%n.pid
+	SlurmctldLogFile=$S/slurmctld.log
+	SlurmdLogFile=$S/slurmd-%n.log
+	SlurmctldDebug=info
+	SlurmdDebug=info
+	ProctrackType=proctrack/linuxproc
+	TaskPlugin=task/none
+	JobAcctGatherType=jobacct_gather/none
+	AccountingStorageType=accounting_storage/none
+	JobCompType=jobcomp/none
+	SchedulerType=sched/backfill
+	SelectType=select/cons_tres
+	SelectTypeParameters=CR_Core
+	MpiDefault=none
+	ReturnToService=2
+	SlurmdParameters=config_overrides
+	GresTypes=gpu
+	MailProg=/bin/true
+	InactiveLimit=0
+	KillWait=5
+	EOF
+		for ((n = 1; n <= NODES; n++)); do
+			port=$(free_port)
+			echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port CPUs=8 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
+			mkdir -p "$S/spool/node$n"
+		done
+		echo "PartitionName=bench Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP"
+	} >"$SLURM_CONF"
+	# GRES gpu:8 backed by /dev/null: the gpu plugin wants one File per GPU
+	# ("Name=gpu Count=8" alone registers 0 GPUs in 22.05), so File= names
+	# symbolic links to /dev/null.
+	mkdir -p "$S/dev"
+	for ((g = 0; g < GPUS; g++)); do ln -sf /dev/null "$S/dev/gpu$g"; done
+	echo "Name=gpu File=$S/dev/gpu[0-$((GPUS - 1))]" >"$S/gres.conf"
+
+	slurmctld -D -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 &
+	SLURMCTLD_PID=$!
+
+	# Several slurmds on one machine: 'slurmd -N NAME' (each finds its own
+	# Port= in slurm.conf). Debian's build may lack --enable-multiple-slurmd;
+	# then only node1 can register and we fall back to one node.
+	SLURM_NODES=$NODES
+	start_slurmds() {
+		local n pid
+		for ((n = 1; n <= $1; n++)); do
+			slurmd -D -N "node$n" -f "$SLURM_CONF" >"$S/slurmd-node$n.out" 2>&1 &
+			pid=$!
+			SLURMD_PIDS+=("$pid")
+		done
 	}
-	sleep 0.5
-done
-log "Slurm $SLURM_VERSION up: $(sinfo -h -N -o '%N=%T' | tr '\n' ' ')"
-[ "$SLURM_NODES" = "$NODES" ] || log "WARNING: Slurm runs ONE slurmd (node1) only; its end-to-end figures are for one node"
+	start_slurmds "$NODES"
+
+	# slurm_idle_count: nodes sinfo shows idle.
+	slurm_idle_count() {
+		sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 == "idle" { n++ } END { print n + 0 }'
+	}
+	deadline=$((SECONDS + SLURM_UP_TIMEOUT_S))
+	while :; do
+		alive "$SLURMCTLD_PID" || die "slurmctld exited: $(tail -n 5 "$S/slurmctld.out" "$S/slurmctld.log" 2>/dev/null)"
+		[ "$(slurm_idle_count)" = "$NODES" ] && break
+		dead=0
+		for pid in "${SLURMD_PIDS[@]}"; do alive "$pid" || dead=$((dead + 1)); done
+		if [ "$dead" -gt 0 ] && [ "$SLURM_NODES" = "$NODES" ] && alive "${SLURMD_PIDS[0]}"; then
+			log "only the first slurmd stayed up (no multiple-slurmd support?):"
+			tail -n 3 "$S/slurmd-node2.out" >&2 || true
+			SLURM_NODES=1
+		fi
+		if [ "$SLURM_NODES" = 1 ] && [ "$(slurm_idle_count)" -ge 1 ]; then
+			break
+		fi
+		[ "$SECONDS" -lt "$deadline" ] || {
+			sinfo -N >&2 || true
+			die "Slurm nodes not idle within ${SLURM_UP_TIMEOUT_S}s (see $S)"
+		}
+		sleep 0.5
+	done
+	log "Slurm $SLURM_VERSION up: $(sinfo -h -N -o '%N=%T' | tr '\n' ' ')"
+	[ "$SLURM_NODES" = "$NODES" ] || log "WARNING: Slurm runs ONE slurmd (node1) only; its end-to-end figures are for one node"
+}
+if [ "$COHORT_ONLY" = 1 ]; then
+	log "--cohort-only: no Slurm"
+else
+	slurm_up
+fi
 
 # ---------------------------------------------------------------- Cohort
 
@@ -376,10 +406,35 @@ submit_batch() {
 }
 
 RESULTS=()
-row() { RESULTS+=("$(printf '%-46s %12s %12s %8s' "$@")"); printf '%-46s %12s %12s %8s\n' "$@"; }
+# row LABEL SLURM COHORT RATIO: one line of the table (--cohort-only
+# leaves the Slurm column out).
+row() {
+	local line
+	if [ "$COHORT_ONLY" = 1 ]; then
+		line=$(printf '%-46s %12s %8s' "$1" "$3" "$4")
+	else
+		line=$(printf '%-46s %12s %12s %8s' "$@")
+	fi
+	RESULTS+=("$line")
+	printf '%s\n' "$line"
+}
+# ratio A B: "A/B" with an x; "-" when a side has no figure.
+ratio() {
+	local r
+	if [ "$1" = - ] || [ "$2" = - ]; then
+		echo -
+		return
+	fi
+	r=$(div "$1" "$2")
+	if [ "$r" = - ]; then echo -; else echo "${r}x"; fi
+}
 
 echo
-echo "Cohort vs Slurm $SLURM_VERSION: $NODES nodes x $GPUS GPUs, N=$JOBS jobs, P=$PAR submitters"
+if [ "$COHORT_ONLY" = 1 ]; then
+	echo "Cohort only (--cohort-only, no Slurm): $NODES nodes x $GPUS GPUs, N=$JOBS jobs, P=$PAR submitters"
+else
+	echo "Cohort vs Slurm $SLURM_VERSION: $NODES nodes x $GPUS GPUs, N=$JOBS jobs, P=$PAR submitters"
+fi
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
 echo "load average before (other processes on the machine): $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$SLURM_NODES" = "$NODES" ] || echo "NOTE: Slurm with ONE slurmd (no multiple-slurmd support)"
@@ -387,22 +442,33 @@ echo
 row "" Slurm Cohort ratio
 
 # ---- (a) submission rate
-for p in 1 "$PAR"; do
-	out=$(submit_batch slurm "$JOBS" "$p")
-	read -r s_slurm c_slurm <<<"$out"
-	wait_drained slurm "$DRAIN_TIMEOUT_S"
+SUBMITTERS=(1)
+[ "$PAR" = 1 ] || SUBMITTERS+=("$PAR")
+for p in "${SUBMITTERS[@]}"; do
+	r_slurm=- c_slurm=-
+	if [ "$COHORT_ONLY" = 0 ]; then
+		out=$(submit_batch slurm "$JOBS" "$p")
+		read -r s_slurm c_slurm <<<"$out"
+		wait_drained slurm "$DRAIN_TIMEOUT_S"
+		r_slurm=$(rate "$JOBS" "$s_slurm")
+	fi
 	out=$(submit_batch cohort "$JOBS" "$p")
 	read -r s_cohort c_cohort <<<"$out"
 	wait_drained cohort "$DRAIN_TIMEOUT_S"
-	r_slurm=$(rate "$JOBS" "$s_slurm")
 	r_cohort=$(rate "$JOBS" "$s_cohort")
 	if [ "$p" = 1 ]; then what="(a) submits/s, sequential (CLI)"; else what="(a) submits/s, $p submitters (CLI)"; fi
-	row "$what" "$r_slurm" "$r_cohort" "$(div "$r_cohort" "$r_slurm")x"
-	row "    client CPU per submit, ms" "$c_slurm" "$c_cohort" "$(div "$c_slurm" "$c_cohort")x"
+	row "$what" "$r_slurm" "$r_cohort" "$(ratio "$r_cohort" "$r_slurm")"
+	row "    client CPU per submit, ms" "$c_slurm" "$c_cohort" "$(ratio "$c_slurm" "$c_cohort")"
 done
 
 # In-process client: one connection per client kept open; durable acks.
+# bench_submit wants no more clients than jobs: at most N clients.
+CLIENTS=()
 for c in 1 "$PAR" 16; do
+	((c <= JOBS)) || c=$JOBS
+	case " ${CLIENTS[*]} " in *" $c "*) ;; *) CLIENTS+=("$c") ;; esac
+done
+for c in "${CLIENTS[@]}"; do
 	out=$("$BUILDDIR/tests/bench/bench_submit" --clients "$c" --jobs "$JOBS" 2>&1) ||
 	    die "bench_submit --clients $c failed: $out"
 	r=$(printf '%s\n' "$out" | sed -n 's/.*submits_per_s=\([0-9.]*\).*/\1/p')
@@ -423,13 +489,18 @@ e2e() {
 	t2=$(now)
 	echo "$(sub "$t0" "$t2") $(sub "$t1" "$t2")"
 }
-out=$(e2e slurm)
-read -r e_slurm a_slurm <<<"$out"
+e_slurm=- a_slurm=- j_slurm=-
+if [ "$COHORT_ONLY" = 0 ]; then
+	out=$(e2e slurm)
+	read -r e_slurm a_slurm <<<"$out"
+	j_slurm=$(rate "$JOBS" "$e_slurm")
+fi
 out=$(e2e cohort)
 read -r e_cohort a_cohort <<<"$out"
-row "(b) $JOBS jobs first submit->all done, s" "$e_slurm" "$e_cohort" "$(div "$e_slurm" "$e_cohort")x"
-row "    (as jobs/s end to end)" "$(rate "$JOBS" "$e_slurm")" "$(rate "$JOBS" "$e_cohort")" "$(div "$(rate "$JOBS" "$e_cohort")" "$(rate "$JOBS" "$e_slurm")")x"
-row "    of which after the last submit, s" "$a_slurm" "$a_cohort" "$(div "$a_slurm" "$a_cohort")x"
+j_cohort=$(rate "$JOBS" "$e_cohort")
+row "(b) $JOBS jobs first submit->all done, s" "$e_slurm" "$e_cohort" "$(ratio "$e_slurm" "$e_cohort")"
+row "    (as jobs/s end to end)" "$j_slurm" "$j_cohort" "$(ratio "$j_cohort" "$j_slurm")"
+row "    of which after the last submit, s" "$a_slurm" "$a_cohort" "$(ratio "$a_slurm" "$a_cohort")"
 
 # ---- (c) 2-node x 8-GPU gang: submit until seen running, median of G
 gang_slurm() {
@@ -466,25 +537,35 @@ gang_cohort() {
 : >"$T/gang.slurm"
 : >"$T/gang.cohort"
 for ((g = 0; g < GANGS; g++)); do
-	gang_slurm >>"$T/gang.slurm"
-	echo >>"$T/gang.slurm"
-	wait_drained slurm 60
+	if [ "$COHORT_ONLY" = 0 ]; then
+		gang_slurm >>"$T/gang.slurm"
+		echo >>"$T/gang.slurm"
+		wait_drained slurm 60
+	fi
 	gang_cohort >>"$T/gang.cohort"
 	echo >>"$T/gang.cohort"
 	wait_drained cohort 60
 done
 g_slurm=$(median <"$T/gang.slurm")
 g_cohort=$(median <"$T/gang.cohort")
-row "(c) 2x$GPUS gang submit->running, median s" "$g_slurm" "$g_cohort" "$(div "$g_slurm" "$g_cohort")x"
+row "(c) 2x$GPUS gang submit->running, median s" "$g_slurm" "$g_cohort" "$(ratio "$g_slurm" "$g_cohort")"
 echo
-echo "gang samples (s): Slurm $(tr '\n' ' ' <"$T/gang.slurm")"
-echo "                  Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+if [ "$COHORT_ONLY" = 1 ]; then
+	echo "gang samples (s): Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+else
+	echo "gang samples (s): Slurm $(tr '\n' ' ' <"$T/gang.slurm")"
+	echo "                  Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+fi
 
 # Cost of one CLI round trip when polling (what (c) includes on each side).
-t0=$(now); for ((i = 0; i < 20; i++)); do squeue -h -o %t >/dev/null; done; t1=$(now)
-q_slurm=$(awk -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.1f", s * 1000 / 20 }')
 t0=$(now); for ((i = 0; i < 20; i++)); do "$COHORT" show 1 --json >/dev/null; done; t1=$(now)
 q_cohort=$(awk -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.1f", s * 1000 / 20 }')
-echo "one poll (squeue / cohort show), ms: Slurm $q_slurm  Cohort $q_cohort"
+if [ "$COHORT_ONLY" = 1 ]; then
+	echo "one poll (cohort show), ms: Cohort $q_cohort"
+else
+	t0=$(now); for ((i = 0; i < 20; i++)); do squeue -h -o %t >/dev/null; done; t1=$(now)
+	q_slurm=$(awk -v s="$(sub "$t0" "$t1")" 'BEGIN { printf "%.1f", s * 1000 / 20 }')
+	echo "one poll (squeue / cohort show), ms: Slurm $q_slurm  Cohort $q_cohort"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 FAILED=0
