@@ -4,10 +4,11 @@
 # check times nothing.
 #
 # Always: --cohort-only (Slurm's programs on PATH are stand-ins that
-# record any call, so that none is made). As root with Slurm installed,
-# also the full comparison at a tiny size, both columns checked; when
-# Slurm itself cannot be brought up here that part is skipped with a
-# message (VS_SLURM_SMOKE_FULL=0 skips it too).
+# record any call, so that none is made). With VS_SLURM_SMOKE_FULL=1, as
+# root with Slurm installed, also the full comparison at a tiny size,
+# both columns checked. That part is opt-in: under a parallel make check
+# on 2 cores, bringing Slurm up does not fit a seconds-long smoke; when
+# Slurm itself cannot be brought up it is skipped with a message.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 VS=$top_srcdir/tests/bench/vs-slurm.sh
@@ -164,8 +165,8 @@ stderr_has 'not a positive integer'
 no_leftovers "vs-slurm.sh --jobs 0"
 
 # ---- The full comparison, tiny: only as root with Slurm installed.
-if [ "${VS_SLURM_SMOKE_FULL:-1}" = 0 ]; then
-	log "full comparison skipped: VS_SLURM_SMOKE_FULL=0"
+if [ "${VS_SLURM_SMOKE_FULL:-0}" != 1 ]; then
+	log "full comparison not run (opt-in: VS_SLURM_SMOKE_FULL=1)"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
