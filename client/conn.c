@@ -24,6 +24,7 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
+#include "lib/clock.h"
 #include "client/conn.h"
 #include "lib/conf.h"
 #include "lib/frame.h"
@@ -51,19 +52,10 @@ struct cconn {
 	char *role;
 };
 
-static int64_t
-conn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 conn_start_op(struct cconn *c)
 {
-	c->deadline = conn_now_ms() + c->timeout_ms;
+	c->deadline = (int64_t)(clock_mono_us() / 1000) + c->timeout_ms;
 }
 
 /* Wait until fd is ready for events or the operation's deadline passes.
@@ -76,7 +68,7 @@ conn_poll(struct cconn *c, short events, struct cerr *err)
 	int n;
 
 	for (;;) {
-		if ((left = c->deadline - conn_now_ms()) <= 0)
+		if ((left = c->deadline - (int64_t)(clock_mono_us() / 1000)) <= 0)
 			return cerr_set(err, ERR_UNAVAILABLE,
 			    "controller %s did not answer within %d s",
 			    c->where, (c->timeout_ms + 999) / 1000);
@@ -269,7 +261,7 @@ conn_write_failed(struct cconn *c, struct cerr *err)
 	if (c->refused || c->ssl == NULL)
 		return;
 	c->broken = 0;
-	c->deadline = conn_now_ms() + 1000;
+	c->deadline = (int64_t)(clock_mono_us() / 1000) + 1000;
 	if (conn_ssl_op(c, 'r', &byte, 1, "reading", &alert) == -1 &&
 	    c->refused && err != NULL)
 		*err = alert;
@@ -334,7 +326,7 @@ conn_tcp(struct cconn *c, const struct addrinfo *ai)
 		pfd.fd = fd;
 		pfd.events = POLLOUT;
 		do {
-			if ((left = c->deadline - conn_now_ms()) <= 0) {
+			if ((left = c->deadline - (int64_t)(clock_mono_us() / 1000)) <= 0) {
 				errno = ETIMEDOUT;
 				goto fail;
 			}

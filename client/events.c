@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "client/commands.h"
 #include "client/output.h"
 #include "lib/frame.h"
@@ -79,15 +80,6 @@ events_on_signal(int sig)
 	events_interrupted = 1;
 }
 
-static int64_t
-events_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* 0, -2 for --help, or EXIT_USAGE after printing why. */
 static int
 events_parse(int argc, char **argv, struct events_opts *o)
@@ -119,7 +111,7 @@ events_parse(int argc, char **argv, struct events_opts *o)
 			o->node = optarg;
 			break;
 		case O_SINCE:
-			if (output_parse_since(optarg, events_now_ms(),
+			if (output_parse_since(optarg, clock_now_ms(),
 			    &o->since_ms) == -1) {
 				output_error("events: --since: '%s' is neither "
 				    "a date-time (2026-11-30T06:00:00) nor a "

@@ -548,6 +548,19 @@ wire_err_from_pb(Cohort__V1__ErrorCode pb)
 	}
 }
 
+void
+wire_error(Cohort__V1__Envelope *env, Cohort__V1__Error *e, uint64_t id,
+    enum err_code code, const char *text)
+{
+	cohort__v1__envelope__init(env);
+	cohort__v1__error__init(e);
+	e->code = wire_err_to_pb(code);
+	e->text = (char *)text;
+	env->id = id;
+	env->body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
+	env->error = e;
+}
+
 const char *
 wire_body_name(Cohort__V1__Envelope__BodyCase body)
 {

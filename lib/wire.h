@@ -52,6 +52,11 @@ int wire_state_from_pb(Cohort__V1__JobState pb, enum job_state *state);
 Cohort__V1__ErrorCode wire_err_to_pb(enum err_code code);
 enum err_code wire_err_from_pb(Cohort__V1__ErrorCode pb);
 
+/* Make *env an Error reply to request id, using *e as its storage; text
+ * is borrowed until env is packed. */
+void wire_error(Cohort__V1__Envelope *env, Cohort__V1__Error *e, uint64_t id,
+    enum err_code code, const char *text);
+
 /* The envelope's body kind as a short name, for logs ("submit", ...). */
 const char *wire_body_name(Cohort__V1__Envelope__BodyCase body);
 

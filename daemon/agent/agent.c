@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "lib/clock.h"
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/env.h"
@@ -73,15 +74,6 @@ struct agent {
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
 };
-
-static int64_t
-agent_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct ajob *
 ajob_find(struct agent *a, uint64_t job_id, uint32_t restart)
@@ -674,7 +666,7 @@ ajob_read_latest(struct ajob *j)
 		j->ckpt_ms = (int64_t)sb.st_mtim.tv_sec * 1000 +
 		    sb.st_mtim.tv_nsec / 1000000;
 	else
-		j->ckpt_ms = agent_now_ms();
+		j->ckpt_ms = clock_now_ms();
 	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s",
 	    j->job_id, step, path);
 	return true;

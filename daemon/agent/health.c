@@ -62,6 +62,7 @@
 
 #include <event2/event.h>
 
+#include "lib/clock.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
 #include "daemon/agent/nvml.h"
@@ -117,15 +118,6 @@ struct health {
 
 	struct node_health cur;		/* the two merged */
 };
-
-static int64_t
-health_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- parsing ---- */
 
@@ -440,7 +432,7 @@ health_update(struct health *hl)
 			break;
 		}
 	}
-	n->checked_ms = health_now_ms();
+	n->checked_ms = clock_now_ms();
 	same = health_same(n, &hl->cur);
 	hl->cur = *n;
 	free(n);
@@ -522,7 +514,7 @@ xid_queue(struct health *hl, unsigned gpu, unsigned xid, enum xid_action a)
 	hl->xq[hl->nxq].gpu = gpu;
 	hl->xq[hl->nxq].xid = xid;
 	hl->xq[hl->nxq].action = a;
-	hl->xq[hl->nxq].time_ms = health_now_ms();
+	hl->xq[hl->nxq].time_ms = clock_now_ms();
 	hl->nxq++;
 }
 
@@ -872,7 +864,7 @@ health_check_now(struct health *hl)
 		prog_unstartable(hl, errno);
 		return;
 	}
-	deadline = health_now_ms() + (int64_t)hl->cfg->health_timeout_ms;
+	deadline = clock_now_ms() + (int64_t)hl->cfg->health_timeout_ms;
 	for (;;) {
 		if ((w = waitpid(hl->pid, &status, WNOHANG)) == hl->pid)
 			break;
@@ -880,7 +872,7 @@ health_check_now(struct health *hl)
 			status = W_EXITCODE(127, 0);
 			break;
 		}
-		if ((left = deadline - health_now_ms()) <= 0) {
+		if ((left = deadline - clock_now_ms()) <= 0) {
 			hl->timed_out = true;
 			kill(-hl->pid, SIGKILL);
 			while (waitpid(hl->pid, &status, 0) == -1 &&

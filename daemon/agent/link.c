@@ -80,14 +80,10 @@ static void
 link_send_error(struct link *l, uint64_t id, enum err_code code,
     const char *text)
 {
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+	Cohort__V1__Envelope env;
+	Cohort__V1__Error e;
 
-	e.code = wire_err_to_pb(code);
-	e.text = (char *)text;
-	env.id = id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-	env.error = &e;
+	wire_error(&env, &e, id, code, text);
 	link_send(l, &env);
 }
 

@@ -48,6 +48,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "lib/clock.h"
 #include "daemon/agent/inventory.h"
 #include "lib/conf.h"
 #include "lib/frame.h"
@@ -146,15 +147,6 @@ struct sim {
 };
 
 static struct inventory sim_inv;	/* scratch for Register */
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t
 mono_ms(void)
@@ -399,14 +391,10 @@ static void
 node_send_error(struct simnode *nd, uint64_t id, enum err_code code,
     const char *text)
 {
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+	Cohort__V1__Envelope env;
+	Cohort__V1__Error e;
 
-	e.code = wire_err_to_pb(code);
-	e.text = (char *)text;
-	env.id = id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-	env.error = &e;
+	wire_error(&env, &e, id, code, text);
 	node_send(nd, &env);
 }
 
@@ -533,7 +521,7 @@ node_send_register(struct simnode *nd)
 	}
 	nh.health = COHORT__V1__HEALTH__HEALTH_OK;
 	nh.has_checked_ms = true;
-	nh.checked_ms = now_ms();
+	nh.checked_ms = clock_now_ms();
 	rr.name = nd->name;
 	rr.address = (char *)s->address;
 	rr.inventory = &inv;
@@ -1003,7 +991,7 @@ node_crash(struct simnode *nd)
 	nd->state = NS_CRASHED;
 	s->crashed++;
 	s->crashes++;
-	printf("crash %s time_ms %" PRId64 " jobs %s\n", nd->name, now_ms(),
+	printf("crash %s time_ms %" PRId64 " jobs %s\n", nd->name, clock_now_ms(),
 	    len > 0 ? jobs : "-");
 	fflush(stdout);
 }
@@ -1048,7 +1036,7 @@ sim_revive_all(struct sim *s)
 		nd->state = NS_IDLE;
 		nd->attempts = 0;
 		s->crashed--;
-		printf("revive %s time_ms %" PRId64 "\n", nd->name, now_ms());
+		printf("revive %s time_ms %" PRId64 "\n", nd->name, clock_now_ms());
 		ms_tv((uint64_t)rand_r(&s->seed) % 500, &tv);
 		evtimer_add(nd->timer, &tv);
 	}

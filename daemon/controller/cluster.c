@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "lib/clock.h"
 #include "cluster_int.h"
 #include "jobs.h"
 #include "lib/log.h"
@@ -28,15 +29,6 @@ struct gang {
 	TAILQ_ENTRY(gang) entry;
 };
 
-
-int64_t
-cluster_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void
 cluster_changed(struct cluster *cl)
@@ -88,7 +80,7 @@ gang_fail(struct gang *g, const struct cerr *why)
 		return;
 	cluster_stop_gang(cl, job, "the gang could not start");
 	if (jobs_start_failed(cl->js, g->job_id, permanent, why->text,
-	    cluster_now_ms(), &err) == -1)
+	    clock_now_ms(), &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
 	cluster_changed(cl);
 }
@@ -106,7 +98,7 @@ gang_launched_cb(void *arg, const struct cerr *err)
 		} else if (++g->acked == g->nnodes) {
 			g->over = true;
 			if (jobs_mark_running(g->cl->js, g->job_id,
-			    cluster_now_ms(), &e) == -1)
+			    clock_now_ms(), &e) == -1)
 				log_warnx("job %" PRIu64 ": %s", g->job_id,
 				    e.text);
 			else
@@ -134,7 +126,7 @@ cluster_launch(struct cluster *cl, const struct job *job)
 		free(nodelist);
 		free(g);
 		cerr_set(&err, ERR_INTERNAL, "out of memory");
-		jobs_start_failed(cl->js, job->id, false, err.text, cluster_now_ms(),
+		jobs_start_failed(cl->js, job->id, false, err.text, clock_now_ms(),
 		    &err);
 		return;
 	}
@@ -160,7 +152,7 @@ cluster_launch(struct cluster *cl, const struct job *job)
 		n = nodes_get(cl->ns, job->place[i].node);
 		lc.place = &job->place[i];
 		if (n == NULL || agentcmd_launch(cl->ac, n->conn_id, &lc,
-		    cluster_now_ms(), gang_launched_cb, g) == -1) {
+		    clock_now_ms(), gang_launched_cb, g) == -1) {
 			cerr_set(&err, ERR_UNAVAILABLE,
 			    "node %s is not reachable", job->place[i].node);
 			gang_fail(g, &err);
@@ -192,7 +184,7 @@ cluster_pass(struct cluster *cl)
 	const struct job **pending, *job;
 	struct cerr err;
 	size_t npending, i;
-	int64_t now = cluster_now_ms();
+	int64_t now = clock_now_ms();
 	int rc;
 
 	cl->dirty = false;
@@ -258,23 +250,14 @@ cluster_pass(struct cluster *cl)
 	free(pending);
 }
 
-static uint64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void
 cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct cluster *cl = arg;
-	uint64_t t0 = mono_us();
+	uint64_t t0 = clock_mono_us();
 
 	cluster_pass(cl);
-	cl->stats.last_pass_us = mono_us() - t0;
+	cl->stats.last_pass_us = clock_mono_us() - t0;
 	cl->stats.total_pass_us += cl->stats.last_pass_us;
 }
 
@@ -289,7 +272,7 @@ cluster_fail_over(struct cluster *cl, const struct job *job,
 	cluster_stop_gang(cl, job, cause);
 	cl->stats.failures++;
 	if (jobs_fail_over(cl->js, job->id, cause, counted, failure_ms,
-	    cluster_now_ms(), &state, &err) == -1)
+	    clock_now_ms(), &state, &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
 	cl->stats.lost_work_ms += job->lost_work_ms - lost;
 	cluster_changed(cl);
@@ -318,7 +301,7 @@ cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
 		}
 		if (hit)
 			cluster_fail_over(cl, active[i], cause, counted,
-			    cluster_now_ms());
+			    clock_now_ms());
 	}
 	free(active);
 }
@@ -365,7 +348,7 @@ static void
 cluster_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct cluster *cl = arg;
-	int64_t now = cluster_now_ms();
+	int64_t now = clock_now_ms();
 
 	nodes_check_timeouts(cl->ns, now, cl->o.node_timeout_ms,
 	    cluster_node_down_cb, cl);
@@ -392,7 +375,7 @@ cluster_reset_launching(struct cluster *cl)
 		    active[i]->state == JOB_RESTARTING) &&
 		    jobs_start_failed(cl->js, active[i]->id, false,
 		    "the controller restarted while it was launching",
-		    cluster_now_ms(), &err) == -1)
+		    clock_now_ms(), &err) == -1)
 			log_warnx("job %" PRIu64 ": %s", active[i]->id,
 			    err.text);
 	free(active);

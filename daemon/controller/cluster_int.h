@@ -52,7 +52,6 @@ struct cluster {
 	size_t ngrown;
 };
 
-int64_t cluster_now_ms(void);
 /* Stop every node's tasks of job's current attempt. */
 void cluster_stop_gang(struct cluster *cl, const struct job *job,
     const char *reason);

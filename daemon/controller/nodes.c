@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "nodes.h"
 #include "store.h"
@@ -168,7 +169,6 @@ struct nodes *
 nodes_create(struct store *st, struct txq *q, struct cerr *err)
 {
 	struct nodes *ns;
-	struct timespec ts;
 
 	if ((ns = calloc(1, sizeof(*ns))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -176,8 +176,7 @@ nodes_create(struct store *st, struct txq *q, struct cerr *err)
 	}
 	ns->st = st;
 	ns->q = q;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ns->loaded_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	ns->loaded_ms = clock_now_ms();
 	if (store_nodes_load(st, nodes_load_cb, ns, err) == -1 ||
 	    store_drains_load(st, nodes_load_drain_cb, ns, err) == -1) {
 		nodes_destroy(ns);

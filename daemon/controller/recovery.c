@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "agentcmd.h"
 #include "cluster_int.h"
 #include "jobs.h"
@@ -74,7 +75,7 @@ recovery_evacuate(struct cluster *cl, const struct job *job,
 	struct evac *ev;
 	struct node *n;
 	size_t i;
-	int64_t now = cluster_now_ms();
+	int64_t now = clock_now_ms();
 
 	TAILQ_FOREACH(ev, &cl->evacs, entry)
 		if (ev->job_id == job->id && ev->attempt == job->attempt)
@@ -341,7 +342,7 @@ recovery_grow(struct cluster *cl)
 			continue;
 		snprintf(cause, sizeof(cause), "growing from %zu toward %u "
 		    "nodes", job->nplace, job->spec.nodes_max);
-		if (jobs_begin_resize(cl->js, job->id, cause, cluster_now_ms(),
+		if (jobs_begin_resize(cl->js, job->id, cause, clock_now_ms(),
 		    &err) == -1) {
 			log_warnx("job %" PRIu64 ": %s", job->id, err.text);
 			continue;

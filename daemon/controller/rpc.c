@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "jobs.h"
 #include "lib/frame.h"
 #include "lib/log.h"
@@ -40,15 +41,6 @@ struct rpc_reply {
 	size_t len;
 	bool close_after;
 };
-
-int64_t
-rpc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 rpc_reply_cb(void *arg, bool committed)
@@ -86,14 +78,11 @@ rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
 	r->frame = frame_pack(env, RPC_REPLY_MAX, &r->len);
 	if (r->frame == NULL) {
 		/* Too large: say so instead. */
-		Cohort__V1__Envelope e = COHORT__V1__ENVELOPE__INIT;
-		Cohort__V1__Error er = COHORT__V1__ERROR__INIT;
+		Cohort__V1__Envelope e;
+		Cohort__V1__Error er;
 
-		er.code = COHORT__V1__ERROR_CODE__ERROR_TOO_LARGE;
-		er.text = "the reply is too large; narrow the request";
-		e.id = env->id;
-		e.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-		e.error = &er;
+		wire_error(&e, &er, env->id, ERR_TOO_LARGE,
+		    "the reply is too large; narrow the request");
 		if ((r->frame = frame_pack(&e, RPC_REPLY_MAX, &r->len)) ==
 		    NULL) {
 			free(r);
@@ -122,14 +111,10 @@ void
 rpc_error_to(struct rpc *rpc, uint64_t cid, uint64_t req_id,
     enum err_code code, const char *text)
 {
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+	Cohort__V1__Envelope env;
+	Cohort__V1__Error e;
 
-	e.code = wire_err_to_pb(code);
-	e.text = (char *)text;
-	env.id = req_id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-	env.error = &e;
+	wire_error(&env, &e, req_id, code, text);
 	rpc_send_to(rpc, cid, &env);
 }
 
@@ -154,14 +139,10 @@ void
 rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
     enum err_code code, const char *text, bool close_after)
 {
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+	Cohort__V1__Envelope env;
+	Cohort__V1__Error e;
 
-	e.code = wire_err_to_pb(code);
-	e.text = (char *)text;
-	env.id = req_id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-	env.error = &e;
+	wire_error(&env, &e, req_id, code, text);
 	rpc_send(rpc, c, &env, close_after);
 }
 
@@ -206,7 +187,7 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 
 	cerr_clear(&err);
 	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1 ||
-	    jobs_submit(rpc->jobs, conn_peer(c), &spec, rpc_now_ms(), &id,
+	    jobs_submit(rpc->jobs, conn_peer(c), &spec, clock_now_ms(), &id,
 	    &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
@@ -311,7 +292,7 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 
 	cerr_clear(&err);
 	if (cluster_cancel(rpc->cluster, conn_peer(c), req->cancel->job_id,
-	    rpc_now_ms(), &state, &err) == -1) {
+	    clock_now_ms(), &state, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}

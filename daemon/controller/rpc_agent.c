@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "cluster.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -44,7 +45,7 @@ rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
 	struct cerr err;
 
 	cerr_clear(&err);
-	if (cluster_task_exit(rpc->cluster, conn_id(c), r, rpc_now_ms(),
+	if (cluster_task_exit(rpc->cluster, conn_id(c), r, clock_now_ms(),
 	    &err) == -1) {
 		log_warnx("job %" PRIu64 " rank %u: cannot record exit: %s",
 		    r->job_id, r->rank, err.text);
@@ -70,7 +71,7 @@ rpc_apply_health(struct rpc *rpc, struct conn *c,
 		log_warnx("conn %" PRIu64 ": %s", conn_id(c), err.text);
 		return;
 	}
-	cluster_health(rpc->cluster, conn_id(c), &h, rpc_now_ms());
+	cluster_health(rpc->cluster, conn_id(c), &h, clock_now_ms());
 }
 
 void
@@ -101,7 +102,7 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	if ((tasks = rpc_reports(rr->tasks, rr->n_tasks)) == NULL ||
 	    cluster_register(rpc->cluster, conn_id(c), rr->name, rr->address,
 	    &inv, rr->has_spare && rr->spare, tasks, rr->n_tasks,
-	    rpc_now_ms(), &err) == -1) {
+	    clock_now_ms(), &err) == -1) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL,
 		    tasks == NULL ? "out of memory" : err.text, true);
 		free(tasks);
@@ -126,7 +127,7 @@ static void
 rpc_apply_reports(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Heartbeat *hb)
 {
-	int64_t now = rpc_now_ms();
+	int64_t now = clock_now_ms();
 	size_t i;
 
 	for (i = 0; i < hb->n_checkpoints; i++) {
@@ -176,7 +177,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 	 * the run the checkpoint belongs to. */
 	rpc_apply_reports(rpc, c, hb);
 	cluster_heartbeat(rpc->cluster, conn_id(c), tasks, hb->n_tasks,
-	    rpc_now_ms());
+	    clock_now_ms());
 	if (hb->node_health != NULL)
 		rpc_apply_health(rpc, c, hb->node_health);
 	for (i = 0; i < hb->n_tasks; i++)

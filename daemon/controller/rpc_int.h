@@ -12,7 +12,6 @@
 
 struct conn;
 
-int64_t rpc_now_ms(void);
 /* Queue env as the reply, to leave after the current commit (at once when
  * none is open); close_after closes the connection behind it. */
 void rpc_send(struct rpc *rpc, struct conn *c,

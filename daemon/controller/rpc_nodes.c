@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "cluster.h"
 #include "daemon/sched/topo.h"
 #include "jobs.h"
@@ -204,7 +205,7 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	w->job_id = lr->job_id;
 	w->offset = lr->has_offset ? lr->offset : 0;
 	if (cluster_read_log(rpc->cluster, lr->job_id,
-	    lr->has_rank ? lr->rank : 0, w->offset, max, rpc_now_ms(),
+	    lr->has_rank ? lr->rank : 0, w->offset, max, clock_now_ms(),
 	    rpc_logs_done, w, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		free(w);
@@ -240,10 +241,10 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 		if (drain)
 			rc = cluster_drain(rpc->cluster, conn_peer(c), names[i],
 			    req->drain->reason, req->drain->has_now &&
-			    req->drain->now, rpc_now_ms(), &err);
+			    req->drain->now, clock_now_ms(), &err);
 		else
 			rc = cluster_resume(rpc->cluster, conn_peer(c),
-			    names[i], rpc_now_ms(), &err);
+			    names[i], clock_now_ms(), &err);
 		if (rc == -1) {
 			rpc_error(rpc, c, req->id, err.code, err.text, false);
 			return;

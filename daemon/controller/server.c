@@ -174,14 +174,10 @@ void
 conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
     const char *text)
 {
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__Error e = COHORT__V1__ERROR__INIT;
+	Cohort__V1__Envelope env;
+	Cohort__V1__Error e;
 
-	e.code = wire_err_to_pb(code);
-	e.text = (char *)text;
-	env.id = req_id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_ERROR;
-	env.error = &e;
+	wire_error(&env, &e, req_id, code, text);
 	if (conn_send(c, &env) == -1)
 		log_warn("conn %llu (%s): cannot queue error reply",
 		    (unsigned long long)c->id, c->peer.name);
