@@ -1,34 +1,24 @@
-/* The CLI's connection to the controller (see conn.h): a non-blocking
- * socket driven by poll, so every step honours the timeout, under
- * OpenSSL in blocking style. SIGPIPE must be ignored by the program (the
- * CLI's main and the benchmark do): a write to a controller that went
- * away then fails with EPIPE instead of killing us. */
+/* The CLI's connection to the controller (see conn.h): frames, calls and
+ * hello over a blocking transport, every step within the timeout. The
+ * plain transport here is the CLI's socket to cohort-mux; TLS lives in
+ * conn_tls.c so that the CLI itself never loads OpenSSL. SIGPIPE must be
+ * ignored by the program (the CLI's main and the benchmark do): a write
+ * to a peer that went away then fails with EPIPE instead of killing us. */
 #include "config.h"
 
 #include <sys/socket.h>
-#include <sys/types.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/x509.h>
-
+#include "client/conn_int.h"
 #include "lib/clock.h"
-#include "client/conn.h"
-#include "lib/conf.h"
 #include "lib/frame.h"
-#include "lib/tls.h"
 #include "lib/wire.h"
 
 #define CONN_DEFAULT_TIMEOUT_MS 30000
@@ -38,30 +28,14 @@
  * controller enforces its own (smaller) limit with a clear error. */
 #define CONN_REQUEST_MAX (64u * 1024 * 1024)
 
-struct cconn {
-	int fd;
-	SSL_CTX *ctx;
-	SSL *ssl;
-	int timeout_ms;
-	int64_t deadline;	/* of the current operation, in ms */
-	uint64_t next_id;
-	int broken;		/* the stream is unusable after a failure */
-	int refused;		/* the controller rejected our certificate */
-	char where[CONF_HOST_MAX + 16];	/* "HOST:PORT" as configured */
-	char *identity;
-	char *role;
-};
-
-static void
-conn_start_op(struct cconn *c)
+void
+cconn_start_op(struct cconn *c)
 {
 	c->deadline = (int64_t)(clock_mono_us() / 1000) + c->timeout_ms;
 }
 
-/* Wait until fd is ready for events or the operation's deadline passes.
- * 0, or -1 with err set. */
-static int
-conn_poll(struct cconn *c, short events, struct cerr *err)
+int
+cconn_poll(struct cconn *c, short events, struct cerr *err)
 {
 	struct pollfd pfd = { .fd = c->fd, .events = events };
 	int64_t left;
@@ -81,102 +55,61 @@ conn_poll(struct cconn *c, short events, struct cerr *err)
 	}
 }
 
-/* An alert the controller sent that means it did not accept our
- * certificate. OpenSSL reports a received alert as reason
- * SSL_AD_REASON_OFFSET + alert. */
+/* The plain transport: a non-blocking Unix socket to cohort-mux. */
 static int
-conn_cert_alert(int alert)
-{
-	switch (alert) {
-	case SSL_AD_BAD_CERTIFICATE:
-	case SSL_AD_UNSUPPORTED_CERTIFICATE:
-	case SSL_AD_CERTIFICATE_REVOKED:
-	case SSL_AD_CERTIFICATE_EXPIRED:
-	case SSL_AD_CERTIFICATE_UNKNOWN:
-	case SSL_AD_UNKNOWN_CA:
-	case SSL_AD_ACCESS_DENIED:
-	case SSL_AD_CERTIFICATE_REQUIRED:
-		return 1;
-	}
-	return 0;
-}
-
-/* Turn a failed SSL call into a sentence for the user. With TLS 1.3 the
- * controller's verdict on our certificate arrives after the handshake,
- * on the first read (LIBRARIES.md trap 5), so this is used for every
- * call, not only SSL_connect. */
-static int
-conn_ssl_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
-{
-	int sslerr = SSL_get_error(c->ssl, rc), saved = errno, reason, alert;
-	unsigned long e = ERR_peek_last_error();
-	long vr = SSL_get_verify_result(c->ssl);
-	char buf[256];
-
-	c->broken = 1;
-	if (vr != X509_V_OK) {
-		cerr_set(err, ERR_UNAVAILABLE, "cannot verify the controller's "
-		    "certificate: %s (controller %s)",
-		    X509_verify_cert_error_string(vr), c->where);
-		goto out;
-	}
-	if (e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL) {
-		reason = ERR_GET_REASON(e);
-		alert = reason - SSL_AD_REASON_OFFSET;
-		if (alert >= 0 && alert < 256 && conn_cert_alert(alert)) {
-			c->refused = 1;
-			cerr_set(err, ERR_UNAVAILABLE, "controller %s refused "
-			    "our certificate (%s)", c->where,
-			    ERR_reason_error_string(e));
-			goto out;
-		}
-	}
-	if (sslerr == SSL_ERROR_ZERO_RETURN ||
-	    (sslerr == SSL_ERROR_SYSCALL && e == 0 && saved == 0))
-		cerr_set(err, ERR_UNAVAILABLE, "controller %s closed the "
-		    "connection while %s", c->where, doing);
-	else if (sslerr == SSL_ERROR_SYSCALL && e == 0)
-		cerr_set(err, ERR_UNAVAILABLE, "controller %s: %s while %s",
-		    c->where, strerror(saved), doing);
-	else
-		cerr_set(err, ERR_UNAVAILABLE, "controller %s: TLS error "
-		    "while %s: %s", c->where, doing,
-		    tls_error_string(buf, sizeof(buf)));
-out:
-	ERR_clear_error();
-	return -1;
-}
-
-/* Run one SSL operation (connect, read or write) to completion. Returns
- * its positive result, or -1 with err set. */
-static int
-conn_ssl_op(struct cconn *c, int op, void *buf, int len, const char *doing,
+plain_io(struct cconn *c, int op, void *buf, int len, const char *doing,
     struct cerr *err)
 {
-	int rc, sslerr;
+	ssize_t n;
 
 	for (;;) {
-		ERR_clear_error();
-		errno = 0;
-		if (op == 'c')
-			rc = SSL_connect(c->ssl);
-		else if (op == 'r')
-			rc = SSL_read(c->ssl, buf, len);
-		else
-			rc = SSL_write(c->ssl, buf, len);
-		if (rc > 0)
-			return rc;
-		sslerr = SSL_get_error(c->ssl, rc);
-		if (sslerr != SSL_ERROR_WANT_READ &&
-		    sslerr != SSL_ERROR_WANT_WRITE)
-			return conn_ssl_fail(c, rc, doing, err);
-		if (conn_poll(c, sslerr == SSL_ERROR_WANT_READ ? POLLIN :
-		    POLLOUT, err) == -1) {
-			/* A timeout mid-frame leaves the stream unusable. */
+		n = op == 'r' ? read(c->fd, buf, len) :
+		    send(c->fd, buf, len, MSG_NOSIGNAL);
+		if (n > 0)
+			return (int)n;
+		if (n == 0) {
+			c->broken = c->eof = 1;
+			return cerr_set(err, ERR_UNAVAILABLE, "the connection "
+			    "to controller %s closed while %s", c->where,
+			    doing);
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			c->broken = 1;
+			if (errno == ECONNRESET || errno == EPIPE)
+				c->eof = 1;
+			return cerr_set(err, ERR_UNAVAILABLE, "connection to "
+			    "controller %s: %s while %s", c->where,
+			    strerror(errno), doing);
+		}
+		if (cconn_poll(c, op == 'r' ? POLLIN : POLLOUT, err) == -1) {
 			c->broken = 1;
 			return -1;
 		}
 	}
+}
+
+static const struct cconn_transport plain_transport = {
+	plain_io, NULL, NULL,
+};
+
+struct cconn *
+cconn_new(const struct cconn_opts *o, struct cerr *err)
+{
+	struct cconn *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	c->fd = -1;
+	c->tr = &plain_transport;
+	c->next_id = 1;
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
+	    CONN_DEFAULT_TIMEOUT_MS;
+	snprintf(c->where, sizeof(c->where), "%s", o->server);
+	return c;
 }
 
 static int
@@ -186,7 +119,7 @@ conn_read_full(struct cconn *c, uint8_t *buf, size_t len, struct cerr *err)
 	int n;
 
 	while (got < len) {
-		n = conn_ssl_op(c, 'r', buf + got,
+		n = c->tr->io(c, 'r', buf + got,
 		    len - got > INT32_MAX ? INT32_MAX : (int)(len - got),
 		    "waiting for a reply", err);
 		if (n == -1)
@@ -204,7 +137,7 @@ conn_write_full(struct cconn *c, const uint8_t *buf, size_t len,
 	int n;
 
 	while (put < len) {
-		n = conn_ssl_op(c, 'w', (void *)(buf + put),
+		n = c->tr->io(c, 'w', (void *)(buf + put),
 		    len - put > INT32_MAX ? INT32_MAX : (int)(len - put),
 		    "sending a request", err);
 		if (n == -1)
@@ -249,25 +182,6 @@ conn_read_frame(struct cconn *c, struct cerr *err)
 	return env;
 }
 
-/* A write can fail because the controller has just rejected our
- * certificate and closed: its alert may still be waiting to be read, and
- * it is the reason the user needs to see. */
-static void
-conn_write_failed(struct cconn *c, struct cerr *err)
-{
-	struct cerr alert;
-	uint8_t byte;
-
-	if (c->refused || c->ssl == NULL)
-		return;
-	c->broken = 0;
-	c->deadline = (int64_t)(clock_mono_us() / 1000) + 1000;
-	if (conn_ssl_op(c, 'r', &byte, 1, "reading", &alert) == -1 &&
-	    c->refused && err != NULL)
-		*err = alert;
-	c->broken = 1;
-}
-
 Cohort__V1__Envelope *
 cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 {
@@ -287,11 +201,12 @@ cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 		    "cannot encode the request: %s", strerror(errno));
 		return NULL;
 	}
-	conn_start_op(c);
+	cconn_start_op(c);
 	rc = conn_write_full(c, frame, len, err);
 	free(frame);
 	if (rc == -1) {
-		conn_write_failed(c, err);
+		if (c->tr->write_failed != NULL)
+			c->tr->write_failed(c, err);
 		return NULL;
 	}
 	for (;;) {
@@ -306,107 +221,8 @@ cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 	}
 }
 
-/* TCP connect to one address within the deadline. The fd, or -1 with
- * errno set. */
-static int
-conn_tcp(struct cconn *c, const struct addrinfo *ai)
-{
-	struct pollfd pfd;
-	socklen_t sl = sizeof(int);
-	int fd, soerr = 0, one = 1, n;
-	int64_t left;
-
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd == -1)
-		return -1;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == -1) {
-		if (errno != EINPROGRESS)
-			goto fail;
-		pfd.fd = fd;
-		pfd.events = POLLOUT;
-		do {
-			if ((left = c->deadline - (int64_t)(clock_mono_us() / 1000)) <= 0) {
-				errno = ETIMEDOUT;
-				goto fail;
-			}
-			n = poll(&pfd, 1, (int)left);
-		} while (n == -1 && errno == EINTR);
-		if (n == -1)
-			goto fail;
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == -1)
-			goto fail;
-		if (soerr != 0) {
-			errno = soerr;
-			goto fail;
-		}
-	}
-	/* Small request/reply frames: don't let Nagle hold them back. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-fail:
-	soerr = errno;
-	close(fd);
-	errno = soerr;
-	return -1;
-}
-
-static int
-conn_connect(struct cconn *c, const char *host, uint16_t port,
-    struct cerr *err)
-{
-	struct addrinfo hints, *res, *ai;
-	char portstr[8];
-	int rc, lasterr = 0;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	if ((rc = getaddrinfo(host, portstr, &hints, &res)) != 0)
-		return cerr_set(err, ERR_UNAVAILABLE, "cannot resolve "
-		    "controller host '%s': %s", host, rc == EAI_SYSTEM ?
-		    strerror(errno) : gai_strerror(rc));
-	for (ai = res; ai != NULL && c->fd == -1; ai = ai->ai_next)
-		if ((c->fd = conn_tcp(c, ai)) == -1)
-			lasterr = errno;
-	freeaddrinfo(res);
-	if (c->fd == -1)
-		return cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
-		    "controller %s: %s", c->where, lasterr == ETIMEDOUT ?
-		    "timed out" : strerror(lasterr));
-	return 0;
-}
-
-static int
-conn_tls(struct cconn *c, const struct cconn_opts *o, const char *host,
-    struct cerr *err)
-{
-	struct in6_addr a;
-
-	cerr_clear(err);
-	if ((c->ctx = tls_client_ctx(o->ca, o->cert, o->key, err)) == NULL) {
-		if (err != NULL && err->code == ERR_NONE)
-			err->code = ERR_INVALID;
-		return -1;
-	}
-	if ((c->ssl = SSL_new(c->ctx)) == NULL ||
-	    SSL_set_fd(c->ssl, c->fd) != 1 ||
-	    tls_client_expect_host(c->ssl, host) == -1)
-		return cerr_set(err, ERR_INTERNAL, "cannot set up TLS for "
-		    "controller %s", c->where);
-	/* SNI only for names: RFC 6066 forbids address literals. */
-	if (inet_pton(AF_INET, host, &a) != 1 &&
-	    inet_pton(AF_INET6, host, &a) != 1)
-		SSL_set_tlsext_host_name(c->ssl, host);
-	if (conn_ssl_op(c, 'c', NULL, 0, "setting up TLS", err) == -1)
-		return -1;
-	return 0;
-}
-
-static int
-conn_hello(struct cconn *c, struct cerr *err)
+int
+cconn_hello(struct cconn *c, struct cerr *err)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__Hello hello = COHORT__V1__HELLO__INIT;
@@ -421,9 +237,13 @@ conn_hello(struct cconn *c, struct cerr *err)
 	if ((rep = cconn_call(c, &req, err)) == NULL)
 		return -1;
 	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
-		cerr_set(err, wire_err_from_pb(rep->error->code), "controller "
-		    "%s refused the connection: %s", c->where,
-		    rep->error->text);
+		/* cohort-mux passes on why it could not connect as it is. */
+		if (rep->error->code == COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE)
+			cerr_set(err, ERR_UNAVAILABLE, "%s", rep->error->text);
+		else
+			cerr_set(err, wire_err_from_pb(rep->error->code),
+			    "controller %s refused the connection: %s",
+			    c->where, rep->error->text);
 	} else if (rep->body_case != COHORT__V1__ENVELOPE__BODY_HELLO_REPLY) {
 		cerr_set(err, ERR_PROTOCOL, "controller %s answered hello "
 		    "with '%s'", c->where, wire_body_name(rep->body_case));
@@ -434,66 +254,39 @@ conn_hello(struct cconn *c, struct cerr *err)
 	} else if ((c->identity = strdup(hr->identity)) == NULL ||
 	    (c->role = strdup(hr->role)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
-	} else
+	} else {
+		c->max_frame = hr->has_max_frame ? hr->max_frame : 0;
 		rc = 0;
+	}
 	frame_free(rep);
 	return rc;
 }
 
 /* OpenSSL's own words for a missing file are obscure ("system lib");
  * name the file and the reason before handing it over. */
-static int
-conn_check_files(const struct cconn_opts *o, struct cerr *err)
+int
+cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
+    uint16_t *port, struct cerr *err)
 {
 	const char *what[3] = { "certificate", "key", "CA certificate" };
 	const char *path[3] = { o->cert, o->key, o->ca };
+	struct cerr why;
 	int i;
 
+	if (o->server == NULL || o->cert == NULL || o->key == NULL ||
+	    o->ca == NULL)
+		return cerr_set(err, ERR_INVALID, "incomplete connection "
+		    "settings");
 	for (i = 0; i < 3; i++)
 		if (access(path[i], R_OK) == -1)
 			return cerr_set(err, ERR_INVALID, "cannot read %s "
 			    "'%s': %s", what[i], path[i], strerror(errno));
-	return 0;
-}
-
-struct cconn *
-cconn_open(const struct cconn_opts *o, struct cerr *err)
-{
-	struct cconn *c;
-	struct cerr why;
-	char host[CONF_HOST_MAX + 1];
-	uint16_t port;
-
-	if (o->server == NULL || o->cert == NULL || o->key == NULL ||
-	    o->ca == NULL) {
-		cerr_set(err, ERR_INVALID, "incomplete connection settings");
-		return NULL;
-	}
-	if (conn_check_files(o, err) == -1)
-		return NULL;
 	cerr_clear(&why);
-	if (conf_parse_hostport(o->server, host, sizeof(host), &port, false,
-	    &why) == -1) {
-		cerr_set(err, ERR_INVALID, "bad controller address: %s",
+	if (conf_parse_hostport(o->server, host, hostlen, port, false,
+	    &why) == -1)
+		return cerr_set(err, ERR_INVALID, "bad controller address: %s",
 		    why.text);
-		return NULL;
-	}
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		cerr_set(err, ERR_INTERNAL, "out of memory");
-		return NULL;
-	}
-	c->fd = -1;
-	c->next_id = 1;
-	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms :
-	    CONN_DEFAULT_TIMEOUT_MS;
-	snprintf(c->where, sizeof(c->where), "%s", o->server);
-	conn_start_op(c);
-	if (conn_connect(c, host, port, err) == -1 ||
-	    conn_tls(c, o, host, err) == -1 || conn_hello(c, err) == -1) {
-		cconn_close(c);
-		return NULL;
-	}
-	return c;
+	return 0;
 }
 
 void
@@ -501,14 +294,8 @@ cconn_close(struct cconn *c)
 {
 	if (c == NULL)
 		return;
-	if (c->ssl != NULL) {
-		/* A polite close_notify when the stream is sound; never wait
-		 * for the controller's. */
-		if (!c->broken && SSL_is_init_finished(c->ssl))
-			SSL_shutdown(c->ssl);
-		SSL_free(c->ssl);
-	}
-	SSL_CTX_free(c->ctx);
+	if (c->tr != NULL && c->tr->close != NULL)
+		c->tr->close(c);
 	if (c->fd != -1)
 		close(c->fd);
 	free(c->identity);
@@ -526,4 +313,10 @@ const char *
 cconn_role(const struct cconn *c)
 {
 	return c->role;
+}
+
+uint32_t
+cconn_max_frame(const struct cconn *c)
+{
+	return c->max_frame;
 }

@@ -1,10 +1,15 @@
-/* A blocking, mutually-authenticated TLS connection from the CLI to the
- * controller, speaking frames of cohort.v1.Envelope. The CLI does one
- * request at a time, so plain blocking sockets are the simple choice. */
+/* A blocking connection from the CLI to the controller, speaking frames
+ * of cohort.v1.Envelope. The CLI does one request at a time, so plain
+ * blocking sockets are the simple choice. Two ways there: through the
+ * user's cohort-mux, which keeps one mutually-authenticated TLS
+ * connection open for every CLI process of that identity (mux.c; what
+ * the commands use), or TLS straight to the controller (conn_tls.c; what
+ * cohort-mux itself and the benchmarks use). */
 #ifndef COHORT_CLIENT_CONN_H
 #define COHORT_CLIENT_CONN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "proto/cohort.pb-c.h"
@@ -19,16 +24,23 @@ struct cconn_opts {
 	int timeout_ms;		/* per connect/read/write; 0: 30 s */
 };
 
-/* Connect, handshake, and exchange Hello. NULL with err set on failure:
- * err->code is ERR_UNAVAILABLE when the controller cannot be reached or
- * authenticated (the CLI's exit code 3), ERR_VERSION on a version
- * mismatch, ERR_INVALID for bad settings (unreadable files). */
+/* Connect and exchange Hello. NULL with err set on failure: err->code is
+ * ERR_UNAVAILABLE when the controller cannot be reached or authenticated
+ * (the CLI's exit code 3), ERR_VERSION on a version mismatch,
+ * ERR_INVALID for bad settings (unreadable files).
+ * cconn_open goes through cohort-mux, starting it when none runs for
+ * these settings (mux.c; COHORT_MUX tunes or disables its persistence);
+ * cconn_open_tls makes its own TLS connection (conn_tls.c). */
 struct cconn *cconn_open(const struct cconn_opts *opts, struct cerr *err);
+struct cconn *cconn_open_tls(const struct cconn_opts *opts,
+    struct cerr *err);
 void cconn_close(struct cconn *c);
 
 /* Who the controller says we are (valid after cconn_open). */
 const char *cconn_identity(const struct cconn *c);
 const char *cconn_role(const struct cconn *c);
+/* The largest request frame the controller accepts (its hello says). */
+uint32_t cconn_max_frame(const struct cconn *c);
 
 /* Send req (its id is set here) and wait for the reply with the same id.
  * Returns the reply, which the caller frees with frame_free, or NULL with

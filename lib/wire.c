@@ -561,6 +561,26 @@ wire_error(Cohort__V1__Envelope *env, Cohort__V1__Error *e, uint64_t id,
 	env->error = e;
 }
 
+bool
+wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
+{
+	switch (body) {
+	case COHORT__V1__ENVELOPE__BODY_SUBMIT:
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS:
+	case COHORT__V1__ENVELOPE__BODY_GET_JOB:
+	case COHORT__V1__ENVELOPE__BODY_CANCEL:
+	case COHORT__V1__ENVELOPE__BODY_LOGS:
+	case COHORT__V1__ENVELOPE__BODY_LIST_NODES:
+	case COHORT__V1__ENVELOPE__BODY_GET_NODE:
+	case COHORT__V1__ENVELOPE__BODY_DRAIN:
+	case COHORT__V1__ENVELOPE__BODY_RESUME:
+	case COHORT__V1__ENVELOPE__BODY_EVENTS:
+		return true;
+	default:
+		return false;
+	}
+}
+
 const char *
 wire_body_name(Cohort__V1__Envelope__BodyCase body)
 {

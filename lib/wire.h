@@ -57,6 +57,11 @@ enum err_code wire_err_from_pb(Cohort__V1__ErrorCode pb);
 void wire_error(Cohort__V1__Envelope *env, Cohort__V1__Error *e, uint64_t id,
     enum err_code code, const char *text);
 
+/* Whether body is a request that users and admins send (the ones the
+ * controller's dispatch table allows to ROLE_USER or ROLE_ADMIN; keep the
+ * two in step). cohort-mux forwards only these. */
+bool wire_is_user_request(Cohort__V1__Envelope__BodyCase body);
+
 /* The envelope's body kind as a short name, for logs ("submit", ...). */
 const char *wire_body_name(Cohort__V1__Envelope__BodyCase body);
 

@@ -170,6 +170,10 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	hr.software = PACKAGE_STRING;
 	hr.identity = (char *)p->name;
 	hr.role = (char *)role_name(p->role);
+	/* So that cohort-mux refuses an oversized request itself instead of
+	 * letting it close the connection it shares between clients. */
+	hr.has_max_frame = true;
+	hr.max_frame = (uint32_t)server_max_frame(rpc->srv);
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_HELLO_REPLY;
 	env.hello_reply = &hr;

@@ -431,6 +431,12 @@ server_port(const struct server *srv)
 	return srv->port;
 }
 
+size_t
+server_max_frame(const struct server *srv)
+{
+	return srv->max_frame;
+}
+
 unsigned
 server_conn_count(const struct server *srv)
 {

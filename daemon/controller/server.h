@@ -39,6 +39,8 @@ void server_destroy(struct server *srv);
 /* The port actually bound. */
 uint16_t server_port(const struct server *srv);
 unsigned server_conn_count(const struct server *srv);
+/* The largest frame accepted from a peer. */
+size_t server_max_frame(const struct server *srv);
 
 /* Call cb(conn_id, arg) whenever a connection is freed. */
 void server_set_close_cb(struct server *srv,

@@ -125,7 +125,7 @@ worker_run(void *arg)
 	req.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT;
 	req.submit = &sub;
 
-	if ((c = cconn_open(&b->opts, &err)) == NULL)
+	if ((c = cconn_open_tls(&b->opts, &err)) == NULL)
 		bench_fail(b, "client %d: %s", w->index, err.text);
 	pthread_barrier_wait(&b->ready);
 	if (c == NULL || b->failed)

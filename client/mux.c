@@ -1,0 +1,379 @@
+/* The CLI's way to the controller (cconn_open in conn.h): through the
+ * user's cohort-mux, which holds one TLS connection for every CLI process
+ * with the same settings, so that a command costs a Unix-socket round
+ * trip instead of an OpenSSL start-up and a handshake.
+ *
+ * The mux listens on DIR/mux-KEY.sock, DIR being $XDG_RUNTIME_DIR/cohort
+ * or /tmp/cohort-UID (created 0700; refused unless it is ours and closed
+ * to others) and KEY a hash of the server address and the identity of the
+ * three files (so a renewed certificate gets a new mux). When nobody
+ * listens there, the CLI starts one under a lock (DIR/spawn.lock, so
+ * that racing CLIs start one between them), and the mux tells it on a
+ * pipe whether it reached the controller: "OK", or "E<code> <text>" with
+ * the very error the CLI would have met connecting itself.
+ *
+ * COHORT_MUX: how long an idle mux stays (a duration, default 60s), or
+ * "no"/"0": one mux per command, started on a socket pair, which exits
+ * with the command. */
+#include "config.h"
+
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/conn_int.h"
+#include "lib/clock.h"
+#include "lib/duration.h"
+
+#define MUX_DEFAULT_PERSIST_S 60
+#define MUX_MAX_PERSIST_S (24 * 3600)
+#define MUX_ATTEMPTS 3
+
+/* COHORT_MUX as seconds to persist; 0 means one mux per command. */
+static int
+mux_persist(int *secs, struct cerr *err)
+{
+	const char *v = getenv("COHORT_MUX");
+	uint64_t s;
+	struct cerr why;
+
+	*secs = MUX_DEFAULT_PERSIST_S;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0) {
+		*secs = 0;
+		return 0;
+	}
+	cerr_clear(&why);
+	if (conf_parse_duration(v, 0, MUX_MAX_PERSIST_S, &s, &why) == -1)
+		return cerr_set(err, ERR_INVALID, "COHORT_MUX: %s; or 'no'",
+		    why.text);
+	*secs = (int)s;
+	return 0;
+}
+
+/* The directory for our sockets, made if missing, checked to be ours and
+ * closed to everyone else. 0 or -1 with err. */
+static int
+mux_dir(char *dir, size_t len, struct cerr *err)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	if (run != NULL && run[0] == '/')
+		n = snprintf(dir, len, "%s/cohort", run);
+	else
+		n = snprintf(dir, len, "/tmp/cohort-%u", (unsigned)getuid());
+	if (n < 0 || (size_t)n >= len)
+		return cerr_set(err, ERR_INVALID, "runtime directory path too "
+		    "long");
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return cerr_set(err, ERR_INVALID, "cannot create %s: %s", dir,
+		    strerror(errno));
+	if (lstat(dir, &st) == -1)
+		return cerr_set(err, ERR_INVALID, "%s: %s", dir,
+		    strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 077) != 0)
+		return cerr_set(err, ERR_INVALID, "%s is not a directory of "
+		    "ours closed to others; not using it for cohort-mux "
+		    "(remove it, or set COHORT_MUX=no)", dir);
+	return 0;
+}
+
+static uint64_t
+fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len-- > 0) {
+		h ^= *b++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* What makes two commands able to share a mux: the same server and the
+ * same files (absolute paths), unchanged. */
+static uint64_t
+mux_key(const struct cconn_opts *o)
+{
+	const char *files[3] = { o->cert, o->key, o->ca };
+	struct stat st;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int i;
+
+	h = fnv1a(h, o->server, strlen(o->server) + 1);
+	for (i = 0; i < 3; i++) {
+		h = fnv1a(h, files[i], strlen(files[i]) + 1);
+		memset(&st, 0, sizeof(st));
+		if (stat(files[i], &st) == 0) {
+			h = fnv1a(h, &st.st_dev, sizeof(st.st_dev));
+			h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
+			h = fnv1a(h, &st.st_size, sizeof(st.st_size));
+			h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
+		}
+	}
+	return h;
+}
+
+/* cohort-mux beside this program (build tree or bindir), else on PATH. */
+static void
+mux_program(char *buf, size_t len)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, len, "%s/cohort-mux", self) <
+			    len && access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, len, "cohort-mux");
+}
+
+/* Read the mux's verdict from its ready pipe within c's deadline. */
+static int
+mux_verdict(struct cconn *c, int rfd, struct cerr *err)
+{
+	char buf[sizeof(err->text) + 16], *sp;
+	size_t got = 0;
+	ssize_t n;
+	struct pollfd pfd = { .fd = rfd, .events = POLLIN };
+	int64_t left;
+	long code;
+
+	for (;;) {
+		left = c->deadline - (int64_t)(clock_mono_us() / 1000);
+		if (left <= 0)
+			return cerr_set(err, ERR_UNAVAILABLE, "controller %s "
+			    "did not answer within %d s", c->where,
+			    (c->timeout_ms + 999) / 1000);
+		if (poll(&pfd, 1, (int)left) == -1 && errno != EINTR)
+			return cerr_set(err, ERR_INTERNAL, "poll: %s",
+			    strerror(errno));
+		if (pfd.revents == 0)
+			continue;
+		n = read(rfd, buf + got, sizeof(buf) - 1 - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0 || (got += n) == sizeof(buf) - 1 ||
+		    memchr(buf, '\n', got) != NULL)
+			break;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, "OK") == 0)
+		return 0;
+	if (buf[0] == 'E' && (code = strtol(buf + 1, &sp, 10)) > 0 &&
+	    code <= ERR_UNAVAILABLE && *sp == ' ')
+		return cerr_set(err, (enum err_code)code, "%s", sp + 1);
+	return cerr_set(err, ERR_UNAVAILABLE, "cohort-mux for controller %s "
+	    "exited without a word (is cohort-mux installed beside cohort?)",
+	    c->where);
+}
+
+/* Start cohort-mux, detached from us (its own session, stdio on
+ * /dev/null: it must not hold a pipe a shell waits on), and wait for its
+ * verdict. It listens on path, or with path NULL serves fd alone. */
+static int
+mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
+    int fd, int persist, struct cerr *err)
+{
+	char prog[PATH_MAX], timeout[16], persist_s[16], fdarg[16], readyarg[16];
+	int ready[2], null, rc, st, hi_ready, hi_fd;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) == -1)
+		return cerr_set(err, ERR_INTERNAL, "pipe: %s", strerror(errno));
+	mux_program(prog, sizeof(prog));
+	snprintf(timeout, sizeof(timeout), "%d", c->timeout_ms);
+	snprintf(persist_s, sizeof(persist_s), "%d", persist);
+	snprintf(fdarg, sizeof(fdarg), "%d", 4);
+	snprintf(readyarg, sizeof(readyarg), "%d", 3);
+	if ((pid = fork()) == -1) {
+		close(ready[0]);
+		close(ready[1]);
+		return cerr_set(err, ERR_INTERNAL, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		/* Fork again so that the mux is nobody's zombie. */
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (chdir("/") == -1)
+			_exit(127);
+		/* Keep nothing of ours but the two fds it needs (as 3 and 4):
+		 * an inherited pipe held open would stall whoever reads it. */
+		hi_ready = fcntl(ready[1], F_DUPFD, 10);
+		hi_fd = path == NULL ? fcntl(fd, F_DUPFD, 10) : -1;
+		if (hi_ready == -1 || dup2(hi_ready, 3) == -1 ||
+		    (path == NULL && (hi_fd == -1 || dup2(hi_fd, 4) == -1)))
+			_exit(127);
+		close_range(path == NULL ? 5 : 4, ~0U, 0);
+		if ((null = open("/dev/null", O_RDWR)) != -1) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			if (null > 4)
+				close(null);
+		}
+		execlp(prog, "cohort-mux", "--server", o->server, "--cert",
+		    o->cert, "--key", o->key, "--ca", o->ca, "--timeout-ms",
+		    timeout, "--ready-fd", readyarg,
+		    path != NULL ? "--listen" : "--fd",
+		    path != NULL ? path : fdarg, "--persist", persist_s,
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	rc = mux_verdict(c, ready[0], err);
+	close(ready[0]);
+	return rc;
+}
+
+/* Connect to path; the fd, or -1 with errno. */
+static int
+mux_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, saved;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Connect to the shared mux, starting it under the lock when nobody
+ * listens. The fd, or -1 with err. */
+static int
+mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
+    int persist, struct cerr *err)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char lock[PATH_MAX];
+	uint64_t key = mux_key(o);
+	int fd, lfd, rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/mux-%016" PRIx64 ".sock",
+	    dir, key) >= sizeof(path))
+		return cerr_set(err, ERR_INVALID, "%s: too long a path for a "
+		    "socket (set XDG_RUNTIME_DIR shorter, or COHORT_MUX=no)",
+		    dir);
+	if ((fd = mux_connect(path)) != -1)
+		return fd;
+	snprintf(lock, sizeof(lock), "%s/spawn.lock", dir);
+	if ((lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return cerr_set(err, ERR_INVALID, "%s: %s", lock,
+		    strerror(errno));
+	while ((rc = flock(lfd, LOCK_EX)) == -1 && errno == EINTR)
+		;
+	/* Someone may have started it while we waited. */
+	if ((fd = mux_connect(path)) == -1) {
+		unlink(path);	/* a mux that died leaves its socket */
+		if (mux_spawn(c, o, path, -1, persist, err) == 0 &&
+		    (fd = mux_connect(path)) == -1)
+			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
+			    "cohort-mux at %s: %s", path, strerror(errno));
+	}
+	close(lfd);
+	return fd;
+}
+
+/* A mux of our own on a socket pair, gone with us. The fd, or -1. */
+static int
+mux_private(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		return cerr_set(err, ERR_INTERNAL, "socketpair: %s",
+		    strerror(errno));
+	if (mux_spawn(c, o, NULL, sv[1], 0, err) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	close(sv[1]);
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1) {
+		close(sv[0]);
+		return cerr_set(err, ERR_INTERNAL, "fcntl: %s",
+		    strerror(errno));
+	}
+	return sv[0];
+}
+
+struct cconn *
+cconn_open(const struct cconn_opts *opts, struct cerr *err)
+{
+	char host[CONF_HOST_MAX + 1], dir[PATH_MAX];
+	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
+	struct cconn_opts ro = *opts, *o = &ro;
+	struct cconn *c;
+	uint16_t port;
+	int persist, i;
+
+	if (cconn_check_opts(opts, host, sizeof(host), &port, err) == -1 ||
+	    mux_persist(&persist, err) == -1 ||
+	    (persist > 0 && mux_dir(dir, sizeof(dir), err) == -1))
+		return NULL;
+	/* The mux runs in / and outlives our working directory. */
+	if (realpath(opts->cert, cert) == NULL ||
+	    realpath(opts->key, key) == NULL || realpath(opts->ca, ca) == NULL) {
+		cerr_set(err, ERR_INVALID, "cannot resolve the certificate "
+		    "paths: %s", strerror(errno));
+		return NULL;
+	}
+	ro.cert = cert;
+	ro.key = key;
+	ro.ca = ca;
+	/* A mux that is exiting (idle, or its controller gone) may close
+	 * before it answers hello; nothing was sent on then, so try again. */
+	for (i = 0; i < MUX_ATTEMPTS; i++) {
+		if ((c = cconn_new(o, err)) == NULL)
+			return NULL;
+		cconn_start_op(c);
+		c->fd = persist > 0 ? mux_shared(c, o, dir, persist, err) :
+		    mux_private(c, o, err);
+		if (c->fd != -1 && cconn_hello(c, err) == 0)
+			return c;
+		if (c->fd == -1 || !c->eof || persist == 0) {
+			cconn_close(c);
+			return NULL;
+		}
+		cconn_close(c);
+	}
+	return NULL;
+}
