@@ -55,7 +55,10 @@ usage(FILE *fp)
 	fprintf(fp, "\nEvery command takes --json where it lists, --help, "
 	    "and the connection flags.\nSettings come from flags, else "
 	    "COHORT_SERVER, COHORT_CERT, COHORT_KEY,\nCOHORT_CA, else "
-	    "~/.config/cohort/client.conf.\nExit codes: 0 ok, 1 refused or "
+	    "~/.config/cohort/client.conf.\nCommands share one connection "
+	    "per identity through cohort-mux, which\nexits after 60 s "
+	    "unused (COHORT_MUX=DURATION to change, COHORT_MUX=no for one\n"
+	    "per command).\nExit codes: 0 ok, 1 refused or "
 	    "failed, 2 usage error, 3 cannot reach or\nauthenticate to the "
 	    "controller.\n");
 }

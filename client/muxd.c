@@ -504,6 +504,41 @@ mux_start(struct mux *m, const struct cconn_opts *o, const char *listen,
 	return 0;
 }
 
+static void
+mux_free(struct mux *m)
+{
+	struct mclient *cl;
+	struct pending *p;
+
+	while ((p = TAILQ_FIRST(&m->pending)) != NULL) {
+		TAILQ_REMOVE(&m->pending, p, entry);
+		free(p);
+	}
+	while ((cl = TAILQ_FIRST(&m->clients)) != NULL) {
+		TAILQ_REMOVE(&m->clients, cl, entry);
+		bufferevent_free(cl->bev);
+		free(cl);
+	}
+	if (m->up != NULL)
+		bufferevent_free(m->up);
+	if (m->lst != NULL)
+		evconnlistener_free(m->lst);
+	if (m->hello != NULL) {
+		free(m->hello->hello_reply->identity);
+		free(m->hello->hello_reply->role);
+	}
+	if (m->idle != NULL)
+		event_free(m->idle);
+	if (m->drain != NULL)
+		event_free(m->drain);
+	if (m->sigint != NULL)
+		event_free(m->sigint);
+	if (m->sigterm != NULL)
+		event_free(m->sigterm);
+	if (m->base != NULL)
+		event_base_free(m->base);
+}
+
 static int
 usage(void)
 {
@@ -578,6 +613,7 @@ main(int argc, char **argv)
 	if (err.code != ERR_NONE) {
 		mux_verdict(ready, &err);
 		mux_remove_socket(&m);
+		mux_free(&m);
 		return 1;
 	}
 	if (listen != NULL) {
@@ -588,5 +624,6 @@ main(int argc, char **argv)
 	mux_verdict(ready, NULL);
 	rc = event_base_dispatch(m.base);
 	mux_remove_socket(&m);
+	mux_free(&m);
 	return rc == -1 ? 1 : 0;
 }
