@@ -14,8 +14,10 @@
 #
 #   (a) submission rate of N trivial jobs, sequential and with P parallel
 #       submitters: 'sbatch --wrap true' against 'cohort submit -- true'
-#       (both a new process per job; the cohort CLI also pays a TLS
-#       handshake per job), plus tests/bench/bench_submit with 1, P and 16
+#       (both a new process per job; the cohort CLI's go through its
+#       cohort-mux, started by the first), the same again with jobs
+#       that stay pending (sbatch --hold; a GPU type no Cohort node has),
+#       plus tests/bench/bench_submit with 1, P and 16
 #       clients, at most N (one process, one kept TLS connection per
 #       client; its jobs take whole nodes); client CPU per submit from
 #       'times';
@@ -367,10 +369,18 @@ wait_drained() {
 	done
 }
 
-# submit_batch SIDE COUNT P: COUNT trivial jobs from P submitters, each a
-# new process per job. Prints the seconds taken; dies on any failure.
+# submit_batch SIDE COUNT P [held]: COUNT trivial jobs from P submitters,
+# each a new process per job. "held": jobs that stay pending (Slurm's
+# --hold; a GPU type no Cohort node has), so that running them does not
+# compete with the submitters for the CPU. Prints the seconds taken and
+# the client CPU per submit; dies on any failure.
 submit_batch() {
 	local side="$1" count="$2" p="$3" i t0 t1 per extra k fails=0 pids=() cpu
+	local -a hs=() hc=()
+	if [ "${4:-}" = held ]; then
+		hs=(--hold)
+		hc=(--gpu-type held-by-vs-slurm)
+	fi
 	rm -f "$T"/fail.* "$T"/cpu.*
 	t0=$(now)
 	for ((k = 0; k < p; k++)); do
@@ -381,9 +391,9 @@ submit_batch() {
 			for ((i = 0; i < per + extra; i++)); do
 				[ ! -e "$T/stop" ] || exit 1
 				if [ "$side" = slurm ]; then
-					"${SB[@]}" --wrap true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
+					"${SB[@]}" "${hs[@]}" --wrap true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
 				else
-					"${CS[@]}" -- true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
+					"${CS[@]}" "${hc[@]}" -- true >/dev/null 2>>"$T/submit.err" || f=$((f + 1))
 				fi
 			done
 			echo "$f" >"$T/fail.$k"
@@ -459,6 +469,34 @@ for p in "${SUBMITTERS[@]}"; do
 	if [ "$p" = 1 ]; then what="(a) submits/s, sequential (CLI)"; else what="(a) submits/s, $p submitters (CLI)"; fi
 	row "$what" "$r_slurm" "$r_cohort" "$(ratio "$r_cohort" "$r_slurm")"
 	row "    client CPU per submit, ms" "$c_slurm" "$c_cohort" "$(ratio "$c_slurm" "$c_cohort")"
+done
+
+# The same with jobs that stay pending: the submission path alone, while
+# neither cluster runs anything (Cohort runs the jobs of the rows above
+# as they arrive, on the same two cores as its submitters; Slurm starts
+# few before the submits end). Cancelled afterwards.
+cancel_held() {
+	if [ "$1" = slurm ]; then
+		scancel --quiet --state=PENDING --user="$(id -un)" 2>/dev/null || true
+	else
+		"$COHORT" jobs | awk 'NR > 1 { print $1 }' | xargs -r -n 200 "$COHORT" cancel >/dev/null
+	fi
+	wait_drained "$1" "$DRAIN_TIMEOUT_S"
+}
+for p in "${SUBMITTERS[@]}"; do
+	r_slurm=- c_slurm=-
+	if [ "$COHORT_ONLY" = 0 ]; then
+		out=$(submit_batch slurm "$JOBS" "$p" held)
+		read -r s_slurm c_slurm <<<"$out"
+		cancel_held slurm
+		r_slurm=$(rate "$JOBS" "$s_slurm")
+	fi
+	out=$(submit_batch cohort "$JOBS" "$p" held)
+	read -r s_cohort c_cohort <<<"$out"
+	cancel_held cohort
+	r_cohort=$(rate "$JOBS" "$s_cohort")
+	if [ "$p" = 1 ]; then what="(a) submits/s, sequential, jobs held"; else what="(a) submits/s, $p submitters, jobs held"; fi
+	row "$what" "$r_slurm" "$r_cohort" "$(ratio "$r_cohort" "$r_slurm")"
 done
 
 # In-process client: one connection per client kept open; durable acks.
