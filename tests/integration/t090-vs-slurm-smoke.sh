@@ -73,6 +73,9 @@ for c in (1, par, 16):
 labels = ["(a) submits/s, sequential (CLI)", "    client CPU per submit, ms"]
 if par != 1:
     labels += ["(a) submits/s, %d submitters (CLI)" % par, "    client CPU per submit, ms"]
+labels += ["(a) submits/s, sequential, jobs held"]
+if par != 1:
+    labels += ["(a) submits/s, %d submitters, jobs held" % par]
 labels += ["    bench_submit --clients %d (kept conn.)" % c for c in clients]
 labels += ["(b) %d jobs first submit->all done, s" % jobs, "    (as jobs/s end to end)",
            "    of which after the last submit, s", "(c) 2x8 gang submit->running, median s"]
