@@ -30,13 +30,29 @@ struct gang {
 };
 
 
+/* A pass soon after any change, but paced: the next one starts no sooner
+ * after the last ended than that one took, so that passes take at most
+ * half of the loop while submits, heartbeats and replies stream in (at
+ * 10,000 nodes a pass takes ~10 ms, and a change per loop round would
+ * otherwise mean a pass per round). */
 void
 cluster_changed(struct cluster *cl)
 {
+	uint64_t now, ready;
+	struct timeval tv;
+
 	if (cl->dirty)
 		return;
 	cl->dirty = true;
-	event_active(cl->pass_ev, EV_TIMEOUT, 0);
+	now = clock_mono_us();
+	ready = cl->pass_end_us + cl->stats.last_pass_us;
+	if (now >= ready) {
+		event_active(cl->pass_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	tv.tv_sec = (time_t)((ready - now) / 1000000);
+	tv.tv_usec = (suseconds_t)((ready - now) % 1000000);
+	event_add(cl->pass_ev, &tv);
 }
 
 /* Tell every node of job's placement to stop its tasks of the current
@@ -233,7 +249,7 @@ cluster_pass(struct cluster *cl)
 			continue;
 		}
 		cl->stats.started++;
-		cluster_refresh_allocations(cl);
+		nodes_add_allocation(cl->ns, job);
 		cluster_launch(cl, job);
 	}
 	for (i = 0; i < res.nreasons; i++)
@@ -257,7 +273,8 @@ cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t t0 = clock_mono_us();
 
 	cluster_pass(cl);
-	cl->stats.last_pass_us = clock_mono_us() - t0;
+	cl->pass_end_us = clock_mono_us();
+	cl->stats.last_pass_us = cl->pass_end_us - t0;
 	cl->stats.total_pass_us += cl->stats.last_pass_us;
 }
 

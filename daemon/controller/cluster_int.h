@@ -36,7 +36,8 @@ struct cluster {
 	struct cluster_opts o;
 	struct event *pass_ev;
 	struct event *tick_ev;
-	bool dirty;
+	bool dirty;		/* a pass is due (pass_ev active or timed) */
+	uint64_t pass_end_us;	/* when the latest pass ended (monotonic) */
 	TAILQ_HEAD(, gang) gangs;
 	TAILQ_HEAD(, evac) evacs;
 	struct cluster_stats stats;

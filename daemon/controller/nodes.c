@@ -386,25 +386,38 @@ nodes_check_timeouts(struct nodes *ns, int64_t now_ms, int64_t timeout_ms,
 }
 
 void
-nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
-    size_t njobs)
+nodes_add_allocation(struct nodes *ns, const struct job *job)
 {
 	const struct placement *p;
 	struct node *n;
-	size_t i, j, g;
+	size_t j, g;
 
-	for (i = 0; i < ns->n; i++)
-		memset(ns->tab[i]->gpu_job, 0, sizeof(ns->tab[i]->gpu_job));
-	for (i = 0; i < njobs; i++) {
-		for (j = 0; j < jobs[i]->nplace; j++) {
-			p = &jobs[i]->place[j];
-			if ((n = nodes_get(ns, p->node)) == NULL)
-				continue;
-			for (g = 0; g < p->ngpus; g++)
-				if (p->gpus[g] < INV_MAX_GPUS)
-					n->gpu_job[p->gpus[g]] = jobs[i]->id;
-		}
+	for (j = 0; j < job->nplace; j++) {
+		p = &job->place[j];
+		if ((n = nodes_get(ns, p->node)) == NULL)
+			continue;
+		for (g = 0; g < p->ngpus; g++)
+			if (p->gpus[g] < INV_MAX_GPUS)
+				n->gpu_job[p->gpus[g]] = job->id;
 	}
+}
+
+void
+nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
+    size_t njobs)
+{
+	struct node *n;
+	size_t i;
+
+	/* Only the GPUs a node has are ever read: clearing all 64 slots of
+	 * every node touched 5 MB a pass at 10,000 nodes. */
+	for (i = 0; i < ns->n; i++) {
+		n = ns->tab[i];
+		memset(n->gpu_job, 0, sizeof(n->gpu_job[0]) *
+		    (n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS));
+	}
+	for (i = 0; i < njobs; i++)
+		nodes_add_allocation(ns, jobs[i]);
 }
 
 const char *

@@ -71,6 +71,9 @@ struct node **nodes_all(struct nodes *ns, size_t *n);
  * jobs (those holding resources). */
 void nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
     size_t njobs);
+/* Add one job's placement to its nodes' gpu_job[] (a start within a
+ * pass, without recomputing every node). */
+void nodes_add_allocation(struct nodes *ns, const struct job *job);
 
 /* Drain a node (no new work), recording who, why and when; from_health
  * marks a drain that a resume may clear only once the node reports

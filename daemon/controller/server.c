@@ -46,6 +46,7 @@ struct conn {
 	bool closing;
 	bool throttled;
 	TAILQ_ENTRY(conn) entry;
+	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
 };
 
 struct server {
@@ -54,6 +55,12 @@ struct server {
 	struct evconnlistener *listener;
 	struct event *reaper;
 	TAILQ_HEAD(, conn) conns;
+	/* Connections by id: every reply and command looks one up, and at
+	 * 10,000 agents a list walk per heartbeat reply was a quarter of
+	 * the controller's time. Ids are sequential, so id & mask spreads
+	 * them evenly over a table sized for max_conns. */
+	LIST_HEAD(conn_ids, conn) *ids;
+	uint64_t ids_mask;
 	unsigned nconns;
 	uint64_t next_id;
 	uint16_t port;
@@ -82,6 +89,7 @@ conn_free(struct conn *c)
 	SSL *ssl;
 
 	TAILQ_REMOVE(&srv->conns, c, entry);
+	LIST_REMOVE(c, by_id);
 	srv->nconns--;
 	if (srv->close_cb != NULL)
 		srv->close_cb(c->id, srv->close_arg);
@@ -137,7 +145,7 @@ server_conn(struct server *srv, uint64_t id)
 {
 	struct conn *c;
 
-	TAILQ_FOREACH(c, &srv->conns, entry) {
+	LIST_FOREACH(c, &srv->ids[id & srv->ids_mask], by_id) {
 		if (c->id == id)
 			return c->closing ? NULL : c;
 	}
@@ -336,6 +344,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->id = ++srv->next_id;
 	snprintf(c->peer.name, sizeof(c->peer.name), "?");
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
+	LIST_INSERT_HEAD(&srv->ids[c->id & srv->ids_mask], c, by_id);
 	srv->nconns++;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
 	    c);
@@ -384,6 +393,7 @@ server_create(struct event_base *base, SSL_CTX *ctx,
     struct cerr *err)
 {
 	struct server *srv;
+	uint64_t n;
 
 	if ((srv = calloc(1, sizeof(*srv))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -396,8 +406,12 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	srv->cb = cb;
 	srv->arg = arg;
 	TAILQ_INIT(&srv->conns);
+	for (n = 64; n < srv->max_conns && n < (1u << 20); n <<= 1)
+		;
+	srv->ids_mask = n - 1;
+	srv->ids = calloc(n, sizeof(*srv->ids));	/* all-zero: empty lists */
 	srv->reaper = event_new(base, -1, 0, server_reap_cb, srv);
-	if (srv->reaper == NULL) {
+	if (srv->reaper == NULL || srv->ids == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -422,6 +436,7 @@ server_destroy(struct server *srv)
 		conn_free(c);
 	if (srv->reaper != NULL)
 		event_free(srv->reaper);
+	free(srv->ids);
 	free(srv);
 }
 
