@@ -201,6 +201,15 @@ cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 		    "cannot encode the request: %s", strerror(errno));
 		return NULL;
 	}
+	/* Over the controller's limit: say so here, rather than have the
+	 * connection closed on us mid-write. */
+	if (c->max_frame != 0 && len - FRAME_HDR > c->max_frame) {
+		free(frame);
+		cerr_set(err, ERR_TOO_LARGE, "the request is %zu bytes; the "
+		    "controller accepts at most %u", len - FRAME_HDR,
+		    c->max_frame);
+		return NULL;
+	}
 	cconn_start_op(c);
 	rc = conn_write_full(c, frame, len, err);
 	free(frame);

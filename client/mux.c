@@ -5,8 +5,9 @@
  *
  * The mux listens on DIR/mux-KEY.sock, DIR being $XDG_RUNTIME_DIR/cohort
  * or /tmp/cohort-UID (created 0700; refused unless it is ours and closed
- * to others) and KEY a hash of the server address and the identity of the
- * three files (so a renewed certificate gets a new mux). When nobody
+ * to others) and KEY a hash of the version, the server address and the
+ * identity of the three files (so a renewed certificate or an upgrade
+ * gets a new mux). When nobody
  * listens there, the CLI starts one under a lock (DIR/spawn.lock, so
  * that racing CLIs start one between them), and the mux tells it on a
  * pipe whether it reached the controller: "OK", or "E<code> <text>" with
@@ -31,6 +32,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,6 +119,8 @@ mux_key(const struct cconn_opts *o)
 	uint64_t h = 0xcbf29ce484222325ULL;
 	int i;
 
+	/* Another build speaks for another CLI: a mux of its own. */
+	h = fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
 	h = fnv1a(h, o->server, strlen(o->server) + 1);
 	for (i = 0; i < 3; i++) {
 		h = fnv1a(h, files[i], strlen(files[i]) + 1);
@@ -168,6 +172,7 @@ mux_verdict(struct cconn *c, int rfd, struct cerr *err)
 			return cerr_set(err, ERR_UNAVAILABLE, "controller %s "
 			    "did not answer within %d s", c->where,
 			    (c->timeout_ms + 999) / 1000);
+		pfd.revents = 0;
 		if (poll(&pfd, 1, (int)left) == -1 && errno != EINTR)
 			return cerr_set(err, ERR_INTERNAL, "poll: %s",
 			    strerror(errno));
@@ -200,7 +205,7 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
     int fd, int persist, struct cerr *err)
 {
 	char prog[PATH_MAX], timeout[16], persist_s[16], fdarg[16], readyarg[16];
-	int ready[2], null, rc, st, hi_ready, hi_fd;
+	int ready[2], null, rc, st, hi_ready, hi_fd, k;
 	pid_t pid;
 
 	if (pipe2(ready, O_CLOEXEC) == -1)
@@ -229,7 +234,9 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 		if (hi_ready == -1 || dup2(hi_ready, 3) == -1 ||
 		    (path == NULL && (hi_fd == -1 || dup2(hi_fd, 4) == -1)))
 			_exit(127);
-		close_range(path == NULL ? 5 : 4, ~0U, 0);
+		if (close_range(path == NULL ? 5 : 4, ~0U, 0) == -1)
+			for (k = path == NULL ? 5 : 4; k < 65536; k++)
+				close(k);	/* kernels before 5.9 */
 		if ((null = open("/dev/null", O_RDWR)) != -1) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
@@ -253,27 +260,51 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 	return rc;
 }
 
-/* Connect to path; the fd, or -1 with errno. */
+/* Connect to path within c's deadline (a full backlog is busy, not
+ * gone: wait). The fd, or -1 with errno: ENOENT or ECONNREFUSED when
+ * nobody listens there. */
 static int
-mux_connect(const char *path)
+mux_connect(struct cconn *c, const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
 	int fd, saved;
 
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	while (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		if ((errno == EAGAIN || errno == EINTR) &&
+		    (int64_t)(clock_mono_us() / 1000) < c->deadline) {
+			nanosleep(&pause, NULL);
+			continue;
+		}
 		saved = errno;
 		close(fd);
 		errno = saved;
 		return -1;
 	}
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
-		close(fd);
-		return -1;
-	}
 	return fd;
+}
+
+/* Take the spawn lock within c's deadline. 0 or -1 with err. */
+static int
+mux_lock(struct cconn *c, int lfd, const char *lock, struct cerr *err)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+	while (flock(lfd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return cerr_set(err, ERR_INTERNAL, "%s: %s", lock,
+			    strerror(errno));
+		if ((int64_t)(clock_mono_us() / 1000) >= c->deadline)
+			return cerr_set(err, ERR_UNAVAILABLE, "waited %d s for "
+			    "another command starting cohort-mux (%s)",
+			    (c->timeout_ms + 999) / 1000, lock);
+		nanosleep(&pause, NULL);
+	}
+	return 0;
 }
 
 /* Connect to the shared mux, starting it under the lock when nobody
@@ -283,28 +314,39 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
     int persist, struct cerr *err)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char lock[PATH_MAX];
+	char lock[PATH_MAX + 16];
 	uint64_t key = mux_key(o);
-	int fd, lfd, rc;
+	int fd, lfd;
 
+	cerr_clear(err);
 	if ((size_t)snprintf(path, sizeof(path), "%s/mux-%016" PRIx64 ".sock",
 	    dir, key) >= sizeof(path))
 		return cerr_set(err, ERR_INVALID, "%s: too long a path for a "
 		    "socket (set XDG_RUNTIME_DIR shorter, or COHORT_MUX=no)",
 		    dir);
-	if ((fd = mux_connect(path)) != -1)
+	if ((fd = mux_connect(c, path)) != -1)
 		return fd;
+	if (errno != ENOENT && errno != ECONNREFUSED)
+		return cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
+		    "cohort-mux at %s: %s", path, strerror(errno));
 	snprintf(lock, sizeof(lock), "%s/spawn.lock", dir);
 	if ((lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
 		return cerr_set(err, ERR_INVALID, "%s: %s", lock,
 		    strerror(errno));
-	while ((rc = flock(lfd, LOCK_EX)) == -1 && errno == EINTR)
-		;
+	if (mux_lock(c, lfd, lock, err) == -1) {
+		close(lfd);
+		return -1;
+	}
 	/* Someone may have started it while we waited. */
-	if ((fd = mux_connect(path)) == -1) {
-		unlink(path);	/* a mux that died leaves its socket */
-		if (mux_spawn(c, o, path, -1, persist, err) == 0 &&
-		    (fd = mux_connect(path)) == -1)
+	if ((fd = mux_connect(c, path)) == -1) {
+		if (errno == ECONNREFUSED)
+			unlink(path);	/* a mux that died left its socket */
+		if ((errno == ECONNREFUSED || errno == ENOENT) &&
+		    mux_spawn(c, o, path, -1, persist, err) == 0 &&
+		    (fd = mux_connect(c, path)) == -1)
+			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
+			    "cohort-mux at %s: %s", path, strerror(errno));
+		else if (fd == -1 && err != NULL && err->code == ERR_NONE)
 			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
 			    "cohort-mux at %s: %s", path, strerror(errno));
 	}

@@ -22,6 +22,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -44,7 +47,11 @@
 
 /* Replies can be long listings (the CLI's own limit). */
 #define MUX_REPLY_MAX (64u * 1024 * 1024)
-/* A client not reading its replies stops being read from above this. */
+/* A client stops being read while this many of its requests wait for
+ * replies (the CLI has one at a time), or while this much of its replies
+ * waits for it to read: no client can make the mux hold unbounded
+ * memory, nor crowd the shared connection. */
+#define MUX_CLIENT_PENDING_MAX 16
 #define MUX_CLIENT_OUT_HIGH (8u * 1024 * 1024)
 /* Once the controller is gone: how long clients get to read why. */
 #define MUX_DRAIN_S 2
@@ -56,6 +63,8 @@ struct mclient {
 	struct mux *m;
 	struct bufferevent *bev;
 	int closing;		/* free once the output has gone */
+	int held;		/* not read from: too much waiting (above) */
+	unsigned npending;	/* its requests waiting for replies */
 };
 
 /* A request sent on, waiting for its reply. */
@@ -80,6 +89,7 @@ struct mux {
 	Cohort__V1__Envelope *hello;	/* the controller's reply to us */
 	size_t max_frame;
 	int persist_s;
+	int lost_race;		/* another mux listens on our path */
 	char gone[512];		/* why the controller connection ended */
 	const char *where;
 };
@@ -111,12 +121,23 @@ mux_exit(struct mux *m)
 	event_base_loopexit(m->base, NULL);
 }
 
+/* Stop reading from cl and free it once its output has gone (at once
+ * if nothing is queued: then no write callback would come). Not from
+ * inside cl's own read loop, which checks closing and frees on its way
+ * out. */
+static void
+client_close(struct mclient *cl)
+{
+	cl->closing = 1;
+	bufferevent_disable(cl->bev, EV_READ);
+}
+
 static void
 client_send(struct mclient *cl, const Cohort__V1__Envelope *env)
 {
 	if (frame_write(bufferevent_get_output(cl->bev), env,
 	    MUX_REPLY_MAX) == -1)
-		cl->closing = 1;
+		client_close(cl);
 }
 
 static void
@@ -128,10 +149,14 @@ client_error(struct mclient *cl, uint64_t id, enum err_code code,
 
 	wire_error(&env, &e, id, code, text);
 	client_send(cl, &env);
-	if (close_after) {
-		cl->closing = 1;
-		bufferevent_disable(cl->bev, EV_READ);
-	}
+	if (close_after)
+		client_close(cl);
+}
+
+static int
+client_output_empty(const struct mclient *cl)
+{
+	return evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0;
 }
 
 /* Take hello ourselves: the controller's answer to us is the answer. */
@@ -170,12 +195,17 @@ client_forward(struct mclient *cl, Cohort__V1__Envelope *req)
 	req->id = p->up_id;
 	if (frame_write(bufferevent_get_output(m->up), req, m->max_frame) ==
 	    -1) {
-		client_error(cl, p->id, ERR_INTERNAL, "cohort-mux: cannot "
-		    "pass the request on", 0);
+		if (errno == EMSGSIZE)
+			client_error(cl, p->id, ERR_TOO_LARGE, "the request "
+			    "exceeds the controller's frame limit", 0);
+		else
+			client_error(cl, p->id, ERR_INTERNAL, "cohort-mux: out "
+			    "of memory", 0);
 		free(p);
 		return;
 	}
 	TAILQ_INSERT_TAIL(&m->pending, p, entry);
+	cl->npending++;
 }
 
 static void
@@ -207,6 +237,15 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	char text[128];
 
 	while (!cl->closing) {
+		if (cl->npending >= MUX_CLIENT_PENDING_MAX ||
+		    evbuffer_get_length(bufferevent_get_output(bev)) >
+		    MUX_CLIENT_OUT_HIGH) {
+			/* Read on when replies have caught up (up_reply,
+			 * client_write_cb). */
+			cl->held = 1;
+			bufferevent_disable(bev, EV_READ);
+			return;
+		}
 		switch (frame_read(in, cl->m->max_frame, &env)) {
 		case FRAME_NEED:
 			return;
@@ -221,13 +260,29 @@ client_read_cb(struct bufferevent *bev, void *arg)
 			    "exceeds the limit of %zu", frame_header_len(hdr),
 			    cl->m->max_frame);
 			client_error(cl, 0, ERR_TOO_LARGE, text, 1);
-			return;
+			break;
 		case FRAME_BAD:
 			client_error(cl, 0, ERR_PROTOCOL, "frame is not a valid "
 			    "cohort.v1.Envelope", 1);
-			return;
+			break;
 		}
 	}
+	if (client_output_empty(cl))
+		client_free(cl);	/* closing, and nothing left to send */
+}
+
+/* A held client may be read again. */
+static void
+client_resume(struct mclient *cl)
+{
+	if (!cl->held || cl->closing || cl->npending >= MUX_CLIENT_PENDING_MAX ||
+	    evbuffer_get_length(bufferevent_get_output(cl->bev)) >
+	    MUX_CLIENT_OUT_HIGH)
+		return;
+	cl->held = 0;
+	bufferevent_enable(cl->bev, EV_READ);
+	/* Requests already buffered raise no new read event. */
+	client_read_cb(cl->bev, cl);
 }
 
 static void
@@ -237,6 +292,8 @@ client_write_cb(struct bufferevent *bev, void *arg)
 
 	if (cl->closing)
 		client_free(cl);
+	else
+		client_resume(cl);
 }
 
 static void
@@ -315,13 +372,17 @@ idle_cb(evutil_socket_t fd, short what, void *arg)
 static void
 up_reply(struct mux *m, Cohort__V1__Envelope *env)
 {
-	struct mclient *cl;
+	struct mclient *cl, *next;
 	struct pending *p;
 
 	if (env->id == 0) {
 		/* About the connection as a whole: everyone's business. */
-		TAILQ_FOREACH(cl, &m->clients, entry)
+		for (cl = TAILQ_FIRST(&m->clients); cl != NULL; cl = next) {
+			next = TAILQ_NEXT(cl, entry);
 			client_send(cl, env);
+			if (cl->closing && client_output_empty(cl))
+				client_free(cl);
+		}
 		return;
 	}
 	TAILQ_FOREACH(p, &m->pending, entry)
@@ -330,9 +391,14 @@ up_reply(struct mux *m, Cohort__V1__Envelope *env)
 	if (p == NULL)
 		return;
 	TAILQ_REMOVE(&m->pending, p, entry);
-	if (p->cl != NULL) {
+	if ((cl = p->cl) != NULL) {
+		cl->npending--;
 		env->id = p->id;
-		client_send(p->cl, env);
+		client_send(cl, env);
+		if (cl->closing && client_output_empty(cl))
+			client_free(cl);
+		else
+			client_resume(cl);
 	}
 	free(p);
 }
@@ -355,7 +421,8 @@ up_read_cb(struct bufferevent *bev, void *arg)
 		default:
 			bufferevent_disable(bev, EV_READ);
 			snprintf(m->gone, sizeof(m->gone), "controller %s sent "
-			    "a frame that does not decode", m->where);
+			    "a reply that is too large or does not decode",
+			    m->where);
 			bufferevent_trigger_event(bev, BEV_EVENT_ERROR, 0);
 			return;
 		}
@@ -374,6 +441,10 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
+	/* Replies that arrived with the end of the stream go out first:
+	 * a submit the controller acknowledged must not be reported lost. */
+	if (m->gone[0] == '\0')
+		up_read_cb(bev, m);
 	if (m->gone[0] == '\0')
 		snprintf(m->gone, sizeof(m->gone), what & BEV_EVENT_EOF ?
 		    "controller %s closed the connection" :
@@ -427,6 +498,19 @@ mux_verdict(int fd, const struct cerr *err)
 	close(fd);
 }
 
+/* Whether a mux answers on sun. */
+static int
+mux_live(const struct sockaddr_un *sun)
+{
+	int fd, ok;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	ok = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
+	close(fd);
+	return ok;
+}
+
 static int
 mux_listen(struct mux *m, const char *path, struct cerr *err)
 {
@@ -441,6 +525,12 @@ mux_listen(struct mux *m, const char *path, struct cerr *err)
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64,
 	    (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
+	if (m->lst == NULL && errno == EADDRINUSE && mux_live(&sun)) {
+		/* Another mux won the name (its starter gave up waiting
+		 * and a second one was started): it serves. */
+		m->lost_race = 1;
+		return 0;
+	}
 	if (m->lst == NULL || lstat(path, &m->path_st) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot listen on %s: %s",
 		    path, strerror(errno));
@@ -477,7 +567,8 @@ mux_start(struct mux *m, const struct cconn_opts *o, const char *listen,
 {
 	struct cconn *c;
 	SSL *ssl;
-	int upfd;
+	int upfd, one = 1, idle = 30, intvl = 10, cnt = 3;
+	unsigned user_ms = 60000;
 
 	if ((c = cconn_open_tls(o, err)) == NULL)
 		return -1;
@@ -486,6 +577,15 @@ mux_start(struct mux *m, const struct cconn_opts *o, const char *listen,
 		cconn_close(c);
 		return -1;
 	}
+	/* A controller whose host died or got cut off must not be trusted
+	 * for a quarter of an hour (TCP's default): probe an idle link,
+	 * and give up on unacknowledged data after a minute. */
+	setsockopt(upfd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(upfd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(upfd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(upfd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(upfd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms,
+	    sizeof(user_ms));
 	m->up = bufferevent_openssl_socket_new(m->base, upfd, ssl,
 	    BUFFEREVENT_SSL_OPEN, BEV_OPT_CLOSE_ON_FREE);
 	if (m->up == NULL) {
@@ -615,6 +715,11 @@ main(int argc, char **argv)
 		mux_remove_socket(&m);
 		mux_free(&m);
 		return 1;
+	}
+	if (m.lost_race) {
+		mux_verdict(ready, NULL);
+		mux_free(&m);
+		return 0;
 	}
 	if (listen != NULL) {
 		struct timeval tv = { m.persist_s, 0 };

@@ -39,7 +39,8 @@ done
 [ "$(mux_pids user-alice.crt)" = "$pid" ] || fail "the commands did not share mux $pid: $(mux_pids user-alice.crt)"
 [ "$(metric cohort_connections)" = "$conns" ] || fail "connections went from $conns to $(metric cohort_connections): commands opened their own"
 stat -c %a "$RUN/cohort" | grep -qx 700 || fail "runtime directory is not 700: $(stat -c %a "$RUN/cohort")"
-sock=$(ls "$RUN"/cohort/mux-*.sock | head -n 1)
+# alice's socket, from her mux's command line.
+sock=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^--listen$/{n;p}')
 [ -S "$sock" ] || fail "no socket in $RUN/cohort"
 
 # Four submitters at once through the same mux: every reply reaches the
@@ -82,6 +83,54 @@ raw "00000007676172626167650a" || fail "garbage: no error reply before the mux c
 raw "7fffffff" || fail "oversized frame: no error reply before the mux closed"
 expect_exit 0 cohort jobs
 [ "$(mux_pids user-alice.crt)" = "$pid" ] || fail "bad input from one client replaced the mux"
+
+# A client that sends and never reads: the mux stops reading it once 16
+# requests wait, so its memory stays bounded and others are served. (A
+# job with a 200 kB argument makes each reply 200 kB: unbounded, the
+# mux would hold hundreds of megabytes.)
+big=$(head -c 100000 /dev/zero | tr '\0' a)
+expect_exit 0 cohort submit --name bulky -- true "$big" "$big"
+"$PYTHON" - "$sock" "$T/flood.ready" <<'EOF' &
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.setblocking(False)
+sent = 0
+for i in range(1, 2001):
+    # Envelope { id = i (field 1), list_jobs = { all = true } (field 22) }
+    idv = bytearray()
+    v = i
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        idv.append(b | (0x80 if v else 0))
+        if not v:
+            break
+    body = b"\x08" + bytes(idv) + b"\xb2\x01\x02\x08\x01"
+    try:
+        s.send(struct.pack(">I", len(body)) + body)
+        sent += 1
+    except BlockingIOError:
+        break
+open(sys.argv[2], "w").write(str(sent))
+time.sleep(30)
+EOF
+flood=$!
+track_pid "$flood"
+wait_for 10 test -s "$T/flood.ready" || fail "the flooding client did not start"
+expect_exit 0 cohort jobs
+# The controller answers the flood over a few seconds: watch the mux.
+max=0
+for i in $(seq 40); do
+	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
+	[ "$rss" -le "$max" ] || max=$rss
+	sleep 0.1
+done
+log "mux RSS at most $max KiB under a flood of $(cat "$T/flood.ready") unread requests"
+[ "$max" -lt 40960 ] || fail "mux RSS reached $max KiB with a client that does not read its replies"
+expect_exit 0 cohort jobs
+kill "$flood" 2>/dev/null || true
+[ "$(mux_pids user-alice.crt)" = "$pid" ] || fail "a flooding client replaced the mux"
 
 # A request over the controller's frame limit (4 MiB): refused without
 # costing the shared connection.
