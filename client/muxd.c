@@ -41,6 +41,7 @@
 
 #include "client/conn.h"
 #include "client/conn_tls.h"
+#include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
@@ -55,6 +56,11 @@
 #define MUX_CLIENT_OUT_HIGH (8u * 1024 * 1024)
 /* Once the controller is gone: how long clients get to read why. */
 #define MUX_DRAIN_S 2
+/* The controller answers everything in well under a second (slow agent
+ * commands time out on its side first): a request this old means the
+ * connection is dead even if TCP has not said so yet. */
+#define MUX_ANSWER_S 60
+#define MUX_WATCH_S 5
 
 struct mux;
 
@@ -73,13 +79,14 @@ struct pending {
 	uint64_t up_id;		/* the id on the shared connection */
 	uint64_t id;		/* the client's own */
 	struct mclient *cl;	/* NULL once the client has gone */
+	uint64_t sent_us;	/* monotonic */
 };
 
 struct mux {
 	struct event_base *base;
 	struct bufferevent *up;
 	struct evconnlistener *lst;
-	struct event *idle, *drain, *sigint, *sigterm;
+	struct event *idle, *drain, *watch, *sigint, *sigterm;
 	const char *path;	/* our socket, removed on exit if still ours */
 	struct stat path_st;
 	TAILQ_HEAD(, mclient) clients;
@@ -192,6 +199,7 @@ client_forward(struct mclient *cl, Cohort__V1__Envelope *req)
 	p->up_id = m->next_id++;
 	p->id = req->id;
 	p->cl = cl;
+	p->sent_us = clock_mono_us();
 	req->id = p->up_id;
 	if (frame_write(bufferevent_get_output(m->up), req, m->max_frame) ==
 	    -1) {
@@ -468,6 +476,21 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		mux_exit(m);
 }
 
+/* The oldest request still waiting is first in the list. */
+static void
+watch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mux *m = arg;
+	struct pending *p = TAILQ_FIRST(&m->pending);
+
+	if (p == NULL || m->gone[0] != '\0' ||
+	    clock_mono_us() - p->sent_us < (uint64_t)MUX_ANSWER_S * 1000000)
+		return;
+	snprintf(m->gone, sizeof(m->gone), "controller %s did not answer "
+	    "for %d s", m->where, MUX_ANSWER_S);
+	up_event_cb(m->up, BEV_EVENT_ERROR, m);
+}
+
 static void
 drain_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -631,6 +654,8 @@ mux_free(struct mux *m)
 		event_free(m->idle);
 	if (m->drain != NULL)
 		event_free(m->drain);
+	if (m->watch != NULL)
+		event_free(m->watch);
 	if (m->sigint != NULL)
 		event_free(m->sigint);
 	if (m->sigterm != NULL)
@@ -703,6 +728,8 @@ main(int argc, char **argv)
 	if ((m.base = event_base_new()) == NULL ||
 	    (m.idle = evtimer_new(m.base, idle_cb, &m)) == NULL ||
 	    (m.drain = evtimer_new(m.base, drain_cb, &m)) == NULL ||
+	    (m.watch = event_new(m.base, -1, EV_PERSIST, watch_cb, &m)) ==
+	    NULL ||
 	    (m.sigint = evsignal_new(m.base, SIGINT, signal_cb, &m)) == NULL ||
 	    (m.sigterm = evsignal_new(m.base, SIGTERM, signal_cb, &m)) ==
 	    NULL || evsignal_add(m.sigint, NULL) == -1 ||
@@ -720,6 +747,11 @@ main(int argc, char **argv)
 		mux_verdict(ready, NULL);
 		mux_free(&m);
 		return 0;
+	}
+	{
+		struct timeval wtv = { MUX_WATCH_S, 0 };
+
+		evtimer_add(m.watch, &wtv);
 	}
 	if (listen != NULL) {
 		struct timeval tv = { m.persist_s, 0 };

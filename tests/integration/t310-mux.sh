@@ -127,7 +127,12 @@ for i in $(seq 40); do
 	sleep 0.1
 done
 log "mux RSS at most $max KiB under a flood of $(cat "$T/flood.ready") unread requests"
-[ "$max" -lt 40960 ] || fail "mux RSS reached $max KiB with a client that does not read its replies"
+if grep -q __asan_init "$COHORT_BINDIR/cohort-mux"; then
+	# ASan's quarantine keeps freed replies: RSS says nothing there.
+	log "RSS bound not checked: cohort-mux is built with ASan"
+else
+	[ "$max" -lt 40960 ] || fail "mux RSS reached $max KiB with a client that does not read its replies"
+fi
 expect_exit 0 cohort jobs
 kill "$flood" 2>/dev/null || true
 [ "$(mux_pids user-alice.crt)" = "$pid" ] || fail "a flooding client replaced the mux"
