@@ -1,10 +1,10 @@
+/* Frames without I/O: packing, decoding, the header (see frame.h). The
+ * libevent side is frame_ev.c, so that the CLI links no libevent. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <event2/buffer.h>
 
 #include "frame.h"
 
@@ -43,22 +43,6 @@ frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 	return buf;
 }
 
-int
-frame_write(struct evbuffer *out, const Cohort__V1__Envelope *env, size_t max)
-{
-	size_t len;
-	uint8_t *buf;
-	int rc;
-
-	if ((buf = frame_pack(env, max, &len)) == NULL)
-		return -1;
-	rc = evbuffer_add(out, buf, len);
-	free(buf);
-	if (rc == -1)
-		errno = ENOMEM;
-	return rc;
-}
-
 Cohort__V1__Envelope *
 frame_decode(const uint8_t *body, size_t len)
 {
@@ -68,33 +52,6 @@ frame_decode(const uint8_t *body, size_t len)
 	if (env == NULL)
 		errno = EBADMSG;
 	return env;
-}
-
-enum frame_status
-frame_read(struct evbuffer *in, size_t max, Cohort__V1__Envelope **env)
-{
-	uint8_t hdr[FRAME_HDR];
-	uint32_t len;
-	uint8_t *body;
-
-	*env = NULL;
-	if (evbuffer_copyout(in, hdr, FRAME_HDR) < FRAME_HDR)
-		return FRAME_NEED;
-	len = frame_header_len(hdr);
-	/* Checked before waiting for the body, so a peer cannot make us
-	 * buffer more than max. */
-	if (len > max)
-		return FRAME_TOO_LARGE;
-	if (evbuffer_get_length(in) < FRAME_HDR + (size_t)len)
-		return FRAME_NEED;
-	body = evbuffer_pullup(in, FRAME_HDR + (ssize_t)len);
-	if (body == NULL) {
-		evbuffer_drain(in, FRAME_HDR + len);
-		return FRAME_BAD;
-	}
-	*env = frame_decode(body + FRAME_HDR, len);
-	evbuffer_drain(in, FRAME_HDR + len);
-	return *env != NULL ? FRAME_OK : FRAME_BAD;
 }
 
 void
