@@ -103,6 +103,7 @@ struct task_report {
 	unsigned rank;
 	bool running;
 	int wait_status;	/* when !running */
+	char why[256];		/* when it could not start: why; else "" */
 };
 
 struct job {

@@ -39,6 +39,7 @@ struct atask {
 	bool ended;
 	bool acked;
 	int status;
+	char why[256];		/* why it could not start, or "" */
 	TAILQ_ENTRY(atask) entry;
 };
 
@@ -206,7 +207,8 @@ atask_check(struct atask *at)
 
 	if (at->ended)
 		return;
-	if (task_result(&at->t, &status) == -1 && errno != EIO)
+	if (task_result(&at->t, &status, at->why, sizeof(at->why)) == -1 &&
+	    errno != EIO)
 		return;
 	at->ended = true;
 	at->status = status;
@@ -221,6 +223,7 @@ atask_check(struct atask *at)
 	r.rank = at->t.rank;
 	r.running = false;
 	r.wait_status = status;
+	memcpy(r.why, at->why, sizeof(r.why));
 	at->a->cb(&r, at->a->arg);
 }
 
@@ -448,7 +451,8 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 		task_signal(&at->t, SIGKILL);
 		/* Bounded: the supervisor writes the status right after;
 		 * task_result also reaps it. */
-		for (i = 0; i < 100 && task_result(&at->t, &status) == -1 &&
+		for (i = 0; i < 100 && task_result(&at->t, &status, NULL,
+		    0) == -1 &&
 		    errno == ENOENT; i++)
 			usleep(10000);
 		atask_free(at);
@@ -620,6 +624,7 @@ agent_tasks(struct agent *a, size_t *n)
 		r[*n].rank = at->t.rank;
 		r[*n].running = !at->ended;
 		r[*n].wait_status = at->status;
+		memcpy(r[*n].why, at->why, sizeof(r[*n].why));
 		(*n)++;
 	}
 	return r;

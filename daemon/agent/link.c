@@ -114,6 +114,18 @@ link_reset(struct link *l, const char *why)
 	evtimer_add(l->retry_ev, &tv);
 }
 
+static void
+link_task_statuses_free(Cohort__V1__TaskStatus **ptrs,
+    Cohort__V1__TaskStatus *ts, size_t n)
+{
+	size_t i;
+
+	for (i = 0; ts != NULL && i < n; i++)
+		free(ts[i].why);
+	free(ts);
+	free(ptrs);
+}
+
 static Cohort__V1__TaskStatus **
 link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 {
@@ -141,6 +153,9 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 		ts[i].running = r[i].running;
 		ts[i].has_wait_status = !r[i].running;
 		ts[i].wait_status = r[i].wait_status;
+		/* Copied: r goes before the message is packed. */
+		if (!r[i].running && r[i].why[0] != '\0')
+			ts[i].why = strdup(r[i].why);
 		ptrs[i] = &ts[i];
 	}
 	free(r);
@@ -339,8 +354,7 @@ link_send_register(struct link *l)
 	env.body_case = COHORT__V1__ENVELOPE__BODY_REGISTER;
 	env.register_ = &rr;
 	link_send(l, &env);
-	free(rr.tasks);
-	free(buf);
+	link_task_statuses_free(rr.tasks, buf, rr.n_tasks);
 	free(hp);
 	wire_inventory_pb_release(&inv);
 	l->state = LINK_REGISTER;
@@ -373,8 +387,7 @@ link_send_heartbeat(struct link *l)
 	env.body_case = COHORT__V1__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;
 	link_send(l, &env);
-	free(hb.tasks);
-	free(buf);
+	link_task_statuses_free(hb.tasks, buf, hb.n_tasks);
 	link_hb_extra_free(x);
 }
 
@@ -413,6 +426,8 @@ link_task_exited(const struct task_report *r, void *arg)
 	te.restart = r->restart;
 	te.rank = r->rank;
 	te.wait_status = r->wait_status;
+	if (r->why[0] != '\0')
+		te.why = (char *)r->why;
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT;
 	env.task_exit = &te;

@@ -71,6 +71,7 @@ struct launch {
 	char log[PATH_MAX];
 	char pid[PATH_MAX], pidtmp[PATH_MAX];
 	char exit[PATH_MAX], exittmp[PATH_MAX];
+	char error[PATH_MAX], errortmp[PATH_MAX];
 	char script[PATH_MAX], scripttmp[PATH_MAX];
 	char *user;		/* for messages; NULL when not root */
 	char *workdir;
@@ -155,24 +156,44 @@ write_atomic(const char *tmp, const char *path, const char *buf, size_t len,
 	return 0;
 }
 
-/* "cohort: WHAT 'ARG': REASON" on the task's stderr (its log), then the
- * shell's exit status for a command that could not be run. The message
- * table strerrordesc_np reads is static and untranslated, unlike
- * strerror's, so it is safe here. */
+/* The supervisor's end of a close-on-exec pipe: what child_fail says
+ * reaches it, and an exec that works closes it with nothing said. */
+static int child_why_fd = -1;
+
+static size_t
+cat_str(char *buf, size_t at, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > len - 1 - at)
+		n = len - 1 - at;
+	memcpy(buf + at, s, n);
+	return at + n;
+}
+
+/* "WHAT 'ARG': REASON" on the task's stderr (its log, after "cohort: ")
+ * and to the supervisor, which keeps it in rank-R.error for the job's
+ * reason; then the shell's exit status for a command that could not be
+ * run. The message table strerrordesc_np reads is static and
+ * untranslated, unlike strerror's, so it is safe here. */
 static void __attribute__((noreturn))
 child_fail(const char *what, const char *arg, int e)
 {
 	const char *desc = strerrordesc_np(e);
+	char msg[512];
+	size_t n = 0;
 
+	n = cat_str(msg, n, sizeof(msg), what);
+	n = cat_str(msg, n, sizeof(msg), " '");
+	n = cat_str(msg, n, sizeof(msg), arg);
+	n = cat_str(msg, n, sizeof(msg), "': ");
+	n = cat_str(msg, n, sizeof(msg), desc != NULL ? desc :
+	    "Unknown error");
 	write_all(2, "cohort: ", 8);
-	write_all(2, what, strlen(what));
-	write_all(2, " '", 2);
-	write_all(2, arg, strlen(arg));
-	write_all(2, "': ", 3);
-	if (desc == NULL)
-		desc = "Unknown error";
-	write_all(2, desc, strlen(desc));
+	write_all(2, msg, n);
 	write_all(2, "\n", 1);
+	if (child_why_fd != -1)
+		write_all(child_why_fd, msg, n);
 	_exit(127);
 }
 
@@ -277,10 +298,11 @@ static void __attribute__((noreturn))
 supervise(struct launch *L, int wfd)
 {
 	sigset_t none;
-	char buf[64];
+	char buf[64], msg[512];
 	size_t len;
+	ssize_t n;
 	pid_t task, w;
-	int st, e;
+	int st, e, why[2];
 
 	setsid();
 	sig_reset();
@@ -310,12 +332,18 @@ supervise(struct launch *L, int wfd)
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
+	/* Why the task could not start, if it could not. */
+	if (pipe2(why, O_CLOEXEC) == -1)
+		why[0] = why[1] = -1;
+	child_why_fd = why[1];
 	if ((task = fork()) == -1) {
 		sup_report(SUP_FORK, errno, 0);
 		_exit(1);
 	}
 	if (task == 0)
 		run_task(L);
+	if (why[1] != -1)
+		close(why[1]);
 	/* The task does this too; whichever runs first, the group exists
 	 * before anyone is told its id. */
 	setpgid(task, task);
@@ -334,6 +362,18 @@ supervise(struct launch *L, int wfd)
 		_exit(1);
 	}
 	sup_report(SUP_OK, 0, task);
+
+	/* Until the exec (the pipe closes) or the child's failure. */
+	if (why[0] != -1) {
+		len = 0;
+		while ((n = read(why[0], msg + len, sizeof(msg) - 1 - len)) > 0 ||
+		    (n == -1 && errno == EINTR))
+			if (n > 0 && (len += (size_t)n) == sizeof(msg) - 1)
+				break;
+		close(why[0]);
+		if (len > 0)
+			write_atomic(L->errortmp, L->error, msg, len, 0644);
+	}
 
 	/* As a subreaper we also collect the task's orphans; only the
 	 * task's own status is the outcome. */
@@ -543,6 +583,8 @@ launch_paths(struct launch *L, const char *spool, const struct task_launch *l)
 	    path_fmt(L->pidtmp, "%s/rank-%u.pid.tmp", d, r) == -1 ||
 	    path_fmt(L->exit, "%s/rank-%u.exit", d, r) == -1 ||
 	    path_fmt(L->exittmp, "%s/rank-%u.exit.tmp", d, r) == -1 ||
+	    path_fmt(L->error, "%s/rank-%u.error", d, r) == -1 ||
+	    path_fmt(L->errortmp, "%s/rank-%u.error.tmp", d, r) == -1 ||
 	    path_fmt(L->script, "%s/script", d) == -1 ||
 	    path_fmt(L->scripttmp, "%s/script.tmp.%u", d, r) == -1)
 		return -1;
@@ -813,6 +855,8 @@ fail:
 		unlink(L->pidtmp);
 		unlink(L->exit);
 		unlink(L->exittmp);
+		unlink(L->error);
+		unlink(L->errortmp);
 		if (made_script)
 			unlink(L->script);
 		if (made_dir)
@@ -918,10 +962,32 @@ read_exit(const struct task *t, int *status)
 	return 0;
 }
 
-int
-task_result(const struct task *t, int *status)
+/* Why the task could not start (rank-R.error), or "" when it started or
+ * there is no record. */
+static void
+read_error(const struct task *t, char *why, size_t len)
 {
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	why[0] = '\0';
+	if (len == 0 || path_fmt(path, "%s/rank-%u.error", t->dir,
+	    t->rank) == -1 || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, why, len - 1);
+	close(fd);
+	why[n > 0 ? n : 0] = '\0';
+}
+
+int
+task_result(const struct task *t, int *status, char *why, size_t len)
+{
+	if (why != NULL && len > 0)
+		why[0] = '\0';
 	if (read_exit(t, status) == 0) {
+		if (why != NULL)
+			read_error(t, why, len);
 		/* The supervisor exits right after writing it: reap it now
 		 * rather than leave a zombie until the next call. */
 		reap(t, 100);
@@ -934,8 +1000,11 @@ task_result(const struct task *t, int *status)
 		return -1;
 	}
 	/* It may have written the file just before we looked at it. */
-	if (read_exit(t, status) == 0)
+	if (read_exit(t, status) == 0) {
+		if (why != NULL)
+			read_error(t, why, len);
 		return 0;
+	}
 	/* Killed without a word: report it the way a SIGKILL'd task would
 	 * look, so that the caller treats it as killed. */
 	*status = SIGKILL;
@@ -953,6 +1022,9 @@ task_forget(const struct task *t)
 	    (unlink(path) == -1 && errno != ENOENT))
 		return -1;
 	if (path_fmt(path, "%s/rank-%u.exit", t->dir, t->rank) == -1 ||
+	    (unlink(path) == -1 && errno != ENOENT))
+		return -1;
+	if (path_fmt(path, "%s/rank-%u.error", t->dir, t->rank) == -1 ||
 	    (unlink(path) == -1 && errno != ENOENT))
 		return -1;
 	return 0;

@@ -64,8 +64,10 @@ int task_signal(const struct task *t, int sig);
 /* The task's wait status, once its supervisor has written it: 0 with
  * *status set, or -1 with errno ENOENT while it runs (EIO if the
  * supervisor died without writing one: then *status is set to a
- * SIGKILL death). */
-int task_result(const struct task *t, int *status);
+ * SIGKILL death). With why non-NULL, also why the command could not be
+ * started ("cannot change directory to '/x': No such file or
+ * directory"), or "" when it was. */
+int task_result(const struct task *t, int *status, char *why, size_t len);
 
 /* True while the task's process group still has a member. */
 bool task_alive(const struct task *t);

@@ -508,7 +508,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return 0;
 	before = job->state;
 	if (jobs_task_exit(cl->js, r->job_id, r->restart, r->rank,
-	    r->wait_status, now, &after, err) == -1)
+	    r->wait_status, r->why, now, &after, err) == -1)
 		return -1;
 	if (after == before)
 		return 0;

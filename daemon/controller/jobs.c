@@ -440,12 +440,12 @@ jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
 
 int
 jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
-    unsigned rank, int wait_status, int64_t now_ms, enum job_state *state,
-    struct cerr *err)
+    unsigned rank, int wait_status, const char *why, int64_t now_ms,
+    enum job_state *state, struct cerr *err)
 {
 	struct job *job;
 	struct run *r;
-	char reason[160];
+	char reason[400];
 	int code;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
@@ -475,11 +475,15 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	}
 	if (WIFEXITED(wait_status)) {
 		code = WEXITSTATUS(wait_status);
-		/* 127 is the supervisor's "could not run it" (or the shell's
-		 * "not found"); the why is in the rank's log. */
-		snprintf(reason, sizeof(reason), "rank %u exited with %d%s",
-		    rank, code, code == 127 ? " (the command could not be "
-		    "started; see cohort logs)" : "");
+		/* 127 is the supervisor's "could not run it" (with the
+		 * agent's why) or the shell's "not found" (in the log). */
+		if (why != NULL && why[0] != '\0')
+			snprintf(reason, sizeof(reason), "rank %u could not "
+			    "start: %s", rank, why);
+		else
+			snprintf(reason, sizeof(reason), "rank %u exited with "
+			    "%d%s", rank, code, code == 127 ? " (the command "
+			    "could not be started; see cohort logs)" : "");
 	} else {
 		code = 128 + WTERMSIG(wait_status);
 		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",

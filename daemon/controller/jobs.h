@@ -53,15 +53,16 @@ int jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
  * allocation released. */
 int jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
     const char *reason, int64_t now_ms, struct cerr *err);
-/* A task of (id, restart) ended with wait_status. Recorded once per rank.
+/* A task of (id, restart) ended with wait_status; why, when not empty, is
+ * the agent's word on why it could not start. Recorded once per rank.
  * *state is the job's state afterwards: RESTARTING (or FAILED once its
  * restarts are used up) when this task failed — the caller stops the
  * rest of the gang — COMPLETED when it was the last and every task
  * exited 0, else unchanged. Exits of other attempts or of jobs that no
  * longer run are recorded and change nothing. */
 int jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
-    unsigned rank, int wait_status, int64_t now_ms, enum job_state *state,
-    struct cerr *err);
+    unsigned rank, int wait_status, const char *why, int64_t now_ms,
+    enum job_state *state, struct cerr *err);
 /* End an active job as state (TIMEOUT, CANCELLED, FAILED) with reason. */
 int jobs_end(struct jobs *js, uint64_t id, enum job_state state,
     const char *reason, int64_t now_ms, struct cerr *err);

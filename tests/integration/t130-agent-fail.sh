@@ -52,4 +52,14 @@ wait_for "$STOP_S" not marker_alive "$MARK-slow" ||
 	fail "the timed-out job's tasks still run after ${STOP_S}s: $(pgrep -af -- "$MARK")"
 wait_for "$STOP_S" not any_pgid_alive "${pgids[@]}" ||
 	fail "the timed-out job's process groups ${pgids[*]} still have live members"
+
+### 3. A task that cannot start: the job's reason says why, not just 127.
+missing=$T/no-such-workdir
+id=$(job_submit --name nowd --max-restarts 0 --workdir "$missing" -- true)
+wait_state 15 "$id" FAILED COMPLETED CANCELLED
+st=$(json_get "$T/job-$id.json" 'd["state"]')
+reason=$(json_get "$T/job-$id.json" 'd["reason"]')
+[ "$st" = FAILED ] || fail "job $id with a missing workdir ended $st ('$reason')"
+echo "$reason" | grep -Fq "rank 0 could not start: cannot change directory to '$missing': No such file or directory" ||
+	fail "job $id: the reason '$reason' does not say why rank 0 could not start"
 exit 0

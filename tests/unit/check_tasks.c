@@ -116,7 +116,7 @@ teardown(void)
 	for (i = 0; i < nstarted; i++)
 		task_signal(&started[i], SIGKILL);
 	for (i = 0; i < nstarted; i++) {
-		while ((task_result(&started[i], &st) == -1 &&
+		while ((task_result(&started[i], &st, NULL, 0) == -1 &&
 		    errno == ENOENT) || task_alive(&started[i])) {
 			if (now_ms() > deadline)
 				break;
@@ -175,7 +175,7 @@ wait_result(const struct task *t, int *rc)
 	int status = -1;
 
 	for (;;) {
-		*rc = task_result(t, &status);
+		*rc = task_result(t, &status, NULL, 0);
 		if (*rc == 0 || errno != ENOENT)
 			return status;
 		ck_assert_msg(now_ms() < deadline, "task did not end");
@@ -306,7 +306,7 @@ START_TEST(test_output_to_log)
 		pfd.fd = t->pidfd;
 		pfd.events = POLLIN;
 		ck_assert_int_eq(poll(&pfd, 1, WAIT_MS), 1);
-		ck_assert_int_eq(task_result(t, &status), 0);
+		ck_assert_int_eq(task_result(t, &status, NULL, 0), 0);
 		ck_assert_int_eq(kill(t->supervisor, 0), -1);
 	}
 }
@@ -398,8 +398,9 @@ END_TEST
 START_TEST(test_workdir)
 {
 	static const char *const argv[] = { "/bin/sh", "-c", "pwd" };
-	char wd[PATH_MAX], want[PATH_MAX + 64];
+	char wd[PATH_MAX], want[PATH_MAX + 64], why[256];
 	struct task_launch l;
+	struct task *t;
 	int status;
 
 	fmt(wd, sizeof(wd), "%s/wd", spool);
@@ -407,19 +408,27 @@ START_TEST(test_workdir)
 	ck_assert_int_eq(chmod(wd, 0755), 0);
 	launch_init(&l, argv, 3);
 	l.workdir = wd;
-	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	ck_assert_int_eq(wait_exit(t = start(&l)), 0);
 	fmt(want, sizeof(want), "%s\n", wd);
 	assert_log_has(0, want);
+	/* It started: nothing to say. */
+	ck_assert_int_eq(task_result(t, &status, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
 
-	/* A workdir that is not there: the shell's 127, and why. */
+	/* A workdir that is not there: the shell's 127, and why, in the
+	 * log and for the job's reason. */
 	fmt(wd, sizeof(wd), "%s/missing", spool);
 	l.rank = 1;
-	status = wait_exit(start(&l));
+	status = wait_exit(t = start(&l));
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
 	fmt(want, sizeof(want), "cohort: cannot change directory to "
 	    "'%s': No such file or directory\n", wd);
 	assert_log_has(1, want);
+	ck_assert_int_eq(task_result(t, &status, why, sizeof(why)), 0);
+	fmt(want, sizeof(want), "cannot change directory to '%s': No such "
+	    "file or directory", wd);
+	ck_assert_str_eq(why, want);
 }
 END_TEST
 
@@ -543,7 +552,7 @@ START_TEST(test_survives_agent)
 	ck_assert_uint_eq(f.t[0].rank, 3);
 	ck_assert(!have_pidfd || f.t[0].pidfd >= 0);
 	ck_assert(task_alive(&f.t[0]));
-	ck_assert_int_eq(task_result(&f.t[0], &status), -1);
+	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0), -1);
 	ck_assert_int_eq(errno, ENOENT);
 
 	ck_assert_int_eq(task_signal(&f.t[0], SIGKILL), 0);
@@ -594,7 +603,7 @@ START_TEST(test_adopt_ended_and_remove)
 	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 2);
 	ck_assert_int_eq(f.t[0].pidfd, -1);
-	ck_assert_int_eq(task_result(&f.t[0], &status), 0);
+	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0), 0);
 	ck_assert_int_eq(WEXITSTATUS(status), 5);
 
 	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
