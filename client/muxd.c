@@ -188,8 +188,11 @@ client_hello(struct mclient *cl, const Cohort__V1__Envelope *req)
 static void
 client_forward(struct mclient *cl, Cohort__V1__Envelope *req)
 {
+	Cohort__V1__Envelope *check;
 	struct mux *m = cl->m;
 	struct pending *p;
+	uint8_t *frame;
+	size_t len;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		client_error(cl, req->id, ERR_INTERNAL, "cohort-mux: out of "
@@ -201,8 +204,7 @@ client_forward(struct mclient *cl, Cohort__V1__Envelope *req)
 	p->cl = cl;
 	p->sent_us = clock_mono_us();
 	req->id = p->up_id;
-	if (frame_write(bufferevent_get_output(m->up), req, m->max_frame) ==
-	    -1) {
+	if ((frame = frame_pack(req, m->max_frame, &len)) == NULL) {
 		if (errno == EMSGSIZE)
 			client_error(cl, p->id, ERR_TOO_LARGE, "the request "
 			    "exceeds the controller's frame limit", 0);
@@ -212,6 +214,22 @@ client_forward(struct mclient *cl, Cohort__V1__Envelope *req)
 		free(p);
 		return;
 	}
+	/* protobuf-c reads some malformed input that it cannot write back
+	 * in a form it reads again (found by tests/fuzz: a field number 0
+	 * behind a non-minimal tag); passed on, such a request would make
+	 * the controller close the connection every client shares. */
+	if ((check = frame_decode(frame + FRAME_HDR, len - FRAME_HDR)) ==
+	    NULL || evbuffer_add(bufferevent_get_output(m->up), frame,
+	    len) == -1) {
+		client_error(cl, p->id, ERR_PROTOCOL, "frame is not a valid "
+		    "cohort.v1.Envelope", 1);
+		frame_free(check);
+		free(frame);
+		free(p);
+		return;
+	}
+	frame_free(check);
+	free(frame);
 	TAILQ_INSERT_TAIL(&m->pending, p, entry);
 	cl->npending++;
 }

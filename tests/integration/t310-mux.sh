@@ -81,8 +81,14 @@ EOF
 }
 raw "00000007676172626167650a" || fail "garbage: no error reply before the mux closed"
 raw "7fffffff" || fail "oversized frame: no error reply before the mux closed"
+# A frame protobuf-c reads but cannot write back readably (field number
+# 0 behind a non-minimal tag, found by tests/fuzz): the mux must not pass
+# it on, or the controller would close the shared connection.
+raw "$(printf '%08x' "$(stat -c %s "$top_srcdir/tests/fuzz/corpus/wire/field0-tag.bin")")$(xxd -p "$top_srcdir/tests/fuzz/corpus/wire/field0-tag.bin" | tr -d '\n')" ||
+	fail "field-0 frame: no error reply before the mux closed"
 expect_exit 0 cohort jobs
 [ "$(mux_pids user-alice.crt)" = "$pid" ] || fail "bad input from one client replaced the mux"
+[ "$(metric cohort_connections)" = "$conns" ] || fail "bad input from one client cost the shared connection"
 
 # A client that sends and never reads: the mux stops reading it once 16
 # requests wait, so its memory stays bounded and others are served. (A

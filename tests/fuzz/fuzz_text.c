@@ -1,0 +1,87 @@
+/* Fuzz target: the text parsers that read what users and admins write.
+ * The first byte picks one: #COHORT script lines, one line split into
+ * words, topology.conf, a hostlist, a duration, the config value parsers
+ * (size, duration, HOST:PORT). Each must return a result or a clean
+ * error, never crash, leak or read out of bounds. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/script.h"
+#include "daemon/sched/topo.h"
+#include "lib/conf.h"
+#include "lib/duration.h"
+#include "lib/hostlist.h"
+#include "tests/fuzz/fuzz.h"
+
+/* Several parsers want a C string. */
+static char *
+fuzz_str(const uint8_t *data, size_t size)
+{
+	char *s;
+
+	if ((s = malloc(size + 1)) == NULL)
+		abort();
+	memcpy(s, data, size);
+	s[size] = '\0';
+	return s;
+}
+
+static void
+fuzz_argv(char **argv, size_t argc)
+{
+	size_t i;
+
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char **argv, **names, errbuf[256], host[256], *s;
+	size_t argc, n;
+	struct topo *t;
+	struct cerr err;
+	uint64_t v;
+	uint16_t port;
+
+	if (size == 0)
+		return 0;
+	s = fuzz_str(data + 1, size - 1);
+	switch (data[0] % 6) {
+	case 0:
+		if (script_options(s, size - 1, &argv, &argc, &err) == 0)
+			fuzz_argv(argv, argc);
+		break;
+	case 1:
+		if (script_split(s, &argv, &argc, &err) == 0)
+			fuzz_argv(argv, argc);
+		break;
+	case 2:
+		if ((t = topo_parse((const char *)data + 1, size - 1, "fuzz",
+		    errbuf, sizeof(errbuf))) != NULL) {
+			(void)topo_node_leaf(t, "node01");
+			topo_destroy(t);
+		}
+		break;
+	case 3:
+		if (hostlist_expand(s, 10000, &names, &n, errbuf,
+		    sizeof(errbuf)) == 0)
+			hostlist_free(names, n);
+		break;
+	case 4:
+		(void)duration_parse(s, &v);
+		break;
+	case 5:
+		(void)conf_parse_size(s, 0, UINT64_MAX, &v, &err);
+		(void)conf_parse_duration(s, 0, UINT64_MAX, &v, &err);
+		(void)conf_parse_hostport(s, host, sizeof(host), &port, true,
+		    &err);
+		break;
+	}
+	free(s);
+	return 0;
+}

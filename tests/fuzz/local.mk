@@ -1,0 +1,17 @@
+## Fuzz targets (tests/fuzz/): included from Makefile.am. Built here with
+## tests/fuzz/driver.c (seeded mutations, no coverage feedback) so that
+## make check runs them for a few seconds, under ASan/UBSan in the
+## sanitizer build; tests/fuzz/libfuzzer.sh builds them with clang's
+## libFuzzer for real fuzzing runs.
+check_PROGRAMS += tests/fuzz/fuzz_wire tests/fuzz/fuzz_text
+TESTS += tests/fuzz/smoke.sh
+EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/libfuzzer.sh tests/fuzz/fuzz.h \
+	tests/fuzz/corpus
+
+tests_fuzz_fuzz_wire_SOURCES = tests/fuzz/fuzz_wire.c tests/fuzz/driver.c
+tests_fuzz_fuzz_wire_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+tests_fuzz_fuzz_wire_LDADD = $(COHORT_LIBS)
+
+tests_fuzz_fuzz_text_SOURCES = tests/fuzz/fuzz_text.c tests/fuzz/driver.c
+tests_fuzz_fuzz_text_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+tests_fuzz_fuzz_text_LDADD = $(CLIENT_LIBS) $(SCHED_LIBS)
