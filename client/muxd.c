@@ -709,6 +709,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cconn_opts o = { NULL, NULL, NULL, NULL, 0 };
+	struct timeval watch_tv = { MUX_WATCH_S, 0 }, idle_tv;
 	struct mux m;
 	struct cerr err;
 	const char *listen = NULL;
@@ -739,6 +740,8 @@ main(int argc, char **argv)
 	    (fd < 0) || m.persist_s < 0)
 		return usage();
 	signal(SIGPIPE, SIG_IGN);
+	idle_tv.tv_sec = m.persist_s;
+	idle_tv.tv_usec = 0;
 	m.where = o.server;
 	TAILQ_INIT(&m.clients);
 	TAILQ_INIT(&m.pending);
@@ -766,16 +769,9 @@ main(int argc, char **argv)
 		mux_free(&m);
 		return 0;
 	}
-	{
-		struct timeval wtv = { MUX_WATCH_S, 0 };
-
-		evtimer_add(m.watch, &wtv);
-	}
-	if (listen != NULL) {
-		struct timeval tv = { m.persist_s, 0 };
-
-		evtimer_add(m.idle, &tv);	/* in case nobody comes */
-	}
+	evtimer_add(m.watch, &watch_tv);
+	if (listen != NULL)
+		evtimer_add(m.idle, &idle_tv);	/* in case nobody comes */
 	mux_verdict(ready, NULL);
 	rc = event_base_dispatch(m.base);
 	mux_remove_socket(&m);

@@ -238,6 +238,15 @@ gpus_tidy(struct node_health *h)
 /* One line, trimmed and not empty. false with *why set when it does not
  * parse. */
 static bool
+all_digits(const char *w, size_t n)
+{
+	while (n-- > 0)
+		if (!isdigit((unsigned char)*w++))
+			return false;
+	return true;
+}
+
+static bool
 parse_line(const char *s, const char *end, unsigned ngpus,
     struct node_health *h, char *why, size_t whylen)
 {
@@ -265,7 +274,9 @@ parse_line(const char *s, const char *end, unsigned ngpus,
 		return false;
 	}
 	n = next_word(&s, end, &w);
-	if (n == 0 || n >= sizeof(num) || strspn(w, "0123456789") < n) {
+	/* Within the word only: the output need not end in a NUL (found
+	 * by tests/fuzz: strspn ran past the end of "gpu 3"). */
+	if (n == 0 || n >= sizeof(num) || !all_digits(w, n)) {
 		snprintf(why, whylen, "gpu: '%.*s' is not a GPU index",
 		    (int)(n > 32 ? 32 : n), w);
 		return false;

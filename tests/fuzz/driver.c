@@ -107,6 +107,20 @@ mutate(uint8_t *buf, size_t len, const struct input *seeds, size_t nseeds)
 	return len;
 }
 
+/* Each input in a heap block of exactly its size, so that ASan sees a
+ * parser that reads one byte past it. */
+static void
+run(const uint8_t *data, size_t len)
+{
+	uint8_t *copy;
+
+	if ((copy = malloc(len ? len : 1)) == NULL)
+		abort();
+	memcpy(copy, data, len);
+	LLVMFuzzerTestOneInput(copy, len);
+	free(copy);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -129,7 +143,7 @@ main(int argc, char **argv)
 			    argv[i]);
 			return 2;
 		}
-		LLVMFuzzerTestOneInput(seeds[nseeds].data, seeds[nseeds].len);
+		run(seeds[nseeds].data, seeds[nseeds].len);
 		nseeds++;
 	}
 	if ((buf = malloc(DRIVER_MAX_INPUT)) == NULL)
@@ -146,7 +160,7 @@ main(int argc, char **argv)
 		}
 		for (rounds = 1 + next() % 4; rounds > 0; rounds--)
 			len = mutate(buf, len, seeds, nseeds);
-		LLVMFuzzerTestOneInput(buf, len);
+		run(buf, len);
 	}
 	free(buf);
 	for (k = 0; k < nseeds; k++)

@@ -6,11 +6,11 @@
 #   tests/fuzz/libfuzzer.sh --builddir DIR [--seconds N] [TARGET...]
 #
 # DIR is a configured build directory (for config.h and the protoc-c
-# output; `make -C DIR proto/cohort.pb-c.c` is run). TARGETs: wire, text
-# (default both). Each runs N seconds (default 60) from a copy of its
-# seed corpus under a temporary directory; new inputs it finds are
-# printed at the end, crashes are left in that directory and make it
-# exit 1. Needs clang (Debian: clang, which brings libFuzzer).
+# output; `make -C DIR proto/cohort.pb-c.c` is run). TARGETs: wire,
+# text, health (default all three). Each runs N seconds (default 60)
+# from a copy of its seed corpus under a temporary directory; crashes
+# are left in that directory and make it exit 1. Needs clang (Debian:
+# clang, which brings libFuzzer).
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=
@@ -21,13 +21,13 @@ while [ $# -gt 0 ]; do
 	--builddir) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--seconds) SECS=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	wire | text) TARGETS+=("$1"); shift ;;
+	wire | text | health) TARGETS+=("$1"); shift ;;
 	*) echo "libfuzzer.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$BUILD" ] || { echo "libfuzzer.sh: --builddir DIR is required" >&2; exit 2; }
 command -v clang >/dev/null || { echo "libfuzzer.sh: clang is not installed" >&2; exit 2; }
-[ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(wire text)
+[ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(wire text health)
 make -s -C "$BUILD" proto/cohort.pb-c.c proto/cohort.pb-c.h
 
 # The sources each target reaches, compiled with coverage feedback.
@@ -35,6 +35,7 @@ COMMON="lib/err.c lib/duration.c lib/conf.c"
 declare -A SOURCES=(
 	[wire]="$COMMON lib/frame.c lib/wire.c lib/job.c lib/inventory.c $BUILD/proto/cohort.pb-c.c"
 	[text]="$COMMON lib/job.c lib/inventory.c client/script.c daemon/sched/topo.c daemon/sched/htab.c lib/hostlist.c"
+	[health]="$COMMON lib/inventory.c lib/clock.c lib/log.c daemon/agent/health.c daemon/agent/agent_config.c daemon/agent/nvml.c daemon/agent/inventory.c"
 )
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cohort-fuzz.XXXXXX")
 echo "libfuzzer.sh: working in $WORK"
@@ -47,7 +48,7 @@ for t in "${TARGETS[@]}"; do
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -I"$SRC" -I"$BUILD" \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o "$WORK/fuzz_$t" "$SRC/tests/fuzz/fuzz_$t.c" "${srcs[@]}" \
-		-lprotobuf-c -linih
+		-lprotobuf-c -linih -levent_core -ldl
 	mkdir -p "$WORK/$t-corpus" "$WORK/$t-crashes"
 	cp "$SRC/tests/fuzz/corpus/$t/"* "$WORK/$t-corpus/"
 	before=$(ls "$WORK/$t-corpus" | wc -l)
