@@ -3,7 +3,7 @@
 ## make check runs them for a few seconds, under ASan/UBSan in the
 ## sanitizer build; tests/fuzz/libfuzzer.sh builds them with clang's
 ## libFuzzer for real fuzzing runs.
-check_PROGRAMS += tests/fuzz/fuzz_wire tests/fuzz/fuzz_text tests/fuzz/fuzz_health
+check_PROGRAMS += tests/fuzz/fuzz_wire tests/fuzz/fuzz_text tests/fuzz/fuzz_node
 TESTS += tests/fuzz/smoke.sh
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/libfuzzer.sh tests/fuzz/fuzz.h \
 	tests/fuzz/corpus
@@ -16,6 +16,6 @@ tests_fuzz_fuzz_text_SOURCES = tests/fuzz/fuzz_text.c tests/fuzz/driver.c
 tests_fuzz_fuzz_text_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 tests_fuzz_fuzz_text_LDADD = $(CLIENT_LIBS) $(SCHED_LIBS)
 
-tests_fuzz_fuzz_health_SOURCES = tests/fuzz/fuzz_health.c tests/fuzz/driver.c
-tests_fuzz_fuzz_health_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
-tests_fuzz_fuzz_health_LDADD = $(AGENT_LIBS)
+tests_fuzz_fuzz_node_SOURCES = tests/fuzz/fuzz_node.c tests/fuzz/driver.c
+tests_fuzz_fuzz_node_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
+tests_fuzz_fuzz_node_LDADD = $(AGENT_LIBS)
