@@ -235,8 +235,6 @@ gpus_tidy(struct node_health *h)
 	}
 }
 
-/* One line, trimmed and not empty. false with *why set when it does not
- * parse. */
 static bool
 all_digits(const char *w, size_t n)
 {
@@ -246,6 +244,8 @@ all_digits(const char *w, size_t n)
 	return true;
 }
 
+/* One line, trimmed and not empty. false with *why set when it does not
+ * parse. */
 static bool
 parse_line(const char *s, const char *end, unsigned ngpus,
     struct node_health *h, char *why, size_t whylen)

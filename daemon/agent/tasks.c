@@ -838,6 +838,10 @@ task_start(const char *spool, const struct task_launch *l, struct task *t,
 		    strerror(errno));
 		goto fail;
 	}
+	/* Records a forgotten earlier run may have left (task_forget drops
+	 * the pid record first): not this run's outcome. */
+	unlink(L->exit);
+	unlink(L->error);
 	if (spawn(L, t, err) == -1)
 		goto fail;
 
@@ -1017,7 +1021,8 @@ task_forget(const struct task *t)
 {
 	char path[PATH_MAX];
 
-	/* The pid record goes first: without it adoption skips the rank. */
+	/* The pid record goes first: without it adoption skips the rank
+	 * (and task_start removes what is left of the others). */
 	if (path_fmt(path, "%s/rank-%u.pid", t->dir, t->rank) == -1 ||
 	    (unlink(path) == -1 && errno != ENOENT))
 		return -1;

@@ -35,24 +35,33 @@ struct gang {
  * half of the loop while submits, heartbeats and replies stream in (at
  * 10,000 nodes a pass takes ~10 ms, and a change per loop round would
  * otherwise mean a pass per round). */
+static void
+cluster_schedule_pass(struct cluster *cl)
+{
+	uint64_t now = clock_mono_us(), ready;
+	struct timeval tv;
+
+	ready = cl->pass_end_us + cl->stats.last_pass_us;
+	if (now < ready) {
+		tv.tv_sec = (time_t)((ready - now) / 1000000);
+		tv.tv_usec = (suseconds_t)((ready - now) % 1000000);
+		if (event_add(cl->pass_ev, &tv) == 0)
+			return;
+	}
+	event_active(cl->pass_ev, EV_TIMEOUT, 0);
+}
+
 void
 cluster_changed(struct cluster *cl)
 {
-	uint64_t now, ready;
-	struct timeval tv;
-
 	if (cl->dirty)
 		return;
 	cl->dirty = true;
-	now = clock_mono_us();
-	ready = cl->pass_end_us + cl->stats.last_pass_us;
-	if (now >= ready) {
-		event_active(cl->pass_ev, EV_TIMEOUT, 0);
-		return;
-	}
-	tv.tv_sec = (time_t)((ready - now) / 1000000);
-	tv.tv_usec = (suseconds_t)((ready - now) % 1000000);
-	event_add(cl->pass_ev, &tv);
+	/* A change made by the pass itself (a launch that failed at once, a
+	 * job moved for growth) is scheduled once the pass has ended, so
+	 * that it is paced too. */
+	if (!cl->in_pass)
+		cluster_schedule_pass(cl);
 }
 
 /* Tell every node of job's placement to stop its tasks of the current
@@ -252,6 +261,10 @@ cluster_pass(struct cluster *cl)
 		nodes_add_allocation(cl->ns, job);
 		cluster_launch(cl, job);
 	}
+	/* A launch that failed at once released its GPUs again: recompute
+	 * once rather than per start. */
+	if (res.nstarts > 0)
+		cluster_refresh_allocations(cl);
 	for (i = 0; i < res.nreasons; i++)
 		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
 		    res.reasons[i].reason);
@@ -272,10 +285,14 @@ cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
 	struct cluster *cl = arg;
 	uint64_t t0 = clock_mono_us();
 
+	cl->in_pass = true;
 	cluster_pass(cl);
+	cl->in_pass = false;
 	cl->pass_end_us = clock_mono_us();
 	cl->stats.last_pass_us = cl->pass_end_us - t0;
 	cl->stats.total_pass_us += cl->stats.last_pass_us;
+	if (cl->dirty)
+		cluster_schedule_pass(cl);
 }
 
 void

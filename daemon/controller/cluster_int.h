@@ -37,6 +37,7 @@ struct cluster {
 	struct event *pass_ev;
 	struct event *tick_ev;
 	bool dirty;		/* a pass is due (pass_ev active or timed) */
+	bool in_pass;		/* cluster_pass is running */
 	uint64_t pass_end_us;	/* when the latest pass ended (monotonic) */
 	TAILQ_HEAD(, gang) gangs;
 	TAILQ_HEAD(, evac) evacs;

@@ -301,6 +301,11 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 		node_set_str(&n->reason, "");
 	}
 	n->state = NODE_UP;
+	/* Slots beyond the GPUs it has are never cleared by a pass: clear
+	 * them now, so that GPUs it has again start free. */
+	if (inv->ngpus < INV_MAX_GPUS)
+		memset(&n->gpu_job[inv->ngpus], 0, sizeof(n->gpu_job[0]) *
+		    (INV_MAX_GPUS - inv->ngpus));
 	n->inv = *inv;
 	n->spare = spare;
 	n->conn_id = conn_id;
@@ -397,7 +402,8 @@ nodes_add_allocation(struct nodes *ns, const struct job *job)
 		if ((n = nodes_get(ns, p->node)) == NULL)
 			continue;
 		for (g = 0; g < p->ngpus; g++)
-			if (p->gpus[g] < INV_MAX_GPUS)
+			if (p->gpus[g] < n->inv.ngpus &&
+			    p->gpus[g] < INV_MAX_GPUS)
 				n->gpu_job[p->gpus[g]] = job->id;
 	}
 }

@@ -53,7 +53,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = fuzz_str(data + 1, size - 1);
 	switch (data[0] % 6) {
 	case 0:
-		if (script_options(s, size - 1, &argv, &argc, &err) == 0)
+		/* The bytes themselves, not the NUL-terminated copy: the
+		 * CLI passes a length that stops short of any NUL. */
+		if (script_options((const char *)data + 1, size - 1, &argv,
+		    &argc, &err) == 0)
 			fuzz_argv(argv, argc);
 		break;
 	case 1:
