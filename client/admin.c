@@ -10,7 +10,6 @@
 
 #include "client/commands.h"
 #include "client/output.h"
-#include "lib/frame.h"
 
 enum { O_REASON = 0x100, O_NOW, O_HELP = 'h' };
 
@@ -39,32 +38,6 @@ static const char resume_usage[] =
     "usage: cohort resume NODE...\n"
     "  undo a drain; a drain the node's health caused is cleared only\n"
     "  once the node reports healthy. Admins only.\n";
-
-/* Send req on a new connection and check that the reply is `want`:
- * EXIT_OK, or an exit code after printing why. The reply says nothing
- * a person needs (the nodes asked for), so it is dropped. */
-static int
-admin_request(const char *cmd, const struct cconn_opts *opts,
-    const struct output_conn_flags *conn, Cohort__V1__Envelope *req,
-    Cohort__V1__Envelope__BodyCase want)
-{
-	Cohort__V1__Envelope *rep;
-	struct cconn *c;
-	struct cerr err;
-	int rc;
-
-	if ((rc = output_connect(opts, conn, &c)) != EXIT_OK)
-		return rc;
-	if ((rep = cconn_call(c, req, &err)) == NULL)
-		rc = output_call_error(&err);
-	else {
-		if (rep->body_case != want)
-			rc = output_reply_error(cmd, rep);
-		frame_free(rep);
-	}
-	cconn_close(c);
-	return rc;
-}
 
 int
 cmd_drain(int argc, char **argv, const struct cconn_opts *opts)
@@ -110,8 +83,8 @@ cmd_drain(int argc, char **argv, const struct cconn_opts *opts)
 	dr.now = now;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_DRAIN;
 	req.drain = &dr;
-	return admin_request("drain", opts, &conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY);
+	return output_request("drain", opts, &conn, &req,
+	    COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY, NULL);
 }
 
 int
@@ -143,6 +116,6 @@ cmd_resume(int argc, char **argv, const struct cconn_opts *opts)
 	rr.nodes = argv + optind;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_RESUME;
 	req.resume = &rr;
-	return admin_request("resume", opts, &conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_RESUME_REPLY);
+	return output_request("resume", opts, &conn, &req,
+	    COHORT__V1__ENVELOPE__BODY_RESUME_REPLY, NULL);
 }

@@ -103,31 +103,6 @@ jobs_convert(const char *cmd, const Cohort__V1__Job *pb)
 	return job;
 }
 
-/* Send req on a new connection and check that the reply is `want`.
- * Returns EXIT_OK with *rep, or an exit code after printing why. */
-static int
-jobs_request(const char *cmd, const struct cconn_opts *opts,
-    const struct jobs_flags *f, Cohort__V1__Envelope *req,
-    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
-{
-	struct cconn *c;
-	struct cerr err;
-	int rc;
-
-	*rep = NULL;
-	if ((rc = output_connect(opts, &f->conn, &c)) != EXIT_OK)
-		return rc;
-	if ((*rep = cconn_call(c, req, &err)) == NULL)
-		rc = output_call_error(&err);
-	else if ((*rep)->body_case != want) {
-		rc = output_reply_error(cmd, *rep);
-		frame_free(*rep);
-		*rep = NULL;
-	}
-	cconn_close(c);
-	return rc;
-}
-
 static void
 fmt_nodes(const struct job_spec *s, char *buf, size_t len)
 {
@@ -260,7 +235,7 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 	lj.user = (char *)f.user;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS;
 	req.list_jobs = &lj;
-	if ((rc = jobs_request("jobs", opts, &f, &req,
+	if ((rc = output_request("jobs", opts, &f.conn, &req,
 	    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY, &rep)) != EXIT_OK)
 		return rc;
 	rc = jobs_print(rep->list_jobs_reply, f.json);
@@ -465,7 +440,7 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 		return EXIT_USAGE;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
 	req.get_job = &gj;
-	if ((rc = jobs_request("show", opts, &f, &req,
+	if ((rc = output_request("show", opts, &f.conn, &req,
 	    COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY, &rep)) != EXIT_OK)
 		return rc;
 	if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)

@@ -68,31 +68,6 @@ nodes_parse(const char *cmd, int argc, char **argv,
 	return 0;
 }
 
-/* Send req and check that the reply is `want`. EXIT_OK with *rep, or an
- * exit code after printing why. */
-static int
-nodes_request(const char *prefix, const struct cconn_opts *opts,
-    const struct output_conn_flags *conn, Cohort__V1__Envelope *req,
-    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
-{
-	struct cconn *c;
-	struct cerr err;
-	int rc;
-
-	*rep = NULL;
-	if ((rc = output_connect(opts, conn, &c)) != EXIT_OK)
-		return rc;
-	if ((*rep = cconn_call(c, req, &err)) == NULL)
-		rc = output_call_error(&err);
-	else if ((*rep)->body_case != want) {
-		rc = output_reply_error(prefix, *rep);
-		frame_free(*rep);
-		*rep = NULL;
-	}
-	cconn_close(c);
-	return rc;
-}
-
 /* Read pb into n (which borrows it). 0, or -1 after printing why. */
 static int
 cnode_read(const char *cmd, const Cohort__V1__Node *pb, struct cnode *n)
@@ -415,7 +390,7 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES;
 	req.list_nodes = &ln;
-	if ((rc = nodes_request("nodes", opts, &conn, &req,
+	if ((rc = output_request("nodes", opts, &conn, &req,
 	    COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY, &rep)) != EXIT_OK)
 		return rc;
 	rc = nodes_print(rep->list_nodes_reply, json);
@@ -574,7 +549,7 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 	snprintf(prefix, sizeof(prefix), "node show %.64s", gn.name);
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_NODE;
 	req.get_node = &gn;
-	if ((rc = nodes_request(prefix, opts, &conn, &req,
+	if ((rc = output_request(prefix, opts, &conn, &req,
 	    COHORT__V1__ENVELOPE__BODY_GET_NODE_REPLY, &rep)) != EXIT_OK)
 		return rc;
 	if ((n = malloc(sizeof(*n))) == NULL) {

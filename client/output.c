@@ -13,6 +13,7 @@
 
 #include "client/commands.h"
 #include "client/output.h"
+#include "lib/frame.h"
 #include "client/settings.h"
 #include "lib/duration.h"
 #include "lib/hostlist.h"
@@ -772,6 +773,33 @@ output_connect(const struct cconn_opts *base,
 		rc = err.code == ERR_INVALID ? EXIT_USAGE : EXIT_UNREACHABLE;
 	}
 	settings_clear(&s);
+	return rc;
+}
+
+int
+output_request(const char *cmd, const struct cconn_opts *base,
+    const struct output_conn_flags *f, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
+{
+	Cohort__V1__Envelope *r;
+	struct cconn *c;
+	struct cerr err;
+	int rc;
+
+	if (rep != NULL)
+		*rep = NULL;
+	if ((rc = output_connect(base, f, &c)) != EXIT_OK)
+		return rc;
+	if ((r = cconn_call(c, req, &err)) == NULL)
+		rc = output_call_error(&err);
+	else if (r->body_case != want) {
+		rc = output_reply_error(cmd, r);
+		frame_free(r);
+	} else if (rep != NULL)
+		*rep = r;
+	else
+		frame_free(r);
+	cconn_close(c);
 	return rc;
 }
 

@@ -160,4 +160,12 @@ int output_settings(const struct cconn_opts *base,
 int output_connect(const struct cconn_opts *base,
     const struct output_conn_flags *f, struct cconn **c);
 
+/* Send req on a new connection (resolved as output_connect does) and
+ * check that the reply is `want`. EXIT_OK with *rep (frame_free it), or
+ * an exit code after printing why (prefixed by cmd). rep may be NULL
+ * when the reply says nothing the caller needs. */
+int output_request(const char *cmd, const struct cconn_opts *base,
+    const struct output_conn_flags *f, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep);
+
 #endif
