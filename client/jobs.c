@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,27 +242,6 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 	return rc;
 }
 
-static int
-show_add(struct output_table *t, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-show_add(struct output_table *t, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	char *v;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&v, fmt, ap);
-	va_end(ap);
-	if (rc == -1)
-		return -1;
-	rc = output_fields_add(t, key, v);
-	free(v);
-	return rc;
-}
-
 /* What runs: the command, or the script and its arguments, each as a
  * line a shell would split back into the same words. */
 static int
@@ -275,11 +253,11 @@ show_command(struct output_table *t, const struct job_spec *s)
 	if ((q = output_shell_quote(s->argv, s->argc)) == NULL)
 		return -1;
 	if (s->script != NULL)
-		rc = show_add(t, "Script", "%s (%zu bytes)",
+		rc = output_fields_addf(t, "Script", "%s (%zu bytes)",
 		    s->script_name ? s->script_name : "-", s->script_len) |
-		    show_add(t, "Arguments", "%s", q);
+		    output_fields_addf(t, "Arguments", "%s", q);
 	else
-		rc = show_add(t, "Command", "%s", q);
+		rc = output_fields_addf(t, "Command", "%s", q);
 	free(q);
 	return rc;
 }
@@ -293,31 +271,31 @@ show_spec(struct output_table *t, const struct job_spec *s)
 	if ((env = output_shell_quote(s->env, s->nenv)) == NULL)
 		return -1;
 	fmt_nodes(s, b1, sizeof(b1));
-	rc = show_add(t, "Nodes", "%s%s", b1, s->nodes_min != s->nodes_max ?
+	rc = output_fields_addf(t, "Nodes", "%s%s", b1, s->nodes_min != s->nodes_max ?
 	    " (elastic)" : "");
 	fmt_gpus(s, b1, sizeof(b1));
-	rc |= show_add(t, "GPUs per node", "%s", b1);
-	rc |= show_add(t, "Tasks per node", "%u", s->tasks_per_node);
-	rc |= show_add(t, "GPU type", "%s", s->gpu_type ? s->gpu_type : "any");
-	rc |= show_add(t, "Time limit", "%s", fmt_limit(s->time_limit_s,
+	rc |= output_fields_addf(t, "GPUs per node", "%s", b1);
+	rc |= output_fields_addf(t, "Tasks per node", "%u", s->tasks_per_node);
+	rc |= output_fields_addf(t, "GPU type", "%s", s->gpu_type ? s->gpu_type : "any");
+	rc |= output_fields_addf(t, "Time limit", "%s", fmt_limit(s->time_limit_s,
 	    "none", b1, sizeof(b1)));
-	rc |= show_add(t, "Priority", "%d", (int)s->priority);
+	rc |= output_fields_addf(t, "Priority", "%d", (int)s->priority);
 	if (s->topo_mode == TOPO_ANY)
-		rc |= show_add(t, "Topology", "any");
+		rc |= output_fields_addf(t, "Topology", "any");
 	else
-		rc |= show_add(t, "Topology", "%s (%s)", s->topo_level ?
+		rc |= output_fields_addf(t, "Topology", "%s (%s)", s->topo_level ?
 		    s->topo_level : "-", s->topo_mode == TOPO_REQUIRED ?
 		    "required" : "preferred");
-	rc |= show_add(t, "Checkpoint dir", "%s", s->checkpoint_dir ?
+	rc |= output_fields_addf(t, "Checkpoint dir", "%s", s->checkpoint_dir ?
 	    s->checkpoint_dir : "-");
-	rc |= show_add(t, "Checkpoint signal", "%s", output_signal(
+	rc |= output_fields_addf(t, "Checkpoint signal", "%s", output_signal(
 	    s->ckpt_signal, s->ckpt_secs, b1, sizeof(b1)));
-	rc |= show_add(t, "Max restarts", "%u", s->max_restarts);
-	rc |= show_add(t, "Hang timeout", "%s", fmt_limit(s->hang_timeout_s,
+	rc |= output_fields_addf(t, "Max restarts", "%u", s->max_restarts);
+	rc |= output_fields_addf(t, "Hang timeout", "%s", fmt_limit(s->hang_timeout_s,
 	    "off", b2, sizeof(b2)));
-	rc |= show_add(t, "Working dir", "%s", s->workdir ? s->workdir :
+	rc |= output_fields_addf(t, "Working dir", "%s", s->workdir ? s->workdir :
 	    "(home directory)");
-	rc |= show_add(t, "Environment", "%s", s->nenv ? env : "-");
+	rc |= output_fields_addf(t, "Environment", "%s", s->nenv ? env : "-");
 	free(env);
 	return rc;
 }
@@ -333,7 +311,7 @@ show_placement(struct output_table *t, const struct job *j)
 	int rc = 0;
 
 	if (j->nplace == 0)
-		return show_add(t, "Allocation", "-");
+		return output_fields_addf(t, "Allocation", "-");
 	for (i = 0; i < j->nplace && rc == 0; i++) {
 		p = &j->place[i];
 		if ((fp = open_memstream(&line, &len)) == NULL)
@@ -359,24 +337,24 @@ show_recovery(struct output_table *t, const struct job *j)
 
 	if (j->spec.nodes_min != j->spec.nodes_max) {
 		if (j->nplace > 0 && !job_state_is_final(j->state))
-			rc |= show_add(t, "Current size", "%zu node%s",
+			rc |= output_fields_addf(t, "Current size", "%zu node%s",
 			    j->nplace, j->nplace == 1 ? "" : "s");
 		else
-			rc |= show_add(t, "Current size", "-");
+			rc |= output_fields_addf(t, "Current size", "-");
 	}
-	rc |= show_add(t, "Restarts", "%u (max %u)", j->restarts,
+	rc |= output_fields_addf(t, "Restarts", "%u (max %u)", j->restarts,
 	    j->spec.max_restarts);
 	if (j->has_ckpt)
-		rc |= show_add(t, "Last checkpoint", "step %" PRIu64 " at %s: "
+		rc |= output_fields_addf(t, "Last checkpoint", "step %" PRIu64 " at %s: "
 		    "%s", j->ckpt_step, output_time_local(j->ckpt_ms, b,
 		    sizeof(b)), j->ckpt_path ? j->ckpt_path : "-");
 	else
-		rc |= show_add(t, "Last checkpoint", "-");
-	rc |= show_add(t, "Last failure", "%s", output_time_local(
+		rc |= output_fields_addf(t, "Last checkpoint", "-");
+	rc |= output_fields_addf(t, "Last failure", "%s", output_time_local(
 	    j->last_failure_ms, b, sizeof(b)));
-	rc |= show_add(t, "Last restart", "%s", output_time_local(
+	rc |= output_fields_addf(t, "Last restart", "%s", output_time_local(
 	    j->last_restart_ms, b, sizeof(b)));
-	rc |= show_add(t, "Work lost", "%s", output_duration_ms(
+	rc |= output_fields_addf(t, "Work lost", "%s", output_duration_ms(
 	    j->lost_work_ms, d, sizeof(d)));
 	return rc;
 }
@@ -390,25 +368,25 @@ show_print(const struct job *j)
 
 	if ((t = output_fields_new()) == NULL)
 		return -1;
-	rc = show_add(t, "Job", "%" PRIu64, j->id);
-	rc |= show_add(t, "Name", "%s", j->spec.name ? j->spec.name : "-");
-	rc |= show_add(t, "User", "%s", j->user ? j->user : "-");
-	rc |= show_add(t, "State", "%s", job_state_name(j->state));
-	rc |= show_add(t, "Reason", "%s", j->reason && j->reason[0] ?
+	rc = output_fields_addf(t, "Job", "%" PRIu64, j->id);
+	rc |= output_fields_addf(t, "Name", "%s", j->spec.name ? j->spec.name : "-");
+	rc |= output_fields_addf(t, "User", "%s", j->user ? j->user : "-");
+	rc |= output_fields_addf(t, "State", "%s", job_state_name(j->state));
+	rc |= output_fields_addf(t, "Reason", "%s", j->reason && j->reason[0] ?
 	    j->reason : "-");
 	rc |= show_command(t, &j->spec);
 	rc |= show_spec(t, &j->spec);
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
 	if (j->has_exit)
-		rc |= show_add(t, "Exit code", "%d", (int)j->exit_code);
+		rc |= output_fields_addf(t, "Exit code", "%d", (int)j->exit_code);
 	else
-		rc |= show_add(t, "Exit code", "-");
-	rc |= show_add(t, "Submitted", "%s", output_time_local(j->submit_ms, b,
+		rc |= output_fields_addf(t, "Exit code", "-");
+	rc |= output_fields_addf(t, "Submitted", "%s", output_time_local(j->submit_ms, b,
 	    sizeof(b)));
-	rc |= show_add(t, "Started", "%s", output_time_local(j->start_ms, b,
+	rc |= output_fields_addf(t, "Started", "%s", output_time_local(j->start_ms, b,
 	    sizeof(b)));
-	rc |= show_add(t, "Ended", "%s", output_time_local(j->end_ms, b,
+	rc |= output_fields_addf(t, "Ended", "%s", output_time_local(j->end_ms, b,
 	    sizeof(b)));
 	if (rc == 0)
 		output_table_print(t, stdout);

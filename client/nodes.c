@@ -4,7 +4,6 @@
 
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -398,27 +397,6 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	return rc;
 }
 
-static int
-show_add(struct output_table *t, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-show_add(struct output_table *t, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	char *v;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&v, fmt, ap);
-	va_end(ap);
-	if (rc == -1)
-		return -1;
-	rc = output_fields_add(t, key, v);
-	free(v);
-	return rc;
-}
-
 static const char *
 int_cell(int v, char *buf, size_t len)
 {
@@ -487,31 +465,31 @@ show_print(const struct cnode *n)
 	}
 	node_state(pb, state, sizeof(state));
 	h = pb_health_name(pb->has_health, pb->health);
-	rc = show_add(t, "Node", "%s", pb->name);
-	rc |= show_add(t, "State", "%s", state);
-	rc |= show_add(t, "Health", "%s", h ? h : "-");
-	rc |= show_add(t, "Since", "%s", output_time_local(pb->has_since_ms ?
+	rc = output_fields_addf(t, "Node", "%s", pb->name);
+	rc |= output_fields_addf(t, "State", "%s", state);
+	rc |= output_fields_addf(t, "Health", "%s", h ? h : "-");
+	rc |= output_fields_addf(t, "Since", "%s", output_time_local(pb->has_since_ms ?
 	    pb->since_ms : 0, b, sizeof(b)));
-	rc |= show_add(t, "Reason", "%s", str_or_null(pb->reason) ?
+	rc |= output_fields_addf(t, "Reason", "%s", str_or_null(pb->reason) ?
 	    pb->reason : "-");
-	rc |= show_add(t, "Address", "%s", str_or_null(pb->address) ?
+	rc |= output_fields_addf(t, "Address", "%s", str_or_null(pb->address) ?
 	    pb->address : "-");
-	rc |= show_add(t, "Last heartbeat", "%s", output_time_local(
+	rc |= output_fields_addf(t, "Last heartbeat", "%s", output_time_local(
 	    pb->has_last_heartbeat_ms ? pb->last_heartbeat_ms : 0, b,
 	    sizeof(b)));
-	rc |= show_add(t, "Switch", "%s", str_or_null(pb->switch_name) ?
+	rc |= output_fields_addf(t, "Switch", "%s", str_or_null(pb->switch_name) ?
 	    pb->switch_name : "-");
 	if (n->inv.ncpus > 0)
-		rc |= show_add(t, "CPUs", "%u", n->inv.ncpus);
+		rc |= output_fields_addf(t, "CPUs", "%u", n->inv.ncpus);
 	else
-		rc |= show_add(t, "CPUs", "-");
-	rc |= show_add(t, "Memory", "%s", output_mib(n->inv.memory_mb, mem,
+		rc |= output_fields_addf(t, "CPUs", "-");
+	rc |= output_fields_addf(t, "Memory", "%s", output_mib(n->inv.memory_mb, mem,
 	    sizeof(mem)));
-	rc |= show_add(t, "GPUs", "%u (%u free)", pb->has_gpus_total ?
+	rc |= output_fields_addf(t, "GPUs", "%u (%u free)", pb->has_gpus_total ?
 	    pb->gpus_total : n->inv.ngpus, pb->gpus_free);
-	rc |= show_add(t, "Inventory", "%s", str_or_null(n->inv.source) ?
+	rc |= output_fields_addf(t, "Inventory", "%s", str_or_null(n->inv.source) ?
 	    n->inv.source : "-");
-	rc |= show_add(t, "Jobs", "%s", jobs ? jobs : "-");
+	rc |= output_fields_addf(t, "Jobs", "%s", jobs ? jobs : "-");
 	if (rc == 0)
 		output_table_print(t, stdout);
 	output_table_free(t);

@@ -97,6 +97,24 @@ output_fields_add(struct output_table *t, const char *key, const char *value)
 	return rc;
 }
 
+int
+output_fields_addf(struct output_table *t, const char *key, const char *fmt,
+    ...)
+{
+	va_list ap;
+	char *v;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&v, fmt, ap);
+	va_end(ap);
+	if (rc == -1)
+		return -1;
+	rc = output_fields_add(t, key, v);
+	free(v);
+	return rc;
+}
+
 /* Width on a terminal: count UTF-8 characters, not bytes. */
 static size_t
 display_width(const char *s)

@@ -35,6 +35,9 @@ void output_table_free(struct output_table *t);
 struct output_table *output_fields_new(void);
 int output_fields_add(struct output_table *t, const char *key,
     const char *value);
+/* The same with the value formatted. */
+int output_fields_addf(struct output_table *t, const char *key,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Times in milliseconds since the epoch as ISO-8601: local time without
  * zone ("2026-11-30T06:30:12") for people, UTC with "Z" for JSON. Both
