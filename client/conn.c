@@ -246,13 +246,9 @@ cconn_hello(struct cconn *c, struct cerr *err)
 	if ((rep = cconn_call(c, &req, err)) == NULL)
 		return -1;
 	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
-		/* cohort-mux passes on why it could not connect as it is. */
-		if (rep->error->code == COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE)
-			cerr_set(err, ERR_UNAVAILABLE, "%s", rep->error->text);
-		else
-			cerr_set(err, wire_err_from_pb(rep->error->code),
-			    "controller %s refused the connection: %s",
-			    c->where, rep->error->text);
+		cerr_set(err, wire_err_from_pb(rep->error->code),
+		    "controller %s refused the connection: %s", c->where,
+		    rep->error->text);
 	} else if (rep->body_case != COHORT__V1__ENVELOPE__BODY_HELLO_REPLY) {
 		cerr_set(err, ERR_PROTOCOL, "controller %s answered hello "
 		    "with '%s'", c->where, wire_body_name(rep->body_case));

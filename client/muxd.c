@@ -240,7 +240,10 @@ client_request(struct mclient *cl, Cohort__V1__Envelope *req)
 	struct mux *m = cl->m;
 	char text[160];
 
-	if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO)
+	if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO &&
+	    m->gone[0] != '\0')
+		client_close(cl);	/* before hello: the CLI starts a new mux */
+	else if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO)
 		client_hello(cl, req);
 	else if (m->gone[0] != '\0')
 		client_error(cl, req->id, ERR_UNAVAILABLE, m->gone, 1);
