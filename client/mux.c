@@ -316,7 +316,7 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock[PATH_MAX + 16];
 	uint64_t key = mux_key(o);
-	int fd, lfd;
+	int fd, lfd, e;
 
 	cerr_clear(err);
 	if ((size_t)snprintf(path, sizeof(path), "%s/mux-%016" PRIx64 ".sock",
@@ -339,16 +339,18 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	}
 	/* Someone may have started it while we waited. */
 	if ((fd = mux_connect(c, path)) == -1) {
-		if (errno == ECONNREFUSED)
+		e = errno;
+		if (e == ECONNREFUSED || e == ENOENT) {
 			unlink(path);	/* a mux that died left its socket */
-		if ((errno == ECONNREFUSED || errno == ENOENT) &&
-		    mux_spawn(c, o, path, -1, persist, err) == 0 &&
-		    (fd = mux_connect(c, path)) == -1)
+			if (mux_spawn(c, o, path, -1, persist, err) == 0 &&
+			    (fd = mux_connect(c, path)) == -1)
+				e = errno;
+			else
+				e = 0;	/* connected, or err says why not */
+		}
+		if (e != 0)
 			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
-			    "cohort-mux at %s: %s", path, strerror(errno));
-		else if (fd == -1 && err != NULL && err->code == ERR_NONE)
-			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
-			    "cohort-mux at %s: %s", path, strerror(errno));
+			    "cohort-mux at %s: %s", path, strerror(e));
 	}
 	close(lfd);
 	return fd;
