@@ -14,6 +14,7 @@ enum err_code {
 	ERR_TOO_LARGE = 7,
 	ERR_VERSION = 8,
 	ERR_UNAVAILABLE = 9,
+	ERR_LIMIT = 10,		/* a per-user limit or rate: retry later */
 };
 
 struct cerr {
