@@ -522,6 +522,61 @@ START_TEST(test_user_map_errors)
 }
 END_TEST
 
+/* ---- accounts: min_uid, allow_system_users ---- */
+
+START_TEST(test_accounts)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	/* Default: uids below 1000 are system accounts. */
+	write_file(cfgpath, REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.min_uid, 1000);
+	ck_assert_uint_eq(cfg.nallow_users, 0);
+	ck_assert(agent_config_account_allowed(&cfg, "alice", 1000));
+	ck_assert(agent_config_account_allowed(&cfg, "nobody", 65534));
+	ck_assert(!agent_config_account_allowed(&cfg, "daemon", 1));
+	ck_assert(!agent_config_account_allowed(&cfg, "svc", 999));
+	ck_assert(!agent_config_account_allowed(&cfg, NULL, 999));
+	agent_config_clear(&cfg);
+
+	/* Exceptions by name, over two lines; a raised minimum. */
+	write_file(cfgpath, AGENT_REQUIRED "min_uid = 2000\n"
+	    "allow_system_users = backup, svc-ci\n"
+	    "allow_system_users = daemon\n" TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.min_uid, 2000);
+	ck_assert_uint_eq(cfg.nallow_users, 3);
+	ck_assert(agent_config_account_allowed(&cfg, "svc-ci", 500));
+	ck_assert(agent_config_account_allowed(&cfg, "daemon", 1));
+	ck_assert(agent_config_account_allowed(&cfg, "backup", 34));
+	ck_assert(!agent_config_account_allowed(&cfg, "alice", 1500));
+	ck_assert(agent_config_account_allowed(&cfg, "alice", 2000));
+	ck_assert(!agent_config_account_allowed(&cfg, "svc", 500));
+	ck_assert(!agent_config_account_allowed(&cfg, NULL, 500));
+	agent_config_clear(&cfg);
+	ck_assert_uint_eq(cfg.nallow_users, 0);
+
+	/* min_uid = 0 lets any uid run (the agent still refuses root). */
+	write_file(cfgpath, AGENT_REQUIRED "min_uid = 0\n" TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert(agent_config_account_allowed(&cfg, "daemon", 1));
+	agent_config_clear(&cfg);
+
+	load_fails(AGENT_REQUIRED "allow_system_users = root\n" TLS_REQUIRED,
+	    ":5: allow_system_users: tasks are never run as root");
+	load_fails(AGENT_REQUIRED "allow_system_users = a,,b\n" TLS_REQUIRED,
+	    ":5: allow_system_users: empty entry");
+	load_fails(AGENT_REQUIRED "allow_system_users = a b\n" TLS_REQUIRED,
+	    ":5: allow_system_users: 'a b' is not an account name");
+	load_fails(AGENT_REQUIRED "min_uid = -1\n" TLS_REQUIRED,
+	    ":5: min_uid: '-1' is not a number");
+}
+END_TEST
+
 /* A configuration with a map of n entries "uI:lI", eight to a user_map
  * line (inih's lines are short), the first on line 5. */
 static char *
@@ -602,6 +657,7 @@ agent_config_suite(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, test_user_map_order);
 	tcase_add_test(tc, test_user_map_errors);
+	tcase_add_test(tc, test_accounts);
 	tcase_add_test(tc, test_user_map_full);
 	suite_add_tcase(s, tc);
 	return s;
