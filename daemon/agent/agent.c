@@ -797,6 +797,7 @@ agent_tasks(struct agent *a, size_t *n)
 		r[*n].running = !at->ended;
 		r[*n].wait_status = at->status;
 		memcpy(r[*n].why, at->why, sizeof(r[*n].why));
+		r[*n].permanent = at->permanent;
 		(*n)++;
 	}
 	return r;
