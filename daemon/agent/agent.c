@@ -833,8 +833,8 @@ ajob_refused(const struct ajob *j, struct refusal *r, const char *file,
 		return;
 	r->err = e;
 	r->logged_ms = now;
-	log_warnx("job %" PRIu64 ": refusing to read %s: it %s (read as uid "
-	    "%u)", j->job_id, file, watch_strerror(e), (unsigned)j->cred.uid);
+	log_warnx("job %" PRIu64 ": refusing to read %s: %s (as uid %u)",
+	    j->job_id, file, watch_strerror(e), (unsigned)j->cred.uid);
 }
 
 /* Read the start's LATEST; note a checkpoint not seen before. Returns

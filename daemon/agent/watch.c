@@ -277,19 +277,19 @@ watch_strerror(int e)
 {
 	switch (e) {
 	case ENOENT:
-		return "does not exist";
+		return "no such file";
 	case EACCES:
 		return "the job's user may not read it";
 	case ELOOP:
-		return "is a symbolic link";
+		return "a symbolic link";
 	case EINVAL:
-		return "is not a regular file";
+		return "not a regular file";
 	case EPERM:
-		return "is owned by another user than the job's";
+		return "owned by another user than the job's";
 	case EFBIG:
-		return "is too large";
+		return "too large";
 	case EBADMSG:
-		return "does not hold one line \"STEP PATH\"";
+		return "not one line \"STEP PATH\"";
 	case ENAMETOOLONG:
 		return "path too long";
 	default:

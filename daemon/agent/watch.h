@@ -70,8 +70,8 @@ int watch_read_latest(const char *dir, const struct watch_cred *cred,
  * EPERM (owned by another uid than uid). */
 int watch_progress_changed(const char *path, uid_t uid, int64_t *ms);
 
-/* Why a read was refused, for a log line: "is a symbolic link", ...
- * Static text. */
+/* Why a read was refused, for a log line: "a symbolic link", "not a
+ * regular file", ... Static text. */
 const char *watch_strerror(int e);
 
 #endif
