@@ -9,7 +9,9 @@
 #  4. a start that fails for a reason that may pass (the node's spool is
 #     unusable): it backs off (1 s, 2 s, 4 s, ...), its pending reason
 #     says so, and only a few attempts happen; once the node is fixed it
-#     runs.
+#     runs;
+#  5. (root) users mapped to a system account (daemon, uid 1): refused
+#     for good; with allow_system_users = daemon the job runs as uid 1.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 C=$T/cluster
@@ -116,4 +118,34 @@ rm -f "$C/node01/spool/jobs"
 wait_state 20 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]') once the node was fixed"
+
+### 5. A system account (root only: only a root agent maps users).
+if [ "$(id -u)" -ne 0 ] || ! getent passwd daemon >/dev/null; then
+	log "5: skipped (needs root and an account 'daemon')"
+	exit 0
+fi
+daemon_uid=$(id -u daemon)
+[ "$daemon_uid" -lt 1000 ] || { log "5: skipped ('daemon' has uid $daemon_uid)"; exit 0; }
+# restart_node01 EXTRA: node01 with user_map = *:daemon and EXTRA.
+restart_node01() {
+	cohort-local kill "$C" node01 >"$T/kill.out" 2>&1 || fail "cohort-local kill node01: $(cat "$T/kill.out")"
+	sed -i -e '/^min_uid/d' -e '/^allow_system_users/d' -e 's|^user_map = .*|user_map = *:daemon|' "$C/node01.conf"
+	[ -z "$1" ] || sed -i "s|^\[agent\]|[agent]\n$1|" "$C/node01.conf"
+	cohort-local start "$C" node01 >"$T/start.out" 2>&1 || fail "cohort-local start node01: $(cat "$T/start.out")"
+	wait_node 20 node01 'n["state"] == "UP"'
+}
+restart_node01 ""
+id=$(job_submit --name sys --max-restarts 3 --workdir "$W" -- sh -c "id -u >'$W/uid-sys'")
+wait_state 10 "$id" FAILED COMPLETED CANCELLED TIMEOUT
+reason=$(json_get "$T/job-$id.json" 'd["reason"]')
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] || fail "job $id as daemon ended $(json_get "$T/job-$id.json" 'd["state"]'): $reason"
+grep -q "'daemon' (uid $daemon_uid)" <<<"$reason" || fail "job $id: reason '$reason' does not name daemon"
+[ ! -e "$W/uid-sys" ] || fail "job $id ran as uid $(cat "$W/uid-sys")"
+log "5: mapped to daemon: $reason"
+restart_node01 "allow_system_users = daemon"
+id=$(job_submit --name sys-ok --workdir "$W" -- sh -c "id -u >'$W/uid-ok.tmp' && mv '$W/uid-ok.tmp' '$W/uid-ok'")
+wait_state 20 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id with allow_system_users = daemon ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(cat "$W/uid-ok")" = "$daemon_uid" ] || fail "job $id ran as uid $(cat "$W/uid-ok"), not daemon's"
 exit 0
