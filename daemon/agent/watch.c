@@ -121,7 +121,8 @@ watch_restore(struct watch_saved *s)
 
 /* Act as cred's user for file access on this thread (only when the
  * agent is root; otherwise tasks run as the agent, who reads as
- * itself). 0, or -1 with errno (EPERM: refusing uid 0). */
+ * itself). 0, or -1 with errno: EPERM for uid 0 (no job runs as root),
+ * ECANCELED when the agent cannot take the user's identity. */
 static int
 watch_become(const struct watch_cred *c, struct watch_saved *s)
 {
@@ -138,6 +139,7 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 	    (s->groups = calloc((size_t)n + 1, sizeof(gid_t))) == NULL ||
 	    (n = getgroups(n, s->groups)) == -1) {
 		free(s->groups);
+		errno = ECANCELED;
 		return -1;
 	}
 	s->ngroups = n;
@@ -145,6 +147,7 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 	s->fsgid = (gid_t)setfsgid((gid_t)-1);
 	if (watch_setgroups(c->ngroups, c->groups) == -1) {
 		free(s->groups);
+		errno = ECANCELED;
 		return -1;
 	}
 	s->active = true;
@@ -153,7 +156,7 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 	if ((gid_t)setfsgid((gid_t)-1) != c->gid ||
 	    (uid_t)setfsuid((uid_t)-1) != c->uid) {
 		watch_restore(s);
-		errno = EPERM;
+		errno = ECANCELED;
 		return -1;
 	}
 	return 0;
@@ -292,6 +295,9 @@ watch_strerror(int e)
 		return "not one line \"STEP PATH\"";
 	case ENAMETOOLONG:
 		return "path too long";
+	case ECANCELED:
+		return "the agent cannot take the job user's identity to read "
+		    "it";
 	default:
 		return strerror(e);
 	}

@@ -51,6 +51,7 @@ int watch_parse_latest(const char *buf, size_t len, uint64_t *step,
  *   EPERM   owned by another uid than cred->uid (or cred->uid is 0
  *           while the agent is root)
  *   EFBIG   larger than max
+ *   ECANCELED  the agent could not take the user's identity
  * Nothing is read before those checks pass. */
 int watch_read_file(const char *dir, const char *name,
     const struct watch_cred *cred, char *buf, size_t max, size_t *len,
