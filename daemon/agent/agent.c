@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
@@ -21,6 +20,7 @@
 #include <event2/event.h>
 
 #include "lib/clock.h"
+#include "daemon/agent/account.h"
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/env.h"
@@ -193,63 +193,6 @@ ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 	return 0;
 }
 
-/* The supplementary groups of uid's account (none when it has no
- * account here): *groups malloc'd. 0, or -1 (ENOMEM). */
-static int
-agent_groups_of(const char *name, gid_t gid, gid_t **groups, size_t *n)
-{
-	gid_t *g = NULL, *ng;
-	int cnt = 16;
-
-	*groups = NULL;
-	*n = 0;
-	if (name == NULL)
-		return 0;
-	for (;;) {
-		if ((ng = reallocarray(g, (size_t)cnt, sizeof(*g))) == NULL) {
-			free(g);
-			return -1;
-		}
-		g = ng;
-		if (getgrouplist(name, gid, g, &cnt) != -1)
-			break;
-		if (cnt > 65536) {
-			free(g);
-			errno = ENOMEM;
-			return -1;
-		}
-	}
-	*groups = g;
-	*n = (size_t)cnt;
-	return 0;
-}
-
-/* The credentials of a start adopted from the spool: the uid and gid
- * the spool recorded (an agent that is not root reads as itself).
- * 0, or -1 when they are unknown: the start's files are not read. */
-static int
-ajob_load_cred(const char *line, struct watch_cred *c)
-{
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	unsigned uid, gid;
-
-	memset(c, 0, sizeof(*c));
-	if (geteuid() != 0) {
-		c->uid = geteuid();
-		c->gid = getegid();
-		return 0;
-	}
-	if (line == NULL || sscanf(line, "%u %u", &uid, &gid) != 2 ||
-	    uid == 0)
-		return -1;
-	c->uid = uid;
-	c->gid = gid;
-	getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res);
-	return agent_groups_of(res != NULL ? pw.pw_name : NULL, c->gid,
-	    &c->groups, &c->ngroups);
-}
-
 /* The checkpoint directory the spool says this node watches for the
  * start, or NULL (malloc'd), and whose files they are (*has_cred). */
 static char *
@@ -264,7 +207,7 @@ ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 	*has_cred = false;
 	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
 	if ((fp = fopen(path, "re")) == NULL) {
-		*has_cred = ajob_load_cred(NULL, cred) == 0;
+		*has_cred = account_from_ids(NULL, cred) == 0;
 		return NULL;
 	}
 	n = getline(&line, &cap, fp);
@@ -273,7 +216,7 @@ ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 		ids = NULL;
 	}
 	fclose(fp);
-	*has_cred = ajob_load_cred(ids, cred) == 0;
+	*has_cred = account_from_ids(ids, cred) == 0;
 	free(ids);
 	if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
 		free(line);
@@ -478,59 +421,6 @@ agent_has_start(struct agent *a, uint64_t job_id, uint32_t restart)
 	return false;
 }
 
-/* Who the tasks of a launch run as, checked against this node's policy:
- * the mapped account when the agent is root, the agent itself
- * otherwise. *c is filled (c->groups malloc'd). ERR_INVALID when the
- * account does not exist here, ERR_DENIED when the policy refuses it
- * (root; a uid below min_uid whose account allow_system_users does not
- * list): the controller takes both as permanent. */
-static int
-agent_account(const struct agent *a, const char *account,
-    struct watch_cred *c, struct cerr *err)
-{
-	struct passwd pw, *res = NULL;
-	char buf[16384];
-	const char *name;
-	int rc;
-
-	memset(c, 0, sizeof(*c));
-	if (geteuid() != 0) {
-		/* Tasks run as the agent itself, whoever asked. */
-		c->uid = geteuid();
-		c->gid = getegid();
-		getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res);
-		name = res != NULL ? pw.pw_name : NULL;
-	} else {
-		if (account == NULL || account[0] == '\0')
-			return cerr_set(err, ERR_INVALID,
-			    "no user to run the task as");
-		rc = getpwnam_r(account, &pw, buf, sizeof(buf), &res);
-		if (res == NULL && rc != 0 && rc != ENOENT && rc != ESRCH &&
-		    rc != EBADF && rc != EPERM)
-			return cerr_set(err, ERR_INTERNAL, "cannot look up "
-			    "user '%s': %s", account, strerror(rc));
-		if (res == NULL)
-			return cerr_set(err, ERR_INVALID,
-			    "user '%s' does not exist on this node", account);
-		if (pw.pw_uid == 0)
-			return cerr_set(err, ERR_DENIED, "refusing to run a "
-			    "task as root (user '%s')", account);
-		c->uid = pw.pw_uid;
-		c->gid = pw.pw_gid;
-		name = pw.pw_name;
-	}
-	if (!agent_config_account_allowed(a->cfg, name, (uint32_t)c->uid))
-		return cerr_set(err, ERR_DENIED, "refusing to run tasks as "
-		    "'%s' (uid %u): below this node's min_uid %u, and not "
-		    "in allow_system_users", name != NULL ? name : "?",
-		    (unsigned)c->uid, (unsigned)a->cfg->min_uid);
-	if (geteuid() == 0 && agent_groups_of(name, c->gid, &c->groups,
-	    &c->ngroups) == -1)
-		return cerr_set(err, ERR_INTERNAL, "cannot list the groups "
-		    "of user '%s'", name);
-	return 0;
-}
-
 /* HOME, USER, LOGNAME, SHELL and PATH of the account the tasks run as. */
 static int
 agent_base_env(const char *account, char ***env, size_t *n,
@@ -703,7 +593,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	if (agent_has_start(a, l->job_id, l->restart))
 		return 0;
 	account = agent_config_map_user(a->cfg, l->user);
-	if (agent_account(a, account, &cred, err) == -1) {
+	if (account_resolve(a->cfg, account, &cred, err) == -1) {
 		log_warnx("job %" PRIu64 ": start refused: %s", l->job_id,
 		    err->text);
 		goto out;
