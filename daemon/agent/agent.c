@@ -193,30 +193,48 @@ ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 	return 0;
 }
 
+/* "UID GID" of the start's progress file, for a spool an older agent
+ * wrote (its "watch" file names no user): the agent created that file
+ * and gave it to the task's account, in a directory the job cannot
+ * write. NULL when it does not tell (missing, root's). */
+static char *
+ajob_progress_ids(const struct agent *a, uint64_t job_id, uint32_t restart,
+    char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/jobs/%" PRIu64 ".%u/progress",
+	    a->cfg->spool, job_id, restart);
+	if (lstat(path, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid == 0)
+		return NULL;
+	snprintf(buf, len, "%u %u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return buf;
+}
+
 /* The checkpoint directory the spool says this node watches for the
  * start, or NULL (malloc'd), and whose files they are (*has_cred). */
 static char *
 ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
     struct watch_cred *cred, bool *has_cred)
 {
-	char path[PATH_MAX], *line = NULL, *ids = NULL;
+	char path[PATH_MAX], *line = NULL, *ids = NULL, old[64];
 	size_t cap = 0, cap2 = 0;
-	ssize_t n;
+	ssize_t n = -1;
 	FILE *fp;
 
-	*has_cred = false;
 	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
-	if ((fp = fopen(path, "re")) == NULL) {
-		*has_cred = account_from_ids(NULL, cred) == 0;
-		return NULL;
+	if ((fp = fopen(path, "re")) != NULL) {
+		n = getline(&line, &cap, fp);
+		if (getline(&ids, &cap2, fp) == -1) {
+			free(ids);
+			ids = NULL;
+		}
+		fclose(fp);
 	}
-	n = getline(&line, &cap, fp);
-	if (getline(&ids, &cap2, fp) == -1) {
-		free(ids);
-		ids = NULL;
-	}
-	fclose(fp);
-	*has_cred = account_from_ids(ids, cred) == 0;
+	*has_cred = account_from_ids(ids != NULL ? ids :
+	    ajob_progress_ids(a, job_id, restart, old, sizeof(old)),
+	    cred) == 0;
 	free(ids);
 	if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
 		free(line);

@@ -659,6 +659,23 @@ START_TEST(test_agent_reports)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].step, 8);
 	free(ck);
+	/* A spool an older agent wrote: its "watch" names no user; the
+	 * progress file's owner (the agent gave it to the task's account)
+	 * says whose files they are. */
+	agent_destroy(a);
+	snprintf(script, sizeof(script), "%s/jobs/42.1/watch", spool);
+	{
+		char text[PATH_MAX + 32];
+
+		snprintf(text, sizeof(text), "%s\n", ckdir);
+		write_file(script, text, strlen(text));
+	}
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ck[0].step, 8);
+	free(ck);
 	agent_exit_acked(a, 42, 1, 0);
 	ck_assert_ptr_null(agent_checkpoints(a, &n));
 	agent_destroy(a);
