@@ -104,6 +104,9 @@ struct task_report {
 	bool running;
 	int wait_status;	/* when !running */
 	char why[256];		/* when it could not start: why; else "" */
+	bool permanent;		/* with why: it never can, as given (no
+				 * such command, no such workdir): the
+				 * job fails rather than restart */
 };
 
 struct job {
@@ -133,6 +136,12 @@ struct job {
 	 * healthy nodes (controller memory only). */
 	struct placement *prev_place;
 	size_t nprev;
+	/* Start back-off (controller memory only): after a start that
+	 * failed for a reason that may pass, the job is not placed again
+	 * before not_before_ms; backoff_ms doubles per failure and is reset
+	 * once the job runs. */
+	int64_t backoff_ms;
+	int64_t not_before_ms;
 };
 
 /* Limits that come from the controller's configuration. */

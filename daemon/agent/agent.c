@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "lib/clock.h"
+#include "daemon/agent/account.h"
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/env.h"
@@ -30,6 +31,8 @@
 /* Tasks whose supervisor could not be watched with a pidfd, and the
  * checkpoint files of the jobs watched here, are checked this often. */
 #define AGENT_SWEEP_MS 250
+/* A job file refused for the same reason is logged once this often. */
+#define AGENT_REFUSAL_LOG_MS 60000
 
 struct atask {
 	struct agent *a;
@@ -40,17 +43,28 @@ struct atask {
 	bool acked;
 	int status;
 	char why[256];		/* why it could not start, or "" */
+	bool permanent;		/* ... and it never could, as given */
 	TAILQ_ENTRY(atask) entry;
 };
 
+/* A job file whose reads are refused: logged when the reason changes,
+ * and at most once a minute while it stays. */
+struct refusal {
+	int err;		/* 0: the last read was fine */
+	int64_t logged_ms;
+};
+
 /* What the agent watches of one start of a job: its progress file and,
- * on the node of rank 0, its checkpoint directory. Kept while any task
- * of the start is in the table. The checkpoint directory is also kept in
- * the start's spool directory ("watch"), for an agent that restarts. */
+ * on the node of rank 0, its checkpoint directory, read as the job's
+ * user (cred). Kept while any task of the start is in the table. The
+ * checkpoint directory and the user's uid and gid are also kept in the
+ * start's spool directory ("watch"), for an agent that restarts. */
 struct ajob {
 	uint64_t job_id;
 	uint32_t restart;
 	char *ckpt_dir;		/* NULL: not watched here */
+	struct watch_cred cred;	/* cred.groups malloc'd */
+	struct refusal latest_refused, progress_refused;
 	char progress[PATH_MAX];
 	bool has_ckpt;
 	uint64_t step;
@@ -92,14 +106,15 @@ ajob_free(struct agent *a, struct ajob *j)
 {
 	TAILQ_REMOVE(&a->jobs, j, entry);
 	free(j->ckpt_dir);
+	free(j->cred.groups);
 	free(j);
 }
 
-/* The start's entry, made when missing (ckpt_dir NULL: not watched).
- * NULL only when out of memory. */
+/* The start's entry, made when missing (ckpt_dir NULL: not watched),
+ * with a copy of cred. NULL only when out of memory. */
 static struct ajob *
 ajob_get(struct agent *a, uint64_t job_id, uint32_t restart,
-    const char *ckpt_dir)
+    const char *ckpt_dir, const struct watch_cred *cred)
 {
 	struct ajob *j;
 
@@ -109,7 +124,18 @@ ajob_get(struct agent *a, uint64_t job_id, uint32_t restart,
 		return NULL;
 	j->job_id = job_id;
 	j->restart = restart;
+	j->cred = *cred;
+	j->cred.groups = NULL;
+	if (cred->ngroups > 0 && (j->cred.groups = calloc(cred->ngroups,
+	    sizeof(gid_t))) == NULL) {
+		free(j);
+		return NULL;
+	}
+	if (cred->ngroups > 0)
+		memcpy(j->cred.groups, cred->groups,
+		    cred->ngroups * sizeof(gid_t));
 	if (ckpt_dir != NULL && (j->ckpt_dir = strdup(ckpt_dir)) == NULL) {
+		free(j->cred.groups);
 		free(j);
 		return NULL;
 	}
@@ -141,10 +167,12 @@ ajob_watch_path(const struct agent *a, uint64_t job_id, uint32_t restart,
 	    job_id, restart, suffix);
 }
 
-/* Remember, in the spool, that this node watches dir for the start. */
+/* Remember, in the spool, the checkpoint directory this node watches
+ * for the start ("" when none) and whose files they are:
+ * "DIR\nUID GID\n". */
 static int
 ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
-    const char *dir, struct cerr *err)
+    const char *dir, const struct watch_cred *cred, struct cerr *err)
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	FILE *fp;
@@ -154,7 +182,9 @@ ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 	if ((fp = fopen(tmp, "we")) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", tmp,
 		    strerror(errno));
-	if (fprintf(fp, "%s\n", dir) < 0 || fclose(fp) == EOF ||
+	if (fprintf(fp, "%s\n%u %u\n", dir != NULL ? dir : "",
+	    (unsigned)cred->uid, (unsigned)cred->gid) < 0 ||
+	    fclose(fp) == EOF ||
 	    rename(tmp, path) == -1) {
 		unlink(tmp);
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
@@ -163,21 +193,49 @@ ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 	return 0;
 }
 
-/* The checkpoint directory the spool says this node watches for the
- * start, or NULL (malloc'd). */
+/* "UID GID" of the start's progress file, for a spool an older agent
+ * wrote (its "watch" file names no user): the agent created that file
+ * and gave it to the task's account, in a directory the job cannot
+ * write. NULL when it does not tell (missing, root's). */
 static char *
-ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart)
+ajob_progress_ids(const struct agent *a, uint64_t job_id, uint32_t restart,
+    char *buf, size_t len)
 {
-	char path[PATH_MAX], *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/jobs/%" PRIu64 ".%u/progress",
+	    a->cfg->spool, job_id, restart);
+	if (lstat(path, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid == 0)
+		return NULL;
+	snprintf(buf, len, "%u %u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return buf;
+}
+
+/* The checkpoint directory the spool says this node watches for the
+ * start, or NULL (malloc'd), and whose files they are (*has_cred). */
+static char *
+ajob_load_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
+    struct watch_cred *cred, bool *has_cred)
+{
+	char path[PATH_MAX], *line = NULL, *ids = NULL, old[64];
+	size_t cap = 0, cap2 = 0;
+	ssize_t n = -1;
 	FILE *fp;
 
 	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
-	if ((fp = fopen(path, "re")) == NULL)
-		return NULL;
-	n = getline(&line, &cap, fp);
-	fclose(fp);
+	if ((fp = fopen(path, "re")) != NULL) {
+		n = getline(&line, &cap, fp);
+		if (getline(&ids, &cap2, fp) == -1) {
+			free(ids);
+			ids = NULL;
+		}
+		fclose(fp);
+	}
+	*has_cred = account_from_ids(ids != NULL ? ids :
+	    ajob_progress_ids(a, job_id, restart, old, sizeof(old)),
+	    cred) == 0;
+	free(ids);
 	if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
 		free(line);
 		return NULL;
@@ -207,8 +265,8 @@ atask_check(struct atask *at)
 
 	if (at->ended)
 		return;
-	if (task_result(&at->t, &status, at->why, sizeof(at->why)) == -1 &&
-	    errno != EIO)
+	if (task_result(&at->t, &status, at->why, sizeof(at->why),
+	    &at->permanent) == -1 && errno != EIO)
 		return;
 	at->ended = true;
 	at->status = status;
@@ -224,6 +282,7 @@ atask_check(struct atask *at)
 	r.running = false;
 	r.wait_status = status;
 	memcpy(r.why, at->why, sizeof(r.why));
+	r.permanent = at->permanent;
 	at->a->cb(&r, at->a->arg);
 }
 
@@ -298,11 +357,25 @@ agent_adopt_cb(struct task *t, void *arg)
 	log_info("job %" PRIu64 " rank %u: adopted from the spool",
 	    t->job_id, t->rank);
 	if (ajob_find(a, t->job_id, t->restart) == NULL) {
-		char *dir = ajob_load_watch(a, t->job_id, t->restart);
+		struct watch_cred cred;
+		bool has_cred;
+		char *dir = ajob_load_watch(a, t->job_id, t->restart, &cred,
+		    &has_cred);
 
-		if (ajob_get(a, t->job_id, t->restart, dir) == NULL)
+		/* Without the user's identity its files are not read. */
+		if (!has_cred) {
+			if (dir != NULL)
+				log_warnx("job %" PRIu64 ": the spool does not "
+				    "say whose files it has; its checkpoints "
+				    "are not read", t->job_id);
+			free(dir);
+			dir = NULL;
+			memset(&cred, 0, sizeof(cred));
+		}
+		if (ajob_get(a, t->job_id, t->restart, dir, &cred) == NULL)
 			log_warnx("job %" PRIu64 ": out of memory", t->job_id);
 		free(dir);
+		free(cred.groups);
 	}
 	/* It may have ended while no agent watched. */
 	if (t->pidfd < 0 || !task_alive(t))
@@ -452,7 +525,7 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 		/* Bounded: the supervisor writes the status right after;
 		 * task_result also reaps it. */
 		for (i = 0; i < 100 && task_result(&at->t, &status, NULL,
-		    0) == -1 &&
+		    0, NULL) == -1 &&
 		    errno == ENOENT; i++)
 			usleep(10000);
 		atask_free(at);
@@ -527,6 +600,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	const char *account;
 	const char *watch = l->watch_checkpoints ? l->spec->checkpoint_dir :
 	    NULL;
+	struct watch_cred cred = { 0 };
 	struct ajob *j;
 	char **base = NULL;
 	size_t nbase = 0;
@@ -537,19 +611,24 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	if (agent_has_start(a, l->job_id, l->restart))
 		return 0;
 	account = agent_config_map_user(a->cfg, l->user);
+	if (account_resolve(a->cfg, account, &cred, err) == -1) {
+		log_warnx("job %" PRIu64 ": start refused: %s", l->job_id,
+		    err->text);
+		goto out;
+	}
 	if (agent_base_env(account, &base, &nbase, err) == -1 ||
 	    agent_progress_file(a, l, account, progress, sizeof(progress),
 	    err) == -1 ||
-	    (watch != NULL && ajob_save_watch(a, l->job_id, l->restart, watch,
-	    err) == -1))
+	    ajob_save_watch(a, l->job_id, l->restart, watch, &cred,
+	    err) == -1)
 		goto out;
-	if ((j = ajob_get(a, l->job_id, l->restart, watch)) == NULL) {
+	if ((j = ajob_get(a, l->job_id, l->restart, watch, &cred)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	/* An earlier run's LATEST is not this start's checkpoint. */
-	if (watch != NULL && watch_read_latest(watch, &j->base_step,
-	    j->base_path, sizeof(j->base_path)) == 0)
+	if (watch != NULL && watch_read_latest(watch, &j->cred,
+	    &j->base_step, j->base_path, sizeof(j->base_path), NULL) == 0)
 		j->has_base = true;
 	for (r = 0; r < l->spec->tasks_per_node; r++) {
 		if (agent_start_rank(a, l, account, base, nbase, progress, r,
@@ -562,6 +641,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	}
 	rc = 0;
 out:
+	free(cred.groups);
 	strv_free(base, nbase);
 	return rc;
 }
@@ -625,6 +705,7 @@ agent_tasks(struct agent *a, size_t *n)
 		r[*n].running = !at->ended;
 		r[*n].wait_status = at->status;
 		memcpy(r[*n].why, at->why, sizeof(r[*n].why));
+		r[*n].permanent = at->permanent;
 		(*n)++;
 	}
 	return r;
@@ -642,6 +723,28 @@ ajob_running(struct agent *a, const struct ajob *j)
 	return false;
 }
 
+/* A read of one of the job's files was refused (e = 0: it worked):
+ * say so, once per reason and then at most once a minute. A file that
+ * does not exist yet, or LATEST caught half written, is no refusal. */
+static void
+ajob_refused(const struct ajob *j, struct refusal *r, const char *file,
+    int e)
+{
+	int64_t now;
+
+	if (e == 0 || e == ENOENT || e == EBADMSG) {
+		r->err = 0;
+		return;
+	}
+	now = clock_now_ms();
+	if (r->err == e && now - r->logged_ms < AGENT_REFUSAL_LOG_MS)
+		return;
+	r->err = e;
+	r->logged_ms = now;
+	log_warnx("job %" PRIu64 ": refusing to read %s: %s (as uid %u)",
+	    j->job_id, file, watch_strerror(e), (unsigned)j->cred.uid);
+}
+
 /* Read the start's LATEST; note a checkpoint not seen before. Returns
  * true when there is a new one. */
 static bool
@@ -649,14 +752,15 @@ ajob_read_latest(struct ajob *j)
 {
 	char path[WATCH_PATH_MAX], latest[PATH_MAX];
 	uint64_t step;
-	struct stat sb;
+	int64_t mtime;
 
-	if (watch_read_latest(j->ckpt_dir, &step, path, sizeof(path)) == -1) {
-		if (errno != ENOENT)
-			log_debug("job %" PRIu64 ": %s/LATEST: %s", j->job_id,
-			    j->ckpt_dir, strerror(errno));
+	if (watch_read_latest(j->ckpt_dir, &j->cred, &step, path,
+	    sizeof(path), &mtime) == -1) {
+		snprintf(latest, sizeof(latest), "%s/LATEST", j->ckpt_dir);
+		ajob_refused(j, &j->latest_refused, latest, errno);
 		return false;
 	}
+	j->latest_refused.err = 0;
 	if (j->has_ckpt && j->step == step && strcmp(j->ckpt_path, path) == 0)
 		return false;
 	if (!j->has_ckpt && j->has_base && j->base_step == step &&
@@ -666,12 +770,7 @@ ajob_read_latest(struct ajob *j)
 	j->step = step;
 	memcpy(j->ckpt_path, path, sizeof(path));
 	/* When the job wrote it (the rename), not when we looked. */
-	snprintf(latest, sizeof(latest), "%s/LATEST", j->ckpt_dir);
-	if (stat(latest, &sb) == 0)
-		j->ckpt_ms = (int64_t)sb.st_mtim.tv_sec * 1000 +
-		    sb.st_mtim.tv_nsec / 1000000;
-	else
-		j->ckpt_ms = clock_now_ms();
+	j->ckpt_ms = mtime > 0 ? mtime : clock_now_ms();
 	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s",
 	    j->job_id, step, path);
 	return true;
@@ -746,7 +845,12 @@ agent_progress(struct agent *a, size_t *n)
 			continue;
 		r[*n].job_id = j->job_id;
 		r[*n].restart = j->restart;
-		r[*n].changed_ms = watch_progress_changed(j->progress);
+		if (watch_progress_changed(j->progress, j->cred.uid,
+		    &r[*n].changed_ms) == -1)
+			ajob_refused(j, &j->progress_refused, j->progress,
+			    errno);
+		else
+			j->progress_refused.err = 0;
 		(*n)++;
 	}
 	if (*n == 0) {
@@ -786,7 +890,10 @@ agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
 	if (task_log_path(a->cfg->spool, job_id, restart, rank, path,
 	    sizeof(path)) == -1)
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	/* The start's directory is the agent's, but never follow a link
+	 * or block on what may be found there. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY)) == -1)
 		return -1;
 	n = pread(fd, buf, max, (off_t)offset);
 	close(fd);

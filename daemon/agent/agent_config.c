@@ -39,6 +39,8 @@ static int agent_set_address(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_user_map(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int agent_set_allow_users(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int agent_set_source(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_library(const struct conf_ctx *,
@@ -76,6 +78,11 @@ static const struct conf_key agent_keys[] = {
 	  FIELD(spare) },
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
+	/* Accounts (issue 10): system accounts run no jobs. */
+	{ .section = "agent", .name = "min_uid", .set = conf_key_uint,
+	  FIELD(min_uid), .min = 0, .max = UINT32_MAX },
+	{ .section = "agent", .name = "allow_system_users",
+	  .repeatable = true, .set = agent_set_allow_users },
 	PATHKEY("tls", "ca", ca, true),
 	PATHKEY("tls", "cert", cert, true),
 	PATHKEY("tls", "key", key, true),
@@ -118,6 +125,7 @@ agent_config_defaults(struct agent_config *cfg)
 	cfg->health_timeout_ms = AGENT_DEFAULT_HEALTH_TIMEOUT_MS;
 	cfg->drain_on_gpu_failure = true;
 	cfg->temperature_degraded = AGENT_DEFAULT_TEMPERATURE_DEGRADED;
+	cfg->min_uid = AGENT_DEFAULT_MIN_UID;
 	memset(cfg->xid_policy, -1, sizeof(cfg->xid_policy));
 	inventory_sim_defaults(&cfg->sim);
 }
@@ -136,12 +144,16 @@ agent_user_map_free(struct user_map_entry *map, unsigned n)
 void
 agent_config_clear(struct agent_config *cfg)
 {
+	unsigned i;
+
 	if (cfg == NULL)
 		return;
 	free(cfg->name);
 	free(cfg->spool);
 	free(cfg->address);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
+	for (i = 0; i < cfg->nallow_users; i++)
+		free(cfg->allow_users[i]);
 	free(cfg->ca);
 	free(cfg->cert);
 	free(cfg->key);
@@ -161,6 +173,20 @@ agent_config_map_user(const struct agent_config *cfg, const char *user)
 			return cfg->user_map[i].to;
 	}
 	return user;
+}
+
+bool
+agent_config_account_allowed(const struct agent_config *cfg,
+    const char *account, uint32_t uid)
+{
+	unsigned i;
+
+	if (uid >= cfg->min_uid)
+		return true;
+	for (i = 0; account != NULL && i < cfg->nallow_users; i++)
+		if (strcmp(cfg->allow_users[i], account) == 0)
+			return true;
+	return false;
 }
 
 /* ---- values ---- */
@@ -471,6 +497,62 @@ fail:
 	 * agent_config_clear. */
 	agent_user_map_free(map + n0, n - n0);
 	memset(map + n0, 0, (n - n0) * sizeof(map[0]));
+	return -1;
+}
+
+/* "svc-ci, backup": accounts below min_uid that may run jobs anyway.
+ * Several lines add up, as user_map's do. root is refused here, as in
+ * user_map: the agent never runs a task as root. */
+static int
+agent_set_allow_users(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	const char *s = value, *end;
+	unsigned n0 = cfg->nallow_users, n = n0, i;
+	size_t len;
+
+	for (;;) {
+		s += strspn(s, " \t");
+		end = s + strcspn(s, ",");
+		len = (size_t)(end - s);
+		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+			len--;
+		if (len == 0) {
+			cerr_set(err, ERR_INVALID, "empty entry");
+			goto fail;
+		}
+		if (!agent_valid_user_name(s, len)) {
+			cerr_set(err, ERR_INVALID, "'%.*s' is not an account "
+			    "name", (int)(len > 64 ? 64 : len), s);
+			goto fail;
+		}
+		if (len == 4 && memcmp(s, "root", 4) == 0) {
+			cerr_set(err, ERR_INVALID,
+			    "tasks are never run as root");
+			goto fail;
+		}
+		if (n == AGENT_ALLOW_USERS_MAX) {
+			cerr_set(err, ERR_INVALID, "more than %d accounts",
+			    AGENT_ALLOW_USERS_MAX);
+			goto fail;
+		}
+		if ((cfg->allow_users[n] = strndup(s, len)) == NULL) {
+			cerr_set(err, ERR_INTERNAL, "out of memory");
+			goto fail;
+		}
+		n++;
+		if (*end == '\0')
+			break;
+		s = end + 1;
+	}
+	cfg->nallow_users = n;
+	return 0;
+fail:
+	for (i = n0; i < n; i++) {
+		free(cfg->allow_users[i]);
+		cfg->allow_users[i] = NULL;
+	}
 	return -1;
 }
 

@@ -14,6 +14,8 @@
  *                                 only to replace a failed job's node
  *   user_map = alice:nobody,*:svc cluster user → local account; "*"
  *                                 matches any user
+ *   min_uid = 1000                tasks never run as a lower uid ...
+ *   allow_system_users = a,b      ... unless the account is listed
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   [gpu]
@@ -41,6 +43,8 @@
 #include "lib/err.h"
 
 #define AGENT_USER_MAP_MAX 64
+#define AGENT_ALLOW_USERS_MAX 64
+#define AGENT_DEFAULT_MIN_UID 1000
 /* XID codes the [xid] section may name: 1..AGENT_XID_MAX. */
 #define AGENT_XID_MAX 999
 
@@ -59,6 +63,11 @@ struct agent_config {
 	uint64_t kill_wait_ms;
 	struct user_map_entry user_map[AGENT_USER_MAP_MAX];
 	unsigned nuser_map;
+	/* Accounts: no task runs as a uid below min_uid unless its account
+	 * is in allow_system_users (uid 0 never, when the agent is root). */
+	uint32_t min_uid;
+	char *allow_users[AGENT_ALLOW_USERS_MAX];
+	unsigned nallow_users;
 	char *ca;
 	char *cert;
 	char *key;
@@ -87,5 +96,12 @@ void agent_config_clear(struct agent_config *cfg);
  * else the user's own name. Borrowed. */
 const char *agent_config_map_user(const struct agent_config *cfg,
     const char *user);
+
+/* Whether tasks may run as account (uid): uid >= min_uid, or the
+ * account is listed in allow_system_users. account may be NULL (a uid
+ * without a name: only min_uid applies). Root is the caller's to
+ * refuse. */
+bool agent_config_account_allowed(const struct agent_config *cfg,
+    const char *account, uint32_t uid);
 
 #endif

@@ -154,8 +154,11 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 		ts[i].has_wait_status = !r[i].running;
 		ts[i].wait_status = r[i].wait_status;
 		/* Copied: r goes before the message is packed. */
-		if (!r[i].running && r[i].why[0] != '\0')
+		if (!r[i].running && r[i].why[0] != '\0') {
 			ts[i].why = strdup(r[i].why);
+			ts[i].has_permanent = r[i].permanent;
+			ts[i].permanent = r[i].permanent;
+		}
 		ptrs[i] = &ts[i];
 	}
 	free(r);
@@ -426,8 +429,11 @@ link_task_exited(const struct task_report *r, void *arg)
 	te.restart = r->restart;
 	te.rank = r->rank;
 	te.wait_status = r->wait_status;
-	if (r->why[0] != '\0')
+	if (r->why[0] != '\0') {
 		te.why = (char *)r->why;
+		te.has_permanent = r->permanent;
+		te.permanent = r->permanent;
+	}
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT;
 	env.task_exit = &te;

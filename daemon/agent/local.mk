@@ -7,6 +7,7 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
 	daemon/agent/tasks.c daemon/agent/tasks.h \
+	daemon/agent/account.c daemon/agent/account.h \
 	daemon/agent/agent.c daemon/agent/agent.h \
 	daemon/agent/health.c daemon/agent/health.h \
 	daemon/agent/watch.c daemon/agent/watch.h \

@@ -171,18 +171,40 @@ cat_str(char *buf, size_t at, size_t len, const char *s)
 	return at + n;
 }
 
+bool
+task_failure_permanent(enum task_stage stage, int e)
+{
+	switch (stage) {
+	case TASK_STAGE_USER:
+		/* EAGAIN: the user is at RLIMIT_NPROC for now. */
+		return e != EAGAIN && e != ENOMEM && e != EINTR;
+	case TASK_STAGE_WORKDIR:
+		return e == ENOENT || e == ENOTDIR || e == EACCES ||
+		    e == ELOOP || e == ENAMETOOLONG || e == EPERM;
+	case TASK_STAGE_EXEC:
+		return e == ENOENT || e == ENOTDIR || e == EACCES ||
+		    e == EPERM || e == ENOEXEC || e == ELOOP ||
+		    e == ENAMETOOLONG || e == EISDIR || e == E2BIG ||
+		    e == ELIBBAD || e == EINVAL;
+	}
+	return false;
+}
+
 /* "WHAT 'ARG': REASON" on the task's stderr (its log, after "cohort: ")
  * and to the supervisor, which keeps it in rank-R.error for the job's
- * reason; then the shell's exit status for a command that could not be
- * run. The message table strerrordesc_np reads is static and
- * untranslated, unlike strerror's, so it is safe here. */
+ * reason, after "P " (permanent) or "T " (may pass); then the shell's
+ * exit status for a command that could not be run. The message table
+ * strerrordesc_np reads is static and untranslated, unlike strerror's,
+ * so it is safe here. */
 static void __attribute__((noreturn))
-child_fail(const char *what, const char *arg, int e)
+child_fail(enum task_stage stage, const char *what, const char *arg, int e)
 {
 	const char *desc = strerrordesc_np(e);
 	char msg[512];
 	size_t n = 0;
 
+	n = cat_str(msg, n, sizeof(msg),
+	    task_failure_permanent(stage, e) ? "P " : "T ");
 	n = cat_str(msg, n, sizeof(msg), what);
 	n = cat_str(msg, n, sizeof(msg), " '");
 	n = cat_str(msg, n, sizeof(msg), arg);
@@ -190,7 +212,7 @@ child_fail(const char *what, const char *arg, int e)
 	n = cat_str(msg, n, sizeof(msg), desc != NULL ? desc :
 	    "Unknown error");
 	write_all(2, "cohort: ", 8);
-	write_all(2, msg, n);
+	write_all(2, msg + 2, n - 2);
 	write_all(2, "\n", 1);
 	if (child_why_fd != -1)
 		write_all(child_why_fd, msg, n);
@@ -234,22 +256,25 @@ run_task(struct launch *L)
 
 	if (L->drop) {
 		if (setgroups((size_t)L->ngroups, L->groups) == -1)
-			child_fail("cannot set the groups of user", L->user,
-			    errno);
+			child_fail(TASK_STAGE_USER,
+			    "cannot set the groups of user", L->user, errno);
 		if (setgid(L->gid) == -1)
-			child_fail("cannot set the group of user", L->user,
-			    errno);
+			child_fail(TASK_STAGE_USER,
+			    "cannot set the group of user", L->user, errno);
 		if (setuid(L->uid) == -1)
-			child_fail("cannot become user", L->user, errno);
+			child_fail(TASK_STAGE_USER, "cannot become user",
+			    L->user, errno);
 		/* setuid from root sets every uid; check that none is left
 		 * that would let the task take root back. */
 		if (setuid(0) != -1 || geteuid() != L->uid ||
 		    getuid() != L->uid || getegid() != L->gid)
-			child_fail("cannot drop root privileges for user",
-			    L->user, EPERM);
+			child_fail(TASK_STAGE_USER,
+			    "cannot drop root privileges for user", L->user,
+			    EPERM);
 	}
 	if (chdir(L->workdir) == -1)
-		child_fail("cannot change directory to", L->workdir, errno);
+		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
+		    L->workdir, errno);
 
 	/* execvp's search, over the PATH of the task's envp rather than
 	 * the agent's own, which is what execvpe would use. */
@@ -278,7 +303,7 @@ run_task(struct launch *L)
 	}
 	if (i == L->ncands && eacces)
 		e = EACCES;
-	child_fail("cannot run", L->name, e);
+	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, e);
 }
 
 static void
@@ -967,31 +992,47 @@ read_exit(const struct task *t, int *status)
 }
 
 /* Why the task could not start (rank-R.error), or "" when it started or
- * there is no record. */
+ * there is no record; *permanent from its "P " or "T " (a record without
+ * either, from an older agent, is not permanent). */
 static void
-read_error(const struct task *t, char *why, size_t len)
+read_error(const struct task *t, char *why, size_t len, bool *permanent)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], buf[600];
+	const char *msg = buf;
 	ssize_t n;
 	int fd;
 
-	why[0] = '\0';
-	if (len == 0 || path_fmt(path, "%s/rank-%u.error", t->dir,
-	    t->rank) == -1 || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	*permanent = false;
+	if (why != NULL && len > 0)
+		why[0] = '\0';
+	if (path_fmt(path, "%s/rank-%u.error", t->dir, t->rank) == -1 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return;
-	n = read(fd, why, len - 1);
+	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	why[n > 0 ? n : 0] = '\0';
+	buf[n > 0 ? n : 0] = '\0';
+	if ((buf[0] == 'P' || buf[0] == 'T') && buf[1] == ' ') {
+		*permanent = buf[0] == 'P';
+		msg = buf + 2;
+	}
+	if (why != NULL && len > 0)
+		snprintf(why, len, "%s", msg);
 }
 
 int
-task_result(const struct task *t, int *status, char *why, size_t len)
+task_result(const struct task *t, int *status, char *why, size_t len,
+    bool *permanent)
 {
+	bool perm;
+
+	if (permanent == NULL)
+		permanent = &perm;
+	*permanent = false;
 	if (why != NULL && len > 0)
 		why[0] = '\0';
 	if (read_exit(t, status) == 0) {
 		if (why != NULL)
-			read_error(t, why, len);
+			read_error(t, why, len, permanent);
 		/* The supervisor exits right after writing it: reap it now
 		 * rather than leave a zombie until the next call. */
 		reap(t, 100);
@@ -1006,7 +1047,7 @@ task_result(const struct task *t, int *status, char *why, size_t len)
 	/* It may have written the file just before we looked at it. */
 	if (read_exit(t, status) == 0) {
 		if (why != NULL)
-			read_error(t, why, len);
+			read_error(t, why, len, permanent);
 		return 0;
 	}
 	/* Killed without a word: report it the way a SIGKILL'd task would

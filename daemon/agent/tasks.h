@@ -66,8 +66,24 @@ int task_signal(const struct task *t, int sig);
  * supervisor died without writing one: then *status is set to a
  * SIGKILL death). With why non-NULL, also why the command could not be
  * started ("cannot change directory to '/x': No such file or
- * directory"), or "" when it was. */
-int task_result(const struct task *t, int *status, char *why, size_t len);
+ * directory"), or "" when it was; with permanent non-NULL, whether that
+ * failure is permanent (task_failure_permanent). */
+int task_result(const struct task *t, int *status, char *why, size_t len,
+    bool *permanent);
+
+/* Where a task's start failed, after its supervisor forked it. */
+enum task_stage {
+	TASK_STAGE_USER,	/* becoming the user (groups, gid, uid) */
+	TASK_STAGE_WORKDIR,	/* entering the working directory */
+	TASK_STAGE_EXEC,	/* running the command */
+};
+
+/* Whether a start that failed at stage with errno e would fail the same
+ * way every time (no such command or directory, not executable, not
+ * permitted): the job cannot run as given, and restarting it is
+ * pointless. False for what may pass (out of memory or processes, a
+ * file system error or timeout, a busy executable). Async-signal-safe. */
+bool task_failure_permanent(enum task_stage stage, int e);
 
 /* True while the task's process group still has a member. */
 bool task_alive(const struct task *t);

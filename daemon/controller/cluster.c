@@ -17,6 +17,16 @@
 #include "nodes.h"
 #include "placement.h"
 
+struct gang;
+
+/* One node's launch of a gang: the argument of its callback, so that a
+ * failure names the node. */
+struct gang_node {
+	struct gang *g;
+	unsigned node_rank;
+	char node[PEER_NAME_MAX + 1];
+};
+
 /* A gang being launched: it is RUNNING once every node has answered. */
 struct gang {
 	struct cluster *cl;
@@ -26,6 +36,7 @@ struct gang {
 	size_t acked;
 	size_t outstanding;	/* launch callbacks still to come */
 	bool over;		/* running, or failed and undone */
+	struct gang_node *nodes;	/* nnodes of them */
 	TAILQ_ENTRY(gang) entry;
 };
 
@@ -87,25 +98,36 @@ gang_release(struct gang *g)
 {
 	if (g->outstanding == 0 && g->over) {
 		TAILQ_REMOVE(&g->cl->gangs, g, entry);
+		free(g->nodes);
 		free(g);
 	}
 }
 
-/* A start failed on one node: undo it on all, all or nothing. */
+/* A start failed on one node (gn; NULL: not a node's doing): undo it on
+ * all, all or nothing. How the node refused says what comes next
+ * (jobs_start_failure_class): a refusal that would come again ends the
+ * job, anything else backs off, so that a start refused on every try
+ * is not retried as fast as the loop turns. */
 static void
-gang_fail(struct gang *g, const struct cerr *why)
+gang_fail(struct gang *g, const struct gang_node *gn, const struct cerr *why)
 {
 	struct cluster *cl = g->cl;
 	const struct job *job = jobs_get(cl->js, g->job_id);
 	struct cerr err;
-	bool permanent = why->code == ERR_INVALID;
+	char reason[640];
 
 	g->over = true;
 	if (job == NULL || !jobs_is_active(job) || job->attempt != g->attempt)
 		return;
+	if (gn != NULL)
+		snprintf(reason, sizeof(reason), "rank %u on %s: %s",
+		    gn->node_rank, gn->node, why->text);
+	else
+		snprintf(reason, sizeof(reason), "%s", why->text);
 	cluster_stop_gang(cl, job, "the gang could not start");
-	if (jobs_start_failed(cl->js, g->job_id, permanent, why->text,
-	    clock_now_ms(), &err) == -1)
+	if (jobs_start_failed(cl->js, g->job_id,
+	    jobs_start_failure_class(why->code), reason, clock_now_ms(),
+	    &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
 	cluster_changed(cl);
 }
@@ -113,13 +135,14 @@ gang_fail(struct gang *g, const struct cerr *why)
 static void
 gang_launched_cb(void *arg, const struct cerr *err)
 {
-	struct gang *g = arg;
+	struct gang_node *gn = arg;
+	struct gang *g = gn->g;
 	struct cerr e;
 
 	g->outstanding--;
 	if (!g->over) {
 		if (err != NULL) {
-			gang_fail(g, err);
+			gang_fail(g, gn, err);
 		} else if (++g->acked == g->nnodes) {
 			g->over = true;
 			if (jobs_mark_running(g->cl->js, g->job_id,
@@ -147,12 +170,16 @@ cluster_launch(struct cluster *cl, const struct job *job)
 
 	nodelist = calloc(job->nplace, sizeof(*nodelist));
 	g = calloc(1, sizeof(*g));
-	if (nodelist == NULL || g == NULL) {
+	if (g != NULL)
+		g->nodes = calloc(job->nplace, sizeof(*g->nodes));
+	if (nodelist == NULL || g == NULL || g->nodes == NULL) {
 		free(nodelist);
+		if (g != NULL)
+			free(g->nodes);
 		free(g);
 		cerr_set(&err, ERR_INTERNAL, "out of memory");
-		jobs_start_failed(cl->js, job->id, false, err.text, clock_now_ms(),
-		    &err);
+		jobs_start_failed(cl->js, job->id, START_TRANSIENT, err.text,
+		    clock_now_ms(), &err);
 		return;
 	}
 	for (i = 0; i < job->nplace; i++)
@@ -173,14 +200,20 @@ cluster_launch(struct cluster *cl, const struct job *job)
 	    20000);
 	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
 	    job->id, job->nplace, job->attempt);
+	for (i = 0; i < job->nplace; i++) {
+		g->nodes[i].g = g;
+		g->nodes[i].node_rank = job->place[i].node_rank;
+		snprintf(g->nodes[i].node, sizeof(g->nodes[i].node), "%s",
+		    job->place[i].node);
+	}
 	for (i = 0; i < job->nplace && !g->over; i++) {
 		n = nodes_get(cl->ns, job->place[i].node);
 		lc.place = &job->place[i];
 		if (n == NULL || agentcmd_launch(cl->ac, n->conn_id, &lc,
-		    clock_now_ms(), gang_launched_cb, g) == -1) {
-			cerr_set(&err, ERR_UNAVAILABLE,
-			    "node %s is not reachable", job->place[i].node);
-			gang_fail(g, &err);
+		    clock_now_ms(), gang_launched_cb, &g->nodes[i]) == -1) {
+			cerr_set(&err, ERR_UNAVAILABLE, "the node is not "
+			    "reachable");
+			gang_fail(g, &g->nodes[i], &err);
 			break;
 		}
 		g->outstanding++;
@@ -217,11 +250,14 @@ cluster_pass(struct cluster *cl)
 	cluster_refresh_allocations(cl);
 	pending = jobs_list(cl->js, &f, &npending);
 	/* Waiting jobs: pending and restarting ones that hold nothing yet
-	 * (those still launching hold their allocation already). */
+	 * (those still launching hold their allocation already), except
+	 * those whose start back-off runs: they keep their StartBackoff
+	 * reason and cost the pass nothing. */
 	for (i = 0; i < npending;) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
-		    pending[i]->state != JOB_RESTARTING))
+		    pending[i]->state != JOB_RESTARTING) ||
+		    jobs_backing_off(pending[i], now))
 			pending[i] = pending[--npending];
 		else
 			i++;
@@ -407,7 +443,7 @@ cluster_reset_launching(struct cluster *cl)
 	for (i = 0; i < n; i++)
 		if ((active[i]->state == JOB_PENDING ||
 		    active[i]->state == JOB_RESTARTING) &&
-		    jobs_start_failed(cl->js, active[i]->id, false,
+		    jobs_start_failed(cl->js, active[i]->id, START_RETRY,
 		    "the controller restarted while it was launching",
 		    clock_now_ms(), &err) == -1)
 			log_warnx("job %" PRIu64 ": %s", active[i]->id,
@@ -455,6 +491,7 @@ cluster_destroy(struct cluster *cl)
 		return;
 	while ((g = TAILQ_FIRST(&cl->gangs)) != NULL) {
 		TAILQ_REMOVE(&cl->gangs, g, entry);
+		free(g->nodes);
 		free(g);
 	}
 	recovery_evac_destroy_all(cl);
@@ -524,7 +561,13 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	if (job == NULL)
 		return 0;
 	before = job->state;
-	if (jobs_task_exit(cl->js, r->job_id, r->restart, r->rank,
+	/* A task that can never start as given fails the job now: restarts
+	 * would fail the same way. */
+	if (r->permanent && r->why[0] != '\0') {
+		if (jobs_task_start_failed(cl->js, r->job_id, r->restart,
+		    r->rank, r->wait_status, r->why, now, &after, err) == -1)
+			return -1;
+	} else if (jobs_task_exit(cl->js, r->job_id, r->restart, r->rank,
 	    r->wait_status, r->why, now, &after, err) == -1)
 		return -1;
 	if (after == before)

@@ -416,26 +416,75 @@ jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
 	log_info("job %" PRIu64 ": RUNNING on %zu node(s)", id, job->nplace);
 	if (job->state == JOB_RESTARTING)
 		job->last_restart_ms = now_ms;
-	return jobs_transition(js, job, JOB_RUNNING, "", now_ms, "running",
-	    "cohortd", NULL, 0, err);
+	if (jobs_transition(js, job, JOB_RUNNING, "", now_ms, "running",
+	    "cohortd", NULL, 0, err) == -1)
+		return -1;
+	/* It started: the next failure to start backs off from 1 s. */
+	job->backoff_ms = 0;
+	job->not_before_ms = 0;
+	return 0;
+}
+
+enum start_failure
+jobs_start_failure_class(enum err_code code)
+{
+	switch (code) {
+	case ERR_INVALID:
+	case ERR_DENIED:
+	case ERR_NOT_FOUND:
+		return START_PERMANENT;
+	default:
+		return START_TRANSIENT;
+	}
+}
+
+int64_t
+jobs_backoff_next(int64_t prev_ms)
+{
+	if (prev_ms < JOBS_BACKOFF_MIN_MS)
+		return JOBS_BACKOFF_MIN_MS;
+	if (prev_ms >= JOBS_BACKOFF_MAX_MS / 2)
+		return JOBS_BACKOFF_MAX_MS;
+	return prev_ms * 2;
+}
+
+bool
+jobs_backing_off(const struct job *job, int64_t now_ms)
+{
+	return job->not_before_ms > now_ms;
 }
 
 int
-jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
+jobs_start_failed(struct jobs *js, uint64_t id, enum start_failure how,
     const char *reason, int64_t now_ms, struct cerr *err)
 {
 	struct job *job;
+	char text[800];
+	int64_t backoff;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
 	log_warnx("job %" PRIu64 ": start failed: %s", id, reason);
-	if (permanent)
+	if (how == START_PERMANENT)
 		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
 		    "start-failed", "cohortd", NULL, 0, err);
+	backoff = how == START_TRANSIENT ? jobs_backoff_next(job->backoff_ms) :
+	    0;
+	if (backoff > 0) {
+		snprintf(text, sizeof(text), "StartBackoff: %s; retry in %"
+		    PRId64 " s", reason, backoff / 1000);
+		reason = text;
+	}
 	/* A restarting job keeps its place at the head of the queue. */
-	return jobs_transition(js, job, job->state == JOB_RESTARTING ?
+	if (jobs_transition(js, job, job->state == JOB_RESTARTING ?
 	    JOB_RESTARTING : JOB_PENDING, reason, now_ms, "start-failed",
-	    "cohortd", job->place, 0, err);
+	    "cohortd", job->place, 0, err) == -1)
+		return -1;
+	if (backoff > 0) {
+		job->backoff_ms = backoff;
+		job->not_before_ms = now_ms + backoff;
+	}
+	return 0;
 }
 
 int
@@ -495,6 +544,41 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	 * restarts are used up). */
 	return jobs_fail_over(js, id, reason, true, now_ms, now_ms, state,
 	    err);
+}
+
+int
+jobs_task_start_failed(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, const char *why, int64_t now_ms,
+    enum job_state *state, struct cerr *err)
+{
+	struct job *job;
+	struct run *r;
+	char reason[400];
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	*state = job->state;
+	if (txq_join(js->q, err) == -1 ||
+	    store_task_exit(js->st, id, restart, rank, wait_status, now_ms,
+	    err) == -1)
+		return -1;
+	if (!jobs_is_active(job) || restart != job->attempt ||
+	    (r = jobs_run(js, job)) == NULL || rank >= r->nranks ||
+	    r->done[rank])
+		return 0;
+	r->done[rank] = 1;
+	r->ndone++;
+	snprintf(reason, sizeof(reason), "rank %u could not start: %s", rank,
+	    why != NULL && why[0] != '\0' ? why : "no reason given");
+	job->has_exit = true;
+	job->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) :
+	    128 + WTERMSIG(wait_status);
+	log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
+	if (jobs_transition(js, job, JOB_FAILED, reason, now_ms,
+	    "start-failed", "cohortd", NULL, 0, err) == -1)
+		return -1;
+	*state = job->state;
+	return 0;
 }
 
 int

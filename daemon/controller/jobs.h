@@ -49,10 +49,37 @@ int jobs_allocate(struct jobs *js, uint64_t id, const struct placement *place,
 /* Every node has started its tasks: RUNNING. */
 int jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
     struct cerr *err);
-/* A start failed: back to PENDING with reason (permanent: FAILED), the
- * allocation released. */
-int jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
+/* How a start failed, for what happens next. */
+enum start_failure {
+	START_RETRY,		/* not the job's doing (the controller
+				 * restarted): place it again at once */
+	START_TRANSIENT,	/* may pass (node unreachable, timed out,
+				 * busy, a node-side error): back off */
+	START_PERMANENT,	/* never works as given (user missing or
+				 * refused, bad spec): FAILED */
+};
+
+/* Back-off bounds of START_TRANSIENT: 1 s, doubling, at most 5 min. */
+#define JOBS_BACKOFF_MIN_MS 1000
+#define JOBS_BACKOFF_MAX_MS (5 * 60 * 1000)
+
+/* The class of a start a node refused with code: ERR_INVALID,
+ * ERR_DENIED and ERR_NOT_FOUND are the job's (its user, its spec):
+ * permanent; anything else may pass. */
+enum start_failure jobs_start_failure_class(enum err_code code);
+/* The back-off after one that lasted prev_ms (0: none yet). */
+int64_t jobs_backoff_next(int64_t prev_ms);
+
+/* A start failed: the allocation released and, by how:
+ *   START_PERMANENT  FAILED with reason;
+ *   START_TRANSIENT  back to PENDING (a restarting job: RESTARTING) with
+ *                    "StartBackoff: REASON; retry in N s", not placed
+ *                    again before now + the next back-off;
+ *   START_RETRY      back to PENDING (RESTARTING) with reason. */
+int jobs_start_failed(struct jobs *js, uint64_t id, enum start_failure how,
     const char *reason, int64_t now_ms, struct cerr *err);
+/* True while the job's start back-off runs (the pass skips it). */
+bool jobs_backing_off(const struct job *job, int64_t now_ms);
 /* A task of (id, restart) ended with wait_status; why, when not empty, is
  * the agent's word on why it could not start. Recorded once per rank.
  * *state is the job's state afterwards: RESTARTING (or FAILED once its
@@ -61,6 +88,13 @@ int jobs_start_failed(struct jobs *js, uint64_t id, bool permanent,
  * exited 0, else unchanged. Exits of other attempts or of jobs that no
  * longer run are recorded and change nothing. */
 int jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, const char *why, int64_t now_ms,
+    enum job_state *state, struct cerr *err);
+/* As jobs_task_exit, for a task whose start failed permanently (why
+ * says how: no such command or workdir): the job is FAILED at once,
+ * its restarts untouched, instead of restarting a gang that cannot
+ * start. */
+int jobs_task_start_failed(struct jobs *js, uint64_t id, uint32_t restart,
     unsigned rank, int wait_status, const char *why, int64_t now_ms,
     enum job_state *state, struct cerr *err);
 /* End an active job as state (TIMEOUT, CANCELLED, FAILED) with reason. */

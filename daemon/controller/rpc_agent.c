@@ -32,6 +32,7 @@ rpc_reports(Cohort__V1__TaskStatus **ts, size_t n)
 		r[i].wait_status = ts[i]->wait_status;
 		if (ts[i]->why != NULL)
 			snprintf(r[i].why, sizeof(r[i].why), "%s", ts[i]->why);
+		r[i].permanent = ts[i]->has_permanent && ts[i]->permanent;
 	}
 	return r;
 }
@@ -194,10 +195,11 @@ rpc_task_exit(struct rpc *rpc, struct conn *c,
 {
 	const Cohort__V1__TaskExit *te = req->task_exit;
 	struct task_report r = { te->job_id, te->restart, te->rank, false,
-	    te->wait_status, "" };
+	    te->wait_status, "", false };
 
 	if (te->why != NULL)
 		snprintf(r.why, sizeof(r.why), "%s", te->why);
+	r.permanent = te->has_permanent && te->permanent;
 	if (rpc_registered(rpc, c, req->id))
 		rpc_exit_and_ack(rpc, c, req->id, &r);
 }

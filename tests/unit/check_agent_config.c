@@ -6,13 +6,16 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/account.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
+#include "daemon/agent/watch.h"
 
 static char tmpdir[PATH_MAX];
 static char cfgpath[PATH_MAX + 32];
@@ -522,6 +525,140 @@ START_TEST(test_user_map_errors)
 }
 END_TEST
 
+/* ---- accounts: min_uid, allow_system_users ---- */
+
+START_TEST(test_accounts)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	/* Default: uids below 1000 are system accounts. */
+	write_file(cfgpath, REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.min_uid, 1000);
+	ck_assert_uint_eq(cfg.nallow_users, 0);
+	ck_assert(agent_config_account_allowed(&cfg, "alice", 1000));
+	ck_assert(agent_config_account_allowed(&cfg, "nobody", 65534));
+	ck_assert(!agent_config_account_allowed(&cfg, "daemon", 1));
+	ck_assert(!agent_config_account_allowed(&cfg, "svc", 999));
+	ck_assert(!agent_config_account_allowed(&cfg, NULL, 999));
+	agent_config_clear(&cfg);
+
+	/* Exceptions by name, over two lines; a raised minimum. */
+	write_file(cfgpath, AGENT_REQUIRED "min_uid = 2000\n"
+	    "allow_system_users = backup, svc-ci\n"
+	    "allow_system_users = daemon\n" TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.min_uid, 2000);
+	ck_assert_uint_eq(cfg.nallow_users, 3);
+	ck_assert(agent_config_account_allowed(&cfg, "svc-ci", 500));
+	ck_assert(agent_config_account_allowed(&cfg, "daemon", 1));
+	ck_assert(agent_config_account_allowed(&cfg, "backup", 34));
+	ck_assert(!agent_config_account_allowed(&cfg, "alice", 1500));
+	ck_assert(agent_config_account_allowed(&cfg, "alice", 2000));
+	ck_assert(!agent_config_account_allowed(&cfg, "svc", 500));
+	ck_assert(!agent_config_account_allowed(&cfg, NULL, 500));
+	agent_config_clear(&cfg);
+	ck_assert_uint_eq(cfg.nallow_users, 0);
+
+	/* min_uid = 0 lets any uid run (the agent still refuses root). */
+	write_file(cfgpath, AGENT_REQUIRED "min_uid = 0\n" TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert(agent_config_account_allowed(&cfg, "daemon", 1));
+	agent_config_clear(&cfg);
+
+	load_fails(AGENT_REQUIRED "allow_system_users = root\n" TLS_REQUIRED,
+	    ":5: allow_system_users: tasks are never run as root");
+	load_fails(AGENT_REQUIRED "allow_system_users = a,,b\n" TLS_REQUIRED,
+	    ":5: allow_system_users: empty entry");
+	load_fails(AGENT_REQUIRED "allow_system_users = a b\n" TLS_REQUIRED,
+	    ":5: allow_system_users: 'a b' is not an account name");
+	load_fails(AGENT_REQUIRED "min_uid = -1\n" TLS_REQUIRED,
+	    ":5: min_uid: '-1' is not a number");
+}
+END_TEST
+
+/* Who tasks run as, against the policy (account.c). Under root the
+ * account is looked up; otherwise tasks run as the agent itself. */
+START_TEST(test_account_resolve)
+{
+	struct agent_config cfg;
+	struct watch_cred c;
+	struct passwd *pw;
+	struct cerr err;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.min_uid = 1000;
+	if (geteuid() != 0) {
+		/* Whatever the account asked for: ourselves. */
+		cfg.min_uid = 0;
+		ck_assert_int_eq(account_resolve(&cfg, "root", &c, &err), 0);
+		ck_assert_uint_eq(c.uid, geteuid());
+		ck_assert_uint_eq(c.ngroups, 0);
+		free(c.groups);
+		/* Our own uid is held to min_uid too. */
+		cfg.min_uid = (uint32_t)geteuid() + 1;
+		ck_assert_int_eq(account_resolve(&cfg, "x", &c, &err), -1);
+		ck_assert_int_eq(err.code, ERR_DENIED);
+		ck_assert_ptr_nonnull(strstr(err.text, "min_uid"));
+		return;
+	}
+	ck_assert_int_eq(account_resolve(&cfg, "root", &c, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_ptr_nonnull(strstr(err.text, "as root"));
+	ck_assert_int_eq(account_resolve(&cfg, "cohort-no-such-user", &c,
+	    &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_str_eq(err.text, "user 'cohort-no-such-user' does not "
+	    "exist on this node");
+	if ((pw = getpwnam("nobody")) != NULL && pw->pw_uid >= 1000) {
+		ck_assert_msg(account_resolve(&cfg, "nobody", &c, &err) == 0,
+		    "%s", err.text);
+		ck_assert_uint_eq(c.uid, pw->pw_uid);
+		ck_assert_uint_eq(c.gid, pw->pw_gid);
+		ck_assert_uint_ge(c.ngroups, 1);
+		free(c.groups);
+	}
+	if ((pw = getpwnam("daemon")) != NULL && pw->pw_uid < 1000 &&
+	    pw->pw_uid > 0) {
+		ck_assert_int_eq(account_resolve(&cfg, "daemon", &c, &err),
+		    -1);
+		ck_assert_int_eq(err.code, ERR_DENIED);
+		ck_assert_ptr_nonnull(strstr(err.text, "min_uid 1000"));
+		ck_assert_ptr_null(c.groups);
+		/* Listed: allowed. */
+		cfg.allow_users[0] = "daemon";
+		cfg.nallow_users = 1;
+		ck_assert_int_eq(account_resolve(&cfg, "daemon", &c, &err), 0);
+		ck_assert_uint_eq(c.uid, pw->pw_uid);
+		free(c.groups);
+		cfg.nallow_users = 0;
+	}
+}
+END_TEST
+
+/* The identity the spool kept for a start. */
+START_TEST(test_account_from_ids)
+{
+	struct watch_cred c;
+
+	if (geteuid() != 0) {
+		ck_assert_int_eq(account_from_ids(NULL, &c), 0);
+		ck_assert_uint_eq(c.uid, geteuid());
+		return;
+	}
+	ck_assert_int_eq(account_from_ids(NULL, &c), -1);
+	ck_assert_int_eq(account_from_ids("0 0\n", &c), -1);
+	ck_assert_int_eq(account_from_ids("garbage\n", &c), -1);
+	ck_assert_int_eq(account_from_ids("65534 65534\n", &c), 0);
+	ck_assert_uint_eq(c.uid, 65534);
+	ck_assert_uint_eq(c.gid, 65534);
+	free(c.groups);
+}
+END_TEST
+
 /* A configuration with a map of n entries "uI:lI", eight to a user_map
  * line (inih's lines are short), the first on line 5. */
 static char *
@@ -602,6 +739,9 @@ agent_config_suite(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, test_user_map_order);
 	tcase_add_test(tc, test_user_map_errors);
+	tcase_add_test(tc, test_accounts);
+	tcase_add_test(tc, test_account_resolve);
+	tcase_add_test(tc, test_account_from_ids);
 	tcase_add_test(tc, test_user_map_full);
 	suite_add_tcase(s, tc);
 	return s;

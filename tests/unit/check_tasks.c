@@ -116,7 +116,7 @@ teardown(void)
 	for (i = 0; i < nstarted; i++)
 		task_signal(&started[i], SIGKILL);
 	for (i = 0; i < nstarted; i++) {
-		while ((task_result(&started[i], &st, NULL, 0) == -1 &&
+		while ((task_result(&started[i], &st, NULL, 0, NULL) == -1 &&
 		    errno == ENOENT) || task_alive(&started[i])) {
 			if (now_ms() > deadline)
 				break;
@@ -175,7 +175,7 @@ wait_result(const struct task *t, int *rc)
 	int status = -1;
 
 	for (;;) {
-		*rc = task_result(t, &status, NULL, 0);
+		*rc = task_result(t, &status, NULL, 0, NULL);
 		if (*rc == 0 || errno != ENOENT)
 			return status;
 		ck_assert_msg(now_ms() < deadline, "task did not end");
@@ -306,7 +306,7 @@ START_TEST(test_output_to_log)
 		pfd.fd = t->pidfd;
 		pfd.events = POLLIN;
 		ck_assert_int_eq(poll(&pfd, 1, WAIT_MS), 1);
-		ck_assert_int_eq(task_result(t, &status, NULL, 0), 0);
+		ck_assert_int_eq(task_result(t, &status, NULL, 0, NULL), 0);
 		ck_assert_int_eq(kill(t->supervisor, 0), -1);
 	}
 }
@@ -401,6 +401,7 @@ START_TEST(test_workdir)
 	char wd[PATH_MAX], want[PATH_MAX + 64], why[256];
 	struct task_launch l;
 	struct task *t;
+	bool perm = true;
 	int status;
 
 	fmt(wd, sizeof(wd), "%s/wd", spool);
@@ -412,8 +413,10 @@ START_TEST(test_workdir)
 	fmt(want, sizeof(want), "%s\n", wd);
 	assert_log_has(0, want);
 	/* It started: nothing to say. */
-	ck_assert_int_eq(task_result(t, &status, why, sizeof(why)), 0);
+	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	    0);
 	ck_assert_str_eq(why, "");
+	ck_assert(!perm);
 
 	/* A workdir that is not there: the shell's 127, and why, in the
 	 * log and for the job's reason. */
@@ -425,10 +428,13 @@ START_TEST(test_workdir)
 	fmt(want, sizeof(want), "cohort: cannot change directory to "
 	    "'%s': No such file or directory\n", wd);
 	assert_log_has(1, want);
-	ck_assert_int_eq(task_result(t, &status, why, sizeof(why)), 0);
+	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	    0);
 	fmt(want, sizeof(want), "cannot change directory to '%s': No such "
 	    "file or directory", wd);
 	ck_assert_str_eq(why, want);
+	/* It would fail the same way every time. */
+	ck_assert(perm);
 }
 END_TEST
 
@@ -468,6 +474,52 @@ START_TEST(test_missing_command)
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
 	assert_log_has(1, "cohort: cannot run '/nonexistent/cmd': "
 	    "No such file or directory\n");
+}
+END_TEST
+
+/* A command that is not there is a permanent failure, told with why. */
+START_TEST(test_missing_command_permanent)
+{
+	static const char *const argv[] = { "cohort-no-such-command" };
+	char why[256];
+	struct task *t;
+	bool perm = false;
+	int status;
+
+	status = wait_exit(t = start_cmd(argv, 1));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	    0);
+	ck_assert_str_eq(why, "cannot run 'cohort-no-such-command': No such "
+	    "file or directory");
+	ck_assert(perm);
+}
+END_TEST
+
+/* Which failures to start would come again on every try. */
+START_TEST(test_failure_class)
+{
+	/* The job's: restarting cannot help. */
+	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOENT));
+	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, EACCES));
+	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOEXEC));
+	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOTDIR));
+	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, ENOENT));
+	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, EACCES));
+	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, ENOTDIR));
+	ck_assert(task_failure_permanent(TASK_STAGE_USER, EPERM));
+	ck_assert(task_failure_permanent(TASK_STAGE_USER, EINVAL));
+	/* What may pass: resources, busy files, file system trouble. */
+	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, ETXTBSY));
+	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, ENOMEM));
+	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EAGAIN));
+	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EIO));
+	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EMFILE));
+	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, EIO));
+	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, ESTALE));
+	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, ETIMEDOUT));
+	ck_assert(!task_failure_permanent(TASK_STAGE_USER, EAGAIN));
+	ck_assert(!task_failure_permanent(TASK_STAGE_USER, ENOMEM));
 }
 END_TEST
 
@@ -552,7 +604,7 @@ START_TEST(test_survives_agent)
 	ck_assert_uint_eq(f.t[0].rank, 3);
 	ck_assert(!have_pidfd || f.t[0].pidfd >= 0);
 	ck_assert(task_alive(&f.t[0]));
-	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0), -1);
+	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 
 	ck_assert_int_eq(task_signal(&f.t[0], SIGKILL), 0);
@@ -603,7 +655,7 @@ START_TEST(test_adopt_ended_and_remove)
 	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 2);
 	ck_assert_int_eq(f.t[0].pidfd, -1);
-	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0), 0);
+	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0, NULL), 0);
 	ck_assert_int_eq(WEXITSTATUS(status), 5);
 
 	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
@@ -736,6 +788,8 @@ tasks_suite(void)
 	tcase_add_test(tc, test_script_args);
 	tcase_add_test(tc, test_workdir);
 	tcase_add_test(tc, test_missing_command);
+	tcase_add_test(tc, test_missing_command_permanent);
+	tcase_add_test(tc, test_failure_class);
 	tcase_add_test(tc, test_no_fd_leak);
 	suite_add_tcase(s, tc);
 

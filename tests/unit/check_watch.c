@@ -32,6 +32,9 @@ tmp_setup(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_watch.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	/* Files are read as the job's user (nobody, under root), who must
+	 * be able to reach them. */
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
 }
 
 static void
@@ -175,96 +178,284 @@ START_TEST(test_parse_path_too_long)
 }
 END_TEST
 
+/* Reads as the process itself: what a non-root agent does, and what a
+ * root agent's job running as root would be (never: refused). */
+static struct watch_cred self;
+
+static void
+self_setup(void)
+{
+	self.uid = geteuid();
+	self.gid = getegid();
+	self.groups = NULL;
+	self.ngroups = 0;
+}
+
+/* The account tasks run as under a root agent in these tests. */
+static struct watch_cred
+nobody_cred(void)
+{
+	struct watch_cred c = { 0 };
+	struct passwd *pw = getpwnam("nobody");
+
+	ck_assert_ptr_nonnull(pw);
+	c.uid = pw->pw_uid;
+	c.gid = pw->pw_gid;
+	return c;
+}
+
+/* The uid a test's job runs as: nobody under root, else ourselves. */
+static struct watch_cred
+job_cred(void)
+{
+	return geteuid() == 0 ? nobody_cred() : self;
+}
+
+static void
+chown_to(const char *path, const struct watch_cred *c)
+{
+	if (geteuid() == 0)
+		ck_assert_int_eq(lchown(path, c->uid, c->gid), 0);
+}
+
 START_TEST(test_read_latest)
 {
-	char path[WATCH_PATH_MAX], dir[PATH_MAX + 16];
+	char path[WATCH_PATH_MAX], dir[PATH_MAX + 16], file[PATH_MAX + 16];
+	struct watch_cred c = job_cred();
 	uint64_t step;
+	int64_t mtime = 0;
 
+	self_setup();
+	c = job_cred();
 	/* No checkpoint yet: ENOENT, for a directory that does not exist
 	 * too. */
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    -1);
+	ck_assert_int_eq(watch_read_latest(tmpdir, &c, &step, path,
+	    sizeof(path), NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	snprintf(dir, sizeof(dir), "%s/nope", tmpdir);
-	ck_assert_int_eq(watch_read_latest(dir, &step, path, sizeof(path)),
-	    -1);
+	ck_assert_int_eq(watch_read_latest(dir, &c, &step, path,
+	    sizeof(path), NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 
+	snprintf(file, sizeof(file), "%s/LATEST", tmpdir);
 	write_latest(tmpdir, "100 /ckpt/step-100\n");
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    0);
+	chown_to(file, &c);
+	ck_assert_int_eq(watch_read_latest(tmpdir, &c, &step, path,
+	    sizeof(path), &mtime), 0);
 	ck_assert_uint_eq(step, 100);
 	ck_assert_str_eq(path, "/ckpt/step-100");
+	ck_assert_int_gt(mtime, 0);
 	/* The next one replaces it by rename: seen at the next read. */
 	write_latest(tmpdir, "200 /ckpt/step 200\n");
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    0);
+	chown_to(file, &c);
+	ck_assert_int_eq(watch_read_latest(tmpdir, &c, &step, path,
+	    sizeof(path), NULL), 0);
 	ck_assert_uint_eq(step, 200);
 	ck_assert_str_eq(path, "/ckpt/step 200");
 }
 END_TEST
 
+/* Expect dir/LATEST refused with e, and nothing written. */
+static void
+latest_refused(const char *dir, const struct watch_cred *c, int e)
+{
+	char path[WATCH_PATH_MAX] = "untouched";
+	uint64_t step = 12345;
+
+	errno = 0;
+	ck_assert_int_eq(watch_read_latest(dir, c, &step, path, sizeof(path),
+	    NULL), -1);
+	ck_assert_msg(errno == e, "errno %d (%s), expected %d (%s)", errno,
+	    strerror(errno), e, strerror(e));
+	ck_assert_uint_eq(step, 12345);
+	ck_assert_str_eq(path, "untouched");
+}
+
 START_TEST(test_read_latest_bad)
 {
-	char path[WATCH_PATH_MAX], file[PATH_MAX + 16], *big;
-	uint64_t step;
-	size_t n = WATCH_PATH_MAX + 100;
+	char file[PATH_MAX + 16], *big;
+	struct watch_cred c;
+	size_t n = WATCH_LATEST_MAX + 1;
 
+	self_setup();
+	c = job_cred();
 	snprintf(file, sizeof(file), "%s/LATEST", tmpdir);
 	/* Written in place and caught half way. */
 	write_file(file, "300", 3);
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    -1);
-	ck_assert_int_eq(errno, EINVAL);
-	/* Far too long to be a checkpoint line. */
+	chown_to(file, &c);
+	latest_refused(tmpdir, &c, EBADMSG);
+	/* Far too long to be a checkpoint line: refused before reading. */
 	ck_assert_ptr_nonnull(big = malloc(n));
 	memset(big, 'a', n);
 	big[0] = '1';
 	big[1] = ' ';
 	write_file(file, big, n);
 	free(big);
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    -1);
-	ck_assert_int_eq(errno, EINVAL);
+	chown_to(file, &c);
+	latest_refused(tmpdir, &c, EFBIG);
 	/* Not a regular file: a directory, and a FIFO (which must not block
 	 * the agent). */
 	ck_assert_int_eq(unlink(file), 0);
 	ck_assert_int_eq(mkdir(file, 0755), 0);
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    -1);
-	ck_assert_int_eq(errno, EINVAL);
+	chown_to(file, &c);
+	latest_refused(tmpdir, &c, EINVAL);
 	ck_assert_int_eq(rmdir(file), 0);
-	ck_assert_int_eq(mkfifo(file, 0644), 0);
-	ck_assert_int_eq(watch_read_latest(tmpdir, &step, path, sizeof(path)),
-	    -1);
-	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(mkfifo(file, 0666), 0);
+	chown_to(file, &c);
+	latest_refused(tmpdir, &c, EINVAL);
+	ck_assert_int_eq(unlink(file), 0);
+}
+END_TEST
+
+/* A LATEST that is a symbolic link is never followed, wherever it
+ * points: to a good checkpoint of the job's own, or to another's file. */
+START_TEST(test_read_latest_symlink)
+{
+	char file[PATH_MAX + 16], target[PATH_MAX + 16];
+	struct watch_cred c;
+
+	self_setup();
+	c = job_cred();
+	snprintf(file, sizeof(file), "%s/LATEST", tmpdir);
+	snprintf(target, sizeof(target), "%s/real", tmpdir);
+	write_file(target, "9 /ckpt/9\n", 10);
+	chown_to(target, &c);
+	ck_assert_int_eq(symlink(target, file), 0);
+	chown_to(file, &c);
+	latest_refused(tmpdir, &c, ELOOP);
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(symlink("/etc/passwd", file), 0);
+	latest_refused(tmpdir, &c, ELOOP);
+}
+END_TEST
+
+/* Owned by another uid than the job's: refused, even when readable. */
+START_TEST(test_read_latest_wrong_owner)
+{
+	char buf[64];
+	struct watch_cred c;
+	size_t len;
+
+	self_setup();
+	if (geteuid() == 0) {
+		char file[PATH_MAX + 16];
+
+		c = nobody_cred();
+		snprintf(file, sizeof(file), "%s/LATEST", tmpdir);
+		write_file(file, "9 /ckpt/9\n", 10);
+		ck_assert_int_eq(chmod(file, 0644), 0);
+		/* root's (the test's), world-readable. */
+		latest_refused(tmpdir, &c, EPERM);
+		/* A job running as root (never: tasks are not run as root)
+		 * reads nothing either. */
+		ck_assert_int_eq(watch_read_latest(tmpdir, &self,
+		    &(uint64_t){ 0 }, buf, sizeof(buf), NULL), -1);
+		ck_assert_int_eq(errno, EPERM);
+	}
+	/* As anyone: a file that is root's. */
+	c = self;
+	if (geteuid() == 0)
+		c = nobody_cred();
+	ck_assert_int_eq(watch_read_file("/etc", "passwd", &c, buf,
+	    sizeof(buf), &len, NULL), -1);
+	/* The owner is checked before the size. */
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_uint_eq(len, 0);
+}
+END_TEST
+
+/* Read as the job's user: a directory the user may not search keeps its
+ * files closed, even one the user owns (root only). */
+START_TEST(test_read_as_user)
+{
+	char priv[PATH_MAX + 16], file[PATH_MAX + 48], buf[64];
+	struct watch_cred c;
+	uint64_t step;
+	size_t len;
+
+	if (geteuid() != 0)
+		return;	/* tasks run as the agent, who reads as itself */
+	c = nobody_cred();
+	snprintf(priv, sizeof(priv), "%s/private", tmpdir);
+	ck_assert_int_eq(mkdir(priv, 0700), 0);
+	ck_assert_int_eq(chmod(priv, 0700), 0);
+	snprintf(file, sizeof(file), "%s/LATEST", priv);
+	write_file(file, "77 /secret\n", 11);
+	chown_to(file, &c);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	latest_refused(priv, &c, EACCES);
+	/* Once the user may search it, the same file is read. */
+	ck_assert_int_eq(chmod(priv, 0711), 0);
+	ck_assert_int_eq(watch_read_latest(priv, &c, &step, buf, sizeof(buf),
+	    NULL), 0);
+	ck_assert_uint_eq(step, 77);
+	/* A file of the user's it may not read (mode 0): refused. */
+	ck_assert_int_eq(chmod(file, 0), 0);
+	latest_refused(priv, &c, EACCES);
+	/* And the agent is itself again afterwards: root reads it. */
+	c = self;
+	ck_assert_int_eq(chmod(file, 0600), 0);
+	ck_assert_int_eq(lchown(file, 0, 0), 0);
+	ck_assert_int_eq(geteuid(), 0);
+	{
+		int fd = open(file, O_RDONLY);
+
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	}
+	/* Via the groups too: nothing of root's group leaks. */
+	ck_assert_int_eq(chmod(file, 0640), 0);
+	c = nobody_cred();
+	ck_assert_int_eq(watch_read_file(priv, "LATEST", &c, buf, sizeof(buf),
+	    &len, NULL), -1);
+	ck_assert_int_eq(errno, EACCES);
 }
 END_TEST
 
 START_TEST(test_progress_mtime)
 {
-	char file[PATH_MAX + 16];
+	char file[PATH_MAX + 16], link[PATH_MAX + 16];
+	struct watch_cred c;
 	struct timespec ts[2];
 	struct timeval before;
 	int64_t t, b;
 
+	self_setup();
+	c = job_cred();
 	snprintf(file, sizeof(file), "%s/progress", tmpdir);
-	ck_assert_int_eq(watch_progress_changed(file), 0);
-	ck_assert_int_eq(watch_progress_changed(NULL), 0);
+	ck_assert_int_eq(watch_progress_changed(file, c.uid, &t), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(t, 0);
+	ck_assert_int_eq(watch_progress_changed(NULL, c.uid, &t), -1);
 	write_file(file, "", 0);
+	chown_to(file, &c);
 	/* A known mtime, to the millisecond. */
 	ts[0].tv_sec = ts[1].tv_sec = 1700000000;
 	ts[0].tv_nsec = ts[1].tv_nsec = 123456789;
 	ck_assert_int_eq(utimensat(AT_FDCWD, file, ts, 0), 0);
-	ck_assert_int_eq(watch_progress_changed(file), 1700000000123LL);
+	ck_assert_int_eq(watch_progress_changed(file, c.uid, &t), 0);
+	ck_assert_int_eq(t, 1700000000123LL);
 	/* The job writes its step: the time moves to now. */
 	gettimeofday(&before, NULL);
 	b = (int64_t)before.tv_sec * 1000 + before.tv_usec / 1000;
 	write_file(file, "57\n", 3);
-	t = watch_progress_changed(file);
+	ck_assert_int_eq(watch_progress_changed(file, c.uid, &t), 0);
 	/* Allow for a coarse file system clock. */
 	ck_assert_int_ge(t, b - 20);
 	ck_assert_int_le(t, b + 5000);
+	/* Another uid's: refused. */
+	ck_assert_int_eq(watch_progress_changed(file, c.uid + 1, &t), -1);
+	ck_assert_int_eq(errno, EPERM);
+	/* A link is not followed, a FIFO not opened. */
+	snprintf(link, sizeof(link), "%s/plink", tmpdir);
+	ck_assert_int_eq(symlink(file, link), 0);
+	ck_assert_int_eq(watch_progress_changed(link, c.uid, &t), -1);
+	ck_assert_int_eq(errno, ELOOP);
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(mkfifo(file, 0666), 0);
+	chown_to(file, &c);
+	ck_assert_int_eq(watch_progress_changed(file, c.uid, &t), -1);
+	ck_assert_int_eq(errno, EINVAL);
 }
 END_TEST
 
@@ -416,6 +607,15 @@ START_TEST(test_agent_reports)
 	free(pr);
 
 	write_latest(ckdir, "4 /ckpt/4\n");
+	{
+		struct watch_cred c;
+		char f[PATH_MAX + 32];
+
+		self_setup();
+		c = job_cred();
+		snprintf(f, sizeof(f), "%s/LATEST", ckdir);
+		chown_to(f, &c);
+	}
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].job_id, 42);
@@ -453,6 +653,23 @@ START_TEST(test_agent_reports)
 
 	/* A restarted agent adopts the start and still watches it. */
 	agent_destroy(a);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ck[0].step, 8);
+	free(ck);
+	/* A spool an older agent wrote: its "watch" names no user; the
+	 * progress file's owner (the agent gave it to the task's account)
+	 * says whose files they are. */
+	agent_destroy(a);
+	snprintf(script, sizeof(script), "%s/jobs/42.1/watch", spool);
+	{
+		char text[PATH_MAX + 32];
+
+		snprintf(text, sizeof(text), "%s\n", ckdir);
+		write_file(script, text, strlen(text));
+	}
 	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
 	    &err));
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
@@ -540,6 +757,9 @@ watch_suite(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, test_read_latest);
 	tcase_add_test(tc, test_read_latest_bad);
+	tcase_add_test(tc, test_read_latest_symlink);
+	tcase_add_test(tc, test_read_latest_wrong_owner);
+	tcase_add_test(tc, test_read_as_user);
 	tcase_add_test(tc, test_progress_mtime);
 	suite_add_tcase(s, tc);
 

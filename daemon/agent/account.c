@@ -1,0 +1,114 @@
+/* Who a job's tasks run as, and this node's policy on it (account.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/agent/account.h"
+#include "daemon/agent/agent_config.h"
+#include "daemon/agent/watch.h"
+
+int
+account_groups(const char *name, gid_t gid, gid_t **groups, size_t *n)
+{
+	gid_t *g = NULL, *ng;
+	int cnt = 16;
+
+	*groups = NULL;
+	*n = 0;
+	if (name == NULL)
+		return 0;
+	for (;;) {
+		if ((ng = reallocarray(g, (size_t)cnt, sizeof(*g))) == NULL) {
+			free(g);
+			return -1;
+		}
+		g = ng;
+		if (getgrouplist(name, gid, g, &cnt) != -1)
+			break;
+		if (cnt > 65536) {
+			free(g);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	*groups = g;
+	*n = (size_t)cnt;
+	return 0;
+}
+
+int
+account_resolve(const struct agent_config *cfg, const char *account,
+    struct watch_cred *c, struct cerr *err)
+{
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+	const char *name;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (geteuid() != 0) {
+		/* Tasks run as the agent itself, whoever asked. */
+		c->uid = geteuid();
+		c->gid = getegid();
+		getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res);
+		name = res != NULL ? pw.pw_name : NULL;
+	} else {
+		if (account == NULL || account[0] == '\0')
+			return cerr_set(err, ERR_INVALID,
+			    "no user to run the task as");
+		rc = getpwnam_r(account, &pw, buf, sizeof(buf), &res);
+		if (res == NULL && rc != 0 && rc != ENOENT && rc != ESRCH &&
+		    rc != EBADF && rc != EPERM)
+			return cerr_set(err, ERR_INTERNAL, "cannot look up "
+			    "user '%s': %s", account, strerror(rc));
+		if (res == NULL)
+			return cerr_set(err, ERR_INVALID,
+			    "user '%s' does not exist on this node", account);
+		if (pw.pw_uid == 0)
+			return cerr_set(err, ERR_DENIED, "refusing to run a "
+			    "task as root (user '%s')", account);
+		c->uid = pw.pw_uid;
+		c->gid = pw.pw_gid;
+		name = pw.pw_name;
+	}
+	if (!agent_config_account_allowed(cfg, name, (uint32_t)c->uid))
+		return cerr_set(err, ERR_DENIED, "refusing to run tasks as "
+		    "'%s' (uid %u): below this node's min_uid %u, and not "
+		    "in allow_system_users", name != NULL ? name : "?",
+		    (unsigned)c->uid, (unsigned)cfg->min_uid);
+	if (geteuid() == 0 && account_groups(name, c->gid, &c->groups,
+	    &c->ngroups) == -1)
+		return cerr_set(err, ERR_INTERNAL, "cannot list the groups "
+		    "of user '%s'", name);
+	return 0;
+}
+
+int
+account_from_ids(const char *line, struct watch_cred *c)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	unsigned uid, gid;
+
+	memset(c, 0, sizeof(*c));
+	if (geteuid() != 0) {
+		c->uid = geteuid();
+		c->gid = getegid();
+		return 0;
+	}
+	if (line == NULL || sscanf(line, "%u %u", &uid, &gid) != 2 ||
+	    uid == 0)
+		return -1;
+	c->uid = uid;
+	c->gid = gid;
+	getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res);
+	return account_groups(res != NULL ? pw.pw_name : NULL, c->gid,
+	    &c->groups, &c->ngroups);
+}
+

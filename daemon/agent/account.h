@@ -1,0 +1,37 @@
+/* Who a job's tasks run as on this node, and whether this node lets
+ * them: the account a cluster user maps to when the agent is root, the
+ * agent itself otherwise; never root, and no system account (a uid
+ * below min_uid) unless allow_system_users lists it. The identity found
+ * here is also the one the agent reads the job's files as (watch.h). */
+#ifndef COHORT_AGENT_ACCOUNT_H
+#define COHORT_AGENT_ACCOUNT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+
+struct agent_config;
+struct watch_cred;
+
+/* The account tasks of a job run as: account (already mapped) when the
+ * agent is root, the agent itself otherwise. *c is filled, c->groups
+ * malloc'd (none when the agent is not root: it reads as itself).
+ * 0, or -1 with err: ERR_INVALID when the account does not exist here,
+ * ERR_DENIED when the policy refuses it (root; a uid below min_uid whose
+ * account allow_system_users does not list) — both permanent for the
+ * controller — or ERR_INTERNAL. */
+int account_resolve(const struct agent_config *cfg, const char *account,
+    struct watch_cred *c, struct cerr *err);
+
+/* The identity "UID GID" that the spool recorded for a start (line may
+ * be NULL: none recorded), with the account's groups looked up again.
+ * An agent that is not root is itself whatever the line says. 0, or -1
+ * when unknown (or uid 0): then the start's files are not read. */
+int account_from_ids(const char *line, struct watch_cred *c);
+
+/* The supplementary groups of account name with primary group gid (none
+ * when name is NULL), *groups malloc'd. 0, or -1 (ENOMEM). */
+int account_groups(const char *name, gid_t gid, gid_t **groups, size_t *n);
+
+#endif
