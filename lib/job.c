@@ -664,6 +664,33 @@ job_set_placement(struct job *job, const struct placement *place, size_t n)
 	return 0;
 }
 
+const struct placement *
+job_node_placement(const struct job *job, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < job->nplace; i++)
+		if (strcmp(job->place[i].node, node) == 0)
+			return &job->place[i];
+	return NULL;
+}
+
+bool
+job_rank_on_node(const struct job *job, unsigned rank, const char *node)
+{
+	const struct placement *p;
+	unsigned tpn = job->spec.tasks_per_node > 0 ?
+	    job->spec.tasks_per_node : 1;
+
+	if ((p = job_node_placement(job, node)) == NULL)
+		return false;
+	/* node_rank < nplace always; the bound also keeps a rank far out
+	 * of range from wrapping onto a real one. */
+	if ((uint64_t)rank >= (uint64_t)job->nplace * tpn)
+		return false;
+	return rank / tpn == p->node_rank;
+}
+
 const char *
 job_state_name(enum job_state state)
 {

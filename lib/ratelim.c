@@ -1,0 +1,25 @@
+#include "config.h"
+
+#include <stddef.h>
+
+#include "ratelim.h"
+
+bool
+ratelim_allow(struct ratelim *rl, int64_t now_ms, unsigned burst,
+    int64_t window_ms, unsigned long *suppressed)
+{
+	/* A clock that went back starts a new window too. */
+	if (now_ms - rl->start_ms >= window_ms || now_ms < rl->start_ms) {
+		rl->start_ms = now_ms;
+		rl->used = 0;
+	}
+	if (rl->used >= burst) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->used++;
+	if (suppressed != NULL)
+		*suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
