@@ -76,10 +76,10 @@ reports_reject(struct reports *r, struct ratelim *rl, const char *node,
 	    REPORTS_LOG_WINDOW_MS, &left_out))
 		return;
 	if (left_out > 0)
-		log_warnx("node %s: refused %s report: %s (%lu more refused "
-		    "reports were not logged)", node, report_kind_name(kind),
-		    what, left_out);
+		log_warnx("node %s: refused (%s): %s (and %lu more refusals "
+		    "not logged)", node, report_kind_name(kind), what,
+		    left_out);
 	else
-		log_warnx("node %s: refused %s report: %s", node,
+		log_warnx("node %s: refused (%s): %s", node,
 		    report_kind_name(kind), what);
 }
