@@ -8,8 +8,10 @@ bool
 ratelim_allow(struct ratelim *rl, int64_t now_ms, unsigned burst,
     int64_t window_ms, unsigned long *suppressed)
 {
-	/* A clock that went back starts a new window too. */
-	if (now_ms - rl->start_ms >= window_ms || now_ms < rl->start_ms) {
+	/* The first use opens a window; a clock that went back starts a
+	 * new one too. */
+	if (rl->start_ms == 0 || now_ms - rl->start_ms >= window_ms ||
+	    now_ms < rl->start_ms) {
 		rl->start_ms = now_ms;
 		rl->used = 0;
 	}
