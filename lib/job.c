@@ -678,17 +678,21 @@ job_node_placement(const struct job *job, const char *node)
 bool
 job_rank_on_node(const struct job *job, unsigned rank, const char *node)
 {
-	const struct placement *p;
 	unsigned tpn = job->spec.tasks_per_node > 0 ?
 	    job->spec.tasks_per_node : 1;
+	uint64_t nr = rank / tpn;
+	size_t i;
 
-	if ((p = job_node_placement(job, node)) == NULL)
+	if (nr >= job->nplace)
 		return false;
-	/* node_rank < nplace always; the bound also keeps a rank far out
-	 * of range from wrapping onto a real one. */
-	if ((uint64_t)rank >= (uint64_t)job->nplace * tpn)
-		return false;
-	return rank / tpn == p->node_rank;
+	/* Placements are kept in node_rank order: one look, not a scan
+	 * (agents report every task of a 10,000-node gang each heartbeat). */
+	if (job->place[nr].node_rank == nr)
+		return strcmp(job->place[nr].node, node) == 0;
+	for (i = 0; i < job->nplace; i++)
+		if (job->place[i].node_rank == nr)
+			return strcmp(job->place[i].node, node) == 0;
+	return false;
 }
 
 const char *

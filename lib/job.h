@@ -168,7 +168,8 @@ int job_set_placement(struct job *job, const struct placement *place,
 const struct placement *job_node_placement(const struct job *job,
     const char *node);
 /* True when node holds global rank in job's current allocation (false
- * for a rank out of range, or a job holding nothing). */
+ * for a rank out of range, or a job holding nothing). Constant time when
+ * place[] is in node_rank order, as the controller keeps it. */
 bool job_rank_on_node(const struct job *job, unsigned rank,
     const char *node);
 

@@ -511,6 +511,11 @@ cluster_check_running(struct cluster *cl, struct node *n,
 			    r->rank);
 			reports_reject(&cl->reports, &n->report_log, n->name,
 			    REPORT_TASK_RUNNING, now, what);
+			/* Its own tasks of this attempt are left alone; so
+			 * is everything once the searches are used up. */
+			if (cl->scans_left == 0)
+				continue;
+			cl->scans_left--;
 			if (job_node_placement(job, n->name) != NULL)
 				continue;
 			break;
@@ -540,6 +545,12 @@ cluster_check_running(struct cluster *cl, struct node *n,
 	    stops[0].attempt, unwanted > 1 ? " and others" : "", nstops,
 	    unwanted > nstops ? ", the rest with later heartbeats" : "",
 	    left_out > 0 ? " (earlier lines like this were left out)" : "");
+}
+
+void
+cluster_reports_begin(struct cluster *cl)
+{
+	cl->scans_left = REPORTS_SCANS_MAX;
 }
 
 bool

@@ -48,6 +48,9 @@ void cluster_destroy(struct cluster *cl);
  * calls in one loop round cost one pass. */
 void cluster_changed(struct cluster *cl);
 
+/* An agent message begins: what judging its reports may search is
+ * bounded per message (REPORTS_SCANS_MAX). */
+void cluster_reports_begin(struct cluster *cl);
 /* May node name register (in the topology, in the nodes list, or any
  * name with accept_unknown_nodes)? */
 bool cluster_node_known(const struct cluster *cl, const char *name);

@@ -222,17 +222,44 @@ cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 	}
 }
 
+/* Does n hold GPUs of job_id (its allocations, as of the latest pass or
+ * start)? A quick yes for the node's own reports. */
+static bool
+recovery_node_has_job(const struct node *n, uint64_t job_id)
+{
+	unsigned i;
+
+	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
+		if (n->gpu_job[i] == job_id)
+			return true;
+	return false;
+}
+
 void
 cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, int64_t changed_ms)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	const struct job *job = jobs_get(cl->js, job_id);
+	enum report_verdict v;
 	char what[160];
 
 	if (n == NULL)
 		return;
-	switch (reports_judge(jobs_get(cl->js, job_id), n->name,
-	    REPORT_PROGRESS, attempt, 0)) {
+	/* gpu_job[] is exact for active jobs (a job's placement only goes
+	 * away with it inactive, and passes recompute it before placing),
+	 * so it answers the common case without searching the gang. */
+	if (job == NULL || job->nplace == 0 || job_state_is_final(job->state) ||
+	    job->attempt != attempt)
+		v = REPORT_STALE;
+	else if (recovery_node_has_job(n, job_id))
+		v = REPORT_ACCEPT;
+	else if (cl->scans_left > 0) {
+		cl->scans_left--;
+		v = reports_judge(job, n->name, REPORT_PROGRESS, attempt, 0);
+	} else
+		v = REPORT_FOREIGN;
+	switch (v) {
 	case REPORT_STALE:
 		return;
 	case REPORT_FOREIGN:

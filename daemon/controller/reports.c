@@ -26,8 +26,6 @@ enum report_verdict
 reports_judge(const struct job *job, const char *node, enum report_kind kind,
     uint32_t attempt, unsigned rank)
 {
-	const struct placement *p;
-
 	/* Only the current attempt of a job holding an allocation can be
 	 * changed by a report; for anything else the agent is told to
 	 * forget it (or to stop it, on its own node). An agent's attempt
@@ -42,8 +40,8 @@ reports_judge(const struct job *job, const char *node, enum report_kind kind,
 		return job_rank_on_node(job, rank, node) ? REPORT_ACCEPT :
 		    REPORT_FOREIGN;
 	case REPORT_CHECKPOINT:
-		p = job_node_placement(job, node);
-		return p != NULL && p->node_rank == 0 ? REPORT_ACCEPT :
+		/* Rank 0 lives on the node of node_rank 0. */
+		return job_rank_on_node(job, 0, node) ? REPORT_ACCEPT :
 		    REPORT_FOREIGN;
 	case REPORT_PROGRESS:
 		return job_node_placement(job, node) != NULL ? REPORT_ACCEPT :

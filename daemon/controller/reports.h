@@ -45,6 +45,13 @@ enum report_verdict {
  * controller), and never fewer than the floor. */
 #define REPORTS_TASKS_FLOOR 4096
 
+/* Reports that cannot be judged in constant time (a node named by a
+ * progress report or a running task, not by its rank) searched for in
+ * the gang's placement, per message; the rest of a message's such
+ * reports are refused unsearched. Reports from the rightful node seldom
+ * need a search (cluster.c looks at the node's GPUs first). */
+#define REPORTS_SCANS_MAX 256
+
 /* Judge one report of kind from node about (job, attempt, rank); job may
  * be NULL (the controller has no such job). rank is ignored for
  * checkpoints (rank 0's node) and progress (any node of the job). */

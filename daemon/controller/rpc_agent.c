@@ -96,6 +96,7 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	size_t i;
 
 	cerr_clear(&err);
+	cluster_reports_begin(rpc->cluster);
 	if (strcmp(rr->name, p->name) != 0) {
 		snprintf(text, sizeof(text), "agent certificate is for node "
 		    "'%s'; it may not register as '%.64s'", p->name, rr->name);
@@ -192,6 +193,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 
 	if (!rpc_registered(rpc, c, req->id))
 		return;
+	cluster_reports_begin(rpc->cluster);
 	/* What no node could hold is refused whole, before any of it is
 	 * copied or acted on (nor does it count as a sign of life). */
 	n = nodes_by_conn(rpc->nodes, conn_id(c));

@@ -826,6 +826,32 @@ START_TEST(test_rank_on_node)
 }
 END_TEST
 
+START_TEST(test_rank_on_node_in_order)
+{
+	struct placement p[4];
+	struct job *j = job_new();
+	unsigned i;
+
+	ck_assert_ptr_nonnull(j);
+	memset(p, 0, sizeof(p));
+	for (i = 0; i < 4; i++) {
+		snprintf(p[i].node, sizeof(p[i].node), "n%u", i);
+		p[i].node_rank = i;
+	}
+	ck_assert_int_eq(job_set_placement(j, p, 4), 0);
+	j->spec.tasks_per_node = 8;
+	for (i = 0; i < 32; i++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "n%u", i / 8);
+		ck_assert(job_rank_on_node(j, i, want));
+		ck_assert(!job_rank_on_node(j, i, i < 8 ? "n1" : "n0"));
+	}
+	ck_assert(!job_rank_on_node(j, 32, "n3"));
+	job_free(j);
+}
+END_TEST
+
 START_TEST(test_rank_on_node_unplaced)
 {
 	struct job *j = job_new();
@@ -875,6 +901,7 @@ job_suite(void)
 
 	tc = tcase_create("ranks");
 	tcase_add_test(tc, test_rank_on_node);
+	tcase_add_test(tc, test_rank_on_node_in_order);
 	tcase_add_test(tc, test_rank_on_node_unplaced);
 	suite_add_tcase(s, tc);
 	return s;
