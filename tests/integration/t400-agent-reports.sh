@@ -10,6 +10,7 @@
 #  - a running task of the job reported by B: B alone is told to stop it;
 #  - exits of an old attempt and of a job the controller never had are
 #    still acknowledged (the agent can forget them), changing nothing;
+#    running tasks of those are stopped on the reporting node;
 #  - a heartbeat listing 100,000 made-up tasks is refused whole
 #    (ERROR_LIMIT): the controller stays responsive and its log grows by
 #    a few lines; 3,000 made-up running tasks make at most 64 stops;
@@ -75,6 +76,7 @@ agent "$C/agent-$B" "$B" register \
 	"exit:$id:$att:0:0" "exit:$id:$att:0:256" "ended:$id:$att:0:0" \
 	"checkpoint:$id:$att:999:/tmp/evil-checkpoint" "progress:$id:$att" \
 	"running:$id:$att:0" "exit:$id:$((att - 1)):0:256" "exit:987654:1:0:0" \
+	"running:$id:$((att - 1)):0" "running:987654:1:0" \
 	flood:100000 flood:3000 >"$T/attack.out" 2>"$T/attack.err" ||
 	fail "pyclient agent failed: $(cat "$T/attack.out" "$T/attack.err")"
 cat "$T/attack.out" | sed 's/^/# /'
@@ -91,6 +93,9 @@ expect_line "progress:$id:$att: -"
 expect_line "running:$id:$att:0: stop:$id"
 expect_line "exit:$id:$((att - 1)):0:256: ack"
 expect_line "exit:987654:1:0:0: ack"
+# Running tasks of an old attempt or of an unknown job: stopped, on B.
+expect_line "running:$id:$((att - 1)):0: stop:$id"
+expect_line "running:987654:1:0: stop:987654"
 expect_line "flood: ERROR_LIMIT"
 expect_line "flood: stopx64"
 grep -q 'does not hold rank 0 of job' "$T/attack.err" || fail "the refusal does not say why: $(cat "$T/attack.err")"
