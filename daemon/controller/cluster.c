@@ -422,6 +422,29 @@ cluster_reset_launching(struct cluster *cl)
 	free(active);
 }
 
+/* Nodes in the database that may no longer register (the topology or
+ * the nodes list changed): say so, so that an admin deletes them. */
+static void
+cluster_warn_unknown(struct cluster *cl)
+{
+	struct node **all;
+	size_t i, n, unknown = 0;
+
+	all = nodes_all(cl->ns, &n);
+	for (i = 0; i < n; i++) {
+		if (cluster_node_known(cl, all[i]->name))
+			continue;
+		if (++unknown <= 10)
+			log_warnx("node %s is in the database but neither in the "
+			    "topology nor in 'nodes': it cannot register again "
+			    "(cohort node delete %s removes it once DOWN)",
+			    all[i]->name, all[i]->name);
+	}
+	if (unknown > 10)
+		log_warnx("%zu nodes in the database cannot register again",
+		    unknown);
+}
+
 struct cluster *
 cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
     struct agentcmd *ac, const struct cluster_opts *o, struct cerr *err)
@@ -449,6 +472,7 @@ cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
 		return NULL;
 	}
 	cluster_reset_launching(cl);
+	cluster_warn_unknown(cl);
 	cluster_changed(cl);
 	return cl;
 }

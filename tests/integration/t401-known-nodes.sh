@@ -3,7 +3,8 @@
 # `nodes =`, every agent is refused (and the controller says so when it
 # starts); with `nodes = gpu[01-02]` those two register and gpu03 is
 # refused (ERROR_DENIED, connection closed, never listed); with
-# accept_unknown_nodes = yes, gpu03 registers too.
+# accept_unknown_nodes = yes, gpu03 registers too. A node dropped from
+# the list is named at start as one that cannot register again.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
 
@@ -47,6 +48,12 @@ restart_with 'nodes = gpu[01-02]'
 [ "$(register gpu02)" = "register: registered" ] || fail "gpu02 in the nodes list: $(cat "$T/reg-gpu02.err")"
 [ "$(register gpu03)" = "register: ERROR_DENIED closed" ] || fail "gpu03, not in the list: $(cat "$T/reg-gpu03.err")"
 [ "$(listed)" = "gpu01,gpu02" ] || fail "with nodes = gpu[01-02], cohort nodes lists '$(listed)'"
+# gpu02 leaves the list: the controller says it cannot register again,
+# and it cannot; the admin can delete it once it is DOWN.
+restart_with 'nodes = gpu01'
+grep -q "node gpu02 is in the database but neither in the topology nor in 'nodes'" "$C/cohortd.log" ||
+	fail "no warning about gpu02: $(tail -5 "$C/cohortd.log")"
+[ "$(register gpu02)" = "register: ERROR_DENIED closed" ] || fail "gpu02, no longer listed: $(cat "$T/reg-gpu02.err")"
 # A malformed list stops the controller with the line named.
 cohort-local kill "$C" controller >/dev/null 2>&1 || fail "cannot stop the controller"
 sed -i 's/^nodes = .*/nodes = gpu[01-/' "$C/cohortd.conf"
