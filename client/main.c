@@ -25,7 +25,8 @@ static const struct command {
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
 	{ "nodes", cmd_nodes, "list nodes: state, drain, health, GPUs "
 	    "free/total, reason" },
-	{ "node", cmd_node, "one node and its GPUs: show NODE" },
+	{ "node", cmd_node, "one node and its GPUs: show NODE; forget a "
+	    "DOWN node (admin): delete NODE" },
 	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODE... "
 	    "--reason TEXT [--now]" },
 	{ "resume", cmd_resume, "undo a drain (admin): NODE..." },

@@ -1,5 +1,6 @@
-/* cohort nodes and cohort node show: the cluster's nodes, and one node
- * with its GPUs and their topology. */
+/* cohort nodes, cohort node show and cohort node delete: the cluster's
+ * nodes, one node with its GPUs and their topology, and removing a node
+ * that is gone for good. */
 #include "config.h"
 
 #include <getopt.h>
@@ -34,7 +35,11 @@ static const char nodes_usage[] =
 static const char node_usage[] =
     "usage: cohort node show NODE [--json]\n"
     "  one node: state, CPUs, memory, jobs, and its GPUs with model,\n"
-    "  memory, NUMA node, PCIe location, NVLink peers, NIC, health, job\n";
+    "  memory, NUMA node, PCIe location, NVLink peers, NIC, health, job\n"
+    "usage: cohort node delete NODE\n"
+    "  forget a node that is DOWN (its agent not connected) and that no\n"
+    "  job holds: it leaves `cohort nodes` and the database. A node in\n"
+    "  the topology or the 'nodes' list may register again. Admins only.\n";
 
 /* A node from the controller: the message, and its inventory read
  * (and checked) by lib/wire.c. */
@@ -548,6 +553,36 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 	return rc;
 }
 
+static int
+node_delete(int argc, char **argv, const struct cconn_opts *opts)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__DeleteNodeRequest dn = COHORT__V1__DELETE_NODE_REQUEST__INIT;
+	struct output_conn_flags conn;
+	char prefix[96];
+	bool json;
+	int rc;
+
+	if ((rc = nodes_parse("node delete", argc, argv, &conn, &json)) ==
+	    -2) {
+		fputs(node_usage, stdout);
+		return EXIT_OK;
+	}
+	if (rc != 0)
+		return rc;
+	if (argc - optind != 1) {
+		output_error("node delete: %s (see cohort node --help)",
+		    optind < argc ? "one node at a time" : "missing NODE");
+		return EXIT_USAGE;
+	}
+	dn.name = argv[optind];
+	snprintf(prefix, sizeof(prefix), "node delete %.64s", dn.name);
+	req.body_case = COHORT__V1__ENVELOPE__BODY_DELETE_NODE;
+	req.delete_node = &dn;
+	return output_request(prefix, opts, &conn, &req,
+	    COHORT__V1__ENVELOPE__BODY_DELETE_NODE_REPLY, NULL);
+}
+
 int
 cmd_node(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -563,6 +598,8 @@ cmd_node(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	if (strcmp(argv[1], "show") == 0)
 		return node_show(argc - 1, argv + 1, opts);
+	if (strcmp(argv[1], "delete") == 0)
+		return node_delete(argc - 1, argv + 1, opts);
 	output_error("node: unknown subcommand '%s' (see cohort node --help)",
 	    argv[1]);
 	return EXIT_USAGE;

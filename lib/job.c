@@ -664,6 +664,37 @@ job_set_placement(struct job *job, const struct placement *place, size_t n)
 	return 0;
 }
 
+const struct placement *
+job_node_placement(const struct job *job, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < job->nplace; i++)
+		if (strcmp(job->place[i].node, node) == 0)
+			return &job->place[i];
+	return NULL;
+}
+
+bool
+job_rank_on_node(const struct job *job, unsigned rank, const char *node)
+{
+	unsigned tpn = job->spec.tasks_per_node > 0 ?
+	    job->spec.tasks_per_node : 1;
+	uint64_t nr = rank / tpn;
+	size_t i;
+
+	if (nr >= job->nplace)
+		return false;
+	/* Placements are kept in node_rank order: one look, not a scan
+	 * (agents report every task of a 10,000-node gang each heartbeat). */
+	if (job->place[nr].node_rank == nr)
+		return strcmp(job->place[nr].node, node) == 0;
+	for (i = 0; i < job->nplace; i++)
+		if (job->place[i].node_rank == nr)
+			return strcmp(job->place[i].node, node) == 0;
+	return false;
+}
+
 const char *
 job_state_name(enum job_state state)
 {

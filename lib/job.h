@@ -170,6 +170,17 @@ void job_free(struct job *job);
 /* Replace job's placement with a copy of place[0..n). 0 or -1 (ENOMEM). */
 int job_set_placement(struct job *job, const struct placement *place,
     size_t n);
+/* Where ranks live in job's current (or last) allocation: global rank R
+ * runs on the node whose node_rank is R / tasks_per_node (as local rank
+ * R % tasks_per_node). The placement of node name, or NULL when it holds
+ * no part of the allocation. */
+const struct placement *job_node_placement(const struct job *job,
+    const char *node);
+/* True when node holds global rank in job's current allocation (false
+ * for a rank out of range, or a job holding nothing). Constant time when
+ * place[] is in node_rank order, as the controller keeps it. */
+bool job_rank_on_node(const struct job *job, unsigned rank,
+    const char *node);
 
 const char *job_state_name(enum job_state state);
 /* Parse a state name, case-insensitively. 0 or -1 (EINVAL). */

@@ -576,6 +576,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_GET_NODE:
 	case COHORT__V1__ENVELOPE__BODY_DRAIN:
 	case COHORT__V1__ENVELOPE__BODY_RESUME:
+	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE:
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
 		return true;
 	default:
@@ -623,6 +624,9 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";
 	case COHORT__V1__ENVELOPE__BODY_RESUME_REPLY: return "resume_reply";
+	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE: return "delete_node";
+	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE_REPLY:
+		return "delete_node_reply";
 	default: return "unknown";
 	}
 }

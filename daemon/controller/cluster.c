@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "nodes.h"
 #include "placement.h"
+#include "daemon/sched/topo.h"
 
 struct gang;
 
@@ -40,6 +41,12 @@ struct gang {
 	TAILQ_ENTRY(gang) entry;
 };
 
+
+static int
+cluster_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 /* A pass soon after any change, but paced: the next one starts no sooner
  * after the last ended than that one took, so that passes take at most
@@ -451,6 +458,29 @@ cluster_reset_launching(struct cluster *cl)
 	free(active);
 }
 
+/* Nodes in the database that may no longer register (the topology or
+ * the nodes list changed): say so, so that an admin deletes them. */
+static void
+cluster_warn_unknown(struct cluster *cl)
+{
+	struct node **all;
+	size_t i, n, unknown = 0;
+
+	all = nodes_all(cl->ns, &n);
+	for (i = 0; i < n; i++) {
+		if (cluster_node_known(cl, all[i]->name))
+			continue;
+		if (++unknown <= 10)
+			log_warnx("node %s is in the database but neither in the "
+			    "topology nor in 'nodes': it cannot register again "
+			    "(cohort node delete %s removes it once DOWN)",
+			    all[i]->name, all[i]->name);
+	}
+	if (unknown > 10)
+		log_warnx("%zu nodes in the database cannot register again",
+		    unknown);
+}
+
 struct cluster *
 cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
     struct agentcmd *ac, const struct cluster_opts *o, struct cerr *err)
@@ -478,6 +508,7 @@ cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
 		return NULL;
 	}
 	cluster_reset_launching(cl);
+	cluster_warn_unknown(cl);
 	cluster_changed(cl);
 	return cl;
 }
@@ -502,19 +533,127 @@ cluster_destroy(struct cluster *cl)
 	free(cl);
 }
 
-/* A running task the controller does not expect: stop it. */
-static void
-cluster_check_running(struct cluster *cl, uint64_t conn_id,
-    const struct task_report *r)
-{
-	const struct job *job = jobs_get(cl->js, r->job_id);
+/* Stop commands one message can cause: one per (job, attempt), and no
+ * more than this many (the rest follow with the next heartbeat). */
+#define CLUSTER_STOPS_MAX 64
 
-	if (job != NULL && jobs_is_active(job) && job->attempt == r->restart)
+/* The running tasks a node reported: what the controller does not expect
+ * there is stopped, on that node only, with one command per (job,
+ * attempt). A task of a job's current attempt on a node that does not
+ * hold its rank is refused (counted); it is stopped only when the node
+ * holds no part of that attempt, so that a node lying about its ranks
+ * cannot have its own real tasks of the gang stopped either. */
+static void
+cluster_check_running(struct cluster *cl, struct node *n,
+    const struct task_report *tasks, size_t ntasks, int64_t now)
+{
+	struct {
+		uint64_t job_id;
+		uint32_t attempt;
+	} stops[CLUSTER_STOPS_MAX];
+	const struct task_report *r;
+	const struct job *job;
+	unsigned long left_out;
+	size_t i, k, nstops = 0, unwanted = 0;
+	char what[160];
+
+	for (i = 0; i < ntasks; i++) {
+		r = &tasks[i];
+		if (!r->running)
+			continue;
+		job = jobs_get(cl->js, r->job_id);
+		switch (reports_judge(job, n->name, REPORT_TASK_RUNNING,
+		    r->restart, r->rank)) {
+		case REPORT_ACCEPT:
+			continue;
+		case REPORT_FOREIGN:
+			snprintf(what, sizeof(what), "job %" PRIu64 " attempt "
+			    "%u rank %u runs elsewhere", r->job_id, r->restart,
+			    r->rank);
+			reports_reject(&cl->reports, &n->report_log, n->name,
+			    REPORT_TASK_RUNNING, now, what);
+			/* Its own tasks of this attempt are left alone; so
+			 * is everything once the searches are used up. */
+			if (cl->scans_left == 0)
+				continue;
+			cl->scans_left--;
+			if (job_node_placement(job, n->name) != NULL)
+				continue;
+			break;
+		case REPORT_STALE:
+			break;
+		}
+		for (k = 0; k < nstops; k++)
+			if (stops[k].job_id == r->job_id &&
+			    stops[k].attempt == r->restart)
+				break;
+		if (k < nstops)
+			continue;
+		unwanted++;
+		if (nstops == CLUSTER_STOPS_MAX)
+			continue;
+		stops[nstops].job_id = r->job_id;
+		stops[nstops].attempt = r->restart;
+		nstops++;
+		agentcmd_stop(cl->ac, n->conn_id, r->job_id, r->restart,
+		    "unknown to the controller");
+	}
+	if (nstops == 0 || !ratelim_allow(&n->stop_log, now,
+	    REPORTS_LOG_BURST, REPORTS_LOG_WINDOW_MS, &left_out))
 		return;
-	log_info("job %" PRIu64 " attempt %u: tasks not wanted here; "
-	    "stopping them", r->job_id, r->restart);
-	agentcmd_stop(cl->ac, conn_id, r->job_id, r->restart,
-	    "unknown to the controller");
+	log_info("node %s: tasks not wanted here (job %" PRIu64 " attempt %u"
+	    "%s); stopping %zu (job, attempt)%s%s", n->name, stops[0].job_id,
+	    stops[0].attempt, unwanted > 1 ? " and others" : "", nstops,
+	    unwanted > nstops ? ", the rest with later heartbeats" : "",
+	    left_out > 0 ? " (earlier lines like this were left out)" : "");
+}
+
+void
+cluster_reports_begin(struct cluster *cl)
+{
+	cl->scans_left = REPORTS_SCANS_MAX;
+}
+
+bool
+cluster_node_known(const struct cluster *cl, const char *name)
+{
+	if (cl->o.accept_unknown_nodes)
+		return true;
+	if (cl->o.topo != NULL && topo_node_leaf(cl->o.topo, name) >= 0)
+		return true;
+	return cl->o.known_nodes != NULL &&
+	    bsearch(&name, cl->o.known_nodes, cl->o.nknown_nodes,
+	    sizeof(*cl->o.known_nodes), cluster_name_cmp) != NULL;
+}
+
+int
+cluster_check_lists(struct cluster *cl, const char *node, unsigned ngpus,
+    size_t longest, int64_t now, struct cerr *err)
+{
+	struct node *n = nodes_get(cl->ns, node);
+	size_t max = reports_tasks_max(ngpus);
+	char what[160];
+
+	if (longest <= max)
+		return 0;
+	snprintf(what, sizeof(what), "a message listing %zu tasks or reports; "
+	    "a node with %u GPU(s) lists at most %zu", longest, ngpus, max);
+	reports_reject(&cl->reports, n != NULL ? &n->report_log : NULL, node,
+	    REPORT_TOO_MANY, now, what);
+	return cerr_set(err, ERR_LIMIT, "%s", what);
+}
+
+int
+cluster_check_node(struct cluster *cl, const char *name, int64_t now,
+    struct cerr *err)
+{
+	if (cluster_node_known(cl, name))
+		return 0;
+	reports_reject(&cl->reports, NULL, name, REPORT_REGISTER, now,
+	    "the node is neither in the topology nor in 'nodes'");
+	return cerr_set(err, ERR_DENIED, "node '%s' is not known to this "
+	    "controller (neither in its topology nor in its 'nodes' list); "
+	    "an admin must add it first", name);
 }
 
 int
@@ -523,14 +662,16 @@ cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
     const struct task_report *tasks, size_t ntasks, int64_t now,
     struct cerr *err)
 {
-	size_t i;
+	struct node *n;
 
+	if (cluster_check_node(cl, name, now, err) == -1 ||
+	    cluster_check_lists(cl, name, inv->ngpus, ntasks, now, err) == -1)
+		return -1;
 	if (nodes_register(cl->ns, name, address, inv, spare, conn_id, now,
 	    err) == -1)
 		return -1;
-	for (i = 0; i < ntasks; i++)
-		if (tasks[i].running)
-			cluster_check_running(cl, conn_id, &tasks[i]);
+	if ((n = nodes_by_conn(cl->ns, conn_id)) != NULL)
+		cluster_check_running(cl, n, tasks, ntasks, now);
 	cluster_changed(cl);
 	return 0;
 }
@@ -539,13 +680,11 @@ void
 cluster_heartbeat(struct cluster *cl, uint64_t conn_id,
     const struct task_report *tasks, size_t ntasks, int64_t now)
 {
-	size_t i;
+	struct node *n;
 
-	if (nodes_heartbeat(cl->ns, conn_id, now) == NULL)
+	if ((n = nodes_heartbeat(cl->ns, conn_id, now)) == NULL)
 		return;
-	for (i = 0; i < ntasks; i++)
-		if (tasks[i].running)
-			cluster_check_running(cl, conn_id, &tasks[i]);
+	cluster_check_running(cl, n, tasks, ntasks, now);
 }
 
 int
@@ -553,13 +692,30 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
     const struct task_report *r, int64_t now, struct cerr *err)
 {
 	const struct job *job = jobs_get(cl->js, r->job_id);
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	enum job_state before, after;
-	char reason[96];
+	char reason[160];
 
-	/* A job the controller never had (or a database restored from an
-	 * older copy): acknowledge, so the agent can forget it. */
-	if (job == NULL)
+	if (n == NULL)
+		return cerr_set(err, ERR_PROTOCOL, "register first");
+	switch (reports_judge(job, n->name, REPORT_TASK_EXIT, r->restart,
+	    r->rank)) {
+	case REPORT_STALE:
+		/* Another attempt, an ended job, or one the controller never
+		 * had (a database restored from an older copy): nothing to
+		 * record; acknowledge, so that the agent can forget it. */
 		return 0;
+	case REPORT_FOREIGN:
+		snprintf(reason, sizeof(reason), "job %" PRIu64 " attempt %u "
+		    "rank %u runs elsewhere", r->job_id, r->restart, r->rank);
+		reports_reject(&cl->reports, &n->report_log, n->name,
+		    REPORT_TASK_EXIT, now, reason);
+		return cerr_set(err, ERR_DENIED, "node %s does not hold rank "
+		    "%u of job %" PRIu64 " attempt %u; its exit is not "
+		    "recorded", n->name, r->rank, r->job_id, r->restart);
+	case REPORT_ACCEPT:
+		break;
+	}
 	before = job->state;
 	/* A task that can never start as given fails the job now: restarts
 	 * would fail the same way. */
@@ -655,6 +811,8 @@ cluster_stats(const struct cluster *cl, struct cluster_stats *st)
 	    CLUSTER_RECOVERY_SAMPLES;
 
 	*st = cl->stats;
+	memcpy(st->reports_rejected, cl->reports.rejected,
+	    sizeof(st->reports_rejected));
 	if (n == 0)
 		return;
 	memcpy(sorted, cl->recovery_ms, n * sizeof(*sorted));

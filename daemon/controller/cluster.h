@@ -14,6 +14,7 @@
 #include "lib/err.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
+#include "daemon/controller/reports.h"
 
 struct event_base;
 struct jobs;
@@ -31,6 +32,11 @@ struct cluster_opts {
 	int64_t tick_ms;		/* timer for timeouts and passes */
 	int queue_order;		/* enum sched_order */
 	uint32_t queue_aging;		/* thousandths */
+	/* Nodes allowed to register besides those in topo: sorted by
+	 * strcmp, borrowed (NULL when none); or any name at all. */
+	const char *const *known_nodes;
+	size_t nknown_nodes;
+	bool accept_unknown_nodes;
 };
 
 struct cluster *cluster_create(struct event_base *base, struct jobs *js,
@@ -42,7 +48,23 @@ void cluster_destroy(struct cluster *cl);
  * calls in one loop round cost one pass. */
 void cluster_changed(struct cluster *cl);
 
-/* An agent registered on conn_id, reporting the tasks it supervises. */
+/* An agent message begins: what judging its reports may search is
+ * bounded per message (REPORTS_SCANS_MAX). */
+void cluster_reports_begin(struct cluster *cl);
+/* May node name register (in the topology, in the nodes list, or any
+ * name with accept_unknown_nodes)? */
+bool cluster_node_known(const struct cluster *cl, const char *name);
+/* The same, refused (ERR_DENIED), counted and logged when it may not. */
+int cluster_check_node(struct cluster *cl, const char *name, int64_t now_ms,
+    struct cerr *err);
+/* A message from node (ngpus GPUs) whose longest list holds longest
+ * entries: 0, or -1 with ERR_LIMIT when the node could not hold that
+ * many tasks (refused, counted and logged). */
+int cluster_check_lists(struct cluster *cl, const char *node, unsigned ngpus,
+    size_t longest, int64_t now_ms, struct cerr *err);
+/* An agent registered on conn_id, reporting the tasks it supervises.
+ * ERR_DENIED for a node that is not known; ERR_LIMIT for more tasks than
+ * it could hold. */
 int cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
     const char *address, const struct inventory *inv, bool spare,
     const struct task_report *tasks, size_t ntasks, int64_t now_ms,
@@ -50,8 +72,10 @@ int cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
 /* A heartbeat; ended tasks in it are handled as exits. */
 void cluster_heartbeat(struct cluster *cl, uint64_t conn_id,
     const struct task_report *tasks, size_t ntasks, int64_t now_ms);
-/* A task ended. 0 when recorded (the caller acknowledges it after the
- * commit), -1 with err. */
+/* A task ended. 0 when recorded or when there is nothing to record (an
+ * old attempt, an ended or unknown job): the caller acknowledges it after
+ * the commit. -1 with err: ERR_DENIED when the reporting node does not
+ * hold that rank of the job's current attempt (nothing changes). */
 int cluster_task_exit(struct cluster *cl, uint64_t conn_id,
     const struct task_report *r, int64_t now_ms, struct cerr *err);
 /* Cancel a job for who (owner or admin), stopping its gang if it runs. */
@@ -73,12 +97,19 @@ void cluster_health(struct cluster *cl, uint64_t conn_id,
 /* An XID whose policy is fail-job (drain XIDs come as GPU health). */
 void cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu,
     unsigned xid, int64_t now_ms);
-/* Rank 0's agent saw LATEST name (step, path). */
-void cluster_checkpoint(struct cluster *cl, uint64_t job_id,
-    uint32_t attempt, uint64_t step, const char *path, int64_t now_ms);
-/* A node saw the job's progress file change. */
-void cluster_progress(struct cluster *cl, uint64_t job_id, uint32_t attempt,
-    int64_t changed_ms);
+/* Rank 0's agent (on conn_id) saw LATEST name (step, path); from any
+ * other node it is refused and counted. */
+void cluster_checkpoint(struct cluster *cl, uint64_t conn_id,
+    uint64_t job_id, uint32_t attempt, uint64_t step, const char *path,
+    int64_t now_ms);
+/* The node on conn_id saw the job's progress file change; refused and
+ * counted unless that node holds part of the job's current attempt. */
+void cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int64_t changed_ms);
+/* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
+ * from memory and from the store. */
+int cluster_delete_node(struct cluster *cl, const struct peer *who,
+    const char *node, int64_t now_ms, struct cerr *err);
 /* Admin: drain nodes (with now: checkpoint and move their jobs). */
 int cluster_drain(struct cluster *cl, const struct peer *who,
     const char *node, const char *reason, bool now, int64_t now_ms,
@@ -99,6 +130,7 @@ struct cluster_stats {
 	uint64_t recovery_ms_p50;
 	uint64_t recovery_ms_p99;
 	uint64_t lost_work_ms;		/* summed over failures */
+	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "reports.h"
 
 struct gang;
 
@@ -42,6 +43,10 @@ struct cluster {
 	TAILQ_HEAD(, gang) gangs;
 	TAILQ_HEAD(, evac) evacs;
 	struct cluster_stats stats;
+	struct reports reports;		/* refused agent reports */
+	/* Searches of a gang's placement by node name left for the agent
+	 * message being handled (cluster_reports_begin). */
+	unsigned scans_left;
 	/* The latest failure-to-running times, for quantiles. */
 	uint64_t recovery_ms[CLUSTER_RECOVERY_SAMPLES];
 	size_t nrecovery;

@@ -10,11 +10,15 @@
  * are stored absolute. */
 #include "daemon/controller/ctl_config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lib/hostlist.h"
+#include "lib/job.h"
 
 /* The defaults live here rather than in lib/frame.h, which pulls in the
  * generated protobuf header. */
@@ -40,6 +44,13 @@ static int ctl_set_queue_order(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_queue_aging(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_set_accept_unknown(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+
+/* The most names a nodes = hostlist may expand to. */
+#define CTL_NODES_MAX 100000
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -64,6 +75,10 @@ static const struct conf_key ctl_keys[] = {
 	  .set = ctl_set_queue_order },
 	{ .section = "controller", .name = "queue_aging",
 	  .set = ctl_set_queue_aging },
+	/* Which agents may register (issue 10). */
+	{ .section = "controller", .name = "nodes", .set = ctl_set_nodes },
+	{ .section = "controller", .name = "accept_unknown_nodes",
+	  .set = ctl_set_accept_unknown },
 	{ .section = "http", .name = "listen", .set = ctl_set_http_listen },
 	{ .section = "http", .name = "port_file", .set = conf_key_path,
 	  FIELD(http_port_file) },
@@ -108,6 +123,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->key);
 	free(cfg->topology);
 	free(cfg->http_port_file);
+	hostlist_free(cfg->nodes, cfg->nnodes);
 	ctl_config_defaults(cfg);
 }
 
@@ -172,6 +188,68 @@ ctl_set_queue_aging(const struct conf_ctx *c, const struct conf_key *k,
 		return cerr_set(err, ERR_INVALID, "'%s' is not a number from "
 		    "0 to 1000 with at most three decimals", value);
 	cfg->queue_aging = (uint32_t)(whole * SCHED_AGING_UNIT + frac);
+	return 0;
+}
+
+static int
+ctl_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A Slurm hostlist of the nodes that may register, kept sorted without
+ * duplicates (the controller looks names up by bsearch). */
+static int
+ctl_set_nodes(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+	char why[160] = "", **names;
+	size_t n, i, out;
+
+	if (hostlist_expand(value, CTL_NODES_MAX, &names, &n, why,
+	    sizeof(why)) == -1)
+		return cerr_set(err, ERR_INVALID, "'%s' is not a hostlist: %s",
+		    value, errno == E2BIG ? "more than 100000 names" :
+		    errno == ENOMEM ? "out of memory" : why);
+	if (n == 0) {
+		hostlist_free(names, n);
+		return cerr_set(err, ERR_INVALID, "an empty node list");
+	}
+	for (i = 0; i < n; i++)
+		if (names[i][0] == '\0' || strlen(names[i]) > PEER_NAME_MAX) {
+			cerr_set(err, ERR_INVALID, "node name '%.80s' is empty "
+			    "or longer than %d characters", names[i],
+			    PEER_NAME_MAX);
+			hostlist_free(names, n);
+			return -1;
+		}
+	qsort(names, n, sizeof(*names), ctl_name_cmp);
+	for (i = 1, out = 1; i < n; i++) {
+		if (strcmp(names[i], names[out - 1]) == 0)
+			free(names[i]);
+		else
+			names[out++] = names[i];
+	}
+	hostlist_free(cfg->nodes, cfg->nnodes);
+	cfg->nodes = names;
+	cfg->nnodes = out;
+	return 0;
+}
+
+static int
+ctl_set_accept_unknown(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	if (strcmp(value, "yes") == 0)
+		cfg->accept_unknown_nodes = true;
+	else if (strcmp(value, "no") == 0)
+		cfg->accept_unknown_nodes = false;
+	else
+		return cerr_set(err, ERR_INVALID, "'%s' is not yes or no",
+		    value);
 	return 0;
 }
 

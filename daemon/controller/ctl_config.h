@@ -17,6 +17,9 @@
  *   queue_aging = 0.25          estimate order: seconds taken off a job's
  *                               limit per second it has waited (0-1000,
  *                               up to three decimals; 0: no aging)
+ *   nodes = HOSTLIST            agents that may register besides those in
+ *                               the topology (Slurm hostlist syntax)
+ *   accept_unknown_nodes = no   yes: any agent certificate may register
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   [http]                      optional: Prometheus /metrics, plain HTTP
@@ -30,6 +33,7 @@
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +62,9 @@ struct ctl_config {
 	char http_host[CONF_HOST_MAX + 1];
 	uint16_t http_port;
 	char *http_port_file;
+	char **nodes;			/* sorted, no duplicates; or NULL */
+	size_t nnodes;
+	bool accept_unknown_nodes;
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -99,6 +99,7 @@ static void
 http_sched(struct http *h, struct evbuffer *b)
 {
 	struct cluster_stats st;
+	enum report_kind k;
 
 	cluster_stats(h->src.cluster, &st);
 	metric_head(b, "cohort_sched_passes_total", "counter",
@@ -138,6 +139,14 @@ http_sched(struct http *h, struct evbuffer *b)
 	    "Work lost to failures: time since the last checkpoint.");
 	evbuffer_add_printf(b, "cohort_lost_work_seconds_total %.3f\n",
 	    (double)st.lost_work_ms / 1e3);
+	metric_head(b, "cohort_agent_reports_rejected_total", "counter",
+	    "Agent reports and registrations refused, by kind: a report "
+	    "about a rank, checkpoint or job its node does not hold, too "
+	    "many entries, an unknown node.");
+	for (k = 0; k < REPORT_KINDS; k++)
+		evbuffer_add_printf(b, "cohort_agent_reports_rejected_total"
+		    "{kind=\"%s\"} %lu\n", report_kind_name(k),
+		    st.reports_rejected[k]);
 	metric_head(b, "cohort_db_commits_total", "counter",
 	    "SQLite commits (each may cover many requests).");
 	evbuffer_add_printf(b, "cohort_db_commits_total %lu\n",

@@ -143,6 +143,17 @@ start(struct cohortd *d)
 	co.queue_order = (int)d->cfg.queue_order;
 	co.queue_aging = d->cfg.queue_aging;
 	co.tick_ms = 500;
+	co.known_nodes = (const char *const *)d->cfg.nodes;
+	co.nknown_nodes = d->cfg.nnodes;
+	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;
+	if (d->topo == NULL && d->cfg.nnodes == 0 &&
+	    !d->cfg.accept_unknown_nodes)
+		log_warnx("neither a topology nor 'nodes' is configured: "
+		    "every agent registration will be refused (set nodes = "
+		    "HOSTLIST, or accept_unknown_nodes = yes)");
+	else if (d->cfg.accept_unknown_nodes)
+		log_warnx("accept_unknown_nodes = yes: any agent certificate "
+		    "may register a node and receive its jobs");
 	d->cluster = cluster_create(d->base, d->jobs, d->nodes, d->agentcmd,
 	    &co, &err);
 	if (d->cluster == NULL)

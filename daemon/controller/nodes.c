@@ -500,6 +500,43 @@ nodes_drain(struct nodes *ns, struct node *n, const char *reason,
 }
 
 int
+nodes_delete(struct nodes *ns, struct node *n, const char *actor,
+    int64_t now_ms, struct cerr *err)
+{
+	char name[PEER_NAME_MAX + 1];
+	bool found;
+	size_t at, i;
+
+	if (n->state != NODE_DOWN || n->conn_id != 0)
+		return cerr_set(err, ERR_CONFLICT, "node %s is %s; only a DOWN "
+		    "node without an agent connected can be deleted", n->name,
+		    n->state != NODE_DOWN ? node_state_name(n->state) :
+		    "DOWN but its agent is still connected");
+	at = nodes_index(ns, n->name, &found);
+	if (!found || ns->tab[at] != n)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", n->name);
+	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
+		return -1;
+	if (store_node_delete(ns->st, n->name, err) == -1 ||
+	    store_event_append(ns->st, now_ms, 0, n->name, "node-delete",
+	    actor, "", err) == -1 || store_keep(ns->st, err) == -1) {
+		store_undo(ns->st);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%s", n->name);
+	/* No cached connection slot may point at it any more. */
+	for (i = 0; ns->byconn != NULL && i <= ns->byconn_mask; i++)
+		if (ns->byconn[i] == n)
+			ns->byconn[i] = NULL;
+	memmove(&ns->tab[at], &ns->tab[at + 1],
+	    (ns->n - at - 1) * sizeof(*ns->tab));
+	ns->n--;
+	node_free(n);
+	log_info("node %s: deleted by %s", name, actor);
+	return 0;
+}
+
+int
 nodes_resume(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err)
 {

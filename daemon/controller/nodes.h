@@ -13,6 +13,7 @@
 #include "lib/err.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
+#include "lib/ratelim.h"
 
 struct store;
 struct txq;
@@ -40,6 +41,10 @@ struct node {
 	char *drain_reason;		/* never NULL */
 	char *drain_actor;		/* never NULL */
 	int64_t drain_ms;
+	/* Log budgets for what the controller refuses from this agent
+	 * (reports.h) and for the tasks it tells it to stop. */
+	struct ratelim report_log;
+	struct ratelim stop_log;
 };
 
 struct nodes *nodes_create(struct store *st, struct txq *q,
@@ -83,6 +88,11 @@ int nodes_drain(struct nodes *ns, struct node *n, const char *reason,
 /* Undo a drain. ERR_CONFLICT when the drain came from health and the node
  * does not report healthy now. A node not drained is fine. */
 int nodes_resume(struct nodes *ns, struct node *n, const char *actor,
+    int64_t now_ms, struct cerr *err);
+/* Remove a node that is DOWN with no agent connected (ERR_CONFLICT
+ * otherwise), from memory and the store, with a node-delete event. The
+ * caller makes sure no job holds it. n is freed on success. 0 or -1. */
+int nodes_delete(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err);
 /* Record the node's health verdict; an event when it changes. Returns
  * true when it changed. */

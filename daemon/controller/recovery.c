@@ -183,13 +183,32 @@ cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu, unsigned xid,
 }
 
 void
-cluster_checkpoint(struct cluster *cl, uint64_t job_id, uint32_t attempt,
-    uint64_t step, const char *path, int64_t now)
+cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint64_t step, const char *path, int64_t now)
 {
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	struct evac *ev, *next;
 	struct cerr err;
+	char what[160];
 	int rc;
 
+	if (n == NULL)
+		return;
+	switch (reports_judge(jobs_get(cl->js, job_id), n->name,
+	    REPORT_CHECKPOINT, attempt, 0)) {
+	case REPORT_STALE:
+		return;
+	case REPORT_FOREIGN:
+		/* The path the next start resumes from: only rank 0's node
+		 * watches LATEST, so only it may name one. */
+		snprintf(what, sizeof(what), "job %" PRIu64 " attempt %u: "
+		    "not the node of rank 0", job_id, attempt);
+		reports_reject(&cl->reports, &n->report_log, n->name,
+		    REPORT_CHECKPOINT, now, what);
+		return;
+	case REPORT_ACCEPT:
+		break;
+	}
 	rc = jobs_checkpoint(cl->js, job_id, attempt, step, path, now, &err);
 	if (rc == -1)
 		log_warnx("job %" PRIu64 ": %s", job_id, err.text);
@@ -203,10 +222,56 @@ cluster_checkpoint(struct cluster *cl, uint64_t job_id, uint32_t attempt,
 	}
 }
 
-void
-cluster_progress(struct cluster *cl, uint64_t job_id, uint32_t attempt,
-    int64_t changed_ms)
+/* Does n hold GPUs of job_id (its allocations, as of the latest pass or
+ * start)? A quick yes for the node's own reports. */
+static bool
+recovery_node_has_job(const struct node *n, uint64_t job_id)
 {
+	unsigned i;
+
+	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
+		if (n->gpu_job[i] == job_id)
+			return true;
+	return false;
+}
+
+void
+cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int64_t changed_ms)
+{
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	const struct job *job = jobs_get(cl->js, job_id);
+	enum report_verdict v;
+	char what[160];
+
+	if (n == NULL)
+		return;
+	/* gpu_job[] is exact for active jobs (a job's placement only goes
+	 * away with it inactive, and passes recompute it before placing),
+	 * so it answers the common case without searching the gang. */
+	if (job == NULL || job->nplace == 0 || job_state_is_final(job->state) ||
+	    job->attempt != attempt)
+		v = REPORT_STALE;
+	else if (recovery_node_has_job(n, job_id))
+		v = REPORT_ACCEPT;
+	else if (cl->scans_left > 0) {
+		cl->scans_left--;
+		v = reports_judge(job, n->name, REPORT_PROGRESS, attempt, 0);
+	} else
+		v = REPORT_FOREIGN;
+	switch (v) {
+	case REPORT_STALE:
+		return;
+	case REPORT_FOREIGN:
+		/* Progress keeps a hung job from being restarted. */
+		snprintf(what, sizeof(what), "job %" PRIu64 " attempt %u: "
+		    "not one of its nodes", job_id, attempt);
+		reports_reject(&cl->reports, &n->report_log, n->name,
+		    REPORT_PROGRESS, clock_now_ms(), what);
+		return;
+	case REPORT_ACCEPT:
+		break;
+	}
 	jobs_progress(cl->js, job_id, attempt, changed_ms);
 }
 
@@ -282,6 +347,34 @@ cluster_resume(struct cluster *cl, const struct peer *who, const char *name,
 	if (n == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
 	if (nodes_resume(cl->ns, n, who->name, now, err) == -1)
+		return -1;
+	cluster_changed(cl);
+	return 0;
+}
+
+int
+cluster_delete_node(struct cluster *cl, const struct peer *who,
+    const char *name, int64_t now, struct cerr *err)
+{
+	struct node *n = nodes_get(cl->ns, name);
+	const struct job **active;
+	uint64_t holder = 0;
+	size_t i, na;
+
+	if (n == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
+	if ((active = jobs_active(cl->js, &na)) == NULL &&
+	    jobs_count(cl->js) > 0)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < na && holder == 0; i++)
+		if (job_node_placement(active[i], name) != NULL)
+			holder = active[i]->id;
+	free(active);
+	if (holder != 0)
+		return cerr_set(err, ERR_CONFLICT, "node %s is still allocated "
+		    "to job %" PRIu64 "; it can be deleted once no job holds "
+		    "it", name, holder);
+	if (nodes_delete(cl->ns, n, who->name, now, err) == -1)
 		return -1;
 	cluster_changed(cl);
 	return 0;

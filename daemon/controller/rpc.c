@@ -322,6 +322,8 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_GET_NODE, PEOPLE, rpc_get_node },
 	{ COHORT__V1__ENVELOPE__BODY_DRAIN, ROLE_ADMIN, rpc_drain },
 	{ COHORT__V1__ENVELOPE__BODY_RESUME, ROLE_ADMIN, rpc_resume },
+	{ COHORT__V1__ENVELOPE__BODY_DELETE_NODE, ROLE_ADMIN,
+	  rpc_delete_node },
 	{ COHORT__V1__ENVELOPE__BODY_EVENTS, PEOPLE, rpc_events },
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },

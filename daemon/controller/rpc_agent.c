@@ -38,10 +38,13 @@ rpc_reports(Cohort__V1__TaskStatus **ts, size_t n)
 }
 
 /* Record an ended task; the acknowledgement leaves after the commit, and
- * only then may the agent forget the task. */
+ * only then may the agent forget the task. An exit the node may not
+ * report is answered with an error when it came alone (a TaskExit), and
+ * not at all inside a list (a heartbeat must not make a reply per
+ * entry); either way it is counted and the job stays as it was. */
 static void
 rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
-    const struct task_report *r)
+    const struct task_report *r, bool alone)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__TaskExitAck ack = COHORT__V1__TASK_EXIT_ACK__INIT;
@@ -50,8 +53,11 @@ rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
 	cerr_clear(&err);
 	if (cluster_task_exit(rpc->cluster, conn_id(c), r, clock_now_ms(),
 	    &err) == -1) {
-		log_warnx("job %" PRIu64 " rank %u: cannot record exit: %s",
-		    r->job_id, r->rank, err.text);
+		if (err.code != ERR_DENIED)
+			log_warnx("job %" PRIu64 " rank %u: cannot record "
+			    "exit: %s", r->job_id, r->rank, err.text);
+		if (alone)
+			rpc_error(rpc, c, req_id, err.code, err.text, false);
 		return;
 	}
 	ack.job_id = r->job_id;
@@ -91,6 +97,7 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	size_t i;
 
 	cerr_clear(&err);
+	cluster_reports_begin(rpc->cluster);
 	if (strcmp(rr->name, p->name) != 0) {
 		snprintf(text, sizeof(text), "agent certificate is for node "
 		    "'%s'; it may not register as '%.64s'", p->name, rr->name);
@@ -102,12 +109,22 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, err.code, err.text, true);
 		return;
 	}
+	/* Bounded before anything is copied: a registration listing more
+	 * tasks than the node could hold is refused whole. */
+	if (cluster_check_node(rpc->cluster, rr->name, clock_now_ms(),
+	    &err) == -1 || cluster_check_lists(rpc->cluster, rr->name,
+	    inv.ngpus, rr->n_tasks, clock_now_ms(), &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, true);
+		return;
+	}
 	if ((tasks = rpc_reports(rr->tasks, rr->n_tasks)) == NULL ||
 	    cluster_register(rpc->cluster, conn_id(c), rr->name, rr->address,
 	    &inv, rr->has_spare && rr->spare, tasks, rr->n_tasks,
 	    clock_now_ms(), &err) == -1) {
-		rpc_error(rpc, c, req->id, ERR_INTERNAL,
-		    tasks == NULL ? "out of memory" : err.text, true);
+		/* A refused node gets this answer and nothing else: no
+		 * launch can reach a connection no node is bound to. */
+		rpc_error(rpc, c, req->id, tasks == NULL ? ERR_INTERNAL :
+		    err.code, tasks == NULL ? "out of memory" : err.text, true);
 		free(tasks);
 		return;
 	}
@@ -120,7 +137,7 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_send(rpc, c, &env, false);
 	for (i = 0; i < rr->n_tasks; i++)
 		if (!tasks[i].running)
-			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);
+			rpc_exit_and_ack(rpc, c, req->id, &tasks[i], false);
 	free(tasks);
 }
 
@@ -142,12 +159,13 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		    r->time_ms <= now ? r->time_ms : now;
 
 		if (strlen(r->path) > 0 && strlen(r->path) < 4096)
-			cluster_checkpoint(rpc->cluster, r->job_id, r->restart,
-			    r->step, r->path, t);
+			cluster_checkpoint(rpc->cluster, conn_id(c), r->job_id,
+			    r->restart, r->step, r->path, t);
 	}
 	for (i = 0; i < hb->n_progress; i++)
-		cluster_progress(rpc->cluster, hb->progress[i]->job_id,
-		    hb->progress[i]->restart, hb->progress[i]->changed_ms);
+		cluster_progress(rpc->cluster, conn_id(c),
+		    hb->progress[i]->job_id, hb->progress[i]->restart,
+		    hb->progress[i]->changed_ms);
 	for (i = 0; i < hb->n_xids; i++)
 		if (strcmp(hb->xids[i]->action, "fail-job") == 0)
 			cluster_xid(rpc->cluster, conn_id(c), hb->xids[i]->gpu,
@@ -170,10 +188,29 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 {
 	const Cohort__V1__Heartbeat *hb = req->heartbeat;
 	struct task_report *tasks;
-	size_t i;
+	struct node *n;
+	struct cerr err;
+	size_t i, longest;
 
 	if (!rpc_registered(rpc, c, req->id))
 		return;
+	cluster_reports_begin(rpc->cluster);
+	/* What no node could hold is refused whole, before any of it is
+	 * copied or acted on (nor does it count as a sign of life). */
+	n = nodes_by_conn(rpc->nodes, conn_id(c));
+	longest = hb->n_tasks;
+	if (hb->n_checkpoints > longest)
+		longest = hb->n_checkpoints;
+	if (hb->n_progress > longest)
+		longest = hb->n_progress;
+	if (hb->n_xids > longest)
+		longest = hb->n_xids;
+	cerr_clear(&err);
+	if (cluster_check_lists(rpc->cluster, n->name, n->inv.ngpus, longest,
+	    clock_now_ms(), &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		return;
+	}
 	if ((tasks = rpc_reports(hb->tasks, hb->n_tasks)) == NULL)
 		return;
 	/* Checkpoints first: a task's exit in the same heartbeat may end
@@ -185,7 +222,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 		rpc_apply_health(rpc, c, hb->node_health);
 	for (i = 0; i < hb->n_tasks; i++)
 		if (!tasks[i].running)
-			rpc_exit_and_ack(rpc, c, req->id, &tasks[i]);
+			rpc_exit_and_ack(rpc, c, req->id, &tasks[i], false);
 	free(tasks);
 }
 
@@ -201,5 +238,5 @@ rpc_task_exit(struct rpc *rpc, struct conn *c,
 		snprintf(r.why, sizeof(r.why), "%s", te->why);
 	r.permanent = te->has_permanent && te->permanent;
 	if (rpc_registered(rpc, c, req->id))
-		rpc_exit_and_ack(rpc, c, req->id, &r);
+		rpc_exit_and_ack(rpc, c, req->id, &r, true);
 }

@@ -36,6 +36,8 @@ void rpc_get_node(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_logs(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_drain(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_resume(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_delete_node(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
 void rpc_events(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 
 #endif

@@ -277,6 +277,34 @@ rpc_resume(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_nodes_op(rpc, c, req, false);
 }
 
+void
+rpc_delete_node(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__DeleteNodeReply rep = COHORT__V1__DELETE_NODE_REPLY__INIT;
+	char name[PEER_NAME_MAX + 1];
+	struct cerr err;
+
+	cerr_clear(&err);
+	if (strlen(req->delete_node->name) > PEER_NAME_MAX) {
+		rpc_error(rpc, c, req->id, ERR_INVALID, "node name too long",
+		    false);
+		return;
+	}
+	snprintf(name, sizeof(name), "%s", req->delete_node->name);
+	if (cluster_delete_node(rpc->cluster, conn_peer(c), name,
+	    clock_now_ms(), &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		return;
+	}
+	rep.name = name;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_DELETE_NODE_REPLY;
+	env.delete_node_reply = &rep;
+	rpc_send(rpc, c, &env, false);
+}
+
 #define EVENTS_MAX 10000
 
 struct events_acc {

@@ -144,6 +144,9 @@ int store_node_drain(struct store *st, const struct store_drain *d,
     struct cerr *err);
 /* Clear a node's drain; no drain is fine. Inside a transaction. */
 int store_node_undrain(struct store *st, const char *node, struct cerr *err);
+/* Remove a node with its inventory and its drain. ERR_NOT_FOUND if
+ * unknown. Inside a transaction. */
+int store_node_delete(struct store *st, const char *name, struct cerr *err);
 /* Call cb for every drained node, by name (borrowed strings). */
 int store_drains_load(struct store *st,
     int (*cb)(const struct store_drain *d, void *arg), void *arg,

@@ -48,6 +48,7 @@ enum stmt_id {
 	S_DRAIN_UPSERT,
 	S_DRAIN_DELETE,
 	S_DRAINS_LOAD,
+	S_NODE_DELETE,
 	S__COUNT
 };
 

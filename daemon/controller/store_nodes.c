@@ -69,6 +69,9 @@ const char *const store_nodes_sql[S__COUNT] = {
 	[S_DRAIN_DELETE] = "DELETE FROM node_drains WHERE node = ?1",
 	[S_DRAINS_LOAD] = "SELECT node, reason, actor, time_ms, from_health "
 	    "FROM node_drains ORDER BY node",
+	/* Its GPU rows go by cascade; placements of jobs that ran there
+	 * stay, as history. */
+	[S_NODE_DELETE] = "DELETE FROM nodes WHERE name = ?1",
 };
 
 /* Refuse an argument that the store cannot write faithfully. Always
@@ -604,6 +607,23 @@ store_node_undrain(struct store *st, const char *node, struct cerr *err)
 	    SQLITE_TRANSIENT);
 	snprintf(what, sizeof(what), "resume node %.64s", node);
 	return stmt_exec(st, S_DRAIN_DELETE, err, what);
+}
+
+int
+store_node_delete(struct store *st, const char *name, struct cerr *err)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "delete node %.64s", name);
+	if (store_node_undrain(st, name, err) == -1)
+		return -1;
+	sqlite3_bind_text(st->stmt[S_NODE_DELETE], 1, name, -1,
+	    SQLITE_TRANSIENT);
+	if (stmt_exec(st, S_NODE_DELETE, err, what) == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 0)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%.64s'", name);
+	return 0;
 }
 
 int

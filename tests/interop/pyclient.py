@@ -24,6 +24,24 @@ file in proto/.
       "ERROR_TOO_LARGE closed" (an Error reply, then the connection was
       closed), "hello_reply open", or "sent" for send-truncated.
 
+  pyclient.py agent --name NODE [--gpus G] [--quiet S] STEP...
+      Speak as an agent (use an agent certificate): each STEP is sent in
+      turn, then a TaskExit of a job no controller has, whose
+      acknowledgement marks the end of what that STEP caused. Prints one
+      line per STEP: "STEP: WORDS", the words being what came back
+      (registered, ack, ERROR_DENIED, stop:JOB, launch:JOB, closed, ...;
+      a word repeated N times is written WORDxN). STEPs:
+        register                      RegisterRequest (G simulated GPUs)
+        exit:JOB:ATTEMPT:RANK:WSTATUS TaskExit
+        ended:JOB:ATTEMPT:RANK:WSTATUS Heartbeat with one ended task
+        running:JOB:ATTEMPT:RANK      Heartbeat with one running task
+        checkpoint:JOB:ATTEMPT:STEP:PATH  Heartbeat with a checkpoint
+        progress:JOB:ATTEMPT          Heartbeat with a progress report
+        flood:N                       Heartbeat with N made-up running
+                                      tasks, each of its own job
+        flood-register:N              RegisterRequest listing N of them
+        listen                        only wait --quiet seconds
+
 Exit status: 0 ok, 1 the controller refused (an Error reply), 2 usage,
 3 cannot connect or authenticate.
 """
@@ -283,6 +301,135 @@ def cmd_raw(pb, args):
     c.close()
 
 
+# A job id no controller hands out: its exit is acknowledged at once.
+SYNC_JOB = (1 << 62) + 7
+
+
+def agent_inventory(pb, inv, gpus):
+    inv.source = "simulated"
+    inv.ncpus = 8
+    inv.memory_mb = 65536
+    for i in range(gpus):
+        g = inv.gpus.add()
+        g.index = i
+        g.uuid = "GPU-pyclient-%d" % i
+        g.model = "NVIDIA H100 80GB HBM3"
+        g.memory_mb = 81559
+
+
+def agent_step(pb, args, step):
+    """The Envelope (or Envelopes) for one step."""
+    parts = step.split(":")
+    kind = parts[0]
+    env = pb.Envelope()
+    try:
+        if kind in ("register", "flood-register"):
+            env.register.name = args.name
+            env.register.address = "127.0.0.1"
+            agent_inventory(pb, env.register.inventory, args.gpus)
+            if kind == "flood-register":
+                for i in range(int(parts[1])):
+                    t = env.register.tasks.add()
+                    t.job_id, t.restart, t.rank, t.running = (1 << 40) + i, 1, 0, True
+        elif kind == "exit":
+            te = env.task_exit
+            te.job_id, te.restart, te.rank, te.wait_status = (int(x) for x in parts[1:5])
+        elif kind in ("ended", "running"):
+            t = env.heartbeat.tasks.add()
+            t.job_id, t.restart, t.rank = (int(x) for x in parts[1:4])
+            t.running = kind == "running"
+            if kind == "ended":
+                t.wait_status = int(parts[4])
+        elif kind == "checkpoint":
+            cp = env.heartbeat.checkpoints.add()
+            cp.job_id, cp.restart, cp.step = (int(x) for x in parts[1:4])
+            cp.path = ":".join(parts[4:])
+        elif kind == "progress":
+            pr = env.heartbeat.progress.add()
+            pr.job_id, pr.restart = int(parts[1]), int(parts[2])
+            import time
+            pr.changed_ms = int(time.time() * 1000)
+        elif kind == "flood":
+            for i in range(int(parts[1])):
+                t = env.heartbeat.tasks.add()
+                t.job_id, t.restart, t.rank, t.running = (1 << 40) + i, 1, 0, True
+        elif kind == "listen":
+            return None
+        else:
+            die(2, f"agent: unknown step '{step}'")
+    except (IndexError, ValueError):
+        die(2, f"agent: malformed step '{step}'")
+    return env
+
+
+def agent_words(pb, c, sync_id, wait_s):
+    """Read until the acknowledgement of sync_id (or quiet for wait_s when
+    sync_id is None); the words for what came back, counted."""
+    words = {}
+    order = []
+
+    def add(w):
+        if w not in words:
+            words[w] = 0
+            order.append(w)
+        words[w] += 1
+
+    c.sock.settimeout(wait_s)
+    while True:
+        try:
+            rep = c.recv()
+        except (socket.timeout, TimeoutError):
+            if sync_id is not None:
+                add("timeout")
+            break
+        if rep is None:
+            add("closed")
+            break
+        body = rep.WhichOneof("body")
+        if body == "task_exit_ack" and rep.task_exit_ack.job_id == SYNC_JOB:
+            if rep.id == sync_id:
+                break
+            continue
+        if body == "error":
+            print(f"{PROG}: error text: {rep.error.text}", file=sys.stderr)
+            add(pb.ErrorCode.Name(rep.error.code))
+        elif body == "register_reply":
+            add("registered")
+        elif body == "task_exit_ack":
+            add("ack")
+        elif body == "stop":
+            add("stop:%d" % rep.stop.job_id if rep.stop.job_id < (1 << 40) else "stop")
+            r = pb.Envelope()
+            r.id = rep.id
+            r.stop_reply.job_id = rep.stop.job_id
+            c.send(r)
+        elif body == "launch":
+            add("launch:%d" % rep.launch.job_id)
+        else:
+            add(body or "empty")
+    return " ".join(w if words[w] == 1 else "%sx%d" % (w, words[w]) for w in order) or "-"
+
+
+def cmd_agent(pb, args):
+    c = connect(pb, args)
+    c.next_id = 1000
+    for step in args.steps:
+        env = agent_step(pb, args, step)
+        if env is None:
+            print("%s: %s" % (step, agent_words(pb, c, None, args.quiet)), flush=True)
+            continue
+        c.send(env)
+        sync = pb.Envelope()
+        te = sync.task_exit
+        te.job_id, te.restart, te.rank, te.wait_status = SYNC_JOB, 1, 0, 0
+        sid = c.send(sync)
+        words = agent_words(pb, c, sid, args.quiet)
+        print("%s: %s" % (step.split(":")[0] if step.startswith(("flood", "checkpoint")) else step, words), flush=True)
+        if "closed" in words:
+            break
+    c.close()
+
+
 def main():
     ap = argparse.ArgumentParser(prog=PROG, description="independent Cohort client")
     ap.add_argument("--server")
@@ -320,9 +467,17 @@ def main():
     r.add_argument("--wait", type=float, default=5.0,
                    help="seconds to wait for the controller to reply or close")
 
+    a = sub.add_parser("agent")
+    a.add_argument("--name", required=True, help="the node name to register as")
+    a.add_argument("--gpus", type=int, default=8)
+    a.add_argument("--quiet", type=float, default=5.0,
+                   help="seconds to wait for what a step causes")
+    a.add_argument("steps", nargs="+")
+
     args = ap.parse_args()
     pb = load_pb2(args.proto_dir)
-    {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw}[args.command](pb, args)
+    {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw,
+     "agent": cmd_agent}[args.command](pb, args)
 
 
 if __name__ == "__main__":

@@ -644,6 +644,48 @@ START_TEST(test_load_queue_policy)
 }
 END_TEST
 
+START_TEST(test_load_nodes)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	/* Default: no list, unknown nodes refused. */
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_ptr_null(cfg.nodes);
+	ck_assert_uint_eq(cfg.nnodes, 0);
+	ck_assert(!cfg.accept_unknown_nodes);
+	ctl_config_clear(&cfg);
+
+	/* Expanded, sorted, duplicates dropped. */
+	write_file(cfgpath, REQUIRED "[controller]\n"
+	    "nodes = gpu[03-04,01],login1,gpu01\naccept_unknown_nodes = yes\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.nnodes, 4);
+	ck_assert_str_eq(cfg.nodes[0], "gpu01");
+	ck_assert_str_eq(cfg.nodes[1], "gpu03");
+	ck_assert_str_eq(cfg.nodes[2], "gpu04");
+	ck_assert_str_eq(cfg.nodes[3], "login1");
+	ck_assert(cfg.accept_unknown_nodes);
+	ctl_config_clear(&cfg);
+	ck_assert_ptr_null(cfg.nodes);
+
+	write_file(cfgpath, "[controller]\nnodes = gpu[1-\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, ":2:") != NULL &&
+	    strstr(err.text, "not a hostlist") != NULL, "%s", err.text);
+	ck_assert_ptr_null(cfg.nodes);
+	write_file(cfgpath, "[controller]\nnodes = n[1-200000]\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, "100000") != NULL, "%s", err.text);
+	write_file(cfgpath, "[controller]\naccept_unknown_nodes = 1\n"
+	    REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, "yes or no") != NULL, "%s", err.text);
+}
+END_TEST
+
 /* ---- conf_load, with a table of its own ---- */
 
 struct t_cfg {
@@ -869,6 +911,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_no_file);
 	tcase_add_test(tc, test_load_durations);
 	tcase_add_test(tc, test_load_queue_policy);
+	tcase_add_test(tc, test_load_nodes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loader");

@@ -776,6 +776,99 @@ START_TEST(test_job_new_free)
 }
 END_TEST
 
+
+/* ---- where ranks live ---- */
+
+/* A job of three nodes, two tasks each, placed out of rank order. */
+static struct job *
+placed_job(void)
+{
+	struct placement p[3];
+	struct job *j = job_new();
+
+	ck_assert_ptr_nonnull(j);
+	memset(p, 0, sizeof(p));
+	snprintf(p[0].node, sizeof(p[0].node), "gpu02");
+	p[0].node_rank = 1;
+	snprintf(p[1].node, sizeof(p[1].node), "gpu01");
+	p[1].node_rank = 0;
+	snprintf(p[2].node, sizeof(p[2].node), "gpu03");
+	p[2].node_rank = 2;
+	ck_assert_int_eq(job_set_placement(j, p, 3), 0);
+	j->spec.tasks_per_node = 2;
+	return j;
+}
+
+START_TEST(test_rank_on_node)
+{
+	struct job *j = placed_job();
+
+	/* Global rank r: node_rank r / 2. */
+	ck_assert(job_rank_on_node(j, 0, "gpu01"));
+	ck_assert(job_rank_on_node(j, 1, "gpu01"));
+	ck_assert(job_rank_on_node(j, 2, "gpu02"));
+	ck_assert(job_rank_on_node(j, 3, "gpu02"));
+	ck_assert(job_rank_on_node(j, 4, "gpu03"));
+	ck_assert(job_rank_on_node(j, 5, "gpu03"));
+	ck_assert(!job_rank_on_node(j, 0, "gpu02"));
+	ck_assert(!job_rank_on_node(j, 2, "gpu01"));
+	ck_assert(!job_rank_on_node(j, 4, "gpu01"));
+	/* Out of range, also far out (no wrap onto a real rank). */
+	ck_assert(!job_rank_on_node(j, 6, "gpu03"));
+	ck_assert(!job_rank_on_node(j, 6, "gpu04"));
+	ck_assert(!job_rank_on_node(j, 0xffffffffu, "gpu01"));
+	/* A node of no part of it, and a name only its prefix matches. */
+	ck_assert(!job_rank_on_node(j, 0, "gpu0"));
+	ck_assert(!job_rank_on_node(j, 0, ""));
+	ck_assert_ptr_null(job_node_placement(j, "gpu04"));
+	ck_assert_uint_eq(job_node_placement(j, "gpu03")->node_rank, 2);
+	job_free(j);
+}
+END_TEST
+
+START_TEST(test_rank_on_node_in_order)
+{
+	struct placement p[4];
+	struct job *j = job_new();
+	unsigned i;
+
+	ck_assert_ptr_nonnull(j);
+	memset(p, 0, sizeof(p));
+	for (i = 0; i < 4; i++) {
+		snprintf(p[i].node, sizeof(p[i].node), "n%u", i);
+		p[i].node_rank = i;
+	}
+	ck_assert_int_eq(job_set_placement(j, p, 4), 0);
+	j->spec.tasks_per_node = 8;
+	for (i = 0; i < 32; i++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "n%u", i / 8);
+		ck_assert(job_rank_on_node(j, i, want));
+		ck_assert(!job_rank_on_node(j, i, i < 8 ? "n1" : "n0"));
+	}
+	ck_assert(!job_rank_on_node(j, 32, "n3"));
+	job_free(j);
+}
+END_TEST
+
+START_TEST(test_rank_on_node_unplaced)
+{
+	struct job *j = job_new();
+
+	ck_assert_ptr_nonnull(j);
+	ck_assert(!job_rank_on_node(j, 0, "gpu01"));
+	ck_assert_ptr_null(job_node_placement(j, "gpu01"));
+	/* tasks_per_node 0 is read as 1, never a division by zero. */
+	job_free(j);
+	j = placed_job();
+	j->spec.tasks_per_node = 0;
+	ck_assert(job_rank_on_node(j, 1, "gpu02"));
+	ck_assert(!job_rank_on_node(j, 3, "gpu03"));
+	job_free(j);
+}
+END_TEST
+
 static Suite *
 job_suite(void)
 {
@@ -804,6 +897,12 @@ job_suite(void)
 	tcase_add_test(tc, test_state_names);
 	tcase_add_test(tc, test_state_final);
 	tcase_add_test(tc, test_roles);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ranks");
+	tcase_add_test(tc, test_rank_on_node);
+	tcase_add_test(tc, test_rank_on_node_in_order);
+	tcase_add_test(tc, test_rank_on_node_unplaced);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1002,6 +1002,44 @@ START_TEST(test_node_errors)
 }
 END_TEST
 
+START_TEST(test_node_delete)
+{
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct store_drain d = { "n1", "bad fan", "ops", 30, false };
+	struct inventory *inv;
+	struct nodes *l;
+
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	fill_inventory(inv, 4);
+	put_node(st, "n1", "h1:1", "DOWN", 10, inv);
+	put_node(st, "n2", "h2:1", "UP", 10, inv);
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	ck_assert_msg(store_node_drain(st, &d, &err) == 0, "%s", err.text);
+	ck_assert_msg(store_node_delete(st, "n1", &err) == 0, "%s", err.text);
+	/* Unknown: ERR_NOT_FOUND, naming it. */
+	ck_assert_int_eq(store_node_delete(st, "n9", &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ck_assert_msg(strstr(err.text, "n9") != NULL, "%s", err.text);
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	store_close(st);
+
+	/* Gone with its GPUs and its drain; the other node stays whole. */
+	st = open_ok();
+	l = load_nodes(st);
+	ck_assert_uint_eq(l->n, 1);
+	ck_assert_str_eq(l->name[0], "n2");
+	assert_inv_eq(inv, &l->inv[0]);
+	free(l);
+	store_close(st);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM node_gpus "
+	    "WHERE node = 'n1'"), 0);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM node_gpus"), 4);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM node_drains"), 0);
+	free(inv);
+}
+END_TEST
+
 START_TEST(test_node_set_state)
 {
 	struct cerr err = { 0 };
@@ -1372,6 +1410,7 @@ store_suite(void)
 	tcase_add_test(tc, test_node_round_trip);
 	tcase_add_test(tc, test_node_errors);
 	tcase_add_test(tc, test_node_set_state);
+	tcase_add_test(tc, test_node_delete);
 	tcase_add_test(tc, test_placement);
 	tcase_add_test(tc, test_placement_corrupt);
 	tcase_add_test(tc, test_task_exits);
