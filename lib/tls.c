@@ -64,8 +64,8 @@ tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
 	return buf;
 }
 
-/* The first CRL in crl whose issuer is a certificate of st, verified
- * with that certificate's key. NULL when none is. */
+/* The certificate of st that issued crl: its subject names the CRL's
+ * issuer and its key verifies the CRL's signature. NULL when none does. */
 static X509 *
 tls_crl_issuer(X509_STORE *st, X509_CRL *crl)
 {
