@@ -3,8 +3,9 @@
 # his next command is refused (exit 3, "certificate revoked"), alice goes
 # on; a revoked agent is cut off, cannot come back, and its node goes DOWN
 # while the other stays UP; a broken CRL at SIGHUP is logged and the old
-# one kept, the controller serving on; a crl that is missing or broken at
-# start stops either daemon with one line naming the file.
+# one kept, the controller serving on; an agent leaves a controller whose
+# certificate is revoked; a crl that is missing or broken at start stops
+# either daemon with one line naming the file.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
@@ -102,6 +103,16 @@ expect_exit 0 env COHORT_MUX=no cohort jobs
 node_expr node01 'n["state"] == "UP"' || fail "node01 is not UP after the bad reloads"
 kill -0 "$CTL" || fail "cohortd died"
 cp "$T/good.crl" "$C/ca.crl"
+
+# The agents check the controller too: once its certificate is revoked,
+# node01 leaves it on SIGHUP, refuses it on every reconnect, goes DOWN.
+expect_exit 0 cohort-pki revoke "$C" controller
+hup "$(cat "$C/node01.pid")" "$C/node01.log"
+grep -q "certificate of controller 127.0.0.1: certificate revoked" "$C/node01.log" ||
+	fail "node01 kept a revoked controller: $(tail -n 3 "$C/node01.log")"
+wait_for 15 grep -q "cannot verify the server certificate of 127.0.0.1: certificate revoked" "$C/node01.log" ||
+	fail "node01 did not refuse the revoked controller on reconnecting: $(tail -n 3 "$C/node01.log")"
+wait_node 15 node01 'n["state"] == "DOWN"'
 
 # At start, a crl that is missing or broken stops the daemon with one line
 # naming the file.
