@@ -356,6 +356,28 @@ tls_verify_controller(int ok, X509_STORE_CTX *x)
 }
 
 int
+tls_ctx_check_own_role(SSL_CTX *ctx, enum role want, const char *file,
+    struct cerr *err)
+{
+	X509 *cert = SSL_CTX_get0_certificate(ctx);
+	char ou[32];
+
+	if (cert == NULL)
+		return cerr_set(err, ERR_INVALID, "certificate %s: none loaded",
+		    file);
+	if (tls_name_entry(X509_get_subject_name(cert),
+	    NID_organizationalUnitName, ou, sizeof(ou)) == -1)
+		return cerr_set(err, ERR_INVALID, "certificate %s names no "
+		    "role (no single OU), not '%s': peers would refuse it; "
+		    "make a new one with cohort-pki", file, role_name(want));
+	if (role_parse(ou) != want)
+		return cerr_set(err, ERR_INVALID, "certificate %s has role "
+		    "'%s', not '%s': peers would refuse it; make a new one "
+		    "with cohort-pki", file, ou, role_name(want));
+	return 0;
+}
+
+int
 tls_ctx_expect_controller(SSL_CTX *ctx)
 {
 	if (tls_role_idx < 0 && (tls_role_idx = SSL_get_ex_new_index(0,

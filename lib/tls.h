@@ -44,6 +44,12 @@ int tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
 int tls_cert_recheck(SSL_CTX *ctx, X509 *cert, STACK_OF(X509) *chain,
     struct cerr *err);
 
+/* Check that the certificate ctx presents has role want (the
+ * controller's own, at start: clients and agents refuse any other). 0, or
+ * -1 with err naming file. */
+int tls_ctx_check_own_role(SSL_CTX *ctx, enum role want, const char *file,
+    struct cerr *err);
+
 /* Make a client context accept only a server certificate whose role is
  * controller (tls_client_ctx does this; for contexts made elsewhere).
  * 0, or -1 when out of memory. */

@@ -137,7 +137,9 @@ start(struct cohortd *d)
 		fatalx("loading nodes: %s", err.text);
 	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
 	    d->cfg.key, &err);
-	if (d->ctx == NULL)
+	if (d->ctx == NULL ||
+	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
+	    &err) == -1)
 		fatalx("%s", err.text);
 	if (d->cfg.crl != NULL)
 		log_info("checking peer certificates against the CRLs in %s",

@@ -17,8 +17,8 @@ unset COHORT_MUX
 export COHORT_LOCAL_NODE_TIMEOUT=2s
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 1
-grep -qx 'crl = ca.crl' "$C/cohortd.conf" || fail "cohort-local wrote no crl = into cohortd.conf"
-grep -qx 'crl = ca.crl' "$C/node01.conf" || fail "cohort-local wrote no crl = into node01.conf"
+grep -qxF "crl = $C/ca.crl" "$C/cohortd.conf" || fail "cohort-local wrote no crl = into cohortd.conf"
+grep -qxF "crl = $C/ca.crl" "$C/node01.conf" || fail "cohort-local wrote no crl = into node01.conf"
 [ -s "$C/ca.crl" ] || fail "cohort-pki wrote no ca.crl"
 grep -q "checking peer certificates against the CRLs in $C/ca.crl" "$C/cohortd.log" ||
 	fail "cohortd does not say it checks the CRL"

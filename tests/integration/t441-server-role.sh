@@ -6,7 +6,8 @@
 # by cohort-simnodes, each saying "server certificate of 127.0.0.1 has
 # role 'user', not 'controller'"; a certificate without a role is refused
 # the same way. The real controller refuses a client that presents the
-# controller's certificate.
+# controller's certificate, and will not start with a certificate of
+# another role.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
@@ -129,4 +130,20 @@ grep -q "role 'controller'" "$C/cohortd.log" ||
 	fail "cohortd did not log the refused controller certificate"
 expect_exit 0 env COHORT_MUX=no cohort jobs
 expect_exit 0 cohort jobs
+
+# cohortd itself will not serve with a certificate of another role (an
+# old or hand-made one): every client would refuse it.
+B=$T/badctl
+mkdir -p "$B"
+cat >"$B/cohortd.conf" <<EOF
+[controller]
+listen = 127.0.0.1:0
+database = cohort.db
+[tls]
+ca = $C/ca.pem
+cert = $T/alice.crt
+key = $T/alice.key
+EOF
+expect_exit 1 timeout 10 cohortd -f -c "$B/cohortd.conf"
+stderr_one_line_with "certificate $T/alice.crt has role 'user', not 'controller'" "cohort-pki"
 exit 0

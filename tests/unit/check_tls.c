@@ -407,6 +407,36 @@ START_TEST(test_server_role)
 }
 END_TEST
 
+START_TEST(test_own_role)
+{
+	struct cerr err;
+	SSL_CTX *ctx;
+
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("controller.crt"),
+	    path("controller.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "c.crt",
+	    &err), 0);
+	SSL_CTX_free(ctx);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("bob.crt"),
+	    path("bob.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "b.crt",
+	    &err), -1);
+	ck_assert_msg(strstr(err.text, "certificate b.crt has role 'user', "
+	    "not 'controller'") != NULL, "%s", err.text);
+	SSL_CTX_free(ctx);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("norole.crt"),
+	    path("norole.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "n.crt",
+	    &err), -1);
+	ck_assert_msg(strstr(err.text, "names no role") != NULL &&
+	    strstr(err.text, "cohort-pki") != NULL, "%s", err.text);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 START_TEST(test_client_role)
 {
 	char why[256];
@@ -438,6 +468,7 @@ tls_suite(void)
 	tcase_add_test(tc, test_bad_crls);
 	tcase_add_test(tc, test_reload_and_recheck);
 	tcase_add_test(tc, test_server_role);
+	tcase_add_test(tc, test_own_role);
 	tcase_add_test(tc, test_client_role);
 	suite_add_tcase(s, tc);
 	return s;
