@@ -83,6 +83,35 @@ tls_crl_issuer(X509_STORE *st, X509_CRL *crl)
 	return NULL;
 }
 
+/* A CA of st that no CRL of st speaks for, or NULL: with CRL checking
+ * on, every certificate that CA signed would be refused. */
+static X509 *
+tls_ca_without_crl(X509_STORE *st)
+{
+	STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(st);
+	X509_OBJECT *o;
+	X509_CRL *crl;
+	X509 *ca;
+	int i, j, found;
+
+	for (i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+		if ((ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs,
+		    i))) == NULL)
+			continue;
+		found = 0;
+		for (j = 0; j < sk_X509_OBJECT_num(objs) && !found; j++) {
+			o = sk_X509_OBJECT_value(objs, j);
+			crl = X509_OBJECT_get0_X509_CRL(o);
+			found = crl != NULL && X509_NAME_cmp(
+			    X509_get_subject_name(ca),
+			    X509_CRL_get_issuer(crl)) == 0;
+		}
+		if (!found)
+			return ca;
+	}
+	return NULL;
+}
+
 /* Add every PEM CRL in path to st. Each must be signed by a CA of st and
  * be current: with CRL checking on, a CRL that verifies nothing or has
  * expired would refuse every peer, which is better said at load time. */
@@ -94,6 +123,7 @@ tls_store_add_crls(X509_STORE *st, const char *path, struct cerr *err)
 	const ASN1_TIME *next;
 	unsigned long e;
 	char ebuf[256];
+	X509 *ca;
 	int n = 0, rc = -1;
 
 	if (access(path, R_OK) == -1)
@@ -143,6 +173,14 @@ tls_store_add_crls(X509_STORE *st, const char *path, struct cerr *err)
 			cerr_set(err, ERR_INVALID, "CRL file %s: CRL %d does "
 			    "not parse: %s", path, n + 1,
 			    tls_error_string(ebuf, sizeof(ebuf)));
+		goto out;
+	}
+	if ((ca = tls_ca_without_crl(st)) != NULL) {
+		X509_NAME_oneline(X509_get_subject_name(ca), ebuf,
+		    sizeof(ebuf));
+		cerr_set(err, ERR_INVALID, "CRL file %s: no CRL of the CA %s "
+		    "in it; every certificate that CA signed would be refused",
+		    path, ebuf);
 		goto out;
 	}
 	X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);

@@ -190,7 +190,7 @@ setup(void)
 	ca_key = EVP_EC_gen("P-256");
 	other_key = EVP_EC_gen("P-256");
 	ca_cert = mint(ca_key, "ca", "cohort-ca", 1, NULL, NULL);
-	other_cert = mint(other_key, "ca", "cohort-ca", 1, NULL, NULL);
+	other_cert = mint(other_key, "ca", "other-ca", 1, NULL, NULL);
 	ck_assert_ptr_nonnull(f = fopen(path("ca.pem"), "w"));
 	PEM_write_X509(f, ca_cert);
 	fclose(f);
@@ -289,6 +289,32 @@ START_TEST(test_bad_crls)
 	write_crl("mixed.crl", mint_crl(other_cert, other_key, none, 0, -60,
 	    HOUR), "a");
 	bad_crl("mixed.crl", "CRL 2 is not signed");
+}
+END_TEST
+
+/* Two CAs in the CA file: the CRL file must speak for both. */
+START_TEST(test_crl_per_ca)
+{
+	static const long none[] = { 0 };
+	struct cerr err;
+	X509_STORE *st;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(f = fopen(path("two-ca.pem"), "w"));
+	PEM_write_X509(f, ca_cert);
+	PEM_write_X509(f, other_cert);
+	fclose(f);
+	st = tls_store_load(path("two-ca.pem"), path("empty.crl"), &err);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err.text, "no CRL of the CA /O=cohort/OU=ca/"
+	    "CN=other-ca") != NULL, "%s", err.text);
+	write_crl("both.crl", mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
+	    "w");
+	write_crl("both.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	    HOUR), "a");
+	st = tls_store_load(path("two-ca.pem"), path("both.crl"), &err);
+	ck_assert_msg(st != NULL, "%s", err.text);
+	X509_STORE_free(st);
 }
 END_TEST
 
@@ -466,6 +492,7 @@ tls_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_store_load);
 	tcase_add_test(tc, test_bad_crls);
+	tcase_add_test(tc, test_crl_per_ca);
 	tcase_add_test(tc, test_reload_and_recheck);
 	tcase_add_test(tc, test_server_role);
 	tcase_add_test(tc, test_own_role);
