@@ -270,7 +270,7 @@ tls_handshake(struct cconn *c, const struct cconn_opts *o, const char *host,
 	c->tr = &tls_transport;
 	snprintf(t->host, sizeof(t->host), "%s", host);
 	cerr_clear(err);
-	if ((t->ctx = tls_client_ctx(o->ca, NULL, o->cert, o->key,
+	if ((t->ctx = tls_client_ctx(o->ca, o->crl, o->cert, o->key,
 	    err)) == NULL) {
 		if (err != NULL && err->code == ERR_NONE)
 			err->code = ERR_INVALID;
