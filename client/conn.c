@@ -286,6 +286,9 @@ cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
 		if (access(path[i], R_OK) == -1)
 			return cerr_set(err, ERR_INVALID, "cannot read %s "
 			    "'%s': %s", what[i], path[i], strerror(errno));
+	if (o->crl != NULL && access(o->crl, R_OK) == -1)
+		return cerr_set(err, ERR_INVALID, "cannot read CRL file '%s' "
+		    "(COHORT_CRL): %s", o->crl, strerror(errno));
 	cerr_clear(&why);
 	if (conf_parse_hostport(o->server, host, hostlen, port, false,
 	    &why) == -1)

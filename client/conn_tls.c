@@ -31,6 +31,7 @@ struct conn_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int refused;		/* the controller rejected our certificate */
+	char host[CONF_HOST_MAX + 1];	/* the controller's, for messages */
 };
 
 /* An alert the controller sent that means it did not accept our
@@ -67,6 +68,12 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 	char buf[256];
 
 	c->broken = 1;
+	if (vr == X509_V_ERR_APPLICATION_VERIFICATION) {
+		/* Our own check refused it: a server of another role. */
+		cerr_set(err, ERR_UNAVAILABLE, "%s", tls_server_verify_error(
+		    t->ssl, t->host, buf, sizeof(buf)));
+		goto out;
+	}
 	if (vr != X509_V_OK) {
 		cerr_set(err, ERR_UNAVAILABLE, "cannot verify the controller's "
 		    "certificate: %s (controller %s)",
@@ -261,8 +268,10 @@ tls_handshake(struct cconn *c, const struct cconn_opts *o, const char *host,
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	c->tls = t;
 	c->tr = &tls_transport;
+	snprintf(t->host, sizeof(t->host), "%s", host);
 	cerr_clear(err);
-	if ((t->ctx = tls_client_ctx(o->ca, o->cert, o->key, err)) == NULL) {
+	if ((t->ctx = tls_client_ctx(o->ca, o->crl, o->cert, o->key,
+	    err)) == NULL) {
 		if (err != NULL && err->code == ERR_NONE)
 			err->code = ERR_INVALID;
 		return -1;

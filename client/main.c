@@ -59,8 +59,10 @@ usage(FILE *fp)
 	    "~/.config/cohort/client.conf.\nCommands share one connection "
 	    "per identity through cohort-mux, which\nexits after 60 s "
 	    "unused (COHORT_MUX=DURATION to change, COHORT_MUX=no for one\n"
-	    "per command).\nExit codes: 0 ok, 1 refused or "
-	    "failed, 2 usage error, 3 cannot reach or\nauthenticate to the "
+	    "per command).\nCOHORT_CRL=FILE checks the controller's "
+	    "certificate against the CRLs in FILE.\nExit codes: 0 ok, "
+	    "1 refused or failed, 2 usage error, 3 cannot reach or\n"
+	    "authenticate to the "
 	    "controller.\n");
 }
 
@@ -68,7 +70,7 @@ int
 main(int argc, char **argv)
 {
 	struct output_conn_flags f = { NULL, NULL, NULL, NULL };
-	struct cconn_opts opts = { NULL, NULL, NULL, NULL, 0 };
+	struct cconn_opts opts = { NULL, NULL, NULL, NULL, 0, NULL };
 	struct settings s;
 	const char *name;
 	size_t i;
@@ -120,6 +122,9 @@ main(int argc, char **argv)
 	opts.cert = s.cert ? s.cert : f.cert;
 	opts.key = s.key ? s.key : f.key;
 	opts.ca = s.ca ? s.ca : f.ca;
+	/* Revocation: optional, from the environment only. */
+	if ((opts.crl = getenv("COHORT_CRL")) != NULL && opts.crl[0] == '\0')
+		opts.crl = NULL;
 	rc = commands[i].fn(argc - optind, argv + optind, &opts);
 	settings_clear(&s);
 	return rc;

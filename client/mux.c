@@ -114,7 +114,7 @@ fnv1a(uint64_t h, const void *p, size_t len)
 static uint64_t
 mux_key(const struct cconn_opts *o)
 {
-	const char *files[3] = { o->cert, o->key, o->ca };
+	const char *files[4] = { o->cert, o->key, o->ca, o->crl };
 	struct stat st;
 	uint64_t h = 0xcbf29ce484222325ULL;
 	int i;
@@ -122,7 +122,11 @@ mux_key(const struct cconn_opts *o)
 	/* Another build speaks for another CLI: a mux of its own. */
 	h = fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
 	h = fnv1a(h, o->server, strlen(o->server) + 1);
-	for (i = 0; i < 3; i++) {
+	/* A new CRL (its mtime) means a new mux: the old one has checked
+	 * the controller against the old list. */
+	for (i = 0; i < 4; i++) {
+		if (files[i] == NULL)
+			continue;
 		h = fnv1a(h, files[i], strlen(files[i]) + 1);
 		memset(&st, 0, sizeof(st));
 		if (stat(files[i], &st) == 0) {
@@ -249,6 +253,7 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 		    timeout, "--ready-fd", readyarg,
 		    path != NULL ? "--listen" : "--fd",
 		    path != NULL ? path : fdarg, "--persist", persist_s,
+		    o->crl != NULL ? "--crl" : (char *)NULL, o->crl,
 		    (char *)NULL);
 		_exit(127);
 	}
@@ -383,7 +388,7 @@ struct cconn *
 cconn_open(const struct cconn_opts *opts, struct cerr *err)
 {
 	char host[CONF_HOST_MAX + 1], dir[PATH_MAX];
-	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
+	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], crl[PATH_MAX];
 	struct cconn_opts ro = *opts, *o = &ro;
 	struct cconn *c;
 	uint16_t port;
@@ -400,9 +405,15 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 		    "paths: %s", strerror(errno));
 		return NULL;
 	}
+	if (opts->crl != NULL && realpath(opts->crl, crl) == NULL) {
+		cerr_set(err, ERR_INVALID, "CRL file %s (COHORT_CRL): %s",
+		    opts->crl, strerror(errno));
+		return NULL;
+	}
 	ro.cert = cert;
 	ro.key = key;
 	ro.ca = ca;
+	ro.crl = opts->crl != NULL ? crl : NULL;
 	/* A mux that is exiting (idle, or its controller gone) may close
 	 * before it answers hello; nothing was sent on then, so try again. */
 	for (i = 0; i < MUX_ATTEMPTS; i++) {

@@ -7,7 +7,7 @@
  * larger than the controller accepts: nothing one client sends can make
  * the controller close the connection the others share.
  *
- *   cohort-mux --server H:P --cert F --key F --ca F --ready-fd N
+ *   cohort-mux --server H:P --cert F --key F --ca F [--crl F] --ready-fd N
  *              (--listen PATH | --fd N) [--persist SECS] [--timeout-ms MS]
  *
  * It connects first and reports on the ready fd ("OK", or "E<code>
@@ -689,8 +689,8 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: cohort-mux --server H:P --cert F --key F "
-	    "--ca F --ready-fd N (--listen PATH | --fd N) [--persist SECS] "
-	    "[--timeout-ms MS]\n(started by the cohort CLI; see cohort "
+	    "--ca F [--crl F] --ready-fd N (--listen PATH | --fd N) "
+	    "[--persist SECS] [--timeout-ms MS]\n(started by the cohort CLI; see cohort "
 	    "--help)\n");
 	return 2;
 }
@@ -703,6 +703,7 @@ main(int argc, char **argv)
 		{ "cert", required_argument, NULL, 'c' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "ca", required_argument, NULL, 'a' },
+		{ "crl", required_argument, NULL, 'C' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "fd", required_argument, NULL, 'f' },
@@ -711,7 +712,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cconn_opts o = { NULL, NULL, NULL, NULL, 0 };
+	struct cconn_opts o = { NULL, NULL, NULL, NULL, 0, NULL };
 	struct timeval watch_tv = { MUX_WATCH_S, 0 }, idle_tv;
 	struct mux m;
 	struct cerr err;
@@ -727,6 +728,7 @@ main(int argc, char **argv)
 		case 'c': o.cert = optarg; break;
 		case 'k': o.key = optarg; break;
 		case 'a': o.ca = optarg; break;
+		case 'C': o.crl = optarg; break;
 		case 'r': ready = atoi(optarg); break;
 		case 'l': listen = optarg; break;
 		case 'f': fd = atoi(optarg); break;

@@ -769,6 +769,7 @@ output_settings(const struct cconn_opts *base,
 	o->cert = s->cert;
 	o->key = s->key;
 	o->ca = s->ca;
+	o->crl = base->crl;
 	o->timeout_ms = base->timeout_ms;
 	return EXIT_OK;
 }

@@ -737,6 +737,8 @@ role_name(enum role role)
 		return "admin";
 	case ROLE_AGENT:
 		return "agent";
+	case ROLE_CONTROLLER:
+		return "controller";
 	default:
 		return "none";
 	}
@@ -755,6 +757,8 @@ role_parse(const char *name)
 		return ROLE_ADMIN;
 	if (strcmp(name, "agent") == 0)
 		return ROLE_AGENT;
+	if (strcmp(name, "controller") == 0)
+		return ROLE_CONTROLLER;
 	return ROLE_NONE;
 }
 

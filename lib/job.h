@@ -33,6 +33,9 @@ enum role {
 	ROLE_USER = 1 << 0,
 	ROLE_ADMIN = 1 << 1,
 	ROLE_AGENT = 1 << 2,
+	/* The controller's own certificate: clients and agents accept a
+	 * server only with this role, and it is nobody's client role. */
+	ROLE_CONTROLLER = 1 << 3,
 };
 
 /* Who is asking: from the peer certificate (lib/tls.c). */

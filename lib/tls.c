@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,9 +11,12 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/util.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include "tls.h"
+
+static int tls_name_entry(X509_NAME *name, int nid, char *buf, size_t len);
 
 const char *
 tls_error_string(char *buf, size_t len)
@@ -37,11 +41,21 @@ tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
     size_t len)
 {
 	unsigned long e, last = 0;
+	char ebuf[256];
+	SSL *ssl;
+	long vr;
 
 	while ((e = bufferevent_get_openssl_error(bev)) != 0)
 		if (ERR_GET_LIB(e) != 0)
 			last = e;
-	if (last != 0)
+	ssl = bufferevent_openssl_get_ssl(bev);
+	if (last != 0 && ssl != NULL &&
+	    (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
+		/* "certificate verify failed" alone does not say why. */
+		ERR_error_string_n(last, ebuf, sizeof(ebuf));
+		snprintf(buf, len, "%s (%s)", ebuf,
+		    X509_verify_cert_error_string(vr));
+	} else if (last != 0)
 		ERR_error_string_n(last, buf, len);
 	else
 		snprintf(buf, len, "%s", what & BEV_EVENT_EOF ?
@@ -50,29 +64,227 @@ tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
 	return buf;
 }
 
+/* The certificate of st that issued crl: its subject names the CRL's
+ * issuer and its key verifies the CRL's signature. NULL when none does. */
+static X509 *
+tls_crl_issuer(X509_STORE *st, X509_CRL *crl)
+{
+	STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(st);
+	X509 *ca;
+	int i;
+
+	for (i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+		ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, i));
+		if (ca != NULL && X509_NAME_cmp(X509_get_subject_name(ca),
+		    X509_CRL_get_issuer(crl)) == 0 &&
+		    X509_CRL_verify(crl, X509_get0_pubkey(ca)) == 1)
+			return ca;
+	}
+	return NULL;
+}
+
+/* A CA of st that no CRL of st speaks for, or NULL: with CRL checking
+ * on, every certificate that CA signed would be refused. */
+static X509 *
+tls_ca_without_crl(X509_STORE *st)
+{
+	STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(st);
+	X509_OBJECT *o;
+	X509_CRL *crl;
+	X509 *ca;
+	int i, j, found;
+
+	for (i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+		if ((ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs,
+		    i))) == NULL)
+			continue;
+		found = 0;
+		for (j = 0; j < sk_X509_OBJECT_num(objs) && !found; j++) {
+			o = sk_X509_OBJECT_value(objs, j);
+			crl = X509_OBJECT_get0_X509_CRL(o);
+			found = crl != NULL && X509_NAME_cmp(
+			    X509_get_subject_name(ca),
+			    X509_CRL_get_issuer(crl)) == 0;
+		}
+		if (!found)
+			return ca;
+	}
+	return NULL;
+}
+
+/* Add every PEM CRL in path to st. Each must be signed by a CA of st and
+ * be current: with CRL checking on, a CRL that verifies nothing or has
+ * expired would refuse every peer, which is better said at load time. */
+static int
+tls_store_add_crls(X509_STORE *st, const char *path, struct cerr *err)
+{
+	BIO *bio;
+	X509_CRL *crl;
+	const ASN1_TIME *next;
+	unsigned long e;
+	char ebuf[256];
+	X509 *ca;
+	int n = 0, rc = -1;
+
+	if (access(path, R_OK) == -1)
+		return cerr_set(err, ERR_INVALID, "CRL file %s: %s", path,
+		    strerror(errno));
+	ERR_clear_error();
+	if ((bio = BIO_new_file(path, "r")) == NULL)
+		return cerr_set(err, ERR_INVALID, "CRL file %s: %s", path,
+		    tls_error_string(ebuf, sizeof(ebuf)));
+	while ((crl = PEM_read_bio_X509_CRL(bio, NULL, NULL, NULL)) != NULL) {
+		n++;
+		next = X509_CRL_get0_nextUpdate(crl);
+		if (tls_crl_issuer(st, crl) == NULL) {
+			cerr_set(err, ERR_INVALID, "CRL file %s: CRL %d is not "
+			    "signed by the cluster CA", path, n);
+			goto out;
+		}
+		if (X509_cmp_current_time(X509_CRL_get0_lastUpdate(crl)) > 0) {
+			cerr_set(err, ERR_INVALID, "CRL file %s: CRL %d is not "
+			    "valid yet", path, n);
+			goto out;
+		}
+		if (next != NULL && X509_cmp_current_time(next) < 0) {
+			cerr_set(err, ERR_INVALID, "CRL file %s: CRL %d has "
+			    "expired (its next update was due); make a new "
+			    "one (cohort-pki crl DIR)", path, n);
+			goto out;
+		}
+		if (X509_STORE_add_crl(st, crl) != 1) {
+			cerr_set(err, ERR_INTERNAL, "CRL file %s: %s", path,
+			    tls_error_string(ebuf, sizeof(ebuf)));
+			goto out;
+		}
+		X509_CRL_free(crl);
+		crl = NULL;
+	}
+	/* The loop ends on "no start line" at the end of the file; any
+	 * other error is a broken CRL. */
+	e = ERR_peek_last_error();
+	if (n == 0 || ERR_GET_LIB(e) != ERR_LIB_PEM ||
+	    ERR_GET_REASON(e) != PEM_R_NO_START_LINE) {
+		if (n == 0 && ERR_GET_LIB(e) == ERR_LIB_PEM &&
+		    ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+			cerr_set(err, ERR_INVALID, "CRL file %s: no PEM CRL "
+			    "in it", path);
+		else
+			cerr_set(err, ERR_INVALID, "CRL file %s: CRL %d does "
+			    "not parse: %s", path, n + 1,
+			    tls_error_string(ebuf, sizeof(ebuf)));
+		goto out;
+	}
+	if ((ca = tls_ca_without_crl(st)) != NULL) {
+		X509_NAME_oneline(X509_get_subject_name(ca), ebuf,
+		    sizeof(ebuf));
+		cerr_set(err, ERR_INVALID, "CRL file %s: no CRL of the CA %s "
+		    "in it; every certificate that CA signed would be refused",
+		    path, ebuf);
+		goto out;
+	}
+	X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK);
+	rc = 0;
+out:
+	ERR_clear_error();
+	X509_CRL_free(crl);
+	BIO_free(bio);
+	return rc;
+}
+
+X509_STORE *
+tls_store_load(const char *ca, const char *crl, struct cerr *err)
+{
+	X509_STORE *st;
+	char ebuf[256];
+
+	if (access(ca, R_OK) == -1) {
+		cerr_set(err, ERR_INVALID, "%s: %s", ca, strerror(errno));
+		return NULL;
+	}
+	if ((st = X509_STORE_new()) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	ERR_clear_error();
+	if (X509_STORE_load_file(st, ca) != 1) {
+		cerr_set(err, ERR_INVALID, "CA file %s: %s", ca,
+		    tls_error_string(ebuf, sizeof(ebuf)));
+		goto fail;
+	}
+	if (crl != NULL && tls_store_add_crls(st, crl, err) == -1)
+		goto fail;
+	return st;
+fail:
+	X509_STORE_free(st);
+	return NULL;
+}
+
+int
+tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
+    struct cerr *err)
+{
+	X509_STORE *st;
+
+	if ((st = tls_store_load(ca, crl, err)) == NULL)
+		return -1;
+	/* Chains are verified inside one SSL call, on one thread: no
+	 * handshake holds the old store across this swap. */
+	SSL_CTX_set_cert_store(ctx, st);
+	return 0;
+}
+
+int
+tls_cert_recheck(SSL_CTX *ctx, X509 *cert, STACK_OF(X509) *chain,
+    struct cerr *err)
+{
+	X509_STORE_CTX *x;
+	int rc;
+
+	if (cert == NULL)
+		return cerr_set(err, ERR_DENIED, "no peer certificate");
+	if ((x = X509_STORE_CTX_new()) == NULL ||
+	    X509_STORE_CTX_init(x, SSL_CTX_get_cert_store(ctx), cert,
+	    chain) != 1) {
+		X509_STORE_CTX_free(x);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	if ((rc = X509_verify_cert(x)) != 1)
+		cerr_set(err, ERR_DENIED, "%s", X509_verify_cert_error_string(
+		    X509_STORE_CTX_get_error(x)));
+	X509_STORE_CTX_free(x);
+	ERR_clear_error();
+	return rc == 1 ? 0 : -1;
+}
+
 static SSL_CTX *
-tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *cert,
-    const char *key, struct cerr *err)
+tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *crl,
+    const char *cert, const char *key, struct cerr *err)
 {
 	SSL_CTX *ctx;
+	X509_STORE *st;
 	char ebuf[256];
-	const char *files[3] = { ca, cert, key };
+	const char *files[2] = { cert, key };
 	int i;
 
 	/* OpenSSL says "system lib" for a file it cannot open: say which
 	 * and why first. */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		if (access(files[i], R_OK) == -1) {
 			cerr_set(err, ERR_INVALID, "%s: %s", files[i],
 			    strerror(errno));
 			return NULL;
 		}
 	}
+	if ((st = tls_store_load(ca, crl, err)) == NULL)
+		return NULL;
 	if ((ctx = SSL_CTX_new(method)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "TLS context: %s",
 		    tls_error_string(ebuf, sizeof(ebuf)));
+		X509_STORE_free(st);
 		return NULL;
 	}
+	SSL_CTX_set_cert_store(ctx, st);
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1)
 		goto fail;
 	/* OpenSSL 3 reports a peer that closes without close_notify as an
@@ -83,11 +295,6 @@ tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *cert,
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 	    SSL_MODE_ENABLE_PARTIAL_WRITE);
-	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
-		cerr_set(err, ERR_INVALID, "CA file %s: %s", ca,
-		    tls_error_string(ebuf, sizeof(ebuf)));
-		goto out;
-	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
 		cerr_set(err, ERR_INVALID, "certificate %s: %s", cert,
 		    tls_error_string(ebuf, sizeof(ebuf)));
@@ -115,13 +322,13 @@ out:
 }
 
 SSL_CTX *
-tls_server_ctx(const char *ca, const char *cert, const char *key,
-    struct cerr *err)
+tls_server_ctx(const char *ca, const char *crl, const char *cert,
+    const char *key, struct cerr *err)
 {
 	SSL_CTX *ctx;
 	STACK_OF(X509_NAME) *names;
 
-	ctx = tls_ctx_common(TLS_server_method(), ca, cert, key, err);
+	ctx = tls_ctx_common(TLS_server_method(), ca, crl, cert, key, err);
 	if (ctx == NULL)
 		return NULL;
 	/* Tell clients which CA we accept, so a client holding several
@@ -135,11 +342,121 @@ tls_server_ctx(const char *ca, const char *cert, const char *key,
 	return ctx;
 }
 
-SSL_CTX *
-tls_client_ctx(const char *ca, const char *cert, const char *key,
+/* Where the verify callback leaves why a server's role was refused (a
+ * malloc'd text freed with the SSL), for tls_server_verify_error. */
+static int tls_role_idx = -1;
+
+static void
+tls_role_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx,
+    long argl, void *argp)
+{
+	free(ptr);
+}
+
+/* The chain is sound (ok): accept the leaf only as a controller's. Any
+ * CA-signed certificate passes the chain check, a user's too, and a user
+ * must not be able to pose as the controller. */
+static int
+tls_verify_controller(int ok, X509_STORE_CTX *x)
+{
+	X509 *cert = X509_STORE_CTX_get_current_cert(x);
+	X509_NAME *subj;
+	SSL *ssl;
+	char ou[32], why[160];
+	int idx;
+
+	if (!ok || X509_STORE_CTX_get_error_depth(x) != 0 || cert == NULL)
+		return ok;
+	subj = X509_get_subject_name(cert);
+	if (tls_name_entry(subj, NID_organizationalUnitName, ou,
+	    sizeof(ou)) == 0) {
+		if (role_parse(ou) == ROLE_CONTROLLER)
+			return 1;
+		if (role_parse(ou) != ROLE_NONE)
+			snprintf(why, sizeof(why), "has role '%s', not "
+			    "'controller'", ou);
+		else
+			snprintf(why, sizeof(why), "has role '%s', not "
+			    "'controller' (make the controller's certificate "
+			    "with cohort-pki: OU=controller)", ou);
+	} else
+		snprintf(why, sizeof(why), "names no role (no single OU), not "
+		    "'controller' (make the controller's certificate with "
+		    "cohort-pki: OU=controller)");
+	idx = SSL_get_ex_data_X509_STORE_CTX_idx();
+	ssl = X509_STORE_CTX_get_ex_data(x, idx);
+	if (ssl != NULL && tls_role_idx >= 0) {
+		free(SSL_get_ex_data(ssl, tls_role_idx));
+		SSL_set_ex_data(ssl, tls_role_idx, strdup(why));
+	}
+	X509_STORE_CTX_set_error(x, X509_V_ERR_APPLICATION_VERIFICATION);
+	return 0;
+}
+
+int
+tls_ctx_check_own_role(SSL_CTX *ctx, enum role want, const char *file,
     struct cerr *err)
 {
-	return tls_ctx_common(TLS_client_method(), ca, cert, key, err);
+	X509 *cert = SSL_CTX_get0_certificate(ctx);
+	char ou[32];
+
+	if (cert == NULL)
+		return cerr_set(err, ERR_INVALID, "certificate %s: none loaded",
+		    file);
+	if (tls_name_entry(X509_get_subject_name(cert),
+	    NID_organizationalUnitName, ou, sizeof(ou)) == -1)
+		return cerr_set(err, ERR_INVALID, "certificate %s names no "
+		    "role (no single OU), not '%s': peers would refuse it; "
+		    "make a new one with cohort-pki", file, role_name(want));
+	if (role_parse(ou) != want)
+		return cerr_set(err, ERR_INVALID, "certificate %s has role "
+		    "'%s', not '%s': peers would refuse it; make a new one "
+		    "with cohort-pki", file, ou, role_name(want));
+	return 0;
+}
+
+int
+tls_ctx_expect_controller(SSL_CTX *ctx)
+{
+	if (tls_role_idx < 0 && (tls_role_idx = SSL_get_ex_new_index(0,
+	    NULL, NULL, NULL, tls_role_free)) < 0)
+		return -1;
+	SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx),
+	    tls_verify_controller);
+	return 0;
+}
+
+const char *
+tls_server_verify_error(SSL *ssl, const char *host, char *buf, size_t len)
+{
+	long vr = SSL_get_verify_result(ssl);
+	const char *why = NULL;
+
+	if (vr == X509_V_OK)
+		return NULL;
+	if (vr == X509_V_ERR_APPLICATION_VERIFICATION && tls_role_idx >= 0)
+		why = SSL_get_ex_data(ssl, tls_role_idx);
+	if (why != NULL)
+		snprintf(buf, len, "server certificate of %s %s", host, why);
+	else
+		snprintf(buf, len, "cannot verify the server certificate of "
+		    "%s: %s", host, X509_verify_cert_error_string(vr));
+	return buf;
+}
+
+SSL_CTX *
+tls_client_ctx(const char *ca, const char *crl, const char *cert,
+    const char *key, struct cerr *err)
+{
+	SSL_CTX *ctx;
+
+	ctx = tls_ctx_common(TLS_client_method(), ca, crl, cert, key, err);
+	if (ctx != NULL && tls_ctx_expect_controller(ctx) == -1) {
+		cerr_set(err, ERR_INTERNAL, "TLS context: out of memory");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
 }
 
 int
@@ -225,5 +542,11 @@ tls_peer_identity(SSL *ssl, struct peer *peer, struct cerr *err)
 	if (SSL_get_verify_result(ssl) != X509_V_OK)
 		return cerr_set(err, ERR_DENIED, "peer certificate not verified");
 	cert = SSL_get0_peer_certificate(ssl);
-	return tls_cert_identity(cert, peer, err);
+	if (tls_cert_identity(cert, peer, err) == -1)
+		return -1;
+	if (peer->role == ROLE_CONTROLLER)
+		return cerr_set(err, ERR_DENIED, "certificate of %s has role "
+		    "'controller': a controller's certificate identifies the "
+		    "server, it is no client's", peer->name);
+	return 0;
 }

@@ -86,6 +86,8 @@ static const struct conf_key agent_keys[] = {
 	PATHKEY("tls", "ca", ca, true),
 	PATHKEY("tls", "cert", cert, true),
 	PATHKEY("tls", "key", key, true),
+	/* Revocation: CRLs of the CA, re-read on SIGHUP (main.c). */
+	PATHKEY("tls", "crl", crl, false),
 	KEY("gpu", "source", false, agent_set_source),
 	{ .section = "gpu", .name = "nvml_library", .set = agent_set_library,
 	  FIELD(nvml_library) },
@@ -157,6 +159,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->ca);
 	free(cfg->cert);
 	free(cfg->key);
+	free(cfg->crl);
 	free(cfg->nvml_library);
 	free(cfg->health_program);
 	agent_config_defaults(cfg);

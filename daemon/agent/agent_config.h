@@ -18,6 +18,8 @@
  *   allow_system_users = a,b      ... unless the account is listed
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
+ *   crl = PATH                    optional: CRLs of the CA, checked for
+ *                                 the controller; re-read on SIGHUP
  *   [gpu]
  *   source = simulated | nvml     default simulated
  *   nvml_library = PATH           default libnvidia-ml.so.1
@@ -71,6 +73,7 @@ struct agent_config {
 	char *ca;
 	char *cert;
 	char *key;
+	char *crl;		/* revocation (issue 10); NULL: none */
 	bool nvml;		/* source = nvml */
 	char *nvml_library;	/* NULL: default */
 	struct sim_gpus sim;

@@ -652,8 +652,33 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 		link_send_hello(l);
 		return;
 	}
-	tls_bufferevent_error(bev, what, buf, sizeof(buf));
+	/* A refused server certificate (its role, the CRL) says more than
+	 * OpenSSL's "certificate verify failed". */
+	if (tls_server_verify_error(bufferevent_openssl_get_ssl(bev),
+	    l->cfg->controller_host, buf, sizeof(buf)) == NULL)
+		tls_bufferevent_error(bev, what, buf, sizeof(buf));
+	ERR_clear_error();
 	link_reset(l, buf);
+}
+
+void
+link_recheck(struct link *l)
+{
+	SSL *ssl;
+	struct cerr err;
+	char why[sizeof(err.text) + CONF_HOST_MAX + 64];
+
+	if (l->bev == NULL || l->state == LINK_IDLE ||
+	    l->state == LINK_CONNECTING ||
+	    (ssl = bufferevent_openssl_get_ssl(l->bev)) == NULL)
+		return;
+	if (tls_cert_recheck(l->ctx, SSL_get0_peer_certificate(ssl),
+	    SSL_get_peer_cert_chain(ssl), &err) == 0)
+		return;
+	snprintf(why, sizeof(why), "certificate of controller %s: %s",
+	    l->cfg->controller_host, err.text);
+	log_warnx("%s", why);
+	link_reset(l, why);
 }
 
 static void

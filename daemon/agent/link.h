@@ -27,6 +27,10 @@ struct link *link_create(struct event_base *base,
 void link_set_agent(struct link *l, struct agent *a);
 /* Report hl's verdict and XIDs (set before link_set_agent). */
 void link_set_health(struct link *l, struct health *hl);
+/* After the TLS store was reloaded (SIGHUP): verify the controller's
+ * certificate on the open connection again; one that no longer verifies
+ * (revoked) is dropped, and reconnecting goes through the new store. */
+void link_recheck(struct link *l);
 void link_destroy(struct link *l);
 
 /* agent_exit_cb for agent_create: report an ended task now if connected

@@ -33,6 +33,7 @@ struct cohort_agent {
 	struct health *health;
 	struct event *sigterm;
 	struct event *sigint;
+	struct event *sighup;
 };
 
 static void
@@ -42,6 +43,26 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 
 	log_info("signal %d: shutting down (tasks keep running)", (int)sig);
 	event_base_loopexit(d->base, NULL);
+}
+
+/* SIGHUP: read the CA and CRL files again; a controller whose
+ * certificate they now refuse is left. A file that does not load leaves
+ * the old store in use. */
+static void
+on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct cohort_agent *d = arg;
+	struct cerr err;
+
+	if (tls_ctx_reload(d->ctx, d->cfg.ca, d->cfg.crl, &err) == -1) {
+		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
+		    "loaded before", err.text);
+		return;
+	}
+	log_info("SIGHUP: reloaded %s%s%s", d->cfg.ca,
+	    d->cfg.crl != NULL ? " and " : "",
+	    d->cfg.crl != NULL ? d->cfg.crl : "");
+	link_recheck(d->link);
 }
 
 static void
@@ -62,7 +83,8 @@ start(struct cohort_agent *d)
 	    (unsigned long long)d->inv.memory_mb);
 	if ((d->base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	d->ctx = tls_client_ctx(d->cfg.ca, d->cfg.cert, d->cfg.key, &err);
+	d->ctx = tls_client_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
+	    d->cfg.key, &err);
 	if (d->ctx == NULL)
 		fatalx("%s", err.text);
 	d->link = link_create(d->base, &d->cfg, d->ctx, &d->inv, &err);
@@ -87,15 +109,19 @@ start(struct cohort_agent *d)
 	link_set_agent(d->link, d->agent);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
-	if (d->sigterm == NULL || d->sigint == NULL ||
+	d->sighup = evsignal_new(d->base, SIGHUP, on_reload, d);
+	if (d->sigterm == NULL || d->sigint == NULL || d->sighup == NULL ||
 	    evsignal_add(d->sigterm, NULL) == -1 ||
-	    evsignal_add(d->sigint, NULL) == -1)
+	    evsignal_add(d->sigint, NULL) == -1 ||
+	    evsignal_add(d->sighup, NULL) == -1)
 		fatalx("cannot install signal handlers");
 }
 
 static void
 stop(struct cohort_agent *d)
 {
+	if (d->sighup != NULL)
+		event_free(d->sighup);
 	if (d->sigint != NULL)
 		event_free(d->sigint);
 	if (d->sigterm != NULL)

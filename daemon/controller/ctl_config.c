@@ -85,6 +85,8 @@ static const struct conf_key ctl_keys[] = {
 	PATHKEY("tls", ca, true),
 	PATHKEY("tls", cert, true),
 	PATHKEY("tls", key, true),
+	/* Revocation: CRLs of the CA, re-read on SIGHUP (main.c). */
+	PATHKEY("tls", crl, false),
 	NUMKEY("limits", max_frame, conf_key_size, CTL_MIN_MAX_FRAME,
 	    CTL_MAX_MAX_FRAME),
 	NUMKEY("limits", max_connections, conf_key_uint, 1,
@@ -121,6 +123,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->ca);
 	free(cfg->cert);
 	free(cfg->key);
+	free(cfg->crl);
 	free(cfg->topology);
 	free(cfg->http_port_file);
 	hostlist_free(cfg->nodes, cfg->nnodes);

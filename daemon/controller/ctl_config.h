@@ -22,6 +22,8 @@
  *   accept_unknown_nodes = no   yes: any agent certificate may register
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
+ *   crl = PATH                  optional: CRLs of the CA, checked for
+ *                               every peer; re-read on SIGHUP
  *   [http]                      optional: Prometheus /metrics, plain HTTP
  *   listen = 127.0.0.1:9420     (port 0 picks a free port)
  *   port_file = PATH            the bound port is written here
@@ -49,6 +51,7 @@ struct ctl_config {
 	char *ca;
 	char *cert;
 	char *key;
+	char *crl;			/* revocation (issue 10); NULL: none */
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;

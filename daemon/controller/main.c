@@ -42,6 +42,7 @@ struct cohortd {
 	struct rpc rpc;
 	struct event *sigterm;
 	struct event *sigint;
+	struct event *sighup;
 	struct topo *topo;
 	struct http *http;
 };
@@ -53,6 +54,27 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 
 	log_info("signal %d: shutting down", (int)sig);
 	event_base_loopexit(d->base, NULL);
+}
+
+/* SIGHUP: read the CA and CRL files again; peers whose certificate the
+ * new CRL revokes are cut off. A file that does not load leaves the old
+ * store in use: a typo must not lock every agent out. */
+static void
+on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct cohortd *d = arg;
+	struct cerr err;
+	unsigned n;
+
+	if (tls_ctx_reload(d->ctx, d->cfg.ca, d->cfg.crl, &err) == -1) {
+		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
+		    "loaded before", err.text);
+		return;
+	}
+	n = server_drop_revoked(d->srv);
+	log_info("SIGHUP: reloaded %s%s%s; %u connection%s cut off",
+	    d->cfg.ca, d->cfg.crl != NULL ? " and " : "",
+	    d->cfg.crl != NULL ? d->cfg.crl : "", n, n == 1 ? "" : "s");
 }
 
 static void
@@ -113,9 +135,15 @@ start(struct cohortd *d)
 		fatalx("loading jobs: %s", err.text);
 	if ((d->nodes = nodes_create(d->store, d->txq, &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
-	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.cert, d->cfg.key, &err);
-	if (d->ctx == NULL)
+	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
+	    d->cfg.key, &err);
+	if (d->ctx == NULL ||
+	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
+	    &err) == -1)
 		fatalx("%s", err.text);
+	if (d->cfg.crl != NULL)
+		log_info("checking peer certificates against the CRLs in %s",
+		    d->cfg.crl);
 	d->rpc.jobs = d->jobs;
 	d->rpc.nodes = d->nodes;
 	d->rpc.txq = d->txq;
@@ -176,9 +204,11 @@ start(struct cohortd *d)
 	}
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
-	if (d->sigterm == NULL || d->sigint == NULL ||
+	d->sighup = evsignal_new(d->base, SIGHUP, on_reload, d);
+	if (d->sigterm == NULL || d->sigint == NULL || d->sighup == NULL ||
 	    evsignal_add(d->sigterm, NULL) == -1 ||
-	    evsignal_add(d->sigint, NULL) == -1)
+	    evsignal_add(d->sigint, NULL) == -1 ||
+	    evsignal_add(d->sighup, NULL) == -1)
 		fatalx("cannot install signal handlers");
 	if (d->cfg.port_file != NULL &&
 	    write_port_file(d->cfg.port_file, server_port(d->srv)) == -1)
@@ -203,6 +233,8 @@ stop(struct cohortd *d)
 	cluster_destroy(d->cluster);
 	txq_destroy(d->txq);
 	topo_destroy(d->topo);
+	if (d->sighup != NULL)
+		event_free(d->sighup);
 	if (d->sigint != NULL)
 		event_free(d->sigint);
 	if (d->sigterm != NULL)

@@ -457,3 +457,29 @@ server_conn_count(const struct server *srv)
 {
 	return srv->nconns;
 }
+
+unsigned
+server_drop_revoked(struct server *srv)
+{
+	struct conn *c;
+	struct cerr err;
+	char text[sizeof(err.text) + 128];
+	SSL *ssl;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &srv->conns, entry) {
+		if (!c->identified || c->closing ||
+		    (ssl = bufferevent_openssl_get_ssl(c->bev)) == NULL ||
+		    tls_cert_recheck(srv->ctx, SSL_get0_peer_certificate(ssl),
+		    SSL_get_peer_cert_chain(ssl), &err) == 0)
+			continue;
+		snprintf(text, sizeof(text), "certificate of %s %s: %s",
+		    role_name(c->peer.role), c->peer.name, err.text);
+		log_warnx("conn %llu: %s; closing", (unsigned long long)c->id,
+		    text);
+		conn_send_error(c, 0, ERR_DENIED, text);
+		conn_close(c);
+		n++;
+	}
+	return n;
+}

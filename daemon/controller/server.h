@@ -46,6 +46,12 @@ size_t server_max_frame(const struct server *srv);
 void server_set_close_cb(struct server *srv,
     void (*cb)(uint64_t conn_id, void *arg), void *arg);
 
+/* Verify the certificate of every identified peer again against the
+ * context's current store (after tls_ctx_reload, e.g. a new CRL): a peer
+ * that no longer verifies (revoked) is sent an Error and closed. Returns
+ * how many were closed. */
+unsigned server_drop_revoked(struct server *srv);
+
 /* The live connection with this id, or NULL. */
 struct conn *server_conn(struct server *srv, uint64_t id);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # cohort-pki writes a CA and one certificate per role that verify against
-# it, with the role in OU, the name in CN, the right key usages and SANs,
-# and private keys only their owner can read.
+# it, with the role in OU (the controller's OU=controller), the name in CN,
+# the right key usages and SANs, and private keys only their owner can
+# read; its CRL (ca.crl) starts empty and 'cohort-pki revoke' adds to it.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
@@ -64,6 +65,59 @@ openssl verify -CAfile "$P/ca.pem" -purpose sslserver "$P/user-alice.crt" >/dev/
 openssl verify -CAfile "$P/ca.pem" -purpose sslserver "$P/controller.crt" >/dev/null 2>&1 ||
 	fail "the controller certificate does not verify for serverAuth"
 
+# The controller's role is its own: OU=controller, which clients insist on
+# (t441); nothing else gets it.
+for f in "$P"/agent-*.crt "$P"/user-*.crt "$P"/admin-*.crt; do
+	[ "$(subject_field "$f" OU)" != controller ] || fail "$f has OU=controller"
+done
+
+# The CRL: written with the PKI, signed by the CA, empty, valid --days.
+[ -r "$P/ca.crl" ] || fail "no ca.crl"
+[ "$(stat -c %a "$P/ca.crl")" = 644 ] || fail "ca.crl has mode $(stat -c %a "$P/ca.crl")"
+openssl crl -in "$P/ca.crl" -CAfile "$P/ca.pem" -noout 2>&1 | grep -q 'verify OK' ||
+	fail "ca.crl does not verify against ca.pem"
+revoked() {
+	openssl crl -in "$P/ca.crl" -noout -text | grep -c 'Serial Number:' || true
+}
+[ "$(revoked)" = 0 ] || fail "a new CRL lists $(revoked) revoked certificates"
+next=$(openssl crl -in "$P/ca.crl" -noout -nextupdate | sed 's/^nextUpdate=//')
+days=$((($(date -d "$next" +%s) - $(date +%s) + 43200) / 86400))
+[ "$days" = 30 ] || fail "the CRL is valid for $days days, not --days 30"
+crl_verify() {
+	openssl verify -crl_check -CRLfile "$P/ca.crl" -CAfile "$P/ca.pem" "$1" 2>&1
+}
+crl_verify "$P/user-bob.crt" | grep -q ': OK$' || fail "bob does not verify with the CRL: $(crl_verify "$P/user-bob.crt")"
+
+# revoke NAME (a name: every role's certificate of it) and revoke FILEBASE.
+expect_exit 0 cohort-pki revoke "$P" bob
+grep -q '^cohort-pki: revoked user-bob.crt (serial [0-9A-F]*)$' "$OUT" || fail "revoke bob: $(cat "$OUT")"
+grep -qF "$P/ca.crl lists 1 revoked" "$OUT" || fail "revoke did not say where the CRL is: $(cat "$OUT")"
+crl_verify "$P/user-bob.crt" | grep -q 'certificate revoked' || fail "bob is not revoked: $(crl_verify "$P/user-bob.crt")"
+crl_verify "$P/user-alice.crt" | grep -q ': OK$' || fail "alice was revoked too"
+expect_exit 0 cohort-pki revoke "$P" agent-node01 bob
+grep -q 'user-bob.crt (serial [0-9A-F]*) was already revoked' "$OUT" || fail "revoking twice: $(cat "$OUT")"
+[ "$(revoked)" = 2 ] || fail "the CRL lists $(revoked) certificates, not 2"
+crl_verify "$P/agent-node01.crt" | grep -q 'certificate revoked' || fail "node01 is not revoked"
+crl_verify "$P/agent-node02.crt" | grep -q ': OK$' || fail "node02 was revoked too"
+# Errors: one line, nothing changed.
+cp "$P/ca.crl" "$T/crl.before"
+expect_exit 1 cohort-pki revoke "$P" carol
+grep -q "^cohort-pki: no certificate named 'carol'" "$ERR" || fail "revoke carol: $(cat "$ERR")"
+expect_exit 2 cohort-pki revoke "$P" ../ca
+grep -q "^cohort-pki: invalid name" "$ERR" || fail "revoke ../ca: $(cat "$ERR")"
+expect_exit 2 cohort-pki revoke "$P"
+expect_exit 1 cohort-pki revoke "$T/nowhere" bob
+grep -q "holds no CA" "$ERR" || fail "revoke without a CA: $(cat "$ERR")"
+cmp -s "$P/ca.crl" "$T/crl.before" || fail "a failed revoke changed the CRL"
+# 'crl' renews it with the same revocations.
+expect_exit 0 cohort-pki crl "$P" --days 7
+[ "$(revoked)" = 2 ] || fail "crl dropped revocations"
+# A PKI from before revocation (no CA database) gets one on its first revoke.
+cp -a "$P" "$T/oldpki"
+rm -f "$T/oldpki"/ca.index* "$T/oldpki"/ca.crlnumber* "$T/oldpki/ca.crl"
+expect_exit 0 cohort-pki revoke "$T/oldpki" alice
+openssl crl -in "$T/oldpki/ca.crl" -noout -text | grep -q 'Serial Number:' || fail "no revocation in an old PKI's new CRL"
+
 # Running again reuses the CA: older certificates still verify, and the
 # new one is signed by the same CA.
 ca_before=$(openssl x509 -in "$P/ca.pem" -noout -fingerprint)
@@ -73,12 +127,17 @@ expect_exit 0 cohort-pki "$P" --controller cohort.example.org --users carol
 check_leaf "$P/user-carol.crt" user carol "$CS" "DNS:carol"
 openssl verify -CAfile "$P/ca.pem" "$T/alice-old.crt" >/dev/null 2>&1 || fail "an older certificate no longer verifies"
 check_leaf "$P/controller.crt" controller controller "TLS Web Server Authentication, $CS" "DNS:cohort.example.org"
+[ "$(revoked)" = 2 ] || fail "running again lost the revocations: $(revoked) left"
 
 # --force makes a new CA; an IPv6 controller gets an IP SAN.
 expect_exit 0 cohort-pki "$P" --controller ::1 --force
 [ "$(openssl x509 -in "$P/ca.pem" -noout -fingerprint)" != "$ca_before" ] || fail "--force kept the old CA"
 openssl verify -CAfile "$P/ca.pem" "$T/alice-old.crt" >/dev/null 2>&1 && fail "an old-CA certificate verifies against the new CA"
 check_leaf "$P/controller.crt" controller controller "TLS Web Server Authentication, $CS" "IP Address:0:0:0:0:0:0:0:1"
+# A new CA starts with an empty CRL of its own.
+[ "$(revoked)" = 0 ] || fail "a new CA's CRL lists $(revoked) certificates"
+openssl crl -in "$P/ca.crl" -CAfile "$P/ca.pem" -noout 2>&1 | grep -q 'verify OK' ||
+	fail "the new CA's CRL does not verify"
 
 # Usage errors: one clear message, exit 2, nothing written.
 Q=$T/bad

@@ -747,11 +747,13 @@ START_TEST(test_roles)
 	ck_assert_str_eq(role_name(ROLE_USER), "user");
 	ck_assert_str_eq(role_name(ROLE_ADMIN), "admin");
 	ck_assert_str_eq(role_name(ROLE_AGENT), "agent");
+	ck_assert_str_eq(role_name(ROLE_CONTROLLER), "controller");
 	ck_assert_str_eq(role_name(ROLE_NONE), "none");
 	ck_assert_str_eq(role_name((enum role)42), "none");
 	ck_assert_int_eq(role_parse("user"), ROLE_USER);
 	ck_assert_int_eq(role_parse("admin"), ROLE_ADMIN);
 	ck_assert_int_eq(role_parse("agent"), ROLE_AGENT);
+	ck_assert_int_eq(role_parse("controller"), ROLE_CONTROLLER);
 	ck_assert_int_eq(role_parse("root"), ROLE_NONE);
 	ck_assert_int_eq(role_parse(""), ROLE_NONE);
 	ck_assert_int_eq(role_parse(NULL), ROLE_NONE);

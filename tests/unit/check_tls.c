@@ -1,0 +1,514 @@
+/* lib/tls.c's revocation and roles: a CRL file that is missing, garbage,
+ * another CA's, expired or not yet valid is refused with its name; a
+ * reload swaps in a new CRL (connections then recheck as revoked) and a
+ * failed reload keeps the old one; a client accepts only a server whose
+ * certificate has the controller's role, and a server refuses a client
+ * presenting the controller's certificate. Certificates are minted here,
+ * in memory, so nothing depends on the openssl command. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "lib/tls.h"
+
+#define HOUR 3600L
+
+static char dir[64];
+static EVP_PKEY *ca_key, *other_key;
+static X509 *ca_cert, *other_cert;
+
+static char *
+path(const char *name)
+{
+	static char buf[8][128];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static void
+add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX v3;
+	X509_EXTENSION *ext;
+
+	X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+	ck_assert_ptr_nonnull(ext);
+	ck_assert_int_eq(X509_add_ext(cert, ext, -1), 1);
+	X509_EXTENSION_free(ext);
+}
+
+/* A certificate for key, O=cohort/OU=ou/CN=cn (ou NULL: none), signed by
+ * issuer (NULL: self-signed CA). */
+static X509 *
+mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
+    X509 *issuer, EVP_PKEY *issuer_key)
+{
+	X509 *c = X509_new();
+	X509_NAME *n = X509_NAME_new();
+
+	ck_assert_ptr_nonnull(c);
+	X509_set_version(c, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(c), serial);
+	X509_gmtime_adj(X509_getm_notBefore(c), -HOUR);
+	X509_gmtime_adj(X509_getm_notAfter(c), 24 * HOUR);
+	X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC,
+	    (const unsigned char *)"cohort", -1, -1, 0);
+	if (ou != NULL)
+		X509_NAME_add_entry_by_txt(n, "OU", MBSTRING_ASC,
+		    (const unsigned char *)ou, -1, -1, 0);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
+	    (const unsigned char *)cn, -1, -1, 0);
+	X509_set_subject_name(c, n);
+	X509_set_issuer_name(c, issuer != NULL ?
+	    X509_get_subject_name(issuer) : n);
+	X509_NAME_free(n);
+	X509_set_pubkey(c, key);
+	if (issuer == NULL) {
+		add_ext(c, c, NID_basic_constraints, "critical,CA:TRUE");
+		add_ext(c, c, NID_key_usage, "critical,keyCertSign,cRLSign");
+	} else
+		add_ext(c, issuer, NID_basic_constraints, "critical,CA:FALSE");
+	ck_assert_int_gt(X509_sign(c, issuer_key != NULL ? issuer_key : key,
+	    EVP_sha256()), 0);
+	return c;
+}
+
+/* A CRL of issuer revoking serials[0..n), valid from last to next
+ * (seconds from now). */
+static X509_CRL *
+mint_crl(X509 *issuer, EVP_PKEY *key, const long *serials, int n, long last,
+    long next)
+{
+	X509_CRL *crl = X509_CRL_new();
+	ASN1_TIME *t = ASN1_TIME_new();
+	X509_REVOKED *r;
+	ASN1_INTEGER *sn;
+	int i;
+
+	X509_CRL_set_version(crl, 1);
+	X509_CRL_set_issuer_name(crl, X509_get_subject_name(issuer));
+	X509_gmtime_adj(t, last);
+	X509_CRL_set1_lastUpdate(crl, t);
+	X509_gmtime_adj(t, next);
+	X509_CRL_set1_nextUpdate(crl, t);
+	for (i = 0; i < n; i++) {
+		r = X509_REVOKED_new();
+		sn = ASN1_INTEGER_new();
+		ASN1_INTEGER_set(sn, serials[i]);
+		X509_REVOKED_set_serialNumber(r, sn);
+		X509_gmtime_adj(t, -60);
+		X509_REVOKED_set_revocationDate(r, t);
+		X509_CRL_add0_revoked(crl, r);
+		ASN1_INTEGER_free(sn);
+	}
+	X509_CRL_sort(crl);
+	ck_assert_int_gt(X509_CRL_sign(crl, key, EVP_sha256()), 0);
+	ASN1_TIME_free(t);
+	return crl;
+}
+
+static void
+write_crl(const char *name, X509_CRL *crl, const char *mode)
+{
+	FILE *f = fopen(path(name), mode);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(PEM_write_X509_CRL(f, crl), 1);
+	fclose(f);
+	X509_CRL_free(crl);
+}
+
+static void
+write_text(const char *name, const char *text)
+{
+	FILE *f = fopen(path(name), "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+write_leaf(const char *base, const char *ou, const char *cn, long serial)
+{
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	X509 *c = mint(k, ou, cn, serial, ca_cert, ca_key);
+	char name[64];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s.crt", base);
+	ck_assert_ptr_nonnull(f = fopen(path(name), "w"));
+	PEM_write_X509(f, c);
+	fclose(f);
+	snprintf(name, sizeof(name), "%s.key", base);
+	ck_assert_ptr_nonnull(f = fopen(path(name), "w"));
+	PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL);
+	fclose(f);
+	X509_free(c);
+	EVP_PKEY_free(k);
+}
+
+static X509 *
+read_cert(const char *base)
+{
+	char name[64];
+	FILE *f;
+	X509 *c;
+
+	snprintf(name, sizeof(name), "%s.crt", base);
+	ck_assert_ptr_nonnull(f = fopen(path(name), "r"));
+	c = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+static void
+setup(void)
+{
+	static const long bob[] = { 3 };
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/check_tls.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ca_key = EVP_EC_gen("P-256");
+	other_key = EVP_EC_gen("P-256");
+	ca_cert = mint(ca_key, "ca", "cohort-ca", 1, NULL, NULL);
+	other_cert = mint(other_key, "ca", "other-ca", 1, NULL, NULL);
+	ck_assert_ptr_nonnull(f = fopen(path("ca.pem"), "w"));
+	PEM_write_X509(f, ca_cert);
+	fclose(f);
+	write_leaf("controller", "controller", "controller", 2);
+	write_leaf("bob", "user", "bob", 3);
+	write_leaf("alice", "user", "alice", 4);
+	write_leaf("norole", NULL, "norole", 5);
+	write_crl("empty.crl", mint_crl(ca_cert, ca_key, NULL, 0, -60, HOUR),
+	    "w");
+	write_crl("bob.crl", mint_crl(ca_cert, ca_key, bob, 1, -60, HOUR),
+	    "w");
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	X509_free(ca_cert);
+	X509_free(other_cert);
+	EVP_PKEY_free(ca_key);
+	EVP_PKEY_free(other_key);
+}
+
+/* tls_store_load(ca.pem, name) fails with a text holding want and the
+ * file's path. */
+static void
+bad_crl(const char *name, const char *want)
+{
+	struct cerr err;
+	X509_STORE *st;
+
+	cerr_clear(&err);
+	st = tls_store_load(path("ca.pem"), path(name), &err);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err.text, path(name)) != NULL, "%s", err.text);
+	ck_assert_msg(strstr(err.text, want) != NULL, "want '%s': %s", want,
+	    err.text);
+}
+
+START_TEST(test_store_load)
+{
+	struct cerr err;
+	X509_STORE *st;
+
+	st = tls_store_load(path("ca.pem"), NULL, &err);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(st))
+	    & X509_V_FLAG_CRL_CHECK, 0);
+	X509_STORE_free(st);
+	st = tls_store_load(path("ca.pem"), path("empty.crl"), &err);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_ne(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(st))
+	    & X509_V_FLAG_CRL_CHECK, 0);
+	X509_STORE_free(st);
+}
+END_TEST
+
+START_TEST(test_bad_crls)
+{
+	static const long none[] = { 0 };
+	char pem[4096];
+	FILE *f;
+	size_t n;
+	char *mid;
+
+	bad_crl("missing.crl", "No such file");
+	write_text("garbage.crl", "this is no CRL\n");
+	bad_crl("garbage.crl", "no PEM CRL");
+	write_crl("foreign.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	    HOUR), "w");
+	bad_crl("foreign.crl", "CRL 1 is not signed by the cluster CA");
+	write_crl("expired.crl", mint_crl(ca_cert, ca_key, none, 0, -2 * HOUR,
+	    -HOUR), "w");
+	bad_crl("expired.crl", "CRL 1 has expired");
+	write_crl("future.crl", mint_crl(ca_cert, ca_key, none, 0, HOUR,
+	    2 * HOUR), "w");
+	bad_crl("future.crl", "CRL 1 is not valid yet");
+	/* A good CRL, then one whose body is cut. */
+	ck_assert_ptr_nonnull(f = fopen(path("empty.crl"), "r"));
+	n = fread(pem, 1, sizeof(pem) - 1, f);
+	fclose(f);
+	pem[n] = '\0';
+	write_text("two.crl", pem);
+	ck_assert_ptr_nonnull(mid = strstr(pem, "\n") + 1);
+	ck_assert_ptr_nonnull(f = fopen(path("two.crl"), "a"));
+	fwrite(pem, 1, (size_t)(mid - pem) + 10, f);
+	fputs("\n-----END X509 CRL-----\n", f);
+	fclose(f);
+	bad_crl("two.crl", "CRL 2 does not parse");
+	/* Another CA's CRL after the right one. */
+	write_crl("mixed.crl", mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
+	    "w");
+	write_crl("mixed.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	    HOUR), "a");
+	bad_crl("mixed.crl", "CRL 2 is not signed");
+}
+END_TEST
+
+/* Two CAs in the CA file: the CRL file must speak for both. */
+START_TEST(test_crl_per_ca)
+{
+	static const long none[] = { 0 };
+	struct cerr err;
+	X509_STORE *st;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(f = fopen(path("two-ca.pem"), "w"));
+	PEM_write_X509(f, ca_cert);
+	PEM_write_X509(f, other_cert);
+	fclose(f);
+	st = tls_store_load(path("two-ca.pem"), path("empty.crl"), &err);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err.text, "no CRL of the CA /O=cohort/OU=ca/"
+	    "CN=other-ca") != NULL, "%s", err.text);
+	write_crl("both.crl", mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
+	    "w");
+	write_crl("both.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	    HOUR), "a");
+	st = tls_store_load(path("two-ca.pem"), path("both.crl"), &err);
+	ck_assert_msg(st != NULL, "%s", err.text);
+	X509_STORE_free(st);
+}
+END_TEST
+
+START_TEST(test_reload_and_recheck)
+{
+	struct cerr err;
+	SSL_CTX *ctx;
+	X509 *bob = read_cert("bob"), *alice = read_cert("alice");
+
+	ctx = tls_server_ctx(path("ca.pem"), path("empty.crl"),
+	    path("controller.crt"), path("controller.key"), &err);
+	ck_assert_msg(ctx != NULL, "%s", err.text);
+	ck_assert_int_eq(tls_cert_recheck(ctx, bob, NULL, &err), 0);
+	ck_assert_int_eq(tls_ctx_reload(ctx, path("ca.pem"), path("bob.crl"),
+	    &err), 0);
+	ck_assert_int_eq(tls_cert_recheck(ctx, bob, NULL, &err), -1);
+	ck_assert_str_eq(err.text, "certificate revoked");
+	ck_assert_int_eq(tls_cert_recheck(ctx, alice, NULL, &err), 0);
+	/* A reload that fails keeps the store before it. */
+	write_text("garbage.crl", "garbage\n");
+	ck_assert_int_eq(tls_ctx_reload(ctx, path("ca.pem"),
+	    path("garbage.crl"), &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "garbage.crl"));
+	ck_assert_int_eq(tls_cert_recheck(ctx, bob, NULL, &err), -1);
+	ck_assert_int_eq(tls_cert_recheck(ctx, alice, NULL, &err), 0);
+	/* Back to the empty CRL: bob verifies again. */
+	ck_assert_int_eq(tls_ctx_reload(ctx, path("ca.pem"), path("empty.crl"),
+	    &err), 0);
+	ck_assert_int_eq(tls_cert_recheck(ctx, bob, NULL, &err), 0);
+	ck_assert_int_eq(tls_cert_recheck(ctx, NULL, NULL, &err), -1);
+	X509_free(bob);
+	X509_free(alice);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
+/* A handshake in memory: the server presents srv, the client client.
+ * 0 when both sides finished; -1 when one of them failed. */
+static int
+handshake(const char *srv, const char *client, const char *crl,
+    char *why, size_t len, struct peer *peer, struct cerr *perr)
+{
+	struct cerr err;
+	SSL_CTX *sctx, *cctx;
+	SSL *s, *c;
+	BIO *bs, *bc;
+	char crt[64], key[64];
+	int i, rs = 0, rc = 0, ret = -1;
+
+	snprintf(crt, sizeof(crt), "%s.crt", srv);
+	snprintf(key, sizeof(key), "%s.key", srv);
+	sctx = tls_server_ctx(path("ca.pem"), crl, path(crt), path(key), &err);
+	ck_assert_msg(sctx != NULL, "%s", err.text);
+	snprintf(crt, sizeof(crt), "%s.crt", client);
+	snprintf(key, sizeof(key), "%s.key", client);
+	cctx = tls_client_ctx(path("ca.pem"), crl, path(crt), path(key), &err);
+	ck_assert_msg(cctx != NULL, "%s", err.text);
+	s = SSL_new(sctx);
+	c = SSL_new(cctx);
+	ck_assert_int_eq(BIO_new_bio_pair(&bs, 0, &bc, 0), 1);
+	SSL_set_bio(s, bs, bs);
+	SSL_set_bio(c, bc, bc);
+	SSL_set_accept_state(s);
+	SSL_set_connect_state(c);
+	why[0] = '\0';
+	for (i = 0; i < 50; i++) {
+		if (rc != 1 && (rc = SSL_do_handshake(c)) <= 0 &&
+		    SSL_get_error(c, rc) != SSL_ERROR_WANT_READ)
+			break;
+		if (rs != 1 && (rs = SSL_do_handshake(s)) <= 0 &&
+		    SSL_get_error(s, rs) != SSL_ERROR_WANT_READ)
+			break;
+		if (rc == 1 && rs == 1) {
+			ret = 0;
+			break;
+		}
+	}
+	if (tls_server_verify_error(c, "127.0.0.1", why, len) == NULL)
+		why[0] = '\0';
+	if (peer != NULL && rs == 1)
+		ret = tls_peer_identity(s, peer, perr);
+	ERR_clear_error();
+	SSL_free(s);
+	SSL_free(c);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+	return ret;
+}
+
+START_TEST(test_server_role)
+{
+	char why[256];
+	struct peer peer;
+	struct cerr err;
+
+	ck_assert_int_eq(handshake("controller", "alice", NULL, why,
+	    sizeof(why), &peer, &err), 0);
+	ck_assert_str_eq(peer.name, "alice");
+	ck_assert_int_eq(peer.role, ROLE_USER);
+	ck_assert_str_eq(why, "");
+	/* A user's certificate as the server's: the client refuses it. */
+	ck_assert_int_eq(handshake("bob", "alice", NULL, why, sizeof(why),
+	    NULL, NULL), -1);
+	ck_assert_str_eq(why, "server certificate of 127.0.0.1 has role "
+	    "'user', not 'controller'");
+	ck_assert_int_eq(handshake("norole", "alice", NULL, why, sizeof(why),
+	    NULL, NULL), -1);
+	ck_assert_msg(strstr(why, "server certificate of 127.0.0.1 names no "
+	    "role") != NULL && strstr(why, "OU=controller") != NULL, "%s",
+	    why);
+	/* A revoked controller: the client's CRL refuses it. */
+	write_leaf("controller", "controller", "controller", 3);
+	ck_assert_int_eq(handshake("controller", "alice", path("bob.crl"),
+	    why, sizeof(why), NULL, NULL), -1);
+	ck_assert_msg(strstr(why, "certificate revoked") != NULL, "%s", why);
+}
+END_TEST
+
+START_TEST(test_own_role)
+{
+	struct cerr err;
+	SSL_CTX *ctx;
+
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("controller.crt"),
+	    path("controller.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "c.crt",
+	    &err), 0);
+	SSL_CTX_free(ctx);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("bob.crt"),
+	    path("bob.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "b.crt",
+	    &err), -1);
+	ck_assert_msg(strstr(err.text, "certificate b.crt has role 'user', "
+	    "not 'controller'") != NULL, "%s", err.text);
+	SSL_CTX_free(ctx);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("norole.crt"),
+	    path("norole.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_role(ctx, ROLE_CONTROLLER, "n.crt",
+	    &err), -1);
+	ck_assert_msg(strstr(err.text, "names no role") != NULL &&
+	    strstr(err.text, "cohort-pki") != NULL, "%s", err.text);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
+START_TEST(test_client_role)
+{
+	char why[256];
+	struct peer peer;
+	struct cerr err;
+
+	/* The controller's certificate is no client's. */
+	ck_assert_int_eq(handshake("controller", "controller", NULL, why,
+	    sizeof(why), &peer, &err), -1);
+	ck_assert_msg(strstr(err.text, "role 'controller'") != NULL, "%s",
+	    err.text);
+	/* A revoked client never gets through the handshake. */
+	ck_assert_int_eq(handshake("controller", "bob", path("bob.crl"), why,
+	    sizeof(why), &peer, &err), -1);
+	ck_assert_int_eq(handshake("controller", "alice", path("bob.crl"), why,
+	    sizeof(why), &peer, &err), 0);
+}
+END_TEST
+
+static Suite *
+tls_suite(void)
+{
+	Suite *s = suite_create("tls");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_store_load);
+	tcase_add_test(tc, test_bad_crls);
+	tcase_add_test(tc, test_crl_per_ca);
+	tcase_add_test(tc, test_reload_and_recheck);
+	tcase_add_test(tc, test_server_role);
+	tcase_add_test(tc, test_own_role);
+	tcase_add_test(tc, test_client_role);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tls_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
