@@ -3,10 +3,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
+#include "wirecheck.h"
+
+/* A refused envelope carries its reason as an unknown field of this
+ * number (the largest protobuf allows), so that the reason lives and dies
+ * with the envelope (frame_free frees it with the rest). One that arrives
+ * from a peer with this number is refused too. */
+#define FRAME_REFUSAL_FIELD 536870911u
 
 uint32_t
 frame_header_len(const uint8_t hdr[FRAME_HDR])
@@ -43,14 +51,85 @@ frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 	return buf;
 }
 
+const char *
+frame_refusal(const Cohort__V1__Envelope *env)
+{
+	const ProtobufCMessageUnknownField *u;
+	unsigned i;
+
+	/* The last one: frame_refuse appends its own behind any a peer
+	 * sent. */
+	for (i = env->base.n_unknown_fields; i-- > 0;) {
+		u = &env->base.unknown_fields[i];
+		if (u->tag == FRAME_REFUSAL_FIELD)
+			return u->len > 0 && u->data[u->len - 1] == '\0' ?
+			    (const char *)u->data : "refused";
+	}
+	return NULL;
+}
+
+/* Drop env's body and attach why. protobuf-c unpacked env with its
+ * default allocator (malloc), which frees what is added here. 0, or -1
+ * (ENOMEM). */
+static int
+frame_refuse(Cohort__V1__Envelope *env, const char *why)
+{
+	const ProtobufCFieldDescriptor *f;
+	ProtobufCMessageUnknownField *u;
+	ProtobufCMessage **body;
+	size_t n = strlen(why) + 1;
+	uint8_t *text;
+
+	if ((text = malloc(n)) == NULL)
+		return -1;
+	memcpy(text, why, n);
+	u = realloc(env->base.unknown_fields,
+	    (env->base.n_unknown_fields + 1) * sizeof(*u));
+	if (u == NULL) {
+		free(text);
+		return -1;
+	}
+	env->base.unknown_fields = u;
+	u += env->base.n_unknown_fields++;
+	u->tag = FRAME_REFUSAL_FIELD;
+	u->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+	u->len = n;
+	u->data = text;
+	/* Every member of the body oneof is a message. */
+	f = protobuf_c_message_descriptor_get_field(
+	    &cohort__v1__envelope__descriptor, env->body_case);
+	if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+		body = (ProtobufCMessage **)((char *)env + f->offset);
+		protobuf_c_message_free_unpacked(*body, NULL);
+		*body = NULL;
+	}
+	env->body_case = COHORT__V1__ENVELOPE__BODY__NOT_SET;
+	return 0;
+}
+
 Cohort__V1__Envelope *
 frame_decode(const uint8_t *body, size_t len)
 {
 	Cohort__V1__Envelope *env;
+	char why[256];
 
-	env = cohort__v1__envelope__unpack(NULL, len, body);
-	if (env == NULL)
+	if ((env = cohort__v1__envelope__unpack(NULL, len, body)) == NULL) {
 		errno = EBADMSG;
+		return NULL;
+	}
+	if (frame_refusal(env) != NULL)
+		snprintf(why, sizeof(why), "field number %u is reserved",
+		    FRAME_REFUSAL_FIELD);
+	else if (wirecheck_message(&cohort__v1__envelope__descriptor, body,
+	    len, why, sizeof(why)) == 0)
+		return env;
+	/* A string that is not text; or, should protobuf-c ever read bytes
+	 * the walk finds malformed, those as well (refused either way). */
+	if (frame_refuse(env, why) == -1) {
+		frame_free(env);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return env;
 }
 
