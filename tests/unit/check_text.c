@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "lib/frame.h"
+#include "lib/job.h"
 #include "lib/text.h"
 #include "lib/wirecheck.h"
 
@@ -254,6 +255,63 @@ START_TEST(test_peer_cannot_forge_refusal)
 }
 END_TEST
 
+static void
+spec_with(struct job_spec *s, const char *name, const char *workdir,
+    const char *env0, const char *argv0)
+{
+	job_spec_init(s);
+	s->name = strdup(name);
+	s->workdir = strdup(workdir);
+	s->env = calloc(2, sizeof(char *));
+	s->env[0] = strdup(env0);
+	s->nenv = 1;
+	s->argv = calloc(2, sizeof(char *));
+	s->argv[0] = strdup(argv0);
+	s->argc = 1;
+}
+
+START_TEST(test_job_spec_text)
+{
+	static const struct {
+		const char *name, *workdir, *env0, *argv0, *want;
+	} cases[] = {
+		{ "ok \xc3\xa9", "/w", "A=1\n2\t3", "python3\n-c", NULL },
+		{ "two\nlines", "/w", "A=1", "true",
+		    "--name: control character 0x0a at byte 3" },
+		{ "ok", "/w\x1b[2J", "A=1", "true",
+		    "--workdir: control character 0x1b at byte 2" },
+		{ "ok", "/w", "A=\xff", "true",
+		    "--env (variable 1): invalid UTF-8 at byte 2" },
+		{ "ok", "/w", "A=1", "tr\xc0\xafue",
+		    "command (word 1): invalid UTF-8 at byte 2" },
+	};
+	struct job_spec s;
+	struct cerr err;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		spec_with(&s, cases[i].name, cases[i].workdir, cases[i].env0,
+		    cases[i].argv0);
+		cerr_clear(&err);
+		if (cases[i].want == NULL) {
+			ck_assert_msg(job_spec_check_text(&s, &err) == 0,
+			    "case %zu: %s", i, err.text);
+			ck_assert_msg(job_spec_validate(&s, ROLE_USER, NULL,
+			    &err) == 0, "case %zu: %s", i, err.text);
+		} else {
+			ck_assert_int_eq(job_spec_check_text(&s, &err), -1);
+			ck_assert_int_eq(err.code, ERR_INVALID);
+			ck_assert_str_eq(err.text, cases[i].want);
+			/* The controller's validation says the same. */
+			ck_assert_int_eq(job_spec_validate(&s, ROLE_USER, NULL,
+			    &err), -1);
+			ck_assert_str_eq(err.text, cases[i].want);
+		}
+		job_spec_clear(&s);
+	}
+}
+END_TEST
+
 static Suite *
 text_suite(void)
 {
@@ -267,6 +325,7 @@ text_suite(void)
 	tcase_add_test(tc, test_unknown_and_bytes_fields_skipped);
 	tcase_add_test(tc, test_frame_decode_refuses);
 	tcase_add_test(tc, test_peer_cannot_forge_refusal);
+	tcase_add_test(tc, test_job_spec_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
