@@ -25,6 +25,7 @@
 #include "daemon/agent/link.h"
 #include "lib/frame.h"
 #include "lib/log.h"
+#include "lib/text.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
 
@@ -154,8 +155,9 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 		ts[i].has_wait_status = !r[i].running;
 		ts[i].wait_status = r[i].wait_status;
 		/* Copied: r goes before the message is packed. */
-		if (!r[i].running && r[i].why[0] != '\0')
-			ts[i].why = strdup(r[i].why);
+		if (!r[i].running && r[i].why[0] != '\0' &&
+		    (ts[i].why = strdup(r[i].why)) != NULL)
+			text_sanitize(ts[i].why);	/* or refused */
 		ptrs[i] = &ts[i];
 	}
 	free(r);
@@ -416,6 +418,7 @@ link_task_exited(const struct task_report *r, void *arg)
 	struct link *l = arg;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__TaskExit te = COHORT__V1__TASK_EXIT__INIT;
+	char why[sizeof(r->why)];
 
 	if (l->state != LINK_READY)
 		return;
@@ -426,8 +429,13 @@ link_task_exited(const struct task_report *r, void *arg)
 	te.restart = r->restart;
 	te.rank = r->rank;
 	te.wait_status = r->wait_status;
-	if (r->why[0] != '\0')
-		te.why = (char *)r->why;
+	/* A string that is not text would have the whole message refused
+	 * (lib/wirecheck.c): a cut UTF-8 sequence becomes '?'. */
+	if (r->why[0] != '\0') {
+		snprintf(why, sizeof(why), "%s", r->why);
+		text_sanitize(why);
+		te.why = why;
+	}
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT;
 	env.task_exit = &te;

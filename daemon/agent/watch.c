@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon/agent/watch.h"
+#include "lib/text.h"
 
 /* LATEST is "STEP PATH\n": anything longer is not a checkpoint. */
 #define WATCH_LATEST_MAX (WATCH_PATH_MAX + 32)
@@ -52,6 +53,10 @@ watch_parse_latest(const char *buf, size_t len, uint64_t *step, char *path,
 		goto bad;
 	memcpy(path, s, (size_t)(end - s));
 	path[end - s] = '\0';
+	/* Sent to the controller as a protobuf string and shown to people:
+	 * text without control characters, or no checkpoint at all. */
+	if (!text_utf8_valid(path) || text_control_at(path) != -1)
+		goto bad;
 	*step = v;
 	return 0;
 bad:
