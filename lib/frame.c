@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "text.h"
 #include "wirecheck.h"
 
 /* A refused envelope carries its reason as an unknown field of this
@@ -32,12 +33,56 @@ frame_put_header(uint8_t hdr[FRAME_HDR], uint32_t len)
 	hdr[3] = len;
 }
 
+/* Make every string in msg valid UTF-8, in place: see frame_pack. */
+static void
+frame_fix_text(ProtobufCMessage *msg, int depth)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	const ProtobufCFieldDescriptor *f;
+	char *base = (char *)msg;
+	size_t i, k, n;
+	void **vals;
+
+	if (depth > WIRECHECK_MAX_DEPTH)
+		return;
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_STRING &&
+		    f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(uint32_t *)(base + f->quantifier_offset) != f->id)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(size_t *)(base + f->quantifier_offset);
+			vals = *(void ***)(base + f->offset);
+		} else {
+			n = 1;
+			vals = (void **)(base + f->offset);
+		}
+		for (k = 0; k < n && vals != NULL; k++) {
+			if (vals[k] == NULL)
+				continue;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+				frame_fix_text(vals[k], depth + 1);
+			else if (!text_utf8_valid(vals[k]))
+				text_utf8_fix(vals[k]);
+		}
+	}
+}
+
 uint8_t *
 frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 {
 	size_t body;
 	uint8_t *buf;
 
+	/* What Cohort sends passes the receiver's string check: a string
+	 * cut in the middle of a character by a fixed-size buffer ("%.64s"
+	 * of a name, a copy into a struct) gets '?' for the cut bytes.
+	 * Only a string that is not valid UTF-8 is written to, which no
+	 * string literal is. */
+	frame_fix_text((ProtobufCMessage *)&env->base, 0);
 	body = cohort__v1__envelope__get_packed_size(env);
 	if (body > max || body > UINT32_MAX) {
 		errno = EMSGSIZE;

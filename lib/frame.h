@@ -15,7 +15,10 @@
 struct evbuffer;
 
 /* Pack env as a frame. Returns a malloc'd buffer the caller frees and its
- * length in *len, or NULL (ENOMEM, or EMSGSIZE when over max). */
+ * length in *len, or NULL (ENOMEM, or EMSGSIZE when over max). A string
+ * in env that is not valid UTF-8 (cut mid-character by a fixed buffer)
+ * has its bad bytes replaced with '?' first, in place, so that the
+ * receiver's string check (frame_decode) never refuses what we send. */
 uint8_t *frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len);
 
 /* Append env as a frame to out. 0, or -1 (ENOMEM, EMSGSIZE). */

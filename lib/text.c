@@ -123,6 +123,19 @@ text_check_utf8(const char *field, const char *s, struct cerr *err)
 }
 
 size_t
+text_utf8_fix(char *s)
+{
+	uint8_t *p = (uint8_t *)s;
+	size_t len = strlen(s), at = 0, replaced = 0;
+
+	while ((at += text_utf8_prefix(p + at, len - at)) < len) {
+		p[at++] = '?';
+		replaced++;
+	}
+	return replaced;
+}
+
+size_t
 text_sanitize(char *s)
 {
 	uint8_t *p = (uint8_t *)s;
@@ -134,7 +147,10 @@ text_sanitize(char *s)
 			replaced++;
 			continue;
 		}
-		if (p[at] != '\t' && (k = control_len(p + at)) > 0) {
+		if (p[at] == '\t') {
+			p[at] = ' ';
+			replaced++;
+		} else if ((k = control_len(p + at)) > 0) {
 			/* A C1 control is two bytes: both become '?'. */
 			memset(p + at, '?', k);
 			replaced += k;

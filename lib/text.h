@@ -17,6 +17,12 @@ struct cerr;
  * valid code point here; callers that want none check for it. */
 size_t text_utf8_prefix(const uint8_t *s, size_t len);
 
+/* Replace, in place, every byte of s that is not part of a valid UTF-8
+ * sequence with '?' (control characters are kept): a string cut short in
+ * the middle of a character by a fixed-size buffer becomes text again.
+ * Returns the number of bytes replaced. */
+size_t text_utf8_fix(char *s);
+
 /* s (NUL-terminated) is valid UTF-8. */
 bool text_utf8_valid(const char *s);
 
@@ -39,9 +45,10 @@ int text_check_name(const char *field, const char *s, struct cerr *err);
 int text_check_utf8(const char *field, const char *s, struct cerr *err);
 
 /* Replace, in place, every byte of s that is not valid UTF-8 and every
- * control character but tab with '?', so that text a program on a node
- * wrote (a health check's words, a checkpoint path) can be sent as a
- * protobuf string. Returns the number of bytes replaced. */
+ * control character with '?' (a tab with a space), so that text a program
+ * on a node wrote (a health check's words, a task's why) can be sent as a
+ * protobuf string and shown in a table. Returns the number of bytes
+ * replaced. */
 size_t text_sanitize(char *s);
 
 #endif

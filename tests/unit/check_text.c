@@ -15,6 +15,7 @@
 #include "lib/frame.h"
 #include "lib/job.h"
 #include "lib/text.h"
+#include "lib/wire.h"
 #include "lib/wirecheck.h"
 
 static int
@@ -87,10 +88,14 @@ START_TEST(test_sanitize)
 {
 	char s[] = "ok \xc3\xa9\t\n\x1b\xff\xed\xa0\x80 \xc2\x85!";
 
-	ck_assert_uint_eq(text_sanitize(s), 8);
-	ck_assert_str_eq(s, "ok \xc3\xa9\t??????" " ??" "!");
+	char cut[] = "caf\xc3\xa9 \xe2\x82";	/* cut in a character */
+
+	ck_assert_uint_eq(text_sanitize(s), 9);
+	ck_assert_str_eq(s, "ok \xc3\xa9 ??????" " ??" "!");
 	ck_assert(text_utf8_valid(s));
-	ck_assert_int_eq(text_control_at(s), 3 + 2);	/* the tab stays */
+	ck_assert_int_eq(text_control_at(s), -1);	/* the tab is a space */
+	ck_assert_uint_eq(text_utf8_fix(cut), 2);
+	ck_assert_str_eq(cut, "caf\xc3\xa9 ??");
 }
 END_TEST
 
@@ -255,6 +260,26 @@ START_TEST(test_peer_cannot_forge_refusal)
 }
 END_TEST
 
+START_TEST(test_pack_fixes_cut_text)
+{
+	Cohort__V1__Envelope env, *out;
+	Cohort__V1__Error e;
+	char text[] = "no node 'caf\xc3";	/* "%.13s" of "café" */
+	uint8_t *frame;
+	size_t len;
+
+	wire_error(&env, &e, 5, ERR_NOT_FOUND, text);
+	ck_assert_ptr_nonnull(frame = frame_pack(&env, FRAME_DEFAULT_MAX,
+	    &len));
+	ck_assert_ptr_nonnull(out = frame_decode(frame + FRAME_HDR,
+	    len - FRAME_HDR));
+	ck_assert_ptr_null(frame_refusal(out));
+	ck_assert_str_eq(out->error->text, "no node 'caf?");
+	frame_free(out);
+	free(frame);
+}
+END_TEST
+
 static void
 spec_with(struct job_spec *s, const char *name, const char *workdir,
     const char *env0, const char *argv0)
@@ -326,6 +351,7 @@ text_suite(void)
 	tcase_add_test(tc, test_frame_decode_refuses);
 	tcase_add_test(tc, test_peer_cannot_forge_refusal);
 	tcase_add_test(tc, test_job_spec_text);
+	tcase_add_test(tc, test_pack_fixes_cut_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
