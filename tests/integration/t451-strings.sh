@@ -82,4 +82,57 @@ expect_exit 2 env COHORT_CERT="$C/admin-ops.crt" COHORT_KEY="$C/admin-ops.key" \
 	cohort drain node01 --reason $'a\tb'
 stderr_one_line "cohort: " 'drain: --reason: control character 0x09'
 [ "$(job_count --all)" = "$before" ] || fail "the CLI sent a refused submit"
+
+# Through cohort-mux, which decodes a client's request and encodes it
+# again (which would have cut the name at the NUL): refused there, and
+# that client is still served.
+RUN=$(cd "$T" && pwd)/run
+mkdir -m 700 "$RUN"
+export XDG_RUNTIME_DIR=$RUN
+unset COHORT_MUX
+expect_exit 0 cohort jobs
+pid=$(pgrep -f -- "cohort-mux .*--listen $RUN/cohort/" | head -n 1)
+[ -n "$pid" ] || fail "no cohort-mux started under $RUN"
+sock=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^--listen$/{n;p}')
+"$PYTHON" - "$sock" "$COHORT_PB2_DIR" >"$T/mux.out" 2>&1 <<'PYEOF' || fail "through the mux: $(cat "$T/mux.out")"
+import socket, struct, sys
+sys.path.insert(0, sys.argv[2])
+import cohort_pb2 as pb
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(10)
+def send(env, patch=None):
+    b = env.SerializeToString()
+    if patch:
+        b = b.replace(patch[0], patch[1], 1)
+    s.sendall(struct.pack(">I", len(b)) + b)
+def recv():
+    def exact(n):
+        buf = b""
+        while len(buf) < n:
+            c = s.recv(n - len(buf))
+            if not c:
+                sys.exit("the mux closed the connection")
+            buf += c
+        return buf
+    (n,) = struct.unpack(">I", exact(4))
+    e = pb.Envelope()
+    e.ParseFromString(exact(n))
+    return e
+h = pb.Envelope(id=1); h.hello.major = 1; h.hello.minor = 0
+send(h)
+assert recv().WhichOneof("body") == "hello_reply"
+j = pb.Envelope(id=2); j.submit.spec.name = "muxXX"; j.submit.spec.argv.append("true")
+send(j, (b"muxXX", b"mux\x00X"))
+r = recv()
+assert r.id == 2 and r.WhichOneof("body") == "error", r
+assert r.error.code == pb.ERROR_INVALID, r
+assert "submit.spec.name: a NUL byte at byte 3" in r.error.text, r.error.text
+l = pb.Envelope(id=3); l.list_jobs.SetInParent()
+send(l)
+r = recv()
+assert r.id == 3 and r.WhichOneof("body") == "list_jobs_reply", r
+print("ok")
+PYEOF
+[ "$(job_count --all)" = "$before" ] || fail "a refused submit through the mux created a job"
 exit 0
