@@ -10,6 +10,8 @@
 
 #include "client/commands.h"
 #include "client/output.h"
+#include "lib/err.h"
+#include "lib/text.h"
 
 enum { O_REASON = 0x100, O_NOW, O_HELP = 'h' };
 
@@ -46,6 +48,7 @@ cmd_drain(int argc, char **argv, const struct cconn_opts *opts)
 	Cohort__V1__DrainRequest dr = COHORT__V1__DRAIN_REQUEST__INIT;
 	struct output_conn_flags conn;
 	const char *reason = NULL;
+	struct cerr err;
 	bool now = false;
 	int ch;
 
@@ -74,6 +77,10 @@ cmd_drain(int argc, char **argv, const struct cconn_opts *opts)
 	if (reason == NULL || reason[0] == '\0') {
 		output_error("drain: --reason TEXT is required (see cohort "
 		    "drain --help)");
+		return EXIT_USAGE;
+	}
+	if (text_check_name("drain: --reason", reason, &err) == -1) {
+		output_error("%s", err.text);
 		return EXIT_USAGE;
 	}
 	dr.n_nodes = (size_t)(argc - optind);

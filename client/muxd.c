@@ -240,7 +240,9 @@ client_request(struct mclient *cl, Cohort__V1__Envelope *req)
 	struct mux *m = cl->m;
 	char text[160];
 
-	if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO &&
+	if (frame_refusal(req) != NULL)	/* a string that is not text */
+		client_error(cl, req->id, ERR_INVALID, frame_refusal(req), 0);
+	else if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO &&
 	    m->gone[0] != '\0')
 		client_close(cl);	/* before hello: the CLI starts a new mux */
 	else if (req->body_case == COHORT__V1__ENVELOPE__BODY_HELLO)

@@ -544,6 +544,7 @@ cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
 	struct output_conn_flags cf = { NULL, NULL, NULL, NULL };
 	struct submit_pass p;
 	struct job_spec spec;
+	struct cerr err;
 	char **words = NULL;
 	size_t nwords = 0;
 	int i, rc;
@@ -572,6 +573,14 @@ cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
 		output_error("submit: cannot name the working directory: %s",
 		    strerror(errno));
 		rc = EXIT_FAILED;
+		goto out;
+	}
+	/* Control characters in a name, invalid UTF-8: refused here, with
+	 * the option's name, before anything is sent. */
+	cerr_clear(&err);
+	if (job_spec_check_text(&spec, &err) == -1) {
+		output_error("submit: %s", err.text);
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	rc = submit_send(&spec, opts, &cf);

@@ -3,10 +3,19 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
+#include "text.h"
+#include "wirecheck.h"
+
+/* A refused envelope carries its reason as an unknown field of this
+ * number (the largest protobuf allows), so that the reason lives and dies
+ * with the envelope (frame_free frees it with the rest). One that arrives
+ * from a peer with this number is refused too. */
+#define FRAME_REFUSAL_FIELD 536870911u
 
 uint32_t
 frame_header_len(const uint8_t hdr[FRAME_HDR])
@@ -24,12 +33,56 @@ frame_put_header(uint8_t hdr[FRAME_HDR], uint32_t len)
 	hdr[3] = len;
 }
 
+/* Make every string in msg valid UTF-8, in place: see frame_pack. */
+static void
+frame_fix_text(ProtobufCMessage *msg, int depth)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	const ProtobufCFieldDescriptor *f;
+	char *base = (char *)msg;
+	size_t i, k, n;
+	void **vals;
+
+	if (depth > WIRECHECK_MAX_DEPTH)
+		return;
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_STRING &&
+		    f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(uint32_t *)(base + f->quantifier_offset) != f->id)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(size_t *)(base + f->quantifier_offset);
+			vals = *(void ***)(base + f->offset);
+		} else {
+			n = 1;
+			vals = (void **)(base + f->offset);
+		}
+		for (k = 0; k < n && vals != NULL; k++) {
+			if (vals[k] == NULL)
+				continue;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+				frame_fix_text(vals[k], depth + 1);
+			else if (!text_utf8_valid(vals[k]))
+				text_utf8_fix(vals[k]);
+		}
+	}
+}
+
 uint8_t *
 frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 {
 	size_t body;
 	uint8_t *buf;
 
+	/* What Cohort sends passes the receiver's string check: a string
+	 * cut in the middle of a character by a fixed-size buffer ("%.64s"
+	 * of a name, a copy into a struct) gets '?' for the cut bytes.
+	 * Only a string that is not valid UTF-8 is written to, which no
+	 * string literal is. */
+	frame_fix_text((ProtobufCMessage *)&env->base, 0);
 	body = cohort__v1__envelope__get_packed_size(env);
 	if (body > max || body > UINT32_MAX) {
 		errno = EMSGSIZE;
@@ -43,14 +96,85 @@ frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 	return buf;
 }
 
+const char *
+frame_refusal(const Cohort__V1__Envelope *env)
+{
+	const ProtobufCMessageUnknownField *u;
+	unsigned i;
+
+	/* The last one: frame_refuse appends its own behind any a peer
+	 * sent. */
+	for (i = env->base.n_unknown_fields; i-- > 0;) {
+		u = &env->base.unknown_fields[i];
+		if (u->tag == FRAME_REFUSAL_FIELD)
+			return u->len > 0 && u->data[u->len - 1] == '\0' ?
+			    (const char *)u->data : "refused";
+	}
+	return NULL;
+}
+
+/* Drop env's body and attach why. protobuf-c unpacked env with its
+ * default allocator (malloc), which frees what is added here. 0, or -1
+ * (ENOMEM). */
+static int
+frame_refuse(Cohort__V1__Envelope *env, const char *why)
+{
+	const ProtobufCFieldDescriptor *f;
+	ProtobufCMessageUnknownField *u;
+	ProtobufCMessage **body;
+	size_t n = strlen(why) + 1;
+	uint8_t *text;
+
+	if ((text = malloc(n)) == NULL)
+		return -1;
+	memcpy(text, why, n);
+	u = realloc(env->base.unknown_fields,
+	    (env->base.n_unknown_fields + 1) * sizeof(*u));
+	if (u == NULL) {
+		free(text);
+		return -1;
+	}
+	env->base.unknown_fields = u;
+	u += env->base.n_unknown_fields++;
+	u->tag = FRAME_REFUSAL_FIELD;
+	u->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+	u->len = n;
+	u->data = text;
+	/* Every member of the body oneof is a message. */
+	f = protobuf_c_message_descriptor_get_field(
+	    &cohort__v1__envelope__descriptor, env->body_case);
+	if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+		body = (ProtobufCMessage **)((char *)env + f->offset);
+		protobuf_c_message_free_unpacked(*body, NULL);
+		*body = NULL;
+	}
+	env->body_case = COHORT__V1__ENVELOPE__BODY__NOT_SET;
+	return 0;
+}
+
 Cohort__V1__Envelope *
 frame_decode(const uint8_t *body, size_t len)
 {
 	Cohort__V1__Envelope *env;
+	char why[256];
 
-	env = cohort__v1__envelope__unpack(NULL, len, body);
-	if (env == NULL)
+	if ((env = cohort__v1__envelope__unpack(NULL, len, body)) == NULL) {
 		errno = EBADMSG;
+		return NULL;
+	}
+	if (frame_refusal(env) != NULL)
+		snprintf(why, sizeof(why), "field number %u is reserved",
+		    FRAME_REFUSAL_FIELD);
+	else if (wirecheck_message(&cohort__v1__envelope__descriptor, body,
+	    len, why, sizeof(why)) == 0)
+		return env;
+	/* A string that is not text; or, should protobuf-c ever read bytes
+	 * the walk finds malformed, those as well (refused either way). */
+	if (frame_refuse(env, why) == -1) {
+		frame_free(env);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return env;
 }
 

@@ -15,7 +15,10 @@
 struct evbuffer;
 
 /* Pack env as a frame. Returns a malloc'd buffer the caller frees and its
- * length in *len, or NULL (ENOMEM, or EMSGSIZE when over max). */
+ * length in *len, or NULL (ENOMEM, or EMSGSIZE when over max). A string
+ * in env that is not valid UTF-8 (cut mid-character by a fixed buffer)
+ * has its bad bytes replaced with '?' first, in place, so that the
+ * receiver's string check (frame_decode) never refuses what we send. */
 uint8_t *frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len);
 
 /* Append env as a frame to out. 0, or -1 (ENOMEM, EMSGSIZE). */
@@ -27,11 +30,22 @@ uint32_t frame_header_len(const uint8_t hdr[FRAME_HDR]);
 
 /* Decode a frame's body (without the header). Returns the envelope, which
  * the caller frees with frame_free, or NULL (EBADMSG) when it is not a
- * valid Envelope. */
+ * valid Envelope.
+ *
+ * A frame that decodes but holds a string that is not text (an embedded
+ * NUL, which protobuf-c would silently cut the string at, or invalid
+ * UTF-8; lib/wirecheck.c) is refused: the envelope comes back with its id
+ * but without its body (body_case NOT_SET), so that nothing can act on it,
+ * and frame_refusal says why, for the ERROR_INVALID reply. */
 Cohort__V1__Envelope *frame_decode(const uint8_t *body, size_t len);
 
+/* Why frame_decode refused env: a text naming the field ("submit.spec.name:
+ * a NUL byte at byte 3"), borrowed from env; NULL when it was not
+ * refused. */
+const char *frame_refusal(const Cohort__V1__Envelope *env);
+
 enum frame_status {
-	FRAME_OK,	/* *env holds one envelope */
+	FRAME_OK,	/* *env holds one envelope (see frame_refusal) */
 	FRAME_NEED,	/* not a whole frame yet */
 	FRAME_TOO_LARGE, /* the header announces more than max */
 	FRAME_BAD,	/* a whole frame that does not decode */

@@ -13,6 +13,7 @@
 
 #include "duration.h"
 #include "job.h"
+#include "text.h"
 
 #define JOB_SCRIPT_NAME_MAX 255
 #define JOB_GPU_TYPE_MAX 64
@@ -578,13 +579,53 @@ env_dedup(struct job_spec *spec)
 		spec->env[o] = NULL;
 }
 
+static int
+check_opt_name(const char *opt, const char *s, struct cerr *err)
+{
+	return s == NULL ? 0 : text_check_name(opt, s, err);
+}
+
+int
+job_spec_check_text(const struct job_spec *spec, struct cerr *err)
+{
+	char opt[40];
+	size_t i;
+
+	if (check_opt_name("--name", spec->name, err) == -1 ||
+	    check_opt_name("--gpu-type", spec->gpu_type, err) == -1 ||
+	    check_opt_name("--topology", spec->topo_level, err) == -1 ||
+	    check_opt_name("--checkpoint-dir", spec->checkpoint_dir,
+	    err) == -1 ||
+	    check_opt_name("--workdir", spec->workdir, err) == -1 ||
+	    check_opt_name("script: file name", spec->script_name, err) == -1)
+		return -1;
+	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
+		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);
+		if (spec->env[i] != NULL &&
+		    text_check_utf8(opt, spec->env[i], err) == -1)
+			return -1;
+	}
+	for (i = 0; i < spec->argc && spec->argv != NULL; i++) {
+		snprintf(opt, sizeof(opt), "command (word %zu)", i + 1);
+		if (spec->argv[i] != NULL &&
+		    text_check_utf8(opt, spec->argv[i], err) == -1)
+			return -1;
+	}
+	if (spec->script != NULL &&
+	    memchr(spec->script, '\0', spec->script_len) != NULL)
+		return cerr_set(err, ERR_INVALID,
+		    "script: contains a NUL byte (is it a binary file?)");
+	return 0;
+}
+
 int
 job_spec_validate(struct job_spec *spec, enum role role,
     const struct job_limits *limits, struct cerr *err)
 {
 	char *derived = NULL;
 
-	if (check_command(spec, limits, err) == -1)
+	if (job_spec_check_text(spec, err) == -1 ||
+	    check_command(spec, limits, err) == -1)
 		return -1;
 	/* Nothing changes in spec until every check has passed, so that a
 	 * refused spec is returned as it came. */

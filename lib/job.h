@@ -159,6 +159,17 @@ void job_spec_clear(struct job_spec *spec);
 /* Deep copy; dst must be uninitialised or cleared. 0, or -1 (ENOMEM). */
 int job_spec_copy(struct job_spec *dst, const struct job_spec *src);
 
+/* The spec's strings as text (lib/text.h). Names (--name, --gpu-type,
+ * the topology level, the script's file name) and paths (--checkpoint-dir,
+ * --workdir) hold no control characters; env entries and command words
+ * are valid UTF-8 and may hold any (a multi-line value, `python -c`
+ * code), env KEYs being checked for their letters by job_spec_validate;
+ * the script is bytes without a NUL. Returns 0, or -1 with err
+ * (ERR_INVALID) naming the option: "--name: control character 0x0a at
+ * byte 4". job_spec_validate calls it first; the CLI calls it before it
+ * sends anything. */
+int job_spec_check_text(const struct job_spec *spec, struct cerr *err);
+
 /* Check a spec as submitted by role. A missing name is filled in from the
  * script's or the command's base name. Returns 0, or -1 with err set to
  * ERR_INVALID (or ERR_DENIED for a priority the role may not ask for)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "wire.h"
 
 void
@@ -137,6 +138,16 @@ wire_copy_str(char *dst, size_t len, const char *src)
 	snprintf(dst, len, "%s", src != NULL ? src : "");
 }
 
+/* A name or reason an agent reported, for tables and logs: copied, then
+ * any control character made '?' (a tab a space), and a character cut by
+ * the buffer's size made '?' too. */
+static void
+wire_copy_text(char *dst, size_t len, const char *src)
+{
+	wire_copy_str(dst, len, src);
+	text_sanitize(dst);
+}
+
 static Cohort__V1__Health
 wire_hl_to_pb(enum health_state h)
 {
@@ -216,7 +227,7 @@ wire_health_from_pb(const Cohort__V1__NodeHealth *pb, struct node_health *h,
 		return cerr_set(err, ERR_INVALID, "health lists %zu GPUs",
 		    pb->n_gpus);
 	h->health = wire_hl_from_pb(pb->health);
-	wire_copy_str(h->reason, sizeof(h->reason), pb->reason);
+	wire_copy_text(h->reason, sizeof(h->reason), pb->reason);
 	h->checked_ms = pb->checked_ms;
 	for (i = 0; i < pb->n_gpus; i++) {
 		if (pb->gpus[i]->index >= INV_MAX_GPUS)
@@ -224,7 +235,7 @@ wire_health_from_pb(const Cohort__V1__NodeHealth *pb, struct node_health *h,
 			    "%u out of range", pb->gpus[i]->index);
 		h->gpus[i].index = pb->gpus[i]->index;
 		h->gpus[i].health = wire_hl_from_pb(pb->gpus[i]->health);
-		wire_copy_str(h->gpus[i].reason, sizeof(h->gpus[i].reason),
+		wire_copy_text(h->gpus[i].reason, sizeof(h->gpus[i].reason),
 		    pb->gpus[i]->reason);
 	}
 	h->ngpus = (unsigned)pb->n_gpus;
@@ -434,7 +445,7 @@ wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
 		return cerr_set(err, ERR_INVALID,
 		    "inventory lists %zu GPUs; at most %d are supported",
 		    pb->n_gpus, INV_MAX_GPUS);
-	wire_copy_str(inv->source, sizeof(inv->source), pb->source);
+	wire_copy_text(inv->source, sizeof(inv->source), pb->source);
 	inv->ncpus = pb->ncpus;
 	inv->memory_mb = pb->memory_mb;
 	inv->ngpus = pb->n_gpus;
@@ -448,9 +459,9 @@ wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
 			return cerr_set(err, ERR_INVALID,
 			    "inventory: GPU %zu has index %u", i, g->index);
 		gi->index = g->index;
-		wire_copy_str(gi->uuid, sizeof(gi->uuid), g->uuid);
-		wire_copy_str(gi->model, sizeof(gi->model), g->model);
-		wire_copy_str(gi->pci_bus_id, sizeof(gi->pci_bus_id),
+		wire_copy_text(gi->uuid, sizeof(gi->uuid), g->uuid);
+		wire_copy_text(gi->model, sizeof(gi->model), g->model);
+		wire_copy_text(gi->pci_bus_id, sizeof(gi->pci_bus_id),
 		    g->pci_bus_id);
 		gi->memory_mb = g->memory_mb;
 		gi->numa_node = g->has_numa_node ? g->numa_node : -1;

@@ -67,6 +67,7 @@
 #include "daemon/agent/health.h"
 #include "daemon/agent/nvml.h"
 #include "lib/log.h"
+#include "lib/text.h"
 
 #define HEALTH_OUT_MAX (64 * 1024)	/* stdout kept from one run */
 #define HEALTH_XID_POLL_MS 1000		/* NVML events polled this often */
@@ -361,6 +362,11 @@ health_parse(const char *out, size_t len, int wait_status, unsigned ngpus,
 			reason_add(h->reason, "%s (and %u more bad lines)",
 			    first, bad - 1);
 	}
+	/* The check's own words, cut to size: sent as protobuf strings,
+	 * which must be text (lib/wirecheck.c), and shown in tables. */
+	text_sanitize(h->reason);
+	for (i = 0; i < h->ngpus; i++)
+		text_sanitize(h->gpus[i].reason);
 	return 0;
 }
 
@@ -440,6 +446,7 @@ health_update(struct health *hl)
 			snprintf(n->reason, sizeof(n->reason), "gpu %u FAILED%s"
 			    "%.*s", g->index, g->reason[0] ? ": " : "",
 			    HEALTH_REASON_MAX - 24, g->reason);
+			text_sanitize(n->reason);	/* a cut UTF-8 sequence */
 			break;
 		}
 	}

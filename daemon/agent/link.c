@@ -25,6 +25,7 @@
 #include "daemon/agent/link.h"
 #include "lib/frame.h"
 #include "lib/log.h"
+#include "lib/text.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
 
@@ -155,7 +156,8 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 		ts[i].wait_status = r[i].wait_status;
 		/* Copied: r goes before the message is packed. */
 		if (!r[i].running && r[i].why[0] != '\0') {
-			ts[i].why = strdup(r[i].why);
+			if ((ts[i].why = strdup(r[i].why)) != NULL)
+				text_sanitize(ts[i].why);	/* or refused */
 			ts[i].has_permanent = r[i].permanent;
 			ts[i].permanent = r[i].permanent;
 		}
@@ -419,6 +421,7 @@ link_task_exited(const struct task_report *r, void *arg)
 	struct link *l = arg;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__TaskExit te = COHORT__V1__TASK_EXIT__INIT;
+	char why[sizeof(r->why)];
 
 	if (l->state != LINK_READY)
 		return;
@@ -429,8 +432,12 @@ link_task_exited(const struct task_report *r, void *arg)
 	te.restart = r->restart;
 	te.rank = r->rank;
 	te.wait_status = r->wait_status;
+	/* A string that is not text would have the whole message refused
+	 * (lib/wirecheck.c): a cut UTF-8 sequence becomes '?'. */
 	if (r->why[0] != '\0') {
-		te.why = (char *)r->why;
+		snprintf(why, sizeof(why), "%s", r->why);
+		text_sanitize(why);
+		te.why = why;
 		te.has_permanent = r->permanent;
 		te.permanent = r->permanent;
 	}

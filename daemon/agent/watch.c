@@ -34,6 +34,7 @@
 
 #include "daemon/agent/watch.h"
 #include "lib/log.h"
+#include "lib/text.h"
 
 int
 watch_parse_latest(const char *buf, size_t len, uint64_t *step, char *path,
@@ -72,6 +73,10 @@ watch_parse_latest(const char *buf, size_t len, uint64_t *step, char *path,
 		goto bad;
 	memcpy(path, s, (size_t)(end - s));
 	path[end - s] = '\0';
+	/* Sent to the controller as a protobuf string and shown to people:
+	 * text without control characters, or no checkpoint at all. */
+	if (!text_utf8_valid(path) || text_control_at(path) != -1)
+		goto bad;
 	*step = v;
 	return 0;
 bad:

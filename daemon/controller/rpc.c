@@ -336,10 +336,18 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	struct rpc *rpc = arg;
 	const struct peer *p = conn_peer(c);
 	const struct rpc_handler *h = NULL;
-	const char *what = wire_body_name(env->body_case);
+	const char *what;
 	char text[160];
 	size_t i;
 
+	/* A string that is not text (lib/frame.c took the body away). */
+	if ((what = frame_refusal(env)) != NULL) {
+		log_info("conn %" PRIu64 " (%s): request refused: %s",
+		    conn_id(c), p->name, what);
+		rpc_error(rpc, c, env->id, ERR_INVALID, what, false);
+		return;
+	}
+	what = wire_body_name(env->body_case);
 	/* Answers to the controller's own commands come from agents. */
 	if (p->role == ROLE_AGENT && conn_hello_done(c) &&
 	    agentcmd_on_reply(rpc->agentcmd, conn_id(c), env))

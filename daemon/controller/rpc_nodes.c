@@ -11,6 +11,7 @@
 #include "daemon/sched/topo.h"
 #include "jobs.h"
 #include "lib/log.h"
+#include "lib/text.h"
 #include "lib/wire.h"
 #include "nodes.h"
 #include "rpc_int.h"
@@ -235,6 +236,12 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 	    strlen(req->drain->reason) > 200)) {
 		rpc_error(rpc, c, req->id, ERR_INVALID,
 		    "--reason: give a reason of 1 to 200 characters", false);
+		return;
+	}
+	/* Reasons are shown in tables and logs: one line, no escapes. */
+	if (drain && text_check_name("--reason", req->drain->reason,
+	    &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
 	for (i = 0; i < n; i++) {

@@ -1,5 +1,7 @@
-/* Fuzz target: bytes off the wire. A frame body is decoded as an
- * Envelope, and whatever it carries goes through the same conversions and
+/* Fuzz target: bytes off the wire. The string check (lib/wirecheck.c)
+ * walks them, the text checks read them; a frame body is decoded as an
+ * Envelope (refused exactly when the string check fails, and then with no
+ * body; accepted, every unpacked string valid UTF-8), and whatever it carries goes through the same conversions and
  * checks the controller and the CLI apply to it (a submitted spec through
  * wire_spec_from_pb and job_spec_validate, a registration's inventory and
  * health, a job in a reply); a decoded envelope must pack again, and
@@ -12,8 +14,76 @@
 
 #include "lib/frame.h"
 #include "lib/job.h"
+#include "lib/text.h"
 #include "lib/wire.h"
+#include "lib/wirecheck.h"
 #include "tests/fuzz/fuzz.h"
+
+/* Every string protobuf-c unpacked into msg (recursively) is valid UTF-8:
+ * true of anything frame_decode lets through, or the string check walked
+ * other fields than protobuf-c filled. */
+static void
+fuzz_strings_valid(const ProtobufCMessage *msg)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	const ProtobufCFieldDescriptor *f;
+	const char *base = (const char *)msg;
+	size_t i, k, n;
+	void *const *vals;
+
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_STRING &&
+		    f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)(base + f->quantifier_offset);
+			vals = *(void *const *const *)(base + f->offset);
+		} else {
+			n = 1;
+			vals = (void *const *)(base + f->offset);
+		}
+		for (k = 0; k < n; k++) {
+			if (vals[k] == NULL ||
+			    (f->type == PROTOBUF_C_TYPE_STRING &&
+			    vals[k] == f->default_value))
+				continue;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+				fuzz_strings_valid(vals[k]);
+			else if (!text_utf8_valid(vals[k]))
+				abort();
+		}
+	}
+}
+
+/* The text functions on the raw bytes: a sanitized copy is valid UTF-8
+ * with no control character but tab, and passes as a name once tabs are
+ * gone; the checks agree with it. */
+static void
+fuzz_text_checks(const uint8_t *data, size_t size)
+{
+	struct cerr err;
+	char *s;
+	size_t i;
+
+	if ((s = malloc(size + 1)) == NULL)
+		abort();
+	memcpy(s, data, size);
+	s[size] = '\0';
+	(void)text_check_name("fuzz", s, &err);
+	(void)text_check_utf8("fuzz", s, &err);
+	(void)text_sanitize(s);
+	for (i = 0; s[i] != '\0'; i++)
+		if (s[i] == '\t')
+			s[i] = ' ';
+	if (!text_utf8_valid(s) || text_control_at(s) != -1 ||
+	    text_check_name("fuzz", s, &err) != 0)
+		abort();
+	free(s);
+}
 
 static void
 fuzz_spec(const Cohort__V1__JobSpec *pb)
@@ -61,9 +131,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Cohort__V1__Envelope *env, *again;
 	uint8_t *frame, *frame2;
 	size_t len, len2, i;
+	char why[256];
+	int rc;
 
+	fuzz_text_checks(data, size);
+	rc = wirecheck_message(&cohort__v1__envelope__descriptor, data, size,
+	    why, sizeof(why));
+	if (rc == -1 && strlen(why) == 0)
+		abort();	/* a refusal always says why */
 	if ((env = frame_decode(data, size)) == NULL)
 		return 0;
+	/* Refused exactly when the check fails (or a peer sent the reserved
+	 * field), and then without a body; accepted, every string is text. */
+	if (frame_refusal(env) != NULL) {
+		if (env->body_case != COHORT__V1__ENVELOPE__BODY__NOT_SET)
+			abort();
+	} else {
+		if (rc != 0)
+			abort();
+		fuzz_strings_valid(&env->base);
+	}
 	switch (env->body_case) {
 	case COHORT__V1__ENVELOPE__BODY_SUBMIT:
 		fuzz_spec(env->submit->spec);

@@ -42,6 +42,21 @@ file in proto/.
         flood-register:N              RegisterRequest listing N of them
         listen                        only wait --quiet seconds
 
+  pyclient.py send TYPE [--json BODY] [--no-hello] [--register] [--probe]
+                   [--replace OLD=NEW]... [--wait S]
+      sends one Envelope whose body is TYPE (the oneof field's name:
+      cancel, get_job, task_exit, launch_reply, ...) filled from BODY
+      (JSON, protobuf field names); prints one word: the reply's body
+      name (e.g. "cancel_reply"), the error code (e.g. "ERROR_DENIED"),
+      "none" (nothing came back for it), or "closed". --register first
+      registers the connection as the node named by the certificate (for
+      agent messages that need it); --probe follows the request with a
+      Hello, so that a request without a reply (heartbeat) reads "none"
+      as soon as the Hello is answered; --replace patches the encoded
+      request's bytes (Python escapes, e.g. 'XX=\x00X') to send what
+      protobuf libraries refuse to write. Exit status 0 when a word was
+      printed.
+
 Exit status: 0 ok, 1 the controller refused (an Error reply), 2 usage,
 3 cannot connect or authenticate.
 """
@@ -430,6 +445,75 @@ def cmd_agent(pb, args):
     c.close()
 
 
+def _unescape(s):
+    import codecs
+    return codecs.escape_decode(s.encode())[0]
+
+
+def cmd_send(pb, args):
+    from google.protobuf import json_format
+    c = connect(pb, args, hello=False)
+    identity = None
+    if not args.no_hello:
+        rep = c.hello()
+        if rep.WhichOneof("body") != "hello_reply":
+            print(pb.ErrorCode.Name(rep.error.code) if rep.WhichOneof("body") == "error"
+                  else "closed")
+            return
+        identity = rep.hello_reply.identity
+    if args.register:
+        reg = pb.Envelope()
+        reg.register.name = identity or ""
+        reg.register.inventory.source = "simulated"
+        rep = c.call(reg)
+        if rep.WhichOneof("body") != "register_reply":
+            die(1, "send: --register failed: %s" % rep)
+    env = pb.Envelope()
+    if args.type not in pb.Envelope.DESCRIPTOR.fields_by_name or args.type == "id":
+        die(2, f"send: unknown body type '{args.type}'")
+    body = getattr(env, args.type)
+    body.SetInParent()
+    if args.json:
+        json_format.ParseDict(__import__("json").loads(args.json), body)
+    env.id = c.next_id
+    c.next_id += 1
+    data = env.SerializePartialToString()
+    for r in args.replace or []:
+        old, sep, new = r.partition("=")
+        if not sep or _unescape(old) not in data:
+            die(2, f"send: --replace {r}: not in the encoded request")
+        data = data.replace(_unescape(old), _unescape(new), 1)
+    c.send_bytes(struct.pack(">I", len(data)) + data)
+    probe = None
+    if args.probe:
+        penv = pb.Envelope()
+        penv.hello.major = 1
+        penv.hello.minor = 0
+        probe = c.send(penv)
+    c.sock.settimeout(args.wait)
+    word = "none"
+    while True:
+        try:
+            rep = c.recv()
+        except (socket.timeout, TimeoutError):
+            break
+        if rep is None:
+            word = "closed"
+            break
+        kind = rep.WhichOneof("body")
+        if kind == "error" and rep.id in (env.id, 0):
+            word = pb.ErrorCode.Name(rep.error.code)
+            print(f"{PROG}: error text: {rep.error.text}", file=sys.stderr)
+            break
+        if rep.id == env.id:
+            word = kind or "empty"
+            break
+        if probe is not None and rep.id == probe:
+            break   # answered after the request: it had no reply
+    print(word)
+    c.close()
+
+
 def main():
     ap = argparse.ArgumentParser(prog=PROG, description="independent Cohort client")
     ap.add_argument("--server")
@@ -474,10 +558,20 @@ def main():
                    help="seconds to wait for what a step causes")
     a.add_argument("steps", nargs="+")
 
+    x = sub.add_parser("send")
+    x.add_argument("type")
+    x.add_argument("--json")
+    x.add_argument("--no-hello", dest="no_hello", action="store_true")
+    x.add_argument("--register", action="store_true")
+    x.add_argument("--probe", action="store_true")
+    x.add_argument("--replace", action="append")
+    x.add_argument("--wait", type=float, default=5.0,
+                   help="seconds to wait for the reply")
+
     args = ap.parse_args()
     pb = load_pb2(args.proto_dir)
     {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw,
-     "agent": cmd_agent}[args.command](pb, args)
+     "agent": cmd_agent, "send": cmd_send}[args.command](pb, args)
 
 
 if __name__ == "__main__":

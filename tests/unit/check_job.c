@@ -468,7 +468,7 @@ MUT(argv0_path, set_str(&s->argv[0], "/opt/bin/train.sh"))
 MUT(argv0_dir, set_str(&s->argv[0], "tools/run/"))
 MUT(argv0_root, set_str(&s->argv[0], "/"))
 MUT(argv0_plain, set_str(&s->argv[0], "torchrun"))
-MUT(argv0_ctrl, set_str(&s->argv[0], "a\tb\xff"))
+MUT(argv0_ctrl, set_str(&s->argv[0], "a\tb\x01"))	/* argv is free text */
 MUT(argv0_long, set_rep(&s->argv[0], "/bin/", 'z', 300))
 MUT(argv0_long_utf8, {
 	/* 127 ASCII bytes then a 2-byte character: the cut must not split
