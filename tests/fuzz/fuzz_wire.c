@@ -18,7 +18,7 @@
 static void
 fuzz_spec(const Cohort__V1__JobSpec *pb)
 {
-	struct job_limits lim = { JOB_SCRIPT_DEFAULT_MAX };
+	struct job_limits lim = { .script_max = JOB_SCRIPT_DEFAULT_MAX };
 	struct job_spec spec;
 	struct cerr err;
 
