@@ -157,9 +157,9 @@ quota_submit_check(struct quota *q, const char *user, int64_t now_ms,
 		return 0;
 	q->st.refused_rate++;
 	wait_ms = (QUOTA_MILLI - u->tokens + q->o.rate - 1) / q->o.rate;
-	return cerr_set(err, ERR_LIMIT, "%s is submitting faster than %u jobs "
-	    "a second (bursts of up to %u; submit_rate, submit_burst); retry "
-	    "in %llu ms", user, q->o.rate, q->o.burst,
+	return cerr_set(err, ERR_LIMIT, "%s submits faster than the limit of "
+	    "%u per second (in bursts of up to %u; submit_rate, "
+	    "submit_burst); retry in %llu ms", user, q->o.rate, q->o.burst,
 	    (unsigned long long)wait_ms);
 }
 

@@ -38,7 +38,7 @@ START_TEST(test_bucket_burst_then_rate)
 	ck_assert_int_eq(quota_submit_check(q, "alice", now, &err), -1);
 	ck_assert_int_eq(err.code, ERR_LIMIT);
 	ck_assert_msg(strstr(err.text, "alice") != NULL &&
-	    strstr(err.text, "10 jobs a second") != NULL &&
+	    strstr(err.text, "limit of 10 per second") != NULL &&
 	    strstr(err.text, "retry in 100 ms") != NULL, "%s", err.text);
 	/* Another user has a bucket of their own. */
 	ck_assert_int_eq(quota_submit_check(q, "bob", now, &err), 0);
