@@ -371,7 +371,7 @@ rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	struct events_acc a = { 0 };
 	Cohort__V1__Event **ptrs = NULL;
 	struct cerr err;
-	size_t i, limit;
+	size_t i, limit, bytes = 0;
 
 	cerr_clear(&err);
 	limit = rpc_page_max(rpc, er->has_limit, er->limit);
@@ -388,12 +388,19 @@ rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		    err.code != ERR_NONE ? err.text : "out of memory", false);
 		goto out;
 	}
-	for (i = 0; i < a.n; i++)
-		ptrs[i] = &a.ev[i];
-	rep.n_events = a.n > limit ? limit : a.n;
-	rep.events = ptrs;
 	rep.has_has_more = 1;
 	rep.has_more = a.n > limit;
+	/* A page also stops at a few MiB (details can be long). */
+	for (i = 0; i < a.n && i < limit; i++) {
+		bytes += protobuf_c_message_get_packed_size(&a.ev[i].base);
+		if (i > 0 && bytes > RPC_PAGE_BYTES) {
+			rep.has_more = true;
+			break;
+		}
+		ptrs[i] = &a.ev[i];
+	}
+	rep.n_events = i;
+	rep.events = ptrs;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY;
 	env.events_reply = &rep;
