@@ -20,9 +20,10 @@
 #include "lib/frame.h"
 
 #define EVENTS_POLL_MS 500
-/* Events asked for per request: well under the controller's cap
- * (10000), so that a page of long details stays far from the frame
- * size limit. A full page means there may be more. */
+/* Events asked for per request, so that a page of long details stays
+ * far from the frame size limit. The controller may cap it lower (its
+ * page_size): has_more in the reply says whether more follow (a
+ * controller without it: a full page means there may be more). */
 #define EVENTS_PAGE 1000
 /* --follow rides out a controller restart this long. */
 #define EVENTS_RECONNECT_MS 60000
@@ -255,7 +256,9 @@ events_fetch(struct cconn *c, const struct events_opts *o,
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__EventsRequest er = COHORT__V1__EVENTS_REQUEST__INIT;
 	const Cohort__V1__EventsReply *r;
+	int64_t before;
 	size_t i, n;
+	bool more;
 	int rc;
 
 	*transport = false;
@@ -282,6 +285,9 @@ events_fetch(struct cconn *c, const struct events_opts *o,
 		}
 		r = rep->events_reply;
 		n = r->n_events;
+		more = r->has_has_more ? r->has_more && n > 0 :
+		    n == EVENTS_PAGE;
+		before = *after_id;
 		for (i = 0; i < n; i++) {
 			/* Ids only grow; one that does not is not printed,
 			 * so a confused reply cannot loop forever. */
@@ -302,7 +308,9 @@ events_fetch(struct cconn *c, const struct events_opts *o,
 				    "events: %s", strerror(errno));
 			return EXIT_FAILED;
 		}
-	} while (n == EVENTS_PAGE && !events_interrupted);
+		/* A page that brought nothing new ends it: no loop on a
+		 * confused reply. */
+	} while (more && *after_id > before && !events_interrupted);
 	return EXIT_OK;
 }
 

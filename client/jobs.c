@@ -161,48 +161,97 @@ jobs_row(struct output_table *t, const struct job *j)
 	return rc;
 }
 
-/* Print the listing as a table or as {"jobs": [...]}. */
+/* The listing being built, page by page: a table or a JSON array. */
+struct jobs_out {
+	bool json;
+	struct output_table *t;
+	json_t *arr;
+};
+
+/* Add one page's jobs; those at or below after_id (which a correct
+ * controller never sends again) are skipped, so no job shows twice.
+ * *last is the highest id added. 0, or an exit code after printing why. */
 static int
-jobs_print(const Cohort__V1__ListJobsReply *r, bool json)
+jobs_add_page(struct jobs_out *o, const Cohort__V1__ListJobsReply *r,
+    uint64_t after_id, uint64_t *last)
 {
-	static const char *const head[11] = { "JOBID", "NAME", "USER",
-	    "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
-	    "NODELIST", "REASON" };
-	struct output_table *t = NULL;
-	json_t *arr = NULL;
 	struct job *j;
 	size_t i;
-	int rc = EXIT_FAILED;
+	int bad;
 
-	if (json ? (arr = json_array()) == NULL :
-	    (t = output_table_new(11, head)) == NULL)
-		goto nomem;
 	for (i = 0; i < r->n_jobs; i++) {
+		if (r->jobs[i]->id <= after_id || r->jobs[i]->id <= *last)
+			continue;
 		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
-			goto out;
-		if (json ? json_array_append_new(arr, output_job_json(j)) :
-		    jobs_row(t, j)) {
-			job_free(j);
-			goto nomem;
-		}
+			return EXIT_FAILED;
+		bad = o->json ? json_array_append_new(o->arr,
+		    output_job_json(j)) : jobs_row(o->t, j);
+		*last = j->id;
 		job_free(j);
+		if (bad) {
+			output_error("jobs: out of memory");
+			return EXIT_FAILED;
+		}
 	}
-	rc = output_listing(json, "jobs", arr, t);
-	arr = NULL;
-	goto out;
-nomem:
-	output_error("jobs: out of memory");
-out:
-	json_decref(arr);
-	output_table_free(t);
-	return rc;
+	return 0;
 }
+
+/* Ask for every page of the listing lj on one connection and add them
+ * to o. EXIT_OK, or an exit code after printing why. */
+static int
+jobs_fetch(struct cconn *c, Cohort__V1__ListJobsRequest *lj,
+    struct jobs_out *o)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	const Cohort__V1__ListJobsReply *r;
+	struct cerr err;
+	uint64_t last = 0;
+	bool more;
+	int rc;
+
+	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS;
+	req.list_jobs = lj;
+	lj->has_after_id = 1;
+	lj->after_id = 0;
+	do {
+		cerr_clear(&err);
+		if ((rep = cconn_call(c, &req, &err)) == NULL)
+			return output_call_error(&err);
+		if (rep->body_case !=
+		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY) {
+			rc = output_reply_error("jobs", rep);
+			frame_free(rep);
+			return rc;
+		}
+		r = rep->list_jobs_reply;
+		rc = jobs_add_page(o, r, lj->after_id, &last);
+		/* A controller without pages sends everything at once. */
+		more = r->has_has_more && r->has_more;
+		if (more && r->has_next_after && r->next_after > last)
+			last = r->next_after;
+		frame_free(rep);
+		if (rc != 0)
+			return rc;
+		if (more && last <= lj->after_id) {
+			output_error("jobs: the controller's pages do not "
+			    "advance (after job %" PRIu64 ")", lj->after_id);
+			return EXIT_FAILED;
+		}
+		lj->after_id = last;
+	} while (more);
+	return EXIT_OK;
+}
+
+static const char *const jobs_head[11] = { "JOBID", "NAME", "USER",
+    "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
+    "NODELIST", "REASON" };
 
 int
 cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 {
-	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	struct jobs_out o;
+	struct cconn *c;
 	struct jobs_flags f;
 	enum job_state st;
 	int rc;
@@ -232,24 +281,46 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 	lj.has_all = 1;
 	lj.all = f.all;
 	lj.user = (char *)f.user;
-	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS;
-	req.list_jobs = &lj;
-	if ((rc = output_request("jobs", opts, &f.conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY, &rep)) != EXIT_OK)
-		return rc;
-	rc = jobs_print(rep->list_jobs_reply, f.json);
-	frame_free(rep);
+	memset(&o, 0, sizeof(o));
+	o.json = f.json;
+	if (f.json ? (o.arr = json_array()) == NULL :
+	    (o.t = output_table_new(11, jobs_head)) == NULL) {
+		output_error("jobs: out of memory");
+		return EXIT_FAILED;
+	}
+	if ((rc = output_connect(opts, &f.conn, &c)) == EXIT_OK) {
+		rc = jobs_fetch(c, &lj, &o);
+		cconn_close(c);
+	}
+	if (rc == EXIT_OK) {
+		rc = output_listing(o.json, "jobs", o.arr, o.t);
+		o.arr = NULL;
+	}
+	json_decref(o.arr);
+	output_table_free(o.t);
 	return rc;
 }
+
+/* What stands for what the controller withheld from another user. */
+#define JOBS_PRIVATE "(private: shown to its owner and admins)"
 
 /* What runs: the command, or the script and its arguments, each as a
  * line a shell would split back into the same words. */
 static int
-show_command(struct output_table *t, const struct job_spec *s)
+show_command(struct output_table *t, const struct job *j)
 {
+	const struct job_spec *s = &j->spec;
 	char *q;
 	int rc;
 
+	if (j->redacted) {
+		if (j->spec.script_name != NULL &&
+		    output_fields_addf(t, "Script", "%s",
+		    j->spec.script_name) == -1)
+			return -1;
+		return output_fields_addf(t, j->spec.script_name != NULL ?
+		    "Arguments" : "Command", "%s", JOBS_PRIVATE);
+	}
 	if ((q = output_shell_quote(s->argv, s->argc)) == NULL)
 		return -1;
 	if (s->script != NULL)
@@ -263,7 +334,7 @@ show_command(struct output_table *t, const struct job_spec *s)
 }
 
 static int
-show_spec(struct output_table *t, const struct job_spec *s)
+show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 {
 	char b1[32], b2[32], *env;
 	int rc;
@@ -295,7 +366,8 @@ show_spec(struct output_table *t, const struct job_spec *s)
 	    "off", b2, sizeof(b2)));
 	rc |= output_fields_addf(t, "Working dir", "%s", s->workdir ? s->workdir :
 	    "(home directory)");
-	rc |= output_fields_addf(t, "Environment", "%s", s->nenv ? env : "-");
+	rc |= output_fields_addf(t, "Environment", "%s", redacted ?
+	    JOBS_PRIVATE : s->nenv ? env : "-");
 	free(env);
 	return rc;
 }
@@ -374,8 +446,8 @@ show_print(const struct job *j)
 	rc |= output_fields_addf(t, "State", "%s", job_state_name(j->state));
 	rc |= output_fields_addf(t, "Reason", "%s", j->reason && j->reason[0] ?
 	    j->reason : "-");
-	rc |= show_command(t, &j->spec);
-	rc |= show_spec(t, &j->spec);
+	rc |= show_command(t, j);
+	rc |= show_spec(t, &j->spec, j->redacted);
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
 	if (j->has_exit)

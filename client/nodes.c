@@ -335,49 +335,95 @@ nodes_row(struct output_table *t, const struct cnode *n)
 	return rc;
 }
 
-/* Print the listing as a table or as {"nodes": [...]}. */
-static int
-nodes_print(const Cohort__V1__ListNodesReply *r, bool json)
-{
-	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
-	    "GPUS", "MODEL", "SWITCH", "REASON" };
-	struct output_table *t = NULL;
-	struct cnode *n;
-	json_t *arr = NULL;
-	size_t i;
-	int rc = EXIT_FAILED;
+/* The listing being built, page by page: a table or a JSON array. */
+struct nodes_out {
+	bool json;
+	struct output_table *t;
+	json_t *arr;
+	struct cnode *n;	/* an inventory is large: one serves each row */
+	char last[PEER_NAME_MAX + 1];	/* the last name added */
+};
 
-	/* An inventory is large; one serves every row in turn. */
-	if ((n = malloc(sizeof(*n))) == NULL)
-		goto nomem;
-	if (json ? (arr = json_array()) == NULL :
-	    (t = output_table_new(7, head)) == NULL)
-		goto nomem;
+/* Add one page's nodes; any that does not sort after the last one added
+ * (which a correct controller never sends) is skipped, so no node shows
+ * twice. 0, or an exit code after printing why. */
+static int
+nodes_add_page(struct nodes_out *o, const Cohort__V1__ListNodesReply *r)
+{
+	const Cohort__V1__Node *pb;
+	size_t i;
+
 	for (i = 0; i < r->n_nodes; i++) {
-		if (cnode_read("nodes", r->nodes[i], n) == -1)
-			goto out;
-		if (json ? json_array_append_new(arr, node_json(n, false)) :
-		    nodes_row(t, n))
-			goto nomem;
+		pb = r->nodes[i];
+		if (strlen(pb->name) > PEER_NAME_MAX) {
+			output_error("nodes: the controller sent a node name "
+			    "of %zu bytes", strlen(pb->name));
+			return EXIT_FAILED;
+		}
+		if (o->last[0] != '\0' && strcmp(pb->name, o->last) <= 0)
+			continue;
+		if (cnode_read("nodes", pb, o->n) == -1)
+			return EXIT_FAILED;
+		if (o->json ? json_array_append_new(o->arr,
+		    node_json(o->n, false)) : nodes_row(o->t, o->n)) {
+			output_error("nodes: out of memory");
+			return EXIT_FAILED;
+		}
+		snprintf(o->last, sizeof(o->last), "%s", pb->name);
 	}
-	rc = output_listing(json, "nodes", arr, t);
-	arr = NULL;
-	goto out;
-nomem:
-	output_error("nodes: out of memory");
-out:
-	json_decref(arr);
-	output_table_free(t);
-	free(n);
-	return rc;
+	return 0;
+}
+
+/* Every page of the node listing on one connection, into o. EXIT_OK, or
+ * an exit code after printing why. */
+static int
+nodes_fetch(struct cconn *c, struct nodes_out *o)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__ListNodesRequest ln = COHORT__V1__LIST_NODES_REQUEST__INIT;
+	char after[PEER_NAME_MAX + 1] = "";
+	struct cerr err;
+	bool more;
+	int rc;
+
+	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES;
+	req.list_nodes = &ln;
+	do {
+		ln.after_name = after[0] != '\0' ? after : NULL;
+		cerr_clear(&err);
+		if ((rep = cconn_call(c, &req, &err)) == NULL)
+			return output_call_error(&err);
+		if (rep->body_case !=
+		    COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY) {
+			rc = output_reply_error("nodes", rep);
+			frame_free(rep);
+			return rc;
+		}
+		rc = nodes_add_page(o, rep->list_nodes_reply);
+		/* A controller without pages sends every node at once. */
+		more = rep->list_nodes_reply->has_has_more &&
+		    rep->list_nodes_reply->has_more;
+		frame_free(rep);
+		if (rc != 0)
+			return rc;
+		if (more && strcmp(o->last, after) <= 0) {
+			output_error("nodes: the controller's pages do not "
+			    "advance (after node '%s')", after);
+			return EXIT_FAILED;
+		}
+		memcpy(after, o->last, sizeof(after));
+	} while (more);
+	return EXIT_OK;
 }
 
 int
 cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 {
-	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
-	Cohort__V1__ListNodesRequest ln = COHORT__V1__LIST_NODES_REQUEST__INIT;
+	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
+	    "GPUS", "MODEL", "SWITCH", "REASON" };
 	struct output_conn_flags conn;
+	struct nodes_out o;
+	struct cconn *c;
 	bool json;
 	int rc;
 
@@ -392,13 +438,27 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 		    "nodes --help)", argv[optind]);
 		return EXIT_USAGE;
 	}
-	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES;
-	req.list_nodes = &ln;
-	if ((rc = output_request("nodes", opts, &conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY, &rep)) != EXIT_OK)
-		return rc;
-	rc = nodes_print(rep->list_nodes_reply, json);
-	frame_free(rep);
+	memset(&o, 0, sizeof(o));
+	o.json = json;
+	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
+	    (json ? (o.arr = json_array()) == NULL :
+	    (o.t = output_table_new(7, head)) == NULL)) {
+		output_error("nodes: out of memory");
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	if ((rc = output_connect(opts, &conn, &c)) == EXIT_OK) {
+		rc = nodes_fetch(c, &o);
+		cconn_close(c);
+	}
+	if (rc == EXIT_OK) {
+		rc = output_listing(json, "nodes", o.arr, o.t);
+		o.arr = NULL;
+	}
+out:
+	json_decref(o.arr);
+	output_table_free(o.t);
+	free(o.n);
 	return rc;
 }
 

@@ -645,7 +645,10 @@ output_job_json(const struct job *job)
 	    json_object_set_new(doc, "last_restart",
 	    json_time(job->last_restart_ms)) == -1 ||
 	    json_object_set_new(doc, "lost_work_s",
-	    json_real((double)job->lost_work_ms / 1000)) == -1) {
+	    json_real((double)job->lost_work_ms / 1000)) == -1 ||
+	    /* env, argv (and the script) withheld: another user's job. */
+	    json_object_set_new(doc, "private", json_boolean(job->redacted)) ==
+	    -1) {
 		json_decref(doc);
 		return NULL;
 	}

@@ -145,11 +145,18 @@ struct job {
 	 * once the job runs. */
 	int64_t backoff_ms;
 	int64_t not_before_ms;
+	/* As received by a client: the controller withheld env, argv and
+	 * the script (private data of another user). */
+	bool redacted;
 };
 
 /* Limits that come from the controller's configuration. */
 struct job_limits {
 	size_t script_max;	/* bytes */
+	/* Per user (daemon/controller/quota.h); 0: no limit. */
+	uint32_t max_pending_per_user;	/* jobs PENDING or RESTARTING */
+	uint32_t submit_rate;		/* submits per second */
+	uint32_t submit_burst;		/* the rate's bucket */
 };
 
 /* Set every field to its default (an empty command). */

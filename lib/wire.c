@@ -346,6 +346,23 @@ wire_job_pb_release(Cohort__V1__Job *pb)
 	pb->n_placement = 0;
 }
 
+void
+wire_job_redact(Cohort__V1__Job *pb)
+{
+	Cohort__V1__JobSpec *s = pb->spec;
+
+	/* The spec borrows from the job: dropping the pointers is enough. */
+	s->n_env = 0;
+	s->env = NULL;
+	s->n_argv = 0;
+	s->argv = NULL;
+	s->has_script = 0;
+	s->script.data = NULL;
+	s->script.len = 0;
+	pb->has_redacted = 1;
+	pb->redacted = 1;
+}
+
 static int
 wire_placement_from_pb(const Cohort__V1__Job *pb, struct job *job,
     struct cerr *err)
@@ -519,6 +536,7 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->last_failure_ms = pb->last_failure_ms;
 	job->last_restart_ms = pb->last_restart_ms;
 	job->lost_work_ms = pb->lost_work_ms;
+	job->redacted = pb->has_redacted && pb->redacted;
 	return job;
 fail:
 	job_free(job);

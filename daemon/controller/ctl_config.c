@@ -32,6 +32,13 @@
 #define CTL_DEFAULT_MAX_SCRIPT (1u << 20)
 #define CTL_MIN_MAX_SCRIPT (1u << 10)
 #define CTL_MAX_MAX_SCRIPT (64u << 20)
+/* [tenants]: defaults far above what a person or the test suite
+ * submits, low enough that one user cannot fill the controller. */
+#define CTL_DEFAULT_MAX_PENDING 10000
+#define CTL_DEFAULT_SUBMIT_RATE 100
+#define CTL_DEFAULT_SUBMIT_BURST 1000
+#define CTL_DEFAULT_PAGE_SIZE 1000
+#define CTL_MAX_PAGE_SIZE 10000
 /* Durations: "500ms" for the timers tests shorten, up to a year. */
 #define CTL_MIN_MS 100ULL
 #define CTL_MAX_MS (366ULL * 86400 * 1000)
@@ -51,6 +58,8 @@ static int ctl_set_accept_unknown(const struct conf_ctx *,
 
 /* The most names a nodes = hostlist may expand to. */
 #define CTL_NODES_MAX 100000
+static int ctl_set_private_data(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -93,6 +102,13 @@ static const struct conf_key ctl_keys[] = {
 	    CTL_MAX_MAX_CONNECTIONS),
 	NUMKEY("limits", max_script, conf_key_size, CTL_MIN_MAX_SCRIPT,
 	    CTL_MAX_MAX_SCRIPT),
+	/* [tenants]: per-user limits, listing pages, private data. */
+	NUMKEY("tenants", max_pending_per_user, conf_key_uint, 0, 100000000),
+	NUMKEY("tenants", submit_rate, conf_key_uint, 0, 1000000),
+	NUMKEY("tenants", submit_burst, conf_key_uint, 1, 100000000),
+	NUMKEY("tenants", page_size, conf_key_uint, 1, CTL_MAX_PAGE_SIZE),
+	{ .section = "tenants", .name = "private_data",
+	  .set = ctl_set_private_data },
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 
@@ -111,6 +127,11 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;
 	cfg->queue_order = SCHED_ORDER_ESTIMATE;
 	cfg->queue_aging = SCHED_DEFAULT_AGING;
+	cfg->max_pending_per_user = CTL_DEFAULT_MAX_PENDING;
+	cfg->submit_rate = CTL_DEFAULT_SUBMIT_RATE;
+	cfg->submit_burst = CTL_DEFAULT_SUBMIT_BURST;
+	cfg->page_size = CTL_DEFAULT_PAGE_SIZE;
+	cfg->private_data = true;
 }
 
 void
@@ -254,6 +275,15 @@ ctl_set_accept_unknown(const struct conf_ctx *c, const struct conf_key *k,
 		return cerr_set(err, ERR_INVALID, "'%s' is not yes or no",
 		    value);
 	return 0;
+}
+
+static int
+ctl_set_private_data(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	return conf_parse_bool(value, &cfg->private_data, err);
 }
 
 int

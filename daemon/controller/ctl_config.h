@@ -31,6 +31,13 @@
  *   max_frame = 4M              largest frame accepted (bytes, K/M/G)
  *   max_connections = 1024
  *   max_script = 1M             largest batch script accepted
+ *   [tenants]                   what one user may do to the others
+ *   max_pending_per_user = 10000  jobs waiting per user (0: no limit)
+ *   submit_rate = 100           submits per second per user (0: none)
+ *   submit_burst = 1000         submits in a burst above the rate
+ *   page_size = 1000            jobs, nodes or events per listing reply
+ *   private_data = yes          env, scripts, argv and logs only to the
+ *                               owner and admins
  */
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
@@ -68,6 +75,12 @@ struct ctl_config {
 	char **nodes;			/* sorted, no duplicates; or NULL */
 	size_t nnodes;
 	bool accept_unknown_nodes;
+	/* [tenants] */
+	uint32_t max_pending_per_user;	/* 0: no limit */
+	uint32_t submit_rate;		/* per second; 0: no limit */
+	uint32_t submit_burst;
+	uint32_t page_size;		/* listing replies */
+	bool private_data;
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -16,6 +16,7 @@
 #include "jobs.h"
 #include "lib/log.h"
 #include "nodes.h"
+#include "quota.h"
 #include "server.h"
 #include "txq.h"
 
@@ -156,6 +157,22 @@ http_sched(struct http *h, struct evbuffer *b)
 	    server_conn_count(h->src.server));
 }
 
+/* Refusals by limit kind only: a label per user would let one user grow
+ * the exposition without bound. */
+static void
+http_limits(struct http *h, struct evbuffer *b)
+{
+	struct quota_stats st;
+
+	jobs_quota_stats(h->src.jobs, &st);
+	metric_head(b, "cohort_submits_refused_total", "counter",
+	    "Submits refused by a per-user limit (ERROR_LIMIT).");
+	evbuffer_add_printf(b, "cohort_submits_refused_total{limit=\"pending\"}"
+	    " %llu\ncohort_submits_refused_total{limit=\"rate\"} %llu\n",
+	    (unsigned long long)st.refused_pending,
+	    (unsigned long long)st.refused_rate);
+}
+
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
@@ -178,6 +195,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	http_jobs(h, b);
 	http_nodes(h, b);
 	http_sched(h, b);
+	http_limits(h, b);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", b);

@@ -9,6 +9,7 @@
 
 #include "jobs.h"
 #include "lib/log.h"
+#include "quota.h"
 #include "store.h"
 #include "txq.h"
 
@@ -29,6 +30,7 @@ struct jobs {
 	size_t nruns;
 	struct txq *q;
 	struct job_limits limits;
+	struct quota *quota;	/* per-user waiting jobs and submit rate */
 	struct job **tab;	/* sorted by id: ids only grow */
 	size_t n;
 	size_t cap;
@@ -77,6 +79,14 @@ jobs_drop(struct jobs *js)
 	free(js->runs);
 	js->runs = NULL;
 	js->nruns = 0;
+}
+
+/* Jobs that count toward a user's max_pending_per_user: those waiting
+ * for a start (a launching job is still PENDING). */
+static bool
+jobs_waiting(enum job_state s)
+{
+	return s == JOB_PENDING || s == JOB_RESTARTING;
 }
 
 bool
@@ -161,12 +171,27 @@ jobs_load_runs(struct jobs *js, struct cerr *err)
 	return 0;
 }
 
+/* Count every user's waiting jobs afresh (at load): from here on each
+ * state change keeps the counts. */
+static int
+jobs_count_waiting(struct jobs *js, struct cerr *err)
+{
+	size_t i;
+
+	quota_pending_reset(js->quota);
+	for (i = 0; i < js->n; i++)
+		if (jobs_waiting(js->tab[i]->state) &&
+		    quota_pending_add(js->quota, js->tab[i]->user, 1) == -1)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
 int
 jobs_reload(struct jobs *js, struct cerr *err)
 {
 	jobs_drop(js);
 	if (store_jobs_load(js->st, jobs_load_cb, js, err) == -1 ||
-	    jobs_load_runs(js, err) == -1)
+	    jobs_load_runs(js, err) == -1 || jobs_count_waiting(js, err) == -1)
 		return -1;
 	return store_max_job_id(js->st, &js->last_id, err);
 }
@@ -184,6 +209,14 @@ jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
 	js->st = st;
 	js->q = q;
 	js->limits = *limits;
+	if ((js->quota = quota_create(&(struct quota_opts){
+	    .max_pending = limits->max_pending_per_user,
+	    .rate = limits->submit_rate,
+	    .burst = limits->submit_burst })) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		jobs_destroy(js);
+		return NULL;
+	}
 	if (jobs_reload(js, err) == -1) {
 		jobs_destroy(js);
 		return NULL;
@@ -197,6 +230,7 @@ jobs_destroy(struct jobs *js)
 	if (js == NULL)
 		return;
 	jobs_drop(js);
+	quota_destroy(js->quota);
 	free(js->tab);
 	free(js);
 }
@@ -258,7 +292,10 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	char detail[256];
 
 	cerr_clear(err);
-	if (job_spec_validate(spec, who->role, &js->limits, err) == -1) {
+	/* Admins are held to the same limits: they submit as themselves,
+	 * and a runaway script is as likely from them. */
+	if (job_spec_validate(spec, who->role, &js->limits, err) == -1 ||
+	    quota_submit_check(js->quota, who->name, now_ms, err) == -1) {
 		job_spec_clear(spec);
 		return -1;
 	}
@@ -286,6 +323,9 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 		return -1;
 	}
 	js->last_id = job->id;
+	/* The entry exists since quota_submit_check: this cannot fail. */
+	quota_pending_add(js->quota, job->user, 1);
+	quota_submit_take(js->quota, job->user, now_ms);
 	*id = job->id;
 	log_info("job %" PRIu64 ": submitted by %s (%s)", job->id, who->name,
 	    job->spec.name);
@@ -359,6 +399,10 @@ jobs_transition(struct jobs *js, struct job *job, enum job_state state,
 	free(job->reason);
 	if (next_place != NULL)
 		free(job->place);
+	/* The owner has an entry since the job was submitted or loaded. */
+	if (jobs_waiting(job->state) != jobs_waiting(state))
+		quota_pending_add(js->quota, job->user,
+		    jobs_waiting(state) ? 1 : -1);
 	*job = next;
 	if (!jobs_is_active(job))
 		jobs_run_drop(js, job->id);
@@ -770,6 +814,44 @@ jobs_active(const struct jobs *js, size_t *n)
 	return out;
 }
 
+static bool
+jobs_match(const struct job *job, const struct jobs_filter *f)
+{
+	if (!f->all && !f->has_state && job_state_is_final(job->state))
+		return false;
+	if (f->has_state && job->state != f->state)
+		return false;
+	return f->user == NULL || strcmp(job->user, f->user) == 0;
+}
+
+size_t
+jobs_page(const struct jobs *js, const struct jobs_filter *f,
+    uint64_t after_id, const struct job **out, size_t max, bool *more)
+{
+	size_t lo = 0, hi = js->n, mid, n = 0;
+
+	/* The table is in id order: start past after_id, stop one match
+	 * after the page is full. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (js->tab[mid]->id <= after_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*more = false;
+	for (; lo < js->n; lo++) {
+		if (!jobs_match(js->tab[lo], f))
+			continue;
+		if (n == max) {
+			*more = true;
+			break;
+		}
+		out[n++] = js->tab[lo];
+	}
+	return n;
+}
+
 const struct job **
 jobs_list(const struct jobs *js, const struct jobs_filter *f, size_t *n)
 {
@@ -782,13 +864,20 @@ jobs_list(const struct jobs *js, const struct jobs_filter *f, size_t *n)
 		return NULL;
 	for (i = 0; i < js->n; i++) {
 		job = js->tab[i];
-		if (!f->all && !f->has_state && job_state_is_final(job->state))
-			continue;
-		if (f->has_state && job->state != f->state)
-			continue;
-		if (f->user != NULL && strcmp(job->user, f->user) != 0)
-			continue;
-		out[(*n)++] = job;
+		if (jobs_match(job, f))
+			out[(*n)++] = job;
 	}
 	return out;
+}
+
+uint32_t
+jobs_pending_of(const struct jobs *js, const char *user)
+{
+	return quota_pending(js->quota, user);
+}
+
+void
+jobs_quota_stats(const struct jobs *js, struct quota_stats *st)
+{
+	quota_stats(js->quota, st);
 }

@@ -28,7 +28,8 @@ int jobs_reload(struct jobs *js, struct cerr *err);
 /* Validate spec for who, and record a new PENDING job owned by who.
  * Takes ownership of *spec's contents (left cleared) on success and on
  * failure. Returns 0 with *id set, or -1 with err (ERR_INVALID,
- * ERR_DENIED, ERR_INTERNAL). */
+ * ERR_DENIED, ERR_LIMIT when who has max_pending_per_user jobs waiting
+ * or submits faster than submit_rate, ERR_INTERNAL). */
 int jobs_submit(struct jobs *js, const struct peer *who,
     struct job_spec *spec, int64_t now_ms, uint64_t *id, struct cerr *err);
 
@@ -153,6 +154,23 @@ struct jobs_filter {
 const struct job **jobs_list(const struct jobs *js,
     const struct jobs_filter *f, size_t *n);
 
+/* One page of jobs matching f: those with an id above after_id, in id
+ * order, at most max of them into out[] (borrowed pointers). *more tells
+ * whether more match after the last one. Returns how many. Costs
+ * O(log n) plus the jobs passed over, without allocating. */
+size_t jobs_page(const struct jobs *js, const struct jobs_filter *f,
+    uint64_t after_id, const struct job **out, size_t max, bool *more);
+
 size_t jobs_count(const struct jobs *js);
+
+/* ---- Per-user limits (quota.h) ---- */
+
+struct quota_stats;
+
+/* user's jobs that wait for a start (PENDING or RESTARTING): the count
+ * max_pending_per_user is checked against, kept at every change. */
+uint32_t jobs_pending_of(const struct jobs *js, const char *user);
+/* Submits refused by the limits so far. */
+void jobs_quota_stats(const struct jobs *js, struct quota_stats *st);
 
 #endif

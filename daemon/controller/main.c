@@ -114,7 +114,12 @@ static void
 start(struct cohortd *d)
 {
 	struct cerr err;
-	struct job_limits limits = { .script_max = d->cfg.max_script };
+	struct job_limits limits = {
+		.script_max = d->cfg.max_script,
+		.max_pending_per_user = d->cfg.max_pending_per_user,
+		.submit_rate = d->cfg.submit_rate,
+		.submit_burst = d->cfg.submit_burst,
+	};
 	struct cluster_opts co;
 	char ebuf[512];
 	struct server_opts so = {
@@ -149,6 +154,8 @@ start(struct cohortd *d)
 	d->rpc.txq = d->txq;
 	d->rpc.store = d->store;
 	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
+	d->rpc.page_size = d->cfg.page_size;
+	d->rpc.private_data = d->cfg.private_data;
 	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
 	    &err);
 	if (d->srv == NULL)

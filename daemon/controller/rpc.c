@@ -204,6 +204,24 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_send(rpc, c, &env, false);
 }
 
+bool
+rpc_may_see_private(const struct rpc *rpc, const struct peer *who,
+    const struct job *job)
+{
+	return !rpc->private_data || who->role == ROLE_ADMIN ||
+	    strcmp(who->name, job->user) == 0;
+}
+
+/* How many items a listing request may get: its limit, if any, within
+ * the controller's page size. */
+size_t
+rpc_page_max(const struct rpc *rpc, bool has_limit, uint32_t limit)
+{
+	size_t max = rpc->page_size > 0 ? rpc->page_size : 1;
+
+	return has_limit && limit > 0 && limit < max ? limit : max;
+}
+
 static void
 rpc_list_jobs(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Envelope *req)
@@ -214,8 +232,9 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	Cohort__V1__Job *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__JobSpec *specs = NULL;
 	struct jobs_filter f = { 0 };
-	const struct job **list;
-	size_t i, n;
+	const struct job **list = NULL;
+	size_t i, n = 0, max, sz, bytes = 0;
+	bool more;
 
 	f.all = lr->has_all && lr->all;
 	f.user = lr->user;
@@ -227,13 +246,16 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 		}
 		f.has_state = true;
 	}
-	list = jobs_list(rpc->jobs, &f, &n);
-	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
-	    (specs = calloc(n, sizeof(*specs))) == NULL ||
-	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL)) {
+	max = rpc_page_max(rpc, lr->has_limit, lr->limit);
+	if ((list = calloc(max, sizeof(*list))) == NULL ||
+	    (pbs = calloc(max, sizeof(*pbs))) == NULL ||
+	    (specs = calloc(max, sizeof(*specs))) == NULL ||
+	    (ptrs = calloc(max, sizeof(*ptrs))) == NULL) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		goto out;
 	}
+	n = jobs_page(rpc->jobs, &f, lr->has_after_id ? lr->after_id : 0,
+	    list, max, &more);
 	for (i = 0; i < n; i++) {
 		if (wire_job_to_pb(list[i], &pbs[i], &specs[i]) == -1) {
 			rpc_error(rpc, c, req->id, ERR_INTERNAL,
@@ -241,10 +263,26 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 			n = i;
 			goto out;
 		}
+		if (!rpc_may_see_private(rpc, conn_peer(c), list[i]))
+			wire_job_redact(&pbs[i]);
+		/* A page also stops at a few MiB: jobs with big scripts
+		 * come fewer at a time. */
+		sz = protobuf_c_message_get_packed_size(&pbs[i].base);
+		if (i > 0 && bytes + sz > RPC_PAGE_BYTES) {
+			wire_job_pb_release(&pbs[i]);
+			n = i;
+			more = true;
+			break;
+		}
+		bytes += sz;
 		ptrs[i] = &pbs[i];
 	}
 	reply.n_jobs = n;
 	reply.jobs = ptrs;
+	reply.has_has_more = 1;
+	reply.has_more = more;
+	reply.has_next_after = n > 0;
+	reply.next_after = n > 0 ? list[n - 1]->id : 0;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY;
 	env.list_jobs_reply = &reply;
@@ -278,6 +316,8 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		return;
 	}
+	if (!rpc_may_see_private(rpc, conn_peer(c), job))
+		wire_job_redact(&pb);
 	reply.job = &pb;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY;

@@ -6,6 +6,7 @@
 #ifndef COHORT_CONTROLLER_RPC_H
 #define COHORT_CONTROLLER_RPC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/cohort.pb-c.h"
@@ -30,6 +31,8 @@ struct rpc {
 	struct store *store;	/* events are read straight from it */
 	uint32_t heartbeat_ms;	/* told to agents */
 	const struct topo *topo; /* for nodes' switch names; may be NULL */
+	uint32_t page_size;	/* most jobs, nodes or events per listing */
+	bool private_data;	/* env, argv, scripts, logs: owner + admins */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

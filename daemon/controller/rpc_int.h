@@ -4,6 +4,7 @@
 #define COHORT_CONTROLLER_RPC_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/err.h"
@@ -11,6 +12,8 @@
 #include "rpc.h"
 
 struct conn;
+struct job;
+struct peer;
 
 /* Queue env as the reply, to leave after the current commit (at once when
  * none is open); close_after closes the connection behind it. */
@@ -23,6 +26,17 @@ void rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
     enum err_code code, const char *text, bool close_after);
 void rpc_error_to(struct rpc *rpc, uint64_t conn_id, uint64_t req_id,
     enum err_code code, const char *text);
+
+/* Whether who may see job's private data (environment values, command
+ * line, script body, logs): its owner and admins, or anyone with
+ * private_data = no. */
+bool rpc_may_see_private(const struct rpc *rpc, const struct peer *who,
+    const struct job *job);
+/* Items a listing reply may hold: the request's limit (if set and not
+ * 0) within the page size. At least 1. */
+size_t rpc_page_max(const struct rpc *rpc, bool has_limit, uint32_t limit);
+/* A listing page stops growing past this many bytes of items. */
+#define RPC_PAGE_BYTES (4u * 1024 * 1024)
 
 /* rpc_agent.c */
 void rpc_register(struct rpc *, struct conn *, const Cohort__V1__Envelope *);

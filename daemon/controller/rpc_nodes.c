@@ -77,32 +77,65 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	return 0;
 }
 
+/* The first of all[0..n) (sorted by name) that sorts after name. */
+static size_t
+rpc_nodes_after(struct node *const *all, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(all[mid]->name, name) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void
 rpc_list_nodes(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Envelope *req)
 {
+	const Cohort__V1__ListNodesRequest *lr = req->list_nodes;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__ListNodesReply rep = COHORT__V1__LIST_NODES_REPLY__INIT;
 	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__Inventory *invs = NULL;
 	uint64_t (*jobs)[INV_MAX_GPUS] = NULL;
 	struct node **all;
-	size_t i, n, done = 0;
+	size_t i, n, total, first, max, sz, bytes = 0, done = 0;
 
-	all = nodes_all(rpc->nodes, &n);
+	all = nodes_all(rpc->nodes, &total);
+	n = total;
+	first = lr->after_name != NULL ?
+	    rpc_nodes_after(all, n, lr->after_name) : 0;
+	max = rpc_page_max(rpc, lr->has_limit, lr->limit);
+	n -= first;
+	if (n > max)
+		n = max;
 	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL ||
 	    (invs = calloc(n, sizeof(*invs))) == NULL ||
 	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
 		goto nomem;
 	for (done = 0; done < n; done++) {
-		if (rpc_node_to_pb(rpc, all[done], &pbs[done], &invs[done],
-		    jobs[done]) == -1)
+		if (rpc_node_to_pb(rpc, all[first + done], &pbs[done],
+		    &invs[done], jobs[done]) == -1)
 			goto nomem;
+		sz = protobuf_c_message_get_packed_size(&pbs[done].base);
+		if (done > 0 && bytes + sz > RPC_PAGE_BYTES) {
+			wire_inventory_pb_release(&invs[done]);
+			break;
+		}
+		bytes += sz;
 		ptrs[done] = &pbs[done];
 	}
-	rep.n_nodes = n;
+	rep.n_nodes = done;
 	rep.nodes = ptrs;
+	rep.has_has_more = 1;
+	rep.has_more = first + done < total;
+	rep.next_after = done > 0 ? all[first + done - 1]->name : NULL;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY;
 	env.list_nodes_reply = &rep;
@@ -189,11 +222,23 @@ void
 rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__LogsRequest *lr = req->logs;
+	const struct job *job;
 	struct logs_wait *w;
 	struct cerr err;
 	uint32_t max = LOGS_MAX;
+	char text[PEER_NAME_MAX + 96];
 
 	cerr_clear(&err);
+	/* Output is private data; a job that does not exist is left to
+	 * cluster_read_log to report. */
+	if ((job = jobs_get(rpc->jobs, lr->job_id)) != NULL &&
+	    !rpc_may_see_private(rpc, conn_peer(c), job)) {
+		snprintf(text, sizeof(text), "job %" PRIu64 " belongs to %s; "
+		    "its logs are shown only to its owner and admins",
+		    lr->job_id, job->user);
+		rpc_error(rpc, c, req->id, ERR_DENIED, text, false);
+		return;
+	}
 	if (lr->has_max_bytes && lr->max_bytes > 0 && lr->max_bytes < max)
 		max = lr->max_bytes;
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
@@ -312,7 +357,6 @@ rpc_delete_node(struct rpc *rpc, struct conn *c,
 	rpc_send(rpc, c, &env, false);
 }
 
-#define EVENTS_MAX 10000
 
 struct events_acc {
 	Cohort__V1__Event *ev;
@@ -363,27 +407,35 @@ rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	struct events_acc a = { 0 };
 	Cohort__V1__Event **ptrs = NULL;
 	struct cerr err;
-	int limit = EVENTS_MAX;
-	size_t i;
+	size_t i, limit, bytes = 0;
 
 	cerr_clear(&err);
-	if (er->has_limit && er->limit > 0 && er->limit < EVENTS_MAX)
-		limit = (int)er->limit;
+	limit = rpc_page_max(rpc, er->has_limit, er->limit);
 	a.since_ms = er->has_since_ms ? er->since_ms : 0;
-	a.ev = calloc((size_t)limit, sizeof(*a.ev));
-	a.strs = calloc((size_t)limit * 4, sizeof(*a.strs));
+	/* One more than the page: whether it comes tells has_more. */
+	a.ev = calloc(limit + 1, sizeof(*a.ev));
+	a.strs = calloc((limit + 1) * 4, sizeof(*a.strs));
 	if (a.ev == NULL || a.strs == NULL ||
 	    store_events_list(rpc->store, er->has_after_id ? er->after_id : 0,
-	    er->has_job_id ? er->job_id : 0, er->node, a.since_ms, limit,
-	    events_cb, &a, &err) == -1 ||
+	    er->has_job_id ? er->job_id : 0, er->node, a.since_ms,
+	    (int)limit + 1, events_cb, &a, &err) == -1 ||
 	    (a.n > 0 && (ptrs = calloc(a.n, sizeof(*ptrs))) == NULL)) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL,
 		    err.code != ERR_NONE ? err.text : "out of memory", false);
 		goto out;
 	}
-	for (i = 0; i < a.n; i++)
+	rep.has_has_more = 1;
+	rep.has_more = a.n > limit;
+	/* A page also stops at a few MiB (details can be long). */
+	for (i = 0; i < a.n && i < limit; i++) {
+		bytes += protobuf_c_message_get_packed_size(&a.ev[i].base);
+		if (i > 0 && bytes > RPC_PAGE_BYTES) {
+			rep.has_more = true;
+			break;
+		}
 		ptrs[i] = &a.ev[i];
-	rep.n_events = a.n;
+	}
+	rep.n_events = i;
 	rep.events = ptrs;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY;

@@ -126,6 +126,10 @@ listen = 127.0.0.1:0
 port_file = http.port
 [limits]
 max_connections = 20000
+[tenants]
+# A benchmark submits faster and more than a person would.
+submit_rate = 0
+max_pending_per_user = 0
 EOF
 	(
 		ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"

@@ -342,6 +342,9 @@ fi
 
 mkdir -p "$T/cohort"
 COHORT_UP=1
+# A benchmark submits far faster and more than a person: no per-user
+# submit rate or pending cap (Slurm's defaults have none either).
+COHORT_LOCAL_CONTROLLER_CONF=$'[tenants]\nsubmit_rate = 0\nmax_pending_per_user = 0' \
 "$COHORT_LOCAL" up "$T/cohort" --nodes "$NODES" --gpus "$GPUS" >"$T/cohort-up.log" 2>&1 ||
     die "cohort-local up failed: $(tail -n 5 "$T/cohort-up.log")"
 eval "$("$COHORT_LOCAL" env "$T/cohort")"

@@ -88,7 +88,7 @@ fuzz_text_checks(const uint8_t *data, size_t size)
 static void
 fuzz_spec(const Cohort__V1__JobSpec *pb)
 {
-	struct job_limits lim = { JOB_SCRIPT_DEFAULT_MAX };
+	struct job_limits lim = { .script_max = JOB_SCRIPT_DEFAULT_MAX };
 	struct job_spec spec;
 	struct cerr err;
 
@@ -104,8 +104,22 @@ fuzz_job(const Cohort__V1__Job *pb)
 	struct job *job;
 	struct cerr err;
 
-	if ((job = wire_job_from_pb(pb, &err)) != NULL)
-		job_free(job);
+	Cohort__V1__Job out;
+	Cohort__V1__JobSpec spec;
+
+	if ((job = wire_job_from_pb(pb, &err)) == NULL)
+		return;
+	/* Back out as the controller sends it to another user: nothing
+	 * private may be left in what would be packed. */
+	if (wire_job_to_pb(job, &out, &spec) == 0) {
+		wire_job_redact(&out);
+		if (out.spec->n_env != 0 || out.spec->n_argv != 0 ||
+		    out.spec->has_script || !out.redacted)
+			abort();
+		(void)protobuf_c_message_get_packed_size(&out.base);
+		wire_job_pb_release(&out);
+	}
+	job_free(job);
 }
 
 static void

@@ -92,7 +92,7 @@ setup_down() {
 # per identity in IDS order: ok, DENIED or PROTOCOL.
 #
 # GetJob by bob is allowed but shows no private data (t430 checks
-# that); an agent's TaskExit counts only for a rank its node holds in
+# that); Logs are private data (owner and admins only); an agent's TaskExit counts only for a rank its node holds in
 # the job's current attempt (node02 holds none: DENIED).
 MATRIX=$(cat <<'EOF'
 Hello       hello        hello_reply    setup_none    no-hello       {"major":1,"minor":0}                                   ok       ok       ok       ok       ok
@@ -100,7 +100,7 @@ Submit      submit       submit_reply   setup_none    -              {"spec":{"n
 ListJobs    list_jobs    list_jobs_reply setup_none   -              {}                                                      ok       ok       ok       DENIED   DENIED
 GetJob      get_job      get_job_reply  setup_none    -              {"jobId":$TJ}                                           ok       ok       ok       DENIED   DENIED
 Cancel      cancel       cancel_reply   setup_cancel  -              {"jobId":$TJ}                                           ok       DENIED   ok       DENIED   DENIED
-Logs        logs         logs_reply     setup_none    -              {"jobId":$TJ}                                           ok       ok       ok       DENIED   DENIED
+Logs        logs         logs_reply     setup_none    -              {"jobId":$TJ}                                           ok       DENIED   ok       DENIED   DENIED
 ListNodes   list_nodes   list_nodes_reply setup_none  -              {}                                                      ok       ok       ok       DENIED   DENIED
 GetNode     get_node     get_node_reply setup_none    -              {"name":"node01"}                                       ok       ok       ok       DENIED   DENIED
 Drain       drain        drain_reply    setup_none    -              {"nodes":["node01"],"reason":"authz"}                   DENIED   DENIED   ok       DENIED   DENIED

@@ -18,6 +18,11 @@ file in proto/.
       prints the new job id
   pyclient.py get ID
       prints the Job as JSON (protobuf field names)
+  pyclient.py list jobs|nodes|events [--all] [--after A] [--limit N]
+      one ListJobs / ListNodes / Events request (one page: --after is
+      after_id, or after_name for nodes); prints the reply as JSON
+  pyclient.py logs ID [--rank R]
+      one LogsRequest; prints the reply as JSON (data base64)
   pyclient.py raw MODE
       MODE: send-oversize, send-garbage, send-truncated, before-hello,
       bad-version. Prints what came back, one word per event, e.g.
@@ -259,6 +264,52 @@ def cmd_get(pb, args):
     print(json_format.MessageToJson(rep.get_job_reply.job,
                                     preserving_proto_field_name=True))
     c.close()
+
+
+def call_print(pb, args, env, want):
+    from google.protobuf import json_format
+    c = connect(pb, args)
+    rep = c.call(env)
+    check_error(pb, rep)
+    if rep.WhichOneof("body") != want:
+        die(1, "unexpected reply: %s" % rep.WhichOneof("body"))
+    print(json_format.MessageToJson(getattr(rep, want),
+                                    preserving_proto_field_name=True))
+    c.close()
+
+
+def cmd_list(pb, args):
+    env = pb.Envelope()
+    if args.what == "jobs":
+        env.list_jobs.all = args.all
+        if args.after is not None:
+            env.list_jobs.after_id = int(args.after)
+        if args.limit is not None:
+            env.list_jobs.limit = args.limit
+        want = "list_jobs_reply"
+    elif args.what == "nodes":
+        env.list_nodes.SetInParent()
+        if args.after is not None:
+            env.list_nodes.after_name = args.after
+        if args.limit is not None:
+            env.list_nodes.limit = args.limit
+        want = "list_nodes_reply"
+    else:
+        env.events.SetInParent()
+        if args.after is not None:
+            env.events.after_id = int(args.after)
+        if args.limit is not None:
+            env.events.limit = args.limit
+        want = "events_reply"
+    call_print(pb, args, env, want)
+
+
+def cmd_logs(pb, args):
+    env = pb.Envelope()
+    env.logs.job_id = args.id
+    if args.rank is not None:
+        env.logs.rank = args.rank
+    call_print(pb, args, env, "logs_reply")
 
 
 def describe(pb, c, wait_s):
@@ -543,6 +594,16 @@ def main():
     g = sub.add_parser("get")
     g.add_argument("id", type=int)
 
+    ls = sub.add_parser("list")
+    ls.add_argument("what", choices=["jobs", "nodes", "events"])
+    ls.add_argument("--all", action="store_true")
+    ls.add_argument("--after")
+    ls.add_argument("--limit", type=int)
+
+    lg = sub.add_parser("logs")
+    lg.add_argument("id", type=int)
+    lg.add_argument("--rank", type=int)
+
     r = sub.add_parser("raw")
     r.add_argument("mode", choices=["send-oversize", "send-garbage", "send-truncated",
                                     "before-hello", "bad-version"])
@@ -570,8 +631,9 @@ def main():
 
     args = ap.parse_args()
     pb = load_pb2(args.proto_dir)
-    {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw,
-     "agent": cmd_agent, "send": cmd_send}[args.command](pb, args)
+    {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw, "list": cmd_list,
+     "logs": cmd_logs, "agent": cmd_agent,
+     "send": cmd_send}[args.command](pb, args)
 
 
 if __name__ == "__main__":

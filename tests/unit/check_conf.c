@@ -806,6 +806,48 @@ START_TEST(test_conf_load)
 }
 END_TEST
 
+/* [tenants]: per-user limits, listing pages, private data. */
+START_TEST(test_load_tenants)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.max_pending_per_user, 10000);
+	ck_assert_uint_eq(cfg.submit_rate, 100);
+	ck_assert_uint_eq(cfg.submit_burst, 1000);
+	ck_assert_uint_eq(cfg.page_size, 1000);
+	ck_assert(cfg.private_data);
+	ctl_config_clear(&cfg);
+
+	write_file(cfgpath, REQUIRED "[tenants]\nmax_pending_per_user = 0\n"
+	    "submit_rate = 5\nsubmit_burst = 7\npage_size = 3\n"
+	    "private_data = no\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.max_pending_per_user, 0);
+	ck_assert_uint_eq(cfg.submit_rate, 5);
+	ck_assert_uint_eq(cfg.submit_burst, 7);
+	ck_assert_uint_eq(cfg.page_size, 3);
+	ck_assert(!cfg.private_data);
+	ctl_config_clear(&cfg);
+
+	load_fails(REQUIRED "[tenants]\npage_size = 0\n",
+	    ":8: page_size: 0 out of range 1..10000");
+	load_fails(REQUIRED "[tenants]\npage_size = 10001\n",
+	    ":8: page_size: 10001 out of range 1..10000");
+	load_fails(REQUIRED "[tenants]\nsubmit_burst = 0\n",
+	    ":8: submit_burst: 0 out of range 1..100000000");
+	load_fails(REQUIRED "[tenants]\nprivate_data = maybe\n",
+	    ":8: private_data: 'maybe' is not a boolean (yes/no, true/false, "
+	    "on/off, 1/0)");
+	load_fails(REQUIRED "[tenants]\nmax_pending = 5\n",
+	    ":8: unknown key 'max_pending' in [tenants]");
+}
+END_TEST
+
 START_TEST(test_conf_load_errors)
 {
 	struct t_cfg cfg;
@@ -919,6 +961,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_conf_load);
 	tcase_add_test(tc, test_conf_load_errors);
 	tcase_add_test(tc, test_conf_load_cwd);
+	tcase_add_test(tc, test_load_tenants);
 	suite_add_tcase(s, tc);
 	return s;
 }
