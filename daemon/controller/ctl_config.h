@@ -26,6 +26,16 @@
  *   max_frame = 4M              largest frame accepted (bytes, K/M/G)
  *   max_connections = 1024
  *   max_script = 1M             largest batch script accepted
+ *   (connection admission, see etc/cohortd.conf)
+ *   max_handshakes = 256        connections still in the TLS handshake
+ *   max_handshakes_per_source = 64  the same from one address
+ *   handshake_timeout = 5s      accept → TLS done
+ *   hello_timeout = 15s         accept → Hello
+ *   max_connections_per_user = 64   per user/admin identity
+ *   agent_reserve = 0           slots kept for agents at least (the
+ *                               nodes the controller knows count anyway)
+ *   idle_timeout = 15m          users/admins: no request this long
+ *   max_requests_in_flight = 64 replies owed per connection
  */
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
@@ -48,6 +58,15 @@ struct ctl_config {
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;
+	/* Connection admission and the fair loop (server.h). */
+	unsigned max_handshakes;
+	unsigned max_handshakes_per_source;
+	uint64_t handshake_timeout_ms;
+	uint64_t hello_timeout_ms;
+	unsigned max_connections_per_user;
+	unsigned agent_reserve;
+	uint64_t idle_timeout_ms;
+	unsigned max_requests_in_flight;
 	char *topology;			/* topology.conf; NULL: none */
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t heartbeat_ms;		/* asked of agents */

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <event2/listener.h>
 #include <openssl/err.h>
 
+#include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/tls.h"
@@ -30,11 +32,24 @@
 /* Replies may be larger than requests (a long job listing); the CLI
  * accepts up to this much. */
 #define SERVER_REPLY_MAX (64u * 1024 * 1024)
-/* Stop reading from a peer that does not read its replies. */
+/* Stop reading from a peer that does not read its replies: output already
+ * queued plus replies owed behind a commit (conn_reserve). */
 #define SERVER_OUT_HIGH (16u * 1024 * 1024)
 #define SERVER_OUT_LOW (1u * 1024 * 1024)
-/* A peer must finish TLS and Hello within this time. */
-#define SERVER_HELLO_TIMEOUT_S 15
+/* Frames handled for one connection in one callback before it yields to
+ * the rest of the loop (agents' heartbeats, timers, other users). */
+#define SERVER_FRAMES_PER_ROUND 32
+/* At most one log line per reason this often; the rest are counted. */
+#define SERVER_LOG_EVERY_US (10ull * 1000 * 1000)
+/* Out of file descriptors: stop accepting this long. */
+#define SERVER_ACCEPT_PAUSE_MS 100
+
+enum conn_kind {
+	CONN_HANDSHAKE,		/* TLS not done: in srv->handshakes */
+	CONN_AGENT,
+	CONN_PEOPLE,		/* users and admins: in srv->people */
+	CONN_OTHER,		/* refused, closing */
+};
 
 struct conn {
 	uint64_t id;
@@ -45,8 +60,25 @@ struct conn {
 	bool hello;
 	bool closing;
 	bool throttled;
+	enum conn_kind kind;
+	uint8_t addr[16];		/* source, IPv4 as ::ffff:a.b.c.d */
+	uint64_t accepted_us;		/* monotonic */
+	uint64_t last_req_us;		/* the latest request read */
+	unsigned owed;			/* replies reserved, not yet sent */
+	size_t owed_bytes;
+	struct event *timer;		/* handshake, hello, then idle */
+	struct event *resume;		/* read again in a later round */
 	TAILQ_ENTRY(conn) entry;
 	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
+	TAILQ_ENTRY(conn) kind_entry;	/* handshakes or people */
+	TAILQ_ENTRY(conn) close_entry;	/* closing */
+};
+
+TAILQ_HEAD(conn_list, conn);
+
+struct server_lograte {
+	uint64_t last_us;
+	unsigned long suppressed;
 };
 
 struct server {
@@ -54,7 +86,12 @@ struct server {
 	SSL_CTX *ctx;
 	struct evconnlistener *listener;
 	struct event *reaper;
-	TAILQ_HEAD(, conn) conns;
+	struct event *accept_pause;
+	struct conn_list conns;
+	/* Oldest first: an eviction takes the head of its kind. */
+	struct conn_list handshakes;
+	struct conn_list people;
+	struct conn_list closing;
 	/* Connections by id: every reply and command looks one up, and at
 	 * 10,000 agents a list walk per heartbeat reply was a quarter of
 	 * the controller's time. Ids are sequential, so id & mask spreads
@@ -62,15 +99,43 @@ struct server {
 	LIST_HEAD(conn_ids, conn) *ids;
 	uint64_t ids_mask;
 	unsigned nconns;
+	unsigned nhandshakes;
+	unsigned nagents;
+	unsigned npeople;
 	uint64_t next_id;
 	uint16_t port;
 	size_t max_frame;
-	unsigned max_conns;
+	struct server_opts o;
 	server_msg_cb cb;
 	void *arg;
 	void (*close_cb)(uint64_t, void *);
 	void *close_arg;
+	unsigned (*known_agents)(void *);
+	void *known_agents_arg;
+	unsigned long refused[SERVER_NREFUSALS];
+	unsigned long closed[SERVER_NCLOSURES];
+	unsigned long yields;
+	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES];
 };
+
+static const char *const server_refusal_names[SERVER_NREFUSALS] = {
+	"full", "handshakes", "source", "identity", "reserve",
+};
+static const char *const server_closure_names[SERVER_NCLOSURES] = {
+	"handshake_timeout", "hello_timeout", "idle_timeout", "stalled",
+};
+
+const char *
+server_refusal_name(enum server_refusal r)
+{
+	return (unsigned)r < SERVER_NREFUSALS ? server_refusal_names[r] : "?";
+}
+
+const char *
+server_closure_name(enum server_closure r)
+{
+	return (unsigned)r < SERVER_NCLOSURES ? server_closure_names[r] : "?";
+}
 
 void
 server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
@@ -80,7 +145,75 @@ server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
 	srv->close_arg = arg;
 }
 
+void
+server_set_known_agents_cb(struct server *srv, unsigned (*cb)(void *),
+    void *arg)
+{
+	srv->known_agents = cb;
+	srv->known_agents_arg = arg;
+}
+
+/* A flood makes thousands of refusals a second: log the first of each
+ * kind, then at most one line per SERVER_LOG_EVERY_US with the count of
+ * those not logged. slot indexes srv->lograte. */
+static void __attribute__((format(printf, 3, 4)))
+server_log_limited(struct server *srv, unsigned slot, const char *fmt, ...)
+{
+	struct server_lograte *lr = &srv->lograte[slot];
+	uint64_t now = clock_mono_us();
+	char text[256];
+	va_list ap;
+
+	if (lr->last_us != 0 && now - lr->last_us < SERVER_LOG_EVERY_US) {
+		lr->suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (lr->suppressed > 0)
+		log_info("%s (and %lu more like it not logged)", text,
+		    lr->suppressed);
+	else
+		log_info("%s", text);
+	lr->last_us = now;
+	lr->suppressed = 0;
+}
+
+static void
+server_refuse(struct server *srv, enum server_refusal why, const char *fmt,
+    const char *a, unsigned limit)
+{
+	srv->refused[why]++;
+	server_log_limited(srv, why, fmt, a, limit);
+}
+
 static void conn_read_cb(struct bufferevent *bev, void *arg);
+static void conn_read_frames(struct conn *c);
+
+/* Leave the per-kind list and counts; c->kind becomes CONN_OTHER. */
+static void
+conn_unkind(struct conn *c)
+{
+	struct server *srv = c->srv;
+
+	switch (c->kind) {
+	case CONN_HANDSHAKE:
+		TAILQ_REMOVE(&srv->handshakes, c, kind_entry);
+		srv->nhandshakes--;
+		break;
+	case CONN_PEOPLE:
+		TAILQ_REMOVE(&srv->people, c, kind_entry);
+		srv->npeople--;
+		break;
+	case CONN_AGENT:
+		srv->nagents--;
+		break;
+	case CONN_OTHER:
+		break;
+	}
+	c->kind = CONN_OTHER;
+}
 
 static void
 conn_free(struct conn *c)
@@ -88,6 +221,9 @@ conn_free(struct conn *c)
 	struct server *srv = c->srv;
 	SSL *ssl;
 
+	conn_unkind(c);
+	if (c->closing)
+		TAILQ_REMOVE(&srv->closing, c, close_entry);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	LIST_REMOVE(c, by_id);
 	srv->nconns--;
@@ -98,6 +234,8 @@ conn_free(struct conn *c)
 	if (ssl != NULL && c->identified)
 		SSL_shutdown(ssl);
 	bufferevent_free(c->bev);
+	event_free(c->timer);
+	event_free(c->resume);
 	free(c);
 }
 
@@ -107,10 +245,9 @@ server_reap_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = arg;
 	struct conn *c, *next;
 
-	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->closing &&
-		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+	for (c = TAILQ_FIRST(&srv->closing); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, close_entry);
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 			conn_free(c);
 	}
 }
@@ -133,11 +270,34 @@ conn_hello_done(const struct conn *c)
 	return c->hello;
 }
 
+static void
+conn_arm(struct conn *c, uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+
+	event_add(c->timer, &tv);
+}
+
 void
 conn_set_hello_done(struct conn *c)
 {
+	struct timeval tv;
+	uint64_t ms = c->srv->o.idle_timeout_ms;
+
 	c->hello = true;
-	bufferevent_set_timeouts(c->bev, NULL, NULL);
+	if (c->kind != CONN_PEOPLE) {
+		/* Agents heartbeat; the node timeout watches them. */
+		event_del(c->timer);
+		return;
+	}
+	c->last_req_us = clock_mono_us();
+	conn_arm(c, ms);
+	/* A peer that reads none of its replies this long is dropped with
+	 * them (the write timeout runs only while output waits). */
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
 }
 
 struct conn *
@@ -197,26 +357,106 @@ conn_close(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	TAILQ_INSERT_TAIL(&c->srv->closing, c, close_entry);
 	bufferevent_disable(c->bev, EV_READ);
+	event_del(c->timer);
+	event_del(c->resume);
 	/* Freed by the reaper once the output has drained (the write
 	 * callback activates it), never inside the caller's stack. */
 	event_active(c->srv->reaper, EV_TIMEOUT, 0);
 }
 
+/* Read again in a later loop round: a zero timeout becomes active only
+ * after the next poll for I/O, so the rest of the loop (heartbeats that
+ * arrived meanwhile included) runs first, and nothing spins. */
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_yield(struct conn *c)
+{
+	struct timeval zero = { 0, 0 };
+
+	event_add(c->resume, &zero);
+}
+
+static bool
+conn_over_limit(const struct conn *c, size_t limit)
+{
+	size_t out = evbuffer_get_length(bufferevent_get_output(c->bev));
+
+	return c->owed >= c->srv->o.max_inflight ||
+	    out + c->owed_bytes > limit;
+}
+
+/* Too much owed to a peer that is not reading: stop reading it. */
+static void
+conn_check_throttle(struct conn *c)
+{
+	if (c->throttled || !conn_over_limit(c, SERVER_OUT_HIGH))
+		return;
+	c->throttled = true;
+	bufferevent_disable(c->bev, EV_READ);
+	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
+}
+
+void
+conn_reserve(struct conn *c, size_t len)
+{
+	c->owed++;
+	c->owed_bytes += len;
+}
+
+void
+conn_release(struct conn *c, size_t len)
+{
+	if (c->owed > 0)
+		c->owed--;
+	c->owed_bytes = len < c->owed_bytes ? c->owed_bytes - len : 0;
+	/* Whether reading may resume is decided in a later round, once the
+	 * reply being released is in the output buffer. */
+	if (c->throttled && !c->closing)
+		conn_yield(c);
+}
+
+static void
+conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+
+	if (c->closing)
+		return;
+	if (c->throttled) {
+		if (conn_over_limit(c, SERVER_OUT_LOW))
+			return;		/* the write callback comes back */
+		c->throttled = false;
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+		bufferevent_enable(c->bev, EV_READ);
+	}
+	/* Requests already buffered raise no new read event. */
+	conn_read_frames(c);
+}
+
+static void
+conn_read_frames(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
 	Cohort__V1__Envelope *env;
 	char text[128];
 	uint8_t hdr[FRAME_HDR];
+	unsigned n = 0;
 
 	while (!c->closing && !c->throttled) {
+		if (n == SERVER_FRAMES_PER_ROUND) {
+			if (evbuffer_get_length(in) >= FRAME_HDR) {
+				c->srv->yields++;
+				conn_yield(c);
+			}
+			return;
+		}
 		switch (frame_read(in, c->srv->max_frame, &env)) {
 		case FRAME_NEED:
 			return;
 		case FRAME_OK:
+			n++;
+			c->last_req_us = clock_mono_us();
 			c->srv->cb(c, env, c->srv->arg);
 			frame_free(env);
 			break;
@@ -238,16 +478,14 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 			conn_close(c);
 			return;
 		}
-		if (evbuffer_get_length(bufferevent_get_output(bev)) >
-		    SERVER_OUT_HIGH) {
-			/* The peer is not reading its replies: stop reading
-			 * its requests until it has caught up. */
-			c->throttled = true;
-			bufferevent_disable(bev, EV_READ);
-			bufferevent_setwatermark(bev, EV_WRITE,
-			    SERVER_OUT_LOW, 0);
-		}
+		conn_check_throttle(c);
 	}
+}
+
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	conn_read_frames(arg);
 }
 
 static void
@@ -259,23 +497,138 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 		event_active(c->srv->reaper, EV_TIMEOUT, 0);
 		return;
 	}
-	if (c->throttled) {
-		c->throttled = false;
-		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		bufferevent_enable(bev, EV_READ);
-		/* Requests already buffered raise no new read event. */
-		conn_read_cb(bev, c);
+	if (c->throttled)
+		conn_yield(c);
+}
+
+/* The handshake or Hello deadline passed, or a user's connection idled. */
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	uint64_t now = clock_mono_us(), idle_us, quiet;
+
+	if (!c->identified || !c->hello) {
+		enum server_closure why = c->identified ?
+		    SERVER_CLOSED_HELLO_TIMEOUT :
+		    SERVER_CLOSED_HANDSHAKE_TIMEOUT;
+
+		srv->closed[why]++;
+		server_log_limited(srv, SERVER_NREFUSALS + why,
+		    "conn %llu (%s): %s within %llu ms; closing",
+		    (unsigned long long)c->id, c->peer.name, c->identified ?
+		    "no hello" : "TLS handshake not done",
+		    (unsigned long long)(c->identified ?
+		    srv->o.hello_timeout_ms : srv->o.handshake_timeout_ms));
+		conn_free(c);
+		return;
 	}
+	/* A reply still owed or still being written: the peer waits on us,
+	 * it is not idle. */
+	idle_us = srv->o.idle_timeout_ms * 1000;
+	quiet = now - c->last_req_us;
+	if (c->owed > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+		conn_arm(c, srv->o.idle_timeout_ms);
+		return;
+	}
+	if (quiet < idle_us) {
+		conn_arm(c, (idle_us - quiet + 999) / 1000);
+		return;
+	}
+	srv->closed[SERVER_CLOSED_IDLE_TIMEOUT]++;
+	server_log_limited(srv, SERVER_NREFUSALS + SERVER_CLOSED_IDLE_TIMEOUT,
+	    "conn %llu (%s): idle for %llu ms; closing",
+	    (unsigned long long)c->id, c->peer.name,
+	    (unsigned long long)srv->o.idle_timeout_ms);
+	conn_close(c);
+}
+
+/* The handshake budget as far as people's room is concerned: never more
+ * than an eighth of every slot, whatever was configured. */
+static unsigned
+server_hs_room(const struct server *srv)
+{
+	unsigned cap = srv->o.max_conns / 8;
+
+	return srv->o.max_handshakes < cap ? srv->o.max_handshakes : cap;
+}
+
+/* The slots kept for agents: at least every agent the controller knows
+ * (or agent_reserve), or as many as are connected; but never so many
+ * that people (an admin) have less than a sixteenth of max_conns. */
+static unsigned
+server_agent_room(struct server *srv)
+{
+	unsigned reserve = srv->o.agent_reserve, known, cap;
+
+	if (srv->known_agents != NULL &&
+	    (known = srv->known_agents(srv->known_agents_arg)) > reserve)
+		reserve = known;
+	cap = srv->o.max_conns - srv->o.max_conns / 16 - server_hs_room(srv);
+	if (reserve > cap)
+		reserve = cap;
+	return reserve > srv->nagents ? reserve : srv->nagents;
+}
+
+/* A user or admin just identified: within the caps? 0, or -1 with the
+ * refusal sent and the connection closing. */
+static int
+conn_admit_person(struct conn *c)
+{
+	struct server *srv = c->srv;
+	struct conn *o;
+	unsigned same = 0, agents, hs;
+	char text[200];
+
+	TAILQ_FOREACH(o, &srv->people, kind_entry)
+		if (strcmp(o->peer.name, c->peer.name) == 0)
+			same++;
+	if (same >= srv->o.max_per_identity) {
+		snprintf(text, sizeof(text), "too many connections for '%s': "
+		    "the limit is %u per identity; close some and retry",
+		    c->peer.name, srv->o.max_per_identity);
+		server_refuse(srv, SERVER_REFUSED_IDENTITY,
+		    "refusing a connection for '%s': at its limit of %u",
+		    c->peer.name, srv->o.max_per_identity);
+		conn_send_error(c, 0, ERR_LIMIT, text);
+		conn_close(c);
+		return -1;
+	}
+	/* People, the agents' room and the handshake budget share
+	 * max_conns; people may not use the other two. */
+	agents = server_agent_room(srv);
+	hs = server_hs_room(srv);
+	if ((uint64_t)srv->npeople + 1 + agents + hs > srv->o.max_conns) {
+		snprintf(text, sizeof(text), "the controller is full: the "
+		    "connections left are kept for its agents; retry later");
+		server_refuse(srv, SERVER_REFUSED_RESERVE,
+		    "refusing '%s': connections left are kept for agents "
+		    "(%u people at most)", c->peer.name,
+		    srv->o.max_conns > agents + hs ?
+		    srv->o.max_conns - agents - hs : 0);
+		conn_send_error(c, 0, ERR_UNAVAILABLE, text);
+		conn_close(c);
+		return -1;
+	}
+	c->kind = CONN_PEOPLE;
+	TAILQ_INSERT_TAIL(&srv->people, c, kind_entry);
+	srv->npeople++;
+	return 0;
 }
 
 static void
 conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
+	struct server *srv = c->srv;
 	struct cerr err;
 	char ebuf[256];
+	uint64_t spent;
 
 	if (what & BEV_EVENT_CONNECTED) {
+		conn_unkind(c);
 		if (tls_peer_identity(bufferevent_openssl_get_ssl(bev),
 		    &c->peer, &err) == -1) {
 			log_warnx("conn %llu: refused: %s",
@@ -285,6 +638,16 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		c->identified = true;
+		if (c->peer.role == ROLE_AGENT) {
+			c->kind = CONN_AGENT;
+			srv->nagents++;
+		} else if ((c->peer.role == ROLE_USER ||
+		    c->peer.role == ROLE_ADMIN) && conn_admit_person(c) == -1)
+			return;
+		/* The Hello deadline counts from the accept. */
+		spent = (clock_mono_us() - c->accepted_us) / 1000;
+		conn_arm(c, spent < srv->o.hello_timeout_ms ?
+		    srv->o.hello_timeout_ms - spent : 0);
 		log_debug("conn %llu: %s (%s) connected",
 		    (unsigned long long)c->id, c->peer.name,
 		    role_name(c->peer.role));
@@ -292,20 +655,109 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_ERROR) {
 		if (!c->identified)
-			log_info("conn %llu: TLS handshake failed: %s",
+			log_debug("conn %llu: TLS handshake failed: %s",
 			    (unsigned long long)c->id,
 			    tls_bufferevent_error(bev, what, ebuf, sizeof(ebuf)));
 		else
 			log_debug("conn %llu (%s): error",
 			    (unsigned long long)c->id, c->peer.name);
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		log_info("conn %llu (%s): no hello within %d s; closing",
-		    (unsigned long long)c->id, c->peer.name,
-		    SERVER_HELLO_TIMEOUT_S);
+		/* Only people have a (write) timeout: replies unread. */
+		srv->closed[SERVER_CLOSED_STALLED]++;
+		server_log_limited(srv, SERVER_NREFUSALS +
+		    SERVER_CLOSED_STALLED, "conn %llu (%s): read none of its "
+		    "replies for %llu ms; closing", (unsigned long long)c->id,
+		    c->peer.name, (unsigned long long)srv->o.idle_timeout_ms);
 	}
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();
 	conn_free(c);
+}
+
+/* The handshake to drop for a newcomer: the oldest (from addr when given)
+ * that has not even sent its ClientHello, else the oldest. Evicting the
+ * oldest rather than refusing the newcomer means a flood from an address
+ * cannot keep a real client from that address (all of them, in tests and
+ * behind NAT) out: the flood must outpace every real handshake, not just
+ * hold slots open. */
+static struct conn *
+server_victim(struct server *srv, const uint8_t *addr)
+{
+	struct conn *c, *oldest = NULL;
+
+	TAILQ_FOREACH(c, &srv->handshakes, kind_entry) {
+		if (addr != NULL && memcmp(c->addr, addr, 16) != 0)
+			continue;
+		if (SSL_get_state(bufferevent_openssl_get_ssl(c->bev)) ==
+		    TLS_ST_BEFORE)
+			return c;
+		if (oldest == NULL)
+			oldest = c;
+	}
+	return oldest;
+}
+
+static unsigned
+server_from(struct server *srv, const uint8_t *addr)
+{
+	struct conn *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &srv->handshakes, kind_entry)
+		if (memcmp(c->addr, addr, 16) == 0)
+			n++;
+	return n;
+}
+
+static void
+addr_key(const struct sockaddr *sa, uint8_t key[16], char *text,
+    size_t len)
+{
+	memset(key, 0, 16);
+	if (sa->sa_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		inet_ntop(AF_INET6, key, text, (socklen_t)len);
+	} else if (sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr,
+		    4);
+		inet_ntop(AF_INET, key + 12, text, (socklen_t)len);
+	} else
+		snprintf(text, len, "?");
+}
+
+/* Make room for a newcomer from addr: 0, or -1 to refuse it. */
+static int
+server_make_room(struct server *srv, const uint8_t *addr, const char *atext)
+{
+	struct conn *v;
+
+	if (server_from(srv, addr) >= srv->o.max_handshakes_per_source &&
+	    (v = server_victim(srv, addr)) != NULL) {
+		server_refuse(srv, SERVER_REFUSED_SOURCE, "%s: more than %u "
+		    "handshakes at once; dropping its oldest", atext,
+		    srv->o.max_handshakes_per_source);
+		conn_free(v);
+	}
+	if (srv->nhandshakes >= srv->o.max_handshakes &&
+	    (v = server_victim(srv, NULL)) != NULL) {
+		server_refuse(srv, SERVER_REFUSED_HANDSHAKES, "%s: handshake "
+		    "budget of %u in use; dropping the oldest", atext,
+		    srv->o.max_handshakes);
+		conn_free(v);
+	}
+	if (srv->nconns < srv->o.max_conns)
+		return 0;
+	if ((v = server_victim(srv, NULL)) != NULL) {
+		server_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u "
+		    "connections in use; dropping the oldest handshake", atext,
+		    srv->o.max_conns);
+		conn_free(v);
+		return 0;
+	}
+	server_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u connections in "
+	    "use; refusing it", atext, srv->o.max_conns);
+	return -1;
 }
 
 static void
@@ -315,17 +767,23 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	struct server *srv = arg;
 	struct conn *c;
 	SSL *ssl;
-	struct timeval tv = { SERVER_HELLO_TIMEOUT_S, 0 };
+	uint8_t addr[16];
+	char atext[INET6_ADDRSTRLEN];
 
-	if (srv->nconns >= srv->max_conns) {
-		log_warnx("connection limit (%u) reached; refusing a peer",
-		    srv->max_conns);
+	addr_key(sa, addr, atext, sizeof(atext));
+	if (server_make_room(srv, addr, atext) == -1) {
 		evutil_closesocket(fd);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->timer = evtimer_new(srv->base, conn_timer_cb, c)) == NULL ||
+	    (c->resume = evtimer_new(srv->base, conn_resume_cb, c)) == NULL ||
 	    (ssl = SSL_new(srv->ctx)) == NULL) {
 		log_warnx("out of memory accepting a connection");
+		if (c != NULL && c->timer != NULL)
+			event_free(c->timer);
+		if (c != NULL && c->resume != NULL)
+			event_free(c->resume);
 		free(c);
 		evutil_closesocket(fd);
 		return;
@@ -337,19 +795,54 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
 	if (c->bev == NULL) {
 		log_warnx("cannot set up TLS for a connection");
+		event_free(c->timer);
+		event_free(c->resume);
 		free(c);
 		return;
 	}
 	c->srv = srv;
 	c->id = ++srv->next_id;
+	memcpy(c->addr, addr, sizeof(addr));
+	c->accepted_us = clock_mono_us();
 	snprintf(c->peer.name, sizeof(c->peer.name), "?");
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	LIST_INSERT_HEAD(&srv->ids[c->id & srv->ids_mask], c, by_id);
 	srv->nconns++;
+	c->kind = CONN_HANDSHAKE;
+	TAILQ_INSERT_TAIL(&srv->handshakes, c, kind_entry);
+	srv->nhandshakes++;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
 	    c);
-	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	/* Input bounded to one largest frame: beyond it the peer waits in
+	 * TCP until its earlier requests are handled. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+	    srv->max_frame + FRAME_HDR);
+	conn_arm(c, srv->o.handshake_timeout_ms);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static void
+server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	evconnlistener_enable(srv->listener);
+}
+
+/* accept() failed: out of descriptors (the socket stays readable, so
+ * without a pause the loop would spin on it). */
+static void
+server_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct server *srv = arg;
+	struct timeval tv = { 0, SERVER_ACCEPT_PAUSE_MS * 1000 };
+	int e = EVUTIL_SOCKET_ERROR();
+
+	server_log_limited(srv, SERVER_REFUSED_FULL, "accept: %s; pausing "
+	    "new connections for %d ms", strerror(e), SERVER_ACCEPT_PAUSE_MS);
+	srv->refused[SERVER_REFUSED_FULL]++;
+	evconnlistener_disable(l);
+	evtimer_add(srv->accept_pause, &tv);
 }
 
 static int
@@ -377,6 +870,7 @@ server_bind(struct server *srv, const struct server_opts *opts,
 	if (srv->listener == NULL)
 		return cerr_set(err, ERR_INVALID, "cannot listen on %s:%u: %s",
 		    opts->host, opts->port, strerror(errno));
+	evconnlistener_set_error_cb(srv->listener, server_accept_error_cb);
 	if (getsockname(evconnlistener_get_fd(srv->listener),
 	    (struct sockaddr *)&ss, &sslen) == -1)
 		return cerr_set(err, ERR_INTERNAL, "getsockname: %s",
@@ -402,16 +896,32 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	srv->base = base;
 	srv->ctx = ctx;
 	srv->max_frame = opts->max_frame;
-	srv->max_conns = opts->max_conns;
+	srv->o = *opts;
+	srv->o.host = NULL;
+#define DEFAULT(f, v) if (srv->o.f == 0) srv->o.f = (v)
+	DEFAULT(max_conns, 1);
+	DEFAULT(max_handshakes, SERVER_DEFAULT_MAX_HANDSHAKES);
+	DEFAULT(max_handshakes_per_source, SERVER_DEFAULT_HANDSHAKES_PER_SOURCE);
+	DEFAULT(max_per_identity, SERVER_DEFAULT_PER_IDENTITY);
+	DEFAULT(max_inflight, SERVER_DEFAULT_MAX_INFLIGHT);
+	DEFAULT(handshake_timeout_ms, SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS);
+	DEFAULT(hello_timeout_ms, SERVER_DEFAULT_HELLO_TIMEOUT_MS);
+	DEFAULT(idle_timeout_ms, SERVER_DEFAULT_IDLE_TIMEOUT_MS);
+#undef DEFAULT
 	srv->cb = cb;
 	srv->arg = arg;
 	TAILQ_INIT(&srv->conns);
-	for (n = 64; n < srv->max_conns && n < (1u << 20); n <<= 1)
+	TAILQ_INIT(&srv->handshakes);
+	TAILQ_INIT(&srv->people);
+	TAILQ_INIT(&srv->closing);
+	for (n = 64; n < srv->o.max_conns && n < (1u << 20); n <<= 1)
 		;
 	srv->ids_mask = n - 1;
 	srv->ids = calloc(n, sizeof(*srv->ids));	/* all-zero: empty lists */
 	srv->reaper = event_new(base, -1, 0, server_reap_cb, srv);
-	if (srv->reaper == NULL || srv->ids == NULL) {
+	srv->accept_pause = evtimer_new(base, server_accept_resume_cb, srv);
+	if (srv->reaper == NULL || srv->ids == NULL ||
+	    srv->accept_pause == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -436,6 +946,8 @@ server_destroy(struct server *srv)
 		conn_free(c);
 	if (srv->reaper != NULL)
 		event_free(srv->reaper);
+	if (srv->accept_pause != NULL)
+		event_free(srv->accept_pause);
 	free(srv->ids);
 	free(srv);
 }
@@ -456,4 +968,21 @@ unsigned
 server_conn_count(const struct server *srv)
 {
 	return srv->nconns;
+}
+
+void
+server_stats(const struct server *srv, struct server_stats *st)
+{
+	const struct conn *c;
+
+	memset(st, 0, sizeof(*st));
+	st->conns = srv->nconns;
+	st->handshaking = srv->nhandshakes;
+	st->agents = srv->nagents;
+	st->people = srv->npeople;
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		st->throttled += c->throttled;
+	memcpy(st->refused, srv->refused, sizeof(st->refused));
+	memcpy(st->closed, srv->closed, sizeof(st->closed));
+	st->yields = srv->yields;
 }
