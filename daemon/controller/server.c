@@ -43,6 +43,16 @@
 #define SERVER_LOG_EVERY_US (10ull * 1000 * 1000)
 /* Out of file descriptors: stop accepting this long. */
 #define SERVER_ACCEPT_PAUSE_MS 100
+/* Connections accepted in one loop round at most: between batches the
+ * handshakes already accepted get read (and so count as started, which
+ * protects them from eviction by silent ones), and a flood of connects
+ * cannot hold the loop. */
+#define SERVER_ACCEPTS_PER_ROUND 16
+/* The kernel's queue of connections not yet accepted (capped by
+ * net.core.somaxconn): deep enough that a flood does not make the
+ * kernel drop other clients' SYNs, which they would resend only after
+ * a second or more. */
+#define SERVER_LISTEN_BACKLOG 4096
 
 enum conn_kind {
 	CONN_HANDSHAKE,		/* TLS not done: in srv->handshakes */
@@ -86,7 +96,11 @@ struct server {
 	SSL_CTX *ctx;
 	struct evconnlistener *listener;
 	struct event *reaper;
-	struct event *accept_pause;
+	struct event *accept_pause;	/* out of descriptors */
+	struct event *accept_round;	/* the end of this round's batch */
+	unsigned accepts;		/* accepted in this round */
+	bool paused;			/* by accept_pause */
+	bool round_full;		/* by accept_round */
 	struct conn_list conns;
 	/* Oldest first: an eviction takes the head of its kind. */
 	struct conn_list handshakes;
@@ -770,6 +784,15 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	uint8_t addr[16];
 	char atext[INET6_ADDRSTRLEN];
 
+	if (srv->accepts++ == 0) {
+		struct timeval zero = { 0, 0 };
+
+		evtimer_add(srv->accept_round, &zero);
+	}
+	if (srv->accepts >= SERVER_ACCEPTS_PER_ROUND && !srv->round_full) {
+		srv->round_full = true;
+		evconnlistener_disable(l);
+	}
 	addr_key(sa, addr, atext, sizeof(atext));
 	if (server_make_room(srv, addr, atext) == -1) {
 		evutil_closesocket(fd);
@@ -826,7 +849,23 @@ server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *srv = arg;
 
-	evconnlistener_enable(srv->listener);
+	srv->paused = false;
+	if (!srv->round_full)
+		evconnlistener_enable(srv->listener);
+}
+
+/* A new round: accept again. */
+static void
+server_accept_round_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	srv->accepts = 0;
+	if (srv->round_full) {
+		srv->round_full = false;
+		if (!srv->paused)
+			evconnlistener_enable(srv->listener);
+	}
 }
 
 /* accept() failed: out of descriptors (the socket stays readable, so
@@ -841,6 +880,7 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 	server_log_limited(srv, SERVER_REFUSED_FULL, "accept: %s; pausing "
 	    "new connections for %d ms", strerror(e), SERVER_ACCEPT_PAUSE_MS);
 	srv->refused[SERVER_REFUSED_FULL]++;
+	srv->paused = true;
 	evconnlistener_disable(l);
 	evtimer_add(srv->accept_pause, &tv);
 }
@@ -865,7 +905,8 @@ server_bind(struct server *srv, const struct server_opts *opts,
 		    opts->host, gai_strerror(rc));
 	srv->listener = evconnlistener_new_bind(srv->base, server_accept_cb,
 	    srv, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-	    LEV_OPT_CLOSE_ON_EXEC, 128, res->ai_addr, (int)res->ai_addrlen);
+	    LEV_OPT_CLOSE_ON_EXEC, SERVER_LISTEN_BACKLOG, res->ai_addr,
+	    (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (srv->listener == NULL)
 		return cerr_set(err, ERR_INVALID, "cannot listen on %s:%u: %s",
@@ -920,8 +961,9 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	srv->ids = calloc(n, sizeof(*srv->ids));	/* all-zero: empty lists */
 	srv->reaper = event_new(base, -1, 0, server_reap_cb, srv);
 	srv->accept_pause = evtimer_new(base, server_accept_resume_cb, srv);
+	srv->accept_round = evtimer_new(base, server_accept_round_cb, srv);
 	if (srv->reaper == NULL || srv->ids == NULL ||
-	    srv->accept_pause == NULL) {
+	    srv->accept_pause == NULL || srv->accept_round == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -948,6 +990,8 @@ server_destroy(struct server *srv)
 		event_free(srv->reaper);
 	if (srv->accept_pause != NULL)
 		event_free(srv->accept_pause);
+	if (srv->accept_round != NULL)
+		event_free(srv->accept_round);
 	free(srv->ids);
 	free(srv);
 }
