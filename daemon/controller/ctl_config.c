@@ -89,7 +89,9 @@ static const struct conf_key ctl_keys[] = {
 	    CTL_MAX_MAX_CONNECTIONS),
 	NUMKEY("limits", agent_reserve, conf_key_uint, 0,
 	    CTL_MAX_MAX_CONNECTIONS),
-	MSKEY("limits", "idle_timeout", idle_timeout_ms),
+	/* Above the CLI's 0.5 s poll of --follow streams. */
+	{ .section = "limits", .name = "idle_timeout", .set = conf_key_ms,
+	  FIELD(idle_timeout_ms), .min = 1000, .max = CTL_MAX_MS },
 	NUMKEY("limits", max_requests_in_flight, conf_key_uint, 1, 100000),
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))

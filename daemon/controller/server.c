@@ -129,7 +129,8 @@ struct server {
 	unsigned long refused[SERVER_NREFUSALS];
 	unsigned long closed[SERVER_NCLOSURES];
 	unsigned long yields;
-	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES];
+	/* One per refusal, per closure, and one for failed handshakes. */
+	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES + 1];
 };
 
 static const char *const server_refusal_names[SERVER_NREFUSALS] = {
@@ -669,8 +670,9 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_ERROR) {
 		if (!c->identified)
-			log_debug("conn %llu: TLS handshake failed: %s",
-			    (unsigned long long)c->id,
+			server_log_limited(srv, SERVER_NREFUSALS +
+			    SERVER_NCLOSURES, "conn %llu: TLS handshake "
+			    "failed: %s", (unsigned long long)c->id,
 			    tls_bufferevent_error(bev, what, ebuf, sizeof(ebuf)));
 		else
 			log_debug("conn %llu (%s): error",

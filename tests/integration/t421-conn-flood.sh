@@ -10,6 +10,8 @@
 # running, never restarted. The evictions show in /metrics.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
+# Each command on its own connection, so each goes through admission.
+export COHORT_MUX=no
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 4
@@ -40,7 +42,7 @@ PY
 }
 nodes_up() {
 	eval "$admin_env"
-	COHORT_MUX=no timeout 10 cohort nodes --json >"$T/nodes.json" 2>"$T/nodes.err" || return 1
+	timeout 10 cohort nodes --json >"$T/nodes.json" 2>"$T/nodes.err" || return 1
 	[ "$(json_get "$T/nodes.json" 'len([n for n in d["nodes"] if n["state"] == "UP"])')" = "$1" ]
 }
 wait_for 20 nodes_up 2 || fail "the nodes are not UP after the controller restart: $(cat "$T/nodes.err")"
@@ -65,7 +67,7 @@ wait_for 20 _evicting || fail "the flood made no evictions: $(cat "$T/flood.err"
 # The admin is served, three times over.
 eval "$admin_env"
 for i in 1 2 3; do
-	COHORT_MUX=no expect_exit 0 timeout 20 cohort nodes
+	expect_exit 0 timeout 20 cohort nodes
 done
 grep -q "$node" "$OUT" || fail "cohort nodes did not list $node: $(cat "$OUT")"
 
