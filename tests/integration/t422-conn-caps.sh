@@ -9,15 +9,23 @@
 #     closed after about a second (and counted in /metrics), which also
 #     gives alice her slots back; `cohort events --follow` (which polls)
 #     is never closed as idle while it runs.
+#  3. Room kept for agents: with max_connections = 32 and agent_reserve =
+#     20, people (users and admins) get 8 connections (32 less the
+#     reserve, less the handshake budget of 32/8); the ninth is refused
+#     with ERROR_UNAVAILABLE, yet a restarted agent gets back in.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
 # Each command on its own connection, so each goes through admission.
 export COHORT_MUX=no
 
 C=$T/cluster
-cluster_up "$C"
+cluster_up "$C" --nodes 1 --gpus 4
 restart_with() {
+	local a
 	cp "$C/cohortd.conf.orig" "$C/cohortd.conf"
+	for a in "$@"; do
+		[ "${a%% *}" != max_connections ] || sed -i '/^max_connections = /d' "$C/cohortd.conf"
+	done
 	printf '%s\n' "$@" >>"$C/cohortd.conf"
 	cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill controller: $(cat "$T/kill.out")"
 	cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start controller: $(cat "$T/start.out")"
@@ -87,4 +95,30 @@ proc_alive "$follow" || fail "events --follow ended: $(cat "$T/follow.err")"
 [ "$(metric 'cohort_connections_timed_out_total{reason="idle_timeout"}')" = "$idle0" ] ||
 	fail "the --follow stream's connection was closed as idle"
 kill "$follow"
+
+### 3. Room kept for agents.
+restart_with "max_connections = 32" "agent_reserve = 20" "max_connections_per_user = 3"
+hold_as() {
+	eval "$(cohort-local env "$C" --as "$1")"
+	"$PYTHON" "$PYCLIENT" hold --count "$2" --hold 120 >"$T/hold-$1.out" 2>"$T/hold-$1.err" &
+	track_pid $!
+	wait_for 20 grep -q '^ok ' "$T/hold-$1.out" || fail "hold as $1 printed nothing: $(cat "$T/hold-$1.err")"
+}
+hold_as alice 3
+hold_as bob 3
+hold_as admin 3
+[ "$(head -n 1 "$T/hold-alice.out")" = "ok 3 refused 0" ] || fail "alice: $(cat "$T/hold-alice.out")"
+[ "$(head -n 1 "$T/hold-bob.out")" = "ok 3 refused 0" ] || fail "bob: $(cat "$T/hold-bob.out")"
+[ "$(head -n 1 "$T/hold-admin.out")" = "ok 2 refused 1" ] || fail "admin (the 9th person): $(cat "$T/hold-admin.out")"
+grep -qx "ERROR_UNAVAILABLE: the controller is full: the connections left are kept for its agents; retry later" "$T/hold-admin.out" ||
+	fail "the refusal does not say why: $(cat "$T/hold-admin.out")"
+[ "$(metric 'cohort_connections_refused_total{reason="reserve"}')" -ge 1 ] || fail "reserve refusals not counted"
+n0=$(grep -c 'registered with the controller' "$C/node01.log")
+cohort-local kill "$C" node01 >"$T/kill.out" 2>&1 || fail "cohort-local kill node01: $(cat "$T/kill.out")"
+# Its wait for the node to be UP asks as the admin, who has no room now:
+# watch the agent's log instead.
+cohort-local start "$C" node01 >"$T/start.out" 2>&1 &
+track_pid $!
+_back() { [ "$(grep -c 'registered with the controller' "$C/node01.log")" -gt "$n0" ]; }
+wait_for 20 _back || fail "node01 did not get back in while people filled their share: $(tail -n 5 "$C/node01.log")"
 exit 0
