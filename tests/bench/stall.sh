@@ -51,26 +51,55 @@ users=$(seq -f 'u%g' 1 "$nusers" | paste -sd, -)
 cohort-pki "$C" --controller 127.0.0.1 --users "$users" >"$T/pki.out" 2>&1 ||
 	fail "cohort-pki --users $users: $(cat "$T/pki.out")"
 t0=${EPOCHREALTIME/./}
-left=$JOBS
-pids=()
-for ((u = 1; u <= nusers; u++)); do
-	n=$((left < PER_USER ? left : PER_USER))
-	left=$((left - n))
+fill_as() {	# USER COUNT
 	(
-		eval "$(cohort-local env "$C" --as "u$u")"
-		exec "$PYTHON" "$PYCLIENT" --timeout 120 fill --count "$n" --nodes 3 \
-			>"$T/fill-u$u.out" 2>"$T/fill-u$u.err"
-	) &
-	pids+=($!)
-	if [ "${#pids[@]}" -ge 4 ]; then
-		wait "${pids[0]}" || fail "filling as u$u failed: $(cat "$T"/fill-*.err)"
-		pids=("${pids[@]:1}")
-	fi
-done
-for p in "${pids[@]}"; do
-	wait "$p" || fail "filling the queue failed: $(cat "$T"/fill-*.err)"
-done
-queued=$(awk "{s += \$1} END {print s + 0}" "$T"/fill-u*.out)
+		eval "$(cohort-local env "$C" --as "$1")"
+		exec "$PYTHON" "$PYCLIENT" --timeout 120 fill --count "$2" --nodes 3 \
+			>"$T/fill-$1.out" 2>"$T/fill-$1.err"
+	)
+}
+if [ "${FILL:-api}" = copy ] && [ "$nusers" -gt 1 ]; then
+	fill_as u1 "$PER_USER" || fail "filling as u1 failed: $(cat "$T/fill-u1.err")"
+	cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill controller: $(cat "$T/kill.out")"
+	left=$((JOBS - PER_USER))
+	{
+		echo "BEGIN;"
+		for ((u = 2; u <= nusers; u++)); do
+			n=$((left < PER_USER ? left : PER_USER))
+			left=$((left - n))
+			echo "CREATE TEMP TABLE t AS SELECT * FROM jobs WHERE user = 'u1' ORDER BY id LIMIT $n;"
+			echo "UPDATE t SET id = id + $u * 1000000, user = 'u$u';"
+			echo "INSERT INTO jobs SELECT * FROM t; DROP TABLE t;"
+			echo "$n" >"$T/fill-u$u.out"
+		done
+		echo "COMMIT;"
+	} | sqlite3 "$C/cohort.db" || fail "cannot copy the queue's rows"
+	cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start controller: $(cat "$T/start.out")"
+	ctl_pid=$(cat "$C/cohortd.pid")
+	_all_up() {
+		eval "$(cohort-local env "$C" --as admin)"
+		cohort nodes --json >"$T/nodes.json" 2>/dev/null &&
+			[ "$(json_get "$T/nodes.json" 'len([n for n in d["nodes"] if n["state"] == "UP"])')" = 2 ]
+	}
+	wait_for 60 _all_up || fail "the nodes are not UP after the restart"
+else
+	left=$JOBS
+	pids=()
+	for ((u = 1; u <= nusers; u++)); do
+		n=$((left < PER_USER ? left : PER_USER))
+		left=$((left - n))
+		fill_as "u$u" "$n" &
+		pids+=($!)
+		if [ "${#pids[@]}" -ge 4 ]; then
+			wait "${pids[0]}" || fail "filling the queue failed: $(cat "$T"/fill-*.err)"
+			pids=("${pids[@]:1}")
+		fi
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || fail "filling the queue failed: $(cat "$T"/fill-*.err)"
+	done
+fi
+queued=$(awk '{s += $1} END {print s + 0}' "$T"/fill-u*.out)
 t1=${EPOCHREALTIME/./}
 echo "queued=$queued fill_s=$(((t1 - t0) / 1000000))"
 [ "$queued" -eq "$JOBS" ] || fail "queued $queued of $JOBS jobs"
