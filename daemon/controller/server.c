@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -48,6 +49,12 @@
  * protects them from eviction by silent ones), and a flood of connects
  * cannot hold the loop. */
 #define SERVER_ACCEPTS_PER_ROUND 16
+/* After a full batch, accept again this much later: at most 4,000 new
+ * connections a second (10,000 agents reconnect in under 3 s), so a
+ * flood of connects churns slowly enough that a real client, queued
+ * behind it in the backlog, has long sent its ClientHello when it is
+ * accepted, and that its handshake is not evicted before it is read. */
+#define SERVER_ACCEPT_BATCH_MS 4
 /* The kernel's queue of connections not yet accepted (capped by
  * net.core.somaxconn): deep enough that a flood does not make the
  * kernel drop other clients' SYNs, which they would resend only after
@@ -690,12 +697,27 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_free(c);
 }
 
+/* Whether c has sent nothing at all: no ClientHello processed and no
+ * byte waiting in its socket (a real client's ClientHello is usually
+ * there by the time it is accepted, even when the client was slow to be
+ * scheduled; a flood's connections stay silent). */
+static bool
+conn_silent(struct conn *c)
+{
+	int pending = 0;
+
+	if (SSL_get_state(bufferevent_openssl_get_ssl(c->bev)) != TLS_ST_BEFORE)
+		return false;
+	return ioctl(bufferevent_getfd(c->bev), FIONREAD, &pending) == 0 &&
+	    pending == 0;
+}
+
 /* The handshake to drop for a newcomer: the oldest (from addr when given)
- * that has not even sent its ClientHello, else the oldest. Evicting the
- * oldest rather than refusing the newcomer means a flood from an address
- * cannot keep a real client from that address (all of them, in tests and
- * behind NAT) out: the flood must outpace every real handshake, not just
- * hold slots open. */
+ * that has sent nothing, else the oldest. Evicting the oldest rather than
+ * refusing the newcomer means a flood from an address cannot keep a real
+ * client from that address (all of them, in tests and behind NAT) out:
+ * the flood must outpace every real handshake, not just hold slots open;
+ * and silent connections go before ones already talking. */
 static struct conn *
 server_victim(struct server *srv, const uint8_t *addr)
 {
@@ -704,8 +726,7 @@ server_victim(struct server *srv, const uint8_t *addr)
 	TAILQ_FOREACH(c, &srv->handshakes, kind_entry) {
 		if (addr != NULL && memcmp(c->addr, addr, 16) != 0)
 			continue;
-		if (SSL_get_state(bufferevent_openssl_get_ssl(c->bev)) ==
-		    TLS_ST_BEFORE)
+		if (conn_silent(c))
 			return c;
 		if (oldest == NULL)
 			oldest = c;
@@ -792,8 +813,11 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		evtimer_add(srv->accept_round, &zero);
 	}
 	if (srv->accepts >= SERVER_ACCEPTS_PER_ROUND && !srv->round_full) {
+		struct timeval later = { 0, SERVER_ACCEPT_BATCH_MS * 1000 };
+
 		srv->round_full = true;
 		evconnlistener_disable(l);
+		evtimer_add(srv->accept_round, &later);
 	}
 	addr_key(sa, addr, atext, sizeof(atext));
 	if (server_make_room(srv, addr, atext) == -1) {
@@ -856,7 +880,8 @@ server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 		evconnlistener_enable(srv->listener);
 }
 
-/* A new round: accept again. */
+/* A new round (or, after a full batch, SERVER_ACCEPT_BATCH_MS later):
+ * accept again. */
 static void
 server_accept_round_cb(evutil_socket_t fd, short what, void *arg)
 {

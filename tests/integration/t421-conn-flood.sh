@@ -3,7 +3,7 @@
 # as soon as they are dropped, used to take every connection slot (they
 # sat out the 15 s Hello deadline): the admin was refused and a
 # restarting agent could not come back. Here 400 such connections flood a
-# controller limited to 200 slots, 64 handshakes and 32 per source (all
+# controller limited to 300 slots, 128 handshakes and 64 per source (all
 # from 127.0.0.1, like the admin and the agents), for as long as the test
 # needs. Meanwhile the admin's `cohort nodes` works, and an agent killed
 # and restarted reconnects: its node is UP again and its job keeps
@@ -18,9 +18,9 @@ cluster_up "$C" --nodes 2 --gpus 4
 # The [limits] section is the file's last.
 sed -i '/^max_connections = /d' "$C/cohortd.conf"
 cat >>"$C/cohortd.conf" <<'CONF'
-max_connections = 200
-max_handshakes = 64
-max_handshakes_per_source = 32
+max_connections = 300
+max_handshakes = 128
+max_handshakes_per_source = 64
 handshake_timeout = 2s
 CONF
 cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill controller: $(cat "$T/kill.out")"
