@@ -26,7 +26,16 @@ fig() {
 [ "$(fig bob_state)" = RUNNING ] || fail "bob's job is $(fig bob_state), not RUNNING"
 [ "$(fig bob_restarts)" -eq 0 ] || fail "bob's job was restarted $(fig bob_restarts) times"
 [ "$(fig bob_failures)" -eq 0 ] || fail "$(fig bob_failures) of bob's commands failed"
-[ "$(fig jobs_ms_max)" -lt 5000 ] || fail "bob's cohort jobs took $(fig jobs_ms_max) ms"
-[ "$(fig show_ms_max)" -lt 5000 ] || fail "bob's cohort show took $(fig show_ms_max) ms"
+# Answered within 5 s, or (a slow build: sanitizers make listing 20,000
+# jobs take seconds by itself) no more than 3 times what the same command
+# took before the attack.
+bound() {
+	local before
+	before=$(grep -o "before_attack:.*" "$T/bench.out" | grep -o "\b$1=[0-9]*" | cut -d= -f2)
+	[ -n "$before" ] || fail "no before-attack figure $1"
+	echo $((before * 3 > 5000 ? before * 3 : 5000))
+}
+[ "$(fig jobs_ms_max)" -lt "$(bound jobs_ms_max)" ] || fail "bob's cohort jobs took $(fig jobs_ms_max) ms"
+[ "$(fig show_ms_max)" -lt "$(bound show_ms_max)" ] || fail "bob's cohort show took $(fig show_ms_max) ms"
 [ "$(fig rss_delta_kib)" -lt 65536 ] || fail "the controller grew by $(fig rss_delta_kib) KiB"
 exit 0
