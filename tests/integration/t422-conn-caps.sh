@@ -13,6 +13,9 @@
 #     20, people (users and admins) get 8 connections (32 less the
 #     reserve, less the handshake budget of 32/8); the ninth is refused
 #     with ERROR_UNAVAILABLE, yet a restarted agent gets back in.
+#  4. A fair loop: 500 requests written at once are all answered, in
+#     order, while the controller handles at most 32 of them per round
+#     (it counts the rounds it cut short).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
 # Each command on its own connection, so each goes through admission.
@@ -95,6 +98,14 @@ proc_alive "$follow" || fail "events --follow ended: $(cat "$T/follow.err")"
 [ "$(metric 'cohort_connections_timed_out_total{reason="idle_timeout"}')" = "$idle0" ] ||
 	fail "the --follow stream's connection was closed as idle"
 kill "$follow"
+
+### 4. (first, while alice has room) Frames per round.
+eval "$alice_env"
+y0=$(metric cohort_read_yields_total)
+"$PYTHON" "$PYCLIENT" pipeline --count 500 >"$T/pipe.out" 2>"$T/pipe.err" ||
+	fail "pipeline failed: $(cat "$T/pipe.err")"
+[ "$(cat "$T/pipe.out")" = "answered 500 in order" ] || fail "pipelined requests: $(cat "$T/pipe.out")"
+[ "$(metric cohort_read_yields_total)" -gt "$y0" ] || fail "500 buffered requests were handled in one round"
 
 ### 3. Room kept for agents.
 restart_with "max_connections = 32" "agent_reserve = 20" "max_connections_per_user = 3"

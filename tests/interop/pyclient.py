@@ -38,6 +38,10 @@ file in proto/.
   pyclient.py hold --count N [--hold S]
       N connections with Hello; prints "ok A refused R" and the first
       refusal's text, then holds them S seconds
+  pyclient.py pipeline --count N
+      N GetJob requests (for job 0, which does not exist) written at
+      once, then N replies read: prints "answered A in order" (A == N
+      when every reply came, each for its request, in order)
   pyclient.py idle [--wait S]
       one connection with Hello, then nothing: prints "closed after T s"
       when the controller closes it, "open" if it did not within S s
@@ -449,6 +453,27 @@ def cmd_hold(pb, args):
         c.close()
 
 
+def cmd_pipeline(pb, args):
+    c = connect(pb, args)
+    frames = []
+    first = c.next_id
+    for _ in range(args.count):
+        e = pb.Envelope()
+        e.get_job.job_id = 0
+        e.id = c.next_id
+        c.next_id += 1
+        frames.append(e.SerializeToString())
+    c.send_bytes(b"".join(struct.pack(">I", len(b)) + b for b in frames))
+    n = 0
+    while n < args.count:
+        rep = c.recv()
+        if rep is None or rep.id != first + n:
+            break
+        n += 1
+    print(f"answered {n} in order")
+    c.close()
+
+
 def hello_env(pb):
     env = pb.Envelope()
     env.hello.major = 1
@@ -531,6 +556,9 @@ def main():
     h.add_argument("--count", type=int, required=True)
     h.add_argument("--hold", type=float, default=3600.0)
 
+    pl = sub.add_parser("pipeline")
+    pl.add_argument("--count", type=int, required=True)
+
     i = sub.add_parser("idle")
     i.add_argument("--wait", type=float, default=30.0)
 
@@ -538,7 +566,7 @@ def main():
     pb = load_pb2(args.proto_dir)
     {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw, "fill": cmd_fill,
      "stall": cmd_stall, "flood": cmd_flood, "hold": cmd_hold,
-     "idle": cmd_idle}[args.command](pb, args)
+     "idle": cmd_idle, "pipeline": cmd_pipeline}[args.command](pb, args)
 
 
 if __name__ == "__main__":
