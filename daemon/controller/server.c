@@ -4,13 +4,11 @@
 #include "config.h"
 
 #include <sys/queue.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +27,7 @@
 #include "lib/tls.h"
 #include "lib/wire.h"
 #include "server.h"
+#include "server_int.h"
 
 /* Replies may be larger than requests (a long job listing); the CLI
  * accepts up to this much. */
@@ -40,8 +39,6 @@
 /* Frames handled for one connection in one callback before it yields to
  * the rest of the loop (agents' heartbeats, timers, other users). */
 #define SERVER_FRAMES_PER_ROUND 32
-/* At most one log line per reason this often; the rest are counted. */
-#define SERVER_LOG_EVERY_US (10ull * 1000 * 1000)
 /* Out of file descriptors: stop accepting this long. */
 #define SERVER_ACCEPT_PAUSE_MS 100
 /* Connections accepted in one loop round at most: between batches the
@@ -61,104 +58,6 @@
  * a second or more. */
 #define SERVER_LISTEN_BACKLOG 4096
 
-enum conn_kind {
-	CONN_HANDSHAKE,		/* TLS not done: in srv->handshakes */
-	CONN_AGENT,
-	CONN_PEOPLE,		/* users and admins: in srv->people */
-	CONN_OTHER,		/* refused, closing */
-};
-
-struct conn {
-	uint64_t id;
-	struct server *srv;
-	struct bufferevent *bev;
-	struct peer peer;
-	bool identified;
-	bool hello;
-	bool closing;
-	bool throttled;
-	enum conn_kind kind;
-	uint8_t addr[16];		/* source, IPv4 as ::ffff:a.b.c.d */
-	uint64_t accepted_us;		/* monotonic */
-	uint64_t last_req_us;		/* the latest request read */
-	unsigned owed;			/* replies reserved, not yet sent */
-	size_t owed_bytes;
-	struct event *timer;		/* handshake, hello, then idle */
-	struct event *resume;		/* read again in a later round */
-	TAILQ_ENTRY(conn) entry;
-	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
-	TAILQ_ENTRY(conn) kind_entry;	/* handshakes or people */
-	TAILQ_ENTRY(conn) close_entry;	/* closing */
-};
-
-TAILQ_HEAD(conn_list, conn);
-
-struct server_lograte {
-	uint64_t last_us;
-	unsigned long suppressed;
-};
-
-struct server {
-	struct event_base *base;
-	SSL_CTX *ctx;
-	struct evconnlistener *listener;
-	struct event *reaper;
-	struct event *accept_pause;	/* out of descriptors */
-	struct event *accept_round;	/* the end of this round's batch */
-	unsigned accepts;		/* accepted in this round */
-	bool paused;			/* by accept_pause */
-	bool round_full;		/* by accept_round */
-	struct conn_list conns;
-	/* Oldest first: an eviction takes the head of its kind. */
-	struct conn_list handshakes;
-	struct conn_list people;
-	struct conn_list closing;
-	/* Connections by id: every reply and command looks one up, and at
-	 * 10,000 agents a list walk per heartbeat reply was a quarter of
-	 * the controller's time. Ids are sequential, so id & mask spreads
-	 * them evenly over a table sized for max_conns. */
-	LIST_HEAD(conn_ids, conn) *ids;
-	uint64_t ids_mask;
-	unsigned nconns;
-	unsigned nhandshakes;
-	unsigned nagents;
-	unsigned npeople;
-	uint64_t next_id;
-	uint16_t port;
-	size_t max_frame;
-	struct server_opts o;
-	server_msg_cb cb;
-	void *arg;
-	void (*close_cb)(uint64_t, void *);
-	void *close_arg;
-	unsigned (*known_agents)(void *);
-	void *known_agents_arg;
-	unsigned long refused[SERVER_NREFUSALS];
-	unsigned long closed[SERVER_NCLOSURES];
-	unsigned long yields;
-	/* One per refusal, per closure, and one for failed handshakes. */
-	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES + 1];
-};
-
-static const char *const server_refusal_names[SERVER_NREFUSALS] = {
-	"full", "handshakes", "source", "identity", "reserve",
-};
-static const char *const server_closure_names[SERVER_NCLOSURES] = {
-	"handshake_timeout", "hello_timeout", "idle_timeout", "stalled",
-};
-
-const char *
-server_refusal_name(enum server_refusal r)
-{
-	return (unsigned)r < SERVER_NREFUSALS ? server_refusal_names[r] : "?";
-}
-
-const char *
-server_closure_name(enum server_closure r)
-{
-	return (unsigned)r < SERVER_NCLOSURES ? server_closure_names[r] : "?";
-}
-
 void
 server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
     void *arg)
@@ -173,41 +72,6 @@ server_set_known_agents_cb(struct server *srv, unsigned (*cb)(void *),
 {
 	srv->known_agents = cb;
 	srv->known_agents_arg = arg;
-}
-
-/* A flood makes thousands of refusals a second: log the first of each
- * kind, then at most one line per SERVER_LOG_EVERY_US with the count of
- * those not logged. slot indexes srv->lograte. */
-static void __attribute__((format(printf, 3, 4)))
-server_log_limited(struct server *srv, unsigned slot, const char *fmt, ...)
-{
-	struct server_lograte *lr = &srv->lograte[slot];
-	uint64_t now = clock_mono_us();
-	char text[256];
-	va_list ap;
-
-	if (lr->last_us != 0 && now - lr->last_us < SERVER_LOG_EVERY_US) {
-		lr->suppressed++;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (lr->suppressed > 0)
-		log_info("%s (and %lu more like it not logged)", text,
-		    lr->suppressed);
-	else
-		log_info("%s", text);
-	lr->last_us = now;
-	lr->suppressed = 0;
-}
-
-static void
-server_refuse(struct server *srv, enum server_refusal why, const char *fmt,
-    const char *a, unsigned limit)
-{
-	srv->refused[why]++;
-	server_log_limited(srv, why, fmt, a, limit);
 }
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
@@ -237,7 +101,7 @@ conn_unkind(struct conn *c)
 	c->kind = CONN_OTHER;
 }
 
-static void
+void
 conn_free(struct conn *c)
 {
 	struct server *srv = c->srv;
@@ -537,7 +401,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		    SERVER_CLOSED_HANDSHAKE_TIMEOUT;
 
 		srv->closed[why]++;
-		server_log_limited(srv, SERVER_NREFUSALS + why,
+		server_admit_log(srv, SERVER_NREFUSALS + why,
 		    "conn %llu (%s): %s within %llu ms; closing",
 		    (unsigned long long)c->id, c->peer.name, c->identified ?
 		    "no hello" : "TLS handshake not done",
@@ -560,84 +424,11 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	srv->closed[SERVER_CLOSED_IDLE_TIMEOUT]++;
-	server_log_limited(srv, SERVER_NREFUSALS + SERVER_CLOSED_IDLE_TIMEOUT,
+	server_admit_log(srv, SERVER_NREFUSALS + SERVER_CLOSED_IDLE_TIMEOUT,
 	    "conn %llu (%s): idle for %llu ms; closing",
 	    (unsigned long long)c->id, c->peer.name,
 	    (unsigned long long)srv->o.idle_timeout_ms);
 	conn_close(c);
-}
-
-/* The handshake budget as far as people's room is concerned: never more
- * than an eighth of every slot, whatever was configured. */
-static unsigned
-server_hs_room(const struct server *srv)
-{
-	unsigned cap = srv->o.max_conns / 8;
-
-	return srv->o.max_handshakes < cap ? srv->o.max_handshakes : cap;
-}
-
-/* The slots kept for agents: at least every agent the controller knows
- * (or agent_reserve), or as many as are connected; but never so many
- * that people (an admin) have less than a sixteenth of max_conns. */
-static unsigned
-server_agent_room(struct server *srv)
-{
-	unsigned reserve = srv->o.agent_reserve, known, cap;
-
-	if (srv->known_agents != NULL &&
-	    (known = srv->known_agents(srv->known_agents_arg)) > reserve)
-		reserve = known;
-	cap = srv->o.max_conns - srv->o.max_conns / 16 - server_hs_room(srv);
-	if (reserve > cap)
-		reserve = cap;
-	return reserve > srv->nagents ? reserve : srv->nagents;
-}
-
-/* A user or admin just identified: within the caps? 0, or -1 with the
- * refusal sent and the connection closing. */
-static int
-conn_admit_person(struct conn *c)
-{
-	struct server *srv = c->srv;
-	struct conn *o;
-	unsigned same = 0, agents, hs;
-	char text[200];
-
-	TAILQ_FOREACH(o, &srv->people, kind_entry)
-		if (strcmp(o->peer.name, c->peer.name) == 0)
-			same++;
-	if (same >= srv->o.max_per_identity) {
-		snprintf(text, sizeof(text), "too many connections for '%s': "
-		    "the limit is %u per identity; close some and retry",
-		    c->peer.name, srv->o.max_per_identity);
-		server_refuse(srv, SERVER_REFUSED_IDENTITY,
-		    "refusing a connection for '%s': at its limit of %u",
-		    c->peer.name, srv->o.max_per_identity);
-		conn_send_error(c, 0, ERR_LIMIT, text);
-		conn_close(c);
-		return -1;
-	}
-	/* People, the agents' room and the handshake budget share
-	 * max_conns; people may not use the other two. */
-	agents = server_agent_room(srv);
-	hs = server_hs_room(srv);
-	if ((uint64_t)srv->npeople + 1 + agents + hs > srv->o.max_conns) {
-		snprintf(text, sizeof(text), "the controller is full: the "
-		    "connections left are kept for its agents; retry later");
-		server_refuse(srv, SERVER_REFUSED_RESERVE,
-		    "refusing '%s': connections left are kept for agents "
-		    "(%u people at most)", c->peer.name,
-		    srv->o.max_conns > agents + hs ?
-		    srv->o.max_conns - agents - hs : 0);
-		conn_send_error(c, 0, ERR_UNAVAILABLE, text);
-		conn_close(c);
-		return -1;
-	}
-	c->kind = CONN_PEOPLE;
-	TAILQ_INSERT_TAIL(&srv->people, c, kind_entry);
-	srv->npeople++;
-	return 0;
 }
 
 static void
@@ -664,7 +455,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			c->kind = CONN_AGENT;
 			srv->nagents++;
 		} else if ((c->peer.role == ROLE_USER ||
-		    c->peer.role == ROLE_ADMIN) && conn_admit_person(c) == -1)
+		    c->peer.role == ROLE_ADMIN) && server_admit_person(c) == -1)
 			return;
 		/* The Hello deadline counts from the accept. */
 		spent = (clock_mono_us() - c->accepted_us) / 1000;
@@ -677,7 +468,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_ERROR) {
 		if (!c->identified)
-			server_log_limited(srv, SERVER_NREFUSALS +
+			server_admit_log(srv, SERVER_NREFUSALS +
 			    SERVER_NCLOSURES, "conn %llu: TLS handshake "
 			    "failed: %s", (unsigned long long)c->id,
 			    tls_bufferevent_error(bev, what, ebuf, sizeof(ebuf)));
@@ -687,7 +478,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else if (what & BEV_EVENT_TIMEOUT) {
 		/* Only people have a (write) timeout: replies unread. */
 		srv->closed[SERVER_CLOSED_STALLED]++;
-		server_log_limited(srv, SERVER_NREFUSALS +
+		server_admit_log(srv, SERVER_NREFUSALS +
 		    SERVER_CLOSED_STALLED, "conn %llu (%s): read none of its "
 		    "replies for %llu ms; closing", (unsigned long long)c->id,
 		    c->peer.name, (unsigned long long)srv->o.idle_timeout_ms);
@@ -695,106 +486,6 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();
 	conn_free(c);
-}
-
-/* Whether c has sent nothing at all: no ClientHello processed and no
- * byte waiting in its socket (a real client's ClientHello is usually
- * there by the time it is accepted, even when the client was slow to be
- * scheduled; a flood's connections stay silent). */
-static bool
-conn_silent(struct conn *c)
-{
-	int pending = 0;
-
-	if (SSL_get_state(bufferevent_openssl_get_ssl(c->bev)) != TLS_ST_BEFORE)
-		return false;
-	return ioctl(bufferevent_getfd(c->bev), FIONREAD, &pending) == 0 &&
-	    pending == 0;
-}
-
-/* The handshake to drop for a newcomer: the oldest (from addr when given)
- * that has sent nothing, else the oldest. Evicting the oldest rather than
- * refusing the newcomer means a flood from an address cannot keep a real
- * client from that address (all of them, in tests and behind NAT) out:
- * the flood must outpace every real handshake, not just hold slots open;
- * and silent connections go before ones already talking. */
-static struct conn *
-server_victim(struct server *srv, const uint8_t *addr)
-{
-	struct conn *c, *oldest = NULL;
-
-	TAILQ_FOREACH(c, &srv->handshakes, kind_entry) {
-		if (addr != NULL && memcmp(c->addr, addr, 16) != 0)
-			continue;
-		if (conn_silent(c))
-			return c;
-		if (oldest == NULL)
-			oldest = c;
-	}
-	return oldest;
-}
-
-static unsigned
-server_from(struct server *srv, const uint8_t *addr)
-{
-	struct conn *c;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(c, &srv->handshakes, kind_entry)
-		if (memcmp(c->addr, addr, 16) == 0)
-			n++;
-	return n;
-}
-
-static void
-addr_key(const struct sockaddr *sa, uint8_t key[16], char *text,
-    size_t len)
-{
-	memset(key, 0, 16);
-	if (sa->sa_family == AF_INET6) {
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		inet_ntop(AF_INET6, key, text, (socklen_t)len);
-	} else if (sa->sa_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr,
-		    4);
-		inet_ntop(AF_INET, key + 12, text, (socklen_t)len);
-	} else
-		snprintf(text, len, "?");
-}
-
-/* Make room for a newcomer from addr: 0, or -1 to refuse it. */
-static int
-server_make_room(struct server *srv, const uint8_t *addr, const char *atext)
-{
-	struct conn *v;
-
-	if (server_from(srv, addr) >= srv->o.max_handshakes_per_source &&
-	    (v = server_victim(srv, addr)) != NULL) {
-		server_refuse(srv, SERVER_REFUSED_SOURCE, "%s: more than %u "
-		    "handshakes at once; dropping its oldest", atext,
-		    srv->o.max_handshakes_per_source);
-		conn_free(v);
-	}
-	if (srv->nhandshakes >= srv->o.max_handshakes &&
-	    (v = server_victim(srv, NULL)) != NULL) {
-		server_refuse(srv, SERVER_REFUSED_HANDSHAKES, "%s: handshake "
-		    "budget of %u in use; dropping the oldest", atext,
-		    srv->o.max_handshakes);
-		conn_free(v);
-	}
-	if (srv->nconns < srv->o.max_conns)
-		return 0;
-	if ((v = server_victim(srv, NULL)) != NULL) {
-		server_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u "
-		    "connections in use; dropping the oldest handshake", atext,
-		    srv->o.max_conns);
-		conn_free(v);
-		return 0;
-	}
-	server_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u connections in "
-	    "use; refusing it", atext, srv->o.max_conns);
-	return -1;
 }
 
 static void
@@ -819,8 +510,8 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		evconnlistener_disable(l);
 		evtimer_add(srv->accept_round, &later);
 	}
-	addr_key(sa, addr, atext, sizeof(atext));
-	if (server_make_room(srv, addr, atext) == -1) {
+	server_admit_addr(sa, addr, atext, sizeof(atext));
+	if (server_admit_room(srv, addr, atext) == -1) {
 		evutil_closesocket(fd);
 		return;
 	}
@@ -904,7 +595,7 @@ server_accept_error_cb(struct evconnlistener *l, void *arg)
 	struct timeval tv = { 0, SERVER_ACCEPT_PAUSE_MS * 1000 };
 	int e = EVUTIL_SOCKET_ERROR();
 
-	server_log_limited(srv, SERVER_REFUSED_FULL, "accept: %s; pausing "
+	server_admit_log(srv, SERVER_REFUSED_FULL, "accept: %s; pausing "
 	    "new connections for %d ms", strerror(e), SERVER_ACCEPT_PAUSE_MS);
 	srv->refused[SERVER_REFUSED_FULL]++;
 	srv->paused = true;
