@@ -31,7 +31,7 @@
  *   max_handshakes_per_source = 64  the same from one address
  *   handshake_timeout = 5s      accept → TLS done
  *   hello_timeout = 15s         accept → Hello
- *   max_connections_per_user = 64   per user/admin identity
+ *   max_connections_per_user = 32   per user/admin identity
  *   agent_reserve = 0           slots kept for agents at least (the
  *                               nodes the controller knows count anyway)
  *   idle_timeout = 15m          users/admins: no request this long

@@ -180,7 +180,10 @@ conn_set_hello_done(struct conn *c)
 	c->last_req_us = clock_mono_us();
 	conn_arm(c, ms);
 	/* A peer that reads none of its replies this long is dropped with
-	 * them (the write timeout runs only while output waits). */
+	 * them (the write timeout runs only while output waits), so that
+	 * what one user can pin in memory is bounded in time too. */
+	if (ms > SERVER_STALL_TIMEOUT_MS)
+		ms = SERVER_STALL_TIMEOUT_MS;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	bufferevent_set_timeouts(c->bev, NULL, &tv);
@@ -481,7 +484,9 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		server_admit_log(srv, SERVER_NREFUSALS +
 		    SERVER_CLOSED_STALLED, "conn %llu (%s): read none of its "
 		    "replies for %llu ms; closing", (unsigned long long)c->id,
-		    c->peer.name, (unsigned long long)srv->o.idle_timeout_ms);
+		    c->peer.name, (unsigned long long)(srv->o.idle_timeout_ms <
+		    SERVER_STALL_TIMEOUT_MS ? srv->o.idle_timeout_ms :
+		    SERVER_STALL_TIMEOUT_MS));
 	}
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();

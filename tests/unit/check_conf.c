@@ -485,7 +485,7 @@ START_TEST(test_load_admission)
 	ck_assert_uint_eq(cfg.max_handshakes_per_source, 64);
 	ck_assert_uint_eq(cfg.handshake_timeout_ms, 5000);
 	ck_assert_uint_eq(cfg.hello_timeout_ms, 15000);
-	ck_assert_uint_eq(cfg.max_connections_per_user, 64);
+	ck_assert_uint_eq(cfg.max_connections_per_user, 32);
 	ck_assert_uint_eq(cfg.agent_reserve, 0);
 	ck_assert_uint_eq(cfg.idle_timeout_ms, 15 * 60 * 1000);
 	ck_assert_uint_eq(cfg.max_requests_in_flight, 64);
