@@ -257,18 +257,18 @@ tls_connect(struct cconn *c, const char *host, uint16_t port,
 	return 0;
 }
 
+/* Load the certificates before connecting: a connection that stays
+ * silent while files are read looks like a flood's to the controller,
+ * which drops the oldest silent handshakes first. */
 static int
-tls_handshake(struct cconn *c, const struct cconn_opts *o, const char *host,
-    struct cerr *err)
+tls_prepare(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
 {
 	struct conn_tls *t;
-	struct in6_addr a;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	c->tls = t;
 	c->tr = &tls_transport;
-	snprintf(t->host, sizeof(t->host), "%s", host);
 	cerr_clear(err);
 	if ((t->ctx = tls_client_ctx(o->ca, o->crl, o->cert, o->key,
 	    err)) == NULL) {
@@ -276,6 +276,16 @@ tls_handshake(struct cconn *c, const struct cconn_opts *o, const char *host,
 			err->code = ERR_INVALID;
 		return -1;
 	}
+	return 0;
+}
+
+static int
+tls_handshake(struct cconn *c, const char *host, struct cerr *err)
+{
+	struct conn_tls *t = c->tls;
+	struct in6_addr a;
+
+	snprintf(t->host, sizeof(t->host), "%s", host);
 	if ((t->ssl = SSL_new(t->ctx)) == NULL ||
 	    SSL_set_fd(t->ssl, c->fd) != 1 ||
 	    tls_client_expect_host(t->ssl, host) == -1)
@@ -299,8 +309,9 @@ cconn_open_tls(const struct cconn_opts *o, struct cerr *err)
 	    (c = cconn_new(o, err)) == NULL)
 		return NULL;
 	cconn_start_op(c);
-	if (tls_connect(c, host, port, err) == -1 ||
-	    tls_handshake(c, o, host, err) == -1 || cconn_hello(c, err) == -1) {
+	if (tls_prepare(c, o, err) == -1 ||
+	    tls_connect(c, host, port, err) == -1 ||
+	    tls_handshake(c, host, err) == -1 || cconn_hello(c, err) == -1) {
 		cconn_close(c);
 		return NULL;
 	}

@@ -194,7 +194,7 @@ mux_verdict(struct cconn *c, int rfd, struct cerr *err)
 	if (strcmp(buf, "OK") == 0)
 		return 0;
 	if (buf[0] == 'E' && (code = strtol(buf + 1, &sp, 10)) > 0 &&
-	    code <= ERR_UNAVAILABLE && *sp == ' ')
+	    code <= ERR_LIMIT && *sp == ' ')
 		return cerr_set(err, (enum err_code)code, "%s", sp + 1);
 	return cerr_set(err, ERR_UNAVAILABLE, "cohort-mux for controller %s "
 	    "exited without a word (is cohort-mux installed beside cohort?)",

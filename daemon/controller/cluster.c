@@ -421,8 +421,21 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 	free(active);
 }
 
+/* The tick's work runs one loop round later: a zero timeout becomes
+ * active only after the next poll for I/O, behind the read callbacks of
+ * data that arrived while the loop was busy. So a heartbeat that reached
+ * the controller is always seen before its node is timed out. */
 static void
 cluster_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cluster *cl = arg;
+	struct timeval zero = { 0, 0 };
+
+	evtimer_add(cl->check_ev, &zero);
+}
+
+static void
+cluster_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct cluster *cl = arg;
 	int64_t now = clock_now_ms();
@@ -501,7 +514,8 @@ cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
 	TAILQ_INIT(&cl->evacs);
 	cl->pass_ev = event_new(base, -1, 0, cluster_pass_cb, cl);
 	cl->tick_ev = event_new(base, -1, EV_PERSIST, cluster_tick_cb, cl);
-	if (cl->pass_ev == NULL || cl->tick_ev == NULL ||
+	cl->check_ev = evtimer_new(base, cluster_check_cb, cl);
+	if (cl->pass_ev == NULL || cl->tick_ev == NULL || cl->check_ev == NULL ||
 	    event_add(cl->tick_ev, &tv) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
 		cluster_destroy(cl);
@@ -530,6 +544,8 @@ cluster_destroy(struct cluster *cl)
 		event_free(cl->pass_ev);
 	if (cl->tick_ev != NULL)
 		event_free(cl->tick_ev);
+	if (cl->check_ev != NULL)
+		event_free(cl->check_ev);
 	free(cl);
 }
 

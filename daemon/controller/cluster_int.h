@@ -37,6 +37,7 @@ struct cluster {
 	struct cluster_opts o;
 	struct event *pass_ev;
 	struct event *tick_ev;
+	struct event *check_ev;		/* the tick's work, a round later */
 	bool dirty;		/* a pass is due (pass_ev active or timed) */
 	bool in_pass;		/* cluster_pass is running */
 	uint64_t pass_end_us;	/* when the latest pass ended (monotonic) */

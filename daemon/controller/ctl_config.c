@@ -9,6 +9,7 @@
  * so that a daemon that changes directory still finds its files. They
  * are stored absolute. */
 #include "daemon/controller/ctl_config.h"
+#include "daemon/controller/server_limits.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -27,7 +28,8 @@
 #define CTL_DEFAULT_MAX_FRAME (4u << 20)
 #define CTL_MIN_MAX_FRAME (1u << 10)
 #define CTL_MAX_MAX_FRAME (256u << 20)
-#define CTL_DEFAULT_MAX_CONNECTIONS 1024
+/* 10,000 agents, their reserve, and room for users and handshakes. */
+#define CTL_DEFAULT_MAX_CONNECTIONS 16384
 #define CTL_MAX_MAX_CONNECTIONS 1000000
 #define CTL_DEFAULT_MAX_SCRIPT (1u << 20)
 #define CTL_MIN_MAX_SCRIPT (1u << 10)
@@ -109,6 +111,21 @@ static const struct conf_key ctl_keys[] = {
 	NUMKEY("tenants", page_size, conf_key_uint, 1, CTL_MAX_PAGE_SIZE),
 	{ .section = "tenants", .name = "private_data",
 	  .set = ctl_set_private_data },
+	/* Connection admission and the fair event loop. */
+	NUMKEY("limits", max_handshakes, conf_key_uint, 1,
+	    CTL_MAX_MAX_CONNECTIONS),
+	NUMKEY("limits", max_handshakes_per_source, conf_key_uint, 1,
+	    CTL_MAX_MAX_CONNECTIONS),
+	MSKEY("limits", "handshake_timeout", handshake_timeout_ms),
+	MSKEY("limits", "hello_timeout", hello_timeout_ms),
+	NUMKEY("limits", max_connections_per_user, conf_key_uint, 1,
+	    CTL_MAX_MAX_CONNECTIONS),
+	NUMKEY("limits", agent_reserve, conf_key_uint, 0,
+	    CTL_MAX_MAX_CONNECTIONS),
+	/* Above the CLI's 0.5 s poll of --follow streams. */
+	{ .section = "limits", .name = "idle_timeout", .set = conf_key_ms,
+	  FIELD(idle_timeout_ms), .min = 1000, .max = CTL_MAX_MS },
+	NUMKEY("limits", max_requests_in_flight, conf_key_uint, 1, 100000),
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 
@@ -122,6 +139,14 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->max_frame = CTL_DEFAULT_MAX_FRAME;
 	cfg->max_connections = CTL_DEFAULT_MAX_CONNECTIONS;
 	cfg->max_script = CTL_DEFAULT_MAX_SCRIPT;
+	cfg->max_handshakes = SERVER_DEFAULT_MAX_HANDSHAKES;
+	cfg->max_handshakes_per_source = SERVER_DEFAULT_HANDSHAKES_PER_SOURCE;
+	cfg->handshake_timeout_ms = SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+	cfg->hello_timeout_ms = SERVER_DEFAULT_HELLO_TIMEOUT_MS;
+	cfg->max_connections_per_user = SERVER_DEFAULT_PER_IDENTITY;
+	cfg->agent_reserve = 0;
+	cfg->idle_timeout_ms = SERVER_DEFAULT_IDLE_TIMEOUT_MS;
+	cfg->max_requests_in_flight = SERVER_DEFAULT_MAX_INFLIGHT;
 	cfg->node_timeout_ms = 10000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;

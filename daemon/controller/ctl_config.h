@@ -38,6 +38,16 @@
  *   page_size = 1000            jobs, nodes or events per listing reply
  *   private_data = yes          env, scripts, argv and logs only to the
  *                               owner and admins
+ *   (connection admission, see etc/cohortd.conf)
+ *   max_handshakes = 256        connections still in the TLS handshake
+ *   max_handshakes_per_source = 64  the same from one address
+ *   handshake_timeout = 5s      accept → TLS done
+ *   hello_timeout = 15s         accept → Hello
+ *   max_connections_per_user = 32   per user/admin identity
+ *   agent_reserve = 0           slots kept for agents at least (the
+ *                               nodes the controller knows count anyway)
+ *   idle_timeout = 15m          users/admins: no request this long
+ *   max_requests_in_flight = 64 replies owed per connection
  */
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
@@ -62,6 +72,15 @@ struct ctl_config {
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;
+	/* Connection admission and the fair loop (server.h). */
+	unsigned max_handshakes;
+	unsigned max_handshakes_per_source;
+	uint64_t handshake_timeout_ms;
+	uint64_t hello_timeout_ms;
+	unsigned max_connections_per_user;
+	unsigned agent_reserve;
+	uint64_t idle_timeout_ms;
+	unsigned max_requests_in_flight;
 	char *topology;			/* topology.conf; NULL: none */
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t heartbeat_ms;		/* asked of agents */

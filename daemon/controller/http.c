@@ -96,6 +96,42 @@ http_nodes(struct http *h, struct evbuffer *b)
 	    total - free_gpus - failed, failed);
 }
 
+/* Connection admission and the fair loop (server.h). */
+static void
+http_admission(struct http *h, struct evbuffer *b)
+{
+	struct server_stats st;
+	unsigned k;
+
+	server_stats(h->src.server, &st);
+	metric_head(b, "cohort_connections_by_state", "gauge",
+	    "Open connections: in the TLS handshake, agents, users/admins.");
+	evbuffer_add_printf(b,
+	    "cohort_connections_by_state{state=\"handshaking\"} %u\n"
+	    "cohort_connections_by_state{state=\"agent\"} %u\n"
+	    "cohort_connections_by_state{state=\"user\"} %u\n",
+	    st.handshaking, st.agents, st.people);
+	metric_head(b, "cohort_connections_throttled", "gauge",
+	    "Connections not read until their replies drain.");
+	evbuffer_add_printf(b, "cohort_connections_throttled %u\n",
+	    st.throttled);
+	metric_head(b, "cohort_connections_refused_total", "counter",
+	    "Connections refused or evicted by admission, by reason.");
+	for (k = 0; k < SERVER_NREFUSALS; k++)
+		evbuffer_add_printf(b,
+		    "cohort_connections_refused_total{reason=\"%s\"} %lu\n",
+		    server_refusal_name(k), st.refused[k]);
+	metric_head(b, "cohort_connections_timed_out_total", "counter",
+	    "Connections closed by a deadline, by reason.");
+	for (k = 0; k < SERVER_NCLOSURES; k++)
+		evbuffer_add_printf(b,
+		    "cohort_connections_timed_out_total{reason=\"%s\"} %lu\n",
+		    server_closure_name(k), st.closed[k]);
+	metric_head(b, "cohort_read_yields_total", "counter",
+	    "Read rounds cut short at the per-connection frame cap.");
+	evbuffer_add_printf(b, "cohort_read_yields_total %lu\n", st.yields);
+}
+
 static void
 http_sched(struct http *h, struct evbuffer *b)
 {
@@ -155,6 +191,7 @@ http_sched(struct http *h, struct evbuffer *b)
 	metric_head(b, "cohort_connections", "gauge", "Open connections.");
 	evbuffer_add_printf(b, "cohort_connections %u\n",
 	    server_conn_count(h->src.server));
+	http_admission(h, b);
 }
 
 /* Refusals by limit kind only: a label per user would let one user grow

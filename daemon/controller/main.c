@@ -2,7 +2,9 @@
  * they go down in reverse. */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,42 @@ write_port_file(const char *path, unsigned port)
 	return 0;
 }
 
+/* The agents the controller knows: every node it has a row for, its
+ * topology names or its nodes = list, whichever is most. The server
+ * keeps this many slots for them. */
+static unsigned
+known_agents(void *arg)
+{
+	struct cohortd *d = arg;
+	size_t n, t = d->topo != NULL ? topo_nnodes(d->topo) : 0;
+
+	nodes_all(d->nodes, &n);
+	if (t > n)
+		n = t;
+	if (d->cfg.nnodes > n)
+		n = d->cfg.nnodes;
+	return n > UINT_MAX ? UINT_MAX : (unsigned)n;
+}
+
+/* Every connection is a descriptor: raise the soft limit to fit
+ * max_connections (plus the database, listeners and logs), or say why
+ * some connections will fail. */
+static void
+raise_fd_limit(unsigned max_conns)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_conns + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ?
+	    rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur < want)
+		log_warnx("open files limited to %llu: fewer than "
+		    "max_connections (%u) can connect",
+		    (unsigned long long)rl.rlim_cur, max_conns);
+}
+
 static void
 start(struct cohortd *d)
 {
@@ -127,8 +165,17 @@ start(struct cohortd *d)
 		.port = d->cfg.listen_port,
 		.max_frame = d->cfg.max_frame,
 		.max_conns = d->cfg.max_connections,
+		.max_handshakes = d->cfg.max_handshakes,
+		.max_handshakes_per_source = d->cfg.max_handshakes_per_source,
+		.max_per_identity = d->cfg.max_connections_per_user,
+		.agent_reserve = d->cfg.agent_reserve,
+		.max_inflight = d->cfg.max_requests_in_flight,
+		.handshake_timeout_ms = d->cfg.handshake_timeout_ms,
+		.hello_timeout_ms = d->cfg.hello_timeout_ms,
+		.idle_timeout_ms = d->cfg.idle_timeout_ms,
 	};
 
+	raise_fd_limit(d->cfg.max_connections);
 	if ((d->base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	if ((d->store = store_open(d->cfg.database, &err)) == NULL)
@@ -196,6 +243,7 @@ start(struct cohortd *d)
 	d->rpc.agentcmd = d->agentcmd;
 	d->rpc.cluster = d->cluster;
 	server_set_close_cb(d->srv, rpc_conn_closed, &d->rpc);
+	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
 		    d->srv, d->txq };

@@ -40,6 +40,7 @@ struct rpc_reply {
 	uint8_t *frame;
 	size_t len;
 	bool close_after;
+	bool reserved;		/* counted by conn_reserve */
 };
 
 static void
@@ -50,6 +51,8 @@ rpc_reply_cb(void *arg, bool committed)
 	    server_conn(r->rpc->srv, r->conn_id) : NULL;
 
 	if (c != NULL) {
+		if (r->reserved)
+			conn_release(c, r->len);
 		if (committed)
 			conn_send_frame(c, r->frame, r->len);
 		else
@@ -63,11 +66,25 @@ rpc_reply_cb(void *arg, bool committed)
 	free(r);
 }
 
+/* A reply that will not be sent after all. */
+static void
+rpc_reply_drop(struct rpc_reply *r)
+{
+	struct conn *c;
+
+	if (r->reserved && r->rpc->srv != NULL &&
+	    (c = server_conn(r->rpc->srv, r->conn_id)) != NULL)
+		conn_release(c, r->len);
+	free(r->frame);
+	free(r);
+}
+
 static struct rpc_reply *
 rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
     bool close_after)
 {
 	struct rpc_reply *r;
+	struct conn *c;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -89,6 +106,12 @@ rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
 			return NULL;
 		}
 	}
+	/* Owed until rpc_reply_cb sends it: counts toward the peer's limits
+	 * on replies in flight and output, even while it waits for a commit. */
+	if (rpc->srv != NULL && (c = server_conn(rpc->srv, cid)) != NULL) {
+		conn_reserve(c, r->len);
+		r->reserved = true;
+	}
 	return r;
 }
 
@@ -101,10 +124,8 @@ rpc_send_to(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env)
 		log_warnx("conn %" PRIu64 ": out of memory for a reply", cid);
 		return;
 	}
-	if (txq_defer(rpc->txq, rpc_reply_cb, r) == -1) {
-		free(r->frame);
-		free(r);
-	}
+	if (txq_defer(rpc->txq, rpc_reply_cb, r) == -1)
+		rpc_reply_drop(r);
 }
 
 void
@@ -128,8 +149,7 @@ rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
 		goto fail;
 	if (txq_defer(rpc->txq, rpc_reply_cb, r) == 0)
 		return;
-	free(r->frame);
-	free(r);
+	rpc_reply_drop(r);
 fail:
 	log_warnx("conn %" PRIu64 ": out of memory for a reply", conn_id(c));
 	conn_close(c);

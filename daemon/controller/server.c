@@ -6,6 +6,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -21,56 +22,42 @@
 #include <event2/listener.h>
 #include <openssl/err.h>
 
+#include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
 #include "server.h"
+#include "server_int.h"
 
 /* Replies may be larger than requests (a long job listing); the CLI
  * accepts up to this much. */
 #define SERVER_REPLY_MAX (64u * 1024 * 1024)
-/* Stop reading from a peer that does not read its replies. */
+/* Stop reading from a peer that does not read its replies: output already
+ * queued plus replies owed behind a commit (conn_reserve). */
 #define SERVER_OUT_HIGH (16u * 1024 * 1024)
 #define SERVER_OUT_LOW (1u * 1024 * 1024)
-/* A peer must finish TLS and Hello within this time. */
-#define SERVER_HELLO_TIMEOUT_S 15
-
-struct conn {
-	uint64_t id;
-	struct server *srv;
-	struct bufferevent *bev;
-	struct peer peer;
-	bool identified;
-	bool hello;
-	bool closing;
-	bool throttled;
-	TAILQ_ENTRY(conn) entry;
-	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
-};
-
-struct server {
-	struct event_base *base;
-	SSL_CTX *ctx;
-	struct evconnlistener *listener;
-	struct event *reaper;
-	TAILQ_HEAD(, conn) conns;
-	/* Connections by id: every reply and command looks one up, and at
-	 * 10,000 agents a list walk per heartbeat reply was a quarter of
-	 * the controller's time. Ids are sequential, so id & mask spreads
-	 * them evenly over a table sized for max_conns. */
-	LIST_HEAD(conn_ids, conn) *ids;
-	uint64_t ids_mask;
-	unsigned nconns;
-	uint64_t next_id;
-	uint16_t port;
-	size_t max_frame;
-	unsigned max_conns;
-	server_msg_cb cb;
-	void *arg;
-	void (*close_cb)(uint64_t, void *);
-	void *close_arg;
-};
+/* Frames handled for one connection in one callback before it yields to
+ * the rest of the loop (agents' heartbeats, timers, other users). */
+#define SERVER_FRAMES_PER_ROUND 32
+/* Out of file descriptors: stop accepting this long. */
+#define SERVER_ACCEPT_PAUSE_MS 100
+/* Connections accepted in one loop round at most: between batches the
+ * handshakes already accepted get read (and so count as started, which
+ * protects them from eviction by silent ones), and a flood of connects
+ * cannot hold the loop. */
+#define SERVER_ACCEPTS_PER_ROUND 16
+/* After a full batch, accept again this much later: at most 4,000 new
+ * connections a second (10,000 agents reconnect in under 3 s), so a
+ * flood of connects churns slowly enough that a real client, queued
+ * behind it in the backlog, has long sent its ClientHello when it is
+ * accepted, and that its handshake is not evicted before it is read. */
+#define SERVER_ACCEPT_BATCH_MS 4
+/* The kernel's queue of connections not yet accepted (capped by
+ * net.core.somaxconn): deep enough that a flood does not make the
+ * kernel drop other clients' SYNs, which they would resend only after
+ * a second or more. */
+#define SERVER_LISTEN_BACKLOG 4096
 
 void
 server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
@@ -80,14 +67,50 @@ server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
 	srv->close_arg = arg;
 }
 
-static void conn_read_cb(struct bufferevent *bev, void *arg);
+void
+server_set_known_agents_cb(struct server *srv, unsigned (*cb)(void *),
+    void *arg)
+{
+	srv->known_agents = cb;
+	srv->known_agents_arg = arg;
+}
 
+static void conn_read_cb(struct bufferevent *bev, void *arg);
+static void conn_read_frames(struct conn *c);
+
+/* Leave the per-kind list and counts; c->kind becomes CONN_OTHER. */
 static void
+conn_unkind(struct conn *c)
+{
+	struct server *srv = c->srv;
+
+	switch (c->kind) {
+	case CONN_HANDSHAKE:
+		TAILQ_REMOVE(&srv->handshakes, c, kind_entry);
+		srv->nhandshakes--;
+		break;
+	case CONN_PEOPLE:
+		TAILQ_REMOVE(&srv->people, c, kind_entry);
+		srv->npeople--;
+		break;
+	case CONN_AGENT:
+		srv->nagents--;
+		break;
+	case CONN_OTHER:
+		break;
+	}
+	c->kind = CONN_OTHER;
+}
+
+void
 conn_free(struct conn *c)
 {
 	struct server *srv = c->srv;
 	SSL *ssl;
 
+	conn_unkind(c);
+	if (c->closing)
+		TAILQ_REMOVE(&srv->closing, c, close_entry);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	LIST_REMOVE(c, by_id);
 	srv->nconns--;
@@ -98,6 +121,8 @@ conn_free(struct conn *c)
 	if (ssl != NULL && c->identified)
 		SSL_shutdown(ssl);
 	bufferevent_free(c->bev);
+	event_free(c->timer);
+	event_free(c->resume);
 	free(c);
 }
 
@@ -107,10 +132,9 @@ server_reap_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = arg;
 	struct conn *c, *next;
 
-	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->closing &&
-		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+	for (c = TAILQ_FIRST(&srv->closing); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, close_entry);
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 			conn_free(c);
 	}
 }
@@ -133,11 +157,37 @@ conn_hello_done(const struct conn *c)
 	return c->hello;
 }
 
+static void
+conn_arm(struct conn *c, uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+
+	event_add(c->timer, &tv);
+}
+
 void
 conn_set_hello_done(struct conn *c)
 {
+	struct timeval tv;
+	uint64_t ms = c->srv->o.idle_timeout_ms;
+
 	c->hello = true;
-	bufferevent_set_timeouts(c->bev, NULL, NULL);
+	if (c->kind != CONN_PEOPLE) {
+		/* Agents heartbeat; the node timeout watches them. */
+		event_del(c->timer);
+		return;
+	}
+	c->last_req_us = clock_mono_us();
+	conn_arm(c, ms);
+	/* A peer that reads none of its replies this long is dropped with
+	 * them (the write timeout runs only while output waits), so that
+	 * what one user can pin in memory is bounded in time too. */
+	if (ms > SERVER_STALL_TIMEOUT_MS)
+		ms = SERVER_STALL_TIMEOUT_MS;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
 }
 
 struct conn *
@@ -197,26 +247,106 @@ conn_close(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	TAILQ_INSERT_TAIL(&c->srv->closing, c, close_entry);
 	bufferevent_disable(c->bev, EV_READ);
+	event_del(c->timer);
+	event_del(c->resume);
 	/* Freed by the reaper once the output has drained (the write
 	 * callback activates it), never inside the caller's stack. */
 	event_active(c->srv->reaper, EV_TIMEOUT, 0);
 }
 
+/* Read again in a later loop round: a zero timeout becomes active only
+ * after the next poll for I/O, so the rest of the loop (heartbeats that
+ * arrived meanwhile included) runs first, and nothing spins. */
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_yield(struct conn *c)
+{
+	struct timeval zero = { 0, 0 };
+
+	event_add(c->resume, &zero);
+}
+
+static bool
+conn_over_limit(const struct conn *c, size_t limit)
+{
+	size_t out = evbuffer_get_length(bufferevent_get_output(c->bev));
+
+	return c->owed >= c->srv->o.max_inflight ||
+	    out + c->owed_bytes > limit;
+}
+
+/* Too much owed to a peer that is not reading: stop reading it. */
+static void
+conn_check_throttle(struct conn *c)
+{
+	if (c->throttled || !conn_over_limit(c, SERVER_OUT_HIGH))
+		return;
+	c->throttled = true;
+	bufferevent_disable(c->bev, EV_READ);
+	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
+}
+
+void
+conn_reserve(struct conn *c, size_t len)
+{
+	c->owed++;
+	c->owed_bytes += len;
+}
+
+void
+conn_release(struct conn *c, size_t len)
+{
+	if (c->owed > 0)
+		c->owed--;
+	c->owed_bytes = len < c->owed_bytes ? c->owed_bytes - len : 0;
+	/* Whether reading may resume is decided in a later round, once the
+	 * reply being released is in the output buffer. */
+	if (c->throttled && !c->closing)
+		conn_yield(c);
+}
+
+static void
+conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+
+	if (c->closing)
+		return;
+	if (c->throttled) {
+		if (conn_over_limit(c, SERVER_OUT_LOW))
+			return;		/* the write callback comes back */
+		c->throttled = false;
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+		bufferevent_enable(c->bev, EV_READ);
+	}
+	/* Requests already buffered raise no new read event. */
+	conn_read_frames(c);
+}
+
+static void
+conn_read_frames(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
 	Cohort__V1__Envelope *env;
 	char text[128];
 	uint8_t hdr[FRAME_HDR];
+	unsigned n = 0;
 
 	while (!c->closing && !c->throttled) {
+		if (n == SERVER_FRAMES_PER_ROUND) {
+			if (evbuffer_get_length(in) >= FRAME_HDR) {
+				c->srv->yields++;
+				conn_yield(c);
+			}
+			return;
+		}
 		switch (frame_read(in, c->srv->max_frame, &env)) {
 		case FRAME_NEED:
 			return;
 		case FRAME_OK:
+			n++;
+			c->last_req_us = clock_mono_us();
 			c->srv->cb(c, env, c->srv->arg);
 			frame_free(env);
 			break;
@@ -238,16 +368,14 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 			conn_close(c);
 			return;
 		}
-		if (evbuffer_get_length(bufferevent_get_output(bev)) >
-		    SERVER_OUT_HIGH) {
-			/* The peer is not reading its replies: stop reading
-			 * its requests until it has caught up. */
-			c->throttled = true;
-			bufferevent_disable(bev, EV_READ);
-			bufferevent_setwatermark(bev, EV_WRITE,
-			    SERVER_OUT_LOW, 0);
-		}
+		conn_check_throttle(c);
 	}
+}
+
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	conn_read_frames(arg);
 }
 
 static void
@@ -259,23 +387,65 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 		event_active(c->srv->reaper, EV_TIMEOUT, 0);
 		return;
 	}
-	if (c->throttled) {
-		c->throttled = false;
-		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		bufferevent_enable(bev, EV_READ);
-		/* Requests already buffered raise no new read event. */
-		conn_read_cb(bev, c);
+	if (c->throttled)
+		conn_yield(c);
+}
+
+/* The handshake or Hello deadline passed, or a user's connection idled. */
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	uint64_t now = clock_mono_us(), idle_us, quiet;
+
+	if (!c->identified || !c->hello) {
+		enum server_closure why = c->identified ?
+		    SERVER_CLOSED_HELLO_TIMEOUT :
+		    SERVER_CLOSED_HANDSHAKE_TIMEOUT;
+
+		srv->closed[why]++;
+		server_admit_log(srv, SERVER_NREFUSALS + why,
+		    "conn %llu (%s): %s within %llu ms; closing",
+		    (unsigned long long)c->id, c->peer.name, c->identified ?
+		    "no hello" : "TLS handshake not done",
+		    (unsigned long long)(c->identified ?
+		    srv->o.hello_timeout_ms : srv->o.handshake_timeout_ms));
+		conn_free(c);
+		return;
 	}
+	/* A reply still owed or still being written: the peer waits on us,
+	 * it is not idle. */
+	idle_us = srv->o.idle_timeout_ms * 1000;
+	quiet = now - c->last_req_us;
+	if (c->owed > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+		conn_arm(c, srv->o.idle_timeout_ms);
+		return;
+	}
+	if (quiet < idle_us) {
+		conn_arm(c, (idle_us - quiet + 999) / 1000);
+		return;
+	}
+	srv->closed[SERVER_CLOSED_IDLE_TIMEOUT]++;
+	server_admit_log(srv, SERVER_NREFUSALS + SERVER_CLOSED_IDLE_TIMEOUT,
+	    "conn %llu (%s): idle for %llu ms; closing",
+	    (unsigned long long)c->id, c->peer.name,
+	    (unsigned long long)srv->o.idle_timeout_ms);
+	conn_close(c);
 }
 
 static void
 conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
+	struct server *srv = c->srv;
 	struct cerr err;
 	char ebuf[256];
+	uint64_t spent;
 
 	if (what & BEV_EVENT_CONNECTED) {
+		conn_unkind(c);
 		if (tls_peer_identity(bufferevent_openssl_get_ssl(bev),
 		    &c->peer, &err) == -1) {
 			log_warnx("conn %llu: refused: %s",
@@ -285,6 +455,16 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		c->identified = true;
+		if (c->peer.role == ROLE_AGENT) {
+			c->kind = CONN_AGENT;
+			srv->nagents++;
+		} else if ((c->peer.role == ROLE_USER ||
+		    c->peer.role == ROLE_ADMIN) && server_admit_person(c) == -1)
+			return;
+		/* The Hello deadline counts from the accept. */
+		spent = (clock_mono_us() - c->accepted_us) / 1000;
+		conn_arm(c, spent < srv->o.hello_timeout_ms ?
+		    srv->o.hello_timeout_ms - spent : 0);
 		log_debug("conn %llu: %s (%s) connected",
 		    (unsigned long long)c->id, c->peer.name,
 		    role_name(c->peer.role));
@@ -292,16 +472,22 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_ERROR) {
 		if (!c->identified)
-			log_info("conn %llu: TLS handshake failed: %s",
-			    (unsigned long long)c->id,
+			server_admit_log(srv, SERVER_NREFUSALS +
+			    SERVER_NCLOSURES, "conn %llu: TLS handshake "
+			    "failed: %s", (unsigned long long)c->id,
 			    tls_bufferevent_error(bev, what, ebuf, sizeof(ebuf)));
 		else
 			log_debug("conn %llu (%s): error",
 			    (unsigned long long)c->id, c->peer.name);
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		log_info("conn %llu (%s): no hello within %d s; closing",
-		    (unsigned long long)c->id, c->peer.name,
-		    SERVER_HELLO_TIMEOUT_S);
+		/* Only people have a (write) timeout: replies unread. */
+		srv->closed[SERVER_CLOSED_STALLED]++;
+		server_admit_log(srv, SERVER_NREFUSALS +
+		    SERVER_CLOSED_STALLED, "conn %llu (%s): read none of its "
+		    "replies for %llu ms; closing", (unsigned long long)c->id,
+		    c->peer.name, (unsigned long long)(srv->o.idle_timeout_ms <
+		    SERVER_STALL_TIMEOUT_MS ? srv->o.idle_timeout_ms :
+		    SERVER_STALL_TIMEOUT_MS));
 	}
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();
@@ -315,17 +501,40 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	struct server *srv = arg;
 	struct conn *c;
 	SSL *ssl;
-	struct timeval tv = { SERVER_HELLO_TIMEOUT_S, 0 };
+	uint8_t addr[16];
+	char atext[INET6_ADDRSTRLEN];
 
-	if (srv->nconns >= srv->max_conns) {
-		log_warnx("connection limit (%u) reached; refusing a peer",
-		    srv->max_conns);
+	if (srv->accepts++ == 0) {
+		struct timeval zero = { 0, 0 };
+
+		evtimer_add(srv->accept_round, &zero);
+	}
+	if (srv->accepts >= SERVER_ACCEPTS_PER_ROUND && !srv->round_full) {
+		struct timeval later = { 0, SERVER_ACCEPT_BATCH_MS * 1000 };
+
+		srv->round_full = true;
+		evconnlistener_disable(l);
+		evtimer_add(srv->accept_round, &later);
+	}
+	server_admit_addr(sa, addr, atext, sizeof(atext));
+	if (server_admit_room(srv, addr, atext) == -1) {
 		evutil_closesocket(fd);
 		return;
 	}
+	/* Replies are whole frames written at once: without this a listing
+	 * read page by page waits on Nagle and delayed ACKs (~40 ms a
+	 * page). Failure only costs latency. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+	    sizeof(int));
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->timer = evtimer_new(srv->base, conn_timer_cb, c)) == NULL ||
+	    (c->resume = evtimer_new(srv->base, conn_resume_cb, c)) == NULL ||
 	    (ssl = SSL_new(srv->ctx)) == NULL) {
 		log_warnx("out of memory accepting a connection");
+		if (c != NULL && c->timer != NULL)
+			event_free(c->timer);
+		if (c != NULL && c->resume != NULL)
+			event_free(c->resume);
 		free(c);
 		evutil_closesocket(fd);
 		return;
@@ -337,19 +546,72 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
 	if (c->bev == NULL) {
 		log_warnx("cannot set up TLS for a connection");
+		event_free(c->timer);
+		event_free(c->resume);
 		free(c);
 		return;
 	}
 	c->srv = srv;
 	c->id = ++srv->next_id;
+	memcpy(c->addr, addr, sizeof(addr));
+	c->accepted_us = clock_mono_us();
 	snprintf(c->peer.name, sizeof(c->peer.name), "?");
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	LIST_INSERT_HEAD(&srv->ids[c->id & srv->ids_mask], c, by_id);
 	srv->nconns++;
+	c->kind = CONN_HANDSHAKE;
+	TAILQ_INSERT_TAIL(&srv->handshakes, c, kind_entry);
+	srv->nhandshakes++;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
 	    c);
-	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	/* Input bounded to one largest frame: beyond it the peer waits in
+	 * TCP until its earlier requests are handled. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+	    srv->max_frame + FRAME_HDR);
+	conn_arm(c, srv->o.handshake_timeout_ms);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static void
+server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	srv->paused = false;
+	if (!srv->round_full)
+		evconnlistener_enable(srv->listener);
+}
+
+/* A new round (or, after a full batch, SERVER_ACCEPT_BATCH_MS later):
+ * accept again. */
+static void
+server_accept_round_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	srv->accepts = 0;
+	if (srv->round_full) {
+		srv->round_full = false;
+		if (!srv->paused)
+			evconnlistener_enable(srv->listener);
+	}
+}
+
+/* accept() failed: out of descriptors (the socket stays readable, so
+ * without a pause the loop would spin on it). */
+static void
+server_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct server *srv = arg;
+	struct timeval tv = { 0, SERVER_ACCEPT_PAUSE_MS * 1000 };
+	int e = EVUTIL_SOCKET_ERROR();
+
+	server_admit_log(srv, SERVER_REFUSED_FULL, "accept: %s; pausing "
+	    "new connections for %d ms", strerror(e), SERVER_ACCEPT_PAUSE_MS);
+	srv->refused[SERVER_REFUSED_FULL]++;
+	srv->paused = true;
+	evconnlistener_disable(l);
+	evtimer_add(srv->accept_pause, &tv);
 }
 
 static int
@@ -372,11 +634,13 @@ server_bind(struct server *srv, const struct server_opts *opts,
 		    opts->host, gai_strerror(rc));
 	srv->listener = evconnlistener_new_bind(srv->base, server_accept_cb,
 	    srv, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-	    LEV_OPT_CLOSE_ON_EXEC, 128, res->ai_addr, (int)res->ai_addrlen);
+	    LEV_OPT_CLOSE_ON_EXEC, SERVER_LISTEN_BACKLOG, res->ai_addr,
+	    (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (srv->listener == NULL)
 		return cerr_set(err, ERR_INVALID, "cannot listen on %s:%u: %s",
 		    opts->host, opts->port, strerror(errno));
+	evconnlistener_set_error_cb(srv->listener, server_accept_error_cb);
 	if (getsockname(evconnlistener_get_fd(srv->listener),
 	    (struct sockaddr *)&ss, &sslen) == -1)
 		return cerr_set(err, ERR_INTERNAL, "getsockname: %s",
@@ -402,16 +666,33 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	srv->base = base;
 	srv->ctx = ctx;
 	srv->max_frame = opts->max_frame;
-	srv->max_conns = opts->max_conns;
+	srv->o = *opts;
+	srv->o.host = NULL;
+#define DEFAULT(f, v) if (srv->o.f == 0) srv->o.f = (v)
+	DEFAULT(max_conns, 1);
+	DEFAULT(max_handshakes, SERVER_DEFAULT_MAX_HANDSHAKES);
+	DEFAULT(max_handshakes_per_source, SERVER_DEFAULT_HANDSHAKES_PER_SOURCE);
+	DEFAULT(max_per_identity, SERVER_DEFAULT_PER_IDENTITY);
+	DEFAULT(max_inflight, SERVER_DEFAULT_MAX_INFLIGHT);
+	DEFAULT(handshake_timeout_ms, SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS);
+	DEFAULT(hello_timeout_ms, SERVER_DEFAULT_HELLO_TIMEOUT_MS);
+	DEFAULT(idle_timeout_ms, SERVER_DEFAULT_IDLE_TIMEOUT_MS);
+#undef DEFAULT
 	srv->cb = cb;
 	srv->arg = arg;
 	TAILQ_INIT(&srv->conns);
-	for (n = 64; n < srv->max_conns && n < (1u << 20); n <<= 1)
+	TAILQ_INIT(&srv->handshakes);
+	TAILQ_INIT(&srv->people);
+	TAILQ_INIT(&srv->closing);
+	for (n = 64; n < srv->o.max_conns && n < (1u << 20); n <<= 1)
 		;
 	srv->ids_mask = n - 1;
 	srv->ids = calloc(n, sizeof(*srv->ids));	/* all-zero: empty lists */
 	srv->reaper = event_new(base, -1, 0, server_reap_cb, srv);
-	if (srv->reaper == NULL || srv->ids == NULL) {
+	srv->accept_pause = evtimer_new(base, server_accept_resume_cb, srv);
+	srv->accept_round = evtimer_new(base, server_accept_round_cb, srv);
+	if (srv->reaper == NULL || srv->ids == NULL ||
+	    srv->accept_pause == NULL || srv->accept_round == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -436,6 +717,10 @@ server_destroy(struct server *srv)
 		conn_free(c);
 	if (srv->reaper != NULL)
 		event_free(srv->reaper);
+	if (srv->accept_pause != NULL)
+		event_free(srv->accept_pause);
+	if (srv->accept_round != NULL)
+		event_free(srv->accept_round);
 	free(srv->ids);
 	free(srv);
 }
@@ -482,4 +767,21 @@ server_drop_revoked(struct server *srv)
 		n++;
 	}
 	return n;
+}
+
+void
+server_stats(const struct server *srv, struct server_stats *st)
+{
+	const struct conn *c;
+
+	memset(st, 0, sizeof(*st));
+	st->conns = srv->nconns;
+	st->handshaking = srv->nhandshakes;
+	st->agents = srv->nagents;
+	st->people = srv->npeople;
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		st->throttled += c->throttled;
+	memcpy(st->refused, srv->refused, sizeof(st->refused));
+	memcpy(st->closed, srv->closed, sizeof(st->closed));
+	st->yields = srv->yields;
 }

@@ -11,6 +11,7 @@
 
 #include <openssl/ssl.h>
 
+#include "daemon/controller/server_limits.h"
 #include "lib/err.h"
 #include "lib/job.h"
 #include "proto/cohort.pb-c.h"
@@ -23,12 +24,59 @@ struct conn;
 typedef void (*server_msg_cb)(struct conn *c,
     const Cohort__V1__Envelope *env, void *arg);
 
+/* Admission (see docs/ARCHITECTURE.md, "Connection admission"). Zero in
+ * any field but host/port/max_frame/max_conns takes the default below. */
 struct server_opts {
 	const char *host;
 	uint16_t port;		/* 0: any free port */
 	size_t max_frame;	/* largest frame accepted */
-	unsigned max_conns;
+	unsigned max_conns;	/* every connection, the hard bound */
+	unsigned max_handshakes;	/* still in the TLS handshake */
+	unsigned max_handshakes_per_source; /* the same, from one address */
+	unsigned max_per_identity;	/* users and admins, per name */
+	unsigned agent_reserve;	/* slots kept for agents at least */
+	unsigned max_inflight;	/* replies owed per connection */
+	uint64_t handshake_timeout_ms;	/* accept → TLS done */
+	uint64_t hello_timeout_ms;	/* accept → Hello */
+	uint64_t idle_timeout_ms;	/* users/admins: no request this long */
 };
+
+/* Why a connection was refused or dropped early; a fixed set, the labels
+ * of cohort_connections_refused_total / _closed_total. */
+enum server_refusal {
+	SERVER_REFUSED_FULL,		/* max_conns, nothing to evict */
+	SERVER_REFUSED_HANDSHAKES,	/* evicted: handshake budget */
+	SERVER_REFUSED_SOURCE,		/* evicted: per-source cap */
+	SERVER_REFUSED_IDENTITY,	/* per-identity cap */
+	SERVER_REFUSED_RESERVE,		/* the rest is kept for agents */
+	SERVER_NREFUSALS
+};
+enum server_closure {
+	SERVER_CLOSED_HANDSHAKE_TIMEOUT,
+	SERVER_CLOSED_HELLO_TIMEOUT,
+	SERVER_CLOSED_IDLE_TIMEOUT,
+	SERVER_CLOSED_STALLED,		/* read none of its replies */
+	SERVER_NCLOSURES
+};
+const char *server_refusal_name(enum server_refusal r);
+const char *server_closure_name(enum server_closure r);
+
+struct server_stats {
+	unsigned conns;
+	unsigned handshaking;
+	unsigned agents;
+	unsigned people;		/* users and admins */
+	unsigned throttled;		/* not read until replies drain */
+	unsigned long refused[SERVER_NREFUSALS];
+	unsigned long closed[SERVER_NCLOSURES];
+	unsigned long yields;		/* read rounds cut at the frame cap */
+};
+void server_stats(const struct server *srv, struct server_stats *st);
+
+/* How many agents the controller knows (nodes it has seen or expects);
+ * the reserve is at least this. Called when a user or admin is admitted. */
+void server_set_known_agents_cb(struct server *srv,
+    unsigned (*cb)(void *arg), void *arg);
 
 /* Bind and listen. ctx is borrowed and must outlive the server. */
 struct server *server_create(struct event_base *base, SSL_CTX *ctx,
@@ -68,6 +116,12 @@ int conn_send(struct conn *c, const Cohort__V1__Envelope *env);
 /* Send an Error reply to request req_id. */
 void conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
     const char *text);
+/* A reply of len bytes owed to c will be sent later (it waits for a
+ * commit): it counts as a request in flight and toward the output limit
+ * until conn_release(c, len), called before it is sent or dropped. While
+ * too much is owed, c is not read. */
+void conn_reserve(struct conn *c, size_t len);
+void conn_release(struct conn *c, size_t len);
 /* Stop reading, flush what is queued, then close. Safe inside callbacks:
  * the connection is freed later, outside any of its callbacks. */
 void conn_close(struct conn *c);

@@ -126,6 +126,10 @@ listen = 127.0.0.1:0
 port_file = http.port
 [limits]
 max_connections = 20000
+# Every simulated agent connects from 127.0.0.1, up to 128 handshakes
+# at once (cohort-simnodes --max-connecting): above the per-source cap
+# meant for one real host.
+max_handshakes_per_source = 1024
 [tenants]
 # A benchmark submits faster and more than a person would.
 submit_rate = 0

@@ -62,6 +62,28 @@ file in proto/.
       protobuf libraries refuse to write. Exit status 0 when a word was
       printed.
 
+  pyclient.py fill --count N [--window W] [--nodes N] [--gpus-per-node G]
+      N submits of "true" on one connection, W in flight at a time
+      (a queue for load tests); prints the number acknowledged
+  pyclient.py stall [--lists M] [--send-s S] [--hold S]
+      one submit, then M ListJobs, replies never read; holds the
+      connection S seconds (the attack of issue 10, finding 4). Prints
+      "sent K" once K requests are written (or writing blocked S s)
+  pyclient.py flood [--seconds S] [--conns K] [--no-delay]
+      K certificate-less plain TCP connections to the server, each
+      reopened as soon as it is dropped, for S seconds; prints
+      "opened N dropped D"
+  pyclient.py hold --count N [--hold S]
+      N connections with Hello; prints "ok A refused R" and the first
+      refusal's text, then holds them S seconds
+  pyclient.py pipeline --count N
+      N GetJob requests (for job 0, which does not exist) written at
+      once, then N replies read: prints "answered A in order" (A == N
+      when every reply came, each for its request, in order)
+  pyclient.py idle [--wait S]
+      one connection with Hello, then nothing: prints "closed after T s"
+      when the controller closes it, "open" if it did not within S s
+
 Exit status: 0 ok, 1 the controller refused (an Error reply), 2 usage,
 3 cannot connect or authenticate.
 """
@@ -565,6 +587,199 @@ def cmd_send(pb, args):
     c.close()
 
 
+def submit_env(pb, args, name):
+    env = pb.Envelope()
+    spec = env.submit.spec
+    spec.name = name
+    spec.nodes_min = spec.nodes_max = args.nodes
+    if args.gpus_per_node:
+        spec.gpus_per_node = args.gpus_per_node
+    spec.argv.append("true")
+    return env
+
+
+def cmd_fill(pb, args):
+    c = connect(pb, args)
+    sent = acked = 0
+    errors = {}
+    while acked < args.count:
+        while sent < args.count and sent - acked < args.window:
+            c.send(submit_env(pb, args, "fill"))
+            sent += 1
+        rep = c.recv()
+        if rep is None:
+            die(3, "the controller closed the connection (%s) after %d acks"
+                % (c.close_reason, acked))
+        acked += 1
+        if rep.WhichOneof("body") == "error":
+            errors.setdefault(rep.error.text, 0)
+            errors[rep.error.text] += 1
+    ok = acked - sum(errors.values())
+    print(ok)
+    for text, n in errors.items():
+        print(f"{PROG}: {n} refused: {text}", file=sys.stderr)
+    c.close()
+    sys.exit(0 if not errors else 1)
+
+
+def cmd_stall(pb, args):
+    import time
+    c = connect(pb, args)
+    frames = []
+    env = submit_env(pb, args, "stall")
+    env.id = c.next_id
+    c.next_id += 1
+    frames.append(env)
+    for _ in range(args.lists):
+        e = pb.Envelope()
+        e.list_jobs.SetInParent()
+        e.id = c.next_id
+        c.next_id += 1
+        frames.append(e)
+    data = b"".join(struct.pack(">I", len(b)) + b
+                    for b in (f.SerializeToString() for f in frames))
+    # Write what the controller takes; once it stops reading us, stop.
+    c.sock.settimeout(args.send_s)
+    done = 0
+    try:
+        while done < len(data):
+            done += c.sock.send(data[done:done + 65536])
+    except (socket.timeout, TimeoutError, ssl.SSLError, OSError):
+        pass
+    n = 0
+    pos = 0
+    while pos + 4 <= done:
+        (ln,) = struct.unpack(">I", data[pos:pos + 4])
+        if pos + 4 + ln > done:
+            break
+        pos += 4 + ln
+        n += 1
+    print(f"sent {n}", flush=True)
+    time.sleep(args.hold)
+    c.close()
+
+
+def cmd_flood(pb, args):
+    import selectors
+    import time
+    s = settings(args)
+    host, _, port = s["server"].rpartition(":")
+    addr = (host.strip("[]"), int(port))
+    sel = selectors.DefaultSelector()
+    opened = dropped = failed = 0
+    end = time.monotonic() + args.seconds
+
+    def open_one():
+        nonlocal opened, failed
+        so = socket.socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET)
+        so.setblocking(False)
+        try:
+            so.connect_ex(addr)
+        except OSError:
+            failed += 1
+            so.close()
+            return
+        sel.register(so, selectors.EVENT_READ)
+        opened += 1
+
+    for _ in range(args.conns):
+        open_one()
+    while time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.1):
+            so = key.fileobj
+            try:
+                gone = so.recv(4096) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone:
+                sel.unregister(so)
+                so.close()
+                dropped += 1
+                open_one()
+    for key in list(sel.get_map().values()):
+        key.fileobj.close()
+    print(f"opened {opened} dropped {dropped} failed {failed}", flush=True)
+
+
+def cmd_hold(pb, args):
+    import time
+    s = settings(args)
+    conns = []
+    ok = refused = 0
+    first = ""
+    for _ in range(args.count):
+        c = Conn(pb, s["server"], s["cert"], s["key"], s["ca"], timeout=args.timeout)
+        try:
+            c.send(hello_env(pb))
+            rep = c.recv()
+        except (socket.timeout, TimeoutError):
+            rep = None
+        if rep is not None and rep.WhichOneof("body") == "hello_reply":
+            ok += 1
+            conns.append(c)
+            continue
+        refused += 1
+        if not first:
+            if rep is not None and rep.WhichOneof("body") == "error":
+                first = "%s: %s" % (pb.ErrorCode.Name(rep.error.code), rep.error.text)
+            else:
+                first = "closed: %s" % c.close_reason
+        c.close()
+    print(f"ok {ok} refused {refused}", flush=True)
+    if first:
+        print(first, flush=True)
+    time.sleep(args.hold)
+    for c in conns:
+        c.close()
+
+
+def cmd_pipeline(pb, args):
+    c = connect(pb, args)
+    frames = []
+    first = c.next_id
+    for _ in range(args.count):
+        e = pb.Envelope()
+        e.get_job.job_id = 0
+        e.id = c.next_id
+        c.next_id += 1
+        frames.append(e.SerializeToString())
+    c.send_bytes(b"".join(struct.pack(">I", len(b)) + b for b in frames))
+    n = 0
+    while n < args.count:
+        rep = c.recv()
+        if rep is None or rep.id != first + n:
+            break
+        n += 1
+    print(f"answered {n} in order")
+    c.close()
+
+
+def hello_env(pb):
+    env = pb.Envelope()
+    env.hello.major = 1
+    env.hello.minor = 0
+    env.hello.software = "cohort-pyclient 0.1"
+    return env
+
+
+def cmd_idle(pb, args):
+    import time
+    c = connect(pb, args)
+    t0 = time.monotonic()
+    c.sock.settimeout(args.wait)
+    try:
+        rep = c.recv()
+    except (socket.timeout, TimeoutError):
+        print("open")
+        return
+    if rep is None:
+        print("closed after %.1f s" % (time.monotonic() - t0))
+    else:
+        print("unexpected %s" % rep.WhichOneof("body"))
+
+
 def main():
     ap = argparse.ArgumentParser(prog=PROG, description="independent Cohort client")
     ap.add_argument("--server")
@@ -629,11 +844,40 @@ def main():
     x.add_argument("--wait", type=float, default=5.0,
                    help="seconds to wait for the reply")
 
+    f = sub.add_parser("fill")
+    f.add_argument("--count", type=int, required=True)
+    f.add_argument("--window", type=int, default=64)
+    f.add_argument("--nodes", type=int, default=1)
+    f.add_argument("--gpus-per-node", dest="gpus_per_node", type=int)
+
+    st = sub.add_parser("stall")
+    st.add_argument("--lists", type=int, default=300)
+    st.add_argument("--nodes", type=int, default=1)
+    st.add_argument("--gpus-per-node", dest="gpus_per_node", type=int)
+    st.add_argument("--send-s", dest="send_s", type=float, default=3.0)
+    st.add_argument("--hold", type=float, default=3600.0)
+
+    fl = sub.add_parser("flood")
+    fl.add_argument("--seconds", type=float, default=10.0)
+    fl.add_argument("--conns", type=int, default=512)
+
+    h = sub.add_parser("hold")
+    h.add_argument("--count", type=int, required=True)
+    h.add_argument("--hold", type=float, default=3600.0)
+
+    pl = sub.add_parser("pipeline")
+    pl.add_argument("--count", type=int, required=True)
+
+    i = sub.add_parser("idle")
+    i.add_argument("--wait", type=float, default=30.0)
+
     args = ap.parse_args()
     pb = load_pb2(args.proto_dir)
     {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw, "list": cmd_list,
-     "logs": cmd_logs, "agent": cmd_agent,
-     "send": cmd_send}[args.command](pb, args)
+     "logs": cmd_logs, "agent": cmd_agent, "send": cmd_send,
+     "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,
+     "hold": cmd_hold, "idle": cmd_idle,
+     "pipeline": cmd_pipeline}[args.command](pb, args)
 
 
 if __name__ == "__main__":

@@ -462,7 +462,7 @@ START_TEST(test_load_defaults)
 	ck_assert_uint_eq(cfg.listen_port, 7420);
 	ck_assert_ptr_null(cfg.port_file);
 	ck_assert_uint_eq(cfg.max_frame, 4u << 20);
-	ck_assert_uint_eq(cfg.max_connections, 1024);
+	ck_assert_uint_eq(cfg.max_connections, 16384);
 	ck_assert_uint_eq(cfg.max_script, 1u << 20);
 	ctl_config_clear(&cfg);
 }
@@ -470,6 +470,53 @@ END_TEST
 
 /* A relative config path: relative values end up absolute all the same,
  * so that the daemon may change directory later. */
+/* Connection admission keys: defaults that hold at 10,000 nodes, values
+ * read, bounds refused. */
+START_TEST(test_load_admission)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_gt(cfg.max_connections, 10000 + cfg.max_handshakes);
+	ck_assert_uint_eq(cfg.max_handshakes, 256);
+	ck_assert_uint_eq(cfg.max_handshakes_per_source, 64);
+	ck_assert_uint_eq(cfg.handshake_timeout_ms, 5000);
+	ck_assert_uint_eq(cfg.hello_timeout_ms, 15000);
+	ck_assert_uint_eq(cfg.max_connections_per_user, 32);
+	ck_assert_uint_eq(cfg.agent_reserve, 0);
+	ck_assert_uint_eq(cfg.idle_timeout_ms, 15 * 60 * 1000);
+	ck_assert_uint_eq(cfg.max_requests_in_flight, 64);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED "[limits]\n"
+	    "max_handshakes = 100\nmax_handshakes_per_source = 7\n"
+	    "handshake_timeout = 2s\nhello_timeout = 3s\n"
+	    "max_connections_per_user = 3\nagent_reserve = 500\n"
+	    "idle_timeout = 1500ms\nmax_requests_in_flight = 8\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.max_handshakes, 100);
+	ck_assert_uint_eq(cfg.max_handshakes_per_source, 7);
+	ck_assert_uint_eq(cfg.handshake_timeout_ms, 2000);
+	ck_assert_uint_eq(cfg.hello_timeout_ms, 3000);
+	ck_assert_uint_eq(cfg.max_connections_per_user, 3);
+	ck_assert_uint_eq(cfg.agent_reserve, 500);
+	ck_assert_uint_eq(cfg.idle_timeout_ms, 1500);
+	ck_assert_uint_eq(cfg.max_requests_in_flight, 8);
+	ctl_config_clear(&cfg);
+	load_fails(REQUIRED "[limits]\nmax_handshakes = 0\n",
+	    ":8: max_handshakes: 0 out of range 1..1000000");
+	load_fails(REQUIRED "[limits]\nmax_connections_per_user = 0\n",
+	    ":8: max_connections_per_user: 0 out of range 1..1000000");
+	load_fails(REQUIRED "[limits]\nmax_requests_in_flight = 0\n",
+	    ":8: max_requests_in_flight: 0 out of range 1..100000");
+	load_fails(REQUIRED "[limits]\nidle_timeout = 5\n",
+	    ":8: idle_timeout: '5' needs a unit (ms, s, m or h)");
+}
+END_TEST
+
 START_TEST(test_load_relative_path)
 {
 	struct ctl_config cfg;
@@ -947,6 +994,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_good);
 	tcase_add_test(tc, test_load_defaults);
 	tcase_add_test(tc, test_load_relative_path);
+	tcase_add_test(tc, test_load_admission);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_load_long_line);

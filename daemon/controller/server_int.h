@@ -1,0 +1,121 @@
+/* Private to server.c (connections, the event loop) and server_admit.c
+ * (who gets a connection slot): the structures they share. */
+#ifndef COHORT_CONTROLLER_SERVER_INT_H
+#define COHORT_CONTROLLER_SERVER_INT_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server.h"
+
+struct bufferevent;
+struct event;
+struct evconnlistener;
+
+enum conn_kind {
+	CONN_HANDSHAKE,		/* TLS not done: in srv->handshakes */
+	CONN_AGENT,
+	CONN_PEOPLE,		/* users and admins: in srv->people */
+	CONN_OTHER,		/* refused, closing */
+};
+
+struct conn {
+	uint64_t id;
+	struct server *srv;
+	struct bufferevent *bev;
+	struct peer peer;
+	bool identified;
+	bool hello;
+	bool closing;
+	bool throttled;
+	enum conn_kind kind;
+	uint8_t addr[16];		/* source, IPv4 as ::ffff:a.b.c.d */
+	uint64_t accepted_us;		/* monotonic */
+	uint64_t last_req_us;		/* the latest request read */
+	unsigned owed;			/* replies reserved, not yet sent */
+	size_t owed_bytes;
+	struct event *timer;		/* handshake, hello, then idle */
+	struct event *resume;		/* read again in a later round */
+	TAILQ_ENTRY(conn) entry;
+	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
+	TAILQ_ENTRY(conn) kind_entry;	/* handshakes or people */
+	TAILQ_ENTRY(conn) close_entry;	/* closing */
+};
+
+TAILQ_HEAD(conn_list, conn);
+
+struct server_lograte {
+	uint64_t last_us;
+	unsigned long suppressed;
+};
+
+struct server {
+	struct event_base *base;
+	SSL_CTX *ctx;
+	struct evconnlistener *listener;
+	struct event *reaper;
+	struct event *accept_pause;	/* out of descriptors */
+	struct event *accept_round;	/* the end of this round's batch */
+	unsigned accepts;		/* accepted in this round */
+	bool paused;			/* by accept_pause */
+	bool round_full;		/* by accept_round */
+	struct conn_list conns;
+	/* Oldest first: an eviction takes the head of its kind. */
+	struct conn_list handshakes;
+	struct conn_list people;
+	struct conn_list closing;
+	/* Connections by id: every reply and command looks one up, and at
+	 * 10,000 agents a list walk per heartbeat reply was a quarter of
+	 * the controller's time. Ids are sequential, so id & mask spreads
+	 * them evenly over a table sized for max_conns. */
+	LIST_HEAD(conn_ids, conn) *ids;
+	uint64_t ids_mask;
+	unsigned nconns;
+	unsigned nhandshakes;
+	unsigned nagents;
+	unsigned npeople;
+	uint64_t next_id;
+	uint16_t port;
+	size_t max_frame;
+	struct server_opts o;
+	server_msg_cb cb;
+	void *arg;
+	void (*close_cb)(uint64_t, void *);
+	void *close_arg;
+	unsigned (*known_agents)(void *);
+	void *known_agents_arg;
+	unsigned long refused[SERVER_NREFUSALS];
+	unsigned long closed[SERVER_NCLOSURES];
+	unsigned long yields;
+	/* One per refusal, per closure, and one for failed handshakes. */
+	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES + 1];
+};
+
+/* server.c: close and free c now (never inside c's own callbacks
+ * other than its timer and event callbacks, which return right after). */
+void conn_free(struct conn *c);
+
+/* server_admit.c */
+/* Log at most once per SERVER_LOG_EVERY_US for each slot of
+ * srv->lograte, counting the lines left out. */
+void server_admit_log(struct server *srv, unsigned slot, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+/* Count a refusal and log it (rate-limited); fmt takes a string and an
+ * unsigned. */
+void server_admit_refuse(struct server *srv, enum server_refusal why,
+    const char *fmt, const char *a, unsigned limit);
+/* The 16-byte key (IPv4 mapped into IPv6) and the text of sa. */
+void server_admit_addr(const struct sockaddr *sa, uint8_t key[16],
+    char *text, size_t len);
+/* Make room for a newcomer from addr (evicting handshakes): 0, or -1 to
+ * refuse it. */
+int server_admit_room(struct server *srv, const uint8_t *addr,
+    const char *atext);
+/* A user or admin just identified: within the caps? 0, or -1 with the
+ * refusal sent and the connection closing. */
+int server_admit_person(struct conn *c);
+
+#endif

@@ -1,0 +1,17 @@
+/* Default connection limits, shared by server.c and the configuration
+ * (which must not pull in OpenSSL or protobuf headers for them). */
+#ifndef COHORT_CONTROLLER_SERVER_LIMITS_H
+#define COHORT_CONTROLLER_SERVER_LIMITS_H
+
+#define SERVER_DEFAULT_MAX_HANDSHAKES 256
+#define SERVER_DEFAULT_HANDSHAKES_PER_SOURCE 64
+#define SERVER_DEFAULT_PER_IDENTITY 32
+/* A peer that reads none of its replies this long is dropped (or after
+ * idle_timeout, if shorter). */
+#define SERVER_STALL_TIMEOUT_MS 60000
+#define SERVER_DEFAULT_MAX_INFLIGHT 64
+#define SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS 5000
+#define SERVER_DEFAULT_HELLO_TIMEOUT_MS 15000
+#define SERVER_DEFAULT_IDLE_TIMEOUT_MS (15 * 60 * 1000)
+
+#endif
