@@ -390,6 +390,27 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },
 };
 
+/* A line about a refused request: a peer may send as many as it likes,
+ * so at most RPC_REFUSAL_LINES per 10 s, then one that counts the rest. */
+#define RPC_REFUSAL_LINES 20
+
+static void
+rpc_log_refusal(struct rpc *rpc, struct conn *c, const char *text)
+{
+	unsigned long left_out;
+
+	if (!ratelim_allow(&rpc->refusal_log, clock_now_ms(),
+	    RPC_REFUSAL_LINES, 10000, &left_out))
+		return;
+	if (left_out > 0)
+		log_info("conn %" PRIu64 " (%s): request refused: %s (and %lu "
+		    "more refusals not logged)", conn_id(c), conn_peer(c)->name,
+		    text, left_out);
+	else
+		log_info("conn %" PRIu64 " (%s): request refused: %s",
+		    conn_id(c), conn_peer(c)->name, text);
+}
+
 void
 rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 {
@@ -402,8 +423,7 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 
 	/* A string that is not text (lib/frame.c took the body away). */
 	if ((what = frame_refusal(env)) != NULL) {
-		log_info("conn %" PRIu64 " (%s): request refused: %s",
-		    conn_id(c), p->name, what);
+		rpc_log_refusal(rpc, c, what);
 		rpc_error(rpc, c, env->id, ERR_INVALID, what, false);
 		return;
 	}
@@ -434,7 +454,7 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	if ((h->roles & p->role) == 0) {
 		snprintf(text, sizeof(text), "%s '%s' may not send '%s'",
 		    role_name(p->role), p->name, what);
-		log_info("conn %" PRIu64 ": %s", conn_id(c), text);
+		rpc_log_refusal(rpc, c, text);
 		rpc_error(rpc, c, env->id, ERR_DENIED, text, false);
 		return;
 	}

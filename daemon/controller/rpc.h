@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/ratelim.h"
+
 #include "proto/cohort.pb-c.h"
 
 struct agentcmd;
@@ -33,6 +35,7 @@ struct rpc {
 	const struct topo *topo; /* for nodes' switch names; may be NULL */
 	uint32_t page_size;	/* most jobs, nodes or events per listing */
 	bool private_data;	/* env, argv, scripts, logs: owner + admins */
+	struct ratelim refusal_log;	/* lines about refused requests */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

@@ -2,6 +2,7 @@
  * speaks only for the node named in its certificate. */
 #include "config.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "lib/clock.h"
 #include "cluster.h"
 #include "lib/log.h"
+#include "lib/text.h"
 #include "lib/wire.h"
 #include "nodes.h"
 #include "rpc_int.h"
@@ -30,8 +32,10 @@ rpc_reports(Cohort__V1__TaskStatus **ts, size_t n)
 		r[i].rank = ts[i]->rank;
 		r[i].running = ts[i]->running;
 		r[i].wait_status = ts[i]->wait_status;
-		if (ts[i]->why != NULL)
+		if (ts[i]->why != NULL) {
 			snprintf(r[i].why, sizeof(r[i].why), "%s", ts[i]->why);
+			text_sanitize(r[i].why);	/* shown in reasons */
+		}
 		r[i].permanent = ts[i]->has_permanent && ts[i]->permanent;
 	}
 	return r;
@@ -83,6 +87,21 @@ rpc_apply_health(struct rpc *rpc, struct conn *c,
 	cluster_health(rpc->cluster, conn_id(c), &h, clock_now_ms());
 }
 
+/* The address other ranks reach a node at (MASTER_ADDR): empty (the
+ * node's name is used), a host name or an IPv4/IPv6 literal. */
+static bool
+rpc_address_ok(const char *a)
+{
+	size_t n = a != NULL ? strlen(a) : 0;
+
+	if (n > 253)
+		return false;
+	for (; a != NULL && *a != '\0'; a++)
+		if (!isalnum((unsigned char)*a) && strchr(".-_:%", *a) == NULL)
+			return false;
+	return true;
+}
+
 void
 rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
@@ -103,6 +122,13 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		    "'%s'; it may not register as '%.64s'", p->name, rr->name);
 		log_warnx("conn %" PRIu64 ": %s", conn_id(c), text);
 		rpc_error(rpc, c, req->id, ERR_DENIED, text, true);
+		return;
+	}
+	if (!rpc_address_ok(rr->address)) {
+		snprintf(text, sizeof(text), "node %s: address '%.64s' is not a "
+		    "host name or an IP address", p->name, rr->address);
+		text_sanitize(text);
+		rpc_error(rpc, c, req->id, ERR_INVALID, text, true);
 		return;
 	}
 	if (wire_inventory_from_pb(rr->inventory, &inv, &err) == -1) {
@@ -234,8 +260,10 @@ rpc_task_exit(struct rpc *rpc, struct conn *c,
 	struct task_report r = { te->job_id, te->restart, te->rank, false,
 	    te->wait_status, "", false };
 
-	if (te->why != NULL)
+	if (te->why != NULL) {
 		snprintf(r.why, sizeof(r.why), "%s", te->why);
+		text_sanitize(r.why);
+	}
 	r.permanent = te->has_permanent && te->permanent;
 	if (rpc_registered(rpc, c, req->id))
 		rpc_exit_and_ack(rpc, c, req->id, &r, true);

@@ -124,9 +124,11 @@ bob_env=$(cohort-local env "$C" --as bob)
 eval "$bob_env"
 : >"$T/jobs0.ms"
 : >"$T/show0.ms"
+: >"$T/mine0.ms"
 for i in 1 2 3 4 5; do
 	cmd_ms cohort jobs >>"$T/jobs0.ms"
 	cmd_ms cohort show "$bob_job" >>"$T/show0.ms"
+	cmd_ms cohort jobs --user bob >>"$T/mine0.ms"
 done
 
 rss_before=$(rss_kib)
@@ -144,6 +146,7 @@ rss_max=$rss_before
 down_max=0
 : >"$T/jobs.ms"
 : >"$T/show.ms"
+: >"$T/mine.ms"
 end=$((${EPOCHREALTIME/./} + SECS * 1000000))
 while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
 	r=$(rss_kib)
@@ -156,6 +159,7 @@ while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
 	eval "$bob_env"
 	cmd_ms cohort jobs >>"$T/jobs.ms"
 	cmd_ms cohort show "$bob_job" >>"$T/show.ms"
+	cmd_ms cohort jobs --user bob >>"$T/mine.ms"
 	sleep 0.2
 done
 r=$(rss_kib)
@@ -176,12 +180,14 @@ read -r j0p50 j0max j0fail < <(stats "$T/jobs0.ms")
 read -r s0p50 s0max s0fail < <(stats "$T/show0.ms")
 read -r jp50 jmax jfail < <(stats "$T/jobs.ms")
 read -r sp50 smax sfail < <(stats "$T/show.ms")
-echo "before_attack: jobs_ms_p50=$j0p50 jobs_ms_max=$j0max show_ms_p50=$s0p50 show_ms_max=$s0max"
+read -r m0p50 m0max m0fail < <(stats "$T/mine0.ms")
+read -r mp50 mmax mfail < <(stats "$T/mine.ms")
+echo "before_attack: jobs_ms_p50=$j0p50 jobs_ms_max=$j0max show_ms_p50=$s0p50 show_ms_max=$s0max own_jobs_ms_p50=$m0p50 own_jobs_ms_max=$m0max"
 echo "stall_sent=$(sed -n 's/^sent //p' "$T/stall.out")"
 echo "rss_before_kib=$rss_before rss_max_kib=$rss_max rss_delta_kib=$((rss_max - rss_before))"
 down_events=$(tail -n +"$((log_before + 1))" "$C/cohortd.log" | grep -c ': DOWN: ' || true)
 echo "nodes_down_max=$down_max down_events=$down_events"
 echo "bob_state=$(json_get "$T/job-$bob_job.json" 'd["state"]') bob_restarts=$(json_get "$T/job-$bob_job.json" 'd.get("restarts", 0)')"
-echo "jobs_ms_p50=$jp50 jobs_ms_max=$jmax show_ms_p50=$sp50 show_ms_max=$smax bob_failures=$((jfail + sfail)) samples=$(wc -l <"$T/jobs.ms")"
+echo "jobs_ms_p50=$jp50 jobs_ms_max=$jmax show_ms_p50=$sp50 show_ms_max=$smax own_jobs_ms_p50=$mp50 own_jobs_ms_max=$mmax bob_failures=$((jfail + sfail + mfail)) samples=$(wc -l <"$T/jobs.ms")"
 kill "$stall_pid" 2>/dev/null || true
 exit 0

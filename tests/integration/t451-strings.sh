@@ -56,6 +56,11 @@ refused "NUL in a checkpoint path" 'heartbeat\.checkpoints\.path: a NUL byte' \
 	--cert "$C/agent-node01.crt" --key "$C/agent-node01.key" \
 	send heartbeat --register --json '{"checkpoints":[{"jobId":1,"restart":1,"step":5,"path":"/ckpt/XX"}]}' \
 	--replace 'XX=\x00X'
+# An agent's address becomes other ranks' MASTER_ADDR: only a host
+# name or an IP address.
+refused "a shell word as the node's address" 'address .* is not a host name' \
+	--cert "$C/agent-node01.crt" --key "$C/agent-node01.key" \
+	send register --json '{"name":"node01","address":"x;reboot","inventory":{"source":"simulated"}}'
 # Reserved for the decoder's own use: a peer cannot send it.
 refused "the reserved field" 'field number 536870911 is reserved' \
 	send hello --no-hello --json '{"major":1,"minor":0}' \
