@@ -429,6 +429,13 @@ conf_key_size(const struct conf_ctx *c, const struct conf_key *k,
 }
 
 int
+conf_key_bool(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	return conf_parse_bool(value, conf_field(c, k), err);
+}
+
+int
 conf_key_ms(const struct conf_ctx *c, const struct conf_key *k,
     const char *value, struct cerr *err)
 {

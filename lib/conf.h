@@ -72,7 +72,7 @@ struct conf_key {
  * conf_key_uint, conf_key_size: an unsigned integer field of k->size
  * bytes, from conf_parse_uint or conf_parse_size in [k->min, k->max];
  * conf_key_ms: a uint64_t, from conf_parse_duration_ms in
- * [k->min, k->max]. */
+ * [k->min, k->max]; conf_key_bool: a bool, from conf_parse_bool. */
 int conf_key_path(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 int conf_key_uint(const struct conf_ctx *, const struct conf_key *,
@@ -80,6 +80,8 @@ int conf_key_uint(const struct conf_ctx *, const struct conf_key *,
 int conf_key_size(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 int conf_key_ms(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+int conf_key_bool(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 
 /* The field of c->cfg that k names. */

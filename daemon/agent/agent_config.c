@@ -49,8 +49,6 @@ static int agent_set_model(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int agent_set_nvlink(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
-static int agent_set_bool(const struct conf_ctx *,
-    const struct conf_key *, const char *, struct cerr *);
 static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 
@@ -74,7 +72,7 @@ static const struct conf_key agent_keys[] = {
 	KEY("agent", "address", false, agent_set_address),
 	MSKEY("agent", "heartbeat_interval", heartbeat_ms, 100, 10 * MIN),
 	MSKEY("agent", "kill_wait", kill_wait_ms, 0, HOUR),
-	{ .section = "agent", .name = "spare", .set = agent_set_bool,
+	{ .section = "agent", .name = "spare", .set = conf_key_bool,
 	  FIELD(spare) },
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
@@ -103,7 +101,7 @@ static const struct conf_key agent_keys[] = {
 	MSKEY("health", "interval", health_interval_ms, SEC, 24 * HOUR),
 	MSKEY("health", "timeout", health_timeout_ms, SEC, HOUR),
 	{ .section = "health", .name = "drain_on_gpu_failure",
-	  .set = agent_set_bool, FIELD(drain_on_gpu_failure) },
+	  .set = conf_key_bool, FIELD(drain_on_gpu_failure) },
 	{ .section = "health", .name = "temperature_degraded",
 	  .set = conf_key_uint, FIELD(temperature_degraded), .min = 0,
 	  .max = 200 },
@@ -355,15 +353,6 @@ agent_set_source(const struct conf_ctx *c, const struct conf_key *k,
 		return cerr_set(err, ERR_INVALID,
 		    "'%.64s' is neither simulated nor nvml", value);
 	return 0;
-}
-
-static int
-agent_set_bool(const struct conf_ctx *c, const struct conf_key *k,
-    const char *value, struct cerr *err)
-{
-	bool *dst = (bool *)(void *)((char *)c->cfg + k->off);
-
-	return conf_parse_bool(value, dst, err);
 }
 
 /* "79 = drain": the key is the code (see agent_xid_keys). */

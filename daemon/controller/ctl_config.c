@@ -55,13 +55,9 @@ static int ctl_set_queue_aging(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
-static int ctl_set_accept_unknown(const struct conf_ctx *,
-    const struct conf_key *, const char *, struct cerr *);
 
 /* The most names a nodes = hostlist may expand to. */
 #define CTL_NODES_MAX 100000
-static int ctl_set_private_data(const struct conf_ctx *,
-    const struct conf_key *, const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -89,7 +85,7 @@ static const struct conf_key ctl_keys[] = {
 	/* Which agents may register (issue 10). */
 	{ .section = "controller", .name = "nodes", .set = ctl_set_nodes },
 	{ .section = "controller", .name = "accept_unknown_nodes",
-	  .set = ctl_set_accept_unknown },
+	  .set = conf_key_bool, FIELD(accept_unknown_nodes) },
 	{ .section = "http", .name = "listen", .set = ctl_set_http_listen },
 	{ .section = "http", .name = "port_file", .set = conf_key_path,
 	  FIELD(http_port_file) },
@@ -110,7 +106,7 @@ static const struct conf_key ctl_keys[] = {
 	NUMKEY("tenants", submit_burst, conf_key_uint, 1, 100000000),
 	NUMKEY("tenants", page_size, conf_key_uint, 1, CTL_MAX_PAGE_SIZE),
 	{ .section = "tenants", .name = "private_data",
-	  .set = ctl_set_private_data },
+	  .set = conf_key_bool, FIELD(private_data) },
 	/* Connection admission and the fair event loop. */
 	NUMKEY("limits", max_handshakes, conf_key_uint, 1,
 	    CTL_MAX_MAX_CONNECTIONS),
@@ -284,31 +280,6 @@ ctl_set_nodes(const struct conf_ctx *c, const struct conf_key *k,
 	cfg->nodes = names;
 	cfg->nnodes = out;
 	return 0;
-}
-
-static int
-ctl_set_accept_unknown(const struct conf_ctx *c, const struct conf_key *k,
-    const char *value, struct cerr *err)
-{
-	struct ctl_config *cfg = c->cfg;
-
-	if (strcmp(value, "yes") == 0)
-		cfg->accept_unknown_nodes = true;
-	else if (strcmp(value, "no") == 0)
-		cfg->accept_unknown_nodes = false;
-	else
-		return cerr_set(err, ERR_INVALID, "'%s' is not yes or no",
-		    value);
-	return 0;
-}
-
-static int
-ctl_set_private_data(const struct conf_ctx *c, const struct conf_key *k,
-    const char *value, struct cerr *err)
-{
-	struct ctl_config *cfg = c->cfg;
-
-	return conf_parse_bool(value, &cfg->private_data, err);
 }
 
 int

@@ -531,15 +531,17 @@ jobs_start_failed(struct jobs *js, uint64_t id, enum start_failure how,
 	return 0;
 }
 
-int
-jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
-    unsigned rank, int wait_status, const char *why, int64_t now_ms,
-    enum job_state *state, struct cerr *err)
+/* Record a task's end (kept for the agent's acknowledgement whatever it
+ * means for the job). 1 when it is news for the job's current run (the
+ * rank is marked done; *jobp and *runp say where), 0 when it changes
+ * nothing, -1 with err. */
+static int
+jobs_record_exit(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, int64_t now_ms, struct job **jobp,
+    struct run **runp, enum job_state *state, struct cerr *err)
 {
 	struct job *job;
 	struct run *r;
-	char reason[400];
-	int code;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
@@ -554,6 +556,24 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 		return 0;
 	r->done[rank] = 1;
 	r->ndone++;
+	*jobp = job;
+	*runp = r;
+	return 1;
+}
+
+int
+jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
+    unsigned rank, int wait_status, const char *why, int64_t now_ms,
+    enum job_state *state, struct cerr *err)
+{
+	struct job *job;
+	struct run *r;
+	char reason[400];
+	int code, rc;
+
+	if ((rc = jobs_record_exit(js, id, restart, rank, wait_status, now_ms,
+	    &job, &r, state, err)) != 1)
+		return rc;
 	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
 		if (r->ndone < r->nranks)
 			return 0;
@@ -598,20 +618,11 @@ jobs_task_start_failed(struct jobs *js, uint64_t id, uint32_t restart,
 	struct job *job;
 	struct run *r;
 	char reason[400];
+	int rc;
 
-	if ((job = jobs_find(js, id, err)) == NULL)
-		return -1;
-	*state = job->state;
-	if (txq_join(js->q, err) == -1 ||
-	    store_task_exit(js->st, id, restart, rank, wait_status, now_ms,
-	    err) == -1)
-		return -1;
-	if (!jobs_is_active(job) || restart != job->attempt ||
-	    (r = jobs_run(js, job)) == NULL || rank >= r->nranks ||
-	    r->done[rank])
-		return 0;
-	r->done[rank] = 1;
-	r->ndone++;
+	if ((rc = jobs_record_exit(js, id, restart, rank, wait_status, now_ms,
+	    &job, &r, state, err)) != 1)
+		return rc;
 	snprintf(reason, sizeof(reason), "rank %u could not start: %s", rank,
 	    why != NULL && why[0] != '\0' ? why : "no reason given");
 	job->has_exit = true;
