@@ -195,6 +195,13 @@ cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 		    "already failed", c->where);
 		return NULL;
 	}
+	/* What a person typed is sent as typed or refused, never changed
+	 * (frame_pack would repair it). */
+	if (!frame_text_ok(req)) {
+		cerr_set(err, ERR_INVALID, "an argument is not valid UTF-8 "
+		    "text");
+		return NULL;
+	}
 	req->id = c->next_id++;
 	if ((frame = frame_pack(req, CONN_REQUEST_MAX, &len)) == NULL) {
 		cerr_set(err, errno == EMSGSIZE ? ERR_TOO_LARGE : ERR_INTERNAL,

@@ -33,18 +33,20 @@ frame_put_header(uint8_t hdr[FRAME_HDR], uint32_t len)
 	hdr[3] = len;
 }
 
-/* Make every string in msg valid UTF-8, in place: see frame_pack. */
-static void
-frame_fix_text(ProtobufCMessage *msg, int depth)
+/* Is every string in msg valid UTF-8? With fix, make it so in place
+ * (see frame_pack) and say whether it already was. */
+static bool
+frame_walk_text(ProtobufCMessage *msg, int depth, bool fix)
 {
 	const ProtobufCMessageDescriptor *d = msg->descriptor;
 	const ProtobufCFieldDescriptor *f;
 	char *base = (char *)msg;
 	size_t i, k, n;
 	void **vals;
+	bool ok = true;
 
 	if (depth > WIRECHECK_MAX_DEPTH)
-		return;
+		return true;
 	for (i = 0; i < d->n_fields; i++) {
 		f = &d->fields[i];
 		if (f->type != PROTOBUF_C_TYPE_STRING &&
@@ -64,11 +66,22 @@ frame_fix_text(ProtobufCMessage *msg, int depth)
 			if (vals[k] == NULL)
 				continue;
 			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
-				frame_fix_text(vals[k], depth + 1);
-			else if (!text_utf8_valid(vals[k]))
+				ok &= frame_walk_text(vals[k], depth + 1, fix);
+			else if (!text_utf8_valid(vals[k])) {
+				ok = false;
+				if (!fix)
+					return false;
 				text_utf8_fix(vals[k]);
+			}
 		}
 	}
+	return ok;
+}
+
+bool
+frame_text_ok(const Cohort__V1__Envelope *env)
+{
+	return frame_walk_text((ProtobufCMessage *)&env->base, 0, false);
 }
 
 uint8_t *
@@ -82,7 +95,7 @@ frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len)
 	 * of a name, a copy into a struct) gets '?' for the cut bytes.
 	 * Only a string that is not valid UTF-8 is written to, which no
 	 * string literal is. */
-	frame_fix_text((ProtobufCMessage *)&env->base, 0);
+	(void)frame_walk_text((ProtobufCMessage *)&env->base, 0, true);
 	body = cohort__v1__envelope__get_packed_size(env);
 	if (body > max || body > UINT32_MAX) {
 		errno = EMSGSIZE;

@@ -4,6 +4,7 @@
 #ifndef COHORT_FRAME_H
 #define COHORT_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,9 @@ struct evbuffer;
  * has its bad bytes replaced with '?' first, in place, so that the
  * receiver's string check (frame_decode) never refuses what we send. */
 uint8_t *frame_pack(const Cohort__V1__Envelope *env, size_t max, size_t *len);
+/* Is every string of env valid UTF-8 (what frame_pack would otherwise
+ * repair)? For a person's input, which is refused rather than changed. */
+bool frame_text_ok(const Cohort__V1__Envelope *env);
 
 /* Append env as a frame to out. 0, or -1 (ENOMEM, EMSGSIZE). */
 int frame_write(struct evbuffer *out, const Cohort__V1__Envelope *env,

@@ -18,10 +18,12 @@
  * controller first). On top: O_NOFOLLOW (a LATEST that is a symbolic
  * link is refused even where the user could follow it: it would name a
  * file of someone else's), O_NONBLOCK (a FIFO never blocks the loop),
- * fstat before any read (a regular file, owned by the job's uid, small). */
+ * fstat before any read (a regular file, owned by the job's uid, small),
+ * and no magic /proc links on the way (watch_open). */
 #include "config.h"
 
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <errno.h>
@@ -31,6 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
 
 #include "daemon/agent/watch.h"
 #include "lib/log.h"
@@ -87,6 +93,7 @@ bad:
 /* The thread's own groups while it reads as a user. */
 struct watch_saved {
 	bool active;
+	int dumpable;		/* the kernel clears it on a setfsuid */
 	uid_t fsuid;
 	gid_t fsgid;
 	gid_t *groups;
@@ -122,6 +129,9 @@ watch_restore(struct watch_saved *s)
 	free(s->groups);
 	s->groups = NULL;
 	s->active = false;
+	/* Root again in full: let the agent dump core as before. */
+	if (s->dumpable > 0)
+		(void)prctl(PR_SET_DUMPABLE, s->dumpable);
 }
 
 /* Act as cred's user for file access on this thread (only when the
@@ -148,6 +158,7 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 		return -1;
 	}
 	s->ngroups = n;
+	s->dumpable = prctl(PR_GET_DUMPABLE);
 	s->fsuid = (uid_t)setfsuid((uid_t)-1);
 	s->fsgid = (gid_t)setfsgid((gid_t)-1);
 	if (watch_setgroups(c->ngroups, c->groups) == -1) {
@@ -165,6 +176,35 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 		return -1;
 	}
 	return 0;
+}
+
+/* Open file for reading without following a symbolic link at its end,
+ * nor any "magic" link on the way (/proc/PID/cwd, /proc/PID/root,
+ * /proc/PID/fd/N): those are followed with the agent's CAP_SYS_PTRACE,
+ * which the fsuid switch keeps, so they would reach another user's
+ * directories. openat2 (Linux 5.6) refuses them; on an older kernel a
+ * path under /proc is refused instead. */
+static int
+watch_open(const char *file)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY;
+#ifdef SYS_openat2
+	struct open_how how;
+	long fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)flags;
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	fd = syscall(SYS_openat2, AT_FDCWD, file, &how, sizeof(how));
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+#endif
+	if (strncmp(file, "/proc/", 6) == 0) {
+		errno = ELOOP;
+		return -1;
+	}
+	return open(file, flags);
 }
 
 int
@@ -187,8 +227,7 @@ watch_read_file(const char *dir, const char *name,
 	}
 	if (watch_become(cred, &saved) == -1)
 		return -1;
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-	    O_NOCTTY);
+	fd = watch_open(file);
 	if (fd == -1)
 		e = errno;
 	watch_restore(&saved);

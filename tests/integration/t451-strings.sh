@@ -56,6 +56,9 @@ refused "NUL in a checkpoint path" 'heartbeat\.checkpoints\.path: a NUL byte' \
 	--cert "$C/agent-node01.crt" --key "$C/agent-node01.key" \
 	send heartbeat --register --json '{"checkpoints":[{"jobId":1,"restart":1,"step":5,"path":"/ckpt/XX"}]}' \
 	--replace 'XX=\x00X'
+# What a person types is sent as typed or refused, never repaired.
+expect_exit 1 cohort jobs --user $'al\xe9ice'
+grep -q 'not valid UTF-8' "$ERR" || fail "a non-UTF-8 argument: $(cat "$ERR")"
 # An agent's address becomes other ranks' MASTER_ADDR: only a host
 # name or an IP address.
 refused "a shell word as the node's address" 'address .* is not a host name' \

@@ -329,6 +329,34 @@ START_TEST(test_read_latest_symlink)
 }
 END_TEST
 
+/* A magic /proc link on the way (a process's cwd, here our own) is not
+ * followed: it would reach directories of whoever that process is. */
+START_TEST(test_read_latest_magic_link)
+{
+	char file[PATH_MAX + 16], old[PATH_MAX];
+	struct watch_cred c;
+
+	self_setup();
+	c = job_cred();
+	snprintf(file, sizeof(file), "%s/LATEST", tmpdir);
+	write_file(file, "9 /ckpt/9\n", 10);
+	chown_to(file, &c);
+	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	/* Readable by its plain path ... */
+	latest_refused("/proc/self/cwd/.", &c, ELOOP);
+	ck_assert_int_eq(chdir(old), 0);
+	{
+		uint64_t step;
+		char path[WATCH_PATH_MAX];
+
+		ck_assert_int_eq(watch_read_latest(tmpdir, &c, &step, path,
+		    sizeof(path), NULL), 0);
+		ck_assert_uint_eq(step, 9);
+	}
+}
+END_TEST
+
 /* Owned by another uid than the job's: refused, even when readable. */
 START_TEST(test_read_latest_wrong_owner)
 {
@@ -758,6 +786,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_read_latest);
 	tcase_add_test(tc, test_read_latest_bad);
 	tcase_add_test(tc, test_read_latest_symlink);
+	tcase_add_test(tc, test_read_latest_magic_link);
 	tcase_add_test(tc, test_read_latest_wrong_owner);
 	tcase_add_test(tc, test_read_as_user);
 	tcase_add_test(tc, test_progress_mtime);
