@@ -47,9 +47,8 @@ account_resolve(const struct agent_config *cfg, const char *account,
     struct watch_cred *c, struct cerr *err)
 {
 	struct passwd pw, *res = NULL;
-	char buf[16384];
+	char buf[ACCOUNT_BUF];
 	const char *name;
-	int rc;
 
 	memset(c, 0, sizeof(*c));
 	if (geteuid() != 0) {
@@ -62,14 +61,8 @@ account_resolve(const struct agent_config *cfg, const char *account,
 		if (account == NULL || account[0] == '\0')
 			return cerr_set(err, ERR_INVALID,
 			    "no user to run the task as");
-		rc = getpwnam_r(account, &pw, buf, sizeof(buf), &res);
-		if (res == NULL && rc != 0 && rc != ENOENT && rc != ESRCH &&
-		    rc != EBADF && rc != EPERM)
-			return cerr_set(err, ERR_INTERNAL, "cannot look up "
-			    "user '%s': %s", account, strerror(rc));
-		if (res == NULL)
-			return cerr_set(err, ERR_INVALID,
-			    "user '%s' does not exist on this node", account);
+		if (account_lookup(account, &pw, buf, sizeof(buf), err) == -1)
+			return -1;
 		if (pw.pw_uid == 0)
 			return cerr_set(err, ERR_DENIED, "refusing to run a "
 			    "task as root (user '%s')", account);
@@ -86,6 +79,26 @@ account_resolve(const struct agent_config *cfg, const char *account,
 	    &c->ngroups) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot list the groups "
 		    "of user '%s'", name);
+	return 0;
+}
+
+int
+account_lookup(const char *account, struct passwd *pw, char *buf,
+    size_t len, struct cerr *err)
+{
+	struct passwd *res = NULL;
+	int rc;
+
+	rc = getpwnam_r(account, pw, buf, len, &res);
+	/* getpwnam_r(3): ENOENT, ESRCH, EBADF and EPERM are among the ways
+	 * of saying "no such user"; anything else is the lookup failing. */
+	if (res == NULL && rc != 0 && rc != ENOENT && rc != ESRCH &&
+	    rc != EBADF && rc != EPERM)
+		return cerr_set(err, ERR_INTERNAL, "cannot look up user '%s': "
+		    "%s", account, strerror(rc));
+	if (res == NULL)
+		return cerr_set(err, ERR_INVALID,
+		    "user '%s' does not exist on this node", account);
 	return 0;
 }
 

@@ -24,6 +24,16 @@ struct watch_cred;
 int account_resolve(const struct agent_config *cfg, const char *account,
     struct watch_cred *c, struct cerr *err);
 
+/* Look account up (buf of len bytes holds its strings: ACCOUNT_BUF is
+ * enough for any sane entry). 0 with *pw filled, or -1 with err:
+ * ERR_INVALID when the account does not exist here, ERR_INTERNAL when
+ * the lookup itself failed (an NSS service down, a buffer too small):
+ * that may pass, so it must not fail a job for good. */
+#define ACCOUNT_BUF 16384
+struct passwd;
+int account_lookup(const char *account, struct passwd *pw, char *buf,
+    size_t len, struct cerr *err);
+
 /* The identity "UID GID" that the spool recorded for a start (line may
  * be NULL: none recorded), with the account's groups looked up again.
  * An agent that is not root is itself whatever the line says. 0, or -1

@@ -445,7 +445,7 @@ agent_base_env(const char *account, char ***env, size_t *n,
     struct cerr *err)
 {
 	struct passwd pw, *res = NULL;
-	char buf[4096], line[4200];
+	char buf[ACCOUNT_BUF], line[4200];
 	const char *path = "/usr/local/bin:/usr/bin:/bin";
 
 	if (geteuid() != 0) {
@@ -455,10 +455,9 @@ agent_base_env(const char *account, char ***env, size_t *n,
 		if (getenv("PATH") != NULL)
 			path = getenv("PATH");
 	} else {
-		getpwnam_r(account, &pw, buf, sizeof(buf), &res);
-		if (res == NULL)
-			return cerr_set(err, ERR_INVALID,
-			    "user '%s' does not exist on this node", account);
+		if (account_lookup(account, &pw, buf, sizeof(buf), err) == -1)
+			return -1;
+		res = &pw;
 	}
 	if (res != NULL) {
 		snprintf(line, sizeof(line), "HOME=%s", pw.pw_dir);
@@ -484,7 +483,7 @@ agent_progress_file(const struct agent *a, const struct launch *l,
     const char *account, char *path, size_t len, struct cerr *err)
 {
 	struct passwd pw, *res = NULL;
-	char buf[4096];
+	char buf[ACCOUNT_BUF];
 	int fd;
 
 	snprintf(path, len, "%s/jobs", a->cfg->spool);
