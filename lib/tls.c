@@ -15,6 +15,7 @@
 #include <openssl/x509v3.h>
 
 #include "tls.h"
+#include "log.h"
 
 static int tls_name_entry(X509_NAME *name, int nid, char *buf, size_t len);
 
@@ -112,6 +113,24 @@ tls_ca_without_crl(X509_STORE *st)
 	return NULL;
 }
 
+/* A CRL that expires soon: once it has, every peer is refused (OpenSSL's
+ * CRL check), so say so at every load (start, SIGHUP) from a month
+ * before. */
+#define TLS_CRL_WARN_DAYS 30
+
+static void
+tls_crl_warn_expiry(const char *path, int n, const ASN1_TIME *next)
+{
+	int days = 0, secs = 0;
+
+	if (next == NULL || ASN1_TIME_diff(&days, &secs, NULL, next) != 1 ||
+	    days >= TLS_CRL_WARN_DAYS)
+		return;
+	log_warnx("CRL file %s: CRL %d expires in %d day(s); renew it "
+	    "(cohort-pki crl DIR) and send SIGHUP, or every peer will be "
+	    "refused", path, n, days);
+}
+
 /* Add every PEM CRL in path to st. Each must be signed by a CA of st and
  * be current: with CRL checking on, a CRL that verifies nothing or has
  * expired would refuse every peer, which is better said at load time. */
@@ -152,6 +171,7 @@ tls_store_add_crls(X509_STORE *st, const char *path, struct cerr *err)
 			    "one (cohort-pki crl DIR)", path, n);
 			goto out;
 		}
+		tls_crl_warn_expiry(path, n, next);
 		if (X509_STORE_add_crl(st, crl) != 1) {
 			cerr_set(err, ERR_INTERNAL, "CRL file %s: %s", path,
 			    tls_error_string(ebuf, sizeof(ebuf)));

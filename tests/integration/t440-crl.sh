@@ -103,6 +103,13 @@ expect_exit 0 env COHORT_MUX=no cohort jobs
 node_expr node01 'n["state"] == "UP"' || fail "node01 is not UP after the bad reloads"
 kill -0 "$CTL" || fail "cohortd died"
 cp "$T/good.crl" "$C/ca.crl"
+# A CRL that expires within a month is taken, with a warning at every
+# load: once it has expired, every peer would be refused.
+expect_exit 0 cohort-pki crl "$C" --days 10
+hup "$CTL" "$C/cohortd.log"
+grep -q "CRL file $C/ca.crl: CRL 1 expires in [0-9]* day(s); renew it" "$C/cohortd.log" ||
+	fail "a CRL that expires soon was not warned about: $(tail -n 3 "$C/cohortd.log")"
+expect_exit 0 env COHORT_MUX=no cohort jobs
 
 # The agents check the controller too: once its certificate is revoked,
 # node01 leaves it on SIGHUP, refuses it on every reconnect, goes DOWN.
