@@ -756,6 +756,48 @@ def cmd_pipeline(pb, args):
     c.close()
 
 
+def cmd_logflood(pb, args):
+    """Pipeline --count LogsRequests for a job without reading, as fast as
+    the controller takes them; hold --hold s; then read the answers (as
+    many as come within --timeout each) and count them by kind."""
+    import time
+    c = connect(pb, args)
+    frames = []
+    for _ in range(args.count):
+        e = pb.Envelope()
+        e.logs.job_id = args.job
+        e.id = c.next_id
+        c.next_id += 1
+        frames.append(e.SerializeToString())
+    data = b"".join(struct.pack(">I", len(b)) + b for b in frames)
+    c.sock.settimeout(args.send_s)
+    done = 0
+    try:
+        while done < len(data):
+            done += c.sock.send(data[done:done + 65536])
+    except (socket.timeout, TimeoutError, ssl.SSLError, OSError):
+        pass
+    print("sent %d of %d bytes" % (done, len(data)), flush=True)
+    time.sleep(args.hold)
+    kinds = {}
+    c.sock.settimeout(args.timeout)
+    try:
+        while sum(kinds.values()) < args.count:
+            rep = c.recv()
+            if rep is None:
+                break
+            k = rep.WhichOneof("body")
+            if k == "error":
+                k = pb.ErrorCode.Name(rep.error.code)
+            elif k == "logs_reply" and len(rep.logs_reply.data) == 0:
+                k = "empty"
+            kinds[k] = kinds.get(k, 0) + 1
+    except (socket.timeout, TimeoutError):
+        pass
+    print(" ".join("%s=%d" % kv for kv in sorted(kinds.items())), flush=True)
+    c.close()
+
+
 def hello_env(pb):
     env = pb.Envelope()
     env.hello.major = 1
@@ -868,6 +910,12 @@ def main():
     pl = sub.add_parser("pipeline")
     pl.add_argument("--count", type=int, required=True)
 
+    lf = sub.add_parser("logflood")
+    lf.add_argument("--job", type=int, required=True)
+    lf.add_argument("--count", type=int, required=True)
+    lf.add_argument("--send-s", dest="send_s", type=float, default=3.0)
+    lf.add_argument("--hold", type=float, default=5.0)
+
     i = sub.add_parser("idle")
     i.add_argument("--wait", type=float, default=30.0)
 
@@ -877,7 +925,7 @@ def main():
      "logs": cmd_logs, "agent": cmd_agent, "send": cmd_send,
      "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,
      "hold": cmd_hold, "idle": cmd_idle,
-     "pipeline": cmd_pipeline}[args.command](pb, args)
+     "pipeline": cmd_pipeline, "logflood": cmd_logflood}[args.command](pb, args)
 
 
 if __name__ == "__main__":
