@@ -94,9 +94,12 @@ int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
 /* A node's health verdict, from its agent. */
 void cluster_health(struct cluster *cl, uint64_t conn_id,
     const struct node_health *h, int64_t now_ms);
-/* An XID whose policy is fail-job (drain XIDs come as GPU health). */
-void cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu,
-    unsigned xid, int64_t now_ms);
+/* The XIDs of one heartbeat whose policy is fail-job (drain XIDs come as
+ * GPU health): the jobs on each GPU named fail over, once per GPU, in one
+ * pass. An XID on a GPU the node does not have is refused and counted;
+ * past REPORTS_XIDS_PER_GPU per GPU the rest of the list is too. */
+void cluster_xids(struct cluster *cl, uint64_t conn_id,
+    const struct xid_report *x, size_t n, int64_t now_ms);
 /* Rank 0's agent (on conn_id) saw LATEST name (step, path); from any
  * other node it is refused and counted. */
 void cluster_checkpoint(struct cluster *cl, uint64_t conn_id,

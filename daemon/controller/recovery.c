@@ -168,18 +168,81 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 }
 
 void
-cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu, unsigned xid,
-    int64_t now)
+cluster_xids(struct cluster *cl, uint64_t conn_id,
+    const struct xid_report *x, size_t nx, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	bool hit[INV_MAX_GPUS] = { false };
+	uint32_t first_xid[INV_MAX_GPUS];
+	const struct job **active;
+	const struct placement *p;
+	unsigned long left_out = 0;
+	unsigned ngpus, nhit = 0;
+	size_t i, j, g, na, cap;
 	char cause[160];
+	bool any;
 
-	if (n == NULL)
+	if (n == NULL || nx == 0)
 		return;
-	snprintf(cause, sizeof(cause), "node %s gpu %u xid=%u (fail-job)",
-	    n->name, gpu, xid);
-	log_warnx("%s", cause);
-	cluster_fail_over_node(cl, n->name, (int)gpu, cause, true);
+	ngpus = n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS;
+	cap = (size_t)ngpus * REPORTS_XIDS_PER_GPU;
+	if (nx > cap) {
+		snprintf(cause, sizeof(cause), "%zu XIDs in one heartbeat; "
+		    "a node with %u GPU(s) lists at most %zu", nx, ngpus, cap);
+		reports_reject(&cl->reports, &n->report_log, n->name,
+		    REPORT_TOO_MANY, now, cause);
+		nx = cap;
+	}
+	for (i = 0; i < nx; i++) {
+		if (x[i].gpu >= ngpus) {
+			snprintf(cause, sizeof(cause), "xid=%u on gpu %u; the "
+			    "node has %u GPU(s)", x[i].xid, x[i].gpu, ngpus);
+			reports_reject(&cl->reports, &n->report_log, n->name,
+			    REPORT_XID, now, cause);
+			continue;
+		}
+		if (!hit[x[i].gpu]) {
+			hit[x[i].gpu] = true;
+			first_xid[x[i].gpu] = x[i].xid;
+			nhit++;
+		}
+	}
+	if (nhit == 0)
+		return;
+	/* One pass: each active job on a GPU named fails over once. */
+	active = jobs_active(cl->js, &na);
+	for (i = 0; i < na; i++) {
+		any = false;
+		for (j = 0; j < active[i]->nplace && !any; j++) {
+			p = &active[i]->place[j];
+			if (strcmp(p->node, n->name) != 0)
+				continue;
+			for (g = 0; g < p->ngpus && !any; g++)
+				if (p->gpus[g] < ngpus && hit[p->gpus[g]]) {
+					snprintf(cause, sizeof(cause),
+					    "node %s gpu %u xid=%u (fail-job)",
+					    n->name, p->gpus[g],
+					    first_xid[p->gpus[g]]);
+					any = true;
+				}
+		}
+		if (any)
+			cluster_fail_over(cl, active[i], cause, true, now);
+	}
+	free(active);
+	/* A line per message at most, within the node's report budget. */
+	for (g = 0; g < ngpus && !hit[g]; g++)
+		;
+	if (!ratelim_allow(&n->report_log, now, REPORTS_LOG_BURST,
+	    REPORTS_LOG_WINDOW_MS, &left_out))
+		return;
+	if (left_out > 0)
+		log_warnx("node %s gpu %zu xid=%u (fail-job), %u GPU(s) in "
+		    "this heartbeat (and %lu more lines not logged)", n->name,
+		    g, first_xid[g], nhit, left_out);
+	else
+		log_warnx("node %s gpu %zu xid=%u (fail-job), %u GPU(s) in "
+		    "this heartbeat", n->name, g, first_xid[g], nhit);
 }
 
 void

@@ -174,7 +174,8 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Heartbeat *hb)
 {
 	int64_t now = clock_now_ms();
-	size_t i;
+	struct xid_report *xids;
+	size_t i, nx = 0;
 
 	for (i = 0; i < hb->n_checkpoints; i++) {
 		const Cohort__V1__CheckpointReport *r = hb->checkpoints[i];
@@ -192,10 +193,21 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		cluster_progress(rpc->cluster, conn_id(c),
 		    hb->progress[i]->job_id, hb->progress[i]->restart,
 		    hb->progress[i]->changed_ms);
+	if (hb->n_xids == 0)
+		return;
+	/* The list is at most reports_tasks_max long (checked before). */
+	if ((xids = calloc(hb->n_xids, sizeof(*xids))) == NULL) {
+		log_warnx("out of memory for %zu XIDs", hb->n_xids);
+		return;
+	}
 	for (i = 0; i < hb->n_xids; i++)
-		if (strcmp(hb->xids[i]->action, "fail-job") == 0)
-			cluster_xid(rpc->cluster, conn_id(c), hb->xids[i]->gpu,
-			    hb->xids[i]->xid, now);
+		if (strcmp(hb->xids[i]->action, "fail-job") == 0) {
+			xids[nx].gpu = hb->xids[i]->gpu;
+			xids[nx].xid = hb->xids[i]->xid;
+			nx++;
+		}
+	cluster_xids(rpc->cluster, conn_id(c), xids, nx, now);
+	free(xids);
 }
 
 /* Everything after registration must come from a registered node. */

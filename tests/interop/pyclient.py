@@ -798,6 +798,56 @@ def cmd_logflood(pb, args):
     c.close()
 
 
+def cmd_xidagent(pb, args):
+    """Register as this certificate's node with --gpus simulated GPUs and
+    the --task JOB:RESTART:RANK tasks running, then send --beats
+    heartbeats (8 at a time, --every-s apart), each reporting those tasks
+    and, for every --xid GPU:COUNT, COUNT fail-job XIDs on GPU; then
+    hold --hold s without reading and close."""
+    import time
+    c = connect(pb, args, hello=False)
+    rep = c.hello()
+    check_error(pb, rep)
+    reg = pb.Envelope()
+    reg.register.name = rep.hello_reply.identity
+    reg.register.inventory.source = "simulated"
+    for g in range(args.gpus):
+        gp = reg.register.inventory.gpus.add()
+        gp.index = g
+    tasks = []
+    for t in args.task or []:
+        j, r, k = (int(v) for v in t.split(":"))
+        tasks.append((j, r, k))
+    for j, r, k in tasks:
+        ts = reg.register.tasks.add()
+        ts.job_id, ts.restart, ts.rank, ts.running = j, r, k, True
+    rep = c.call(reg)
+    if rep.WhichOneof("body") != "register_reply":
+        die(1, "xidagent: register failed: %s" % rep)
+    hb = pb.Envelope()
+    for j, r, k in tasks:
+        ts = hb.heartbeat.tasks.add()
+        ts.job_id, ts.restart, ts.rank, ts.running = j, r, k, True
+    for spec in args.xid or []:
+        gpu, _, count = spec.partition(":")
+        for _ in range(int(count or 1)):
+            x = hb.heartbeat.xids.add()
+            x.gpu, x.xid, x.action = int(gpu), 79, "fail-job"
+    sent = 0
+    while sent < args.beats:
+        frames = []
+        for _ in range(min(8, args.beats - sent)):
+            hb.id = c.next_id
+            c.next_id += 1
+            frames.append(hb.SerializeToString())
+        c.send_bytes(b"".join(struct.pack(">I", len(b)) + b for b in frames))
+        sent += len(frames)
+        time.sleep(args.every_s)
+    print("heartbeats sent %d" % sent, flush=True)
+    time.sleep(args.hold)
+    c.close()
+
+
 def hello_env(pb):
     env = pb.Envelope()
     env.hello.major = 1
@@ -916,6 +966,14 @@ def main():
     lf.add_argument("--send-s", dest="send_s", type=float, default=3.0)
     lf.add_argument("--hold", type=float, default=5.0)
 
+    xa = sub.add_parser("xidagent")
+    xa.add_argument("--gpus", type=int, default=1)
+    xa.add_argument("--task", action="append")
+    xa.add_argument("--xid", action="append")
+    xa.add_argument("--beats", type=int, default=1)
+    xa.add_argument("--every-s", dest="every_s", type=float, default=0.05)
+    xa.add_argument("--hold", type=float, default=1.0)
+
     i = sub.add_parser("idle")
     i.add_argument("--wait", type=float, default=30.0)
 
@@ -925,7 +983,8 @@ def main():
      "logs": cmd_logs, "agent": cmd_agent, "send": cmd_send,
      "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,
      "hold": cmd_hold, "idle": cmd_idle,
-     "pipeline": cmd_pipeline, "logflood": cmd_logflood}[args.command](pb, args)
+     "pipeline": cmd_pipeline, "logflood": cmd_logflood,
+     "xidagent": cmd_xidagent}[args.command](pb, args)
 
 
 if __name__ == "__main__":
