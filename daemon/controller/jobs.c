@@ -837,12 +837,13 @@ jobs_match(const struct job *job, const struct jobs_filter *f)
 
 size_t
 jobs_page(const struct jobs *js, const struct jobs_filter *f,
-    uint64_t after_id, const struct job **out, size_t max, bool *more)
+    uint64_t after_id, const struct job **out, size_t max, size_t scan,
+    bool *more, uint64_t *next)
 {
-	size_t lo = 0, hi = js->n, mid, n = 0;
+	size_t lo = 0, hi = js->n, mid, n = 0, seen = 0;
 
 	/* The table is in id order: start past after_id, stop one match
-	 * after the page is full. */
+	 * after the page is full, or once scan jobs were examined. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (js->tab[mid]->id <= after_id)
@@ -851,7 +852,15 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 			hi = mid;
 	}
 	*more = false;
+	*next = after_id;
 	for (; lo < js->n; lo++) {
+		if (scan > 0 && seen == scan) {
+			/* Stopped short: go on after the last one examined. */
+			*more = true;
+			*next = js->tab[lo - 1]->id;
+			break;
+		}
+		seen++;
 		if (!jobs_match(js->tab[lo], f))
 			continue;
 		if (n == max) {
@@ -859,6 +868,7 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 			break;
 		}
 		out[n++] = js->tab[lo];
+		*next = js->tab[lo]->id;
 	}
 	return n;
 }

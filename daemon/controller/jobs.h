@@ -155,11 +155,19 @@ const struct job **jobs_list(const struct jobs *js,
     const struct jobs_filter *f, size_t *n);
 
 /* One page of jobs matching f: those with an id above after_id, in id
- * order, at most max of them into out[] (borrowed pointers). *more tells
- * whether more match after the last one. Returns how many. Costs
- * O(log n) plus the jobs passed over, without allocating. */
+ * order, at most max of them into out[] (borrowed pointers), examining
+ * at most scan jobs (0: no bound). *more tells whether more may match
+ * after *next, the cursor for the next page: the last job returned, or,
+ * when the scan bound stopped the page (possibly empty), the last job
+ * examined; it is above after_id whenever *more is set. Returns how
+ * many. Costs O(log n) plus at most scan jobs, without allocating. */
 size_t jobs_page(const struct jobs *js, const struct jobs_filter *f,
-    uint64_t after_id, const struct job **out, size_t max, bool *more);
+    uint64_t after_id, const struct job **out, size_t max, size_t scan,
+    bool *more, uint64_t *next);
+/* Jobs one ListJobs request examines at most, per item its page may
+ * hold: a filter that matches little cannot make a request scan the
+ * whole table (the client follows the cursor instead). */
+#define JOBS_PAGE_SCAN_PER_ITEM 10
 
 size_t jobs_count(const struct jobs *js);
 

@@ -308,6 +308,8 @@ def cmd_list(pb, args):
             env.list_jobs.after_id = int(args.after)
         if args.limit is not None:
             env.list_jobs.limit = args.limit
+        if args.user is not None:
+            env.list_jobs.user = args.user
         want = "list_jobs_reply"
     elif args.what == "nodes":
         env.list_nodes.SetInParent()
@@ -906,6 +908,7 @@ def main():
     ls.add_argument("--all", action="store_true")
     ls.add_argument("--after")
     ls.add_argument("--limit", type=int)
+    ls.add_argument("--user", help="jobs: only this user's")
 
     lg = sub.add_parser("logs")
     lg.add_argument("id", type=int)
