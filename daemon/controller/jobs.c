@@ -22,6 +22,7 @@ struct run {
 	uint8_t *done;		/* one flag per rank */
 	bool failed;
 	int64_t progress_ms;	/* latest progress file change seen */
+	int64_t ckpt_set_ms;	/* when its checkpoint was last updated */
 };
 
 struct jobs {
@@ -753,10 +754,11 @@ jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
 
 int
 jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
-    const char *path, int64_t now_ms, struct cerr *err)
+    const char *path, int64_t written_ms, int64_t now_ms, struct cerr *err)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
 	struct job next;
+	struct run *r;
 	char detail[600];
 	char *p;
 
@@ -765,13 +767,17 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 	if (job->has_ckpt && job->ckpt_step == step &&
 	    strcmp(job->ckpt_path, path) == 0)
 		return 0;
+	r = jobs_run(js, job);
+	if (r != NULL && r->ckpt_set_ms != 0 && now_ms >= r->ckpt_set_ms &&
+	    now_ms - r->ckpt_set_ms < JOBS_CKPT_MIN_INTERVAL_MS)
+		return 0;
 	if ((p = strdup(path)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	next = *job;
 	next.has_ckpt = true;
 	next.ckpt_step = step;
 	next.ckpt_path = p;
-	next.ckpt_ms = now_ms;
+	next.ckpt_ms = written_ms;
 	snprintf(detail, sizeof(detail), "step=%" PRIu64 " path=%s", step,
 	    path);
 	if (jobs_write(js, &next, false, now_ms, "checkpoint", "cohortd",
@@ -781,6 +787,8 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 	}
 	free(job->ckpt_path);
 	*job = next;
+	if (r != NULL)
+		r->ckpt_set_ms = now_ms;
 	log_info("job %" PRIu64 ": checkpoint %s", id, detail);
 	return 1;
 }

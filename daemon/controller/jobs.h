@@ -116,11 +116,16 @@ int jobs_fail_over(struct jobs *js, uint64_t id, const char *cause,
  * stopped and placed again. */
 int jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
     int64_t now_ms, struct cerr *err);
-/* Rank 0's agent reported LATEST = (step, path) for attempt. Returns 1
- * when it is new (stored, with an event), 0 when already known or for
- * another attempt, -1 with err. */
+/* Rank 0's agent reported LATEST = (step, path) for attempt, written at
+ * written_ms. Returns 1 when it is new (stored, with an event), 0 when
+ * already known, for another attempt, or within JOBS_CKPT_MIN_INTERVAL_MS
+ * of the job's last update (a later heartbeat repeats it), -1 with err. */
 int jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt,
-    uint64_t step, const char *path, int64_t now_ms, struct cerr *err);
+    uint64_t step, const char *path, int64_t written_ms, int64_t now_ms,
+    struct cerr *err);
+/* A job's checkpoint is written (a row, an event, a log line) at most
+ * this often, whatever its agent reports. */
+#define JOBS_CKPT_MIN_INTERVAL_MS 1000
 /* A node saw the job's progress file change at changed_ms (memory). */
 void jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
     int64_t changed_ms);

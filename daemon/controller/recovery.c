@@ -245,18 +245,19 @@ cluster_xids(struct cluster *cl, uint64_t conn_id,
 		    "this heartbeat", n->name, g, first_xid[g], nhit);
 }
 
-void
-cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, uint64_t step, const char *path, int64_t now)
+/* One job's checkpoint from node n (the one it listed last, at the
+ * highest step). */
+static void
+recovery_checkpoint(struct cluster *cl, struct node *n,
+    const struct checkpoint_report *ck, int64_t now)
 {
-	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	uint64_t job_id = ck->job_id, step = ck->step;
+	uint32_t attempt = ck->attempt;
 	struct evac *ev, *next;
 	struct cerr err;
 	char what[160];
 	int rc;
 
-	if (n == NULL)
-		return;
 	switch (reports_judge(jobs_get(cl->js, job_id), n->name,
 	    REPORT_CHECKPOINT, attempt, 0)) {
 	case REPORT_STALE:
@@ -272,7 +273,8 @@ cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 	case REPORT_ACCEPT:
 		break;
 	}
-	rc = jobs_checkpoint(cl->js, job_id, attempt, step, path, now, &err);
+	rc = jobs_checkpoint(cl->js, job_id, attempt, step, ck->path,
+	    ck->time_ms, now, &err);
 	if (rc == -1)
 		log_warnx("job %" PRIu64 ": %s", job_id, err.text);
 	if (rc != 1)
@@ -283,6 +285,50 @@ cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 		    (!ev->had_ckpt || step != ev->step_before))
 			recovery_evac_done(cl, ev, "checkpoint written");
 	}
+}
+
+/* By job, then step, then place in the message. */
+static int
+recovery_ckpt_cmp(const void *a, const void *b)
+{
+	const struct checkpoint_report *x = *(const struct checkpoint_report *
+	    const *)a, *y = *(const struct checkpoint_report *const *)b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void
+cluster_checkpoints(struct cluster *cl, uint64_t conn_id,
+    const struct checkpoint_report *r, size_t nr, int64_t now)
+{
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	const struct checkpoint_report **by;
+	size_t i;
+
+	if (n == NULL || nr == 0)
+		return;
+	if (nr == 1) {
+		recovery_checkpoint(cl, n, &r[0], now);
+		return;
+	}
+	/* Several for one job: only the last at the highest step counts
+	 * (one row, one event, one line per job and message). */
+	if ((by = calloc(nr, sizeof(*by))) == NULL) {
+		log_warnx("node %s: out of memory for %zu checkpoints",
+		    n->name, nr);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		by[i] = &r[i];
+	qsort(by, nr, sizeof(*by), recovery_ckpt_cmp);
+	for (i = 0; i < nr; i++)
+		if (i + 1 == nr || by[i + 1]->job_id != by[i]->job_id)
+			recovery_checkpoint(cl, n, by[i], now);
+	free(by);
 }
 
 /* Does n hold GPUs of job_id (its allocations, as of the latest pass or

@@ -58,6 +58,15 @@ enum report_verdict {
  * on once per message, in one pass over the active jobs. */
 #define REPORTS_XIDS_PER_GPU 4
 
+/* A checkpoint as rank 0's agent reports it (LATEST of a job). */
+struct checkpoint_report {
+	uint64_t job_id;
+	uint32_t attempt;
+	uint64_t step;
+	const char *path;	/* borrowed */
+	int64_t time_ms;	/* when the job wrote it */
+};
+
 /* A fail-job XID as the agent reports it. */
 struct xid_report {
 	uint32_t gpu;

@@ -34,13 +34,13 @@ att=${d##*.}
 cohort-local kill "$C" "$X" >"$T/kill.out" 2>&1 || fail "cohort-local kill $X: $(cat "$T/kill.out")"
 xidagent() {
 	pyclient --server "$COHORT_SERVER" --cert "$C/agent-$X.crt" --key "$C/agent-$X.key" \
-		--ca "$C/ca.pem" xidagent --gpus 2 --task "$id:$att:0" "$@"
+		--ca "$C/ca.pem" hbflood --gpus 2 --task "$id:$att:0" "$@"
 }
 
 LOG=$C/cohortd.log
 lines0=$(grep -c 'xid=' "$LOG" || true)
 xidagent --xid 2147483648:2048 --xid 2:2048 --beats 40 --hold 1 >"$T/x1.out" 2>&1 ||
-	fail "pyclient xidagent: $(cat "$T/x1.out")"
+	fail "pyclient hbflood: $(cat "$T/x1.out")"
 job_show "$id"
 got=$(json_get "$T/job-$id.json" '[d["state"], d["restarts"]]')
 [ "$got" = '["RUNNING", 0]' ] || fail "XIDs on GPUs $X does not have changed job $id: $got ($(json_get "$T/job-$id.json" 'd["reason"]'))"
@@ -52,7 +52,7 @@ log "163,840 XIDs on GPUs the node lacks: $lines log lines, rejected{xid}=$(reje
 
 # One heartbeat with thousands of XIDs on the job's GPUs: one fail-over.
 xidagent --xid 0:2048 --xid 1:2048 --beats 1 --hold 1 >"$T/x2.out" 2>&1 ||
-	fail "pyclient xidagent: $(cat "$T/x2.out")"
+	fail "pyclient hbflood: $(cat "$T/x2.out")"
 restarted() {
 	job_show "$id"
 	[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" -ge 1 ]

@@ -800,12 +800,14 @@ def cmd_logflood(pb, args):
     c.close()
 
 
-def cmd_xidagent(pb, args):
+def cmd_hbflood(pb, args):
     """Register as this certificate's node with --gpus simulated GPUs and
     the --task JOB:RESTART:RANK tasks running, then send --beats
     heartbeats (8 at a time, --every-s apart), each reporting those tasks
-    and, for every --xid GPU:COUNT, COUNT fail-job XIDs on GPU; then
-    hold --hold s without reading and close."""
+    and, for every --xid GPU:COUNT, COUNT fail-job XIDs on GPU, and for
+    every --ckpt JOB:RESTART:COUNT, COUNT checkpoints of the job (heartbeat
+    b: steps b*COUNT+1 .. (b+1)*COUNT, path /ckpt/step-N, in a shuffled
+    order); then hold --hold s without reading and close."""
     import time
     c = connect(pb, args, hello=False)
     rep = c.hello()
@@ -825,7 +827,7 @@ def cmd_xidagent(pb, args):
         ts.job_id, ts.restart, ts.rank, ts.running = j, r, k, True
     rep = c.call(reg)
     if rep.WhichOneof("body") != "register_reply":
-        die(1, "xidagent: register failed: %s" % rep)
+        die(1, "hbflood: register failed: %s" % rep)
     hb = pb.Envelope()
     for j, r, k in tasks:
         ts = hb.heartbeat.tasks.add()
@@ -835,15 +837,27 @@ def cmd_xidagent(pb, args):
         for _ in range(int(count or 1)):
             x = hb.heartbeat.xids.add()
             x.gpu, x.xid, x.action = int(gpu), 79, "fail-job"
+    cks = []
+    for spec in args.ckpt or []:
+        j, r, k = (int(v) for v in spec.split(":"))
+        cks.append((j, r, k))
     sent = 0
     while sent < args.beats:
         frames = []
         for _ in range(min(8, args.beats - sent)):
             hb.id = c.next_id
             c.next_id += 1
+            del hb.heartbeat.checkpoints[:]
+            for j, r, k in cks:
+                steps = list(range(sent * k + 1, (sent + 1) * k + 1))
+                steps = steps[1::2] + steps[0::2]   # the highest not last
+                for st in steps:
+                    ck = hb.heartbeat.checkpoints.add()
+                    ck.job_id, ck.restart, ck.step = j, r, st
+                    ck.path = "/ckpt/step-%d" % st
             frames.append(hb.SerializeToString())
+            sent += 1
         c.send_bytes(b"".join(struct.pack(">I", len(b)) + b for b in frames))
-        sent += len(frames)
         time.sleep(args.every_s)
     print("heartbeats sent %d" % sent, flush=True)
     time.sleep(args.hold)
@@ -969,10 +983,11 @@ def main():
     lf.add_argument("--send-s", dest="send_s", type=float, default=3.0)
     lf.add_argument("--hold", type=float, default=5.0)
 
-    xa = sub.add_parser("xidagent")
+    xa = sub.add_parser("hbflood")
     xa.add_argument("--gpus", type=int, default=1)
     xa.add_argument("--task", action="append")
     xa.add_argument("--xid", action="append")
+    xa.add_argument("--ckpt", action="append")
     xa.add_argument("--beats", type=int, default=1)
     xa.add_argument("--every-s", dest="every_s", type=float, default=0.05)
     xa.add_argument("--hold", type=float, default=1.0)
@@ -987,7 +1002,7 @@ def main():
      "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,
      "hold": cmd_hold, "idle": cmd_idle,
      "pipeline": cmd_pipeline, "logflood": cmd_logflood,
-     "xidagent": cmd_xidagent}[args.command](pb, args)
+     "hbflood": cmd_hbflood}[args.command](pb, args)
 
 
 if __name__ == "__main__":
