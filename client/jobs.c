@@ -227,15 +227,10 @@ jobs_fetch(struct cconn *c, Cohort__V1__ListJobsRequest *lj,
 		rc = jobs_add_page(o, r, lj->after_id, &last);
 		/* A controller without pages sends everything at once. */
 		more = r->has_has_more && r->has_more;
-		/* A controller only says "more" after a page with jobs in
-		 * it: an empty one would have us ask forever. */
-		if (more && r->n_jobs == 0) {
-			frame_free(rep);
-			output_error("jobs: the controller sent an empty page "
-			    "with more to come (after job %" PRIu64 ")",
-			    lj->after_id);
-			return EXIT_FAILED;
-		}
+		/* A page may be empty with more to come (the controller
+		 * examines a bounded number of jobs per request): its cursor
+		 * must then move past after_id, checked below, so every
+		 * request makes progress and the loop ends. */
 		if (more && r->has_next_after && r->next_after > last)
 			last = r->next_after;
 		frame_free(rep);

@@ -193,27 +193,36 @@ task_failure_permanent(enum task_stage stage, int e)
 /* "WHAT 'ARG': REASON" on the task's stderr (its log, after "cohort: ")
  * and to the supervisor, which keeps it in rank-R.error for the job's
  * reason, after "P " (permanent) or "T " (may pass); then the shell's
- * exit status for a command that could not be run. The message table
- * strerrordesc_np reads is static and untranslated, unlike strerror's,
- * so it is safe here. */
+ * exit status for a command that could not be run. The reason is shown
+ * to every user: when ARG is private (the command line), it says "WHAT
+ * the command: REASON" there, and the log, which only the job's owner
+ * and admins read, names it. The message table strerrordesc_np reads is
+ * static and untranslated, unlike strerror's, so it is safe here. */
 static void __attribute__((noreturn))
-child_fail(enum task_stage stage, const char *what, const char *arg, int e)
+child_fail(enum task_stage stage, const char *what, const char *arg,
+    bool arg_private, int e)
 {
 	const char *desc = strerrordesc_np(e);
 	char msg[512];
-	size_t n = 0;
+	size_t n = 0, at;
 
+	if (desc == NULL)
+		desc = "Unknown error";
 	n = cat_str(msg, n, sizeof(msg),
 	    task_failure_permanent(stage, e) ? "P " : "T ");
 	n = cat_str(msg, n, sizeof(msg), what);
+	at = n;
 	n = cat_str(msg, n, sizeof(msg), " '");
 	n = cat_str(msg, n, sizeof(msg), arg);
 	n = cat_str(msg, n, sizeof(msg), "': ");
-	n = cat_str(msg, n, sizeof(msg), desc != NULL ? desc :
-	    "Unknown error");
+	n = cat_str(msg, n, sizeof(msg), desc);
 	write_all(2, "cohort: ", 8);
 	write_all(2, msg + 2, n - 2);
 	write_all(2, "\n", 1);
+	if (arg_private) {
+		n = cat_str(msg, at, sizeof(msg), " the command: ");
+		n = cat_str(msg, n, sizeof(msg), desc);
+	}
 	if (child_why_fd != -1)
 		write_all(child_why_fd, msg, n);
 	_exit(127);
@@ -257,24 +266,26 @@ run_task(struct launch *L)
 	if (L->drop) {
 		if (setgroups((size_t)L->ngroups, L->groups) == -1)
 			child_fail(TASK_STAGE_USER,
-			    "cannot set the groups of user", L->user, errno);
+			    "cannot set the groups of user", L->user, false,
+			    errno);
 		if (setgid(L->gid) == -1)
 			child_fail(TASK_STAGE_USER,
-			    "cannot set the group of user", L->user, errno);
+			    "cannot set the group of user", L->user, false,
+			    errno);
 		if (setuid(L->uid) == -1)
 			child_fail(TASK_STAGE_USER, "cannot become user",
-			    L->user, errno);
+			    L->user, false, errno);
 		/* setuid from root sets every uid; check that none is left
 		 * that would let the task take root back. */
 		if (setuid(0) != -1 || geteuid() != L->uid ||
 		    getuid() != L->uid || getegid() != L->gid)
 			child_fail(TASK_STAGE_USER,
 			    "cannot drop root privileges for user", L->user,
-			    EPERM);
+			    false, EPERM);
 	}
 	if (chdir(L->workdir) == -1)
 		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
-		    L->workdir, errno);
+		    L->workdir, false, errno);
 
 	/* execvp's search, over the PATH of the task's envp rather than
 	 * the agent's own, which is what execvpe would use. */
@@ -303,7 +314,8 @@ run_task(struct launch *L)
 	}
 	if (i == L->ncands && eacces)
 		e = EACCES;
-	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, e);
+	/* argv is private data: its name stays in the task's log. */
+	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, true, e);
 }
 
 static void

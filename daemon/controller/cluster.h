@@ -94,14 +94,20 @@ int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
 /* A node's health verdict, from its agent. */
 void cluster_health(struct cluster *cl, uint64_t conn_id,
     const struct node_health *h, int64_t now_ms);
-/* An XID whose policy is fail-job (drain XIDs come as GPU health). */
-void cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu,
-    unsigned xid, int64_t now_ms);
-/* Rank 0's agent (on conn_id) saw LATEST name (step, path); from any
- * other node it is refused and counted. */
-void cluster_checkpoint(struct cluster *cl, uint64_t conn_id,
-    uint64_t job_id, uint32_t attempt, uint64_t step, const char *path,
-    int64_t now_ms);
+/* The XIDs of one heartbeat whose policy is fail-job (drain XIDs come as
+ * GPU health): the jobs on each GPU named fail over, once per GPU, in one
+ * pass. An XID on a GPU the node does not have is refused and counted;
+ * past REPORTS_XIDS_PER_GPU per GPU the rest of the list is too. */
+void cluster_xids(struct cluster *cl, uint64_t conn_id,
+    const struct xid_report *x, size_t n, int64_t now_ms);
+/* The checkpoints of one heartbeat: rank 0's agent (on conn_id) saw
+ * LATEST name (step, path); from any other node one is refused and
+ * counted. Of a job listed more than once only the highest step counts
+ * (the last listed among equals), and a job's checkpoint is updated at
+ * most once per JOBS_CKPT_MIN_INTERVAL_MS (the agent repeats LATEST in
+ * every heartbeat, so a newer one is taken later). */
+void cluster_checkpoints(struct cluster *cl, uint64_t conn_id,
+    const struct checkpoint_report *r, size_t n, int64_t now_ms);
 /* The node on conn_id saw the job's progress file change; refused and
  * counted unless that node holds part of the job's current attempt. */
 void cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,

@@ -22,6 +22,7 @@ struct run {
 	uint8_t *done;		/* one flag per rank */
 	bool failed;
 	int64_t progress_ms;	/* latest progress file change seen */
+	int64_t ckpt_set_ms;	/* when its checkpoint was last updated */
 };
 
 struct jobs {
@@ -753,10 +754,11 @@ jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
 
 int
 jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
-    const char *path, int64_t now_ms, struct cerr *err)
+    const char *path, int64_t written_ms, int64_t now_ms, struct cerr *err)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
 	struct job next;
+	struct run *r;
 	char detail[600];
 	char *p;
 
@@ -765,13 +767,17 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 	if (job->has_ckpt && job->ckpt_step == step &&
 	    strcmp(job->ckpt_path, path) == 0)
 		return 0;
+	r = jobs_run(js, job);
+	if (r != NULL && r->ckpt_set_ms != 0 && now_ms >= r->ckpt_set_ms &&
+	    now_ms - r->ckpt_set_ms < JOBS_CKPT_MIN_INTERVAL_MS)
+		return 0;
 	if ((p = strdup(path)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	next = *job;
 	next.has_ckpt = true;
 	next.ckpt_step = step;
 	next.ckpt_path = p;
-	next.ckpt_ms = now_ms;
+	next.ckpt_ms = written_ms;
 	snprintf(detail, sizeof(detail), "step=%" PRIu64 " path=%s", step,
 	    path);
 	if (jobs_write(js, &next, false, now_ms, "checkpoint", "cohortd",
@@ -781,6 +787,8 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 	}
 	free(job->ckpt_path);
 	*job = next;
+	if (r != NULL)
+		r->ckpt_set_ms = now_ms;
 	log_info("job %" PRIu64 ": checkpoint %s", id, detail);
 	return 1;
 }
@@ -837,12 +845,13 @@ jobs_match(const struct job *job, const struct jobs_filter *f)
 
 size_t
 jobs_page(const struct jobs *js, const struct jobs_filter *f,
-    uint64_t after_id, const struct job **out, size_t max, bool *more)
+    uint64_t after_id, const struct job **out, size_t max, size_t scan,
+    bool *more, uint64_t *next)
 {
-	size_t lo = 0, hi = js->n, mid, n = 0;
+	size_t lo = 0, hi = js->n, mid, n = 0, seen = 0;
 
 	/* The table is in id order: start past after_id, stop one match
-	 * after the page is full. */
+	 * after the page is full, or once scan jobs were examined. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (js->tab[mid]->id <= after_id)
@@ -851,7 +860,15 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 			hi = mid;
 	}
 	*more = false;
+	*next = after_id;
 	for (; lo < js->n; lo++) {
+		if (scan > 0 && seen == scan) {
+			/* Stopped short: go on after the last one examined. */
+			*more = true;
+			*next = js->tab[lo - 1]->id;
+			break;
+		}
+		seen++;
 		if (!jobs_match(js->tab[lo], f))
 			continue;
 		if (n == max) {
@@ -859,6 +876,7 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 			break;
 		}
 		out[n++] = js->tab[lo];
+		*next = js->tab[lo]->id;
 	}
 	return n;
 }

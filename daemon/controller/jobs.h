@@ -116,11 +116,16 @@ int jobs_fail_over(struct jobs *js, uint64_t id, const char *cause,
  * stopped and placed again. */
 int jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
     int64_t now_ms, struct cerr *err);
-/* Rank 0's agent reported LATEST = (step, path) for attempt. Returns 1
- * when it is new (stored, with an event), 0 when already known or for
- * another attempt, -1 with err. */
+/* Rank 0's agent reported LATEST = (step, path) for attempt, written at
+ * written_ms. Returns 1 when it is new (stored, with an event), 0 when
+ * already known, for another attempt, or within JOBS_CKPT_MIN_INTERVAL_MS
+ * of the job's last update (a later heartbeat repeats it), -1 with err. */
 int jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt,
-    uint64_t step, const char *path, int64_t now_ms, struct cerr *err);
+    uint64_t step, const char *path, int64_t written_ms, int64_t now_ms,
+    struct cerr *err);
+/* A job's checkpoint is written (a row, an event, a log line) at most
+ * this often, whatever its agent reports. */
+#define JOBS_CKPT_MIN_INTERVAL_MS 1000
 /* A node saw the job's progress file change at changed_ms (memory). */
 void jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
     int64_t changed_ms);
@@ -155,11 +160,19 @@ const struct job **jobs_list(const struct jobs *js,
     const struct jobs_filter *f, size_t *n);
 
 /* One page of jobs matching f: those with an id above after_id, in id
- * order, at most max of them into out[] (borrowed pointers). *more tells
- * whether more match after the last one. Returns how many. Costs
- * O(log n) plus the jobs passed over, without allocating. */
+ * order, at most max of them into out[] (borrowed pointers), examining
+ * at most scan jobs (0: no bound). *more tells whether more may match
+ * after *next, the cursor for the next page: the last job returned, or,
+ * when the scan bound stopped the page (possibly empty), the last job
+ * examined; it is above after_id whenever *more is set. Returns how
+ * many. Costs O(log n) plus at most scan jobs, without allocating. */
 size_t jobs_page(const struct jobs *js, const struct jobs_filter *f,
-    uint64_t after_id, const struct job **out, size_t max, bool *more);
+    uint64_t after_id, const struct job **out, size_t max, size_t scan,
+    bool *more, uint64_t *next);
+/* Jobs one ListJobs request examines at most, per item its page may
+ * hold: a filter that matches little cannot make a request scan the
+ * whole table (the client follows the cursor instead). */
+#define JOBS_PAGE_SCAN_PER_ITEM 10
 
 size_t jobs_count(const struct jobs *js);
 

@@ -499,13 +499,55 @@ nodes_drain(struct nodes *ns, struct node *n, const char *reason,
 	return 0;
 }
 
+/* A deleted node's rows are gone once this runs with committed: only
+ * then does it leave memory (a failed commit leaves both as they were;
+ * the controller reloads jobs on abort, not nodes). */
+struct nodes_deletion {
+	struct nodes *ns;
+	char name[PEER_NAME_MAX + 1];
+	char actor[PEER_NAME_MAX + 1];
+};
+
+static void
+nodes_delete_cb(void *arg, bool committed)
+{
+	struct nodes_deletion *d = arg;
+	struct nodes *ns = d->ns;
+	struct node *n;
+	bool found;
+	size_t at, i;
+
+	at = nodes_index(ns, d->name, &found);
+	n = found ? ns->tab[at] : NULL;
+	if (!committed) {
+		log_warnx("node %s: not deleted: the change could not be saved",
+		    d->name);
+	} else if (n != NULL && (n->state != NODE_DOWN || n->conn_id != 0)) {
+		/* Its agent registered again before the commit, writing its
+		 * row back: it stays. */
+		log_info("node %s: deleted by %s, but it registered again",
+		    d->name, d->actor);
+	} else if (n != NULL) {
+		/* No cached connection slot may point at it any more. */
+		for (i = 0; ns->byconn != NULL && i <= ns->byconn_mask; i++)
+			if (ns->byconn[i] == n)
+				ns->byconn[i] = NULL;
+		memmove(&ns->tab[at], &ns->tab[at + 1],
+		    (ns->n - at - 1) * sizeof(*ns->tab));
+		ns->n--;
+		node_free(n);
+		log_info("node %s: deleted by %s", d->name, d->actor);
+	}
+	free(d);
+}
+
 int
 nodes_delete(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err)
 {
-	char name[PEER_NAME_MAX + 1];
+	struct nodes_deletion *d;
 	bool found;
-	size_t at, i;
+	size_t at;
 
 	if (n->state != NODE_DOWN || n->conn_id != 0)
 		return cerr_set(err, ERR_CONFLICT, "node %s is %s; only a DOWN "
@@ -515,24 +557,27 @@ nodes_delete(struct nodes *ns, struct node *n, const char *actor,
 	at = nodes_index(ns, n->name, &found);
 	if (!found || ns->tab[at] != n)
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", n->name);
-	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	d->ns = ns;
+	snprintf(d->name, sizeof(d->name), "%s", n->name);
+	snprintf(d->actor, sizeof(d->actor), "%s", actor);
+	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1) {
+		free(d);
 		return -1;
+	}
 	if (store_node_delete(ns->st, n->name, err) == -1 ||
 	    store_event_append(ns->st, now_ms, 0, n->name, "node-delete",
 	    actor, "", err) == -1 || store_keep(ns->st, err) == -1) {
 		store_undo(ns->st);
+		free(d);
 		return -1;
 	}
-	snprintf(name, sizeof(name), "%s", n->name);
-	/* No cached connection slot may point at it any more. */
-	for (i = 0; ns->byconn != NULL && i <= ns->byconn_mask; i++)
-		if (ns->byconn[i] == n)
-			ns->byconn[i] = NULL;
-	memmove(&ns->tab[at], &ns->tab[at + 1],
-	    (ns->n - at - 1) * sizeof(*ns->tab));
-	ns->n--;
-	node_free(n);
-	log_info("node %s: deleted by %s", name, actor);
+	/* Memory follows once the commit is known (before the reply, which
+	 * is deferred after this). Without memory for that (the rows are
+	 * already written), it follows at once, as it used to. */
+	if (txq_defer(ns->q, nodes_delete_cb, d) == -1)
+		nodes_delete_cb(d, true);
 	return 0;
 }
 

@@ -90,8 +90,10 @@ int nodes_drain(struct nodes *ns, struct node *n, const char *reason,
 int nodes_resume(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err);
 /* Remove a node that is DOWN with no agent connected (ERR_CONFLICT
- * otherwise), from memory and the store, with a node-delete event. The
- * caller makes sure no job holds it. n is freed on success. 0 or -1. */
+ * otherwise) from the store, with a node-delete event, in the open
+ * transaction; it leaves memory (n is freed) once that commits, and
+ * stays if the commit fails or its agent registered again meanwhile.
+ * The caller makes sure no job holds it. 0 or -1. */
 int nodes_delete(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err);
 /* Record the node's health verdict; an event when it changes. Returns

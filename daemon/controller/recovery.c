@@ -168,32 +168,96 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 }
 
 void
-cluster_xid(struct cluster *cl, uint64_t conn_id, unsigned gpu, unsigned xid,
-    int64_t now)
+cluster_xids(struct cluster *cl, uint64_t conn_id,
+    const struct xid_report *x, size_t nx, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	bool hit[INV_MAX_GPUS] = { false };
+	uint32_t first_xid[INV_MAX_GPUS];
+	const struct job **active;
+	const struct placement *p;
+	unsigned long left_out = 0;
+	unsigned ngpus, nhit = 0;
+	size_t i, j, g, na, cap;
 	char cause[160];
+	bool any;
 
-	if (n == NULL)
+	if (n == NULL || nx == 0)
 		return;
-	snprintf(cause, sizeof(cause), "node %s gpu %u xid=%u (fail-job)",
-	    n->name, gpu, xid);
-	log_warnx("%s", cause);
-	cluster_fail_over_node(cl, n->name, (int)gpu, cause, true);
+	ngpus = n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS;
+	cap = (size_t)ngpus * REPORTS_XIDS_PER_GPU;
+	if (nx > cap) {
+		snprintf(cause, sizeof(cause), "%zu XIDs in one heartbeat; "
+		    "a node with %u GPU(s) lists at most %zu", nx, ngpus, cap);
+		reports_reject(&cl->reports, &n->report_log, n->name,
+		    REPORT_TOO_MANY, now, cause);
+		nx = cap;
+	}
+	for (i = 0; i < nx; i++) {
+		if (x[i].gpu >= ngpus) {
+			snprintf(cause, sizeof(cause), "xid=%u on gpu %u; the "
+			    "node has %u GPU(s)", x[i].xid, x[i].gpu, ngpus);
+			reports_reject(&cl->reports, &n->report_log, n->name,
+			    REPORT_XID, now, cause);
+			continue;
+		}
+		if (!hit[x[i].gpu]) {
+			hit[x[i].gpu] = true;
+			first_xid[x[i].gpu] = x[i].xid;
+			nhit++;
+		}
+	}
+	if (nhit == 0)
+		return;
+	/* One pass: each active job on a GPU named fails over once. */
+	active = jobs_active(cl->js, &na);
+	for (i = 0; i < na; i++) {
+		any = false;
+		for (j = 0; j < active[i]->nplace && !any; j++) {
+			p = &active[i]->place[j];
+			if (strcmp(p->node, n->name) != 0)
+				continue;
+			for (g = 0; g < p->ngpus && !any; g++)
+				if (p->gpus[g] < ngpus && hit[p->gpus[g]]) {
+					snprintf(cause, sizeof(cause),
+					    "node %s gpu %u xid=%u (fail-job)",
+					    n->name, p->gpus[g],
+					    first_xid[p->gpus[g]]);
+					any = true;
+				}
+		}
+		if (any)
+			cluster_fail_over(cl, active[i], cause, true, now);
+	}
+	free(active);
+	/* A line per message at most, within the node's report budget. */
+	for (g = 0; g < ngpus && !hit[g]; g++)
+		;
+	if (!ratelim_allow(&n->report_log, now, REPORTS_LOG_BURST,
+	    REPORTS_LOG_WINDOW_MS, &left_out))
+		return;
+	if (left_out > 0)
+		log_warnx("node %s gpu %zu xid=%u (fail-job), %u GPU(s) in "
+		    "this heartbeat (and %lu more lines not logged)", n->name,
+		    g, first_xid[g], nhit, left_out);
+	else
+		log_warnx("node %s gpu %zu xid=%u (fail-job), %u GPU(s) in "
+		    "this heartbeat", n->name, g, first_xid[g], nhit);
 }
 
-void
-cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, uint64_t step, const char *path, int64_t now)
+/* One job's checkpoint from node n (the one it listed last, at the
+ * highest step). */
+static void
+recovery_checkpoint(struct cluster *cl, struct node *n,
+    const struct checkpoint_report *ck, int64_t now)
 {
-	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	uint64_t job_id = ck->job_id, step = ck->step;
+	uint32_t attempt = ck->attempt;
 	struct evac *ev, *next;
 	struct cerr err;
 	char what[160];
 	int rc;
 
-	if (n == NULL)
-		return;
 	switch (reports_judge(jobs_get(cl->js, job_id), n->name,
 	    REPORT_CHECKPOINT, attempt, 0)) {
 	case REPORT_STALE:
@@ -209,7 +273,8 @@ cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 	case REPORT_ACCEPT:
 		break;
 	}
-	rc = jobs_checkpoint(cl->js, job_id, attempt, step, path, now, &err);
+	rc = jobs_checkpoint(cl->js, job_id, attempt, step, ck->path,
+	    ck->time_ms, now, &err);
 	if (rc == -1)
 		log_warnx("job %" PRIu64 ": %s", job_id, err.text);
 	if (rc != 1)
@@ -220,6 +285,50 @@ cluster_checkpoint(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 		    (!ev->had_ckpt || step != ev->step_before))
 			recovery_evac_done(cl, ev, "checkpoint written");
 	}
+}
+
+/* By job, then step, then place in the message. */
+static int
+recovery_ckpt_cmp(const void *a, const void *b)
+{
+	const struct checkpoint_report *x = *(const struct checkpoint_report *
+	    const *)a, *y = *(const struct checkpoint_report *const *)b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void
+cluster_checkpoints(struct cluster *cl, uint64_t conn_id,
+    const struct checkpoint_report *r, size_t nr, int64_t now)
+{
+	struct node *n = nodes_by_conn(cl->ns, conn_id);
+	const struct checkpoint_report **by;
+	size_t i;
+
+	if (n == NULL || nr == 0)
+		return;
+	if (nr == 1) {
+		recovery_checkpoint(cl, n, &r[0], now);
+		return;
+	}
+	/* Several for one job: only the last at the highest step counts
+	 * (one row, one event, one line per job and message). */
+	if ((by = calloc(nr, sizeof(*by))) == NULL) {
+		log_warnx("node %s: out of memory for %zu checkpoints",
+		    n->name, nr);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		by[i] = &r[i];
+	qsort(by, nr, sizeof(*by), recovery_ckpt_cmp);
+	for (i = 0; i < nr; i++)
+		if (i + 1 == nr || by[i + 1]->job_id != by[i]->job_id)
+			recovery_checkpoint(cl, n, by[i], now);
+	free(by);
 }
 
 /* Does n hold GPUs of job_id (its allocations, as of the latest pass or

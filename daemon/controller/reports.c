@@ -13,6 +13,7 @@ static const char *const report_kind_names[REPORT_KINDS] = {
 	[REPORT_PROGRESS] = "progress",
 	[REPORT_TOO_MANY] = "too_many",
 	[REPORT_REGISTER] = "register",
+	[REPORT_XID] = "xid",
 };
 
 const char *

@@ -22,6 +22,7 @@ enum report_kind {
 	REPORT_PROGRESS,
 	REPORT_TOO_MANY,	/* a list longer than the node could hold */
 	REPORT_REGISTER,	/* a registration refused (unknown node) */
+	REPORT_XID,		/* an XID on a GPU the node does not have */
 	REPORT_KINDS
 };
 
@@ -51,6 +52,26 @@ enum report_verdict {
  * reports are refused unsearched. Reports from the rightful node seldom
  * need a search (cluster.c looks at the node's GPUs first). */
 #define REPORTS_SCANS_MAX 256
+
+/* Fail-job XIDs one heartbeat may list: this many per GPU of the node;
+ * the rest of the list is refused (once, as too_many). Each GPU is acted
+ * on once per message, in one pass over the active jobs. */
+#define REPORTS_XIDS_PER_GPU 4
+
+/* A checkpoint as rank 0's agent reports it (LATEST of a job). */
+struct checkpoint_report {
+	uint64_t job_id;
+	uint32_t attempt;
+	uint64_t step;
+	const char *path;	/* borrowed */
+	int64_t time_ms;	/* when the job wrote it */
+};
+
+/* A fail-job XID as the agent reports it. */
+struct xid_report {
+	uint32_t gpu;
+	uint32_t xid;
+};
 
 /* Judge one report of kind from node about (job, attempt, rank); job may
  * be NULL (the controller has no such job). rank is ignored for

@@ -254,7 +254,8 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	struct jobs_filter f = { 0 };
 	const struct job **list = NULL;
 	size_t i, n = 0, max, sz, bytes = 0;
-	bool more;
+	uint64_t next = 0;
+	bool more, cut = false;
 
 	f.all = lr->has_all && lr->all;
 	f.user = lr->user;
@@ -275,7 +276,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 		goto out;
 	}
 	n = jobs_page(rpc->jobs, &f, lr->has_after_id ? lr->after_id : 0,
-	    list, max, &more);
+	    list, max, max * JOBS_PAGE_SCAN_PER_ITEM, &more, &next);
 	for (i = 0; i < n; i++) {
 		if (wire_job_to_pb(list[i], &pbs[i], &specs[i]) == -1) {
 			rpc_error(rpc, c, req->id, ERR_INTERNAL,
@@ -291,7 +292,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 		if (i > 0 && bytes + sz > RPC_PAGE_BYTES) {
 			wire_job_pb_release(&pbs[i]);
 			n = i;
-			more = true;
+			more = cut = true;
 			break;
 		}
 		bytes += sz;
@@ -301,8 +302,12 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	reply.jobs = ptrs;
 	reply.has_has_more = 1;
 	reply.has_more = more;
-	reply.has_next_after = n > 0;
-	reply.next_after = n > 0 ? list[n - 1]->id : 0;
+	/* After a page cut at RPC_PAGE_BYTES, the last job it holds; after
+	 * one cut by the scan bound (even empty), the last job examined. */
+	if (cut)
+		next = list[n - 1]->id;
+	reply.has_next_after = n > 0 || more;
+	reply.next_after = next;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY;
 	env.list_jobs_reply = &reply;

@@ -14,6 +14,7 @@
 #include "proto/cohort.pb-c.h"
 
 struct agentcmd;
+struct logs_wait;
 struct cluster;
 struct conn;
 struct jobs;
@@ -36,6 +37,7 @@ struct rpc {
 	uint32_t page_size;	/* most jobs, nodes or events per listing */
 	bool private_data;	/* env, argv, scripts, logs: owner + admins */
 	struct ratelim refusal_log;	/* lines about refused requests */
+	struct logs_wait *logs_waits;	/* log reads waiting on agents */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

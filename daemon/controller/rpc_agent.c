@@ -174,28 +174,50 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Heartbeat *hb)
 {
 	int64_t now = clock_now_ms();
-	size_t i;
+	struct checkpoint_report *cks = NULL;
+	struct xid_report *xids;
+	size_t i, nx = 0, nck = 0;
 
-	for (i = 0; i < hb->n_checkpoints; i++) {
+	if (hb->n_checkpoints > 0 && (cks = calloc(hb->n_checkpoints,
+	    sizeof(*cks))) == NULL)
+		log_warnx("out of memory for %zu checkpoints",
+		    hb->n_checkpoints);
+	for (i = 0; cks != NULL && i < hb->n_checkpoints; i++) {
 		const Cohort__V1__CheckpointReport *r = hb->checkpoints[i];
 
+		if (strlen(r->path) == 0 || strlen(r->path) >= 4096)
+			continue;
+		cks[nck].job_id = r->job_id;
+		cks[nck].attempt = r->restart;
+		cks[nck].step = r->step;
+		cks[nck].path = r->path;
 		/* When the job wrote it, if the agent knows (and the clocks
 		 * agree well enough): lost work counts from there. */
-		int64_t t = r->has_time_ms && r->time_ms > 0 &&
+		cks[nck].time_ms = r->has_time_ms && r->time_ms > 0 &&
 		    r->time_ms <= now ? r->time_ms : now;
-
-		if (strlen(r->path) > 0 && strlen(r->path) < 4096)
-			cluster_checkpoint(rpc->cluster, conn_id(c), r->job_id,
-			    r->restart, r->step, r->path, t);
+		nck++;
 	}
+	cluster_checkpoints(rpc->cluster, conn_id(c), cks, nck, now);
+	free(cks);
 	for (i = 0; i < hb->n_progress; i++)
 		cluster_progress(rpc->cluster, conn_id(c),
 		    hb->progress[i]->job_id, hb->progress[i]->restart,
 		    hb->progress[i]->changed_ms);
+	if (hb->n_xids == 0)
+		return;
+	/* The list is at most reports_tasks_max long (checked before). */
+	if ((xids = calloc(hb->n_xids, sizeof(*xids))) == NULL) {
+		log_warnx("out of memory for %zu XIDs", hb->n_xids);
+		return;
+	}
 	for (i = 0; i < hb->n_xids; i++)
-		if (strcmp(hb->xids[i]->action, "fail-job") == 0)
-			cluster_xid(rpc->cluster, conn_id(c), hb->xids[i]->gpu,
-			    hb->xids[i]->xid, now);
+		if (strcmp(hb->xids[i]->action, "fail-job") == 0) {
+			xids[nx].gpu = hb->xids[i]->gpu;
+			xids[nx].xid = hb->xids[i]->xid;
+			nx++;
+		}
+	cluster_xids(rpc->cluster, conn_id(c), xids, nx, now);
+	free(xids);
 }
 
 /* Everything after registration must come from a registered node. */

@@ -181,14 +181,59 @@ rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	wire_inventory_pb_release(&inv);
 }
 
-/* A logs request waiting for the agent's answer. */
+/* A logs request waiting for the agent's answer. From the moment it is
+ * forwarded, the largest answer it can bring is reserved on the
+ * connection (conn_reserve): it counts toward max_requests_in_flight and
+ * the output limit, so a client that pipelines reads and does not read
+ * the answers stops being read instead of having them all queued. */
 struct logs_wait {
 	struct rpc *rpc;
+	struct logs_wait *next, *prev;	/* rpc->logs_waits */
 	uint64_t conn_id;
 	uint64_t req_id;
 	uint64_t job_id;
 	uint64_t offset;
+	size_t reserved;	/* on the connection, if it still exists */
 };
+
+/* Agent log reads one connection may have outstanding: more are refused
+ * (ERR_LIMIT) until an answer comes. cohort logs needs one at a time,
+ * and 16 answers of 1 MiB fill the output limit anyway. */
+#define RPC_LOGS_PER_CONN 16
+/* A LogsReply's bytes besides the data (ids, offset, flags, framing). */
+#define RPC_LOGS_OVERHEAD 64
+
+static unsigned
+rpc_logs_outstanding(const struct rpc *rpc, uint64_t cid)
+{
+	const struct logs_wait *w;
+	unsigned n = 0;
+
+	for (w = rpc->logs_waits; w != NULL; w = w->next)
+		if (w->conn_id == cid)
+			n++;
+	return n;
+}
+
+/* Unlink w and give its reservation back to its connection, if that is
+ * still open (a closed one is never touched: it is looked up by id). */
+static void
+rpc_logs_wait_free(struct logs_wait *w)
+{
+	struct rpc *rpc = w->rpc;
+	struct conn *c;
+
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		rpc->logs_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	if (w->reserved > 0 && rpc->srv != NULL &&
+	    (c = server_conn(rpc->srv, w->conn_id)) != NULL)
+		conn_release(c, w->reserved);
+	free(w);
+}
 
 static void
 rpc_logs_done(void *arg, const uint8_t *data, size_t len,
@@ -198,11 +243,14 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__LogsReply rep = COHORT__V1__LOGS_REPLY__INIT;
 	const struct job *job = jobs_get(w->rpc->jobs, w->job_id);
+	struct rpc *rpc = w->rpc;
+	uint64_t cid = w->conn_id;
 
+	/* The reply reserves its real size itself (rpc_send_to). */
 	if (err != NULL) {
-		rpc_error_to(w->rpc, w->conn_id, w->req_id, err->code,
-		    err->text);
-		free(w);
+		env.id = w->req_id;
+		rpc_logs_wait_free(w);
+		rpc_error_to(rpc, cid, env.id, err->code, err->text);
 		return;
 	}
 	rep.data.data = (uint8_t *)data;
@@ -214,8 +262,8 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	env.id = w->req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
 	env.logs_reply = &rep;
-	rpc_send_to(w->rpc, w->conn_id, &env);
-	free(w);
+	rpc_logs_wait_free(w);
+	rpc_send_to(rpc, cid, &env);
 }
 
 void
@@ -239,6 +287,13 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_DENIED, text, false);
 		return;
 	}
+	if (rpc_logs_outstanding(rpc, conn_id(c)) >= RPC_LOGS_PER_CONN) {
+		snprintf(text, sizeof(text), "%d log reads are already in "
+		    "progress on this connection; wait for their answers",
+		    RPC_LOGS_PER_CONN);
+		rpc_error(rpc, c, req->id, ERR_LIMIT, text, false);
+		return;
+	}
 	if (lr->has_max_bytes && lr->max_bytes > 0 && lr->max_bytes < max)
 		max = lr->max_bytes;
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
@@ -250,11 +305,16 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	w->req_id = req->id;
 	w->job_id = lr->job_id;
 	w->offset = lr->has_offset ? lr->offset : 0;
+	w->reserved = (size_t)max + RPC_LOGS_OVERHEAD;
+	conn_reserve(c, w->reserved);
+	if ((w->next = rpc->logs_waits) != NULL)
+		w->next->prev = w;
+	rpc->logs_waits = w;
 	if (cluster_read_log(rpc->cluster, lr->job_id,
 	    lr->has_rank ? lr->rank : 0, w->offset, max, clock_now_ms(),
 	    rpc_logs_done, w, &err) == -1) {
+		rpc_logs_wait_free(w);
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
-		free(w);
 	}
 }
 

@@ -42,7 +42,14 @@ expect_failed_at_once() {
 
 ### 1. No such command.
 id=$(job_submit --name nocmd --max-restarts 3 --workdir "$W" -- cohort-no-such-command-t411 arg)
-expect_failed_at_once "$id" "cohort-no-such-command-t411"
+expect_failed_at_once "$id" "cannot run the command: No such file or directory"
+# The reason is public: it does not name the command line, which is
+# private; the task's log (its owner's to read) does.
+reason=$(json_get "$T/job-$id.json" 'd["reason"]')
+not grep -qF cohort-no-such-command-t411 <<<"$reason" || fail "job $id: the public reason names the command: $reason"
+expect_exit 0 cohort logs "$id"
+grep -qF "cannot run 'cohort-no-such-command-t411': No such file or directory" "$OUT" ||
+	fail "job $id: its log does not say which command could not run: $(cat "$OUT")"
 log "no such command: $(json_get "$T/job-$id.json" 'd["reason"]')"
 
 ### 2. No such workdir.

@@ -114,6 +114,22 @@ pyclient list events >"$T/p.json" || fail "pyclient list events"
 pyclient list events --after "$last" >"$T/p.json" || fail "pyclient list events --after $last"
 [ "$(json_get "$T/p.json" '[len(d.get("events", [])), d["has_more"]]')" = '[0, false]' ] || fail "events past the last: $(cat "$T/p.json")"
 
+### A filter that matches little: each request examines at most 10 jobs
+### per item of its page; an empty page then says "more" with the last
+### job examined as the cursor, and the CLI follows it to the end.
+pyclient list jobs --all --user nobody --limit 1 >"$T/p.json" || fail "pyclient list jobs --user nobody --limit 1"
+[ "$(json_get "$T/p.json" '[len(d.get("jobs", [])), d["has_more"], int(d["next_after"])]')" = "[0, true, $(sed -n 10p "$T/all")]" ] ||
+	fail "an empty page cut by the scan bound: $(cat "$T/p.json")"
+sed -i 's/^page_size = 3$/page_size = 1/' "$C/cohortd.conf"
+cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill: $(cat "$T/kill.out")"
+cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start: $(cat "$T/start.out")"
+expect_exit 0 cohort jobs --all --user nobody --json
+[ "$(json_get "$OUT" 'len(d["jobs"])')" = 0 ] || fail "cohort jobs --user nobody: $(cat "$OUT")"
+expect_exit 0 cohort jobs --all --user bob --json
+ids_of "$OUT" >"$T/got-bob"
+diff "$T/bob" "$T/got-bob" >"$T/diff" || fail "cohort jobs --user bob past empty pages: $(cat "$T/diff")"
+sed -i 's/^page_size = 1$/page_size = 3/' "$C/cohortd.conf"
+
 # page_size out of range is refused at start.
 sed -i 's/^page_size = 3$/page_size = 0/' "$C/cohortd.conf"
 expect_exit 1 cohortd -f -c "$C/cohortd.conf"

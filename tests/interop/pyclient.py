@@ -308,6 +308,8 @@ def cmd_list(pb, args):
             env.list_jobs.after_id = int(args.after)
         if args.limit is not None:
             env.list_jobs.limit = args.limit
+        if args.user is not None:
+            env.list_jobs.user = args.user
         want = "list_jobs_reply"
     elif args.what == "nodes":
         env.list_nodes.SetInParent()
@@ -756,6 +758,112 @@ def cmd_pipeline(pb, args):
     c.close()
 
 
+def cmd_logflood(pb, args):
+    """Pipeline --count LogsRequests for a job without reading, as fast as
+    the controller takes them; hold --hold s; then read the answers (as
+    many as come within --timeout each) and count them by kind."""
+    import time
+    c = connect(pb, args)
+    frames = []
+    for _ in range(args.count):
+        e = pb.Envelope()
+        e.logs.job_id = args.job
+        e.id = c.next_id
+        c.next_id += 1
+        frames.append(e.SerializeToString())
+    data = b"".join(struct.pack(">I", len(b)) + b for b in frames)
+    c.sock.settimeout(args.send_s)
+    done = 0
+    try:
+        while done < len(data):
+            done += c.sock.send(data[done:done + 65536])
+    except (socket.timeout, TimeoutError, ssl.SSLError, OSError):
+        pass
+    print("sent %d of %d bytes" % (done, len(data)), flush=True)
+    time.sleep(args.hold)
+    kinds = {}
+    c.sock.settimeout(args.timeout)
+    try:
+        while sum(kinds.values()) < args.count:
+            rep = c.recv()
+            if rep is None:
+                break
+            k = rep.WhichOneof("body")
+            if k == "error":
+                k = pb.ErrorCode.Name(rep.error.code)
+            elif k == "logs_reply" and len(rep.logs_reply.data) == 0:
+                k = "empty"
+            kinds[k] = kinds.get(k, 0) + 1
+    except (socket.timeout, TimeoutError):
+        pass
+    print(" ".join("%s=%d" % kv for kv in sorted(kinds.items())), flush=True)
+    c.close()
+
+
+def cmd_hbflood(pb, args):
+    """Register as this certificate's node with --gpus simulated GPUs and
+    the --task JOB:RESTART:RANK tasks running, then send --beats
+    heartbeats (8 at a time, --every-s apart), each reporting those tasks
+    and, for every --xid GPU:COUNT, COUNT fail-job XIDs on GPU, and for
+    every --ckpt JOB:RESTART:COUNT, COUNT checkpoints of the job (heartbeat
+    b: steps b*COUNT+1 .. (b+1)*COUNT, path /ckpt/step-N, in a shuffled
+    order); then hold --hold s without reading and close."""
+    import time
+    c = connect(pb, args, hello=False)
+    rep = c.hello()
+    check_error(pb, rep)
+    reg = pb.Envelope()
+    reg.register.name = rep.hello_reply.identity
+    reg.register.inventory.source = "simulated"
+    for g in range(args.gpus):
+        gp = reg.register.inventory.gpus.add()
+        gp.index = g
+    tasks = []
+    for t in args.task or []:
+        j, r, k = (int(v) for v in t.split(":"))
+        tasks.append((j, r, k))
+    for j, r, k in tasks:
+        ts = reg.register.tasks.add()
+        ts.job_id, ts.restart, ts.rank, ts.running = j, r, k, True
+    rep = c.call(reg)
+    if rep.WhichOneof("body") != "register_reply":
+        die(1, "hbflood: register failed: %s" % rep)
+    hb = pb.Envelope()
+    for j, r, k in tasks:
+        ts = hb.heartbeat.tasks.add()
+        ts.job_id, ts.restart, ts.rank, ts.running = j, r, k, True
+    for spec in args.xid or []:
+        gpu, _, count = spec.partition(":")
+        for _ in range(int(count or 1)):
+            x = hb.heartbeat.xids.add()
+            x.gpu, x.xid, x.action = int(gpu), 79, "fail-job"
+    cks = []
+    for spec in args.ckpt or []:
+        j, r, k = (int(v) for v in spec.split(":"))
+        cks.append((j, r, k))
+    sent = 0
+    while sent < args.beats:
+        frames = []
+        for _ in range(min(8, args.beats - sent)):
+            hb.id = c.next_id
+            c.next_id += 1
+            del hb.heartbeat.checkpoints[:]
+            for j, r, k in cks:
+                steps = list(range(sent * k + 1, (sent + 1) * k + 1))
+                steps = steps[1::2] + steps[0::2]   # the highest not last
+                for st in steps:
+                    ck = hb.heartbeat.checkpoints.add()
+                    ck.job_id, ck.restart, ck.step = j, r, st
+                    ck.path = "/ckpt/step-%d" % st
+            frames.append(hb.SerializeToString())
+            sent += 1
+        c.send_bytes(b"".join(struct.pack(">I", len(b)) + b for b in frames))
+        time.sleep(args.every_s)
+    print("heartbeats sent %d" % sent, flush=True)
+    time.sleep(args.hold)
+    c.close()
+
+
 def hello_env(pb):
     env = pb.Envelope()
     env.hello.major = 1
@@ -814,6 +922,7 @@ def main():
     ls.add_argument("--all", action="store_true")
     ls.add_argument("--after")
     ls.add_argument("--limit", type=int)
+    ls.add_argument("--user", help="jobs: only this user's")
 
     lg = sub.add_parser("logs")
     lg.add_argument("id", type=int)
@@ -868,6 +977,21 @@ def main():
     pl = sub.add_parser("pipeline")
     pl.add_argument("--count", type=int, required=True)
 
+    lf = sub.add_parser("logflood")
+    lf.add_argument("--job", type=int, required=True)
+    lf.add_argument("--count", type=int, required=True)
+    lf.add_argument("--send-s", dest="send_s", type=float, default=3.0)
+    lf.add_argument("--hold", type=float, default=5.0)
+
+    xa = sub.add_parser("hbflood")
+    xa.add_argument("--gpus", type=int, default=1)
+    xa.add_argument("--task", action="append")
+    xa.add_argument("--xid", action="append")
+    xa.add_argument("--ckpt", action="append")
+    xa.add_argument("--beats", type=int, default=1)
+    xa.add_argument("--every-s", dest="every_s", type=float, default=0.05)
+    xa.add_argument("--hold", type=float, default=1.0)
+
     i = sub.add_parser("idle")
     i.add_argument("--wait", type=float, default=30.0)
 
@@ -877,7 +1001,8 @@ def main():
      "logs": cmd_logs, "agent": cmd_agent, "send": cmd_send,
      "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,
      "hold": cmd_hold, "idle": cmd_idle,
-     "pipeline": cmd_pipeline}[args.command](pb, args)
+     "pipeline": cmd_pipeline, "logflood": cmd_logflood,
+     "hbflood": cmd_hbflood}[args.command](pb, args)
 
 
 if __name__ == "__main__":

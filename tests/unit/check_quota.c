@@ -391,6 +391,7 @@ START_TEST(test_jobs_page)
 	struct cerr err;
 	enum job_state state;
 	struct peer alice = { "alice", ROLE_USER };
+	uint64_t next;
 	bool more;
 	size_t n;
 	int i;
@@ -399,42 +400,96 @@ START_TEST(test_jobs_page)
 	for (i = 1; i <= 10; i++)
 		submit_ok(&f, i % 3 == 0 ? "bob" : "alice");
 	/* Pages of 4: 1-4, 5-8, 9-10. */
-	n = jobs_page(f.js, &all, 0, out, 4, &more);
+	n = jobs_page(f.js, &all, 0, out, 4, 0, &more, &next);
 	ck_assert_uint_eq(n, 4);
 	ck_assert(more);
 	ck_assert_uint_eq(out[0]->id, 1);
 	ck_assert_uint_eq(out[3]->id, 4);
-	n = jobs_page(f.js, &all, 4, out, 4, &more);
+	n = jobs_page(f.js, &all, 4, out, 4, 0, &more, &next);
 	ck_assert_uint_eq(n, 4);
 	ck_assert(more);
 	ck_assert_uint_eq(out[0]->id, 5);
-	n = jobs_page(f.js, &all, 8, out, 4, &more);
+	n = jobs_page(f.js, &all, 8, out, 4, 0, &more, &next);
 	ck_assert_uint_eq(n, 2);
 	ck_assert(!more);
 	ck_assert_uint_eq(out[1]->id, 10);
 	/* An exactly full last page says no more. */
-	n = jobs_page(f.js, &all, 6, out, 4, &more);
+	n = jobs_page(f.js, &all, 6, out, 4, 0, &more, &next);
 	ck_assert_uint_eq(n, 4);
 	ck_assert(!more);
 	/* A cursor between ids or past the end. */
-	n = jobs_page(f.js, &all, 100, out, 4, &more);
+	n = jobs_page(f.js, &all, 100, out, 4, 0, &more, &next);
 	ck_assert_uint_eq(n, 0);
 	ck_assert(!more);
 	/* Filters: bob's are 3, 6, 9. */
-	n = jobs_page(f.js, &bob, 0, out, 2, &more);
+	n = jobs_page(f.js, &bob, 0, out, 2, 0, &more, &next);
 	ck_assert_uint_eq(n, 2);
 	ck_assert(more);
 	ck_assert_uint_eq(out[1]->id, 6);
-	n = jobs_page(f.js, &bob, 6, out, 2, &more);
+	n = jobs_page(f.js, &bob, 6, out, 2, 0, &more, &next);
 	ck_assert_uint_eq(n, 1);
 	ck_assert(!more);
 	ck_assert_uint_eq(out[0]->id, 9);
 	/* Without all, ended jobs are passed over. */
 	ck_assert_int_eq(jobs_cancel(f.js, &alice, 1, 2000, &state, &err), 0);
 	all.all = false;
-	n = jobs_page(f.js, &all, 0, out, 1, &more);
+	n = jobs_page(f.js, &all, 0, out, 1, 0, &more, &next);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(out[0]->id, 2);
+	teardown(&f);
+}
+END_TEST
+
+/* A filter that matches little examines at most scan jobs a page: an
+ * empty page with more to come, whose cursor is the last job examined;
+ * following it reaches every match, and the end. */
+START_TEST(test_jobs_page_scan_bound)
+{
+	struct fixture f;
+	struct jobs_filter nobody = { .all = true, .user = "nobody" },
+	    bob = { .all = true, .user = "bob" }, all = { .all = true };
+	const struct job *out[4];
+	uint64_t next, after;
+	bool more;
+	size_t n, pages, found;
+	int i;
+
+	setup(&f, 0);
+	for (i = 1; i <= 25; i++)
+		submit_ok(&f, i == 23 ? "bob" : "alice");
+	n = jobs_page(f.js, &nobody, 0, out, 4, 10, &more, &next);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(more);
+	ck_assert_uint_eq(next, 10);
+	n = jobs_page(f.js, &nobody, 10, out, 4, 10, &more, &next);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(more);
+	ck_assert_uint_eq(next, 20);
+	/* The last 5: examined, none match, the end. */
+	n = jobs_page(f.js, &nobody, 20, out, 4, 10, &more, &next);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!more);
+	/* bob's one job (23) is found by following the cursor. */
+	after = 0;
+	pages = found = 0;
+	do {
+		n = jobs_page(f.js, &bob, after, out, 4, 10, &more, &next);
+		if (n > 0) {
+			ck_assert_uint_eq(n, 1);
+			ck_assert_uint_eq(out[0]->id, 23);
+		}
+		found += n;
+		ck_assert(!more || next > after);
+		after = next;
+		ck_assert_uint_lt(++pages, 10);
+	} while (more);
+	ck_assert_uint_eq(found, 1);
+	ck_assert_uint_eq(pages, 3);
+	/* A full page before the bound: the cursor is its last job. */
+	n = jobs_page(f.js, &all, 0, out, 4, 10, &more, &next);
+	ck_assert_uint_eq(n, 4);
+	ck_assert(more);
+	ck_assert_uint_eq(next, 4);
 	teardown(&f);
 }
 END_TEST
@@ -456,6 +511,7 @@ quota_suite(void)
 	tcase_add_test(tj, test_jobs_pending_survives_restart);
 	tcase_add_test(tj, test_jobs_rate_in_submit);
 	tcase_add_test(tj, test_jobs_page);
+	tcase_add_test(tj, test_jobs_page_scan_bound);
 	suite_add_tcase(s, tj);
 	return s;
 }

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <sqlite3.h>
 
+#include "daemon/controller/nodes.h"
 #include "daemon/controller/store.h"
 #include "daemon/controller/txq.h"
 
@@ -192,6 +194,74 @@ START_TEST(test_flush_on_destroy)
 }
 END_TEST
 
+/* Run sql on the database through a connection of the test's own. */
+static void
+side_sql(const struct fixture *f, const char *sql)
+{
+	sqlite3 *db;
+	char *msg = NULL;
+
+	ck_assert_int_eq(sqlite3_open(f->path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK,
+	    "%s: %s", sql, msg != NULL ? msg : "?");
+	sqlite3_close(db);
+}
+
+/* cohort node delete changes memory only once its rows are gone for
+ * good: a commit that fails (here a deferred foreign key made by the
+ * test onto the node's row) leaves the node in memory, as it is in the
+ * database; a commit that works removes it from both. */
+START_TEST(test_node_delete_waits_for_commit)
+{
+	struct fixture f;
+	struct inventory inv;
+	struct nodes *ns;
+	struct node *n;
+	struct cerr err;
+
+	setup(&f);
+	ns = nodes_create(f.st, f.q, &err);
+	ck_assert_msg(ns != NULL, "nodes_create: %s", err.text);
+	memset(&inv, 0, sizeof(inv));
+	snprintf(inv.source, sizeof(inv.source), "simulated");
+	inv.ngpus = 1;
+	ck_assert_int_eq(nodes_register(ns, "n1", "127.0.0.1", &inv, false,
+	    7, 1000, &err), 0);
+	txq_flush(f.q);
+	nodes_disconnected(ns, 7);
+	ck_assert_int_eq(nodes_check_timeouts(ns, 100000, 5000, NULL, NULL),
+	    1);
+	txq_flush(f.q);
+	ck_assert_ptr_nonnull(n = nodes_get(ns, "n1"));
+	ck_assert_int_eq(n->state, NODE_DOWN);
+
+	side_sql(&f, "CREATE TABLE guard (node TEXT REFERENCES nodes(name) "
+	    "DEFERRABLE INITIALLY DEFERRED); INSERT INTO guard VALUES ('n1')");
+	ck_assert_int_eq(nodes_delete(ns, n, "admin", 200000, &err), 0);
+	/* Not before the commit... */
+	ck_assert_ptr_nonnull(nodes_get(ns, "n1"));
+	txq_flush(f.q);
+	ck_assert_int_eq(f.aborts, 1);
+	/* ...nor after one that failed. */
+	ck_assert_ptr_nonnull(n = nodes_get(ns, "n1"));
+
+	side_sql(&f, "DELETE FROM guard");
+	ck_assert_int_eq(nodes_delete(ns, n, "admin", 300000, &err), 0);
+	ck_assert_ptr_nonnull(nodes_get(ns, "n1"));
+	txq_flush(f.q);
+	ck_assert_int_eq(f.aborts, 1);
+	ck_assert_ptr_null(nodes_get(ns, "n1"));
+	nodes_destroy(ns);
+	/* The database agrees. */
+	ns = nodes_create(f.st, f.q, &err);
+	ck_assert_ptr_nonnull(ns);
+	ck_assert_ptr_null(nodes_get(ns, "n1"));
+	nodes_destroy(ns);
+	teardown(&f);
+}
+END_TEST
+
 static Suite *
 txq_suite(void)
 {
@@ -202,6 +272,7 @@ txq_suite(void)
 	tcase_add_test(tc, test_defer_without_writes_runs_now);
 	tcase_add_test(tc, test_failed_request_leaves_batch_intact);
 	tcase_add_test(tc, test_flush_on_destroy);
+	tcase_add_test(tc, test_node_delete_waits_for_commit);
 	suite_add_tcase(s, tc);
 	return s;
 }
