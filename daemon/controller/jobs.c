@@ -23,6 +23,13 @@ struct run {
 	bool failed;
 	int64_t progress_ms;	/* latest progress file change seen */
 	int64_t ckpt_set_ms;	/* when its checkpoint was last updated */
+	/* The newest checkpoint reported within JOBS_CKPT_MIN_INTERVAL_MS
+	 * of the last one written: written at the next report after it, or
+	 * before the run fails over (its restart must resume from it: the
+	 * job may have removed the older one). */
+	char *pend_path;	/* NULL: none */
+	uint64_t pend_step;
+	int64_t pend_written_ms;
 };
 
 struct jobs {
@@ -37,6 +44,10 @@ struct jobs {
 	size_t cap;
 	uint64_t last_id;
 };
+
+static int jobs_ckpt_write(struct jobs *, struct job *, struct run *,
+    uint64_t, const char *, int64_t, int64_t, struct cerr *);
+static void jobs_ckpt_flush(struct jobs *, struct job *, int64_t);
 
 static int
 jobs_append(struct jobs *js, struct job *job)
@@ -134,6 +145,7 @@ jobs_run_drop(struct jobs *js, uint64_t id)
 		if (js->runs[i].job_id != id)
 			continue;
 		free(js->runs[i].done);
+		free(js->runs[i].pend_path);
 		js->runs[i] = js->runs[--js->nruns];
 		return;
 	}
@@ -683,6 +695,7 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 		    " already ended (%s)", id, job_state_name(job->state));
+	jobs_ckpt_flush(js, job, now_ms);
 	/* Work since the last checkpoint of this run is lost. */
 	if (job->state == JOB_RUNNING || job->state == JOB_RESIZING) {
 		since = job->ckpt_ms > job->start_ms ? job->ckpt_ms :
@@ -752,14 +765,13 @@ jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
 	    "cohortd", NULL, 0, err);
 }
 
+
 int
 jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
     const char *path, int64_t written_ms, int64_t now_ms, struct cerr *err)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
-	struct job next;
 	struct run *r;
-	char detail[600];
 	char *p;
 
 	if (job == NULL || job->attempt != attempt || !jobs_is_active(job))
@@ -769,8 +781,31 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 		return 0;
 	r = jobs_run(js, job);
 	if (r != NULL && r->ckpt_set_ms != 0 && now_ms >= r->ckpt_set_ms &&
-	    now_ms - r->ckpt_set_ms < JOBS_CKPT_MIN_INTERVAL_MS)
+	    now_ms - r->ckpt_set_ms < JOBS_CKPT_MIN_INTERVAL_MS) {
+		/* Too soon to write: kept for later (jobs_ckpt_flush). */
+		if ((p = strdup(path)) == NULL)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		free(r->pend_path);
+		r->pend_path = p;
+		r->pend_step = step;
+		r->pend_written_ms = written_ms;
 		return 0;
+	}
+	return jobs_ckpt_write(js, job, r, step, path, written_ms, now_ms,
+	    err);
+}
+
+/* Write checkpoint (step, path) of job's current run r (may be NULL):
+ * 1, or -1 with err (nothing changed). */
+static int
+jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
+    uint64_t step, const char *path, int64_t written_ms, int64_t now_ms,
+    struct cerr *err)
+{
+	struct job next;
+	char detail[600];
+	char *p;
+
 	if ((p = strdup(path)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	next = *job;
@@ -787,10 +822,34 @@ jobs_checkpoint(struct jobs *js, uint64_t id, uint32_t attempt, uint64_t step,
 	}
 	free(job->ckpt_path);
 	*job = next;
-	if (r != NULL)
+	if (r != NULL) {
 		r->ckpt_set_ms = now_ms;
-	log_info("job %" PRIu64 ": checkpoint %s", id, detail);
+		free(r->pend_path);
+		r->pend_path = NULL;
+	}
+	log_info("job %" PRIu64 ": checkpoint %s", job->id, detail);
 	return 1;
+}
+
+/* A checkpoint held back by the interval is written now, before the run
+ * it belongs to ends. */
+static void
+jobs_ckpt_flush(struct jobs *js, struct job *job, int64_t now_ms)
+{
+	struct run *r = jobs_run(js, job);
+	struct cerr err;
+
+	if (r == NULL || r->pend_path == NULL)
+		return;
+	if (job->has_ckpt && job->ckpt_step == r->pend_step &&
+	    strcmp(job->ckpt_path, r->pend_path) == 0) {
+		free(r->pend_path);
+		r->pend_path = NULL;
+		return;
+	}
+	if (jobs_ckpt_write(js, job, r, r->pend_step, r->pend_path,
+	    r->pend_written_ms, now_ms, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
 }
 
 void

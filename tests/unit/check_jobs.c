@@ -254,6 +254,43 @@ START_TEST(test_task_exit_restarts)
 }
 END_TEST
 
+/* Checkpoints come faster than they are written (one a second at most);
+ * one held back is still what the restart resumes from. */
+START_TEST(test_checkpoint_held_back_then_failed_over)
+{
+	enum job_state st;
+	const struct job *job;
+	struct fixture f;
+	struct cerr err;
+	uint64_t id;
+	uint32_t attempt;
+
+	setup(&f);
+	id = submit_allocated(&f, 5000);
+	ck_assert_int_eq(jobs_mark_running(f.js, id, 5001, &err), 0);
+	attempt = jobs_get(f.js, id)->attempt;
+	ck_assert_int_eq(jobs_checkpoint(f.js, id, attempt, 10, "/ck/10",
+	    6000, 6000, &err), 1);
+	/* 300 ms later: held back, not written. */
+	ck_assert_int_eq(jobs_checkpoint(f.js, id, attempt, 20, "/ck/20",
+	    6300, 6300, &err), 0);
+	job = jobs_get(f.js, id);
+	ck_assert_uint_eq(job->ckpt_step, 10);
+	/* The run fails: the held-back one is written first. */
+	ck_assert_int_eq(jobs_task_exit(f.js, id, attempt, 0, 1 << 8, "",
+	    6400, &st, &err), 0);
+	ck_assert_int_eq(st, JOB_RESTARTING);
+	job = jobs_get(f.js, id);
+	ck_assert_uint_eq(job->ckpt_step, 20);
+	ck_assert_str_eq(job->ckpt_path, "/ck/20");
+	txq_flush(f.q);
+	/* And it is what the database holds. */
+	ck_assert_int_eq(jobs_reload(f.js, &err), 0);
+	ck_assert_uint_eq(jobs_get(f.js, id)->ckpt_step, 20);
+	teardown(&f);
+}
+END_TEST
+
 static Suite *
 jobs_suite(void)
 {
@@ -267,6 +304,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_permanent_fails);
 	tcase_add_test(tc, test_task_cannot_start);
 	tcase_add_test(tc, test_task_exit_restarts);
+	tcase_add_test(tc, test_checkpoint_held_back_then_failed_over);
 	suite_add_tcase(s, tc);
 	return s;
 }
