@@ -48,7 +48,7 @@
  *                               nodes the controller knows count anyway)
  *   idle_timeout = 15m          users/admins: no request this long
  *   max_requests_in_flight = 64 replies owed per connection
- *   max_output_per_user = 64M   output buffered or owed to one user's
+ *   max_output_per_user = 32M   output buffered or owed to one user's
  *                               connections together; beyond it they
  *                               are not read until it drains
  *   max_output_total = 512M     the same for every user and admin

@@ -15,7 +15,7 @@
 #define SERVER_DEFAULT_IDLE_TIMEOUT_MS (15 * 60 * 1000)
 /* Output buffered or owed to one user's (admin's) connections together,
  * and to every person's: beyond them those connections are not read. */
-#define SERVER_DEFAULT_OUTPUT_PER_USER (64u * 1024 * 1024)
+#define SERVER_DEFAULT_OUTPUT_PER_USER (32u * 1024 * 1024)
 #define SERVER_DEFAULT_OUTPUT_TOTAL (512u * 1024 * 1024)
 /* Connections one agent identity may hold: its connection and the one it
  * reconnects on before the old one is seen to be gone. */

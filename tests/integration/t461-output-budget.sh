@@ -1,0 +1,101 @@
+#!/bin/bash
+# Review of issue 10 (the fair loop): the stall limit was per connection
+# (16 MiB) while a user may open 32 connections, so one user's stalling
+# connections pinned ~530 MB. Now a user's connections share an output
+# budget (max_output_per_user) and all people share another
+# (max_output_total).
+#  1. alice opens NC (8) connections that pipeline job listings and read
+#     nothing: the controller's RSS grows by less than 40 MiB with
+#     max_output_per_user = 8M (8 x 16 MiB before), and all are
+#     throttled.
+#  2. bob stalls too, beyond max_output_total = 12M: the admin is still
+#     served (a connection with nothing buffered gets a request at a
+#     time).
+#  3. alice's own new request waits on her budget, and is answered once
+#     her stalling connections are gone (throttled connections resume).
+# Bench knobs: N (jobs, default 2000), NC (connections, default 8),
+# PER_USER / TOTAL (the budgets; 64G each makes them no bound, as before).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+need_python_protobuf
+export COHORT_MUX=no
+N=${N:-2000}
+NC=${NC:-8}
+
+C=$T/cluster
+cluster_up "$C" --nodes 0
+as_user "$C" alice
+expect_exit 0 cohort submit --name seed -- /bin/true
+cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill controller: $(cat "$T/kill.out")"
+# N copies of the seed job: every listing reply is a full page.
+cols=$(sqlite3 "$C/cohort.db" "SELECT group_concat(name, ',') FROM pragma_table_info('jobs')") || fail "sqlite3"
+sel=$(echo "$cols" | sed 's/^id,/s.i,/' | sed 's/\([,]\)\([a-z_]*\)/\1t.\2/g')
+sqlite3 "$C/cohort.db" "BEGIN; CREATE TEMP TABLE t AS SELECT * FROM jobs LIMIT 1; WITH RECURSIVE s(i) AS (SELECT 2 UNION ALL SELECT i+1 FROM s WHERE i < $N) INSERT INTO jobs ($cols) SELECT $sel FROM s, t; COMMIT;" ||
+	fail "cannot copy the seed job"
+sed -i '/^max_connections = /d' "$C/cohortd.conf"
+# The [limits] section is the file's last.
+cat >>"$C/cohortd.conf" <<CONF
+max_connections = 1024
+max_output_per_user = ${PER_USER:-8M}
+max_output_total = ${TOTAL:-12M}
+CONF
+cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start controller: $(cat "$T/start.out")"
+pid=$(cat "$C/cohortd.pid")
+metric() {
+	"$PYTHON" - "$(tr -dc 0-9 <"$C/http.port")" "$1" <<'PY'
+import sys, urllib.request
+body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode()
+for line in body.splitlines():
+    if line.startswith(sys.argv[2] + " "):
+        print(line.split()[-1]); break
+else:
+    print(0)
+PY
+}
+rss() { awk '/VmRSS/{print $2}' "/proc/$pid/status"; }
+expect_exit 0 cohort jobs
+rss0=$(rss)
+
+### 1. alice stalls on NC connections.
+stallers=
+for i in $(seq 1 "$NC"); do
+	"$PYTHON" "$PYCLIENT" --timeout 30 stall --lists 300 --send-s 3 --hold 120 >"$T/stall-$i.out" 2>&1 &
+	track_pid $!
+	stallers="$stallers $!"
+done
+_all_sent() { [ "$(cat "$T"/stall-*.out 2>/dev/null | grep -c '^sent ')" -eq "$NC" ]; }
+wait_for 30 _all_sent || fail "the stalling clients did not start: $(cat "$T"/stall-*.out)"
+_throttled() { [ "$(metric cohort_connections_throttled)" -ge "$NC" ]; }
+wait_for 20 _throttled || fail "$(metric cohort_connections_throttled) connections throttled, not $NC"
+rss1=$(rss)
+grow=$(((rss1 - rss0) / 1024))
+log "alice's $NC stalling connections: RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB (+$grow MiB)"
+[ "$grow" -lt "${MAX_GROW:-40}" ] || fail "RSS grew by $grow MiB under alice's stalling connections"
+
+### 3 (started now). alice's own request waits on her budget.
+as_user "$C" alice
+timeout 60 cohort jobs >"$T/alice.out" 2>"$T/alice.err" &
+alice_cli=$!
+track_pid "$alice_cli"
+
+### 2. bob stalls too; carol and the admin are still served.
+as_user "$C" bob
+for i in 1 2; do
+	"$PYTHON" "$PYCLIENT" --timeout 30 stall --lists 300 --send-s 3 --hold 120 >"$T/bstall-$i.out" 2>&1 &
+	track_pid $!
+done
+_bob_sent() { [ "$(cat "$T"/bstall-*.out 2>/dev/null | grep -c '^sent ')" -eq 2 ]; }
+wait_for 30 _bob_sent || fail "bob's stalling clients did not start"
+as_user "$C" admin
+for i in 1 2 3; do
+	expect_exit 0 timeout 20 cohort jobs --all
+done
+expect_exit 0 timeout 20 cohort nodes
+proc_alive "$alice_cli" || fail "alice's request was answered while her budget was spent: $(cat "$T/alice.out" "$T/alice.err")"
+rss2=$(rss)
+log "with bob stalling too: RSS $((rss2 / 1024)) MiB"
+
+### 3. alice's stallers go: her waiting request is answered.
+kill $stallers
+wait "$alice_cli" || fail "alice's request failed once her stallers were gone: $(cat "$T/alice.err")"
+grep -q . "$T/alice.out" || fail "alice's request printed nothing"
+exit 0
