@@ -488,6 +488,13 @@ conn_read_frames(struct conn *c)
 	unsigned n = 0;
 
 	while (!c->closing && !c->throttled) {
+		/* Before each frame too, once Hello is done (which must come
+		 * within its deadline): another connection of the same
+		 * identity may have spent the budget meanwhile. */
+		if (c->hello)
+			conn_check_throttle(c);
+		if (c->throttled)
+			return;
 		if (n == SERVER_FRAMES_PER_ROUND) {
 			if (evbuffer_get_length(in) >= FRAME_HDR) {
 				c->srv->yields++;
