@@ -77,7 +77,8 @@ struct server_stats {
 void server_stats(const struct server *srv, struct server_stats *st);
 
 /* How many agents the controller knows (nodes it has seen or expects);
- * the reserve is at least this. Called when a user or admin is admitted. */
+ * the reserve is at least this, and agents' connections are capped at
+ * about it. Called whenever a user, admin or agent is admitted. */
 void server_set_known_agents_cb(struct server *srv,
     unsigned (*cb)(void *arg), void *arg);
 

@@ -1,6 +1,7 @@
 /* Who gets a connection slot: the handshake budget and the per-source
- * cap (by evicting the oldest silent handshake), the room kept for agents,
- * the per-identity cap, and rate-limited logs of what was refused. See
+ * cap (by evicting the oldest silent handshake), the room kept for agents
+ * and the agents' own caps, the per-identity cap (identities in a hash
+ * table), and rate-limited logs of what was refused. See
  * docs/ARCHITECTURE.md, "Connection admission and the fair loop". */
 #include "config.h"
 

@@ -75,7 +75,12 @@ stall() {
 	rss1=$(rss)
 	grow=$(((rss1 - rss0) / 1024))
 	log "$1's $NC stalling connections ($2): RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB (+$grow MiB)"
-	[ "$grow" -lt "${MAX_GROW:-40}" ] || fail "RSS grew by $grow MiB under $1's stalling connections ($2)"
+	if grep -q __asan_init "$COHORT_BINDIR/cohortd"; then
+		# ASan's quarantine keeps freed replies: RSS says nothing there.
+		log "RSS bound not checked: cohortd is built with ASan"
+	else
+		[ "$grow" -lt "${MAX_GROW:-40}" ] || fail "RSS grew by $grow MiB under $1's stalling connections ($2)"
+	fi
 }
 _all_sent() { [ "$(cat "$T"/stall-*.out 2>/dev/null | grep -c '^sent ')" -eq "$NC" ]; }
 _throttled() { [ "$(metric cohort_connections_throttled)" -ge "$NC" ]; }
