@@ -58,6 +58,9 @@ static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
 
 /* The most names a nodes = hostlist may expand to. */
 #define CTL_NODES_MAX 100000
+/* A person's output budget: at least one largest reply page. */
+#define CTL_MIN_OUTPUT (4ull * 1024 * 1024)
+#define CTL_MAX_OUTPUT (64ull * 1024 * 1024 * 1024)
 
 #define FIELD(f) CONF_FIELD(struct ctl_config, f)
 #define PATHKEY(sec, f, req)                                                   \
@@ -122,6 +125,11 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "limits", .name = "idle_timeout", .set = conf_key_ms,
 	  FIELD(idle_timeout_ms), .min = 1000, .max = CTL_MAX_MS },
 	NUMKEY("limits", max_requests_in_flight, conf_key_uint, 1, 100000),
+	/* Output budgets shared by a person's connections, and by all. */
+	NUMKEY("limits", max_output_per_user, conf_key_size, CTL_MIN_OUTPUT,
+	    CTL_MAX_OUTPUT),
+	NUMKEY("limits", max_output_total, conf_key_size, CTL_MIN_OUTPUT,
+	    CTL_MAX_OUTPUT),
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 
@@ -143,6 +151,8 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->agent_reserve = 0;
 	cfg->idle_timeout_ms = SERVER_DEFAULT_IDLE_TIMEOUT_MS;
 	cfg->max_requests_in_flight = SERVER_DEFAULT_MAX_INFLIGHT;
+	cfg->max_output_per_user = SERVER_DEFAULT_OUTPUT_PER_USER;
+	cfg->max_output_total = SERVER_DEFAULT_OUTPUT_TOTAL;
 	cfg->node_timeout_ms = 10000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;

@@ -48,6 +48,10 @@
  *                               nodes the controller knows count anyway)
  *   idle_timeout = 15m          users/admins: no request this long
  *   max_requests_in_flight = 64 replies owed per connection
+ *   max_output_per_user = 32M   output buffered or owed to one user's
+ *                               connections together; beyond it they
+ *                               are not read until it drains
+ *   max_output_total = 512M     the same for every user and admin
  */
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
@@ -79,6 +83,8 @@ struct ctl_config {
 	uint64_t hello_timeout_ms;
 	unsigned max_connections_per_user;
 	unsigned agent_reserve;
+	size_t max_output_per_user;
+	size_t max_output_total;
 	uint64_t idle_timeout_ms;
 	unsigned max_requests_in_flight;
 	char *topology;			/* topology.conf; NULL: none */

@@ -173,6 +173,8 @@ start(struct cohortd *d)
 		.handshake_timeout_ms = d->cfg.handshake_timeout_ms,
 		.hello_timeout_ms = d->cfg.hello_timeout_ms,
 		.idle_timeout_ms = d->cfg.idle_timeout_ms,
+		.max_output_per_user = d->cfg.max_output_per_user,
+		.max_output_total = d->cfg.max_output_total,
 	};
 
 	raise_fd_limit(d->cfg.max_connections);

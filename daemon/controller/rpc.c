@@ -11,6 +11,7 @@
 
 #include "lib/clock.h"
 #include "jobs.h"
+#include "nodes.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -172,6 +173,7 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__HelloReply hr = COHORT__V1__HELLO_REPLY__INIT;
 	const struct peer *p = conn_peer(c);
+	struct cerr err;
 	char text[160];
 
 	if (req->hello->major != WIRE_MAJOR) {
@@ -182,6 +184,14 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		log_info("conn %" PRIu64 " (%s): %s", conn_id(c), p->name,
 		    text);
 		rpc_error(rpc, c, req->id, ERR_VERSION, text, true);
+		return;
+	}
+	/* An agent certificate for a node this controller does not know
+	 * gets no session at all (not only no registration). */
+	cerr_clear(&err);
+	if (p->role == ROLE_AGENT && cluster_check_node(rpc->cluster, p->name,
+	    clock_now_ms(), &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, true);
 		return;
 	}
 	conn_set_hello_done(c);
@@ -464,6 +474,10 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 		return;
 	}
 	h->fn(rpc, c, env);
+	/* The agent's deadline ends once a node is bound to it. */
+	if (env->body_case == COHORT__V1__ENVELOPE__BODY_REGISTER &&
+	    nodes_by_conn(rpc->nodes, conn_id(c)) != NULL)
+		conn_set_registered(c);
 }
 
 void

@@ -77,6 +77,8 @@ server_set_known_agents_cb(struct server *srv, unsigned (*cb)(void *),
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_read_frames(struct conn *c);
+static void conn_budget_add(struct conn *c, size_t add, size_t sub);
+static void conn_unthrottle(struct conn *c);
 
 /* Leave the per-kind list and counts; c->kind becomes CONN_OTHER. */
 static void
@@ -102,6 +104,62 @@ conn_unkind(struct conn *c)
 	c->kind = CONN_OTHER;
 }
 
+/* The output budgets (see "Connection admission and the fair loop"):
+ * every person's connection counts what its output buffer holds plus
+ * the replies owed to it, in its identity's total and in the people's.
+ * add and sub are the change to c's share. */
+static void
+conn_budget_add(struct conn *c, size_t add, size_t sub)
+{
+	struct server *srv = c->srv;
+	struct ident *id = c->ident;
+	size_t low_user = srv->o.max_output_per_user / 4 * 3;
+	size_t low_all = srv->o.max_output_total / 4 * 3;
+	bool user_above = id->bytes > low_user;
+	bool all_above = srv->people_bytes > low_all;
+
+	id->bytes += add;
+	srv->people_bytes += add;
+	id->bytes = sub < id->bytes ? id->bytes - sub : 0;
+	srv->people_bytes = sub < srv->people_bytes ?
+	    srv->people_bytes - sub : 0;
+	/* Going below a low mark lets others read again: wake them once
+	 * per loop round, not inside this (write) call. */
+	if (!TAILQ_EMPTY(&srv->throttled) &&
+	    ((user_above && id->bytes <= low_user) ||
+	    (all_above && srv->people_bytes <= low_all)))
+		event_active(srv->wake, EV_TIMEOUT, 0);
+}
+
+/* The output buffer of a person's connection grew or drained. */
+static void
+conn_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct conn *c = arg;
+
+	if (info->n_added == 0 && info->n_deleted == 0)
+		return;
+	c->out_counted += info->n_added;
+	c->out_counted = info->n_deleted < c->out_counted ?
+	    c->out_counted - info->n_deleted : 0;
+	conn_budget_add(c, info->n_added, info->n_deleted);
+}
+
+/* A person's connection was admitted: its output counts from now on. */
+static int
+conn_budget_start(struct conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (evbuffer_add_cb(out, conn_out_cb, c) == NULL)
+		return -1;
+	c->budgeted = true;
+	c->out_counted = evbuffer_get_length(out);
+	conn_budget_add(c, c->out_counted + c->owed_bytes, 0);
+	return 0;
+}
+
 void
 conn_free(struct conn *c)
 {
@@ -109,6 +167,15 @@ conn_free(struct conn *c)
 	SSL *ssl;
 
 	conn_unkind(c);
+	if (c->budgeted) {
+		evbuffer_remove_cb(bufferevent_get_output(c->bev),
+		    conn_out_cb, c);
+		conn_budget_add(c, 0, c->out_counted + c->owed_bytes);
+		c->budgeted = false;
+	}
+	if (c->throttled)
+		TAILQ_REMOVE(&srv->throttled, c, throttle_entry);
+	server_ident_detach(c);
 	if (c->closing)
 		TAILQ_REMOVE(&srv->closing, c, close_entry);
 	TAILQ_REMOVE(&srv->conns, c, entry);
@@ -166,16 +233,28 @@ conn_arm(struct conn *c, uint64_t ms)
 	event_add(c->timer, &tv);
 }
 
+static void
+conn_set_stall_timeout(struct conn *c, uint64_t ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
+}
+
 void
 conn_set_hello_done(struct conn *c)
 {
-	struct timeval tv;
 	uint64_t ms = c->srv->o.idle_timeout_ms;
 
 	c->hello = true;
 	if (c->kind != CONN_PEOPLE) {
-		/* Agents heartbeat; the node timeout watches them. */
-		event_del(c->timer);
+		/* The Hello deadline runs on until Register succeeds
+		 * (conn_set_registered); an agent that reads none of the
+		 * controller's replies and commands is dropped like a
+		 * person. */
+		conn_set_stall_timeout(c, SERVER_STALL_TIMEOUT_MS);
 		return;
 	}
 	c->last_req_us = clock_mono_us();
@@ -185,9 +264,33 @@ conn_set_hello_done(struct conn *c)
 	 * what one user can pin in memory is bounded in time too. */
 	if (ms > SERVER_STALL_TIMEOUT_MS)
 		ms = SERVER_STALL_TIMEOUT_MS;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	bufferevent_set_timeouts(c->bev, NULL, &tv);
+	conn_set_stall_timeout(c, ms);
+}
+
+void
+conn_set_registered(struct conn *c)
+{
+	struct conn *o;
+
+	if (c->kind != CONN_AGENT || c->closing || c->registered)
+		return;
+	c->registered = true;
+	/* Agents heartbeat; from now on the node timeout watches them. */
+	event_del(c->timer);
+	/* The node's binding moved here: an older connection of the same
+	 * node (a restarted agent's, not yet seen to be gone) is closed
+	 * rather than left holding a slot. */
+	TAILQ_FOREACH(o, &c->ident->conns, ident_entry) {
+		if (o == c || o->kind != CONN_AGENT || !o->registered ||
+		    o->closing)
+			continue;
+		log_info("conn %llu (%s): superseded by conn %llu; closing",
+		    (unsigned long long)o->id, o->peer.name,
+		    (unsigned long long)c->id);
+		conn_send_error(o, 0, ERR_UNAVAILABLE, "this node registered "
+		    "again on a newer connection");
+		conn_close(o);
+	}
 }
 
 struct conn *
@@ -267,24 +370,69 @@ conn_yield(struct conn *c)
 	event_add(c->resume, &zero);
 }
 
+/* Whether c must not be read now: its own output and replies owed
+ * (SERVER_OUT_HIGH, resuming below SERVER_OUT_LOW), and for people the
+ * budgets shared with others: its identity's (resuming below three
+ * quarters of it) and every person's together. A connection with nothing
+ * buffered or owed is exempt from the people's budget: it gets one
+ * request at a time, so that one user who stalls cannot stop the others
+ * (who then wait only on their own replies), while what it can add is
+ * one reply. The identity's budget has no exemption: a user's
+ * connections wait on that user's own draining, or on the stall timeout
+ * that drops a connection that reads nothing. */
 static bool
-conn_over_limit(const struct conn *c, size_t limit)
+conn_over_limit(const struct conn *c, bool high)
 {
+	const struct server *srv = c->srv;
 	size_t out = evbuffer_get_length(bufferevent_get_output(c->bev));
+	size_t user = srv->o.max_output_per_user;
+	size_t all = srv->o.max_output_total;
 
-	return c->owed >= c->srv->o.max_inflight ||
-	    out + c->owed_bytes > limit;
+	if (c->owed >= srv->o.max_inflight ||
+	    out + c->owed_bytes > (high ? SERVER_OUT_HIGH : SERVER_OUT_LOW))
+		return true;
+	if (!c->budgeted)
+		return false;
+	if (!high) {
+		user = user / 4 * 3;
+		all = all / 4 * 3;
+	}
+	return c->ident->bytes > user ||
+	    (srv->people_bytes > all && out + c->owed_bytes > 0);
 }
 
 /* Too much owed to a peer that is not reading: stop reading it. */
 static void
 conn_check_throttle(struct conn *c)
 {
-	if (c->throttled || !conn_over_limit(c, SERVER_OUT_HIGH))
+	if (c->throttled || !conn_over_limit(c, true))
 		return;
 	c->throttled = true;
+	TAILQ_INSERT_TAIL(&c->srv->throttled, c, throttle_entry);
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
+}
+
+static void
+conn_unthrottle(struct conn *c)
+{
+	c->throttled = false;
+	TAILQ_REMOVE(&c->srv->throttled, c, throttle_entry);
+	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
+/* A budget went below its low mark: the throttled connections that may
+ * be read again are, each in a later round of its own. */
+static void
+server_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &srv->throttled, throttle_entry)
+		if (!c->closing && !conn_over_limit(c, false))
+			conn_yield(c);
 }
 
 void
@@ -292,14 +440,20 @@ conn_reserve(struct conn *c, size_t len)
 {
 	c->owed++;
 	c->owed_bytes += len;
+	if (c->budgeted)
+		conn_budget_add(c, len, 0);
 }
 
 void
 conn_release(struct conn *c, size_t len)
 {
+	size_t sub = len < c->owed_bytes ? len : c->owed_bytes;
+
 	if (c->owed > 0)
 		c->owed--;
-	c->owed_bytes = len < c->owed_bytes ? c->owed_bytes - len : 0;
+	c->owed_bytes -= sub;
+	if (c->budgeted)
+		conn_budget_add(c, 0, sub);
 	/* Whether reading may resume is decided in a later round, once the
 	 * reply being released is in the output buffer. */
 	if (c->throttled && !c->closing)
@@ -314,11 +468,11 @@ conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->closing)
 		return;
 	if (c->throttled) {
-		if (conn_over_limit(c, SERVER_OUT_LOW))
-			return;		/* the write callback comes back */
-		c->throttled = false;
-		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
-		bufferevent_enable(c->bev, EV_READ);
+		/* The write callback, a release or a budget's wake comes
+		 * back. */
+		if (conn_over_limit(c, false))
+			return;
+		conn_unthrottle(c);
 	}
 	/* Requests already buffered raise no new read event. */
 	conn_read_frames(c);
@@ -334,6 +488,13 @@ conn_read_frames(struct conn *c)
 	unsigned n = 0;
 
 	while (!c->closing && !c->throttled) {
+		/* Before each frame too, once Hello is done (which must come
+		 * within its deadline): another connection of the same
+		 * identity may have spent the budget meanwhile. */
+		if (c->hello)
+			conn_check_throttle(c);
+		if (c->throttled)
+			return;
 		if (n == SERVER_FRAMES_PER_ROUND) {
 			if (evbuffer_get_length(in) >= FRAME_HDR) {
 				c->srv->yields++;
@@ -399,7 +560,8 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = c->srv;
 	uint64_t now = clock_mono_us(), idle_us, quiet;
 
-	if (!c->identified || !c->hello) {
+	if (!c->identified || !c->hello ||
+	    (c->kind == CONN_AGENT && !c->registered)) {
 		enum server_closure why = c->identified ?
 		    SERVER_CLOSED_HELLO_TIMEOUT :
 		    SERVER_CLOSED_HANDSHAKE_TIMEOUT;
@@ -407,8 +569,9 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		srv->closed[why]++;
 		server_admit_log(srv, SERVER_NREFUSALS + why,
 		    "conn %llu (%s): %s within %llu ms; closing",
-		    (unsigned long long)c->id, c->peer.name, c->identified ?
-		    "no hello" : "TLS handshake not done",
+		    (unsigned long long)c->id, c->peer.name, !c->identified ?
+		    "TLS handshake not done" : !c->hello ? "no hello" :
+		    "no registration",
 		    (unsigned long long)(c->identified ?
 		    srv->o.hello_timeout_ms : srv->o.handshake_timeout_ms));
 		conn_free(c);
@@ -455,12 +618,27 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		c->identified = true;
-		if (c->peer.role == ROLE_AGENT) {
-			c->kind = CONN_AGENT;
-			srv->nagents++;
-		} else if ((c->peer.role == ROLE_USER ||
-		    c->peer.role == ROLE_ADMIN) && server_admit_person(c) == -1)
+		if (server_ident_attach(c) == -1) {
+			log_warnx("conn %llu (%s): out of memory; closing",
+			    (unsigned long long)c->id, c->peer.name);
+			conn_close(c);
 			return;
+		}
+		if (c->peer.role == ROLE_AGENT) {
+			if (server_admit_agent(c) == -1)
+				return;
+		} else if (c->peer.role == ROLE_USER ||
+		    c->peer.role == ROLE_ADMIN) {
+			if (server_admit_person(c) == -1)
+				return;
+			if (conn_budget_start(c) == -1) {
+				log_warnx("conn %llu (%s): out of memory; "
+				    "closing", (unsigned long long)c->id,
+				    c->peer.name);
+				conn_close(c);
+				return;
+			}
+		}
 		/* The Hello deadline counts from the accept. */
 		spent = (clock_mono_us() - c->accepted_us) / 1000;
 		conn_arm(c, spent < srv->o.hello_timeout_ms ?
@@ -480,14 +658,14 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			log_debug("conn %llu (%s): error",
 			    (unsigned long long)c->id, c->peer.name);
 	} else if (what & BEV_EVENT_TIMEOUT) {
-		/* Only people have a (write) timeout: replies unread. */
+		/* The only timeout is the write timeout: replies unread. */
 		srv->closed[SERVER_CLOSED_STALLED]++;
 		server_admit_log(srv, SERVER_NREFUSALS +
 		    SERVER_CLOSED_STALLED, "conn %llu (%s): read none of its "
 		    "replies for %llu ms; closing", (unsigned long long)c->id,
-		    c->peer.name, (unsigned long long)(srv->o.idle_timeout_ms <
-		    SERVER_STALL_TIMEOUT_MS ? srv->o.idle_timeout_ms :
-		    SERVER_STALL_TIMEOUT_MS));
+		    c->peer.name, (unsigned long long)(c->kind == CONN_AGENT ||
+		    srv->o.idle_timeout_ms > SERVER_STALL_TIMEOUT_MS ?
+		    SERVER_STALL_TIMEOUT_MS : srv->o.idle_timeout_ms));
 	}
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();
@@ -677,6 +855,8 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	DEFAULT(handshake_timeout_ms, SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS);
 	DEFAULT(hello_timeout_ms, SERVER_DEFAULT_HELLO_TIMEOUT_MS);
 	DEFAULT(idle_timeout_ms, SERVER_DEFAULT_IDLE_TIMEOUT_MS);
+	DEFAULT(max_output_per_user, SERVER_DEFAULT_OUTPUT_PER_USER);
+	DEFAULT(max_output_total, SERVER_DEFAULT_OUTPUT_TOTAL);
 #undef DEFAULT
 	srv->cb = cb;
 	srv->arg = arg;
@@ -684,14 +864,18 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	TAILQ_INIT(&srv->handshakes);
 	TAILQ_INIT(&srv->people);
 	TAILQ_INIT(&srv->closing);
+	TAILQ_INIT(&srv->throttled);
 	for (n = 64; n < srv->o.max_conns && n < (1u << 20); n <<= 1)
 		;
 	srv->ids_mask = n - 1;
 	srv->ids = calloc(n, sizeof(*srv->ids));	/* all-zero: empty lists */
+	srv->idents = calloc(n, sizeof(*srv->idents));
+	srv->wake = event_new(base, -1, 0, server_wake_cb, srv);
 	srv->reaper = event_new(base, -1, 0, server_reap_cb, srv);
 	srv->accept_pause = evtimer_new(base, server_accept_resume_cb, srv);
 	srv->accept_round = evtimer_new(base, server_accept_round_cb, srv);
-	if (srv->reaper == NULL || srv->ids == NULL ||
+	if (srv->reaper == NULL || srv->ids == NULL || srv->idents == NULL ||
+	    srv->wake == NULL ||
 	    srv->accept_pause == NULL || srv->accept_round == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
@@ -721,7 +905,10 @@ server_destroy(struct server *srv)
 		event_free(srv->accept_pause);
 	if (srv->accept_round != NULL)
 		event_free(srv->accept_round);
+	if (srv->wake != NULL)
+		event_free(srv->wake);
 	free(srv->ids);
+	free(srv->idents);
 	free(srv);
 }
 
@@ -779,8 +966,8 @@ server_stats(const struct server *srv, struct server_stats *st)
 	st->handshaking = srv->nhandshakes;
 	st->agents = srv->nagents;
 	st->people = srv->npeople;
-	TAILQ_FOREACH(c, &srv->conns, entry)
-		st->throttled += c->throttled;
+	TAILQ_FOREACH(c, &srv->throttled, throttle_entry)
+		st->throttled++;
 	memcpy(st->refused, srv->refused, sizeof(st->refused));
 	memcpy(st->closed, srv->closed, sizeof(st->closed));
 	st->yields = srv->yields;

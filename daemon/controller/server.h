@@ -39,6 +39,8 @@ struct server_opts {
 	uint64_t handshake_timeout_ms;	/* accept → TLS done */
 	uint64_t hello_timeout_ms;	/* accept → Hello */
 	uint64_t idle_timeout_ms;	/* users/admins: no request this long */
+	size_t max_output_per_user;	/* output + owed, one person's name */
+	size_t max_output_total;	/* the same, every person together */
 };
 
 /* Why a connection was refused or dropped early; a fixed set, the labels
@@ -49,6 +51,7 @@ enum server_refusal {
 	SERVER_REFUSED_SOURCE,		/* evicted: per-source cap */
 	SERVER_REFUSED_IDENTITY,	/* per-identity cap */
 	SERVER_REFUSED_RESERVE,		/* the rest is kept for agents */
+	SERVER_REFUSED_AGENTS,		/* the agents' cap, people's room */
 	SERVER_NREFUSALS
 };
 enum server_closure {
@@ -74,7 +77,8 @@ struct server_stats {
 void server_stats(const struct server *srv, struct server_stats *st);
 
 /* How many agents the controller knows (nodes it has seen or expects);
- * the reserve is at least this. Called when a user or admin is admitted. */
+ * the reserve is at least this, and agents' connections are capped at
+ * about it. Called whenever a user, admin or agent is admitted. */
 void server_set_known_agents_cb(struct server *srv,
     unsigned (*cb)(void *arg), void *arg);
 
@@ -106,8 +110,13 @@ struct conn *server_conn(struct server *srv, uint64_t id);
 uint64_t conn_id(const struct conn *c);
 const struct peer *conn_peer(const struct conn *c);
 bool conn_hello_done(const struct conn *c);
-/* Mark the session established: lifts the handshake deadline. */
+/* Mark the session established: lifts the handshake deadline for people
+ * (an agent's deadline runs on until conn_set_registered). */
 void conn_set_hello_done(struct conn *c);
+/* An agent's Register succeeded on c: its deadline is lifted, and any
+ * older registered connection of the same node is closed (its binding
+ * has moved to c). */
+void conn_set_registered(struct conn *c);
 
 /* Queue a packed frame (FRAME_HDR + body) for sending. 0 or -1. */
 int conn_send_frame(struct conn *c, const uint8_t *frame, size_t len);

@@ -1,6 +1,7 @@
 /* Who gets a connection slot: the handshake budget and the per-source
- * cap (by evicting the oldest silent handshake), the room kept for agents,
- * the per-identity cap, and rate-limited logs of what was refused. See
+ * cap (by evicting the oldest silent handshake), the room kept for agents
+ * and the agents' own caps, the per-identity cap (identities in a hash
+ * table), and rate-limited logs of what was refused. See
  * docs/ARCHITECTURE.md, "Connection admission and the fair loop". */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/bufferevent.h>
@@ -26,7 +28,7 @@
 #define SERVER_LOG_EVERY_US (10ull * 1000 * 1000)
 
 static const char *const server_refusal_names[SERVER_NREFUSALS] = {
-	"full", "handshakes", "source", "identity", "reserve",
+	"full", "handshakes", "source", "identity", "reserve", "agents",
 };
 static const char *const server_closure_names[SERVER_NCLOSURES] = {
 	"handshake_timeout", "hello_timeout", "idle_timeout", "stalled",
@@ -89,21 +91,162 @@ server_hs_room(const struct server *srv)
 	return srv->o.max_handshakes < cap ? srv->o.max_handshakes : cap;
 }
 
-/* The slots kept for agents: at least every agent the controller knows
- * (or agent_reserve), or as many as are connected; but never so many
- * that people (an admin) have less than a sixteenth of max_conns. */
+/* What people keep whatever agents hold: a sixteenth of max_conns, and
+ * at least one slot (an admin must always get in). */
 static unsigned
-server_agent_room(struct server *srv)
+server_people_min(const struct server *srv)
 {
-	unsigned reserve = srv->o.agent_reserve, known, cap;
+	unsigned n = srv->o.max_conns / 16;
+
+	return n > 0 ? n : 1;
+}
+
+/* The most agent connections there may be: every slot but the people's
+ * and the handshake budget. */
+static unsigned
+server_agents_hard(const struct server *srv)
+{
+	unsigned keep = server_people_min(srv) + server_hs_room(srv);
+
+	return srv->o.max_conns > keep ? srv->o.max_conns - keep : 0;
+}
+
+/* agent_reserve, or the agents the controller knows if more. */
+static unsigned
+server_agents_wanted(struct server *srv)
+{
+	unsigned reserve = srv->o.agent_reserve, known;
 
 	if (srv->known_agents != NULL &&
 	    (known = srv->known_agents(srv->known_agents_arg)) > reserve)
 		reserve = known;
-	cap = srv->o.max_conns - srv->o.max_conns / 16 - server_hs_room(srv);
+	return reserve;
+}
+
+/* The slots kept for agents: at least every agent the controller knows
+ * (or agent_reserve), or as many as are connected; but never so many
+ * that people (an admin) have less than server_people_min. */
+static unsigned
+server_agent_room(struct server *srv)
+{
+	unsigned reserve = server_agents_wanted(srv);
+	unsigned cap = server_agents_hard(srv);
+
 	if (reserve > cap)
 		reserve = cap;
 	return reserve > srv->nagents ? reserve : srv->nagents;
+}
+
+/* FNV-1a of the name, the role class mixed in. */
+static uint64_t
+server_ident_hash(const char *name, bool agent)
+{
+	uint64_t h = 14695981039346656037ull ^ (agent ? 0x5a : 0);
+
+	for (; *name != '\0'; name++) {
+		h ^= (unsigned char)*name;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int
+server_ident_attach(struct conn *c)
+{
+	struct server *srv = c->srv;
+	bool agent = c->peer.role == ROLE_AGENT;
+	uint64_t slot = server_ident_hash(c->peer.name, agent) & srv->ids_mask;
+	struct ident *id;
+	size_t len;
+
+	LIST_FOREACH(id, &srv->idents[slot], by_name)
+		if (id->agent == agent && strcmp(id->name, c->peer.name) == 0)
+			break;
+	if (id == NULL) {
+		len = strlen(c->peer.name) + 1;
+		if ((id = calloc(1, sizeof(*id) + len)) == NULL)
+			return -1;
+		memcpy(id->name, c->peer.name, len);
+		id->agent = agent;
+		TAILQ_INIT(&id->conns);
+		LIST_INSERT_HEAD(&srv->idents[slot], id, by_name);
+	}
+	TAILQ_INSERT_TAIL(&id->conns, c, ident_entry);
+	id->nconns++;
+	c->ident = id;
+	return 0;
+}
+
+void
+server_ident_detach(struct conn *c)
+{
+	struct ident *id = c->ident;
+
+	if (id == NULL)
+		return;
+	TAILQ_REMOVE(&id->conns, c, ident_entry);
+	c->ident = NULL;
+	if (--id->nconns == 0) {
+		LIST_REMOVE(id, by_name);
+		free(id);
+	}
+}
+
+/* c's identity's other connections that were admitted (of kind k). */
+static unsigned
+server_ident_others(const struct conn *c, enum conn_kind k)
+{
+	const struct conn *o;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(o, &c->ident->conns, ident_entry)
+		if (o != c && o->kind == k)
+			n++;
+	return n;
+}
+
+/* An agent just identified: at most SERVER_AGENT_CONNS_PER_NODE
+ * connections for its name (a third is refused: one certificate cannot
+ * hold more, and a restarting agent's new connection supersedes the old
+ * one when it registers); a node with no connection yet only while the
+ * agents number fewer than the nodes wanted plus a slack; and never so
+ * many agents that people lose their room. */
+int
+server_admit_agent(struct conn *c)
+{
+	struct server *srv = c->srv;
+	unsigned same = server_ident_others(c, CONN_AGENT);
+	unsigned hard = server_agents_hard(srv), cap;
+	char text[200];
+
+	if (same >= SERVER_AGENT_CONNS_PER_NODE) {
+		snprintf(text, sizeof(text), "too many connections for node "
+		    "'%s': the limit is %u per agent", c->peer.name,
+		    SERVER_AGENT_CONNS_PER_NODE);
+		server_admit_refuse(srv, SERVER_REFUSED_IDENTITY,
+		    "refusing a connection for node '%s': at its limit of %u",
+		    c->peer.name, SERVER_AGENT_CONNS_PER_NODE);
+		conn_send_error(c, 0, ERR_LIMIT, text);
+		conn_close(c);
+		return -1;
+	}
+	cap = server_agents_wanted(srv);
+	cap += SERVER_AGENT_SLACK + cap / 16;
+	if (cap > hard)
+		cap = hard;
+	if (srv->nagents >= hard || (same == 0 && srv->nagents >= cap)) {
+		snprintf(text, sizeof(text), "the controller is full: it holds "
+		    "as many agent connections as it has room for; retry later");
+		server_admit_refuse(srv, SERVER_REFUSED_AGENTS,
+		    "refusing agent '%s': agent connections at their cap of %u",
+		    c->peer.name, same == 0 ? cap : hard);
+		conn_send_error(c, 0, ERR_UNAVAILABLE, text);
+		conn_close(c);
+		return -1;
+	}
+	c->kind = CONN_AGENT;
+	srv->nagents++;
+	return 0;
 }
 
 /* A user or admin just identified: within the caps? 0, or -1 with the
@@ -112,13 +255,9 @@ int
 server_admit_person(struct conn *c)
 {
 	struct server *srv = c->srv;
-	struct conn *o;
-	unsigned same = 0, agents, hs;
+	unsigned same = server_ident_others(c, CONN_PEOPLE), agents, hs;
 	char text[200];
 
-	TAILQ_FOREACH(o, &srv->people, kind_entry)
-		if (strcmp(o->peer.name, c->peer.name) == 0)
-			same++;
 	if (same >= srv->o.max_per_identity) {
 		snprintf(text, sizeof(text), "too many connections for '%s': "
 		    "the limit is %u per identity; close some and retry",

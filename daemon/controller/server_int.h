@@ -22,6 +22,17 @@ enum conn_kind {
 	CONN_OTHER,		/* refused, closing */
 };
 
+/* One user, admin or agent name: its connections and, for people, what
+ * they have buffered in all (the per-identity output budget). */
+struct ident {
+	LIST_ENTRY(ident) by_name;	/* in srv->idents[hash & mask] */
+	TAILQ_HEAD(, conn) conns;
+	unsigned nconns;
+	bool agent;
+	size_t bytes;			/* output + owed, people only */
+	char name[];
+};
+
 struct conn {
 	uint64_t id;
 	struct server *srv;
@@ -31,7 +42,11 @@ struct conn {
 	bool hello;
 	bool closing;
 	bool throttled;
+	bool registered;		/* agents: Register succeeded */
+	bool budgeted;			/* people: counted in ident/srv bytes */
 	enum conn_kind kind;
+	struct ident *ident;		/* once identified */
+	size_t out_counted;		/* output bytes counted in the budgets */
 	uint8_t addr[16];		/* source, IPv4 as ::ffff:a.b.c.d */
 	uint64_t accepted_us;		/* monotonic */
 	uint64_t last_req_us;		/* the latest request read */
@@ -43,6 +58,8 @@ struct conn {
 	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
 	TAILQ_ENTRY(conn) kind_entry;	/* handshakes or people */
 	TAILQ_ENTRY(conn) close_entry;	/* closing */
+	TAILQ_ENTRY(conn) ident_entry;	/* ident->conns */
+	TAILQ_ENTRY(conn) throttle_entry; /* srv->throttled, if throttled */
 };
 
 TAILQ_HEAD(conn_list, conn);
@@ -73,6 +90,12 @@ struct server {
 	 * them evenly over a table sized for max_conns. */
 	LIST_HEAD(conn_ids, conn) *ids;
 	uint64_t ids_mask;
+	/* Identities by name (hash & ids_mask): per-identity caps and the
+	 * per-identity output budget without a walk over every connection. */
+	LIST_HEAD(idents, ident) *idents;
+	struct conn_list throttled;	/* people not read for now */
+	size_t people_bytes;		/* output + owed of every person */
+	struct event *wake;		/* a budget went below its low mark */
 	unsigned nconns;
 	unsigned nhandshakes;
 	unsigned nagents;
@@ -117,5 +140,13 @@ int server_admit_room(struct server *srv, const uint8_t *addr,
 /* A user or admin just identified: within the caps? 0, or -1 with the
  * refusal sent and the connection closing. */
 int server_admit_person(struct conn *c);
+/* An agent just identified: within its caps (two connections per node,
+ * the agents' cap)? 0, or -1 with the refusal sent and c closing. */
+int server_admit_agent(struct conn *c);
+/* The identity named by c's peer (role agent or not), created if need
+ * be, with c added to it: 0, or -1 when out of memory. */
+int server_ident_attach(struct conn *c);
+/* Take c out of its identity (freed when it was the last). */
+void server_ident_detach(struct conn *c);
 
 #endif

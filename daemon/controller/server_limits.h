@@ -13,5 +13,15 @@
 #define SERVER_DEFAULT_HANDSHAKE_TIMEOUT_MS 5000
 #define SERVER_DEFAULT_HELLO_TIMEOUT_MS 15000
 #define SERVER_DEFAULT_IDLE_TIMEOUT_MS (15 * 60 * 1000)
+/* Output buffered or owed to one user's (admin's) connections together,
+ * and to every person's: beyond them those connections are not read. */
+#define SERVER_DEFAULT_OUTPUT_PER_USER (32u * 1024 * 1024)
+#define SERVER_DEFAULT_OUTPUT_TOTAL (512u * 1024 * 1024)
+/* Connections one agent identity may hold: its connection and the one it
+ * reconnects on before the old one is seen to be gone. */
+#define SERVER_AGENT_CONNS_PER_NODE 2
+/* Agent connections beyond the nodes known (or agent_reserve): a few new
+ * nodes registering at once with accept_unknown_nodes. */
+#define SERVER_AGENT_SLACK 16
 
 #endif

@@ -134,7 +134,7 @@ cohort-pki "$T/evil" --controller 127.0.0.1 --agents evil01 >"$T/pki.out" 2>&1 |
 	fail "cohort-pki evil01: $(cat "$T/pki.out")"
 spare=$(job_submit --name bait --nodes 1 --gpus-per-node 1 -- sleep 30)
 agent "$T/evil/agent-evil01" evil01 register listen >"$T/evil.out" 2>"$T/evil.err" || true
-[ "$(head -n 1 "$T/evil.out")" = "register: ERROR_DENIED closed" ] ||
+[ "$(head -n 1 "$T/evil.out")" = "hello: ERROR_DENIED closed" ] ||
 	fail "an unknown node's registration got: $(cat "$T/evil.out" "$T/evil.err")"
 not grep -q launch "$T/evil.out" || fail "an unknown node received a launch: $(cat "$T/evil.out")"
 grep -q "not known to this controller" "$T/evil.err" || fail "the refusal does not say why: $(cat "$T/evil.err")"

@@ -2,7 +2,7 @@
 # Only known nodes register (issue 10): with neither a topology nor
 # `nodes =`, every agent is refused (and the controller says so when it
 # starts); with `nodes = gpu[01-02]` those two register and gpu03 is
-# refused (ERROR_DENIED, connection closed, never listed); with
+# refused (ERROR_DENIED at Hello, connection closed, never listed); with
 # accept_unknown_nodes = yes, gpu03 registers too. A node dropped from
 # the list is named at start as one that cannot register again.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -38,7 +38,7 @@ restart_with() {
 # 1. Nothing configured: refused, and the controller warned.
 grep -q "every agent registration will be refused" "$C/cohortd.log" ||
 	fail "no warning about refusing every node: $(cat "$C/cohortd.log")"
-[ "$(register gpu01)" = "register: ERROR_DENIED closed" ] || fail "gpu01 without a nodes list: $(cat "$T/reg-gpu01.err")"
+[ "$(register gpu01)" = "hello: ERROR_DENIED closed" ] || fail "gpu01 without a nodes list: $(cat "$T/reg-gpu01.err")"
 grep -q "not known to this controller" "$T/reg-gpu01.err" || fail "the refusal does not say why: $(cat "$T/reg-gpu01.err")"
 [ "$(listed)" = "" ] || fail "nodes listed after refusals: $(listed)"
 
@@ -46,14 +46,14 @@ grep -q "not known to this controller" "$T/reg-gpu01.err" || fail "the refusal d
 restart_with 'nodes = gpu[01-02]'
 [ "$(register gpu01)" = "register: registered" ] || fail "gpu01 in the nodes list: $(cat "$T/reg-gpu01.err")"
 [ "$(register gpu02)" = "register: registered" ] || fail "gpu02 in the nodes list: $(cat "$T/reg-gpu02.err")"
-[ "$(register gpu03)" = "register: ERROR_DENIED closed" ] || fail "gpu03, not in the list: $(cat "$T/reg-gpu03.err")"
+[ "$(register gpu03)" = "hello: ERROR_DENIED closed" ] || fail "gpu03, not in the list: $(cat "$T/reg-gpu03.err")"
 [ "$(listed)" = "gpu01,gpu02" ] || fail "with nodes = gpu[01-02], cohort nodes lists '$(listed)'"
 # gpu02 leaves the list: the controller says it cannot register again,
 # and it cannot; the admin can delete it once it is DOWN.
 restart_with 'nodes = gpu01'
 grep -q "node gpu02 is in the database but neither in the topology nor in 'nodes'" "$C/cohortd.log" ||
 	fail "no warning about gpu02: $(tail -5 "$C/cohortd.log")"
-[ "$(register gpu02)" = "register: ERROR_DENIED closed" ] || fail "gpu02, no longer listed: $(cat "$T/reg-gpu02.err")"
+[ "$(register gpu02)" = "hello: ERROR_DENIED closed" ] || fail "gpu02, no longer listed: $(cat "$T/reg-gpu02.err")"
 # A malformed list stops the controller with the line named.
 cohort-local kill "$C" controller >/dev/null 2>&1 || fail "cannot stop the controller"
 sed -i 's/^nodes = .*/nodes = gpu[01-/' "$C/cohortd.conf"

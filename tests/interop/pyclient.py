@@ -501,7 +501,17 @@ def agent_words(pb, c, sync_id, wait_s):
 
 
 def cmd_agent(pb, args):
-    c = connect(pb, args)
+    c = connect(pb, args, hello=False)
+    rep = c.hello()
+    if rep.WhichOneof("body") == "error":
+        # The controller refuses an unknown node's certificate at Hello.
+        print(f"{PROG}: error text: {rep.error.text}", file=sys.stderr)
+        print("hello: %s %s" % (pb.ErrorCode.Name(rep.error.code),
+                                agent_words(pb, c, None, args.quiet)), flush=True)
+        c.close()
+        return
+    if rep.WhichOneof("body") != "hello_reply":
+        die(1, "unexpected reply to Hello: %s" % rep.WhichOneof("body"))
     c.next_id = 1000
     for step in args.steps:
         env = agent_step(pb, args, step)

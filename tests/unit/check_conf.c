@@ -428,7 +428,9 @@ START_TEST(test_load_good)
 	    "[limits]\n"
 	    "max_frame = 8M\n"
 	    "max_connections = 10\n"
-	    "max_script = 64K\n");
+	    "max_script = 64K\n"
+	    "max_output_per_user = 8M\n"
+	    "max_output_total = 1G\n");
 	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);
 	ck_assert_str_eq(cfg.listen_host, "::1");
@@ -444,6 +446,8 @@ START_TEST(test_load_good)
 	ck_assert_uint_eq(cfg.max_frame, 8u << 20);
 	ck_assert_uint_eq(cfg.max_connections, 10);
 	ck_assert_uint_eq(cfg.max_script, 64u << 10);
+	ck_assert_uint_eq(cfg.max_output_per_user, 8u << 20);
+	ck_assert_uint_eq(cfg.max_output_total, 1u << 30);
 	ctl_config_clear(&cfg);
 	ck_assert_ptr_null(cfg.database);
 	ctl_config_clear(&cfg);
@@ -464,6 +468,8 @@ START_TEST(test_load_defaults)
 	ck_assert_uint_eq(cfg.max_frame, 4u << 20);
 	ck_assert_uint_eq(cfg.max_connections, 16384);
 	ck_assert_uint_eq(cfg.max_script, 1u << 20);
+	ck_assert_uint_eq(cfg.max_output_per_user, 32u << 20);
+	ck_assert_uint_eq(cfg.max_output_total, 512u << 20);
 	ctl_config_clear(&cfg);
 }
 END_TEST
@@ -566,6 +572,9 @@ START_TEST(test_load_errors)
 	    "M or G)");
 	load_fails(REQUIRED "[limits]\nmax_connections = 0\n",
 	    ":8: max_connections: 0 out of range 1..1000000");
+	/* Below one largest listing page. */
+	load_fails(REQUIRED "[limits]\nmax_output_per_user = 1M\n",
+	    ":8: max_output_per_user: 1M out of range 4M..64G");
 	load_fails(REQUIRED "[limits]\nmax_script = 128M\n",
 	    ":8: max_script: 128M out of range 1K..64M");
 	load_fails(REQUIRED "[controller]\ndatabase = /other.db\n",
