@@ -83,6 +83,18 @@ proc_gone() {
 	! proc_alive "$1"
 }
 
+# own_runtime_dir: a runtime directory of the test's own (the muxes in
+# it are the test's), exported as XDG_RUNTIME_DIR. Under /tmp, not $T: a
+# socket path must fit in 108 bytes, and the tree the tests run in may
+# have a long path. Removed on exit.
+own_runtime_dir() {
+	_RUNDIR=$(mktemp -d /tmp/cohort-t.XXXXXX) || fail "cannot make a runtime directory"
+	chmod 700 "$_RUNDIR"
+	RUN=$_RUNDIR
+	XDG_RUNTIME_DIR=$RUN
+	export XDG_RUNTIME_DIR
+}
+
 track_pid() {
 	_PIDS+=("$1")
 }
@@ -110,6 +122,7 @@ _cleanup() {
 	elif [ "$rc" -eq 0 ]; then
 		rm -rf "$T"
 	fi
+	[ -z "${_RUNDIR:-}" ] || rm -rf "$_RUNDIR"
 	exit "$rc"
 }
 trap _cleanup EXIT

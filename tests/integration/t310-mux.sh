@@ -8,9 +8,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 # A runtime directory of the test's own: the muxes in it are ours.
-RUN=$(cd "$T" && pwd)/run
-mkdir -m 700 "$RUN"
-export XDG_RUNTIME_DIR=$RUN
+own_runtime_dir
 unset COHORT_MUX
 
 C=$T/cluster
@@ -192,7 +190,7 @@ wait_for 20 cohort jobs || fail "no answer after the controller restarted"
 [ "$(job_count --all)" -eq "$count" ] || fail "job count changed across the restart: $count -> $(job_count --all)"
 
 # A runtime directory open to others is refused, not used.
-BAD=$(dirname "$RUN")/badrun
+BAD=$RUN/badrun
 mkdir -p "$BAD/cohort"
 chmod 755 "$BAD/cohort"
 expect_exit 2 env XDG_RUNTIME_DIR="$BAD" cohort jobs

@@ -9,9 +9,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
-RUN=$(cd "$T" && pwd)/run
-mkdir -m 700 "$RUN"
-export XDG_RUNTIME_DIR=$RUN
+own_runtime_dir
 unset COHORT_MUX
 
 export COHORT_LOCAL_NODE_TIMEOUT=2s

@@ -94,9 +94,7 @@ stderr_one_line "cohort: " 'drain: --reason: control character 0x09'
 # Through cohort-mux, which decodes a client's request and encodes it
 # again (which would have cut the name at the NUL): refused there, and
 # that client is still served.
-RUN=$(cd "$T" && pwd)/run
-mkdir -m 700 "$RUN"
-export XDG_RUNTIME_DIR=$RUN
+own_runtime_dir
 unset COHORT_MUX
 expect_exit 0 cohort jobs
 pid=$(pgrep -f -- "cohort-mux .*--listen $RUN/cohort/" | head -n 1)
