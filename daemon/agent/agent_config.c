@@ -430,6 +430,23 @@ agent_map_entry(const char *s, size_t len, struct user_map_entry *e,
 	return 0;
 }
 
+/* The next entry of a comma-separated list at *s, blanks around it
+ * trimmed: it starts at *s (moved past leading blanks), is *len bytes
+ * long and ends at *end (the comma or the NUL). -1 with err when empty. */
+static int
+agent_list_entry(const char **s, const char **end, size_t *len,
+    struct cerr *err)
+{
+	*s += strspn(*s, " \t");
+	*end = *s + strcspn(*s, ",");
+	*len = (size_t)(*end - *s);
+	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+		(*len)--;
+	if (*len == 0)
+		return cerr_set(err, ERR_INVALID, "empty entry");
+	return 0;
+}
+
 /* "alice:svc,bob:nobody,*:guest": the first entry that matches wins,
  * so a user named twice, or anything after "*", could never be used and
  * is refused as a likely typo. inih cuts lines at 200 characters, so a
@@ -446,15 +463,8 @@ agent_set_user_map(const struct conf_ctx *c, const struct conf_key *k,
 	unsigned n0 = cfg->nuser_map, n = n0, i;
 
 	for (;;) {
-		s += strspn(s, " \t");
-		end = s + strcspn(s, ",");
-		len = (size_t)(end - s);
-		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-			len--;
-		if (len == 0) {
-			cerr_set(err, ERR_INVALID, "empty entry");
+		if (agent_list_entry(&s, &end, &len, err) == -1)
 			goto fail;
-		}
 		if (n == AGENT_USER_MAP_MAX) {
 			cerr_set(err, ERR_INVALID, "more than %d entries",
 			    AGENT_USER_MAP_MAX);
@@ -505,15 +515,8 @@ agent_set_allow_users(const struct conf_ctx *c, const struct conf_key *k,
 	size_t len;
 
 	for (;;) {
-		s += strspn(s, " \t");
-		end = s + strcspn(s, ",");
-		len = (size_t)(end - s);
-		while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-			len--;
-		if (len == 0) {
-			cerr_set(err, ERR_INVALID, "empty entry");
+		if (agent_list_entry(&s, &end, &len, err) == -1)
 			goto fail;
-		}
 		if (!agent_valid_user_name(s, len)) {
 			cerr_set(err, ERR_INVALID, "'%.*s' is not an account "
 			    "name", (int)(len > 64 ? 64 : len), s);
