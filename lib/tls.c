@@ -244,6 +244,7 @@ int
 tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
     struct cerr *err)
 {
+	STACK_OF(X509_NAME) *names;
 	X509_STORE *st;
 
 	if ((st = tls_store_load(ca, crl, err)) == NULL)
@@ -251,6 +252,11 @@ tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
 	/* Chains are verified inside one SSL call, on one thread: no
 	 * handshake holds the old store across this swap. */
 	SSL_CTX_set_cert_store(ctx, st);
+	/* The CAs a server names to its clients follow the file too (a CA
+	 * added for a rotation); a client context never sends them. */
+	if ((names = SSL_load_client_CA_file(ca)) != NULL)
+		SSL_CTX_set_client_CA_list(ctx, names);
+	ERR_clear_error();
 	return 0;
 }
 
@@ -439,8 +445,10 @@ int
 tls_ctx_expect_controller(SSL_CTX *ctx)
 {
 	if (tls_role_idx < 0 && (tls_role_idx = SSL_get_ex_new_index(0,
-	    NULL, NULL, NULL, tls_role_free)) < 0)
+	    NULL, NULL, NULL, tls_role_free)) < 0) {
+		errno = ENOMEM;
 		return -1;
+	}
 	SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx),
 	    tls_verify_controller);
 	return 0;

@@ -351,6 +351,31 @@ START_TEST(test_reload_and_recheck)
 }
 END_TEST
 
+/* A CA added to the file (a rotation) is also named to clients after a
+ * reload, not only trusted. */
+START_TEST(test_reload_names_new_ca)
+{
+	struct cerr err;
+	SSL_CTX *ctx;
+	FILE *f;
+
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("controller.crt"),
+	    path("controller.key"), &err);
+	ck_assert_msg(ctx != NULL, "%s", err.text);
+	ck_assert_int_eq(sk_X509_NAME_num(SSL_CTX_get_client_CA_list(ctx)),
+	    1);
+	ck_assert_ptr_nonnull(f = fopen(path("two-ca.pem"), "w"));
+	PEM_write_X509(f, ca_cert);
+	PEM_write_X509(f, other_cert);
+	fclose(f);
+	ck_assert_msg(tls_ctx_reload(ctx, path("two-ca.pem"), NULL, &err) ==
+	    0, "%s", err.text);
+	ck_assert_int_eq(sk_X509_NAME_num(SSL_CTX_get_client_CA_list(ctx)),
+	    2);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 /* A handshake in memory: the server presents srv, the client client.
  * 0 when both sides finished; -1 when one of them failed. */
 static int
@@ -494,6 +519,7 @@ tls_suite(void)
 	tcase_add_test(tc, test_bad_crls);
 	tcase_add_test(tc, test_crl_per_ca);
 	tcase_add_test(tc, test_reload_and_recheck);
+	tcase_add_test(tc, test_reload_names_new_ca);
 	tcase_add_test(tc, test_server_role);
 	tcase_add_test(tc, test_own_role);
 	tcase_add_test(tc, test_client_role);
