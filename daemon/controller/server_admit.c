@@ -25,7 +25,7 @@
 #include "server_int.h"
 
 /* At most one log line per reason this often; the rest are counted. */
-#define SERVER_LOG_EVERY_US (10ull * 1000 * 1000)
+#define SERVER_LOG_EVERY_MS 10000
 
 static const char *const server_refusal_names[SERVER_NREFUSALS] = {
 	"full", "handshakes", "source", "identity", "reserve", "agents",
@@ -47,30 +47,26 @@ server_closure_name(enum server_closure r)
 }
 
 /* A flood makes thousands of refusals a second: log the first of each
- * kind, then at most one line per SERVER_LOG_EVERY_US with the count of
+ * kind, then at most one line per SERVER_LOG_EVERY_MS with the count of
  * those not logged. slot indexes srv->lograte. */
 void
 server_admit_log(struct server *srv, unsigned slot, const char *fmt, ...)
 {
-	struct server_lograte *lr = &srv->lograte[slot];
-	uint64_t now = clock_mono_us();
+	unsigned long left_out;
 	char text[256];
 	va_list ap;
 
-	if (lr->last_us != 0 && now - lr->last_us < SERVER_LOG_EVERY_US) {
-		lr->suppressed++;
+	if (!ratelim_allow(&srv->lograte[slot], clock_mono_us() / 1000, 1,
+	    SERVER_LOG_EVERY_MS, &left_out))
 		return;
-	}
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (lr->suppressed > 0)
+	if (left_out > 0)
 		log_info("%s (and %lu more like it not logged)", text,
-		    lr->suppressed);
+		    left_out);
 	else
 		log_info("%s", text);
-	lr->last_us = now;
-	lr->suppressed = 0;
 }
 
 void

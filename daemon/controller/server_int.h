@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/ratelim.h"
 #include "server.h"
 
 struct bufferevent;
@@ -64,11 +65,6 @@ struct conn {
 
 TAILQ_HEAD(conn_list, conn);
 
-struct server_lograte {
-	uint64_t last_us;
-	unsigned long suppressed;
-};
-
 struct server {
 	struct event_base *base;
 	SSL_CTX *ctx;
@@ -114,7 +110,7 @@ struct server {
 	unsigned long closed[SERVER_NCLOSURES];
 	unsigned long yields;
 	/* One per refusal, per closure, and one for failed handshakes. */
-	struct server_lograte lograte[SERVER_NREFUSALS + SERVER_NCLOSURES + 1];
+	struct ratelim lograte[SERVER_NREFUSALS + SERVER_NCLOSURES + 1];
 };
 
 /* server.c: close and free c now (never inside c's own callbacks
@@ -122,7 +118,7 @@ struct server {
 void conn_free(struct conn *c);
 
 /* server_admit.c */
-/* Log at most once per SERVER_LOG_EVERY_US for each slot of
+/* Log at most once per SERVER_LOG_EVERY_MS for each slot of
  * srv->lograte, counting the lines left out. */
 void server_admit_log(struct server *srv, unsigned slot, const char *fmt,
     ...) __attribute__((format(printf, 3, 4)));
