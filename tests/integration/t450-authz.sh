@@ -181,6 +181,17 @@ echo "authorization matrix: $rows rows x ${#IDS[@]} identities = $cells cells, $
 [ "$rows" -ge 23 ] || fail "only $rows rows in the matrix"
 [ "$bad" = 0 ] || fail "$bad cells of the authorization matrix are wrong"
 
+# Refusals are logged within a budget (20 lines per 10 s), however many
+# a peer sends.
+as_user "$C" bob
+lines0=$(grep -c 'request refused' "$C/cohortd.log" || true)
+for i in $(seq 60); do
+	cohort drain node01 --reason "authz-$i" >/dev/null 2>&1 && fail "bob drained node01"
+done
+lines1=$(grep -c 'request refused' "$C/cohortd.log" || true)
+[ $((lines1 - lines0)) -le 20 ] || fail "60 refused requests wrote $((lines1 - lines0)) log lines"
+as_user "$C" alice
+
 # The controller still serves; the job the refused requests aimed at is
 # still alice's and running.
 expect_exit 0 cohort show "$J" --json
