@@ -657,6 +657,12 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 		if (at->t.job_id != job_id || at->t.restart != restart ||
 		    at->ended)
 			continue;
+		/* Told already: the controller repeats a stop with every
+		 * heartbeat that still lists the task. Signalling again
+		 * would interrupt its checkpoint on SIGTERM, and re-arming
+		 * the timer would put its SIGKILL off for ever. */
+		if (evtimer_pending(at->kill_ev, NULL))
+			continue;
 		if (task_signal(&at->t, SIGTERM) == 0) {
 			log_info("job %" PRIu64 " rank %u: SIGTERM",
 			    job_id, at->t.rank);
