@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "agentcmd.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/wire.h"
-#include "server.h"
 
 /* Our request ids have the top bit set, so they can never be confused
  * with the ids an agent gives its own requests. */
@@ -25,27 +25,29 @@ struct cmd {
 	uint64_t conn_id;
 	enum cmd_kind kind;
 	int64_t sent_ms;
-	agentcmd_done done;
-	agentcmd_log_done log_done;
+	outbox_done done;
+	outbox_log_done log_done;
 	void *arg;
 	TAILQ_ENTRY(cmd) entry;
 };
 
 struct agentcmd {
-	struct server *srv;
+	agentcmd_send_fn send;
+	void *send_ctx;
 	int64_t timeout_ms;
 	uint64_t next_id;
 	TAILQ_HEAD(, cmd) pending;
 };
 
 struct agentcmd *
-agentcmd_create(struct server *srv, int64_t timeout_ms)
+agentcmd_create(agentcmd_send_fn send, void *ctx, int64_t timeout_ms)
 {
 	struct agentcmd *ac;
 
 	if ((ac = calloc(1, sizeof(*ac))) == NULL)
 		return NULL;
-	ac->srv = srv;
+	ac->send = send;
+	ac->send_ctx = ctx;
 	ac->timeout_ms = timeout_ms;
 	TAILQ_INIT(&ac->pending);
 	return ac;
@@ -53,24 +55,24 @@ agentcmd_create(struct server *srv, int64_t timeout_ms)
 
 static void
 cmd_complete(struct agentcmd *ac, struct cmd *c, const struct cerr *err,
-    const uint8_t *data, size_t len)
+    const uint8_t *data, size_t len, int64_t now_ms)
 {
 	TAILQ_REMOVE(&ac->pending, c, entry);
 	if (c->kind == CMD_READ_LOG)
 		c->log_done(c->arg, data, len, err);
 	else
-		c->done(c->arg, err);
+		c->done(c->arg, err, now_ms);
 	free(c);
 }
 
 static void
 cmd_fail(struct agentcmd *ac, struct cmd *c, enum err_code code,
-    const char *text)
+    const char *text, int64_t now_ms)
 {
 	struct cerr err;
 
 	cerr_set(&err, code, "%s", text);
-	cmd_complete(ac, c, &err, NULL, 0);
+	cmd_complete(ac, c, &err, NULL, 0, now_ms);
 }
 
 void
@@ -80,23 +82,22 @@ agentcmd_destroy(struct agentcmd *ac)
 		return;
 	while (!TAILQ_EMPTY(&ac->pending))
 		cmd_fail(ac, TAILQ_FIRST(&ac->pending), ERR_UNAVAILABLE,
-		    "the controller is shutting down");
+		    "the controller is shutting down", clock_now_ms());
 	free(ac);
 }
 
-/* Send env on conn_id. 0, or -1 when the agent is not connected. */
+/* Send env on conn_id under a fresh id. 0, or -1 when the agent is not
+ * connected. */
 static int
 agentcmd_send(struct agentcmd *ac, uint64_t conn_id,
     Cohort__V1__Envelope *env)
 {
-	struct conn *c = server_conn(ac->srv, conn_id);
-
-	if (c == NULL)
-		return -1;
 	env->id = AGENTCMD_ID_BIT | ++ac->next_id;
-	return conn_send(c, env);
+	return ac->send(ac->send_ctx, conn_id, env);
 }
 
+/* Track a command before sending it: once sent, its answer must find
+ * it, so nothing that can fail comes after the send. */
 static struct cmd *
 agentcmd_track(struct agentcmd *ac, uint64_t conn_id, enum cmd_kind kind,
     int64_t now_ms, void *arg)
@@ -105,7 +106,6 @@ agentcmd_track(struct agentcmd *ac, uint64_t conn_id, enum cmd_kind kind,
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
-	c->id = AGENTCMD_ID_BIT | ac->next_id;
 	c->conn_id = conn_id;
 	c->kind = kind;
 	c->sent_ms = now_ms;
@@ -114,9 +114,34 @@ agentcmd_track(struct agentcmd *ac, uint64_t conn_id, enum cmd_kind kind,
 	return c;
 }
 
+/* Send a tracked command; forget it when the send fails. */
+static int
+agentcmd_send_tracked(struct agentcmd *ac, struct cmd *c,
+    Cohort__V1__Envelope *env)
+{
+	if (agentcmd_send(ac, c->conn_id, env) == -1) {
+		TAILQ_REMOVE(&ac->pending, c, entry);
+		free(c);
+		return -1;
+	}
+	c->id = env->id;
+	return 0;
+}
+
+size_t
+agentcmd_pending(const struct agentcmd *ac)
+{
+	const struct cmd *c;
+	size_t n = 0;
+
+	TAILQ_FOREACH(c, &ac->pending, entry)
+		n++;
+	return n;
+}
+
 int
 agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
-    const struct launch_cmd *l, int64_t now_ms, agentcmd_done cb, void *arg)
+    const struct launch_cmd *l, int64_t now_ms, outbox_done cb, void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
@@ -146,17 +171,15 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	    l->job->spec.checkpoint_dir != NULL;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
-	if (agentcmd_send(ac, conn_id, &env) == -1)
-		return -1;
 	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL)
 		return -1;
 	c->done = cb;
-	return 0;
+	return agentcmd_send_tracked(ac, c, &env);
 }
 
 int
-agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, const char *reason)
+agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
+    const char *reason)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__StopRequest sr = COHORT__V1__STOP_REQUEST__INIT;
@@ -170,8 +193,8 @@ agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 }
 
 int
-agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, int sig)
+agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
+    int sig)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__SignalRequest sr = COHORT__V1__SIGNAL_REQUEST__INIT;
@@ -187,7 +210,7 @@ agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 int
 agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-    int64_t now_ms, agentcmd_log_done cb, void *arg)
+    int64_t now_ms, outbox_log_done cb, void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__ReadLogRequest rl = COHORT__V1__READ_LOG_REQUEST__INIT;
@@ -200,19 +223,18 @@ agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	rl.max_bytes = max;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_READ_LOG;
 	env.read_log = &rl;
-	if (agentcmd_send(ac, conn_id, &env) == -1)
-		return -1;
 	c = agentcmd_track(ac, conn_id, CMD_READ_LOG, now_ms, arg);
 	if (c == NULL)
 		return -1;
 	c->log_done = cb;
-	return 0;
+	return agentcmd_send_tracked(ac, c, &env);
 }
 
 bool
 agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
     const Cohort__V1__Envelope *env)
 {
+	int64_t now = clock_now_ms();
 	struct cmd *c;
 	struct cerr err;
 
@@ -234,24 +256,24 @@ agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
 	case COHORT__V1__ENVELOPE__BODY_ERROR:
 		cerr_set(&err, wire_err_from_pb(env->error->code), "%s",
 		    env->error->text);
-		cmd_complete(ac, c, &err, NULL, 0);
+		cmd_complete(ac, c, &err, NULL, 0, now);
 		break;
 	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY:
 		if (c->kind == CMD_LAUNCH)
-			cmd_complete(ac, c, NULL, NULL, 0);
+			cmd_complete(ac, c, NULL, NULL, 0, now);
 		else
-			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply");
+			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply", now);
 		break;
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY:
 		if (c->kind == CMD_READ_LOG)
 			cmd_complete(ac, c, NULL,
 			    env->read_log_reply->data.data,
-			    env->read_log_reply->data.len);
+			    env->read_log_reply->data.len, now);
 		else
-			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply");
+			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply", now);
 		break;
 	default:
-		cmd_fail(ac, c, ERR_PROTOCOL, "unexpected reply");
+		cmd_fail(ac, c, ERR_PROTOCOL, "unexpected reply", now);
 	}
 	return true;
 }
@@ -265,7 +287,7 @@ agentcmd_conn_closed(struct agentcmd *ac, uint64_t conn_id)
 		next = TAILQ_NEXT(c, entry);
 		if (c->conn_id == conn_id)
 			cmd_fail(ac, c, ERR_UNAVAILABLE,
-			    "the node's agent disconnected");
+			    "the node's agent disconnected", clock_now_ms());
 	}
 }
 
@@ -278,6 +300,6 @@ agentcmd_expire(struct agentcmd *ac, int64_t now_ms)
 		next = TAILQ_NEXT(c, entry);
 		if (now_ms - c->sent_ms > ac->timeout_ms)
 			cmd_fail(ac, c, ERR_UNAVAILABLE,
-			    "the node's agent did not answer in time");
+			    "the node's agent did not answer in time", now_ms);
 	}
 }

@@ -1,3 +1,7 @@
+/* Scheduling passes, registration and reconciliation of what agents
+ * report, task outcomes, cancels, time limits, node timeouts and log
+ * reads. Launching and stopping gangs is gang.c's; fault recovery is
+ * recovery.c's. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -5,12 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
-#include <event2/event.h>
-
-#include "lib/clock.h"
 #include "cluster_int.h"
 #include "jobs.h"
 #include "lib/log.h"
@@ -18,230 +17,35 @@
 #include "placement.h"
 #include "daemon/sched/topo.h"
 
-struct gang;
-
-/* One node's launch of a gang: the argument of its callback, so that a
- * failure names the node. */
-struct gang_node {
-	struct gang *g;
-	unsigned node_rank;
-	char node[PEER_NAME_MAX + 1];
-};
-
-/* A gang being launched: it is RUNNING once every node has answered. */
-struct gang {
-	struct cluster *cl;
-	uint64_t job_id;
-	uint32_t attempt;
-	size_t nnodes;
-	size_t acked;
-	size_t outstanding;	/* launch callbacks still to come */
-	bool over;		/* running, or failed and undone */
-	struct gang_node *nodes;	/* nnodes of them */
-	TAILQ_ENTRY(gang) entry;
-};
-
-
 static int
 cluster_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A pass soon after any change, but paced: the next one starts no sooner
- * after the last ended than that one took, so that passes take at most
- * half of the loop while submits, heartbeats and replies stream in (at
- * 10,000 nodes a pass takes ~10 ms, and a change per loop round would
- * otherwise mean a pass per round). */
-static void
-cluster_schedule_pass(struct cluster *cl)
-{
-	uint64_t now = clock_mono_us(), ready;
-	struct timeval tv;
-
-	ready = cl->pass_end_us + cl->stats.last_pass_us;
-	if (now < ready) {
-		tv.tv_sec = (time_t)((ready - now) / 1000000);
-		tv.tv_usec = (suseconds_t)((ready - now) % 1000000);
-		if (event_add(cl->pass_ev, &tv) == 0)
-			return;
-	}
-	event_active(cl->pass_ev, EV_TIMEOUT, 0);
-}
-
 void
 cluster_changed(struct cluster *cl)
 {
-	if (cl->dirty)
-		return;
-	cl->dirty = true;
-	/* A change made by the pass itself (a launch that failed at once, a
-	 * job moved for growth) is scheduled once the pass has ended, so
-	 * that it is paced too. */
-	if (!cl->in_pass)
-		cluster_schedule_pass(cl);
+	cluster_wake(cl);
 }
 
-/* Tell every node of job's placement to stop its tasks of the current
- * attempt. Nodes that are not connected stop them when they come back
- * (registration reconciles). */
-void
-cluster_stop_gang(struct cluster *cl, const struct job *job,
-    const char *reason)
-{
-	struct node *n;
-	size_t i;
-
-	for (i = 0; i < job->nplace; i++) {
-		n = nodes_get(cl->ns, job->place[i].node);
-		if (n != NULL && n->conn_id != 0)
-			agentcmd_stop(cl->ac, n->conn_id, job->id,
-			    job->attempt, reason);
-	}
-}
-
-static void
-gang_release(struct gang *g)
-{
-	if (g->outstanding == 0 && g->over) {
-		TAILQ_REMOVE(&g->cl->gangs, g, entry);
-		free(g->nodes);
-		free(g);
-	}
-}
-
-/* A start failed on one node (gn; NULL: not a node's doing): undo it on
- * all, all or nothing. How the node refused says what comes next
- * (jobs_start_failure_class): a refusal that would come again ends the
- * job, anything else backs off, so that a start refused on every try
- * is not retried as fast as the loop turns. */
-static void
-gang_fail(struct gang *g, const struct gang_node *gn, const struct cerr *why)
-{
-	struct cluster *cl = g->cl;
-	const struct job *job = jobs_get(cl->js, g->job_id);
-	struct cerr err;
-	char reason[640];
-
-	g->over = true;
-	if (job == NULL || !jobs_is_active(job) || job->attempt != g->attempt)
-		return;
-	if (gn != NULL)
-		snprintf(reason, sizeof(reason), "rank %u on %s: %s",
-		    gn->node_rank, gn->node, why->text);
-	else
-		snprintf(reason, sizeof(reason), "%s", why->text);
-	cluster_stop_gang(cl, job, "the gang could not start");
-	if (jobs_start_failed(cl->js, g->job_id,
-	    jobs_start_failure_class(why->code), reason, clock_now_ms(),
-	    &err) == -1)
-		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
-	cluster_changed(cl);
-}
-
-static void
-gang_launched_cb(void *arg, const struct cerr *err)
-{
-	struct gang_node *gn = arg;
-	struct gang *g = gn->g;
-	struct cerr e;
-
-	g->outstanding--;
-	if (!g->over) {
-		if (err != NULL) {
-			gang_fail(g, gn, err);
-		} else if (++g->acked == g->nnodes) {
-			g->over = true;
-			if (jobs_mark_running(g->cl->js, g->job_id,
-			    clock_now_ms(), &e) == -1)
-				log_warnx("job %" PRIu64 ": %s", g->job_id,
-				    e.text);
-			else
-				recovery_job_running(g->cl,
-				    jobs_get(g->cl->js, g->job_id));
-		}
-	}
-	gang_release(g);
-}
-
-/* Send the launch to every node of a freshly allocated job. */
-static void
-cluster_launch(struct cluster *cl, const struct job *job)
-{
-	struct launch_cmd lc;
-	const char **nodelist;
-	struct node *n, *rank0;
-	struct gang *g;
-	struct cerr err;
-	size_t i;
-
-	nodelist = calloc(job->nplace, sizeof(*nodelist));
-	g = calloc(1, sizeof(*g));
-	if (g != NULL)
-		g->nodes = calloc(job->nplace, sizeof(*g->nodes));
-	if (nodelist == NULL || g == NULL || g->nodes == NULL) {
-		free(nodelist);
-		if (g != NULL)
-			free(g->nodes);
-		free(g);
-		cerr_set(&err, ERR_INTERNAL, "out of memory");
-		jobs_start_failed(cl->js, job->id, START_TRANSIENT, err.text,
-		    clock_now_ms(), &err);
-		return;
-	}
-	for (i = 0; i < job->nplace; i++)
-		nodelist[job->place[i].node_rank] = job->place[i].node;
-	g->cl = cl;
-	g->job_id = job->id;
-	g->attempt = job->attempt;
-	g->nnodes = job->nplace;
-	TAILQ_INSERT_TAIL(&cl->gangs, g, entry);
-	rank0 = nodes_get(cl->ns, nodelist[0]);
-	lc.job = job;
-	lc.nodelist = nodelist;
-	lc.nnodes = job->nplace;
-	lc.master_addr = rank0 != NULL ? rank0->address : nodelist[0];
-	/* Spread masters over a range so that gangs sharing a rank-0 node
-	 * do not collide. */
-	lc.master_port = 20000 + (unsigned)((job->id * 131 + job->attempt) %
-	    20000);
-	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
-	    job->id, job->nplace, job->attempt);
-	for (i = 0; i < job->nplace; i++) {
-		g->nodes[i].g = g;
-		g->nodes[i].node_rank = job->place[i].node_rank;
-		snprintf(g->nodes[i].node, sizeof(g->nodes[i].node), "%s",
-		    job->place[i].node);
-	}
-	for (i = 0; i < job->nplace && !g->over; i++) {
-		n = nodes_get(cl->ns, job->place[i].node);
-		lc.place = &job->place[i];
-		if (n == NULL || agentcmd_launch(cl->ac, n->conn_id, &lc,
-		    clock_now_ms(), gang_launched_cb, &g->nodes[i]) == -1) {
-			cerr_set(&err, ERR_UNAVAILABLE, "the node is not "
-			    "reachable");
-			gang_fail(g, &g->nodes[i], &err);
-			break;
-		}
-		g->outstanding++;
-	}
-	free(nodelist);
-	gang_release(g);
-}
-
-static void
+static int
 cluster_refresh_allocations(struct cluster *cl)
 {
 	const struct job **active;
 	size_t n;
 
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return -1;
 	nodes_set_allocations(cl->ns, active, n);
 	free(active);
+	return 0;
 }
 
-static void
-cluster_pass(struct cluster *cl)
+/* The pass proper; cluster_pass wraps it. -1 (ENOMEM): nothing was
+ * placed, and the pass is tried again. */
+static int
+cluster_place(struct cluster *cl, int64_t now)
 {
 	struct placement_input in;
 	struct placement_result res;
@@ -249,13 +53,15 @@ cluster_pass(struct cluster *cl)
 	const struct job **pending, *job;
 	struct cerr err;
 	size_t npending, i;
-	int64_t now = clock_now_ms();
 	int rc;
 
-	cl->dirty = false;
-	cl->stats.passes++;
-	cluster_refresh_allocations(cl);
-	pending = jobs_list(cl->js, &f, &npending);
+	/* Without an exact view of what is allocated a pass would give
+	 * GPUs twice. */
+	if (cluster_refresh_allocations(cl) == -1)
+		return -1;
+	if ((pending = jobs_list(cl->js, &f, &npending)) == NULL &&
+	    npending > 0)
+		return -1;
 	/* Waiting jobs: pending and restarting ones that hold nothing yet
 	 * (those still launching hold their allocation already), except
 	 * those whose start back-off runs: they keep their StartBackoff
@@ -271,11 +77,15 @@ cluster_pass(struct cluster *cl)
 	}
 	if (npending == 0) {
 		free(pending);
-		recovery_grow(cl);
-		return;
+		recovery_grow(cl, now);
+		return 0;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
-	in.active = jobs_active(cl->js, &in.nactive);
+	if ((in.active = jobs_active(cl->js, &in.nactive)) == NULL &&
+	    in.nactive > 0) {
+		free(pending);
+		return -1;
+	}
 	in.topo = cl->o.topo;
 	in.pending = pending;
 	in.npending = npending;
@@ -286,9 +96,8 @@ cluster_pass(struct cluster *cl)
 	rc = placement_decide(&in, &res);
 	free(in.active);
 	if (rc == -1) {
-		log_warnx("scheduling pass failed: out of memory");
 		free(pending);
-		return;
+		return -1;
 	}
 	cl->stats.backfilled += res.backfilled;
 	for (i = 0; i < res.nstarts; i++) {
@@ -302,12 +111,12 @@ cluster_pass(struct cluster *cl)
 		}
 		cl->stats.started++;
 		nodes_add_allocation(cl->ns, job);
-		cluster_launch(cl, job);
+		gang_launch(cl, job, now);
 	}
 	/* A launch that failed at once released its GPUs again: recompute
-	 * once rather than per start. */
-	if (res.nstarts > 0)
-		cluster_refresh_allocations(cl);
+	 * once rather than per start (out of memory, the next pass does). */
+	if (res.nstarts > 0 && cluster_refresh_allocations(cl) == -1)
+		cluster_wake(cl);
 	for (i = 0; i < res.nreasons; i++)
 		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
 		    res.reasons[i].reason);
@@ -317,81 +126,49 @@ cluster_pass(struct cluster *cl)
 	/* Capacity no waiting job can use goes to elastic jobs below their
 	 * maximum; growth never competes with a waiting job. */
 	if (res.nreasons == 0)
-		recovery_grow(cl);
+		recovery_grow(cl, now);
 	placement_result_free(&res);
 	free(pending);
+	return 0;
 }
 
-static void
-cluster_pass_cb(evutil_socket_t fd, short what, void *arg)
+void
+cluster_pass(struct cluster *cl, int64_t now)
 {
-	struct cluster *cl = arg;
-	uint64_t t0 = clock_mono_us();
-
+	cl->dirty = false;
+	cl->stats.passes++;
 	cl->in_pass = true;
-	cluster_pass(cl);
-	cl->in_pass = false;
-	cl->pass_end_us = clock_mono_us();
-	cl->stats.last_pass_us = cl->pass_end_us - t0;
-	cl->stats.total_pass_us += cl->stats.last_pass_us;
-	if (cl->dirty)
-		cluster_schedule_pass(cl);
-}
-
-void
-cluster_fail_over(struct cluster *cl, const struct job *job,
-    const char *cause, bool counted, int64_t failure_ms)
-{
-	enum job_state state;
-	struct cerr err;
-	uint64_t lost = job->lost_work_ms;
-
-	cluster_stop_gang(cl, job, cause);
-	cl->stats.failures++;
-	if (jobs_fail_over(cl->js, job->id, cause, counted, failure_ms,
-	    clock_now_ms(), &state, &err) == -1)
-		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
-	cl->stats.lost_work_ms += job->lost_work_ms - lost;
-	cluster_changed(cl);
-}
-
-void
-cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
-    const char *cause, bool counted)
-{
-	const struct job **active;
-	const struct placement *p;
-	size_t i, j, g, na;
-	bool hit;
-
-	active = jobs_active(cl->js, &na);
-	for (i = 0; i < na; i++) {
-		hit = false;
-		for (j = 0; j < active[i]->nplace && !hit; j++) {
-			p = &active[i]->place[j];
-			if (strcmp(p->node, node) != 0)
-				continue;
-			if (gpu < 0)
-				hit = true;
-			for (g = 0; g < p->ngpus && !hit; g++)
-				hit = p->gpus[g] == (unsigned)gpu;
-		}
-		if (hit)
-			cluster_fail_over(cl, active[i], cause, counted,
-			    clock_now_ms());
+	if (cluster_place(cl, now) == -1) {
+		log_warnx("scheduling pass failed: out of memory; trying again");
+		cl->dirty = true;
 	}
-	free(active);
+	cl->in_pass = false;
+	/* What the pass itself changed (a launch that failed at once, a
+	 * job moved for growth) is asked for once it has ended. */
+	if (cl->dirty)
+		cl->out.ops->pass_wanted(cl->out.ctx);
 }
 
-/* A node went DOWN: the jobs on it restart elsewhere. */
+struct cluster_down {
+	struct cluster *cl;
+	int64_t now;
+};
+
+/* A node went DOWN: the jobs on it restart elsewhere, and what it was
+ * stopping is not waited for (it reports its tasks when it is back). */
 static void
 cluster_node_down_cb(struct node *n, void *arg)
 {
+	struct cluster_down *d = arg;
 	char cause[256];
 
 	snprintf(cause, sizeof(cause), "node %s went DOWN (%s)", n->name,
 	    n->reason);
-	cluster_fail_over_node(arg, n->name, -1, cause, true);
+	gang_node_lost(d->cl, n->name, d->now);
+	if (gang_fail_over_node(d->cl, n->name, -1, cause, true,
+	    d->now) == -1)
+		log_warnx("node %s: out of memory: its jobs fail over at the "
+		    "next tick", n->name);
 }
 
 static void
@@ -403,7 +180,8 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 	struct cerr err;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING || job->spec.time_limit_s == 0 ||
@@ -412,63 +190,51 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 			continue;
 		snprintf(reason, sizeof(reason), "time limit of %" PRIu64
 		    " s reached", job->spec.time_limit_s);
-		cluster_stop_gang(cl, job, reason);
+		gang_stop(cl, job, reason, now);
 		if (jobs_end(cl->js, job->id, JOB_TIMEOUT, reason, now,
 		    &err) == -1)
 			log_warnx("job %" PRIu64 ": %s", job->id, err.text);
-		cluster_changed(cl);
+		cluster_wake(cl);
 	}
 	free(active);
 }
 
-/* The tick's work runs one loop round later: a zero timeout becomes
- * active only after the next poll for I/O, behind the read callbacks of
- * data that arrived while the loop was busy. So a heartbeat that reached
- * the controller is always seen before its node is timed out. */
-static void
-cluster_tick_cb(evutil_socket_t fd, short what, void *arg)
+void
+cluster_tick(struct cluster *cl, int64_t now)
 {
-	struct cluster *cl = arg;
-	struct timeval zero = { 0, 0 };
-
-	evtimer_add(cl->check_ev, &zero);
-}
-
-static void
-cluster_check_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct cluster *cl = arg;
-	int64_t now = clock_now_ms();
+	struct cluster_down d = { cl, now };
 
 	nodes_check_timeouts(cl->ns, now, cl->o.node_timeout_ms,
-	    cluster_node_down_cb, cl);
+	    cluster_node_down_cb, &d);
 	cluster_check_limits(cl, now);
 	recovery_tick(cl, now);
-	agentcmd_expire(cl->ac, now);
+	gang_tick(cl, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
-	cluster_changed(cl);
+	cluster_wake(cl);
 }
 
 /* Jobs caught launching by a controller restart start over: their
  * launch state was in memory only, and launches are idempotent per
  * attempt, so a new attempt is clean. */
-static void
-cluster_reset_launching(struct cluster *cl)
+static int
+cluster_reset_launching(struct cluster *cl, int64_t now)
 {
 	const struct job **active;
 	struct cerr err;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return -1;
 	for (i = 0; i < n; i++)
 		if ((active[i]->state == JOB_PENDING ||
 		    active[i]->state == JOB_RESTARTING) &&
 		    jobs_start_failed(cl->js, active[i]->id, START_RETRY,
 		    "the controller restarted while it was launching",
-		    clock_now_ms(), &err) == -1)
+		    now, &err) == -1)
 			log_warnx("job %" PRIu64 ": %s", active[i]->id,
 			    err.text);
 	free(active);
+	return 0;
 }
 
 /* Nodes in the database that may no longer register (the topology or
@@ -495,57 +261,39 @@ cluster_warn_unknown(struct cluster *cl)
 }
 
 struct cluster *
-cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
-    struct agentcmd *ac, const struct cluster_opts *o, struct cerr *err)
+cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
+    const struct cluster_opts *o, int64_t now, struct cerr *err)
 {
 	struct cluster *cl;
-	struct timeval tv = { o->tick_ms / 1000, (o->tick_ms % 1000) * 1000 };
 
 	if ((cl = calloc(1, sizeof(*cl))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	cl->base = base;
 	cl->js = js;
 	cl->ns = ns;
-	cl->ac = ac;
+	cl->out = *out;
 	cl->o = *o;
 	TAILQ_INIT(&cl->gangs);
+	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);
-	cl->pass_ev = event_new(base, -1, 0, cluster_pass_cb, cl);
-	cl->tick_ev = event_new(base, -1, EV_PERSIST, cluster_tick_cb, cl);
-	cl->check_ev = evtimer_new(base, cluster_check_cb, cl);
-	if (cl->pass_ev == NULL || cl->tick_ev == NULL || cl->check_ev == NULL ||
-	    event_add(cl->tick_ev, &tv) == -1) {
-		cerr_set(err, ERR_INTERNAL, "cannot create timers");
-		cluster_destroy(cl);
+	if (cluster_reset_launching(cl, now) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		free(cl);
 		return NULL;
 	}
-	cluster_reset_launching(cl);
 	cluster_warn_unknown(cl);
-	cluster_changed(cl);
+	cluster_wake(cl);
 	return cl;
 }
 
 void
 cluster_destroy(struct cluster *cl)
 {
-	struct gang *g;
-
 	if (cl == NULL)
 		return;
-	while ((g = TAILQ_FIRST(&cl->gangs)) != NULL) {
-		TAILQ_REMOVE(&cl->gangs, g, entry);
-		free(g->nodes);
-		free(g);
-	}
+	gang_destroy_all(cl);
 	recovery_evac_destroy_all(cl);
-	if (cl->pass_ev != NULL)
-		event_free(cl->pass_ev);
-	if (cl->tick_ev != NULL)
-		event_free(cl->tick_ev);
-	if (cl->check_ev != NULL)
-		event_free(cl->check_ev);
 	free(cl);
 }
 
@@ -611,8 +359,9 @@ cluster_check_running(struct cluster *cl, struct node *n,
 		stops[nstops].job_id = r->job_id;
 		stops[nstops].attempt = r->restart;
 		nstops++;
-		agentcmd_stop(cl->ac, n->conn_id, r->job_id, r->restart,
-		    "unknown to the controller");
+		gang_unwanted(cl, n->name, r->job_id, r->restart, now);
+		cl->out.ops->stop(cl->out.ctx, n->conn_id, r->job_id,
+		    r->restart, "unknown to the controller");
 	}
 	if (nstops == 0 || !ratelim_allow(&n->stop_log, now,
 	    REPORTS_LOG_BURST, REPORTS_LOG_WINDOW_MS, &left_out))
@@ -686,9 +435,11 @@ cluster_register(struct cluster *cl, uint64_t conn_id, const char *name,
 	if (nodes_register(cl->ns, name, address, inv, spare, conn_id, now,
 	    err) == -1)
 		return -1;
-	if ((n = nodes_by_conn(cl->ns, conn_id)) != NULL)
+	if ((n = nodes_by_conn(cl->ns, conn_id)) != NULL) {
+		gang_node_tasks(cl, n->name, tasks, ntasks, now);
 		cluster_check_running(cl, n, tasks, ntasks, now);
-	cluster_changed(cl);
+	}
+	cluster_wake(cl);
 	return 0;
 }
 
@@ -700,6 +451,7 @@ cluster_heartbeat(struct cluster *cl, uint64_t conn_id,
 
 	if ((n = nodes_heartbeat(cl->ns, conn_id, now)) == NULL)
 		return;
+	gang_node_tasks(cl, n->name, tasks, ntasks, now);
 	cluster_check_running(cl, n, tasks, ntasks, now);
 }
 
@@ -719,7 +471,9 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	case REPORT_STALE:
 		/* Another attempt, an ended job, or one the controller never
 		 * had (a database restored from an older copy): nothing to
-		 * record; acknowledge, so that the agent can forget it. */
+		 * record; acknowledge, so that the agent can forget it. A
+		 * task told to stop is gone: its GPUs may be used again. */
+		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
 		return 0;
 	case REPORT_FOREIGN:
 		snprintf(reason, sizeof(reason), "job %" PRIu64 " attempt %u "
@@ -746,9 +500,9 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return 0;
 	if (after == JOB_FAILED) {
 		snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
-		cluster_stop_gang(cl, job, reason);
+		gang_stop(cl, job, reason, now);
 	}
-	cluster_changed(cl);
+	cluster_wake(cl);
 	return 0;
 }
 
@@ -762,21 +516,20 @@ cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
 	if (jobs_cancel(cl->js, who, id, now, state, err) == -1)
 		return -1;
 	if (active)
-		cluster_stop_gang(cl, job, "cancelled");
-	cluster_changed(cl);
+		gang_stop(cl, job, "cancelled", now);
+	cluster_wake(cl);
 	return 0;
 }
 
 void
 cluster_conn_closed(struct cluster *cl, uint64_t conn_id)
 {
-	agentcmd_conn_closed(cl->ac, conn_id);
 	nodes_disconnected(cl->ns, conn_id);
 }
 
 int
 cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
-    uint64_t offset, uint32_t max, int64_t now, agentcmd_log_done cb,
+    uint64_t offset, uint32_t max, int64_t now, outbox_log_done cb,
     void *arg, struct cerr *err)
 {
 	const struct job *job = jobs_get(cl->js, job_id);
@@ -804,10 +557,37 @@ cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
 		return cerr_set(err, ERR_UNAVAILABLE, "node %s of rank %u is "
 		    "not connected; its log cannot be read now",
 		    p != NULL ? p->node : "?", rank);
-	if (agentcmd_read_log(cl->ac, n->conn_id, job_id, job->attempt, rank,
-	    offset, max, now, cb, arg) == -1)
+	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, job_id,
+	    job->attempt, rank, offset, max, now, cb, arg) == -1)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
 		    n->name);
+	return 0;
+}
+
+int
+cluster_delete_node(struct cluster *cl, const struct peer *who,
+    const char *name, int64_t now, struct cerr *err)
+{
+	struct node *n = nodes_get(cl->ns, name);
+	const struct job **active;
+	uint64_t holder = 0;
+	size_t i, na;
+
+	if (n == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
+	if ((active = jobs_active(cl->js, &na)) == NULL && na > 0)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < na && holder == 0; i++)
+		if (job_node_placement(active[i], name) != NULL)
+			holder = active[i]->id;
+	free(active);
+	if (holder != 0)
+		return cerr_set(err, ERR_CONFLICT, "node %s is still allocated "
+		    "to job %" PRIu64 "; it can be deleted once no job holds "
+		    "it", name, holder);
+	if (nodes_delete(cl->ns, n, who->name, now, err) == -1)
+		return -1;
+	cluster_wake(cl);
 	return 0;
 }
 
@@ -827,6 +607,7 @@ cluster_stats(const struct cluster *cl, struct cluster_stats *st)
 	    CLUSTER_RECOVERY_SAMPLES;
 
 	*st = cl->stats;
+	st->stopping = gang_stopping_count(cl);
 	memcpy(st->reports_rejected, cl->reports.rejected,
 	    sizeof(st->reports_rejected));
 	if (n == 0)

@@ -1,22 +1,23 @@
-/* The controller's orchestration: scheduling passes (coalesced, plus a
- * timer), launching a gang on its nodes all or nothing, following task
- * exits to the job's outcome, stopping gangs (failure, cancel, time
- * limit, node down), reconciling what agents report after either side
- * restarts, and fetching task logs. Domain code: it sees no protobuf; it
- * talks to agents through agentcmd.c. */
+/* The controller's orchestration: scheduling passes, launching a gang on
+ * its nodes all or nothing, following task exits to the job's outcome,
+ * stopping gangs (failure, cancel, time limit, node down), reconciling
+ * what agents report after either side restarts, and fetching task logs.
+ * Domain code: no clock, no event loop, no protobuf. Time comes in as
+ * `now` with every call; the event layer (driver.c) calls cluster_pass
+ * when the domain asks for one and cluster_tick on a timer; commands go
+ * out through an outbox (outbox.h). Fault recovery is in recovery.h. */
 #ifndef COHORT_CONTROLLER_CLUSTER_H
 #define COHORT_CONTROLLER_CLUSTER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/controller/agentcmd.h"
+#include "daemon/controller/outbox.h"
 #include "lib/err.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
 #include "daemon/controller/reports.h"
 
-struct event_base;
 struct jobs;
 struct nodes;
 struct txq;
@@ -29,7 +30,9 @@ struct cluster_opts {
 	int64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint32_t heartbeat_ms;		/* told to agents */
 	uint64_t default_limit_s;	/* for jobs without --time */
-	int64_t tick_ms;		/* timer for timeouts and passes */
+	/* Tasks told to stop that are still there after this long drain
+	 * their node (their GPUs are held meanwhile). */
+	int64_t stop_timeout_ms;
 	int queue_order;		/* enum sched_order */
 	uint32_t queue_aging;		/* thousandths */
 	/* Nodes allowed to register besides those in topo: sorted by
@@ -39,14 +42,23 @@ struct cluster_opts {
 	bool accept_unknown_nodes;
 };
 
-struct cluster *cluster_create(struct event_base *base, struct jobs *js,
-    struct nodes *ns, struct agentcmd *ac, const struct cluster_opts *o,
+/* Jobs caught launching by a controller restart start over. out is
+ * copied; its ops must outlive the cluster. */
+struct cluster *cluster_create(struct jobs *js, struct nodes *ns,
+    const struct outbox *out, const struct cluster_opts *o, int64_t now_ms,
     struct cerr *err);
+/* Frees what is in flight; accepts NULL. */
 void cluster_destroy(struct cluster *cl);
 
-/* Something changed (a submit, an end, a node): run a pass soon. Many
- * calls in one loop round cost one pass. */
+/* Something changed (a submit, an end, a node): a pass is due, asked for
+ * through the outbox's pass_wanted once until cluster_pass runs. */
 void cluster_changed(struct cluster *cl);
+/* A scheduling pass: place what waits, launch what was placed. When the
+ * pass itself changed something, pass_wanted is asked again. */
+void cluster_pass(struct cluster *cl, int64_t now_ms);
+/* Time passed (every tick_ms or so): node timeouts, time limits,
+ * evacuation deadlines, hangs, tasks that would not stop. */
+void cluster_tick(struct cluster *cl, int64_t now_ms);
 
 /* An agent message begins: what judging its reports may search is
  * bounded per message (REPORTS_SCANS_MAX). */
@@ -81,46 +93,17 @@ int cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 /* Cancel a job for who (owner or admin), stopping its gang if it runs. */
 int cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
+/* The agent's connection closed (its commands fail in agentcmd). */
 void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
 
 /* Read a task's log through its node's agent. cb runs later (or not at
  * all if this returns -1 with err). */
 int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
-    uint64_t offset, uint32_t max, int64_t now_ms, agentcmd_log_done cb,
+    uint64_t offset, uint32_t max, int64_t now_ms, outbox_log_done cb,
     void *arg, struct cerr *err);
-
-/* ---- Fault recovery (recovery.c) -------------------------------------- */
-
-/* A node's health verdict, from its agent. */
-void cluster_health(struct cluster *cl, uint64_t conn_id,
-    const struct node_health *h, int64_t now_ms);
-/* The XIDs of one heartbeat whose policy is fail-job (drain XIDs come as
- * GPU health): the jobs on each GPU named fail over, once per GPU, in one
- * pass. An XID on a GPU the node does not have is refused and counted;
- * past REPORTS_XIDS_PER_GPU per GPU the rest of the list is too. */
-void cluster_xids(struct cluster *cl, uint64_t conn_id,
-    const struct xid_report *x, size_t n, int64_t now_ms);
-/* The checkpoints of one heartbeat: rank 0's agent (on conn_id) saw
- * LATEST name (step, path); from any other node one is refused and
- * counted. Of a job listed more than once only the highest step counts
- * (the last listed among equals), and a job's checkpoint is updated at
- * most once per JOBS_CKPT_MIN_INTERVAL_MS (the agent repeats LATEST in
- * every heartbeat, so a newer one is taken later). */
-void cluster_checkpoints(struct cluster *cl, uint64_t conn_id,
-    const struct checkpoint_report *r, size_t n, int64_t now_ms);
-/* The node on conn_id saw the job's progress file change; refused and
- * counted unless that node holds part of the job's current attempt. */
-void cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, int64_t changed_ms);
 /* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
  * from memory and from the store. */
 int cluster_delete_node(struct cluster *cl, const struct peer *who,
-    const char *node, int64_t now_ms, struct cerr *err);
-/* Admin: drain nodes (with now: checkpoint and move their jobs). */
-int cluster_drain(struct cluster *cl, const struct peer *who,
-    const char *node, const char *reason, bool now, int64_t now_ms,
-    struct cerr *err);
-int cluster_resume(struct cluster *cl, const struct peer *who,
     const char *node, int64_t now_ms, struct cerr *err);
 
 /* Counters for metrics and tests. */
@@ -128,8 +111,6 @@ struct cluster_stats {
 	unsigned long passes;
 	unsigned long started;
 	unsigned long backfilled;
-	uint64_t last_pass_us;		/* duration of the latest pass */
-	uint64_t total_pass_us;
 	unsigned long failures;		/* failures detected */
 	unsigned long restarts;		/* jobs running again after one */
 	uint64_t recovery_ms_sum;	/* failure → running again */
@@ -137,6 +118,7 @@ struct cluster_stats {
 	uint64_t recovery_ms_p99;
 	uint64_t lost_work_ms;		/* summed over failures */
 	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
+	size_t stopping;	/* (node, job, attempt) still to stop */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
 

@@ -1,5 +1,9 @@
-/* Internals shared by cluster.c (scheduling, launching, task outcomes)
- * and recovery.c (health, drains, restarts, checkpoints, hangs). */
+/* Internals shared by the controller domain's orchestration files:
+ * cluster.c (passes, registration, task outcomes, cancels, limits),
+ * gang.c (launching, stopping and restarting gangs) and recovery.c
+ * (health, drains, checkpoints, hangs, elastic growth). The call graph
+ * has no cycle: cluster.c and recovery.c use gang.c; cluster.c uses
+ * recovery.c's tick and growth; gang.c uses neither. */
 #ifndef COHORT_CONTROLLER_CLUSTER_INT_H
 #define COHORT_CONTROLLER_CLUSTER_INT_H
 
@@ -8,9 +12,11 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "outbox.h"
 #include "reports.h"
 
 struct gang;
+struct stopping;
 
 /* A job being checkpointed before it moves (drain --now, a DEGRADED
  * node, growing an elastic job): it stops and restarts once LATEST
@@ -30,18 +36,14 @@ struct evac {
 #define CLUSTER_GROW_MEMORY 32
 
 struct cluster {
-	struct event_base *base;
 	struct jobs *js;
 	struct nodes *ns;
-	struct agentcmd *ac;
+	struct outbox out;
 	struct cluster_opts o;
-	struct event *pass_ev;
-	struct event *tick_ev;
-	struct event *check_ev;		/* the tick's work, a round later */
-	bool dirty;		/* a pass is due (pass_ev active or timed) */
+	bool dirty;		/* a pass is due */
 	bool in_pass;		/* cluster_pass is running */
-	uint64_t pass_end_us;	/* when the latest pass ended (monotonic) */
 	TAILQ_HEAD(, gang) gangs;
+	TAILQ_HEAD(, stopping) stopping;
 	TAILQ_HEAD(, evac) evacs;
 	struct cluster_stats stats;
 	struct reports reports;		/* refused agent reports */
@@ -60,24 +62,60 @@ struct cluster {
 	size_t ngrown;
 };
 
-/* Stop every node's tasks of job's current attempt. */
-void cluster_stop_gang(struct cluster *cl, const struct job *job,
-    const char *reason);
+/* Something changed: a pass is due. During a pass the wish is kept and
+ * asked for once the pass has ended (cluster_pass). */
+static inline void
+cluster_wake(struct cluster *cl)
+{
+	if (cl->dirty)
+		return;
+	cl->dirty = true;
+	if (!cl->in_pass)
+		cl->out.ops->pass_wanted(cl->out.ctx);
+}
+
+/* gang.c */
+/* Launch a freshly allocated job on all its nodes; it waits (holding its
+ * allocation) while tasks being stopped hold any of its GPUs. */
+void gang_launch(struct cluster *cl, const struct job *job, int64_t now);
+/* Has the launch of job's current attempt gone out (or is it older than
+ * this controller)? */
+bool gang_launch_sent(const struct cluster *cl, const struct job *job);
+/* Stop every node's tasks of job's current attempt; their GPUs are held
+ * for later launches until they are seen gone. */
+void gang_stop(struct cluster *cl, const struct job *job, const char *reason,
+    int64_t now);
 /* Stop the gang and restart the job (jobs_fail_over). */
-void cluster_fail_over(struct cluster *cl, const struct job *job,
-    const char *cause, bool counted, int64_t failure_ms);
+void gang_fail_over(struct cluster *cl, const struct job *job,
+    const char *cause, bool counted, int64_t failure_ms, int64_t now);
 /* Fail over every active job placed on node (all its GPUs), or only
- * those holding GPU gpu (gpu >= 0). */
-void cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
-    const char *cause, bool counted);
+ * those holding GPU gpu (gpu >= 0). -1 (ENOMEM) when the jobs could not
+ * be listed: nothing was done. */
+int gang_fail_over_node(struct cluster *cl, const char *node, int gpu,
+    const char *cause, bool counted, int64_t now);
+/* A task of (job, attempt) on node ended; or the node's full list of
+ * running tasks (a heartbeat or registration): what is not in it is
+ * gone; or the node is lost (DOWN). */
+void gang_task_gone(struct cluster *cl, const char *node, uint64_t job_id,
+    uint32_t attempt, int64_t now);
+void gang_node_tasks(struct cluster *cl, const char *node,
+    const struct task_report *tasks, size_t ntasks, int64_t now);
+void gang_node_lost(struct cluster *cl, const char *node, int64_t now);
+/* A task the controller does not want there, told to stop: it holds the
+ * whole node for launches until it is gone. */
+void gang_unwanted(struct cluster *cl, const char *node, uint64_t job_id,
+    uint32_t attempt, int64_t now);
+/* Tasks past stop_timeout drain their node; launches waiting for them
+ * start over. */
+void gang_tick(struct cluster *cl, int64_t now);
+size_t gang_stopping_count(const struct cluster *cl);
+void gang_destroy_all(struct cluster *cl);
 
 /* recovery.c */
 /* Grow a running elastic job whose size is below its maximum when whole
  * nodes stand idle and nothing waits: checkpoint, then restart bigger. */
-void recovery_grow(struct cluster *cl);
+void recovery_grow(struct cluster *cl, int64_t now);
 void recovery_tick(struct cluster *cl, int64_t now);
 void recovery_evac_destroy_all(struct cluster *cl);
-/* A job reached RUNNING: record its failure-to-running time. */
-void recovery_job_running(struct cluster *cl, const struct job *job);
 
 #endif

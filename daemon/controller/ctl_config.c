@@ -80,6 +80,7 @@ static const struct conf_key ctl_keys[] = {
 	PATHKEY("controller", topology, false),
 	MSKEY("controller", "node_timeout", node_timeout_ms),
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
+	MSKEY("controller", "stop_timeout", stop_timeout_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
 	{ .section = "controller", .name = "queue_order",
 	  .set = ctl_set_queue_order },
@@ -154,6 +155,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->max_output_per_user = SERVER_DEFAULT_OUTPUT_PER_USER;
 	cfg->max_output_total = SERVER_DEFAULT_OUTPUT_TOTAL;
 	cfg->node_timeout_ms = 10000;
+	cfg->stop_timeout_ms = 60000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;
 	cfg->queue_order = SCHED_ORDER_ESTIMATE;

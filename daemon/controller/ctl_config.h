@@ -7,6 +7,9 @@
  *   topology = PATH             optional: topology.conf (Slurm tree syntax)
  *   node_timeout = 10s          heartbeats missed this long → node DOWN
  *   heartbeat_interval = 2s     how often agents send heartbeats
+ *   stop_timeout = 60s          tasks told to stop still there after
+ *                               this long drain their node; their GPUs
+ *                               are not given out meanwhile
  *   default_time_limit = 1d     limit assumed for jobs without --time
  *                               (durations need a unit: 500ms, 2s, 10m,
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
@@ -89,6 +92,7 @@ struct ctl_config {
 	unsigned max_requests_in_flight;
 	char *topology;			/* topology.conf; NULL: none */
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
+	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
 	enum sched_order queue_order;	/* default SCHED_ORDER_ESTIMATE */

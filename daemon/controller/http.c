@@ -12,6 +12,7 @@
 #include <event2/http.h>
 
 #include "cluster.h"
+#include "driver.h"
 #include "http.h"
 #include "jobs.h"
 #include "lib/log.h"
@@ -136,20 +137,22 @@ static void
 http_sched(struct http *h, struct evbuffer *b)
 {
 	struct cluster_stats st;
+	struct driver_stats ds;
 	enum report_kind k;
 
 	cluster_stats(h->src.cluster, &st);
+	driver_stats(h->src.driver, &ds);
 	metric_head(b, "cohort_sched_passes_total", "counter",
 	    "Scheduling passes run.");
 	evbuffer_add_printf(b, "cohort_sched_passes_total %lu\n", st.passes);
 	metric_head(b, "cohort_sched_pass_seconds_total", "counter",
 	    "Time spent in scheduling passes.");
 	evbuffer_add_printf(b, "cohort_sched_pass_seconds_total %.6f\n",
-	    (double)st.total_pass_us / 1e6);
+	    (double)ds.total_pass_us / 1e6);
 	metric_head(b, "cohort_sched_last_pass_seconds", "gauge",
 	    "Duration of the latest scheduling pass.");
 	evbuffer_add_printf(b, "cohort_sched_last_pass_seconds %.6f\n",
-	    (double)st.last_pass_us / 1e6);
+	    (double)ds.last_pass_us / 1e6);
 	metric_head(b, "cohort_jobs_started_total", "counter",
 	    "Gang starts decided by the scheduler.");
 	evbuffer_add_printf(b, "cohort_jobs_started_total %lu\n", st.started);

@@ -21,6 +21,7 @@ struct http_sources {
 	struct jobs *jobs;
 	struct nodes *nodes;
 	struct cluster *cluster;
+	struct driver *driver;
 	struct server *server;
 	struct txq *txq;
 };

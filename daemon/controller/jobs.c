@@ -877,6 +877,18 @@ jobs_last_progress(const struct jobs *js, uint64_t id)
 	return 0;
 }
 
+bool
+jobs_rank_ended(const struct jobs *js, const struct job *job, unsigned rank)
+{
+	size_t i;
+
+	for (i = 0; i < js->nruns; i++)
+		if (js->runs[i].job_id == job->id)
+			return js->runs[i].attempt == job->attempt &&
+			    rank < js->runs[i].nranks && js->runs[i].done[rank];
+	return false;
+}
+
 const struct job **
 jobs_active(const struct jobs *js, size_t *n)
 {

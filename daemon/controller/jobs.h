@@ -137,6 +137,9 @@ int64_t jobs_last_progress(const struct jobs *js, uint64_t id);
 void jobs_set_pending_reason(struct jobs *js, uint64_t id,
     const char *reason);
 
+/* Has rank of job's current attempt reported its exit? */
+bool jobs_rank_ended(const struct jobs *js, const struct job *job,
+    unsigned rank);
 /* Jobs that hold an allocation (launching or running), id order;
  * malloc'd array of borrowed pointers. */
 const struct job **jobs_active(const struct jobs *js, size_t *n);

@@ -17,11 +17,13 @@
 
 #include "daemon/controller/ctl_config.h"
 #include "agentcmd.h"
+#include "driver.h"
 #include "daemon/sched/topo.h"
 #include "cluster.h"
 #include "http.h"
 #include "jobs.h"
 #include "nodes.h"
+#include "lib/clock.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/tls.h"
@@ -40,6 +42,7 @@ struct cohortd {
 	SSL_CTX *ctx;
 	struct server *srv;
 	struct agentcmd *agentcmd;
+	struct driver *driver;
 	struct cluster *cluster;
 	struct rpc rpc;
 	struct event *sigterm;
@@ -148,6 +151,15 @@ raise_fd_limit(unsigned max_conns)
 		    (unsigned long long)rl.rlim_cur, max_conns);
 }
 
+/* agentcmd's way to an agent: its connection, if there is one. */
+static int
+send_to_agent(void *srv, uint64_t conn_id, Cohort__V1__Envelope *env)
+{
+	struct conn *c = server_conn(srv, conn_id);
+
+	return c != NULL ? conn_send(c, env) : -1;
+}
+
 static void
 start(struct cohortd *d)
 {
@@ -159,6 +171,7 @@ start(struct cohortd *d)
 		.submit_burst = d->cfg.submit_burst,
 	};
 	struct cluster_opts co;
+	struct outbox out;
 	char ebuf[512];
 	struct server_opts so = {
 		.host = d->cfg.listen_host,
@@ -212,9 +225,13 @@ start(struct cohortd *d)
 	d->rpc.srv = d->srv;
 	/* An agent that does not answer a command within a few heartbeats
 	 * is as good as gone. */
-	if ((d->agentcmd = agentcmd_create(d->srv,
+	if ((d->agentcmd = agentcmd_create(send_to_agent, d->srv,
 	    (int64_t)d->cfg.node_timeout_ms * 3)) == NULL)
 		fatalx("out of memory");
+	if ((d->driver = driver_create(d->base, d->agentcmd, 500,
+	    &err)) == NULL)
+		fatalx("%s", err.text);
+	driver_outbox(d->driver, &out);
 	if (d->cfg.topology != NULL &&
 	    (d->topo = topo_load_file(d->cfg.topology, ebuf,
 	    sizeof(ebuf))) == NULL)
@@ -226,7 +243,7 @@ start(struct cohortd *d)
 	co.default_limit_s = d->cfg.default_time_limit_ms / 1000;
 	co.queue_order = (int)d->cfg.queue_order;
 	co.queue_aging = d->cfg.queue_aging;
-	co.tick_ms = 500;
+	co.stop_timeout_ms = (int64_t)d->cfg.stop_timeout_ms;
 	co.known_nodes = (const char *const *)d->cfg.nodes;
 	co.nknown_nodes = d->cfg.nnodes;
 	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;
@@ -238,9 +255,10 @@ start(struct cohortd *d)
 	else if (d->cfg.accept_unknown_nodes)
 		log_warnx("accept_unknown_nodes = yes: any agent certificate "
 		    "may register a node and receive its jobs");
-	d->cluster = cluster_create(d->base, d->jobs, d->nodes, d->agentcmd,
-	    &co, &err);
-	if (d->cluster == NULL)
+	d->cluster = cluster_create(d->jobs, d->nodes, &out, &co,
+	    clock_now_ms(), &err);
+	if (d->cluster == NULL || driver_start(d->driver, d->cluster,
+	    &err) == -1)
 		fatalx("%s", err.text);
 	d->rpc.agentcmd = d->agentcmd;
 	d->rpc.cluster = d->cluster;
@@ -248,7 +266,7 @@ start(struct cohortd *d)
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->srv, d->txq };
+		    d->driver, d->srv, d->txq };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);
@@ -287,6 +305,7 @@ stop(struct cohortd *d)
 	server_destroy(d->srv);
 	d->rpc.srv = NULL;
 	agentcmd_destroy(d->agentcmd);
+	driver_destroy(d->driver);
 	cluster_destroy(d->cluster);
 	txq_destroy(d->txq);
 	topo_destroy(d->topo);

@@ -11,12 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/clock.h"
-#include "agentcmd.h"
 #include "cluster_int.h"
 #include "jobs.h"
 #include "lib/log.h"
 #include "nodes.h"
+#include "recovery.h"
 
 static void
 recovery_evac_free(struct cluster *cl, struct evac *ev)
@@ -32,27 +31,11 @@ recovery_evac_destroy_all(struct cluster *cl)
 		recovery_evac_free(cl, TAILQ_FIRST(&cl->evacs));
 }
 
-void
-recovery_job_running(struct cluster *cl, const struct job *job)
-{
-	uint64_t ms;
-
-	if (job == NULL || job->restarts == 0 || job->last_failure_ms == 0 ||
-	    job->last_restart_ms < job->last_failure_ms)
-		return;
-	ms = (uint64_t)(job->last_restart_ms - job->last_failure_ms);
-	cl->stats.restarts++;
-	cl->stats.recovery_ms_sum += ms;
-	cl->recovery_ms[cl->nrecovery++ % CLUSTER_RECOVERY_SAMPLES] = ms;
-	log_info("job %" PRIu64 ": running again %" PRIu64 " ms after the "
-	    "failure (restart %u, %" PRIu64 " ms of work lost so far)",
-	    job->id, ms, job->restarts, job->lost_work_ms);
-}
-
 /* Finish a move: stop the gang and restart it elsewhere. Planned moves
  * do not use up the job's restarts. */
 static void
-recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why)
+recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why,
+    int64_t now)
 {
 	const struct job *job = jobs_get(cl->js, ev->job_id);
 	char cause[400];
@@ -60,7 +43,7 @@ recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why)
 	if (job != NULL && jobs_is_active(job) &&
 	    job->attempt == ev->attempt) {
 		snprintf(cause, sizeof(cause), "%s (%s)", ev->cause, why);
-		cluster_fail_over(cl, job, cause, false, ev->failure_ms);
+		gang_fail_over(cl, job, cause, false, ev->failure_ms, now);
 	}
 	recovery_evac_free(cl, ev);
 }
@@ -70,23 +53,22 @@ recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why)
  * directory has nothing to wait for: it moves at once. */
 static void
 recovery_evacuate(struct cluster *cl, const struct job *job,
-    const char *cause)
+    const char *cause, int64_t now)
 {
 	struct evac *ev;
 	struct node *n;
 	size_t i;
-	int64_t now = clock_now_ms();
 
 	TAILQ_FOREACH(ev, &cl->evacs, entry)
 		if (ev->job_id == job->id && ev->attempt == job->attempt)
 			return;
 	if (job->spec.checkpoint_dir == NULL ||
 	    (job->state != JOB_RUNNING && job->state != JOB_RESIZING)) {
-		cluster_fail_over(cl, job, cause, false, now);
+		gang_fail_over(cl, job, cause, false, now, now);
 		return;
 	}
 	if ((ev = calloc(1, sizeof(*ev))) == NULL) {
-		cluster_fail_over(cl, job, cause, false, now);
+		gang_fail_over(cl, job, cause, false, now, now);
 		return;
 	}
 	ev->job_id = job->id;
@@ -100,7 +82,7 @@ recovery_evacuate(struct cluster *cl, const struct job *job,
 	for (i = 0; i < job->nplace; i++) {
 		n = nodes_get(cl->ns, job->place[i].node);
 		if (n != NULL && n->conn_id != 0)
-			agentcmd_signal(cl->ac, n->conn_id, job->id,
+			cl->out.ops->signal(cl->out.ctx, n->conn_id, job->id,
 			    job->attempt, job->spec.ckpt_signal);
 	}
 	log_info("job %" PRIu64 ": signal %d sent, waiting up to %u s for a "
@@ -109,25 +91,27 @@ recovery_evacuate(struct cluster *cl, const struct job *job,
 }
 
 /* Checkpoint and move every job running on node. */
-static void
+static int
 recovery_evacuate_node(struct cluster *cl, const char *node,
-    const char *cause)
+    const char *cause, int64_t now)
 {
 	const struct job **active;
 	size_t i, j, n;
 
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return -1;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < active[i]->nplace; j++)
 			if (strcmp(active[i]->place[j].node, node) == 0) {
-				recovery_evacuate(cl, active[i], cause);
+				recovery_evacuate(cl, active[i], cause, now);
 				break;
 			}
 	free(active);
+	return 0;
 }
 
 void
-cluster_health(struct cluster *cl, uint64_t conn_id,
+recovery_health(struct cluster *cl, uint64_t conn_id,
     const struct node_health *h, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
@@ -137,7 +121,7 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 
 	if (n == NULL || !nodes_set_health(cl->ns, n, h, now))
 		return;
-	cluster_changed(cl);
+	cluster_wake(cl);
 	if (h->health == HEALTH_FAILED) {
 		snprintf(cause, sizeof(cause), "node %s health FAILED: %s",
 		    n->name, h->reason);
@@ -145,7 +129,10 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 		    nodes_drain(cl->ns, n, cause, "health", true, now,
 		    &err) == -1)
 			log_warnx("node %s: %s", n->name, err.text);
-		cluster_fail_over_node(cl, n->name, -1, cause, true);
+		if (gang_fail_over_node(cl, n->name, -1, cause, true,
+		    now) == -1)
+			log_warnx("node %s: out of memory: its jobs are not "
+			    "moved", n->name);
 		return;
 	}
 	/* A FAILED GPU on a node still in service: only its jobs go. */
@@ -154,8 +141,10 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 			continue;
 		snprintf(cause, sizeof(cause), "node %s gpu %u FAILED: %s",
 		    n->name, h->gpus[i].index, h->gpus[i].reason);
-		cluster_fail_over_node(cl, n->name, (int)h->gpus[i].index,
-		    cause, true);
+		if (gang_fail_over_node(cl, n->name, (int)h->gpus[i].index,
+		    cause, true, now) == -1)
+			log_warnx("node %s: out of memory: the jobs of gpu %u "
+			    "are not moved", n->name, h->gpus[i].index);
 	}
 	if (h->health == HEALTH_DEGRADED) {
 		snprintf(cause, sizeof(cause), "node %s DEGRADED: %s",
@@ -163,12 +152,14 @@ cluster_health(struct cluster *cl, uint64_t conn_id,
 		if (!n->drained && nodes_drain(cl->ns, n, cause, "health",
 		    true, now, &err) == -1)
 			log_warnx("node %s: %s", n->name, err.text);
-		recovery_evacuate_node(cl, n->name, cause);
+		if (recovery_evacuate_node(cl, n->name, cause, now) == -1)
+			log_warnx("node %s: out of memory: its jobs are not "
+			    "moved", n->name);
 	}
 }
 
 void
-cluster_xids(struct cluster *cl, uint64_t conn_id,
+recovery_xids(struct cluster *cl, uint64_t conn_id,
     const struct xid_report *x, size_t nx, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
@@ -210,7 +201,10 @@ cluster_xids(struct cluster *cl, uint64_t conn_id,
 	if (nhit == 0)
 		return;
 	/* One pass: each active job on a GPU named fails over once. */
-	active = jobs_active(cl->js, &na);
+	if ((active = jobs_active(cl->js, &na)) == NULL && na > 0) {
+		log_warnx("node %s: out of memory: XIDs not acted on", n->name);
+		return;
+	}
 	for (i = 0; i < na; i++) {
 		any = false;
 		for (j = 0; j < active[i]->nplace && !any; j++) {
@@ -227,7 +221,7 @@ cluster_xids(struct cluster *cl, uint64_t conn_id,
 				}
 		}
 		if (any)
-			cluster_fail_over(cl, active[i], cause, true, now);
+			gang_fail_over(cl, active[i], cause, true, now, now);
 	}
 	free(active);
 	/* A line per message at most, within the node's report budget. */
@@ -283,7 +277,7 @@ recovery_checkpoint(struct cluster *cl, struct node *n,
 		next = TAILQ_NEXT(ev, entry);
 		if (ev->job_id == job_id && ev->attempt == attempt &&
 		    (!ev->had_ckpt || step != ev->step_before))
-			recovery_evac_done(cl, ev, "checkpoint written");
+			recovery_evac_done(cl, ev, "checkpoint written", now);
 	}
 }
 
@@ -302,7 +296,7 @@ recovery_ckpt_cmp(const void *a, const void *b)
 }
 
 void
-cluster_checkpoints(struct cluster *cl, uint64_t conn_id,
+recovery_checkpoints(struct cluster *cl, uint64_t conn_id,
     const struct checkpoint_report *r, size_t nr, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
@@ -345,8 +339,8 @@ recovery_node_has_job(const struct node *n, uint64_t job_id)
 }
 
 void
-cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, int64_t changed_ms)
+recovery_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int64_t changed_ms, int64_t now)
 {
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	const struct job *job = jobs_get(cl->js, job_id);
@@ -376,7 +370,7 @@ cluster_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 		snprintf(what, sizeof(what), "job %" PRIu64 " attempt %u: "
 		    "not one of its nodes", job_id, attempt);
 		reports_reject(&cl->reports, &n->report_log, n->name,
-		    REPORT_PROGRESS, clock_now_ms(), what);
+		    REPORT_PROGRESS, now, what);
 		return;
 	case REPORT_ACCEPT:
 		break;
@@ -395,7 +389,8 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 	int64_t last;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING || job->spec.hang_timeout_s == 0)
@@ -408,7 +403,7 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 		snprintf(cause, sizeof(cause), "no progress for %" PRId64
 		    " s (hang-timeout %" PRIu64 " s)", (now - last) / 1000,
 		    job->spec.hang_timeout_s);
-		cluster_fail_over(cl, job, cause, true, now);
+		gang_fail_over(cl, job, cause, true, now, now);
 	}
 	free(active);
 }
@@ -422,13 +417,13 @@ recovery_tick(struct cluster *cl, int64_t now)
 		next = TAILQ_NEXT(ev, entry);
 		if (now >= ev->deadline_ms)
 			recovery_evac_done(cl, ev,
-			    "no new checkpoint before the deadline");
+			    "no new checkpoint before the deadline", now);
 	}
 	recovery_check_hangs(cl, now);
 }
 
 int
-cluster_drain(struct cluster *cl, const struct peer *who, const char *name,
+recovery_drain(struct cluster *cl, const struct peer *who, const char *name,
     const char *reason, bool now_flag, int64_t now, struct cerr *err)
 {
 	struct node *n = nodes_get(cl->ns, name);
@@ -441,14 +436,16 @@ cluster_drain(struct cluster *cl, const struct peer *who, const char *name,
 	if (now_flag) {
 		snprintf(cause, sizeof(cause), "node %s drained by %s: %s",
 		    name, who->name, reason);
-		recovery_evacuate_node(cl, name, cause);
+		if (recovery_evacuate_node(cl, name, cause, now) == -1)
+			log_warnx("node %s: out of memory: its jobs are not "
+			    "moved now (drained: they end there)", name);
 	}
-	cluster_changed(cl);
+	cluster_wake(cl);
 	return 0;
 }
 
 int
-cluster_resume(struct cluster *cl, const struct peer *who, const char *name,
+recovery_resume(struct cluster *cl, const struct peer *who, const char *name,
     int64_t now, struct cerr *err)
 {
 	struct node *n = nodes_get(cl->ns, name);
@@ -457,35 +454,7 @@ cluster_resume(struct cluster *cl, const struct peer *who, const char *name,
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
 	if (nodes_resume(cl->ns, n, who->name, now, err) == -1)
 		return -1;
-	cluster_changed(cl);
-	return 0;
-}
-
-int
-cluster_delete_node(struct cluster *cl, const struct peer *who,
-    const char *name, int64_t now, struct cerr *err)
-{
-	struct node *n = nodes_get(cl->ns, name);
-	const struct job **active;
-	uint64_t holder = 0;
-	size_t i, na;
-
-	if (n == NULL)
-		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
-	if ((active = jobs_active(cl->js, &na)) == NULL &&
-	    jobs_count(cl->js) > 0)
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	for (i = 0; i < na && holder == 0; i++)
-		if (job_node_placement(active[i], name) != NULL)
-			holder = active[i]->id;
-	free(active);
-	if (holder != 0)
-		return cerr_set(err, ERR_CONFLICT, "node %s is still allocated "
-		    "to job %" PRIu64 "; it can be deleted once no job holds "
-		    "it", name, holder);
-	if (nodes_delete(cl->ns, n, who->name, now, err) == -1)
-		return -1;
-	cluster_changed(cl);
+	cluster_wake(cl);
 	return 0;
 }
 
@@ -521,7 +490,7 @@ recovery_node_idle(const struct node *n)
 }
 
 void
-recovery_grow(struct cluster *cl)
+recovery_grow(struct cluster *cl, int64_t now)
 {
 	const struct job **active;
 	const struct job *job;
@@ -535,7 +504,8 @@ recovery_grow(struct cluster *cl)
 		idle += recovery_node_idle(all[i]);
 	if (idle == 0)
 		return;
-	active = jobs_active(cl->js, &n);
+	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING ||
@@ -544,12 +514,12 @@ recovery_grow(struct cluster *cl)
 			continue;
 		snprintf(cause, sizeof(cause), "growing from %zu toward %u "
 		    "nodes", job->nplace, job->spec.nodes_max);
-		if (jobs_begin_resize(cl->js, job->id, cause, clock_now_ms(),
+		if (jobs_begin_resize(cl->js, job->id, cause, now,
 		    &err) == -1) {
 			log_warnx("job %" PRIu64 ": %s", job->id, err.text);
 			continue;
 		}
-		recovery_evacuate(cl, job, cause);
+		recovery_evacuate(cl, job, cause, now);
 		/* One at a time: the next pass sees what is left. */
 		break;
 	}

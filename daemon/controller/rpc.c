@@ -485,5 +485,6 @@ rpc_conn_closed(uint64_t cid, void *arg)
 {
 	struct rpc *rpc = arg;
 
+	agentcmd_conn_closed(rpc->agentcmd, cid);
 	cluster_conn_closed(rpc->cluster, cid);
 }

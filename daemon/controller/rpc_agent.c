@@ -10,6 +10,7 @@
 
 #include "lib/clock.h"
 #include "cluster.h"
+#include "recovery.h"
 #include "lib/log.h"
 #include "lib/text.h"
 #include "lib/wire.h"
@@ -84,7 +85,7 @@ rpc_apply_health(struct rpc *rpc, struct conn *c,
 		log_warnx("conn %" PRIu64 ": %s", conn_id(c), err.text);
 		return;
 	}
-	cluster_health(rpc->cluster, conn_id(c), &h, clock_now_ms());
+	recovery_health(rpc->cluster, conn_id(c), &h, clock_now_ms());
 }
 
 /* The address other ranks reach a node at (MASTER_ADDR): empty (the
@@ -197,12 +198,12 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		    r->time_ms <= now ? r->time_ms : now;
 		nck++;
 	}
-	cluster_checkpoints(rpc->cluster, conn_id(c), cks, nck, now);
+	recovery_checkpoints(rpc->cluster, conn_id(c), cks, nck, now);
 	free(cks);
 	for (i = 0; i < hb->n_progress; i++)
-		cluster_progress(rpc->cluster, conn_id(c),
+		recovery_progress(rpc->cluster, conn_id(c),
 		    hb->progress[i]->job_id, hb->progress[i]->restart,
-		    hb->progress[i]->changed_ms);
+		    hb->progress[i]->changed_ms, now);
 	if (hb->n_xids == 0)
 		return;
 	/* The list is at most reports_tasks_max long (checked before). */
@@ -216,7 +217,7 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 			xids[nx].xid = hb->xids[i]->xid;
 			nx++;
 		}
-	cluster_xids(rpc->cluster, conn_id(c), xids, nx, now);
+	recovery_xids(rpc->cluster, conn_id(c), xids, nx, now);
 	free(xids);
 }
 

@@ -8,6 +8,7 @@
 
 #include "lib/clock.h"
 #include "cluster.h"
+#include "recovery.h"
 #include "daemon/sched/topo.h"
 #include "jobs.h"
 #include "lib/log.h"
@@ -351,11 +352,11 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 	}
 	for (i = 0; i < n; i++) {
 		if (drain)
-			rc = cluster_drain(rpc->cluster, conn_peer(c), names[i],
+			rc = recovery_drain(rpc->cluster, conn_peer(c), names[i],
 			    req->drain->reason, req->drain->has_now &&
 			    req->drain->now, clock_now_ms(), &err);
 		else
-			rc = cluster_resume(rpc->cluster, conn_peer(c),
+			rc = recovery_resume(rpc->cluster, conn_peer(c),
 			    names[i], clock_now_ms(), &err);
 		if (rc == -1) {
 			rpc_error(rpc, c, req->id, err.code, err.text, false);

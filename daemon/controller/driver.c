@@ -1,0 +1,210 @@
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "agentcmd.h"
+#include "cluster.h"
+#include "driver.h"
+#include "lib/clock.h"
+
+struct driver {
+	struct event_base *base;
+	struct agentcmd *ac;
+	struct cluster *cl;		/* NULL until driver_start */
+	int64_t tick_ms;
+	struct event *pass_ev;
+	struct event *tick_ev;
+	struct event *check_ev;		/* the tick's work, a round later */
+	bool wanted;			/* a pass was asked for */
+	bool in_pass;
+	uint64_t pass_end_us;		/* when the latest pass ended */
+	struct driver_stats stats;
+};
+
+/* A pass soon after any change, but paced: the next one starts no sooner
+ * after the last ended than that one took, so that passes take at most
+ * half of the loop while submits, heartbeats and replies stream in (at
+ * 10,000 nodes a pass takes ~10 ms, and a change per loop round would
+ * otherwise mean a pass per round). */
+static void
+driver_schedule_pass(struct driver *d)
+{
+	uint64_t now = clock_mono_us(), ready;
+	struct timeval tv;
+
+	ready = d->pass_end_us + d->stats.last_pass_us;
+	if (now < ready) {
+		tv.tv_sec = (time_t)((ready - now) / 1000000);
+		tv.tv_usec = (suseconds_t)((ready - now) % 1000000);
+		if (event_add(d->pass_ev, &tv) == 0)
+			return;
+	}
+	event_active(d->pass_ev, EV_TIMEOUT, 0);
+}
+
+static void
+driver_pass_wanted(void *ctx)
+{
+	struct driver *d = ctx;
+
+	d->wanted = true;
+	/* Before driver_start the pass waits for it; during a pass it is
+	 * scheduled once that pass's time is known. */
+	if (d->cl != NULL && !d->in_pass &&
+	    !event_pending(d->pass_ev, EV_TIMEOUT, NULL))
+		driver_schedule_pass(d);
+}
+
+static void
+driver_pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct driver *d = arg;
+	uint64_t t0 = clock_mono_us();
+
+	d->wanted = false;
+	d->in_pass = true;
+	cluster_pass(d->cl, clock_now_ms());
+	d->in_pass = false;
+	d->pass_end_us = clock_mono_us();
+	d->stats.last_pass_us = d->pass_end_us - t0;
+	d->stats.total_pass_us += d->stats.last_pass_us;
+	if (d->wanted)
+		driver_schedule_pass(d);
+}
+
+/* The tick's work runs one loop round later: a zero timeout becomes
+ * active only after the next poll for I/O, behind the read callbacks of
+ * data that arrived while the loop was busy. So a heartbeat that reached
+ * the controller is always seen before its node is timed out. */
+static void
+driver_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct driver *d = arg;
+	struct timeval zero = { 0, 0 };
+
+	evtimer_add(d->check_ev, &zero);
+}
+
+static void
+driver_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct driver *d = arg;
+	int64_t now = clock_now_ms();
+
+	agentcmd_expire(d->ac, now);
+	cluster_tick(d->cl, now);
+}
+
+static int
+driver_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+    int64_t now_ms, outbox_done done, void *arg)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_launch(d->ac, conn_id, l, now_ms, done, arg);
+}
+
+static int
+driver_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
+    const char *reason)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_stop(d->ac, conn_id, job_id, attempt, reason);
+}
+
+static int
+driver_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int sig)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_signal(d->ac, conn_id, job_id, attempt, sig);
+}
+
+static int
+driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
+    int64_t now_ms, outbox_log_done done, void *arg)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_read_log(d->ac, conn_id, job_id, attempt, rank,
+	    offset, max, now_ms, done, arg);
+}
+
+static const struct outbox_ops driver_ops = {
+	.launch = driver_launch,
+	.stop = driver_stop,
+	.signal = driver_signal,
+	.read_log = driver_read_log,
+	.pass_wanted = driver_pass_wanted,
+};
+
+struct driver *
+driver_create(struct event_base *base, struct agentcmd *ac, int64_t tick_ms,
+    struct cerr *err)
+{
+	struct driver *d;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	d->base = base;
+	d->ac = ac;
+	d->tick_ms = tick_ms;
+	d->pass_ev = event_new(base, -1, 0, driver_pass_cb, d);
+	d->tick_ev = event_new(base, -1, EV_PERSIST, driver_tick_cb, d);
+	d->check_ev = evtimer_new(base, driver_check_cb, d);
+	if (d->pass_ev == NULL || d->tick_ev == NULL || d->check_ev == NULL) {
+		cerr_set(err, ERR_INTERNAL, "cannot create timers");
+		driver_destroy(d);
+		return NULL;
+	}
+	return d;
+}
+
+void
+driver_outbox(struct driver *d, struct outbox *out)
+{
+	out->ops = &driver_ops;
+	out->ctx = d;
+}
+
+int
+driver_start(struct driver *d, struct cluster *cl, struct cerr *err)
+{
+	struct timeval tv = { (time_t)(d->tick_ms / 1000),
+	    (suseconds_t)((d->tick_ms % 1000) * 1000) };
+
+	d->cl = cl;
+	if (event_add(d->tick_ev, &tv) == -1)
+		return cerr_set(err, ERR_INTERNAL, "cannot start the tick");
+	if (d->wanted)
+		driver_schedule_pass(d);
+	return 0;
+}
+
+void
+driver_destroy(struct driver *d)
+{
+	if (d == NULL)
+		return;
+	if (d->pass_ev != NULL)
+		event_free(d->pass_ev);
+	if (d->tick_ev != NULL)
+		event_free(d->tick_ev);
+	if (d->check_ev != NULL)
+		event_free(d->check_ev);
+	free(d);
+}
+
+void
+driver_stats(const struct driver *d, struct driver_stats *st)
+{
+	*st = d->stats;
+}

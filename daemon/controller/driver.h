@@ -1,0 +1,33 @@
+/* The event layer under the controller's domain: it owns the timers and
+ * the clock, runs cluster_pass when the domain asks for one (paced) and
+ * cluster_tick on a timer, and fills the domain's outbox with agentcmd.c
+ * (commands to agents) and its own pass_wanted. */
+#ifndef COHORT_CONTROLLER_DRIVER_H
+#define COHORT_CONTROLLER_DRIVER_H
+
+#include <stdint.h>
+
+#include "daemon/controller/outbox.h"
+#include "lib/err.h"
+
+struct event_base;
+struct agentcmd;
+struct cluster;
+struct driver;
+
+struct driver_stats {
+	uint64_t last_pass_us;		/* duration of the latest pass */
+	uint64_t total_pass_us;
+};
+
+struct driver *driver_create(struct event_base *base, struct agentcmd *ac,
+    int64_t tick_ms, struct cerr *err);
+/* The outbox to give cluster_create: valid as long as the driver. */
+void driver_outbox(struct driver *d, struct outbox *out);
+/* Start driving cl: its pass (if one was asked for) and the tick. */
+int driver_start(struct driver *d, struct cluster *cl, struct cerr *err);
+/* Accepts NULL. */
+void driver_destroy(struct driver *d);
+void driver_stats(const struct driver *d, struct driver_stats *st);
+
+#endif

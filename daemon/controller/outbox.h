@@ -1,0 +1,56 @@
+/* The controller domain's way out: the commands it sends to agents, and
+ * its wish for a scheduling pass. The daemon fills it with agentcmd.c
+ * (protobuf over TLS) and driver.c (libevent timers); unit tests and the
+ * goodput simulator (tests/bench/goodput.c) fill it with recorders and a
+ * virtual clock. Nothing here sees the network, a clock or an event
+ * loop: `now` comes in with every call. */
+#ifndef COHORT_CONTROLLER_OUTBOX_H
+#define COHORT_CONTROLLER_OUTBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "lib/job.h"
+
+/* A command's answer: err is NULL on success; now_ms is when it came. */
+typedef void (*outbox_done)(void *arg, const struct cerr *err,
+    int64_t now_ms);
+typedef void (*outbox_log_done)(void *arg, const uint8_t *data, size_t len,
+    const struct cerr *err);
+
+/* One node's share of a gang's launch. */
+struct launch_cmd {
+	const struct job *job;		/* spec, user, attempt, restarts */
+	const struct placement *place;	/* this node's share */
+	const char *const *nodelist;	/* rank order */
+	size_t nnodes;
+	const char *master_addr;
+	unsigned master_port;
+};
+
+struct outbox_ops {
+	/* Launch on the agent of conn_id: 0 and done(arg, ...) later,
+	 * exactly once; or -1 and done never runs. */
+	int (*launch)(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+	    int64_t now_ms, outbox_done done, void *arg);
+	/* Fire and forget: idempotent, re-sent on reconcile. 0 or -1. */
+	int (*stop)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, const char *reason);
+	int (*signal)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, int sig);
+	/* Like launch: 0 and done later exactly once, or -1. */
+	int (*read_log)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
+	    int64_t now_ms, outbox_log_done done, void *arg);
+	/* Something changed: call cluster_pass soon (many calls before it
+	 * runs cost one pass). */
+	void (*pass_wanted)(void *ctx);
+};
+
+struct outbox {
+	const struct outbox_ops *ops;
+	void *ctx;
+};
+
+#endif
