@@ -200,7 +200,7 @@ start(struct cohortd *d)
 		fatalx("out of memory");
 	if ((d->jobs = jobs_create(d->store, d->txq, &limits, &err)) == NULL)
 		fatalx("loading jobs: %s", err.text);
-	if ((d->nodes = nodes_create(d->store, d->txq, &err)) == NULL)
+	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(), &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
 	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
 	    d->cfg.key, &err);

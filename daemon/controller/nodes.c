@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/clock.h"
 #include "lib/log.h"
 #include "nodes.h"
 #include "store.h"
@@ -166,7 +165,8 @@ nodes_load_drain_cb(const struct store_drain *d, void *arg)
 }
 
 struct nodes *
-nodes_create(struct store *st, struct txq *q, struct cerr *err)
+nodes_create(struct store *st, struct txq *q, int64_t now_ms,
+    struct cerr *err)
 {
 	struct nodes *ns;
 
@@ -176,7 +176,7 @@ nodes_create(struct store *st, struct txq *q, struct cerr *err)
 	}
 	ns->st = st;
 	ns->q = q;
-	ns->loaded_ms = clock_now_ms();
+	ns->loaded_ms = now_ms;
 	if (store_nodes_load(st, nodes_load_cb, ns, err) == -1 ||
 	    store_drains_load(st, nodes_load_drain_cb, ns, err) == -1) {
 		nodes_destroy(ns);

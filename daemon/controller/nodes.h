@@ -47,7 +47,9 @@ struct node {
 	struct ratelim stop_log;
 };
 
-struct nodes *nodes_create(struct store *st, struct txq *q,
+/* Nodes loaded from the store wait for their agents until now_ms plus a
+ * grace before they may be timed out. */
+struct nodes *nodes_create(struct store *st, struct txq *q, int64_t now_ms,
     struct cerr *err);
 void nodes_destroy(struct nodes *ns);
 

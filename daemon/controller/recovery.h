@@ -11,6 +11,7 @@
 #include "lib/err.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
+#include "daemon/controller/reports.h"
 
 struct cluster;
 

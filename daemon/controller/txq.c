@@ -50,7 +50,8 @@ txq_create(struct event_base *base, struct store *st,
 	q->on_abort = on_abort;
 	q->abort_arg = arg;
 	STAILQ_INIT(&q->items);
-	if ((q->ev = event_new(base, -1, 0, txq_commit_cb, q)) == NULL) {
+	if (base != NULL &&
+	    (q->ev = event_new(base, -1, 0, txq_commit_cb, q)) == NULL) {
 		free(q);
 		return NULL;
 	}
@@ -63,7 +64,8 @@ txq_destroy(struct txq *q)
 	if (q == NULL)
 		return;
 	txq_flush(q);
-	event_free(q->ev);
+	if (q->ev != NULL)
+		event_free(q->ev);
 	free(q);
 }
 
@@ -75,7 +77,8 @@ txq_join(struct txq *q, struct cerr *err)
 	if (store_begin(q->st, err) == -1)
 		return -1;
 	q->open = true;
-	event_active(q->ev, EV_TIMEOUT, 0);
+	if (q->ev != NULL)
+		event_active(q->ev, EV_TIMEOUT, 0);
 	return 0;
 }
 

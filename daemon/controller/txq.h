@@ -18,7 +18,8 @@ typedef void (*txq_cb)(void *arg, bool committed);
 
 /* on_abort(arg) runs when a commit fails, before the callbacks, so that
  * in-memory state written ahead of the commit can be reloaded from the
- * database. */
+ * database. With base NULL nothing commits by itself: the caller calls
+ * txq_flush (unit tests and the goodput simulator, in virtual time). */
 struct txq *txq_create(struct event_base *base, struct store *st,
     void (*on_abort)(void *arg), void *arg);
 /* Commits what is open (running callbacks) and frees; accepts NULL. */

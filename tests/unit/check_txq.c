@@ -221,7 +221,7 @@ START_TEST(test_node_delete_waits_for_commit)
 	struct cerr err;
 
 	setup(&f);
-	ns = nodes_create(f.st, f.q, &err);
+	ns = nodes_create(f.st, f.q, 0, &err);
 	ck_assert_msg(ns != NULL, "nodes_create: %s", err.text);
 	memset(&inv, 0, sizeof(inv));
 	snprintf(inv.source, sizeof(inv.source), "simulated");
@@ -254,7 +254,7 @@ START_TEST(test_node_delete_waits_for_commit)
 	ck_assert_ptr_null(nodes_get(ns, "n1"));
 	nodes_destroy(ns);
 	/* The database agrees. */
-	ns = nodes_create(f.st, f.q, &err);
+	ns = nodes_create(f.st, f.q, 0, &err);
 	ck_assert_ptr_nonnull(ns);
 	ck_assert_ptr_null(nodes_get(ns, "n1"));
 	nodes_destroy(ns);

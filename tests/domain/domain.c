@@ -1,0 +1,424 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/controller/jobs.h"
+#include "daemon/controller/nodes.h"
+#include "daemon/controller/store.h"
+#include "daemon/controller/txq.h"
+#include "tests/domain/domain.h"
+
+static struct domain_cmd *
+domain_record(struct domain *d, enum domain_cmd_kind kind, uint64_t conn_id,
+    uint64_t job_id, uint32_t attempt)
+{
+	struct domain_cmd *c;
+	size_t i;
+
+	if (d->ncmds == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+
+		if ((c = reallocarray(d->cmds, cap, sizeof(*c))) == NULL)
+			return NULL;
+		d->cmds = c;
+		d->cap = cap;
+	}
+	c = &d->cmds[d->ncmds++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->conn_id = conn_id;
+	c->job_id = job_id;
+	c->attempt = attempt;
+	c->at_ms = d->now;
+	c->answered = true;
+	for (i = 0; i < d->nnodes; i++)
+		if (d->nodes[i].conn_id == conn_id)
+			snprintf(c->node, sizeof(c->node), "%s",
+			    d->nodes[i].name);
+	return c;
+}
+
+static int
+domain_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+    int64_t now, outbox_done done, void *arg)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if (d->fail_sends || (c = domain_record(d, DOMAIN_LAUNCH, conn_id,
+	    l->job->id, l->job->attempt)) == NULL)
+		return -1;
+	c->node_rank = l->place->node_rank;
+	c->ngpus = l->place->ngpus;
+	c->nnodes = (unsigned)l->nnodes;
+	if (l->job->has_ckpt && l->job->ckpt_path != NULL)
+		snprintf(c->resume, sizeof(c->resume), "%s",
+		    l->job->ckpt_path);
+	c->at_ms = now;
+	c->done = done;
+	c->arg = arg;
+	c->answered = false;
+	return 0;
+}
+
+static int
+domain_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
+    const char *reason)
+{
+	struct domain *d = ctx;
+
+	if (d->fail_sends)
+		return -1;
+	return domain_record(d, DOMAIN_STOP, conn_id, job_id, attempt) ? 0 :
+	    -1;
+}
+
+static int
+domain_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int sig)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if ((c = domain_record(d, DOMAIN_SIGNAL, conn_id, job_id,
+	    attempt)) == NULL)
+		return -1;
+	c->sig = sig;
+	return 0;
+}
+
+static int
+domain_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
+    int64_t now, outbox_log_done done, void *arg)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if ((c = domain_record(d, DOMAIN_READ_LOG, conn_id, job_id,
+	    attempt)) == NULL)
+		return -1;
+	c->node_rank = rank;
+	c->log_done = done;
+	c->arg = arg;
+	c->answered = false;
+	return 0;
+}
+
+static void
+domain_pass_wanted(void *ctx)
+{
+	struct domain *d = ctx;
+
+	d->passes_wanted++;
+}
+
+static const struct outbox_ops domain_ops = {
+	.launch = domain_launch,
+	.stop = domain_stop,
+	.signal = domain_signal,
+	.read_log = domain_read_log,
+	.pass_wanted = domain_pass_wanted,
+};
+
+static void
+domain_on_abort(void *arg)
+{
+	struct domain *d = arg;
+	struct cerr err;
+
+	/* As cohortd does: what was written ahead of a failed commit is
+	 * read back from the database. */
+	if (jobs_reload(d->js, &err) == -1)
+		fprintf(stderr, "domain: jobs_reload: %s\n", err.text);
+}
+
+int
+domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
+{
+	struct job_limits lim = { .script_max = 1024 * 1024 };
+	struct cluster_opts def = {
+		.node_timeout_ms = 10000,
+		.heartbeat_ms = 2000,
+		.stop_timeout_ms = 60000,
+		.accept_unknown_nodes = true,
+	};
+	struct outbox out = { &domain_ops, d };
+
+	memset(d, 0, sizeof(*d));
+	d->now = 1000000;	/* not 0: 0 means "never" in places */
+	d->next_conn = 100;
+	if ((d->st = store_open(":memory:", err)) == NULL)
+		return -1;
+	if ((d->q = txq_create(NULL, d->st, domain_on_abort, d)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if ((d->js = jobs_create(d->st, d->q, &lim, err)) == NULL ||
+	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
+	    (d->cl = cluster_create(d->js, d->ns, &out, o != NULL ? o : &def,
+	    d->now, err)) == NULL) {
+		domain_close(d);
+		return -1;
+	}
+	domain_commit(d);
+	return 0;
+}
+
+void
+domain_close(struct domain *d)
+{
+	cluster_destroy(d->cl);
+	if (d->q != NULL)
+		txq_flush(d->q);
+	jobs_destroy(d->js);
+	nodes_destroy(d->ns);
+	txq_destroy(d->q);
+	if (d->st != NULL)
+		store_close(d->st);
+	free(d->cmds);
+	free(d->nodes);
+	memset(d, 0, sizeof(*d));
+}
+
+void
+domain_commit(struct domain *d)
+{
+	txq_flush(d->q);
+}
+
+static struct domain_node *
+domain_node(const struct domain *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnodes; i++)
+		if (strcmp(d->nodes[i].name, name) == 0)
+			return &d->nodes[i];
+	return NULL;
+}
+
+uint64_t
+domain_conn(const struct domain *d, const char *name)
+{
+	const struct domain_node *n = domain_node(d, name);
+
+	return n != NULL ? n->conn_id : 0;
+}
+
+static void
+domain_inventory(struct inventory *inv, unsigned ngpus)
+{
+	unsigned i;
+
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->source, sizeof(inv->source), "simulated");
+	inv->ncpus = 64;
+	inv->memory_mb = 1024 * 1024;
+	inv->ngpus = ngpus;
+	for (i = 0; i < ngpus; i++) {
+		inv->gpus[i].index = i;
+		snprintf(inv->gpus[i].uuid, sizeof(inv->gpus[i].uuid),
+		    "GPU-%u", i);
+		snprintf(inv->gpus[i].model, sizeof(inv->gpus[i].model),
+		    "NVIDIA H100 80GB HBM3");
+		inv->gpus[i].memory_mb = 81920;
+		inv->gpus[i].numa_node = i < ngpus / 2 ? 0 : 1;
+		inv->gpus[i].pcie_switch = (int)i / 2;
+		inv->gpus[i].nvlink_domain = 0;
+		inv->gpus[i].nic = -1;
+	}
+}
+
+uint64_t
+domain_add_node(struct domain *d, const char *name, unsigned ngpus,
+    bool spare, struct cerr *err)
+{
+	struct domain_node *n;
+	struct inventory inv;
+	uint64_t conn = d->next_conn++;
+
+	if ((n = reallocarray(d->nodes, d->nnodes + 1, sizeof(*n))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return 0;
+	}
+	d->nodes = n;
+	n = &d->nodes[d->nnodes];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	domain_inventory(&inv, ngpus);
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv, spare,
+	    NULL, 0, d->now, err) == -1)
+		return 0;
+	d->nnodes++;
+	n->conn_id = conn;
+	domain_commit(d);
+	return conn;
+}
+
+uint64_t
+domain_reconnect(struct domain *d, const char *name,
+    const struct task_report *tasks, size_t ntasks, struct cerr *err)
+{
+	struct domain_node *n = domain_node(d, name);
+	const struct node *nd = nodes_get(d->ns, name);
+	struct inventory inv;
+	uint64_t conn = d->next_conn++;
+
+	if (n == NULL || nd == NULL) {
+		cerr_set(err, ERR_NOT_FOUND, "no node %s", name);
+		return 0;
+	}
+	if (n->conn_id != 0)
+		domain_disconnect(d, name);
+	inv = nd->inv;
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
+	    nd->spare, tasks, ntasks, d->now, err) == -1)
+		return 0;
+	n->conn_id = conn;
+	domain_commit(d);
+	return conn;
+}
+
+void
+domain_disconnect(struct domain *d, const char *name)
+{
+	struct domain_node *n = domain_node(d, name);
+
+	if (n == NULL || n->conn_id == 0)
+		return;
+	cluster_conn_closed(d->cl, n->conn_id);
+	n->conn_id = 0;
+	domain_commit(d);
+}
+
+uint64_t
+domain_submit(struct domain *d, const char *user, unsigned nodes,
+    unsigned gpus_per_node, void (*spec_fn)(struct job_spec *, void *),
+    void *arg, struct cerr *err)
+{
+	struct job_spec spec;
+	struct peer who;
+	uint64_t id = 0;
+
+	memset(&who, 0, sizeof(who));
+	snprintf(who.name, sizeof(who.name), "%s", user);
+	who.role = ROLE_USER;
+	job_spec_init(&spec);
+	spec.nodes_min = spec.nodes_max = nodes;
+	spec.gpus_per_node = gpus_per_node;
+	/* The job takes the spec's strings: they are the heap's. */
+	if ((spec.argv = calloc(1, sizeof(*spec.argv))) == NULL ||
+	    (spec.argv[0] = strdup("true")) == NULL) {
+		free(spec.argv);
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return 0;
+	}
+	spec.argc = 1;
+	if (spec_fn != NULL)
+		spec_fn(&spec, arg);
+	if (jobs_submit(d->js, &who, &spec, d->now, &id, err) == -1)
+		id = 0;
+	else
+		cluster_changed(d->cl);
+	domain_commit(d);
+	return id;
+}
+
+void
+domain_pass(struct domain *d)
+{
+	cluster_pass(d->cl, d->now);
+	domain_commit(d);
+}
+
+void
+domain_tick(struct domain *d)
+{
+	cluster_tick(d->cl, d->now);
+	domain_commit(d);
+}
+
+void
+domain_advance(struct domain *d, int64_t ms)
+{
+	d->now += ms;
+}
+
+size_t
+domain_answer_launches(struct domain *d, const struct cerr *err)
+{
+	size_t i, n = 0, end = d->ncmds;
+
+	/* An answer may send more (a failed gang's stops): those come
+	 * after end and are not answered here. */
+	for (i = 0; i < end; i++) {
+		struct domain_cmd *c = &d->cmds[i];
+
+		if (c->kind != DOMAIN_LAUNCH || c->answered)
+			continue;
+		c->answered = true;
+		c->done(c->arg, err, d->now);
+		n++;
+	}
+	domain_commit(d);
+	return n;
+}
+
+int
+domain_exit(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt, unsigned rank, int wait_status, struct cerr *err)
+{
+	struct task_report r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.job_id = job_id;
+	r.restart = attempt;
+	r.rank = rank;
+	r.wait_status = wait_status;
+	rc = cluster_task_exit(d->cl, domain_conn(d, node), &r, d->now, err);
+	domain_commit(d);
+	return rc;
+}
+
+void
+domain_heartbeat(struct domain *d, const char *node,
+    const struct task_report *tasks, size_t ntasks)
+{
+	cluster_reports_begin(d->cl);
+	cluster_heartbeat(d->cl, domain_conn(d, node), tasks, ntasks, d->now);
+	domain_commit(d);
+}
+
+size_t
+domain_count(const struct domain *d, enum domain_cmd_kind kind,
+    uint64_t job_id, size_t from)
+{
+	size_t i, n = 0;
+
+	for (i = from; i < d->ncmds; i++)
+		if (d->cmds[i].kind == kind &&
+		    (job_id == 0 || d->cmds[i].job_id == job_id))
+			n++;
+	return n;
+}
+
+const struct domain_cmd *
+domain_last(const struct domain *d, enum domain_cmd_kind kind,
+    uint64_t job_id)
+{
+	size_t i;
+
+	for (i = d->ncmds; i > 0; i--)
+		if (d->cmds[i - 1].kind == kind &&
+		    (job_id == 0 || d->cmds[i - 1].job_id == job_id))
+			return &d->cmds[i - 1];
+	return NULL;
+}
+
+const struct job *
+domain_job(const struct domain *d, uint64_t id)
+{
+	return jobs_get(d->js, id);
+}

@@ -1,0 +1,123 @@
+/* A controller domain in one process, without network, clock or event
+ * loop: the real jobs, nodes, cluster, gang and recovery code on an
+ * in-memory SQLite store, with an outbox that records every command and
+ * a virtual clock. Used by the unit suites (tests/unit/check_cluster.c,
+ * check_recovery.c) and by the goodput simulator (tests/bench/goodput.c).
+ * Commits are explicit: domain_commit (the daemon commits once per event
+ * loop round). */
+#ifndef COHORT_TESTS_DOMAIN_H
+#define COHORT_TESTS_DOMAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/controller/cluster.h"
+#include "daemon/controller/outbox.h"
+#include "lib/job.h"
+
+struct store;
+struct txq;
+struct jobs;
+struct nodes;
+struct topo;
+
+enum domain_cmd_kind {
+	DOMAIN_LAUNCH,
+	DOMAIN_STOP,
+	DOMAIN_SIGNAL,
+	DOMAIN_READ_LOG,
+};
+
+/* One command the domain sent. */
+struct domain_cmd {
+	enum domain_cmd_kind kind;
+	uint64_t conn_id;
+	char node[PEER_NAME_MAX + 1];
+	uint64_t job_id;
+	uint32_t attempt;
+	unsigned node_rank;		/* launch */
+	unsigned ngpus;			/* launch */
+	unsigned nnodes;		/* launch: the gang's size */
+	char resume[256];		/* launch: resume checkpoint, or "" */
+	int sig;			/* signal */
+	int64_t at_ms;
+	/* Launch and log read: the answer still owed (answered: false). */
+	outbox_done done;
+	outbox_log_done log_done;
+	void *arg;
+	bool answered;
+};
+
+struct domain_node {
+	char name[PEER_NAME_MAX + 1];
+	uint64_t conn_id;		/* 0: disconnected */
+};
+
+struct domain {
+	struct store *st;
+	struct txq *q;
+	struct jobs *js;
+	struct nodes *ns;
+	struct cluster *cl;
+	int64_t now;			/* the virtual clock, ms */
+	struct domain_cmd *cmds;
+	size_t ncmds, cap;
+	unsigned passes_wanted;		/* pass_wanted calls */
+	bool fail_sends;		/* launches and stops return -1 */
+	struct domain_node *nodes;
+	size_t nnodes;
+	uint64_t next_conn;
+};
+
+/* o may be NULL (defaults: no topology, 10 s node timeout, 60 s stop
+ * timeout, any node name accepted). 0, or -1 with err. */
+int domain_open(struct domain *d, const struct cluster_opts *o,
+    struct cerr *err);
+void domain_close(struct domain *d);
+
+/* Register node name with ngpus simulated GPUs (spare: a hot spare);
+ * its conn id, or 0 on failure (err). */
+uint64_t domain_add_node(struct domain *d, const char *name, unsigned ngpus,
+    bool spare, struct cerr *err);
+/* The node's connection id (0: unknown or disconnected). */
+uint64_t domain_conn(const struct domain *d, const char *name);
+/* Reconnect a node (a new connection, registering with tasks). */
+uint64_t domain_reconnect(struct domain *d, const char *name,
+    const struct task_report *tasks, size_t ntasks, struct cerr *err);
+void domain_disconnect(struct domain *d, const char *name);
+
+/* Submit as user a job of nodes × gpus_per_node running "true"; spec_fn
+ * (may be NULL) adjusts the spec first (strings it sets must be malloc'd:
+ * the job takes them). The id, or 0 (err). */
+uint64_t domain_submit(struct domain *d, const char *user, unsigned nodes,
+    unsigned gpus_per_node, void (*spec_fn)(struct job_spec *, void *),
+    void *arg, struct cerr *err);
+
+/* Run a pass at the current time and commit. */
+void domain_pass(struct domain *d);
+/* Tick at the current time and commit. */
+void domain_tick(struct domain *d);
+void domain_commit(struct domain *d);
+/* Advance the virtual clock. */
+void domain_advance(struct domain *d, int64_t ms);
+
+/* Answer every launch still owed: err NULL for success. The number. */
+size_t domain_answer_launches(struct domain *d, const struct cerr *err);
+/* A task exit of (job, attempt, rank) from node, and commit. */
+int domain_exit(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt, unsigned rank, int wait_status, struct cerr *err);
+/* A heartbeat from node listing tasks as running (and commit). */
+void domain_heartbeat(struct domain *d, const char *node,
+    const struct task_report *tasks, size_t ntasks);
+
+/* Commands of kind for job (0: any), counted from index from. */
+size_t domain_count(const struct domain *d, enum domain_cmd_kind kind,
+    uint64_t job_id, size_t from);
+/* The last command of kind for job, or NULL. */
+const struct domain_cmd *domain_last(const struct domain *d,
+    enum domain_cmd_kind kind, uint64_t job_id);
+
+const struct job *domain_job(const struct domain *d, uint64_t id);
+
+#endif
