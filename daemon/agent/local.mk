@@ -11,7 +11,9 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/tasks_spool.c daemon/agent/tasks_spool.h \
 	daemon/agent/account.c daemon/agent/account.h \
 	daemon/agent/agent.c daemon/agent/agent.h \
-	daemon/agent/health.c daemon/agent/health.h \
+	daemon/agent/health.c daemon/agent/health.h daemon/agent/health_int.h \
+	daemon/agent/health_parse.c daemon/agent/health_parse.h \
+	daemon/agent/health_nvml.c daemon/agent/health_check.c \
 	daemon/agent/watch.c daemon/agent/watch.h \
 	daemon/agent/link.c daemon/agent/link.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
