@@ -25,6 +25,7 @@
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/env.h"
 #include "daemon/agent/tasks.h"
+#include "daemon/agent/tasks_spool.h"
 #include "daemon/agent/watch.h"
 #include "lib/log.h"
 
@@ -265,7 +266,7 @@ atask_check(struct atask *at)
 
 	if (at->ended)
 		return;
-	if (task_result(&at->t, &status, at->why, sizeof(at->why),
+	if (tasks_result(&at->t, &status, at->why, sizeof(at->why),
 	    &at->permanent) == -1 && errno != EIO)
 		return;
 	at->ended = true;
@@ -297,7 +298,7 @@ atask_kill_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct atask *at = arg;
 
-	if (!at->ended && task_signal(&at->t, SIGKILL) == 0)
+	if (!at->ended && tasks_signal(&at->t, SIGKILL) == 0)
 		log_info("job %" PRIu64 " rank %u: still running after the "
 		    "grace period; killed", at->t.job_id, at->t.rank);
 }
@@ -378,7 +379,7 @@ agent_adopt_cb(struct task *t, void *arg)
 		free(cred.groups);
 	}
 	/* It may have ended while no agent watched. */
-	if (t->pidfd < 0 || !task_alive(t))
+	if (t->pidfd < 0 || !tasks_alive(t))
 		atask_check(at);
 	return 0;
 }
@@ -406,7 +407,7 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
 		goto fail;
 	}
-	if (tasks_adopt(cfg->spool, agent_adopt_cb, a, err) == -1)
+	if (tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err) == -1)
 		goto fail;
 	return a;
 fail:
@@ -520,17 +521,17 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 		next = TAILQ_NEXT(at, entry);
 		if (at->t.job_id != job_id || at->t.restart != restart)
 			continue;
-		task_signal(&at->t, SIGKILL);
+		tasks_signal(&at->t, SIGKILL);
 		/* Bounded: the supervisor writes the status right after;
-		 * task_result also reaps it. */
-		for (i = 0; i < 100 && task_result(&at->t, &status, NULL,
+		 * tasks_result also reaps it. */
+		for (i = 0; i < 100 && tasks_result(&at->t, &status, NULL,
 		    0, NULL) == -1 &&
 		    errno == ENOENT; i++)
 			usleep(10000);
 		atask_free(at);
 	}
 	ajob_gc(a, job_id, restart);
-	tasks_remove(a->cfg->spool, job_id, restart);
+	tasks_spool_remove(a->cfg->spool, job_id, restart);
 }
 
 static int
@@ -578,12 +579,12 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	tl.envp = envp;
 	tl.workdir = s->workdir;
 	tl.user = account;
-	rc = task_start(a->cfg->spool, &tl, &t, err);
+	rc = tasks_start(a->cfg->spool, &tl, &t, err);
 	strv_free(envp, nenv);
 	if (rc == -1)
 		return -1;
 	if (agent_watch(a, &t) == NULL) {
-		task_signal(&t, SIGKILL);
+		tasks_signal(&t, SIGKILL);
 		if (t.pidfd >= 0)
 			close(t.pidfd);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -663,7 +664,7 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 		 * the timer would put its SIGKILL off for ever. */
 		if (evtimer_pending(at->kill_ev, NULL))
 			continue;
-		if (task_signal(&at->t, SIGTERM) == 0) {
+		if (tasks_signal(&at->t, SIGTERM) == 0) {
 			log_info("job %" PRIu64 " rank %u: SIGTERM",
 			    job_id, at->t.rank);
 			evtimer_add(at->kill_ev, &tv);
@@ -681,7 +682,7 @@ agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
 		if (at->t.job_id == job_id && at->t.restart == restart &&
 		    at->t.rank == rank && at->ended) {
 			/* Logs stay in the spool for `cohort logs`. */
-			if (task_forget(&at->t) == -1)
+			if (tasks_spool_forget(&at->t) == -1)
 				log_warn("job %" PRIu64 " rank %u: cannot "
 				    "forget it in the spool", job_id, rank);
 			atask_free(at);
@@ -875,7 +876,7 @@ agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
 		if (at->t.job_id != job_id || at->t.restart != restart ||
 		    at->ended)
 			continue;
-		if (task_signal(&at->t, sig) == 0) {
+		if (tasks_signal(&at->t, sig) == 0) {
 			log_info("job %" PRIu64 " rank %u: signal %d",
 			    job_id, at->t.rank, sig);
 			n++;
@@ -892,7 +893,7 @@ agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
 	ssize_t n;
 	int fd;
 
-	if (task_log_path(a->cfg->spool, job_id, restart, rank, path,
+	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank, path,
 	    sizeof(path)) == -1)
 		return -1;
 	/* The start's directory is the agent's, but never follow a link

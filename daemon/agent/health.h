@@ -5,7 +5,11 @@
  * hangs is killed after health_timeout and counts as a failed check), and
  * where NVML is loaded: XID events mapped to an action by the XID policy,
  * ECC error counts and temperatures. Runs on the agent's event loop; the
- * program is a child process watched with a pidfd and a timer. */
+ * program is a child process watched with a pidfd and a timer.
+ *
+ * The functions below are grouped by the file that defines them; the
+ * pure parser is in health_parse.h, the files' shared internals in
+ * health_int.h. */
 #ifndef COHORT_AGENT_HEALTH_H
 #define COHORT_AGENT_HEALTH_H
 
@@ -33,18 +37,7 @@ struct xid_event {
 	int64_t time_ms;
 };
 
-/* Parse one run of the check program: its stdout and wait status, for a
- * node with ngpus GPUs, into h (pure). A non-zero exit without a FAILED
- * line makes the node FAILED with the exit status as the reason; lines
- * that do not parse are reported in h->reason, not ignored. 0, or -1
- * (EINVAL) only for impossible arguments. */
-int health_parse(const char *out, size_t len, int wait_status,
-    unsigned ngpus, struct node_health *h);
-
-/* The action the policy gives an XID code (defaults from NVIDIA's XID
- * catalogue, overridden by the agent config's [xid] section). */
-enum xid_action health_xid_action(const struct agent_config *cfg,
-    unsigned xid);
+/* ---- health.c: the verdict ---- */
 
 /* changed(h, arg) runs whenever the verdict changes. nv may be NULL (no
  * NVML). cfg and nv are borrowed. */
@@ -54,16 +47,25 @@ struct health *health_create(struct event_base *base,
     struct cerr *err);
 void health_destroy(struct health *hl);
 
-/* Run the check once, synchronously, bounded by health_timeout: the
- * agent does this before it registers. */
-void health_check_now(struct health *hl);
-
 /* The current verdict (borrowed). */
 const struct node_health *health_current(const struct health *hl);
 
+/* ---- health_nvml.c ---- */
+
+/* The action the policy gives an XID code (defaults from NVIDIA's XID
+ * catalogue, overridden by the agent config's [xid] section). */
+enum xid_action health_nvml_xid_action(const struct agent_config *cfg,
+    unsigned xid);
+
 /* Move up to max XID events not yet reported into out; returns how many
  * (fail-job and drain events only; ignored ones are only logged). */
-size_t health_take_xids(struct health *hl, struct xid_event *out,
+size_t health_nvml_take_xids(struct health *hl, struct xid_event *out,
     size_t max);
+
+/* ---- health_check.c ---- */
+
+/* Run the check once, synchronously, bounded by health_timeout: the
+ * agent does this before it registers. */
+void health_check_now(struct health *hl);
 
 #endif

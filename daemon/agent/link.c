@@ -237,7 +237,7 @@ link_hb_xids(struct link *l, struct link_hb_extra *x,
 	size_t i, n;
 
 	if (l->health == NULL ||
-	    (n = health_take_xids(l->health, x->xids, LINK_MAX_XIDS)) == 0)
+	    (n = health_nvml_take_xids(l->health, x->xids, LINK_MAX_XIDS)) == 0)
 		return;
 	for (i = 0; i < n; i++) {
 		cohort__v1__xid_event__init(&x->xe[i]);

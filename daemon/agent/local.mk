@@ -6,10 +6,14 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
-	daemon/agent/tasks.c daemon/agent/tasks.h \
+	daemon/agent/tasks.c daemon/agent/tasks.h daemon/agent/tasks_int.h \
+	daemon/agent/tasks_prep.c daemon/agent/tasks_child.c \
+	daemon/agent/tasks_spool.c daemon/agent/tasks_spool.h \
 	daemon/agent/account.c daemon/agent/account.h \
 	daemon/agent/agent.c daemon/agent/agent.h \
-	daemon/agent/health.c daemon/agent/health.h \
+	daemon/agent/health.c daemon/agent/health.h daemon/agent/health_int.h \
+	daemon/agent/health_parse.c daemon/agent/health_parse.h \
+	daemon/agent/health_nvml.c daemon/agent/health_check.c \
 	daemon/agent/watch.c daemon/agent/watch.h \
 	daemon/agent/link.c daemon/agent/link.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
@@ -36,6 +40,10 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_health tests/unit/check_watch
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
+## tasks_child.c may call only async-signal-safe functions: nm -u of its
+## object against an allow-list.
+TESTS += tests/unit/tasks-child-safe.sh
+EXTRA_DIST += tests/unit/tasks-child-safe.sh tests/unit/tasks_child.allow
 AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/libnvidia-ml.so.1"'
 tests_unit_check_env_SOURCES = tests/unit/check_env.c
 tests_unit_check_env_CFLAGS = $(AGENT_UNIT_CFLAGS)

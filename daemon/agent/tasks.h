@@ -10,7 +10,10 @@
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.log    the task's stdout and stderr
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.pid    "SUPERVISOR_PID TASK_PGID"
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.exit   the wait status, once ended
- * (R is the task's global rank). Files are written atomically. */
+ * (R is the task's global rank). Files are written atomically.
+ *
+ * This header is the runtime (tasks.c); tasks_spool.h finds and clears
+ * the records, and tasks_int.h joins the files that implement both. */
 #ifndef COHORT_AGENT_TASKS_H
 #define COHORT_AGENT_TASKS_H
 
@@ -54,12 +57,12 @@ struct task {
  * this node". Never runs a task as root because the agent is root.
  * Returns 0 with *t filled (the caller owns t->pidfd), or -1 with err:
  * nothing is left running and the spool files of this rank are removed. */
-int task_start(const char *spool, const struct task_launch *l,
+int tasks_start(const char *spool, const struct task_launch *l,
     struct task *t, struct cerr *err);
 
 /* Send sig to the task's process group. 0, or -1 with errno (ESRCH when
  * it has already gone). */
-int task_signal(const struct task *t, int sig);
+int tasks_signal(const struct task *t, int sig);
 
 /* The task's wait status, once its supervisor has written it: 0 with
  * *status set, or -1 with errno ENOENT while it runs (EIO if the
@@ -67,44 +70,11 @@ int task_signal(const struct task *t, int sig);
  * SIGKILL death). With why non-NULL, also why the command could not be
  * started ("cannot change directory to '/x': No such file or
  * directory"), or "" when it was; with permanent non-NULL, whether that
- * failure is permanent (task_failure_permanent). */
-int task_result(const struct task *t, int *status, char *why, size_t len,
+ * failure is permanent (tasks_child_failure_permanent). */
+int tasks_result(const struct task *t, int *status, char *why, size_t len,
     bool *permanent);
 
-/* Where a task's start failed, after its supervisor forked it. */
-enum task_stage {
-	TASK_STAGE_USER,	/* becoming the user (groups, gid, uid) */
-	TASK_STAGE_WORKDIR,	/* entering the working directory */
-	TASK_STAGE_EXEC,	/* running the command */
-};
-
-/* Whether a start that failed at stage with errno e would fail the same
- * way every time (no such command or directory, not executable, not
- * permitted): the job cannot run as given, and restarting it is
- * pointless. False for what may pass (out of memory or processes, a
- * file system error or timeout, a busy executable). Async-signal-safe. */
-bool task_failure_permanent(enum task_stage stage, int e);
-
 /* True while the task's process group still has a member. */
-bool task_alive(const struct task *t);
-
-/* Find every task recorded in spool, running or ended, and call cb for
- * each (cb takes ownership of t->pidfd). Used when the agent restarts.
- * 0, or -1 with err. */
-int tasks_adopt(const char *spool,
-    int (*cb)(struct task *t, void *arg), void *arg, struct cerr *err);
-
-/* The controller has this rank's outcome: drop its pid and exit records
- * so that a restarted agent does not adopt and report it again. Its log
- * stays for `cohort logs`. 0, or -1 with errno. */
-int task_forget(const struct task *t);
-
-/* Remove this start's spool directory once the controller has the
- * outcome of every rank in it. Logs go with it. 0 or -1. */
-int tasks_remove(const char *spool, uint64_t job_id, uint32_t restart);
-
-/* Path of rank's log file into buf. 0, or -1 (ENAMETOOLONG). */
-int task_log_path(const char *spool, uint64_t job_id, uint32_t restart,
-    unsigned rank, char *buf, size_t len);
+bool tasks_alive(const struct task *t);
 
 #endif

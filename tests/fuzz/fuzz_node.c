@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/agent/health.h"
+#include "daemon/agent/health_parse.h"
 #include "daemon/agent/watch.h"
 #include "lib/text.h"
 #include "tests/fuzz/fuzz.h"

@@ -35,7 +35,7 @@ COMMON="lib/err.c lib/duration.c lib/conf.c lib/text.c"
 declare -A SOURCES=(
 	[wire]="$COMMON lib/frame.c lib/wirecheck.c lib/wire.c lib/job.c lib/inventory.c $BUILD/proto/cohort.pb-c.c"
 	[text]="$COMMON lib/job.c lib/inventory.c client/script.c daemon/sched/topo.c daemon/sched/htab.c lib/hostlist.c"
-	[node]="$COMMON lib/inventory.c lib/clock.c lib/log.c daemon/agent/health.c daemon/agent/agent_config.c daemon/agent/nvml.c daemon/agent/inventory.c daemon/agent/watch.c"
+	[node]="$COMMON lib/inventory.c lib/clock.c lib/log.c daemon/agent/health.c daemon/agent/health_parse.c daemon/agent/health_nvml.c daemon/agent/health_check.c daemon/agent/agent_config.c daemon/agent/nvml.c daemon/agent/inventory.c daemon/agent/watch.c"
 )
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cohort-fuzz.XXXXXX")
 echo "libfuzzer.sh: working in $WORK"

@@ -20,6 +20,7 @@
 
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
+#include "daemon/agent/health_parse.h"
 #include "daemon/agent/nvml.h"
 
 #define EXITED(n) ((n) << 8)
@@ -229,15 +230,15 @@ START_TEST(test_xid_defaults)
 
 	cfg_defaults(&cfg);
 	for (i = 0; i < sizeof(job) / sizeof(job[0]); i++) {
-		ck_assert_int_eq(health_xid_action(NULL, job[i]), XID_FAIL_JOB);
-		ck_assert_int_eq(health_xid_action(&cfg, job[i]),
+		ck_assert_int_eq(health_nvml_xid_action(NULL, job[i]), XID_FAIL_JOB);
+		ck_assert_int_eq(health_nvml_xid_action(&cfg, job[i]),
 		    XID_FAIL_JOB);
 	}
 	for (i = 0; i < sizeof(drain) / sizeof(drain[0]); i++)
-		ck_assert_int_eq(health_xid_action(&cfg, drain[i]), XID_DRAIN);
-	ck_assert_int_eq(health_xid_action(&cfg, 0), XID_IGNORE);
-	ck_assert_int_eq(health_xid_action(&cfg, 45), XID_IGNORE);
-	ck_assert_int_eq(health_xid_action(&cfg, 1000000), XID_IGNORE);
+		ck_assert_int_eq(health_nvml_xid_action(&cfg, drain[i]), XID_DRAIN);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 0), XID_IGNORE);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 45), XID_IGNORE);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 1000000), XID_IGNORE);
 }
 END_TEST
 
@@ -259,13 +260,13 @@ START_TEST(test_xid_overrides)
 	    err.text);
 	unlink(path);
 	rmdir(dir);
-	ck_assert_int_eq(health_xid_action(&cfg, 79), XID_IGNORE);
-	ck_assert_int_eq(health_xid_action(&cfg, 13), XID_DRAIN);
-	ck_assert_int_eq(health_xid_action(&cfg, 45), XID_FAIL_JOB);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 79), XID_IGNORE);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 13), XID_DRAIN);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 45), XID_FAIL_JOB);
 	/* The others keep their defaults. */
-	ck_assert_int_eq(health_xid_action(&cfg, 48), XID_DRAIN);
-	ck_assert_int_eq(health_xid_action(&cfg, 31), XID_FAIL_JOB);
-	ck_assert_int_eq(health_xid_action(&cfg, 1), XID_IGNORE);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 48), XID_DRAIN);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 31), XID_FAIL_JOB);
+	ck_assert_int_eq(health_nvml_xid_action(&cfg, 1), XID_IGNORE);
 	agent_config_clear(&cfg);
 }
 END_TEST
@@ -620,7 +621,7 @@ START_TEST(test_no_checks)
 	    NULL, &err));
 	health_check_now(hl);
 	ck_assert_int_eq(health_current(hl)->health, HEALTH_OK);
-	ck_assert_uint_eq(health_take_xids(hl, xe, 4), 0);
+	ck_assert_uint_eq(health_nvml_take_xids(hl, xe, 4), 0);
 	health_destroy(hl);
 	ck_assert_ptr_null(health_create(base, &cfg, NULL, INV_MAX_GPUS + 1,
 	    NULL, NULL, &err));
@@ -696,12 +697,12 @@ START_TEST(test_nvml_xid_drain)
 	ck_assert_uint_eq(cur->gpus[0].index, 3);
 	ck_assert_int_eq(cur->gpus[0].health, HEALTH_FAILED);
 	ck_assert_str_eq(cur->gpus[0].reason, "xid=79");
-	ck_assert_uint_eq(health_take_xids(c.hl, xe, 4), 1);
+	ck_assert_uint_eq(health_nvml_take_xids(c.hl, xe, 4), 1);
 	ck_assert_uint_eq(xe[0].gpu, 3);
 	ck_assert_uint_eq(xe[0].xid, 79);
 	ck_assert_int_eq(xe[0].action, XID_DRAIN);
 	ck_assert_int_gt(xe[0].time_ms, 0);
-	ck_assert_uint_eq(health_take_xids(c.hl, xe, 4), 0);
+	ck_assert_uint_eq(health_nvml_take_xids(c.hl, xe, 4), 0);
 	/* Sticky: later checks keep the GPU FAILED. */
 	health_check_now(c.hl);
 	ck_assert_int_eq(health_current(c.hl)->gpus[0].health, HEALTH_FAILED);
@@ -724,12 +725,12 @@ START_TEST(test_nvml_xid_loop)
 	ck_assert_int_eq(c.s.last.health, HEALTH_FAILED);
 	ck_assert_str_eq(c.s.last.reason, "gpu 6 FAILED: xid=48");
 	ck_assert_uint_eq(c.s.last.ngpus, 1);
-	ck_assert_uint_eq(health_take_xids(c.hl, xe, 1), 1);
+	ck_assert_uint_eq(health_nvml_take_xids(c.hl, xe, 1), 1);
 	ck_assert_uint_eq(xe[0].gpu, 2);
 	ck_assert_uint_eq(xe[0].xid, 13);
 	ck_assert_int_eq(xe[0].action, XID_FAIL_JOB);
 	/* 45 is ignored: only logged. */
-	ck_assert_uint_eq(health_take_xids(c.hl, xe, 4), 1);
+	ck_assert_uint_eq(health_nvml_take_xids(c.hl, xe, 4), 1);
 	ck_assert_uint_eq(xe[0].gpu, 6);
 	ck_assert_int_eq(xe[0].action, XID_DRAIN);
 	nv_close(&c);
@@ -750,7 +751,7 @@ START_TEST(test_nvml_xid_policy)
 	health_check_now(c.hl);
 	ck_assert_int_eq(health_current(c.hl)->health, HEALTH_OK);
 	ck_assert_uint_eq(health_current(c.hl)->ngpus, 0);
-	ck_assert_uint_eq(health_take_xids(c.hl, xe, 4), 1);
+	ck_assert_uint_eq(health_nvml_take_xids(c.hl, xe, 4), 1);
 	ck_assert_uint_eq(xe[0].gpu, 4);
 	ck_assert_uint_eq(xe[0].xid, 45);
 	ck_assert_int_eq(xe[0].action, XID_FAIL_JOB);

@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "daemon/agent/tasks.h"
+#include "daemon/agent/tasks_int.h"
+#include "daemon/agent/tasks_spool.h"
 
 #define JOB	42
 #define WAIT_MS	15000	/* generous: CI machines and valgrind are slow */
@@ -114,10 +116,10 @@ teardown(void)
 	/* Stop what is left and let the supervisors write their last file
 	 * before the spool goes. */
 	for (i = 0; i < nstarted; i++)
-		task_signal(&started[i], SIGKILL);
+		tasks_signal(&started[i], SIGKILL);
 	for (i = 0; i < nstarted; i++) {
-		while ((task_result(&started[i], &st, NULL, 0, NULL) == -1 &&
-		    errno == ENOENT) || task_alive(&started[i])) {
+		while ((tasks_result(&started[i], &st, NULL, 0, NULL) == -1 &&
+		    errno == ENOENT) || tasks_alive(&started[i])) {
 			if (now_ms() > deadline)
 				break;
 			ms_sleep(10);
@@ -149,7 +151,7 @@ start(const struct task_launch *l)
 
 	ck_assert_uint_lt(nstarted, sizeof(started) / sizeof(started[0]));
 	t = &started[nstarted];
-	ck_assert_msg(task_start(spool, l, t, &err) == 0, "task_start: %s",
+	ck_assert_msg(tasks_start(spool, l, t, &err) == 0, "tasks_start: %s",
 	    err.text);
 	nstarted++;
 	ck_assert_int_gt(t->pgid, 1);
@@ -167,7 +169,7 @@ start_cmd(const char *const *argv, size_t argc)
 	return start(&l);
 }
 
-/* task_result once it stops saying ENOENT; its return in *rc. */
+/* tasks_result once it stops saying ENOENT; its return in *rc. */
 static int
 wait_result(const struct task *t, int *rc)
 {
@@ -175,7 +177,7 @@ wait_result(const struct task *t, int *rc)
 	int status = -1;
 
 	for (;;) {
-		*rc = task_result(t, &status, NULL, 0, NULL);
+		*rc = tasks_result(t, &status, NULL, 0, NULL);
 		if (*rc == 0 || errno != ENOENT)
 			return status;
 		ck_assert_msg(now_ms() < deadline, "task did not end");
@@ -215,7 +217,7 @@ rank_log(unsigned rank)
 {
 	char path[PATH_MAX];
 
-	ck_assert_int_eq(task_log_path(spool, JOB, 0, rank, path,
+	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, rank, path,
 	    sizeof(path)), 0);
 	return slurp(path);
 }
@@ -306,7 +308,7 @@ START_TEST(test_output_to_log)
 		pfd.fd = t->pidfd;
 		pfd.events = POLLIN;
 		ck_assert_int_eq(poll(&pfd, 1, WAIT_MS), 1);
-		ck_assert_int_eq(task_result(t, &status, NULL, 0, NULL), 0);
+		ck_assert_int_eq(tasks_result(t, &status, NULL, 0, NULL), 0);
 		ck_assert_int_eq(kill(t->supervisor, 0), -1);
 	}
 }
@@ -413,7 +415,7 @@ START_TEST(test_workdir)
 	fmt(want, sizeof(want), "%s\n", wd);
 	assert_log_has(0, want);
 	/* It started: nothing to say. */
-	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	ck_assert_int_eq(tasks_result(t, &status, why, sizeof(why), &perm),
 	    0);
 	ck_assert_str_eq(why, "");
 	ck_assert(!perm);
@@ -428,7 +430,7 @@ START_TEST(test_workdir)
 	fmt(want, sizeof(want), "cohort: cannot change directory to "
 	    "'%s': No such file or directory\n", wd);
 	assert_log_has(1, want);
-	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	ck_assert_int_eq(tasks_result(t, &status, why, sizeof(why), &perm),
 	    0);
 	fmt(want, sizeof(want), "cannot change directory to '%s': No such "
 	    "file or directory", wd);
@@ -488,7 +490,7 @@ START_TEST(test_missing_command_permanent)
 
 	status = wait_exit(t = start_cmd(argv, 1));
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
-	ck_assert_int_eq(task_result(t, &status, why, sizeof(why), &perm),
+	ck_assert_int_eq(tasks_result(t, &status, why, sizeof(why), &perm),
 	    0);
 	/* The reason is public: it does not name the command (the task's
 	 * log, private, does: see above). */
@@ -502,26 +504,26 @@ END_TEST
 START_TEST(test_failure_class)
 {
 	/* The job's: restarting cannot help. */
-	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOENT));
-	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, EACCES));
-	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOEXEC));
-	ck_assert(task_failure_permanent(TASK_STAGE_EXEC, ENOTDIR));
-	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, ENOENT));
-	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, EACCES));
-	ck_assert(task_failure_permanent(TASK_STAGE_WORKDIR, ENOTDIR));
-	ck_assert(task_failure_permanent(TASK_STAGE_USER, EPERM));
-	ck_assert(task_failure_permanent(TASK_STAGE_USER, EINVAL));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_EXEC, ENOENT));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_EXEC, EACCES));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_EXEC, ENOEXEC));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_EXEC, ENOTDIR));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_WORKDIR, ENOENT));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_WORKDIR, EACCES));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_WORKDIR, ENOTDIR));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_USER, EPERM));
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_USER, EINVAL));
 	/* What may pass: resources, busy files, file system trouble. */
-	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, ETXTBSY));
-	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, ENOMEM));
-	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EAGAIN));
-	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EIO));
-	ck_assert(!task_failure_permanent(TASK_STAGE_EXEC, EMFILE));
-	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, EIO));
-	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, ESTALE));
-	ck_assert(!task_failure_permanent(TASK_STAGE_WORKDIR, ETIMEDOUT));
-	ck_assert(!task_failure_permanent(TASK_STAGE_USER, EAGAIN));
-	ck_assert(!task_failure_permanent(TASK_STAGE_USER, ENOMEM));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_EXEC, ETXTBSY));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_EXEC, ENOMEM));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_EXEC, EAGAIN));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_EXEC, EIO));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_EXEC, EMFILE));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_WORKDIR, EIO));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_WORKDIR, ESTALE));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_WORKDIR, ETIMEDOUT));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_USER, EAGAIN));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_USER, ENOMEM));
 }
 END_TEST
 
@@ -544,18 +546,18 @@ START_TEST(test_signal_group)
 		ms_sleep(10);
 	}
 	ck_assert_int_eq(nsleep, 2);
-	ck_assert(task_alive(t));
-	ck_assert_int_eq(task_signal(t, SIGTERM), 0);
+	ck_assert(tasks_alive(t));
+	ck_assert_int_eq(tasks_signal(t, SIGTERM), 0);
 
 	status = wait_exit(t);
 	ck_assert(WIFSIGNALED(status));
 	ck_assert_int_eq(WTERMSIG(status), SIGTERM);
-	while (task_alive(t)) {
+	while (tasks_alive(t)) {
 		ck_assert_msg(now_ms() < deadline, "group still alive");
 		ms_sleep(10);
 	}
 	ck_assert_int_eq(group_count(t->pgid, "sleep", &nsleep), 0);
-	ck_assert_int_eq(task_signal(t, SIGTERM), -1);
+	ck_assert_int_eq(tasks_signal(t, SIGTERM), -1);
 	ck_assert_int_eq(errno, ESRCH);
 }
 END_TEST
@@ -593,23 +595,23 @@ START_TEST(test_survives_agent)
 	launch_init(&l, argv, 2);
 	l.rank = 3;
 	if ((agent = fork()) == 0)
-		_exit(task_start(spool, &l, &t, &err) == 0 ? 0 : 1);
+		_exit(tasks_start(spool, &l, &t, &err) == 0 ? 0 : 1);
 	ck_assert_int_gt(agent, 0);
 	ck_assert_int_eq(waitpid(agent, &st, 0), agent);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
-	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_int_eq(tasks_spool_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 1);
 	started[nstarted++] = f.t[0];
 	ck_assert_uint_eq(f.t[0].job_id, JOB);
 	ck_assert_uint_eq(f.t[0].restart, 0);
 	ck_assert_uint_eq(f.t[0].rank, 3);
 	ck_assert(!have_pidfd || f.t[0].pidfd >= 0);
-	ck_assert(task_alive(&f.t[0]));
-	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0, NULL), -1);
+	ck_assert(tasks_alive(&f.t[0]));
+	ck_assert_int_eq(tasks_result(&f.t[0], &status, NULL, 0, NULL), -1);
 	ck_assert_int_eq(errno, ENOENT);
 
-	ck_assert_int_eq(task_signal(&f.t[0], SIGKILL), 0);
+	ck_assert_int_eq(tasks_signal(&f.t[0], SIGKILL), 0);
 	status = wait_result(&f.t[0], &rc);
 	ck_assert_int_eq(rc, 0);
 	ck_assert(WIFSIGNALED(status));
@@ -632,7 +634,7 @@ START_TEST(test_supervisor_killed)
 	ck_assert(WIFSIGNALED(status));
 	ck_assert_int_eq(WTERMSIG(status), SIGKILL);
 	/* The task itself is still there to be stopped. */
-	ck_assert(task_alive(t));
+	ck_assert(tasks_alive(t));
 }
 END_TEST
 
@@ -648,27 +650,27 @@ START_TEST(test_adopt_ended_and_remove)
 	int status;
 
 	fmt(jobs, sizeof(jobs), "%s/jobs", spool);
-	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_int_eq(tasks_spool_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 0);
 	launch_init(&l, argv, 3);
 	wait_exit(start(&l));
 	l.restart = 1;
 	wait_exit(start(&l));
-	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_int_eq(tasks_spool_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 2);
 	ck_assert_int_eq(f.t[0].pidfd, -1);
-	ck_assert_int_eq(task_result(&f.t[0], &status, NULL, 0, NULL), 0);
+	ck_assert_int_eq(tasks_result(&f.t[0], &status, NULL, 0, NULL), 0);
 	ck_assert_int_eq(WEXITSTATUS(status), 5);
 
-	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
+	ck_assert_int_eq(tasks_spool_remove(spool, JOB, 0), 0);
 	ck_assert_int_eq(stat(started[0].dir, &sb), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(stat(started[1].dir, &sb), 0);
-	ck_assert_int_eq(tasks_remove(spool, JOB, 0), 0);
-	ck_assert_int_eq(tasks_remove(spool, JOB, 1), 0);
+	ck_assert_int_eq(tasks_spool_remove(spool, JOB, 0), 0);
+	ck_assert_int_eq(tasks_spool_remove(spool, JOB, 1), 0);
 	ck_assert_int_eq(stat(jobs, &sb), 0);
 	f.n = 0;
-	ck_assert_int_eq(tasks_adopt(spool, collect, &f, &err), 0);
+	ck_assert_int_eq(tasks_spool_adopt(spool, collect, &f, &err), 0);
 	ck_assert_uint_eq(f.n, 0);
 }
 END_TEST
@@ -685,12 +687,12 @@ START_TEST(test_conflict)
 
 	launch_init(&l, argv, 2);
 	start(&l);
-	ck_assert_int_eq(task_start(spool, &l, &t2, &err), -1);
+	ck_assert_int_eq(tasks_start(spool, &l, &t2, &err), -1);
 	ck_assert_int_eq(err.code, ERR_CONFLICT);
-	ck_assert_int_eq(task_log_path(spool, JOB, 0, 0, path, sizeof(path)),
+	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, 0, path, sizeof(path)),
 	    0);
 	ck_assert_int_eq(stat(path, &sb), 0);
-	ck_assert(task_alive(&started[0]));
+	ck_assert(tasks_alive(&started[0]));
 }
 END_TEST
 
@@ -709,7 +711,7 @@ START_TEST(test_no_such_user)
 	}
 	launch_init(&l, argv, 3);
 	l.user = "cohort-no-such-user";
-	ck_assert_int_eq(task_start(spool, &l, &t, &err), -1);
+	ck_assert_int_eq(tasks_start(spool, &l, &t, &err), -1);
 	ck_assert_int_eq(err.code, ERR_INVALID);
 	ck_assert_str_eq(err.text, "user 'cohort-no-such-user' does not exist "
 	    "on this node");
@@ -719,7 +721,7 @@ START_TEST(test_no_such_user)
 	ck_assert_int_eq(t.pidfd, -1);
 
 	l.user = "root";
-	ck_assert_int_eq(task_start(spool, &l, &t, &err), -1);
+	ck_assert_int_eq(tasks_start(spool, &l, &t, &err), -1);
 	ck_assert_int_eq(err.code, ERR_DENIED);
 	ck_assert_ptr_nonnull(strstr(err.text, "refusing to run a task as "
 	    "root"));

@@ -1,0 +1,380 @@
+/* The supervisor and the task between fork and exec (tasks_int.h).
+ *
+ * ASYNC-SIGNAL-SAFE ONLY. Everything in this file runs in a child forked
+ * from the agent, which may have threads (NVML starts some) whose locks
+ * the child inherits held: no malloc, no stdio, no logging, no locale,
+ * nothing that may take a lock. Every string, path and vector the
+ * children need is prepared before the fork (tasks_prep.c). The only
+ * functions this file may call are listed in tests/unit/tasks_child.allow
+ * and in docs/ARCHITECTURE.md ("Tasks: the async-signal-safe child
+ * side"); tests/unit/tasks-child-safe.sh fails the build's tests when the
+ * object calls anything else, so add nothing here that is not on
+ * signal-safety(7)'s list (or a raw system call wrapper, said why there).
+ *
+ * Process tree: agent -> supervisor -> task. The supervisor starts its
+ * own session (so signals to the agent's group or a hang-up of its
+ * terminal do not reach it), becomes a child subreaper (so the task's
+ * orphans are reaped while it runs instead of piling up as zombies that
+ * keep the group "alive"), forks the task into a new process group,
+ * records "SUPERVISOR_PID TASK_PGID" in rank-R.pid, tells the agent the
+ * task's pid over a pipe, waits for the task and writes its wait status
+ * to rank-R.exit. It then exits, so the pidfd the agent holds on it
+ * becomes readable exactly when the outcome is on disk. */
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>		/* rename only: no stdio here */
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/agent/tasks_int.h"
+
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Decimal of v into buf (at least 24 bytes); returns the length. */
+static size_t
+fmt_int(char *buf, long long v)
+{
+	char tmp[24];
+	unsigned long long u = v < 0 ? -(unsigned long long)v :
+	    (unsigned long long)v;
+	size_t n = 0, len = 0;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		buf[len++] = '-';
+	while (n > 0)
+		buf[len++] = tmp[--n];
+	return len;
+}
+
+int
+tasks_child_write_atomic(const char *tmp, const char *path, const char *buf,
+    size_t len, mode_t mode)
+{
+	int fd, e;
+
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, mode)) == -1)
+		return -1;
+	if (fchmod(fd, mode) == -1 || write_all(fd, buf, len) == -1 ||
+	    close(fd) == -1) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	if (rename(tmp, path) == -1) {
+		e = errno;
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* The supervisor's end of a close-on-exec pipe: what child_fail says
+ * reaches it, and an exec that works closes it with nothing said. */
+static int child_why_fd = -1;
+
+static size_t
+cat_str(char *buf, size_t at, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > len - 1 - at)
+		n = len - 1 - at;
+	memcpy(buf + at, s, n);
+	return at + n;
+}
+
+bool
+tasks_child_failure_permanent(enum task_stage stage, int e)
+{
+	switch (stage) {
+	case TASK_STAGE_USER:
+		/* EAGAIN: the user is at RLIMIT_NPROC for now. */
+		return e != EAGAIN && e != ENOMEM && e != EINTR;
+	case TASK_STAGE_WORKDIR:
+		return e == ENOENT || e == ENOTDIR || e == EACCES ||
+		    e == ELOOP || e == ENAMETOOLONG || e == EPERM;
+	case TASK_STAGE_EXEC:
+		return e == ENOENT || e == ENOTDIR || e == EACCES ||
+		    e == EPERM || e == ENOEXEC || e == ELOOP ||
+		    e == ENAMETOOLONG || e == EISDIR || e == E2BIG ||
+		    e == ELIBBAD || e == EINVAL;
+	}
+	return false;
+}
+
+/* "WHAT 'ARG': REASON" on the task's stderr (its log, after "cohort: ")
+ * and to the supervisor, which keeps it in rank-R.error for the job's
+ * reason, after "P " (permanent) or "T " (may pass); then the shell's
+ * exit status for a command that could not be run. The reason is shown
+ * to every user: when ARG is private (the command line), it says "WHAT
+ * the command: REASON" there, and the log, which only the job's owner
+ * and admins read, names it. The message table strerrordesc_np reads is
+ * static and untranslated, unlike strerror's, so it is safe here. */
+static void __attribute__((noreturn))
+child_fail(enum task_stage stage, const char *what, const char *arg,
+    bool arg_private, int e)
+{
+	const char *desc = strerrordesc_np(e);
+	char msg[512];
+	size_t n = 0, at;
+
+	if (desc == NULL)
+		desc = "Unknown error";
+	n = cat_str(msg, n, sizeof(msg),
+	    tasks_child_failure_permanent(stage, e) ? "P " : "T ");
+	n = cat_str(msg, n, sizeof(msg), what);
+	at = n;
+	n = cat_str(msg, n, sizeof(msg), " '");
+	n = cat_str(msg, n, sizeof(msg), arg);
+	n = cat_str(msg, n, sizeof(msg), "': ");
+	n = cat_str(msg, n, sizeof(msg), desc);
+	write_all(2, "cohort: ", 8);
+	write_all(2, msg + 2, n - 2);
+	write_all(2, "\n", 1);
+	if (arg_private) {
+		n = cat_str(msg, at, sizeof(msg), " the command: ");
+		n = cat_str(msg, n, sizeof(msg), desc);
+	}
+	if (child_why_fd != -1)
+		write_all(child_why_fd, msg, n);
+	_exit(127);
+}
+
+static void
+sig_set(int sig, void (*handler)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/* Dispositions set to "ignore" survive exec, as does a blocked mask
+ * (cleared by the caller): the task must not start with the agent's. */
+static void
+sig_reset(void)
+{
+	int sig;
+
+	/* Some fail (SIGKILL, SIGSTOP, libc's own): nothing to reset. */
+	for (sig = 1; sig < NSIG; sig++)
+		sig_set(sig, SIG_DFL);
+}
+
+/* The task: its own group, the target user, the workdir, then exec. */
+static void __attribute__((noreturn))
+run_task(struct launch *L)
+{
+	int e = ENOENT, eacces = 0;
+	size_t i;
+
+	setpgid(0, 0);
+	close(SUP_FD);
+	sig_set(SIGPIPE, SIG_DFL);
+	sig_set(SIGHUP, SIG_DFL);
+
+	if (L->drop) {
+		if (setgroups((size_t)L->ngroups, L->groups) == -1)
+			child_fail(TASK_STAGE_USER,
+			    "cannot set the groups of user", L->user, false,
+			    errno);
+		if (setgid(L->gid) == -1)
+			child_fail(TASK_STAGE_USER,
+			    "cannot set the group of user", L->user, false,
+			    errno);
+		if (setuid(L->uid) == -1)
+			child_fail(TASK_STAGE_USER, "cannot become user",
+			    L->user, false, errno);
+		/* setuid from root sets every uid; check that none is left
+		 * that would let the task take root back. */
+		if (setuid(0) != -1 || geteuid() != L->uid ||
+		    getuid() != L->uid || getegid() != L->gid)
+			child_fail(TASK_STAGE_USER,
+			    "cannot drop root privileges for user", L->user,
+			    false, EPERM);
+	}
+	if (chdir(L->workdir) == -1)
+		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
+		    L->workdir, false, errno);
+
+	/* execvp's search, over the PATH of the task's envp rather than
+	 * the agent's own, which is what execvpe would use. */
+	for (i = 0; i < L->ncands; i++) {
+		execve(L->cands[i], (char *const *)L->argv, L->envp);
+		switch ((e = errno)) {
+		case EACCES:
+			eacces = 1;
+			/* FALLTHROUGH */
+		case ENOENT:
+		case ENOTDIR:
+		case ESTALE:
+		case ENODEV:
+		case ETIMEDOUT:
+			continue;
+		case ENOEXEC:
+			/* A script without "#!": run it with the shell. */
+			L->shargv[1] = L->cands[i];
+			execve("/bin/sh", (char *const *)L->shargv, L->envp);
+			e = errno;
+			break;
+		default:
+			break;
+		}
+		break;
+	}
+	if (i == L->ncands && eacces)
+		e = EACCES;
+	/* argv is private data: its name stays in the task's log. */
+	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, true, e);
+}
+
+static void
+sup_report(int stage, int err, pid_t pid)
+{
+	struct sup_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.stage = stage;
+	m.err = err;
+	m.pid = pid;
+	write_all(SUP_FD, (const char *)&m, sizeof(m));
+	close(SUP_FD);
+}
+
+void
+tasks_child_supervise(struct launch *L, int wfd)
+{
+	sigset_t none;
+	char buf[64], msg[512];
+	size_t len;
+	ssize_t n;
+	pid_t task, w;
+	int st, e, why[2];
+
+	setsid();
+	sig_reset();
+	/* If the agent is gone before the report, the write must fail
+	 * rather than kill us with the task already started; a hang-up is
+	 * not ours to act on either. run_task restores both. */
+	sig_set(SIGPIPE, SIG_IGN);
+	sig_set(SIGHUP, SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* The report pipe at a known place, then stdin from /dev/null and
+	 * stdout and stderr to the log, which the task inherits.
+	 * tasks_prep_fd_high put all three above SUP_FD before the fork. */
+	if (dup3(wfd, SUP_FD, O_CLOEXEC) == -1)
+		_exit(1);
+	if (dup2(L->nullfd, 0) == -1 || dup2(L->logfd, 1) == -1 ||
+	    dup2(L->logfd, 2) == -1) {
+		sup_report(SUP_FDS, errno, 0);
+		_exit(1);
+	}
+	/* The agent's TLS socket and the rest must not reach the task: no
+	 * task without that. */
+	if (close_range(SUP_FD + 1, ~0U, 0) == -1) {
+		sup_report(SUP_FDS, errno, 0);
+		_exit(1);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	/* Why the task could not start, if it could not. */
+	if (pipe2(why, O_CLOEXEC) == -1)
+		why[0] = why[1] = -1;
+	child_why_fd = why[1];
+	if ((task = fork()) == -1) {
+		sup_report(SUP_FORK, errno, 0);
+		_exit(1);
+	}
+	if (task == 0)
+		run_task(L);
+	if (why[1] != -1)
+		close(why[1]);
+	/* The task does this too; whichever runs first, the group exists
+	 * before anyone is told its id. */
+	setpgid(task, task);
+
+	len = fmt_int(buf, getpid());
+	buf[len++] = ' ';
+	len += fmt_int(buf + len, task);
+	buf[len++] = '\n';
+	if (tasks_child_write_atomic(L->pidtmp, L->pid, buf, len, 0644) == -1) {
+		e = errno;
+		kill(-task, SIGKILL);
+		kill(task, SIGKILL);
+		while (waitpid(task, &st, 0) == -1 && errno == EINTR)
+			;
+		sup_report(SUP_PIDFILE, e, 0);
+		_exit(1);
+	}
+	sup_report(SUP_OK, 0, task);
+
+	/* Until the exec (the pipe closes) or the child's failure. */
+	if (why[0] != -1) {
+		len = 0;
+		while ((n = read(why[0], msg + len, sizeof(msg) - 1 - len)) > 0 ||
+		    (n == -1 && errno == EINTR))
+			if (n > 0 && (len += (size_t)n) == sizeof(msg) - 1)
+				break;
+		close(why[0]);
+		if (len > 0)
+			tasks_child_write_atomic(L->errortmp, L->error, msg,
+			    len, 0644);
+	}
+
+	/* As a subreaper we also collect the task's orphans; only the
+	 * task's own status is the outcome. */
+	for (;;) {
+		w = waitpid(-1, &st, 0);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1 || w == task)
+			break;
+	}
+	if (w == task) {
+		len = fmt_int(buf, st);
+		buf[len++] = '\n';
+		tasks_child_write_atomic(L->exittmp, L->exit, buf, len, 0644);
+	}
+	/* Collect what has already died; live leftovers of the group go to
+	 * init, and the agent stops them with the group. */
+	while (waitpid(-1, &st, WNOHANG) > 0)
+		;
+	_exit(0);
+}

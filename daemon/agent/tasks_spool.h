@@ -1,0 +1,31 @@
+/* The spool's task records (layout in tasks.h): finding them after an
+ * agent restart and clearing the ones the controller has. */
+#ifndef COHORT_AGENT_TASKS_SPOOL_H
+#define COHORT_AGENT_TASKS_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/agent/tasks.h"
+#include "lib/err.h"
+
+/* Find every task recorded in spool, running or ended, and call cb for
+ * each (cb takes ownership of t->pidfd). Used when the agent restarts.
+ * 0, or -1 with err. */
+int tasks_spool_adopt(const char *spool,
+    int (*cb)(struct task *t, void *arg), void *arg, struct cerr *err);
+
+/* The controller has this rank's outcome: drop its pid and exit records
+ * so that a restarted agent does not adopt and report it again. Its log
+ * stays for `cohort logs`. 0, or -1 with errno. */
+int tasks_spool_forget(const struct task *t);
+
+/* Remove this start's spool directory once the controller has the
+ * outcome of every rank in it. Logs go with it. 0 or -1. */
+int tasks_spool_remove(const char *spool, uint64_t job_id, uint32_t restart);
+
+/* Path of rank's log file into buf. 0, or -1 (ENAMETOOLONG). */
+int tasks_spool_log_path(const char *spool, uint64_t job_id, uint32_t restart,
+    unsigned rank, char *buf, size_t len);
+
+#endif
