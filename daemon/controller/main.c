@@ -157,7 +157,7 @@ send_to_agent(void *srv, uint64_t conn_id, Cohort__V1__Envelope *env)
 {
 	struct conn *c = server_conn(srv, conn_id);
 
-	return c != NULL ? conn_send(c, env) : -1;
+	return c != NULL ? server_conn_send(c, env) : -1;
 }
 
 static void
@@ -200,7 +200,8 @@ start(struct cohortd *d)
 		fatalx("out of memory");
 	if ((d->jobs = jobs_create(d->store, d->txq, &limits, &err)) == NULL)
 		fatalx("loading jobs: %s", err.text);
-	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(), &err)) == NULL)
+	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
+	    &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
 	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
 	    d->cfg.key, &err);

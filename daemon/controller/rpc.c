@@ -53,15 +53,15 @@ rpc_reply_cb(void *arg, bool committed)
 
 	if (c != NULL) {
 		if (r->reserved)
-			conn_release(c, r->len);
+			server_conn_release(c, r->len);
 		if (committed)
-			conn_send_frame(c, r->frame, r->len);
+			server_conn_send_frame(c, r->frame, r->len);
 		else
-			conn_send_error(c, r->req_id, ERR_INTERNAL,
+			server_conn_send_error(c, r->req_id, ERR_INTERNAL,
 			    "the controller could not save the change; "
 			    "nothing was done");
 		if (r->close_after)
-			conn_close(c);
+			server_conn_close(c);
 	}
 	free(r->frame);
 	free(r);
@@ -75,7 +75,7 @@ rpc_reply_drop(struct rpc_reply *r)
 
 	if (r->reserved && r->rpc->srv != NULL &&
 	    (c = server_conn(r->rpc->srv, r->conn_id)) != NULL)
-		conn_release(c, r->len);
+		server_conn_release(c, r->len);
 	free(r->frame);
 	free(r);
 }
@@ -110,7 +110,7 @@ rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
 	/* Owed until rpc_reply_cb sends it: counts toward the peer's limits
 	 * on replies in flight and output, even while it waits for a commit. */
 	if (rpc->srv != NULL && (c = server_conn(rpc->srv, cid)) != NULL) {
-		conn_reserve(c, r->len);
+		server_conn_reserve(c, r->len);
 		r->reserved = true;
 	}
 	return r;
@@ -146,14 +146,16 @@ rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
 {
 	struct rpc_reply *r;
 
-	if ((r = rpc_reply_new(rpc, conn_id(c), env, close_after)) == NULL)
+	if ((r = rpc_reply_new(rpc, server_conn_id(c), env,
+	    close_after)) == NULL)
 		goto fail;
 	if (txq_defer(rpc->txq, rpc_reply_cb, r) == 0)
 		return;
 	rpc_reply_drop(r);
 fail:
-	log_warnx("conn %" PRIu64 ": out of memory for a reply", conn_id(c));
-	conn_close(c);
+	log_warnx("conn %" PRIu64 ": out of memory for a reply",
+	    server_conn_id(c));
+	server_conn_close(c);
 }
 
 void
@@ -172,7 +174,7 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__HelloReply hr = COHORT__V1__HELLO_REPLY__INIT;
-	const struct peer *p = conn_peer(c);
+	const struct peer *p = server_conn_peer(c);
 	struct cerr err;
 	char text[160];
 
@@ -181,8 +183,8 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		    "supported; this controller speaks %d.%d",
 		    req->hello->major, req->hello->minor, WIRE_MAJOR,
 		    WIRE_MINOR);
-		log_info("conn %" PRIu64 " (%s): %s", conn_id(c), p->name,
-		    text);
+		log_info("conn %" PRIu64 " (%s): %s", server_conn_id(c),
+		    p->name, text);
 		rpc_error(rpc, c, req->id, ERR_VERSION, text, true);
 		return;
 	}
@@ -194,7 +196,7 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, err.code, err.text, true);
 		return;
 	}
-	conn_set_hello_done(c);
+	server_conn_set_hello_done(c);
 	hr.major = WIRE_MAJOR;
 	hr.minor = WIRE_MINOR;
 	hr.software = PACKAGE_STRING;
@@ -221,8 +223,8 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 
 	cerr_clear(&err);
 	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1 ||
-	    jobs_submit(rpc->jobs, conn_peer(c), &spec, clock_now_ms(), &id,
-	    &err) == -1) {
+	    jobs_submit(rpc->jobs, server_conn_peer(c), &spec, clock_now_ms(),
+	    &id, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
@@ -294,7 +296,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 			n = i;
 			goto out;
 		}
-		if (!rpc_may_see_private(rpc, conn_peer(c), list[i]))
+		if (!rpc_may_see_private(rpc, server_conn_peer(c), list[i]))
 			wire_job_redact(&pbs[i]);
 		/* A page also stops at a few MiB: jobs with big scripts
 		 * come fewer at a time. */
@@ -351,7 +353,7 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		return;
 	}
-	if (!rpc_may_see_private(rpc, conn_peer(c), job))
+	if (!rpc_may_see_private(rpc, server_conn_peer(c), job))
 		wire_job_redact(&pb);
 	reply.job = &pb;
 	env.id = req->id;
@@ -370,8 +372,8 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	struct cerr err;
 
 	cerr_clear(&err);
-	if (cluster_cancel(rpc->cluster, conn_peer(c), req->cancel->job_id,
-	    clock_now_ms(), &state, &err) == -1) {
+	if (cluster_cancel(rpc->cluster, server_conn_peer(c),
+	    req->cancel->job_id, clock_now_ms(), &state, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
@@ -419,18 +421,18 @@ rpc_log_refusal(struct rpc *rpc, struct conn *c, const char *text)
 		return;
 	if (left_out > 0)
 		log_info("conn %" PRIu64 " (%s): request refused: %s (and %lu "
-		    "more refusals not logged)", conn_id(c), conn_peer(c)->name,
-		    text, left_out);
+		    "more refusals not logged)", server_conn_id(c),
+		    server_conn_peer(c)->name, text, left_out);
 	else
 		log_info("conn %" PRIu64 " (%s): request refused: %s",
-		    conn_id(c), conn_peer(c)->name, text);
+		    server_conn_id(c), server_conn_peer(c)->name, text);
 }
 
 void
 rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 {
 	struct rpc *rpc = arg;
-	const struct peer *p = conn_peer(c);
+	const struct peer *p = server_conn_peer(c);
 	const struct rpc_handler *h = NULL;
 	const char *what;
 	char text[160];
@@ -444,8 +446,8 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	}
 	what = wire_body_name(env->body_case);
 	/* Answers to the controller's own commands come from agents. */
-	if (p->role == ROLE_AGENT && conn_hello_done(c) &&
-	    agentcmd_on_reply(rpc->agentcmd, conn_id(c), env))
+	if (p->role == ROLE_AGENT && server_conn_hello_done(c) &&
+	    agentcmd_on_reply(rpc->agentcmd, server_conn_id(c), env))
 		return;
 	for (i = 0; i < sizeof(rpc_handlers) / sizeof(rpc_handlers[0]); i++)
 		if (rpc_handlers[i].body == env->body_case)
@@ -460,7 +462,7 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 		rpc_error(rpc, c, env->id, ERR_DENIED, "not identified", true);
 		return;
 	}
-	if (!conn_hello_done(c) &&
+	if (!server_conn_hello_done(c) &&
 	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO) {
 		snprintf(text, sizeof(text), "'%s' before hello", what);
 		rpc_error(rpc, c, env->id, ERR_PROTOCOL, text, true);
@@ -476,8 +478,8 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	h->fn(rpc, c, env);
 	/* The agent's deadline ends once a node is bound to it. */
 	if (env->body_case == COHORT__V1__ENVELOPE__BODY_REGISTER &&
-	    nodes_by_conn(rpc->nodes, conn_id(c)) != NULL)
-		conn_set_registered(c);
+	    nodes_by_conn(rpc->nodes, server_conn_id(c)) != NULL)
+		server_conn_set_registered(c);
 }
 
 void

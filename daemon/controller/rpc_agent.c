@@ -56,8 +56,8 @@ rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
 	struct cerr err;
 
 	cerr_clear(&err);
-	if (cluster_task_exit(rpc->cluster, conn_id(c), r, clock_now_ms(),
-	    &err) == -1) {
+	if (cluster_task_exit(rpc->cluster, server_conn_id(c), r,
+	    clock_now_ms(), &err) == -1) {
 		if (err.code != ERR_DENIED)
 			log_warnx("job %" PRIu64 " rank %u: cannot record "
 			    "exit: %s", r->job_id, r->rank, err.text);
@@ -82,10 +82,10 @@ rpc_apply_health(struct rpc *rpc, struct conn *c,
 	struct cerr err;
 
 	if (wire_health_from_pb(pb, &h, &err) == -1) {
-		log_warnx("conn %" PRIu64 ": %s", conn_id(c), err.text);
+		log_warnx("conn %" PRIu64 ": %s", server_conn_id(c), err.text);
 		return;
 	}
-	recovery_health(rpc->cluster, conn_id(c), &h, clock_now_ms());
+	recovery_health(rpc->cluster, server_conn_id(c), &h, clock_now_ms());
 }
 
 /* The address other ranks reach a node at (MASTER_ADDR): empty (the
@@ -107,7 +107,7 @@ void
 rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__RegisterRequest *rr = req->register_;
-	const struct peer *p = conn_peer(c);
+	const struct peer *p = server_conn_peer(c);
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__RegisterReply rep = COHORT__V1__REGISTER_REPLY__INIT;
 	struct inventory inv;
@@ -121,7 +121,7 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	if (strcmp(rr->name, p->name) != 0) {
 		snprintf(text, sizeof(text), "agent certificate is for node "
 		    "'%s'; it may not register as '%.64s'", p->name, rr->name);
-		log_warnx("conn %" PRIu64 ": %s", conn_id(c), text);
+		log_warnx("conn %" PRIu64 ": %s", server_conn_id(c), text);
 		rpc_error(rpc, c, req->id, ERR_DENIED, text, true);
 		return;
 	}
@@ -145,8 +145,8 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		return;
 	}
 	if ((tasks = rpc_reports(rr->tasks, rr->n_tasks)) == NULL ||
-	    cluster_register(rpc->cluster, conn_id(c), rr->name, rr->address,
-	    &inv, rr->has_spare && rr->spare, tasks, rr->n_tasks,
+	    cluster_register(rpc->cluster, server_conn_id(c), rr->name,
+	    rr->address, &inv, rr->has_spare && rr->spare, tasks, rr->n_tasks,
 	    clock_now_ms(), &err) == -1) {
 		/* A refused node gets this answer and nothing else: no
 		 * launch can reach a connection no node is bound to. */
@@ -198,10 +198,10 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		    r->time_ms <= now ? r->time_ms : now;
 		nck++;
 	}
-	recovery_checkpoints(rpc->cluster, conn_id(c), cks, nck, now);
+	recovery_checkpoints(rpc->cluster, server_conn_id(c), cks, nck, now);
 	free(cks);
 	for (i = 0; i < hb->n_progress; i++)
-		recovery_progress(rpc->cluster, conn_id(c),
+		recovery_progress(rpc->cluster, server_conn_id(c),
 		    hb->progress[i]->job_id, hb->progress[i]->restart,
 		    hb->progress[i]->changed_ms, now);
 	if (hb->n_xids == 0)
@@ -217,7 +217,7 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 			xids[nx].xid = hb->xids[i]->xid;
 			nx++;
 		}
-	recovery_xids(rpc->cluster, conn_id(c), xids, nx, now);
+	recovery_xids(rpc->cluster, server_conn_id(c), xids, nx, now);
 	free(xids);
 }
 
@@ -225,7 +225,7 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 static bool
 rpc_registered(struct rpc *rpc, struct conn *c, uint64_t req_id)
 {
-	if (nodes_by_conn(rpc->nodes, conn_id(c)) != NULL)
+	if (nodes_by_conn(rpc->nodes, server_conn_id(c)) != NULL)
 		return true;
 	rpc_error(rpc, c, req_id, ERR_PROTOCOL, "register first", true);
 	return false;
@@ -246,7 +246,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 	cluster_reports_begin(rpc->cluster);
 	/* What no node could hold is refused whole, before any of it is
 	 * copied or acted on (nor does it count as a sign of life). */
-	n = nodes_by_conn(rpc->nodes, conn_id(c));
+	n = nodes_by_conn(rpc->nodes, server_conn_id(c));
 	longest = hb->n_tasks;
 	if (hb->n_checkpoints > longest)
 		longest = hb->n_checkpoints;
@@ -265,7 +265,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 	/* Checkpoints first: a task's exit in the same heartbeat may end
 	 * the run the checkpoint belongs to. */
 	rpc_apply_reports(rpc, c, hb);
-	cluster_heartbeat(rpc->cluster, conn_id(c), tasks, hb->n_tasks,
+	cluster_heartbeat(rpc->cluster, server_conn_id(c), tasks, hb->n_tasks,
 	    clock_now_ms());
 	if (hb->node_health != NULL)
 		rpc_apply_health(rpc, c, hb->node_health);

@@ -232,7 +232,7 @@ rpc_logs_wait_free(struct logs_wait *w)
 		w->next->prev = w->prev;
 	if (w->reserved > 0 && rpc->srv != NULL &&
 	    (c = server_conn(rpc->srv, w->conn_id)) != NULL)
-		conn_release(c, w->reserved);
+		server_conn_release(c, w->reserved);
 	free(w);
 }
 
@@ -281,14 +281,14 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	/* Output is private data; a job that does not exist is left to
 	 * cluster_read_log to report. */
 	if ((job = jobs_get(rpc->jobs, lr->job_id)) != NULL &&
-	    !rpc_may_see_private(rpc, conn_peer(c), job)) {
+	    !rpc_may_see_private(rpc, server_conn_peer(c), job)) {
 		snprintf(text, sizeof(text), "job %" PRIu64 " belongs to %s; "
 		    "its logs are shown only to its owner and admins",
 		    lr->job_id, job->user);
 		rpc_error(rpc, c, req->id, ERR_DENIED, text, false);
 		return;
 	}
-	if (rpc_logs_outstanding(rpc, conn_id(c)) >= RPC_LOGS_PER_CONN) {
+	if (rpc_logs_outstanding(rpc, server_conn_id(c)) >= RPC_LOGS_PER_CONN) {
 		snprintf(text, sizeof(text), "%d log reads are already in "
 		    "progress on this connection; wait for their answers",
 		    RPC_LOGS_PER_CONN);
@@ -302,12 +302,12 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		return;
 	}
 	w->rpc = rpc;
-	w->conn_id = conn_id(c);
+	w->conn_id = server_conn_id(c);
 	w->req_id = req->id;
 	w->job_id = lr->job_id;
 	w->offset = lr->has_offset ? lr->offset : 0;
 	w->reserved = (size_t)max + RPC_LOGS_OVERHEAD;
-	conn_reserve(c, w->reserved);
+	server_conn_reserve(c, w->reserved);
 	if ((w->next = rpc->logs_waits) != NULL)
 		w->next->prev = w;
 	rpc->logs_waits = w;
@@ -352,11 +352,12 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 	}
 	for (i = 0; i < n; i++) {
 		if (drain)
-			rc = recovery_drain(rpc->cluster, conn_peer(c), names[i],
-			    req->drain->reason, req->drain->has_now &&
-			    req->drain->now, clock_now_ms(), &err);
+			rc = recovery_drain(rpc->cluster,
+			    server_conn_peer(c), names[i], req->drain->reason,
+			    req->drain->has_now && req->drain->now,
+			    clock_now_ms(), &err);
 		else
-			rc = recovery_resume(rpc->cluster, conn_peer(c),
+			rc = recovery_resume(rpc->cluster, server_conn_peer(c),
 			    names[i], clock_now_ms(), &err);
 		if (rc == -1) {
 			rpc_error(rpc, c, req->id, err.code, err.text, false);
@@ -406,7 +407,7 @@ rpc_delete_node(struct rpc *rpc, struct conn *c,
 		return;
 	}
 	snprintf(name, sizeof(name), "%s", req->delete_node->name);
-	if (cluster_delete_node(rpc->cluster, conn_peer(c), name,
+	if (cluster_delete_node(rpc->cluster, server_conn_peer(c), name,
 	    clock_now_ms(), &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;

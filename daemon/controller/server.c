@@ -161,7 +161,7 @@ conn_budget_start(struct conn *c)
 }
 
 void
-conn_free(struct conn *c)
+server_conn_free(struct conn *c)
 {
 	struct server *srv = c->srv;
 	SSL *ssl;
@@ -202,24 +202,24 @@ server_reap_cb(evutil_socket_t fd, short what, void *arg)
 	for (c = TAILQ_FIRST(&srv->closing); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, close_entry);
 		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-			conn_free(c);
+			server_conn_free(c);
 	}
 }
 
 uint64_t
-conn_id(const struct conn *c)
+server_conn_id(const struct conn *c)
 {
 	return c->id;
 }
 
 const struct peer *
-conn_peer(const struct conn *c)
+server_conn_peer(const struct conn *c)
 {
 	return &c->peer;
 }
 
 bool
-conn_hello_done(const struct conn *c)
+server_conn_hello_done(const struct conn *c)
 {
 	return c->hello;
 }
@@ -244,7 +244,7 @@ conn_set_stall_timeout(struct conn *c, uint64_t ms)
 }
 
 void
-conn_set_hello_done(struct conn *c)
+server_conn_set_hello_done(struct conn *c)
 {
 	uint64_t ms = c->srv->o.idle_timeout_ms;
 
@@ -268,7 +268,7 @@ conn_set_hello_done(struct conn *c)
 }
 
 void
-conn_set_registered(struct conn *c)
+server_conn_set_registered(struct conn *c)
 {
 	struct conn *o;
 
@@ -287,9 +287,9 @@ conn_set_registered(struct conn *c)
 		log_info("conn %llu (%s): superseded by conn %llu; closing",
 		    (unsigned long long)o->id, o->peer.name,
 		    (unsigned long long)c->id);
-		conn_send_error(o, 0, ERR_UNAVAILABLE, "this node registered "
-		    "again on a newer connection");
-		conn_close(o);
+		server_conn_send_error(o, 0, ERR_UNAVAILABLE, "this node "
+		    "registered again on a newer connection");
+		server_conn_close(o);
 	}
 }
 
@@ -306,7 +306,7 @@ server_conn(struct server *srv, uint64_t id)
 }
 
 int
-conn_send_frame(struct conn *c, const uint8_t *frame, size_t len)
+server_conn_send_frame(struct conn *c, const uint8_t *frame, size_t len)
 {
 	if (c->closing)
 		return 0;
@@ -318,7 +318,7 @@ conn_send_frame(struct conn *c, const uint8_t *frame, size_t len)
 }
 
 int
-conn_send(struct conn *c, const Cohort__V1__Envelope *env)
+server_conn_send(struct conn *c, const Cohort__V1__Envelope *env)
 {
 	uint8_t *buf;
 	size_t len;
@@ -326,26 +326,26 @@ conn_send(struct conn *c, const Cohort__V1__Envelope *env)
 
 	if ((buf = frame_pack(env, SERVER_REPLY_MAX, &len)) == NULL)
 		return -1;
-	rc = conn_send_frame(c, buf, len);
+	rc = server_conn_send_frame(c, buf, len);
 	free(buf);
 	return rc;
 }
 
 void
-conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
+server_conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
     const char *text)
 {
 	Cohort__V1__Envelope env;
 	Cohort__V1__Error e;
 
 	wire_error(&env, &e, req_id, code, text);
-	if (conn_send(c, &env) == -1)
+	if (server_conn_send(c, &env) == -1)
 		log_warn("conn %llu (%s): cannot queue error reply",
 		    (unsigned long long)c->id, c->peer.name);
 }
 
 void
-conn_close(struct conn *c)
+server_conn_close(struct conn *c)
 {
 	if (c->closing)
 		return;
@@ -436,7 +436,7 @@ server_wake_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-conn_reserve(struct conn *c, size_t len)
+server_conn_reserve(struct conn *c, size_t len)
 {
 	c->owed++;
 	c->owed_bytes += len;
@@ -445,7 +445,7 @@ conn_reserve(struct conn *c, size_t len)
 }
 
 void
-conn_release(struct conn *c, size_t len)
+server_conn_release(struct conn *c, size_t len)
 {
 	size_t sub = len < c->owed_bytes ? len : c->owed_bytes;
 
@@ -518,15 +518,15 @@ conn_read_frames(struct conn *c)
 			    frame_header_len(hdr), c->srv->max_frame);
 			log_warnx("conn %llu (%s): %s; closing",
 			    (unsigned long long)c->id, c->peer.name, text);
-			conn_send_error(c, 0, ERR_TOO_LARGE, text);
-			conn_close(c);
+			server_conn_send_error(c, 0, ERR_TOO_LARGE, text);
+			server_conn_close(c);
 			return;
 		case FRAME_BAD:
 			log_warnx("conn %llu (%s): undecodable frame; closing",
 			    (unsigned long long)c->id, c->peer.name);
-			conn_send_error(c, 0, ERR_PROTOCOL,
+			server_conn_send_error(c, 0, ERR_PROTOCOL,
 			    "frame is not a valid cohort.v1.Envelope");
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 		conn_check_throttle(c);
@@ -574,7 +574,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		    "no registration",
 		    (unsigned long long)(c->identified ?
 		    srv->o.hello_timeout_ms : srv->o.handshake_timeout_ms));
-		conn_free(c);
+		server_conn_free(c);
 		return;
 	}
 	/* A reply still owed or still being written: the peer waits on us,
@@ -595,7 +595,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	    "conn %llu (%s): idle for %llu ms; closing",
 	    (unsigned long long)c->id, c->peer.name,
 	    (unsigned long long)srv->o.idle_timeout_ms);
-	conn_close(c);
+	server_conn_close(c);
 }
 
 static void
@@ -613,15 +613,15 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		    &c->peer, &err) == -1) {
 			log_warnx("conn %llu: refused: %s",
 			    (unsigned long long)c->id, err.text);
-			conn_send_error(c, 0, ERR_DENIED, err.text);
-			conn_close(c);
+			server_conn_send_error(c, 0, ERR_DENIED, err.text);
+			server_conn_close(c);
 			return;
 		}
 		c->identified = true;
 		if (server_ident_attach(c) == -1) {
 			log_warnx("conn %llu (%s): out of memory; closing",
 			    (unsigned long long)c->id, c->peer.name);
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 		if (c->peer.role == ROLE_AGENT) {
@@ -635,7 +635,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 				log_warnx("conn %llu (%s): out of memory; "
 				    "closing", (unsigned long long)c->id,
 				    c->peer.name);
-				conn_close(c);
+				server_conn_close(c);
 				return;
 			}
 		}
@@ -669,7 +669,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	/* EOF, error or timeout: nothing more can be sent either. */
 	ERR_clear_error();
-	conn_free(c);
+	server_conn_free(c);
 }
 
 static void
@@ -898,7 +898,7 @@ server_destroy(struct server *srv)
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
 	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
-		conn_free(c);
+		server_conn_free(c);
 	if (srv->reaper != NULL)
 		event_free(srv->reaper);
 	if (srv->accept_pause != NULL)
@@ -949,8 +949,8 @@ server_drop_revoked(struct server *srv)
 		    role_name(c->peer.role), c->peer.name, err.text);
 		log_warnx("conn %llu: %s; closing", (unsigned long long)c->id,
 		    text);
-		conn_send_error(c, 0, ERR_DENIED, text);
-		conn_close(c);
+		server_conn_send_error(c, 0, ERR_DENIED, text);
+		server_conn_close(c);
 		n++;
 	}
 	return n;

@@ -107,32 +107,32 @@ unsigned server_drop_revoked(struct server *srv);
 /* The live connection with this id, or NULL. */
 struct conn *server_conn(struct server *srv, uint64_t id);
 
-uint64_t conn_id(const struct conn *c);
-const struct peer *conn_peer(const struct conn *c);
-bool conn_hello_done(const struct conn *c);
+uint64_t server_conn_id(const struct conn *c);
+const struct peer *server_conn_peer(const struct conn *c);
+bool server_conn_hello_done(const struct conn *c);
 /* Mark the session established: lifts the handshake deadline for people
  * (an agent's deadline runs on until conn_set_registered). */
-void conn_set_hello_done(struct conn *c);
+void server_conn_set_hello_done(struct conn *c);
 /* An agent's Register succeeded on c: its deadline is lifted, and any
  * older registered connection of the same node is closed (its binding
  * has moved to c). */
-void conn_set_registered(struct conn *c);
+void server_conn_set_registered(struct conn *c);
 
 /* Queue a packed frame (FRAME_HDR + body) for sending. 0 or -1. */
-int conn_send_frame(struct conn *c, const uint8_t *frame, size_t len);
+int server_conn_send_frame(struct conn *c, const uint8_t *frame, size_t len);
 /* Pack and queue env. 0 or -1 (EMSGSIZE above the reply limit). */
-int conn_send(struct conn *c, const Cohort__V1__Envelope *env);
+int server_conn_send(struct conn *c, const Cohort__V1__Envelope *env);
 /* Send an Error reply to request req_id. */
-void conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
+void server_conn_send_error(struct conn *c, uint64_t req_id, enum err_code code,
     const char *text);
 /* A reply of len bytes owed to c will be sent later (it waits for a
  * commit): it counts as a request in flight and toward the output limit
- * until conn_release(c, len), called before it is sent or dropped. While
+ * until server_conn_release(c, len), called before it is sent or dropped. While
  * too much is owed, c is not read. */
-void conn_reserve(struct conn *c, size_t len);
-void conn_release(struct conn *c, size_t len);
+void server_conn_reserve(struct conn *c, size_t len);
+void server_conn_release(struct conn *c, size_t len);
 /* Stop reading, flush what is queued, then close. Safe inside callbacks:
  * the connection is freed later, outside any of its callbacks. */
-void conn_close(struct conn *c);
+void server_conn_close(struct conn *c);
 
 #endif

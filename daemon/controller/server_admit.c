@@ -222,8 +222,8 @@ server_admit_agent(struct conn *c)
 		server_admit_refuse(srv, SERVER_REFUSED_IDENTITY,
 		    "refusing a connection for node '%s': at its limit of %u",
 		    c->peer.name, SERVER_AGENT_CONNS_PER_NODE);
-		conn_send_error(c, 0, ERR_LIMIT, text);
-		conn_close(c);
+		server_conn_send_error(c, 0, ERR_LIMIT, text);
+		server_conn_close(c);
 		return -1;
 	}
 	cap = server_agents_wanted(srv);
@@ -236,8 +236,8 @@ server_admit_agent(struct conn *c)
 		server_admit_refuse(srv, SERVER_REFUSED_AGENTS,
 		    "refusing agent '%s': agent connections at their cap of %u",
 		    c->peer.name, same == 0 ? cap : hard);
-		conn_send_error(c, 0, ERR_UNAVAILABLE, text);
-		conn_close(c);
+		server_conn_send_error(c, 0, ERR_UNAVAILABLE, text);
+		server_conn_close(c);
 		return -1;
 	}
 	c->kind = CONN_AGENT;
@@ -261,8 +261,8 @@ server_admit_person(struct conn *c)
 		server_admit_refuse(srv, SERVER_REFUSED_IDENTITY,
 		    "refusing a connection for '%s': at its limit of %u",
 		    c->peer.name, srv->o.max_per_identity);
-		conn_send_error(c, 0, ERR_LIMIT, text);
-		conn_close(c);
+		server_conn_send_error(c, 0, ERR_LIMIT, text);
+		server_conn_close(c);
 		return -1;
 	}
 	/* People, the agents' room and the handshake budget share
@@ -277,8 +277,8 @@ server_admit_person(struct conn *c)
 		    "(%u people at most)", c->peer.name,
 		    srv->o.max_conns > agents + hs ?
 		    srv->o.max_conns - agents - hs : 0);
-		conn_send_error(c, 0, ERR_UNAVAILABLE, text);
-		conn_close(c);
+		server_conn_send_error(c, 0, ERR_UNAVAILABLE, text);
+		server_conn_close(c);
 		return -1;
 	}
 	c->kind = CONN_PEOPLE;
@@ -364,14 +364,14 @@ server_admit_room(struct server *srv, const uint8_t *addr, const char *atext)
 		server_admit_refuse(srv, SERVER_REFUSED_SOURCE, "%s: more than %u "
 		    "handshakes at once; dropping its oldest", atext,
 		    srv->o.max_handshakes_per_source);
-		conn_free(v);
+		server_conn_free(v);
 	}
 	if (srv->nhandshakes >= srv->o.max_handshakes &&
 	    (v = server_victim(srv, NULL)) != NULL) {
 		server_admit_refuse(srv, SERVER_REFUSED_HANDSHAKES, "%s: handshake "
 		    "budget of %u in use; dropping the oldest", atext,
 		    srv->o.max_handshakes);
-		conn_free(v);
+		server_conn_free(v);
 	}
 	if (srv->nconns < srv->o.max_conns)
 		return 0;
@@ -379,7 +379,7 @@ server_admit_room(struct server *srv, const uint8_t *addr, const char *atext)
 		server_admit_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u "
 		    "connections in use; dropping the oldest handshake", atext,
 		    srv->o.max_conns);
-		conn_free(v);
+		server_conn_free(v);
 		return 0;
 	}
 	server_admit_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u connections in "

@@ -115,7 +115,7 @@ struct server {
 
 /* server.c: close and free c now (never inside c's own callbacks
  * other than its timer and event callbacks, which return right after). */
-void conn_free(struct conn *c);
+void server_conn_free(struct conn *c);
 
 /* server_admit.c */
 /* Log at most once per SERVER_LOG_EVERY_MS for each slot of

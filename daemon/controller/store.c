@@ -793,17 +793,17 @@ store_jobs_load(struct store *st, int (*cb)(struct job *job, void *arg),
     void *arg, struct cerr *err)
 {
 	sqlite3_stmt *s = st->stmt[S_JOBS_LOAD];
-	struct place_scan ps;
+	struct store_nodes_scan ps;
 	struct job *job;
 	int rc, ret = 0;
 
-	place_scan_begin(st, &ps);
+	store_nodes_scan_begin(st, &ps);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if ((job = job_from_row(s, err)) == NULL) {
 			ret = -1;
 			break;
 		}
-		if (place_scan_fill(st, &ps, job, err) == -1) {
+		if (store_nodes_scan_fill(st, &ps, job, err) == -1) {
 			job_free(job);
 			ret = -1;
 			break;
@@ -821,7 +821,7 @@ store_jobs_load(struct store *st, int (*cb)(struct job *job, void *arg),
 	if (ret == 0 && rc != SQLITE_DONE)
 		ret = db_fail(st, err, "load jobs");
 	stmt_done(s);
-	place_scan_end(&ps);
+	store_nodes_scan_end(&ps);
 	return ret;
 }
 

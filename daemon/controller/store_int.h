@@ -92,7 +92,7 @@ int binder_step(struct store *st, struct binder *b, struct cerr *err,
 
 /* store_jobs_load reads the placements in one ordered scan beside its
  * scan of the jobs (both by job id), rather than one query per job. */
-struct place_scan {
+struct store_nodes_scan {
 	sqlite3_stmt *s;
 	int rc;			/* of the last step */
 	struct placement *buf;	/* one job's rows, before the copy */
@@ -100,13 +100,13 @@ struct place_scan {
 };
 
 /* Start the scan (it steps to the first row). */
-void place_scan_begin(struct store *st, struct place_scan *ps);
+void store_nodes_scan_begin(struct store *st, struct store_nodes_scan *ps);
 /* Give job the placement rows of job->id; rows of lower ids (of no
  * loaded job) are skipped. Call in increasing id order. 0, or -1 with
  * err set (a corrupt row, a failed step, ENOMEM). */
-int place_scan_fill(struct store *st, struct place_scan *ps, struct job *job,
-    struct cerr *err);
+int store_nodes_scan_fill(struct store *st, struct store_nodes_scan *ps,
+    struct job *job, struct cerr *err);
 /* Reset the statement and free the buffer. */
-void place_scan_end(struct place_scan *ps);
+void store_nodes_scan_end(struct store_nodes_scan *ps);
 
 #endif

@@ -437,7 +437,7 @@ store_job_placement(struct store *st, uint64_t job_id,
 }
 
 void
-place_scan_begin(struct store *st, struct place_scan *ps)
+store_nodes_scan_begin(struct store *st, struct store_nodes_scan *ps)
 {
 	ps->s = st->stmt[S_PLACEMENTS_LOAD];
 	ps->buf = NULL;
@@ -447,7 +447,7 @@ place_scan_begin(struct store *st, struct place_scan *ps)
 
 /* Read one row of S_PLACEMENTS_LOAD into p. NULL, or what is wrong. */
 static const char *
-place_from_row(sqlite3_stmt *s, struct placement *p)
+store_nodes_place_row(sqlite3_stmt *s, struct placement *p)
 {
 	const unsigned char *gpus;
 
@@ -466,8 +466,8 @@ place_from_row(sqlite3_stmt *s, struct placement *p)
 }
 
 int
-place_scan_fill(struct store *st, struct place_scan *ps, struct job *job,
-    struct cerr *err)
+store_nodes_scan_fill(struct store *st, struct store_nodes_scan *ps,
+    struct job *job, struct cerr *err)
 {
 	struct placement *grown;
 	const unsigned char *node;
@@ -494,7 +494,7 @@ place_scan_fill(struct store *st, struct place_scan *ps, struct job *job,
 			ps->buf = grown;
 			ps->cap = ps->cap ? ps->cap * 2 : 8;
 		}
-		if ((bad = place_from_row(ps->s, &ps->buf[n])) != NULL) {
+		if ((bad = store_nodes_place_row(ps->s, &ps->buf[n])) != NULL) {
 			node = sqlite3_column_text(ps->s, 2);
 			snprintf(what, sizeof(what), "load job %llu: "
 			    "placement on node %.64s",
@@ -521,7 +521,7 @@ place_scan_fill(struct store *st, struct place_scan *ps, struct job *job,
 }
 
 void
-place_scan_end(struct place_scan *ps)
+store_nodes_scan_end(struct store_nodes_scan *ps)
 {
 	stmt_done(ps->s);
 	free(ps->buf);
