@@ -19,12 +19,6 @@ cohort_agent_SOURCES = daemon/agent/main.c
 cohort_agent_CFLAGS = $(daemon_agent_libagent_a_CFLAGS) $(SYSTEMD_CFLAGS)
 cohort_agent_LDADD = $(AGENT_LIBS) $(SYSTEMD_LIBS)
 
-## N simulated agents in one process, for scale tests (tests/bench/scale.sh).
-bin_PROGRAMS += cohort-simnodes
-cohort_simnodes_SOURCES = daemon/agent/simnodes.c
-cohort_simnodes_CFLAGS = $(daemon_agent_libagent_a_CFLAGS)
-cohort_simnodes_LDADD = $(AGENT_LIBS) $(OPENSSL_LIBS) -lm
-
 ## The fake NVML library the tests load instead of the real one.
 check_PROGRAMS += tests/fake/libnvidia-ml.so.1
 tests_fake_libnvidia_ml_so_1_SOURCES = tests/fake/fake_nvml.c
