@@ -37,9 +37,6 @@
 /* Capped low: after a controller restart every agent must be back well
  * within the controller's node_timeout grace (see nodes.c). */
 #define LINK_BACKOFF_MAX_MS 5000
-/* TCP, TLS, Hello and Register together: a controller that accepts but
- * never answers is left for another try. */
-#define LINK_HANDSHAKE_MS 30000
 #define LINK_MIN_HEARTBEAT_MS 100
 #define LINK_LOG_CHUNK (1024 * 1024)
 /* XID events carried by one heartbeat; more wait for the next. */
@@ -894,7 +891,8 @@ link_connect(struct link *l)
 	}
 	bufferevent_setcb(l->bev, link_read_cb, NULL, link_event_cb, l);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
-	link_arm(l, LINK_HANDSHAKE_MS);
+	link_arm(l, l->p.handshake_ms != 0 ? l->p.handshake_ms :
+	    LINK_HANDSHAKE_MS);
 	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss,
 	    (int)len) == -1)
 		link_reset(l, "connect failed");

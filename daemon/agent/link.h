@@ -107,9 +107,15 @@ struct link_params {
 	/* Output a controller has not read, at most: more drops the
 	 * connection. 0: LINK_MAX_QUEUED. */
 	size_t max_queued;
+	/* From the start of an attempt to the RegisterReply, at most;
+	 * then the attempt is given up. 0: LINK_HANDSHAKE_MS. */
+	uint64_t handshake_ms;
 };
 
 #define LINK_MAX_QUEUED (64u * 1024 * 1024)
+/* TCP, TLS, Hello and Register together: a controller that accepts but
+ * never answers is left for another try. */
+#define LINK_HANDSHAKE_MS 30000
 
 /* A link that is not connected yet (see link_start). params (copied,
  * its pointers borrowed), ctx, ops and arg must outlive it. NULL with

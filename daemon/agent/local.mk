@@ -27,6 +27,7 @@ tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared
 
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
+	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
@@ -49,3 +50,6 @@ tests_unit_check_health_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_watch_SOURCES = tests/unit/check_watch.c
 tests_unit_check_watch_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_link_SOURCES = tests/unit/check_link.c
+tests_unit_check_link_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_link_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
