@@ -15,7 +15,6 @@
 #include "daemon/agent/inventory.h"
 #include "daemon/agent/link.h"
 #include "lib/clock.h"
-#include "lib/log.h"
 #include "tests/sim/sim.h"
 #include "tests/sim/simnode.h"
 
