@@ -4,7 +4,7 @@
 ## (noinst, not check_): the benchmark and tests run by hand after a
 ## plain build find it at the top of the build directory, and a change to
 ## the link's operations that breaks it breaks the ordinary build.
-noinst_PROGRAMS = cohort-simnodes
+noinst_PROGRAMS += cohort-simnodes
 cohort_simnodes_SOURCES = tests/sim/simnodes.c \
 	tests/sim/sim.c tests/sim/sim.h \
 	tests/sim/simnode.c tests/sim/simnode.h \
