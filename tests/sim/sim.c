@@ -223,9 +223,8 @@ sim_resolve(struct sim *s, struct cerr *err)
 
 /* Keys and certificates, all before the first connection. */
 static int
-sim_make_nodes(struct sim *s, struct cerr *err)
+sim_make_nodes(struct sim *s, struct simcert *m, struct cerr *err)
 {
-	struct simcert *m;
 	EVP_PKEY *shared = NULL, *key;
 	X509 *cert;
 	char name[SIMNODE_NAME_MAX + 1], ebuf[256];
@@ -233,8 +232,6 @@ sim_make_nodes(struct sim *s, struct cerr *err)
 	unsigned i;
 	int rc = -1;
 
-	if ((m = simcert_create(s->o.ca, s->o.ca_key, err)) == NULL)
-		return -1;
 	if (s->o.shared_key && (shared = simcert_key(m)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "cannot make a key: %s",
 		    tls_error_string(ebuf, sizeof(ebuf)));
@@ -266,7 +263,6 @@ sim_make_nodes(struct sim *s, struct cerr *err)
 	rc = 0;
 out:
 	EVP_PKEY_free(shared);
-	simcert_destroy(m);
 	return rc;
 }
 
@@ -298,6 +294,7 @@ sim_events(struct sim *s, struct cerr *err)
 struct sim *
 sim_create(const struct sim_opts *o, struct cerr *err)
 {
+	struct simcert *m = NULL;
 	struct sim *s;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
@@ -309,7 +306,9 @@ sim_create(const struct sim_opts *o, struct cerr *err)
 	s->health.health = HEALTH_OK;
 	s->health.checked_ms = clock_now_ms();
 	sim_raise_nofile(o->n + 256);
-	if (sim_resolve(s, err) == -1 ||
+	/* The CA's files first: a missing one is named. */
+	if ((m = simcert_create(o->ca, o->ca_key, err)) == NULL ||
+	    sim_resolve(s, err) == -1 ||
 	    (s->ctx = simcert_client_ctx(o->ca, err)) == NULL)
 		goto fail;
 	if ((s->nodes = calloc(o->n, sizeof(*s->nodes))) == NULL ||
@@ -317,10 +316,12 @@ sim_create(const struct sim_opts *o, struct cerr *err)
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
-	if (sim_make_nodes(s, err) == -1 || sim_events(s, err) == -1)
+	if (sim_make_nodes(s, m, err) == -1 || sim_events(s, err) == -1)
 		goto fail;
+	simcert_destroy(m);
 	return s;
 fail:
+	simcert_destroy(m);
 	sim_destroy(s);
 	return NULL;
 }

@@ -275,9 +275,6 @@ check_args(struct args *a)
 	if (!valid_prefix(o->prefix))
 		return usage_error("--prefix: want [A-Za-z0-9][A-Za-z0-9._-]*, "
 		    "at most 40 characters, not '%s'", o->prefix);
-	if ((uint64_t)o->first + o->n - 1 > 0xffffffffu)
-		return usage_error("--first: %u nodes from %u do not fit",
-		    o->n, o->first);
 	if (a->server == NULL && a->topology == NULL)
 		return usage_error("missing --server HOST:PORT");
 	if (a->server != NULL && (o->ca == NULL || o->ca_key == NULL))
