@@ -1,6 +1,6 @@
 /* The connection to the controller. This file and lib/wire.c are the
- * agent's only protobuf users: requests are translated to agent.c's
- * structs here. */
+ * agent's only protobuf users: requests are translated to the structs
+ * of agent.h here and handed to the owner's operations (link.h). */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,9 @@
 #include <event2/event.h>
 #include <openssl/err.h>
 
-#include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
 #include "daemon/agent/link.h"
+#include "lib/conf.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/text.h"
@@ -36,11 +37,13 @@
 /* Capped low: after a controller restart every agent must be back well
  * within the controller's node_timeout grace (see nodes.c). */
 #define LINK_BACKOFF_MAX_MS 5000
+#define LINK_MIN_HEARTBEAT_MS 100
 #define LINK_LOG_CHUNK (1024 * 1024)
 /* XID events carried by one heartbeat; more wait for the next. */
 #define LINK_MAX_XIDS 64
 
 enum link_state {
+	LINK_STOPPED,		/* not started, or link_stop */
 	LINK_IDLE,		/* waiting to retry */
 	LINK_CONNECTING,	/* TCP + TLS */
 	LINK_HELLO,		/* Hello sent */
@@ -50,21 +53,59 @@ enum link_state {
 
 struct link {
 	struct event_base *base;
-	const struct agent_config *cfg;
+	struct link_params p;
 	SSL_CTX *ctx;
-	const struct inventory *inv;
-	struct agent *agent;
-	struct health *health;		/* NULL: none */
+	const struct link_ops *ops;
+	void *arg;
 	struct bufferevent *bev;
 	enum link_state state;
-	struct event *retry_ev;
-	struct event *hb_ev;
+	/* One timer, by state: the retry when idle, the handshake's
+	 * deadline while connecting, the next heartbeat when ready. */
+	struct event *timer;
+	uint64_t hb_ms;
 	unsigned attempts;
 	uint64_t next_id;
 	unsigned seed;
 };
 
 static void link_connect(struct link *l);
+
+static void link_log(struct link *l, enum link_log level, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+
+static void
+link_log(struct link *l, enum link_log level, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (l->ops->log != NULL)
+		l->ops->log(l->arg, level, buf);
+	else if (level == LINK_LOG_WARN)
+		log_warnx("%s", buf);
+	else
+		log_info("%s", buf);
+}
+
+static void
+link_event(struct link *l, enum link_event ev)
+{
+	if (l->ops->event != NULL)
+		l->ops->event(l->arg, ev);
+}
+
+static void
+link_arm(struct link *l, uint64_t ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+	evtimer_add(l->timer, &tv);
+}
 
 static void
 link_send(struct link *l, Cohort__V1__Envelope *env)
@@ -73,7 +114,7 @@ link_send(struct link *l, Cohort__V1__Envelope *env)
 		return;
 	if (frame_write(bufferevent_get_output(l->bev), env,
 	    LINK_MAX_FRAME) == -1)
-		log_warn("cannot queue a '%s' message",
+		link_log(l, LINK_LOG_WARN, "cannot queue a '%s' message",
 		    wire_body_name(env->body_case));
 }
 
@@ -88,19 +129,25 @@ link_send_error(struct link *l, uint64_t id, enum err_code code,
 	link_send(l, &env);
 }
 
+static void
+link_drop(struct link *l)
+{
+	if (l->bev != NULL) {
+		bufferevent_free(l->bev);
+		l->bev = NULL;
+	}
+	evtimer_del(l->timer);
+}
+
 /* Drop the connection and retry after a capped, jittered back-off. */
 static void
 link_reset(struct link *l, const char *why)
 {
 	unsigned shift = l->attempts < 10 ? l->attempts : 10;
 	uint64_t ms = (uint64_t)LINK_BACKOFF_MIN_MS << shift;
-	struct timeval tv;
+	bool was_up = l->state > LINK_IDLE;
 
-	if (l->bev != NULL) {
-		bufferevent_free(l->bev);
-		l->bev = NULL;
-	}
-	evtimer_del(l->hb_ev);
+	link_drop(l);
 	if (ms > LINK_BACKOFF_MAX_MS)
 		ms = LINK_BACKOFF_MAX_MS;
 	/* Jitter in [ms/2, ms]: a restarted controller is not hit by every
@@ -108,11 +155,22 @@ link_reset(struct link *l, const char *why)
 	ms = ms / 2 + (uint64_t)rand_r(&l->seed) % (ms / 2 + 1);
 	l->attempts++;
 	l->state = LINK_IDLE;
-	log_info("controller link down (%s); retrying in %" PRIu64 " ms", why,
-	    ms);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(l->retry_ev, &tv);
+	link_log(l, LINK_LOG_NOTICE, "controller link down (%s); retrying "
+	    "in %" PRIu64 " ms", why, ms);
+	link_arm(l, ms);
+	if (was_up)
+		link_event(l, LINK_EV_DOWN);
+}
+
+/* Output the controller has not read, over the bound: it is stuck. */
+static bool
+link_stalled(struct link *l)
+{
+	size_t max = l->p.max_queued != 0 ? l->p.max_queued :
+	    LINK_MAX_QUEUED;
+
+	return l->bev != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(l->bev)) > max;
 }
 
 static void
@@ -135,8 +193,12 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 	size_t i;
 
 	*buf = NULL;
-	if (l->agent == NULL || (r = agent_tasks(l->agent, n)) == NULL)
+	*n = 0;
+	if ((r = l->ops->tasks(l->arg, n)) == NULL || *n == 0) {
+		free(r);
+		*n = 0;
 		return NULL;
+	}
 	ts = calloc(*n, sizeof(*ts));
 	ptrs = calloc(*n, sizeof(*ptrs));
 	if (ts == NULL || ptrs == NULL) {
@@ -197,9 +259,8 @@ link_node_health(struct link *l, struct link_health_pb *pb)
 	const struct node_health *h;
 	unsigned i;
 
-	if (l->health == NULL)
+	if (l->ops->health == NULL || (h = l->ops->health(l->arg)) == NULL)
 		return NULL;
-	h = health_current(l->health);
 	cohort__v1__node_health__init(&pb->nh);
 	pb->nh.health = link_health_to_pb(h->health);
 	pb->nh.reason = h->reason[0] != '\0' ? (char *)h->reason : NULL;
@@ -236,8 +297,8 @@ link_hb_xids(struct link *l, struct link_hb_extra *x,
 {
 	size_t i, n;
 
-	if (l->health == NULL ||
-	    (n = health_nvml_take_xids(l->health, x->xids, LINK_MAX_XIDS)) == 0)
+	if (l->ops->take_xids == NULL ||
+	    (n = l->ops->take_xids(l->arg, x->xids, LINK_MAX_XIDS)) == 0)
 		return;
 	for (i = 0; i < n; i++) {
 		cohort__v1__xid_event__init(&x->xe[i]);
@@ -259,7 +320,8 @@ link_hb_checkpoints(struct link *l, struct link_hb_extra *x,
 {
 	size_t i, n;
 
-	if ((x->ck = agent_checkpoints(l->agent, &n)) == NULL)
+	if (l->ops->checkpoints == NULL ||
+	    (x->ck = l->ops->checkpoints(l->arg, &n)) == NULL)
 		return;
 	x->cke = calloc(n, sizeof(*x->cke));
 	x->ckp = calloc(n, sizeof(*x->ckp));
@@ -285,7 +347,8 @@ link_hb_progress(struct link *l, struct link_hb_extra *x,
 {
 	size_t i, n;
 
-	if ((x->pr = agent_progress(l->agent, &n)) == NULL)
+	if (l->ops->progress == NULL ||
+	    (x->pr = l->ops->progress(l->arg, &n)) == NULL)
 		return;
 	x->pre = calloc(n, sizeof(*x->pre));
 	x->prp = calloc(n, sizeof(*x->prp));
@@ -322,12 +385,12 @@ link_send_hello(struct link *l)
 
 	h.major = WIRE_MAJOR;
 	h.minor = WIRE_MINOR;
-	h.software = "cohort-agent " PACKAGE_VERSION;
+	h.software = (char *)l->p.software;
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
-	link_send(l, &env);
 	l->state = LINK_HELLO;
+	link_send(l, &env);
 }
 
 static void
@@ -337,32 +400,41 @@ link_send_register(struct link *l)
 	Cohort__V1__RegisterRequest rr = COHORT__V1__REGISTER_REQUEST__INIT;
 	Cohort__V1__Inventory inv;
 	Cohort__V1__TaskStatus *buf;
+	const struct inventory *in;
 	struct link_health_pb *hp;
+	struct cerr err;
+	char why[sizeof(err.text) + 16];
 
+	cerr_clear(&err);
+	if ((in = l->ops->inventory(l->arg, &err)) == NULL) {
+		snprintf(why, sizeof(why), "inventory: %s", err.text);
+		link_reset(l, why);
+		return;
+	}
 	if ((hp = malloc(sizeof(*hp))) == NULL) {
 		link_reset(l, "out of memory");
 		return;
 	}
-	if (wire_inventory_to_pb(l->inv, &inv) == -1) {
+	if (wire_inventory_to_pb(in, &inv) == -1) {
 		free(hp);
 		link_reset(l, "out of memory");
 		return;
 	}
 	rr.health = link_node_health(l, hp);
-	rr.name = l->cfg->name;
-	rr.address = l->cfg->address;
+	rr.name = (char *)l->p.name;
+	rr.address = (char *)l->p.address;
 	rr.has_spare = 1;
-	rr.spare = l->cfg->spare;
+	rr.spare = l->p.spare;
 	rr.inventory = &inv;
 	rr.tasks = link_task_statuses(l, &rr.n_tasks, &buf);
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_REGISTER;
 	env.register_ = &rr;
+	l->state = LINK_REGISTER;
 	link_send(l, &env);
 	link_task_statuses_free(rr.tasks, buf, rr.n_tasks);
 	free(hp);
 	wire_inventory_pb_release(&inv);
-	l->state = LINK_REGISTER;
 }
 
 /* Tasks, health, XIDs not yet sent, the latest checkpoint of every
@@ -378,7 +450,7 @@ link_send_heartbeat(struct link *l)
 	if (l->state != LINK_READY || l->bev == NULL)
 		return;
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
-		log_warnx("heartbeat: out of memory");
+		link_log(l, LINK_LOG_WARN, "heartbeat: out of memory");
 		return;
 	}
 	/* Ended tasks ride along until acknowledged: that is the retry of
@@ -396,10 +468,46 @@ link_send_heartbeat(struct link *l)
 	link_hb_extra_free(x);
 }
 
+/* The next beat: the first at a random point of the interval, then the
+ * interval less up to 5%, so that the beats of many nodes stay spread
+ * and none is late. */
 static void
-link_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
+link_arm_heartbeat(struct link *l, bool first)
 {
-	link_send_heartbeat(arg);
+	uint64_t ms = l->hb_ms;
+
+	if (first)
+		ms = (uint64_t)rand_r(&l->seed) % (ms + 1);
+	else
+		ms -= (uint64_t)rand_r(&l->seed) % (ms / 20 + 1);
+	link_arm(l, ms);
+}
+
+static void
+link_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *l = arg;
+
+	switch (l->state) {
+	case LINK_STOPPED:
+		return;
+	case LINK_IDLE:
+		link_connect(l);
+		return;
+	case LINK_CONNECTING:
+	case LINK_HELLO:
+	case LINK_REGISTER:
+		link_reset(l, "no answer from the controller");
+		return;
+	case LINK_READY:
+		if (link_stalled(l)) {
+			link_reset(l, "controller does not read");
+			return;
+		}
+		link_send_heartbeat(l);
+		link_arm_heartbeat(l, false);
+		return;
+	}
 }
 
 void
@@ -426,8 +534,11 @@ link_task_exited(const struct task_report *r, void *arg)
 	if (l->state != LINK_READY)
 		return;
 	/* A heartbeat first, so that a checkpoint the job wrote just
-	 * before it ended reaches the controller before the exit does. */
-	link_send_heartbeat(l);
+	 * before it ended (or an XID that ended it) reaches the controller
+	 * before the exit does: for owners that have such news. */
+	if (l->ops->checkpoints != NULL || l->ops->take_xids != NULL ||
+	    l->ops->progress != NULL)
+		link_send_heartbeat(l);
 	te.job_id = r->job_id;
 	te.restart = r->restart;
 	te.rank = r->rank;
@@ -483,7 +594,7 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	la.resume_checkpoint = lr->resume_checkpoint;
 	la.watch_checkpoints = lr->has_watch_checkpoints &&
 	    lr->watch_checkpoints;
-	if (agent_launch(l->agent, &la, &err) == -1) {
+	if (l->ops->launch(l->arg, &la, &err) == -1) {
 		link_send_error(l, req->id, err.code, err.text);
 	} else {
 		rep.job_id = lr->job_id;
@@ -502,9 +613,11 @@ link_on_stop(struct link *l, const Cohort__V1__Envelope *req)
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__StopReply rep = COHORT__V1__STOP_REPLY__INIT;
 
-	log_info("job %" PRIu64 ": stop requested (%s)", req->stop->job_id,
-	    req->stop->reason != NULL ? req->stop->reason : "no reason");
-	agent_stop(l->agent, req->stop->job_id, req->stop->restart);
+	link_log(l, LINK_LOG_INFO, "job %" PRIu64 ": stop requested (%s)",
+	    req->stop->job_id, req->stop->reason != NULL ? req->stop->reason :
+	    "no reason");
+	if (l->ops->stop != NULL)
+		l->ops->stop(l->arg, req->stop->job_id, req->stop->restart);
 	rep.job_id = req->stop->job_id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP_REPLY;
@@ -525,9 +638,10 @@ link_on_signal(struct link *l, const Cohort__V1__Envelope *req)
 		    "signal");
 		return;
 	}
-	n = agent_signal(l->agent, sr->job_id, sr->restart, (int)sr->signal);
-	log_info("job %" PRIu64 ": signal %u sent to %u task%s", sr->job_id,
-	    sr->signal, n, n == 1 ? "" : "s");
+	n = l->ops->signal != NULL ? l->ops->signal(l->arg, sr->job_id,
+	    sr->restart, (int)sr->signal) : 0;
+	link_log(l, LINK_LOG_INFO, "job %" PRIu64 ": signal %u sent to %u "
+	    "task%s", sr->job_id, sr->signal, n, n == 1 ? "" : "s");
 	rep.job_id = sr->job_id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY;
@@ -551,8 +665,9 @@ link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
 		link_send_error(l, req->id, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	n = agent_read_log(l->agent, rl->job_id, rl->restart, rl->rank,
-	    rl->offset, buf, max);
+	errno = ENOENT;
+	n = l->ops->read_log != NULL ? l->ops->read_log(l->arg, rl->job_id,
+	    rl->restart, rl->rank, rl->offset, buf, max) : -1;
 	if (n == -1) {
 		snprintf(text, sizeof(text), "no log for job %" PRIu64
 		    " rank %u here: %s", rl->job_id, rl->rank,
@@ -569,33 +684,42 @@ link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
 	free(buf);
 }
 
+/* Registered: heartbeats at the controller's interval (or ours). */
+static void
+link_on_registered(struct link *l, const Cohort__V1__RegisterReply *rep)
+{
+	uint64_t ms = l->p.heartbeat_ms;
+
+	if (!l->p.heartbeat_fixed && rep->heartbeat_ms != 0)
+		ms = rep->heartbeat_ms;
+	if (ms < LINK_MIN_HEARTBEAT_MS)
+		ms = LINK_MIN_HEARTBEAT_MS;
+	l->hb_ms = ms;
+	evtimer_del(l->timer);
+	link_arm_heartbeat(l, true);
+	l->state = LINK_READY;
+	l->attempts = 0;
+	link_log(l, LINK_LOG_INFO, "registered with the controller as %s",
+	    l->p.name);
+	link_event(l, LINK_EV_READY);
+}
+
 static void
 link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 {
+	const Cohort__V1__TaskExitAck *ack;
+
 	switch (env->body_case) {
 	case COHORT__V1__ENVELOPE__BODY_HELLO_REPLY:
 		if (l->state == LINK_HELLO)
 			link_send_register(l);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_REGISTER_REPLY:
-		if (l->state == LINK_REGISTER) {
-			struct timeval tv;
-			uint64_t ms = env->register_reply->heartbeat_ms;
-
-			if (ms == 0)
-				ms = l->cfg->heartbeat_ms;
-			tv.tv_sec = ms / 1000;
-			tv.tv_usec = (ms % 1000) * 1000;
-			evtimer_del(l->hb_ev);
-			event_add(l->hb_ev, &tv);
-			l->state = LINK_READY;
-			l->attempts = 0;
-			log_info("registered with the controller as %s",
-			    l->cfg->name);
-		}
+		if (l->state == LINK_REGISTER)
+			link_on_registered(l, env->register_reply);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_ERROR:
-		log_warnx("controller: %s", env->error->text);
+		link_log(l, LINK_LOG_WARN, "controller: %s", env->error->text);
 		/* Refused before we were registered: nothing to do on this
 		 * connection but to try again later. */
 		if (l->state != LINK_READY)
@@ -614,12 +738,13 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 		link_on_signal(l, env);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK:
-		agent_exit_acked(l->agent, env->task_exit_ack->job_id,
-		    env->task_exit_ack->restart, env->task_exit_ack->rank);
+		ack = env->task_exit_ack;
+		l->ops->exit_acked(l->arg, ack->job_id, ack->restart,
+		    ack->rank);
 		return;
 	default:
-		log_warnx("unexpected '%s' from the controller",
-		    wire_body_name(env->body_case));
+		link_log(l, LINK_LOG_WARN, "unexpected '%s' from the "
+		    "controller", wire_body_name(env->body_case));
 		link_send_error(l, env->id, ERR_PROTOCOL, "unexpected message");
 	}
 }
@@ -634,6 +759,8 @@ link_read_cb(struct bufferevent *bev, void *arg)
 		switch (frame_read(bufferevent_get_input(bev), LINK_MAX_FRAME,
 		    &env)) {
 		case FRAME_NEED:
+			if (link_stalled(l))
+				link_reset(l, "controller does not read");
 			return;
 		case FRAME_OK:
 			link_on_message(l, env);
@@ -662,7 +789,7 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 	/* A refused server certificate (its role, the CRL) says more than
 	 * OpenSSL's "certificate verify failed". */
 	if (tls_server_verify_error(bufferevent_openssl_get_ssl(bev),
-	    l->cfg->controller_host, buf, sizeof(buf)) == NULL)
+	    l->p.host, buf, sizeof(buf)) == NULL)
 		tls_bufferevent_error(bev, what, buf, sizeof(buf));
 	ERR_clear_error();
 	link_reset(l, buf);
@@ -675,106 +802,161 @@ link_recheck(struct link *l)
 	struct cerr err;
 	char why[sizeof(err.text) + CONF_HOST_MAX + 64];
 
-	if (l->bev == NULL || l->state == LINK_IDLE ||
-	    l->state == LINK_CONNECTING ||
+	if (l->bev == NULL || l->state <= LINK_CONNECTING ||
 	    (ssl = bufferevent_openssl_get_ssl(l->bev)) == NULL)
 		return;
 	if (tls_cert_recheck(l->ctx, SSL_get0_peer_certificate(ssl),
 	    SSL_get_peer_cert_chain(ssl), &err) == 0)
 		return;
 	snprintf(why, sizeof(why), "certificate of controller %s: %s",
-	    l->cfg->controller_host, err.text);
-	log_warnx("%s", why);
+	    l->p.host, err.text);
+	link_log(l, LINK_LOG_WARN, "%s", why);
 	link_reset(l, why);
+}
+
+/* The controller's address: the one given, or host resolved now. */
+static int
+link_resolve(struct link *l, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints, *res;
+	char port[8], why[300];
+	int rc;
+
+	if (l->p.addr != NULL) {
+		memcpy(ss, l->p.addr, l->p.addrlen);
+		*len = l->p.addrlen;
+		return 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%u", l->p.port);
+	/* Resolution blocks; controllers are named by address or in
+	 * /etc/hosts in practice, and the agent has nothing else to do
+	 * while disconnected but watch its tasks. */
+	if ((rc = getaddrinfo(l->p.host, port, &hints, &res)) != 0) {
+		snprintf(why, sizeof(why), "%s: %s", l->p.host,
+		    gai_strerror(rc));
+		link_reset(l, why);
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static SSL *
+link_ssl(struct link *l)
+{
+	SSL *ssl;
+	char ebuf[256], why[300];
+
+	if ((ssl = SSL_new(l->ctx)) == NULL ||
+	    (l->p.cert != NULL && SSL_use_certificate(ssl, l->p.cert) != 1) ||
+	    (l->p.key != NULL && SSL_use_PrivateKey(ssl, l->p.key) != 1) ||
+	    tls_client_expect_host(ssl, l->p.host) == -1) {
+		SSL_free(ssl);
+		snprintf(why, sizeof(why), "cannot set up TLS: %s",
+		    tls_error_string(ebuf, sizeof(ebuf)));
+		link_reset(l, why);
+		return NULL;
+	}
+	return ssl;
 }
 
 static void
 link_connect(struct link *l)
 {
-	struct addrinfo hints, *res;
-	char port[8];
+	struct sockaddr_storage ss;
+	socklen_t len;
 	SSL *ssl;
-	int rc;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%u", l->cfg->controller_port);
-	/* Resolution blocks; controllers are named by address or in
-	 * /etc/hosts in practice, and the agent has nothing else to do
-	 * while disconnected but watch its tasks. */
-	if ((rc = getaddrinfo(l->cfg->controller_host, port, &hints,
-	    &res)) != 0) {
-		link_reset(l, gai_strerror(rc));
+	/* The owner may hold attempts back (handshakes in flight). */
+	if (l->ops->may_connect != NULL && !l->ops->may_connect(l->arg)) {
+		link_arm(l, 20 + (uint64_t)rand_r(&l->seed) % 80);
 		return;
 	}
-	if ((ssl = SSL_new(l->ctx)) == NULL ||
-	    tls_client_expect_host(ssl, l->cfg->controller_host) == -1) {
-		SSL_free(ssl);
-		freeaddrinfo(res);
-		link_reset(l, "cannot set up TLS");
+	l->state = LINK_CONNECTING;
+	link_event(l, LINK_EV_CONNECTING);
+	if (link_resolve(l, &ss, &len) == -1 || (ssl = link_ssl(l)) == NULL)
 		return;
-	}
+	/* On failure libevent has freed ssl (LIBRARIES.md, trap 3). */
 	l->bev = bufferevent_openssl_socket_new(l->base, -1, ssl,
 	    BUFFEREVENT_SSL_CONNECTING,
 	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
 	if (l->bev == NULL) {
-		freeaddrinfo(res);
 		link_reset(l, "cannot set up TLS");
 		return;
 	}
 	bufferevent_setcb(l->bev, link_read_cb, NULL, link_event_cb, l);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
-	l->state = LINK_CONNECTING;
-	rc = bufferevent_socket_connect(l->bev, res->ai_addr,
-	    (int)res->ai_addrlen);
-	freeaddrinfo(res);
-	if (rc == -1)
+	link_arm(l, l->p.handshake_ms != 0 ? l->p.handshake_ms :
+	    LINK_HANDSHAKE_MS);
+	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss,
+	    (int)len) == -1)
 		link_reset(l, "connect failed");
 }
 
-static void
-link_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	link_connect(arg);
-}
-
 struct link *
-link_create(struct event_base *base, const struct agent_config *cfg,
-    SSL_CTX *ctx, const struct inventory *inv, struct cerr *err)
+link_create(struct event_base *base, const struct link_params *params,
+    SSL_CTX *ctx, const struct link_ops *ops, void *arg, struct cerr *err)
 {
+	static unsigned created;
 	struct link *l;
 
+	if (ops->inventory == NULL || ops->tasks == NULL ||
+	    ops->launch == NULL || ops->exit_acked == NULL) {
+		cerr_set(err, ERR_INVALID, "link: operations missing");
+		return NULL;
+	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
 	l->base = base;
-	l->cfg = cfg;
+	l->p = *params;
 	l->ctx = ctx;
-	l->inv = inv;
-	l->seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-	l->retry_ev = evtimer_new(base, link_retry_cb, l);
-	l->hb_ev = event_new(base, -1, EV_PERSIST, link_heartbeat_cb, l);
-	if (l->retry_ev == NULL || l->hb_ev == NULL) {
-		cerr_set(err, ERR_INTERNAL, "cannot create timers");
-		link_destroy(l);
+	l->ops = ops;
+	l->arg = arg;
+	l->state = LINK_STOPPED;
+	/* Distinct per link: many links made in one second must not share
+	 * their jitter. */
+	l->seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^
+	    (++created * 2654435761u);
+	if ((l->timer = evtimer_new(base, link_timer_cb, l)) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "cannot create a timer");
+		free(l);
 		return NULL;
 	}
 	return l;
 }
 
 void
-link_set_health(struct link *l, struct health *hl)
+link_start(struct link *l, uint64_t delay_ms)
 {
-	l->health = hl;
+	if (l->state != LINK_STOPPED && l->state != LINK_IDLE)
+		return;
+	evtimer_del(l->timer);
+	l->attempts = 0;
+	l->state = LINK_IDLE;
+	if (delay_ms == 0)
+		link_connect(l);
+	else
+		link_arm(l, delay_ms);
 }
 
 void
-link_set_agent(struct link *l, struct agent *a)
+link_stop(struct link *l)
 {
-	l->agent = a;
-	link_connect(l);
+	link_drop(l);
+	l->state = LINK_STOPPED;
+}
+
+bool
+link_ready(const struct link *l)
+{
+	return l->state == LINK_READY;
 }
 
 void
@@ -784,9 +966,6 @@ link_destroy(struct link *l)
 		return;
 	if (l->bev != NULL)
 		bufferevent_free(l->bev);
-	if (l->retry_ev != NULL)
-		event_free(l->retry_ev);
-	if (l->hb_ev != NULL)
-		event_free(l->hb_ev);
+	event_free(l->timer);
 	free(l);
 }

@@ -23,12 +23,6 @@ cohort_agent_SOURCES = daemon/agent/main.c
 cohort_agent_CFLAGS = $(daemon_agent_libagent_a_CFLAGS) $(SYSTEMD_CFLAGS)
 cohort_agent_LDADD = $(AGENT_LIBS) $(SYSTEMD_LIBS)
 
-## N simulated agents in one process, for scale tests (tests/bench/scale.sh).
-bin_PROGRAMS += cohort-simnodes
-cohort_simnodes_SOURCES = daemon/agent/simnodes.c
-cohort_simnodes_CFLAGS = $(daemon_agent_libagent_a_CFLAGS)
-cohort_simnodes_LDADD = $(AGENT_LIBS) $(OPENSSL_LIBS) -lm
-
 ## The fake NVML library the tests load instead of the real one.
 check_PROGRAMS += tests/fake/libnvidia-ml.so.1
 tests_fake_libnvidia_ml_so_1_SOURCES = tests/fake/fake_nvml.c
@@ -37,6 +31,7 @@ tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared
 
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
+	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
@@ -63,3 +58,6 @@ tests_unit_check_health_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_watch_SOURCES = tests/unit/check_watch.c
 tests_unit_check_watch_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_link_SOURCES = tests/unit/check_link.c
+tests_unit_check_link_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_link_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -36,6 +36,114 @@ struct cohort_agent {
 	struct event *sighup;
 };
 
+/* ---- the link's operations: this node's real tasks and health ---- */
+
+static const struct inventory *
+op_inventory(void *arg, struct cerr *err)
+{
+	struct cohort_agent *d = arg;
+
+	return &d->inv;
+}
+
+static const struct node_health *
+op_health(void *arg)
+{
+	struct cohort_agent *d = arg;
+
+	return health_current(d->health);
+}
+
+static size_t
+op_take_xids(void *arg, struct xid_event *out, size_t max)
+{
+	struct cohort_agent *d = arg;
+
+	return health_nvml_take_xids(d->health, out, max);
+}
+
+static struct task_report *
+op_tasks(void *arg, size_t *n)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_tasks(d->agent, n);
+}
+
+static struct ckpt_report *
+op_checkpoints(void *arg, size_t *n)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_checkpoints(d->agent, n);
+}
+
+static struct progress_report *
+op_progress(void *arg, size_t *n)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_progress(d->agent, n);
+}
+
+static int
+op_launch(void *arg, const struct launch *l, struct cerr *err)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_launch(d->agent, l, err);
+}
+
+static void
+op_stop(void *arg, uint64_t job_id, uint32_t restart)
+{
+	struct cohort_agent *d = arg;
+
+	agent_stop(d->agent, job_id, restart);
+}
+
+static unsigned
+op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_signal(d->agent, job_id, restart, sig);
+}
+
+static ssize_t
+op_read_log(void *arg, uint64_t job_id, uint32_t restart, unsigned rank,
+    uint64_t offset, void *buf, size_t max)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_read_log(d->agent, job_id, restart, rank, offset, buf,
+	    max);
+}
+
+static void
+op_exit_acked(void *arg, uint64_t job_id, uint32_t restart, unsigned rank)
+{
+	struct cohort_agent *d = arg;
+
+	agent_exit_acked(d->agent, job_id, restart, rank);
+}
+
+static const struct link_ops agent_link_ops = {
+	.inventory = op_inventory,
+	.health = op_health,
+	.take_xids = op_take_xids,
+	.tasks = op_tasks,
+	.checkpoints = op_checkpoints,
+	.progress = op_progress,
+	.launch = op_launch,
+	.stop = op_stop,
+	.signal = op_signal,
+	.read_log = op_read_log,
+	.exit_acked = op_exit_acked,
+};
+
+/* ---- the process ---- */
+
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -68,6 +176,15 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 static void
 start(struct cohort_agent *d)
 {
+	struct link_params lp = {
+		.host = d->cfg.controller_host,
+		.port = d->cfg.controller_port,
+		.name = d->cfg.name,
+		.address = d->cfg.address,
+		.spare = d->cfg.spare,
+		.software = "cohort-agent " PACKAGE_VERSION,
+		.heartbeat_ms = d->cfg.heartbeat_ms,
+	};
 	struct cerr err;
 	int rc;
 
@@ -87,7 +204,7 @@ start(struct cohort_agent *d)
 	    d->cfg.key, &err);
 	if (d->ctx == NULL)
 		fatalx("%s", err.text);
-	d->link = link_create(d->base, &d->cfg, d->ctx, &d->inv, &err);
+	d->link = link_create(d->base, &lp, d->ctx, &agent_link_ops, d, &err);
 	if (d->link == NULL)
 		fatalx("%s", err.text);
 	d->agent = agent_create(d->base, &d->cfg, link_task_exited, d->link,
@@ -102,11 +219,10 @@ start(struct cohort_agent *d)
 	    link_health_changed, d->link, &err);
 	if (d->health == NULL)
 		fatalx("%s", err.text);
-	link_set_health(d->link, d->health);
 	/* Before registering, so that a sick node says so at once. */
 	health_check_now(d->health);
 	agent_set_checkpoint_cb(d->agent, link_checkpoint_seen, d->link);
-	link_set_agent(d->link, d->agent);
+	link_start(d->link, 0);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
 	d->sighup = evsignal_new(d->base, SIGHUP, on_reload, d);
