@@ -229,15 +229,19 @@ cluster_launch(struct cluster *cl, const struct job *job)
 	gang_release(g);
 }
 
-static void
+/* 0, or -1 (ENOMEM) with the nodes' allocations left as they were:
+ * never recomputed from an empty list, which would free every GPU. */
+static int
 cluster_refresh_allocations(struct cluster *cl)
 {
 	const struct job **active;
 	size_t n;
 
-	active = jobs_active(cl->js, &n);
+	if (jobs_active(cl->js, &active, &n) == -1)
+		return -1;
 	nodes_set_allocations(cl->ns, active, n);
 	free(active);
+	return 0;
 }
 
 static void
@@ -254,8 +258,13 @@ cluster_pass(struct cluster *cl)
 
 	cl->dirty = false;
 	cl->stats.passes++;
-	cluster_refresh_allocations(cl);
-	pending = jobs_list(cl->js, &f, &npending);
+	/* Without memory for the lists the pass cannot know what is free:
+	 * it skips, and the next tick's pass tries again. */
+	if (cluster_refresh_allocations(cl) == -1 ||
+	    jobs_list(cl->js, &f, &pending, &npending) == -1) {
+		log_warnx("scheduling pass skipped: out of memory");
+		return;
+	}
 	/* Waiting jobs: pending and restarting ones that hold nothing yet
 	 * (those still launching hold their allocation already), except
 	 * those whose start back-off runs: they keep their StartBackoff
@@ -275,7 +284,11 @@ cluster_pass(struct cluster *cl)
 		return;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
-	in.active = jobs_active(cl->js, &in.nactive);
+	if (jobs_active(cl->js, &in.active, &in.nactive) == -1) {
+		log_warnx("scheduling pass skipped: out of memory");
+		free(pending);
+		return;
+	}
 	in.topo = cl->o.topo;
 	in.pending = pending;
 	in.npending = npending;
@@ -306,8 +319,9 @@ cluster_pass(struct cluster *cl)
 	}
 	/* A launch that failed at once released its GPUs again: recompute
 	 * once rather than per start. */
-	if (res.nstarts > 0)
-		cluster_refresh_allocations(cl);
+	if (res.nstarts > 0 && cluster_refresh_allocations(cl) == -1)
+		log_warnx("allocations not recomputed: out of memory (GPUs "
+		    "of a failed launch stay taken until the next pass)");
 	for (i = 0; i < res.nreasons; i++)
 		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
 		    res.reasons[i].reason);
@@ -364,7 +378,11 @@ cluster_fail_over_node(struct cluster *cl, const char *node, int gpu,
 	size_t i, j, g, na;
 	bool hit;
 
-	active = jobs_active(cl->js, &na);
+	if (jobs_active(cl->js, &active, &na) == -1) {
+		log_warnx("node %s: its jobs cannot be listed to fail them "
+		    "over (out of memory): %s", node, cause);
+		return;
+	}
 	for (i = 0; i < na; i++) {
 		hit = false;
 		for (j = 0; j < active[i]->nplace && !hit; j++) {
@@ -403,7 +421,11 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 	struct cerr err;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	/* Out of memory: the limits are checked again at the next tick. */
+	if (jobs_active(cl->js, &active, &n) == -1) {
+		log_warnx("time limits not checked: out of memory");
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING || job->spec.time_limit_s == 0 ||
@@ -452,14 +474,15 @@ cluster_check_cb(evutil_socket_t fd, short what, void *arg)
 /* Jobs caught launching by a controller restart start over: their
  * launch state was in memory only, and launches are idempotent per
  * attempt, so a new attempt is clean. */
-static void
+static int
 cluster_reset_launching(struct cluster *cl)
 {
 	const struct job **active;
 	struct cerr err;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	if (jobs_active(cl->js, &active, &n) == -1)
+		return -1;
 	for (i = 0; i < n; i++)
 		if ((active[i]->state == JOB_PENDING ||
 		    active[i]->state == JOB_RESTARTING) &&
@@ -469,6 +492,7 @@ cluster_reset_launching(struct cluster *cl)
 			log_warnx("job %" PRIu64 ": %s", active[i]->id,
 			    err.text);
 	free(active);
+	return 0;
 }
 
 /* Nodes in the database that may no longer register (the topology or
@@ -521,7 +545,13 @@ cluster_create(struct event_base *base, struct jobs *js, struct nodes *ns,
 		cluster_destroy(cl);
 		return NULL;
 	}
-	cluster_reset_launching(cl);
+	/* Jobs left "Launching" would hold their GPUs for good: a start
+	 * without memory for the list fails instead. */
+	if (cluster_reset_launching(cl) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		cluster_destroy(cl);
+		return NULL;
+	}
 	cluster_warn_unknown(cl);
 	cluster_changed(cl);
 	return cl;

@@ -877,19 +877,25 @@ jobs_last_progress(const struct jobs *js, uint64_t id)
 	return 0;
 }
 
-const struct job **
-jobs_active(const struct jobs *js, size_t *n)
+int
+jobs_active(const struct jobs *js, const struct job ***out, size_t *n)
 {
-	const struct job **out;
+	const struct job **v;
 	size_t i;
 
+	*out = NULL;
 	*n = 0;
-	if (js->n == 0 || (out = calloc(js->n, sizeof(*out))) == NULL)
-		return NULL;
+	if (js->n == 0)
+		return 0;
+	if ((v = calloc(js->n, sizeof(*v))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
 	for (i = 0; i < js->n; i++)
 		if (jobs_is_active(js->tab[i]))
-			out[(*n)++] = js->tab[i];
-	return out;
+			v[(*n)++] = js->tab[i];
+	*out = v;
+	return 0;
 }
 
 static bool
@@ -940,22 +946,26 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 	return n;
 }
 
-const struct job **
-jobs_list(const struct jobs *js, const struct jobs_filter *f, size_t *n)
+int
+jobs_list(const struct jobs *js, const struct jobs_filter *f,
+    const struct job ***out, size_t *n)
 {
-	const struct job **out;
-	const struct job *job;
+	const struct job **v;
 	size_t i;
 
+	*out = NULL;
 	*n = 0;
-	if (js->n == 0 || (out = calloc(js->n, sizeof(*out))) == NULL)
-		return NULL;
-	for (i = 0; i < js->n; i++) {
-		job = js->tab[i];
-		if (jobs_match(job, f))
-			out[(*n)++] = job;
+	if (js->n == 0)
+		return 0;
+	if ((v = calloc(js->n, sizeof(*v))) == NULL) {
+		errno = ENOMEM;
+		return -1;
 	}
-	return out;
+	for (i = 0; i < js->n; i++)
+		if (jobs_match(js->tab[i], f))
+			v[(*n)++] = js->tab[i];
+	*out = v;
+	return 0;
 }
 
 uint32_t

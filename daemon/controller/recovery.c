@@ -116,7 +116,11 @@ recovery_evacuate_node(struct cluster *cl, const char *node,
 	const struct job **active;
 	size_t i, j, n;
 
-	active = jobs_active(cl->js, &n);
+	if (jobs_active(cl->js, &active, &n) == -1) {
+		log_warnx("node %s: its jobs cannot be listed to move them "
+		    "(out of memory): %s", node, cause);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		for (j = 0; j < active[i]->nplace; j++)
 			if (strcmp(active[i]->place[j].node, node) == 0) {
@@ -210,7 +214,11 @@ cluster_xids(struct cluster *cl, uint64_t conn_id,
 	if (nhit == 0)
 		return;
 	/* One pass: each active job on a GPU named fails over once. */
-	active = jobs_active(cl->js, &na);
+	if (jobs_active(cl->js, &active, &na) == -1) {
+		log_warnx("node %s: jobs on its failed GPUs cannot be listed "
+		    "(out of memory)", n->name);
+		return;
+	}
 	for (i = 0; i < na; i++) {
 		any = false;
 		for (j = 0; j < active[i]->nplace && !any; j++) {
@@ -395,7 +403,11 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 	int64_t last;
 	size_t i, n;
 
-	active = jobs_active(cl->js, &n);
+	/* Out of memory: hangs are looked for again at the next tick. */
+	if (jobs_active(cl->js, &active, &n) == -1) {
+		log_warnx("hangs not checked: out of memory");
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING || job->spec.hang_timeout_s == 0)
@@ -472,8 +484,7 @@ cluster_delete_node(struct cluster *cl, const struct peer *who,
 
 	if (n == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
-	if ((active = jobs_active(cl->js, &na)) == NULL &&
-	    jobs_count(cl->js) > 0)
+	if (jobs_active(cl->js, &active, &na) == -1)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	for (i = 0; i < na && holder == 0; i++)
 		if (job_node_placement(active[i], name) != NULL)
@@ -535,7 +546,9 @@ recovery_grow(struct cluster *cl)
 		idle += recovery_node_idle(all[i]);
 	if (idle == 0)
 		return;
-	active = jobs_active(cl->js, &n);
+	/* Out of memory: growth is tried again at the next pass. */
+	if (jobs_active(cl->js, &active, &n) == -1)
+		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING ||
