@@ -310,6 +310,25 @@ nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,
 	return 0;
 }
 
+/* A state change of n that could not be written (err), within its
+ * budget: a database that refuses every write must not make each
+ * heartbeat a log line. */
+static void
+nodes_state_unwritten(struct node *n, const char *state, int64_t now_ms,
+    const struct cerr *err)
+{
+	unsigned long left = 0;
+
+	if (!ratelim_allow(&n->state_log, now_ms, 1, 60000, &left))
+		return;
+	if (left > 0)
+		log_warnx("node %s: cannot record %s (%lu more tries not "
+		    "logged): %s", n->name, state, left, err->text);
+	else
+		log_warnx("node %s: cannot record %s: %s", n->name, state,
+		    err->text);
+}
+
 /* Write a copy of n in state with reason (detail for the event), and make
  * it the node only once that took. 0, or -1 with err and n as it was. */
 static int
@@ -416,8 +435,7 @@ nodes_heartbeat(struct nodes *ns, uint64_t conn_id, int64_t now_ms)
 	if (n->state == NODE_DOWN) {
 		if (nodes_set_state(ns, n, NODE_UP, "", "heartbeats resumed",
 		    now_ms, "node-up", &err) == -1)
-			log_warnx("node %s: cannot record UP: %s", n->name,
-			    err.text);
+			nodes_state_unwritten(n, "UP", now_ms, &err);
 		else
 			log_info("node %s: UP again (heartbeats resumed)",
 			    n->name);
@@ -459,8 +477,7 @@ nodes_check_timeouts(struct nodes *ns, int64_t now_ms, int64_t timeout_ms,
 		 * next check tries again (its jobs move once it is DOWN). */
 		if (nodes_set_state(ns, n, NODE_DOWN, reason, reason, now_ms,
 		    "node-down", &err) == -1) {
-			log_warnx("node %s: cannot record DOWN: %s", n->name,
-			    err.text);
+			nodes_state_unwritten(n, "DOWN", now_ms, &err);
 			continue;
 		}
 		log_warnx("node %s: DOWN: %s", n->name, reason);

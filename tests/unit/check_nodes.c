@@ -163,10 +163,19 @@ START_TEST(test_heartbeat_up_write_fails)
 	ck_assert_int_eq(n->state, NODE_DOWN);
 	ck_assert_int_eq(n->last_heartbeat_ms, 7100);
 	ck_assert_msg(!ctl_logged("UP again"), "%s", ctl_log());
+	ck_assert(ctl_logged("node node01: cannot record UP: "));
+	/* Retried at each heartbeat, said once a minute. */
+	ctl_log_clear();
+	ck_assert_ptr_eq(nodes_heartbeat(c.ns, 1, 7150), n);
+	ck_assert_ptr_eq(nodes_heartbeat(c.ns, 1, 7160), n);
+	ck_assert_int_eq(n->state, NODE_DOWN);
+	ck_assert_str_eq(ctl_log(), "");
+	ck_assert_ptr_eq(nodes_heartbeat(c.ns, 1, 67100), n);
+	ck_assert(ctl_logged("cannot record UP (2 more tries not logged)"));
 	ctl_heal(&c);
-	ck_assert_ptr_eq(nodes_heartbeat(c.ns, 1, 7200), n);
+	ck_assert_ptr_eq(nodes_heartbeat(c.ns, 1, 67200), n);
 	ck_assert_int_eq(n->state, NODE_UP);
-	ck_assert_int_eq(n->since_ms, 7200);
+	ck_assert_int_eq(n->since_ms, 67200);
 	ck_assert_str_eq(n->reason, "");
 	ck_assert(ctl_logged("node node01: UP again"));
 	ctl_reload(&c);
