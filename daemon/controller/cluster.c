@@ -35,7 +35,7 @@ cluster_refresh_allocations(struct cluster *cl)
 	const struct job **active;
 	size_t n;
 
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return -1;
 	nodes_set_allocations(cl->ns, active, n);
 	free(active);
@@ -59,8 +59,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * GPUs twice. */
 	if (cluster_refresh_allocations(cl) == -1)
 		return -1;
-	if ((pending = jobs_list(cl->js, &f, &npending)) == NULL &&
-	    npending > 0)
+	if (jobs_list(cl->js, &f, &pending, &npending) == -1)
 		return -1;
 	/* Waiting jobs: pending and restarting ones that hold nothing yet
 	 * (those still launching hold their allocation already), except
@@ -81,8 +80,7 @@ cluster_place(struct cluster *cl, int64_t now)
 		return 0;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
-	if ((in.active = jobs_active(cl->js, &in.nactive)) == NULL &&
-	    in.nactive > 0) {
+	if (jobs_active(cl->js, &in.active, &in.nactive) == -1) {
 		free(pending);
 		return -1;
 	}
@@ -180,7 +178,7 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 	struct cerr err;
 	size_t i, n;
 
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
@@ -223,7 +221,7 @@ cluster_reset_launching(struct cluster *cl, int64_t now)
 	struct cerr err;
 	size_t i, n;
 
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
 		if ((active[i]->state == JOB_PENDING ||
@@ -575,7 +573,7 @@ cluster_delete_node(struct cluster *cl, const struct peer *who,
 
 	if (n == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
-	if ((active = jobs_active(cl->js, &na)) == NULL && na > 0)
+	if (jobs_active(cl->js, &active, &na) == -1)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	for (i = 0; i < na && holder == 0; i++)
 		if (job_node_placement(active[i], name) != NULL)

@@ -498,7 +498,7 @@ gang_fail_over_node(struct cluster *cl, const char *node, int gpu,
 	size_t i, j, g, na;
 	bool hit;
 
-	if ((active = jobs_active(cl->js, &na)) == NULL && na > 0)
+	if (jobs_active(cl->js, &active, &na) == -1)
 		return -1;
 	for (i = 0; i < na; i++) {
 		hit = false;

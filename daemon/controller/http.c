@@ -42,7 +42,8 @@ metric_head(struct evbuffer *b, const char *name, const char *type,
 	    name, type);
 }
 
-static void
+/* 0, or -1 (ENOMEM): no page rather than one that says "no jobs". */
+static int
 http_jobs(struct http *h, struct evbuffer *b)
 {
 	struct jobs_filter f = { .all = true };
@@ -50,7 +51,8 @@ http_jobs(struct http *h, struct evbuffer *b)
 	unsigned long count[HTTP_NSTATES] = { 0 };
 	size_t i, k, n;
 
-	all = jobs_list(h->src.jobs, &f, &n);
+	if (jobs_list(h->src.jobs, &f, &all, &n) == -1)
+		return -1;
 	for (i = 0; i < n; i++)
 		for (k = 0; k < HTTP_NSTATES; k++)
 			if (all[i]->state == http_states[k])
@@ -60,6 +62,7 @@ http_jobs(struct http *h, struct evbuffer *b)
 	for (k = 0; k < HTTP_NSTATES; k++)
 		evbuffer_add_printf(b, "cohort_jobs{state=\"%s\"} %lu\n",
 		    job_state_name(http_states[k]), count[k]);
+	return 0;
 }
 
 static void
@@ -232,7 +235,11 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
-	http_jobs(h, b);
+	if (http_jobs(h, b) == -1) {
+		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		evbuffer_free(b);
+		return;
+	}
 	http_nodes(h, b);
 	http_sched(h, b);
 	http_limits(h, b);

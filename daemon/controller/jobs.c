@@ -49,19 +49,28 @@ static int jobs_ckpt_write(struct jobs *, struct job *, struct run *,
     uint64_t, const char *, int64_t, int64_t, struct cerr *);
 static void jobs_ckpt_flush(struct jobs *, struct job *, int64_t);
 
+/* Room for one more job in the table. 0 or -1 (ENOMEM). */
 static int
-jobs_append(struct jobs *js, struct job *job)
+jobs_reserve(struct jobs *js)
 {
 	struct job **tab;
 	size_t cap;
 
-	if (js->n == js->cap) {
-		cap = js->cap ? js->cap * 2 : 256;
-		if ((tab = reallocarray(js->tab, cap, sizeof(*tab))) == NULL)
-			return -1;
-		js->tab = tab;
-		js->cap = cap;
-	}
+	if (js->n < js->cap)
+		return 0;
+	cap = js->cap ? js->cap * 2 : 256;
+	if ((tab = reallocarray(js->tab, cap, sizeof(*tab))) == NULL)
+		return -1;
+	js->tab = tab;
+	js->cap = cap;
+	return 0;
+}
+
+static int
+jobs_append(struct jobs *js, struct job *job)
+{
+	if (jobs_reserve(js) == -1)
+		return -1;
 	js->tab[js->n++] = job;
 	return 0;
 }
@@ -149,6 +158,43 @@ jobs_run_drop(struct jobs *js, uint64_t id)
 		js->runs[i] = js->runs[--js->nruns];
 		return;
 	}
+}
+
+/* Room for one more run and its rank flags, taken before a write so
+ * that installing the run once the write took cannot fail. The flags, or
+ * NULL (ENOMEM). */
+static uint8_t *
+jobs_run_reserve(struct jobs *js, size_t nranks)
+{
+	struct run *r;
+
+	if ((r = reallocarray(js->runs, js->nruns + 1, sizeof(*r))) == NULL)
+		return NULL;
+	js->runs = r;
+	return calloc(nranks ? nranks : 1, 1);
+}
+
+/* The run of job's current attempt, with done from jobs_run_reserve,
+ * replacing the one it had. */
+static void
+jobs_run_install(struct jobs *js, const struct job *job, uint8_t *done)
+{
+	struct run *r;
+
+	jobs_run_drop(js, job->id);
+	r = &js->runs[js->nruns++];
+	memset(r, 0, sizeof(*r));
+	r->job_id = job->id;
+	r->attempt = job->attempt;
+	r->nranks = job_nranks(job);
+	r->done = done;
+}
+
+static void
+jobs_run_mark(struct run *r, unsigned rank)
+{
+	r->done[rank] = 1;
+	r->ndone++;
 }
 
 static int
@@ -328,13 +374,18 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	snprintf(detail, sizeof(detail), "name=%s nodes=%u:%u gpus_per_node=%u",
 	    job->spec.name, job->spec.nodes_min, job->spec.nodes_max,
 	    job->spec.gpus_per_node);
+	/* Room in the table first: a row written and then not added
+	 * would be committed for a submit that answered an error. */
+	if (jobs_reserve(js) == -1) {
+		job_free(job);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
 	if (jobs_write(js, job, true, now_ms, "submit", who->name, detail,
-	    err) == -1 || jobs_append(js, job) == -1) {
-		if (err->code == ERR_NONE)
-			cerr_set(err, ERR_INTERNAL, "out of memory");
+	    err) == -1) {
 		job_free(job);
 		return -1;
 	}
+	jobs_append(js, job);
 	js->last_id = job->id;
 	/* The entry exists since quota_submit_check: this cannot fail. */
 	quota_pending_add(js->quota, job->user, 1);
@@ -371,15 +422,16 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
 	return 0;
 }
 
-/* Move job to state with reason, writing the row (and its placement) and
- * an event first; the table changes only if the writes took. next_place
- * replaces the placement when non-NULL (n may be 0 to clear it). */
+/* The next version of job, as a shallow copy: state with reason (a copy
+ * of its own) and, when next_place is non-NULL, that placement (copied;
+ * n may be 0 to clear it); start_ms and end_ms follow the state. The
+ * caller may change more of next, then hands it to jobs_apply. 0, or -1
+ * with err and nothing allocated. */
 static int
-jobs_transition(struct jobs *js, struct job *job, enum job_state state,
-    const char *reason, int64_t now_ms, const char *kind, const char *actor,
-    const struct placement *next_place, size_t n, struct cerr *err)
+jobs_next(const struct job *job, enum job_state state, const char *reason,
+    const struct placement *next_place, size_t n, int64_t now_ms,
+    struct job *next, struct cerr *err)
 {
-	struct job next;
 	struct placement *copy = NULL;
 	char *r;
 
@@ -392,34 +444,81 @@ jobs_transition(struct jobs *js, struct job *job, enum job_state state,
 		}
 		memcpy(copy, next_place, n * sizeof(*copy));
 	}
-	next = *job;
-	next.state = state;
-	next.reason = r;
+	*next = *job;
+	next->state = state;
+	next->reason = r;
 	if (next_place != NULL) {
-		next.place = copy;
-		next.nplace = n;
+		next->place = copy;
+		next->nplace = n;
 	}
 	if (state == JOB_RUNNING && job->state != JOB_RUNNING)
-		next.start_ms = now_ms;
+		next->start_ms = now_ms;
 	if (job_state_is_final(state))
-		next.end_ms = now_ms;
-	if (jobs_write(js, &next, false, now_ms, kind, actor, reason,
+		next->end_ms = now_ms;
+	return 0;
+}
+
+/* Free what next owns that job does not (a next that was not applied). */
+static void
+jobs_next_discard(const struct job *job, struct job *next)
+{
+	if (next->reason != job->reason)
+		free(next->reason);
+	if (next->place != job->place)
+		free(next->place);
+	if (next->prev_place != job->prev_place)
+		free(next->prev_place);
+	if (next->ckpt_path != job->ckpt_path)
+		free(next->ckpt_path);
+}
+
+/* Write next (the job's row, its placement and an event with kind, actor
+ * and detail), and only once that took make it the job. 0, or -1 with
+ * err, next discarded and job as it was: the table keeps matching the
+ * database whatever fails. */
+static int
+jobs_apply(struct jobs *js, struct job *job, struct job *next,
+    int64_t now_ms, const char *kind, const char *actor, const char *detail,
+    struct cerr *err)
+{
+	if (jobs_write(js, next, false, now_ms, kind, actor, detail,
 	    err) == -1) {
-		free(r);
-		free(copy);
+		jobs_next_discard(job, next);
 		return -1;
 	}
-	free(job->reason);
-	if (next_place != NULL)
+	/* What job owns and next no longer shares goes. */
+	if (job->reason != next->reason)
+		free(job->reason);
+	if (job->place != next->place)
 		free(job->place);
+	if (job->prev_place != next->prev_place)
+		free(job->prev_place);
+	if (job->ckpt_path != next->ckpt_path)
+		free(job->ckpt_path);
 	/* The owner has an entry since the job was submitted or loaded. */
-	if (jobs_waiting(job->state) != jobs_waiting(state))
+	if (jobs_waiting(job->state) != jobs_waiting(next->state))
 		quota_pending_add(js->quota, job->user,
-		    jobs_waiting(state) ? 1 : -1);
-	*job = next;
+		    jobs_waiting(next->state) ? 1 : -1);
+	*job = *next;
 	if (!jobs_is_active(job))
 		jobs_run_drop(js, job->id);
 	return 0;
+}
+
+/* Move job to state with reason, writing the row (and its placement) and
+ * an event first; the table changes only if the writes took. next_place
+ * replaces the placement when non-NULL (n may be 0 to clear it). */
+static int
+jobs_transition(struct jobs *js, struct job *job, enum job_state state,
+    const char *reason, int64_t now_ms, const char *kind, const char *actor,
+    const struct placement *next_place, size_t n, struct cerr *err)
+{
+	struct job next;
+
+	if (jobs_next(job, state, reason, next_place, n, now_ms, &next,
+	    err) == -1)
+		return -1;
+	return jobs_apply(js, job, &next, now_ms, kind, actor, reason, err);
 }
 
 static struct job *
@@ -436,26 +535,32 @@ int
 jobs_allocate(struct jobs *js, uint64_t id, const struct placement *place,
     size_t n, int64_t now_ms, struct cerr *err)
 {
-	struct job *job;
-	uint32_t prev;
+	struct job *job, next;
+	uint8_t *done;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
 	if (job->state != JOB_PENDING && job->state != JOB_RESTARTING)
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
 		    id, job_state_name(job->state));
+	if (jobs_next(job, job->state, "Launching", place, n, now_ms, &next,
+	    err) == -1)
+		return -1;
 	/* A new attempt: agents key their work on it, so a start that
 	 * failed half-way can never be mistaken for this one. */
-	prev = job->attempt;
-	job->attempt++;
-	if (jobs_transition(js, job, job->state, "Launching", now_ms,
-	    "allocate", "cohortd", place, n, err) == -1) {
-		job->attempt = prev;
+	next.attempt++;
+	/* Its rank tracking is ready before the write, so that a job
+	 * recorded as launching always has it. */
+	if ((done = jobs_run_reserve(js, job_nranks(&next))) == NULL) {
+		jobs_next_discard(job, &next);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	if (jobs_apply(js, job, &next, now_ms, "allocate", "cohortd",
+	    "Launching", err) == -1) {
+		free(done);
 		return -1;
 	}
-	jobs_run_drop(js, id);
-	if (jobs_run(js, job) == NULL)
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	jobs_run_install(js, job, done);
 	return 0;
 }
 
@@ -463,22 +568,25 @@ int
 jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
     struct cerr *err)
 {
-	struct job *job;
+	struct job *job, next;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
 	if (!jobs_is_active(job))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
 		    id, job_state_name(job->state));
-	log_info("job %" PRIu64 ": RUNNING on %zu node(s)", id, job->nplace);
-	if (job->state == JOB_RESTARTING)
-		job->last_restart_ms = now_ms;
-	if (jobs_transition(js, job, JOB_RUNNING, "", now_ms, "running",
-	    "cohortd", NULL, 0, err) == -1)
+	if (jobs_next(job, JOB_RUNNING, "", NULL, 0, now_ms, &next,
+	    err) == -1)
 		return -1;
+	if (job->state == JOB_RESTARTING)
+		next.last_restart_ms = now_ms;
 	/* It started: the next failure to start backs off from 1 s. */
-	job->backoff_ms = 0;
-	job->not_before_ms = 0;
+	next.backoff_ms = 0;
+	next.not_before_ms = 0;
+	if (jobs_apply(js, job, &next, now_ms, "running", "cohortd", "",
+	    err) == -1)
+		return -1;
+	log_info("job %" PRIu64 ": RUNNING on %zu node(s)", id, job->nplace);
 	return 0;
 }
 
@@ -515,16 +623,20 @@ int
 jobs_start_failed(struct jobs *js, uint64_t id, enum start_failure how,
     const char *reason, int64_t now_ms, struct cerr *err)
 {
-	struct job *job;
+	struct job *job, next;
+	const char *why = reason;
 	char text[800];
 	int64_t backoff;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
-	log_warnx("job %" PRIu64 ": start failed: %s", id, reason);
-	if (how == START_PERMANENT)
-		return jobs_transition(js, job, JOB_FAILED, reason, now_ms,
-		    "start-failed", "cohortd", NULL, 0, err);
+	if (how == START_PERMANENT) {
+		if (jobs_transition(js, job, JOB_FAILED, reason, now_ms,
+		    "start-failed", "cohortd", NULL, 0, err) == -1)
+			return -1;
+		log_warnx("job %" PRIu64 ": start failed: %s", id, why);
+		return 0;
+	}
 	backoff = how == START_TRANSIENT ? jobs_backoff_next(job->backoff_ms) :
 	    0;
 	if (backoff > 0) {
@@ -533,21 +645,26 @@ jobs_start_failed(struct jobs *js, uint64_t id, enum start_failure how,
 		reason = text;
 	}
 	/* A restarting job keeps its place at the head of the queue. */
-	if (jobs_transition(js, job, job->state == JOB_RESTARTING ?
-	    JOB_RESTARTING : JOB_PENDING, reason, now_ms, "start-failed",
-	    "cohortd", job->place, 0, err) == -1)
+	if (jobs_next(job, job->state == JOB_RESTARTING ? JOB_RESTARTING :
+	    JOB_PENDING, reason, job->place, 0, now_ms, &next, err) == -1)
 		return -1;
 	if (backoff > 0) {
-		job->backoff_ms = backoff;
-		job->not_before_ms = now_ms + backoff;
+		next.backoff_ms = backoff;
+		next.not_before_ms = now_ms + backoff;
 	}
+	if (jobs_apply(js, job, &next, now_ms, "start-failed", "cohortd",
+	    reason, err) == -1)
+		return -1;
+	log_warnx("job %" PRIu64 ": start failed: %s", id, why);
 	return 0;
 }
 
 /* Record a task's end (kept for the agent's acknowledgement whatever it
- * means for the job). 1 when it is news for the job's current run (the
- * rank is marked done; *jobp and *runp say where), 0 when it changes
- * nothing, -1 with err. */
+ * means for the job). 1 when it is news for the job's current run (*jobp
+ * and *runp say where; the caller marks the rank done once what it means
+ * is written, so that an exit whose consequence could not be written is
+ * news again when the agent repeats it), 0 when it changes nothing, -1
+ * with err. */
 static int
 jobs_record_exit(struct jobs *js, uint64_t id, uint32_t restart,
     unsigned rank, int wait_status, int64_t now_ms, struct job **jobp,
@@ -567,33 +684,42 @@ jobs_record_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	    (r = jobs_run(js, job)) == NULL || rank >= r->nranks ||
 	    r->done[rank])
 		return 0;
-	r->done[rank] = 1;
-	r->ndone++;
 	*jobp = job;
 	*runp = r;
 	return 1;
 }
+
+static int jobs_fail_over_job(struct jobs *, struct job *, const char *,
+    bool, int64_t, int64_t, const int32_t *, enum job_state *,
+    struct cerr *);
 
 int
 jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
     unsigned rank, int wait_status, const char *why, int64_t now_ms,
     enum job_state *state, struct cerr *err)
 {
-	struct job *job;
+	struct job *job, next;
 	struct run *r;
 	char reason[400];
-	int code, rc;
+	int32_t code;
+	int rc;
 
 	if ((rc = jobs_record_exit(js, id, restart, rank, wait_status, now_ms,
 	    &job, &r, state, err)) != 1)
 		return rc;
 	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
-		if (r->ndone < r->nranks)
+		if (r->ndone + 1 < r->nranks) {
+			jobs_run_mark(r, rank);
 			return 0;
-		job->has_exit = true;
-		job->exit_code = 0;
-		if (jobs_transition(js, job, JOB_COMPLETED, "", now_ms,
-		    "completed", "cohortd", NULL, 0, err) == -1)
+		}
+		if (jobs_next(job, JOB_COMPLETED, "", NULL, 0, now_ms, &next,
+		    err) == -1)
+			return -1;
+		next.has_exit = true;
+		next.exit_code = 0;
+		/* Its run goes with the transition. */
+		if (jobs_apply(js, job, &next, now_ms, "completed", "cohortd",
+		    "", err) == -1)
 			return -1;
 		log_info("job %" PRIu64 ": COMPLETED", id);
 		*state = job->state;
@@ -615,12 +741,10 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",
 		    rank, WTERMSIG(wait_status));
 	}
-	job->has_exit = true;
-	job->exit_code = code;
 	/* A failed task fails the gang: restart it (or FAILED once its
-	 * restarts are used up). */
-	return jobs_fail_over(js, id, reason, true, now_ms, now_ms, state,
-	    err);
+	 * restarts are used up). Its run goes with the transition. */
+	return jobs_fail_over_job(js, job, reason, true, now_ms, now_ms, &code,
+	    state, err);
 }
 
 int
@@ -628,7 +752,7 @@ jobs_task_start_failed(struct jobs *js, uint64_t id, uint32_t restart,
     unsigned rank, int wait_status, const char *why, int64_t now_ms,
     enum job_state *state, struct cerr *err)
 {
-	struct job *job;
+	struct job *job, next;
 	struct run *r;
 	char reason[400];
 	int rc;
@@ -638,13 +762,16 @@ jobs_task_start_failed(struct jobs *js, uint64_t id, uint32_t restart,
 		return rc;
 	snprintf(reason, sizeof(reason), "rank %u could not start: %s", rank,
 	    why != NULL && why[0] != '\0' ? why : "no reason given");
-	job->has_exit = true;
-	job->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) :
-	    128 + WTERMSIG(wait_status);
-	log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
-	if (jobs_transition(js, job, JOB_FAILED, reason, now_ms,
-	    "start-failed", "cohortd", NULL, 0, err) == -1)
+	if (jobs_next(job, JOB_FAILED, reason, NULL, 0, now_ms, &next,
+	    err) == -1)
 		return -1;
+	next.has_exit = true;
+	next.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) :
+	    128 + WTERMSIG(wait_status);
+	if (jobs_apply(js, job, &next, now_ms, "start-failed", "cohortd",
+	    reason, err) == -1)
+		return -1;
+	log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
 	*state = job->state;
 	return 0;
 }
@@ -660,9 +787,11 @@ jobs_end(struct jobs *js, uint64_t id, enum job_state state,
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 		    " already ended (%s)", id, job_state_name(job->state));
+	if (jobs_transition(js, job, state, reason, now_ms,
+	    job_state_name(state), "cohortd", NULL, 0, err) == -1)
+		return -1;
 	log_info("job %" PRIu64 ": %s: %s", id, job_state_name(state), reason);
-	return jobs_transition(js, job, state, reason, now_ms,
-	    job_state_name(state), "cohortd", NULL, 0, err);
+	return 0;
 }
 
 void
@@ -684,17 +813,33 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
     struct cerr *err)
 {
 	struct job *job;
-	struct placement *prev;
-	char reason[320];
-	int64_t since, saved_failure;
-	uint64_t lost = 0, saved_lost;
-	uint32_t restarts, saved_restarts;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 		    " already ended (%s)", id, job_state_name(job->state));
+	return jobs_fail_over_job(js, job, cause, counted, failure_ms, now_ms,
+	    NULL, state, err);
+}
+
+/* jobs_fail_over of job, recording exit_code (a failed task's) when not
+ * NULL. Every change is made in a copy that becomes the job only once it
+ * is written: on -1 the job is as it was (the checkpoint held back may
+ * have been written: it is true either way). */
+static int
+jobs_fail_over_job(struct jobs *js, struct job *job, const char *cause,
+    bool counted, int64_t failure_ms, int64_t now_ms,
+    const int32_t *exit_code, enum job_state *state, struct cerr *err)
+{
+	struct job next;
+	struct placement *prev;
+	char reason[320];
+	int64_t since;
+	uint64_t lost = 0;
+	bool give_up;
+
+	*state = job->state;
 	jobs_ckpt_flush(js, job, now_ms);
 	/* Work since the last checkpoint of this run is lost. */
 	if (job->state == JOB_RUNNING || job->state == JOB_RESIZING) {
@@ -703,50 +848,50 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 		if (since > 0 && failure_ms > since)
 			lost = (uint64_t)(failure_ms - since);
 	}
-	/* The counters are written with the transition; put them back if
-	 * it fails, so the table keeps matching the database. */
-	saved_restarts = job->restarts;
-	saved_lost = job->lost_work_ms;
-	saved_failure = job->last_failure_ms;
-	restarts = job->restarts + (counted ? 1 : 0);
-	if (counted && job->restarts >= job->spec.max_restarts) {
+	give_up = counted && job->restarts >= job->spec.max_restarts;
+	if (give_up)
 		snprintf(reason, sizeof(reason), "max restarts (%u) reached; "
 		    "last failure: %s", job->spec.max_restarts, cause);
-		*state = JOB_FAILED;
-		job->lost_work_ms += lost;
-		job->last_failure_ms = failure_ms;
-		log_warnx("job %" PRIu64 ": FAILED: %s", id, reason);
-		if (jobs_transition(js, job, JOB_FAILED, reason, now_ms,
-		    "failed", "cohortd", NULL, 0, err) == -1)
-			goto undo;
-		return 0;
+	else
+		snprintf(reason, sizeof(reason), "%s", cause);
+	/* A restart releases the allocation (the next pass places it
+	 * again); a job that fails keeps it on record as its last. */
+	if (jobs_next(job, give_up ? JOB_FAILED : JOB_RESTARTING, reason,
+	    give_up ? NULL : job->place, 0, now_ms, &next, err) == -1)
+		return -1;
+	next.lost_work_ms += lost;
+	next.last_failure_ms = failure_ms;
+	if (exit_code != NULL) {
+		next.has_exit = true;
+		next.exit_code = *exit_code;
 	}
-	job->restarts = restarts;
-	job->lost_work_ms += lost;
-	job->last_failure_ms = failure_ms;
-	/* Remember the gang: the next placement keeps its healthy nodes. */
-	if (job->nplace > 0 && (prev = calloc(job->nplace,
-	    sizeof(*prev))) != NULL) {
-		memcpy(prev, job->place, job->nplace * sizeof(*prev));
-		free(job->prev_place);
-		job->prev_place = prev;
-		job->nprev = job->nplace;
+	if (!give_up) {
+		next.restarts += counted ? 1 : 0;
+		/* Remember the gang: the next placement keeps its healthy
+		 * nodes. */
+		if (job->nplace > 0) {
+			if ((prev = calloc(job->nplace, sizeof(*prev))) ==
+			    NULL) {
+				jobs_next_discard(job, &next);
+				return cerr_set(err, ERR_INTERNAL,
+				    "out of memory");
+			}
+			memcpy(prev, job->place, job->nplace * sizeof(*prev));
+			next.prev_place = prev;
+			next.nprev = job->nplace;
+		}
 	}
-	snprintf(reason, sizeof(reason), "%s", cause);
-	*state = JOB_RESTARTING;
-	log_warnx("job %" PRIu64 ": RESTARTING (restart %u of %u, %" PRIu64
-	    " ms of work lost): %s", id, job->restarts,
-	    job->spec.max_restarts, lost, cause);
-	/* The allocation is released: the next pass places it again. */
-	if (jobs_transition(js, job, JOB_RESTARTING, reason, now_ms,
-	    "restart", "cohortd", job->place, 0, err) == 0)
-		return 0;
-undo:
-	job->restarts = saved_restarts;
-	job->lost_work_ms = saved_lost;
-	job->last_failure_ms = saved_failure;
+	if (jobs_apply(js, job, &next, now_ms, give_up ? "failed" : "restart",
+	    "cohortd", reason, err) == -1)
+		return -1;
 	*state = job->state;
-	return -1;
+	if (give_up)
+		log_warnx("job %" PRIu64 ": FAILED: %s", job->id, reason);
+	else
+		log_warnx("job %" PRIu64 ": RESTARTING (restart %u of %u, %"
+		    PRIu64 " ms of work lost): %s", job->id, job->restarts,
+		    job->spec.max_restarts, lost, cause);
+	return 0;
 }
 
 int
@@ -760,9 +905,11 @@ jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,
 	if (job->state != JOB_RUNNING)
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
 		    id, job_state_name(job->state));
+	if (jobs_transition(js, job, JOB_RESIZING, why, now_ms, "resize",
+	    "cohortd", NULL, 0, err) == -1)
+		return -1;
 	log_info("job %" PRIu64 ": RESIZING: %s", id, why);
-	return jobs_transition(js, job, JOB_RESIZING, why, now_ms, "resize",
-	    "cohortd", NULL, 0, err);
+	return 0;
 }
 
 
@@ -815,13 +962,9 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	next.ckpt_ms = written_ms;
 	snprintf(detail, sizeof(detail), "step=%" PRIu64 " path=%s", step,
 	    path);
-	if (jobs_write(js, &next, false, now_ms, "checkpoint", "cohortd",
-	    detail, err) == -1) {
-		free(p);
+	if (jobs_apply(js, job, &next, now_ms, "checkpoint", "cohortd",
+	    detail, err) == -1)
 		return -1;
-	}
-	free(job->ckpt_path);
-	*job = next;
 	if (r != NULL) {
 		r->ckpt_set_ms = now_ms;
 		free(r->pend_path);
@@ -889,19 +1032,25 @@ jobs_rank_ended(const struct jobs *js, const struct job *job, unsigned rank)
 	return false;
 }
 
-const struct job **
-jobs_active(const struct jobs *js, size_t *n)
+int
+jobs_active(const struct jobs *js, const struct job ***out, size_t *n)
 {
-	const struct job **out;
+	const struct job **v;
 	size_t i;
 
+	*out = NULL;
 	*n = 0;
-	if (js->n == 0 || (out = calloc(js->n, sizeof(*out))) == NULL)
-		return NULL;
+	if (js->n == 0)
+		return 0;
+	if ((v = calloc(js->n, sizeof(*v))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
 	for (i = 0; i < js->n; i++)
 		if (jobs_is_active(js->tab[i]))
-			out[(*n)++] = js->tab[i];
-	return out;
+			v[(*n)++] = js->tab[i];
+	*out = v;
+	return 0;
 }
 
 static bool
@@ -952,22 +1101,26 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 	return n;
 }
 
-const struct job **
-jobs_list(const struct jobs *js, const struct jobs_filter *f, size_t *n)
+int
+jobs_list(const struct jobs *js, const struct jobs_filter *f,
+    const struct job ***out, size_t *n)
 {
-	const struct job **out;
-	const struct job *job;
+	const struct job **v;
 	size_t i;
 
+	*out = NULL;
 	*n = 0;
-	if (js->n == 0 || (out = calloc(js->n, sizeof(*out))) == NULL)
-		return NULL;
-	for (i = 0; i < js->n; i++) {
-		job = js->tab[i];
-		if (jobs_match(job, f))
-			out[(*n)++] = job;
+	if (js->n == 0)
+		return 0;
+	if ((v = calloc(js->n, sizeof(*v))) == NULL) {
+		errno = ENOMEM;
+		return -1;
 	}
-	return out;
+	for (i = 0; i < js->n; i++)
+		if (jobs_match(js->tab[i], f))
+			v[(*n)++] = js->tab[i];
+	*out = v;
+	return 0;
 }
 
 uint32_t

@@ -140,9 +140,12 @@ void jobs_set_pending_reason(struct jobs *js, uint64_t id,
 /* Has rank of job's current attempt reported its exit? */
 bool jobs_rank_ended(const struct jobs *js, const struct job *job,
     unsigned rank);
-/* Jobs that hold an allocation (launching or running), id order;
- * malloc'd array of borrowed pointers. */
-const struct job **jobs_active(const struct jobs *js, size_t *n);
+/* Jobs that hold an allocation (launching or running), in id order:
+ * *out is a malloc'd array of *n borrowed pointers (NULL when the table
+ * is empty; the caller frees the array only). 0, or -1 with errno ENOMEM
+ * and *out NULL, *n 0: then nobody knows which jobs hold GPUs, and the
+ * caller must not act as if none did (a pass skips and runs again). */
+int jobs_active(const struct jobs *js, const struct job ***out, size_t *n);
 /* True when the job holds an allocation. */
 bool jobs_is_active(const struct job *job);
 
@@ -156,11 +159,11 @@ struct jobs_filter {
 	enum job_state state;
 };
 
-/* Jobs matching f, in id order, as a malloc'd array of borrowed
- * pointers (the caller frees the array only). NULL with *n = 0 when
- * none match or on ENOMEM (errno tells). */
-const struct job **jobs_list(const struct jobs *js,
-    const struct jobs_filter *f, size_t *n);
+/* Jobs matching f, in id order, as jobs_active: 0 with *out (may be
+ * NULL when none match) and *n, or -1 with errno ENOMEM, *out NULL and
+ * *n 0, which the caller must not take for "none". */
+int jobs_list(const struct jobs *js, const struct jobs_filter *f,
+    const struct job ***out, size_t *n);
 
 /* One page of jobs matching f: those with an id above after_id, in id
  * order, at most max of them into out[] (borrowed pointers), examining

@@ -80,23 +80,12 @@ nodes_index(const struct nodes *ns, const char *name, bool *found)
 	return lo;
 }
 
+/* A node with empty strings, in no table; NULL (ENOMEM). */
 static struct node *
-nodes_insert(struct nodes *ns, const char *name)
+node_new(const char *name)
 {
-	struct node *n, **tab;
-	size_t at, cap;
-	bool found;
+	struct node *n;
 
-	at = nodes_index(ns, name, &found);
-	if (found)
-		return ns->tab[at];
-	if (ns->n == ns->cap) {
-		cap = ns->cap ? ns->cap * 2 : 64;
-		if ((tab = reallocarray(ns->tab, cap, sizeof(*tab))) == NULL)
-			return NULL;
-		ns->tab = tab;
-		ns->cap = cap;
-	}
 	if ((n = calloc(1, sizeof(*n))) == NULL)
 		return NULL;
 	snprintf(n->name, sizeof(n->name), "%s", name);
@@ -109,9 +98,50 @@ nodes_insert(struct nodes *ns, const char *name)
 		node_free(n);
 		return NULL;
 	}
-	memmove(&ns->tab[at + 1], &ns->tab[at], (ns->n - at) * sizeof(*tab));
+	return n;
+}
+
+/* Room for one more node in the table. 0 or -1 (ENOMEM). */
+static int
+nodes_reserve(struct nodes *ns)
+{
+	struct node **tab;
+	size_t cap;
+
+	if (ns->n < ns->cap)
+		return 0;
+	cap = ns->cap ? ns->cap * 2 : 64;
+	if ((tab = reallocarray(ns->tab, cap, sizeof(*tab))) == NULL)
+		return -1;
+	ns->tab = tab;
+	ns->cap = cap;
+	return 0;
+}
+
+/* Put n at index at (from nodes_index), with room reserved. */
+static void
+nodes_place(struct nodes *ns, size_t at, struct node *n)
+{
+	memmove(&ns->tab[at + 1], &ns->tab[at], (ns->n - at) *
+	    sizeof(*ns->tab));
 	ns->tab[at] = n;
 	ns->n++;
+}
+
+/* The node called name, added (empty) when new; NULL (ENOMEM). */
+static struct node *
+nodes_insert(struct nodes *ns, const char *name)
+{
+	struct node *n;
+	size_t at;
+	bool found;
+
+	at = nodes_index(ns, name, &found);
+	if (found)
+		return ns->tab[at];
+	if (nodes_reserve(ns) == -1 || (n = node_new(name)) == NULL)
+		return NULL;
+	nodes_place(ns, at, n);
 	return n;
 }
 
@@ -280,41 +310,109 @@ nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,
 	return 0;
 }
 
+/* A state change of n that could not be written (err), within its
+ * budget: a database that refuses every write must not make each
+ * heartbeat a log line. */
+static void
+nodes_state_unwritten(struct node *n, const char *state, int64_t now_ms,
+    const struct cerr *err)
+{
+	unsigned long left = 0;
+
+	if (!ratelim_allow(&n->state_log, now_ms, 1, 60000, &left))
+		return;
+	if (left > 0)
+		log_warnx("node %s: cannot record %s (%lu more tries not "
+		    "logged): %s", n->name, state, left, err->text);
+	else
+		log_warnx("node %s: cannot record %s: %s", n->name, state,
+		    err->text);
+}
+
+/* Write a copy of n in state with reason (detail for the event), and make
+ * it the node only once that took. 0, or -1 with err and n as it was. */
+static int
+nodes_set_state(struct nodes *ns, struct node *n, enum node_state state,
+    const char *reason, const char *detail, int64_t now_ms,
+    const char *kind, struct cerr *err)
+{
+	struct node next = *n;
+	char *r;
+
+	if ((r = strdup(reason)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	next.state = state;
+	next.since_ms = now_ms;
+	next.reason = r;
+	if (nodes_write(ns, &next, false, now_ms, kind, detail, err) == -1) {
+		free(r);
+		return -1;
+	}
+	free(n->reason);
+	*n = next;
+	return 0;
+}
+
 int
 nodes_register(struct nodes *ns, const char *name, const char *address,
     const struct inventory *inv, bool spare, uint64_t conn_id,
     int64_t now_ms, struct cerr *err)
 {
-	struct node *n, *old;
-	char detail[160];
+	struct node *n, *old, next;
+	char detail[160], *addr = NULL, *reason = NULL;
+	bool found;
+	size_t at;
 
-	if ((n = nodes_insert(ns, name)) == NULL)
+	/* Everything is prepared in a copy (and a new node outside the
+	 * table), written, and only then made the node: a registration that
+	 * fails leaves the table as the database has it. */
+	at = nodes_index(ns, name, &found);
+	n = found ? ns->tab[at] : NULL;
+	if ((!found && (nodes_reserve(ns) == -1 ||
+	    (n = node_new(name)) == NULL)) ||
+	    (addr = strdup(address != NULL && address[0] ? address :
+	    name)) == NULL ||
+	    (n->state != NODE_UP && (reason = strdup("")) == NULL)) {
+		free(addr);
+		if (!found)
+			node_free(n);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	/* A second connection for the same node replaces the first. */
-	if ((old = nodes_by_conn(ns, conn_id)) != NULL && old != n)
-		old->conn_id = 0;
-	if (node_set_str(&n->address, address != NULL && address[0] ?
-	    address : name) == -1)
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	if (n->state != NODE_UP) {
-		n->since_ms = now_ms;
-		node_set_str(&n->reason, "");
 	}
-	n->state = NODE_UP;
+	next = *n;
+	next.address = addr;
+	if (n->state != NODE_UP) {
+		next.since_ms = now_ms;
+		next.reason = reason;
+	}
+	next.state = NODE_UP;
 	/* Slots beyond the GPUs it has are never cleared by a pass: clear
 	 * them now, so that GPUs it has again start free. */
 	if (inv->ngpus < INV_MAX_GPUS)
-		memset(&n->gpu_job[inv->ngpus], 0, sizeof(n->gpu_job[0]) *
+		memset(&next.gpu_job[inv->ngpus], 0, sizeof(next.gpu_job[0]) *
 		    (INV_MAX_GPUS - inv->ngpus));
-	n->inv = *inv;
-	n->spare = spare;
-	n->conn_id = conn_id;
-	n->last_heartbeat_ms = now_ms;
+	next.inv = *inv;
+	next.spare = spare;
+	next.conn_id = conn_id;
+	next.last_heartbeat_ms = now_ms;
 	snprintf(detail, sizeof(detail), "address=%s gpus=%u source=%s",
-	    n->address, inv->ngpus, inv->source);
-	if (nodes_write(ns, n, true, now_ms, "node-register", detail,
-	    err) == -1)
+	    next.address, inv->ngpus, inv->source);
+	if (nodes_write(ns, &next, true, now_ms, "node-register", detail,
+	    err) == -1) {
+		free(addr);
+		free(reason);
+		if (!found)
+			node_free(n);
 		return -1;
+	}
+	/* A second connection for the same node replaces the first. */
+	if ((old = nodes_by_conn(ns, conn_id)) != NULL && old != n)
+		old->conn_id = 0;
+	free(n->address);
+	if (reason != NULL)
+		free(n->reason);
+	*n = next;
+	if (!found)
+		nodes_place(ns, at, n);
 	log_info("node %s: registered (%u GPUs, %s)", name, inv->ngpus,
 	    n->address);
 	return 0;
@@ -331,16 +429,16 @@ nodes_heartbeat(struct nodes *ns, uint64_t conn_id, int64_t now_ms)
 	n->last_heartbeat_ms = now_ms;
 	/* Declared DOWN while its connection lived on (a stalled controller,
 	 * a slow network): its heartbeats say it is back. Its jobs have
-	 * moved on; tasks of their old attempts are stopped by the caller. */
+	 * moved on; tasks of their old attempts are stopped by the caller.
+	 * If that cannot be written it stays DOWN, as the database says,
+	 * and the next heartbeat tries again. */
 	if (n->state == NODE_DOWN) {
-		n->state = NODE_UP;
-		n->since_ms = now_ms;
-		node_set_str(&n->reason, "");
-		if (nodes_write(ns, n, false, now_ms, "node-up",
-		    "heartbeats resumed", &err) == -1)
-			log_warnx("node %s: cannot record UP: %s", n->name,
-			    err.text);
-		log_info("node %s: UP again (heartbeats resumed)", n->name);
+		if (nodes_set_state(ns, n, NODE_UP, "", "heartbeats resumed",
+		    now_ms, "node-up", &err) == -1)
+			nodes_state_unwritten(n, "UP", now_ms, &err);
+		else
+			log_info("node %s: UP again (heartbeats resumed)",
+			    n->name);
 	}
 	return n;
 }
@@ -375,13 +473,13 @@ nodes_check_timeouts(struct nodes *ns, int64_t now_ms, int64_t timeout_ms,
 		    "no heartbeat for %lld ms (node_timeout %lld ms)",
 		    (long long)(now_ms - n->last_heartbeat_ms),
 		    (long long)timeout_ms);
-		n->state = NODE_DOWN;
-		n->since_ms = now_ms;
-		node_set_str(&n->reason, reason);
-		if (nodes_write(ns, n, false, now_ms, "node-down", reason,
-		    &err) == -1)
-			log_warnx("node %s: cannot record DOWN: %s", n->name,
-			    err.text);
+		/* Not written: it stays UP, as the database says, and the
+		 * next check tries again (its jobs move once it is DOWN). */
+		if (nodes_set_state(ns, n, NODE_DOWN, reason, reason, now_ms,
+		    "node-down", &err) == -1) {
+			nodes_state_unwritten(n, "DOWN", now_ms, &err);
+			continue;
+		}
 		log_warnx("node %s: DOWN: %s", n->name, reason);
 		down++;
 		if (cb != NULL)

@@ -45,6 +45,9 @@ struct node {
 	 * (reports.h) and for the tasks it tells it to stop. */
 	struct ratelim report_log;
 	struct ratelim stop_log;
+	/* For a DOWN or UP that could not be written: retried at every
+	 * check or heartbeat, said once a minute. */
+	struct ratelim state_log;
 };
 
 /* Nodes loaded from the store wait for their agents until now_ms plus a

@@ -98,7 +98,7 @@ recovery_evacuate_node(struct cluster *cl, const char *node,
 	const struct job **active;
 	size_t i, j, n;
 
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < active[i]->nplace; j++)
@@ -201,7 +201,7 @@ recovery_xids(struct cluster *cl, uint64_t conn_id,
 	if (nhit == 0)
 		return;
 	/* One pass: each active job on a GPU named fails over once. */
-	if ((active = jobs_active(cl->js, &na)) == NULL && na > 0) {
+	if (jobs_active(cl->js, &active, &na) == -1) {
 		log_warnx("node %s: out of memory: XIDs not acted on", n->name);
 		return;
 	}
@@ -389,7 +389,7 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 	int64_t last;
 	size_t i, n;
 
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
@@ -504,7 +504,7 @@ recovery_grow(struct cluster *cl, int64_t now)
 		idle += recovery_node_idle(all[i]);
 	if (idle == 0)
 		return;
-	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
+	if (jobs_active(cl->js, &active, &n) == -1)
 		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];

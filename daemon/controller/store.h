@@ -23,7 +23,9 @@ struct store;
 /* The schema version this binary writes (the number of migrations). */
 int store_schema_version(void);
 
-/* Open (creating if needed) and migrate the database at path. */
+/* Open (creating if needed) and migrate the database at path, in WAL
+ * mode; ":memory:" (the unit tests' store) is a private in-memory
+ * database. */
 struct store *store_open(const char *path, struct cerr *err);
 /* Finalize statements and close; accepts NULL. An open transaction is
  * rolled back. */

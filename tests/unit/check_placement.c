@@ -1,0 +1,525 @@
+/* daemon/controller/placement.c: the controller's nodes and jobs turned
+ * into the scheduler core's input and its decisions back into
+ * placements and pending reasons. Nodes are registered and jobs
+ * submitted through the real tables (ctl_fixture.h), so what the pass
+ * sees is what the controller would give it. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_fixture.h"
+#include "daemon/controller/placement.h"
+#include "daemon/sched/sched.h"
+#include "daemon/sched/topo.h"
+
+#define NOW 1800000000000LL	/* 2027-01-15T08:00:00Z */
+
+struct pass {
+	const struct job *pending[64];
+	const struct job **active;
+	struct placement_input in;
+	struct placement_result res;
+};
+
+/* The input of a pass now, as cluster.c builds it: allocations from the
+ * active jobs, every waiting job that holds nothing. */
+static void
+pass_input(struct ctl *c, struct pass *p, const struct topo *topo)
+{
+	struct jobs_filter f = { .all = false };
+	const struct job **v;
+	size_t n, i;
+
+	memset(p, 0, sizeof(*p));
+	ck_assert_int_eq(jobs_active(c->js, &p->active, &p->in.nactive), 0);
+	nodes_set_allocations(c->ns, p->active, p->in.nactive);
+	ck_assert_int_eq(jobs_list(c->js, &f, &v, &n), 0);
+	for (i = 0; i < n; i++)
+		if (!jobs_is_active(v[i]) && (v[i]->state == JOB_PENDING ||
+		    v[i]->state == JOB_RESTARTING))
+			p->pending[p->in.npending++] = v[i];
+	free(v);
+	p->in.nodes = nodes_all(c->ns, &p->in.nnodes);
+	p->in.active = p->active;
+	p->in.pending = p->pending;
+	p->in.topo = topo;
+	p->in.now_ms = NOW;
+	p->in.default_limit_s = 3600;
+}
+
+static void
+pass_run(struct ctl *c, struct pass *p, const struct topo *topo)
+{
+	pass_input(c, p, topo);
+	ck_assert_int_eq(placement_decide(&p->in, &p->res), 0);
+}
+
+static void
+pass_free(struct pass *p)
+{
+	placement_result_free(&p->res);
+	ck_assert_ptr_null(p->res.starts);
+	ck_assert_uint_eq(p->res.nstarts, 0);
+	free(p->active);
+}
+
+static const struct placement_start *
+start_of(const struct pass *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->res.nstarts; i++)
+		if (p->res.starts[i].job_id == id)
+			return &p->res.starts[i];
+	return NULL;
+}
+
+static const char *
+reason_of(const struct pass *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->res.nreasons; i++)
+		if (p->res.reasons[i].job_id == id)
+			return p->res.reasons[i].reason;
+	return NULL;
+}
+
+static uint64_t
+submit(struct ctl *c, unsigned nodes, unsigned gpn, uint64_t limit_s)
+{
+	struct job_spec spec;
+
+	ctl_spec(&spec, nodes, nodes, gpn);
+	spec.time_limit_s = limit_s;
+	return ctl_submit(c, "alice", &spec, NOW - 1000);
+}
+
+/* Commit what a start decided, as the pass does. */
+static void
+take(struct ctl *c, const struct placement_start *s, bool running)
+{
+	struct cerr err;
+
+	ck_assert_int_eq(jobs_allocate(c->js, s->job_id, s->place, s->nplace,
+	    NOW, &err), 0);
+	if (running)
+		ck_assert_int_eq(jobs_mark_running(c->js, s->job_id, NOW,
+		    &err), 0);
+}
+
+START_TEST(test_start_on_free_gpus)
+{
+	const struct placement_start *s;
+	struct pass p;
+	struct ctl c;
+	uint64_t a, b;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	a = submit(&c, 1, 4, 0);
+	b = submit(&c, 1, 0, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_uint_eq(p.res.nstarts, 2);
+	ck_assert_ptr_nonnull(s = start_of(&p, a));
+	ck_assert_uint_eq(s->nplace, 1);
+	ck_assert_uint_eq(s->place[0].node_rank, 0);
+	ck_assert_uint_eq(s->place[0].ngpus, 4);
+	/* Best connected: one NUMA half, one side of the node. */
+	ck_assert_uint_lt(s->place[0].gpus[3], 4);
+	ck_assert_ptr_nonnull(s = start_of(&p, b));
+	ck_assert_uint_eq(s->nplace, 1);
+	/* The whole node: every GPU, of the other node. */
+	ck_assert_uint_eq(s->place[0].ngpus, 8);
+	ck_assert_str_ne(s->place[0].node, start_of(&p, a)->place[0].node);
+	ck_assert_uint_eq(p.res.nreasons, 0);
+	pass_free(&p);
+	/* A gang of two whole nodes: ranks in order on two nodes. */
+	ck_assert_int_eq(jobs_end(c.js, a, JOB_CANCELLED, "x", NOW,
+	    &(struct cerr){ 0 }), 0);
+	ck_assert_int_eq(jobs_end(c.js, b, JOB_CANCELLED, "x", NOW,
+	    &(struct cerr){ 0 }), 0);
+	b = submit(&c, 2, 0, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, b));
+	ck_assert_uint_eq(s->nplace, 2);
+	ck_assert_str_ne(s->place[0].node, s->place[1].node);
+	ck_assert_uint_eq(s->place[1].node_rank, 1);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A gang starts whole or not at all; what waits says why. */
+START_TEST(test_gang_waits_with_reason)
+{
+	struct pass p;
+	struct ctl c;
+	uint64_t big, type;
+	struct job_spec spec;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	big = submit(&c, 3, 8, 0);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.gpu_type = strdup("A100");
+	type = ctl_submit(&c, "alice", &spec, NOW);
+	pass_run(&c, &p, NULL);
+	ck_assert_uint_eq(p.res.nstarts, 0);
+	ck_assert_ptr_nonnull(reason_of(&p, big));
+	ck_assert_str_eq(reason_of(&p, type), "GpuType");
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* Nodes that cannot take work: DOWN, without an agent connected (not
+ * yet overdue), drained, FAILED, or with the GPUs failed or taken. */
+START_TEST(test_unusable_nodes)
+{
+	struct node_health failed = { .health = HEALTH_FAILED };
+	struct node_health gpu = { .health = HEALTH_OK, .ngpus = 1,
+	    .gpus = { { .index = 3, .health = HEALTH_FAILED } } };
+	const struct placement_start *s;
+	struct pass p;
+	struct ctl c;
+	struct cerr err;
+	uint64_t id;
+	unsigned g;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 4, 1, NOW);
+	ctl_node(&c, "node02", 4, 2, NOW);
+	ctl_node(&c, "node03", 4, 3, NOW);
+	ctl_node(&c, "node04", 4, 4, NOW);
+	ctl_node(&c, "node05", 4, 5, NOW - 60000);
+	ctl_node(&c, "node06", 4, 6, NOW);
+	nodes_disconnected(c.ns, 1);
+	ck_assert_int_eq(nodes_drain(c.ns, nodes_get(c.ns, "node02"), "m",
+	    "root", false, NOW, &err), 0);
+	nodes_set_health(c.ns, nodes_get(c.ns, "node03"), &failed, NOW);
+	nodes_set_health(c.ns, nodes_get(c.ns, "node04"), &gpu, NOW);
+	ck_assert_int_eq(nodes_check_timeouts(c.ns, NOW, 30000, NULL, NULL),
+	    1);
+	id = submit(&c, 1, 4, 0);
+	/* node06 only; taken by a running job, nothing is left. */
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	ck_assert_str_eq(s->place[0].node, "node06");
+	take(&c, s, true);
+	pass_free(&p);
+	id = submit(&c, 1, 4, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_uint_eq(p.res.nstarts, 0);
+	ck_assert_ptr_nonnull(reason_of(&p, id));
+	pass_free(&p);
+	/* Three GPUs of node04 are fine: a 3-GPU job goes there. */
+	id = submit(&c, 1, 3, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	ck_assert_str_eq(s->place[0].node, "node04");
+	for (g = 0; g < s->place[0].ngpus; g++)
+		ck_assert_uint_ne(s->place[0].gpus[g], 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A restart keeps the healthy nodes of its gang at their ranks and gets
+ * a replacement for the rest; only it may use a hot spare. */
+START_TEST(test_restart_keeps_nodes_and_spares)
+{
+	struct placement mine[2] = { { .node = "node02", .node_rank = 0,
+	    .ngpus = 4, .gpus = { 0, 1, 2, 3 } }, { .node = "node03",
+	    .node_rank = 1, .ngpus = 4, .gpus = { 0, 1, 2, 3 } } };
+	struct inventory inv;
+	const struct placement_start *s;
+	enum job_state st;
+	struct pass p;
+	struct ctl c;
+	struct cerr err;
+	uint64_t id, other;
+	unsigned g;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 4, 1, NOW);
+	ctl_node(&c, "node02", 4, 2, NOW);
+	ctl_node(&c, "node03", 4, 3, NOW);
+	/* node09: a spare, as cohort-agent --spare registers it. */
+	memset(&inv, 0, sizeof(inv));
+	inv.ngpus = 4;
+	for (g = 0; g < 4; g++) {
+		inv.gpus[g].index = g;
+		snprintf(inv.gpus[g].model, sizeof(inv.gpus[g].model),
+		    "NVIDIA H100 80GB HBM3");
+		inv.gpus[g].nic = -1;
+		inv.gpus[g].numa_node = inv.gpus[g].pcie_switch = -1;
+		inv.gpus[g].nvlink_domain = -1;
+	}
+	ck_assert_int_eq(nodes_register(c.ns, "node09", NULL, &inv, true, 9,
+	    NOW, &err), 0);
+	id = submit(&c, 2, 4, 0);
+	ck_assert_int_eq(jobs_allocate(c.js, id, mine, 2, NOW, &err), 0);
+	ck_assert_int_eq(jobs_mark_running(c.js, id, NOW, &err), 0);
+	/* node03 fails; node01 is taken meanwhile. */
+	nodes_set_health(c.ns, nodes_get(c.ns, "node03"), &(struct
+	    node_health){ .health = HEALTH_FAILED }, NOW);
+	ck_assert_int_eq(jobs_fail_over(c.js, id, "node03 FAILED", true, NOW,
+	    NOW, &st, &err), 0);
+	other = submit(&c, 1, 4, 0);
+	pass_run(&c, &p, NULL);
+	/* The new job may not have the spare; node01 is its. The restart
+	 * goes first (its priority's head): node02 kept at rank 0. */
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	ck_assert_uint_eq(s->nplace, 2);
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_uint_eq(s->place[0].node_rank, 0);
+	ck_assert_str_eq(s->place[1].node, "node09");
+	ck_assert_ptr_nonnull(s = start_of(&p, other));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	pass_free(&p);
+	/* Without a restart, a spare is nobody's. */
+	ctl_teardown(&c);
+	ctl_setup(&c, NULL);
+	ck_assert_int_eq(nodes_register(c.ns, "node09", NULL, &inv, true, 9,
+	    NOW, &err), 0);
+	other = submit(&c, 1, 4, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_uint_eq(p.res.nstarts, 0);
+	ck_assert_ptr_nonnull(reason_of(&p, other));
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* The first job that cannot start gets a reservation at the running
+ * job's expected end (its limit, else the default), named in its
+ * reason; a short job that ends before it backfills. */
+START_TEST(test_reservation_and_backfill)
+{
+	const struct placement_start *s;
+	const char *r;
+	struct pass p;
+	struct ctl c;
+	uint64_t run, big, small, late;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	run = submit(&c, 1, 8, 0);	/* the default limit: 3600 s */
+	pass_run(&c, &p, NULL);
+	take(&c, start_of(&p, run), true);
+	pass_free(&p);
+	big = submit(&c, 2, 8, 600);
+	small = submit(&c, 1, 8, 60);
+	late = submit(&c, 1, 8, 7200);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_null(start_of(&p, big));
+	ck_assert_ptr_nonnull(r = reason_of(&p, big));
+	/* NOW + 3600 s. */
+	ck_assert_str_eq(r, "Resources (reserved, starts by "
+	    "2027-01-15T09:00:00Z)");
+	ck_assert_ptr_nonnull(s = start_of(&p, small));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_uint_eq(p.res.backfilled, 1);
+	/* One that would delay the reservation waits. */
+	ck_assert_ptr_null(start_of(&p, late));
+	ck_assert_ptr_nonnull(reason_of(&p, late));
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A job still launching (start_ms 0) counts as ending a limit from now. */
+START_TEST(test_launching_job_counts_from_now)
+{
+	struct pass p;
+	struct ctl c;
+	uint64_t run, big;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	run = submit(&c, 1, 8, 120);
+	pass_run(&c, &p, NULL);
+	take(&c, start_of(&p, run), false);
+	pass_free(&p);
+	big = submit(&c, 1, 8, 10);
+	pass_run(&c, &p, NULL);
+	ck_assert_str_eq(reason_of(&p, big), "Resources (reserved, starts by "
+	    "2027-01-15T08:02:00Z)");
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* The queue policy is passed through: FIFO takes the older job, the
+ * estimate order the shorter one. */
+START_TEST(test_queue_order)
+{
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t old, quick;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_spec(&spec, 1, 1, 8);
+	spec.time_limit_s = 36000;
+	old = ctl_submit(&c, "alice", &spec, NOW - 5000);
+	ctl_spec(&spec, 1, 1, 8);
+	spec.time_limit_s = 60;
+	quick = ctl_submit(&c, "alice", &spec, NOW - 4000);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(start_of(&p, old));
+	ck_assert_ptr_null(start_of(&p, quick));
+	pass_free(&p);
+	pass_input(&c, &p, NULL);
+	p.in.queue_order = SCHED_ORDER_ESTIMATE;
+	p.in.queue_aging = 0;
+	ck_assert_int_eq(placement_decide(&p.in, &p.res), 0);
+	ck_assert_ptr_nonnull(start_of(&p, quick));
+	ck_assert_ptr_null(start_of(&p, old));
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A topology: a required level waits for a switch that holds the gang;
+ * a preferred one places anywhere. */
+START_TEST(test_topology_modes)
+{
+	static const char text[] =
+	    "SwitchName=s0 Nodes=node01,node02\n"
+	    "SwitchName=s1 Nodes=node03,node04\n"
+	    "SwitchName=top Switches=s0,s1\n";
+	struct job_spec spec;
+	struct topo *t;
+	struct pass p;
+	struct ctl c;
+	char err[256];
+	uint64_t req, pref;
+	char name[16];
+	unsigned i;
+
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo",
+	    err, sizeof(err)));
+	ctl_setup(&c, NULL);
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ctl_node(&c, name, 8, i, NOW);
+	}
+	ctl_spec(&spec, 3, 3, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("leaf");
+	req = ctl_submit(&c, "alice", &spec, NOW);
+	pass_run(&c, &p, t);
+	ck_assert_ptr_null(start_of(&p, req));
+	ck_assert_ptr_nonnull(reason_of(&p, req));
+	pass_free(&p);
+	ck_assert_int_eq(jobs_end(c.js, req, JOB_CANCELLED, "x", NOW,
+	    &(struct cerr){ 0 }), 0);
+	ctl_spec(&spec, 2, 2, 8);
+	spec.topo_mode = TOPO_PREFERRED;
+	spec.topo_level = strdup("leaf");
+	pref = ctl_submit(&c, "alice", &spec, NOW);
+	ctl_spec(&spec, 2, 2, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("leaf");
+	req = ctl_submit(&c, "alice", &spec, NOW);
+	pass_run(&c, &p, t);
+	ck_assert_ptr_nonnull(start_of(&p, pref));
+	ck_assert_ptr_nonnull(start_of(&p, req));
+	/* Each in one leaf. */
+	ck_assert_int_eq(topo_node_leaf(t, start_of(&p, req)->place[0].node),
+	    topo_node_leaf(t, start_of(&p, req)->place[1].node));
+	pass_free(&p);
+	ctl_teardown(&c);
+	topo_destroy(t);
+}
+END_TEST
+
+/* Every allocation of a pass failing in turn: -1 with ENOMEM and an
+ * empty result each time (nothing half-decided), until the pass has all
+ * it needs and decides as it would have. */
+START_TEST(test_each_allocation_fails)
+{
+	struct placement_result res;
+	struct pass p;
+	struct ctl c;
+	int nth, rc;
+	uint64_t a, b, r;
+	enum job_state st;
+	struct cerr err;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	r = ctl_job_on(&c, 2, 8, true, NOW - 5000);
+	ck_assert_int_eq(jobs_fail_over(c.js, r, "x", true, NOW, NOW, &st,
+	    &err), 0);
+	a = submit(&c, 1, 4, 0);
+	b = submit(&c, 2, 8, 0);
+	pass_input(&c, &p, NULL);
+	for (nth = 1; nth < 200; nth++) {
+		ctl_fail_calloc(nth);
+		errno = 0;
+		rc = placement_decide(&p.in, &res);
+		ctl_fail_calloc(0);
+		if (rc == 0)
+			break;
+		ck_assert_int_eq(errno, ENOMEM);
+		ck_assert_uint_eq(res.nstarts, 0);
+		ck_assert_ptr_null(res.starts);
+		ck_assert_uint_eq(res.nreasons, 0);
+		ck_assert_ptr_null(res.reasons);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_gt(nth, 5);
+	ck_assert_uint_eq(res.nstarts, 1);
+	ck_assert_uint_eq(res.starts[0].job_id, r);
+	/* The restart goes first and takes both nodes: the others wait. */
+	ck_assert_uint_eq(res.nreasons, 2);
+	ck_assert(res.reasons[0].job_id == a || res.reasons[1].job_id == a);
+	ck_assert(res.reasons[0].job_id == b || res.reasons[1].job_id == b);
+	placement_result_free(&res);
+	free(p.active);
+	ctl_teardown(&c);
+}
+END_TEST
+
+static Suite *
+placement_suite(void)
+{
+	Suite *s = suite_create("placement");
+	TCase *tc = tcase_create("decide");
+
+	tcase_add_test(tc, test_start_on_free_gpus);
+	tcase_add_test(tc, test_gang_waits_with_reason);
+	tcase_add_test(tc, test_unusable_nodes);
+	tcase_add_test(tc, test_restart_keeps_nodes_and_spares);
+	tcase_add_test(tc, test_reservation_and_backfill);
+	tcase_add_test(tc, test_launching_job_counts_from_now);
+	tcase_add_test(tc, test_queue_order);
+	tcase_add_test(tc, test_topology_modes);
+	tcase_add_test(tc, test_each_allocation_fails);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(placement_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
