@@ -197,6 +197,37 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 	free(active);
 }
 
+/* Running jobs on a node that is DOWN: their fail over at the DOWN was
+ * lost (no memory to list the jobs, a write the database refused), or
+ * the controller restarted in between. Each tick catches up, so no job
+ * is left on a dead node. */
+static void
+cluster_sweep_down(struct cluster *cl, int64_t now)
+{
+	const struct job **active;
+	const struct node *n;
+	char cause[256];
+	size_t i, j, na;
+
+	if (jobs_active(cl->js, &active, &na) == -1)
+		return;
+	for (i = 0; i < na; i++) {
+		if (active[i]->state != JOB_RUNNING &&
+		    active[i]->state != JOB_RESIZING)
+			continue;
+		for (j = 0; j < active[i]->nplace; j++) {
+			n = nodes_get(cl->ns, active[i]->place[j].node);
+			if (n != NULL && n->state != NODE_DOWN)
+				continue;
+			snprintf(cause, sizeof(cause), "node %s is DOWN",
+			    active[i]->place[j].node);
+			gang_fail_over(cl, active[i], cause, true, now, now);
+			break;
+		}
+	}
+	free(active);
+}
+
 void
 cluster_tick(struct cluster *cl, int64_t now)
 {
@@ -204,6 +235,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 
 	nodes_check_timeouts(cl->ns, now, cl->o.node_timeout_ms,
 	    cluster_node_down_cb, &d);
+	cluster_sweep_down(cl, now);
 	cluster_check_limits(cl, now);
 	recovery_tick(cl, now);
 	gang_tick(cl, now);

@@ -14,6 +14,7 @@
 #include "daemon/controller/nodes.h"
 #include "daemon/controller/recovery.h"
 #include "tests/domain/domain.h"
+#include "tests/unit/ctl_fixture.h"
 
 static struct domain D;
 static const struct peer alice = { "alice", ROLE_USER };
@@ -244,6 +245,44 @@ START_TEST(test_unkillable_drains_node)
 }
 END_TEST
 
+/* A node goes DOWN while the database refuses the job's fail over: the
+ * job is left RUNNING on a dead node. The next tick's sweep (once the
+ * database takes writes again) fails it over. */
+START_TEST(test_down_sweep)
+{
+	struct ctl db = { .st = NULL };
+	const struct job *job;
+	char lost[PEER_NAME_MAX + 1];
+	uint64_t id;
+	size_t i;
+
+	db.st = D.st;
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 1));
+	ctl_fail_writes(&db, "jobs", "UPDATE");
+	/* Every node but lost keeps sending heartbeats. */
+	domain_advance(&D, 11000);
+	for (i = 0; i < D.nnodes; i++)
+		if (strcmp(D.nodes[i].name, lost) != 0)
+			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
+	domain_tick(&D);
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_DOWN);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ctl_heal(&db);
+	domain_advance(&D, 500);
+	for (i = 0; i < D.nnodes; i++)
+		if (strcmp(D.nodes[i].name, lost) != 0)
+			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
+	domain_tick(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_uint_eq(job->restarts, 1);
+	ck_assert_msg(strstr(job->reason, "is DOWN") != NULL, "reason %s",
+	    job->reason);
+}
+END_TEST
+
 static Suite *
 cluster_suite(void)
 {
@@ -255,6 +294,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
+	tcase_add_test(tc, test_down_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }
