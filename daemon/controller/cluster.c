@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/wait.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,7 +463,9 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	const struct job *job = jobs_get(cl->js, r->job_id);
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	enum job_state before, after;
+	bool permanent, failing;
 	char reason[160];
+	uint64_t lost;
 
 	if (n == NULL)
 		return cerr_set(err, ERR_PROTOCOL, "register first");
@@ -487,9 +490,22 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		break;
 	}
 	before = job->state;
+	lost = job->lost_work_ms;
+	snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	permanent = r->permanent && r->why[0] != '\0';
+	/* A failed task fails the gang: the rest of it is stopped (and
+	 * waited for) while its placement is known, since a restart
+	 * releases it; this rank is gone already. */
+	failing = !permanent && jobs_is_active(job) &&
+	    !(WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0) &&
+	    !jobs_rank_ended(cl->js, job, r->rank);
+	if (failing) {
+		gang_stop(cl, job, reason, now);
+		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
+	}
 	/* A task that can never start as given fails the job now: restarts
 	 * would fail the same way. */
-	if (r->permanent && r->why[0] != '\0') {
+	if (permanent) {
 		if (jobs_task_start_failed(cl->js, r->job_id, r->restart,
 		    r->rank, r->wait_status, r->why, now, &after, err) == -1)
 			return -1;
@@ -498,10 +514,11 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return -1;
 	if (after == before)
 		return 0;
-	if (after == JOB_FAILED) {
-		snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	if (failing) {
+		cl->stats.failures++;
+		cl->stats.lost_work_ms += job->lost_work_ms - lost;
+	} else if (after == JOB_FAILED)
 		gang_stop(cl, job, reason, now);
-	}
 	cluster_wake(cl);
 	return 0;
 }

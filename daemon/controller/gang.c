@@ -29,6 +29,7 @@
 struct gang_node {
 	struct gang *g;
 	unsigned node_rank;
+	bool sent;		/* its launch went out */
 	char node[PEER_NAME_MAX + 1];
 };
 
@@ -60,6 +61,8 @@ struct stopping {
 #define GANG_ALL_GPUS UINT64_MAX
 
 static void gang_send(struct gang *, int64_t);
+static void gang_stop_some(struct cluster *, const struct job *,
+    const char *, const struct gang *, const struct gang_node *, int64_t);
 
 static uint64_t
 gang_mask(const struct placement *p)
@@ -311,8 +314,11 @@ gang_fail(struct gang *g, const struct gang_node *gn, const struct cerr *why,
 		    gn->node_rank, gn->node, why->text);
 	else
 		snprintf(reason, sizeof(reason), "%s", why->text);
+	/* Only nodes that got the launch and did not refuse it may run
+	 * its tasks: the others are not waited for. */
 	if (g->sent)
-		gang_stop(cl, job, "the gang could not start", now);
+		gang_stop_some(cl, job, "the gang could not start", g, gn,
+		    now);
 	if (jobs_start_failed(cl->js, g->job_id,
 	    jobs_start_failure_class(why->code), reason, now, &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
@@ -387,6 +393,7 @@ gang_send(struct gang *g, int64_t now)
 			gang_fail(g, &g->nodes[i], &err, now);
 			break;
 		}
+		g->nodes[i].sent = true;
 		g->outstanding++;
 	}
 	free(nodelist);
@@ -437,6 +444,16 @@ void
 gang_stop(struct cluster *cl, const struct job *job, const char *reason,
     int64_t now)
 {
+	gang_stop_some(cl, job, reason, NULL, NULL, now);
+}
+
+/* gang_stop; with g (the job's gang being launched, its nodes in
+ * job->place order), only nodes whose launch went out, other than the
+ * one that refused it (except), are waited for. */
+static void
+gang_stop_some(struct cluster *cl, const struct job *job, const char *reason,
+    const struct gang *g, const struct gang_node *except, int64_t now)
+{
 	const struct placement *p;
 	struct node *n;
 	unsigned r, left;
@@ -444,15 +461,20 @@ gang_stop(struct cluster *cl, const struct job *job, const char *reason,
 
 	for (i = 0; i < job->nplace; i++) {
 		p = &job->place[i];
+		n = nodes_get(cl->ns, p->node);
 		left = 0;
 		for (r = 0; r < job->spec.tasks_per_node; r++)
 			left += !jobs_rank_ended(cl->js, job,
 			    p->node_rank * job->spec.tasks_per_node + r);
-		/* A gang still waiting to launch has no tasks anywhere. */
-		if (left > 0 && gang_launch_sent(cl, job))
+		/* A gang still waiting to launch has no tasks anywhere; a
+		 * DOWN node's tasks are not waited for (it lists them when
+		 * it registers again). */
+		if (left > 0 && gang_launch_sent(cl, job) &&
+		    (n == NULL || n->state != NODE_DOWN) &&
+		    (g == NULL || (i < g->nnodes && g->nodes[i].sent &&
+		    &g->nodes[i] != except)))
 			gang_stopping_add(cl, p->node, job->id, job->attempt,
 			    gang_mask(p), left, now);
-		n = nodes_get(cl->ns, p->node);
 		if (n != NULL && n->conn_id != 0)
 			cl->out.ops->stop(cl->out.ctx, n->conn_id, job->id,
 			    job->attempt, reason);

@@ -411,7 +411,9 @@ END_TEST
 /* ---- Gang launch ------------------------------------------------------ */
 
 /* A launch that cannot be sent at all undoes the gang: the job backs off
- * (1 s) without its allocation, then starts. */
+ * (1 s) without its allocation, then starts. Nodes that never got the
+ * launch run nothing of it: the retry does not wait for them (it used
+ * to, until a heartbeat said so; none is sent here). */
 START_TEST(test_launch_send_failure_backs_off)
 {
 	const struct job *job;
@@ -473,7 +475,9 @@ START_TEST(test_launch_refused_permanently)
 }
 END_TEST
 
-/* A transient refusal backs off 1 s, then 2 s; a success resets it. */
+/* A transient refusal backs off 1 s, then 2 s; a success resets it. The
+ * node that refused runs nothing of that attempt: the retry goes without
+ * waiting for a heartbeat to say so. */
 START_TEST(test_launch_transient_backoff_doubles)
 {
 	struct cerr busy;
@@ -586,7 +590,10 @@ START_TEST(test_failed_rank_fails_job)
 END_TEST
 
 /* A failed rank with restarts left: the job restarts, and the rest of
- * the old gang is told to stop first; the restart waits for it. */
+ * the old gang is told to stop first; the restart waits for it. (It used
+ * not to be: the fail-over had released the placement that gang_stop
+ * walks, so the kept node got the new launch while the old rank ran;
+ * and the failure was not counted in cohort_failures_total.) */
 START_TEST(test_failed_rank_restarts_gang)
 {
 	const struct job *job;
