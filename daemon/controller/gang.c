@@ -330,9 +330,15 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 {
 	struct gang_node *gn = arg;
 	struct gang *g = gn->g;
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
 	struct cerr e;
 
 	g->outstanding--;
+	/* A gang whose job moved on (failed over, ended, launched again
+	 * as a new attempt) is over: its answers are not the job's. */
+	if (!g->over && (job == NULL || !jobs_is_active(job) ||
+	    job->attempt != g->attempt))
+		g->over = true;
 	if (!g->over) {
 		if (err != NULL) {
 			gang_fail(g, gn, err, now);

@@ -534,6 +534,46 @@ START_TEST(test_running_after_all_acks)
 }
 END_TEST
 
+/* A gang fails over while its launch is still out; the restart is
+ * placed and launched (attempt 2); then the old attempt's answers come:
+ * they must not mark the new attempt RUNNING before its own nodes have
+ * answered. */
+START_TEST(test_stale_launch_answers)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	size_t mark, i;
+	uint64_t id;
+
+	id = submit(2, 0, NULL);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	/* Rank 1's node fails before anyone answered. */
+	mark = D.ncmds;
+	domain_health(&D, r1, HEALTH_FAILED, -1, "test");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_heartbeat(&D, r0, NULL, 0);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->attempt, 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+	/* Attempt 1's answers arrive (its launches were queued). */
+	for (i = 0; i < mark; i++)
+		if (D.cmds[i].kind == DOMAIN_LAUNCH && !D.cmds[i].answered) {
+			D.cmds[i].answered = true;
+			D.cmds[i].done(D.cmds[i].arg, NULL, D.now);
+		}
+	domain_commit(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_str_eq(job->reason, "Launching");
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+}
+END_TEST
+
 /* ---- Task exits --------------------------------------------------------- */
 
 /* Every rank exits 0: COMPLETED, with nothing to stop. */
@@ -1173,6 +1213,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_launch_refused_permanently);
 	tcase_add_test(tc, test_launch_transient_backoff_doubles);
 	tcase_add_test(tc, test_running_after_all_acks);
+	tcase_add_test(tc, test_stale_launch_answers);
 	tcase_add_test(tc, test_exits_complete);
 	tcase_add_test(tc, test_failed_rank_fails_job);
 	tcase_add_test(tc, test_failed_rank_restarts_gang);
