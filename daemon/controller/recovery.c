@@ -458,10 +458,11 @@ recovery_resume(struct cluster *cl, const struct peer *who, const char *name,
 	return 0;
 }
 
-/* True when growing job_id was already tried with this many idle nodes;
- * otherwise remember this try. */
+/* True when growing job_id from this many nodes was already tried with
+ * this many idle nodes; otherwise remember this try. */
 static bool
-recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t idle)
+recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t nodes,
+    size_t idle)
 {
 	size_t i, n = cl->ngrown < CLUSTER_GROW_MEMORY ? cl->ngrown :
 	    CLUSTER_GROW_MEMORY;
@@ -469,13 +470,15 @@ recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t idle)
 	for (i = 0; i < n; i++) {
 		if (cl->grown[i].job_id != job_id)
 			continue;
-		if (cl->grown[i].idle == idle)
+		if (cl->grown[i].nodes == nodes && cl->grown[i].idle == idle)
 			return true;
+		cl->grown[i].nodes = nodes;
 		cl->grown[i].idle = idle;
 		return false;
 	}
 	i = cl->ngrown++ % CLUSTER_GROW_MEMORY;
 	cl->grown[i].job_id = job_id;
+	cl->grown[i].nodes = nodes;
 	cl->grown[i].idle = idle;
 	return false;
 }
@@ -510,7 +513,7 @@ recovery_grow(struct cluster *cl, int64_t now)
 		job = active[i];
 		if (job->state != JOB_RUNNING ||
 		    job->nplace >= job->spec.nodes_max ||
-		    recovery_grow_tried(cl, job->id, idle))
+		    recovery_grow_tried(cl, job->id, job->nplace, idle))
 			continue;
 		snprintf(cause, sizeof(cause), "growing from %zu toward %u "
 		    "nodes", job->nplace, job->spec.nodes_max);

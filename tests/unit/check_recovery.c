@@ -642,6 +642,77 @@ START_TEST(test_elastic_grow)
 }
 END_TEST
 
+/* An elastic job grows one idle node at a time as nodes come free: a
+ * growth already tried with this many idle nodes is not tried again,
+ * but once the job has grown, a node idle again is a new chance. */
+START_TEST(test_elastic_grows_again)
+{
+	struct domain_spec elastic = { .nodes_min = 1 };
+	const struct job *job;
+	uint64_t b1, b2, id;
+	struct cerr err;
+
+	b1 = run_spec(1, 0, NULL);
+	b2 = run_spec(1, 0, NULL);
+	id = submit(4, 0, &elastic);		/* 1..4 nodes, no checkpoints */
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
+	/* b1 ends: one node idle, the job restarts on 3 at once. */
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b1), 0),
+	    b1, 1, 0, 0, &err), 0);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_uint_eq(job->restarts, 0);
+	settle();
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 3);
+	/* Nothing idle: passes leave it. */
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	/* b2 ends: one node idle again, for a job of 3 now. */
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b2), 0),
+	    b2, 1, 0, 0, &err), 0);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	settle();
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 4);
+}
+END_TEST
+
+/* An idle node the job cannot use (too few GPUs) costs one try, not a
+ * restart per pass. */
+START_TEST(test_elastic_grow_tried_once)
+{
+	struct domain_spec elastic = { .nodes_min = 1 };
+	struct cerr err;
+	uint64_t id;
+	int i;
+
+	run_spec(1, 0, NULL);
+	run_spec(1, 0, NULL);
+	ck_assert_uint_ne(domain_add_node(&D, "small", 2, false, &err), 0);
+	id = submit(4, 4, &elastic);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
+	/* "small" stands idle: the next pass tries to grow the job once;
+	 * it restarts on its 2 nodes, "small" being too small. */
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	settle();
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
+	for (i = 0; i < 3; i++)
+		domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_le(domain_job(&D, id)->attempt, 2);
+}
+END_TEST
+
 /* ---- Hangs, restart budget ------------------------------------------------- */
 
 START_TEST(test_hang_detection)
@@ -740,6 +811,8 @@ recovery_suite(void)
 	tcase_add_test(tc, test_spare_replacement);
 	tcase_add_test(tc, test_elastic_shrink);
 	tcase_add_test(tc, test_elastic_grow);
+	tcase_add_test(tc, test_elastic_grows_again);
+	tcase_add_test(tc, test_elastic_grow_tried_once);
 	tcase_add_test(tc, test_hang_detection);
 	tcase_add_test(tc, test_hang_without_progress);
 	tcase_add_test(tc, test_max_restarts);
