@@ -176,6 +176,34 @@ START_TEST(test_heartbeat_ends_stopping)
 }
 END_TEST
 
+/* A node running two tasks of a stopped gang holds its GPUs until both
+ * have exited. */
+START_TEST(test_stopping_counts_tasks)
+{
+	struct domain_spec two = { .tasks_per_node = 2 };
+	struct cerr err;
+	char node[PEER_NAME_MAX + 1];
+	uint64_t id, next;
+	size_t mark;
+
+	id = domain_submit(&D, "alice", 1, 0, domain_spec_apply, &two, &err);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	snprintf(node, sizeof(node), "%s", rank_node(domain_job(&D, id), 0));
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	mark = D.ncmds;
+	next = domain_submit(&D, "bob", 4, 0, NULL, NULL, &err);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_job(&D, next)->nplace, 4);
+	ck_assert_int_eq(domain_exit(&D, node, id, 1, 0, 15, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, next, mark), 0);
+	ck_assert_int_eq(domain_exit(&D, node, id, 1, 1, 15, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, next, mark), 4);
+}
+END_TEST
+
 /* Heartbeats from every node; node `busy` lists (job, attempt) rank 0
  * as still running. */
 static void
@@ -921,6 +949,16 @@ START_TEST(test_register_reconcile)
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 999, mark), 1);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, mark), 1);
 	ck_assert_uint_eq(domain_last(&D, DOMAIN_STOP, id)->attempt, 0);
+	/* Two ranks of one unknown (job, attempt) cost one stop; an ended
+	 * task in the list is not a running one. */
+	mark = D.ncmds;
+	tasks[0] = running(998, 2, 0);
+	tasks[1] = running(998, 2, 1);
+	tasks[2] = running(997, 1, 0);
+	tasks[2].running = false;
+	domain_heartbeat(&D, node, tasks, 3);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 998, mark), 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 997, mark), 0);
 	/* Another node claims the job's rank 0: refused, and stopped there
 	 * (it holds no part of the job). */
 	for (i = 0; i < D.nnodes; i++)
@@ -941,6 +979,50 @@ START_TEST(test_register_reconcile)
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 0);
 	domain_heartbeat(&D, other, NULL, 0);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 3);
+}
+END_TEST
+
+/* A node of the gang that claims another rank of it is refused, but its
+ * own tasks of the attempt are not stopped for that. */
+START_TEST(test_foreign_running_on_gang_node)
+{
+	struct task_report t[2];
+	struct cluster_stats cs;
+	const struct job *job;
+	char r1[PEER_NAME_MAX + 1];
+	uint64_t id;
+	size_t mark;
+
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	mark = D.ncmds;
+	t[0] = running(id, 1, 1);
+	t[1] = running(id, 1, 0);
+	domain_heartbeat(&D, r1, t, 2);
+	cluster_stats(D.cl, &cs);
+	ck_assert_uint_eq(cs.reports_rejected[REPORT_TASK_RUNNING], 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, mark), 0);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+}
+END_TEST
+
+/* Nodes in the database that may no longer register (the nodes list
+ * changed while the controller was down) stay known to the store, but
+ * cannot register again. */
+START_TEST(test_restart_with_fewer_known_nodes)
+{
+	static const char *const known[] = { "node01", "node02", "node03" };
+	struct cerr err;
+
+	D.opts.accept_unknown_nodes = false;
+	D.opts.known_nodes = known;
+	D.opts.nknown_nodes = 3;
+	ck_assert_msg(domain_restart(&D, &err) == 0, "restart: %s", err.text);
+	ck_assert_ptr_nonnull(nodes_get(D.ns, "node04"));
+	ck_assert_uint_ne(domain_reconnect(&D, "node01", NULL, 0, &err), 0);
+	ck_assert_uint_eq(domain_reconnect(&D, "node04", NULL, 0, &err), 0);
+	ck_assert_int_eq(err.code, ERR_DENIED);
 }
 END_TEST
 
@@ -1192,6 +1274,23 @@ START_TEST(test_stats_recovery)
 	ck_assert_uint_eq(cs.lost_work_ms, 5000);
 	ck_assert_uint_eq(domain_job(&D, id)->lost_work_ms, 5000);
 	ck_assert_uint_eq(cs.stopping, 0);
+	/* A second failure, back in 300 ms: p50 the lower, p99 the
+	 * higher. */
+	job = domain_job(&D, id);
+	snprintf(kept, sizeof(kept), "%s", rank_node(job, 0));
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 1));
+	domain_health(&D, lost, HEALTH_FAILED, -1, "again");
+	domain_advance(&D, 300);
+	ck_assert_int_eq(domain_exit(&D, kept, id, 2, 0, 15, &err), 0);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	cluster_stats(D.cl, &cs);
+	ck_assert_uint_eq(cs.failures, 2);
+	ck_assert_uint_eq(cs.restarts, 2);
+	ck_assert_uint_eq(cs.recovery_ms_sum, 370);
+	ck_assert_uint_eq(cs.recovery_ms_p50, 70);
+	ck_assert_uint_eq(cs.recovery_ms_p99, 300);
 }
 END_TEST
 
@@ -1225,6 +1324,9 @@ cluster_suite(void)
 	tcase_add_test(tc, test_cancel_waiting_launch);
 	tcase_add_test(tc, test_register_reconcile);
 	tcase_add_test(tc, test_controller_restart);
+	tcase_add_test(tc, test_foreign_running_on_gang_node);
+	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
+	tcase_add_test(tc, test_stopping_counts_tasks);
 	tcase_add_test(tc, test_register_refusals);
 	tcase_add_test(tc, test_read_log);
 	tcase_add_test(tc, test_foreign_exit_refused);

@@ -309,6 +309,58 @@ START_TEST(test_degraded_without_checkpoints_moves_at_once)
 }
 END_TEST
 
+/* A move already under way is not asked for twice (a DEGRADED node then
+ * drain --now); a job still launching has no tasks to checkpoint: it
+ * moves at once. */
+START_TEST(test_evacuation_once_and_launching)
+{
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id, launching;
+	size_t mark;
+
+	id = run_spec(2, 0, &ckpt);
+	snprintf(r0, sizeof(r0), "%s", rank_node(domain_job(&D, id), 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(domain_job(&D, id), 1));
+	mark = D.ncmds;
+	domain_health(&D, r1, HEALTH_DEGRADED, -1, "fan slow");
+	ck_assert_int_eq(recovery_drain(D.cl, &admin, r0, "also", true, D.now,
+	    &err), 0);
+	domain_commit(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, id, mark), 2);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	/* A 1-node job placed but not yet answered. */
+	launching = submit(1, 0, &ckpt);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_job(&D, launching)->nplace, 1);
+	mark = D.ncmds;
+	ck_assert_int_eq(recovery_drain(D.cl, &admin,
+	    domain_job(&D, launching)->place[0].node, "now", true, D.now, &err),
+	    0);
+	domain_commit(&D);
+	ck_assert_int_eq(domain_job(&D, launching)->state, JOB_RESTARTING);
+	ck_assert_uint_eq(domain_job(&D, launching)->restarts, 0);
+	ck_assert_uint_eq(domain_job(&D, launching)->nplace, 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, launching, mark), 0);
+}
+END_TEST
+
+/* A DEGRADED GPU moves nothing (it is just not given out again). */
+START_TEST(test_degraded_gpu_moves_nothing)
+{
+	char r0[PEER_NAME_MAX + 1];
+	uint64_t id;
+
+	id = run_spec(1, 2, NULL);
+	snprintf(r0, sizeof(r0), "%s", rank_node(domain_job(&D, id), 0));
+	domain_health(&D, r0, HEALTH_DEGRADED,
+	    (int)domain_job(&D, id)->place[0].gpus[0], "ecc corrected");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert(!nodes_get(D.ns, r0)->drained);
+	ck_assert_uint_eq(stats().failures, 0);
+}
+END_TEST
+
 /* ---- Drain, resume ------------------------------------------------------- */
 
 /* drain --now: like DEGRADED, a planned move (no restart used, even
@@ -497,6 +549,22 @@ START_TEST(test_checkpoints)
 	domain_commit(&D);
 	ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 50);
 	ck_assert_str_eq(domain_job(&D, id)->ckpt_path, "/ckpt/50");
+	/* Two jobs in one message, each judged on its own. */
+	{
+		uint64_t other = run_spec(1, 0, &ckpt);
+		const char *n = rank_node(domain_job(&D, other), 0);
+
+		r[0] = (struct checkpoint_report){ other, 1, 3, "/ckpt/o3",
+		    D.now };
+		r[1] = (struct checkpoint_report){ id, 1, 55, "/ckpt/55",
+		    D.now };
+		recovery_checkpoints(D.cl, domain_conn(&D, n), r, 2, D.now);
+		domain_commit(&D);
+		ck_assert_uint_eq(domain_job(&D, other)->ckpt_step, 3);
+		ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 50);
+		ck_assert_uint_eq(stats().reports_rejected[REPORT_CHECKPOINT],
+		    2);
+	}
 	/* At most one update a second; a later repeat is taken. */
 	domain_advance(&D, 500);
 	domain_checkpoint(&D, r0, id, 1, 60, "/ckpt/60");
@@ -804,6 +872,8 @@ recovery_suite(void)
 	tcase_add_test(tc, test_degraded_deadline);
 	tcase_add_test(tc, test_degraded_without_checkpoints_moves_at_once);
 	tcase_add_test(tc, test_drain_now);
+	tcase_add_test(tc, test_evacuation_once_and_launching);
+	tcase_add_test(tc, test_degraded_gpu_moves_nothing);
 	tcase_add_test(tc, test_drain_and_resume);
 	tcase_add_test(tc, test_resume_after_health);
 	tcase_add_test(tc, test_xids);
