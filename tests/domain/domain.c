@@ -249,11 +249,15 @@ domain_add_node(struct domain *d, const char *name, unsigned ngpus,
 	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	domain_inventory(&inv, ngpus);
-	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv, spare,
-	    NULL, 0, d->now, err) == -1)
-		return 0;
-	d->nnodes++;
+	/* Known before it registers: what the domain sends it while it
+	 * registers is recorded under its name. */
 	n->conn_id = conn;
+	d->nnodes++;
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv, spare,
+	    NULL, 0, d->now, err) == -1) {
+		d->nnodes--;
+		return 0;
+	}
 	domain_commit(d);
 	return conn;
 }
@@ -274,10 +278,12 @@ domain_reconnect(struct domain *d, const char *name,
 	if (n->conn_id != 0)
 		domain_disconnect(d, name);
 	inv = nd->inv;
-	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
-	    nd->spare, tasks, ntasks, d->now, err) == -1)
-		return 0;
 	n->conn_id = conn;
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
+	    nd->spare, tasks, ntasks, d->now, err) == -1) {
+		n->conn_id = 0;
+		return 0;
+	}
 	domain_commit(d);
 	return conn;
 }

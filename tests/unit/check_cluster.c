@@ -946,7 +946,9 @@ START_TEST(test_register_reconcile)
 	tasks[2] = running(id, 0, 0);		/* an old attempt */
 	ck_assert_uint_ne(domain_reconnect(&D, node, tasks, 3, &err), 0);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(count_on(DOMAIN_STOP, 999, node, mark), 1);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 999, mark), 1);
+	ck_assert_uint_eq(count_on(DOMAIN_STOP, id, node, mark), 1);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, mark), 1);
 	ck_assert_uint_eq(domain_last(&D, DOMAIN_STOP, id)->attempt, 0);
 	/* Two ranks of one unknown (job, attempt) cost one stop; an ended
@@ -1068,6 +1070,106 @@ START_TEST(test_controller_restart)
 	domain_answer_launches(&D, NULL);
 	ck_assert_int_eq(domain_job(&D, launching)->state, JOB_RUNNING);
 	ck_assert_int_eq(domain_job(&D, run)->state, JOB_RUNNING);
+}
+END_TEST
+
+/* The controller restarts while a restart waits for its old tasks (that
+ * wait was in memory): the node that still runs one lists it when it
+ * registers; it is stopped there and the restart waits for it again. A
+ * node that does not come back goes DOWN after the grace. */
+START_TEST(test_controller_restart_while_restarting)
+{
+	struct task_report t;
+	const struct job *job;
+	char kept[PEER_NAME_MAX + 1], lost[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+	size_t mark, i;
+
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(kept, sizeof(kept), "%s", rank_node(job, 0));
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 1));
+	domain_health(&D, lost, HEALTH_FAILED, -1, "dead");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	ck_assert_msg(domain_restart(&D, &err) == 0, "restart: %s", err.text);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	mark = D.ncmds;
+	t = running(id, 1, 0);
+	for (i = 0; i < D.nnodes; i++) {
+		bool mine = strcmp(D.nodes[i].name, kept) == 0;
+
+		if (strcmp(D.nodes[i].name, lost) == 0)
+			continue;
+		ck_assert_uint_ne(domain_reconnect(&D, D.nodes[i].name,
+		    mine ? &t : NULL, mine ? 1 : 0, &err), 0);
+	}
+	ck_assert_uint_eq(count_on(DOMAIN_STOP, id, kept, mark), 1);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->nplace, 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	domain_heartbeat(&D, kept, NULL, 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+	/* The lost node never registered: DOWN once the grace (10 s) and
+	 * the node timeout are over. */
+	for (i = 0; i < 20; i++) {
+		domain_advance(&D, 1000);
+		alive_but(lost);
+		domain_tick(&D);
+	}
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_UP);
+	for (i = 0; i < 1; i++) {
+		domain_advance(&D, 1000);
+		alive_but(lost);
+		domain_tick(&D);
+	}
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_DOWN);
+}
+END_TEST
+
+/* A node declared DOWN while its connection lived on comes back with
+ * its next heartbeat; the old attempt it still runs is stopped there
+ * and holds the node until it is gone. */
+START_TEST(test_down_node_heartbeats_again)
+{
+	struct task_report t;
+	const struct job *job;
+	char lost[PEER_NAME_MAX + 1];
+	uint64_t id, big;
+	size_t mark;
+	int i;
+
+	id = start_job(1);
+	job = domain_job(&D, id);
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 0));
+	for (i = 0; i < 11; i++) {
+		domain_advance(&D, 1000);
+		alive_but(lost);
+		domain_tick(&D);
+	}
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_DOWN);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	/* The restart goes elsewhere at once: nothing waits for a DOWN
+	 * node. */
+	mark = D.ncmds;
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 1);
+	ck_assert_str_ne(domain_last(&D, DOMAIN_LAUNCH, id)->node, lost);
+	domain_answer_launches(&D, NULL);
+	t = running(id, 1, 0);
+	domain_heartbeat(&D, lost, &t, 1);
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_UP);
+	ck_assert_uint_eq(count_on(DOMAIN_STOP, id, lost, mark), 1);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_STOP, id)->attempt, 1);
+	/* A job of the 3 free nodes waits for the old task to go. */
+	mark = D.ncmds;
+	big = submit(3, 0, NULL);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_job(&D, big)->nplace, 3);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 0);
+	domain_heartbeat(&D, lost, NULL, 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 3);
 }
 END_TEST
 
@@ -1324,6 +1426,8 @@ cluster_suite(void)
 	tcase_add_test(tc, test_cancel_waiting_launch);
 	tcase_add_test(tc, test_register_reconcile);
 	tcase_add_test(tc, test_controller_restart);
+	tcase_add_test(tc, test_controller_restart_while_restarting);
+	tcase_add_test(tc, test_down_node_heartbeats_again);
 	tcase_add_test(tc, test_foreign_running_on_gang_node);
 	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
 	tcase_add_test(tc, test_stopping_counts_tasks);
