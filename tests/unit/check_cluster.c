@@ -901,8 +901,16 @@ START_TEST(test_cancel_waiting_launch)
 	ck_assert_int_eq(cluster_cancel(D.cl, &alice, next, D.now, &st,
 	    &err), 0);
 	domain_commit(&D);
-	/* Cancelling a gang that never launched sends nothing to stop. */
+	/* Stops go out (they are idempotent), but a gang that never
+	 * launched leaves nothing to wait for: only the first job's four
+	 * nodes are still stopping. */
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, next, mark), 4);
+	{
+		struct cluster_stats cs;
+
+		cluster_stats(D.cl, &cs);
+		ck_assert_uint_eq(cs.stopping, 4);
+	}
 	alive("", 0, 0);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, next, mark), 0);
 }
