@@ -54,6 +54,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	const struct job **pending, *job;
 	struct cerr err;
 	size_t npending, i;
+	bool backing_off = false;
 	int rc;
 
 	/* Without an exact view of what is allocated a pass would give
@@ -70,15 +71,19 @@ cluster_place(struct cluster *cl, int64_t now)
 	for (i = 0; i < npending;) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
-		    pending[i]->state != JOB_RESTARTING) ||
-		    jobs_backing_off(pending[i], now))
+		    pending[i]->state != JOB_RESTARTING))
 			pending[i] = pending[--npending];
-		else
+		else if (jobs_backing_off(pending[i], now)) {
+			backing_off = true;
+			pending[i] = pending[--npending];
+		} else
 			i++;
 	}
+	/* A job backing off waits too: growth would take its nodes. */
 	if (npending == 0) {
 		free(pending);
-		recovery_grow(cl, now);
+		if (!backing_off)
+			recovery_grow(cl, now);
 		return 0;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
@@ -126,7 +131,7 @@ cluster_place(struct cluster *cl, int64_t now)
 		    npending, res.nstarts, res.backfilled);
 	/* Capacity no waiting job can use goes to elastic jobs below their
 	 * maximum; growth never competes with a waiting job. */
-	if (res.nreasons == 0)
+	if (res.nreasons == 0 && !backing_off)
 		recovery_grow(cl, now);
 	placement_result_free(&res);
 	free(pending);

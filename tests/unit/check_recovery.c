@@ -781,6 +781,44 @@ START_TEST(test_elastic_grow_tried_once)
 }
 END_TEST
 
+/* A job whose start is backing off is waiting too: idle nodes it will
+ * need are not given to an elastic job's growth meanwhile. */
+START_TEST(test_no_growth_while_a_start_backs_off)
+{
+	struct domain_spec elastic = { .nodes_min = 1 };
+	struct cerr err, busy;
+	uint64_t b, id, w;
+
+	b = run_spec(2, 0, NULL);
+	id = submit(4, 0, &elastic);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
+	/* b ends and w arrives at once: w is placed on the free nodes, but
+	 * a node refuses, for now. */
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b), 0), b,
+	    1, 0, 0, &err), 0);
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b), 1), b,
+	    1, 1, 0, &err), 0);
+	w = submit(2, 0, NULL);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_job(&D, w)->nplace, 2);
+	cerr_set(&busy, ERR_UNAVAILABLE, "busy");
+	domain_answer_job(&D, w, NULL, &busy);
+	ck_assert(jobs_backing_off(domain_job(&D, w), D.now));
+	/* Passes during its back-off leave the elastic job alone. */
+	domain_pass(&D);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, id)->attempt, 1);
+	/* Its back-off over, it starts on them. */
+	domain_advance(&D, 1000);
+	settle();
+	ck_assert_int_eq(domain_job(&D, w)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+}
+END_TEST
+
 /* ---- Hangs, restart budget ------------------------------------------------- */
 
 START_TEST(test_hang_detection)
@@ -883,6 +921,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_elastic_grow);
 	tcase_add_test(tc, test_elastic_grows_again);
 	tcase_add_test(tc, test_elastic_grow_tried_once);
+	tcase_add_test(tc, test_no_growth_while_a_start_backs_off);
 	tcase_add_test(tc, test_hang_detection);
 	tcase_add_test(tc, test_hang_without_progress);
 	tcase_add_test(tc, test_max_restarts);
