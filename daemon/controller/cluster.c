@@ -221,7 +221,9 @@ cluster_tick(struct cluster *cl, int64_t now)
 
 /* Jobs caught launching by a controller restart start over: their
  * launch state was in memory only, and launches are idempotent per
- * attempt, so a new attempt is clean. */
+ * attempt, so a new attempt is clean. Jobs caught resizing lost their
+ * wait for a checkpoint (in memory too): they move now, as at its
+ * deadline. */
 static int
 cluster_reset_launching(struct cluster *cl, int64_t now)
 {
@@ -232,7 +234,10 @@ cluster_reset_launching(struct cluster *cl, int64_t now)
 	if ((active = jobs_active(cl->js, &n)) == NULL && n > 0)
 		return -1;
 	for (i = 0; i < n; i++)
-		if ((active[i]->state == JOB_PENDING ||
+		if (active[i]->state == JOB_RESIZING)
+			gang_fail_over(cl, active[i], "the controller "
+			    "restarted while it was resizing", false, now, now);
+		else if ((active[i]->state == JOB_PENDING ||
 		    active[i]->state == JOB_RESTARTING) &&
 		    jobs_start_failed(cl->js, active[i]->id, START_RETRY,
 		    "the controller restarted while it was launching",

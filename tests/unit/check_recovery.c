@@ -819,6 +819,39 @@ START_TEST(test_no_growth_while_a_start_backs_off)
 }
 END_TEST
 
+/* The controller restarts while an elastic job waits for its checkpoint
+ * to grow (that wait was in memory): it must not stay RESIZING for
+ * good, out of reach of time limits, hangs and growth. */
+START_TEST(test_restart_while_resizing)
+{
+	struct domain_spec elastic = { .nodes_min = 1,
+	    .checkpoint_dir = "/ckpt", .ckpt_secs = 30 };
+	struct cerr err;
+	uint64_t b, id;
+	size_t i;
+
+	b = run_spec(2, 0, NULL);
+	id = submit(4, 0, &elastic);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b), 0), b,
+	    1, 0, 0, &err), 0);
+	ck_assert_int_eq(domain_exit(&D, rank_node(domain_job(&D, b), 1), b,
+	    1, 1, 0, &err), 0);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESIZING);
+	ck_assert_msg(domain_restart(&D, &err) == 0, "restart: %s", err.text);
+	for (i = 0; i < D.nnodes; i++)
+		ck_assert_uint_ne(domain_reconnect(&D, D.nodes[i].name, NULL,
+		    0, &err), 0);
+	run_for(31000, 1000);
+	settle();
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, id)->nplace, 4);
+	ck_assert_uint_eq(domain_job(&D, id)->restarts, 0);
+}
+END_TEST
+
 /* ---- Hangs, restart budget ------------------------------------------------- */
 
 START_TEST(test_hang_detection)
@@ -922,6 +955,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_elastic_grows_again);
 	tcase_add_test(tc, test_elastic_grow_tried_once);
 	tcase_add_test(tc, test_no_growth_while_a_start_backs_off);
+	tcase_add_test(tc, test_restart_while_resizing);
 	tcase_add_test(tc, test_hang_detection);
 	tcase_add_test(tc, test_hang_without_progress);
 	tcase_add_test(tc, test_max_restarts);
