@@ -285,6 +285,7 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	cl->ns = ns;
 	cl->out = *out;
 	cl->o = *o;
+	cl->created_ms = now;
 	TAILQ_INIT(&cl->gangs);
 	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);

@@ -46,6 +46,7 @@ struct cluster {
 	TAILQ_HEAD(, stopping) stopping;
 	TAILQ_HEAD(, evac) evacs;
 	struct cluster_stats stats;
+	int64_t created_ms;		/* this controller's start */
 	struct reports reports;		/* refused agent reports */
 	/* Searches of a gang's placement by node name left for the agent
 	 * message being handled (cluster_reports_begin). */

@@ -379,7 +379,9 @@ recovery_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 }
 
 /* Jobs with --hang-timeout whose progress file has not changed for that
- * long (counting from their start when it never changed) restart. */
+ * long (counting from their start when it never changed) restart. What
+ * was seen before this controller started is not known: the wait counts
+ * from its start at the earliest. */
 static void
 recovery_check_hangs(struct cluster *cl, int64_t now)
 {
@@ -398,6 +400,8 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 		last = jobs_last_progress(cl->js, job->id);
 		if (last < job->start_ms)
 			last = job->start_ms;
+		if (last < cl->created_ms)
+			last = cl->created_ms;
 		if (now - last <= (int64_t)job->spec.hang_timeout_s * 1000)
 			continue;
 		snprintf(cause, sizeof(cause), "no progress for %" PRId64

@@ -900,6 +900,38 @@ START_TEST(test_hang_without_progress)
 }
 END_TEST
 
+/* A controller restart forgets when progress was last seen (memory):
+ * the first tick, before any agent is back, must not take a job that
+ * started long ago for hung; a job that really is hung is still caught,
+ * a hang timeout after the restart. */
+START_TEST(test_hang_after_controller_restart)
+{
+	struct domain_spec hang = { .hang_timeout_s = 30 };
+	char r0[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+	int i;
+
+	id = run_spec(1, 0, &hang);
+	snprintf(r0, sizeof(r0), "%s", rank_node(domain_job(&D, id), 0));
+	for (i = 0; i < 6; i++) {
+		run_for(10000, 5000);
+		domain_progress(&D, r0, id, 1);
+	}
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_msg(domain_restart(&D, &err) == 0, "restart: %s", err.text);
+	domain_advance(&D, 1000);
+	domain_tick(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	/* Its node is back, but the progress file stopped changing. */
+	ck_assert_uint_ne(domain_reconnect(&D, r0, NULL, 0, &err), 0);
+	run_for(29000, 1000);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	run_for(2000, 1000);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+}
+END_TEST
+
 START_TEST(test_max_restarts)
 {
 	struct domain_spec once = { .max_restarts = 1 };
@@ -958,6 +990,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_restart_while_resizing);
 	tcase_add_test(tc, test_hang_detection);
 	tcase_add_test(tc, test_hang_without_progress);
+	tcase_add_test(tc, test_hang_after_controller_restart);
 	tcase_add_test(tc, test_max_restarts);
 	suite_add_tcase(s, tc);
 	return s;
