@@ -200,7 +200,9 @@ gang_task_gone(struct cluster *cl, const char *node, uint64_t job_id,
 {
 	struct stopping *s = gang_stopping_find(cl, node, job_id, attempt);
 
-	if (s == NULL)
+	/* Tasks not counted (unknown to the controller: any number of
+	 * them) are gone only when a heartbeat no longer lists them. */
+	if (s == NULL || s->left == 0)
 		return;
 	if (s->left > 1) {
 		s->left--;

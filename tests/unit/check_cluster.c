@@ -1036,6 +1036,34 @@ START_TEST(test_restart_with_fewer_known_nodes)
 }
 END_TEST
 
+/* Unknown tasks hold their node until a heartbeat no longer lists
+ * them: the exit of one of them does not free the node while another
+ * still runs. */
+START_TEST(test_unknown_tasks_hold_node_until_gone)
+{
+	struct task_report tasks[2];
+	struct cerr err;
+	uint64_t big;
+	size_t mark;
+
+	tasks[0] = running(999, 1, 0);
+	tasks[1] = running(999, 1, 1);
+	ck_assert_uint_ne(domain_reconnect(&D, "node01", tasks, 2, &err), 0);
+	mark = D.ncmds;
+	big = submit(4, 0, NULL);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_job(&D, big)->nplace, 4);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 0);
+	/* Rank 0 of the unknown job exits; rank 1 still runs. */
+	ck_assert_int_eq(domain_exit(&D, "node01", 999, 1, 0, 15, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 0);
+	domain_heartbeat(&D, "node01", &tasks[1], 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 0);
+	domain_heartbeat(&D, "node01", NULL, 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, mark), 4);
+}
+END_TEST
+
 /* A controller restart finds a job caught launching: it starts over
  * (START_RETRY, at once); a running job runs on, its tasks reported by
  * their nodes. */
@@ -1437,6 +1465,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_controller_restart_while_restarting);
 	tcase_add_test(tc, test_down_node_heartbeats_again);
 	tcase_add_test(tc, test_foreign_running_on_gang_node);
+	tcase_add_test(tc, test_unknown_tasks_hold_node_until_gone);
 	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
 	tcase_add_test(tc, test_stopping_counts_tasks);
 	tcase_add_test(tc, test_register_refusals);
