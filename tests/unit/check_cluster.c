@@ -602,7 +602,7 @@ START_TEST(test_stale_launch_answers)
 }
 END_TEST
 
-/* ---- Task exits --------------------------------------------------------- */
+/* ---- Task exits ------------------------------------------------------- */
 
 /* Every rank exits 0: COMPLETED, with nothing to stop. */
 START_TEST(test_exits_complete)
@@ -727,7 +727,7 @@ START_TEST(test_permanent_start_failure)
 }
 END_TEST
 
-/* ---- Time limits, node timeouts ---------------------------------------- */
+/* ---- Time limits, node timeouts --------------------------------------- */
 
 /* Heartbeats from every node, then a tick, every step ms for ms. */
 static void
@@ -844,7 +844,7 @@ START_TEST(test_down_node_not_drained_by_stop_timeout)
 }
 END_TEST
 
-/* ---- Cancel ------------------------------------------------------------- */
+/* ---- Cancel ----------------------------------------------------------- */
 
 START_TEST(test_cancel_pending_and_running)
 {
@@ -916,7 +916,7 @@ START_TEST(test_cancel_waiting_launch)
 }
 END_TEST
 
-/* ---- Registration, controller restart ------------------------------------ */
+/* ---- Registration, controller restart --------------------------------- */
 
 static struct task_report
 running(uint64_t job, uint32_t attempt, unsigned rank)
@@ -1239,7 +1239,7 @@ START_TEST(test_register_refusals)
 }
 END_TEST
 
-/* ---- Logs, foreign reports, node deletion, stats ------------------------ */
+/* ---- Logs, foreign reports, node deletion, stats ---------------------- */
 
 static size_t log_len;
 static int log_calls;

@@ -138,7 +138,7 @@ outsider(const struct job *job)
 	return NULL;
 }
 
-/* ---- Health ------------------------------------------------------------- */
+/* ---- Health ----------------------------------------------------------- */
 
 /* A FAILED node is drained and its job restarts keeping its healthy
  * nodes at their ranks; the failed rank gets the free node. */
@@ -361,7 +361,7 @@ START_TEST(test_degraded_gpu_moves_nothing)
 }
 END_TEST
 
-/* ---- Drain, resume ------------------------------------------------------- */
+/* ---- Drain, resume ---------------------------------------------------- */
 
 /* drain --now: like DEGRADED, a planned move (no restart used, even
  * with none allowed). */
@@ -514,7 +514,7 @@ START_TEST(test_xids)
 }
 END_TEST
 
-/* ---- Checkpoints ----------------------------------------------------------- */
+/* ---- Checkpoints ------------------------------------------------------ */
 
 START_TEST(test_checkpoints)
 {
@@ -586,7 +586,7 @@ START_TEST(test_checkpoints)
 }
 END_TEST
 
-/* ---- Spares, elastic ------------------------------------------------------- */
+/* ---- Spares, elastic -------------------------------------------------- */
 
 /* A hot spare is never given to a fresh job; a restart prefers it as the
  * replacement over a free ordinary node. */
@@ -722,7 +722,7 @@ START_TEST(test_elastic_grows_again)
 
 	b1 = run_spec(1, 0, NULL);
 	b2 = run_spec(1, 0, NULL);
-	id = submit(4, 0, &elastic);		/* 1..4 nodes, no checkpoints */
+	id = submit(4, 0, &elastic);	/* 1..4 nodes, no checkpoints */
 	domain_pass(&D);
 	domain_answer_launches(&D, NULL);
 	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
@@ -852,7 +852,7 @@ START_TEST(test_restart_while_resizing)
 }
 END_TEST
 
-/* ---- Hangs, restart budget ------------------------------------------------- */
+/* ---- Hangs, restart budget -------------------------------------------- */
 
 START_TEST(test_hang_detection)
 {
