@@ -1209,6 +1209,53 @@ START_TEST(test_down_node_heartbeats_again)
 }
 END_TEST
 
+/* Exits recorded before a controller restart still count after it: the
+ * last rank's exit completes the job. */
+START_TEST(test_exits_survive_controller_restart)
+{
+	struct task_report t;
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	ck_assert_int_eq(domain_exit(&D, r0, id, 1, 0, 0, &err), 0);
+	ck_assert_msg(domain_restart(&D, &err) == 0, "restart: %s", err.text);
+	ck_assert(jobs_rank_ended(D.js, domain_job(&D, id), 0));
+	ck_assert(!jobs_rank_ended(D.js, domain_job(&D, id), 1));
+	ck_assert_uint_ne(domain_reconnect(&D, r0, NULL, 0, &err), 0);
+	t = running(id, 1, 1);
+	ck_assert_uint_ne(domain_reconnect(&D, r1, &t, 1, &err), 0);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_exit(&D, r1, id, 1, 1, 0, &err), 0);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_COMPLETED);
+}
+END_TEST
+
+/* A rank killed by a signal fails the job with the signal's code. */
+START_TEST(test_rank_killed_by_signal)
+{
+	struct domain_spec none = { .max_restarts = -1 };
+	const struct job *job;
+	struct cerr err;
+	uint64_t id;
+
+	id = run_spec(1, 0, &none);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(domain_exit(&D, rank_node(job, 0), id, 1, 0, 9,
+	    &err), 0);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_FAILED);
+	ck_assert_int_eq(job->exit_code, 128 + 9);
+	ck_assert_msg(strstr(job->reason, "killed by signal 9") != NULL,
+	    "reason %s", job->reason);
+}
+END_TEST
+
 /* Only known nodes register; a list longer than the node could hold is
  * refused. */
 START_TEST(test_register_refusals)
@@ -1381,6 +1428,26 @@ START_TEST(test_delete_node)
 }
 END_TEST
 
+/* A node whose agent registers again before its deletion commits
+ * stays. */
+START_TEST(test_delete_node_raced_by_register)
+{
+	static const struct peer admin = { "root", ROLE_ADMIN };
+	struct cerr err;
+
+	domain_disconnect(&D, "node04");
+	domain_advance(&D, 11000);
+	alive_but("node04");
+	domain_tick(&D);
+	ck_assert_int_eq(nodes_get(D.ns, "node04")->state, NODE_DOWN);
+	ck_assert_int_eq(cluster_delete_node(D.cl, &admin, "node04", D.now,
+	    &err), 0);
+	ck_assert_uint_ne(domain_reconnect(&D, "node04", NULL, 0, &err), 0);
+	ck_assert_ptr_nonnull(nodes_get(D.ns, "node04"));
+	ck_assert_int_eq(nodes_get(D.ns, "node04")->state, NODE_UP);
+}
+END_TEST
+
 /* Failures, restarts and the failure-to-running time, in virtual ms. */
 START_TEST(test_stats_recovery)
 {
@@ -1464,6 +1531,8 @@ cluster_suite(void)
 	tcase_add_test(tc, test_controller_restart);
 	tcase_add_test(tc, test_controller_restart_while_restarting);
 	tcase_add_test(tc, test_down_node_heartbeats_again);
+	tcase_add_test(tc, test_exits_survive_controller_restart);
+	tcase_add_test(tc, test_rank_killed_by_signal);
 	tcase_add_test(tc, test_foreign_running_on_gang_node);
 	tcase_add_test(tc, test_unknown_tasks_hold_node_until_gone);
 	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
@@ -1472,6 +1541,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_read_log);
 	tcase_add_test(tc, test_foreign_exit_refused);
 	tcase_add_test(tc, test_delete_node);
+	tcase_add_test(tc, test_delete_node_raced_by_register);
 	tcase_add_test(tc, test_stats_recovery);
 	suite_add_tcase(s, tc);
 	return s;
