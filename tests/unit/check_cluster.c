@@ -1064,6 +1064,25 @@ START_TEST(test_unknown_tasks_hold_node_until_gone)
 }
 END_TEST
 
+/* One message stops at most 64 (job, attempt)s; the rest go with later
+ * heartbeats, once the first are gone. */
+START_TEST(test_stops_per_message_bounded)
+{
+	struct task_report tasks[70];
+	size_t i, mark;
+
+	for (i = 0; i < 70; i++)
+		tasks[i] = running(1000 + i, 1, 0);
+	mark = D.ncmds;
+	domain_heartbeat(&D, "node01", tasks, 70);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 0, mark), 64);
+	mark = D.ncmds;
+	domain_heartbeat(&D, "node01", &tasks[64], 6);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 0, mark), 6);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, 1069, mark), 1);
+}
+END_TEST
+
 /* A controller restart finds a job caught launching: it starts over
  * (START_RETRY, at once); a running job runs on, its tasks reported by
  * their nodes. */
@@ -1535,6 +1554,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_rank_killed_by_signal);
 	tcase_add_test(tc, test_foreign_running_on_gang_node);
 	tcase_add_test(tc, test_unknown_tasks_hold_node_until_gone);
+	tcase_add_test(tc, test_stops_per_message_bounded);
 	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
 	tcase_add_test(tc, test_stopping_counts_tasks);
 	tcase_add_test(tc, test_register_refusals);
