@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <sys/queue.h>
+#include <sys/wait.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	const struct job **pending, *job;
 	struct cerr err;
 	size_t npending, i;
+	bool backing_off = false;
 	int rc;
 
 	/* Without an exact view of what is allocated a pass would give
@@ -68,15 +70,19 @@ cluster_place(struct cluster *cl, int64_t now)
 	for (i = 0; i < npending;) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
-		    pending[i]->state != JOB_RESTARTING) ||
-		    jobs_backing_off(pending[i], now))
+		    pending[i]->state != JOB_RESTARTING))
 			pending[i] = pending[--npending];
-		else
+		else if (jobs_backing_off(pending[i], now)) {
+			backing_off = true;
+			pending[i] = pending[--npending];
+		} else
 			i++;
 	}
+	/* A job backing off waits too: growth would take its nodes. */
 	if (npending == 0) {
 		free(pending);
-		recovery_grow(cl, now);
+		if (!backing_off)
+			recovery_grow(cl, now);
 		return 0;
 	}
 	in.nodes = nodes_all(cl->ns, &in.nnodes);
@@ -123,7 +129,7 @@ cluster_place(struct cluster *cl, int64_t now)
 		    npending, res.nstarts, res.backfilled);
 	/* Capacity no waiting job can use goes to elastic jobs below their
 	 * maximum; growth never competes with a waiting job. */
-	if (res.nreasons == 0)
+	if (res.nreasons == 0 && !backing_off)
 		recovery_grow(cl, now);
 	placement_result_free(&res);
 	free(pending);
@@ -245,7 +251,9 @@ cluster_tick(struct cluster *cl, int64_t now)
 
 /* Jobs caught launching by a controller restart start over: their
  * launch state was in memory only, and launches are idempotent per
- * attempt, so a new attempt is clean. */
+ * attempt, so a new attempt is clean. Jobs caught resizing lost their
+ * wait for a checkpoint (in memory too): they move now, as at its
+ * deadline. */
 static int
 cluster_reset_launching(struct cluster *cl, int64_t now)
 {
@@ -256,7 +264,10 @@ cluster_reset_launching(struct cluster *cl, int64_t now)
 	if (jobs_active(cl->js, &active, &n) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
-		if ((active[i]->state == JOB_PENDING ||
+		if (active[i]->state == JOB_RESIZING)
+			gang_fail_over(cl, active[i], "the controller "
+			    "restarted while it was resizing", false, now, now);
+		else if ((active[i]->state == JOB_PENDING ||
 		    active[i]->state == JOB_RESTARTING) &&
 		    jobs_start_failed(cl->js, active[i]->id, START_RETRY,
 		    "the controller restarted while it was launching",
@@ -304,6 +315,7 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	cl->ns = ns;
 	cl->out = *out;
 	cl->o = *o;
+	cl->created_ms = now;
 	TAILQ_INIT(&cl->gangs);
 	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);
@@ -492,7 +504,9 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	const struct job *job = jobs_get(cl->js, r->job_id);
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	enum job_state before, after;
+	bool permanent, failing;
 	char reason[160];
+	uint64_t lost;
 
 	if (n == NULL)
 		return cerr_set(err, ERR_PROTOCOL, "register first");
@@ -517,9 +531,22 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		break;
 	}
 	before = job->state;
+	lost = job->lost_work_ms;
+	snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	permanent = r->permanent && r->why[0] != '\0';
+	/* A failed task fails the gang: the rest of it is stopped (and
+	 * waited for) while its placement is known, since a restart
+	 * releases it; this rank is gone already. */
+	failing = !permanent && jobs_is_active(job) &&
+	    !(WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0) &&
+	    !jobs_rank_ended(cl->js, job, r->rank);
+	if (failing) {
+		gang_stop(cl, job, reason, now);
+		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
+	}
 	/* A task that can never start as given fails the job now: restarts
 	 * would fail the same way. */
-	if (r->permanent && r->why[0] != '\0') {
+	if (permanent) {
 		if (jobs_task_start_failed(cl->js, r->job_id, r->restart,
 		    r->rank, r->wait_status, r->why, now, &after, err) == -1)
 			return -1;
@@ -528,10 +555,11 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return -1;
 	if (after == before)
 		return 0;
-	if (after == JOB_FAILED) {
-		snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	if (failing) {
+		cl->stats.failures++;
+		cl->stats.lost_work_ms += job->lost_work_ms - lost;
+	} else if (after == JOB_FAILED)
 		gang_stop(cl, job, reason, now);
-	}
 	cluster_wake(cl);
 	return 0;
 }

@@ -46,6 +46,7 @@ struct cluster {
 	TAILQ_HEAD(, stopping) stopping;
 	TAILQ_HEAD(, evac) evacs;
 	struct cluster_stats stats;
+	int64_t created_ms;		/* this controller's start */
 	struct reports reports;		/* refused agent reports */
 	/* Searches of a gang's placement by node name left for the agent
 	 * message being handled (cluster_reports_begin). */
@@ -53,10 +54,12 @@ struct cluster {
 	/* The latest failure-to-running times, for quantiles. */
 	uint64_t recovery_ms[CLUSTER_RECOVERY_SAMPLES];
 	size_t nrecovery;
-	/* Elastic growth already tried with this many idle nodes (so a
-	 * job that could not grow is not restarted again and again). */
+	/* Elastic growth already tried at this size with this many idle
+	 * nodes (so a job that could not grow is not restarted again and
+	 * again). */
 	struct {
 		uint64_t job_id;
+		size_t nodes;
 		size_t idle;
 	} grown[CLUSTER_GROW_MEMORY];
 	size_t ngrown;

@@ -29,6 +29,7 @@
 struct gang_node {
 	struct gang *g;
 	unsigned node_rank;
+	bool sent;		/* its launch went out */
 	char node[PEER_NAME_MAX + 1];
 };
 
@@ -60,6 +61,8 @@ struct stopping {
 #define GANG_ALL_GPUS UINT64_MAX
 
 static void gang_send(struct gang *, int64_t);
+static void gang_stop_some(struct cluster *, const struct job *,
+    const char *, const struct gang *, const struct gang_node *, int64_t);
 
 static uint64_t
 gang_mask(const struct placement *p)
@@ -197,7 +200,9 @@ gang_task_gone(struct cluster *cl, const char *node, uint64_t job_id,
 {
 	struct stopping *s = gang_stopping_find(cl, node, job_id, attempt);
 
-	if (s == NULL)
+	/* Tasks not counted (unknown to the controller: any number of
+	 * them) are gone only when a heartbeat no longer lists them. */
+	if (s == NULL || s->left == 0)
 		return;
 	if (s->left > 1) {
 		s->left--;
@@ -311,8 +316,11 @@ gang_fail(struct gang *g, const struct gang_node *gn, const struct cerr *why,
 		    gn->node_rank, gn->node, why->text);
 	else
 		snprintf(reason, sizeof(reason), "%s", why->text);
+	/* Only nodes that got the launch and did not refuse it may run
+	 * its tasks: the others are not waited for. */
 	if (g->sent)
-		gang_stop(cl, job, "the gang could not start", now);
+		gang_stop_some(cl, job, "the gang could not start", g, gn,
+		    now);
 	if (jobs_start_failed(cl->js, g->job_id,
 	    jobs_start_failure_class(why->code), reason, now, &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
@@ -324,9 +332,15 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 {
 	struct gang_node *gn = arg;
 	struct gang *g = gn->g;
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
 	struct cerr e;
 
 	g->outstanding--;
+	/* A gang whose job moved on (failed over, ended, launched again
+	 * as a new attempt) is over: its answers are not the job's. */
+	if (!g->over && (job == NULL || !jobs_is_active(job) ||
+	    job->attempt != g->attempt))
+		g->over = true;
 	if (!g->over) {
 		if (err != NULL) {
 			gang_fail(g, gn, err, now);
@@ -387,6 +401,7 @@ gang_send(struct gang *g, int64_t now)
 			gang_fail(g, &g->nodes[i], &err, now);
 			break;
 		}
+		g->nodes[i].sent = true;
 		g->outstanding++;
 	}
 	free(nodelist);
@@ -437,6 +452,16 @@ void
 gang_stop(struct cluster *cl, const struct job *job, const char *reason,
     int64_t now)
 {
+	gang_stop_some(cl, job, reason, NULL, NULL, now);
+}
+
+/* gang_stop; with g (the job's gang being launched, its nodes in
+ * job->place order), only nodes whose launch went out, other than the
+ * one that refused it (except), are waited for. */
+static void
+gang_stop_some(struct cluster *cl, const struct job *job, const char *reason,
+    const struct gang *g, const struct gang_node *except, int64_t now)
+{
 	const struct placement *p;
 	struct node *n;
 	unsigned r, left;
@@ -444,15 +469,20 @@ gang_stop(struct cluster *cl, const struct job *job, const char *reason,
 
 	for (i = 0; i < job->nplace; i++) {
 		p = &job->place[i];
+		n = nodes_get(cl->ns, p->node);
 		left = 0;
 		for (r = 0; r < job->spec.tasks_per_node; r++)
 			left += !jobs_rank_ended(cl->js, job,
 			    p->node_rank * job->spec.tasks_per_node + r);
-		/* A gang still waiting to launch has no tasks anywhere. */
-		if (left > 0 && gang_launch_sent(cl, job))
+		/* A gang still waiting to launch has no tasks anywhere; a
+		 * DOWN node's tasks are not waited for (it lists them when
+		 * it registers again). */
+		if (left > 0 && gang_launch_sent(cl, job) &&
+		    (n == NULL || n->state != NODE_DOWN) &&
+		    (g == NULL || (i < g->nnodes && g->nodes[i].sent &&
+		    &g->nodes[i] != except)))
 			gang_stopping_add(cl, p->node, job->id, job->attempt,
 			    gang_mask(p), left, now);
-		n = nodes_get(cl->ns, p->node);
 		if (n != NULL && n->conn_id != 0)
 			cl->out.ops->stop(cl->out.ctx, n->conn_id, job->id,
 			    job->attempt, reason);

@@ -379,7 +379,9 @@ recovery_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 }
 
 /* Jobs with --hang-timeout whose progress file has not changed for that
- * long (counting from their start when it never changed) restart. */
+ * long (counting from their start when it never changed) restart. What
+ * was seen before this controller started is not known: the wait counts
+ * from its start at the earliest. */
 static void
 recovery_check_hangs(struct cluster *cl, int64_t now)
 {
@@ -398,6 +400,8 @@ recovery_check_hangs(struct cluster *cl, int64_t now)
 		last = jobs_last_progress(cl->js, job->id);
 		if (last < job->start_ms)
 			last = job->start_ms;
+		if (last < cl->created_ms)
+			last = cl->created_ms;
 		if (now - last <= (int64_t)job->spec.hang_timeout_s * 1000)
 			continue;
 		snprintf(cause, sizeof(cause), "no progress for %" PRId64
@@ -458,10 +462,11 @@ recovery_resume(struct cluster *cl, const struct peer *who, const char *name,
 	return 0;
 }
 
-/* True when growing job_id was already tried with this many idle nodes;
- * otherwise remember this try. */
+/* True when growing job_id from this many nodes was already tried with
+ * this many idle nodes; otherwise remember this try. */
 static bool
-recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t idle)
+recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t nodes,
+    size_t idle)
 {
 	size_t i, n = cl->ngrown < CLUSTER_GROW_MEMORY ? cl->ngrown :
 	    CLUSTER_GROW_MEMORY;
@@ -469,13 +474,15 @@ recovery_grow_tried(struct cluster *cl, uint64_t job_id, size_t idle)
 	for (i = 0; i < n; i++) {
 		if (cl->grown[i].job_id != job_id)
 			continue;
-		if (cl->grown[i].idle == idle)
+		if (cl->grown[i].nodes == nodes && cl->grown[i].idle == idle)
 			return true;
+		cl->grown[i].nodes = nodes;
 		cl->grown[i].idle = idle;
 		return false;
 	}
 	i = cl->ngrown++ % CLUSTER_GROW_MEMORY;
 	cl->grown[i].job_id = job_id;
+	cl->grown[i].nodes = nodes;
 	cl->grown[i].idle = idle;
 	return false;
 }
@@ -510,7 +517,7 @@ recovery_grow(struct cluster *cl, int64_t now)
 		job = active[i];
 		if (job->state != JOB_RUNNING ||
 		    job->nplace >= job->spec.nodes_max ||
-		    recovery_grow_tried(cl, job->id, idle))
+		    recovery_grow_tried(cl, job->id, job->nplace, idle))
 			continue;
 		snprintf(cause, sizeof(cause), "growing from %zu toward %u "
 		    "nodes", job->nplace, job->spec.nodes_max);

@@ -6,6 +6,7 @@
 
 #include "daemon/controller/jobs.h"
 #include "daemon/controller/nodes.h"
+#include "daemon/controller/recovery.h"
 #include "daemon/controller/store.h"
 #include "daemon/controller/txq.h"
 #include "tests/domain/domain.h"
@@ -154,9 +155,10 @@ domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
 		return -1;
 	if ((d->q = txq_create(NULL, d->st, domain_on_abort, d)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	d->opts = o != NULL ? *o : def;
 	if ((d->js = jobs_create(d->st, d->q, &lim, err)) == NULL ||
 	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
-	    (d->cl = cluster_create(d->js, d->ns, &out, o != NULL ? o : &def,
+	    (d->cl = cluster_create(d->js, d->ns, &out, &d->opts,
 	    d->now, err)) == NULL) {
 		domain_close(d);
 		return -1;
@@ -247,11 +249,15 @@ domain_add_node(struct domain *d, const char *name, unsigned ngpus,
 	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	domain_inventory(&inv, ngpus);
-	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv, spare,
-	    NULL, 0, d->now, err) == -1)
-		return 0;
-	d->nnodes++;
+	/* Known before it registers: what the domain sends it while it
+	 * registers is recorded under its name. */
 	n->conn_id = conn;
+	d->nnodes++;
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv, spare,
+	    NULL, 0, d->now, err) == -1) {
+		d->nnodes--;
+		return 0;
+	}
 	domain_commit(d);
 	return conn;
 }
@@ -272,10 +278,12 @@ domain_reconnect(struct domain *d, const char *name,
 	if (n->conn_id != 0)
 		domain_disconnect(d, name);
 	inv = nd->inv;
-	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
-	    nd->spare, tasks, ntasks, d->now, err) == -1)
-		return 0;
 	n->conn_id = conn;
+	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
+	    nd->spare, tasks, ntasks, d->now, err) == -1) {
+		n->conn_id = 0;
+		return 0;
+	}
 	domain_commit(d);
 	return conn;
 }
@@ -421,4 +429,141 @@ const struct job *
 domain_job(const struct domain *d, uint64_t id)
 {
 	return jobs_get(d->js, id);
+}
+
+/* ---- More of the world ---------------------------------------------- */
+
+int
+domain_restart(struct domain *d, struct cerr *err)
+{
+	struct job_limits lim = { .script_max = 1024 * 1024 };
+	struct outbox out = { &domain_ops, d };
+	size_t i;
+
+	domain_commit(d);
+	cluster_destroy(d->cl);
+	d->cl = NULL;
+	jobs_destroy(d->js);
+	d->js = NULL;
+	nodes_destroy(d->ns);
+	d->ns = NULL;
+	for (i = 0; i < d->nnodes; i++)
+		d->nodes[i].conn_id = 0;
+	/* Answers still owed go to a controller that is gone. */
+	for (i = 0; i < d->ncmds; i++)
+		d->cmds[i].answered = true;
+	if ((d->js = jobs_create(d->st, d->q, &lim, err)) == NULL ||
+	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
+	    (d->cl = cluster_create(d->js, d->ns, &out, &d->opts, d->now,
+	    err)) == NULL)
+		return -1;
+	domain_commit(d);
+	return 0;
+}
+
+size_t
+domain_answer_job(struct domain *d, uint64_t job_id, const char *node,
+    const struct cerr *err)
+{
+	size_t i, n = 0, end = d->ncmds;
+
+	for (i = 0; i < end; i++) {
+		struct domain_cmd *c = &d->cmds[i];
+
+		if (c->kind != DOMAIN_LAUNCH || c->answered ||
+		    (job_id != 0 && c->job_id != job_id) ||
+		    (node != NULL && strcmp(c->node, node) != 0))
+			continue;
+		c->answered = true;
+		c->done(c->arg, err, d->now);
+		n++;
+	}
+	domain_commit(d);
+	return n;
+}
+
+int
+domain_task_exit(struct domain *d, const char *node,
+    const struct task_report *r, struct cerr *err)
+{
+	int rc;
+
+	cluster_reports_begin(d->cl);
+	rc = cluster_task_exit(d->cl, domain_conn(d, node), r, d->now, err);
+	domain_commit(d);
+	return rc;
+}
+
+void
+domain_health(struct domain *d, const char *node, enum health_state h,
+    int gpu, const char *reason)
+{
+	struct node_health nh;
+
+	memset(&nh, 0, sizeof(nh));
+	nh.checked_ms = d->now;
+	if (gpu < 0) {
+		nh.health = h;
+		snprintf(nh.reason, sizeof(nh.reason), "%s", reason);
+	} else if (h != HEALTH_OK) {
+		nh.ngpus = 1;
+		nh.gpus[0].index = (unsigned)gpu;
+		nh.gpus[0].health = h;
+		snprintf(nh.gpus[0].reason, sizeof(nh.gpus[0].reason), "%s",
+		    reason);
+	}
+	recovery_health(d->cl, domain_conn(d, node), &nh, d->now);
+	domain_commit(d);
+}
+
+void
+domain_xids(struct domain *d, const char *node, const struct xid_report *x,
+    size_t n)
+{
+	recovery_xids(d->cl, domain_conn(d, node), x, n, d->now);
+	domain_commit(d);
+}
+
+void
+domain_checkpoint(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt, uint64_t step, const char *path)
+{
+	struct checkpoint_report r = { job_id, attempt, step, path, d->now };
+
+	recovery_checkpoints(d->cl, domain_conn(d, node), &r, 1, d->now);
+	domain_commit(d);
+}
+
+void
+domain_progress(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt)
+{
+	cluster_reports_begin(d->cl);
+	recovery_progress(d->cl, domain_conn(d, node), job_id, attempt,
+	    d->now, d->now);
+	domain_commit(d);
+}
+
+void
+domain_spec_apply(struct job_spec *spec, void *arg)
+{
+	const struct domain_spec *o = arg;
+
+	if (o->nodes_min != 0)
+		spec->nodes_min = o->nodes_min;
+	if (o->tasks_per_node != 0)
+		spec->tasks_per_node = o->tasks_per_node;
+	if (o->time_limit_s != 0)
+		spec->time_limit_s = o->time_limit_s;
+	if (o->priority != 0)
+		spec->priority = o->priority < 0 ? 0 : o->priority;
+	if (o->max_restarts != 0)
+		spec->max_restarts = o->max_restarts < 0 ? 0 :
+		    (uint32_t)o->max_restarts;
+	if (o->checkpoint_dir != NULL)
+		spec->checkpoint_dir = strdup(o->checkpoint_dir);
+	if (o->ckpt_secs != 0)
+		spec->ckpt_secs = o->ckpt_secs;
+	if (o->hang_timeout_s != 0)
+		spec->hang_timeout_s = o->hang_timeout_s;
 }

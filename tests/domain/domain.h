@@ -68,6 +68,7 @@ struct domain {
 	struct domain_node *nodes;
 	size_t nnodes;
 	uint64_t next_conn;
+	struct cluster_opts opts;	/* as opened (domain_restart) */
 };
 
 /* o may be NULL (defaults: no topology, 10 s node timeout, 60 s stop
@@ -119,5 +120,50 @@ const struct domain_cmd *domain_last(const struct domain *d,
     enum domain_cmd_kind kind, uint64_t job_id);
 
 const struct job *domain_job(const struct domain *d, uint64_t id);
+
+/* ---- More of the world (added for check_cluster/check_recovery) ---- */
+
+/* The controller restarts: the cluster, jobs and nodes are rebuilt from
+ * the store (what was committed), as cohortd does at start; every node
+ * is disconnected until domain_reconnect. 0, or -1 with err. */
+int domain_restart(struct domain *d, struct cerr *err);
+
+/* Answer the launches still owed for job (0: any) on node (NULL: any):
+ * err NULL for success. The number answered. */
+size_t domain_answer_job(struct domain *d, uint64_t job_id, const char *node,
+    const struct cerr *err);
+
+/* A task report as the agent sends it (why, permanent), and commit. */
+int domain_task_exit(struct domain *d, const char *node,
+    const struct task_report *r, struct cerr *err);
+
+/* A health verdict from node: the node as a whole at h (gpu < 0), or
+ * node OK with GPU gpu at h. Reason is copied. And commit. */
+void domain_health(struct domain *d, const char *node, enum health_state h,
+    int gpu, const char *reason);
+/* One heartbeat's fail-job XIDs (n of them) from node, and commit. */
+void domain_xids(struct domain *d, const char *node,
+    const struct xid_report *x, size_t n);
+/* Rank 0's agent saw LATEST = (step, path) of (job, attempt), written
+ * now; from node, and commit. */
+void domain_checkpoint(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt, uint64_t step, const char *path);
+/* Node saw the progress file of (job, attempt) change now; and commit. */
+void domain_progress(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt);
+
+/* Spec options for domain_submit's spec_fn (domain_spec_apply, with a
+ * struct domain_spec as its arg): zero fields keep the default. */
+struct domain_spec {
+	unsigned nodes_min;		/* elastic: below the nodes asked */
+	unsigned tasks_per_node;
+	uint64_t time_limit_s;
+	int32_t priority;		/* 0: default; -1: 0 */
+	int max_restarts;		/* 0: default; -1: 0 */
+	const char *checkpoint_dir;	/* copied */
+	uint32_t ckpt_secs;
+	uint64_t hang_timeout_s;
+};
+void domain_spec_apply(struct job_spec *spec, void *arg);
 
 #endif
