@@ -8,7 +8,8 @@
 # either daemon with one line naming the file.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
-command -v openssl >/dev/null || { echo "SKIP: no openssl"; exit 77; }
+# configure requires openssl: without it here the environment is broken.
+command -v openssl >/dev/null || fail "no openssl on PATH"
 own_runtime_dir
 unset COHORT_MUX
 
