@@ -24,6 +24,25 @@ log_init(const char *ident, bool foreground, bool verbose)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
+/* The level as written in the foreground: nothing for info, so that
+ * ordinary lines read as before; a word for the others, so that a test
+ * (tests/integration/lib.sh) or a person can pick out what went wrong
+ * with grep ': warning: ' / ': fatal: ' in a daemon's log. */
+static const char *
+log_level_tag(int pri)
+{
+	switch (pri) {
+	case LOG_DEBUG:
+		return "debug: ";
+	case LOG_WARNING:
+		return "warning: ";
+	case LOG_CRIT:
+		return "fatal: ";
+	default:
+		return "";
+	}
+}
+
 static void
 log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
 {
@@ -41,10 +60,11 @@ log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: %s%s%s\n",
+	fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s: %s%s%s%s\n",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_ident, msg,
-	    suffix != NULL ? ": " : "", suffix != NULL ? suffix : "");
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_ident,
+	    log_level_tag(pri), msg, suffix != NULL ? ": " : "",
+	    suffix != NULL ? suffix : "");
 }
 
 #define LOG_BODY(pri, suffix)                                                  \

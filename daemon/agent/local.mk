@@ -27,7 +27,7 @@ cohort_agent_LDADD = $(AGENT_LIBS) $(SYSTEMD_LIBS)
 check_PROGRAMS += tests/fake/libnvidia-ml.so.1
 tests_fake_libnvidia_ml_so_1_SOURCES = tests/fake/fake_nvml.c
 tests_fake_libnvidia_ml_so_1_CFLAGS = $(AM_CFLAGS) -fPIC
-tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared
+tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared $(COV_CFLAGS)
 
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \

@@ -95,8 +95,10 @@ jobs_drop(struct jobs *js)
 	for (i = 0; i < js->n; i++)
 		job_free(js->tab[i]);
 	js->n = 0;
-	for (i = 0; i < js->nruns; i++)
+	for (i = 0; i < js->nruns; i++) {
 		free(js->runs[i].done);
+		free(js->runs[i].pend_path);
+	}
 	free(js->runs);
 	js->runs = NULL;
 	js->nruns = 0;

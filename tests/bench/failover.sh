@@ -16,6 +16,10 @@
 # then heals and resumes the node for the next run. Prints one line per
 # run and the medians.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the XID 79 injected on each run, and the
+# job's restart after it.
+expect_log_error 'cohort-agent: warning: health: (node FAILED: )?gpu [0-9]+ FAILED:? xid=79'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*xid=79'
 
 RUNS=${1:-10}
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "RUNS must be a positive integer, not '$RUNS'"

@@ -25,8 +25,18 @@
 #   pgid_alive PGID    a live (non-zombie) process is in group PGID
 #   marker_alive M     a live process has M in its command line
 #   cohort_has CMD     the built cohort CLI knows the command CMD
+#   expect_log_error REGEX   a daemon log line matching REGEX (grep -E) is
+#                      an expected outcome of this test (see below)
+#   watch_log FILE     also scan FILE (a daemon the test started itself)
 # On exit, every cluster started is brought down and every process passed
 # to track_pid is killed; on failure the daemons' log tails are printed.
+#
+# Log check: a test that passed fails after all if, once its clusters are
+# down, a daemon's log (cohortd.log and nodeNN.log of every cluster, and
+# each file given to watch_log) holds a line at warning or fatal level
+# (lib/log.c writes "PROG: warning: " / "PROG: fatal: "), a sanitizer or
+# valgrind report, or a failed assertion, that no expect_log_error
+# pattern matches. So a test cannot pass while a daemon complained.
 set -eu
 trap '' PIPE
 
@@ -61,6 +71,60 @@ ERR=$T/stderr
 
 _CLUSTERS=()
 _PIDS=()
+_LOG_EXPECT=()
+_LOG_FILES=()
+
+# What counts as an error in a daemon's log: the levels lib/log.c writes
+# for log_warn*/fatal*, then what AddressSanitizer, UBSan, LeakSanitizer,
+# valgrind, assert(3) and glibc's allocator print.
+_LOG_ERROR_RE='^[0-9TZ:.-]+ [a-z-]+: (warning|fatal): '
+_LOG_ERROR_RE+='|ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error: '
+_LOG_ERROR_RE+='|==[0-9]+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised'
+_LOG_ERROR_RE+='|Syscall param|Mismatched free|Source and destination overlap|Process terminating)'
+_LOG_ERROR_RE+='|==[0-9]+== +(definitely|indirectly|possibly) lost: [1-9]'
+_LOG_ERROR_RE+='|==[0-9]+== .* are (definitely|indirectly) lost in loss record'
+_LOG_ERROR_RE+='|==[0-9]+== ERROR SUMMARY: [1-9]'
+_LOG_ERROR_RE+='|Assertion .* failed|stack smashing detected|double free|free\(\): invalid'
+_LOG_ERROR_RE+='|malloc\(\): |corrupted (size|double-linked)|Segmentation fault'
+
+# expect_log_error REGEX: lines matching the extended regex REGEX in the
+# daemons' logs are this test's expected errors, not a failure.
+expect_log_error() {
+	_LOG_EXPECT+=("$1")
+}
+
+# watch_log FILE: scan FILE too at the end (a daemon started by hand).
+watch_log() {
+	_LOG_FILES+=("$1")
+}
+
+# log_errors: the unexpected error lines of the daemons' logs, each as
+# "FILE: LINE"; status 0 when there are none.
+log_errors() {
+	local d f re found=0
+	local -a files=()
+	for d in ${_CLUSTERS[@]+"${_CLUSTERS[@]}"}; do
+		for f in "$d"/cohortd.log "$d"/node*.log; do
+			[ -f "$f" ] && files+=("$f")
+		done
+	done
+	for f in ${_LOG_FILES[@]+"${_LOG_FILES[@]}"}; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	for f in ${files[@]+"${files[@]}"}; do
+		grep -aE -- "$_LOG_ERROR_RE" "$f" >"$T/log-errors.tmp" || continue
+		for re in ${_LOG_EXPECT[@]+"${_LOG_EXPECT[@]}"}; do
+			grep -avE -- "$re" "$T/log-errors.tmp" >"$T/log-errors.tmp2" || true
+			mv -f "$T/log-errors.tmp2" "$T/log-errors.tmp"
+		done
+		if [ -s "$T/log-errors.tmp" ]; then
+			found=1
+			sed "s|^|$f: |" "$T/log-errors.tmp" | head -n 20
+		fi
+	done
+	rm -f "$T/log-errors.tmp"
+	return "$found"
+}
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -109,6 +173,15 @@ _cleanup() {
 		cohort-local down "$d" >/dev/null 2>&1 ||
 			echo "$TEST_NAME: cohort-local down $d failed" >&2
 	done
+	if [ "$rc" -ne 77 ] && ! log_errors >"$T/log-errors" 2>&1; then
+		echo "--- unexpected errors in the daemons' logs" \
+			"(declare expected ones with expect_log_error REGEX):" >&2
+		cat "$T/log-errors" >&2
+		if [ "$rc" -eq 0 ]; then
+			echo "FAIL: $TEST_NAME passed, but its daemons logged errors" >&2
+			rc=1
+		fi
+	fi
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
 		echo "--- $TEST_NAME failed (status $rc); files in $T" >&2
 		while IFS= read -r f; do

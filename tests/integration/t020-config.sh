@@ -3,6 +3,9 @@
 # exits non-zero with exactly one line on stderr naming FILE:LINE; a good
 # one starts, answers, and stops cleanly on SIGTERM and SIGINT.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the controller this test starts has no
+# nodes, and says that it will refuse every agent.
+expect_log_error "cohortd: warning: neither a topology nor 'nodes' is configured: every agent registration will be refused"
 
 cohort-pki "$T" --controller 127.0.0.1 --admins ops >/dev/null || fail "cohort-pki failed"
 
@@ -110,6 +113,7 @@ write_conf good.conf
 run_good() {
 	local sig="$1" pid port rc=0
 	rm -f "$T/cohortd.port"
+	watch_log "$T/cohortd.log"
 	(cd / && exec cohortd -f -c "$T/good.conf") >>"$T/cohortd.log" 2>&1 &
 	pid=$!
 	track_pid "$pid"

@@ -4,6 +4,8 @@
 # the stream is unusable, the connection is closed; the controller keeps
 # serving and no job appears.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The malformed frames this test sends are refused and logged.
+expect_log_error 'cohortd: warning: conn [0-9]+ \(alice\): (frame of [0-9]+ bytes exceeds the limit|undecodable frame)'
 
 need_python_protobuf
 C=$T/cluster

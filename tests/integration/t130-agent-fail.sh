@@ -4,6 +4,8 @@
 # and rank 0's processes are gone. A job past its --time ends TIMEOUT and
 # its processes are gone too.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The jobs this test makes fail are logged as FAILED.
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: '
 
 STOP_S=15        # bound on a gang being gone (kill_wait is 3s)
 

@@ -6,6 +6,8 @@
 #     exist: the job fails with a reason saying so;
 #  3. an agent mapping users to an account that does not exist: the same.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Jobs of users this node does not know are refused.
+expect_log_error 'warning: job [0-9]+: start (failed|refused): .*user .(alice|nosuchuser). does not exist on this node'
 need_root
 
 getent passwd nobody >/dev/null || { echo "SKIP: no user 'nobody' here"; exit 77; }
@@ -43,6 +45,7 @@ run_agent_with_map() {
 	[ -z "$1" ] || sed -i "s|^\[tls\]|$1\n\n[tls]|" "$conf"
 	grep -q '^name = node01' "$conf" || fail "cannot derive an agent config from $C/node01.conf"
 	offset=$(stat -c %s "$C/cohortd.log")
+	watch_log "$T/node01-$2.log"
 	cohort-agent -f -c "$conf" >>"$T/node01-$2.log" 2>&1 &
 	HAND_PID=$!
 	track_pid "$HAND_PID"

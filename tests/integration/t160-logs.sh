@@ -5,7 +5,7 @@
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2
-cohort_has logs || { echo "SKIP: this cohort has no 'logs' command yet"; exit 77; }
+cohort_has logs || fail "this cohort has no 'logs' command"
 W=$(world_dir out)
 MARK="t160-$$-$RANDOM"
 

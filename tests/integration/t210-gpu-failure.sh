@@ -9,6 +9,9 @@
 #  - without a topology constraint, the restart keeps the healthy node of
 #    the old gang and replaces only the failed one.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The injected XID 79 fails a GPU; its job restarts.
+expect_log_error 'cohort-agent: warning: health: (node FAILED: )?gpu [0-9]+ FAILED:? xid=79'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of [0-9]+, .*xid=79'
 
 C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 4 --nodes-per-leaf 2

@@ -7,6 +7,9 @@
 #    comes back after being declared DOWN, it stops them: the attempt that
 #    was restarted elsewhere does not run twice.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The agent this test kills goes DOWN; its job restarts.
+expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
 
 export COHORT_LOCAL_NODE_TIMEOUT=2s
 C=$T/cluster

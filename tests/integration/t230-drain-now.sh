@@ -8,6 +8,8 @@
 #  - the node is DRAINED once empty, with the reason; users may not drain;
 #    resume puts it back.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: drain --now restarts the job elsewhere.
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*drained by ops: maint \(checkpoint written\)'
 
 C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 2 --nodes-per-leaf 2

@@ -3,6 +3,9 @@
 # FAILED with a reason that says so; every run got the next
 # COHORT_RESTART_COUNT.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The failing jobs restart up to their limit, then fail.
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart [0-9]+ of [0-9]+, .*: rank 0 exited with 1$'
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \([0-9]+\) reached'
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2

@@ -5,6 +5,9 @@
 #  - the node is healed and resumed: the job grows back to 3 (RESIZING
 #    on the way) and completes, rank 0 verifying that no step was skipped.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: A failed node shrinks the job; growing back restarts it.
+expect_log_error 'cohort-agent: warning: health: node FAILED: elastic test'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*(health FAILED: elastic test|growing from [0-9]+ toward [0-9]+ nodes)'
 
 C=$T/cluster
 cluster_up "$C" --nodes 3 --gpus 2 --nodes-per-leaf 3

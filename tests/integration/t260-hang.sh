@@ -3,6 +3,8 @@
 # is treated as failed and restarted (here --max-restarts 1, so it ends
 # FAILED); a job that keeps rewriting it runs to the end untouched.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The hung job restarts once, then fails.
+expect_log_error 'cohortd: warning: job [0-9]+: (RESTARTING \(.*|FAILED: max restarts .*)no progress for [0-9]+ s \(hang-timeout'
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2

@@ -4,6 +4,10 @@
 # drained. Once the program answers again and an admin resumes the node,
 # it is back in service.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the health check this test makes hang
+# is killed, and the node reported FAILED.
+expect_log_error 'cohort-agent: warning: health: .*/health still running after [0-9]+ ms; killed'
+expect_log_error 'cohort-agent: warning: health: node FAILED: health check timed out after 1 s'
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2
@@ -28,6 +32,7 @@ sed -e "s|^spool = .*|spool = $T/spool|" \
 grep -qx "program = $T/health" "$conf" && grep -qx 'timeout = 1s' "$conf" ||
 	fail "cannot derive an agent config from $C/node02.conf"
 offset=$(stat -c %s "$C/cohortd.log")
+watch_log "$T/node02-hand.log"
 cohort-agent -f -c "$conf" >>"$T/node02-hand.log" 2>&1 &
 track_pid $!
 _registered() { tail -c +"$((offset + 1))" "$C/cohortd.log" | grep -q 'node node02: registered'; }

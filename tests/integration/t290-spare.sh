@@ -4,6 +4,9 @@
 # keeps the healthy node and takes the spare as the replacement.
 #   leaf0: node01, node02 (spare)    leaf1: node03, node04
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The injected XID 79 fails a GPU; its job restarts on a spare.
+expect_log_error 'cohort-agent: warning: health: (node FAILED: )?gpu [0-9]+ FAILED:? xid=79'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*xid=79'
 
 C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 4 --nodes-per-leaf 2

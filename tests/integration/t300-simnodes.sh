@@ -5,6 +5,10 @@
 # under one leaf, a simulated crash (SIGUSR1) restarts the job that ran
 # there, and SIGTERM stops the program cleanly.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the node this test crashes (SIGUSR1)
+# goes DOWN, and its job restarts.
+expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
 
 SIM=$top_builddir/cohort-simnodes
 [ -x "$SIM" ] || fail "$SIM is not built"
@@ -37,6 +41,8 @@ key = controller.key
 [limits]
 max_connections = 256
 EOF
+watch_log "$C/cohortd.log"
+watch_log "$C/sim.log"
 cohortd -c "$C/cohortd.conf" -f >"$C/cohortd.log" 2>&1 &
 track_pid $!
 wait_for 10 test -s "$C/cohortd.port" || fail "cohortd wrote no port file"

@@ -23,6 +23,10 @@
 # and the job's real node still completes it after the controller
 # restarted (reports from the rightful node are accepted).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Reports of node02 about other nodes' work and an unknown node are refused; the fake node02 goes DOWN.
+expect_log_error 'cohortd: warning: node node02: refused \((task_exit|progress|checkpoint)\): job [0-9]+ attempt [0-9]+'
+expect_log_error 'cohortd: warning: node evil01: refused \(register\): the node is neither in the topology nor in .nodes.'
+expect_log_error 'cohortd: warning: node node02: DOWN: no heartbeat'
 need_python_protobuf
 
 C=$T/cluster

@@ -6,6 +6,11 @@
 # accept_unknown_nodes = yes, gpu03 registers too. A node dropped from
 # the list is named at start as one that cannot register again.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Unknown nodes are refused, and the configurations that allow or refuse them are warned about.
+expect_log_error 'cohortd: warning: node gpu0[0-9]: refused \(register\): the node is neither in the topology nor in .nodes.'
+expect_log_error 'cohortd: warning: node gpu02 is in the database but neither in the topology nor in .nodes.'
+expect_log_error 'cohortd: warning: neither a topology nor .nodes. is configured: every agent registration will be refused'
+expect_log_error 'cohortd: warning: accept_unknown_nodes = yes: any agent certificate may register'
 need_python_protobuf
 
 C=$T/cluster

@@ -17,6 +17,8 @@
 # all the same), C and E run, B and D are skipped (they need a file or a
 # directory of another user's).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The LATEST files this test plants are refused.
+expect_log_error 'cohort-agent: warning: job [0-9]+: refusing to read .*/LATEST: (owned by another user|not a regular file|the job.s user may not read it|a symbolic link)'
 
 ROOT=false
 [ "$(id -u)" -ne 0 ] || ROOT=true

@@ -13,6 +13,10 @@
 #  5. (root) users mapped to a system account (daemon, uid 1): refused
 #     for good; with allow_system_users = daemon the job runs as uid 1.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Every start failure this test provokes is logged.
+expect_log_error 'warning: job [0-9]+: start refused: refusing to run tasks as .(nobody|daemon).'
+expect_log_error 'cohortd: warning: job [0-9]+: start failed: rank [0-9]+ on node0[0-9]: (refusing to run tasks as .(nobody|daemon).|.*/spool/jobs/4\.[0-9]+: Not a directory)'
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: rank 0 could not start: (cannot change directory to .*no-such-dir-t411|cannot run the command)'
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2

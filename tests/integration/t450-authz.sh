@@ -12,6 +12,10 @@
 # Adding an identity is one entry in IDS (and a column in each row);
 # adding a message is one row.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Forged node reports are refused; the agent is displaced by the test's connections as node01.
+expect_log_error 'cohortd: warning: node node02: refused \(task_exit\): job [0-9]+ attempt [0-9]+ rank [0-9]+ runs elsewhere'
+expect_log_error 'cohortd: warning: node node02: DOWN: no heartbeat'
+expect_log_error 'cohort-agent: warning: controller: this node registered again on a newer connection'
 need_python_protobuf
 
 C=$T/cluster

@@ -15,6 +15,10 @@
 #  4. max_connections = 8 with agent_reserve = 20: people keep a slot
 #     (max_connections / 16 would be 0), so the admin is served.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: Connections over the per-agent limit and an unknown node are refused.
+expect_log_error 'cohort-agent: warning: controller: (too many connections for node .node01.: the limit is 2 per agent|this node registered again on a newer connection)'
+expect_log_error 'cohortd: warning: node node01: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: node evil01: refused \(register\): the node is neither in the topology nor in .nodes.'
 need_python_protobuf
 # Each command on its own connection, so each goes through admission.
 export COHORT_MUX=no

@@ -17,6 +17,8 @@
 # MAX_GROW (MiB, default 40); NOBUDGET=1 turns the budgets off (64G), as
 # before them.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: A cluster of no nodes: the controller warns that it refuses every agent.
+expect_log_error 'cohortd: warning: neither a topology nor .nodes. is configured: every agent registration will be refused'
 need_python_protobuf
 export COHORT_MUX=no
 N=${N:-2000}

@@ -8,6 +8,10 @@
 # add a few log lines, not one per XID; thousands of XIDs on a GPU the
 # job holds fail it over exactly once.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: The flood of XIDs is refused; the real XID fails the job's start and restarts it.
+expect_log_error 'cohortd: warning: node node01: refused \((xid|too_many)\): '
+expect_log_error 'cohortd: warning: job [0-9]+: start failed: rank 0 on node01: the node.s agent disconnected'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*xid=79 \(fail-job\)'
 need_python_protobuf
 
 C=$T/cluster
