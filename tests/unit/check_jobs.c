@@ -1245,12 +1245,12 @@ END_TEST
  * freed with its run: make check-valgrind fails this test on a leak. */
 START_TEST(test_checkpoint_held_back_at_destroy)
 {
-	struct fixture f;
+	struct ctl f;
 	struct cerr err;
 	uint64_t id;
 	uint32_t attempt;
 
-	setup(&f);
+	ctl_setup(&f, NULL);
 	id = submit_allocated(&f, 5000);
 	ck_assert_int_eq(jobs_mark_running(f.js, id, 5001, &err), 0);
 	attempt = jobs_get(f.js, id)->attempt;
@@ -1268,7 +1268,7 @@ START_TEST(test_checkpoint_held_back_at_destroy)
 	ck_assert_int_eq(jobs_checkpoint(f.js, id, attempt, 40, "/ck/40",
 	    6500, 6500, &err), 0);
 	txq_flush(f.q);
-	teardown(&f);
+	ctl_teardown(&f);
 }
 END_TEST
 
