@@ -11,7 +11,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the fake controller (a user's
 # certificate) is refused, and the controller's certificate as a client.
-expect_log_error "cohort-simnodes: warning: node01: link down \\(server certificate of 127\\.0\\.0\\.1 has role 'user', not 'controller'\\)"
+expect_log_error "cohort-simnodes: warning: node01: (controller )?link down \\(server certificate of 127\\.0\\.0\\.1 has role 'user', not 'controller'\\)"
 # Expected in the daemons' logs: The controller's certificate used as a client is refused.
 expect_log_error 'cohortd: warning: conn [0-9]+: refused: certificate of controller has role .controller.'
 

@@ -9,6 +9,8 @@
 #    them: it waits for the restart;
 #  - the restart launches as soon as the old task's exit is reported.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+expect_log_error 'cohort-agent: warning: health: (node FAILED: )?gpu [0-9]+ FAILED:? xid=79'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of [0-9]+, .*xid=79'
 
 C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 4
