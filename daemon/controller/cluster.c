@@ -498,9 +498,21 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return -1;
 	if (after == before)
 		return 0;
-	if (after == JOB_FAILED) {
-		snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	snprintf(reason, sizeof(reason), "rank %u failed", r->rank);
+	if (after == JOB_FAILED)
 		gang_stop(cl, job, reason, now);
+	else if (after == JOB_RESTARTING) {
+		/* The rest of the gang still runs: stop it, so that the
+		 * restart waits for its tasks instead of launching beside
+		 * them. The fail over released the allocation; the gang is
+		 * the one it remembered. */
+		struct job gang = *job;
+
+		gang.place = job->prev_place;
+		gang.nplace = job->nprev;
+		gang_stop(cl, &gang, reason, now);
+		/* This task is gone already: its exit is this report. */
+		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
 	}
 	cluster_wake(cl);
 	return 0;

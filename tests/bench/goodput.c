@@ -387,6 +387,7 @@ struct sim {
 	int64_t acc_since;
 	bool evac;		/* a checkpoint-and-move is under way */
 	int64_t hb_last;
+	int64_t down_since;
 	unsigned long passes_seen;
 	int64_t next_tick;
 	struct result r;
@@ -475,9 +476,15 @@ account(struct sim *s)
 	}
 }
 
+static bool trace;
+
 static void
 set_phase(struct sim *s, enum phase ph)
 {
+	if (trace)
+		fprintf(errf, "%.3f h: phase %d -> %d (job %" PRIu64
+		    " attempt %u)\n", (s->d.now - s->t0) / 3.6e6, s->phase,
+		    ph, s->job_id, s->attempt);
 	account(s);
 	/* Leaving the running gang, the work since the checkpoint is
 	 * lost. */
@@ -488,6 +495,8 @@ set_phase(struct sim *s, enum phase ph)
 		s->r.cat[C_REDONE] += s->work - s->saved;
 		s->work = s->saved;
 	}
+	if (ph == T_DOWN && s->phase != T_DOWN)
+		s->down_since = s->d.now;
 	s->phase = ph;
 	s->gen++;
 }
@@ -805,6 +814,10 @@ inject(struct sim *s)
 	if ((kd->path == P_CRASH || kd->path == P_HANG) && !in_gang(s, k))
 		return;
 	s->r.faults++;
+	if (trace)
+		fprintf(errf, "%.3f h: %s on %s (%s)%s\n",
+		    (s->d.now - s->t0) / 3.6e6, kd->name, n->name,
+		    path_names[kd->path], in_gang(s, k) ? ", in the gang" : "");
 	if (in_gang(s, k) && kd->path != P_PLANNED) {
 		/* The progress file changed up to now (hang-timeout counts
 		 * from here). */
@@ -958,6 +971,14 @@ task_exit(struct sim *s, const struct ev *e, int wait_status)
 	cluster_reports_begin(s->d.cl);
 	(void)cluster_task_exit(s->d.cl, n->conn, &r, s->d.now, &err);
 	commit(s);
+	if (trace) {
+		struct cluster_stats st;
+
+		cluster_stats(s->d.cl, &st);
+		fprintf(errf, "%.4f h: exit %s job %" PRIu64 " attempt %u "
+		    "status %d: %zu stopping\n", (s->d.now - s->t0) / 3.6e6,
+		    n->name, e->job, e->attempt, wait_status, st.stopping);
+	}
 }
 
 static void
@@ -1048,6 +1069,12 @@ next_tick(struct sim *s)
 			return s->d.now + TICK_MS;
 	if (job != NULL && jobs_backing_off(job, s->d.now))
 		return job->not_before_ms;
+	/* Waiting: agents heartbeat (what a heartbeat no longer lists
+	 * has stopped), the controller ticks; every second at first, then
+	 * every half minute while the job waits for nodes. */
+	if (s->phase == T_DOWN)
+		return s->d.now + (s->d.now - s->down_since < 120 * SEC ?
+		    TICK_MS : 30 * SEC);
 	return INT64_MAX;
 }
 
@@ -1477,6 +1504,7 @@ main(int argc, char **argv)
 	int ch;
 
 	errf = stderr;
+	trace = getenv("GOODPUT_TRACE") != NULL;
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
