@@ -11,7 +11,7 @@
  *	    [--ckpt-min C] [--ckpt-cost-s K] [--restart-s R] [--repair-h H]
  *	    [--maint-h M] [--hang-timeout-s T] [--node-timeout-s T]
  *	    [--health-s T] [--nodes-per-leaf L] [--configs LIST]
- *	    [--sweep FILE] [--sweep-days D] [--verbose]
+ *	    [--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose]
  *
  * Configurations (--configs, comma-separated; default all):
  *   slurm      Slurm-like: node DOWN after 300 s (SlurmdTimeout), GPU
@@ -97,6 +97,10 @@
  * 2% spares for C in 2..60 minutes (--sweep-days each, seeds as given)
  * and writes "spares_pct ckpt_min ettr_mean ettr_min ettr_max" lines for
  * tests/bench/goodput-plot.sh (gnuplot: apt-get install gnuplot-nox).
+ *
+ * --rate-x F multiplies every failure rate (the smoke test in make check
+ * runs a small cluster for a few days with F = 30, so that it sees
+ * failures of every path).
  *
  * Random numbers: a xorshift generator per run, seeded from the seed;
  * a run is reproducible. */
@@ -192,6 +196,7 @@ struct params {
 	unsigned node_timeout_s;
 	unsigned health_s;
 	unsigned nodes_per_leaf;
+	double rate_x;		/* failure rates times this (smoke tests) */
 	bool verbose;
 };
 
@@ -374,7 +379,7 @@ struct sim {
 	struct snode *nodes;
 	unsigned nnodes;
 	struct heap h;
-	uint64_t rng;
+	uint64_t rng, rng_delay;
 	int64_t t0, end;
 	/* The job. */
 	uint64_t job_id;
@@ -401,21 +406,36 @@ struct sim {
 /* Errors: stderr itself is /dev/null unless --verbose (the domain logs). */
 static FILE *errf;
 
+/* Two streams: failures (when, where, what) from one, latencies from
+ * the other, so that every configuration of a seed sees the same
+ * failures. */
 static uint64_t
-rnd(struct sim *s)
+xorshift(uint64_t *state)
 {
-	uint64_t x = s->rng;
+	uint64_t x = *state;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	return s->rng = x;
+	return *state = x;
+}
+
+static uint64_t
+rnd(struct sim *s)
+{
+	return xorshift(&s->rng);
 }
 
 static double
 rnd01(struct sim *s)
 {
 	return (double)(rnd(s) >> 11) / 9007199254740992.0;
+}
+
+static double
+rnd01_delay(struct sim *s)
+{
+	return (double)(xorshift(&s->rng_delay) >> 11) / 9007199254740992.0;
 }
 
 static int64_t
@@ -806,6 +826,8 @@ inject(struct sim *s)
 		}
 		x -= s->rate_per_ms[i];
 	}
+	unsigned gpu = (unsigned)(rnd(s) % GPUS_PER_NODE);
+
 	schedule_fail(s);
 	/* A node in repair or maintenance cannot fail again meanwhile;
 	 * software faults need a task. */
@@ -840,20 +862,20 @@ inject(struct sim *s)
 	}
 	memset(&e, 0, sizeof(e));
 	e.node = k;
-	e.gpu = (unsigned)(rnd(s) % GPUS_PER_NODE);
+	e.gpu = gpu;
 	switch (kd->path) {
 	case P_XID:
 		/* Slurm does not watch XIDs: its health check finds it. */
-		delay = s->c->slurm ? (int64_t)(rnd01(s) * SLURM_HEALTH_S *
-		    SEC) : (int64_t)(rnd01(s) * XID_POLL_MS +
-		    rnd01(s) * HEARTBEAT_MS);
+		delay = s->c->slurm ? (int64_t)(rnd01_delay(s) *
+		    SLURM_HEALTH_S * SEC) : (int64_t)(rnd01_delay(s) *
+		    XID_POLL_MS + rnd01_delay(s) * HEARTBEAT_MS);
 		e.type = EV_REPORT;
 		e.t = s->d.now + delay + 1;
 		heap_push(&s->h, e);
 		break;
 	case P_HEALTH:
-		delay = (int64_t)(rnd01(s) * (s->c->slurm ? SLURM_HEALTH_S :
-		    s->p->health_s) * SEC);
+		delay = (int64_t)(rnd01_delay(s) * (s->c->slurm ?
+		    SLURM_HEALTH_S : s->p->health_s) * SEC);
 		e.type = EV_REPORT;
 		e.t = s->d.now + delay + 1;
 		heap_push(&s->h, e);
@@ -864,7 +886,7 @@ inject(struct sim *s)
 		cluster_heartbeat(s->d.cl, n->conn, &(struct task_report){
 		    .job_id = n->job, .restart = n->attempt, .rank = n->rank,
 		    .running = true }, n->task ? 1 : 0,
-		    s->d.now - (int64_t)(rnd01(s) * HEARTBEAT_MS));
+		    s->d.now - (int64_t)(rnd01_delay(s) * HEARTBEAT_MS));
 		commit(s);
 		n->alive = false;
 		s->dead[s->ndead++] = k;
@@ -1188,8 +1210,11 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	s->c = c;
 	s->nnodes = p->nodes;
 	s->rng = seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
-	for (i = 0; i < 8; i++)
+	s->rng_delay = seed * 0xD1B54A32D192ED03ULL + 0x8CB92BA72F3D8DD7ULL;
+	for (i = 0; i < 8; i++) {
 		rnd(s);
+		rnd01_delay(s);
+	}
 	build_topo(s);
 	memset(&o, 0, sizeof(o));
 	o.topo = s->topo;
@@ -1236,7 +1261,7 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	/* Per-node rates: the paper's counts over its 2,048 nodes and 54
 	 * days. */
 	for (i = 0; i < NKINDS; i++) {
-		s->rate_per_ms[i] = kinds[i].count /
+		s->rate_per_ms[i] = p->rate_x * kinds[i].count /
 		    ((double)LLAMA_NODES * LLAMA_DAYS * DAY);
 		total += s->rate_per_ms[i];
 	}
@@ -1423,7 +1448,7 @@ usage(void)
 	    "[--repair-h H] [--maint-h M] [--hang-timeout-s T] "
 	    "[--node-timeout-s T] [--health-s T] [--nodes-per-leaf L] "
 	    "[--configs slurm,slurm+1,cohort,cohort-1,cohort-2,elastic] "
-	    "[--sweep FILE] [--sweep-days D] [--verbose]\n");
+	    "[--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose]\n");
 	exit(2);
 }
 
@@ -1489,6 +1514,7 @@ main(int argc, char **argv)
 		{ "configs", required_argument, NULL, 'C' },
 		{ "sweep", required_argument, NULL, 'w' },
 		{ "sweep-days", required_argument, NULL, 'D' },
+		{ "rate-x", required_argument, NULL, 'x' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1497,6 +1523,7 @@ main(int argc, char **argv)
 		.ckpt_min = 10, .ckpt_cost_s = 10, .restart_s = 120,
 		.repair_h = 4, .maint_h = 2, .hang_timeout_s = 300,
 		.node_timeout_s = 10, .health_s = 30, .nodes_per_leaf = 32,
+		.rate_x = 1,
 	};
 	const char *sweep_file = NULL;
 	double sweep_days = 0;
@@ -1559,6 +1586,9 @@ main(int argc, char **argv)
 		case 'D':
 			sweep_days = num("sweep-days", optarg, 0.01, 3650);
 			break;
+		case 'x':
+			p.rate_x = num("rate-x", optarg, 0, 10000);
+			break;
 		case 'v':
 			p.verbose = true;
 			break;
@@ -1586,11 +1616,12 @@ main(int argc, char **argv)
 	    "seed(s) from %" PRIu64 "; checkpoint every %.1f min costing "
 	    "%.0f s, restart %.0f s, repair %.1f h, maintenance %.1f h; "
 	    "cohort: node_timeout %u s, health check %u s, hang-timeout "
-	    "%u s; slurm: %d s, %d s, NCCL watchdog %d s\n", p.nodes,
+	    "%u s; slurm: %d s, %d s, NCCL watchdog %d s; failure rates x "
+	    "%g\n", p.nodes,
 	    GPUS_PER_NODE, p.nodes_per_leaf, p.days, p.seeds, p.seed0,
 	    p.ckpt_min, p.ckpt_cost_s, p.restart_s, p.repair_h, p.maint_h,
 	    p.node_timeout_s, p.health_s, p.hang_timeout_s,
-	    SLURM_NODE_TIMEOUT_S, SLURM_HEALTH_S, NCCL_WATCHDOG_S);
+	    SLURM_NODE_TIMEOUT_S, SLURM_HEALTH_S, NCCL_WATCHDOG_S, p.rate_x);
 	fflush(stdout);
 	print_table(&p, which);
 	if (sweep_file != NULL)
