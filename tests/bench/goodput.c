@@ -1093,10 +1093,12 @@ next_tick(struct sim *s)
 		return job->not_before_ms;
 	/* Waiting: agents heartbeat (what a heartbeat no longer lists
 	 * has stopped), the controller ticks; every second at first, then
-	 * every half minute while the job waits for nodes. */
+	 * every 10 minutes while the job waits for nodes (a repaired node
+	 * registering asks for a pass itself; a pass at 2,048 nodes with
+	 * the job waiting costs milliseconds). */
 	if (s->phase == T_DOWN)
 		return s->d.now + (s->d.now - s->down_since < 120 * SEC ?
-		    TICK_MS : 30 * SEC);
+		    TICK_MS : 600 * SEC);
 	return INT64_MAX;
 }
 
