@@ -205,6 +205,37 @@ START_TEST(test_stopping_counts_tasks)
 }
 END_TEST
 
+/* Found by tests/bench/goodput: a rank that fails (exit 1) restarts the
+ * job; the rest of the gang used to go on running, unstopped, and the
+ * restart launched beside it on the same GPUs at once. Now the other
+ * rank is told to stop and the restart waits for its exit. */
+START_TEST(test_failed_rank_stops_gang)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+	size_t mark, i, stops;
+
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	mark = D.ncmds;
+	ck_assert_int_eq(domain_exit(&D, r1, id, 1, 1, 1 << 8, &err), 0);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	for (i = mark, stops = 0; i < D.ncmds; i++)
+		stops += D.cmds[i].kind == DOMAIN_STOP &&
+		    strcmp(D.cmds[i].node, r0) == 0;
+	ck_assert_uint_eq(stops, 1);
+	/* The restart keeps both nodes and waits for rank 0's exit. */
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	ck_assert_int_eq(domain_exit(&D, r0, id, 1, 0, 15, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+}
+END_TEST
+
 /* Heartbeats from every node; node `busy` lists (job, attempt) rank 0
  * as still running. */
 static void
@@ -1602,6 +1633,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_delete_node);
 	tcase_add_test(tc, test_delete_node_raced_by_register);
 	tcase_add_test(tc, test_stats_recovery);
+	tcase_add_test(tc, test_failed_rank_stops_gang);
 	suite_add_tcase(s, tc);
 	return s;
 }
