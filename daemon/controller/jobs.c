@@ -460,7 +460,8 @@ jobs_next(const struct job *job, enum job_state state, const char *reason,
 	return 0;
 }
 
-/* Free what next owns that job does not (a next that was not applied). */
+/* Free what next owns that job does not: a next that was not applied,
+ * or (swapped) what the job it replaced no longer shares with it. */
 static void
 jobs_next_discard(const struct job *job, struct job *next)
 {
@@ -489,14 +490,7 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
 		return -1;
 	}
 	/* What job owns and next no longer shares goes. */
-	if (job->reason != next->reason)
-		free(job->reason);
-	if (job->place != next->place)
-		free(job->place);
-	if (job->prev_place != next->prev_place)
-		free(job->prev_place);
-	if (job->ckpt_path != next->ckpt_path)
-		free(job->ckpt_path);
+	jobs_next_discard(next, job);
 	/* The owner has an entry since the job was submitted or loaded. */
 	if (jobs_waiting(job->state) != jobs_waiting(next->state))
 		quota_pending_add(js->quota, job->user,

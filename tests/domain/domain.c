@@ -425,6 +425,17 @@ domain_last(const struct domain *d, enum domain_cmd_kind kind,
 	return NULL;
 }
 
+const char *
+domain_rank_node(const struct job *job, unsigned node_rank)
+{
+	size_t i;
+
+	for (i = 0; i < job->nplace; i++)
+		if (job->place[i].node_rank == node_rank)
+			return job->place[i].node;
+	return NULL;
+}
+
 const struct job *
 domain_job(const struct domain *d, uint64_t id)
 {

@@ -120,6 +120,8 @@ const struct domain_cmd *domain_last(const struct domain *d,
     enum domain_cmd_kind kind, uint64_t job_id);
 
 const struct job *domain_job(const struct domain *d, uint64_t id);
+/* The node holding node_rank of job's placement, or NULL. */
+const char *domain_rank_node(const struct job *job, unsigned node_rank);
 
 /* ---- More of the world (added for check_cluster/check_recovery) ---- */
 

@@ -16,6 +16,9 @@
 #include "tests/domain/domain.h"
 #include "tests/unit/ctl_fixture.h"
 
+/* The node of a job's node rank (tests/domain/domain.h). */
+static const char *(*const rank_node)(const struct job *, unsigned) =
+    domain_rank_node;
 static struct domain D;
 static const struct peer alice = { "alice", ROLE_USER };
 static enum job_state st;
@@ -40,17 +43,6 @@ static void
 teardown(void)
 {
 	domain_close(&D);
-}
-
-static const char *
-rank_node(const struct job *job, unsigned rank)
-{
-	size_t i;
-
-	for (i = 0; i < job->nplace; i++)
-		if (job->place[i].node_rank == rank)
-			return job->place[i].node;
-	return NULL;
 }
 
 /* A 2-node job: placed, launched on both nodes, RUNNING once both
