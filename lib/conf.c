@@ -14,9 +14,13 @@
  * returned the line it is about, so the count is that line's number. The
  * reader also strips the leading blanks of each line: inih would
  * otherwise take an indented "key = value" as the continuation of the
- * value above it and silently overwrite that value. It refuses lines
- * longer than inih's buffer instead of letting inih cut them (and a path
- * with them) short.
+ * value above it and silently overwrite that value. inih's buffer is
+ * fixed when Debian builds it (INI_MAX_LINE, 200 bytes), shorter than
+ * the paths a deep directory gives: the reader hands inih a longer
+ * "key = value" line as "key = " and a mark, keeps the value, and the
+ * handler puts it back; longer comments go as an empty comment. Lines
+ * beyond CONF_LINE_MAX, and long lines of any other kind, are refused
+ * with their number rather than cut (and a path with them) short.
  *
  * An unknown section or key, a key given twice and a missing required
  * key are errors: a typo in a daemon's configuration should stop it at
@@ -457,7 +461,12 @@ struct conf_parse {
 	bool stop;		/* the reader found a line it cannot pass */
 	struct cerr err;
 	int *seen;		/* line where each key was set; 0: not set */
+	char *long_value;	/* the value of a line too long for inih */
 };
+
+/* What inih gets for the value of a line too long for it. */
+#define CONF_LONG_MARK "\001long"
+#define CONF_LINE_MAX 8192
 
 /* Record the first error we find, with the line it is on. */
 static void __attribute__((format(printf, 2, 3)))
@@ -483,6 +492,9 @@ conf_handler(void *user, const char *section, const char *name,
 	struct cerr verr;
 	bool known_section = false;
 	size_t i;
+
+	if (p->long_value != NULL && strcmp(value, CONF_LONG_MARK) == 0)
+		value = p->long_value;
 
 	/* Only the first error is reported; inih goes on parsing. */
 	if (p->err_line != 0)
@@ -522,6 +534,47 @@ conf_handler(void *user, const char *section, const char *name,
 	return 1;
 }
 
+/* A line longer than inih's buffer (num bytes): hand it an empty
+ * comment for a comment, or "key = MARK" for "key = value" with the
+ * value kept in p->long_value (blanks and an inline "; comment" taken
+ * off, as inih does). NULL for anything else. */
+static char *
+conf_long_line(struct conf_parse *p, char *str, int num, char *line,
+    size_t len)
+{
+	char *eq, *v, *end, *c;
+	size_t klen;
+
+	if (line[0] == ';' || line[0] == '#') {
+		snprintf(str, (size_t)num, ";\n");
+		return str;
+	}
+	if (len > CONF_LINE_MAX || line[0] == '[' ||
+	    (eq = memchr(line, '=', len)) == NULL)
+		return NULL;
+	klen = (size_t)(eq - line);
+	if (klen + sizeof(CONF_LONG_MARK) + 4 > (size_t)num)
+		return NULL;
+	v = eq + 1;
+	end = line + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	for (c = v; c < end; c++)
+		if (*c == ';' && c > v && (c[-1] == ' ' || c[-1] == '\t')) {
+			end = c;
+			break;
+		}
+	while (end > v && (end[-1] == '\n' || end[-1] == '\r' ||
+	    end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	free(p->long_value);
+	if ((p->long_value = strndup(v, (size_t)(end - v))) == NULL)
+		return NULL;
+	snprintf(str, (size_t)num, "%.*s= %s\n", (int)klen, line,
+	    CONF_LONG_MARK);
+	return str;
+}
+
 /* fgets-like reader for ini_parse_stream; see the comment at the top. */
 static char *
 conf_reader(char *str, int num, void *stream)
@@ -541,9 +594,12 @@ conf_reader(char *str, int num, void *stream)
 		start++;
 	len = (size_t)n - (size_t)(start - p->buf);
 	if (num < 2 || len > (size_t)num - 1) {
+		if (num > 32 && conf_long_line(p, str, num, start, len) != NULL)
+			return str;
 		/* inih would cut the line and read its tail as a line of its
 		 * own; stop here, reporting the line. */
-		conf_fail(p, "line too long (at most %d characters)", num - 3);
+		conf_fail(p, "line too long (at most %d characters, or %d for "
+		    "key = value)", num - 3, CONF_LINE_MAX);
 		p->stop = true;
 		return NULL;
 	}
@@ -645,6 +701,7 @@ conf_load(const char *path, const struct conf_key *keys, size_t nkeys,
 		cerr_clear(err);
 	}
 	free(p.buf);
+	free(p.long_value);
 	free(dir);
 	free(p.seen);
 	fclose(p.fp);

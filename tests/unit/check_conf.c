@@ -603,19 +603,42 @@ START_TEST(test_load_missing)
 }
 END_TEST
 
-/* inih would cut a long line and read its tail as another line; the
- * loader refuses it with the line's number instead. */
+/* inih's buffer is 200 bytes: a longer "key = value" (a path in a deep
+ * directory) is taken whole, an inline comment and blanks off; beyond
+ * 8192 characters, or a long line of another kind, is refused with the
+ * line's number instead of cut. */
 START_TEST(test_load_long_line)
 {
-	char *text, *pad = malloc(400);
+	struct ctl_config cfg;
+	struct cerr err;
+	char *text, *pad = malloc(9000), want[600];
 
 	ck_assert_ptr_nonnull(pad);
 	memset(pad, 'p', 399);
 	pad[399] = '\0';
+	ck_assert_int_ne(asprintf(&text, "[controller]\n; %s\n"
+	    "database = /%s   ; the state\n[tls]\nca = /a\ncert = /b\n"
+	    "key = /c\n", pad, pad), -1);
+	write_file(cfgpath, text);
+	free(text);
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	snprintf(want, sizeof(want), "/%s", pad);
+	ck_assert_str_eq(cfg.database, want);
+	ctl_config_clear(&cfg);
+	memset(pad, 'p', 8999);
+	pad[8999] = '\0';
 	ck_assert_int_ne(asprintf(&text,
 	    "[controller]\ndatabase = /%s\n[tls]\nca = a\ncert = b\nkey = c\n",
 	    pad), -1);
-	load_fails(text, ":2: line too long (at most 197 characters)");
+	load_fails(text, ":2: line too long (at most 197 characters, or 8192 "
+	    "for key = value)");
+	free(text);
+	memset(pad, 'p', 399);
+	pad[399] = '\0';
+	ck_assert_int_ne(asprintf(&text, "[controller%s]\n", pad), -1);
+	load_fails(text, ":1: line too long (at most 197 characters, or 8192 "
+	    "for key = value)");
 	free(text);
 	free(pad);
 }
