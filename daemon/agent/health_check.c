@@ -35,6 +35,22 @@
 
 /* Fork and exec the program: its own process group, stdin /dev/null,
  * stdout the returned pipe. 0, or -1 (logged). */
+/* In the child after fork: the words of a line, then a newline, with
+ * write(2) only. NULL words are skipped. */
+static void
+health_check_say(int fd, const char *a, const char *b, const char *c,
+    const char *d)
+{
+	const char *w[] = { a, b, c, d, "\n" };
+	size_t i;
+	ssize_t rc;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (w[i] != NULL)
+			rc = write(fd, w[i], strlen(w[i]));
+	(void)rc;
+}
+
 static int
 prog_spawn(struct health *hl)
 {
@@ -69,9 +85,11 @@ prog_spawn(struct health *hl)
 		} else
 			fcntl(1, F_SETFD, 0);
 		execl(prog, prog, (char *)NULL);
-		/* Said on the pipe, so that the verdict carries it. */
-		dprintf(1, "node FAILED cannot run %s: %s\n", prog,
-		    strerror(errno));
+		/* Said on the pipe, so that the verdict carries it; between
+		 * fork and exec only async-signal-safe calls (write, and
+		 * strerrordesc_np's static table), not dprintf/strerror. */
+		health_check_say(1, "node FAILED cannot run ", prog, ": ",
+		    strerrordesc_np(errno));
 		_exit(127);
 	}
 	/* Both sides, so that the group exists before either uses it. */
