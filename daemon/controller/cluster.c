@@ -206,32 +206,43 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 /* Running jobs on a node that is DOWN: their fail over at the DOWN was
  * lost (no memory to list the jobs, a write the database refused), or
  * the controller restarted in between. Each tick catches up, so no job
- * is left on a dead node. */
+ * is left on a dead node. The DOWN nodes' allocations (gpu_job[], as of
+ * the latest pass) name the candidates, checked against the job's own
+ * placement: a tick costs a look at each node, not at every job. */
 static void
 cluster_sweep_down(struct cluster *cl, int64_t now)
 {
-	const struct job **active;
-	const struct node *n;
+	struct node **all;
+	const struct job *job;
 	char cause[256];
-	size_t i, j, na;
+	size_t i, nn;
+	unsigned g, ngpus;
+	uint64_t tried;
 
-	if (jobs_active(cl->js, &active, &na) == -1)
-		return;
-	for (i = 0; i < na; i++) {
-		if (active[i]->state != JOB_RUNNING &&
-		    active[i]->state != JOB_RESIZING)
+	all = nodes_all(cl->ns, &nn);
+	for (i = 0; i < nn; i++) {
+		if (all[i]->state != NODE_DOWN)
 			continue;
-		for (j = 0; j < active[i]->nplace; j++) {
-			n = nodes_get(cl->ns, active[i]->place[j].node);
-			if (n != NULL && n->state != NODE_DOWN)
+		ngpus = all[i]->inv.ngpus < INV_MAX_GPUS ? all[i]->inv.ngpus :
+		    INV_MAX_GPUS;
+		/* tried: the job just failed over here (0: a free GPU), so
+		 * that a refused write is not tried again for each of its
+		 * GPUs in the same tick. */
+		for (g = 0, tried = 0; g < ngpus; g++) {
+			if (all[i]->gpu_job[g] == tried)
+				continue;
+			job = all[i]->gpu_job[g] != 0 ?
+			    jobs_get(cl->js, all[i]->gpu_job[g]) : NULL;
+			if (job == NULL || (job->state != JOB_RUNNING &&
+			    job->state != JOB_RESIZING) ||
+			    job_node_placement(job, all[i]->name) == NULL)
 				continue;
 			snprintf(cause, sizeof(cause), "node %s is DOWN",
-			    active[i]->place[j].node);
-			gang_fail_over(cl, active[i], cause, true, now, now);
-			break;
+			    all[i]->name);
+			tried = job->id;
+			gang_fail_over(cl, job, cause, true, now, now);
 		}
 	}
-	free(active);
 }
 
 void
