@@ -124,6 +124,99 @@ enum sched_reason {
 	SCHED_REASON_BAD_CONSTRAINTS,	/* the cluster could never hold it:
 					 * too many nodes or GPUs per node,
 					 * or nodes_min is 0 or above max */
+	SCHED_REASON_QUEUE_QUOTA,	/* its queue (or an ancestor) is at
+					 * its limit, and it may not reclaim
+					 * or preempt enough to go under it;
+					 * sched_result.quota_queue names
+					 * the queue */
+	SCHED_REASON_PREEMPTING,	/* victims chosen (now or in an
+					 * earlier pass: sched_job.preempting)
+					 * are checkpointing and stopping */
+};
+
+/* ---- Queues, quotas and preemption ----
+ *
+ * Without queues (sched_input.nqueues 0) nothing below applies: every job
+ * is in one unlimited queue and nothing is preempted.
+ *
+ * Queues form a tree (sched_queue.parent). Quotas are counted in GPUs, per
+ * flavor: flavor 0 is every GPU; flavor k > 0 (sched_input.flavors[k],
+ * matched as --gpu-type matches a node's model) counts the GPUs of nodes
+ * whose model matches it. A queue's usage U(q, f) is the GPUs held by the
+ * running jobs (sched_running.queue) of q and of every queue below it,
+ * in flavor f. For each flavor f and queue q:
+ *   nominal N(q, f): sched_queue.nominal[f]; SCHED_UNLIMITED: no quota in
+ *     that flavor (never over it, never counted as borrowing, lends
+ *     nothing); an inner queue whose nominal is SCHED_UNLIMITED while a
+ *     child's is not takes the sum of its children's nominals;
+ *   cap C(q, f) = N + borrow_limit (SCHED_UNLIMITED: no cap);
+ *   guarantee G(q, f) = N - lend_limit when lend_limit is set (>= 0),
+ *     else 0: what q keeps for itself and never lends.
+ * The top-level queues sit under a virtual root whose cap is the GPUs of
+ * every eligible node in that flavor.
+ * Admission: job j of queue L needing g GPUs (g(f) in flavor f, known
+ * once it is placed) fits the quota when, after adding g along the path
+ * from L to the root, for every queue q on the path and every flavor:
+ *   U'(q, f) <= C(q, f), and at q's parent P (the root included):
+ *   sum over P's children c of max(U'(c, f), G(c, f)) (+ P's own jobs)
+ *     <= C(P, f).
+ * So a queue borrows its siblings' and ancestors' unused nominal within
+ * the limits, and a sibling's guarantee is never lent. A job of a queue
+ * whose U' stays within N (on every queue of its path, flavor 0) is
+ * "within nominal"; the GPUs a queue uses beyond N are "borrowed".
+ *
+ * Order: priority (higher first); then preempting jobs; then restarting
+ * jobs; then, with queues, jobs within nominal before borrowing ones,
+ * decided in the order below by adding each queue's jobs up in turn; the
+ * borrowing ones by their queue's sched_queue.share, then
+ * sched_job.user_share (smaller first: decayed usage over weight, as the
+ * caller computes it); then the queue order's key (FIFO or ESTIMATE).
+ * A job that has waited longer than sched_config.starve_s (0: never) is
+ * ordered before every job of its priority that has not, oldest first,
+ * so the wait of a big gang is bounded: it becomes the top blocked job
+ * and gets the reservation, which backfill respects.
+ *
+ * Preemption: a job that cannot start (no placement now, or over quota)
+ * and whose queue's policy allows it (sched_queue.preempt), and that is
+ * not already preempting, may name victims: running jobs with
+ * sched_running.preemptible set, not victims of another job in this
+ * pass, and
+ *   LOWER:     of the same queue, with a lower priority;
+ *   BORROWERS: of another queue that is borrowing (its queue, or one of
+ *              its ancestors below the lowest queue the two share, uses
+ *              more than its nominal), when j itself stays within
+ *              nominal with its GPUs added (on every queue of its path
+ *              below that shared one).
+ * Victims are whole jobs; they are taken in order of least lost work
+ * (sched_running.lost, then fewer GPUs, then the newest start, then id),
+ * only those holding GPUs j could use, until j fits both placement (its
+ * topology constraint included, on the GPUs the victims would free plus
+ * those free now) and quota (the victims' usage removed); then victims
+ * that are not needed are dropped again (most lost work first). When j
+ * would still not fit with every candidate gone, nothing is preempted.
+ * At most sched_config.preempt_max_jobs jobs (0: SCHED_PREEMPT_MAX_JOBS)
+ * plan preemptions per pass. The result lists each preemption; the
+ * caller checkpoints and stops the victims, then passes the preemptor
+ * with preempting set until it starts (it is ordered first, so it gets
+ * the freed GPUs) and the victims with preemptible false. */
+#define SCHED_UNLIMITED UINT32_MAX
+#define SCHED_FLAVORS_MAX 8
+#define SCHED_PREEMPT_MAX_JOBS 8
+
+enum sched_preempt {
+	SCHED_PREEMPT_NEVER = 0,
+	SCHED_PREEMPT_LOWER = 1,	/* lower-priority jobs of its queue */
+	SCHED_PREEMPT_BORROWERS = 2,	/* reclaim nominal from borrowers */
+	SCHED_PREEMPT_BOTH = 3,
+};
+
+struct sched_queue {
+	int32_t parent;		/* index into sched_input.queues; -1: top */
+	uint32_t nominal[SCHED_FLAVORS_MAX];	/* [nflavors] used */
+	uint32_t borrow_limit;	/* SCHED_UNLIMITED: none */
+	uint32_t lend_limit;	/* SCHED_UNLIMITED: none */
+	uint64_t share;		/* fair-share key; smaller goes first */
+	enum sched_preempt preempt;
 };
 
 struct sched_gpu {
@@ -153,6 +246,14 @@ struct sched_node {
 struct sched_running {
 	uint64_t id;
 	int64_t end;
+	/* With queues: */
+	uint32_t queue;		/* index into sched_input.queues */
+	int32_t priority;
+	bool preemptible;	/* may be a victim (past its queue's
+				 * min_runtime, not already stopping) */
+	int64_t lost;		/* seconds of work a preemption now would
+				 * lose (since its last checkpoint) */
+	int64_t start;		/* when it started (ties: newest first) */
 };
 
 struct sched_job {
@@ -179,6 +280,11 @@ struct sched_job {
 	 * still use time_limit. (The trace replay's oracle passes the true
 	 * run time here; the controller leaves it 0.) */
 	int64_t order_hint;
+	/* With queues: */
+	uint32_t queue;		/* index into sched_input.queues */
+	uint64_t user_share;	/* fair share of its user in the queue */
+	bool preempting;	/* its victims are stopping: ordered first,
+				 * plans no new preemption */
 };
 
 enum sched_order {
@@ -200,6 +306,8 @@ struct sched_config {
 	uint32_t aging;		/* SCHED_ORDER_ESTIMATE; thousandths */
 	bool no_backfill;	/* strict queue order: nothing passes the
 				 * first blocked job */
+	int64_t starve_s;	/* waited longer: ordered first; 0: off */
+	uint32_t preempt_max_jobs; /* 0: SCHED_PREEMPT_MAX_JOBS */
 };
 
 struct sched_input {
@@ -212,6 +320,15 @@ struct sched_input {
 	const struct sched_job *pending;
 	size_t npending;
 	struct sched_config config;
+	/* Queues (see above); NULL / 0: none. Every queue, running and
+	 * pending index must be below nqueues and the parents must form a
+	 * tree (sched_run fails with EINVAL otherwise). */
+	const struct sched_queue *queues;
+	size_t nqueues;
+	/* Flavor k's model pattern; [0] is unused (every GPU). 0 or 1:
+	 * flavor 0 only. At most SCHED_FLAVORS_MAX. */
+	const char *const *flavors;
+	size_t nflavors;
 };
 
 /* One node of a placement. */
@@ -239,8 +356,18 @@ struct sched_resv {
 	const struct sched_place *nodes;
 };
 
+/* Job `job` (pending index `pending`) will start once victims[0 .. n)
+ * have stopped. */
+struct sched_preemption {
+	uint64_t job;
+	size_t pending;
+	const uint64_t *victims;	/* running job ids */
+	size_t nvictims;
+};
+
 struct sched_stats {
 	size_t tried;		/* jobs placement was attempted for */
+	size_t preempt_tried;	/* jobs victims were looked for */
 	size_t backfilled;	/* starts after the reservation */
 	size_t scratch_bytes;	/* peak memory the pass allocated */
 };
@@ -251,10 +378,16 @@ struct sched_result {
 	bool has_resv;
 	struct sched_resv resv;
 	enum sched_reason *reasons;	/* [npending]: NONE when started */
+	/* [npending] with queues: for QUEUE_QUOTA, the queue at its limit;
+	 * NULL without queues. */
+	uint32_t *quota_queue;
+	struct sched_preemption *preempts;
+	size_t npreempts;
 	struct sched_stats stats;
 	/* Storage behind the pointers above. */
 	struct sched_place *places_;
 	uint32_t *gpus_;
+	uint64_t *victims_;
 };
 
 /* Run one scheduling pass over in. Returns a result the caller frees with

@@ -1,0 +1,138 @@
+/* The controller's queues (SPEC.md "Queues (tenants)"): the tree from
+ * cohortd.conf's [queue NAME] sections, who may submit to which, the
+ * per-queue limits checked at submit, fair-share usage decayed with a
+ * half-life, the scheduler core's view of the tree (sched_queue) and
+ * what `cohort queues` shows. Domain code: pure, no I/O, time comes in.
+ *
+ * Without any [queue] section there is one queue, "default": unlimited,
+ * open to every user, never preempting: the behaviour before queues. */
+#ifndef COHORT_CONTROLLER_QUEUES_H
+#define COHORT_CONTROLLER_QUEUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/sched/sched.h"
+#include "lib/err.h"
+#include "lib/job.h"
+
+#define QUEUE_NAME_MAX 64
+#define QUEUE_DEFAULT_NAME "default"
+/* Fair share forgets usage with this half-life unless configured
+ * ([scheduler] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
+#define QUEUES_DEFAULT_HALF_LIFE_MS (7LL * 24 * 3600 * 1000)
+
+/* A per-model nominal quota: gpus.MODEL = N. */
+struct queue_model_quota {
+	char *model;		/* matched as --gpu-type matches a model */
+	uint32_t gpus;
+};
+
+/* One [queue NAME] section as configured (ctl_config.c parses it). */
+struct queue_def {
+	char *name;
+	char *parent;		/* NULL: top level */
+	uint32_t gpus;		/* nominal; SCHED_UNLIMITED when not set */
+	struct queue_model_quota *models;
+	size_t nmodels;
+	uint32_t borrow_limit;	/* SCHED_UNLIMITED: none */
+	uint32_t lend_limit;	/* SCHED_UNLIMITED: none */
+	uint32_t weight;	/* fair share; default 1, >= 1 */
+	char **users;		/* may submit; none listed: everybody */
+	size_t nusers;
+	char **admins;		/* may submit, cancel any job of the queue,
+				 * and raise priorities in it */
+	size_t nadmins;
+	uint32_t max_gpus_per_job;	/* 0: no limit */
+	uint64_t max_time_s;		/* 0: no limit; also the default
+					 * --time of the queue's jobs */
+	enum sched_preempt preempt;	/* default BORROWERS */
+	uint64_t preempt_grace_s;	/* cap on the checkpoint signal's
+					 * SECS when preempted; 0: none */
+	uint64_t min_runtime_s;		/* not preempted before; 0: none */
+};
+
+void queue_def_clear(struct queue_def *d);
+
+struct queues;
+
+/* Build the tree from defs[0 .. n) (copied): n == 0 gives the one
+ * "default" queue. Checks that names are unique and valid, parents
+ * exist, there is no cycle, limits are consistent; NULL with err
+ * (ERR_INVALID: "queue NAME: …", or ERR_INTERNAL) otherwise. */
+struct queues *queues_create(const struct queue_def *defs, size_t n,
+    int64_t half_life_ms, struct cerr *err);
+void queues_destroy(struct queues *qs);
+
+size_t queues_count(const struct queues *qs);
+/* Index of the queue called name, or -1. */
+int queues_find(const struct queues *qs, const char *name);
+const struct queue_def *queues_def(const struct queues *qs, size_t q);
+/* True when queues were configured (not just "default"). */
+bool queues_configured(const struct queues *qs);
+
+/* At submit, before jobs_submit stores the spec: resolve the job's queue
+ * (spec->queue NULL: the first queue listing who as a user or admin,
+ * else the first open to everybody) and store its name in spec->queue;
+ * refuse (ERR_DENIED) a queue who is not in, (ERR_NOT_FOUND) one that
+ * does not exist, (ERR_INVALID) a job over the queue's max_gpus_per_job
+ * or max_time; fill in max_time as the job's --time when it has none;
+ * (ERR_DENIED) a priority above the default unless who is an admin of
+ * the cluster or of the queue. Only leaves take jobs. 0 or -1 with err. */
+int queues_admit(const struct queues *qs, const struct peer *who,
+    struct job_spec *spec, struct cerr *err);
+/* May user act on every job of queue q (cancel, …) as its admin? */
+bool queues_is_admin(const struct queues *qs, size_t q, const char *user);
+
+/* ---- Fair share ---- */
+
+/* Charge gpu_ms GPU-milliseconds of use by user in queue q at now_ms
+ * (usage decays with the half-life; charging is O(depth + log users)). */
+int queues_charge(struct queues *qs, size_t q, const char *user,
+    double gpu_ms, int64_t now_ms);
+/* Decayed usage of q's subtree over its weight, relative to its
+ * siblings: the sched_queue.share key (smaller first). */
+uint64_t queues_share(const struct queues *qs, size_t q, int64_t now_ms);
+/* The same for user within q. */
+uint64_t queues_user_share(const struct queues *qs, size_t q,
+    const char *user, int64_t now_ms);
+/* Slurm's fair-share factor 2^(-usage/share) in [0, 1], for display:
+ * 1 for a queue that used nothing, 0.5 for one at its share. */
+double queues_factor(const struct queues *qs, size_t q, int64_t now_ms);
+
+/* ---- The scheduler core's view ---- */
+
+/* The flavors: [0] NULL (every GPU), then each model named by some
+ * gpus.MODEL; *n is their count (<= SCHED_FLAVORS_MAX). */
+const char *const *queues_flavors(const struct queues *qs, size_t *n);
+/* Fill out[0 .. queues_count) for a pass at now_ms. */
+void queues_sched(const struct queues *qs, int64_t now_ms,
+    struct sched_queue *out);
+
+/* ---- What `cohort queues` shows ---- */
+
+struct queue_row {
+	char name[QUEUE_NAME_MAX + 1];
+	char parent[QUEUE_NAME_MAX + 1];	/* "" at the top */
+	unsigned depth;
+	uint32_t nominal;	/* flavor 0; SCHED_UNLIMITED: none */
+	uint32_t used;		/* GPUs held by running jobs of its subtree */
+	uint32_t borrowed;	/* used beyond nominal */
+	uint32_t lent;		/* of its unused nominal, used by others */
+	uint32_t pending;	/* GPUs asked by its subtree's waiting jobs */
+	uint32_t running_jobs, pending_jobs;
+	uint32_t weight;
+	double factor;		/* queues_factor */
+};
+
+/* One row per queue, parents before children (depth-first, file order),
+ * from the jobs holding GPUs and those waiting. At every parent the
+ * children's borrowed GPUs add up to what their siblings lent plus what
+ * came from above. 0 with *rows (malloc'd, *n == queues_count), or -1
+ * (ENOMEM). */
+int queues_report(const struct queues *qs, const struct job *const *active,
+    size_t nactive, const struct job *const *waiting, size_t nwaiting,
+    int64_t now_ms, struct queue_row **rows, size_t *n);
+
+#endif
