@@ -59,6 +59,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->workdir);
 	free(spec->script);
 	free(spec->script_name);
+	free(spec->queue);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -103,7 +104,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	 * failure path can simply clear dst. */
 	dst->name = dst->gpu_type = dst->topo_level = NULL;
 	dst->checkpoint_dir = dst->workdir = NULL;
-	dst->script = dst->script_name = NULL;
+	dst->script = dst->script_name = dst->queue = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -114,6 +115,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->checkpoint_dir, src->checkpoint_dir) == -1 ||
 	    dup_opt(&dst->workdir, src->workdir) == -1 ||
 	    dup_opt(&dst->script_name, src->script_name) == -1 ||
+	    dup_opt(&dst->queue, src->queue) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;

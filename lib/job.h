@@ -87,6 +87,10 @@ struct job_spec {
 	char *script;		/* batch script text, or NULL */
 	size_t script_len;
 	char *script_name;	/* the script's file name, or NULL */
+	char *queue;		/* NULL: the submitter's default queue;
+				 * set by the controller at submit */
+	bool service;		/* --service: no time limit, restarted on
+				 * any exit with back-off, not counted */
 };
 
 /* One node's share of a job's allocation. */

@@ -24,6 +24,7 @@ struct txq;
 struct cluster;
 
 struct topo;
+struct queues;
 
 struct cluster_opts {
 	const struct topo *topo;	/* NULL: one flat domain */
@@ -40,6 +41,10 @@ struct cluster_opts {
 	const char *const *known_nodes;
 	size_t nknown_nodes;
 	bool accept_unknown_nodes;
+	/* The queue tree (queues.h), borrowed; NULL: one unlimited queue.
+	 * Fair-share usage is charged to it as jobs run. */
+	struct queues *queues;
+	int64_t starve_s;		/* sched_config.starve_s */
 };
 
 /* Jobs caught launching by a controller restart start over. out is
