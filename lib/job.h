@@ -138,7 +138,10 @@ struct job {
 	int64_t ckpt_ms;		/* when it was reported */
 	int64_t last_failure_ms;
 	int64_t last_restart_ms;
-	uint64_t lost_work_ms;		/* summed over failures */
+	uint64_t lost_work_ms;		/* summed over failures and
+					 * preemptions */
+	uint32_t preemptions;		/* times preempted (memory only;
+					 * the events keep each one) */
 	/* The gang before the last failure, so a restart can keep its
 	 * healthy nodes (controller memory only). */
 	struct placement *prev_place;

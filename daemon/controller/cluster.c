@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "nodes.h"
 #include "placement.h"
+#include "queues.h"
 #include "daemon/sched/topo.h"
 
 static int
@@ -52,6 +53,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	struct placement_result res;
 	struct jobs_filter f = { .all = false };
 	const struct job **pending, *job;
+	uint64_t *preempting = NULL, *busy = NULL;
 	struct cerr err;
 	size_t npending, i;
 	bool backing_off = false;
@@ -97,7 +99,17 @@ cluster_place(struct cluster *cl, int64_t now)
 	in.default_limit_s = cl->o.default_limit_s;
 	in.queue_order = cl->o.queue_order;
 	in.queue_aging = cl->o.queue_aging;
-	rc = placement_decide(&in, &res);
+	in.starve_s = cl->o.starve_s;
+	in.queues = cl->o.queues;
+	rc = -1;
+	if (preemption_ids(cl, &preempting, &in.npreempting) == 0 &&
+	    recovery_evac_ids(cl, &busy, &in.nbusy) == 0) {
+		in.preempting = preempting;
+		in.busy = busy;
+		rc = placement_decide(&in, &res);
+	}
+	free(preempting);
+	free(busy);
 	free(in.active);
 	if (rc == -1) {
 		free(pending);
@@ -114,9 +126,12 @@ cluster_place(struct cluster *cl, int64_t now)
 			continue;
 		}
 		cl->stats.started++;
+		preemption_forget(cl, job->id);
 		nodes_add_allocation(cl->ns, job);
 		gang_launch(cl, job, now);
 	}
+	for (i = 0; i < res.npreempts; i++)
+		preemption_apply(cl, &res.preempts[i], now);
 	/* A launch that failed at once released its GPUs again: recompute
 	 * once rather than per start (out of memory, the next pass does). */
 	if (res.nstarts > 0 && cluster_refresh_allocations(cl) == -1)
@@ -245,6 +260,40 @@ cluster_sweep_down(struct cluster *cl, int64_t now)
 	}
 }
 
+/* Fair share: every running job's GPUs are charged to its queue and user
+ * for the time since the last tick. */
+static void
+cluster_charge(struct cluster *cl, int64_t now)
+{
+	const struct job **active;
+	const struct job *job;
+	int64_t from;
+	size_t i, k, n;
+	uint32_t gpus;
+	int q;
+
+	if (cl->o.queues == NULL || now <= cl->charged_ms ||
+	    jobs_active(cl->js, &active, &n) == -1)
+		return;
+	for (i = 0; i < n; i++) {
+		job = active[i];
+		if (job->state != JOB_RUNNING || job->start_ms >= now ||
+		    (q = queues_find(cl->o.queues, job->spec.queue != NULL ?
+		    job->spec.queue : QUEUE_DEFAULT_NAME)) < 0)
+			continue;
+		from = job->start_ms > cl->charged_ms ? job->start_ms :
+		    cl->charged_ms;
+		for (k = 0, gpus = 0; k < job->nplace; k++)
+			gpus += job->place[k].ngpus;
+		if (queues_charge(cl->o.queues, (size_t)q, job->user,
+		    (double)gpus * (double)(now - from), now) == -1)
+			log_warnx("job %" PRIu64 ": out of memory to charge "
+			    "its use to queue %s", job->id, job->spec.queue);
+	}
+	free(active);
+	cl->charged_ms = now;
+}
+
 void
 cluster_tick(struct cluster *cl, int64_t now)
 {
@@ -255,6 +304,8 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_sweep_down(cl, now);
 	cluster_check_limits(cl, now);
 	recovery_tick(cl, now);
+	preemption_tick(cl, now);
+	cluster_charge(cl, now);
 	gang_tick(cl, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
@@ -330,6 +381,8 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	TAILQ_INIT(&cl->gangs);
 	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);
+	TAILQ_INIT(&cl->preemptions);
+	cl->charged_ms = now;
 	if (cluster_reset_launching(cl, now) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		free(cl);
@@ -347,6 +400,7 @@ cluster_destroy(struct cluster *cl)
 		return;
 	gang_destroy_all(cl);
 	recovery_evac_destroy_all(cl);
+	preemption_destroy_all(cl);
 	free(cl);
 }
 

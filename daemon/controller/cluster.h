@@ -122,6 +122,8 @@ struct cluster_stats {
 	uint64_t recovery_ms_p50;
 	uint64_t recovery_ms_p99;
 	uint64_t lost_work_ms;		/* summed over failures */
+	unsigned long preemptions;	/* jobs preempted for others */
+	uint64_t preempt_lost_ms;	/* work those lost */
 	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
 	size_t stopping;	/* (node, job, attempt) still to stop */
 };

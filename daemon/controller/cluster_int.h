@@ -28,8 +28,18 @@ struct evac {
 	int64_t deadline_ms;
 	bool had_ckpt;
 	uint64_t step_before;
+	bool preempt;		/* preempted: back to PENDING, not moved */
 	char cause[256];
 	TAILQ_ENTRY(evac) entry;
+};
+
+/* A job waiting for the jobs it preempted to checkpoint and stop: it is
+ * ordered first until it starts, or until the deadline passes (then it
+ * may choose victims again). */
+struct preemption {
+	uint64_t job_id;
+	int64_t deadline_ms;
+	TAILQ_ENTRY(preemption) entry;
 };
 
 #define CLUSTER_RECOVERY_SAMPLES 1024
@@ -45,6 +55,8 @@ struct cluster {
 	TAILQ_HEAD(, gang) gangs;
 	TAILQ_HEAD(, stopping) stopping;
 	TAILQ_HEAD(, evac) evacs;
+	TAILQ_HEAD(, preemption) preemptions;
+	int64_t charged_ms;		/* fair share charged up to */
 	struct cluster_stats stats;
 	int64_t created_ms;		/* this controller's start */
 	struct reports reports;		/* refused agent reports */
@@ -91,6 +103,9 @@ void gang_stop(struct cluster *cl, const struct job *job, const char *reason,
 /* Stop the gang and restart the job (jobs_fail_over). */
 void gang_fail_over(struct cluster *cl, const struct job *job,
     const char *cause, bool counted, int64_t failure_ms, int64_t now);
+/* Stop the gang and requeue the job PENDING (jobs_preempt). */
+void gang_preempt(struct cluster *cl, const struct job *job,
+    const char *cause, int64_t failure_ms, int64_t now);
 /* Fail over every active job placed on node (all its GPUs), or only
  * those holding GPU gpu (gpu >= 0). -1 (ENOMEM) when the jobs could not
  * be listed: nothing was done. */
@@ -120,5 +135,25 @@ void gang_destroy_all(struct cluster *cl);
 void recovery_grow(struct cluster *cl, int64_t now);
 void recovery_tick(struct cluster *cl, int64_t now);
 void recovery_evac_destroy_all(struct cluster *cl);
+/* Preempt job (cause: "Preempted by …"): its checkpoint signal, up to
+ * grace_s for a newer LATEST, then gang_preempt. */
+void recovery_preempt(struct cluster *cl, const struct job *job,
+    const char *cause, uint32_t grace_s, int64_t now);
+/* Is job being checkpointed to move or to be preempted? */
+bool recovery_evacuating(const struct cluster *cl, uint64_t job_id);
+/* The jobs being checkpointed, sorted, in a malloc'd array. 0 or -1. */
+int recovery_evac_ids(const struct cluster *cl, uint64_t **ids, size_t *n);
+
+/* preemption.c */
+/* Preempt the victims the pass chose for pp->job_id. */
+struct placement_preemption;
+void preemption_apply(struct cluster *cl,
+    const struct placement_preemption *pp, int64_t now);
+/* The preemptors still waiting, sorted, in a malloc'd array. 0 or -1. */
+int preemption_ids(const struct cluster *cl, uint64_t **ids, size_t *n);
+/* Job started, ended or was cancelled: it waits for nothing now. */
+void preemption_forget(struct cluster *cl, uint64_t job_id);
+void preemption_tick(struct cluster *cl, int64_t now);
+void preemption_destroy_all(struct cluster *cl);
 
 #endif

@@ -521,6 +521,25 @@ gang_fail_over(struct cluster *cl, const struct job *job, const char *cause,
 	cluster_wake(cl);
 }
 
+void
+gang_preempt(struct cluster *cl, const struct job *job, const char *cause,
+    int64_t failure_ms, int64_t now)
+{
+	struct cerr err;
+	uint64_t lost = 0;
+
+	gang_stop(cl, job, cause, now);
+	if (jobs_preempt(cl->js, job->id, cause, failure_ms, now, &lost,
+	    &err) == -1) {
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+		cluster_wake(cl);
+		return;
+	}
+	cl->stats.preemptions++;
+	cl->stats.preempt_lost_ms += lost;
+	cluster_wake(cl);
+}
+
 int
 gang_fail_over_node(struct cluster *cl, const char *node, int gpu,
     const char *cause, bool counted, int64_t now)

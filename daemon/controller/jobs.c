@@ -576,8 +576,10 @@ jobs_mark_running(struct jobs *js, uint64_t id, int64_t now_ms,
 		return -1;
 	if (job->state == JOB_RESTARTING)
 		next.last_restart_ms = now_ms;
-	/* It started: the next failure to start backs off from 1 s. */
-	next.backoff_ms = 0;
+	/* It started: the next failure to start backs off from 1 s (a
+	 * service's back-off carries over until it has run a while). */
+	if (!job->spec.service)
+		next.backoff_ms = 0;
 	next.not_before_ms = 0;
 	if (jobs_apply(js, job, &next, now_ms, "running", "cohortd", "",
 	    err) == -1)
@@ -688,6 +690,11 @@ jobs_record_exit(struct jobs *js, uint64_t id, uint32_t restart,
 static int jobs_fail_over_job(struct jobs *, struct job *, const char *,
     bool, int64_t, int64_t, const int32_t *, enum job_state *,
     struct cerr *);
+static int jobs_fail_over_opts(struct jobs *, struct job *, const char *,
+    bool, int64_t, int64_t, const int32_t *, int64_t, enum job_state *,
+    struct cerr *);
+static int jobs_service_exit(struct jobs *, struct job *, unsigned, int,
+    int64_t, enum job_state *, struct cerr *);
 
 int
 jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
@@ -703,6 +710,9 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	if ((rc = jobs_record_exit(js, id, restart, rank, wait_status, now_ms,
 	    &job, &r, state, err)) != 1)
 		return rc;
+	if (job->spec.service)
+		return jobs_service_exit(js, job, rank, wait_status, now_ms,
+		    state, err);
 	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
 		if (r->ndone + 1 < r->nranks) {
 			jobs_run_mark(r, rank);
@@ -741,6 +751,36 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	 * restarts are used up). Its run goes with the transition. */
 	return jobs_fail_over_job(js, job, reason, true, now_ms, now_ms, &code,
 	    state, err);
+}
+
+/* A service's task ended (exit 0 included): the gang restarts, not
+ * counted, after a back-off that doubles while it keeps ending within
+ * JOBS_SERVICE_STABLE_MS of its start and starts over from the minimum
+ * once it ran longer. */
+static int
+jobs_service_exit(struct jobs *js, struct job *job, unsigned rank,
+    int wait_status, int64_t now_ms, enum job_state *state,
+    struct cerr *err)
+{
+	char reason[400];
+	int32_t code;
+	int64_t backoff;
+
+	code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) :
+	    128 + WTERMSIG(wait_status);
+	backoff = job->start_ms > 0 && now_ms - job->start_ms >=
+	    JOBS_SERVICE_STABLE_MS ? JOBS_BACKOFF_MIN_MS :
+	    jobs_backoff_next(job->backoff_ms);
+	if (WIFEXITED(wait_status))
+		snprintf(reason, sizeof(reason), "service: rank %u exited "
+		    "with %d; restart in %" PRId64 " s", rank, code,
+		    backoff / 1000);
+	else
+		snprintf(reason, sizeof(reason), "service: rank %u killed by "
+		    "signal %d; restart in %" PRId64 " s", rank,
+		    WTERMSIG(wait_status), backoff / 1000);
+	return jobs_fail_over_opts(js, job, reason, false, now_ms, now_ms,
+	    &code, backoff, state, err);
 }
 
 int
@@ -796,8 +836,21 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 	struct job *job = (struct job *)jobs_get(js, id);
 	char *r;
 
-	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job) ||
-	    strcmp(job->reason, reason) == 0 || (r = strdup(reason)) == NULL)
+	char text[400];
+	size_t keep;
+
+	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
+		return;
+	/* A preempted job says so until it runs again: "Preempted by 12 of
+	 * teamb; Resources". */
+	if (strncmp(job->reason, JOBS_PREEMPTED_PREFIX,
+	    strlen(JOBS_PREEMPTED_PREFIX)) == 0) {
+		keep = strcspn(job->reason, ";");
+		snprintf(text, sizeof(text), "%.*s; %s", (int)keep,
+		    job->reason, reason);
+		reason = text;
+	}
+	if (strcmp(job->reason, reason) == 0 || (r = strdup(reason)) == NULL)
 		return;
 	free(job->reason);
 	job->reason = r;
@@ -828,22 +881,81 @@ jobs_fail_over_job(struct jobs *js, struct job *job, const char *cause,
     bool counted, int64_t failure_ms, int64_t now_ms,
     const int32_t *exit_code, enum job_state *state, struct cerr *err)
 {
+	return jobs_fail_over_opts(js, job, cause, counted, failure_ms,
+	    now_ms, exit_code, 0, state, err);
+}
+
+/* The work of job's current run since its last checkpoint (or its start)
+ * that a stop at failure_ms loses. */
+static uint64_t
+jobs_lost_work(const struct job *job, int64_t failure_ms)
+{
+	int64_t since;
+
+	if (job->state != JOB_RUNNING && job->state != JOB_RESIZING)
+		return 0;
+	since = job->ckpt_ms > job->start_ms ? job->ckpt_ms : job->start_ms;
+	return since > 0 && failure_ms > since ?
+	    (uint64_t)(failure_ms - since) : 0;
+}
+
+int
+jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
+    int64_t failure_ms, int64_t now_ms, uint64_t *lost_ms, struct cerr *err)
+{
+	struct job *job, next;
+	char detail[600];
+	uint64_t lost;
+
+	if ((job = jobs_find(js, id, err)) == NULL)
+		return -1;
+	if (!jobs_is_active(job))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
+		    id, job_state_name(job->state));
+	jobs_ckpt_flush(js, job, now_ms);
+	lost = jobs_lost_work(job, failure_ms);
+	/* Back to the queue, its allocation released and no nodes kept:
+	 * they are the preemptor's now. */
+	if (jobs_next(job, JOB_PENDING, cause, job->place, 0, now_ms, &next,
+	    err) == -1)
+		return -1;
+	next.lost_work_ms += lost;
+	next.preemptions++;
+	if (job->has_ckpt)
+		snprintf(detail, sizeof(detail), "%s; resumes from checkpoint "
+		    "step %" PRIu64 "; %" PRIu64 " s of work lost", cause,
+		    job->ckpt_step, lost / 1000);
+	else
+		snprintf(detail, sizeof(detail), "%s; no checkpoint, restarts "
+		    "from the beginning; %" PRIu64 " s of work lost", cause,
+		    lost / 1000);
+	if (jobs_apply(js, job, &next, now_ms, "preempt", "cohortd", detail,
+	    err) == -1)
+		return -1;
+	log_info("job %" PRIu64 ": PENDING: %s", id, detail);
+	if (lost_ms != NULL)
+		*lost_ms = lost;
+	return 0;
+}
+
+/* jobs_fail_over_job, and a service's restart not before now + backoff
+ * (0: at once). */
+static int
+jobs_fail_over_opts(struct jobs *js, struct job *job, const char *cause,
+    bool counted, int64_t failure_ms, int64_t now_ms,
+    const int32_t *exit_code, int64_t backoff, enum job_state *state,
+    struct cerr *err)
+{
 	struct job next;
 	struct placement *prev;
 	char reason[320];
-	int64_t since;
-	uint64_t lost = 0;
+	uint64_t lost;
 	bool give_up;
 
 	*state = job->state;
 	jobs_ckpt_flush(js, job, now_ms);
 	/* Work since the last checkpoint of this run is lost. */
-	if (job->state == JOB_RUNNING || job->state == JOB_RESIZING) {
-		since = job->ckpt_ms > job->start_ms ? job->ckpt_ms :
-		    job->start_ms;
-		if (since > 0 && failure_ms > since)
-			lost = (uint64_t)(failure_ms - since);
-	}
+	lost = jobs_lost_work(job, failure_ms);
 	give_up = counted && job->restarts >= job->spec.max_restarts;
 	if (give_up)
 		snprintf(reason, sizeof(reason), "max restarts (%u) reached; "
@@ -860,6 +972,10 @@ jobs_fail_over_job(struct jobs *js, struct job *job, const char *cause,
 	if (exit_code != NULL) {
 		next.has_exit = true;
 		next.exit_code = *exit_code;
+	}
+	if (backoff > 0) {
+		next.backoff_ms = backoff;
+		next.not_before_ms = now_ms + backoff;
 	}
 	if (!give_up) {
 		next.restarts += counted ? 1 : 0;

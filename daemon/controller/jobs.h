@@ -112,6 +112,18 @@ int jobs_end(struct jobs *js, uint64_t id, enum job_state state,
 int jobs_fail_over(struct jobs *js, uint64_t id, const char *cause,
     bool counted, int64_t failure_ms, int64_t now_ms, enum job_state *state,
     struct cerr *err);
+/* Job id (holding an allocation) was preempted for another: back to
+ * PENDING with reason cause ("Preempted by JOB of QUEUE"), its allocation
+ * released and no node kept, its restarts untouched; the work since its
+ * last checkpoint at failure_ms is added to lost_work_ms (and to *lost_ms
+ * when not NULL); a "preempt" event says which checkpoint it resumes
+ * from and what was lost. */
+int jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
+    int64_t failure_ms, int64_t now_ms, uint64_t *lost_ms, struct cerr *err);
+/* How a preempted job's reason begins. */
+#define JOBS_PREEMPTED_PREFIX "Preempted by "
+/* A service ending within this long of its start backs off further. */
+#define JOBS_SERVICE_STABLE_MS (10 * 60 * 1000)
 /* A running elastic job starts changing size: RESIZING until its gang is
  * stopped and placed again. */
 int jobs_begin_resize(struct jobs *js, uint64_t id, const char *why,

@@ -14,6 +14,7 @@
 #include "daemon/sched/sched.h"
 #include "nodes.h"
 #include "placement.h"
+#include "queues.h"
 
 /* Scratch for one pass: the core's input arrays. */
 struct snapshot {
@@ -23,6 +24,15 @@ struct snapshot {
 	struct sched_job *jobs;
 	uint32_t *prev;		/* every job's previous gang, back to back */
 	size_t nrunning;
+	/* With queues: the tree, then one more top-level queue for jobs
+	 * whose queue is no longer configured (no quota: whatever they
+	 * hold is borrowed); sched's pending index -> in->pending index
+	 * (jobs of such a queue wait outside the pass). */
+	struct sched_queue *queues;
+	size_t nqueues;
+	size_t *pidx;
+	size_t njobs;
+	uint32_t *used;		/* GPUs held per queue, for reasons */
 };
 
 static void
@@ -33,6 +43,104 @@ snapshot_free(struct snapshot *s)
 	free(s->running);
 	free(s->jobs);
 	free(s->prev);
+	free(s->queues);
+	free(s->pidx);
+	free(s->used);
+}
+
+static bool
+id_listed(const uint64_t *ids, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool
+queues_on(const struct placement_input *in)
+{
+	return in->queues != NULL && queues_configured(in->queues);
+}
+
+/* The job's queue index in the snapshot, or -1 when its queue is not
+ * configured. */
+static int
+job_queue(const struct placement_input *in, const struct job *job)
+{
+	return queues_find(in->queues, job->spec.queue != NULL ?
+	    job->spec.queue : QUEUE_DEFAULT_NAME);
+}
+
+static uint32_t
+job_gpus(const struct job *job)
+{
+	uint32_t n = 0;
+	size_t k;
+
+	for (k = 0; k < job->nplace; k++)
+		n += job->place[k].ngpus;
+	return n;
+}
+
+/* The queue tree and what each queue holds now. */
+static int
+snapshot_queues(const struct placement_input *in, struct snapshot *s)
+{
+	size_t nq = queues_count(in->queues), i;
+	int q, f;
+
+	s->nqueues = nq + 1;
+	if ((s->queues = calloc(s->nqueues, sizeof(*s->queues))) == NULL ||
+	    (s->used = calloc(s->nqueues, sizeof(*s->used))) == NULL)
+		return -1;
+	queues_sched(in->queues, in->now_ms, s->queues);
+	s->queues[nq].parent = -1;
+	for (f = 0; f < SCHED_FLAVORS_MAX; f++)
+		s->queues[nq].nominal[f] = 0;
+	s->queues[nq].borrow_limit = SCHED_UNLIMITED;
+	s->queues[nq].lend_limit = SCHED_UNLIMITED;
+	s->queues[nq].preempt = SCHED_PREEMPT_NEVER;
+	for (i = 0; i < in->nactive; i++) {
+		q = job_queue(in, in->active[i]);
+		for (q = q < 0 ? (int)nq : q; q >= 0; q = s->queues[q].parent)
+			s->used[q] += job_gpus(in->active[i]);
+	}
+	return 0;
+}
+
+/* The core's view of active job i with queues. */
+static void
+snapshot_running_queue(const struct placement_input *in, struct snapshot *s,
+    size_t i)
+{
+	const struct job *job = in->active[i];
+	const struct queue_def *d;
+	struct sched_running *sr = &s->running[i];
+	int64_t since;
+	int q = job_queue(in, job);
+
+	sr->queue = q < 0 ? (uint32_t)(s->nqueues - 1) : (uint32_t)q;
+	sr->priority = job->spec.priority;
+	sr->start = job->start_ms / 1000;
+	since = job->ckpt_ms > job->start_ms ? job->ckpt_ms : job->start_ms;
+	sr->lost = since > 0 && in->now_ms > since ?
+	    (in->now_ms - since) / 1000 : 0;
+	/* Only a job that runs may be preempted: not one launching,
+	 * resizing, or already being checkpointed to go. */
+	d = q < 0 ? NULL : queues_def(in->queues, (size_t)q);
+	sr->preemptible = job->state == JOB_RUNNING && job->start_ms > 0 &&
+	    !id_listed(in->busy, in->nbusy, job->id) &&
+	    (d == NULL || in->now_ms - job->start_ms >=
+	    (int64_t)d->min_runtime_s * 1000);
 }
 
 static int
@@ -149,10 +257,31 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		    now) + job_limit_s(job, in->default_limit_s);
 	}
 	s->nrunning = in->nactive;
+	if ((s->pidx = calloc(in->npending + 1, sizeof(*s->pidx))) == NULL)
+		return -1;
+	if (queues_on(in)) {
+		if (snapshot_queues(in, s) == -1)
+			return -1;
+		for (i = 0; i < in->nactive; i++)
+			snapshot_running_queue(in, s, i);
+	}
 	for (i = 0; i < in->npending; i++) {
-		struct sched_job *sj = &s->jobs[i];
+		struct sched_job *sj = &s->jobs[s->njobs];
+		int q = 0;
 
 		job = in->pending[i];
+		if (queues_on(in)) {
+			/* A job of a queue no longer configured waits
+			 * outside the pass (placement_decide says why). */
+			if ((q = job_queue(in, job)) < 0)
+				continue;
+			sj->queue = (uint32_t)q;
+			sj->user_share = queues_user_share(in->queues,
+			    (size_t)q, job->user, in->now_ms);
+			sj->preempting = id_listed(in->preempting,
+			    in->npreempting, job->id);
+		}
+		s->pidx[s->njobs++] = i;
 		sj->id = job->id;
 		sj->priority = job->spec.priority;
 		sj->submit = job->submit_ms / 1000;
@@ -212,40 +341,111 @@ result_starts(const struct placement_input *in, const struct sched_result *r,
 	return 0;
 }
 
+/* The text of a pending reason: the core's name, and for the top blocked
+ * job when it is expected to run (like squeue --start), for a queue at
+ * its limit which one and how full, for a preemptor what it waits for. */
+static void
+reason_text(const struct placement_input *in, const struct snapshot *s,
+    const struct sched_result *r, size_t j, char *buf, size_t len)
+{
+	const char *name = sched_reason_name(r->reasons[j]);
+	const struct queue_def *d;
+	const struct sched_queue *sq;
+	uint32_t q, cap;
+	struct tm tm;
+	char when[32];
+	time_t t;
+
+	if (r->has_resv && r->resv.pending == j) {
+		t = (time_t)r->resv.start;
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(buf, len, "%s (reserved, starts by %s)", name, when);
+	} else if (r->reasons[j] == SCHED_REASON_QUEUE_QUOTA &&
+	    r->quota_queue != NULL && (q = r->quota_queue[j]) + 1 <
+	    s->nqueues) {
+		d = queues_def(in->queues, q);
+		sq = &s->queues[q];
+		cap = SCHED_UNLIMITED;
+		if (sq->nominal[0] != SCHED_UNLIMITED && sq->borrow_limit !=
+		    SCHED_UNLIMITED && sq->nominal[0] <= SCHED_UNLIMITED -
+		    1 - sq->borrow_limit)
+			cap = sq->nominal[0] + sq->borrow_limit;
+		if (cap != SCHED_UNLIMITED)
+			snprintf(buf, len, "%s: %s: %u/%u GPUs", name, d->name,
+			    s->used[q], cap);
+		else if (sq->nominal[0] != SCHED_UNLIMITED)
+			snprintf(buf, len, "%s: %s: %u GPUs used, nominal %u; "
+			    "the rest is kept for other queues", name,
+			    d->name, s->used[q], sq->nominal[0]);
+		else
+			snprintf(buf, len, "%s: %s: %u GPUs used", name,
+			    d->name, s->used[q]);
+	} else if (r->reasons[j] == SCHED_REASON_PREEMPTING)
+		snprintf(buf, len, "%s: waiting for preempted jobs to "
+		    "checkpoint and stop", name);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
 static int
-result_reasons(const struct placement_input *in,
+result_reasons(const struct placement_input *in, const struct snapshot *s,
     const struct sched_result *r, struct placement_result *res)
 {
-	size_t i, n = 0;
+	struct placement_reason *pr;
+	const struct job *job;
+	size_t i, j, n = in->npending - s->njobs;
 
-	for (i = 0; i < in->npending; i++)
-		if (r->reasons[i] != SCHED_REASON_NONE)
+	for (j = 0; j < s->njobs; j++)
+		if (r->reasons[j] != SCHED_REASON_NONE)
 			n++;
 	if (n == 0)
 		return 0;
 	if ((res->reasons = calloc(n, sizeof(*res->reasons))) == NULL)
 		return -1;
-	for (i = 0; i < in->npending; i++) {
-		struct placement_reason *pr;
-
-		if (r->reasons[i] == SCHED_REASON_NONE)
+	for (j = 0; j < s->njobs; j++) {
+		if (r->reasons[j] == SCHED_REASON_NONE)
 			continue;
 		pr = &res->reasons[res->nreasons++];
-		pr->job_id = in->pending[i]->id;
-		snprintf(pr->reason, sizeof(pr->reason), "%s",
-		    sched_reason_name(r->reasons[i]));
-		if (r->has_resv && r->resv.pending == i) {
-			/* Like squeue --start: when it is expected to run. */
-			time_t t = (time_t)r->resv.start;
-			struct tm tm;
-			char when[32];
-
-			gmtime_r(&t, &tm);
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-			snprintf(pr->reason, sizeof(pr->reason),
-			    "%s (reserved, starts by %s)",
-			    sched_reason_name(r->reasons[i]), when);
+		pr->job_id = in->pending[s->pidx[j]]->id;
+		reason_text(in, s, r, j, pr->reason, sizeof(pr->reason));
+	}
+	/* The jobs left out of the pass: their queue is gone. */
+	for (i = 0, j = 0; i < in->npending; i++) {
+		if (j < s->njobs && s->pidx[j] == i) {
+			j++;
+			continue;
 		}
+		job = in->pending[i];
+		pr = &res->reasons[res->nreasons++];
+		pr->job_id = job->id;
+		snprintf(pr->reason, sizeof(pr->reason), "QueueUnknown: queue "
+		    "%s is not configured", job->spec.queue != NULL ?
+		    job->spec.queue : QUEUE_DEFAULT_NAME);
+	}
+	return 0;
+}
+
+static int
+result_preempts(const struct sched_result *r, struct placement_result *res)
+{
+	struct placement_preemption *pp;
+	size_t i;
+
+	if (r->npreempts == 0)
+		return 0;
+	if ((res->preempts = calloc(r->npreempts, sizeof(*pp))) == NULL)
+		return -1;
+	for (i = 0; i < r->npreempts; i++) {
+		pp = &res->preempts[res->npreempts];
+		if ((pp->victims = calloc(r->preempts[i].nvictims + 1,
+		    sizeof(*pp->victims))) == NULL)
+			return -1;
+		pp->job_id = r->preempts[i].job;
+		pp->nvictims = r->preempts[i].nvictims;
+		memcpy(pp->victims, r->preempts[i].victims,
+		    pp->nvictims * sizeof(*pp->victims));
+		res->npreempts++;
 	}
 	return 0;
 }
@@ -269,7 +469,13 @@ placement_decide(const struct placement_input *in,
 	si.running = s.running;
 	si.nrunning = s.nrunning;
 	si.pending = s.jobs;
-	si.npending = in->npending;
+	si.npending = s.njobs;
+	si.config.starve_s = in->starve_s;
+	if (s.queues != NULL) {
+		si.queues = s.queues;
+		si.nqueues = s.nqueues;
+		si.flavors = queues_flavors(in->queues, &si.nflavors);
+	}
 	si.config.default_limit = (int64_t)in->default_limit_s;
 	/* The queue policy ([controller] queue_order, queue_aging). */
 	si.config.order = (enum sched_order)in->queue_order;
@@ -277,7 +483,8 @@ placement_decide(const struct placement_input *in,
 	if ((r = sched_run(&si)) == NULL)
 		goto nomem;
 	if (result_starts(in, r, res) == -1 ||
-	    result_reasons(in, r, res) == -1)
+	    result_reasons(in, &s, r, res) == -1 ||
+	    result_preempts(r, res) == -1)
 		goto nomem;
 	res->backfilled = r->stats.backfilled;
 	sched_result_free(r);
@@ -300,5 +507,8 @@ placement_result_free(struct placement_result *res)
 		free(res->starts[i].place);
 	free(res->starts);
 	free(res->reasons);
+	for (i = 0; i < res->npreempts; i++)
+		free(res->preempts[i].victims);
+	free(res->preempts);
 	memset(res, 0, sizeof(*res));
 }

@@ -11,6 +11,7 @@
 #include "lib/job.h"
 
 struct node;
+struct queues;
 struct topo;
 
 struct placement_input {
@@ -27,6 +28,17 @@ struct placement_input {
 	 * zero: FIFO order. */
 	int queue_order;
 	uint32_t queue_aging;
+	int64_t starve_s;		/* sched_config.starve_s */
+	/* Queues (queues.h); NULL or not configured: one unlimited queue,
+	 * nothing preempted. */
+	const struct queues *queues;
+	/* Sorted job ids: preemptors whose victims are stopping, and
+	 * active jobs that may not be preempted now (already being
+	 * checkpointed to move or to be preempted). */
+	const uint64_t *preempting;
+	size_t npreempting;
+	const uint64_t *busy;
+	size_t nbusy;
 };
 
 struct placement_start {
@@ -37,7 +49,14 @@ struct placement_start {
 
 struct placement_reason {
 	uint64_t job_id;
-	char reason[64];
+	char reason[160];
+};
+
+/* Start job_id once victims[0 .. n) are checkpointed and stopped. */
+struct placement_preemption {
+	uint64_t job_id;
+	uint64_t *victims;
+	size_t nvictims;
 };
 
 struct placement_result {
@@ -46,6 +65,8 @@ struct placement_result {
 	struct placement_reason *reasons;
 	size_t nreasons;
 	size_t backfilled;		/* starts that backfilled */
+	struct placement_preemption *preempts;
+	size_t npreempts;
 };
 
 /* Decide. 0, or -1 (ENOMEM) with res empty. */

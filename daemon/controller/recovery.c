@@ -31,8 +31,10 @@ recovery_evac_destroy_all(struct cluster *cl)
 		recovery_evac_free(cl, TAILQ_FIRST(&cl->evacs));
 }
 
-/* Finish a move: stop the gang and restart it elsewhere. Planned moves
- * do not use up the job's restarts. */
+/* Finish a move: stop the gang and restart it elsewhere, or for a
+ * preemption requeue it. Neither uses up the job's restarts. The work
+ * lost is counted from when the checkpoint was asked for: what ran
+ * after it is not saved anywhere either. */
 static void
 recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why,
     int64_t now)
@@ -43,17 +45,58 @@ recovery_evac_done(struct cluster *cl, struct evac *ev, const char *why,
 	if (job != NULL && jobs_is_active(job) &&
 	    job->attempt == ev->attempt) {
 		snprintf(cause, sizeof(cause), "%s (%s)", ev->cause, why);
-		gang_fail_over(cl, job, cause, false, ev->failure_ms, now);
+		if (ev->preempt)
+			gang_preempt(cl, job, cause, now, now);
+		else
+			gang_fail_over(cl, job, cause, false, ev->failure_ms,
+			    now);
 	}
 	recovery_evac_free(cl, ev);
 }
 
+bool
+recovery_evacuating(const struct cluster *cl, uint64_t job_id)
+{
+	const struct evac *ev;
+
+	TAILQ_FOREACH(ev, &cl->evacs, entry)
+		if (ev->job_id == job_id)
+			return true;
+	return false;
+}
+
+static int
+recovery_id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+recovery_evac_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
+{
+	const struct evac *ev;
+	size_t k = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(ev, &cl->evacs, entry)
+		k++;
+	if ((*ids = calloc(k + 1, sizeof(**ids))) == NULL)
+		return -1;
+	TAILQ_FOREACH(ev, &cl->evacs, entry)
+		(*ids)[(*n)++] = ev->job_id;
+	qsort(*ids, *n, sizeof(**ids), recovery_id_cmp);
+	return 0;
+}
+
 /* Ask job's tasks to checkpoint (its --checkpoint-signal) and move it
- * once LATEST is newer, or at the deadline. A job without a checkpoint
- * directory has nothing to wait for: it moves at once. */
+ * (or requeue it: preempt) once LATEST is newer, or after secs. A job
+ * without a checkpoint directory has nothing to write: it moves at once;
+ * preempted, it runs until the grace and restarts from the beginning. */
 static void
-recovery_evacuate(struct cluster *cl, const struct job *job,
-    const char *cause, int64_t now)
+recovery_evacuate_for(struct cluster *cl, const struct job *job,
+    const char *cause, bool preempt, uint32_t secs, int64_t now)
 {
 	struct evac *ev;
 	struct node *n;
@@ -62,32 +105,50 @@ recovery_evacuate(struct cluster *cl, const struct job *job,
 	TAILQ_FOREACH(ev, &cl->evacs, entry)
 		if (ev->job_id == job->id && ev->attempt == job->attempt)
 			return;
-	if (job->spec.checkpoint_dir == NULL ||
-	    (job->state != JOB_RUNNING && job->state != JOB_RESIZING)) {
-		gang_fail_over(cl, job, cause, false, now, now);
-		return;
-	}
-	if ((ev = calloc(1, sizeof(*ev))) == NULL) {
-		gang_fail_over(cl, job, cause, false, now, now);
+	if ((!preempt && job->spec.checkpoint_dir == NULL) ||
+	    (job->state != JOB_RUNNING && job->state != JOB_RESIZING) ||
+	    (ev = calloc(1, sizeof(*ev))) == NULL) {
+		if (preempt)
+			gang_preempt(cl, job, cause, now, now);
+		else
+			gang_fail_over(cl, job, cause, false, now, now);
 		return;
 	}
 	ev->job_id = job->id;
 	ev->attempt = job->attempt;
 	ev->failure_ms = now;
-	ev->deadline_ms = now + (int64_t)job->spec.ckpt_secs * 1000;
+	ev->preempt = preempt;
+	ev->deadline_ms = now + (int64_t)secs * 1000;
 	ev->had_ckpt = job->has_ckpt;
 	ev->step_before = job->ckpt_step;
 	snprintf(ev->cause, sizeof(ev->cause), "%s", cause);
 	TAILQ_INSERT_TAIL(&cl->evacs, ev, entry);
-	for (i = 0; i < job->nplace; i++) {
+	/* No checkpoint directory: no checkpoint contract either, and the
+	 * signal's default action may kill it. It runs until the grace. */
+	for (i = 0; job->spec.checkpoint_dir != NULL && i < job->nplace;
+	    i++) {
 		n = nodes_get(cl->ns, job->place[i].node);
 		if (n != NULL && n->conn_id != 0)
 			cl->out.ops->signal(cl->out.ctx, n->conn_id, job->id,
 			    job->attempt, job->spec.ckpt_signal);
 	}
 	log_info("job %" PRIu64 ": signal %d sent, waiting up to %u s for a "
-	    "checkpoint before moving it: %s", job->id, job->spec.ckpt_signal,
-	    job->spec.ckpt_secs, cause);
+	    "checkpoint before %s it: %s", job->id, job->spec.ckpt_signal,
+	    secs, preempt ? "preempting" : "moving", cause);
+}
+
+static void
+recovery_evacuate(struct cluster *cl, const struct job *job,
+    const char *cause, int64_t now)
+{
+	recovery_evacuate_for(cl, job, cause, false, job->spec.ckpt_secs, now);
+}
+
+void
+recovery_preempt(struct cluster *cl, const struct job *job,
+    const char *cause, uint32_t grace_s, int64_t now)
+{
+	recovery_evacuate_for(cl, job, cause, true, grace_s, now);
 }
 
 /* Checkpoint and move every job running on node. */
