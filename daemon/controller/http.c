@@ -182,6 +182,14 @@ http_sched(struct http *h, struct evbuffer *b)
 	    "Work lost to failures: time since the last checkpoint.");
 	evbuffer_add_printf(b, "cohort_lost_work_seconds_total %.3f\n",
 	    (double)st.lost_work_ms / 1e3);
+	metric_head(b, "cohort_preemptions_total", "counter",
+	    "Jobs preempted (checkpointed, stopped, requeued) for others.");
+	evbuffer_add_printf(b, "cohort_preemptions_total %lu\n",
+	    st.preemptions);
+	metric_head(b, "cohort_preempt_lost_work_seconds_total", "counter",
+	    "Work lost to preemptions: time since the victim's checkpoint.");
+	evbuffer_add_printf(b, "cohort_preempt_lost_work_seconds_total %.3f\n",
+	    (double)st.preempt_lost_ms / 1e3);
 	metric_head(b, "cohort_agent_reports_rejected_total", "counter",
 	    "Agent reports and registrations refused, by kind: a report "
 	    "about a rank, checkpoint or job its node does not hold, too "

@@ -577,4 +577,7 @@ domain_spec_apply(struct job_spec *spec, void *arg)
 		spec->ckpt_secs = o->ckpt_secs;
 	if (o->hang_timeout_s != 0)
 		spec->hang_timeout_s = o->hang_timeout_s;
+	if (o->queue != NULL)
+		spec->queue = strdup(o->queue);
+	spec->service = o->service;
 }

@@ -165,6 +165,8 @@ struct domain_spec {
 	const char *checkpoint_dir;	/* copied */
 	uint32_t ckpt_secs;
 	uint64_t hang_timeout_s;
+	const char *queue;		/* copied; NULL: none given */
+	bool service;
 };
 void domain_spec_apply(struct job_spec *spec, void *arg);
 
