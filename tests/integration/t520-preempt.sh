@@ -98,7 +98,7 @@ expect_exit 0 cohort cancel "$c"
 wait_state 20 "$c" CANCELLED
 
 # ---- A service preempts lower-priority training of its queue ----
-t=$(job_submit --queue a --name train --priority 50 --nodes 4 --checkpoint-signal USR1@20 \
+t=$(job_submit --queue a --name train --priority 50 --nodes 4 --gpus-per-node 2 --checkpoint-signal USR1@20 \
 	--checkpoint-dir "$W/ckpt-t" --workdir "$W" -- sh "$FT" 100000 0.1 1000000)
 wait_state 20 "$t" RUNNING
 as_user "$C" admin

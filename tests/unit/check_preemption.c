@@ -102,6 +102,22 @@ settle(void)
 	domain_answer_launches(&D, NULL);
 }
 
+/* Time passes: every step ms a heartbeat from every node, then a tick. */
+static void
+run_for(int64_t ms, int64_t step)
+{
+	int64_t t;
+	size_t i;
+
+	for (t = 0; t < ms; t += step) {
+		domain_advance(&D, step);
+		for (i = 0; i < D.nnodes; i++)
+			if (D.nodes[i].conn_id != 0)
+				domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
+		domain_tick(&D);
+	}
+}
+
 static const struct job *
 job(uint64_t id)
 {
@@ -197,16 +213,14 @@ START_TEST(test_reclaim_at_grace)
 	int64_t t;
 
 	a = borrower(&oa);
-	domain_advance(&D, 100000);
+	run_for(100000, 2000);
 	b = submit_as("bob", 1, 2, &ob);
 	domain_pass(&D);
 	for (t = 0; t < 19000; t += 1000) {
-		domain_advance(&D, 1000);
-		domain_tick(&D);
+		run_for(1000, 1000);
 		ck_assert_int_eq(job(a)->state, JOB_RUNNING);
 	}
-	domain_advance(&D, 1500);
-	domain_tick(&D);
+	run_for(1500, 1500);
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
 	ck_assert_uint_ge(job(a)->lost_work_ms, 100000);
 	settle();
@@ -224,14 +238,13 @@ START_TEST(test_reclaim_no_checkpoint_dir)
 	size_t mark;
 
 	a = borrower(&oa);
-	domain_advance(&D, 30000);
+	run_for(30000, 2000);
 	mark = D.ncmds;
 	b = submit_as("bob", 2, 2, &ob);
 	domain_pass(&D);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, a, mark), 0);
 	ck_assert_int_eq(job(a)->state, JOB_RUNNING);
-	domain_advance(&D, 6000);
-	domain_tick(&D);
+	run_for(6000, 2000);
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
 	ck_assert_uint_ge(job(a)->lost_work_ms, 30000);
 	settle();
@@ -351,11 +364,19 @@ START_TEST(test_service)
 	ck_assert_uint_eq(job(s)->restarts, 0);
 	first = job(s)->backoff_ms;
 	ck_assert_int_ge(first, JOBS_BACKOFF_MIN_MS);
+	/* Meanwhile the trainer may use the GPUs; the service takes them
+	 * back once its back-off is over. */
 	settle();
 	ck_assert_int_eq(job(s)->state, JOB_RESTARTING);
+	ck_assert_int_eq(job(t)->state, JOB_RUNNING);
 	domain_advance(&D, first);
 	settle();
+	domain_checkpoint(&D, domain_rank_node(job(t), 0), t, job(t)->attempt,
+	    5, "/ckpt/5");
+	ck_assert_int_eq(job(t)->state, JOB_PENDING);
+	settle();
 	ck_assert_int_eq(job(s)->state, JOB_RUNNING);
+	ck_assert_uint_eq(job(t)->preemptions, 2);
 	/* It fails again soon: the back-off doubles. */
 	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(s), 1), s,
 	    job(s)->attempt, 1, EXIT(3), NULL), 0);
