@@ -120,6 +120,10 @@ struct queue_row {
 	uint32_t used;		/* GPUs held by running jobs of its subtree */
 	uint32_t borrowed;	/* used beyond nominal */
 	uint32_t lent;		/* of its unused nominal, used by others */
+	uint32_t from_above;	/* of its children's borrowed GPUs, those
+				 * not lent by their siblings: from its own
+				 * nominal not given to children, or from
+				 * what it borrows itself (queues.c) */
 	uint32_t pending;	/* GPUs asked by its subtree's waiting jobs */
 	uint32_t running_jobs, pending_jobs;
 	uint32_t weight;
@@ -129,7 +133,8 @@ struct queue_row {
 /* One row per queue, parents before children (depth-first, file order),
  * from the jobs holding GPUs and those waiting. At every parent the
  * children's borrowed GPUs add up to what their siblings lent plus what
- * came from above. 0 with *rows (malloc'd, *n == queues_count), or -1
+ * came from above (from_above; at the top level: the top queues'
+ * borrowed minus their lent, GPUs outside every nominal). 0 with *rows (malloc'd, *n == queues_count), or -1
  * (ENOMEM). */
 int queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,
