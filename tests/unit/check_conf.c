@@ -1139,7 +1139,7 @@ START_TEST(test_load_queue_errors)
 	load_fails(REQUIRED "[queue a]\nparent = a\n",
 	    ":8: parent: queue a cannot be its own parent");
 	load_fails(REQUIRED "[controller]\nfair_share_half_life = 1s\n",
-	    ":8: fair_share_half_life: 1s out of range 1m..366d");
+	    ":8: fair_share_half_life: 1s out of range 1m..8784h");
 	load_fails(REQUIRED "[controller]\nstarve_after = never\n",
 	    ":8: starve_after: 'never' is not a duration (e.g. 500ms, 2s, "
 	    "10m)");
