@@ -37,7 +37,7 @@
 	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
 	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt, " \
 	"ckpt_step, ckpt_path, ckpt_ms, last_failure_ms, last_restart_ms, " \
-	"lost_work_ms"
+	"lost_work_ms, queue, service"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 
@@ -54,7 +54,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -652,6 +652,8 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 		bind_text(&b, NULL);
 	bind_int(&b, job->attempt);
 	bind_recovery(&b, job);
+	bind_text(&b, sp->queue);
+	bind_int(&b, sp->service ? 1 : 0);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -770,6 +772,8 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	job->last_failure_ms = read_int(&r);
 	job->last_restart_ms = read_int(&r);
 	job->lost_work_ms = (uint64_t)read_int(&r);
+	read_text(&r, &sp->queue);
+	sp->service = read_int(&r) != 0;
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

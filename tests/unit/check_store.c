@@ -149,6 +149,8 @@ full_job(uint64_t id)
 	ck_assert_ptr_nonnull(sp->script = malloc(sp->script_len + 1));
 	memcpy(sp->script, script, sp->script_len + 1);
 	sp->script_name = xstrdup("run.sh");
+	sp->queue = xstrdup("team-a");
+	sp->service = true;
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -213,6 +215,8 @@ assert_job_eq(const struct job *a, const struct job *b)
 	if (x->script != NULL)
 		ck_assert_mem_eq(x->script, y->script, x->script_len);
 	assert_str_eq_or_null(x->script_name, y->script_name, "script_name");
+	assert_str_eq_or_null(x->queue, y->queue, "queue");
+	ck_assert_int_eq(x->service, y->service);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
@@ -712,6 +716,9 @@ START_TEST(test_migrate_old)
 	ck_assert_str_eq(l.job[0]->spec.argv[1], "10");
 	ck_assert_int_eq(l.job[0]->state, JOB_PENDING);
 	ck_assert_str_eq(l.job[0]->reason, "");
+	/* Before queues: no queue, not a service. */
+	ck_assert_ptr_null(l.job[0]->spec.queue);
+	ck_assert(!l.job[0]->spec.service);
 	loaded_free(&l);
 	ck_assert_int_eq(store_max_job_id(st, &max, &err), 0);
 	ck_assert_uint_eq(max, 7);
