@@ -614,6 +614,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_RESUME:
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE:
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
+	case COHORT__V1__ENVELOPE__BODY_QUEUES:
 		return true;
 	default:
 		return false;
@@ -656,6 +657,8 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY: return "signal_reply";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS: return "events";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY: return "events_reply";
+	case COHORT__V1__ENVELOPE__BODY_QUEUES: return "queues";
+	case COHORT__V1__ENVELOPE__BODY_QUEUES_REPLY: return "queues_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";
