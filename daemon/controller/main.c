@@ -162,39 +162,18 @@ send_to_agent(void *srv, uint64_t conn_id, Cohort__V1__Envelope *env)
 	return c != NULL ? server_conn_send(c, env) : -1;
 }
 
-/* Fair share survives a restart: every job that ran is charged its GPUs
- * times the time it ran (to its end, or to now while it runs), at that
- * end or now. Jobs of a queue no longer configured are not charged. */
+/* Fair share survives a restart: the usage of every job that ran is
+ * charged again (queues_rebuild). */
 static void
 rebuild_fair_share(struct queues *qs, const struct jobs *js, int64_t now_ms)
 {
 	const struct jobs_filter all = { .all = true };
 	const struct job **tab;
-	uint64_t gpus;
-	int64_t end;
-	size_t n, i, k;
-	int q;
+	size_t n;
 
-	if (jobs_list(js, &all, &tab, &n) == -1)
+	if (jobs_list(js, &all, &tab, &n) == -1 ||
+	    queues_rebuild(qs, tab, n, now_ms) == -1)
 		fatalx("rebuilding fair share: out of memory");
-	for (i = 0; i < n; i++) {
-		const struct job *j = tab[i];
-
-		if (j->start_ms <= 0)
-			continue;
-		q = queues_configured(qs) ? queues_find(qs, j->spec.queue) : 0;
-		if (q == -1)
-			continue;
-		for (gpus = 0, k = 0; k < j->nplace; k++)
-			gpus += j->place[k].ngpus;
-		end = job_state_is_final(j->state) && j->end_ms > 0 ?
-		    j->end_ms : now_ms;
-		if (gpus == 0 || end <= j->start_ms)
-			continue;
-		if (queues_charge(qs, (size_t)q, j->user,
-		    (double)gpus * (double)(end - j->start_ms), end) == -1)
-			fatalx("rebuilding fair share: out of memory");
-	}
 	free(tab);
 }
 

@@ -656,6 +656,36 @@ queues_charge(struct queues *qs, size_t q, const char *user, double gpu_ms,
 	return 0;
 }
 
+static uint32_t queues_job_gpus(const struct job *);
+static int queues_job_queue(const struct queues *, const struct job *);
+
+int
+queues_rebuild(struct queues *qs, const struct job *const *jobs, size_t n,
+    int64_t now_ms)
+{
+	const struct job *j;
+	uint32_t gpus;
+	int64_t end;
+	size_t i;
+	int q;
+
+	for (i = 0; i < n; i++) {
+		j = jobs[i];
+		if (j->start_ms <= 0 || j->user == NULL ||
+		    (q = queues_job_queue(qs, j)) == -1)
+			continue;
+		gpus = queues_job_gpus(j);
+		end = job_state_is_final(j->state) && j->end_ms > 0 ?
+		    j->end_ms : now_ms;
+		if (gpus == 0 || end <= j->start_ms)
+			continue;
+		if (queues_charge(qs, (size_t)q, j->user,
+		    (double)gpus * (double)(end - j->start_ms), end) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static double
 queues_usage(const struct queues *qs, size_t q, int64_t now_ms)
 {

@@ -91,6 +91,14 @@ bool queues_is_admin(const struct queues *qs, size_t q, const char *user);
  * (usage decays with the half-life; charging is O(depth + log users)). */
 int queues_charge(struct queues *qs, size_t q, const char *user,
     double gpu_ms, int64_t now_ms);
+/* Charge the usage of jobs[0 .. n) afresh, after a controller restart:
+ * each job that ran (start_ms set) its GPUs (its last placement) times
+ * the time it ran, to its end (ended jobs) or to now_ms, at that end or
+ * now_ms; to its user in its queue (any job with queues unconfigured;
+ * none of a queue that is gone). 0, or -1 (ENOMEM) with the usage
+ * charged so far kept. */
+int queues_rebuild(struct queues *qs, const struct job *const *jobs,
+    size_t n, int64_t now_ms);
 /* Decayed usage of q's subtree over its weight, relative to its
  * siblings: the sched_queue.share key (smaller first). */
 uint64_t queues_share(const struct queues *qs, size_t q, int64_t now_ms);

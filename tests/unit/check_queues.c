@@ -621,6 +621,48 @@ START_TEST(test_report_top)
 }
 END_TEST
 
+/* After a restart: usage charged again from the job table. */
+START_TEST(test_rebuild)
+{
+	struct queues *qs = tree(), *fresh = tree();
+	struct job *j[4];
+	size_t v = (size_t)queues_find(qs, "vision");
+	size_t n = (size_t)queues_find(qs, "nlp");
+
+	j[0] = job_in("vision", 4, 1, 4);	/* ended: 4 GPUs x H */
+	j[0]->user = xs("alice");
+	j[0]->start_ms = 1;
+	j[0]->end_ms = 1 + H;
+	j[0]->state = JOB_COMPLETED;
+	j[1] = job_in("nlp", 2, 1, 2);		/* runs: 2 GPUs x 2H so far */
+	j[1]->user = xs("carol");
+	j[1]->start_ms = 1;
+	j[2] = job_in("nlp", 0, 1, 2);		/* never ran */
+	j[2]->user = xs("carol");
+	j[3] = job_in("gone", 8, 1, 8);		/* a queue no longer there */
+	j[3]->user = xs("carol");
+	j[3]->start_ms = 1;
+	ck_assert_int_eq(queues_rebuild(qs, (const struct job *const *)j, 4,
+	    1 + 2 * H), 0);
+	/* The same as charging by hand. */
+	ck_assert_int_eq(queues_charge(fresh, v, "alice", 4.0 * H, 1 + H), 0);
+	ck_assert_int_eq(queues_charge(fresh, n, "carol", 4.0 * H, 1 + 2 * H),
+	    0);
+	ck_assert_uint_eq(queues_share(qs, v, 1 + 2 * H),
+	    queues_share(fresh, v, 1 + 2 * H));
+	ck_assert_uint_eq(queues_share(qs, n, 1 + 2 * H),
+	    queues_share(fresh, n, 1 + 2 * H));
+	/* vision's 4H decayed one half-life: 2H against nlp's 4H. */
+	ck_assert_uint_eq(queues_share(qs, v, 1 + 2 * H), 666667);
+	ck_assert_uint_eq(queues_user_share(qs, n, "carol", 1 + 2 * H),
+	    1000000);
+	for (int i = 0; i < 4; i++)
+		job_free(j[i]);
+	queues_destroy(qs);
+	queues_destroy(fresh);
+}
+END_TEST
+
 static Suite *
 queues_suite(void)
 {
@@ -636,6 +678,7 @@ queues_suite(void)
 	tcase_add_test(tc, test_flavors_sched);
 	tcase_add_test(tc, test_report_borrowing);
 	tcase_add_test(tc, test_report_top);
+	tcase_add_test(tc, test_rebuild);
 	suite_add_tcase(s, tc);
 	return s;
 }
