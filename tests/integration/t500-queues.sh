@@ -74,6 +74,20 @@ grep -Eq '^ *Preemptions: +-$' "$T/show.txt" || fail "cohort show has no 'Preemp
 cohort jobs >"$T/jobs.txt" || fail "cohort jobs failed"
 grep -Eq "^$a1 +a1 +alice +team-a +" "$T/jobs.txt" || fail "cohort jobs has no QUEUE column: $(cat "$T/jobs.txt")"
 wait_state 20 "$a1" RUNNING
+# cohort show lists the job's preemptions: the events of kind "preempt"
+# about it (the controller writes them; here one is written behind its
+# back, as the lead's preemption would, among other events of the job).
+if command -v sqlite3 >/dev/null; then
+	sqlite3 -cmd '.timeout 5000' "$C/cohort.db" "INSERT INTO events (time_ms, job_id, kind, actor, detail) VALUES (1764590000000, $a1, 'preempt', 'controller', 'preempted by job 99 of team-b; checkpoint step 7; lost 42 s')" ||
+		fail "cannot add an event"
+	expect_exit 0 cohort show "$a1"
+	grep -Eq '^ *Preemptions: +.*preempted by job 99 of team-b; checkpoint step 7; lost 42 s$' "$OUT" ||
+		fail "cohort show does not list the preemption: $(cat "$OUT")"
+	[ "$(grep -c 'preempted by' "$OUT")" = 1 ] || fail "other events listed as preemptions: $(cat "$OUT")"
+	job_show "$a1"
+	[ "$(json_get "$T/job-$a1.json" '[p["detail"] for p in d["preemptions"]]')" = '["preempted by job 99 of team-b; checkpoint step 7; lost 42 s"]' ] ||
+		fail "show --json preemptions: $(json_get "$T/job-$a1.json" 'd["preemptions"]')"
+fi
 
 ### 3. Borrowing: a second 4-GPU job of team-a runs on team-b's idle GPUs.
 a2=$(job_submit --name a2 --gpus-per-node 4 --workdir "$W" -- sleep 300)
