@@ -497,6 +497,7 @@ show_fetch_preempts(struct cconn *c, uint64_t id, struct show_preempts *p)
 
 	er.has_job_id = 1;
 	er.job_id = id;
+	er.kind = "preempt";	/* a controller without the filter sends all */
 	req.body_case = COHORT__V1__ENVELOPE__BODY_EVENTS;
 	req.events = &er;
 	do {

@@ -20,7 +20,7 @@
 #define QUEUE_NAME_MAX 64
 #define QUEUE_DEFAULT_NAME "default"
 /* Fair share forgets usage with this half-life unless configured
- * ([scheduler] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
+ * ([controller] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
 #define QUEUES_DEFAULT_HALF_LIFE_MS (7LL * 24 * 3600 * 1000)
 
 /* A per-model nominal quota: gpus.MODEL = N. */

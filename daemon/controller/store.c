@@ -40,6 +40,8 @@
 	"lost_work_ms, queue, service"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
+/* Every events form filters by kind too; ?6 NULL: any kind. */
+#define EVENTS_KIND "AND (?6 IS NULL OR kind = ?6) "
 
 /* The statements of this file (the enum is in store_int.h; those of
  * store_nodes.c stay NULL here). The events queries come in four forms,
@@ -72,16 +74,17 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "(SELECT value FROM counters WHERE name = 'max_job_id'), "
 	    "(SELECT coalesce(max(id), 0) FROM jobs))",
 	[S_EVENTS_ANY] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND time_ms >= ?5 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND time_ms >= ?5 " EVENTS_KIND
+	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND job_id = ?2 AND time_ms >= ?5 "
+	    "WHERE id > ?1 AND job_id = ?2 AND time_ms >= ?5 " EVENTS_KIND
 	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND node = ?3 AND time_ms >= ?5 "
+	    "WHERE id > ?1 AND node = ?3 AND time_ms >= ?5 " EVENTS_KIND
 	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
 	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 AND time_ms >= ?5 "
-	    "ORDER BY id LIMIT ?4",
+	    EVENTS_KIND "ORDER BY id LIMIT ?4",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -846,7 +849,7 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 
 int
 store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
-    const char *node, int64_t since_ms, int limit,
+    const char *node, const char *kind, int64_t since_ms, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
     struct cerr *err)
 {
@@ -868,6 +871,11 @@ store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
 		sqlite3_bind_text(s, 3, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, limit > 0 ? limit : -1);
 	sqlite3_bind_int64(s, 5, since_ms);
+	/* Always bound: a binding outlives the statement's reset. */
+	if (kind != NULL)
+		sqlite3_bind_text(s, 6, kind, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 6);
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		ev.id = sqlite3_column_int64(s, 0);

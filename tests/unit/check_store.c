@@ -327,14 +327,21 @@ collect_event(const struct store_event *ev, void *arg)
 }
 
 static void
-list_events(struct store *st, int64_t after, uint64_t job, const char *node,
-    int limit, struct events *e)
+list_events_kind(struct store *st, int64_t after, uint64_t job,
+    const char *node, const char *kind, int limit, struct events *e)
 {
 	struct cerr err = { 0 };
 
 	memset(e, 0, sizeof(*e));
-	ck_assert_msg(store_events_list(st, after, job, node, 0, limit,
+	ck_assert_msg(store_events_list(st, after, job, node, kind, 0, limit,
 	    collect_event, e, &err) == 0, "%s", err.text);
+}
+
+static void
+list_events(struct store *st, int64_t after, uint64_t job, const char *node,
+    int limit, struct events *e)
+{
+	list_events_kind(st, after, job, node, NULL, limit, e);
 }
 
 START_TEST(test_fresh_schema)
@@ -546,6 +553,23 @@ START_TEST(test_events)
 
 	list_events(st, 0, 0, "nowhere", 0, &e);
 	ck_assert_uint_eq(e.n, 0);
+
+	/* By kind, in every form; a kind filter does not stick to the
+	 * statement for the next listing without one. */
+	list_events_kind(st, 0, 0, NULL, "start", 0, &e);
+	ck_assert_uint_eq(e.n, 2);
+	list_events_kind(st, 0, 1, NULL, "start", 0, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_str_eq(e.detail[0], "on n2");
+	list_events_kind(st, 0, 0, "n1", "start", 0, &e);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_uint_eq(e.job[0], 2);
+	list_events_kind(st, 0, 1, "n1", "start", 0, &e);
+	ck_assert_uint_eq(e.n, 0);
+	list_events_kind(st, 0, 1, NULL, "preempt", 0, &e);
+	ck_assert_uint_eq(e.n, 0);
+	list_events(st, 0, 1, NULL, 0, &e);
+	ck_assert_uint_eq(e.n, 3);
 
 	/* Foreign keys are on: an event cannot name an unknown job. */
 	ck_assert_int_eq(store_begin(st, &err), 0);
