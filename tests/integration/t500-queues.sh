@@ -87,6 +87,10 @@ if command -v sqlite3 >/dev/null; then
 	job_show "$a1"
 	[ "$(json_get "$T/job-$a1.json" '[p["detail"] for p in d["preemptions"]]')" = '["preempted by job 99 of team-b; checkpoint step 7; lost 42 s"]' ] ||
 		fail "show --json preemptions: $(json_get "$T/job-$a1.json" 'd["preemptions"]')"
+	# The same through cohort events --kind.
+	expect_exit 0 cohort events --kind preempt --json
+	[ "$(json_get "$OUT" '[(e["kind"], e["job_id"]) for e in d["events"]]')" = "[[\"preempt\", $a1]]" ] ||
+		fail "cohort events --kind preempt: $(cat "$OUT")"
 fi
 
 ### 3. Borrowing: a second 4-GPU job of team-a runs on team-b's idle GPUs.
