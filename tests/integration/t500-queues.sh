@@ -57,7 +57,14 @@ stderr_one_line_with "--time: 7200 s is above queue team-a's max_time of 3600 s"
 expect_exit 1 cohort submit --gpus-per-node 1 --service -- true
 stderr_one_line_with "--service: queue team-a has a max_time"
 expect_exit 1 cohort submit --gpus-per-node 1 --service --time 1m --queue team-a -- true
-stderr_one_line_with "--service: a service has no time limit"
+stderr_one_line_with "--service: a service has no time limit (leave out --time)"
+# The same from a script's #COHORT lines.
+printf '#!/bin/sh\n#COHORT --queue team-b\ntrue\n' >"$T/to-b.sh"
+expect_exit 1 cohort submit "$T/to-b.sh"
+stderr_one_line_with "alice may not submit to queue team-b"
+printf '#!/bin/sh\n#COHORT --service\n#COHORT --time 1m\ntrue\n' >"$T/svc.sh"
+expect_exit 1 cohort submit "$T/svc.sh"
+stderr_one_line_with "--service: a service has no time limit (leave out --time)"
 [ "$(job_count --all)" = 0 ] || fail "refused submits stored $(job_count --all) jobs"
 
 ### 2. The default queue, and max_time as the default --time.
