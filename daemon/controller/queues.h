@@ -100,9 +100,14 @@ int queues_charge(struct queues *qs, size_t q, const char *user,
 int queues_rebuild(struct queues *qs, const struct job *const *jobs,
     size_t n, int64_t now_ms);
 /* Decayed usage of q's subtree over its weight, relative to its
- * siblings: the sched_queue.share key (smaller first). */
+ * siblings: the sched_queue.share key (smaller first). With u the
+ * decayed GPU-ms (u(t) = u(t0) * 2^(-(t - t0) / half_life)) and w the
+ * weight, over the siblings S of q (q included):
+ *   key(q) = 10^6 * (u(q) / sum_S u) / (w(q) / sum_S w),
+ * 10^6 at its share exactly, 0 when unused (or nothing was used). */
 uint64_t queues_share(const struct queues *qs, size_t q, int64_t now_ms);
-/* The same for user within q. */
+/* The same for user within q, users weighing 1 among those that used q:
+ * 10^6 * u(user) * n / sum u. */
 uint64_t queues_user_share(const struct queues *qs, size_t q,
     const char *user, int64_t now_ms);
 /* Slurm's fair-share factor 2^(-usage/share) in [0, 1], for display:
@@ -139,7 +144,14 @@ struct queue_row {
 };
 
 /* One row per queue, parents before children (depth-first, file order),
- * from the jobs holding GPUs and those waiting. At every parent the
+ * from the jobs holding GPUs (used: their placements' GPUs) and those
+ * waiting (pending: nodes_min * gpus_per_node; a whole-node job counts 0
+ * GPUs, its size being unknown before placement, but is in
+ * pending_jobs). Jobs of a queue not configured are in no row. An inner
+ * queue without gpus has its children's nominals summed. Lent: at each
+ * parent the children's borrowed GPUs come first from what their
+ * siblings may lend (unused nominal, at most lend_limit), shared among
+ * the lenders in proportion to that (largest remainder). At every parent the
  * children's borrowed GPUs add up to what their siblings lent plus what
  * came from above (from_above; at the top level: the top queues'
  * borrowed minus their lent, GPUs outside every nominal). 0 with *rows (malloc'd, *n == queues_count), or -1
