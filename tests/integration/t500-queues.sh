@@ -6,8 +6,8 @@
 # max_time are enforced (max_time is also the default --time); `cohort
 # queues --json` adds up (used, pending, borrowed and lent) while jobs
 # run; a queue admin may cancel another user's job in that queue, a
-# plain user may not; a bad [queue] section stops cohortd at start with
-# PATH:LINE.
+# plain user may not; fair share survives a controller restart; a bad
+# [queue] section stops cohortd at start with PATH:LINE.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 C=$T/cluster
@@ -135,6 +135,18 @@ cohort jobs --json >"$T/all.json" || fail "cohort jobs --json failed"
 expect_exit 0 cohort queues
 grep -Eq '^research +8 +8 ' "$OUT" || fail "no research row: $(cat "$OUT")"
 grep -Eq '^  team-a +4 +8 +4 +0 +2 ' "$OUT" || fail "team-a's row is not indented or wrong: $(cat "$OUT")"
+
+### 3b. Fair share survives a controller restart: the usage of the jobs
+### that ran is charged again from the job table. team-a used everything
+### among its siblings: key 2 (twice its share), factor 2^-2; team-b
+### nothing: factor 1.
+cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill: $(cat "$T/kill.out")"
+cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start: $(cat "$T/start.out")"
+as_user "$C" bob
+queues_json
+[ "$(q team-a factor)" = 0.25 ] && [ "$(q team-b factor)" = 1.0 ] ||
+	fail "fair share after a restart: team-a $(q team-a factor), team-b $(q team-b factor)"
+[ "$(q team-a used)" = 8 ] || fail "after a restart team-a uses $(q team-a used) GPUs"
 
 ### 4. A queue admin cancels another user's job in that queue; a plain
 ### user may not cancel a job of another queue.
