@@ -28,11 +28,13 @@
 /* --follow rides out a controller restart this long. */
 #define EVENTS_RECONNECT_MS 60000
 
-enum { O_JOB = 0x100, O_NODE, O_SINCE, O_FOLLOW, O_JSON, O_HELP = 'h' };
+enum { O_JOB = 0x100, O_NODE, O_KIND, O_SINCE, O_FOLLOW, O_JSON,
+	O_HELP = 'h' };
 
 static const struct option events_longopts[] = {
 	{ "job", required_argument, NULL, O_JOB },
 	{ "node", required_argument, NULL, O_NODE },
+	{ "kind", required_argument, NULL, O_KIND },
 	{ "since", required_argument, NULL, O_SINCE },
 	{ "follow", no_argument, NULL, O_FOLLOW },
 	{ "json", no_argument, NULL, O_JSON },
@@ -42,9 +44,11 @@ static const struct option events_longopts[] = {
 };
 
 static const char events_usage[] =
-    "usage: cohort events [--job JOB] [--node NODE] [--since TIME] "
-    "[--follow] [--json]\n"
+    "usage: cohort events [--job JOB] [--node NODE] [--kind KIND] "
+    "[--since TIME]\n"
+    "                     [--follow] [--json]\n"
     "  the event log, oldest first: TIME KIND JOB NODE ACTOR DETAIL\n"
+    "  --kind KIND   only events of that kind (submit, start, preempt, ...)\n"
     "  --since TIME  only events from then on: a date-time\n"
     "                (2026-11-30T06:00:00, local time; with Z or +HH:MM\n"
     "                for UTC or an offset) or a duration meaning that\n"
@@ -58,6 +62,7 @@ struct events_opts {
 	struct output_conn_flags conn;
 	uint64_t job_id;	/* 0: any */
 	const char *node;	/* NULL: any */
+	const char *kind;	/* NULL: any */
 	int64_t since_ms;	/* 0: from the start */
 	bool follow;
 	bool json;
@@ -110,6 +115,13 @@ events_parse(int argc, char **argv, struct events_opts *o)
 				return EXIT_USAGE;
 			}
 			o->node = optarg;
+			break;
+		case O_KIND:
+			if (optarg[0] == '\0') {
+				output_error("events: --kind: empty kind");
+				return EXIT_USAGE;
+			}
+			o->kind = optarg;
 			break;
 		case O_SINCE:
 			if (output_parse_since(optarg, clock_now_ms(),
@@ -265,6 +277,7 @@ events_fetch(struct cconn *c, const struct events_opts *o,
 	er.has_job_id = o->job_id != 0;
 	er.job_id = o->job_id;
 	er.node = (char *)o->node;
+	er.kind = (char *)o->kind;
 	er.has_since_ms = o->since_ms > 0;
 	er.since_ms = o->since_ms;
 	er.has_limit = 1;

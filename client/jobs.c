@@ -35,8 +35,8 @@ static const char jobs_usage[] =
     "  CANCELLED or TIMEOUT\n";
 static const char show_usage[] =
     "usage: cohort show JOB [--json]\n"
-    "  one job: spec, state and reason, allocation, restarts, last\n"
-    "  checkpoint, last failure and restart, work lost, times\n";
+    "  one job: spec, queue, state and reason, allocation, restarts, last\n"
+    "  checkpoint, last failure and restart, work lost, preemptions\n";
 static const char cancel_usage[] =
     "usage: cohort cancel JOB...\n";
 
@@ -131,7 +131,7 @@ jobs_row(struct output_table *t, const struct job *j)
 {
 	char id[24], nodes[24], gpus[16], limit[32], prio[16];
 	char sub[OUTPUT_TIME_LEN], *nodelist = NULL;
-	const char *cells[11];
+	const char *cells[12];
 	int rc;
 
 	/* Where it runs, for jobs that hold an allocation now (running, or
@@ -147,15 +147,16 @@ jobs_row(struct output_table *t, const struct job *j)
 	cells[0] = id;
 	cells[1] = j->spec.name;
 	cells[2] = j->user;
-	cells[3] = job_state_name(j->state);
-	cells[4] = nodes;
-	cells[5] = gpus;
-	cells[6] = fmt_limit(j->spec.time_limit_s, "none", limit,
-	    sizeof(limit));
-	cells[7] = prio;
-	cells[8] = output_time_local(j->submit_ms, sub, sizeof(sub));
-	cells[9] = nodelist;
-	cells[10] = j->reason && j->reason[0] ? j->reason : NULL;
+	cells[3] = j->spec.queue;
+	cells[4] = job_state_name(j->state);
+	cells[5] = nodes;
+	cells[6] = gpus;
+	cells[7] = j->spec.service ? "service" : fmt_limit(
+	    j->spec.time_limit_s, "none", limit, sizeof(limit));
+	cells[8] = prio;
+	cells[9] = output_time_local(j->submit_ms, sub, sizeof(sub));
+	cells[10] = nodelist;
+	cells[11] = j->reason && j->reason[0] ? j->reason : NULL;
 	rc = output_table_add(t, cells);
 	free(nodelist);
 	return rc;
@@ -246,8 +247,8 @@ jobs_fetch(struct cconn *c, Cohort__V1__ListJobsRequest *lj,
 	return EXIT_OK;
 }
 
-static const char *const jobs_head[11] = { "JOBID", "NAME", "USER",
-    "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
+static const char *const jobs_head[12] = { "JOBID", "NAME", "USER",
+    "QUEUE", "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
     "NODELIST", "REASON" };
 
 int
@@ -288,7 +289,7 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 	memset(&o, 0, sizeof(o));
 	o.json = f.json;
 	if (f.json ? (o.arr = json_array()) == NULL :
-	    (o.t = output_table_new(11, jobs_head)) == NULL) {
+	    (o.t = output_table_new(12, jobs_head)) == NULL) {
 		output_error("jobs: out of memory");
 		return EXIT_FAILED;
 	}
@@ -352,6 +353,9 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 	rc |= output_fields_addf(t, "GPUs per node", "%s", b1);
 	rc |= output_fields_addf(t, "Tasks per node", "%u", s->tasks_per_node);
 	rc |= output_fields_addf(t, "GPU type", "%s", s->gpu_type ? s->gpu_type : "any");
+	rc |= output_fields_addf(t, "Queue", "%s", s->queue ? s->queue : "-");
+	rc |= output_fields_addf(t, "Service", "%s", s->service ?
+	    "yes (no time limit, restarted on any exit)" : "no");
 	rc |= output_fields_addf(t, "Time limit", "%s", fmt_limit(s->time_limit_s,
 	    "none", b1, sizeof(b1)));
 	rc |= output_fields_addf(t, "Priority", "%d", (int)s->priority);
@@ -435,8 +439,133 @@ show_recovery(struct output_table *t, const struct job *j)
 	return rc;
 }
 
+/* The job's preemptions: the events of kind "preempt" about it (it was
+ * the victim; the text names the preemptor and the work lost). */
+struct show_preempt {
+	int64_t time_ms;
+	char *actor;
+	char *detail;
+};
+
+struct show_preempts {
+	struct show_preempt *v;
+	size_t n;
+};
+
+static void
+show_preempts_free(struct show_preempts *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].actor);
+		free(p->v[i].detail);
+	}
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
 static int
-show_print(const struct job *j)
+show_preempt_add(struct show_preempts *p, const Cohort__V1__Event *ev)
+{
+	struct show_preempt *v;
+
+	if ((v = reallocarray(p->v, p->n + 1, sizeof(*v))) == NULL)
+		return -1;
+	p->v = v;
+	v[p->n].time_ms = ev->time_ms;
+	v[p->n].actor = strdup(ev->actor != NULL ? ev->actor : "");
+	v[p->n].detail = strdup(ev->detail != NULL ? ev->detail : "");
+	p->n++;
+	if (v[p->n - 1].actor == NULL || v[p->n - 1].detail == NULL)
+		return -1;
+	return 0;
+}
+
+/* Page through the job's events on c. EXIT_OK or an exit code. */
+static int
+show_fetch_preempts(struct cconn *c, uint64_t id, struct show_preempts *p)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__EventsRequest er = COHORT__V1__EVENTS_REQUEST__INIT;
+	const Cohort__V1__EventsReply *r;
+	struct cerr err;
+	int64_t after = 0;
+	size_t i;
+	bool more;
+	int rc = EXIT_OK;
+
+	er.has_job_id = 1;
+	er.job_id = id;
+	er.kind = "preempt";	/* a controller without the filter sends all */
+	req.body_case = COHORT__V1__ENVELOPE__BODY_EVENTS;
+	req.events = &er;
+	do {
+		er.has_after_id = after > 0;
+		er.after_id = after;
+		if ((rep = cconn_call(c, &req, &err)) == NULL)
+			return output_call_error(&err);
+		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY) {
+			rc = output_reply_error("show: events", rep);
+			frame_free(rep);
+			return rc;
+		}
+		r = rep->events_reply;
+		for (i = 0; i < r->n_events && rc == EXIT_OK; i++) {
+			if (strcmp(r->events[i]->kind, "preempt") == 0 &&
+			    show_preempt_add(p, r->events[i]) == -1) {
+				output_error("show: out of memory");
+				rc = EXIT_FAILED;
+			}
+			after = r->events[i]->id;
+		}
+		more = r->has_has_more && r->has_more && r->n_events > 0;
+		frame_free(rep);
+	} while (rc == EXIT_OK && more);
+	return rc;
+}
+
+static int
+show_print_preempts(struct output_table *t, const struct show_preempts *p)
+{
+	char b[OUTPUT_TIME_LEN], *line;
+	size_t i;
+	int rc = 0;
+
+	if (p->n == 0)
+		return output_fields_addf(t, "Preemptions", "-");
+	for (i = 0; i < p->n && rc == 0; i++) {
+		if (asprintf(&line, "%s: %s", output_time_local(p->v[i].time_ms,
+		    b, sizeof(b)), p->v[i].detail[0] ? p->v[i].detail :
+		    p->v[i].actor) == -1)
+			return -1;
+		rc = output_fields_add(t, i == 0 ? "Preemptions" : NULL, line);
+		free(line);
+	}
+	return rc;
+}
+
+static json_t *
+show_preempts_json(const struct show_preempts *p)
+{
+	char b[OUTPUT_TIME_LEN];
+	json_t *arr = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < p->n && arr != NULL; i++) {
+		o = json_pack("{s:s, s:s, s:s}", "time", output_time_utc(
+		    p->v[i].time_ms, b, sizeof(b)), "actor", p->v[i].actor,
+		    "detail", p->v[i].detail);
+		if (o == NULL || json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static int
+show_print(const struct job *j, const struct show_preempts *pre)
 {
 	struct output_table *t;
 	char b[OUTPUT_TIME_LEN];
@@ -454,6 +583,7 @@ show_print(const struct job *j)
 	rc |= show_spec(t, &j->spec, j->redacted);
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
+	rc |= show_print_preempts(t, pre);
 	if (j->has_exit)
 		rc |= output_fields_addf(t, "Exit code", "%d", (int)j->exit_code);
 	else
@@ -475,8 +605,12 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
+	struct show_preempts pre = { 0 };
 	struct jobs_flags f;
-	struct job *j;
+	struct cconn *c;
+	struct cerr err;
+	struct job *j = NULL;
+	json_t *doc;
 	int rc;
 
 	if ((rc = jobs_parse("show", argc, argv, M(O_JSON), &f)) == -2) {
@@ -494,18 +628,34 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 		return EXIT_USAGE;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
 	req.get_job = &gj;
-	if ((rc = output_request("show", opts, &f.conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY, &rep)) != EXIT_OK)
+	/* One connection: the job, then its preemptions from its events. */
+	if ((rc = output_connect(opts, &f.conn, &c)) != EXIT_OK)
 		return rc;
-	if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+	if ((rep = cconn_call(c, &req, &err)) == NULL) {
+		cconn_close(c);
+		return output_call_error(&err);
+	}
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY)
+		rc = output_reply_error("show", rep);
+	else if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
 		rc = EXIT_FAILED;
-	else if (f.json)
-		rc = output_json_print(output_job_json(j)) == 0 ? EXIT_OK :
-		    EXIT_FAILED;
-	else if (show_print(j) == -1 || fflush(stdout) == EOF) {
+	else
+		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	cconn_close(c);
+	if (rc == EXIT_OK && f.json) {
+		doc = output_job_json(j);
+		if (doc != NULL && json_object_set_new(doc, "preemptions",
+		    show_preempts_json(&pre)) == -1) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		rc = output_json_print(doc) == 0 ? EXIT_OK : EXIT_FAILED;
+	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
+	    fflush(stdout) == EOF)) {
 		output_error("show: cannot print the job");
 		rc = EXIT_FAILED;
 	}
+	show_preempts_free(&pre);
 	job_free(j);
 	frame_free(rep);
 	return rc;

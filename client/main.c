@@ -30,6 +30,8 @@ static const struct command {
 	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODE... "
 	    "--reason TEXT [--now]" },
 	{ "resume", cmd_resume, "undo a drain (admin): NODE..." },
+	{ "queues", cmd_queues, "the queue tree: quotas, usage, borrowing, "
+	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "
 	    "[--since T] [--follow]" },
 };

@@ -634,7 +634,11 @@ output_job_json(const struct job *job)
 	    json_null());
 	if (doc == NULL)
 		return NULL;
-	if (json_object_set_new(doc, "placement", json_placement(job)) == -1 ||
+	if (json_object_set_new(doc, "queue", json_str_or_null(s->queue)) ==
+	    -1 ||
+	    json_object_set_new(doc, "service", json_boolean(s->service)) ==
+	    -1 ||
+	    json_object_set_new(doc, "placement", json_placement(job)) == -1 ||
 	    json_object_set_new(doc, "nodes_now", job->nplace > 0 &&
 	    !job_state_is_final(job->state) ?
 	    json_integer((json_int_t)job->nplace) : json_null()) == -1 ||

@@ -28,7 +28,8 @@
 enum {
 	O_NAME = 0x100, O_NODES, O_GPUS, O_TASKS, O_GPU_TYPE, O_TIME,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
-	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_HELP = 'h',
+	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
+	O_HELP = 'h',
 };
 
 static const struct option submit_longopts[] = {
@@ -47,6 +48,8 @@ static const struct option submit_longopts[] = {
 	{ "hang-timeout", required_argument, NULL, O_HANG },
 	{ "env", required_argument, NULL, O_ENV },
 	{ "workdir", required_argument, NULL, O_WORKDIR },
+	{ "queue", required_argument, NULL, O_QUEUE },
+	{ "service", no_argument, NULL, O_SERVICE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -71,6 +74,9 @@ static const char submit_usage[] =
     "  --hang-timeout DURATION    restart when the progress file stalls\n"
     "  --env KEY=VALUE            environment (repeatable)\n"
     "  --workdir DIR              working directory (default: this one)\n"
+    "  --queue Q                  the queue (default: the first listing you)\n"
+    "  --service                  a long-running service: no time limit,\n"
+    "                             restarted on any exit with back-off\n"
     "  --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; the\n"
@@ -325,6 +331,11 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 		return strv_append(&spec->env, &spec->nenv, arg);
 	case O_WORKDIR:
 		return set_str(&spec->workdir, arg);
+	case O_QUEUE:
+		return set_str(&spec->queue, arg);
+	case O_SERVICE:
+		spec->service = true;
+		return 0;
 	}
 	snprintf(why, wlen, "invalid number '%s'", arg);
 	return -1;

@@ -462,6 +462,8 @@ struct conf_parse {
 	struct cerr err;
 	int *seen;		/* line where each key was set; 0: not set */
 	char *long_value;	/* the value of a line too long for inih */
+	int (*on_section)(const struct conf_ctx *, const char *,
+	    struct cerr *);
 };
 
 /* What inih gets for the value of a line too long for it. */
@@ -483,6 +485,54 @@ conf_fail(struct conf_parse *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* pat ends with tail ("*" or " *"): s has pat's head and more. */
+static bool
+conf_match(const char *pat, const char *s, const char *tail)
+{
+	size_t n = strlen(pat), t = strlen(tail);
+
+	if (n >= t && strcmp(pat + n - t, tail) == 0)
+		return strncmp(s, pat, n - 1) == 0 && s[n - 1] != '\0';
+	return strcmp(pat, s) == 0;
+}
+
+static bool
+conf_section_is_pattern(const char *pat)
+{
+	size_t n = strlen(pat);
+
+	return n >= 2 && strcmp(pat + n - 2, " *") == 0;
+}
+
+/* A section header was read: keys of patterned sections start afresh,
+ * and the caller's callback sees it. */
+static void
+conf_section_start(struct conf_parse *p, const char *line)
+{
+	const char *end = strchr(line + 1, ']');
+	char name[256];
+	struct conf_ctx ctx = p->ctx;
+	struct cerr verr;
+	size_t i;
+
+	if (end == NULL || (size_t)(end - line - 1) >= sizeof(name))
+		return;	/* inih reports the syntax error */
+	memcpy(name, line + 1, (size_t)(end - line - 1));
+	name[end - line - 1] = '\0';
+	for (i = 0; i < p->nkeys; i++)
+		if (conf_section_is_pattern(p->keys[i].section))
+			p->seen[i] = 0;
+	if (p->on_section == NULL || p->err_line != 0)
+		return;
+	ctx.section = name;
+	ctx.line = p->line;
+	cerr_clear(&verr);
+	if (p->on_section(&ctx, name, &verr) == -1) {
+		conf_fail(p, "%s", verr.text);
+		p->err.code = verr.code;
+	}
+}
+
 static int
 conf_handler(void *user, const char *section, const char *name,
     const char *value)
@@ -500,10 +550,10 @@ conf_handler(void *user, const char *section, const char *name,
 	if (p->err_line != 0)
 		return 1;
 	for (i = 0; i < p->nkeys; i++) {
-		if (strcmp(section, p->keys[i].section) != 0)
+		if (!conf_match(p->keys[i].section, section, " *"))
 			continue;
 		known_section = true;
-		if (strcmp(name, p->keys[i].name) == 0)
+		if (conf_match(p->keys[i].name, name, "*"))
 			break;
 	}
 	if (i == p->nkeys) {
@@ -526,6 +576,9 @@ conf_handler(void *user, const char *section, const char *name,
 	if (p->seen[i] == 0)
 		p->seen[i] = p->line;
 	cerr_clear(&verr);
+	p->ctx.section = section;
+	p->ctx.name = name;
+	p->ctx.line = p->line;
 	if (k->set(&p->ctx, k, value, &verr) == -1) {
 		conf_fail(p, "%s: %s", name, verr.text);
 		p->err.code = verr.code;
@@ -605,6 +658,8 @@ conf_reader(char *str, int num, void *stream)
 	}
 	memcpy(str, start, len);
 	str[len] = '\0';
+	if (str[0] == '[')
+		conf_section_start(p, str);
 	return str;
 }
 
@@ -668,11 +723,21 @@ int
 conf_load(const char *path, const struct conf_key *keys, size_t nkeys,
     void *cfg, int *seen, struct cerr *err)
 {
+	return conf_load_sections(path, keys, nkeys, cfg, seen, NULL, err);
+}
+
+int
+conf_load_sections(const char *path, const struct conf_key *keys,
+    size_t nkeys, void *cfg, int *seen,
+    int (*on_section)(const struct conf_ctx *c, const char *section,
+    struct cerr *err), struct cerr *err)
+{
 	struct conf_parse p;
 	char *dir;
 	int rc, saved;
 
 	memset(&p, 0, sizeof(p));
+	p.on_section = on_section;
 	p.keys = keys;
 	p.nkeys = nkeys;
 	p.ctx.cfg = cfg;

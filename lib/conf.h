@@ -48,8 +48,18 @@ struct conf_key;
 struct conf_ctx {
 	void *cfg;		/* the caller's structure, as passed to conf_load */
 	const char *dir;	/* absolute directory of the file */
+	/* For setters of patterned keys (below): the section and the key
+	 * as written in the file, and the line; NULL / 0 in a section
+	 * callback's ctx for name. */
+	const char *section;
+	const char *name;
+	int line;
 };
 
+/* Patterns: a section "queue *" matches every section "queue NAME" (NAME
+ * not empty), and a name "gpus.*" every key "gpus.X" (X not empty). The
+ * keys of a patterned section are counted per section: "given twice"
+ * means twice in the same [queue NAME]. */
 struct conf_key {
 	const char *section;
 	const char *name;
@@ -106,5 +116,13 @@ conf_field(const struct conf_ctx *c, const struct conf_key *k)
  * failure cfg may hold values set before it: the caller frees them. */
 int conf_load(const char *path, const struct conf_key *keys, size_t nkeys,
     void *cfg, int *seen, struct cerr *err);
+/* As conf_load, calling on_section (if not NULL) with each section header
+ * as it is read (c->line its line), before the keys under it, so that
+ * sections with no key are seen too; on_section returns 0, or -1 with
+ * err saying what is wrong (the loader prefixes "PATH:LINE: "). */
+int conf_load_sections(const char *path, const struct conf_key *keys,
+    size_t nkeys, void *cfg, int *seen,
+    int (*on_section)(const struct conf_ctx *c, const char *section,
+    struct cerr *err), struct cerr *err);
 
 #endif

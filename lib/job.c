@@ -424,6 +424,10 @@ check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
 		return cerr_set(err, ERR_INVALID,
 		    "--time: %llu seconds is above the limit of 100 years",
 		    (unsigned long long)spec->time_limit_s);
+	if (spec->service && spec->time_limit_s != 0)
+		return cerr_set(err, ERR_INVALID,
+		    "--service: a service has no time limit (leave out "
+		    "--time)");
 	/* A hang timeout at or above the time limit can never fire; that is
 	 * harmless, so it is allowed. */
 	if (spec->hang_timeout_s > DURATION_MAX_S)
@@ -599,7 +603,11 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	    check_opt_name("--checkpoint-dir", spec->checkpoint_dir,
 	    err) == -1 ||
 	    check_opt_name("--workdir", spec->workdir, err) == -1 ||
-	    check_opt_name("script: file name", spec->script_name, err) == -1)
+	    check_opt_name("script: file name", spec->script_name, err) == -1 ||
+	    check_opt_name("--queue", spec->queue, err) == -1)
+		return -1;
+	if (spec->queue != NULL && check_word("--queue", spec->queue,
+	    JOB_QUEUE_MAX, "._-", "'.', '_' and '-'", err) == -1)
 		return -1;
 	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
 		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);

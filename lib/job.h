@@ -62,6 +62,8 @@ struct peer {
 #define JOB_ENV_BYTES_LIMIT (256 * 1024)
 #define JOB_PATH_MAX 4096
 #define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
+/* --queue: as daemon/controller/queues.h's QUEUE_NAME_MAX. */
+#define JOB_QUEUE_MAX 64
 
 struct job_spec {
 	char *name;		/* never NULL after validation */
@@ -180,8 +182,9 @@ int job_spec_copy(struct job_spec *dst, const struct job_spec *src);
  * code), env KEYs being checked for their letters by job_spec_validate;
  * the script is bytes without a NUL. Returns 0, or -1 with err
  * (ERR_INVALID) naming the option: "--name: control character 0x0a at
- * byte 4". job_spec_validate calls it first; the CLI calls it before it
- * sends anything. */
+ * byte 4". --queue is a name of at most JOB_QUEUE_MAX of [A-Za-z0-9_.-].
+ * job_spec_validate calls it first; the CLI calls it before it sends
+ * anything. */
 int job_spec_check_text(const struct job_spec *spec, struct cerr *err);
 
 /* Check a spec as submitted by role. A missing name is filled in from the

@@ -46,6 +46,11 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 		pb->script.len = s->script_len;
 	}
 	pb->script_name = s->script_name;
+	pb->queue = s->queue;
+	if (s->service) {
+		pb->has_service = 1;
+		pb->service = 1;
+	}
 }
 
 static int
@@ -66,7 +71,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->topo_level, pb->topology_level) == -1 ||
 	    wire_dup(&s->checkpoint_dir, pb->checkpoint_dir) == -1 ||
 	    wire_dup(&s->workdir, pb->workdir) == -1 ||
-	    wire_dup(&s->script_name, pb->script_name) == -1)
+	    wire_dup(&s->script_name, pb->script_name) == -1 ||
+	    wire_dup(&s->queue, pb->queue) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -104,6 +110,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 		s->time_limit_s = pb->time_limit_s;
 	if (pb->has_priority)
 		s->priority = pb->priority;
+	s->service = pb->has_service && pb->service;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
@@ -607,6 +614,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_RESUME:
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE:
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
+	case COHORT__V1__ENVELOPE__BODY_QUEUES:
 		return true;
 	default:
 		return false;
@@ -649,6 +657,8 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY: return "signal_reply";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS: return "events";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY: return "events_reply";
+	case COHORT__V1__ENVELOPE__BODY_QUEUES: return "queues";
+	case COHORT__V1__ENVELOPE__BODY_QUEUES_REPLY: return "queues_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";

@@ -55,6 +55,28 @@ static int ctl_set_queue_aging(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int ctl_set_starve(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_uint(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_limit(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_secs(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_names(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_parent(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_preempt(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+static int ctl_q_model(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
+
+/* Bounds of a queue's numbers: a million GPUs is far beyond any cluster,
+ * and keeps sums of quotas clear of SCHED_UNLIMITED. */
+#define CTL_QUEUE_GPUS_MAX 1000000
+#define CTL_QUEUE_WEIGHT_MAX 1000000
+#define CTL_QUEUE_SECS_MAX (366ULL * 86400)
 
 /* The most names a nodes = hostlist may expand to. */
 #define CTL_NODES_MAX 100000
@@ -69,6 +91,11 @@ static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
 #define MSKEY(sec, key, f)                                                     \
 	{ .section = sec, .name = key, .set = conf_key_ms, FIELD(f),           \
 	  .min = CTL_MIN_MS, .max = CTL_MAX_MS }
+/* A key of [queue NAME], on a field of struct queue_def. */
+#define QFIELD(f) CONF_FIELD(struct queue_def, f)
+#define QKEY(key, setter, f, lo, hi)                                           \
+	{ .section = "queue *", .name = key, .set = setter, QFIELD(f),         \
+	  .min = lo, .max = hi }
 #define NUMKEY(sec, f, setter, lo, hi)                                         \
 	{ .section = sec, .name = #f, .set = setter, FIELD(f), .min = lo,      \
 	  .max = hi }
@@ -90,6 +117,28 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "controller", .name = "nodes", .set = ctl_set_nodes },
 	{ .section = "controller", .name = "accept_unknown_nodes",
 	  .set = conf_key_bool, FIELD(accept_unknown_nodes) },
+	/* Queues (issue 12). */
+	{ .section = "controller", .name = "fair_share_half_life",
+	  .set = conf_key_ms, FIELD(fair_share_half_life_ms),
+	  .min = 60000, .max = CTL_MAX_MS },
+	{ .section = "controller", .name = "starve_after",
+	  .set = ctl_set_starve },
+	QKEY("parent", ctl_q_parent, parent, 0, 0),
+	QKEY("gpus", ctl_q_uint, gpus, 0, CTL_QUEUE_GPUS_MAX),
+	{ .section = "queue *", .name = "gpus.*", .repeatable = true,
+	  .set = ctl_q_model },
+	QKEY("borrow_limit", ctl_q_limit, borrow_limit, 0, CTL_QUEUE_GPUS_MAX),
+	QKEY("lend_limit", ctl_q_limit, lend_limit, 0, CTL_QUEUE_GPUS_MAX),
+	QKEY("weight", ctl_q_uint, weight, 1, CTL_QUEUE_WEIGHT_MAX),
+	QKEY("users", ctl_q_names, users, 0, 0),
+	QKEY("admins", ctl_q_names, admins, 0, 0),
+	QKEY("max_gpus_per_job", ctl_q_uint, max_gpus_per_job, 0,
+	    CTL_QUEUE_GPUS_MAX),
+	QKEY("max_time", ctl_q_secs, max_time_s, 1, CTL_QUEUE_SECS_MAX),
+	QKEY("preempt", ctl_q_preempt, preempt, 0, 0),
+	QKEY("preempt_grace", ctl_q_secs, preempt_grace_s, 0,
+	    CTL_QUEUE_SECS_MAX),
+	QKEY("min_runtime", ctl_q_secs, min_runtime_s, 0, CTL_QUEUE_SECS_MAX),
 	{ .section = "http", .name = "listen", .set = ctl_set_http_listen },
 	{ .section = "http", .name = "port_file", .set = conf_key_path,
 	  FIELD(http_port_file) },
@@ -165,6 +214,8 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->submit_burst = CTL_DEFAULT_SUBMIT_BURST;
 	cfg->page_size = CTL_DEFAULT_PAGE_SIZE;
 	cfg->private_data = true;
+	cfg->fair_share_half_life_ms = QUEUES_DEFAULT_HALF_LIFE_MS;
+	cfg->starve_after_ms = 0;
 }
 
 void
@@ -181,6 +232,10 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->topology);
 	free(cfg->http_port_file);
 	hostlist_free(cfg->nodes, cfg->nnodes);
+	for (size_t i = 0; i < cfg->nqueues; i++)
+		queue_def_clear(&cfg->queues[i]);
+	free(cfg->queues);
+	free(cfg->queue_lines);
 	ctl_config_defaults(cfg);
 }
 
@@ -294,11 +349,279 @@ ctl_set_nodes(const struct conf_ctx *c, const struct conf_key *k,
 	return 0;
 }
 
+/* starve_after: a duration, or 0 / off. */
+static int
+ctl_set_starve(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	if (strcmp(value, "0") == 0 || strcmp(value, "off") == 0) {
+		cfg->starve_after_ms = 0;
+		return 0;
+	}
+	return conf_parse_duration_ms(value, 1000, CTL_MAX_MS,
+	    &cfg->starve_after_ms, err);
+}
+
+/* ---- [queue NAME] ---- */
+
+/* The queue whose section is being read: the last one opened. */
+static struct queue_def *
+ctl_queue_cur(const struct conf_ctx *c)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	return &cfg->queues[cfg->nqueues - 1];
+}
+
+static void *
+ctl_queue_field(const struct conf_ctx *c, const struct conf_key *k)
+{
+	return (char *)ctl_queue_cur(c) + k->off;
+}
+
+/* Every section header: [queue NAME] opens a queue with the defaults. */
+static int
+ctl_queue_section(const struct conf_ctx *c, const char *section,
+    struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+	struct queue_def *v, *d;
+	const char *name;
+	int *lines;
+	size_t i;
+
+	if (strcmp(section, "queue") == 0 ||
+	    strcmp(section, "queue ") == 0)
+		return cerr_set(err, ERR_INVALID,
+		    "[%s]: a queue section needs a name: [queue NAME]",
+		    section);
+	if (strncmp(section, "queue ", 6) != 0)
+		return 0;
+	name = section + 6;
+	if (strlen(name) > QUEUE_NAME_MAX ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._-") != strlen(name))
+		return cerr_set(err, ERR_INVALID, "[queue %.80s]: a queue name "
+		    "is 1 to %d of A-Z a-z 0-9 . _ -", name, QUEUE_NAME_MAX);
+	for (i = 0; i < cfg->nqueues; i++)
+		if (strcmp(cfg->queues[i].name, name) == 0)
+			return cerr_set(err, ERR_INVALID, "[queue %s] given "
+			    "twice (first on line %d)", name,
+			    cfg->queue_lines[i]);
+	if ((v = reallocarray(cfg->queues, cfg->nqueues + 1,
+	    sizeof(*v))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	cfg->queues = v;
+	if ((lines = reallocarray(cfg->queue_lines, cfg->nqueues + 1,
+	    sizeof(*lines))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	cfg->queue_lines = lines;
+	d = &v[cfg->nqueues];
+	*d = (struct queue_def){ .gpus = SCHED_UNLIMITED,
+	    .borrow_limit = SCHED_UNLIMITED, .lend_limit = SCHED_UNLIMITED,
+	    .weight = 1, .preempt = SCHED_PREEMPT_BORROWERS };
+	if ((d->name = strdup(name)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	lines[cfg->nqueues] = c->line;
+	cfg->nqueues++;
+	return 0;
+}
+
+static int
+ctl_q_uint(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	uint64_t v;
+
+	if (conf_parse_uint(value, k->min, k->max, &v, err) == -1)
+		return -1;
+	*(uint32_t *)ctl_queue_field(c, k) = (uint32_t)v;
+	return 0;
+}
+
+static int
+ctl_q_limit(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	if (strcmp(value, "none") == 0) {
+		*(uint32_t *)ctl_queue_field(c, k) = SCHED_UNLIMITED;
+		return 0;
+	}
+	return ctl_q_uint(c, k, value, err);
+}
+
+/* A duration in whole seconds; "0" and "0s" are 0 where k->min is 0. */
+static int
+ctl_q_secs(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	uint64_t ms;
+
+	if (k->min == 0 && strcmp(value, "0") == 0) {
+		*(uint64_t *)ctl_queue_field(c, k) = 0;
+		return 0;
+	}
+	if (conf_parse_duration_ms(value, k->min * 1000, k->max * 1000, &ms,
+	    err) == -1)
+		return -1;
+	if (ms % 1000 != 0)
+		return cerr_set(err, ERR_INVALID,
+		    "'%.64s' is not a whole number of seconds", value);
+	*(uint64_t *)ctl_queue_field(c, k) = ms / 1000;
+	return 0;
+}
+
+/* "a, b c": names separated by commas and blanks. */
+static int
+ctl_q_names(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct queue_def *d = ctl_queue_cur(c);
+	bool admins = strcmp(k->name, "admins") == 0;
+	char ***v = admins ? &d->admins : &d->users;
+	size_t *n = admins ? &d->nadmins : &d->nusers;
+	char **out = NULL, name[PEER_NAME_MAX + 1];
+	size_t nout = 0, len, i;
+	const char *p = value;
+
+	while (*p != '\0') {
+		p += strspn(p, ", \t");
+		if ((len = strcspn(p, ", \t")) == 0)
+			break;
+		if (len > PEER_NAME_MAX) {
+			strv_free(out, nout);
+			return cerr_set(err, ERR_INVALID, "'%.32s...' is longer "
+			    "than %d characters", p, PEER_NAME_MAX);
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		for (i = 0; i < nout && strcmp(out[i], name) != 0; i++)
+			;
+		if (i == nout && strv_append(&out, &nout, name) == -1) {
+			strv_free(out, nout);
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		}
+		p += len;
+	}
+	if (nout == 0)
+		return cerr_set(err, ERR_INVALID, "no name given (leave the "
+		    "key out for everybody)");
+	strv_free(*v, *n);
+	*v = out;
+	*n = nout;
+	return 0;
+}
+
+static int
+ctl_q_parent(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct queue_def *d = ctl_queue_cur(c);
+
+	if (value[0] == '\0')
+		return cerr_set(err, ERR_INVALID, "empty");
+	if (strcmp(value, d->name) == 0)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s cannot be its own parent", d->name);
+	if (conf_set_str(&d->parent, value) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+static int
+ctl_q_preempt(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	static const struct {
+		const char *name;
+		enum sched_preempt p;
+	} tab[] = {
+		{ "never", SCHED_PREEMPT_NEVER },
+		{ "lower-priority", SCHED_PREEMPT_LOWER },
+		{ "borrowers", SCHED_PREEMPT_BORROWERS },
+		{ "both", SCHED_PREEMPT_BOTH },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strcmp(value, tab[i].name) == 0) {
+			ctl_queue_cur(c)->preempt = tab[i].p;
+			return 0;
+		}
+	return cerr_set(err, ERR_INVALID, "'%.64s' is not never, "
+	    "lower-priority, borrowers or both", value);
+}
+
+/* gpus.MODEL = N */
+static int
+ctl_q_model(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct queue_def *d = ctl_queue_cur(c);
+	const char *model = c->name + strlen("gpus.");
+	struct queue_model_quota *m;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < d->nmodels; i++)
+		if (strcmp(d->models[i].model, model) == 0)
+			return cerr_set(err, ERR_INVALID,
+			    "given twice in [queue %s]", d->name);
+	if (d->nmodels >= SCHED_FLAVORS_MAX - 1)
+		return cerr_set(err, ERR_INVALID, "at most %d GPU models may "
+		    "have quotas", SCHED_FLAVORS_MAX - 1);
+	if (conf_parse_uint(value, 0, CTL_QUEUE_GPUS_MAX, &v, err) == -1)
+		return -1;
+	if ((m = reallocarray(d->models, d->nmodels + 1, sizeof(*m))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	d->models = m;
+	if ((m[d->nmodels].model = strdup(model)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	m[d->nmodels].gpus = (uint32_t)v;
+	d->nmodels++;
+	return 0;
+}
+
+/* The tree as a whole, through queues_create: an error names the line
+ * of the queue it is about ("queue NAME: ..."), else the first queue. */
+static int
+ctl_check_queues(struct ctl_config *cfg, const char *path, struct cerr *err)
+{
+	struct queues *qs;
+	struct cerr qerr;
+	size_t i, len;
+	int line;
+
+	if (cfg->nqueues == 0)
+		return 0;
+	qs = queues_create(cfg->queues, cfg->nqueues,
+	    (int64_t)cfg->fair_share_half_life_ms, &qerr);
+	if (qs != NULL) {
+		queues_destroy(qs);
+		return 0;
+	}
+	line = cfg->queue_lines[0];
+	for (i = 0; i < cfg->nqueues; i++) {
+		len = strlen(cfg->queues[i].name);
+		if (strncmp(qerr.text, "queue ", 6) == 0 &&
+		    strncmp(qerr.text + 6, cfg->queues[i].name, len) == 0 &&
+		    qerr.text[6 + len] == ':') {
+			line = cfg->queue_lines[i];
+			break;
+		}
+	}
+	return cerr_set(err, qerr.code, "%s:%d: %s", path, line, qerr.text);
+}
+
 int
 ctl_config_load(struct ctl_config *cfg, const char *path, struct cerr *err)
 {
 	ctl_config_defaults(cfg);
-	if (conf_load(path, ctl_keys, CTL_NKEYS, cfg, NULL, err) == -1) {
+	if (conf_load_sections(path, ctl_keys, CTL_NKEYS, cfg, NULL,
+	    ctl_queue_section, err) == -1 ||
+	    ctl_check_queues(cfg, path, err) == -1) {
 		ctl_config_clear(cfg);
 		return -1;
 	}

@@ -23,6 +23,31 @@
  *   nodes = HOSTLIST            agents that may register besides those in
  *                               the topology (Slurm hostlist syntax)
  *   accept_unknown_nodes = no   yes: any agent certificate may register
+ *   fair_share_half_life = 7d   queues' fair share forgets usage with
+ *                               this half-life (queues.h)
+ *   starve_after = 0            a job waiting longer goes before every
+ *                               job of its priority that has not, oldest
+ *                               first (sched_config.starve_s); 0: off
+ *   [queue NAME]                any number, in file order (queues.h; no
+ *                               [queue]: one unlimited "default" queue)
+ *   parent = NAME               a tree of any depth; none: top level
+ *   gpus = N                    nominal quota (GPUs); none: unlimited
+ *   gpus.MODEL = N              nominal quota of GPUs of that model
+ *   borrow_limit = N | none     GPUs it may use beyond its nominal
+ *   lend_limit = N | none       of its unused nominal, what others may
+ *                               use (at most gpus)
+ *   weight = 1                  fair share among siblings (>= 1)
+ *   users = a, b c              may submit (none listed: everybody)
+ *   admins = a                  may submit, cancel any job of the queue
+ *                               and raise priorities in it
+ *   max_gpus_per_job = N        0: no limit
+ *   max_time = 1d               also the default --time of its jobs
+ *   preempt = borrowers         never | lower-priority | borrowers | both
+ *   preempt_grace = 5m          cap on the checkpoint signal's SECS
+ *   min_runtime = 10m           its jobs are not preempted before
+ *   A queue's errors name its line; those of the tree as a whole (an
+ *   unknown parent, a cycle, lend_limit above gpus, ...) the line of the
+ *   [queue NAME] header.
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   crl = PATH                  optional: CRLs of the CA, checked for
@@ -63,6 +88,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/controller/queues.h"
 #include "daemon/sched/sched.h"
 #include "lib/conf.h"
 #include "lib/err.h"
@@ -110,6 +136,13 @@ struct ctl_config {
 	uint32_t submit_burst;
 	uint32_t page_size;		/* listing replies */
 	bool private_data;
+	/* Queues (queues.h): [queue NAME] sections in file order, and the
+	 * line of each header. */
+	struct queue_def *queues;
+	int *queue_lines;
+	size_t nqueues;
+	uint64_t fair_share_half_life_ms;
+	uint64_t starve_after_ms;	/* 0: off */
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

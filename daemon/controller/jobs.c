@@ -9,6 +9,7 @@
 
 #include "jobs.h"
 #include "lib/log.h"
+#include "queues.h"
 #include "quota.h"
 #include "store.h"
 #include "txq.h"
@@ -39,6 +40,7 @@ struct jobs {
 	struct txq *q;
 	struct job_limits limits;
 	struct quota *quota;	/* per-user waiting jobs and submit rate */
+	struct queues *queues;	/* borrowed; NULL: no queue checks */
 	struct job **tab;	/* sorted by id: ids only grow */
 	size_t n;
 	size_t cap;
@@ -259,7 +261,7 @@ jobs_reload(struct jobs *js, struct cerr *err)
 
 struct jobs *
 jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
-    struct cerr *err)
+    struct queues *qs, struct cerr *err)
 {
 	struct jobs *js;
 
@@ -269,6 +271,7 @@ jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
 	}
 	js->st = st;
 	js->q = q;
+	js->queues = qs;
 	js->limits = *limits;
 	if ((js->quota = quota_create(&(struct quota_opts){
 	    .max_pending = limits->max_pending_per_user,
@@ -354,8 +357,13 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 
 	cerr_clear(err);
 	/* Admins are held to the same limits: they submit as themselves,
-	 * and a runaway script is as likely from them. */
-	if (job_spec_validate(spec, who->role, &js->limits, err) == -1 ||
+	 * and a runaway script is as likely from them. With queues, a
+	 * raised priority is the queue's to allow (its admins may), so
+	 * queues_admit checks it rather than job_spec_validate. */
+	if (job_spec_validate(spec, js->queues != NULL ?
+	    who->role | ROLE_ADMIN : who->role, &js->limits, err) == -1 ||
+	    (js->queues != NULL &&
+	    queues_admit(js->queues, who, spec, err) == -1) ||
 	    quota_submit_check(js->quota, who->name, now_ms, err) == -1) {
 		job_spec_clear(spec);
 		return -1;
@@ -373,9 +381,11 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	job->id = js->last_id + 1;
 	job->state = JOB_PENDING;
 	job->submit_ms = now_ms;
-	snprintf(detail, sizeof(detail), "name=%s nodes=%u:%u gpus_per_node=%u",
-	    job->spec.name, job->spec.nodes_min, job->spec.nodes_max,
-	    job->spec.gpus_per_node);
+	snprintf(detail, sizeof(detail), "name=%s nodes=%u:%u gpus_per_node=%u"
+	    "%s%s%s", job->spec.name, job->spec.nodes_min, job->spec.nodes_max,
+	    job->spec.gpus_per_node, job->spec.queue != NULL ? " queue=" : "",
+	    job->spec.queue != NULL ? job->spec.queue : "",
+	    job->spec.service ? " service" : "");
 	/* Room in the table first: a row written and then not added
 	 * would be committed for a submit that answered an error. */
 	if (jobs_reserve(js) == -1) {
@@ -398,6 +408,19 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	return 0;
 }
 
+/* Is user an admin of job's queue? */
+static bool
+jobs_queue_admin(const struct jobs *js, const struct job *job,
+    const char *user)
+{
+	int q;
+
+	if (js->queues == NULL || job->spec.queue == NULL ||
+	    (q = queues_find(js->queues, job->spec.queue)) == -1)
+		return false;
+	return queues_is_admin(js->queues, (size_t)q, user);
+}
+
 int
 jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err)
@@ -407,10 +430,11 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
 
 	if (job == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, id);
-	if (strcmp(job->user, who->name) != 0 && who->role != ROLE_ADMIN)
+	if (strcmp(job->user, who->name) != 0 && who->role != ROLE_ADMIN &&
+	    !jobs_queue_admin(js, job, who->name))
 		return cerr_set(err, ERR_DENIED,
-		    "job %" PRIu64 " belongs to %s; only its owner or an admin "
-		    "may cancel it", id, job->user);
+		    "job %" PRIu64 " belongs to %s; only its owner, an admin or "
+		    "an admin of its queue may cancel it", id, job->user);
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT,
 		    "job %" PRIu64 " already ended (%s)", id,

@@ -17,23 +17,30 @@
 struct store;
 struct txq;
 struct jobs;
+struct queues;
 
-/* Load every job from st. NULL with err set on failure. */
+/* Load every job from st. qs (borrowed; may be NULL: no queue checks,
+ * for tests) is the queue tree submits are admitted to (queues_admit)
+ * and whose admins may cancel the queue's jobs. NULL with err set on
+ * failure. */
 struct jobs *jobs_create(struct store *st, struct txq *q,
-    const struct job_limits *limits, struct cerr *err);
+    const struct job_limits *limits, struct queues *qs, struct cerr *err);
 void jobs_destroy(struct jobs *js);
 /* Drop the table and load it again from the store. 0 or -1. */
 int jobs_reload(struct jobs *js, struct cerr *err);
 
-/* Validate spec for who, and record a new PENDING job owned by who.
- * Takes ownership of *spec's contents (left cleared) on success and on
- * failure. Returns 0 with *id set, or -1 with err (ERR_INVALID,
- * ERR_DENIED, ERR_LIMIT when who has max_pending_per_user jobs waiting
- * or submits faster than submit_rate, ERR_INTERNAL). */
+/* Validate spec for who, admit it to its queue (queues_admit: the queue
+ * resolved and stored in the spec, its limits checked) and record a new
+ * PENDING job owned by who. Takes ownership of *spec's contents (left
+ * cleared) on success and on failure. Returns 0 with *id set, or -1 with
+ * err (ERR_INVALID, ERR_DENIED, ERR_NOT_FOUND for an unknown queue,
+ * ERR_LIMIT when who has max_pending_per_user jobs waiting or submits
+ * faster than submit_rate, ERR_INTERNAL). */
 int jobs_submit(struct jobs *js, const struct peer *who,
     struct job_spec *spec, int64_t now_ms, uint64_t *id, struct cerr *err);
 
-/* Cancel job id on behalf of who: its owner or an admin. A pending job
+/* Cancel job id on behalf of who: its owner, an admin, or an admin of
+ * the job's queue (queues_is_admin). A pending job
  * becomes CANCELLED at once. Returns 0 with *state set to the job's new
  * state, or -1 with err (ERR_NOT_FOUND, ERR_DENIED, ERR_CONFLICT when
  * the job has already ended, ERR_INTERNAL). */

@@ -23,6 +23,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "nodes.h"
+#include "queues.h"
 #include "lib/clock.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
@@ -37,6 +38,7 @@ struct cohortd {
 	struct event_base *base;
 	struct store *store;
 	struct txq *txq;
+	struct queues *queues;
 	struct jobs *jobs;
 	struct nodes *nodes;
 	SSL_CTX *ctx;
@@ -160,6 +162,21 @@ send_to_agent(void *srv, uint64_t conn_id, Cohort__V1__Envelope *env)
 	return c != NULL ? server_conn_send(c, env) : -1;
 }
 
+/* Fair share survives a restart: the usage of every job that ran is
+ * charged again (queues_rebuild). */
+static void
+rebuild_fair_share(struct queues *qs, const struct jobs *js, int64_t now_ms)
+{
+	const struct jobs_filter all = { .all = true };
+	const struct job **tab;
+	size_t n;
+
+	if (jobs_list(js, &all, &tab, &n) == -1 ||
+	    queues_rebuild(qs, tab, n, now_ms) == -1)
+		fatalx("rebuilding fair share: out of memory");
+	free(tab);
+}
+
 static void
 start(struct cohortd *d)
 {
@@ -198,8 +215,13 @@ start(struct cohortd *d)
 	d->txq = txq_create(d->base, d->store, on_commit_abort, d);
 	if (d->txq == NULL)
 		fatalx("out of memory");
-	if ((d->jobs = jobs_create(d->store, d->txq, &limits, &err)) == NULL)
+	if ((d->queues = queues_create(d->cfg.queues, d->cfg.nqueues,
+	    (int64_t)d->cfg.fair_share_half_life_ms, &err)) == NULL)
+		fatalx("queues: %s", err.text);
+	if ((d->jobs = jobs_create(d->store, d->txq, &limits, d->queues,
+	    &err)) == NULL)
 		fatalx("loading jobs: %s", err.text);
+	rebuild_fair_share(d->queues, d->jobs, clock_now_ms());
 	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
 	    &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
@@ -248,6 +270,9 @@ start(struct cohortd *d)
 	co.known_nodes = (const char *const *)d->cfg.nodes;
 	co.nknown_nodes = d->cfg.nnodes;
 	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;
+	co.queues = d->queues;
+	co.starve_s = (int64_t)(d->cfg.starve_after_ms / 1000);
+	d->rpc.queues = d->queues;
 	if (d->topo == NULL && d->cfg.nnodes == 0 &&
 	    !d->cfg.accept_unknown_nodes)
 		log_warnx("neither a topology nor 'nodes' is configured: "
@@ -319,6 +344,7 @@ stop(struct cohortd *d)
 	SSL_CTX_free(d->ctx);
 	nodes_destroy(d->nodes);
 	jobs_destroy(d->jobs);
+	queues_destroy(d->queues);
 	store_close(d->store);
 	event_base_free(d->base);
 	ctl_config_clear(&d->cfg);

@@ -20,7 +20,7 @@
 #define QUEUE_NAME_MAX 64
 #define QUEUE_DEFAULT_NAME "default"
 /* Fair share forgets usage with this half-life unless configured
- * ([scheduler] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
+ * ([controller] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
 #define QUEUES_DEFAULT_HALF_LIFE_MS (7LL * 24 * 3600 * 1000)
 
 /* A per-model nominal quota: gpus.MODEL = N. */
@@ -91,10 +91,23 @@ bool queues_is_admin(const struct queues *qs, size_t q, const char *user);
  * (usage decays with the half-life; charging is O(depth + log users)). */
 int queues_charge(struct queues *qs, size_t q, const char *user,
     double gpu_ms, int64_t now_ms);
+/* Charge the usage of jobs[0 .. n) afresh, after a controller restart:
+ * each job that ran (start_ms set) its GPUs (its last placement) times
+ * the time it ran, to its end (ended jobs) or to now_ms, at that end or
+ * now_ms; to its user in its queue (any job with queues unconfigured;
+ * none of a queue that is gone). 0, or -1 (ENOMEM) with the usage
+ * charged so far kept. */
+int queues_rebuild(struct queues *qs, const struct job *const *jobs,
+    size_t n, int64_t now_ms);
 /* Decayed usage of q's subtree over its weight, relative to its
- * siblings: the sched_queue.share key (smaller first). */
+ * siblings: the sched_queue.share key (smaller first). With u the
+ * decayed GPU-ms (u(t) = u(t0) * 2^(-(t - t0) / half_life)) and w the
+ * weight, over the siblings S of q (q included):
+ *   key(q) = 10^6 * (u(q) / sum_S u) / (w(q) / sum_S w),
+ * 10^6 at its share exactly, 0 when unused (or nothing was used). */
 uint64_t queues_share(const struct queues *qs, size_t q, int64_t now_ms);
-/* The same for user within q. */
+/* The same for user within q, users weighing 1 among those that used q:
+ * 10^6 * u(user) * n / sum u. */
 uint64_t queues_user_share(const struct queues *qs, size_t q,
     const char *user, int64_t now_ms);
 /* Slurm's fair-share factor 2^(-usage/share) in [0, 1], for display:
@@ -120,6 +133,10 @@ struct queue_row {
 	uint32_t used;		/* GPUs held by running jobs of its subtree */
 	uint32_t borrowed;	/* used beyond nominal */
 	uint32_t lent;		/* of its unused nominal, used by others */
+	uint32_t from_above;	/* of its children's borrowed GPUs, those
+				 * not lent by their siblings: from its own
+				 * nominal not given to children, or from
+				 * what it borrows itself (queues.c) */
 	uint32_t pending;	/* GPUs asked by its subtree's waiting jobs */
 	uint32_t running_jobs, pending_jobs;
 	uint32_t weight;
@@ -127,9 +144,17 @@ struct queue_row {
 };
 
 /* One row per queue, parents before children (depth-first, file order),
- * from the jobs holding GPUs and those waiting. At every parent the
+ * from the jobs holding GPUs (used: their placements' GPUs) and those
+ * waiting (pending: nodes_min * gpus_per_node; a whole-node job counts 0
+ * GPUs, its size being unknown before placement, but is in
+ * pending_jobs). Jobs of a queue not configured are in no row. An inner
+ * queue without gpus has its children's nominals summed. Lent: at each
+ * parent the children's borrowed GPUs come first from what their
+ * siblings may lend (unused nominal, at most lend_limit), shared among
+ * the lenders in proportion to that (largest remainder). At every parent the
  * children's borrowed GPUs add up to what their siblings lent plus what
- * came from above. 0 with *rows (malloc'd, *n == queues_count), or -1
+ * came from above (from_above; at the top level: the top queues'
+ * borrowed minus their lent, GPUs outside every nominal). 0 with *rows (malloc'd, *n == queues_count), or -1
  * (ENOMEM). */
 int queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,

@@ -12,6 +12,7 @@
 #include "lib/clock.h"
 #include "jobs.h"
 #include "nodes.h"
+#include "queues.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -385,6 +386,85 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_send(rpc, c, &env, false);
 }
 
+/* `cohort queues`: the tree, from the jobs holding GPUs and those
+ * waiting. Anyone may see it: names and counts, nothing private. */
+static void
+rpc_queues(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__QueuesReply reply = COHORT__V1__QUEUES_REPLY__INIT;
+	Cohort__V1__QueueRow *pbs = NULL, **ptrs = NULL;
+	const struct jobs_filter live = { .all = false };
+	const struct job **list = NULL, **active = NULL, **waiting = NULL;
+	struct queue_row *rows = NULL;
+	size_t i, n = 0, na = 0, nw = 0, nrows = 0;
+
+	if (rpc->queues == NULL) {
+		rpc_error(rpc, c, req->id, ERR_UNAVAILABLE,
+		    "this controller has no queues", false);
+		return;
+	}
+	if (jobs_list(rpc->jobs, &live, &list, &n) == -1 ||
+	    (n > 0 && ((active = calloc(n, sizeof(*active))) == NULL ||
+	    (waiting = calloc(n, sizeof(*waiting))) == NULL)))
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		if (jobs_is_active(list[i]))
+			active[na++] = list[i];
+		else if (list[i]->state == JOB_PENDING ||
+		    list[i]->state == JOB_RESTARTING)
+			waiting[nw++] = list[i];
+	}
+	if (queues_report(rpc->queues, active, na, waiting, nw,
+	    clock_now_ms(), &rows, &nrows) == -1 ||
+	    (pbs = calloc(nrows, sizeof(*pbs))) == NULL ||
+	    (ptrs = calloc(nrows, sizeof(*ptrs))) == NULL)
+		goto nomem;
+	for (i = 0; i < nrows; i++) {
+		Cohort__V1__QueueRow *p = &pbs[i];
+
+		cohort__v1__queue_row__init(p);
+		p->name = rows[i].name;
+		p->parent = rows[i].parent[0] ? rows[i].parent : NULL;
+		p->has_depth = p->has_nominal_unlimited = p->has_used = 1;
+		p->depth = rows[i].depth;
+		p->nominal_unlimited = rows[i].nominal == SCHED_UNLIMITED;
+		p->has_nominal = !p->nominal_unlimited;
+		p->nominal = p->has_nominal ? rows[i].nominal : 0;
+		p->used = rows[i].used;
+		p->has_borrowed = p->has_lent = p->has_pending = 1;
+		p->borrowed = rows[i].borrowed;
+		p->lent = rows[i].lent;
+		p->pending = rows[i].pending;
+		p->has_running_jobs = p->has_pending_jobs = 1;
+		p->running_jobs = rows[i].running_jobs;
+		p->pending_jobs = rows[i].pending_jobs;
+		p->has_weight = p->has_factor = p->has_from_above = 1;
+		p->weight = rows[i].weight;
+		p->factor = rows[i].factor;
+		p->from_above = rows[i].from_above;
+		ptrs[i] = p;
+	}
+	reply.n_queues = nrows;
+	reply.queues = ptrs;
+	reply.has_configured = 1;
+	reply.configured = queues_configured(rpc->queues);
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_QUEUES_REPLY;
+	env.queues_reply = &reply;
+	rpc_send(rpc, c, &env, false);
+	goto out;
+nomem:
+	rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+out:
+	free(ptrs);
+	free(pbs);
+	free(rows);
+	free(waiting);
+	free(active);
+	free(list);
+}
+
 #define ANYONE (ROLE_USER | ROLE_ADMIN | ROLE_AGENT)
 #define PEOPLE (ROLE_USER | ROLE_ADMIN)
 
@@ -402,6 +482,7 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_DELETE_NODE, ROLE_ADMIN,
 	  rpc_delete_node },
 	{ COHORT__V1__ENVELOPE__BODY_EVENTS, PEOPLE, rpc_events },
+	{ COHORT__V1__ENVELOPE__BODY_QUEUES, PEOPLE, rpc_queues },
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },

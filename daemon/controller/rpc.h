@@ -19,6 +19,7 @@ struct cluster;
 struct conn;
 struct jobs;
 struct nodes;
+struct queues;
 struct server;
 struct store;
 struct topo;
@@ -31,6 +32,7 @@ struct rpc {
 	struct cluster *cluster;
 	struct agentcmd *agentcmd;
 	struct txq *txq;
+	struct queues *queues;	/* `cohort queues`; NULL: none shown */
 	struct store *store;	/* events are read straight from it */
 	uint32_t heartbeat_ms;	/* told to agents */
 	const struct topo *topo; /* for nodes' switch names; may be NULL */

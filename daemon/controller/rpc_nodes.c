@@ -479,7 +479,7 @@ rpc_events(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	a.strs = calloc((limit + 1) * 4, sizeof(*a.strs));
 	if (a.ev == NULL || a.strs == NULL ||
 	    store_events_list(rpc->store, er->has_after_id ? er->after_id : 0,
-	    er->has_job_id ? er->job_id : 0, er->node, a.since_ms,
+	    er->has_job_id ? er->job_id : 0, er->node, er->kind, a.since_ms,
 	    (int)limit + 1, events_cb, &a, &err) == -1 ||
 	    (a.n > 0 && (ptrs = calloc(a.n, sizeof(*ptrs))) == NULL)) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL,

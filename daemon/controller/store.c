@@ -37,9 +37,11 @@
 	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
 	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt, " \
 	"ckpt_step, ckpt_path, ckpt_ms, last_failure_ms, last_restart_ms, " \
-	"lost_work_ms"
+	"lost_work_ms, queue, service"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
+/* Every events form filters by kind too; ?6 NULL: any kind. */
+#define EVENTS_KIND "AND (?6 IS NULL OR kind = ?6) "
 
 /* The statements of this file (the enum is in store_int.h; those of
  * store_nodes.c stay NULL here). The events queries come in four forms,
@@ -54,7 +56,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -72,16 +74,17 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "(SELECT value FROM counters WHERE name = 'max_job_id'), "
 	    "(SELECT coalesce(max(id), 0) FROM jobs))",
 	[S_EVENTS_ANY] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND time_ms >= ?5 ORDER BY id LIMIT ?4",
+	    "WHERE id > ?1 AND time_ms >= ?5 " EVENTS_KIND
+	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND job_id = ?2 AND time_ms >= ?5 "
+	    "WHERE id > ?1 AND job_id = ?2 AND time_ms >= ?5 " EVENTS_KIND
 	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
-	    "WHERE id > ?1 AND node = ?3 AND time_ms >= ?5 "
+	    "WHERE id > ?1 AND node = ?3 AND time_ms >= ?5 " EVENTS_KIND
 	    "ORDER BY id LIMIT ?4",
 	[S_EVENTS_JOB_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
 	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 AND time_ms >= ?5 "
-	    "ORDER BY id LIMIT ?4",
+	    EVENTS_KIND "ORDER BY id LIMIT ?4",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -652,6 +655,8 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 		bind_text(&b, NULL);
 	bind_int(&b, job->attempt);
 	bind_recovery(&b, job);
+	bind_text(&b, sp->queue);
+	bind_int(&b, sp->service ? 1 : 0);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -770,6 +775,8 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	job->last_failure_ms = read_int(&r);
 	job->last_restart_ms = read_int(&r);
 	job->lost_work_ms = (uint64_t)read_int(&r);
+	read_text(&r, &sp->queue);
+	sp->service = read_int(&r) != 0;
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)
@@ -842,7 +849,7 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 
 int
 store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
-    const char *node, int64_t since_ms, int limit,
+    const char *node, const char *kind, int64_t since_ms, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
     struct cerr *err)
 {
@@ -864,6 +871,11 @@ store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
 		sqlite3_bind_text(s, 3, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, limit > 0 ? limit : -1);
 	sqlite3_bind_int64(s, 5, since_ms);
+	/* Always bound: a binding outlives the statement's reset. */
+	if (kind != NULL)
+		sqlite3_bind_text(s, 6, kind, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 6);
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		ev.id = sqlite3_column_int64(s, 0);

@@ -81,11 +81,12 @@ struct store_event {
 };
 
 /* Call cb for each event with id > after_id and time_ms >= since_ms,
- * filtered by job (0: any) and node (NULL: any), oldest first, at most
- * limit (<= 0: no limit). Strings are borrowed for the duration of the
- * call; cb returns -1 to stop (then this returns -1). */
+ * filtered by job (0: any), node (NULL: any) and kind (NULL: any),
+ * oldest first, at most limit (<= 0: no limit). Strings are borrowed
+ * for the duration of the call; cb returns -1 to stop (then this
+ * returns -1). */
 int store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
-    const char *node, int64_t since_ms, int limit,
+    const char *node, const char *kind, int64_t since_ms, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
     struct cerr *err);
 

@@ -156,7 +156,7 @@ domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
 	if ((d->q = txq_create(NULL, d->st, domain_on_abort, d)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	d->opts = o != NULL ? *o : def;
-	if ((d->js = jobs_create(d->st, d->q, &lim, err)) == NULL ||
+	if ((d->js = jobs_create(d->st, d->q, &lim, d->opts.queues, err)) == NULL ||
 	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
 	    (d->cl = cluster_create(d->js, d->ns, &out, &d->opts,
 	    d->now, err)) == NULL) {
@@ -463,7 +463,7 @@ domain_restart(struct domain *d, struct cerr *err)
 	/* Answers still owed go to a controller that is gone. */
 	for (i = 0; i < d->ncmds; i++)
 		d->cmds[i].answered = true;
-	if ((d->js = jobs_create(d->st, d->q, &lim, err)) == NULL ||
+	if ((d->js = jobs_create(d->st, d->q, &lim, d->opts.queues, err)) == NULL ||
 	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
 	    (d->cl = cluster_create(d->js, d->ns, &out, &d->opts, d->now,
 	    err)) == NULL)

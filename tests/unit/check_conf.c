@@ -1003,6 +1003,178 @@ START_TEST(test_conf_load_cwd)
 }
 END_TEST
 
+/* [queue NAME] sections: every key, file order, defaults. */
+START_TEST(test_load_queues)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	const struct queue_def *a, *b, *t;
+
+	write_file(cfgpath, REQUIRED
+	    "[controller]\n"
+	    "fair_share_half_life = 2d\n"
+	    "starve_after = 6h\n"
+	    "[queue research]\n"
+	    "gpus = 16\n"
+	    "gpus.H100 = 8\n"
+	    "borrow_limit = none\n"
+	    "[queue b]\n"
+	    "parent = research\n"
+	    "gpus = 4\n"
+	    "lend_limit = 2\n"
+	    "borrow_limit = 12\n"
+	    "weight = 3\n"
+	    "users = alice, bob  carol\n"
+	    "admins = dave\n"
+	    "max_gpus_per_job = 8\n"
+	    "max_time = 2h\n"
+	    "preempt = both\n"
+	    "preempt_grace = 5m\n"
+	    "min_runtime = 10m\n"
+	    "[queue a]\n"
+	    "parent = research\n"
+	    "preempt = never\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.fair_share_half_life_ms, 2ULL * 86400 * 1000);
+	ck_assert_uint_eq(cfg.starve_after_ms, 6ULL * 3600 * 1000);
+	ck_assert_uint_eq(cfg.nqueues, 3);
+	t = &cfg.queues[0];
+	b = &cfg.queues[1];
+	a = &cfg.queues[2];
+	ck_assert_str_eq(t->name, "research");
+	ck_assert_ptr_null(t->parent);
+	ck_assert_uint_eq(t->gpus, 16);
+	ck_assert_uint_eq(t->nmodels, 1);
+	ck_assert_str_eq(t->models[0].model, "H100");
+	ck_assert_uint_eq(t->models[0].gpus, 8);
+	ck_assert_uint_eq(t->borrow_limit, SCHED_UNLIMITED);
+	ck_assert_uint_eq(t->lend_limit, SCHED_UNLIMITED);
+	ck_assert_uint_eq(t->weight, 1);
+	ck_assert_int_eq(t->preempt, SCHED_PREEMPT_BORROWERS);
+	ck_assert_str_eq(b->name, "b");
+	ck_assert_str_eq(b->parent, "research");
+	ck_assert_uint_eq(b->gpus, 4);
+	ck_assert_uint_eq(b->lend_limit, 2);
+	ck_assert_uint_eq(b->borrow_limit, 12);
+	ck_assert_uint_eq(b->weight, 3);
+	ck_assert_uint_eq(b->nusers, 3);
+	ck_assert_str_eq(b->users[0], "alice");
+	ck_assert_str_eq(b->users[1], "bob");
+	ck_assert_str_eq(b->users[2], "carol");
+	ck_assert_uint_eq(b->nadmins, 1);
+	ck_assert_str_eq(b->admins[0], "dave");
+	ck_assert_uint_eq(b->max_gpus_per_job, 8);
+	ck_assert_uint_eq(b->max_time_s, 7200);
+	ck_assert_int_eq(b->preempt, SCHED_PREEMPT_BOTH);
+	ck_assert_uint_eq(b->preempt_grace_s, 300);
+	ck_assert_uint_eq(b->min_runtime_s, 600);
+	ck_assert_str_eq(a->name, "a");
+	ck_assert_uint_eq(a->gpus, SCHED_UNLIMITED);
+	ck_assert_uint_eq(a->nusers, 0);
+	ck_assert_int_eq(a->preempt, SCHED_PREEMPT_NEVER);
+	ck_assert_int_eq(cfg.queue_lines[0], 10);
+	ck_assert_int_eq(cfg.queue_lines[1], 14);
+	ck_assert_int_eq(cfg.queue_lines[2], 27);
+	ctl_config_clear(&cfg);
+	ck_assert_uint_eq(cfg.nqueues, 0);
+
+	/* Without queues: the defaults; an empty section is a queue. */
+	write_file(cfgpath, REQUIRED "[queue solo]\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.nqueues, 1);
+	ck_assert_str_eq(cfg.queues[0].name, "solo");
+	ck_assert_uint_eq(cfg.fair_share_half_life_ms,
+	    QUEUES_DEFAULT_HALF_LIFE_MS);
+	ck_assert_uint_eq(cfg.starve_after_ms, 0);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED "[controller]\nstarve_after = 0\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.nqueues, 0);
+	ctl_config_clear(&cfg);
+}
+END_TEST
+
+START_TEST(test_load_queue_errors)
+{
+	/* Keys, each with its line. */
+	load_fails(REQUIRED "[queue a]\nfoo = 1\n",
+	    ":8: unknown key 'foo' in [queue a]");
+	load_fails(REQUIRED "[queue a]\ngpus = 4\ngpus = 5\n",
+	    ":9: 'gpus' given twice in [queue a] (first on line 8)");
+	load_fails(REQUIRED "[queue a]\ngpus = x\n",
+	    ":8: gpus: 'x' is not a number");
+	load_fails(REQUIRED "[queue a]\ngpus = 2000000\n",
+	    ":8: gpus: 2000000 out of range 0..1000000");
+	load_fails(REQUIRED "[queue a]\ngpus.H100 = 1\ngpus.H100 = 2\n",
+	    ":9: gpus.H100: given twice in [queue a]");
+	load_fails(REQUIRED "[queue a]\nborrow_limit = lots\n",
+	    ":8: borrow_limit: 'lots' is not a number");
+	load_fails(REQUIRED "[queue a]\nlend_limit = -1\n",
+	    ":8: lend_limit: '-1' is not a number");
+	load_fails(REQUIRED "[queue a]\nweight = 0\n",
+	    ":8: weight: 0 out of range 1..1000000");
+	load_fails(REQUIRED "[queue a]\nusers = ,\n",
+	    ":8: users: no name given (leave the key out for everybody)");
+	load_fails(REQUIRED "[queue a]\nadmins = "
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	    ":8: admins: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is longer than "
+	    "64 characters");
+	load_fails(REQUIRED "[queue a]\nmax_gpus_per_job = many\n",
+	    ":8: max_gpus_per_job: 'many' is not a number");
+	load_fails(REQUIRED "[queue a]\nmax_time = 3\n",
+	    ":8: max_time: '3' needs a unit (ms, s, m or h)");
+	load_fails(REQUIRED "[queue a]\nmax_time = 1500ms\n",
+	    ":8: max_time: '1500ms' is not a whole number of seconds");
+	load_fails(REQUIRED "[queue a]\npreempt = always\n",
+	    ":8: preempt: 'always' is not never, lower-priority, borrowers "
+	    "or both");
+	load_fails(REQUIRED "[queue a]\npreempt_grace = soon\n",
+	    ":8: preempt_grace: 'soon' is not a duration (e.g. 500ms, 2s, "
+	    "10m)");
+	load_fails(REQUIRED "[queue a]\nmin_runtime = 400d\n",
+	    ":8: min_runtime: 400d out of range 0s..8784h");
+	load_fails(REQUIRED "[queue a]\nparent = a\n",
+	    ":8: parent: queue a cannot be its own parent");
+	load_fails(REQUIRED "[controller]\nfair_share_half_life = 1s\n",
+	    ":8: fair_share_half_life: 1s out of range 1m..8784h");
+	load_fails(REQUIRED "[controller]\nstarve_after = never\n",
+	    ":8: starve_after: 'never' is not a duration (e.g. 500ms, 2s, "
+	    "10m)");
+	/* Sections. */
+	load_fails(REQUIRED "[queue a]\n[queue b]\n[queue a]\ngpus = 1\n",
+	    ":9: [queue a] given twice (first on line 7)");
+	load_fails(REQUIRED "[queue]\ngpus = 1\n",
+	    ":7: [queue]: a queue section needs a name: [queue NAME]");
+	load_fails(REQUIRED "[queue a/b]\n",
+	    ":7: [queue a/b]: a queue name is 1 to 64 of A-Z a-z 0-9 . _ -");
+	/* The tree, at the header of the queue it is about. */
+	load_fails(REQUIRED "[queue a]\ngpus = 4\n[queue b]\nparent = x\n",
+	    ":9: queue b: parent 'x' is not a queue");
+	load_fails(REQUIRED "[queue a]\nparent = b\n[queue b]\nparent = a\n",
+	    ":7: queue a: its parents form a cycle");
+	load_fails(REQUIRED "[queue a]\ngpus = 4\nlend_limit = 5\n",
+	    ":7: queue a: lend_limit 5 is above its gpus 4");
+	load_fails(REQUIRED "[queue a]\nlend_limit = 5\n",
+	    ":7: queue a: lend_limit without gpus (it has nothing of its own "
+	    "to lend)");
+	load_fails(REQUIRED "[queue a]\nborrow_limit = 5\n",
+	    ":7: queue a: borrow_limit without gpus (an unlimited queue never "
+	    "borrows)");
+	load_fails(REQUIRED "[queue p]\ngpus = 4\n[queue c]\nparent = p\n"
+	    "gpus = 5\n",
+	    ":7: queue p: its children's gpus (5) are more than its own (4)");
+	load_fails(REQUIRED "[queue a]\ngpus = 4\ngpus.H100 = 6\n",
+	    ":7: queue a: gpus.H100 = 6 is above its gpus 4");
+	load_fails(REQUIRED "[queue a]\ngpus = 4\nborrow_limit = 0\n"
+	    "max_gpus_per_job = 8\n",
+	    ":7: queue a: max_gpus_per_job 8 can never fit in gpus 4 + "
+	    "borrow_limit 0");
+}
+END_TEST
+
 static Suite *
 conf_suite(void)
 {
@@ -1035,6 +1207,8 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_durations);
 	tcase_add_test(tc, test_load_queue_policy);
 	tcase_add_test(tc, test_load_nodes);
+	tcase_add_test(tc, test_load_queues);
+	tcase_add_test(tc, test_load_queue_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loader");

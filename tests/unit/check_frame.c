@@ -66,6 +66,8 @@ full_spec(struct job_spec *s)
 	s->script = strdup(script);
 	s->script_len = strlen(script);
 	s->script_name = strdup("train.sh");
+	s->queue = strdup("team-a");
+	s->service = true;
 }
 
 static void
@@ -98,6 +100,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_uint_eq(a->script_len, b->script_len);
 	ck_assert_mem_eq(a->script, b->script, a->script_len);
 	ck_assert_str_eq(a->script_name, b->script_name);
+	ck_assert_str_eq(a->queue, b->queue);
+	ck_assert_int_eq(a->service, b->service);
 }
 
 START_TEST(test_error_and_hello)
@@ -190,6 +194,8 @@ START_TEST(test_unset_fields_take_defaults)
 	ck_assert_int_eq(s.ckpt_signal, SIGUSR1);
 	ck_assert_uint_eq(s.ckpt_secs, JOB_DEFAULT_CKPT_SECS);
 	ck_assert_ptr_null(s.script);
+	ck_assert_ptr_null(s.queue);
+	ck_assert(!s.service);
 	job_spec_clear(&s);
 
 	pb.has_topology_mode = 1;

@@ -190,6 +190,14 @@ MUT(topo_65, s->topo_mode = TOPO_REQUIRED;
     set_rep(&s->topo_level, "", 'l', 65))
 MUT(topo_bad_mode, s->topo_mode = (enum topo_mode)7;
     set_str(&s->topo_level, "leaf"))
+MUT(queue_ok, set_str(&s->queue, "team-a.gpu_1"))
+MUT(queue_64, set_rep(&s->queue, "", 'q', 64))
+MUT(queue_65, set_rep(&s->queue, "", 'q', 65))
+MUT(queue_slash, set_str(&s->queue, "a/b"))
+MUT(queue_empty, set_str(&s->queue, ""))
+MUT(queue_newline, set_str(&s->queue, "a\nb"))
+MUT(service_ok, s->service = true)
+MUT(service_time, s->service = true; s->time_limit_s = 3600)
 MUT(ckdir_ok, set_str(&s->checkpoint_dir, "/scratch/ckpt"))
 MUT(ckdir_relative, set_str(&s->checkpoint_dir, "ckpt"))
 MUT(ckdir_empty, set_str(&s->checkpoint_dir, ""))
@@ -350,6 +358,20 @@ static const struct vcase vcases[] = {
 	{ "level 65", mut_topo_65, ROLE_USER, ERR_INVALID, "--topology:" },
 	{ "bad mode", mut_topo_bad_mode, ROLE_USER, ERR_INVALID,
 	    "--topology: unknown mode 7" },
+	{ "queue", mut_queue_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "queue 64", mut_queue_64, ROLE_USER, ERR_NONE, NULL },
+	{ "queue 65", mut_queue_65, ROLE_USER, ERR_INVALID,
+	    "--queue: longer than 64 characters" },
+	{ "queue slash", mut_queue_slash, ROLE_USER, ERR_INVALID,
+	    "--queue: 'a/b' may only contain letters, digits, '.', '_' and "
+	    "'-'" },
+	{ "queue empty", mut_queue_empty, ROLE_USER, ERR_INVALID,
+	    "--queue:" },
+	{ "queue newline", mut_queue_newline, ROLE_USER, ERR_INVALID,
+	    "--queue: control character" },
+	{ "service", mut_service_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "service with time", mut_service_time, ROLE_USER, ERR_INVALID,
+	    "--service: a service has no time limit" },
 	{ "checkpoint dir", mut_ckdir_ok, ROLE_USER, ERR_NONE, NULL },
 	{ "checkpoint dir relative", mut_ckdir_relative, ROLE_USER,
 	    ERR_INVALID, "--checkpoint-dir: 'ckpt' is not an absolute path" },

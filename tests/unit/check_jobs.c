@@ -20,6 +20,7 @@
 
 #include "ctl_fixture.h"
 #include "daemon/controller/jobs.h"
+#include "daemon/controller/queues.h"
 #include "daemon/controller/quota.h"
 #include "daemon/controller/txq.h"
 
@@ -1272,6 +1273,101 @@ START_TEST(test_checkpoint_held_back_at_destroy)
 }
 END_TEST
 
+/* team-a: alice, admin bob, at most 4 GPUs a job; team-b: bob. */
+static struct queues *
+two_queues(void)
+{
+	struct queue_def d[2] = {
+		{ .gpus = 4, .borrow_limit = SCHED_UNLIMITED,
+		  .lend_limit = SCHED_UNLIMITED, .weight = 1,
+		  .max_gpus_per_job = 4 },
+		{ .gpus = 4, .borrow_limit = SCHED_UNLIMITED,
+		  .lend_limit = SCHED_UNLIMITED, .weight = 1 },
+	};
+	char *a_users[] = { "alice" }, *a_admins[] = { "bob" };
+	char *b_users[] = { "bob" };
+	struct queues *qs;
+	struct cerr err;
+
+	d[0].name = "team-a";
+	d[0].users = a_users;
+	d[0].nusers = 1;
+	d[0].admins = a_admins;
+	d[0].nadmins = 1;
+	d[1].name = "team-b";
+	d[1].users = b_users;
+	d[1].nusers = 1;
+	qs = queues_create(d, 2, 3600000, &err);	/* copies d */
+	ck_assert_msg(qs != NULL, "%s", err.text);
+	return qs;
+}
+
+/* Submits go through queues_admit before anything is written; a queue's
+ * admins may cancel its jobs and raise priorities in it. */
+START_TEST(test_submit_queues)
+{
+	struct peer alice = { "alice", ROLE_USER }, bob = { "bob", ROLE_USER };
+	struct job_limits lim = { .script_max = 1024 * 1024 };
+	struct queues *qs = two_queues();
+	struct job_spec s;
+	enum job_state st;
+	struct cerr err;
+	uint64_t a1, b1, id;
+	struct ctl c;
+
+	ctl_setup(&c, NULL);
+	jobs_destroy(c.js);
+	c.js = jobs_create(c.st, c.q, &lim, qs, &err);
+	ck_assert_msg(c.js != NULL, "%s", err.text);
+
+	/* Refusals store nothing, and no event. */
+	ctl_spec(&s, 1, 1, 1);
+	s.queue = strdup("team-b");
+	ck_assert_int_eq(jobs_submit(c.js, &alice, &s, 10, &id, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_str_eq(err.text, "--queue: alice may not submit to queue "
+	    "team-b (not among its users)");
+	ctl_spec(&s, 2, 2, 4);
+	ck_assert_int_eq(jobs_submit(c.js, &alice, &s, 10, &id, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ctl_spec(&s, 1, 1, 1);
+	s.priority = 500;
+	ck_assert_int_eq(jobs_submit(c.js, &alice, &s, 10, &id, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ctl_flush(&c);
+	ck_assert_int_eq(ctl_sql_int(&c, "SELECT count(*) FROM jobs"), 0);
+	ck_assert_int_eq(ctl_sql_int(&c, "SELECT count(*) FROM events"), 0);
+	ck_assert_uint_eq(jobs_count(c.js), 0);
+
+	/* The default queue is stored with the job, and kept on reload. */
+	ctl_spec(&s, 1, 1, 2);
+	ck_assert_int_eq(jobs_submit(c.js, &alice, &s, 10, &a1, &err), 0);
+	ctl_spec(&s, 1, 1, 2);
+	s.priority = 500;	/* bob administers team-a */
+	s.queue = strdup("team-a");
+	ck_assert_int_eq(jobs_submit(c.js, &bob, &s, 11, &id, &err), 0);
+	ctl_spec(&s, 1, 1, 1);
+	s.queue = strdup("team-b");
+	ck_assert_int_eq(jobs_submit(c.js, &bob, &s, 12, &b1, &err), 0);
+	ctl_flush(&c);
+	ctl_reload(&c);
+	ck_assert_str_eq(jobs_get(c.js, a1)->spec.queue, "team-a");
+	ck_assert_int_eq(jobs_get(c.js, id)->spec.priority, 500);
+	ck_assert_str_eq(jobs_get(c.js, b1)->spec.queue, "team-b");
+
+	/* Cancel: bob, team-a's admin, cancels alice's job; alice may not
+	 * cancel bob's in team-b. */
+	ck_assert_int_eq(jobs_cancel(c.js, &alice, b1, 20, &st, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(jobs_get(c.js, b1)->state, JOB_PENDING);
+	ck_assert_int_eq(jobs_cancel(c.js, &bob, a1, 20, &st, &err), 0);
+	ck_assert_int_eq(st, JOB_CANCELLED);
+	ctl_flush(&c);
+	ctl_teardown(&c);
+	queues_destroy(qs);
+}
+END_TEST
+
 static Suite *
 jobs_suite(void)
 {
@@ -1314,6 +1410,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_progress_and_pending_reason);
 	tcase_add_test(tc, test_resize_bookkeeping);
 	tcase_add_test(tc, test_list_and_page);
+	tcase_add_test(tc, test_submit_queues);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -190,7 +190,7 @@ setup(struct fixture *f, uint32_t max_pending)
 	ck_assert_ptr_nonnull(f->q);
 	f->lim.script_max = 1 << 20;
 	f->lim.max_pending_per_user = max_pending;
-	f->js = jobs_create(f->st, f->q, &f->lim, &err);
+	f->js = jobs_create(f->st, f->q, &f->lim, NULL, &err);
 	ck_assert_msg(f->js != NULL, "jobs_create: %s", err.text);
 }
 
@@ -347,7 +347,7 @@ START_TEST(test_jobs_pending_survives_restart)
 	commit(&f);
 	/* A new controller on the same database: same count, same limit. */
 	jobs_destroy(f.js);
-	f.js = jobs_create(f.st, f.q, &f.lim, &err);
+	f.js = jobs_create(f.st, f.q, &f.lim, NULL, &err);
 	ck_assert_ptr_nonnull(f.js);
 	ck_assert_uint_eq(jobs_pending_of(f.js, "alice"), 5);
 	ck_assert_int_eq(submit(&f, "alice", ROLE_USER, &id, &err), -1);
@@ -368,7 +368,7 @@ START_TEST(test_jobs_rate_in_submit)
 	jobs_destroy(f.js);
 	f.lim.submit_rate = 1;
 	f.lim.submit_burst = 3;
-	f.js = jobs_create(f.st, f.q, &f.lim, &err);
+	f.js = jobs_create(f.st, f.q, &f.lim, NULL, &err);
 	ck_assert_ptr_nonnull(f.js);
 	/* submit() passes the same time: a burst of 3, then refused. */
 	for (i = 0; i < 3; i++)

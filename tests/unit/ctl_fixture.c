@@ -144,7 +144,8 @@ ctl_setup(struct ctl *c, const struct job_limits *lim)
 	ck_assert_msg(c->st != NULL, "store_open: %s", err.text);
 	ck_assert_ptr_nonnull(c->q = txq_create(c->base, c->st, ctl_on_abort,
 	    c));
-	c->js = jobs_create(c->st, c->q, lim != NULL ? lim : &def, &err);
+	c->js = jobs_create(c->st, c->q, lim != NULL ? lim : &def, NULL,
+	    &err);
 	ck_assert_msg(c->js != NULL, "jobs_create: %s", err.text);
 	c->ns = nodes_create(c->st, c->q, 0, &err);
 	ck_assert_msg(c->ns != NULL, "nodes_create: %s", err.text);

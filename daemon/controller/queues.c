@@ -1,0 +1,992 @@
+/* The controller's queues (queues.h): the tree, admission at submit,
+ * fair-share usage, the scheduler core's view and `cohort queues`.
+ *
+ * Fair share. Each queue keeps the decayed GPU-milliseconds used by its
+ * subtree, and each leaf the same per user, as (value, time of value):
+ * read at now, a value is value * 2^(-(now - time) / half_life), so
+ * decaying is lazy and exact whatever the charging rate. A queue's share
+ * key, among its siblings S (the queue included), is
+ *   key(q) = 10^6 * (u(q) / sum_S u) / (w(q) / sum_S w)
+ * its part of the siblings' usage over its part of their weights: 10^6
+ * for a queue that used exactly its share, 0 for one that used nothing
+ * (and for all of them when none used anything). Siblings compare by it
+ * as by u / w; the normalisation makes keys of queues at different
+ * places of the tree comparable as "how far over its share". Users of a
+ * queue all weigh 1: key(user) = 10^6 * u(user) * n / sum u, n the
+ * users that have used the queue. The displayed factor is Slurm's
+ * 2^(-key / 10^6): 1 unused, 0.5 at its share.
+ *
+ * `cohort queues`. A queue's effective nominal is its gpus, or (inner
+ * queue without gpus) the sum of its children's finite nominals, or
+ * none. used: the GPUs held by running jobs of its subtree (a job's
+ * placement summed); borrowed: used beyond a finite nominal; lent: at
+ * each parent P, the children's borrowed GPUs are taken first from what
+ * their siblings may lend (unused nominal, at most lend_limit), shared
+ * among the lenders in proportion to what each may lend (largest
+ * remainder, ties in file order); the rest (from_above) comes from P's
+ * own nominal not given to children, or from what P itself borrows; at
+ * the top, from the cluster's GPUs outside every nominal. So at every
+ * parent sum(borrowed of children) = sum(lent of children) + from_above.
+ * pending: GPUs asked by waiting jobs, nodes_min * gpus_per_node; a
+ * whole-node job (gpus_per_node 0) counts 0 GPUs there, since its size
+ * is known only once placed, but it is counted in pending_jobs. Jobs of
+ * a queue no longer configured are in no row. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/controller/queues.h"
+
+#define QUEUES_KEY_UNIT 1000000.0
+
+struct quser {
+	char *name;
+	double usage;
+	int64_t at_ms;
+};
+
+struct qnode {
+	struct queue_def def;
+	int parent;		/* -1: top */
+	unsigned depth;
+	size_t nchildren;
+	double usage;		/* decayed GPU-ms of the subtree */
+	int64_t at_ms;
+	struct quser *users;	/* sorted by name */
+	size_t nqusers;
+	uint32_t flav_nominal[SCHED_FLAVORS_MAX];
+};
+
+struct queues {
+	struct qnode *q;
+	size_t n;
+	bool configured;
+	int64_t half_life_ms;
+	size_t *order;		/* depth-first, file order */
+	const char *flavors[SCHED_FLAVORS_MAX];
+	size_t nflavors;
+};
+
+void
+queue_def_clear(struct queue_def *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	free(d->name);
+	free(d->parent);
+	for (i = 0; i < d->nmodels; i++)
+		free(d->models[i].model);
+	free(d->models);
+	strv_free(d->users, d->nusers);
+	strv_free(d->admins, d->nadmins);
+	memset(d, 0, sizeof(*d));
+}
+
+static int
+queue_def_copy(struct queue_def *dst, const struct queue_def *src)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->name = dst->parent = NULL;
+	dst->models = NULL;
+	dst->nmodels = 0;
+	dst->users = dst->admins = NULL;
+	dst->nusers = dst->nadmins = 0;
+	if ((dst->name = strdup(src->name)) == NULL ||
+	    (src->parent != NULL &&
+	    (dst->parent = strdup(src->parent)) == NULL))
+		goto fail;
+	if (src->nmodels > 0) {
+		if ((dst->models = calloc(src->nmodels,
+		    sizeof(*dst->models))) == NULL)
+			goto fail;
+		for (i = 0; i < src->nmodels; i++, dst->nmodels++) {
+			dst->models[i].gpus = src->models[i].gpus;
+			if ((dst->models[i].model =
+			    strdup(src->models[i].model)) == NULL)
+				goto fail;
+		}
+	}
+	for (i = 0; i < src->nusers; i++)
+		if (strv_append(&dst->users, &dst->nusers, src->users[i]) == -1)
+			goto fail;
+	for (i = 0; i < src->nadmins; i++)
+		if (strv_append(&dst->admins, &dst->nadmins,
+		    src->admins[i]) == -1)
+			goto fail;
+	return 0;
+fail:
+	queue_def_clear(dst);
+	errno = ENOMEM;
+	return -1;
+}
+
+/* [A-Za-z0-9_.-], 1 .. max characters. */
+static bool
+queues_word_ok(const char *s, size_t max)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || strlen(s) > max)
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		    s[i] == '.' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+void
+queues_destroy(struct queues *qs)
+{
+	size_t i, j;
+
+	if (qs == NULL)
+		return;
+	for (i = 0; i < qs->n; i++) {
+		queue_def_clear(&qs->q[i].def);
+		for (j = 0; j < qs->q[i].nqusers; j++)
+			free(qs->q[i].users[j].name);
+		free(qs->q[i].users);
+	}
+	free(qs->q);
+	free(qs->order);
+	free(qs);
+}
+
+static int
+queues_find_n(const struct qnode *q, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(q[i].def.name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Names, parents, cycles and depths. 0 or -1 with err. */
+static int
+queues_check_tree(struct queues *qs, struct cerr *err)
+{
+	size_t i, steps;
+	int p;
+
+	for (i = 0; i < qs->n; i++) {
+		const struct queue_def *d = &qs->q[i].def;
+
+		if (!queues_word_ok(d->name, QUEUE_NAME_MAX))
+			return cerr_set(err, ERR_INVALID, "queue %.80s: a name "
+			    "is 1 to %d of A-Z a-z 0-9 . _ -", d->name,
+			    QUEUE_NAME_MAX);
+		if (queues_find_n(qs->q, i, d->name) != -1)
+			return cerr_set(err, ERR_INVALID,
+			    "queue %s: defined twice", d->name);
+	}
+	for (i = 0; i < qs->n; i++) {
+		const struct queue_def *d = &qs->q[i].def;
+
+		qs->q[i].parent = -1;
+		if (d->parent == NULL)
+			continue;
+		if ((p = queues_find_n(qs->q, qs->n, d->parent)) == -1)
+			return cerr_set(err, ERR_INVALID,
+			    "queue %s: parent '%.80s' is not a queue", d->name,
+			    d->parent);
+		if ((size_t)p == i)
+			return cerr_set(err, ERR_INVALID,
+			    "queue %s: is its own parent", d->name);
+		qs->q[i].parent = p;
+	}
+	for (i = 0; i < qs->n; i++) {
+		steps = 0;
+		for (p = qs->q[i].parent; p != -1; p = qs->q[p].parent)
+			if (++steps > qs->n)
+				return cerr_set(err, ERR_INVALID,
+				    "queue %s: its parents form a cycle",
+				    qs->q[i].def.name);
+		qs->q[i].depth = (unsigned)steps;
+		if (qs->q[i].parent != -1)
+			qs->q[qs->q[i].parent].nchildren++;
+	}
+	return 0;
+}
+
+/* Add model to the flavors unless there. -1 when there are too many. */
+static int
+queues_add_flavor(struct queues *qs, const char *model)
+{
+	size_t k;
+
+	for (k = 1; k < qs->nflavors; k++)
+		if (strcmp(qs->flavors[k], model) == 0)
+			return (int)k;
+	if (qs->nflavors >= SCHED_FLAVORS_MAX)
+		return -1;
+	qs->flavors[qs->nflavors] = model;
+	return (int)qs->nflavors++;
+}
+
+static int
+queues_check_names(const char *q, const char *what, char **v, size_t n,
+    struct cerr *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == NULL || v[i][0] == '\0' ||
+		    strlen(v[i]) > PEER_NAME_MAX)
+			return cerr_set(err, ERR_INVALID, "queue %s: %s: "
+			    "a name is 1 to %d characters", q, what,
+			    PEER_NAME_MAX);
+	return 0;
+}
+
+/* Limits of one queue, and its models into the flavors. */
+static int
+queues_check_limits(struct queues *qs, size_t i, struct cerr *err)
+{
+	struct qnode *qn = &qs->q[i];
+	const struct queue_def *d = &qn->def;
+	size_t m, m2, f;
+	int k;
+
+	if (d->weight < 1)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s: weight must be at least 1", d->name);
+	if (d->lend_limit != SCHED_UNLIMITED && d->gpus == SCHED_UNLIMITED)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s: lend_limit without gpus (it has nothing of "
+		    "its own to lend)", d->name);
+	if (d->lend_limit != SCHED_UNLIMITED && d->lend_limit > d->gpus)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s: lend_limit %u is above its gpus %u", d->name,
+		    d->lend_limit, d->gpus);
+	if (d->borrow_limit != SCHED_UNLIMITED && d->gpus == SCHED_UNLIMITED &&
+	    qn->nchildren == 0 && d->nmodels == 0)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s: borrow_limit without gpus (an unlimited queue "
+		    "never borrows)", d->name);
+	if (d->max_gpus_per_job != 0 && d->gpus != SCHED_UNLIMITED &&
+	    d->borrow_limit != SCHED_UNLIMITED &&
+	    d->max_gpus_per_job > d->gpus + d->borrow_limit)
+		return cerr_set(err, ERR_INVALID,
+		    "queue %s: max_gpus_per_job %u can never fit in gpus %u + "
+		    "borrow_limit %u", d->name, d->max_gpus_per_job, d->gpus,
+		    d->borrow_limit);
+	if (queues_check_names(d->name, "users", d->users, d->nusers,
+	    err) == -1 || queues_check_names(d->name, "admins", d->admins,
+	    d->nadmins, err) == -1)
+		return -1;
+	for (f = 0; f < SCHED_FLAVORS_MAX; f++)
+		qn->flav_nominal[f] = SCHED_UNLIMITED;
+	qn->flav_nominal[0] = d->gpus;
+	for (m = 0; m < d->nmodels; m++) {
+		const struct queue_model_quota *mq = &d->models[m];
+
+		if (!queues_word_ok(mq->model, 64))
+			return cerr_set(err, ERR_INVALID, "queue %s: gpus.%.64s:"
+			    " a model is 1 to 64 of A-Z a-z 0-9 . _ -", d->name,
+			    mq->model != NULL ? mq->model : "");
+		for (m2 = 0; m2 < m; m2++)
+			if (strcmp(d->models[m2].model, mq->model) == 0)
+				return cerr_set(err, ERR_INVALID,
+				    "queue %s: gpus.%s given twice", d->name,
+				    mq->model);
+		if (d->gpus != SCHED_UNLIMITED && mq->gpus > d->gpus)
+			return cerr_set(err, ERR_INVALID,
+			    "queue %s: gpus.%s = %u is above its gpus %u",
+			    d->name, mq->model, mq->gpus, d->gpus);
+		if ((k = queues_add_flavor(qs, mq->model)) == -1)
+			return cerr_set(err, ERR_INVALID,
+			    "queue %s: gpus.%s: at most %d GPU models may have "
+			    "quotas", d->name, mq->model, SCHED_FLAVORS_MAX - 1);
+		qn->flav_nominal[k] = mq->gpus;
+	}
+	return 0;
+}
+
+/* Children's nominals may not exceed a parent's (in every flavor). */
+static int
+queues_check_sums(const struct queues *qs, struct cerr *err)
+{
+	uint64_t sum;
+	size_t i, c, f;
+
+	for (i = 0; i < qs->n; i++)
+		for (f = 0; f < qs->nflavors; f++) {
+			if (qs->q[i].flav_nominal[f] == SCHED_UNLIMITED)
+				continue;
+			sum = 0;
+			for (c = 0; c < qs->n; c++)
+				if (qs->q[c].parent == (int)i &&
+				    qs->q[c].flav_nominal[f] != SCHED_UNLIMITED)
+					sum += qs->q[c].flav_nominal[f];
+			if (sum > qs->q[i].flav_nominal[f])
+				return cerr_set(err, ERR_INVALID,
+				    "queue %s: its children's gpus%s%s (%llu) "
+				    "are more than its own (%u)",
+				    qs->q[i].def.name, f ? "." : "",
+				    f ? qs->flavors[f] : "",
+				    (unsigned long long)sum,
+				    qs->q[i].flav_nominal[f]);
+		}
+	return 0;
+}
+
+static void
+queues_order_from(struct queues *qs, int parent, size_t *k)
+{
+	size_t i;
+
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].parent == parent) {
+			qs->order[(*k)++] = i;
+			queues_order_from(qs, (int)i, k);
+		}
+}
+
+struct queues *
+queues_create(const struct queue_def *defs, size_t n, int64_t half_life_ms,
+    struct cerr *err)
+{
+	struct queue_def dflt = { .name = (char *)QUEUE_DEFAULT_NAME,
+	    .gpus = SCHED_UNLIMITED, .borrow_limit = SCHED_UNLIMITED,
+	    .lend_limit = SCHED_UNLIMITED, .weight = 1,
+	    .preempt = SCHED_PREEMPT_NEVER };
+	struct queues *qs;
+	size_t i, k = 0;
+
+	cerr_clear(err);
+	if ((qs = calloc(1, sizeof(*qs))) == NULL)
+		goto nomem;
+	qs->configured = n > 0;
+	qs->half_life_ms = half_life_ms;
+	qs->flavors[0] = NULL;
+	qs->nflavors = 1;
+	if (n == 0) {
+		defs = &dflt;
+		n = 1;
+	}
+	if ((qs->q = calloc(n, sizeof(*qs->q))) == NULL ||
+	    (qs->order = calloc(n, sizeof(*qs->order))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++, qs->n++) {
+		if (defs[i].name == NULL) {
+			cerr_set(err, ERR_INVALID, "queue %zu: no name", i + 1);
+			goto fail;
+		}
+		if (queue_def_copy(&qs->q[i].def, &defs[i]) == -1)
+			goto nomem;
+	}
+	if (queues_check_tree(qs, err) == -1)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (queues_check_limits(qs, i, err) == -1)
+			goto fail;
+	if (queues_check_sums(qs, err) == -1)
+		goto fail;
+	queues_order_from(qs, -1, &k);
+	return qs;
+nomem:
+	cerr_set(err, ERR_INTERNAL, "out of memory");
+fail:
+	queues_destroy(qs);
+	errno = err != NULL && err->code == ERR_INTERNAL ? ENOMEM : EINVAL;
+	return NULL;
+}
+
+size_t
+queues_count(const struct queues *qs)
+{
+	return qs->n;
+}
+
+int
+queues_find(const struct queues *qs, const char *name)
+{
+	if (name == NULL)
+		return -1;
+	return queues_find_n(qs->q, qs->n, name);
+}
+
+const struct queue_def *
+queues_def(const struct queues *qs, size_t q)
+{
+	return q < qs->n ? &qs->q[q].def : NULL;
+}
+
+bool
+queues_configured(const struct queues *qs)
+{
+	return qs->configured;
+}
+
+static bool
+queues_listed(char *const *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
+			return true;
+	return false;
+}
+
+bool
+queues_is_admin(const struct queues *qs, size_t q, const char *user)
+{
+	return q < qs->n && user != NULL &&
+	    queues_listed(qs->q[q].def.admins, qs->q[q].def.nadmins, user);
+}
+
+/* May user submit to q (a leaf)? Listed as user or admin, or q lists no
+ * users; cluster admins may submit anywhere. */
+static bool
+queues_may_submit(const struct queues *qs, size_t q, const struct peer *who)
+{
+	const struct queue_def *d = &qs->q[q].def;
+
+	return (who->role & ROLE_ADMIN) || d->nusers == 0 ||
+	    queues_listed(d->users, d->nusers, who->name) ||
+	    queues_listed(d->admins, d->nadmins, who->name);
+}
+
+/* The submitter's default queue: the first leaf listing them, else the
+ * first leaf open to everybody; -1 when none. */
+static int
+queues_default_for(const struct queues *qs, const char *user)
+{
+	size_t i;
+
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].nchildren == 0 &&
+		    (queues_listed(qs->q[i].def.users, qs->q[i].def.nusers,
+		    user) || queues_listed(qs->q[i].def.admins,
+		    qs->q[i].def.nadmins, user)))
+			return (int)i;
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].nchildren == 0 && qs->q[i].def.nusers == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The leaves' names, for an error text. */
+static void
+queues_leaf_names(const struct queues *qs, int parent, char *buf,
+    size_t len)
+{
+	size_t i, used = 0;
+	int w;
+
+	buf[0] = '\0';
+	for (i = 0; i < qs->n && used < len; i++) {
+		if (qs->q[i].nchildren != 0 ||
+		    (parent != -1 && qs->q[i].parent != parent))
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s",
+		    used ? ", " : "", qs->q[i].def.name);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+/* Limits of queue q for spec. 0 or -1 with err. */
+static int
+queues_admit_limits(const struct queues *qs, size_t q, const struct peer *who,
+    const struct job_spec *spec, struct cerr *err)
+{
+	const struct queue_def *d = &qs->q[q].def;
+	uint64_t gpus;
+
+	if (d->max_gpus_per_job != 0) {
+		if (spec->gpus_per_node == 0)
+			return cerr_set(err, ERR_INVALID, "--queue %s: the "
+			    "queue allows at most %u GPUs per job; give "
+			    "--gpus-per-node (a whole-node job's GPUs are not "
+			    "known before it is placed)", d->name,
+			    d->max_gpus_per_job);
+		gpus = (uint64_t)spec->nodes_max * spec->gpus_per_node;
+		if (gpus > d->max_gpus_per_job)
+			return cerr_set(err, ERR_INVALID, "--queue %s: %llu "
+			    "GPUs is above the queue's max_gpus_per_job of %u",
+			    d->name, (unsigned long long)gpus,
+			    d->max_gpus_per_job);
+	}
+	if (d->max_time_s != 0 && spec->service)
+		return cerr_set(err, ERR_INVALID, "--service: queue %s has a "
+		    "max_time of %llu s and a service has no time limit",
+		    d->name, (unsigned long long)d->max_time_s);
+	if (d->max_time_s != 0 && spec->time_limit_s > d->max_time_s)
+		return cerr_set(err, ERR_INVALID, "--time: %llu s is above "
+		    "queue %s's max_time of %llu s",
+		    (unsigned long long)spec->time_limit_s, d->name,
+		    (unsigned long long)d->max_time_s);
+	if (spec->priority > JOB_DEFAULT_PRIORITY && !(who->role & ROLE_ADMIN) &&
+	    !queues_is_admin(qs, q, who->name))
+		return cerr_set(err, ERR_DENIED, "--priority: users may only "
+		    "lower their priority (at most %d); admins of queue %s "
+		    "may raise it", JOB_DEFAULT_PRIORITY, d->name);
+	return 0;
+}
+
+int
+queues_admit(const struct queues *qs, const struct peer *who,
+    struct job_spec *spec, struct cerr *err)
+{
+	char names[256], *copy;
+	int q;
+
+	cerr_clear(err);
+	if (spec->queue != NULL) {
+		if ((q = queues_find(qs, spec->queue)) == -1) {
+			queues_leaf_names(qs, -1, names, sizeof(names));
+			return cerr_set(err, ERR_NOT_FOUND, "--queue: no queue "
+			    "'%.64s' (queues: %s)", spec->queue, names);
+		}
+		if (qs->q[q].nchildren != 0) {
+			queues_leaf_names(qs, q, names, sizeof(names));
+			return cerr_set(err, ERR_INVALID, "--queue: %s has "
+			    "sub-queues and takes no jobs; submit to one of: "
+			    "%s", spec->queue, names);
+		}
+		if (!queues_may_submit(qs, (size_t)q, who))
+			return cerr_set(err, ERR_DENIED, "--queue: %s may not "
+			    "submit to queue %s (not among its users)",
+			    who->name, spec->queue);
+	} else if ((q = queues_default_for(qs, who->name)) == -1)
+		return cerr_set(err, ERR_DENIED, "--queue: %s is in no queue "
+		    "and no queue is open to everybody", who->name);
+	if (queues_admit_limits(qs, (size_t)q, who, spec, err) == -1)
+		return -1;
+	if (spec->queue == NULL) {
+		if ((copy = strdup(qs->q[q].def.name)) == NULL)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		spec->queue = copy;
+	}
+	if (spec->time_limit_s == 0 && !spec->service)
+		spec->time_limit_s = qs->q[q].def.max_time_s;
+	return 0;
+}
+
+/* ---- Fair share ---- */
+
+static double
+queues_decay(const struct queues *qs, double v, int64_t at_ms, int64_t now_ms)
+{
+	if (v == 0 || qs->half_life_ms <= 0 || now_ms <= at_ms)
+		return v;
+	return v * exp2(-(double)(now_ms - at_ms) / (double)qs->half_life_ms);
+}
+
+/* Index of user in q's sorted users, or where it would go (*found). */
+static size_t
+queues_user_slot(const struct qnode *qn, const char *user, bool *found)
+{
+	size_t lo = 0, hi = qn->nqusers, mid;
+	int c;
+
+	*found = false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(qn->users[mid].name, user)) == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int
+queues_charge(struct queues *qs, size_t q, const char *user, double gpu_ms,
+    int64_t now_ms)
+{
+	struct qnode *qn;
+	struct quser *u;
+	bool found;
+	size_t slot;
+	int p;
+
+	if (q >= qs->n || user == NULL || !(gpu_ms >= 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	qn = &qs->q[q];
+	slot = queues_user_slot(qn, user, &found);
+	if (!found) {
+		char *name = strdup(user);
+
+		if (name == NULL || (u = reallocarray(qn->users,
+		    qn->nqusers + 1, sizeof(*u))) == NULL) {
+			free(name);
+			errno = ENOMEM;
+			return -1;
+		}
+		qn->users = u;
+		memmove(&u[slot + 1], &u[slot],
+		    (qn->nqusers - slot) * sizeof(*u));
+		u[slot] = (struct quser){ .name = name, .at_ms = now_ms };
+		qn->nqusers++;
+	}
+	u = &qn->users[slot];
+	u->usage = queues_decay(qs, u->usage, u->at_ms, now_ms) + gpu_ms;
+	if (now_ms > u->at_ms)
+		u->at_ms = now_ms;
+	for (p = (int)q; p != -1; p = qs->q[p].parent) {
+		qn = &qs->q[p];
+		qn->usage = queues_decay(qs, qn->usage, qn->at_ms, now_ms) +
+		    gpu_ms;
+		if (now_ms > qn->at_ms)
+			qn->at_ms = now_ms;
+	}
+	return 0;
+}
+
+static uint32_t queues_job_gpus(const struct job *);
+static int queues_job_queue(const struct queues *, const struct job *);
+
+int
+queues_rebuild(struct queues *qs, const struct job *const *jobs, size_t n,
+    int64_t now_ms)
+{
+	const struct job *j;
+	uint32_t gpus;
+	int64_t end;
+	size_t i;
+	int q;
+
+	for (i = 0; i < n; i++) {
+		j = jobs[i];
+		if (j->start_ms <= 0 || j->user == NULL ||
+		    (q = queues_job_queue(qs, j)) == -1)
+			continue;
+		gpus = queues_job_gpus(j);
+		end = job_state_is_final(j->state) && j->end_ms > 0 ?
+		    j->end_ms : now_ms;
+		if (gpus == 0 || end <= j->start_ms)
+			continue;
+		if (queues_charge(qs, (size_t)q, j->user,
+		    (double)gpus * (double)(end - j->start_ms), end) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static double
+queues_usage(const struct queues *qs, size_t q, int64_t now_ms)
+{
+	return queues_decay(qs, qs->q[q].usage, qs->q[q].at_ms, now_ms);
+}
+
+/* q's usage and weight parts among its siblings: key = uq / wq. */
+static double
+queues_ratio(const struct queues *qs, size_t q, int64_t now_ms)
+{
+	double usum = 0, wsum = 0, u;
+	size_t i;
+
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].parent == qs->q[q].parent) {
+			usum += queues_usage(qs, i, now_ms);
+			wsum += qs->q[i].def.weight;
+		}
+	u = queues_usage(qs, q, now_ms);
+	if (usum <= 0 || u <= 0)
+		return 0;
+	return (u / usum) / ((double)qs->q[q].def.weight / wsum);
+}
+
+static uint64_t
+queues_key(double ratio)
+{
+	double k = ratio * QUEUES_KEY_UNIT;
+
+	if (!(k > 0))
+		return 0;
+	if (k >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t)llround(k);
+}
+
+uint64_t
+queues_share(const struct queues *qs, size_t q, int64_t now_ms)
+{
+	if (q >= qs->n)
+		return 0;
+	return queues_key(queues_ratio(qs, q, now_ms));
+}
+
+uint64_t
+queues_user_share(const struct queues *qs, size_t q, const char *user,
+    int64_t now_ms)
+{
+	const struct qnode *qn;
+	double sum = 0, u;
+	bool found;
+	size_t i, slot;
+
+	if (q >= qs->n || user == NULL)
+		return 0;
+	qn = &qs->q[q];
+	slot = queues_user_slot(qn, user, &found);
+	if (!found)
+		return 0;
+	for (i = 0; i < qn->nqusers; i++)
+		sum += queues_decay(qs, qn->users[i].usage, qn->users[i].at_ms,
+		    now_ms);
+	u = queues_decay(qs, qn->users[slot].usage, qn->users[slot].at_ms,
+	    now_ms);
+	if (sum <= 0)
+		return 0;
+	return queues_key(u * (double)qn->nqusers / sum);
+}
+
+double
+queues_factor(const struct queues *qs, size_t q, int64_t now_ms)
+{
+	if (q >= qs->n)
+		return 1;
+	return exp2(-queues_ratio(qs, q, now_ms));
+}
+
+/* ---- The scheduler core's view ---- */
+
+const char *const *
+queues_flavors(const struct queues *qs, size_t *n)
+{
+	*n = qs->nflavors;
+	return qs->flavors;
+}
+
+void
+queues_sched(const struct queues *qs, int64_t now_ms, struct sched_queue *out)
+{
+	size_t i, f;
+
+	for (i = 0; i < qs->n; i++) {
+		const struct queue_def *d = &qs->q[i].def;
+
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].parent = qs->q[i].parent;
+		for (f = 0; f < SCHED_FLAVORS_MAX; f++)
+			out[i].nominal[f] = f < qs->nflavors ?
+			    qs->q[i].flav_nominal[f] : SCHED_UNLIMITED;
+		out[i].borrow_limit = d->borrow_limit;
+		out[i].lend_limit = d->lend_limit;
+		out[i].share = queues_share(qs, i, now_ms);
+		out[i].preempt = d->preempt;
+	}
+}
+
+/* ---- What `cohort queues` shows ---- */
+
+static uint32_t
+queues_job_gpus(const struct job *j)
+{
+	uint64_t g = 0;
+	size_t i;
+
+	for (i = 0; i < j->nplace; i++)
+		g += j->place[i].ngpus;
+	return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+}
+
+static int
+queues_job_queue(const struct queues *qs, const struct job *j)
+{
+	if (!qs->configured)
+		return 0;
+	return queues_find(qs, j->spec.queue);
+}
+
+static uint32_t
+queues_add32(uint32_t a, uint64_t b)
+{
+	uint64_t s = (uint64_t)a + b;
+
+	return s >= SCHED_UNLIMITED ? SCHED_UNLIMITED - 1 : (uint32_t)s;
+}
+
+/* Subtree sums: each job added to its queue and every ancestor. */
+static void
+queues_count_jobs(const struct queues *qs, const struct job *const *jobs,
+    size_t n, bool running, struct queue_row *rows)
+{
+	uint64_t g;
+	size_t i;
+	int q;
+
+	for (i = 0; i < n; i++) {
+		if ((q = queues_job_queue(qs, jobs[i])) == -1)
+			continue;
+		g = running ? queues_job_gpus(jobs[i]) :
+		    (uint64_t)jobs[i]->spec.nodes_min *
+		    jobs[i]->spec.gpus_per_node;
+		for (; q != -1; q = qs->q[q].parent) {
+			if (running) {
+				rows[q].used = queues_add32(rows[q].used, g);
+				rows[q].running_jobs++;
+			} else {
+				rows[q].pending = queues_add32(rows[q].pending,
+				    g);
+				rows[q].pending_jobs++;
+			}
+		}
+	}
+}
+
+/* Effective nominals, children before parents (reverse depth-first). */
+static void
+queues_effective_nominal(const struct queues *qs, struct queue_row *rows)
+{
+	uint64_t sum;
+	bool any;
+	size_t k, i, c;
+
+	for (k = qs->n; k-- > 0;) {
+		i = qs->order[k];
+		rows[i].nominal = qs->q[i].def.gpus;
+		if (rows[i].nominal != SCHED_UNLIMITED)
+			continue;
+		sum = 0;
+		any = false;
+		for (c = 0; c < qs->n; c++)
+			if (qs->q[c].parent == (int)i &&
+			    rows[c].nominal != SCHED_UNLIMITED) {
+				sum += rows[c].nominal;
+				any = true;
+			}
+		if (any)
+			rows[i].nominal = sum >= SCHED_UNLIMITED ?
+			    SCHED_UNLIMITED - 1 : (uint32_t)sum;
+	}
+}
+
+static uint32_t
+queues_lendable(const struct queues *qs, size_t i, const struct queue_row *r)
+{
+	uint32_t unused, lim = qs->q[i].def.lend_limit;
+
+	if (r->nominal == SCHED_UNLIMITED || r->used >= r->nominal)
+		return 0;
+	unused = r->nominal - r->used;
+	return lim != SCHED_UNLIMITED && lim < unused ? lim : unused;
+}
+
+/* At the children of parent (-1: top): lent and from_above. */
+static void
+queues_attribute(const struct queues *qs, int parent, struct queue_row *rows,
+    uint32_t *from_above)
+{
+	uint64_t borrowed = 0, lendable = 0, lent, given = 0;
+	uint64_t *can;
+	size_t i, best;
+	double frac, bestfrac;
+
+	if ((can = calloc(qs->n, sizeof(*can))) == NULL)
+		return;	/* lent stays 0; the caller saw memory run out */
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].parent == parent) {
+			borrowed += rows[i].borrowed;
+			can[i] = queues_lendable(qs, i, &rows[i]);
+			lendable += can[i];
+		}
+	lent = borrowed < lendable ? borrowed : lendable;
+	for (i = 0; i < qs->n && lent > 0; i++)
+		if (qs->q[i].parent == parent) {
+			rows[i].lent = (uint32_t)(lent * can[i] / lendable);
+			given += rows[i].lent;
+		}
+	/* Largest remainder: one more GPU each to the biggest fractions. */
+	while (given < lent) {
+		best = qs->n;
+		bestfrac = -1;
+		for (i = 0; i < qs->n; i++) {
+			if (qs->q[i].parent != parent || rows[i].lent >= can[i])
+				continue;
+			frac = (double)(lent * can[i] % lendable) / lendable;
+			if (frac > bestfrac) {
+				bestfrac = frac;
+				best = i;
+			}
+		}
+		if (best == qs->n)
+			break;
+		rows[best].lent++;
+		can[best] = rows[best].lent;	/* at most one extra each */
+		given++;
+	}
+	if (from_above != NULL)
+		*from_above = (uint32_t)(borrowed - given);
+	free(can);
+}
+
+int
+queues_report(const struct queues *qs, const struct job *const *active,
+    size_t nactive, const struct job *const *waiting, size_t nwaiting,
+    int64_t now_ms, struct queue_row **rowsp, size_t *n)
+{
+	struct queue_row *rows;
+	size_t i;
+
+	*rowsp = NULL;
+	*n = 0;
+	if ((rows = calloc(qs->n, sizeof(*rows))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	queues_count_jobs(qs, active, nactive, true, rows);
+	queues_count_jobs(qs, waiting, nwaiting, false, rows);
+	queues_effective_nominal(qs, rows);
+	for (i = 0; i < qs->n; i++)
+		if (rows[i].nominal != SCHED_UNLIMITED &&
+		    rows[i].used > rows[i].nominal)
+			rows[i].borrowed = rows[i].used - rows[i].nominal;
+	queues_attribute(qs, -1, rows, NULL);
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].nchildren > 0)
+			queues_attribute(qs, (int)i, rows,
+			    &rows[i].from_above);
+	/* Rows in depth-first order. */
+	{
+		struct queue_row *out = calloc(qs->n, sizeof(*out));
+
+		if (out == NULL) {
+			free(rows);
+			errno = ENOMEM;
+			return -1;
+		}
+		for (i = 0; i < qs->n; i++) {
+			size_t q = qs->order[i];
+			const struct qnode *qn = &qs->q[q];
+
+			out[i] = rows[q];
+			snprintf(out[i].name, sizeof(out[i].name), "%s",
+			    qn->def.name);
+			snprintf(out[i].parent, sizeof(out[i].parent), "%s",
+			    qn->parent == -1 ? "" : qs->q[qn->parent].def.name);
+			out[i].depth = qn->depth;
+			out[i].weight = qn->def.weight;
+			out[i].factor = queues_factor(qs, q, now_ms);
+		}
+		free(rows);
+		rows = out;
+	}
+	*rowsp = rows;
+	*n = qs->n;
+	return 0;
+}
