@@ -1,0 +1,447 @@
+/* daemon/sched/preempt.c: which running jobs a blocked job names as
+ * victims (whole gangs, least lost work first, only GPUs it can use,
+ * pruned), and when it names none. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check_sched.h"
+
+static const char two_leaves[] =
+    "SwitchName=leaf0 Nodes=n[000-003]\n"
+    "SwitchName=leaf1 Nodes=n[004-007]\n"
+    "SwitchName=spine0 Switches=leaf[0-1]\n";
+
+/* Four busy nodes of one LOWER queue: 101 holds nodes 0-1 (lost 500),
+ * 102 node 2 (lost 100), 103 node 3 (lost 10), all at priority 50. */
+struct four {
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r[3];
+};
+
+static void
+four_init(struct four *f)
+{
+	cl_init(&f->c, 4, NULL);
+	busy(&f->c, 0, 0xff, 101);
+	busy(&f->c, 1, 0xff, 101);
+	busy(&f->c, 2, 0xff, 102);
+	busy(&f->c, 3, 0xff, 103);
+	f->q[0] = queue_def(-1, SCHED_UNLIMITED);
+	f->q[0].preempt = SCHED_PREEMPT_LOWER;
+	f->r[0] = running(101, 0, 50, 1000);
+	f->r[0].lost = 500;
+	f->r[1] = running(102, 0, 50, 1000);
+	f->r[1].lost = 100;
+	f->r[2] = running(103, 0, 50, 1000);
+	f->r[2].lost = 10;
+}
+
+static struct sched_job
+hjob(uint64_t id, uint32_t nodes)
+{
+	struct sched_job j = job(id, nodes, 0);
+
+	j.priority = 100;
+	return j;
+}
+
+static struct sched_result *
+four_run(struct four *f, const struct sched_job *j, size_t nj,
+    uint32_t max)
+{
+	struct sched_input in = qinput(&f->c, f->r, 3, j, nj, f->q, 1, 0);
+
+	in.config.preempt_max_jobs = max;
+	return qrun(&in);
+}
+
+START_TEST(test_least_lost_whole)
+{
+	struct four f;
+	struct sched_job j[1];
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	four_init(&f);
+	j[0] = hjob(1, 1);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	ck_assert_str_eq(sched_reason_name(res->reasons[0]), "Preempting");
+	ck_assert_uint_eq(res->npreempts, 1);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->pending, 0);
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 103));
+	ck_assert_uint_eq(res->stats.preempt_tried, 1);
+	sched_result_free(res);
+	j[0] = hjob(1, 2);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 2);
+	ck_assert(has_victim(p, 103) && has_victim(p, 102));
+	sched_result_free(res);
+	/* Three nodes: 103, 102, then the gang 101 (two nodes) whole; 102
+	 * is not needed then and is dropped. */
+	j[0] = hjob(1, 3);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 2);
+	ck_assert(has_victim(p, 103) && has_victim(p, 101));
+	sched_result_free(res);
+	cl_free(&f.c);
+}
+END_TEST
+
+/* Past its min_runtime or not: preemptible false is never a victim. */
+START_TEST(test_not_preemptible)
+{
+	struct four f;
+	struct sched_job j[1];
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	four_init(&f);
+	f.r[2].preemptible = false;
+	j[0] = hjob(1, 1);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 102));
+	sched_result_free(res);
+	cl_free(&f.c);
+}
+END_TEST
+
+/* With every candidate gone the job would still not fit: nothing. */
+START_TEST(test_never_useless)
+{
+	struct four f;
+	struct sched_job j[1];
+	struct sched_result *res;
+
+	four_init(&f);
+	f.r[2].preemptible = false;
+	j[0] = hjob(1, 4);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_RESOURCES);
+	sched_result_free(res);
+	cl_free(&f.c);
+}
+END_TEST
+
+/* Two planners never share a victim; at most preempt_max_jobs plan. */
+START_TEST(test_two_planners)
+{
+	struct four f;
+	struct sched_job j[2];
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	four_init(&f);
+	j[0] = hjob(1, 1);
+	j[1] = hjob(2, 1);
+	res = four_run(&f, j, 2, 0);
+	ck_assert_uint_eq(res->npreempts, 2);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 103));
+	ck_assert_ptr_nonnull(p = preempted(res, 2));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 102));
+	sched_result_free(res);
+	res = four_run(&f, j, 2, 1);
+	ck_assert_uint_eq(res->npreempts, 1);
+	ck_assert_int_eq(res->reasons[1], SCHED_REASON_RESOURCES);
+	sched_result_free(res);
+	/* One candidate only: the second planner finds none left. */
+	f.r[1].preemptible = false;
+	f.r[0].preemptible = false;
+	res = four_run(&f, j, 2, 0);
+	ck_assert_uint_eq(res->npreempts, 1);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	ck_assert_int_eq(res->reasons[1], SCHED_REASON_RESOURCES);
+	sched_result_free(res);
+	cl_free(&f.c);
+}
+END_TEST
+
+/* A job whose victims are stopping plans nothing more. */
+START_TEST(test_preempting_plans_nothing)
+{
+	struct four f;
+	struct sched_job j[1];
+	struct sched_result *res;
+
+	four_init(&f);
+	j[0] = hjob(1, 1);
+	j[0].preempting = true;
+	res = four_run(&f, j, 1, 0);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_uint_eq(res->stats.preempt_tried, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	ck_assert(!res->has_resv);
+	sched_result_free(res);
+	/* Once the GPUs are free it starts, first. */
+	busy(&f.c, 3, 0xff, 0);
+	res = four_run(&f, j, 1, 0);
+	ck_assert_ptr_nonnull(started(res, 1));
+	sched_result_free(res);
+	cl_free(&f.c);
+}
+END_TEST
+
+/* --topology leaf: victims in the other leaf are not chosen, even with
+ * the least lost work. */
+START_TEST(test_required_leaf)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r[8];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	static const int64_t lost[8] = { 1, 1000, 1001, 1002, 2, 3, 1003,
+	    1004 };
+	size_t i;
+
+	cl_init(&c, 8, two_leaves);
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	for (i = 0; i < 8; i++) {
+		busy(&c, i, 0xff, 200 + i);
+		r[i] = running(200 + i, 0, 50, 1000);
+		r[i].lost = lost[i];
+	}
+	j[0] = hjob(1, 2);
+	j[0].topo_mode = SCHED_TOPO_REQUIRED;
+	j[0].topo_level = "leaf";
+	in = qinput(&c, r, 8, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 2);
+	ck_assert(has_victim(p, 204) && has_victim(p, 205));
+	sched_result_free(res);
+	/* Anywhere: the two with the least lost work. */
+	j[0].topo_mode = SCHED_TOPO_ANY;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 2);
+	ck_assert(has_victim(p, 200) && has_victim(p, 204));
+	sched_result_free(res);
+	/* Only GPUs it could use: an A100 job passes over H100 nodes. */
+	c.nodes[7].gpu_model = A100;
+	j[0] = hjob(1, 1);
+	j[0].gpu_type = "A100";
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 207));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* LOWER: only lower-priority jobs of the same queue. */
+START_TEST(test_lower_only)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[3];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	cl_init(&c, 3, NULL);
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[1] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = q[1].preempt = SCHED_PREEMPT_LOWER;
+	busy(&c, 0, 0xff, 301);
+	busy(&c, 1, 0xff, 302);
+	busy(&c, 2, 0xff, 303);
+	r[0] = running(301, 1, 10, 1000);	/* other queue */
+	r[1] = running(302, 0, 100, 1000);	/* same priority */
+	r[2] = running(303, 0, 50, 1000);
+	r[2].lost = 100;
+	j[0] = hjob(1, 1);
+	in = qinput(&c, r, 3, j, 1, q, 2, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 303));
+	sched_result_free(res);
+	/* NEVER: nothing. */
+	q[0].preempt = SCHED_PREEMPT_NEVER;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_uint_eq(res->stats.preempt_tried, 0);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* BORROWERS: jobs of queues beyond their nominal, and only while the
+ * preemptor stays within its own. A (16) runs 8 on node 0. */
+START_TEST(test_borrowers)
+{
+	struct cl c;
+	struct sched_queue q[3];
+	struct sched_running r[4];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	cl_init(&c, 4, NULL);
+	q[0] = queue_def(-1, 16);
+	q[0].preempt = SCHED_PREEMPT_BORROWERS;
+	q[1] = queue_def(-1, 16);
+	q[2] = queue_def(-1, 0);
+	for (i = 0; i < 4; i++)
+		busy(&c, i, 0xff, 400 + i);
+	r[0] = running(400, 0, 100, 1000);
+	r[1] = running(401, 1, 100, 1000);
+	r[2] = running(402, 1, 100, 1000);
+	r[3] = running(403, 1, 100, 1000);
+	r[1].lost = 30;
+	r[2].lost = 20;
+	r[3].lost = 10;
+	j[0] = job(1, 1, 8);
+	in = qinput(&c, r, 4, j, 1, q, 3, 0);
+	/* B uses 24 of 16: its least-lost job goes. */
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 403));
+	sched_result_free(res);
+	/* 16 more would take A to 24, beyond its nominal: nothing. */
+	j[0] = job(1, 2, 8);
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_RESOURCES);
+	sched_result_free(res);
+	/* B at its nominal lends nothing back; C (nominal 0) borrows. */
+	j[0] = job(1, 1, 8);
+	r[3].queue = 2;
+	r[3].lost = 1000;
+	r[1].lost = 0;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 403));
+	sched_result_free(res);
+	/* LOWER alone would not touch other queues. */
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Over its quota with free GPUs: stopping a lower-priority job of its
+ * own queue brings it under. */
+START_TEST(test_quota_lower)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r[1];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	cl_init(&c, 2, NULL);
+	q[0] = queue_def(-1, 8);
+	q[0].borrow_limit = 0;
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	busy(&c, 0, 0xff, 500);
+	r[0] = running(500, 0, 50, 1000);
+	j[0] = hjob(1, 1);
+	in = qinput(&c, r, 1, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert(has_victim(p, 500));
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	sched_result_free(res);
+	r[0].priority = 100;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_QUEUE_QUOTA);
+	ck_assert_uint_eq(res->quota_queue[0], 0);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Over its quota, an A100 job stops the A100 holder, not the H100 one
+ * with less lost work whose GPUs it could not use. */
+START_TEST(test_quota_usable)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r[2];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+
+	cl_init(&c, 3, NULL);
+	c.nodes[1].gpu_model = A100;
+	c.nodes[2].gpu_model = A100;
+	q[0] = queue_def(-1, 16);
+	q[0].borrow_limit = 0;
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	busy(&c, 0, 0xff, 600);
+	busy(&c, 1, 0xff, 601);
+	r[0] = running(600, 0, 50, 1000);
+	r[1] = running(601, 0, 50, 1000);
+	r[1].lost = 10;
+	j[0] = hjob(1, 1);
+	j[0].gpu_type = "A100";
+	in = qinput(&c, r, 2, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 601));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("preempt");
+	TCase *tc = tcase_create("victims");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_least_lost_whole);
+	tcase_add_test(tc, test_not_preemptible);
+	tcase_add_test(tc, test_never_useless);
+	tcase_add_test(tc, test_two_planners);
+	tcase_add_test(tc, test_preempting_plans_nothing);
+	tcase_add_test(tc, test_required_leaf);
+	tcase_add_test(tc, test_lower_only);
+	tcase_add_test(tc, test_borrowers);
+	tcase_add_test(tc, test_quota_lower);
+	tcase_add_test(tc, test_quota_usable);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
