@@ -340,6 +340,25 @@ START_TEST(test_borrowers)
 	ck_assert_uint_eq(p->nvictims, 1);
 	ck_assert(has_victim(p, 403));
 	sched_result_free(res);
+	/* A borrower is reclaimed only while it borrows: with A empty
+	 * (an unlisted job holds node 0), 16 for A would take B below its
+	 * nominal after the first victim; nothing is stopped. */
+	busy(&c, 0, 0xff, 999);
+	r[3].queue = 1;
+	r[1].lost = 30;
+	r[3].lost = 10;
+	in = qinput(&c, r + 1, 3, j, 1, q, 3, 0);
+	j[0] = job(1, 2, 8);
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	sched_result_free(res);
+	/* One node is what B borrows: that one goes. */
+	j[0] = job(1, 1, 8);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 403));
+	sched_result_free(res);
 	/* LOWER alone would not touch other queues. */
 	q[0].preempt = SCHED_PREEMPT_LOWER;
 	res = qrun(&in);
