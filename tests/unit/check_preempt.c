@@ -439,6 +439,52 @@ START_TEST(test_quota_usable)
 }
 END_TEST
 
+/* After the reservation, a job ending after its start frees only
+ * unreserved nodes: those are the ones it may start on. */
+START_TEST(test_respects_resv)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[3];
+	struct sched_job j[2];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	cl_init(&c, 3, NULL);
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	q[1] = queue_def(-1, SCHED_UNLIMITED);
+	for (i = 0; i < 3; i++) {
+		busy(&c, i, 0xff, 700 + i);
+		r[i] = running(700 + i, 0, 50, i < 2 ? 1000 : 2000);
+	}
+	r[2].lost = 100;
+	j[0] = hjob(1, 2);
+	j[0].queue = 1;
+	j[0].priority = 200;
+	j[1] = hjob(2, 1);
+	j[1].time_limit = 5000;
+	in = qinput(&c, r, 3, j, 2, q, 2, 0);
+	res = qrun(&in);
+	ck_assert(res->has_resv);
+	ck_assert_uint_eq(res->resv.job, 1);
+	ck_assert_uint_eq(nodeset(res->resv.nodes, 2), 0x3);
+	ck_assert_ptr_nonnull(p = preempted(res, 2));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 702));
+	sched_result_free(res);
+	/* Ending before the reservation, it may use any node. */
+	j[1].time_limit = 100;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 2));
+	ck_assert(has_victim(p, 700));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -457,6 +503,7 @@ main(void)
 	tcase_add_test(tc, test_borrowers);
 	tcase_add_test(tc, test_quota_lower);
 	tcase_add_test(tc, test_quota_usable);
+	tcase_add_test(tc, test_respects_resv);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
