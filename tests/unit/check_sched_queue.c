@@ -456,6 +456,51 @@ START_TEST(test_quota_no_resv)
 }
 END_TEST
 
+/* An elastic job takes the largest size its quota allows; a restart
+ * that keeps its nodes is checked as kept. */
+START_TEST(test_elastic_restart)
+{
+	static const uint32_t prev[2] = { 2, 3 };
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_start *s;
+
+	cl_init(&c, 4, NULL);
+	q[0] = queue_def(-1, 16);
+	q[0].borrow_limit = 4;
+	j[0] = job(1, 1, 8);
+	j[0].nodes_max = 4;
+	in = qinput(&c, NULL, 0, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 2);
+	sched_result_free(res);
+	/* Even the minimum is too much. */
+	j[0].nodes_min = 3;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_QUEUE_QUOTA);
+	sched_result_free(res);
+	j[0] = job(1, 2, 8);
+	j[0].restarting = true;
+	j[0].prev_nodes = prev;
+	j[0].nprev = 2;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, 2), 0xc);
+	sched_result_free(res);
+	q[0].borrow_limit = 0;
+	q[0].nominal[0] = 8;
+	res = qrun(&in);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_QUEUE_QUOTA);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 START_TEST(test_einval)
 {
 	static const char *const fl[SCHED_FLAVORS_MAX + 1] = { NULL };
@@ -576,6 +621,7 @@ main(void)
 	tcase_add_test(tc, test_order_share);
 	tcase_add_test(tc, test_starve);
 	tcase_add_test(tc, test_quota_no_resv);
+	tcase_add_test(tc, test_elastic_restart);
 	tcase_add_test(tc, test_einval);
 	tcase_add_test(tc, test_no_queues_same);
 	suite_add_tcase(s, tc);
