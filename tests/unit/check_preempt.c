@@ -485,6 +485,275 @@ START_TEST(test_respects_resv)
 }
 END_TEST
 
+/* Randomized: a small tree of queues with random limits and policies,
+ * a busy cluster, random pending jobs. After each pass: the same input
+ * gives the same result; every queue on a started job's path is within
+ * its cap, and every parent (the root included) holds its children's
+ * max(usage, guarantee); victims are distinct, preemptible, allowed by
+ * the policy; and a lone planner starts once its victims are gone. */
+#define RQ 4
+#define RN 12
+
+struct rnd_case {
+	struct cl c;
+	struct sched_queue q[RQ];
+	struct sched_running r[RN * 2];
+	size_t nr;
+	struct sched_job j[10];
+	size_t nj;
+};
+
+static uint64_t
+xr(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static const char rnd_topo[] =
+    "SwitchName=leaf0 Nodes=n[000-003]\n"
+    "SwitchName=leaf1 Nodes=n[004-007]\n"
+    "SwitchName=leaf2 Nodes=n[008-011]\n"
+    "SwitchName=spine0 Switches=leaf[0-2]\n";
+
+static void
+rnd_case(struct rnd_case *k, uint64_t *sd)
+{
+	size_t i, n;
+	uint32_t nom;
+
+	cl_init(&k->c, RN, rnd_topo);
+	for (i = 0; i < RQ; i++) {
+		nom = (uint32_t)(xr(sd) % 49);
+		k->q[i] = queue_def(i == 1 || i == 2 ? 0 : -1, nom);
+		if (xr(sd) % 2)
+			k->q[i].borrow_limit = (uint32_t)(xr(sd) % 17);
+		if (xr(sd) % 3 == 0)
+			k->q[i].lend_limit = (uint32_t)(xr(sd) % (nom + 1));
+		k->q[i].preempt = (enum sched_preempt)(xr(sd) % 4);
+		k->q[i].share = xr(sd) % 3;
+	}
+	k->nr = 0;
+	for (i = 0; i < RN; i++) {
+		n = xr(sd) % 4;
+		if (n == 0)
+			continue;
+		k->r[k->nr] = running(1000 + k->nr, (uint32_t)(xr(sd) % RQ),
+		    (int32_t)(xr(sd) % 3) * 50, 100 + (int64_t)(xr(sd) % 500));
+		k->r[k->nr].lost = (int64_t)(xr(sd) % 5);
+		k->r[k->nr].start = (int64_t)(xr(sd) % 5);
+		k->r[k->nr].preemptible = xr(sd) % 4 != 0;
+		busy(&k->c, i, n == 1 ? 0x0f : 0xff, k->r[k->nr].id);
+		if (n == 3 && i + 1 < RN)	/* a two-node gang */
+			busy(&k->c, ++i, 0xff, k->r[k->nr].id);
+		k->nr++;
+	}
+	k->nj = 1 + xr(sd) % 8;
+	for (i = 0; i < k->nj; i++) {
+		static const uint32_t g[] = { 0, 2, 4, 8 };
+
+		k->j[i] = job(i + 1, 1 + (uint32_t)(xr(sd) % 3),
+		    g[xr(sd) % 4]);
+		k->j[i].queue = (uint32_t)(xr(sd) % RQ);
+		k->j[i].priority = (int32_t)(xr(sd) % 3) * 50;
+		if (xr(sd) % 4 == 0) {
+			k->j[i].topo_mode = SCHED_TOPO_REQUIRED;
+			k->j[i].topo_level = "leaf";
+		}
+	}
+}
+
+static uint64_t
+nom_of(const struct sched_queue *q, uint64_t x)
+{
+	(void)q;
+	return x == SCHED_UNLIMITED ? UINT64_MAX : x;
+}
+
+/* Final usage per queue (subtree), flavor 0, from the GPUs of the
+ * listed running jobs and the starts. */
+static void
+usage(const struct rnd_case *k, const struct sched_result *res,
+    uint64_t *u, uint64_t *own)
+{
+	size_t i, g, x, q;
+
+	memset(u, 0, RQ * sizeof(*u));
+	memset(own, 0, RQ * sizeof(*own));
+	for (i = 0; i < k->c.n; i++)
+		for (g = 0; g < GPN; g++)
+			for (x = 0; x < k->nr; x++)
+				if (k->c.gpus[i][g].job == k->r[x].id)
+					own[k->r[x].queue]++;
+	for (x = 0; x < res->nstarts; x++)
+		for (i = 0; i < res->starts[x].nnodes; i++)
+			own[k->j[res->starts[x].pending].queue] +=
+			    res->starts[x].nodes[i].ngpus;
+	for (q = 0; q < RQ; q++)
+		u[q] = own[q];
+	u[0] += own[1] + own[2];
+}
+
+static void
+check_case(const struct rnd_case *k, const struct sched_result *res,
+    uint32_t max)
+{
+	uint64_t u[RQ], own[RQ], cap, gq[RQ], sum;
+	size_t x, v, w, y, q;
+	const struct sched_running *vr;
+	const struct sched_job *pj;
+	bool on_path[RQ] = { false };
+
+	usage(k, res, u, own);
+	for (q = 0; q < RQ; q++) {
+		uint64_t n = nom_of(&k->q[q], k->q[q].nominal[0]);
+
+		gq[q] = k->q[q].lend_limit == SCHED_UNLIMITED ? 0 :
+		    n - k->q[q].lend_limit;
+	}
+	for (x = 0; x < res->nstarts; x++) {
+		q = k->j[res->starts[x].pending].queue;
+		on_path[q] = true;
+		if (q == 1 || q == 2)
+			on_path[0] = true;
+	}
+	for (q = 0; q < RQ; q++) {
+		if (!on_path[q])
+			continue;
+		cap = k->q[q].borrow_limit == SCHED_UNLIMITED ? UINT64_MAX :
+		    (uint64_t)k->q[q].nominal[0] + k->q[q].borrow_limit;
+		CHECK(u[q] <= cap, "queue %zu uses %llu of cap %llu", q,
+		    (unsigned long long)u[q], (unsigned long long)cap);
+	}
+	if (on_path[0]) {
+		sum = own[0] + (u[1] > gq[1] ? u[1] : gq[1]) +
+		    (u[2] > gq[2] ? u[2] : gq[2]);
+		cap = k->q[0].borrow_limit == SCHED_UNLIMITED ? UINT64_MAX :
+		    (uint64_t)k->q[0].nominal[0] + k->q[0].borrow_limit;
+		CHECK(sum <= cap, "queue 0 children hold %llu of %llu",
+		    (unsigned long long)sum, (unsigned long long)cap);
+	}
+	if (res->nstarts > 0) {
+		sum = (u[0] > gq[0] ? u[0] : gq[0]) +
+		    (u[3] > gq[3] ? u[3] : gq[3]);
+		CHECK(sum <= RN * GPN, "root holds %llu",
+		    (unsigned long long)sum);
+	}
+	CHECK(res->npreempts <= max, "%zu planners", res->npreempts);
+	for (x = 0; x < res->npreempts; x++) {
+		pj = &k->j[res->preempts[x].pending];
+		CHECK(res->reasons[res->preempts[x].pending] ==
+		    SCHED_REASON_PREEMPTING, "planner's reason");
+		CHECK(k->q[pj->queue].preempt != SCHED_PREEMPT_NEVER,
+		    "a NEVER queue preempts");
+		CHECK(res->preempts[x].nvictims > 0, "no victims");
+		for (v = 0; v < res->preempts[x].nvictims; v++) {
+			vr = NULL;
+			for (y = 0; y < k->nr; y++)
+				if (k->r[y].id == res->preempts[x].victims[v])
+					vr = &k->r[y];
+			CHECK(vr != NULL && vr->preemptible, "bad victim");
+			if (k->q[pj->queue].preempt == SCHED_PREEMPT_LOWER)
+				CHECK(vr->queue == pj->queue &&
+				    vr->priority < pj->priority,
+				    "LOWER took another queue's job");
+			if (k->q[pj->queue].preempt ==
+			    SCHED_PREEMPT_BORROWERS)
+				CHECK(vr->queue != pj->queue,
+				    "BORROWERS took its own queue's job");
+			for (w = 0; w <= x; w++)
+				for (y = 0; y < res->preempts[w].nvictims;
+				    y++)
+					CHECK((w == x && y == v) ||
+					    res->preempts[w].victims[y] !=
+					    vr->id, "victim shared");
+		}
+	}
+}
+
+static bool
+same(const struct sched_result *a, const struct sched_result *b, size_t nj)
+{
+	size_t x, v;
+
+	if (a->nstarts != b->nstarts || a->npreempts != b->npreempts)
+		return false;
+	for (x = 0; x < a->nstarts; x++)
+		if (a->starts[x].job != b->starts[x].job ||
+		    nodeset(a->starts[x].nodes, a->starts[x].nnodes) !=
+		    nodeset(b->starts[x].nodes, b->starts[x].nnodes))
+			return false;
+	for (x = 0; x < nj; x++)
+		if (a->reasons[x] != b->reasons[x] ||
+		    a->quota_queue[x] != b->quota_queue[x])
+			return false;
+	for (x = 0; x < a->npreempts; x++) {
+		if (a->preempts[x].nvictims != b->preempts[x].nvictims)
+			return false;
+		for (v = 0; v < a->preempts[x].nvictims; v++)
+			if (a->preempts[x].victims[v] !=
+			    b->preempts[x].victims[v])
+				return false;
+	}
+	return true;
+}
+
+START_TEST(test_random)
+{
+	static struct rnd_case k;
+	struct sched_input in;
+	struct sched_result *res, *again;
+	uint64_t sd = 0x9e3779b97f4a7c15ULL;
+	size_t it, v, y, i, g, planned = 0, started_alone = 0;
+	uint32_t max;
+
+	for (it = 0; it < 1500; it++) {
+		rnd_case(&k, &sd);
+		max = (uint32_t)(xr(&sd) % 3);
+		in = qinput(&k.c, k.r, k.nr, k.j, k.nj, k.q, RQ, 0);
+		in.config.preempt_max_jobs = max;
+		res = qrun(&in);
+		again = qrun(&in);
+		CHECK(same(res, again, k.nj), "case %zu: not deterministic",
+		    it);
+		check_case(&k, res, max == 0 ? SCHED_PREEMPT_MAX_JOBS : max);
+		sched_result_free(again);
+		sched_result_free(res);
+		/* The first job alone: once its victims stop, it starts. */
+		in.npending = 1;
+		res = qrun(&in);
+		if (res->npreempts == 1) {
+			planned++;
+			for (v = 0; v < res->preempts[0].nvictims; v++) {
+				for (i = 0; i < k.c.n; i++)
+					for (g = 0; g < GPN; g++)
+						if (k.c.gpus[i][g].job ==
+						    res->preempts[0].victims[v])
+							k.c.gpus[i][g].job = 0;
+				for (y = 0; y < k.nr; y++)
+					if (k.r[y].id ==
+					    res->preempts[0].victims[v])
+						k.r[y] = k.r[--k.nr];
+			}
+			k.j[0].preempting = true;
+			in.nrunning = k.nr;
+			again = qrun(&in);
+			CHECK(again->nstarts == 1, "case %zu: planner did not "
+			    "start (reason %d)", it, again->reasons[0]);
+			started_alone += again->nstarts;
+			sched_result_free(again);
+		}
+		sched_result_free(res);
+		cl_free(&k.c);
+	}
+	/* The cases must exercise preemption at all. */
+	ck_assert_uint_gt(planned, 40);
+	ck_assert_uint_eq(started_alone, planned);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -504,6 +773,7 @@ main(void)
 	tcase_add_test(tc, test_quota_lower);
 	tcase_add_test(tc, test_quota_usable);
 	tcase_add_test(tc, test_respects_resv);
+	tcase_add_test(tc, test_random);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
