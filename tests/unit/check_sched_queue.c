@@ -232,6 +232,19 @@ START_TEST(test_root_cap)
 	ck_assert_int_eq(res->reasons[1], SCHED_REASON_QUEUE_QUOTA);
 	ck_assert_uint_eq(res->quota_queue[1], 1);
 	sched_result_free(res);
+	/* A job of A inside its guarantee takes nothing more from the
+	 * root: with all nodes up, A's 8 and B's 16 fit. */
+	c.nodes[3].up = true;
+	{
+		struct sched_job k[3];
+
+		jobs_of(k, 3, 1, 8);
+		k[0].queue = 0;
+		in = qinput(&c, NULL, 0, k, 3, q, 2, 0);
+		res = qrun(&in);
+		ck_assert_uint_eq(nstarted(res), 3);
+		sched_result_free(res);
+	}
 	cl_free(&c);
 }
 END_TEST
