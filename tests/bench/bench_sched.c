@@ -11,6 +11,7 @@
  *
  *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
  *	    [--flat]			(no topology: one flat domain)
+ *	    [--no-queues]		(skip the queues+preemption passes)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -54,6 +55,7 @@ struct bench {
 	size_t nnodes, npending_target, passes;
 	bool flat;		/* no topology: one domain */
 	bool smoke;
+	bool no_queues;
 	bool queues;		/* the queues+preemption passes */
 	struct sched_queue q[NQUEUES];
 	uint64_t rng;
@@ -567,7 +569,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
-	    "[--passes K] [--seed S] [--flat] [--smoke]\n");
+	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n");
 	exit(2);
 }
 
@@ -581,6 +583,10 @@ args(struct bench *b, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--flat") == 0) {
 			b->flat = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--no-queues") == 0) {
+			b->no_queues = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -711,7 +717,7 @@ main(int argc, char **argv)
 	    (double)peak / (double)(b.nnodes * GPN),
 	    (mem + (double)topo_bytes(b.topo) + (double)peak) /
 	    (double)(b.nnodes * GPN));
-	if (!b.smoke) {
+	if (!b.smoke && !b.no_queues) {
 		/* The same again with queues, from where the passes left
 		 * the cluster (about full, so there is something to
 		 * preempt). */
