@@ -504,6 +504,26 @@ queue_blocked(struct pass *ps, size_t j, const struct preq *rq, int rc,
 	return 0;
 }
 
+/* A job not tried: QueueQuota when its minimum GPUs (flavor 0; jobs of
+ * whole nodes, whose count depends on the nodes, are not judged) already
+ * break its quota, wherever it would be placed. */
+static void
+quota_cheap(struct pass *ps, size_t j, struct sched_result *res)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	uint64_t g[SCHED_FLAVORS_MAX];
+	uint32_t hit;
+
+	if (jb->gpus_per_node == 0)
+		return;
+	memset(g, 0, sizeof(g));
+	g[0] = (uint64_t)jb->nodes_min * jb->gpus_per_node;
+	if ((hit = squota_check(ps->sq, jb->queue, g)) == NO_INDEX)
+		return;
+	res->reasons[j] = SCHED_REASON_QUEUE_QUOTA;
+	res->quota_queue[j] = hit;
+}
+
 /* The main walk. The reservation's job and picks land in *rj, *rfirst. */
 static int
 walk(struct pass *ps, const struct okey *o, struct sched_result *res,
@@ -525,6 +545,8 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max)) {
 			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
 			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
+			if (ps->sq != NULL)
+				quota_cheap(ps, j, res);
 			continue;
 		}
 		res->stats.tried++;

@@ -324,8 +324,9 @@ preempt(struct bench *b, const struct sched_result *res)
 }
 
 /* Quotas in GPUs: org (half, of which each of its two teams has a
- * quarter) and two more top queues (30% and 20%) that may borrow; the
- * last also caps its A100s. */
+ * quarter, one keeping half of it) and two more top queues (30% and 10%)
+ * that may borrow 5% each, the last with a quarter of the jobs, so its
+ * quota binds; it also caps its A100s. */
 static void
 build_queues(struct bench *b)
 {
@@ -348,10 +349,11 @@ build_queues(struct bench *b)
 	b->q[2].nominal[0] = total / 4;
 	b->q[2].lend_limit = total / 8;
 	b->q[3].nominal[0] = total * 3 / 10;
+	b->q[3].borrow_limit = total / 20;
 	b->q[3].preempt = SCHED_PREEMPT_BORROWERS;
-	b->q[4].nominal[0] = total / 5;
+	b->q[4].nominal[0] = total / 10;
 	b->q[4].nominal[1] = total / 100;
-	b->q[4].borrow_limit = total / 10;
+	b->q[4].borrow_limit = total / 20;
 	b->q[4].preempt = SCHED_PREEMPT_LOWER;
 }
 
