@@ -425,6 +425,21 @@ START_TEST(test_borrowers_nested)
 		ck_assert(has_victim(p, 802) || has_victim(p, 803));
 		sched_result_free(res);
 	}
+	/* org over its nominal by its own jobs, teamB within its 8: teamB
+	 * does not borrow below org, so nothing is reclaimable. */
+	{
+		struct sched_running rr[4] = { r[0], r[1], r[2], r[3] };
+
+		busy(&c, 1, 0xff, 801);
+		rr[1].queue = 0;
+		rr[2].queue = 0;
+		rr[3].queue = 3;
+		q[3].nominal[0] = 16;
+		in = qinput(&c, rr, 4, j, 1, q, 4, 0);
+		res = qrun(&in);
+		ck_assert_uint_eq(res->npreempts, 0);
+		sched_result_free(res);
+	}
 	cl_free(&c);
 }
 END_TEST
