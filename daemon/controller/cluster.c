@@ -130,6 +130,7 @@ cluster_place(struct cluster *cl, int64_t now)
 		nodes_add_allocation(cl->ns, job);
 		gang_launch(cl, job, now);
 	}
+	preemption_after_pass(cl);
 	for (i = 0; i < res.npreempts; i++)
 		preemption_apply(cl, &res.preempts[i], now);
 	/* A launch that failed at once released its GPUs again: recompute

@@ -39,6 +39,12 @@ struct evac {
 struct preemption {
 	uint64_t job_id;
 	int64_t deadline_ms;
+	/* A pass has run since every victim let go of its allocation:
+	 * if the job still did not start (a job of higher priority took
+	 * the GPUs), the next pass lets it choose again. */
+	bool victims_gone;
+	size_t nvictims;
+	uint64_t *victims;
 	TAILQ_ENTRY(preemption) entry;
 };
 
@@ -153,6 +159,9 @@ void preemption_apply(struct cluster *cl,
 int preemption_ids(const struct cluster *cl, uint64_t **ids, size_t *n);
 /* Job started, ended or was cancelled: it waits for nothing now. */
 void preemption_forget(struct cluster *cl, uint64_t job_id);
+/* After a pass: preemptors whose victims are all gone and that did not
+ * start in two passes since choose again. */
+void preemption_after_pass(struct cluster *cl);
 void preemption_tick(struct cluster *cl, int64_t now);
 void preemption_destroy_all(struct cluster *cl);
 

@@ -82,17 +82,21 @@ preemption_apply(struct cluster *cl, const struct placement_preemption *pp,
 		    preemption_queue_name(v), grace);
 		recovery_preempt(cl, v, cause, grace, now);
 	}
-	if ((p = preemption_find(cl, by->id)) == NULL) {
-		if ((p = calloc(1, sizeof(*p))) == NULL) {
-			/* It is not ordered first: the GPUs may go to
-			 * another job, and it chooses again later. */
-			log_warnx("job %" PRIu64 ": out of memory to record "
-			    "its preemption", by->id);
-			return;
-		}
-		p->job_id = by->id;
-		TAILQ_INSERT_TAIL(&cl->preemptions, p, entry);
+	preemption_forget(cl, by->id);
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->victims = calloc(pp->nvictims + 1,
+	    sizeof(*p->victims))) == NULL) {
+		/* It is not ordered first: the GPUs may go to another job,
+		 * and it chooses again later. */
+		free(p);
+		log_warnx("job %" PRIu64 ": out of memory to record its "
+		    "preemption", by->id);
+		return;
 	}
+	p->job_id = by->id;
+	memcpy(p->victims, pp->victims, pp->nvictims * sizeof(*p->victims));
+	p->nvictims = pp->nvictims;
+	TAILQ_INSERT_TAIL(&cl->preemptions, p, entry);
 	p->deadline_ms = now + (int64_t)longest * 1000 +
 	    cl->o.stop_timeout_ms + PREEMPTION_SLACK_MS;
 }
@@ -122,15 +126,53 @@ preemption_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
 	return 0;
 }
 
+static void
+preemption_free(struct cluster *cl, struct preemption *p)
+{
+	TAILQ_REMOVE(&cl->preemptions, p, entry);
+	free(p->victims);
+	free(p);
+}
+
 void
 preemption_forget(struct cluster *cl, uint64_t job_id)
 {
 	struct preemption *p;
 
-	if ((p = preemption_find(cl, job_id)) == NULL)
-		return;
-	TAILQ_REMOVE(&cl->preemptions, p, entry);
-	free(p);
+	if ((p = preemption_find(cl, job_id)) != NULL)
+		preemption_free(cl, p);
+}
+
+static bool
+preemption_victims_gone(const struct cluster *cl, const struct preemption *p)
+{
+	const struct job *v;
+	size_t i;
+
+	for (i = 0; i < p->nvictims; i++)
+		if ((v = jobs_get(cl->js, p->victims[i])) != NULL &&
+		    jobs_is_active(v))
+			return false;
+	return true;
+}
+
+void
+preemption_after_pass(struct cluster *cl)
+{
+	struct preemption *p, *next;
+
+	for (p = TAILQ_FIRST(&cl->preemptions); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, entry);
+		if (!preemption_victims_gone(cl, p))
+			continue;
+		if (p->victims_gone) {
+			log_info("job %" PRIu64 ": the GPUs its preemptions "
+			    "freed went elsewhere; it may preempt again",
+			    p->job_id);
+			preemption_free(cl, p);
+		} else
+			p->victims_gone = true;
+	}
 }
 
 /* Preemptors that no longer wait (started, cancelled) or waited past
@@ -148,18 +190,13 @@ preemption_tick(struct cluster *cl, int64_t now)
 		    !jobs_is_active(job) && (job->state == JOB_PENDING ||
 		    job->state == JOB_RESTARTING))
 			continue;
-		TAILQ_REMOVE(&cl->preemptions, p, entry);
-		free(p);
+		preemption_free(cl, p);
 	}
 }
 
 void
 preemption_destroy_all(struct cluster *cl)
 {
-	struct preemption *p;
-
-	while ((p = TAILQ_FIRST(&cl->preemptions)) != NULL) {
-		TAILQ_REMOVE(&cl->preemptions, p, entry);
-		free(p);
-	}
+	while (!TAILQ_EMPTY(&cl->preemptions))
+		preemption_free(cl, TAILQ_FIRST(&cl->preemptions));
 }

@@ -328,6 +328,45 @@ START_TEST(test_preemptor_gets_the_gpus)
 }
 END_TEST
 
+/* A job of higher priority takes the GPUs a preemptor's victims freed:
+ * the preemptor does not wait for its deadline but chooses again at the
+ * next passes (here: the job that took them, which borrows). */
+START_TEST(test_preemptor_outrun)
+{
+	struct domain_spec oa = { .queue = "a", .checkpoint_dir = "/ckpt",
+	    .ckpt_secs = 30, .priority = 40 };
+	struct domain_spec oc = { .queue = "a", .checkpoint_dir = "/ckpt" };
+	struct domain_spec ob = { .queue = "b", .priority = 50 };
+	uint64_t a, b, c;
+	size_t mark;
+	int i;
+
+	a = borrower(&oa);
+	domain_advance(&D, 60000);
+	b = submit_as("bob", 2, 2, &ob);
+	domain_pass(&D);
+	ck_assert_msg(strncmp(job(b)->reason, "Preempting", 10) == 0,
+	    "reason %s", job(b)->reason);
+	/* Of a higher priority than b's, and a may borrow it all. */
+	c = submit_as("alice", 4, 2, &oc);
+	domain_advance(&D, 1000);
+	domain_checkpoint(&D, domain_rank_node(job(a), 0), a, 1, 3,
+	    "/ckpt/3");
+	ck_assert_int_eq(job(a)->state, JOB_PENDING);
+	settle();
+	ck_assert_msg(job(c)->state == JOB_RUNNING, "c: %s; b: %s",
+	    job(c)->reason, job(b)->reason);
+	ck_assert_int_eq(job(b)->state, JOB_PENDING);
+	mark = D.ncmds;
+	for (i = 0; i < 3 && domain_count(&D, DOMAIN_SIGNAL, c, mark) == 0;
+	    i++)
+		domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, c, mark), 4);
+	ck_assert_msg(strncmp(job(b)->reason, "Preempting", 10) == 0,
+	    "reason %s", job(b)->reason);
+}
+END_TEST
+
 /* A service of a queue that preempts by priority takes the place of a
  * lower-priority training job of its queue; its exits (0 included)
  * restart it with a growing back-off, never counted. */
@@ -399,6 +438,7 @@ preemption_suite(void)
 	tcase_add_test(tc, test_min_runtime);
 	tcase_add_test(tc, test_never_for_nothing);
 	tcase_add_test(tc, test_preemptor_gets_the_gpus);
+	tcase_add_test(tc, test_preemptor_outrun);
 	tcase_add_test(tc, test_service);
 	suite_add_tcase(s, tc);
 	return s;
