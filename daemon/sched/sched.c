@@ -216,13 +216,15 @@ queue_order(struct pass *ps)
 		o[j].submit = in->pending[j].submit;
 		o[j].id = in->pending[j].id;
 		o[j].idx = j;
-		if (ps->sq == NULL)
-			continue;
-		o[j].preempting = in->pending[j].preempting;
 		o[j].starved = starved(ps, &in->pending[j]);
+		if (ps->sq != NULL)
+			o[j].preempting = in->pending[j].preempting;
 	}
+	/* Without queues nothing is preempting: the order is okey_cmp's,
+	 * with starved jobs first when starve_s is set. */
 	if (ps->sq == NULL) {
-		qsort(o, in->npending, sizeof(*o), okey_cmp);
+		qsort(o, in->npending, sizeof(*o), in->config.starve_s > 0 ?
+		    okey_cmp_queues : okey_cmp);
 		return o;
 	}
 	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);

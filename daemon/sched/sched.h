@@ -172,7 +172,8 @@ enum sched_reason {
  * sched_job.user_share (smaller first: decayed usage over weight, as the
  * caller computes it); then the queue order's key (FIFO or ESTIMATE).
  * A job that has waited longer than sched_config.starve_s (0: never) is
- * ordered before every job of its priority that has not, oldest first,
+ * ordered before every job of its priority that has not (with or without
+ * queues), oldest first,
  * so the wait of a big gang is bounded: it becomes the top blocked job
  * and gets the reservation, which backfill respects.
  *

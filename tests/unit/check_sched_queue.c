@@ -427,6 +427,41 @@ START_TEST(test_starve)
 }
 END_TEST
 
+/* starve_s bounds the wait without queues too (the controller's default
+ * configuration): the gang behind the stream of short jobs goes first
+ * once it has waited that long. */
+START_TEST(test_starve_no_queues)
+{
+	struct cl c;
+	struct sched_job j[3];
+	struct sched_running r = running(100, 0, 100, 50);
+	struct sched_input in;
+	struct sched_result *res;
+
+	cl_init(&c, 2, NULL);
+	busy(&c, 0, 0xff, 100);
+	j[0] = job(1, 2, 0);
+	j[0].submit = 0;
+	j[0].time_limit = 1000;
+	j[1] = job(2, 1, 8);
+	j[2] = job(3, 1, 8);
+	j[1].submit = j[2].submit = 5;
+	in = qinput(&c, &r, 1, j, 3, NULL, 0, 10);
+	in.config.order = SCHED_ORDER_ESTIMATE;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(started(res, 2));
+	ck_assert_uint_eq(res->resv.job, 3);
+	sched_result_free(res);
+	in.config.starve_s = 5;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert(res->has_resv);
+	ck_assert_uint_eq(res->resv.job, 1);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 /* A job over its quota waits with QueueQuota and its queue, and leaves
  * the reservation to the next job blocked by resources. */
 START_TEST(test_quota_no_resv)
@@ -615,7 +650,6 @@ START_TEST(test_no_queues_same)
 	ia = qinput(&c, r, 2, a, 5, NULL, 0, 200);
 	ib = ia;
 	ib.pending = b;
-	ib.config.starve_s = 10;
 	ib.config.preempt_max_jobs = 3;
 	ra = qrun(&ia);
 	rb = qrun(&ib);
@@ -657,6 +691,7 @@ main(void)
 	tcase_add_test(tc, test_order_nominal);
 	tcase_add_test(tc, test_order_share);
 	tcase_add_test(tc, test_starve);
+	tcase_add_test(tc, test_starve_no_queues);
 	tcase_add_test(tc, test_quota_no_resv);
 	tcase_add_test(tc, test_elastic_restart);
 	tcase_add_test(tc, test_einval);
