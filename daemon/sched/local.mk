@@ -11,6 +11,8 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/place.c \
 	daemon/sched/resv.c \
 	daemon/sched/keep.c \
+	daemon/sched/squota.c \
+	daemon/sched/preempt.c \
 	daemon/sched/topo.c daemon/sched/topo.h \
 	daemon/sched/htab.c daemon/sched/htab.h \
 	lib/hostlist.c lib/hostlist.h

@@ -14,7 +14,12 @@
 
 struct okey {
 	int32_t priority;
+	bool preempting;	/* with queues only, like the next three */
 	bool restarting;
+	bool starved;
+	bool borrow;
+	uint64_t share;
+	uint64_t ushare;
 	int64_t key;		/* FIFO: 0; ESTIMATE: the aged estimate */
 	int64_t submit;
 	uint64_t id;
@@ -37,6 +42,10 @@ sched_reason_name(enum sched_reason r)
 		return "GpuType";
 	case SCHED_REASON_BAD_CONSTRAINTS:
 		return "BadConstraints";
+	case SCHED_REASON_QUEUE_QUOTA:
+		return "QueueQuota";
+	case SCHED_REASON_PREEMPTING:
+		return "Preempting";
 	}
 	return "Unknown";
 }
@@ -77,6 +86,40 @@ okey_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* With queues: priority, preempting first, restarting first, starved
+ * first (among them oldest first), within nominal before borrowing,
+ * borrowing ones by queue share then user share, then as okey_cmp. */
+static int
+okey_cmp_queues(const void *a, const void *b)
+{
+	const struct okey *x = a, *y = b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->preempting != y->preempting)
+		return x->preempting ? -1 : 1;
+	if (x->restarting != y->restarting)
+		return x->restarting ? -1 : 1;
+	if (x->starved != y->starved)
+		return x->starved ? -1 : 1;
+	if (x->starved)
+		goto age;
+	if (x->borrow != y->borrow)
+		return x->borrow ? 1 : -1;
+	if (x->borrow && x->share != y->share)
+		return x->share < y->share ? -1 : 1;
+	if (x->borrow && x->ushare != y->ushare)
+		return x->ushare < y->ushare ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+age:
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* The estimate order's key, in thousandths of a second: estimate * 1000
  * - aging * waited, saturating (so keys of absurd limits or waits still
  * compare in the right direction). */
@@ -100,6 +143,43 @@ estimate_key(const struct pass *ps, const struct sched_job *jb)
 	return key - credit;
 }
 
+static enum sched_reason job_req(struct pass *, size_t, struct preq *);
+
+static bool
+starved(const struct pass *ps, const struct sched_job *jb)
+{
+	int64_t s = ps->in->config.starve_s;
+
+	if (s <= 0 || jb->submit >= ps->now)
+		return false;
+	/* now - submit > s, without overflow. */
+	if (jb->submit < 0 && ps->now > INT64_MAX + jb->submit)
+		return true;
+	return ps->now - jb->submit > s;
+}
+
+/* With queues: mark the jobs beyond their queues' nominal, walking the
+ * base order (o, sorted with borrow unset) and adding each job's
+ * minimum GPUs up along its path; jobs that can never run count not. */
+static void
+mark_borrowing(struct pass *ps, struct okey *o)
+{
+	const struct sched_job *jb;
+	struct preq rq;
+	uint64_t g0;
+	size_t x;
+
+	squota_tally_reset(ps->sq);
+	for (x = 0; x < ps->in->npending; x++) {
+		jb = &ps->in->pending[o[x].idx];
+		if (job_req(ps, o[x].idx, &rq) != SCHED_REASON_NONE)
+			continue;
+		g0 = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
+		    jb->gpus_per_node : ps->stride - 1);
+		o[x].borrow = !squota_tally(ps->sq, jb->queue, g0);
+	}
+}
+
 static struct okey *
 queue_order(struct pass *ps)
 {
@@ -117,8 +197,20 @@ queue_order(struct pass *ps)
 		o[j].submit = in->pending[j].submit;
 		o[j].id = in->pending[j].id;
 		o[j].idx = j;
+		if (ps->sq == NULL)
+			continue;
+		o[j].preempting = in->pending[j].preempting;
+		o[j].starved = starved(ps, &in->pending[j]);
+		o[j].share = in->queues[in->pending[j].queue].share;
+		o[j].ushare = in->pending[j].user_share;
 	}
-	qsort(o, in->npending, sizeof(*o), okey_cmp);
+	if (ps->sq == NULL) {
+		qsort(o, in->npending, sizeof(*o), okey_cmp);
+		return o;
+	}
+	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
+	mark_borrowing(ps, o);
+	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
 	return o;
 }
 
@@ -209,14 +301,64 @@ add_start(struct pass *ps, size_t j, int64_t end, uint32_t n)
 	ps->starts[ps->nstarts].first = (uint32_t)ps->npicks;
 	ps->starts[ps->nstarts].n = n;
 	ps->nstarts++;
+	if (ps->sq != NULL) {
+		uint64_t g[SCHED_FLAVORS_MAX];
+
+		squota_gpus(ps, ps->picks + ps->npicks, n, g);
+		squota_add(ps->sq, ps->in->pending[j].queue, g, 1);
+	}
 	for (k = ps->npicks; k < ps->npicks + n; k++)
 		state_take(ps, ps->picks[k].node, ps->picks[k].mask);
 	ps->npicks += n;
 	return 0;
 }
 
+/* With queues: does the placement at picks[npicks ..] of n nodes keep
+ * job j within its quota? If not, ps->qhit names the queue at its
+ * limit. */
+static bool
+quota_ok(struct pass *ps, size_t j, uint32_t n)
+{
+	uint64_t g[SCHED_FLAVORS_MAX];
+
+	if (ps->sq == NULL)
+		return true;
+	squota_gpus(ps, ps->picks + ps->npicks, n, g);
+	ps->qhit = squota_check(ps->sq, ps->in->pending[j].queue, g);
+	return ps->qhit == NO_INDEX;
+}
+
+/* An elastic job placed at rq->n nodes is over its quota: the largest
+ * smaller size in [min, rq->n) whose placement fits it, by bisection
+ * (more nodes never take fewer GPUs). Returns the size with its
+ * placement at picks[npicks ..], or 0 (ps->qhit from the minimum). */
+static uint32_t
+shrink(struct pass *ps, size_t j, struct preq *rq)
+{
+	uint32_t lo = ps->in->pending[j].nodes_min, hi = rq->n - 1, mid;
+	uint32_t best = 0;
+
+	while (lo <= hi) {
+		mid = lo + (hi - lo) / 2;
+		rq->n = mid;
+		if (place_select(ps, rq, ps->cnt, NULL,
+		    ps->picks + ps->npicks) == 0 && quota_ok(ps, j, mid)) {
+			best = mid;
+			lo = mid + 1;
+		} else
+			hi = mid - 1;
+	}
+	if (best == 0)
+		return 0;
+	rq->n = best;
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+		return 0;
+	return best;
+}
+
 /* Start job j now in set if it fits: the largest size in [min, max].
- * Returns 1 when started, 0 when it does not fit, -1 on error. */
+ * Returns 1 when started, 0 when it does not fit, 2 when it fits but
+ * not its quota (ps->qhit), -1 on error. */
 static int
 try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 {
@@ -234,6 +376,8 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
 		if ((rc = keep_place(ps, j, rq, &n)) == -1)
 			return -1;
+		if (rc == 1 && !quota_ok(ps, j, n))
+			return 2;
 		if (rc == 1)
 			return add_start(ps, j, end, n) == -1 ? -1 : 1;
 	}
@@ -242,6 +386,9 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 		return -1;
 	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
 		return 0;
+	if (!quota_ok(ps, j, rq->n) && (rq->n == jb->nodes_min ||
+	    shrink(ps, j, rq) == 0))
+		return 2;
 	return add_start(ps, j, end, rq->n) == -1 ? -1 : 1;
 }
 
@@ -289,6 +436,34 @@ reserve(struct pass *ps, size_t j, struct preq *rq, size_t *first)
 	return 0;
 }
 
+/* With queues, job j did not start (try_start's rc): a preempting job
+ * waits for its victims, another may plan preemptions, and one blocked
+ * by its quota gets QueueQuota; none of them takes the reservation.
+ * Returns 1 when decided here, 0 for the usual path (resources), -1. */
+static int
+queue_blocked(struct pass *ps, size_t j, const struct preq *rq, int rc,
+    struct sched_result *res)
+{
+	int p;
+
+	if (ps->in->pending[j].preempting) {
+		res->reasons[j] = SCHED_REASON_PREEMPTING;
+		return 1;
+	}
+	if ((p = preempt_plan(ps, j, rq)) == -1)
+		return -1;
+	if (p == 1) {
+		res->reasons[j] = SCHED_REASON_PREEMPTING;
+		return 1;
+	}
+	if (rc == 2) {
+		res->reasons[j] = SCHED_REASON_QUEUE_QUOTA;
+		res->quota_queue[j] = ps->qhit;
+		return 1;
+	}
+	return 0;
+}
+
 /* The main walk. The reservation's job and picks land in *rj, *rfirst. */
 static int
 walk(struct pass *ps, const struct okey *o, struct sched_result *res,
@@ -322,6 +497,12 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		if (rc == 1) {
 			if (ps->has_resv)
 				res->stats.backfilled++;
+			continue;
+		}
+		if (ps->sq != NULL &&
+		    (rc = queue_blocked(ps, j, &rq, rc, res)) != 0) {
+			if (rc == -1)
+				return -1;
 			continue;
 		}
 		res->reasons[j] = why(ps, jb, &rq);
@@ -414,6 +595,23 @@ emit(struct pass *ps, struct sched_result *res, size_t rj, size_t rfirst)
 		res->resv.nodes = emit_places(ps, res, rfirst,
 		    res->resv.nnodes, &np, &ng);
 	}
+	if ((res->preempts = calloc(ps->nprecs + 1,
+	    sizeof(*res->preempts))) == NULL ||
+	    (res->victims_ = calloc(ps->nvictims + 1,
+	    sizeof(*res->victims_))) == NULL)
+		return -1;
+	if (ps->nvictims > 0)
+		memcpy(res->victims_, ps->victims,
+		    ps->nvictims * sizeof(*res->victims_));
+	for (k = 0; k < ps->nprecs; k++) {
+		res->preempts[k].job =
+		    ps->in->pending[ps->precs[k].pending].id;
+		res->preempts[k].pending = ps->precs[k].pending;
+		res->preempts[k].victims = res->victims_ + ps->precs[k].first;
+		res->preempts[k].nvictims = ps->precs[k].n;
+	}
+	res->npreempts = ps->nprecs;
+	res->stats.preempt_tried = ps->preempt_tried;
 	res->stats.scratch_bytes = ps->bytes +
 	    ps->capstarts * sizeof(*ps->starts) +
 	    ps->cappicks * sizeof(*ps->picks) +
@@ -450,7 +648,18 @@ sched_run(const struct sched_input *in)
 	if ((res->reasons = calloc(in->npending + 1,
 	    sizeof(*res->reasons))) == NULL)
 		goto fail;
-	if (state_build(&ps, in) == -1 || (o = queue_order(&ps)) == NULL ||
+	if (state_build(&ps, in) == -1 || squota_build(&ps) == -1)
+		goto fail;
+	ps.preempt_max = in->config.preempt_max_jobs > 0 ?
+	    in->config.preempt_max_jobs : SCHED_PREEMPT_MAX_JOBS;
+	if (ps.sq != NULL) {
+		if ((res->quota_queue = malloc((in->npending + 1) *
+		    sizeof(*res->quota_queue))) == NULL)
+			goto fail;
+		memset(res->quota_queue, 0xff, (in->npending + 1) *
+		    sizeof(*res->quota_queue));
+	}
+	if ((o = queue_order(&ps)) == NULL ||
 	    walk(&ps, o, res, &rj, &rfirst) == -1 ||
 	    emit(&ps, res, rj, rfirst) == -1)
 		goto fail;
@@ -473,5 +682,8 @@ sched_result_free(struct sched_result *res)
 	free(res->places_);
 	free(res->gpus_);
 	free(res->reasons);
+	free(res->quota_queue);
+	free(res->preempts);
+	free(res->victims_);
 	free(res);
 }

@@ -90,6 +90,45 @@ struct srec {
 
 struct alloc_hdr;
 
+/* A listed running job (squota.c): its GPUs per flavor are
+ * squota.rg[k * nf ..], its held GPUs squota.held[off .. off + ngpu) as
+ * node << 8 | position. */
+struct srun {
+	uint32_t in;		/* index into sched_input.running */
+	uint32_t queue;
+	uint32_t ngpu;
+	uint32_t off;
+};
+
+/* Quota state of a pass with queues (squota.c); the root is index nq. */
+enum { SQ_N = 0, SQ_C, SQ_G, SQ_U, SQ_S, SQ_NV };
+struct squota {
+	uint32_t nq, nf;
+	uint32_t *par;		/* [nq + 1]: parent, the root for a top
+				 * queue, NO_INDEX for the root */
+	uint32_t *depth;	/* root 0, top queues 1, ... */
+	uint64_t *v;		/* [SQ_NV][nq + 1][nf]; UINT64_MAX:
+				 * unlimited */
+	uint8_t *fl;		/* per model class: flavor bits */
+	uint64_t *tally;	/* [nq]: the order's running sums */
+	struct srun *run;
+	uint32_t nrun;
+	uint32_t *rg;		/* [nrun][nf] */
+	uint64_t *held;
+};
+
+#define SQ(sq, w, q, f) ((sq)->v[((size_t)SQ_##w * ((sq)->nq + 1) +	\
+	(size_t)(q)) * (sq)->nf + (size_t)(f)])
+
+/* A preemption planned in this pass: victims[first .. first + n). */
+struct prec {
+	size_t pending;
+	uint32_t first;
+	uint32_t n;
+};
+
+struct preempt;
+
 struct pass {
 	const struct sched_input *in;
 	int64_t now;
@@ -137,6 +176,18 @@ struct pass {
 	int64_t resv_start;
 	/* no_backfill: a job waits for resources; the rest are not tried. */
 	bool blocked;
+
+	/* Queues (NULL without): quota state, preemption scratch and the
+	 * preemptions planned so far (victims as running ids). */
+	struct squota *sq;
+	struct preempt *pre;
+	uint32_t qhit;		/* try_start: the queue at its limit */
+	uint32_t preempt_max;
+	size_t preempt_tried;
+	struct prec *precs;
+	size_t nprecs, capprecs;
+	uint64_t *victims;
+	size_t nvictims, capvictims;
 
 	struct alloc_hdr *allocs;
 	size_t bytes;
@@ -186,5 +237,40 @@ int	 resv_find(struct pass *, const struct preq *, int64_t *start,
  * keeping cannot meet its constraint (place it afresh), -1 on error. */
 int	 keep_place(struct pass *, size_t j, const struct preq *,
 	    uint32_t *n);
+
+/* squota.c */
+/* Validate the queue input (EINVAL) and build the quota state, or leave
+ * ps->sq NULL without queues. */
+int	 squota_build(struct pass *);
+/* GPUs per flavor of a placement. */
+void	 squota_gpus(const struct pass *, const struct pick *, uint32_t n,
+	    uint64_t *g);
+/* NO_INDEX when a job of queue with g GPUs per flavor fits the quota,
+ * else the queue whose limit it hits (a top queue for the root's). */
+uint32_t squota_check(const struct squota *, uint32_t queue,
+	    const uint64_t *g);
+/* Add (sign 1) or remove (-1) g GPUs of a job of queue. */
+void	 squota_add(struct squota *, uint32_t queue, const uint64_t *g,
+	    int sign);
+void	 squota_run_gpus(const struct squota *, uint32_t run, uint64_t *g);
+/* Does queue stay within nominal (flavor 0) with g0 more, on every
+ * queue of its path below stop (NO_INDEX: all)? */
+bool	 squota_within(const struct squota *, uint32_t queue, uint64_t g0,
+	    uint32_t stop);
+/* Does a queue of the path from queue up to below stop use more than its
+ * nominal in some flavor? */
+bool	 squota_borrowing(const struct squota *, uint32_t queue,
+	    uint32_t stop);
+uint32_t squota_lca(const struct squota *, uint32_t a, uint32_t b);
+/* The order's within-nominal test: tallies start at the usage; each job
+ * adds its minimum along its path and is within while no nominal is
+ * passed. */
+void	 squota_tally_reset(struct squota *);
+bool	 squota_tally(struct squota *, uint32_t queue, uint64_t g0);
+
+/* preempt.c: plan victims for job j that cannot start (rq as try_start
+ * left it). Returns 1 with a preemption appended to ps->precs, 0 when
+ * none is possible, -1 on error. */
+int	 preempt_plan(struct pass *, size_t j, const struct preq *);
 
 #endif

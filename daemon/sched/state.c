@@ -51,8 +51,12 @@ state_free(struct pass *ps)
 	ps->allocs = NULL;
 	free(ps->starts);
 	free(ps->picks);
+	free(ps->precs);
+	free(ps->victims);
 	ps->starts = NULL;
 	ps->picks = NULL;
+	ps->precs = NULL;
+	ps->victims = NULL;
 }
 
 static uint32_t *

@@ -1,0 +1,308 @@
+/* Victim selection (sched.h, "Preemption"): for a job that cannot start,
+ * the running jobs its queue's policy lets it stop, taken whole in order
+ * of least lost work until the job fits both placement (on the GPUs free
+ * now plus those the victims would free, its topology constraint
+ * included) and quota (the victims' usage removed); then the victims not
+ * needed are dropped again, most lost work first.
+ *
+ * Like the reservation (resv.c), the test works on the job's counts of
+ * fitting nodes per switch, kept up to date as a victim's GPUs are freed
+ * or held again (each GPU costs the depth of the tree), on a private
+ * vector of free masks that place_select reads. So a planner costs its
+ * candidates' GPUs plus one placement per candidate tried. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched/sched_int.h"
+
+/* A candidate victim. */
+struct vic {
+	int64_t lost;
+	int64_t start;
+	uint64_t id;
+	uint32_t ngpu;
+	uint32_t run;		/* index into squota.run */
+	uint32_t lca;		/* BORROWERS: the lowest queue shared with
+				 * the preemptor; NO_INDEX: LOWER */
+	uint8_t on;		/* chosen */
+};
+
+struct preempt {
+	uint64_t *fut;		/* [nnodes]: free masks with victims gone */
+	uint8_t *fit;		/* [nnodes]: does the node fit, in fut */
+	uint32_t *stamp;	/* [nnodes]: gen once fit is known */
+	uint32_t gen;
+	uint8_t *taken;		/* [nrun]: a victim of this pass */
+	struct vic *vic;	/* [nrun] */
+	struct pick *picks;	/* [nnodes] */
+};
+
+static struct preempt *
+scratch(struct pass *ps)
+{
+	struct preempt *p = ps->pre;
+	uint32_t nn = ps->nnodes, nr = ps->sq->nrun;
+
+	if (p != NULL)
+		return p;
+	if ((p = state_alloc(ps, 1, sizeof(*p))) == NULL ||
+	    (p->fut = state_alloc(ps, nn + 1, 8)) == NULL ||
+	    (p->fit = state_alloc(ps, nn + 1, 1)) == NULL ||
+	    (p->stamp = state_alloc(ps, nn + 1, 4)) == NULL ||
+	    (p->taken = state_alloc(ps, nr + 1, 1)) == NULL ||
+	    (p->vic = state_alloc(ps, nr + 1, sizeof(*p->vic))) == NULL ||
+	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL)
+		return NULL;
+	ps->pre = p;
+	return p;
+}
+
+/* Least lost work, then fewer GPUs, then the newest start, then id. */
+static int
+vic_cmp(const void *a, const void *b)
+{
+	const struct vic *x = a, *y = b;
+
+	if (x->lost != y->lost)
+		return x->lost < y->lost ? -1 : 1;
+	if (x->ngpu != y->ngpu)
+		return x->ngpu < y->ngpu ? -1 : 1;
+	if (x->start != y->start)
+		return x->start > y->start ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/* Can a GPU be given out once its holder stops? */
+static bool
+releasable(const struct pass *ps, uint32_t node, uint32_t pos)
+{
+	return (ps->nodes[node].flags & PN_ELIGIBLE) &&
+	    ps->in->nodes[node].gpus[pos].health == SCHED_HEALTH_OK;
+}
+
+/* Does running job r hold a GPU the job could use? */
+static bool
+usable(const struct pass *ps, const struct preq *rq, uint32_t r)
+{
+	const struct squota *sq = ps->sq;
+	const struct srun *run = &sq->run[r];
+	uint32_t k, node;
+
+	for (k = run->off; k < run->off + run->ngpu; k++) {
+		node = (uint32_t)(sq->held[k] >> 8);
+		if (releasable(ps, node, (uint32_t)(sq->held[k] & 0xff)) &&
+		    rq->match[ps->nodes[node].model])
+			return true;
+	}
+	return false;
+}
+
+/* Free (on) or hold again (!on) victim v's GPUs and usage. */
+static void
+toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
+    int32_t *cnt, struct vic *v, bool on)
+{
+	struct squota *sq = ps->sq;
+	const struct srun *run = &sq->run[v->run];
+	uint64_t g[SCHED_FLAVORS_MAX];
+	uint32_t k, node, pos;
+	uint8_t now;
+	int32_t s;
+
+	for (k = run->off; k < run->off + run->ngpu; k++) {
+		node = (uint32_t)(sq->held[k] >> 8);
+		pos = (uint32_t)(sq->held[k] & 0xff);
+		if (!releasable(ps, node, pos))
+			continue;
+		if (p->stamp[node] != p->gen) {
+			p->stamp[node] = p->gen;
+			p->fit[node] = state_fits(ps, node, rq,
+			    ps->nodes[node].free);
+		}
+		if (on)
+			p->fut[node] |= 1ULL << pos;
+		else
+			p->fut[node] &= ~(1ULL << pos);
+		now = state_fits(ps, node, rq, p->fut[node]);
+		if (now == p->fit[node])
+			continue;
+		p->fit[node] = now;
+		for (s = (int32_t)ps->nodes[node].leaf; s >= 0;
+		    s = ps->t.parent[s])
+			cnt[s] += now ? 1 : -1;
+	}
+	squota_run_gpus(sq, v->run, g);
+	squota_add(sq, run->queue, g, on ? -1 : 1);
+	v->on = on;
+}
+
+/* Does job j fit with the chosen victims gone? */
+static bool
+fits(struct pass *ps, struct preempt *p, const struct preq *rq,
+    const int32_t *cnt, size_t j, size_t nv)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	uint64_t g[SCHED_FLAVORS_MAX];
+	size_t k;
+
+	if (place_capacity(ps, rq, cnt) < rq->n ||
+	    place_select(ps, rq, cnt, p->fut, p->picks) == -1)
+		return false;
+	squota_gpus(ps, p->picks, rq->n, g);
+	if (squota_check(ps->sq, jb->queue, g) != NO_INDEX)
+		return false;
+	for (k = 0; k < nv; k++)
+		if (p->vic[k].on && p->vic[k].lca != NO_INDEX &&
+		    !squota_within(ps->sq, jb->queue, g[0], p->vic[k].lca))
+			return false;
+	return true;
+}
+
+/* The running jobs job j's policy lets it stop, in victim order. */
+static size_t
+candidates(struct pass *ps, struct preempt *p, size_t j,
+    const struct preq *rq)
+{
+	const struct sched_input *in = ps->in;
+	const struct sched_job *jb = &in->pending[j];
+	const struct squota *sq = ps->sq;
+	enum sched_preempt pol = in->queues[jb->queue].preempt;
+	const struct sched_running *ir;
+	const struct srun *run;
+	uint64_t gmin;
+	uint32_t r, a, lca;
+	size_t nc = 0;
+	bool ok;
+
+	gmin = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
+	    jb->gpus_per_node : ps->stride - 1);
+	for (r = 0; r < sq->nrun; r++) {
+		run = &sq->run[r];
+		ir = &in->running[run->in];
+		if (p->taken[r] || !ir->preemptible || run->ngpu == 0)
+			continue;
+		ok = false;
+		lca = NO_INDEX;
+		if ((pol & SCHED_PREEMPT_LOWER) && run->queue == jb->queue &&
+		    ir->priority < jb->priority)
+			ok = true;
+		else if ((pol & SCHED_PREEMPT_BORROWERS) &&
+		    run->queue != jb->queue) {
+			a = squota_lca(sq, jb->queue, run->queue);
+			if (squota_borrowing(sq, run->queue, a) &&
+			    squota_within(sq, jb->queue, gmin, a)) {
+				ok = true;
+				lca = a;
+			}
+		}
+		if (!ok || !usable(ps, rq, r))
+			continue;
+		p->vic[nc].lost = ir->lost;
+		p->vic[nc].start = ir->start;
+		p->vic[nc].id = ir->id;
+		p->vic[nc].ngpu = run->ngpu;
+		p->vic[nc].run = r;
+		p->vic[nc].lca = lca;
+		p->vic[nc].on = 0;
+		nc++;
+	}
+	qsort(p->vic, nc, sizeof(*p->vic), vic_cmp);
+	return nc;
+}
+
+static int
+record(struct pass *ps, struct preempt *p, size_t j, size_t nv)
+{
+	struct prec *np;
+	uint64_t *nvv;
+	size_t cap, k, n = 0;
+
+	for (k = 0; k < nv; k++)
+		n += p->vic[k].on;
+	if (ps->nprecs == ps->capprecs) {
+		cap = ps->capprecs * 2 + 8;
+		if ((np = realloc(ps->precs, cap * sizeof(*np))) == NULL)
+			return -1;
+		ps->precs = np;
+		ps->capprecs = cap;
+	}
+	if (ps->nvictims + n > ps->capvictims) {
+		cap = ps->capvictims * 2 + n + 16;
+		if ((nvv = realloc(ps->victims, cap * sizeof(*nvv))) == NULL)
+			return -1;
+		ps->victims = nvv;
+		ps->capvictims = cap;
+	}
+	ps->precs[ps->nprecs].pending = j;
+	ps->precs[ps->nprecs].first = (uint32_t)ps->nvictims;
+	ps->precs[ps->nprecs].n = (uint32_t)n;
+	ps->nprecs++;
+	for (k = 0; k < nv; k++)
+		if (p->vic[k].on) {
+			ps->victims[ps->nvictims++] = p->vic[k].id;
+			p->taken[p->vic[k].run] = 1;
+		}
+	return 0;
+}
+
+int
+preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
+{
+	const struct sched_input *in = ps->in;
+	const struct sched_job *jb = &in->pending[j];
+	struct preempt *p;
+	struct preq rq = *rq0;
+	int32_t *cnt = ps->cnt;
+	size_t nc, k, nv = 0;
+	uint32_t i;
+	bool ok = false;
+	int rc = 0;
+
+	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
+	    jb->preempting || ps->nprecs >= ps->preempt_max)
+		return 0;
+	if ((p = scratch(ps)) == NULL)
+		return -1;
+	ps->preempt_tried++;
+	rq.set = SET_ALL;
+	rq.n = jb->nodes_min;
+	if ((nc = candidates(ps, p, j, &rq)) == 0)
+		return 0;
+	if (++p->gen == 0) {
+		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
+		p->gen = 1;
+	}
+	for (i = 0; i < ps->nnodes; i++)
+		p->fut[i] = ps->nodes[i].free;
+	place_counts(ps, &rq, cnt);
+	/* It fits without victims: it waits for something else (the
+	 * reservation), and stopping jobs would not help it. */
+	if (fits(ps, p, &rq, cnt, j, 0))
+		return 0;
+	while (nv < nc && !ok) {
+		toggle(ps, p, &rq, cnt, &p->vic[nv++], true);
+		ok = fits(ps, p, &rq, cnt, j, nv);
+	}
+	if (ok) {
+		/* Drop the victims it does not need, most lost work first. */
+		for (k = nv; k-- > 0;) {
+			toggle(ps, p, &rq, cnt, &p->vic[k], false);
+			if (!fits(ps, p, &rq, cnt, j, nv))
+				toggle(ps, p, &rq, cnt, &p->vic[k], true);
+		}
+		if (record(ps, p, j, nv) == -1)
+			rc = -1;
+		else
+			rc = 1;
+	}
+	/* The victims still run in this pass: give their usage back. */
+	for (k = 0; k < nv; k++)
+		if (p->vic[k].on)
+			toggle(ps, p, &rq, cnt, &p->vic[k], false);
+	return rc;
+}
