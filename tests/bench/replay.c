@@ -417,9 +417,28 @@ replay_pend(struct sim *s, int64_t t, size_t j)
 static void
 arrive(struct sim *s, size_t j)
 {
+	const struct tjob *tj = &s->jobs[j];
+
 	if (s->v->tenants != T_OFF)
 		replay_tenants_arrive(s, j);
-	replay_pend(s, s->jobs[j].submit, j);
+	replay_pend(s, tj->submit, j);
+	/* The pass at which it becomes starved: an event of its own. */
+	if (s->v->gang_starve > 0 && tj->gpus >= BIG_GANG)
+		replay_push(s, tj->submit + s->v->gang_starve + 1, EV_WAKE, j);
+}
+
+/* --gang-starve: the gangs that waited longer than the threshold go
+ * before every other job (their priority raised by one); among them the
+ * queue order's key decides. */
+static void
+gang_starve(struct sim *s, int64_t t)
+{
+	size_t k;
+
+	for (k = 0; k < s->npend; k++)
+		if (s->jobs[s->pidx[k]].gpus >= BIG_GANG &&
+		    t - s->pend[k].submit > s->v->gang_starve)
+			s->pend[k].priority = 101;
 }
 
 /* GPU-seconds held in [a, b), all and inside the arrival window. */
@@ -550,6 +569,13 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 	}
 }
 
+static const struct sched_queue one_queue = {
+	.parent = -1,
+	.nominal = { SCHED_UNLIMITED },
+	.borrow_limit = SCHED_UNLIMITED,
+	.lend_limit = SCHED_UNLIMITED,
+};
+
 static struct sched_input
 input(struct sim *s, int64_t t)
 {
@@ -568,6 +594,8 @@ input(struct sim *s, int64_t t)
 	in.npending = s->npend;
 	in.config.bf_max_job_test = s->o->bf_max;
 	in.config.starve_s = s->v->starve_s;
+	if (s->v->gang_starve > 0)
+		gang_starve(s, t);
 	switch (base) {
 	case P_FIFO:
 		in.config.no_backfill = true;
@@ -588,6 +616,12 @@ input(struct sim *s, int64_t t)
 	}
 	if (s->v->tenants != T_OFF)
 		replay_tenants_input(s, &in);
+	else if (s->v->starve_s > 0) {
+		/* starve_s belongs to the queue rules: one unlimited queue
+		 * that never preempts, which orders as no queue does. */
+		in.queues = &one_queue;
+		in.nqueues = 1;
+	}
 	return in;
 }
 
@@ -829,6 +863,7 @@ usage(void)
 	    "    [--overestimate F] [--limit-spread S] [--aging A] "
 	    "[--bf-max N] [--gpu-links]\n"
 	    "    [--policies fifo,easy,cohort,oracle] [--starve S1,S2,...]\n"
+	    "    [--gang-starve S1,S2,...]\n"
 	    "    [--big-gangs N [--big-share F] [--big-seed X]] "
 	    "[--arrival-scale F]\n"
 	    "    [--tenants VCFILE [--grace S] [--ckpt S] [--min-runtime S]\n"
@@ -881,7 +916,7 @@ policies(struct opts *o, const char *list)
 }
 
 static void
-starves(struct opts *o, const char *list)
+starves(int64_t *v, size_t *n, size_t max, const char *list)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
 
@@ -889,9 +924,9 @@ starves(struct opts *o, const char *list)
 		replay_die("replay");
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
-		if (o->nstarve == MAX_VARIANTS - NPOLICIES)
+		if (*n == max)
 			usage();
-		o->starve[o->nstarve++] = (int64_t)num(tok, 1, 1e9);
+		v[(*n)++] = (int64_t)num(tok, 1, 1e9);
 	}
 	free(copy);
 }
@@ -922,7 +957,11 @@ option(struct opts *o, const char *a, const char *v)
 	else if (strcmp(a, "--policies") == 0)
 		policies(o, v);
 	else if (strcmp(a, "--starve") == 0)
-		starves(o, v);
+		starves(o->starve, &o->nstarve, (MAX_VARIANTS - NPOLICIES) / 2,
+		    v);
+	else if (strcmp(a, "--gang-starve") == 0)
+		starves(o->gstarve, &o->ngstarve,
+		    (MAX_VARIANTS - NPOLICIES) / 2, v);
 	else if (strcmp(a, "--big-gangs") == 0)
 		o->big_n = (size_t)num(v, 1, 1e6);
 	else if (strcmp(a, "--big-share") == 0)
@@ -1040,6 +1079,13 @@ variants(const struct opts *o, struct variant *v)
 		v[n].base = P_COHORT;
 		v[n++].starve_s = o->starve[k];
 	}
+	for (k = 0; k < o->ngstarve; k++) {
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "cohort-g%lld",
+		    (long long)o->gstarve[k]);
+		v[n].base = P_COHORT;
+		v[n++].gang_starve = o->gstarve[k];
+	}
 	return n;
 }
 
@@ -1051,9 +1097,9 @@ summary(const struct variant *v, const struct outcome *out, size_t n)
 	size_t k;
 
 	for (k = 0; k < n; k++) {
-		if (v[k].base == P_FIFO && v[k].starve_s == 0)
+		if (v[k].base == P_FIFO)
 			fifo = &out[k];
-		if (v[k].base == P_ORACLE && v[k].starve_s == 0)
+		if (v[k].base == P_ORACLE)
 			oracle = &out[k];
 	}
 	printf("\nsummary: p99w>=32 vs fifo's, avg_jct vs oracle's "

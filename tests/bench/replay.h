@@ -36,6 +36,7 @@ struct variant {
 	enum policy base;
 	enum tmode tenants;
 	int64_t starve_s;
+	int64_t gang_starve;	/* gangs >= BIG_GANG waited longer: +1 prio */
 };
 
 struct tjob {
@@ -89,6 +90,10 @@ struct opts {
 	/* --starve: extra cohort runs with these starve_s. */
 	int64_t starve[MAX_VARIANTS];
 	size_t nstarve;
+	/* --gang-starve: extra cohort runs where a gang of >= BIG_GANG GPUs
+	 * that waited longer is ordered first (its priority raised). */
+	int64_t gstarve[MAX_VARIANTS];
+	size_t ngstarve;
 	/* --big-gangs (replay_big.c). */
 	size_t big_n;
 	double big_share, arrival_scale;

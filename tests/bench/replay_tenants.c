@@ -428,6 +428,7 @@ replay_tenants_preempt(struct sim *s, int64_t t, const struct sched_result *res)
 	const struct sched_preemption *pr;
 	size_t k, v, p, j;
 	struct tjob *tj;
+	int64_t stop;
 
 	for (k = 0; k < res->npreempts; k++) {
 		pr = &res->preempts[k];
@@ -452,11 +453,15 @@ replay_tenants_preempt(struct sim *s, int64_t t, const struct sched_result *res)
 			tj->stopping = true;
 			tj->preemptor = p;
 			tj->sig = t;
+			stop = s->v->tenants == T_COHORT ? t + s->o->grace : t;
+			/* It ends at its stop: so the preemptor's reservation
+			 * holds the GPUs free now and those it frees, and
+			 * backfill cannot take them during the grace. */
+			s->run[s->runpos[j]].end = stop;
 			s->run[s->runpos[j]].preemptible = false;
 			s->jobs[p].pvict++;
 			s->preemptions++;
-			replay_push(s, s->v->tenants == T_COHORT ?
-			    t + s->o->grace : t, EV_STOP, j);
+			replay_push(s, stop, EV_STOP, j);
 		}
 	}
 }
