@@ -109,6 +109,7 @@ struct opts {
 struct outcome {
 	bool ran;
 	double avg_jct, p99_bigw, util_a, avg_wait;
+	double jct_small, jct_big;	/* avg JCT of < and >= BIG_GANG GPUs */
 };
 
 struct sim {
