@@ -19,7 +19,8 @@ daemon_sched_libsched_a_SOURCES = \
 SCHED_LIBS = daemon/sched/libsched.a
 
 SCHED_UNIT_TESTS = tests/unit/check_sched tests/unit/check_topo \
-	tests/unit/check_hostlist
+	tests/unit/check_hostlist tests/unit/check_sched_queue \
+	tests/unit/check_preempt
 ## check_PROGRAMS and TESTS already name $(UNIT_TESTS).
 UNIT_TESTS += $(SCHED_UNIT_TESTS)
 check_PROGRAMS += tests/bench/bench_sched tests/bench/replay
@@ -27,9 +28,18 @@ TESTS += tests/bench/sched-smoke.sh tests/bench/replay-smoke.sh
 
 SCHED_CHECK_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_sched_SOURCES = tests/unit/check_sched.c \
-	tests/unit/check_sched_sim.c tests/unit/check_sched.h
+	tests/unit/check_sched_sim.c tests/unit/check_sched.h \
+	tests/unit/check_sched_lib.c
 tests_unit_check_sched_CFLAGS = $(SCHED_CHECK_CFLAGS)
 tests_unit_check_sched_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_sched_queue_SOURCES = tests/unit/check_sched_queue.c \
+	tests/unit/check_sched_lib.c tests/unit/check_sched.h
+tests_unit_check_sched_queue_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_sched_queue_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_preempt_SOURCES = tests/unit/check_preempt.c \
+	tests/unit/check_sched_lib.c tests/unit/check_sched.h
+tests_unit_check_preempt_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_preempt_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
 tests_unit_check_topo_SOURCES = tests/unit/check_topo.c
 tests_unit_check_topo_CFLAGS = $(SCHED_CHECK_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'

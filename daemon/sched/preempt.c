@@ -256,6 +256,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	const struct sched_input *in = ps->in;
 	const struct sched_job *jb = &in->pending[j];
 	struct preempt *p;
+	struct vic *v;
 	struct preq rq = *rq0;
 	int32_t *cnt = ps->cnt;
 	size_t nc, k, nv = 0;
@@ -269,7 +270,9 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	if ((p = scratch(ps)) == NULL)
 		return -1;
 	ps->preempt_tried++;
-	rq.set = SET_ALL;
+	/* rq.set stays as try_start left it: after the reservation, a job
+	 * that would end after its start looks only at unreserved nodes,
+	 * so the GPUs it frees are ones it may start on under backfill. */
 	rq.n = jb->nodes_min;
 	if ((nc = candidates(ps, p, j, &rq)) == 0)
 		return 0;
@@ -285,12 +288,20 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	if (fits(ps, p, &rq, cnt, j, 0))
 		return 0;
 	while (nv < nc && !ok) {
-		toggle(ps, p, &rq, cnt, &p->vic[nv++], true);
+		v = &p->vic[nv++];
+		/* A borrower is reclaimed only while its queue still
+		 * borrows, with the victims before it gone. */
+		if (v->lca != NO_INDEX && !squota_borrowing(ps->sq,
+		    ps->sq->run[v->run].queue, v->lca))
+			continue;
+		toggle(ps, p, &rq, cnt, v, true);
 		ok = fits(ps, p, &rq, cnt, j, nv);
 	}
 	if (ok) {
 		/* Drop the victims it does not need, most lost work first. */
 		for (k = nv; k-- > 0;) {
+			if (!p->vic[k].on)
+				continue;
 			toggle(ps, p, &rq, cnt, &p->vic[k], false);
 			if (!fits(ps, p, &rq, cnt, j, nv))
 				toggle(ps, p, &rq, cnt, &p->vic[k], true);

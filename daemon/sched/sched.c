@@ -14,16 +14,22 @@
 
 struct okey {
 	int32_t priority;
-	bool preempting;	/* with queues only, like the next three */
 	bool restarting;
+	bool preempting;	/* with queues only, like the next two */
 	bool starved;
 	bool borrow;
-	uint64_t share;
-	uint64_t ushare;
 	int64_t key;		/* FIFO: 0; ESTIMATE: the aged estimate */
 	int64_t submit;
 	uint64_t id;
 	size_t idx;
+};
+
+/* With queues, the order's key also holds the shares (kept out of okey
+ * so that a pass without queues sorts what it always sorted). */
+struct qkey {
+	struct okey o;
+	uint64_t share;
+	uint64_t ushare;
 };
 
 const char *
@@ -92,7 +98,8 @@ okey_cmp(const void *a, const void *b)
 static int
 okey_cmp_queues(const void *a, const void *b)
 {
-	const struct okey *x = a, *y = b;
+	const struct qkey *qx = a, *qy = b;
+	const struct okey *x = &qx->o, *y = &qy->o;
 
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
@@ -106,10 +113,10 @@ okey_cmp_queues(const void *a, const void *b)
 		goto age;
 	if (x->borrow != y->borrow)
 		return x->borrow ? 1 : -1;
-	if (x->borrow && x->share != y->share)
-		return x->share < y->share ? -1 : 1;
-	if (x->borrow && x->ushare != y->ushare)
-		return x->ushare < y->ushare ? -1 : 1;
+	if (x->borrow && qx->share != qy->share)
+		return qx->share < qy->share ? -1 : 1;
+	if (x->borrow && qx->ushare != qy->ushare)
+		return qx->ushare < qy->ushare ? -1 : 1;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 age:
@@ -162,7 +169,7 @@ starved(const struct pass *ps, const struct sched_job *jb)
  * base order (o, sorted with borrow unset) and adding each job's
  * minimum GPUs up along its path; jobs that can never run count not. */
 static void
-mark_borrowing(struct pass *ps, struct okey *o)
+mark_borrowing(struct pass *ps, struct qkey *q)
 {
 	const struct sched_job *jb;
 	struct preq rq;
@@ -171,12 +178,12 @@ mark_borrowing(struct pass *ps, struct okey *o)
 
 	squota_tally_reset(ps->sq);
 	for (x = 0; x < ps->in->npending; x++) {
-		jb = &ps->in->pending[o[x].idx];
-		if (job_req(ps, o[x].idx, &rq) != SCHED_REASON_NONE)
+		jb = &ps->in->pending[q[x].o.idx];
+		if (job_req(ps, q[x].o.idx, &rq) != SCHED_REASON_NONE)
 			continue;
 		g0 = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
 		    jb->gpus_per_node : ps->stride - 1);
-		o[x].borrow = !squota_tally(ps->sq, jb->queue, g0);
+		q[x].o.borrow = !squota_tally(ps->sq, jb->queue, g0);
 	}
 }
 
@@ -185,9 +192,12 @@ queue_order(struct pass *ps)
 {
 	const struct sched_input *in = ps->in;
 	struct okey *o;
+	struct qkey *q = NULL;
 	size_t j;
 
-	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL)
+	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL ||
+	    (ps->sq != NULL && (q = state_alloc(ps, in->npending + 1,
+	    sizeof(*q))) == NULL))
 		return NULL;
 	for (j = 0; j < in->npending; j++) {
 		o[j].priority = in->pending[j].priority;
@@ -201,16 +211,19 @@ queue_order(struct pass *ps)
 			continue;
 		o[j].preempting = in->pending[j].preempting;
 		o[j].starved = starved(ps, &in->pending[j]);
-		o[j].share = in->queues[in->pending[j].queue].share;
-		o[j].ushare = in->pending[j].user_share;
+		q[j].o = o[j];
+		q[j].share = in->queues[in->pending[j].queue].share;
+		q[j].ushare = in->pending[j].user_share;
 	}
 	if (ps->sq == NULL) {
 		qsort(o, in->npending, sizeof(*o), okey_cmp);
 		return o;
 	}
-	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
-	mark_borrowing(ps, o);
-	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
+	qsort(q, in->npending, sizeof(*q), okey_cmp_queues);
+	mark_borrowing(ps, q);
+	qsort(q, in->npending, sizeof(*q), okey_cmp_queues);
+	for (j = 0; j < in->npending; j++)
+		o[j] = q[j].o;
 	return o;
 }
 

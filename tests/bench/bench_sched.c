@@ -4,6 +4,10 @@
  * scheduling passes over M pending gang jobs of 1-1,024 GPUs while time
  * advances, jobs end and new ones arrive. Prints the median and p99 pass
  * time, one 1,024-GPU placement alone, and the core's memory per GPU.
+ * Then (not with --smoke) the same number of passes again with queues
+ * (a small tree with quotas, borrowing and preemption; each job's queue
+ * follows from its id, so the random stream is that of the passes
+ * before): their median and p99, preemptions planned and victims.
  *
  *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
  *	    [--flat]			(no topology: one flat domain)
@@ -25,10 +29,23 @@
 #define GPN 8
 #define PER_LEAF 32
 #define LEAVES_PER_SPINE 8
+#define NQUEUES 5
+
+/* Jobs go to the leaf queues 1, 2, 3, 4 by id. */
+static uint32_t
+queue_of(uint64_t id)
+{
+	return (uint32_t)(id % 4) + 1;
+}
+
+static const char *const flavors[] = { NULL, "A100" };
 
 struct rjob {
 	uint64_t id;
 	int64_t end;
+	uint32_t queue;
+	int32_t priority;
+	int64_t start;
 	uint32_t nplaces;
 	struct pick *places;
 };
@@ -36,6 +53,9 @@ struct rjob {
 struct bench {
 	size_t nnodes, npending_target, passes;
 	bool flat;		/* no topology: one domain */
+	bool smoke;
+	bool queues;		/* the queues+preemption passes */
+	struct sched_queue q[NQUEUES];
 	uint64_t rng;
 	struct sched_node *nodes;
 	struct sched_gpu *gpus;
@@ -181,6 +201,10 @@ gen_job(struct bench *b, int64_t submit)
 	if (pick(b, 20) == 0)
 		j.gpu_type = "A100";
 	j.time_limit = pick(b, 20) == 0 ? 0 : 600 + pick(b, 86400 - 600);
+	/* Queue fields use no random numbers: without queues the core
+	 * ignores them, so the passes without queues are unchanged. */
+	j.queue = queue_of(j.id);
+	j.user_share = (j.id * 2654435761u) % 1000;
 	return j;
 }
 
@@ -193,12 +217,20 @@ running_list(struct bench *b)
 	for (i = 0; i < b->nrun; i++) {
 		r[i].id = b->run[i].id;
 		r[i].end = b->run[i].end;
+		r[i].queue = b->run[i].queue;
+		r[i].priority = b->run[i].priority;
+		r[i].start = b->run[i].start;
+		/* Checkpoints every hour; not preempted in its first 10
+		 * minutes. */
+		r[i].lost = (b->now - b->run[i].start) % 3600;
+		r[i].preemptible = b->now - b->run[i].start >= 600;
 	}
 	return r;
 }
 
 static void
-apply(struct bench *b, const struct sched_result *res, uint8_t *gone)
+apply(struct bench *b, const struct sched_result *res,
+    const struct sched_job *pend, uint8_t *gone)
 {
 	const struct sched_start *st;
 	struct rjob *rj;
@@ -215,6 +247,9 @@ apply(struct bench *b, const struct sched_result *res, uint8_t *gone)
 		}
 		rj = &b->run[b->nrun++];
 		rj->id = st->job;
+		rj->queue = pend[st->pending].queue;
+		rj->priority = pend[st->pending].priority;
+		rj->start = b->now;
 		/* Jobs end somewhere before their limit. */
 		rj->end = b->now + 1 + (int64_t)pick(b,
 		    (uint32_t)(st->end - b->now));
@@ -234,29 +269,88 @@ apply(struct bench *b, const struct sched_result *res, uint8_t *gone)
 	}
 }
 
+/* Free running job i's GPUs and drop it. */
+static void
+end_job(struct bench *b, size_t i)
+{
+	struct rjob *rj = &b->run[i];
+	size_t k, g;
+
+	for (k = 0; k < rj->nplaces; k++)
+		for (g = 0; g < GPN; g++)
+			if (rj->places[k].mask >> g & 1)
+				b->gpus[rj->places[k].node * GPN + g].job = 0;
+	free(rj->places);
+	b->run[i] = b->run[--b->nrun];
+}
+
 /* End every job whose time has come; returns how many ended. */
 static size_t
 finish(struct bench *b)
 {
-	size_t i, k, n = 0, g;
-	struct rjob *rj;
+	size_t i, n = 0;
 
 	for (i = 0; i < b->nrun;) {
-		rj = &b->run[i];
-		if (rj->end > b->now) {
+		if (b->run[i].end > b->now) {
 			i++;
 			continue;
 		}
-		for (k = 0; k < rj->nplaces; k++)
-			for (g = 0; g < GPN; g++)
-				if (rj->places[k].mask >> g & 1)
-					b->gpus[rj->places[k].node * GPN + g]
-					    .job = 0;
-		free(rj->places);
-		b->run[i] = b->run[--b->nrun];
+		end_job(b, i);
 		n++;
 	}
 	return n;
+}
+
+/* The preemptions of a pass: the victims stop (at once, here), their
+ * preemptors are marked preempting. Returns the victims stopped. */
+static size_t
+preempt(struct bench *b, const struct sched_result *res)
+{
+	size_t k, v, i, n = 0;
+
+	for (k = 0; k < res->npreempts; k++) {
+		b->pend[res->preempts[k].pending].preempting = true;
+		for (v = 0; v < res->preempts[k].nvictims; v++)
+			for (i = 0; i < b->nrun; i++)
+				if (b->run[i].id == res->preempts[k].victims[v]) {
+					end_job(b, i);
+					n++;
+					break;
+				}
+	}
+	return n;
+}
+
+/* Quotas in GPUs: org (half, of which each of its two teams has a
+ * quarter) and two more top queues (30% and 20%) that may borrow; the
+ * last also caps its A100s. */
+static void
+build_queues(struct bench *b)
+{
+	uint32_t total = (uint32_t)(b->nnodes * GPN), f, k;
+
+	for (k = 0; k < NQUEUES; k++) {
+		memset(&b->q[k], 0, sizeof(b->q[k]));
+		for (f = 0; f < SCHED_FLAVORS_MAX; f++)
+			b->q[k].nominal[f] = SCHED_UNLIMITED;
+		b->q[k].parent = -1;
+		b->q[k].borrow_limit = SCHED_UNLIMITED;
+		b->q[k].lend_limit = SCHED_UNLIMITED;
+		b->q[k].share = k * 10;
+	}
+	b->q[0].nominal[0] = total / 2;
+	b->q[1].parent = 0;
+	b->q[1].nominal[0] = total / 4;
+	b->q[1].preempt = SCHED_PREEMPT_BOTH;
+	b->q[2].parent = 0;
+	b->q[2].nominal[0] = total / 4;
+	b->q[2].lend_limit = total / 8;
+	b->q[3].nominal[0] = total * 3 / 10;
+	b->q[3].preempt = SCHED_PREEMPT_BORROWERS;
+	b->q[4].nominal[0] = total / 5;
+	b->q[4].nominal[1] = total / 100;
+	b->q[4].borrow_limit = total / 10;
+	b->q[4].preempt = SCHED_PREEMPT_LOWER;
 }
 
 static struct sched_input
@@ -275,6 +369,13 @@ input(struct bench *b, const struct sched_running *r,
 	in.pending = pend;
 	in.npending = npend;
 	in.config.default_limit = 4 * 3600;
+	if (b->queues) {
+		in.queues = b->q;
+		in.nqueues = NQUEUES;
+		in.flavors = flavors;
+		in.nflavors = 2;
+		in.config.starve_s = 6 * 3600;
+	}
 	return in;
 }
 
@@ -307,6 +408,7 @@ fill(struct bench *b)
 
 		memset(&q[n], 0, sizeof(q[n]));
 		q[n].id = b->next_id++;
+		q[n].queue = queue_of(q[n].id);
 		q[n].priority = 100;
 		q[n].nodes_min = q[n].nodes_max = x < GPN ? 1 : x / GPN;
 		q[n].gpus_per_node = x < GPN ? x : 0;
@@ -323,7 +425,7 @@ fill(struct bench *b)
 		perror("sched_run");
 		exit(1);
 	}
-	apply(b, res, gone);
+	apply(b, res, q, gone);
 	printf("fill: one pass started %zu of %zu jobs in %.1f ms; "
 	    "%.1f%% of GPUs in use\n", res->nstarts, n, ms,
 	    100.0 * used_share(b));
@@ -482,6 +584,7 @@ args(struct bench *b, int argc, char **argv)
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
+			b->smoke = true;
 			b->nnodes = 64;
 			b->npending_target = 200;
 			b->passes = 5;
@@ -507,16 +610,66 @@ args(struct bench *b, int argc, char **argv)
 	}
 }
 
+struct prun {
+	size_t starts, bf, ended, peak, npre, victims, tried, quota;
+};
+
+/* b->passes passes, each time in ms[]; the started leave the queue, new
+ * jobs top it up, time moves on 30 s. */
+static int
+run_passes(struct bench *b, double *ms, uint8_t *gone, struct prun *pr)
+{
+	struct sched_running *r;
+	struct sched_input in;
+	struct sched_result *res;
+	double t0;
+	size_t p, k, n;
+
+	memset(pr, 0, sizeof(*pr));
+	for (p = 0; p < b->passes; p++) {
+		r = running_list(b);
+		in = input(b, r, b->pend, b->npend);
+		t0 = now_ms();
+		res = sched_run(&in);
+		ms[p] = now_ms() - t0;
+		if (res == NULL) {
+			perror("sched_run");
+			return -1;
+		}
+		memset(gone, 0, b->npend);
+		apply(b, res, b->pend, gone);
+		pr->victims += preempt(b, res);
+		pr->npre += res->npreempts;
+		pr->tried += res->stats.preempt_tried;
+		for (k = 0; k < b->npend; k++)
+			pr->quota += res->reasons[k] ==
+			    SCHED_REASON_QUEUE_QUOTA;
+		pr->starts += res->nstarts;
+		pr->bf += res->stats.backfilled;
+		if (res->stats.scratch_bytes > pr->peak)
+			pr->peak = res->stats.scratch_bytes;
+		sched_result_free(res);
+		free(r);
+		/* Drop the started, top the queue up, move time on. */
+		for (k = 0, n = 0; k < b->npend; k++)
+			if (!gone[k])
+				b->pend[n++] = b->pend[k];
+		for (b->npend = n; b->npend < b->npending_target; b->npend++)
+			b->pend[b->npend] = gen_job(b, b->now);
+		b->now += 30;
+		pr->ended += finish(b);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct bench b;
-	struct sched_running *r;
-	struct sched_input in;
-	struct sched_result *res;
+	struct prun pr;
 	uint8_t *gone;
-	double *ms, t0, mem;
-	size_t p, k, n, starts = 0, bf = 0, peak = 0, ended = 0;
+	double *ms, mem;
+	size_t k, peak = 0;
 
 	memset(&b, 0, sizeof(b));
 	b.nnodes = 10000;
@@ -537,37 +690,13 @@ main(int argc, char **argv)
 		b.pend[b.npend] = gen_job(&b, b.now - pick(&b, 3600));
 	ms = xcalloc(b.passes, sizeof(*ms));
 	gone = xcalloc(b.npending_target, 1);
-	for (p = 0; p < b.passes; p++) {
-		r = running_list(&b);
-		in = input(&b, r, b.pend, b.npend);
-		t0 = now_ms();
-		res = sched_run(&in);
-		ms[p] = now_ms() - t0;
-		if (res == NULL) {
-			perror("sched_run");
-			return 1;
-		}
-		memset(gone, 0, b.npend);
-		apply(&b, res, gone);
-		starts += res->nstarts;
-		bf += res->stats.backfilled;
-		if (res->stats.scratch_bytes > peak)
-			peak = res->stats.scratch_bytes;
-		sched_result_free(res);
-		free(r);
-		/* Drop the started, top the queue up, move time on. */
-		for (k = 0, n = 0; k < b.npend; k++)
-			if (!gone[k])
-				b.pend[n++] = b.pend[k];
-		for (b.npend = n; b.npend < b.npending_target; b.npend++)
-			b.pend[b.npend] = gen_job(&b, b.now);
-		b.now += 30;
-		ended += finish(&b);
-	}
+	if (run_passes(&b, ms, gone, &pr) == -1)
+		return 1;
+	peak = pr.peak;
 	printf("passes: median %.2f ms, p99 %.2f ms, max %.2f ms; %zu "
 	    "starts (%zu backfilled), %zu ends; %.1f%% of GPUs in use\n",
 	    percentile(ms, b.passes, 0.5), percentile(ms, b.passes, 0.99),
-	    percentile(ms, b.passes, 1.0), starts, bf, ended,
+	    percentile(ms, b.passes, 1.0), pr.starts, pr.bf, pr.ended,
 	    100.0 * used_share(&b));
 	time_resv(&b, 128);
 	time_resv(&b, (uint32_t)(b.nnodes * 9 / 10));
@@ -582,6 +711,23 @@ main(int argc, char **argv)
 	    (double)peak / (double)(b.nnodes * GPN),
 	    (mem + (double)topo_bytes(b.topo) + (double)peak) /
 	    (double)(b.nnodes * GPN));
+	if (!b.smoke) {
+		/* The same again with queues, from where the passes left
+		 * the cluster (about full, so there is something to
+		 * preempt). */
+		build_queues(&b);
+		b.queues = true;
+		if (run_passes(&b, ms, gone, &pr) == -1)
+			return 1;
+		printf("queues+preemption passes: median %.2f ms, p99 %.2f "
+		    "ms, max %.2f ms; %zu starts, %zu preemptions (%zu "
+		    "victims, %zu planners tried), %zu QueueQuota "
+		    "reasons; %.1f%% of GPUs in use\n",
+		    percentile(ms, b.passes, 0.5),
+		    percentile(ms, b.passes, 0.99),
+		    percentile(ms, b.passes, 1.0), pr.starts, pr.npre,
+		    pr.victims, pr.tried, pr.quota, 100.0 * used_share(&b));
+	}
 	for (k = 0; k < b.nrun; k++)
 		free(b.run[k].places);
 	free(b.run);

@@ -49,6 +49,21 @@ uint64_t nodeset(const struct sched_place *, uint32_t n);
 /* Bit g set when GPU index g is in the place. */
 unsigned gpuset(const struct sched_place *);
 
+/* Queues (check_sched_lib.c): a queue with nominal[0] = nominal, every
+ * other flavor unlimited, no borrow or lend limit, never preempting; a
+ * preemptible running job of lost 0, start 0; an input with queues the
+ * caller completes; one pass (never NULL). */
+struct sched_queue queue_def(int32_t parent, uint32_t nominal);
+struct sched_running running(uint64_t id, uint32_t queue, int32_t priority,
+	    int64_t end);
+struct sched_input qinput(const struct cl *, const struct sched_running *,
+	    size_t nr, const struct sched_job *, size_t nj,
+	    const struct sched_queue *, size_t nq, int64_t now);
+struct sched_result *qrun(const struct sched_input *);
+const struct sched_preemption *preempted(const struct sched_result *,
+	    uint64_t id);
+bool	has_victim(const struct sched_preemption *, uint64_t id);
+
 /* check_sched_sim.c */
 TCase	*sched_sim_tcase(void);
 
