@@ -11,6 +11,7 @@
  *	    [--arrival-scale F]
  *	replay --trace FILE --tenants VCFILE [...] [--grace S] [--ckpt S]
  *	    [--min-runtime S] [--half-life S] [--vc-min-share F]
+ *	    [--victim-end-limit]
  *	    [--policies static,pooled,cohort,kueue]
  *
  * The trace is CSV with a header; the columns job_id, submit_time_s,
@@ -877,7 +878,7 @@ usage(void)
 	    "    [--big-gangs N [--big-share F] [--big-seed X]] "
 	    "[--arrival-scale F]\n"
 	    "    [--tenants VCFILE [--grace S] [--ckpt S] [--min-runtime S]\n"
-	    "        [--half-life S] [--vc-min-share F]\n"
+	    "        [--half-life S] [--vc-min-share F] [--victim-end-limit]\n"
 	    "        [--policies static,pooled,cohort,kueue]]\n");
 	exit(2);
 }
@@ -1031,6 +1032,10 @@ args(struct opts *o, int argc, char **argv)
 		}
 		if (strcmp(a, "--gpu-links") == 0) {
 			o->gpu_links = true;
+			continue;
+		}
+		if (strcmp(a, "--victim-end-limit") == 0) {
+			o->victim_end_limit = true;
 			continue;
 		}
 		if (i + 1 >= argc || !option(o, a, argv[i + 1]))

@@ -103,6 +103,7 @@ struct opts {
 	bool twant[NTMODES];
 	double vc_min_share;
 	int64_t grace, ckpt, min_runtime, half_life;
+	bool victim_end_limit;	/* keep a stopping victim's end */
 };
 
 /* One policy's figures that the summaries compare. */
