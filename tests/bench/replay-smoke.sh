@@ -111,7 +111,7 @@ awk '
 		if ($(i + 1) == "jobs") n = $i + 0 }
 	/^tenants from / { nq = $4 + 0 }
 	$1 == "vc" { rows[$2]++; jobs[$2] += $5
-		if ($6 <= 0 || $7 < 0 || $8 < 0 || $8 > $9 || $11 < 1) {
+		if ($6 <= 0 || $7 < 0 || $8 < 0 || $8 > $9 || $11 < 1 || $12 < 1) {
 			print "bad queue row: " $0; bad = 1 } }
 	$1 == "all" {
 		p++
@@ -119,7 +119,8 @@ awk '
 		if ($3 != n) { print $2 ": job count " $3 " != " n; bad = 1 }
 		if (u + 0 > 100 || u + 0 <= 0 || g + 0 > u + 0) {
 			print $2 ": utilization " u " / " g; bad = 1 }
-		if ($13 + 0 <= 0 || $13 + 0 > 1) { print $2 ": Jain " $13; bad = 1 }
+		if ($13 + 0 <= 0 || $13 + 0 > 1 || $14 + 0 <= 0 || $14 + 0 > 1) {
+			print $2 ": Jain " $13 " " $14; bad = 1 }
 		if (($2 == "static" || $2 == "pooled") && ($10 != 0 || $12 != 0)) {
 			print $2 ": preempted"; bad = 1 }
 		if ($2 == "cohort" && $10 == 0) { print "cohort: no reclaim"; bad = 1 }

@@ -42,7 +42,9 @@
  * (all the time it spent pending, over its first wait and every wait
  * after a preemption), the p99 (nearest rank) and largest time to
  * entitled capacity, the count of entitled jobs, the average bounded
- * slowdown (max(1, JCT / max(run time, 10 s))). A job is entitled when,
+ * slowdown (max(1, JCT / max(run time, 10 s))) and the queue's slowdown
+ * as a ratio, its jobs' JCTs over their run times (sums; a few short
+ * jobs that waited long move it less). A job is entitled when,
  * at its submit, its queue's running GPUs plus the GPUs of the queue's
  * earlier entitled jobs still pending plus its own stay within the
  * queue's nominal; its time to entitled capacity is its first start minus
@@ -51,7 +53,8 @@
  * preemptions; misses, preemptors whose victims all stopped and that
  * still did not start in the next pass (they may plan again); GPU-hours
  * lost; Jain's index over the queues' average bounded slowdowns
- * ((sum x)^2 / (n sum x^2): 1 when every queue is slowed alike). */
+ * ((sum x)^2 / (n sum x^2): 1 when every queue is slowed alike), and
+ * JAIN_R, the same over the ratio slowdowns. */
 #include "config.h"
 
 #include <errno.h>
@@ -334,9 +337,9 @@ replay_tenants_header(const struct opts *o, const struct tenants *tn)
 		    tn->nominal[q], 100.0 * tn->share[q], tn->njobs[q],
 		    tn->maxjob[q]);
 	printf("# vc  POLICY QUEUE NOMINAL JOBS AVG_JCT AVG_WAIT P99_ENT "
-	    "MAX_ENT N_ENT AVG_SLOWDOWN\n"
+	    "MAX_ENT N_ENT AVG_SLOWDOWN SLOWDOWN_R\n"
 	    "# all POLICY JOBS AVG_JCT AVG_WAIT P99_ENT MAX_ENT UTIL_A "
-	    "GOOD_A PREEMPTIONS MISSES LOST_GPUH JAIN BACKFILLED PASSES "
+	    "GOOD_A PREEMPTIONS MISSES LOST_GPUH JAIN JAIN_R BACKFILLED PASSES "
 	    "WALL_S\n");
 }
 
@@ -516,7 +519,7 @@ replay_tenants_account(struct sim *s, int64_t t)
 
 struct qfig {
 	size_t n, nent;
-	double jct, wait, sd, maxent;
+	double jct, wait, sd, maxent, run;
 	double *ent;
 };
 
@@ -526,7 +529,7 @@ replay_tenants_report(const struct sim *s, double wall_s)
 	const struct tenants *tn = s->tn;
 	struct qfig f[MAX_TENANTS], all;
 	size_t j, q, nq = 0;
-	double sx = 0, sx2 = 0, win, jain;
+	double sx = 0, sx2 = 0, win, jain, rx = 0, rx2 = 0, jain_r;
 
 	memset(f, 0, sizeof(f));
 	memset(&all, 0, sizeof(all));
@@ -545,6 +548,7 @@ replay_tenants_report(const struct sim *s, double wall_s)
 		g->jct += jct;
 		g->wait += (double)tj->waited;
 		g->sd += sd;
+		g->run += d;
 		all.n++;
 		all.jct += jct;
 		all.wait += (double)tj->waited;
@@ -568,25 +572,30 @@ replay_tenants_report(const struct sim *s, double wall_s)
 		x = g->sd / (double)g->n;
 		sx += x;
 		sx2 += x * x;
+		rx += g->jct / g->run;
+		rx2 += (g->jct / g->run) * (g->jct / g->run);
 		nq++;
 		printf("vc  %-7s %-8s %5u %6zu %8.0f %8.0f %8.0f %8.0f %6zu "
-		    "%8.2f\n", s->v->name, tn->name[q], tn->nominal[q], g->n,
-		    g->jct / (double)g->n, g->wait / (double)g->n,
-		    replay_pct(g->ent, g->nent, 0.99), g->maxent, g->nent, x);
+		    "%8.2f %7.3f\n", s->v->name, tn->name[q], tn->nominal[q],
+		    g->n, g->jct / (double)g->n, g->wait / (double)g->n,
+		    replay_pct(g->ent, g->nent, 0.99), g->maxent, g->nent, x,
+		    g->jct / g->run);
 	}
 	jain = sx2 > 0 ? sx * sx / ((double)nq * sx2) : 1.0;
-	if (jain <= 0 || jain > 1.0 + 1e-9) {
+	jain_r = rx2 > 0 ? rx * rx / ((double)nq * rx2) : 1.0;
+	if (jain <= 0 || jain > 1.0 + 1e-9 || jain_r <= 0 ||
+	    jain_r > 1.0 + 1e-9) {
 		fprintf(stderr, "replay: Jain's index out of (0, 1]\n");
 		exit(1);
 	}
 	win = (double)(s->tw - s->t0) * (double)s->o->nodes * GPN;
 	printf("all %-7s %6zu %8.0f %8.0f %8.0f %8.0f %6.2f%% %6.2f%% %6zu "
-	    "%5zu %9.1f %6.3f %6zu %7zu %6.1f\n", s->v->name, all.n,
+	    "%5zu %9.1f %6.3f %6.3f %6zu %7zu %6.1f\n", s->v->name, all.n,
 	    all.jct / (double)all.n, all.wait / (double)all.n,
 	    replay_pct(all.ent, all.nent, 0.99), all.maxent,
 	    win > 0 ? 100.0 * s->held_gs_a / win : 0.0,
 	    win > 0 ? 100.0 * (s->held_gs_a - s->lost_gs_a) / win : 0.0,
-	    s->preemptions, s->misses, s->lost_gs / 3600.0, jain,
+	    s->preemptions, s->misses, s->lost_gs / 3600.0, jain, jain_r,
 	    s->backfilled, s->passes, wall_s);
 	fflush(stdout);
 	for (q = 0; q < tn->n; q++)
