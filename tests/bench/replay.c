@@ -817,6 +817,8 @@ simulate(const struct opts *o, const struct variant *v,
 			    "start\n", v->name, s.npend);
 			exit(1);
 		}
+		if (v->tenants != T_OFF)
+			replay_tenants_owed(&s, t);
 		while (s.nheap > 0 && s.heap[0].t == t)
 			event(&s, t, hpop(&s));
 		while (next < njobs && s.jobs[next].submit == t)

@@ -60,6 +60,9 @@ struct tjob {
 	size_t preemptor;	/* as a victim: the job it stops for */
 	bool stopping;
 	bool entitled;		/* within its VC's nominal at submit */
+	int64_t owed;		/* entitled, before its first start: seconds
+				 * pending while its VC had room for it
+				 * within the nominal */
 	uint32_t nplaces;
 	uint32_t place_node[MAX_GANG];
 	uint8_t place_mask[MAX_GANG];
@@ -148,6 +151,7 @@ struct sim {
 	uint32_t pend_ent[MAX_TENANTS];	/* entitled GPUs still pending */
 	double usage[MAX_TENANTS];	/* decayed GPU-seconds */
 	int64_t usage_t;
+	int64_t owed_t;		/* last time owed was counted */
 	/* Figures. */
 	size_t passes, backfilled, finished;
 	size_t multi, spread;	/* multi-node starts; those over > 1 leaf */
@@ -186,6 +190,8 @@ void		 replay_tenants_load(const struct opts *, struct tjob *jobs,
 void		 replay_tenants_setup(struct sim *);
 void		 replay_tenants_input(struct sim *, struct sched_input *);
 void		 replay_tenants_arrive(struct sim *, size_t j);
+/* Before t's events: count the owed time since the last event time. */
+void		 replay_tenants_owed(struct sim *, int64_t t);
 /* A victim's stop event: free it, count the lost work, requeue it. */
 void		 replay_tenants_stop(struct sim *, int64_t t, size_t j);
 void		 replay_tenants_preempt(struct sim *, int64_t t,

@@ -48,7 +48,10 @@
  * at its submit, its queue's running GPUs plus the GPUs of the queue's
  * earlier entitled jobs still pending plus its own stay within the
  * queue's nominal; its time to entitled capacity is its first start minus
- * its submit. Overall: util_a, GPUs held (running or in a grace) over the
+ * its submit. Its owed time is the part of that wait during which its
+ * queue held few enough GPUs that it would have fit within the nominal
+ * (what reclaim is for; the rest is its own queue's use of its nominal,
+ * by jobs its queue order put first): P99_OWED, MAX_OWED. Overall: util_a, GPUs held (running or in a grace) over the
  * arrival window; good_a, the same less the GPU time lost to preemption;
  * preemptions; misses, preemptors whose victims all stopped and that
  * still did not start in the next pass (they may plan again); GPU-hours
@@ -337,10 +340,10 @@ replay_tenants_header(const struct opts *o, const struct tenants *tn)
 		    tn->nominal[q], 100.0 * tn->share[q], tn->njobs[q],
 		    tn->maxjob[q]);
 	printf("# vc  POLICY QUEUE NOMINAL JOBS AVG_JCT AVG_WAIT P99_ENT "
-	    "MAX_ENT N_ENT AVG_SLOWDOWN SLOWDOWN_R\n"
+	    "MAX_ENT N_ENT AVG_SLOWDOWN SLOWDOWN_R P99_OWED MAX_OWED\n"
 	    "# all POLICY JOBS AVG_JCT AVG_WAIT P99_ENT MAX_ENT UTIL_A "
 	    "GOOD_A PREEMPTIONS MISSES LOST_GPUH JAIN JAIN_R BACKFILLED PASSES "
-	    "WALL_S\n");
+	    "WALL_S P99_OWED MAX_OWED\n");
 }
 
 /* ---- one run ------------------------------------------------------ */
@@ -364,6 +367,7 @@ replay_tenants_setup(struct sim *s)
 		    SCHED_PREEMPT_BORROWERS;
 	}
 	s->usage_t = s->t0;
+	s->owed_t = s->t0;
 }
 
 /* Decayed usage up to t (cohort's fair share): the GPUs held since the
@@ -427,6 +431,24 @@ replay_tenants_arrive(struct sim *s, size_t j)
 		tj->entitled = true;
 		s->pend_ent[q] += tj->gpus;
 	}
+}
+
+/* What is held and pending does not change between event times, so the
+ * state after the last pass holds over [owed_t, t). */
+void
+replay_tenants_owed(struct sim *s, int64_t t)
+{
+	size_t k;
+	struct tjob *tj;
+
+	for (k = 0; k < s->npend && t > s->owed_t; k++) {
+		tj = &s->jobs[s->pidx[k]];
+		if (tj->entitled && tj->start < 0 &&
+		    (uint64_t)s->held[tj->vc] + tj->gpus <=
+		    s->tn->nominal[tj->vc])
+			tj->owed += t - s->owed_t;
+	}
+	s->owed_t = t;
 }
 
 void
@@ -519,8 +541,8 @@ replay_tenants_account(struct sim *s, int64_t t)
 
 struct qfig {
 	size_t n, nent;
-	double jct, wait, sd, maxent, run;
-	double *ent;
+	double jct, wait, sd, maxent, run, maxowed;
+	double *ent, *owed;
 };
 
 void
@@ -534,8 +556,11 @@ replay_tenants_report(const struct sim *s, double wall_s)
 	memset(f, 0, sizeof(f));
 	memset(&all, 0, sizeof(all));
 	all.ent = replay_xcalloc(s->njobs, sizeof(double));
-	for (q = 0; q < tn->n; q++)
+	all.owed = replay_xcalloc(s->njobs, sizeof(double));
+	for (q = 0; q < tn->n; q++) {
 		f[q].ent = replay_xcalloc(tn->njobs[q], sizeof(double));
+		f[q].owed = replay_xcalloc(tn->njobs[q], sizeof(double));
+	}
 	for (j = 0; j < s->njobs; j++) {
 		const struct tjob *tj = &s->jobs[j];
 		struct qfig *g = &f[tj->vc];
@@ -555,6 +580,12 @@ replay_tenants_report(const struct sim *s, double wall_s)
 		if (tj->entitled) {
 			double w = (double)(tj->start - tj->submit);
 
+			g->owed[g->nent] = (double)tj->owed;
+			all.owed[all.nent] = (double)tj->owed;
+			if ((double)tj->owed > g->maxowed)
+				g->maxowed = (double)tj->owed;
+			if ((double)tj->owed > all.maxowed)
+				all.maxowed = (double)tj->owed;
 			g->ent[g->nent++] = w;
 			all.ent[all.nent++] = w;
 			if (w > g->maxent)
@@ -576,10 +607,12 @@ replay_tenants_report(const struct sim *s, double wall_s)
 		rx2 += (g->jct / g->run) * (g->jct / g->run);
 		nq++;
 		printf("vc  %-7s %-8s %5u %6zu %8.0f %8.0f %8.0f %8.0f %6zu "
-		    "%8.2f %7.3f\n", s->v->name, tn->name[q], tn->nominal[q],
-		    g->n, g->jct / (double)g->n, g->wait / (double)g->n,
+		    "%8.2f %7.3f %7.0f %7.0f\n", s->v->name, tn->name[q],
+		    tn->nominal[q], g->n, g->jct / (double)g->n,
+		    g->wait / (double)g->n,
 		    replay_pct(g->ent, g->nent, 0.99), g->maxent, g->nent, x,
-		    g->jct / g->run);
+		    g->jct / g->run, replay_pct(g->owed, g->nent, 0.99),
+		    g->maxowed);
 	}
 	jain = sx2 > 0 ? sx * sx / ((double)nq * sx2) : 1.0;
 	jain_r = rx2 > 0 ? rx * rx / ((double)nq * rx2) : 1.0;
@@ -590,15 +623,20 @@ replay_tenants_report(const struct sim *s, double wall_s)
 	}
 	win = (double)(s->tw - s->t0) * (double)s->o->nodes * GPN;
 	printf("all %-7s %6zu %8.0f %8.0f %8.0f %8.0f %6.2f%% %6.2f%% %6zu "
-	    "%5zu %9.1f %6.3f %6.3f %6zu %7zu %6.1f\n", s->v->name, all.n,
+	    "%5zu %9.1f %6.3f %6.3f %6zu %7zu %6.1f %7.0f %7.0f\n",
+	    s->v->name, all.n,
 	    all.jct / (double)all.n, all.wait / (double)all.n,
 	    replay_pct(all.ent, all.nent, 0.99), all.maxent,
 	    win > 0 ? 100.0 * s->held_gs_a / win : 0.0,
 	    win > 0 ? 100.0 * (s->held_gs_a - s->lost_gs_a) / win : 0.0,
 	    s->preemptions, s->misses, s->lost_gs / 3600.0, jain, jain_r,
-	    s->backfilled, s->passes, wall_s);
+	    s->backfilled, s->passes, wall_s,
+	    replay_pct(all.owed, all.nent, 0.99), all.maxowed);
 	fflush(stdout);
-	for (q = 0; q < tn->n; q++)
+	for (q = 0; q < tn->n; q++) {
 		free(f[q].ent);
+		free(f[q].owed);
+	}
 	free(all.ent);
+	free(all.owed);
 }
