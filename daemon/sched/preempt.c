@@ -38,6 +38,8 @@ struct preempt {
 	uint8_t *taken;		/* [nrun]: a victim of this pass */
 	struct vic *vic;	/* [nrun] */
 	struct pick *picks;	/* [nnodes] */
+	uint32_t *qlca;		/* [nq]: per victim queue, BORROWERS: the
+				 * shared queue, or NO_INDEX: not allowed */
 };
 
 static struct preempt *
@@ -54,7 +56,8 @@ scratch(struct pass *ps)
 	    (p->stamp = state_alloc(ps, nn + 1, 4)) == NULL ||
 	    (p->taken = state_alloc(ps, nr + 1, 1)) == NULL ||
 	    (p->vic = state_alloc(ps, nr + 1, sizeof(*p->vic))) == NULL ||
-	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL)
+	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL ||
+	    (p->qlca = state_alloc(ps, ps->sq->nq + 1, 4)) == NULL)
 		return NULL;
 	ps->pre = p;
 	return p;
@@ -181,6 +184,17 @@ candidates(struct pass *ps, struct preempt *p, size_t j,
 
 	gmin = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
 	    jb->gpus_per_node : ps->stride - 1);
+	/* BORROWERS depends on the victim's queue only: decide it once per
+	 * queue, not per running job. */
+	for (r = 0; r < sq->nq; r++) {
+		p->qlca[r] = NO_INDEX;
+		if (!(pol & SCHED_PREEMPT_BORROWERS) || r == jb->queue)
+			continue;
+		a = squota_lca(sq, jb->queue, r);
+		if (squota_borrowing(sq, r, a) &&
+		    squota_within(sq, jb->queue, gmin, a))
+			p->qlca[r] = a;
+	}
 	for (r = 0; r < sq->nrun; r++) {
 		run = &sq->run[r];
 		ir = &in->running[run->in];
@@ -191,14 +205,9 @@ candidates(struct pass *ps, struct preempt *p, size_t j,
 		if ((pol & SCHED_PREEMPT_LOWER) && run->queue == jb->queue &&
 		    ir->priority < jb->priority)
 			ok = true;
-		else if ((pol & SCHED_PREEMPT_BORROWERS) &&
-		    run->queue != jb->queue) {
-			a = squota_lca(sq, jb->queue, run->queue);
-			if (squota_borrowing(sq, run->queue, a) &&
-			    squota_within(sq, jb->queue, gmin, a)) {
-				ok = true;
-				lca = a;
-			}
+		else if (p->qlca[run->queue] != NO_INDEX) {
+			ok = true;
+			lca = p->qlca[run->queue];
 		}
 		if (!ok || !usable(ps, rq, r))
 			continue;

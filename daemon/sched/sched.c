@@ -24,12 +24,15 @@ struct okey {
 	size_t idx;
 };
 
-/* With queues, the order's key also holds the shares (kept out of okey
- * so that a pass without queues sorts what it always sorted). */
-struct qkey {
-	struct okey o;
+/* With queues, the second sort's key: the group of jobs equal in
+ * priority, preempting, restarting and starved (their rank in the first
+ * sort), whether the job borrows, the shares of a borrowing one, and its
+ * rank in the first sort. Small, so the second sort is cheap. */
+struct skey {
+	uint64_t group;		/* group << 1 | borrowing */
 	uint64_t share;
 	uint64_t ushare;
+	size_t rank;
 };
 
 const char *
@@ -92,14 +95,12 @@ okey_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* With queues: priority, preempting first, restarting first, starved
- * first (among them oldest first), within nominal before borrowing,
- * borrowing ones by queue share then user share, then as okey_cmp. */
+/* With queues, the base order: priority, preempting first, restarting
+ * first, starved first (among them oldest first), then as okey_cmp. */
 static int
 okey_cmp_queues(const void *a, const void *b)
 {
-	const struct qkey *qx = a, *qy = b;
-	const struct okey *x = &qx->o, *y = &qy->o;
+	const struct okey *x = a, *y = b;
 
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
@@ -109,22 +110,29 @@ okey_cmp_queues(const void *a, const void *b)
 		return x->restarting ? -1 : 1;
 	if (x->starved != y->starved)
 		return x->starved ? -1 : 1;
-	if (x->starved)
-		goto age;
-	if (x->borrow != y->borrow)
-		return x->borrow ? 1 : -1;
-	if (x->borrow && qx->share != qy->share)
-		return qx->share < qy->share ? -1 : 1;
-	if (x->borrow && qx->ushare != qy->ushare)
-		return qx->ushare < qy->ushare ? -1 : 1;
-	if (x->key != y->key)
+	if (!x->starved && x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-age:
 	if (x->submit != y->submit)
 		return x->submit < y->submit ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Within a group, jobs within nominal (in base order) before borrowing
+ * ones, those by queue share, then user share, then base order. */
+static int
+skey_cmp(const void *a, const void *b)
+{
+	const struct skey *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->share != y->share)
+		return x->share < y->share ? -1 : 1;
+	if (x->ushare != y->ushare)
+		return x->ushare < y->ushare ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 /* The estimate order's key, in thousandths of a second: estimate * 1000
@@ -169,7 +177,7 @@ starved(const struct pass *ps, const struct sched_job *jb)
  * base order (o, sorted with borrow unset) and adding each job's
  * minimum GPUs up along its path; jobs that can never run count not. */
 static void
-mark_borrowing(struct pass *ps, struct qkey *q)
+mark_borrowing(struct pass *ps, struct okey *o)
 {
 	const struct sched_job *jb;
 	struct preq rq;
@@ -178,12 +186,12 @@ mark_borrowing(struct pass *ps, struct qkey *q)
 
 	squota_tally_reset(ps->sq);
 	for (x = 0; x < ps->in->npending; x++) {
-		jb = &ps->in->pending[q[x].o.idx];
-		if (job_req(ps, q[x].o.idx, &rq) != SCHED_REASON_NONE)
+		jb = &ps->in->pending[o[x].idx];
+		if (job_req(ps, o[x].idx, &rq) != SCHED_REASON_NONE)
 			continue;
 		g0 = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
 		    jb->gpus_per_node : ps->stride - 1);
-		q[x].o.borrow = !squota_tally(ps->sq, jb->queue, g0);
+		o[x].borrow = !squota_tally(ps->sq, jb->queue, g0);
 	}
 }
 
@@ -191,13 +199,14 @@ static struct okey *
 queue_order(struct pass *ps)
 {
 	const struct sched_input *in = ps->in;
-	struct okey *o;
-	struct qkey *q = NULL;
+	struct okey *o, *out;
+	struct skey *sk;
+	const struct okey *x, *prev;
+	const struct sched_job *jb;
+	uint64_t group = 0;
 	size_t j;
 
-	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL ||
-	    (ps->sq != NULL && (q = state_alloc(ps, in->npending + 1,
-	    sizeof(*q))) == NULL))
+	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL)
 		return NULL;
 	for (j = 0; j < in->npending; j++) {
 		o[j].priority = in->pending[j].priority;
@@ -211,20 +220,38 @@ queue_order(struct pass *ps)
 			continue;
 		o[j].preempting = in->pending[j].preempting;
 		o[j].starved = starved(ps, &in->pending[j]);
-		q[j].o = o[j];
-		q[j].share = in->queues[in->pending[j].queue].share;
-		q[j].ushare = in->pending[j].user_share;
 	}
 	if (ps->sq == NULL) {
 		qsort(o, in->npending, sizeof(*o), okey_cmp);
 		return o;
 	}
-	qsort(q, in->npending, sizeof(*q), okey_cmp_queues);
-	mark_borrowing(ps, q);
-	qsort(q, in->npending, sizeof(*q), okey_cmp_queues);
+	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
+	mark_borrowing(ps, o);
+	if ((sk = state_alloc(ps, in->npending + 1, sizeof(*sk))) == NULL ||
+	    (out = state_alloc(ps, in->npending + 1, sizeof(*out))) == NULL)
+		return NULL;
+	for (j = 0; j < in->npending; j++) {
+		x = &o[j];
+		prev = j > 0 ? &o[j - 1] : NULL;
+		if (prev != NULL && (prev->priority != x->priority ||
+		    prev->preempting != x->preempting ||
+		    prev->restarting != x->restarting ||
+		    prev->starved != x->starved))
+			group++;
+		jb = &in->pending[x->idx];
+		/* Starved jobs keep their age order. */
+		if (x->borrow && !x->starved) {
+			sk[j].group = group << 1 | 1;
+			sk[j].share = in->queues[jb->queue].share;
+			sk[j].ushare = jb->user_share;
+		} else
+			sk[j].group = group << 1;
+		sk[j].rank = j;
+	}
+	qsort(sk, in->npending, sizeof(*sk), skey_cmp);
 	for (j = 0; j < in->npending; j++)
-		o[j] = q[j].o;
-	return o;
+		out[j] = o[sk[j].rank];
+	return out;
 }
 
 /* Fill rq for job j; returns a reason when the job can never run. */
@@ -477,6 +504,26 @@ queue_blocked(struct pass *ps, size_t j, const struct preq *rq, int rc,
 	return 0;
 }
 
+/* A job not tried: QueueQuota when its minimum GPUs (flavor 0; jobs of
+ * whole nodes, whose count depends on the nodes, are not judged) already
+ * break its quota, wherever it would be placed. */
+static void
+quota_cheap(struct pass *ps, size_t j, struct sched_result *res)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	uint64_t g[SCHED_FLAVORS_MAX];
+	uint32_t hit;
+
+	if (jb->gpus_per_node == 0)
+		return;
+	memset(g, 0, sizeof(g));
+	g[0] = (uint64_t)jb->nodes_min * jb->gpus_per_node;
+	if ((hit = squota_check(ps->sq, jb->queue, g)) == NO_INDEX)
+		return;
+	res->reasons[j] = SCHED_REASON_QUEUE_QUOTA;
+	res->quota_queue[j] = hit;
+}
+
 /* The main walk. The reservation's job and picks land in *rj, *rfirst. */
 static int
 walk(struct pass *ps, const struct okey *o, struct sched_result *res,
@@ -498,6 +545,8 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max)) {
 			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
 			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
+			if (ps->sq != NULL)
+				quota_cheap(ps, j, res);
 			continue;
 		}
 		res->stats.tried++;

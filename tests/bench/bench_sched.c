@@ -11,6 +11,7 @@
  *
  *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
  *	    [--flat]			(no topology: one flat domain)
+ *	    [--no-queues]		(skip the queues+preemption passes)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -54,6 +55,7 @@ struct bench {
 	size_t nnodes, npending_target, passes;
 	bool flat;		/* no topology: one domain */
 	bool smoke;
+	bool no_queues;
 	bool queues;		/* the queues+preemption passes */
 	struct sched_queue q[NQUEUES];
 	uint64_t rng;
@@ -322,8 +324,9 @@ preempt(struct bench *b, const struct sched_result *res)
 }
 
 /* Quotas in GPUs: org (half, of which each of its two teams has a
- * quarter) and two more top queues (30% and 20%) that may borrow; the
- * last also caps its A100s. */
+ * quarter, one keeping half of it) and two more top queues (30% and 10%)
+ * that may borrow 5% each, the last with a quarter of the jobs, so its
+ * quota binds; it also caps its A100s. */
 static void
 build_queues(struct bench *b)
 {
@@ -346,10 +349,11 @@ build_queues(struct bench *b)
 	b->q[2].nominal[0] = total / 4;
 	b->q[2].lend_limit = total / 8;
 	b->q[3].nominal[0] = total * 3 / 10;
+	b->q[3].borrow_limit = total / 20;
 	b->q[3].preempt = SCHED_PREEMPT_BORROWERS;
-	b->q[4].nominal[0] = total / 5;
+	b->q[4].nominal[0] = total / 10;
 	b->q[4].nominal[1] = total / 100;
-	b->q[4].borrow_limit = total / 10;
+	b->q[4].borrow_limit = total / 20;
 	b->q[4].preempt = SCHED_PREEMPT_LOWER;
 }
 
@@ -567,7 +571,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
-	    "[--passes K] [--seed S] [--flat] [--smoke]\n");
+	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n");
 	exit(2);
 }
 
@@ -581,6 +585,10 @@ args(struct bench *b, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--flat") == 0) {
 			b->flat = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--no-queues") == 0) {
+			b->no_queues = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -711,7 +719,7 @@ main(int argc, char **argv)
 	    (double)peak / (double)(b.nnodes * GPN),
 	    (mem + (double)topo_bytes(b.topo) + (double)peak) /
 	    (double)(b.nnodes * GPN));
-	if (!b.smoke) {
+	if (!b.smoke && !b.no_queues) {
 		/* The same again with queues, from where the passes left
 		 * the cluster (about full, so there is something to
 		 * preempt). */

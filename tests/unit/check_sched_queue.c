@@ -458,6 +458,30 @@ START_TEST(test_quota_no_resv)
 	ck_assert(res->has_resv);
 	ck_assert_uint_eq(res->resv.job, 2);
 	sched_result_free(res);
+	/* Not tried (beyond bf_max_job_test, or behind a blocked job in
+	 * strict order): over its quota whatever the placement. */
+	{
+		struct sched_job k[3];
+
+		k[0] = job(1, 3, 0);
+		k[0].queue = 1;
+		k[1] = job(2, 3, 0);
+		k[1].queue = 1;
+		k[2] = job(3, 1, 8);
+		in = qinput(&c, &r, 1, k, 3, q, 2, 0);
+		in.config.bf_max_job_test = 1;
+		res = qrun(&in);
+		ck_assert_int_eq(res->reasons[2], SCHED_REASON_QUEUE_QUOTA);
+		ck_assert_uint_eq(res->quota_queue[2], 0);
+		sched_result_free(res);
+		in.config.bf_max_job_test = 0;
+		in.config.no_backfill = true;
+		res = qrun(&in);
+		ck_assert_int_eq(res->reasons[1], SCHED_REASON_RESOURCES);
+		ck_assert_int_eq(res->reasons[2], SCHED_REASON_QUEUE_QUOTA);
+		sched_result_free(res);
+		in = qinput(&c, &r, 1, j, 2, q, 2, 0);
+	}
 	/* Strict order: the quota-blocked job blocks nothing either. */
 	j[1] = job(2, 1, 8);
 	j[1].queue = 1;
