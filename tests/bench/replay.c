@@ -11,7 +11,7 @@
  *	    [--arrival-scale F]
  *	replay --trace FILE --tenants VCFILE [...] [--grace S] [--ckpt S]
  *	    [--min-runtime S] [--half-life S] [--vc-min-share F]
- *	    [--victim-end-limit]
+ *	    [--victim-end-stop]
  *	    [--policies static,pooled,cohort,kueue]
  *
  * The trace is CSV with a header; the columns job_id, submit_time_s,
@@ -880,7 +880,7 @@ usage(void)
 	    "    [--big-gangs N [--big-share F] [--big-seed X]] "
 	    "[--arrival-scale F]\n"
 	    "    [--tenants VCFILE [--grace S] [--ckpt S] [--min-runtime S]\n"
-	    "        [--half-life S] [--vc-min-share F] [--victim-end-limit]\n"
+	    "        [--half-life S] [--vc-min-share F] [--victim-end-stop]\n"
 	    "        [--policies static,pooled,cohort,kueue]]\n");
 	exit(2);
 }
@@ -1036,8 +1036,8 @@ args(struct opts *o, int argc, char **argv)
 			o->gpu_links = true;
 			continue;
 		}
-		if (strcmp(a, "--victim-end-limit") == 0) {
-			o->victim_end_limit = true;
+		if (strcmp(a, "--victim-end-stop") == 0) {
+			o->victim_end_stop = true;
 			continue;
 		}
 		if (i + 1 >= argc || !option(o, a, argv[i + 1]))

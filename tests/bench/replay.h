@@ -106,7 +106,7 @@ struct opts {
 	bool twant[NTMODES];
 	double vc_min_share;
 	int64_t grace, ckpt, min_runtime, half_life;
-	bool victim_end_limit;	/* keep a stopping victim's end */
+	bool victim_end_stop;	/* a stopping victim ends at its stop */
 };
 
 /* One policy's figures that the summaries compare. */

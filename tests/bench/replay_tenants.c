@@ -31,10 +31,10 @@
  * last one. A stopped victim goes back to pending with its submit time
  * (its place in the order) and the rest of its run time and limit. With
  * --min-runtime S a job is not a victim before it has run S seconds.
- * A stopping victim is passed to the core with its stop as its expected
- * end (sched_running.end), so that the preemptor's reservation holds the
- * GPUs it counted on during the grace; --victim-end-limit keeps the
- * victim's end at start + limit instead (to measure what that costs).
+ * A stopping victim is passed to the core with its expected end at start
+ * + limit, as the controller (placement.c) passes every running job;
+ * --victim-end-stop passes its stop (signal + grace) instead, which is
+ * when its GPUs come back.
  * All four use the same cluster and topology (placement is not what is
  * compared).
  *
@@ -483,10 +483,9 @@ replay_tenants_preempt(struct sim *s, int64_t t, const struct sched_result *res)
 			tj->preemptor = p;
 			tj->sig = t;
 			stop = s->v->tenants == T_COHORT ? t + s->o->grace : t;
-			/* It ends at its stop: so the preemptor's reservation
-			 * holds the GPUs free now and those it frees, and
-			 * backfill cannot take them during the grace. */
-			if (!s->o->victim_end_limit)
+			/* As the controller does, its expected end stays start
+			 * + limit; --victim-end-stop passes its stop. */
+			if (s->o->victim_end_stop)
 				s->run[s->runpos[j]].end = stop;
 			s->run[s->runpos[j]].preemptible = false;
 			s->jobs[p].pvict++;
