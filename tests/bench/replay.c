@@ -68,12 +68,19 @@
  * (the fewest free GPUs), as in the reference replays.
  *
  * Big gangs (replay_big.c): --starve S1,S2,... adds a cohort run per
- * value with sched_config.starve_s = S (named cohort-sS); --big-gangs N
- * adds N gangs of 32 and 64 GPUs to the trace (see replay_big.c) and
+ * value with sched_config.starve_s = S (named cohort-sS; the core reads
+ * starve_s only with queues, so these runs pass one unlimited queue that
+ * never preempts, which orders as no queue does); --gang-starve S1,...
+ * adds cohort runs (cohort-gS) where only jobs of >= 32 GPUs starve:
+ * once one has waited longer than S it is passed with priority + 1 and
+ * an estimate of 1 s, so starved gangs go first, oldest first (the
+ * core's starve rule restricted to big gangs). --big-gangs N adds N
+ * gangs of 32 and 64 GPUs to the trace (see replay_big.c) and
  * --arrival-scale F divides every submit's offset from the first by F
  * (F > 1: the same jobs arrive faster). After the table, a summary gives
- * every run's average JCT against the oracle's and its p99 wait of
- * >= 32-GPU jobs against FIFO's, from the same run.
+ * every run's average JCT against the oracle's, its p99 wait of >= 32-GPU
+ * jobs against FIFO's, from the same run, and the average JCT of the jobs
+ * under 32 GPUs and of those at or above.
  *
  * Tenants (replay_tenants.c): --tenants VCFILE (columns job_id, vc) gives
  * each job its virtual cluster, each VC a queue with a nominal quota in
