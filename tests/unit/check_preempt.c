@@ -368,6 +368,82 @@ START_TEST(test_borrowers)
 }
 END_TEST
 
+/* BORROWERS in a tree: org (16) = teamA (8) + teamB (8), and other.
+ * Borrowing is judged below the lowest queue the two share, and the
+ * preemptor must stay within nominal below it too. */
+START_TEST(test_borrowers_nested)
+{
+	struct cl c;
+	struct sched_queue q[4];
+	struct sched_running r[4];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	cl_init(&c, 4, NULL);
+	q[0] = queue_def(-1, 16);
+	q[1] = queue_def(0, 8);
+	q[1].preempt = SCHED_PREEMPT_BORROWERS;
+	q[2] = queue_def(0, 8);
+	q[3] = queue_def(-1, 16);
+	for (i = 0; i < 4; i++)
+		busy(&c, i, 0xff, 800 + i);
+	r[0] = running(800, 2, 100, 1000);
+	r[0].lost = 50;
+	r[1] = running(801, 2, 100, 1000);
+	r[1].lost = 60;
+	r[2] = running(802, 3, 100, 1000);
+	r[3] = running(803, 3, 100, 1000);
+	j[0] = job(1, 1, 8);
+	j[0].queue = 1;
+	/* teamB borrows teamA's 8 inside org; other is at its nominal. */
+	in = qinput(&c, r, 4, j, 1, q, 4, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 1);
+	ck_assert(has_victim(p, 800));
+	sched_result_free(res);
+	/* other borrows (nominal 8), but org would pass its 16 with
+	 * teamB's 16 and A's 8: other's jobs are not reclaimable. */
+	q[3].nominal[0] = 8;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert(has_victim(p, 800));
+	sched_result_free(res);
+	/* teamB within its 8 (the other node's holder is unlisted): org
+	 * stays within with A's 8, so other's borrowed GPUs come back. */
+	busy(&c, 1, 0xff, 999);
+	{
+		struct sched_running rr[3] = { r[0], r[2], r[3] };
+
+		in = qinput(&c, rr, 3, j, 1, q, 4, 0);
+		res = qrun(&in);
+		ck_assert_ptr_nonnull(p = preempted(res, 1));
+		ck_assert_uint_eq(p->nvictims, 1);
+		ck_assert(has_victim(p, 802) || has_victim(p, 803));
+		sched_result_free(res);
+	}
+	/* org over its nominal by its own jobs, teamB within its 8: teamB
+	 * does not borrow below org, so nothing is reclaimable. */
+	{
+		struct sched_running rr[4] = { r[0], r[1], r[2], r[3] };
+
+		busy(&c, 1, 0xff, 801);
+		rr[1].queue = 0;
+		rr[2].queue = 0;
+		rr[3].queue = 3;
+		q[3].nominal[0] = 16;
+		in = qinput(&c, rr, 4, j, 1, q, 4, 0);
+		res = qrun(&in);
+		ck_assert_uint_eq(res->npreempts, 0);
+		sched_result_free(res);
+	}
+	cl_free(&c);
+}
+END_TEST
+
 /* Over its quota with free GPUs: stopping a lower-priority job of its
  * own queue brings it under. */
 START_TEST(test_quota_lower)
@@ -770,6 +846,7 @@ main(void)
 	tcase_add_test(tc, test_required_leaf);
 	tcase_add_test(tc, test_lower_only);
 	tcase_add_test(tc, test_borrowers);
+	tcase_add_test(tc, test_borrowers_nested);
 	tcase_add_test(tc, test_quota_lower);
 	tcase_add_test(tc, test_quota_usable);
 	tcase_add_test(tc, test_respects_resv);
