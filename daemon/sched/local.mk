@@ -54,7 +54,8 @@ tests_bench_bench_sched_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_sched_LDADD = $(SCHED_LIBS) -lm
 
 ## The trace replay: make check runs a few hundred jobs of the trace.
-tests_bench_replay_SOURCES = tests/bench/replay.c
+tests_bench_replay_SOURCES = tests/bench/replay.c tests/bench/replay_big.c \
+	tests/bench/replay_tenants.c tests/bench/replay.h
 tests_bench_replay_CFLAGS = $(AM_CFLAGS)
 tests_bench_replay_LDADD = $(SCHED_LIBS) -lm
 

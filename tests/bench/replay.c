@@ -6,6 +6,13 @@
  *	    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]
  *	    [--overestimate F] [--limit-spread S] [--aging A]
  *	    [--bf-max N] [--gpu-links] [--policies fifo,easy,cohort,oracle]
+ *	    [--starve S1,S2,...]
+ *	    [--big-gangs N [--big-share F] [--big-seed X]]
+ *	    [--arrival-scale F]
+ *	replay --trace FILE --tenants VCFILE [...] [--grace S] [--ckpt S]
+ *	    [--min-runtime S] [--half-life S] [--vc-min-share F]
+ *	    [--victim-end-stop]
+ *	    [--policies static,pooled,cohort,kueue]
  *
  * The trace is CSV with a header; the columns job_id, submit_time_s,
  * num_gpus and duration_s are found by name (others are ignored). --from
@@ -59,6 +66,26 @@
  * quads, PCIe pairs, a NIC beside every even GPU), as bench_sched does;
  * without it every GPU is alike, so on-node placement is pure best fit
  * (the fewest free GPUs), as in the reference replays.
+ *
+ * Big gangs (replay_big.c): --starve S1,S2,... adds a cohort run per
+ * value with sched_config.starve_s = S (named cohort-sS; the core reads
+ * starve_s only with queues, so these runs pass one unlimited queue that
+ * never preempts, which orders as no queue does); --gang-starve S1,...
+ * adds cohort runs (cohort-gS) where only jobs of >= 32 GPUs starve:
+ * once one has waited longer than S it is passed with priority + 1 and
+ * an estimate of 1 s, so starved gangs go first, oldest first (the
+ * core's starve rule restricted to big gangs). --big-gangs N adds N
+ * gangs of 32 and 64 GPUs to the trace (see replay_big.c) and
+ * --arrival-scale F divides every submit's offset from the first by F
+ * (F > 1: the same jobs arrive faster). After the table, a summary gives
+ * every run's average JCT against the oracle's, its p99 wait of >= 32-GPU
+ * jobs against FIFO's, from the same run, and the average JCT of the jobs
+ * under 32 GPUs and of those at or above.
+ *
+ * Tenants (replay_tenants.c): --tenants VCFILE (columns job_id, vc) gives
+ * each job its virtual cluster, each VC a queue with a nominal quota in
+ * proportion to its share of the GPU time, and the policies become
+ * static, pooled, cohort and kueue; see replay_tenants.c.
  */
 #include "config.h"
 
@@ -70,86 +97,27 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
+#include "tests/bench/replay.h"
 
-#define GPN 8
-#define MIN_LIMIT 60
-#define BIG_GANG 32		/* GPUs: the "large gang" wait figure */
-
-enum policy { P_FIFO, P_EASY, P_COHORT, P_ORACLE, NPOLICIES };
 static const char *const policy_name[NPOLICIES] = {
 	"fifo", "easy", "cohort", "oracle"
 };
 
-struct tjob {
-	long long trace_id;
-	int64_t submit;
-	int64_t dur;
-	int64_t limit;
-	uint32_t gpus;
-	/* Per run: */
-	int64_t start, finish;	/* -1: not yet */
-	uint32_t nplaces;
-	uint32_t place_node[16];	/* ceil(128 / 8): see MAX_GANG */
-	uint8_t place_mask[16];
-};
-#define MAX_GANG 16
-
-struct opts {
-	const char *trace;
-	int64_t from, to;
-	size_t limit_jobs;
-	uint32_t nodes, per_leaf;
-	bool topo_leaf;
-	bool gpu_links;
-	double overestimate, spread, aging;
-	uint32_t bf_max;
-	bool want[NPOLICIES];
-};
-
-struct sim {
-	const struct opts *o;
-	enum policy pol;
-	struct tjob *jobs;
-	size_t njobs;
-	struct sched_node *nodes;
-	struct sched_gpu *gpus;
-	char (*names)[16];
-	struct topo *topo;
-	/* Pending jobs as the core sees them; pidx: their job index. */
-	struct sched_job *pend;
-	size_t *pidx;
-	size_t npend;
-	/* Running jobs (expected ends) and where each job sits in it. */
-	struct sched_running *run;
-	size_t nrun;
-	size_t *runpos;
-	/* Min-heap of true ends: (time, job index). */
-	struct hent { int64_t t; size_t j; } *heap;
-	size_t nheap;
-	uint8_t *gone;
-	/* Figures. */
-	size_t passes, backfilled, finished;
-	size_t multi, spread;	/* multi-node starts; those over > 1 leaf */
-	size_t maxq;		/* most jobs pending at once */
-	double pass_ms_max;
-};
-
-static void
-die(const char *what)
+void
+replay_die(const char *what)
 {
 	perror(what);
 	exit(1);
 }
 
-static void *
-xcalloc(size_t n, size_t size)
+void *
+replay_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n > 0 ? n : 1, size);
 
 	if (p == NULL)
-		die("replay");
+		replay_die("replay");
 	return p;
 }
 
@@ -191,9 +159,9 @@ parse_ll(const char *s, long long *v)
 	return errno == 0 && end != s && *end == '\0';
 }
 
-/* splitmix64: the per-job factor of --limit-spread. */
-static uint64_t
-mix(uint64_t x)
+/* splitmix64: the per-job factor of --limit-spread, the big gangs. */
+uint64_t
+replay_mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ULL;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -201,13 +169,13 @@ mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static int64_t
-job_limit(const struct opts *o, long long trace_id, int64_t dur)
+int64_t
+replay_job_limit(const struct opts *o, long long trace_id, int64_t dur)
 {
 	double f = o->overestimate, u, lim;
 
 	if (o->spread > 1.0) {
-		u = (double)(mix((uint64_t)trace_id) >> 11) /
+		u = (double)(replay_mix((uint64_t)trace_id) >> 11) /
 		    (double)(1ULL << 53);
 		f *= pow(o->spread, 2.0 * u - 1.0);
 		if (f < 1.0)
@@ -230,12 +198,12 @@ load_trace(const struct opts *o, size_t *njobs)
 	static const char *const want[4] = { "job_id", "submit_time_s",
 	    "num_gpus", "duration_s" };
 	long long v[4];
-	struct tjob *jobs = xcalloc(jcap, sizeof(*jobs));
+	struct tjob *jobs = replay_xcalloc(jcap, sizeof(*jobs));
 	size_t lineno = 1, bad = 0;
 	int64_t last = INT64_MIN;
 
 	if ((fp = fopen(o->trace, "r")) == NULL)
-		die(o->trace);
+		replay_die(o->trace);
 	if ((len = getline(&line, &cap, fp)) <= 0) {
 		fprintf(stderr, "replay: %s: empty\n", o->trace);
 		exit(1);
@@ -282,14 +250,15 @@ load_trace(const struct opts *o, size_t *njobs)
 			jcap *= 2;
 			if ((jobs = realloc(jobs, jcap * sizeof(*jobs))) ==
 			    NULL)
-				die("replay");
+				replay_die("replay");
 		}
+		memset(&jobs[n], 0, sizeof(jobs[n]));
 		jobs[n].trace_id = v[0];
 		jobs[n].submit = v[1];
 		jobs[n].gpus = (uint32_t)v[2];
 		/* A zero run time would end at its start: one second. */
 		jobs[n].dur = v[3] > 0 ? v[3] : 1;
-		jobs[n].limit = job_limit(o, v[0], jobs[n].dur);
+		jobs[n].limit = replay_job_limit(o, v[0], jobs[n].dur);
 		n++;
 	}
 	free(line);
@@ -310,9 +279,9 @@ build_cluster(struct sim *s)
 	size_t len = 0;
 	char *text, err[256];
 
-	s->nodes = xcalloc(o->nodes, sizeof(*s->nodes));
-	s->gpus = xcalloc((size_t)o->nodes * GPN, sizeof(*s->gpus));
-	s->names = xcalloc(o->nodes, sizeof(*s->names));
+	s->nodes = replay_xcalloc(o->nodes, sizeof(*s->nodes));
+	s->gpus = replay_xcalloc((size_t)o->nodes * GPN, sizeof(*s->gpus));
+	s->names = replay_xcalloc(o->nodes, sizeof(*s->names));
 	for (i = 0; i < o->nodes; i++) {
 		snprintf(s->names[i], sizeof(s->names[i]), "n%05zu", i);
 		s->nodes[i].name = s->names[i];
@@ -332,7 +301,7 @@ build_cluster(struct sim *s)
 			    g % 2 == 0;
 		}
 	}
-	text = xcalloc(nleaves + 2, 96);
+	text = replay_xcalloc(nleaves + 2, 96);
 	for (l = 0; l < nleaves; l++) {
 		size_t hi = (l + 1) * o->per_leaf;
 
@@ -355,15 +324,26 @@ build_cluster(struct sim *s)
 static bool
 hless(const struct hent *a, const struct hent *b)
 {
-	return a->t != b->t ? a->t < b->t : a->j < b->j;
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	return a->j < b->j;
 }
 
-static void
-hpush(struct sim *s, int64_t t, size_t j)
+void
+replay_push(struct sim *s, int64_t t, int kind, size_t j)
 {
-	size_t i = s->nheap++, p;
-	struct hent e = { t, j };
+	size_t i, p;
+	struct hent e = { t, kind, j, s->jobs[j].gen };
 
+	if (s->nheap == s->cheap) {
+		s->cheap *= 2;
+		if ((s->heap = realloc(s->heap, s->cheap *
+		    sizeof(*s->heap))) == NULL)
+			replay_die("replay");
+	}
+	i = s->nheap++;
 	while (i > 0) {
 		p = (i - 1) / 2;
 		if (!hless(&e, &s->heap[p]))
@@ -396,13 +376,27 @@ hpop(struct sim *s)
 	return top;
 }
 
-/* Job ids given to the core: index + 1 (0 means a free GPU). */
-static void
-arrive(struct sim *s, size_t j)
+/* Job j (back) in the pending list. Job ids given to the core: index + 1
+ * (0 means a free GPU). A resumed job keeps its submit time (its place
+ * in the order) and asks for the rest of its limit. */
+void
+replay_pend(struct sim *s, int64_t t, size_t j)
 {
-	const struct tjob *tj = &s->jobs[j];
-	struct sched_job *sj = &s->pend[s->npend];
+	struct tjob *tj = &s->jobs[j];
+	struct sched_job *sj;
+	bool with_topo = s->v->tenants != T_OFF || s->v->base == P_COHORT ||
+	    s->v->base == P_ORACLE;
 
+	if (s->npend == s->cpend) {
+		s->cpend *= 2;
+		if ((s->pend = realloc(s->pend, s->cpend *
+		    sizeof(*s->pend))) == NULL ||
+		    (s->pidx = realloc(s->pidx, s->cpend *
+		    sizeof(*s->pidx))) == NULL ||
+		    (s->gone = realloc(s->gone, s->cpend)) == NULL)
+			replay_die("replay");
+	}
+	sj = &s->pend[s->npend];
 	memset(sj, 0, sizeof(*sj));
 	sj->id = (uint64_t)j + 1;
 	sj->priority = 100;
@@ -413,20 +407,65 @@ arrive(struct sim *s, size_t j)
 	} else {
 		sj->nodes_min = sj->nodes_max = (tj->gpus + GPN - 1) / GPN;
 		sj->gpus_per_node = 0;
-		if (s->o->topo_leaf &&
-		    (s->pol == P_COHORT || s->pol == P_ORACLE)) {
+		if (s->o->topo_leaf && with_topo) {
 			sj->topo_mode = SCHED_TOPO_REQUIRED;
 			sj->topo_level = "leaf";
 		}
 	}
-	sj->time_limit = tj->limit;
-	if (s->pol == P_ORACLE)
-		sj->order_hint = tj->dur;
+	sj->time_limit = tj->limit - tj->done;
+	if (sj->time_limit < MIN_LIMIT)
+		sj->time_limit = MIN_LIMIT;
+	if (s->v->base == P_ORACLE)
+		sj->order_hint = tj->dur - tj->done;
+	sj->queue = tj->vc;
+	tj->pend_since = t;
 	s->pidx[s->npend++] = j;
 }
 
 static void
-finish(struct sim *s, int64_t t, size_t j)
+arrive(struct sim *s, size_t j)
+{
+	const struct tjob *tj = &s->jobs[j];
+
+	if (s->v->tenants != T_OFF)
+		replay_tenants_arrive(s, j);
+	replay_pend(s, tj->submit, j);
+	/* The pass at which it becomes starved: an event of its own. */
+	if (s->v->gang_starve > 0 && tj->gpus >= BIG_GANG)
+		replay_push(s, tj->submit + s->v->gang_starve + 1, EV_WAKE, j);
+}
+
+/* --gang-starve: the gangs that waited longer than the threshold go
+ * before every other job (their priority raised by one), oldest first
+ * (an estimate of 1 s: the aged key then falls with the wait alone).
+ * That is the core's starve_s rule applied to gangs of >= BIG_GANG GPUs
+ * only. */
+static void
+gang_starve(struct sim *s, int64_t t)
+{
+	size_t k;
+
+	for (k = 0; k < s->npend; k++)
+		if (s->jobs[s->pidx[k]].gpus >= BIG_GANG &&
+		    t - s->pend[k].submit > s->v->gang_starve) {
+			s->pend[k].priority = 101;
+			s->pend[k].order_hint = 1;
+		}
+}
+
+/* GPU-seconds held in [a, b), all and inside the arrival window. */
+static void
+held(struct sim *s, uint32_t gpus, int64_t a, int64_t b)
+{
+	int64_t lo = a > s->t0 ? a : s->t0, hi = b < s->tw ? b : s->tw;
+
+	s->held_gs += (double)gpus * (double)(b - a);
+	if (hi > lo)
+		s->held_gs_a += (double)gpus * (double)(hi - lo);
+}
+
+void
+replay_release(struct sim *s, int64_t t, size_t j)
 {
 	struct tjob *tj = &s->jobs[j];
 	size_t k, g, p;
@@ -445,9 +484,27 @@ finish(struct sim *s, int64_t t, size_t j)
 				}
 				gp->job = 0;
 			}
+	tj->nplaces = 0;
 	p = s->runpos[j];
 	s->run[p] = s->run[--s->nrun];
 	s->runpos[s->run[p].id - 1] = p;
+	held(s, tj->gpus, tj->seg, t);
+	replay_tenants_account(s, t);
+	s->held[tj->vc] -= tj->gpus;
+	tj->gen++;
+}
+
+static void
+finish(struct sim *s, int64_t t, size_t j)
+{
+	struct tjob *tj = &s->jobs[j];
+
+	replay_release(s, t, j);
+	if (tj->stopping) {
+		/* It ended in its grace: the preemptor need not wait. */
+		tj->stopping = false;
+		s->jobs[tj->preemptor].pvict--;
+	}
 	tj->finish = t;
 	s->finished++;
 }
@@ -465,12 +522,18 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 		j = s->pidx[st->pending];
 		tj = &s->jobs[j];
 		if (st->job != (uint64_t)j + 1 || st->nnodes > MAX_GANG ||
-		    tj->start >= 0) {
+		    tj->nplaces != 0 || tj->finish >= 0) {
 			fprintf(stderr, "replay: bad start for job %lld\n",
 			    tj->trace_id);
 			exit(1);
 		}
-		tj->start = t;
+		if (tj->start < 0) {
+			tj->start = t;
+			if (tj->entitled)
+				s->pend_ent[tj->vc] -= tj->gpus;
+		}
+		tj->waited += t - tj->pend_since;
+		tj->seg = t;
 		tj->nplaces = st->nnodes;
 		for (i = 0; i < st->nnodes; i++) {
 			m = 0;
@@ -501,23 +564,40 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 				s->spread++;
 		}
 		s->runpos[j] = s->nrun;
+		memset(&s->run[s->nrun], 0, sizeof(s->run[s->nrun]));
 		s->run[s->nrun].id = st->job;
-		s->run[s->nrun++].end = st->end;
-		hpush(s, t + tj->dur, j);
+		s->run[s->nrun].end = st->end;
+		s->run[s->nrun].queue = tj->vc;
+		s->run[s->nrun].priority = 100;
+		s->run[s->nrun++].start = t;
+		replay_tenants_account(s, t);
+		s->held[tj->vc] += tj->gpus;
+		replay_push(s, t + tj->dur - tj->done, EV_END, j);
+		if (s->o->min_runtime > 0 && s->v->tenants >= T_COHORT)
+			replay_push(s, t + s->o->min_runtime, EV_WAKE, j);
 		s->gone[st->pending] = 1;
 		if (st->backfill)
 			s->backfilled++;
 	}
 }
 
+static const struct sched_queue one_queue = {
+	.parent = -1,
+	.nominal = { SCHED_UNLIMITED },
+	.borrow_limit = SCHED_UNLIMITED,
+	.lend_limit = SCHED_UNLIMITED,
+};
+
 static struct sched_input
-input(const struct sim *s, int64_t t)
+input(struct sim *s, int64_t t)
 {
 	struct sched_input in;
+	enum policy base = s->v->base;
 
 	memset(&in, 0, sizeof(in));
 	in.now = t;
-	in.topo = s->pol == P_FIFO || s->pol == P_EASY ? NULL : s->topo;
+	in.topo = s->v->tenants == T_OFF &&
+	    (base == P_FIFO || base == P_EASY) ? NULL : s->topo;
 	in.nodes = s->nodes;
 	in.nnodes = s->o->nodes;
 	in.running = s->run;
@@ -525,7 +605,10 @@ input(const struct sim *s, int64_t t)
 	in.pending = s->pend;
 	in.npending = s->npend;
 	in.config.bf_max_job_test = s->o->bf_max;
-	switch (s->pol) {
+	in.config.starve_s = s->v->starve_s;
+	if (s->v->gang_starve > 0)
+		gang_starve(s, t);
+	switch (base) {
 	case P_FIFO:
 		in.config.no_backfill = true;
 		break;
@@ -543,6 +626,14 @@ input(const struct sim *s, int64_t t)
 	case NPOLICIES:
 		break;
 	}
+	if (s->v->tenants != T_OFF)
+		replay_tenants_input(s, &in);
+	else if (s->v->starve_s > 0) {
+		/* starve_s belongs to the queue rules: one unlimited queue
+		 * that never preempts, which orders as no queue does. */
+		in.queues = &one_queue;
+		in.nqueues = 1;
+	}
 	return in;
 }
 
@@ -556,9 +647,9 @@ dcmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest rank. */
-static double
-pct(double *v, size_t n, double p)
+/* Nearest rank; sorts v. */
+double
+replay_pct(double *v, size_t n, double p)
 {
 	size_t r;
 
@@ -569,36 +660,48 @@ pct(double *v, size_t n, double p)
 	return v[r > 0 ? r - 1 : 0];
 }
 
+/* Every job ran its whole run time, from its last start to its end, and
+ * no GPU was held twice at once: so utilization stays <= 1. */
 static void
-report(const struct sim *s, double wall_s)
+check_jobs(const struct sim *s)
 {
-	size_t j, nbig = 0;
-	double *jct = xcalloc(s->njobs, sizeof(double));
-	double *bigw = xcalloc(s->njobs, sizeof(double));
-	double sj = 0, sq = 0, gs = 0, t0 = (double)s->jobs[0].submit;
-	double tend = t0, mk, util, bigmax = 0, gw = 0, a, b;
-	double tw = (double)s->jobs[s->njobs - 1].submit;
+	size_t j;
 
 	for (j = 0; j < s->njobs; j++) {
 		const struct tjob *tj = &s->jobs[j];
 
 		if (tj->finish < 0 || tj->start < tj->submit ||
-		    tj->finish != tj->start + tj->dur) {
+		    tj->done + (tj->finish - tj->seg) != tj->dur ||
+		    tj->seg < tj->start) {
 			fprintf(stderr, "replay: job %lld did not run right\n",
 			    tj->trace_id);
 			exit(1);
 		}
+	}
+}
+
+static void
+report(const struct sim *s, double wall_s, struct outcome *out)
+{
+	size_t j, nbig = 0;
+	double *jct = replay_xcalloc(s->njobs, sizeof(double));
+	double *bigw = replay_xcalloc(s->njobs, sizeof(double));
+	double sj = 0, sq = 0, gs = 0, t0 = (double)s->t0;
+	double tend = t0, mk, util, utila, bigmax = 0, tw = (double)s->tw;
+	double sbig = 0;
+
+	check_jobs(s);
+	for (j = 0; j < s->njobs; j++) {
+		const struct tjob *tj = &s->jobs[j];
+
 		jct[j] = (double)(tj->finish - tj->submit);
 		sj += jct[j];
 		sq += (double)(tj->start - tj->submit);
 		gs += (double)tj->gpus * (double)tj->dur;
-		/* GPU-seconds run while jobs still arrive. */
-		a = (double)tj->start;
-		b = (double)tj->finish < tw ? (double)tj->finish : tw;
-		if (b > a)
-			gw += (double)tj->gpus * (b - a);
 		if ((double)tj->finish > tend)
 			tend = (double)tj->finish;
+		if (tj->gpus >= BIG_GANG)
+			sbig += jct[j];
 		if (tj->gpus >= BIG_GANG) {
 			bigw[nbig] = (double)(tj->start - tj->submit);
 			if (bigw[nbig] > bigmax)
@@ -608,16 +711,31 @@ report(const struct sim *s, double wall_s)
 	}
 	mk = tend - t0;
 	util = mk > 0 ? gs / ((double)s->o->nodes * GPN * mk) : 0;
-	if (util > 1.0 + 1e-9) {
+	utila = tw > t0 ? s->held_gs_a / ((double)s->o->nodes * GPN *
+	    (tw - t0)) : 0.0;
+	if (util > 1.0 + 1e-9 || utila > 1.0 + 1e-9 ||
+	    s->held_gs > (double)s->o->nodes * GPN * mk + 1e-3) {
 		fprintf(stderr, "replay: utilization above 100%%\n");
 		exit(1);
 	}
-	printf("%-7s %6zu %8.0f %8.0f %8.0f %5.1f%% %5.1f%% %8.0f "
+	out->ran = true;
+	out->avg_jct = sj / (double)s->njobs;
+	out->avg_wait = sq / (double)s->njobs;
+	out->p99_bigw = replay_pct(bigw, nbig, 0.99);
+	out->jct_small = nbig < s->njobs ? (sj - sbig) /
+	    (double)(s->njobs - nbig) : 0.0;
+	out->jct_big = nbig > 0 ? sbig / (double)nbig : 0.0;
+	out->util_a = utila;
+	if (s->v->tenants != T_OFF) {
+		free(jct);
+		free(bigw);
+		return;
+	}
+	printf("%-14s %6zu %8.0f %8.0f %8.0f %5.1f%% %5.1f%% %8.0f "
 	    "%8.0f %8.0f %4zu %6zu %4zu/%-4zu %7zu %6.1f %6zu %6.2f\n",
-	    policy_name[s->pol], s->njobs, sj / (double)s->njobs,
-	    pct(jct, s->njobs, 0.99), sq / (double)s->njobs, 100.0 * util,
-	    tw > t0 ? 100.0 * gw / ((double)s->o->nodes * GPN * (tw - t0)) :
-	    0.0, mk, pct(bigw, nbig, 0.99), bigmax, nbig, s->backfilled,
+	    s->v->name, s->njobs, out->avg_jct,
+	    replay_pct(jct, s->njobs, 0.99), out->avg_wait, 100.0 * util,
+	    100.0 * utila, mk, out->p99_bigw, bigmax, nbig, s->backfilled,
 	    s->spread, s->multi, s->passes, wall_s, s->maxq,
 	    s->pass_ms_max);
 	fflush(stdout);
@@ -627,9 +745,44 @@ report(const struct sim *s, double wall_s)
 
 /* ---- one policy --------------------------------------------------- */
 
+/* After a pass: a preemptor whose victims have all stopped and that
+ * still did not start plans again (counted as a miss). */
 static void
-simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
-    size_t njobs)
+settle_preemptors(struct sim *s)
+{
+	size_t k;
+
+	for (k = 0; k < s->npend; k++)
+		if (!s->gone[k] && s->pend[k].preempting &&
+		    s->jobs[s->pidx[k]].pvict == 0) {
+			s->pend[k].preempting = false;
+			s->misses++;
+		}
+}
+
+static void
+event(struct sim *s, int64_t t, struct hent e)
+{
+	struct tjob *tj = &s->jobs[e.j];
+
+	if (e.gen != tj->gen || tj->finish >= 0)
+		return;			/* stale: it stopped or ended */
+	switch (e.kind) {
+	case EV_END:
+		finish(s, t, e.j);
+		break;
+	case EV_STOP:
+		replay_tenants_stop(s, t, e.j);
+		break;
+	default:
+		break;			/* a wake-up: the pass is the point */
+	}
+}
+
+static void
+simulate(const struct opts *o, const struct variant *v,
+    const struct tenants *tn, const struct tjob *trace, size_t njobs,
+    struct outcome *out)
 {
 	struct sim s;
 	struct sched_input in;
@@ -640,19 +793,26 @@ simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	s.pol = pol;
+	s.v = v;
+	s.tn = tn;
 	s.njobs = njobs;
-	s.jobs = xcalloc(njobs, sizeof(*s.jobs));
+	s.jobs = replay_xcalloc(njobs, sizeof(*s.jobs));
 	memcpy(s.jobs, trace, njobs * sizeof(*s.jobs));
 	for (k = 0; k < njobs; k++)
 		s.jobs[k].start = s.jobs[k].finish = -1;
+	s.t0 = trace[0].submit;
+	s.tw = trace[njobs - 1].submit;
 	build_cluster(&s);
-	s.pend = xcalloc(njobs, sizeof(*s.pend));
-	s.pidx = xcalloc(njobs, sizeof(*s.pidx));
-	s.gone = xcalloc(njobs, 1);
-	s.run = xcalloc(njobs, sizeof(*s.run));
-	s.runpos = xcalloc(njobs, sizeof(*s.runpos));
-	s.heap = xcalloc(njobs, sizeof(*s.heap));
+	s.cpend = njobs;
+	s.pend = replay_xcalloc(s.cpend, sizeof(*s.pend));
+	s.pidx = replay_xcalloc(s.cpend, sizeof(*s.pidx));
+	s.gone = replay_xcalloc(s.cpend, 1);
+	s.run = replay_xcalloc(njobs, sizeof(*s.run));
+	s.runpos = replay_xcalloc(njobs, sizeof(*s.runpos));
+	s.cheap = njobs;
+	s.heap = replay_xcalloc(s.cheap, sizeof(*s.heap));
+	if (v->tenants != T_OFF)
+		replay_tenants_setup(&s);
 	while (s.finished < njobs) {
 		if (s.nheap > 0 && (next == njobs ||
 		    s.heap[0].t <= s.jobs[next].submit))
@@ -661,11 +821,13 @@ simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
 			t = s.jobs[next].submit;
 		else {
 			fprintf(stderr, "replay: %s: %zu jobs can never "
-			    "start\n", policy_name[pol], s.npend);
+			    "start\n", v->name, s.npend);
 			exit(1);
 		}
+		if (v->tenants != T_OFF)
+			replay_tenants_owed(&s, t);
 		while (s.nheap > 0 && s.heap[0].t == t)
-			finish(&s, t, hpop(&s).j);
+			event(&s, t, hpop(&s));
 		while (next < njobs && s.jobs[next].submit == t)
 			arrive(&s, next++);
 		if (s.npend == 0)
@@ -675,13 +837,17 @@ simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
 		in = input(&s, t);
 		p0 = now_ms();
 		if ((res = sched_run(&in)) == NULL)
-			die("sched_run");
+			replay_die("sched_run");
 		pm = now_ms() - p0;
 		if (pm > s.pass_ms_max)
 			s.pass_ms_max = pm;
 		s.passes++;
 		memset(s.gone, 0, s.npend);
 		apply(&s, t, res);
+		if (v->tenants != T_OFF) {
+			replay_tenants_preempt(&s, t, res);
+			settle_preemptors(&s);
+		}
 		sched_result_free(res);
 		for (k = 0, n = 0; k < s.npend; k++)
 			if (!s.gone[k]) {
@@ -690,7 +856,9 @@ simulate(const struct opts *o, enum policy pol, const struct tjob *trace,
 			}
 		s.npend = n;
 	}
-	report(&s, (now_ms() - w0) / 1e3);
+	report(&s, (now_ms() - w0) / 1e3, out);
+	if (v->tenants != T_OFF)
+		replay_tenants_report(&s, (now_ms() - w0) / 1e3);
 	free(s.jobs);
 	free(s.nodes);
 	free(s.gpus);
@@ -714,7 +882,13 @@ usage(void)
 	    "    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]\n"
 	    "    [--overestimate F] [--limit-spread S] [--aging A] "
 	    "[--bf-max N] [--gpu-links]\n"
-	    "    [--policies fifo,easy,cohort,oracle]\n");
+	    "    [--policies fifo,easy,cohort,oracle] [--starve S1,S2,...]\n"
+	    "    [--gang-starve S1,S2,...]\n"
+	    "    [--big-gangs N [--big-share F] [--big-seed X]] "
+	    "[--arrival-scale F]\n"
+	    "    [--tenants VCFILE [--grace S] [--ckpt S] [--min-runtime S]\n"
+	    "        [--half-life S] [--vc-min-share F] [--victim-end-stop]\n"
+	    "        [--policies static,pooled,cohort,kueue]]\n");
 	exit(2);
 }
 
@@ -731,34 +905,114 @@ num(const char *s, double lo, double hi)
 	return v;
 }
 
+/* --policies: names of the classic policies or, with --tenants, of the
+ * tenant modes (checked once both are known). */
 static void
 policies(struct opts *o, const char *list)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
 	int p;
+	bool found;
 
 	if (copy == NULL)
-		die("replay");
+		replay_die("replay");
 	memset(o->want, 0, sizeof(o->want));
+	memset(o->twant, 0, sizeof(o->twant));
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
+		found = false;
 		for (p = 0; p < NPOLICIES; p++)
 			if (strcmp(tok, policy_name[p]) == 0)
-				break;
-		if (p == NPOLICIES) {
+				o->want[p] = found = true;
+		for (p = T_STATIC; p < NTMODES; p++)
+			if (strcmp(tok, replay_tmode_name[p]) == 0)
+				o->twant[p] = found = true;
+		if (!found) {
 			fprintf(stderr, "replay: unknown policy %s\n", tok);
 			usage();
 		}
-		o->want[p] = true;
 	}
 	free(copy);
+}
+
+static void
+starves(int64_t *v, size_t *n, size_t max, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+
+	if (copy == NULL)
+		replay_die("replay");
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (*n == max)
+			usage();
+		v[(*n)++] = (int64_t)num(tok, 1, 1e9);
+	}
+	free(copy);
+}
+
+static bool
+option(struct opts *o, const char *a, const char *v)
+{
+	if (strcmp(a, "--trace") == 0)
+		o->trace = v;
+	else if (strcmp(a, "--from") == 0)
+		o->from = (int64_t)num(v, -1e15, 1e15);
+	else if (strcmp(a, "--to") == 0)
+		o->to = (int64_t)num(v, -1e15, 1e15);
+	else if (strcmp(a, "--limit-jobs") == 0)
+		o->limit_jobs = (size_t)num(v, 1, 1e9);
+	else if (strcmp(a, "--nodes") == 0)
+		o->nodes = (uint32_t)num(v, 1, 100000);
+	else if (strcmp(a, "--nodes-per-leaf") == 0)
+		o->per_leaf = (uint32_t)num(v, 1, 100000);
+	else if (strcmp(a, "--overestimate") == 0)
+		o->overestimate = num(v, 1, 1000);
+	else if (strcmp(a, "--limit-spread") == 0)
+		o->spread = num(v, 1, 1000);
+	else if (strcmp(a, "--aging") == 0)
+		o->aging = num(v, 0, 1000);
+	else if (strcmp(a, "--bf-max") == 0)
+		o->bf_max = (uint32_t)num(v, 1, 1e7);
+	else if (strcmp(a, "--policies") == 0)
+		policies(o, v);
+	else if (strcmp(a, "--starve") == 0)
+		starves(o->starve, &o->nstarve, (MAX_VARIANTS - NPOLICIES) / 2,
+		    v);
+	else if (strcmp(a, "--gang-starve") == 0)
+		starves(o->gstarve, &o->ngstarve,
+		    (MAX_VARIANTS - NPOLICIES) / 2, v);
+	else if (strcmp(a, "--big-gangs") == 0)
+		o->big_n = (size_t)num(v, 1, 1e6);
+	else if (strcmp(a, "--big-share") == 0)
+		o->big_share = num(v, 0.001, 0.9);
+	else if (strcmp(a, "--big-seed") == 0)
+		o->big_seed = (uint64_t)num(v, 0, 1e15);
+	else if (strcmp(a, "--arrival-scale") == 0)
+		o->arrival_scale = num(v, 0.01, 100);
+	else if (strcmp(a, "--tenants") == 0)
+		o->vcfile = v;
+	else if (strcmp(a, "--grace") == 0)
+		o->grace = (int64_t)num(v, 0, 86400);
+	else if (strcmp(a, "--ckpt") == 0)
+		o->ckpt = (int64_t)num(v, 1, 1e7);
+	else if (strcmp(a, "--min-runtime") == 0)
+		o->min_runtime = (int64_t)num(v, 0, 1e7);
+	else if (strcmp(a, "--half-life") == 0)
+		o->half_life = (int64_t)num(v, 1, 1e9);
+	else if (strcmp(a, "--vc-min-share") == 0)
+		o->vc_min_share = num(v, 0, 0.5);
+	else
+		return false;
+	return true;
 }
 
 static void
 args(struct opts *o, int argc, char **argv)
 {
 	int i, p;
-	const char *a, *v;
+	const char *a;
+	bool any;
 
 	memset(o, 0, sizeof(*o));
 	o->from = INT64_MIN;
@@ -768,8 +1022,17 @@ args(struct opts *o, int argc, char **argv)
 	o->overestimate = 2.0;
 	o->spread = 1.0;
 	o->aging = (double)SCHED_DEFAULT_AGING / SCHED_AGING_UNIT;
+	o->big_share = 0.25;
+	o->big_seed = 1;
+	o->arrival_scale = 1.0;
+	o->grace = 60;
+	o->ckpt = 1800;
+	o->half_life = 7 * 86400;
+	o->vc_min_share = 0.001;
 	for (p = 0; p < NPOLICIES; p++)
 		o->want[p] = true;
+	for (p = T_STATIC; p < NTMODES; p++)
+		o->twant[p] = true;
 	for (i = 1; i < argc; i++) {
 		a = argv[i];
 		if (strcmp(a, "--topology-leaf") == 0) {
@@ -780,58 +1043,124 @@ args(struct opts *o, int argc, char **argv)
 			o->gpu_links = true;
 			continue;
 		}
-		if (i + 1 >= argc)
+		if (strcmp(a, "--victim-end-stop") == 0) {
+			o->victim_end_stop = true;
+			continue;
+		}
+		if (i + 1 >= argc || !option(o, a, argv[i + 1]))
 			usage();
-		v = argv[++i];
-		if (strcmp(a, "--trace") == 0)
-			o->trace = v;
-		else if (strcmp(a, "--from") == 0)
-			o->from = (int64_t)num(v, -1e15, 1e15);
-		else if (strcmp(a, "--to") == 0)
-			o->to = (int64_t)num(v, -1e15, 1e15);
-		else if (strcmp(a, "--limit-jobs") == 0)
-			o->limit_jobs = (size_t)num(v, 1, 1e9);
-		else if (strcmp(a, "--nodes") == 0)
-			o->nodes = (uint32_t)num(v, 1, 100000);
-		else if (strcmp(a, "--nodes-per-leaf") == 0)
-			o->per_leaf = (uint32_t)num(v, 1, 100000);
-		else if (strcmp(a, "--overestimate") == 0)
-			o->overestimate = num(v, 1, 1000);
-		else if (strcmp(a, "--limit-spread") == 0)
-			o->spread = num(v, 1, 1000);
-		else if (strcmp(a, "--aging") == 0)
-			o->aging = num(v, 0, 1000);
-		else if (strcmp(a, "--bf-max") == 0)
-			o->bf_max = (uint32_t)num(v, 1, 1e7);
-		else if (strcmp(a, "--policies") == 0)
-			policies(o, v);
-		else
-			usage();
+		i++;
 	}
 	if (o->trace == NULL)
 		usage();
+	if (o->vcfile != NULL && o->big_n > 0) {
+		fprintf(stderr, "replay: --tenants and --big-gangs do not "
+		    "mix (the added gangs have no VC)\n");
+		exit(2);
+	}
+	for (p = 0, any = false; p < NTMODES; p++)
+		any |= o->vcfile != NULL ? o->twant[p] : false;
+	for (p = 0; p < NPOLICIES; p++)
+		any |= o->vcfile == NULL ? o->want[p] : false;
+	if (!any) {
+		fprintf(stderr, "replay: --policies names none of this "
+		    "mode's policies\n");
+		exit(2);
+	}
 }
 
-int
-main(int argc, char **argv)
+/* The runs: the classic policies (and cohort with each --starve), or
+ * the tenant modes. */
+static size_t
+variants(const struct opts *o, struct variant *v)
 {
-	struct opts o;
-	struct tjob *jobs;
-	size_t njobs, k, n, dropped = 0;
-	uint32_t maxg;
+	size_t n = 0, k;
 	int p;
 
-	args(&o, argc, argv);
-	jobs = load_trace(&o, &njobs);
-	/* Jobs the cluster could never hold: reported and dropped. */
+	if (o->vcfile != NULL) {
+		for (p = T_STATIC; p < NTMODES; p++) {
+			if (!o->twant[p])
+				continue;
+			memset(&v[n], 0, sizeof(v[n]));
+			snprintf(v[n].name, sizeof(v[n].name), "%s",
+			    replay_tmode_name[p]);
+			v[n].tenants = (enum tmode)p;
+			v[n++].base = p == T_KUEUE ? P_FIFO : P_COHORT;
+		}
+		return n;
+	}
+	for (p = 0; p < NPOLICIES; p++) {
+		if (!o->want[p])
+			continue;
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "%s", policy_name[p]);
+		v[n++].base = (enum policy)p;
+	}
+	for (k = 0; k < o->nstarve; k++) {
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "cohort-s%lld",
+		    (long long)o->starve[k]);
+		v[n].base = P_COHORT;
+		v[n++].starve_s = o->starve[k];
+	}
+	for (k = 0; k < o->ngstarve; k++) {
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "cohort-g%lld",
+		    (long long)o->gstarve[k]);
+		v[n].base = P_COHORT;
+		v[n++].gang_starve = o->gstarve[k];
+	}
+	return n;
+}
+
+/* Every run against FIFO's big-gang wait and the oracle's JCT. */
+static void
+summary(const struct variant *v, const struct outcome *out, size_t n)
+{
+	const struct outcome *fifo = NULL, *oracle = NULL;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		if (v[k].base == P_FIFO)
+			fifo = &out[k];
+		if (v[k].base == P_ORACLE)
+			oracle = &out[k];
+	}
+	printf("\nsummary: p99w>=32 vs fifo's, avg_jct vs oracle's "
+	    "(same run); avg JCT of jobs < 32 and >= 32 GPUs\n"
+	    "%-14s %8s %8s %9s %8s %8s %8s\n", "policy", "avg_jct",
+	    "/oracle", "p99w>=32", "/fifo", "jct<32", "jct>=32");
+	for (k = 0; k < n; k++) {
+		printf("%-14s %8.0f ", v[k].name, out[k].avg_jct);
+		if (oracle != NULL && oracle->avg_jct > 0)
+			printf("%8.3f ", out[k].avg_jct / oracle->avg_jct);
+		else
+			printf("%8s ", "-");
+		printf("%9.0f ", out[k].p99_bigw);
+		if (fifo != NULL && fifo->p99_bigw > 0)
+			printf("%8.3f ", out[k].p99_bigw / fifo->p99_bigw);
+		else
+			printf("%8s ", "-");
+		printf("%8.0f %8.0f\n", out[k].jct_small, out[k].jct_big);
+	}
+}
+
+/* Jobs the cluster could never hold: reported and dropped. */
+static size_t
+drop_unfit(const struct opts *o, struct tjob *jobs, size_t njobs,
+    size_t *dropped)
+{
+	size_t k, n;
+	uint32_t maxg;
+
 	for (k = 0, n = 0; k < njobs; k++) {
-		maxg = o.nodes * GPN;
-		if (o.topo_leaf && jobs[k].gpus > GPN)
-			maxg = (o.per_leaf < o.nodes ? o.per_leaf : o.nodes) *
-			    GPN;
+		maxg = o->nodes * GPN;
+		if (o->topo_leaf && jobs[k].gpus > GPN)
+			maxg = (o->per_leaf < o->nodes ? o->per_leaf :
+			    o->nodes) * GPN;
 		if (jobs[k].gpus > maxg ||
 		    (jobs[k].gpus + GPN - 1) / GPN > MAX_GANG) {
-			if (dropped++ < 10)
+			if ((*dropped)++ < 10)
 				printf("dropped: job %lld (%u GPUs) does not "
 				    "fit the cluster\n", jobs[k].trace_id,
 				    jobs[k].gpus);
@@ -839,11 +1168,31 @@ main(int argc, char **argv)
 		}
 		jobs[n++] = jobs[k];
 	}
-	njobs = n;
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct tjob *jobs;
+	struct tenants tn;
+	struct variant v[MAX_VARIANTS];
+	struct outcome out[MAX_VARIANTS];
+	size_t njobs, dropped = 0, nv, k;
+
+	args(&o, argc, argv);
+	jobs = load_trace(&o, &njobs);
+	if (o.big_n > 0 || o.arrival_scale != 1.0)
+		jobs = replay_big_add(&o, jobs, &njobs);
+	njobs = drop_unfit(&o, jobs, njobs, &dropped);
 	if (njobs == 0) {
 		fprintf(stderr, "replay: no jobs\n");
 		return 1;
 	}
+	memset(&tn, 0, sizeof(tn));
+	if (o.vcfile != NULL)
+		replay_tenants_load(&o, jobs, njobs, &tn);
 	printf("trace %s: %zu jobs (%zu dropped), submits %lld..%lld; "
 	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s; limits "
 	    "%.2gx run time (spread %.2g), at least %d s; cohort aging "
@@ -852,14 +1201,20 @@ main(int argc, char **argv)
 	    o.nodes, GPN, o.per_leaf,
 	    o.topo_leaf ? ", multi-node jobs require one leaf" : "",
 	    o.overestimate, o.spread, MIN_LIMIT, o.aging);
-	printf("%-7s %6s %8s %8s %8s %6s %6s %8s %8s %8s %4s %6s %9s "
-	    "%7s %6s %6s %6s\n", "policy", "jobs", "avg_jct", "p99_jct",
-	    "avg_wait", "util", "util_a", "makespan", "p99w>=32", "maxw>=32",
-	    "n32", "backfl", "xleaf/gng", "passes", "wall_s", "maxq",
-	    "pmaxms");
-	for (p = 0; p < NPOLICIES; p++)
-		if (o.want[p])
-			simulate(&o, (enum policy)p, jobs, njobs);
+	nv = variants(&o, v);
+	memset(out, 0, sizeof(out));
+	if (o.vcfile != NULL)
+		replay_tenants_header(&o, &tn);
+	else
+		printf("%-14s %6s %8s %8s %8s %6s %6s %8s %8s %8s %4s %6s "
+		    "%9s %7s %6s %6s %6s\n", "policy", "jobs", "avg_jct",
+		    "p99_jct", "avg_wait", "util", "util_a", "makespan",
+		    "p99w>=32", "maxw>=32", "n32", "backfl", "xleaf/gng",
+		    "passes", "wall_s", "maxq", "pmaxms");
+	for (k = 0; k < nv; k++)
+		simulate(&o, &v[k], &tn, jobs, njobs, &out[k]);
+	if (o.vcfile == NULL && nv > 1)
+		summary(v, out, nv);
 	free(jobs);
 	return 0;
 }
