@@ -100,6 +100,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	in.queue_order = cl->o.queue_order;
 	in.queue_aging = cl->o.queue_aging;
 	in.starve_s = cl->o.starve_s;
+	in.starve_min_gpus = cl->o.starve_min_gpus;
 	in.queues = cl->o.queues;
 	rc = -1;
 	if (preemption_ids(cl, &preempting, &in.npreempting) == 0 &&

@@ -45,6 +45,7 @@ struct cluster_opts {
 	 * Fair-share usage is charged to it as jobs run. */
 	struct queues *queues;
 	int64_t starve_s;		/* sched_config.starve_s */
+	uint32_t starve_min_gpus;	/* sched_config.starve_min_gpus */
 };
 
 /* Jobs caught launching by a controller restart start over. out is

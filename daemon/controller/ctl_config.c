@@ -123,6 +123,7 @@ static const struct conf_key ctl_keys[] = {
 	  .min = 60000, .max = CTL_MAX_MS },
 	{ .section = "controller", .name = "starve_after",
 	  .set = ctl_set_starve },
+	NUMKEY("controller", starve_min_gpus, conf_key_uint, 0, 1000000),
 	QKEY("parent", ctl_q_parent, parent, 0, 0),
 	QKEY("gpus", ctl_q_uint, gpus, 0, CTL_QUEUE_GPUS_MAX),
 	{ .section = "queue *", .name = "gpus.*", .repeatable = true,
@@ -215,7 +216,8 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->page_size = CTL_DEFAULT_PAGE_SIZE;
 	cfg->private_data = true;
 	cfg->fair_share_half_life_ms = QUEUES_DEFAULT_HALF_LIFE_MS;
-	cfg->starve_after_ms = 0;
+	cfg->starve_after_ms = CTL_DEFAULT_STARVE_AFTER_MS;
+	cfg->starve_min_gpus = CTL_DEFAULT_STARVE_MIN_GPUS;
 }
 
 void

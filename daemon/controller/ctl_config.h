@@ -25,9 +25,13 @@
  *   accept_unknown_nodes = no   yes: any agent certificate may register
  *   fair_share_half_life = 7d   queues' fair share forgets usage with
  *                               this half-life (queues.h)
- *   starve_after = 0            a job waiting longer goes before every
- *                               job of its priority that has not, oldest
- *                               first (sched_config.starve_s); 0: off
+ *   starve_after = 1d           a job (of starve_min_gpus GPUs or more)
+ *                               waiting longer goes before every job of
+ *                               its priority that has not, oldest first
+ *                               (sched_config.starve_s); 0 or off: never
+ *   starve_min_gpus = 32        only jobs asking this many GPUs starve
+ *                               (0: every job); docs/BENCHMARKS.md, "Big
+ *                               gangs under overload", says why
  *   [queue NAME]                any number, in file order (queues.h; no
  *                               [queue]: one unlimited "default" queue)
  *   parent = NAME               a tree of any depth; none: top level
@@ -83,6 +87,10 @@
  */
 #ifndef COHORT_CONTROLLER_CONFIG_H
 #define COHORT_CONTROLLER_CONFIG_H
+
+/* The bound on big gangs' wait (tuned on the big-gang replay). */
+#define CTL_DEFAULT_STARVE_AFTER_MS (24LL * 3600 * 1000)
+#define CTL_DEFAULT_STARVE_MIN_GPUS 32
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -143,6 +151,7 @@ struct ctl_config {
 	size_t nqueues;
 	uint64_t fair_share_half_life_ms;
 	uint64_t starve_after_ms;	/* 0: off */
+	uint32_t starve_min_gpus;	/* 0: every job may starve */
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -272,6 +272,7 @@ start(struct cohortd *d)
 	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;
 	co.queues = d->queues;
 	co.starve_s = (int64_t)(d->cfg.starve_after_ms / 1000);
+	co.starve_min_gpus = d->cfg.starve_min_gpus;
 	d->rpc.queues = d->queues;
 	if (d->topo == NULL && d->cfg.nnodes == 0 &&
 	    !d->cfg.accept_unknown_nodes)

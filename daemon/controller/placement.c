@@ -471,6 +471,7 @@ placement_decide(const struct placement_input *in,
 	si.pending = s.jobs;
 	si.npending = s.njobs;
 	si.config.starve_s = in->starve_s;
+	si.config.starve_min_gpus = in->starve_min_gpus;
 	if (s.queues != NULL) {
 		si.queues = s.queues;
 		si.nqueues = s.nqueues;

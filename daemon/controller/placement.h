@@ -29,6 +29,7 @@ struct placement_input {
 	int queue_order;
 	uint32_t queue_aging;
 	int64_t starve_s;		/* sched_config.starve_s */
+	uint32_t starve_min_gpus;	/* sched_config.starve_min_gpus */
 	/* Queues (queues.h); NULL or not configured: one unlimited queue,
 	 * nothing preempted. */
 	const struct queues *queues;

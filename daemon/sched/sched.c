@@ -164,8 +164,12 @@ static bool
 starved(const struct pass *ps, const struct sched_job *jb)
 {
 	int64_t s = ps->in->config.starve_s;
+	uint32_t min = ps->in->config.starve_min_gpus;
 
 	if (s <= 0 || jb->submit >= ps->now)
+		return false;
+	if (min > 0 && (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
+	    jb->gpus_per_node : ps->stride - 1) < min)
 		return false;
 	/* now - submit > s, without overflow. */
 	if (jb->submit < 0 && ps->now > INT64_MAX + jb->submit)

@@ -173,7 +173,8 @@ enum sched_reason {
  * caller computes it); then the queue order's key (FIFO or ESTIMATE).
  * A job that has waited longer than sched_config.starve_s (0: never) is
  * ordered before every job of its priority that has not (with or without
- * queues), oldest first,
+ * queues; only jobs of at least sched_config.starve_min_gpus GPUs when
+ * set), oldest first,
  * so the wait of a big gang is bounded: it becomes the top blocked job
  * and gets the reservation, which backfill respects.
  *
@@ -308,6 +309,10 @@ struct sched_config {
 	bool no_backfill;	/* strict queue order: nothing passes the
 				 * first blocked job */
 	int64_t starve_s;	/* waited longer: ordered first; 0: off */
+	uint32_t starve_min_gpus; /* only jobs asking at least this many
+				 * GPUs (nodes_min x gpus_per_node, a
+				 * whole node counting the largest
+				 * node's) starve; 0: every job */
 	uint32_t preempt_max_jobs; /* 0: SCHED_PREEMPT_MAX_JOBS */
 };
 

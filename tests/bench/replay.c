@@ -68,13 +68,11 @@
  * (the fewest free GPUs), as in the reference replays.
  *
  * Big gangs (replay_big.c): --starve S1,S2,... adds a cohort run per
- * value with sched_config.starve_s = S (named cohort-sS; the core reads
- * starve_s only with queues, so these runs pass one unlimited queue that
- * never preempts, which orders as no queue does); --gang-starve S1,...
- * adds cohort runs (cohort-gS) where only jobs of >= 32 GPUs starve:
- * once one has waited longer than S it is passed with priority + 1 and
- * an estimate of 1 s, so starved gangs go first, oldest first (the
- * core's starve rule restricted to big gangs). --big-gangs N adds N
+ * value with sched_config.starve_s = S (named cohort-sS); --gang-starve
+ * S1,... adds cohort runs (cohort-gS) where only jobs of >= 32 GPUs
+ * starve (starve_min_gpus = 32, the controller's default): once one
+ * has waited longer than S it goes first, oldest first, and gets the
+ * reservation. --big-gangs N adds N
  * gangs of 32 and 64 GPUs to the trace (see replay_big.c) and
  * --arrival-scale F divides every submit's offset from the first by F
  * (F > 1: the same jobs arrive faster). After the table, a summary gives
@@ -435,24 +433,6 @@ arrive(struct sim *s, size_t j)
 		replay_push(s, tj->submit + s->v->gang_starve + 1, EV_WAKE, j);
 }
 
-/* --gang-starve: the gangs that waited longer than the threshold go
- * before every other job (their priority raised by one), oldest first
- * (an estimate of 1 s: the aged key then falls with the wait alone).
- * That is the core's starve_s rule applied to gangs of >= BIG_GANG GPUs
- * only. */
-static void
-gang_starve(struct sim *s, int64_t t)
-{
-	size_t k;
-
-	for (k = 0; k < s->npend; k++)
-		if (s->jobs[s->pidx[k]].gpus >= BIG_GANG &&
-		    t - s->pend[k].submit > s->v->gang_starve) {
-			s->pend[k].priority = 101;
-			s->pend[k].order_hint = 1;
-		}
-}
-
 /* GPU-seconds held in [a, b), all and inside the arrival window. */
 static void
 held(struct sim *s, uint32_t gpus, int64_t a, int64_t b)
@@ -581,13 +561,6 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 	}
 }
 
-static const struct sched_queue one_queue = {
-	.parent = -1,
-	.nominal = { SCHED_UNLIMITED },
-	.borrow_limit = SCHED_UNLIMITED,
-	.lend_limit = SCHED_UNLIMITED,
-};
-
 static struct sched_input
 input(struct sim *s, int64_t t)
 {
@@ -606,8 +579,12 @@ input(struct sim *s, int64_t t)
 	in.npending = s->npend;
 	in.config.bf_max_job_test = s->o->bf_max;
 	in.config.starve_s = s->v->starve_s;
-	if (s->v->gang_starve > 0)
-		gang_starve(s, t);
+	/* --gang-starve: the core's rule for gangs of >= BIG_GANG GPUs
+	 * only (the controller's default, starve_min_gpus = 32). */
+	if (s->v->gang_starve > 0) {
+		in.config.starve_s = s->v->gang_starve;
+		in.config.starve_min_gpus = BIG_GANG;
+	}
 	switch (base) {
 	case P_FIFO:
 		in.config.no_backfill = true;
@@ -628,12 +605,6 @@ input(struct sim *s, int64_t t)
 	}
 	if (s->v->tenants != T_OFF)
 		replay_tenants_input(s, &in);
-	else if (s->v->starve_s > 0) {
-		/* starve_s belongs to the queue rules: one unlimited queue
-		 * that never preempts, which orders as no queue does. */
-		in.queues = &one_queue;
-		in.nqueues = 1;
-	}
 	return in;
 }
 

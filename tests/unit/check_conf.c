@@ -1087,11 +1087,15 @@ START_TEST(test_load_queues)
 	ck_assert_str_eq(cfg.queues[0].name, "solo");
 	ck_assert_uint_eq(cfg.fair_share_half_life_ms,
 	    QUEUES_DEFAULT_HALF_LIFE_MS);
-	ck_assert_uint_eq(cfg.starve_after_ms, 0);
+	ck_assert_uint_eq(cfg.starve_after_ms, CTL_DEFAULT_STARVE_AFTER_MS);
+	ck_assert_uint_eq(cfg.starve_min_gpus, CTL_DEFAULT_STARVE_MIN_GPUS);
 	ctl_config_clear(&cfg);
-	write_file(cfgpath, REQUIRED "[controller]\nstarve_after = 0\n");
+	write_file(cfgpath, REQUIRED "[controller]\nstarve_after = 0\n"
+	    "starve_min_gpus = 0\n");
 	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);
+	ck_assert_uint_eq(cfg.starve_after_ms, 0);
+	ck_assert_uint_eq(cfg.starve_min_gpus, 0);
 	ck_assert_uint_eq(cfg.nqueues, 0);
 	ctl_config_clear(&cfg);
 }

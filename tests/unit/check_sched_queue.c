@@ -458,6 +458,17 @@ START_TEST(test_starve_no_queues)
 	ck_assert(res->has_resv);
 	ck_assert_uint_eq(res->resv.job, 1);
 	sched_result_free(res);
+	/* Only gangs of 16 GPUs or more starve: the 2 whole 8-GPU nodes
+	 * do; with a bar of 17 they do not. */
+	in.config.starve_min_gpus = 16;
+	res = qrun(&in);
+	ck_assert_uint_eq(res->resv.job, 1);
+	sched_result_free(res);
+	in.config.starve_min_gpus = 17;
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(started(res, 2));
+	ck_assert_uint_eq(res->resv.job, 3);
+	sched_result_free(res);
 	cl_free(&c);
 }
 END_TEST
