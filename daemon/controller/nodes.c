@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "lib/slot.h"
 #include "nodes.h"
 #include "store.h"
 #include "txq.h"
@@ -58,26 +59,16 @@ node_free(struct node *n)
 	free(n);
 }
 
+static const char *
+nodes_name_at(const void *base, size_t i)
+{
+	return ((struct node *const *)base)[i]->name;
+}
+
 static size_t
 nodes_index(const struct nodes *ns, const char *name, bool *found)
 {
-	size_t lo = 0, hi = ns->n, mid;
-	int c;
-
-	*found = false;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		c = strcmp(ns->tab[mid]->name, name);
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return slot_find(ns->tab, ns->n, nodes_name_at, name, found);
 }
 
 /* A node with empty strings, in no table; NULL (ENOMEM). */

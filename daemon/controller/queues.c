@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "daemon/controller/queues.h"
+#include "lib/slot.h"
 
 #define QUEUES_KEY_UNIT 1000000.0
 
@@ -589,26 +590,18 @@ queues_decay(const struct queues *qs, double v, int64_t at_ms, int64_t now_ms)
 	return v * exp2(-(double)(now_ms - at_ms) / (double)qs->half_life_ms);
 }
 
+static const char *
+queues_user_name(const void *base, size_t i)
+{
+	return ((const struct quser *)base)[i].name;
+}
+
 /* Index of user in q's sorted users, or where it would go (*found). */
 static size_t
 queues_user_slot(const struct qnode *qn, const char *user, bool *found)
 {
-	size_t lo = 0, hi = qn->nqusers, mid;
-	int c;
-
-	*found = false;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if ((c = strcmp(qn->users[mid].name, user)) == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return slot_find(qn->users, qn->nqusers, queues_user_name, user,
+	    found);
 }
 
 int

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/job.h"
+#include "lib/slot.h"
 #include "quota.h"
 
 /* Tokens are counted in thousandths, so a rate in tokens per second adds
@@ -51,25 +52,16 @@ quota_destroy(struct quota *q)
 	free(q);
 }
 
+static const char *
+quota_user_name(const void *base, size_t i)
+{
+	return ((const struct quota_user *)base)[i].name;
+}
+
 static size_t
 quota_index(const struct quota *q, const char *name, bool *found)
 {
-	size_t lo = 0, hi = q->n, mid;
-	int c;
-
-	*found = false;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if ((c = strcmp(q->tab[mid].name, name)) == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return slot_find(q->tab, q->n, quota_user_name, name, found);
 }
 
 static struct quota_user *

@@ -75,30 +75,12 @@ sat_add(int64_t a, int64_t b)
 	return a + b;
 }
 
-/* Priority (higher first), restarting first, the key (0 for every job
- * in FIFO order), submit time, id, index. */
+/* The base order: priority (higher first), preempting first, restarting
+ * first, starved first (among them oldest first), then the key (0 for
+ * every job in FIFO order), submit time, id, index. Without queues no
+ * job is preempting; without starve_s none is starved. */
 static int
 okey_cmp(const void *a, const void *b)
-{
-	const struct okey *x = a, *y = b;
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	if (x->restarting != y->restarting)
-		return x->restarting ? -1 : 1;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->submit != y->submit)
-		return x->submit < y->submit ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* With queues, the base order: priority, preempting first, restarting
- * first, starved first (among them oldest first), then as okey_cmp. */
-static int
-okey_cmp_queues(const void *a, const void *b)
 {
 	const struct okey *x = a, *y = b;
 
@@ -224,14 +206,12 @@ queue_order(struct pass *ps)
 		if (ps->sq != NULL)
 			o[j].preempting = in->pending[j].preempting;
 	}
-	/* Without queues nothing is preempting: the order is okey_cmp's,
-	 * with starved jobs first when starve_s is set. */
+	/* Without queues the base order is the order. */
 	if (ps->sq == NULL) {
-		qsort(o, in->npending, sizeof(*o), in->config.starve_s > 0 ?
-		    okey_cmp_queues : okey_cmp);
+		qsort(o, in->npending, sizeof(*o), okey_cmp);
 		return o;
 	}
-	qsort(o, in->npending, sizeof(*o), okey_cmp_queues);
+	qsort(o, in->npending, sizeof(*o), okey_cmp);
 	mark_borrowing(ps, o);
 	if ((sk = state_alloc(ps, in->npending + 1, sizeof(*sk))) == NULL ||
 	    (out = state_alloc(ps, in->npending + 1, sizeof(*out))) == NULL)

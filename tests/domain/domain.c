@@ -581,3 +581,30 @@ domain_spec_apply(struct job_spec *spec, void *arg)
 		spec->queue = strdup(o->queue);
 	spec->service = o->service;
 }
+
+void
+domain_settle(struct domain *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnodes; i++)
+		if (d->nodes[i].conn_id != 0)
+			domain_heartbeat(d, d->nodes[i].name, NULL, 0);
+	domain_pass(d);
+	domain_answer_launches(d, NULL);
+}
+
+void
+domain_run_for(struct domain *d, int64_t ms, int64_t step)
+{
+	int64_t t;
+	size_t i;
+
+	for (t = 0; t < ms; t += step) {
+		domain_advance(d, step);
+		for (i = 0; i < d->nnodes; i++)
+			if (d->nodes[i].conn_id != 0)
+				domain_heartbeat(d, d->nodes[i].name, NULL, 0);
+		domain_tick(d);
+	}
+}

@@ -154,6 +154,13 @@ void domain_checkpoint(struct domain *d, const char *node, uint64_t job_id,
 void domain_progress(struct domain *d, const char *node, uint64_t job_id,
     uint32_t attempt);
 
+/* The old tasks are gone (every connected node's heartbeat lists
+ * nothing), a pass places what waits, and every launch is answered. */
+void domain_settle(struct domain *d);
+/* Time passes: every step ms a heartbeat listing nothing from every
+ * connected node, then a tick, for ms. */
+void domain_run_for(struct domain *d, int64_t ms, int64_t step);
+
 /* Spec options for domain_submit's spec_fn (domain_spec_apply, with a
  * struct domain_spec as its arg): zero fields keep the default. */
 struct domain_spec {

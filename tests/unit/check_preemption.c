@@ -88,36 +88,6 @@ submit_as(const char *user, unsigned nodes, unsigned gpus,
 	return id;
 }
 
-/* Heartbeats listing nothing from every node (the stopped tasks are
- * gone), a pass, every launch answered. */
-static void
-settle(void)
-{
-	size_t i;
-
-	for (i = 0; i < D.nnodes; i++)
-		if (D.nodes[i].conn_id != 0)
-			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
-	domain_pass(&D);
-	domain_answer_launches(&D, NULL);
-}
-
-/* Time passes: every step ms a heartbeat from every node, then a tick. */
-static void
-run_for(int64_t ms, int64_t step)
-{
-	int64_t t;
-	size_t i;
-
-	for (t = 0; t < ms; t += step) {
-		domain_advance(&D, step);
-		for (i = 0; i < D.nnodes; i++)
-			if (D.nodes[i].conn_id != 0)
-				domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
-		domain_tick(&D);
-	}
-}
-
 static const struct job *
 job(uint64_t id)
 {
@@ -180,7 +150,7 @@ START_TEST(test_reclaim_with_checkpoint)
 	ck_assert_uint_eq(job(a)->ckpt_step, 11);
 	/* Nothing was lost beyond the checkpoint just written. */
 	ck_assert_uint_lt(job(a)->lost_work_ms, 1000);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(b)->state, JOB_RUNNING);
 	ck_assert_uint_eq(job(b)->nplace, 2);
 	/* a's job still says why it waits, and that it was preempted. */
@@ -195,7 +165,7 @@ START_TEST(test_reclaim_with_checkpoint)
 	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(b), 1), b,
 	    job(b)->attempt, 1, EXIT(0), NULL), 0);
 	ck_assert_int_eq(job(b)->state, JOB_COMPLETED);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(a)->state, JOB_RUNNING);
 	c = domain_last(&D, DOMAIN_LAUNCH, a);
 	ck_assert_str_eq(c->resume, "/ckpt/11");
@@ -213,17 +183,17 @@ START_TEST(test_reclaim_at_grace)
 	int64_t t;
 
 	a = borrower(&oa);
-	run_for(100000, 2000);
+	domain_run_for(&D, 100000, 2000);
 	b = submit_as("bob", 1, 2, &ob);
 	domain_pass(&D);
 	for (t = 0; t < 19000; t += 1000) {
-		run_for(1000, 1000);
+		domain_run_for(&D, 1000, 1000);
 		ck_assert_int_eq(job(a)->state, JOB_RUNNING);
 	}
-	run_for(1500, 1500);
+	domain_run_for(&D, 1500, 1500);
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
 	ck_assert_uint_ge(job(a)->lost_work_ms, 100000);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(b)->state, JOB_RUNNING);
 }
 END_TEST
@@ -238,16 +208,16 @@ START_TEST(test_reclaim_no_checkpoint_dir)
 	size_t mark;
 
 	a = borrower(&oa);
-	run_for(30000, 2000);
+	domain_run_for(&D, 30000, 2000);
 	mark = D.ncmds;
 	b = submit_as("bob", 2, 2, &ob);
 	domain_pass(&D);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, a, mark), 0);
 	ck_assert_int_eq(job(a)->state, JOB_RUNNING);
-	run_for(6000, 2000);
+	domain_run_for(&D, 6000, 2000);
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
 	ck_assert_uint_ge(job(a)->lost_work_ms, 30000);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(b)->state, JOB_RUNNING);
 }
 END_TEST
@@ -321,7 +291,7 @@ START_TEST(test_preemptor_gets_the_gpus)
 	domain_checkpoint(&D, domain_rank_node(job(a), 0), a, 1, 3,
 	    "/ckpt/3");
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(b)->state, JOB_RUNNING);
 	ck_assert_int_eq(job(early)->state, JOB_PENDING);
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
@@ -353,7 +323,7 @@ START_TEST(test_preemptor_outrun)
 	domain_checkpoint(&D, domain_rank_node(job(a), 0), a, 1, 3,
 	    "/ckpt/3");
 	ck_assert_int_eq(job(a)->state, JOB_PENDING);
-	settle();
+	domain_settle(&D);
 	ck_assert_msg(job(c)->state == JOB_RUNNING, "c: %s; b: %s",
 	    job(c)->reason, job(b)->reason);
 	ck_assert_int_eq(job(b)->state, JOB_PENDING);
@@ -393,7 +363,7 @@ START_TEST(test_service)
 	domain_checkpoint(&D, domain_rank_node(job(t), 0), t, 1, 4,
 	    "/ckpt/4");
 	ck_assert_int_eq(job(t)->state, JOB_PENDING);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(s)->state, JOB_RUNNING);
 	/* The service exits 0 at once: restarted after a back-off. */
 	domain_advance(&D, 1000);
@@ -405,15 +375,15 @@ START_TEST(test_service)
 	ck_assert_int_ge(first, JOBS_BACKOFF_MIN_MS);
 	/* Meanwhile the trainer may use the GPUs; the service takes them
 	 * back once its back-off is over. */
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(s)->state, JOB_RESTARTING);
 	ck_assert_int_eq(job(t)->state, JOB_RUNNING);
 	domain_advance(&D, first);
-	settle();
+	domain_settle(&D);
 	domain_checkpoint(&D, domain_rank_node(job(t), 0), t, job(t)->attempt,
 	    5, "/ckpt/5");
 	ck_assert_int_eq(job(t)->state, JOB_PENDING);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(job(s)->state, JOB_RUNNING);
 	ck_assert_uint_eq(job(t)->preemptions, 2);
 	/* It fails again soon: the back-off doubles. */

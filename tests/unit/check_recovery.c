@@ -79,36 +79,6 @@ run_spec(unsigned nodes, unsigned gpus, struct domain_spec *o)
 	return id;
 }
 
-/* The old tasks are gone (every node's heartbeat lists nothing), a pass
- * places what waits, and every launch is answered. */
-static void
-settle(void)
-{
-	size_t i;
-
-	for (i = 0; i < D.nnodes; i++)
-		if (D.nodes[i].conn_id != 0)
-			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
-	domain_pass(&D);
-	domain_answer_launches(&D, NULL);
-}
-
-/* Heartbeats from every node, then a tick, every step ms for ms. */
-static void
-run_for(int64_t ms, int64_t step)
-{
-	int64_t t;
-	size_t i;
-
-	for (t = 0; t < ms; t += step) {
-		domain_advance(&D, step);
-		for (i = 0; i < D.nnodes; i++)
-			if (D.nodes[i].conn_id != 0)
-				domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
-		domain_tick(&D);
-	}
-}
-
 static struct cluster_stats
 stats(void)
 {
@@ -163,7 +133,7 @@ START_TEST(test_health_failed_node)
 	/* The same verdict again changes nothing. */
 	domain_health(&D, r1, HEALTH_FAILED, -1, "ecc errors");
 	ck_assert_uint_eq(stats().failures, 1);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_uint_eq(job->attempt, 2);
@@ -195,7 +165,7 @@ START_TEST(test_health_failed_gpu)
 	ck_assert_int_eq(domain_job(&D, ia)->state, JOB_RESTARTING);
 	ck_assert_int_eq(domain_job(&D, ib)->state, JOB_RUNNING);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, ib, 0), 0);
-	settle();
+	domain_settle(&D);
 	a = domain_job(&D, ia);
 	ck_assert_int_eq(a->state, JOB_RUNNING);
 	/* The node has one good free GPU left: a moves elsewhere. */
@@ -250,7 +220,7 @@ START_TEST(test_degraded_checkpoint_then_move)
 	ck_assert_msg(strstr(job->reason, "checkpoint written") != NULL,
 	    "reason %s", job->reason);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, mark), 2);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_ptr_null(job_node_placement(job, r1));
@@ -258,7 +228,7 @@ START_TEST(test_degraded_checkpoint_then_move)
 	ck_assert_str_eq(domain_last(&D, DOMAIN_LAUNCH, id)->resume,
 	    "/ckpt/step60");
 	/* The move ended: no deadline fires later. */
-	run_for(40000, 5000);
+	domain_run_for(&D, 40000, 5000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	ck_assert_uint_eq(domain_job(&D, id)->attempt, 2);
 }
@@ -274,9 +244,9 @@ START_TEST(test_degraded_deadline)
 	id = run_spec(2, 0, &ckpt);
 	snprintf(r1, sizeof(r1), "%s", rank_node(domain_job(&D, id), 1));
 	domain_health(&D, r1, HEALTH_DEGRADED, -1, "fan slow");
-	run_for(29000, 1000);
+	domain_run_for(&D, 29000, 1000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
-	run_for(1000, 1000);
+	domain_run_for(&D, 1000, 1000);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RESTARTING);
 	ck_assert_uint_eq(job->restarts, 0);
@@ -296,7 +266,7 @@ START_TEST(test_degraded_without_checkpoints_moves_at_once)
 	domain_health(&D, r0, HEALTH_DEGRADED, -1, "fan slow");
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, id, 0), 0);
-	settle();
+	domain_settle(&D);
 	ck_assert_str_ne(rank_node(domain_job(&D, id), 0), r0);
 }
 END_TEST
@@ -382,7 +352,7 @@ START_TEST(test_drain_now)
 	ck_assert_int_eq(job->state, JOB_RESTARTING);
 	ck_assert_msg(strstr(job->reason, "drained by root: maintenance") !=
 	    NULL, "reason %s", job->reason);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_ptr_null(job_node_placement(job, r0));
@@ -571,7 +541,7 @@ START_TEST(test_checkpoints)
 	ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 60);
 	domain_health(&D, r1, HEALTH_FAILED, -1, "gone");
 	ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 70);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	ck_assert_str_eq(domain_last(&D, DOMAIN_LAUNCH, id)->resume,
 	    "/ckpt/70");
@@ -601,7 +571,7 @@ START_TEST(test_spare_replacement)
 	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
 	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
 	domain_health(&D, r1, HEALTH_FAILED, -1, "gone");
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_str_eq(rank_node(job, 0), r0);
@@ -626,7 +596,7 @@ START_TEST(test_elastic_shrink)
 	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
 	snprintf(r2, sizeof(r2), "%s", rank_node(job, 2));
 	domain_health(&D, r1, HEALTH_FAILED, -1, "gone");
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_uint_eq(job->nplace, 2);
@@ -686,7 +656,7 @@ START_TEST(test_elastic_grow)
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RESTARTING);
 	ck_assert_uint_eq(job->restarts, 0);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_uint_eq(job->nplace, 4);
@@ -725,7 +695,7 @@ START_TEST(test_elastic_grows_again)
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RESTARTING);
 	ck_assert_uint_eq(job->restarts, 0);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	ck_assert_uint_eq(domain_job(&D, id)->nplace, 3);
 	/* Nothing idle: passes leave it. */
@@ -736,7 +706,7 @@ START_TEST(test_elastic_grows_again)
 	    b2, 1, 0, 0, &err), 0);
 	domain_pass(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_uint_eq(job->nplace, 4);
@@ -763,7 +733,7 @@ START_TEST(test_elastic_grow_tried_once)
 	 * it restarts on its 2 nodes, "small" being too small. */
 	domain_pass(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	ck_assert_uint_eq(domain_job(&D, id)->nplace, 2);
 	for (i = 0; i < 3; i++)
@@ -805,7 +775,7 @@ START_TEST(test_no_growth_while_a_start_backs_off)
 	ck_assert_uint_eq(domain_job(&D, id)->attempt, 1);
 	/* Its back-off over, it starts on them. */
 	domain_advance(&D, 1000);
-	settle();
+	domain_settle(&D);
 	ck_assert_int_eq(domain_job(&D, w)->state, JOB_RUNNING);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 }
@@ -836,8 +806,8 @@ START_TEST(test_restart_while_resizing)
 	for (i = 0; i < D.nnodes; i++)
 		ck_assert_uint_ne(domain_reconnect(&D, D.nodes[i].name, NULL,
 		    0, &err), 0);
-	run_for(31000, 1000);
-	settle();
+	domain_run_for(&D, 31000, 1000);
+	domain_settle(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	ck_assert_uint_eq(domain_job(&D, id)->nplace, 4);
 	ck_assert_uint_eq(domain_job(&D, id)->restarts, 0);
@@ -857,9 +827,9 @@ START_TEST(test_hang_detection)
 	job = domain_job(&D, id);
 	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
 	snprintf(out, sizeof(out), "%s", outsider(job));
-	run_for(20000, 5000);
+	domain_run_for(&D, 20000, 5000);
 	domain_progress(&D, r1, id, 1);
-	run_for(25000, 5000);
+	domain_run_for(&D, 25000, 5000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	/* Progress from a node that is not the job's keeps nothing alive. */
 	domain_progress(&D, out, id, 1);
@@ -867,9 +837,9 @@ START_TEST(test_hang_detection)
 	/* Nor does an old attempt's (ignored, not refused). */
 	domain_progress(&D, r1, id, 0);
 	ck_assert_uint_eq(stats().reports_rejected[REPORT_PROGRESS], 1);
-	run_for(5000, 5000);
+	domain_run_for(&D, 5000, 5000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
-	run_for(1000, 1000);
+	domain_run_for(&D, 1000, 1000);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RESTARTING);
 	ck_assert_uint_eq(job->restarts, 1);
@@ -885,9 +855,9 @@ START_TEST(test_hang_without_progress)
 	uint64_t id;
 
 	id = run_spec(1, 0, &hang);
-	run_for(10000, 1000);
+	domain_run_for(&D, 10000, 1000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
-	run_for(1000, 1000);
+	domain_run_for(&D, 1000, 1000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
 }
 END_TEST
@@ -907,7 +877,7 @@ START_TEST(test_hang_after_controller_restart)
 	id = run_spec(1, 0, &hang);
 	snprintf(r0, sizeof(r0), "%s", rank_node(domain_job(&D, id), 0));
 	for (i = 0; i < 6; i++) {
-		run_for(10000, 5000);
+		domain_run_for(&D, 10000, 5000);
 		domain_progress(&D, r0, id, 1);
 	}
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
@@ -917,9 +887,9 @@ START_TEST(test_hang_after_controller_restart)
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	/* Its node is back, but the progress file stopped changing. */
 	ck_assert_uint_ne(domain_reconnect(&D, r0, NULL, 0, &err), 0);
-	run_for(29000, 1000);
+	domain_run_for(&D, 29000, 1000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
-	run_for(2000, 1000);
+	domain_run_for(&D, 2000, 1000);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
 }
 END_TEST
@@ -936,7 +906,7 @@ START_TEST(test_max_restarts)
 	snprintf(r0, sizeof(r0), "%s", rank_node(domain_job(&D, id), 0));
 	domain_health(&D, r0, HEALTH_FAILED, -1, "first");
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
-	settle();
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
@@ -949,7 +919,7 @@ START_TEST(test_max_restarts)
 	    strstr(job->reason, "second") != NULL, "reason %s", job->reason);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, mark), 1);
 	ck_assert_uint_eq(stats().failures, 2);
-	settle();
+	domain_settle(&D);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
 }
 END_TEST
