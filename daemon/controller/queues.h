@@ -145,19 +145,20 @@ struct queue_row {
 
 /* One row per queue, parents before children (depth-first, file order),
  * from the jobs holding GPUs (used: their placements' GPUs) and those
- * waiting (pending: nodes_min * gpus_per_node; a whole-node job counts 0
- * GPUs, its size being unknown before placement, but is in
- * pending_jobs). Jobs of a queue not configured are in no row. An inner
- * queue without gpus has its children's nominals summed. Lent: at each
- * parent the children's borrowed GPUs come first from what their
- * siblings may lend (unused nominal, at most lend_limit), shared among
- * the lenders in proportion to that (largest remainder). At every parent the
- * children's borrowed GPUs add up to what their siblings lent plus what
- * came from above (from_above; at the top level: the top queues'
- * borrowed minus their lent, GPUs outside every nominal). 0 with *rows (malloc'd, *n == queues_count), or -1
+ * waiting (pending: nodes_min * gpus_per_node; a whole-node job counts
+ * node_gpus per node, the GPUs of the cluster's largest node, its size
+ * being unknown before placement). Jobs of a queue not configured are in
+ * no row. An inner queue without gpus has its children's nominals
+ * summed. Lent: at each parent the children's borrowed GPUs come first
+ * from what their siblings may lend (unused nominal, at most
+ * lend_limit), shared among the lenders in proportion to that (largest
+ * remainder). At every parent the children's borrowed GPUs add up to
+ * what their siblings lent plus what came from above (from_above; at the
+ * top level: the top queues' borrowed minus their lent, GPUs outside
+ * every nominal). 0 with *rows (malloc'd, *n == queues_count), or -1
  * (ENOMEM). */
 int queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,
-    int64_t now_ms, struct queue_row **rows, size_t *n);
+    uint32_t node_gpus, int64_t now_ms, struct queue_row **rows, size_t *n);
 
 #endif

@@ -1,5 +1,6 @@
-/* What `cohort queues` shows (queues.h, queues_report). A queue's effective nominal is its gpus, or (inner
- * queue without gpus) the sum of its children's finite nominals, or
+/* What `cohort queues` shows (queues.h, queues_report). A queue's
+ * effective nominal is its gpus, or (inner queue without gpus) the sum
+ * of its children's finite nominals, or
  * none. used: the GPUs held by running jobs of its subtree (a job's
  * placement summed); borrowed: used beyond a finite nominal; lent: at
  * each parent P, the children's borrowed GPUs are taken first from what
@@ -10,9 +11,9 @@
  * the top, from the cluster's GPUs outside every nominal. So at every
  * parent sum(borrowed of children) = sum(lent of children) + from_above.
  * pending: GPUs asked by waiting jobs, nodes_min * gpus_per_node; a
- * whole-node job (gpus_per_node 0) counts 0 GPUs there, since its size
- * is known only once placed, but it is counted in pending_jobs. Jobs of
- * a queue no longer configured are in no row. */
+ * whole-node job (gpus_per_node 0) counts the GPUs of the cluster's
+ * largest node per node (its size is known only once placed). Jobs of a
+ * queue no longer configured are in no row. */
 #include "config.h"
 
 #include <errno.h>
@@ -35,7 +36,7 @@ queues_add32(uint32_t a, uint64_t b)
 /* Subtree sums: each job added to its queue and every ancestor. */
 static void
 queues_count_jobs(const struct queues *qs, const struct job *const *jobs,
-    size_t n, bool running, struct queue_row *rows)
+    size_t n, bool running, uint32_t node_gpus, struct queue_row *rows)
 {
 	uint64_t g;
 	size_t i;
@@ -46,7 +47,8 @@ queues_count_jobs(const struct queues *qs, const struct job *const *jobs,
 			continue;
 		g = running ? queues_job_gpus(jobs[i]) :
 		    (uint64_t)jobs[i]->spec.nodes_min *
-		    jobs[i]->spec.gpus_per_node;
+		    (jobs[i]->spec.gpus_per_node > 0 ?
+		    jobs[i]->spec.gpus_per_node : node_gpus);
 		for (; q != -1; q = qs->q[q].parent) {
 			if (running) {
 				rows[q].used = queues_add32(rows[q].used, g);
@@ -149,7 +151,7 @@ queues_attribute(const struct queues *qs, int parent, struct queue_row *rows,
 int
 queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,
-    int64_t now_ms, struct queue_row **rowsp, size_t *n)
+    uint32_t node_gpus, int64_t now_ms, struct queue_row **rowsp, size_t *n)
 {
 	struct queue_row *rows;
 	size_t i;
@@ -160,8 +162,8 @@ queues_report(const struct queues *qs, const struct job *const *active,
 		errno = ENOMEM;
 		return -1;
 	}
-	queues_count_jobs(qs, active, nactive, true, rows);
-	queues_count_jobs(qs, waiting, nwaiting, false, rows);
+	queues_count_jobs(qs, active, nactive, true, node_gpus, rows);
+	queues_count_jobs(qs, waiting, nwaiting, false, node_gpus, rows);
 	queues_effective_nominal(qs, rows);
 	for (i = 0; i < qs->n; i++)
 		if (rows[i].nominal != SCHED_UNLIMITED &&

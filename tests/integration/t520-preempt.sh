@@ -98,7 +98,7 @@ expect_exit 0 cohort cancel "$c"
 wait_state 20 "$c" CANCELLED
 
 # ---- A service preempts lower-priority training of its queue ----
-t=$(job_submit --queue a --name train --priority 50 --nodes 4 --gpus-per-node 2 --checkpoint-signal USR1@20 \
+t=$(job_submit --queue a --name train --priority 50 --nodes 4 --checkpoint-signal USR1@20 \
 	--checkpoint-dir "$W/ckpt-t" --workdir "$W" -- sh "$FT" 100000 0.1 1000000)
 wait_state 20 "$t" RUNNING
 as_user "$C" admin
@@ -106,7 +106,7 @@ s=$(job_submit --queue a --name infer --service --priority 500 --nodes 2 -- sh -
 wait_job 25 "$s" 'd["state"] == "RUNNING"'
 job_expr "$t" "d['state'] == 'PENDING' and d['reason'].startswith('Preempted by $s of a') and d['checkpoint'] is not None" ||
 	fail "the service did not preempt the training job: $(cohort show "$t" --json)"
-# Usage: a holds the service's 4 GPUs, the trainer's 8 wait.
+# Usage: a holds the service's 4 GPUs; the trainer's 4 whole nodes (8 GPUs) wait.
 wait_for 10 queues_expr 'q["a"]["used"] == 4 and q["a"]["pending"] >= 8 and q["b"]["used"] == 0' || {
 	cohort queues --json >&2
 	fail "cohort queues does not add up"

@@ -521,10 +521,10 @@ START_TEST(test_report_borrowing)
 	act[2] = job_in("b", 1, 1, 1);		/* b: 1, may lend 3 */
 	act[3] = job_in("gone", 8, 1, 8);	/* a queue no longer there */
 	wait[0] = job_in("b", 0, 2, 2);		/* 4 GPUs */
-	wait[1] = job_in("c", 0, 3, 0);		/* whole nodes: 0, counted */
+	wait[1] = job_in("c", 0, 3, 0);		/* whole nodes: 3 x 8 */
 	wait[2] = job_in("solo", 0, 1, 1);
 	ck_assert_int_eq(queues_report(qs, (const struct job *const *)act, 4,
-	    (const struct job *const *)wait, 3, 0, &rows, &n), 0);
+	    (const struct job *const *)wait, 3, 8, 0, &rows, &n), 0);
 	ck_assert_uint_eq(n, 5);
 	/* Parents before children, in file order. */
 	ck_assert_str_eq(rows[0].name, "org");
@@ -557,9 +557,9 @@ START_TEST(test_report_borrowing)
 	    a->lent + b->lent + c->lent + org->from_above);
 	/* Pending adds up at the parent; whole-node jobs count 0 GPUs. */
 	ck_assert_uint_eq(b->pending, 4);
-	ck_assert_uint_eq(c->pending, 0);
+	ck_assert_uint_eq(c->pending, 24);
 	ck_assert_uint_eq(c->pending_jobs, 1);
-	ck_assert_uint_eq(org->pending, 4);
+	ck_assert_uint_eq(org->pending, 28);
 	ck_assert_uint_eq(org->pending_jobs, 2);
 	ck_assert_uint_eq(solo->pending, 1);
 	ck_assert_uint_eq(solo->weight, 5);
@@ -572,7 +572,7 @@ START_TEST(test_report_borrowing)
 	 * come from above (here c's guarantee: shown, not hidden). */
 	act[1]->place[0].ngpus = 6;
 	ck_assert_int_eq(queues_report(qs, (const struct job *const *)act, 3,
-	    NULL, 0, 0, &rows, &n), 0);
+	    NULL, 0, 8, 0, &rows, &n), 0);
 	a = row(rows, n, "a");
 	b = row(rows, n, "b");
 	c = row(rows, n, "c");
@@ -609,7 +609,7 @@ START_TEST(test_report_top)
 	act[0] = job_in("x", 5, 1, 5);
 	act[1] = job_in("y", 1, 1, 1);
 	ck_assert_int_eq(queues_report(qs, (const struct job *const *)act, 2,
-	    NULL, 0, 0, &rows, &n), 0);
+	    NULL, 0, 8, 0, &rows, &n), 0);
 	ck_assert_uint_eq(rows[0].borrowed, 3);
 	ck_assert_uint_eq(rows[1].lent, 1);
 	/* The other 2 are from outside every nominal: borrowed - lent. */
