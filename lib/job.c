@@ -715,6 +715,17 @@ job_set_placement(struct job *job, const struct placement *place, size_t n)
 	return 0;
 }
 
+uint32_t
+job_gpus(const struct job *job)
+{
+	uint64_t g = 0;
+	size_t i;
+
+	for (i = 0; i < job->nplace; i++)
+		g += job->place[i].ngpus;
+	return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+}
+
 const struct placement *
 job_node_placement(const struct job *job, const char *node)
 {

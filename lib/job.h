@@ -205,6 +205,8 @@ int job_set_placement(struct job *job, const struct placement *place,
  * runs on the node whose node_rank is R / tasks_per_node (as local rank
  * R % tasks_per_node). The placement of node name, or NULL when it holds
  * no part of the allocation. */
+/* GPUs of job's current (or last) allocation, summed (saturating). */
+uint32_t job_gpus(const struct job *job);
 const struct placement *job_node_placement(const struct job *job,
     const char *node);
 /* True when node holds global rank in job's current allocation (false

@@ -270,8 +270,7 @@ cluster_charge(struct cluster *cl, int64_t now)
 	const struct job **active;
 	const struct job *job;
 	int64_t from;
-	size_t i, k, n;
-	uint32_t gpus;
+	size_t i, n;
 	int q;
 
 	if (cl->o.queues == NULL || now <= cl->charged_ms ||
@@ -280,15 +279,12 @@ cluster_charge(struct cluster *cl, int64_t now)
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING || job->start_ms >= now ||
-		    (q = queues_find(cl->o.queues, job->spec.queue != NULL ?
-		    job->spec.queue : QUEUE_DEFAULT_NAME)) < 0)
+		    (q = queues_job_queue(cl->o.queues, job)) < 0)
 			continue;
 		from = job->start_ms > cl->charged_ms ? job->start_ms :
 		    cl->charged_ms;
-		for (k = 0, gpus = 0; k < job->nplace; k++)
-			gpus += job->place[k].ngpus;
 		if (queues_charge(cl->o.queues, (size_t)q, job->user,
-		    (double)gpus * (double)(now - from), now) == -1)
+		    (double)job_gpus(job) * (double)(now - from), now) == -1)
 			log_warnx("job %" PRIu64 ": out of memory to charge "
 			    "its use to queue %s", job->id, job->spec.queue);
 	}

@@ -71,26 +71,6 @@ queues_on(const struct placement_input *in)
 	return in->queues != NULL && queues_configured(in->queues);
 }
 
-/* The job's queue index in the snapshot, or -1 when its queue is not
- * configured. */
-static int
-job_queue(const struct placement_input *in, const struct job *job)
-{
-	return queues_find(in->queues, job->spec.queue != NULL ?
-	    job->spec.queue : QUEUE_DEFAULT_NAME);
-}
-
-static uint32_t
-job_gpus(const struct job *job)
-{
-	uint32_t n = 0;
-	size_t k;
-
-	for (k = 0; k < job->nplace; k++)
-		n += job->place[k].ngpus;
-	return n;
-}
-
 /* The queue tree and what each queue holds now. */
 static int
 snapshot_queues(const struct placement_input *in, struct snapshot *s)
@@ -110,7 +90,7 @@ snapshot_queues(const struct placement_input *in, struct snapshot *s)
 	s->queues[nq].lend_limit = SCHED_UNLIMITED;
 	s->queues[nq].preempt = SCHED_PREEMPT_NEVER;
 	for (i = 0; i < in->nactive; i++) {
-		q = job_queue(in, in->active[i]);
+		q = queues_job_queue(in->queues, in->active[i]);
 		for (q = q < 0 ? (int)nq : q; q >= 0; q = s->queues[q].parent)
 			s->used[q] += job_gpus(in->active[i]);
 	}
@@ -126,7 +106,7 @@ snapshot_running_queue(const struct placement_input *in, struct snapshot *s,
 	const struct queue_def *d;
 	struct sched_running *sr = &s->running[i];
 	int64_t since;
-	int q = job_queue(in, job);
+	int q = queues_job_queue(in->queues, job);
 
 	sr->queue = q < 0 ? (uint32_t)(s->nqueues - 1) : (uint32_t)q;
 	sr->priority = job->spec.priority;
@@ -273,7 +253,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		if (queues_on(in)) {
 			/* A job of a queue no longer configured waits
 			 * outside the pass (placement_decide says why). */
-			if ((q = job_queue(in, job)) < 0)
+			if ((q = queues_job_queue(in->queues, job)) < 0)
 				continue;
 			sj->queue = (uint32_t)q;
 			sj->user_share = queues_user_share(in->queues,

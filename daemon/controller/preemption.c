@@ -36,7 +36,7 @@ preemption_grace(const struct cluster *cl, const struct job *job)
 	int q;
 
 	if (cl->o.queues == NULL ||
-	    (q = queues_find(cl->o.queues, preemption_queue_name(job))) < 0)
+	    (q = queues_job_queue(cl->o.queues, job)) < 0)
 		return secs;
 	d = queues_def(cl->o.queues, (size_t)q);
 	if (d->preempt_grace_s > 0 && d->preempt_grace_s < secs)

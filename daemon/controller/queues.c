@@ -521,23 +521,13 @@ queues_admit(const struct queues *qs, const struct peer *who,
 	return 0;
 }
 
-uint32_t
-queues_job_gpus(const struct job *j)
-{
-	uint64_t g = 0;
-	size_t i;
-
-	for (i = 0; i < j->nplace; i++)
-		g += j->place[i].ngpus;
-	return g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-}
-
 int
 queues_job_queue(const struct queues *qs, const struct job *j)
 {
 	if (!qs->configured)
 		return 0;
-	return queues_find(qs, j->spec.queue);
+	return queues_find(qs, j->spec.queue != NULL ? j->spec.queue :
+	    QUEUE_DEFAULT_NAME);
 }
 
 /* ---- The scheduler core's view ---- */

@@ -69,6 +69,10 @@ size_t queues_count(const struct queues *qs);
 /* Index of the queue called name, or -1. */
 int queues_find(const struct queues *qs, const char *name);
 const struct queue_def *queues_def(const struct queues *qs, size_t q);
+/* A job's queue index: 0 without configured queues; else that of its
+ * queue (none recorded, as for jobs from before queues: "default"), or -1
+ * when that queue is not configured. */
+int queues_job_queue(const struct queues *qs, const struct job *j);
 /* True when queues were configured (not just "default"). */
 bool queues_configured(const struct queues *qs);
 

@@ -39,11 +39,4 @@ struct queues {
 	size_t nflavors;
 };
 
-/* queues.c */
-/* GPUs of a job's placement, summed. */
-uint32_t queues_job_gpus(const struct job *j);
-/* A job's queue index: 0 without configured queues, -1 when its queue
- * is not configured. */
-int queues_job_queue(const struct queues *qs, const struct job *j);
-
 #endif

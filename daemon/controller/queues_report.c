@@ -45,7 +45,7 @@ queues_count_jobs(const struct queues *qs, const struct job *const *jobs,
 	for (i = 0; i < n; i++) {
 		if ((q = queues_job_queue(qs, jobs[i])) == -1)
 			continue;
-		g = running ? queues_job_gpus(jobs[i]) :
+		g = running ? job_gpus(jobs[i]) :
 		    (uint64_t)jobs[i]->spec.nodes_min *
 		    (jobs[i]->spec.gpus_per_node > 0 ?
 		    jobs[i]->spec.gpus_per_node : node_gpus);

@@ -107,7 +107,7 @@ queues_rebuild(struct queues *qs, const struct job *const *jobs, size_t n,
 		if (j->start_ms <= 0 || j->user == NULL ||
 		    (q = queues_job_queue(qs, j)) == -1)
 			continue;
-		gpus = queues_job_gpus(j);
+		gpus = job_gpus(j);
 		end = job_state_is_final(j->state) && j->end_ms > 0 ?
 		    j->end_ms : now_ms;
 		if (gpus == 0 || end <= j->start_ms)
