@@ -715,6 +715,17 @@ job_set_placement(struct job *job, const struct placement *place, size_t n)
 	return 0;
 }
 
+uint64_t
+job_unsaved_ms(const struct job *job, int64_t at_ms)
+{
+	int64_t since;
+
+	if (job->state != JOB_RUNNING && job->state != JOB_RESIZING)
+		return 0;
+	since = job->ckpt_ms > job->start_ms ? job->ckpt_ms : job->start_ms;
+	return since > 0 && at_ms > since ? (uint64_t)(at_ms - since) : 0;
+}
+
 uint32_t
 job_gpus(const struct job *job)
 {

@@ -205,6 +205,9 @@ int job_set_placement(struct job *job, const struct placement *place,
  * runs on the node whose node_rank is R / tasks_per_node (as local rank
  * R % tasks_per_node). The placement of node name, or NULL when it holds
  * no part of the allocation. */
+/* The work of job's current run (RUNNING or RESIZING) since its last
+ * checkpoint, or its start, that a stop at at_ms loses; 0 otherwise. */
+uint64_t job_unsaved_ms(const struct job *job, int64_t at_ms);
 /* GPUs of job's current (or last) allocation, summed (saturating). */
 uint32_t job_gpus(const struct job *job);
 const struct placement *job_node_placement(const struct job *job,

@@ -415,8 +415,7 @@ jobs_queue_admin(const struct jobs *js, const struct job *job,
 {
 	int q;
 
-	if (js->queues == NULL || job->spec.queue == NULL ||
-	    (q = queues_find(js->queues, job->spec.queue)) == -1)
+	if (js->queues == NULL || (q = queues_job_queue(js->queues, job)) < 0)
 		return false;
 	return queues_is_admin(js->queues, (size_t)q, user);
 }
@@ -712,9 +711,6 @@ jobs_record_exit(struct jobs *js, uint64_t id, uint32_t restart,
 }
 
 static int jobs_fail_over_job(struct jobs *, struct job *, const char *,
-    bool, int64_t, int64_t, const int32_t *, enum job_state *,
-    struct cerr *);
-static int jobs_fail_over_opts(struct jobs *, struct job *, const char *,
     bool, int64_t, int64_t, const int32_t *, int64_t, enum job_state *,
     struct cerr *);
 static int jobs_service_exit(struct jobs *, struct job *, unsigned, int,
@@ -773,7 +769,7 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	}
 	/* A failed task fails the gang: restart it (or FAILED once its
 	 * restarts are used up). Its run goes with the transition. */
-	return jobs_fail_over_job(js, job, reason, true, now_ms, now_ms, &code,
+	return jobs_fail_over_job(js, job, reason, true, now_ms, now_ms, &code, 0,
 	    state, err);
 }
 
@@ -803,7 +799,7 @@ jobs_service_exit(struct jobs *js, struct job *job, unsigned rank,
 		snprintf(reason, sizeof(reason), "service: rank %u killed by "
 		    "signal %d; restart in %" PRId64 " s", rank,
 		    WTERMSIG(wait_status), backoff / 1000);
-	return jobs_fail_over_opts(js, job, reason, false, now_ms, now_ms,
+	return jobs_fail_over_job(js, job, reason, false, now_ms, now_ms,
 	    &code, backoff, state, err);
 }
 
@@ -893,34 +889,7 @@ jobs_fail_over(struct jobs *js, uint64_t id, const char *cause, bool counted,
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 		    " already ended (%s)", id, job_state_name(job->state));
 	return jobs_fail_over_job(js, job, cause, counted, failure_ms, now_ms,
-	    NULL, state, err);
-}
-
-/* jobs_fail_over of job, recording exit_code (a failed task's) when not
- * NULL. Every change is made in a copy that becomes the job only once it
- * is written: on -1 the job is as it was (the checkpoint held back may
- * have been written: it is true either way). */
-static int
-jobs_fail_over_job(struct jobs *js, struct job *job, const char *cause,
-    bool counted, int64_t failure_ms, int64_t now_ms,
-    const int32_t *exit_code, enum job_state *state, struct cerr *err)
-{
-	return jobs_fail_over_opts(js, job, cause, counted, failure_ms,
-	    now_ms, exit_code, 0, state, err);
-}
-
-/* The work of job's current run since its last checkpoint (or its start)
- * that a stop at failure_ms loses. */
-static uint64_t
-jobs_lost_work(const struct job *job, int64_t failure_ms)
-{
-	int64_t since;
-
-	if (job->state != JOB_RUNNING && job->state != JOB_RESIZING)
-		return 0;
-	since = job->ckpt_ms > job->start_ms ? job->ckpt_ms : job->start_ms;
-	return since > 0 && failure_ms > since ?
-	    (uint64_t)(failure_ms - since) : 0;
+	    NULL, 0, state, err);
 }
 
 int
@@ -937,7 +906,7 @@ jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s",
 		    id, job_state_name(job->state));
 	jobs_ckpt_flush(js, job, now_ms);
-	lost = jobs_lost_work(job, failure_ms);
+	lost = job_unsaved_ms(job, failure_ms);
 	/* Back to the queue, its allocation released and no nodes kept:
 	 * they are the preemptor's now. */
 	if (jobs_next(job, JOB_PENDING, cause, job->place, 0, now_ms, &next,
@@ -962,10 +931,13 @@ jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
 	return 0;
 }
 
-/* jobs_fail_over_job, and a service's restart not before now + backoff
- * (0: at once). */
+/* jobs_fail_over of job, recording exit_code (a failed task's) when not
+ * NULL, restarting it not before now + backoff (0: at once; a service).
+ * Every change is made in a copy that becomes the job only once it is
+ * written: on -1 the job is as it was (the checkpoint held back may have
+ * been written: it is true either way). */
 static int
-jobs_fail_over_opts(struct jobs *js, struct job *job, const char *cause,
+jobs_fail_over_job(struct jobs *js, struct job *job, const char *cause,
     bool counted, int64_t failure_ms, int64_t now_ms,
     const int32_t *exit_code, int64_t backoff, enum job_state *state,
     struct cerr *err)
@@ -979,7 +951,7 @@ jobs_fail_over_opts(struct jobs *js, struct job *job, const char *cause,
 	*state = job->state;
 	jobs_ckpt_flush(js, job, now_ms);
 	/* Work since the last checkpoint of this run is lost. */
-	lost = jobs_lost_work(job, failure_ms);
+	lost = job_unsaved_ms(job, failure_ms);
 	give_up = counted && job->restarts >= job->spec.max_restarts;
 	if (give_up)
 		snprintf(reason, sizeof(reason), "max restarts (%u) reached; "

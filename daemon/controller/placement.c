@@ -105,15 +105,12 @@ snapshot_running_queue(const struct placement_input *in, struct snapshot *s,
 	const struct job *job = in->active[i];
 	const struct queue_def *d;
 	struct sched_running *sr = &s->running[i];
-	int64_t since;
 	int q = queues_job_queue(in->queues, job);
 
 	sr->queue = q < 0 ? (uint32_t)(s->nqueues - 1) : (uint32_t)q;
 	sr->priority = job->spec.priority;
 	sr->start = job->start_ms / 1000;
-	since = job->ckpt_ms > job->start_ms ? job->ckpt_ms : job->start_ms;
-	sr->lost = since > 0 && in->now_ms > since ?
-	    (in->now_ms - since) / 1000 : 0;
+	sr->lost = (int64_t)(job_unsaved_ms(job, in->now_ms) / 1000);
 	/* Only a job that runs may be preempted: not one launching,
 	 * resizing, or already being checkpointed to go. */
 	d = q < 0 ? NULL : queues_def(in->queues, (size_t)q);
