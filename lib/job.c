@@ -726,6 +726,14 @@ job_unsaved_ms(const struct job *job, int64_t at_ms)
 	return since > 0 && at_ms > since ? (uint64_t)(at_ms - since) : 0;
 }
 
+int
+job_id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 uint32_t
 job_gpus(const struct job *job)
 {

@@ -208,6 +208,8 @@ int job_set_placement(struct job *job, const struct placement *place,
 /* The work of job's current run (RUNNING or RESIZING) since its last
  * checkpoint, or its start, that a stop at at_ms loses; 0 otherwise. */
 uint64_t job_unsaved_ms(const struct job *job, int64_t at_ms);
+/* Compare two job ids (uint64_t), for qsort and bsearch. */
+int job_id_cmp(const void *a, const void *b);
 /* GPUs of job's current (or last) allocation, summed (saturating). */
 uint32_t job_gpus(const struct job *job);
 const struct placement *job_node_placement(const struct job *job,

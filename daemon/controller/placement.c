@@ -51,18 +51,7 @@ snapshot_free(struct snapshot *s)
 static bool
 id_listed(const uint64_t *ids, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = n, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return n > 0 && bsearch(&id, ids, n, sizeof(*ids), job_id_cmp) != NULL;
 }
 
 static bool

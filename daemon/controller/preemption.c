@@ -101,14 +101,6 @@ preemption_apply(struct cluster *cl, const struct placement_preemption *pp,
 	    cl->o.stop_timeout_ms + PREEMPTION_SLACK_MS;
 }
 
-static int
-preemption_id_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 preemption_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
 {
@@ -122,7 +114,7 @@ preemption_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
 		return -1;
 	TAILQ_FOREACH(p, &cl->preemptions, entry)
 		(*ids)[(*n)++] = p->job_id;
-	qsort(*ids, *n, sizeof(**ids), preemption_id_cmp);
+	qsort(*ids, *n, sizeof(**ids), job_id_cmp);
 	return 0;
 }
 

@@ -65,14 +65,6 @@ recovery_evacuating(const struct cluster *cl, uint64_t job_id)
 	return false;
 }
 
-static int
-recovery_id_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 recovery_evac_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
 {
@@ -86,7 +78,7 @@ recovery_evac_ids(const struct cluster *cl, uint64_t **ids, size_t *n)
 		return -1;
 	TAILQ_FOREACH(ev, &cl->evacs, entry)
 		(*ids)[(*n)++] = ev->job_id;
-	qsort(*ids, *n, sizeof(**ids), recovery_id_cmp);
+	qsort(*ids, *n, sizeof(**ids), job_id_cmp);
 	return 0;
 }
 
