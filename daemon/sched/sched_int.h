@@ -115,6 +115,10 @@ struct squota {
 	uint32_t nrun;
 	uint32_t *rg;		/* [nrun][nf] */
 	uint64_t *held;
+	/* Per flavor: GPUs listed jobs hold outside the eligible OK ones
+	 * (a draining or down node, a failed GPU): counted in U, so the
+	 * root's cap counts them too. */
+	uint64_t stuck[SCHED_FLAVORS_MAX];
 };
 
 #define SQ(sq, w, q, f) ((sq)->v[((size_t)SQ_##w * ((sq)->nq + 1) +	\

@@ -195,9 +195,16 @@ build_runs(struct pass *ps, struct squota *sq)
 				}
 				r->ngpu++;
 				nheld++;
-				for (f = 0; f < nf; f++)
-					if (sq->fl[ps->nodes[i].model] >> f & 1)
-						sq->rg[(size_t)lastv * nf + f]++;
+				for (f = 0; f < nf; f++) {
+					if (!(sq->fl[ps->nodes[i].model] >> f &
+					    1))
+						continue;
+					sq->rg[(size_t)lastv * nf + f]++;
+					if (!(ps->nodes[i].flags &
+					    PN_ELIGIBLE) || gp->health !=
+					    SCHED_HEALTH_OK)
+						sq->stuck[f]++;
+				}
 			}
 		if (pass == 0) {
 			if ((sq->held = state_alloc(ps, nheld + 1, 8)) ==
@@ -230,7 +237,8 @@ ok_gpus(const struct pass *ps, uint32_t i)
 }
 
 /* Usage and S from the running jobs; the root's cap: the OK GPUs of the
- * eligible nodes in each flavor. */
+ * eligible nodes in each flavor, plus those running jobs hold elsewhere
+ * (they are in the usage). */
 static void
 build_usage(struct pass *ps, struct squota *sq)
 {
@@ -248,6 +256,7 @@ build_usage(struct pass *ps, struct squota *sq)
 				SQ(sq, C, rt, f) += ok_gpus(ps, i);
 	}
 	for (f = 0; f < nf; f++) {
+		SQ(sq, C, rt, f) += sq->stuck[f];
 		SQ(sq, N, rt, f) = SQ(sq, C, rt, f);
 		SQ(sq, G, rt, f) = 0;
 	}

@@ -207,6 +207,31 @@ START_TEST(test_flavors)
 }
 END_TEST
 
+/* GPUs a running job holds on a drained node count in its queue's usage
+ * and in the root's cap alike: the free node is still given out. */
+START_TEST(test_root_cap_drained)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_job j[1];
+	struct sched_running r = running(100, 0, 100, 1000);
+	struct sched_input in;
+	struct sched_result *res;
+
+	cl_init(&c, 3, NULL);
+	busy(&c, 0, 0xff, 100);
+	busy(&c, 2, 0xff, 100);
+	c.nodes[2].drained = true;
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	jobs_of(j, 1, 0, 8);
+	in = qinput(&c, &r, 1, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_uint_eq(nstarted(res), 1);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 /* The root holds the GPUs of eligible nodes: with one node down, A's
  * guarantee of 16 leaves B 8, although B is within its nominal. */
 START_TEST(test_root_cap)
@@ -702,6 +727,7 @@ main(void)
 	tcase_add_test(tc, test_order_nominal);
 	tcase_add_test(tc, test_order_share);
 	tcase_add_test(tc, test_starve);
+	tcase_add_test(tc, test_root_cap_drained);
 	tcase_add_test(tc, test_starve_no_queues);
 	tcase_add_test(tc, test_quota_no_resv);
 	tcase_add_test(tc, test_elastic_restart);
