@@ -259,6 +259,21 @@ record(struct pass *ps, struct preempt *p, size_t j, size_t nv)
 	return 0;
 }
 
+/* The GPUs free now that the planned placement counts on are not given
+ * to a later job of this pass. */
+static void
+hold(struct pass *ps, const struct preempt *p, uint32_t n)
+{
+	uint32_t k, node;
+	uint64_t m;
+
+	for (k = 0; k < n; k++) {
+		node = p->picks[k].node;
+		if ((m = p->picks[k].mask & ps->nodes[node].free) != 0)
+			state_take(ps, node, m);
+	}
+}
+
 int
 preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 {
@@ -274,7 +289,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	int rc = 0;
 
 	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
-	    jb->preempting || ps->nprecs >= ps->preempt_max)
+	    jb->preempting || ps->nprecs >= ps->preempt_max ||
+	    ps->preempt_tried >= SCHED_PREEMPT_MAX_TRIES)
 		return 0;
 	if ((p = scratch(ps)) == NULL)
 		return -1;
@@ -296,6 +312,16 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	 * reservation), and stopping jobs would not help it. */
 	if (fits(ps, p, &rq, cnt, j, 0))
 		return 0;
+	/* Would it fit with every candidate gone? If not, nothing is
+	 * preempted, and the search costs this one placement. */
+	for (k = 0; k < nc; k++)
+		toggle(ps, p, &rq, cnt, &p->vic[k], true);
+	ok = fits(ps, p, &rq, cnt, j, 0);
+	for (k = 0; k < nc; k++)
+		toggle(ps, p, &rq, cnt, &p->vic[k], false);
+	if (!ok)
+		return 0;
+	ok = false;
 	while (nv < nc && !ok) {
 		v = &p->vic[nv++];
 		/* A borrower is reclaimed only while its queue still
@@ -315,7 +341,11 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 			if (!fits(ps, p, &rq, cnt, j, nv))
 				toggle(ps, p, &rq, cnt, &p->vic[k], true);
 		}
-		if (record(ps, p, j, nv) == -1)
+		/* The placement with the final victims, for hold() below
+		 * (the last test may have been of a set put back). */
+		if (!fits(ps, p, &rq, cnt, j, nv))
+			ok = false;
+		else if (record(ps, p, j, nv) == -1)
 			rc = -1;
 		else
 			rc = 1;
@@ -324,5 +354,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	for (k = 0; k < nv; k++)
 		if (p->vic[k].on)
 			toggle(ps, p, &rq, cnt, &p->vic[k], false);
+	if (rc == 1)
+		hold(ps, p, rq.n);
 	return rc;
 }

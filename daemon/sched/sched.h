@@ -197,13 +197,18 @@ enum sched_reason {
  * that are not needed are dropped again (most lost work first). When j
  * would still not fit with every candidate gone, nothing is preempted.
  * At most sched_config.preempt_max_jobs jobs (0: SCHED_PREEMPT_MAX_JOBS)
- * plan preemptions per pass. The result lists each preemption; the
+ * plan preemptions per pass, and at most SCHED_PREEMPT_MAX_TRIES look
+ * for victims (a search that could not succeed with every candidate
+ * gone costs one placement). The GPUs free now that a planned placement
+ * counts on are held for the rest of the pass, so no later job of the
+ * pass takes them. The result lists each preemption; the
  * caller checkpoints and stops the victims, then passes the preemptor
  * with preempting set until it starts (it is ordered first, so it gets
  * the freed GPUs) and the victims with preemptible false. */
 #define SCHED_UNLIMITED UINT32_MAX
 #define SCHED_FLAVORS_MAX 8
 #define SCHED_PREEMPT_MAX_JOBS 8
+#define SCHED_PREEMPT_MAX_TRIES 64
 
 enum sched_preempt {
 	SCHED_PREEMPT_NEVER = 0,

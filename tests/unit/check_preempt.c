@@ -830,6 +830,64 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* The free GPUs a planned placement counts on are held for the pass:
+ * a later job that would fit on them does not take them (it would leave
+ * the preemptor unable to start once its victims stop). */
+START_TEST(test_plan_holds_free)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r = running(101, 0, 10, 1000);
+	struct sched_job j[2];
+	struct sched_input in;
+	struct sched_result *res;
+
+	cl_init(&c, 2, NULL);
+	busy(&c, 1, 0xff, 101);
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	j[0] = hjob(1, 2);
+	j[1] = job(2, 1, 8);
+	j[1].priority = 50;
+	in = qinput(&c, &r, 1, j, 2, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(preempted(res, 1));
+	ck_assert_ptr_null(started(res, 2));
+	ck_assert_uint_eq(res->nstarts, 0);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Searches for victims are bounded per pass even when none succeeds. */
+START_TEST(test_tries_bounded)
+{
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r = running(101, 0, 10, 1000);
+	struct sched_job j[100];
+	struct sched_input in;
+	struct sched_result *res;
+	size_t k;
+
+	cl_init(&c, 2, NULL);
+	busy(&c, 0, 0xff, 101);
+	busy(&c, 1, 0xff, 101);
+	r.preemptible = false;
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	for (k = 0; k < 100; k++)
+		j[k] = hjob(k + 1, 1);
+	in = qinput(&c, &r, 1, j, 100, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_uint_eq(res->npreempts, 0);
+	ck_assert_uint_gt(res->stats.preempt_tried, 0);
+	ck_assert_uint_le(res->stats.preempt_tried, SCHED_PREEMPT_MAX_TRIES);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -851,6 +909,8 @@ main(void)
 	tcase_add_test(tc, test_quota_usable);
 	tcase_add_test(tc, test_respects_resv);
 	tcase_add_test(tc, test_random);
+	tcase_add_test(tc, test_plan_holds_free);
+	tcase_add_test(tc, test_tries_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
