@@ -47,6 +47,20 @@ queues_user_slot(const struct qnode *qn, const char *user, bool *found)
 	    found);
 }
 
+/* Add gpu_ms used at now_ms to a decayed value kept as of *at: both are
+ * brought to the later of the two times, so use charged out of order (a
+ * restart's rebuild goes by job id, not by end) decays as it should. */
+static void
+queues_add(const struct queues *qs, double *usage, int64_t *at,
+    double gpu_ms, int64_t now_ms)
+{
+	int64_t t = now_ms > *at ? now_ms : *at;
+
+	*usage = queues_decay(qs, *usage, *at, t) +
+	    queues_decay(qs, gpu_ms, now_ms, t);
+	*at = t;
+}
+
 int
 queues_charge(struct queues *qs, size_t q, const char *user, double gpu_ms,
     int64_t now_ms)
@@ -79,16 +93,10 @@ queues_charge(struct queues *qs, size_t q, const char *user, double gpu_ms,
 		qn->nqusers++;
 	}
 	u = &qn->users[slot];
-	u->usage = queues_decay(qs, u->usage, u->at_ms, now_ms) + gpu_ms;
-	if (now_ms > u->at_ms)
-		u->at_ms = now_ms;
-	for (p = (int)q; p != -1; p = qs->q[p].parent) {
-		qn = &qs->q[p];
-		qn->usage = queues_decay(qs, qn->usage, qn->at_ms, now_ms) +
-		    gpu_ms;
-		if (now_ms > qn->at_ms)
-			qn->at_ms = now_ms;
-	}
+	queues_add(qs, &u->usage, &u->at_ms, gpu_ms, now_ms);
+	for (p = (int)q; p != -1; p = qs->q[p].parent)
+		queues_add(qs, &qs->q[p].usage, &qs->q[p].at_ms, gpu_ms,
+		    now_ms);
 	return 0;
 }
 

@@ -362,6 +362,25 @@ START_TEST(test_fair_share_decay)
 }
 END_TEST
 
+/* Use charged out of time order (a restart's rebuild goes by job id)
+ * decays from when it was used, not from when it was charged. */
+START_TEST(test_fair_share_out_of_order)
+{
+	struct queues *qs = tree();
+	size_t v = (size_t)queues_find(qs, "vision");
+	size_t n = (size_t)queues_find(qs, "nlp");
+
+	ck_assert_int_eq(queues_charge(qs, v, "alice", 500, 2 * H), 0);
+	/* 1000 used two half-lives earlier: 250 of it is left at 2H. */
+	ck_assert_int_eq(queues_charge(qs, v, "alice", 1000, 0), 0);
+	ck_assert_int_eq(queues_charge(qs, n, "carol", 750, 2 * H), 0);
+	ck_assert_uint_eq(queues_share(qs, v, 2 * H), 1000000);
+	ck_assert_uint_eq(queues_user_share(qs, v, "alice", 2 * H),
+	    queues_user_share(qs, n, "carol", 2 * H));
+	queues_destroy(qs);
+}
+END_TEST
+
 START_TEST(test_fair_share_weights_users)
 {
 	struct queue_def d[2];
@@ -674,6 +693,7 @@ queues_suite(void)
 	tcase_add_test(tc, test_admit);
 	tcase_add_test(tc, test_admit_nowhere);
 	tcase_add_test(tc, test_fair_share_decay);
+	tcase_add_test(tc, test_fair_share_out_of_order);
 	tcase_add_test(tc, test_fair_share_weights_users);
 	tcase_add_test(tc, test_flavors_sched);
 	tcase_add_test(tc, test_report_borrowing);
