@@ -205,6 +205,14 @@ queues_check_limits(struct queues *qs, size_t i, struct cerr *err)
 	if (d->weight < 1)
 		return cerr_set(err, ERR_INVALID,
 		    "queue %s: weight must be at least 1", d->name);
+	/* Jobs go to leaves only, and these are read from a job's own
+	 * queue: on a parent they would be silently ignored. */
+	if (qn->nchildren > 0 && (d->nusers > 0 || d->nadmins > 0 ||
+	    d->max_gpus_per_job != 0 || d->max_time_s != 0))
+		return cerr_set(err, ERR_INVALID, "queue %s: users, admins, "
+		    "max_gpus_per_job and max_time apply to queues without "
+		    "sub-queues (set them on %s's children)", d->name,
+		    d->name);
 	if (d->lend_limit != SCHED_UNLIMITED && d->gpus == SCHED_UNLIMITED)
 		return cerr_set(err, ERR_INVALID,
 		    "queue %s: lend_limit without gpus (it has nothing of "

@@ -107,6 +107,12 @@ START_TEST(test_tree_errors)
 	d[2] = qdef("c2", "p", 3);
 	create_fails(d, 3, "queue p: its children's gpus (7) are more than its "
 	    "own (6)");
+	d[0] = qdef("p", NULL, 8);
+	d[0].max_time_s = 3600;
+	d[1] = qdef("c1", "p", 4);
+	create_fails(d, 2, "queue p: users, admins, max_gpus_per_job and "
+	    "max_time apply to queues without sub-queues (set them on p's "
+	    "children)");
 	d[0] = qdef("a", NULL, 4);
 	qmodel(&d[0], "H100", 2);
 	qmodel(&d[0], "H100", 1);
