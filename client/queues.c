@@ -29,8 +29,8 @@ static const char queues_usage[] =
     "  USED     GPUs held by running jobs of the queue and those below\n"
     "  BORROWED used beyond nominal (reclaimable by preemption)\n"
     "  LENT     of its unused nominal, used by other queues\n"
-    "  PENDING  GPUs asked by waiting jobs (whole-node jobs count 0;\n"
-    "           they are in the JOBS column)\n"
+    "  PENDING  GPUs asked by waiting jobs (a whole-node job counts the\n"
+    "           largest node's GPUs per node)\n"
     "  FACTOR   fair share: 1 unused, 0.5 at its share, toward 0 above\n";
 
 static const char *const queues_head[9] = { "QUEUE", "NOMINAL", "USED",

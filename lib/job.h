@@ -62,7 +62,7 @@ struct peer {
 #define JOB_ENV_BYTES_LIMIT (256 * 1024)
 #define JOB_PATH_MAX 4096
 #define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
-/* --queue: as daemon/controller/queues.h's QUEUE_NAME_MAX. */
+/* --queue: a queue's name at most (daemon/controller/queues.h). */
 #define JOB_QUEUE_MAX 64
 
 struct job_spec {

@@ -17,7 +17,7 @@
 #include "lib/err.h"
 #include "lib/job.h"
 
-#define QUEUE_NAME_MAX 64
+#define QUEUE_NAME_MAX JOB_QUEUE_MAX
 #define QUEUE_DEFAULT_NAME "default"
 /* Fair share forgets usage with this half-life unless configured
  * ([controller] fair_share_half_life), as Slurm's PriorityDecayHalfLife. */
@@ -77,13 +77,17 @@ int queues_job_queue(const struct queues *qs, const struct job *j);
 bool queues_configured(const struct queues *qs);
 
 /* At submit, before jobs_submit stores the spec: resolve the job's queue
- * (spec->queue NULL: the first queue listing who as a user or admin,
- * else the first open to everybody) and store its name in spec->queue;
- * refuse (ERR_DENIED) a queue who is not in, (ERR_NOT_FOUND) one that
- * does not exist, (ERR_INVALID) a job over the queue's max_gpus_per_job
- * or max_time; fill in max_time as the job's --time when it has none;
- * (ERR_DENIED) a priority above the default unless who is an admin of
- * the cluster or of the queue. Only leaves take jobs. 0 or -1 with err. */
+ * (spec->queue NULL: the first leaf listing who as a user or admin, else
+ * the first leaf open to everybody; a cluster admin listed nowhere must
+ * name one) and store its name in spec->queue; refuse (ERR_DENIED) a
+ * queue who is not in, (ERR_NOT_FOUND) one that does not exist,
+ * (ERR_INVALID) a queue with sub-queues, a job over the queue's
+ * max_gpus_per_job (a whole-node job, whose count is not known yet, when
+ * the queue has that limit) or max_time, a --service in a queue with a
+ * max_time; fill in max_time as the job's --time when it has none
+ * (services excepted); (ERR_DENIED) a priority above the default unless
+ * who is an admin of the cluster or of the queue. Only leaves take jobs.
+ * Nothing changes on -1 (err set). */
 int queues_admit(const struct queues *qs, const struct peer *who,
     struct job_spec *spec, struct cerr *err);
 /* May user act on every job of queue q (cancel, …) as its admin? */

@@ -100,18 +100,17 @@ queues_lendable(const struct queues *qs, size_t i, const struct queue_row *r)
 	return lim != SCHED_UNLIMITED && lim < unused ? lim : unused;
 }
 
-/* At the children of parent (-1: top): lent and from_above. */
+/* At the children of parent (-1: top): lent and from_above; can is
+ * scratch for qs->n values. */
 static void
 queues_attribute(const struct queues *qs, int parent, struct queue_row *rows,
-    uint32_t *from_above)
+    uint32_t *from_above, uint64_t *can)
 {
 	uint64_t borrowed = 0, lendable = 0, lent, given = 0;
-	uint64_t *can;
 	size_t i, best;
 	double frac, bestfrac;
 
-	if ((can = calloc(qs->n, sizeof(*can))) == NULL)
-		return;	/* lent stays 0; the caller saw memory run out */
+	memset(can, 0, qs->n * sizeof(*can));
 	for (i = 0; i < qs->n; i++)
 		if (qs->q[i].parent == parent) {
 			borrowed += rows[i].borrowed;
@@ -145,7 +144,6 @@ queues_attribute(const struct queues *qs, int parent, struct queue_row *rows,
 	}
 	if (from_above != NULL)
 		*from_above = (uint32_t)(borrowed - given);
-	free(can);
 }
 
 int
@@ -153,12 +151,19 @@ queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,
     uint32_t node_gpus, int64_t now_ms, struct queue_row **rowsp, size_t *n)
 {
-	struct queue_row *rows;
+	struct queue_row *rows, *out;
+	uint64_t *can;
 	size_t i;
 
 	*rowsp = NULL;
 	*n = 0;
-	if ((rows = calloc(qs->n, sizeof(*rows))) == NULL) {
+	rows = calloc(qs->n, sizeof(*rows));
+	out = calloc(qs->n, sizeof(*out));
+	can = calloc(qs->n, sizeof(*can));
+	if (rows == NULL || out == NULL || can == NULL) {
+		free(rows);
+		free(out);
+		free(can);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -169,36 +174,27 @@ queues_report(const struct queues *qs, const struct job *const *active,
 		if (rows[i].nominal != SCHED_UNLIMITED &&
 		    rows[i].used > rows[i].nominal)
 			rows[i].borrowed = rows[i].used - rows[i].nominal;
-	queues_attribute(qs, -1, rows, NULL);
+	queues_attribute(qs, -1, rows, NULL, can);
 	for (i = 0; i < qs->n; i++)
 		if (qs->q[i].nchildren > 0)
 			queues_attribute(qs, (int)i, rows,
-			    &rows[i].from_above);
+			    &rows[i].from_above, can);
+	free(can);
 	/* Rows in depth-first order. */
-	{
-		struct queue_row *out = calloc(qs->n, sizeof(*out));
+	for (i = 0; i < qs->n; i++) {
+		size_t q = qs->order[i];
+		const struct qnode *qn = &qs->q[q];
 
-		if (out == NULL) {
-			free(rows);
-			errno = ENOMEM;
-			return -1;
-		}
-		for (i = 0; i < qs->n; i++) {
-			size_t q = qs->order[i];
-			const struct qnode *qn = &qs->q[q];
-
-			out[i] = rows[q];
-			snprintf(out[i].name, sizeof(out[i].name), "%s",
-			    qn->def.name);
-			snprintf(out[i].parent, sizeof(out[i].parent), "%s",
-			    qn->parent == -1 ? "" : qs->q[qn->parent].def.name);
-			out[i].depth = qn->depth;
-			out[i].weight = qn->def.weight;
-			out[i].factor = queues_factor(qs, q, now_ms);
-		}
-		free(rows);
-		rows = out;
+		out[i] = rows[q];
+		snprintf(out[i].name, sizeof(out[i].name), "%s", qn->def.name);
+		snprintf(out[i].parent, sizeof(out[i].parent), "%s",
+		    qn->parent == -1 ? "" : qs->q[qn->parent].def.name);
+		out[i].depth = qn->depth;
+		out[i].weight = qn->def.weight;
+		out[i].factor = queues_factor(qs, q, now_ms);
 	}
+	free(rows);
+	rows = out;
 	*rowsp = rows;
 	*n = qs->n;
 	return 0;
