@@ -515,8 +515,13 @@ conf_section_start(struct conf_parse *p, const char *line)
 	struct cerr verr;
 	size_t i;
 
-	if (end == NULL || (size_t)(end - line - 1) >= sizeof(name))
+	if (end == NULL)
 		return;	/* inih reports the syntax error */
+	if ((size_t)(end - line - 1) >= sizeof(name)) {
+		conf_fail(p, "a section name is at most %zu bytes",
+		    sizeof(name) - 1);
+		return;
+	}
 	memcpy(name, line + 1, (size_t)(end - line - 1));
 	name[end - line - 1] = '\0';
 	for (i = 0; i < p->nkeys; i++)
