@@ -402,9 +402,9 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
 		if ((rc = keep_place(ps, j, rq, &n)) == -1)
 			return -1;
-		if (rc == 1 && !quota_ok(ps, j, n))
-			return 2;
-		if (rc == 1)
+		/* Kept nodes over the quota (an elastic gang kept at its
+		 * old size): placed afresh below, where it may shrink. */
+		if (rc == 1 && quota_ok(ps, j, n))
 			return add_start(ps, j, end, n) == -1 ? -1 : 1;
 	}
 	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;

@@ -609,6 +609,35 @@ START_TEST(test_elastic_restart)
 }
 END_TEST
 
+/* A restarting elastic gang whose kept nodes are more than its quota
+ * allows is placed afresh at the size that fits, not left waiting. */
+START_TEST(test_elastic_restart_over_quota)
+{
+	static const uint32_t prev[3] = { 1, 2, 3 };
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_job j[1];
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_start *s;
+
+	cl_init(&c, 4, NULL);
+	q[0] = queue_def(-1, 16);
+	q[0].borrow_limit = 0;
+	j[0] = job(1, 1, 8);
+	j[0].nodes_max = 3;
+	j[0].restarting = true;
+	j[0].prev_nodes = prev;
+	j[0].nprev = 3;
+	in = qinput(&c, NULL, 0, j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 2);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 START_TEST(test_einval)
 {
 	static const char *const fl[SCHED_FLAVORS_MAX + 1] = { NULL };
@@ -731,6 +760,7 @@ main(void)
 	tcase_add_test(tc, test_starve_no_queues);
 	tcase_add_test(tc, test_quota_no_resv);
 	tcase_add_test(tc, test_elastic_restart);
+	tcase_add_test(tc, test_elastic_restart_over_quota);
 	tcase_add_test(tc, test_einval);
 	tcase_add_test(tc, test_no_queues_same);
 	suite_add_tcase(s, tc);
