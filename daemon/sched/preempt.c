@@ -182,8 +182,7 @@ candidates(struct pass *ps, struct preempt *p, size_t j,
 	size_t nc = 0;
 	bool ok;
 
-	gmin = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
-	    jb->gpus_per_node : ps->stride - 1);
+	gmin = sched_min_gpus(ps, jb);
 	/* BORROWERS depends on the victim's queue only: decide it once per
 	 * queue, not per running job. */
 	for (r = 0; r < sq->nq; r++) {

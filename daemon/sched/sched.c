@@ -142,6 +142,13 @@ estimate_key(const struct pass *ps, const struct sched_job *jb)
 
 static enum sched_reason job_req(struct pass *, size_t, struct preq *);
 
+uint64_t
+sched_min_gpus(const struct pass *ps, const struct sched_job *jb)
+{
+	return (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
+	    jb->gpus_per_node : ps->stride - 1);
+}
+
 static bool
 starved(const struct pass *ps, const struct sched_job *jb)
 {
@@ -150,8 +157,7 @@ starved(const struct pass *ps, const struct sched_job *jb)
 
 	if (s <= 0 || jb->submit >= ps->now)
 		return false;
-	if (min > 0 && (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
-	    jb->gpus_per_node : ps->stride - 1) < min)
+	if (min > 0 && sched_min_gpus(ps, jb) < min)
 		return false;
 	/* now - submit > s, without overflow. */
 	if (jb->submit < 0 && ps->now > INT64_MAX + jb->submit)
@@ -167,7 +173,6 @@ mark_borrowing(struct pass *ps, struct okey *o)
 {
 	const struct sched_job *jb;
 	struct preq rq;
-	uint64_t g0;
 	size_t x;
 
 	squota_tally_reset(ps->sq);
@@ -175,9 +180,8 @@ mark_borrowing(struct pass *ps, struct okey *o)
 		jb = &ps->in->pending[o[x].idx];
 		if (job_req(ps, o[x].idx, &rq) != SCHED_REASON_NONE)
 			continue;
-		g0 = (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
-		    jb->gpus_per_node : ps->stride - 1);
-		o[x].borrow = !squota_tally(ps->sq, jb->queue, g0);
+		o[x].borrow = !squota_tally(ps->sq, jb->queue,
+		    sched_min_gpus(ps, jb));
 	}
 }
 
@@ -206,12 +210,10 @@ queue_order(struct pass *ps)
 		if (ps->sq != NULL)
 			o[j].preempting = in->pending[j].preempting;
 	}
-	/* Without queues the base order is the order. */
-	if (ps->sq == NULL) {
-		qsort(o, in->npending, sizeof(*o), okey_cmp);
-		return o;
-	}
 	qsort(o, in->npending, sizeof(*o), okey_cmp);
+	/* Without queues the base order is the order. */
+	if (ps->sq == NULL)
+		return o;
 	mark_borrowing(ps, o);
 	if ((sk = state_alloc(ps, in->npending + 1, sizeof(*sk))) == NULL ||
 	    (out = state_alloc(ps, in->npending + 1, sizeof(*out))) == NULL)

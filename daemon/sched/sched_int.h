@@ -216,6 +216,9 @@ uint32_t state_quick(const struct pass *, const struct preq *);
 
 /* sched.c */
 int	 sched_grow_picks(struct pass *, size_t more);
+/* The GPUs job j asks at least: nodes_min x gpus_per_node, a whole node
+ * counting the largest node's. */
+uint64_t sched_min_gpus(const struct pass *, const struct sched_job *);
 
 /* place.c */
 void	 place_counts(struct pass *, const struct preq *, int32_t *cnt);
