@@ -293,13 +293,14 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		return 0;
 	if ((p = scratch(ps)) == NULL)
 		return -1;
-	ps->preempt_tried++;
 	/* rq.set stays as try_start left it: after the reservation, a job
 	 * that would end after its start looks only at unreserved nodes,
 	 * so the GPUs it frees are ones it may start on under backfill. */
 	rq.n = jb->nodes_min;
 	if ((nc = candidates(ps, p, j, &rq)) == 0)
 		return 0;
+	/* A search with candidates costs placements: those are bounded. */
+	ps->preempt_tried++;
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;

@@ -859,12 +859,15 @@ START_TEST(test_plan_holds_free)
 }
 END_TEST
 
-/* Searches for victims are bounded per pass even when none succeeds. */
+/* Searches for victims are bounded per pass even when none succeeds:
+ * every job here has a candidate (101) but would not fit even with it
+ * gone (102 may not be preempted). */
 START_TEST(test_tries_bounded)
 {
 	struct cl c;
 	struct sched_queue q[1];
-	struct sched_running r = running(101, 0, 10, 1000);
+	struct sched_running r[2] = { running(101, 0, 10, 1000),
+	    running(102, 0, 10, 1000) };
 	struct sched_job j[100];
 	struct sched_input in;
 	struct sched_result *res;
@@ -872,13 +875,13 @@ START_TEST(test_tries_bounded)
 
 	cl_init(&c, 2, NULL);
 	busy(&c, 0, 0xff, 101);
-	busy(&c, 1, 0xff, 101);
-	r.preemptible = false;
+	busy(&c, 1, 0xff, 102);
+	r[1].preemptible = false;
 	q[0] = queue_def(-1, SCHED_UNLIMITED);
 	q[0].preempt = SCHED_PREEMPT_LOWER;
 	for (k = 0; k < 100; k++)
-		j[k] = hjob(k + 1, 1);
-	in = qinput(&c, &r, 1, j, 100, q, 1, 0);
+		j[k] = hjob(k + 1, 2);
+	in = qinput(&c, r, 2, j, 100, q, 1, 0);
 	res = qrun(&in);
 	ck_assert_uint_eq(res->npreempts, 0);
 	ck_assert_uint_gt(res->stats.preempt_tried, 0);
