@@ -60,6 +60,12 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->script);
 	free(spec->script_name);
 	free(spec->queue);
+	free(spec->array);
+	free(spec->dependency);
+	free(spec->output);
+	free(spec->error);
+	free(spec->nodelist);
+	free(spec->exclude);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -105,6 +111,8 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->name = dst->gpu_type = dst->topo_level = NULL;
 	dst->checkpoint_dir = dst->workdir = NULL;
 	dst->script = dst->script_name = dst->queue = NULL;
+	dst->array = dst->dependency = dst->output = dst->error = NULL;
+	dst->nodelist = dst->exclude = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -116,6 +124,12 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->workdir, src->workdir) == -1 ||
 	    dup_opt(&dst->script_name, src->script_name) == -1 ||
 	    dup_opt(&dst->queue, src->queue) == -1 ||
+	    dup_opt(&dst->array, src->array) == -1 ||
+	    dup_opt(&dst->dependency, src->dependency) == -1 ||
+	    dup_opt(&dst->output, src->output) == -1 ||
+	    dup_opt(&dst->error, src->error) == -1 ||
+	    dup_opt(&dst->nodelist, src->nodelist) == -1 ||
+	    dup_opt(&dst->exclude, src->exclude) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -604,7 +618,13 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	    err) == -1 ||
 	    check_opt_name("--workdir", spec->workdir, err) == -1 ||
 	    check_opt_name("script: file name", spec->script_name, err) == -1 ||
-	    check_opt_name("--queue", spec->queue, err) == -1)
+	    check_opt_name("--queue", spec->queue, err) == -1 ||
+	    check_opt_name("--array", spec->array, err) == -1 ||
+	    check_opt_name("--dependency", spec->dependency, err) == -1 ||
+	    check_opt_name("--output", spec->output, err) == -1 ||
+	    check_opt_name("--error", spec->error, err) == -1 ||
+	    check_opt_name("--nodelist", spec->nodelist, err) == -1 ||
+	    check_opt_name("--exclude", spec->exclude, err) == -1)
 		return -1;
 	if (spec->queue != NULL && check_word("--queue", spec->queue,
 	    JOB_QUEUE_MAX, "._-", "'.', '_' and '-'", err) == -1)

@@ -93,6 +93,29 @@ struct job_spec {
 				 * set by the controller at submit */
 	bool service;		/* --service: no time limit, restarted on
 				 * any exit with back-off, not counted */
+	/* The daily workflow (issue 13). */
+	char *array;		/* --array as given ("0-99:4%8"); NULL: not
+				 * an array. The controller expands it into
+				 * one job per task at submit (lib/array.h) */
+	char *dependency;	/* --dependency as given; NULL: none
+				 * (lib/depend.h) */
+	char *output;		/* -o pattern (%j %A %a %t %n %x); NULL: the
+				 * agent's spool (cohort logs) */
+	char *error;		/* -e pattern; NULL: with stdout */
+	char *nodelist;		/* --nodelist hostlist; NULL: any node */
+	char *exclude;		/* --exclude hostlist; NULL: none */
+	bool cpu_only;		/* --gpus-per-node 0: the tasks get no GPU */
+	bool exclusive;		/* --exclusive: whole nodes, shared with no
+				 * other job */
+	bool hold;		/* --hold: submitted held (JobHeldUser) */
+};
+
+/* Why a pending job is held (cohort hold / --hold), as Slurm's
+ * JobHeldUser and JobHeldAdmin: a user may release only their own hold. */
+enum job_hold {
+	JOB_HOLD_NONE = 0,
+	JOB_HOLD_USER = 1,
+	JOB_HOLD_ADMIN = 2,
 };
 
 /* One node's share of a job's allocation. */
@@ -157,6 +180,17 @@ struct job {
 	/* As received by a client: the controller withheld env, argv and
 	 * the script (private data of another user). */
 	bool redacted;
+	/* Arrays (issue 13): a task of the array whose first task has id
+	 * array_id (0: not an array task) is shown as ARRAYID_TASK. */
+	uint64_t array_id;
+	uint32_t array_task;	/* the task index (COHORT_ARRAY_TASK_ID) */
+	uint32_t array_max;	/* %N: tasks of the array running at once;
+				 * 0: no limit */
+	enum job_hold hold;	/* not scheduled while held */
+	/* Accounting (issue 13): GPU-milliseconds of every run so far, and
+	 * of those the part wasted (lost work, failed runs). */
+	uint64_t gpu_ms;
+	uint64_t wasted_gpu_ms;
 };
 
 /* Limits that come from the controller's configuration. */

@@ -51,6 +51,18 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 		pb->has_service = 1;
 		pb->service = 1;
 	}
+	pb->array = s->array;
+	pb->dependency = s->dependency;
+	pb->output = s->output;
+	pb->error = s->error;
+	pb->nodelist = s->nodelist;
+	pb->exclude = s->exclude;
+	pb->has_cpu_only = s->cpu_only;
+	pb->cpu_only = s->cpu_only;
+	pb->has_exclusive = s->exclusive;
+	pb->exclusive = s->exclusive;
+	pb->has_hold = s->hold;
+	pb->hold = s->hold;
 }
 
 static int
@@ -72,7 +84,13 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->checkpoint_dir, pb->checkpoint_dir) == -1 ||
 	    wire_dup(&s->workdir, pb->workdir) == -1 ||
 	    wire_dup(&s->script_name, pb->script_name) == -1 ||
-	    wire_dup(&s->queue, pb->queue) == -1)
+	    wire_dup(&s->queue, pb->queue) == -1 ||
+	    wire_dup(&s->array, pb->array) == -1 ||
+	    wire_dup(&s->dependency, pb->dependency) == -1 ||
+	    wire_dup(&s->output, pb->output) == -1 ||
+	    wire_dup(&s->error, pb->error) == -1 ||
+	    wire_dup(&s->nodelist, pb->nodelist) == -1 ||
+	    wire_dup(&s->exclude, pb->exclude) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -111,6 +129,9 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	if (pb->has_priority)
 		s->priority = pb->priority;
 	s->service = pb->has_service && pb->service;
+	s->cpu_only = pb->has_cpu_only && pb->cpu_only;
+	s->exclusive = pb->has_exclusive && pb->exclusive;
+	s->hold = pb->has_hold && pb->hold;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
@@ -339,6 +360,17 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 	pb->last_restart_ms = job->last_restart_ms;
 	pb->has_lost_work_ms = 1;
 	pb->lost_work_ms = job->lost_work_ms;
+	pb->has_array_id = job->array_id != 0;
+	pb->array_id = job->array_id;
+	pb->has_array_task = job->array_id != 0;
+	pb->array_task = job->array_task;
+	pb->has_array_max = job->array_max != 0;
+	pb->array_max = job->array_max;
+	pb->has_hold = job->hold != JOB_HOLD_NONE;
+	pb->hold = (uint32_t)job->hold;
+	pb->has_gpu_ms = pb->has_wasted_gpu_ms = 1;
+	pb->gpu_ms = job->gpu_ms;
+	pb->wasted_gpu_ms = job->wasted_gpu_ms;
 	return 0;
 }
 
@@ -544,6 +576,13 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->last_restart_ms = pb->last_restart_ms;
 	job->lost_work_ms = pb->lost_work_ms;
 	job->redacted = pb->has_redacted && pb->redacted;
+	job->array_id = pb->array_id;
+	job->array_task = pb->array_task;
+	job->array_max = pb->array_max;
+	job->hold = pb->hold == JOB_HOLD_ADMIN ? JOB_HOLD_ADMIN :
+	    pb->hold == JOB_HOLD_USER ? JOB_HOLD_USER : JOB_HOLD_NONE;
+	job->gpu_ms = pb->gpu_ms;
+	job->wasted_gpu_ms = pb->wasted_gpu_ms;
 	return job;
 fail:
 	job_free(job);

@@ -169,6 +169,11 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	lr.has_watch_checkpoints = 1;
 	lr.watch_checkpoints = l->place->node_rank == 0 &&
 	    l->job->spec.checkpoint_dir != NULL;
+	if (l->job->array_id != 0) {
+		lr.has_array_id = lr.has_array_task = 1;
+		lr.array_id = l->job->array_id;
+		lr.array_task = l->job->array_task;
+	}
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
 	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL)

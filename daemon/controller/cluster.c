@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "gates.h"
 #include "jobs.h"
 #include "lib/log.h"
 #include "nodes.h"
@@ -53,6 +54,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	struct placement_result res;
 	struct jobs_filter f = { .all = false };
 	const struct job **pending, *job;
+	struct gates *g;
 	uint64_t *preempting = NULL, *busy = NULL;
 	struct cerr err;
 	size_t npending, i;
@@ -63,12 +65,17 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * GPUs twice. */
 	if (cluster_refresh_allocations(cl) == -1)
 		return -1;
-	if (jobs_list(cl->js, &f, &pending, &npending) == -1)
+	if ((g = gates_begin(cl, now)) == NULL)
 		return -1;
+	if (jobs_list(cl->js, &f, &pending, &npending) == -1) {
+		gates_end(g);
+		return -1;
+	}
 	/* Waiting jobs: pending and restarting ones that hold nothing yet
 	 * (those still launching hold their allocation already), except
 	 * those whose start back-off runs: they keep their StartBackoff
-	 * reason and cost the pass nothing. */
+	 * reason and cost the pass nothing; and those a gate stops (held,
+	 * a dependency, an array's limit: gates.h). */
 	for (i = 0; i < npending;) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
@@ -77,9 +84,12 @@ cluster_place(struct cluster *cl, int64_t now)
 		else if (jobs_backing_off(pending[i], now)) {
 			backing_off = true;
 			pending[i] = pending[--npending];
-		} else
+		} else if (gates_block(g, pending[i]))
+			pending[i] = pending[--npending];
+		else
 			i++;
 	}
+	gates_end(g);
 	/* A job backing off waits too: growth would take its nodes. */
 	if (npending == 0) {
 		free(pending);

@@ -8,51 +8,19 @@
 #include <sys/wait.h>
 
 #include "jobs.h"
+#include "jobs_int.h"
 #include "lib/log.h"
 #include "queues.h"
 #include "quota.h"
 #include "store.h"
 #include "txq.h"
 
-/* Which ranks of an active job's current attempt have ended. */
-struct run {
-	uint64_t job_id;
-	uint32_t attempt;
-	size_t nranks;
-	size_t ndone;
-	uint8_t *done;		/* one flag per rank */
-	bool failed;
-	int64_t progress_ms;	/* latest progress file change seen */
-	int64_t ckpt_set_ms;	/* when its checkpoint was last updated */
-	/* The newest checkpoint reported within JOBS_CKPT_MIN_INTERVAL_MS
-	 * of the last one written: written at the next report after it, or
-	 * before the run fails over (its restart must resume from it: the
-	 * job may have removed the older one). */
-	char *pend_path;	/* NULL: none */
-	uint64_t pend_step;
-	int64_t pend_written_ms;
-};
-
-struct jobs {
-	struct store *st;
-	struct run *runs;
-	size_t nruns;
-	struct txq *q;
-	struct job_limits limits;
-	struct quota *quota;	/* per-user waiting jobs and submit rate */
-	struct queues *queues;	/* borrowed; NULL: no queue checks */
-	struct job **tab;	/* sorted by id: ids only grow */
-	size_t n;
-	size_t cap;
-	uint64_t last_id;
-};
-
 static int jobs_ckpt_write(struct jobs *, struct job *, struct run *,
     uint64_t, const char *, int64_t, int64_t, struct cerr *);
 static void jobs_ckpt_flush(struct jobs *, struct job *, int64_t);
 
 /* Room for one more job in the table. 0 or -1 (ENOMEM). */
-static int
+int
 jobs_reserve(struct jobs *js)
 {
 	struct job **tab;
@@ -68,7 +36,7 @@ jobs_reserve(struct jobs *js)
 	return 0;
 }
 
-static int
+int
 jobs_append(struct jobs *js, struct job *job)
 {
 	if (jobs_reserve(js) == -1)
@@ -108,7 +76,7 @@ jobs_drop(struct jobs *js)
 
 /* Jobs that count toward a user's max_pending_per_user: those waiting
  * for a start (a launching job is still PENDING). */
-static bool
+bool
 jobs_waiting(enum job_state s)
 {
 	return s == JOB_PENDING || s == JOB_RESTARTING;
@@ -322,13 +290,10 @@ jobs_count(const struct jobs *js)
 	return js->n;
 }
 
-static int jobs_transition(struct jobs *, struct job *, enum job_state,
-    const char *, int64_t, const char *, const char *,
-    const struct placement *, size_t, struct cerr *);
 
 /* Write one request's rows inside the shared transaction: all of them,
  * or (store_undo) none. */
-static int
+int
 jobs_write(struct jobs *js, const struct job *job, bool insert,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err)
@@ -381,6 +346,8 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	job->id = js->last_id + 1;
 	job->state = JOB_PENDING;
 	job->submit_ms = now_ms;
+	if (job->spec.hold)
+		job->hold = JOB_HOLD_USER;
 	snprintf(detail, sizeof(detail), "name=%s nodes=%u:%u gpus_per_node=%u"
 	    "%s%s%s", job->spec.name, job->spec.nodes_min, job->spec.nodes_max,
 	    job->spec.gpus_per_node, job->spec.queue != NULL ? " queue=" : "",
@@ -452,7 +419,7 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
  * n may be 0 to clear it); start_ms and end_ms follow the state. The
  * caller may change more of next, then hands it to jobs_apply. 0, or -1
  * with err and nothing allocated. */
-static int
+int
 jobs_next(const struct job *job, enum job_state state, const char *reason,
     const struct placement *next_place, size_t n, int64_t now_ms,
     struct job *next, struct cerr *err)
@@ -485,7 +452,7 @@ jobs_next(const struct job *job, enum job_state state, const char *reason,
 
 /* Free what next owns that job does not: a next that was not applied,
  * or (swapped) what the job it replaced no longer shares with it. */
-static void
+void
 jobs_next_discard(const struct job *job, struct job *next)
 {
 	if (next->reason != job->reason)
@@ -502,7 +469,7 @@ jobs_next_discard(const struct job *job, struct job *next)
  * and detail), and only once that took make it the job. 0, or -1 with
  * err, next discarded and job as it was: the table keeps matching the
  * database whatever fails. */
-static int
+int
 jobs_apply(struct jobs *js, struct job *job, struct job *next,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err)
@@ -527,7 +494,7 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
 /* Move job to state with reason, writing the row (and its placement) and
  * an event first; the table changes only if the writes took. next_place
  * replaces the placement when non-NULL (n may be 0 to clear it). */
-static int
+int
 jobs_transition(struct jobs *js, struct job *job, enum job_state state,
     const char *reason, int64_t now_ms, const char *kind, const char *actor,
     const struct placement *next_place, size_t n, struct cerr *err)
@@ -540,7 +507,7 @@ jobs_transition(struct jobs *js, struct job *job, enum job_state state,
 	return jobs_apply(js, job, &next, now_ms, kind, actor, reason, err);
 }
 
-static struct job *
+struct job *
 jobs_find(struct jobs *js, uint64_t id, struct cerr *err)
 {
 	struct job *job = (struct job *)jobs_get(js, id);

@@ -37,7 +37,9 @@
 	"hang_timeout_s, env, workdir, argv, script, script_name, state, " \
 	"reason, submit_ms, start_ms, end_ms, restarts, exit_code, attempt, " \
 	"ckpt_step, ckpt_path, ckpt_ms, last_failure_ms, last_restart_ms, " \
-	"lost_work_ms, queue, service"
+	"lost_work_ms, queue, service, array_spec, dependency, output, " \
+	"error, nodelist, exclude, cpu_only, exclusive, array_id, " \
+	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -56,13 +58,15 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_ROLLBACK_TO] = "ROLLBACK TO " SAVEPOINT_NAME,
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
 	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7, "
 	    "attempt = ?8, ckpt_step = ?9, ckpt_path = ?10, ckpt_ms = ?11, "
-	    "last_failure_ms = ?12, last_restart_ms = ?13, lost_work_ms = ?14 "
+	    "last_failure_ms = ?12, last_restart_ms = ?13, lost_work_ms = ?14, "
+	    "hold = ?15, gpu_ms = ?16, wasted_gpu_ms = ?17 "
 	    "WHERE id = ?1",
 	[S_EVENT_INSERT] = "INSERT INTO events "
 	    "(time_ms, job_id, node, kind, actor, detail) "
@@ -614,6 +618,15 @@ bind_recovery(struct binder *b, const struct job *job)
 	bind_int(b, (int64_t)job->lost_work_ms);
 }
 
+/* The hold and accounting columns, shared by insert and update. */
+static void
+bind_accounting(struct binder *b, const struct job *job)
+{
+	bind_int(b, job->hold);
+	bind_int(b, (int64_t)job->gpu_ms);
+	bind_int(b, (int64_t)job->wasted_gpu_ms);
+}
+
 int
 store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 {
@@ -657,6 +670,18 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_recovery(&b, job);
 	bind_text(&b, sp->queue);
 	bind_int(&b, sp->service ? 1 : 0);
+	bind_text(&b, sp->array);
+	bind_text(&b, sp->dependency);
+	bind_text(&b, sp->output);
+	bind_text(&b, sp->error);
+	bind_text(&b, sp->nodelist);
+	bind_text(&b, sp->exclude);
+	bind_int(&b, sp->cpu_only ? 1 : 0);
+	bind_int(&b, sp->exclusive ? 1 : 0);
+	bind_int(&b, (int64_t)job->array_id);
+	bind_int(&b, job->array_task);
+	bind_int(&b, job->array_max);
+	bind_accounting(&b, job);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -685,6 +710,7 @@ store_job_update(struct store *st, const struct job *job, struct cerr *err)
 		bind_text(&b, NULL);
 	bind_int(&b, job->attempt);
 	bind_recovery(&b, job);
+	bind_accounting(&b, job);
 
 	snprintf(what, sizeof(what), "update job %llu",
 	    (unsigned long long)job->id);
@@ -730,6 +756,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	struct job *job;
 	struct job_spec *sp;
 	char *state = NULL;
+	int64_t hold;
 
 	if ((job = job_new()) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "load jobs: out of memory");
@@ -777,6 +804,22 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	job->lost_work_ms = (uint64_t)read_int(&r);
 	read_text(&r, &sp->queue);
 	sp->service = read_int(&r) != 0;
+	read_text(&r, &sp->array);
+	read_text(&r, &sp->dependency);
+	read_text(&r, &sp->output);
+	read_text(&r, &sp->error);
+	read_text(&r, &sp->nodelist);
+	read_text(&r, &sp->exclude);
+	sp->cpu_only = read_int(&r) != 0;
+	sp->exclusive = read_int(&r) != 0;
+	job->array_id = (uint64_t)read_int(&r);
+	job->array_task = (uint32_t)read_int(&r);
+	job->array_max = (uint32_t)read_int(&r);
+	hold = read_int(&r);
+	job->hold = hold == JOB_HOLD_ADMIN ? JOB_HOLD_ADMIN :
+	    hold == JOB_HOLD_USER ? JOB_HOLD_USER : JOB_HOLD_NONE;
+	job->gpu_ms = (uint64_t)read_int(&r);
+	job->wasted_gpu_ms = (uint64_t)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

@@ -1,0 +1,77 @@
+/* The jobs table's insides, shared by the files of the jobs module
+ * (jobs.c: the table and the lifecycle; jobs_*.c: one role each). Not for
+ * the rest of the controller, which goes through jobs.h. */
+#ifndef COHORT_CONTROLLER_JOBS_INT_H
+#define COHORT_CONTROLLER_JOBS_INT_H
+
+#include "jobs.h"
+
+/* Which ranks of an active job's current attempt have ended. */
+struct run {
+	uint64_t job_id;
+	uint32_t attempt;
+	size_t nranks;
+	size_t ndone;
+	uint8_t *done;		/* one flag per rank */
+	bool failed;
+	int64_t progress_ms;	/* latest progress file change seen */
+	int64_t ckpt_set_ms;	/* when its checkpoint was last updated */
+	/* The newest checkpoint reported within JOBS_CKPT_MIN_INTERVAL_MS
+	 * of the last one written: written at the next report after it, or
+	 * before the run fails over (its restart must resume from it: the
+	 * job may have removed the older one). */
+	char *pend_path;	/* NULL: none */
+	uint64_t pend_step;
+	int64_t pend_written_ms;
+};
+
+struct jobs {
+	struct store *st;
+	struct run *runs;
+	size_t nruns;
+	struct txq *q;
+	struct job_limits limits;
+	struct quota *quota;	/* per-user waiting jobs and submit rate */
+	struct queues *queues;	/* borrowed; NULL: no queue checks */
+	struct job **tab;	/* sorted by id: ids only grow */
+	size_t n;
+	size_t cap;
+	uint64_t last_id;
+};
+
+/* Room for one more job in the table (jobs_append cannot fail after
+ * it). 0 or -1 (ENOMEM). */
+int jobs_reserve(struct jobs *js);
+int jobs_append(struct jobs *js, struct job *job);
+/* The job with id, or NULL with err ERR_NOT_FOUND. */
+struct job *jobs_find(struct jobs *js, uint64_t id, struct cerr *err);
+/* Jobs that count toward max_pending_per_user (PENDING, RESTARTING). */
+bool jobs_waiting(enum job_state s);
+
+/* Write one request's rows inside the shared transaction (the job's row,
+ * inserted or updated with its placement, and an event): all of them, or
+ * (store_undo) none. */
+int jobs_write(struct jobs *js, const struct job *job, bool insert,
+    int64_t now_ms, const char *kind, const char *actor, const char *detail,
+    struct cerr *err);
+/* The next version of job, as a shallow copy: state with reason (a copy
+ * of its own) and, when next_place is non-NULL, that placement (copied;
+ * n may be 0 to clear it); start_ms and end_ms follow the state. The
+ * caller may change more of next, then hands it to jobs_apply. 0, or -1
+ * with err and nothing allocated. */
+int jobs_next(const struct job *job, enum job_state state,
+    const char *reason, const struct placement *next_place, size_t n,
+    int64_t now_ms, struct job *next, struct cerr *err);
+/* Free what next owns that job does not. */
+void jobs_next_discard(const struct job *job, struct job *next);
+/* Write next (row, placement, an event), and only once that took make
+ * it the job. 0, or -1 with err, next discarded and job as it was. */
+int jobs_apply(struct jobs *js, struct job *job, struct job *next,
+    int64_t now_ms, const char *kind, const char *actor, const char *detail,
+    struct cerr *err);
+/* Move job to state with reason through jobs_next and jobs_apply. */
+int jobs_transition(struct jobs *js, struct job *job, enum job_state state,
+    const char *reason, int64_t now_ms, const char *kind, const char *actor,
+    const struct placement *next_place, size_t n, struct cerr *err);
+
+#endif
