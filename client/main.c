@@ -18,6 +18,8 @@ static const struct command {
 } commands[] = {
 	{ "submit", cmd_submit, "submit a job: [OPTIONS] -- CMD [ARGS...] "
 	    "or [OPTIONS] SCRIPT [ARGS...]" },
+	{ "run", cmd_run, "submit, stream the output, exit with the job's "
+	    "code: [OPTIONS] -- CMD" },
 	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
 	{ "show", cmd_show, "show one job: JOB" },
 	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },

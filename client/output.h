@@ -96,6 +96,8 @@ int output_parse_job_id(const char *cmd, const char *s, uint64_t *id);
  * clock in milliseconds, for the commands that poll. */
 void output_sleep_ms(int64_t ms);
 int64_t output_mono_ms(void);
+/* The wall clock in milliseconds since the epoch, as job times are. */
+int64_t output_wall_ms(void);
 
 /* The job as the JSON object of `cohort show --json` (and each element
  * of `cohort jobs --json`). New reference, NULL on ENOMEM. */

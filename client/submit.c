@@ -20,6 +20,7 @@
 #include "client/commands.h"
 #include "client/output.h"
 #include "client/script.h"
+#include "client/submit.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
 #include "lib/job.h"
@@ -518,10 +519,9 @@ submit_script(struct job_spec *spec, struct output_conn_flags *cf, int argc,
 	return 0;
 }
 
-/* Send the spec; print the new job's id. */
-static int
+int
 submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
-    const struct output_conn_flags *cf)
+    const struct output_conn_flags *cf, uint64_t *id)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__SubmitRequest sub = COHORT__V1__SUBMIT_REQUEST__INIT;
@@ -539,8 +539,8 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	if ((rep = cconn_call(c, &req, &err)) == NULL)
 		rc = output_call_error(&err);
 	else if (rep->body_case == COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY) {
-		printf("%" PRIu64 "\n", rep->submit_reply->job_id);
-		rc = fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+		*id = rep->submit_reply->job_id;
+		rc = EXIT_OK;
 	} else
 		rc = output_reply_error("submit", rep);
 	frame_free(rep);
@@ -549,57 +549,74 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 }
 
 int
-cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
+submit_prepare(int argc, char **argv, struct job_spec *spec,
+    struct output_conn_flags *cf, char ***words, size_t *nwords)
 {
 	struct submit_src cmdline = { NULL, NULL, 0 };
-	struct output_conn_flags cf = { NULL, NULL, NULL, NULL };
 	struct submit_pass p;
-	struct job_spec spec;
 	struct cerr err;
-	char **words = NULL;
-	size_t nwords = 0;
 	int i, rc;
 
-	job_spec_init(&spec);
-	if ((rc = submit_parse(&spec, &cf, argc, argv, &cmdline, &p)) == -2) {
-		fputs(submit_usage, stdout);
-		rc = EXIT_OK;
-		goto out;
-	}
-	if (rc != 0)
-		goto out;
-	if (p.rest >= argc) {
-		rc = submit_error(&cmdline, 0, "missing command (use -- CMD "
-		    "[ARGS...] or a script; see cohort submit --help)");
-		goto out;
-	}
+	*words = NULL;
+	*nwords = 0;
+	memset(cf, 0, sizeof(*cf));
+	if ((rc = submit_parse(spec, cf, argc, argv, &cmdline, &p)) != 0)
+		return rc;
+	if (p.rest >= argc)
+		return submit_error(&cmdline, 0, "missing command (use -- CMD "
+		    "[ARGS...] or a script; see cohort %s --help)", argv[0]);
 	if (p.dashdash) {
 		for (i = p.rest; i < argc; i++)
-			if (strv_append(&spec.argv, &spec.argc, argv[i]) == -1)
+			if (strv_append(&spec->argv, &spec->argc,
+			    argv[i]) == -1)
 				goto nomem;
-	} else if ((rc = submit_script(&spec, &cf, argc, argv, &p, &words,
-	    &nwords)) != 0)
-		goto out;
-	if (submit_workdir(&spec) == -1) {
+	} else if ((rc = submit_script(spec, cf, argc, argv, &p, words,
+	    nwords)) != 0)
+		return rc;
+	if (submit_workdir(spec) == -1) {
 		output_error("submit: cannot name the working directory: %s",
 		    strerror(errno));
-		rc = EXIT_FAILED;
-		goto out;
+		return EXIT_FAILED;
 	}
 	/* Control characters in a name, invalid UTF-8: refused here, with
 	 * the option's name, before anything is sent. */
 	cerr_clear(&err);
-	if (job_spec_check_text(&spec, &err) == -1) {
+	if (job_spec_check_text(spec, &err) == -1) {
 		output_error("submit: %s", err.text);
-		rc = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
-	rc = submit_send(&spec, opts, &cf);
-	goto out;
+	return 0;
 nomem:
 	output_error("submit: out of memory");
-	rc = EXIT_FAILED;
-out:
+	return EXIT_FAILED;
+}
+
+const char *
+submit_options_usage(void)
+{
+	return submit_usage;
+}
+
+int
+cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct output_conn_flags cf;
+	struct job_spec spec;
+	char **words;
+	size_t nwords;
+	uint64_t id;
+	int rc;
+
+	job_spec_init(&spec);
+	rc = submit_prepare(argc, argv, &spec, &cf, &words, &nwords);
+	if (rc == -2) {
+		fputs(submit_usage, stdout);
+		rc = EXIT_OK;
+	} else if (rc == 0 &&
+	    (rc = submit_send(&spec, opts, &cf, &id)) == EXIT_OK) {
+		printf("%" PRIu64 "\n", id);
+		rc = fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+	}
 	job_spec_clear(&spec);
 	strv_free(words, nwords);
 	return rc;

@@ -12,6 +12,7 @@
 
 #include "client/commands.h"
 #include "client/output.h"
+#include "client/status.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
 #include "lib/job.h"
@@ -46,6 +47,7 @@ struct wait_req {
 	bool has_timeout;
 	uint64_t timeout_s;
 	char prefix[48];	/* "wait JOB" for messages */
+	struct status_line sl;	/* what the job does, on a terminal */
 };
 
 /* SEC: a bare number is seconds here (not minutes as in --time); a
@@ -125,9 +127,10 @@ wait_ended(const struct wait_req *w, const struct job *j)
  * has not (*state set), -1 when the controller went away (err set: try
  * again later), or 2 for any other failure (*rc set, reported). */
 static int
-wait_poll(struct cconn *c, const struct wait_req *w, enum job_state *state,
+wait_poll(struct cconn *c, struct wait_req *w, enum job_state *state,
     int *rc, struct cerr *err)
 {
+	char text[256];
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
 	struct job *j;
@@ -152,6 +155,7 @@ wait_poll(struct cconn *c, const struct wait_req *w, enum job_state *state,
 		return -1;
 	}
 	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY) {
+		status_clear(&w->sl);
 		*rc = output_reply_error(w->prefix, rep);
 		frame_free(rep);
 		return 2;
@@ -163,10 +167,13 @@ wait_poll(struct cconn *c, const struct wait_req *w, enum job_state *state,
 		*rc = EXIT_FAILED;
 		ret = 2;
 	} else if (job_state_is_final(j->state)) {
+		status_clear(&w->sl);
 		*rc = wait_ended(w, j);
 		ret = 1;
 	} else {
 		*state = j->state;
+		status_job_text(j, output_wall_ms(), text, sizeof(text));
+		status_show(&w->sl, text);
 		ret = 0;
 	}
 	job_free(j);
@@ -175,7 +182,7 @@ wait_poll(struct cconn *c, const struct wait_req *w, enum job_state *state,
 }
 
 static int
-wait_loop(const struct wait_req *w, struct cconn_opts *o)
+wait_loop(struct wait_req *w, struct cconn_opts *o)
 {
 	int64_t now, deadline, step = WAIT_FIRST_MS;
 	enum job_state state = JOB_PENDING;
@@ -221,6 +228,7 @@ wait_loop(const struct wait_req *w, struct cconn_opts *o)
 		}
 		now = output_mono_ms();
 		if (now >= deadline) {
+			status_clear(&w->sl);
 			if (c == NULL)
 				goto unreachable;
 			output_error("%s: still %s after %" PRIu64 " s",
@@ -232,6 +240,7 @@ wait_loop(const struct wait_req *w, struct cconn_opts *o)
 		step = step * 3 / 2 < WAIT_MAX_MS ? step * 3 / 2 : WAIT_MAX_MS;
 	}
 unreachable:
+	status_clear(&w->sl);
 	output_error("%s", err.text);
 	return err.code == ERR_UNAVAILABLE || err.code == ERR_VERSION ||
 	    err.code == ERR_PROTOCOL ? EXIT_UNREACHABLE : EXIT_FAILED;
@@ -254,6 +263,7 @@ cmd_wait(int argc, char **argv, const struct cconn_opts *opts)
 		return rc;
 	if ((rc = output_settings(opts, &conn, &s, &o)) != EXIT_OK)
 		return rc;
+	status_init(&w.sl);
 	rc = wait_loop(&w, &o);
 	settings_clear(&s);
 	return rc;
