@@ -739,7 +739,10 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 	/* A failed task fails the gang: restart it (or FAILED once its
 	 * restarts are used up), after a back-off when it failed early
 	 * (jobs_early_backoff). Its run goes with the transition. */
-	if ((backoff = jobs_early_backoff(js, job, now_ms, &ran)) > 0) {
+	/* The last failure it may have ends it: nothing to retry. */
+	backoff = job->restarts < job->spec.max_restarts ?
+	    jobs_early_backoff(js, job, now_ms, &ran) : 0;
+	if (backoff > 0) {
 		snprintf(cause, sizeof(cause), "FailedEarly: %s after %" PRId64
 		    " s; retry in %" PRId64 " s", reason, ran / 1000,
 		    backoff / 1000);

@@ -493,6 +493,7 @@ START_TEST(test_early_fail_gives_up)
 	ck_assert_int_eq(fail_at(&f, id, now + 10), JOB_FAILED);
 	ck_assert_ptr_nonnull(strstr(jobs_get(f.js, id)->reason,
 	    "max restarts (2) reached"));
+	ck_assert_ptr_null(strstr(jobs_get(f.js, id)->reason, "retry"));
 	/* Hardware (a node lost, an XID) fails over at once, early or
 	 * not: jobs_fail_over sets no back-off. */
 	ctl_teardown(&f);
