@@ -35,7 +35,7 @@
  *   early_fail_window = 60s     a task failing (not for hardware) within
  *                               this long of its run's start restarts
  *                               after a back-off doubling per early
- *                               failure (1 s .. 5 min); 0: at once
+ *                               failure (1 s .. 5 min); 0s: at once
  *   [queue NAME]                any number, in file order (queues.h; no
  *                               [queue]: one unlimited "default" queue)
  *   parent = NAME               a tree of any depth; none: top level
