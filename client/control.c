@@ -187,7 +187,8 @@ static const char update_usage[] =
     "  change a job. A pending job may change any of these, checked as a\n"
     "  submit would be; a running one only --time and --priority, which\n"
     "  its user may only lower (admins may also raise them).\n"
-    "  --time: 90s, 30m, 2h, 1-00:00:00; --gpu-type '': any type.\n";
+    "  --time: 90s, 30m, 2h, 1-00:00:00; --gpus-per-node 0: CPU only;\n"
+    "  --gpu-type '': any type.\n";
 
 /* Parse argv for a command taking only the connection flags and
  * --verbose. 0, -2 for --help, or EXIT_USAGE. */
@@ -384,8 +385,14 @@ update_opt(Cohort__V1__UpdateRequest *ur, int ch, char *arg)
 		ur->has_nodes_min = ur->has_nodes_max = 1;
 		return 0;
 	case O_GPUS:
-		ur->has_gpus_per_node = 1;
-		return update_u32("--gpus-per-node", arg, &ur->gpus_per_node);
+		/* As at submit: 0 is a CPU-only job (cpu_only), any other
+		 * count is not one. */
+		ur->has_gpus_per_node = ur->has_cpu_only = 1;
+		if (update_u32("--gpus-per-node", arg, &ur->gpus_per_node) ==
+		    -1)
+			return -1;
+		ur->cpu_only = ur->gpus_per_node == 0;
+		return 0;
 	case O_TASKS:
 		ur->has_tasks_per_node = 1;
 		return update_u32("--tasks-per-node", arg,

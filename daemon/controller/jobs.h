@@ -88,6 +88,8 @@ struct job_update {
 	const char *queue;		/* NULL: unchanged */
 	bool has_max_restarts;
 	uint32_t max_restarts;
+	bool has_cpu_only;
+	bool cpu_only;
 };
 
 /* Change job id's spec for who (its owner, an admin, an admin of its

@@ -186,7 +186,8 @@ update_live(const struct job *job, const struct peer *who, bool admin,
 {
 	const char *bad = u->name != NULL ? "--name" : u->has_nodes ?
 	    "--nodes" : u->has_gpus_per_node ? "--gpus-per-node" :
-	    u->has_tasks_per_node ? "--tasks-per-node" : u->gpu_type != NULL ?
+	    u->has_tasks_per_node ? "--tasks-per-node" : u->has_cpu_only ?
+	    "--gpus-per-node" : u->gpu_type != NULL ?
 	    "--gpu-type" : u->queue != NULL ? "--queue" : u->has_max_restarts ?
 	    "--max-restarts" : NULL;
 
@@ -235,6 +236,8 @@ update_pending(struct jobs *js, const struct job *job,
     struct job_spec *sp, struct cerr *err)
 {
 	struct peer owner;
+	int32_t kept = sp->priority;
+	int rc;
 
 	if (u->has_time)
 		sp->time_limit_s = u->time_limit_s;
@@ -248,6 +251,8 @@ update_pending(struct jobs *js, const struct job *job,
 	}
 	if (u->has_gpus_per_node)
 		sp->gpus_per_node = u->gpus_per_node;
+	if (u->has_cpu_only)
+		sp->cpu_only = u->cpu_only;
 	if (u->has_tasks_per_node)
 		sp->tasks_per_node = u->tasks_per_node;
 	if (u->gpu_type != NULL) {
@@ -261,18 +266,26 @@ update_pending(struct jobs *js, const struct job *job,
 		return -1;
 	if (u->has_max_restarts)
 		sp->max_restarts = u->max_restarts;
+	/* A priority left as it is (one an admin raised) is not judged
+	 * again: checked as the default, then put back. */
+	if (!u->has_priority && sp->priority > JOB_DEFAULT_PRIORITY)
+		sp->priority = JOB_DEFAULT_PRIORITY;
 	/* As at submit: with queues, a raised priority is the queue's to
 	 * allow. The queue admits the job's owner (its users list), with
 	 * the rights of whoever updates it. */
 	if (job_spec_validate(sp, js->queues != NULL ? who->role | ROLE_ADMIN :
 	    (admin ? ROLE_ADMIN : who->role), &js->limits, err) == -1)
 		return -1;
-	if (js->queues == NULL)
-		return 0;
-	memset(&owner, 0, sizeof(owner));
-	snprintf(owner.name, sizeof(owner.name), "%s", job->user);
-	owner.role = admin ? ROLE_ADMIN : ROLE_USER;
-	return queues_admit(js->queues, &owner, sp, err);
+	rc = 0;
+	if (js->queues != NULL) {
+		memset(&owner, 0, sizeof(owner));
+		snprintf(owner.name, sizeof(owner.name), "%s", job->user);
+		owner.role = admin ? ROLE_ADMIN : ROLE_USER;
+		rc = queues_admit(js->queues, &owner, sp, err);
+	}
+	if (!u->has_priority)
+		sp->priority = kept;
+	return rc;
 }
 
 static bool
@@ -300,6 +313,9 @@ update_describe(const struct job_spec *o, const struct job_spec *n,
 	if (o->gpus_per_node != n->gpus_per_node)
 		changes_add(c, "gpus_per_node %u->%u", o->gpus_per_node,
 		    n->gpus_per_node);
+	if (o->cpu_only != n->cpu_only)
+		changes_add(c, "cpu_only %s->%s", o->cpu_only ? "yes" : "no",
+		    n->cpu_only ? "yes" : "no");
 	if (o->tasks_per_node != n->tasks_per_node)
 		changes_add(c, "tasks_per_node %u->%u", o->tasks_per_node,
 		    n->tasks_per_node);

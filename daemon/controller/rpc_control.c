@@ -207,6 +207,8 @@ rpc_update(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	u.tasks_per_node = ur->tasks_per_node;
 	u.gpu_type = ur->gpu_type;
 	u.queue = ur->queue;
+	u.has_cpu_only = ur->has_cpu_only;
+	u.cpu_only = ur->cpu_only;
 	u.has_max_restarts = ur->has_max_restarts;
 	u.max_restarts = ur->max_restarts;
 	cerr_clear(&err);

@@ -182,13 +182,28 @@ START_TEST(test_update_pending)
 	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 3000, ch,
 	    sizeof(ch), &err), 0);
 	ck_assert_int_eq(jobs_get(f.js, id)->spec.priority, 500);
+	/* --gpus-per-node 0 as the CLI sends it: CPU only, stored; by its
+	 * user, the priority an admin raised is not judged again. */
+	memset(&u, 0, sizeof(u));
+	u.has_gpus_per_node = u.has_cpu_only = u.cpu_only = true;
+	u.gpus_per_node = 0;
+	ck_assert_msg(jobs_update(f.js, &alice, id, &u, 3000, ch, sizeof(ch),
+	    &err) == 0, "%s", err.text);
+	ck_assert_ptr_nonnull(strstr(ch, "cpu_only no->yes"));
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert(jobs_get(f.js, id)->spec.cpu_only);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.gpus_per_node, 0);
+	memset(&u, 0, sizeof(u));
+	u.has_priority = true;
+	u.priority = 500;
 	/* Nothing to change: no event. */
 	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 3000, ch,
 	    sizeof(ch), &err), 0);
 	ck_assert_str_eq(ch, "");
 	ctl_flush(&f);
 	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
-	    "kind = 'update'"), 2);
+	    "kind = 'update'"), 3);
 	ctl_teardown(&f);
 }
 END_TEST
