@@ -44,7 +44,10 @@ for i, e in enumerate(ev):
         gaps.append(round(t(nxt[0]) - t(e), 2))
 print("gaps from each restart to the next start:", gaps, file=sys.stderr)
 want = [1, 2, 4]
-ok = len(gaps) == 3 and all(w <= g < w + 1.5 for g, w in zip(gaps, want))
+# Never before the back-off; after it within a tick or two (a loaded
+# machine), and growing.
+ok = (len(gaps) == 3 and all(w - 0.05 <= g < w + 3 for g, w in zip(gaps, want))
+      and gaps[0] < gaps[1] < gaps[2])
 sys.exit(0 if ok else 1)
 PY
 log "job $grow: restarts backed off 1, 2, 4 s"
