@@ -28,5 +28,10 @@ int cmd_resume(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_events(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_run(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_queues(int argc, char **argv, const struct cconn_opts *opts);
+/* client/control.c */
+int cmd_hold(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_release(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_requeue(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_update(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/commands.h"
+#include "client/control.h"
 #include "client/output.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
@@ -38,7 +39,11 @@ static const char show_usage[] =
     "  one job: spec, queue, state and reason, allocation, restarts, last\n"
     "  checkpoint, last failure and restart, work lost, preemptions\n";
 static const char cancel_usage[] =
-    "usage: cohort cancel JOB...\n";
+    "usage: cohort cancel JOB...\n"
+    "       cohort cancel [--user USER] [--state STATE[,STATE]] [--name NAME]\n"
+    "  JOB: an id or a range FIRST-LAST (12-20). With filters instead, the\n"
+    "  live jobs matching all of them that you may cancel; a user's filters\n"
+    "  mean their own jobs unless --user names another.\n";
 
 /* What a command's options were, besides its positional arguments. */
 struct jobs_flags {
@@ -661,65 +666,172 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 	return rc;
 }
 
-/* Cancel each job on one connection; a refusal does not stop the rest. */
+/* cohort cancel's own options (scancel's filters). */
+enum { C_USER = 0x100, C_STATE, C_NAME, C_HELP = 'h' };
+
+static const struct option cancel_longopts[] = {
+	{ "user", required_argument, NULL, C_USER },
+	{ "state", required_argument, NULL, C_STATE },
+	{ "name", required_argument, NULL, C_NAME },
+	{ "help", no_argument, NULL, C_HELP },
+	OUTPUT_CONN_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The filters of cohort cancel, as a request. */
+struct cancel_filter {
+	Cohort__V1__JobState states[16];
+	size_t nstates;
+	const char *user;
+	const char *name;
+};
+
+/* S[,S...] into f->states. 0, or -1 after printing why. */
 static int
-cancel_all(struct cconn *c, const uint64_t *ids, int n)
+cancel_states(struct cancel_filter *f, const char *arg)
+{
+	char buf[256], *tok, *save;
+	enum job_state st;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		goto bad;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (job_state_parse(tok, &st) == -1) {
+			output_error("cancel: --state: unknown state '%s' "
+			    "(PENDING, RUNNING, RESTARTING, RESIZING)", tok);
+			return -1;
+		}
+		if (f->nstates == sizeof(f->states) / sizeof(f->states[0]))
+			goto bad;
+		f->states[f->nstates++] = wire_state_to_pb(st);
+	}
+	if (f->nstates > 0)
+		return 0;
+bad:
+	output_error("cancel: --state: invalid list '%s' (STATE[,STATE])", arg);
+	return -1;
+}
+
+/* Send one cancel: ids (n of them) or, with n 0, the filters. Its
+ * results printed; *more: the filter matched more than one request
+ * handles; *done: how many were cancelled. */
+static int
+cancel_send(struct cconn *c, uint64_t *ids, size_t n,
+    const struct cancel_filter *f, bool *more, size_t *done)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__CancelRequest cr = COHORT__V1__CANCEL_REQUEST__INIT;
+	Cohort__V1__CancelReply *r;
 	struct cerr err;
-	char prefix[48];
-	int i, r, rc = EXIT_OK;
+	size_t i;
+	int rc;
 
+	*more = false;
+	*done = 0;
+	cr.job_id = 0;
+	cr.n_job_ids = n;
+	cr.job_ids = ids;
+	if (n == 0) {
+		cr.user = (char *)f->user;
+		cr.name = (char *)f->name;
+		cr.n_states = f->nstates;
+		cr.states = (Cohort__V1__JobState *)f->states;
+	}
 	req.body_case = COHORT__V1__ENVELOPE__BODY_CANCEL;
 	req.cancel = &cr;
-	for (i = 0; i < n; i++) {
-		cr.job_id = ids[i];
-		if ((rep = cconn_call(c, &req, &err)) == NULL)
-			return output_call_error(&err);
-		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY) {
-			snprintf(prefix, sizeof(prefix), "cancel %" PRIu64,
-			    ids[i]);
-			r = output_reply_error(prefix, rep);
-			if (rc != EXIT_UNREACHABLE)
-				rc = r;
-		}
+	if ((rep = cconn_call(c, &req, &err)) == NULL)
+		return output_call_error(&err);
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY) {
+		rc = output_reply_error("cancel", rep);
 		frame_free(rep);
+		return rc;
 	}
+	r = rep->cancel_reply;
+	rc = control_print_results("cancel", r->results, r->n_results, false);
+	for (i = 0; i < r->n_results; i++)
+		*done += !r->results[i]->has_code;
+	*more = r->has_more && r->more;
+	frame_free(rep);
+	return rc;
+}
+
+/* Every job named (in requests of CONTROL_CHUNK, each one commit on the
+ * controller), or every match of the filters; a refusal does not stop
+ * the rest. */
+static int
+cancel_all(struct cconn *c, uint64_t *ids, size_t n,
+    const struct cancel_filter *f)
+{
+	size_t i, k, done;
+	bool more;
+	int r, rc = EXIT_OK;
+
+	for (i = 0; i < n && rc != EXIT_UNREACHABLE; i += k) {
+		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
+		if ((r = cancel_send(c, ids + i, k, f, &more, &done)) !=
+		    EXIT_OK)
+			rc = r;
+	}
+	if (n > 0)
+		return rc;
+	/* A filter's matches, a request's worth at a time; a round that
+	 * cancelled none would only match the same jobs again. */
+	do {
+		if ((r = cancel_send(c, NULL, 0, f, &more, &done)) != EXIT_OK)
+			rc = r;
+	} while (more && done > 0 && r != EXIT_UNREACHABLE);
 	return rc;
 }
 
 int
 cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
 {
-	struct jobs_flags f;
+	struct output_conn_flags conn = { NULL, NULL, NULL, NULL };
+	struct cancel_filter f = { .nstates = 0 };
 	struct cconn *c;
-	uint64_t *ids;
-	int i, n, rc;
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	int ch, rc;
 
-	if ((rc = jobs_parse("cancel", argc, argv, 0, &f)) == -2) {
-		fputs(cancel_usage, stdout);
-		return EXIT_OK;
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h", cancel_longopts,
+	    NULL)) != -1) {
+		if (ch == '?' || ch == ':')
+			return output_usage_error("cancel", ch, argv);
+		if (ch == C_HELP) {
+			fputs(cancel_usage, stdout);
+			return EXIT_OK;
+		}
+		if (output_conn_flag(&conn, ch, optarg))
+			continue;
+		if (ch == C_USER)
+			f.user = optarg;
+		else if (ch == C_NAME)
+			f.name = optarg;
+		else if (cancel_states(&f, optarg) == -1)
+			return EXIT_USAGE;
 	}
-	if (rc != 0)
-		return rc;
-	if ((n = argc - optind) == 0) {
-		output_error("cancel: missing JOB (see cohort cancel --help)");
+	if (optind == argc && f.user == NULL && f.name == NULL &&
+	    f.nstates == 0) {
+		output_error("cancel: missing JOB or filter (see cohort cancel "
+		    "--help)");
 		return EXIT_USAGE;
 	}
-	if ((ids = calloc(n, sizeof(*ids))) == NULL) {
-		output_error("cancel: out of memory");
-		return EXIT_FAILED;
+	/* scancel narrows named jobs by the filters; here it is one or the
+	 * other, so that a filter never silently skips a job named. */
+	if (optind < argc && (f.user != NULL || f.name != NULL ||
+	    f.nstates > 0)) {
+		output_error("cancel: give jobs or filters, not both");
+		return EXIT_USAGE;
 	}
-	/* Every id is checked before anything is cancelled. */
-	for (i = 0; i < n; i++)
-		if (output_parse_job_id("cancel", argv[optind + i],
-		    &ids[i]) == -1) {
-			free(ids);
-			return EXIT_USAGE;
-		}
-	if ((rc = output_connect(opts, &f.conn, &c)) == EXIT_OK) {
-		rc = cancel_all(c, ids, n);
+	/* Every argument is checked before anything is cancelled. */
+	if (control_job_ids(NULL, "cancel", argv + optind, argc - optind,
+	    &ids, &n) == -1)
+		return EXIT_USAGE;
+	if ((rc = output_connect(opts, &conn, &c)) == EXIT_OK) {
+		rc = cancel_all(c, ids, n, &f);
 		cconn_close(c);
 	}
 	free(ids);

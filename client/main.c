@@ -22,7 +22,14 @@ static const struct command {
 	    "code: [OPTIONS] -- CMD" },
 	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
 	{ "show", cmd_show, "show one job: JOB" },
-	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },
+	{ "cancel", cmd_cancel, "cancel jobs: JOB... (ids, ranges 12-20) or "
+	    "[--user U] [--state S,S] [--name N]" },
+	{ "hold", cmd_hold, "keep pending jobs from starting: JOB..." },
+	{ "release", cmd_release, "let held jobs start: JOB..." },
+	{ "requeue", cmd_requeue, "checkpoint, stop and requeue running "
+	    "jobs: JOB..." },
+	{ "update", cmd_update, "change a job: JOB [--time T] [--priority P] "
+	    "[--nodes N] ..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
 	{ "nodes", cmd_nodes, "list nodes: state, drain, health, GPUs "

@@ -177,6 +177,11 @@ struct job {
 	 * once the job runs. */
 	int64_t backoff_ms;
 	int64_t not_before_ms;
+	/* The back-off of the last early failure (a task that failed within
+	 * early_fail_window of its run's start, jobs_control.c): doubles per
+	 * consecutive one, 0 after a run that outlasted the window
+	 * (controller memory only). */
+	int64_t early_backoff_ms;
 	/* As received by a client: the controller withheld env, argv and
 	 * the script (private data of another user). */
 	bool redacted;

@@ -654,6 +654,9 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE:
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
 	case COHORT__V1__ENVELOPE__BODY_QUEUES:
+	case COHORT__V1__ENVELOPE__BODY_HOLD:
+	case COHORT__V1__ENVELOPE__BODY_REQUEUE:
+	case COHORT__V1__ENVELOPE__BODY_UPDATE:
 		return true;
 	default:
 		return false;
@@ -698,6 +701,12 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY: return "events_reply";
 	case COHORT__V1__ENVELOPE__BODY_QUEUES: return "queues";
 	case COHORT__V1__ENVELOPE__BODY_QUEUES_REPLY: return "queues_reply";
+	case COHORT__V1__ENVELOPE__BODY_HOLD: return "hold";
+	case COHORT__V1__ENVELOPE__BODY_HOLD_REPLY: return "hold_reply";
+	case COHORT__V1__ENVELOPE__BODY_REQUEUE: return "requeue";
+	case COHORT__V1__ENVELOPE__BODY_REQUEUE_REPLY: return "requeue_reply";
+	case COHORT__V1__ENVELOPE__BODY_UPDATE: return "update";
+	case COHORT__V1__ENVELOPE__BODY_UPDATE_REPLY: return "update_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";

@@ -652,6 +652,33 @@ cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
 	return 0;
 }
 
+int
+cluster_requeue(struct cluster *cl, const struct peer *who, uint64_t id,
+    int64_t now, struct cerr *err)
+{
+	const struct job *job;
+	char cause[PEER_NAME_MAX + 32];
+
+	if (recovery_evacuating(cl, id))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is already "
+		    "being checkpointed to move or to be preempted", id);
+	if (jobs_requeue(cl->js, who, id, now, err) == -1)
+		return -1;
+	job = jobs_get(cl->js, id);
+	snprintf(cause, sizeof(cause), "%s%s", JOBS_REQUEUED_PREFIX,
+	    who->name);
+	/* The preemption path: its checkpoint signal, up to its
+	 * --checkpoint-signal SECS for a newer LATEST, stop, PENDING, not
+	 * counted as a restart. Without a checkpoint directory there is
+	 * nothing to wait for. */
+	if (job->spec.checkpoint_dir != NULL)
+		recovery_preempt(cl, job, cause, job->spec.ckpt_secs, now);
+	else
+		gang_preempt(cl, job, cause, now, now);
+	cluster_wake(cl);
+	return 0;
+}
+
 void
 cluster_conn_closed(struct cluster *cl, uint64_t conn_id)
 {

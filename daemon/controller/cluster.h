@@ -99,6 +99,12 @@ int cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 /* Cancel a job for who (owner or admin), stopping its gang if it runs. */
 int cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
+/* cohort requeue: a running job (jobs_requeue says who may) is
+ * checkpointed and stopped as a preemption is, and goes back to PENDING
+ * to resume from its checkpoint, its restarts untouched. ERR_CONFLICT
+ * also when it is already being checkpointed to move. */
+int cluster_requeue(struct cluster *cl, const struct peer *who, uint64_t id,
+    int64_t now_ms, struct cerr *err);
 /* The agent's connection closed (its commands fail in agentcmd). */
 void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
 

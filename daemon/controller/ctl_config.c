@@ -109,6 +109,10 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
 	MSKEY("controller", "stop_timeout", stop_timeout_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
+	/* Early failures back off (issue 13); 0: off. */
+	{ .section = "controller", .name = "early_fail_window",
+	  .set = conf_key_ms, FIELD(early_fail_window_ms), .min = 0,
+	  .max = CTL_MAX_MS },
 	{ .section = "controller", .name = "queue_order",
 	  .set = ctl_set_queue_order },
 	{ .section = "controller", .name = "queue_aging",
@@ -206,6 +210,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->max_output_total = SERVER_DEFAULT_OUTPUT_TOTAL;
 	cfg->node_timeout_ms = 10000;
 	cfg->stop_timeout_ms = 60000;
+	cfg->early_fail_window_ms = 60000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;
 	cfg->queue_order = SCHED_ORDER_ESTIMATE;

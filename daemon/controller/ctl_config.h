@@ -32,6 +32,10 @@
  *   starve_min_gpus = 32        only jobs asking this many GPUs starve
  *                               (0: every job); docs/BENCHMARKS.md, "Big
  *                               gangs under overload", says why
+ *   early_fail_window = 60s     a task failing (not for hardware) within
+ *                               this long of its run's start restarts
+ *                               after a back-off doubling per early
+ *                               failure (1 s .. 5 min); 0s: at once
  *   [queue NAME]                any number, in file order (queues.h; no
  *                               [queue]: one unlimited "default" queue)
  *   parent = NAME               a tree of any depth; none: top level
@@ -129,6 +133,8 @@ struct ctl_config {
 	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
+	uint64_t early_fail_window_ms;	/* 0: early failures restart at
+					 * once */
 	enum sched_order queue_order;	/* default SCHED_ORDER_ESTIMATE */
 	uint32_t queue_aging;		/* thousandths (SCHED_AGING_UNIT) */
 	bool http;			/* [http] listen given */

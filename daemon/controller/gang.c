@@ -535,8 +535,12 @@ gang_preempt(struct cluster *cl, const struct job *job, const char *cause,
 		cluster_wake(cl);
 		return;
 	}
-	cl->stats.preemptions++;
-	cl->stats.preempt_lost_ms += lost;
+	/* cohort requeue takes this path too, and is no preemption. */
+	if (strncmp(cause, JOBS_REQUEUED_PREFIX,
+	    strlen(JOBS_REQUEUED_PREFIX)) != 0) {
+		cl->stats.preemptions++;
+		cl->stats.preempt_lost_ms += lost;
+	}
 	cluster_wake(cl);
 }
 

@@ -241,6 +241,7 @@ jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
 	js->q = q;
 	js->queues = qs;
 	js->limits = *limits;
+	js->early_fail_ms = JOBS_EARLY_FAIL_WINDOW_MS;
 	if ((js->quota = quota_create(&(struct quota_opts){
 	    .max_pending = limits->max_pending_per_user,
 	    .rate = limits->submit_rate,
@@ -376,7 +377,7 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 }
 
 /* Is user an admin of job's queue? */
-static bool
+bool
 jobs_queue_admin(const struct jobs *js, const struct job *job,
     const char *user)
 {
@@ -690,8 +691,9 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 {
 	struct job *job, next;
 	struct run *r;
-	char reason[400];
+	char reason[400], cause[480];
 	int32_t code;
+	int64_t backoff, ran;
 	int rc;
 
 	if ((rc = jobs_record_exit(js, id, restart, rank, wait_status, now_ms,
@@ -735,9 +737,25 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 		    rank, WTERMSIG(wait_status));
 	}
 	/* A failed task fails the gang: restart it (or FAILED once its
-	 * restarts are used up). Its run goes with the transition. */
-	return jobs_fail_over_job(js, job, reason, true, now_ms, now_ms, &code, 0,
-	    state, err);
+	 * restarts are used up), after a back-off when it failed early
+	 * (jobs_early_backoff). Its run goes with the transition. */
+	/* The last failure it may have ends it: nothing to retry. */
+	backoff = job->restarts < job->spec.max_restarts ?
+	    jobs_early_backoff(js, job, now_ms, &ran) : 0;
+	if (backoff > 0) {
+		snprintf(cause, sizeof(cause), "FailedEarly: %s after %" PRId64
+		    " s; retry in %" PRId64 " s", reason, ran / 1000,
+		    backoff / 1000);
+		rc = jobs_fail_over_job(js, job, cause, true, now_ms, now_ms,
+		    &code, backoff, state, err);
+	} else
+		rc = jobs_fail_over_job(js, job, reason, true, now_ms, now_ms,
+		    &code, 0, state, err);
+	/* Memory only: the next early failure doubles it, a failure
+	 * after a longer run starts over. */
+	if (rc == 0)
+		job->early_backoff_ms = backoff;
+	return rc;
 }
 
 /* A service's task ended (exit 0 included): the gang restarts, not
@@ -828,10 +846,12 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 
 	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
 		return;
-	/* A preempted job says so until it runs again: "Preempted by 12 of
-	 * teamb; Resources". */
+	/* A preempted (or requeued) job says so until it runs again:
+	 * "Preempted by 12 of teamb; Resources". */
 	if (strncmp(job->reason, JOBS_PREEMPTED_PREFIX,
-	    strlen(JOBS_PREEMPTED_PREFIX)) == 0) {
+	    strlen(JOBS_PREEMPTED_PREFIX)) == 0 ||
+	    strncmp(job->reason, JOBS_REQUEUED_PREFIX,
+	    strlen(JOBS_REQUEUED_PREFIX)) == 0) {
 		keep = strcspn(job->reason, ";");
 		snprintf(text, sizeof(text), "%.*s; %s", (int)keep,
 		    job->reason, reason);
@@ -866,6 +886,8 @@ jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
 	struct job *job, next;
 	char detail[600];
 	uint64_t lost;
+	bool requeue = strncmp(cause, JOBS_REQUEUED_PREFIX,
+	    strlen(JOBS_REQUEUED_PREFIX)) == 0;
 
 	if ((job = jobs_find(js, id, err)) == NULL)
 		return -1;
@@ -880,7 +902,9 @@ jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
 	    err) == -1)
 		return -1;
 	next.lost_work_ms += lost;
-	next.preemptions++;
+	/* cohort requeue takes the same path, and is no preemption. */
+	if (!requeue)
+		next.preemptions++;
 	if (job->has_ckpt)
 		snprintf(detail, sizeof(detail), "%s; resumes from checkpoint "
 		    "step %" PRIu64 "; %" PRIu64 " s of work lost", cause,
@@ -889,8 +913,8 @@ jobs_preempt(struct jobs *js, uint64_t id, const char *cause,
 		snprintf(detail, sizeof(detail), "%s; no checkpoint, restarts "
 		    "from the beginning; %" PRIu64 " s of work lost", cause,
 		    lost / 1000);
-	if (jobs_apply(js, job, &next, now_ms, "preempt", "cohortd", detail,
-	    err) == -1)
+	if (jobs_apply(js, job, &next, now_ms, requeue ? "requeued" :
+	    "preempt", "cohortd", detail, err) == -1)
 		return -1;
 	log_info("job %" PRIu64 ": PENDING: %s", id, detail);
 	if (lost_ms != NULL)

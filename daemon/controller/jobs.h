@@ -47,6 +47,87 @@ int jobs_submit(struct jobs *js, const struct peer *who,
 int jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
 
+/* ---- Control of existing jobs (jobs_control.c; issue 13) ---- */
+
+/* Hold (release false) or release job id for who. Only a waiting job
+ * (PENDING or RESTARTING, holding nothing) may be held or released. Its
+ * owner holds with JOB_HOLD_USER and may release only that; an admin
+ * holds with JOB_HOLD_ADMIN and releases either. Returns 1 when the hold
+ * changed (a "hold" or "release" event with who as the actor), 0 when
+ * there was nothing to change (holding a job already held as strongly),
+ * or -1 with err: ERR_NOT_FOUND, ERR_DENIED (another user's job; a
+ * user releasing an admin's hold), ERR_CONFLICT (not waiting, or a
+ * release of a job not held), ERR_INTERNAL. */
+int jobs_hold(struct jobs *js, const struct peer *who, uint64_t id,
+    bool release, int64_t now_ms, struct cerr *err);
+
+/* May who requeue job id (its owner, an admin, an admin of its queue)?
+ * It must be RUNNING. 0 with a "requeue" event written (actor who), the
+ * caller then checkpoints and stops it (the preemption path), or -1 with
+ * err: ERR_NOT_FOUND, ERR_DENIED, ERR_CONFLICT (not running: a pending
+ * job has nothing to requeue). */
+int jobs_requeue(struct jobs *js, const struct peer *who, uint64_t id,
+    int64_t now_ms, struct cerr *err);
+/* How a requeued job's preemption cause begins ("Requeued by alice"). */
+#define JOBS_REQUEUED_PREFIX "Requeued by "
+
+/* What cohort update changes; a field not set stays as it is. */
+struct job_update {
+	bool has_time;
+	uint64_t time_limit_s;
+	bool has_priority;
+	int32_t priority;
+	const char *name;		/* NULL: unchanged */
+	bool has_nodes;
+	uint32_t nodes_min, nodes_max;
+	bool has_gpus_per_node;
+	uint32_t gpus_per_node;
+	bool has_tasks_per_node;
+	uint32_t tasks_per_node;
+	const char *gpu_type;		/* NULL: unchanged */
+	const char *queue;		/* NULL: unchanged */
+	bool has_max_restarts;
+	uint32_t max_restarts;
+	bool has_cpu_only;
+	bool cpu_only;
+};
+
+/* Change job id's spec for who (its owner, an admin, an admin of its
+ * queue). A PENDING job holding nothing may change any field; the new
+ * spec is validated as a submit would be (job_spec_validate, then the
+ * queue's admission for the job's owner). Any other live job only its
+ * time limit and priority, which its owner may only lower and admins
+ * may also raise. One "update" event lists old->new; changes (len
+ * bytes) says the same for the reply. 0 (also when nothing changed:
+ * no event then), or -1 with err naming the option: ERR_INVALID,
+ * ERR_DENIED, ERR_NOT_FOUND, ERR_CONFLICT (ended, or a field a running
+ * job cannot change), ERR_INTERNAL. */
+int jobs_update(struct jobs *js, const struct peer *who, uint64_t id,
+    const struct job_update *u, int64_t now_ms, char *changes, size_t len,
+    struct cerr *err);
+
+/* cohort cancel's filters (scancel --user, --state, --name): every field
+ * set must match. */
+struct jobs_select {
+	const char *user;	/* NULL: any (a user: their own jobs) */
+	const enum job_state *states;	/* nstates 0: any live state */
+	size_t nstates;
+	const char *name;	/* NULL: any */
+};
+/* The live jobs matching sel that who may cancel (their own; any as an
+ * admin or an admin of the job's queue), in id order: at most max ids
+ * into ids[], *more set when more match. Returns how many. One scan of
+ * the table. */
+size_t jobs_select(const struct jobs *js, const struct peer *who,
+    const struct jobs_select *sel, uint64_t *ids, size_t max, bool *more);
+
+/* Early failures (SPEC.md "restart policy"): a task that fails within
+ * window_ms of its run's start (for a reason not the hardware's: those
+ * come through jobs_fail_over) restarts after a back-off; 0: at once.
+ * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
+#define JOBS_EARLY_FAIL_WINDOW_MS 60000
+void jobs_set_early_fail_window(struct jobs *js, int64_t window_ms);
+
 /* ---- Lifecycle, driven by the scheduler and the agents (cluster.c) ---- */
 
 /* The scheduler placed pending job id on place[0..n): record the

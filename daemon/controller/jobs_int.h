@@ -37,6 +37,7 @@ struct jobs {
 	size_t n;
 	size_t cap;
 	uint64_t last_id;
+	int64_t early_fail_ms;	/* jobs_set_early_fail_window */
 };
 
 /* Room for one more job in the table (jobs_append cannot fail after
@@ -73,5 +74,15 @@ int jobs_apply(struct jobs *js, struct job *job, struct job *next,
 int jobs_transition(struct jobs *js, struct job *job, enum job_state state,
     const char *reason, int64_t now_ms, const char *kind, const char *actor,
     const struct placement *next_place, size_t n, struct cerr *err);
+
+/* Is user an admin of job's queue? (jobs.c) */
+bool jobs_queue_admin(const struct jobs *js, const struct job *job,
+    const char *user);
+
+/* jobs_control.c: the back-off of job's task that failed at now_ms, by
+ * the window: > 0 (and *ran_ms how long its run lasted) when it failed
+ * early, 0 when its run outlasted the window (or there is none). */
+int64_t jobs_early_backoff(const struct jobs *js, const struct job *job,
+    int64_t now_ms, int64_t *ran_ms);
 
 #endif

@@ -364,28 +364,6 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	wire_job_pb_release(&pb);
 }
 
-static void
-rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
-{
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__CancelReply reply = COHORT__V1__CANCEL_REPLY__INIT;
-	enum job_state state;
-	struct cerr err;
-
-	cerr_clear(&err);
-	if (cluster_cancel(rpc->cluster, server_conn_peer(c),
-	    req->cancel->job_id, clock_now_ms(), &state, &err) == -1) {
-		rpc_error(rpc, c, req->id, err.code, err.text, false);
-		return;
-	}
-	reply.job_id = req->cancel->job_id;
-	reply.state = wire_state_to_pb(state);
-	env.id = req->id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY;
-	env.cancel_reply = &reply;
-	rpc_send(rpc, c, &env, false);
-}
-
 /* `cohort queues`: the tree, from the jobs holding GPUs and those
  * waiting. Anyone may see it: names and counts, nothing private. */
 /* What a whole-node job counts per node in cohort queues: the GPUs of
@@ -499,6 +477,9 @@ static const struct rpc_handler rpc_handlers[] = {
 	  rpc_delete_node },
 	{ COHORT__V1__ENVELOPE__BODY_EVENTS, PEOPLE, rpc_events },
 	{ COHORT__V1__ENVELOPE__BODY_QUEUES, PEOPLE, rpc_queues },
+	{ COHORT__V1__ENVELOPE__BODY_HOLD, PEOPLE, rpc_hold },
+	{ COHORT__V1__ENVELOPE__BODY_REQUEUE, PEOPLE, rpc_requeue },
+	{ COHORT__V1__ENVELOPE__BODY_UPDATE, PEOPLE, rpc_update },
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },

@@ -54,4 +54,10 @@ void rpc_delete_node(struct rpc *, struct conn *,
     const Cohort__V1__Envelope *);
 void rpc_events(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 
+/* rpc_control.c */
+void rpc_cancel(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_hold(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_requeue(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_update(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+
 #endif

@@ -68,6 +68,11 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "last_failure_ms = ?12, last_restart_ms = ?13, lost_work_ms = ?14, "
 	    "hold = ?15, gpu_ms = ?16, wasted_gpu_ms = ?17 "
 	    "WHERE id = ?1",
+	/* cohort update: the spec columns a pending job may change. */
+	[S_JOB_UPDATE_SPEC] = "UPDATE jobs SET name = ?2, nodes_min = ?3, "
+	    "nodes_max = ?4, gpus_per_node = ?5, tasks_per_node = ?6, "
+	    "gpu_type = ?7, time_limit_s = ?8, priority = ?9, "
+	    "max_restarts = ?10, queue = ?11, cpu_only = ?12 WHERE id = ?1",
 	[S_EVENT_INSERT] = "INSERT INTO events "
 	    "(time_ms, job_id, node, kind, actor, detail) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -713,6 +718,39 @@ store_job_update(struct store *st, const struct job *job, struct cerr *err)
 	bind_accounting(&b, job);
 
 	snprintf(what, sizeof(what), "update job %llu",
+	    (unsigned long long)job->id);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 0) {
+		errno = ENOENT;
+		return cerr_set(err, ERR_NOT_FOUND, "update job %llu: no such "
+		    "job", (unsigned long long)job->id);
+	}
+	return 0;
+}
+
+int
+store_job_update_spec(struct store *st, const struct job *job,
+    struct cerr *err)
+{
+	const struct job_spec *sp = &job->spec;
+	struct binder b = { st->stmt[S_JOB_UPDATE_SPEC], 0, SQLITE_OK };
+	char what[64];
+
+	bind_int(&b, (int64_t)job->id);
+	bind_text(&b, sp->name);
+	bind_int(&b, sp->nodes_min);
+	bind_int(&b, sp->nodes_max);
+	bind_int(&b, sp->gpus_per_node);
+	bind_int(&b, sp->tasks_per_node);
+	bind_text(&b, sp->gpu_type);
+	bind_int(&b, (int64_t)sp->time_limit_s);
+	bind_int(&b, sp->priority);
+	bind_int(&b, sp->max_restarts);
+	bind_text(&b, sp->queue);
+	bind_int(&b, sp->cpu_only ? 1 : 0);
+
+	snprintf(what, sizeof(what), "update the spec of job %llu",
 	    (unsigned long long)job->id);
 	if (binder_step(st, &b, err, what) == -1)
 		return -1;

@@ -54,6 +54,11 @@ int store_job_insert(struct store *st, const struct job *job,
  * Inside a transaction. ERR_NOT_FOUND if no such job. */
 int store_job_update(struct store *st, const struct job *job,
     struct cerr *err);
+/* Write the spec columns cohort update may change (name, nodes, GPUs and
+ * tasks per node, GPU type, time limit, priority, max restarts, queue,
+ * cpu_only). Inside a transaction. ERR_NOT_FOUND if no such job. */
+int store_job_update_spec(struct store *st, const struct job *job,
+    struct cerr *err);
 
 /* Append an event. job_id 0 and node NULL mean "none". Inside a
  * transaction. */

@@ -33,6 +33,7 @@ enum stmt_id {
 	S_EVENTS_JOB,
 	S_EVENTS_NODE,
 	S_EVENTS_JOB_NODE,
+	S_JOB_UPDATE_SPEC,
 	/* store_nodes.c */
 	S_NODE_UPSERT,
 	S_NODE_GPUS_DELETE,

@@ -4,7 +4,7 @@
 # COHORT_RESTART_COUNT.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: The failing jobs restart up to their limit, then fail.
-expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart [0-9]+ of [0-9]+, .*: rank 0 exited with 1$'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart [0-9]+ of [0-9]+, .*: (FailedEarly: )?rank 0 exited with 1( after [0-9]+ s; retry in [0-9]+ s)?$'
 expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \([0-9]+\) reached'
 
 C=$T/cluster

@@ -209,6 +209,8 @@ START_TEST(test_failed_rank_stops_gang)
 	uint64_t id;
 	size_t mark, i, stops;
 
+	/* Restarts at once: the early-failure back-off is tested below. */
+	jobs_set_early_fail_window(D.js, 0);
 	id = start_job(2);
 	job = domain_job(&D, id);
 	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
@@ -225,6 +227,42 @@ START_TEST(test_failed_rank_stops_gang)
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
 	ck_assert_int_eq(domain_exit(&D, r0, id, 1, 0, 15, &err), 0);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+}
+END_TEST
+
+/* A task failing within early_fail_window of its start (not the
+ * hardware's doing): the gang restarts only after the back-off, 1 s then
+ * 2 s; the pass leaves it alone meanwhile. */
+START_TEST(test_early_fail_backs_off)
+{
+	const struct job *job;
+	struct cerr err;
+	uint64_t id;
+	size_t mark;
+
+	id = start_job(1);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(domain_exit(&D, rank_node(job, 0), id, 1, 0, 1 << 8,
+	    &err), 0);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_ptr_nonnull(strstr(job->reason, "FailedEarly"));
+	mark = D.ncmds;
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	domain_advance(&D, 999);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	domain_advance(&D, 1);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 1);
+	domain_answer_launches(&D, NULL);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	/* The second early failure waits twice as long. */
+	ck_assert_int_eq(domain_exit(&D, rank_node(job, 0), id, 2, 0, 1 << 8,
+	    &err), 0);
+	ck_assert_int_eq(domain_job(&D, id)->not_before_ms - D.now, 2000);
 }
 END_TEST
 
@@ -475,6 +513,7 @@ START_TEST(test_pass_restarting_first)
 	size_t mark;
 
 	reopen(&o, 4);
+	jobs_set_early_fail_window(D.js, 0);
 	r = run_spec(2, 0, &slow);
 	y = run_spec(2, 0, &slow);
 	p = submit(2, 0, &quick);
@@ -732,6 +771,7 @@ START_TEST(test_failed_rank_restarts_gang)
 	uint64_t id;
 	size_t mark;
 
+	jobs_set_early_fail_window(D.js, 0);
 	id = start_job(2);
 	job = domain_job(&D, id);
 	snprintf(rank0, sizeof(rank0), "%s", rank_node(job, 0));
@@ -1586,6 +1626,7 @@ cluster_suite(void)
 	TCase *tc = tcase_create("gangs");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_early_fail_backs_off);
 	tcase_add_test(tc, test_gang_all_or_nothing);
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);

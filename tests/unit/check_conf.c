@@ -680,6 +680,19 @@ START_TEST(test_load_durations)
 	ck_assert_uint_eq(cfg.node_timeout_ms, 10000);
 	ck_assert_uint_eq(cfg.heartbeat_ms, 2000);
 	ck_assert_uint_eq(cfg.default_time_limit_ms, 24ULL * 3600 * 1000);
+	ck_assert_uint_eq(cfg.early_fail_window_ms, 60000);
+	ctl_config_clear(&cfg);
+
+	/* Early failures (issue 13): 0s turns the back-off off. */
+	write_file(cfgpath, REQUIRED "[controller]\nearly_fail_window = 0s\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.early_fail_window_ms, 0);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED "[controller]\nearly_fail_window = 2m\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.early_fail_window_ms, 120000);
 	ctl_config_clear(&cfg);
 
 	/* A bare number would be minutes to lib/duration.c: refused. */

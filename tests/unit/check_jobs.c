@@ -507,6 +507,8 @@ START_TEST(test_failed_exit_write_fails)
 	uint64_t id;
 
 	ctl_setup(&f, NULL);
+	/* At once: the early-failure back-off is check_jobs_control's. */
+	jobs_set_early_fail_window(f.js, 0);
 	id = ctl_job_on(&f, 1, 1, true, 1000);
 	ctl_fail_writes(&f, "events", "INSERT");
 	ck_assert_int_eq(jobs_task_exit(f.js, id, 1, 0, 3 << 8, "", 2000, &st,
@@ -964,6 +966,8 @@ START_TEST(test_exits)
 	unsigned r;
 
 	ctl_setup(&f, NULL);
+	/* At once: the early-failure back-off is check_jobs_control's. */
+	jobs_set_early_fail_window(f.js, 0);
 	ctl_spec(&spec, 2, 2, 0);
 	spec.tasks_per_node = 2;
 	id = ctl_submit(&f, "alice", &spec, 1000);

@@ -1,0 +1,448 @@
+/* Control of existing jobs (issue 13; Slurm's scontrol hold, release,
+ * requeue and update): holds, the check and event of a requeue (the
+ * checkpoint and stop are the preemption path's, control.c), updates of
+ * a job's spec, and the back-off of early failures. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "jobs_int.h"
+#include "lib/log.h"
+#include "queues.h"
+#include "store.h"
+#include "txq.h"
+
+void
+jobs_set_early_fail_window(struct jobs *js, int64_t window_ms)
+{
+	js->early_fail_ms = window_ms > 0 ? window_ms : 0;
+}
+
+int64_t
+jobs_early_backoff(const struct jobs *js, const struct job *job,
+    int64_t now_ms, int64_t *ran_ms)
+{
+	/* A task that ended before every rank had started (still
+	 * launching) ran no time at all. */
+	*ran_ms = job->state == JOB_RUNNING && job->start_ms > 0 &&
+	    now_ms > job->start_ms ? now_ms - job->start_ms : 0;
+	if (js->early_fail_ms == 0 || *ran_ms >= js->early_fail_ms)
+		return 0;
+	return jobs_backoff_next(job->early_backoff_ms);
+}
+
+/* May who act on job as its owner or as an admin (of the cluster, or of
+ * the job's queue when queue_admins)? */
+static int
+jobs_may_control(const struct jobs *js, const struct peer *who,
+    const struct job *job, bool queue_admins, const char *what,
+    struct cerr *err)
+{
+	if (strcmp(job->user, who->name) == 0 || who->role == ROLE_ADMIN ||
+	    (queue_admins && jobs_queue_admin(js, job, who->name)))
+		return 0;
+	return cerr_set(err, ERR_DENIED, "job %" PRIu64 " belongs to %s; "
+	    "only its owner or an admin%s may %s it", job->id, job->user,
+	    queue_admins ? " (or an admin of its queue)" : "", what);
+}
+
+static bool
+jobs_held_waiting(const struct job *job)
+{
+	return (job->state == JOB_PENDING || job->state == JOB_RESTARTING) &&
+	    !jobs_is_active(job);
+}
+
+int
+jobs_hold(struct jobs *js, const struct peer *who, uint64_t id, bool release,
+    int64_t now_ms, struct cerr *err)
+{
+	struct job *job, next;
+	enum job_hold hold;
+	const char *what = release ? "release" : "hold";
+	char detail[96];
+
+	cerr_clear(err);
+	if ((job = jobs_find(js, id, err)) == NULL ||
+	    jobs_may_control(js, who, job, false, what, err) == -1)
+		return -1;
+	if (!jobs_held_waiting(job))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s%s; "
+		    "only a pending job may be %s", id,
+		    job_state_name(job->state), jobs_is_active(job) &&
+		    !job_state_is_final(job->state) ? " (starting)" : "",
+		    release ? "released" : "held");
+	if (release) {
+		if (job->hold == JOB_HOLD_NONE)
+			return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
+			    " is not held", id);
+		if (job->hold == JOB_HOLD_ADMIN && who->role != ROLE_ADMIN)
+			return cerr_set(err, ERR_DENIED, "job %" PRIu64 " is "
+			    "held by an admin (JobHeldAdmin); only an admin "
+			    "may release it", id);
+		hold = JOB_HOLD_NONE;
+	} else {
+		hold = who->role == ROLE_ADMIN ? JOB_HOLD_ADMIN :
+		    JOB_HOLD_USER;
+		/* An admin's hold is not weakened by the user's. */
+		if (job->hold >= hold)
+			return 0;
+	}
+	snprintf(detail, sizeof(detail), "%s", hold == JOB_HOLD_ADMIN ?
+	    "JobHeldAdmin" : hold == JOB_HOLD_USER ? "JobHeldUser" :
+	    job->hold == JOB_HOLD_ADMIN ? "was JobHeldAdmin" :
+	    "was JobHeldUser");
+	next = *job;
+	next.hold = hold;
+	if (jobs_apply(js, job, &next, now_ms, what, who->name, detail,
+	    err) == -1)
+		return -1;
+	log_info("job %" PRIu64 ": %s by %s (%s)", id, release ? "released" :
+	    "held", who->name, detail);
+	return 1;
+}
+
+int
+jobs_requeue(struct jobs *js, const struct peer *who, uint64_t id,
+    int64_t now_ms, struct cerr *err)
+{
+	struct job *job;
+
+	cerr_clear(err);
+	if ((job = jobs_find(js, id, err)) == NULL ||
+	    jobs_may_control(js, who, job, true, "requeue", err) == -1)
+		return -1;
+	/* As scontrol requeue: a job that does not run has nothing to
+	 * stop; saying so beats a silent no-op the user took for done. */
+	if (job->state != JOB_RUNNING)
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s%s; "
+		    "only a running job may be requeued", id,
+		    job_state_name(job->state), job->state == JOB_PENDING &&
+		    jobs_is_active(job) ? " (starting)" : "");
+	return jobs_write(js, job, false, now_ms, "requeue", who->name,
+	    job->spec.checkpoint_dir != NULL ? "checkpoint, stop, back to "
+	    "PENDING" : "stop, back to PENDING (no checkpoint directory: it "
+	    "starts over)", err);
+}
+
+/* ---- cohort update ---- */
+
+/* old->new of one field, appended to the text in b. */
+struct changes {
+	char *buf;
+	size_t len;
+	size_t used;
+	bool any;
+};
+
+static void
+changes_add(struct changes *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+changes_add(struct changes *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	c->any = true;
+	if (c->len == 0 || c->used >= c->len)
+		return;
+	if (c->used > 0)
+		c->used += (size_t)snprintf(c->buf + c->used, c->len - c->used,
+		    ", ");
+	if (c->used >= c->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(c->buf + c->used, c->len - c->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		c->used += (size_t)n;
+}
+
+/* Replace *dst with a copy of src. 0 or -1 (err). */
+static int
+update_str(char **dst, const char *src, struct cerr *err)
+{
+	char *p;
+
+	if ((p = strdup(src)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	free(*dst);
+	*dst = p;
+	return 0;
+}
+
+/* A running (or restarting, resizing, starting) job: only the time
+ * limit and the priority, its owner only down. */
+static int
+update_live(const struct job *job, const struct peer *who, bool admin,
+    const struct job_update *u, struct job_spec *sp, struct cerr *err)
+{
+	const char *bad = u->name != NULL ? "--name" : u->has_nodes ?
+	    "--nodes" : u->has_gpus_per_node ? "--gpus-per-node" :
+	    u->has_tasks_per_node ? "--tasks-per-node" : u->has_cpu_only ?
+	    "--gpus-per-node" : u->gpu_type != NULL ?
+	    "--gpu-type" : u->queue != NULL ? "--queue" : u->has_max_restarts ?
+	    "--max-restarts" : NULL;
+
+	if (bad != NULL)
+		return cerr_set(err, ERR_CONFLICT, "%s: job %" PRIu64 " is %s; "
+		    "only a pending job may change it (a running job: --time "
+		    "and --priority)", bad, job->id,
+		    job_state_name(job->state));
+	if (u->has_time) {
+		if (u->time_limit_s == 0 && !admin)
+			return cerr_set(err, ERR_DENIED, "--time: users may "
+			    "only lower the time limit of a running job; none "
+			    "is no lower");
+		if (!admin && (sp->time_limit_s == 0 ? false :
+		    u->time_limit_s > sp->time_limit_s))
+			return cerr_set(err, ERR_DENIED, "--time: users may "
+			    "only lower the time limit of a running job (now "
+			    "%" PRIu64 " s); an admin may raise it",
+			    sp->time_limit_s);
+		if (sp->service && u->time_limit_s != 0)
+			return cerr_set(err, ERR_INVALID, "--time: a service "
+			    "has no time limit");
+		sp->time_limit_s = u->time_limit_s;
+	}
+	if (u->has_priority) {
+		if (u->priority < 0 || u->priority > JOB_PRIORITY_MAX)
+			return cerr_set(err, ERR_INVALID, "--priority: %d is "
+			    "out of 0..%d", (int)u->priority,
+			    JOB_PRIORITY_MAX);
+		if (!admin && u->priority > sp->priority)
+			return cerr_set(err, ERR_DENIED, "--priority: users "
+			    "may only lower the priority of a running job "
+			    "(now %d); an admin may raise it",
+			    (int)sp->priority);
+		sp->priority = u->priority;
+	}
+	(void)who;
+	return 0;
+}
+
+/* A pending job: the fields set in u, then the whole spec checked as a
+ * submit would check it. */
+static int
+update_pending(struct jobs *js, const struct job *job,
+    const struct peer *who, bool admin, const struct job_update *u,
+    struct job_spec *sp, struct cerr *err)
+{
+	struct peer owner;
+	int32_t kept = sp->priority;
+	int rc;
+
+	if (u->has_time)
+		sp->time_limit_s = u->time_limit_s;
+	if (u->has_priority)
+		sp->priority = u->priority;
+	if (u->name != NULL && update_str(&sp->name, u->name, err) == -1)
+		return -1;
+	if (u->has_nodes) {
+		sp->nodes_min = u->nodes_min;
+		sp->nodes_max = u->nodes_max;
+	}
+	if (u->has_gpus_per_node)
+		sp->gpus_per_node = u->gpus_per_node;
+	if (u->has_cpu_only)
+		sp->cpu_only = u->cpu_only;
+	if (u->has_tasks_per_node)
+		sp->tasks_per_node = u->tasks_per_node;
+	if (u->gpu_type != NULL) {
+		if (u->gpu_type[0] == '\0') {
+			free(sp->gpu_type);
+			sp->gpu_type = NULL;
+		} else if (update_str(&sp->gpu_type, u->gpu_type, err) == -1)
+			return -1;
+	}
+	if (u->queue != NULL && update_str(&sp->queue, u->queue, err) == -1)
+		return -1;
+	if (u->has_max_restarts)
+		sp->max_restarts = u->max_restarts;
+	/* A priority left as it is (one an admin raised) is not judged
+	 * again: checked as the default, then put back. */
+	if (!u->has_priority && sp->priority > JOB_DEFAULT_PRIORITY)
+		sp->priority = JOB_DEFAULT_PRIORITY;
+	/* As at submit: with queues, a raised priority is the queue's to
+	 * allow. The queue admits the job's owner (its users list), with
+	 * the rights of whoever updates it. */
+	if (job_spec_validate(sp, js->queues != NULL ? who->role | ROLE_ADMIN :
+	    (admin ? ROLE_ADMIN : who->role), &js->limits, err) == -1)
+		return -1;
+	rc = 0;
+	if (js->queues != NULL) {
+		memset(&owner, 0, sizeof(owner));
+		snprintf(owner.name, sizeof(owner.name), "%s", job->user);
+		owner.role = admin ? ROLE_ADMIN : ROLE_USER;
+		rc = queues_admit(js->queues, &owner, sp, err);
+	}
+	if (!u->has_priority)
+		sp->priority = kept;
+	return rc;
+}
+
+static bool
+str_differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
+}
+
+/* What differs between the job's spec and sp, as "field old->new". */
+static void
+update_describe(const struct job_spec *o, const struct job_spec *n,
+    struct changes *c)
+{
+	if (o->time_limit_s != n->time_limit_s)
+		changes_add(c, "time_limit_s %" PRIu64 "->%" PRIu64,
+		    o->time_limit_s, n->time_limit_s);
+	if (o->priority != n->priority)
+		changes_add(c, "priority %d->%d", (int)o->priority,
+		    (int)n->priority);
+	if (str_differs(o->name, n->name))
+		changes_add(c, "name %s->%s", o->name, n->name);
+	if (o->nodes_min != n->nodes_min || o->nodes_max != n->nodes_max)
+		changes_add(c, "nodes %u:%u->%u:%u", o->nodes_min,
+		    o->nodes_max, n->nodes_min, n->nodes_max);
+	if (o->gpus_per_node != n->gpus_per_node)
+		changes_add(c, "gpus_per_node %u->%u", o->gpus_per_node,
+		    n->gpus_per_node);
+	if (o->cpu_only != n->cpu_only)
+		changes_add(c, "cpu_only %s->%s", o->cpu_only ? "yes" : "no",
+		    n->cpu_only ? "yes" : "no");
+	if (o->tasks_per_node != n->tasks_per_node)
+		changes_add(c, "tasks_per_node %u->%u", o->tasks_per_node,
+		    n->tasks_per_node);
+	if (str_differs(o->gpu_type, n->gpu_type))
+		changes_add(c, "gpu_type %s->%s", o->gpu_type ? o->gpu_type :
+		    "any", n->gpu_type ? n->gpu_type : "any");
+	if (str_differs(o->queue, n->queue))
+		changes_add(c, "queue %s->%s", o->queue ? o->queue : "-",
+		    n->queue ? n->queue : "-");
+	if (o->max_restarts != n->max_restarts)
+		changes_add(c, "max_restarts %u->%u", o->max_restarts,
+		    n->max_restarts);
+}
+
+/* Write job with spec sp and the "update" event in the shared
+ * transaction: all or nothing. */
+static int
+update_write(struct jobs *js, const struct job *job,
+    const struct job_spec *sp, int64_t now_ms, const char *actor,
+    const char *detail, struct cerr *err)
+{
+	struct job tmp = *job;
+
+	tmp.spec = *sp;
+	if (txq_join(js->q, err) == -1 || store_mark(js->st, err) == -1)
+		return -1;
+	if (store_job_update_spec(js->st, &tmp, err) == -1 ||
+	    store_event_append(js->st, now_ms, job->id, NULL, "update", actor,
+	    detail, err) == -1 || store_keep(js->st, err) == -1) {
+		store_undo(js->st);
+		return -1;
+	}
+	return 0;
+}
+
+int
+jobs_update(struct jobs *js, const struct peer *who, uint64_t id,
+    const struct job_update *u, int64_t now_ms, char *changes, size_t len,
+    struct cerr *err)
+{
+	struct job *job;
+	struct job_spec sp;
+	struct changes c = { changes, len, 0, false };
+	bool admin;
+	int rc;
+
+	cerr_clear(err);
+	if (len > 0)
+		changes[0] = '\0';
+	if ((job = jobs_find(js, id, err)) == NULL ||
+	    jobs_may_control(js, who, job, true, "update", err) == -1)
+		return -1;
+	if (job_state_is_final(job->state))
+		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " already "
+		    "ended (%s)", id, job_state_name(job->state));
+	admin = who->role == ROLE_ADMIN || jobs_queue_admin(js, job,
+	    who->name);
+	if (job_spec_copy(&sp, &job->spec) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	rc = job->state == JOB_PENDING && !jobs_is_active(job) ?
+	    update_pending(js, job, who, admin, u, &sp, err) :
+	    update_live(job, who, admin, u, &sp, err);
+	if (rc == -1) {
+		job_spec_clear(&sp);
+		return -1;
+	}
+	update_describe(&job->spec, &sp, &c);
+	if (!c.any) {
+		job_spec_clear(&sp);
+		return 0;
+	}
+	if (update_write(js, job, &sp, now_ms, who->name, changes,
+	    err) == -1) {
+		job_spec_clear(&sp);
+		return -1;
+	}
+	job_spec_clear(&job->spec);
+	job->spec = sp;
+	log_info("job %" PRIu64 ": updated by %s: %s", id, who->name, changes);
+	return 0;
+}
+
+/* ---- cohort cancel with filters ---- */
+
+static bool
+jobs_selected(const struct jobs *js, const struct peer *who,
+    const struct jobs_select *sel, const struct job *job)
+{
+	const char *user = sel->user;
+	size_t i;
+	bool ok;
+
+	if (job_state_is_final(job->state))
+		return false;
+	/* A user's filters mean their own jobs unless they name another
+	 * user (then those of that user's jobs they may cancel). */
+	if (user == NULL && who->role != ROLE_ADMIN)
+		user = who->name;
+	if (user != NULL && strcmp(job->user, user) != 0)
+		return false;
+	if (sel->name != NULL && strcmp(job->spec.name, sel->name) != 0)
+		return false;
+	if (sel->nstates > 0) {
+		for (ok = false, i = 0; i < sel->nstates && !ok; i++)
+			ok = job->state == sel->states[i];
+		if (!ok)
+			return false;
+	}
+	return strcmp(job->user, who->name) == 0 || who->role == ROLE_ADMIN ||
+	    jobs_queue_admin(js, job, who->name);
+}
+
+size_t
+jobs_select(const struct jobs *js, const struct peer *who,
+    const struct jobs_select *sel, uint64_t *ids, size_t max, bool *more)
+{
+	size_t i, n = 0;
+
+	*more = false;
+	for (i = 0; i < js->n; i++) {
+		if (!jobs_selected(js, who, sel, js->tab[i]))
+			continue;
+		if (n == max) {
+			*more = true;
+			break;
+		}
+		ids[n++] = js->tab[i]->id;
+	}
+	return n;
+}

@@ -1,0 +1,567 @@
+/* daemon/controller/jobs_control.c against an in-memory store
+ * (ctl_fixture.h): holds and who may release them, cancel filters, the
+ * requeue check, updates of pending and running jobs for users and
+ * admins (stored, and refused with the option named), and the back-off
+ * of early failures in virtual time. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_fixture.h"
+#include "daemon/controller/jobs.h"
+#include "daemon/controller/txq.h"
+
+static const struct peer alice = { .name = "alice", .role = ROLE_USER };
+static const struct peer bob = { .name = "bob", .role = ROLE_USER };
+static const struct peer root = { .name = "root", .role = ROLE_ADMIN };
+
+static uint64_t
+pending(struct ctl *f, const char *user, int64_t now)
+{
+	struct job_spec spec;
+
+	ctl_spec(&spec, 1, 1, 2);
+	return ctl_submit(f, user, &spec, now);
+}
+
+START_TEST(test_hold_roles)
+{
+	struct ctl f;
+	struct cerr err;
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = pending(&f, "alice", 1000);
+	/* Another user may not hold it. */
+	ck_assert_int_eq(jobs_hold(f.js, &bob, id, false, 2000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_NONE);
+	/* Its owner: JobHeldUser, once (a second hold changes nothing). */
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, false, 2000, &err), 1);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_USER);
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, false, 2000, &err), 0);
+	/* An admin's hold is stronger, and the user's does not weaken it. */
+	ck_assert_int_eq(jobs_hold(f.js, &root, id, false, 3000, &err), 1);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_ADMIN);
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, false, 3000, &err), 0);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_ADMIN);
+	ctl_flush(&f);
+	/* Only an admin releases an admin's hold. */
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, true, 4000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_ptr_nonnull(strstr(err.text, "only an admin"));
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_ADMIN);
+	ck_assert_int_eq(jobs_hold(f.js, &root, id, true, 4000, &err), 1);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_NONE);
+	/* Not held: nothing to release. */
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, true, 4000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	/* The owner releases their own hold. */
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, false, 5000, &err), 1);
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, true, 5000, &err), 1);
+	ctl_flush(&f);
+	/* Events with the actor, and the hold stored. */
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'hold'"), 3);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'release' AND actor = 'root'"), 1);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'hold' AND actor = 'root' AND detail = 'JobHeldAdmin'"),
+	    1);
+	ck_assert_int_eq(jobs_hold(f.js, &root, id, false, 6000, &err), 1);
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_ADMIN);
+	ck_assert_int_eq(jobs_hold(f.js, &alice, 999, false, 6000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_hold_pending_only)
+{
+	struct ctl f;
+	struct cerr err;
+	uint64_t run, launching;
+
+	ctl_setup(&f, NULL);
+	run = ctl_job_on(&f, 1, 2, true, 1000);
+	launching = ctl_job_on(&f, 1, 2, false, 1000);
+	ck_assert_int_eq(jobs_hold(f.js, &alice, run, false, 2000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "RUNNING"));
+	/* PENDING but holding its nodes (launching): no longer pending. */
+	ck_assert_int_eq(jobs_hold(f.js, &alice, launching, false, 2000,
+	    &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "starting"));
+	ck_assert_int_eq(jobs_get(f.js, run)->hold, JOB_HOLD_NONE);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_hold_write_fails)
+{
+	struct ctl f;
+	struct cerr err;
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = pending(&f, "alice", 1000);
+	ctl_flush(&f);
+	ctl_fail_writes(&f, "events", "INSERT");
+	ck_assert_int_eq(jobs_hold(f.js, &alice, id, false, 2000, &err), -1);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_NONE);
+	ctl_heal(&f);
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert_int_eq(jobs_get(f.js, id)->hold, JOB_HOLD_NONE);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_update_pending)
+{
+	struct job_update u = { 0 };
+	struct ctl f;
+	struct cerr err;
+	char ch[256];
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = pending(&f, "alice", 1000);
+	ctl_flush(&f);
+	u.has_nodes = true;
+	u.nodes_min = u.nodes_max = 3;
+	u.name = "renamed";
+	u.has_time = true;
+	u.time_limit_s = 7200;
+	ck_assert_msg(jobs_update(f.js, &alice, id, &u, 2000, ch, sizeof(ch),
+	    &err) == 0, "%s", err.text);
+	ck_assert_ptr_nonnull(strstr(ch, "nodes 1:1->3:3"));
+	ck_assert_ptr_nonnull(strstr(ch, "time_limit_s 0->7200"));
+	ck_assert_ptr_nonnull(strstr(ch, "->renamed"));
+	ctl_flush(&f);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'update' AND actor = 'alice' AND detail LIKE "
+	    "'%nodes 1:1->3:3%'"), 1);
+	/* Stored: a restarted controller sees the new spec. */
+	ctl_reload(&f);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_min, 3);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_max, 3);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 7200);
+	ck_assert_str_eq(jobs_get(f.js, id)->spec.name, "renamed");
+	/* Unset fields stay: priority untouched above. */
+	ck_assert_int_eq(jobs_get(f.js, id)->spec.priority,
+	    JOB_DEFAULT_PRIORITY);
+	/* Validated as a submit: the option is named, nothing changes. */
+	memset(&u, 0, sizeof(u));
+	u.has_nodes = true;
+	u.nodes_min = 4;
+	u.nodes_max = 2;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 3000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.text, "--nodes"));
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_min, 3);
+	/* A user may not raise a priority above the default; an admin
+	 * may. */
+	memset(&u, 0, sizeof(u));
+	u.has_priority = true;
+	u.priority = 500;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 3000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_ptr_nonnull(strstr(err.text, "--priority"));
+	ck_assert_int_eq(jobs_update(f.js, &bob, id, &u, 3000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 3000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_int_eq(jobs_get(f.js, id)->spec.priority, 500);
+	/* --gpus-per-node 0 as the CLI sends it: CPU only, stored; by its
+	 * user, the priority an admin raised is not judged again. */
+	memset(&u, 0, sizeof(u));
+	u.has_gpus_per_node = u.has_cpu_only = u.cpu_only = true;
+	u.gpus_per_node = 0;
+	ck_assert_msg(jobs_update(f.js, &alice, id, &u, 3000, ch, sizeof(ch),
+	    &err) == 0, "%s", err.text);
+	ck_assert_ptr_nonnull(strstr(ch, "cpu_only no->yes"));
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert(jobs_get(f.js, id)->spec.cpu_only);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.gpus_per_node, 0);
+	memset(&u, 0, sizeof(u));
+	u.has_priority = true;
+	u.priority = 500;
+	/* Nothing to change: no event. */
+	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 3000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_str_eq(ch, "");
+	ctl_flush(&f);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'update'"), 3);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_update_running)
+{
+	struct job_update u = { 0 };
+	struct ctl f;
+	struct cerr err;
+	char ch[256];
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = ctl_job_on(&f, 1, 2, true, 1000);
+	/* Give it a limit first: any limit is lower than none. */
+	u.has_time = true;
+	u.time_limit_s = 3600;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 3600);
+	/* Down: its user may. */
+	u.time_limit_s = 600;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 600);
+	/* Up: refused for its user, taken from an admin. */
+	u.time_limit_s = 1200;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_ptr_nonnull(strstr(err.text, "--time"));
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 600);
+	u.time_limit_s = 0;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), -1);
+	u.time_limit_s = 1200;
+	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 2000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 1200);
+	/* Priority: down for the user, up only for an admin. */
+	memset(&u, 0, sizeof(u));
+	u.has_priority = true;
+	u.priority = 50;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), 0);
+	u.priority = 60;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 2000, ch,
+	    sizeof(ch), &err), 0);
+	ck_assert_int_eq(jobs_get(f.js, id)->spec.priority, 60);
+	/* Anything else: only while pending, named. */
+	memset(&u, 0, sizeof(u));
+	u.has_nodes = true;
+	u.nodes_min = u.nodes_max = 2;
+	ck_assert_int_eq(jobs_update(f.js, &root, id, &u, 2000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "--nodes"));
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_min, 1);
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.time_limit_s, 1200);
+	ck_assert_int_eq(jobs_get(f.js, id)->spec.priority, 60);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_update_write_fails)
+{
+	struct job_update u = { 0 };
+	struct ctl f;
+	struct cerr err;
+	char ch[256];
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = pending(&f, "alice", 1000);
+	ctl_flush(&f);
+	ctl_fail_writes(&f, "events", "INSERT");
+	u.has_nodes = true;
+	u.nodes_min = u.nodes_max = 2;
+	ck_assert_int_eq(jobs_update(f.js, &alice, id, &u, 2000, ch,
+	    sizeof(ch), &err), -1);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_min, 1);
+	ctl_heal(&f);
+	ctl_flush(&f);
+	ctl_reload(&f);
+	ck_assert_uint_eq(jobs_get(f.js, id)->spec.nodes_min, 1);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_requeue_check)
+{
+	struct ctl f;
+	struct cerr err;
+	uint64_t run, pend;
+
+	ctl_setup(&f, NULL);
+	run = ctl_job_on(&f, 1, 2, true, 1000);
+	pend = pending(&f, "alice", 1000);
+	ck_assert_int_eq(jobs_requeue(f.js, &alice, pend, 2000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "only a running job"));
+	ck_assert_int_eq(jobs_requeue(f.js, &bob, run, 2000, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(jobs_requeue(f.js, &root, run, 2000, &err), 0);
+	ck_assert_int_eq(jobs_requeue(f.js, &alice, run, 2000, &err), 0);
+	ctl_flush(&f);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'requeue'"), 2);
+	/* The stop itself is the preemption path's (cluster_requeue):
+	 * requeued, it is no preemption and no restart. */
+	ck_assert_int_eq(jobs_preempt(f.js, run, JOBS_REQUEUED_PREFIX "alice",
+	    3000, 3000, NULL, &err), 0);
+	ck_assert_int_eq(jobs_get(f.js, run)->state, JOB_PENDING);
+	ck_assert_uint_eq(jobs_get(f.js, run)->preemptions, 0);
+	ck_assert_uint_eq(jobs_get(f.js, run)->restarts, 0);
+	ctl_flush(&f);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'requeued'"), 1);
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_select_filters)
+{
+	const enum job_state running[] = { JOB_RUNNING };
+	struct jobs_select sel = { 0 };
+	struct ctl f;
+	uint64_t a1, a2, b1, ids[8];
+	struct job_spec spec;
+	bool more;
+	size_t n;
+
+	ctl_setup(&f, NULL);
+	a1 = ctl_job_on(&f, 1, 2, true, 1000);	/* alice, RUNNING, "true" */
+	a2 = pending(&f, "alice", 1000);
+	ctl_spec(&spec, 1, 1, 2);
+	free(spec.name);
+	spec.name = strdup("other");
+	b1 = ctl_submit(&f, "bob", &spec, 1000);
+	/* A user's filters: their own jobs. */
+	sel.name = "true";
+	n = jobs_select(f.js, &alice, &sel, ids, 8, &more);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(ids[0], a1);
+	ck_assert_uint_eq(ids[1], a2);
+	sel.states = running;
+	sel.nstates = 1;
+	n = jobs_select(f.js, &alice, &sel, ids, 8, &more);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ids[0], a1);
+	/* Another user's jobs: none they may cancel. */
+	memset(&sel, 0, sizeof(sel));
+	sel.user = "bob";
+	ck_assert_uint_eq(jobs_select(f.js, &alice, &sel, ids, 8, &more), 0);
+	/* An admin's: everybody's, unless --user. */
+	n = jobs_select(f.js, &root, &sel, ids, 8, &more);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ids[0], b1);
+	sel.user = NULL;
+	sel.name = NULL;
+	sel.nstates = 0;
+	sel.states = NULL;
+	sel.name = "other";
+	ck_assert_uint_eq(jobs_select(f.js, &root, &sel, ids, 8, &more), 1);
+	sel.name = NULL;
+	sel.states = running;
+	sel.nstates = 1;
+	n = jobs_select(f.js, &root, &sel, ids, 1, &more);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(!more);
+	sel.states = NULL;
+	sel.nstates = 0;
+	sel.user = NULL;
+	sel.name = NULL;
+	/* The bound: more is said. */
+	{
+		struct jobs_select any = { .user = NULL };
+		enum job_state live[] = { JOB_PENDING, JOB_RUNNING };
+
+		any.states = live;
+		any.nstates = 2;
+		n = jobs_select(f.js, &root, &any, ids, 2, &more);
+		ck_assert_uint_eq(n, 2);
+		ck_assert(more);
+	}
+	ctl_teardown(&f);
+}
+END_TEST
+
+/* Exit 1 of rank 0 of job id at now: the state after. */
+static enum job_state
+fail_at(struct ctl *f, uint64_t id, int64_t now)
+{
+	enum job_state st;
+	struct cerr err;
+
+	ck_assert_msg(jobs_task_exit(f->js, id, jobs_get(f->js, id)->attempt,
+	    0, 1 << 8, "", now, &st, &err) == 0, "%s", err.text);
+	ctl_flush(f);
+	return st;
+}
+
+static void
+run_again(struct ctl *f, uint64_t id, int64_t now)
+{
+	struct placement p = { .node = "node01", .node_rank = 0, .ngpus = 2,
+	    .gpus = { 0, 1 } };
+	struct cerr err;
+
+	ck_assert_msg(jobs_allocate(f->js, id, &p, 1, now, &err) == 0, "%s",
+	    err.text);
+	ck_assert_msg(jobs_mark_running(f->js, id, now, &err) == 0, "%s",
+	    err.text);
+	ctl_flush(f);
+}
+
+START_TEST(test_early_fail_backoff)
+{
+	const struct job *job;
+	struct job_spec spec;
+	struct ctl f;
+	int64_t now = 1000000, want = 1000;
+	uint64_t id;
+	int i;
+
+	ctl_setup(&f, NULL);
+	ctl_spec(&spec, 1, 1, 2);
+	spec.max_restarts = 10;
+	id = ctl_submit(&f, "alice", &spec, now);
+	run_again(&f, id, now);
+	/* Failing 2 s into each run: 1 s, 2 s, 4 s, 8 s. */
+	for (i = 0; i < 4; i++, want *= 2) {
+		now += 2000;
+		ck_assert_int_eq(fail_at(&f, id, now), JOB_RESTARTING);
+		job = jobs_get(f.js, id);
+		ck_assert_int_eq(job->not_before_ms, now + want);
+		ck_assert(jobs_backing_off(job, now + want - 1));
+		ck_assert(!jobs_backing_off(job, now + want));
+		ck_assert_msg(strstr(job->reason, "FailedEarly: rank 0 exited "
+		    "with 1 after 2 s; retry in ") != NULL, "%s", job->reason);
+		ck_assert_uint_eq(job->restarts, (unsigned)i + 1);
+		now += want;
+		run_again(&f, id, now);
+	}
+	/* A run past the window: the failure restarts at once and the
+	 * back-off starts over. */
+	now += JOBS_EARLY_FAIL_WINDOW_MS + 1000;
+	ck_assert_int_eq(fail_at(&f, id, now), JOB_RESTARTING);
+	job = jobs_get(f.js, id);
+	ck_assert(!jobs_backing_off(job, now));
+	ck_assert_ptr_null(strstr(job->reason, "FailedEarly"));
+	run_again(&f, id, now);
+	now += 500;
+	ck_assert_int_eq(fail_at(&f, id, now), JOB_RESTARTING);
+	ck_assert_int_eq(jobs_get(f.js, id)->not_before_ms, now + 1000);
+	/* Restarts used up: FAILED all the same. */
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_early_fail_window_off)
+{
+	struct job_spec spec;
+	struct ctl f;
+	int64_t now = 1000000;
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	jobs_set_early_fail_window(f.js, 0);
+	ctl_spec(&spec, 1, 1, 2);
+	id = ctl_submit(&f, "alice", &spec, now);
+	run_again(&f, id, now);
+	ck_assert_int_eq(fail_at(&f, id, now + 100), JOB_RESTARTING);
+	ck_assert(!jobs_backing_off(jobs_get(f.js, id), now + 100));
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_early_fail_gives_up)
+{
+	struct job_spec spec;
+	struct ctl f;
+	int64_t now = 1000000;
+	uint64_t id;
+	int i;
+
+	ctl_setup(&f, NULL);
+	ctl_spec(&spec, 1, 1, 2);
+	spec.max_restarts = 2;
+	id = ctl_submit(&f, "alice", &spec, now);
+	for (i = 0; i < 2; i++) {
+		run_again(&f, id, now);
+		ck_assert_int_eq(fail_at(&f, id, now + 10), JOB_RESTARTING);
+		now += 100000;
+	}
+	run_again(&f, id, now);
+	ck_assert_int_eq(fail_at(&f, id, now + 10), JOB_FAILED);
+	ck_assert_ptr_nonnull(strstr(jobs_get(f.js, id)->reason,
+	    "max restarts (2) reached"));
+	ck_assert_ptr_null(strstr(jobs_get(f.js, id)->reason, "retry"));
+	/* Hardware (a node lost, an XID) fails over at once, early or
+	 * not: jobs_fail_over sets no back-off. */
+	ctl_teardown(&f);
+}
+END_TEST
+
+START_TEST(test_hardware_failover_immediate)
+{
+	enum job_state st;
+	struct cerr err;
+	struct ctl f;
+	uint64_t id;
+
+	ctl_setup(&f, NULL);
+	id = ctl_job_on(&f, 1, 2, true, 1000);
+	ck_assert_int_eq(jobs_fail_over(f.js, id, "node node01 DOWN", true,
+	    1500, 1500, &st, &err), 0);
+	ck_assert_int_eq(st, JOB_RESTARTING);
+	ck_assert(!jobs_backing_off(jobs_get(f.js, id), 1500));
+	ctl_teardown(&f);
+}
+END_TEST
+
+static Suite *
+jobs_control_suite(void)
+{
+	Suite *s = suite_create("jobs_control");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_hold_roles);
+	tcase_add_test(tc, test_hold_pending_only);
+	tcase_add_test(tc, test_hold_write_fails);
+	tcase_add_test(tc, test_update_pending);
+	tcase_add_test(tc, test_update_running);
+	tcase_add_test(tc, test_update_write_fails);
+	tcase_add_test(tc, test_requeue_check);
+	tcase_add_test(tc, test_select_filters);
+	tcase_add_test(tc, test_early_fail_backoff);
+	tcase_add_test(tc, test_early_fail_window_off);
+	tcase_add_test(tc, test_early_fail_gives_up);
+	tcase_add_test(tc, test_hardware_failover_immediate);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(jobs_control_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
