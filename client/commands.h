@@ -27,5 +27,6 @@ int cmd_drain(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_resume(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_events(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_queues(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_usage(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

@@ -18,7 +18,8 @@ static const struct command {
 } commands[] = {
 	{ "submit", cmd_submit, "submit a job: [OPTIONS] -- CMD [ARGS...] "
 	    "or [OPTIONS] SCRIPT [ARGS...]" },
-	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
+	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S,...] "
+	    "[--since T] [--until T] [--limit N] [--format COLS] [--start]" },
 	{ "show", cmd_show, "show one job: JOB" },
 	{ "cancel", cmd_cancel, "cancel jobs: JOB..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
@@ -34,6 +35,9 @@ static const struct command {
 	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "
 	    "[--since T] [--follow]" },
+	{ "usage", cmd_usage, "GPU-hours used and wasted, like sreport: "
+	    "[--since T] [--until T] [--user U] [--queue Q] "
+	    "[--by user|queue|state|day]" },
 };
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };

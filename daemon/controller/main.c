@@ -221,6 +221,8 @@ start(struct cohortd *d)
 	if ((d->jobs = jobs_create(d->store, d->txq, &limits, d->queues,
 	    &err)) == NULL)
 		fatalx("loading jobs: %s", err.text);
+	jobs_retention_set(d->jobs, (int64_t)d->cfg.job_retention_ms,
+	    (int64_t)d->cfg.event_retention_ms);
 	rebuild_fair_share(d->queues, d->jobs, clock_now_ms());
 	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
 	    &err)) == NULL)
