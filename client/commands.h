@@ -33,5 +33,6 @@ int cmd_hold(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_release(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_requeue(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_update(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_usage(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

@@ -8,32 +8,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client/commands.h"
 #include "client/control.h"
+#include "lib/clock.h"
 #include "client/output.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
 #include "lib/job.h"
 #include "lib/wire.h"
 
-enum { O_ALL = 0x100, O_USER, O_STATE, O_JSON, O_HELP = 'h' };
+enum { O_ALL = 0x100, O_USER, O_STATE, O_JSON, O_SINCE, O_UNTIL, O_LIMIT,
+    O_FORMAT, O_START, O_NAME, O_HELP = 'h' };
 
 static const struct option jobs_longopts[] = {
 	{ "all", no_argument, NULL, O_ALL },
 	{ "user", required_argument, NULL, O_USER },
 	{ "state", required_argument, NULL, O_STATE },
 	{ "json", no_argument, NULL, O_JSON },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "until", required_argument, NULL, O_UNTIL },
+	{ "limit", required_argument, NULL, O_LIMIT },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "start", no_argument, NULL, O_START },
+	{ "name", required_argument, NULL, O_NAME },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char jobs_usage[] =
-    "usage: cohort jobs [--all] [--user USER] [--state STATE] [--json]\n"
+    "usage: cohort jobs [--all] [--user USER] [--state STATE[,STATE...]]\n"
+    "                   [--name NAME] [--since T] [--until T] [--limit N]\n"
+    "                   [--format COL[,COL...]] [--start] [--json]\n"
     "  pending and running jobs; --all adds finished ones\n"
     "  STATE: PENDING, RUNNING, RESTARTING, RESIZING, COMPLETED, FAILED,\n"
-    "  CANCELLED or TIMEOUT\n";
+    "  CANCELLED or TIMEOUT (any of those listed; finished ones included)\n"
+    "  --since/--until T: the jobs that existed in the window, as sacct -S/-E\n"
+    "  (submitted before --until, not ended before --since; finished jobs\n"
+    "  included); T is a date-time (\"2026-12-01 15:04:05 UTC\",\n"
+    "  \"2026-12-01T15:04Z\", \"2026-12-01\") or a duration ago (\"2h\", \"7d\")\n"
+    "  --limit N: the first N jobs that match, in id order\n"
+    "  --start: pending jobs with their expected start (the reserved one)\n"
+    "  COL: id name user queue state nnodes (nodes asked) gpus (per node)\n"
+    "  limit priority submit start (expected, while pending) end elapsed\n"
+    "  (run time so far, or of the last run) exit nodes (current or last\n"
+    "  allocation, as a hostlist) nodelist (current allocation) restarts\n"
+    "  gpuh (GPU-hours used) wasted (GPU-hours lost) reason\n";
 static const char show_usage[] =
     "usage: cohort show JOB [--json]\n"
     "  one job: spec, queue, state and reason, allocation, restarts, last\n"
@@ -50,8 +72,14 @@ struct jobs_flags {
 	struct output_conn_flags conn;
 	bool all;
 	bool json;
+	bool start;
 	const char *user;
 	const char *state;
+	const char *since;
+	const char *until;
+	const char *limit;
+	const char *format;
+	const char *name;
 };
 
 /* Parse options allowed by mask (O_* values); positional arguments are
@@ -87,6 +115,18 @@ jobs_parse(const char *cmd, int argc, char **argv, unsigned mask,
 			f->user = optarg;
 		else if (ch == O_STATE)
 			f->state = optarg;
+		else if (ch == O_SINCE)
+			f->since = optarg;
+		else if (ch == O_UNTIL)
+			f->until = optarg;
+		else if (ch == O_LIMIT)
+			f->limit = optarg;
+		else if (ch == O_FORMAT)
+			f->format = optarg;
+		else if (ch == O_START)
+			f->start = true;
+		else if (ch == O_NAME)
+			f->name = optarg;
 	}
 	return 0;
 }
@@ -131,40 +171,283 @@ fmt_limit(uint64_t secs, const char *none, char *buf, size_t len)
 	return secs == 0 ? none : duration_format(secs, buf, len);
 }
 
-static int
-jobs_row(struct output_table *t, const struct job *j)
-{
-	char id[24], nodes[24], gpus[16], limit[32], prio[16];
-	char sub[OUTPUT_TIME_LEN], *nodelist = NULL;
-	const char *cells[12];
-	int rc;
+/* ---- Columns of cohort jobs (--format) ---- */
 
-	/* Where it runs, for jobs that hold an allocation now (running, or
-	 * pending while being launched); the last one of an ended job is
-	 * in cohort show. */
-	if (j->nplace > 0 && !job_state_is_final(j->state) &&
-	    (nodelist = output_nodelist(j)) == NULL)
+/* A cell: into buf, or a string of the job's; NULL prints "-". */
+typedef const char *(*jobs_cell_fn)(const struct job *, int64_t now,
+    char *buf, size_t len);
+
+#define JOBS_CELL_LEN 1024
+#define JOBS_COLS_MAX 32
+
+static const char *
+cell_id(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu64, j->id);
+	return buf;
+}
+
+static const char *
+cell_name(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return j->spec.name;
+}
+
+static const char *
+cell_user(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return j->user;
+}
+
+static const char *
+cell_queue(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return j->spec.queue;
+}
+
+static const char *
+cell_state(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return job_state_name(j->state);
+}
+
+static const char *
+cell_nnodes(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	fmt_nodes(&j->spec, buf, len);
+	return buf;
+}
+
+static const char *
+cell_gpus(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	fmt_gpus(&j->spec, buf, len);
+	return buf;
+}
+
+static const char *
+cell_limit(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return j->spec.service ? "service" : fmt_limit(j->spec.time_limit_s,
+	    "none", buf, len);
+}
+
+static const char *
+cell_priority(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d", (int)j->spec.priority);
+	return buf;
+}
+
+static const char *
+cell_submit(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return output_time_local(j->submit_ms, buf, len);
+}
+
+/* When it started, or, while it waits, when it is expected to (squeue
+ * --start): "-" when unknown. */
+static const char *
+cell_start(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	if ((j->state == JOB_PENDING || j->state == JOB_RESTARTING) &&
+	    j->nplace == 0)
+		return j->expected_start_ms > 0 ? output_time_local(
+		    j->expected_start_ms, buf, len) : NULL;
+	return output_time_local(j->start_ms, buf, len);
+}
+
+static const char *
+cell_end(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return output_time_local(j->end_ms, buf, len);
+}
+
+/* Is the job in a run now (its GPUs held, its time counting)? */
+static bool
+jobs_running(const struct job *j)
+{
+	return (j->state == JOB_RUNNING || j->state == JOB_RESIZING) &&
+	    j->start_ms > 0;
+}
+
+static const char *
+cell_elapsed(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	int64_t to;
+
+	if (j->start_ms <= 0 || (!jobs_running(j) &&
+	    !job_state_is_final(j->state)))
+		return NULL;
+	to = jobs_running(j) ? now : j->end_ms;
+	return duration_format(to > j->start_ms ? (uint64_t)(to -
+	    j->start_ms) / 1000 : 0, buf, len);
+}
+
+static const char *
+cell_exit(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	if (!j->has_exit)
+		return NULL;
+	snprintf(buf, len, "%d", (int)j->exit_code);
+	return buf;
+}
+
+static const char *
+cell_hostlist(const struct job *j, char *buf, size_t len)
+{
+	char *list;
+
+	if (j->nplace == 0 || (list = output_nodelist(j)) == NULL)
+		return NULL;
+	snprintf(buf, len, "%s", list);
+	free(list);
+	return buf[0] != '\0' ? buf : NULL;
+}
+
+/* The current or last allocation. */
+static const char *
+cell_nodes(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return cell_hostlist(j, buf, len);
+}
+
+/* Where it runs, for jobs that hold an allocation now (running, or
+ * pending while being launched); the last one of an ended job is in
+ * `nodes` and cohort show. */
+static const char *
+cell_nodelist(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return job_state_is_final(j->state) ? NULL :
+	    cell_hostlist(j, buf, len);
+}
+
+static const char *
+cell_restarts(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", j->restarts);
+	return buf;
+}
+
+static const char *
+fmt_gpuh(uint64_t gpu_ms, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f", (double)gpu_ms / 3600000.0);
+	return buf;
+}
+
+/* GPU-hours: the runs that ended, and the one going on up to now. */
+static const char *
+cell_gpuh(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	uint64_t ms = j->gpu_ms;
+
+	if (jobs_running(j) && now > j->start_ms)
+		ms += (uint64_t)job_gpus(j) * (uint64_t)(now - j->start_ms);
+	if (ms == 0 && j->start_ms <= 0)
+		return NULL;
+	return fmt_gpuh(ms, buf, len);
+}
+
+static const char *
+cell_wasted(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	if (j->gpu_ms == 0 && j->start_ms <= 0)
+		return NULL;
+	return fmt_gpuh(j->wasted_gpu_ms, buf, len);
+}
+
+static const char *
+cell_reason(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	return j->reason && j->reason[0] ? j->reason : NULL;
+}
+
+struct jobs_col {
+	const char *key;
+	const char *head;
+	jobs_cell_fn cell;
+};
+
+static const struct jobs_col jobs_cols[] = {
+	{ "id", "JOBID", cell_id },
+	{ "name", "NAME", cell_name },
+	{ "user", "USER", cell_user },
+	{ "queue", "QUEUE", cell_queue },
+	{ "state", "STATE", cell_state },
+	{ "nnodes", "NODES", cell_nnodes },
+	{ "gpus", "GPUS", cell_gpus },
+	{ "limit", "TIME_LIMIT", cell_limit },
+	{ "priority", "PRIORITY", cell_priority },
+	{ "submit", "SUBMITTED", cell_submit },
+	{ "start", "START", cell_start },
+	{ "end", "END", cell_end },
+	{ "elapsed", "ELAPSED", cell_elapsed },
+	{ "exit", "EXIT", cell_exit },
+	{ "nodes", "NODELIST", cell_nodes },
+	{ "nodelist", "NODELIST", cell_nodelist },
+	{ "restarts", "RESTARTS", cell_restarts },
+	{ "gpuh", "GPU_HOURS", cell_gpuh },
+	{ "wasted", "WASTED_GPU_HOURS", cell_wasted },
+	{ "reason", "REASON", cell_reason },
+};
+#define JOBS_NCOLS (sizeof(jobs_cols) / sizeof(jobs_cols[0]))
+
+/* The listing's columns as squeue shows them, and as squeue --start. */
+#define JOBS_FORMAT_DEFAULT "id,name,user,queue,state,nnodes,gpus,limit," \
+	"priority,submit,nodelist,reason"
+#define JOBS_FORMAT_START "id,name,user,queue,state,nnodes,gpus,priority," \
+	"submit,start,reason"
+
+/* Parse a --format list into cols[] (at most JOBS_COLS_MAX). The count,
+ * or -1 after printing why. */
+static int
+jobs_format_parse(const char *list, const struct jobs_col **cols)
+{
+	char buf[512], *tok, *save = NULL;
+	size_t i;
+	int n = 0;
+
+	if (strlen(list) >= sizeof(buf)) {
+		output_error("jobs: --format: too long");
 		return -1;
-	snprintf(id, sizeof(id), "%" PRIu64, j->id);
-	fmt_nodes(&j->spec, nodes, sizeof(nodes));
-	fmt_gpus(&j->spec, gpus, sizeof(gpus));
-	snprintf(prio, sizeof(prio), "%d", (int)j->spec.priority);
-	cells[0] = id;
-	cells[1] = j->spec.name;
-	cells[2] = j->user;
-	cells[3] = j->spec.queue;
-	cells[4] = job_state_name(j->state);
-	cells[5] = nodes;
-	cells[6] = gpus;
-	cells[7] = j->spec.service ? "service" : fmt_limit(
-	    j->spec.time_limit_s, "none", limit, sizeof(limit));
-	cells[8] = prio;
-	cells[9] = output_time_local(j->submit_ms, sub, sizeof(sub));
-	cells[10] = nodelist;
-	cells[11] = j->reason && j->reason[0] ? j->reason : NULL;
-	rc = output_table_add(t, cells);
-	free(nodelist);
-	return rc;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < JOBS_NCOLS; i++)
+			if (strcasecmp(tok, jobs_cols[i].key) == 0)
+				break;
+		if (i == JOBS_NCOLS) {
+			output_error("jobs: --format: unknown column '%s' (see "
+			    "cohort jobs --help)", tok);
+			return -1;
+		}
+		if (n == JOBS_COLS_MAX) {
+			output_error("jobs: --format: at most %d columns",
+			    JOBS_COLS_MAX);
+			return -1;
+		}
+		cols[n++] = &jobs_cols[i];
+	}
+	if (n == 0)
+		output_error("jobs: --format: no column given");
+	return n > 0 ? n : -1;
+}
+
+static int
+jobs_row(struct output_table *t, const struct jobs_col *const *cols,
+    size_t ncols, const struct job *j, int64_t now)
+{
+	static char bufs[JOBS_COLS_MAX][JOBS_CELL_LEN];
+	const char *cells[JOBS_COLS_MAX];
+	size_t i;
+
+	for (i = 0; i < ncols; i++) {
+		bufs[i][0] = '\0';
+		cells[i] = cols[i]->cell(j, now, bufs[i], sizeof(bufs[i]));
+	}
+	return output_table_add(t, cells);
 }
 
 /* The listing being built, page by page: a table or a JSON array. */
@@ -172,6 +455,11 @@ struct jobs_out {
 	bool json;
 	struct output_table *t;
 	json_t *arr;
+	const struct jobs_col *cols[JOBS_COLS_MAX];
+	size_t ncols;
+	int64_t now;
+	uint64_t limit;		/* rows at most; 0: all */
+	uint64_t rows;
 };
 
 /* Add one page's jobs; those at or below after_id (which a correct
@@ -188,10 +476,14 @@ jobs_add_page(struct jobs_out *o, const Cohort__V1__ListJobsReply *r,
 	for (i = 0; i < r->n_jobs; i++) {
 		if (r->jobs[i]->id <= after_id || r->jobs[i]->id <= *last)
 			continue;
+		if (o->limit > 0 && o->rows == o->limit)
+			break;
 		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
 			return EXIT_FAILED;
+		o->rows++;
 		bad = o->json ? json_array_append_new(o->arr,
-		    output_job_json(j)) : jobs_row(o->t, j);
+		    output_job_json(j)) : jobs_row(o->t, o->cols, o->ncols, j,
+		    o->now);
 		*last = j->id;
 		job_free(j);
 		if (bad) {
@@ -242,32 +534,134 @@ jobs_fetch(struct cconn *c, Cohort__V1__ListJobsRequest *lj,
 		frame_free(rep);
 		if (rc != 0)
 			return rc;
+		if (o->limit > 0 && o->rows >= o->limit)
+			more = false;
 		if (more && last <= lj->after_id) {
 			output_error("jobs: the controller's pages do not "
 			    "advance (after job %" PRIu64 ")", lj->after_id);
 			return EXIT_FAILED;
 		}
 		lj->after_id = last;
+		if (o->limit > 0) {
+			lj->has_limit = 1;
+			lj->limit = o->limit - o->rows > UINT32_MAX ? UINT32_MAX :
+			    (uint32_t)(o->limit - o->rows);
+		}
 	} while (more);
 	return EXIT_OK;
 }
 
-static const char *const jobs_head[12] = { "JOBID", "NAME", "USER",
-    "QUEUE", "STATE", "NODES", "GPUS", "TIME_LIMIT", "PRIORITY", "SUBMITTED",
-    "NODELIST", "REASON" };
+/* --state: one state or a comma-separated list, into the request.
+ * 0, or -1 after printing why. */
+static int
+jobs_states(const char *list, Cohort__V1__ListJobsRequest *lj,
+    Cohort__V1__JobState *states, size_t max)
+{
+	char buf[256], *tok, *save = NULL;
+	enum job_state st;
+	size_t n = 0;
+
+	if (strlen(list) >= sizeof(buf)) {
+		output_error("jobs: --state: too long");
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (job_state_parse(tok, &st) == -1) {
+			output_error("jobs: --state: unknown state '%s'", tok);
+			return -1;
+		}
+		if (n == max) {
+			output_error("jobs: --state: too many states");
+			return -1;
+		}
+		states[n++] = wire_state_to_pb(st);
+	}
+	if (n == 0) {
+		output_error("jobs: --state: no state given");
+		return -1;
+	}
+	lj->states = states;
+	lj->n_states = n;
+	/* One state also in the older field, which every controller
+	 * knows. */
+	if (n == 1) {
+		lj->has_state = 1;
+		lj->state = states[0];
+	}
+	return 0;
+}
+
+/* The history options into the request and o. 0, or -1 after printing
+ * why. */
+static int
+jobs_history(const struct jobs_flags *f, Cohort__V1__ListJobsRequest *lj,
+    struct jobs_out *o)
+{
+	uint64_t n;
+	char *end;
+
+	if (f->since != NULL) {
+		if (output_parse_since(f->since, o->now, &lj->since_ms) == -1) {
+			output_error("jobs: --since: invalid time '%s'",
+			    f->since);
+			return -1;
+		}
+		lj->has_since_ms = lj->since_ms > 0;
+	}
+	if (f->until != NULL) {
+		if (output_parse_since(f->until, o->now, &lj->until_ms) == -1 ||
+		    lj->until_ms <= 0) {
+			output_error("jobs: --until: invalid time '%s'",
+			    f->until);
+			return -1;
+		}
+		lj->has_until_ms = 1;
+		if (lj->has_since_ms && lj->until_ms <= lj->since_ms) {
+			output_error("jobs: --until is not after --since");
+			return -1;
+		}
+	}
+	if (f->limit != NULL) {
+		errno = 0;
+		n = strtoull(f->limit, &end, 10);
+		if (errno != 0 || end == f->limit || *end != '\0' || n == 0 ||
+		    f->limit[0] == '-') {
+			output_error("jobs: --limit: not a positive number: "
+			    "'%s'", f->limit);
+			return -1;
+		}
+		o->limit = n;
+		lj->has_limit = 1;
+		lj->limit = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	}
+	if (f->name != NULL) {
+		if (f->name[0] == '\0' || strlen(f->name) > JOB_NAME_MAX) {
+			output_error("jobs: --name: 1 to %d bytes",
+			    JOB_NAME_MAX);
+			return -1;
+		}
+		lj->name = (char *)f->name;
+	}
+	return 0;
+}
 
 int
 cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 {
 	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	Cohort__V1__JobState states[16];
+	const char *heads[JOBS_COLS_MAX];
 	struct jobs_out o;
 	struct cconn *c;
 	struct jobs_flags f;
-	enum job_state st;
-	int rc;
+	size_t i;
+	int rc, n;
 
 	rc = jobs_parse("jobs", argc, argv, M(O_ALL) | M(O_USER) | M(O_STATE) |
-	    M(O_JSON), &f);
+	    M(O_JSON) | M(O_SINCE) | M(O_UNTIL) | M(O_LIMIT) | M(O_FORMAT) |
+	    M(O_START) | M(O_NAME), &f);
 	if (rc == -2) {
 		fputs(jobs_usage, stdout);
 		return EXIT_OK;
@@ -279,22 +673,32 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 		    "--help)", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (f.state != NULL) {
-		if (job_state_parse(f.state, &st) == -1) {
-			output_error("jobs: --state: unknown state '%s'",
-			    f.state);
-			return EXIT_USAGE;
-		}
-		lj.has_state = 1;
-		lj.state = wire_state_to_pb(st);
-	}
-	lj.has_all = 1;
-	lj.all = f.all;
-	lj.user = (char *)f.user;
 	memset(&o, 0, sizeof(o));
+	o.now = clock_now_ms();
+	if ((f.state != NULL && jobs_states(f.state, &lj, states,
+	    sizeof(states) / sizeof(states[0])) == -1) ||
+	    jobs_history(&f, &lj, &o) == -1)
+		return EXIT_USAGE;
+	/* squeue --start: the jobs that wait. */
+	if (f.start && f.state == NULL) {
+		states[0] = wire_state_to_pb(JOB_PENDING);
+		states[1] = wire_state_to_pb(JOB_RESTARTING);
+		lj.states = states;
+		lj.n_states = 2;
+	}
+	if ((n = jobs_format_parse(f.format != NULL ? f.format : f.start ?
+	    JOBS_FORMAT_START : JOBS_FORMAT_DEFAULT, o.cols)) == -1)
+		return EXIT_USAGE;
+	o.ncols = (size_t)n;
+	for (i = 0; i < o.ncols; i++)
+		heads[i] = o.cols[i]->head;
+	/* A window is history: finished jobs in it are listed too. */
+	lj.has_all = 1;
+	lj.all = f.all || f.since != NULL || f.until != NULL;
+	lj.user = (char *)f.user;
 	o.json = f.json;
 	if (f.json ? (o.arr = json_array()) == NULL :
-	    (o.t = output_table_new(12, jobs_head)) == NULL) {
+	    (o.t = output_table_new(o.ncols, heads)) == NULL) {
 		output_error("jobs: out of memory");
 		return EXIT_FAILED;
 	}
@@ -595,10 +999,19 @@ show_print(const struct job *j, const struct show_preempts *pre)
 		rc |= output_fields_addf(t, "Exit code", "-");
 	rc |= output_fields_addf(t, "Submitted", "%s", output_time_local(j->submit_ms, b,
 	    sizeof(b)));
+	if (j->expected_start_ms > 0 && (j->state == JOB_PENDING ||
+	    j->state == JOB_RESTARTING) && j->nplace == 0)
+		rc |= output_fields_addf(t, "Expected start", "%s",
+		    output_time_local(j->expected_start_ms, b, sizeof(b)));
 	rc |= output_fields_addf(t, "Started", "%s", output_time_local(j->start_ms, b,
 	    sizeof(b)));
 	rc |= output_fields_addf(t, "Ended", "%s", output_time_local(j->end_ms, b,
 	    sizeof(b)));
+	rc |= output_fields_addf(t, "Elapsed", "%s", cell_elapsed(j,
+	    clock_now_ms(), b, sizeof(b)) != NULL ? b : "-");
+	rc |= output_fields_addf(t, "GPU time", "%.2f GPU-hours, %.2f wasted "
+	    "(lost work, failed runs)", (double)j->gpu_ms / 3600000.0,
+	    (double)j->wasted_gpu_ms / 3600000.0);
 	if (rc == 0)
 		output_table_print(t, stdout);
 	output_table_free(t);

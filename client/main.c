@@ -20,7 +20,8 @@ static const struct command {
 	    "or [OPTIONS] SCRIPT [ARGS...]" },
 	{ "run", cmd_run, "submit, stream the output, exit with the job's "
 	    "code: [OPTIONS] -- CMD" },
-	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S]" },
+	{ "jobs", cmd_jobs, "list jobs [--all] [--user U] [--state S,...] "
+	    "[--since T] [--until T] [--limit N] [--format COLS] [--start]" },
 	{ "show", cmd_show, "show one job: JOB" },
 	{ "cancel", cmd_cancel, "cancel jobs: JOB... (ids, ranges 12-20) or "
 	    "[--user U] [--state S,S] [--name N]" },
@@ -43,6 +44,9 @@ static const struct command {
 	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "
 	    "[--since T] [--follow]" },
+	{ "usage", cmd_usage, "GPU-hours used and wasted, like sreport: "
+	    "[--since T] [--until T] [--user U] [--queue Q] "
+	    "[--by user|queue|state|day]" },
 };
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };

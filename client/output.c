@@ -168,6 +168,9 @@ output_table_free(struct output_table *t)
 	free(t);
 }
 
+/* People get local time with its zone, "2026-12-01 15:04:05 UTC" (one
+ * form in every command: jobs, show, events, nodes), which
+ * output_parse_since reads back; JSON gets ISO-8601 UTC with "Z". */
 static char *
 format_time(int64_t ms, bool utc, bool with_ms, char *buf, size_t len)
 {
@@ -176,17 +179,21 @@ format_time(int64_t ms, bool utc, bool with_ms, char *buf, size_t len)
 	size_t n;
 
 	if (ms <= 0 || (utc ? gmtime_r(&secs, &tm) : localtime_r(&secs,
-	    &tm)) == NULL ||
-	    (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+	    &tm)) == NULL || (n = strftime(buf, len, utc ?
+	    "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm)) == 0) {
 		snprintf(buf, len, "-");
 		return buf;
 	}
 	/* OUTPUT_TIME_LEN leaves room for both; a shorter buf truncates. */
 	if (with_ms)
-		snprintf(buf + n, len - n, ".%03d%s", (int)(ms % 1000),
-		    utc ? "Z" : "");
+		n += (size_t)snprintf(buf + n, len - n, ".%03d",
+		    (int)(ms % 1000));
+	if (n >= len)
+		return buf;
+	if (utc)
+		snprintf(buf + n, len - n, "Z");
 	else
-		snprintf(buf + n, len - n, "%s", utc ? "Z" : "");
+		strftime(buf + n, len - n, " %Z", &tm);
 	return buf;
 }
 
@@ -221,7 +228,7 @@ parse_iso(const char *s, int64_t *ms)
 	struct tm tm;
 	const char *p;
 	long off = 0;
-	int frac = 0, scale = 100, sign, hh, mm, mday, mon;
+	int frac = 0, scale = 100, sign, hh, mm, mday, mon, isdst = -1;
 	bool utc = false;
 	time_t t;
 
@@ -243,7 +250,21 @@ parse_iso(const char *s, int64_t *ms)
 				frac += (*p - '0') * scale;
 		}
 	}
-	if (*p == 'Z' || *p == 'z') {
+	if (*p == ' ' && isalpha((unsigned char)p[1])) {
+		/* The zone output_time_local prints: UTC, or the local
+		 * zone's own abbreviation. */
+		p++;
+		tzset();
+		if (strcmp(p, "UTC") == 0 || strcmp(p, "GMT") == 0)
+			utc = true;
+		else if (strcmp(p, tzname[0]) == 0)
+			isdst = 0;
+		else if (strcmp(p, tzname[1]) == 0)
+			isdst = 1;
+		else
+			goto bad;
+		p += strlen(p);
+	} else if (*p == 'Z' || *p == 'z') {
 		utc = true;
 		p++;
 	} else if (*p == '+' || *p == '-') {
@@ -264,7 +285,7 @@ parse_iso(const char *s, int64_t *ms)
 	}
 	if (*p != '\0')
 		goto bad;
-	tm.tm_isdst = -1;
+	tm.tm_isdst = isdst;
 	mday = tm.tm_mday;
 	mon = tm.tm_mon;
 	/* mktime and timegm move the 30th of February to March: refuse
@@ -600,6 +621,28 @@ json_checkpoint(const struct job *job)
 	    "time", json_time(job->ckpt_ms));
 }
 
+/* History (issue 13): GPU time, the expected start while pending, and
+ * the current or last allocation as a hostlist. 0 or -1. */
+static int
+output_job_json_history(json_t *doc, const struct job *job)
+{
+	char *nodes;
+	int rc;
+
+	if ((nodes = output_nodelist(job)) == NULL)
+		return -1;
+	rc = json_object_set_new(doc, "gpu_hours", json_real(
+	    (double)job->gpu_ms / 3600000.0)) |
+	    json_object_set_new(doc, "wasted_gpu_hours", json_real(
+	    (double)job->wasted_gpu_ms / 3600000.0)) |
+	    json_object_set_new(doc, "expected_start",
+	    json_time(job->expected_start_ms)) |
+	    json_object_set_new(doc, "nodelist", nodes[0] != '\0' ?
+	    json_string(nodes) : json_null());
+	free(nodes);
+	return rc == 0 ? 0 : -1;
+}
+
 json_t *
 output_job_json(const struct job *job)
 {
@@ -661,7 +704,7 @@ output_job_json(const struct job *job)
 	    json_real((double)job->lost_work_ms / 1000)) == -1 ||
 	    /* env, argv (and the script) withheld: another user's job. */
 	    json_object_set_new(doc, "private", json_boolean(job->redacted)) ==
-	    -1) {
+	    -1 || output_job_json_history(doc, job) == -1) {
 		json_decref(doc);
 		return NULL;
 	}

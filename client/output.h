@@ -39,21 +39,24 @@ int output_fields_add(struct output_table *t, const char *key,
 int output_fields_addf(struct output_table *t, const char *key,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Times in milliseconds since the epoch as ISO-8601: local time without
- * zone ("2026-11-30T06:30:12") for people, UTC with "Z" for JSON. Both
- * write "-" for 0 (never happened). Return buf. */
-#define OUTPUT_TIME_LEN 32
+/* Times in milliseconds since the epoch: for people, local time with its
+ * zone ("2026-11-30 06:30:12 UTC"), the one form every command prints
+ * and output_parse_since reads back; for JSON, ISO-8601 UTC with "Z"
+ * ("2026-11-30T06:30:12Z"). Both write "-" for 0 (never happened).
+ * Return buf. */
+#define OUTPUT_TIME_LEN 48
 char *output_time_local(int64_t ms, char *buf, size_t len);
 char *output_time_utc(int64_t ms, char *buf, size_t len);
-/* The same with milliseconds: "2026-11-30T06:30:12.345" and
+/* The same with milliseconds: "2026-11-30 06:30:12.345 UTC" and
  * "2026-11-30T06:30:12.345Z" (events, where order within a second
  * matters). */
 char *output_time_local_ms(int64_t ms, char *buf, size_t len);
 char *output_time_utc_ms(int64_t ms, char *buf, size_t len);
 
 /* A time a user gives (--since): an ISO-8601 date-time, local unless it
- * ends in "Z" or carries an offset ("2026-11-30T06:00:00",
- * "2026-11-30 06:00", "2026-11-30T06:00:00.250Z", "2026-11-30"), or a
+ * ends in "Z", an offset or " UTC" ("2026-11-30T06:00:00",
+ * "2026-11-30 06:00", "2026-11-30T06:00:00.250Z", "2026-11-30",
+ * "2026-11-30 06:00:00 CET" in the local zone, as printed), or a
  * duration meaning that long before now_ms ("10m", "2h", "1-00:00:00").
  * 0 with *ms set, or -1 (errno EINVAL or ERANGE). */
 int output_parse_since(const char *s, int64_t now_ms, int64_t *ms);

@@ -196,6 +196,10 @@ struct job {
 	 * of those the part wasted (lost work, failed runs). */
 	uint64_t gpu_ms;
 	uint64_t wasted_gpu_ms;
+	/* When a pending job is expected to start (the scheduler's
+	 * reservation; controller memory, recomputed every pass); 0:
+	 * unknown. */
+	int64_t expected_start_ms;
 };
 
 /* Limits that come from the controller's configuration. */

@@ -371,6 +371,8 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 	pb->has_gpu_ms = pb->has_wasted_gpu_ms = 1;
 	pb->gpu_ms = job->gpu_ms;
 	pb->wasted_gpu_ms = job->wasted_gpu_ms;
+	pb->has_expected_start_ms = job->expected_start_ms > 0;
+	pb->expected_start_ms = job->expected_start_ms;
 	return 0;
 }
 
@@ -583,6 +585,8 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	    pb->hold == JOB_HOLD_USER ? JOB_HOLD_USER : JOB_HOLD_NONE;
 	job->gpu_ms = pb->gpu_ms;
 	job->wasted_gpu_ms = pb->wasted_gpu_ms;
+	job->expected_start_ms = pb->has_expected_start_ms &&
+	    pb->expected_start_ms > 0 ? pb->expected_start_ms : 0;
 	return job;
 fail:
 	job_free(job);
@@ -657,6 +661,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_HOLD:
 	case COHORT__V1__ENVELOPE__BODY_REQUEUE:
 	case COHORT__V1__ENVELOPE__BODY_UPDATE:
+	case COHORT__V1__ENVELOPE__BODY_USAGE:
 		return true;
 	default:
 		return false;
@@ -707,6 +712,8 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_REQUEUE_REPLY: return "requeue_reply";
 	case COHORT__V1__ENVELOPE__BODY_UPDATE: return "update";
 	case COHORT__V1__ENVELOPE__BODY_UPDATE_REPLY: return "update_reply";
+	case COHORT__V1__ENVELOPE__BODY_USAGE: return "usage";
+	case COHORT__V1__ENVELOPE__BODY_USAGE_REPLY: return "usage_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";

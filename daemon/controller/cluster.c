@@ -148,9 +148,12 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * once rather than per start (out of memory, the next pass does). */
 	if (res.nstarts > 0 && cluster_refresh_allocations(cl) == -1)
 		cluster_wake(cl);
-	for (i = 0; i < res.nreasons; i++)
+	for (i = 0; i < res.nreasons; i++) {
 		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
 		    res.reasons[i].reason);
+		jobs_set_expected_start(cl->js, res.reasons[i].job_id,
+		    res.reasons[i].start_ms);
+	}
 	if (res.nstarts > 0)
 		log_info("pass: %zu pending, %zu started (%zu backfilled)",
 		    npending, res.nstarts, res.backfilled);
@@ -315,6 +318,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	preemption_tick(cl, now);
 	cluster_charge(cl, now);
 	gang_tick(cl, now);
+	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
 }

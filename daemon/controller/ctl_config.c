@@ -55,6 +55,8 @@ static int ctl_set_queue_aging(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_nodes(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int ctl_set_retention(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_starve(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int ctl_q_uint(const struct conf_ctx *, const struct conf_key *,
@@ -128,6 +130,11 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "controller", .name = "starve_after",
 	  .set = ctl_set_starve },
 	NUMKEY("controller", starve_min_gpus, conf_key_uint, 0, 1000000),
+	/* History (issue 13): how long finished jobs and events stay. */
+	{ .section = "controller", .name = "job_retention",
+	  .set = ctl_set_retention, FIELD(job_retention_ms) },
+	{ .section = "controller", .name = "event_retention",
+	  .set = ctl_set_retention, FIELD(event_retention_ms) },
 	QKEY("parent", ctl_q_parent, parent, 0, 0),
 	QKEY("gpus", ctl_q_uint, gpus, 0, CTL_QUEUE_GPUS_MAX),
 	{ .section = "queue *", .name = "gpus.*", .repeatable = true,
@@ -223,6 +230,8 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->fair_share_half_life_ms = QUEUES_DEFAULT_HALF_LIFE_MS;
 	cfg->starve_after_ms = CTL_DEFAULT_STARVE_AFTER_MS;
 	cfg->starve_min_gpus = CTL_DEFAULT_STARVE_MIN_GPUS;
+	cfg->job_retention_ms = CTL_DEFAULT_RETENTION_MS;
+	cfg->event_retention_ms = CTL_DEFAULT_RETENTION_MS;
 }
 
 void
@@ -369,6 +378,23 @@ ctl_set_starve(const struct conf_ctx *c, const struct conf_key *k,
 	}
 	return conf_parse_duration_ms(value, 1000, CTL_MAX_MS,
 	    &cfg->starve_after_ms, err);
+}
+
+/* job_retention, event_retention: a duration of at least a second (up to
+ * ten years), or 0 / off / never: kept forever. */
+static int
+ctl_set_retention(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	uint64_t *field = (uint64_t *)((char *)c->cfg + k->off);
+
+	if (strcmp(value, "0") == 0 || strcmp(value, "off") == 0 ||
+	    strcmp(value, "never") == 0) {
+		*field = 0;
+		return 0;
+	}
+	return conf_parse_duration_ms(value, 1000, CTL_MAX_RETENTION_MS,
+	    field, err);
 }
 
 /* ---- [queue NAME] ---- */

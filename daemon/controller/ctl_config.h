@@ -94,6 +94,10 @@
 
 /* The bound on big gangs' wait (tuned on the big-gang replay). */
 #define CTL_DEFAULT_STARVE_AFTER_MS (24LL * 3600 * 1000)
+/* job_retention and event_retention (SPEC.md: finished jobs stay
+ * queryable for job_retention days). */
+#define CTL_DEFAULT_RETENTION_MS (30ULL * 86400 * 1000)
+#define CTL_MAX_RETENTION_MS (3660ULL * 86400 * 1000)
 #define CTL_DEFAULT_STARVE_MIN_GPUS 32
 
 #include <stdbool.h>
@@ -158,6 +162,8 @@ struct ctl_config {
 	uint64_t fair_share_half_life_ms;
 	uint64_t starve_after_ms;	/* 0: off */
 	uint32_t starve_min_gpus;	/* 0: every job may starve */
+	uint64_t job_retention_ms;	/* finished jobs kept; 0: forever */
+	uint64_t event_retention_ms;	/* events kept; 0: forever */
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

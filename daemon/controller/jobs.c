@@ -306,7 +306,7 @@ jobs_write(struct jobs *js, const struct job *job, bool insert,
 	    (!insert && store_job_placement(js->st, job->id, job->place,
 	    job->nplace, err) == -1) ||
 	    store_event_append(js->st, now_ms, job->id, NULL, kind, actor,
-	    detail, err) == -1 ||
+	    detail, err) == -1 || jobs_account_write(js, job, err) == -1 ||
 	    store_keep(js->st, err) == -1) {
 		store_undo(js->st);
 		return -1;
@@ -440,6 +440,7 @@ jobs_next(const struct job *job, enum job_state state, const char *reason,
 	*next = *job;
 	next->state = state;
 	next->reason = r;
+	next->expected_start_ms = 0;	/* the next pass says again */
 	if (next_place != NULL) {
 		next->place = copy;
 		next->nplace = n;
@@ -475,6 +476,7 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err)
 {
+	jobs_account_end(js, job, next, now_ms);
 	if (jobs_write(js, next, false, now_ms, kind, actor, detail,
 	    err) == -1) {
 		jobs_next_discard(job, next);
@@ -846,6 +848,7 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 
 	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
 		return;
+	job->expected_start_ms = 0;	/* jobs_set_expected_start follows */
 	/* A preempted (or requeued) job says so until it runs again:
 	 * "Preempted by 12 of teamb; Resources". */
 	if (strncmp(job->reason, JOBS_PREEMPTED_PREFIX,
@@ -1155,9 +1158,18 @@ jobs_active(const struct jobs *js, const struct job ***out, size_t *n)
 static bool
 jobs_match(const struct job *job, const struct jobs_filter *f)
 {
-	if (!f->all && !f->has_state && job_state_is_final(job->state))
+	if (!f->all && !f->has_state && f->states == 0 &&
+	    job_state_is_final(job->state))
 		return false;
-	if (f->has_state && job->state != f->state)
+	if ((f->has_state && job->state != f->state) || (f->states != 0 &&
+	    !(f->states & (1u << job->state))))
+		return false;
+	/* The window, as sacct -S/-E: submitted before its end, not ended
+	 * before its start. */
+	if ((f->until_ms > 0 && job->submit_ms >= f->until_ms) ||
+	    (f->since_ms > 0 && job->end_ms > 0 && job->end_ms < f->since_ms))
+		return false;
+	if (f->name != NULL && strcmp(job->spec.name, f->name) != 0)
 		return false;
 	return f->user == NULL || strcmp(job->user, f->user) == 0;
 }

@@ -257,6 +257,15 @@ struct jobs_filter {
 	const char *user;	/* NULL: any */
 	bool has_state;
 	enum job_state state;
+	/* History (issue 13). states: any of these (bit 1 << state; 0: no
+	 * such filter; ended states included when named). name: the job's
+	 * exact name (NULL: any). since_ms/until_ms (0: open), as sacct's
+	 * -S/-E: the jobs that existed in the window, submitted before
+	 * until_ms and not ended before since_ms. */
+	unsigned states;
+	const char *name;
+	int64_t since_ms;
+	int64_t until_ms;
 };
 
 /* Jobs matching f, in id order, as jobs_active: 0 with *out (may be
@@ -291,5 +300,72 @@ struct quota_stats;
 uint32_t jobs_pending_of(const struct jobs *js, const char *user);
 /* Submits refused by the limits so far. */
 void jobs_quota_stats(const struct jobs *js, struct quota_stats *st);
+
+/* ---- History, usage and expected starts (jobs_account.c) ---- */
+
+enum jobs_usage_by {
+	JOBS_USAGE_USER,
+	JOBS_USAGE_QUEUE,
+	JOBS_USAGE_STATE,	/* what ended each run; RUNNING for a run
+				 * going on */
+	JOBS_USAGE_DAY,		/* UTC days */
+};
+
+/* GPU time used in [since_ms, until_ms), of user and queue (NULL: any),
+ * grouped by. */
+struct jobs_usage_query {
+	int64_t since_ms;
+	int64_t until_ms;
+	const char *user;
+	const char *queue;
+	enum jobs_usage_by by;
+};
+
+#define JOBS_USAGE_KEY_MAX 64
+/* The most groups one answer holds: the window is to be narrowed. */
+#define JOBS_USAGE_ROWS_MAX 10000
+
+struct jobs_usage_row {
+	char key[JOBS_USAGE_KEY_MAX + 1]; /* user, queue or outcome; "" by
+					 * day */
+	int64_t day_ms;			/* by day: its UTC midnight */
+	uint64_t gpu_ms;
+	uint64_t wasted_gpu_ms;
+	uint64_t runs;			/* runs that touched the group */
+};
+
+/* The usage of q: the recorded runs (store_usage) and the runs going on
+ * at now_ms, clipped to the window, in key (or day) order. 0 with *rows
+ * (malloc'd, NULL when none) and *n, or -1 with err (ERR_LIMIT past
+ * JOBS_USAGE_ROWS_MAX groups, ERR_INTERNAL). */
+int jobs_account_usage(struct jobs *js, const struct jobs_usage_query *q,
+    int64_t now_ms, struct jobs_usage_row **rows, size_t *n,
+    struct cerr *err);
+
+/* When the scheduler expects pending job id to start (its reservation:
+ * sched_result.resv), in memory like its pending reason; 0: unknown.
+ * Any change of state, and a reason set without it, clears it. */
+void jobs_set_expected_start(struct jobs *js, uint64_t id,
+    int64_t start_ms);
+
+/* ---- Retention (jobs_retention.c) ---- */
+
+/* Finished jobs whose end is older than job_ms, and events older than
+ * event_ms, are purged (0: kept forever). */
+void jobs_retention_set(struct jobs *js, int64_t job_ms, int64_t event_ms);
+/* A purge removes at most this many jobs (each with its runs, exits,
+ * placement and events) and this many other events per call. */
+#define JOBS_PURGE_JOBS_MAX 100
+#define JOBS_PURGE_EVENTS_MAX 500
+/* How often the tick looks for old rows while none are left over. */
+#define JOBS_PURGE_INTERVAL_MS (60 * 1000)
+/* One bounded purge at now_ms, inside the shared transaction: *njobs
+ * jobs and *nevents events went (the table and the database alike).
+ * 0, or -1 with err (nothing purged). */
+int jobs_retention_purge(struct jobs *js, int64_t now_ms, size_t *njobs,
+    size_t *nevents, struct cerr *err);
+/* From the tick: purge when due (every JOBS_PURGE_INTERVAL_MS, or at once
+ * while a batch came back full); failures are logged. */
+void jobs_retention_tick(struct jobs *js, int64_t now_ms);
 
 #endif

@@ -25,6 +25,23 @@ struct run {
 	int64_t pend_written_ms;
 };
 
+/* The run that the change being written ends (jobs_account.c): set by
+ * jobs_account_end for the version jobs_apply writes, written with the
+ * job's row by jobs_write (jobs_account_write), then cleared. */
+struct jobs_ended_run {
+	bool set;
+	uint64_t job_id;
+	uint32_t attempt;
+	const char *user;	/* borrowed from the job */
+	const char *queue;	/* borrowed; NULL: the default queue */
+	int64_t start_ms;
+	int64_t end_ms;
+	uint32_t gpus;
+	uint32_t nodes;
+	const char *outcome;	/* static */
+	uint64_t wasted_ms;
+};
+
 struct jobs {
 	struct store *st;
 	struct run *runs;
@@ -38,6 +55,11 @@ struct jobs {
 	size_t cap;
 	uint64_t last_id;
 	int64_t early_fail_ms;	/* jobs_set_early_fail_window */
+	struct jobs_ended_run ended;	/* jobs_account.c */
+	/* Retention (jobs_retention.c): 0 keeps forever. */
+	int64_t job_retention_ms;
+	int64_t event_retention_ms;
+	int64_t purge_next_ms;		/* the next look for old rows */
 };
 
 /* Room for one more job in the table (jobs_append cannot fail after
@@ -84,5 +106,20 @@ bool jobs_queue_admin(const struct jobs *js, const struct job *job,
  * early, 0 when its run outlasted the window (or there is none). */
 int64_t jobs_early_backoff(const struct jobs *js, const struct job *job,
     int64_t now_ms, int64_t *ran_ms);
+/* ---- Accounting (jobs_account.c) ---- */
+
+/* Is job in a run (RUNNING or RESIZING, started, holding GPUs)? */
+bool jobs_account_in_run(const struct job *job);
+/* job becomes next at now_ms: when that ends job's run, add its GPU time
+ * (GPUs held x run time) to next->gpu_ms, its wasted part (the work
+ * next->lost_work_ms gained, or the whole run when next is FAILED) to
+ * next->wasted_gpu_ms, and keep the run for jobs_account_write. Else
+ * clear what was kept. Cannot fail. */
+void jobs_account_end(struct jobs *js, const struct job *job,
+    struct job *next, int64_t now_ms);
+/* Write the run kept for job (if any) inside jobs_write's savepoint, and
+ * forget it either way. 0, or -1 with err. */
+int jobs_account_write(struct jobs *js, const struct job *job,
+    struct cerr *err);
 
 #endif

@@ -223,6 +223,8 @@ start(struct cohortd *d)
 		fatalx("loading jobs: %s", err.text);
 	jobs_set_early_fail_window(d->jobs,
 	    (int64_t)d->cfg.early_fail_window_ms);
+	jobs_retention_set(d->jobs, (int64_t)d->cfg.job_retention_ms,
+	    (int64_t)d->cfg.event_retention_ms);
 	rebuild_fair_share(d->queues, d->jobs, clock_now_ms());
 	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
 	    &err)) == NULL)

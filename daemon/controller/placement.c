@@ -375,6 +375,8 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 		pr = &res->reasons[res->nreasons++];
 		pr->job_id = in->pending[s->pidx[j]]->id;
 		reason_text(in, s, r, j, pr->reason, sizeof(pr->reason));
+		if (r->has_resv && r->resv.pending == j)
+			pr->start_ms = r->resv.start * 1000;
 	}
 	/* The jobs left out of the pass: their queue is gone. */
 	for (i = 0, j = 0; i < in->npending; i++) {

@@ -51,6 +51,7 @@ struct placement_start {
 struct placement_reason {
 	uint64_t job_id;
 	char reason[160];
+	int64_t start_ms;	/* expected start (the reservation); 0: none */
 };
 
 /* Start job_id once victims[0 .. n) are checkpointed and stopped. */

@@ -269,6 +269,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	size_t i, n = 0, max, sz, bytes = 0;
 	uint64_t next = 0;
 	bool more, cut = false;
+	char text[160];
 
 	f.all = lr->has_all && lr->all;
 	f.user = lr->user;
@@ -279,6 +280,10 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 			return;
 		}
 		f.has_state = true;
+	}
+	if (rpc_list_history(lr, &f, text, sizeof(text)) == -1) {
+		rpc_error(rpc, c, req->id, ERR_INVALID, text, false);
+		return;
 	}
 	max = rpc_page_max(rpc, lr->has_limit, lr->limit);
 	if ((list = calloc(max, sizeof(*list))) == NULL ||
@@ -480,6 +485,7 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_HOLD, PEOPLE, rpc_hold },
 	{ COHORT__V1__ENVELOPE__BODY_REQUEUE, PEOPLE, rpc_requeue },
 	{ COHORT__V1__ENVELOPE__BODY_UPDATE, PEOPLE, rpc_update },
+	{ COHORT__V1__ENVELOPE__BODY_USAGE, PEOPLE, rpc_usage },
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },

@@ -59,5 +59,12 @@ void rpc_cancel(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_hold(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_requeue(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_update(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+/* rpc_usage.c */
+void rpc_usage(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+struct jobs_filter;
+/* The history filters of a listing (ListJobsRequest 6-9) into f, which
+ * borrows lr's strings. 0, or -1 with why in text. */
+int rpc_list_history(const Cohort__V1__ListJobsRequest *lr,
+    struct jobs_filter *f, char *text, size_t len);
 
 #endif

@@ -480,9 +480,12 @@ store_open(const char *path, struct cerr *err)
 		goto fail;
 
 	for (i = 0; i < S__COUNT; i++) {
-		sql = stmt_sql[i] != NULL ? stmt_sql[i] : store_nodes_sql[i];
-		if (sql == NULL || (stmt_sql[i] != NULL &&
-		    store_nodes_sql[i] != NULL)) {
+		sql = stmt_sql[i] != NULL ? stmt_sql[i] :
+		    store_nodes_sql[i] != NULL ? store_nodes_sql[i] :
+		    store_history_sql[i];
+		if (sql == NULL || (stmt_sql[i] != NULL) +
+		    (store_nodes_sql[i] != NULL) +
+		    (store_history_sql[i] != NULL) > 1) {
 			/* A slip in the tables of the two files. */
 			cerr_set(err, ERR_INTERNAL, "database %s: statement "
 			    "%d has %s SQL", path, i, sql ? "two" : "no");

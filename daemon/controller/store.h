@@ -160,4 +160,73 @@ int store_drains_load(struct store *st,
     int (*cb)(const struct store_drain *d, void *arg), void *arg,
     struct cerr *err);
 
+/* ---- Runs, usage and retention (store_history.c) ---------------------- */
+
+/* One run of a job (sql/migrations/008_runs.sql): from start_ms to end_ms
+ * holding gpus GPUs on nodes nodes, ended by outcome; the last wasted_ms
+ * of it were lost (wasted_ms <= end_ms - start_ms). Strings borrowed. */
+struct store_run {
+	uint64_t job_id;
+	uint32_t attempt;
+	const char *user;
+	const char *queue;
+	int64_t start_ms;
+	int64_t end_ms;
+	uint32_t gpus;
+	uint32_t nodes;
+	const char *outcome;
+	uint64_t wasted_ms;
+};
+
+/* Record a run. Inside a transaction (the one that ends the run). */
+int store_run_insert(struct store *st, const struct store_run *r,
+    struct cerr *err);
+
+enum store_usage_by {
+	STORE_USAGE_USER,
+	STORE_USAGE_QUEUE,
+	STORE_USAGE_STATE,	/* the run's outcome */
+	STORE_USAGE_DAY,	/* UTC days */
+};
+
+/* The window [since_ms, until_ms) and the filters of a usage query
+ * (user, queue: NULL for any). */
+struct store_usage_query {
+	int64_t since_ms;
+	int64_t until_ms;
+	const char *user;
+	const char *queue;
+	enum store_usage_by by;
+};
+
+/* One group: key (borrowed for the callback; NULL by day) or day_ms (the
+ * UTC midnight starting it); the GPU-milliseconds of its runs within the
+ * window, of which wasted, and how many runs touched it. */
+struct store_usage_row {
+	const char *key;
+	int64_t day_ms;
+	int64_t gpu_ms;
+	int64_t wasted_gpu_ms;
+	int64_t runs;
+};
+
+/* Call cb for each group of the runs overlapping q's window, by key (or
+ * day), each run clipped to the window (and, by day, split at UTC
+ * midnights); its wasted part is the overlap of its last wasted_ms with
+ * them. A read: no transaction needed. Costs one index range scan of the
+ * runs that end after since_ms (plus a row per extra day a run spans).
+ * cb returns -1 to stop (then this returns -1). */
+int store_usage(struct store *st, const struct store_usage_query *q,
+    int (*cb)(const struct store_usage_row *row, void *arg), void *arg,
+    struct cerr *err);
+
+/* Delete a job with everything that names it: its runs, task exits,
+ * placement and events, then its row (max_job_id keeps its id used).
+ * Inside a transaction. */
+int store_job_purge(struct store *st, uint64_t job_id, struct cerr *err);
+/* Delete at most max events older than before_ms, oldest first; *n is
+ * how many went. Inside a transaction. */
+int store_events_purge(struct store *st, int64_t before_ms, int max,
+    int *n, struct cerr *err);
+
 #endif

@@ -1,6 +1,7 @@
-/* Internals shared by the two halves of the store module, store.c (open,
- * transactions, jobs, events) and store_nodes.c (nodes, placements, task
- * exits). Included by those two files only, so that sqlite3.h stays
+/* Internals shared by the files of the store module, store.c (open,
+ * transactions, jobs, events), store_nodes.c (nodes, placements, task
+ * exits) and store_history.c (runs, usage, retention). Included by those
+ * files only, so that sqlite3.h stays
  * private to the module; everything else uses store.h. */
 #ifndef COHORT_STORE_INT_H
 #define COHORT_STORE_INT_H
@@ -50,11 +51,23 @@ enum stmt_id {
 	S_DRAIN_DELETE,
 	S_DRAINS_LOAD,
 	S_NODE_DELETE,
+	/* store_history.c */
+	S_RUN_INSERT,
+	S_USAGE_GROUP,
+	S_USAGE_DAY,
+	S_PURGE_RUNS,
+	S_PURGE_EXITS,
+	S_PURGE_PLACEMENTS,
+	S_PURGE_JOB_EVENTS,
+	S_PURGE_JOB,
+	S_PURGE_EVENTS,
 	S__COUNT
 };
 
 /* The SQL of store_nodes.c's ids; NULL for the others. */
 extern const char *const store_nodes_sql[S__COUNT];
+/* The SQL of store_history.c's ids; NULL for the others. */
+extern const char *const store_history_sql[S__COUNT];
 
 struct store {
 	sqlite3 *db;

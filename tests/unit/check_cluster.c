@@ -465,6 +465,11 @@ START_TEST(test_pass_reasons_and_backfill)
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, bf, 0), 1);
 	ck_assert_uint_eq(domain_job(&D, wait)->nplace, 0);
 	ck_assert_str_eq(domain_job(&D, wait)->reason, "Priority");
+	/* The reserved job's expected start is kept (cohort jobs --start):
+	 * when a's limit runs out; the others have none. */
+	ck_assert_int_eq(domain_job(&D, big)->expected_start_ms,
+	    domain_job(&D, a)->start_ms / 1000 * 1000 + 3600 * 1000);
+	ck_assert_int_eq(domain_job(&D, wait)->expected_start_ms, 0);
 	cluster_stats(D.cl, &cs);
 	ck_assert_uint_eq(cs.backfilled, 1);
 	ck_assert_uint_eq(cs.started, 2);

@@ -708,6 +708,33 @@ START_TEST(test_load_durations)
 }
 END_TEST
 
+START_TEST(test_load_retention)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_uint_eq(cfg.job_retention_ms, 30ULL * 86400 * 1000);
+	ck_assert_uint_eq(cfg.event_retention_ms, 30ULL * 86400 * 1000);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED
+	    "[controller]\n"
+	    "job_retention = 90d\n"
+	    "event_retention = off\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.job_retention_ms, 90ULL * 86400 * 1000);
+	ck_assert_uint_eq(cfg.event_retention_ms, 0);
+	ctl_config_clear(&cfg);
+	load_fails("[controller]\njob_retention = 500ms\n" REQUIRED,
+	    ":2: job_retention: 500ms out of range 1s..87840h");
+	load_fails("[controller]\nevent_retention = a while\n" REQUIRED,
+	    ":2: event_retention: 'a while' is not a duration (e.g. 500ms, "
+	    "2s, 10m)");
+}
+END_TEST
+
 START_TEST(test_load_queue_policy)
 {
 	struct ctl_config cfg;
@@ -1234,6 +1261,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_conf_load_errors);
 	tcase_add_test(tc, test_conf_load_cwd);
 	tcase_add_test(tc, test_load_tenants);
+	tcase_add_test(tc, test_load_retention);
 	suite_add_tcase(s, tc);
 	return s;
 }

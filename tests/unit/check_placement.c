@@ -89,6 +89,18 @@ reason_of(const struct pass *p, uint64_t id)
 	return NULL;
 }
 
+/* The expected start the pass gave job id with its reason; -1: none. */
+static int64_t
+reason_start_of(const struct pass *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->res.nreasons; i++)
+		if (p->res.reasons[i].job_id == id)
+			return p->res.reasons[i].start_ms;
+	return -1;
+}
+
 static uint64_t
 submit(struct ctl *c, unsigned nodes, unsigned gpn, uint64_t limit_s)
 {
@@ -325,6 +337,10 @@ START_TEST(test_reservation_and_backfill)
 	/* NOW + 3600 s. */
 	ck_assert_str_eq(r, "Resources (reserved, starts by "
 	    "2027-01-15T09:00:00Z)");
+	/* The same time as the job's expected start (cohort jobs --start);
+	 * the others have none. */
+	ck_assert_int_eq(reason_start_of(&p, big), NOW + 3600 * 1000);
+	ck_assert_int_eq(reason_start_of(&p, late), 0);
 	ck_assert_ptr_nonnull(s = start_of(&p, small));
 	ck_assert_str_eq(s->place[0].node, "node02");
 	ck_assert_uint_eq(p.res.backfilled, 1);

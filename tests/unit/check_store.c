@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -1419,6 +1420,169 @@ START_TEST(test_migrate_v2)
 }
 END_TEST
 
+/* ---- Runs, usage and retention (store_history.c) ---- */
+
+struct usage_got {
+	char key[16][16];
+	int64_t day[64];
+	int64_t gpu[64];
+	int64_t wasted[64];
+	int64_t runs[64];
+	size_t n;
+};
+
+static int
+usage_collect(const struct store_usage_row *r, void *arg)
+{
+	struct usage_got *g = arg;
+
+	ck_assert_uint_lt(g->n, 64);
+	if (r->key != NULL && g->n < 16)
+		snprintf(g->key[g->n], sizeof(g->key[0]), "%s", r->key);
+	g->day[g->n] = r->day_ms;
+	g->gpu[g->n] = r->gpu_ms;
+	g->wasted[g->n] = r->wasted_gpu_ms;
+	g->runs[g->n] = r->runs;
+	g->n++;
+	return 0;
+}
+
+static double
+elapsed_ms(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 +
+	    (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+#define RUNS_N 100000
+#define RUNS_DAY (86400 * INT64_C(1000))
+#define RUNS_BASE (20000 * RUNS_DAY)
+/* Run i: job i % 1000 + 1 of user u(job % 10), every 25.92 s over 30
+ * days, an hour long on 1 + i % 8 GPUs; odd runs FAILED with their last
+ * 10 minutes wasted. */
+#define RUN_START(i) (RUNS_BASE + (int64_t)(i) * 25920)
+#define RUN_LEN (3600 * INT64_C(1000))
+
+/* 100k runs grouped by user, state and day: the sums are right, a day's
+ * share is its clipped part, and what the queries cost is printed. */
+START_TEST(test_usage_runs)
+{
+	static const char *users[10] = { "u0", "u1", "u2", "u3", "u4", "u5",
+	    "u6", "u7", "u8", "u9" };
+	struct store_usage_query q = { 0 };
+	struct cerr err = { 0 };
+	struct store *st = open_ok();
+	struct store_run r;
+	struct usage_got g;
+	struct timespec t0;
+	struct job *job;
+	int64_t total = 0, wasted = 0, by_user[10] = { 0 }, day3 = 0, s, e;
+	int64_t d3 = RUNS_BASE + 3 * RUNS_DAY, sum;
+	size_t i;
+
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	for (i = 1; i <= 1000; i++) {
+		job = small_job(i, users[i % 10]);
+		insert_ok(st, job);
+		job_free(job);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < RUNS_N; i++) {
+		memset(&r, 0, sizeof(r));
+		r.job_id = i % 1000 + 1;
+		r.attempt = (uint32_t)(i / 1000);
+		r.user = users[r.job_id % 10];
+		r.queue = "default";
+		r.start_ms = RUN_START(i);
+		r.end_ms = r.start_ms + RUN_LEN;
+		r.gpus = 1 + i % 8;
+		r.nodes = 1;
+		r.outcome = i % 2 ? "FAILED" : "COMPLETED";
+		r.wasted_ms = i % 2 ? 600000 : 0;
+		ck_assert_msg(store_run_insert(st, &r, &err) == 0, "%s",
+		    err.text);
+		total += r.gpus * RUN_LEN;
+		wasted += r.gpus * (int64_t)r.wasted_ms;
+		by_user[r.job_id % 10] += r.gpus * RUN_LEN;
+		s = r.start_ms > d3 ? r.start_ms : d3;
+		e = r.end_ms < d3 + RUNS_DAY ? r.end_ms : d3 + RUNS_DAY;
+		if (e > s)
+			day3 += r.gpus * (e - s);
+	}
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	printf("usage: 100k runs inserted in %.0f ms\n", elapsed_ms(&t0));
+
+	q.since_ms = 0;
+	q.until_ms = RUNS_BASE + 40 * RUNS_DAY;
+	q.by = STORE_USAGE_USER;
+	memset(&g, 0, sizeof(g));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(store_usage(st, &q, usage_collect, &g, &err) == 0, "%s",
+	    err.text);
+	printf("usage: by user over 100k runs: %.1f ms\n", elapsed_ms(&t0));
+	ck_assert_uint_eq(g.n, 10);
+	for (i = 0, sum = 0; i < 10; i++) {
+		ck_assert_str_eq(g.key[i], users[i]);
+		ck_assert_int_eq(g.gpu[i], by_user[i]);
+		ck_assert_int_eq(g.runs[i], RUNS_N / 10);
+		sum += g.wasted[i];
+	}
+	ck_assert_int_eq(sum, wasted);
+
+	q.by = STORE_USAGE_STATE;
+	memset(&g, 0, sizeof(g));
+	ck_assert_int_eq(store_usage(st, &q, usage_collect, &g, &err), 0);
+	ck_assert_uint_eq(g.n, 2);
+	ck_assert_str_eq(g.key[0], "COMPLETED");
+	ck_assert_int_eq(g.wasted[0], 0);
+	ck_assert_str_eq(g.key[1], "FAILED");
+	ck_assert_int_eq(g.wasted[1], wasted);
+
+	q.by = STORE_USAGE_DAY;
+	memset(&g, 0, sizeof(g));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(store_usage(st, &q, usage_collect, &g, &err), 0);
+	printf("usage: by day over 100k runs: %.1f ms\n", elapsed_ms(&t0));
+	ck_assert_uint_eq(g.n, 31);	/* the last runs end on day 31 */
+	for (i = 0, sum = 0; i < g.n; i++)
+		sum += g.gpu[i];
+	ck_assert_int_eq(sum, total);	/* splitting keeps every ms */
+	ck_assert_int_eq(g.day[3], d3);
+	ck_assert_int_eq(g.gpu[3], day3);
+
+	/* A one-day window reads only what overlaps it. */
+	q.since_ms = d3;
+	q.until_ms = d3 + RUNS_DAY;
+	q.by = STORE_USAGE_USER;
+	q.user = "u3";
+	memset(&g, 0, sizeof(g));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(store_usage(st, &q, usage_collect, &g, &err), 0);
+	printf("usage: one day, one user: %.1f ms\n", elapsed_ms(&t0));
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_str_eq(g.key[0], "u3");
+
+	/* A purge takes a job's runs with it. */
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	event_ok(st, 5, 3, NULL, "submit", NULL);
+	ck_assert_msg(store_job_purge(st, 3, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(store_commit(st, &err), 0);
+	store_close(st);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM job_runs"),
+	    RUNS_N - RUNS_N / 1000);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs WHERE id = 3"),
+	    0);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM events WHERE "
+	    "job_id = 3"), 0);
+	/* The id stays used. */
+	ck_assert_int_eq(raw_int("SELECT value FROM counters WHERE "
+	    "name = 'max_job_id'"), 1000);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -1446,6 +1610,7 @@ store_suite(void)
 	tcase_add_test(tc, test_placement_corrupt);
 	tcase_add_test(tc, test_task_exits);
 	tcase_add_test(tc, test_migrate_v2);
+	tcase_add_test(tc, test_usage_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
