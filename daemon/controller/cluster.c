@@ -652,6 +652,33 @@ cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
 	return 0;
 }
 
+int
+cluster_cancel_array(struct cluster *cl, const struct peer *who,
+    uint64_t array_id, int64_t now, size_t *ncancelled, struct cerr *err)
+{
+	struct job *const *t;
+	const struct job **run = NULL;
+	size_t n, i, nrun = 0;
+
+	/* Which tasks hold an allocation, before they are cancelled. */
+	if ((n = jobs_array_tasks(cl->js, array_id, &t)) > 0 &&
+	    (run = calloc(n, sizeof(*run))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < n; i++)
+		if (jobs_is_active(t[i]))
+			run[nrun++] = t[i];
+	if (jobs_array_cancel(cl->js, who, array_id, now, ncancelled,
+	    err) == -1) {
+		free(run);
+		return -1;
+	}
+	for (i = 0; i < nrun; i++)
+		gang_stop(cl, run[i], "cancelled", now);
+	free(run);
+	cluster_wake(cl);
+	return 0;
+}
+
 void
 cluster_conn_closed(struct cluster *cl, uint64_t conn_id)
 {

@@ -99,6 +99,11 @@ int cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 /* Cancel a job for who (owner or admin), stopping its gang if it runs. */
 int cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
+/* Cancel every unfinished task of array array_id for who
+ * (jobs_array_cancel), stopping the gangs of those that run. 0 with
+ * *ncancelled, or -1 with err. */
+int cluster_cancel_array(struct cluster *cl, const struct peer *who,
+    uint64_t array_id, int64_t now_ms, size_t *ncancelled, struct cerr *err);
 /* The agent's connection closed (its commands fail in agentcmd). */
 void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
 

@@ -272,6 +272,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 
 	f.all = lr->has_all && lr->all;
 	f.user = lr->user;
+	f.array_id = lr->has_array_id ? lr->array_id : 0;
 	if (lr->has_state) {
 		if (wire_state_from_pb(lr->state, &f.state) == -1) {
 			rpc_error(rpc, c, req->id, ERR_INVALID,
@@ -369,11 +370,15 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__CancelReply reply = COHORT__V1__CANCEL_REPLY__INIT;
-	enum job_state state;
+	enum job_state state = JOB_CANCELLED;
 	struct cerr err;
+	size_t n;
 
 	cerr_clear(&err);
-	if (cluster_cancel(rpc->cluster, server_conn_peer(c),
+	if (req->cancel->has_array && req->cancel->array ?
+	    cluster_cancel_array(rpc->cluster, server_conn_peer(c),
+	    req->cancel->job_id, clock_now_ms(), &n, &err) == -1 :
+	    cluster_cancel(rpc->cluster, server_conn_peer(c),
 	    req->cancel->job_id, clock_now_ms(), &state, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
