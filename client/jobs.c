@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/arrays.h"
 #include "client/commands.h"
+#include "client/jobref.h"
 #include "client/output.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
@@ -35,10 +37,13 @@ static const char jobs_usage[] =
     "  CANCELLED or TIMEOUT\n";
 static const char show_usage[] =
     "usage: cohort show JOB [--json]\n"
+    "  JOB: 12, 12_7 (an array's task); an array's id shows every task\n"
     "  one job: spec, queue, state and reason, allocation, restarts, last\n"
     "  checkpoint, last failure and restart, work lost, preemptions\n";
 static const char cancel_usage[] =
-    "usage: cohort cancel JOB...\n";
+    "usage: cohort cancel JOB...\n"
+    "  JOB: a job id (12; an array's id: all its unfinished tasks), an\n"
+    "  array's task (12_7) or tasks (12_[1-5])\n";
 
 /* What a command's options were, besides its positional arguments. */
 struct jobs_flags {
@@ -127,9 +132,9 @@ fmt_limit(uint64_t secs, const char *none, char *buf, size_t len)
 }
 
 static int
-jobs_row(struct output_table *t, const struct job *j)
+jobs_row(struct output_table *t, const struct job *j, const char *id)
 {
-	char id[24], nodes[24], gpus[16], limit[32], prio[16];
+	char nodes[24], gpus[16], limit[32], prio[16];
 	char sub[OUTPUT_TIME_LEN], *nodelist = NULL;
 	const char *cells[12];
 	int rc;
@@ -140,7 +145,6 @@ jobs_row(struct output_table *t, const struct job *j)
 	if (j->nplace > 0 && !job_state_is_final(j->state) &&
 	    (nodelist = output_nodelist(j)) == NULL)
 		return -1;
-	snprintf(id, sizeof(id), "%" PRIu64, j->id);
 	fmt_nodes(&j->spec, nodes, sizeof(nodes));
 	fmt_gpus(&j->spec, gpus, sizeof(gpus));
 	snprintf(prio, sizeof(prio), "%d", (int)j->spec.priority);
@@ -167,7 +171,55 @@ struct jobs_out {
 	bool json;
 	struct output_table *t;
 	json_t *arr;
+	/* The table's jobs, kept until the end: an array's pending tasks
+	 * fold into one row (arrays.h). */
+	struct job **v;
+	size_t nv;
 };
+
+/* Keep j for the table (taking it). 0 or -1 (ENOMEM; j freed). */
+static int
+jobs_keep(struct jobs_out *o, struct job *j)
+{
+	struct job **v;
+
+	if ((v = reallocarray(o->v, o->nv + 1, sizeof(*v))) == NULL) {
+		job_free(j);
+		return -1;
+	}
+	o->v = v;
+	v[o->nv++] = j;
+	return 0;
+}
+
+/* The table's rows from the jobs kept. 0 or -1 (ENOMEM). */
+static int
+jobs_rows(struct jobs_out *o)
+{
+	struct arrays_row *rows;
+	size_t n, i;
+	int rc = 0;
+
+	if (arrays_fold((const struct job *const *)o->v, o->nv, &rows,
+	    &n) == -1)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = jobs_row(o->t, rows[i].job, rows[i].id);
+	arrays_rows_free(rows, n);
+	return rc;
+}
+
+static void
+jobs_out_free(struct jobs_out *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nv; i++)
+		job_free(o->v[i]);
+	free(o->v);
+	json_decref(o->arr);
+	output_table_free(o->t);
+}
 
 /* Add one page's jobs; those at or below after_id (which a correct
  * controller never sends again) are skipped, so no job shows twice.
@@ -185,10 +237,13 @@ jobs_add_page(struct jobs_out *o, const Cohort__V1__ListJobsReply *r,
 			continue;
 		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
 			return EXIT_FAILED;
-		bad = o->json ? json_array_append_new(o->arr,
-		    output_job_json(j)) : jobs_row(o->t, j);
 		*last = j->id;
-		job_free(j);
+		if (o->json) {
+			bad = json_array_append_new(o->arr,
+			    output_job_json(j));
+			job_free(j);
+		} else
+			bad = jobs_keep(o, j);
 		if (bad) {
 			output_error("jobs: out of memory");
 			return EXIT_FAILED;
@@ -297,12 +352,15 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 		rc = jobs_fetch(c, &lj, &o);
 		cconn_close(c);
 	}
+	if (rc == EXIT_OK && !o.json && jobs_rows(&o) == -1) {
+		output_error("jobs: out of memory");
+		rc = EXIT_FAILED;
+	}
 	if (rc == EXIT_OK) {
 		rc = output_listing(o.json, "jobs", o.arr, o.t);
 		o.arr = NULL;
 	}
-	json_decref(o.arr);
-	output_table_free(o.t);
+	jobs_out_free(&o);
 	return rc;
 }
 
@@ -573,7 +631,15 @@ show_print(const struct job *j, const struct show_preempts *pre)
 
 	if ((t = output_fields_new()) == NULL)
 		return -1;
-	rc = output_fields_addf(t, "Job", "%" PRIu64, j->id);
+	if (j->array_id != 0) {
+		rc = output_fields_addf(t, "Job", "%s (job id %" PRIu64 ")",
+		    jobref_format(j, b, sizeof(b)), j->id);
+		rc |= output_fields_addf(t, "Array", "%s%s", j->spec.array ?
+		    j->spec.array : "-", j->array_max > 0 ? " (throttled)" : "");
+	} else
+		rc = output_fields_addf(t, "Job", "%" PRIu64, j->id);
+	rc |= output_fields_addf(t, "Dependency", "%s", j->spec.dependency ?
+	    j->spec.dependency : "-");
 	rc |= output_fields_addf(t, "Name", "%s", j->spec.name ? j->spec.name : "-");
 	rc |= output_fields_addf(t, "User", "%s", j->user ? j->user : "-");
 	rc |= output_fields_addf(t, "State", "%s", job_state_name(j->state));
@@ -600,17 +666,76 @@ show_print(const struct job *j, const struct show_preempts *pre)
 	return rc == 0 ? 0 : -1;
 }
 
-int
-cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+/* Show job id, got on c: printed, or added to arr when not NULL.
+ * EXIT_OK or an exit code after printing why. */
+static int
+show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
 	struct show_preempts pre = { 0 };
-	struct jobs_flags f;
-	struct cconn *c;
 	struct cerr err;
 	struct job *j = NULL;
 	json_t *doc;
+	int rc;
+
+	gj.job_id = id;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
+	req.get_job = &gj;
+	/* The job, then its preemptions from its events. */
+	if ((rep = cconn_call(c, &req, &err)) == NULL)
+		return output_call_error(&err);
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY)
+		rc = output_reply_error("show", rep);
+	else if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+		rc = EXIT_FAILED;
+	else
+		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	if (rc == EXIT_OK && json) {
+		doc = output_job_json(j);
+		if (doc != NULL && json_object_set_new(doc, "preemptions",
+		    show_preempts_json(&pre)) == -1) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		if (arr != NULL)
+			rc = doc != NULL && json_array_append_new(arr,
+			    doc) == 0 ? EXIT_OK : EXIT_FAILED;
+		else
+			rc = output_json_print(doc) == 0 ? EXIT_OK :
+			    EXIT_FAILED;
+	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
+	    fflush(stdout) == EOF)) {
+		output_error("show: cannot print the job");
+		rc = EXIT_FAILED;
+	}
+	show_preempts_free(&pre);
+	job_free(j);
+	frame_free(rep);
+	return rc;
+}
+
+/* A job reference that did not resolve: its exit code, after saying
+ * why. */
+static int
+jobs_ref_error(const char *cmd, const struct cerr *err)
+{
+	if (err->code == ERR_UNAVAILABLE || err->code == ERR_PROTOCOL)
+		return output_call_error(err);
+	output_error("%s: %s", cmd, err->text);
+	return err->code == ERR_INVALID ? EXIT_USAGE : EXIT_FAILED;
+}
+
+int
+cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct jobref_ids ids = { 0 };
+	struct jobref r;
+	struct jobs_flags f;
+	struct cconn *c;
+	struct cerr err;
+	json_t *arr = NULL;
+	size_t i;
 	int rc;
 
 	if ((rc = jobs_parse("show", argc, argv, M(O_JSON), &f)) == -2) {
@@ -624,67 +749,85 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 		    optind < argc ? "one job at a time" : "missing JOB");
 		return EXIT_USAGE;
 	}
-	if (output_parse_job_id("show", argv[optind], &gj.job_id) == -1)
-		return EXIT_USAGE;
-	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
-	req.get_job = &gj;
-	/* One connection: the job, then its preemptions from its events. */
+	if (jobref_parse(argv[optind], &r, &err) == -1)
+		return jobs_ref_error("show", &err);
+	jobref_clear(&r);
 	if ((rc = output_connect(opts, &f.conn, &c)) != EXIT_OK)
 		return rc;
-	if ((rep = cconn_call(c, &req, &err)) == NULL) {
-		cconn_close(c);
-		return output_call_error(&err);
-	}
-	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY)
-		rc = output_reply_error("show", rep);
-	else if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+	/* An array: each of its tasks (--json: {"jobs": [...]}). */
+	if (jobref_resolve(c, argv[optind], &ids, &err) == -1)
+		rc = jobs_ref_error("show", &err);
+	else if (f.json && ids.n > 1 && (arr = json_array()) == NULL) {
+		output_error("show: out of memory");
 		rc = EXIT_FAILED;
-	else
-		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	}
+	for (i = 0; rc == EXIT_OK && i < ids.n; i++) {
+		if (i > 0 && !f.json)
+			putchar('\n');
+		rc = show_one(c, ids.ids[i], f.json, arr);
+	}
 	cconn_close(c);
-	if (rc == EXIT_OK && f.json) {
-		doc = output_job_json(j);
-		if (doc != NULL && json_object_set_new(doc, "preemptions",
-		    show_preempts_json(&pre)) == -1) {
-			json_decref(doc);
-			doc = NULL;
-		}
-		rc = output_json_print(doc) == 0 ? EXIT_OK : EXIT_FAILED;
-	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
-	    fflush(stdout) == EOF)) {
-		output_error("show: cannot print the job");
-		rc = EXIT_FAILED;
+	if (rc == EXIT_OK && arr != NULL) {
+		rc = output_listing(true, "jobs", arr, NULL);
+		arr = NULL;
 	}
-	show_preempts_free(&pre);
-	job_free(j);
-	frame_free(rep);
+	json_decref(arr);
+	jobref_ids_clear(&ids);
 	return rc;
 }
 
-/* Cancel each job on one connection; a refusal does not stop the rest. */
+/* Cancel one job (or, with array, every unfinished task of the array
+ * id names) on c. EXIT_OK or an exit code after printing why. */
 static int
-cancel_all(struct cconn *c, const uint64_t *ids, int n)
+cancel_one(struct cconn *c, uint64_t id, bool array, const char *arg)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__CancelRequest cr = COHORT__V1__CANCEL_REQUEST__INIT;
 	struct cerr err;
-	char prefix[48];
-	int i, r, rc = EXIT_OK;
+	char prefix[80];
+	int rc = EXIT_OK;
 
 	req.body_case = COHORT__V1__ENVELOPE__BODY_CANCEL;
 	req.cancel = &cr;
-	for (i = 0; i < n; i++) {
-		cr.job_id = ids[i];
-		if ((rep = cconn_call(c, &req, &err)) == NULL)
-			return output_call_error(&err);
-		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY) {
-			snprintf(prefix, sizeof(prefix), "cancel %" PRIu64,
-			    ids[i]);
-			r = output_reply_error(prefix, rep);
-			if (rc != EXIT_UNREACHABLE)
-				rc = r;
+	cr.job_id = id;
+	cr.has_array = array;
+	cr.array = array;
+	if ((rep = cconn_call(c, &req, &err)) == NULL)
+		return output_call_error(&err);
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_CANCEL_REPLY) {
+		snprintf(prefix, sizeof(prefix), "cancel %s", arg);
+		rc = output_reply_error(prefix, rep);
+	}
+	frame_free(rep);
+	return rc;
+}
+
+/* Cancel each job reference on one connection (an array's id: the whole
+ * array at once); a refusal does not stop the rest. */
+static int
+cancel_all(struct cconn *c, char *const *args, int n)
+{
+	struct jobref_ids ids;
+	struct cerr err;
+	size_t k;
+	int i, r, rc = EXIT_OK;
+
+	for (i = 0; i < n && rc != EXIT_UNREACHABLE; i++) {
+		cerr_clear(&err);
+		if (jobref_resolve(c, args[i], &ids, &err) == -1) {
+			r = jobs_ref_error("cancel", &err);
+			rc = r == EXIT_USAGE ? EXIT_FAILED : r;
+			continue;
 		}
-		frame_free(rep);
+		if (ids.array_id != 0)
+			r = cancel_one(c, ids.array_id, true, args[i]);
+		else
+			for (k = 0, r = EXIT_OK; k < ids.n &&
+			    r != EXIT_UNREACHABLE; k++)
+				r = cancel_one(c, ids.ids[k], false, args[i]);
+		if (r != EXIT_OK && rc != EXIT_UNREACHABLE)
+			rc = r;
+		jobref_ids_clear(&ids);
 	}
 	return rc;
 }
@@ -693,8 +836,9 @@ int
 cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
 {
 	struct jobs_flags f;
+	struct jobref r;
 	struct cconn *c;
-	uint64_t *ids;
+	struct cerr err;
 	int i, n, rc;
 
 	if ((rc = jobs_parse("cancel", argc, argv, 0, &f)) == -2) {
@@ -707,21 +851,15 @@ cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
 		output_error("cancel: missing JOB (see cohort cancel --help)");
 		return EXIT_USAGE;
 	}
-	if ((ids = calloc(n, sizeof(*ids))) == NULL) {
-		output_error("cancel: out of memory");
-		return EXIT_FAILED;
+	/* Every reference is checked before anything is cancelled. */
+	for (i = 0; i < n; i++) {
+		if (jobref_parse(argv[optind + i], &r, &err) == -1)
+			return jobs_ref_error("cancel", &err);
+		jobref_clear(&r);
 	}
-	/* Every id is checked before anything is cancelled. */
-	for (i = 0; i < n; i++)
-		if (output_parse_job_id("cancel", argv[optind + i],
-		    &ids[i]) == -1) {
-			free(ids);
-			return EXIT_USAGE;
-		}
 	if ((rc = output_connect(opts, &f.conn, &c)) == EXIT_OK) {
-		rc = cancel_all(c, ids, n);
+		rc = cancel_all(c, argv + optind, n);
 		cconn_close(c);
 	}
-	free(ids);
 	return rc;
 }
