@@ -57,7 +57,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	struct gates *g;
 	uint64_t *preempting = NULL, *busy = NULL;
 	struct cerr err;
-	size_t npending, i;
+	size_t npending, i, k;
 	bool backing_off = false;
 	int rc;
 
@@ -76,19 +76,21 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * those whose start back-off runs: they keep their StartBackoff
 	 * reason and cost the pass nothing; and those a gate stops (held,
 	 * a dependency, an array's limit: gates.h). */
-	for (i = 0; i < npending;) {
+	/* In id order (kept as it is compacted), so that the gates let
+	 * through the first of an array's tasks, as Slurm starts them. */
+	for (i = 0, k = 0; i < npending; i++) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
 		    pending[i]->state != JOB_RESTARTING))
-			pending[i] = pending[--npending];
-		else if (jobs_backing_off(pending[i], now)) {
+			continue;
+		if (jobs_backing_off(pending[i], now)) {
 			backing_off = true;
-			pending[i] = pending[--npending];
-		} else if (gates_block(g, pending[i]))
-			pending[i] = pending[--npending];
-		else
-			i++;
+			continue;
+		}
+		if (!gates_block(g, pending[i]))
+			pending[k++] = pending[i];
 	}
+	npending = k;
 	gates_end(g);
 	/* A job backing off waits too: growth would take its nodes. */
 	if (npending == 0) {
