@@ -17,9 +17,23 @@ struct gates_array {
 	uint32_t n;
 };
 
+/* What became of a whole array a dependency names, counted once per
+ * pass (1,000 tasks each waiting on a 1,000-task array would otherwise
+ * cost a million lookups a pass). A task the pass itself cancels
+ * (DependencyNeverSatisfied) can leave a count behind by one job that
+ * has not ended: that only makes an item WAIT, never hold, and the
+ * cancel asks for the pass that judges it afresh. */
+struct gates_dep {
+	uint64_t array_id;
+	struct depend_status st;
+};
+
 struct gates {
 	struct cluster *cl;
 	int64_t now_ms;
+	/* Sorted by array id. */
+	struct gates_dep *deps;
+	size_t ndeps;
 	/* Sorted by array id. */
 	struct gates_array *arrays;
 	size_t narrays;
@@ -112,6 +126,7 @@ gates_end(struct gates *g)
 	if (g == NULL)
 		return;
 	free(g->arrays);
+	free(g->deps);
 	free(g->active);
 	free(g->offered);
 	free(g);
@@ -128,8 +143,35 @@ gates_depend_lookup(void *arg, uint64_t id, bool has_task, uint32_t task,
     struct depend_status *st)
 {
 	struct gates *g = arg;
+	const struct job *job;
+	struct gates_dep *v;
+	size_t lo = 0, hi = g->ndeps, mid;
 
-	return jobs_depend_lookup(g->cl->js, id, has_task, task, st);
+	if (has_task || (job = jobs_get(g->cl->js, id)) == NULL ||
+	    job->array_id != id)
+		return jobs_depend_lookup(g->cl->js, id, has_task, task, st);
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (g->deps[mid].array_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < g->ndeps && g->deps[lo].array_id == id) {
+		*st = g->deps[lo].st;
+		return 0;
+	}
+	if (jobs_depend_lookup(g->cl->js, id, false, 0, st) == -1)
+		return -1;
+	/* Out of memory: counted again next time. */
+	if ((v = reallocarray(g->deps, g->ndeps + 1, sizeof(*v))) != NULL) {
+		g->deps = v;
+		memmove(&v[lo + 1], &v[lo], (g->ndeps - lo) * sizeof(*v));
+		v[lo].array_id = id;
+		v[lo].st = *st;
+		g->ndeps++;
+	}
+	return 0;
 }
 
 static bool

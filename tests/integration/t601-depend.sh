@@ -57,6 +57,28 @@ h=$(job_submit --dependency "afterany:$f?afterok:$f" -- true)
 wait_state 20 "$g" COMPLETED
 wait_state 20 "$h" COMPLETED
 
+# On arrays: afterok on an array waits for every task; aftercorr pairs
+# tasks by index (task i of the failing array fails when its job id is
+# odd: the task of the same index that follows it never runs).
+arr=$(job_submit --array 0-2 -- sleep 1)
+whole=$(job_submit --dependency "afterok:$arr" -- true)
+wait_job 10 "$whole" 'd["reason"] == "Dependency"'
+wait_state 30 "$whole" COMPLETED
+for i in 0 1 2; do
+	expect_exit 0 cohort show "${arr}_$i" --json
+	[[ ! "$(json_get "$T/job-$whole.json" 'd["start_time"]')" < "$(json_get "$OUT" 'd["end_time"]')" ]] ||
+		fail "job $whole started before task ${arr}_$i ended"
+done
+bad=$(job_submit --array 0-1 --max-restarts 0 -- sh -c 'test $((COHORT_JOB_ID % 2)) = 0')
+corr=$(job_submit --array 0-1 --dependency "aftercorr:$bad" -- true)
+for i in 0 1; do
+	if [ $(((bad + i) % 2)) = 0 ]; then want=COMPLETED; else want=CANCELLED; fi
+	wait_state 30 "${corr}_$i" "$want"
+	[ "$want" = COMPLETED ] ||
+		[ "$(json_get "$T/job-${corr}_$i.json" 'd["reason"]')" = DependencyNeverSatisfied ] ||
+		fail "task ${corr}_$i: reason $(json_get "$T/job-${corr}_$i.json" 'd["reason"]')"
+done
+
 # singleton: both fit at once on the two nodes, yet run one by one.
 s1=$(job_submit --name solo --gpus-per-node 1 --workdir "$W" --dependency singleton -- sleep 2)
 s2=$(job_submit --name solo --gpus-per-node 1 --workdir "$W" --dependency singleton -- sleep 1)
