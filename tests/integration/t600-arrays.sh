@@ -72,6 +72,12 @@ else
 			fail "task $id saw COHORT_ARRAY_TASK_ID=$(cat "$W/task-$id"), want $((id - a))"
 	done
 fi
+# wait and logs take references too: an array waits for every task.
+expect_exit 0 cohort wait "$a" --timeout 10
+expect_exit 0 cohort wait "${a}_4" --timeout 10
+expect_exit 0 cohort logs "${a}_4"
+expect_exit 2 cohort logs "$a"
+stderr_one_line "cohort: logs: '$a' names 6 jobs (an array)"
 # A task by its reference, and a plain job id of a task.
 expect_exit 0 cohort show "${a}_3" --json
 [ "$(json_get "$OUT" 'd["id"]')" = $((a + 3)) ] || fail "show ${a}_3 is not job $((a + 3))"
@@ -98,6 +104,8 @@ cohort jobs --all --json >"$T/all.json" || fail "cohort jobs --all --json failed
 	fail "cancel $b left tasks: $(json_get "$T/all.json" "[(j['id'], j['state']) for j in d['jobs'] if j['array_id'] == $b]")"
 expect_exit 1 cohort cancel "$b"
 stderr_one_line "cohort: cancel $b: array $b already ended"
+expect_exit 1 cohort wait "$b" --timeout 10
+stderr_has "job ended CANCELLED"
 # Another user may not cancel the array.
 c=$(job_submit --array 1-2 --dependency "afterok:$blocker" -- true)
 as_user "$C" bob
