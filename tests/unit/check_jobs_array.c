@@ -75,6 +75,24 @@ START_TEST(test_array_submit)
 	ck_assert_uint_eq(jobs_array_tasks(f.js, id + 1, &t), 0);
 	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
 	    "kind = 'submit' AND detail LIKE '% array=2_%'"), 7);
+	/* 100,000 copies of an 8 KiB script: refused, not stored. */
+	{
+		struct job_spec big;
+
+		ctl_spec(&big, 1, 1, 1);
+		big.array = strdup("0-99999");
+		big.script_len = 8192;
+		big.script = malloc(big.script_len + 1);
+		memset(big.script, '#', big.script_len);
+		big.script[big.script_len] = '\0';
+		memcpy(big.script, "#!/bin/sh\n", 10);
+		ck_assert_int_eq(jobs_submit(f.js, &alice, &big, 1000, &one,
+		    &err), -1);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert_msg(strstr(err.text, "more than 256 MiB") != NULL,
+		    "%s", err.text);
+		ck_assert_uint_eq(jobs_count(f.js), 8);
+	}
 	/* The next submit follows the array's last id. */
 	ck_assert_int_eq(submit_array(&f, &alice, NULL, NULL, &one, &err), 0);
 	ck_assert_uint_eq(one, id + 7);
