@@ -255,6 +255,13 @@ START_TEST(test_depend_submit)
 	    &err), 0);
 	ck_assert_int_eq(submit_array(&f, &ops, "0-2", "aftercorr:2", &id,
 	    &err), 0);
+	/* Stored with the job: a restarted controller still waits. */
+	txq_flush(f.q);
+	ctl_reload(&f);
+	ck_assert_str_eq(jobs_get(f.js, id + 2)->spec.dependency,
+	    "aftercorr:2");
+	ck_assert_str_eq(jobs_get(f.js, id - 1)->spec.dependency,
+	    "afterok:1:2_2");
 	/* What the gate is told. */
 	ck_assert_int_eq(jobs_end(f.js, arr + 1, JOB_COMPLETED, "", 1001,
 	    &err), 0);
