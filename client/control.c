@@ -14,6 +14,7 @@
 
 #include "client/commands.h"
 #include "client/control.h"
+#include "client/jobref.h"
 #include "client/output.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
@@ -62,10 +63,33 @@ control_job_arg(struct cconn *c, const char *cmd, const char *arg,
     uint64_t **ids, size_t *n, size_t *cap)
 {
 	const char *dash = strchr(arg, '-');
+	struct jobref_ids refs;
+	struct cerr err;
 	char lo_s[32];
-	uint64_t lo, hi, id;
+	uint64_t lo, hi, id, *v;
+	size_t i, nv;
+	int rc = 0;
 
-	(void)c;
+	/* An array reference (12_7, 12_[1-5]) or a plain id, which may
+	 * name a whole array: checked without a connection, resolved
+	 * with one (a whole array: its tasks that have not ended). */
+	if (strchr(arg, '_') != NULL || (dash == NULL &&
+	    control_u64(arg, &lo) == 0 && lo != 0)) {
+		if (c == NULL)
+			return jobref_check(cmd, arg, NULL) == EXIT_OK ? 0 : -1;
+		cerr_clear(&err);
+		if (jobref_resolve(c, arg, &refs, &err) == -1) {
+			output_error("%s: %s", cmd, err.text);
+			return -1;
+		}
+		v = refs.array_id != 0 ? refs.live : refs.ids;
+		nv = refs.array_id != 0 ? refs.nlive : refs.n;
+		for (i = 0; i < nv && rc == 0; i++)
+			if ((rc = control_push(ids, n, cap, v[i])) == -1)
+				output_error("%s: out of memory", cmd);
+		jobref_ids_clear(&refs);
+		return rc;
+	}
 	if (dash == NULL) {
 		if (control_u64(arg, &lo) == -1 || lo == 0)
 			goto bad;
@@ -286,9 +310,14 @@ control_many(int argc, char **argv, const struct cconn_opts *opts,
 	if (control_job_ids(NULL, cmd, argv + optind, argc - optind, &ids,
 	    &n) == -1)
 		return EXIT_USAGE;
-	if ((rc = output_connect(opts, &conn, &c)) != EXIT_OK) {
-		free(ids);
+	free(ids);
+	if ((rc = output_connect(opts, &conn, &c)) != EXIT_OK)
 		return rc;
+	/* Array references resolve to task ids on the connection. */
+	if (control_job_ids(c, cmd, argv + optind, argc - optind, &ids,
+	    &n) == -1) {
+		cconn_close(c);
+		return EXIT_FAILED;
 	}
 	for (i = 0; i < n && rc != EXIT_UNREACHABLE; i += k) {
 		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client/arrays.h"
 #include "client/commands.h"
+#include "client/jobref.h"
 #include "client/control.h"
 #include "lib/clock.h"
 #include "client/output.h"
@@ -58,12 +60,14 @@ static const char jobs_usage[] =
     "  gpuh (GPU-hours used) wasted (GPU-hours lost) reason\n";
 static const char show_usage[] =
     "usage: cohort show JOB [--json]\n"
+    "  JOB: 12, 12_7 (an array's task); an array's id shows every task\n"
     "  one job: spec, queue, state and reason, allocation, restarts, last\n"
     "  checkpoint, last failure and restart, work lost, preemptions\n";
 static const char cancel_usage[] =
     "usage: cohort cancel JOB...\n"
     "       cohort cancel [--user USER] [--state STATE[,STATE]] [--name NAME]\n"
-    "  JOB: an id or a range FIRST-LAST (12-20). With filters instead, the\n"
+    "  JOB: an id, a range FIRST-LAST (12-20), an array's id (all its\n"
+    "  unfinished tasks), task (12_7) or tasks (12_[1-5]). With filters, the\n"
     "  live jobs matching all of them that you may cancel; a user's filters\n"
     "  mean their own jobs unless --user names another.\n";
 
@@ -183,8 +187,8 @@ typedef const char *(*jobs_cell_fn)(const struct job *, int64_t now,
 static const char *
 cell_id(const struct job *j, int64_t now, char *buf, size_t len)
 {
-	snprintf(buf, len, "%" PRIu64, j->id);
-	return buf;
+	(void)now;
+	return jobref_format(j, buf, len);
 }
 
 static const char *
@@ -435,9 +439,11 @@ jobs_format_parse(const char *list, const struct jobs_col **cols)
 	return n > 0 ? n : -1;
 }
 
+/* One row; id, when not NULL, is the row's JOBID (an array's folded
+ * pending tasks: "12_[8-99]"). */
 static int
 jobs_row(struct output_table *t, const struct jobs_col *const *cols,
-    size_t ncols, const struct job *j, int64_t now)
+    size_t ncols, const struct job *j, const char *id, int64_t now)
 {
 	static char bufs[JOBS_COLS_MAX][JOBS_CELL_LEN];
 	const char *cells[JOBS_COLS_MAX];
@@ -445,7 +451,8 @@ jobs_row(struct output_table *t, const struct jobs_col *const *cols,
 
 	for (i = 0; i < ncols; i++) {
 		bufs[i][0] = '\0';
-		cells[i] = cols[i]->cell(j, now, bufs[i], sizeof(bufs[i]));
+		cells[i] = id != NULL && cols[i]->cell == cell_id ? id :
+		    cols[i]->cell(j, now, bufs[i], sizeof(bufs[i]));
 	}
 	return output_table_add(t, cells);
 }
@@ -460,7 +467,56 @@ struct jobs_out {
 	int64_t now;
 	uint64_t limit;		/* rows at most; 0: all */
 	uint64_t rows;
+	/* The table's jobs, kept until the end: an array's pending tasks
+	 * fold into one row (arrays.h). */
+	struct job **v;
+	size_t nv;
 };
+
+/* Keep j for the table (taking it). 0 or -1 (ENOMEM; j freed). */
+static int
+jobs_keep(struct jobs_out *o, struct job *j)
+{
+	struct job **v;
+
+	if ((v = reallocarray(o->v, o->nv + 1, sizeof(*v))) == NULL) {
+		job_free(j);
+		return -1;
+	}
+	o->v = v;
+	v[o->nv++] = j;
+	return 0;
+}
+
+/* The table's rows from the jobs kept. 0 or -1 (ENOMEM). */
+static int
+jobs_rows(struct jobs_out *o)
+{
+	struct arrays_row *rows;
+	size_t n, i;
+	int rc = 0;
+
+	if (arrays_fold((const struct job *const *)o->v, o->nv, &rows,
+	    &n) == -1)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = jobs_row(o->t, o->cols, o->ncols, rows[i].job,
+		    rows[i].id, o->now);
+	arrays_rows_free(rows, n);
+	return rc;
+}
+
+static void
+jobs_out_free(struct jobs_out *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nv; i++)
+		job_free(o->v[i]);
+	free(o->v);
+	json_decref(o->arr);
+	output_table_free(o->t);
+}
 
 /* Add one page's jobs; those at or below after_id (which a correct
  * controller never sends again) are skipped, so no job shows twice.
@@ -481,11 +537,13 @@ jobs_add_page(struct jobs_out *o, const Cohort__V1__ListJobsReply *r,
 		if ((j = jobs_convert("jobs", r->jobs[i])) == NULL)
 			return EXIT_FAILED;
 		o->rows++;
-		bad = o->json ? json_array_append_new(o->arr,
-		    output_job_json(j)) : jobs_row(o->t, o->cols, o->ncols, j,
-		    o->now);
 		*last = j->id;
-		job_free(j);
+		if (o->json) {
+			bad = json_array_append_new(o->arr,
+			    output_job_json(j));
+			job_free(j);
+		} else
+			bad = jobs_keep(o, j);
 		if (bad) {
 			output_error("jobs: out of memory");
 			return EXIT_FAILED;
@@ -706,12 +764,15 @@ cmd_jobs(int argc, char **argv, const struct cconn_opts *opts)
 		rc = jobs_fetch(c, &lj, &o);
 		cconn_close(c);
 	}
+	if (rc == EXIT_OK && !o.json && jobs_rows(&o) == -1) {
+		output_error("jobs: out of memory");
+		rc = EXIT_FAILED;
+	}
 	if (rc == EXIT_OK) {
 		rc = output_listing(o.json, "jobs", o.arr, o.t);
 		o.arr = NULL;
 	}
-	json_decref(o.arr);
-	output_table_free(o.t);
+	jobs_out_free(&o);
 	return rc;
 }
 
@@ -982,7 +1043,15 @@ show_print(const struct job *j, const struct show_preempts *pre)
 
 	if ((t = output_fields_new()) == NULL)
 		return -1;
-	rc = output_fields_addf(t, "Job", "%" PRIu64, j->id);
+	if (j->array_id != 0) {
+		rc = output_fields_addf(t, "Job", "%s (job id %" PRIu64 ")",
+		    jobref_format(j, b, sizeof(b)), j->id);
+		rc |= output_fields_addf(t, "Array", "%s%s", j->spec.array ?
+		    j->spec.array : "-", j->array_max > 0 ? " (throttled)" : "");
+	} else
+		rc = output_fields_addf(t, "Job", "%" PRIu64, j->id);
+	rc |= output_fields_addf(t, "Dependency", "%s", j->spec.dependency ?
+	    j->spec.dependency : "-");
 	rc |= output_fields_addf(t, "Name", "%s", j->spec.name ? j->spec.name : "-");
 	rc |= output_fields_addf(t, "User", "%s", j->user ? j->user : "-");
 	rc |= output_fields_addf(t, "State", "%s", job_state_name(j->state));
@@ -1018,17 +1087,76 @@ show_print(const struct job *j, const struct show_preempts *pre)
 	return rc == 0 ? 0 : -1;
 }
 
-int
-cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+/* Show job id, got on c: printed, or added to arr when not NULL.
+ * EXIT_OK or an exit code after printing why. */
+static int
+show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
 	struct show_preempts pre = { 0 };
-	struct jobs_flags f;
-	struct cconn *c;
 	struct cerr err;
 	struct job *j = NULL;
 	json_t *doc;
+	int rc;
+
+	gj.job_id = id;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
+	req.get_job = &gj;
+	/* The job, then its preemptions from its events. */
+	if ((rep = cconn_call(c, &req, &err)) == NULL)
+		return output_call_error(&err);
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY)
+		rc = output_reply_error("show", rep);
+	else if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+		rc = EXIT_FAILED;
+	else
+		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	if (rc == EXIT_OK && json) {
+		doc = output_job_json(j);
+		if (doc != NULL && json_object_set_new(doc, "preemptions",
+		    show_preempts_json(&pre)) == -1) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		if (arr != NULL)
+			rc = doc != NULL && json_array_append_new(arr,
+			    doc) == 0 ? EXIT_OK : EXIT_FAILED;
+		else
+			rc = output_json_print(doc) == 0 ? EXIT_OK :
+			    EXIT_FAILED;
+	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
+	    fflush(stdout) == EOF)) {
+		output_error("show: cannot print the job");
+		rc = EXIT_FAILED;
+	}
+	show_preempts_free(&pre);
+	job_free(j);
+	frame_free(rep);
+	return rc;
+}
+
+/* A job reference that did not resolve: its exit code, after saying
+ * why. */
+static int
+jobs_ref_error(const char *cmd, const struct cerr *err)
+{
+	if (err->code == ERR_UNAVAILABLE || err->code == ERR_PROTOCOL)
+		return output_call_error(err);
+	output_error("%s: %s", cmd, err->text);
+	return err->code == ERR_INVALID ? EXIT_USAGE : EXIT_FAILED;
+}
+
+int
+cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct jobref_ids ids = { 0 };
+	struct jobref r;
+	struct jobs_flags f;
+	struct cconn *c;
+	struct cerr err;
+	json_t *arr = NULL;
+	size_t i;
 	int rc;
 
 	if ((rc = jobs_parse("show", argc, argv, M(O_JSON), &f)) == -2) {
@@ -1042,42 +1170,33 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 		    optind < argc ? "one job at a time" : "missing JOB");
 		return EXIT_USAGE;
 	}
-	if (output_parse_job_id("show", argv[optind], &gj.job_id) == -1)
-		return EXIT_USAGE;
-	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB;
-	req.get_job = &gj;
-	/* One connection: the job, then its preemptions from its events. */
+	if (jobref_parse(argv[optind], &r, &err) == -1)
+		return jobs_ref_error("show", &err);
+	jobref_clear(&r);
 	if ((rc = output_connect(opts, &f.conn, &c)) != EXIT_OK)
 		return rc;
-	if ((rep = cconn_call(c, &req, &err)) == NULL) {
-		cconn_close(c);
-		return output_call_error(&err);
-	}
-	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY)
-		rc = output_reply_error("show", rep);
-	else if ((j = jobs_convert("show", rep->get_job_reply->job)) == NULL)
+	/* An array: each of its tasks (--json: {"jobs": [...]}). */
+	if (jobref_resolve(c, argv[optind], &ids, &err) == -1)
+		rc = jobs_ref_error("show", &err);
+	else if (f.json && ids.n > 1 && (arr = json_array()) == NULL) {
+		output_error("show: out of memory");
 		rc = EXIT_FAILED;
-	else
-		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	}
+	for (i = 0; rc == EXIT_OK && i < ids.n; i++) {
+		if (i > 0 && !f.json)
+			putchar('\n');
+		rc = show_one(c, ids.ids[i], f.json, arr);
+	}
 	cconn_close(c);
-	if (rc == EXIT_OK && f.json) {
-		doc = output_job_json(j);
-		if (doc != NULL && json_object_set_new(doc, "preemptions",
-		    show_preempts_json(&pre)) == -1) {
-			json_decref(doc);
-			doc = NULL;
-		}
-		rc = output_json_print(doc) == 0 ? EXIT_OK : EXIT_FAILED;
-	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
-	    fflush(stdout) == EOF)) {
-		output_error("show: cannot print the job");
-		rc = EXIT_FAILED;
+	if (rc == EXIT_OK && arr != NULL) {
+		rc = output_listing(true, "jobs", arr, NULL);
+		arr = NULL;
 	}
-	show_preempts_free(&pre);
-	job_free(j);
-	frame_free(rep);
+	json_decref(arr);
+	jobref_ids_clear(&ids);
 	return rc;
 }
+
 
 /* cohort cancel's own options (scancel's filters). */
 enum { C_USER = 0x100, C_STATE, C_NAME, C_HELP = 'h' };
@@ -1243,10 +1362,21 @@ cmd_cancel(int argc, char **argv, const struct cconn_opts *opts)
 	if (control_job_ids(NULL, "cancel", argv + optind, argc - optind,
 	    &ids, &n) == -1)
 		return EXIT_USAGE;
-	if ((rc = output_connect(opts, &conn, &c)) == EXIT_OK) {
+	free(ids);
+	ids = NULL;
+	if ((rc = output_connect(opts, &conn, &c)) != EXIT_OK)
+		return rc;
+	/* Array references resolve to task ids on the connection. */
+	if (control_job_ids(c, "cancel", argv + optind, argc - optind, &ids,
+	    &n) == -1)
+		rc = EXIT_FAILED;
+	else if (optind < argc && n == 0) {
+		output_error("cancel: nothing left to cancel: every task named "
+		    "has ended");
+		rc = EXIT_FAILED;
+	} else
 		rc = cancel_all(c, ids, n, &f);
-		cconn_close(c);
-	}
+	cconn_close(c);
 	free(ids);
 	return rc;
 }

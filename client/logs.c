@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "client/commands.h"
+#include "client/jobref.h"
 #include "client/output.h"
 #include "lib/frame.h"
 #include "lib/job.h"
@@ -35,6 +36,7 @@ static const char logs_usage[] =
     "  until the job has ended\n";
 
 struct logs_req {
+	const char *arg;	/* JOB as given: 12, 12_7 */
 	uint64_t id;
 	uint32_t rank;
 	bool follow;
@@ -81,9 +83,10 @@ logs_parse(int argc, char **argv, struct output_conn_flags *conn,
 		    optind < argc ? "one job at a time" : "missing JOB");
 		return EXIT_USAGE;
 	}
-	if (output_parse_job_id("logs", argv[optind], &l->id) == -1)
+	l->arg = argv[optind];
+	if (jobref_check("logs", l->arg, NULL) != EXIT_OK)
 		return EXIT_USAGE;
-	snprintf(l->prefix, sizeof(l->prefix), "logs %" PRIu64, l->id);
+	snprintf(l->prefix, sizeof(l->prefix), "logs %s", l->arg);
 	return 0;
 }
 
@@ -207,7 +210,8 @@ cmd_logs(int argc, char **argv, const struct cconn_opts *opts)
 		return rc;
 	if ((rc = output_connect(opts, &conn, &c)) != EXIT_OK)
 		return rc;
-	rc = logs_read(c, &l);
+	if ((rc = jobref_resolve_one("logs", c, l.arg, &l.id)) == EXIT_OK)
+		rc = logs_read(c, &l);
 	cconn_close(c);
 	return rc;
 }

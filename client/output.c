@@ -702,6 +702,15 @@ output_job_json(const struct job *job)
 	    json_time(job->last_restart_ms)) == -1 ||
 	    json_object_set_new(doc, "lost_work_s",
 	    json_real((double)job->lost_work_ms / 1000)) == -1 ||
+	    /* Arrays and dependencies: an array task's array and index. */
+	    json_object_set_new(doc, "array_id", job->array_id != 0 ?
+	    json_integer((json_int_t)job->array_id) : json_null()) == -1 ||
+	    json_object_set_new(doc, "array_task", job->array_id != 0 ?
+	    json_integer((json_int_t)job->array_task) : json_null()) == -1 ||
+	    json_object_set_new(doc, "array", json_str_or_null(s->array)) ==
+	    -1 ||
+	    json_object_set_new(doc, "dependency",
+	    json_str_or_null(s->dependency)) == -1 ||
 	    /* env, argv (and the script) withheld: another user's job. */
 	    json_object_set_new(doc, "private", json_boolean(job->redacted)) ==
 	    -1 || output_job_json_history(doc, job) == -1) {

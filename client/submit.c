@@ -30,6 +30,7 @@ enum {
 	O_NAME = 0x100, O_NODES, O_GPUS, O_TASKS, O_GPU_TYPE, O_TIME,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
+	O_ARRAY, O_DEPENDENCY,
 	O_HELP = 'h',
 };
 
@@ -51,6 +52,8 @@ static const struct option submit_longopts[] = {
 	{ "workdir", required_argument, NULL, O_WORKDIR },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "service", no_argument, NULL, O_SERVICE },
+	{ "array", required_argument, NULL, O_ARRAY },
+	{ "dependency", required_argument, NULL, O_DEPENDENCY },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -76,6 +79,10 @@ static const char submit_usage[] =
     "  --env KEY=VALUE            environment (repeatable)\n"
     "  --workdir DIR              working directory (default: this one)\n"
     "  --queue Q                  the queue (default: the first listing you)\n"
+    "  --array SPEC               one job per task: 0-99, 1,3,5-9, 0-99:4,\n"
+    "                             %N: at most N at once (0-99%8)\n"
+    "  --dependency DEP           afterok:ID[:ID], afterany, afternotok,\n"
+    "                             after, aftercorr, singleton; ',' all, '?' any\n"
     "  --service                  a long-running service: no time limit,\n"
     "                             restarted on any exit with back-off\n"
     "  --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
@@ -337,6 +344,10 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_SERVICE:
 		spec->service = true;
 		return 0;
+	case O_ARRAY:
+		return set_str(&spec->array, arg);
+	case O_DEPENDENCY:
+		return set_str(&spec->dependency, arg);
 	}
 	snprintf(why, wlen, "invalid number '%s'", arg);
 	return -1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client/commands.h"
+#include "client/jobref.h"
 #include "client/output.h"
 #include "client/status.h"
 #include "lib/duration.h"
@@ -43,6 +44,7 @@ static const char wait_usage[] =
 /* What cmd_wait was asked. */
 struct wait_req {
 	const char *arg;	/* JOB as given */
+	bool plain;		/* a bare id: 12 */
 	uint64_t id;
 	bool has_timeout;
 	uint64_t timeout_s;
@@ -99,9 +101,9 @@ wait_parse(int argc, char **argv, struct output_conn_flags *conn,
 		return EXIT_USAGE;
 	}
 	w->arg = argv[optind];
-	if (output_parse_job_id("wait", w->arg, &w->id) == -1)
+	if (jobref_check("wait", w->arg, &w->plain) != EXIT_OK)
 		return EXIT_USAGE;
-	snprintf(w->prefix, sizeof(w->prefix), "wait %" PRIu64, w->id);
+	snprintf(w->prefix, sizeof(w->prefix), "wait %s", w->arg);
 	return 0;
 }
 
@@ -182,6 +184,17 @@ wait_poll(struct cconn *c, struct wait_req *w, enum job_state *state,
 }
 
 static int
+wait_loop(struct wait_req *w, struct cconn_opts *o);
+
+/* Wait for job id. */
+static int
+wait_job(struct wait_req *w, struct cconn_opts *o, uint64_t id)
+{
+	w->id = id;
+	return wait_loop(w, o);
+}
+
+static int
 wait_loop(struct wait_req *w, struct cconn_opts *o)
 {
 	int64_t now, deadline, step = WAIT_FIRST_MS;
@@ -246,6 +259,47 @@ unreachable:
 	    err.code == ERR_PROTOCOL ? EXIT_UNREACHABLE : EXIT_FAILED;
 }
 
+/* The jobs JOB names (jobref.h): an array's id waits for each of its
+ * tasks in turn, within the one --timeout. A bare id whose controller
+ * cannot be reached yet is waited for as a job (wait_loop reconnects). */
+static int
+wait_jobs(struct wait_req *w, struct cconn_opts *o)
+{
+	struct jobref_ids ids = { 0 };
+	struct cconn *c;
+	struct cerr err;
+	int64_t start = output_mono_ms(), spent;
+	size_t i;
+	int rc = EXIT_OK;
+
+	cerr_clear(&err);
+	if ((c = cconn_open(o, &err)) != NULL) {
+		if (jobref_resolve(c, w->arg, &ids, &err) == -1 &&
+		    (!w->plain || err.code != ERR_UNAVAILABLE)) {
+			cconn_close(c);
+			output_error("%s: %s", w->prefix, err.text);
+			return err.code == ERR_UNAVAILABLE ? EXIT_UNREACHABLE :
+			    EXIT_FAILED;
+		}
+		cconn_close(c);
+	} else if (!w->plain) {
+		output_error("%s", err.text);
+		return EXIT_UNREACHABLE;
+	}
+	if (ids.n == 0)
+		return wait_job(w, o, strtoull(w->arg, NULL, 10));
+	for (i = 0; i < ids.n && rc == EXIT_OK; i++) {
+		spent = (output_mono_ms() - start) / 1000;
+		if (w->has_timeout && i > 0)
+			w->timeout_s = (uint64_t)spent < w->timeout_s ?
+			    w->timeout_s - (uint64_t)spent : 0;
+		start = output_mono_ms();
+		rc = wait_job(w, o, ids.ids[i]);
+	}
+	jobref_ids_clear(&ids);
+	return rc;
+}
+
 int
 cmd_wait(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -264,7 +318,7 @@ cmd_wait(int argc, char **argv, const struct cconn_opts *opts)
 	if ((rc = output_settings(opts, &conn, &s, &o)) != EXIT_OK)
 		return rc;
 	status_init(&w.sl);
-	rc = wait_loop(&w, &o);
+	rc = wait_jobs(&w, &o);
 	settings_clear(&s);
 	return rc;
 }

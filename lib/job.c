@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
+#include "depend.h"
 #include "duration.h"
 #include "job.h"
 #include "text.h"
@@ -648,6 +650,35 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	return 0;
 }
 
+/* --array and --dependency (lib/array.h, lib/depend.h): their syntax and
+ * bounds. That the jobs a dependency names exist, and are the
+ * submitter's to name, only the controller knows (jobs_depend.c). */
+static int
+check_arrays(const struct job_spec *spec, struct cerr *err)
+{
+	struct array_spec a;
+	struct depend d;
+	size_t i;
+	int rc = 0;
+
+	if (spec->array != NULL) {
+		if (array_parse(spec->array, &a, err) == -1)
+			return -1;
+		array_spec_clear(&a);
+	}
+	if (spec->dependency == NULL)
+		return 0;
+	if (depend_parse(spec->dependency, &d, err) == -1)
+		return -1;
+	for (i = 0; i < d.n && rc == 0; i++)
+		if (d.items[i].type == DEPEND_AFTERCORR && spec->array == NULL)
+			rc = cerr_set(err, ERR_INVALID, "--dependency '%s': "
+			    "aftercorr is for arrays (task by task); this job "
+			    "has no --array", spec->dependency);
+	depend_clear(&d);
+	return rc;
+}
+
 int
 job_spec_validate(struct job_spec *spec, enum role role,
     const struct job_limits *limits, struct cerr *err)
@@ -676,7 +707,7 @@ job_spec_validate(struct job_spec *spec, enum role role,
 		return -1;
 	if (check_shape(spec, err) == -1 ||
 	    check_policy(spec, role, err) == -1 ||
-	    check_env(spec, err) == -1) {
+	    check_env(spec, err) == -1 || check_arrays(spec, err) == -1) {
 		free(derived);
 		return -1;
 	}

@@ -57,7 +57,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	struct gates *g;
 	uint64_t *preempting = NULL, *busy = NULL;
 	struct cerr err;
-	size_t npending, i;
+	size_t npending, i, k;
 	bool backing_off = false;
 	int rc;
 
@@ -76,19 +76,21 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * those whose start back-off runs: they keep their StartBackoff
 	 * reason and cost the pass nothing; and those a gate stops (held,
 	 * a dependency, an array's limit: gates.h). */
-	for (i = 0; i < npending;) {
+	/* In id order (kept as it is compacted), so that the gates let
+	 * through the first of an array's tasks, as Slurm starts them. */
+	for (i = 0, k = 0; i < npending; i++) {
 		if (jobs_is_active(pending[i]) ||
 		    (pending[i]->state != JOB_PENDING &&
 		    pending[i]->state != JOB_RESTARTING))
-			pending[i] = pending[--npending];
-		else if (jobs_backing_off(pending[i], now)) {
+			continue;
+		if (jobs_backing_off(pending[i], now)) {
 			backing_off = true;
-			pending[i] = pending[--npending];
-		} else if (gates_block(g, pending[i]))
-			pending[i] = pending[--npending];
-		else
-			i++;
+			continue;
+		}
+		if (!gates_block(g, pending[i]))
+			pending[k++] = pending[i];
 	}
+	npending = k;
 	gates_end(g);
 	/* A job backing off waits too: growth would take its nodes. */
 	if (npending == 0) {
@@ -679,6 +681,33 @@ cluster_requeue(struct cluster *cl, const struct peer *who, uint64_t id,
 		recovery_preempt(cl, job, cause, job->spec.ckpt_secs, now);
 	else
 		gang_preempt(cl, job, cause, now, now);
+	cluster_wake(cl);
+	return 0;
+}
+
+int
+cluster_cancel_array(struct cluster *cl, const struct peer *who,
+    uint64_t array_id, int64_t now, size_t *ncancelled, struct cerr *err)
+{
+	struct job *const *t;
+	const struct job **run = NULL;
+	size_t n, i, nrun = 0;
+
+	/* Which tasks hold an allocation, before they are cancelled. */
+	if ((n = jobs_array_tasks(cl->js, array_id, &t)) > 0 &&
+	    (run = calloc(n, sizeof(*run))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < n; i++)
+		if (jobs_is_active(t[i]))
+			run[nrun++] = t[i];
+	if (jobs_array_cancel(cl->js, who, array_id, now, ncancelled,
+	    err) == -1) {
+		free(run);
+		return -1;
+	}
+	for (i = 0; i < nrun; i++)
+		gang_stop(cl, run[i], "cancelled", now);
+	free(run);
 	cluster_wake(cl);
 	return 0;
 }

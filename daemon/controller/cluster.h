@@ -105,6 +105,11 @@ int cluster_cancel(struct cluster *cl, const struct peer *who, uint64_t id,
  * also when it is already being checkpointed to move. */
 int cluster_requeue(struct cluster *cl, const struct peer *who, uint64_t id,
     int64_t now_ms, struct cerr *err);
+/* Cancel every unfinished task of array array_id for who
+ * (jobs_array_cancel), stopping the gangs of those that run. 0 with
+ * *ncancelled, or -1 with err. */
+int cluster_cancel_array(struct cluster *cl, const struct peer *who,
+    uint64_t array_id, int64_t now_ms, size_t *ncancelled, struct cerr *err);
 /* The agent's connection closed (its commands fail in agentcmd). */
 void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
 

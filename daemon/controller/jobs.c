@@ -295,19 +295,29 @@ jobs_count(const struct jobs *js)
 /* Write one request's rows inside the shared transaction: all of them,
  * or (store_undo) none. */
 int
+jobs_write_rows(struct jobs *js, const struct job *job, bool insert,
+    int64_t now_ms, const char *kind, const char *actor, const char *detail,
+    struct cerr *err)
+{
+	if ((insert ? store_job_insert(js->st, job, err) :
+	    store_job_update(js->st, job, err)) == -1 ||
+	    (!insert && store_job_placement(js->st, job->id, job->place,
+	    job->nplace, err) == -1) ||
+	    store_event_append(js->st, now_ms, job->id, NULL, kind, actor,
+	    detail, err) == -1 || jobs_account_write(js, job, err) == -1)
+		return -1;
+	return 0;
+}
+
+int
 jobs_write(struct jobs *js, const struct job *job, bool insert,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err)
 {
 	if (txq_join(js->q, err) == -1 || store_mark(js->st, err) == -1)
 		return -1;
-	if ((insert ? store_job_insert(js->st, job, err) :
-	    store_job_update(js->st, job, err)) == -1 ||
-	    (!insert && store_job_placement(js->st, job->id, job->place,
-	    job->nplace, err) == -1) ||
-	    store_event_append(js->st, now_ms, job->id, NULL, kind, actor,
-	    detail, err) == -1 || jobs_account_write(js, job, err) == -1 ||
-	    store_keep(js->st, err) == -1) {
+	if (jobs_write_rows(js, job, insert, now_ms, kind, actor, detail,
+	    err) == -1 || store_keep(js->st, err) == -1) {
 		store_undo(js->st);
 		return -1;
 	}
@@ -330,10 +340,13 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	    who->role | ROLE_ADMIN : who->role, &js->limits, err) == -1 ||
 	    (js->queues != NULL &&
 	    queues_admit(js->queues, who, spec, err) == -1) ||
-	    quota_submit_check(js->quota, who->name, now_ms, err) == -1) {
+	    quota_submit_check(js->quota, who->name, now_ms, err) == -1 ||
+	    jobs_depend_check(js, who, spec, err) == -1) {
 		job_spec_clear(spec);
 		return -1;
 	}
+	if (spec->array != NULL)
+		return jobs_array_submit(js, who, spec, now_ms, id, err);
 	if ((job = job_new()) == NULL ||
 	    (job->user = strdup(who->name)) == NULL) {
 		job_free(job);
@@ -482,6 +495,13 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
 		jobs_next_discard(job, next);
 		return -1;
 	}
+	jobs_install(js, job, next);
+	return 0;
+}
+
+void
+jobs_install(struct jobs *js, struct job *job, struct job *next)
+{
 	/* What job owns and next no longer shares goes. */
 	jobs_next_discard(next, job);
 	/* The owner has an entry since the job was submitted or loaded. */
@@ -491,7 +511,6 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
 	*job = *next;
 	if (!jobs_is_active(job))
 		jobs_run_drop(js, job->id);
-	return 0;
 }
 
 /* Move job to state with reason, writing the row (and its placement) and
@@ -1171,6 +1190,8 @@ jobs_match(const struct job *job, const struct jobs_filter *f)
 		return false;
 	if (f->name != NULL && strcmp(job->spec.name, f->name) != 0)
 		return false;
+	if (f->array_id != 0 && job->array_id != f->array_id)
+		return false;
 	return f->user == NULL || strcmp(job->user, f->user) == 0;
 }
 
@@ -1181,6 +1202,9 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 {
 	size_t lo = 0, hi = js->n, mid, n = 0, seen = 0;
 
+	/* An array's tasks have ids from the array's on. */
+	if (f->array_id != 0 && after_id < f->array_id - 1)
+		after_id = f->array_id - 1;
 	/* The table is in id order: start past after_id, stop one match
 	 * after the page is full, or once scan jobs were examined. */
 	while (lo < hi) {
@@ -1199,6 +1223,9 @@ jobs_page(const struct jobs *js, const struct jobs_filter *f,
 			*next = js->tab[lo - 1]->id;
 			break;
 		}
+		/* ... which are neighbours: past them, nothing matches. */
+		if (f->array_id != 0 && js->tab[lo]->array_id != f->array_id)
+			break;
 		seen++;
 		if (!jobs_match(js->tab[lo], f))
 			continue;

@@ -127,6 +127,39 @@ size_t jobs_select(const struct jobs *js, const struct peer *who,
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
 #define JOBS_EARLY_FAIL_WINDOW_MS 60000
 void jobs_set_early_fail_window(struct jobs *js, int64_t window_ms);
+/* ---- Arrays and dependencies (jobs_array.c, jobs_depend.c) ---- */
+
+/* The tasks of array array_id (the id of its first task): *tasks points
+ * at them in the table (borrowed, valid until the table changes), in id
+ * and index order. Returns how many; 0 (*tasks NULL) when array_id is
+ * not an array's id. O(log n). */
+size_t jobs_array_tasks(const struct jobs *js, uint64_t array_id,
+    struct job *const **tasks);
+/* The task of array_id with index task, or NULL. */
+const struct job *jobs_array_task(const struct jobs *js, uint64_t array_id,
+    uint32_t task);
+/* Cancel every unfinished task of array array_id on behalf of who (as
+ * jobs_cancel: owner, admin, queue admin), all in one write or none.
+ * 0 with *ncancelled, or -1 with err: ERR_NOT_FOUND, ERR_INVALID (not
+ * an array's id), ERR_DENIED, ERR_CONFLICT (every task has ended). The
+ * caller stops the gangs of the tasks that held an allocation. */
+int jobs_array_cancel(struct jobs *js, const struct peer *who,
+    uint64_t array_id, int64_t now_ms, size_t *ncancelled, struct cerr *err);
+
+struct depend_status;
+
+/* What became of the jobs a dependency item names (lib/depend.h's
+ * lookup): job id (an array's id: all its tasks), or task of array id
+ * when has_task. 0, or -1 when there is no job id. */
+int jobs_depend_lookup(const struct jobs *js, uint64_t id, bool has_task,
+    uint32_t task, struct depend_status *st);
+/* The reason of a job whose dependency can never hold (as Slurm's). */
+#define JOBS_DEPEND_NEVER "DependencyNeverSatisfied"
+/* Cancel waiting job id, whose dependency can never hold (why: the item
+ * that cannot, "afterok:12"), with reason JOBS_DEPEND_NEVER and a
+ * "dependency" event, as Slurm's kill_invalid_depend. 0 or -1 with err. */
+int jobs_depend_never(struct jobs *js, uint64_t id, const char *why,
+    int64_t now_ms, struct cerr *err);
 
 /* ---- Lifecycle, driven by the scheduler and the agents (cluster.c) ---- */
 
@@ -266,6 +299,7 @@ struct jobs_filter {
 	const char *name;
 	int64_t since_ms;
 	int64_t until_ms;
+	uint64_t array_id;	/* the tasks of this array only; 0: any */
 };
 
 /* Jobs matching f, in id order, as jobs_active: 0 with *out (may be

@@ -71,12 +71,32 @@ struct job *jobs_find(struct jobs *js, uint64_t id, struct cerr *err);
 /* Jobs that count toward max_pending_per_user (PENDING, RESTARTING). */
 bool jobs_waiting(enum job_state s);
 
+/* Submit of a spec with --array (validated and admitted by
+ * jobs_submit): one job per task, as jobs_submit's contract says; *id is
+ * the array's (its first task's). */
+int jobs_array_submit(struct jobs *js, const struct peer *who,
+    struct job_spec *spec, int64_t now_ms, uint64_t *id, struct cerr *err);
+/* At submit: every job spec's --dependency names exists, is who's own
+ * (or who is an admin), and is an array where it must be one. 0, or -1
+ * with err (ERR_INVALID, ERR_NOT_FOUND, ERR_DENIED). */
+int jobs_depend_check(const struct jobs *js, const struct peer *who,
+    const struct job_spec *spec, struct cerr *err);
+
 /* Write one request's rows inside the shared transaction (the job's row,
  * inserted or updated with its placement, and an event): all of them, or
  * (store_undo) none. */
 int jobs_write(struct jobs *js, const struct job *job, bool insert,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err);
+/* jobs_write's rows without its savepoint, for a change of many jobs
+ * that must be written all or none (jobs_array.c: the caller holds the
+ * savepoint, store_mark). 0 or -1 with err. */
+int jobs_write_rows(struct jobs *js, const struct job *job, bool insert,
+    int64_t now_ms, const char *kind, const char *actor, const char *detail,
+    struct cerr *err);
+/* Make next, whose rows are written, the job (jobs_apply's second half:
+ * what job no longer shares freed, the quota's counts kept). */
+void jobs_install(struct jobs *js, struct job *job, struct job *next);
 /* The next version of job, as a shallow copy: state with reason (a copy
  * of its own) and, when next_place is non-NULL, that placement (copied;
  * n may be 0 to clear it); start_ms and end_ms follow the state. The

@@ -273,6 +273,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 
 	f.all = lr->has_all && lr->all;
 	f.user = lr->user;
+	f.array_id = lr->has_array_id ? lr->array_id : 0;
 	if (lr->has_state) {
 		if (wire_state_from_pb(lr->state, &f.state) == -1) {
 			rpc_error(rpc, c, req->id, ERR_INVALID,

@@ -298,10 +298,14 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	bool more, many = cr->n_job_ids > 0 || cr->job_id == 0;
 	int rc;
 
-	/* One job, as before issue 13: its error is the reply. */
+	/* One job, as before issue 13, or a whole array (every unfinished
+	 * task in one write): its error is the reply. */
 	if (!many) {
 		cerr_clear(&err);
-		if (cluster_cancel(rpc->cluster, server_conn_peer(c),
+		if (cr->has_array && cr->array ?
+		    cluster_cancel_array(rpc->cluster, server_conn_peer(c),
+		    cr->job_id, now, &n, &err) == -1 :
+		    cluster_cancel(rpc->cluster, server_conn_peer(c),
 		    cr->job_id, now, &state, &err) == -1) {
 			rpc_error(rpc, c, req->id, err.code, err.text, false);
 			return;
