@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client/commands.h"
@@ -440,6 +441,13 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 	case O_GPU_TYPE:
 		return set_str(&spec->gpu_type, arg);
 	case O_TIME:
+		/* Slurm's words for no limit, so that a script keeps its
+		 * meaning; a queue's max_time still applies. */
+		if (strcasecmp(arg, "UNLIMITED") == 0 ||
+		    strcasecmp(arg, "INFINITE") == 0) {
+			spec->time_limit_s = 0;
+			return 0;
+		}
 		return parse_duration(arg, &spec->time_limit_s, why, wlen);
 	case O_HANG:
 		return parse_duration(arg, &spec->hang_timeout_s, why, wlen);

@@ -110,6 +110,7 @@ cat >"$T/mixed.sh" <<'SH'
 #!/bin/sh
 #SBATCH -N 2 --job-name=fromsbatch
 #COHORT --priority 10 --nodes 3
+#SBATCH -t UNLIMITED
 #SBATCH -t 5 --no-requeue -p default
 #SBATCH --export=NONE
 #SBATCH -H -o out-%j.txt -e err-%j.txt
