@@ -892,16 +892,18 @@ cmd_submit(int argc, char **argv, const struct cconn_opts *opts)
 		goto out;
 	}
 	submit_nodelist_size(&ctx);
-	if ((rc = submit_env(&ctx)) != 0)
-		goto out;
 	/* Control characters in a name, invalid UTF-8: refused here, with
-	 * the option's name, before anything is sent. */
+	 * the option's name, before anything is sent; before --export
+	 * joins the environment in, so that "--env (variable N)" counts
+	 * the --env options (what export_build adds is valid UTF-8). */
 	cerr_clear(&err);
 	if (job_spec_check_text(&ctx.spec, &err) == -1) {
 		output_error("submit: %s", err.text);
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if ((rc = submit_env(&ctx)) != 0)
+		goto out;
 	rc = submit_send(&ctx.spec, opts, &cf);
 	goto out;
 nomem:
