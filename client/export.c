@@ -248,6 +248,11 @@ export_item(struct expv *e, const char *item, size_t len, char *const *envp,
 		    "--export %.*s: COHORT_* variables are set by Cohort",
 		    (int)(klen < 64 ? klen : 64), item);
 	if (eq != NULL) {
+		if (text_utf8_prefix((const uint8_t *)eq + 1,
+		    len - klen - 1) != len - klen - 1)
+			return cerr_set(err, ERR_INVALID,
+			    "--export %.*s: its value is not valid UTF-8",
+			    (int)(klen < 64 ? klen : 64), item);
 		if ((copy = strndup(item, len)) == NULL)
 			return cerr_set(err, ERR_INTERNAL, "out of memory");
 		rc = expv_put(e, copy);

@@ -198,7 +198,9 @@ static const struct {
 	{ "COHORT_X=1", "COHORT_* variables are set by Cohort" },
 	{ "COHORT_SERVER", "COHORT_* variables" },
 	{ "all,none", "NONE stands alone" },
-	{ "LATIN", "not valid UTF-8" },
+	{ "LATIN", "--export LATIN: its value is not valid UTF-8" },
+	{ "ALL,X=\xff", "--export X: its value is not valid UTF-8" },
+	{ "X=1,Y=\xc3", "--export Y: its value is not valid UTF-8" },
 };
 
 START_TEST(test_bad)
