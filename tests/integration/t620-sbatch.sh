@@ -137,6 +137,14 @@ check "$S" '[s["name"], s["nodes_min"], int(s["time_limit_s"]), s["output"], s["
 check "$S" '[s["nodelist"], s["exclude"], s["workdir"], s["gpus_per_node"], s["checkpoint_signal"], s["checkpoint_secs"]]' \
 	"[\"node01\", \"node02\", \"$PWD/out\", 1, 12, 30]"
 expect_exit 0 cohort cancel "$id3"
+# sbatch's typed GPU counts: --gpus-per-node TYPE:N and --gres gpu:TYPE:N.
+id6=$(job_submit --hold --export NONE --gpus-per-node H100:2 -- true)
+id7=$(job_submit --hold --export NONE --gres gpu:H100 -- true)
+spec "$id6"
+spec "$id7"
+check "$T/spec-$id6.json" '[s["gpu_type"], s["gpus_per_node"]]' '["H100", 2]'
+check "$T/spec-$id7.json" '[s["gpu_type"], s["gpus_per_node"]]' '["H100", 1]'
+expect_exit 0 cohort cancel "$id6" "$id7"
 # --nodelist without -N: as many nodes as it names; CPU-only; exclusive.
 id4=$(job_submit --hold --export NONE -w 'node[01-02]' --gpus-per-node 0 -- true)
 spec "$id4"
