@@ -9,7 +9,10 @@
 #include "client/script.h"
 #include "lib/job.h"
 
-#define SCRIPT_TAG "#COHORT"
+static const char *const script_tags[] = {
+	[SCRIPT_TAG_COHORT] = "#COHORT",
+	[SCRIPT_TAG_SBATCH] = "#SBATCH",
+};
 
 /* A word being built, as a growing buffer. */
 struct word {
@@ -183,27 +186,33 @@ is_code(const char *line, size_t len)
 	return false;
 }
 
-/* "#COHORT" followed by a blank or the end of the line; "#COHORTS" is
- * just a comment. */
-static bool
-is_directive(const char *line, size_t len)
+/* The tag of a directive line: "#COHORT" or "#SBATCH" followed by a
+ * blank or the end of the line ("#COHORTS" is just a comment); -1 for
+ * any other line. */
+static int
+directive_tag(const char *line, size_t len)
 {
-	size_t n = strlen(SCRIPT_TAG);
+	size_t n, t;
 
-	if (len < n || memcmp(line, SCRIPT_TAG, n) != 0)
-		return false;
-	return len == n || line[n] == ' ' || line[n] == '\t' ||
-	    line[n] == '\r';
+	for (t = 0; t < sizeof(script_tags) / sizeof(script_tags[0]); t++) {
+		n = strlen(script_tags[t]);
+		if (len < n || memcmp(line, script_tags[t], n) != 0)
+			continue;
+		if (len == n || line[n] == ' ' || line[n] == '\t' ||
+		    line[n] == '\r')
+			return (int)t;
+	}
+	return -1;
 }
 
-/* Split one directive line's options and append them to the vector. */
+/* Split one directive line's words into *sl. */
 static int
-add_directive(const char *line, size_t len, size_t lineno, char ***argv,
-    size_t *argc, struct cerr *err)
+add_directive(const char *line, size_t len, size_t lineno, int tag,
+    struct script_line *sl, struct cerr *err)
 {
 	struct cerr why;
-	char *copy, **words;
-	size_t nwords, i, skip = strlen(SCRIPT_TAG);
+	char *copy;
+	size_t skip = strlen(script_tags[tag]);
 	int rc;
 
 	if (memchr(line, '\0', len) != NULL)
@@ -211,27 +220,38 @@ add_directive(const char *line, size_t len, size_t lineno, char ***argv,
 	if ((copy = strndup(line + skip, len - skip)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	cerr_clear(&why);
-	rc = split_words(copy, &words, &nwords, &why);
+	rc = split_words(copy, &sl->argv, &sl->argc, &why);
 	free(copy);
 	if (rc == -1)	/* prefix the line, keeping the splitter's reason */
 		return cerr_set(err, why.code, "line %zu: %s", lineno,
 		    why.text);
-	for (i = 0; i < nwords && rc == 0; i++)
-		if (vec_push(argv, argc, words[i]) == -1)
-			rc = cerr_set(err, ERR_INTERNAL, "out of memory");
-	strv_free(words, nwords);
-	return rc;
+	sl->tag = (enum script_tag)tag;
+	sl->lineno = lineno;
+	return 0;
 }
 
-int
-script_options(const char *text, size_t len, char ***argv, size_t *argc,
-    struct cerr *err)
+void
+script_lines_free(struct script_line *lines, size_t n)
+{
+	size_t i;
+
+	if (lines == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		strv_free(lines[i].argv, lines[i].argc);
+	free(lines);
+}
+
+/* The header block's directive lines whose tag is in mask (1 << tag). */
+static int
+scan(const char *text, size_t len, unsigned mask, struct script_line **out,
+    size_t *nout, struct cerr *err)
 {
 	const char *p = text, *end = text + len, *nl;
-	size_t lineno = 0, linelen;
+	struct script_line *lines = NULL, *nv;
+	size_t lineno = 0, linelen, n = 0;
+	int tag;
 
-	if (vec_init(argv, argc) == -1)
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	while (p < end) {
 		nl = memchr(p, '\n', end - p);
 		linelen = (nl != NULL ? nl : end) - p;
@@ -240,12 +260,60 @@ script_options(const char *text, size_t len, char ***argv, size_t *argc,
 			; /* the interpreter line */
 		else if (is_code(p, linelen))
 			break;
-		else if (is_directive(p, linelen) &&
-		    add_directive(p, linelen, lineno, argv, argc, err) == -1)
-			goto fail;
+		else if ((tag = directive_tag(p, linelen)) != -1 &&
+		    (mask & (1u << tag)) != 0) {
+			if ((nv = reallocarray(lines, n + 1,
+			    sizeof(*nv))) == NULL) {
+				cerr_set(err, ERR_INTERNAL, "out of memory");
+				goto fail;
+			}
+			lines = nv;
+			if (add_directive(p, linelen, lineno, tag, &lines[n],
+			    err) == -1)
+				goto fail;
+			n++;
+		}
 		p += linelen + (nl != NULL);
 	}
+	*out = lines;
+	*nout = n;
 	return 0;
+fail:
+	script_lines_free(lines, n);
+	*out = NULL;
+	*nout = 0;
+	return -1;
+}
+
+int
+script_lines(const char *text, size_t len, struct script_line **lines,
+    size_t *n, struct cerr *err)
+{
+	return scan(text, len, 1u << SCRIPT_TAG_COHORT | 1u << SCRIPT_TAG_SBATCH,
+	    lines, n, err);
+}
+
+int
+script_options(const char *text, size_t len, char ***argv, size_t *argc,
+    struct cerr *err)
+{
+	struct script_line *lines;
+	size_t nlines, i, j;
+	int rc = 0;
+
+	if (vec_init(argv, argc) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if (scan(text, len, 1u << SCRIPT_TAG_COHORT, &lines, &nlines,
+	    err) == -1)
+		goto fail;
+	for (i = 0; i < nlines && rc == 0; i++)
+		for (j = 0; j < lines[i].argc && rc == 0; j++)
+			if (vec_push(argv, argc, lines[i].argv[j]) == -1)
+				rc = cerr_set(err, ERR_INTERNAL,
+				    "out of memory");
+	script_lines_free(lines, nlines);
+	if (rc == 0)
+		return 0;
 fail:
 	strv_free(*argv, *argc);
 	*argv = NULL;

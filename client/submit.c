@@ -1,5 +1,6 @@
-/* cohort submit: build a job spec from flags (and a script's #COHORT
- * lines), send it, print the new job's id. */
+/* cohort submit: build a job spec from flags (and a script's #COHORT and
+ * #SBATCH lines), add the submitter's environment (--export), send it,
+ * print the new job's id. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -15,45 +16,69 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client/commands.h"
+#include "client/export.h"
 #include "client/output.h"
 #include "client/script.h"
+#include "client/script_sbatch.h"
 #include "client/submit.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
+#include "lib/hostlist.h"
 #include "lib/job.h"
 #include "lib/wire.h"
 
+/* The short letters are sbatch's. */
 enum {
-	O_NAME = 0x100, O_NODES, O_GPUS, O_TASKS, O_GPU_TYPE, O_TIME,
+	O_NAME = 'J', O_NODES = 'N', O_TIME = 't', O_OUTPUT = 'o',
+	O_ERROR = 'e', O_ARRAY = 'a', O_DEPEND = 'd', O_NODELIST = 'w',
+	O_EXCLUDE = 'x', O_CHDIR = 'D',
+	O_GPUS = 0x100, O_TASKS, O_GPU_TYPE,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
-	O_ARRAY, O_DEPENDENCY,
+	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
+	O_SIGNAL,
 	O_HELP = 'h',
 };
+
+#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:"
 
 static const struct option submit_longopts[] = {
 	{ "name", required_argument, NULL, O_NAME },
 	{ "nodes", required_argument, NULL, O_NODES },
 	{ "gpus-per-node", required_argument, NULL, O_GPUS },
 	{ "tasks-per-node", required_argument, NULL, O_TASKS },
+	{ "ntasks-per-node", required_argument, NULL, O_TASKS },
 	{ "gpu-type", required_argument, NULL, O_GPU_TYPE },
+	{ "gres", required_argument, NULL, O_GRES },
 	{ "time", required_argument, NULL, O_TIME },
 	{ "priority", required_argument, NULL, O_PRIORITY },
 	{ "topology", required_argument, NULL, O_TOPO },
 	{ "topology-prefer", required_argument, NULL, O_TOPO_PREFER },
 	{ "checkpoint-dir", required_argument, NULL, O_CKPT_DIR },
 	{ "max-restarts", required_argument, NULL, O_MAX_RESTARTS },
+	{ "requeue", no_argument, NULL, O_REQUEUE },
+	{ "no-requeue", no_argument, NULL, O_NO_REQUEUE },
 	{ "checkpoint-signal", required_argument, NULL, O_CKPT_SIGNAL },
+	{ "signal", required_argument, NULL, O_SIGNAL },
 	{ "hang-timeout", required_argument, NULL, O_HANG },
 	{ "env", required_argument, NULL, O_ENV },
+	{ "export", required_argument, NULL, O_EXPORT },
 	{ "workdir", required_argument, NULL, O_WORKDIR },
+	{ "chdir", required_argument, NULL, O_CHDIR },
+	{ "output", required_argument, NULL, O_OUTPUT },
+	{ "error", required_argument, NULL, O_ERROR },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "service", no_argument, NULL, O_SERVICE },
 	{ "array", required_argument, NULL, O_ARRAY },
-	{ "dependency", required_argument, NULL, O_DEPENDENCY },
+	{ "dependency", required_argument, NULL, O_DEPEND },
+	{ "hold", no_argument, NULL, O_HOLD },
+	{ "nodelist", required_argument, NULL, O_NODELIST },
+	{ "exclude", required_argument, NULL, O_EXCLUDE },
+	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -63,89 +88,98 @@ static const char submit_usage[] =
     "usage: cohort submit [OPTIONS] -- CMD [ARGS...]\n"
     "       cohort submit [OPTIONS] SCRIPT [ARGS...]\n"
     "\n"
-    "  --name NAME                job name (default: the command's or script's)\n"
-    "  --nodes N | MIN:MAX        gang size in nodes; a range makes it elastic\n"
-    "  --gpus-per-node G          GPUs on each node (default: all)\n"
-    "  --tasks-per-node T         processes per node (default 1)\n"
-    "  --gpu-type TYPE            only nodes with this GPU model\n"
-    "  --time LIMIT               wall-clock limit (90s, 30m, 2h, 1-00:00:00)\n"
-    "  --priority P               higher runs first\n"
-    "  --topology LEVEL           all nodes under one switch of LEVEL\n"
-    "  --topology-prefer LEVEL    the same, if it can be had\n"
-    "  --checkpoint-dir DIR       where the job writes checkpoints\n"
-    "  --max-restarts N           restarts after failures (default 3)\n"
-    "  --checkpoint-signal SIG@SECS  signal and grace before a stop (USR1@60)\n"
-    "  --hang-timeout DURATION    restart when the progress file stalls\n"
-    "  --env KEY=VALUE            environment (repeatable)\n"
-    "  --workdir DIR              working directory (default: this one)\n"
-    "  --queue Q                  the queue (default: the first listing you)\n"
-    "  --array SPEC               one job per task: 0-99, 1,3,5-9, 0-99:4,\n"
-    "                             %N: at most N at once (0-99%8)\n"
-    "  --dependency DEP           afterok:ID[:ID], afterany, afternotok,\n"
-    "                             after, aftercorr, singleton; ',' all, '?' any\n"
-    "  --service                  a long-running service: no time limit,\n"
-    "                             restarted on any exit with back-off\n"
-    "  --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
+    "  -J, --name NAME              job name (default: the command's or script's)\n"
+    "  -N, --nodes N | MIN:MAX      gang size in nodes; a range makes it elastic\n"
+    "      --gpus-per-node G        GPUs on each node: a number, [TYPE:]N, or all\n"
+    "                               (the default); 0 for a CPU-only job\n"
+    "      --tasks-per-node T       processes per node (default 1);\n"
+    "                               also --ntasks-per-node\n"
+    "      --gpu-type TYPE          only nodes with this GPU model\n"
+    "      --gres gpu[:TYPE][:N]    the same as --gpus-per-node [TYPE:]N\n"
+    "  -t, --time LIMIT             wall-clock limit (90s, 30m, 2h, MM, MM:SS,\n"
+    "                               HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)\n"
+    "      --priority P             higher runs first\n"
+    "      --topology LEVEL         all nodes under one switch of LEVEL\n"
+    "      --topology-prefer LEVEL  the same, if it can be had\n"
+    "      --checkpoint-dir DIR     where the job writes checkpoints\n"
+    "      --max-restarts N         restarts after failures (default 3)\n"
+    "      --requeue, --no-requeue  restart after failures (the default), or not\n"
+    "                               (--max-restarts 0)\n"
+    "      --checkpoint-signal SIG@SECS\n"
+    "                               signal and grace before a stop (USR1@60)\n"
+    "      --signal [B:]SIG[@SECS]  the same, as sbatch writes it\n"
+    "      --hang-timeout DURATION  restart when the progress file stalls\n"
+    "      --export ALL|NONE|VAR[,VAR=VALUE...]\n"
+    "                               the environment the job gets: ALL (the\n"
+    "                               default) is this one but what names this\n"
+    "                               session (SSH_*, DISPLAY...) or the node;\n"
+    "                               ALL,VAR=VALUE adds; VAR,... only those\n"
+    "      --env KEY=VALUE          a variable on top of --export (repeatable)\n"
+    "      --workdir DIR            working directory, absolute (default: this one)\n"
+    "  -D, --chdir DIR              the same; relative to this directory\n"
+    "  -o, --output PATTERN         stdout to this file on the node (%j job id,\n"
+    "                               %A %a array id and task, %t rank, %n node\n"
+    "                               rank, %N node, %x name, %u user, %% a %)\n"
+    "  -e, --error PATTERN          stderr apart, the same way\n"
+    "      --queue Q                the queue (default: the first listing you)\n"
+    "      --service                a long-running service: no time limit,\n"
+    "                               restarted on any exit with back-off\n"
+    "  -a, --array SPEC             an array: 0-99, 1,3,5-9, 0-99:4, 0-99%8\n"
+    "  -d, --dependency SPEC        afterok:ID[:ID...], afterany, afternotok,\n"
+    "                               aftercorr, singleton; ',' and, '?' or\n"
+    "      --hold                   submit held (cohort release starts it)\n"
+    "  -w, --nodelist HOSTLIST      nodes the job must include (node[01-04]);\n"
+    "                               without -N, the job gets that many nodes\n"
+    "  -x, --exclude HOSTLIST       nodes the job must not use\n"
+    "      --exclusive              whole nodes, shared with no other job\n"
+    "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
-    "#COHORT lines at the top of SCRIPT take the same options; the\n"
-    "command line overrides them.\n";
+    "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
+    "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
+    "-a, -d, -w, -x, -D, -H, -p for the queue, --ntasks-per-node,\n"
+    "--gpus-per-node, --gres=gpu:N, --signal, --export, --requeue,\n"
+    "--exclusive...) and refused for the others. The command line\n"
+    "overrides them.\n";
 
 /* Where option words come from, for error messages. */
 struct submit_src {
 	const char *file;	/* the script, or NULL for the command line */
-	const char *text;	/* the script's text */
-	size_t len;
+	size_t line;		/* the script's line */
+	const char *tag;	/* "#SBATCH " for a translated line, or "" */
 };
 
 /* What one pass over a vector of option words found. */
 struct submit_pass {
 	int rest;		/* index of the first word after the options */
 	bool dashdash;		/* the options ended with "--" */
-	bool topo, topo_prefer;
 };
 
-/* The line of the script that word (0-based among the #COHORT words)
- * came from: the first line whose prefix of the script yields more than
- * that many words. Only run on an error, so the repeated parse is fine. */
-static size_t
-submit_word_line(const struct submit_src *src, size_t word)
-{
-	size_t lo = 1, hi = 1, mid, n, i, *ends = NULL, nlines = 0;
-	char **v;
-	size_t line = 0;
+/* What the options build besides the spec. Reset with the spec: a
+ * script's lines and the command line are parsed afresh in script mode. */
+struct submit_ctx {
+	struct job_spec spec;
+	bool topo, topo_prefer;
+	bool nodes_given;	/* -N anywhere: --nodelist leaves it alone */
+	char *export;		/* the last --export, or NULL (ALL) */
+};
 
-	for (i = 0; i <= src->len; i++) {
-		if (i < src->len && src->text[i] != '\n')
-			continue;
-		size_t *ne = reallocarray(ends, nlines + 1, sizeof(*ends));
-		if (ne == NULL)
-			goto out;
-		ends = ne;
-		ends[nlines++] = i;
-	}
-	hi = nlines;
-	while (lo <= hi) {
-		mid = (lo + hi) / 2;
-		if (script_options(src->text, ends[mid - 1], &v, &n,
-		    NULL) == -1)
-			n = 0;
-		else
-			strv_free(v, n);
-		if (n > word) {
-			line = mid;
-			hi = mid - 1;
-		} else
-			lo = mid + 1;
-	}
-out:
-	free(ends);
-	return line;
+static void
+ctx_clear(struct submit_ctx *ctx)
+{
+	job_spec_clear(&ctx->spec);
+	free(ctx->export);
+	ctx->export = NULL;
+	ctx->topo = ctx->topo_prefer = ctx->nodes_given = false;
 }
 
 /* Print an option error: "submit: ..." for the command line,
- * "SCRIPT:LINE: ..." for a #COHORT line. word is the vector index. */
+ * "SCRIPT:LINE: ..." for a script's line. */
 static int
-submit_error(const struct submit_src *src, int word, const char *fmt, ...)
+submit_error(const struct submit_src *src, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+submit_error(const struct submit_src *src, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[1024];
@@ -156,9 +190,7 @@ submit_error(const struct submit_src *src, int word, const char *fmt, ...)
 	if (src->file == NULL)
 		output_error("submit: %s", msg);
 	else
-		output_error("%s:%zu: %s", src->file,
-		    submit_word_line(src, word > 0 ? (size_t)word - 1 : 0),
-		    msg);
+		output_error("%s:%zu: %s", src->file, src->line, msg);
 	return EXIT_USAGE;
 }
 
@@ -271,11 +303,123 @@ set_str(char **dst, const char *s)
 	return 0;
 }
 
-/* Apply one option's value to spec. 0, or -1 with why filled. */
+/* --gpus-per-node: all (the default), 0 (a CPU-only job: the tasks get
+ * no GPU), N, or sbatch's TYPE:N. */
 static int
-submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
-    const char *arg, char *why, size_t wlen)
+parse_gpus(struct job_spec *spec, const char *arg, char *why, size_t wlen)
 {
+	const char *colon = strrchr(arg, ':');
+	uint32_t u;
+
+	if (strcmp(arg, "all") == 0) {
+		spec->gpus_per_node = 0;
+		spec->cpu_only = false;
+		return 0;
+	}
+	if (parse_u32(colon != NULL ? colon + 1 : arg, 0, UINT32_MAX,
+	    &u) == -1 || colon == arg) {
+		snprintf(why, wlen, "invalid GPU count '%s' (a number, "
+		    "TYPE:N or all)", arg);
+		return -1;
+	}
+	if (colon != NULL) {
+		char *type = strndup(arg, (size_t)(colon - arg));
+
+		if (type == NULL)
+			return -1;
+		free(spec->gpu_type);
+		spec->gpu_type = type;
+	}
+	spec->gpus_per_node = u;
+	spec->cpu_only = u == 0;
+	return 0;
+}
+
+/* --gres gpu[:TYPE][:N], as sbatch: "gpu" alone is one GPU. Only GPUs:
+ * Cohort has no other generic resources, and dropping one would change
+ * what the job gets without a word. */
+static int
+parse_gres(struct job_spec *spec, const char *arg, char *why, size_t wlen)
+{
+	char buf[160];
+	const char *rest, *colon;
+
+	if (strncmp(arg, "gpu", 3) != 0 || (arg[3] != '\0' && arg[3] != ':') ||
+	    strchr(arg, ',') != NULL) {
+		snprintf(why, wlen, "'%s': only GPUs are supported "
+		    "(gpu:N or gpu:TYPE:N)", arg);
+		return -1;
+	}
+	rest = arg[3] == ':' ? arg + 4 : "1";
+	colon = strchr(rest, ':');
+	if (colon == NULL && (rest[0] < '0' || rest[0] > '9')) {
+		/* gpu:TYPE: one GPU of that type. */
+		if (snprintf(buf, sizeof(buf), "%s:1", rest) >=
+		    (int)sizeof(buf))
+			goto bad;
+		rest = buf;
+	}
+	if (rest[0] == '\0' || (colon != NULL && strchr(colon + 1, ':')))
+		goto bad;
+	if (parse_gpus(spec, rest, why, wlen) == 0)
+		return 0;
+bad:
+	snprintf(why, wlen, "invalid '%s' (gpu:N or gpu:TYPE:N)", arg);
+	return -1;
+}
+
+/* --signal [B:]SIG[@SECS], sbatch's spelling of --checkpoint-signal.
+ * "B:" (the batch shell only) is what Cohort does anyway: a job's
+ * processes are its script or command, signalled as one task per rank.
+ * "R:" (reservations) has no meaning here. */
+static int
+parse_signal(struct job_spec *spec, const char *arg, char *why, size_t wlen)
+{
+	if (strncmp(arg, "B:", 2) == 0)
+		arg += 2;
+	else if (strncmp(arg, "R:", 2) == 0) {
+		snprintf(why, wlen, "R: (reservations) is not supported by "
+		    "Cohort");
+		return -1;
+	}
+	return parse_ckpt_signal(spec, arg, why, wlen);
+}
+
+/* -D/--chdir: a relative directory is taken from this one, as sbatch
+ * takes it. (--workdir, older, must be absolute: see submit_workdir.) */
+static int
+set_chdir(struct job_spec *spec, const char *arg, char *why, size_t wlen)
+{
+	char cwd[PATH_MAX], *path;
+
+	if (arg[0] == '/')
+		return set_str(&spec->workdir, arg);
+	if (arg[0] == '\0') {
+		snprintf(why, wlen, "an empty directory");
+		return -1;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		snprintf(why, wlen, "cannot name this directory: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (strcmp(arg, ".") == 0)
+		return set_str(&spec->workdir, cwd);
+	if (asprintf(&path, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "",
+	    arg) == -1)
+		return -1;
+	free(spec->workdir);
+	spec->workdir = path;
+	return 0;
+}
+
+/* Apply one option's value to the spec. 0, or -1 with why filled (or
+ * left empty for ENOMEM). */
+static int
+submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
+    size_t wlen)
+{
+	struct job_spec *spec = &ctx->spec;
 	long long v;
 	char *end;
 	uint32_t u;
@@ -284,14 +428,12 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_NAME:
 		return set_str(&spec->name, arg);
 	case O_NODES:
+		ctx->nodes_given = true;
 		return parse_nodes(spec, arg, why, wlen);
 	case O_GPUS:
-		if (strcmp(arg, "all") == 0)
-			u = 0;
-		else if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
-			break;
-		spec->gpus_per_node = u;
-		return 0;
+		return parse_gpus(spec, arg, why, wlen);
+	case O_GRES:
+		return parse_gres(spec, arg, why, wlen);
 	case O_TASKS:
 		if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
@@ -300,6 +442,13 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_GPU_TYPE:
 		return set_str(&spec->gpu_type, arg);
 	case O_TIME:
+		/* Slurm's words for no limit, so that a script keeps its
+		 * meaning; a queue's max_time still applies. */
+		if (strcasecmp(arg, "UNLIMITED") == 0 ||
+		    strcasecmp(arg, "INFINITE") == 0) {
+			spec->time_limit_s = 0;
+			return 0;
+		}
 		return parse_duration(arg, &spec->time_limit_s, why, wlen);
 	case O_HANG:
 		return parse_duration(arg, &spec->hang_timeout_s, why, wlen);
@@ -313,12 +462,12 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 		return 0;
 	case O_TOPO:
 	case O_TOPO_PREFER:
-		if (opt == O_TOPO ? p->topo_prefer : p->topo) {
+		if (opt == O_TOPO ? ctx->topo_prefer : ctx->topo) {
 			snprintf(why, wlen, "cannot be combined with %s",
 			    opt == O_TOPO ? "--topology-prefer" : "--topology");
 			return -1;
 		}
-		*(opt == O_TOPO ? &p->topo : &p->topo_prefer) = true;
+		*(opt == O_TOPO ? &ctx->topo : &ctx->topo_prefer) = true;
 		spec->topo_mode = opt == O_TOPO ? TOPO_REQUIRED : TOPO_PREFERRED;
 		return set_str(&spec->topo_level, arg);
 	case O_CKPT_DIR:
@@ -328,8 +477,19 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 			break;
 		spec->max_restarts = u;
 		return 0;
+	case O_REQUEUE:
+		/* The default; after a --no-requeue (a script's, say) it
+		 * brings the default back. */
+		if (spec->max_restarts == 0)
+			spec->max_restarts = JOB_DEFAULT_MAX_RESTARTS;
+		return 0;
+	case O_NO_REQUEUE:
+		spec->max_restarts = 0;
+		return 0;
 	case O_CKPT_SIGNAL:
 		return parse_ckpt_signal(spec, arg, why, wlen);
+	case O_SIGNAL:
+		return parse_signal(spec, arg, why, wlen);
 	case O_ENV:
 		if (arg[0] == '=' || strchr(arg, '=') == NULL) {
 			snprintf(why, wlen, "expected KEY=VALUE, got '%s'",
@@ -337,42 +497,65 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 			return -1;
 		}
 		return strv_append(&spec->env, &spec->nenv, arg);
+	case O_EXPORT:
+		/* Checked, with the environment, once every option is in
+		 * (export_build): the last one counts. */
+		return set_str(&ctx->export, arg);
 	case O_WORKDIR:
 		return set_str(&spec->workdir, arg);
+	case O_CHDIR:
+		return set_chdir(spec, arg, why, wlen);
 	case O_QUEUE:
 		return set_str(&spec->queue, arg);
 	case O_SERVICE:
 		spec->service = true;
 		return 0;
+	/* The controller checks these (lib/job.c, lib/array.c,
+	 * lib/depend.c) for every client alike. */
+	case O_OUTPUT:
+		return set_str(&spec->output, arg);
+	case O_ERROR:
+		return set_str(&spec->error, arg);
 	case O_ARRAY:
 		return set_str(&spec->array, arg);
-	case O_DEPENDENCY:
+	case O_DEPEND:
 		return set_str(&spec->dependency, arg);
+	case O_NODELIST:
+		return set_str(&spec->nodelist, arg);
+	case O_EXCLUDE:
+		return set_str(&spec->exclude, arg);
+	case O_HOLD:
+		spec->hold = true;
+		return 0;
+	case O_EXCLUSIVE:
+		spec->exclusive = true;
+		return 0;
 	}
 	snprintf(why, wlen, "invalid number '%s'", arg);
 	return -1;
 }
 
-static const char *
-submit_optname(int opt)
+static const struct option *
+submit_findopt(int opt)
 {
 	const struct option *o;
 
 	for (o = submit_longopts; o->name != NULL; o++)
 		if (o->val == opt)
-			return o->name;
-	return "?";
+			return o;
+	return NULL;
 }
 
-/* Parse one vector of words (argv[0] is not an option) into spec and the
+/* Parse one vector of words (argv[0] is not an option) into ctx and the
  * connection flags. Returns 0 with p filled, -2 for --help, or an exit
  * code after printing the error. */
 static int
-submit_parse(struct job_spec *spec, struct output_conn_flags *cf,
+submit_parse(struct submit_ctx *ctx, struct output_conn_flags *cf,
     int argc, char **argv, const struct submit_src *src,
     struct submit_pass *p)
 {
-	char why[512];
+	const struct option *o;
+	char why[512], oname[40];
 	int ch, before;
 
 	memset(p, 0, sizeof(*p));
@@ -380,32 +563,74 @@ submit_parse(struct job_spec *spec, struct output_conn_flags *cf,
 	opterr = 0;
 	for (;;) {
 		before = optind ? optind : 1;
-		if ((ch = getopt_long(argc, argv, "+:h", submit_longopts,
-		    NULL)) == -1)
+		if ((ch = getopt_long(argc, argv, SUBMIT_SHORTOPTS,
+		    submit_longopts, NULL)) == -1)
 			break;
 		if (ch == O_HELP && src->file == NULL)
 			return -2;
 		if (ch == '?' || ch == ':' || ch == O_HELP) {
 			if (src->file == NULL)
 				return output_usage_error("submit", ch, argv);
-			return submit_error(src, before, ch == ':' ?
+			return submit_error(src, ch == ':' ?
 			    "%s: missing argument" : "unknown option '%s'",
 			    argv[before]);
 		}
 		if (output_conn_flag(cf, ch, optarg))
 			continue;
 		why[0] = '\0';
-		if (submit_option(spec, p, ch, optarg, why, sizeof(why)) == -1)
-			return submit_error(src, before, "--%s: %s",
-			    submit_optname(ch), why[0] ? why : "out of memory");
+		if (submit_option(ctx, ch, optarg, why, sizeof(why)) == -1) {
+			/* Name the option as it was typed: -t or --time. */
+			o = submit_findopt(ch);
+			if (strncmp(argv[before], "--", 2) == 0 || ch >= 0x100)
+				snprintf(oname, sizeof(oname), "--%s",
+				    o != NULL ? o->name : "?");
+			else
+				snprintf(oname, sizeof(oname), "-%c", ch);
+			return submit_error(src, "%s: %s", oname,
+			    why[0] ? why : "out of memory");
+		}
 	}
 	p->rest = optind;
 	p->dashdash = optind > before && strcmp(argv[before], "--") == 0;
 	if (src->file != NULL && optind < argc)
-		return submit_error(src, optind, "unexpected %s '%s' in a "
-		    "#COHORT line", p->dashdash ? "command" : "argument",
-		    argv[optind]);
+		return submit_error(src, "unexpected %s '%s' in a #COHORT line",
+		    p->dashdash ? "command" : "argument", argv[optind]);
 	return 0;
+}
+
+/* One #SBATCH line: its options, translated, applied as Cohort's own,
+ * an error naming the option as the script wrote it. 0 or an exit code. */
+static int
+submit_sbatch(struct submit_ctx *ctx, const struct script_line *sl,
+    const struct submit_src *src)
+{
+	struct script_sbatch_opt *opts;
+	const struct option *o;
+	struct cerr err;
+	char why[512];
+	size_t n, i;
+	int rc = 0;
+
+	cerr_clear(&err);
+	if (script_sbatch_parse(sl->argv, sl->argc, &opts, &n, &err) == -1)
+		return submit_error(src, "%s", err.text);
+	for (i = 0; i < n && rc == 0; i++) {
+		for (o = submit_longopts; o->name != NULL; o++)
+			if (strcmp(o->name, opts[i].name) == 0)
+				break;
+		if (o->name == NULL) {	/* script_sbatch.c names ours only */
+			rc = submit_error(src, "#SBATCH %s: internal error: "
+			    "no option --%s", opts[i].orig, opts[i].name);
+			break;
+		}
+		why[0] = '\0';
+		if (submit_option(ctx, o->val, opts[i].value, why,
+		    sizeof(why)) == -1)
+			rc = submit_error(src, "#SBATCH %s: %s", opts[i].orig,
+			    why[0] ? why : "out of memory");
+	}
+	script_sbatch_free(opts, n);
+	return rc;
 }
 
 /* The job runs where the user submits it unless told otherwise, as with
@@ -468,65 +693,133 @@ fail:
 	return -1;
 }
 
-/* The script's #COHORT words behind a dummy argv[0] (getopt never looks
- * at it). 0, or an exit code after printing why. */
+/* One #COHORT line's words behind a dummy argv[0] (getopt never looks at
+ * it). The vector is kept for the caller to free: connection flags may
+ * point into it. 0 or an exit code. */
 static int
-submit_words(const struct submit_src *src, char ***vec, size_t *nvec)
+submit_cohort_line(struct submit_ctx *ctx, struct output_conn_flags *cf,
+    const struct script_line *sl, const struct submit_src *src,
+    char ***vec, size_t *nvec)
 {
-	struct cerr err;
-	char **words;
-	size_t nwords, i;
+	struct submit_pass p;
+	size_t i, first = *nvec;
 
-	cerr_clear(&err);
-	if (script_options(src->text, src->len, &words, &nwords, &err) == -1) {
-		/* err says "line N: why"; make it "SCRIPT:N: why". */
-		if (strncmp(err.text, "line ", 5) == 0)
-			output_error("%s:%s", src->file, err.text + 5);
-		else
-			output_error("%s: %s", src->file, err.text);
-		return EXIT_USAGE;
-	}
-	*vec = NULL;
-	*nvec = 0;
 	if (strv_append(vec, nvec, "submit") == -1)
 		goto nomem;
-	for (i = 0; i < nwords; i++)
-		if (strv_append(vec, nvec, words[i]) == -1)
+	for (i = 0; i < sl->argc; i++)
+		if (strv_append(vec, nvec, sl->argv[i]) == -1)
 			goto nomem;
-	strv_free(words, nwords);
-	return 0;
+	return submit_parse(ctx, cf, (int)(*nvec - first), *vec + first, src,
+	    &p);
 nomem:
-	strv_free(words, nwords);
 	output_error("submit: out of memory");
 	return EXIT_FAILED;
 }
 
-/* Script mode: the script's #COHORT options first, then the command
- * line's again so that they win. The words stay in *vec for the caller
- * to free: connection flags may point into them. 0 or an exit code. */
+/* Script mode: the script's #COHORT and #SBATCH lines in the order
+ * written, then the command line's options again so that they win. The
+ * #COHORT words stay in *vec for the caller to free. 0 or an exit code. */
 static int
-submit_script(struct job_spec *spec, struct output_conn_flags *cf, int argc,
-    char **argv, const struct submit_pass *cl, char ***vec, size_t *nvec)
+submit_script(struct submit_ctx *ctx, struct output_conn_flags *cf,
+    int argc, char **argv, const struct submit_pass *cl, char ***vec,
+    size_t *nvec)
 {
-	struct submit_src src = { argv[cl->rest], NULL, 0 };
-	struct submit_src cmdline = { NULL, NULL, 0 };
+	struct submit_src src = { argv[cl->rest], 0, "" };
+	struct submit_src cmdline = { NULL, 0, "" };
+	struct script_line *lines = NULL;
 	struct submit_pass p;
-	int i, rc;
+	struct cerr err;
+	size_t nlines = 0, i;
+	int rc = 0;
 
-	job_spec_clear(spec);
-	if (submit_read(src.file, spec) == -1)
+	ctx_clear(ctx);
+	if (submit_read(src.file, &ctx->spec) == -1)
 		return EXIT_USAGE;
-	src.text = spec->script;
-	src.len = spec->script_len;
-	if ((rc = submit_words(&src, vec, nvec)) != 0 ||
-	    (rc = submit_parse(spec, cf, (int)*nvec, *vec, &src, &p)) != 0 ||
-	    (rc = submit_parse(spec, cf, cl->rest, argv, &cmdline, &p)) != 0)
+	cerr_clear(&err);
+	if (script_lines(ctx->spec.script, ctx->spec.script_len, &lines,
+	    &nlines, &err) == -1) {
+		/* err says "line N: why"; make it "SCRIPT:N: why". */
+		if (strncmp(err.text, "line ", 5) == 0)
+			output_error("%s:%s", src.file, err.text + 5);
+		else
+			output_error("%s: %s", src.file, err.text);
+		return err.code == ERR_INTERNAL ? EXIT_FAILED : EXIT_USAGE;
+	}
+	/* Lines go in the order written: a later one wins, #COHORT or
+	 * #SBATCH alike. */
+	for (i = 0; i < nlines && rc == 0; i++) {
+		src.line = lines[i].lineno;
+		if (lines[i].tag == SCRIPT_TAG_SBATCH)
+			rc = submit_sbatch(ctx, &lines[i], &src);
+		else
+			rc = submit_cohort_line(ctx, cf, &lines[i], &src, vec,
+			    nvec);
+	}
+	script_lines_free(lines, nlines);
+	if (rc != 0 ||
+	    (rc = submit_parse(ctx, cf, cl->rest, argv, &cmdline, &p)) != 0)
 		return rc;
-	for (i = cl->rest + 1; i < argc; i++)
-		if (strv_append(&spec->argv, &spec->argc, argv[i]) == -1) {
+	for (i = (size_t)cl->rest + 1; i < (size_t)argc; i++)
+		if (strv_append(&ctx->spec.argv, &ctx->spec.argc,
+		    argv[i]) == -1) {
 			output_error("submit: out of memory");
 			return EXIT_FAILED;
 		}
+	return 0;
+}
+
+/* --nodelist without -N: the job gets as many nodes as the list names,
+ * as with sbatch. A list that does not parse is left for the controller
+ * to refuse with its reason. */
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+submit_nodelist_size(struct submit_ctx *ctx)
+{
+	char **names;
+	size_t n, i, distinct = 0;
+
+	if (ctx->spec.nodelist == NULL || ctx->nodes_given ||
+	    hostlist_expand(ctx->spec.nodelist, JOB_NODES_LIMIT, &names, &n,
+	    NULL, 0) == -1)
+		return;
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++)
+		distinct += i == 0 || strcmp(names[i], names[i - 1]) != 0;
+	hostlist_free(names, n);
+	if (distinct > 0)
+		ctx->spec.nodes_min = ctx->spec.nodes_max = (uint32_t)distinct;
+}
+
+/* The job's environment: --export applied to ours, --env on top. */
+static int
+submit_env(struct submit_ctx *ctx)
+{
+	extern char **environ;
+	struct export_note note;
+	struct cerr err;
+	char **env;
+	size_t n;
+
+	cerr_clear(&err);
+	if (export_build(ctx->export, environ, ctx->spec.env, ctx->spec.nenv,
+	    &env, &n, &note, &err) == -1) {
+		output_error("submit: %s", err.text);
+		return err.code == ERR_INTERNAL ? EXIT_FAILED : EXIT_USAGE;
+	}
+	if (note.nskipped > 0)
+		fprintf(stderr, "cohort: submit: note: %zu variable%s not "
+		    "exported, %s not valid UTF-8: %s%s\n", note.nskipped,
+		    note.nskipped == 1 ? "" : "s",
+		    note.nskipped == 1 ? "its value is" : "their values are",
+		    note.names, note.nskipped > 8 ? ",..." : "");
+	strv_free(ctx->spec.env, ctx->spec.nenv);
+	ctx->spec.env = env;
+	ctx->spec.nenv = n;
 	return 0;
 }
 
@@ -559,47 +852,70 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	return rc;
 }
 
-int
-submit_prepare(int argc, char **argv, struct job_spec *spec,
+/* The spec from argv into ctx. 0, -2 for --help, or an exit code after
+ * printing why. */
+static int
+submit_build(struct submit_ctx *ctx, int argc, char **argv,
     struct output_conn_flags *cf, char ***words, size_t *nwords)
 {
-	struct submit_src cmdline = { NULL, NULL, 0 };
+	struct submit_src cmdline = { NULL, 0, "" };
 	struct submit_pass p;
 	struct cerr err;
 	int i, rc;
 
-	*words = NULL;
-	*nwords = 0;
-	memset(cf, 0, sizeof(*cf));
-	if ((rc = submit_parse(spec, cf, argc, argv, &cmdline, &p)) != 0)
+	if ((rc = submit_parse(ctx, cf, argc, argv, &cmdline, &p)) != 0)
 		return rc;
 	if (p.rest >= argc)
-		return submit_error(&cmdline, 0, "missing command (use -- CMD "
+		return submit_error(&cmdline, "missing command (use -- CMD "
 		    "[ARGS...] or a script; see cohort %s --help)", argv[0]);
 	if (p.dashdash) {
 		for (i = p.rest; i < argc; i++)
-			if (strv_append(&spec->argv, &spec->argc,
+			if (strv_append(&ctx->spec.argv, &ctx->spec.argc,
 			    argv[i]) == -1)
 				goto nomem;
-	} else if ((rc = submit_script(spec, cf, argc, argv, &p, words,
+	} else if ((rc = submit_script(ctx, cf, argc, argv, &p, words,
 	    nwords)) != 0)
 		return rc;
-	if (submit_workdir(spec) == -1) {
+	if (submit_workdir(&ctx->spec) == -1) {
 		output_error("submit: cannot name the working directory: %s",
 		    strerror(errno));
 		return EXIT_FAILED;
 	}
+	submit_nodelist_size(ctx);
 	/* Control characters in a name, invalid UTF-8: refused here, with
-	 * the option's name, before anything is sent. */
+	 * the option's name, before anything is sent; before --export
+	 * joins the environment in, so that "--env (variable N)" counts
+	 * the --env options (what export_build adds is valid UTF-8). */
 	cerr_clear(&err);
-	if (job_spec_check_text(spec, &err) == -1) {
+	if (job_spec_check_text(&ctx->spec, &err) == -1) {
 		output_error("submit: %s", err.text);
 		return EXIT_USAGE;
 	}
-	return 0;
+	return submit_env(ctx);
 nomem:
 	output_error("submit: out of memory");
 	return EXIT_FAILED;
+}
+
+int
+submit_prepare(int argc, char **argv, struct job_spec *spec,
+    struct output_conn_flags *cf, char ***words, size_t *nwords)
+{
+	struct submit_ctx ctx = { .export = NULL };
+	int rc;
+
+	*words = NULL;
+	*nwords = 0;
+	memset(cf, 0, sizeof(*cf));
+	job_spec_init(&ctx.spec);
+	if ((rc = submit_build(&ctx, argc, argv, cf, words, nwords)) == 0) {
+		/* The spec moves out; the rest of ctx goes. */
+		job_spec_clear(spec);
+		*spec = ctx.spec;
+		job_spec_init(&ctx.spec);
+	}
+	ctx_clear(&ctx);
+	return rc;
 }
 
 const char *

@@ -14,6 +14,7 @@
 #include "array.h"
 #include "depend.h"
 #include "duration.h"
+#include "hostlist.h"
 #include "job.h"
 #include "text.h"
 
@@ -512,6 +513,208 @@ check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
 	return 0;
 }
 
+/* -o/--output and -e/--error: a file name on the node, absolute or
+ * relative to the job's working directory (as sbatch), with these
+ * escapes, expanded by the agent for each rank:
+ *
+ *   %j job id       %A array's job id   %a array task   %t rank
+ *   %n node rank    %N node name        %x job name     %u user
+ *   %%  a '%'
+ *
+ * %N is accepted although the issue's list leaves it out: Slurm scripts
+ * write "%x-%N.out" often, and a node's name is as well defined per rank
+ * as its index is. Slurm's %J and %s name job steps, which Cohort does
+ * not have, and its zero-padding ("%4t") is not offered: refused, with
+ * the letters that are, rather than written into a name unexpanded.
+ * Control characters are refused by job_spec_check_text. */
+#define JOB_PATTERN_LETTERS "jAatnNxu%"
+
+static int
+check_pattern(const char *opt, const char *pat, struct cerr *err)
+{
+	size_t len, i;
+
+	if (pat == NULL)
+		return 0;
+	len = strlen(pat);
+	if (len == 0)
+		return cerr_set(err, ERR_INVALID, "%s: an empty file name",
+		    opt);
+	if (len > JOB_PATH_MAX)
+		return cerr_set(err, ERR_INVALID,
+		    "%s: longer than %d bytes", opt, JOB_PATH_MAX);
+	if (pat[len - 1] == '/')
+		return cerr_set(err, ERR_INVALID,
+		    "%s: '%.200s' names a directory, not a file", opt, pat);
+	for (i = 0; i < len; i++) {
+		if (pat[i] != '%')
+			continue;
+		if (pat[i + 1] != '\0' &&
+		    strchr(JOB_PATTERN_LETTERS, pat[i + 1]) != NULL) {
+			i++;
+			continue;
+		}
+		if (pat[i + 1] == '\0')
+			return cerr_set(err, ERR_INVALID,
+			    "%s: a lone '%%' at the end (write %%%% for a "
+			    "'%%')", opt);
+		return cerr_set(err, ERR_INVALID,
+		    "%s: '%%%c' is not supported by Cohort (%s; use %%j %%A "
+		    "%%a %%t %%n %%N %%x %%u, or %%%% for a '%%')", opt,
+		    pat[i + 1] >= 0x20 && pat[i + 1] < 0x7f ? pat[i + 1] : '?',
+		    pat[i + 1] == 'J' || pat[i + 1] == 's' ?
+		    "Cohort has no job steps" :
+		    pat[i + 1] >= '0' && pat[i + 1] <= '9' ?
+		    "no zero padding" : "unknown");
+	}
+	return 0;
+}
+
+/* A node name as a certificate may carry it (lib/tls.c): a letter or
+ * digit, then letters, digits, '.', '_' and '-', at most PEER_NAME_MAX. */
+static bool
+node_name_ok(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > PEER_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') ||
+		    (i > 0 && (c == '.' || c == '_' || c == '-')))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Expand a --nodelist / --exclude hostlist, at most JOB_NODES_LIMIT
+ * names (the expression itself is bounded by the wire's frame), each a
+ * node name; sorted, duplicates dropped. NULL expr: none. */
+static int
+check_hostlist(const char *opt, const char *expr, char ***names, size_t *n,
+    struct cerr *err)
+{
+	char why[256];
+	size_t i, o;
+
+	*names = NULL;
+	*n = 0;
+	if (expr == NULL)
+		return 0;
+	if (expr[0] == '\0')
+		return cerr_set(err, ERR_INVALID, "%s: an empty list", opt);
+	why[0] = '\0';
+	if (hostlist_expand(expr, JOB_NODES_LIMIT, names, n, why,
+	    sizeof(why)) == -1) {
+		if (errno == E2BIG)
+			return cerr_set(err, ERR_INVALID,
+			    "%s: names more than %d nodes", opt,
+			    JOB_NODES_LIMIT);
+		if (errno == ENOMEM)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		return cerr_set(err, ERR_INVALID, "%s: %s", opt,
+		    why[0] ? why : "not a hostlist (e.g. node[01-04],gpu7)");
+	}
+	for (i = 0; i < *n; i++)
+		if (!node_name_ok((*names)[i])) {
+			cerr_set(err, ERR_INVALID, "%s: '%.80s' is not a node "
+			    "name (letters, digits, '.', '_' and '-', at most "
+			    "%d)", opt, (*names)[i], PEER_NAME_MAX);
+			hostlist_free(*names, *n);
+			*names = NULL;
+			*n = 0;
+			return -1;
+		}
+	qsort(*names, *n, sizeof(**names), name_cmp);
+	for (i = o = 0; i < *n; i++) {
+		if (o > 0 && strcmp((*names)[i], (*names)[o - 1]) == 0) {
+			free((*names)[i]);
+			continue;
+		}
+		(*names)[o++] = (*names)[i];
+	}
+	*n = o;
+	return 0;
+}
+
+/* --nodelist and --exclude parse as hostlists of node names; the job
+ * can hold every node it lists, and no node is in both. Whether the
+ * nodes exist is the controller's to say (it knows them). */
+static int
+check_nodes(const struct job_spec *spec, struct cerr *err)
+{
+	char **in = NULL, **out = NULL;
+	size_t nin = 0, nout = 0, i;
+	int rc = -1;
+
+	if (check_hostlist("--nodelist", spec->nodelist, &in, &nin,
+	    err) == -1 ||
+	    check_hostlist("--exclude", spec->exclude, &out, &nout,
+	    err) == -1)
+		goto out;
+	if (nin > spec->nodes_max) {
+		cerr_set(err, ERR_INVALID, "--nodelist: names %zu nodes, "
+		    "more than the job's %u (--nodes)", nin, spec->nodes_max);
+		goto out;
+	}
+	for (i = 0; i < nin; i++)
+		if (bsearch(&in[i], out, nout, sizeof(*out), name_cmp)) {
+			cerr_set(err, ERR_INVALID, "--exclude: %s is also in "
+			    "--nodelist", in[i]);
+			goto out;
+		}
+	rc = 0;
+out:
+	hostlist_free(in, nin);
+	hostlist_free(out, nout);
+	return rc;
+}
+
+/* A CPU-only job (--gpus-per-node 0) asks for no GPU, of no type; an
+ * exclusive job has whole nodes, GPUs included, so asking for some of
+ * a node's GPUs would leave the rest idle with nobody allowed to use
+ * them. (Slurm binds only the GPUs asked for on an exclusive node; here
+ * "exclusive" is the whole node or nothing.) */
+static int
+check_gpu_use(const struct job_spec *spec, struct cerr *err)
+{
+	if (spec->cpu_only && spec->gpus_per_node != 0)
+		return cerr_set(err, ERR_INVALID, "--gpus-per-node: a "
+		    "CPU-only job asks for 0 GPUs, not %u",
+		    spec->gpus_per_node);
+	if (spec->cpu_only && spec->gpu_type != NULL)
+		return cerr_set(err, ERR_INVALID, "--gpu-type: a CPU-only "
+		    "job (--gpus-per-node 0) uses no GPU");
+	if (spec->exclusive && (spec->cpu_only || spec->gpus_per_node != 0))
+		return cerr_set(err, ERR_INVALID, "--exclusive: the job "
+		    "gets whole nodes with all their GPUs; leave out "
+		    "--gpus-per-node (or give all)");
+	return 0;
+}
+
+/* The daily workflow's fields (issue 13) that are not arrays or
+ * dependencies (lib/array.c, lib/depend.c check those). */
+static int
+check_workflow(const struct job_spec *spec, struct cerr *err)
+{
+	if (check_pattern("--output", spec->output, err) == -1 ||
+	    check_pattern("--error", spec->error, err) == -1 ||
+	    check_gpu_use(spec, err) == -1 ||
+	    check_nodes(spec, err) == -1)
+		return -1;
+	return 0;
+}
+
 /* Length of the key of "KEY=VALUE", or 0 when there is no '='. */
 static size_t
 env_keylen(const char *kv)
@@ -707,7 +910,8 @@ job_spec_validate(struct job_spec *spec, enum role role,
 		return -1;
 	if (check_shape(spec, err) == -1 ||
 	    check_policy(spec, role, err) == -1 ||
-	    check_env(spec, err) == -1 || check_arrays(spec, err) == -1) {
+	    check_env(spec, err) == -1 || check_arrays(spec, err) == -1 ||
+	    check_workflow(spec, err) == -1) {
 		free(derived);
 		return -1;
 	}

@@ -1,7 +1,8 @@
 /* Fuzz target: the text parsers that read what users and admins write.
  * The first byte picks one: #COHORT script lines, one line split into
  * words, topology.conf, a hostlist, a duration, the config value parsers
- * (size, duration, HOST:PORT). Each must return a result or a clean
+ * (size, duration, HOST:PORT), a script's #COHORT and #SBATCH lines with
+ * the #SBATCH options translated. Each must return a result or a clean
  * error, never crash, leak or read out of bounds. */
 #include "config.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "client/script.h"
+#include "client/script_sbatch.h"
 #include "daemon/sched/topo.h"
 #include "lib/conf.h"
 #include "lib/duration.h"
@@ -38,6 +40,25 @@ fuzz_argv(char **argv, size_t argc)
 	free(argv);
 }
 
+/* A script's directive lines, the #SBATCH ones translated. */
+static void
+fuzz_sbatch(const uint8_t *data, size_t size)
+{
+	struct script_sbatch_opt *opts;
+	struct script_line *lines;
+	struct cerr err;
+	size_t n, i, nopts;
+
+	if (script_lines((const char *)data, size, &lines, &n, &err) != 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (lines[i].tag == SCRIPT_TAG_SBATCH &&
+		    script_sbatch_parse(lines[i].argv, lines[i].argc, &opts,
+		    &nopts, &err) == 0)
+			script_sbatch_free(opts, nopts);
+	script_lines_free(lines, n);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -51,7 +72,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	s = fuzz_str(data + 1, size - 1);
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		/* The bytes themselves, not the NUL-terminated copy: the
 		 * CLI passes a length that stops short of any NUL. */
@@ -83,6 +104,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)conf_parse_duration(s, 0, UINT64_MAX, &v, &err);
 		(void)conf_parse_hostport(s, host, sizeof(host), &port, true,
 		    &err);
+		break;
+	case 6:
+		fuzz_sbatch(data + 1, size - 1);
 		break;
 	}
 	free(s);

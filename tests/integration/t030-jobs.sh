@@ -68,8 +68,9 @@ refused() {
 	[ ! -s "$OUT" ] || fail "'cohort $*' printed on stdout: $(cat "$OUT")"
 }
 
-### Submit with every flag (as alice).
-id1=$(submit --name first --nodes 2 --gpus-per-node 4 --tasks-per-node 4 \
+### Submit with every flag (as alice). --export NONE: the environment
+### checked below is what --env gives (t621-export.sh checks ALL).
+id1=$(submit --export NONE --name first --nodes 2 --gpus-per-node 4 --tasks-per-node 4 \
 	--gpu-type H100 --time 30m --priority 50 --topology leaf \
 	--checkpoint-dir /ckpt/first --max-restarts 5 --checkpoint-signal USR2@30 \
 	--hang-timeout 10m --env FOO=bar --env X=1 --workdir /tmp \
@@ -117,7 +118,7 @@ cat >"$T/train.sh" <<'SH'
 echo "training"
 #COHORT --priority 10
 SH
-id4=$(submit --gpus-per-node 2 "$T/train.sh")
+id4=$(submit --export NONE --gpus-per-node 2 "$T/train.sh")
 [ "$id4" -gt "$id3" ] || fail "ids do not increase: $id3 $id4"
 show_json "$id4"
 check_fields "$T/show-$id4.json" '{"name": "fromscript", "nodes_min": 2, "nodes_max": 2,

@@ -45,7 +45,10 @@ expect_failed_at_once() {
 }
 
 ### 1. No such command.
-id=$(job_submit --name nocmd --max-restarts 3 --workdir "$W" -- cohort-no-such-command-t411 arg)
+# --export NONE: the agent's PATH. With the default ALL this test's PATH
+# travels, and as root it holds directories (/root/...) that the task
+# user cannot search, so execvp's answer would be EACCES, not ENOENT.
+id=$(job_submit --name nocmd --export NONE --max-restarts 3 --workdir "$W" -- cohort-no-such-command-t411 arg)
 expect_failed_at_once "$id" "cannot run the command: No such file or directory"
 # The reason is public: it does not name the command line, which is
 # private; the task's log (its owner's to read) does.

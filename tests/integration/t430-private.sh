@@ -22,7 +22,8 @@ echo "token is \$TOKEN"
 echo "argument is \$1"
 EOF
 chmod 644 "$W/private-job.sh"
-id=$(job_submit --name private-job --env "TOKEN=$ENV_SECRET" --workdir "$W" \
+# --export NONE: the environment shown below is the --env variable alone.
+id=$(job_submit --name private-job --export NONE --env "TOKEN=$ENV_SECRET" --workdir "$W" \
 	"$W/private-job.sh" "$ARG_SECRET")
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||

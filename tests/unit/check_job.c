@@ -893,6 +893,139 @@ START_TEST(test_rank_on_node_unplaced)
 }
 END_TEST
 
+/* Issue 13's submission fields (not arrays or dependencies): output
+ * patterns, node lists, CPU-only and exclusive jobs, holds. */
+MUT(out_ok, set_str(&s->output, "logs/%x-%j_%A_%a.r%t.n%n.%N.%u.100%%.out"))
+MUT(out_abs, set_str(&s->output, "/scratch/%u/%j.out"))
+MUT(err_ok, set_str(&s->error, "%j.err"))
+MUT(out_empty, set_str(&s->output, ""))
+MUT(out_dir, set_str(&s->output, "logs/"))
+MUT(out_lone, set_str(&s->output, "out%"))
+MUT(out_step, set_str(&s->output, "%J.out"))
+MUT(out_pad, set_str(&s->output, "%4t.out"))
+MUT(out_unknown, set_str(&s->output, "%q.out"))
+MUT(err_unknown, set_str(&s->error, "%s.err"))
+MUT(out_ctrl, set_str(&s->output, "a\tb"))
+MUT(out_max, set_rep(&s->output, "/", 'o', JOB_PATH_MAX - 1))
+MUT(out_long, set_rep(&s->output, "/", 'o', JOB_PATH_MAX))
+MUT(nl_ok, set_str(&s->nodelist, "gpu[01-02]"); s->nodes_min = 2;
+    s->nodes_max = 2)
+MUT(nl_dup, set_str(&s->nodelist, "gpu01,gpu[01-01],gpu01"))
+MUT(nl_over, set_str(&s->nodelist, "gpu[01-03]"); s->nodes_min = 2;
+    s->nodes_max = 2)
+MUT(nl_elastic, set_str(&s->nodelist, "gpu[01-03]"); s->nodes_min = 1;
+    s->nodes_max = 4)
+MUT(nl_bad, set_str(&s->nodelist, "gpu[01-"))
+MUT(nl_empty, set_str(&s->nodelist, ""))
+MUT(nl_huge, set_str(&s->nodelist, "n[0-999999]"))
+MUT(nl_name, set_str(&s->nodelist, "gpu@01"))
+MUT(nl_long, set_rep(&s->nodelist, "n", 'x', PEER_NAME_MAX))
+MUT(x_ok, set_str(&s->exclude, "gpu[01-16],login1"))
+MUT(x_bad, set_str(&s->exclude, "gpu[3-1]"))
+MUT(x_big_ok, set_str(&s->exclude, "n[1-100000]"))
+MUT(x_huge, set_str(&s->exclude, "n[0-100000]"))
+MUT(x_both, set_str(&s->nodelist, "gpu02"); set_str(&s->exclude,
+    "gpu[01-03]"))
+MUT(cpu_ok, s->cpu_only = true; s->tasks_per_node = 4)
+MUT(cpu_gpus, s->cpu_only = true; s->gpus_per_node = 2)
+MUT(cpu_type, s->cpu_only = true; set_str(&s->gpu_type, "H100"))
+MUT(excl_ok, s->exclusive = true)
+MUT(excl_gpus, s->exclusive = true; s->gpus_per_node = 4)
+MUT(excl_cpu, s->exclusive = true; s->cpu_only = true)
+MUT(hold_ok, s->hold = true)
+
+static const struct vcase wcases[] = {
+	{ "output escapes", mut_out_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "output absolute", mut_out_abs, ROLE_USER, ERR_NONE, NULL },
+	{ "error", mut_err_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "output empty", mut_out_empty, ROLE_USER, ERR_INVALID,
+	    "--output: an empty file name" },
+	{ "output directory", mut_out_dir, ROLE_USER, ERR_INVALID,
+	    "--output: 'logs/' names a directory" },
+	{ "output lone %", mut_out_lone, ROLE_USER, ERR_INVALID,
+	    "--output: a lone '%' at the end" },
+	{ "output job step", mut_out_step, ROLE_USER, ERR_INVALID,
+	    "'%J' is not supported by Cohort (Cohort has no job steps" },
+	{ "output padding", mut_out_pad, ROLE_USER, ERR_INVALID,
+	    "'%4' is not supported by Cohort (no zero padding" },
+	{ "output unknown", mut_out_unknown, ROLE_USER, ERR_INVALID,
+	    "--output: '%q' is not supported" },
+	{ "error step", mut_err_unknown, ROLE_USER, ERR_INVALID,
+	    "--error: '%s' is not supported" },
+	{ "output control", mut_out_ctrl, ROLE_USER, ERR_INVALID,
+	    "--output: control character" },
+	{ "output at max", mut_out_max, ROLE_USER, ERR_NONE, NULL },
+	{ "output long", mut_out_long, ROLE_USER, ERR_INVALID,
+	    "--output: longer than" },
+	{ "nodelist", mut_nl_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "nodelist duplicates", mut_nl_dup, ROLE_USER, ERR_NONE, NULL },
+	{ "nodelist over nodes", mut_nl_over, ROLE_USER, ERR_INVALID,
+	    "--nodelist: names 3 nodes, more than the job's 2 (--nodes)" },
+	{ "nodelist elastic", mut_nl_elastic, ROLE_USER, ERR_NONE, NULL },
+	{ "nodelist malformed", mut_nl_bad, ROLE_USER, ERR_INVALID,
+	    "--nodelist: " },
+	{ "nodelist empty", mut_nl_empty, ROLE_USER, ERR_INVALID,
+	    "--nodelist: an empty list" },
+	{ "nodelist huge", mut_nl_huge, ROLE_USER, ERR_INVALID,
+	    "--nodelist: names more than 100000 nodes" },
+	{ "nodelist not a name", mut_nl_name, ROLE_USER, ERR_INVALID,
+	    "--nodelist: 'gpu@01' is not a node name" },
+	{ "nodelist name long", mut_nl_long, ROLE_USER, ERR_INVALID,
+	    "is not a node name" },
+	{ "exclude", mut_x_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "exclude malformed", mut_x_bad, ROLE_USER, ERR_INVALID,
+	    "--exclude: " },
+	{ "exclude at the limit", mut_x_big_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "exclude huge", mut_x_huge, ROLE_USER, ERR_INVALID,
+	    "--exclude: names more than 100000 nodes" },
+	{ "nodelist and exclude", mut_x_both, ROLE_USER, ERR_INVALID,
+	    "--exclude: gpu02 is also in --nodelist" },
+	{ "cpu only", mut_cpu_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "cpu only with gpus", mut_cpu_gpus, ROLE_USER, ERR_INVALID,
+	    "--gpus-per-node: a CPU-only job asks for 0 GPUs, not 2" },
+	{ "cpu only with a type", mut_cpu_type, ROLE_USER, ERR_INVALID,
+	    "--gpu-type: a CPU-only job" },
+	{ "exclusive", mut_excl_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "exclusive with gpus", mut_excl_gpus, ROLE_USER, ERR_INVALID,
+	    "--exclusive: the job gets whole nodes" },
+	{ "exclusive cpu only", mut_excl_cpu, ROLE_USER, ERR_INVALID,
+	    "--exclusive:" },
+	{ "hold", mut_hold_ok, ROLE_USER, ERR_NONE, NULL },
+};
+
+START_TEST(test_validate_workflow)
+{
+	const struct vcase *c = &wcases[_i];
+	struct job_spec s, before;
+	struct cerr err;
+	int rc;
+
+	spec_base(&s);
+	c->mutate(&s);
+	ck_assert_int_eq(job_spec_copy(&before, &s), 0);
+	cerr_set(&err, ERR_INTERNAL, "stale");
+	rc = job_spec_validate(&s, c->role, NULL, &err);
+	if (c->code == ERR_NONE) {
+		ck_assert_msg(rc == 0, "%s: refused: %s", c->what, err.text);
+	} else {
+		ck_assert_msg(rc == -1, "%s: accepted", c->what);
+		ck_assert_msg(err.code == c->code, "%s: code %d, text '%s'",
+		    c->what, err.code, err.text);
+		ck_assert_msg(strstr(err.text, c->needle) != NULL,
+		    "%s: '%s' does not contain '%s'", c->what, err.text,
+		    c->needle);
+		/* Refused: the spec is as it came (the same strings). */
+		ck_assert_str_eq(s.output ? s.output : "-",
+		    before.output ? before.output : "-");
+		ck_assert_str_eq(s.nodelist ? s.nodelist : "-",
+		    before.nodelist ? before.nodelist : "-");
+		ck_assert_ptr_null(s.name);
+	}
+	job_spec_clear(&before);
+	job_spec_clear(&s);
+}
+END_TEST
+
 static Suite *
 job_suite(void)
 {
@@ -927,6 +1060,11 @@ job_suite(void)
 	tcase_add_test(tc, test_rank_on_node);
 	tcase_add_test(tc, test_rank_on_node_in_order);
 	tcase_add_test(tc, test_rank_on_node_unplaced);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("workflow");
+	tcase_add_loop_test(tc, test_validate_workflow, 0,
+	    sizeof(wcases) / sizeof(wcases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client/script.h"
+#include "client/script_sbatch.h"
 #include "lib/job.h"
 
 #define MAXW 8
@@ -233,6 +234,167 @@ START_TEST(test_options_many)
 }
 END_TEST
 
+/* #COHORT and #SBATCH lines, in order, with their line numbers. */
+START_TEST(test_lines)
+{
+	const char text[] = "#!/bin/bash\n#SBATCH -N 2 # two\n#COHORT --x\n"
+	    "# c\n#SBATCHX -t 1\n#SBATCH\t--time=1:00\n\n#SBATCH\n"
+	    "echo\n#SBATCH --late\n";
+	struct script_line *l;
+	struct cerr err;
+	size_t n;
+
+	cerr_clear(&err);
+	ck_assert_int_eq(script_lines(text, strlen(text), &l, &n, &err), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(l[0].tag, SCRIPT_TAG_SBATCH);
+	ck_assert_uint_eq(l[0].lineno, 2);
+	ck_assert_uint_eq(l[0].argc, 2);
+	ck_assert_str_eq(l[0].argv[0], "-N");
+	ck_assert_str_eq(l[0].argv[1], "2");
+	ck_assert_int_eq(l[1].tag, SCRIPT_TAG_COHORT);
+	ck_assert_uint_eq(l[1].lineno, 3);
+	ck_assert_int_eq(l[2].tag, SCRIPT_TAG_SBATCH);
+	ck_assert_uint_eq(l[2].lineno, 6);
+	ck_assert_str_eq(l[2].argv[0], "--time=1:00");
+	ck_assert_uint_eq(l[3].lineno, 8);
+	ck_assert_uint_eq(l[3].argc, 0);
+	script_lines_free(l, n);
+
+	/* A quoting error in an #SBATCH line names its line. */
+	ck_assert_int_eq(script_lines("#!/bin/sh\n#SBATCH -J 'x\n", 22, &l, &n,
+	    &err), -1);
+	ck_assert_str_eq(err.text, "line 2: unterminated single quote");
+	/* script_options still reads #COHORT lines only. */
+	{
+		char **argv;
+		size_t argc;
+
+		ck_assert_int_eq(script_options(text, strlen(text), &argv,
+		    &argc, &err), 0);
+		ck_assert_uint_eq(argc, 1);
+		ck_assert_str_eq(argv[0], "--x");
+		strv_free(argv, argc);
+	}
+}
+END_TEST
+
+#define MAXO 6
+
+struct sbatch_case {
+	const char *words[MAXW];	/* NULL-terminated */
+	const char *want[2 * MAXO + 1];	/* name, value ("" for none)... */
+};
+
+static const struct sbatch_case sbatch_ok[] = {
+	{ { "-N", "2", NULL }, { "nodes", "2", NULL } },
+	{ { "-N2", NULL }, { "nodes", "2", NULL } },
+	{ { "--nodes=2-4", NULL }, { "nodes", "2:4", NULL } },
+	{ { "--nodes", "3", NULL }, { "nodes", "3", NULL } },
+	{ { "-t", "1-00:00:00", "-J", "train", NULL },
+	    { "time", "1-00:00:00", "name", "train", NULL } },
+	{ { "--time=30", "--job-name=a b", NULL },
+	    { "time", "30", "name", "a b", NULL } },
+	{ { "--ntasks-per-node=8", "--gpus-per-node=a100:4", NULL },
+	    { "ntasks-per-node", "8", "gpus-per-node", "a100:4", NULL } },
+	{ { "--gres=gpu:8", NULL }, { "gres", "gpu:8", NULL } },
+	{ { "-o", "%x-%j.out", "-e%x-%j.err", NULL },
+	    { "output", "%x-%j.out", "error", "%x-%j.err", NULL } },
+	{ { "-a", "0-9%2", "-d", "afterok:12", NULL },
+	    { "array", "0-9%2", "dependency", "afterok:12", NULL } },
+	{ { "--signal=B:USR1@90", "--export=ALL,X=1", NULL },
+	    { "signal", "B:USR1@90", "export", "ALL,X=1", NULL } },
+	{ { "--requeue", "--no-requeue", "--exclusive", "-H", "--hold", NULL },
+	    { "requeue", "", "no-requeue", "", "exclusive", "", "hold", "",
+	    "hold", "", NULL } },
+	{ { "-w", "gpu[01-02]", "--exclude=gpu07", NULL },
+	    { "nodelist", "gpu[01-02]", "exclude", "gpu07", NULL } },
+	{ { "-D", "/scratch/run", "-p", "research", NULL },
+	    { "chdir", "/scratch/run", "queue", "research", NULL } },
+	{ { "--partition=gpu", NULL }, { "queue", "gpu", NULL } },
+	{ { NULL }, { NULL } },
+};
+
+START_TEST(test_sbatch_ok)
+{
+	const struct sbatch_case *c = &sbatch_ok[_i];
+	struct script_sbatch_opt *o;
+	struct cerr err;
+	size_t nw = 0, n, i;
+
+	while (c->words[nw] != NULL)
+		nw++;
+	cerr_clear(&err);
+	ck_assert_msg(script_sbatch_parse((char *const *)c->words, nw, &o, &n,
+	    &err) == 0, "case %d: %s", _i, err.text);
+	for (i = 0; c->want[2 * i] != NULL; i++) {
+		ck_assert_msg(i < n, "case %d: only %zu options", _i, n);
+		ck_assert_str_eq(o[i].name, c->want[2 * i]);
+		if (c->want[2 * i + 1][0] == '\0')
+			ck_assert_ptr_null(o[i].value);
+		else
+			ck_assert_str_eq(o[i].value, c->want[2 * i + 1]);
+	}
+	ck_assert_uint_eq(n, i);
+	script_sbatch_free(o, n);
+}
+END_TEST
+
+static const struct sbatch_case sbatch_bad[] = {
+	{ { "--mem=4G", NULL },
+	    { "#SBATCH --mem: not supported by Cohort (Cohort does not "
+	    "allocate memory", NULL } },
+	{ { "--mem", "4G", NULL }, { "#SBATCH --mem: not supported", NULL } },
+	{ { "-c", "8", NULL }, { "#SBATCH -c: not supported by Cohort "
+	    "(Cohort allocates nodes and GPUs, not CPU cores)", NULL } },
+	{ { "--cpus-per-task=8", NULL }, { "#SBATCH --cpus-per-task:", NULL } },
+	{ { "--account=proj", NULL }, { "#SBATCH --account: not supported "
+	    "by Cohort (Cohort has no accounts", NULL } },
+	{ { "-A", "proj", NULL }, { "#SBATCH -A: not supported", NULL } },
+	{ { "--constraint=a100", NULL }, { "--gpu-type", NULL } },
+	{ { "--ntasks=16", NULL }, { "#SBATCH --ntasks: not supported by "
+	    "Cohort (give -N and --ntasks-per-node", NULL } },
+	{ { "--qos=high", NULL }, { "#SBATCH --qos: not supported", NULL } },
+	{ { "--nice=10", NULL }, { "--priority", NULL } },
+	{ { "--mail-type=END", NULL }, { "Cohort sends no mail", NULL } },
+	{ { "--mail-user=a@b", NULL }, { "#SBATCH --mail-user:", NULL } },
+	{ { "--frobnicate", NULL }, { "#SBATCH --frobnicate: not supported "
+	    "by Cohort (see cohort submit --help", NULL } },
+	{ { "--tim=10", NULL }, { "#SBATCH --tim: not supported", NULL } },
+	{ { "-Z", NULL }, { "#SBATCH -Z: not supported", NULL } },
+	{ { "--exclusive=user", NULL }, { "#SBATCH --exclusive: not "
+	    "supported by Cohort with a value", NULL } },
+	{ { "--hold=1", NULL }, { "#SBATCH --hold: not supported", NULL } },
+	{ { "--partition=a,b", NULL }, { "a job goes to one queue", NULL } },
+	{ { "-w", "./nodes.txt", NULL }, { "a file of node names", NULL } },
+	{ { "-N", NULL }, { "#SBATCH -N: missing argument", NULL } },
+	{ { "--time", NULL }, { "#SBATCH --time: missing argument", NULL } },
+	{ { "train.py", NULL }, { "#SBATCH: unexpected argument 'train.py'",
+	    NULL } },
+	{ { "-N", "2", "extra", NULL }, { "unexpected argument 'extra'",
+	    NULL } },
+};
+
+START_TEST(test_sbatch_bad)
+{
+	const struct sbatch_case *c = &sbatch_bad[_i];
+	struct script_sbatch_opt *o = (void *)1;
+	struct cerr err;
+	size_t nw = 0, n = 9;
+
+	while (c->words[nw] != NULL)
+		nw++;
+	cerr_clear(&err);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)c->words, nw, &o,
+	    &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_msg(strstr(err.text, c->want[0]) != NULL,
+	    "'%s...': '%s' lacks '%s'", c->words[0], err.text, c->want[0]);
+	ck_assert_ptr_null(o);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 static Suite *
 script_suite(void)
 {
@@ -248,6 +410,11 @@ script_suite(void)
 	    sizeof(bad_opts) / sizeof(bad_opts[0]));
 	tcase_add_test(tc, test_options_len);
 	tcase_add_test(tc, test_options_many);
+	tcase_add_test(tc, test_lines);
+	tcase_add_loop_test(tc, test_sbatch_ok, 0,
+	    sizeof(sbatch_ok) / sizeof(sbatch_ok[0]));
+	tcase_add_loop_test(tc, test_sbatch_bad, 0,
+	    sizeof(sbatch_bad) / sizeof(sbatch_bad[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
