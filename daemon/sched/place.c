@@ -18,13 +18,21 @@ place_counts(struct pass *ps, const struct preq *rq, int32_t *cnt)
 	int32_t p;
 
 	memset(cnt, 0, (size_t)t->nsw * sizeof(*cnt));
-	if (rq->g >= ps->stride)
+	if (rq->walk) {
+		/* Node-level constraints: count node by node. */
+		for (k = 0; k < ps->nnodes; k++)
+			if (state_fits(ps, k, rq, rq->set == SET_STATIC ?
+			    ps->nodes[k].full : ps->nodes[k].free))
+				cnt[ps->nodes[k].leaf]++;
+	} else if (rq->g >= ps->stride)
 		return;
-	for (s = 0; s < t->nsw; s++)
-		for (e = ps->leaf_ent_off[s]; e < ps->leaf_ent_off[s + 1]; e++)
-			if (rq->match[ps->ent_model[e]])
-				cnt[s] += (int32_t)state_row(ps, e,
-				    rq->set)[rq->g];
+	else
+		for (s = 0; s < t->nsw; s++)
+			for (e = ps->leaf_ent_off[s];
+			    e < ps->leaf_ent_off[s + 1]; e++)
+				if (rq->match[ps->ent_model[e]])
+					cnt[s] += (int32_t)state_row(ps, e,
+					    rq->set)[rq->g];
 	for (k = 0; k < t->nsw; k++) {
 		s = t->order[k];
 		if ((p = t->parent[s]) >= 0)
@@ -226,7 +234,9 @@ place_rank(const struct pass *ps, uint32_t node, uint64_t F,
 	unsigned q = 7, nic;
 	uint64_t key;
 
-	if (rq->g == 0)
+	if (rq->cpu)
+		*mask = 0;
+	else if (rq->g == 0)
 		*mask = pn->full;
 	else
 		*mask = place_gpus(ps, node, F, rq->g, &q);

@@ -21,6 +21,11 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 #define PN_RESERVED	0x04	/* in the reservation's node set */
 #define PN_USABLE	0x08	/* <= SCHED_NODE_GPUS_MAX GPUs */
 #define PN_SPARE	0x10	/* a hot spare: restarting jobs only */
+#define PN_CPU		0x20	/* runs a CPU-only job: no exclusive job */
+#define PN_EXCL		0x40	/* held by an exclusive job: no other job */
+
+/* preq.kind */
+enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
 
 #define NO_INDEX UINT32_MAX
 
@@ -64,6 +69,14 @@ struct preq {
 	const uint8_t *match;	/* per model class: may this job use it */
 	uint32_t cap;		/* highest level a domain may have */
 	int set;		/* SET_ALL or SET_UNRES */
+	/* Node-level constraints (sched_job.node_ok, cpu_only, exclusive):
+	 * the per-(leaf, model) counts cannot see them, so a job with any
+	 * is judged node by node (walk). */
+	const uint8_t *ok;	/* per node: may it be used; NULL: all */
+	int kind;		/* RQ_GPU, RQ_CPU (no GPU) or RQ_EXCL */
+	uint32_t gmin;		/* RQ_EXCL: GPUs a node must have */
+	bool cpu;		/* CPU-only: the placement names no GPU */
+	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
 };
 
 /* A chosen node and the GPU positions chosen on it. */
@@ -211,6 +224,10 @@ void	 state_free(struct pass *);
 bool	 state_fits(const struct pass *, uint32_t node, const struct preq *,
 	    uint64_t freemask);
 void	 state_take(struct pass *, uint32_t node, uint64_t mask);
+/* state_take for a start of job jb: an exclusive job takes the node
+ * whole, a CPU-only one marks it (PN_EXCL, PN_CPU). */
+void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
+	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
 uint32_t state_quick(const struct pass *, const struct preq *);
 

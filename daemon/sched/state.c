@@ -91,6 +91,8 @@ state_fits(const struct pass *ps, uint32_t i, const struct preq *rq,
 {
 	const struct pnode *pn = &ps->nodes[i];
 
+	if (rq->ok != NULL && !rq->ok[i])
+		return false;
 	if (rq->set == SET_STATIC) {
 		if (!(pn->flags & PN_USABLE))
 			return false;
@@ -99,6 +101,19 @@ state_fits(const struct pass *ps, uint32_t i, const struct preq *rq,
 		return false;
 	if (!rq->match[pn->model])
 		return false;
+	switch (rq->kind) {
+	case RQ_CPU:
+		/* No GPU needed: any node no exclusive job holds. */
+		return rq->set == SET_STATIC || !(pn->flags & PN_EXCL);
+	case RQ_EXCL:
+		/* The whole node (every GPU free and OK) and no other job,
+		 * CPU-only ones included; a GPU job wants >= gmin GPUs. */
+		if (pn->ngpus < rq->gmin)
+			return false;
+		if (rq->set == SET_STATIC)
+			return true;
+		return m == pn->full && !(pn->flags & (PN_EXCL | PN_CPU));
+	}
 	if (rq->g == 0)
 		return pn->ngpus > 0 && m == pn->full;
 	return (uint32_t)__builtin_popcountll(m) >= rq->g;
@@ -120,6 +135,25 @@ state_take(struct pass *ps, uint32_t i, uint64_t mask)
 }
 
 void
+state_take_job(struct pass *ps, uint32_t i, uint64_t mask,
+    const struct sched_job *jb)
+{
+	struct pnode *pn = &ps->nodes[i];
+
+	if (jb->exclusive) {
+		/* Nothing else lands here: its free GPUs leave the counts
+		 * (the whole node's are in mask) and the flag keeps
+		 * CPU-only jobs off. */
+		state_take(ps, i, pn->free);
+		pn->flags |= PN_EXCL;
+		return;
+	}
+	state_take(ps, i, mask);
+	if (jb->cpu_only)
+		pn->flags |= PN_CPU;
+}
+
+void
 state_reserve(struct pass *ps, uint32_t i)
 {
 	struct pnode *pn = &ps->nodes[i];
@@ -131,11 +165,25 @@ state_reserve(struct pass *ps, uint32_t i)
 	pn->flags |= PN_RESERVED;
 }
 
+/* Node-level constraints: one state_fits per node. */
+static uint32_t
+quick_walk(const struct pass *ps, const struct preq *rq)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ps->nnodes; i++)
+		n += state_fits(ps, i, rq, rq->set == SET_STATIC ?
+		    ps->nodes[i].full : ps->nodes[i].free);
+	return n;
+}
+
 uint32_t
 state_quick(const struct pass *ps, const struct preq *rq)
 {
 	uint32_t m, n = 0;
 
+	if (rq->walk)
+		return quick_walk(ps, rq);
 	if (rq->g >= ps->stride)
 		return 0;
 	for (m = 0; m < ps->nmodels; m++)
@@ -335,6 +383,14 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 				pn->free |= 1ULL << g;
 		if (n->up && !n->drained && n->health != SCHED_HEALTH_FAILED)
 			pn->flags |= PN_ELIGIBLE;
+		if (n->cpu_jobs > 0)
+			pn->flags |= PN_CPU;
+		/* An exclusive job's node gives nothing out, even GPUs
+		 * its job does not hold (a node with none, say). */
+		if (n->exclusive) {
+			pn->flags |= PN_EXCL;
+			pn->free = 0;
+		}
 		if (n->health == SCHED_HEALTH_DEGRADED)
 			pn->flags |= PN_DEGRADED;
 		if (n->ngpus > maxg)
