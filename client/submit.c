@@ -29,7 +29,8 @@ enum {
 	O_NAME = 0x100, O_NODES, O_GPUS, O_TASKS, O_GPU_TYPE, O_TIME,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
-	O_HELP = 'h',
+	O_EXCLUSIVE,
+	O_HELP = 'h', O_NODELIST = 'w', O_EXCLUDE = 'x',
 };
 
 static const struct option submit_longopts[] = {
@@ -50,6 +51,9 @@ static const struct option submit_longopts[] = {
 	{ "workdir", required_argument, NULL, O_WORKDIR },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "service", no_argument, NULL, O_SERVICE },
+	{ "nodelist", required_argument, NULL, O_NODELIST },
+	{ "exclude", required_argument, NULL, O_EXCLUDE },
+	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -61,7 +65,8 @@ static const char submit_usage[] =
     "\n"
     "  --name NAME                job name (default: the command's or script's)\n"
     "  --nodes N | MIN:MAX        gang size in nodes; a range makes it elastic\n"
-    "  --gpus-per-node G          GPUs on each node (default: all)\n"
+    "  --gpus-per-node G          GPUs on each node (default: all; 0: none,\n"
+    "                             a CPU-only job)\n"
     "  --tasks-per-node T         processes per node (default 1)\n"
     "  --gpu-type TYPE            only nodes with this GPU model\n"
     "  --time LIMIT               wall-clock limit (90s, 30m, 2h, 1-00:00:00)\n"
@@ -77,6 +82,9 @@ static const char submit_usage[] =
     "  --queue Q                  the queue (default: the first listing you)\n"
     "  --service                  a long-running service: no time limit,\n"
     "                             restarted on any exit with back-off\n"
+    "  -w, --nodelist HOSTS       only these nodes (a hostlist)\n"
+    "  -x, --exclude HOSTS        never these nodes\n"
+    "  --exclusive                whole nodes, shared with no other job\n"
     "  --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; the\n"
@@ -282,7 +290,16 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 			u = 0;
 		else if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
+		/* 0 is no GPU (a CPU-only job); "all" the whole node. */
 		spec->gpus_per_node = u;
+		spec->cpu_only = strcmp(arg, "all") != 0 && u == 0;
+		return 0;
+	case O_NODELIST:
+		return set_str(&spec->nodelist, arg);
+	case O_EXCLUDE:
+		return set_str(&spec->exclude, arg);
+	case O_EXCLUSIVE:
+		spec->exclusive = true;
 		return 0;
 	case O_TASKS:
 		if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
@@ -368,7 +385,7 @@ submit_parse(struct job_spec *spec, struct output_conn_flags *cf,
 	opterr = 0;
 	for (;;) {
 		before = optind ? optind : 1;
-		if ((ch = getopt_long(argc, argv, "+:h", submit_longopts,
+		if ((ch = getopt_long(argc, argv, "+:hw:x:", submit_longopts,
 		    NULL)) == -1)
 			break;
 		if (ch == O_HELP && src->file == NULL)

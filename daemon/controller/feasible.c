@@ -234,11 +234,13 @@ what_fits(const struct fctx *x, size_t n, char *buf, size_t len)
 		snprintf(buf, len, "%zu node%s", n, s);
 	else if (x->g == 0)
 		snprintf(buf, len, "%zu node%s that can be had whole", n, s);
+	else if (spec->gpus_per_node == 0)
+		snprintf(buf, len, "%zu node%s with GPUs%s%s", n, s,
+		    ty != NULL ? " of type " : "", ty != NULL ? ty : "");
 	else
 		snprintf(buf, len, "%zu %snode%s with %u or more GPUs%s%s", n,
-		    spec->exclusive || spec->gpus_per_node == 0 ? "whole " :
-		    "", s, x->g, ty != NULL ? " of type " : "",
-		    ty != NULL ? ty : "");
+		    spec->exclusive ? "whole " : "", s, x->g,
+		    ty != NULL ? " of type " : "", ty != NULL ? ty : "");
 }
 
 /* Enough nodes that could hold it, and enough left by the filter. */

@@ -108,8 +108,7 @@ START_TEST(test_node_count)
 	    "of type a100");
 	/* Whole nodes: the node without GPUs does not count. */
 	spec_set(7, 0);
-	refused("--nodes 7: the cluster has only 6 whole nodes with 1 or "
-	    "more GPUs");
+	refused("--nodes 7: the cluster has only 6 nodes with GPUs");
 	/* CPU-only: every node does. */
 	spec_set(7, 0);
 	spec.cpu_only = true;
