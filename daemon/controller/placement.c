@@ -193,6 +193,21 @@ has_filter(const struct job *job)
 	return job->spec.nodelist != NULL || job->spec.exclude != NULL;
 }
 
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The same filter as job b's: the tasks of an array share one, so the
+ * core counts it once (its counts are remembered per filter). */
+static bool
+same_filter(const struct job *a, const struct job *b)
+{
+	return same_str(a->spec.nodelist, b->spec.nodelist) &&
+	    same_str(a->spec.exclude, b->spec.exclude);
+}
+
 /* Set ok[i] to v for each node of hostlist expr the input has. A name
  * the controller does not know is skipped (submit refuses those it
  * never knew; a deleted node just is not there); a list that does not
@@ -240,7 +255,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 {
 	size_t i, k, g = 0, ngpus = 0, nprev = 0, p = 0, nfilt = 0, f = 0;
 	int64_t now = in->now_ms / 1000, idx;
-	const struct job *job;
+	const struct job *job, *last = NULL;
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < in->nnodes; i++)
@@ -317,10 +332,13 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		 * nodes). */
 		sj->cpu_only = job->spec.cpu_only;
 		sj->exclusive = job->spec.exclusive;
-		if (has_filter(job)) {
+		if (has_filter(job) && last != NULL && same_filter(job, last))
+			sj->node_ok = s->ok + f - in->nnodes;
+		else if (has_filter(job)) {
 			sj->node_ok = s->ok + f;
 			filter_build(in, job, s->ok + f);
 			f += in->nnodes;
+			last = job;
 		}
 		/* A restart keeps the healthy nodes of its old gang, in
 		 * rank order (the input keeps the placement's order). */

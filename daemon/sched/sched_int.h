@@ -146,6 +146,20 @@ struct prec {
 
 struct preempt;
 
+/* Node-by-node counts (state_quick of a walking preq) remembered for the
+ * pass: jobs with the same constraints (CPU-only jobs, exclusive ones,
+ * the tasks of an array sharing one filter) ask the same count, which
+ * stays true until a start or the reservation changes the state (ver);
+ * the static counts never change. */
+#define QCACHE_N 16
+struct qcache {
+	const uint8_t *ok, *match;
+	uint64_t ver;
+	uint32_t g, gmin, n;
+	int kind, set;
+	bool cpu, used;
+};
+
 struct pass {
 	const struct sched_input *in;
 	int64_t now;
@@ -206,6 +220,10 @@ struct pass {
 	uint64_t *victims;
 	size_t nvictims, capvictims;
 
+	struct qcache *qc;	/* [QCACHE_N] */
+	uint32_t qnext;		/* the entry to replace next */
+	uint64_t ver;		/* bumped by every change of the counts */
+
 	struct alloc_hdr *allocs;
 	size_t bytes;
 };
@@ -229,7 +247,7 @@ void	 state_take(struct pass *, uint32_t node, uint64_t mask);
 void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
 	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
-uint32_t state_quick(const struct pass *, const struct preq *);
+uint32_t state_quick(struct pass *, const struct preq *);
 
 /* sched.c */
 int	 sched_grow_picks(struct pass *, size_t more);

@@ -125,6 +125,7 @@ state_take(struct pass *ps, uint32_t i, uint64_t mask)
 	struct pnode *pn = &ps->nodes[i];
 	bool unres = !(pn->flags & PN_RESERVED);
 
+	ps->ver++;
 	count(ps, i, SET_ALL, pn->free, -1);
 	if (unres)
 		count(ps, i, SET_UNRES, pn->free, -1);
@@ -146,11 +147,13 @@ state_take_job(struct pass *ps, uint32_t i, uint64_t mask,
 		 * CPU-only jobs off. */
 		state_take(ps, i, pn->free);
 		pn->flags |= PN_EXCL;
+		ps->ver++;
 		return;
 	}
 	state_take(ps, i, mask);
 	if (jb->cpu_only)
 		pn->flags |= PN_CPU;
+	ps->ver++;
 }
 
 void
@@ -160,6 +163,7 @@ state_reserve(struct pass *ps, uint32_t i)
 
 	if (pn->flags & PN_RESERVED)
 		return;
+	ps->ver++;
 	if (pn->flags & PN_ELIGIBLE)
 		count(ps, i, SET_UNRES, pn->free, -1);
 	pn->flags |= PN_RESERVED;
@@ -177,13 +181,48 @@ quick_walk(const struct pass *ps, const struct preq *rq)
 	return n;
 }
 
+static bool
+qcache_same(const struct pass *ps, const struct qcache *c,
+    const struct preq *rq)
+{
+	return c->used && c->ok == rq->ok && c->match == rq->match &&
+	    c->g == rq->g && c->gmin == rq->gmin && c->kind == rq->kind &&
+	    c->cpu == rq->cpu && c->set == rq->set &&
+	    (rq->set == SET_STATIC || c->ver == ps->ver);
+}
+
+/* quick_walk, remembered (struct qcache). */
+static uint32_t
+quick_cached(struct pass *ps, const struct preq *rq)
+{
+	struct qcache *c;
+	uint32_t k;
+
+	for (k = 0; k < QCACHE_N; k++)
+		if (qcache_same(ps, &ps->qc[k], rq))
+			return ps->qc[k].n;
+	c = &ps->qc[ps->qnext];
+	ps->qnext = (ps->qnext + 1) % QCACHE_N;
+	c->ok = rq->ok;
+	c->match = rq->match;
+	c->g = rq->g;
+	c->gmin = rq->gmin;
+	c->kind = rq->kind;
+	c->cpu = rq->cpu;
+	c->set = rq->set;
+	c->ver = ps->ver;
+	c->used = true;
+	c->n = quick_walk(ps, rq);
+	return c->n;
+}
+
 uint32_t
-state_quick(const struct pass *ps, const struct preq *rq)
+state_quick(struct pass *ps, const struct preq *rq)
 {
 	uint32_t m, n = 0;
 
 	if (rq->walk)
-		return quick_walk(ps, rq);
+		return quick_cached(ps, rq);
 	if (rq->g >= ps->stride)
 		return 0;
 	for (m = 0; m < ps->nmodels; m++)
@@ -538,7 +577,8 @@ state_build(struct pass *ps, const struct sched_input *in)
 	    build_nodes(ps, in, per) == -1 || build_counts(ps) == -1 ||
 	    build_types(ps, in) == -1)
 		return -1;
-	if ((ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
+	if ((ps->qc = state_alloc(ps, QCACHE_N, sizeof(*ps->qc))) == NULL ||
+	    (ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
 	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||
 	    (ps->cand = state_alloc(ps, ps->t.maxleaf + 1,
 	    sizeof(struct cand))) == NULL)

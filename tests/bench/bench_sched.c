@@ -12,6 +12,9 @@
  *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
  *	    [--flat]			(no topology: one flat domain)
  *	    [--no-queues]		(skip the queues+preemption passes)
+ *	    [--constrained K]		(every K-th job by id has a node
+ *					 filter, is CPU-only or exclusive,
+ *					 in turn; no random number drawn)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -69,6 +72,8 @@ struct bench {
 	size_t npend;
 	uint64_t next_id;
 	int64_t now;
+	size_t constrained;	/* every K-th job: node constraints */
+	uint8_t *ok;		/* their filter: all but every 10th node */
 };
 
 static uint64_t
@@ -116,6 +121,9 @@ build_cluster(struct bench *b)
 	double t0;
 
 	b->nodes = xcalloc(b->nnodes, sizeof(*b->nodes));
+	b->ok = xcalloc(b->nnodes, 1);
+	for (i = 0; i < b->nnodes; i++)
+		b->ok[i] = i % 10 != 0;
 	b->gpus = xcalloc(b->nnodes * GPN, sizeof(*b->gpus));
 	b->names = xcalloc(b->nnodes, sizeof(*b->names));
 	for (i = 0; i < b->nnodes; i++) {
@@ -207,6 +215,19 @@ gen_job(struct bench *b, int64_t submit)
 	 * ignores them, so the passes without queues are unchanged. */
 	j.queue = queue_of(j.id);
 	j.user_share = (j.id * 2654435761u) % 1000;
+	if (b->constrained > 0 && j.id % b->constrained == 0) {
+		switch (j.id / b->constrained % 3) {
+		case 0:
+			j.node_ok = b->ok;
+			break;
+		case 1:
+			j.cpu_only = true;
+			j.gpus_per_node = 0;
+			break;
+		default:
+			j.exclusive = true;
+		}
+	}
 	return j;
 }
 
@@ -571,7 +592,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
-	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n");
+	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
+	    "       [--constrained K]\n");
 	exit(2);
 }
 
@@ -612,6 +634,8 @@ args(struct bench *b, int argc, char **argv)
 			b->passes = v;
 		else if (strcmp(argv[i], "--seed") == 0)
 			b->rng = v;
+		else if (strcmp(argv[i], "--constrained") == 0)
+			b->constrained = v;
 		else
 			usage();
 		i++;

@@ -493,6 +493,35 @@ START_TEST(test_each_allocation_fails)
 }
 END_TEST
 
+/* Jobs with the same --nodelist/--exclude share one filter in the pass;
+ * a different one that follows gets its own. */
+START_TEST(test_shared_filter)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t id[3];
+	int k;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	for (k = 0; k < 3; k++) {
+		ctl_spec(&spec, 1, 1, 2);
+		spec.exclude = strdup(k < 2 ? "node01" : "node02");
+		id[k] = ctl_submit(&c, "alice", &spec, NOW - 1000 + k);
+	}
+	pass_run(&c, &p, NULL);
+	for (k = 0; k < 3; k++) {
+		ck_assert_ptr_nonnull(s = start_of(&p, id[k]));
+		ck_assert_str_eq(s->place[0].node, k < 2 ? "node02" : "node01");
+	}
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 /* --nodelist / --exclude become the core's node filter; a CPU-only job
  * holds a node but no GPU (on a node whose GPUs are all taken), and the
  * node then counts it, so an exclusive job keeps off that node. */
@@ -578,6 +607,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_topology_modes);
 	tcase_add_test(tc, test_each_allocation_fails);
 	tcase_add_test(tc, test_nodes_cpu_exclusive);
+	tcase_add_test(tc, test_shared_filter);
 	suite_add_tcase(s, tc);
 	return s;
 }
