@@ -238,7 +238,7 @@ cluster_check_limits(struct cluster *cl, int64_t now)
  * placement: a tick costs a look at each node, not at every job. */
 /* The CPU-only jobs on DOWN node n hold no GPU, so gpu_job[] does not
  * name them: look for them among the active jobs (only for a node that
- * had some at the latest pass). */
+ * had some, or an exclusive job, at the latest pass). */
 static void
 cluster_sweep_cpu(struct cluster *cl, const struct node *n, int64_t now)
 {
@@ -294,7 +294,7 @@ cluster_sweep_down(struct cluster *cl, int64_t now)
 			tried = job->id;
 			gang_fail_over(cl, job, cause, true, now, now);
 		}
-		if (all[i]->cpu_jobs > 0)
+		if (all[i]->cpu_jobs > 0 || all[i]->exclusive)
 			cluster_sweep_cpu(cl, all[i], now);
 	}
 }
