@@ -93,8 +93,8 @@ check_gpus(const struct fctx *x, struct cerr *err)
 	if (in->nodes[big].ngpus >= x->g)
 		return 0;
 	if (x->spec->gpus_per_node == 0)
-		return cerr_set(err, ERR_INVALID, "%s: no node%s%s has a GPU; a "
-		    "job without GPUs takes --gpus-per-node 0",
+		return cerr_set(err, ERR_INVALID, "%s: no node%s%s has a "
+		    "GPU; a job without GPUs takes --gpus-per-node 0",
 		    x->spec->exclusive ? "--exclusive" : "whole nodes",
 		    x->spec->gpu_type != NULL ? " of type " : "",
 		    x->spec->gpu_type != NULL ? x->spec->gpu_type : "");
@@ -124,8 +124,8 @@ check_level(const struct fctx *x, int *level, struct cerr *err)
 	h = x->in->topo != NULL ? topo_height(x->in->topo) : 0;
 	if (h == 0)
 		return cerr_set(err, ERR_INVALID, "--topology %s: no topology "
-		    "level '%s'; the controller has no topology", spec->topo_level,
-		    spec->topo_level);
+		    "level '%s'; the controller has no topology",
+		    spec->topo_level, spec->topo_level);
 	names[0] = '\0';
 	for (L = 0; L < h && off < sizeof(names) - 1; L++) {
 		w = snprintf(names + off, sizeof(names) - off, "%s%s",
