@@ -100,7 +100,8 @@
  *   number share a node and they hold nothing a GPU job needs, so they
  *   never block one (whole-node jobs included: those take every GPU,
  *   not the node). A node with no GPU can run them; among fitting
- *   nodes the fewest free GPUs first, so they keep off idle GPU nodes.
+ *   nodes the fewest free GPUs first, so they keep off idle GPU nodes;
+ *   a --gpu-type still narrows the nodes.
  *   Preemption never runs for them (stopping GPU jobs frees nothing
  *   they need).
  * - Exclusive jobs (sched_job.exclusive) take whole nodes as
@@ -155,7 +156,8 @@ enum sched_reason {
 					 * or the level is unknown */
 	SCHED_REASON_GPU_TYPE,		/* no node has a matching GPU model */
 	SCHED_REASON_BAD_CONSTRAINTS,	/* the cluster could never hold it:
-					 * too many nodes or GPUs per node,
+					 * too many nodes or GPUs per node
+					 * (on the nodes its filter allows),
 					 * or nodes_min is 0 or above max */
 	SCHED_REASON_QUEUE_QUOTA,	/* its queue (or an ancestor) is at
 					 * its limit, and it may not reclaim
@@ -451,7 +453,10 @@ struct sched_result {
  * is linear in nodes, GPUs and pending jobs (plus sorting the queue),
  * with placement work bounded by the starts and bf_max_job_test; a
  * restart that keeps nodes walks only the region (leaf, spine, …) around
- * its kept nodes that holds its replacements. */
+ * its kept nodes that holds its replacements. A job with node constraints
+ * (node_ok, cpu_only, exclusive) adds a walk over the nodes per distinct
+ * constraint and state (counts are remembered within the pass), and one
+ * per placement tried. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */
