@@ -248,6 +248,8 @@ void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
 	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
 uint32_t state_quick(struct pass *, const struct preq *);
+/* How many nodes a filter (sched_job.node_ok) leaves out. */
+uint32_t state_filter_out(const struct pass *, const uint8_t *ok);
 
 /* sched.c */
 int	 sched_grow_picks(struct pass *, size_t more);

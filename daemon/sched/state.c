@@ -169,16 +169,49 @@ state_reserve(struct pass *ps, uint32_t i)
 	pn->flags |= PN_RESERVED;
 }
 
-/* Node-level constraints: one state_fits per node. */
+/* Node-level constraints: one state_fits per node, or fewer with a
+ * filter: a short list (most nodes left out) visits only its nodes; a
+ * short exclusion of a GPU job takes the shared counts less the left-out
+ * nodes that would fit. Finding which costs one byte per node. */
 static uint32_t
-quick_walk(const struct pass *ps, const struct preq *rq)
+quick_walk(struct pass *ps, const struct preq *rq)
 {
-	uint32_t i, n = 0;
+	struct preq base = *rq;
+	uint32_t i, n = 0, out;
+	bool stat = rq->set == SET_STATIC;
+
+	base.ok = NULL;
+	if (rq->ok == NULL) {
+		for (i = 0; i < ps->nnodes; i++)
+			n += state_fits(ps, i, rq, stat ? ps->nodes[i].full :
+			    ps->nodes[i].free);
+		return n;
+	}
+	out = state_filter_out(ps, rq->ok);
+	if (out > ps->nnodes / 2 || rq->kind != RQ_GPU) {
+		for (i = 0; i < ps->nnodes; i++)
+			if (rq->ok[i])
+				n += state_fits(ps, i, &base, stat ?
+				    ps->nodes[i].full : ps->nodes[i].free);
+		return n;
+	}
+	base.walk = false;
+	n = state_quick(ps, &base);
+	for (i = 0; i < ps->nnodes; i++)
+		if (!rq->ok[i])
+			n -= state_fits(ps, i, &base, stat ?
+			    ps->nodes[i].full : ps->nodes[i].free);
+	return n;
+}
+
+uint32_t
+state_filter_out(const struct pass *ps, const uint8_t *ok)
+{
+	uint32_t i, out = 0;
 
 	for (i = 0; i < ps->nnodes; i++)
-		n += state_fits(ps, i, rq, rq->set == SET_STATIC ?
-		    ps->nodes[i].full : ps->nodes[i].free);
-	return n;
+		out += ok[i] == 0;
+	return out;
 }
 
 static bool

@@ -13,8 +13,9 @@
  *	    [--flat]			(no topology: one flat domain)
  *	    [--no-queues]		(skip the queues+preemption passes)
  *	    [--constrained K]		(every K-th job by id has a node
- *					 filter, is CPU-only or exclusive,
- *					 in turn; no random number drawn)
+ *					 filter of its own, is CPU-only or
+ *					 exclusive, in turn; no random
+ *					 number drawn)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -218,7 +219,22 @@ gen_job(struct bench *b, int64_t submit)
 	if (b->constrained > 0 && j.id % b->constrained == 0) {
 		switch (j.id / b->constrained % 3) {
 		case 0:
-			j.node_ok = b->ok;
+			/* Its own filter, as the controller gives each job
+			 * (the core cannot share its counts): every 10th
+			 * node and one more left out; or, for every other
+			 * such job, a list of 64 nodes. Never freed. */
+			{
+				uint8_t *ok = xcalloc(b->nnodes, 1);
+				size_t k;
+
+				if (j.id / b->constrained % 2 == 0) {
+					memcpy(ok, b->ok, b->nnodes);
+					ok[j.id % b->nnodes] = 0;
+				} else
+					for (k = 0; k < 64; k++)
+						ok[(j.id + k * 7) % b->nnodes] = 1;
+				j.node_ok = ok;
+			}
 			break;
 		case 1:
 			j.cpu_only = true;

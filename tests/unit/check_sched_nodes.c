@@ -336,6 +336,78 @@ START_TEST(test_exclusive_bad)
 }
 END_TEST
 
+static uint64_t
+xs(uint64_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 7;
+	*r ^= *r << 17;
+	return *r;
+}
+
+/* A filter acts as if the nodes it leaves out were down: for random
+ * filters (short lists and short exclusions, both ways of counting),
+ * random busy GPUs and jobs, the same start on the same nodes and GPUs.
+ * The reasons differ (a down node may come back), so only starts are
+ * compared. */
+START_TEST(test_filter_as_down)
+{
+	static const char *topo =
+	    "SwitchName=leaf0 Nodes=n[000-019]\n"
+	    "SwitchName=leaf1 Nodes=n[020-039]\n"
+	    "SwitchName=spine0 Switches=leaf[0-1]\n";
+	struct cl c, d;
+	uint8_t ok[40];
+	uint64_t rng = 88172645463325252ULL;
+	struct sched_job j;
+	struct sched_result *a, *b;
+	size_t i, k, it;
+
+	for (it = 0; it < 400; it++) {
+		cl_init(&c, 40, topo);
+		cl_init(&d, 40, topo);
+		for (i = 0; i < 40; i++) {
+			unsigned m = (unsigned)(xs(&rng) & 0xff);
+
+			m &= (unsigned)(xs(&rng) & 0xff);
+
+			busy(&c, i, m, 1000 + i);
+			busy(&d, i, m, 1000 + i);
+			/* Half the time most nodes out, else a few. */
+			ok[i] = it % 2 == 0 ? xs(&rng) % 5 == 0 : xs(&rng) % 6 != 0;
+			d.nodes[i].up = ok[i] != 0;
+		}
+		j = job(1, 1 + (uint32_t)(xs(&rng) % 4), (uint32_t)(xs(&rng) % 9));
+		if (xs(&rng) % 3 == 0) {
+			j.topo_mode = SCHED_TOPO_REQUIRED;
+			j.topo_level = "leaf";
+		}
+		j.node_ok = ok;
+		a = run(&c, NULL, 0, &j, 1, 0);
+		j.node_ok = NULL;
+		b = run(&d, NULL, 0, &j, 1, 0);
+		CHECK(a->nstarts == b->nstarts, "iteration %zu: %zu vs %zu "
+		    "starts", it, a->nstarts, b->nstarts);
+		if (a->nstarts == 1) {
+			CHECK(a->starts[0].nnodes == b->starts[0].nnodes,
+			    "iteration %zu: sizes", it);
+			for (k = 0; k < a->starts[0].nnodes; k++) {
+				CHECK(a->starts[0].nodes[k].node ==
+				    b->starts[0].nodes[k].node,
+				    "iteration %zu: rank %zu", it, k);
+				CHECK(gpuset(&a->starts[0].nodes[k]) ==
+				    gpuset(&b->starts[0].nodes[k]),
+				    "iteration %zu: GPUs", it);
+			}
+		}
+		sched_result_free(a);
+		sched_result_free(b);
+		cl_free(&c);
+		cl_free(&d);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -353,6 +425,7 @@ main(void)
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_exclusive_held);
 	tcase_add_test(tc, test_exclusive_bad);
+	tcase_add_test(tc, test_filter_as_down);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
