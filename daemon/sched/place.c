@@ -23,7 +23,7 @@ counts_walk(struct pass *ps, const struct preq *rq, int32_t *cnt)
 
 	base.ok = NULL;
 	out_few = rq->ok != NULL && rq->kind == RQ_GPU &&
-	    state_filter_out(ps, rq->ok) <= ps->nnodes / 2;
+	    rq->out <= ps->nnodes / 2;
 	for (k = 0; k < ps->nnodes; k++) {
 		if (rq->ok != NULL && (rq->ok[k] != 0) == out_few)
 			continue;

@@ -272,6 +272,8 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 		rq->g = 0;
 	}
 	rq->cpu = jb->cpu_only;
+	if (rq->ok != NULL)
+		rq->out = state_filter_out(ps, rq->ok);
 	rq->walk = rq->ok != NULL || rq->kind != RQ_GPU;
 	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
 	    (!jb->cpu_only && jb->gpus_per_node > SCHED_NODE_GPUS_MAX))

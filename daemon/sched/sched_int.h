@@ -76,6 +76,7 @@ struct preq {
 	int kind;		/* RQ_GPU, RQ_CPU (no GPU) or RQ_EXCL */
 	uint32_t gmin;		/* RQ_EXCL: GPUs a node must have */
 	bool cpu;		/* CPU-only: the placement names no GPU */
+	uint32_t out;		/* nodes ok leaves out (job_req counts) */
 	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
 };
 
@@ -151,7 +152,7 @@ struct preempt;
  * the tasks of an array sharing one filter) ask the same count, which
  * stays true until a start or the reservation changes the state (ver);
  * the static counts never change. */
-#define QCACHE_N 16
+#define QCACHE_N 128
 struct qcache {
 	const uint8_t *ok, *match;
 	uint64_t ver;
@@ -221,8 +222,12 @@ struct pass {
 	size_t nvictims, capvictims;
 
 	struct qcache *qc;	/* [QCACHE_N] */
-	uint32_t qnext;		/* the entry to replace next */
+	uint32_t qnext[2];	/* the entry to replace next: without,
+				 * with a filter */
 	uint64_t ver;		/* bumped by every change of the counts */
+	uint64_t fver;		/* bumped by changes of node flags only
+				 * (PN_EXCL, PN_RESERVED): all a CPU-only
+				 * job's count depends on */
 
 	struct alloc_hdr *allocs;
 	size_t bytes;

@@ -148,6 +148,7 @@ state_take_job(struct pass *ps, uint32_t i, uint64_t mask,
 		state_take(ps, i, pn->free);
 		pn->flags |= PN_EXCL;
 		ps->ver++;
+		ps->fver++;
 		return;
 	}
 	state_take(ps, i, mask);
@@ -164,6 +165,7 @@ state_reserve(struct pass *ps, uint32_t i)
 	if (pn->flags & PN_RESERVED)
 		return;
 	ps->ver++;
+	ps->fver++;
 	if (pn->flags & PN_ELIGIBLE)
 		count(ps, i, SET_UNRES, pn->free, -1);
 	pn->flags |= PN_RESERVED;
@@ -187,7 +189,7 @@ quick_walk(struct pass *ps, const struct preq *rq)
 			    ps->nodes[i].free);
 		return n;
 	}
-	out = state_filter_out(ps, rq->ok);
+	out = rq->out;
 	if (out > ps->nnodes / 2 || rq->kind != RQ_GPU) {
 		for (i = 0; i < ps->nnodes; i++)
 			if (rq->ok[i])
@@ -221,7 +223,8 @@ qcache_same(const struct pass *ps, const struct qcache *c,
 	return c->used && c->ok == rq->ok && c->match == rq->match &&
 	    c->g == rq->g && c->gmin == rq->gmin && c->kind == rq->kind &&
 	    c->cpu == rq->cpu && c->set == rq->set &&
-	    (rq->set == SET_STATIC || c->ver == ps->ver);
+	    (rq->set == SET_STATIC || c->ver == (rq->kind == RQ_CPU ?
+	    ps->fver : ps->ver));
 }
 
 /* quick_walk, remembered (struct qcache). */
@@ -231,11 +234,15 @@ quick_cached(struct pass *ps, const struct preq *rq)
 	struct qcache *c;
 	uint32_t k;
 
-	for (k = 0; k < QCACHE_N; k++)
+	/* Filtered jobs keep to half the entries: many jobs with filters
+	 * of their own would otherwise push out the shared counts. */
+	uint32_t half = rq->ok != NULL ? QCACHE_N / 2 : 0;
+
+	for (k = half; k < half + QCACHE_N / 2; k++)
 		if (qcache_same(ps, &ps->qc[k], rq))
 			return ps->qc[k].n;
-	c = &ps->qc[ps->qnext];
-	ps->qnext = (ps->qnext + 1) % QCACHE_N;
+	c = &ps->qc[half + ps->qnext[half != 0]];
+	ps->qnext[half != 0] = (ps->qnext[half != 0] + 1) % (QCACHE_N / 2);
 	c->ok = rq->ok;
 	c->match = rq->match;
 	c->g = rq->g;
@@ -243,7 +250,7 @@ quick_cached(struct pass *ps, const struct preq *rq)
 	c->kind = rq->kind;
 	c->cpu = rq->cpu;
 	c->set = rq->set;
-	c->ver = ps->ver;
+	c->ver = rq->kind == RQ_CPU ? ps->fver : ps->ver;
 	c->used = true;
 	c->n = quick_walk(ps, rq);
 	return c->n;

@@ -74,7 +74,6 @@ struct bench {
 	uint64_t next_id;
 	int64_t now;
 	size_t constrained;	/* every K-th job: node constraints */
-	uint8_t *ok;		/* their filter: all but every 10th node */
 };
 
 static uint64_t
@@ -122,9 +121,6 @@ build_cluster(struct bench *b)
 	double t0;
 
 	b->nodes = xcalloc(b->nnodes, sizeof(*b->nodes));
-	b->ok = xcalloc(b->nnodes, 1);
-	for (i = 0; i < b->nnodes; i++)
-		b->ok[i] = i % 10 != 0;
 	b->gpus = xcalloc(b->nnodes * GPN, sizeof(*b->gpus));
 	b->names = xcalloc(b->nnodes, sizeof(*b->names));
 	for (i = 0; i < b->nnodes; i++) {
@@ -220,16 +216,18 @@ gen_job(struct bench *b, int64_t submit)
 		switch (j.id / b->constrained % 3) {
 		case 0:
 			/* Its own filter, as the controller gives each job
-			 * (the core cannot share its counts): every 10th
-			 * node and one more left out; or, for every other
-			 * such job, a list of 64 nodes. Never freed. */
+			 * (the core cannot share its counts): 8 nodes left
+			 * out (an --exclude of bad nodes); or, for every
+			 * other such job, a list of 64 nodes. Never
+			 * freed. */
 			{
 				uint8_t *ok = xcalloc(b->nnodes, 1);
 				size_t k;
 
 				if (j.id / b->constrained % 2 == 0) {
-					memcpy(ok, b->ok, b->nnodes);
-					ok[j.id % b->nnodes] = 0;
+					memset(ok, 1, b->nnodes);
+					for (k = 0; k < 8; k++)
+						ok[(j.id + k * 13) % b->nnodes] = 0;
 				} else
 					for (k = 0; k < 64; k++)
 						ok[(j.id + k * 7) % b->nnodes] = 1;
