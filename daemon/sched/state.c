@@ -147,14 +147,14 @@ state_take_job(struct pass *ps, uint32_t i, uint64_t mask,
 		 * CPU-only jobs off. */
 		state_take(ps, i, pn->free);
 		pn->flags |= PN_EXCL;
-		ps->ver++;
 		ps->fver++;
 		return;
 	}
+	/* state_take moved ver, which PN_CPU's readers (exclusive jobs'
+	 * counts) go by. */
 	state_take(ps, i, mask);
 	if (jb->cpu_only)
 		pn->flags |= PN_CPU;
-	ps->ver++;
 }
 
 void
@@ -232,12 +232,11 @@ static uint32_t
 quick_cached(struct pass *ps, const struct preq *rq)
 {
 	struct qcache *c;
-	uint32_t k;
+	uint32_t k, half;
 
 	/* Filtered jobs keep to half the entries: many jobs with filters
 	 * of their own would otherwise push out the shared counts. */
-	uint32_t half = rq->ok != NULL ? QCACHE_N / 2 : 0;
-
+	half = rq->ok != NULL ? QCACHE_N / 2 : 0;
 	for (k = half; k < half + QCACHE_N / 2; k++)
 		if (qcache_same(ps, &ps->qc[k], rq))
 			return ps->qc[k].n;
