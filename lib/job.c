@@ -647,14 +647,17 @@ check_hostlist(const char *opt, const char *expr, char ***names, size_t *n,
 	return 0;
 }
 
-/* --nodelist and --exclude parse as hostlists of node names; the job
- * can hold every node it lists, and no node is in both. Whether the
- * nodes exist is the controller's to say (it knows them). */
+/* --nodelist and --exclude parse as hostlists of node names. The
+ * nodelist is the set of nodes the job may use (with exactly --nodes of
+ * them, the gang is those nodes) and --exclude takes nodes out of it, so
+ * a list longer than the gang and a node in both are fine (Slurm's -w
+ * instead names nodes the allocation must include: see ARCHITECTURE.md).
+ * Whether the nodes exist is the controller's to say (feasible.c). */
 static int
 check_nodes(const struct job_spec *spec, struct cerr *err)
 {
 	char **in = NULL, **out = NULL;
-	size_t nin = 0, nout = 0, i;
+	size_t nin = 0, nout = 0;
 	int rc = -1;
 
 	if (check_hostlist("--nodelist", spec->nodelist, &in, &nin,
@@ -662,17 +665,6 @@ check_nodes(const struct job_spec *spec, struct cerr *err)
 	    check_hostlist("--exclude", spec->exclude, &out, &nout,
 	    err) == -1)
 		goto out;
-	if (nin > spec->nodes_max) {
-		cerr_set(err, ERR_INVALID, "--nodelist: names %zu nodes, "
-		    "more than the job's %u (--nodes)", nin, spec->nodes_max);
-		goto out;
-	}
-	for (i = 0; i < nin; i++)
-		if (bsearch(&in[i], out, nout, sizeof(*out), name_cmp)) {
-			cerr_set(err, ERR_INVALID, "--exclude: %s is also in "
-			    "--nodelist", in[i]);
-			goto out;
-		}
 	rc = 0;
 out:
 	hostlist_free(in, nin);
@@ -680,11 +672,11 @@ out:
 	return rc;
 }
 
-/* A CPU-only job (--gpus-per-node 0) asks for no GPU, of no type; an
- * exclusive job has whole nodes, GPUs included, so asking for some of
- * a node's GPUs would leave the rest idle with nobody allowed to use
- * them. (Slurm binds only the GPUs asked for on an exclusive node; here
- * "exclusive" is the whole node or nothing.) */
+/* A CPU-only job (--gpus-per-node 0) asks for no GPU, of no type. An
+ * exclusive job has whole nodes to itself; with --gpus-per-node N it
+ * needs nodes of at least N GPUs and gets all of them (as Slurm's
+ * --exclusive, and as converted scripts ask: --exclusive
+ * --gpus-per-node=8), CPU-only it holds the nodes without a GPU. */
 static int
 check_gpu_use(const struct job_spec *spec, struct cerr *err)
 {
@@ -695,10 +687,6 @@ check_gpu_use(const struct job_spec *spec, struct cerr *err)
 	if (spec->cpu_only && spec->gpu_type != NULL)
 		return cerr_set(err, ERR_INVALID, "--gpu-type: a CPU-only "
 		    "job (--gpus-per-node 0) uses no GPU");
-	if (spec->exclusive && (spec->cpu_only || spec->gpus_per_node != 0))
-		return cerr_set(err, ERR_INVALID, "--exclusive: the job "
-		    "gets whole nodes with all their GPUs; leave out "
-		    "--gpus-per-node (or give all)");
 	return 0;
 }
 

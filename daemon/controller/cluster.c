@@ -241,6 +241,31 @@ cluster_check_limits(struct cluster *cl, int64_t now)
  * is left on a dead node. The DOWN nodes' allocations (gpu_job[], as of
  * the latest pass) name the candidates, checked against the job's own
  * placement: a tick costs a look at each node, not at every job. */
+/* The CPU-only jobs on DOWN node n hold no GPU, so gpu_job[] does not
+ * name them: look for them among the active jobs (only for a node that
+ * had some, or an exclusive job, at the latest pass). */
+static void
+cluster_sweep_cpu(struct cluster *cl, const struct node *n, int64_t now)
+{
+	const struct job **active;
+	const struct job *job;
+	char cause[256];
+	size_t i, na;
+
+	if (jobs_active(cl->js, &active, &na) == -1)
+		return;
+	snprintf(cause, sizeof(cause), "node %s is DOWN", n->name);
+	for (i = 0; i < na; i++) {
+		job = active[i];
+		if (!job->spec.cpu_only || (job->state != JOB_RUNNING &&
+		    job->state != JOB_RESIZING) ||
+		    job_node_placement(job, n->name) == NULL)
+			continue;
+		gang_fail_over(cl, job, cause, true, now, now);
+	}
+	free(active);
+}
+
 static void
 cluster_sweep_down(struct cluster *cl, int64_t now)
 {
@@ -274,6 +299,8 @@ cluster_sweep_down(struct cluster *cl, int64_t now)
 			tried = job->id;
 			gang_fail_over(cl, job, cause, true, now, now);
 		}
+		if (all[i]->cpu_jobs > 0 || all[i]->exclusive)
+			cluster_sweep_cpu(cl, all[i], now);
 	}
 }
 

@@ -490,6 +490,10 @@ nodes_add_allocation(struct nodes *ns, const struct job *job)
 		p = &job->place[j];
 		if ((n = nodes_get(ns, p->node)) == NULL)
 			continue;
+		if (job->spec.exclusive)
+			n->exclusive = true;
+		else if (job->spec.cpu_only)
+			n->cpu_jobs++;
 		for (g = 0; g < p->ngpus; g++)
 			if (p->gpus[g] < n->inv.ngpus &&
 			    p->gpus[g] < INV_MAX_GPUS)
@@ -508,6 +512,8 @@ nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
 	 * every node touched 5 MB a pass at 10,000 nodes. */
 	for (i = 0; i < ns->n; i++) {
 		n = ns->tab[i];
+		n->cpu_jobs = 0;
+		n->exclusive = false;
 		memset(n->gpu_job, 0, sizeof(n->gpu_job[0]) *
 		    (n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS));
 	}
@@ -522,6 +528,9 @@ node_drain_state(const struct node *n)
 
 	if (!n->drained)
 		return "";
+	/* A CPU-only job holds the node, not a GPU. */
+	if (n->cpu_jobs > 0 || n->exclusive)
+		return "DRAINING";
 	for (i = 0; i < n->inv.ngpus; i++)
 		if (n->gpu_job[i] != 0)
 			return "DRAINING";

@@ -34,6 +34,11 @@ struct node {
 	uint64_t conn_id;		/* the agent's connection; 0: none */
 	struct inventory inv;
 	uint64_t gpu_job[INV_MAX_GPUS];	/* allocated to; 0: free */
+	/* Jobs that hold the node but maybe no GPU (as gpu_job[], from
+	 * the allocations): CPU-only jobs on it, and whether an exclusive
+	 * job holds it. */
+	uint32_t cpu_jobs;
+	bool exclusive;
 	struct node_health health;	/* latest verdict (memory only) */
 	bool spare;			/* hot spare: replacements only */
 	bool drained;			/* no new work */

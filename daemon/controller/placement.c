@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "daemon/sched/sched.h"
+#include "lib/hostlist.h"
 #include "nodes.h"
 #include "placement.h"
 #include "queues.h"
@@ -23,6 +24,8 @@ struct snapshot {
 	struct sched_running *running;
 	struct sched_job *jobs;
 	uint32_t *prev;		/* every job's previous gang, back to back */
+	uint8_t *ok;		/* node filters, nnodes bytes per job that
+				 * has one, back to back */
 	size_t nrunning;
 	/* With queues: the tree, then one more top-level queue for jobs
 	 * whose queue is no longer configured (no quota: whatever they
@@ -43,6 +46,7 @@ snapshot_free(struct snapshot *s)
 	free(s->running);
 	free(s->jobs);
 	free(s->prev);
+	free(s->ok);
 	free(s->queues);
 	free(s->pidx);
 	free(s->used);
@@ -177,8 +181,66 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	sn->health = sched_health(n->health.health);
 	sn->gpu_model = n->inv.ngpus > 0 ? n->inv.gpus[0].model : NULL;
 	sn->spare = n->spare;
+	sn->cpu_jobs = n->cpu_jobs;
+	sn->exclusive = n->exclusive;
 	sn->gpus = gpus;
 	sn->ngpus = n->inv.ngpus;
+}
+
+static bool
+has_filter(const struct job *job)
+{
+	return job->spec.nodelist != NULL || job->spec.exclude != NULL;
+}
+
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The same filter as job b's: the tasks of an array share one, so the
+ * core counts it once (its counts are remembered per filter). */
+static bool
+same_filter(const struct job *a, const struct job *b)
+{
+	return same_str(a->spec.nodelist, b->spec.nodelist) &&
+	    same_str(a->spec.exclude, b->spec.exclude);
+}
+
+/* Set ok[i] to v for each node of hostlist expr the input has. A name
+ * the controller does not know is skipped (submit refuses those it
+ * never knew; a deleted node just is not there); a list that does not
+ * expand (submit validated it) allows nothing more. */
+static void
+filter_mark(const struct placement_input *in, const char *expr,
+    uint8_t *ok, uint8_t v)
+{
+	char **names;
+	size_t n, k;
+	int64_t idx;
+
+	if (hostlist_expand(expr, in->nnodes + 4096, &names, &n, NULL,
+	    0) == -1)
+		return;
+	for (k = 0; k < n; k++)
+		if ((idx = node_index(in, names[k])) >= 0)
+			ok[idx] = v;
+	hostlist_free(names, n);
+}
+
+/* The core's node filter of a job with --nodelist / --exclude, in ok
+ * (nnodes bytes): the listed nodes (every node without a list) less
+ * the excluded ones. */
+static void
+filter_build(const struct placement_input *in, const struct job *job,
+    uint8_t *ok)
+{
+	memset(ok, job->spec.nodelist != NULL ? 0 : 1, in->nnodes);
+	if (job->spec.nodelist != NULL)
+		filter_mark(in, job->spec.nodelist, ok, 1);
+	if (job->spec.exclude != NULL)
+		filter_mark(in, job->spec.exclude, ok, 0);
 }
 
 static int64_t
@@ -191,17 +253,23 @@ job_limit_s(const struct job *job, uint64_t default_limit_s)
 static int
 snapshot_build(const struct placement_input *in, struct snapshot *s)
 {
-	size_t i, k, g = 0, ngpus = 0, nprev = 0, p = 0;
+	size_t i, k, g = 0, ngpus = 0, nprev = 0, p = 0, nfilt = 0, f = 0;
 	int64_t now = in->now_ms / 1000, idx;
-	const struct job *job;
+	const struct job *job, *last = NULL;
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < in->nnodes; i++)
 		ngpus += in->nodes[i]->inv.ngpus;
-	for (i = 0; i < in->npending; i++)
+	for (i = 0; i < in->npending; i++) {
 		if (in->pending[i]->state == JOB_RESTARTING)
 			nprev += in->pending[i]->nprev;
+		nfilt += has_filter(in->pending[i]);
+	}
 	if ((s->prev = calloc(nprev + 1, sizeof(*s->prev))) == NULL)
+		return -1;
+	/* Jobs without a filter cost nothing here. */
+	if (nfilt > 0 && (in->nnodes > SIZE_MAX / nfilt ||
+	    (s->ok = malloc(nfilt * in->nnodes + 1)) == NULL))
 		return -1;
 	s->nodes = calloc(in->nnodes + 1, sizeof(*s->nodes));
 	s->gpus = calloc(ngpus + 1, sizeof(*s->gpus));
@@ -259,6 +327,19 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		sj->topo_mode = topo_mode(job->spec.topo_mode);
 		sj->topo_level = job->spec.topo_level;
 		sj->time_limit = job_limit_s(job, in->default_limit_s);
+		/* --gpus-per-node 0 on the wire is cpu_only: the core
+		 * then reads no gpus_per_node (0 there means whole
+		 * nodes). */
+		sj->cpu_only = job->spec.cpu_only;
+		sj->exclusive = job->spec.exclusive;
+		if (has_filter(job) && last != NULL && same_filter(job, last))
+			sj->node_ok = s->ok + f - in->nnodes;
+		else if (has_filter(job)) {
+			sj->node_ok = s->ok + f;
+			filter_build(in, job, s->ok + f);
+			f += in->nnodes;
+			last = job;
+		}
 		/* A restart keeps the healthy nodes of its old gang, in
 		 * rank order (the input keeps the placement's order). */
 		if (job->state != JOB_RESTARTING || job->nprev == 0)

@@ -459,7 +459,9 @@ queues_admit_limits(const struct queues *qs, size_t q, const struct peer *who,
 	const struct queue_def *d = &qs->q[q].def;
 	uint64_t gpus;
 
-	if (d->max_gpus_per_job != 0) {
+	/* A CPU-only job (cpu_only, gpus_per_node 0) asks no GPU. */
+	if (d->max_gpus_per_job != 0 && !(spec->cpu_only &&
+	    !spec->exclusive)) {
 		if (spec->gpus_per_node == 0)
 			return cerr_set(err, ERR_INVALID, "--queue %s: the "
 			    "queue allows at most %u GPUs per job; give "

@@ -45,9 +45,12 @@ queues_count_jobs(const struct queues *qs, const struct job *const *jobs,
 	for (i = 0; i < n; i++) {
 		if ((q = queues_job_queue(qs, jobs[i])) == -1)
 			continue;
+		/* CPU-only: no GPU; exclusive: whole nodes. */
 		g = running ? job_gpus(jobs[i]) :
+		    jobs[i]->spec.cpu_only && !jobs[i]->spec.exclusive ? 0 :
 		    (uint64_t)jobs[i]->spec.nodes_min *
-		    (jobs[i]->spec.gpus_per_node > 0 ?
+		    (jobs[i]->spec.gpus_per_node > 0 &&
+		    !jobs[i]->spec.exclusive ?
 		    jobs[i]->spec.gpus_per_node : node_gpus);
 		for (; q != -1; q = qs->q[q].parent) {
 			if (running) {

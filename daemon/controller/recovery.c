@@ -408,7 +408,9 @@ recovery_progress(struct cluster *cl, uint64_t conn_id, uint64_t job_id,
 	if (job == NULL || job->nplace == 0 || job_state_is_final(job->state) ||
 	    job->attempt != attempt)
 		v = REPORT_STALE;
-	else if (recovery_node_has_job(n, job_id))
+	else if (recovery_node_has_job(n, job_id) || ((n->cpu_jobs > 0 ||
+	    n->exclusive) && job->spec.cpu_only &&
+	    job_node_placement(job, n->name) != NULL))
 		v = REPORT_ACCEPT;
 	else if (cl->scans_left > 0) {
 		cl->scans_left--;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "lib/clock.h"
+#include "feasible.h"
 #include "jobs.h"
 #include "nodes.h"
 #include "queues.h"
@@ -213,6 +214,36 @@ rpc_hello(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_send(rpc, c, &env, false);
 }
 
+/* Could spec ever run on the nodes the controller knows (feasible.h)? */
+static int
+rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
+    struct cerr *err)
+{
+	struct feasible_input in;
+	struct feasible_node *fn;
+	struct node **all;
+	size_t i, n;
+	int rc;
+
+	all = nodes_all(rpc->nodes, &n);
+	if (n == 0)
+		return 0;
+	if ((fn = calloc(n, sizeof(*fn))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < n; i++) {
+		fn[i].name = all[i]->name;
+		fn[i].ngpus = all[i]->inv.ngpus;
+		fn[i].model = all[i]->inv.ngpus > 0 ?
+		    all[i]->inv.gpus[0].model : NULL;
+	}
+	in.nodes = fn;
+	in.nnodes = n;
+	in.topo = rpc->topo;
+	rc = feasible_check(&in, spec, err);
+	free(fn);
+	return rc;
+}
+
 static void
 rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
@@ -223,18 +254,24 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	uint64_t id;
 
 	cerr_clear(&err);
-	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1 ||
-	    jobs_submit(rpc->jobs, server_conn_peer(c), &spec, clock_now_ms(),
-	    &id, &err) == -1) {
-		rpc_error(rpc, c, req->id, err.code, err.text, false);
-		return;
+	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1)
+		goto fail;
+	if (rpc_submit_feasible(rpc, &spec, &err) == -1) {
+		job_spec_clear(&spec);
+		goto fail;
 	}
+	if (jobs_submit(rpc->jobs, server_conn_peer(c), &spec, clock_now_ms(),
+	    &id, &err) == -1)
+		goto fail;
 	cluster_changed(rpc->cluster);
 	sr.job_id = id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY;
 	env.submit_reply = &sr;
 	rpc_send(rpc, c, &env, false);
+	return;
+fail:
+	rpc_error(rpc, c, req->id, err.code, err.text, false);
 }
 
 bool

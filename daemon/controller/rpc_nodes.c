@@ -20,8 +20,32 @@
 #include "store.h"
 
 #define LOGS_MAX (1024u * 1024)
+/* Jobs one node lists: one per GPU, and this many CPU-only jobs (which
+ * hold no GPU) besides. */
+#define RPC_NODE_CPU_JOBS 64
+#define RPC_NODE_JOBS (INV_MAX_GPUS + RPC_NODE_CPU_JOBS)
 
-/* Fill pb from n; jobs[] (max INV_MAX_GPUS) receives the distinct jobs
+/* The CPU-only jobs on n (gpu_job[] does not name them), after the jobs
+ * already in jobs[0 .. pb->n_jobs); at most RPC_NODE_CPU_JOBS. Only for
+ * a node that has some, so other nodes cost nothing. */
+static void
+rpc_node_cpu_jobs(const struct rpc *rpc, const struct node *n,
+    Cohort__V1__Node *pb, uint64_t *jobs)
+{
+	const struct job **active;
+	size_t i, na, room = pb->n_jobs + RPC_NODE_CPU_JOBS;
+
+	if ((n->cpu_jobs == 0 && !n->exclusive) ||
+	    jobs_active(rpc->jobs, &active, &na) == -1)
+		return;
+	for (i = 0; i < na && pb->n_jobs < room; i++)
+		if (active[i]->spec.cpu_only &&
+		    job_node_placement(active[i], n->name) != NULL)
+			jobs[pb->n_jobs++] = active[i]->id;
+	free(active);
+}
+
+/* Fill pb from n; jobs[] (max RPC_NODE_JOBS) receives the distinct jobs
  * on it. Release the inventory with wire_inventory_pb_release. */
 static int
 rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
@@ -74,6 +98,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 		if (k == pb->n_jobs)
 			jobs[pb->n_jobs++] = n->gpu_job[i];
 	}
+	rpc_node_cpu_jobs(rpc, n, pb, jobs);
 	pb->jobs = jobs;
 	return 0;
 }
@@ -103,7 +128,7 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	Cohort__V1__ListNodesReply rep = COHORT__V1__LIST_NODES_REPLY__INIT;
 	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__Inventory *invs = NULL;
-	uint64_t (*jobs)[INV_MAX_GPUS] = NULL;
+	uint64_t (*jobs)[RPC_NODE_JOBS] = NULL;
 	struct node **all;
 	size_t i, n, total, first, max, sz, bytes = 0, done = 0;
 
@@ -160,7 +185,7 @@ rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	Cohort__V1__GetNodeReply rep = COHORT__V1__GET_NODE_REPLY__INIT;
 	Cohort__V1__Node pb;
 	Cohort__V1__Inventory inv;
-	uint64_t jobs[INV_MAX_GPUS];
+	uint64_t jobs[RPC_NODE_JOBS];
 	struct node *n;
 	char text[128];
 

@@ -297,7 +297,7 @@ keep_place(struct pass *ps, size_t j, const struct preq *rq, uint32_t *np)
 	for (r = 0; r < jb->nprev && o < n; r++) {
 		if (kp < nkept && k->kept[kp].rank == r) {
 			out[o].node = k->kept[kp++].node;
-			out[o].mask = rq->g == 0 ?
+			out[o].mask = rq->cpu ? 0 : rq->g == 0 ?
 			    ps->nodes[out[o].node].full :
 			    place_gpus(ps, out[o].node,
 			    ps->nodes[out[o].node].free, rq->g, &q);

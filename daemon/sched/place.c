@@ -10,6 +10,30 @@
 
 #include "daemon/sched/sched_int.h"
 
+/* Fitting nodes per leaf of a job with node-level constraints (see
+ * quick_walk in state.c for the shortcuts a filter allows); 1 when the
+ * shared counts less the left-out nodes are the answer (cnt is then
+ * only the corrections, negative). */
+static int
+counts_walk(struct pass *ps, const struct preq *rq, int32_t *cnt)
+{
+	struct preq base = *rq;
+	bool stat = rq->set == SET_STATIC, out_few;
+	uint32_t k;
+
+	base.ok = NULL;
+	out_few = rq->ok != NULL && rq->kind == RQ_GPU &&
+	    rq->out <= ps->nnodes / 2;
+	for (k = 0; k < ps->nnodes; k++) {
+		if (rq->ok != NULL && (rq->ok[k] != 0) == out_few)
+			continue;
+		if (state_fits(ps, k, &base, stat ? ps->nodes[k].full :
+		    ps->nodes[k].free))
+			cnt[ps->nodes[k].leaf] += out_few ? -1 : 1;
+	}
+	return out_few;
+}
+
 void
 place_counts(struct pass *ps, const struct preq *rq, int32_t *cnt)
 {
@@ -18,13 +42,15 @@ place_counts(struct pass *ps, const struct preq *rq, int32_t *cnt)
 	int32_t p;
 
 	memset(cnt, 0, (size_t)t->nsw * sizeof(*cnt));
-	if (rq->g >= ps->stride)
-		return;
-	for (s = 0; s < t->nsw; s++)
-		for (e = ps->leaf_ent_off[s]; e < ps->leaf_ent_off[s + 1]; e++)
-			if (rq->match[ps->ent_model[e]])
-				cnt[s] += (int32_t)state_row(ps, e,
-				    rq->set)[rq->g];
+	/* Node-level constraints: count node by node, or correct the
+	 * shared counts below. */
+	if ((!rq->walk || counts_walk(ps, rq, cnt) == 1) && rq->g < ps->stride)
+		for (s = 0; s < t->nsw; s++)
+			for (e = ps->leaf_ent_off[s];
+			    e < ps->leaf_ent_off[s + 1]; e++)
+				if (rq->match[ps->ent_model[e]])
+					cnt[s] += (int32_t)state_row(ps, e,
+					    rq->set)[rq->g];
 	for (k = 0; k < t->nsw; k++) {
 		s = t->order[k];
 		if ((p = t->parent[s]) >= 0)
@@ -226,7 +252,9 @@ place_rank(const struct pass *ps, uint32_t node, uint64_t F,
 	unsigned q = 7, nic;
 	uint64_t key;
 
-	if (rq->g == 0)
+	if (rq->cpu)
+		*mask = 0;
+	else if (rq->g == 0)
 		*mask = pn->full;
 	else
 		*mask = place_gpus(ps, node, F, rq->g, &q);

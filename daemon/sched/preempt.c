@@ -99,7 +99,8 @@ usable(const struct pass *ps, const struct preq *rq, uint32_t r)
 	for (k = run->off; k < run->off + run->ngpu; k++) {
 		node = (uint32_t)(sq->held[k] >> 8);
 		if (releasable(ps, node, (uint32_t)(sq->held[k] & 0xff)) &&
-		    rq->match[ps->nodes[node].model])
+		    rq->match[ps->nodes[node].model] &&
+		    (rq->ok == NULL || rq->ok[node]))
 			return true;
 	}
 	return false;

@@ -145,8 +145,10 @@ static enum sched_reason job_req(struct pass *, size_t, struct preq *);
 uint64_t
 sched_min_gpus(const struct pass *ps, const struct sched_job *jb)
 {
-	return (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 ?
-	    jb->gpus_per_node : ps->stride - 1);
+	if (jb->cpu_only && !jb->exclusive)
+		return 0;
+	return (uint64_t)jb->nodes_min * (jb->gpus_per_node > 0 &&
+	    !jb->exclusive ? jb->gpus_per_node : ps->stride - 1);
 }
 
 static bool
@@ -259,8 +261,22 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 	rq->match = ps->match + ((size_t)ps->jtype[j] * 2 + 1) * ps->nmodels;
 	rq->cap = ps->t.rootlevel;
 	rq->set = SET_ALL;
+	rq->ok = jb->node_ok;
+	if (jb->exclusive) {
+		rq->kind = RQ_EXCL;
+		rq->g = 0;
+		rq->gmin = jb->cpu_only ? 0 : jb->gpus_per_node > 0 ?
+		    jb->gpus_per_node : 1;
+	} else if (jb->cpu_only) {
+		rq->kind = RQ_CPU;
+		rq->g = 0;
+	}
+	rq->cpu = jb->cpu_only;
+	if (rq->ok != NULL)
+		rq->out = state_filter_out(ps, rq->ok);
+	rq->walk = rq->ok != NULL || rq->kind != RQ_GPU;
 	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
-	    jb->gpus_per_node > SCHED_NODE_GPUS_MAX)
+	    (!jb->cpu_only && jb->gpus_per_node > SCHED_NODE_GPUS_MAX))
 		return SCHED_REASON_BAD_CONSTRAINTS;
 	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
 		if ((lv = topo_level_index(ps->in->topo, jb->topo_level)) < 0)
@@ -336,7 +352,8 @@ add_start(struct pass *ps, size_t j, int64_t end, uint32_t n)
 		squota_add(ps->sq, ps->in->pending[j].queue, g, 1);
 	}
 	for (k = ps->npicks; k < ps->npicks + n; k++)
-		state_take(ps, ps->picks[k].node, ps->picks[k].mask);
+		state_take_job(ps, ps->picks[k].node, ps->picks[k].mask,
+		    &ps->in->pending[j]);
 	ps->npicks += n;
 	return 0;
 }
@@ -478,7 +495,10 @@ queue_blocked(struct pass *ps, size_t j, const struct preq *rq, int rc,
 		res->reasons[j] = SCHED_REASON_PREEMPTING;
 		return 1;
 	}
-	if ((p = preempt_plan(ps, j, rq)) == -1)
+	/* Stopping GPU jobs frees no node for a CPU-only job. */
+	if (rq->kind == RQ_CPU)
+		p = 0;
+	else if ((p = preempt_plan(ps, j, rq)) == -1)
 		return -1;
 	if (p == 1) {
 		res->reasons[j] = SCHED_REASON_PREEMPTING;

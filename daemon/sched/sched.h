@@ -84,7 +84,41 @@
  *   minimum. When no previous node can be kept, or no domain holding
  *   kept nodes can hold the minimum, the job is placed afresh by the
  *   rules above (so a required-leaf gang whose leaf has no room moves
- *   whole); a reservation for it is always placed afresh. */
+ *   whole); a reservation for it is always placed afresh.
+ * - Node filters (sched_job.node_ok, from --nodelist and --exclude): a
+ *   node the filter leaves out is never used for the job: not to start
+ *   it, not for its reservation, not kept on restart, not counted for
+ *   its reason or for BadConstraints (too few nodes left that could
+ *   ever hold it). The filter only narrows: with more allowed nodes
+ *   than the gang needs, any of them may be chosen; with exactly
+ *   nodes_min allowed, the gang is exactly those nodes. (Slurm's -w
+ *   instead makes every listed node part of the allocation, raising -N
+ *   to the list's length; a gang's size is its rank count here, which
+ *   the core never changes behind the user's back.)
+ * - CPU-only jobs (sched_job.cpu_only) take no GPU: a node can take one
+ *   when it is eligible as above and no exclusive job holds it; any
+ *   number share a node and they hold nothing a GPU job needs, so they
+ *   never block one (whole-node jobs included: those take every GPU,
+ *   not the node). A node with no GPU can run them; among fitting
+ *   nodes the fewest free GPUs first, so they keep off idle GPU nodes;
+ *   a --gpu-type still narrows the nodes.
+ *   Preemption never runs for them (stopping GPU jobs frees nothing
+ *   they need).
+ * - Exclusive jobs (sched_job.exclusive) take whole nodes as
+ *   gpus_per_node 0 does (every GPU free and OK, at least gpus_per_node
+ *   of them) and run alone: never on a node running a CPU-only job
+ *   (sched_node.cpu_jobs) or held by another exclusive job
+ *   (sched_node.exclusive), and nothing else lands on theirs. An
+ *   exclusive GPU job is given every GPU of its nodes (as Slurm's
+ *   --exclusive gives all the node's GRES); an exclusive CPU-only job
+ *   is given none, and may use a node without GPUs. The reservation's
+ *   replay does not know when CPU-only jobs (or an exclusive CPU-only
+ *   job, whose GPUs nobody holds) end: it takes their nodes as held
+ *   for good in those respects.
+ * - A job with a filter, CPU-only or exclusive is judged node by node
+ *   (its counts cost one test per node, per count), since the shared
+ *   per-leaf counts cannot see these constraints; other jobs cost what
+ *   they did. */
 #ifndef COHORT_SCHED_H
 #define COHORT_SCHED_H
 
@@ -122,7 +156,8 @@ enum sched_reason {
 					 * or the level is unknown */
 	SCHED_REASON_GPU_TYPE,		/* no node has a matching GPU model */
 	SCHED_REASON_BAD_CONSTRAINTS,	/* the cluster could never hold it:
-					 * too many nodes or GPUs per node,
+					 * too many nodes or GPUs per node
+					 * (on the nodes its filter allows),
 					 * or nodes_min is 0 or above max */
 	SCHED_REASON_QUEUE_QUOTA,	/* its queue (or an ancestor) is at
 					 * its limit, and it may not reclaim
@@ -245,6 +280,10 @@ struct sched_node {
 	const struct sched_gpu *gpus;
 	uint32_t ngpus;
 	bool spare;		/* hot spare: restarting jobs only */
+	uint32_t cpu_jobs;	/* CPU-only jobs running on it (no
+				 * exclusive job may start here) */
+	bool exclusive;		/* held by a running exclusive job: no
+				 * other job may start here */
 };
 
 /* A job holding GPUs (sched_gpu.job) and when it is expected to end: its
@@ -292,6 +331,11 @@ struct sched_job {
 	uint64_t user_share;	/* fair share of its user in the queue */
 	bool preempting;	/* its victims are stopping: ordered first,
 				 * plans no new preemption */
+	/* Node constraints (see the policy): node_ok[i] non-zero allows
+	 * sched_input.nodes[i] (nnodes bytes); NULL: every node. */
+	const uint8_t *node_ok;
+	bool cpu_only;		/* takes no GPU; gpus_per_node unused */
+	bool exclusive;		/* whole nodes, no other job on them */
 };
 
 enum sched_order {
@@ -409,7 +453,10 @@ struct sched_result {
  * is linear in nodes, GPUs and pending jobs (plus sorting the queue),
  * with placement work bounded by the starts and bf_max_job_test; a
  * restart that keeps nodes walks only the region (leaf, spine, …) around
- * its kept nodes that holds its replacements. */
+ * its kept nodes that holds its replacements. A job with node constraints
+ * (node_ok, cpu_only, exclusive) adds a walk over the nodes per distinct
+ * constraint and state (counts are remembered within the pass), and one
+ * per placement tried. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */

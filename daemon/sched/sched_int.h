@@ -21,6 +21,11 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 #define PN_RESERVED	0x04	/* in the reservation's node set */
 #define PN_USABLE	0x08	/* <= SCHED_NODE_GPUS_MAX GPUs */
 #define PN_SPARE	0x10	/* a hot spare: restarting jobs only */
+#define PN_CPU		0x20	/* runs a CPU-only job: no exclusive job */
+#define PN_EXCL		0x40	/* held by an exclusive job: no other job */
+
+/* preq.kind */
+enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
 
 #define NO_INDEX UINT32_MAX
 
@@ -64,6 +69,15 @@ struct preq {
 	const uint8_t *match;	/* per model class: may this job use it */
 	uint32_t cap;		/* highest level a domain may have */
 	int set;		/* SET_ALL or SET_UNRES */
+	/* Node-level constraints (sched_job.node_ok, cpu_only, exclusive):
+	 * the per-(leaf, model) counts cannot see them, so a job with any
+	 * is judged node by node (walk). */
+	const uint8_t *ok;	/* per node: may it be used; NULL: all */
+	int kind;		/* RQ_GPU, RQ_CPU (no GPU) or RQ_EXCL */
+	uint32_t gmin;		/* RQ_EXCL: GPUs a node must have */
+	bool cpu;		/* CPU-only: the placement names no GPU */
+	uint32_t out;		/* nodes ok leaves out (job_req counts) */
+	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
 };
 
 /* A chosen node and the GPU positions chosen on it. */
@@ -133,6 +147,20 @@ struct prec {
 
 struct preempt;
 
+/* Node-by-node counts (state_quick of a walking preq) remembered for the
+ * pass: jobs with the same constraints (CPU-only jobs, exclusive ones,
+ * the tasks of an array sharing one filter) ask the same count, which
+ * stays true until a start or the reservation changes the state (ver);
+ * the static counts never change. */
+#define QCACHE_N 128
+struct qcache {
+	const uint8_t *ok, *match;
+	uint64_t ver;
+	uint32_t g, gmin, n;
+	int kind, set;
+	bool cpu, used;
+};
+
 struct pass {
 	const struct sched_input *in;
 	int64_t now;
@@ -193,6 +221,14 @@ struct pass {
 	uint64_t *victims;
 	size_t nvictims, capvictims;
 
+	struct qcache *qc;	/* [QCACHE_N] */
+	uint32_t qnext[2];	/* the entry to replace next: without,
+				 * with a filter */
+	uint64_t ver;		/* bumped by every change of the counts */
+	uint64_t fver;		/* bumped by changes of node flags only
+				 * (PN_EXCL, PN_RESERVED): all a CPU-only
+				 * job's count depends on */
+
 	struct alloc_hdr *allocs;
 	size_t bytes;
 };
@@ -211,8 +247,14 @@ void	 state_free(struct pass *);
 bool	 state_fits(const struct pass *, uint32_t node, const struct preq *,
 	    uint64_t freemask);
 void	 state_take(struct pass *, uint32_t node, uint64_t mask);
+/* state_take for a start of job jb: an exclusive job takes the node
+ * whole, a CPU-only one marks it (PN_EXCL, PN_CPU). */
+void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
+	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
-uint32_t state_quick(const struct pass *, const struct preq *);
+uint32_t state_quick(struct pass *, const struct preq *);
+/* How many nodes a filter (sched_job.node_ok) leaves out. */
+uint32_t state_filter_out(const struct pass *, const uint8_t *ok);
 
 /* sched.c */
 int	 sched_grow_picks(struct pass *, size_t more);

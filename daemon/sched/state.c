@@ -91,6 +91,8 @@ state_fits(const struct pass *ps, uint32_t i, const struct preq *rq,
 {
 	const struct pnode *pn = &ps->nodes[i];
 
+	if (rq->ok != NULL && !rq->ok[i])
+		return false;
 	if (rq->set == SET_STATIC) {
 		if (!(pn->flags & PN_USABLE))
 			return false;
@@ -99,6 +101,19 @@ state_fits(const struct pass *ps, uint32_t i, const struct preq *rq,
 		return false;
 	if (!rq->match[pn->model])
 		return false;
+	switch (rq->kind) {
+	case RQ_CPU:
+		/* No GPU needed: any node no exclusive job holds. */
+		return rq->set == SET_STATIC || !(pn->flags & PN_EXCL);
+	case RQ_EXCL:
+		/* The whole node (every GPU free and OK) and no other job,
+		 * CPU-only ones included; a GPU job wants >= gmin GPUs. */
+		if (pn->ngpus < rq->gmin)
+			return false;
+		if (rq->set == SET_STATIC)
+			return true;
+		return m == pn->full && !(pn->flags & (PN_EXCL | PN_CPU));
+	}
 	if (rq->g == 0)
 		return pn->ngpus > 0 && m == pn->full;
 	return (uint32_t)__builtin_popcountll(m) >= rq->g;
@@ -110,6 +125,7 @@ state_take(struct pass *ps, uint32_t i, uint64_t mask)
 	struct pnode *pn = &ps->nodes[i];
 	bool unres = !(pn->flags & PN_RESERVED);
 
+	ps->ver++;
 	count(ps, i, SET_ALL, pn->free, -1);
 	if (unres)
 		count(ps, i, SET_UNRES, pn->free, -1);
@@ -120,22 +136,132 @@ state_take(struct pass *ps, uint32_t i, uint64_t mask)
 }
 
 void
+state_take_job(struct pass *ps, uint32_t i, uint64_t mask,
+    const struct sched_job *jb)
+{
+	struct pnode *pn = &ps->nodes[i];
+
+	if (jb->exclusive) {
+		/* Nothing else lands here: its free GPUs leave the counts
+		 * (the whole node's are in mask) and the flag keeps
+		 * CPU-only jobs off. */
+		state_take(ps, i, pn->free);
+		pn->flags |= PN_EXCL;
+		ps->fver++;
+		return;
+	}
+	/* state_take moved ver, which PN_CPU's readers (exclusive jobs'
+	 * counts) go by. */
+	state_take(ps, i, mask);
+	if (jb->cpu_only)
+		pn->flags |= PN_CPU;
+}
+
+void
 state_reserve(struct pass *ps, uint32_t i)
 {
 	struct pnode *pn = &ps->nodes[i];
 
 	if (pn->flags & PN_RESERVED)
 		return;
+	ps->ver++;
+	ps->fver++;
 	if (pn->flags & PN_ELIGIBLE)
 		count(ps, i, SET_UNRES, pn->free, -1);
 	pn->flags |= PN_RESERVED;
 }
 
+/* Node-level constraints: one state_fits per node, or fewer with a
+ * filter: a short list (most nodes left out) visits only its nodes; a
+ * short exclusion of a GPU job takes the shared counts less the left-out
+ * nodes that would fit. Finding which costs one byte per node. */
+static uint32_t
+quick_walk(struct pass *ps, const struct preq *rq)
+{
+	struct preq base = *rq;
+	uint32_t i, n = 0, out;
+	bool stat = rq->set == SET_STATIC;
+
+	base.ok = NULL;
+	if (rq->ok == NULL) {
+		for (i = 0; i < ps->nnodes; i++)
+			n += state_fits(ps, i, rq, stat ? ps->nodes[i].full :
+			    ps->nodes[i].free);
+		return n;
+	}
+	out = rq->out;
+	if (out > ps->nnodes / 2 || rq->kind != RQ_GPU) {
+		for (i = 0; i < ps->nnodes; i++)
+			if (rq->ok[i])
+				n += state_fits(ps, i, &base, stat ?
+				    ps->nodes[i].full : ps->nodes[i].free);
+		return n;
+	}
+	base.walk = false;
+	n = state_quick(ps, &base);
+	for (i = 0; i < ps->nnodes; i++)
+		if (!rq->ok[i])
+			n -= state_fits(ps, i, &base, stat ?
+			    ps->nodes[i].full : ps->nodes[i].free);
+	return n;
+}
+
 uint32_t
-state_quick(const struct pass *ps, const struct preq *rq)
+state_filter_out(const struct pass *ps, const uint8_t *ok)
+{
+	uint32_t i, out = 0;
+
+	for (i = 0; i < ps->nnodes; i++)
+		out += ok[i] == 0;
+	return out;
+}
+
+static bool
+qcache_same(const struct pass *ps, const struct qcache *c,
+    const struct preq *rq)
+{
+	return c->used && c->ok == rq->ok && c->match == rq->match &&
+	    c->g == rq->g && c->gmin == rq->gmin && c->kind == rq->kind &&
+	    c->cpu == rq->cpu && c->set == rq->set &&
+	    (rq->set == SET_STATIC || c->ver == (rq->kind == RQ_CPU ?
+	    ps->fver : ps->ver));
+}
+
+/* quick_walk, remembered (struct qcache). */
+static uint32_t
+quick_cached(struct pass *ps, const struct preq *rq)
+{
+	struct qcache *c;
+	uint32_t k, half;
+
+	/* Filtered jobs keep to half the entries: many jobs with filters
+	 * of their own would otherwise push out the shared counts. */
+	half = rq->ok != NULL ? QCACHE_N / 2 : 0;
+	for (k = half; k < half + QCACHE_N / 2; k++)
+		if (qcache_same(ps, &ps->qc[k], rq))
+			return ps->qc[k].n;
+	c = &ps->qc[half + ps->qnext[half != 0]];
+	ps->qnext[half != 0] = (ps->qnext[half != 0] + 1) % (QCACHE_N / 2);
+	c->ok = rq->ok;
+	c->match = rq->match;
+	c->g = rq->g;
+	c->gmin = rq->gmin;
+	c->kind = rq->kind;
+	c->cpu = rq->cpu;
+	c->set = rq->set;
+	c->ver = rq->kind == RQ_CPU ? ps->fver : ps->ver;
+	c->used = true;
+	c->n = quick_walk(ps, rq);
+	return c->n;
+}
+
+uint32_t
+state_quick(struct pass *ps, const struct preq *rq)
 {
 	uint32_t m, n = 0;
 
+	if (rq->walk)
+		return quick_cached(ps, rq);
 	if (rq->g >= ps->stride)
 		return 0;
 	for (m = 0; m < ps->nmodels; m++)
@@ -335,6 +461,14 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 				pn->free |= 1ULL << g;
 		if (n->up && !n->drained && n->health != SCHED_HEALTH_FAILED)
 			pn->flags |= PN_ELIGIBLE;
+		if (n->cpu_jobs > 0)
+			pn->flags |= PN_CPU;
+		/* An exclusive job's node gives nothing out, even GPUs
+		 * its job does not hold (a node with none, say). */
+		if (n->exclusive) {
+			pn->flags |= PN_EXCL;
+			pn->free = 0;
+		}
 		if (n->health == SCHED_HEALTH_DEGRADED)
 			pn->flags |= PN_DEGRADED;
 		if (n->ngpus > maxg)
@@ -482,7 +616,8 @@ state_build(struct pass *ps, const struct sched_input *in)
 	    build_nodes(ps, in, per) == -1 || build_counts(ps) == -1 ||
 	    build_types(ps, in) == -1)
 		return -1;
-	if ((ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
+	if ((ps->qc = state_alloc(ps, QCACHE_N, sizeof(*ps->qc))) == NULL ||
+	    (ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
 	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||
 	    (ps->cand = state_alloc(ps, ps->t.maxleaf + 1,
 	    sizeof(struct cand))) == NULL)

@@ -12,6 +12,10 @@
  *	bench_sched [--nodes N] [--pending M] [--passes K] [--seed S]
  *	    [--flat]			(no topology: one flat domain)
  *	    [--no-queues]		(skip the queues+preemption passes)
+ *	    [--constrained K]		(every K-th job by id has a node
+ *					 filter of its own, is CPU-only or
+ *					 exclusive, in turn; no random
+ *					 number drawn)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -69,6 +73,7 @@ struct bench {
 	size_t npend;
 	uint64_t next_id;
 	int64_t now;
+	size_t constrained;	/* every K-th job: node constraints */
 };
 
 static uint64_t
@@ -207,6 +212,36 @@ gen_job(struct bench *b, int64_t submit)
 	 * ignores them, so the passes without queues are unchanged. */
 	j.queue = queue_of(j.id);
 	j.user_share = (j.id * 2654435761u) % 1000;
+	if (b->constrained > 0 && j.id % b->constrained == 0) {
+		switch (j.id / b->constrained % 3) {
+		case 0:
+			/* Its own filter, as the controller gives each job
+			 * (the core cannot share its counts): 8 nodes left
+			 * out (an --exclude of bad nodes); or, for every
+			 * other such job, a list of 64 nodes. Never
+			 * freed. */
+			{
+				uint8_t *ok = xcalloc(b->nnodes, 1);
+				size_t k;
+
+				if (j.id / b->constrained % 2 == 0) {
+					memset(ok, 1, b->nnodes);
+					for (k = 0; k < 8; k++)
+						ok[(j.id + k * 13) % b->nnodes] = 0;
+				} else
+					for (k = 0; k < 64; k++)
+						ok[(j.id + k * 7) % b->nnodes] = 1;
+				j.node_ok = ok;
+			}
+			break;
+		case 1:
+			j.cpu_only = true;
+			j.gpus_per_node = 0;
+			break;
+		default:
+			j.exclusive = true;
+		}
+	}
 	return j;
 }
 
@@ -571,7 +606,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
-	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n");
+	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
+	    "       [--constrained K]\n");
 	exit(2);
 }
 
@@ -612,6 +648,8 @@ args(struct bench *b, int argc, char **argv)
 			b->passes = v;
 		else if (strcmp(argv[i], "--seed") == 0)
 			b->rng = v;
+		else if (strcmp(argv[i], "--constrained") == 0)
+			b->constrained = v;
 		else
 			usage();
 		i++;

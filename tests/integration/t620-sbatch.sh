@@ -108,8 +108,8 @@ refused_script cohortline.sbatch 3 "--nodes: invalid node count 'x'" \
 ### an #SBATCH line after the first command is not read (as sbatch).
 cat >"$T/mixed.sh" <<'SH'
 #!/bin/sh
-#SBATCH -N 2 --job-name=fromsbatch
-#COHORT --priority 10 --nodes 3
+#SBATCH -N 1 --job-name=fromsbatch
+#COHORT --priority 10 --nodes 2
 #SBATCH -t UNLIMITED
 #SBATCH -t 5 --no-requeue -p default
 #SBATCH --export=NONE
@@ -121,7 +121,7 @@ id2=$(job_submit -J fromcli --env A=1 "$T/mixed.sh")
 spec "$id2"
 S=$T/spec-$id2.json
 check "$S" '[s["name"], s["nodes_min"], s["priority"], int(s["time_limit_s"]), s["max_restarts"]]' \
-	'["fromcli", 3, 10, 300, 0]'
+	'["fromcli", 2, 10, 300, 0]'
 check "$S" '[s["queue"], s.get("hold", False), s["output"], s["error"], s.get("env")]' \
 	'["default", true, "out-%j.txt", "err-%j.txt", ["A=1"]]'
 [ "$(json_get "$T/spec-$id2.json" 'd["state"]')" = PENDING ] || fail "the held job is not PENDING"
@@ -155,12 +155,10 @@ check "$T/spec-$id5.json" '[s.get("exclusive", False), s.get("cpu_only", False)]
 expect_exit 0 cohort cancel "$id4" "$id5"
 # The controller's refusals reach the person with the option's name
 # (exit 1, as every refusal of the controller's).
-expect_exit 1 cohort submit --export NONE --exclusive --gpus-per-node 1 -- true
-stderr_one_line "cohort: " '--exclusive: the job gets whole nodes'
 expect_exit 1 cohort submit --export NONE -o '%J.out' -- true
 stderr_one_line "cohort: " "--output: '%J' is not supported by Cohort"
-expect_exit 1 cohort submit --export NONE -N 1 -w 'node[01-02]' -- true
-stderr_one_line "cohort: " '--nodelist: names 2 nodes, more than the job'
+expect_exit 1 cohort submit --export NONE -N 1 -w 'node[01-09]' -- true
+stderr_one_line "cohort: " '--nodelist: .*node03'
 expect_exit 2 cohort submit --export NONE -t 1:75 -- true
 stderr_one_line "cohort: " "submit: -t: invalid duration '1:75'"
 exit 0

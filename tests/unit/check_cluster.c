@@ -372,6 +372,56 @@ START_TEST(test_down_sweep)
 }
 END_TEST
 
+static void
+cpu_only_apply(struct job_spec *spec, void *arg)
+{
+	(void)arg;
+	spec->cpu_only = true;
+	spec->gpus_per_node = 0;
+}
+
+/* The same for a CPU-only job, which no gpu_job[] names: the sweep finds
+ * it through the node's count of CPU-only jobs. */
+START_TEST(test_down_sweep_cpu)
+{
+	struct ctl db = { .st = NULL };
+	const struct job *job;
+	char lost[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+	size_t i;
+
+	db.st = D.st;
+	id = domain_submit(&D, "alice", 1, 0, cpu_only_apply, NULL, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->place[0].ngpus, 0);
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 0));
+	ck_assert_uint_eq(nodes_get(D.ns, lost)->cpu_jobs, 1);
+	ctl_fail_writes(&db, "jobs", "UPDATE");
+	domain_advance(&D, 11000);
+	for (i = 0; i < D.nnodes; i++)
+		if (strcmp(D.nodes[i].name, lost) != 0)
+			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
+	domain_tick(&D);
+	ck_assert_int_eq(nodes_get(D.ns, lost)->state, NODE_DOWN);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ctl_heal(&db);
+	domain_advance(&D, 500);
+	for (i = 0; i < D.nnodes; i++)
+		if (strcmp(D.nodes[i].name, lost) != 0)
+			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
+	domain_tick(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_msg(strstr(job->reason, "is DOWN") != NULL, "reason %s",
+	    job->reason);
+}
+END_TEST
+
 /* ---- More helpers ----------------------------------------------------- */
 
 #define EXIT(code) ((code) << 8)
@@ -1637,6 +1687,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
 	tcase_add_test(tc, test_down_sweep);
+	tcase_add_test(tc, test_down_sweep_cpu);
 	tcase_add_test(tc, test_pass_reasons_and_backfill);
 	tcase_add_test(tc, test_pass_priority_order);
 	tcase_add_test(tc, test_pass_restarting_first);

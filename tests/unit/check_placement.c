@@ -509,6 +509,104 @@ START_TEST(test_each_allocation_fails)
 }
 END_TEST
 
+/* Jobs with the same --nodelist/--exclude share one filter in the pass;
+ * a different one that follows gets its own. */
+START_TEST(test_shared_filter)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t id[3];
+	int k;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	for (k = 0; k < 3; k++) {
+		ctl_spec(&spec, 1, 1, 2);
+		spec.exclude = strdup(k < 2 ? "node01" : "node02");
+		id[k] = ctl_submit(&c, "alice", &spec, NOW - 1000 + k);
+	}
+	pass_run(&c, &p, NULL);
+	for (k = 0; k < 3; k++) {
+		ck_assert_ptr_nonnull(s = start_of(&p, id[k]));
+		ck_assert_str_eq(s->place[0].node, k < 2 ? "node02" : "node01");
+	}
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* --nodelist / --exclude become the core's node filter; a CPU-only job
+ * holds a node but no GPU (on a node whose GPUs are all taken), and the
+ * node then counts it, so an exclusive job keeps off that node. */
+START_TEST(test_nodes_cpu_exclusive)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t a, b, full, cpu, ex;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	ctl_node(&c, "node03", 8, 3, NOW);
+	ctl_spec(&spec, 1, 1, 8);
+	spec.nodelist = strdup("node[02-03]");
+	spec.exclude = strdup("node03");
+	a = ctl_submit(&c, "alice", &spec, NOW - 1000);
+	ctl_spec(&spec, 1, 1, 8);
+	spec.exclude = strdup("node01,node02");
+	b = ctl_submit(&c, "alice", &spec, NOW - 900);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, a));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	take(&c, s, true);
+	ck_assert_ptr_nonnull(s = start_of(&p, b));
+	ck_assert_str_eq(s->place[0].node, "node03");
+	take(&c, s, true);
+	pass_free(&p);
+	full = submit(&c, 1, 8, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, full));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	take(&c, s, true);
+	pass_free(&p);
+	/* Every GPU taken: a CPU-only job still runs, with no GPU. */
+	ctl_spec(&spec, 1, 1, 0);
+	spec.cpu_only = true;
+	spec.nodelist = strdup("node01");
+	cpu = ctl_submit(&c, "alice", &spec, NOW);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, cpu));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	ck_assert_uint_eq(s->place[0].ngpus, 0);
+	take(&c, s, true);
+	pass_free(&p);
+	/* node01's GPU job ends; its CPU-only job keeps the exclusive
+	 * job off it. */
+	ck_assert_int_eq(jobs_end(c.js, full, JOB_CANCELLED, "x", NOW,
+	    &(struct cerr){ 0 }), 0);
+	ctl_spec(&spec, 1, 1, 0);
+	spec.exclusive = true;
+	ex = ctl_submit(&c, "alice", &spec, NOW);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_null(start_of(&p, ex));
+	ck_assert_int_eq(strncmp(reason_of(&p, ex), "Resources", 9), 0);
+	pass_free(&p);
+	ck_assert_int_eq(jobs_end(c.js, cpu, JOB_CANCELLED, "x", NOW,
+	    &(struct cerr){ 0 }), 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, ex));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	ck_assert_uint_eq(s->place[0].ngpus, 8);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 static Suite *
 placement_suite(void)
 {
@@ -524,6 +622,8 @@ placement_suite(void)
 	tcase_add_test(tc, test_queue_order);
 	tcase_add_test(tc, test_topology_modes);
 	tcase_add_test(tc, test_each_allocation_fails);
+	tcase_add_test(tc, test_nodes_cpu_exclusive);
+	tcase_add_test(tc, test_shared_filter);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -267,6 +267,11 @@ START_TEST(test_admit)
 	admit_fails(qs, &alice, &s, ERR_INVALID, "--queue vision: the queue "
 	    "allows at most 8 GPUs per job; give --gpus-per-node (a "
 	    "whole-node job's GPUs are not known before it is placed)");
+	/* --gpus-per-node 0 on the wire with cpu_only: no GPU at all. */
+	spec_gpus(&s, "vision", 16, 0);
+	s.cpu_only = true;
+	ck_assert_int_eq(queues_admit(qs, &alice, &s, &err), 0);
+	job_spec_clear(&s);
 	spec_gpus(&s, "vision", 1, 1);
 	s.time_limit_s = 7201;
 	admit_fails(qs, &alice, &s, ERR_INVALID, "--time: 7201 s is above "

@@ -1,0 +1,356 @@
+/* Refusing the impossible at submit (feasible.h): each check names the
+ * flag that asks too much and what the cluster has instead. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/sched/sched.h"
+#include "daemon/sched/topo.h"
+#include "feasible.h"
+#include "lib/hostlist.h"
+
+/* Names a --nodelist may expand to before it is refused. */
+#define FEASIBLE_LIST_MAX 65536
+
+struct fname {
+	const char *name;
+	size_t idx;
+};
+
+struct fctx {
+	const struct feasible_input *in;
+	const struct job_spec *spec;
+	uint32_t g;		/* GPUs a node must have */
+	bool cpu;		/* takes no GPU: any node will do */
+	uint8_t *fit;		/* per node: could ever hold the job */
+	uint8_t *ok;		/* per node: the filter allows it */
+	struct fname *byname;	/* nodes sorted by name */
+};
+
+static bool
+type_ok(const struct fctx *x, size_t i)
+{
+	return sched_gpu_type_match(x->in->nodes[i].model, x->spec->gpu_type);
+}
+
+/* "no node has a GPU matching 'B300'; models here: H100, A100". */
+static int
+check_type(const struct fctx *x, struct cerr *err)
+{
+	const struct feasible_input *in = x->in;
+	char models[300];
+	size_t i, k, off = 0;
+	int w;
+
+	if (x->spec->gpu_type == NULL)
+		return 0;
+	for (i = 0; i < in->nnodes; i++)
+		if (type_ok(x, i))
+			return 0;
+	models[0] = '\0';
+	for (i = 0; i < in->nnodes && off < sizeof(models) - 1; i++) {
+		if (in->nodes[i].model == NULL)
+			continue;
+		for (k = 0; k < i; k++)
+			if (in->nodes[k].model != NULL &&
+			    strcmp(in->nodes[k].model, in->nodes[i].model) == 0)
+				break;
+		if (k < i)
+			continue;
+		w = snprintf(models + off, sizeof(models) - off, "%s%s",
+		    off > 0 ? ", " : "", in->nodes[i].model);
+		off += w > 0 ? (size_t)w : 0;
+	}
+	if (models[0] == '\0')
+		return cerr_set(err, ERR_INVALID, "--gpu-type %s: no node has "
+		    "a GPU matching '%s'; no node here reports a GPU model",
+		    x->spec->gpu_type, x->spec->gpu_type);
+	return cerr_set(err, ERR_INVALID, "--gpu-type %s: no node has a GPU "
+	    "matching '%s'; models here: %s", x->spec->gpu_type,
+	    x->spec->gpu_type, models);
+}
+
+/* "--gpus-per-node 16: the largest node has 8 GPUs (H100)". */
+static int
+check_gpus(const struct fctx *x, struct cerr *err)
+{
+	const struct feasible_input *in = x->in;
+	size_t i, big = 0;
+	bool any = false;
+
+	if (x->cpu || x->g == 0)
+		return 0;
+	for (i = 0; i < in->nnodes; i++)
+		if (type_ok(x, i) && (!any ||
+		    in->nodes[i].ngpus > in->nodes[big].ngpus)) {
+			big = i;
+			any = true;
+		}
+	if (in->nodes[big].ngpus >= x->g)
+		return 0;
+	if (x->spec->gpus_per_node == 0)
+		return cerr_set(err, ERR_INVALID, "%s: no node%s%s has a "
+		    "GPU; a job without GPUs takes --gpus-per-node 0",
+		    x->spec->exclusive ? "--exclusive" : "whole nodes",
+		    x->spec->gpu_type != NULL ? " of type " : "",
+		    x->spec->gpu_type != NULL ? x->spec->gpu_type : "");
+	return cerr_set(err, ERR_INVALID, "--gpus-per-node %u: the largest "
+	    "node%s%s has %u GPUs (%s)", x->spec->gpus_per_node,
+	    x->spec->gpu_type != NULL ? " of type " : "",
+	    x->spec->gpu_type != NULL ? x->spec->gpu_type : "",
+	    in->nodes[big].ngpus, in->nodes[big].model != NULL ?
+	    in->nodes[big].model : "no model reported");
+}
+
+/* "no topology level 'rack'; levels: switch, spine". */
+static int
+check_level(const struct fctx *x, int *level, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	char names[256];
+	size_t off = 0;
+	unsigned L, h;
+	int w;
+
+	*level = -1;
+	if (spec->topo_mode == TOPO_ANY || spec->topo_level == NULL)
+		return 0;
+	if ((*level = topo_level_index(x->in->topo, spec->topo_level)) >= 0)
+		return 0;
+	h = x->in->topo != NULL ? topo_height(x->in->topo) : 0;
+	if (h == 0)
+		return cerr_set(err, ERR_INVALID, "--topology %s: no topology "
+		    "level '%s'; the controller has no topology",
+		    spec->topo_level, spec->topo_level);
+	names[0] = '\0';
+	for (L = 0; L < h && off < sizeof(names) - 1; L++) {
+		w = snprintf(names + off, sizeof(names) - off, "%s%s",
+		    L > 0 ? ", " : "", topo_level_name(x->in->topo, L));
+		off += w > 0 ? (size_t)w : 0;
+	}
+	return cerr_set(err, ERR_INVALID, "--topology %s: no topology level "
+	    "'%s'; levels: %s", spec->topo_level, spec->topo_level, names);
+}
+
+static int
+fname_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fname *)a)->name,
+	    ((const struct fname *)b)->name);
+}
+
+/* The index of node name, or -1. */
+static int64_t
+find_node(const struct fctx *x, const char *name)
+{
+	size_t lo = 0, hi = x->in->nnodes, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(name, x->byname[mid].name);
+		if (c == 0)
+			return (int64_t)x->byname[mid].idx;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* Mark the filter: the --nodelist nodes (each must exist), less the
+ * --exclude ones (a name not known is nothing to keep off). */
+static int
+mark(const struct fctx *x, const char *flag, const char *expr, uint8_t v,
+    struct cerr *err)
+{
+	char **names, why[200];
+	size_t n, k;
+	int64_t idx;
+
+	if (hostlist_expand(expr, FEASIBLE_LIST_MAX, &names, &n, why,
+	    sizeof(why)) == -1) {
+		if (errno == ENOMEM)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		return cerr_set(err, ERR_INVALID, "%s %s: %s", flag, expr,
+		    errno == E2BIG ? "more names than any cluster has" : why);
+	}
+	for (k = 0; k < n; k++) {
+		if ((idx = find_node(x, names[k])) >= 0) {
+			x->ok[idx] = v;
+			continue;
+		}
+		if (v == 0)
+			continue;
+		cerr_set(err, ERR_INVALID, "--nodelist: no node named '%s' "
+		    "(the controller knows %zu node%s)", names[k],
+		    x->in->nnodes, x->in->nnodes == 1 ? "" : "s");
+		hostlist_free(names, n);
+		return -1;
+	}
+	hostlist_free(names, n);
+	return 0;
+}
+
+static int
+check_filter(struct fctx *x, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	size_t i;
+
+	memset(x->ok, spec->nodelist != NULL ? 0 : 1, x->in->nnodes);
+	if (spec->nodelist == NULL && spec->exclude == NULL)
+		return 0;
+	if ((x->byname = calloc(x->in->nnodes, sizeof(*x->byname))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < x->in->nnodes; i++) {
+		x->byname[i].name = x->in->nodes[i].name;
+		x->byname[i].idx = i;
+	}
+	qsort(x->byname, x->in->nnodes, sizeof(*x->byname), fname_cmp);
+	if (spec->nodelist != NULL &&
+	    mark(x, "--nodelist", spec->nodelist, 1, err) == -1)
+		return -1;
+	if (spec->exclude != NULL &&
+	    mark(x, "--exclude", spec->exclude, 0, err) == -1)
+		return -1;
+	return 0;
+}
+
+/* n nodes that could hold the job, for messages: "2 nodes with 8 or
+ * more GPUs of type H100". */
+static void
+what_fits(const struct fctx *x, size_t n, char *buf, size_t len)
+{
+	const struct job_spec *spec = x->spec;
+	const char *ty = spec->gpu_type, *s = n == 1 ? "" : "s";
+
+	if (x->cpu)
+		snprintf(buf, len, "%zu node%s", n, s);
+	else if (x->g == 0)
+		snprintf(buf, len, "%zu node%s that can be had whole", n, s);
+	else if (spec->gpus_per_node == 0)
+		snprintf(buf, len, "%zu node%s with GPUs%s%s", n, s,
+		    ty != NULL ? " of type " : "", ty != NULL ? ty : "");
+	else
+		snprintf(buf, len, "%zu %snode%s with %u or more GPUs%s%s", n,
+		    spec->exclusive ? "whole " : "", s, x->g,
+		    ty != NULL ? " of type " : "", ty != NULL ? ty : "");
+}
+
+/* Enough nodes that could hold it, and enough left by the filter. */
+static int
+check_count(const struct fctx *x, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	size_t i, nall = 0, nok = 0;
+	char what[160];
+
+	for (i = 0; i < x->in->nnodes; i++) {
+		nall += x->fit[i];
+		nok += x->fit[i] && x->ok[i];
+	}
+	if (nall < spec->nodes_min) {
+		what_fits(x, nall, what, sizeof(what));
+		return cerr_set(err, ERR_INVALID, "--nodes %u: the cluster has "
+		    "only %s", spec->nodes_min, what);
+	}
+	what_fits(x, nok, what, sizeof(what));
+	if (nok < spec->nodes_min)
+		return cerr_set(err, ERR_INVALID, "--nodes %u: %s%s%s leave%s "
+		    "only %s", spec->nodes_min,
+		    spec->nodelist != NULL ? "--nodelist" : "",
+		    spec->nodelist != NULL && spec->exclude != NULL ?
+		    " and " : "", spec->exclude != NULL ? "--exclude" : "",
+		    spec->nodelist != NULL && spec->exclude != NULL ? "" : "s",
+		    what);
+	return 0;
+}
+
+/* A required level: one domain at it must hold the gang. Nodes the
+ * topology does not list share one domain, as in the core. */
+static int
+check_domains(const struct fctx *x, int level, struct cerr *err)
+{
+	const struct topo *t = x->in->topo;
+	size_t ns = topo_nswitches(t), i, best = 0;
+	uint32_t *cnt;
+	int32_t s, p;
+	char what[160];
+
+	if (x->spec->topo_mode != TOPO_REQUIRED || level < 0)
+		return 0;
+	if ((cnt = calloc(ns + 1, sizeof(*cnt))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < x->in->nnodes; i++) {
+		if (!x->fit[i] || !x->ok[i])
+			continue;
+		if ((s = topo_node_leaf(t, x->in->nodes[i].name)) < 0) {
+			cnt[ns]++;
+			continue;
+		}
+		while ((p = topo_switch_parent(t, (size_t)s)) >= 0 &&
+		    topo_switch_level(t, (size_t)p) <= (unsigned)level)
+			s = p;
+		cnt[s]++;
+	}
+	for (i = 0; i <= ns; i++)
+		if (cnt[i] > best)
+			best = cnt[i];
+	free(cnt);
+	if (best >= x->spec->nodes_min)
+		return 0;
+	what_fits(x, best, what, sizeof(what));
+	return cerr_set(err, ERR_INVALID, "--nodes %u with --topology "
+	    "%s:required: the largest %s holds only %s%s",
+	    x->spec->nodes_min, x->spec->topo_level, x->spec->topo_level,
+	    what, x->spec->nodelist != NULL || x->spec->exclude != NULL ?
+	    " that --nodelist/--exclude allow" : "");
+}
+
+int
+feasible_check(const struct feasible_input *in, const struct job_spec *spec,
+    struct cerr *err)
+{
+	struct fctx x;
+	size_t i;
+	int level, rc = -1;
+
+	/* Nothing known: nothing to judge by. A spec the validation will
+	 * refuse anyway is left to it. */
+	if (in == NULL || in->nnodes == 0 || spec->nodes_min == 0)
+		return 0;
+	memset(&x, 0, sizeof(x));
+	x.in = in;
+	x.spec = spec;
+	x.cpu = spec->cpu_only && !spec->exclusive;
+	if (spec->exclusive)
+		x.g = spec->cpu_only ? 0 : spec->gpus_per_node > 0 ?
+		    spec->gpus_per_node : 1;
+	else if (!x.cpu)
+		x.g = spec->gpus_per_node > 0 ? spec->gpus_per_node : 1;
+	if ((x.fit = calloc(in->nnodes, 1)) == NULL ||
+	    (x.ok = calloc(in->nnodes, 1)) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < in->nnodes; i++)
+		x.fit[i] = type_ok(&x, i) && in->nodes[i].ngpus >= x.g &&
+		    in->nodes[i].ngpus <= SCHED_NODE_GPUS_MAX;
+	if (check_type(&x, err) == -1 || check_gpus(&x, err) == -1 ||
+	    check_level(&x, &level, err) == -1 ||
+	    check_filter(&x, err) == -1 || check_count(&x, err) == -1 ||
+	    check_domains(&x, level, err) == -1)
+		goto out;
+	rc = 0;
+out:
+	free(x.fit);
+	free(x.ok);
+	free(x.byname);
+	return rc;
+}

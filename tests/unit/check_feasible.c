@@ -1,0 +1,246 @@
+/* daemon/controller/feasible.c: each refusal at submit, with the limit its
+ * message names, and what must still be accepted (DOWN nodes count; no
+ * node known: nothing judged). */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/controller/feasible.h"
+#include "daemon/sched/topo.h"
+
+#define H100 "NVIDIA H100 80GB HBM3"
+#define A100 "NVIDIA A100-SXM4-40GB"
+
+/* node1-node4: 8 x H100 under sw1 (1-2) and sw2 (3-4); node5-node6:
+ * 4 x A100 under sw3; node7: no GPU, not in the topology. */
+static const struct feasible_node nodes[] = {
+	{ "node1", H100, 8 }, { "node2", H100, 8 },
+	{ "node3", H100, 8 }, { "node4", H100, 8 },
+	{ "node5", A100, 4 }, { "node6", A100, 4 },
+	{ "node7", NULL, 0 },
+};
+
+static const char *topo_text =
+    "LevelNames=switch,spine\n"
+    "SwitchName=sw1 Nodes=node[1-2]\n"
+    "SwitchName=sw2 Nodes=node[3-4]\n"
+    "SwitchName=sw3 Nodes=node[5-6]\n"
+    "SwitchName=spine1 Switches=sw[1-2]\n"
+    "SwitchName=spine2 Switches=sw3\n";
+
+static struct topo *topo;
+static struct feasible_input in;
+static struct job_spec spec;
+static struct cerr err;
+
+static void
+setup(void)
+{
+	char e[256];
+
+	ck_assert_ptr_nonnull(topo = topo_parse(topo_text, strlen(topo_text),
+	    "test", e, sizeof(e)));
+	in.nodes = nodes;
+	in.nnodes = sizeof(nodes) / sizeof(nodes[0]);
+	in.topo = topo;
+	job_spec_init(&spec);
+	cerr_clear(&err);
+}
+
+static void
+teardown(void)
+{
+	job_spec_clear(&spec);
+	topo_destroy(topo);
+}
+
+static void
+spec_set(unsigned n, unsigned gpn)
+{
+	job_spec_clear(&spec);
+	job_spec_init(&spec);
+	spec.nodes_min = spec.nodes_max = n;
+	spec.gpus_per_node = gpn;
+}
+
+/* The check refuses with ERR_INVALID and a text containing want. */
+static void
+refused(const char *want)
+{
+	cerr_clear(&err);
+	ck_assert_int_eq(feasible_check(&in, &spec, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_msg(strstr(err.text, want) != NULL, "'%s' lacks '%s'",
+	    err.text, want);
+}
+
+static void
+accepted(void)
+{
+	cerr_clear(&err);
+	ck_assert_msg(feasible_check(&in, &spec, &err) == 0, "%s", err.text);
+}
+
+START_TEST(test_gpus_per_node)
+{
+	spec_set(1, 8);
+	accepted();
+	spec_set(1, 16);
+	refused("--gpus-per-node 16: the largest node has 8 GPUs (" H100
+	    ")");
+	spec_set(1, 8);
+	spec.gpu_type = strdup("A100");
+	refused("--gpus-per-node 8: the largest node of type A100 has 4 GPUs");
+}
+END_TEST
+
+START_TEST(test_node_count)
+{
+	spec_set(4, 8);
+	accepted();
+	spec_set(5, 8);
+	refused("--nodes 5: the cluster has only 4 nodes with 8 or more GPUs");
+	spec_set(3, 4);
+	spec.gpu_type = strdup("a100");
+	refused("--nodes 3: the cluster has only 2 nodes with 4 or more GPUs "
+	    "of type a100");
+	/* Whole nodes: the node without GPUs does not count. */
+	spec_set(7, 0);
+	refused("--nodes 7: the cluster has only 6 nodes with GPUs");
+	/* CPU-only: every node does. */
+	spec_set(7, 0);
+	spec.cpu_only = true;
+	accepted();
+	spec_set(8, 0);
+	spec.cpu_only = true;
+	refused("--nodes 8: the cluster has only 7 nodes");
+	/* Elastic: the minimum is judged. */
+	spec_set(4, 8);
+	spec.nodes_max = 16;
+	accepted();
+}
+END_TEST
+
+START_TEST(test_gpu_type)
+{
+	spec_set(1, 1);
+	spec.gpu_type = strdup("B300");
+	refused("no node has a GPU matching 'B300'; models here: " H100 ", "
+	    A100);
+	spec_set(1, 1);
+	spec.gpu_type = strdup("h100");
+	accepted();
+}
+END_TEST
+
+START_TEST(test_topology)
+{
+	spec_set(1, 1);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("rack");
+	refused("no topology level 'rack'; levels: switch, spine");
+	spec.topo_mode = TOPO_PREFERRED;
+	refused("no topology level 'rack'");
+	/* A switch holds 2 H100 nodes, a spine 4. */
+	spec_set(3, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("switch");
+	refused("the largest switch holds only 2 nodes with 8 or more GPUs");
+	spec_set(3, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("spine");
+	accepted();
+	/* Preferred never waits for its level. */
+	spec.topo_mode = TOPO_PREFERRED;
+	free(spec.topo_level);
+	spec.topo_level = strdup("switch");
+	accepted();
+	/* No topology at all. */
+	in.topo = NULL;
+	spec.topo_mode = TOPO_REQUIRED;
+	refused("no topology level 'switch'; the controller has no topology");
+}
+END_TEST
+
+START_TEST(test_nodelist)
+{
+	spec_set(2, 8);
+	spec.nodelist = strdup("node[1-2]");
+	accepted();
+	spec.nodelist[7] = '9';		/* node[1-9] */
+	refused("--nodelist: no node named 'node8'");
+	spec_set(2, 8);
+	spec.nodelist = strdup("node[1-3]");
+	spec.exclude = strdup("node2,node3");
+	refused("--nodes 2: --nodelist and --exclude leave only 1 node with 8 "
+	    "or more GPUs");
+	spec_set(4, 8);
+	spec.exclude = strdup("node4,nodeX");	/* unknown: nothing */
+	refused("--nodes 4: --exclude leaves only 3 nodes");
+	spec_set(2, 8);
+	spec.nodelist = strdup("node[5-6]");	/* A100 x 4 */
+	refused("--nodelist leaves only 0 nodes with 8 or more GPUs");
+	spec_set(1, 1);
+	spec.nodelist = strdup("node[1-");
+	refused("--nodelist node[1-: ");
+	/* The filter and a required level together. */
+	spec_set(2, 8);
+	spec.nodelist = strdup("node2,node3");
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("switch");
+	refused("the largest switch holds only 1 node with");
+}
+END_TEST
+
+START_TEST(test_exclusive)
+{
+	spec_set(4, 0);
+	spec.exclusive = true;
+	accepted();
+	spec_set(1, 16);
+	spec.exclusive = true;
+	refused("--gpus-per-node 16");
+	/* Exclusive and CPU-only: any node, the GPU-less one too. */
+	spec_set(7, 0);
+	spec.exclusive = true;
+	spec.cpu_only = true;
+	accepted();
+}
+END_TEST
+
+/* A node that is DOWN is still known: it is in the snapshot the caller
+ * passes. With no node known nothing is judged. */
+START_TEST(test_nothing_known)
+{
+	spec_set(100, 64);
+	spec.gpu_type = strdup("B300");
+	in.nnodes = 0;
+	accepted();
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("feasible");
+	TCase *tc = tcase_create("check");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_gpus_per_node);
+	tcase_add_test(tc, test_node_count);
+	tcase_add_test(tc, test_gpu_type);
+	tcase_add_test(tc, test_topology);
+	tcase_add_test(tc, test_nodelist);
+	tcase_add_test(tc, test_exclusive);
+	tcase_add_test(tc, test_nothing_known);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
