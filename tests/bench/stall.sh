@@ -5,8 +5,9 @@
 #   top_srcdir=SRC top_builddir=BUILD bash tests/bench/stall.sh [JOBS [LISTS [SECS]]]
 #
 # On a cohort-local cluster (2 nodes of 4 GPUs, heartbeat 1 s, node_timeout
-# 5 s), bob runs a 1-node job; JOBS jobs (default 100000) that cannot fit
-# (3 nodes each) are queued by users u1.. (5,000 each, under any per-user
+# 5 s), bob runs a 1-node job; JOBS jobs (default 100000) that cannot
+# start while it runs (2 whole nodes each; a job no node could ever hold
+# is refused at submit) are queued by users u1.. (5,000 each, under any per-user
 # pending limit); then alice opens one connection, sends one submit and
 # LISTS ListJobs (default 300), and never reads a reply. For SECS seconds
 # (default 20) the script samples the controller's RSS, counts nodes
@@ -58,7 +59,7 @@ t0=${EPOCHREALTIME/./}
 fill_as() {	# USER COUNT
 	(
 		eval "$(cohort-local env "$C" --as "$1")"
-		exec "$PYTHON" "$PYCLIENT" --timeout 120 fill --count "$2" --nodes 3 \
+		exec "$PYTHON" "$PYCLIENT" --timeout 120 fill --count "$2" --nodes 2 \
 			>"$T/fill-$1.out" 2>"$T/fill-$1.err"
 	)
 }

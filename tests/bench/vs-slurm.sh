@@ -16,7 +16,7 @@
 #       submitters: 'sbatch --wrap true' against 'cohort submit -- true'
 #       (both a new process per job; the cohort CLI's go through its
 #       cohort-mux, started by the first), the same again with jobs
-#       that stay pending (sbatch --hold; a GPU type no Cohort node has),
+#       that stay pending (sbatch --hold; cohort submit --hold),
 #       plus tests/bench/bench_submit with 1, P and 16
 #       clients, at most N (one process, one kept TLS connection per
 #       client; its jobs take whole nodes); client CPU per submit from
@@ -374,7 +374,7 @@ wait_drained() {
 
 # submit_batch SIDE COUNT P [held]: COUNT trivial jobs from P submitters,
 # each a new process per job. "held": jobs that stay pending (Slurm's
-# --hold; a GPU type no Cohort node has), so that running them does not
+# --hold on both sides), so that running them does not
 # compete with the submitters for the CPU. Prints the seconds taken and
 # the client CPU per submit; dies on any failure.
 submit_batch() {
@@ -382,7 +382,7 @@ submit_batch() {
 	local -a hs=() hc=()
 	if [ "${4:-}" = held ]; then
 		hs=(--hold)
-		hc=(--gpu-type held-by-vs-slurm)
+		hc=(--hold)
 	fi
 	rm -f "$T"/fail.* "$T"/cpu.*
 	t0=$(now)

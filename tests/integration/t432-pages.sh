@@ -14,15 +14,14 @@ cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill
 cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "cohort-local start: $(cat "$T/start.out")"
 as_user "$C" alice
 
-# Jobs that never start (more GPUs than any node has), from two users,
-# some of them cancelled.
+# Jobs that never start (held), from two users, some of them cancelled.
 : >"$T/all"
 for ((i = 1; i <= 10; i++)); do
-	job_submit --name "page-$i" --gpus-per-node 4 -- true >>"$T/all"
+	job_submit --name "page-$i" --hold -- true >>"$T/all"
 done
 as_user "$C" bob
 for ((i = 1; i <= 2; i++)); do
-	job_submit --name "bob-$i" --gpus-per-node 4 -- true | tee -a "$T/bob" >>"$T/all"
+	job_submit --name "bob-$i" --hold -- true | tee -a "$T/bob" >>"$T/all"
 done
 as_user "$C" alice
 expect_exit 0 cohort cancel "$(sed -n 2p "$T/all")" "$(sed -n 5p "$T/all")"

@@ -45,9 +45,9 @@ running_job() {
 	d=$(ls -d "$C"/node01/spool/jobs/"$id".* | head -n 1)
 	printf '%s %s\n' "$id" "${d##*.}"
 }
-# A pending job of alice's that can never start (more nodes than exist).
+# A pending job of alice's that does not start (held).
 pending_job() {
-	job_submit --name authz-pending --nodes 9 -- true
+	job_submit --name authz-pending --hold -- true
 }
 
 read -r J JATTEMPT <<<"$(running_job)"
@@ -96,11 +96,12 @@ setup_down() {
 # per identity in IDS order: ok, DENIED or PROTOCOL.
 #
 # GetJob by bob is allowed but shows no private data (t430 checks
-# that); Logs are private data (owner and admins only); an agent's TaskExit counts only for a rank its node holds in
+# that); Hold and Requeue answer per job inside their reply (which
+# job of whose each may touch: t610), so the matrix aims them at no job; Logs are private data (owner and admins only); an agent's TaskExit counts only for a rank its node holds in
 # the job's current attempt (node02 holds none: DENIED).
 MATRIX=$(cat <<'EOF'
 Hello       hello        hello_reply    setup_none    no-hello       {"major":1,"minor":0}                                   ok       ok       ok       ok       ok
-Submit      submit       submit_reply   setup_none    -              {"spec":{"name":"m","nodesMin":9,"nodesMax":9,"argv":["true"]}}  ok  ok  ok  DENIED  DENIED
+Submit      submit       submit_reply   setup_none    -              {"spec":{"name":"m","hold":true,"argv":["true"]}}      ok       ok       ok       DENIED   DENIED
 ListJobs    list_jobs    list_jobs_reply setup_none   -              {}                                                      ok       ok       ok       DENIED   DENIED
 GetJob      get_job      get_job_reply  setup_none    -              {"jobId":$TJ}                                           ok       ok       ok       DENIED   DENIED
 Cancel      cancel       cancel_reply   setup_cancel  -              {"jobId":$TJ}                                           ok       DENIED   ok       DENIED   DENIED
@@ -110,6 +111,10 @@ GetNode     get_node     get_node_reply setup_none    -              {"name":"no
 Drain       drain        drain_reply    setup_none    -              {"nodes":["node01"],"reason":"authz"}                   DENIED   DENIED   ok       DENIED   DENIED
 Resume      resume       resume_reply   setup_drained -              {"nodes":["node01"]}                                    DENIED   DENIED   ok       DENIED   DENIED
 Events      events       events_reply   setup_none    -              {"limit":5}                                             ok       ok       ok       DENIED   DENIED
+Hold        hold         hold_reply     setup_none    -              {"jobIds":[999999]}                                     ok       ok       ok       DENIED   DENIED
+Requeue     requeue      requeue_reply  setup_none    -              {"jobIds":[999999]}                                     ok       ok       ok       DENIED   DENIED
+Update      update       update_reply   setup_cancel  -              {"jobId":$TJ,"priority":50}                             ok       DENIED   ok       DENIED   DENIED
+Usage       usage        usage_reply    setup_none    -              {}                                                      ok       ok       ok       DENIED   DENIED
 Register    register     register_reply setup_none    -              {"name":"$CN","inventory":{"source":"simulated"}}      DENIED   DENIED   DENIED   ok       ok
 Heartbeat   heartbeat    none           setup_none    register,probe {}                                                      DENIED   DENIED   DENIED   ok       ok
 TaskExit    task_exit    task_exit_ack  setup_exit    register       {"jobId":$TJ,"restart":$TA,"rank":0,"waitStatus":0}     DENIED   DENIED   DENIED   ok       DENIED
@@ -182,7 +187,7 @@ while read -r row type okword setup flags body expect; do
 done <<<"$MATRIX"
 echo "authorization matrix: $rows rows x ${#IDS[@]} identities = $cells cells, $bad mismatches"
 [ "$cells" = $((rows * ${#IDS[@]})) ] || fail "counted $cells cells for $rows rows"
-[ "$rows" -ge 23 ] || fail "only $rows rows in the matrix"
+[ "$rows" -ge 27 ] || fail "only $rows rows in the matrix"
 [ "$bad" = 0 ] || fail "$bad cells of the authorization matrix are wrong"
 
 # Refusals are logged within a budget (20 lines per 10 s), however many
