@@ -3,7 +3,8 @@
 #
 #   tests/bench/vs-slurm.sh [--jobs N] [--parallel P] [--builddir DIR]
 #                           [--gangs G] [--keep] [--cohort-only]
-#                           [--slurm-timeout S]
+#                           [--slurm-timeout S] [--array-tasks A]
+#                           [--chain D]
 #
 # Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
 # munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
@@ -24,13 +25,19 @@
 #   (b) from the first submit until N fresh trivial jobs have all finished
 #       on the 4 nodes (P submitters; polling squeue / cohort jobs);
 #   (c) from submitting a 2-node x 8-GPU gang until it is seen running
-#       (polling squeue / cohort show in a tight loop), median of G.
+#       (polling squeue / cohort show in a tight loop), median of G;
+#   (d) a job array of A trivial tasks ('sbatch --array=0-(A-1) --wrap
+#       true' against 'cohort submit --array 0-(A-1) -- true'): from the
+#       submit until every task has finished;
+#   (e) a chain of D trivial jobs, each 'afterok' the one before: from
+#       the first submit until the last has finished, per link.
 #
 # Slots: a Slurm node has CPUs=8 (SlurmdParameters=config_overrides) and a
 # trivial job takes one CPU; a Cohort trivial job asks --gpus-per-node 1.
 # So both clusters run at most 32 trivial jobs at once.
 #
-# Defaults: N=500 jobs, P=4 submitters, G=10 gangs. Small sizes (say
+# Defaults: N=500 jobs, P=4 submitters, G=10 gangs, A=1000 tasks, D=100
+# links. Small sizes (say
 # --jobs 6 --parallel 2 --gangs 1) make a seconds-long smoke run, as
 # make check does (tests/integration/t090-vs-slurm-smoke.sh).
 #
@@ -55,6 +62,8 @@ PROG=vs-slurm
 JOBS=500
 PAR=4
 GANGS=10
+ATASKS=1000
+CHAIN=100
 BUILDDIR=
 KEEP=0
 COHORT_ONLY=0
@@ -79,6 +88,8 @@ while [ $# -gt 0 ]; do
 	--jobs) JOBS="${2:?}"; shift 2 ;;
 	--parallel) PAR="${2:?}"; shift 2 ;;
 	--gangs) GANGS="${2:?}"; shift 2 ;;
+	--array-tasks) ATASKS="${2:?}"; shift 2 ;;
+	--chain) CHAIN="${2:?}"; shift 2 ;;
 	--builddir) BUILDDIR="${2:?}"; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--cohort-only) COHORT_ONLY=1; shift ;;
@@ -87,7 +98,7 @@ while [ $# -gt 0 ]; do
 	*) usage >&2; exit 2 ;;
 	esac
 done
-for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S"; do
+for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S" "$ATASKS" "$CHAIN"; do
 	[[ "$v" =~ ^[1-9][0-9]{0,5}$ ]] || die "not a positive integer: $v"
 done
 [ "$COHORT_ONLY" = 1 ] || [ "$(id -u)" = 0 ] ||
@@ -590,6 +601,49 @@ done
 g_slurm=$(median <"$T/gang.slurm")
 g_cohort=$(median <"$T/gang.cohort")
 row "(c) 2x$GPUS gang submit->running, median s" "$g_slurm" "$g_cohort" "$(ratio "$g_slurm" "$g_cohort")"
+
+# ---- (d) an array of A trivial tasks: submit until all done
+array_run() {
+	local side="$1" t0 t1
+	t0=$(now)
+	if [ "$side" = slurm ]; then
+		"${SB[@]}" --array="0-$((ATASKS - 1))" --wrap true >/dev/null ||
+		    die "slurm array submit failed"
+	else
+		"${CS[@]}" --array "0-$((ATASKS - 1))" -- true >/dev/null ||
+		    die "cohort array submit failed"
+	fi
+	wait_drained "$side" "$DRAIN_TIMEOUT_S"
+	t1=$(now)
+	sub "$t0" "$t1"
+}
+d_slurm=-
+[ "$COHORT_ONLY" = 1 ] || d_slurm=$(array_run slurm)
+d_cohort=$(array_run cohort)
+row "(d) array of $ATASKS tasks submit->all done, s" "$d_slurm" "$d_cohort" "$(ratio "$d_slurm" "$d_cohort")"
+
+# ---- (e) a chain of D jobs, each afterok the previous: per link
+chain_run() {
+	local side="$1" t0 t1 i prev=
+	t0=$(now)
+	for ((i = 0; i < CHAIN; i++)); do
+		if [ "$side" = slurm ]; then
+			prev=$("${SB[@]}" --parsable ${prev:+--dependency=afterok:$prev} --wrap true) ||
+			    die "slurm chain submit failed"
+			prev=${prev%%;*}
+		else
+			prev=$("${CS[@]}" ${prev:+--dependency afterok:$prev} -- true) ||
+			    die "cohort chain submit failed"
+		fi
+	done
+	wait_drained "$side" "$DRAIN_TIMEOUT_S"
+	t1=$(now)
+	awk -v s="$(sub "$t0" "$t1")" -v n="$CHAIN" 'BEGIN { printf "%.3f", s / n }'
+}
+e_slurm=-
+[ "$COHORT_ONLY" = 1 ] || e_slurm=$(chain_run slurm)
+e_cohort=$(chain_run cohort)
+row "(e) afterok chain of $CHAIN jobs, s per link" "$e_slurm" "$e_cohort" "$(ratio "$e_slurm" "$e_cohort")"
 echo
 if [ "$COHORT_ONLY" = 1 ]; then
 	echo "gang samples (s): Cohort $(tr '\n' ' ' <"$T/gang.cohort")"

@@ -47,12 +47,13 @@ no_leftovers() {
 	fail "$1 left processes behind:"$'\n'"$left"
 }
 
-# check_table FILE MODE JOBS PAR: every row of the table, in order, with
+# check_table FILE MODE JOBS PAR TASKS CHAIN: every row of the table, in order, with
 # numbers (MODE cohort-only: the Cohort column alone; full: both).
 check_table() {
 	"$PYTHON" - "$@" <<'EOF'
 import re, sys
 path, mode, jobs, par = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+tasks, chain = int(sys.argv[5]), int(sys.argv[6])
 lines = open(path).read().splitlines()
 num = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 ms = re.compile(r"^[0-9]+(\.[0-9]+)?ms$")
@@ -69,7 +70,9 @@ if par != 1:
     labels += ["(a) submits/s, %d submitters, jobs held" % par]
 labels += ["    bench_submit --clients %d (kept conn.)" % c for c in clients]
 labels += ["(b) %d jobs first submit->all done, s" % jobs, "    (as jobs/s end to end)",
-           "    of which after the last submit, s", "(c) 2x8 gang submit->running, median s"]
+           "    of which after the last submit, s", "(c) 2x8 gang submit->running, median s",
+           "(d) array of %d tasks submit->all done, s" % tasks,
+           "(e) afterok chain of %d jobs, s per link" % chain]
 # May be 0.0 (CPU time is counted in clock ticks); the rest must be > 0.
 may_be_zero = {"    client CPU per submit, ms"}
 head = ["Cohort", "ratio"] if mode == "cohort-only" else ["Slurm", "Cohort", "ratio"]
