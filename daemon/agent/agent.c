@@ -887,14 +887,14 @@ agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
 
 ssize_t
 agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank, uint64_t offset, void *buf, size_t max)
+    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max)
 {
 	char path[4096];
 	ssize_t n;
 	int fd;
 
-	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank, path,
-	    sizeof(path)) == -1)
+	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank,
+	    is_stderr, path, sizeof(path)) == -1)
 		return -1;
 	/* The start's directory is the agent's, but never follow a link
 	 * or block on what may be found there. */

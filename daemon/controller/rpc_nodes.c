@@ -194,6 +194,9 @@ struct logs_wait {
 	uint64_t req_id;
 	uint64_t job_id;
 	uint64_t offset;
+	/* What is read: its attempt is set to the one read before the
+	 * agent is asked, so the answer can say which. */
+	struct log_read r;
 	size_t reserved;	/* on the connection, if it still exists */
 };
 
@@ -257,9 +260,13 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	rep.data.data = (uint8_t *)data;
 	rep.data.len = len;
 	rep.next_offset = w->offset + len;
-	/* No more will come once the job has ended and nothing was left. */
+	rep.has_attempt = 1;
+	rep.attempt = w->r.attempt;
+	/* No more will come once the job has ended and nothing was left
+	 * (nor will an earlier attempt's log grow). */
 	rep.finished = len == 0 && job != NULL &&
-	    job_state_is_final(job->state);
+	    (job_state_is_final(job->state) ||
+	    w->r.attempt < job->attempt);
 	env.id = w->req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
 	env.logs_reply = &rep;
@@ -311,8 +318,14 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	if ((w->next = rpc->logs_waits) != NULL)
 		w->next->prev = w;
 	rpc->logs_waits = w;
-	if (cluster_read_log(rpc->cluster, lr->job_id,
-	    lr->has_rank ? lr->rank : 0, w->offset, max, clock_now_ms(),
+	/* Unset stream and attempt: stdout of the latest, as before. */
+	w->r.job_id = lr->job_id;
+	w->r.rank = lr->has_rank ? lr->rank : 0;
+	w->r.attempt = lr->has_attempt ? lr->attempt : 0;
+	w->r.is_stderr = lr->has_stderr_stream && lr->stderr_stream;
+	w->r.offset = w->offset;
+	w->r.max = max;
+	if (cluster_read_log(rpc->cluster, &w->r, clock_now_ms(),
 	    rpc_logs_done, w, &err) == -1) {
 		rpc_logs_wait_free(w);
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
