@@ -34,6 +34,8 @@ struct launch {
 	size_t ngpus;
 	const char *resume_checkpoint;
 	bool watch_checkpoints;		/* rank 0: report LATEST */
+	uint64_t array_id;		/* an array task: its array; else 0 */
+	uint32_t array_task;		/* and its index */
 };
 
 /* The latest checkpoint of a job whose LATEST this node watches. */

@@ -122,6 +122,238 @@ join(const char *const *strs, const unsigned *nums, size_t n)
 	return s;
 }
 
+/* What SLURM_ARRAY_TASK_COUNT/MIN/MAX/STEP say of an array spec. */
+struct array_stats {
+	uint64_t count, min, max;
+	uint64_t step;		/* 0: the indices are not evenly spaced */
+};
+
+/* More indices than this in a spec of several items are not expanded
+ * to count them (the controller refuses far smaller arrays anyway). */
+#define ENV_ARRAY_EXPAND_MAX 100000
+#define ENV_ARRAY_NUM_MAX 999999999ULL
+
+static int
+array_num(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (*v = 0; *s >= '0' && *s <= '9'; s++)
+		if ((*v = *v * 10 + (uint64_t)(*s - '0')) > ENV_ARRAY_NUM_MAX)
+			return -1;
+	*p = s;
+	return 0;
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* An item of an array spec: first, first + step, ... up to last. */
+struct array_item {
+	uint64_t first, last, step;
+};
+
+/* Parse "LIST[%N]", LIST a comma list of N, A-B or A-B:S, as sbatch
+ * --array, into *items (malloc'd). 0, or -1 when spec is not one (the
+ * controller checks it at submit; the agent then leaves the variables
+ * it would give out). */
+static int
+array_parse(const char *spec, struct array_item **items, size_t *n)
+{
+	struct array_item it, *v = NULL, *nv;
+	const char *p = spec;
+	uint64_t limit;
+
+	*items = NULL;
+	*n = 0;
+	for (;;) {
+		if (array_num(&p, &it.first) == -1)
+			goto fail;
+		it.last = it.first;
+		it.step = 1;
+		if (*p == '-') {
+			p++;
+			if (array_num(&p, &it.last) == -1 || it.last < it.first)
+				goto fail;
+			if (*p == ':') {
+				p++;
+				if (array_num(&p, &it.step) == -1 ||
+				    it.step == 0)
+					goto fail;
+			}
+		}
+		/* The last index the step reaches. */
+		it.last = it.first + (it.last - it.first) / it.step * it.step;
+		if ((nv = reallocarray(v, *n + 1, sizeof(*v))) == NULL)
+			goto fail;
+		v = nv;
+		v[(*n)++] = it;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (*p == '%') {
+		p++;
+		if (array_num(&p, &limit) == -1)
+			goto fail;
+	}
+	if (*p != '\0')
+		goto fail;
+	*items = v;
+	return 0;
+fail:
+	free(v);
+	*n = 0;
+	return -1;
+}
+
+/* Count, bounds and step of the indices of spec: 0, or -1 when it is
+ * not an array spec (or memory ran out). */
+static int
+array_stats(const char *spec, struct array_stats *st)
+{
+	struct array_item *it;
+	uint64_t total = 0, *v, x, gap;
+	size_t n, i, k = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (array_parse(spec, &it, &n) == -1)
+		return -1;
+	st->min = it[0].first;
+	st->max = it[0].last;
+	for (i = 0; i < n; i++) {
+		st->min = it[i].first < st->min ? it[i].first : st->min;
+		st->max = it[i].last > st->max ? it[i].last : st->max;
+		total += (it[i].last - it[i].first) / it[i].step + 1;
+	}
+	if (n == 1) {
+		st->count = total;
+		st->step = total > 1 ? it[0].step : 1;
+		free(it);
+		return 0;
+	}
+	/* Several items may overlap: count the distinct indices, unless
+	 * there are too many to list (count and step stay unknown). */
+	if (total > ENV_ARRAY_EXPAND_MAX ||
+	    (v = calloc(total, sizeof(*v))) == NULL) {
+		free(it);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		for (x = it[i].first; x <= it[i].last; x += it[i].step)
+			v[k++] = x;
+	free(it);
+	qsort(v, k, sizeof(*v), u64_cmp);
+	st->count = 1;
+	st->step = 1;
+	gap = 0;
+	for (i = 1; i < k; i++) {
+		if (v[i] == v[i - 1])
+			continue;
+		st->count++;
+		if (gap == 0)
+			gap = v[i] - v[i - 1];
+		else if (v[i] - v[i - 1] != gap)
+			st->step = 0;	/* not evenly spaced */
+	}
+	if (st->step != 0 && gap != 0)
+		st->step = gap;
+	free(v);
+	return 0;
+}
+
+/* Drop every variable whose name starts with prefix. */
+static void
+envv_unset_prefix(struct envv *e, const char *prefix)
+{
+	size_t i = 0, plen = strlen(prefix);
+
+	while (i < e->n) {
+		if (strncmp(e->v[i], prefix, plen) != 0) {
+			i++;
+			continue;
+		}
+		free(e->v[i]);
+		memmove(&e->v[i], &e->v[i + 1], (e->n - i) * sizeof(*e->v));
+		e->n--;
+	}
+}
+
+/* An array task's variables, Cohort's and Slurm's. The job's env may
+ * hold some from where it was submitted (inside another array task):
+ * they are not this task's, whatever this one sets. */
+static int
+env_put_array(struct envv *e, const struct task_env *te)
+{
+	struct array_stats st;
+
+	envv_unset_prefix(e, "COHORT_ARRAY_");
+	envv_unset_prefix(e, "SLURM_ARRAY_");
+	if (te->array_id == 0)
+		return 0;
+	if (envv_setu(e, "COHORT_ARRAY_JOB_ID", te->array_id) == -1 ||
+	    envv_setu(e, "COHORT_ARRAY_TASK_ID", te->array_task) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_JOB_ID", te->array_id) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_TASK_ID", te->array_task) == -1)
+		return -1;
+	if (te->array_spec == NULL || array_stats(te->array_spec, &st) == -1)
+		return 0;
+	if (st.count > 0 &&
+	    envv_setu(e, "SLURM_ARRAY_TASK_COUNT", st.count) == -1)
+		return -1;
+	if (envv_setu(e, "SLURM_ARRAY_TASK_MIN", st.min) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_TASK_MAX", st.max) == -1)
+		return -1;
+	if (st.step > 0 &&
+	    envv_setu(e, "SLURM_ARRAY_TASK_STEP", st.step) == -1)
+		return -1;
+	return 0;
+}
+
+/* Slurm's names for what Cohort already says, so that scripts written
+ * for sbatch run unchanged. SLURM_JOB_NODELIST is the node list in rank
+ * order, comma-separated (a hostlist too), rather than Slurm's sorted
+ * and compressed one, so that its n-th name is SLURM_NODEID n. */
+static int
+env_put_slurm(struct envv *e, const struct task_env *te, const char *nodes,
+    size_t ngpus)
+{
+	uint64_t tpn = te->tasks_per_node;
+	char tasks[48];
+
+	if (te->nnodes > 1)
+		snprintf(tasks, sizeof(tasks), "%" PRIu64 "(x%u)", tpn,
+		    te->nnodes);
+	else
+		snprintf(tasks, sizeof(tasks), "%" PRIu64, tpn);
+	if (envv_setu(e, "SLURM_JOB_ID", te->job_id) == -1 ||
+	    envv_setu(e, "SLURM_JOBID", te->job_id) == -1 ||
+	    envv_set(e, "SLURM_JOB_NAME", te->job_name) == -1 ||
+	    envv_setu(e, "SLURM_NNODES", te->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_JOB_NUM_NODES", te->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_NODEID", te->node_rank) == -1 ||
+	    envv_setu(e, "SLURM_PROCID",
+	    te->node_rank * tpn + te->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_LOCALID", te->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_NTASKS", te->nnodes * tpn) == -1 ||
+	    envv_setu(e, "SLURM_NPROCS", te->nnodes * tpn) == -1 ||
+	    envv_setu(e, "SLURM_NTASKS_PER_NODE", tpn) == -1 ||
+	    envv_set(e, "SLURM_TASKS_PER_NODE", tasks) == -1 ||
+	    envv_set(e, "SLURM_JOB_NODELIST", nodes) == -1 ||
+	    envv_set(e, "SLURM_NODELIST", nodes) == -1 ||
+	    envv_setu(e, "SLURM_RESTART_COUNT", te->restart_count) == -1 ||
+	    envv_setu(e, "SLURM_GPUS_ON_NODE", ngpus) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 env_check(const struct task_env *te, struct cerr *err)
 {
@@ -153,10 +385,10 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 {
 	uint64_t tpn = te->tasks_per_node;
 	char *nodes = NULL, *gpus = NULL;
-	size_t off, len;
+	size_t off, len, ngpus = te->cpu_only ? 0 : te->ngpus;
 	int rc = -1;
 
-	env_task_gpus(te->ngpus, te->tasks_per_node, te->local_rank, &off,
+	env_task_gpus(ngpus, te->tasks_per_node, te->local_rank, &off,
 	    &len);
 	if ((nodes = join(te->nodelist, NULL, te->nnodes)) == NULL ||
 	    (gpus = join(NULL, len > 0 ? te->gpus + off : NULL, len)) == NULL)
@@ -185,11 +417,42 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 	    envv_set(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID") == -1 ||
 	    envv_set(e, "CUDA_VISIBLE_DEVICES", gpus) == -1)
 		goto out;
+	/* A CPU-only task sees no GPU: "" above hides them from CUDA, and
+	 * "void" from the NVIDIA container runtime, which would otherwise
+	 * honour a value the submitter's environment brought. */
+	if (te->cpu_only &&
+	    envv_set(e, "NVIDIA_VISIBLE_DEVICES", "void") == -1)
+		goto out;
+	if (env_put_array(e, te) == -1 ||
+	    env_put_slurm(e, te, nodes, ngpus) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(nodes);
 	free(gpus);
 	return rc;
+}
+
+/* USER and LOGNAME of the base layer again, over the job's: the
+ * submitter's would name the account it submitted from, not the one the
+ * task runs as. */
+static int
+env_put_identity(struct envv *e, const struct task_env *te,
+    struct cerr *err)
+{
+	size_t i, klen;
+	char *copy;
+
+	for (i = 0; i < te->nbase_env; i++) {
+		klen = env_keylen(te->base_env[i]);
+		if (!((klen == 4 && strncmp(te->base_env[i], "USER", 4) == 0) ||
+		    (klen == 7 && strncmp(te->base_env[i], "LOGNAME", 7) == 0)))
+			continue;
+		if ((copy = strdup(te->base_env[i])) == NULL ||
+		    envv_put_owned(e, copy) == -1)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	return 0;
 }
 
 int
@@ -204,7 +467,8 @@ env_build(const struct task_env *te, char ***envp, size_t *n,
 		return -1;
 	if (envv_put_layer(&e, te->base_env, te->nbase_env, "base",
 	    err) == -1 ||
-	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1)
+	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1 ||
+	    env_put_identity(&e, te, err) == -1)
 		goto fail;
 	if (env_put_cohort(&e, te) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");

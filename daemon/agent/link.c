@@ -594,6 +594,10 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	la.resume_checkpoint = lr->resume_checkpoint;
 	la.watch_checkpoints = lr->has_watch_checkpoints &&
 	    lr->watch_checkpoints;
+	if (lr->has_array_id && lr->array_id != 0) {
+		la.array_id = lr->array_id;
+		la.array_task = lr->has_array_task ? lr->array_task : 0;
+	}
 	if (l->ops->launch(l->arg, &la, &err) == -1) {
 		link_send_error(l, req->id, err.code, err.text);
 	} else {
