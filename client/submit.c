@@ -29,6 +29,7 @@ enum {
 	O_NAME = 0x100, O_NODES, O_GPUS, O_TASKS, O_GPU_TYPE, O_TIME,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
+	O_OUTPUT, O_ERROR,
 	O_HELP = 'h',
 };
 
@@ -50,6 +51,8 @@ static const struct option submit_longopts[] = {
 	{ "workdir", required_argument, NULL, O_WORKDIR },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "service", no_argument, NULL, O_SERVICE },
+	{ "output", required_argument, NULL, O_OUTPUT },
+	{ "error", required_argument, NULL, O_ERROR },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -77,6 +80,8 @@ static const char submit_usage[] =
     "  --queue Q                  the queue (default: the first listing you)\n"
     "  --service                  a long-running service: no time limit,\n"
     "                             restarted on any exit with back-off\n"
+    "  --output FILE, --error FILE  stdout, stderr to FILE on the node\n"
+    "                             (%j %A %a %t %n %N %x %u %%)\n"
     "  --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; the\n"
@@ -336,6 +341,10 @@ submit_option(struct job_spec *spec, struct submit_pass *p, int opt,
 	case O_SERVICE:
 		spec->service = true;
 		return 0;
+	case O_OUTPUT:
+		return set_str(&spec->output, arg);
+	case O_ERROR:
+		return set_str(&spec->error, arg);
 	}
 	snprintf(why, wlen, "invalid number '%s'", arg);
 	return -1;
