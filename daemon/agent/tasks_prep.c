@@ -6,9 +6,11 @@
  * left for them to work out.
  *
  * The children run as root only until the task drops to the user; the
- * spool logs (stdout, stderr) are opened and chowned here and inherited,
- * so the user needs no write access to the spool, but must be able to search the spool
- * directory to run a batch script from it (mode 0711 or more). */
+ * spool logs (stdout, stderr) are opened and chowned here and
+ * inherited, so the user needs no write access to the spool, but must
+ * be able to search the spool directory to run a batch script from it
+ * (mode 0711 or more). The -o/-e files are the task's to open, as the
+ * user (tasks_child.c). */
 #include "config.h"
 
 #include <sys/stat.h>
