@@ -10,7 +10,8 @@
 #     stderr; --all-ranks prefixes every line with its rank;
 #  4. a job that fails once then succeeds: --attempt 1 shows the first
 #     attempt's output and the default the latest's, and its --output
-#     file holds both (the restart appends);
+#     file holds both (the restart appends); --follow goes on from the
+#     first attempt's log into the second's;
 #  5. a venv's PATH reaches the job, and the Slurm names are set.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the job that fails once restarts; the unopenable output file fails its job.
@@ -110,6 +111,22 @@ expect_exit 0 cohort logs "$id" --attempt 2 --stderr
 [ ! -s "$OUT" ] || fail "cohort logs $id --attempt 2 --stderr: '$(cat "$OUT")'"
 expect_exit 1 cohort logs "$id" --attempt 3
 stderr_one_line "cohort: " "attempts 1\.\.2"
+
+# --follow goes on into the next attempt, from the start of its log.
+id=$(job_submit --name follow --nodes 1 --workdir "$W" -- sh -c '
+if [ -e marker-$COHORT_JOB_ID ]; then echo "second run"; exit 0; fi
+: >marker-$COHORT_JOB_ID; echo "first run"
+while [ ! -e go-$COHORT_JOB_ID ]; do sleep 0.05; done; exit 3')
+cohort logs "$id" --follow >"$T/follow.out" 2>"$T/follow.err" &
+fpid=$!
+track_pid "$fpid"
+followed() { grep -q "first run" "$T/follow.out"; }
+wait_for 20 followed || fail "cohort logs --follow printed '$(cat "$T/follow.out")' $(cat "$T/follow.err")"
+: >"$W/go-$id"
+wait_for 30 proc_gone "$fpid" || fail "cohort logs --follow did not end: '$(cat "$T/follow.out")'"
+wait "$fpid" || fail "cohort logs --follow failed: $(cat "$T/follow.err")"
+[ "$(cat "$T/follow.out")" = "$(printf 'first run\nsecond run')" ] ||
+	fail "cohort logs --follow across a restart printed '$(cat "$T/follow.out")'"
 
 ### 5. A venv's PATH; Slurm's names.
 mkdir -p "$W/venv/bin"
