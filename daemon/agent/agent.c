@@ -572,6 +572,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	te.array_task = l->array_task;
 	te.array_spec = s->array;
 	te.cpu_only = s->cpu_only;
+	te.workdir = s->workdir;
 	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
 	if (taskout_files(l, tl.rank, &out, err) == -1)
 		return -1;

@@ -351,6 +351,11 @@ env_put_slurm(struct envv *e, const struct task_env *te, const char *nodes,
 	    envv_setu(e, "SLURM_RESTART_COUNT", te->restart_count) == -1 ||
 	    envv_setu(e, "SLURM_GPUS_ON_NODE", ngpus) == -1)
 		return -1;
+	/* Scripts "cd $SLURM_SUBMIT_DIR": the job starts in its workdir,
+	 * which is where cohort submit ran unless --workdir said else. */
+	if (te->workdir != NULL &&
+	    envv_set(e, "SLURM_SUBMIT_DIR", te->workdir) == -1)
+		return -1;
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct task_env {
 	uint32_t array_task;
 	const char *array_spec;
 	bool cpu_only;			/* no GPU, whatever gpus says */
+	const char *workdir;		/* the job's; NULL: not given */
 };
 
 /* Build a NULL-terminated envp (malloc'd vector of malloc'd strings;

@@ -130,12 +130,12 @@ wait "$fpid" || fail "cohort logs --follow failed: $(cat "$T/follow.err")"
 
 ### 5. A venv's PATH; Slurm's names.
 mkdir -p "$W/venv/bin"
-printf '#!/bin/sh\necho "from the venv: $VIRTUAL_ENV $SLURM_JOB_ID $SLURM_PROCID/$SLURM_NTASKS $SLURM_JOB_NODELIST"\n' >"$W/venv/bin/t630-tool"
+printf '#!/bin/sh\necho "from the venv: $VIRTUAL_ENV $SLURM_JOB_ID $SLURM_PROCID/$SLURM_NTASKS $SLURM_JOB_NODELIST $SLURM_SUBMIT_DIR"\n' >"$W/venv/bin/t630-tool"
 chmod 755 "$W/venv" "$W/venv/bin" "$W/venv/bin/t630-tool"
 id=$(job_submit --name venv --nodes 1 --workdir "$W" --env "PATH=$W/venv/bin:/usr/bin:/bin" \
 	--env "VIRTUAL_ENV=$W/venv" -- t630-tool)
 ended_ok "$id"
 node0=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
 expect_exit 0 cohort logs "$id"
-[ "$(cat "$OUT")" = "from the venv: $W/venv $id 0/1 $node0" ] || fail "venv job: '$(cat "$OUT")'"
+[ "$(cat "$OUT")" = "from the venv: $W/venv $id 0/1 $node0 $W" ] || fail "venv job: '$(cat "$OUT")'"
 exit 0

@@ -326,6 +326,7 @@ START_TEST(test_slurm_names)
 	assert_var(envp, n, "SLURM_NODELIST", "gpu001,gpu002");
 	assert_var(envp, n, "SLURM_RESTART_COUNT", "2");
 	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "8");
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_SUBMIT_DIR"));
 	/* Not an array task. */
 	ck_assert_ptr_null(maybe(envp, n, "SLURM_ARRAY_TASK_ID"));
 	ck_assert_ptr_null(maybe(envp, n, "COHORT_ARRAY_TASK_ID"));
@@ -334,8 +335,10 @@ START_TEST(test_slurm_names)
 
 	te.nnodes = 1;
 	te.node_rank = 0;
+	te.workdir = "/home/alice/run";
 	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
 	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4");
+	assert_var(envp, n, "SLURM_SUBMIT_DIR", "/home/alice/run");
 	assert_var(envp, n, "SLURM_PROCID", "2");
 	strv_free(envp, n);
 }
