@@ -438,20 +438,26 @@ out:
 	return rc;
 }
 
-/* USER and LOGNAME of the base layer again, over the job's: the
- * submitter's would name the account it submitted from, not the one the
- * task runs as. */
+/* HOME, USER and LOGNAME of the base layer again, over the job's: the
+ * submitter's name the account it submitted from, which need not be the
+ * one the task runs as (user_map), and a HOME the task's account cannot
+ * write breaks every tool that keeps a cache there. sbatch would keep
+ * the submitter's; Slurm never runs a job as another account. */
 static int
 env_put_identity(struct envv *e, const struct task_env *te,
     struct cerr *err)
 {
-	size_t i, klen;
+	static const char *const keys[] = { "HOME", "USER", "LOGNAME" };
+	size_t i, k, klen;
 	char *copy;
 
 	for (i = 0; i < te->nbase_env; i++) {
 		klen = env_keylen(te->base_env[i]);
-		if (!((klen == 4 && strncmp(te->base_env[i], "USER", 4) == 0) ||
-		    (klen == 7 && strncmp(te->base_env[i], "LOGNAME", 7) == 0)))
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (klen == strlen(keys[k]) &&
+			    strncmp(te->base_env[i], keys[k], klen) == 0)
+				break;
+		if (k == sizeof(keys) / sizeof(keys[0]))
 			continue;
 		if ((copy = strdup(te->base_env[i])) == NULL ||
 		    envv_put_owned(e, copy) == -1)

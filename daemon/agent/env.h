@@ -46,9 +46,10 @@ struct task_env {
  *   1. base: the account's HOME, USER, LOGNAME, SHELL, PATH;
  *   2. the job's env (--env, and the submitter's with --export), so that
  *      a venv's or conda's PATH, VIRTUAL_ENV, CONDA_*, LD_LIBRARY_PATH,
- *      PYTHONPATH and HOME reach the job, as with sbatch;
- *   3. USER and LOGNAME of the base again: they name the account the
- *      task runs as, which the agent may have mapped to another name;
+ *      PYTHONPATH reach the job, as with sbatch;
+ *   3. HOME, USER and LOGNAME of the base again: they are the account's
+ *      the task runs as, which the agent may have mapped to another one
+ *      (sbatch would keep the submitter's);
  *   4. Cohort's variables (COHORT_*, the torchrun names, MASTER_*,
  *      CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES for a CPU-only job,
  *      and Slurm's SLURM_* names for scripts written for sbatch).

@@ -441,8 +441,8 @@ START_TEST(test_cpu_only)
 END_TEST
 
 /* The submitter's environment (--export ALL) wins over the account's
- * defaults, so that an activated venv or conda works; USER and LOGNAME
- * stay the account's the task runs as; Cohort's stay Cohort's. */
+ * defaults, so that an activated venv or conda works; HOME, USER and
+ * LOGNAME stay the account's the task runs as; Cohort's stay Cohort's. */
 START_TEST(test_submitter_env)
 {
 	static const char *const base[] = { "HOME=/home/alice",
@@ -472,7 +472,7 @@ START_TEST(test_submitter_env)
 	assert_var(envp, n, "CONDA_DEFAULT_ENV", "t");
 	assert_var(envp, n, "LD_LIBRARY_PATH", "/opt/cuda/lib64");
 	assert_var(envp, n, "PYTHONPATH", "/home/al/src");
-	assert_var(envp, n, "HOME", "/home/al");
+	assert_var(envp, n, "HOME", "/home/alice");
 	assert_var(envp, n, "SHELL", "/bin/sh");
 	assert_var(envp, n, "USER", "alice");
 	assert_var(envp, n, "LOGNAME", "alice");
