@@ -111,6 +111,7 @@ struct log_read {
 	bool is_stderr;		/* the stderr stream, else stdout */
 	uint64_t offset;
 	uint32_t max;
+	char node[PEER_NAME_MAX + 1];	/* set to the node asked */
 };
 
 /* Read a task's log through the agent of the node that holds the rank

@@ -97,6 +97,7 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 		return cerr_set(err, ERR_UNAVAILABLE, "node %s of rank %u is "
 		    "not connected; its log cannot be read now",
 		    p != NULL ? p->node : "?", r->rank);
+	snprintf(r->node, sizeof(r->node), "%s", n->name);
 	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, r->job_id,
 	    r->attempt, r->rank, r->is_stderr, r->offset, r->max, now, cb,
 	    arg) == -1)

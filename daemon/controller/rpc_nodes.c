@@ -249,12 +249,24 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	const struct job *job = jobs_get(w->rpc->jobs, w->job_id);
 	struct rpc *rpc = w->rpc;
 	uint64_t cid = w->conn_id;
+	char text[sizeof(err->text) + PEER_NAME_MAX];
 
 	/* The reply reserves its real size itself (rpc_send_to). */
 	if (err != NULL) {
 		env.id = w->req_id;
+		/* An earlier attempt is asked of the node that runs the rank
+		 * now; that attempt may have run elsewhere. */
+		if (err->code == ERR_NOT_FOUND && job != NULL &&
+		    w->r.attempt < job->attempt)
+			snprintf(text, sizeof(text), "job %" PRIu64 " rank %u: "
+			    "node %s, which runs it now, has no log of attempt "
+			    "%" PRIu32 " (a restart may have moved the rank "
+			    "from the node that ran it)", w->job_id, w->r.rank,
+			    w->r.node, w->r.attempt);
+		else
+			snprintf(text, sizeof(text), "%s", err->text);
 		rpc_logs_wait_free(w);
-		rpc_error_to(rpc, cid, env.id, err->code, err->text);
+		rpc_error_to(rpc, cid, env.id, err->code, text);
 		return;
 	}
 	rep.data.data = (uint8_t *)data;

@@ -111,6 +111,12 @@ expect_exit 0 cohort logs "$id" --attempt 2 --stderr
 [ ! -s "$OUT" ] || fail "cohort logs $id --attempt 2 --stderr: '$(cat "$OUT")'"
 expect_exit 1 cohort logs "$id" --attempt 3
 stderr_one_line "cohort: " "attempts 1\.\.2"
+# An attempt whose log is not where the rank runs now (as after a move).
+n=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
+[ -d "$C/$n/spool/jobs/$id.1" ] || fail "no spool directory $C/$n/spool/jobs/$id.1"
+rm -rf "$C/$n/spool/jobs/$id.1"
+expect_exit 1 cohort logs "$id" --attempt 1
+stderr_one_line "cohort: " "node $n, which runs it now, has no log of attempt 1"
 
 # --follow goes on into the next attempt, from the start of its log.
 id=$(job_submit --name follow --nodes 1 --workdir "$W" -- sh -c '
