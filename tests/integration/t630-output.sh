@@ -85,6 +85,22 @@ want=$(printf '0: o0 a\n0: o0 b\n1: o1 a\n1: o1 b\n2: o2 a\n2: o2 b\n3: o3 a\n3:
 expect_exit 0 cohort logs "$id" --all-ranks --stderr --follow
 [ "$(sort "$OUT")" = "$(printf '0: e0\n1: e1\n2: e2\n3: e3')" ] ||
 	fail "cohort logs --all-ranks --stderr --follow: '$(cat "$OUT")'"
+# Live: each rank's lines as they come, before the job ends.
+lid=$(job_submit --name live --nodes 2 --workdir "$W" -- sh -c '
+echo "r$RANK start"; while [ ! -e go-$COHORT_JOB_ID ]; do sleep 0.05; done
+echo "r$RANK end"')
+cohort logs "$lid" --all-ranks --follow >"$T/live.out" 2>"$T/live.err" &
+lpid=$!
+track_pid "$lpid"
+started() { [ "$(grep -c ' start$' "$T/live.out")" -eq 2 ]; }
+wait_for 20 started || fail "cohort logs --all-ranks --follow printed '$(cat "$T/live.out")' $(cat "$T/live.err")"
+: >"$W/go-$lid"
+wait_for 30 proc_gone "$lpid" || fail "cohort logs --all-ranks --follow did not end: '$(cat "$T/live.out")'"
+wait "$lpid" || fail "cohort logs --all-ranks --follow failed: $(cat "$T/live.err")"
+[ "$(sort "$T/live.out")" = "$(printf '0: r0 end\n0: r0 start\n1: r1 end\n1: r1 start')" ] ||
+	fail "cohort logs --all-ranks --follow: '$(cat "$T/live.out")'"
+[ "$(head -n 2 "$T/live.out" | grep -c ' start$')" -eq 2 ] ||
+	fail "cohort logs --all-ranks --follow printed an end before both starts: '$(cat "$T/live.out")'"
 expect_exit 2 cohort logs "$id" --all-ranks --rank 1
 expect_exit 2 cohort logs "$id" --attempt 0
 
