@@ -49,13 +49,16 @@ run_on_signal(int sig)
 	run_interrupts++;
 }
 
-/* One rank's stream: where we are in its log, and the part of a line
- * not yet printed. */
-struct run_rank {
+/* One stream of a rank (its stdout, or its stderr): where we are in its
+ * log, and the part of a line not yet printed. */
+struct run_stream {
 	uint64_t offset;
 	char *part;
 	size_t npart;
-	bool done;		/* the controller said finished */
+};
+
+struct run_rank {
+	struct run_stream s[2];	/* [0] stdout, [1] stderr */
 };
 
 struct run_state {
@@ -69,13 +72,15 @@ struct run_state {
 	bool label;		/* prefix lines with the rank */
 };
 
-/* Print what rank r has of whole lines; keep the rest for later (or for
- * the end: run_flush). */
+/* Print what stream e (0 stdout, 1 stderr) of rank r has of whole
+ * lines, to our stdout or stderr; keep the rest for later (or for the
+ * end: run_flush). */
 static int
-run_emit(struct run_state *rs, unsigned r, const uint8_t *data, size_t len,
-    bool flush)
+run_emit(struct run_state *rs, unsigned r, int e, const uint8_t *data,
+    size_t len, bool flush)
 {
-	struct run_rank *k = &rs->ranks[r];
+	struct run_stream *k = &rs->ranks[r].s[e];
+	FILE *fp = e ? stderr : stdout;
 	const uint8_t *nl;
 	char *np;
 	size_t n;
@@ -97,16 +102,16 @@ run_emit(struct run_state *rs, unsigned r, const uint8_t *data, size_t len,
 		n = nl != NULL ? (size_t)(nl - (uint8_t *)k->part) + 1 :
 		    k->npart;
 		if (rs->label)
-			printf("%u: ", r);
-		fwrite(k->part, 1, n, stdout);
+			fprintf(fp, "%u: ", r);
+		fwrite(k->part, 1, n, fp);
 		if (nl == NULL)
-			putchar('\n');
+			fputc('\n', fp);
 		memmove(k->part, k->part + n, k->npart - n);
 		k->npart -= n;
 		if (k->npart == 0)
 			break;
 	}
-	return fflush(stdout) == EOF ? -1 : 0;
+	return fflush(fp) == EOF ? -1 : 0;
 }
 
 /* GetJob: the job, or NULL with *rc set after printing why. */
@@ -141,14 +146,15 @@ run_get(struct run_state *rs, int *rc)
 	return j;
 }
 
-/* Read what rank r has written since last time. 0, or -1 with *rc. A
- * refusal because the job has not started (CONFLICT) is not an error. */
+/* Read what stream e of rank r has written since last time. 0, or -1
+ * with *rc. A refusal because the job has not started (CONFLICT) is not
+ * an error. */
 static int
-run_read_rank(struct run_state *rs, unsigned r, int *rc)
+run_read_rank(struct run_state *rs, unsigned r, int e, int *rc)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__LogsRequest lr = COHORT__V1__LOGS_REQUEST__INIT;
-	struct run_rank *k = &rs->ranks[r];
+	struct run_stream *k = &rs->ranks[r].s[e];
 	struct cerr err;
 	int ret = 0;
 
@@ -156,6 +162,8 @@ run_read_rank(struct run_state *rs, unsigned r, int *rc)
 	lr.has_rank = lr.has_offset = 1;
 	lr.rank = r;
 	lr.offset = k->offset;
+	lr.has_stderr_stream = e == 1;
+	lr.stderr_stream = e == 1;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_LOGS;
 	req.logs = &lr;
 	for (;;) {
@@ -173,8 +181,7 @@ run_read_rank(struct run_state *rs, unsigned r, int *rc)
 		}
 		const Cohort__V1__LogsReply *lp = rep->logs_reply;
 		size_t len = lp->data.len;
-		k->done = lp->finished;
-		if (len > 0 && run_emit(rs, r, lp->data.data, len,
+		if (len > 0 && run_emit(rs, r, e, lp->data.data, len,
 		    false) == -1) {
 			output_error("run: cannot write the output: %s",
 			    strerror(errno));
@@ -195,10 +202,26 @@ static void
 run_flush(struct run_state *rs)
 {
 	size_t r;
+	int e;
 
 	for (r = 0; r < rs->nranks; r++)
-		if (rs->ranks[r].npart > 0)
-			run_emit(rs, (unsigned)r, NULL, 0, true);
+		for (e = 0; e < 2; e++)
+			if (rs->ranks[r].s[e].npart > 0)
+				run_emit(rs, (unsigned)r, e, NULL, 0, true);
+}
+
+static void
+run_ranks_free(struct run_state *rs)
+{
+	size_t r;
+
+	for (r = 0; r < rs->nranks; r++) {
+		free(rs->ranks[r].s[0].part);
+		free(rs->ranks[r].s[1].part);
+	}
+	free(rs->ranks);
+	rs->ranks = NULL;
+	rs->nranks = 0;
 }
 
 /* A new run of the job (its first, or a restart): stream its ranks from
@@ -206,14 +229,10 @@ run_flush(struct run_state *rs)
 static int
 run_new_run(struct run_state *rs, const struct job *j)
 {
-	size_t n = j->nplace * j->spec.tasks_per_node, r;
+	size_t n = j->nplace * j->spec.tasks_per_node;
 
 	run_flush(rs);
-	for (r = 0; r < rs->nranks; r++)
-		free(rs->ranks[r].part);
-	free(rs->ranks);
-	rs->ranks = NULL;
-	rs->nranks = 0;
+	run_ranks_free(rs);
 	if (n > RUN_RANKS_MAX) {
 		status_clear(&rs->sl);
 		output_error("run: job %" PRIu64 " has %zu ranks; streaming "
@@ -304,7 +323,8 @@ run_loop(struct run_state *rs)
 		/* Read after the state: a job seen ended has all of its
 		 * output in the logs by now. */
 		for (r = 0; r < rs->nranks; r++)
-			if (run_read_rank(rs, (unsigned)r, &rc) == -1) {
+			if (run_read_rank(rs, (unsigned)r, 0, &rc) == -1 ||
+			    run_read_rank(rs, (unsigned)r, 1, &rc) == -1) {
 				job_free(j);
 				return rc;
 			}
@@ -331,7 +351,7 @@ cmd_run(int argc, char **argv, const struct cconn_opts *opts)
 	struct sigaction sa, old_int, old_term;
 	struct job_spec spec;
 	char **words;
-	size_t nwords, r;
+	size_t nwords;
 	int rc;
 
 	job_spec_init(&spec);
@@ -375,9 +395,7 @@ restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 out:
-	for (r = 0; r < rs.nranks; r++)
-		free(rs.ranks[r].part);
-	free(rs.ranks);
+	run_ranks_free(&rs);
 	job_spec_clear(&spec);
 	strv_free(words, nwords);
 	return rc;

@@ -26,6 +26,7 @@
 #include "daemon/agent/env.h"
 #include "daemon/agent/tasks.h"
 #include "daemon/agent/tasks_spool.h"
+#include "daemon/agent/taskout.h"
 #include "daemon/agent/watch.h"
 #include "lib/log.h"
 
@@ -542,6 +543,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	const struct job_spec *s = l->spec;
 	struct task_env te = { 0 };
 	struct task_launch tl = { 0 };
+	struct taskout out;
 	struct task t;
 	char **envp = NULL;
 	size_t nenv = 0;
@@ -566,12 +568,23 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	te.nuser_env = s->nenv;
 	te.base_env = (const char *const *)base;
 	te.nbase_env = nbase;
+	te.array_id = l->array_id;
+	te.array_task = l->array_task;
+	te.array_spec = s->array;
+	te.cpu_only = s->cpu_only;
+	te.workdir = s->workdir;
+	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
+	if (taskout_files(l, tl.rank, &out, err) == -1)
+		return -1;
 	if (env_build(&te, &envp, &nenv, err) == -1)
 		return -1;
 	tl.job_id = l->job_id;
 	tl.restart = l->restart;
 	tl.local_rank = local_rank;
-	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
+	tl.out_file = out.out[0] != '\0' ? out.out : NULL;
+	tl.err_file = out.err[0] != '\0' ? out.err : NULL;
+	tl.out_trunc = out.out_trunc;
+	tl.err_trunc = out.err_trunc;
 	tl.argv = (const char *const *)s->argv;
 	tl.argc = s->argc;
 	tl.script = s->script;
@@ -887,14 +900,14 @@ agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
 
 ssize_t
 agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank, uint64_t offset, void *buf, size_t max)
+    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max)
 {
 	char path[4096];
 	ssize_t n;
 	int fd;
 
-	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank, path,
-	    sizeof(path)) == -1)
+	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank,
+	    is_stderr, path, sizeof(path)) == -1)
 		return -1;
 	/* The start's directory is the agent's, but never follow a link
 	 * or block on what may be found there. */

@@ -34,6 +34,8 @@ struct launch {
 	size_t ngpus;
 	const char *resume_checkpoint;
 	bool watch_checkpoints;		/* rank 0: report LATEST */
+	uint64_t array_id;		/* an array task: its array; else 0 */
+	uint32_t array_task;		/* and its index */
 };
 
 /* The latest checkpoint of a job whose LATEST this node watches. */
@@ -92,10 +94,11 @@ struct progress_report *agent_progress(struct agent *a, size_t *n);
 unsigned agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
     int sig);
 
-/* Read up to max bytes of a rank's log from offset into buf. Returns the
- * byte count (0 at the end), or -1 with errno (ENOENT: no such log). */
+/* Read up to max bytes of a rank's log of stdout (or, with is_stderr,
+ * of stderr) from offset into buf. Returns the byte count (0 at the
+ * end), or -1 with errno (ENOENT: no such log). */
 ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank, uint64_t offset, void *buf, size_t max);
+    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max);
 
 /* Read the watched LATEST files now; calls the checkpoint callback when
  * one names a new checkpoint. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon/agent/env.h"
+#include "lib/array.h"
 #include "lib/job.h"
 
 /* A growing envp in which a later "K=V" replaces an earlier one with the
@@ -122,6 +123,103 @@ join(const char *const *strs, const unsigned *nums, size_t n)
 	return s;
 }
 
+/* Drop every variable whose name starts with prefix. */
+static void
+envv_unset_prefix(struct envv *e, const char *prefix)
+{
+	size_t i = 0, plen = strlen(prefix);
+
+	while (i < e->n) {
+		if (strncmp(e->v[i], prefix, plen) != 0) {
+			i++;
+			continue;
+		}
+		free(e->v[i]);
+		memmove(&e->v[i], &e->v[i + 1], (e->n - i) * sizeof(*e->v));
+		e->n--;
+	}
+}
+
+/* An array task's variables, Cohort's and Slurm's. The job's env may
+ * hold some from where it was submitted (inside another array task):
+ * they are not this task's, whatever this one sets. */
+static int
+env_put_array(struct envv *e, const struct task_env *te)
+{
+	struct array_spec a = { 0 };
+	struct cerr err;
+	int rc = -1;
+
+	envv_unset_prefix(e, "COHORT_ARRAY_");
+	envv_unset_prefix(e, "SLURM_ARRAY_");
+	if (te->array_id == 0)
+		return 0;
+	if (envv_setu(e, "COHORT_ARRAY_JOB_ID", te->array_id) == -1 ||
+	    envv_setu(e, "COHORT_ARRAY_TASK_ID", te->array_task) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_JOB_ID", te->array_id) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_TASK_ID", te->array_task) == -1)
+		return -1;
+	/* The spec as the controller accepted it (lib/array.h); one it
+	 * would not have accepted says nothing more. */
+	if (te->array_spec == NULL ||
+	    array_parse(te->array_spec, &a, &err) == -1)
+		return 0;
+	if (envv_setu(e, "SLURM_ARRAY_TASK_COUNT", a.n) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_TASK_MIN", a.min) == -1 ||
+	    envv_setu(e, "SLURM_ARRAY_TASK_MAX", a.max) == -1)
+		goto out;
+	/* Only when the indices are evenly spaced, as Slurm. */
+	if ((a.n == 1 || a.step > 0) && envv_setu(e,
+	    "SLURM_ARRAY_TASK_STEP", a.n == 1 ? 1 : a.step) == -1)
+		goto out;
+	rc = 0;
+out:
+	array_spec_clear(&a);
+	return rc;
+}
+
+/* Slurm's names for what Cohort already says, so that scripts written
+ * for sbatch run unchanged. SLURM_JOB_NODELIST is the node list in rank
+ * order, comma-separated (a hostlist too), rather than Slurm's sorted
+ * and compressed one, so that its n-th name is SLURM_NODEID n. */
+static int
+env_put_slurm(struct envv *e, const struct task_env *te, const char *nodes,
+    size_t ngpus)
+{
+	uint64_t tpn = te->tasks_per_node;
+	char tasks[48];
+
+	if (te->nnodes > 1)
+		snprintf(tasks, sizeof(tasks), "%" PRIu64 "(x%u)", tpn,
+		    te->nnodes);
+	else
+		snprintf(tasks, sizeof(tasks), "%" PRIu64, tpn);
+	if (envv_setu(e, "SLURM_JOB_ID", te->job_id) == -1 ||
+	    envv_setu(e, "SLURM_JOBID", te->job_id) == -1 ||
+	    envv_set(e, "SLURM_JOB_NAME", te->job_name) == -1 ||
+	    envv_setu(e, "SLURM_NNODES", te->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_JOB_NUM_NODES", te->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_NODEID", te->node_rank) == -1 ||
+	    envv_setu(e, "SLURM_PROCID",
+	    te->node_rank * tpn + te->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_LOCALID", te->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_NTASKS", te->nnodes * tpn) == -1 ||
+	    envv_setu(e, "SLURM_NPROCS", te->nnodes * tpn) == -1 ||
+	    envv_setu(e, "SLURM_NTASKS_PER_NODE", tpn) == -1 ||
+	    envv_set(e, "SLURM_TASKS_PER_NODE", tasks) == -1 ||
+	    envv_set(e, "SLURM_JOB_NODELIST", nodes) == -1 ||
+	    envv_set(e, "SLURM_NODELIST", nodes) == -1 ||
+	    envv_setu(e, "SLURM_RESTART_COUNT", te->restart_count) == -1 ||
+	    envv_setu(e, "SLURM_GPUS_ON_NODE", ngpus) == -1)
+		return -1;
+	/* Scripts "cd $SLURM_SUBMIT_DIR": the job starts in its workdir,
+	 * which is where cohort submit ran unless --workdir said else. */
+	if (te->workdir != NULL &&
+	    envv_set(e, "SLURM_SUBMIT_DIR", te->workdir) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 env_check(const struct task_env *te, struct cerr *err)
 {
@@ -153,10 +251,10 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 {
 	uint64_t tpn = te->tasks_per_node;
 	char *nodes = NULL, *gpus = NULL;
-	size_t off, len;
+	size_t off, len, ngpus = te->cpu_only ? 0 : te->ngpus;
 	int rc = -1;
 
-	env_task_gpus(te->ngpus, te->tasks_per_node, te->local_rank, &off,
+	env_task_gpus(ngpus, te->tasks_per_node, te->local_rank, &off,
 	    &len);
 	if ((nodes = join(te->nodelist, NULL, te->nnodes)) == NULL ||
 	    (gpus = join(NULL, len > 0 ? te->gpus + off : NULL, len)) == NULL)
@@ -185,11 +283,48 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 	    envv_set(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID") == -1 ||
 	    envv_set(e, "CUDA_VISIBLE_DEVICES", gpus) == -1)
 		goto out;
+	/* A CPU-only task sees no GPU: "" above hides them from CUDA, and
+	 * "void" from the NVIDIA container runtime, which would otherwise
+	 * honour a value the submitter's environment brought. */
+	if (te->cpu_only &&
+	    envv_set(e, "NVIDIA_VISIBLE_DEVICES", "void") == -1)
+		goto out;
+	if (env_put_array(e, te) == -1 ||
+	    env_put_slurm(e, te, nodes, ngpus) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(nodes);
 	free(gpus);
 	return rc;
+}
+
+/* HOME, USER and LOGNAME of the base layer again, over the job's: the
+ * submitter's name the account it submitted from, which need not be the
+ * one the task runs as (user_map), and a HOME the task's account cannot
+ * write breaks every tool that keeps a cache there. sbatch would keep
+ * the submitter's; Slurm never runs a job as another account. */
+static int
+env_put_identity(struct envv *e, const struct task_env *te,
+    struct cerr *err)
+{
+	static const char *const keys[] = { "HOME", "USER", "LOGNAME" };
+	size_t i, k, klen;
+	char *copy;
+
+	for (i = 0; i < te->nbase_env; i++) {
+		klen = env_keylen(te->base_env[i]);
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (klen == strlen(keys[k]) &&
+			    strncmp(te->base_env[i], keys[k], klen) == 0)
+				break;
+		if (k == sizeof(keys) / sizeof(keys[0]))
+			continue;
+		if ((copy = strdup(te->base_env[i])) == NULL ||
+		    envv_put_owned(e, copy) == -1)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	return 0;
 }
 
 int
@@ -204,7 +339,8 @@ env_build(const struct task_env *te, char ***envp, size_t *n,
 		return -1;
 	if (envv_put_layer(&e, te->base_env, te->nbase_env, "base",
 	    err) == -1 ||
-	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1)
+	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1 ||
+	    env_put_identity(&e, te, err) == -1)
 		goto fail;
 	if (env_put_cohort(&e, te) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");

@@ -3,6 +3,7 @@
 #ifndef COHORT_AGENT_ENV_H
 #define COHORT_AGENT_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,11 +30,30 @@ struct task_env {
 	const char *const *base_env;	/* HOME, USER, PATH... of the target
 					 * user, "K=V", or NULL */
 	size_t nbase_env;
+	/* An array task (LaunchRequest.array_id/array_task): array_id 0
+	 * when the job is not one. array_spec is the array as submitted
+	 * ("0-99:4%8", "1,3,5-9"), or NULL. */
+	uint64_t array_id;
+	uint32_t array_task;
+	const char *array_spec;
+	bool cpu_only;			/* no GPU, whatever gpus says */
+	const char *workdir;		/* the job's; NULL: not given */
 };
 
 /* Build a NULL-terminated envp (malloc'd vector of malloc'd strings;
- * free with strv_free(envp, n)). Order: base, then the job's env, then
- * Cohort's variables, which win over both. 0, or -1 with err. */
+ * free with strv_free(envp, n)). Layers, each winning over the one
+ * before:
+ *   1. base: the account's HOME, USER, LOGNAME, SHELL, PATH;
+ *   2. the job's env (--env, and the submitter's with --export), so that
+ *      a venv's or conda's PATH, VIRTUAL_ENV, CONDA_*, LD_LIBRARY_PATH,
+ *      PYTHONPATH reach the job, as with sbatch;
+ *   3. HOME, USER and LOGNAME of the base again: they are the account's
+ *      the task runs as, which the agent may have mapped to another one
+ *      (sbatch would keep the submitter's);
+ *   4. Cohort's variables (COHORT_*, the torchrun names, MASTER_*,
+ *      CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES for a CPU-only job,
+ *      and Slurm's SLURM_* names for scripts written for sbatch).
+ * 0, or -1 with err. */
 int env_build(const struct task_env *te, char ***envp, size_t *n,
     struct cerr *err);
 

@@ -594,6 +594,10 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	la.resume_checkpoint = lr->resume_checkpoint;
 	la.watch_checkpoints = lr->has_watch_checkpoints &&
 	    lr->watch_checkpoints;
+	if (lr->has_array_id && lr->array_id != 0) {
+		la.array_id = lr->array_id;
+		la.array_task = lr->has_array_task ? lr->array_task : 0;
+	}
 	if (l->ops->launch(l->arg, &la, &err) == -1) {
 		link_send_error(l, req->id, err.code, err.text);
 	} else {
@@ -657,21 +661,24 @@ link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
 	Cohort__V1__ReadLogReply rep = COHORT__V1__READ_LOG_REPLY__INIT;
 	size_t max = rl->max_bytes < LINK_LOG_CHUNK ? rl->max_bytes :
 	    LINK_LOG_CHUNK;
-	char text[128];
+	char text[160];
 	uint8_t *buf;
 	ssize_t n;
+	bool err;
 
 	if ((buf = malloc(max > 0 ? max : 1)) == NULL) {
 		link_send_error(l, req->id, ERR_INTERNAL, "out of memory");
 		return;
 	}
 	errno = ENOENT;
+	err = rl->has_stderr_stream && rl->stderr_stream;
 	n = l->ops->read_log != NULL ? l->ops->read_log(l->arg, rl->job_id,
-	    rl->restart, rl->rank, rl->offset, buf, max) : -1;
+	    rl->restart, rl->rank, err, rl->offset, buf, max) : -1;
 	if (n == -1) {
-		snprintf(text, sizeof(text), "no log for job %" PRIu64
-		    " rank %u here: %s", rl->job_id, rl->rank,
-		    strerror(errno));
+		snprintf(text, sizeof(text), "no %s of job %" PRIu64
+		    " rank %u (attempt %" PRIu32 ") here: %s",
+		    err ? "stderr log" : "log", rl->job_id, rl->rank,
+		    rl->restart, strerror(errno));
 		link_send_error(l, req->id, ERR_NOT_FOUND, text);
 	} else {
 		rep.data.data = buf;

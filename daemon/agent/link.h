@@ -69,7 +69,8 @@ struct link_ops {
 	unsigned (*signal)(void *arg, uint64_t job_id, uint32_t restart,
 	    int sig);
 	ssize_t (*read_log)(void *arg, uint64_t job_id, uint32_t restart,
-	    unsigned rank, uint64_t offset, void *buf, size_t max);
+	    unsigned rank, bool is_stderr, uint64_t offset, void *buf,
+	    size_t max);
 	/* Required. The controller recorded this task's exit. */
 	void (*exit_acked)(void *arg, uint64_t job_id, uint32_t restart,
 	    unsigned rank);

@@ -6,6 +6,7 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
+	daemon/agent/taskout.c daemon/agent/taskout.h \
 	daemon/agent/tasks.c daemon/agent/tasks.h daemon/agent/tasks_int.h \
 	daemon/agent/tasks_prep.c daemon/agent/tasks_child.c \
 	daemon/agent/tasks_spool.c daemon/agent/tasks_spool.h \
@@ -32,7 +33,8 @@ tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared $(COV_CFLAGS)
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
 	tests/unit/check_link \
-	tests/unit/check_health tests/unit/check_watch
+	tests/unit/check_health tests/unit/check_watch \
+	tests/unit/check_taskout
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -43,6 +45,9 @@ AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/
 tests_unit_check_env_SOURCES = tests/unit/check_env.c
 tests_unit_check_env_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_env_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_taskout_SOURCES = tests/unit/check_taskout.c
+tests_unit_check_taskout_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_taskout_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_tasks_SOURCES = tests/unit/check_tasks.c
 tests_unit_check_tasks_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_tasks_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

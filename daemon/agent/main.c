@@ -112,12 +112,12 @@ op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
 
 static ssize_t
 op_read_log(void *arg, uint64_t job_id, uint32_t restart, unsigned rank,
-    uint64_t offset, void *buf, size_t max)
+    bool is_stderr, uint64_t offset, void *buf, size_t max)
 {
 	struct cohort_agent *d = arg;
 
-	return agent_read_log(d->agent, job_id, restart, rank, offset, buf,
-	    max);
+	return agent_read_log(d->agent, job_id, restart, rank, is_stderr,
+	    offset, buf, max);
 }
 
 static void

@@ -7,10 +7,15 @@
  *
  * Spool layout, one directory per start (launch attempt) of a job on this node:
  *   SPOOL/jobs/JOBID.ATTEMPT/script        the batch script, if any
- *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.log    the task's stdout and stderr
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.log    the task's stdout
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.err    the task's stderr
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.pid    "SUPERVISOR_PID TASK_PGID"
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.exit   the wait status, once ended
- * (R is the task's global rank). Files are written atomically.
+ * (R is the task's global rank). Files are written atomically. Every
+ * attempt has its own directory, so a restart never touches an earlier
+ * attempt's logs. With an output file (-o, -e) the stream goes there
+ * instead, opened by the task as its user, and its spool log stays
+ * empty (a start failure before the file is open still lands there).
  *
  * This header is the runtime (tasks.c); tasks_spool.h finds and clears
  * the records, and tasks_int.h joins the files that implement both. */
@@ -38,6 +43,13 @@ struct task_launch {
 	const char *workdir;		/* NULL: the user's home directory */
 	const char *user;		/* the local account to run as; used
 					 * only when the agent runs as root */
+	/* Output files (-o/-e, expanded): NULL keeps the stream in the
+	 * spool. A relative path is relative to the working directory.
+	 * err_file equal to out_file is the same file, opened once. Each
+	 * is opened O_APPEND, and also O_TRUNC when its trunc is set. */
+	const char *out_file;
+	const char *err_file;
+	bool out_trunc, err_trunc;
 };
 
 struct task {

@@ -126,6 +126,13 @@ tasks_child_failure_permanent(enum task_stage stage, int e)
 	case TASK_STAGE_WORKDIR:
 		return e == ENOENT || e == ENOTDIR || e == EACCES ||
 		    e == ELOOP || e == ENAMETOOLONG || e == EPERM;
+	case TASK_STAGE_OUTPUT:
+		/* The file cannot be made as given (no such directory, not
+		 * the user's to write, a directory): permanent. Out of
+		 * descriptors, memory, space or quota may pass. */
+		return e != EINTR && e != ENOMEM && e != EMFILE &&
+		    e != ENFILE && e != ENOSPC && e != EDQUOT && e != EIO &&
+		    e != EAGAIN && e != ETXTBSY;
 	case TASK_STAGE_EXEC:
 		return e == ENOENT || e == ENOTDIR || e == EACCES ||
 		    e == EPERM || e == ENOEXEC || e == ELOOP ||
@@ -196,7 +203,28 @@ sig_reset(void)
 		sig_set(sig, SIG_DFL);
 }
 
-/* The task: its own group, the target user, the workdir, then exec. */
+/* Open path for the task (as its user, in its workdir) onto fd to, which
+ * 1 or 2 held the spool's log. The spool's stderr stays on 2 until its
+ * own file is open, so a failure here is told there. */
+static void
+open_output(const char *path, bool trunc, int to)
+{
+	int fd, flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC;
+
+	if (trunc)
+		flags |= O_TRUNC;
+	if ((fd = open(path, flags, 0644)) == -1)
+		child_fail(TASK_STAGE_OUTPUT, to == 1 ? "cannot open the "
+		    "output file" : "cannot open the error file", path, false,
+		    errno);
+	if (dup2(fd, to) == -1)
+		child_fail(TASK_STAGE_OUTPUT, "cannot use the output file",
+		    path, false, errno);
+	close(fd);
+}
+
+/* The task: its own group, the target user, the workdir, its output
+ * files, then exec. */
 static void __attribute__((noreturn))
 run_task(struct launch *L)
 {
@@ -231,6 +259,16 @@ run_task(struct launch *L)
 	if (chdir(L->workdir) == -1)
 		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
 		    L->workdir, false, errno);
+	/* Opened as the user, so that the file is theirs and only where
+	 * they may write; relative to the workdir, as sbatch's. */
+	if (L->err_file != NULL)
+		open_output(L->err_file, L->err_trunc, 2);
+	if (L->out_file != NULL) {
+		open_output(L->out_file, L->out_trunc, 1);
+		if (L->err_with_out && dup2(1, 2) == -1)
+			child_fail(TASK_STAGE_OUTPUT, "cannot use the output "
+			    "file", L->out_file, false, errno);
+	}
 
 	/* execvp's search, over the PATH of the task's envp rather than
 	 * the agent's own, which is what execvpe would use. */
@@ -297,12 +335,12 @@ tasks_child_supervise(struct launch *L, int wfd)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
 	/* The report pipe at a known place, then stdin from /dev/null and
-	 * stdout and stderr to the log, which the task inherits.
-	 * tasks_prep_fd_high put all three above SUP_FD before the fork. */
+	 * stdout and stderr to their spool logs, which the task inherits.
+	 * tasks_prep_fd_high put all four above SUP_FD before the fork. */
 	if (dup3(wfd, SUP_FD, O_CLOEXEC) == -1)
 		_exit(1);
 	if (dup2(L->nullfd, 0) == -1 || dup2(L->logfd, 1) == -1 ||
-	    dup2(L->logfd, 2) == -1) {
+	    dup2(L->errlogfd, 2) == -1) {
 		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
 	}

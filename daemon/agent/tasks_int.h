@@ -35,7 +35,8 @@ struct sup_msg {
  * (tasks_prep_create); the children only read it, except shargv[1]. */
 struct launch {
 	char dir[PATH_MAX];
-	char log[PATH_MAX];
+	char log[PATH_MAX];	/* stdout in the spool */
+	char errlog[PATH_MAX];	/* stderr in the spool */
 	char pid[PATH_MAX], pidtmp[PATH_MAX];
 	char exit[PATH_MAX], exittmp[PATH_MAX];
 	char error[PATH_MAX], errortmp[PATH_MAX];
@@ -53,7 +54,12 @@ struct launch {
 	gid_t gid;
 	gid_t *groups;
 	int ngroups;
-	int logfd, nullfd;
+	int logfd, errlogfd, nullfd;
+	/* Output files the task opens as its user (task_launch): NULL
+	 * keeps the stream in the spool. */
+	char *out_file, *err_file;
+	bool out_trunc, err_trunc;
+	bool err_with_out;	/* stderr goes to out_file's fd */
 	/* What tasks_prep_undo removes: */
 	bool files;		/* the rank's files may exist */
 	bool made_dir;		/* the start directory is ours */
@@ -66,6 +72,7 @@ struct launch {
 enum task_stage {
 	TASK_STAGE_USER,	/* becoming the user (groups, gid, uid) */
 	TASK_STAGE_WORKDIR,	/* entering the working directory */
+	TASK_STAGE_OUTPUT,	/* opening the -o/-e files as the user */
 	TASK_STAGE_EXEC,	/* running the command */
 };
 

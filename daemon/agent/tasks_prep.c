@@ -6,9 +6,11 @@
  * left for them to work out.
  *
  * The children run as root only until the task drops to the user; the
- * log is opened and chowned here and inherited, so the user needs no
- * write access to the spool, but must be able to search the spool
- * directory to run a batch script from it (mode 0711 or more). */
+ * spool logs (stdout, stderr) are opened and chowned here and
+ * inherited, so the user needs no write access to the spool, but must
+ * be able to search the spool directory to run a batch script from it
+ * (mode 0711 or more). The -o/-e files are the task's to open, as the
+ * user (tasks_child.c). */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -37,6 +39,8 @@ tasks_prep_destroy(struct launch *L)
 		return;
 	if (L->logfd != -1)
 		close(L->logfd);
+	if (L->errlogfd != -1)
+		close(L->errlogfd);
 	if (L->nullfd != -1)
 		close(L->nullfd);
 	for (i = 0; i < L->ncands; i++)
@@ -47,6 +51,8 @@ tasks_prep_destroy(struct launch *L)
 	free(L->groups);
 	free(L->user);
 	free(L->workdir);
+	free(L->out_file);
+	free(L->err_file);
 	free(L);
 }
 
@@ -182,6 +188,7 @@ launch_paths(struct launch *L, const char *spool, const struct task_launch *l)
 
 	if (tasks_spool_start_dir(L->dir, spool, l->job_id, l->restart) == -1 ||
 	    tasks_spool_path(L->log, "%s/rank-%u.log", d, r) == -1 ||
+	    tasks_spool_path(L->errlog, "%s/rank-%u.err", d, r) == -1 ||
 	    tasks_spool_path(L->pid, "%s/rank-%u.pid", d, r) == -1 ||
 	    tasks_spool_path(L->pidtmp, "%s/rank-%u.pid.tmp", d, r) == -1 ||
 	    tasks_spool_path(L->exit, "%s/rank-%u.exit", d, r) == -1 ||
@@ -295,21 +302,50 @@ tasks_prep_fd_high(int *fd)
 	return 0;
 }
 
+/* One spool log: the task writes to it only through the inherited fd,
+ * but the user should be able to read their own log. */
 static int
-open_fds(struct launch *L)
+open_log(struct launch *L, const char *path, int *fd)
 {
+	if ((*fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0640)) == -1 ||
+	    tasks_prep_fd_high(fd) == -1)
+		return -1;
+	if (fchmod(*fd, 0640) == -1 ||
+	    (L->drop && fchown(*fd, L->uid, L->gid) == -1))
+		return -1;
+	return 0;
+}
+
+static int
+open_fds(struct launch *L, const char **failed)
+{
+	*failed = "/dev/null";
 	if ((L->nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
 	    tasks_prep_fd_high(&L->nullfd) == -1)
 		return -1;
-	if ((L->logfd = open(L->log, O_WRONLY | O_CREAT | O_APPEND |
-	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1 ||
-	    tasks_prep_fd_high(&L->logfd) == -1)
+	*failed = L->log;
+	if (open_log(L, L->log, &L->logfd) == -1)
 		return -1;
-	/* The task writes to it only through the inherited fd, but the
-	 * user should be able to read their own log. */
-	if (fchmod(L->logfd, 0640) == -1 ||
-	    (L->drop && fchown(L->logfd, L->uid, L->gid) == -1))
+	*failed = L->errlog;
+	return open_log(L, L->errlog, &L->errlogfd);
+}
+
+/* The task's output files, for the task to open once it is the user. */
+static int
+launch_outputs(struct launch *L, const struct task_launch *l)
+{
+	/* The same file for both (-o without -e, as sbatch): one open
+	 * file, so that the two streams share its offset. */
+	L->err_with_out = l->out_file != NULL && l->err_file != NULL &&
+	    strcmp(l->out_file, l->err_file) == 0;
+	if (l->out_file != NULL && (L->out_file = strdup(l->out_file)) == NULL)
 		return -1;
+	if (l->err_file != NULL && !L->err_with_out &&
+	    (L->err_file = strdup(l->err_file)) == NULL)
+		return -1;
+	L->out_trunc = l->out_trunc;
+	L->err_trunc = l->err_trunc;
 	return 0;
 }
 
@@ -319,13 +355,14 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 {
 	struct launch *L;
 	char jobs[PATH_MAX];
+	const char *failed;
 	int made_jobs, made = 0, e;
 
 	if ((L = calloc(1, sizeof(*L))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	L->logfd = L->nullfd = -1;
+	L->logfd = L->errlogfd = L->nullfd = -1;
 	L->envp = l->envp;
 
 	if (resolve_user(L, l, err) == -1)
@@ -335,7 +372,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		cerr_set(err, ERR_INVALID, "spool path too long");
 		goto fail;
 	}
-	if (launch_exec(L, l) == -1) {
+	if (launch_exec(L, l) == -1 || launch_outputs(L, l) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -363,8 +400,8 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		goto fail;
 	}
 	L->made_script = made;
-	if (open_fds(L) == -1) {
-		cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", L->log,
+	if (open_fds(L, &failed) == -1) {
+		cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", failed,
 		    strerror(errno));
 		goto fail;
 	}
@@ -384,6 +421,7 @@ tasks_prep_undo(struct launch *L)
 
 	if (L->files) {
 		unlink(L->log);
+		unlink(L->errlog);
 		unlink(L->pid);
 		unlink(L->pidtmp);
 		unlink(L->exit);

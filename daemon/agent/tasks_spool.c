@@ -249,12 +249,12 @@ tasks_spool_remove(const char *spool, uint64_t job_id, uint32_t restart)
 
 int
 tasks_spool_log_path(const char *spool, uint64_t job_id, uint32_t restart,
-    unsigned rank, char *buf, size_t len)
+    unsigned rank, bool is_stderr, char *buf, size_t len)
 {
 	int n;
 
-	n = snprintf(buf, len, "%s/jobs/%" PRIu64 ".%" PRIu32 "/rank-%u.log",
-	    spool, job_id, restart, rank);
+	n = snprintf(buf, len, "%s/jobs/%" PRIu64 ".%" PRIu32 "/rank-%u.%s",
+	    spool, job_id, restart, rank, is_stderr ? "err" : "log");
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;

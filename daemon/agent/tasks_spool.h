@@ -3,6 +3,7 @@
 #ifndef COHORT_AGENT_TASKS_SPOOL_H
 #define COHORT_AGENT_TASKS_SPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +25,9 @@ int tasks_spool_forget(const struct task *t);
  * outcome of every rank in it. Logs go with it. 0 or -1. */
 int tasks_spool_remove(const char *spool, uint64_t job_id, uint32_t restart);
 
-/* Path of rank's log file into buf. 0, or -1 (ENAMETOOLONG). */
+/* Path of rank's log of stdout (rank-R.log) or, with is_stderr, of
+ * stderr (rank-R.err) into buf. 0, or -1 (ENAMETOOLONG). */
 int tasks_spool_log_path(const char *spool, uint64_t job_id, uint32_t restart,
-    unsigned rank, char *buf, size_t len);
+    unsigned rank, bool is_stderr, char *buf, size_t len);
 
 #endif

@@ -214,8 +214,8 @@ agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t
 
 int
 agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-    int64_t now_ms, outbox_log_done cb, void *arg)
+    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
+    uint32_t max, int64_t now_ms, outbox_log_done cb, void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__ReadLogRequest rl = COHORT__V1__READ_LOG_REQUEST__INIT;
@@ -226,6 +226,9 @@ agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	rl.rank = rank;
 	rl.offset = offset;
 	rl.max_bytes = max;
+	/* Unset for stdout, so that an older agent reads what it did. */
+	rl.has_stderr_stream = is_stderr;
+	rl.stderr_stream = is_stderr;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_READ_LOG;
 	env.read_log = &rl;
 	c = agentcmd_track(ac, conn_id, CMD_READ_LOG, now_ms, arg);

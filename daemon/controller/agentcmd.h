@@ -38,8 +38,8 @@ int agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 int agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, int sig);
 int agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-    int64_t now_ms, outbox_log_done done, void *arg);
+    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
+    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg);
 /* Commands waiting for an answer (tests, metrics). */
 size_t agentcmd_pending(const struct agentcmd *ac);
 

@@ -746,43 +746,6 @@ cluster_conn_closed(struct cluster *cl, uint64_t conn_id)
 }
 
 int
-cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
-    uint64_t offset, uint32_t max, int64_t now, outbox_log_done cb,
-    void *arg, struct cerr *err)
-{
-	const struct job *job = jobs_get(cl->js, job_id);
-	const struct placement *p = NULL;
-	struct node *n;
-	unsigned node_rank;
-	size_t i;
-
-	if (job == NULL)
-		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, job_id);
-	if (job->nplace == 0)
-		return cerr_set(err, ERR_CONFLICT,
-		    "job %" PRIu64 " has not started; it has no output yet",
-		    job_id);
-	if (rank >= job->nplace * job->spec.tasks_per_node)
-		return cerr_set(err, ERR_INVALID, "job %" PRIu64 " has ranks "
-		    "0..%zu", job_id,
-		    job->nplace * job->spec.tasks_per_node - 1);
-	node_rank = rank / job->spec.tasks_per_node;
-	for (i = 0; i < job->nplace; i++)
-		if (job->place[i].node_rank == node_rank)
-			p = &job->place[i];
-	if (p == NULL || (n = nodes_get(cl->ns, p->node)) == NULL ||
-	    n->conn_id == 0)
-		return cerr_set(err, ERR_UNAVAILABLE, "node %s of rank %u is "
-		    "not connected; its log cannot be read now",
-		    p != NULL ? p->node : "?", rank);
-	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, job_id,
-	    job->attempt, rank, offset, max, now, cb, arg) == -1)
-		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
-		    n->name);
-	return 0;
-}
-
-int
 cluster_delete_node(struct cluster *cl, const struct peer *who,
     const char *name, int64_t now, struct cerr *err)
 {

@@ -113,11 +113,26 @@ int cluster_cancel_array(struct cluster *cl, const struct peer *who,
 /* The agent's connection closed (its commands fail in agentcmd). */
 void cluster_conn_closed(struct cluster *cl, uint64_t conn_id);
 
-/* Read a task's log through its node's agent. cb runs later (or not at
- * all if this returns -1 with err). */
-int cluster_read_log(struct cluster *cl, uint64_t job_id, unsigned rank,
-    uint64_t offset, uint32_t max, int64_t now_ms, outbox_log_done cb,
-    void *arg, struct cerr *err);
+/* A read of a task's log (cohort logs), in cluster_logs.c. */
+struct log_read {
+	uint64_t job_id;
+	unsigned rank;
+	uint32_t attempt;	/* launch attempt; 0: the latest. Set to the
+				 * attempt read. */
+	bool is_stderr;		/* the stderr stream, else stdout */
+	uint64_t offset;
+	uint32_t max;
+	char node[PEER_NAME_MAX + 1];	/* set to the node asked */
+};
+
+/* Read a task's log through the agent of the node that holds the rank
+ * (an earlier attempt's too: it is asked of the node that holds the
+ * rank now, where it is, unless the restart moved the rank). cb runs
+ * later (or not at all if this returns -1 with err). A stream the job
+ * writes to a file (-o/-e) is not in the spool: ERR_NOT_FOUND, with err
+ * saying which file on which node. */
+int cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now_ms,
+    outbox_log_done cb, void *arg, struct cerr *err);
 /* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
  * from memory and from the store. */
 int cluster_delete_node(struct cluster *cl, const struct peer *who,

@@ -1,7 +1,8 @@
 /* Internals shared by the controller domain's orchestration files:
  * cluster.c (passes, registration, task outcomes, cancels, limits),
- * gang.c (launching, stopping and restarting gangs) and recovery.c
- * (health, drains, checkpoints, hangs, elastic growth). The call graph
+ * gang.c (launching, stopping and restarting gangs), recovery.c
+ * (health, drains, checkpoints, hangs, elastic growth) and cluster_logs.c
+ * (task logs through the agents). The call graph
  * has no cycle: cluster.c and recovery.c use gang.c; cluster.c uses
  * recovery.c's tick and growth; gang.c uses neither. */
 #ifndef COHORT_CONTROLLER_CLUSTER_INT_H

@@ -127,13 +127,13 @@ driver_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
 
 static int
 driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-    int64_t now_ms, outbox_log_done done, void *arg)
+    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
+    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg)
 {
 	struct driver *d = ctx;
 
 	return agentcmd_read_log(d->ac, conn_id, job_id, attempt, rank,
-	    offset, max, now_ms, done, arg);
+	    is_stderr, offset, max, now_ms, done, arg);
 }
 
 static const struct outbox_ops driver_ops = {

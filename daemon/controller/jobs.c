@@ -751,7 +751,8 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 		else
 			snprintf(reason, sizeof(reason), "rank %u exited with "
 			    "%d%s", rank, code, code == 127 ? " (the command "
-			    "could not be started; see cohort logs)" : "");
+			    "could not be started; see cohort logs --stderr)" :
+			    "");
 	} else {
 		code = 128 + WTERMSIG(wait_status);
 		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",

@@ -41,8 +41,8 @@ struct outbox_ops {
 	    uint32_t attempt, int sig);
 	/* Like launch: 0 and done later exactly once, or -1. */
 	int (*read_log)(void *ctx, uint64_t conn_id, uint64_t job_id,
-	    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-	    int64_t now_ms, outbox_log_done done, void *arg);
+	    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
+	    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg);
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */
 	void (*pass_wanted)(void *ctx);

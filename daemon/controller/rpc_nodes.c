@@ -219,6 +219,9 @@ struct logs_wait {
 	uint64_t req_id;
 	uint64_t job_id;
 	uint64_t offset;
+	/* What is read: its attempt is set to the one read before the
+	 * agent is asked, so the answer can say which. */
+	struct log_read r;
 	size_t reserved;	/* on the connection, if it still exists */
 };
 
@@ -271,20 +274,36 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	const struct job *job = jobs_get(w->rpc->jobs, w->job_id);
 	struct rpc *rpc = w->rpc;
 	uint64_t cid = w->conn_id;
+	char text[sizeof(err->text) + PEER_NAME_MAX];
 
 	/* The reply reserves its real size itself (rpc_send_to). */
 	if (err != NULL) {
 		env.id = w->req_id;
+		/* An earlier attempt is asked of the node that runs the rank
+		 * now; that attempt may have run elsewhere. */
+		if (err->code == ERR_NOT_FOUND && job != NULL &&
+		    w->r.attempt < job->attempt)
+			snprintf(text, sizeof(text), "job %" PRIu64 " rank %u: "
+			    "node %s, which runs it now, has no log of attempt "
+			    "%" PRIu32 " (a restart may have moved the rank "
+			    "from the node that ran it)", w->job_id, w->r.rank,
+			    w->r.node, w->r.attempt);
+		else
+			snprintf(text, sizeof(text), "%s", err->text);
 		rpc_logs_wait_free(w);
-		rpc_error_to(rpc, cid, env.id, err->code, err->text);
+		rpc_error_to(rpc, cid, env.id, err->code, text);
 		return;
 	}
 	rep.data.data = (uint8_t *)data;
 	rep.data.len = len;
 	rep.next_offset = w->offset + len;
-	/* No more will come once the job has ended and nothing was left. */
+	rep.has_attempt = 1;
+	rep.attempt = w->r.attempt;
+	/* No more will come once the job has ended and nothing was left
+	 * (nor will an earlier attempt's log grow). */
 	rep.finished = len == 0 && job != NULL &&
-	    job_state_is_final(job->state);
+	    (job_state_is_final(job->state) ||
+	    w->r.attempt < job->attempt);
 	env.id = w->req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
 	env.logs_reply = &rep;
@@ -336,8 +355,14 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	if ((w->next = rpc->logs_waits) != NULL)
 		w->next->prev = w;
 	rpc->logs_waits = w;
-	if (cluster_read_log(rpc->cluster, lr->job_id,
-	    lr->has_rank ? lr->rank : 0, w->offset, max, clock_now_ms(),
+	/* Unset stream and attempt: stdout of the latest, as before. */
+	w->r.job_id = lr->job_id;
+	w->r.rank = lr->has_rank ? lr->rank : 0;
+	w->r.attempt = lr->has_attempt ? lr->attempt : 0;
+	w->r.is_stderr = lr->has_stderr_stream && lr->stderr_stream;
+	w->r.offset = w->offset;
+	w->r.max = max;
+	if (cluster_read_log(rpc->cluster, &w->r, clock_now_ms(),
 	    rpc_logs_done, w, &err) == -1) {
 		rpc_logs_wait_free(w);
 		rpc_error(rpc, c, req->id, err.code, err.text, false);

@@ -92,8 +92,8 @@ domain_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
 
 static int
 domain_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, uint64_t offset, uint32_t max,
-    int64_t now, outbox_log_done done, void *arg)
+    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
+    uint32_t max, int64_t now, outbox_log_done done, void *arg)
 {
 	struct domain *d = ctx;
 	struct domain_cmd *c;
@@ -102,6 +102,7 @@ domain_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    attempt)) == NULL)
 		return -1;
 	c->node_rank = rank;
+	c->is_stderr = is_stderr;
 	c->log_done = done;
 	c->arg = arg;
 	c->answered = false;

@@ -41,6 +41,7 @@ struct domain_cmd {
 	unsigned nnodes;		/* launch: the gang's size */
 	char resume[256];		/* launch: resume checkpoint, or "" */
 	int sig;			/* signal */
+	bool is_stderr;			/* log read: the stderr stream */
 	int64_t at_ms;
 	/* Launch and log read: the answer still owed (answered: false). */
 	outbox_done done;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # cohort logs: the output of a 2-node job's tasks through the controller,
-# rank 0's by default or rank R's (--rank R), stdout and stderr.
+# rank 0's by default or rank R's (--rank R); stdout, and stderr apart
+# (--stderr).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 C=$T/cluster
@@ -28,11 +29,15 @@ lacks_line() {
 expect_exit 0 cohort logs "$id" --rank 1
 has_line "$MARK out rank 1 line 1" "--rank 1"
 has_line "$MARK out rank 1 line 2" "--rank 1"
-has_line "$MARK err rank 1" "--rank 1"
+lacks_line "$MARK err" "--rank 1"
 lacks_line "rank 0" "--rank 1"
 # Line order within a rank is kept.
 [ "$(grep -F -- "$MARK out rank 1" "$OUT" | sed 's/.*line //')" = "$(printf '1\n2')" ] ||
 	fail "rank 1's lines are out of order: $(cat "$OUT")"
+
+expect_exit 0 cohort logs "$id" --rank 1 --stderr
+has_line "$MARK err rank 1" "--rank 1 --stderr"
+lacks_line "$MARK out" "--rank 1 --stderr"
 
 expect_exit 0 cohort logs "$id" --rank 0
 has_line "$MARK out rank 0 line 1" "--rank 0"

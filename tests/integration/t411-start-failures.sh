@@ -54,7 +54,7 @@ expect_failed_at_once "$id" "cannot run the command: No such file or directory"
 # private; the task's log (its owner's to read) does.
 reason=$(json_get "$T/job-$id.json" 'd["reason"]')
 not grep -qF cohort-no-such-command-t411 <<<"$reason" || fail "job $id: the public reason names the command: $reason"
-expect_exit 0 cohort logs "$id"
+expect_exit 0 cohort logs "$id" --stderr
 grep -qF "cannot run 'cohort-no-such-command-t411': No such file or directory" "$OUT" ||
 	fail "job $id: its log does not say which command could not run: $(cat "$OUT")"
 log "no such command: $(json_get "$T/job-$id.json" 'd["reason"]')"

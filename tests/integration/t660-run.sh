@@ -11,6 +11,8 @@ cluster_up "$C" --nodes 2 --gpus 2
 expect_log_error 'job [0-9]+: FAILED: .*rank 0 exited with 3'
 expect_exit 3 cohort run --max-restarts 0 -- sh -c 'echo hello from the job; echo to stderr >&2; exit 3'
 grep -qx 'hello from the job' "$OUT" || fail "run did not print the job's output: $(cat "$OUT")"
+grep -qx 'to stderr' "$ERR" || fail "run did not print the job's stderr on its own: $(cat "$ERR")"
+grep -q 'to stderr' "$OUT" && fail "the job's stderr went to run's stdout"
 grep -q '^0: ' "$OUT" && fail "one rank's lines were prefixed: $(cat "$OUT")"
 stderr_has 'ended FAILED'
 expect_exit 0 cohort run --name ok -- true

@@ -255,7 +255,7 @@ simnode_op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
 
 static ssize_t
 simnode_op_read_log(void *arg, uint64_t job_id, uint32_t restart,
-    unsigned rank, uint64_t offset, void *buf, size_t max)
+    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max)
 {
 	return 0;		/* simulated tasks write nothing */
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1475,47 +1476,167 @@ log_cb(void *arg, const uint8_t *data, size_t len, const struct cerr *err)
 	log_len = err == NULL ? len : 0;
 }
 
+/* A log read as cohort logs asks it (stdout of the latest attempt when
+ * attempt is 0). */
+static int
+read_log(uint64_t id, unsigned rank, uint32_t attempt, bool is_stderr,
+    struct log_read *r, struct cerr *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->job_id = id;
+	r->rank = rank;
+	r->attempt = attempt;
+	r->is_stderr = is_stderr;
+	r->max = 4096;
+	return cluster_read_log(D.cl, r, D.now, log_cb, NULL, err);
+}
+
 START_TEST(test_read_log)
 {
 	struct domain_spec two = { .tasks_per_node = 2 };
 	const struct domain_cmd *c;
 	const struct job *job;
 	char rank1[PEER_NAME_MAX + 1];
+	struct log_read r;
 	struct cerr err;
 	uint64_t id, wait;
 
 	id = run_spec(2, 0, &two);
 	job = domain_job(&D, id);
 	snprintf(rank1, sizeof(rank1), "%s", rank_node(job, 1));
-	/* Rank 3 is node rank 1's second task. */
-	ck_assert_int_eq(cluster_read_log(D.cl, id, 3, 0, 4096, D.now, log_cb,
-	    NULL, &err), 0);
+	/* Rank 3 is node rank 1's second task; the latest attempt is 1. */
+	ck_assert_int_eq(read_log(id, 3, 0, false, &r, &err), 0);
+	ck_assert_uint_eq(r.attempt, 1);
 	c = domain_last(&D, DOMAIN_READ_LOG, id);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_str_eq(c->node, rank1);
 	ck_assert_uint_eq(c->node_rank, 3);
 	ck_assert_uint_eq(c->attempt, 1);
+	ck_assert(!c->is_stderr);
 	c->log_done(c->arg, (const uint8_t *)"hello", 5, NULL);
 	ck_assert_int_eq(log_calls, 1);
 	ck_assert_uint_eq(log_len, 5);
+	/* The stderr stream of attempt 1, asked by number. */
+	ck_assert_int_eq(read_log(id, 2, 1, true, &r, &err), 0);
+	c = domain_last(&D, DOMAIN_READ_LOG, id);
+	ck_assert(c->is_stderr);
+	ck_assert_uint_eq(c->attempt, 1);
+	c->log_done(c->arg, NULL, 0, NULL);
+	ck_assert_int_eq(log_calls, 2);
 	/* Errors, each sending nothing. */
-	ck_assert_int_eq(cluster_read_log(D.cl, 999, 0, 0, 10, D.now, log_cb,
-	    NULL, &err), -1);
+	ck_assert_int_eq(read_log(999, 0, 0, false, &r, &err), -1);
 	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
-	ck_assert_int_eq(cluster_read_log(D.cl, id, 4, 0, 10, D.now, log_cb,
-	    NULL, &err), -1);
+	ck_assert_int_eq(read_log(id, 4, 0, false, &r, &err), -1);
 	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_int_eq(read_log(id, 0, 2, false, &r, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_msg(strstr(err.text, "attempts 1..1") != NULL, "%s",
+	    err.text);
 	wait = submit(4, 0, NULL);
-	ck_assert_int_eq(cluster_read_log(D.cl, wait, 0, 0, 10, D.now, log_cb,
-	    NULL, &err), -1);
+	ck_assert_int_eq(read_log(wait, 0, 0, false, &r, &err), -1);
 	ck_assert_int_eq(err.code, ERR_CONFLICT);
 	domain_disconnect(&D, rank1);
-	ck_assert_int_eq(cluster_read_log(D.cl, id, 2, 0, 10, D.now, log_cb,
-	    NULL, &err), -1);
+	ck_assert_int_eq(read_log(id, 2, 0, false, &r, &err), -1);
 	ck_assert_int_eq(err.code, ERR_UNAVAILABLE);
 	ck_assert_msg(strstr(err.text, rank1) != NULL, "%s", err.text);
-	ck_assert_uint_eq(domain_count(&D, DOMAIN_READ_LOG, 0, 0), 1);
-	ck_assert_int_eq(log_calls, 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_READ_LOG, 0, 0), 2);
+	ck_assert_int_eq(log_calls, 2);
+}
+END_TEST
+
+/* -o/-e given: the stream is in a file on the node, and the read says
+ * which (expanded for the rank and its node) instead of asking the
+ * agent for a log that stays empty. */
+static void
+apply_files(struct job_spec *spec, void *arg)
+{
+	const char *const *f = arg;
+
+	spec->tasks_per_node = 2;
+	spec->output = f[0] != NULL ? strdup(f[0]) : NULL;
+	spec->error = f[1] != NULL ? strdup(f[1]) : NULL;
+	free(spec->workdir);
+	spec->workdir = strdup("/w");
+}
+
+static uint64_t
+run_files(const char *out, const char *errpat)
+{
+	const char *f[2] = { out, errpat };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", 2, 0, apply_files, f, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	return id;
+}
+
+/* Every rank of a 2 x 2 job exits 0: its nodes are free again. */
+static void
+finish(uint64_t id)
+{
+	const struct job *job = domain_job(&D, id);
+	struct cerr err;
+	unsigned r;
+
+	for (r = 0; r < 4; r++)
+		ck_assert_int_eq(domain_exit(&D, rank_node(job, r / 2), id, 1,
+		    r, 0, &err), 0);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_COMPLETED);
+}
+
+static void
+assert_in_file(uint64_t id, unsigned rank, bool is_stderr, const char *want)
+{
+	struct log_read r;
+	struct cerr err;
+	size_t before = domain_count(&D, DOMAIN_READ_LOG, 0, 0);
+
+	ck_assert_int_eq(read_log(id, rank, 0, is_stderr, &r, &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ck_assert_msg(strstr(err.text, want) != NULL, "'%s' lacks '%s'",
+	    err.text, want);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_READ_LOG, 0, 0), before);
+}
+
+START_TEST(test_read_log_files)
+{
+	struct log_read r;
+	struct cerr err;
+	char want[512];
+	const char *n0, *n1;
+	uint64_t id;
+
+	id = run_files("out-%j-%t.txt", "/e/%u-%N-%n.err");
+	n0 = rank_node(domain_job(&D, id), 0);
+	n1 = rank_node(domain_job(&D, id), 1);
+	snprintf(want, sizeof(want), "rank 3's output is in /w/out-%" PRIu64
+	    "-3.txt on node %s (--output)", id, n1);
+	assert_in_file(id, 3, false, want);
+	snprintf(want, sizeof(want), "rank 1's stderr is in /e/alice-%s-0.err "
+	    "on node %s (--error)", n0, n0);
+	assert_in_file(id, 1, true, want);
+	/* Ended, it still says where its output went. */
+	finish(id);
+	assert_in_file(id, 1, true, want);
+	/* -o alone: stderr is with the output. */
+	id = run_files("/o/%j.%t", NULL);
+	n1 = rank_node(domain_job(&D, id), 1);
+	snprintf(want, sizeof(want), "rank 2's stderr is in /o/%" PRIu64
+	    ".2 on node %s (with its output", id, n1);
+	assert_in_file(id, 2, true, want);
+	finish(id);
+	/* -e alone: stdout is still in the spool. */
+	id = run_files(NULL, "e%t");
+	n0 = rank_node(domain_job(&D, id), 0);
+	snprintf(want, sizeof(want), "rank 0's stderr is in /w/e0 on node %s "
+	    "(--error)", n0);
+	assert_in_file(id, 0, true, want);
+	ck_assert_int_eq(read_log(id, 0, 0, false, &r, &err), 0);
+	ck_assert_ptr_nonnull(domain_last(&D, DOMAIN_READ_LOG, id));
 }
 END_TEST
 
@@ -1718,6 +1839,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_stopping_counts_tasks);
 	tcase_add_test(tc, test_register_refusals);
 	tcase_add_test(tc, test_read_log);
+	tcase_add_test(tc, test_read_log_files);
 	tcase_add_test(tc, test_foreign_exit_refused);
 	tcase_add_test(tc, test_delete_node);
 	tcase_add_test(tc, test_delete_node_raced_by_register);

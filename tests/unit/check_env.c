@@ -94,7 +94,8 @@ START_TEST(test_every_variable)
 	assert_var(envp, n, "LOCAL_WORLD_SIZE", "4");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
 	assert_var(envp, n, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-	ck_assert_uint_eq(n, 20);
+	/* Cohort's 20 and the 16 SLURM_* names. */
+	ck_assert_uint_eq(n, 20 + 16);
 	strv_free(envp, n);
 }
 END_TEST
@@ -170,8 +171,9 @@ START_TEST(test_override)
 	assert_var(envp, n, "MASTER_PORT", "29500");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
 	assert_var(envp, n, "RANK", "6");
-	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY and Cohort's 20. */
-	ck_assert_uint_eq(n, 5 + 20);
+	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY, Cohort's 20 and the
+	 * 16 SLURM_* names. */
+	ck_assert_uint_eq(n, 5 + 20 + 16);
 	ck_assert_str_eq(envp[0], "HOME=/home/alice");
 	ck_assert_str_eq(envp[1], "PATH=/opt/bin:/usr/bin");
 	strv_free(envp, n);
@@ -286,6 +288,203 @@ START_TEST(test_task_gpus_cover)
 }
 END_TEST
 
+/* The value of key in envp, or NULL when it is not there. */
+static const char *
+maybe(char **envp, size_t n, const char *key)
+{
+	return get(envp, n, key);
+}
+
+/* Slurm's names, for scripts written for sbatch: the same facts as
+ * Cohort's, and Cohort's to set (the job's env cannot change them). */
+START_TEST(test_slurm_names)
+{
+	static const char *const user[] = { "SLURM_JOB_ID=9",
+	    "SLURM_PROCID=0" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.user_env = user;
+	te.nuser_env = 2;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURM_JOB_ID", "1234");
+	assert_var(envp, n, "SLURM_JOBID", "1234");
+	assert_var(envp, n, "SLURM_JOB_NAME", "train");
+	assert_var(envp, n, "SLURM_NNODES", "2");
+	assert_var(envp, n, "SLURM_JOB_NUM_NODES", "2");
+	assert_var(envp, n, "SLURM_NODEID", "1");
+	assert_var(envp, n, "SLURM_PROCID", "6");
+	assert_var(envp, n, "SLURM_LOCALID", "2");
+	assert_var(envp, n, "SLURM_NTASKS", "8");
+	assert_var(envp, n, "SLURM_NPROCS", "8");
+	assert_var(envp, n, "SLURM_NTASKS_PER_NODE", "4");
+	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4(x2)");
+	assert_var(envp, n, "SLURM_JOB_NODELIST", "gpu001,gpu002");
+	assert_var(envp, n, "SLURM_NODELIST", "gpu001,gpu002");
+	assert_var(envp, n, "SLURM_RESTART_COUNT", "2");
+	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "8");
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_SUBMIT_DIR"));
+	/* Not an array task. */
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_ARRAY_TASK_ID"));
+	ck_assert_ptr_null(maybe(envp, n, "COHORT_ARRAY_TASK_ID"));
+	ck_assert_ptr_null(maybe(envp, n, "COHORT_ARRAY_JOB_ID"));
+	strv_free(envp, n);
+
+	te.nnodes = 1;
+	te.node_rank = 0;
+	te.workdir = "/home/alice/run";
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4");
+	assert_var(envp, n, "SLURM_SUBMIT_DIR", "/home/alice/run");
+	assert_var(envp, n, "SLURM_PROCID", "2");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* An array task's variables, with the array's bounds from its spec. */
+static void
+assert_array(const char *spec, const char *count, const char *min,
+    const char *max, const char *step)
+{
+	static const char *const user[] = { "COHORT_ARRAY_TASK_ID=99",
+	    "SLURM_ARRAY_TASK_COUNT=1" };
+	const char *const want[4] = { count, min, max, step };
+	static const char *const keys[4] = { "SLURM_ARRAY_TASK_COUNT",
+	    "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
+	    "SLURM_ARRAY_TASK_STEP" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n, i;
+	const char *v;
+
+	te_base(&te);
+	te.array_id = 1200;
+	te.array_task = 8;
+	te.array_spec = spec;
+	te.user_env = user;
+	te.nuser_env = 2;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "COHORT_ARRAY_JOB_ID", "1200");
+	assert_var(envp, n, "COHORT_ARRAY_TASK_ID", "8");
+	assert_var(envp, n, "SLURM_ARRAY_JOB_ID", "1200");
+	assert_var(envp, n, "SLURM_ARRAY_TASK_ID", "8");
+	assert_var(envp, n, "COHORT_JOB_ID", "1234");
+	for (i = 0; i < 4; i++) {
+		v = maybe(envp, n, keys[i]);
+		if (want[i] == NULL)
+			ck_assert_msg(v == NULL, "'%s': %s is '%s', want none",
+			    spec, keys[i], v);
+		else
+			ck_assert_msg(v != NULL && strcmp(v, want[i]) == 0,
+			    "'%s': %s is '%s', want '%s'", spec, keys[i],
+			    v != NULL ? v : "(none)", want[i]);
+	}
+	strv_free(envp, n);
+}
+
+START_TEST(test_array_task)
+{
+	assert_array("0-99:4%8", "25", "0", "96", "4");
+	assert_array("0-99", "100", "0", "99", "1");
+	assert_array("8", "1", "8", "8", "1");
+	assert_array("0-10:5", "3", "0", "10", "5");
+	assert_array("0-9:4", "3", "0", "8", "4");
+	/* Uneven: no step, as the indices have none. */
+	assert_array("1,3,5-9", "7", "1", "9", NULL);
+	assert_array("0-8:2,10", "6", "0", "10", "2");
+	/* Items in any order; a spec the controller refuses (an index
+	 * given twice) says nothing beyond the ids. */
+	assert_array("9,1", "2", "1", "9", "8");
+	assert_array("1-5,3-7%2", NULL, NULL, NULL, NULL);
+	/* Not a spec the agent understands: the ids alone. */
+	assert_array("a-b", NULL, NULL, NULL, NULL);
+	assert_array("5-1", NULL, NULL, NULL, NULL);
+	assert_array("1-5:0", NULL, NULL, NULL, NULL);
+	assert_array("1,", NULL, NULL, NULL, NULL);
+	assert_array("", NULL, NULL, NULL, NULL);
+	assert_array(NULL, NULL, NULL, NULL, NULL);
+	/* More tasks than an array may have (the controller refuses it). */
+	assert_array("0-150000", NULL, NULL, NULL, NULL);
+}
+END_TEST
+
+/* A CPU-only task sees no GPU, whatever the allocation or the job's
+ * env say; a GPU job's NVIDIA_VISIBLE_DEVICES is left to the job. */
+START_TEST(test_cpu_only)
+{
+	static const char *const user[] = { "CUDA_VISIBLE_DEVICES=0",
+	    "NVIDIA_VISIBLE_DEVICES=all" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.cpu_only = true;
+	te.user_env = user;
+	te.nuser_env = 2;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "");
+	assert_var(envp, n, "NVIDIA_VISIBLE_DEVICES", "void");
+	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "0");
+	strv_free(envp, n);
+
+	te.cpu_only = false;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
+	assert_var(envp, n, "NVIDIA_VISIBLE_DEVICES", "all");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* The submitter's environment (--export ALL) wins over the account's
+ * defaults, so that an activated venv or conda works; HOME, USER and
+ * LOGNAME stay the account's the task runs as; Cohort's stay Cohort's. */
+START_TEST(test_submitter_env)
+{
+	static const char *const base[] = { "HOME=/home/alice",
+	    "USER=alice", "LOGNAME=alice", "SHELL=/bin/sh",
+	    "PATH=/usr/local/bin:/usr/bin:/bin" };
+	static const char *const user[] = {
+	    "PATH=/home/al/venv/bin:/usr/bin:/bin",
+	    "VIRTUAL_ENV=/home/al/venv", "CONDA_PREFIX=/opt/conda/envs/t",
+	    "CONDA_DEFAULT_ENV=t", "LD_LIBRARY_PATH=/opt/cuda/lib64",
+	    "PYTHONPATH=/home/al/src", "HOME=/home/al", "USER=al",
+	    "LOGNAME=al", "WORLD_SIZE=1", "RANK=0", "MASTER_PORT=1",
+	    "COHORT_NODE_RANK=0" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.base_env = base;
+	te.nbase_env = 5;
+	te.user_env = user;
+	te.nuser_env = 13;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/home/al/venv/bin:/usr/bin:/bin");
+	assert_var(envp, n, "VIRTUAL_ENV", "/home/al/venv");
+	assert_var(envp, n, "CONDA_PREFIX", "/opt/conda/envs/t");
+	assert_var(envp, n, "CONDA_DEFAULT_ENV", "t");
+	assert_var(envp, n, "LD_LIBRARY_PATH", "/opt/cuda/lib64");
+	assert_var(envp, n, "PYTHONPATH", "/home/al/src");
+	assert_var(envp, n, "HOME", "/home/alice");
+	assert_var(envp, n, "SHELL", "/bin/sh");
+	assert_var(envp, n, "USER", "alice");
+	assert_var(envp, n, "LOGNAME", "alice");
+	assert_var(envp, n, "WORLD_SIZE", "8");
+	assert_var(envp, n, "RANK", "6");
+	assert_var(envp, n, "MASTER_PORT", "29500");
+	assert_var(envp, n, "COHORT_NODE_RANK", "1");
+	strv_free(envp, n);
+}
+END_TEST
+
 static Suite *
 env_suite(void)
 {
@@ -298,6 +497,10 @@ env_suite(void)
 	tcase_add_test(tc, test_first_start_and_no_checkpoint);
 	tcase_add_test(tc, test_override);
 	tcase_add_test(tc, test_bad_entries);
+	tcase_add_test(tc, test_slurm_names);
+	tcase_add_test(tc, test_array_task);
+	tcase_add_test(tc, test_cpu_only);
+	tcase_add_test(tc, test_submitter_env);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gpus");

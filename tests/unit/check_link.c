@@ -168,6 +168,10 @@ ctl_launch(struct ctl *c)
 	lr.nodelist = nodes;
 	lr.master_addr = "127.0.0.1";
 	lr.master_port = 29500;
+	/* An array task: its array and index reach the owner. */
+	lr.has_array_id = lr.has_array_task = 1;
+	lr.array_id = 5;
+	lr.array_task = 2;
 	env.id = 100;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
@@ -360,6 +364,8 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 	ck_assert_uint_eq(l->nnodes, 1);
 	ck_assert_str_eq(l->user, "alice");
 	ck_assert_str_eq(l->spec->argv[0], "train");
+	ck_assert_uint_eq(l->array_id, 5);
+	ck_assert_uint_eq(l->array_task, 2);
 	o->launched = true;
 	o->launch_job = l->job_id;
 	return 0;

@@ -217,7 +217,18 @@ rank_log(unsigned rank)
 {
 	char path[PATH_MAX];
 
-	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, rank, path,
+	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, rank, false, path,
+	    sizeof(path)), 0);
+	return slurp(path);
+}
+
+/* The rank's stderr log in the spool. */
+static char *
+rank_err(unsigned rank)
+{
+	char path[PATH_MAX];
+
+	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, rank, true, path,
 	    sizeof(path)), 0);
 	return slurp(path);
 }
@@ -228,6 +239,16 @@ assert_log_has(unsigned rank, const char *want)
 	char *log = rank_log(rank);
 
 	ck_assert_msg(strstr(log, want) != NULL, "log of rank %u lacks "
+	    "'%s': '%s'", rank, want, log);
+	free(log);
+}
+
+static void
+assert_err_has(unsigned rank, const char *want)
+{
+	char *log = rank_err(rank);
+
+	ck_assert_msg(strstr(log, want) != NULL, "stderr log of rank %u lacks "
 	    "'%s': '%s'", rank, want, log);
 	free(log);
 }
@@ -281,7 +302,7 @@ START_TEST(test_output_to_log)
 {
 	static const char *const argv[] = { "/bin/sh", "-c",
 	    "echo out; echo err >&2; read x; echo \"read=$?\"" };
-	char path[PATH_MAX], want[64], *pids;
+	char path[PATH_MAX], want[64], *pids, *log;
 	struct pollfd pfd;
 	struct task *t = start_cmd(argv, 3);
 	int status = wait_exit(t);
@@ -289,7 +310,14 @@ START_TEST(test_output_to_log)
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	assert_log_has(0, "out\n");
-	assert_log_has(0, "err\n");
+	assert_err_has(0, "err\n");
+	/* Kept apart: neither stream is in the other's log. */
+	log = rank_log(0);
+	ck_assert_msg(strstr(log, "err") == NULL, "stdout log: '%s'", log);
+	free(log);
+	log = rank_err(0);
+	ck_assert_str_eq(log, "err\n");
+	free(log);
 	/* stdin is /dev/null: read meets end of file at once. */
 	assert_log_has(0, "read=1\n");
 
@@ -429,7 +457,7 @@ START_TEST(test_workdir)
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
 	fmt(want, sizeof(want), "cohort: cannot change directory to "
 	    "'%s': No such file or directory\n", wd);
-	assert_log_has(1, want);
+	assert_err_has(1, want);
 	ck_assert_int_eq(tasks_result(t, &status, why, sizeof(why), &perm),
 	    0);
 	fmt(want, sizeof(want), "cannot change directory to '%s': No such "
@@ -457,6 +485,152 @@ START_TEST(test_no_fd_leak)
 }
 END_TEST
 
+/* A directory anyone may write in, for the output files of a task that
+ * runs as nobody when the tests run as root. */
+static void
+open_dir(char *dir, size_t len, const char *name)
+{
+	fmt(dir, len, "%s/%s", spool, name);
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+}
+
+/* -o and -e: each stream to its file, relative to the workdir, owned by
+ * the task's user; the spool logs stay empty. The first attempt
+ * truncates, a later one appends. */
+START_TEST(test_output_files)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "echo out $RANK_T; echo err >&2" };
+	static const char *const argv1[] = { "/bin/sh", "-c",
+	    "echo second; echo err2 >&2" };
+	char wd[PATH_MAX], out[PATH_MAX], errf[PATH_MAX], *text;
+	struct task_launch l;
+	struct stat sb;
+
+	open_dir(wd, sizeof(wd), "files");
+	fmt(out, sizeof(out), "%s/o.txt", wd);
+	fmt(errf, sizeof(errf), "%s/e.txt", wd);
+	/* Left by an earlier job: the user's file, truncated. */
+	write_file(out, "stale\n", 0644);
+	if (root)
+		ck_assert_int_eq(chown(out, getpwnam("nobody")->pw_uid,
+		    getpwnam("nobody")->pw_gid), 0);
+	launch_init(&l, argv, 3);
+	l.workdir = wd;
+	l.out_file = "o.txt";
+	l.err_file = "e.txt";
+	l.out_trunc = l.err_trunc = true;
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	text = slurp(out);
+	ck_assert_str_eq(text, "out\n");
+	free(text);
+	text = slurp(errf);
+	ck_assert_str_eq(text, "err\n");
+	free(text);
+	ck_assert_int_eq(stat(out, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, root ? getpwnam("nobody")->pw_uid :
+	    getuid());
+	text = rank_log(0);
+	ck_assert_str_eq(text, "");
+	free(text);
+	text = rank_err(0);
+	ck_assert_str_eq(text, "");
+	free(text);
+
+	/* A restart appends to both. */
+	launch_init(&l, argv1, 3);
+	l.rank = 1;
+	l.workdir = wd;
+	l.out_file = "o.txt";
+	l.err_file = "e.txt";
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	text = slurp(out);
+	ck_assert_str_eq(text, "out\nsecond\n");
+	free(text);
+	text = slurp(errf);
+	ck_assert_str_eq(text, "err\nerr2\n");
+	free(text);
+}
+END_TEST
+
+/* -o without -e (the same file for both): one file, both streams in
+ * the order written. -e alone: stdout stays in the spool. */
+START_TEST(test_output_one_file)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "echo a; echo b >&2; echo c" };
+	char wd[PATH_MAX], out[PATH_MAX], *text;
+	struct task_launch l;
+
+	open_dir(wd, sizeof(wd), "one");
+	fmt(out, sizeof(out), "%s/both", wd);
+	launch_init(&l, argv, 3);
+	l.out_file = l.err_file = out;
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	text = slurp(out);
+	ck_assert_str_eq(text, "a\nb\nc\n");
+	free(text);
+
+	fmt(out, sizeof(out), "%s/err-only", wd);
+	launch_init(&l, argv, 3);
+	l.rank = 1;
+	l.err_file = out;
+	ck_assert_int_eq(wait_exit(start(&l)), 0);
+	text = slurp(out);
+	ck_assert_str_eq(text, "b\n");
+	free(text);
+	assert_log_has(1, "a\nc\n");
+}
+END_TEST
+
+/* A file that cannot be opened: the task does not run, and the start
+ * failure is permanent, told in the spool's stderr and for the reason.
+ * As root, a directory only root may write proves the open is the
+ * user's. */
+START_TEST(test_output_open_fails)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "echo ran" };
+	char ro[PATH_MAX], bad[PATH_MAX], want[PATH_MAX + 128], why[512];
+	struct task_launch l;
+	struct task *t;
+	bool perm = false;
+	int status;
+
+	fmt(bad, sizeof(bad), "%s/no-such-dir/out", spool);
+	launch_init(&l, argv, 3);
+	l.out_file = bad;
+	status = wait_exit(t = start(&l));
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	fmt(want, sizeof(want), "cannot open the output file '%s': No such "
+	    "file or directory", bad);
+	assert_err_has(0, want);
+	ck_assert_int_eq(tasks_result(t, &status, why, sizeof(why), &perm),
+	    0);
+	ck_assert_str_eq(why, want);
+	ck_assert(perm);
+	ck_assert(tasks_child_failure_permanent(TASK_STAGE_OUTPUT, EACCES));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_OUTPUT, ENOSPC));
+	ck_assert(!tasks_child_failure_permanent(TASK_STAGE_OUTPUT, EMFILE));
+
+	if (!root)
+		return;
+	fmt(ro, sizeof(ro), "%s/root-only", spool);
+	ck_assert_int_eq(mkdir(ro, 0755), 0);
+	fmt(bad, sizeof(bad), "%s/err", ro);
+	launch_init(&l, argv, 3);
+	l.rank = 1;
+	l.err_file = bad;
+	status = wait_exit(t = start(&l));
+	ck_assert_int_eq(WEXITSTATUS(status), 127);
+	fmt(want, sizeof(want), "cannot open the error file '%s': Permission "
+	    "denied", bad);
+	assert_err_has(1, want);
+	ck_assert_int_eq(access(bad, F_OK), -1);
+}
+END_TEST
+
 START_TEST(test_missing_command)
 {
 	static const char *const argv[] = { "cohort-no-such-command", "x" };
@@ -467,14 +641,14 @@ START_TEST(test_missing_command)
 	status = wait_exit(start_cmd(argv, 2));
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
-	assert_log_has(0, "cohort: cannot run 'cohort-no-such-command': "
+	assert_err_has(0, "cohort: cannot run 'cohort-no-such-command': "
 	    "No such file or directory\n");
 
 	launch_init(&l, abs, 1);
 	l.rank = 1;
 	status = wait_exit(start(&l));
 	ck_assert_int_eq(WEXITSTATUS(status), 127);
-	assert_log_has(1, "cohort: cannot run '/nonexistent/cmd': "
+	assert_err_has(1, "cohort: cannot run '/nonexistent/cmd': "
 	    "No such file or directory\n");
 }
 END_TEST
@@ -689,7 +863,8 @@ START_TEST(test_conflict)
 	start(&l);
 	ck_assert_int_eq(tasks_start(spool, &l, &t2, &err), -1);
 	ck_assert_int_eq(err.code, ERR_CONFLICT);
-	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, 0, path, sizeof(path)),
+	ck_assert_int_eq(tasks_spool_log_path(spool, JOB, 0, 0, false, path,
+	    sizeof(path)),
 	    0);
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert(tasks_alive(&started[0]));
@@ -795,6 +970,9 @@ tasks_suite(void)
 	tcase_add_test(tc, test_missing_command_permanent);
 	tcase_add_test(tc, test_failure_class);
 	tcase_add_test(tc, test_no_fd_leak);
+	tcase_add_test(tc, test_output_files);
+	tcase_add_test(tc, test_output_one_file);
+	tcase_add_test(tc, test_output_open_fails);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("control");
