@@ -44,12 +44,12 @@ wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"], d["exit_code"]]')"
 
-# Each rank's line, from cohort logs, or from its -o file once the agent
-# writes those (then the spool may hold nothing).
+# Each rank's line, from its -o file (cohort logs says where it is).
 : >"$T/ranks"
 for r in 0 1 2 3; do
-	expect_exit 0 cohort logs "$id" --rank "$r"
-	line=$(grep '^ddp ' "$OUT" || cat "$W/ddp-train-$id.$r.out" 2>/dev/null | grep '^ddp ' || true)
+	expect_exit 1 cohort logs "$id" --rank "$r"
+	stderr_one_line "cohort: logs $id: job $id rank $r's output is in $W/ddp-train-$id.$r.out on node "
+	line=$(grep '^ddp ' "$W/ddp-train-$id.$r.out" || true)
 	[ -n "$line" ] || fail "rank $r printed no 'ddp' line (logs: $(head -c 500 "$OUT"))"
 	echo "$line" >>"$T/ranks"
 done
