@@ -643,6 +643,33 @@ output_job_json_history(json_t *doc, const struct job *job)
 	return rc == 0 ? 0 : -1;
 }
 
+/* Where the job may run and write (issue 13): its -o/-e patterns, the
+ * nodes it asked for or excluded (Slurm's ReqNodeList/ExcNodeList), and
+ * whether it is CPU-only, exclusive or held. 0 or -1 (ENOMEM). */
+static int
+output_job_json_where(json_t *doc, const struct job *job)
+{
+	const struct job_spec *s = &job->spec;
+	const char *hold = job->hold == JOB_HOLD_ADMIN ? "admin" :
+	    job->hold == JOB_HOLD_USER ? "user" : NULL;
+
+	if (json_object_set_new(doc, "output", json_str_or_null(s->output)) ==
+	    -1 ||
+	    json_object_set_new(doc, "error", json_str_or_null(s->error)) ==
+	    -1 ||
+	    json_object_set_new(doc, "req_nodelist",
+	    json_str_or_null(s->nodelist)) == -1 ||
+	    json_object_set_new(doc, "exc_nodelist",
+	    json_str_or_null(s->exclude)) == -1 ||
+	    json_object_set_new(doc, "cpu_only", json_boolean(s->cpu_only)) ==
+	    -1 ||
+	    json_object_set_new(doc, "exclusive",
+	    json_boolean(s->exclusive)) == -1 ||
+	    json_object_set_new(doc, "hold", json_str_or_null(hold)) == -1)
+		return -1;
+	return 0;
+}
+
 json_t *
 output_job_json(const struct job *job)
 {
@@ -711,6 +738,7 @@ output_job_json(const struct job *job)
 	    -1 ||
 	    json_object_set_new(doc, "dependency",
 	    json_str_or_null(s->dependency)) == -1 ||
+	    output_job_json_where(doc, job) == -1 ||
 	    /* env, argv (and the script) withheld: another user's job. */
 	    json_object_set_new(doc, "private", json_boolean(job->redacted)) ==
 	    -1 || output_job_json_history(doc, job) == -1) {

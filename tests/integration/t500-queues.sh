@@ -83,9 +83,10 @@ grep -Eq "^$a1 +a1 +alice +team-a +" "$T/jobs.txt" || fail "cohort jobs has no Q
 wait_state 20 "$a1" RUNNING
 # cohort show lists the job's preemptions: the events of kind "preempt"
 # about it (the controller writes them; here one is written behind its
-# back, as the lead's preemption would, among other events of the job).
+# back, as the lead's preemption would, among other events of the job;
+# now, or the event retention would purge it).
 if command -v sqlite3 >/dev/null; then
-	sqlite3 -cmd '.timeout 5000' "$C/cohort.db" "INSERT INTO events (time_ms, job_id, kind, actor, detail) VALUES (1764590000000, $a1, 'preempt', 'controller', 'preempted by job 99 of team-b; checkpoint step 7; lost 42 s')" ||
+	sqlite3 -cmd '.timeout 5000' "$C/cohort.db" "INSERT INTO events (time_ms, job_id, kind, actor, detail) VALUES ($(date +%s%3N), $a1, 'preempt', 'controller', 'preempted by job 99 of team-b; checkpoint step 7; lost 42 s')" ||
 		fail "cannot add an event"
 	expect_exit 0 cohort show "$a1"
 	grep -Eq '^ *Preemptions: +.*preempted by job 99 of team-b; checkpoint step 7; lost 42 s$' "$OUT" ||
