@@ -89,7 +89,8 @@ arrays_fold(const struct job *const *jobs, size_t n,
 	for (i = 0; i < n; i++)
 		if (arrays_foldable(jobs[i]))
 			k[nk++] = (struct arrays_key){ jobs[i], i };
-	qsort(k, nk, sizeof(*k), arrays_key_cmp);
+	if (nk > 1)
+		qsort(k, nk, sizeof(*k), arrays_key_cmp);
 	/* Each run of the same array and reason: its id goes to its first
 	 * task's place, the others are left out. */
 	for (i = 0; i < nk; i = j) {

@@ -141,8 +141,10 @@ control_job_ids(struct cconn *c, const char *cmd, char *const *args, int n,
 			*nids = 0;
 			return -1;
 		}
-	/* In id order, duplicates dropped (overlapping ranges). */
-	qsort(*ids, *nids, sizeof(**ids), job_id_cmp);
+	/* In id order, duplicates dropped (overlapping ranges). Without a
+	 * connection, references were only checked: none may be here. */
+	if (*nids > 1)
+		qsort(*ids, *nids, sizeof(**ids), job_id_cmp);
 	for (i = 0, k = 0; i < *nids; i++)
 		if (k == 0 || (*ids)[k - 1] != (*ids)[i])
 			(*ids)[k++] = (*ids)[i];

@@ -90,7 +90,8 @@ gates_count_arrays(struct gates *g)
 	for (i = 0; i < g->nactive; i++)
 		if (g->active[i]->array_max > 0)
 			v[n++] = g->active[i];
-	qsort(v, n, sizeof(*v), gates_array_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), gates_array_cmp);
 	for (i = 0; i < n; i++) {
 		if (g->narrays == 0 ||
 		    g->arrays[g->narrays - 1].array_id != v[i]->array_id)
@@ -116,7 +117,10 @@ gates_begin(struct cluster *cl, int64_t now_ms)
 		gates_end(g);
 		return NULL;
 	}
-	qsort(g->active, g->nactive, sizeof(*g->active), gates_key_qcmp);
+	/* No job holds an allocation: jobs_active gave NULL. */
+	if (g->nactive > 1)
+		qsort(g->active, g->nactive, sizeof(*g->active),
+		    gates_key_qcmp);
 	return g;
 }
 
@@ -180,8 +184,8 @@ gates_singleton_free(void *arg)
 	struct gates *g = arg;
 	size_t i;
 
-	if (bsearch(&g->self, g->active, g->nactive, sizeof(*g->active),
-	    gates_key_qcmp) != NULL)
+	if (g->nactive > 0 && bsearch(&g->self, g->active, g->nactive,
+	    sizeof(*g->active), gates_key_qcmp) != NULL)
 		return false;
 	for (i = 0; i < g->noffered; i++)
 		if (gates_key_cmp(g->offered[i], g->self) == 0)

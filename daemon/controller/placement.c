@@ -125,6 +125,8 @@ node_index(const struct placement_input *in, const char *name)
 {
 	struct node *const *n;
 
+	if (in->nnodes == 0)
+		return -1;
 	n = bsearch(name, in->nodes, in->nnodes, sizeof(*in->nodes),
 	    node_name_cmp);
 	return n == NULL ? -1 : (int64_t)(n - in->nodes);
@@ -236,6 +238,8 @@ static void
 filter_build(const struct placement_input *in, const struct job *job,
     uint8_t *ok)
 {
+	if (in->nnodes == 0)
+		return;
 	memset(ok, job->spec.nodelist != NULL ? 0 : 1, in->nnodes);
 	if (job->spec.nodelist != NULL)
 		filter_mark(in, job->spec.nodelist, ok, 1);
