@@ -123,8 +123,13 @@ tls_crl_warn_expiry(const char *path, int n, const ASN1_TIME *next)
 {
 	int days = 0, secs = 0;
 
-	if (next == NULL || ASN1_TIME_diff(&days, &secs, NULL, next) != 1 ||
-	    days >= TLS_CRL_WARN_DAYS)
+	if (next == NULL || ASN1_TIME_diff(&days, &secs, NULL, next) != 1)
+		return;
+	/* Part of a day left counts as a day: a CRL made valid for 10 days
+	 * a second ago expires in 10 days, not 9. */
+	if (secs > 0)
+		days++;
+	if (days >= TLS_CRL_WARN_DAYS)
 		return;
 	log_warnx("CRL file %s: CRL %d expires in %d day(s); renew it "
 	    "(cohort-pki crl DIR) and send SIGHUP, or every peer will be "
