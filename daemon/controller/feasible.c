@@ -313,6 +313,21 @@ check_domains(const struct fctx *x, int level, struct cerr *err)
 	    " that --nodelist/--exclude allow" : "");
 }
 
+/* Does the topology name nodes that have never registered (a cluster
+ * being brought up)? Their GPUs are not known, so they might hold the
+ * job: nothing is judged until each has registered once. */
+static bool
+topo_unregistered(const struct feasible_input *in)
+{
+	size_t i, k = 0;
+
+	if (in->topo == NULL)
+		return false;
+	for (i = 0; i < in->nnodes; i++)
+		k += topo_node_leaf(in->topo, in->nodes[i].name) >= 0;
+	return k < topo_nnodes(in->topo);
+}
+
 int
 feasible_check(const struct feasible_input *in, const struct job_spec *spec,
     struct cerr *err)
@@ -323,7 +338,8 @@ feasible_check(const struct feasible_input *in, const struct job_spec *spec,
 
 	/* Nothing known: nothing to judge by. A spec the validation will
 	 * refuse anyway is left to it. */
-	if (in == NULL || in->nnodes == 0 || spec->nodes_min == 0)
+	if (in == NULL || in->nnodes == 0 || spec->nodes_min == 0 ||
+	    topo_unregistered(in))
 		return 0;
 	memset(&x, 0, sizeof(x));
 	x.in = in;

@@ -13,8 +13,10 @@
  * --exclude pair that leaves fewer than --nodes such nodes. A node that
  * could hold the job is judged by what it has, not what is free now.
  *
- * With no node known at all (a fresh cluster, agents not yet registered)
- * nothing is judged: every spec is accepted. The checks are the core's
+ * With no node known at all (a fresh cluster, agents not yet registered),
+ * or while a node the topology names has never registered (a cluster
+ * being brought up: its GPUs are unknown), nothing is judged: every spec
+ * is accepted. The checks are the core's
  * BadConstraints / GpuType / Topology reasons (daemon/sched/sched.h),
  * moved to submit where the cluster makes them certain. */
 #ifndef COHORT_FEASIBLE_H

@@ -221,6 +221,28 @@ START_TEST(test_nothing_known)
 }
 END_TEST
 
+/* While a node of the topology has never registered (its GPUs are not
+ * known), nothing is judged; once every one has, the limits hold. */
+START_TEST(test_bring_up)
+{
+	static const struct feasible_node some[] = {
+		{ "node1", H100, 8 }, { "node2", H100, 8 },
+		{ "node7", NULL, 0 },
+	};
+
+	in.nodes = some;
+	in.nnodes = sizeof(some) / sizeof(some[0]);
+	spec_set(6, 8);
+	accepted();
+	spec_set(1, 16);
+	accepted();
+	in.nodes = nodes;
+	in.nnodes = sizeof(nodes) / sizeof(nodes[0]);
+	spec_set(1, 16);
+	refused("--gpus-per-node 16: the largest node has 8 GPUs");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -237,6 +259,7 @@ main(void)
 	tcase_add_test(tc, test_nodelist);
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_nothing_known);
+	tcase_add_test(tc, test_bring_up);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
