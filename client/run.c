@@ -343,6 +343,19 @@ run_loop(struct run_state *rs)
 	}
 }
 
+/* --pty (srun's interactive shell) among the options: said plainly rather
+ * than as an unknown option. */
+static bool
+run_wants_pty(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--pty") == 0)
+			return true;
+	return false;
+}
+
 int
 cmd_run(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -356,6 +369,12 @@ cmd_run(int argc, char **argv, const struct cconn_opts *opts)
 
 	job_spec_init(&spec);
 	memset(&rs, 0, sizeof(rs));
+	if (run_wants_pty(argc, argv)) {
+		output_error("run: --pty is not supported: an interactive shell "
+		    "needs a terminal relayed through the controller, which "
+		    "Cohort does not do; run a command (cohort run -- CMD)");
+		return EXIT_USAGE;
+	}
 	rc = submit_prepare(argc, argv, &spec, &cf, &words, &nwords);
 	if (rc == -2) {
 		fputs(run_usage_head, stdout);

@@ -46,6 +46,8 @@ grep -q never "$T/stream.out" && fail "the job went on after the cancel"
 before=$(cohort jobs --all --json | "$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
 expect_exit 2 cohort run
 expect_exit 2 cohort run --nodes x -- true
+expect_exit 2 cohort run --pty bash
+stderr_one_line "cohort: run: --pty is not supported"
 after=$(cohort jobs --all --json | "$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
 [ "$before" = "$after" ] || fail "a refused run submitted a job"
 log "ok"
