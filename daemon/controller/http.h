@@ -15,6 +15,8 @@ struct jobs;
 struct nodes;
 struct server;
 struct txq;
+struct queues;
+struct store;
 struct http;
 
 struct http_sources {
@@ -24,6 +26,8 @@ struct http_sources {
 	struct driver *driver;
 	struct server *server;
 	struct txq *txq;
+	struct queues *queues;	/* configured queues (never NULL) */
+	struct store *store;	/* for recent events; read only */
 };
 
 /* Listen on host:port (0: any free port). The sources are borrowed. */
