@@ -71,6 +71,7 @@ driver_pass_cb(evutil_socket_t fd, short what, void *arg)
 	d->pass_end_us = clock_mono_us();
 	d->stats.last_pass_us = d->pass_end_us - t0;
 	d->stats.total_pass_us += d->stats.last_pass_us;
+	histogram_observe(&d->stats.pass, (double)d->stats.last_pass_us / 1e6);
 	if (d->wanted)
 		driver_schedule_pass(d);
 }

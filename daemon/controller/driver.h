@@ -9,6 +9,7 @@
 
 #include "daemon/controller/outbox.h"
 #include "lib/err.h"
+#include "lib/histogram.h"
 
 struct event_base;
 struct agentcmd;
@@ -18,6 +19,7 @@ struct driver;
 struct driver_stats {
 	uint64_t last_pass_us;		/* duration of the latest pass */
 	uint64_t total_pass_us;
+	struct histogram pass;		/* every pass's duration, seconds */
 };
 
 struct driver *driver_create(struct event_base *base, struct agentcmd *ac,

@@ -41,7 +41,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	struct http *h = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-	char path[64];
+	char path[64], clen[24];
 	const char *type;
 	struct evbuffer *b;
 	int rc;
@@ -74,7 +74,14 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	}
 	evhttp_add_header(out, "Content-Type", type);
 	evhttp_add_header(out, "Cache-Control", "no-store");
-	/* evhttp sends the headers of a HEAD reply without its body. */
+	/* libevent 2.1.12 sends a HEAD reply's body like a GET's (and
+	 * over HTTP/1.0 a client cannot tell where it ends): say how long
+	 * the body would be, and send none. */
+	if (cmd == EVHTTP_REQ_HEAD) {
+		snprintf(clen, sizeof(clen), "%zu", evbuffer_get_length(b));
+		evhttp_add_header(out, "Content-Length", clen);
+		evbuffer_drain(b, evbuffer_get_length(b));
+	}
 	evhttp_send_reply(req, HTTP_OK, "OK", b);
 	evbuffer_free(b);
 }

@@ -18,6 +18,7 @@ struct txq;
 struct queues;
 struct store;
 struct http;
+struct rpc;
 
 struct http_sources {
 	struct jobs *jobs;
@@ -28,6 +29,7 @@ struct http_sources {
 	struct txq *txq;
 	struct queues *queues;	/* configured queues (never NULL) */
 	struct store *store;	/* for recent events; read only */
+	const struct rpc *rpc;	/* RPC latency by request type */
 };
 
 /* Listen on host:port (0: any free port). The sources are borrowed. */

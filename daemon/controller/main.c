@@ -297,7 +297,7 @@ start(struct cohortd *d)
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->driver, d->srv, d->txq, d->queues, d->store };
+		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);

@@ -1,10 +1,21 @@
+/* The Prometheus text exposition (format 0.0.4) at /metrics. Every
+ * family has HELP and TYPE lines and its samples together; label values
+ * come from bounded sets only (states, reasons, request types, the
+ * configured queues), never from users, jobs or nodes, so the page's
+ * size depends on the configuration, not on the workload. Families that
+ * split a whole (GPUs, nodes, drain states) add up to it. */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
+
+#include "lib/clock.h"
+#include "lib/histogram.h"
 
 #include "cluster.h"
 #include "driver.h"
@@ -12,7 +23,9 @@
 #include "jobs.h"
 #include "metrics.h"
 #include "nodes.h"
+#include "queues.h"
 #include "quota.h"
+#include "rpc.h"
 #include "server.h"
 #include "txq.h"
 
@@ -53,39 +66,105 @@ http_jobs(const struct http_sources *src, struct evbuffer *b)
 	return 0;
 }
 
+/* What a GPU is counted as; each GPU is in exactly one. */
+enum metrics_gpu {
+	MG_FREE,	/* UP, undrained, not a spare, healthy, no job */
+	MG_ALLOCATED,	/* held by a job (on an UP node) */
+	MG_FAILED,	/* its health says FAILED (on an UP node) */
+	MG_SPARE,	/* idle on a hot spare: for replacements only */
+	MG_UNAVAILABLE,	/* the rest: its node DOWN, draining or drained */
+	MG_N
+};
+static const char *const metrics_gpu_names[MG_N] = {
+	"free", "allocated", "failed", "spare", "unavailable",
+};
+
+/* A DOWN node's GPUs are unknown, whatever was last heard of them: all
+ * unavailable. On an UP node a failed GPU is failed even while a job
+ * still holds it (the job is being moved); a held one is allocated, also
+ * on a draining node; idle ones are free only where new work may go. */
+static enum metrics_gpu
+metrics_gpu_state(const struct node *n, unsigned g)
+{
+	if (n->state != NODE_UP)
+		return MG_UNAVAILABLE;
+	if (node_gpu_health(n, g) == HEALTH_FAILED)
+		return MG_FAILED;
+	if (n->gpu_job[g] != 0)
+		return MG_ALLOCATED;
+	if (n->drained)
+		return MG_UNAVAILABLE;
+	return n->spare ? MG_SPARE : MG_FREE;
+}
+
 static void
 http_nodes(const struct http_sources *src, struct evbuffer *b)
 {
 	struct node **all;
-	unsigned long up = 0, down = 0, drained = 0, total = 0, free_gpus = 0;
-	unsigned long failed = 0;
+	unsigned long gpus[MG_N] = { 0 }, up = 0, draining = 0, drained = 0;
+	const char *ds;
 	size_t i, n;
-	unsigned g;
+	unsigned g, k;
 
 	all = nodes_all(src->nodes, &n);
 	for (i = 0; i < n; i++) {
-		if (all[i]->state == NODE_UP)
-			up++;
-		else
-			down++;
-		drained += all[i]->drained;
-		total += all[i]->inv.ngpus;
-		for (g = 0; g < all[i]->inv.ngpus; g++) {
-			if (node_gpu_health(all[i], g) == HEALTH_FAILED)
-				failed++;
-			else if (all[i]->gpu_job[g] == 0)
-				free_gpus++;
-		}
+		up += all[i]->state == NODE_UP;
+		ds = node_drain_state(all[i]);
+		draining += strcmp(ds, "DRAINING") == 0;
+		drained += strcmp(ds, "DRAINED") == 0;
+		for (g = 0; g < all[i]->inv.ngpus; g++)
+			gpus[metrics_gpu_state(all[i], g)]++;
 	}
-	metric_head(b, "cohort_nodes", "gauge", "Nodes by state.");
+	metric_head(b, "cohort_nodes", "gauge",
+	    "Nodes by state (UP or DOWN); adds up to the nodes known.");
 	evbuffer_add_printf(b, "cohort_nodes{state=\"UP\"} %lu\n"
-	    "cohort_nodes{state=\"DOWN\"} %lu\n"
-	    "cohort_nodes{state=\"drained\"} %lu\n", up, down, drained);
-	metric_head(b, "cohort_gpus", "gauge", "GPUs by state.");
-	evbuffer_add_printf(b, "cohort_gpus{state=\"free\"} %lu\n"
-	    "cohort_gpus{state=\"allocated\"} %lu\n"
-	    "cohort_gpus{state=\"failed\"} %lu\n", free_gpus,
-	    total - free_gpus - failed, failed);
+	    "cohort_nodes{state=\"DOWN\"} %lu\n", up, (unsigned long)n - up);
+	metric_head(b, "cohort_nodes_drain", "gauge",
+	    "Nodes by drain state: none, draining (drained, jobs still on "
+	    "it), drained; adds up to the nodes known.");
+	evbuffer_add_printf(b, "cohort_nodes_drain{state=\"none\"} %lu\n"
+	    "cohort_nodes_drain{state=\"draining\"} %lu\n"
+	    "cohort_nodes_drain{state=\"drained\"} %lu\n",
+	    (unsigned long)n - draining - drained, draining, drained);
+	metric_head(b, "cohort_gpus", "gauge",
+	    "GPUs by state; adds up to every node's GPUs. free: on an UP, "
+	    "undrained node, healthy, no job; unavailable: on a DOWN, "
+	    "draining or drained node.");
+	for (k = 0; k < MG_N; k++)
+		evbuffer_add_printf(b, "cohort_gpus{state=\"%s\"} %lu\n",
+		    metrics_gpu_names[k], gpus[k]);
+}
+
+static void
+metrics_line(void *arg, const char *text)
+{
+	evbuffer_add_printf(arg, "%s\n", text);
+}
+
+/* Request latency by type, and the scheduling pass. */
+static void
+http_latency(const struct http_sources *src, const struct driver_stats *ds,
+    struct evbuffer *b)
+{
+	char labels[64];
+	size_t i;
+
+	metric_head(b, "cohort_sched_pass_seconds", "histogram",
+	    "Duration of scheduling passes.");
+	histogram_lines(&ds->pass, "cohort_sched_pass_seconds", "",
+	    metrics_line, b);
+	if (src->rpc == NULL)
+		return;
+	metric_head(b, "cohort_rpc_request_seconds", "histogram",
+	    "Time from a request decoded to its reply queued, including the "
+	    "wait for the commit that covers it, by request type.");
+	for (i = 0; i < RPC_NTYPES; i++) {
+		/* Type names are the protocol's: [a-z_], nothing to escape. */
+		snprintf(labels, sizeof(labels), "type=\"%s\"",
+		    rpc_type_name(i));
+		histogram_lines(rpc_latency(src->rpc, i),
+		    "cohort_rpc_request_seconds", labels, metrics_line, b);
+	}
 }
 
 /* Connection admission and the fair loop (server.h). */
@@ -136,14 +215,11 @@ http_sched(const struct http_sources *src, struct evbuffer *b)
 	metric_head(b, "cohort_sched_passes_total", "counter",
 	    "Scheduling passes run.");
 	evbuffer_add_printf(b, "cohort_sched_passes_total %lu\n", st.passes);
-	metric_head(b, "cohort_sched_pass_seconds_total", "counter",
-	    "Time spent in scheduling passes.");
-	evbuffer_add_printf(b, "cohort_sched_pass_seconds_total %.6f\n",
-	    (double)ds.total_pass_us / 1e6);
 	metric_head(b, "cohort_sched_last_pass_seconds", "gauge",
 	    "Duration of the latest scheduling pass.");
 	evbuffer_add_printf(b, "cohort_sched_last_pass_seconds %.6f\n",
 	    (double)ds.last_pass_us / 1e6);
+	http_latency(src, &ds, b);
 	metric_head(b, "cohort_jobs_started_total", "counter",
 	    "Gang starts decided by the scheduler.");
 	evbuffer_add_printf(b, "cohort_jobs_started_total %lu\n", st.started);
@@ -212,6 +288,120 @@ http_limits(const struct http_sources *src, struct evbuffer *b)
 	    (unsigned long long)st.refused_rate);
 }
 
+/* What a whole-node job asks per node: the largest node's GPUs (as
+ * `cohort queues` counts it, rpc.c). */
+static uint32_t
+metrics_node_gpus(const struct http_sources *src)
+{
+	struct node **all;
+	uint32_t most = 0;
+	size_t i, n;
+
+	all = nodes_all(src->nodes, &n);
+	for (i = 0; i < n; i++)
+		if (all[i]->inv.ngpus > most)
+			most = all[i]->inv.ngpus;
+	return most;
+}
+
+/* One family of a per-queue value: name{queue="Q"} V for each row. */
+static void
+metrics_queue_family(struct evbuffer *b, const struct queue_row *rows,
+    size_t n, const char *name, const char *help, size_t field)
+{
+	size_t i;
+
+	metric_head(b, name, "gauge", help);
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(b, "%s{queue=\"%s\"} %" PRIu32 "\n", name,
+		    rows[i].name,
+		    *(const uint32_t *)((const char *)&rows[i] + field));
+}
+
+static void
+metrics_queue_rows(struct evbuffer *b, const struct queue_row *rows, size_t n)
+{
+	size_t i;
+
+	/* Names are checked at load ([A-Za-z0-9_.-]): nothing to escape. */
+	metric_head(b, "cohort_queue_info", "gauge",
+	    "One per configured queue (1), with its parent (\"\" at the top).");
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(b, "cohort_queue_info{queue=\"%s\","
+		    "parent=\"%s\"} 1\n", rows[i].name, rows[i].parent);
+	metric_head(b, "cohort_queue_jobs", "gauge",
+	    "Jobs of a queue's subtree, running (holding GPUs) or pending.");
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(b, "cohort_queue_jobs{queue=\"%s\","
+		    "state=\"running\"} %" PRIu32 "\ncohort_queue_jobs{queue="
+		    "\"%s\",state=\"pending\"} %" PRIu32 "\n", rows[i].name,
+		    rows[i].running_jobs, rows[i].name, rows[i].pending_jobs);
+	metrics_queue_family(b, rows, n, "cohort_queue_gpus_in_use",
+	    "GPUs held by running jobs of a queue's subtree.",
+	    offsetof(struct queue_row, used));
+	metric_head(b, "cohort_queue_gpus_nominal", "gauge",
+	    "A queue's nominal quota of GPUs (absent: no quota).");
+	for (i = 0; i < n; i++)
+		if (rows[i].nominal != SCHED_UNLIMITED)
+			evbuffer_add_printf(b, "cohort_queue_gpus_nominal{queue="
+			    "\"%s\"} %" PRIu32 "\n", rows[i].name,
+			    rows[i].nominal);
+	metrics_queue_family(b, rows, n, "cohort_queue_gpus_borrowed",
+	    "GPUs a queue uses beyond its nominal quota.",
+	    offsetof(struct queue_row, borrowed));
+	metrics_queue_family(b, rows, n, "cohort_queue_gpus_lent",
+	    "Of a queue's unused nominal GPUs, those its siblings use.",
+	    offsetof(struct queue_row, lent));
+	metrics_queue_family(b, rows, n, "cohort_queue_gpus_pending",
+	    "GPUs asked by waiting jobs of a queue's subtree.",
+	    offsetof(struct queue_row, pending));
+	metrics_queue_family(b, rows, n, "cohort_queue_weight",
+	    "A queue's fair-share weight among its siblings.",
+	    offsetof(struct queue_row, weight));
+	metric_head(b, "cohort_queue_fair_share_factor", "gauge",
+	    "A queue's fair-share factor: its decayed usage against its "
+	    "share (lower runs first).");
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(b, "cohort_queue_fair_share_factor{queue="
+		    "\"%s\"} %.6g\n", rows[i].name, rows[i].factor);
+}
+
+/* The configured queues (as `cohort queues`). 0, or -1 (ENOMEM). */
+static int
+http_queues(const struct http_sources *src, struct evbuffer *b)
+{
+	const struct jobs_filter live = { .all = false };
+	const struct job **list = NULL, **active = NULL, **waiting = NULL;
+	struct queue_row *rows = NULL;
+	size_t i, n = 0, na = 0, nw = 0, nrows = 0;
+	int rc = -1;
+
+	if (src->queues == NULL)
+		return 0;
+	if (jobs_list(src->jobs, &live, &list, &n) == -1 ||
+	    (n > 0 && ((active = calloc(n, sizeof(*active))) == NULL ||
+	    (waiting = calloc(n, sizeof(*waiting))) == NULL)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (jobs_is_active(list[i]))
+			active[na++] = list[i];
+		else if (list[i]->state == JOB_PENDING ||
+		    list[i]->state == JOB_RESTARTING)
+			waiting[nw++] = list[i];
+	}
+	if (queues_report(src->queues, active, na, waiting, nw,
+	    metrics_node_gpus(src), clock_now_ms(), &rows, &nrows) == -1)
+		goto out;
+	metrics_queue_rows(b, rows, nrows);
+	rc = 0;
+out:
+	free(rows);
+	free(waiting);
+	free(active);
+	free(list);
+	return rc;
+}
+
 /* 0, or -1 (ENOMEM). */
 int
 metrics_render(const struct http_sources *src, struct evbuffer *b)
@@ -221,5 +411,5 @@ metrics_render(const struct http_sources *src, struct evbuffer *b)
 	http_nodes(src, b);
 	http_sched(src, b);
 	http_limits(src, b);
-	return 0;
+	return http_queues(src, b);
 }

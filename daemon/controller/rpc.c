@@ -44,7 +44,35 @@ struct rpc_reply {
 	size_t len;
 	bool close_after;
 	bool reserved;		/* counted by conn_reserve */
+	struct rpc_timing timing;	/* type 0: not timed */
 };
+
+static void
+rpc_observe(struct rpc *rpc, const struct rpc_timing *t)
+{
+	if (t->type == 0 || t->type > RPC_NTYPES)
+		return;
+	histogram_observe(&rpc->latency[t->type - 1],
+	    (double)(clock_mono_us() - t->t0_us) / 1e6);
+}
+
+struct rpc_timing
+rpc_timing_take(struct rpc *rpc)
+{
+	struct rpc_timing t = rpc->cur;
+
+	rpc->cur.type = 0;
+	return t;
+}
+
+struct rpc_timing
+rpc_timing_swap(struct rpc *rpc, struct rpc_timing t)
+{
+	struct rpc_timing old = rpc->cur;
+
+	rpc->cur = t;
+	return old;
+}
 
 static void
 rpc_reply_cb(void *arg, bool committed)
@@ -53,6 +81,9 @@ rpc_reply_cb(void *arg, bool committed)
 	struct conn *c = r->rpc->srv != NULL ?
 	    server_conn(r->rpc->srv, r->conn_id) : NULL;
 
+	/* Queued now, after the commit it waited for: its request's
+	 * latency ends here (even when its peer has gone meanwhile). */
+	rpc_observe(r->rpc, &r->timing);
 	if (c != NULL) {
 		if (r->reserved)
 			server_conn_release(c, r->len);
@@ -95,6 +126,9 @@ rpc_reply_new(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env,
 	r->conn_id = cid;
 	r->req_id = env->id;
 	r->close_after = close_after;
+	/* The first reply to a request ends its latency; more replies
+	 * (acknowledgements inside a heartbeat) are not timed. */
+	r->timing = rpc_timing_take(rpc);
 	r->frame = frame_pack(env, RPC_REPLY_MAX, &r->len);
 	if (r->frame == NULL) {
 		/* Too large: say so instead. */
@@ -528,6 +562,8 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },
 };
+_Static_assert(sizeof(rpc_handlers) / sizeof(rpc_handlers[0]) == RPC_NTYPES,
+    "RPC_NTYPES (rpc.h) counts the handler table's entries");
 
 /* A line about a refused request: a peer may send as many as it likes,
  * so at most RPC_REFUSAL_LINES per 10 s, then one that counts the rest. */
@@ -550,10 +586,22 @@ rpc_log_refusal(struct rpc *rpc, struct conn *c, const char *text)
 		    server_conn_id(c), server_conn_peer(c)->name, text);
 }
 
-void
-rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
+const char *
+rpc_type_name(size_t i)
 {
-	struct rpc *rpc = arg;
+	return i < RPC_NTYPES ? wire_body_name(rpc_handlers[i].body) : NULL;
+}
+
+const struct histogram *
+rpc_latency(const struct rpc *rpc, size_t i)
+{
+	return &rpc->latency[i];
+}
+
+static void
+rpc_dispatch_one(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Envelope *env)
+{
 	const struct peer *p = server_conn_peer(c);
 	const struct rpc_handler *h = NULL;
 	const char *what;
@@ -602,6 +650,30 @@ rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
 	if (env->body_case == COHORT__V1__ENVELOPE__BODY_REGISTER &&
 	    nodes_by_conn(rpc->nodes, server_conn_id(c)) != NULL)
 		server_conn_set_registered(c);
+}
+
+/* Times the request by its type (a bounded set: the table's entries,
+ * never a peer's or a job's name). Its first reply ends the time in
+ * rpc_reply_cb, after the commit it waits for; a request answered by
+ * none (most heartbeats) ends here; one answered later (logs) carries
+ * its timing along. Replies from agents to the controller's own
+ * commands are not requests and are not timed. */
+void
+rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env, void *arg)
+{
+	struct rpc *rpc = arg;
+	struct rpc_timing none = { 0, 0 }, saved;
+	size_t i;
+
+	saved = rpc_timing_swap(rpc, none);
+	for (i = 0; i < RPC_NTYPES; i++)
+		if (rpc_handlers[i].body == env->body_case) {
+			rpc->cur.type = (unsigned)i + 1;
+			rpc->cur.t0_us = clock_mono_us();
+		}
+	rpc_dispatch_one(rpc, c, env);
+	rpc_observe(rpc, &rpc->cur);
+	rpc_timing_swap(rpc, saved);
 }
 
 void

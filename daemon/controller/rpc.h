@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/histogram.h"
 #include "lib/ratelim.h"
 
 #include "proto/cohort.pb-c.h"
@@ -25,6 +26,17 @@ struct store;
 struct topo;
 struct txq;
 
+/* Request types, timed from the decoded frame to the reply queued (after
+ * the commit it waits for): the entries of rpc.c's handler table. */
+#define RPC_NTYPES 20
+
+/* The request whose reply is being built: its type (1 + its index among
+ * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */
+struct rpc_timing {
+	unsigned type;
+	uint64_t t0_us;
+};
+
 struct rpc {
 	struct server *srv;	/* set once the server exists */
 	struct jobs *jobs;
@@ -40,11 +52,17 @@ struct rpc {
 	bool private_data;	/* env, argv, scripts, logs: owner + admins */
 	struct ratelim refusal_log;	/* lines about refused requests */
 	struct logs_wait *logs_waits;	/* log reads waiting on agents */
+	struct rpc_timing cur;		/* taken by the first reply */
+	struct histogram latency[RPC_NTYPES];	/* zeroed: default bounds */
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */
 void rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env,
     void *arg);
+/* Type i's name (the Envelope body's: "submit", "list_jobs", ...), for
+ * i < RPC_NTYPES; and its latency histogram. */
+const char *rpc_type_name(size_t i);
+const struct histogram *rpc_latency(const struct rpc *rpc, size_t i);
 /* The server's close callback; arg is a struct rpc. */
 void rpc_conn_closed(uint64_t conn_id, void *arg);
 

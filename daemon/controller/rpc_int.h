@@ -27,6 +27,11 @@ void rpc_error(struct rpc *rpc, struct conn *c, uint64_t req_id,
 void rpc_error_to(struct rpc *rpc, uint64_t conn_id, uint64_t req_id,
     enum err_code code, const char *text);
 
+/* For a reply that completes later: take the current request's timing
+ * (rpc->cur, cleared), and put it back as current while that reply is
+ * built (rpc_timing_swap returns what was current). */
+struct rpc_timing rpc_timing_take(struct rpc *rpc);
+struct rpc_timing rpc_timing_swap(struct rpc *rpc, struct rpc_timing t);
 /* Whether who may see job's private data (environment values, command
  * line, script body, logs): its owner and admins, or anyone with
  * private_data = no. */

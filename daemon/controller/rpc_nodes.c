@@ -223,6 +223,7 @@ struct logs_wait {
 	 * agent is asked, so the answer can say which. */
 	struct log_read r;
 	size_t reserved;	/* on the connection, if it still exists */
+	struct rpc_timing timing;	/* the request's, for its latency */
 };
 
 /* Agent log reads one connection may have outstanding: more are refused
@@ -264,6 +265,22 @@ rpc_logs_wait_free(struct logs_wait *w)
 	free(w);
 }
 
+/* Free w and send env (or an error when text is not NULL) as the reply to
+ * the logs request w waited for, timed as that request. */
+static void
+rpc_logs_done_send(struct rpc *rpc, struct logs_wait *w, uint64_t cid,
+    const Cohort__V1__Envelope *env, enum err_code code, const char *text)
+{
+	struct rpc_timing saved = rpc_timing_swap(rpc, w->timing);
+
+	rpc_logs_wait_free(w);
+	if (text != NULL)
+		rpc_error_to(rpc, cid, env->id, code, text);
+	else
+		rpc_send_to(rpc, cid, env);
+	rpc_timing_swap(rpc, saved);
+}
+
 static void
 rpc_logs_done(void *arg, const uint8_t *data, size_t len,
     const struct cerr *err)
@@ -290,8 +307,7 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 			    w->r.node, w->r.attempt);
 		else
 			snprintf(text, sizeof(text), "%s", err->text);
-		rpc_logs_wait_free(w);
-		rpc_error_to(rpc, cid, env.id, err->code, text);
+		rpc_logs_done_send(rpc, w, cid, &env, err->code, text);
 		return;
 	}
 	rep.data.data = (uint8_t *)data;
@@ -307,8 +323,7 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	env.id = w->req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
 	env.logs_reply = &rep;
-	rpc_logs_wait_free(w);
-	rpc_send_to(rpc, cid, &env);
+	rpc_logs_done_send(rpc, w, cid, &env, ERR_NONE, NULL);
 }
 
 void
@@ -350,6 +365,7 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	w->req_id = req->id;
 	w->job_id = lr->job_id;
 	w->offset = lr->has_offset ? lr->offset : 0;
+	w->timing = rpc_timing_take(rpc);
 	w->reserved = (size_t)max + RPC_LOGS_OVERHEAD;
 	server_conn_reserve(c, w->reserved);
 	if ((w->next = rpc->logs_waits) != NULL)
@@ -364,6 +380,7 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	w->r.max = max;
 	if (cluster_read_log(rpc->cluster, &w->r, clock_now_ms(),
 	    rpc_logs_done, w, &err) == -1) {
+		rpc_timing_swap(rpc, w->timing);
 		rpc_logs_wait_free(w);
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 	}
