@@ -19,7 +19,7 @@
 #      running SECONDS simulated seconds; report the time from the first
 #      submit to every job started (cohort_jobs_started_total on
 #      /metrics) and to every job COMPLETED, and the scheduling passes in
-#      that window (count, mean = pass_seconds_total / passes_total,
+#      that window (count, mean = cohort_sched_pass_seconds_sum / passes_total,
 #      largest cohort_sched_last_pass_seconds seen while polling);
 # then, at the smallest N (1,000): a failure measurement. CRASHES times,
 # a simulated node running one of ten 2-node jobs is crashed (SIGUSR1 to
@@ -212,7 +212,7 @@ run_scale() {
 	# The batch.
 	started0=$(metric cohort_jobs_started_total)
 	passes0=$(metric cohort_sched_passes_total)
-	psec0=$(metric cohort_sched_pass_seconds_total)
+	psec0=$(metric cohort_sched_pass_seconds_sum)
 	c0=$(cpu_ticks "$CTL_PID")
 	t_first=$(_now_us)
 	subs=()
@@ -229,7 +229,7 @@ run_scale() {
 		if [ -z "$t_started" ] && [ $((${started:-0} - started0)) -ge "$JOBS" ]; then
 			t_started=$(_now_us)
 			passes1=$(metric cohort_sched_passes_total)
-			psec1=$(metric cohort_sched_pass_seconds_total)
+			psec1=$(metric cohort_sched_pass_seconds_sum)
 		fi
 		if [ -z "$t_submitted" ]; then
 			alive=0
