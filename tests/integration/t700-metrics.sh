@@ -42,15 +42,15 @@ HTTP=$COHORT_HTTP
 W=$(world_dir work)
 n=0
 
-# scrape: /metrics into $T/m.N (N counts up), checked by promtool and by
-# metrics-check.py lint; prints the file's path.
+# scrape: /metrics into F=$T/m.N (N counts up), checked by promtool and
+# by metrics-check.py lint.
 scrape() {
 	n=$((n + 1))
 	curl -fsS "$HTTP/metrics" >"$T/m.$n" || fail "GET /metrics failed"
 	promtool check metrics <"$T/m.$n" >"$T/promtool.$n" 2>&1 ||
 		fail "promtool check metrics refused scrape $n: $(head -c 2000 "$T/promtool.$n")"
 	$MC lint "$T/m.$n" >&2 || fail "scrape $n: a histogram is not well formed"
-	printf '%s\n' "$T/m.$n"
+	F=$T/m.$n
 }
 # val FILE SERIES: the sample's value.
 val() {
@@ -72,7 +72,8 @@ gpus() {
 }
 
 ### 1. An idle cluster: every GPU free.
-f=$(scrape)
+scrape
+f=$F
 gpus "$f" 8 0 0 0
 [ "$(val "$f" 'cohort_nodes{state="UP"}')" = 4 ] || fail "not 4 nodes UP: $(grep '^cohort_nodes' "$f")"
 
@@ -92,7 +93,8 @@ expect_exit 0 cohort drain "$nD" --reason "t700 maintenance"
 as_user "$C" alice
 wait_node 10 "$nD" 'n["drain"] == "DRAINED"'
 expect_exit 0 cohort jobs
-f=$(scrape)
+scrape
+f=$F
 gpus "$f" 4 2 0 2
 [ "$(val "$f" 'cohort_nodes_drain{state="drained"}')" = 1 ] ||
 	fail "cohort_nodes_drain: $(grep '^cohort_nodes_drain' "$f" | tr '\n' ' ')"
@@ -147,13 +149,15 @@ grep -q '^cohort_gpus{state="free"} ' "$T/mq" || fail "/metrics?x=1 is not the e
 ### 4. A failed GPU: its node drained by its health.
 cohort-local fail "$C" "$nF" gpu 1 xid=79 || fail "cohort-local fail $nF gpu 1"
 wait_node 10 "$nF" 'n["health"] == "FAILED" and n["drain"] == "DRAINED"'
-f=$(scrape)
+scrape
+f=$F
 gpus "$f" 2 2 1 3
 
 ### 5. A DOWN node: its agent killed.
 cohort-local kill "$C" "$nX" >"$T/kill.out" 2>&1 || fail "cohort-local kill $nX: $(cat "$T/kill.out")"
 wait_node 10 "$nX" 'n["state"] == "DOWN"'
-f=$(scrape)
+scrape
+f=$F
 gpus "$f" 0 2 1 5
 [ "$(val "$f" 'cohort_nodes{state="DOWN"}')" = 1 ] || fail "cohort_nodes: $(grep '^cohort_nodes{' "$f" | tr '\n' ' ')"
 
