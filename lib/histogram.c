@@ -27,7 +27,8 @@ histogram_init(struct histogram *h, const double *bounds, size_t n)
 		return -1;
 	}
 	for (i = 0; i < n; i++)
-		if (!isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1])) {
+		if (!isfinite(bounds[i]) ||
+		    (i > 0 && bounds[i] <= bounds[i - 1])) {
 			errno = EINVAL;
 			return -1;
 		}

@@ -343,8 +343,8 @@ metrics_queue_rows(struct evbuffer *b, const struct queue_row *rows, size_t n)
 	    "A queue's nominal quota of GPUs (absent: no quota).");
 	for (i = 0; i < n; i++)
 		if (rows[i].nominal != SCHED_UNLIMITED)
-			evbuffer_add_printf(b, "cohort_queue_gpus_nominal{queue="
-			    "\"%s\"} %" PRIu32 "\n", rows[i].name,
+			evbuffer_add_printf(b, "cohort_queue_gpus_nominal"
+			    "{queue=\"%s\"} %" PRIu32 "\n", rows[i].name,
 			    rows[i].nominal);
 	metrics_queue_family(b, rows, n, "cohort_queue_gpus_borrowed",
 	    "GPUs a queue uses beyond its nominal quota.",
