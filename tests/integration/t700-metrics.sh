@@ -8,8 +8,9 @@
 #    8 GPUs each time, free only on UP undrained nodes; cohort_nodes
 #    (UP/DOWN) and cohort_nodes_drain (none/draining/drained) each add up
 #    to the 4 nodes;
-#  - the RPC latency histogram counted the submits, the pass histogram
-#    counted passes; the per-queue families show the running job's queue;
+#  - the RPC latency histogram counted the submits, the list, the drain
+#    and the logs request (answered later, by the agent), the pass
+#    histogram counted every pass; the per-queue families show the running job's queue;
 #  - HEAD / and HEAD /metrics answer 200 with no body; /metrics?x=1 is
 #    /metrics;
 #  - every metric the Grafana dashboard (etc/grafana-cohort.json) uses is
@@ -93,6 +94,8 @@ expect_exit 0 cohort drain "$nD" --reason "t700 maintenance"
 as_user "$C" alice
 wait_node 10 "$nD" 'n["drain"] == "DRAINED"'
 expect_exit 0 cohort jobs
+# Answered once the node's agent sends the log back (timed to then).
+expect_exit 0 cohort logs "$run"
 scrape
 f=$F
 gpus "$f" 4 2 0 2
@@ -116,6 +119,8 @@ c=$(val "$f" 'cohort_rpc_request_seconds_count{type="submit"}')
 [ "$c" -ge 2 ] 2>/dev/null || fail "cohort_rpc_request_seconds_count{type=\"submit\"} is $c after 2 submits"
 c=$(val "$f" 'cohort_rpc_request_seconds_count{type="list_jobs"}')
 [ "$c" -ge 1 ] 2>/dev/null || fail "cohort_rpc_request_seconds_count{type=\"list_jobs\"} is $c after cohort jobs"
+c=$(val "$f" 'cohort_rpc_request_seconds_count{type="logs"}')
+[ "$c" = 1 ] || fail "cohort_rpc_request_seconds_count{type=\"logs\"} is $c after one cohort logs"
 c=$(val "$f" 'cohort_rpc_request_seconds_count{type="drain"}')
 [ "$c" = 1 ] || fail "cohort_rpc_request_seconds_count{type=\"drain\"} is $c after one drain"
 c=$(val "$f" 'cohort_sched_pass_seconds_count')
