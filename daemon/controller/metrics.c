@@ -84,7 +84,7 @@ static const char *const metrics_gpu_names[MG_N] = {
  * still holds it (the job is being moved); a held one is allocated, also
  * on a draining node; idle ones are free only where new work may go. */
 static enum metrics_gpu
-metrics_gpu_state(const struct node *n, unsigned g)
+metrics_gpu_kind(const struct node *n, unsigned g)
 {
 	if (n->state != NODE_UP)
 		return MG_UNAVAILABLE;
@@ -95,6 +95,12 @@ metrics_gpu_state(const struct node *n, unsigned g)
 	if (n->drained)
 		return MG_UNAVAILABLE;
 	return n->spare ? MG_SPARE : MG_FREE;
+}
+
+const char *
+metrics_gpu_state(const struct node *n, unsigned g)
+{
+	return metrics_gpu_names[metrics_gpu_kind(n, g)];
 }
 
 static void
@@ -113,7 +119,7 @@ http_nodes(const struct http_sources *src, struct evbuffer *b)
 		draining += strcmp(ds, "DRAINING") == 0;
 		drained += strcmp(ds, "DRAINED") == 0;
 		for (g = 0; g < all[i]->inv.ngpus; g++)
-			gpus[metrics_gpu_state(all[i], g)]++;
+			gpus[metrics_gpu_kind(all[i], g)]++;
 	}
 	metric_head(b, "cohort_nodes", "gauge",
 	    "Nodes by state (UP or DOWN); adds up to the nodes known.");
