@@ -14,6 +14,7 @@
 #      --json` lists N nodes UP: the time that took;
 #   2. the controller's RSS, and its CPU over an idle 10 s window
 #      (utime + stime from /proc/PID/stat), and the same for simnodes;
+#      the time of a GET /metrics (median of 20);
 #   3. submit JOBS gang jobs of 1, 2, 4, 8 and 16 whole 8-GPU nodes (in
 #      turn) from SUBMITTERS parallel `cohort submit` loops, each job
 #      running SECONDS simulated seconds; report the time from the first
@@ -208,6 +209,12 @@ run_scale() {
 	s1=$(cpu_ticks "$SIM_PID")
 	say "N=$n: idle controller: RSS $(rss_mib "$CTL_PID") MiB, CPU $(awk -v d=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.1f", d / hz / 10 * 100 }')% of one core (heartbeat 2 s)"
 	say "N=$n: idle cohort-simnodes: RSS $(rss_mib "$SIM_PID") MiB ($(awk -v k="$(rss_mib "$SIM_PID")" -v n="$n" 'BEGIN { printf "%.1f", k * 1024 / n }') KiB a node), CPU $(awk -v d=$((s1 - s0)) -v hz="$HZ" 'BEGIN { printf "%.1f", d / hz / 10 * 100 }')%"
+	# The cost of a scrape: 20 GETs of /metrics in a row, their median
+	# and largest time (curl's, so a floor of a few hundred µs).
+	for ((i = 0; i < 20; i++)); do
+		curl -s --max-time 5 -o /dev/null -w '%{time_total}\n' "$HTTP/metrics"
+	done | sort -n >"$T/scrape-$n"
+	say "N=$n: GET /metrics ($(curl -s --max-time 5 "$HTTP/metrics" | wc -c) bytes): median $(sed -n 10p "$T/scrape-$n") s, largest $(tail -n 1 "$T/scrape-$n") s of 20"
 
 	# The batch.
 	started0=$(metric cohort_jobs_started_total)
