@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,17 +14,15 @@
 /* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
 #define REPLACEMENT "\xef\xbf\xbd"
 
-/* The length of the valid UTF-8 sequence at s that is no control
- * character (C1 included), or 0. s is NUL-terminated, so reading past a
+/* The length of the valid UTF-8 sequence at s (*control set when it is
+ * a C1 control character), or 0. s is NUL-terminated, so reading past a
  * truncated sequence stops at the NUL, which is no continuation byte. */
 static size_t
-html_char_len(const unsigned char *s)
+html_char_len(const unsigned char *s, bool *control)
 {
 	uint32_t cp;
 	size_t n, i;
 
-	if (s[0] < 0x80)
-		return 1;
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
 		n = 2, cp = s[0] & 0x1f;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
@@ -38,17 +37,19 @@ html_char_len(const unsigned char *s)
 		cp = (cp << 6) | (s[i] & 0x3f);
 	}
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 ||
-	    cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff) ||
-	    (cp >= 0x80 && cp <= 0x9f))
+	    cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*control = cp >= 0x80 && cp <= 0x9f;
 	return n;
 }
 
-/* What to write instead of the byte at s, or NULL when it goes as is
- * (a printable ASCII byte or the first of a valid sequence). */
+/* What to write instead of the character at s (*skip bytes), or NULL
+ * when it goes as is. */
 static const char *
 html_replacement(const unsigned char *s, size_t *skip)
 {
+	bool control = false;
+
 	*skip = 1;
 	switch (s[0]) {
 	case '&':
@@ -67,11 +68,13 @@ html_replacement(const unsigned char *s, size_t *skip)
 	}
 	if (s[0] < 0x20 || s[0] == 0x7f)
 		return REPLACEMENT;
-	if ((*skip = html_char_len(s)) == 0) {
+	if (s[0] < 0x80)
+		return NULL;
+	if ((*skip = html_char_len(s, &control)) == 0) {
 		*skip = 1;
 		return REPLACEMENT;
 	}
-	return NULL;
+	return control ? REPLACEMENT : NULL;
 }
 
 int

@@ -164,6 +164,23 @@ node_state(struct status_out *o, const struct node *n)
 		status_page_html_put(o, " spare");
 }
 
+/* "GPU 2 FAILED: xid=79; GPU 5 DEGRADED: ..." for a node whose GPUs
+ * are not all OK though the node is. */
+static void
+gpu_reasons(struct status_out *o, const struct node *n)
+{
+	unsigned k;
+
+	for (k = 0; k < n->health.ngpus; k++) {
+		if (n->health.gpus[k].health == HEALTH_OK)
+			continue;
+		status_page_html_printf(o, "%sGPU %u %s: ", k > 0 ? "; " : "",
+		    n->health.gpus[k].index,
+		    health_name(n->health.gpus[k].health));
+		status_page_html_text(o, n->health.gpus[k].reason);
+	}
+}
+
 /* Why the node is not plainly in service ("" when it is). */
 static void
 node_reason(struct status_out *o, const struct node *n)
@@ -179,6 +196,8 @@ node_reason(struct status_out *o, const struct node *n)
 		status_page_html_text(o, n->reason);
 	} else if (n->health.health != HEALTH_OK) {
 		status_page_html_text(o, n->health.reason);
+	} else {
+		gpu_reasons(o, n);
 	}
 }
 
@@ -266,8 +285,8 @@ group_heading(struct status_ctx *c, const struct group *gr,
 			    all[order[gr->first + gr->n - 1].idx]->name);
 		}
 	}
-	status_page_html_printf(o, "</b> %zu node%s, %lu GPUs: ", gr->n,
-	    gr->n == 1 ? "" : "s", gpus);
+	status_page_html_printf(o, "</b> %zu node%s, %lu GPU%s: ", gr->n,
+	    gr->n == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s");
 	counts(o, gr->cells);
 	if (gr->down > 0)
 		status_page_html_printf(o, " <b class=\"bad\">%lu node%s "
