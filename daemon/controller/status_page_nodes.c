@@ -8,6 +8,9 @@
 #include "nodes.h"
 #include "status_page_int.h"
 
+#define STATUS_PAGE_STR2(x) #x
+#define STATUS_PAGE_STR(x) STATUS_PAGE_STR2(x)
+
 /* What one GPU cell shows, most urgent first when several hold. */
 enum cell {
 	CELL_DOWN,		/* its node is DOWN */
@@ -320,31 +323,42 @@ group_write(struct status_ctx *c, struct group *gr, struct node **all,
 }
 
 /* Nodes down, drained or unhealthy, first of all: at 3 a.m. on 10,000
- * nodes these are what a person looks for. */
+ * nodes these are what a person looks for. Open when short; else one
+ * summary line that says how many of each. */
 static void
 attention(struct status_ctx *c, struct node **all, size_t n)
 {
 	struct status_out *o = &c->out;
 	struct job_memo m = { 0, NULL };
-	size_t i, shown = 0, more = 0;
+	unsigned long down = 0, drained = 0, unhealthy = 0;
+	size_t i, total = 0, shown = 0;
 
 	for (i = 0; i < n; i++) {
 		if (!node_attention(all[i]))
 			continue;
-		if (shown == STATUS_PAGE_ATTENTION_MAX) {
-			more++;
-			continue;
-		}
-		if (shown++ == 0)
-			status_page_html_put(o, "<h3>Needing attention</h3>\n"
-			    "<table class=\"nodes\" id=\"attention\">\n");
-		node_row(c, all[i], &m);
+		total++;
+		if (all[i]->state == NODE_DOWN)
+			down++;
+		else if (all[i]->drained)
+			drained++;
+		else
+			unhealthy++;
 	}
-	if (shown > 0)
-		status_page_html_put(o, "</table>\n");
-	if (more > 0)
-		status_page_html_printf(o, "<p class=\"more\">and %zu more "
-		    "nodes needing attention</p>\n", more);
+	if (total == 0)
+		return;
+	status_page_html_printf(o, "<details class=\"sw\" id=\"attention\"%s>"
+	    "<summary><b>Needing attention</b> %zu node%s: %lu DOWN, %lu "
+	    "drained, %lu with GPUs not OK%s</summary>\n<table class=\"nodes\">"
+	    "\n", total <= STATUS_PAGE_GROUP_NODES ? " open" : "", total,
+	    total == 1 ? "" : "s", down, drained, unhealthy,
+	    total > STATUS_PAGE_ATTENTION_MAX ? " (the first "
+	    STATUS_PAGE_STR(STATUS_PAGE_ATTENTION_MAX) " here)" : "");
+	for (i = 0; i < n && shown < STATUS_PAGE_ATTENTION_MAX; i++)
+		if (node_attention(all[i])) {
+			node_row(c, all[i], &m);
+			shown++;
+		}
+	status_page_html_put(o, "</table></details>\n");
 }
 
 static void
@@ -400,9 +414,9 @@ status_page_nodes(struct status_ctx *c)
 	legend(o, all, n);
 	attention(c, all, n);
 	open = n <= STATUS_PAGE_OPEN_NODES;
-	status_page_html_printf(o, "<h3>By switch</h3>\n%s",
-	    open ? "" : "<p class=\"more\">Many nodes: open a switch to see "
-	    "its nodes.</p>\n");
+	if (!open)
+		status_page_html_put(o, "<p class=\"more\">Many nodes: open a "
+		    "switch to see its nodes.</p>\n");
 	for (i = 0; i < n; i += gr.n) {
 		memset(&gr, 0, sizeof(gr));
 		gr.leaf = order[i].leaf;

@@ -260,6 +260,9 @@ START_TEST(test_page_states)
 	HAS(p, "disk &lt;b&gt;bad&lt;/b&gt; &quot;x&quot; <span class=\"dim\">"
 	    "(by root)</span>");
 	LACKS(p, "<b>bad</b>");
+	HAS(p, "<details class=\"sw\" id=\"attention\" open><summary><b>"
+	    "Needing attention</b> 1 node: 0 DOWN, 1 drained, 0 with GPUs "
+	    "not OK</summary>");
 	/* In the attention table and under its switch: 2 × 4 cells. */
 	ck_assert_uint_eq(count(p, "<i class=\"g drained\" title="), 8);
 	/* The waiting job and its reason as cohort jobs shows it. */
