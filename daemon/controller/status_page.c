@@ -152,21 +152,26 @@ events(struct status_ctx *c)
 {
 	struct status_out *o = &c->out;
 	struct ev_acc a;
+	struct cerr err;
 	int64_t last;
 	size_t i;
 
 	if (c->in->store == NULL)
 		return;
 	a.n = 0;
+	cerr_clear(&err);
 	status_page_html_put(o, "<section id=\"events\"><h2>Latest events"
 	    "</h2>\n");
-	if (store_events_last_id(c->in->store, &last, NULL) == -1 ||
+	if (store_events_last_id(c->in->store, &last, &err) == -1 ||
 	    store_events_list(c->in->store, last > STATUS_PAGE_EVENTS ?
 	    last - STATUS_PAGE_EVENTS : 0, 0, NULL, NULL, 0,
-	    STATUS_PAGE_EVENTS, ev_keep, &a, NULL) == -1) {
+	    STATUS_PAGE_EVENTS, ev_keep, &a, &err) == -1) {
 		/* The rest of the page is still worth having. */
-		status_page_html_put(o, "<p class=\"bad\">The event log cannot "
-		    "be read now (see the controller's log).</p>");
+		status_page_html_put(o, "<p><b class=\"bad\">The event log "
+		    "cannot be read now:</b> ");
+		status_page_html_text(o, err.code != ERR_NONE ? err.text :
+		    "out of memory");
+		status_page_html_put(o, "</p>");
 	} else if (a.n == 0) {
 		status_page_html_put(o, "<p>None.</p>");
 	} else {

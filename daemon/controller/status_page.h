@@ -51,6 +51,8 @@ struct status_page_in {
 	struct queues *queues;
 	struct store *store;
 	struct status_page_health health;
+	size_t open_nodes;		/* 0: STATUS_PAGE_OPEN_NODES (tests
+					 * set a smaller bound) */
 };
 
 /* Append the page for the daemon's sources to b (the HTTP handler). 0,

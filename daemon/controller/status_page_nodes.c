@@ -413,7 +413,8 @@ status_page_nodes(struct status_ctx *c)
 	qsort(order, n, sizeof(*order), slot_cmp);
 	legend(o, all, n);
 	attention(c, all, n);
-	open = n <= STATUS_PAGE_OPEN_NODES;
+	open = n <= (c->in->open_nodes > 0 ? c->in->open_nodes :
+	    STATUS_PAGE_OPEN_NODES);
 	if (!open)
 		status_page_html_put(o, "<p class=\"more\">Many nodes: open a "
 		    "switch to see its nodes.</p>\n");

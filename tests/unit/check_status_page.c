@@ -131,10 +131,13 @@ teardown(void)
 	topo = NULL;
 }
 
+static size_t open_nodes;	/* status_page_in.open_nodes */
+
 static char *
 page(void)
 {
 	struct status_page_in in = {
+		.open_nodes = open_nodes,
 		.jobs = D.js,
 		.nodes = D.ns,
 		.topo = topo,
@@ -339,24 +342,30 @@ START_TEST(test_page_bounds)
 }
 END_TEST
 
-/* Above STATUS_PAGE_OPEN_NODES nodes every group starts closed, as one
- * summary line; nodes under no switch come in groups of
- * STATUS_PAGE_GROUP_NODES. */
+/* Above STATUS_PAGE_OPEN_NODES nodes (here a smaller bound: the same
+ * code) every group starts closed, as one summary line; nodes under no
+ * switch come in groups of STATUS_PAGE_GROUP_NODES. */
 START_TEST(test_page_collapse)
 {
 	char *p;
 
-	open_domain(NULL, STATUS_PAGE_OPEN_NODES + 1, 1);
+	open_domain(NULL, 101, 1);
+	open_nodes = 101;
+	p = page();
+	ck_assert_uint_eq(count(p, "<details class=\"sw\" open>"), 4);
+	LACKS(p, "open a switch to see its nodes");
+	free(p);
+	open_nodes = 100;
 	p = page();
 	LACKS(p, "<details class=\"sw\" open>");
 	ck_assert_uint_eq(count(p, "<details class=\"sw\">"),
-	    (STATUS_PAGE_OPEN_NODES + 1 + STATUS_PAGE_GROUP_NODES - 1) /
-	    STATUS_PAGE_GROUP_NODES);
+	    (101 + STATUS_PAGE_GROUP_NODES - 1) / STATUS_PAGE_GROUP_NODES);
 	HAS(p, "<summary><b>node0001 &ndash; node0032</b> 32 nodes, 32 GPUs: "
 	    "<span class=\"n free\">32 free</span>");
-	HAS(p, "<summary><b>node0993 &ndash; node1001</b> 9 nodes, 9 GPUs:");
+	HAS(p, "<summary><b>node0097 &ndash; node0101</b> 5 nodes, 5 GPUs:");
 	HAS(p, "open a switch to see its nodes");
 	free(p);
+	open_nodes = 0;
 }
 END_TEST
 
