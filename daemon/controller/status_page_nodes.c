@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "daemon/sched/topo.h"
 #include "jobs.h"
 #include "nodes.h"
@@ -76,37 +78,19 @@ slot_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* The job of a cell, looked up once per run of cells of one job. */
+/* The end of a job's cell ("12 name (user)\">12</i>"), escaped once per
+ * run of cells of the same job: at 10,000 nodes most of the page's
+ * bytes. tail_len 0: too long to keep; written cell by cell. */
 struct job_memo {
 	uint64_t id;
 	const struct job *job;
+	char tail[2 * PEER_NAME_MAX + 256];
+	size_t tail_len;
 };
 
-static const struct job *
-memo_job(struct status_ctx *c, struct job_memo *m, uint64_t id)
-{
-	if (m->id != id) {
-		m->id = id;
-		m->job = jobs_get(c->in->jobs, id);
-	}
-	return m->job;
-}
-
 static void
-cell_job(struct status_ctx *c, const struct node *n, unsigned g,
-    struct job_memo *m)
+cell_tail(struct status_out *o, const struct job *j)
 {
-	struct status_out *o = &c->out;
-	const struct job *j = memo_job(c, m, n->gpu_job[g]);
-
-	status_page_html_printf(o, "<i class=\"g j%u\" title=\"GPU %u: job ",
-	    status_page_html_colour(n->gpu_job[g]), g);
-	if (j == NULL) {
-		status_page_html_printf(o, "%llu\">%llu</i>",
-		    (unsigned long long)n->gpu_job[g],
-		    (unsigned long long)n->gpu_job[g]);
-		return;
-	}
 	status_page_html_job(o, j);
 	status_page_html_put(o, " ");
 	status_page_html_text(o, j->spec.name);
@@ -115,6 +99,49 @@ cell_job(struct status_ctx *c, const struct node *n, unsigned g,
 	status_page_html_put(o, ")\">");
 	status_page_html_job(o, j);
 	status_page_html_put(o, "</i>");
+}
+
+static void
+memo_job(struct status_ctx *c, struct job_memo *m, uint64_t id)
+{
+	struct status_out scratch;
+	size_t n;
+
+	if (m->id == id)
+		return;
+	m->id = id;
+	m->tail_len = 0;
+	if ((m->job = jobs_get(c->in->jobs, id)) == NULL)
+		return;
+	if ((scratch.b = evbuffer_new()) == NULL)
+		return;
+	scratch.failed = false;
+	cell_tail(&scratch, m->job);
+	n = evbuffer_get_length(scratch.b);
+	if (!scratch.failed && n <= sizeof(m->tail) &&
+	    evbuffer_copyout(scratch.b, m->tail, n) == (ev_ssize_t)n)
+		m->tail_len = n;
+	evbuffer_free(scratch.b);
+}
+
+static void
+cell_job(struct status_ctx *c, const struct node *n, unsigned g,
+    struct job_memo *m)
+{
+	struct status_out *o = &c->out;
+
+	memo_job(c, m, n->gpu_job[g]);
+	status_page_html_printf(o, "<i class=\"g j%u\" title=\"GPU %u: job ",
+	    status_page_html_colour(n->gpu_job[g]), g);
+	if (m->job == NULL)
+		status_page_html_printf(o, "%llu\">%llu</i>",
+		    (unsigned long long)n->gpu_job[g],
+		    (unsigned long long)n->gpu_job[g]);
+	else if (m->tail_len > 0 && evbuffer_add(o->b, m->tail,
+	    m->tail_len) == -1)
+		o->failed = true;
+	else if (m->tail_len == 0)
+		cell_tail(o, m->job);
 }
 
 static void
@@ -308,7 +335,7 @@ group_write(struct status_ctx *c, struct group *gr, struct node **all,
     const struct slot *order, bool open)
 {
 	struct status_out *o = &c->out;
-	struct job_memo m = { 0, NULL };
+	struct job_memo m = { .id = 0 };
 	size_t i;
 
 	for (i = 0; i < gr->n; i++)
@@ -329,7 +356,7 @@ static void
 attention(struct status_ctx *c, struct node **all, size_t n)
 {
 	struct status_out *o = &c->out;
-	struct job_memo m = { 0, NULL };
+	struct job_memo m = { .id = 0 };
 	unsigned long down = 0, drained = 0, unhealthy = 0;
 	size_t i, total = 0, shown = 0;
 
