@@ -66,10 +66,10 @@ health(struct status_ctx *c)
 	size_t i, pending = 0, running = 0, restarting = 0;
 
 	for (i = 0; i < c->nlive; i++) {
-		if (c->live[i]->state == JOB_RESTARTING)
-			restarting++;
-		else if (jobs_is_active(c->live[i]))
+		if (jobs_is_active(c->live[i]))
 			running++;
+		else if (c->live[i]->state == JOB_RESTARTING)
+			restarting++;
 		else if (c->live[i]->state == JOB_PENDING)
 			pending++;
 	}
@@ -85,7 +85,7 @@ health(struct status_ctx *c)
 		    (double)h->last_pass_us / 1e3);
 	else
 		status_page_html_put(o, "-");
-	status_page_html_printf(o, "</b></div><div>Waiting<b>%zu</b></div>"
+	status_page_html_printf(o, "</b></div><div>Pending<b>%zu</b></div>"
 	    "<div>Running<b>%zu</b></div><div>Restarting<b>%zu</b></div>"
 	    "<div>Connections<b>%u</b>%u agents, %u people</div>"
 	    "<div>DB commits<b>%lu</b></div><div>Rendered<b>", pending,

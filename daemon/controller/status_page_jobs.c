@@ -9,10 +9,12 @@
 #include "queues.h"
 #include "status_page_int.h"
 
+/* Waiting for a start: not launching (those hold GPUs: running). */
 static bool
 job_waiting(const struct job *j)
 {
-	return j->state == JOB_PENDING || j->state == JOB_RESTARTING;
+	return (j->state == JOB_PENDING || j->state == JOB_RESTARTING) &&
+	    !jobs_is_active(j);
 }
 
 /* What the job asks for: "2 × 8 GPUs", "1-4 × 8 GPUs", "2 whole nodes",
