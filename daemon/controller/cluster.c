@@ -798,3 +798,15 @@ cluster_stats(const struct cluster *cl, struct cluster_stats *st)
 	st->recovery_ms_p50 = sorted[(n - 1) / 2];
 	st->recovery_ms_p99 = sorted[(n * 99 + 99) / 100 - 1];
 }
+
+const struct topo *
+cluster_topo(const struct cluster *cl)
+{
+	return cl->o.topo;
+}
+
+int64_t
+cluster_started_ms(const struct cluster *cl)
+{
+	return cl->created_ms;
+}

@@ -155,5 +155,10 @@ struct cluster_stats {
 	size_t stopping;	/* (node, job, attempt) still to stop */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
+/* For the status page: the topology the cluster was created with
+ * (borrowed; NULL: none), and when it was created (the controller's
+ * start). */
+const struct topo *cluster_topo(const struct cluster *cl);
+int64_t cluster_started_ms(const struct cluster *cl);
 
 #endif

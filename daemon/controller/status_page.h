@@ -1,13 +1,70 @@
-/* The read-only HTML status page served at /: nodes by switch with a
- * cell per GPU, the queue with pending reasons, queues, recent events,
- * the controller's health. Server-rendered, no JavaScript. */
+/* The read-only HTML status page served at /: the controller's health,
+ * nodes grouped by leaf switch with a cell per GPU coloured by state
+ * (free, a job's, failed, drained, down), the jobs waiting with their
+ * pending reasons, the running jobs, the queues with their quotas and
+ * usage, and the latest events. Server-rendered HTML5 with inline CSS:
+ * no JavaScript. Every string that comes from outside (names, users,
+ * reasons, event details) is HTML-escaped.
+ *
+ * Bounded for large clusters: at most STATUS_PAGE_JOBS_MAX rows per job
+ * table and STATUS_PAGE_EVENTS events; above STATUS_PAGE_OPEN_NODES nodes
+ * every switch shows as one summary row (a closed <details> a person
+ * opens), so 10,000 nodes stay readable. */
 #ifndef COHORT_CONTROLLER_STATUS_PAGE_H
 #define COHORT_CONTROLLER_STATUS_PAGE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct evbuffer;
 struct http_sources;
+struct jobs;
+struct nodes;
+struct queues;
+struct store;
+struct topo;
 
-/* Append the page to b. 0, or -1 (ENOMEM). */
+#define STATUS_PAGE_JOBS_MAX 100	/* rows of each job table */
+#define STATUS_PAGE_ATTENTION_MAX 100	/* nodes needing attention */
+#define STATUS_PAGE_EVENTS 20		/* latest events shown */
+#define STATUS_PAGE_OPEN_NODES 1000	/* above: switches start closed */
+/* Nodes under no switch of the topology (or without a topology) are
+ * shown in groups of this many, by name. */
+#define STATUS_PAGE_GROUP_NODES 32
+
+/* The controller's health as the page shows it. */
+struct status_page_health {
+	int64_t now_ms;			/* wall clock, for ages */
+	int64_t started_ms;		/* the controller's start */
+	bool has_pass;
+	uint64_t last_pass_us;		/* the latest scheduling pass */
+	unsigned conns, agents, people;	/* open connections */
+	unsigned long commits;		/* SQLite commits so far */
+};
+
+/* What the page is made of; every pointer is borrowed. topo, queues and
+ * store may be NULL (no switches, no queue table, no events). */
+struct status_page_in {
+	struct jobs *jobs;
+	struct nodes *nodes;
+	const struct topo *topo;
+	struct queues *queues;
+	struct store *store;
+	struct status_page_health health;
+	size_t open_nodes;		/* 0: STATUS_PAGE_OPEN_NODES (tests
+					 * set a smaller bound) */
+};
+
+/* Append the page for the daemon's sources to b (the HTTP handler). 0,
+ * or -1 (ENOMEM; b may hold part of a page). */
 int status_page_render(const struct http_sources *src, struct evbuffer *b);
+/* The same from in (tests, the benchmark): no server or event loop. */
+int status_page_write(const struct status_page_in *in, struct evbuffer *b);
+
+/* Append s to b as HTML text, safe in element content and in quoted
+ * attribute values: & < > " ' as character references, every byte not
+ * part of valid UTF-8 and every control character but tab and newline
+ * as U+FFFD. NULL appends nothing. 0, or -1 (ENOMEM). */
+int status_page_html_escape(struct evbuffer *b, const char *s);
 
 #endif

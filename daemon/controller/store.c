@@ -94,6 +94,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_EVENTS_JOB_NODE] = "SELECT " EVENT_COLUMNS " FROM events "
 	    "WHERE id > ?1 AND job_id = ?2 AND node = ?3 AND time_ms >= ?5 "
 	    EVENTS_KIND "ORDER BY id LIMIT ?4",
+	/* The rowid's maximum: one step down the table's b-tree. */
+	[S_EVENTS_LAST_ID] = "SELECT coalesce(max(id), 0) FROM events",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -927,6 +929,21 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 		*id = (uint64_t)sqlite3_column_int64(s, 0);
 	else
 		db_fail(st, err, "read max job id");
+	stmt_done(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
+store_events_last_id(struct store *st, int64_t *id, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_EVENTS_LAST_ID];
+	int rc;
+
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	else
+		db_fail(st, err, "read the last event id");
 	stmt_done(s);
 	return rc == SQLITE_ROW ? 0 : -1;
 }

@@ -94,6 +94,10 @@ int store_events_list(struct store *st, int64_t after_id, uint64_t job_id,
     const char *node, const char *kind, int64_t since_ms, int limit,
     int (*cb)(const struct store_event *ev, void *arg), void *arg,
     struct cerr *err);
+/* The id of the latest event (0: none), so that a reader wanting the
+ * last N lists after id - N (ids are dense at the new end: retention
+ * removes the oldest). 0, or -1 with err. */
+int store_events_last_id(struct store *st, int64_t *id, struct cerr *err);
 
 /* ---- Nodes, placements and task exits (store_nodes.c) ---------------- */
 

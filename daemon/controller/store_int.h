@@ -35,6 +35,7 @@ enum stmt_id {
 	S_EVENTS_NODE,
 	S_EVENTS_JOB_NODE,
 	S_JOB_UPDATE_SPEC,
+	S_EVENTS_LAST_ID,
 	/* store_nodes.c */
 	S_NODE_UPSERT,
 	S_NODE_GPUS_DELETE,
