@@ -107,7 +107,9 @@ cmd_help(int argc, char **argv, const struct cconn_opts *opts)
 	const struct command *c;
 	char *hargv[3];
 
-	if (argc == 1) {
+	/* help, help --help and help help: the list of commands. */
+	if (argc == 1 || (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0))) {
 		usage(stdout);
 		return EXIT_OK;
 	}
