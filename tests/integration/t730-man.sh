@@ -6,7 +6,8 @@
 #     to exists;
 #  2. every command of `cohort --help` has a ".SS NAME" entry in cohort(1),
 #     and every long option of `cohort NAME --help` is mentioned in it (run
-#     shares submit's entry); the connection flags are in OPTIONS;
+#     shares submit's entry), and COMMANDS has no other entry; the
+#     connection flags are in OPTIONS;
 #  3. every section and key of cohortd's and cohort-agent's key tables
 #     (ctl_config.c, agent_config.c) has its entry, under its section, in
 #     cohortd.conf(5) and cohort-agent.conf(5);
@@ -71,6 +72,12 @@ for c in "${CMDS[@]}"; do
 		grep -Eq -- "$o([^a-z0-9-]|\$)" "$T/sec" || fail "cohort(1), command $c: $o (from 'cohort $c --help') is not described"
 		nopts=$((nopts + 1))
 	done
+done
+# And no entry for a command the CLI does not have.
+awk '/^\.SH COMMANDS/ { on = 1; next } on && /^\.SH/ { exit } on && /^\.SS / { print $2 }' \
+	"$M/cohort.1" | while read -r c; do
+	printf '%s\n' "${CMDS[@]}" | grep -qxF "$c" ||
+		fail "cohort(1) describes a command '$c' that cohort --help does not list"
 done
 section_text "$M/cohort.1" ".SH OPTIONS" >"$T/sec"
 for o in --server --cert --key --ca --help --version; do
