@@ -2,8 +2,9 @@
 # The man pages (man/*.[158]) are clean roff and say what the code does:
 #  1. groff -ww -z -man prints nothing for every page (and man --warnings
 #     neither, where man-db is installed); every page the contract names
-#     exists and Makefile.am installs it; every cohort page a page refers
-#     to exists;
+#     exists, names the version of `cohort --version` in its .TH line and
+#     is installed by Makefile.am; every cohort page a page refers to
+#     exists;
 #  2. every command of `cohort --help` has a ".SS NAME" entry in cohort(1),
 #     and every long option of `cohort NAME --help` is mentioned in it (run
 #     shares submit's entry), and COMMANDS has no other entry; the
@@ -43,7 +44,12 @@ for f in "$M"/*.[158]; do
 		done
 	grep -q '^\.SH SEE ALSO' "$f" || fail "$(basename "$f") has no SEE ALSO"
 done
-log "lint: $(echo "$PAGES" | wc -w) pages clean"
+# Each page's header names the version it documents.
+ver=$(cohort --version) || fail "cohort --version failed"
+for p in $PAGES; do
+	grep -q "^\.TH .* \"$ver\" " "$M/$p" || fail "man/$p: its .TH line does not name \"$ver\" (cohort --version)"
+done
+log "lint: $(echo "$PAGES" | wc -w) pages clean, all of $ver"
 
 # section_text FILE START: the lines of FILE from the line equal to START
 # up to the next .SS or .SH, with roff's \- as -.
