@@ -82,7 +82,7 @@ done
 # And no entry for a command the CLI does not have.
 awk '/^\.SH COMMANDS/ { on = 1; next } on && /^\.SH/ { exit } on && /^\.SS / { print $2 }' \
 	"$M/cohort.1" | while read -r c; do
-	printf '%s\n' "${CMDS[@]}" | grep -qxF "$c" ||
+	[[ " ${CMDS[*]} " == *" $c "* ]] ||
 		fail "cohort(1) describes a command '$c' that cohort --help does not list"
 done
 section_text "$M/cohort.1" ".SH OPTIONS" >"$T/sec"
