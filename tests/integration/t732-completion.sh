@@ -16,7 +16,7 @@ command -v timeout >/dev/null 2>&1 || {
 }
 # shellcheck source=../../completion/cohort
 . "$top_srcdir/completion/cohort"
-complete -p cohort | grep -q -- '-F _cohort' || fail "the completion does not register _cohort for cohort"
+[[ $(complete -p cohort) == *'-F _cohort'* ]] || fail "the completion does not register _cohort for cohort"
 
 # comp WORD...: COMPREPLY for the command line WORD... (the last one is
 # being completed), sorted, one per line, in $T/comp.
