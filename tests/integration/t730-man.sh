@@ -22,7 +22,8 @@ command -v groff >/dev/null 2>&1 || {
 	exit 77
 }
 M=$top_srcdir/man
-PAGES="cohort.1 cohortd.8 cohort-agent.8 cohortd.conf.5 cohort-agent.conf.5 cohort-local.1 cohort-pki.1"
+PAGES="cohort.1 cohortd.8 cohort-agent.8 cohortd.conf.5 cohort-agent.conf.5 cohort-local.1 cohort-pki.1
+cohort-mux.1"
 
 # ---- 1. lint, the set of pages, cross references -----------------------
 for p in $PAGES; do
