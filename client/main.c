@@ -11,6 +11,8 @@
 #include "client/output.h"
 #include "client/settings.h"
 
+static int cmd_help(int, char **, const struct cconn_opts *);
+
 static const struct command {
 	const char *name;
 	int (*fn)(int, char **, const struct cconn_opts *);
@@ -47,7 +49,10 @@ static const struct command {
 	{ "usage", cmd_usage, "GPU-hours used and wasted, like sreport: "
 	    "[--since T] [--until T] [--user U] [--queue Q] "
 	    "[--by user|queue|state|day]" },
+	{ "help", cmd_help, "a command's usage and options: help COMMAND "
+	    "(the same as COMMAND --help)" },
 };
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };
 
@@ -65,7 +70,7 @@ usage(FILE *fp)
 
 	fprintf(fp, "usage: cohort [--server HOST:PORT] [--cert FILE] "
 	    "[--key FILE] [--ca FILE] COMMAND [ARGS...]\n\ncommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name,
 		    commands[i].summary);
 	fprintf(fp, "\nEvery command takes --json where it lists, --help, "
@@ -78,7 +83,54 @@ usage(FILE *fp)
 	    "certificate against the CRLs in FILE.\nExit codes: 0 ok, "
 	    "1 refused or failed, 2 usage error, 3 cannot reach or\n"
 	    "authenticate to the "
-	    "controller.\n");
+	    "controller.\n'cohort help COMMAND' shows a command's options; "
+	    "the manual is cohort(1).\n");
+}
+
+static const struct command *
+command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* cohort help [COMMAND]: the list of commands, or what COMMAND --help
+ * prints (the command itself prints it, so the two cannot differ). Runs
+ * before any setting is resolved: help needs no controller. */
+static int
+cmd_help(int argc, char **argv, const struct cconn_opts *opts)
+{
+	const struct command *c;
+	char *hargv[3];
+
+	/* help, help --help and help help: the list of commands. */
+	if (argc == 1 || (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0))) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2) {
+		output_error("help takes one command, not '%s' (try 'cohort "
+		    "help %s')", argv[2], argv[1]);
+		return EXIT_USAGE;
+	}
+	if ((c = command_find(argv[1])) == NULL) {
+		output_error("unknown command '%s' (see cohort help for the "
+		    "list of commands)", argv[1]);
+		return EXIT_USAGE;
+	}
+	if (c->fn == cmd_help) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	hargv[0] = (char *)c->name;
+	hargv[1] = (char *)"--help";
+	hargv[2] = NULL;
+	return c->fn(2, hargv, opts);
 }
 
 int
@@ -87,8 +139,8 @@ main(int argc, char **argv)
 	struct output_conn_flags f = { NULL, NULL, NULL, NULL };
 	struct cconn_opts opts = { NULL, NULL, NULL, NULL, 0, NULL };
 	struct settings s;
+	const struct command *c;
 	const char *name;
-	size_t i;
 	int ch, rc;
 
 	/* A controller that goes away must give an error, not kill us. */
@@ -118,17 +170,12 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp((name = argv[optind]), "help") == 0) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(name, commands[i].name) == 0)
-			break;
-	if (i == sizeof(commands) / sizeof(commands[0])) {
+	if ((c = command_find((name = argv[optind]))) == NULL) {
 		output_error("unknown command '%s' (see cohort --help)", name);
 		return EXIT_USAGE;
 	}
+	if (c->fn == cmd_help)
+		return cmd_help(argc - optind, argv + optind, &opts);
 
 	/* A setting missing here may still come from the command's own
 	 * flags: the command resolves again and reports what is missing. */
@@ -140,7 +187,7 @@ main(int argc, char **argv)
 	/* Revocation: optional, from the environment only. */
 	if ((opts.crl = getenv("COHORT_CRL")) != NULL && opts.crl[0] == '\0')
 		opts.crl = NULL;
-	rc = commands[i].fn(argc - optind, argv + optind, &opts);
+	rc = c->fn(argc - optind, argv + optind, &opts);
 	settings_clear(&s);
 	return rc;
 }
