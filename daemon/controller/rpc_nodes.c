@@ -1,12 +1,15 @@
 /* Nodes as users see them, and task logs fetched through the agents. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/hostlist.h"
 #include "cluster.h"
 #include "recovery.h"
 #include "daemon/sched/topo.h"
@@ -72,7 +75,17 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->has_gpus_total = pb->has_gpus_free = 1;
 	pb->gpus_total = n->inv.ngpus;
 	pb->gpus_free = node_gpus_free(n);
-	pb->has_health = 1;
+	pb->has_gpus_unavailable = 1;
+	pb->gpus_unavailable = node_gpus_unavailable(n);
+	if (n->drained) {
+		pb->drain_actor = n->drain_actor;
+		pb->has_drain_time_ms = pb->has_drain_health = 1;
+		pb->drain_time_ms = n->drain_ms;
+		pb->drain_health = n->drain_health;
+	}
+	/* What a DOWN node last reported is not known to hold: its health
+	 * and its GPUs' are left unset (UNKNOWN). */
+	pb->has_health = n->state == NODE_UP;
 	pb->health = n->health.health == HEALTH_FAILED ?
 	    COHORT__V1__HEALTH__HEALTH_FAILED :
 	    n->health.health == HEALTH_DEGRADED ?
@@ -82,7 +95,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
 	for (i = 0; i < n->inv.ngpus; i++) {
-		inv->gpus[i]->has_health = 1;
+		inv->gpus[i]->has_health = n->state == NODE_UP;
 		inv->gpus[i]->health = node_gpu_health(n, i) ==
 		    HEALTH_FAILED ? COHORT__V1__HEALTH__HEALTH_FAILED :
 		    node_gpu_health(n, i) == HEALTH_DEGRADED ?
@@ -369,8 +382,81 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	}
 }
 
-/* drain and resume act on each named node; the first failure stops and
- * is the reply (the nodes before it are done, and said so in events). */
+/* Does the hostlist expr name name? */
+static bool
+rpc_expr_names(const char *expr, const char *name)
+{
+	char **v;
+	size_t n, i;
+	bool found = false;
+
+	if (hostlist_expand(expr, HOSTLIST_NODES_MAX, &v, &n, NULL, 0) == -1)
+		return false;
+	for (i = 0; i < n && !found; i++)
+		found = strcmp(v[i], name) == 0;
+	hostlist_free(v, n);
+	return found;
+}
+
+/* The names the request's hostlists expand to, each a known node; or
+ * an error reply (a malformed or oversized list, or nodes that do not
+ * exist, which are named with the expression that named them). NULL
+ * after replying. */
+static char **
+rpc_nodes_named(struct rpc *rpc, struct conn *c, uint64_t id,
+    char *const *exprs, size_t nexpr, size_t *n)
+{
+	char **names, **unknown, *list, why[256], text[400];
+	const char *from = NULL, *shown;
+	size_t i, k, nu = 0;
+	bool cite;
+
+	why[0] = '\0';
+	if (hostlist_expand_args(exprs, nexpr, HOSTLIST_NODES_MAX, &names, n,
+	    why, sizeof(why)) == -1) {
+		if (errno == ENOMEM)
+			rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory",
+			    false);
+		else
+			rpc_error(rpc, c, id, ERR_INVALID, why[0] ? why :
+			    "not a hostlist (e.g. node[01-04],gpu7)", false);
+		return NULL;
+	}
+	if (*n == 0) {
+		rpc_error(rpc, c, id, ERR_INVALID, "no node named", false);
+		return NULL;
+	}
+	if ((unknown = calloc(*n, sizeof(*unknown))) == NULL) {
+		hostlist_free(names, *n);
+		rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory", false);
+		return NULL;
+	}
+	for (i = 0; i < *n; i++)
+		if (nodes_get(rpc->nodes, names[i]) == NULL)
+			unknown[nu++] = names[i];
+	if (nu == 0) {
+		free(unknown);
+		return names;
+	}
+	/* Which argument named the first one, to say where it came from. */
+	for (k = 0; k < nexpr && from == NULL; k++)
+		if (rpc_expr_names(exprs[k], unknown[0]))
+			from = exprs[k];
+	list = hostlist_compress(unknown, nu);
+	shown = list != NULL ? list : unknown[0];
+	cite = from != NULL && strcmp(from, shown) != 0;
+	snprintf(text, sizeof(text), "no such node%s: %.200s%s%.120s%s; "
+	    "nothing changed", nu == 1 ? "" : "s", shown,
+	    cite ? " (named by '" : "", cite ? from : "", cite ? "')" : "");
+	free(list);
+	free(unknown);
+	hostlist_free(names, *n);
+	rpc_error(rpc, c, id, ERR_NOT_FOUND, text, false);
+	return NULL;
+}
+
+/* drain and resume: every node the hostlists name must exist, and the
+ * change is made on all of them or none (recovery_drain_nodes). */
 static void
 rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
     bool drain)
@@ -378,41 +464,44 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__DrainReply drep = COHORT__V1__DRAIN_REPLY__INIT;
 	Cohort__V1__ResumeReply rrep = COHORT__V1__RESUME_REPLY__INIT;
-	char **names = drain ? req->drain->nodes : req->resume->nodes;
-	size_t i, n = drain ? req->drain->n_nodes : req->resume->n_nodes;
+	const Cohort__V1__DrainRequest *dr = req->drain;
+	char **exprs = drain ? dr->nodes : req->resume->nodes;
+	size_t nexpr = drain ? dr->n_nodes : req->resume->n_nodes;
+	char **names;
+	size_t n, changed;
 	struct cerr err;
 	int rc;
 
 	cerr_clear(&err);
-	if (n == 0) {
+	if (nexpr == 0) {
 		rpc_error(rpc, c, req->id, ERR_INVALID, "no node named", false);
 		return;
 	}
-	if (drain && (req->drain->reason[0] == '\0' ||
-	    strlen(req->drain->reason) > 200)) {
+	if (drain && (dr->reason[0] == '\0' || strlen(dr->reason) > 200)) {
 		rpc_error(rpc, c, req->id, ERR_INVALID,
 		    "--reason: give a reason of 1 to 200 characters", false);
 		return;
 	}
 	/* Reasons are shown in tables and logs: one line, no escapes. */
-	if (drain && text_check_name("--reason", req->drain->reason,
-	    &err) == -1) {
+	if (drain && text_check_name("--reason", dr->reason, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		if (drain)
-			rc = recovery_drain(rpc->cluster,
-			    server_conn_peer(c), names[i], req->drain->reason,
-			    req->drain->has_now && req->drain->now,
-			    clock_now_ms(), &err);
-		else
-			rc = recovery_resume(rpc->cluster, server_conn_peer(c),
-			    names[i], clock_now_ms(), &err);
-		if (rc == -1) {
-			rpc_error(rpc, c, req->id, err.code, err.text, false);
-			return;
-		}
+	if ((names = rpc_nodes_named(rpc, c, req->id, exprs, nexpr, &n)) ==
+	    NULL)
+		return;
+	if (drain)
+		rc = recovery_drain_nodes(rpc->cluster, server_conn_peer(c),
+		    names, n, dr->reason, dr->has_now && dr->now,
+		    dr->has_force && dr->force, clock_now_ms(), &changed,
+		    &err);
+	else
+		rc = recovery_resume_nodes(rpc->cluster, server_conn_peer(c),
+		    names, n, clock_now_ms(), &changed, &err);
+	if (rc == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		hostlist_free(names, n);
+		return;
 	}
 	env.id = req->id;
 	if (drain) {
@@ -427,6 +516,7 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 		env.resume_reply = &rrep;
 	}
 	rpc_send(rpc, c, &env, false);
+	hostlist_free(names, n);
 }
 
 void
