@@ -52,9 +52,11 @@ node_gpus_unavailable(const struct node *n)
 {
 	unsigned i, k = 0;
 
+	if (n->state != NODE_UP)
+		return n->inv.ngpus;
 	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
-		if (n->gpu_job[i] == 0 && (n->state != NODE_UP ||
-		    n->drained || node_gpu_health(n, i) == HEALTH_FAILED))
+		if (n->gpu_job[i] == 0 && (n->drained ||
+		    node_gpu_health(n, i) == HEALTH_FAILED))
 			k++;
 	return k;
 }

@@ -133,8 +133,9 @@ enum health_state node_gpu_health(const struct node *n, unsigned i);
 
 const char *node_state_name(enum node_state state);
 unsigned node_gpus_free(const struct node *n);
-/* GPUs no job holds that new work cannot get: all such GPUs of a DOWN or
- * drained node, and FAILED ones. */
+/* GPUs new work cannot get besides those jobs hold: every GPU of a DOWN
+ * node; on an UP one, those no job holds of a drained node, and FAILED
+ * ones no job holds. */
 unsigned node_gpus_unavailable(const struct node *n);
 
 #endif
