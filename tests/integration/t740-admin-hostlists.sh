@@ -32,6 +32,9 @@ drains() {
 as_user "$C" admin
 
 ### An unknown node anywhere in the list: nothing changes.
+expect_exit 1 cohort drain node01 node09 --reason maint
+[ "$(drains)" = "[]" ] || fail "a drain refused for node09 drained $(drains)"
+grep -q "no such node: node09; nothing changed" "$ERR" || fail "drain node01 node09: $(cat "$ERR")"
 expect_exit 1 cohort drain 'node[01-03],node09' --reason maint
 grep -q "no such node: node09" "$ERR" || fail "drain with node09 does not name it: $(cat "$ERR")"
 grep -q "nothing changed" "$ERR" || fail "drain with node09 does not say nothing changed: $(cat "$ERR")"
@@ -70,6 +73,12 @@ grep -q "node node03 is already drained by ops at .*: 'maint'.*--force" "$ERR" |
 expect_exit 0 cohort drain 'node[03-04]' --reason other --force
 [ "$(drains)" = '[["node03", "DRAINED", "other"], ["node04", "DRAINED", "other"]]' ] ||
 	fail "drain --force: $(drains)"
+
+# The events of a hostlist of nodes.
+expect_exit 0 cohort events --node 'node[03-04]' --kind drain --json
+[ "$(json_get "$OUT" '[(e["node"], e["detail"]) for e in d["events"]]')" = \
+	'[["node03", "maint"], ["node04", "maint"], ["node03", "other"], ["node04", "other"]]' ] ||
+	fail "events --node node[03-04]: $(cat "$OUT")"
 
 ### Who and when, in the table, --reasons and node show.
 expect_exit 0 cohort nodes
