@@ -503,15 +503,17 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 		hostlist_free(names, n);
 		return;
 	}
+	/* The reply names them as asked: 65,536 long names expanded would
+	 * not fit a frame. */
 	env.id = req->id;
 	if (drain) {
-		drep.n_nodes = n;
-		drep.nodes = names;
+		drep.n_nodes = nexpr;
+		drep.nodes = exprs;
 		env.body_case = COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY;
 		env.drain_reply = &drep;
 	} else {
-		rrep.n_nodes = n;
-		rrep.nodes = names;
+		rrep.n_nodes = nexpr;
+		rrep.nodes = exprs;
 		env.body_case = COHORT__V1__ENVELOPE__BODY_RESUME_REPLY;
 		env.resume_reply = &rrep;
 	}
