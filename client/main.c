@@ -33,8 +33,8 @@ static const struct command {
 	    "[--nodes N] ..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
-	{ "nodes", cmd_nodes, "list nodes: state, drain, health, GPUs "
-	    "free/total, reason [NODES] [--state S] [--summary] [--reasons]" },
+	{ "nodes", cmd_nodes, "list nodes: [NODES] [--state S] [--summary] "
+	    "[--reasons]" },
 	{ "node", cmd_node, "nodes and their GPUs: show NODES; forget a "
 	    "DOWN node (admin): delete NODE" },
 	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODES... "

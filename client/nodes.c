@@ -51,7 +51,8 @@ static const char nodes_usage[] =
     "              idle, other: DOWN, drained or failed, total), then each\n"
     "              state with its nodes as a hostlist\n"
     "  --reasons   as sinfo -R: REASON USER TIMESTAMP NODELIST of drained\n"
-    "              and DOWN nodes\n";
+    "              and DOWN nodes\n"
+    "  --json      any of these as JSON (fields: docs/OPERATIONS.md)\n";
 static const char node_usage[] =
     "usage: cohort node show NODES [--json]\n"
     "  nodes (a hostlist or comma list; each must exist): state, who\n"
