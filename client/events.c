@@ -65,8 +65,8 @@ struct events_opts {
 	struct output_conn_flags conn;
 	uint64_t job_id;	/* 0: any */
 	const char *node;	/* NULL: any */
-	/* --node naming several nodes (a hostlist): the controller filters
-	 * on one name, so these are picked here; sorted. */
+	/* --node as expanded, sorted: the controller filters on one name
+	 * (node), several are picked here. */
 	char **nodes;
 	size_t nnodes;
 	const char *kind;	/* NULL: any */
@@ -93,8 +93,8 @@ events_on_signal(int sig)
 	events_interrupted = 1;
 }
 
-/* --node as a hostlist: one name stays the controller's filter; several
- * are kept in o->nodes. 0, or -1 after printing why. */
+/* --node as a hostlist, into o->nodes; one name is also o->node, the
+ * controller's filter. 0, or -1 after printing why. */
 static int
 events_nodes(struct events_opts *o)
 {
@@ -110,12 +110,8 @@ events_nodes(struct events_opts *o)
 		    "out of memory" : why[0] ? why : "not a hostlist");
 		return -1;
 	}
-	if (o->nnodes == 1) {
-		hostlist_free(o->nodes, o->nnodes);
-		o->nodes = NULL;
-		o->nnodes = 0;
-	} else
-		o->node = NULL;
+	/* One name ("node[01]" too) is the controller's to filter on. */
+	o->node = o->nnodes == 1 ? o->nodes[0] : NULL;
 	return 0;
 }
 

@@ -79,6 +79,9 @@ expect_exit 0 cohort events --node 'node[03-04]' --kind drain --json
 [ "$(json_get "$OUT" '[(e["node"], e["detail"]) for e in d["events"]]')" = \
 	'[["node03", "maint"], ["node04", "maint"], ["node03", "other"], ["node04", "other"]]' ] ||
 	fail "events --node node[03-04]: $(cat "$OUT")"
+expect_exit 0 cohort events --node 'node[03]' --kind drain --json
+[ "$(json_get "$OUT" '[e["node"] for e in d["events"]]')" = '["node03", "node03"]' ] ||
+	fail "events --node node[03]: $(cat "$OUT")"
 
 ### Who and when, in the table, --reasons and node show.
 expect_exit 0 cohort nodes
