@@ -480,6 +480,8 @@ struct nodes_out {
 	FILE *text;		/* NODES_SHOW without --json */
 	char **names;		/* sorted; NULL: every node */
 	size_t nnames;
+	char **exprs;		/* as given (argv), sent as the filter */
+	size_t nexprs;
 	bool *seen;
 	unsigned states;	/* 0: any */
 	struct cnode *n;	/* an inventory is large: one serves each row */
@@ -609,6 +611,10 @@ nodes_fetch(struct cconn *c, struct nodes_out *o)
 
 	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES;
 	req.list_nodes = &ln;
+	/* The controller picks the named nodes (a controller from before
+	 * this filter sends them all: nodes_wanted picks them here too). */
+	ln.n_names = o->nexprs;
+	ln.names = o->exprs;
 	do {
 		ln.after_name = after[0] != '\0' ? after : NULL;
 		cerr_clear(&err);
@@ -724,6 +730,8 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	memset(&o, 0, sizeof(o));
 	if ((rc = nodes_named("nodes", argc, argv, &o.names, &o.nnames)) != 0)
 		return rc;
+	o.exprs = argv + optind;
+	o.nexprs = (size_t)(argc - optind);
 	o.json = a.json;
 	o.states = a.states;
 	o.mode = a.summary ? NODES_SUMMARY : a.reasons ? NODES_REASONS :
@@ -864,7 +872,7 @@ show_print(const struct cnode *n, FILE *fp)
 /* node show of several nodes: the listing, shown in full. */
 static int
 node_show_many(const struct nodes_args *a, char **names, size_t nnames,
-    const struct cconn_opts *opts)
+    char **exprs, size_t nexprs, const struct cconn_opts *opts)
 {
 	struct nodes_out o;
 	char *buf = NULL;
@@ -876,6 +884,8 @@ node_show_many(const struct nodes_args *a, char **names, size_t nnames,
 	o.json = a->json;
 	o.names = names;
 	o.nnames = nnames;
+	o.exprs = exprs;
+	o.nexprs = nexprs;
 	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
 	    (o.seen = calloc(nnames, sizeof(*o.seen))) == NULL ||
 	    (a->json ? (o.arr = json_array()) == NULL :
@@ -914,7 +924,8 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 	if ((rc = nodes_named("node show", argc, argv, &names, &nnames)) != 0)
 		return rc;
 	if (nnames != 1)
-		return node_show_many(&a, names, nnames, opts);
+		return node_show_many(&a, names, nnames, argv + optind,
+		    (size_t)(argc - optind), opts);
 	gn.name = names[0];
 	snprintf(prefix, sizeof(prefix), "node show %.64s", gn.name);
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_NODE;

@@ -132,6 +132,41 @@ rpc_nodes_after(struct node *const *all, size_t n, const char *name)
 	return lo;
 }
 
+/* The nodes lr->names (hostlists) name that exist and sort after
+ * lr->after_name, by name, into a new array of *n; names that match no
+ * node are left for the client to report. NULL after an error reply (a
+ * malformed or oversized list). */
+static struct node **
+rpc_nodes_pick(struct rpc *rpc, struct conn *c, uint64_t id,
+    const Cohort__V1__ListNodesRequest *lr, size_t *n)
+{
+	struct node **v, *nd;
+	char **names, why[256];
+	size_t i, count;
+
+	why[0] = '\0';
+	if (hostlist_expand_args(lr->names, lr->n_names, HOSTLIST_NODES_MAX,
+	    &names, &count, why, sizeof(why)) == -1) {
+		rpc_error(rpc, c, id, errno == ENOMEM ? ERR_INTERNAL :
+		    ERR_INVALID, errno == ENOMEM ? "out of memory" : why[0] ?
+		    why : "names: not a hostlist", false);
+		return NULL;
+	}
+	if ((v = calloc(count + 1, sizeof(*v))) == NULL) {
+		hostlist_free(names, count);
+		rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory", false);
+		return NULL;
+	}
+	*n = 0;
+	for (i = 0; i < count; i++)
+		if ((lr->after_name == NULL ||
+		    strcmp(names[i], lr->after_name) > 0) &&
+		    (nd = nodes_get(rpc->nodes, names[i])) != NULL)
+			v[(*n)++] = nd;
+	hostlist_free(names, count);
+	return v;
+}
+
 void
 rpc_list_nodes(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Envelope *req)
@@ -142,24 +177,29 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__Inventory *invs = NULL;
 	uint64_t (*jobs)[RPC_NODE_JOBS] = NULL;
-	struct node **all;
+	struct node **all, **sel, **named = NULL;
 	size_t i, n, total, first, max, sz, bytes = 0, done = 0;
 
 	all = nodes_all(rpc->nodes, &total);
-	n = total;
 	first = lr->after_name != NULL ?
-	    rpc_nodes_after(all, n, lr->after_name) : 0;
+	    rpc_nodes_after(all, total, lr->after_name) : 0;
+	sel = all + first;
+	total -= first;
+	if (lr->n_names > 0) {
+		if ((named = rpc_nodes_pick(rpc, c, req->id, lr, &total)) ==
+		    NULL)
+			return;
+		sel = named;
+	}
 	max = rpc_page_max(rpc, lr->has_limit, lr->limit);
-	n -= first;
-	if (n > max)
-		n = max;
+	n = total < max ? total : max;
 	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL ||
 	    (invs = calloc(n, sizeof(*invs))) == NULL ||
 	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
 		goto nomem;
 	for (done = 0; done < n; done++) {
-		if (rpc_node_to_pb(rpc, all[first + done], &pbs[done],
+		if (rpc_node_to_pb(rpc, sel[done], &pbs[done],
 		    &invs[done], jobs[done]) == -1)
 			goto nomem;
 		sz = protobuf_c_message_get_packed_size(&pbs[done].base);
@@ -173,8 +213,8 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	rep.n_nodes = done;
 	rep.nodes = ptrs;
 	rep.has_has_more = 1;
-	rep.has_more = first + done < total;
-	rep.next_after = done > 0 ? all[first + done - 1]->name : NULL;
+	rep.has_more = done < total;
+	rep.next_after = done > 0 ? sel[done - 1]->name : NULL;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY;
 	env.list_nodes_reply = &rep;
@@ -189,6 +229,7 @@ out:
 	free(invs);
 	free(ptrs);
 	free(pbs);
+	free(named);
 }
 
 void
