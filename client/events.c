@@ -18,6 +18,7 @@
 #include "client/commands.h"
 #include "client/output.h"
 #include "lib/frame.h"
+#include "lib/hostlist.h"
 
 #define EVENTS_POLL_MS 500
 /* Events asked for per request, so that a page of long details stays
@@ -44,10 +45,12 @@ static const struct option events_longopts[] = {
 };
 
 static const char events_usage[] =
-    "usage: cohort events [--job JOB] [--node NODE] [--kind KIND] "
+    "usage: cohort events [--job JOB] [--node NODES] [--kind KIND] "
     "[--since TIME]\n"
     "                     [--follow] [--json]\n"
     "  the event log, oldest first: TIME KIND JOB NODE ACTOR DETAIL\n"
+    "  --node NODES  only events about these nodes (a name, a hostlist\n"
+    "                such as node[01-08] or a comma list)\n"
     "  --kind KIND   only events of that kind (submit, start, preempt, ...)\n"
     "  --since TIME  only events from then on: a date-time\n"
     "                (2026-11-30T06:00:00, local time; with Z or +HH:MM\n"
@@ -62,6 +65,10 @@ struct events_opts {
 	struct output_conn_flags conn;
 	uint64_t job_id;	/* 0: any */
 	const char *node;	/* NULL: any */
+	/* --node as expanded, sorted: the controller filters on one name
+	 * (node), several are picked here. */
+	char **nodes;
+	size_t nnodes;
 	const char *kind;	/* NULL: any */
 	int64_t since_ms;	/* 0: from the start */
 	bool follow;
@@ -84,6 +91,44 @@ events_on_signal(int sig)
 {
 	(void)sig;
 	events_interrupted = 1;
+}
+
+/* --node as a hostlist, into o->nodes; one name is also o->node, the
+ * controller's filter. 0, or -1 after printing why. */
+static int
+events_nodes(struct events_opts *o)
+{
+	char why[256], *arg = (char *)o->node;
+
+	hostlist_free(o->nodes, o->nnodes);
+	o->nodes = NULL;
+	o->nnodes = 0;
+	why[0] = '\0';
+	if (hostlist_expand_args(&arg, 1, HOSTLIST_NODES_MAX, &o->nodes,
+	    &o->nnodes, why, sizeof(why)) == -1) {
+		output_error("events: --node: %s", errno == ENOMEM ?
+		    "out of memory" : why[0] ? why : "not a hostlist");
+		return -1;
+	}
+	/* One name ("node[01]" too) is the controller's to filter on. */
+	o->node = o->nnodes == 1 ? o->nodes[0] : NULL;
+	return 0;
+}
+
+static int
+events_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+/* Is e about one of the nodes --node named (any, without --node)? */
+static bool
+events_node_wanted(const struct events_opts *o, const Cohort__V1__Event *e)
+{
+	if (o->nodes == NULL)
+		return true;
+	return e->node != NULL && bsearch(e->node, o->nodes, o->nnodes,
+	    sizeof(*o->nodes), events_name_cmp) != NULL;
 }
 
 /* 0, -2 for --help, or EXIT_USAGE after printing why. */
@@ -115,6 +160,8 @@ events_parse(int argc, char **argv, struct events_opts *o)
 				return EXIT_USAGE;
 			}
 			o->node = optarg;
+			if (events_nodes(o) != 0)
+				return EXIT_USAGE;
 			break;
 		case O_KIND:
 			if (optarg[0] == '\0') {
@@ -306,7 +353,8 @@ events_fetch(struct cconn *c, const struct events_opts *o,
 			 * so a confused reply cannot loop forever. */
 			if (r->events[i]->id <= *after_id)
 				continue;
-			if (events_add(out, r->events[i]) == -1) {
+			if (events_node_wanted(o, r->events[i]) &&
+			    events_add(out, r->events[i]) == -1) {
 				frame_free(rep);
 				output_error("events: out of memory");
 				return EXIT_FAILED;
@@ -418,18 +466,20 @@ cmd_events(int argc, char **argv, const struct cconn_opts *opts)
 	bool transport;
 	int rc;
 
-	if ((rc = events_parse(argc, argv, &o)) == -2) {
-		fputs(events_usage, stdout);
-		return EXIT_OK;
-	}
-	if (rc != 0)
-		return rc;
 	memset(&out, 0, sizeof(out));
 	out.o = &o;
+	if ((rc = events_parse(argc, argv, &o)) == -2) {
+		fputs(events_usage, stdout);
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
 	if (!o.follow && (o.json ? (out.arr = json_array()) == NULL :
 	    (out.table = output_table_new(6, events_head)) == NULL)) {
 		output_error("events: out of memory");
-		return EXIT_FAILED;
+		rc = EXIT_FAILED;
+		goto out;
 	}
 	if ((rc = output_connect(opts, &o.conn, &c)) != EXIT_OK)
 		goto out;
@@ -455,5 +505,6 @@ cmd_events(int argc, char **argv, const struct cconn_opts *opts)
 out:
 	json_decref(out.arr);
 	output_table_free(out.table);
+	hostlist_free(o.nodes, o.nnodes);
 	return rc;
 }

@@ -35,13 +35,13 @@ static const struct command {
 	    "[--nodes N] ..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
-	{ "nodes", cmd_nodes, "list nodes: state, drain, health, GPUs "
-	    "free/total, reason" },
-	{ "node", cmd_node, "one node and its GPUs: show NODE; forget a "
+	{ "nodes", cmd_nodes, "list nodes: [NODES] [--state S] [--summary] "
+	    "[--reasons]" },
+	{ "node", cmd_node, "nodes and their GPUs: show NODES; forget a "
 	    "DOWN node (admin): delete NODE" },
-	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODE... "
-	    "--reason TEXT [--now]" },
-	{ "resume", cmd_resume, "undo a drain (admin): NODE..." },
+	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODES... "
+	    "--reason TEXT [--now] [--force]" },
+	{ "resume", cmd_resume, "undo a drain (admin): NODES..." },
 	{ "queues", cmd_queues, "the queue tree: quotas, usage, borrowing, "
 	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "

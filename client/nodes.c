@@ -1,8 +1,10 @@
 /* cohort nodes, cohort node show and cohort node delete: the cluster's
- * nodes, one node with its GPUs and their topology, and removing a node
- * that is gone for good. */
+ * nodes (all, or those a hostlist names, in some states, or summed up as
+ * sinfo -s does), nodes with their GPUs and their topology, and removing
+ * a node that is gone for good. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,30 +14,51 @@
 #include <string.h>
 
 #include "client/commands.h"
+#include "client/nodes_view.h"
 #include "client/output.h"
 #include "lib/frame.h"
+#include "lib/hostlist.h"
 #include "lib/inventory.h"
 #include "lib/wire.h"
 
-enum { O_JSON = 0x100, O_HELP = 'h' };
+enum { O_JSON = 0x100, O_STATE, O_SUMMARY, O_REASONS, O_HELP = 'h' };
 
 static const struct option nodes_longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
+	{ "state", required_argument, NULL, O_STATE },
+	{ "summary", no_argument, NULL, O_SUMMARY },
+	{ "reasons", no_argument, NULL, O_REASONS },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char nodes_usage[] =
-    "usage: cohort nodes [--json]\n"
-    "  every node: state, health, GPUs free/total, GPU model, switch,\n"
-    "  reason. STATE is UP or DOWN, or the drain state of an UP node\n"
-    "  (DRAINING: jobs still running, DRAINED: empty), or both for a\n"
-    "  DOWN one (DOWN+DRAINED); HEALTH is OK, DEGRADED or FAILED\n";
+    "usage: cohort nodes [NODES...] [--state S[,S...]] [--summary | "
+    "--reasons]\n"
+    "                    [--json]\n"
+    "  every node (or those NODES name: hostlists like node[01-08,12] or\n"
+    "  comma lists; each must exist): state, health, GPUs free/total,\n"
+    "  GPU model, switch, reason (for a drain: who and when).\n"
+    "  STATE is UP or DOWN, or the drain state of an UP node (DRAINING:\n"
+    "  jobs still running, DRAINED: empty), or both for a DOWN one\n"
+    "  (DOWN+DRAINED); HEALTH is OK, DEGRADED or FAILED, UNKNOWN when DOWN.\n"
+    "  GPUS free counts only GPUs new work can get.\n"
+    "  --state S   only nodes in one of these states: UP, DOWN, DRAINING,\n"
+    "              DRAINED, or for UP nodes in service IDLE (no job),\n"
+    "              MIXED (some GPUs held), ALLOCATED (all GPUs held)\n"
+    "  --summary   as sinfo -s: NODES(A/I/O/T) and GPUS(A/I/O/T) (allocated,\n"
+    "              idle, other: DOWN, drained or failed, total), then each\n"
+    "              state with its nodes as a hostlist\n"
+    "  --reasons   as sinfo -R: REASON USER TIMESTAMP NODELIST of drained\n"
+    "              and DOWN nodes\n"
+    "  --json      any of these as JSON (fields: docs/OPERATIONS.md)\n";
 static const char node_usage[] =
-    "usage: cohort node show NODE [--json]\n"
-    "  one node: state, CPUs, memory, jobs, and its GPUs with model,\n"
-    "  memory, NUMA node, PCIe location, NVLink peers, NIC, health, job\n"
+    "usage: cohort node show NODES [--json]\n"
+    "  nodes (a hostlist or comma list; each must exist): state, who\n"
+    "  drained them and when, CPUs, memory, jobs, and their GPUs with\n"
+    "  model, memory, NUMA node, PCIe location, NVLink peers, NIC,\n"
+    "  health, job. --json: one object for one node, else an array.\n"
     "usage: cohort node delete NODE\n"
     "  forget a node that is DOWN (its agent not connected) and that no\n"
     "  job holds: it leaves `cohort nodes` and the database. A node in\n"
@@ -48,15 +71,25 @@ struct cnode {
 	struct inventory inv;
 };
 
-/* 0, -2 for --help, or EXIT_USAGE after printing why. */
+/* What the node commands were asked. */
+struct nodes_args {
+	struct output_conn_flags conn;
+	bool json;
+	bool summary;		/* cohort nodes only, as the two below */
+	bool reasons;
+	unsigned states;	/* nodes_view bits; 0: any */
+};
+
+/* 0, -2 for --help, or EXIT_USAGE after printing why. Only a listing
+ * (cohort nodes) takes --state, --summary and --reasons. */
 static int
-nodes_parse(const char *cmd, int argc, char **argv,
-    struct output_conn_flags *conn, bool *json)
+nodes_parse(const char *cmd, bool listing, int argc, char **argv,
+    struct nodes_args *a)
 {
+	struct cerr err;
 	int ch;
 
-	memset(conn, 0, sizeof(*conn));
-	*json = false;
+	memset(a, 0, sizeof(*a));
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", nodes_longopts, NULL)) !=
@@ -65,9 +98,57 @@ nodes_parse(const char *cmd, int argc, char **argv,
 			return output_usage_error(cmd, ch, argv);
 		if (ch == O_HELP)
 			return -2;
-		if (output_conn_flag(conn, ch, optarg))
+		if (output_conn_flag(&a->conn, ch, optarg))
 			continue;
-		*json = true;
+		if (ch == O_JSON) {
+			a->json = true;
+			continue;
+		}
+		if (!listing) {
+			output_error("%s: %s is an option of cohort nodes (see "
+			    "cohort %s --help)", cmd, argv[optind - 1], cmd);
+			return EXIT_USAGE;
+		}
+		if (ch == O_SUMMARY)
+			a->summary = true;
+		else if (ch == O_REASONS)
+			a->reasons = true;
+		else if (nodes_view_states_parse(optarg, &a->states,
+		    &err) == -1) {
+			output_error("%s: %s", cmd, err.text);
+			return EXIT_USAGE;
+		}
+	}
+	if (a->summary && a->reasons) {
+		output_error("%s: --summary or --reasons, not both", cmd);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The nodes argv[optind..argc) name (hostlists, comma lists), sorted,
+ * each once, at most HOSTLIST_NODES_MAX. 0 (none given: *names NULL),
+ * or EXIT_USAGE after printing why. */
+static int
+nodes_named(const char *cmd, int argc, char **argv, char ***names,
+    size_t *n)
+{
+	char why[256];
+
+	*names = NULL;
+	*n = 0;
+	if (optind >= argc)
+		return 0;
+	why[0] = '\0';
+	if (hostlist_expand_args(argv + optind, (size_t)(argc - optind),
+	    HOSTLIST_NODES_MAX, names, n, why, sizeof(why)) == -1) {
+		if (errno == ENOMEM)
+			output_error("%s: out of memory", cmd);
+		else
+			output_error("%s: %s (a node, a hostlist such as "
+			    "node[01-08,12], or a comma list)", cmd, why[0] ?
+			    why : "not a hostlist");
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -90,11 +171,12 @@ cnode_read(const char *cmd, const Cohort__V1__Node *pb, struct cnode *n)
 	return 0;
 }
 
+/* Unset: the controller does not know (a DOWN node). */
 static const char *
 pb_health_name(protobuf_c_boolean has, Cohort__V1__Health h)
 {
 	if (!has)
-		return NULL;
+		return "UNKNOWN";
 	switch (h) {
 	case COHORT__V1__HEALTH__HEALTH_OK:
 		return "OK";
@@ -111,6 +193,36 @@ static const char *
 str_or_null(const char *s)
 {
 	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/* What nodes_view makes of pb (borrowing its strings). A controller
+ * that does not send gpus_unavailable: the free GPUs of a DOWN or
+ * drained node are unavailable. */
+static void
+cnode_view(const struct cnode *n, struct nodes_view_node *v)
+{
+	const Cohort__V1__Node *pb = n->pb;
+	unsigned total = pb->has_gpus_total ? pb->gpus_total : n->inv.ngpus;
+	unsigned free_gpus = pb->has_gpus_free && pb->gpus_free <= total ?
+	    pb->gpus_free : total;
+
+	memset(v, 0, sizeof(*v));
+	v->name = pb->name;
+	v->up = strcmp(pb->state, "UP") == 0;
+	v->drain = str_or_null(pb->drain) != NULL ? pb->drain : "";
+	v->busy = pb->n_jobs > 0;
+	v->gpus_total = total;
+	v->gpus_held = total - free_gpus;
+	if (pb->has_gpus_unavailable)
+		v->gpus_unavailable = pb->gpus_unavailable;
+	else
+		v->gpus_unavailable = !v->up || v->drain[0] ? free_gpus : 0;
+	v->reason = str_or_null(pb->reason);
+	if (v->drain[0] != '\0' && str_or_null(pb->drain_actor) != NULL) {
+		v->drain_actor = pb->drain_actor;
+		v->drain_ms = pb->has_drain_time_ms ? pb->drain_time_ms : 0;
+	}
+	v->since_ms = pb->has_since_ms ? pb->since_ms : 0;
 }
 
 /* UP, DOWN, DRAINING, DRAINED, or both ("DOWN+DRAINED") when a drained
@@ -248,6 +360,8 @@ node_json(const struct cnode *n, bool with_gpus)
 {
 	const Cohort__V1__Node *pb = n->pb;
 	json_t *doc, *jobs, *gpus;
+	struct nodes_view_node v;
+	unsigned alloc, idle, other;
 	char *models;
 	bool nomem;
 	size_t i;
@@ -265,16 +379,19 @@ node_json(const struct cnode *n, bool with_gpus)
 		json_decref(jobs);
 		return NULL;
 	}
-	doc = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:s, s:o,"
-	    " s:o, s:o, s:o}",
+	cnode_view(n, &v);
+	nodes_view_gpus(&v, &alloc, &idle, &other);
+	doc = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:o,"
+	    " s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:s}",
 	    "name", pb->name,
 	    "state", pb->state,
 	    "drain", json_str_or_null(str_or_null(pb->drain)),
 	    "health", json_str_or_null(pb_health_name(pb->has_health,
 	    pb->health)),
-	    "gpus_free", (json_int_t)pb->gpus_free,
-	    "gpus_total", (json_int_t)(pb->has_gpus_total ? pb->gpus_total :
-	    n->inv.ngpus),
+	    "gpus_free", (json_int_t)idle,
+	    "gpus_alloc", (json_int_t)alloc,
+	    "gpus_unavailable", (json_int_t)other,
+	    "gpus_total", (json_int_t)v.gpus_total,
 	    "model", json_str_or_null(models),
 	    "switch", json_str_or_null(str_or_null(pb->switch_name)),
 	    "reason", pb->reason ? pb->reason : "",
@@ -282,7 +399,12 @@ node_json(const struct cnode *n, bool with_gpus)
 	    "last_heartbeat", json_time(pb->has_last_heartbeat_ms,
 	    pb->last_heartbeat_ms),
 	    "since", json_time(pb->has_since_ms, pb->since_ms),
-	    "jobs", jobs);
+	    "jobs", jobs,
+	    "drained_by", json_str_or_null(v.drain_actor),
+	    "drained_at", json_time(v.drain_actor != NULL, v.drain_ms),
+	    "drain_health", v.drain_actor != NULL && pb->has_drain_health &&
+	    pb->drain_health,
+	    "summary_state", nodes_view_state_name(nodes_view_state(&v)));
 	free(models);
 	if (doc == NULL || !with_gpus)
 		return doc;
@@ -312,7 +434,9 @@ static int
 nodes_row(struct output_table *t, const struct cnode *n)
 {
 	const Cohort__V1__Node *pb = n->pb;
-	char state[64], gpus[32], *models;
+	char state[64], gpus[32], reason[512], *models;
+	struct nodes_view_node v;
+	unsigned alloc, idle, other;
 	const char *cells[7];
 	bool nomem;
 	int rc;
@@ -320,29 +444,102 @@ nodes_row(struct output_table *t, const struct cnode *n)
 	models = node_models(&n->inv, &nomem);
 	if (nomem)
 		return -1;
+	cnode_view(n, &v);
+	nodes_view_gpus(&v, &alloc, &idle, &other);
 	node_state(pb, state, sizeof(state));
-	snprintf(gpus, sizeof(gpus), "%u/%u", pb->gpus_free,
-	    pb->has_gpus_total ? pb->gpus_total : n->inv.ngpus);
+	snprintf(gpus, sizeof(gpus), "%u/%u", idle, v.gpus_total);
 	cells[0] = pb->name;
 	cells[1] = state;
 	cells[2] = pb_health_name(pb->has_health, pb->health);
 	cells[3] = gpus;
 	cells[4] = models;
 	cells[5] = str_or_null(pb->switch_name);
-	cells[6] = str_or_null(pb->reason);
+	cells[6] = nodes_view_reason_cell(&v, reason, sizeof(reason));
 	rc = output_table_add(t, cells);
 	free(models);
 	return rc;
 }
 
-/* The listing being built, page by page: a table or a JSON array. */
+enum nodes_mode {
+	NODES_TABLE,
+	NODES_SUMMARY,
+	NODES_REASONS,
+	NODES_SHOW,		/* node show of several nodes */
+};
+
+/* The listing being built, page by page: a table, a JSON array, a
+ * summary, the reasons, or the nodes shown in full; only the nodes
+ * named (names[], seen[] once listed) and in one of the states asked. */
 struct nodes_out {
+	enum nodes_mode mode;
 	bool json;
 	struct output_table *t;
 	json_t *arr;
+	struct nodes_view_summary *sum;
+	struct nodes_view_reasons *why;
+	FILE *text;		/* NODES_SHOW without --json */
+	char **names;		/* sorted; NULL: every node */
+	size_t nnames;
+	char **exprs;		/* as given (argv), sent as the filter */
+	size_t nexprs;
+	bool *seen;
+	unsigned states;	/* 0: any */
 	struct cnode *n;	/* an inventory is large: one serves each row */
 	char last[PEER_NAME_MAX + 1];	/* the last name added */
 };
+
+static int show_print(const struct cnode *n, FILE *fp);
+
+static int
+name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+/* Is o->n asked for? Marks a named node seen whatever its state. */
+static bool
+nodes_wanted(struct nodes_out *o)
+{
+	struct nodes_view_node v;
+	char **hit;
+
+	if (o->names != NULL) {
+		if ((hit = bsearch(o->n->pb->name, o->names, o->nnames,
+		    sizeof(*o->names), name_cmp)) == NULL)
+			return false;
+		o->seen[hit - o->names] = true;
+	}
+	if (o->states == 0)
+		return true;
+	cnode_view(o->n, &v);
+	return (nodes_view_bits(&v) & o->states) != 0;
+}
+
+/* Add o->n to what is being built. 0, or -1 (ENOMEM). */
+static int
+nodes_add(struct nodes_out *o)
+{
+	struct nodes_view_node v;
+
+	cnode_view(o->n, &v);
+	switch (o->mode) {
+	case NODES_SUMMARY:
+		return nodes_view_summary_add(o->sum, &v);
+	case NODES_REASONS:
+		return nodes_view_reasons_add(o->why, &v);
+	case NODES_SHOW:
+		if (o->json)
+			return json_array_append_new(o->arr, node_json(o->n,
+			    true));
+		if (ftell(o->text) > 0)
+			fputc('\n', o->text);
+		return show_print(o->n, o->text);
+	case NODES_TABLE:
+		break;
+	}
+	return o->json ? json_array_append_new(o->arr, node_json(o->n,
+	    false)) : nodes_row(o->t, o->n);
+}
 
 /* Add one page's nodes; any that does not sort after the last one added
  * (which a correct controller never sends) is skipped, so no node shows
@@ -364,14 +561,40 @@ nodes_add_page(struct nodes_out *o, const Cohort__V1__ListNodesReply *r)
 			continue;
 		if (cnode_read("nodes", pb, o->n) == -1)
 			return EXIT_FAILED;
-		if (o->json ? json_array_append_new(o->arr,
-		    node_json(o->n, false)) : nodes_row(o->t, o->n)) {
+		if (nodes_wanted(o) && nodes_add(o) == -1) {
 			output_error("nodes: out of memory");
 			return EXIT_FAILED;
 		}
 		snprintf(o->last, sizeof(o->last), "%s", pb->name);
 	}
 	return 0;
+}
+
+/* A named node the controller did not list: an error naming them all
+ * (as a hostlist), EXIT_FAILED; else EXIT_OK. */
+static int
+nodes_unseen(const char *cmd, const struct nodes_out *o)
+{
+	char **missing, *list;
+	size_t i, k = 0;
+
+	if (o->names == NULL)
+		return EXIT_OK;
+	if ((missing = calloc(o->nnames, sizeof(*missing))) == NULL) {
+		output_error("%s: out of memory", cmd);
+		return EXIT_FAILED;
+	}
+	for (i = 0; i < o->nnames; i++)
+		if (!o->seen[i])
+			missing[k++] = o->names[i];
+	if (k > 0) {
+		list = hostlist_compress(missing, k);
+		output_error("%s: no such node%s: %.400s", cmd, k == 1 ? "" :
+		    "s", list != NULL ? list : missing[0]);
+		free(list);
+	}
+	free(missing);
+	return k > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /* Every page of the node listing on one connection, into o. EXIT_OK, or
@@ -388,6 +611,10 @@ nodes_fetch(struct cconn *c, struct nodes_out *o)
 
 	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES;
 	req.list_nodes = &ln;
+	/* The controller picks the named nodes (a controller from before
+	 * this filter sends them all: nodes_wanted picks them here too). */
+	ln.n_names = o->nexprs;
+	ln.names = o->exprs;
 	do {
 		ln.after_name = after[0] != '\0' ? after : NULL;
 		cerr_clear(&err);
@@ -416,49 +643,113 @@ nodes_fetch(struct cconn *c, struct nodes_out *o)
 	return EXIT_OK;
 }
 
+static void
+nodes_out_free(struct nodes_out *o)
+{
+	json_decref(o->arr);
+	output_table_free(o->t);
+	nodes_view_summary_free(o->sum);
+	nodes_view_reasons_free(o->why);
+	if (o->text != NULL)
+		fclose(o->text);
+	hostlist_free(o->names, o->nnames);
+	free(o->seen);
+	free(o->n);
+}
+
+/* Fetch the listing into o (set up by the caller) and print it. */
+static int
+nodes_run(const char *cmd, struct nodes_out *o, const struct nodes_args *a,
+    const struct cconn_opts *opts, char **textbuf)
+{
+	struct cconn *c;
+	json_t *doc;
+	int rc;
+
+	if ((rc = output_connect(opts, &a->conn, &c)) != EXIT_OK)
+		return rc;
+	rc = nodes_fetch(c, o);
+	cconn_close(c);
+	if (rc == EXIT_OK)
+		rc = nodes_unseen(cmd, o);
+	if (rc != EXIT_OK)
+		return rc;
+	switch (o->mode) {
+	case NODES_TABLE:
+		rc = output_listing(o->json, "nodes", o->arr, o->t);
+		o->arr = NULL;
+		return rc;
+	case NODES_SUMMARY:
+		if (o->json)
+			return output_json_print(nodes_view_summary_json(
+			    o->sum)) == 0 ? EXIT_OK : EXIT_FAILED;
+		return nodes_view_summary_print(o->sum, stdout) == 0 &&
+		    fflush(stdout) != EOF ? EXIT_OK : EXIT_FAILED;
+	case NODES_REASONS:
+		if (o->json) {
+			doc = nodes_view_reasons_json(o->why);
+			return output_json_print(doc != NULL ? json_pack(
+			    "{s:o}", "reasons", doc) : NULL) == 0 ? EXIT_OK :
+			    EXIT_FAILED;
+		}
+		return nodes_view_reasons_print(o->why, stdout) == 0 &&
+		    fflush(stdout) != EOF ? EXIT_OK : EXIT_FAILED;
+	case NODES_SHOW:
+		break;
+	}
+	if (o->json) {
+		rc = output_json_print(o->arr) == 0 ? EXIT_OK : EXIT_FAILED;
+		o->arr = NULL;
+		return rc;
+	}
+	if (fclose(o->text) != 0) {
+		o->text = NULL;
+		output_error("%s: out of memory", cmd);
+		return EXIT_FAILED;
+	}
+	o->text = NULL;
+	fputs(*textbuf != NULL ? *textbuf : "", stdout);
+	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+}
+
 int
 cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 {
 	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
 	    "GPUS", "MODEL", "SWITCH", "REASON" };
-	struct output_conn_flags conn;
+	struct nodes_args a;
 	struct nodes_out o;
-	struct cconn *c;
-	bool json;
 	int rc;
 
-	if ((rc = nodes_parse("nodes", argc, argv, &conn, &json)) == -2) {
+	if ((rc = nodes_parse("nodes", true, argc, argv, &a)) == -2) {
 		fputs(nodes_usage, stdout);
 		return EXIT_OK;
 	}
 	if (rc != 0)
 		return rc;
-	if (optind < argc) {
-		output_error("nodes: unexpected argument '%s' (see cohort "
-		    "nodes --help)", argv[optind]);
-		return EXIT_USAGE;
-	}
 	memset(&o, 0, sizeof(o));
-	o.json = json;
+	if ((rc = nodes_named("nodes", argc, argv, &o.names, &o.nnames)) != 0)
+		return rc;
+	o.exprs = argv + optind;
+	o.nexprs = (size_t)(argc - optind);
+	o.json = a.json;
+	o.states = a.states;
+	o.mode = a.summary ? NODES_SUMMARY : a.reasons ? NODES_REASONS :
+	    NODES_TABLE;
 	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
-	    (json ? (o.arr = json_array()) == NULL :
-	    (o.t = output_table_new(7, head)) == NULL)) {
+	    (o.names != NULL && (o.seen = calloc(o.nnames,
+	    sizeof(*o.seen))) == NULL) ||
+	    (o.mode == NODES_SUMMARY && (o.sum = nodes_view_summary_new()) ==
+	    NULL) ||
+	    (o.mode == NODES_REASONS && (o.why = nodes_view_reasons_new()) ==
+	    NULL) ||
+	    (o.mode == NODES_TABLE && (a.json ? (o.arr = json_array()) ==
+	    NULL : (o.t = output_table_new(7, head)) == NULL))) {
 		output_error("nodes: out of memory");
 		rc = EXIT_FAILED;
-		goto out;
-	}
-	if ((rc = output_connect(opts, &conn, &c)) == EXIT_OK) {
-		rc = nodes_fetch(c, &o);
-		cconn_close(c);
-	}
-	if (rc == EXIT_OK) {
-		rc = output_listing(json, "nodes", o.arr, o.t);
-		o.arr = NULL;
-	}
-out:
-	json_decref(o.arr);
-	output_table_free(o.t);
-	free(o.n);
+	} else
+		rc = nodes_run("nodes", &o, &a, opts, NULL);
+	nodes_out_free(&o);
 	return rc;
 }
 
@@ -473,7 +764,7 @@ int_cell(int v, char *buf, size_t len)
 
 /* INDEX MODEL MEMORY NUMA PCI SWITCH NVLINK NIC HEALTH JOB */
 static int
-show_gpus(const struct cnode *n)
+show_gpus(const struct cnode *n, FILE *fp)
 {
 	static const char *const head[10] = { "INDEX", "MODEL", "MEMORY",
 	    "NUMA", "PCI", "SWITCH", "NVLINK", "NIC", "HEALTH", "JOB" };
@@ -507,17 +798,19 @@ show_gpus(const struct cnode *n)
 		rc = output_table_add(t, cells);
 	}
 	if (rc == 0)
-		output_table_print(t, stdout);
+		output_table_print(t, fp);
 	output_table_free(t);
 	return rc;
 }
 
 static int
-show_print(const struct cnode *n)
+show_print(const struct cnode *n, FILE *fp)
 {
 	const Cohort__V1__Node *pb = n->pb;
 	struct output_table *t;
 	char b[OUTPUT_TIME_LEN], state[64], mem[32], *jobs;
+	struct nodes_view_node v;
+	unsigned alloc, idle, other;
 	const char *h;
 	bool nomem;
 	int rc;
@@ -528,42 +821,82 @@ show_print(const struct cnode *n)
 		free(jobs);
 		return -1;
 	}
+	cnode_view(n, &v);
+	nodes_view_gpus(&v, &alloc, &idle, &other);
 	node_state(pb, state, sizeof(state));
 	h = pb_health_name(pb->has_health, pb->health);
 	rc = output_fields_addf(t, "Node", "%s", pb->name);
 	rc |= output_fields_addf(t, "State", "%s", state);
-	rc |= output_fields_addf(t, "Health", "%s", h ? h : "-");
-	rc |= output_fields_addf(t, "Since", "%s", output_time_local(pb->has_since_ms ?
-	    pb->since_ms : 0, b, sizeof(b)));
+	rc |= output_fields_addf(t, "Health", "%s", h);
+	rc |= output_fields_addf(t, "Since", "%s", output_time_local(
+	    pb->has_since_ms ? pb->since_ms : 0, b, sizeof(b)));
 	rc |= output_fields_addf(t, "Reason", "%s", str_or_null(pb->reason) ?
 	    pb->reason : "-");
+	if (v.drain_actor != NULL) {
+		rc |= output_fields_addf(t, "Drained by", "%s", v.drain_actor);
+		rc |= output_fields_addf(t, "Drained at", "%s",
+		    output_time_local(v.drain_ms, b, sizeof(b)));
+		if (pb->has_drain_health && pb->drain_health)
+			rc |= output_fields_addf(t, "Drain", "for its health: "
+			    "resume waits for a healthy report");
+	}
 	rc |= output_fields_addf(t, "Address", "%s", str_or_null(pb->address) ?
 	    pb->address : "-");
 	rc |= output_fields_addf(t, "Last heartbeat", "%s", output_time_local(
 	    pb->has_last_heartbeat_ms ? pb->last_heartbeat_ms : 0, b,
 	    sizeof(b)));
-	rc |= output_fields_addf(t, "Switch", "%s", str_or_null(pb->switch_name) ?
-	    pb->switch_name : "-");
+	rc |= output_fields_addf(t, "Switch", "%s", str_or_null(
+	    pb->switch_name) ? pb->switch_name : "-");
 	if (n->inv.ncpus > 0)
 		rc |= output_fields_addf(t, "CPUs", "%u", n->inv.ncpus);
 	else
 		rc |= output_fields_addf(t, "CPUs", "-");
-	rc |= output_fields_addf(t, "Memory", "%s", output_mib(n->inv.memory_mb, mem,
-	    sizeof(mem)));
-	rc |= output_fields_addf(t, "GPUs", "%u (%u free)", pb->has_gpus_total ?
-	    pb->gpus_total : n->inv.ngpus, pb->gpus_free);
-	rc |= output_fields_addf(t, "Inventory", "%s", str_or_null(n->inv.source) ?
-	    n->inv.source : "-");
+	rc |= output_fields_addf(t, "Memory", "%s", output_mib(
+	    n->inv.memory_mb, mem, sizeof(mem)));
+	rc |= output_fields_addf(t, "GPUs", "%u (%u free, %u held by jobs, "
+	    "%u unavailable)", v.gpus_total, idle, alloc, other);
+	rc |= output_fields_addf(t, "Inventory", "%s", str_or_null(
+	    n->inv.source) ? n->inv.source : "-");
 	rc |= output_fields_addf(t, "Jobs", "%s", jobs ? jobs : "-");
 	if (rc == 0)
-		output_table_print(t, stdout);
+		output_table_print(t, fp);
 	output_table_free(t);
 	free(jobs);
 	if (rc == 0 && n->inv.ngpus > 0) {
-		fputc('\n', stdout);
-		rc = show_gpus(n);
+		fputc('\n', fp);
+		rc = show_gpus(n, fp);
 	}
 	return rc == 0 ? 0 : -1;
+}
+
+/* node show of several nodes: the listing, shown in full. */
+static int
+node_show_many(const struct nodes_args *a, char **names, size_t nnames,
+    char **exprs, size_t nexprs, const struct cconn_opts *opts)
+{
+	struct nodes_out o;
+	char *buf = NULL;
+	size_t len;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.mode = NODES_SHOW;
+	o.json = a->json;
+	o.names = names;
+	o.nnames = nnames;
+	o.exprs = exprs;
+	o.nexprs = nexprs;
+	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
+	    (o.seen = calloc(nnames, sizeof(*o.seen))) == NULL ||
+	    (a->json ? (o.arr = json_array()) == NULL :
+	    (o.text = open_memstream(&buf, &len)) == NULL)) {
+		output_error("node show: out of memory");
+		rc = EXIT_FAILED;
+	} else
+		rc = nodes_run("node show", &o, a, opts, &buf);
+	nodes_out_free(&o);
+	free(buf);
+	return rc;
 }
 
 static int
@@ -571,29 +904,36 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__GetNodeRequest gn = COHORT__V1__GET_NODE_REQUEST__INIT;
-	struct output_conn_flags conn;
+	struct nodes_args a;
 	struct cnode *n;
-	char prefix[96];
-	bool json;
+	char prefix[96], **names;
+	size_t nnames;
 	int rc;
 
-	if ((rc = nodes_parse("node show", argc, argv, &conn, &json)) == -2) {
+	if ((rc = nodes_parse("node show", false, argc, argv, &a)) == -2) {
 		fputs(node_usage, stdout);
 		return EXIT_OK;
 	}
 	if (rc != 0)
 		return rc;
-	if (argc - optind != 1) {
-		output_error("node show: %s (see cohort node show --help)",
-		    optind < argc ? "one node at a time" : "missing NODE");
+	if (optind == argc) {
+		output_error("node show: missing NODE (see cohort node show "
+		    "--help)");
 		return EXIT_USAGE;
 	}
-	gn.name = argv[optind];
+	if ((rc = nodes_named("node show", argc, argv, &names, &nnames)) != 0)
+		return rc;
+	if (nnames != 1)
+		return node_show_many(&a, names, nnames, argv + optind,
+		    (size_t)(argc - optind), opts);
+	gn.name = names[0];
 	snprintf(prefix, sizeof(prefix), "node show %.64s", gn.name);
 	req.body_case = COHORT__V1__ENVELOPE__BODY_GET_NODE;
 	req.get_node = &gn;
-	if ((rc = output_request(prefix, opts, &conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_GET_NODE_REPLY, &rep)) != EXIT_OK)
+	rc = output_request(prefix, opts, &a.conn, &req,
+	    COHORT__V1__ENVELOPE__BODY_GET_NODE_REPLY, &rep);
+	hostlist_free(names, nnames);
+	if (rc != EXIT_OK)
 		return rc;
 	if ((n = malloc(sizeof(*n))) == NULL) {
 		output_error("node show: out of memory");
@@ -601,10 +941,10 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 	} else if (cnode_read("node show", rep->get_node_reply->node, n) ==
 	    -1)
 		rc = EXIT_FAILED;
-	else if (json)
+	else if (a.json)
 		rc = output_json_print(node_json(n, true)) == 0 ? EXIT_OK :
 		    EXIT_FAILED;
-	else if (show_print(n) == -1 || fflush(stdout) == EOF) {
+	else if (show_print(n, stdout) == -1 || fflush(stdout) == EOF) {
 		output_error("node show: cannot print the node");
 		rc = EXIT_FAILED;
 	}
@@ -613,18 +953,18 @@ node_show(int argc, char **argv, const struct cconn_opts *opts)
 	return rc;
 }
 
+/* One node at a time: forgetting nodes is not undone, and a hostlist
+ * typed wrong would forget many. */
 static int
 node_delete(int argc, char **argv, const struct cconn_opts *opts)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__DeleteNodeRequest dn = COHORT__V1__DELETE_NODE_REQUEST__INIT;
-	struct output_conn_flags conn;
+	struct nodes_args a;
 	char prefix[96];
-	bool json;
 	int rc;
 
-	if ((rc = nodes_parse("node delete", argc, argv, &conn, &json)) ==
-	    -2) {
+	if ((rc = nodes_parse("node delete", false, argc, argv, &a)) == -2) {
 		fputs(node_usage, stdout);
 		return EXIT_OK;
 	}
@@ -635,11 +975,16 @@ node_delete(int argc, char **argv, const struct cconn_opts *opts)
 		    optind < argc ? "one node at a time" : "missing NODE");
 		return EXIT_USAGE;
 	}
+	if (strpbrk(argv[optind], "[],") != NULL) {
+		output_error("node delete: '%.64s' is a list; deleting nodes "
+		    "is not undone, so name one node at a time", argv[optind]);
+		return EXIT_USAGE;
+	}
 	dn.name = argv[optind];
 	snprintf(prefix, sizeof(prefix), "node delete %.64s", dn.name);
 	req.body_case = COHORT__V1__ENVELOPE__BODY_DELETE_NODE;
 	req.delete_node = &dn;
-	return output_request(prefix, opts, &conn, &req,
+	return output_request(prefix, opts, &a.conn, &req,
 	    COHORT__V1__ENVELOPE__BODY_DELETE_NODE_REPLY, NULL);
 }
 

@@ -302,6 +302,69 @@ hostlist_free(char **names, size_t count)
 	free(names);
 }
 
+static int
+hostlist_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+hostlist_expand_args(char *const *exprs, size_t n, size_t max,
+    char ***names, size_t *count, char *err, size_t errlen)
+{
+	char **all = NULL, **one, **grown;
+	size_t total = 0, k, i, o;
+	int saved;
+
+	*names = NULL;
+	*count = 0;
+	for (i = 0; i < n; i++) {
+		if (exprs[i][0] == '\0') {
+			hostlist_free(all, total);
+			return fail(err, errlen, exprs[i], "empty");
+		}
+		if (hostlist_expand(exprs[i], max - total, &one, &k, err,
+		    errlen) == -1) {
+			saved = errno;
+			if (saved == E2BIG && err != NULL && errlen > 0)
+				snprintf(err, errlen, "hostlist \"%.64s%s\": "
+				    "more than %zu names%s", exprs[i],
+				    strlen(exprs[i]) > 64 ? "..." : "", max,
+				    n > 1 ? " with the others" : "");
+			hostlist_free(all, total);
+			errno = saved;
+			return -1;
+		}
+		if (k == 0) {
+			free(one);
+			continue;
+		}
+		if ((grown = realloc(all, (total + k) * sizeof(*all))) ==
+		    NULL) {
+			hostlist_free(one, k);
+			hostlist_free(all, total);
+			errno = ENOMEM;
+			return -1;
+		}
+		all = grown;
+		memcpy(all + total, one, k * sizeof(*one));
+		free(one);
+		total += k;
+	}
+	if (total > 0)
+		qsort(all, total, sizeof(*all), hostlist_strcmp);
+	for (i = o = 0; i < total; i++) {
+		if (o > 0 && strcmp(all[i], all[o - 1]) == 0) {
+			free(all[i]);
+			continue;
+		}
+		all[o++] = all[i];
+	}
+	*names = all;
+	*count = o;
+	return 0;
+}
+
 /* A name split for compression: prefix, then an optional number. */
 struct hname {
 	const char *name;

@@ -26,6 +26,18 @@
 int	hostlist_expand(const char *expr, size_t max, char ***names,
 	    size_t *count, char *err, size_t errlen);
 
+/* The most node names the commands that name nodes (drain, resume,
+ * nodes, node show) take in one request, all expressions together. */
+#define HOSTLIST_NODES_MAX 65536
+
+/* Expand each of exprs[0..n) (hostlists, or comma lists) as
+ * hostlist_expand does, at most max names in all, into *names sorted by
+ * strcmp with duplicates dropped. Returns 0 or -1 with errno as
+ * hostlist_expand (EINVAL also for an empty expression; err names the
+ * expression); nothing is allocated on failure. */
+int	hostlist_expand_args(char *const *exprs, size_t n, size_t max,
+	    char ***names, size_t *count, char *err, size_t errlen);
+
 /* Free what hostlist_expand returned. names may be NULL. */
 void	hostlist_free(char **names, size_t count);
 

@@ -47,6 +47,20 @@ node_gpus_free(const struct node *n)
 	return free_gpus;
 }
 
+unsigned
+node_gpus_unavailable(const struct node *n)
+{
+	unsigned i, k = 0;
+
+	if (n->state != NODE_UP)
+		return n->inv.ngpus;
+	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
+		if (n->gpu_job[i] == 0 && (n->drained ||
+		    node_gpu_health(n, i) == HEALTH_FAILED))
+			k++;
+	return k;
+}
+
 static void
 node_free(struct node *n)
 {
@@ -548,53 +562,157 @@ node_gpu_health(const struct node *n, unsigned i)
 	return HEALTH_OK;
 }
 
-/* Write a drain row change and its event in one savepoint. */
-static int
-nodes_write_drain(struct nodes *ns, const struct node *n, bool drain,
-    const struct store_drain *d, int64_t now_ms, const char *actor,
-    const char *detail, struct cerr *err)
+/* "2026-12-01T18:04:05Z" for ms since the epoch. */
+static void
+nodes_time_utc(int64_t ms, char *buf, size_t len)
 {
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "%lld ms", (long long)ms);
+}
+
+/* Is draining n with reason a change? Without force a different reason
+ * on a drained node is ERR_CONFLICT naming the drain in place (-1); the
+ * same one is nothing to do (0). 1: write it. */
+static int
+nodes_drain_judge(const struct node *n, const char *reason, bool force,
+    struct cerr *err)
+{
+	char when[32];
+
+	if (!n->drained || force)
+		return 1;
+	if (strcmp(n->drain_reason, reason) == 0)
+		return 0;
+	nodes_time_utc(n->drain_ms, when, sizeof(when));
+	return cerr_set(err, ERR_CONFLICT, "node %s is already drained by %s "
+	    "at %s: '%s'; nothing changed (add --force to replace the "
+	    "reason)", n->name, n->drain_actor, when, n->drain_reason);
+}
+
+/* A health drain is cleared only once the node reports healthy: 0, or
+ * ERR_CONFLICT (-1). */
+static int
+nodes_resume_judge(const struct node *n, struct cerr *err)
+{
+	if (!n->drained || !n->drain_health || (n->state == NODE_UP &&
+	    n->health.health == HEALTH_OK && n->health.ngpus == 0))
+		return 0;
+	return cerr_set(err, ERR_CONFLICT, "node %s was drained for "
+	    "its health (%s) and does not report healthy yet (%s%s%s)",
+	    n->name, n->drain_reason,
+	    n->state != NODE_UP ? "DOWN" : health_name(n->health.health),
+	    n->health.reason[0] ? ": " : "", n->health.reason);
+}
+
+/* Write the drain rows (drain) or their removal of v[i] where write[i],
+ * each with its event, in one savepoint: all or none. */
+static int
+nodes_write_drains(struct nodes *ns, struct node *const *v, size_t n,
+    const bool *write, bool drain, const char *reason, const char *actor,
+    bool from_health, int64_t now_ms, struct cerr *err)
+{
+	struct store_drain d;
+	size_t i;
+
 	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
 		return -1;
-	if ((drain ? store_node_drain(ns->st, d, err) :
-	    store_node_undrain(ns->st, n->name, err)) == -1 ||
-	    store_event_append(ns->st, now_ms, 0, n->name,
-	    drain ? "drain" : "resume", actor, detail, err) == -1 ||
-	    store_keep(ns->st, err) == -1) {
-		store_undo(ns->st);
-		return -1;
+	for (i = 0; i < n; i++) {
+		if (!write[i])
+			continue;
+		d.node = v[i]->name;
+		d.reason = reason;
+		d.actor = actor;
+		d.time_ms = now_ms;
+		/* A health drain stays one when an admin re-drains. */
+		d.from_health = from_health || (v[i]->drained &&
+		    v[i]->drain_health);
+		if ((drain ? store_node_drain(ns->st, &d, err) :
+		    store_node_undrain(ns->st, v[i]->name, err)) == -1 ||
+		    store_event_append(ns->st, now_ms, 0, v[i]->name,
+		    drain ? "drain" : "resume", actor, drain ? reason : "",
+		    err) == -1)
+			goto undo;
 	}
+	if (store_keep(ns->st, err) == -1)
+		goto undo;
 	return 0;
+undo:
+	store_undo(ns->st);
+	return -1;
+}
+
+int
+nodes_drain_many(struct nodes *ns, struct node *const *v, size_t n,
+    const char *reason, const char *actor, bool from_health, bool force,
+    int64_t now_ms, size_t *changed, struct cerr *err)
+{
+	char **rs = NULL, **as = NULL;
+	bool *write = NULL;
+	size_t i, nw = 0;
+	int rc = -1, j;
+
+	*changed = 0;
+	if ((write = calloc(n + 1, sizeof(*write))) == NULL ||
+	    (rs = calloc(n + 1, sizeof(*rs))) == NULL ||
+	    (as = calloc(n + 1, sizeof(*as))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto out;
+	}
+	/* Judge every node before writing any. */
+	for (i = 0; i < n; i++) {
+		if ((j = nodes_drain_judge(v[i], reason, force, err)) == -1)
+			goto out;
+		write[i] = j == 1;
+		if (write[i] && ((rs[i] = strdup(reason)) == NULL ||
+		    (as[i] = strdup(actor)) == NULL)) {
+			cerr_set(err, ERR_INTERNAL, "out of memory");
+			goto out;
+		}
+		nw += write[i];
+	}
+	if (nw > 0 && nodes_write_drains(ns, v, n, write, true, reason, actor,
+	    from_health, now_ms, err) == -1)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (!write[i])
+			continue;
+		free(v[i]->drain_reason);
+		free(v[i]->drain_actor);
+		v[i]->drain_reason = rs[i];
+		v[i]->drain_actor = as[i];
+		rs[i] = as[i] = NULL;
+		v[i]->drain_health = from_health || (v[i]->drained &&
+		    v[i]->drain_health);
+		v[i]->drained = true;
+		v[i]->drain_ms = now_ms;
+		log_info("node %s: drained by %s: %s", v[i]->name, actor,
+		    reason);
+	}
+	*changed = nw;
+	rc = 0;
+out:
+	for (i = 0; rs != NULL && as != NULL && i < n; i++) {
+		free(rs[i]);
+		free(as[i]);
+	}
+	free(rs);
+	free(as);
+	free(write);
+	return rc;
 }
 
 int
 nodes_drain(struct nodes *ns, struct node *n, const char *reason,
     const char *actor, bool from_health, int64_t now_ms, struct cerr *err)
 {
-	struct store_drain d = { n->name, reason, actor, now_ms, from_health };
-	char *r, *a;
+	size_t changed;
 
-	/* A health drain stays a health drain when an admin re-drains. */
-	d.from_health = from_health || (n->drained && n->drain_health);
-	if ((r = strdup(reason)) == NULL || (a = strdup(actor)) == NULL) {
-		free(r);
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	}
-	if (nodes_write_drain(ns, n, true, &d, now_ms, actor, reason,
-	    err) == -1) {
-		free(r);
-		free(a);
-		return -1;
-	}
-	free(n->drain_reason);
-	free(n->drain_actor);
-	n->drain_reason = r;
-	n->drain_actor = a;
-	n->drained = true;
-	n->drain_health = d.from_health;
-	n->drain_ms = now_ms;
-	log_info("node %s: drained by %s: %s", n->name, actor, reason);
-	return 0;
+	return nodes_drain_many(ns, &n, 1, reason, actor, from_health, true,
+	    now_ms, &changed, err);
 }
 
 /* A deleted node's rows are gone once this runs with committed: only
@@ -680,25 +798,45 @@ nodes_delete(struct nodes *ns, struct node *n, const char *actor,
 }
 
 int
+nodes_resume_many(struct nodes *ns, struct node *const *v, size_t n,
+    const char *actor, int64_t now_ms, size_t *changed, struct cerr *err)
+{
+	bool *write;
+	size_t i, nw = 0;
+
+	*changed = 0;
+	for (i = 0; i < n; i++)
+		if (nodes_resume_judge(v[i], err) == -1)
+			return -1;
+	if ((write = calloc(n + 1, sizeof(*write))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < n; i++)
+		nw += (write[i] = v[i]->drained);
+	if (nw > 0 && nodes_write_drains(ns, v, n, write, false, "", actor,
+	    false, now_ms, err) == -1) {
+		free(write);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (!write[i])
+			continue;
+		v[i]->drained = false;
+		v[i]->drain_health = false;
+		node_set_str(&v[i]->drain_reason, "");
+		log_info("node %s: resumed by %s", v[i]->name, actor);
+	}
+	free(write);
+	*changed = nw;
+	return 0;
+}
+
+int
 nodes_resume(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err)
 {
-	if (!n->drained)
-		return 0;
-	if (n->drain_health && (n->state != NODE_UP ||
-	    n->health.health != HEALTH_OK || n->health.ngpus > 0))
-		return cerr_set(err, ERR_CONFLICT, "node %s was drained for "
-		    "its health (%s) and does not report healthy yet (%s%s%s)",
-		    n->name, n->drain_reason,
-		    n->state != NODE_UP ? "DOWN" : health_name(n->health.health),
-		    n->health.reason[0] ? ": " : "", n->health.reason);
-	if (nodes_write_drain(ns, n, false, NULL, now_ms, actor, "", err) == -1)
-		return -1;
-	n->drained = false;
-	n->drain_health = false;
-	node_set_str(&n->drain_reason, "");
-	log_info("node %s: resumed by %s", n->name, actor);
-	return 0;
+	size_t changed;
+
+	return nodes_resume_many(ns, &n, 1, actor, now_ms, &changed, err);
 }
 
 /* One line naming what is not OK, for events and reasons. */

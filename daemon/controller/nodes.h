@@ -95,10 +95,26 @@ void nodes_add_allocation(struct nodes *ns, const struct job *job);
  * healthy. Draining a drained node replaces the reason. 0 or -1. */
 int nodes_drain(struct nodes *ns, struct node *n, const char *reason,
     const char *actor, bool from_health, int64_t now_ms, struct cerr *err);
+/* Drain v[0..n) (distinct nodes) all or none: every node is judged
+ * first, then the drain rows and their events are written in one
+ * savepoint. Without force, a node already drained with another reason
+ * is ERR_CONFLICT (the text names its reason, who and when) and nothing
+ * changes; with the same reason it is left as it is. With force the
+ * reason, actor and time are replaced; a health drain stays one (resume
+ * still waits for a healthy report). *changed: how many were written.
+ * 0 or -1 with err. */
+int nodes_drain_many(struct nodes *ns, struct node *const *v, size_t n,
+    const char *reason, const char *actor, bool from_health, bool force,
+    int64_t now_ms, size_t *changed, struct cerr *err);
 /* Undo a drain. ERR_CONFLICT when the drain came from health and the node
  * does not report healthy now. A node not drained is fine. */
 int nodes_resume(struct nodes *ns, struct node *n, const char *actor,
     int64_t now_ms, struct cerr *err);
+/* Resume v[0..n) all or none: ERR_CONFLICT, nothing changed, when any is
+ * a health drain that cannot be cleared yet; the rest in one savepoint.
+ * *changed: how many were drained. 0 or -1 with err. */
+int nodes_resume_many(struct nodes *ns, struct node *const *v, size_t n,
+    const char *actor, int64_t now_ms, size_t *changed, struct cerr *err);
 /* Remove a node that is DOWN with no agent connected (ERR_CONFLICT
  * otherwise) from the store, with a node-delete event, in the open
  * transaction; it leaves memory (n is freed) once that commits, and
@@ -117,5 +133,9 @@ enum health_state node_gpu_health(const struct node *n, unsigned i);
 
 const char *node_state_name(enum node_state state);
 unsigned node_gpus_free(const struct node *n);
+/* GPUs new work cannot get besides those jobs hold: every GPU of a DOWN
+ * node; on an UP one, those no job holds of a drained node, and FAILED
+ * ones no job holds. */
+unsigned node_gpus_unavailable(const struct node *n);
 
 #endif

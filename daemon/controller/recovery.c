@@ -517,6 +517,75 @@ recovery_resume(struct cluster *cl, const struct peer *who, const char *name,
 	return 0;
 }
 
+/* The nodes of names[0..n) into a new array; ERR_NOT_FOUND naming the
+ * first unknown one. */
+static struct node **
+recovery_nodes(struct cluster *cl, char *const *names, size_t n,
+    struct cerr *err)
+{
+	struct node **v;
+	size_t i;
+
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if ((v[i] = nodes_get(cl->ns, names[i])) == NULL) {
+			cerr_set(err, ERR_NOT_FOUND, "no node '%s'", names[i]);
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+int
+recovery_drain_nodes(struct cluster *cl, const struct peer *who,
+    char *const *names, size_t n, const char *reason, bool now_flag,
+    bool force, int64_t now, size_t *changed, struct cerr *err)
+{
+	struct node **v;
+	char cause[400];
+	size_t i;
+
+	*changed = 0;
+	if ((v = recovery_nodes(cl, names, n, err)) == NULL)
+		return -1;
+	if (nodes_drain_many(cl->ns, v, n, reason, who->name, false, force,
+	    now, changed, err) == -1) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; now_flag && i < n; i++) {
+		snprintf(cause, sizeof(cause), "node %s drained by %s: %s",
+		    v[i]->name, who->name, v[i]->drain_reason);
+		if (recovery_evacuate_node(cl, v[i]->name, cause, now) == -1)
+			log_warnx("node %s: out of memory: its jobs are not "
+			    "moved now (drained: they end there)", v[i]->name);
+	}
+	free(v);
+	cluster_wake(cl);
+	return 0;
+}
+
+int
+recovery_resume_nodes(struct cluster *cl, const struct peer *who,
+    char *const *names, size_t n, int64_t now, size_t *changed,
+    struct cerr *err)
+{
+	struct node **v;
+	int rc;
+
+	*changed = 0;
+	if ((v = recovery_nodes(cl, names, n, err)) == NULL)
+		return -1;
+	rc = nodes_resume_many(cl->ns, v, n, who->name, now, changed, err);
+	free(v);
+	if (rc == 0)
+		cluster_wake(cl);
+	return rc;
+}
+
 /* True when growing job_id from this many nodes was already tried with
  * this many idle nodes; otherwise remember this try. */
 static bool

@@ -43,5 +43,15 @@ int recovery_drain(struct cluster *cl, const struct peer *who,
     struct cerr *err);
 int recovery_resume(struct cluster *cl, const struct peer *who,
     const char *node, int64_t now_ms, struct cerr *err);
+/* Admin: drain or resume the named nodes (distinct, each known:
+ * ERR_NOT_FOUND otherwise) all or none, as nodes_drain_many and
+ * nodes_resume_many say; with now, the jobs on every node drained are
+ * checkpointed and moved. *changed: how many nodes changed. */
+int recovery_drain_nodes(struct cluster *cl, const struct peer *who,
+    char *const *names, size_t n, const char *reason, bool now, bool force,
+    int64_t now_ms, size_t *changed, struct cerr *err);
+int recovery_resume_nodes(struct cluster *cl, const struct peer *who,
+    char *const *names, size_t n, int64_t now_ms, size_t *changed,
+    struct cerr *err);
 
 #endif

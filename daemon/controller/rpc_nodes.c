@@ -1,12 +1,15 @@
 /* Nodes as users see them, and task logs fetched through the agents. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/hostlist.h"
 #include "cluster.h"
 #include "recovery.h"
 #include "daemon/sched/topo.h"
@@ -72,7 +75,17 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->has_gpus_total = pb->has_gpus_free = 1;
 	pb->gpus_total = n->inv.ngpus;
 	pb->gpus_free = node_gpus_free(n);
-	pb->has_health = 1;
+	pb->has_gpus_unavailable = 1;
+	pb->gpus_unavailable = node_gpus_unavailable(n);
+	if (n->drained) {
+		pb->drain_actor = n->drain_actor;
+		pb->has_drain_time_ms = pb->has_drain_health = 1;
+		pb->drain_time_ms = n->drain_ms;
+		pb->drain_health = n->drain_health;
+	}
+	/* What a DOWN node last reported is not known to hold: its health
+	 * and its GPUs' are left unset (UNKNOWN). */
+	pb->has_health = n->state == NODE_UP;
 	pb->health = n->health.health == HEALTH_FAILED ?
 	    COHORT__V1__HEALTH__HEALTH_FAILED :
 	    n->health.health == HEALTH_DEGRADED ?
@@ -82,7 +95,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
 	for (i = 0; i < n->inv.ngpus; i++) {
-		inv->gpus[i]->has_health = 1;
+		inv->gpus[i]->has_health = n->state == NODE_UP;
 		inv->gpus[i]->health = node_gpu_health(n, i) ==
 		    HEALTH_FAILED ? COHORT__V1__HEALTH__HEALTH_FAILED :
 		    node_gpu_health(n, i) == HEALTH_DEGRADED ?
@@ -119,6 +132,41 @@ rpc_nodes_after(struct node *const *all, size_t n, const char *name)
 	return lo;
 }
 
+/* The nodes lr->names (hostlists) name that exist and sort after
+ * lr->after_name, by name, into a new array of *n; names that match no
+ * node are left for the client to report. NULL after an error reply (a
+ * malformed or oversized list). */
+static struct node **
+rpc_nodes_pick(struct rpc *rpc, struct conn *c, uint64_t id,
+    const Cohort__V1__ListNodesRequest *lr, size_t *n)
+{
+	struct node **v, *nd;
+	char **names, why[256];
+	size_t i, count;
+
+	why[0] = '\0';
+	if (hostlist_expand_args(lr->names, lr->n_names, HOSTLIST_NODES_MAX,
+	    &names, &count, why, sizeof(why)) == -1) {
+		rpc_error(rpc, c, id, errno == ENOMEM ? ERR_INTERNAL :
+		    ERR_INVALID, errno == ENOMEM ? "out of memory" : why[0] ?
+		    why : "names: not a hostlist", false);
+		return NULL;
+	}
+	if ((v = calloc(count + 1, sizeof(*v))) == NULL) {
+		hostlist_free(names, count);
+		rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory", false);
+		return NULL;
+	}
+	*n = 0;
+	for (i = 0; i < count; i++)
+		if ((lr->after_name == NULL ||
+		    strcmp(names[i], lr->after_name) > 0) &&
+		    (nd = nodes_get(rpc->nodes, names[i])) != NULL)
+			v[(*n)++] = nd;
+	hostlist_free(names, count);
+	return v;
+}
+
 void
 rpc_list_nodes(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Envelope *req)
@@ -129,24 +177,29 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__Inventory *invs = NULL;
 	uint64_t (*jobs)[RPC_NODE_JOBS] = NULL;
-	struct node **all;
+	struct node **all, **sel, **named = NULL;
 	size_t i, n, total, first, max, sz, bytes = 0, done = 0;
 
 	all = nodes_all(rpc->nodes, &total);
-	n = total;
 	first = lr->after_name != NULL ?
-	    rpc_nodes_after(all, n, lr->after_name) : 0;
+	    rpc_nodes_after(all, total, lr->after_name) : 0;
+	sel = all + first;
+	total -= first;
+	if (lr->n_names > 0) {
+		if ((named = rpc_nodes_pick(rpc, c, req->id, lr, &total)) ==
+		    NULL)
+			return;
+		sel = named;
+	}
 	max = rpc_page_max(rpc, lr->has_limit, lr->limit);
-	n -= first;
-	if (n > max)
-		n = max;
+	n = total < max ? total : max;
 	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL ||
 	    (invs = calloc(n, sizeof(*invs))) == NULL ||
 	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
 		goto nomem;
 	for (done = 0; done < n; done++) {
-		if (rpc_node_to_pb(rpc, all[first + done], &pbs[done],
+		if (rpc_node_to_pb(rpc, sel[done], &pbs[done],
 		    &invs[done], jobs[done]) == -1)
 			goto nomem;
 		sz = protobuf_c_message_get_packed_size(&pbs[done].base);
@@ -160,8 +213,8 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	rep.n_nodes = done;
 	rep.nodes = ptrs;
 	rep.has_has_more = 1;
-	rep.has_more = first + done < total;
-	rep.next_after = done > 0 ? all[first + done - 1]->name : NULL;
+	rep.has_more = done < total;
+	rep.next_after = done > 0 ? sel[done - 1]->name : NULL;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LIST_NODES_REPLY;
 	env.list_nodes_reply = &rep;
@@ -176,6 +229,7 @@ out:
 	free(invs);
 	free(ptrs);
 	free(pbs);
+	free(named);
 }
 
 void
@@ -386,8 +440,81 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	}
 }
 
-/* drain and resume act on each named node; the first failure stops and
- * is the reply (the nodes before it are done, and said so in events). */
+/* Does the hostlist expr name name? */
+static bool
+rpc_expr_names(const char *expr, const char *name)
+{
+	char **v;
+	size_t n, i;
+	bool found = false;
+
+	if (hostlist_expand(expr, HOSTLIST_NODES_MAX, &v, &n, NULL, 0) == -1)
+		return false;
+	for (i = 0; i < n && !found; i++)
+		found = strcmp(v[i], name) == 0;
+	hostlist_free(v, n);
+	return found;
+}
+
+/* The names the request's hostlists expand to, each a known node; or
+ * an error reply (a malformed or oversized list, or nodes that do not
+ * exist, which are named with the expression that named them). NULL
+ * after replying. */
+static char **
+rpc_nodes_named(struct rpc *rpc, struct conn *c, uint64_t id,
+    char *const *exprs, size_t nexpr, size_t *n)
+{
+	char **names, **unknown, *list, why[256], text[400];
+	const char *from = NULL, *shown;
+	size_t i, k, nu = 0;
+	bool cite;
+
+	why[0] = '\0';
+	if (hostlist_expand_args(exprs, nexpr, HOSTLIST_NODES_MAX, &names, n,
+	    why, sizeof(why)) == -1) {
+		if (errno == ENOMEM)
+			rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory",
+			    false);
+		else
+			rpc_error(rpc, c, id, ERR_INVALID, why[0] ? why :
+			    "not a hostlist (e.g. node[01-04],gpu7)", false);
+		return NULL;
+	}
+	if (*n == 0) {
+		rpc_error(rpc, c, id, ERR_INVALID, "no node named", false);
+		return NULL;
+	}
+	if ((unknown = calloc(*n, sizeof(*unknown))) == NULL) {
+		hostlist_free(names, *n);
+		rpc_error(rpc, c, id, ERR_INTERNAL, "out of memory", false);
+		return NULL;
+	}
+	for (i = 0; i < *n; i++)
+		if (nodes_get(rpc->nodes, names[i]) == NULL)
+			unknown[nu++] = names[i];
+	if (nu == 0) {
+		free(unknown);
+		return names;
+	}
+	/* Which argument named the first one, to say where it came from. */
+	for (k = 0; k < nexpr && from == NULL; k++)
+		if (rpc_expr_names(exprs[k], unknown[0]))
+			from = exprs[k];
+	list = hostlist_compress(unknown, nu);
+	shown = list != NULL ? list : unknown[0];
+	cite = from != NULL && strcmp(from, shown) != 0;
+	snprintf(text, sizeof(text), "no such node%s: %.200s%s%.120s%s; "
+	    "nothing changed", nu == 1 ? "" : "s", shown,
+	    cite ? " (named by '" : "", cite ? from : "", cite ? "')" : "");
+	free(list);
+	free(unknown);
+	hostlist_free(names, *n);
+	rpc_error(rpc, c, id, ERR_NOT_FOUND, text, false);
+	return NULL;
+}
+
+/* drain and resume: every node the hostlists name must exist, and the
+ * change is made on all of them or none (recovery_drain_nodes). */
 static void
 rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
     bool drain)
@@ -395,55 +522,61 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__DrainReply drep = COHORT__V1__DRAIN_REPLY__INIT;
 	Cohort__V1__ResumeReply rrep = COHORT__V1__RESUME_REPLY__INIT;
-	char **names = drain ? req->drain->nodes : req->resume->nodes;
-	size_t i, n = drain ? req->drain->n_nodes : req->resume->n_nodes;
+	const Cohort__V1__DrainRequest *dr = req->drain;
+	char **exprs = drain ? dr->nodes : req->resume->nodes;
+	size_t nexpr = drain ? dr->n_nodes : req->resume->n_nodes;
+	char **names;
+	size_t n, changed;
 	struct cerr err;
 	int rc;
 
 	cerr_clear(&err);
-	if (n == 0) {
+	if (nexpr == 0) {
 		rpc_error(rpc, c, req->id, ERR_INVALID, "no node named", false);
 		return;
 	}
-	if (drain && (req->drain->reason[0] == '\0' ||
-	    strlen(req->drain->reason) > 200)) {
+	if (drain && (dr->reason[0] == '\0' || strlen(dr->reason) > 200)) {
 		rpc_error(rpc, c, req->id, ERR_INVALID,
 		    "--reason: give a reason of 1 to 200 characters", false);
 		return;
 	}
 	/* Reasons are shown in tables and logs: one line, no escapes. */
-	if (drain && text_check_name("--reason", req->drain->reason,
-	    &err) == -1) {
+	if (drain && text_check_name("--reason", dr->reason, &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		if (drain)
-			rc = recovery_drain(rpc->cluster,
-			    server_conn_peer(c), names[i], req->drain->reason,
-			    req->drain->has_now && req->drain->now,
-			    clock_now_ms(), &err);
-		else
-			rc = recovery_resume(rpc->cluster, server_conn_peer(c),
-			    names[i], clock_now_ms(), &err);
-		if (rc == -1) {
-			rpc_error(rpc, c, req->id, err.code, err.text, false);
-			return;
-		}
+	if ((names = rpc_nodes_named(rpc, c, req->id, exprs, nexpr, &n)) ==
+	    NULL)
+		return;
+	if (drain)
+		rc = recovery_drain_nodes(rpc->cluster, server_conn_peer(c),
+		    names, n, dr->reason, dr->has_now && dr->now,
+		    dr->has_force && dr->force, clock_now_ms(), &changed,
+		    &err);
+	else
+		rc = recovery_resume_nodes(rpc->cluster, server_conn_peer(c),
+		    names, n, clock_now_ms(), &changed, &err);
+	if (rc == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		hostlist_free(names, n);
+		return;
 	}
+	/* The reply names them as asked: 65,536 long names expanded would
+	 * not fit a frame. */
 	env.id = req->id;
 	if (drain) {
-		drep.n_nodes = n;
-		drep.nodes = names;
+		drep.n_nodes = nexpr;
+		drep.nodes = exprs;
 		env.body_case = COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY;
 		env.drain_reply = &drep;
 	} else {
-		rrep.n_nodes = n;
-		rrep.nodes = names;
+		rrep.n_nodes = nexpr;
+		rrep.nodes = exprs;
 		env.body_case = COHORT__V1__ENVELOPE__BODY_RESUME_REPLY;
 		env.resume_reply = &rrep;
 	}
 	rpc_send(rpc, c, &env, false);
+	hostlist_free(names, n);
 }
 
 void

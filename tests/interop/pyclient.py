@@ -19,6 +19,7 @@ file in proto/.
   pyclient.py get ID
       prints the Job as JSON (protobuf field names)
   pyclient.py list jobs|nodes|events [--all] [--after A] [--limit N]
+      [--names HOSTLIST]
       one ListJobs / ListNodes / Events request (one page: --after is
       after_id, or after_name for nodes); prints the reply as JSON
   pyclient.py logs ID [--rank R]
@@ -317,6 +318,8 @@ def cmd_list(pb, args):
             env.list_nodes.after_name = args.after
         if args.limit is not None:
             env.list_nodes.limit = args.limit
+        for name in args.names or []:
+            env.list_nodes.names.append(name)
         want = "list_nodes_reply"
     else:
         env.events.SetInParent()
@@ -933,6 +936,8 @@ def main():
     ls.add_argument("--after")
     ls.add_argument("--limit", type=int)
     ls.add_argument("--user", help="jobs: only this user's")
+    ls.add_argument("--names", action="append",
+                    help="nodes: only those this hostlist names (repeatable)")
 
     lg = sub.add_parser("logs")
     lg.add_argument("id", type=int)

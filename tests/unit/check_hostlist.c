@@ -243,6 +243,56 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* Several node arguments (cohort drain 'node[03-04]' node01,node03): one
+ * sorted set; the bound counts them all; an empty or malformed one fails
+ * the whole. */
+START_TEST(test_expand_args)
+{
+	char *args[] = { "node[03-04]", "node01,node03", "gpu7" };
+	char *big[] = { "a[1-6]", "b[1-5]" };
+	char *empty[] = { "node01", "" };
+	char *bad[] = { "node01", "node[1-" };
+	char *huge[] = { "n[1-999999999]" };
+	char **names, err[256];
+	size_t n;
+
+	ck_assert_int_eq(hostlist_expand_args(args, 3, 100, &names, &n, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(names[0], "gpu7");
+	ck_assert_str_eq(names[1], "node01");
+	ck_assert_str_eq(names[2], "node03");
+	ck_assert_str_eq(names[3], "node04");
+	hostlist_free(names, n);
+	/* 11 names with duplicates counted: over 10 in all. */
+	ck_assert_int_eq(hostlist_expand_args(big, 2, 10, &names, &n, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(errno, E2BIG);
+	ck_assert_ptr_null(names);
+	ck_assert_msg(strstr(err, "b[1-5]") != NULL &&
+	    strstr(err, "more than 10 names with the others") != NULL, "%s",
+	    err);
+	ck_assert_int_eq(hostlist_expand_args(big, 2, 11, &names, &n, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(n, 11);
+	hostlist_free(names, n);
+	ck_assert_int_eq(hostlist_expand_args(empty, 2, 10, &names, &n, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, "empty") != NULL, "%s", err);
+	ck_assert_int_eq(hostlist_expand_args(bad, 2, 10, &names, &n, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, "node[1-") != NULL, "%s", err);
+	ck_assert_ptr_null(names);
+	ck_assert_uint_eq(n, 0);
+	/* A huge range is refused before anything is allocated. */
+	ck_assert_int_eq(hostlist_expand_args(huge, 1, HOSTLIST_NODES_MAX,
+	    &names, &n, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, E2BIG);
+}
+END_TEST
+
 static Suite *
 hostlist_suite(void)
 {
@@ -257,6 +307,7 @@ hostlist_suite(void)
 	tcase_add_test(tc, test_compress);
 	tcase_add_test(tc, test_compress_bad);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_expand_args);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -449,6 +449,129 @@ START_TEST(test_drain_and_resume)
 }
 END_TEST
 
+/* Several nodes at once (cohort drain 'node[01-03]'): judged first, so
+ * one conflict changes none of them; the same reason is a no-op; --force
+ * replaces the reason, actor and time, and a health drain stays one. */
+START_TEST(test_drain_many)
+{
+	struct node_health bad = { .health = HEALTH_FAILED,
+	    .reason = "xid 79" };
+	struct node *v[3];
+	struct ctl c;
+	struct cerr err;
+	size_t changed;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 2, 1, 1000);
+	ctl_node(&c, "node02", 2, 2, 1000);
+	ctl_node(&c, "node03", 2, 3, 1000);
+	v[0] = nodes_get(c.ns, "node01");
+	v[1] = nodes_get(c.ns, "node02");
+	v[2] = nodes_get(c.ns, "node03");
+	ck_assert_int_eq(nodes_drain(c.ns, v[1], "maint", "alice", false,
+	    2000, &err), 0);
+	/* node02 drained for another reason: nothing changes. */
+	ck_assert_int_eq(nodes_drain_many(c.ns, v, 3, "other", "root", false,
+	    false, 3000, &changed, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_msg(strstr(err.text, "node node02 is already drained by "
+	    "alice at 1970-01-01T00:00:02Z: 'maint'") != NULL &&
+	    strstr(err.text, "--force") != NULL, "%s", err.text);
+	ck_assert(!v[0]->drained);
+	ck_assert(!v[2]->drained);
+	ck_assert_str_eq(v[1]->drain_reason, "maint");
+	ck_assert_uint_eq(changed, 0);
+	ctl_flush(&c);
+	ctl_reload(&c);
+	v[0] = nodes_get(c.ns, "node01");
+	v[1] = nodes_get(c.ns, "node02");
+	v[2] = nodes_get(c.ns, "node03");
+	ck_assert(!v[0]->drained);
+	ck_assert(!v[2]->drained);
+	/* The same reason: node02 stays as it was, the others drain. */
+	ck_assert_int_eq(nodes_drain_many(c.ns, v, 3, "maint", "root", false,
+	    false, 4000, &changed, &err), 0);
+	ck_assert_uint_eq(changed, 2);
+	ck_assert_str_eq(v[1]->drain_actor, "alice");
+	ck_assert_int_eq(v[1]->drain_ms, 2000);
+	ck_assert_str_eq(v[0]->drain_actor, "root");
+	ck_assert_int_eq(v[2]->drain_ms, 4000);
+	/* A refused write leaves every node as it was. */
+	ck_assert(nodes_set_health(c.ns, v[2], &bad, 4500));
+	ck_assert_int_eq(nodes_drain(c.ns, v[2], "health FAILED", "health",
+	    true, 4500, &err), 0);
+	ctl_fail_writes(&c, "node_drains", "INSERT");
+	ck_assert_int_eq(nodes_drain_many(c.ns, v, 3, "new", "root", false,
+	    true, 5000, &changed, &err), -1);
+	ck_assert_str_eq(v[0]->drain_reason, "maint");
+	ck_assert_str_eq(v[1]->drain_reason, "maint");
+	ctl_heal(&c);
+	/* --force: every reason replaced, the health drain stays one. */
+	ck_assert_int_eq(nodes_drain_many(c.ns, v, 3, "new", "root", false,
+	    true, 6000, &changed, &err), 0);
+	ck_assert_uint_eq(changed, 3);
+	ck_assert_str_eq(v[1]->drain_reason, "new");
+	ck_assert_str_eq(v[1]->drain_actor, "root");
+	ck_assert_int_eq(v[1]->drain_ms, 6000);
+	ck_assert(v[2]->drain_health);
+	ck_assert(!v[0]->drain_health);
+	ctl_flush(&c);
+	ctl_reload(&c);
+	v[0] = nodes_get(c.ns, "node01");
+	v[1] = nodes_get(c.ns, "node02");
+	v[2] = nodes_get(c.ns, "node03");
+	ck_assert_str_eq(v[2]->drain_reason, "new");
+	ck_assert(v[2]->drain_health);
+	ck_assert_str_eq(v[1]->drain_actor, "root");
+	/* Resume: node03's health drain cannot be cleared (not healthy
+	 * since the reload: no report), so none is resumed. */
+	v[2]->health = bad;
+	ck_assert_int_eq(nodes_resume_many(c.ns, v, 3, "root", 7000, &changed,
+	    &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_msg(strstr(err.text, "node03") != NULL, "%s", err.text);
+	ck_assert(v[0]->drained);
+	ck_assert(v[1]->drained);
+	ck_assert_int_eq(nodes_resume_many(c.ns, v, 2, "root", 7000, &changed,
+	    &err), 0);
+	ck_assert_uint_eq(changed, 2);
+	ck_assert(!v[0]->drained);
+	ck_assert(!v[1]->drained);
+	ck_assert(v[2]->drained);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* GPUs new work cannot get: all of a DOWN node's; on an UP one the free
+ * ones of a drained node, and FAILED ones no job holds. */
+START_TEST(test_gpus_unavailable)
+{
+	struct node_health h = { .health = HEALTH_OK, .ngpus = 1,
+	    .gpus = { { .index = 2, .health = HEALTH_FAILED,
+	    .reason = "xid=79" } } };
+	struct node *n;
+	struct ctl c;
+	struct cerr err;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 4, 1, 1000);
+	n = nodes_get(c.ns, "node01");
+	ck_assert_uint_eq(node_gpus_unavailable(n), 0);
+	ck_assert(nodes_set_health(c.ns, n, &h, 2000));
+	ck_assert_uint_eq(node_gpus_unavailable(n), 1);
+	n->gpu_job[2] = 7;
+	ck_assert_uint_eq(node_gpus_unavailable(n), 0);
+	n->gpu_job[0] = 8;
+	ck_assert_int_eq(nodes_drain(c.ns, n, "m", "root", false, 3000, &err),
+	    0);
+	ck_assert_uint_eq(node_gpus_unavailable(n), 2);
+	ck_assert_int_eq(nodes_check_timeouts(c.ns, INT64_C(1) << 50, 5000,
+	    NULL, NULL), 1);
+	ck_assert_uint_eq(node_gpus_unavailable(n), 4);
+	ctl_teardown(&c);
+}
+END_TEST
+
 START_TEST(test_health)
 {
 	struct node_health h = { .health = HEALTH_OK, .ngpus = 1,
@@ -556,6 +679,8 @@ nodes_suite(void)
 	tcase_add_test(tc, test_register_clears_missing_gpus);
 	tcase_add_test(tc, test_allocations);
 	tcase_add_test(tc, test_drain_and_resume);
+	tcase_add_test(tc, test_drain_many);
+	tcase_add_test(tc, test_gpus_unavailable);
 	tcase_add_test(tc, test_health);
 	tcase_add_test(tc, test_delete);
 	suite_add_tcase(s, tc);
