@@ -216,7 +216,8 @@ def main():
         sys.exit(143)
     # The same weights everywhere, or DDP did not do its job.
     digest = sum(float(p.detach().double().sum()) for p in model.parameters())
-    say(rank, "finished: step %d/%d, loss %s (first %s), weights %.6f" %
+    say(rank, "finished: step %d/%d, loss %s (%s when this run began), "
+        "weights %.6f" %
         (step, args.steps, "%.5f" % last if last is not None else "-",
          "%.5f" % first if first is not None else "-", digest))
     dist.destroy_process_group()
