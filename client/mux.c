@@ -84,8 +84,8 @@ mux_note_private(const struct cerr *why)
 	    "connection\n", why->text);
 }
 
-/* A directory we may keep sockets in: ours (root's counts as nobody
- * else's for root only), a directory, and closed to others. */
+/* A directory we may keep sockets in: a directory, ours, closed to
+ * others. 0, or -1 with err. */
 static int
 mux_dir_ours(const char *dir, const struct stat *st, struct cerr *err)
 {
