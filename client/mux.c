@@ -4,10 +4,15 @@
  * trip instead of an OpenSSL start-up and a handshake.
  *
  * The mux listens on DIR/mux-KEY.sock, DIR being $XDG_RUNTIME_DIR/cohort
- * or /tmp/cohort-UID (created 0700; refused unless it is ours and closed
- * to others) and KEY a hash of the version, the server address and the
- * identity of the three files (so a renewed certificate or an upgrade
- * gets a new mux). When nobody
+ * or /tmp/cohort-UID (created 0700) and KEY a hash of the version, the
+ * server address and the identity of the three files (so a renewed
+ * certificate or an upgrade gets a new mux). A runtime directory the
+ * CLI cannot trust or use (not ours, open to others, in a parent others
+ * may rename things in, a socket there that another user owns or serves,
+ * a path too long for a Unix socket) is not an error: the command says
+ * so in one line on stderr and uses a mux of its own on a socket pair,
+ * as with COHORT_MUX=no, so that where the CLI runs never decides
+ * whether it works. When nobody
  * listens there, the CLI starts one under a lock (DIR/spawn.lock, so
  * that racing CLIs start one between them), and the mux tells it on a
  * pipe whether it reached the controller: "OK", or "E<code> <text>" with
@@ -67,12 +72,44 @@ mux_persist(int *secs, struct cerr *err)
 	return 0;
 }
 
+/* Said once per command: why it does not share the user's mux. */
+static void
+mux_note_private(const struct cerr *why)
+{
+	static int said;
+
+	if (said++)
+		return;
+	fprintf(stderr, "cohort: not sharing cohort-mux: %s; using a private "
+	    "connection\n", why->text);
+}
+
+/* A directory we may keep sockets in: a directory, ours, closed to
+ * others. 0, or -1 with err. */
+static int
+mux_dir_ours(const char *dir, const struct stat *st, struct cerr *err)
+{
+	if (!S_ISDIR(st->st_mode))
+		return cerr_set(err, ERR_INVALID, "%s is not a directory",
+		    dir);
+	if (st->st_uid != getuid())
+		return cerr_set(err, ERR_INVALID, "%s belongs to uid %u, not "
+		    "to us", dir, (unsigned)st->st_uid);
+	if ((st->st_mode & 077) != 0)
+		return cerr_set(err, ERR_INVALID, "%s is not closed to others "
+		    "(mode %03o)", dir, (unsigned)(st->st_mode & 0777));
+	return 0;
+}
+
 /* The directory for our sockets, made if missing, checked to be ours and
- * closed to everyone else. 0 or -1 with err. */
+ * closed to everyone else, in a parent where nobody else can swap it,
+ * and short enough for the socket paths in it. 0, or -1 with err saying
+ * why it cannot be used. */
 static int
 mux_dir(char *dir, size_t len, struct cerr *err)
 {
 	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un sun;
 	struct stat st;
 	int n;
 
@@ -80,21 +117,33 @@ mux_dir(char *dir, size_t len, struct cerr *err)
 		n = snprintf(dir, len, "%s/cohort", run);
 	else
 		n = snprintf(dir, len, "/tmp/cohort-%u", (unsigned)getuid());
-	if (n < 0 || (size_t)n >= len)
-		return cerr_set(err, ERR_INVALID, "runtime directory path too "
-		    "long");
+	/* DIR/mux-<16 hex digits>.sock must fit in sun_path. */
+	if (n < 0 || (size_t)n >= len ||
+	    (size_t)n + sizeof("/mux-0123456789abcdef.sock") >
+	    sizeof(sun.sun_path))
+		return cerr_set(err, ERR_INVALID, "runtime directory %.*s%s is "
+		    "too long a path for a Unix socket (%zu bytes at most)",
+		    n > 60 ? 60 : n, dir, n > 60 ? "..." : "",
+		    sizeof(sun.sun_path) - sizeof("/mux-0123456789abcdef.sock"));
+	/* Its parent: others may not rename what is in it (sticky /tmp
+	 * is fine), or our directory could be swapped under us. */
+	if (run != NULL && run[0] == '/') {
+		if (stat(run, &st) == -1)
+			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s: "
+			    "%s", run, strerror(errno));
+		if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid() &&
+		    st.st_uid != 0) || ((st.st_mode & 022) != 0 &&
+		    (st.st_mode & S_ISVTX) == 0))
+			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s "
+			    "is open to others", run);
+	}
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		return cerr_set(err, ERR_INVALID, "cannot create %s: %s", dir,
 		    strerror(errno));
 	if (lstat(dir, &st) == -1)
 		return cerr_set(err, ERR_INVALID, "%s: %s", dir,
 		    strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077) != 0)
-		return cerr_set(err, ERR_INVALID, "%s is not a directory of "
-		    "ours closed to others; not using it for cohort-mux "
-		    "(remove it, or set COHORT_MUX=no)", dir);
-	return 0;
+	return mux_dir_ours(dir, &st, err);
 }
 
 static uint64_t
@@ -293,6 +342,44 @@ mux_connect(struct cconn *c, const char *path)
 	return fd;
 }
 
+/* What is at path, if anything, is a socket of ours: one another user
+ * put there (or one served by another user's process) could answer our
+ * commands in the controller's name. 0, or -1 with err. */
+static int
+mux_sock_ours(const char *path, struct cerr *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return cerr_set(err, ERR_INVALID, "%s: %s", path,
+		    strerror(errno));
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid())
+		return cerr_set(err, ERR_INVALID, "%s is not a socket of ours "
+		    "(uid %u)", path, (unsigned)st.st_uid);
+	return 0;
+}
+
+/* The process listening on fd's other end runs as us. 0, or -1 with
+ * err. */
+static int
+mux_peer_ours(int fd, const char *path, struct cerr *err)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == -1)
+		return cerr_set(err, ERR_INVALID, "%s: SO_PEERCRED: %s", path,
+		    strerror(errno));
+	if (cr.uid != getuid())
+		return cerr_set(err, ERR_INVALID, "%s is served by uid %u "
+		    "(pid %ld), not by us", path, (unsigned)cr.uid,
+		    (long)cr.pid);
+	return 0;
+}
+
 /* Take the spawn lock within c's deadline. 0 or -1 with err. */
 static int
 mux_lock(struct cconn *c, int lfd, const char *lock, struct cerr *err)
@@ -312,11 +399,46 @@ mux_lock(struct cconn *c, int lfd, const char *lock, struct cerr *err)
 	return 0;
 }
 
+/* fd, connected to path, if a process of ours serves it; else -1 with
+ * err. */
+static int
+mux_checked(int fd, const char *path, struct cerr *err)
+{
+	if (mux_peer_ours(fd, path, err) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The spawn lock's fd: a regular file of ours, never through a link.
+ * -1 with err. */
+static int
+mux_open_lock(const char *lock, struct cerr *err)
+{
+	struct stat st;
+	int lfd;
+
+	if ((lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1)
+		return cerr_set(err, ERR_INVALID, "%s: %s", lock,
+		    strerror(errno));
+	if (fstat(lfd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != getuid()) {
+		close(lfd);
+		return cerr_set(err, ERR_INVALID, "%s is not a file of ours",
+		    lock);
+	}
+	return lfd;
+}
+
 /* Connect to the shared mux, starting it under the lock when nobody
- * listens. The fd, or -1 with err. */
+ * listens. The fd, or -1 with err; *local is 1 when what failed is the
+ * runtime directory (a private mux will do), 0 when it is the controller
+ * or the mux's start (a private one would fail the same way). */
 static int
 mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
-    int persist, struct cerr *err)
+    int persist, int *local, struct cerr *err)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock[PATH_MAX + 16];
@@ -324,41 +446,50 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	int fd, lfd, e;
 
 	cerr_clear(err);
+	*local = 1;
 	if ((size_t)snprintf(path, sizeof(path), "%s/mux-%016" PRIx64 ".sock",
 	    dir, key) >= sizeof(path))
 		return cerr_set(err, ERR_INVALID, "%s: too long a path for a "
-		    "socket (set XDG_RUNTIME_DIR shorter, or COHORT_MUX=no)",
-		    dir);
+		    "socket", dir);
+	if (mux_sock_ours(path, err) == -1)
+		return -1;
 	if ((fd = mux_connect(c, path)) != -1)
-		return fd;
+		return mux_checked(fd, path, err);
 	if (errno != ENOENT && errno != ECONNREFUSED)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
 		    "cohort-mux at %s: %s", path, strerror(errno));
 	snprintf(lock, sizeof(lock), "%s/spawn.lock", dir);
-	if ((lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		return cerr_set(err, ERR_INVALID, "%s: %s", lock,
-		    strerror(errno));
+	if ((lfd = mux_open_lock(lock, err)) == -1)
+		return -1;
 	if (mux_lock(c, lfd, lock, err) == -1) {
+		*local = 0;	/* another command is still starting it */
 		close(lfd);
 		return -1;
 	}
 	/* Someone may have started it while we waited. */
+	if (mux_sock_ours(path, err) == -1) {
+		close(lfd);
+		return -1;
+	}
 	if ((fd = mux_connect(c, path)) == -1) {
 		e = errno;
 		if (e == ECONNREFUSED || e == ENOENT) {
 			unlink(path);	/* a mux that died left its socket */
-			if (mux_spawn(c, o, path, -1, persist, err) == 0 &&
-			    (fd = mux_connect(c, path)) == -1)
-				e = errno;
-			else
-				e = 0;	/* connected, or err says why not */
+			if (mux_spawn(c, o, path, -1, persist, err) == -1) {
+				/* A mux that cannot listen blames our
+				 * directory; anything else, the controller. */
+				*local = err->code == ERR_INTERNAL;
+				close(lfd);
+				return -1;
+			}
+			e = (fd = mux_connect(c, path)) == -1 ? errno : 0;
 		}
 		if (e != 0)
 			cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
 			    "cohort-mux at %s: %s", path, strerror(e));
 	}
 	close(lfd);
-	return fd;
+	return fd == -1 ? -1 : mux_checked(fd, path, err);
 }
 
 /* A mux of our own on a socket pair, gone with us. The fd, or -1. */
@@ -384,6 +515,26 @@ mux_private(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
 	return sv[0];
 }
 
+/* The shared mux, or, when the runtime directory will not do, a private
+ * one (saying why once). The fd, or -1 with err. */
+static int
+mux_any(struct cconn *c, const struct cconn_opts *o, const char *dir,
+    int *persist, struct cerr *err)
+{
+	int fd, local;
+
+	if (*persist == 0)
+		return mux_private(c, o, err);
+	if ((fd = mux_shared(c, o, dir, *persist, &local, err)) != -1 ||
+	    !local)
+		return fd;
+	mux_note_private(err);
+	*persist = 0;
+	cerr_clear(err);
+	cconn_start_op(c);
+	return mux_private(c, o, err);
+}
+
 struct cconn *
 cconn_open(const struct cconn_opts *opts, struct cerr *err)
 {
@@ -395,9 +546,13 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 	int persist, i;
 
 	if (cconn_check_opts(opts, host, sizeof(host), &port, err) == -1 ||
-	    mux_persist(&persist, err) == -1 ||
-	    (persist > 0 && mux_dir(dir, sizeof(dir), err) == -1))
+	    mux_persist(&persist, err) == -1)
 		return NULL;
+	if (persist > 0 && mux_dir(dir, sizeof(dir), err) == -1) {
+		mux_note_private(err);
+		cerr_clear(err);
+		persist = 0;
+	}
 	/* The mux runs in / and outlives our working directory. */
 	if (realpath(opts->cert, cert) == NULL ||
 	    realpath(opts->key, key) == NULL || realpath(opts->ca, ca) == NULL) {
@@ -420,8 +575,7 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 		if ((c = cconn_new(o, err)) == NULL)
 			return NULL;
 		cconn_start_op(c);
-		c->fd = persist > 0 ? mux_shared(c, o, dir, persist, err) :
-		    mux_private(c, o, err);
+		c->fd = mux_any(c, o, dir, &persist, err);
 		if (c->fd != -1 && cconn_hello(c, err) == 0)
 			return c;
 		if (c->fd == -1 || !c->eof || persist == 0) {

@@ -8,6 +8,9 @@
 # rename; a start with COHORT_RESUME_CHECKPOINT set resumes after that
 # step. Each rank rewrites $COHORT_PROGRESS_FILE every step.
 #
+# A file "pace" in the checkpoint directory, once there, replaces
+# SECONDS_PER_STEP (tests write it when the rest is only waiting).
+#
 # Rank 0 keeps a ledger of the steps each run did (run-R.steps, R being
 # the run's number in the order runs started). When it reaches STEPS it checks the whole story:
 # every run started right after the checkpoint it resumed from (or at 1),
@@ -55,6 +58,9 @@ if [ "$rank" -eq 0 ]; then
 fi
 step=$start
 while [ "$step" -le "$steps" ]; do
+	# A test hurries the job along once what it watches has happened
+	# (lib.sh's ft_hurry): $dir/pace, when there, is the new pace.
+	[ -r "$dir/pace" ] && read -r pace <"$dir/pace"
 	# Sleep in the background so a signal is handled at once.
 	sleep "$pace" &
 	wait $! 2>/dev/null || wait $! 2>/dev/null

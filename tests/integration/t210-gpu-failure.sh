@@ -38,6 +38,8 @@ json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$n
 	fail "job $id restarted on the failed node $node: $(json_get "$T/job-$id.json" 'd["placement"]')"
 [ "$(json_get "$T/job-$id.json" 'len(d["placement"])')" = 2 ] ||
 	fail "job $id restarted on $(json_get "$T/job-$id.json" 'd["placement"]'), not 2 nodes"
+# What is left is a wait: the rest of the steps at 0.01 s.
+ft_hurry "$W/ckpt"
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]') after a GPU failure"
@@ -97,6 +99,7 @@ nodes=$(json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]')
 grep -q "\"$keep\"" <<<"$nodes" && ! grep -q "\"$bad\"" <<<"$nodes" ||
 	fail "job $id on $keep and $bad ($bad failed) restarted on $nodes, not on $keep and a replacement"
 log "job $id: $bad failed, restarted on $nodes"
+ft_hurry "$W/ckpt2"
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"

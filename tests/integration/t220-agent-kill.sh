@@ -54,6 +54,8 @@ wait_for 8 not pgid_alive "$pgid" ||
 	fail "the returning agent on $node left the old attempt of job $id running (task group $pgid, $(pgrep -g "$pgid" -a | head -n 3))"
 wait_for 5 proc_gone "$sup" || fail "the old attempt's supervisor ($sup) is still there"
 wait_node 5 "$node" 'n["state"] == "UP"'
+# The old attempt is gone: the rest of the steps are only a wait.
+ft_hurry "$W/ckpt"
 
 # The restarted attempt was not disturbed and completes.
 wait_state 40 "$id" COMPLETED FAILED CANCELLED TIMEOUT

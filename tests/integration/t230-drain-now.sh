@@ -46,6 +46,8 @@ wait_for 10 job_expr "$id" "d['state'] in ('RUNNING', 'COMPLETED') and '$node' n
 ms=$((($(_now_us) - t0) / 1000))
 log "job $id moved off $node $ms ms after drain --now"
 [ "$ms" -lt 15000 ] || fail "job $id took $ms ms to move: it waited for the deadline, not the checkpoint"
+# Moved: the rest of the steps are only a wait.
+ft_hurry "$W/ckpt"
 
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||

@@ -45,6 +45,8 @@ log "job $id grew back to $(json_get "$T/job-$id.json" 'd["nodes_now"]') nodes"
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	[ "$(json_get "$T/job-$id.json" 'd["nodes_now"]')" = 3 ] ||
 	fail "job $id runs on 3 nodes but nodes_now is $(json_get "$T/job-$id.json" 'd["nodes_now"]')"
+# Grown back: the rest of the steps are only a wait.
+ft_hurry "$W/ckpt"
 
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||

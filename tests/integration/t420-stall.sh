@@ -11,7 +11,9 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
 
-bash "$top_srcdir/tests/bench/stall.sh" 20000 300 10 >"$T/bench.out" 2>"$T/bench.err" ||
+# The queue: 5,000 jobs through the API, the rest copied in SQLite with
+# the controller stopped (FILL=copy: the same queue, a third of the time).
+FILL=copy bash "$top_srcdir/tests/bench/stall.sh" 20000 300 10 >"$T/bench.out" 2>"$T/bench.err" ||
 	fail "the stall bench failed: $(tail -n 30 "$T/bench.err")"
 cat "$T/bench.out"
 fig() {

@@ -54,15 +54,22 @@ read -r J JATTEMPT <<<"$(running_job)"
 [ -n "${JATTEMPT:-}" ] || fail "no running job to aim at"
 
 # What a refused request must leave as it was: every job's state and
-# restarts, every node's drain.
+# restarts, every node's drain. (Taken some 200 times: the admin's
+# settings are read once, and one Python reads both listings.)
+ADMIN_ENV=$(cohort-local env "$C" --as admin) || fail "cohort-local env --as admin failed"
 snapshot() {
 	(
-		as_user "$C" admin
+		eval "$ADMIN_ENV"
 		cohort jobs --all --json >"$T/snap-jobs.json" || exit 1
 		cohort nodes --json >"$T/snap-nodes.json" || exit 1
 	) || fail "snapshot: cohort jobs/nodes failed"
-	json_get "$T/snap-jobs.json" 'sorted((j["id"], j["state"], j.get("restarts")) for j in d["jobs"])'
-	json_get "$T/snap-nodes.json" 'sorted((n["name"], n["drain"]) for n in d["nodes"])'
+	"$PYTHON" - "$T/snap-jobs.json" "$T/snap-nodes.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = json.load(open(sys.argv[2]))
+print(json.dumps(sorted((x["id"], x["state"], x.get("restarts")) for x in j["jobs"])))
+print(json.dumps(sorted((x["name"], x["drain"]) for x in n["nodes"])))
+PY
 }
 
 # Per-row set-up, run before each cell: prints the target job id (and

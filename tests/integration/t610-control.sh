@@ -108,6 +108,10 @@ pend=$(job_submit --name waiting --nodes 2 -- true)
 refused 'only a running job' requeue "$pend"
 expect_exit 0 cohort cancel "$pend"
 expect_exit 0 cohort requeue "$q"
+# Once it runs again from its checkpoint, the rest is only a wait.
+two_runs() { [ "$(wc -l <"$W/ckpt/runs" 2>/dev/null || echo 0)" -ge 2 ]; }
+wait_for 30 two_runs || fail "job $q did not run again after its requeue: $(cat "$W/ckpt/runs" 2>&1)"
+ft_hurry "$W/ckpt"
 wait_state 60 "$q" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$q.json" '[d["state"], d["restarts"]]')" = '["COMPLETED", 0]' ] ||
 	fail "job $q ended $(json_get "$T/job-$q.json" '[d["state"], d["restarts"], d["reason"]]')"
