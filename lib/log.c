@@ -10,18 +10,71 @@
 
 #include "log.h"
 
+_Static_assert(LOG_LEVEL_ERROR == LOG_ERR && LOG_LEVEL_WARNING == LOG_WARNING &&
+    LOG_LEVEL_INFO == LOG_INFO && LOG_LEVEL_DEBUG == LOG_DEBUG,
+    "log levels are syslog's priorities");
+
 static const char *log_ident = "cohort";
 static bool log_foreground = true;
-static bool log_verbose;
+static int log_level = LOG_LEVEL_INFO;
 
 void
 log_init(const char *ident, bool foreground, bool verbose)
 {
 	log_ident = ident;
 	log_foreground = foreground;
-	log_verbose = verbose;
+	if (verbose)
+		log_level = LOG_LEVEL_DEBUG;
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void
+log_set_level(int level)
+{
+	log_level = level;
+}
+
+int
+log_get_level(void)
+{
+	return log_level;
+}
+
+static const struct {
+	const char *name;
+	int level;
+} log_levels[] = {
+	{ "debug", LOG_LEVEL_DEBUG },
+	{ "info", LOG_LEVEL_INFO },
+	{ "warning", LOG_LEVEL_WARNING },
+	{ "error", LOG_LEVEL_ERROR },
+};
+
+int
+log_level_parse(const char *s, int *level)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++) {
+		if (strcmp(s, log_levels[i].name) == 0) {
+			*level = log_levels[i].level;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+const char *
+log_level_name(int level)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (log_levels[i].level == level)
+			return log_levels[i].name;
+	return "?";
 }
 
 /* The level as written in the foreground: nothing for info, so that
@@ -36,6 +89,8 @@ log_level_tag(int pri)
 		return "debug: ";
 	case LOG_WARNING:
 		return "warning: ";
+	case LOG_ERR:
+		return "error: ";
 	case LOG_CRIT:
 		return "fatal: ";
 	default:
@@ -50,6 +105,8 @@ log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
 	struct timespec ts;
 	struct tm tm;
 
+	if (pri > log_level && pri != LOG_CRIT)
+		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (!log_foreground) {
 		if (suffix != NULL)
@@ -78,7 +135,7 @@ log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
 void
 log_debug(const char *fmt, ...)
 {
-	if (log_verbose)
+	if (log_level >= LOG_DEBUG)
 		LOG_BODY(LOG_DEBUG, NULL);
 }
 
@@ -100,6 +157,12 @@ void
 log_warnx(const char *fmt, ...)
 {
 	LOG_BODY(LOG_WARNING, NULL);
+}
+
+void
+log_errorx(const char *fmt, ...)
+{
+	LOG_BODY(LOG_ERR, NULL);
 }
 
 void

@@ -188,11 +188,21 @@ start(struct cohort_agent *d)
 	struct cerr err;
 	int rc;
 
-	if (d->cfg.nvml)
+	switch (d->cfg.source) {
+	case AGENT_SOURCE_AUTO:
+		rc = inventory_auto(d->cfg.nvml_library, &d->inv, &err);
+		break;
+	case AGENT_SOURCE_NVML:
 		rc = inventory_nvml(d->cfg.nvml_library, &d->inv, &err);
-	else
+		break;
+	case AGENT_SOURCE_NONE:
+		rc = inventory_none(&d->inv);
+		break;
+	default:
 		rc = inventory_simulated(&d->cfg.sim, d->cfg.name, &d->inv,
 		    &err);
+		break;
+	}
 	if (rc == -1)
 		fatalx("inventory: %s", err.text);
 	log_info("%s: %u GPUs (%s), %u CPUs, %llu MiB", d->cfg.name,
@@ -211,7 +221,8 @@ start(struct cohort_agent *d)
 	    &err);
 	if (d->agent == NULL)
 		fatalx("%s", err.text);
-	if (d->cfg.nvml && (d->nv = nvml_create(d->cfg.nvml_library,
+	if ((d->cfg.source == AGENT_SOURCE_AUTO ||
+	    d->cfg.source == AGENT_SOURCE_NVML) && (d->nv = nvml_create(d->cfg.nvml_library,
 	    &err)) == NULL)
 		log_warnx("health: %s; no XID, ECC or temperature checks",
 		    err.text);
@@ -260,7 +271,8 @@ main(int argc, char **argv)
 	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	if ((rc = daemon_args(argc, argv, "cohort-agent", &args)) != -1)
+	if ((rc = daemon_args(argc, argv, "cohort-agent",
+	    SYSCONFDIR "/cohort/cohort-agent.conf", &args)) != -1)
 		return rc;
 	if (agent_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohort-agent: %s\n", err.text);
@@ -268,6 +280,8 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	log_init("cohort-agent", true, args.verbose);
+	if (!args.verbose)
+		log_set_level(d.cfg.log_level);
 	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);

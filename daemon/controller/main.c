@@ -364,7 +364,8 @@ main(int argc, char **argv)
 	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	if ((rc = daemon_args(argc, argv, "cohortd", &args)) != -1)
+	if ((rc = daemon_args(argc, argv, "cohortd",
+	    SYSCONFDIR "/cohort/cohortd.conf", &args)) != -1)
 		return rc;
 	if (ctl_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohortd: %s\n", err.text);
@@ -374,6 +375,8 @@ main(int argc, char **argv)
 	/* Start-up errors go to stderr either way; syslog only once we run
 	 * detached. */
 	log_init("cohortd", true, args.verbose);
+	if (!args.verbose)
+		log_set_level(d.cfg.log_level);
 	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);
