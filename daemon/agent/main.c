@@ -34,6 +34,8 @@ struct cohort_agent {
 	struct event *sigterm;
 	struct event *sigint;
 	struct event *sighup;
+	const char *config_path;	/* re-read on SIGHUP */
+	bool verbose;			/* -v */
 };
 
 /* ---- the link's operations: this node's real tasks and health ---- */
@@ -153,23 +155,43 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
-/* SIGHUP: read the CA and CRL files again; a controller whose
- * certificate they now refuse is left. A file that does not load leaves
- * the old store in use. */
+/* SIGHUP: read the configuration file again for what can change while
+ * running: the log level, and the CA and CRL (a controller whose
+ * certificate they now refuse is left). A file that does not load, or a
+ * CA or CRL that does not, changes nothing. Tasks keep running either
+ * way. */
 static void
 on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct cohort_agent *d = arg;
+	struct agent_config nc;
 	struct cerr err;
+	char *t;
 
-	if (tls_ctx_reload(d->ctx, d->cfg.ca, d->cfg.crl, &err) == -1) {
-		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
-		    "loaded before", err.text);
+	if (agent_config_load(&nc, d->config_path, &err) == -1) {
+		log_warnx("SIGHUP: %s; nothing changed", err.text);
 		return;
 	}
-	log_info("SIGHUP: reloaded %s%s%s", d->cfg.ca,
-	    d->cfg.crl != NULL ? " and " : "",
-	    d->cfg.crl != NULL ? d->cfg.crl : "");
+	if (tls_ctx_reload(d->ctx, nc.ca, nc.crl, &err) == -1) {
+		log_warnx("SIGHUP: %s; nothing changed (the certificates and "
+		    "CRL loaded before stay)", err.text);
+		agent_config_clear(&nc);
+		return;
+	}
+	log_info("SIGHUP: reloaded %s%s%s", nc.ca,
+	    nc.crl != NULL ? " and " : "", nc.crl != NULL ? nc.crl : "");
+	t = d->cfg.ca, d->cfg.ca = nc.ca, nc.ca = t;
+	t = d->cfg.crl, d->cfg.crl = nc.crl, nc.crl = t;
+	if (nc.log_level != d->cfg.log_level) {
+		log_info("SIGHUP: log_level %s -> %s%s",
+		    log_level_name(d->cfg.log_level),
+		    log_level_name(nc.log_level),
+		    d->verbose ? " (ignored: -v keeps debug)" : "");
+		d->cfg.log_level = nc.log_level;
+		if (!d->verbose)
+			log_set_level(nc.log_level);
+	}
+	agent_config_clear(&nc);
 	link_recheck(d->link);
 }
 
@@ -278,6 +300,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohort-agent: %s\n", err.text);
 		return 1;
 	}
+	d.config_path = args.config;
+	d.verbose = args.verbose;
 	signal(SIGPIPE, SIG_IGN);
 	log_init("cohort-agent", true, args.verbose);
 	if (!args.verbose)
