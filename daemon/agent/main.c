@@ -173,8 +173,8 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	if (tls_ctx_reload(d->ctx, nc.ca, nc.crl, &err) == -1) {
-		log_warnx("SIGHUP: %s; nothing changed (the certificates and "
-		    "CRL loaded before stay)", err.text);
+		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
+		    "loaded before (nothing changed)", err.text);
 		agent_config_clear(&nc);
 		return;
 	}
@@ -234,7 +234,8 @@ start(struct cohort_agent *d)
 		fatalx("cannot create the event loop");
 	d->ctx = tls_client_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
 	    d->cfg.key, &err);
-	if (d->ctx == NULL)
+	if (d->ctx == NULL || tls_ctx_check_own_issuer(d->ctx, d->cfg.cert,
+	    d->cfg.ca, &err) == -1)
 		fatalx("%s", err.text);
 	d->link = link_create(d->base, &lp, d->ctx, &agent_link_ops, d, &err);
 	if (d->link == NULL)

@@ -202,8 +202,8 @@ ctl_reload(const char *path, struct ctl_reload_target *t)
 		goto fail;
 	}
 	if (tls_ctx_reload(t->ctx, nc.ca, nc.crl, &err) == -1) {
-		log_warnx("SIGHUP: %s; nothing changed (the certificates and "
-		    "CRL loaded before stay)", err.text);
+		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
+		    "loaded before (nothing changed)", err.text);
 		goto fail;
 	}
 	cut = server_drop_revoked(t->srv);

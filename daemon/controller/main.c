@@ -232,6 +232,8 @@ start(struct cohortd *d)
 	    d->cfg.key, &err);
 	if (d->ctx == NULL ||
 	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
+	    &err) == -1 ||
+	    tls_ctx_check_own_issuer(d->ctx, d->cfg.cert, d->cfg.ca,
 	    &err) == -1)
 		fatalx("%s", err.text);
 	if (d->cfg.crl != NULL)
