@@ -7,6 +7,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "log.h"
 
@@ -17,12 +19,32 @@ _Static_assert(LOG_LEVEL_ERROR == LOG_ERR && LOG_LEVEL_WARNING == LOG_WARNING &&
 static const char *log_ident = "cohort";
 static bool log_foreground = true;
 static int log_level = LOG_LEVEL_INFO;
+/* stderr is systemd's journal stream (a unit running the daemon with
+ * -f): lines go without our timestamp and name, which the journal adds,
+ * and with the "<N>" priority prefix sd-daemon(3) describes, so that
+ * journalctl -p warning finds the warnings. */
+static bool log_journal;
+
+static bool
+log_stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (e == NULL || sscanf(e, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
 
 void
 log_init(const char *ident, bool foreground, bool verbose)
 {
 	log_ident = ident;
 	log_foreground = foreground;
+	log_journal = foreground && log_stderr_is_journal();
 	if (verbose)
 		log_level = LOG_LEVEL_DEBUG;
 	if (!foreground)
@@ -113,6 +135,11 @@ log_vwrite(int pri, const char *fmt, va_list ap, const char *suffix)
 			syslog(pri, "%s: %s", msg, suffix);
 		else
 			syslog(pri, "%s", msg);
+		return;
+	}
+	if (log_journal) {
+		fprintf(stderr, "<%d>%s%s%s%s\n", pri, log_level_tag(pri), msg,
+		    suffix != NULL ? ": " : "", suffix != NULL ? suffix : "");
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -1,6 +1,7 @@
-/* Logging for the daemons: to stderr in the foreground, to syslog
- * otherwise (journald reads syslog, and a daemon started by hand without
- * -f has no journal stream). Messages name the job or node they are
+/* Logging for the daemons: to stderr in the foreground (under systemd,
+ * whose units run the daemons with -f, stderr is the journal: lines then
+ * carry their priority as "<N>"), to syslog otherwise (which journald
+ * reads too). Messages name the job or node they are
  * about. A level (log_level = debug|info|warning|error) drops the lines
  * below it; fatal lines always go out. */
 #ifndef COHORT_LOG_H
