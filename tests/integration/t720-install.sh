@@ -81,14 +81,28 @@ log "bash completion files in the tree: $ncomp"
 mkdir -p "$R/lib/systemd" "$R/bin"
 cp -r /lib/systemd/system "$R/lib/systemd/" || fail "cannot copy /lib/systemd/system"
 cp /bin/kill "$R/bin/kill" || fail "cannot copy /bin/kill"
+# Under --root, systemd finds units only in its own directories: units
+# installed elsewhere (a --prefix such as make distcheck's) are verified
+# as copies in /etc/systemd/system of the root.
+vdir=$unitdir
+case $unitdir in
+/etc/systemd/system | /usr/local/lib/systemd/system | /usr/lib/systemd/system | /lib/systemd/system) ;;
+*)
+	vdir=/etc/systemd/system
+	mkdir -p "$R$vdir"
+	cp "$R$unitdir/cohortd.service" "$R$unitdir/cohort-agent.service" "$R$vdir/" ||
+		fail "cannot copy the units to $vdir"
+	;;
+esac
 rc=0
-systemd-analyze verify --root="$R" "$man_opt" "$R$unitdir/cohortd.service" \
-	"$R$unitdir/cohort-agent.service" >"$T/verify.out" 2>&1 || rc=$?
+systemd-analyze verify --root="$R" "$man_opt" "$R$vdir/cohortd.service" \
+	"$R$vdir/cohort-agent.service" >"$T/verify.out" 2>&1 || rc=$?
 log "systemd-analyze verify $man_opt (exit $rc):"
 sed 's/^/  /' "$T/verify.out"
 [ "$rc" -eq 0 ] || fail "systemd-analyze verify failed"
 [ ! -s "$T/verify.out" ] || fail "systemd-analyze verify complained"
 rm -rf "$R/lib/systemd/system" "$R/bin/kill"
+[ "$vdir" = "$unitdir" ] || rm -f "$R$vdir/cohortd.service" "$R$vdir/cohort-agent.service"
 rmdir "$R/bin" "$R/lib/systemd" 2>/dev/null || true
 
 # Without -c the daemons read $(sysconfdir)/cohort/NAME.conf, and say so
