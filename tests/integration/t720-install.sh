@@ -113,6 +113,16 @@ if [ ! -e "$sysconfdir/cohort/cohortd.conf" ]; then
 		fail "cohortd without -c: $(cat "$ERR")"
 fi
 
+# The installed example agent config on a machine without NVIDIA's
+# driver: the agent refuses to start and says why, instead of
+# registering made-up GPUs.
+if ! { ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; }; then
+	expect_exit 1 timeout 10 "$R$sbindir/cohort-agent" -f -c "$R$sysconfdir/cohort/cohort-agent.conf"
+	grep -qF "inventory: source = auto: no GPUs found through NVML (libnvidia-ml.so.1)" "$ERR" &&
+		grep -qF "'source = simulated'" "$ERR" ||
+		fail "the example agent config without NVML: $(cat "$ERR")"
+fi
+
 # An operator's config survives a second install and the uninstall.
 conf=$R$sysconfdir/cohort/cohortd.conf
 echo '# edited by the operator' >>"$conf"
