@@ -119,7 +119,8 @@ tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
 	ssl = bufferevent_openssl_get_ssl(bev);
 	if (last != 0 && tls_peer_error(ssl, why, sizeof(why)) != NULL) {
 		/* "certificate verify failed" alone does not say why. */
-		snprintf(buf, len, "the peer's %s (OpenSSL: %s)", why,
+		snprintf(buf, len, "refused the peer's certificate: %s "
+		    "(OpenSSL: %s)", why,
 		    tls_words_error(last, ebuf, sizeof(ebuf)));
 	} else if (last != 0 && tls_words_alert(last) != NULL)
 		snprintf(buf, len, "%s (OpenSSL: %s)", tls_words_alert(last),

@@ -70,10 +70,10 @@ tls_words_verify(long vr, X509 *cert, char *buf, size_t len)
 	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
 	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
 	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-		snprintf(buf, len, "certificate not signed by a trusted CA "
-		    "(unknown CA; %s, issued by %s)", who, cert != NULL ?
-		    tls_words_name(X509_get_issuer_name(cert), by, sizeof(by)) :
-		    "unknown");
+		snprintf(buf, len, "certificate signed by an unknown CA (%s, "
+		    "issued by %s, which is not in the CA file)", who,
+		    cert != NULL ? tls_words_name(X509_get_issuer_name(cert),
+		    by, sizeof(by)) : "unknown");
 		return buf;
 	}
 	snprintf(buf, len, "%s (%s)", X509_verify_cert_error_string(vr), who);

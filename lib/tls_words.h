@@ -16,8 +16,9 @@ const char *tls_words_time(const ASN1_TIME *t, char *buf, size_t len);
 
 /* Why verification result vr (X509_V_ERR_*) refused cert (the failing
  * certificate, may be NULL), e.g. "certificate expired on DATE (CN=bob)",
- * "certificate revoked by the CRL (CN=bob)", "certificate not signed by
- * a trusted CA (unknown CA; CN=bob, issued by CN=other-ca)". Returns
+ * "certificate revoked by the CRL (CN=bob)", "certificate signed by an
+ * unknown CA (CN=bob, issued by CN=other-ca, which is not in the CA
+ * file)". Returns
  * buf. */
 const char *tls_words_verify(long vr, X509 *cert, char *buf, size_t len);
 
