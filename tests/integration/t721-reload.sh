@@ -2,7 +2,8 @@
 # SIGHUP re-reads the configuration: a per-user limit, a queue's quota and
 # the log level change at once, each change logged on its own line, with
 # no connection dropped (the agent stays registered once, a `cohort wait`
-# started before the reload finishes after it); a file that does not
+# started before the reload finishes after it), and debug lines appear;
+# a file that does not
 # load, or a queue added, changes nothing and the log says why. The
 # agent re-reads its log level the same way.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -34,6 +35,11 @@ expect_exit 1 cohort submit --hold -- true
 grep -qF 'alice has 2 pending jobs, the limit is 2' "$ERR" || fail "third submit: $(cat "$ERR")"
 [ "$(registrations)" = 1 ] || fail "node01 registered $(registrations) times before the reload"
 
+# At the level info, a new connection (COHORT_MUX=no: a connection of
+# its own) logs nothing.
+COHORT_MUX=no cohort jobs >/dev/null || fail "cohort jobs (COHORT_MUX=no)"
+! grep -q ': debug: ' "$CLOG" || fail "debug lines at log_level info: $(grep ': debug: ' "$CLOG" | head -3)"
+
 # A client waiting across the reload.
 cohort wait "$j1" --timeout 60 >"$T/wait.out" 2>&1 &
 waiter=$!
@@ -47,6 +53,9 @@ hup
 wait_log 'SIGHUP: max_pending_per_user 2 -> 3'
 wait_log 'SIGHUP: queue gpu-a nominal 16 -> 32'
 wait_log 'SIGHUP: log_level info -> debug'
+COHORT_MUX=no cohort jobs >/dev/null || fail "cohort jobs (COHORT_MUX=no)"
+wait_for 10 grep -qE ': debug: conn [0-9]+: alice \(user\) connected' "$CLOG" ||
+	fail "no debug line after the reload to log_level debug"
 job_submit --hold -- true >/dev/null
 expect_exit 1 cohort submit --hold -- true
 grep -qF 'the limit is 3' "$ERR" || fail "fourth submit after the reload: $(cat "$ERR")"
