@@ -26,6 +26,7 @@
 #include "client/conn_tls.h"
 #include "lib/clock.h"
 #include "lib/tls.h"
+#include "lib/tls_words.h"
 
 struct conn_tls {
 	SSL_CTX *ctx;
@@ -77,7 +78,7 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 	if (vr != X509_V_OK) {
 		cerr_set(err, ERR_UNAVAILABLE, "cannot verify the controller's "
 		    "certificate: %s (controller %s)",
-		    X509_verify_cert_error_string(vr), c->where);
+		    tls_peer_error(t->ssl, buf, sizeof(buf)), c->where);
 		goto out;
 	}
 	if (e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL) {
@@ -85,9 +86,10 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 		alert = reason - SSL_AD_REASON_OFFSET;
 		if (alert >= 0 && alert < 256 && tls_cert_alert(alert)) {
 			t->refused = 1;
-			cerr_set(err, ERR_UNAVAILABLE, "controller %s refused "
-			    "our certificate (%s)", c->where,
-			    ERR_reason_error_string(e));
+			cerr_set(err, ERR_UNAVAILABLE, "controller %s: %s "
+			    "(%s)", c->where, tls_words_alert(e) != NULL ?
+			    tls_words_alert(e) : "the peer refused our "
+			    "certificate", ERR_reason_error_string(e));
 			goto out;
 		}
 	}

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "log.h"
 #include "duration.h"
 
 /* Digits only: strtoull would accept "+5", " 5" and "-1" (as a huge
@@ -437,6 +438,16 @@ conf_key_bool(const struct conf_ctx *c, const struct conf_key *k,
     const char *value, struct cerr *err)
 {
 	return conf_parse_bool(value, conf_field(c, k), err);
+}
+
+int
+conf_key_log_level(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	if (log_level_parse(value, (int *)conf_field(c, k)) == -1)
+		return cerr_set(err, ERR_INVALID, "'%.32s' is not a log level "
+		    "(debug, info, warning or error)", value);
+	return 0;
 }
 
 int

@@ -93,6 +93,10 @@ int conf_key_ms(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 int conf_key_bool(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+/* An int log level (lib/log.h) from "debug", "info", "warning" or
+ * "error". */
+int conf_key_log_level(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
 
 /* The field of c->cfg that k names. */
 static inline void *

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -50,17 +51,19 @@ daemon_ready(int ready_fd)
 
 
 static void
-daemon_usage(FILE *f, const char *name)
+daemon_usage(FILE *f, const char *name, const char *def_config)
 {
-	fprintf(f, "usage: %s -c FILE [-f] [-v]\n"
+	fprintf(f, "usage: %s [-c FILE] [-f] [-v]\n"
 	    "       %s --version\n"
-	    "  -c FILE   configuration file (INI)\n"
+	    "  -c FILE   configuration file (INI); default %s\n"
 	    "  -f        stay in the foreground and log to stderr\n"
-	    "  -v        log debug messages\n", name, name);
+	    "  -v        log debug messages (log_level = debug)\n", name, name,
+	    def_config);
 }
 
 int
-daemon_args(int argc, char **argv, const char *name, struct daemon_args *a)
+daemon_args(int argc, char **argv, const char *name, const char *def_config,
+    struct daemon_args *a)
 {
 	static const struct option longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
@@ -70,6 +73,7 @@ daemon_args(int argc, char **argv, const char *name, struct daemon_args *a)
 	int ch;
 
 	a->config = NULL;
+	a->config_default = false;
 	a->foreground = a->verbose = false;
 	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -86,16 +90,26 @@ daemon_args(int argc, char **argv, const char *name, struct daemon_args *a)
 			printf("%s %s\n", name, PACKAGE_VERSION);
 			return 0;
 		case 'h':
-			daemon_usage(stdout, name);
+			daemon_usage(stdout, name, def_config);
 			return 0;
 		default:
-			daemon_usage(stderr, name);
+			daemon_usage(stderr, name, def_config);
 			return 2;
 		}
 	}
-	if (a->config == NULL || optind != argc) {
-		daemon_usage(stderr, name);
+	if (optind != argc) {
+		daemon_usage(stderr, name, def_config);
 		return 2;
+	}
+	if (a->config == NULL) {
+		a->config = def_config;
+		a->config_default = true;
+		if (access(def_config, F_OK) == -1 && errno == ENOENT) {
+			fprintf(stderr, "%s: no configuration file at %s (the "
+			    "default); give one with -c FILE\n", name,
+			    def_config);
+			return 1;
+		}
 	}
 	return -1;
 }

@@ -6,19 +6,23 @@
 
 #include <stdbool.h>
 
-/* The command line both daemons share: -c FILE [-f] [-v], --version,
+/* The command line both daemons share: [-c FILE] [-f] [-v], --version,
  * --help. */
 struct daemon_args {
-	const char *config;
+	const char *config;	/* -c, else the default path */
+	bool config_default;	/* no -c given */
 	bool foreground;	/* -f: stay attached, log to stderr */
 	bool verbose;		/* -v: debug messages too */
 };
 
-/* Parse argv for the daemon called name. Returns -1 to go on with *a
- * filled, or the exit code to return at once: 0 after --version or
- * --help (printed), 2 on a usage error (usage on stderr). */
+/* Parse argv for the daemon called name, whose configuration is
+ * def_config without -c (SYSCONFDIR/cohort/NAME.conf). Returns -1 to go
+ * on with *a filled, or the exit code to return at once: 0 after
+ * --version or --help (printed), 2 on a usage error (usage on stderr),
+ * 1 when there is no -c and no file at def_config (a line naming the
+ * path and -c on stderr). */
 int daemon_args(int argc, char **argv, const char *name,
-    struct daemon_args *a);
+    const char *def_config, struct daemon_args *a);
 
 /* Fork; the parent exits 0 once the child calls daemon_ready, 1 if the
  * child exits first. In the child returns 0 with *ready_fd set; -1 with

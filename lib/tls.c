@@ -15,6 +15,7 @@
 #include <openssl/x509v3.h>
 
 #include "tls.h"
+#include "tls_words.h"
 #include "log.h"
 
 static int tls_name_entry(X509_NAME *name, int nid, char *buf, size_t len);
@@ -32,8 +33,75 @@ tls_error_string(char *buf, size_t len)
 	}
 	if (last == 0)
 		snprintf(buf, len, "unknown TLS error");
+	else if (tls_words_alert(last) != NULL)
+		snprintf(buf, len, "%s", tls_words_alert(last));
 	else
-		ERR_error_string_n(last, buf, len);
+		tls_words_error(last, buf, len);
+	return buf;
+}
+
+/* Where the verify callbacks leave, in words, why a peer's certificate
+ * was refused (a malloc'd text freed with the SSL): OpenSSL keeps only
+ * the error code, and the certificate is gone once the handshake
+ * failed. */
+static int tls_why_idx = -1;
+
+static void
+tls_ex_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx,
+    long argl, void *argp)
+{
+	free(ptr);
+}
+
+static int
+tls_why_init(void)
+{
+	if (tls_why_idx < 0 && (tls_why_idx = SSL_get_ex_new_index(0, NULL,
+	    NULL, NULL, tls_ex_free)) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* The first failure of a chain, in words, on the SSL being verified. */
+static void
+tls_note_failure(X509_STORE_CTX *x)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(x,
+	    SSL_get_ex_data_X509_STORE_CTX_idx());
+	char why[300];
+
+	if (ssl == NULL || tls_why_idx < 0 ||
+	    SSL_get_ex_data(ssl, tls_why_idx) != NULL)
+		return;
+	tls_words_verify(X509_STORE_CTX_get_error(x),
+	    X509_STORE_CTX_get_current_cert(x), why, sizeof(why));
+	SSL_set_ex_data(ssl, tls_why_idx, strdup(why));
+}
+
+static int
+tls_verify_words_cb(int ok, X509_STORE_CTX *x)
+{
+	if (!ok)
+		tls_note_failure(x);
+	return ok;
+}
+
+const char *
+tls_peer_error(SSL *ssl, char *buf, size_t len)
+{
+	const char *why = NULL;
+	long vr;
+
+	if (ssl == NULL || (vr = SSL_get_verify_result(ssl)) == X509_V_OK)
+		return NULL;
+	if (tls_why_idx >= 0)
+		why = SSL_get_ex_data(ssl, tls_why_idx);
+	if (why != NULL)
+		snprintf(buf, len, "%s", why);
+	else
+		tls_words_verify(vr, NULL, buf, len);
 	return buf;
 }
 
@@ -42,22 +110,24 @@ tls_bufferevent_error(struct bufferevent *bev, short what, char *buf,
     size_t len)
 {
 	unsigned long e, last = 0;
-	char ebuf[256];
+	char ebuf[256], why[320];
 	SSL *ssl;
-	long vr;
 
 	while ((e = bufferevent_get_openssl_error(bev)) != 0)
 		if (ERR_GET_LIB(e) != 0)
 			last = e;
 	ssl = bufferevent_openssl_get_ssl(bev);
-	if (last != 0 && ssl != NULL &&
-	    (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
+	if (last != 0 && tls_peer_error(ssl, why, sizeof(why)) != NULL) {
 		/* "certificate verify failed" alone does not say why. */
-		ERR_error_string_n(last, ebuf, sizeof(ebuf));
-		snprintf(buf, len, "%s (%s)", ebuf,
-		    X509_verify_cert_error_string(vr));
-	} else if (last != 0)
-		ERR_error_string_n(last, buf, len);
+		snprintf(buf, len, "refused the peer's certificate: %s "
+		    "(OpenSSL: %s)", why,
+		    tls_words_error(last, ebuf, sizeof(ebuf)));
+	} else if (last != 0 && tls_words_alert(last) != NULL)
+		snprintf(buf, len, "%s (OpenSSL: %s)", tls_words_alert(last),
+		    tls_words_error(last, ebuf, sizeof(ebuf)));
+	else if (last != 0)
+		snprintf(buf, len, "TLS: %s",
+		    tls_words_error(last, ebuf, sizeof(ebuf)));
 	else
 		snprintf(buf, len, "%s", what & BEV_EVENT_EOF ?
 		    "connection closed" :
@@ -217,6 +287,49 @@ out:
 	return rc;
 }
 
+/* A certificate outside its validity: "FILE expired on DATE" or "FILE
+ * is not valid until DATE". 0 when it is valid now. */
+static int
+tls_cert_check_dates(X509 *c, const char *what, const char *file,
+    struct cerr *err)
+{
+	char when[64];
+
+	if (X509_cmp_current_time(X509_get0_notAfter(c)) < 0)
+		return cerr_set(err, ERR_INVALID, "%s %s expired on %s; make "
+		    "a new one (cohort-pki)", what, file, tls_words_time(
+		    X509_get0_notAfter(c), when, sizeof(when)));
+	if (X509_cmp_current_time(X509_get0_notBefore(c)) > 0)
+		return cerr_set(err, ERR_INVALID, "%s %s is not valid until "
+		    "%s (is this machine's clock right?)", what, file,
+		    tls_words_time(X509_get0_notBefore(c), when, sizeof(when)));
+	return 0;
+}
+
+/* Every CA certificate of st is valid now, or the peers it signed would
+ * all be refused: say so at load time. */
+static int
+tls_store_check_dates(X509_STORE *st, const char *file, struct cerr *err)
+{
+	STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(st);
+	char what[200], name[128];
+	X509 *ca;
+	int i;
+
+	for (i = 0; i < sk_X509_OBJECT_num(objs); i++) {
+		if ((ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs,
+		    i))) == NULL)
+			continue;
+		if (X509_NAME_get_text_by_NID(X509_get_subject_name(ca),
+		    NID_commonName, name, sizeof(name)) <= 0)
+			snprintf(name, sizeof(name), "?");
+		snprintf(what, sizeof(what), "CA certificate CN=%s in", name);
+		if (tls_cert_check_dates(ca, what, file, err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 X509_STORE *
 tls_store_load(const char *ca, const char *crl, struct cerr *err)
 {
@@ -233,10 +346,16 @@ tls_store_load(const char *ca, const char *crl, struct cerr *err)
 	}
 	ERR_clear_error();
 	if (X509_STORE_load_file(st, ca) != 1) {
-		cerr_set(err, ERR_INVALID, "CA file %s: %s", ca,
-		    tls_error_string(ebuf, sizeof(ebuf)));
+		if (!tls_words_pem_has(ca, "CERTIFICATE", NULL))
+			cerr_set(err, ERR_INVALID, "CA file %s: not PEM (no "
+			    "'-----BEGIN CERTIFICATE-----' line)", ca);
+		else
+			cerr_set(err, ERR_INVALID, "CA file %s does not parse: "
+			    "%s", ca, tls_error_string(ebuf, sizeof(ebuf)));
 		goto fail;
 	}
+	if (tls_store_check_dates(st, ca, err) == -1)
+		goto fail;
 	if (crl != NULL && tls_store_add_crls(st, crl, err) == -1)
 		goto fail;
 	return st;
@@ -296,6 +415,7 @@ tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *crl,
 	X509_STORE *st;
 	char ebuf[256];
 	const char *files[2] = { cert, key };
+	bool encrypted;
 	int i;
 
 	/* OpenSSL says "system lib" for a file it cannot open: say which
@@ -327,22 +447,51 @@ tls_ctx_common(const SSL_METHOD *method, const char *ca, const char *crl,
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 	    SSL_MODE_ENABLE_PARTIAL_WRITE);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
-		cerr_set(err, ERR_INVALID, "certificate %s: %s", cert,
-		    tls_error_string(ebuf, sizeof(ebuf)));
+		if (!tls_words_pem_has(cert, "CERTIFICATE", NULL))
+			cerr_set(err, ERR_INVALID, "certificate %s: not PEM (no "
+			    "'-----BEGIN CERTIFICATE-----' line; a DER file "
+			    "converts with openssl x509 -inform der)", cert);
+		else
+			cerr_set(err, ERR_INVALID, "certificate %s does not "
+			    "parse: %s", cert,
+			    tls_error_string(ebuf, sizeof(ebuf)));
 		goto out;
 	}
+	if (tls_cert_check_dates(SSL_CTX_get0_certificate(ctx),
+	    "certificate", cert, err) == -1)
+		goto out;
 	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
-		cerr_set(err, ERR_INVALID, "key %s: %s", key,
-		    tls_error_string(ebuf, sizeof(ebuf)));
+		unsigned long e = ERR_peek_last_error();
+
+		if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+		    ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+			cerr_set(err, ERR_INVALID, "key %s does not match "
+			    "certificate %s (use the key made with that "
+			    "certificate)", key, cert);
+		else if (tls_words_pem_has(key, "PRIVATE KEY", &encrypted) &&
+		    encrypted)
+			cerr_set(err, ERR_INVALID, "key %s is encrypted with a "
+			    "passphrase, which Cohort cannot ask for: decrypt "
+			    "it (openssl pkey -in FILE -out FILE)", key);
+		else if (!tls_words_pem_has(key, "PRIVATE KEY", NULL))
+			cerr_set(err, ERR_INVALID, "key %s: not PEM (no "
+			    "'-----BEGIN PRIVATE KEY-----' line)", key);
+		else
+			cerr_set(err, ERR_INVALID, "key %s does not parse: %s",
+			    key, tls_error_string(ebuf, sizeof(ebuf)));
 		goto out;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
-		cerr_set(err, ERR_INVALID, "key %s does not match %s", key,
-		    cert);
+		cerr_set(err, ERR_INVALID, "key %s does not match certificate "
+		    "%s (use the key made with that certificate)", key, cert);
 		goto out;
 	}
+	if (tls_why_init() == -1)
+		goto fail;
 	SSL_CTX_set_verify(ctx,
-	    SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	    SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+	    tls_verify_words_cb);
+	ERR_clear_error();
 	return ctx;
 fail:
 	cerr_set(err, ERR_INTERNAL, "TLS context: %s",
@@ -396,6 +545,8 @@ tls_verify_controller(int ok, X509_STORE_CTX *x)
 	char ou[32], why[160];
 	int idx;
 
+	if (!ok)
+		tls_note_failure(x);
 	if (!ok || X509_STORE_CTX_get_error_depth(x) != 0 || cert == NULL)
 		return ok;
 	subj = X509_get_subject_name(cert);
@@ -447,6 +598,57 @@ tls_ctx_check_own_role(SSL_CTX *ctx, enum role want, const char *file,
 }
 
 int
+tls_ctx_check_own_issuer(SSL_CTX *ctx, const char *cert, const char *ca,
+    struct cerr *err)
+{
+	X509 *c = SSL_CTX_get0_certificate(ctx);
+	STACK_OF(X509) *chain = NULL;
+	X509_STORE_CTX *x;
+	char why[300];
+	int rc = 0, e;
+
+	if (c == NULL)
+		return cerr_set(err, ERR_INVALID, "certificate %s: none loaded",
+		    cert);
+	SSL_CTX_get0_chain_certs(ctx, &chain);
+	if ((x = X509_STORE_CTX_new()) == NULL ||
+	    X509_STORE_CTX_init(x, SSL_CTX_get_cert_store(ctx), c,
+	    chain) != 1) {
+		X509_STORE_CTX_free(x);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	/* Our own revocation is the peers' business (and a CRL check here
+	 * would hide the question asked: who signed it). */
+	X509_VERIFY_PARAM_clear_flags(X509_STORE_CTX_get0_param(x),
+	    X509_V_FLAG_CRL_CHECK);
+	if (X509_verify_cert(x) != 1) {
+		e = X509_STORE_CTX_get_error(x);
+		switch (e) {
+		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+		case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+		case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+		case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+		case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+			rc = cerr_set(err, ERR_INVALID, "certificate %s is not "
+			    "signed by the CA in %s: peers would refuse it",
+			    cert, ca);
+			break;
+		case X509_V_ERR_CERT_HAS_EXPIRED:
+		case X509_V_ERR_CERT_NOT_YET_VALID:
+			rc = cerr_set(err, ERR_INVALID, "certificate %s: %s",
+			    cert, tls_words_verify(e,
+			    X509_STORE_CTX_get_current_cert(x), why,
+			    sizeof(why)));
+			break;
+		}
+	}
+	X509_STORE_CTX_free(x);
+	ERR_clear_error();
+	return rc;
+}
+
+int
 tls_ctx_expect_controller(SSL_CTX *ctx)
 {
 	if (tls_role_idx < 0 && (tls_role_idx = SSL_get_ex_new_index(0,
@@ -469,8 +671,15 @@ tls_server_verify_error(SSL *ssl, const char *host, char *buf, size_t len)
 		return NULL;
 	if (vr == X509_V_ERR_APPLICATION_VERIFICATION && tls_role_idx >= 0)
 		why = SSL_get_ex_data(ssl, tls_role_idx);
-	if (why != NULL)
+	if (why != NULL) {
 		snprintf(buf, len, "server certificate of %s %s", host, why);
+		return buf;
+	}
+	if (tls_why_idx >= 0)
+		why = SSL_get_ex_data(ssl, tls_why_idx);
+	if (why != NULL)
+		snprintf(buf, len, "cannot verify the server certificate of "
+		    "%s: %s", host, why);
 	else
 		snprintf(buf, len, "cannot verify the server certificate of "
 		    "%s: %s", host, X509_verify_cert_error_string(vr));

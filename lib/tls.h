@@ -9,7 +9,13 @@
 #include "err.h"
 #include "job.h"
 
-/* A server context: our certificate and key, peers must present a
+/* Errors in words (tls_words.h): a file that is missing, unreadable or
+ * not PEM, a key that does not match its certificate, a certificate or
+ * CA out of its dates ("certificate FILE expired on 2026-11-30 17:00:00
+ * UTC") are named at load time; a handshake that fails says why the
+ * peer's certificate was refused, or why the peer refused ours.
+ *
+ * A server context: our certificate and key, peers must present a
  * certificate signed by ca and, when crl is not NULL, not revoked by a CRL
  * in that file (every peer's certificate is checked; the file must hold
  * at least one current CRL signed by the CA). NULL with err set on
@@ -50,6 +56,13 @@ int tls_cert_recheck(SSL_CTX *ctx, X509 *cert, STACK_OF(X509) *chain,
 int tls_ctx_check_own_role(SSL_CTX *ctx, enum role want, const char *file,
     struct cerr *err);
 
+/* Check that the certificate ctx presents (loaded from cert) is signed
+ * by the CA in ca (ctx's store; a daemon's, at start: peers would refuse
+ * anything else). 0, or -1 with err "certificate FILE is not signed by
+ * the CA in CAFILE". A CA certificate out of its dates is named too. */
+int tls_ctx_check_own_issuer(SSL_CTX *ctx, const char *cert, const char *ca,
+    struct cerr *err);
+
 /* Make a client context accept only a server certificate whose role is
  * controller (tls_client_ctx does this; for contexts made elsewhere).
  * 0, or -1 when out of memory. */
@@ -60,6 +73,11 @@ int tls_ctx_expect_controller(SSL_CTX *ctx);
  * 'controller'"), or NULL when its verification did not fail. */
 const char *tls_server_verify_error(SSL *ssl, const char *host, char *buf,
     size_t len);
+
+/* Why ssl's peer certificate was refused, in words ("certificate
+ * expired on 2026-11-30 17:00:00 UTC (CN=bob)"), or NULL when it was
+ * not. Returns buf. */
+const char *tls_peer_error(SSL *ssl, char *buf, size_t len);
 
 /* Make ssl verify that the server's certificate names host (a DNS name or
  * an IP address literal). 0 or -1. */

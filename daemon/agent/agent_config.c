@@ -18,6 +18,7 @@
 
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
+#include "lib/log.h"
 
 #define AGENT_DEFAULT_HEARTBEAT_MS 2000
 #define AGENT_DEFAULT_KILL_WAIT_MS 10000
@@ -71,6 +72,8 @@ static const struct conf_key agent_keys[] = {
 	PATHKEY("agent", "spool", spool, true),
 	KEY("agent", "address", false, agent_set_address),
 	MSKEY("agent", "heartbeat_interval", heartbeat_ms, 100, 10 * MIN),
+	{ .section = "agent", .name = "log_level", .set = conf_key_log_level,
+	  FIELD(log_level) },
 	MSKEY("agent", "kill_wait", kill_wait_ms, 0, HOUR),
 	{ .section = "agent", .name = "spare", .set = conf_key_bool,
 	  FIELD(spare) },
@@ -120,6 +123,7 @@ agent_config_defaults(struct agent_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->heartbeat_ms = AGENT_DEFAULT_HEARTBEAT_MS;
+	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->kill_wait_ms = AGENT_DEFAULT_KILL_WAIT_MS;
 	cfg->health_interval_ms = AGENT_DEFAULT_HEALTH_INTERVAL_MS;
 	cfg->health_timeout_ms = AGENT_DEFAULT_HEALTH_TIMEOUT_MS;
@@ -345,14 +349,25 @@ agent_set_source(const struct conf_ctx *c, const struct conf_key *k,
 {
 	struct agent_config *cfg = c->cfg;
 
-	if (strcmp(value, "simulated") == 0)
-		cfg->nvml = false;
-	else if (strcmp(value, "nvml") == 0)
-		cfg->nvml = true;
-	else
-		return cerr_set(err, ERR_INVALID,
-		    "'%.64s' is neither simulated nor nvml", value);
-	return 0;
+	static const struct {
+		const char *name;
+		enum agent_source source;
+	} sources[] = {
+		{ "auto", AGENT_SOURCE_AUTO },
+		{ "nvml", AGENT_SOURCE_NVML },
+		{ "simulated", AGENT_SOURCE_SIMULATED },
+		{ "none", AGENT_SOURCE_NONE },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		if (strcmp(value, sources[i].name) == 0) {
+			cfg->source = sources[i].source;
+			return 0;
+		}
+	}
+	return cerr_set(err, ERR_INVALID,
+	    "'%.64s' is not a source (auto, nvml, simulated or none)", value);
 }
 
 /* "79 = drain": the key is the code (see agent_xid_keys). */

@@ -9,6 +9,7 @@
  *                                 (MASTER_ADDR when it is rank 0);
  *                                 default: the name
  *   heartbeat_interval = 2s
+ *   log_level = info              debug | info | warning | error
  *   kill_wait = 10s               SIGTERM → SIGKILL when stopping tasks
  *   spare = no                    a hot spare: the scheduler uses it
  *                                 only to replace a failed job's node
@@ -21,7 +22,9 @@
  *   crl = PATH                    optional: CRLs of the CA, checked for
  *                                 the controller; re-read on SIGHUP
  *   [gpu]
- *   source = simulated | nvml     default simulated
+ *   source = auto | nvml | simulated | none   default auto: NVML,
+ *                                 and refuse to start when it finds no
+ *                                 GPU
  *   nvml_library = PATH           default libnvidia-ml.so.1
  *   count, model, memory_mb, nvlink, numa_nodes, nics, cpus,
  *   memory_total_mb               the simulated inventory
@@ -50,6 +53,14 @@
 /* XID codes the [xid] section may name: 1..AGENT_XID_MAX. */
 #define AGENT_XID_MAX 999
 
+/* Where the GPU inventory comes from ([gpu] source). */
+enum agent_source {
+	AGENT_SOURCE_AUTO = 0,	/* NVML, and refuse to start without GPUs */
+	AGENT_SOURCE_NVML,	/* NVML, whatever it reports */
+	AGENT_SOURCE_SIMULATED,	/* the [gpu] keys below */
+	AGENT_SOURCE_NONE,	/* a CPU-only node: no GPUs */
+};
+
 struct user_map_entry {
 	char *from;		/* cluster user, or "*" */
 	char *to;		/* local account */
@@ -62,6 +73,7 @@ struct agent_config {
 	char *spool;
 	char *address;
 	uint64_t heartbeat_ms;
+	int log_level;		/* LOG_LEVEL_*; default info */
 	uint64_t kill_wait_ms;
 	struct user_map_entry user_map[AGENT_USER_MAP_MAX];
 	unsigned nuser_map;
@@ -74,7 +86,7 @@ struct agent_config {
 	char *cert;
 	char *key;
 	char *crl;		/* revocation (issue 10); NULL: none */
-	bool nvml;		/* source = nvml */
+	enum agent_source source;	/* [gpu] source; default auto */
 	char *nvml_library;	/* NULL: default */
 	struct sim_gpus sim;
 	char *health_program;	/* NULL: none */

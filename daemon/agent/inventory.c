@@ -491,3 +491,36 @@ fail:
 	memset(inv, 0, sizeof(*inv));
 	return -1;
 }
+
+int
+inventory_auto(const char *libpath, struct inventory *inv,
+    struct cerr *err)
+{
+	const char *lib = libpath != NULL ? libpath : "libnvidia-ml.so.1";
+	struct cerr why;
+
+	if (inventory_nvml(libpath, inv, &why) == -1)
+		return cerr_set(err, ERR_UNAVAILABLE, "source = auto: no GPUs "
+		    "found through NVML (%s): %s; on a GPU server install "
+		    "NVIDIA's driver (or set nvml_library), for testing set "
+		    "'source = simulated', for a CPU-only node 'source = none' "
+		    "in [gpu]", lib, why.text);
+	if (inv->ngpus == 0) {
+		memset(inv, 0, sizeof(*inv));
+		return cerr_set(err, ERR_UNAVAILABLE, "source = auto: NVML "
+		    "(%s) reports no GPU; for testing set 'source = "
+		    "simulated', for a CPU-only node 'source = none' in [gpu]",
+		    lib);
+	}
+	snprintf(inv->source, sizeof(inv->source), "nvml");
+	return 0;
+}
+
+int
+inventory_none(struct inventory *inv)
+{
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->source, sizeof(inv->source), "none");
+	inv_host(inv);
+	return 0;
+}

@@ -40,4 +40,16 @@ int inventory_simulated(const struct sim_gpus *sim, const char *node,
 int inventory_nvml(const char *libpath, struct inventory *inv,
     struct cerr *err);
 
+/* source = auto: the GPUs NVML reports, as inventory_nvml; -1 with err
+ * (ERR_UNAVAILABLE) when NVML cannot be loaded or finds no GPU, in words
+ * that name the library and the other sources: an agent on a server
+ * without NVIDIA's driver must not register a node with no GPUs (or
+ * made-up ones) by accident. */
+int inventory_auto(const char *libpath, struct inventory *inv,
+    struct cerr *err);
+
+/* source = none: a CPU-only node (no GPUs; this machine's CPUs and
+ * memory). Always 0. */
+int inventory_none(struct inventory *inv);
+
 #endif

@@ -19,7 +19,7 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/link.c daemon/agent/link.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
 
-bin_PROGRAMS += cohort-agent
+sbin_PROGRAMS += cohort-agent
 cohort_agent_SOURCES = daemon/agent/main.c
 cohort_agent_CFLAGS = $(daemon_agent_libagent_a_CFLAGS) $(SYSTEMD_CFLAGS)
 cohort_agent_LDADD = $(AGENT_LIBS) $(SYSTEMD_LIBS)

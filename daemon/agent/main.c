@@ -34,6 +34,8 @@ struct cohort_agent {
 	struct event *sigterm;
 	struct event *sigint;
 	struct event *sighup;
+	const char *config_path;	/* re-read on SIGHUP */
+	bool verbose;			/* -v */
 };
 
 /* ---- the link's operations: this node's real tasks and health ---- */
@@ -153,23 +155,43 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
-/* SIGHUP: read the CA and CRL files again; a controller whose
- * certificate they now refuse is left. A file that does not load leaves
- * the old store in use. */
+/* SIGHUP: read the configuration file again for what can change while
+ * running: the log level, and the CA and CRL (a controller whose
+ * certificate they now refuse is left). A file that does not load, or a
+ * CA or CRL that does not, changes nothing. Tasks keep running either
+ * way. */
 static void
 on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct cohort_agent *d = arg;
+	struct agent_config nc;
 	struct cerr err;
+	char *t;
 
-	if (tls_ctx_reload(d->ctx, d->cfg.ca, d->cfg.crl, &err) == -1) {
-		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
-		    "loaded before", err.text);
+	if (agent_config_load(&nc, d->config_path, &err) == -1) {
+		log_warnx("SIGHUP: %s; nothing changed", err.text);
 		return;
 	}
-	log_info("SIGHUP: reloaded %s%s%s", d->cfg.ca,
-	    d->cfg.crl != NULL ? " and " : "",
-	    d->cfg.crl != NULL ? d->cfg.crl : "");
+	if (tls_ctx_reload(d->ctx, nc.ca, nc.crl, &err) == -1) {
+		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
+		    "loaded before (nothing changed)", err.text);
+		agent_config_clear(&nc);
+		return;
+	}
+	log_info("SIGHUP: reloaded %s%s%s", nc.ca,
+	    nc.crl != NULL ? " and " : "", nc.crl != NULL ? nc.crl : "");
+	t = d->cfg.ca, d->cfg.ca = nc.ca, nc.ca = t;
+	t = d->cfg.crl, d->cfg.crl = nc.crl, nc.crl = t;
+	if (nc.log_level != d->cfg.log_level) {
+		log_info("SIGHUP: log_level %s -> %s%s",
+		    log_level_name(d->cfg.log_level),
+		    log_level_name(nc.log_level),
+		    d->verbose ? " (ignored: -v keeps debug)" : "");
+		d->cfg.log_level = nc.log_level;
+		if (!d->verbose)
+			log_set_level(nc.log_level);
+	}
+	agent_config_clear(&nc);
 	link_recheck(d->link);
 }
 
@@ -188,11 +210,21 @@ start(struct cohort_agent *d)
 	struct cerr err;
 	int rc;
 
-	if (d->cfg.nvml)
+	switch (d->cfg.source) {
+	case AGENT_SOURCE_AUTO:
+		rc = inventory_auto(d->cfg.nvml_library, &d->inv, &err);
+		break;
+	case AGENT_SOURCE_NVML:
 		rc = inventory_nvml(d->cfg.nvml_library, &d->inv, &err);
-	else
+		break;
+	case AGENT_SOURCE_NONE:
+		rc = inventory_none(&d->inv);
+		break;
+	default:
 		rc = inventory_simulated(&d->cfg.sim, d->cfg.name, &d->inv,
 		    &err);
+		break;
+	}
 	if (rc == -1)
 		fatalx("inventory: %s", err.text);
 	log_info("%s: %u GPUs (%s), %u CPUs, %llu MiB", d->cfg.name,
@@ -202,7 +234,8 @@ start(struct cohort_agent *d)
 		fatalx("cannot create the event loop");
 	d->ctx = tls_client_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
 	    d->cfg.key, &err);
-	if (d->ctx == NULL)
+	if (d->ctx == NULL || tls_ctx_check_own_issuer(d->ctx, d->cfg.cert,
+	    d->cfg.ca, &err) == -1)
 		fatalx("%s", err.text);
 	d->link = link_create(d->base, &lp, d->ctx, &agent_link_ops, d, &err);
 	if (d->link == NULL)
@@ -211,7 +244,8 @@ start(struct cohort_agent *d)
 	    &err);
 	if (d->agent == NULL)
 		fatalx("%s", err.text);
-	if (d->cfg.nvml && (d->nv = nvml_create(d->cfg.nvml_library,
+	if ((d->cfg.source == AGENT_SOURCE_AUTO ||
+	    d->cfg.source == AGENT_SOURCE_NVML) && (d->nv = nvml_create(d->cfg.nvml_library,
 	    &err)) == NULL)
 		log_warnx("health: %s; no XID, ECC or temperature checks",
 		    err.text);
@@ -260,14 +294,19 @@ main(int argc, char **argv)
 	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	if ((rc = daemon_args(argc, argv, "cohort-agent", &args)) != -1)
+	if ((rc = daemon_args(argc, argv, "cohort-agent",
+	    SYSCONFDIR "/cohort/cohort-agent.conf", &args)) != -1)
 		return rc;
 	if (agent_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohort-agent: %s\n", err.text);
 		return 1;
 	}
+	d.config_path = args.config;
+	d.verbose = args.verbose;
 	signal(SIGPIPE, SIG_IGN);
 	log_init("cohort-agent", true, args.verbose);
+	if (!args.verbose)
+		log_set_level(d.cfg.log_level);
 	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lib/hostlist.h"
+#include "lib/log.h"
 #include "lib/job.h"
 
 /* The defaults live here rather than in lib/frame.h, which pulls in the
@@ -106,6 +107,8 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "controller", .name = "listen", .set = ctl_set_listen },
 	PATHKEY("controller", port_file, false),
 	PATHKEY("controller", database, true),
+	{ .section = "controller", .name = "log_level",
+	  .set = conf_key_log_level, FIELD(log_level) },
 	PATHKEY("controller", topology, false),
 	MSKEY("controller", "node_timeout", node_timeout_ms),
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
@@ -232,6 +235,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->starve_min_gpus = CTL_DEFAULT_STARVE_MIN_GPUS;
 	cfg->job_retention_ms = CTL_DEFAULT_RETENTION_MS;
 	cfg->event_retention_ms = CTL_DEFAULT_RETENTION_MS;
+	cfg->log_level = LOG_LEVEL_INFO;
 }
 
 void

@@ -164,6 +164,7 @@ struct ctl_config {
 	uint32_t starve_min_gpus;	/* 0: every job may starve */
 	uint64_t job_retention_ms;	/* finished jobs kept; 0: forever */
 	uint64_t event_retention_ms;	/* events kept; 0: forever */
+	int log_level;			/* LOG_LEVEL_*; default info */
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

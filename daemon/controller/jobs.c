@@ -258,6 +258,16 @@ jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
 }
 
 void
+jobs_set_limits(struct jobs *js, const struct job_limits *limits)
+{
+	js->limits = *limits;
+	quota_set_opts(js->quota, &(struct quota_opts){
+	    .max_pending = limits->max_pending_per_user,
+	    .rate = limits->submit_rate,
+	    .burst = limits->submit_burst });
+}
+
+void
 jobs_destroy(struct jobs *js)
 {
 	if (js == NULL)

@@ -332,6 +332,9 @@ struct quota_stats;
 /* user's jobs that wait for a start (PENDING or RESTARTING): the count
  * max_pending_per_user is checked against, kept at every change. */
 uint32_t jobs_pending_of(const struct jobs *js, const char *user);
+/* New limits (SIGHUP): the script size and per-user limits apply to the
+ * next submits; the pending counts stay. */
+void jobs_set_limits(struct jobs *js, const struct job_limits *limits);
 /* Submits refused by the limits so far. */
 void jobs_quota_stats(const struct jobs *js, struct quota_stats *st);
 

@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon/controller/ctl_config.h"
+#include "daemon/controller/ctl_reload.h"
 #include "agentcmd.h"
 #include "driver.h"
 #include "daemon/sched/topo.h"
@@ -52,6 +53,8 @@ struct cohortd {
 	struct event *sighup;
 	struct topo *topo;
 	struct http *http;
+	const char *config_path;	/* re-read on SIGHUP */
+	bool verbose;			/* -v */
 };
 
 static void
@@ -63,25 +66,21 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
-/* SIGHUP: read the CA and CRL files again; peers whose certificate the
- * new CRL revokes are cut off. A file that does not load leaves the old
- * store in use: a typo must not lock every agent out. */
+/* SIGHUP: read the configuration file again and apply what can change
+ * while running (ctl_reload.h); a file that does not load, or a change
+ * that needs a restart, changes nothing and says why. */
 static void
 on_reload(evutil_socket_t sig, short what, void *arg)
 {
 	struct cohortd *d = arg;
-	struct cerr err;
-	unsigned n;
+	struct ctl_reload_target t = {
+		.cfg = &d->cfg, .jobs = d->jobs, .queues = d->queues,
+		.cluster = d->cluster, .srv = d->srv, .ctx = d->ctx,
+		.verbose = d->verbose, .port = server_port(d->srv),
+		.http_port = d->http != NULL ? http_port(d->http) : 0,
+	};
 
-	if (tls_ctx_reload(d->ctx, d->cfg.ca, d->cfg.crl, &err) == -1) {
-		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
-		    "loaded before", err.text);
-		return;
-	}
-	n = server_drop_revoked(d->srv);
-	log_info("SIGHUP: reloaded %s%s%s; %u connection%s cut off",
-	    d->cfg.ca, d->cfg.crl != NULL ? " and " : "",
-	    d->cfg.crl != NULL ? d->cfg.crl : "", n, n == 1 ? "" : "s");
+	ctl_reload(d->config_path, &t);
 }
 
 static void
@@ -233,6 +232,8 @@ start(struct cohortd *d)
 	    d->cfg.key, &err);
 	if (d->ctx == NULL ||
 	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
+	    &err) == -1 ||
+	    tls_ctx_check_own_issuer(d->ctx, d->cfg.cert, d->cfg.ca,
 	    &err) == -1)
 		fatalx("%s", err.text);
 	if (d->cfg.crl != NULL)
@@ -364,16 +365,21 @@ main(int argc, char **argv)
 	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	if ((rc = daemon_args(argc, argv, "cohortd", &args)) != -1)
+	if ((rc = daemon_args(argc, argv, "cohortd",
+	    SYSCONFDIR "/cohort/cohortd.conf", &args)) != -1)
 		return rc;
 	if (ctl_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
 	}
+	d.config_path = args.config;
+	d.verbose = args.verbose;
 	signal(SIGPIPE, SIG_IGN);
 	/* Start-up errors go to stderr either way; syslog only once we run
 	 * detached. */
 	log_init("cohortd", true, args.verbose);
+	if (!args.verbose)
+		log_set_level(d.cfg.log_level);
 	if (!args.foreground && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
 	start(&d);

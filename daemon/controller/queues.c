@@ -355,6 +355,78 @@ fail:
 	return NULL;
 }
 
+int
+queues_compatible(const struct queues *qs, const struct queues *from,
+    struct cerr *err)
+{
+	const struct queue_def *a, *b;
+	size_t i, m;
+
+	if (qs->configured != from->configured || qs->n != from->n)
+		return cerr_set(err, ERR_INVALID, "queues were added or "
+		    "removed (%zu -> %zu): restart cohortd to apply",
+		    qs->configured ? qs->n : 0, from->configured ? from->n : 0);
+	for (i = 0; i < qs->n; i++) {
+		a = &qs->q[i].def;
+		b = &from->q[i].def;
+		if (strcmp(a->name, b->name) != 0)
+			return cerr_set(err, ERR_INVALID, "queue %s is now %s "
+			    "(queues renamed, added, removed or reordered): "
+			    "restart cohortd to apply", a->name, b->name);
+		if (qs->q[i].parent != from->q[i].parent)
+			return cerr_set(err, ERR_INVALID, "queue %s has a new "
+			    "parent: restart cohortd to apply", a->name);
+		if (a->nmodels != b->nmodels)
+			return cerr_set(err, ERR_INVALID, "queue %s: gpus.MODEL "
+			    "keys added or removed: restart cohortd to apply",
+			    a->name);
+		for (m = 0; m < a->nmodels; m++)
+			if (strcmp(a->models[m].model, b->models[m].model) != 0)
+				return cerr_set(err, ERR_INVALID, "queue %s: "
+				    "gpus.%s is now gpus.%s: restart cohortd "
+				    "to apply", a->name, a->models[m].model,
+				    b->models[m].model);
+	}
+	return 0;
+}
+
+#define QUEUES_SWAP(t, x, y)                                                   \
+	do {                                                                   \
+		t tmp_ = (x);                                                  \
+		(x) = (y);                                                     \
+		(y) = tmp_;                                                    \
+	} while (0)
+
+void
+queues_reconfigure(struct queues *qs, struct queues *from)
+{
+	struct queue_def *a, *b;
+	size_t i, m;
+
+	for (i = 0; i < qs->n; i++) {
+		a = &qs->q[i].def;
+		b = &from->q[i].def;
+		a->gpus = b->gpus;
+		/* The model strings stay: the flavors point at them. */
+		for (m = 0; m < a->nmodels; m++)
+			a->models[m].gpus = b->models[m].gpus;
+		a->borrow_limit = b->borrow_limit;
+		a->lend_limit = b->lend_limit;
+		a->weight = b->weight;
+		QUEUES_SWAP(char **, a->users, b->users);
+		QUEUES_SWAP(size_t, a->nusers, b->nusers);
+		QUEUES_SWAP(char **, a->admins, b->admins);
+		QUEUES_SWAP(size_t, a->nadmins, b->nadmins);
+		a->max_gpus_per_job = b->max_gpus_per_job;
+		a->max_time_s = b->max_time_s;
+		a->preempt = b->preempt;
+		a->preempt_grace_s = b->preempt_grace_s;
+		a->min_runtime_s = b->min_runtime_s;
+		memcpy(qs->q[i].flav_nominal, from->q[i].flav_nominal,
+		    sizeof(qs->q[i].flav_nominal));
+	}
+}
+
 size_t
 queues_count(const struct queues *qs)
 {

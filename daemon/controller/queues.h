@@ -65,6 +65,19 @@ struct queues *queues_create(const struct queue_def *defs, size_t n,
     int64_t half_life_ms, struct cerr *err);
 void queues_destroy(struct queues *qs);
 
+/* SIGHUP (ctl_reload.c): can qs take the limits of from, a tree that
+ * queues_create built from the re-read file? Only when both have the
+ * same queues with the same parents and the same gpus.MODEL names, in
+ * the same order: 0, or -1 with err (ERR_INVALID, naming the queue and
+ * saying that a restart is needed). */
+int queues_compatible(const struct queues *qs, const struct queues *from,
+    struct cerr *err);
+/* Give qs (compatible with from) from's nominal quotas (gpus and
+ * gpus.MODEL), borrow and lend limits, weights, users, admins, per-job
+ * limits and preemption settings; its fair-share usage stays. from keeps
+ * qs's old users and admins, to be destroyed by the caller. */
+void queues_reconfigure(struct queues *qs, struct queues *from);
+
 size_t queues_count(const struct queues *qs);
 /* Index of the queue called name, or -1. */
 int queues_find(const struct queues *qs, const char *name);

@@ -44,6 +44,22 @@ quota_create(const struct quota_opts *o)
 }
 
 void
+quota_set_opts(struct quota *q, const struct quota_opts *o)
+{
+	bool had_rate = q->o.rate > 0;
+	uint64_t full;
+	size_t i;
+
+	q->o = *o;
+	if (q->o.rate > 0 && q->o.burst == 0)
+		q->o.burst = 1;
+	full = (uint64_t)q->o.burst * QUOTA_MILLI;
+	for (i = 0; i < q->n; i++)
+		if (q->tab[i].tokens > full || !had_rate)
+			q->tab[i].tokens = full;
+}
+
+void
 quota_destroy(struct quota *q)
 {
 	if (q == NULL)

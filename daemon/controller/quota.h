@@ -25,6 +25,9 @@ struct quota_stats {
 
 /* NULL on ENOMEM. */
 struct quota *quota_create(const struct quota_opts *o);
+/* New limits (SIGHUP): counts stay; each bucket is cut to the new burst,
+ * and filled when there was no rate before. */
+void quota_set_opts(struct quota *q, const struct quota_opts *o);
 void quota_destroy(struct quota *q);
 
 /* May user submit one more job at now_ms? 0, or -1 with err ERR_LIMIT

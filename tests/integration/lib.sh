@@ -77,7 +77,7 @@ _LOG_FILES=()
 # What counts as an error in a daemon's log: the levels lib/log.c writes
 # for log_warn*/fatal*, then what AddressSanitizer, UBSan, LeakSanitizer,
 # valgrind, assert(3) and glibc's allocator print.
-_LOG_ERROR_RE='^[0-9TZ:.-]+ [a-z-]+: (warning|fatal): '
+_LOG_ERROR_RE='^[0-9TZ:.-]+ [a-z-]+: (warning|error|fatal): '
 _LOG_ERROR_RE+='|ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error: '
 _LOG_ERROR_RE+='|==[0-9]+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised'
 _LOG_ERROR_RE+='|Syscall param|Mismatched free|Source and destination overlap|Process terminating)'

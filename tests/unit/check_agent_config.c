@@ -16,6 +16,7 @@
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
 #include "daemon/agent/watch.h"
+#include "lib/log.h"
 
 static char tmpdir[PATH_MAX];
 static char cfgpath[PATH_MAX + 32];
@@ -138,7 +139,7 @@ START_TEST(test_load_good)
 	ck_assert_str_eq(cfg.cert, "/etc/cohort/gpu17.crt");
 	snprintf(want, sizeof(want), "%s/../gpu17.key", tmpdir);
 	ck_assert_str_eq(cfg.key, want);
-	ck_assert(cfg.nvml);
+	ck_assert_int_eq(cfg.source, AGENT_SOURCE_NVML);
 	snprintf(want, sizeof(want), "%s/lib/libnvidia-ml.so.1", tmpdir);
 	ck_assert_str_eq(cfg.nvml_library, want);
 	ck_assert_uint_eq(cfg.sim.count, 4);
@@ -184,7 +185,8 @@ START_TEST(test_load_defaults)
 	ck_assert_uint_eq(cfg.heartbeat_ms, 2000);
 	ck_assert_uint_eq(cfg.kill_wait_ms, 10000);
 	ck_assert_uint_eq(cfg.nuser_map, 0);
-	ck_assert(!cfg.nvml);
+	ck_assert_int_eq(cfg.source, AGENT_SOURCE_AUTO);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_INFO);
 	ck_assert_ptr_null(cfg.nvml_library);
 	ck_assert_ptr_null(cfg.health_program);
 	ck_assert_uint_eq(cfg.health_interval_ms, 30000);
@@ -298,7 +300,7 @@ START_TEST(test_load_errors)
 		    ":2: kill_wait: 2h out of range 0s..1h" },
 		{ "[tls]\nca =\n", ":2: ca: empty path" },
 		{ "[gpu]\nsource = cuda\n",
-		    ":2: source: 'cuda' is neither simulated nor nvml" },
+		    ":2: source: 'cuda' is not a source (auto, nvml, simulated or none)" },
 		{ "[gpu]\nnvml_library =\n",
 		    ":2: nvml_library: empty library name" },
 		{ "[gpu]\ncount = 65\n", ":2: count: 65 out of range 0..64" },
@@ -439,7 +441,7 @@ START_TEST(test_load_example)
 	ck_assert_uint_eq(cfg.sim.nics, def.sim.nics);
 	ck_assert_uint_eq(cfg.sim.ncpus, def.sim.ncpus);
 	ck_assert_uint_eq(cfg.sim.memory_total_mb, def.sim.memory_total_mb);
-	ck_assert_int_eq(cfg.nvml, def.nvml);
+	ck_assert_int_eq(cfg.source, def.source);
 	ck_assert_int_eq(cfg.drain_on_gpu_failure, def.drain_on_gpu_failure);
 	ck_assert_uint_eq(cfg.temperature_degraded, def.temperature_degraded);
 	ck_assert_mem_eq(cfg.xid_policy, def.xid_policy,

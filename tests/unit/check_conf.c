@@ -16,6 +16,7 @@
 #include "daemon/controller/ctl_config.h"
 #include "daemon/sched/sched.h"
 #include "lib/conf.h"
+#include "lib/log.h"
 
 /* ---- lib/conf.c ---- */
 
@@ -763,6 +764,33 @@ START_TEST(test_load_queue_policy)
 }
 END_TEST
 
+/* log_level: info by default; the four words; anything else refused
+ * with the line and the choices. */
+START_TEST(test_load_log_level)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_INFO);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, "[controller]\nlog_level = debug\n" REQUIRED);
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_DEBUG);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, "[controller]\nlog_level = error\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_ERROR);
+	ctl_config_clear(&cfg);
+	write_file(cfgpath, "[controller]\nlog_level = loud\n" REQUIRED);
+	ck_assert_int_eq(ctl_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, ":2: log_level: 'loud' is not a log "
+	    "level (debug, info, warning or error)") != NULL, "%s", err.text);
+}
+END_TEST
+
 START_TEST(test_load_nodes)
 {
 	struct ctl_config cfg;
@@ -1262,6 +1290,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_conf_load_cwd);
 	tcase_add_test(tc, test_load_tenants);
 	tcase_add_test(tc, test_load_retention);
+	tcase_add_test(tc, test_load_log_level);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -358,6 +358,44 @@ START_TEST(test_nvml_no_library)
 }
 END_TEST
 
+/* source = auto (the default): the GPUs NVML reports, or a refusal that
+ * names the library and the sources to use instead. */
+START_TEST(test_auto)
+{
+	struct cerr err;
+
+	fake_env("4", "none");
+	ck_assert_msg(inventory_auto(FAKE_NVML, &inv, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(inv.ngpus, 4);
+	ck_assert_str_eq(inv.source, "nvml");
+	/* A driver that sees no GPU: refused, not an empty node. */
+	fake_env("0", "none");
+	ck_assert_int_eq(inventory_auto(FAKE_NVML, &inv, &err), -1);
+	ck_assert_int_eq(err.code, ERR_UNAVAILABLE);
+	ck_assert_msg(strstr(err.text, "reports no GPU") != NULL &&
+	    strstr(err.text, FAKE_NVML) != NULL &&
+	    strstr(err.text, "'source = simulated'") != NULL &&
+	    strstr(err.text, "'source = none'") != NULL, "%s", err.text);
+	ck_assert_uint_eq(inv.ngpus, 0);
+	/* No library at all (a server without NVIDIA's driver). */
+	ck_assert_int_eq(inventory_auto("/nonexistent/libnvidia-ml.so.1",
+	    &inv, &err), -1);
+	ck_assert_msg(strstr(err.text, "no GPUs found through NVML "
+	    "(/nonexistent/libnvidia-ml.so.1): cannot load NVML") != NULL &&
+	    strstr(err.text, "'source = simulated'") != NULL, "%s",
+	    err.text);
+	/* NULL: the default library's name is in the text. */
+	if (inventory_auto(NULL, &inv, &err) == -1)
+		ck_assert_msg(strstr(err.text, "libnvidia-ml.so.1") != NULL,
+		    "%s", err.text);
+	ck_assert_int_eq(inventory_none(&inv), 0);
+	ck_assert_uint_eq(inv.ngpus, 0);
+	ck_assert_str_eq(inv.source, "none");
+	ck_assert_uint_gt(inv.ncpus, 0);
+}
+END_TEST
+
 START_TEST(test_nvml_not_nvml)
 {
 	struct cerr err;
@@ -502,6 +540,7 @@ inventory_suite(void)
 	tcase_add_test(tc, test_nvml_too_many);
 	tcase_add_test(tc, test_nvml_health_calls);
 	tcase_add_test(tc, test_fake_is_strict);
+	tcase_add_test(tc, test_auto);
 	suite_add_tcase(s, tc);
 	return s;
 }

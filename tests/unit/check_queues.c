@@ -434,6 +434,68 @@ START_TEST(test_fair_share_weights_users)
 }
 END_TEST
 
+/* SIGHUP: a tree of the same shape hands over its quotas, limits,
+ * weights and users; the usage stays. Any other shape is refused. */
+START_TEST(test_reconfigure)
+{
+	struct queue_def d[3];
+	struct sched_queue out[2];
+	struct queues *qs, *nq;
+	struct cerr err;
+	uint64_t share;
+
+	d[0] = qdef("top", NULL, 16);
+	d[1] = qdef("a", "top", 8);
+	qmodel(&d[1], "H100", 4);
+	ck_assert_ptr_nonnull(qs = queues_create(d, 2, H, &err));
+	ck_assert_int_eq(queues_charge(qs, 1, "u", 1000, 0), 0);
+	share = queues_user_share(qs, 1, "u", 0);
+	d[1].gpus = 12;
+	d[1].models[0].gpus = 6;
+	d[1].weight = 3;
+	d[1].borrow_limit = 2;
+	qusers(&d[1], "alice", NULL);
+	ck_assert_ptr_nonnull(nq = queues_create(d, 2, H, &err));
+	ck_assert_int_eq(queues_compatible(qs, nq, &err), 0);
+	queues_reconfigure(qs, nq);
+	queues_destroy(nq);
+	ck_assert_uint_eq(queues_def(qs, 1)->gpus, 12);
+	ck_assert_uint_eq(queues_def(qs, 1)->models[0].gpus, 6);
+	ck_assert_uint_eq(queues_def(qs, 1)->weight, 3);
+	ck_assert_uint_eq(queues_def(qs, 1)->borrow_limit, 2);
+	ck_assert_uint_eq(queues_def(qs, 1)->nusers, 1);
+	ck_assert_str_eq(queues_def(qs, 1)->users[0], "alice");
+	queues_sched(qs, 0, out);
+	ck_assert_uint_eq(out[1].nominal[0], 12);
+	ck_assert_uint_eq(out[1].nominal[1], 6);
+	ck_assert_uint_eq(queues_user_share(qs, 1, "u", 0), share);
+	/* A queue added, a model added, a parent changed: refused. */
+	d[2] = qdef("b", "top", 4);
+	ck_assert_ptr_nonnull(nq = queues_create(d, 3, H, &err));
+	ck_assert_int_eq(queues_compatible(qs, nq, &err), -1);
+	ck_assert_msg(strstr(err.text, "restart cohortd to apply") != NULL,
+	    "%s", err.text);
+	queues_destroy(nq);
+	qmodel(&d[1], "A100", 2);
+	ck_assert_ptr_nonnull(nq = queues_create(d, 2, H, &err));
+	ck_assert_int_eq(queues_compatible(qs, nq, &err), -1);
+	ck_assert_msg(strstr(err.text, "queue a: gpus.MODEL") != NULL, "%s",
+	    err.text);
+	queues_destroy(nq);
+	free(d[1].parent);
+	d[1].parent = NULL;
+	d[1].nmodels = 1;
+	ck_assert_ptr_nonnull(nq = queues_create(d, 2, H, &err));
+	ck_assert_int_eq(queues_compatible(qs, nq, &err), -1);
+	ck_assert_msg(strstr(err.text, "queue a has a new parent") != NULL,
+	    "%s", err.text);
+	queues_destroy(nq);
+	d[1].nmodels = 2;
+	defs_clear(d, 3);
+	queues_destroy(qs);
+}
+END_TEST
+
 START_TEST(test_flavors_sched)
 {
 	struct queue_def d[3];
@@ -710,6 +772,7 @@ queues_suite(void)
 	tcase_add_test(tc, test_report_borrowing);
 	tcase_add_test(tc, test_report_top);
 	tcase_add_test(tc, test_rebuild);
+	tcase_add_test(tc, test_reconfigure);
 	suite_add_tcase(s, tc);
 	return s;
 }

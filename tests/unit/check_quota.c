@@ -100,6 +100,28 @@ START_TEST(test_no_rate_no_limit)
 }
 END_TEST
 
+/* SIGHUP: new limits apply to the next submit; counts stay. */
+START_TEST(test_set_opts)
+{
+	struct quota *q = quota_create(&(struct quota_opts){ .max_pending = 1,
+	    .rate = 10, .burst = 5 });
+	struct cerr err;
+
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(quota_pending_add(q, "alice", 1), 0);
+	ck_assert_int_eq(quota_submit_check(q, "alice", 0, &err), -1);
+	quota_set_opts(q, &(struct quota_opts){ .max_pending = 2, .rate = 10,
+	    .burst = 1 });
+	ck_assert_uint_eq(quota_pending(q, "alice"), 1);
+	ck_assert_int_eq(quota_submit_check(q, "alice", 0, &err), 0);
+	quota_submit_take(q, "alice", 0);
+	/* The bucket was cut to the new burst of 1: empty now. */
+	ck_assert_int_eq(quota_submit_check(q, "alice", 0, &err), -1);
+	ck_assert_msg(strstr(err.text, "per second") != NULL, "%s", err.text);
+	quota_destroy(q);
+}
+END_TEST
+
 START_TEST(test_pending_cap)
 {
 	struct quota_opts o = { .max_pending = 3 };
@@ -506,6 +528,7 @@ quota_suite(void)
 	tcase_add_test(tc, test_no_rate_no_limit);
 	tcase_add_test(tc, test_pending_cap);
 	tcase_add_test(tc, test_many_users_sorted);
+	tcase_add_test(tc, test_set_opts);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tj, test_jobs_pending_lifecycle);
 	tcase_add_test(tj, test_jobs_pending_survives_restart);

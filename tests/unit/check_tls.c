@@ -22,6 +22,7 @@
 #include <openssl/x509v3.h>
 
 #include "lib/tls.h"
+#include "lib/tls_words.h"
 
 #define HOUR 3600L
 
@@ -55,9 +56,10 @@ add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 
 /* A certificate for key, O=cohort/OU=ou/CN=cn (ou NULL: none), signed by
  * issuer (NULL: self-signed CA). */
+/* Valid from nb to na seconds from now. */
 static X509 *
-mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
-    X509 *issuer, EVP_PKEY *issuer_key)
+mint_dated(EVP_PKEY *key, const char *ou, const char *cn, long serial,
+    X509 *issuer, EVP_PKEY *issuer_key, long nb, long na)
 {
 	X509 *c = X509_new();
 	X509_NAME *n = X509_NAME_new();
@@ -65,8 +67,8 @@ mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
 	ck_assert_ptr_nonnull(c);
 	X509_set_version(c, 2);
 	ASN1_INTEGER_set(X509_get_serialNumber(c), serial);
-	X509_gmtime_adj(X509_getm_notBefore(c), -HOUR);
-	X509_gmtime_adj(X509_getm_notAfter(c), 24 * HOUR);
+	X509_gmtime_adj(X509_getm_notBefore(c), nb);
+	X509_gmtime_adj(X509_getm_notAfter(c), na);
 	X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC,
 	    (const unsigned char *)"cohort", -1, -1, 0);
 	if (ou != NULL)
@@ -87,6 +89,14 @@ mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
 	ck_assert_int_gt(X509_sign(c, issuer_key != NULL ? issuer_key : key,
 	    EVP_sha256()), 0);
 	return c;
+}
+
+static X509 *
+mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
+    X509 *issuer, EVP_PKEY *issuer_key)
+{
+	return mint_dated(key, ou, cn, serial, issuer, issuer_key, -HOUR,
+	    24 * HOUR);
 }
 
 /* A CRL of issuer revoking serials[0..n), valid from last to next
@@ -144,11 +154,13 @@ write_text(const char *name, const char *text)
 	fclose(f);
 }
 
+/* base.crt and base.key, signed by issuer, valid from nb to na. */
 static void
-write_leaf(const char *base, const char *ou, const char *cn, long serial)
+write_leaf_by(const char *base, const char *ou, const char *cn, long serial,
+    X509 *issuer, EVP_PKEY *ikey, long nb, long na)
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *c = mint(k, ou, cn, serial, ca_cert, ca_key);
+	X509 *c = mint_dated(k, ou, cn, serial, issuer, ikey, nb, na);
 	char name[64];
 	FILE *f;
 
@@ -162,6 +174,12 @@ write_leaf(const char *base, const char *ou, const char *cn, long serial)
 	fclose(f);
 	X509_free(c);
 	EVP_PKEY_free(k);
+}
+
+static void
+write_leaf(const char *base, const char *ou, const char *cn, long serial)
+{
+	write_leaf_by(base, ou, cn, serial, ca_cert, ca_key, -HOUR, 24 * HOUR);
 }
 
 static X509 *
@@ -507,6 +525,198 @@ START_TEST(test_client_role)
 }
 END_TEST
 
+/* ---- errors in words ---- */
+
+/* tls_server_ctx(ca, NULL, crt, key) fails, its text holding want (and,
+ * when want2 is not NULL, want2). */
+static void
+bad_ctx(const char *ca, const char *crt, const char *key, const char *want,
+    const char *want2)
+{
+	struct cerr err;
+	SSL_CTX *ctx;
+
+	cerr_clear(&err);
+	ctx = tls_server_ctx(ca, NULL, crt, key, &err);
+	ck_assert_ptr_null(ctx);
+	ck_assert_msg(strstr(err.text, want) != NULL, "want '%s': %s", want,
+	    err.text);
+	ck_assert_msg(want2 == NULL || strstr(err.text, want2) != NULL,
+	    "want '%s': %s", want2, err.text);
+	ck_assert_msg(strstr(err.text, "error:") == NULL, "an OpenSSL code: "
+	    "%s", err.text);
+}
+
+START_TEST(test_load_words)
+{
+	char want[256];
+	struct cerr err;
+	SSL_CTX *ctx;
+
+	/* Missing and unreadable files name the file and why. */
+	bad_ctx(path("ca.pem"), path("nope.crt"), path("bob.key"),
+	    "nope.crt: No such file or directory", NULL);
+	bad_ctx(path("nope.pem"), path("bob.crt"), path("bob.key"),
+	    "nope.pem: No such file or directory", NULL);
+	/* Not PEM. */
+	write_text("garbage.txt", "hello, not a certificate\n");
+	snprintf(want, sizeof(want), "certificate %s: not PEM",
+	    path("garbage.txt"));
+	bad_ctx(path("ca.pem"), path("garbage.txt"), path("bob.key"), want,
+	    NULL);
+	snprintf(want, sizeof(want), "key %s: not PEM", path("garbage.txt"));
+	bad_ctx(path("ca.pem"), path("bob.crt"), path("garbage.txt"), want,
+	    NULL);
+	snprintf(want, sizeof(want), "CA file %s: not PEM",
+	    path("garbage.txt"));
+	bad_ctx(path("garbage.txt"), path("bob.crt"), path("bob.key"), want,
+	    NULL);
+	/* A key that is not the certificate's. */
+	snprintf(want, sizeof(want), "key %s does not match certificate %s",
+	    path("alice.key"), path("bob.crt"));
+	bad_ctx(path("ca.pem"), path("bob.crt"), path("alice.key"), want,
+	    NULL);
+	/* Out of its dates: the date in words. */
+	write_leaf_by("old", "user", "old", 20, ca_cert, ca_key, -48 * HOUR,
+	    -24 * HOUR);
+	snprintf(want, sizeof(want), "certificate %s expired on 20",
+	    path("old.crt"));
+	bad_ctx(path("ca.pem"), path("old.crt"), path("old.key"), want,
+	    " UTC; make a new one");
+	write_leaf_by("young", "user", "young", 21, ca_cert, ca_key,
+	    24 * HOUR, 48 * HOUR);
+	snprintf(want, sizeof(want), "certificate %s is not valid until 20",
+	    path("young.crt"));
+	bad_ctx(path("ca.pem"), path("young.crt"), path("young.key"), want,
+	    "clock");
+	/* Signed by another CA: the daemons' own check names both files. */
+	write_leaf_by("foreign", "controller", "controller", 22, other_cert,
+	    other_key, -HOUR, HOUR);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("foreign.crt"),
+	    path("foreign.key"), &err);
+	ck_assert_msg(ctx != NULL, "%s", err.text);
+	ck_assert_int_eq(tls_ctx_check_own_issuer(ctx, path("foreign.crt"),
+	    path("ca.pem"), &err), -1);
+	snprintf(want, sizeof(want), "certificate %s is not signed by the CA "
+	    "in %s", path("foreign.crt"), path("ca.pem"));
+	ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
+	SSL_CTX_free(ctx);
+	ctx = tls_server_ctx(path("ca.pem"), NULL, path("controller.crt"),
+	    path("controller.key"), &err);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(tls_ctx_check_own_issuer(ctx, path("controller.crt"),
+	    path("ca.pem"), &err), 0);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
+/* A handshake between a context made with tls_server_ctx (controller)
+ * and a client context made by hand, so that the client may present a
+ * certificate tls_client_ctx would refuse to load. why_s: the server's
+ * view (tls_error_string right after the failure), why_c the client's. */
+static void
+raw_handshake(const char *client, char *why_s, char *why_c, size_t len)
+{
+	struct cerr err;
+	SSL_CTX *sctx, *cctx;
+	SSL *s, *c;
+	BIO *bs, *bc;
+	char crt[64], key[64];
+	int i, rs = 0, rc = 0;
+
+	sctx = tls_server_ctx(path("ca.pem"), NULL, path("controller.crt"),
+	    path("controller.key"), &err);
+	ck_assert_msg(sctx != NULL, "%s", err.text);
+	ck_assert_ptr_nonnull(cctx = SSL_CTX_new(TLS_client_method()));
+	snprintf(crt, sizeof(crt), "%s.crt", client);
+	snprintf(key, sizeof(key), "%s.key", client);
+	ck_assert_int_eq(SSL_CTX_use_certificate_file(cctx, path(crt),
+	    SSL_FILETYPE_PEM), 1);
+	ck_assert_int_eq(SSL_CTX_use_PrivateKey_file(cctx, path(key),
+	    SSL_FILETYPE_PEM), 1);
+	SSL_CTX_set_verify(cctx, SSL_VERIFY_NONE, NULL);
+	s = SSL_new(sctx);
+	c = SSL_new(cctx);
+	ck_assert_int_eq(BIO_new_bio_pair(&bs, 0, &bc, 0), 1);
+	SSL_set_bio(s, bs, bs);
+	SSL_set_bio(c, bc, bc);
+	SSL_set_accept_state(s);
+	SSL_set_connect_state(c);
+	why_s[0] = why_c[0] = '\0';
+	ERR_clear_error();
+	for (i = 0; i < 50 && !(why_s[0] && why_c[0]); i++) {
+		if ((rc = SSL_do_handshake(c)) <= 0 &&
+		    SSL_get_error(c, rc) != SSL_ERROR_WANT_READ) {
+			tls_error_string(why_c, len);
+			/* TLS 1.3: the verdict comes on the first read. */
+		} else if (rc == 1 && !why_c[0]) {
+			char b[1];
+
+			if (SSL_read(c, b, 1) <= 0 && SSL_get_error(c, 0) !=
+			    SSL_ERROR_WANT_READ && ERR_peek_error() != 0)
+				tls_error_string(why_c, len);
+		}
+		if (!why_s[0] && (rs = SSL_do_handshake(s)) <= 0 &&
+		    SSL_get_error(s, rs) != SSL_ERROR_WANT_READ) {
+			/* What tls_bufferevent_error says on the server. */
+			ERR_clear_error();
+			ck_assert_ptr_nonnull(tls_peer_error(s, why_s, len));
+		}
+	}
+	SSL_free(s);
+	SSL_free(c);
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+}
+
+START_TEST(test_handshake_words)
+{
+	char why_s[320], why_c[320];
+
+	/* An expired client: the server says since when, the client hears
+	 * that its certificate has expired; no OpenSSL code alone. */
+	write_leaf_by("old", "user", "old", 20, ca_cert, ca_key, -48 * HOUR,
+	    -24 * HOUR);
+	raw_handshake("old", why_s, why_c, sizeof(why_s));
+	ck_assert_msg(strncmp(why_s, "certificate expired on 20", 25) == 0 &&
+	    strstr(why_s, " UTC (CN=old)") != NULL, "server: %s", why_s);
+	ck_assert_msg(strstr(why_c, "the peer refused our certificate: it "
+	    "has expired") != NULL, "client: %s", why_c);
+	/* Another CA's client: unknown CA, with its issuer. */
+	write_leaf_by("foreign", "user", "foreign", 22, other_cert, other_key,
+	    -HOUR, HOUR);
+	raw_handshake("foreign", why_s, why_c, sizeof(why_s));
+	ck_assert_msg(strstr(why_s, "certificate signed by an unknown CA "
+	    "(CN=foreign, issued by CN=other-ca, which is not in the CA "
+	    "file)") != NULL, "server: %s", why_s);
+	ck_assert_msg(strstr(why_c, "unknown CA") != NULL &&
+	    strstr(why_c, "error:") == NULL, "client: %s", why_c);
+}
+END_TEST
+
+START_TEST(test_words)
+{
+	char buf[256];
+	X509 *c = read_cert("bob");
+
+	ck_assert_str_eq(tls_words_verify(X509_V_ERR_CERT_REVOKED, c, buf,
+	    sizeof(buf)), "certificate revoked by the CRL (CN=bob)");
+	ck_assert_msg(strncmp(tls_words_verify(X509_V_ERR_CERT_HAS_EXPIRED, c,
+	    buf, sizeof(buf)), "certificate expired on 20", 25) == 0, "%s",
+	    buf);
+	/* OpenSSL's reason, without its code. */
+	ck_assert_str_eq(tls_words_error(ERR_PACK(ERR_LIB_SSL, 0,
+	    SSL_R_WRONG_VERSION_NUMBER), buf, sizeof(buf)),
+	    "wrong version number");
+	ck_assert_str_eq(tls_words_alert(ERR_PACK(ERR_LIB_SSL, 0,
+	    SSL_AD_REASON_OFFSET + SSL_AD_CERTIFICATE_REVOKED)),
+	    "the peer refused our certificate: it is revoked");
+	ck_assert_ptr_null(tls_words_alert(ERR_PACK(ERR_LIB_SSL, 0,
+	    SSL_R_WRONG_VERSION_NUMBER)));
+	X509_free(c);
+}
+END_TEST
+
 static Suite *
 tls_suite(void)
 {
@@ -523,6 +733,9 @@ tls_suite(void)
 	tcase_add_test(tc, test_server_role);
 	tcase_add_test(tc, test_own_role);
 	tcase_add_test(tc, test_client_role);
+	tcase_add_test(tc, test_load_words);
+	tcase_add_test(tc, test_handshake_words);
+	tcase_add_test(tc, test_words);
 	suite_add_tcase(s, tc);
 	return s;
 }
