@@ -12,15 +12,160 @@
 #include <event2/http.h>
 
 #include "http.h"
+#include "lib/clock.h"
 #include "metrics.h"
 #include "status_page.h"
+#include "txq.h"
+
+/* The status page costs milliseconds per render at thousands of nodes,
+ * on the controller's only loop, and anyone who reaches the port may ask
+ * for it: a rendered page is kept and served again, by reference (no
+ * copy per client), until the database commits a change or it is
+ * HTTP_PAGE_MS old, and at least HTTP_PAGE_MIN_MS. So a flood of
+ * requests costs at most one render per HTTP_PAGE_MIN_MS however busy
+ * the cluster, and a change a person just made shows at once. /metrics
+ * is cheap (a line per family) and always fresh. */
+#define HTTP_PAGE_MS 1000
+#define HTTP_PAGE_MIN_MS 100	/* kept at least this long, commits or not */
+#define HTTP_PAGES 4
+
+/* One rendered page, shared by every reply that carries it. */
+struct http_page {
+	char *data;
+	size_t len;
+	unsigned refs;		/* the cache's, and each reply's in flight */
+};
+
+struct http_cached {
+	char key[96];		/* what the render depended on: path, query */
+	struct http_page *page;
+	uint64_t at_us;
+	unsigned long commits;	/* txq_commits when it was rendered */
+};
 
 struct http {
 	struct evhttp *ev;
 	struct evhttp_bound_socket *sock;
 	struct http_sources src;
 	uint16_t port;
+	struct http_cached cache[HTTP_PAGES];
 };
+
+static void
+http_page_unref(struct http_page *p)
+{
+	if (p != NULL && --p->refs == 0) {
+		free(p->data);
+		free(p);
+	}
+}
+
+/* evbuffer_add_reference's cleanup: a reply is done with the page. */
+static void
+http_page_done(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	http_page_unref(arg);
+}
+
+/* The page of b, moved into a shareable block; NULL (ENOMEM). */
+static struct http_page *
+http_page_take(struct evbuffer *b)
+{
+	struct http_page *p;
+	size_t len = evbuffer_get_length(b);
+
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->data = malloc(len > 0 ? len : 1)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	if (evbuffer_remove(b, p->data, len) != (int)len) {
+		free(p->data);
+		free(p);
+		return NULL;
+	}
+	p->len = len;
+	p->refs = 1;
+	return p;
+}
+
+/* A fresh cached page for key, or NULL. */
+static struct http_page *
+http_cache_get(struct http *h, const char *key)
+{
+	uint64_t now = clock_mono_us();
+	unsigned i;
+
+	for (i = 0; i < HTTP_PAGES; i++) {
+		struct http_cached *c = &h->cache[i];
+
+		if (c->page == NULL || strcmp(c->key, key) != 0)
+			continue;
+		if (now - c->at_us < (uint64_t)HTTP_PAGE_MIN_MS * 1000 ||
+		    (c->commits == txq_commits(h->src.txq) &&
+		    now - c->at_us < (uint64_t)HTTP_PAGE_MS * 1000))
+			return c->page;
+	}
+	return NULL;
+}
+
+/* Keep p for key, in its old slot or the oldest one. */
+static void
+http_cache_put(struct http *h, const char *key, struct http_page *p)
+{
+	struct http_cached *c = &h->cache[0];
+	unsigned i;
+
+	if (strlen(key) >= sizeof(c->key))
+		return;
+	for (i = 0; i < HTTP_PAGES; i++) {
+		if (h->cache[i].page != NULL &&
+		    strcmp(h->cache[i].key, key) == 0) {
+			c = &h->cache[i];
+			break;
+		}
+		if (h->cache[i].at_us < c->at_us)
+			c = &h->cache[i];
+	}
+	http_page_unref(c->page);
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->page = p;
+	p->refs++;
+	c->at_us = clock_mono_us();
+	c->commits = txq_commits(h->src.txq);
+}
+
+/* The status page for key into out, from the cache or rendered now.
+ * 0, or -1 (ENOMEM). */
+static int
+http_status_page(struct http *h, const char *key, struct evbuffer *out)
+{
+	struct http_page *p = http_cache_get(h, key);
+	struct evbuffer *b;
+
+	if (p != NULL)
+		p->refs++;
+	else {
+		if ((b = evbuffer_new()) == NULL)
+			return -1;
+		if (status_page_render(&h->src, b) == -1 ||
+		    (p = http_page_take(b)) == NULL) {
+			evbuffer_free(b);
+			return -1;
+		}
+		evbuffer_free(b);
+		http_cache_put(h, key, p);
+	}
+	/* The reply holds a reference until libevent has sent it. */
+	if (evbuffer_add_reference(out, p->data, p->len, http_page_done,
+	    p) == -1) {
+		http_page_unref(p);
+		return -1;
+	}
+	return 0;
+}
 
 /* The path without its query string: "/metrics?x=1" -> "/metrics". */
 static int
@@ -35,6 +180,22 @@ http_route(const char *uri, char *path, size_t size)
 	return 0;
 }
 
+/* An error reply. evhttp_send_error writes an HTML body even for HEAD;
+ * a HEAD gets the status line and headers only. */
+static void
+http_error(struct evhttp_request *req, int code, const char *reason)
+{
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		evhttp_send_error(req, code, reason);
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Length", "0");
+	evhttp_send_reply(req, code, reason, NULL);
+}
+
+/* Only GET and HEAD reach here: evhttp answers other methods itself
+ * (evhttp_set_allowed_methods in http_create). */
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
@@ -46,29 +207,24 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	struct evbuffer *b;
 	int rc;
 
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(out, "Allow", "GET, HEAD");
-		evhttp_send_error(req, 405, "only GET and HEAD");
-		return;
-	}
 	if (http_route(evhttp_request_get_uri(req), path, sizeof(path)) == -1 ||
 	    (strcmp(path, "/metrics") != 0 && strcmp(path, "/") != 0)) {
-		evhttp_send_error(req, HTTP_NOTFOUND, "try / or /metrics");
+		http_error(req, HTTP_NOTFOUND, "try / or /metrics");
 		return;
 	}
 	if ((b = evbuffer_new()) == NULL) {
-		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		http_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {
 		rc = metrics_render(&h->src, b);
 		type = "text/plain; version=0.0.4; charset=utf-8";
 	} else {
-		rc = status_page_render(&h->src, b);
+		rc = http_status_page(h, path, b);
 		type = "text/html; charset=utf-8";
 	}
 	if (rc == -1) {
-		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
+		http_error(req, HTTP_INTERNAL, "out of memory");
 		evbuffer_free(b);
 		return;
 	}
@@ -85,6 +241,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	evhttp_send_reply(req, HTTP_OK, "OK", b);
 	evbuffer_free(b);
 }
+
 struct http *
 http_create(struct event_base *base, const char *host, uint16_t port,
     const struct http_sources *src, struct cerr *err)
@@ -123,9 +280,13 @@ http_create(struct event_base *base, const char *host, uint16_t port,
 void
 http_destroy(struct http *h)
 {
+	unsigned i;
+
 	if (h == NULL)
 		return;
 	evhttp_free(h->ev);
+	for (i = 0; i < HTTP_PAGES; i++)
+		http_page_unref(h->cache[i].page);
 	free(h);
 }
 

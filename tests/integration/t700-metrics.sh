@@ -137,10 +137,12 @@ head_req() {
 	timeout 5 cat <&3 >"$T/head.out"
 	exec 3<&-
 }
-for p in / /metrics; do
+for p in / /metrics /nowhere; do
 	head_req "$p"
-	head -n 1 "$T/head.out" | grep -q '^HTTP/1\.[01] 200' ||
-		fail "HEAD $p: $(head -n 1 "$T/head.out")"
+	want=200
+	[ "$p" = /nowhere ] && want=404
+	head -n 1 "$T/head.out" | grep -q "^HTTP/1\.[01] $want" ||
+		fail "HEAD $p: $(head -n 1 "$T/head.out"), not $want"
 	# Nothing after the blank line that ends the headers.
 	"$PYTHON" -c 'import sys
 d = open(sys.argv[1], "rb").read()
