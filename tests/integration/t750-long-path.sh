@@ -6,7 +6,7 @@
 # runtime directory it cannot trust (open to others, in a parent others
 # may write, another user's, a socket there that is not ours or that
 # another user serves) is left alone the same way, never used, never an
-# error.
+# error; an XDG_RUNTIME_DIR of another user's gives way to /tmp/cohort-UID.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 unset COHORT_MUX
 
@@ -98,6 +98,23 @@ chown nobody "$RUN/theirs/cohort"
 expect_exit 0 env XDG_RUNTIME_DIR="$RUN/theirs" cohort jobs
 stderr_one_line "cohort: " "belongs to uid $nobody, not to us; using a private connection"
 [ -z "$(ls -A "$RUN/theirs/cohort")" ] || fail "something was made in another user's directory"
+
+# An XDG_RUNTIME_DIR that is another user's (su keeps the caller's):
+# said in its own words, and the shared mux goes to /tmp/cohort-UID.
+mkdir -p "$RUN/bobs"
+chmod 700 "$RUN/bobs"
+chown nobody "$RUN/bobs"
+expect_exit 0 env XDG_RUNTIME_DIR="$RUN/bobs" cohort jobs
+stderr_one_line "cohort: " "^cohort: XDG_RUNTIME_DIR $RUN/bobs belongs to uid $nobody, not us; sharing cohort-mux in /tmp/cohort-$(id -u) instead$"
+[ -z "$(ls -A "$RUN/bobs")" ] || fail "something was made in another user's XDG_RUNTIME_DIR"
+tmux=$(pgrep -f -- "cohort-mux .*--cert $L/cluster/.*--listen /tmp/cohort-$(id -u)/") ||
+	fail "no shared mux in /tmp/cohort-$(id -u)"
+track_pid "$tmux"
+expect_exit 0 env XDG_RUNTIME_DIR="$RUN/bobs" cohort jobs
+stderr_one_line "cohort: " "sharing cohort-mux in /tmp/cohort-$(id -u) instead"
+[ "$(pgrep -f -- "cohort-mux .*--cert $L/cluster/.*--listen /tmp/cohort-$(id -u)/")" = "$tmux" ] ||
+	fail "the second command did not share mux $tmux"
+kill "$tmux"
 
 # Another user's socket at the mux's path: not connected to, not removed.
 "$PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock"
