@@ -84,6 +84,38 @@ stderr_one_line "cohort: " "$sock is not a socket of ours"
 [ "$(cat "$sock")" = squat ] || fail "the file at the mux's path was replaced"
 rm -f "$sock"
 
+# A spawn lock the file system refuses (flock: ENOLCK, as on NFS without
+# locks) is the directory's fault: a private mux. A pipe the CLI cannot
+# make is not: a private mux would meet it too, so it is the error, with
+# no word about sharing. Both faked with an LD_PRELOAD shim.
+cat >"$T/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+int flock(int fd, int op) {
+	int (*real)(int, int) = (int (*)(int, int))dlsym(RTLD_NEXT, "flock");
+	if (getenv("SHIM_FLOCK") != NULL) { errno = ENOLCK; return -1; }
+	return real(fd, op);
+}
+int pipe2(int fds[2], int flags) {
+	int (*real)(int *, int) = (int (*)(int *, int))dlsym(RTLD_NEXT, "pipe2");
+	if (getenv("SHIM_PIPE") != NULL) { errno = EMFILE; return -1; }
+	return real(fds, flags);
+}
+EOF
+if ldd "$(command -v cohort)" 2>/dev/null | grep -q 'lib[at]san'; then
+	log "SKIP (sanitizer build: LD_PRELOAD shim): spawn.lock and pipe failures"
+elif ! "${CC:-cc}" -shared -fPIC -o "$T/shim.so" "$T/shim.c" -ldl 2>"$T/shim.err"; then
+	log "SKIP (cannot build the shim: $(head -c 200 "$T/shim.err")): spawn.lock and pipe failures"
+else
+	expect_exit 0 env SHIM_FLOCK=1 LD_PRELOAD="$T/shim.so" cohort jobs
+	stderr_one_line "cohort: " "not sharing cohort-mux: $RUN/cohort/spawn.lock: No locks available; using a private connection"
+	grep -q "JOBID" "$OUT" || fail "no job table through the private mux: $(head -c 300 "$OUT")"
+	expect_exit 3 env SHIM_PIPE=1 LD_PRELOAD="$T/shim.so" cohort jobs
+	stderr_one_line "cohort: " "^cohort: pipe: Too many open files$"
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
 	log "SKIP (not root): runtime directories and sockets of another user"
 	log "ok"
