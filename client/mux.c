@@ -16,7 +16,11 @@
  * listens there, the CLI starts one under a lock (DIR/spawn.lock, so
  * that racing CLIs start one between them), and the mux tells it on a
  * pipe whether it reached the controller: "OK", or "E<code> <text>" with
- * the very error the CLI would have met connecting itself.
+ * the very error the CLI would have met connecting itself ("L<code>
+ * <text>" when it could not listen on its socket: only that, a spawn
+ * lock the file system refuses and the checks above send the command to
+ * a private mux). An XDG_RUNTIME_DIR of another user's (su keeps it)
+ * gives way to /tmp/cohort-UID.
  *
  * COHORT_MUX: how long an idle mux stays (a duration, default 60s), or
  * "no"/"0": one mux per command, started on a socket pair, which exits
@@ -101,18 +105,57 @@ mux_dir_ours(const char *dir, const struct stat *st, struct cerr *err)
 	return 0;
 }
 
+/* dir made if missing, checked to be ours and closed to others. */
+static int
+mux_dir_make(const char *dir, struct cerr *err)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return cerr_set(err, ERR_INVALID, "cannot create %s: %s", dir,
+		    strerror(errno));
+	if (lstat(dir, &st) == -1)
+		return cerr_set(err, ERR_INVALID, "%s: %s", dir,
+		    strerror(errno));
+	return mux_dir_ours(dir, &st, err);
+}
+
 /* The directory for our sockets, made if missing, checked to be ours and
  * closed to everyone else, in a parent where nobody else can swap it,
- * and short enough for the socket paths in it. 0, or -1 with err saying
- * why it cannot be used. */
+ * and short enough for the socket paths in it. An XDG_RUNTIME_DIR of
+ * another user's (su keeps the caller's) gives way to /tmp/cohort-UID,
+ * said in one line. 0, or -1 with err saying why it cannot be used. */
 static int
 mux_dir(char *dir, size_t len, struct cerr *err)
 {
 	const char *run = getenv("XDG_RUNTIME_DIR");
 	struct sockaddr_un sun;
 	struct stat st;
+	struct cerr theirs, why;
 	int n;
 
+	cerr_clear(&theirs);
+	cerr_clear(&why);
+	/* Its parent: others may not rename what is in it (sticky /tmp
+	 * is fine), or our directory could be swapped under us. */
+	if (run != NULL && run[0] == '/') {
+		if (stat(run, &st) == -1)
+			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s: "
+			    "%s", run, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s "
+			    "is not a directory", run);
+		if (st.st_uid != getuid() && (st.st_uid != 0 ||
+		    access(run, W_OK | X_OK) != 0)) {
+			cerr_set(&theirs, ERR_INVALID, "XDG_RUNTIME_DIR %s "
+			    "belongs to uid %u, not us", run,
+			    (unsigned)st.st_uid);
+			run = NULL;
+		} else if ((st.st_mode & 022) != 0 &&
+		    (st.st_mode & S_ISVTX) == 0)
+			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s "
+			    "is open to others", run);
+	}
 	if (run != NULL && run[0] == '/')
 		n = snprintf(dir, len, "%s/cohort", run);
 	else
@@ -125,25 +168,17 @@ mux_dir(char *dir, size_t len, struct cerr *err)
 		    "too long a path for a Unix socket (%zu bytes at most)",
 		    n > 60 ? 60 : n, dir, n > 60 ? "..." : "",
 		    sizeof(sun.sun_path) - sizeof("/mux-0123456789abcdef.sock"));
-	/* Its parent: others may not rename what is in it (sticky /tmp
-	 * is fine), or our directory could be swapped under us. */
-	if (run != NULL && run[0] == '/') {
-		if (stat(run, &st) == -1)
-			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s: "
-			    "%s", run, strerror(errno));
-		if (!S_ISDIR(st.st_mode) || (st.st_uid != getuid() &&
-		    st.st_uid != 0) || ((st.st_mode & 022) != 0 &&
-		    (st.st_mode & S_ISVTX) == 0))
-			return cerr_set(err, ERR_INVALID, "XDG_RUNTIME_DIR %s "
-			    "is open to others", run);
+	if (mux_dir_make(dir, &why) == -1) {
+		if (theirs.code != ERR_NONE)
+			return cerr_set(err, ERR_INVALID, "%.200s; and %.300s",
+			    theirs.text, why.text);
+		*err = why;
+		return -1;
 	}
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
-		return cerr_set(err, ERR_INVALID, "cannot create %s: %s", dir,
-		    strerror(errno));
-	if (lstat(dir, &st) == -1)
-		return cerr_set(err, ERR_INVALID, "%s: %s", dir,
-		    strerror(errno));
-	return mux_dir_ours(dir, &st, err);
+	if (theirs.code != ERR_NONE)
+		fprintf(stderr, "cohort: %s; sharing cohort-mux in %s "
+		    "instead\n", theirs.text, dir);
+	return 0;
 }
 
 static uint64_t
@@ -208,9 +243,11 @@ mux_program(char *buf, size_t len)
 	snprintf(buf, len, "cohort-mux");
 }
 
-/* Read the mux's verdict from its ready pipe within c's deadline. */
+/* Read the mux's verdict from its ready pipe within c's deadline;
+ * *cannot_listen is 1 when it failed to listen on its path ("L"), the
+ * runtime directory's fault. */
 static int
-mux_verdict(struct cconn *c, int rfd, struct cerr *err)
+mux_verdict(struct cconn *c, int rfd, int *cannot_listen, struct cerr *err)
 {
 	char buf[sizeof(err->text) + 16], *sp;
 	size_t got = 0;
@@ -219,6 +256,7 @@ mux_verdict(struct cconn *c, int rfd, struct cerr *err)
 	int64_t left;
 	long code;
 
+	*cannot_listen = 0;
 	for (;;) {
 		left = c->deadline - (int64_t)(clock_mono_us() / 1000);
 		if (left <= 0)
@@ -242,9 +280,12 @@ mux_verdict(struct cconn *c, int rfd, struct cerr *err)
 	buf[strcspn(buf, "\n")] = '\0';
 	if (strcmp(buf, "OK") == 0)
 		return 0;
-	if (buf[0] == 'E' && (code = strtol(buf + 1, &sp, 10)) > 0 &&
-	    code <= ERR_LIMIT && *sp == ' ')
+	if ((buf[0] == 'E' || buf[0] == 'L') &&
+	    (code = strtol(buf + 1, &sp, 10)) > 0 && code <= ERR_LIMIT &&
+	    *sp == ' ') {
+		*cannot_listen = buf[0] == 'L';
 		return cerr_set(err, (enum err_code)code, "%s", sp + 1);
+	}
 	return cerr_set(err, ERR_UNAVAILABLE, "cohort-mux for controller %s "
 	    "exited without a word (is cohort-mux installed beside cohort?)",
 	    c->where);
@@ -252,15 +293,17 @@ mux_verdict(struct cconn *c, int rfd, struct cerr *err)
 
 /* Start cohort-mux, detached from us (its own session, stdio on
  * /dev/null: it must not hold a pipe a shell waits on), and wait for its
- * verdict. It listens on path, or with path NULL serves fd alone. */
+ * verdict (*cannot_listen as in mux_verdict). It listens on path, or
+ * with path NULL serves fd alone. */
 static int
 mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
-    int fd, int persist, struct cerr *err)
+    int fd, int persist, int *cannot_listen, struct cerr *err)
 {
 	char prog[PATH_MAX], timeout[16], persist_s[16], fdarg[16], readyarg[16];
 	int ready[2], null, rc, st, hi_ready, hi_fd, k;
 	pid_t pid;
 
+	*cannot_listen = 0;
 	if (pipe2(ready, O_CLOEXEC) == -1)
 		return cerr_set(err, ERR_INTERNAL, "pipe: %s", strerror(errno));
 	mux_program(prog, sizeof(prog));
@@ -309,7 +352,7 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 	close(ready[1]);
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
-	rc = mux_verdict(c, ready[0], err);
+	rc = mux_verdict(c, ready[0], cannot_listen, err);
 	close(ready[0]);
 	return rc;
 }
@@ -443,7 +486,7 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock[PATH_MAX + 16];
 	uint64_t key = mux_key(o);
-	int fd, lfd, e;
+	int fd, lfd, e, cannot_listen;
 
 	cerr_clear(err);
 	*local = 1;
@@ -462,7 +505,10 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	if ((lfd = mux_open_lock(lock, err)) == -1)
 		return -1;
 	if (mux_lock(c, lfd, lock, err) == -1) {
-		*local = 0;	/* another command is still starting it */
+		/* Only another command still starting it stops us; a lock
+		 * the file system refuses (NFS without locks) is the
+		 * directory's fault. */
+		*local = err->code != ERR_UNAVAILABLE;
 		close(lfd);
 		return -1;
 	}
@@ -475,10 +521,12 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 		e = errno;
 		if (e == ECONNREFUSED || e == ENOENT) {
 			unlink(path);	/* a mux that died left its socket */
-			if (mux_spawn(c, o, path, -1, persist, err) == -1) {
+			if (mux_spawn(c, o, path, -1, persist,
+			    &cannot_listen, err) == -1) {
 				/* A mux that cannot listen blames our
-				 * directory; anything else, the controller. */
-				*local = err->code == ERR_INTERNAL;
+				 * directory; anything else (the controller,
+				 * a fork, TLS) would fail a private one too. */
+				*local = cannot_listen;
 				close(lfd);
 				return -1;
 			}
@@ -496,12 +544,12 @@ mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
 static int
 mux_private(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
 {
-	int sv[2];
+	int sv[2], cannot_listen;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return cerr_set(err, ERR_INTERNAL, "socketpair: %s",
 		    strerror(errno));
-	if (mux_spawn(c, o, NULL, sv[1], 0, err) == -1) {
+	if (mux_spawn(c, o, NULL, sv[1], 0, &cannot_listen, err) == -1) {
 		close(sv[0]);
 		close(sv[1]);
 		return -1;

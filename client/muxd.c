@@ -11,7 +11,8 @@
  *              (--listen PATH | --fd N) [--persist SECS] [--timeout-ms MS]
  *
  * It connects first and reports on the ready fd ("OK", or "E<code>
- * <text>" and exit 1). With --listen it serves connections from its own
+ * <text>" and exit 1; "L<code> <text>" when what failed is listening on
+ * PATH, the one failure a mux of the CLI's own on --fd would not meet). With --listen it serves connections from its own
  * uid on PATH until it has had no client for --persist seconds; with --fd
  * it serves that one socket until it closes. Either way it exits when the
  * controller closes the connection, telling its clients why. */
@@ -97,6 +98,7 @@ struct mux {
 	size_t max_frame;
 	int persist_s;
 	int lost_race;		/* another mux listens on our path */
+	int cannot_listen;	/* what failed is binding --listen PATH */
 	char gone[512];		/* why the controller connection ended */
 	const char *where;
 };
@@ -526,9 +528,10 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	mux_exit(arg);
 }
 
-/* Tell whoever started us how it went, then stop talking to them. */
+/* Tell whoever started us how it went, then stop talking to them;
+ * "L" rather than "E" when the fault is the path we were to listen on. */
 static void
-mux_verdict(int fd, const struct cerr *err)
+mux_verdict(int fd, const struct cerr *err, int cannot_listen)
 {
 	char line[sizeof(err->text) + 16];
 	int n;
@@ -536,8 +539,8 @@ mux_verdict(int fd, const struct cerr *err)
 	if (fd < 0)
 		return;
 	n = err == NULL ? snprintf(line, sizeof(line), "OK\n") :
-	    snprintf(line, sizeof(line), "E%d %s\n", (int)err->code,
-	    err->text);
+	    snprintf(line, sizeof(line), "%c%d %s\n", cannot_listen ? 'L' :
+	    'E', (int)err->code, err->text);
 	if (write(fd, line, (size_t)n) != n) {
 		/* The CLI that started us is gone; serve anyway. */
 	}
@@ -563,8 +566,10 @@ mux_listen(struct mux *m, const char *path, struct cerr *err)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	mode_t old;
 
-	if (strlen(path) >= sizeof(sun.sun_path))
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		m->cannot_listen = 1;
 		return cerr_set(err, ERR_INVALID, "%s: path too long", path);
+	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	old = umask(0077);
 	m->lst = evconnlistener_new_bind(m->base, accept_cb, m,
@@ -577,9 +582,11 @@ mux_listen(struct mux *m, const char *path, struct cerr *err)
 		m->lost_race = 1;
 		return 0;
 	}
-	if (m->lst == NULL || lstat(path, &m->path_st) == -1)
+	if (m->lst == NULL || lstat(path, &m->path_st) == -1) {
+		m->cannot_listen = 1;
 		return cerr_set(err, ERR_INTERNAL, "cannot listen on %s: %s",
 		    path, strerror(errno));
+	}
 	m->path = path;
 	return 0;
 }
@@ -766,20 +773,20 @@ main(int argc, char **argv)
 	else
 		mux_start(&m, &o, listen, fd, &err);
 	if (err.code != ERR_NONE) {
-		mux_verdict(ready, &err);
+		mux_verdict(ready, &err, m.cannot_listen);
 		mux_remove_socket(&m);
 		mux_free(&m);
 		return 1;
 	}
 	if (m.lost_race) {
-		mux_verdict(ready, NULL);
+		mux_verdict(ready, NULL, 0);
 		mux_free(&m);
 		return 0;
 	}
 	evtimer_add(m.watch, &watch_tv);
 	if (listen != NULL)
 		evtimer_add(m.idle, &idle_tv);	/* in case nobody comes */
-	mux_verdict(ready, NULL);
+	mux_verdict(ready, NULL, 0);
 	rc = event_base_dispatch(m.base);
 	mux_remove_socket(&m);
 	mux_free(&m);

@@ -6,7 +6,7 @@
 # runtime directory it cannot trust (open to others, in a parent others
 # may write, another user's, a socket there that is not ours or that
 # another user serves) is left alone the same way, never used, never an
-# error.
+# error; an XDG_RUNTIME_DIR of another user's gives way to /tmp/cohort-UID.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 unset COHORT_MUX
 
@@ -84,6 +84,38 @@ stderr_one_line "cohort: " "$sock is not a socket of ours"
 [ "$(cat "$sock")" = squat ] || fail "the file at the mux's path was replaced"
 rm -f "$sock"
 
+# A spawn lock the file system refuses (flock: ENOLCK, as on NFS without
+# locks) is the directory's fault: a private mux. A pipe the CLI cannot
+# make is not: a private mux would meet it too, so it is the error, with
+# no word about sharing. Both faked with an LD_PRELOAD shim.
+cat >"$T/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+int flock(int fd, int op) {
+	int (*real)(int, int) = (int (*)(int, int))dlsym(RTLD_NEXT, "flock");
+	if (getenv("SHIM_FLOCK") != NULL) { errno = ENOLCK; return -1; }
+	return real(fd, op);
+}
+int pipe2(int fds[2], int flags) {
+	int (*real)(int *, int) = (int (*)(int *, int))dlsym(RTLD_NEXT, "pipe2");
+	if (getenv("SHIM_PIPE") != NULL) { errno = EMFILE; return -1; }
+	return real(fds, flags);
+}
+EOF
+if ldd "$(command -v cohort)" 2>/dev/null | grep -q 'lib[at]san'; then
+	log "SKIP (sanitizer build: LD_PRELOAD shim): spawn.lock and pipe failures"
+elif ! "${CC:-cc}" -shared -fPIC -o "$T/shim.so" "$T/shim.c" -ldl 2>"$T/shim.err"; then
+	log "SKIP (cannot build the shim: $(head -c 200 "$T/shim.err")): spawn.lock and pipe failures"
+else
+	expect_exit 0 env SHIM_FLOCK=1 LD_PRELOAD="$T/shim.so" cohort jobs
+	stderr_one_line "cohort: " "not sharing cohort-mux: $RUN/cohort/spawn.lock: No locks available; using a private connection"
+	grep -q "JOBID" "$OUT" || fail "no job table through the private mux: $(head -c 300 "$OUT")"
+	expect_exit 3 env SHIM_PIPE=1 LD_PRELOAD="$T/shim.so" cohort jobs
+	stderr_one_line "cohort: " "^cohort: pipe: Too many open files$"
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
 	log "SKIP (not root): runtime directories and sockets of another user"
 	log "ok"
@@ -98,6 +130,23 @@ chown nobody "$RUN/theirs/cohort"
 expect_exit 0 env XDG_RUNTIME_DIR="$RUN/theirs" cohort jobs
 stderr_one_line "cohort: " "belongs to uid $nobody, not to us; using a private connection"
 [ -z "$(ls -A "$RUN/theirs/cohort")" ] || fail "something was made in another user's directory"
+
+# An XDG_RUNTIME_DIR that is another user's (su keeps the caller's):
+# said in its own words, and the shared mux goes to /tmp/cohort-UID.
+mkdir -p "$RUN/bobs"
+chmod 700 "$RUN/bobs"
+chown nobody "$RUN/bobs"
+expect_exit 0 env XDG_RUNTIME_DIR="$RUN/bobs" cohort jobs
+stderr_one_line "cohort: " "^cohort: XDG_RUNTIME_DIR $RUN/bobs belongs to uid $nobody, not us; sharing cohort-mux in /tmp/cohort-$(id -u) instead$"
+[ -z "$(ls -A "$RUN/bobs")" ] || fail "something was made in another user's XDG_RUNTIME_DIR"
+tmux=$(pgrep -f -- "cohort-mux .*--cert $L/cluster/.*--listen /tmp/cohort-$(id -u)/") ||
+	fail "no shared mux in /tmp/cohort-$(id -u)"
+track_pid "$tmux"
+expect_exit 0 env XDG_RUNTIME_DIR="$RUN/bobs" cohort jobs
+stderr_one_line "cohort: " "sharing cohort-mux in /tmp/cohort-$(id -u) instead"
+[ "$(pgrep -f -- "cohort-mux .*--cert $L/cluster/.*--listen /tmp/cohort-$(id -u)/")" = "$tmux" ] ||
+	fail "the second command did not share mux $tmux"
+kill "$tmux"
 
 # Another user's socket at the mux's path: not connected to, not removed.
 "$PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock"
