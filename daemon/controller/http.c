@@ -10,8 +10,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "http.h"
+#include "lib/job.h"
 #include "metrics.h"
 #include "status_page.h"
 
@@ -35,13 +37,44 @@ http_route(const char *uri, char *path, size_t size)
 	return 0;
 }
 
+/* The switch= of the query string into out: "" when the URI has none
+ * (or it is empty). 0, or -1 when the query cannot be parsed or the
+ * name is no switch name (status_page_switch_ok). */
+static int
+http_query_switch(const char *uri, char *out, size_t size)
+{
+	const char *q = strchr(uri, '?'), *v;
+	struct evkeyvalq keys;
+	char *query;
+	int rc = 0;
+
+	out[0] = '\0';
+	if (q == NULL)
+		return 0;
+	if ((query = strndup(q + 1, strcspn(q + 1, "#"))) == NULL)
+		return -1;
+	if (evhttp_parse_query_str(query, &keys) == -1) {
+		free(query);
+		return -1;
+	}
+	if ((v = evhttp_find_header(&keys, "switch")) != NULL && v[0] != '\0') {
+		if (!status_page_switch_ok(v) || strlen(v) >= size)
+			rc = -1;
+		else
+			strcpy(out, v);
+	}
+	evhttp_clear_headers(&keys);
+	free(query);
+	return rc;
+}
+
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-	char path[64], clen[24];
+	char path[64], clen[24], sw[PEER_NAME_MAX + 1];
 	const char *type;
 	struct evbuffer *b;
 	int rc;
@@ -56,6 +89,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, HTTP_NOTFOUND, "try / or /metrics");
 		return;
 	}
+	if (strcmp(path, "/") == 0 && http_query_switch(
+	    evhttp_request_get_uri(req), sw, sizeof(sw)) == -1) {
+		evhttp_send_error(req, HTTP_BADREQUEST, "bad query: try "
+		    "/?switch=NAME (letters, digits, ., _, -)");
+		return;
+	}
 	if ((b = evbuffer_new()) == NULL) {
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
@@ -64,7 +103,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		rc = metrics_render(&h->src, b);
 		type = "text/plain; version=0.0.4; charset=utf-8";
 	} else {
-		rc = status_page_render(&h->src, b);
+		rc = status_page_render(&h->src, sw, b);
 		type = "text/html; charset=utf-8";
 	}
 	if (rc == -1) {
