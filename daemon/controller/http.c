@@ -10,9 +10,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "http.h"
 #include "lib/clock.h"
+#include "lib/job.h"
 #include "metrics.h"
 #include "status_page.h"
 #include "txq.h"
@@ -37,7 +39,7 @@ struct http_page {
 };
 
 struct http_cached {
-	char key[96];		/* what the render depended on: path, query */
+	char key[96];		/* what the render depended on: the switch */
 	struct http_page *page;
 	uint64_t at_us;
 	unsigned long commits;	/* txq_commits when it was rendered */
@@ -137,12 +139,12 @@ http_cache_put(struct http *h, const char *key, struct http_page *p)
 	c->commits = txq_commits(h->src.txq);
 }
 
-/* The status page for key into out, from the cache or rendered now.
- * 0, or -1 (ENOMEM). */
+/* The status page of switch sw ("": the overview) into out, from the
+ * cache or rendered now. 0, or -1 (ENOMEM). */
 static int
-http_status_page(struct http *h, const char *key, struct evbuffer *out)
+http_status_page(struct http *h, const char *sw, struct evbuffer *out)
 {
-	struct http_page *p = http_cache_get(h, key);
+	struct http_page *p = http_cache_get(h, sw);
 	struct evbuffer *b;
 
 	if (p != NULL)
@@ -150,13 +152,13 @@ http_status_page(struct http *h, const char *key, struct evbuffer *out)
 	else {
 		if ((b = evbuffer_new()) == NULL)
 			return -1;
-		if (status_page_render(&h->src, b) == -1 ||
+		if (status_page_render(&h->src, sw, b) == -1 ||
 		    (p = http_page_take(b)) == NULL) {
 			evbuffer_free(b);
 			return -1;
 		}
 		evbuffer_free(b);
-		http_cache_put(h, key, p);
+		http_cache_put(h, sw, p);
 	}
 	/* The reply holds a reference until libevent has sent it. */
 	if (evbuffer_add_reference(out, p->data, p->len, http_page_done,
@@ -196,13 +198,44 @@ http_error(struct evhttp_request *req, int code, const char *reason)
 
 /* Only GET and HEAD reach here: evhttp answers other methods itself
  * (evhttp_set_allowed_methods in http_create). */
+/* The switch= of the query string into out: "" when the URI has none
+ * (or it is empty). 0, or -1 when the query cannot be parsed or the
+ * name is no switch name (status_page_switch_ok). */
+static int
+http_query_switch(const char *uri, char *out, size_t size)
+{
+	const char *q = strchr(uri, '?'), *v;
+	struct evkeyvalq keys;
+	char *query;
+	int rc = 0;
+
+	out[0] = '\0';
+	if (q == NULL)
+		return 0;
+	if ((query = strndup(q + 1, strcspn(q + 1, "#"))) == NULL)
+		return -1;
+	if (evhttp_parse_query_str(query, &keys) == -1) {
+		free(query);
+		return -1;
+	}
+	if ((v = evhttp_find_header(&keys, "switch")) != NULL && v[0] != '\0') {
+		if (!status_page_switch_ok(v) || strlen(v) >= size)
+			rc = -1;
+		else
+			strcpy(out, v);
+	}
+	evhttp_clear_headers(&keys);
+	free(query);
+	return rc;
+}
+
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-	char path[64], clen[24];
+	char path[64], clen[24], sw[PEER_NAME_MAX + 1] = "";
 	const char *type;
 	struct evbuffer *b;
 	int rc;
@@ -210,6 +243,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	if (http_route(evhttp_request_get_uri(req), path, sizeof(path)) == -1 ||
 	    (strcmp(path, "/metrics") != 0 && strcmp(path, "/") != 0)) {
 		http_error(req, HTTP_NOTFOUND, "try / or /metrics");
+		return;
+	}
+	if (strcmp(path, "/") == 0 && http_query_switch(
+	    evhttp_request_get_uri(req), sw, sizeof(sw)) == -1) {
+		http_error(req, HTTP_BADREQUEST, "bad query: try "
+		    "/?switch=NAME (letters, digits, ., _, -)");
 		return;
 	}
 	if ((b = evbuffer_new()) == NULL) {
@@ -220,7 +259,7 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		rc = metrics_render(&h->src, b);
 		type = "text/plain; version=0.0.4; charset=utf-8";
 	} else {
-		rc = http_status_page(h, path, b);
+		rc = http_status_page(h, sw, b);
 		type = "text/html; charset=utf-8";
 	}
 	if (rc == -1) {

@@ -51,8 +51,9 @@ static const char status_css[] =
     "span.busy{background:#dde6f2}span.failed,span.down{color:#fff}"
     "span.drained{color:#222;border:0}"
     "b.bad{color:#c0161b}b.drain{color:#8a5a00}.dim,.more{color:#666}"
-    "details.sw{margin:4px 0;border:1px solid #ddd;background:#fff;"
+    "details.sw,div.sw{margin:4px 0;border:1px solid #ddd;background:#fff;"
     "border-radius:4px;padding:2px 6px}summary{cursor:pointer;padding:2px 0}"
+    "div.sw{padding:4px 6px}div.sw a{color:inherit}"
     ".legend .g{margin-left:10px}"
     ".bar{display:inline-block;width:80px;height:9px;background:#eee;"
     "border:1px solid #ccc;vertical-align:middle}.bar span{display:block;"
@@ -227,10 +228,31 @@ status_page_write(const struct status_page_in *in, struct evbuffer *b)
 	return c.out.failed ? -1 : 0;
 }
 
+bool
+status_page_switch_ok(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > PEER_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') ||
+		    (i > 0 && (c == '.' || c == '_' || c == '-')))
+			continue;
+		return false;
+	}
+	return true;
+}
+
 int
-status_page_render(const struct http_sources *src, struct evbuffer *b)
+status_page_render(const struct http_sources *src, const char *sw,
+    struct evbuffer *b)
 {
 	struct status_page_in in = {
+		.switch_name = sw,
 		.jobs = src->jobs,
 		.nodes = src->nodes,
 		.topo = cluster_topo(src->cluster),

@@ -8,8 +8,11 @@
  *
  * Bounded for large clusters: at most STATUS_PAGE_JOBS_MAX rows per job
  * table and STATUS_PAGE_EVENTS events; above STATUS_PAGE_OPEN_NODES nodes
- * every switch shows as one summary row (a closed <details> a person
- * opens), so 10,000 nodes stay readable. */
+ * the page carries no node row, only one summary row per switch linking
+ * to /?switch=NAME, the same page with that one switch's nodes: 10,000
+ * nodes stay readable and cheap to serve. Nodes under no switch come in
+ * groups of STATUS_PAGE_GROUP_NODES named STATUS_PAGE_UNSWITCHED "N" (1,
+ * 2, ... by name; a switch of the topology of that name wins). */
 #ifndef COHORT_CONTROLLER_STATUS_PAGE_H
 #define COHORT_CONTROLLER_STATUS_PAGE_H
 
@@ -31,6 +34,7 @@ struct topo;
 /* Nodes under no switch of the topology (or without a topology) are
  * shown in groups of this many, by name. */
 #define STATUS_PAGE_GROUP_NODES 32
+#define STATUS_PAGE_UNSWITCHED "unswitched-"
 
 /* The controller's health as the page shows it. */
 struct status_page_health {
@@ -53,11 +57,17 @@ struct status_page_in {
 	struct status_page_health health;
 	size_t open_nodes;		/* 0: STATUS_PAGE_OPEN_NODES (tests
 					 * set a smaller bound) */
+	/* NULL or "": every switch (open when small); else the one switch
+	 * (or unswitched group) whose nodes the page shows, the others as
+	 * summary rows; an unknown one: "No switch NAME." on the page. */
+	const char *switch_name;
 };
 
-/* Append the page for the daemon's sources to b (the HTTP handler). 0,
- * or -1 (ENOMEM; b may hold part of a page). */
-int status_page_render(const struct http_sources *src, struct evbuffer *b);
+/* Append the page for the daemon's sources to b (the HTTP handler), with
+ * one switch's nodes (sw: status_page_in.switch_name; NULL: none). 0, or
+ * -1 (ENOMEM; b may hold part of a page). */
+int status_page_render(const struct http_sources *src, const char *sw,
+    struct evbuffer *b);
 /* The same from in (tests, the benchmark): no server or event loop. */
 int status_page_write(const struct status_page_in *in, struct evbuffer *b);
 
@@ -66,5 +76,10 @@ int status_page_write(const struct status_page_in *in, struct evbuffer *b);
  * part of valid UTF-8 and every control character but tab and newline
  * as U+FFFD. NULL appends nothing. 0, or -1 (ENOMEM). */
 int status_page_html_escape(struct evbuffer *b, const char *s);
+
+/* May s name a switch in /?switch=: as a node name, a letter or digit,
+ * then letters, digits, '.', '_' and '-', at most PEER_NAME_MAX bytes.
+ * Switches named otherwise show without a link. */
+bool status_page_switch_ok(const char *s);
 
 #endif

@@ -92,7 +92,7 @@ cells(struct status_ctx *c, const struct node *n, struct status_memo *m)
 	struct status_out *o = &c->out;
 	unsigned g;
 
-	for (g = 0; g < n->inv.ngpus; g++) {
+	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++) {
 		switch (status_page_cells_kind(n, g)) {
 		case STATUS_CELL_JOB:
 			cell_job(c, n, g, m);
@@ -120,7 +120,9 @@ cells(struct status_ctx *c, const struct node *n, struct status_memo *m)
 	}
 }
 
-/* "UP", "DOWN", "UP DRAINING", "UP DRAINED FAILED spare", ... */
+/* "UP", "DOWN UNKNOWN", "UP DRAINING", "UP DRAINED FAILED spare", ...
+ * A DOWN node's health is UNKNOWN, whatever it last reported (as cohort
+ * nodes says it). */
 static void
 node_state(struct status_out *o, const struct node *n)
 {
@@ -129,7 +131,9 @@ node_state(struct status_out *o, const struct node *n)
 	status_page_html_put(o, node_state_name(n->state));
 	if (drain[0] != '\0')
 		status_page_html_printf(o, " <b class=\"drain\">%s</b>", drain);
-	if (n->health.health != HEALTH_OK)
+	if (n->state != NODE_UP)
+		status_page_html_put(o, " <span class=\"dim\">UNKNOWN</span>");
+	else if (n->health.health != HEALTH_OK)
 		status_page_html_printf(o, " <b class=\"bad\">%s</b>",
 		    health_name(n->health.health));
 	if (n->spare)
@@ -199,7 +203,7 @@ status_page_cells_attention(const struct node *n)
 	if (n->state == NODE_DOWN || n->drained ||
 	    n->health.health != HEALTH_OK)
 		return true;
-	for (g = 0; g < n->inv.ngpus; g++)
+	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++)
 		if (node_gpu_health(n, g) != HEALTH_OK)
 			return true;
 	return false;

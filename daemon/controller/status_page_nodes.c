@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ group_count(struct group *gr, const struct node *n)
 {
 	unsigned g;
 
-	for (g = 0; g < n->inv.ngpus; g++)
+	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++)
 		gr->cells[status_page_cells_kind(n, g)]++;
 	gr->down += n->state == NODE_DOWN;
 	gr->drained += n->drained;
@@ -71,9 +72,11 @@ counts(struct status_out *o, const unsigned long *cells)
 			    cell_name[k]);
 }
 
+/* The group's heading: its name (a link to /?switch=LINK when link is
+ * not NULL), its size and counts. */
 static void
 group_heading(struct status_ctx *c, const struct group *gr,
-    struct node **all, const struct slot *order)
+    struct node **all, const struct slot *order, const char *link)
 {
 	struct status_out *o = &c->out;
 	unsigned long gpus = 0;
@@ -81,7 +84,13 @@ group_heading(struct status_ctx *c, const struct group *gr,
 
 	for (k = 0; k < STATUS_CELL_NKINDS; k++)
 		gpus += gr->cells[k];
-	status_page_html_put(o, "<summary><b>");
+	if (link != NULL) {
+		/* status_page_switch_ok: nothing to escape in a URL. */
+		status_page_html_put(o, "<a href=\"/?switch=");
+		status_page_html_text(o, link);
+		status_page_html_put(o, "\">");
+	}
+	status_page_html_put(o, "<b>");
 	if (gr->leaf != INT32_MAX) {
 		status_page_html_text(o, topo_switch_name(c->in->topo,
 		    (size_t)gr->leaf));
@@ -96,7 +105,8 @@ group_heading(struct status_ctx *c, const struct group *gr,
 			    all[order[gr->first + gr->n - 1].idx]->name);
 		}
 	}
-	status_page_html_printf(o, "</b> %zu node%s, %lu GPU%s: ", gr->n,
+	status_page_html_put(o, link != NULL ? "</b></a>" : "</b>");
+	status_page_html_printf(o, " %zu node%s, %lu GPU%s: ", gr->n,
 	    gr->n == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s");
 	counts(o, gr->cells);
 	if (gr->down > 0)
@@ -108,26 +118,80 @@ group_heading(struct status_ctx *c, const struct group *gr,
 	if (gr->unhealthy > 0)
 		status_page_html_printf(o, " <b class=\"bad\">%lu "
 		    "unhealthy</b>", gr->unhealthy);
-	status_page_html_put(o, "</summary>\n");
 }
 
+/* A group with every node's row, open. */
 static void
 group_write(struct status_ctx *c, struct group *gr, struct node **all,
-    const struct slot *order, bool open)
+    const struct slot *order)
 {
 	struct status_out *o = &c->out;
 	struct status_memo m = { .id = 0 };
 	size_t i;
 
-	for (i = 0; i < gr->n; i++)
-		group_count(gr, all[order[gr->first + i].idx]);
-	status_page_html_printf(o, "<details class=\"sw\"%s>",
-	    open ? " open" : "");
-	group_heading(c, gr, all, order);
-	status_page_html_put(o, "<table class=\"nodes\">\n");
+	status_page_html_put(o, "<details class=\"sw\" open><summary>");
+	group_heading(c, gr, all, order, NULL);
+	status_page_html_put(o, "</summary>\n<table class=\"nodes\">\n");
 	for (i = 0; i < gr->n; i++)
 		status_page_cells_row(c, all[order[gr->first + i].idx], &m);
 	status_page_html_put(o, "</table></details>\n");
+}
+
+/* A group as one summary row linking to its own page: no node row, so
+ * that 10,000 nodes cost a few hundred rows. */
+static void
+group_link(struct status_ctx *c, struct group *gr, struct node **all,
+    const struct slot *order, const char *name)
+{
+	status_page_html_put(&c->out, "<div class=\"sw\">");
+	group_heading(c, gr, all, order, status_page_switch_ok(name) ? name :
+	    NULL);
+	status_page_html_put(&c->out, "</div>\n");
+}
+
+/* The group from slot i on: a leaf switch's nodes, or at most
+ * STATUS_PAGE_GROUP_NODES nodes under none. */
+static void
+group_next(const struct slot *order, size_t n, size_t i, struct group *gr)
+{
+	memset(gr, 0, sizeof(*gr));
+	gr->leaf = order[i].leaf;
+	gr->first = i;
+	while (i + gr->n < n && order[i + gr->n].leaf == gr->leaf &&
+	    (gr->leaf != INT32_MAX || gr->n < STATUS_PAGE_GROUP_NODES))
+		gr->n++;
+}
+
+/* The name /?switch= knows a group by: its switch's, or
+ * STATUS_PAGE_UNSWITCHED "N" for the Nth group under no switch. */
+static const char *
+group_name(struct status_ctx *c, const struct group *gr, unsigned long nth,
+    char *buf, size_t size)
+{
+	if (gr->leaf != INT32_MAX)
+		return topo_switch_name(c->in->topo, (size_t)gr->leaf);
+	snprintf(buf, size, STATUS_PAGE_UNSWITCHED "%lu", nth);
+	return buf;
+}
+
+/* The first slot of the group named sw, or n when none is so named (a
+ * switch of the topology comes before the unswitched groups: it wins). */
+static size_t
+group_find(struct status_ctx *c, const struct slot *order, size_t n,
+    const char *sw)
+{
+	char buf[sizeof(STATUS_PAGE_UNSWITCHED) + 24];
+	unsigned long nth = 0;
+	struct group gr;
+	size_t i;
+
+	for (i = 0; i < n; i += gr.n) {
+		group_next(order, n, i, &gr);
+		nth += gr.leaf == INT32_MAX;
+		if (strcmp(group_name(c, &gr, nth, buf, sizeof(buf)), sw) == 0)
+			return i;
+	}
+	return n;
 }
 
 /* Nodes down, drained or unhealthy, first of all: at 3 a.m. on 10,000
@@ -177,7 +241,7 @@ legend(struct status_out *o, struct node **all, size_t n)
 	unsigned g;
 
 	for (i = 0; i < n; i++)
-		for (g = 0; g < all[i]->inv.ngpus; g++)
+		for (g = 0; g < all[i]->inv.ngpus && g < INV_MAX_GPUS; g++)
 			cells[status_page_cells_kind(all[i], g)]++;
 	status_page_html_put(o, "<p class=\"legend\">"
 	    "<i class=\"g free\"></i> free "
@@ -189,19 +253,72 @@ legend(struct status_out *o, struct node **all, size_t n)
 	status_page_html_put(o, "</p>\n");
 }
 
+/* Every group: all open when the cluster is small and no switch was
+ * asked for; else the one asked for (sel < n) open, first, and the
+ * others as summary rows. */
+static void
+groups(struct status_ctx *c, struct node **all, const struct slot *order,
+    size_t n, size_t sel)
+{
+	const char *sw = c->in->switch_name;
+	char buf[sizeof(STATUS_PAGE_UNSWITCHED) + 24];
+	unsigned long nth = 0;
+	struct group gr;
+	size_t i, k;
+	bool all_open = (sw == NULL || sw[0] == '\0') &&
+	    n <= (c->in->open_nodes > 0 ? c->in->open_nodes :
+	    STATUS_PAGE_OPEN_NODES);
+
+	if (sel < n) {
+		group_next(order, n, sel, &gr);
+		for (i = 0; i < gr.n; i++)
+			group_count(&gr, all[order[sel + i].idx]);
+		group_write(c, &gr, all, order);
+		status_page_html_put(&c->out, "<h3>Every switch (<a href=\"/\">"
+		    "the overview</a>)</h3>\n");
+	} else if (!all_open) {
+		status_page_html_put(&c->out, "<p class=\"more\">Many nodes: "
+		    "follow a switch to see its nodes.</p>\n");
+	}
+	for (i = 0; i < n; i += gr.n) {
+		group_next(order, n, i, &gr);
+		nth += gr.leaf == INT32_MAX;
+		if (i == sel)
+			continue;
+		for (k = 0; k < gr.n; k++)
+			group_count(&gr, all[order[i + k].idx]);
+		if (all_open)
+			group_write(c, &gr, all, order);
+		else
+			group_link(c, &gr, all, order, group_name(c, &gr, nth,
+			    buf, sizeof(buf)));
+	}
+}
+
+/* /?switch= named no group of nodes (200, not 404: the rest of the page
+ * is still the status). */
+static void
+no_switch(struct status_out *o, const char *sw)
+{
+	status_page_html_put(o, "<p><b class=\"bad\">No switch ");
+	status_page_html_text(o, sw);
+	status_page_html_put(o, ".</b> <a href=\"/\">The overview</a></p>\n");
+}
+
 void
 status_page_nodes(struct status_ctx *c)
 {
 	struct status_out *o = &c->out;
+	const char *sw = c->in->switch_name;
 	struct node **all;
 	struct slot *order;
-	struct group gr;
-	size_t i, n;
-	bool open;
+	size_t i, n, sel;
 
 	all = nodes_all(c->in->nodes, &n);
 	status_page_html_printf(o, "<section id=\"nodes\"><h2>Nodes (%zu)"
 	    "</h2>\n", n);
+	if (sw != NULL && sw[0] != '\0' && n == 0)
+		no_switch(o, sw);
 	if (n == 0) {
 		status_page_html_put(o, "<p>No node has registered.</p>"
 		    "</section>\n");
@@ -219,22 +336,12 @@ status_page_nodes(struct status_ctx *c)
 		order[i].idx = i;
 	}
 	qsort(order, n, sizeof(*order), slot_cmp);
+	sel = sw != NULL && sw[0] != '\0' ? group_find(c, order, n, sw) : n;
+	if (sw != NULL && sw[0] != '\0' && sel == n)
+		no_switch(o, sw);
 	legend(o, all, n);
 	attention(c, all, n);
-	open = n <= (c->in->open_nodes > 0 ? c->in->open_nodes :
-	    STATUS_PAGE_OPEN_NODES);
-	if (!open)
-		status_page_html_put(o, "<p class=\"more\">Many nodes: open a "
-		    "switch to see its nodes.</p>\n");
-	for (i = 0; i < n; i += gr.n) {
-		memset(&gr, 0, sizeof(gr));
-		gr.leaf = order[i].leaf;
-		gr.first = i;
-		while (i + gr.n < n && order[i + gr.n].leaf == gr.leaf &&
-		    (gr.leaf != INT32_MAX || gr.n < STATUS_PAGE_GROUP_NODES))
-			gr.n++;
-		group_write(c, &gr, all, order, open);
-	}
+	groups(c, all, order, n, sel);
 	free(order);
 	status_page_html_put(o, "</section>\n");
 }

@@ -7,7 +7,8 @@
  * with a failed GPU, 1% drained, a few DOWN. Then times
  * status_page_write (everything status_page_render does but reading the
  * server's counters) and prints the median and the maximum of R renders
- * and the page's size. No timed assertion: figures only.
+ * and the page's size, of the overview and of one switch's page
+ * (/?switch=leaf0001). No timed assertion: figures only.
  *
  *	bench_status [--nodes N[,N...]] [--renders R] [--html PREFIX]
  *	    [--verbose]
@@ -162,14 +163,43 @@ save_page(const char *prefix, unsigned n, struct evbuffer *b)
 	}
 }
 
+/* Render in R times; the median and the maximum in *med and *max (µs),
+ * the page's size returned; the last page saved when html is set. */
+static size_t
+renders_time(const struct status_page_in *in, unsigned renders,
+    const char *html, unsigned n, uint64_t *med, uint64_t *max)
+{
+	uint64_t t[RENDERS_MAX], t0;
+	size_t bytes = 0, i;
+
+	for (i = 0; i < renders; i++) {
+		struct evbuffer *b = evbuffer_new();
+
+		if (b == NULL)
+			die("evbuffer_new", NULL);
+		t0 = clock_mono_us();
+		if (status_page_write(in, b) == -1)
+			die("status_page_write", NULL);
+		t[i] = clock_mono_us() - t0;
+		bytes = evbuffer_get_length(b);
+		if (html != NULL && i + 1 == renders)
+			save_page(html, n, b);
+		evbuffer_free(b);
+	}
+	qsort(t, renders, sizeof(t[0]), u64_cmp);
+	*med = t[(renders - 1) / 2];
+	*max = t[renders - 1];
+	return bytes;
+}
+
 static void
 bench(unsigned n, unsigned renders, const char *html, bool verbose)
 {
 	struct domain d;
 	struct topo *topo;
 	struct status_page_in in;
-	uint64_t t[RENDERS_MAX], t0, setup;
-	size_t bytes = 0, i;
+	uint64_t t0, setup, med, max;
+	size_t bytes;
 	int saved = -1, null;
 
 	fflush(stderr);
@@ -193,26 +223,18 @@ bench(unsigned n, unsigned renders, const char *html, bool verbose)
 	in.store = d.st;
 	in.health.now_ms = d.now;
 	in.health.started_ms = d.now - 3600 * 1000;
-	for (i = 0; i < renders; i++) {
-		struct evbuffer *b = evbuffer_new();
-
-		if (b == NULL)
-			die("evbuffer_new", NULL);
-		t0 = clock_mono_us();
-		if (status_page_write(&in, b) == -1)
-			die("status_page_write", NULL);
-		t[i] = clock_mono_us() - t0;
-		bytes = evbuffer_get_length(b);
-		if (html != NULL && i + 1 == renders)
-			save_page(html, n, b);
-		evbuffer_free(b);
-	}
-	qsort(t, renders, sizeof(t[0]), u64_cmp);
+	bytes = renders_time(&in, renders, html, n, &med, &max);
 	printf("%6u nodes %6u GPUs %5zu jobs: render median %7.2f ms, max "
 	    "%7.2f ms over %u; page %7.1f KiB (set-up %.1f s)\n", n, n * GPUS,
-	    jobs_count(d.js), (double)t[(renders - 1) / 2] / 1e3,
-	    (double)t[renders - 1] / 1e3, renders, (double)bytes / 1024,
-	    (double)setup / 1e6);
+	    jobs_count(d.js), (double)med / 1e3, (double)max / 1e3, renders,
+	    (double)bytes / 1024, (double)setup / 1e6);
+	/* One switch's page (/?switch=leaf0001): its 32 nodes' rows. */
+	in.switch_name = "leaf0001";
+	bytes = renders_time(&in, renders, NULL, n, &med, &max);
+	printf("%6u nodes, /?switch=%s: render median %7.2f ms, max "
+	    "%7.2f ms over %u; page %7.1f KiB\n", n, in.switch_name,
+	    (double)med / 1e3, (double)max / 1e3, renders,
+	    (double)bytes / 1024);
 	domain_close(&d);
 	topo_destroy(topo);
 }

@@ -8,6 +8,8 @@
 #  - a node an admin drained, marked, its reason (markup in it) escaped;
 #  - a waiting job with its pending reason as `cohort show` gives it;
 #  - the latest events (the drain);
+#  - one switch's page (/?switch=leaf0): its nodes' rows, the other
+#    switch as a link; an unknown switch said; a bad name refused (400);
 #  - a GPU failed through the node's health check, marked failed.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the injected XID 79 fails a GPU; its job restarts.
@@ -21,10 +23,15 @@ HTTP=$COHORT_HTTP
 [ -n "$HTTP" ] || fail "cohort-local up printed no COHORT_HTTP"
 W=$(world_dir work)
 
-# fetch: GET / into $T/page.html, its headers into $T/page.head.
+# fetch [PATH]: GET PATH (/) into $T/page.html, its headers into
+# $T/page.head.
 fetch() {
-	curl -fsS -D "$T/page.head" -o "$T/page.html" "$HTTP/" ||
-		fail "GET $HTTP/ failed"
+	curl -fsS -D "$T/page.head" -o "$T/page.html" "$HTTP${1:-/}" ||
+		fail "GET $HTTP${1:-/} failed"
+}
+# lacks TEXT: the page does not hold TEXT.
+lacks() {
+	! grep -qF -- "$1" "$T/page.html" || fail "the page holds: $1"
 }
 # has TEXT: the page holds TEXT (fixed string).
 has() {
@@ -112,6 +119,20 @@ ev = page[page.index('<section id="events">'):]
 ev = ev[:ev.index("</section>")]
 sys.exit(0 if re.search(r"<td>drain</td><td></td><td>%s</td>" % re.escape(sys.argv[2]), ev) else 1)
 PY
+
+# One switch's page: leaf0's nodes (node01, node02), leaf1 as a link.
+fetch '/?switch=leaf0'
+has '<details class="sw" open><summary><b>leaf0</b> 2 nodes, 8 GPUs'
+has '<th>node01</th>'
+has '<th>node02</th>'
+lacks '<th>node03</th>'
+has '<div class="sw"><a href="/?switch=leaf1"><b>leaf1</b></a> 1 node, 4 GPUs'
+has "<td class=\"why\">$(html "$why")</td>"
+fetch '/?switch=leaf9'
+has '<b class="bad">No switch leaf9.</b>'
+code=$(curl -sS -o /dev/null -w '%{http_code}' "$HTTP/?switch=%3Cb%3E") ||
+	fail "GET /?switch=%3Cb%3E failed"
+[ "$code" = 400 ] || fail "GET /?switch=<b> answered $code, not 400"
 
 # HEAD: the same headers, no body.
 curl -fsS -I "$HTTP/" >"$T/head" || fail "HEAD / failed"

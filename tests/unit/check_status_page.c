@@ -132,12 +132,14 @@ teardown(void)
 }
 
 static size_t open_nodes;	/* status_page_in.open_nodes */
+static const char *switch_name;	/* status_page_in.switch_name */
 
 static char *
 page(void)
 {
 	struct status_page_in in = {
 		.open_nodes = open_nodes,
+		.switch_name = switch_name,
 		.jobs = D.js,
 		.nodes = D.ns,
 		.topo = topo,
@@ -214,7 +216,7 @@ START_TEST(test_page_states)
 	const char *tp = "SwitchName=leafA Nodes=node[01-02]\n"
 	    "SwitchName=leafB Nodes=node[03-04]\n";
 	struct cerr err;
-	char want[256], *p, *s;
+	char want[256], *p, *s, *q;
 	const struct job *j;
 	uint64_t run, big;
 
@@ -299,13 +301,55 @@ START_TEST(test_page_states)
 	    2);
 	free(p);
 
-	/* A node whose agent went away is DOWN: all its cells say so. */
+	/* One switch's page: its nodes' rows, the others as links. */
+	switch_name = "leafB";
+	p = page();
+	s = section(p, "nodes");
+	/* After the attention list (which may hold any node). */
+	q = strstr(s, "<details class=\"sw\" open><summary><b>leafB</b> 2 "
+	    "nodes");
+	ck_assert_msg(q != NULL, "no open leafB: %s", s);
+	memmove(s, q, strlen(q) + 1);
+	HAS(s, "<th>node03</th>");
+	HAS(s, "<th>node04</th>");
+	LACKS(s, "<th>node01</th>");
+	LACKS(s, "<th>node05</th>");
+	HAS(s, "<div class=\"sw\"><a href=\"/?switch=leafA\"><b>leafA</b>"
+	    "</a> 2 nodes, 8 GPUs");
+	HAS(s, "<a href=\"/?switch=unswitched-1\"><b>no switch: node05</b>"
+	    "</a> 1 node, 4 GPUs");
+	LACKS(s, "/?switch=leafB\"");
+	free(s);
+	free(p);
+	switch_name = "unswitched-1";
+	p = page();
+	s = section(p, "nodes");
+	q = strstr(s, "<details class=\"sw\" open><summary><b>no switch: "
+	    "node05");
+	ck_assert_msg(q != NULL, "no open unswitched-1: %s", s);
+	memmove(s, q, strlen(q) + 1);
+	HAS(s, "<th>node05</th>");
+	LACKS(s, "<th>node01</th>");
+	LACKS(s, "<th>node03</th>");
+	free(s);
+	free(p);
+	switch_name = NULL;
+
+	/* A node whose agent went away is DOWN: all its cells say so; its
+	 * health, FAILED when last heard, is UNKNOWN now. */
+	domain_health(&D, "node05", HEALTH_FAILED, 1, "xid=48");
 	domain_disconnect(&D, "node05");
 	domain_run_for(&D, 15000, 1000);
 	ck_assert_int_eq(nodes_get(D.ns, "node05")->state, NODE_DOWN);
 	p = page();
 	ck_assert_uint_eq(count(p, "<i class=\"g down\" title="), 8);
 	HAS(p, "<tr class=\"off\"><th>node05</th><td>DOWN");
+	s = strstr(p, "<th>node05</th><td>");
+	ck_assert_ptr_nonnull(s);
+	s = strndup(s, (size_t)(strstr(s, "</td>") - s));
+	HAS(s, "<span class=\"dim\">UNKNOWN</span>");
+	LACKS(s, "FAILED");
+	free(s);
 	free(p);
 }
 END_TEST
@@ -343,8 +387,9 @@ START_TEST(test_page_bounds)
 END_TEST
 
 /* Above STATUS_PAGE_OPEN_NODES nodes (here a smaller bound: the same
- * code) every group starts closed, as one summary line; nodes under no
- * switch come in groups of STATUS_PAGE_GROUP_NODES. */
+ * code) the page holds no node row, one summary row per group linking
+ * to /?switch=NAME; nodes under no switch come in groups of
+ * STATUS_PAGE_GROUP_NODES named unswitched-1, unswitched-2, ... */
 START_TEST(test_page_collapse)
 {
 	char *p;
@@ -353,19 +398,65 @@ START_TEST(test_page_collapse)
 	open_nodes = 101;
 	p = page();
 	ck_assert_uint_eq(count(p, "<details class=\"sw\" open>"), 4);
-	LACKS(p, "open a switch to see its nodes");
+	ck_assert_uint_eq(count(p, "<th>node"), 101);
+	LACKS(p, "follow a switch to see its nodes");
+	LACKS(p, "<div class=\"sw\">");
 	free(p);
 	open_nodes = 100;
 	p = page();
-	LACKS(p, "<details class=\"sw\" open>");
-	ck_assert_uint_eq(count(p, "<details class=\"sw\">"),
+	LACKS(p, "<details class=\"sw\"");
+	ck_assert_uint_eq(count(p, "<th>node"), 0);
+	ck_assert_uint_eq(count(p, "<div class=\"sw\"><a href=\"/?switch="),
 	    (101 + STATUS_PAGE_GROUP_NODES - 1) / STATUS_PAGE_GROUP_NODES);
-	HAS(p, "<summary><b>node0001 &ndash; node0032</b> 32 nodes, 32 GPUs: "
+	HAS(p, "<div class=\"sw\"><a href=\"/?switch=unswitched-1\"><b>"
+	    "node0001 &ndash; node0032</b></a> 32 nodes, 32 GPUs: "
 	    "<span class=\"n free\">32 free</span>");
-	HAS(p, "<summary><b>node0097 &ndash; node0101</b> 5 nodes, 5 GPUs:");
-	HAS(p, "open a switch to see its nodes");
+	HAS(p, "<a href=\"/?switch=unswitched-4\"><b>node0097 &ndash; "
+	    "node0101</b></a> 5 nodes, 5 GPUs:");
+	HAS(p, "follow a switch to see its nodes");
 	free(p);
+	/* One group's page: its rows only, the others as links. */
+	switch_name = "unswitched-4";
+	p = page();
+	ck_assert_uint_eq(count(p, "<details class=\"sw\" open>"), 1);
+	ck_assert_uint_eq(count(p, "<th>node"), 5);
+	HAS(p, "<th>node0097</th>");
+	HAS(p, "<th>node0101</th>");
+	ck_assert_uint_eq(count(p, "<div class=\"sw\"><a href=\"/?switch="),
+	    3);
+	LACKS(p, "/?switch=unswitched-4\"");
+	HAS(p, "<section id=\"events\">");
+	free(p);
+	/* A name no group has: said, and every group as a link. */
+	switch_name = "leaf9";
+	p = page();
+	HAS(p, "<b class=\"bad\">No switch leaf9.</b>");
+	ck_assert_uint_eq(count(p, "<th>node"), 0);
+	ck_assert_uint_eq(count(p, "<div class=\"sw\"><a href=\"/?switch="),
+	    4);
+	free(p);
+	switch_name = NULL;
 	open_nodes = 0;
+}
+END_TEST
+
+/* Which names /?switch= takes. */
+START_TEST(test_switch_ok)
+{
+	char name[PEER_NAME_MAX + 2];
+
+	ck_assert(status_page_switch_ok("leaf0"));
+	ck_assert(status_page_switch_ok("unswitched-1"));
+	ck_assert(status_page_switch_ok("r1.sw_2-a"));
+	ck_assert(!status_page_switch_ok(""));
+	ck_assert(!status_page_switch_ok("-leaf"));
+	ck_assert(!status_page_switch_ok("leaf 0"));
+	ck_assert(!status_page_switch_ok("a<b"));
+	ck_assert(!status_page_switch_ok("caf\xc3\xa9"));
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ck_assert(status_page_switch_ok(name + 1));	/* 64 */
+	ck_assert(!status_page_switch_ok(name));	/* 65 */
 }
 END_TEST
 
@@ -377,6 +468,7 @@ suite(void)
 
 	tcase_add_test(t, test_escape_markup);
 	tcase_add_test(t, test_escape_utf8);
+	tcase_add_test(t, test_switch_ok);
 	suite_add_tcase(s, t);
 	t = tcase_create("page");
 	tcase_add_checked_fixture(t, NULL, teardown);
