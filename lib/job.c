@@ -570,10 +570,8 @@ check_pattern(const char *opt, const char *pat, struct cerr *err)
 	return 0;
 }
 
-/* A node name as a certificate may carry it (lib/tls.c): a letter or
- * digit, then letters, digits, '.', '_' and '-', at most PEER_NAME_MAX. */
-static bool
-node_name_ok(const char *s)
+bool
+peer_name_ok(const char *s)
 {
 	size_t i, len = strlen(s);
 
@@ -626,7 +624,7 @@ check_hostlist(const char *opt, const char *expr, char ***names, size_t *n,
 		    why[0] ? why : "not a hostlist (e.g. node[01-04],gpu7)");
 	}
 	for (i = 0; i < *n; i++)
-		if (!node_name_ok((*names)[i])) {
+		if (!peer_name_ok((*names)[i])) {
 			cerr_set(err, ERR_INVALID, "%s: '%.80s' is not a node "
 			    "name (letters, digits, '.', '_' and '-', at most "
 			    "%d)", opt, (*names)[i], PEER_NAME_MAX);

@@ -41,6 +41,11 @@ enum role {
 /* Who is asking: from the peer certificate (lib/tls.c). */
 #define PEER_NAME_MAX 64
 
+/* A name as a certificate may carry it (a node, a user, a switch): a
+ * letter or digit, then letters, digits, '.', '_' and '-', at most
+ * PEER_NAME_MAX bytes. */
+bool peer_name_ok(const char *s);
+
 struct peer {
 	char name[PEER_NAME_MAX + 1];
 	enum role role;

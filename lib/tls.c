@@ -623,25 +623,16 @@ tls_ctx_check_own_issuer(SSL_CTX *ctx, const char *cert, const char *ca,
 	    X509_V_FLAG_CRL_CHECK);
 	if (X509_verify_cert(x) != 1) {
 		e = X509_STORE_CTX_get_error(x);
-		switch (e) {
-		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-		case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-		case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-		case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-		case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+		if (tls_words_unknown_ca(e))
 			rc = cerr_set(err, ERR_INVALID, "certificate %s is not "
 			    "signed by the CA in %s: peers would refuse it",
 			    cert, ca);
-			break;
-		case X509_V_ERR_CERT_HAS_EXPIRED:
-		case X509_V_ERR_CERT_NOT_YET_VALID:
+		else if (e == X509_V_ERR_CERT_HAS_EXPIRED ||
+		    e == X509_V_ERR_CERT_NOT_YET_VALID)
 			rc = cerr_set(err, ERR_INVALID, "certificate %s: %s",
 			    cert, tls_words_verify(e,
 			    X509_STORE_CTX_get_current_cert(x), why,
 			    sizeof(why)));
-			break;
-		}
 	}
 	X509_STORE_CTX_free(x);
 	ERR_clear_error();

@@ -37,6 +37,22 @@ tls_words_name(X509_NAME *n, char *buf, size_t len)
 	return buf;
 }
 
+bool
+tls_words_unknown_ca(long vr)
+{
+	switch (vr) {
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 const char *
 tls_words_verify(long vr, X509 *cert, char *buf, size_t len)
 {
@@ -46,6 +62,13 @@ tls_words_verify(long vr, X509 *cert, char *buf, size_t len)
 		tls_words_name(X509_get_subject_name(cert), who, sizeof(who));
 	else
 		snprintf(who, sizeof(who), "unknown");
+	if (tls_words_unknown_ca(vr)) {
+		snprintf(buf, len, "certificate signed by an unknown CA (%s, "
+		    "issued by %s, which is not in the CA file)", who,
+		    cert != NULL ? tls_words_name(X509_get_issuer_name(cert),
+		    by, sizeof(by)) : "unknown");
+		return buf;
+	}
 	switch (vr) {
 	case X509_V_ERR_CERT_HAS_EXPIRED:
 		if (cert == NULL)
@@ -63,17 +86,6 @@ tls_words_verify(long vr, X509 *cert, char *buf, size_t len)
 		return buf;
 	case X509_V_ERR_CERT_REVOKED:
 		snprintf(buf, len, "certificate revoked by the CRL (%s)", who);
-		return buf;
-	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-		snprintf(buf, len, "certificate signed by an unknown CA (%s, "
-		    "issued by %s, which is not in the CA file)", who,
-		    cert != NULL ? tls_words_name(X509_get_issuer_name(cert),
-		    by, sizeof(by)) : "unknown");
 		return buf;
 	}
 	snprintf(buf, len, "%s (%s)", X509_verify_cert_error_string(vr), who);

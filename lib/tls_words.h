@@ -21,6 +21,8 @@ const char *tls_words_time(const ASN1_TIME *t, char *buf, size_t len);
  * file)". Returns
  * buf. */
 const char *tls_words_verify(long vr, X509 *cert, char *buf, size_t len);
+/* Does verify result vr mean "not signed by a CA we know"? */
+bool tls_words_unknown_ca(long vr);
 
 /* The words for an OpenSSL error that is a TLS alert about our own
  * certificate, sent by the peer ("the peer refused our certificate: it

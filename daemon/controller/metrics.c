@@ -294,22 +294,6 @@ http_limits(const struct http_sources *src, struct evbuffer *b)
 	    (unsigned long long)st.refused_rate);
 }
 
-/* What a whole-node job asks per node: the largest node's GPUs (as
- * `cohort queues` counts it, rpc.c). */
-static uint32_t
-metrics_node_gpus(const struct http_sources *src)
-{
-	struct node **all;
-	uint32_t most = 0;
-	size_t i, n;
-
-	all = nodes_all(src->nodes, &n);
-	for (i = 0; i < n; i++)
-		if (all[i]->inv.ngpus > most)
-			most = all[i]->inv.ngpus;
-	return most;
-}
-
 /* One family of a per-queue value: name{queue="Q"} V for each row. */
 static void
 metrics_queue_family(struct evbuffer *b, const struct queue_row *rows,
@@ -396,7 +380,7 @@ http_queues(const struct http_sources *src, struct evbuffer *b)
 			waiting[nw++] = list[i];
 	}
 	if (queues_report(src->queues, active, na, waiting, nw,
-	    metrics_node_gpus(src), clock_now_ms(), &rows, &nrows) == -1)
+	    nodes_max_gpus(src->nodes), clock_now_ms(), &rows, &nrows) == -1)
 		goto out;
 	metrics_queue_rows(b, rows, nrows);
 	rc = 0;

@@ -293,6 +293,18 @@ nodes_all(struct nodes *ns, size_t *n)
 	return ns->tab;
 }
 
+uint32_t
+nodes_max_gpus(struct nodes *ns)
+{
+	uint32_t most = 0;
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		if (ns->tab[i]->inv.ngpus > most)
+			most = ns->tab[i]->inv.ngpus;
+	return most;
+}
+
 /* Persist a node's row and an event, inside the shared transaction. */
 static int
 nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,

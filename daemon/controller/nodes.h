@@ -81,6 +81,9 @@ struct node *nodes_get(struct nodes *ns, const char *name);
 struct node *nodes_by_conn(struct nodes *ns, uint64_t conn_id);
 /* All nodes, by name; borrowed array of *n entries. */
 struct node **nodes_all(struct nodes *ns, size_t *n);
+/* The GPUs of the largest node: what a whole-node job counts per node
+ * (cohort queues, the per-queue metrics). */
+uint32_t nodes_max_gpus(struct nodes *ns);
 
 /* Recompute every node's gpu_job[] from the placements of the given
  * jobs (those holding resources). */

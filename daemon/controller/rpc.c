@@ -443,22 +443,6 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 
 /* `cohort queues`: the tree, from the jobs holding GPUs and those
  * waiting. Anyone may see it: names and counts, nothing private. */
-/* What a whole-node job counts per node in cohort queues: the GPUs of
- * the largest node. */
-static uint32_t
-rpc_node_gpus(const struct rpc *rpc)
-{
-	struct node **all;
-	uint32_t most = 0;
-	size_t i, n;
-
-	all = nodes_all(rpc->nodes, &n);
-	for (i = 0; i < n; i++)
-		if (all[i]->inv.ngpus > most)
-			most = all[i]->inv.ngpus;
-	return most;
-}
-
 static void
 rpc_queues(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
@@ -487,7 +471,7 @@ rpc_queues(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 			waiting[nw++] = list[i];
 	}
 	if (queues_report(rpc->queues, active, na, waiting, nw,
-	    rpc_node_gpus(rpc), clock_now_ms(), &rows, &nrows) == -1 ||
+	    nodes_max_gpus(rpc->nodes), clock_now_ms(), &rows, &nrows) == -1 ||
 	    (pbs = calloc(nrows, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(nrows, sizeof(*ptrs))) == NULL)
 		goto nomem;

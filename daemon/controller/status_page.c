@@ -231,20 +231,7 @@ status_page_write(const struct status_page_in *in, struct evbuffer *b)
 bool
 status_page_switch_ok(const char *s)
 {
-	size_t i, len = strlen(s);
-
-	if (len == 0 || len > PEER_NAME_MAX)
-		return false;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') ||
-		    (i > 0 && (c == '.' || c == '_' || c == '-')))
-			continue;
-		return false;
-	}
-	return true;
+	return peer_name_ok(s);
 }
 
 int
