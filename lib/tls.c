@@ -364,6 +364,50 @@ fail:
 	return NULL;
 }
 
+/* Is the certificate ctx presents signed by a CA of store st? cert names
+ * it in messages. 0, or -1 with err. */
+static int
+tls_own_issuer(SSL_CTX *ctx, X509_STORE *st, const char *cert,
+    const char *ca, struct cerr *err)
+{
+	X509 *c = SSL_CTX_get0_certificate(ctx);
+	STACK_OF(X509) *chain = NULL;
+	X509_STORE_CTX *x;
+	char why[300];
+	int rc = 0, e;
+
+	if (c == NULL)
+		return cerr_set(err, ERR_INVALID, "certificate %s: none loaded",
+		    cert);
+	SSL_CTX_get0_chain_certs(ctx, &chain);
+	if ((x = X509_STORE_CTX_new()) == NULL ||
+	    X509_STORE_CTX_init(x, st, c,
+	    chain) != 1) {
+		X509_STORE_CTX_free(x);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	/* Our own revocation is the peers' business (and a CRL check here
+	 * would hide the question asked: who signed it). */
+	X509_VERIFY_PARAM_clear_flags(X509_STORE_CTX_get0_param(x),
+	    X509_V_FLAG_CRL_CHECK);
+	if (X509_verify_cert(x) != 1) {
+		e = X509_STORE_CTX_get_error(x);
+		if (tls_words_unknown_ca(e))
+			rc = cerr_set(err, ERR_INVALID, "certificate %s is not "
+			    "signed by the CA in %s: peers would refuse it",
+			    cert, ca);
+		else if (e == X509_V_ERR_CERT_HAS_EXPIRED ||
+		    e == X509_V_ERR_CERT_NOT_YET_VALID)
+			rc = cerr_set(err, ERR_INVALID, "certificate %s: %s",
+			    cert, tls_words_verify(e,
+			    X509_STORE_CTX_get_current_cert(x), why,
+			    sizeof(why)));
+	}
+	X509_STORE_CTX_free(x);
+	ERR_clear_error();
+	return rc;
+}
+
 int
 tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
     struct cerr *err)
@@ -373,6 +417,14 @@ tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
 
 	if ((st = tls_store_load(ca, crl, err)) == NULL)
 		return -1;
+	/* A CA file that does not vouch for our own certificate would cut
+	 * off every peer and let none back in (a rotation that dropped the
+	 * old CA too soon): refused, the old store kept. */
+	if (SSL_CTX_get0_certificate(ctx) != NULL &&
+	    tls_own_issuer(ctx, st, "of this daemon", ca, err) == -1) {
+		X509_STORE_free(st);
+		return -1;
+	}
 	/* Chains are verified inside one SSL call, on one thread: no
 	 * handshake holds the old store across this swap. */
 	SSL_CTX_set_cert_store(ctx, st);
@@ -601,42 +653,7 @@ int
 tls_ctx_check_own_issuer(SSL_CTX *ctx, const char *cert, const char *ca,
     struct cerr *err)
 {
-	X509 *c = SSL_CTX_get0_certificate(ctx);
-	STACK_OF(X509) *chain = NULL;
-	X509_STORE_CTX *x;
-	char why[300];
-	int rc = 0, e;
-
-	if (c == NULL)
-		return cerr_set(err, ERR_INVALID, "certificate %s: none loaded",
-		    cert);
-	SSL_CTX_get0_chain_certs(ctx, &chain);
-	if ((x = X509_STORE_CTX_new()) == NULL ||
-	    X509_STORE_CTX_init(x, SSL_CTX_get_cert_store(ctx), c,
-	    chain) != 1) {
-		X509_STORE_CTX_free(x);
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	}
-	/* Our own revocation is the peers' business (and a CRL check here
-	 * would hide the question asked: who signed it). */
-	X509_VERIFY_PARAM_clear_flags(X509_STORE_CTX_get0_param(x),
-	    X509_V_FLAG_CRL_CHECK);
-	if (X509_verify_cert(x) != 1) {
-		e = X509_STORE_CTX_get_error(x);
-		if (tls_words_unknown_ca(e))
-			rc = cerr_set(err, ERR_INVALID, "certificate %s is not "
-			    "signed by the CA in %s: peers would refuse it",
-			    cert, ca);
-		else if (e == X509_V_ERR_CERT_HAS_EXPIRED ||
-		    e == X509_V_ERR_CERT_NOT_YET_VALID)
-			rc = cerr_set(err, ERR_INVALID, "certificate %s: %s",
-			    cert, tls_words_verify(e,
-			    X509_STORE_CTX_get_current_cert(x), why,
-			    sizeof(why)));
-	}
-	X509_STORE_CTX_free(x);
-	ERR_clear_error();
-	return rc;
+	return tls_own_issuer(ctx, SSL_CTX_get_cert_store(ctx), cert, ca, err);
 }
 
 int

@@ -38,8 +38,9 @@ X509_STORE *tls_store_load(const char *ca, const char *crl,
     struct cerr *err);
 
 /* Re-read ca and crl into a fresh store and use it for the handshakes
- * that verify from now on. On failure (-1, err set) ctx keeps its old
- * store. Connections already open are not affected: see
+ * that verify from now on. A store that does not vouch for ctx's own
+ * certificate is refused (peers would refuse it). On failure (-1, err
+ * set) ctx keeps its old store. Connections already open are not affected: see
  * tls_cert_recheck. */
 int tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
     struct cerr *err);

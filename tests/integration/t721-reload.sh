@@ -82,6 +82,22 @@ wait_log 'restart cohortd to apply; nothing changed'
 expect_exit 1 cohort submit --hold -- true
 grep -qF 'the limit is 3' "$ERR" || fail "a refused reload changed the limit: $(cat "$ERR")"
 
+### 4b. A CA file that does not vouch for cohortd's own certificate (a
+### rotation that dropped the old CA too soon) would cut off every peer
+### and let none back: refused, nothing changed.
+sed -i '/^\[queue gpu-b\]$/,$d' "$CONF"
+cohort-pki "$T/other" --controller 127.0.0.1 >/dev/null 2>&1 ||
+	fail "cohort-pki $T/other"
+ca_line=$(grep -m1 '^ca = ' "$CONF") && crl_line=$(grep -m1 '^crl = ' "$CONF") ||
+	fail "no ca and crl lines in $CONF"
+sed -i -e "s|^ca = .*|ca = $T/other/ca.pem|" -e "s|^crl = .*|crl = $T/other/ca.crl|" "$CONF"
+expect_log_error 'SIGHUP: certificate of this daemon is not signed by the CA in .*nothing changed'
+hup
+wait_log 'certificate of this daemon is not signed by the CA in'
+expect_exit 1 cohort submit --hold -- true
+grep -qF 'the limit is 3' "$ERR" || fail "a refused CA changed something: $(cat "$ERR")"
+sed -i -e "s|^ca = .*|$ca_line|" -e "s|^crl = .*|$crl_line|" "$CONF"
+
 ### 5. No connection was dropped: the agent registered once, the waiter
 ### is still there and sees its job end.
 [ "$(registrations)" = 1 ] || fail "node01 registered $(registrations) times: a reload dropped its connection"
