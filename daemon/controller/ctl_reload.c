@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "daemon/controller/cluster.h"
@@ -104,35 +105,97 @@ port_same(unsigned was, unsigned bound, unsigned now)
 	return was == now || (was == 0 && now == bound);
 }
 
+/* The scalar keys read only at start (the others, limits and queues,
+ * are applied; the paths and listeners are compared below). */
+#define RESTART_KEY(section, key, field)                                       \
+	{ "[" section "] " key, offsetof(struct ctl_config, field),            \
+	    sizeof(((struct ctl_config *)0)->field) }
+static const struct {
+	const char *key;
+	size_t off, size;
+} restart_keys[] = {
+	RESTART_KEY("controller", "node_timeout", node_timeout_ms),
+	RESTART_KEY("controller", "heartbeat_interval", heartbeat_ms),
+	RESTART_KEY("controller", "stop_timeout", stop_timeout_ms),
+	RESTART_KEY("controller", "default_time_limit", default_time_limit_ms),
+	RESTART_KEY("controller", "early_fail_window", early_fail_window_ms),
+	RESTART_KEY("controller", "queue_order", queue_order),
+	RESTART_KEY("controller", "queue_aging", queue_aging),
+	RESTART_KEY("controller", "accept_unknown_nodes", accept_unknown_nodes),
+	RESTART_KEY("controller", "fair_share_half_life",
+	    fair_share_half_life_ms),
+	RESTART_KEY("controller", "starve_after", starve_after_ms),
+	RESTART_KEY("controller", "starve_min_gpus", starve_min_gpus),
+	RESTART_KEY("controller", "job_retention", job_retention_ms),
+	RESTART_KEY("controller", "event_retention", event_retention_ms),
+	RESTART_KEY("limits", "max_frame", max_frame),
+	RESTART_KEY("limits", "max_connections", max_connections),
+	RESTART_KEY("limits", "max_handshakes", max_handshakes),
+	RESTART_KEY("limits", "max_handshakes_per_source",
+	    max_handshakes_per_source),
+	RESTART_KEY("limits", "handshake_timeout", handshake_timeout_ms),
+	RESTART_KEY("limits", "hello_timeout", hello_timeout_ms),
+	RESTART_KEY("limits", "max_connections_per_user",
+	    max_connections_per_user),
+	RESTART_KEY("limits", "agent_reserve", agent_reserve),
+	RESTART_KEY("limits", "max_output_per_user", max_output_per_user),
+	RESTART_KEY("limits", "max_output_total", max_output_total),
+	RESTART_KEY("limits", "idle_timeout", idle_timeout_ms),
+	RESTART_KEY("limits", "max_requests_in_flight", max_requests_in_flight),
+	RESTART_KEY("tenants", "page_size", page_size),
+	RESTART_KEY("tenants", "private_data", private_data),
+};
+
+static bool
+nodes_same(const struct ctl_config *a, const struct ctl_config *b)
+{
+	size_t i;
+
+	if (a->nnodes != b->nnodes)
+		return false;
+	for (i = 0; i < a->nnodes; i++)
+		if (strcmp(a->nodes[i], b->nodes[i]) != 0)
+			return false;
+	return true;
+}
+
+/* One warning per start-up key whose value changed: it waits for a
+ * restart, and the rest of the file is applied. */
 static void
 log_needs_restart(const struct ctl_reload_target *t,
     const struct ctl_config *b, const char *path)
 {
 	const struct ctl_config *a = t->cfg;
-	const char *what = NULL;
+	const char *what[8];
+	size_t i, n = 0;
 
 	if (strcmp(a->listen_host, b->listen_host) != 0 ||
 	    !port_same(a->listen_port, t->port, b->listen_port))
-		what = "[controller] listen";
-	else if (!str_same(a->database, b->database))
-		what = "[controller] database";
-	else if (!str_same(a->topology, b->topology))
-		what = "[controller] topology";
-	else if (!str_same(a->cert, b->cert) || !str_same(a->key, b->key))
-		what = "[tls] cert or key";
-	else if (a->http != b->http ||
+		what[n++] = "[controller] listen";
+	if (!str_same(a->port_file, b->port_file))
+		what[n++] = "[controller] port_file";
+	if (!str_same(a->database, b->database))
+		what[n++] = "[controller] database";
+	if (!str_same(a->topology, b->topology))
+		what[n++] = "[controller] topology";
+	if (!nodes_same(a, b))
+		what[n++] = "[controller] nodes";
+	if (!str_same(a->cert, b->cert) || !str_same(a->key, b->key))
+		what[n++] = "[tls] cert or key";
+	if (a->http != b->http ||
 	    !port_same(a->http_port, t->http_port, b->http_port) ||
-	    strcmp(a->http_host, b->http_host) != 0)
-		what = "[http] listen";
-	else if (a->max_connections != b->max_connections ||
-	    a->max_frame != b->max_frame)
-		what = "[limits] max_connections or max_frame";
-	else if (a->heartbeat_ms != b->heartbeat_ms ||
-	    a->node_timeout_ms != b->node_timeout_ms)
-		what = "[controller] heartbeat_interval or node_timeout";
-	if (what != NULL)
+	    strcmp(a->http_host, b->http_host) != 0 ||
+	    !str_same(a->http_port_file, b->http_port_file))
+		what[n++] = "[http] listen or port_file";
+	for (i = 0; i < n; i++)
 		log_warnx("SIGHUP: %s changed in %s: restart cohortd to apply "
-		    "it (and any other start-up key)", what, path);
+		    "it", what[i], path);
+	for (i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++)
+		if (memcmp((const char *)a + restart_keys[i].off,
+		    (const char *)b + restart_keys[i].off,
+		    restart_keys[i].size) != 0)
+			log_warnx("SIGHUP: %s changed in %s: restart cohortd "
+			    "to apply it", restart_keys[i].key, path);
 }
 
 static void

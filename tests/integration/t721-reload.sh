@@ -46,13 +46,20 @@ waiter=$!
 track_pid "$waiter"
 
 ### 2. Reload: a higher limit, a bigger quota, debug logging.
+### Two start-up keys changed too: one warning each, the rest applied.
 set_key max_pending_per_user 3
 set_key gpus 32
 sed -i '0,/^\[controller\]$/s//[controller]\nlog_level = debug/' "$CONF"
+set_key node_timeout 6s
+set_key max_connections 1000
+expect_log_error 'SIGHUP: \[controller\] node_timeout changed in .*: restart cohortd to apply it'
+expect_log_error 'SIGHUP: \[limits\] max_connections changed in .*: restart cohortd to apply it'
 hup
 wait_log 'SIGHUP: max_pending_per_user 2 -> 3'
 wait_log 'SIGHUP: queue gpu-a nominal 16 -> 32'
 wait_log 'SIGHUP: log_level info -> debug'
+wait_log 'SIGHUP: [controller] node_timeout changed in'
+wait_log 'SIGHUP: [limits] max_connections changed in'
 COHORT_MUX=no cohort jobs >/dev/null || fail "cohort jobs (COHORT_MUX=no)"
 wait_for 10 grep -qE ': debug: conn [0-9]+: alice \(user\) connected' "$CLOG" ||
 	fail "no debug line after the reload to log_level debug"
