@@ -66,7 +66,7 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 	int sslerr = SSL_get_error(t->ssl, rc), saved = errno, reason, alert;
 	unsigned long e = ERR_peek_last_error();
 	long vr = SSL_get_verify_result(t->ssl);
-	char buf[256];
+	char buf[512];
 
 	c->broken = 1;
 	if (vr == X509_V_ERR_APPLICATION_VERIFICATION) {

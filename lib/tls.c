@@ -70,7 +70,7 @@ tls_note_failure(X509_STORE_CTX *x)
 {
 	SSL *ssl = X509_STORE_CTX_get_ex_data(x,
 	    SSL_get_ex_data_X509_STORE_CTX_idx());
-	char why[300];
+	char why[512];
 
 	if (ssl == NULL || tls_why_idx < 0 ||
 	    SSL_get_ex_data(ssl, tls_why_idx) != NULL)
@@ -361,6 +361,9 @@ tls_store_load(const char *ca, const char *crl, struct cerr *err)
 	return st;
 fail:
 	X509_STORE_free(st);
+	/* Nothing of this failure may be blamed on a later connection's
+	 * error (libevent reads the queue). */
+	ERR_clear_error();
 	return NULL;
 }
 
@@ -373,7 +376,7 @@ tls_own_issuer(SSL_CTX *ctx, X509_STORE *st, const char *cert,
 	X509 *c = SSL_CTX_get0_certificate(ctx);
 	STACK_OF(X509) *chain = NULL;
 	X509_STORE_CTX *x;
-	char why[300];
+	char why[512];
 	int rc = 0, e;
 
 	if (c == NULL)
