@@ -395,7 +395,8 @@ tls_own_issuer(SSL_CTX *ctx, X509_STORE *st, const char *cert,
 	    X509_V_FLAG_CRL_CHECK);
 	if (X509_verify_cert(x) != 1) {
 		e = X509_STORE_CTX_get_error(x);
-		if (tls_words_unknown_ca(e))
+		if (tls_words_unknown_ca(e) ||
+		    e == X509_V_ERR_CERT_SIGNATURE_FAILURE)
 			rc = cerr_set(err, ERR_INVALID, "certificate %s is not "
 			    "signed by the CA in %s: peers would refuse it",
 			    cert, ca);

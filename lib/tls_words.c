@@ -46,7 +46,6 @@ tls_words_unknown_ca(long vr)
 	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
 	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
 	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
 		return true;
 	default:
 		return false;
@@ -70,6 +69,15 @@ tls_words_verify(long vr, X509 *cert, char *buf, size_t len)
 		return buf;
 	}
 	switch (vr) {
+	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+		/* A CA of that name is in the file, but not the one that
+		 * signed: a PKI made again with the same names. */
+		snprintf(buf, len, "certificate's signature does not match "
+		    "the CA named %s in the CA file (%s; a different CA with "
+		    "the same name?)", cert != NULL ? tls_words_name(
+		    X509_get_issuer_name(cert), by, sizeof(by)) : "unknown",
+		    who);
+		return buf;
 	case X509_V_ERR_CERT_HAS_EXPIRED:
 		if (cert == NULL)
 			break;

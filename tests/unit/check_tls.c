@@ -691,6 +691,21 @@ START_TEST(test_handshake_words)
 	    "file)") != NULL, "server: %s", why_s);
 	ck_assert_msg(strstr(why_c, "unknown CA") != NULL &&
 	    strstr(why_c, "error:") == NULL, "client: %s", why_c);
+	/* A CA made again with the same name: not "not in the CA file",
+	 * which would contradict the file. */
+	{
+		EVP_PKEY *twin_key = EVP_EC_gen("P-256");
+		X509 *twin = mint(twin_key, "ca", "cohort-ca", 1, NULL, NULL);
+
+		write_leaf_by("twin", "user", "twin", 23, twin, twin_key,
+		    -HOUR, HOUR);
+		raw_handshake("twin", why_s, why_c, sizeof(why_s));
+		ck_assert_msg(strstr(why_s, "signature does not match the CA "
+		    "named CN=cohort-ca in the CA file (CN=twin; a different "
+		    "CA with the same name?)") != NULL, "server: %s", why_s);
+		X509_free(twin);
+		EVP_PKEY_free(twin_key);
+	}
 }
 END_TEST
 
