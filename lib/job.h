@@ -113,7 +113,16 @@ struct job_spec {
 	bool exclusive;		/* --exclusive: whole nodes, shared with no
 				 * other job */
 	bool hold;		/* --hold: submitted held (JobHeldUser) */
+	/* Constraints (issue 16). */
+	char *constraint;	/* --constraint feature expression
+				 * (lib/constraint.h); NULL: any node */
+	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
+				 * least this much; 0: no minimum */
 };
+
+/* --gpu-memory's largest value (1 PiB), so that GiB to MiB cannot
+ * overflow and SQLite's signed integer holds it. */
+#define JOB_GPU_MEMORY_MB_MAX (1024ULL * 1024 * 1024)
 
 /* Why a pending job is held (cohort hold / --hold), as Slurm's
  * JobHeldUser and JobHeldAdmin: a user may release only their own hold. */
