@@ -673,6 +673,12 @@ out:
 	return rc;
 }
 
+bool
+job_gpu_memory_ok(uint64_t gpu_mb, uint64_t want_mb)
+{
+	return (gpu_mb + 512) / 1024 >= (want_mb + 1023) / 1024;
+}
+
 /* --constraint must parse (lib/constraint.h); whether any node has its
  * features is the controller's to say (feasible.c). --gpu-memory asks
  * for GPUs, so a CPU-only job cannot have it. */

@@ -246,7 +246,8 @@ check_constraints(struct fctx *x, struct cerr *err)
 		if (nd->gpu_memory_mb > most)
 			most = nd->gpu_memory_mb;
 		if (spec->gpu_memory_mb > 0 && (nd->ngpus == 0 ||
-		    nd->gpu_memory_mb < spec->gpu_memory_mb))
+		    !job_gpu_memory_ok(nd->gpu_memory_mb,
+		    spec->gpu_memory_mb)))
 			x->ok[i] = 0;
 		else
 			nmem++;
@@ -266,7 +267,7 @@ check_constraints(struct fctx *x, struct cerr *err)
 		return cerr_set(err, ERR_INVALID, "--gpu-memory %llu GiB: no "
 		    "node has that much on every GPU (at most %llu GiB)",
 		    (unsigned long long)(spec->gpu_memory_mb / 1024),
-		    (unsigned long long)(most / 1024));
+		    (unsigned long long)((most + 512) / 1024));
 	return 0;
 }
 

@@ -249,7 +249,8 @@ node_meets(const struct inventory *inv, const struct job_spec *spec)
 	if (spec->gpu_memory_mb > 0 && inv->ngpus == 0)
 		return false;
 	for (i = 0; i < inv->ngpus && spec->gpu_memory_mb > 0; i++)
-		if (inv->gpus[i].memory_mb < spec->gpu_memory_mb)
+		if (!job_gpu_memory_ok(inv->gpus[i].memory_mb,
+		    spec->gpu_memory_mb))
 			return false;
 	if (spec->constraint == NULL)
 		return true;
