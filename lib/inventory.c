@@ -42,7 +42,7 @@ inventory_set_features(struct inventory *inv, const char *list, char *err,
 			end--;
 		len = (size_t)(end - start);
 		if (len == 0) {
-			snprintf(err, errlen, "features: empty name at "
+			snprintf(err, errlen, "empty feature name at "
 			    "column %zu", (size_t)(start - list) + 1);
 			errno = EINVAL;
 			return -1;
@@ -52,7 +52,7 @@ inventory_set_features(struct inventory *inv, const char *list, char *err,
 			    strchr("._-", start[k]) == NULL)
 				break;
 		if (k < len || len > INV_FEATURE_MAX) {
-			snprintf(err, errlen, "features: '%.*s' is not a "
+			snprintf(err, errlen, "'%.*s' is not a "
 			    "feature name (letters, digits, '.', '_', '-', at "
 			    "most %d)", (int)(len > 80 ? 80 : len), start,
 			    INV_FEATURE_MAX);
@@ -65,7 +65,7 @@ inventory_set_features(struct inventory *inv, const char *list, char *err,
 				break;
 		if (i == n) {
 			if (n == INV_MAX_FEATURES) {
-				snprintf(err, errlen, "features: more than %d",
+				snprintf(err, errlen, "more than %d features",
 				    INV_MAX_FEATURES);
 				errno = EINVAL;
 				return -1;
