@@ -823,6 +823,13 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 	rc |= output_fields_addf(t, "GPUs per node", "%s", b1);
 	rc |= output_fields_addf(t, "Tasks per node", "%u", s->tasks_per_node);
 	rc |= output_fields_addf(t, "GPU type", "%s", s->gpu_type ? s->gpu_type : "any");
+	/* Shown only when asked for, so the common job reads as before. */
+	if (s->constraint != NULL)
+		rc |= output_fields_addf(t, "Constraint", "%s", s->constraint);
+	if (s->gpu_memory_mb > 0)
+		rc |= output_fields_addf(t, "GPU memory", "%llu GiB or more "
+		    "on every GPU", (unsigned long long)(s->gpu_memory_mb /
+		    1024));
 	rc |= output_fields_addf(t, "Queue", "%s", s->queue ? s->queue : "-");
 	rc |= output_fields_addf(t, "Service", "%s", s->service ?
 	    "yes (no time limit, restarted on any exit)" : "no");

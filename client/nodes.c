@@ -359,7 +359,7 @@ static json_t *
 node_json(const struct cnode *n, bool with_gpus)
 {
 	const Cohort__V1__Node *pb = n->pb;
-	json_t *doc, *jobs, *gpus;
+	json_t *doc, *jobs, *gpus, *feats;
 	struct nodes_view_node v;
 	unsigned alloc, idle, other;
 	char *models;
@@ -406,7 +406,16 @@ node_json(const struct cnode *n, bool with_gpus)
 	    pb->drain_health,
 	    "summary_state", nodes_view_state_name(nodes_view_state(&v)));
 	free(models);
-	if (doc == NULL || !with_gpus)
+	if (doc == NULL)
+		return NULL;
+	if ((feats = json_array()) == NULL ||
+	    json_object_set_new(doc, "features", feats) == -1)
+		goto nomem;
+	for (i = 0; i < n->inv.nfeatures; i++)
+		if (json_array_append_new(feats,
+		    json_string(n->inv.features[i])) == -1)
+			goto nomem;
+	if (!with_gpus)
 		return doc;
 	if ((gpus = json_array()) == NULL)
 		goto nomem;
@@ -809,6 +818,7 @@ show_print(const struct cnode *n, FILE *fp)
 	const Cohort__V1__Node *pb = n->pb;
 	struct output_table *t;
 	char b[OUTPUT_TIME_LEN], state[64], mem[32], *jobs;
+	char feat[INV_FEATURES_TEXT_MAX];
 	struct nodes_view_node v;
 	unsigned alloc, idle, other;
 	const char *h;
@@ -857,6 +867,9 @@ show_print(const struct cnode *n, FILE *fp)
 	    "%u unavailable)", v.gpus_total, idle, alloc, other);
 	rc |= output_fields_addf(t, "Inventory", "%s", str_or_null(
 	    n->inv.source) ? n->inv.source : "-");
+	inventory_features_format(&n->inv, feat, sizeof(feat));
+	rc |= output_fields_addf(t, "Features", "%s", feat[0] != '\0' ?
+	    feat : "-");
 	rc |= output_fields_addf(t, "Jobs", "%s", jobs ? jobs : "-");
 	if (rc == 0)
 		output_table_print(t, fp);

@@ -661,6 +661,10 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_str_or_null(s->nodelist)) == -1 ||
 	    json_object_set_new(doc, "exc_nodelist",
 	    json_str_or_null(s->exclude)) == -1 ||
+	    json_object_set_new(doc, "constraint",
+	    json_str_or_null(s->constraint)) == -1 ||
+	    json_object_set_new(doc, "gpu_memory_mb",
+	    json_integer((json_int_t)s->gpu_memory_mb)) == -1 ||
 	    json_object_set_new(doc, "cpu_only", json_boolean(s->cpu_only)) ==
 	    -1 ||
 	    json_object_set_new(doc, "exclusive",

@@ -43,6 +43,7 @@ static const struct sb_opt sb_opts[] = {
 	{ "no-requeue", 0, SB_FLAG, "no-requeue", NULL },
 	{ "nodelist", 'w', SB_ARG, "nodelist", NULL },
 	{ "exclude", 'x', SB_ARG, "exclude", NULL },
+	{ "constraint", 'C', SB_ARG, "constraint", NULL },
 	{ "exclusive", 0, SB_FLAG, "exclusive", NULL },
 	{ "chdir", 'D', SB_ARG, "chdir", NULL },
 	{ "hold", 'H', SB_FLAG, "hold", NULL },
@@ -73,8 +74,6 @@ static const struct sb_opt sb_opts[] = {
 	    "Cohort has no accounts: usage is kept per user and queue" },
 	{ "qos", 'q', SB_ARG, NULL,
 	    "Cohort has queues, not QOS: use -p/--partition for the queue" },
-	{ "constraint", 'C', SB_ARG, NULL,
-	    "use #COHORT --gpu-type, or --nodelist/--exclude" },
 	{ "nice", 0, SB_ARG, NULL,
 	    "Slurm's nice adjusts a different priority scale: use #COHORT "
 	    "--priority (below 100)" },

@@ -35,16 +35,16 @@
 enum {
 	O_NAME = 'J', O_NODES = 'N', O_TIME = 't', O_OUTPUT = 'o',
 	O_ERROR = 'e', O_ARRAY = 'a', O_DEPEND = 'd', O_NODELIST = 'w',
-	O_EXCLUDE = 'x', O_CHDIR = 'D',
+	O_EXCLUDE = 'x', O_CHDIR = 'D', O_CONSTRAINT = 'C',
 	O_GPUS = 0x100, O_TASKS, O_GPU_TYPE,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
-	O_SIGNAL,
+	O_SIGNAL, O_GPU_MEMORY,
 	O_HELP = 'h',
 };
 
-#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:"
+#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:"
 
 static const struct option submit_longopts[] = {
 	{ "name", required_argument, NULL, O_NAME },
@@ -78,6 +78,8 @@ static const struct option submit_longopts[] = {
 	{ "hold", no_argument, NULL, O_HOLD },
 	{ "nodelist", required_argument, NULL, O_NODELIST },
 	{ "exclude", required_argument, NULL, O_EXCLUDE },
+	{ "constraint", required_argument, NULL, O_CONSTRAINT },
+	{ "gpu-memory", required_argument, NULL, O_GPU_MEMORY },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
@@ -131,12 +133,16 @@ static const char submit_usage[] =
     "  -w, --nodelist HOSTLIST      nodes the job must include (node[01-04]);\n"
     "                               without -N, the job gets that many nodes\n"
     "  -x, --exclude HOSTLIST       nodes the job must not use\n"
+    "  -C, --constraint EXPR        node features: fp64, 'fp64&ib', 'a|b',\n"
+    "                               '(a|b)&c' ('&' binds tighter)\n"
+    "      --gpu-memory MIN         GiB every GPU of a node has: 80, 80G,\n"
+    "                               80GiB\n"
     "      --exclusive              whole nodes, shared with no other job\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
     "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
-    "-a, -d, -w, -x, -D, -H, -p for the queue, --ntasks-per-node,\n"
+    "-a, -d, -w, -x, -C, -D, -H, -p for the queue, --ntasks-per-node,\n"
     "--gpus-per-node, --gres=gpu:N, --signal, --export, --requeue,\n"
     "--exclusive...) and refused for the others. The command line\n"
     "overrides them.\n";
@@ -236,6 +242,35 @@ parse_nodes(struct job_spec *spec, const char *s, char *why, size_t wlen)
 	return 0;
 bad:
 	snprintf(why, wlen, "invalid node count '%s' (N or MIN:MAX)", s);
+	return -1;
+}
+
+/* --gpu-memory MIN in GiB: "80", "80G" or "80GiB" (Slurm's suffix, and
+ * the unit spelled out), kept in MiB as the inventory reports memory.
+ * The controller checks the upper bound. */
+static int
+parse_gpu_memory(const char *s, uint64_t *mb, char *why, size_t wlen)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || v == 0 || (*end != '\0' && strcmp(end, "G") != 0 &&
+	    strcmp(end, "GiB") != 0))
+		goto bad;
+	if (v > JOB_GPU_MEMORY_MB_MAX / 1024) {
+		snprintf(why, wlen, "at most %llu GiB",
+		    (unsigned long long)JOB_GPU_MEMORY_MB_MAX / 1024);
+		return -1;
+	}
+	*mb = v * 1024;
+	return 0;
+bad:
+	snprintf(why, wlen, "invalid GPU memory '%s' (GiB: 80, 80G or 80GiB)",
+	    s);
 	return -1;
 }
 
@@ -524,6 +559,10 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->nodelist, arg);
 	case O_EXCLUDE:
 		return set_str(&spec->exclude, arg);
+	case O_CONSTRAINT:
+		return set_str(&spec->constraint, arg);
+	case O_GPU_MEMORY:
+		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
 	case O_HOLD:
 		spec->hold = true;
 		return 0;

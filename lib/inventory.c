@@ -1,5 +1,10 @@
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "inventory.h"
 
 const char *
@@ -14,4 +19,85 @@ health_name(enum health_state h)
 		return "FAILED";
 	}
 	return "UNKNOWN";
+}
+
+int
+inventory_set_features(struct inventory *inv, const char *list, char *err,
+    size_t errlen)
+{
+	char names[INV_MAX_FEATURES][INV_FEATURE_MAX + 1];
+	const char *p = list, *start, *end;
+	size_t len, i, n = 0, k;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' && n == 0 && p == list + strspn(list, " \t"))
+			break;		/* an empty list: no features */
+		start = p;
+		while (*p != ',' && *p != '\0')
+			p++;
+		end = p;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		len = (size_t)(end - start);
+		if (len == 0) {
+			snprintf(err, errlen, "empty feature name at "
+			    "column %zu", (size_t)(start - list) + 1);
+			errno = EINVAL;
+			return -1;
+		}
+		for (k = 0; k < len; k++)
+			if (!isalnum((unsigned char)start[k]) &&
+			    strchr("._-", start[k]) == NULL)
+				break;
+		if (k < len || len > INV_FEATURE_MAX) {
+			snprintf(err, errlen, "'%.*s' is not a "
+			    "feature name (letters, digits, '.', '_', '-', at "
+			    "most %d)", (int)(len > 80 ? 80 : len), start,
+			    INV_FEATURE_MAX);
+			errno = EINVAL;
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			if (strlen(names[i]) == len &&
+			    memcmp(names[i], start, len) == 0)
+				break;
+		if (i == n) {
+			if (n == INV_MAX_FEATURES) {
+				snprintf(err, errlen, "more than %d features",
+				    INV_MAX_FEATURES);
+				errno = EINVAL;
+				return -1;
+			}
+			memcpy(names[n], start, len);
+			names[n++][len] = '\0';
+		}
+		if (*p == '\0')
+			break;
+		p++;
+	}
+	memcpy(inv->features, names, sizeof(names[0]) * n);
+	inv->nfeatures = (unsigned)n;
+	return 0;
+}
+
+void
+inventory_features_format(const struct inventory *inv, char *buf,
+    size_t size)
+{
+	size_t len = 0;
+	unsigned i;
+	int w;
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < inv->nfeatures && len < size; i++) {
+		w = snprintf(buf + len, size - len, "%s%s", i > 0 ? "," : "",
+		    inv->features[i]);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
 }

@@ -4,11 +4,16 @@
 #ifndef COHORT_INVENTORY_H
 #define COHORT_INVENTORY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define INV_MAX_GPUS 64
 #define INV_MODEL_MAX 96
 #define INV_UUID_MAX 80
+/* Node features (the agent's features = key): as lib/constraint.h's
+ * CONSTRAINT_FEATURES_MAX and CONSTRAINT_NAME_MAX. */
+#define INV_MAX_FEATURES 32
+#define INV_FEATURE_MAX 64
 
 struct gpu_info {
 	unsigned index;			/* node-local, as CUDA numbers them */
@@ -52,12 +57,30 @@ struct node_health {
 
 const char *health_name(enum health_state h);
 
+/* The longest comma-joined feature list, with its NUL. */
+#define INV_FEATURES_TEXT_MAX (INV_MAX_FEATURES * (INV_FEATURE_MAX + 1))
+
 struct inventory {
 	char source[16];		/* "simulated" or "nvml" */
 	unsigned ncpus;
 	uint64_t memory_mb;
 	unsigned ngpus;
 	struct gpu_info gpus[INV_MAX_GPUS];
+	unsigned nfeatures;		/* entries used in features[] */
+	char features[INV_MAX_FEATURES][INV_FEATURE_MAX + 1];
 };
+
+/* Set inv's features from a comma-separated list ("fp64, ib"; "" for
+ * none): names of letters, digits, '.', '_' and '-', at most
+ * INV_FEATURE_MAX characters, at most INV_MAX_FEATURES of them; a name
+ * given twice counts once. Returns 0; or -1 with errno EINVAL and one
+ * line in err, inv unchanged. */
+int	inventory_set_features(struct inventory *inv, const char *list,
+	    char *err, size_t errlen);
+
+/* Write inv's features comma-joined into buf (at least
+ * INV_FEATURES_TEXT_MAX bytes for any inventory; truncated otherwise). */
+void	inventory_features_format(const struct inventory *inv, char *buf,
+	    size_t size);
 
 #endif

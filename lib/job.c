@@ -14,6 +14,7 @@
 #include "array.h"
 #include "depend.h"
 #include "duration.h"
+#include "constraint.h"
 #include "hostlist.h"
 #include "job.h"
 #include "text.h"
@@ -69,6 +70,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->error);
 	free(spec->nodelist);
 	free(spec->exclude);
+	free(spec->constraint);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -115,7 +117,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->checkpoint_dir = dst->workdir = NULL;
 	dst->script = dst->script_name = dst->queue = NULL;
 	dst->array = dst->dependency = dst->output = dst->error = NULL;
-	dst->nodelist = dst->exclude = NULL;
+	dst->nodelist = dst->exclude = dst->constraint = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -133,6 +135,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->error, src->error) == -1 ||
 	    dup_opt(&dst->nodelist, src->nodelist) == -1 ||
 	    dup_opt(&dst->exclude, src->exclude) == -1 ||
+	    dup_opt(&dst->constraint, src->constraint) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -670,6 +673,34 @@ out:
 	return rc;
 }
 
+bool
+job_gpu_memory_ok(uint64_t gpu_mb, uint64_t want_mb)
+{
+	return (gpu_mb + 512) / 1024 >= (want_mb + 1023) / 1024;
+}
+
+/* --constraint must parse (lib/constraint.h); whether any node has its
+ * features is the controller's to say (feasible.c). --gpu-memory asks
+ * for GPUs, so a CPU-only job cannot have it. */
+static int
+check_constraints(const struct job_spec *spec, struct cerr *err)
+{
+	char why[200];
+
+	if (spec->constraint != NULL &&
+	    constraint_parse(spec->constraint, why, sizeof(why)) == -1)
+		return cerr_set(err, ERR_INVALID, "--constraint '%s': %s",
+		    spec->constraint, why);
+	if (spec->cpu_only && spec->gpu_memory_mb > 0)
+		return cerr_set(err, ERR_INVALID, "--gpu-memory: a CPU-only "
+		    "job (--gpus-per-node 0) uses no GPU");
+	if (spec->gpu_memory_mb > JOB_GPU_MEMORY_MB_MAX)
+		return cerr_set(err, ERR_INVALID, "--gpu-memory: at most "
+		    "%llu GiB", (unsigned long long)JOB_GPU_MEMORY_MB_MAX /
+		    1024);
+	return 0;
+}
+
 /* A CPU-only job (--gpus-per-node 0) asks for no GPU, of no type. An
  * exclusive job has whole nodes to itself; with --gpus-per-node N it
  * needs nodes of at least N GPUs and gets all of them (as Slurm's
@@ -696,7 +727,8 @@ check_workflow(const struct job_spec *spec, struct cerr *err)
 	if (check_pattern("--output", spec->output, err) == -1 ||
 	    check_pattern("--error", spec->error, err) == -1 ||
 	    check_gpu_use(spec, err) == -1 ||
-	    check_nodes(spec, err) == -1)
+	    check_nodes(spec, err) == -1 ||
+	    check_constraints(spec, err) == -1)
 		return -1;
 	return 0;
 }
@@ -815,7 +847,8 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	    check_opt_name("--output", spec->output, err) == -1 ||
 	    check_opt_name("--error", spec->error, err) == -1 ||
 	    check_opt_name("--nodelist", spec->nodelist, err) == -1 ||
-	    check_opt_name("--exclude", spec->exclude, err) == -1)
+	    check_opt_name("--exclude", spec->exclude, err) == -1 ||
+	    check_opt_name("--constraint", spec->constraint, err) == -1)
 		return -1;
 	if (spec->queue != NULL && check_word("--queue", spec->queue,
 	    JOB_QUEUE_MAX, "._-", "'.', '_' and '-'", err) == -1)

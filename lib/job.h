@@ -113,7 +113,22 @@ struct job_spec {
 	bool exclusive;		/* --exclusive: whole nodes, shared with no
 				 * other job */
 	bool hold;		/* --hold: submitted held (JobHeldUser) */
+	/* Constraints (issue 16). */
+	char *constraint;	/* --constraint feature expression
+				 * (lib/constraint.h); NULL: any node */
+	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
+				 * least this much; 0: no minimum */
 };
+
+/* --gpu-memory's largest value (1 PiB), so that GiB to MiB cannot
+ * overflow and SQLite's signed integer holds it. */
+#define JOB_GPU_MEMORY_MB_MAX (1024ULL * 1024 * 1024)
+
+/* Whether a GPU of gpu_mb MiB meets --gpu-memory want_mb. Both count in
+ * whole GiB, the GPU's rounded to the nearest: cards are sold by a round
+ * figure and report a little less (an H100 80GB has 81,559 MiB), and
+ * --gpu-memory 80 must take it. */
+bool	job_gpu_memory_ok(uint64_t gpu_mb, uint64_t want_mb);
 
 /* Why a pending job is held (cohort hold / --hold), as Slurm's
  * JobHeldUser and JobHeldAdmin: a user may release only their own hold. */

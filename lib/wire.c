@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "constraint.h"
 #include "text.h"
 #include "wire.h"
 
@@ -63,6 +64,9 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->exclusive = s->exclusive;
 	pb->has_hold = s->hold;
 	pb->hold = s->hold;
+	pb->constraint = s->constraint;
+	pb->has_gpu_memory_mb = s->gpu_memory_mb > 0;
+	pb->gpu_memory_mb = s->gpu_memory_mb;
 }
 
 static int
@@ -90,7 +94,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->output, pb->output) == -1 ||
 	    wire_dup(&s->error, pb->error) == -1 ||
 	    wire_dup(&s->nodelist, pb->nodelist) == -1 ||
-	    wire_dup(&s->exclude, pb->exclude) == -1)
+	    wire_dup(&s->exclude, pb->exclude) == -1 ||
+	    wire_dup(&s->constraint, pb->constraint) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -132,6 +137,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->cpu_only = pb->has_cpu_only && pb->cpu_only;
 	s->exclusive = pb->has_exclusive && pb->exclusive;
 	s->hold = pb->has_hold && pb->hold;
+	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
@@ -447,6 +453,14 @@ wire_inventory_to_pb(const struct inventory *inv, Cohort__V1__Inventory *pb)
 	pb->has_ncpus = pb->has_memory_mb = 1;
 	pb->ncpus = inv->ncpus;
 	pb->memory_mb = inv->memory_mb;
+	if (inv->nfeatures > 0) {
+		if ((pb->features = calloc(inv->nfeatures,
+		    sizeof(*pb->features))) == NULL)
+			return -1;
+		for (i = 0; i < inv->nfeatures; i++)
+			pb->features[i] = (char *)inv->features[i];
+		pb->n_features = inv->nfeatures;
+	}
 	if (inv->ngpus == 0)
 		return 0;
 	g = calloc(inv->ngpus, sizeof(*g));
@@ -455,6 +469,7 @@ wire_inventory_to_pb(const struct inventory *inv, Cohort__V1__Inventory *pb)
 		free(g);
 		free(pb->gpus);
 		pb->gpus = NULL;
+		wire_inventory_pb_release(pb);
 		return -1;
 	}
 	for (i = 0; i < inv->ngpus; i++) {
@@ -488,6 +503,9 @@ wire_inventory_pb_release(Cohort__V1__Inventory *pb)
 	free(pb->gpus);
 	pb->gpus = NULL;
 	pb->n_gpus = 0;
+	free(pb->features);
+	pb->features = NULL;
+	pb->n_features = 0;
 }
 
 
@@ -503,6 +521,20 @@ wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
 		return cerr_set(err, ERR_INVALID,
 		    "inventory lists %zu GPUs; at most %d are supported",
 		    pb->n_gpus, INV_MAX_GPUS);
+	if (pb->n_features > INV_MAX_FEATURES)
+		return cerr_set(err, ERR_INVALID,
+		    "inventory lists %zu features; at most %d are supported",
+		    pb->n_features, INV_MAX_FEATURES);
+	for (i = 0; i < pb->n_features; i++) {
+		if (!constraint_name_ok(pb->features[i]))
+			return cerr_set(err, ERR_INVALID,
+			    "inventory: feature %zu is not a feature name "
+			    "(letters, digits, '.', '_', '-', at most %d)",
+			    i + 1, INV_FEATURE_MAX);
+		wire_copy_text(inv->features[i], sizeof(inv->features[i]),
+		    pb->features[i]);
+	}
+	inv->nfeatures = pb->n_features;
 	wire_copy_text(inv->source, sizeof(inv->source), pb->source);
 	inv->ncpus = pb->ncpus;
 	inv->memory_mb = pb->memory_mb;

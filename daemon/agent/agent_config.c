@@ -50,6 +50,8 @@ static int agent_set_model(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int agent_set_nvlink(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int agent_set_features(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 
@@ -77,6 +79,8 @@ static const struct conf_key agent_keys[] = {
 	MSKEY("agent", "kill_wait", kill_wait_ms, 0, HOUR),
 	{ .section = "agent", .name = "spare", .set = conf_key_bool,
 	  FIELD(spare) },
+	/* Constraints (issue 16): what --constraint matches. */
+	KEY("agent", "features", false, agent_set_features),
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
 	/* Accounts (issue 10): system accounts run no jobs. */
@@ -155,6 +159,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->name);
 	free(cfg->spool);
 	free(cfg->address);
+	free(cfg->features);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
 	for (i = 0; i < cfg->nallow_users; i++)
 		free(cfg->allow_users[i]);
@@ -264,6 +269,29 @@ agent_set_name(const struct conf_ctx *c, const struct conf_key *k,
 		    "to %d letters, digits, '.', '_' or '-')", value,
 		    AGENT_NODE_NAME_MAX - 1);
 	return agent_set_str(&cfg->name, value, err);
+}
+
+/* Node features for --constraint: a comma-separated list of names,
+ * checked here so that a bad one stops the agent at start, naming the
+ * line, rather than the controller refusing its inventory. */
+static int
+agent_set_features(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	struct inventory *scratch;
+	char why[200];
+	int rc;
+
+	(void)k;
+	/* About 20 KiB: not on the stack. */
+	if ((scratch = calloc(1, sizeof(*scratch))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	rc = inventory_set_features(scratch, value, why, sizeof(why));
+	free(scratch);
+	if (rc == -1)
+		return cerr_set(err, ERR_INVALID, "%s", why);
+	return agent_set_str(&cfg->features, value, err);
 }
 
 /* What other nodes connect to: a host name, or an IPv4 or IPv6 address

@@ -94,6 +94,8 @@ struct agent_config {
 	uint64_t health_timeout_ms;
 	bool drain_on_gpu_failure;
 	bool spare;		/* a hot spare: used only for replacements */
+	char *features;		/* [agent] features, validated
+				 * (inventory_set_features); NULL: none */
 	unsigned temperature_degraded;	/* °C; 0: never */
 	/* [xid] overrides: an enum xid_action (health.h), or -1 for the
 	 * default. */

@@ -227,6 +227,11 @@ start(struct cohort_agent *d)
 	}
 	if (rc == -1)
 		fatalx("inventory: %s", err.text);
+	/* The configured features travel with the inventory (checked at
+	 * load, so this cannot fail on a loaded config). */
+	if (d->cfg.features != NULL && inventory_set_features(&d->inv,
+	    d->cfg.features, err.text, sizeof(err.text)) == -1)
+		fatalx("features: %s", err.text);
 	log_info("%s: %u GPUs (%s), %u CPUs, %llu MiB", d->cfg.name,
 	    d->inv.ngpus, d->inv.source, d->inv.ncpus,
 	    (unsigned long long)d->inv.memory_mb);

@@ -11,6 +11,7 @@
 #include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
 #include "feasible.h"
+#include "lib/constraint.h"
 #include "lib/hostlist.h"
 
 /* Names a --nodelist may expand to before it is refused. */
@@ -222,6 +223,54 @@ check_filter(struct fctx *x, struct cerr *err)
 	return 0;
 }
 
+/* --constraint and --gpu-memory take the nodes without the features or
+ * the memory out of the filter; each is refused alone when no known node
+ * meets it at all ("--constraint fp64: no node has feature fp64"). */
+static int
+check_constraints(struct fctx *x, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	const struct feasible_node *nd;
+	uint64_t most = 0;
+	size_t i, nfeat = 0, nmem = 0;
+	char why[200];
+
+	if (spec->constraint == NULL && spec->gpu_memory_mb == 0)
+		return 0;
+	if (spec->constraint != NULL &&
+	    constraint_parse(spec->constraint, why, sizeof(why)) == -1)
+		return cerr_set(err, ERR_INVALID, "--constraint '%s': %s",
+		    spec->constraint, why);
+	for (i = 0; i < x->in->nnodes; i++) {
+		nd = &x->in->nodes[i];
+		if (nd->gpu_memory_mb > most)
+			most = nd->gpu_memory_mb;
+		if (spec->gpu_memory_mb > 0 && (nd->ngpus == 0 ||
+		    !job_gpu_memory_ok(nd->gpu_memory_mb,
+		    spec->gpu_memory_mb)))
+			x->ok[i] = 0;
+		else
+			nmem++;
+		if (spec->constraint != NULL &&
+		    constraint_match(spec->constraint, nd->features,
+		    nd->nfeatures) != 1)
+			x->ok[i] = 0;
+		else
+			nfeat++;
+	}
+	if (nfeat == 0)
+		return cerr_set(err, ERR_INVALID, "--constraint %s: no node "
+		    "has feature%s %s", spec->constraint,
+		    strpbrk(spec->constraint, "&|") != NULL ? "s" : "",
+		    spec->constraint);
+	if (nmem == 0)
+		return cerr_set(err, ERR_INVALID, "--gpu-memory %llu GiB: no "
+		    "node has that much on every GPU (at most %llu GiB)",
+		    (unsigned long long)(spec->gpu_memory_mb / 1024),
+		    (unsigned long long)((most + 512) / 1024));
+	return 0;
+}
+
 /* n nodes that could hold the job, for messages: "2 nodes with 8 or
  * more GPUs of type H100". */
 static void
@@ -248,8 +297,9 @@ static int
 check_count(const struct fctx *x, struct cerr *err)
 {
 	const struct job_spec *spec = x->spec;
-	size_t i, nall = 0, nok = 0;
-	char what[160];
+	size_t i, nall = 0, nok = 0, nflags;
+	const char *flags[4];
+	char what[160], list[80];
 
 	for (i = 0; i < x->in->nnodes; i++) {
 		nall += x->fit[i];
@@ -261,15 +311,24 @@ check_count(const struct fctx *x, struct cerr *err)
 		    "only %s", spec->nodes_min, what);
 	}
 	what_fits(x, nok, what, sizeof(what));
-	if (nok < spec->nodes_min)
-		return cerr_set(err, ERR_INVALID, "--nodes %u: %s%s%s leave%s "
-		    "only %s", spec->nodes_min,
-		    spec->nodelist != NULL ? "--nodelist" : "",
-		    spec->nodelist != NULL && spec->exclude != NULL ?
-		    " and " : "", spec->exclude != NULL ? "--exclude" : "",
-		    spec->nodelist != NULL && spec->exclude != NULL ? "" : "s",
-		    what);
-	return 0;
+	if (nok >= spec->nodes_min)
+		return 0;
+	nflags = 0;
+	if (spec->nodelist != NULL)
+		flags[nflags++] = "--nodelist";
+	if (spec->exclude != NULL)
+		flags[nflags++] = "--exclude";
+	if (spec->constraint != NULL)
+		flags[nflags++] = "--constraint";
+	if (spec->gpu_memory_mb > 0)
+		flags[nflags++] = "--gpu-memory";
+	list[0] = '\0';
+	for (i = 0; i < nflags; i++) {
+		strcat(list, i == 0 ? "" : i + 1 == nflags ? " and " : ", ");
+		strcat(list, flags[i]);
+	}
+	return cerr_set(err, ERR_INVALID, "--nodes %u: %s leave%s only %s",
+	    spec->nodes_min, list, nflags == 1 ? "s" : "", what);
 }
 
 /* A required level: one domain at it must hold the gang. Nodes the
@@ -360,7 +419,8 @@ feasible_check(const struct feasible_input *in, const struct job_spec *spec,
 		    in->nodes[i].ngpus <= SCHED_NODE_GPUS_MAX;
 	if (check_type(&x, err) == -1 || check_gpus(&x, err) == -1 ||
 	    check_level(&x, &level, err) == -1 ||
-	    check_filter(&x, err) == -1 || check_count(&x, err) == -1 ||
+	    check_filter(&x, err) == -1 || check_constraints(&x, err) == -1 ||
+	    check_count(&x, err) == -1 ||
 	    check_domains(&x, level, err) == -1)
 		goto out;
 	rc = 0;

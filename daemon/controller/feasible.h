@@ -10,7 +10,9 @@
  * GPUs; CPU-only: any node); an unknown --topology level, or a required
  * level no domain of which holds that many such nodes; a --nodelist that
  * does not expand or names a node that does not exist; a --nodelist /
- * --exclude pair that leaves fewer than --nodes such nodes. A node that
+ * --exclude pair that leaves fewer than --nodes such nodes; a --constraint
+ * that no node's features meet, a --gpu-memory that no node's every GPU
+ * has, or either leaving fewer than --nodes such nodes. A node that
  * could hold the job is judged by what it has, not what is free now.
  *
  * With no node known at all (a fresh cluster, agents not yet registered),
@@ -23,6 +25,7 @@
 #define COHORT_FEASIBLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "lib/job.h"
@@ -34,6 +37,9 @@ struct feasible_node {
 	const char *name;
 	const char *model;	/* GPU model; NULL: none reported */
 	unsigned ngpus;
+	const char *const *features;	/* the agent's features */
+	size_t nfeatures;
+	uint64_t gpu_memory_mb;	/* its smallest GPU's memory; 0: none */
 };
 
 struct feasible_input {

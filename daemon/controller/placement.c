@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "daemon/sched/sched.h"
+#include "lib/constraint.h"
 #include "lib/hostlist.h"
 #include "nodes.h"
 #include "placement.h"
@@ -192,7 +193,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 static bool
 has_filter(const struct job *job)
 {
-	return job->spec.nodelist != NULL || job->spec.exclude != NULL;
+	return job->spec.nodelist != NULL || job->spec.exclude != NULL ||
+	    job->spec.constraint != NULL || job->spec.gpu_memory_mb > 0;
 }
 
 static bool
@@ -207,7 +209,9 @@ static bool
 same_filter(const struct job *a, const struct job *b)
 {
 	return same_str(a->spec.nodelist, b->spec.nodelist) &&
-	    same_str(a->spec.exclude, b->spec.exclude);
+	    same_str(a->spec.exclude, b->spec.exclude) &&
+	    same_str(a->spec.constraint, b->spec.constraint) &&
+	    a->spec.gpu_memory_mb == b->spec.gpu_memory_mb;
 }
 
 /* Set ok[i] to v for each node of hostlist expr the input has. A name
@@ -231,13 +235,40 @@ filter_mark(const struct placement_input *in, const char *expr,
 	hostlist_free(names, n);
 }
 
-/* The core's node filter of a job with --nodelist / --exclude, in ok
- * (nnodes bytes): the listed nodes (every node without a list) less
- * the excluded ones. */
+/* Whether a node meets --constraint and --gpu-memory. Every GPU must
+ * have the memory, not just some: the core picks GPU indices on a node
+ * by topology alone, so on a mixed node it could otherwise hand out the
+ * small ones. An expression that does not parse (submit checked it)
+ * allows nothing. */
+static bool
+node_meets(const struct inventory *inv, const struct job_spec *spec)
+{
+	const char *feat[INV_MAX_FEATURES];
+	unsigned i;
+
+	if (spec->gpu_memory_mb > 0 && inv->ngpus == 0)
+		return false;
+	for (i = 0; i < inv->ngpus && spec->gpu_memory_mb > 0; i++)
+		if (!job_gpu_memory_ok(inv->gpus[i].memory_mb,
+		    spec->gpu_memory_mb))
+			return false;
+	if (spec->constraint == NULL)
+		return true;
+	for (i = 0; i < inv->nfeatures && i < INV_MAX_FEATURES; i++)
+		feat[i] = inv->features[i];
+	return constraint_match(spec->constraint, feat, i) == 1;
+}
+
+/* The core's node filter of a job with --nodelist / --exclude /
+ * --constraint / --gpu-memory, in ok (nnodes bytes): the listed nodes
+ * (every node without a list) less the excluded ones, less those
+ * without the features or the GPU memory. */
 static void
 filter_build(const struct placement_input *in, const struct job *job,
     uint8_t *ok)
 {
+	size_t i;
+
 	if (in->nnodes == 0)
 		return;
 	memset(ok, job->spec.nodelist != NULL ? 0 : 1, in->nnodes);
@@ -245,6 +276,11 @@ filter_build(const struct placement_input *in, const struct job *job,
 		filter_mark(in, job->spec.nodelist, ok, 1);
 	if (job->spec.exclude != NULL)
 		filter_mark(in, job->spec.exclude, ok, 0);
+	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0)
+		return;
+	for (i = 0; i < in->nnodes; i++)
+		if (ok[i] && !node_meets(&in->nodes[i]->inv, &job->spec))
+			ok[i] = 0;
 }
 
 static int64_t

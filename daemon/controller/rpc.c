@@ -255,26 +255,43 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 {
 	struct feasible_input in;
 	struct feasible_node *fn;
+	const char **feat;
 	struct node **all;
-	size_t i, n;
+	size_t i, n, k;
+	unsigned g;
 	int rc;
 
 	all = nodes_all(rpc->nodes, &n);
 	if (n == 0)
 		return 0;
-	if ((fn = calloc(n, sizeof(*fn))) == NULL)
+	fn = calloc(n, sizeof(*fn));
+	feat = calloc(n * INV_MAX_FEATURES + 1, sizeof(*feat));
+	if (fn == NULL || feat == NULL) {
+		free(fn);
+		free(feat);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
 	for (i = 0; i < n; i++) {
+		const struct inventory *inv = &all[i]->inv;
+
 		fn[i].name = all[i]->name;
-		fn[i].ngpus = all[i]->inv.ngpus;
-		fn[i].model = all[i]->inv.ngpus > 0 ?
-		    all[i]->inv.gpus[0].model : NULL;
+		fn[i].ngpus = inv->ngpus;
+		fn[i].model = inv->ngpus > 0 ? inv->gpus[0].model : NULL;
+		for (g = 0; g < inv->ngpus; g++)
+			if (g == 0 || inv->gpus[g].memory_mb <
+			    fn[i].gpu_memory_mb)
+				fn[i].gpu_memory_mb = inv->gpus[g].memory_mb;
+		for (k = 0; k < inv->nfeatures && k < INV_MAX_FEATURES; k++)
+			feat[i * INV_MAX_FEATURES + k] = inv->features[k];
+		fn[i].features = feat + i * INV_MAX_FEATURES;
+		fn[i].nfeatures = k;
 	}
 	in.nodes = fn;
 	in.nnodes = n;
 	in.topo = rpc->topo;
 	rc = feasible_check(&in, spec, err);
 	free(fn);
+	free(feat);
 	return rc;
 }
 

@@ -18,7 +18,8 @@
 #include "daemon/controller/store_int.h"
 
 #define NODE_COLUMNS \
-	"name, address, state, reason, since_ms, source, ncpus, memory_mb"
+	"name, address, state, reason, since_ms, source, ncpus, memory_mb, " \
+	"features"
 
 #define GPU_COLUMNS \
 	"idx, uuid, model, memory_mb, numa_node, pci_bus_id, pcie_switch, " \
@@ -36,11 +37,12 @@
  * or foreign key added later. The GPU rows are replaced as a whole. */
 const char *const store_nodes_sql[S__COUNT] = {
 	[S_NODE_UPSERT] = "INSERT INTO nodes (" NODE_COLUMNS ") "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
 	    "ON CONFLICT (name) DO UPDATE SET address = excluded.address, "
 	    "state = excluded.state, reason = excluded.reason, "
 	    "since_ms = excluded.since_ms, source = excluded.source, "
-	    "ncpus = excluded.ncpus, memory_mb = excluded.memory_mb",
+	    "ncpus = excluded.ncpus, memory_mb = excluded.memory_mb, "
+	    "features = excluded.features",
 	[S_NODE_GPUS_DELETE] = "DELETE FROM node_gpus WHERE node = ?1",
 	[S_NODE_GPU_INSERT] = "INSERT INTO node_gpus (node, " GPU_COLUMNS
 	    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -144,6 +146,11 @@ check_node(const struct store_node *n, const struct inventory *inv,
 		return bad_arg(err, what, "source not terminated");
 	if (inv->ngpus > INV_MAX_GPUS)
 		return bad_arg(err, what, "too many GPUs");
+	if (inv->nfeatures > INV_MAX_FEATURES)
+		return bad_arg(err, what, "too many features");
+	for (i = 0; i < inv->nfeatures; i++)
+		if (!fits(inv->features[i], sizeof(inv->features[i])))
+			return bad_arg(err, what, "feature not terminated");
 	for (i = 0; i < inv->ngpus; i++) {
 		g = &inv->gpus[i];
 		if (!fits(g->uuid, sizeof(g->uuid)) ||
@@ -166,7 +173,7 @@ store_node_put(struct store *st, const struct store_node *n,
 	static const struct inventory none;
 	struct binder b;
 	const struct gpu_info *g;
-	char what[128];
+	char what[128], features[INV_FEATURES_TEXT_MAX];
 	unsigned i;
 
 	snprintf(what, sizeof(what), "put node %.64s",
@@ -185,6 +192,8 @@ store_node_put(struct store *st, const struct store_node *n,
 	bind_text(&b, inv->source);
 	bind_int(&b, inv->ncpus);
 	bind_int(&b, (int64_t)inv->memory_mb);
+	inventory_features_format(inv, features, sizeof(features));
+	bind_text(&b, features);
 	if (binder_step(st, &b, err, what) == -1)
 		return -1;
 
@@ -299,7 +308,7 @@ store_nodes_load(struct store *st,
 	sqlite3_stmt *s = st->stmt[S_NODES_LOAD];
 	struct store_node n;
 	struct inventory *inv;
-	char what[128];
+	char what[128], why[160];
 	int rc, ret = 0;
 
 	/* About 15 KiB: better not on the stack of a callback. */
@@ -332,6 +341,12 @@ store_nodes_load(struct store *st,
 			break;
 		}
 		inv->memory_mb = (uint64_t)sqlite3_column_int64(s, 7);
+		if (sqlite3_column_text(s, 8) == NULL ||
+		    inventory_set_features(inv, (const char *)
+		    sqlite3_column_text(s, 8), why, sizeof(why)) == -1) {
+			ret = bad_row(err, what, "bad features");
+			break;
+		}
 		if (load_gpus(st, n.name, inv, err) == -1) {
 			ret = -1;
 			break;

@@ -2,7 +2,8 @@
  * The first byte picks one: #COHORT script lines, one line split into
  * words, topology.conf, a hostlist, a duration, the config value parsers
  * (size, duration, HOST:PORT), a script's #COHORT and #SBATCH lines with
- * the #SBATCH options translated. Each must return a result or a clean
+ * the #SBATCH options translated, a --constraint expression and an
+ * agent's features list. Each must return a result or a clean
  * error, never crash, leak or read out of bounds. */
 #include "config.h"
 
@@ -13,6 +14,8 @@
 #include "client/script_sbatch.h"
 #include "daemon/sched/topo.h"
 #include "lib/conf.h"
+#include "lib/constraint.h"
+#include "lib/inventory.h"
 #include "lib/duration.h"
 #include "lib/hostlist.h"
 #include "tests/fuzz/fuzz.h"
@@ -59,6 +62,35 @@ fuzz_sbatch(const uint8_t *data, size_t size)
 	script_lines_free(lines, n);
 }
 
+static int
+fuzz_name(const char *name, size_t len, void *arg)
+{
+	(void)name;
+	*(size_t *)arg += len;
+	return 0;
+}
+
+/* A --constraint expression, matched against a node whose features
+ * are the expression's own names, and the same text as a features
+ * list. */
+static void
+fuzz_constraint(const char *s)
+{
+	static const char *const feats[] = { "fp64", "ib", "a", "nvl72" };
+	static struct inventory inv;
+	char errbuf[256];
+	size_t total = 0;
+
+	if (constraint_parse(s, errbuf, sizeof(errbuf)) == 0) {
+		(void)constraint_match(s, feats, 4);
+		(void)constraint_names(s, fuzz_name, &total);
+		if (total > strlen(s))
+			abort();
+	} else if (constraint_match(s, feats, 4) != -1)
+		abort();
+	(void)inventory_set_features(&inv, s, errbuf, sizeof(errbuf));
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -72,7 +104,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	s = fuzz_str(data + 1, size - 1);
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 0:
 		/* The bytes themselves, not the NUL-terminated copy: the
 		 * CLI passes a length that stops short of any NUL. */
@@ -107,6 +139,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 6:
 		fuzz_sbatch(data + 1, size - 1);
+		break;
+	case 7:
+		fuzz_constraint(s);
 		break;
 	}
 	free(s);

@@ -31,7 +31,7 @@ command -v clang >/dev/null || { echo "libfuzzer.sh: clang is not installed" >&2
 make -s -C "$BUILD" proto/cohort.pb-c.c proto/cohort.pb-c.h
 
 # The sources each target reaches, compiled with coverage feedback.
-COMMON="lib/err.c lib/duration.c lib/conf.c lib/text.c"
+COMMON="lib/err.c lib/duration.c lib/conf.c lib/text.c lib/constraint.c"
 declare -A SOURCES=(
 	[wire]="$COMMON lib/frame.c lib/wirecheck.c lib/wire.c lib/job.c lib/inventory.c $BUILD/proto/cohort.pb-c.c"
 	[text]="$COMMON lib/job.c lib/inventory.c client/script.c daemon/sched/topo.c daemon/sched/htab.c lib/hostlist.c"

@@ -299,6 +299,20 @@ START_TEST(test_load_errors)
 		{ "[agent]\nkill_wait = 2h\n",
 		    ":2: kill_wait: 2h out of range 0s..1h" },
 		{ "[tls]\nca =\n", ":2: ca: empty path" },
+		{ "[agent]\nfeatures = fp64,,ib\n",
+		    ":2: features: empty feature name at column 6" },
+		{ "[agent]\nfeatures = fp64,a b\n",
+		    ":2: features: 'a b' is not a feature name (letters, "
+		    "digits, '.', '_', '-', at most 64)" },
+		{ "[agent]\nfeatures = fp64&ib\n",
+		    ":2: features: 'fp64&ib' is not a feature name (letters, "
+		    "digits, '.', '_', '-', at most 64)" },
+		{ "[agent]\nfeatures = " NAME65 "\n",
+		    ":2: features: '" NAME65 "' is not a feature name "
+		    "(letters, digits, '.', '_', '-', at most 64)" },
+		{ "[agent]\nfeatures = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,"
+		    "u,v,w,x,y,z,A,B,C,D,E,F,G\n",
+		    ":2: features: more than 32 features" },
 		{ "[gpu]\nsource = cuda\n",
 		    ":2: source: 'cuda' is not a source (auto, nvml, simulated or none)" },
 		{ "[gpu]\nnvml_library =\n",
@@ -448,6 +462,40 @@ START_TEST(test_load_example)
 	    sizeof(cfg.xid_policy));
 	agent_config_clear(&cfg);
 	agent_config_clear(&def);
+}
+END_TEST
+
+/* features: kept as written, and turned into the inventory's list with
+ * blanks trimmed and a repeated name counted once. */
+START_TEST(test_features)
+{
+	struct agent_config cfg;
+	struct inventory *inv;
+	struct cerr err;
+	char buf[INV_FEATURES_TEXT_MAX];
+
+	write_file(cfgpath, AGENT_REQUIRED "features = fp64, ib ,nvl72,ib\n"
+	    TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.features, "fp64, ib ,nvl72,ib");
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	ck_assert_int_eq(inventory_set_features(inv, cfg.features, err.text,
+	    sizeof(err.text)), 0);
+	ck_assert_uint_eq(inv->nfeatures, 3);
+	inventory_features_format(inv, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "fp64,ib,nvl72");
+	ck_assert_int_eq(inventory_set_features(inv, "", err.text,
+	    sizeof(err.text)), 0);
+	ck_assert_uint_eq(inv->nfeatures, 0);
+	inventory_features_format(inv, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+	free(inv);
+	agent_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_ptr_null(cfg.features);
+	agent_config_clear(&cfg);
 }
 END_TEST
 
@@ -748,6 +796,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_account_resolve);
 	tcase_add_test(tc, test_account_from_ids);
 	tcase_add_test(tc, test_user_map_full);
+	tcase_add_test(tc, test_features);
 	suite_add_tcase(s, tc);
 	return s;
 }

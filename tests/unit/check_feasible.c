@@ -194,6 +194,59 @@ START_TEST(test_nodelist)
 }
 END_TEST
 
+/* node1-2 fp64+ib H100s of 81,559 MiB (80 GiB rounded), node3 ib only,
+ * node4 an A100 of 40 GiB, node5 no GPU. */
+static const char *const f_fp64_ib[] = { "fp64", "ib" };
+static const char *const f_ib[] = { "ib" };
+static const struct feasible_node cnodes[] = {
+	{ "node1", H100, 8, f_fp64_ib, 2, 81559 },
+	{ "node2", H100, 8, f_fp64_ib, 2, 81559 },
+	{ "node3", H100, 8, f_ib, 1, 81559 },
+	{ "node4", A100, 4, NULL, 0, 40960 },
+	{ "node5", NULL, 0, f_fp64_ib, 2, 0 },
+};
+
+START_TEST(test_constraint)
+{
+	in.nodes = cnodes;
+	in.nnodes = sizeof(cnodes) / sizeof(cnodes[0]);
+	in.topo = NULL;
+	spec_set(2, 1);
+	spec.constraint = strdup("fp64&ib");
+	accepted();
+	spec.nodes_min = spec.nodes_max = 3;
+	refused("--nodes 3: --constraint leaves only 2 nodes with 1 or more "
+	    "GPUs");
+	free(spec.constraint);
+	spec.constraint = strdup("nvl72");
+	refused("--constraint nvl72: no node has feature nvl72");
+	free(spec.constraint);
+	spec.constraint = strdup("nvl72|fp64&x");
+	refused("--constraint nvl72|fp64&x: no node has features");
+	free(spec.constraint);
+	spec.constraint = strdup("fp64|");
+	refused("--constraint 'fp64|': at column 6");
+	free(spec.constraint);
+	spec.constraint = strdup("ib");
+	accepted();			/* 3 nodes */
+	spec.gpu_memory_mb = 80 * 1024;	/* the H100s round to 80 GiB */
+	accepted();
+	spec.gpu_memory_mb = 81 * 1024;
+	refused("--gpu-memory 81 GiB: no node has that much on every GPU "
+	    "(at most 80 GiB)");
+	free(spec.constraint);
+	spec.constraint = NULL;
+	spec.gpu_memory_mb = 40 * 1024;
+	spec.nodes_min = spec.nodes_max = 4;
+	accepted();			/* node4 counts, node5 has no GPU */
+	spec.nodes_min = spec.nodes_max = 5;
+	refused("--nodes 5: the cluster has only 4 nodes");
+	spec.nodes_min = spec.nodes_max = 4;
+	spec.gpu_memory_mb = 41 * 1024;
+	refused("--nodes 4: --gpu-memory leaves only 3 nodes");
+}
+END_TEST
+
 START_TEST(test_exclusive)
 {
 	spec_set(4, 0);
@@ -257,6 +310,7 @@ main(void)
 	tcase_add_test(tc, test_gpu_type);
 	tcase_add_test(tc, test_topology);
 	tcase_add_test(tc, test_nodelist);
+	tcase_add_test(tc, test_constraint);
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_nothing_known);
 	tcase_add_test(tc, test_bring_up);

@@ -68,6 +68,8 @@ full_spec(struct job_spec *s)
 	s->script_name = strdup("train.sh");
 	s->queue = strdup("team-a");
 	s->service = true;
+	s->constraint = strdup("fp64&(ib|roce)");
+	s->gpu_memory_mb = 141 * 1024;
 }
 
 static void
@@ -102,6 +104,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_str_eq(a->script_name, b->script_name);
 	ck_assert_str_eq(a->queue, b->queue);
 	ck_assert_int_eq(a->service, b->service);
+	ck_assert_str_eq(a->constraint, b->constraint);
+	ck_assert_uint_eq(a->gpu_memory_mb, b->gpu_memory_mb);
 }
 
 START_TEST(test_error_and_hello)
@@ -174,6 +178,48 @@ START_TEST(test_submit_spec_roundtrip)
 }
 END_TEST
 
+/* Features travel with the inventory; one that is not a name, or too
+ * many, is refused. */
+START_TEST(test_inventory_features)
+{
+	Cohort__V1__Inventory pb;
+	struct inventory *in, *back;
+	struct cerr err;
+	char *bad[] = { "fp64", "a&b" }, *many[33];
+	size_t i;
+
+	ck_assert_ptr_nonnull(in = calloc(1, sizeof(*in)));
+	ck_assert_ptr_nonnull(back = calloc(1, sizeof(*back)));
+	ck_assert_int_eq(inventory_set_features(in, "fp64,ib", NULL, 0), 0);
+	in->ngpus = 1;
+	in->gpus[0].memory_mb = 81559;
+	ck_assert_int_eq(wire_inventory_to_pb(in, &pb), 0);
+	ck_assert_uint_eq(pb.n_features, 2);
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), 0);
+	ck_assert_uint_eq(back->nfeatures, 2);
+	ck_assert_str_eq(back->features[0], "fp64");
+	ck_assert_str_eq(back->features[1], "ib");
+	ck_assert_uint_eq(back->gpus[0].memory_mb, 81559);
+	wire_inventory_pb_release(&pb);
+	ck_assert_ptr_null(pb.features);
+
+	cohort__v1__inventory__init(&pb);
+	pb.features = bad;
+	pb.n_features = 2;
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "feature 2 is not a feature "
+	    "name"));
+	for (i = 0; i < 33; i++)
+		many[i] = "x";
+	pb.features = many;
+	pb.n_features = 33;
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "33 features; at most 32"));
+	free(in);
+	free(back);
+}
+END_TEST
+
 START_TEST(test_unset_fields_take_defaults)
 {
 	Cohort__V1__JobSpec pb = COHORT__V1__JOB_SPEC__INIT;
@@ -196,6 +242,8 @@ START_TEST(test_unset_fields_take_defaults)
 	ck_assert_ptr_null(s.script);
 	ck_assert_ptr_null(s.queue);
 	ck_assert(!s.service);
+	ck_assert_ptr_null(s.constraint);
+	ck_assert_uint_eq(s.gpu_memory_mb, 0);
 	job_spec_clear(&s);
 
 	pb.has_topology_mode = 1;
@@ -437,6 +485,7 @@ frame_suite(void)
 
 	tcase_add_test(tc, test_error_and_hello);
 	tcase_add_test(tc, test_submit_spec_roundtrip);
+	tcase_add_test(tc, test_inventory_features);
 	tcase_add_test(tc, test_unset_fields_take_defaults);
 	tcase_add_test(tc, test_jobs_list_get_cancel);
 	tcase_add_test(tc, test_oversized_is_refused_before_buffering);

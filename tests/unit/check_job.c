@@ -926,6 +926,14 @@ MUT(x_big_ok, set_str(&s->exclude, "n[1-100000]"))
 MUT(x_huge, set_str(&s->exclude, "n[0-100000]"))
 MUT(x_both, set_str(&s->nodelist, "gpu02"); set_str(&s->exclude,
     "gpu[01-03]"))
+MUT(c_ok, set_str(&s->constraint, "fp64&(ib|roce)"))
+MUT(c_bad, set_str(&s->constraint, "fp64|"))
+MUT(c_bracket, set_str(&s->constraint, "[a|b]"))
+MUT(c_ctrl, set_str(&s->constraint, "fp64\001"))
+MUT(gm_ok, s->gpu_memory_mb = 80 * 1024)
+MUT(gm_cpu, s->gpu_memory_mb = 80 * 1024; s->cpu_only = true;
+    s->gpus_per_node = 0)
+MUT(gm_huge, s->gpu_memory_mb = JOB_GPU_MEMORY_MB_MAX + 1)
 MUT(cpu_ok, s->cpu_only = true; s->tasks_per_node = 4)
 MUT(cpu_gpus, s->cpu_only = true; s->gpus_per_node = 2)
 MUT(cpu_type, s->cpu_only = true; set_str(&s->gpu_type, "H100"))
@@ -980,6 +988,18 @@ static const struct vcase wcases[] = {
 	    "--exclude: names more than 100000 nodes" },
 	/* --exclude takes nodes out of --nodelist. */
 	{ "nodelist and exclude", mut_x_both, ROLE_USER, ERR_NONE, NULL },
+	{ "constraint", mut_c_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "constraint malformed", mut_c_bad, ROLE_USER, ERR_INVALID,
+	    "--constraint 'fp64|': at column 6: expected a feature name" },
+	{ "constraint matching OR", mut_c_bracket, ROLE_USER, ERR_INVALID,
+	    "matching OR is not supported" },
+	{ "constraint control char", mut_c_ctrl, ROLE_USER, ERR_INVALID,
+	    "--constraint" },
+	{ "gpu memory", mut_gm_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "gpu memory cpu only", mut_gm_cpu, ROLE_USER, ERR_INVALID,
+	    "--gpu-memory: a CPU-only job" },
+	{ "gpu memory huge", mut_gm_huge, ROLE_USER, ERR_INVALID,
+	    "--gpu-memory: at most 1048576 GiB" },
 	{ "cpu only", mut_cpu_ok, ROLE_USER, ERR_NONE, NULL },
 	{ "cpu only with gpus", mut_cpu_gpus, ROLE_USER, ERR_INVALID,
 	    "--gpus-per-node: a CPU-only job asks for 0 GPUs, not 2" },

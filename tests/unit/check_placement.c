@@ -538,6 +538,49 @@ START_TEST(test_shared_filter)
 }
 END_TEST
 
+/* --constraint and --gpu-memory narrow the core's node filter: only
+ * node02 has fp64&ib; only node03's GPUs have 80 GiB; the two together
+ * fit nowhere and wait (BadConstraints is the core's word for it). Jobs
+ * with the same nodelist but other constraints do not share a filter. */
+START_TEST(test_constraint_filter)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t f, m, both, plain;
+
+	ctl_setup(&c, NULL);
+	ctl_node_features(&c, "node01", 8, 1, NOW, "ib", 40960);
+	ctl_node_features(&c, "node02", 8, 2, NOW, "fp64,ib", 40960);
+	ctl_node_features(&c, "node03", 8, 3, NOW, "", 81559);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.constraint = strdup("fp64&ib");
+	f = ctl_submit(&c, "alice", &spec, NOW - 1000);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.gpu_memory_mb = 80 * 1024;
+	m = ctl_submit(&c, "alice", &spec, NOW - 900);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.constraint = strdup("fp64");
+	spec.gpu_memory_mb = 80 * 1024;
+	both = ctl_submit(&c, "alice", &spec, NOW - 800);
+	ctl_spec(&spec, 1, 1, 8);
+	spec.exclude = strdup("node02");
+	plain = ctl_submit(&c, "alice", &spec, NOW - 700);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, f));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_ptr_nonnull(s = start_of(&p, m));
+	ck_assert_str_eq(s->place[0].node, "node03");
+	ck_assert_ptr_null(start_of(&p, both));
+	ck_assert_ptr_nonnull(reason_of(&p, both));
+	ck_assert_ptr_nonnull(s = start_of(&p, plain));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 /* --nodelist / --exclude become the core's node filter; a CPU-only job
  * holds a node but no GPU (on a node whose GPUs are all taken), and the
  * node then counts it, so an exclusive job keeps off that node. */
@@ -623,6 +666,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_topology_modes);
 	tcase_add_test(tc, test_each_allocation_fails);
 	tcase_add_test(tc, test_nodes_cpu_exclusive);
+	tcase_add_test(tc, test_constraint_filter);
 	tcase_add_test(tc, test_shared_filter);
 	suite_add_tcase(s, tc);
 	return s;

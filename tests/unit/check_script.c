@@ -312,6 +312,8 @@ static const struct sbatch_case sbatch_ok[] = {
 	{ { "-D", "/scratch/run", "-p", "research", NULL },
 	    { "chdir", "/scratch/run", "queue", "research", NULL } },
 	{ { "--partition=gpu", NULL }, { "queue", "gpu", NULL } },
+	{ { "-C", "fp64&ib", "--constraint=a|b", NULL },
+	    { "constraint", "fp64&ib", "constraint", "a|b", NULL } },
 	{ { NULL }, { NULL } },
 };
 
@@ -351,7 +353,6 @@ static const struct sbatch_case sbatch_bad[] = {
 	{ { "--account=proj", NULL }, { "#SBATCH --account: not supported "
 	    "by Cohort (Cohort has no accounts", NULL } },
 	{ { "-A", "proj", NULL }, { "#SBATCH -A: not supported", NULL } },
-	{ { "--constraint=a100", NULL }, { "--gpu-type", NULL } },
 	{ { "--ntasks=16", NULL }, { "#SBATCH --ntasks: not supported by "
 	    "Cohort (give -N and --ntasks-per-node", NULL } },
 	{ { "--qos=high", NULL }, { "#SBATCH --qos: not supported", NULL } },

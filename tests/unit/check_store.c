@@ -152,6 +152,8 @@ full_job(uint64_t id)
 	sp->script_name = xstrdup("run.sh");
 	sp->queue = xstrdup("team-a");
 	sp->service = true;
+	sp->constraint = xstrdup("(fp64|ib)&nvl72");
+	sp->gpu_memory_mb = 80 * 1024;
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -218,6 +220,8 @@ assert_job_eq(const struct job *a, const struct job *b)
 	assert_str_eq_or_null(x->script_name, y->script_name, "script_name");
 	assert_str_eq_or_null(x->queue, y->queue, "queue");
 	ck_assert_int_eq(x->service, y->service);
+	assert_str_eq_or_null(x->constraint, y->constraint, "constraint");
+	ck_assert_uint_eq(x->gpu_memory_mb, y->gpu_memory_mb);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
@@ -855,6 +859,9 @@ assert_inv_eq(const struct inventory *a, const struct inventory *b)
 	ck_assert_uint_eq(a->ncpus, b->ncpus);
 	ck_assert_uint_eq(a->memory_mb, b->memory_mb);
 	ck_assert_uint_eq(a->ngpus, b->ngpus);
+	ck_assert_uint_eq(a->nfeatures, b->nfeatures);
+	for (i = 0; i < b->nfeatures; i++)
+		ck_assert_str_eq(a->features[i], b->features[i]);
 	for (i = 0; i < b->ngpus; i++) {
 		y = &b->gpus[i];
 		if (i > 0)
@@ -940,6 +947,7 @@ START_TEST(test_node_round_trip)
 	fill_inventory(four, 4);
 	snprintf(four->source, sizeof(four->source), "simulated");
 	four->ncpus = 16;
+	ck_assert_int_eq(inventory_set_features(four, "fp64,ib", NULL, 0), 0);
 
 	put_node(st, "n2", "10.0.0.2:7070", "UP", 1000, eight);
 	put_node(st, "n1", "", "DOWN", 999, four);

@@ -294,6 +294,13 @@ void
 ctl_node(struct ctl *c, const char *name, unsigned ngpus, uint64_t conn,
     int64_t now)
 {
+	ctl_node_features(c, name, ngpus, conn, now, "", 0);
+}
+
+void
+ctl_node_features(struct ctl *c, const char *name, unsigned ngpus,
+    uint64_t conn, int64_t now, const char *features, uint64_t gpu_mb)
+{
 	struct inventory inv;
 	struct cerr err;
 	unsigned g;
@@ -313,7 +320,10 @@ ctl_node(struct ctl *c, const char *name, unsigned ngpus, uint64_t conn,
 		inv.gpus[g].pcie_switch = (int)g / 2;
 		inv.gpus[g].nvlink_domain = 0;
 		inv.gpus[g].nic = g % 2 == 0 ? (int)g / 2 : -1;
+		inv.gpus[g].memory_mb = gpu_mb;
 	}
+	ck_assert_msg(inventory_set_features(&inv, features, err.text,
+	    sizeof(err.text)) == 0, "features: %s", err.text);
 	ck_assert_msg(nodes_register(c->ns, name, NULL, &inv, false, conn, now,
 	    &err) == 0, "nodes_register: %s", err.text);
 }

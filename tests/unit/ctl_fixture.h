@@ -76,5 +76,8 @@ uint64_t ctl_job_on(struct ctl *c, unsigned n, unsigned gpn, bool running,
 /* Register node name with ngpus GPUs on connection conn. */
 void ctl_node(struct ctl *c, const char *name, unsigned ngpus,
     uint64_t conn, int64_t now);
+/* The same with features ("fp64,ib") and each GPU's memory in MiB. */
+void ctl_node_features(struct ctl *c, const char *name, unsigned ngpus,
+    uint64_t conn, int64_t now, const char *features, uint64_t gpu_mb);
 
 #endif
