@@ -361,33 +361,21 @@ static int
 http_queues(const struct http_sources *src, struct evbuffer *b)
 {
 	const struct jobs_filter live = { .all = false };
-	const struct job **list = NULL, **active = NULL, **waiting = NULL;
+	const struct job **list = NULL;
 	struct queue_row *rows = NULL;
-	size_t i, n = 0, na = 0, nw = 0, nrows = 0;
+	size_t n = 0, nrows = 0;
 	int rc = -1;
 
 	if (src->queues == NULL)
 		return 0;
 	if (jobs_list(src->jobs, &live, &list, &n) == -1 ||
-	    (n > 0 && ((active = calloc(n, sizeof(*active))) == NULL ||
-	    (waiting = calloc(n, sizeof(*waiting))) == NULL)))
-		goto out;
-	for (i = 0; i < n; i++) {
-		if (jobs_is_active(list[i]))
-			active[na++] = list[i];
-		else if (list[i]->state == JOB_PENDING ||
-		    list[i]->state == JOB_RESTARTING)
-			waiting[nw++] = list[i];
-	}
-	if (queues_report(src->queues, active, na, waiting, nw,
+	    queues_report_live(src->queues, list, n,
 	    nodes_max_gpus(src->nodes), clock_now_ms(), &rows, &nrows) == -1)
 		goto out;
 	metrics_queue_rows(b, rows, nrows);
 	rc = 0;
 out:
 	free(rows);
-	free(waiting);
-	free(active);
 	free(list);
 	return rc;
 }

@@ -181,5 +181,11 @@ struct queue_row {
 int queues_report(const struct queues *qs, const struct job *const *active,
     size_t nactive, const struct job *const *waiting, size_t nwaiting,
     uint32_t node_gpus, int64_t now_ms, struct queue_row **rows, size_t *n);
+/* The same from the jobs that have not ended (jobs_list's): those
+ * holding resources are active, the PENDING and RESTARTING others are
+ * waiting. What `cohort queues`, /metrics and the status page show. */
+int queues_report_live(const struct queues *qs, const struct job *const *live,
+    size_t nlive, uint32_t node_gpus, int64_t now_ms, struct queue_row **rows,
+    size_t *n);
 
 #endif

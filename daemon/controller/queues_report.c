@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/controller/jobs.h"
 #include "daemon/controller/queues.h"
 #include "daemon/controller/queues_int.h"
 
@@ -201,4 +202,33 @@ queues_report(const struct queues *qs, const struct job *const *active,
 	*rowsp = rows;
 	*n = qs->n;
 	return 0;
+}
+
+int
+queues_report_live(const struct queues *qs, const struct job *const *live,
+    size_t nlive, uint32_t node_gpus, int64_t now_ms, struct queue_row **rows,
+    size_t *n)
+{
+	const struct job **active = NULL, **waiting = NULL;
+	size_t i, na = 0, nw = 0;
+	int rc = -1;
+
+	if (nlive > 0 && ((active = calloc(nlive, sizeof(*active))) == NULL ||
+	    (waiting = calloc(nlive, sizeof(*waiting))) == NULL)) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nlive; i++) {
+		if (jobs_is_active(live[i]))
+			active[na++] = live[i];
+		else if (live[i]->state == JOB_PENDING ||
+		    live[i]->state == JOB_RESTARTING)
+			waiting[nw++] = live[i];
+	}
+	rc = queues_report(qs, active, na, waiting, nw, node_gpus, now_ms,
+	    rows, n);
+out:
+	free(active);
+	free(waiting);
+	return rc;
 }

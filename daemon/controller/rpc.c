@@ -467,9 +467,9 @@ rpc_queues(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	Cohort__V1__QueuesReply reply = COHORT__V1__QUEUES_REPLY__INIT;
 	Cohort__V1__QueueRow *pbs = NULL, **ptrs = NULL;
 	const struct jobs_filter live = { .all = false };
-	const struct job **list = NULL, **active = NULL, **waiting = NULL;
+	const struct job **list = NULL;
 	struct queue_row *rows = NULL;
-	size_t i, n = 0, na = 0, nw = 0, nrows = 0;
+	size_t i, n = 0, nrows = 0;
 
 	if (rpc->queues == NULL) {
 		rpc_error(rpc, c, req->id, ERR_UNAVAILABLE,
@@ -477,18 +477,8 @@ rpc_queues(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		return;
 	}
 	if (jobs_list(rpc->jobs, &live, &list, &n) == -1 ||
-	    (n > 0 && ((active = calloc(n, sizeof(*active))) == NULL ||
-	    (waiting = calloc(n, sizeof(*waiting))) == NULL)))
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		if (jobs_is_active(list[i]))
-			active[na++] = list[i];
-		else if (list[i]->state == JOB_PENDING ||
-		    list[i]->state == JOB_RESTARTING)
-			waiting[nw++] = list[i];
-	}
-	if (queues_report(rpc->queues, active, na, waiting, nw,
-	    nodes_max_gpus(rpc->nodes), clock_now_ms(), &rows, &nrows) == -1 ||
+	    queues_report_live(rpc->queues, list, n, nodes_max_gpus(rpc->nodes),
+	    clock_now_ms(), &rows, &nrows) == -1 ||
 	    (pbs = calloc(nrows, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(nrows, sizeof(*ptrs))) == NULL)
 		goto nomem;
@@ -532,8 +522,6 @@ out:
 	free(ptrs);
 	free(pbs);
 	free(rows);
-	free(waiting);
-	free(active);
 	free(list);
 }
 

@@ -216,46 +216,21 @@ queue_row(struct status_out *o, const struct queue_row *r)
 	    r->factor);
 }
 
-/* The GPUs of the largest node, as `cohort queues` counts a whole-node
- * job's request. */
-static uint32_t
-largest_node(struct nodes *ns)
-{
-	struct node **all;
-	size_t i, n;
-	uint32_t most = 0;
-
-	all = nodes_all(ns, &n);
-	for (i = 0; i < n; i++)
-		if (all[i]->inv.ngpus > most)
-			most = all[i]->inv.ngpus;
-	return most;
-}
-
 void
 status_page_jobs_queues(struct status_ctx *c)
 {
 	struct status_out *o = &c->out;
-	const struct job **active = NULL, **waiting = NULL;
 	struct queue_row *rows = NULL;
-	size_t i, na = 0, nw = 0, nrows = 0;
+	size_t i, nrows = 0;
 
 	if (c->in->queues == NULL)
 		return;
-	if (c->nlive > 0 &&
-	    ((active = calloc(c->nlive, sizeof(*active))) == NULL ||
-	    (waiting = calloc(c->nlive, sizeof(*waiting))) == NULL))
-		goto fail;
-	for (i = 0; i < c->nlive; i++) {
-		if (jobs_is_active(c->live[i]))
-			active[na++] = c->live[i];
-		else if (job_waiting(c->live[i]))
-			waiting[nw++] = c->live[i];
+	if (queues_report_live(c->in->queues, c->live, c->nlive,
+	    nodes_max_gpus(c->in->nodes), c->in->health.now_ms, &rows,
+	    &nrows) == -1) {
+		o->failed = true;
+		return;
 	}
-	if (queues_report(c->in->queues, active, na, waiting, nw,
-	    largest_node(c->in->nodes), c->in->health.now_ms, &rows,
-	    &nrows) == -1)
-		goto fail;
 	status_page_html_put(o, "<section id=\"queues\"><h2>Queues</h2>\n"
 	    "<table class=\"jobs\"><tr><th>Queue</th><th>Quota (GPUs)</th>"
 	    "<th>Used</th><th>Of quota</th><th>Borrowed</th><th>Lent</th>"
@@ -265,11 +240,4 @@ status_page_jobs_queues(struct status_ctx *c)
 		queue_row(o, &rows[i]);
 	status_page_html_put(o, "</table></section>\n");
 	free(rows);
-	free(active);
-	free(waiting);
-	return;
-fail:
-	free(active);
-	free(waiting);
-	o->failed = true;
 }
