@@ -1,6 +1,6 @@
 ## The node agent (daemon/agent/): included from Makefile.am.
 noinst_LIBRARIES += daemon/agent/libagent.a
-daemon_agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(INIH_CFLAGS)
+daemon_agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(INIH_CFLAGS) $(HWLOC_CFLAGS)
 daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/agent_config.c daemon/agent/agent_config.h \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
@@ -17,7 +17,7 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/health_nvml.c daemon/agent/health_check.c \
 	daemon/agent/watch.c daemon/agent/watch.h \
 	daemon/agent/link.c daemon/agent/link.h
-AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) -ldl
+AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) -ldl
 
 sbin_PROGRAMS += cohort-agent
 cohort_agent_SOURCES = daemon/agent/main.c
