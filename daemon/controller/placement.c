@@ -241,9 +241,10 @@ filter_mark(const struct placement_input *in, const char *expr,
  * small ones. An expression that does not parse (submit checked it)
  * allows nothing. */
 static bool
-node_meets(const struct inventory *inv, const struct job_spec *spec)
+node_meets(const struct node *n, const struct job_spec *spec)
 {
-	const char *feat[INV_MAX_FEATURES];
+	const struct inventory *inv = &n->inv;
+	const char *feat[FEATURES_MAX];
 	unsigned i;
 
 	if (spec->gpu_memory_mb > 0 && inv->ngpus == 0)
@@ -254,9 +255,9 @@ node_meets(const struct inventory *inv, const struct job_spec *spec)
 			return false;
 	if (spec->constraint == NULL)
 		return true;
-	for (i = 0; i < inv->nfeatures && i < INV_MAX_FEATURES; i++)
-		feat[i] = inv->features[i];
-	return constraint_match(spec->constraint, feat, i) == 1;
+	/* Configured and derived (lib/features.h) alike. */
+	return constraint_match(spec->constraint, feat, node_features(n,
+	    feat)) == 1;
 }
 
 /* The core's node filter of a job with --nodelist / --exclude /
@@ -279,7 +280,7 @@ filter_build(const struct placement_input *in, const struct job *job,
 	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0)
 		return;
 	for (i = 0; i < in->nnodes; i++)
-		if (ok[i] && !node_meets(&in->nodes[i]->inv, &job->spec))
+		if (ok[i] && !node_meets(in->nodes[i], &job->spec))
 			ok[i] = 0;
 }
 
