@@ -16,7 +16,9 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/health_parse.c daemon/agent/health_parse.h \
 	daemon/agent/health_nvml.c daemon/agent/health_check.c \
 	daemon/agent/watch.c daemon/agent/watch.h \
-	daemon/agent/link.c daemon/agent/link.h
+	daemon/agent/link.c daemon/agent/link.h \
+	daemon/agent/cpubind.c daemon/agent/cpubind.h \
+	daemon/agent/cgroup.c daemon/agent/cgroup.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) -ldl
 
 sbin_PROGRAMS += cohort-agent
