@@ -187,6 +187,47 @@ enable_memory(struct cgroup *cg, const char *mount)
 	cg->memory = true;
 }
 
+/* Whether the cgroup at dir has no process in its tree (cgroup.events
+ * says "populated 0"). */
+static bool
+unpopulated(const char *dir)
+{
+	char buf[256];
+
+	return read_file(dir, "cgroup.events", buf, sizeof(buf)) == 0 &&
+	    strstr(buf, "populated 0") != NULL;
+}
+
+static int kill_and_remove(const char *path);
+
+/* Job cgroups an earlier agent could not finish removing (it stopped
+ * while their processes were still dying): nothing runs in them, and no
+ * job can still need one, so they go. */
+static void
+remove_stale(struct cgroup *cg)
+{
+	struct dirent *de;
+	char path[PATH_MAX];
+	unsigned n = 0;
+	DIR *d;
+
+	if ((d = opendir(cg->base)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR ||
+		    strncmp(de->d_name, "job-", 4) != 0 ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", cg->base,
+		    de->d_name) >= sizeof(path) || !unpopulated(path))
+			continue;
+		if (kill_and_remove(path) == 0)
+			n++;
+	}
+	closedir(d);
+	if (n > 0)
+		log_info("%s: removed %u job cgroup%s left empty", cg->base, n,
+		    n == 1 ? "" : "s");
+}
+
 struct cgroup *
 cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
     const char *spool, char *why, size_t len)
@@ -273,6 +314,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 	}
 	rmdir(self);
 	enable_memory(cg, mount);
+	remove_stale(cg);
 	return cg;
 fail:
 	free(cg);
@@ -284,13 +326,23 @@ void
 cgroup_destroy(struct cgroup *cg)
 {
 	struct cg_pending *p;
+	int i;
 
 	if (cg == NULL)
 		return;
+	/* SIGKILLed processes are gone within milliseconds: a last bounded
+	 * try, so that a clean stop leaves no cgroup behind. */
+	for (i = 0; i < 20 && cg->pending != NULL; i++) {
+		usleep(25000);
+		cgroup_sweep(cg);
+	}
 	while ((p = cg->pending) != NULL) {
 		cg->pending = p->next;
 		free(p);
 	}
+	/* Empty once no job runs here; a running job's keeps it (EBUSY),
+	 * for the next agent. */
+	rmdir(cg->base);
 	free(cg);
 }
 

@@ -43,7 +43,8 @@ struct cgroup;
  * says what was found, for the log; errno set); never fatal. */
 struct cgroup *cgroup_create(enum agent_cgroup mode, const char *path,
     const char *node, const char *spool, char *why, size_t len);
-/* Accepts NULL; leaves the job cgroups alone (tasks keep running). */
+/* Accepts NULL; leaves the job cgroups alone (tasks keep running), and
+ * removes BASE when none is left. */
 void cgroup_destroy(struct cgroup *cg);
 
 /* BASE (borrowed). */
