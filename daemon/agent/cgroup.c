@@ -322,6 +322,18 @@ fail:
 	return NULL;
 }
 
+struct cgroup *
+cgroup_create_at(const char *base)
+{
+	struct cgroup *cg;
+
+	if ((cg = calloc(1, sizeof(*cg))) == NULL)
+		return NULL;
+	snprintf(cg->base, sizeof(cg->base), "%s", base);
+	snprintf(cg->memory_why, sizeof(cg->memory_why), "a test's cgroup");
+	return cg;
+}
+
 void
 cgroup_destroy(struct cgroup *cg)
 {

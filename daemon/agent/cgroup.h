@@ -87,6 +87,11 @@ void cgroup_sweep(struct cgroup *cg);
 
 /* ---- the parts tested alone ---- */
 
+/* A context on base as it is: no file system check, no controller
+ * enabled, memory not enforced. For tests on a directory that stands in
+ * for a cgroup. NULL when out of memory. */
+struct cgroup *cgroup_create_at(const char *base);
+
 /* The cgroup v2 path in /proc/self/cgroup's text ("0::/a/b" line) into
  * out: "/a/b". 0, or -1 (ENOENT) without such a line. */
 int cgroup_parse_self(const char *text, char *out, size_t len);

@@ -324,15 +324,17 @@ cpubind_choose(const struct cpubind_map *m, const int *numa, size_t nnuma,
 		else
 			other[nother++] = (unsigned)i;
 	}
+	skip = *used;
 	/* No NUMA node known (or none of them in the map): every node is
-	 * as near as any. */
+	 * as near as any; pack the task onto as few as it can. */
 	if (nlocal == 0) {
 		for (i = 0; i < nother; i++)
 			local[i] = other[i];
 		nlocal = nother;
 		nother = 0;
+		for (i = 0; i < nlocal && need > 0; i++)
+			take_round(m, &local[i], 1, &skip, out, &need);
 	}
-	skip = *used;
 	take_round(m, local, nlocal, &skip, out, &need);
 	before = need;
 	take_round(m, other, nother, &skip, out, &need);
