@@ -318,7 +318,7 @@ agent_set_numa_cpus(const struct conf_ctx *c, const struct conf_key *k,
 
 	(void)k;
 	if (cpubind_map_parse(value, &cfg->numa_map, why, sizeof(why)) == -1)
-		return cerr_set(err, ERR_INVALID, "numa_cpus: %s", why);
+		return cerr_set(err, ERR_INVALID, "%s", why);
 	CPU_ZERO(&all);
 	for (i = 0; i < cfg->numa_map.nnodes; i++)
 		CPU_OR(&all, &all, &cfg->numa_map.cpus[i]);
@@ -330,7 +330,7 @@ agent_set_numa_cpus(const struct conf_ctx *c, const struct conf_key *k,
 	CPU_AND(&here, &here, &all);
 	if (n > 0 && CPU_COUNT(&here) > 0) {
 		cpubind_list_format(&here, list, sizeof(list));
-		return cerr_set(err, ERR_INVALID, "numa_cpus: CPU %s does not "
+		return cerr_set(err, ERR_INVALID, "CPU %s does not "
 		    "exist on this machine (CPUs 0-%ld)", list, n - 1);
 	}
 	cfg->has_numa_map = true;
@@ -357,10 +357,10 @@ agent_set_cgroup(const struct conf_ctx *c, const struct conf_key *k,
 		return 0;
 	}
 	if (value[0] != '/')
-		return cerr_set(err, ERR_INVALID, "cgroup: '%s': expected auto, "
+		return cerr_set(err, ERR_INVALID, "'%s': expected auto, "
 		    "off or an absolute path", value);
 	if (strlen(value) > 3000)
-		return cerr_set(err, ERR_INVALID, "cgroup: path too long");
+		return cerr_set(err, ERR_INVALID, "path too long");
 	cfg->cgroup = AGENT_CGROUP_PATH;
 	return agent_set_str(&cfg->cgroup_path, value, err);
 }
