@@ -98,6 +98,9 @@ struct agent {
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
 	struct cgroup *cg;		/* NULL: no per-job cgroups */
 	bool warned_mem;		/* said memory is not limited */
+	bool adopting;			/* in tasks_spool_adopt: a start's
+					 * other ranks may not be in the
+					 * table yet */
 };
 
 static struct ajob *
@@ -276,7 +279,7 @@ agent_job_end(struct agent *a, uint64_t job_id, uint32_t restart, bool force)
 	struct atask *at;
 	char dir[PATH_MAX], path[PATH_MAX];
 
-	if (a->cg == NULL)
+	if (a->cg == NULL || (a->adopting && !force))
 		return;
 	TAILQ_FOREACH(at, &a->tasks, entry)
 		if (!force && at->t.job_id == job_id &&
@@ -479,8 +482,10 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
     agent_exit_cb cb, void *arg, struct cerr *err)
 {
 	struct agent *a;
+	struct atask *at;
 	struct timeval tv = { AGENT_SWEEP_MS / 1000,
 	    (AGENT_SWEEP_MS % 1000) * 1000 };
+	int rc;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -498,8 +503,15 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 		goto fail;
 	}
 	agent_setup_binding(a);
-	if (tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err) == -1)
+	a->adopting = true;
+	rc = tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err);
+	a->adopting = false;
+	if (rc == -1)
 		goto fail;
+	/* The starts whose every task ended while no agent watched. */
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->ended)
+			agent_job_end(a, at->t.job_id, at->t.restart, false);
 	return a;
 fail:
 	agent_destroy(a);

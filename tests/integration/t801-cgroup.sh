@@ -5,7 +5,9 @@
 # has ended: the agent kills the job's cgroup. The same job on a node
 # with cgroup = off keeps its stray, which shows what the test tells
 # apart. A cancelled job's stray goes too, also after the agent was
-# killed and restarted (the job's cgroup is found again in the spool).
+# killed and restarted (the job's cgroup is found again in the spool),
+# and a start one of whose tasks ended while the agent was down keeps
+# its cgroup until the other ends.
 # The task sits in BASE/job-ID.START/rank-0. --mem-per-node becomes the
 # job cgroup's memory.max where the memory controller can be enabled;
 # elsewhere (this machine's hybrid hierarchy has no memory controller
@@ -93,6 +95,37 @@ proc_alive "$pc" || fail "job $c's stray died with the agent"
 expect_exit 0 cohort cancel "$c"
 wait_state 20 "$c" CANCELLED
 stray_gone "$pc" "$c"
+
+### 3b. A start of 2 tasks whose rank 0 ends while the agent is down:
+# the restarted agent adopts both and keeps the cgroup (rank 1 runs on)
+# until rank 1 ends too.
+cat >"$W/two.sh" <<'SH'
+#!/bin/sh
+echo $$ >"$1/two-$COHORT_JOB_ID-$RANK.pid"
+if [ "$RANK" = 0 ]; then
+	while [ ! -e "$1/go-$COHORT_JOB_ID" ]; do sleep 0.05; done
+	exit 0
+fi
+exec sleep 1000
+SH
+chmod 755 "$W/two.sh"
+e=$(job_submit --time 5m --nodelist node01 --tasks-per-node 2 -- "$W/two.sh" "$W")
+wait_state 20 "$e" RUNNING
+wait_for 10 test -s "$W/two-$e-1.pid" || fail "job $e rank 1 did not start"
+p1=$(cat "$W/two-$e-1.pid")
+cohort-local kill "$C" node01 >"$T/kill.out" 2>&1 || fail "cohort-local kill node01: $(cat "$T/kill.out")"
+touch "$W/go-$e"
+wait_for 10 eval 'ls "$C"/node01/spool/jobs/"$e".*/rank-0.exit >/dev/null 2>&1' ||
+	fail "job $e rank 0 did not end while the agent was down"
+cohort-local start "$C" node01 >"$T/start.out" 2>&1 || fail "cohort-local start node01: $(cat "$T/start.out")"
+wait_node 20 node01 "n['state'] == 'UP'"
+wait_for 10 grep -q "job $e rank 1: adopted from the spool" "$C/node01.log" ||
+	fail "job $e rank 1 not adopted"
+proc_alive "$p1" || fail "job $e rank 1 was killed when the agent adopted rank 0's end"
+expect_exit 0 cohort cancel "$e"
+wait_for 20 job_expr "$e" 'd["state"] in ("CANCELLED", "FAILED", "COMPLETED")' ||
+	fail "job $e did not end: $(job_state "$e")"
+stray_gone "$p1" "$e"
 
 ### 4. --mem-per-node: memory.max of the job's cgroup, where enforced.
 d=$(job_submit --time 5m --nodelist node01 --mem-per-node 300M -- \
