@@ -151,10 +151,9 @@ static const char submit_usage[] =
     "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
     "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
     "-a, -d, -w, -x, -C, -c, -D, -H, -p for the queue, --mem,\n"
-    "--ntasks-per-node,"
-    "--gpus-per-node, --gres=gpu:N, --signal, --export, --requeue,\n"
-    "--exclusive...) and refused for the others. The command line\n"
-    "overrides them.\n";
+    "--ntasks-per-node, --gpus-per-node, --gres=gpu:N, --signal, --export,\n"
+    "--requeue, --exclusive...) and refused for the others. The command\n"
+    "line overrides them.\n";
 
 /* Where option words come from, for error messages. */
 struct submit_src {
