@@ -216,7 +216,21 @@ START_TEST(test_real)
 		cgroup_sweep(cg);
 	}
 	ck_assert_int_eq(access(path, F_OK), -1);
+	/* cgroup = PATH: a sibling of auto's BASE, used as it is. */
+	snprintf(procs, sizeof(procs), "%s", cgroup_base(cg));
+	snprintf(strrchr(procs, '/') + 1, 64, "check-cgroup-path.%d",
+	    (int)getpid());
 	cgroup_destroy(cg);
+	ck_assert_int_eq(mkdir(procs, 0755), 0);
+	ck_assert_ptr_nonnull(cg = cgroup_create(AGENT_CGROUP_PATH, procs,
+	    "unit", spool, why, sizeof(why)));
+	ck_assert_str_eq(cgroup_base(cg), procs);
+	cgroup_destroy(cg);		/* empty: removed */
+	ck_assert_int_eq(access(procs, F_OK), -1);
+	/* Not a cgroup file system: refused, with the reason. */
+	ck_assert_ptr_null(cgroup_create(AGENT_CGROUP_PATH, spool, "unit",
+	    spool, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "is not on a cgroup v2 file system"));
 	rmrf(spool);
 }
 END_TEST
