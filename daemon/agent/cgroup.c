@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -228,6 +229,40 @@ remove_stale(struct cgroup *cg)
 		    n == 1 ? "" : "s");
 }
 
+/* A child joins dir and exits: 0, or the errno of its write. */
+static int
+probe_join(const char *dir)
+{
+	char path[PATH_MAX];
+	pid_t pid;
+	int st, fd, e;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if ((pid = fork()) == -1)
+		return errno;
+	if (pid == 0) {
+		e = 0;
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(fd, "0", 1) != 1)
+			e = errno;
+		_exit(e > 0 && e < 256 ? e : e == 0 ? 0 : EIO);
+	}
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+}
+
+/* The probe goes once its (reaped) process has left it. */
+static void
+probe_remove(const char *dir)
+{
+	int i;
+
+	for (i = 0; i < 100 && rmdir(dir) == -1 && errno == EBUSY; i++)
+		usleep(2000);
+}
+
 struct cgroup *
 cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
     const char *spool, char *why, size_t len)
@@ -235,7 +270,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 	char self[8192], own[PATH_MAX], name[128];
 	const char *mount = NULL;
 	struct cgroup *cg;
-	int fd;
+	int fd, e;
 	ssize_t n;
 
 	why[0] = '\0';
@@ -305,14 +340,22 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 		    strerror(errno));
 		goto fail;
 	}
-	/* Writable means a cgroup can be made in it, as a job's will. */
+	/* Usable means a cgroup can be made in it and a process moved
+	 * there, as each task's supervisor will be: a hierarchy that takes
+	 * the one but not the other would fail every start. */
 	snprintf(self, sizeof(self), "%s/probe", cg->base);
 	if (mkdir(self, 0755) == -1 && errno != EEXIST) {
 		snprintf(why, len, "cannot create cgroups in %s: %s",
 		    cg->base, strerror(errno));
 		goto fail;
 	}
-	rmdir(self);
+	if ((e = probe_join(self)) != 0) {
+		snprintf(why, len, "cannot move a process into a cgroup under "
+		    "%s: %s", cg->base, strerror(e));
+		probe_remove(self);
+		goto fail;
+	}
+	probe_remove(self);
 	enable_memory(cg, mount);
 	remove_stale(cg);
 	return cg;
