@@ -830,6 +830,13 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 		rc |= output_fields_addf(t, "GPU memory", "%llu GiB or more "
 		    "on every GPU", (unsigned long long)(s->gpu_memory_mb /
 		    1024));
+	if (s->cpus_per_task > 0)
+		rc |= output_fields_addf(t, "CPUs per task", "%u, bound next "
+		    "to the task's GPUs", s->cpus_per_task);
+	if (s->mem_per_node_mb > 0)
+		rc |= output_fields_addf(t, "Memory per node", "%llu MiB "
+		    "(the job's cgroup limit where the node enforces it)",
+		    (unsigned long long)s->mem_per_node_mb);
 	rc |= output_fields_addf(t, "Queue", "%s", s->queue ? s->queue : "-");
 	rc |= output_fields_addf(t, "Service", "%s", s->service ?
 	    "yes (no time limit, restarted on any exit)" : "no");

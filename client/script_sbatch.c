@@ -49,19 +49,14 @@ static const struct sb_opt sb_opts[] = {
 	{ "hold", 'H', SB_FLAG, "hold", NULL },
 	{ "partition", 'p', SB_ARG, "queue", NULL },
 
-	{ "mem", 0, SB_ARG, NULL,
-	    "Cohort does not allocate memory: a node's memory goes with "
-	    "its GPUs" },
+	{ "mem", 0, SB_ARG, "mem-per-node", NULL },
+	{ "cpus-per-task", 'c', SB_ARG, "cpus-per-task", NULL },
 	{ "mem-per-cpu", 0, SB_ARG, NULL,
-	    "Cohort does not allocate memory: a node's memory goes with "
-	    "its GPUs" },
+	    "Cohort limits memory per node: use --mem" },
 	{ "mem-per-gpu", 0, SB_ARG, NULL,
-	    "Cohort does not allocate memory: a node's memory goes with "
-	    "its GPUs" },
-	{ "cpus-per-task", 'c', SB_ARG, NULL,
-	    "Cohort allocates nodes and GPUs, not CPU cores" },
+	    "Cohort limits memory per node: use --mem" },
 	{ "cpus-per-gpu", 0, SB_ARG, NULL,
-	    "Cohort allocates nodes and GPUs, not CPU cores" },
+	    "Cohort binds cores per task: use --cpus-per-task" },
 	{ "ntasks", 'n', SB_ARG, NULL,
 	    "give -N and --ntasks-per-node: tasks are placed per node" },
 	{ "ntasks-per-gpu", 0, SB_ARG, NULL,

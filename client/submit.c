@@ -35,16 +35,16 @@
 enum {
 	O_NAME = 'J', O_NODES = 'N', O_TIME = 't', O_OUTPUT = 'o',
 	O_ERROR = 'e', O_ARRAY = 'a', O_DEPEND = 'd', O_NODELIST = 'w',
-	O_EXCLUDE = 'x', O_CHDIR = 'D', O_CONSTRAINT = 'C',
+	O_EXCLUDE = 'x', O_CHDIR = 'D', O_CONSTRAINT = 'C', O_CPUS = 'c',
 	O_GPUS = 0x100, O_TASKS, O_GPU_TYPE,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
-	O_SIGNAL, O_GPU_MEMORY,
+	O_SIGNAL, O_GPU_MEMORY, O_MEM,
 	O_HELP = 'h',
 };
 
-#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:"
+#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:c:"
 
 static const struct option submit_longopts[] = {
 	{ "name", required_argument, NULL, O_NAME },
@@ -80,6 +80,9 @@ static const struct option submit_longopts[] = {
 	{ "exclude", required_argument, NULL, O_EXCLUDE },
 	{ "constraint", required_argument, NULL, O_CONSTRAINT },
 	{ "gpu-memory", required_argument, NULL, O_GPU_MEMORY },
+	{ "cpus-per-task", required_argument, NULL, O_CPUS },
+	{ "mem-per-node", required_argument, NULL, O_MEM },
+	{ "mem", required_argument, NULL, O_MEM },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
@@ -137,15 +140,20 @@ static const char submit_usage[] =
     "                               '(a|b)&c' ('&' binds tighter)\n"
     "      --gpu-memory MIN         GiB every GPU of a node has: 80, 80G,\n"
     "                               80GiB\n"
+    "  -c, --cpus-per-task N        bind each task to N cores on its GPUs'\n"
+    "                               NUMA node(s)\n"
+    "      --mem-per-node SIZE      memory limit of the job on each node (cgroup\n"
+    "                               v2): MiB, or with K, M, G or T (4G);\n"
+    "                               also --mem; 0: none\n"
     "      --exclusive              whole nodes, shared with no other job\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
     "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
-    "-a, -d, -w, -x, -C, -D, -H, -p for the queue, --ntasks-per-node,\n"
-    "--gpus-per-node, --gres=gpu:N, --signal, --export, --requeue,\n"
-    "--exclusive...) and refused for the others. The command line\n"
-    "overrides them.\n";
+    "-a, -d, -w, -x, -C, -c, -D, -H, -p for the queue, --mem,\n"
+    "--ntasks-per-node, --gpus-per-node, --gres=gpu:N, --signal, --export,\n"
+    "--requeue, --exclusive...) and refused for the others. The command\n"
+    "line overrides them.\n";
 
 /* Where option words come from, for error messages. */
 struct submit_src {
@@ -271,6 +279,52 @@ parse_gpu_memory(const char *s, uint64_t *mb, char *why, size_t wlen)
 bad:
 	snprintf(why, wlen, "invalid GPU memory '%s' (GiB: 80, 80G or 80GiB)",
 	    s);
+	return -1;
+}
+
+/* --mem-per-node SIZE as Slurm's --mem: a whole number with an
+ * optional unit K, M, G or T (either case; binary: 1G = 1024M), MiB
+ * without one; K rounds up to whole MiB. 0 is no limit (Slurm's 0 is
+ * all of the node's memory, which no limit comes to). */
+static int
+parse_mem(const char *s, uint64_t *mb, char *why, size_t wlen)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		goto bad;
+	if (*end != '\0') {
+		switch (*end) {
+		case 'k': case 'K': mul = 0; break;
+		case 'm': case 'M': mul = 1; break;
+		case 'g': case 'G': mul = 1024; break;
+		case 't': case 'T': mul = 1024 * 1024; break;
+		default: goto bad;
+		}
+		if (end[1] != '\0')
+			goto bad;
+	}
+	if (mul == 0)
+		v = v / 1024 + (v % 1024 != 0);
+	else if (v > JOB_MEM_PER_NODE_MB_MAX / mul)
+		v = JOB_MEM_PER_NODE_MB_MAX + 1;
+	else
+		v *= mul;
+	if (v > JOB_MEM_PER_NODE_MB_MAX) {
+		snprintf(why, wlen, "at most %lluT",
+		    (unsigned long long)JOB_MEM_PER_NODE_MB_MAX / (1024 * 1024));
+		return -1;
+	}
+	*mb = v;
+	return 0;
+bad:
+	snprintf(why, wlen, "invalid memory size '%s' (MiB, or a number "
+	    "with K, M, G or T: 4G, 512M)", s);
 	return -1;
 }
 
@@ -563,6 +617,16 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->constraint, arg);
 	case O_GPU_MEMORY:
 		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
+	case O_CPUS:
+		if (parse_u32(arg, 1, JOB_CPUS_PER_NODE_MAX, &u) == -1) {
+			snprintf(why, wlen, "invalid CPU count '%s' (1 to %u)",
+			    arg, JOB_CPUS_PER_NODE_MAX);
+			return -1;
+		}
+		spec->cpus_per_task = u;
+		return 0;
+	case O_MEM:
+		return parse_mem(arg, &spec->mem_per_node_mb, why, wlen);
 	case O_HOLD:
 		spec->hold = true;
 		return 0;

@@ -679,6 +679,21 @@ job_gpu_memory_ok(uint64_t gpu_mb, uint64_t want_mb)
 	return (gpu_mb + 512) / 1024 >= (want_mb + 1023) / 1024;
 }
 
+bool
+job_node_cpus_ok(const struct job_spec *spec, uint32_t ncpus)
+{
+	uint64_t tpn = spec->tasks_per_node > 0 ? spec->tasks_per_node : 1;
+
+	return spec->cpus_per_task == 0 ||
+	    (uint64_t)spec->cpus_per_task * tpn <= ncpus;
+}
+
+bool
+job_node_mem_ok(const struct job_spec *spec, uint64_t memory_mb)
+{
+	return spec->mem_per_node_mb <= memory_mb;
+}
+
 /* --constraint must parse (lib/constraint.h); whether any node has its
  * features is the controller's to say (feasible.c). --gpu-memory asks
  * for GPUs, so a CPU-only job cannot have it. */
@@ -698,6 +713,21 @@ check_constraints(const struct job_spec *spec, struct cerr *err)
 		return cerr_set(err, ERR_INVALID, "--gpu-memory: at most "
 		    "%llu GiB", (unsigned long long)JOB_GPU_MEMORY_MB_MAX /
 		    1024);
+	/* Whether a node has the cores and the memory is feasible.c's and
+	 * placement's to say; these bounds keep the product and the MiB in
+	 * range. */
+	if (spec->cpus_per_task > 0 && (uint64_t)spec->cpus_per_task *
+	    (spec->tasks_per_node > 0 ? spec->tasks_per_node : 1) >
+	    JOB_CPUS_PER_NODE_MAX)
+		return cerr_set(err, ERR_INVALID, "--cpus-per-task %u: with "
+		    "%u task%s per node that is more than %u cores on a node",
+		    spec->cpus_per_task, spec->tasks_per_node,
+		    spec->tasks_per_node == 1 ? "" : "s",
+		    JOB_CPUS_PER_NODE_MAX);
+	if (spec->mem_per_node_mb > JOB_MEM_PER_NODE_MB_MAX)
+		return cerr_set(err, ERR_INVALID, "--mem-per-node: at most "
+		    "%lluT", (unsigned long long)JOB_MEM_PER_NODE_MB_MAX /
+		    (1024 * 1024));
 	return 0;
 }
 

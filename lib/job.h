@@ -118,7 +118,21 @@ struct job_spec {
 				 * (lib/constraint.h); NULL: any node */
 	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
 				 * least this much; 0: no minimum */
+	/* CPUs and memory next to the GPUs (issue 16). */
+	uint32_t cpus_per_task;	/* --cpus-per-task: cores each task is bound
+				 * to, on its GPUs' NUMA node(s); 0: no
+				 * binding */
+	uint64_t mem_per_node_mb;	/* --mem-per-node: the job's memory
+				 * limit on each node (cgroup v2
+				 * memory.max), MiB; 0: none */
 };
+
+/* The most cores a node's tasks of one job may be bound to
+ * (--cpus-per-task x --tasks-per-node): the agent's CPU sets hold
+ * CPU_SETSIZE (1024) CPUs. */
+#define JOB_CPUS_PER_NODE_MAX 1024U
+/* --mem-per-node's largest value (1 PiB in MiB), as --gpu-memory's. */
+#define JOB_MEM_PER_NODE_MB_MAX (1024ULL * 1024 * 1024)
 
 /* --gpu-memory's largest value (1 PiB), so that GiB to MiB cannot
  * overflow and SQLite's signed integer holds it. */
@@ -129,6 +143,13 @@ struct job_spec {
  * figure and report a little less (an H100 80GB has 81,559 MiB), and
  * --gpu-memory 80 must take it. */
 bool	job_gpu_memory_ok(uint64_t gpu_mb, uint64_t want_mb);
+
+/* Whether a node of ncpus CPUs and memory_mb MiB can hold the job's
+ * tasks on it: --cpus-per-task x --tasks-per-node CPUs and
+ * --mem-per-node. A node that reports neither (0) holds a job that asks
+ * for none. */
+bool	job_node_cpus_ok(const struct job_spec *spec, uint32_t ncpus);
+bool	job_node_mem_ok(const struct job_spec *spec, uint64_t memory_mb);
 
 /* Why a pending job is held (cohort hold / --hold), as Slurm's
  * JobHeldUser and JobHeldAdmin: a user may release only their own hold. */

@@ -67,6 +67,10 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->constraint = s->constraint;
 	pb->has_gpu_memory_mb = s->gpu_memory_mb > 0;
 	pb->gpu_memory_mb = s->gpu_memory_mb;
+	pb->has_cpus_per_task = s->cpus_per_task > 0;
+	pb->cpus_per_task = s->cpus_per_task;
+	pb->has_mem_per_node_mb = s->mem_per_node_mb > 0;
+	pb->mem_per_node_mb = s->mem_per_node_mb;
 }
 
 static int
@@ -138,6 +142,9 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->exclusive = pb->has_exclusive && pb->exclusive;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
+	s->cpus_per_task = pb->has_cpus_per_task ? pb->cpus_per_task : 0;
+	s->mem_per_node_mb = pb->has_mem_per_node_mb ? pb->mem_per_node_mb :
+	    0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&

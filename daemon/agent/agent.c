@@ -23,6 +23,8 @@
 #include "daemon/agent/account.h"
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/cgroup.h"
+#include "daemon/agent/cpubind.h"
 #include "daemon/agent/env.h"
 #include "daemon/agent/tasks.h"
 #include "daemon/agent/tasks_spool.h"
@@ -90,6 +92,15 @@ struct agent {
 	TAILQ_HEAD(, ajob) jobs;
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
+	/* CPU binding and cgroups (issue 16). */
+	const struct inventory *inv;	/* the GPUs' NUMA nodes; NULL:
+					 * unknown */
+	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
+	struct cgroup *cg;		/* NULL: no per-job cgroups */
+	bool warned_mem;		/* said memory is not limited */
+	bool adopting;			/* in tasks_spool_adopt: a start's
+					 * other ranks may not be in the
+					 * table yet */
 };
 
 static struct ajob *
@@ -259,6 +270,33 @@ atask_free(struct atask *at)
 	free(at);
 }
 
+/* Once no task of the start runs here any more (or, with force, now):
+ * kill what its tasks left behind in its cgroup (a daemon started with
+ * setsid escapes the process group, not the cgroup) and remove it. */
+static void
+agent_job_end(struct agent *a, uint64_t job_id, uint32_t restart, bool force)
+{
+	struct atask *at;
+	char dir[PATH_MAX], path[PATH_MAX];
+
+	if (a->cg == NULL || (a->adopting && !force))
+		return;
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (!force && at->t.job_id == job_id &&
+		    at->t.restart == restart && !at->ended)
+			return;
+	snprintf(dir, sizeof(dir), "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
+	    job_id, restart);
+	if (cgroup_job_load(a->cg, dir, path) == -1)
+		return;
+	if (cgroup_job_end(a->cg, path, dir) == -1)
+		log_warn("job %" PRIu64 ": cannot remove its cgroup %s", job_id,
+		    path);
+	else
+		log_info("job %" PRIu64 ": ended on this node; its cgroup is "
+		    "killed", job_id);
+}
+
 static void
 atask_check(struct atask *at)
 {
@@ -278,6 +316,7 @@ atask_check(struct atask *at)
 		event_del(at->kill_ev);
 	log_info("job %" PRIu64 " rank %u: task ended (status 0x%x)",
 	    at->t.job_id, at->t.rank, (unsigned)status);
+	agent_job_end(at->a, at->t.job_id, at->t.restart, false);
 	r.job_id = at->t.job_id;
 	r.restart = at->t.restart;
 	r.rank = at->t.rank;
@@ -315,6 +354,7 @@ agent_sweep_cb(evutil_socket_t fd, short what, void *arg)
 		if (at->t.pidfd < 0)
 			atask_check(at);
 	}
+	cgroup_sweep(a->cg);
 	agent_watch_checkpoints(a);
 }
 
@@ -385,13 +425,67 @@ agent_adopt_cb(struct task *t, void *arg)
 	return 0;
 }
 
+/* The NUMA map for --cpus-per-task and the cgroups, before adoption
+ * (an adopted start may have ended while no agent ran). Neither is
+ * fatal: without them tasks run unbound and without a cgroup. */
+static void
+agent_setup_binding(struct agent *a)
+{
+	const char *why_mem;
+	cpu_set_t allowed;
+	char why[512], list[256];
+	int i;
+
+	if (a->cfg->has_numa_map)
+		a->cpumap = a->cfg->numa_map;
+	else {
+		if (sched_getaffinity(0, sizeof(allowed), &allowed) == -1) {
+			CPU_ZERO(&allowed);
+			for (i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) &&
+			    i < CPU_SETSIZE; i++)
+				CPU_SET(i, &allowed);
+		}
+		if (cpubind_map_sysfs("/sys/devices/system/node", &allowed,
+		    &a->cpumap) == -1) {
+			log_warn("/sys/devices/system/node: cannot read the "
+			    "NUMA nodes; all CPUs are taken as one");
+			memset(&a->cpumap, 0, sizeof(a->cpumap));
+			a->cpumap.nnodes = 1;
+			a->cpumap.cpus[0] = allowed;
+		}
+	}
+	for (i = 0; i < (int)a->cpumap.nnodes; i++) {
+		cpubind_list_format(&a->cpumap.cpus[i], list, sizeof(list));
+		log_info("NUMA node %d: CPUs %s%s", a->cpumap.node[i], list,
+		    a->cfg->has_numa_map ? " (numa_cpus)" : "");
+	}
+	a->cg = cgroup_create(a->cfg->cgroup, a->cfg->cgroup_path,
+	    a->cfg->name, a->cfg->spool, why, sizeof(why));
+	if (a->cg == NULL)
+		log_info("no cgroup per job: %s", why);
+	else if (cgroup_memory_enforced(a->cg, &why_mem))
+		log_info("a cgroup per job under %s (memory limits enforced)",
+		    cgroup_base(a->cg));
+	else
+		log_info("a cgroup per job under %s; --mem-per-node is not "
+		    "enforced: %s", cgroup_base(a->cg), why_mem);
+}
+
+void
+agent_set_inventory(struct agent *a, const struct inventory *inv)
+{
+	a->inv = inv;
+}
+
 struct agent *
 agent_create(struct event_base *base, const struct agent_config *cfg,
     agent_exit_cb cb, void *arg, struct cerr *err)
 {
 	struct agent *a;
+	struct atask *at;
 	struct timeval tv = { AGENT_SWEEP_MS / 1000,
 	    (AGENT_SWEEP_MS % 1000) * 1000 };
+	int rc;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -408,8 +502,16 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
 		goto fail;
 	}
-	if (tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err) == -1)
+	agent_setup_binding(a);
+	a->adopting = true;
+	rc = tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err);
+	a->adopting = false;
+	if (rc == -1)
 		goto fail;
+	/* The starts whose every task ended while no agent watched. */
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->ended)
+			agent_job_end(a, at->t.job_id, at->t.restart, false);
 	return a;
 fail:
 	agent_destroy(a);
@@ -427,6 +529,7 @@ agent_destroy(struct agent *a)
 		ajob_free(a, TAILQ_FIRST(&a->jobs));
 	if (a->sweep != NULL)
 		event_free(a->sweep);
+	cgroup_destroy(a->cg);
 	free(a);
 }
 
@@ -531,15 +634,64 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 			usleep(10000);
 		atask_free(at);
 	}
+	agent_job_end(a, job_id, restart, true);
 	ajob_gc(a, job_id, restart);
 	tasks_spool_remove(a->cfg->spool, job_id, restart);
+}
+
+/* The cores of a task of l (local_rank) for --cpus-per-task: on its
+ * GPUs' NUMA nodes, not held by another task here. Says in the log what
+ * it had to give up. */
+static void
+agent_choose_cpus(struct agent *a, const struct launch *l,
+    unsigned local_rank, unsigned rank, cpu_set_t *out)
+{
+	const struct job_spec *s = l->spec;
+	int numa[INV_MAX_GPUS];
+	size_t off, len, i, nnuma = 0;
+	struct atask *at;
+	cpu_set_t used;
+	unsigned flags;
+	char list[256], near[256] = "";
+
+	CPU_ZERO(&used);
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (!at->ended && at->t.bound)
+			CPU_OR(&used, &used, &at->t.cpus);
+	env_task_gpus(s->cpu_only ? 0 : l->ngpus, s->tasks_per_node,
+	    local_rank, &off, &len);
+	for (i = 0; i < len && a->inv != NULL; i++)
+		if (l->gpus[off + i] < a->inv->ngpus && nnuma < INV_MAX_GPUS) {
+			numa[nnuma] = a->inv->gpus[l->gpus[off + i]].numa_node;
+			snprintf(near + strlen(near), sizeof(near) - strlen(near),
+			    "%s%d", nnuma > 0 ? "," : "", numa[nnuma]);
+			nnuma++;
+		}
+	cpubind_choose(&a->cpumap, numa, nnuma, s->cpus_per_task, &used, out,
+	    &flags);
+	cpubind_list_format(out, list, sizeof(list));
+	if (flags == 0)
+		log_info("job %" PRIu64 " rank %u: bound to CPUs %s (NUMA %s)",
+		    l->job_id, rank, list, nnuma > 0 ? near : "any");
+	else
+		log_warnx("job %" PRIu64 " rank %u: bound to CPUs %s: %s%s%s "
+		    "(its GPUs are on NUMA %s)", l->job_id, rank, list,
+		    flags & CPUBIND_REMOTE ? "too few free cores on its GPUs' "
+		    "NUMA nodes, some are on others; " : "",
+		    flags & CPUBIND_SHARED ? "shared with other tasks, every "
+		    "core being taken; " : "",
+		    flags & CPUBIND_SHORT ? "the node has fewer cores than "
+		    "--cpus-per-task" : "", nnuma > 0 ? near : "none");
 }
 
 static int
 agent_start_rank(struct agent *a, const struct launch *l,
     const char *account, char *const *base, size_t nbase,
-    const char *progress, unsigned local_rank, struct cerr *err)
+    const char *progress, const char *jobcg, unsigned local_rank,
+    struct cerr *err)
 {
+	char procs[PATH_MAX], line[300], list[256];
+	cpu_set_t cpus;
 	const struct job_spec *s = l->spec;
 	struct task_env te = { 0 };
 	struct task_launch tl = { 0 };
@@ -578,6 +730,23 @@ agent_start_rank(struct agent *a, const struct launch *l,
 		return -1;
 	if (env_build(&te, &envp, &nenv, err) == -1)
 		return -1;
+	if (s->cpus_per_task > 0) {
+		agent_choose_cpus(a, l, local_rank, tl.rank, &cpus);
+		tl.cpus = &cpus;
+		cpubind_list_format(&cpus, list, sizeof(list));
+		snprintf(line, sizeof(line), "COHORT_TASK_CPUS=%s", list);
+		if (strv_append(&envp, &nenv, line) == -1) {
+			strv_free(envp, nenv);
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		}
+	}
+	if (jobcg[0] != '\0') {
+		if (cgroup_task_create(jobcg, tl.rank, procs, err) == -1) {
+			strv_free(envp, nenv);
+			return -1;
+		}
+		tl.cgroup_procs = procs;
+	}
 	tl.job_id = l->job_id;
 	tl.restart = l->restart;
 	tl.local_rank = local_rank;
@@ -617,7 +786,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	struct ajob *j;
 	char **base = NULL;
 	size_t nbase = 0;
-	char progress[4096];
+	char progress[4096], dir[PATH_MAX], jobcg[PATH_MAX];
 	unsigned r;
 	int rc = -1;
 
@@ -639,13 +808,29 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
+	/* The job's cgroup, with its memory limit; the spool directory
+	 * exists now (agent_progress_file). */
+	snprintf(dir, sizeof(dir), "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
+	    l->job_id, l->restart);
+	if (cgroup_job_create(a->cg, dir, l->job_id, l->restart,
+	    l->spec->mem_per_node_mb, jobcg, err) == -1) {
+		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
+		    err->text);
+		goto out;
+	}
+	if (a->cg == NULL && l->spec->mem_per_node_mb > 0 &&
+	    !a->warned_mem) {
+		a->warned_mem = true;
+		log_warnx("--mem-per-node is not enforced on this node: no "
+		    "cgroup v2");
+	}
 	/* An earlier run's LATEST is not this start's checkpoint. */
 	if (watch != NULL && watch_read_latest(watch, &j->cred,
 	    &j->base_step, j->base_path, sizeof(j->base_path), NULL) == 0)
 		j->has_base = true;
 	for (r = 0; r < l->spec->tasks_per_node; r++) {
-		if (agent_start_rank(a, l, account, base, nbase, progress, r,
-		    err) == -1) {
+		if (agent_start_rank(a, l, account, base, nbase, progress,
+		    jobcg, r, err) == -1) {
 			log_warnx("job %" PRIu64 ": start failed: %s",
 			    l->job_id, err->text);
 			agent_undo_launch(a, l->job_id, l->restart);

@@ -61,6 +61,11 @@ typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);
 struct agent *agent_create(struct event_base *base,
     const struct agent_config *cfg, agent_exit_cb cb, void *arg,
     struct cerr *err);
+/* The node's inventory (borrowed; must outlive the agent), for the
+ * GPUs' NUMA nodes that --cpus-per-task binds next to. Without it the
+ * cores are chosen on any NUMA node. */
+void agent_set_inventory(struct agent *a, const struct inventory *inv);
+
 /* Stops watching; tasks keep running. Accepts NULL. */
 void agent_destroy(struct agent *a);
 

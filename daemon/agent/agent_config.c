@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
@@ -52,6 +53,10 @@ static int agent_set_nvlink(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_features(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int agent_set_numa_cpus(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_cgroup(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 
@@ -81,6 +86,9 @@ static const struct conf_key agent_keys[] = {
 	  FIELD(spare) },
 	/* Constraints (issue 16): what --constraint matches. */
 	KEY("agent", "features", false, agent_set_features),
+	/* CPU binding and cgroups (issue 16). */
+	KEY("agent", "numa_cpus", false, agent_set_numa_cpus),
+	KEY("agent", "cgroup", false, agent_set_cgroup),
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
 	/* Accounts (issue 10): system accounts run no jobs. */
@@ -160,6 +168,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->spool);
 	free(cfg->address);
 	free(cfg->features);
+	free(cfg->cgroup_path);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
 	for (i = 0; i < cfg->nallow_users; i++)
 		free(cfg->allow_users[i]);
@@ -292,6 +301,68 @@ agent_set_features(const struct conf_ctx *c, const struct conf_key *k,
 	if (rc == -1)
 		return cerr_set(err, ERR_INVALID, "%s", why);
 	return agent_set_str(&cfg->features, value, err);
+}
+
+/* NUMA node -> CPUs, "0:0-3 1:4-7": for a simulated inventory, whose
+ * GPUs sit on NUMA nodes this machine may not have. Every CPU must
+ * exist here, or binding to it would fail each task's start. */
+static int
+agent_set_numa_cpus(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	cpu_set_t all, here;
+	char why[200], list[200];
+	unsigned i;
+	long n;
+
+	(void)k;
+	if (cpubind_map_parse(value, &cfg->numa_map, why, sizeof(why)) == -1)
+		return cerr_set(err, ERR_INVALID, "%s", why);
+	CPU_ZERO(&all);
+	for (i = 0; i < cfg->numa_map.nnodes; i++)
+		CPU_OR(&all, &all, &cfg->numa_map.cpus[i]);
+	CPU_ZERO(&here);
+	if ((n = sysconf(_SC_NPROCESSORS_CONF)) > 0)
+		for (i = 0; i < (unsigned)n && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &here);
+	CPU_XOR(&here, &here, &all);
+	CPU_AND(&here, &here, &all);
+	if (n > 0 && CPU_COUNT(&here) > 0) {
+		cpubind_list_format(&here, list, sizeof(list));
+		return cerr_set(err, ERR_INVALID, "CPU %s does not "
+		    "exist on this machine (CPUs 0-%ld)", list, n - 1);
+	}
+	cfg->has_numa_map = true;
+	return 0;
+}
+
+/* auto, off, or the absolute path of a cgroup v2 directory. Whether it
+ * is one is the agent's to find at start (cgroup.c), so that a missing
+ * hierarchy degrades to no cgroups with a log line rather than no
+ * agent. */
+static int
+agent_set_cgroup(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+
+	(void)k;
+	if (strcmp(value, "auto") == 0) {
+		cfg->cgroup = AGENT_CGROUP_AUTO;
+		return 0;
+	}
+	if (strcmp(value, "off") == 0 || strcmp(value, "no") == 0) {
+		cfg->cgroup = AGENT_CGROUP_OFF;
+		return 0;
+	}
+	if (value[0] != '/')
+		return cerr_set(err, ERR_INVALID, "'%s': expected auto, "
+		    "off or an absolute path", value);
+	if (strlen(value) > 3000)
+		return cerr_set(err, ERR_INVALID, "path too long");
+	cfg->cgroup = AGENT_CGROUP_PATH;
+	return agent_set_str(&cfg->cgroup_path, value, err);
 }
 
 /* What other nodes connect to: a host name, or an IPv4 or IPv6 address

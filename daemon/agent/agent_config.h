@@ -17,6 +17,10 @@
  *                                 matches any user
  *   min_uid = 1000                tasks never run as a lower uid ...
  *   allow_system_users = a,b      ... unless the account is listed
+ *   numa_cpus = 0:0-3 1:4-7       NUMA node -> CPUs for --cpus-per-task;
+ *                                 default: this machine's (sysfs)
+ *   cgroup = auto | off | PATH    a cgroup v2 per job (cgroup.c);
+ *                                 default auto
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   crl = PATH                    optional: CRLs of the CA, checked for
@@ -43,6 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon/agent/cpubind.h"
 #include "daemon/agent/inventory.h"
 #include "lib/conf.h"
 #include "lib/err.h"
@@ -59,6 +64,13 @@ enum agent_source {
 	AGENT_SOURCE_NVML,	/* NVML, whatever it reports */
 	AGENT_SOURCE_SIMULATED,	/* the [gpu] keys below */
 	AGENT_SOURCE_NONE,	/* a CPU-only node: no GPUs */
+};
+
+/* Where the jobs' cgroups go ([agent] cgroup). */
+enum agent_cgroup {
+	AGENT_CGROUP_AUTO = 0,	/* under the agent's own cgroup v2, if any */
+	AGENT_CGROUP_OFF,	/* none: tasks run as they would without */
+	AGENT_CGROUP_PATH,	/* under cgroup_path (a cgroup v2 directory) */
 };
 
 struct user_map_entry {
@@ -97,6 +109,11 @@ struct agent_config {
 	char *features;		/* [agent] features, validated
 				 * (inventory_set_features); NULL: none */
 	unsigned temperature_degraded;	/* °C; 0: never */
+	/* CPUs and cgroups (issue 16). */
+	bool has_numa_map;	/* [agent] numa_cpus given */
+	struct cpubind_map numa_map;
+	enum agent_cgroup cgroup;
+	char *cgroup_path;	/* AGENT_CGROUP_PATH: absolute */
 	/* [xid] overrides: an enum xid_action (health.h), or -1 for the
 	 * default. */
 	signed char xid_policy[AGENT_XID_MAX + 1];

@@ -16,7 +16,9 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/health_parse.c daemon/agent/health_parse.h \
 	daemon/agent/health_nvml.c daemon/agent/health_check.c \
 	daemon/agent/watch.c daemon/agent/watch.h \
-	daemon/agent/link.c daemon/agent/link.h
+	daemon/agent/link.c daemon/agent/link.h \
+	daemon/agent/cpubind.c daemon/agent/cpubind.h \
+	daemon/agent/cgroup.c daemon/agent/cgroup.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) -ldl
 
 sbin_PROGRAMS += cohort-agent
@@ -34,7 +36,8 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
 	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch \
-	tests/unit/check_taskout
+	tests/unit/check_taskout tests/unit/check_cpubind \
+	tests/unit/check_cgroup
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -45,6 +48,12 @@ AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/
 tests_unit_check_env_SOURCES = tests/unit/check_env.c
 tests_unit_check_env_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_env_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_cpubind_SOURCES = tests/unit/check_cpubind.c
+tests_unit_check_cpubind_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_cpubind_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_cgroup_SOURCES = tests/unit/check_cgroup.c
+tests_unit_check_cgroup_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_cgroup_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_taskout_SOURCES = tests/unit/check_taskout.c
 tests_unit_check_taskout_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_taskout_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -78,7 +78,8 @@ spawn(struct launch *L, struct task *t, struct cerr *err)
 			    "the task supervisor died before starting it");
 		return cerr_set(err, ERR_INTERNAL, "%s: %s",
 		    m.stage == SUP_FDS ? "cannot set up the task's fds" :
-		    m.stage == SUP_FORK ? "fork" : "cannot write the pid file",
+		    m.stage == SUP_FORK ? "fork" : m.stage == SUP_CGROUP ?
+		    "cannot join the job's cgroup" : "cannot write the pid file",
 		    strerror(m.err));
 	}
 	t->supervisor = sup;
@@ -130,6 +131,8 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 	t->job_id = l->job_id;
 	t->restart = l->restart;
 	t->rank = l->rank;
+	t->bound = L->bind;
+	t->cpus = L->cpus;
 	memcpy(t->dir, L->dir, sizeof(t->dir));
 	tasks_prep_destroy(L);
 	return 0;

@@ -11,6 +11,8 @@
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.err    the task's stderr
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.pid    "SUPERVISOR_PID TASK_PGID"
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.exit   the wait status, once ended
+ *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.cpus   the cores it is bound to, if
+ *                                          any ("0-3,8")
  * (R is the task's global rank). Files are written atomically. Every
  * attempt has its own directory, so a restart never touches an earlier
  * attempt's logs. With an output file (-o, -e) the stream goes there
@@ -23,6 +25,7 @@
 #define COHORT_AGENT_TASKS_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +53,12 @@ struct task_launch {
 	const char *out_file;
 	const char *err_file;
 	bool out_trunc, err_trunc;
+	/* The cores the task is bound to (sched_setaffinity, before the
+	 * exec), kept in rank-R.cpus; NULL: not bound. */
+	const cpu_set_t *cpus;
+	/* The cgroup.procs of the task's cgroup (cgroup.h): its supervisor
+	 * joins it before forking the task; NULL: no cgroup. */
+	const char *cgroup_procs;
 };
 
 struct task {
@@ -61,6 +70,8 @@ struct task {
 	int pidfd;			/* readable when the supervisor ends;
 					 * -1 when it could not be opened */
 	char dir[PATH_MAX];		/* this start's spool directory */
+	bool bound;			/* bound to cpus (rank-R.cpus) */
+	cpu_set_t cpus;
 };
 
 /* Start one task. When the agent runs as root the task runs as

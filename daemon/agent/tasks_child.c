@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>		/* rename only: no stdio here */
@@ -133,6 +134,9 @@ tasks_child_failure_permanent(enum task_stage stage, int e)
 		return e != EINTR && e != ENOMEM && e != EMFILE &&
 		    e != ENFILE && e != ENOSPC && e != EDQUOT && e != EIO &&
 		    e != EAGAIN && e != ETXTBSY;
+	case TASK_STAGE_CPUS:
+		/* The cores may be offline here for now. */
+		return false;
 	case TASK_STAGE_EXEC:
 		return e == ENOENT || e == ENOTDIR || e == EACCES ||
 		    e == EPERM || e == ENOEXEC || e == ELOOP ||
@@ -235,6 +239,12 @@ run_task(struct launch *L)
 	close(SUP_FD);
 	sig_set(SIGPIPE, SIG_DFL);
 	sig_set(SIGHUP, SIG_DFL);
+
+	/* Its cores, before anything it runs: what it forks inherits
+	 * them. Not the supervisor's, which only waits. */
+	if (L->bind && sched_setaffinity(0, sizeof(L->cpus), &L->cpus) == -1)
+		child_fail(TASK_STAGE_CPUS, "cannot bind to CPUs", L->cpulist,
+		    false, errno);
 
 	if (L->drop) {
 		if (setgroups((size_t)L->ngroups, L->groups) == -1)
@@ -343,6 +353,15 @@ tasks_child_supervise(struct launch *L, int wfd)
 	    dup2(L->errlogfd, 2) == -1) {
 		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
+	}
+	/* Into the task's cgroup (still root: the user could not), before
+	 * the task is forked, so that it and all it starts are inside. */
+	if (L->cgfd != -1) {
+		len = fmt_int(buf, getpid());
+		if (write(L->cgfd, buf, len) != (ssize_t)len) {
+			sup_report(SUP_CGROUP, errno, 0);
+			_exit(1);
+		}
 	}
 	/* The agent's TLS socket and the rest must not reach the task: no
 	 * task without that. */

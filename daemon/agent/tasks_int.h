@@ -24,7 +24,7 @@
 
 /* What the supervisor tells the agent once: the task's pid, or the step
  * that failed and its errno. */
-enum sup_stage { SUP_OK, SUP_FDS, SUP_FORK, SUP_PIDFILE };
+enum sup_stage { SUP_OK, SUP_FDS, SUP_FORK, SUP_PIDFILE, SUP_CGROUP };
 struct sup_msg {
 	int stage;
 	int err;
@@ -60,6 +60,12 @@ struct launch {
 	char *out_file, *err_file;
 	bool out_trunc, err_trunc;
 	bool err_with_out;	/* stderr goes to out_file's fd */
+	/* CPU binding: the task calls sched_setaffinity(cpus). */
+	bool bind;
+	cpu_set_t cpus;
+	char cpulist[4096];	/* cpus as a list, for messages */
+	char cpusfile[PATH_MAX], cpustmp[PATH_MAX];	/* rank-R.cpus */
+	int cgfd;		/* the task cgroup's cgroup.procs; -1: none */
 	/* What tasks_prep_undo removes: */
 	bool files;		/* the rank's files may exist */
 	bool made_dir;		/* the start directory is ours */
@@ -74,6 +80,7 @@ enum task_stage {
 	TASK_STAGE_WORKDIR,	/* entering the working directory */
 	TASK_STAGE_OUTPUT,	/* opening the -o/-e files as the user */
 	TASK_STAGE_EXEC,	/* running the command */
+	TASK_STAGE_CPUS,	/* binding to its cores */
 };
 
 /* Whether a start that failed at stage with errno e would fail the same

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/cpubind.h"
 #include "daemon/agent/tasks_int.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
@@ -43,6 +44,8 @@ tasks_prep_destroy(struct launch *L)
 		close(L->errlogfd);
 	if (L->nullfd != -1)
 		close(L->nullfd);
+	if (L->cgfd != -1)
+		close(L->cgfd);
 	for (i = 0; i < L->ncands; i++)
 		free(L->cands[i]);
 	free(L->cands);
@@ -195,6 +198,8 @@ launch_paths(struct launch *L, const char *spool, const struct task_launch *l)
 	    tasks_spool_path(L->exittmp, "%s/rank-%u.exit.tmp", d, r) == -1 ||
 	    tasks_spool_path(L->error, "%s/rank-%u.error", d, r) == -1 ||
 	    tasks_spool_path(L->errortmp, "%s/rank-%u.error.tmp", d, r) == -1 ||
+	    tasks_spool_path(L->cpusfile, "%s/rank-%u.cpus", d, r) == -1 ||
+	    tasks_spool_path(L->cpustmp, "%s/rank-%u.cpus.tmp", d, r) == -1 ||
 	    tasks_spool_path(L->script, "%s/script", d) == -1 ||
 	    tasks_spool_path(L->scripttmp, "%s/script.tmp.%u", d, r) == -1)
 		return -1;
@@ -349,6 +354,40 @@ launch_outputs(struct launch *L, const struct task_launch *l)
 	return 0;
 }
 
+/* The task's cores, recorded in rank-R.cpus for an agent that restarts
+ * (so that it does not hand them out again), and its cgroup's
+ * cgroup.procs, opened here for the supervisor to write its pid to:
+ * the child may not open paths it did not prepare. */
+static int
+launch_binding(struct launch *L, const struct task_launch *l,
+    struct cerr *err)
+{
+	size_t n;
+
+	if (l->cpus != NULL) {
+		L->bind = true;
+		L->cpus = *l->cpus;
+		if (cpubind_list_format(&L->cpus, L->cpulist,
+		    sizeof(L->cpulist) - 1) == -1)
+			return cerr_set(err, ERR_INTERNAL, "CPU list too long");
+		n = strlen(L->cpulist);
+		L->cpulist[n] = '\n';
+		if (tasks_child_write_atomic(L->cpustmp, L->cpusfile,
+		    L->cpulist, n + 1, 0644) == -1) {
+			L->cpulist[n] = '\0';
+			return cerr_set(err, ERR_INTERNAL, "cannot write %s: %s",
+			    L->cpusfile, strerror(errno));
+		}
+		L->cpulist[n] = '\0';
+	}
+	if (l->cgroup_procs != NULL &&
+	    ((L->cgfd = open(l->cgroup_procs, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    tasks_prep_fd_high(&L->cgfd) == -1))
+		return cerr_set(err, ERR_INTERNAL, "cannot open %s: %s",
+		    l->cgroup_procs, strerror(errno));
+	return 0;
+}
+
 struct launch *
 tasks_prep_create(const char *spool, const struct task_launch *l,
     struct cerr *err)
@@ -362,7 +401,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	L->logfd = L->errlogfd = L->nullfd = -1;
+	L->logfd = L->errlogfd = L->nullfd = L->cgfd = -1;
 	L->envp = l->envp;
 
 	if (resolve_user(L, l, err) == -1)
@@ -405,6 +444,8 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		    strerror(errno));
 		goto fail;
 	}
+	if (launch_binding(L, l, err) == -1)
+		goto fail;
 	return L;
 fail:
 	e = errno;
@@ -428,6 +469,8 @@ tasks_prep_undo(struct launch *L)
 		unlink(L->exittmp);
 		unlink(L->error);
 		unlink(L->errortmp);
+		unlink(L->cpusfile);
+		unlink(L->cpustmp);
 		if (L->made_script)
 			unlink(L->script);
 		if (L->made_dir)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/cpubind.h"
 #include "daemon/agent/tasks_int.h"
 #include "daemon/agent/tasks_spool.h"
 
@@ -145,6 +146,29 @@ read_pids(const char *path, pid_t *sup, pid_t *pgid)
 	return 0;
 }
 
+/* rank-R.cpus, the cores the task was bound to, so that a restarted
+ * agent does not give them to another task. */
+static void
+read_cpus(struct task *t)
+{
+	char path[PATH_MAX], buf[4096], why[160];
+	ssize_t n;
+	int fd;
+
+	t->bound = false;
+	CPU_ZERO(&t->cpus);
+	if (tasks_spool_path(path, "%s/rank-%u.cpus", t->dir, t->rank) == -1 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	t->bound = cpubind_list_parse(buf, &t->cpus, why, sizeof(why)) == 0;
+}
+
 /* Every rank-R.pid of one start directory. */
 static int
 adopt_dir(const char *jobs, const char *name, uint64_t job_id,
@@ -177,6 +201,7 @@ adopt_dir(const char *jobs, const char *name, uint64_t job_id,
 		t.restart = restart;
 		t.rank = rank;
 		t.pidfd = -1;
+		read_cpus(&t);
 		/* An ended task's pids may belong to strangers by now. */
 		if (tasks_spool_read_exit(&t, &st) == -1 && errno == ENOENT &&
 		    (t.pidfd = pidfd_open(t.supervisor, 0)) != -1 &&

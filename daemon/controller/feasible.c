@@ -271,6 +271,51 @@ check_constraints(struct fctx *x, struct cerr *err)
 	return 0;
 }
 
+/* --cpus-per-task and --mem-per-node, as check_constraints: nodes
+ * without the CPUs (x --tasks-per-node) or the memory leave the filter,
+ * and each is refused alone when no node has that much ("--cpus-per-task
+ * 16: 2 tasks per node need 32 CPUs; the largest node has 16"). */
+static int
+check_cpus_mem(struct fctx *x, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	const struct feasible_node *nd;
+	uint64_t most_mem = 0, tpn;
+	uint32_t most_cpus = 0;
+	size_t i, ncpu = 0, nmem = 0;
+
+	if (spec->cpus_per_task == 0 && spec->mem_per_node_mb == 0)
+		return 0;
+	tpn = spec->tasks_per_node > 0 ? spec->tasks_per_node : 1;
+	for (i = 0; i < x->in->nnodes; i++) {
+		nd = &x->in->nodes[i];
+		if (nd->ncpus > most_cpus)
+			most_cpus = nd->ncpus;
+		if (nd->memory_mb > most_mem)
+			most_mem = nd->memory_mb;
+		if (!job_node_cpus_ok(spec, nd->ncpus))
+			x->ok[i] = 0;
+		else
+			ncpu++;
+		if (!job_node_mem_ok(spec, nd->memory_mb))
+			x->ok[i] = 0;
+		else
+			nmem++;
+	}
+	if (ncpu == 0)
+		return cerr_set(err, ERR_INVALID, "--cpus-per-task %u: %llu "
+		    "task%s per node need%s %llu CPUs; no node has that many "
+		    "(at most %u)", spec->cpus_per_task, (unsigned long long)tpn,
+		    tpn == 1 ? "" : "s", tpn == 1 ? "s" : "",
+		    (unsigned long long)(tpn * spec->cpus_per_task), most_cpus);
+	if (nmem == 0)
+		return cerr_set(err, ERR_INVALID, "--mem-per-node %llu MiB: no "
+		    "node has that much memory (at most %llu MiB)",
+		    (unsigned long long)spec->mem_per_node_mb,
+		    (unsigned long long)most_mem);
+	return 0;
+}
+
 /* n nodes that could hold the job, for messages: "2 nodes with 8 or
  * more GPUs of type H100". */
 static void
@@ -298,8 +343,8 @@ check_count(const struct fctx *x, struct cerr *err)
 {
 	const struct job_spec *spec = x->spec;
 	size_t i, nall = 0, nok = 0, nflags;
-	const char *flags[4];
-	char what[160], list[80];
+	const char *flags[6];
+	char what[160], list[120];
 
 	for (i = 0; i < x->in->nnodes; i++) {
 		nall += x->fit[i];
@@ -322,6 +367,10 @@ check_count(const struct fctx *x, struct cerr *err)
 		flags[nflags++] = "--constraint";
 	if (spec->gpu_memory_mb > 0)
 		flags[nflags++] = "--gpu-memory";
+	if (spec->cpus_per_task > 0)
+		flags[nflags++] = "--cpus-per-task";
+	if (spec->mem_per_node_mb > 0)
+		flags[nflags++] = "--mem-per-node";
 	list[0] = '\0';
 	for (i = 0; i < nflags; i++) {
 		strcat(list, i == 0 ? "" : i + 1 == nflags ? " and " : ", ");
@@ -420,6 +469,7 @@ feasible_check(const struct feasible_input *in, const struct job_spec *spec,
 	if (check_type(&x, err) == -1 || check_gpus(&x, err) == -1 ||
 	    check_level(&x, &level, err) == -1 ||
 	    check_filter(&x, err) == -1 || check_constraints(&x, err) == -1 ||
+	    check_cpus_mem(&x, err) == -1 ||
 	    check_count(&x, err) == -1 ||
 	    check_domains(&x, level, err) == -1)
 		goto out;

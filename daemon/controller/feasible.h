@@ -12,8 +12,11 @@
  * does not expand or names a node that does not exist; a --nodelist /
  * --exclude pair that leaves fewer than --nodes such nodes; a --constraint
  * that no node's features meet, a --gpu-memory that no node's every GPU
- * has, or either leaving fewer than --nodes such nodes. A node that
- * could hold the job is judged by what it has, not what is free now.
+ * has, or either leaving fewer than --nodes such nodes; a
+ * --cpus-per-task (x --tasks-per-node) or --mem-per-node that no node's
+ * CPUs or memory hold, or that leaves fewer than --nodes such nodes. A
+ * node that could hold the job is judged by what it has, not what is
+ * free now.
  *
  * With no node known at all (a fresh cluster, agents not yet registered),
  * or while a node the topology names has never registered (a cluster
@@ -40,6 +43,8 @@ struct feasible_node {
 	const char *const *features;	/* configured and derived */
 	size_t nfeatures;
 	uint64_t gpu_memory_mb;	/* its smallest GPU's memory; 0: none */
+	uint32_t ncpus;		/* CPUs (--cpus-per-task) */
+	uint64_t memory_mb;	/* memory (--mem-per-node) */
 };
 
 struct feasible_input {

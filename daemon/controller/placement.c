@@ -194,7 +194,8 @@ static bool
 has_filter(const struct job *job)
 {
 	return job->spec.nodelist != NULL || job->spec.exclude != NULL ||
-	    job->spec.constraint != NULL || job->spec.gpu_memory_mb > 0;
+	    job->spec.constraint != NULL || job->spec.gpu_memory_mb > 0 ||
+	    job->spec.cpus_per_task > 0 || job->spec.mem_per_node_mb > 0;
 }
 
 static bool
@@ -211,7 +212,10 @@ same_filter(const struct job *a, const struct job *b)
 	return same_str(a->spec.nodelist, b->spec.nodelist) &&
 	    same_str(a->spec.exclude, b->spec.exclude) &&
 	    same_str(a->spec.constraint, b->spec.constraint) &&
-	    a->spec.gpu_memory_mb == b->spec.gpu_memory_mb;
+	    a->spec.gpu_memory_mb == b->spec.gpu_memory_mb &&
+	    (uint64_t)a->spec.cpus_per_task * a->spec.tasks_per_node ==
+	    (uint64_t)b->spec.cpus_per_task * b->spec.tasks_per_node &&
+	    a->spec.mem_per_node_mb == b->spec.mem_per_node_mb;
 }
 
 /* Set ok[i] to v for each node of hostlist expr the input has. A name
@@ -235,7 +239,10 @@ filter_mark(const struct placement_input *in, const char *expr,
 	hostlist_free(names, n);
 }
 
-/* Whether a node meets --constraint and --gpu-memory. Every GPU must
+/* Whether a node meets --constraint, --gpu-memory, --cpus-per-task (x
+ * --tasks-per-node: the node's CPUs, not what other jobs are bound to:
+ * the controller does not count cores) and --mem-per-node (its memory).
+ * Every GPU must
  * have the memory, not just some: the core picks GPU indices on a node
  * by topology alone, so on a mixed node it could otherwise hand out the
  * small ones. An expression that does not parse (submit checked it)
@@ -248,6 +255,9 @@ node_meets(const struct node *n, const struct job_spec *spec)
 	unsigned i;
 
 	if (spec->gpu_memory_mb > 0 && inv->ngpus == 0)
+		return false;
+	if (!job_node_cpus_ok(spec, inv->ncpus) ||
+	    !job_node_mem_ok(spec, inv->memory_mb))
 		return false;
 	for (i = 0; i < inv->ngpus && spec->gpu_memory_mb > 0; i++)
 		if (!job_gpu_memory_ok(inv->gpus[i].memory_mb,
@@ -277,7 +287,8 @@ filter_build(const struct placement_input *in, const struct job *job,
 		filter_mark(in, job->spec.nodelist, ok, 1);
 	if (job->spec.exclude != NULL)
 		filter_mark(in, job->spec.exclude, ok, 0);
-	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0)
+	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0 &&
+	    job->spec.cpus_per_task == 0 && job->spec.mem_per_node_mb == 0)
 		return;
 	for (i = 0; i < in->nnodes; i++)
 		if (ok[i] && !node_meets(in->nodes[i], &job->spec))

@@ -277,6 +277,8 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 		fn[i].name = all[i]->name;
 		fn[i].ngpus = inv->ngpus;
 		fn[i].model = inv->ngpus > 0 ? inv->gpus[0].model : NULL;
+		fn[i].ncpus = inv->ncpus;
+		fn[i].memory_mb = inv->memory_mb;
 		for (g = 0; g < inv->ngpus; g++)
 			if (g == 0 || inv->gpus[g].memory_mb <
 			    fn[i].gpu_memory_mb)

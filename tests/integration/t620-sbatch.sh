@@ -83,13 +83,13 @@ refused_script() {
 	stderr_one_line "cohort: $T/$1:$2: " "$3"
 	[ ! -s "$OUT" ] || fail "refused $1 printed on stdout: $(cat "$OUT")"
 }
-refused_script mem.sbatch 4 '#SBATCH --mem: not supported by Cohort \(.*memory' \
+refused_script mem.sbatch 4 '#SBATCH --mem-per-cpu: not supported by Cohort \(.*memory per node' \
 	"#SBATCH -N 1
 # 4 GB should do
-#SBATCH --mem=4G"
-refused_script cpus.sbatch 3 '#SBATCH -c: not supported by Cohort \(.*CPU' \
+#SBATCH --mem-per-cpu=4G"
+refused_script cpus.sbatch 3 '#SBATCH --cpus-per-gpu: not supported by Cohort \(.*--cpus-per-task' \
 	"#SBATCH --job-name=x
-#SBATCH -c 8 --time=10"
+#SBATCH --cpus-per-gpu 8 --time=10"
 refused_script account.sbatch 2 '#SBATCH --account: not supported by Cohort \(.*accounts' \
 	"#SBATCH --account=proj42"
 refused_script typo.sbatch 2 '#SBATCH --tme: not supported by Cohort' \

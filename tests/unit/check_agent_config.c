@@ -299,6 +299,16 @@ START_TEST(test_load_errors)
 		{ "[agent]\nkill_wait = 2h\n",
 		    ":2: kill_wait: 2h out of range 0s..1h" },
 		{ "[tls]\nca =\n", ":2: ca: empty path" },
+		{ "[agent]\nnuma_cpus = 0:0 0:1\n",
+		    ":2: numa_cpus: NUMA node 0 is given twice" },
+		{ "[agent]\nnuma_cpus = 0:0-1 1:1\n",
+		    ":2: numa_cpus: CPU 1 is on two NUMA nodes" },
+		{ "[agent]\nnuma_cpus = 0-1\n",
+		    ":2: numa_cpus: '0-1': expected NODE:CPUS (0:0-3; NODE 0 "
+		    "to 63)" },
+		{ "[agent]\ncgroup = sometimes\n",
+		    ":2: cgroup: 'sometimes': expected auto, off or an absolute "
+		    "path" },
 		{ "[agent]\nfeatures = fp64,,ib\n",
 		    ":2: features: empty feature name at column 6" },
 		{ "[agent]\nfeatures = fp64,a b\n",
@@ -462,6 +472,48 @@ START_TEST(test_load_example)
 	    sizeof(cfg.xid_policy));
 	agent_config_clear(&cfg);
 	agent_config_clear(&def);
+}
+END_TEST
+
+/* numa_cpus and cgroup: the map as given (CPU 0 exists everywhere),
+ * the three cgroup forms, auto by default. */
+START_TEST(test_numa_cgroup)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, AGENT_REQUIRED "numa_cpus = 1:0\n"
+	    "cgroup = /sys/fs/cgroup/cohort.slice\n" TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert(cfg.has_numa_map);
+	ck_assert_uint_eq(cfg.numa_map.nnodes, 1);
+	ck_assert_int_eq(cfg.numa_map.node[0], 1);
+	ck_assert(CPU_ISSET(0, &cfg.numa_map.cpus[0]));
+	ck_assert_int_eq(cfg.cgroup, AGENT_CGROUP_PATH);
+	ck_assert_str_eq(cfg.cgroup_path, "/sys/fs/cgroup/cohort.slice");
+	agent_config_clear(&cfg);
+	write_file(cfgpath, AGENT_REQUIRED "cgroup = off\n" TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_int_eq(cfg.cgroup, AGENT_CGROUP_OFF);
+	agent_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert(!cfg.has_numa_map);
+	ck_assert_int_eq(cfg.cgroup, AGENT_CGROUP_AUTO);
+	ck_assert_ptr_null(cfg.cgroup_path);
+	agent_config_clear(&cfg);
+	/* A CPU this machine lacks would fail every bound task's start. */
+	write_file(cfgpath, AGENT_REQUIRED "numa_cpus = 0:0 1:1023\n"
+	    TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_msg(strstr(err.text, ":5: numa_cpus: CPU 1023 does not "
+	    "exist on this machine (CPUs 0-") != NULL, "%s", err.text);
+	write_file(cfgpath, AGENT_REQUIRED "cgroup = relative/dir\n"
+	    TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "cgroup: 'relative/dir': "
+	    "expected auto, off or an absolute path"));
 }
 END_TEST
 
@@ -797,6 +849,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_account_from_ids);
 	tcase_add_test(tc, test_user_map_full);
 	tcase_add_test(tc, test_features);
+	tcase_add_test(tc, test_numa_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -206,6 +206,54 @@ static const struct feasible_node cnodes[] = {
 	{ "node5", NULL, 0, f_fp64_ib, 2, 0 },
 };
 
+/* node1-2: 32 CPUs and 256 GiB; node3: 64 CPUs and 1 TiB; node4: a node
+ * whose agent reported neither. */
+static const struct feasible_node mnodes[] = {
+	{ "node1", H100, 8, NULL, 0, 81559, 32, 256 * 1024 },
+	{ "node2", H100, 8, NULL, 0, 81559, 32, 256 * 1024 },
+	{ "node3", H100, 8, NULL, 0, 81559, 64, 1024 * 1024 },
+	{ "node4", H100, 8, NULL, 0, 81559, 0, 0 },
+};
+
+/* --cpus-per-task counts per node with --tasks-per-node; both it and
+ * --mem-per-node are refused alone when no node holds them, and narrow
+ * the node count otherwise. */
+START_TEST(test_cpus_mem)
+{
+	in.nodes = mnodes;
+	in.nnodes = sizeof(mnodes) / sizeof(mnodes[0]);
+	in.topo = NULL;
+	spec_set(2, 8);
+	spec.tasks_per_node = 8;
+	spec.cpus_per_task = 4;		/* 32: node1-3 */
+	accepted();
+	spec.nodes_min = spec.nodes_max = 4;
+	refused("--nodes 4: --cpus-per-task leaves only 3 nodes");
+	spec.nodes_min = spec.nodes_max = 2;
+	spec.cpus_per_task = 8;		/* 64: node3 only */
+	refused("--nodes 2: --cpus-per-task leaves only 1 node");
+	spec.cpus_per_task = 9;
+	refused("--cpus-per-task 9: 8 tasks per node need 72 CPUs; no node "
+	    "has that many (at most 64)");
+	spec.cpus_per_task = 0;
+	spec.nodes_min = spec.nodes_max = 4;
+	accepted();			/* no binding: node4 counts */
+	spec.nodes_min = spec.nodes_max = 1;
+	spec.mem_per_node_mb = 1024 * 1024;
+	accepted();
+	spec.mem_per_node_mb = 1024 * 1024 + 1;
+	refused("--mem-per-node 1048577 MiB: no node has that much memory "
+	    "(at most 1048576 MiB)");
+	spec.nodes_min = spec.nodes_max = 3;
+	spec.mem_per_node_mb = 256 * 1024;
+	spec.cpus_per_task = 1;
+	accepted();
+	spec.cpus_per_task = 5;		/* 40: node3 only */
+	refused("--nodes 3: --cpus-per-task and --mem-per-node leave only 1 "
+	    "node");
+}
+END_TEST
+
 START_TEST(test_constraint)
 {
 	in.nodes = cnodes;
@@ -311,6 +359,7 @@ main(void)
 	tcase_add_test(tc, test_topology);
 	tcase_add_test(tc, test_nodelist);
 	tcase_add_test(tc, test_constraint);
+	tcase_add_test(tc, test_cpus_mem);
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_nothing_known);
 	tcase_add_test(tc, test_bring_up);

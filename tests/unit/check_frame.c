@@ -70,6 +70,8 @@ full_spec(struct job_spec *s)
 	s->service = true;
 	s->constraint = strdup("fp64&(ib|roce)");
 	s->gpu_memory_mb = 141 * 1024;
+	s->cpus_per_task = 12;
+	s->mem_per_node_mb = 512 * 1024;
 }
 
 static void
@@ -106,6 +108,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_int_eq(a->service, b->service);
 	ck_assert_str_eq(a->constraint, b->constraint);
 	ck_assert_uint_eq(a->gpu_memory_mb, b->gpu_memory_mb);
+	ck_assert_uint_eq(a->cpus_per_task, b->cpus_per_task);
+	ck_assert_uint_eq(a->mem_per_node_mb, b->mem_per_node_mb);
 }
 
 START_TEST(test_error_and_hello)

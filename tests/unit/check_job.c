@@ -934,6 +934,10 @@ MUT(gm_ok, s->gpu_memory_mb = 80 * 1024)
 MUT(gm_cpu, s->gpu_memory_mb = 80 * 1024; s->cpu_only = true;
     s->gpus_per_node = 0)
 MUT(gm_huge, s->gpu_memory_mb = JOB_GPU_MEMORY_MB_MAX + 1)
+MUT(cpt_ok, s->cpus_per_task = 128; s->tasks_per_node = 8)
+MUT(cpt_big, s->cpus_per_task = 129; s->tasks_per_node = 8)
+MUT(mem_ok, s->mem_per_node_mb = JOB_MEM_PER_NODE_MB_MAX)
+MUT(mem_big, s->mem_per_node_mb = JOB_MEM_PER_NODE_MB_MAX + 1)
 MUT(cpu_ok, s->cpu_only = true; s->tasks_per_node = 4)
 MUT(cpu_gpus, s->cpu_only = true; s->gpus_per_node = 2)
 MUT(cpu_type, s->cpu_only = true; set_str(&s->gpu_type, "H100"))
@@ -1000,6 +1004,13 @@ static const struct vcase wcases[] = {
 	    "--gpu-memory: a CPU-only job" },
 	{ "gpu memory huge", mut_gm_huge, ROLE_USER, ERR_INVALID,
 	    "--gpu-memory: at most 1048576 GiB" },
+	{ "cpus per task", mut_cpt_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "cpus per task too many", mut_cpt_big, ROLE_USER, ERR_INVALID,
+	    "--cpus-per-task 129: with 8 tasks per node that is more than "
+	    "1024 cores on a node" },
+	{ "mem per node", mut_mem_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "mem per node huge", mut_mem_big, ROLE_USER, ERR_INVALID,
+	    "--mem-per-node: at most 1024T" },
 	{ "cpu only", mut_cpu_ok, ROLE_USER, ERR_NONE, NULL },
 	{ "cpu only with gpus", mut_cpu_gpus, ROLE_USER, ERR_INVALID,
 	    "--gpus-per-node: a CPU-only job asks for 0 GPUs, not 2" },

@@ -644,6 +644,52 @@ START_TEST(test_constraint_derived)
 }
 END_TEST
 
+/* --cpus-per-task x --tasks-per-node and --mem-per-node against each
+ * node's CPUs and memory: node01 has 16 CPUs and 64 GiB, node02 the
+ * fixture's 32 and 256 GiB. */
+START_TEST(test_cpus_mem_filter)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	struct node *n;
+	uint64_t big, mem, small, none;
+
+	ctl_setup(&c, NULL);
+	ctl_node(&c, "node01", 8, 1, NOW);
+	ctl_node(&c, "node02", 8, 2, NOW);
+	ck_assert_ptr_nonnull(n = nodes_get(c.ns, "node01"));
+	n->inv.ncpus = 16;
+	n->inv.memory_mb = 64 * 1024;
+	ctl_spec(&spec, 1, 1, 4);
+	spec.tasks_per_node = 2;
+	spec.cpus_per_task = 12;	/* 24 CPUs: node02 only */
+	big = ctl_submit(&c, "alice", &spec, NOW - 1000);
+	ctl_spec(&spec, 1, 1, 4);
+	spec.mem_per_node_mb = 100 * 1024;	/* node02 only */
+	mem = ctl_submit(&c, "alice", &spec, NOW - 900);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.cpus_per_task = 16;
+	spec.mem_per_node_mb = 64 * 1024;	/* node01 is just enough */
+	small = ctl_submit(&c, "alice", &spec, NOW - 800);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.cpus_per_task = 33;	/* no node */
+	none = ctl_submit(&c, "alice", &spec, NOW - 700);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, big));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_ptr_nonnull(s = start_of(&p, mem));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_ptr_nonnull(s = start_of(&p, small));
+	ck_assert_str_eq(s->place[0].node, "node01");
+	ck_assert_ptr_null(start_of(&p, none));
+	ck_assert_ptr_nonnull(reason_of(&p, none));
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 /* --nodelist / --exclude become the core's node filter; a CPU-only job
  * holds a node but no GPU (on a node whose GPUs are all taken), and the
  * node then counts it, so an exclusive job keeps off that node. */
@@ -731,6 +777,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_nodes_cpu_exclusive);
 	tcase_add_test(tc, test_constraint_filter);
 	tcase_add_test(tc, test_constraint_derived);
+	tcase_add_test(tc, test_cpus_mem_filter);
 	tcase_add_test(tc, test_shared_filter);
 	suite_add_tcase(s, tc);
 	return s;

@@ -287,6 +287,10 @@ struct sbatch_case {
 };
 
 static const struct sbatch_case sbatch_ok[] = {
+	{ { "--mem=4G", "-c", "8", NULL },
+	    { "mem-per-node", "4G", "cpus-per-task", "8", NULL } },
+	{ { "--mem", "512", "--cpus-per-task=2", NULL },
+	    { "mem-per-node", "512", "cpus-per-task", "2", NULL } },
 	{ { "-N", "2", NULL }, { "nodes", "2", NULL } },
 	{ { "-N2", NULL }, { "nodes", "2", NULL } },
 	{ { "--nodes=2-4", NULL }, { "nodes", "2:4", NULL } },
@@ -343,13 +347,14 @@ START_TEST(test_sbatch_ok)
 END_TEST
 
 static const struct sbatch_case sbatch_bad[] = {
-	{ { "--mem=4G", NULL },
-	    { "#SBATCH --mem: not supported by Cohort (Cohort does not "
-	    "allocate memory", NULL } },
-	{ { "--mem", "4G", NULL }, { "#SBATCH --mem: not supported", NULL } },
-	{ { "-c", "8", NULL }, { "#SBATCH -c: not supported by Cohort "
-	    "(Cohort allocates nodes and GPUs, not CPU cores)", NULL } },
-	{ { "--cpus-per-task=8", NULL }, { "#SBATCH --cpus-per-task:", NULL } },
+	{ { "--mem-per-cpu=4G", NULL },
+	    { "#SBATCH --mem-per-cpu: not supported by Cohort (Cohort limits "
+	    "memory per node: use --mem)", NULL } },
+	{ { "--mem-per-gpu", "4G", NULL },
+	    { "#SBATCH --mem-per-gpu: not supported", NULL } },
+	{ { "--cpus-per-gpu=8", NULL }, { "#SBATCH --cpus-per-gpu: not "
+	    "supported by Cohort (Cohort binds cores per task: use "
+	    "--cpus-per-task)", NULL } },
 	{ { "--account=proj", NULL }, { "#SBATCH --account: not supported "
 	    "by Cohort (Cohort has no accounts", NULL } },
 	{ { "-A", "proj", NULL }, { "#SBATCH -A: not supported", NULL } },

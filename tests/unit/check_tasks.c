@@ -793,6 +793,54 @@ START_TEST(test_survives_agent)
 }
 END_TEST
 
+/* --cpus-per-task: the task runs bound to the set (its status says so),
+ * the set is kept in rank-R.cpus and comes back with adoption; the
+ * supervisor writes its pid into the task's cgroup.procs (a regular
+ * file standing in for it) before it forks the task. */
+START_TEST(test_cpus_and_cgroup)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "grep Cpus_allowed_list /proc/self/status" };
+	char procs[PATH_MAX], want[64], *txt;
+	struct found f = { .n = 0 };
+	struct task_launch l;
+	struct cerr err;
+	struct task *t;
+	cpu_set_t cpus;
+	int fd;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	fmt(procs, sizeof(procs), "%s/cgroup.procs", spool);
+	ck_assert_int_ge(fd = open(procs, O_WRONLY | O_CREAT, 0644), 0);
+	close(fd);
+	launch_init(&l, argv, 3);
+	l.cpus = &cpus;
+	l.cgroup_procs = procs;
+	t = start(&l);
+	ck_assert(t->bound);
+	ck_assert(CPU_EQUAL(&t->cpus, &cpus));
+	ck_assert_int_eq(wait_exit(t), 0);
+	assert_log_has(0, "Cpus_allowed_list:\t0\n");
+	txt = slurp(procs);
+	fmt(want, sizeof(want), "%d", (int)t->supervisor);
+	ck_assert_str_eq(txt, want);
+	free(txt);
+	ck_assert_int_eq(tasks_spool_adopt(spool, collect, &f, &err), 0);
+	ck_assert_uint_eq(f.n, 1);
+	ck_assert(f.t[0].bound);
+	ck_assert(CPU_EQUAL(&f.t[0].cpus, &cpus));
+	if (f.t[0].pidfd >= 0)
+		close(f.t[0].pidfd);
+	/* A cgroup that cannot be joined fails the start, with nothing
+	 * left running. */
+	fmt(procs, sizeof(procs), "%s/no-such-cgroup/cgroup.procs", spool);
+	l.rank = 1;
+	ck_assert_int_eq(tasks_start(spool, &l, &started[nstarted], &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "no-such-cgroup/cgroup.procs"));
+}
+END_TEST
+
 /* A supervisor killed before the task ends leaves no status: EIO, and
  * the task counts as killed. */
 START_TEST(test_supervisor_killed)
@@ -962,6 +1010,7 @@ tasks_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_output_to_log);
 	tcase_add_test(tc, test_exit_code);
+	tcase_add_test(tc, test_cpus_and_cgroup);
 	tcase_add_test(tc, test_env);
 	tcase_add_test(tc, test_path_from_envp);
 	tcase_add_test(tc, test_script_args);

@@ -1,0 +1,645 @@
+/* A cgroup v2 per job and task (cgroup.h). */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/agent/cgroup.h"
+#include "lib/log.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* A removal is retried this many sweeps (250 ms each) before it is
+ * left, logged, to the operator. */
+#define CGROUP_RETRIES 120
+
+struct cg_pending {
+	char path[PATH_MAX];
+	unsigned tries;
+	struct cg_pending *next;
+};
+
+struct cgroup {
+	char base[PATH_MAX];
+	bool memory;			/* memory.max is written */
+	char memory_why[PATH_MAX + 1024];		/* why not */
+	bool warned_memory;		/* logged once that it is not */
+	struct cg_pending *pending;
+};
+
+int
+cgroup_parse_self(const char *text, char *out, size_t len)
+{
+	const char *p = text, *nl;
+	size_t n;
+
+	while (p != NULL && *p != '\0') {
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (n >= 3 && strncmp(p, "0::", 3) == 0 && n - 3 < len &&
+		    p[3] == '/') {
+			memcpy(out, p + 3, n - 3);
+			out[n - 3] = '\0';
+			return 0;
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+void
+cgroup_base_name(const char *node, const char *spool, char *out, size_t len)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)spool; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 16777619u;
+	}
+	snprintf(out, len, "cohort-%s-%08" PRIx32, node, h);
+}
+
+static bool
+is_cgroup2(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 &&
+	    (unsigned long)sf.f_type == (unsigned long)CGROUP2_SUPER_MAGIC;
+}
+
+/* Write s to dir/file (no O_CREAT: a cgroup file exists or the
+ * controller is not there). 0, or -1 with errno. */
+static int
+write_file(const char *dir, const char *file, const char *s)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, e;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = write(fd, s, strlen(s));
+	e = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(s)) {
+		errno = n == -1 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+read_file(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Whether the space-separated list holds word. */
+static bool
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* Enable the memory controller for BASE's children: in the
+ * subtree_control of every cgroup from the mount down to BASE. A cgroup
+ * other than the root that holds processes (the agent's own, usually)
+ * refuses with EBUSY: cgroup v2 keeps processes in leaves only. */
+static void
+enable_memory(struct cgroup *cg, const char *mount)
+{
+	char dir[PATH_MAX], buf[512];
+	size_t at = strlen(mount), blen = strlen(cg->base);
+
+	if (read_file(mount, "cgroup.controllers", buf, sizeof(buf)) == -1 ||
+	    !has_word(buf, "memory")) {
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(cg->memory_why, sizeof(cg->memory_why), "the memory "
+		    "controller is not in this cgroup v2 hierarchy (%s has "
+		    "'%.200s')", mount, buf);
+		return;
+	}
+	for (;;) {
+		const char *slash;
+
+		/* dir: the cgroup whose children get memory. */
+		snprintf(dir, sizeof(dir), "%.*s", (int)at, cg->base);
+		if (read_file(dir, "cgroup.subtree_control", buf,
+		    sizeof(buf)) == -1 || (!has_word(buf, "memory") &&
+		    write_file(dir, "cgroup.subtree_control",
+		    "+memory") == -1)) {
+			snprintf(cg->memory_why, sizeof(cg->memory_why),
+			    "cannot enable the memory controller in %s: %s%s",
+			    dir, strerror(errno), errno == EBUSY ? " (it "
+			    "holds processes, e.g. the agent's: give the agent "
+			    "a cgroup of its own or set [agent] cgroup = PATH "
+			    "outside it)" : "");
+			return;
+		}
+		if (at >= blen)
+			break;
+		slash = strchr(cg->base + at + 1, '/');
+		at = slash != NULL ? (size_t)(slash - cg->base) : blen;
+	}
+	cg->memory = true;
+}
+
+/* Whether the cgroup at dir has no process in its tree (cgroup.events
+ * says "populated 0"). */
+static bool
+unpopulated(const char *dir)
+{
+	char buf[256];
+
+	return read_file(dir, "cgroup.events", buf, sizeof(buf)) == 0 &&
+	    strstr(buf, "populated 0") != NULL;
+}
+
+static int kill_and_remove(const char *path);
+
+/* Job cgroups an earlier agent could not finish removing (it stopped
+ * while their processes were still dying): nothing runs in them, and no
+ * job can still need one, so they go. */
+static void
+remove_stale(struct cgroup *cg)
+{
+	struct dirent *de;
+	char path[PATH_MAX];
+	unsigned n = 0;
+	DIR *d;
+
+	if ((d = opendir(cg->base)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR ||
+		    strncmp(de->d_name, "job-", 4) != 0 ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", cg->base,
+		    de->d_name) >= sizeof(path) || !unpopulated(path))
+			continue;
+		if (kill_and_remove(path) == 0)
+			n++;
+	}
+	closedir(d);
+	if (n > 0)
+		log_info("%s: removed %u job cgroup%s left empty", cg->base, n,
+		    n == 1 ? "" : "s");
+}
+
+/* A child joins dir and exits: 0, or the errno of its write. */
+static int
+probe_join(const char *dir)
+{
+	char path[PATH_MAX];
+	pid_t pid;
+	int st, fd, e;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if ((pid = fork()) == -1)
+		return errno;
+	if (pid == 0) {
+		e = 0;
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(fd, "0", 1) != 1)
+			e = errno;
+		_exit(e > 0 && e < 256 ? e : e == 0 ? 0 : EIO);
+	}
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+}
+
+/* The probe goes once its (reaped) process has left it. */
+static void
+probe_remove(const char *dir)
+{
+	int i;
+
+	for (i = 0; i < 100 && rmdir(dir) == -1 && errno == EBUSY; i++)
+		usleep(2000);
+}
+
+struct cgroup *
+cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
+    const char *spool, char *why, size_t len)
+{
+	char self[8192], own[PATH_MAX], name[128];
+	const char *mount = NULL;
+	struct cgroup *cg;
+	int fd, e;
+	ssize_t n;
+
+	why[0] = '\0';
+	if (mode == AGENT_CGROUP_OFF) {
+		snprintf(why, len, "cgroup = off");
+		errno = ENOENT;
+		return NULL;
+	}
+	if ((cg = calloc(1, sizeof(*cg))) == NULL)
+		return NULL;
+	if (mode == AGENT_CGROUP_PATH) {
+		if (!is_cgroup2(path)) {
+			snprintf(why, len, "%s is not on a cgroup v2 file "
+			    "system", path);
+			goto fail;
+		}
+		snprintf(cg->base, sizeof(cg->base), "%s", path);
+		/* The mount: the first ancestor that is no longer cgroup2
+		 * ends it; enable_memory starts at the top. */
+		snprintf(own, sizeof(own), "%s", path);
+		for (;;) {
+			char *s = strrchr(own, '/');
+
+			if (s == NULL || s == own)
+				break;
+			*s = '\0';
+			if (!is_cgroup2(own)) {
+				*s = '/';
+				break;
+			}
+		}
+		mount = own;
+	} else {
+		if (is_cgroup2("/sys/fs/cgroup"))
+			mount = "/sys/fs/cgroup";
+		else if (is_cgroup2("/sys/fs/cgroup/unified"))
+			mount = "/sys/fs/cgroup/unified";
+		else {
+			snprintf(why, len, "no cgroup v2 hierarchy at "
+			    "/sys/fs/cgroup or /sys/fs/cgroup/unified");
+			goto fail;
+		}
+		self[0] = '\0';
+		if ((fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC)) !=
+		    -1) {
+			n = read(fd, self, sizeof(self) - 1);
+			self[n > 0 ? n : 0] = '\0';
+			close(fd);
+		}
+		if (cgroup_parse_self(self, own, sizeof(own)) == -1) {
+			snprintf(why, len, "/proc/self/cgroup names no cgroup "
+			    "v2 path");
+			goto fail;
+		}
+		cgroup_base_name(node, spool, name, sizeof(name));
+		if ((size_t)snprintf(cg->base, sizeof(cg->base), "%s%s/%s",
+		    mount, strcmp(own, "/") == 0 ? "" : own, name) >=
+		    sizeof(cg->base)) {
+			snprintf(why, len, "cgroup path too long");
+			goto fail;
+		}
+		snprintf(own, sizeof(own), "%s", mount);
+		mount = own;
+	}
+	if (mkdir(cg->base, 0755) == -1 && errno != EEXIST) {
+		snprintf(why, len, "cannot create %s: %s", cg->base,
+		    strerror(errno));
+		goto fail;
+	}
+	/* Usable means a cgroup can be made in it and a process moved
+	 * there, as each task's supervisor will be: a hierarchy that takes
+	 * the one but not the other would fail every start. */
+	snprintf(self, sizeof(self), "%s/probe", cg->base);
+	if (mkdir(self, 0755) == -1 && errno != EEXIST) {
+		snprintf(why, len, "cannot create cgroups in %s: %s",
+		    cg->base, strerror(errno));
+		goto fail;
+	}
+	if ((e = probe_join(self)) != 0) {
+		snprintf(why, len, "cannot move a process into a cgroup under "
+		    "%s: %s", cg->base, strerror(e));
+		probe_remove(self);
+		goto fail;
+	}
+	probe_remove(self);
+	enable_memory(cg, mount);
+	remove_stale(cg);
+	return cg;
+fail:
+	free(cg);
+	errno = ENOENT;
+	return NULL;
+}
+
+struct cgroup *
+cgroup_create_at(const char *base)
+{
+	struct cgroup *cg;
+
+	if ((cg = calloc(1, sizeof(*cg))) == NULL)
+		return NULL;
+	snprintf(cg->base, sizeof(cg->base), "%s", base);
+	snprintf(cg->memory_why, sizeof(cg->memory_why), "a test's cgroup");
+	return cg;
+}
+
+void
+cgroup_destroy(struct cgroup *cg)
+{
+	struct cg_pending *p;
+	int i;
+
+	if (cg == NULL)
+		return;
+	/* SIGKILLed processes are gone within milliseconds: a last bounded
+	 * try, so that a clean stop leaves no cgroup behind. */
+	for (i = 0; i < 20 && cg->pending != NULL; i++) {
+		usleep(25000);
+		cgroup_sweep(cg);
+	}
+	while ((p = cg->pending) != NULL) {
+		cg->pending = p->next;
+		free(p);
+	}
+	/* Empty once no job runs here; a running job's keeps it (EBUSY),
+	 * for the next agent. */
+	rmdir(cg->base);
+	free(cg);
+}
+
+const char *
+cgroup_base(const struct cgroup *cg)
+{
+	return cg != NULL ? cg->base : "";
+}
+
+bool
+cgroup_memory_enforced(const struct cgroup *cg, const char **why)
+{
+	if (why != NULL)
+		*why = cg == NULL ? "no cgroup v2" : cg->memory_why;
+	return cg != NULL && cg->memory;
+}
+
+static int
+record_path(const char *start_dir, char *file)
+{
+	return (size_t)snprintf(file, PATH_MAX, "%s/cgroup", start_dir) >=
+	    PATH_MAX ? -1 : 0;
+}
+
+int
+cgroup_job_create(struct cgroup *cg, const char *start_dir, uint64_t job_id,
+    uint32_t restart, uint64_t mem_mb, char *path, struct cerr *err)
+{
+	char file[PATH_MAX], tmp[PATH_MAX + 8], val[32];
+	int made, fd;
+	FILE *fp;
+
+	path[0] = '\0';
+	if (cg == NULL)
+		return 0;
+	if ((size_t)snprintf(path, PATH_MAX, "%s/job-%" PRIu64 ".%" PRIu32,
+	    cg->base, job_id, restart) >= PATH_MAX ||
+	    record_path(start_dir, file) == -1) {
+		path[0] = '\0';
+		return cerr_set(err, ERR_INVALID, "cgroup path too long");
+	}
+	made = mkdir(path, 0755) == 0;
+	if (!made && errno != EEXIST) {
+		cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: %s",
+		    path, strerror(errno));
+		path[0] = '\0';
+		return -1;
+	}
+	if (mem_mb > 0 && cg->memory) {
+		snprintf(val, sizeof(val), "%" PRIu64, mem_mb * 1024 * 1024);
+		if (write_file(path, "memory.max", val) == -1) {
+			cerr_set(err, ERR_INTERNAL, "cannot set %s/memory.max: "
+			    "%s", path, strerror(errno));
+			goto fail;
+		}
+	} else if (mem_mb > 0 && !cg->warned_memory) {
+		cg->warned_memory = true;
+		log_warnx("--mem-per-node is not enforced on this node: %s",
+		    cg->memory_why);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
+		if (fd != -1)
+			close(fd);
+		cerr_set(err, ERR_INTERNAL, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (fprintf(fp, "%s\n", path) < 0 || fclose(fp) == EOF ||
+	    rename(tmp, file) == -1) {
+		unlink(tmp);
+		cerr_set(err, ERR_INTERNAL, "%s: %s", file, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (made)
+		rmdir(path);
+	path[0] = '\0';
+	return -1;
+}
+
+int
+cgroup_task_create(const char *job_path, unsigned rank, char *procs,
+    struct cerr *err)
+{
+	char dir[PATH_MAX];
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/rank-%u", job_path,
+	    rank) >= sizeof(dir) ||
+	    (size_t)snprintf(procs, PATH_MAX, "%s/cgroup.procs", dir) >=
+	    PATH_MAX)
+		return cerr_set(err, ERR_INVALID, "cgroup path too long");
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		return cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: "
+		    "%s", dir, strerror(errno));
+	return 0;
+}
+
+int
+cgroup_job_load(const struct cgroup *cg, const char *start_dir, char *path)
+{
+	char file[PATH_MAX];
+	size_t blen;
+	ssize_t n;
+	int fd;
+
+	if (cg == NULL || record_path(start_dir, file) == -1) {
+		errno = ENOENT;
+		return -1;
+	}
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = read(fd, path, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	path[n] = '\0';
+	path[strcspn(path, "\n")] = '\0';
+	blen = strlen(cg->base);
+	/* BASE/job-..., one level down, no way back up. */
+	if (strncmp(path, cg->base, blen) != 0 || path[blen] != '/' ||
+	    strncmp(path + blen + 1, "job-", 4) != 0 ||
+	    strchr(path + blen + 1, '/') != NULL ||
+	    strstr(path, "..") != NULL) {
+		log_warnx("%s names cgroup '%s', not one of this agent's; "
+		    "left alone", file, path);
+		path[0] = '\0';
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+unsigned
+cgroup_kill_procs(const char *dir)
+{
+	struct dirent *de;
+	char buf[8192], sub[PATH_MAX], *p, *end;
+	unsigned n = 0;
+	long pid;
+	DIR *d;
+
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
+			    de->d_name) < sizeof(sub))
+				n += cgroup_kill_procs(sub);
+		}
+		closedir(d);
+	}
+	if (read_file(dir, "cgroup.procs", buf, sizeof(buf)) == -1)
+		return n;
+	for (p = buf; *p != '\0'; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		/* Never ourselves, init or a process group. */
+		if (pid > 1 && pid != (long)getpid() &&
+		    kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+		while (*end == '\n' || *end == ' ')
+			end++;
+	}
+	return n;
+}
+
+/* Kill the tree and try to remove it, children first. 0 when gone. */
+static int
+kill_and_remove(const char *path)
+{
+	struct dirent *de;
+	char sub[PATH_MAX];
+	int rc = 0;
+	DIR *d;
+
+	/* cgroup.kill takes the whole subtree at once, forks and all. */
+	if (write_file(path, "cgroup.kill", "1") == -1) {
+		if (errno == ENOENT && access(path, F_OK) == -1)
+			return 0;	/* already gone */
+		cgroup_kill_procs(path);
+	}
+	if ((d = opendir(path)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
+			    de->d_name) < sizeof(sub) &&
+			    rmdir(sub) == -1 && errno != ENOENT)
+				rc = -1;
+		}
+		closedir(d);
+	}
+	if (rmdir(path) == -1 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+int
+cgroup_job_end(struct cgroup *cg, const char *job_path,
+    const char *start_dir)
+{
+	struct cg_pending *p;
+	char file[PATH_MAX];
+
+	if (start_dir != NULL && record_path(start_dir, file) == 0)
+		unlink(file);
+	if (cg == NULL || job_path[0] == '\0')
+		return 0;
+	if (kill_and_remove(job_path) == 0)
+		return 0;
+	for (p = cg->pending; p != NULL; p = p->next)
+		if (strcmp(p->path, job_path) == 0)
+			return 1;
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	snprintf(p->path, sizeof(p->path), "%s", job_path);
+	p->next = cg->pending;
+	cg->pending = p;
+	return 1;
+}
+
+void
+cgroup_sweep(struct cgroup *cg)
+{
+	struct cg_pending **pp, *p;
+
+	if (cg == NULL)
+		return;
+	for (pp = &cg->pending; (p = *pp) != NULL;) {
+		if (kill_and_remove(p->path) == 0) {
+			log_debug("%s: removed", p->path);
+		} else if (++p->tries < CGROUP_RETRIES) {
+			pp = &p->next;
+			continue;
+		} else
+			log_warn("%s: cannot remove the job's cgroup", p->path);
+		*pp = p->next;
+		free(p);
+	}
+}

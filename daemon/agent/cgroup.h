@@ -1,0 +1,109 @@
+/* A cgroup v2 per job and per task, where the node has a writable
+ * cgroup v2 hierarchy ([agent] cgroup = auto | off | PATH):
+ *
+ *   BASE/job-JOBID.START/rank-R     one per task; its supervisor joins
+ *                                   it before forking the task, so the
+ *                                   task and all it starts are inside
+ *
+ * BASE is PATH, or with auto a directory "cohort-NODE-HASH" under the
+ * agent's own cgroup (from /proc/self/cgroup) on /sys/fs/cgroup when
+ * that is cgroup2, else on /sys/fs/cgroup/unified (a hybrid system).
+ * HASH comes from the spool's path, so two agents on one machine (a
+ * test cluster) never share a BASE, and a restarted agent finds its
+ * own. The job's directory gets memory.max from --mem-per-node when the
+ * memory controller can be enabled down to BASE; where it cannot, the
+ * limit is not enforced and the agent says so in its log, once.
+ *
+ * At the job's end on this node (every task ended: normal exit,
+ * failure, cancel, time limit) cgroup_job_end kills whatever is left in
+ * the job's cgroup, e.g. a daemon a task started with setsid, through
+ * cgroup.kill (Linux 5.14) or else SIGKILL to each pid of each
+ * cgroup.procs, then removes the directories; what is still dying is
+ * retried by cgroup_sweep. The job's cgroup path is kept in the spool
+ * (SPOOL/jobs/JOBID.START/cgroup) for an agent that restarts.
+ *
+ * The directories belong to root with the usual modes: a task that runs
+ * as a user cannot move itself out, nor raise its limit. Without a
+ * usable hierarchy every call here is a no-op and tasks run as they
+ * would without cgroups. */
+#ifndef COHORT_AGENT_CGROUP_H
+#define COHORT_AGENT_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/agent/agent_config.h"
+#include "lib/err.h"
+
+struct cgroup;
+
+/* Find the hierarchy for mode (path for AGENT_CGROUP_PATH) and make
+ * BASE. NULL when off, or when there is no writable cgroup v2 (why
+ * says what was found, for the log; errno set); never fatal. */
+struct cgroup *cgroup_create(enum agent_cgroup mode, const char *path,
+    const char *node, const char *spool, char *why, size_t len);
+/* Accepts NULL; leaves the job cgroups alone (tasks keep running), and
+ * removes BASE when none is left. */
+void cgroup_destroy(struct cgroup *cg);
+
+/* BASE (borrowed). */
+const char *cgroup_base(const struct cgroup *cg);
+/* Whether memory.max is written (the memory controller is enabled for
+ * BASE's children); when false, why (borrowed) says why not. */
+bool cgroup_memory_enforced(const struct cgroup *cg, const char **why);
+
+/* Make the job's cgroup (BASE/job-JOBID.START, kept if it exists), with
+ * memory.max = mem_mb MiB when mem_mb > 0 and memory is enforced, and
+ * record its path in start_dir/cgroup. path (PATH_MAX) gets it, or ""
+ * with cg NULL. 0, or -1 with err (nothing left behind). */
+int cgroup_job_create(struct cgroup *cg, const char *start_dir,
+    uint64_t job_id, uint32_t restart, uint64_t mem_mb, char *path,
+    struct cerr *err);
+
+/* Make the task's cgroup under the job's (job_path/rank-R) and put its
+ * cgroup.procs into procs (PATH_MAX), for the supervisor to write its
+ * pid to. 0, or -1 with err. */
+int cgroup_task_create(const char *job_path, unsigned rank, char *procs,
+    struct cerr *err);
+
+/* The job's cgroup recorded in start_dir/cgroup, if it is under cg's
+ * BASE (the spool is not trusted to name other cgroups), into path
+ * (PATH_MAX). 0, or -1 (ENOENT: none recorded). */
+int cgroup_job_load(const struct cgroup *cg, const char *start_dir,
+    char *path);
+
+/* The job has ended on this node: kill every process left in
+ * job_path's tree, remove its directories and start_dir/cgroup (may be
+ * NULL). What cannot be removed yet (processes still dying) is retried
+ * by cgroup_sweep. 0 when it is gone, 1 when left to the sweep, -1 with
+ * errno. */
+int cgroup_job_end(struct cgroup *cg, const char *job_path,
+    const char *start_dir);
+
+/* Retry the removals cgroup_job_end left, killing again. Call from a
+ * timer. */
+void cgroup_sweep(struct cgroup *cg);
+
+/* ---- the parts tested alone ---- */
+
+/* A context on base as it is: no file system check, no controller
+ * enabled, memory not enforced. For tests on a directory that stands in
+ * for a cgroup. NULL when out of memory. */
+struct cgroup *cgroup_create_at(const char *base);
+
+/* The cgroup v2 path in /proc/self/cgroup's text ("0::/a/b" line) into
+ * out: "/a/b". 0, or -1 (ENOENT) without such a line. */
+int cgroup_parse_self(const char *text, char *out, size_t len);
+
+/* BASE's directory name: "cohort-NODE-XXXXXXXX", XXXXXXXX a hash of
+ * spool. */
+void cgroup_base_name(const char *node, const char *spool, char *out,
+    size_t len);
+
+/* Kill every process listed in dir's cgroup.procs and in those of its
+ * subdirectories (depth first), SIGKILL; how many were signalled. The
+ * fallback for kernels without cgroup.kill. */
+unsigned cgroup_kill_procs(const char *dir);
+
+#endif
