@@ -4,6 +4,7 @@ daemon_agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(INIH_CFLAGS) $(HWL
 daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/agent_config.c daemon/agent/agent_config.h \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
+	daemon/agent/hwtopo.c daemon/agent/hwtopo.h \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
 	daemon/agent/taskout.c daemon/agent/taskout.h \
