@@ -90,6 +90,7 @@ struct agent {
 	TAILQ_HEAD(, ajob) jobs;
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
+	const struct inventory *inv;	/* NULL: none given */
 };
 
 static struct ajob *
@@ -385,6 +386,12 @@ agent_adopt_cb(struct task *t, void *arg)
 	return 0;
 }
 
+void
+agent_set_inventory(struct agent *a, const struct inventory *inv)
+{
+	a->inv = inv;
+}
+
 struct agent *
 agent_create(struct event_base *base, const struct agent_config *cfg,
     agent_exit_cb cb, void *arg, struct cerr *err)
@@ -545,8 +552,9 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	struct task_launch tl = { 0 };
 	struct taskout out;
 	struct task t;
+	const char *nics[INV_MAX_GPUS];
 	char **envp = NULL;
-	size_t nenv = 0;
+	size_t nenv = 0, i;
 	int rc;
 
 	te.job_id = l->job_id;
@@ -561,6 +569,12 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	te.local_rank = local_rank;
 	te.gpus = l->gpus;
 	te.ngpus = l->ngpus;
+	if (a->inv != NULL && l->ngpus <= INV_MAX_GPUS) {
+		for (i = 0; i < l->ngpus; i++)
+			nics[i] = l->gpus[i] < a->inv->ngpus ?
+			    a->inv->gpus[l->gpus[i]].nic_name : NULL;
+		te.gpu_nics = nics;
+	}
 	te.checkpoint_dir = s->checkpoint_dir;
 	te.resume_checkpoint = l->resume_checkpoint;
 	te.progress_file = progress;

@@ -64,6 +64,11 @@ struct agent *agent_create(struct event_base *base,
 /* Stops watching; tasks keep running. Accepts NULL. */
 void agent_destroy(struct agent *a);
 
+/* The node's inventory, for what tasks learn of their GPUs (their NICs:
+ * COHORT_TASK_NIC, NCCL_IB_HCA). Borrowed; must outlive the agent. NULL
+ * (the default): nothing known. */
+void agent_set_inventory(struct agent *a, const struct inventory *inv);
+
 /* Start this node's tasks of l. Idempotent: a start already known is
  * accepted as is. 0, or -1 with err (ERR_INVALID for a start that cannot
  * work here, e.g. an unknown user: nothing is left running). */

@@ -35,7 +35,8 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
 	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch \
-	tests/unit/check_taskout
+	tests/unit/check_taskout \
+	tests/unit/check_hwtopo
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -67,3 +68,8 @@ tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_link_SOURCES = tests/unit/check_link.c
 tests_unit_check_link_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_link_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_hwtopo_SOURCES = tests/unit/check_hwtopo.c
+tests_unit_check_hwtopo_CFLAGS = $(AGENT_UNIT_CFLAGS) $(HWLOC_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_check_hwtopo_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/hwloc-dgx.xml

@@ -281,6 +281,7 @@ start(struct cohort_agent *d)
 	    &err);
 	if (d->agent == NULL)
 		fatalx("%s", err.text);
+	agent_set_inventory(d->agent, &d->inv);
 	if ((d->cfg.source == AGENT_SOURCE_AUTO ||
 	    d->cfg.source == AGENT_SOURCE_NVML) && (d->nv = nvml_create(d->cfg.nvml_library,
 	    &err)) == NULL)
