@@ -18,6 +18,9 @@
 /* A NIC's device name ("mlx5_0"), with its NUL; as an RDMA device name
  * (IB_DEVICE_NAME_MAX in the kernel is 64, names in use are short). */
 #define INV_NIC_NAME_MAX 32
+/* NIC indices (rails) are below this ([gpu] nics of a simulated node is
+ * at most this many). */
+#define INV_MAX_NICS 1024
 
 struct gpu_info {
 	unsigned index;			/* node-local, as CUDA numbers them */

@@ -563,7 +563,7 @@ wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
 		gi->nvlink_domain = g->has_nvlink_domain ? g->nvlink_domain : -1;
 		gi->nvlink_peers = g->nvlink_peers;
 		gi->nic = g->has_nic ? g->nic : -1;
-		if (gi->nic < -1 || gi->nic >= INV_MAX_GPUS)
+		if (gi->nic < -1 || gi->nic >= INV_MAX_NICS)
 			return cerr_set(err, ERR_INVALID,
 			    "inventory: GPU %zu has NIC %d", i, gi->nic);
 		/* The name reaches tasks' environments (NCCL_IB_HCA). */

@@ -415,7 +415,7 @@ agent_set_nics(const struct conf_ctx *c, const struct conf_key *k,
 
 	(void)k;
 	if (value[0] >= '0' && value[0] <= '9' && strchr(value, ':') == NULL) {
-		if (conf_parse_uint(value, 0, 1024, &v, err) == -1)
+		if (conf_parse_uint(value, 0, INV_MAX_NICS, &v, err) == -1)
 			return -1;
 		cfg->sim.nics = (unsigned)v;
 		cfg->sim.nics_named = false;
