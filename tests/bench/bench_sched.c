@@ -74,6 +74,8 @@ struct bench {
 	uint64_t next_id;
 	int64_t now;
 	size_t constrained;	/* every K-th job: node constraints */
+	bool rails;		/* a NIC (rail) per GPU pair, so the core
+				 * lines gangs up (place_align) */
 };
 
 static uint64_t
@@ -138,6 +140,8 @@ build_cluster(struct bench *b)
 			b->gpus[i * GPN + g].pcie = (int32_t)(g / 2);
 			b->gpus[i * GPN + g].numa = (int32_t)(g / 4);
 			b->gpus[i * GPN + g].near_nic = g % 2 == 0;
+			b->gpus[i * GPN + g].rail = b->rails ?
+			    (int32_t)(g / 2) : 0;
 		}
 		/* A few drained and down nodes, as in any real cluster. */
 		if (pick(b, 200) == 0)
@@ -607,7 +611,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K]\n");
+	    "       [--constrained K] [--rails]\n");
 	exit(2);
 }
 
@@ -625,6 +629,10 @@ args(struct bench *b, int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--no-queues") == 0) {
 			b->no_queues = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--rails") == 0) {
+			b->rails = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
