@@ -16,27 +16,31 @@
 #include "client/commands.h"
 #include "client/nodes_view.h"
 #include "client/output.h"
+#include "lib/constraint.h"
+#include "lib/features.h"
 #include "lib/frame.h"
 #include "lib/hostlist.h"
 #include "lib/inventory.h"
 #include "lib/wire.h"
 
-enum { O_JSON = 0x100, O_STATE, O_SUMMARY, O_REASONS, O_HELP = 'h' };
+enum { O_JSON = 0x100, O_STATE, O_SUMMARY, O_REASONS, O_HELP = 'h',
+    O_LONG = 'l', O_CONSTRAINT = 'C' };
 
 static const struct option nodes_longopts[] = {
 	{ "json", no_argument, NULL, O_JSON },
 	{ "state", required_argument, NULL, O_STATE },
 	{ "summary", no_argument, NULL, O_SUMMARY },
 	{ "reasons", no_argument, NULL, O_REASONS },
+	{ "long", no_argument, NULL, O_LONG },
+	{ "constraint", required_argument, NULL, O_CONSTRAINT },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char nodes_usage[] =
-    "usage: cohort nodes [NODES...] [--state S[,S...]] [--summary | "
-    "--reasons]\n"
-    "                    [--json]\n"
+    "usage: cohort nodes [NODES...] [--state S[,S...]] [-C EXPR] [--long]\n"
+    "                    [--summary | --reasons] [--json]\n"
     "  every node (or those NODES name: hostlists like node[01-08,12] or\n"
     "  comma lists; each must exist): state, health, GPUs free/total,\n"
     "  GPU model, switch, reason (for a drain: who and when).\n"
@@ -52,11 +56,18 @@ static const char nodes_usage[] =
     "              state with its nodes as a hostlist\n"
     "  --reasons   as sinfo -R: REASON USER TIMESTAMP NODELIST of drained\n"
     "              and DOWN nodes\n"
+    "  -C, --constraint EXPR\n"
+    "              only nodes whose features meet EXPR, as submit's\n"
+    "              --constraint judges them (fp64, 'h100&ib', 'a|b')\n"
+    "  -l, --long  a FEATURES column: the agent's configured features, then\n"
+    "              those derived from the inventory (GPU family and model,\n"
+    "              nvlink)\n"
     "  --json      any of these as JSON (fields: docs/OPERATIONS.md)\n";
 static const char node_usage[] =
     "usage: cohort node show NODES [--json]\n"
     "  nodes (a hostlist or comma list; each must exist): state, who\n"
-    "  drained them and when, CPUs, memory, jobs, and their GPUs with\n"
+    "  drained them and when, CPUs, memory, features (configured and\n"
+    "  derived from the inventory), jobs, and their GPUs with\n"
     "  model, memory, NUMA node, PCIe location, NVLink peers, NIC,\n"
     "  health, job. --json: one object for one node, else an array.\n"
     "usage: cohort node delete NODE\n"
@@ -69,6 +80,7 @@ static const char node_usage[] =
 struct cnode {
 	const Cohort__V1__Node *pb;
 	struct inventory inv;
+	const char *feat[INV_MAX_FEATURES];	/* inv.features */
 };
 
 /* What the node commands were asked. */
@@ -77,6 +89,8 @@ struct nodes_args {
 	bool json;
 	bool summary;		/* cohort nodes only, as the two below */
 	bool reasons;
+	bool longer;		/* --long: the FEATURES column */
+	const char *constraint;	/* --constraint: parsed */
 	unsigned states;	/* nodes_view bits; 0: any */
 };
 
@@ -86,13 +100,15 @@ static int
 nodes_parse(const char *cmd, bool listing, int argc, char **argv,
     struct nodes_args *a)
 {
+	char why[160];
 	struct cerr err;
 	int ch;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", nodes_longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, listing ? ":hlC:" : ":h",
+	    nodes_longopts, NULL)) !=
 	    -1) {
 		if (ch == '?' || ch == ':')
 			return output_usage_error(cmd, ch, argv);
@@ -109,7 +125,16 @@ nodes_parse(const char *cmd, bool listing, int argc, char **argv,
 			    "cohort %s --help)", cmd, argv[optind - 1], cmd);
 			return EXIT_USAGE;
 		}
-		if (ch == O_SUMMARY)
+		if (ch == O_CONSTRAINT) {
+			if (constraint_parse(optarg, why, sizeof(why)) == -1) {
+				output_error("%s: --constraint '%.64s': %s", cmd,
+				    optarg, why);
+				return EXIT_USAGE;
+			}
+			a->constraint = optarg;
+		} else if (ch == O_LONG)
+			a->longer = true;
+		else if (ch == O_SUMMARY)
 			a->summary = true;
 		else if (ch == O_REASONS)
 			a->reasons = true;
@@ -159,6 +184,8 @@ cnode_read(const char *cmd, const Cohort__V1__Node *pb, struct cnode *n)
 {
 	struct cerr err;
 
+	size_t i;
+
 	n->pb = pb;
 	memset(&n->inv, 0, sizeof(n->inv));
 	cerr_clear(&err);
@@ -168,6 +195,19 @@ cnode_read(const char *cmd, const Cohort__V1__Node *pb, struct cnode *n)
 		    "read: %s", cmd, pb->name, err.text);
 		return -1;
 	}
+	for (i = 0; i < n->inv.nfeatures && i < INV_MAX_FEATURES; i++)
+		n->feat[i] = n->inv.features[i];
+	/* Derived features are printed and matched as the configured
+	 * ones: held to the same names. */
+	for (i = 0; i < pb->n_derived_features; i++)
+		if (i >= FEATURES_DERIVED_MAX ||
+		    !constraint_name_ok(pb->derived_features[i])) {
+			output_error("%s: the controller sent node %s, which we "
+			    "cannot read: %s", cmd, pb->name, i >=
+			    FEATURES_DERIVED_MAX ? "too many derived features" :
+			    "a derived feature that is not a feature name");
+			return -1;
+		}
 	return 0;
 }
 
@@ -223,6 +263,10 @@ cnode_view(const struct cnode *n, struct nodes_view_node *v)
 		v->drain_ms = pb->has_drain_time_ms ? pb->drain_time_ms : 0;
 	}
 	v->since_ms = pb->has_since_ms ? pb->since_ms : 0;
+	v->features = n->feat;
+	v->nfeatures = n->inv.nfeatures;
+	v->derived = (const char *const *)pb->derived_features;
+	v->nderived = pb->n_derived_features;
 }
 
 /* UP, DOWN, DRAINING, DRAINED, or both ("DOWN+DRAINED") when a drained
@@ -418,6 +462,13 @@ node_json(const struct cnode *n, bool with_gpus)
 		if (json_array_append_new(feats,
 		    json_string(n->inv.features[i])) == -1)
 			goto nomem;
+	if ((feats = json_array()) == NULL ||
+	    json_object_set_new(doc, "derived_features", feats) == -1)
+		goto nomem;
+	for (i = 0; i < pb->n_derived_features; i++)
+		if (json_array_append_new(feats,
+		    json_string(pb->derived_features[i])) == -1)
+			goto nomem;
 	if (!with_gpus)
 		return doc;
 	if ((gpus = json_array()) == NULL)
@@ -442,14 +493,17 @@ nomem:
 	return NULL;
 }
 
+/* One row; with features (--long) an eighth cell, FEATURES. */
 static int
-nodes_row(struct output_table *t, const struct cnode *n)
+nodes_row(struct output_table *t, const struct cnode *n, bool features)
 {
 	const Cohort__V1__Node *pb = n->pb;
 	char state[64], gpus[32], reason[512], *models;
+	char feat[INV_FEATURES_TEXT_MAX + FEATURES_DERIVED_MAX *
+	    (INV_FEATURE_MAX + 1)];
 	struct nodes_view_node v;
 	unsigned alloc, idle, other;
-	const char *cells[7];
+	const char *cells[8];
 	bool nomem;
 	int rc;
 
@@ -467,6 +521,11 @@ nodes_row(struct output_table *t, const struct cnode *n)
 	cells[4] = models;
 	cells[5] = str_or_null(pb->switch_name);
 	cells[6] = nodes_view_reason_cell(&v, reason, sizeof(reason));
+	/* FEATURES before REASON, the one cell of any length. */
+	if (features) {
+		cells[7] = cells[6];
+		cells[6] = nodes_view_features_cell(&v, feat, sizeof(feat));
+	}
 	rc = output_table_add(t, cells);
 	free(models);
 	return rc;
@@ -496,6 +555,8 @@ struct nodes_out {
 	size_t nexprs;
 	bool *seen;
 	unsigned states;	/* 0: any */
+	const char *constraint;	/* NULL: any */
+	bool longer;		/* the FEATURES column */
 	struct cnode *n;	/* an inventory is large: one serves each row */
 	char last[PEER_NAME_MAX + 1];	/* the last name added */
 };
@@ -521,10 +582,10 @@ nodes_wanted(struct nodes_out *o)
 			return false;
 		o->seen[hit - o->names] = true;
 	}
-	if (o->states == 0)
-		return true;
 	cnode_view(o->n, &v);
-	return (nodes_view_bits(&v) & o->states) != 0;
+	if (o->constraint != NULL && !nodes_view_matches(&v, o->constraint))
+		return false;
+	return o->states == 0 || (nodes_view_bits(&v) & o->states) != 0;
 }
 
 /* Add o->n to what is being built. 0, or -1 (ENOMEM). */
@@ -550,7 +611,7 @@ nodes_add(struct nodes_out *o)
 		break;
 	}
 	return o->json ? json_array_append_new(o->arr, node_json(o->n,
-	    false)) : nodes_row(o->t, o->n);
+	    false)) : nodes_row(o->t, o->n, o->longer);
 }
 
 /* Add one page's nodes; any that does not sort after the last one added
@@ -729,6 +790,8 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 {
 	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
 	    "GPUS", "MODEL", "SWITCH", "REASON" };
+	static const char *const head_long[8] = { "NODE", "STATE", "HEALTH",
+	    "GPUS", "MODEL", "SWITCH", "FEATURES", "REASON" };
 	struct nodes_args a;
 	struct nodes_out o;
 	int rc;
@@ -746,6 +809,8 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	o.nexprs = (size_t)(argc - optind);
 	o.json = a.json;
 	o.states = a.states;
+	o.constraint = a.constraint;
+	o.longer = a.longer;
 	o.mode = a.summary ? NODES_SUMMARY : a.reasons ? NODES_REASONS :
 	    NODES_TABLE;
 	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
@@ -756,7 +821,8 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	    (o.mode == NODES_REASONS && (o.why = nodes_view_reasons_new()) ==
 	    NULL) ||
 	    (o.mode == NODES_TABLE && (a.json ? (o.arr = json_array()) ==
-	    NULL : (o.t = output_table_new(7, head)) == NULL))) {
+	    NULL : (o.t = a.longer ? output_table_new(8, head_long) :
+	    output_table_new(7, head)) == NULL))) {
 		output_error("nodes: out of memory");
 		rc = EXIT_FAILED;
 	} else
@@ -821,6 +887,21 @@ show_gpus(const struct cnode *n, FILE *fp)
 	return rc;
 }
 
+/* The derived features comma-joined, "-" for none. */
+static const char *
+derived_text(const Cohort__V1__Node *pb, char *buf, size_t len)
+{
+	size_t i, at = 0;
+
+	if (pb->n_derived_features == 0)
+		return "-";
+	buf[0] = '\0';
+	for (i = 0; i < pb->n_derived_features && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "," :
+		    "", pb->derived_features[i]);
+	return buf;
+}
+
 static int
 show_print(const struct cnode *n, FILE *fp)
 {
@@ -879,6 +960,8 @@ show_print(const struct cnode *n, FILE *fp)
 	inventory_features_format(&n->inv, feat, sizeof(feat));
 	rc |= output_fields_addf(t, "Features", "%s", feat[0] != '\0' ?
 	    feat : "-");
+	rc |= output_fields_addf(t, "Derived features", "%s",
+	    derived_text(pb, feat, sizeof(feat)));
 	rc |= output_fields_addf(t, "Jobs", "%s", jobs ? jobs : "-");
 	if (rc == 0)
 		output_table_print(t, fp);

@@ -8,6 +8,8 @@
 
 #include "client/nodes_view.h"
 #include "client/output.h"
+#include "lib/constraint.h"
+#include "lib/features.h"
 #include "lib/hostlist.h"
 
 static const char *const state_names[NODES_VIEW_NSTATES] = {
@@ -475,4 +477,54 @@ nodes_view_reason_cell(const struct nodes_view_node *n, char *buf,
 	snprintf(buf, len, "%s (%s, %s)", n->reason, n->drain_actor,
 	    output_time_local(n->drain_ms, when, sizeof(when)));
 	return buf;
+}
+
+/* n's features, configured then derived, in v[0..FEATURES_MAX); how
+ * many (a controller sending more than a node can have is cut). */
+static size_t
+all_features(const struct nodes_view_node *n, const char **v)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n->nfeatures && k < FEATURES_MAX; i++)
+		v[k++] = n->features[i];
+	for (i = 0; i < n->nderived && k < FEATURES_MAX; i++)
+		v[k++] = n->derived[i];
+	return k;
+}
+
+const char *
+nodes_view_features_cell(const struct nodes_view_node *n, char *buf,
+    size_t len)
+{
+	const char *v[FEATURES_MAX];
+	size_t k, i, j, at = 0, w;
+
+	k = all_features(n, v);
+	if (k == 0 || len == 0)
+		return NULL;
+	for (i = 0; i < k; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(v[j], v[i]) == 0)
+				break;
+		if (j < i)
+			continue;	/* configured and derived alike */
+		w = strlen(v[i]);
+		if (at + (at > 0) + w >= len)
+			return NULL;
+		if (at > 0)
+			buf[at++] = ',';
+		memcpy(buf + at, v[i], w);
+		at += w;
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+int
+nodes_view_matches(const struct nodes_view_node *n, const char *expr)
+{
+	const char *v[FEATURES_MAX];
+
+	return constraint_match(expr, v, all_features(n, v)) == 1;
 }

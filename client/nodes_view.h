@@ -28,6 +28,12 @@ struct nodes_view_node {
 	const char *drain_actor;	/* NULL when not drained */
 	int64_t drain_ms;
 	int64_t since_ms;		/* in its UP/DOWN state since */
+	/* Its features: the agent's configured ones, and those the
+	 * controller derives from the inventory (lib/features.h). */
+	const char *const *features;
+	size_t nfeatures;
+	const char *const *derived;
+	size_t nderived;
 };
 
 /* The state a node is counted under, one each, the first that holds:
@@ -99,5 +105,15 @@ void nodes_view_reasons_free(struct nodes_view_reasons *r);
  * and when: "maint (alice, 2026-12-01 18:04:05 UTC)". NULL for none. */
 const char *nodes_view_reason_cell(const struct nodes_view_node *n,
     char *buf, size_t len);
+
+/* The FEATURES cell (cohort nodes --long, as sinfo -o %f): the
+ * configured features then the derived ones, comma-joined, each once;
+ * NULL for none (and for a buf too small, never a cut list). */
+const char *nodes_view_features_cell(const struct nodes_view_node *n,
+    char *buf, size_t len);
+/* Whether n's features, configured or derived, satisfy the --constraint
+ * expression expr (which must parse: lib/constraint.h): 1 or 0. What
+ * `cohort nodes --constraint` lists, as placement judges it. */
+int nodes_view_matches(const struct nodes_view_node *n, const char *expr);
 
 #endif

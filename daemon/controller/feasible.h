@@ -37,7 +37,7 @@ struct feasible_node {
 	const char *name;
 	const char *model;	/* GPU model; NULL: none reported */
 	unsigned ngpus;
-	const char *const *features;	/* the agent's features */
+	const char *const *features;	/* configured and derived */
 	size_t nfeatures;
 	uint64_t gpu_memory_mb;	/* its smallest GPU's memory; 0: none */
 };

@@ -176,6 +176,7 @@ nodes_load_cb(const struct store_node *sn, const struct inventory *inv,
 	n->state = strcmp(sn->state, "UP") == 0 ? NODE_UP : NODE_DOWN;
 	n->since_ms = sn->since_ms;
 	n->inv = *inv;
+	features_derive(&n->inv, &n->derived);
 	/* A restarted controller gives every node a full timeout, plus the
 	 * agents' longest reconnect back-off, before calling it DOWN. */
 	n->last_heartbeat_ms = ns->loaded_ms + NODES_RESTART_GRACE_MS;
@@ -241,6 +242,12 @@ nodes_get(struct nodes *ns, const char *name)
 	size_t at = nodes_index(ns, name, &found);
 
 	return found ? ns->tab[at] : NULL;
+}
+
+size_t
+node_features(const struct node *n, const char **v)
+{
+	return features_list(&n->inv, &n->derived, v);
 }
 
 static size_t
@@ -408,6 +415,7 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 		memset(&next.gpu_job[inv->ngpus], 0, sizeof(next.gpu_job[0]) *
 		    (INV_MAX_GPUS - inv->ngpus));
 	next.inv = *inv;
+	features_derive(&next.inv, &next.derived);
 	next.spare = spare;
 	next.conn_id = conn_id;
 	next.last_heartbeat_ms = now_ms;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "lib/features.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
 #include "lib/ratelim.h"
@@ -33,6 +34,10 @@ struct node {
 	int64_t last_heartbeat_ms;	/* in memory only */
 	uint64_t conn_id;		/* the agent's connection; 0: none */
 	struct inventory inv;
+	/* What inv implies (lib/features.h), beside inv.features, the
+	 * configured ones: computed here whenever inv is set (registration,
+	 * load), never stored, so the controller's rule is the one rule. */
+	struct features_derived derived;
 	uint64_t gpu_job[INV_MAX_GPUS];	/* allocated to; 0: free */
 	/* Jobs that hold the node but maybe no GPU (as gpu_job[], from
 	 * the allocations): CPU-only jobs on it, and whether an exclusive
@@ -78,6 +83,9 @@ int nodes_check_timeouts(struct nodes *ns, int64_t now_ms,
     int64_t timeout_ms, void (*cb)(struct node *n, void *arg), void *arg);
 
 struct node *nodes_get(struct nodes *ns, const char *name);
+/* n's configured then derived features into v[0..FEATURES_MAX)
+ * (borrowed); how many. What --constraint matches. */
+size_t node_features(const struct node *n, const char **v);
 struct node *nodes_by_conn(struct nodes *ns, uint64_t conn_id);
 /* All nodes, by name; borrowed array of *n entries. */
 struct node **nodes_all(struct nodes *ns, size_t *n);

@@ -242,9 +242,10 @@ filter_mark(const struct placement_input *in, const char *expr,
  * small ones. An expression that does not parse (submit checked it)
  * allows nothing. */
 static bool
-node_meets(const struct inventory *inv, const struct job_spec *spec)
+node_meets(const struct node *n, const struct job_spec *spec)
 {
-	const char *feat[INV_MAX_FEATURES];
+	const struct inventory *inv = &n->inv;
+	const char *feat[FEATURES_MAX];
 	unsigned i;
 
 	if (spec->gpu_memory_mb > 0 && inv->ngpus == 0)
@@ -255,9 +256,9 @@ node_meets(const struct inventory *inv, const struct job_spec *spec)
 			return false;
 	if (spec->constraint == NULL)
 		return true;
-	for (i = 0; i < inv->nfeatures && i < INV_MAX_FEATURES; i++)
-		feat[i] = inv->features[i];
-	return constraint_match(spec->constraint, feat, i) == 1;
+	/* Configured and derived (lib/features.h) alike. */
+	return constraint_match(spec->constraint, feat, node_features(n,
+	    feat)) == 1;
 }
 
 /* The core's node filter of a job with --nodelist / --exclude /
@@ -280,7 +281,7 @@ filter_build(const struct placement_input *in, const struct job *job,
 	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0)
 		return;
 	for (i = 0; i < in->nnodes; i++)
-		if (ok[i] && !node_meets(&in->nodes[i]->inv, &job->spec))
+		if (ok[i] && !node_meets(in->nodes[i], &job->spec))
 			ok[i] = 0;
 }
 
@@ -429,12 +430,80 @@ result_starts(const struct placement_input *in, const struct sched_result *r,
 	return 0;
 }
 
+/* BadConstraints texts count the nodes that meet a job's --constraint
+ * (features alone), each count a walk over every node: the last few
+ * expressions are remembered, and at most this many walks are made in a
+ * pass, so that many such jobs cannot stretch it; the jobs beyond get
+ * the plain name. */
+#define REASON_COUNTS_MAX 32
+#define REASON_MEMO 4
+
+struct reason_memo {
+	const char *expr[REASON_MEMO];
+	size_t n[REASON_MEMO];
+	unsigned next, walks;
+};
+
+/* How many nodes meet expr; 0 or -1 when over the budget. */
+static int
+constraint_nodes(const struct placement_input *in, const char *expr,
+    struct reason_memo *m, size_t *count)
+{
+	const char *feat[FEATURES_MAX];
+	unsigned k;
+	size_t i, n = 0;
+
+	for (k = 0; k < REASON_MEMO; k++)
+		if (m->expr[k] != NULL && strcmp(m->expr[k], expr) == 0) {
+			*count = m->n[k];
+			return 0;
+		}
+	if (m->walks >= REASON_COUNTS_MAX)
+		return -1;
+	m->walks++;
+	for (i = 0; i < in->nnodes; i++)
+		n += constraint_match(expr, feat, node_features(in->nodes[i],
+		    feat)) == 1;
+	k = m->next++ % REASON_MEMO;
+	m->expr[k] = expr;
+	m->n[k] = n;
+	*count = n;
+	return 0;
+}
+
+/* BadConstraints of a job with a --constraint that too few nodes meet,
+ * whatever their state (the core judges it with every node free): say
+ * so, as submit does when it can tell (feasible.c). A job gets here
+ * when it was accepted while the cluster was incomplete, or when the
+ * nodes with the features left or lost them; it starts once enough such
+ * nodes register. 0 when written, -1 for the plain name. */
+static int
+reason_features(const struct placement_input *in, const struct job *job,
+    struct reason_memo *m, const char *name, char *buf, size_t len)
+{
+	const char *expr = job->spec.constraint;
+	size_t n;
+
+	if (expr == NULL || constraint_nodes(in, expr, m, &n) == -1 ||
+	    n >= job->spec.nodes_min)
+		return -1;
+	if (n == 0)
+		snprintf(buf, len, "%s: no node has feature%s %.100s", name,
+		    strpbrk(expr, "&|") != NULL ? "s" : "", expr);
+	else
+		snprintf(buf, len, "%s: --constraint %.80s: %zu node%s meet%s "
+		    "it, --nodes %u", name, expr, n, n == 1 ? "" : "s",
+		    n == 1 ? "s" : "", job->spec.nodes_min);
+	return 0;
+}
+
 /* The text of a pending reason: the core's name, and for the top blocked
  * job when it is expected to run (like squeue --start), for a queue at
  * its limit which one and how full, for a preemptor what it waits for. */
 static void
 reason_text(const struct placement_input *in, const struct snapshot *s,
-    const struct sched_result *r, size_t j, char *buf, size_t len)
+    const struct sched_result *r, size_t j, struct reason_memo *memo,
+    char *buf, size_t len)
 {
 	const char *name = sched_reason_name(r->reasons[j]);
 	const struct queue_def *d;
@@ -444,6 +513,10 @@ reason_text(const struct placement_input *in, const struct snapshot *s,
 	char when[32];
 	time_t t;
 
+	if (r->reasons[j] == SCHED_REASON_BAD_CONSTRAINTS &&
+	    reason_features(in, in->pending[s->pidx[j]], memo, name, buf,
+	    len) == 0)
+		return;
 	if (r->has_resv && r->resv.pending == j) {
 		t = (time_t)r->resv.start;
 		gmtime_r(&t, &tm);
@@ -480,6 +553,7 @@ static int
 result_reasons(const struct placement_input *in, const struct snapshot *s,
     const struct sched_result *r, struct placement_result *res)
 {
+	struct reason_memo memo = { .next = 0 };
 	struct placement_reason *pr;
 	const struct job *job;
 	size_t i, j, n = in->npending - s->njobs;
@@ -496,7 +570,8 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 			continue;
 		pr = &res->reasons[res->nreasons++];
 		pr->job_id = in->pending[s->pidx[j]]->id;
-		reason_text(in, s, r, j, pr->reason, sizeof(pr->reason));
+		reason_text(in, s, r, j, &memo, pr->reason,
+		    sizeof(pr->reason));
 		if (r->has_resv && r->resv.pending == j)
 			pr->start_ms = r->resv.start * 1000;
 	}

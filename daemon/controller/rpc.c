@@ -257,7 +257,7 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 	struct feasible_node *fn;
 	const char **feat;
 	struct node **all;
-	size_t i, n, k;
+	size_t i, n;
 	unsigned g;
 	int rc;
 
@@ -265,7 +265,7 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 	if (n == 0)
 		return 0;
 	fn = calloc(n, sizeof(*fn));
-	feat = calloc(n * INV_MAX_FEATURES + 1, sizeof(*feat));
+	feat = calloc(n * FEATURES_MAX + 1, sizeof(*feat));
 	if (fn == NULL || feat == NULL) {
 		free(fn);
 		free(feat);
@@ -281,10 +281,9 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 			if (g == 0 || inv->gpus[g].memory_mb <
 			    fn[i].gpu_memory_mb)
 				fn[i].gpu_memory_mb = inv->gpus[g].memory_mb;
-		for (k = 0; k < inv->nfeatures && k < INV_MAX_FEATURES; k++)
-			feat[i * INV_MAX_FEATURES + k] = inv->features[k];
-		fn[i].features = feat + i * INV_MAX_FEATURES;
-		fn[i].nfeatures = k;
+		fn[i].features = feat + i * FEATURES_MAX;
+		fn[i].nfeatures = node_features(all[i], feat + i *
+		    FEATURES_MAX);
 	}
 	in.nodes = fn;
 	in.nnodes = n;

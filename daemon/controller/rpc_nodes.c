@@ -49,10 +49,12 @@ rpc_node_cpu_jobs(const struct rpc *rpc, const struct node *n,
 }
 
 /* Fill pb from n; jobs[] (max RPC_NODE_JOBS) receives the distinct jobs
- * on it. Release the inventory with wire_inventory_pb_release. */
+ * on it, derived[] (FEATURES_DERIVED_MAX) its derived features. Release
+ * the inventory with wire_inventory_pb_release. */
 static int
 rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
-    Cohort__V1__Node *pb, Cohort__V1__Inventory *inv, uint64_t *jobs)
+    Cohort__V1__Node *pb, Cohort__V1__Inventory *inv, uint64_t *jobs,
+    char **derived)
 {
 	unsigned i, k;
 	int32_t leaf;
@@ -67,6 +69,12 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->reason = n->drained ? n->drain_reason : n->reason;
 	pb->address = n->address;
 	pb->inventory = inv;
+	/* The configured features travel in the inventory; these are the
+	 * controller's, by its rule (lib/features.h). */
+	for (i = 0; i < n->derived.n && i < FEATURES_DERIVED_MAX; i++)
+		derived[i] = (char *)n->derived.v[i];
+	pb->n_derived_features = i;
+	pb->derived_features = derived;
 	pb->has_last_heartbeat_ms = pb->has_since_ms = 1;
 	pb->last_heartbeat_ms = n->last_heartbeat_ms;
 	pb->since_ms = n->since_ms;
@@ -177,6 +185,7 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	Cohort__V1__Node *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__Inventory *invs = NULL;
 	uint64_t (*jobs)[RPC_NODE_JOBS] = NULL;
+	char *(*derived)[FEATURES_DERIVED_MAX] = NULL;
 	struct node **all, **sel, **named = NULL;
 	size_t i, n, total, first, max, sz, bytes = 0, done = 0;
 
@@ -196,11 +205,12 @@ rpc_list_nodes(struct rpc *rpc, struct conn *c,
 	if (n > 0 && ((pbs = calloc(n, sizeof(*pbs))) == NULL ||
 	    (ptrs = calloc(n, sizeof(*ptrs))) == NULL ||
 	    (invs = calloc(n, sizeof(*invs))) == NULL ||
-	    (jobs = calloc(n, sizeof(*jobs))) == NULL))
+	    (jobs = calloc(n, sizeof(*jobs))) == NULL ||
+	    (derived = calloc(n, sizeof(*derived))) == NULL))
 		goto nomem;
 	for (done = 0; done < n; done++) {
 		if (rpc_node_to_pb(rpc, sel[done], &pbs[done],
-		    &invs[done], jobs[done]) == -1)
+		    &invs[done], jobs[done], derived[done]) == -1)
 			goto nomem;
 		sz = protobuf_c_message_get_packed_size(&pbs[done].base);
 		if (done > 0 && bytes + sz > RPC_PAGE_BYTES) {
@@ -226,6 +236,7 @@ out:
 	for (i = 0; i < done; i++)
 		wire_inventory_pb_release(&invs[i]);
 	free(jobs);
+	free(derived);
 	free(invs);
 	free(ptrs);
 	free(pbs);
@@ -240,6 +251,7 @@ rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	Cohort__V1__Node pb;
 	Cohort__V1__Inventory inv;
 	uint64_t jobs[RPC_NODE_JOBS];
+	char *derived[FEATURES_DERIVED_MAX];
 	struct node *n;
 	char text[128];
 
@@ -249,7 +261,7 @@ rpc_get_node(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
 		return;
 	}
-	if (rpc_node_to_pb(rpc, n, &pb, &inv, jobs) == -1) {
+	if (rpc_node_to_pb(rpc, n, &pb, &inv, jobs, derived) == -1) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		return;
 	}

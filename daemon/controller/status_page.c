@@ -30,7 +30,7 @@ static const char status_css[] =
     "vertical-align:middle}table.jobs tr:nth-child(even),"
     "table.nodes tr:nth-child(even){background:#f0f0ee}"
     "table.jobs th{background:#e4e4e0}td.r{text-align:right}"
-    "td.why{color:#7a4b00}tr.off th{color:#888}"
+    "td.why{color:#7a4b00}td.feat{font-size:90%}tr.off th{color:#888}"
     ".health{display:flex;flex-wrap:wrap;gap:6px;margin:0;padding:0}"
     ".health div{border:1px solid #ddd;background:#fff;padding:3px 9px;"
     "border-radius:4px}.health b{display:block;font-size:15px}"

@@ -177,6 +177,31 @@ node_reason(struct status_out *o, const struct node *n)
 	}
 }
 
+/* The node's features, as --constraint matches them: the configured
+ * ones, then those derived from its inventory (dimmed, with a title
+ * saying so); nothing for a node with none. */
+static void
+node_features_cell(struct status_out *o, const struct node *n)
+{
+	unsigned i;
+
+	for (i = 0; i < n->inv.nfeatures && i < INV_MAX_FEATURES; i++) {
+		status_page_html_put(o, i > 0 ? "," : "");
+		status_page_html_text(o, n->inv.features[i]);
+	}
+	if (n->derived.n == 0)
+		return;
+	if (i > 0)
+		status_page_html_put(o, " ");
+	status_page_html_put(o, "<span class=\"dim\" title=\"derived from the "
+	    "inventory\">");
+	for (i = 0; i < n->derived.n && i < FEATURES_DERIVED_MAX; i++) {
+		status_page_html_put(o, i > 0 ? "," : "");
+		status_page_html_text(o, n->derived.v[i]);
+	}
+	status_page_html_put(o, "</span>");
+}
+
 void
 status_page_cells_row(struct status_ctx *c, const struct node *n,
     struct status_memo *m)
@@ -190,6 +215,8 @@ status_page_cells_row(struct status_ctx *c, const struct node *n,
 	node_state(o, n);
 	status_page_html_put(o, "</td><td class=\"cells\">");
 	cells(c, n, m);
+	status_page_html_put(o, "</td><td class=\"feat\">");
+	node_features_cell(o, n);
 	status_page_html_put(o, "</td><td>");
 	node_reason(o, n);
 	status_page_html_put(o, "</td></tr>\n");

@@ -2,11 +2,12 @@
  * The first byte picks one: #COHORT script lines, one line split into
  * words, topology.conf, a hostlist, a duration, the config value parsers
  * (size, duration, HOST:PORT), a script's #COHORT and #SBATCH lines with
- * the #SBATCH options translated, a --constraint expression and an
- * agent's features list. Each must return a result or a clean
+ * the #SBATCH options translated, a --constraint expression, an
+ * agent's features list and a GPU model made features. Each must return a result or a clean
  * error, never crash, leak or read out of bounds. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "daemon/sched/topo.h"
 #include "lib/conf.h"
 #include "lib/constraint.h"
+#include "lib/features.h"
 #include "lib/inventory.h"
 #include "lib/duration.h"
 #include "lib/hostlist.h"
@@ -73,6 +75,38 @@ fuzz_name(const char *name, size_t len, void *arg)
 /* A --constraint expression, matched against a node whose features
  * are the expression's own names, and the same text as a features
  * list. */
+/* s as a GPU model (lib/features.h): whatever it is, the features made
+ * of it are feature names a --constraint can name, and fit. */
+static void
+fuzz_model(const char *s)
+{
+	static struct inventory inv;
+	struct features_derived d;
+	char buf[INV_FEATURE_MAX + 1];
+	unsigned i;
+
+	if (features_model_name(s, buf, sizeof(buf)) == 0 &&
+	    !constraint_name_ok(buf))
+		abort();
+	if (features_model_family(s, buf, sizeof(buf)) == 0 &&
+	    !constraint_name_ok(buf))
+		abort();
+	if (features_model_name(s, buf, 5) == 0 && strlen(buf) > 4)
+		abort();
+	memset(&inv, 0, sizeof(inv));
+	inv.ngpus = 2;
+	for (i = 0; i < inv.ngpus; i++) {
+		snprintf(inv.gpus[i].model, sizeof(inv.gpus[i].model), "%s", s);
+		inv.gpus[i].nvlink_domain = 0;
+	}
+	features_derive(&inv, &d);
+	if (d.n > FEATURES_DERIVED_MAX)
+		abort();
+	for (i = 0; i < d.n; i++)
+		if (!constraint_name_ok(d.v[i]))
+			abort();
+}
+
 static void
 fuzz_constraint(const char *s)
 {
@@ -89,6 +123,7 @@ fuzz_constraint(const char *s)
 	} else if (constraint_match(s, feats, 4) != -1)
 		abort();
 	(void)inventory_set_features(&inv, s, errbuf, sizeof(errbuf));
+	fuzz_model(s);
 }
 
 int

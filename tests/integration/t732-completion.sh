@@ -4,7 +4,7 @@
 #  1. commands, a command's options (from its --help), values of --by and
 #     help's commands, with no controller;
 #  2. job ids for cancel and show, node names for drain, resume and node
-#     show, asked of a real controller, also with the connection given as
+#     show, features for --constraint, asked of a real controller, also with the connection given as
 #     flags on the command line rather than in the environment;
 #  3. a controller that accepts and never answers costs at most
 #     COHORT_COMPLETION_TIMEOUT seconds and completes nothing.
@@ -80,6 +80,12 @@ comp cohort node ""
 only show delete
 comp cohort node show n
 only node01 node02
+# Features for --constraint, derived ones included, also after an
+# operator.
+comp cohort submit -C ""
+only h100 nvidia-h100-80gb-hbm3
+comp cohort nodes --constraint 'fp64&h'
+only 'fp64&h100'
 # The connection as flags only.
 S=$COHORT_SERVER CE=$COHORT_CERT K=$COHORT_KEY CA=$COHORT_CA
 unset COHORT_SERVER COHORT_CERT COHORT_KEY COHORT_CA

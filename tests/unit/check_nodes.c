@@ -247,6 +247,11 @@ START_TEST(test_register_and_reload)
 	ck_assert_uint_eq(n->conn_id, 0);
 	ck_assert_int_eq(n->state, NODE_UP);
 	ck_assert_int_ge(n->last_heartbeat_ms, 10000);
+	/* Derived features are not stored: derived again from the stored
+	 * inventory (lib/features.h). */
+	ck_assert_uint_eq(n->derived.n, 3);
+	ck_assert_str_eq(n->derived.v[0], "h100");
+	ck_assert_str_eq(n->derived.v[2], "nvlink");
 	ck_assert_ptr_null(nodes_by_conn(c.ns, 3));
 	ck_assert_ptr_null(nodes_by_conn(c.ns, 0));
 	ctl_teardown(&c);

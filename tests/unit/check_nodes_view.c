@@ -243,6 +243,41 @@ START_TEST(test_reason_cell)
 }
 END_TEST
 
+/* The FEATURES cell and --constraint on both lists. */
+START_TEST(test_features)
+{
+	static const char *const conf[] = { "fp64", "ib" };
+	static const char *const derived[] = { "h100",
+	    "nvidia-h100-80gb-hbm3", "nvlink", "ib" };
+	struct nodes_view_node n = mk("a", true, "", false, 8, 0, 0);
+	char buf[256];
+
+	ck_assert_ptr_null(nodes_view_features_cell(&n, buf, sizeof(buf)));
+	ck_assert_int_eq(nodes_view_matches(&n, "h100"), 0);
+	n.derived = derived;
+	n.nderived = 3;
+	ck_assert_str_eq(nodes_view_features_cell(&n, buf, sizeof(buf)),
+	    "h100,nvidia-h100-80gb-hbm3,nvlink");
+	n.features = conf;
+	n.nfeatures = 2;
+	n.nderived = 4;		/* ib both configured and derived: once */
+	ck_assert_str_eq(nodes_view_features_cell(&n, buf, sizeof(buf)),
+	    "fp64,ib,h100,nvidia-h100-80gb-hbm3,nvlink");
+	/* Too small a buffer: no cut list. */
+	ck_assert_ptr_null(nodes_view_features_cell(&n, buf, 12));
+	ck_assert_str_eq(nodes_view_features_cell(&n, buf, 42),
+	    "fp64,ib,h100,nvidia-h100-80gb-hbm3,nvlink");
+	ck_assert_ptr_null(nodes_view_features_cell(&n, buf, 41));
+	ck_assert_int_eq(nodes_view_matches(&n, "h100&fp64"), 1);
+	ck_assert_int_eq(nodes_view_matches(&n, "nvlink&(a100|ib)"), 1);
+	ck_assert_int_eq(nodes_view_matches(&n, "a100"), 0);
+	ck_assert_int_eq(nodes_view_matches(&n, "fp64&nvl72"), 0);
+	n.nfeatures = 0;
+	ck_assert_int_eq(nodes_view_matches(&n, "fp64"), 0);
+	ck_assert_int_eq(nodes_view_matches(&n, "ib"), 1);
+}
+END_TEST
+
 static Suite *
 nodes_view_suite(void)
 {
@@ -254,6 +289,7 @@ nodes_view_suite(void)
 	tcase_add_test(tc, test_summary);
 	tcase_add_test(tc, test_reasons);
 	tcase_add_test(tc, test_reason_cell);
+	tcase_add_test(tc, test_features);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -581,6 +581,69 @@ START_TEST(test_constraint_filter)
 }
 END_TEST
 
+/* Features derived from the inventory (lib/features.h) meet
+ * --constraint as configured ones do; a constraint too few nodes meet
+ * waits with a BadConstraints reason that says so, and starts once a
+ * node that has the feature registers. */
+START_TEST(test_constraint_derived)
+{
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct inventory inv;
+	struct cerr err;
+	struct pass p;
+	struct ctl c;
+	uint64_t h, a, three;
+	unsigned g;
+
+	ctl_setup(&c, NULL);
+	ctl_node_features(&c, "node01", 8, 1, NOW, "", 0);
+	ctl_node_features(&c, "node02", 8, 2, NOW, "fp64", 0);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.constraint = strdup("h100&nvlink&fp64");
+	h = ctl_submit(&c, "alice", &spec, NOW - 1000);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.constraint = strdup("nvidia-a100-sxm4-80gb");
+	a = ctl_submit(&c, "alice", &spec, NOW - 900);
+	ctl_spec(&spec, 3, 3, 1);
+	spec.constraint = strdup("fp64|a100");
+	three = ctl_submit(&c, "alice", &spec, NOW - 800);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, h));
+	ck_assert_str_eq(s->place[0].node, "node02");
+	ck_assert_ptr_null(start_of(&p, a));
+	ck_assert_str_eq(reason_of(&p, a), "BadConstraints: no node has "
+	    "feature nvidia-a100-sxm4-80gb");
+	ck_assert_str_eq(reason_of(&p, three), "BadConstraints: --constraint "
+	    "fp64|a100: 1 node meets it, --nodes 3");
+	pass_free(&p);
+	/* node03 joins with A100s (no NVLink): the A100 job starts there. */
+	memset(&inv, 0, sizeof(inv));
+	snprintf(inv.source, sizeof(inv.source), "simulated");
+	inv.ncpus = 32;
+	inv.memory_mb = 1024;
+	inv.ngpus = 4;
+	for (g = 0; g < inv.ngpus; g++) {
+		inv.gpus[g].index = g;
+		snprintf(inv.gpus[g].model, sizeof(inv.gpus[g].model),
+		    "NVIDIA A100-SXM4-80GB");
+		inv.gpus[g].numa_node = 0;
+		inv.gpus[g].pcie_switch = -1;
+		inv.gpus[g].nvlink_domain = -1;
+		inv.gpus[g].nic = -1;
+	}
+	ck_assert_msg(nodes_register(c.ns, "node03", NULL, &inv, false, 3,
+	    NOW, &err) == 0, "nodes_register: %s", err.text);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, a));
+	ck_assert_str_eq(s->place[0].node, "node03");
+	ck_assert_str_eq(reason_of(&p, three), "BadConstraints: --constraint "
+	    "fp64|a100: 2 nodes meet it, --nodes 3");
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 /* --nodelist / --exclude become the core's node filter; a CPU-only job
  * holds a node but no GPU (on a node whose GPUs are all taken), and the
  * node then counts it, so an exclusive job keeps off that node. */
@@ -851,6 +914,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_each_allocation_fails);
 	tcase_add_test(tc, test_nodes_cpu_exclusive);
 	tcase_add_test(tc, test_constraint_filter);
+	tcase_add_test(tc, test_constraint_derived);
 	tcase_add_test(tc, test_shared_filter);
 	tcase_add_test(tc, test_rails_aligned);
 	tcase_add_test(tc, test_rails_graceful);

@@ -460,6 +460,36 @@ START_TEST(test_switch_ok)
 }
 END_TEST
 
+/* Each node's row shows its features as --constraint matches them: the
+ * configured ones, then the derived ones dimmed (lib/features.h). */
+START_TEST(test_page_features)
+{
+	struct cerr err;
+	struct node *n;
+	char *p, *s;
+
+	open_domain(NULL, 2, 4);
+	ck_assert_msg(domain_add_node(&D, "node03", 1, false, &err) != 0,
+	    "add node03: %s", err.text);
+	n = nodes_get(D.ns, "node02");
+	ck_assert_ptr_nonnull(n);
+	ck_assert_int_eq(inventory_set_features(&n->inv, "fp64,ib", err.text,
+	    sizeof(err.text)), 0);
+	p = page();
+	s = section(p, "nodes");
+	HAS(s, "<td class=\"feat\"><span class=\"dim\" title=\"derived from "
+	    "the inventory\">h100,nvidia-h100-80gb-hbm3,nvlink</span></td>");
+	HAS(s, "<td class=\"feat\">fp64,ib <span class=\"dim\" title=\"derived "
+	    "from the inventory\">h100,nvidia-h100-80gb-hbm3,nvlink</span>"
+	    "</td>");
+	/* One GPU: no NVLink to speak of. */
+	HAS(s, "\">h100,nvidia-h100-80gb-hbm3</span></td>");
+	ck_assert_uint_eq(count(s, "<td class=\"feat\">"), 3);
+	free(s);
+	free(p);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -475,6 +505,7 @@ suite(void)
 	tcase_add_test(t, test_page_states);
 	tcase_add_test(t, test_page_bounds);
 	tcase_add_test(t, test_page_collapse);
+	tcase_add_test(t, test_page_features);
 	suite_add_tcase(s, t);
 	return s;
 }
