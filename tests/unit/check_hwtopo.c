@@ -200,6 +200,31 @@ START_TEST(test_bad_file)
 }
 END_TEST
 
+/* NVML's GPUs (the fake library's: domain fa4e, buses as simulated)
+ * with this machine's topology, which hwloc's HWLOC_XMLFILE makes the
+ * fixture moved to domain fa4e: NVML's upper-case bus ids match. */
+START_TEST(test_nvml_this_machine)
+{
+	struct cerr err;
+
+	variant(NULL, "pci_busid=\"0000:", "pci_busid=\"fa4e:");
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	setenv("FAKE_NVML_TOPO", "nvswitch", 1);
+	ck_assert_msg(inventory_nvml(FAKE_NVML, &inv, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(inv.gpus[0].pci_bus_id, "0000fa4e:18:00.0");
+	ck_assert_int_eq(inv.gpus[0].nic, -1);
+	setenv("HWLOC_XMLFILE", tmpxml, 1);
+	ck_assert_msg(inventory_nics(&inv, NULL, &err) == 0, "%s", err.text);
+	unsetenv("HWLOC_XMLFILE");
+	unlink(tmpxml);
+	expect(0, 0, "mlx5_0", true);
+	expect(1, 0, "mlx5_0", true);
+	expect(2, 1, "mlx5_1", true);
+	expect(3, 1, "mlx5_1", true);
+}
+END_TEST
+
 static Suite *
 hwtopo_suite(void)
 {
@@ -212,6 +237,7 @@ hwtopo_suite(void)
 	tcase_add_test(tc, test_network_fallback);
 	tcase_add_test(tc, test_pairs_off);
 	tcase_add_test(tc, test_bad_file);
+	tcase_add_test(tc, test_nvml_this_machine);
 	suite_add_tcase(s, tc);
 	return s;
 }
