@@ -897,6 +897,44 @@ START_TEST(test_rails_majority)
 }
 END_TEST
 
+/* A restart that keeps node01 and replaces node02 by node03 lines the
+ * replacement up with the kept node: node01's GPUs 0-1 went to another
+ * job meanwhile, so node01 gives 2-3, and so does node03, idle. */
+START_TEST(test_rails_on_restart)
+{
+	static const int pairs[4] = { 0, 0, 1, 1 };
+	static const unsigned low[2] = { 0, 1 };
+	struct placement mine[2] = { { .node = "node01", .node_rank = 0,
+	    .ngpus = 2, .gpus = { 0, 1 } }, { .node = "node02",
+	    .node_rank = 1, .ngpus = 2, .gpus = { 0, 1 } } };
+	const struct placement_start *s;
+	enum job_state st;
+	struct pass p;
+	struct ctl c;
+	struct cerr err;
+	uint64_t id;
+
+	ctl_setup(&c, NULL);
+	rail_node(&c, "node01", pairs, 1);
+	rail_node(&c, "node02", pairs, 2);
+	rail_node(&c, "node03", pairs, 3);
+	id = submit(&c, 2, 2, 0);
+	ck_assert_int_eq(jobs_allocate(c.js, id, mine, 2, NOW, &err), 0);
+	ck_assert_int_eq(jobs_mark_running(c.js, id, NOW, &err), 0);
+	nodes_set_health(c.ns, nodes_get(c.ns, "node02"), &(struct
+	    node_health){ .health = HEALTH_FAILED }, NOW);
+	ck_assert_int_eq(jobs_fail_over(c.js, id, "node02 FAILED", true, NOW,
+	    NOW, &st, &err), 0);
+	hold(&c, "node01", low, 2);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	has_gpus(s, 0, "node01", 2, 3);
+	has_gpus(s, 1, "node03", 2, 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 static Suite *
 placement_suite(void)
 {
@@ -919,6 +957,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_rails_aligned);
 	tcase_add_test(tc, test_rails_graceful);
 	tcase_add_test(tc, test_rails_majority);
+	tcase_add_test(tc, test_rails_on_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }
