@@ -379,7 +379,7 @@ gpu_json(const struct gpu_info *g, const Cohort__V1__Gpu *pb)
 			return NULL;
 		}
 	return json_pack("{s:I, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o,"
-	    " s:o, s:o}",
+	    " s:o, s:b, s:o, s:o}",
 	    "index", (json_int_t)g->index,
 	    "uuid", json_str_or_null(str_or_null(g->uuid)),
 	    "model", json_str_or_null(str_or_null(g->model)),
@@ -391,6 +391,9 @@ gpu_json(const struct gpu_info *g, const Cohort__V1__Gpu *pb)
 	    g->nvlink_domain),
 	    "nvlink_peers", peers,
 	    "nic", json_opt_int(g->nic >= 0, g->nic),
+	    "nic_name", json_str_or_null(g->nic_name[0] != '\0' ?
+	    g->nic_name : NULL),
+	    "nic_near", g->nic_near,
 	    "health", json_str_or_null(pb_health_name(pb->has_health,
 	    pb->health)),
 	    "job_id", json_opt_int(pb->has_job_id && pb->job_id != 0,
@@ -837,22 +840,25 @@ int_cell(int v, char *buf, size_t len)
 	return buf;
 }
 
-/* INDEX MODEL MEMORY NUMA PCI SWITCH NVLINK NIC HEALTH JOB */
+/* INDEX MODEL MEMORY NUMA PCI SWITCH NVLINK RAIL NIC HEALTH JOB: RAIL
+ * is the NIC's index on the node, NIC its name (with a '*' when it does
+ * not share the GPU's PCIe switch). */
 static int
 show_gpus(const struct cnode *n, FILE *fp)
 {
-	static const char *const head[10] = { "INDEX", "MODEL", "MEMORY",
-	    "NUMA", "PCI", "SWITCH", "NVLINK", "NIC", "HEALTH", "JOB" };
+	static const char *const head[11] = { "INDEX", "MODEL", "MEMORY",
+	    "NUMA", "PCI", "SWITCH", "NVLINK", "RAIL", "NIC", "HEALTH",
+	    "JOB" };
 	char idx[16], mem[32], numa[16], sw[16], nv[OUTPUT_PEERS_LEN + 16];
-	char nic[16], job[24];
+	char nic[16], nicname[INV_NIC_NAME_MAX + 2], job[24];
 	const struct gpu_info *g;
 	const Cohort__V1__Gpu *pb;
 	struct output_table *t;
-	const char *cells[10];
+	const char *cells[11];
 	unsigned i;
 	int rc = 0;
 
-	if ((t = output_table_new(10, head)) == NULL)
+	if ((t = output_table_new(11, head)) == NULL)
 		return -1;
 	for (i = 0; i < n->inv.ngpus && rc == 0; i++) {
 		g = &n->inv.gpus[i];
@@ -868,8 +874,11 @@ show_gpus(const struct cnode *n, FILE *fp)
 		cells[6] = output_nvlink(g->nvlink_domain, g->nvlink_peers, nv,
 		    sizeof(nv));
 		cells[7] = int_cell(g->nic, nic, sizeof(nic));
-		cells[8] = pb_health_name(pb->has_health, pb->health);
-		cells[9] = pb->has_job_id && pb->job_id != 0 ? job : NULL;
+		snprintf(nicname, sizeof(nicname), "%s%s", g->nic_name,
+		    g->nic_near ? "" : "*");
+		cells[8] = g->nic_name[0] != '\0' ? nicname : NULL;
+		cells[9] = pb_health_name(pb->has_health, pb->health);
+		cells[10] = pb->has_job_id && pb->job_id != 0 ? job : NULL;
 		rc = output_table_add(t, cells);
 	}
 	if (rc == 0)

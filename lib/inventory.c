@@ -21,6 +21,21 @@ health_name(enum health_state h)
 	return "UNKNOWN";
 }
 
+bool
+inventory_nic_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0')
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (i >= INV_NIC_NAME_MAX - 1 ||
+		    (!isalnum((unsigned char)s[i]) &&
+		    strchr("._-:", s[i]) == NULL))
+			return false;
+	return true;
+}
+
 int
 inventory_set_features(struct inventory *inv, const char *list, char *err,
     size_t errlen)

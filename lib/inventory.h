@@ -4,6 +4,7 @@
 #ifndef COHORT_INVENTORY_H
 #define COHORT_INVENTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,12 @@
  * CONSTRAINT_FEATURES_MAX and CONSTRAINT_NAME_MAX. */
 #define INV_MAX_FEATURES 32
 #define INV_FEATURE_MAX 64
+/* A NIC's device name ("mlx5_0"), with its NUL; as an RDMA device name
+ * (IB_DEVICE_NAME_MAX in the kernel is 64, names in use are short). */
+#define INV_NIC_NAME_MAX 32
+/* NIC indices (rails) are below this ([gpu] nics of a simulated node is
+ * at most this many). */
+#define INV_MAX_NICS 1024
 
 struct gpu_info {
 	unsigned index;			/* node-local, as CUDA numbers them */
@@ -27,8 +34,19 @@ struct gpu_info {
 					 * NVLinked to each other (one
 					 * NVSwitch, a quad...); -1: none */
 	uint64_t nvlink_peers;		/* bit i: an NVLink to GPU index i */
-	int nic;			/* index of the nearest NIC; -1 */
+	int nic;			/* index of the nearest NIC, which
+					 * is also its rail; -1: unknown */
+	char nic_name[INV_NIC_NAME_MAX];	/* that NIC ("mlx5_0");
+					 * "": unknown or unnamed */
+	bool nic_near;			/* that NIC shares a PCIe switch
+					 * with the GPU (placement prefers
+					 * such GPUs) */
 };
+
+/* Whether s is a NIC name the inventory accepts: 1 to INV_NIC_NAME_MAX
+ * - 1 letters, digits, '.', '_', '-' or ':' (it ends up in the task's
+ * environment, NCCL_IB_HCA, so nothing else). */
+bool	inventory_nic_name_ok(const char *s);
 
 /* Health of a node or a GPU (SPEC.md, "Health"). */
 enum health_state {

@@ -496,6 +496,10 @@ wire_inventory_to_pb(const struct inventory *inv, Cohort__V1__Inventory *pb)
 		g[i].has_nvlink_peers = g[i].has_nic = 1;
 		g[i].nvlink_peers = gi->nvlink_peers;
 		g[i].nic = gi->nic;
+		if (gi->nic_name[0] != '\0')
+			g[i].nic_name = (char *)gi->nic_name;
+		g[i].has_nic_near = 1;
+		g[i].nic_near = gi->nic_near;
 		pb->gpus[i] = &g[i];
 	}
 	pb->n_gpus = inv->ngpus;
@@ -566,6 +570,24 @@ wire_inventory_from_pb(const Cohort__V1__Inventory *pb, struct inventory *inv,
 		gi->nvlink_domain = g->has_nvlink_domain ? g->nvlink_domain : -1;
 		gi->nvlink_peers = g->nvlink_peers;
 		gi->nic = g->has_nic ? g->nic : -1;
+		if (gi->nic < -1 || gi->nic >= INV_MAX_NICS)
+			return cerr_set(err, ERR_INVALID,
+			    "inventory: GPU %zu has NIC %d", i, gi->nic);
+		/* The name reaches tasks' environments (NCCL_IB_HCA). */
+		if (g->nic_name != NULL && g->nic_name[0] != '\0') {
+			if (!inventory_nic_name_ok(g->nic_name))
+				return cerr_set(err, ERR_INVALID,
+				    "inventory: GPU %zu: NIC name is not one "
+				    "(letters, digits, '.', '_', '-', ':', at "
+				    "most %d)", i, INV_NIC_NAME_MAX - 1);
+			wire_copy_text(gi->nic_name, sizeof(gi->nic_name),
+			    g->nic_name);
+		}
+		/* An agent from before field 14: any NIC was a near one. */
+		gi->nic_near = g->has_nic_near ? g->nic_near != 0 :
+		    gi->nic >= 0;
+		if (gi->nic < 0)
+			gi->nic_near = false;
 	}
 	return 0;
 }

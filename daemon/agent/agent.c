@@ -697,8 +697,9 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	struct task_launch tl = { 0 };
 	struct taskout out;
 	struct task t;
+	const char *nics[INV_MAX_GPUS];
 	char **envp = NULL;
-	size_t nenv = 0;
+	size_t nenv = 0, i;
 	int rc;
 
 	te.job_id = l->job_id;
@@ -713,6 +714,12 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	te.local_rank = local_rank;
 	te.gpus = l->gpus;
 	te.ngpus = l->ngpus;
+	if (a->inv != NULL && l->ngpus <= INV_MAX_GPUS) {
+		for (i = 0; i < l->ngpus; i++)
+			nics[i] = l->gpus[i] < a->inv->ngpus ?
+			    a->inv->gpus[l->gpus[i]].nic_name : NULL;
+		te.gpu_nics = nics;
+	}
 	te.checkpoint_dir = s->checkpoint_dir;
 	te.resume_checkpoint = l->resume_checkpoint;
 	te.progress_file = progress;

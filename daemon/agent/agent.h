@@ -61,13 +61,14 @@ typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);
 struct agent *agent_create(struct event_base *base,
     const struct agent_config *cfg, agent_exit_cb cb, void *arg,
     struct cerr *err);
-/* The node's inventory (borrowed; must outlive the agent), for the
- * GPUs' NUMA nodes that --cpus-per-task binds next to. Without it the
- * cores are chosen on any NUMA node. */
-void agent_set_inventory(struct agent *a, const struct inventory *inv);
-
 /* Stops watching; tasks keep running. Accepts NULL. */
 void agent_destroy(struct agent *a);
+
+/* The node's inventory, for what tasks learn of their GPUs: the NUMA
+ * nodes --cpus-per-task binds next to, and their NICs (COHORT_TASK_NIC,
+ * NCCL_IB_HCA). Borrowed; must outlive the agent. NULL (the default):
+ * nothing known; cores are then chosen on any NUMA node. */
+void agent_set_inventory(struct agent *a, const struct inventory *inv);
 
 /* Start this node's tasks of l. Idempotent: a start already known is
  * accepted as is. 0, or -1 with err (ERR_INVALID for a start that cannot

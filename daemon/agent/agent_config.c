@@ -59,6 +59,8 @@ static int agent_set_cgroup(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int agent_set_nics(const struct conf_ctx *, const struct conf_key *,
+    const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct agent_config, f)
 #define KEY(sec, key, req, setter)                                             \
@@ -96,6 +98,9 @@ static const struct conf_key agent_keys[] = {
 	  FIELD(min_uid), .min = 0, .max = UINT32_MAX },
 	{ .section = "agent", .name = "allow_system_users",
 	  .repeatable = true, .set = agent_set_allow_users },
+	/* Rails (issue 16): the GPUs' NICs from a saved hwloc topology
+	 * instead of this machine's. */
+	PATHKEY("agent", "hwloc_xml", hwloc_xml, false),
 	PATHKEY("tls", "ca", ca, true),
 	PATHKEY("tls", "cert", cert, true),
 	PATHKEY("tls", "key", key, true),
@@ -109,7 +114,7 @@ static const struct conf_key agent_keys[] = {
 	SIMKEY("memory_mb", memory_mb, 1, 1ULL << 24),
 	KEY("gpu", "nvlink", false, agent_set_nvlink),
 	SIMKEY("numa_nodes", numa_nodes, 1, 64),
-	SIMKEY("nics", nics, 0, 1024),
+	KEY("gpu", "nics", false, agent_set_nics),
 	SIMKEY("cpus", ncpus, 1, 1U << 20),
 	SIMKEY("memory_total_mb", memory_total_mb, 1, 1ULL << 32),
 	PATHKEY("health", "program", health_program, false),
@@ -176,6 +181,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->cert);
 	free(cfg->key);
 	free(cfg->crl);
+	free(cfg->hwloc_xml);
 	free(cfg->nvml_library);
 	free(cfg->health_program);
 	agent_config_defaults(cfg);
@@ -469,6 +475,26 @@ agent_set_source(const struct conf_ctx *c, const struct conf_key *k,
 	    "'%.64s' is not a source (auto, nvml, simulated or none)", value);
 }
 
+/* The simulated NICs: a number, split evenly over the GPUs and unnamed
+ * (as before NICs had names), or NAME:GPUS ... (inventory_sim_nics). */
+static int
+agent_set_nics(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	uint64_t v;
+
+	(void)k;
+	if (value[0] >= '0' && value[0] <= '9' && strchr(value, ':') == NULL) {
+		if (conf_parse_uint(value, 0, INV_MAX_NICS, &v, err) == -1)
+			return -1;
+		cfg->sim.nics = (unsigned)v;
+		cfg->sim.nics_named = false;
+		return 0;
+	}
+	return inventory_sim_nics(&cfg->sim, value, err);
+}
+
 /* "79 = drain": the key is the code (see agent_xid_keys). */
 static int
 agent_set_xid(const struct conf_ctx *c, const struct conf_key *k,
@@ -666,16 +692,31 @@ fail:
 }
 
 /* What the file leaves to be derived: the address defaults to the name,
- * the simulated NICs to one per GPU. */
+ * the simulated NICs to one per GPU; and the named NICs checked against
+ * the GPU count. */
 static int
 agent_finish(struct agent_config *cfg, const int *seen, const char *path,
     struct cerr *err)
 {
 	size_t i;
 
-	for (i = 0; i < AGENT_NKEYS; i++)
-		if (strcmp(agent_keys[i].name, "nics") == 0 && seen[i] == 0)
+	unsigned g;
+
+	for (i = 0; i < AGENT_NKEYS; i++) {
+		if (strcmp(agent_keys[i].name, "nics") != 0)
+			continue;
+		if (seen[i] == 0)
 			cfg->sim.nics = cfg->sim.count;
+		/* count may come after nics: checked once both are read. */
+		for (g = cfg->sim.count; cfg->sim.nics_named &&
+		    g < INV_MAX_GPUS; g++)
+			if (cfg->sim.nic_of[g] != -1)
+				return cerr_set(err, ERR_INVALID, "%s:%d: NIC "
+				    "%s names GPU %u, but count = %u", path,
+				    seen[i],
+				    cfg->sim.nic_names[cfg->sim.nic_of[g]], g,
+				    cfg->sim.count);
+	}
 	if (cfg->address == NULL && (cfg->address = strdup(cfg->name)) ==
 	    NULL)
 		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);

@@ -21,6 +21,8 @@
  *                                 default: this machine's (sysfs)
  *   cgroup = auto | off | PATH    a cgroup v2 per job (cgroup.c);
  *                                 default auto
+ *   hwloc_xml = PATH              the GPUs' NICs from this hwloc XML
+ *                                 topology instead of this machine's
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   crl = PATH                    optional: CRLs of the CA, checked for
@@ -31,7 +33,9 @@
  *                                 GPU
  *   nvml_library = PATH           default libnvidia-ml.so.1
  *   count, model, memory_mb, nvlink, numa_nodes, nics, cpus,
- *   memory_total_mb               the simulated inventory
+ *   memory_total_mb               the simulated inventory; nics = N
+ *                                 (split evenly, unnamed) or
+ *                                 NAME:GPUS ... (mlx5_0:0-3 mlx5_1:4-7)
  *   [health]
  *   program = PATH                optional NHC-style check
  *   interval = 30s  timeout = 60s
@@ -98,6 +102,7 @@ struct agent_config {
 	char *cert;
 	char *key;
 	char *crl;		/* revocation (issue 10); NULL: none */
+	char *hwloc_xml;	/* [agent] hwloc_xml; NULL: this machine */
 	enum agent_source source;	/* [gpu] source; default auto */
 	char *nvml_library;	/* NULL: default */
 	struct sim_gpus sim;

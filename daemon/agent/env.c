@@ -140,6 +140,61 @@ envv_unset_prefix(struct envv *e, const char *prefix)
 	}
 }
 
+/* Whether e holds a variable named key. */
+static bool
+envv_has(const struct envv *e, const char *key)
+{
+	size_t i, klen = strlen(key);
+
+	for (i = 0; i < e->n; i++)
+		if (env_keylen(e->v[i]) == klen &&
+		    strncmp(e->v[i], key, klen) == 0)
+			return true;
+	return false;
+}
+
+/* The task's NICs: COHORT_TASK_NIC, and NCCL_IB_HCA unless the job set
+ * it. The names of the GPUs gpus[off..off+len), each once, in GPU order
+ * (two GPUs on one NIC name it once). NCCL reads a bare name as a
+ * prefix (mlx5_1 would take mlx5_10 too); a leading '=' makes the list
+ * exact names. No NIC known: neither, and no COHORT_TASK_NIC the job's
+ * env brought from elsewhere. */
+static int
+env_put_nics(struct envv *e, const struct task_env *te, size_t off,
+    size_t len)
+{
+	const char *names[64], *nm;
+	size_t n = 0, i, k;
+	char *list, *hca;
+	int rc;
+
+	envv_unset_prefix(e, "COHORT_TASK_NIC=");
+	for (i = off; te->gpu_nics != NULL && i < off + len; i++) {
+		if ((nm = te->gpu_nics[i]) == NULL || nm[0] == '\0')
+			continue;
+		for (k = 0; k < n; k++)
+			if (strcmp(names[k], nm) == 0)
+				break;
+		if (k == n && n < sizeof(names) / sizeof(names[0]))
+			names[n++] = nm;
+	}
+	if (n == 0)
+		return 0;
+	if ((list = join(names, NULL, n)) == NULL)
+		return -1;
+	rc = envv_set(e, "COHORT_TASK_NIC", list);
+	if (rc == 0 && !envv_has(e, "NCCL_IB_HCA")) {
+		if (asprintf(&hca, "=%s", list) == -1)
+			rc = -1;
+		else {
+			rc = envv_set(e, "NCCL_IB_HCA", hca);
+			free(hca);
+		}
+	}
+	free(list);
+	return rc;
+}
+
 /* An array task's variables, Cohort's and Slurm's. The job's env may
  * hold some from where it was submitted (inside another array task):
  * they are not this task's, whatever this one sets. */
@@ -290,7 +345,8 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 	    envv_set(e, "NVIDIA_VISIBLE_DEVICES", "void") == -1)
 		goto out;
 	if (env_put_array(e, te) == -1 ||
-	    env_put_slurm(e, te, nodes, ngpus) == -1)
+	    env_put_slurm(e, te, nodes, ngpus) == -1 ||
+	    env_put_nics(e, te, off, len) == -1)
 		goto out;
 	rc = 0;
 out:

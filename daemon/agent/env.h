@@ -22,6 +22,9 @@ struct task_env {
 	unsigned local_rank;
 	const unsigned *gpus;		/* this node's allocated GPU indices */
 	size_t ngpus;			/* (the task gets its equal share) */
+	/* The name of each of gpus[]' nearest NIC ("mlx5_0"; NULL or "":
+	 * unknown), in the same order; NULL: none known. */
+	const char *const *gpu_nics;
 	const char *checkpoint_dir;	/* NULL: none */
 	const char *resume_checkpoint;	/* NULL or "": first start */
 	const char *progress_file;
@@ -52,7 +55,11 @@ struct task_env {
  *      (sbatch would keep the submitter's);
  *   4. Cohort's variables (COHORT_*, the torchrun names, MASTER_*,
  *      CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES for a CPU-only job,
- *      and Slurm's SLURM_* names for scripts written for sbatch).
+ *      and Slurm's SLURM_* names for scripts written for sbatch);
+ *      COHORT_TASK_NIC, the NICs of the task's GPUs (gpu_nics: names in
+ *      GPU order, each once, comma-separated), and NCCL_IB_HCA, the same
+ *      for NCCL as exact names ("=mlx5_0,mlx5_1"), unless the job's env
+ *      sets NCCL_IB_HCA itself: a user's choice of HCAs stands.
  * 0, or -1 with err. */
 int env_build(const struct task_env *te, char ***envp, size_t *n,
     struct cerr *err);

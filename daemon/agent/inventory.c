@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/hwtopo.h"
 #include "daemon/agent/inventory.h"
 #include "daemon/agent/nvml.h"
 
@@ -44,8 +45,118 @@ inventory_sim_defaults(struct sim_gpus *sim)
 	snprintf(sim->nvlink, sizeof(sim->nvlink), "all");
 	sim->numa_nodes = SIM_DEFAULT_NUMA;
 	sim->nics = SIM_DEFAULT_COUNT;
+	sim->nics_named = false;
 	sim->ncpus = SIM_DEFAULT_CPUS;
 	sim->memory_total_mb = SIM_DEFAULT_MEMORY_TOTAL_MB;
+}
+
+/* One GPU index or range "N" / "N-M" of s[0..len) into *gpus; -1 with
+ * err. */
+static int
+inv_sim_range(const char *nic, const char *s, size_t len, uint64_t *gpus,
+    struct cerr *err)
+{
+	unsigned long lo, hi;
+	char buf[24], *end;
+
+	if (len == 0 || len >= sizeof(buf))
+		return cerr_set(err, ERR_INVALID, "NIC %s: '%.*s' is not a GPU "
+		    "index or range", nic, (int)(len > 20 ? 20 : len), s);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!isdigit((unsigned char)buf[0]))
+		goto bad;
+	lo = hi = strtoul(buf, &end, 10);
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			goto bad;
+		hi = strtoul(end + 1, &end, 10);
+	}
+	if (*end != '\0')
+		goto bad;
+	if (lo > hi || hi >= INV_MAX_GPUS)
+		return cerr_set(err, ERR_INVALID, "NIC %s: GPUs '%s' out of "
+		    "range (0 to %d, low to high)", nic, buf,
+		    INV_MAX_GPUS - 1);
+	for (; lo <= hi; lo++)
+		*gpus |= 1ULL << lo;
+	return 0;
+bad:
+	return cerr_set(err, ERR_INVALID, "NIC %s: '%s' is not a GPU index "
+	    "or range", nic, buf);
+}
+
+int
+inventory_sim_nics(struct sim_gpus *sim, const char *value,
+    struct cerr *err)
+{
+	char names[INV_MAX_GPUS][INV_NIC_NAME_MAX];
+	int of[INV_MAX_GPUS];
+	const char *p = value, *tok, *colon, *q, *c;
+	uint64_t gpus, all = 0;
+	size_t len, nlen;
+	unsigned n = 0, i;
+
+	for (i = 0; i < INV_MAX_GPUS; i++)
+		of[i] = -1;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		tok = p;
+		while (*p != '\0' && *p != ' ' && *p != '\t')
+			p++;
+		len = (size_t)(p - tok);
+		if ((colon = memchr(tok, ':', len)) == NULL)
+			return cerr_set(err, ERR_INVALID, "'%.*s' is not "
+			    "NAME:GPUS (e.g. mlx5_0:0-3)",
+			    (int)(len > 40 ? 40 : len), tok);
+		nlen = (size_t)(colon - tok);
+		if (nlen == 0 || nlen >= INV_NIC_NAME_MAX)
+			return cerr_set(err, ERR_INVALID, "'%.*s': a NIC name "
+			    "has 1 to %d characters", (int)(len > 40 ? 40 :
+			    len), tok, INV_NIC_NAME_MAX - 1);
+		if (n == INV_MAX_GPUS)
+			return cerr_set(err, ERR_INVALID, "more than %d NICs",
+			    INV_MAX_GPUS);
+		memcpy(names[n], tok, nlen);
+		names[n][nlen] = '\0';
+		/* ':' is a name character too (inventory_nic_name_ok), but
+		 * here it is the separator. */
+		if (!inventory_nic_name_ok(names[n]))
+			return cerr_set(err, ERR_INVALID, "'%s' is not a NIC "
+			    "name (letters, digits, '.', '_', '-')", names[n]);
+		for (i = 0; i < n; i++)
+			if (strcmp(names[i], names[n]) == 0)
+				return cerr_set(err, ERR_INVALID, "NIC %s is "
+				    "given twice", names[n]);
+		gpus = 0;
+		for (q = colon + 1; q <= p; q = c + 1) {
+			for (c = q; c < p && *c != ','; c++)
+				;
+			if (inv_sim_range(names[n], q, (size_t)(c - q), &gpus,
+			    err) == -1)
+				return -1;
+		}
+		if (gpus & all)
+			return cerr_set(err, ERR_INVALID, "NIC %s: GPU %d has "
+			    "a NIC already", names[n],
+			    __builtin_ctzll(gpus & all));
+		all |= gpus;
+		for (i = 0; i < INV_MAX_GPUS; i++)
+			if (gpus & (1ULL << i))
+				of[i] = (int)n;
+		n++;
+	}
+	if (n == 0)
+		return cerr_set(err, ERR_INVALID, "no NIC named (a number, "
+		    "or NAME:GPUS ...)");
+	memcpy(sim->nic_names, names, sizeof(names[0]) * n);
+	memcpy(sim->nic_of, of, sizeof(of));
+	sim->nics = n;
+	sim->nics_named = true;
+	return 0;
 }
 
 /* FNV-1a, 64 bits, continuing from h. */
@@ -140,6 +251,13 @@ inventory_simulated(const struct sim_gpus *sim, const char *node,
 	if (sim->ncpus == 0 || sim->memory_total_mb == 0)
 		return cerr_set(err, ERR_INVALID,
 		    "a simulated node needs CPUs and memory");
+	if (sim->nics_named)
+		for (i = sim->count; i < INV_MAX_GPUS; i++)
+			if (sim->nic_of[i] != -1)
+				return cerr_set(err, ERR_INVALID,
+				    "nics: NIC %s names GPU %u, but there are "
+				    "%u GPUs", sim->nic_names[sim->nic_of[i]],
+				    i, sim->count);
 
 	memset(inv, 0, sizeof(*inv));
 	snprintf(inv->source, sizeof(inv->source), "simulated");
@@ -162,8 +280,18 @@ inventory_simulated(const struct sim_gpus *sim, const char *node,
 		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id),
 		    "00000000:%02x:00.0", SIM_BUS_FIRST + SIM_BUS_STEP * i);
 		g->pcie_switch = (int)(i / 2);
-		g->nic = sim->nics == 0 ? -1 :
-		    (int)((uint64_t)i * sim->nics / sim->count);
+		if (sim->nics_named) {
+			g->nic = sim->nic_of[i];
+			if (g->nic >= 0)
+				snprintf(g->nic_name, sizeof(g->nic_name),
+				    "%s", sim->nic_names[g->nic]);
+		} else {
+			g->nic = sim->nics == 0 ? -1 :
+			    (int)((uint64_t)i * sim->nics / sim->count);
+		}
+		/* A simulated NIC sits on its GPUs' switch, as on an HGX
+		 * board. */
+		g->nic_near = g->nic >= 0;
 		if (group == 0) {
 			g->nvlink_domain = 0;
 			g->nvlink_peers = all & ~(1ULL << i);
@@ -514,6 +642,12 @@ inventory_auto(const char *libpath, struct inventory *inv,
 	}
 	snprintf(inv->source, sizeof(inv->source), "nvml");
 	return 0;
+}
+
+int
+inventory_nics(struct inventory *inv, const char *xml, struct cerr *err)
+{
+	return hwtopo_nics(inv, xml, err);
 }
 
 int

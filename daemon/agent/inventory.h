@@ -19,13 +19,37 @@ struct sim_gpus {
 					 * "quads", "pairs" or "none";
 					 * default "all" */
 	unsigned numa_nodes;		/* GPUs split evenly; default 2 */
-	unsigned nics;			/* NICs split evenly; default = count */
+	unsigned nics;			/* NICs split evenly, unnamed;
+					 * default = count; with names, how
+					 * many are named */
+	/* nics = NAME:GPUS ...: named NICs in the order given (which is
+	 * their rail), nic_of[i] the index of GPU i's, -1 for none. 0 named:
+	 * the even split above. */
+	bool nics_named;
+	char nic_names[INV_MAX_GPUS][INV_NIC_NAME_MAX];
+	int nic_of[INV_MAX_GPUS];
 	unsigned ncpus;			/* default 64 */
 	uint64_t memory_total_mb;	/* default 1 TiB */
 };
 
 /* Defaults above. */
 void inventory_sim_defaults(struct sim_gpus *sim);
+
+/* Read the named form of [gpu] nics into sim: entries NAME:GPUS
+ * separated by blanks, GPUS a comma-separated list of indices and
+ * ranges ("mlx5_0:0-3 mlx5_1:4-7", "mlx5_0:0,2 mlx5_1:1,3"); a NIC name
+ * as inventory_nic_name_ok, each NIC and each GPU at most once. 0, or -1
+ * with err (ERR_INVALID, in words for the config's FILE:LINE), sim
+ * unchanged. */
+int inventory_sim_nics(struct sim_gpus *sim, const char *value,
+    struct cerr *err);
+
+/* The GPUs' NICs from hwloc (daemon/agent/hwtopo.h): from the XML file
+ * xml when given (over any source's, simulated included: for tests and
+ * offline diagnosis), else from this machine. 0, or -1 with err, inv
+ * unchanged. */
+int inventory_nics(struct inventory *inv, const char *xml,
+    struct cerr *err);
 
 /* Build a simulated inventory. UUIDs are derived from node (stable across
  * restarts, unique across nodes). 0, or -1 with err (ERR_INVALID: count

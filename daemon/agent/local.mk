@@ -4,6 +4,7 @@ daemon_agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS) $(INIH_CFLAGS) $(HWL
 daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/agent_config.c daemon/agent/agent_config.h \
 	daemon/agent/inventory.c daemon/agent/inventory.h \
+	daemon/agent/hwtopo.c daemon/agent/hwtopo.h \
 	daemon/agent/nvml.c daemon/agent/nvml.h \
 	daemon/agent/env.c daemon/agent/env.h \
 	daemon/agent/taskout.c daemon/agent/taskout.h \
@@ -37,7 +38,7 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch \
 	tests/unit/check_taskout tests/unit/check_cpubind \
-	tests/unit/check_cgroup
+	tests/unit/check_cgroup tests/unit/check_hwtopo
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -75,3 +76,8 @@ tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_link_SOURCES = tests/unit/check_link.c
 tests_unit_check_link_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_link_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_hwtopo_SOURCES = tests/unit/check_hwtopo.c
+tests_unit_check_hwtopo_CFLAGS = $(AGENT_UNIT_CFLAGS) $(HWLOC_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_check_hwtopo_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/hwloc-dgx.xml

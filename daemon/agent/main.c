@@ -195,6 +195,37 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	link_recheck(d->link);
 }
 
+/* The GPUs' NICs through hwloc: for NVML's GPUs from this machine (NVML
+ * says nothing of NICs; without them the node still runs, rails
+ * unknown), for any source from [agent] hwloc_xml when given (a file
+ * that cannot be read stops the agent, as any bad config does). */
+static void
+agent_nics(struct cohort_agent *d)
+{
+	struct cerr err;
+	unsigned i, n = 0;
+
+	if (d->cfg.hwloc_xml == NULL && strcmp(d->inv.source, "nvml") != 0)
+		return;
+	if (inventory_nics(&d->inv, d->cfg.hwloc_xml, &err) == -1) {
+		if (d->cfg.hwloc_xml != NULL)
+			fatalx("hwloc_xml: %s", err.text);
+		log_warnx("%s: GPUs' NICs unknown: %s", d->cfg.name, err.text);
+		return;
+	}
+	for (i = 0; i < d->inv.ngpus; i++) {
+		if (d->inv.gpus[i].nic < 0)
+			continue;
+		n++;
+		log_debug("GPU %u: NIC %s (rail %d)%s", i,
+		    d->inv.gpus[i].nic_name, d->inv.gpus[i].nic,
+		    d->inv.gpus[i].nic_near ? ", on its PCIe switch" : "");
+	}
+	log_info("%s: NICs of %u of %u GPUs found (hwloc%s%s)", d->cfg.name,
+	    n, d->inv.ngpus, d->cfg.hwloc_xml != NULL ? ", " : "",
+	    d->cfg.hwloc_xml != NULL ? d->cfg.hwloc_xml : "");
+}
+
 static void
 start(struct cohort_agent *d)
 {
@@ -227,6 +258,7 @@ start(struct cohort_agent *d)
 	}
 	if (rc == -1)
 		fatalx("inventory: %s", err.text);
+	agent_nics(d);
 	/* The configured features travel with the inventory (checked at
 	 * load, so this cannot fail on a loaded config). */
 	if (d->cfg.features != NULL && inventory_set_features(&d->inv,

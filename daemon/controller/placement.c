@@ -174,7 +174,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 		gpus[i].nvlink = g->nvlink_domain;
 		gpus[i].pcie = g->pcie_switch;
 		gpus[i].numa = g->numa_node;
-		gpus[i].near_nic = g->nic >= 0;
+		gpus[i].near_nic = g->nic >= 0 && g->nic_near;
+		gpus[i].rail = g->nic;
 	}
 	sn->name = n->name;
 	/* A node whose agent is away cannot be launched on, even before

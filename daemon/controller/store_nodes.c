@@ -23,7 +23,7 @@
 
 #define GPU_COLUMNS \
 	"idx, uuid, model, memory_mb, numa_node, pci_bus_id, pcie_switch, " \
-	"nvlink_domain, nvlink_peers, nic"
+	"nvlink_domain, nvlink_peers, nic, nic_name"
 
 /* GPU indices, in inventories and placements, are below this: bit i of
  * nvlink_peers names GPU i, so no larger index can be linked. */
@@ -45,7 +45,7 @@ const char *const store_nodes_sql[S__COUNT] = {
 	    "features = excluded.features",
 	[S_NODE_GPUS_DELETE] = "DELETE FROM node_gpus WHERE node = ?1",
 	[S_NODE_GPU_INSERT] = "INSERT INTO node_gpus (node, " GPU_COLUMNS
-	    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[S_NODE_SET_STATE] = "UPDATE nodes SET state = ?2, reason = ?3, "
 	    "since_ms = ?4 WHERE name = ?1",
 	[S_NODES_LOAD] = "SELECT " NODE_COLUMNS " FROM nodes ORDER BY name",
@@ -218,6 +218,7 @@ store_node_put(struct store *st, const struct store_node *n,
 		/* The bit pattern: bit 63 makes it negative, and back. */
 		bind_int(&b, (int64_t)g->nvlink_peers);
 		bind_int(&b, g->nic);
+		bind_text(&b, g->nic_name);
 		if (binder_step(st, &b, err, what) == -1)
 			return -1;
 	}
@@ -268,6 +269,13 @@ gpu_from_row(sqlite3_stmt *s, struct gpu_info *g)
 	g->nvlink_domain = sqlite3_column_int(s, 7);
 	g->nvlink_peers = (uint64_t)sqlite3_column_int64(s, 8);
 	g->nic = sqlite3_column_int(s, 9);
+	if (column_copy(s, 10, g->nic_name, sizeof(g->nic_name)) == -1 ||
+	    (g->nic_name[0] != '\0' && !inventory_nic_name_ok(g->nic_name)))
+		return "bad GPU NIC name";
+	/* Not kept: whether the NIC shares the GPU's PCIe switch. The
+	 * agent says it again when it connects, and no job is placed on a
+	 * node before; until then, as before agents said it. */
+	g->nic_near = g->nic >= 0;
 	return NULL;
 }
 

@@ -311,6 +311,8 @@ keep_place(struct pass *ps, size_t j, const struct preq *rq, uint32_t *np)
 		out[o].node = k->cand[rp].node;
 		out[o++].mask = k->cand[rp++].mask;
 	}
+	/* Replacements and kept nodes on the same rails (sched.h). */
+	place_align(ps, rq, NULL, out, o);
 	*np = o;
 	return 1;
 }

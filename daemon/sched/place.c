@@ -223,6 +223,165 @@ place_gpus(const struct pass *ps, uint32_t node, uint64_t F, uint32_t g,
 	return take_low(gpus, F, g);
 }
 
+/* ---- Rails: lining a gang's GPUs up across its nodes ---- */
+
+/* Distinct rail sets tried as the reference. */
+#define PLACE_ALIGN_REFS 4
+
+/* What is compared across nodes: the rail, or the GPU's position where
+ * the rail is unknown (distinct from every rail). */
+static int32_t
+rail_key(const struct sched_gpu *gpus, int q)
+{
+	return gpus[q].rail >= 0 ? gpus[q].rail : -1 - q;
+}
+
+/* The sorted rail keys of m into out (at most 64); their number. */
+static uint32_t
+rail_sig(const struct sched_gpu *gpus, uint64_t m, int32_t *out)
+{
+	uint32_t n = 0, i;
+	int32_t k;
+
+	for (; m != 0; m &= m - 1) {
+		k = rail_key(gpus, __builtin_ctzll(m));
+		for (i = n++; i > 0 && out[i - 1] > k; i--)
+			out[i] = out[i - 1];
+		out[i] = k;
+	}
+	return n;
+}
+
+/* place_gpus' quality of mask m: 4 when one NVLink domain holds it, 2
+ * one PCIe switch, 1 one NUMA node (a single GPU: all three). */
+static unsigned
+mask_quality(const struct sched_gpu *gpus, uint64_t m)
+{
+	unsigned q = 7;
+	uint64_t rest;
+	int first, p, which;
+
+	if (m == 0 || (m & (m - 1)) == 0)
+		return m == 0 ? 0 : 7;
+	first = __builtin_ctzll(m);
+	for (which = 0; which < 3; which++) {
+		if (attr(&gpus[first], which) < 0) {
+			q &= ~(4u >> which);
+			continue;
+		}
+		for (rest = m & (m - 1); rest != 0; rest &= rest - 1) {
+			p = __builtin_ctzll(rest);
+			if (attr(&gpus[p], which) != attr(&gpus[first],
+			    which)) {
+				q &= ~(4u >> which);
+				break;
+			}
+		}
+	}
+	return q;
+}
+
+/* GPUs of F on the rails of sig[0..n) (sorted keys of the reference
+ * mask ref, positions on the reference node): for each, the reference's
+ * own position when it is free and on that rail, else a GPU of own (the
+ * node's choice) on it, else the lowest free one. 0 when a rail cannot
+ * be matched or the result is less well connected, or nearer fewer
+ * NICs, than own. */
+static uint64_t
+align_node(const struct sched_gpu *ref_gpus, uint64_t ref,
+    const struct sched_gpu *gpus, uint64_t F, uint64_t own)
+{
+	uint64_t m = 0, avail, rest, pick;
+	int q, p;
+	int32_t k;
+
+	for (rest = ref; rest != 0; rest &= rest - 1) {
+		q = __builtin_ctzll(rest);
+		k = rail_key(ref_gpus, q);
+		avail = F & ~m;
+		pick = 0;
+		if ((avail & (1ULL << q)) && rail_key(gpus, q) == k)
+			pick = 1ULL << q;
+		for (; pick == 0 && avail != 0; avail &= avail - 1) {
+			p = __builtin_ctzll(avail);
+			if (rail_key(gpus, p) == k && (own & (1ULL << p)))
+				pick = 1ULL << p;
+		}
+		for (avail = F & ~m; pick == 0 && avail != 0;
+		    avail &= avail - 1) {
+			p = __builtin_ctzll(avail);
+			if (rail_key(gpus, p) == k)
+				pick = 1ULL << p;
+		}
+		if (pick == 0)
+			return 0;
+		m |= pick;
+	}
+	if (mask_quality(gpus, m) < mask_quality(gpus, own) ||
+	    nics(gpus, m) < nics(gpus, own))
+		return 0;
+	return m;
+}
+
+void
+place_align(const struct pass *ps, const struct preq *rq,
+    const uint64_t *freev, struct pick *out, uint32_t n)
+{
+	const struct sched_node *nodes = ps->in->nodes;
+	int32_t sig[PLACE_ALIGN_REFS][64], cur[64];
+	uint32_t nref = 0, ns[PLACE_ALIGN_REFS], score[PLACE_ALIGN_REFS];
+	uint32_t from[PLACE_ALIGN_REFS], i, r, best = 0, len;
+	uint64_t F, m;
+
+	if (n < 2 || rq->cpu || rq->g == 0)
+		return;
+	/* The candidate references: the first distinct rail sets. */
+	for (i = 0; i < n && nref < PLACE_ALIGN_REFS; i++) {
+		len = rail_sig(nodes[out[i].node].gpus, out[i].mask, cur);
+		for (r = 0; r < nref; r++)
+			if (ns[r] == len && memcmp(sig[r], cur,
+			    len * sizeof(*cur)) == 0)
+				break;
+		if (r < nref)
+			continue;
+		memcpy(sig[nref], cur, len * sizeof(*cur));
+		ns[nref] = len;
+		from[nref++] = i;
+	}
+	if (nref == 1)
+		return;		/* aligned already */
+	/* How many nodes have or can give each. */
+	for (r = 0; r < nref; r++) {
+		score[r] = 0;
+		for (i = 0; i < n; i++) {
+			len = rail_sig(nodes[out[i].node].gpus, out[i].mask,
+			    cur);
+			F = freev != NULL ? freev[out[i].node] :
+			    ps->nodes[out[i].node].free;
+			if ((len == ns[r] && memcmp(sig[r], cur,
+			    len * sizeof(*cur)) == 0) ||
+			    align_node(nodes[out[from[r]].node].gpus,
+			    out[from[r]].mask, nodes[out[i].node].gpus, F,
+			    out[i].mask) != 0)
+				score[r]++;
+		}
+		if (score[r] > score[best])
+			best = r;
+	}
+	for (i = 0; i < n; i++) {
+		len = rail_sig(nodes[out[i].node].gpus, out[i].mask, cur);
+		if (len == ns[best] && memcmp(sig[best], cur,
+		    len * sizeof(*cur)) == 0)
+			continue;
+		F = freev != NULL ? freev[out[i].node] :
+		    ps->nodes[out[i].node].free;
+		if ((m = align_node(nodes[out[from[best]].node].gpus,
+		    out[from[best]].mask, nodes[out[i].node].gpus, F,
+		    out[i].mask)) != 0)
+			out[i].mask = m;
+	}
+}
+
 static int
 cand_cmp(const void *a, const void *b)
 {
@@ -363,5 +522,8 @@ place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 	}
 	memset(ps->used, 0, t->nsw);
 	k = 0;
-	return take(ps, rq, cnt, freev, best, rq->n, out, &k);
+	if (take(ps, rq, cnt, freev, best, rq->n, out, &k) == -1)
+		return -1;
+	place_align(ps, rq, freev, out, k);
+	return 0;
 }

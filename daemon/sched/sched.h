@@ -39,6 +39,17 @@
  *   one with the fewest free GPUs, so whole nodes stay free. The choice
  *   of switch looks at counts of fitting nodes only; GPU connection
  *   quality ranks nodes inside the chosen leaves.
+ * - Rails: once a multi-node gang's nodes are chosen (above, unchanged),
+ *   each node's GPUs are lined up on the same rails (sched_gpu.rail; the
+ *   GPU index where the rail is unknown) as a reference node's: a node
+ *   whose own choice differs takes GPUs on the reference's rails
+ *   instead, preferring the reference's very indices, but only when
+ *   they are as well connected (the quality above) and as near NICs as
+ *   its own choice. The reference is the node whose rail set most of
+ *   the gang already has or can give (among the first
+ *   PLACE_ALIGN_REFS distinct sets in rank order; ties: the first), so
+ *   one busy node's leftovers line up the idle nodes rather than the
+ *   other way round. A node that cannot match keeps its own choice.
  * - SCHED_TOPO_REQUIRED: only switches at or below the named level; the
  *   job waits with reason Topology. SCHED_TOPO_PREFERRED places like
  *   SCHED_TOPO_ANY (lowest level first, then anywhere), so the preferred
@@ -269,6 +280,8 @@ struct sched_gpu {
 	int32_t pcie;		/* PCIe switch; -1: unknown */
 	int32_t numa;		/* NUMA node; -1: unknown */
 	bool near_nic;		/* shares a PCIe switch with a NIC */
+	int32_t rail;		/* its NIC's index on the node, which is
+				 * its rail; -1: unknown */
 };
 
 struct sched_node {

@@ -274,6 +274,12 @@ uint64_t place_gpus(const struct pass *, uint32_t node, uint64_t freemask,
 	    uint32_t g, unsigned *quality);
 uint64_t place_rank(const struct pass *, uint32_t node, uint64_t freemask,
 	    const struct preq *, uint64_t *mask);
+/* Line the GPUs of the n picks of a gang up on the same rails (sched.h,
+ * "Rails"): changes masks only, each to GPUs free in freev (NULL: now)
+ * and as well placed as the pick's own. For every path that chooses a
+ * gang's nodes. */
+void	 place_align(const struct pass *, const struct preq *,
+	    const uint64_t *freev, struct pick *out, uint32_t n);
 
 /* resv.c */
 int	 resv_find(struct pass *, const struct preq *, int64_t *start,

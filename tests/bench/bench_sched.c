@@ -74,6 +74,8 @@ struct bench {
 	uint64_t next_id;
 	int64_t now;
 	size_t constrained;	/* every K-th job: node constraints */
+	bool rails;		/* a NIC (rail) per GPU pair, so the core
+				 * lines gangs up (place_align) */
 };
 
 static uint64_t
@@ -138,6 +140,8 @@ build_cluster(struct bench *b)
 			b->gpus[i * GPN + g].pcie = (int32_t)(g / 2);
 			b->gpus[i * GPN + g].numa = (int32_t)(g / 4);
 			b->gpus[i * GPN + g].near_nic = g % 2 == 0;
+			b->gpus[i * GPN + g].rail = b->rails ?
+			    (int32_t)(g / 2) : 0;
 		}
 		/* A few drained and down nodes, as in any real cluster. */
 		if (pick(b, 200) == 0)
@@ -577,6 +581,62 @@ time_place(struct bench *b)
 	free(out);
 }
 
+/* With --rails: the largest gang of 4 GPUs a node (at most 1,000
+ * nodes, half of what fits) on free masks where every other node has
+ * only its GPUs 4-7, placed alone, twice: with the rails, so that the
+ * other nodes are lined up on 4-7 too (place_align), and with every GPU
+ * on one rail, where the alignment has nothing to do. */
+static void
+time_rails(struct bench *b)
+{
+	struct probe p;
+	struct pick *out = xcalloc(1000, sizeof(*out));
+	uint64_t *freev;
+	double t0, t[32], med[2];
+	int ok = 1, k, pass;
+	uint32_t i, moved[2] = { 0, 0 }, cap = 0;
+	size_t g;
+
+	probe_init(b, &p, 1000);
+	p.rq.g = 4;
+	freev = xcalloc(p.ps.nnodes, sizeof(*freev));
+	for (i = 0; i < p.ps.nnodes; i++) {
+		freev[i] = p.ps.nodes[i].free & (i % 2 ? 0xf0 : ~0ULL);
+		cap += state_fits(&p.ps, i, &p.rq, freev[i]);
+	}
+	/* Well below what fits, so that the counts of now (which do not
+	 * see the masks taken away) send it to no leaf short of nodes. */
+	cap /= 2;
+	p.rq.n = cap < 1000 ? cap : 1000;
+	for (pass = 0; pass < 2 && ok && p.rq.n > 1; pass++) {
+		/* The core reads the rails from the snapshot, b->gpus. */
+		for (g = 0; pass == 1 && g < b->nnodes * GPN; g++)
+			b->gpus[g].rail = 0;
+		for (k = 0; k < 32 && ok; k++) {
+			t0 = now_ms();
+			place_counts(&p.ps, &p.rq, p.ps.cnt);
+			ok = place_select(&p.ps, &p.rq, p.ps.cnt, freev,
+			    out) == 0;
+			t[k] = now_ms() - t0;
+		}
+		med[pass] = percentile(t, 32, 0.5);
+		for (i = 1; ok && i < p.rq.n; i++)
+			moved[pass] += out[i].mask != out[0].mask;
+	}
+	for (g = 0; g < b->nnodes * GPN; g++)
+		b->gpus[g].rail = (int32_t)(g % GPN / 2);
+	if (ok && p.rq.n > 1)
+		printf("rails: %u-node x 4-GPU gang, every other node with "
+		    "GPUs 4-7 only: median %.3f ms lined up (%u nodes off "
+		    "node 0's GPUs), %.3f ms on one rail (%u off)\n", p.rq.n,
+		    med[0], moved[0], med[1], moved[1]);
+	else
+		printf("rails: %u-node x 4-GPU gang: does not fit\n", p.rq.n);
+	free(freev);
+	probe_free(&p);
+	free(out);
+}
+
 /* The reservation replay for a blocked gang of n nodes. */
 static void
 time_resv(struct bench *b, uint32_t n)
@@ -607,7 +667,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K]\n");
+	    "       [--constrained K] [--rails]\n");
 	exit(2);
 }
 
@@ -625,6 +685,10 @@ args(struct bench *b, int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--no-queues") == 0) {
 			b->no_queues = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--rails") == 0) {
+			b->rails = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -731,6 +795,8 @@ main(int argc, char **argv)
 	build_cluster(&b);
 	fill(&b);
 	time_place(&b);
+	if (b.rails)
+		time_rails(&b);
 	b.pend = xcalloc(b.npending_target, sizeof(*b.pend));
 	for (b.npend = 0; b.npend < b.npending_target; b.npend++)
 		b.pend[b.npend] = gen_job(&b, b.now - pick(&b, 3600));

@@ -551,6 +551,73 @@ START_TEST(test_features)
 }
 END_TEST
 
+/* [gpu] nics: a number as before, or named NICs with their GPUs; bad
+ * ones name their line, and GPUs past count are caught once count is
+ * known, wherever it is in the file. [agent] hwloc_xml is a path. */
+START_TEST(test_nics)
+{
+	static const struct {
+		const char *value, *suffix;
+	} bad[] = {
+		{ "mlx5_0", ":10: nics: 'mlx5_0' is not NAME:GPUS (e.g. "
+		    "mlx5_0:0-3)" },
+		{ "mlx5_0:0-3 mlx5_0:4", ":10: nics: NIC mlx5_0 is given "
+		    "twice" },
+		{ "mlx5_0:0-3 mlx5_1:3", ":10: nics: NIC mlx5_1: GPU 3 has a "
+		    "NIC already" },
+		{ "mlx5_0:", ":10: nics: NIC mlx5_0: '' is not a GPU index or "
+		    "range" },
+		{ "mlx5_0:1,x", ":10: nics: NIC mlx5_0: 'x' is not a GPU index "
+		    "or range" },
+		{ "mlx5_0:3-1", ":10: nics: NIC mlx5_0: GPUs '3-1' out of "
+		    "range (0 to 63, low to high)" },
+		{ "mlx5_0:64", ":10: nics: NIC mlx5_0: GPUs '64' out of range "
+		    "(0 to 63, low to high)" },
+		{ "ml$x:0", ":10: nics: 'ml$x' is not a NIC name (letters, "
+		    "digits, '.', '_', '-')" },
+		{ ":0", ":10: nics: ':0': a NIC name has 1 to 31 characters" },
+		{ "1025", ":10: nics: 1025 out of range 0..1024" },
+		{ "mlx5_0:0-3 mlx5_1:4-8", ":10: NIC mlx5_1 names GPU 8, but "
+		    "count = 8" },
+	};
+	struct agent_config cfg;
+	struct cerr err;
+	char *text;
+	size_t i;
+
+	write_file(cfgpath, REQUIRED "[gpu]\nnics = mlx5_0:0-1,3 "
+	    "mlx5_1:4-7\t ib.x-2:2\ncount = 8\n[agent]\nhwloc_xml = t.xml\n");
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert(cfg.sim.nics_named);
+	ck_assert_uint_eq(cfg.sim.nics, 3);
+	ck_assert_str_eq(cfg.sim.nic_names[0], "mlx5_0");
+	ck_assert_str_eq(cfg.sim.nic_names[2], "ib.x-2");
+	ck_assert_int_eq(cfg.sim.nic_of[0], 0);
+	ck_assert_int_eq(cfg.sim.nic_of[2], 2);
+	ck_assert_int_eq(cfg.sim.nic_of[3], 0);
+	ck_assert_int_eq(cfg.sim.nic_of[7], 1);
+	ck_assert_int_eq(cfg.sim.nic_of[8], -1);
+	ck_assert_ptr_nonnull(cfg.hwloc_xml);
+	ck_assert_str_eq(cfg.hwloc_xml + strlen(tmpdir), "/t.xml");
+	agent_config_clear(&cfg);
+
+	write_file(cfgpath, REQUIRED "[gpu]\nnics = 2\n");
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert(!cfg.sim.nics_named);
+	ck_assert_uint_eq(cfg.sim.nics, 2);
+	ck_assert_ptr_null(cfg.hwloc_xml);
+	agent_config_clear(&cfg);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_ne(asprintf(&text, REQUIRED "[gpu]\nnics = %s\n",
+		    bad[i].value), -1);
+		load_fails(text, bad[i].suffix);
+		free(text);
+	}
+}
+END_TEST
+
 /* ---- user_map ---- */
 
 static void
@@ -850,6 +917,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_user_map_full);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_numa_cgroup);
+	tcase_add_test(tc, test_nics);
 	suite_add_tcase(s, tc);
 	return s;
 }

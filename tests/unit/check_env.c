@@ -485,6 +485,73 @@ START_TEST(test_submitter_env)
 }
 END_TEST
 
+/* COHORT_TASK_NIC and NCCL_IB_HCA: the NICs of the task's own GPUs, in
+ * GPU order, each once; NCCL's as exact names; a job's own NCCL_IB_HCA
+ * stands; none without NIC names, and a COHORT_TASK_NIC the job brought
+ * is dropped. */
+START_TEST(test_task_nics)
+{
+	/* Local rank 2 of 4 gets GPUs 4 and 5 of the 8. */
+	static const char *const nics8[] = { "mlx5_0", "mlx5_0", "mlx5_1",
+		"mlx5_1", "mlx5_3", "mlx5_2", NULL, "" };
+	static const char *const user[] = { "NCCL_IB_HCA=mlx5_9",
+		"COHORT_TASK_NIC=stale" };
+	static const char *const stale[] = { "COHORT_TASK_NIC=stale" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.gpu_nics = nics8;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "COHORT_TASK_NIC", "mlx5_3,mlx5_2");
+	assert_var(envp, n, "NCCL_IB_HCA", "=mlx5_3,mlx5_2");
+	strv_free(envp, n);
+
+	/* Two GPUs on one NIC name it once. */
+	te.local_rank = 0;
+	te.tasks_per_node = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "COHORT_TASK_NIC", "mlx5_0,mlx5_1,mlx5_3,mlx5_2");
+	strv_free(envp, n);
+
+	/* The user's NCCL_IB_HCA is kept; COHORT_TASK_NIC is Cohort's. */
+	te_base(&te);
+	te.gpu_nics = nics8;
+	te.user_env = user;
+	te.nuser_env = 2;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "NCCL_IB_HCA", "mlx5_9");
+	assert_var(envp, n, "COHORT_TASK_NIC", "mlx5_3,mlx5_2");
+	strv_free(envp, n);
+
+	/* GPUs without NIC names (rank 3: GPUs 6 and 7), no names at all,
+	 * a CPU-only task: neither variable. */
+	te_base(&te);
+	te.gpu_nics = nics8;
+	te.local_rank = 3;
+	te.user_env = stale;
+	te.nuser_env = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	ck_assert_ptr_null(get(envp, n, "COHORT_TASK_NIC"));
+	ck_assert_ptr_null(get(envp, n, "NCCL_IB_HCA"));
+	strv_free(envp, n);
+	te.gpu_nics = NULL;
+	te.local_rank = 0;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	ck_assert_ptr_null(get(envp, n, "COHORT_TASK_NIC"));
+	ck_assert_ptr_null(get(envp, n, "NCCL_IB_HCA"));
+	strv_free(envp, n);
+	te.gpu_nics = nics8;
+	te.cpu_only = true;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	ck_assert_ptr_null(get(envp, n, "COHORT_TASK_NIC"));
+	ck_assert_ptr_null(get(envp, n, "NCCL_IB_HCA"));
+	strv_free(envp, n);
+}
+END_TEST
+
 static Suite *
 env_suite(void)
 {
@@ -501,6 +568,7 @@ env_suite(void)
 	tcase_add_test(tc, test_array_task);
 	tcase_add_test(tc, test_cpu_only);
 	tcase_add_test(tc, test_submitter_env);
+	tcase_add_test(tc, test_task_nics);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gpus");

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,57 @@ START_TEST(test_inventory_features)
 	pb.n_features = 33;
 	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.text, "33 features; at most 32"));
+	free(in);
+	free(back);
+}
+END_TEST
+
+/* NICs travel with the inventory: rail, name, and whether it shares the
+ * GPU's switch; an agent from before nic_near meant any NIC as near; a
+ * name that could not go into an environment, or a rail out of range,
+ * is refused. */
+START_TEST(test_inventory_nics)
+{
+	Cohort__V1__Inventory pb;
+	struct inventory *in, *back;
+	struct cerr err;
+
+	ck_assert_ptr_nonnull(in = calloc(1, sizeof(*in)));
+	ck_assert_ptr_nonnull(back = calloc(1, sizeof(*back)));
+	in->ngpus = 3;
+	in->gpus[0].nic = 1;
+	snprintf(in->gpus[0].nic_name, sizeof(in->gpus[0].nic_name),
+	    "mlx5_1");
+	in->gpus[0].nic_near = true;
+	in->gpus[1].index = 1;
+	in->gpus[1].nic = 0;
+	snprintf(in->gpus[1].nic_name, sizeof(in->gpus[1].nic_name),
+	    "mlx5_0");
+	in->gpus[2].index = 2;
+	in->gpus[2].nic = -1;
+	ck_assert_int_eq(wire_inventory_to_pb(in, &pb), 0);
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), 0);
+	ck_assert_int_eq(back->gpus[0].nic, 1);
+	ck_assert_str_eq(back->gpus[0].nic_name, "mlx5_1");
+	ck_assert(back->gpus[0].nic_near);
+	ck_assert_str_eq(back->gpus[1].nic_name, "mlx5_0");
+	ck_assert(!back->gpus[1].nic_near);
+	ck_assert_int_eq(back->gpus[2].nic, -1);
+	ck_assert_str_eq(back->gpus[2].nic_name, "");
+	ck_assert_ptr_null(pb.gpus[2]->nic_name);
+
+	pb.gpus[1]->has_nic_near = 0;
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), 0);
+	ck_assert(back->gpus[1].nic_near);
+	pb.gpus[1]->nic_name = "mlx5_0;rm -rf";
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "GPU 1: NIC name is not one"));
+	pb.gpus[1]->nic_name = "mlx5_0";
+	pb.gpus[1]->nic = INV_MAX_NICS;
+	ck_assert_int_eq(wire_inventory_from_pb(&pb, back, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "GPU 1 has NIC 1024"));
+	pb.gpus[1]->nic = 0;
+	wire_inventory_pb_release(&pb);
 	free(in);
 	free(back);
 }
@@ -490,6 +542,7 @@ frame_suite(void)
 	tcase_add_test(tc, test_error_and_hello);
 	tcase_add_test(tc, test_submit_spec_roundtrip);
 	tcase_add_test(tc, test_inventory_features);
+	tcase_add_test(tc, test_inventory_nics);
 	tcase_add_test(tc, test_unset_fields_take_defaults);
 	tcase_add_test(tc, test_jobs_list_get_cancel);
 	tcase_add_test(tc, test_oversized_is_refused_before_buffering);

@@ -204,6 +204,43 @@ START_TEST(test_sim_uuids)
 }
 END_TEST
 
+/* Named NICs (nics = mlx5_0:0,1 mlx5_1:2,3): each GPU's index and name
+ * as listed, near its GPU; an unlisted GPU has none; a GPU past the
+ * count is refused. */
+START_TEST(test_sim_named_nics)
+{
+	struct sim_gpus sim = sim_with(4, "all");
+	struct cerr err;
+
+	ck_assert_int_eq(inventory_sim_nics(&sim, "mlx5_1:2-3  mlx5_0:0",
+	    &err), 0);
+	ck_assert_int_eq(inventory_simulated(&sim, "n", &inv, &err), 0);
+	ck_assert_int_eq(inv.gpus[0].nic, 1);
+	ck_assert_str_eq(inv.gpus[0].nic_name, "mlx5_0");
+	ck_assert(inv.gpus[0].nic_near);
+	ck_assert_int_eq(inv.gpus[1].nic, -1);
+	ck_assert_str_eq(inv.gpus[1].nic_name, "");
+	ck_assert(!inv.gpus[1].nic_near);
+	ck_assert_int_eq(inv.gpus[2].nic, 0);
+	ck_assert_str_eq(inv.gpus[3].nic_name, "mlx5_1");
+	/* Unnamed NICs stay unnamed. */
+	sim = sim_with(4, "all");
+	ck_assert_int_eq(inventory_simulated(&sim, "n", &inv, &err), 0);
+	ck_assert_int_eq(inv.gpus[3].nic, 3);
+	ck_assert_str_eq(inv.gpus[3].nic_name, "");
+	ck_assert(inv.gpus[3].nic_near);
+	ck_assert_int_eq(inventory_sim_nics(&sim, "a:0 b:4", &err), 0);
+	ck_assert_int_eq(inventory_simulated(&sim, "n", &inv, &err), -1);
+	ck_assert_str_eq(err.text, "nics: NIC b names GPU 4, but there are 4 "
+	    "GPUs");
+	/* A bad list leaves sim as it was. */
+	sim = sim_with(4, "all");
+	ck_assert_int_eq(inventory_sim_nics(&sim, "a:0 a:1", &err), -1);
+	ck_assert(!sim.nics_named);
+	ck_assert_uint_eq(sim.nics, 4);
+}
+END_TEST
+
 START_TEST(test_sim_refused)
 {
 	struct sim_gpus sim = sim_with(INV_MAX_GPUS, "all");
@@ -528,6 +565,7 @@ inventory_suite(void)
 	tcase_add_test(tc, test_sim_splits);
 	tcase_add_test(tc, test_sim_uuids);
 	tcase_add_test(tc, test_sim_refused);
+	tcase_add_test(tc, test_sim_named_nics);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("nvml");

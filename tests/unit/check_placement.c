@@ -759,6 +759,228 @@ START_TEST(test_nodes_cpu_exclusive)
 }
 END_TEST
 
+/* ---- Rails ---- */
+
+/* A 4-GPU node of one NVSwitch domain, a PCIe switch and a NUMA node per
+ * pair; GPU g's NIC (rail) rail[g] (-1: unknown), on its switch. */
+static void
+rail_node(struct ctl *c, const char *name, const int *rail, uint64_t conn)
+{
+	struct inventory inv;
+	struct cerr err;
+	unsigned g;
+
+	memset(&inv, 0, sizeof(inv));
+	snprintf(inv.source, sizeof(inv.source), "simulated");
+	inv.ncpus = 32;
+	inv.memory_mb = 256 * 1024;
+	inv.ngpus = 4;
+	for (g = 0; g < 4; g++) {
+		inv.gpus[g].index = g;
+		snprintf(inv.gpus[g].model, sizeof(inv.gpus[g].model),
+		    "NVIDIA H100 80GB HBM3");
+		snprintf(inv.gpus[g].uuid, sizeof(inv.gpus[g].uuid),
+		    "GPU-%s-%u", name, g);
+		inv.gpus[g].numa_node = inv.gpus[g].pcie_switch = (int)g / 2;
+		inv.gpus[g].nvlink_domain = 0;
+		inv.gpus[g].nic = rail[g];
+		inv.gpus[g].nic_near = rail[g] >= 0;
+		if (rail[g] >= 0)
+			snprintf(inv.gpus[g].nic_name,
+			    sizeof(inv.gpus[g].nic_name), "mlx5_%d", rail[g]);
+	}
+	ck_assert_msg(nodes_register(c->ns, name, NULL, &inv, false, conn,
+	    NOW, &err) == 0, "nodes_register: %s", err.text);
+}
+
+/* Job id holds gpus[0..n) of node, running. */
+static uint64_t
+hold(struct ctl *c, const char *node, const unsigned *gpus, unsigned n)
+{
+	struct placement pl = { .node_rank = 0, .ngpus = n };
+	struct cerr err;
+	uint64_t id;
+
+	snprintf(pl.node, sizeof(pl.node), "%s", node);
+	memcpy(pl.gpus, gpus, n * sizeof(*gpus));
+	id = submit(c, 1, n, 0);
+	ck_assert_int_eq(jobs_allocate(c->js, id, &pl, 1, NOW, &err), 0);
+	ck_assert_int_eq(jobs_mark_running(c->js, id, NOW, &err), 0);
+	return id;
+}
+
+/* Rank r of start s has GPUs a and b. */
+static void
+has_gpus(const struct placement_start *s, unsigned r, const char *node,
+    unsigned a, unsigned b)
+{
+	ck_assert_uint_gt(s->nplace, r);
+	ck_assert_str_eq(s->place[r].node, node);
+	ck_assert_uint_eq(s->place[r].ngpus, 2);
+	ck_assert_msg(s->place[r].gpus[0] == a && s->place[r].gpus[1] == b,
+	    "%s has GPUs %u,%u, want %u,%u", node, s->place[r].gpus[0],
+	    s->place[r].gpus[1], a, b);
+}
+
+/* node01's GPUs 0 and 1 are taken: a 2 x 2 gang gets GPUs 2 and 3 on
+ * both nodes (rail 1 everywhere), not 0 and 1 on the idle node, which
+ * its own choice would be; the same by GPU index where rails are
+ * unknown; and by rail, not index, where node02 numbers its NICs the
+ * other way round (its GPUs 0 and 1 are on rail 1). */
+START_TEST(test_rails_aligned)
+{
+	static const int pairs[4] = { 0, 0, 1, 1 }, none[4] = { -1, -1, -1,
+		-1 }, swapped[4] = { 1, 1, 0, 0 };
+	static const unsigned low[2] = { 0, 1 };
+	const struct placement_start *s;
+	struct pass p;
+	struct ctl c;
+	uint64_t id;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		ctl_setup(&c, NULL);
+		rail_node(&c, "node01", k == 1 ? none : pairs, 1);
+		rail_node(&c, "node02", k == 0 ? pairs : k == 1 ? none :
+		    swapped, 2);
+		hold(&c, "node01", low, 2);
+		id = submit(&c, 2, 2, 0);
+		pass_run(&c, &p, NULL);
+		ck_assert_ptr_nonnull(s = start_of(&p, id));
+		has_gpus(s, 0, "node01", 2, 3);
+		if (k < 2)
+			has_gpus(s, 1, "node02", 2, 3);
+		else
+			has_gpus(s, 1, "node02", 0, 1);
+		pass_free(&p);
+		ctl_teardown(&c);
+	}
+}
+END_TEST
+
+/* When a node cannot give the reference's rails it keeps its own
+ * choice, and the gang still starts; and no node takes worse-connected
+ * GPUs to line up: node01 has only GPUs 0 and 3 free (two switches),
+ * node02 keeps 0 and 1 (one switch) rather than take 0 and 3. */
+START_TEST(test_rails_graceful)
+{
+	static const int byidx[4] = { 0, 1, 2, 3 };
+	static const unsigned low[2] = { 0, 1 }, high[2] = { 2, 3 },
+	    mid[2] = { 1, 2 };
+	const struct placement_start *s;
+	struct pass p;
+	struct ctl c;
+	uint64_t id;
+
+	ctl_setup(&c, NULL);
+	rail_node(&c, "node01", byidx, 1);
+	rail_node(&c, "node02", byidx, 2);
+	hold(&c, "node01", high, 2);
+	hold(&c, "node02", low, 2);
+	id = submit(&c, 2, 2, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	has_gpus(s, 0, "node01", 0, 1);
+	has_gpus(s, 1, "node02", 2, 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+
+	ctl_setup(&c, NULL);
+	rail_node(&c, "node01", byidx, 1);
+	rail_node(&c, "node02", byidx, 2);
+	hold(&c, "node01", mid, 2);
+	id = submit(&c, 2, 2, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	has_gpus(s, 0, "node01", 0, 3);
+	has_gpus(s, 1, "node02", 0, 1);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* The reference is what most of the gang can have: with three idle
+ * nodes and one whose GPUs 2 and 3 are taken, all four get 0 and 1;
+ * with three nodes whose GPUs 0 and 1 are taken, the idle one lines up
+ * with them on 2 and 3, wherever it is in the gang. */
+START_TEST(test_rails_majority)
+{
+	static const int pairs[4] = { 0, 0, 1, 1 };
+	static const unsigned low[2] = { 0, 1 }, high[2] = { 2, 3 };
+	static const char *const names[4] = { "node01", "node02", "node03",
+		"node04" };
+	const struct placement_start *s;
+	struct pass p;
+	struct ctl c;
+	uint64_t id;
+	unsigned i;
+
+	ctl_setup(&c, NULL);
+	for (i = 0; i < 4; i++)
+		rail_node(&c, names[i], pairs, i + 1);
+	hold(&c, "node03", high, 2);
+	id = submit(&c, 4, 2, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	for (i = 0; i < 4; i++)
+		has_gpus(s, i, names[i], 0, 1);
+	pass_free(&p);
+	ctl_teardown(&c);
+
+	ctl_setup(&c, NULL);
+	for (i = 0; i < 4; i++)
+		rail_node(&c, names[i], pairs, i + 1);
+	hold(&c, "node02", low, 2);
+	hold(&c, "node03", low, 2);
+	hold(&c, "node04", low, 2);
+	id = submit(&c, 4, 2, 0);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	for (i = 0; i < 4; i++)
+		has_gpus(s, i, names[i], 2, 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A restart that keeps node01 and replaces node02 by node03 lines the
+ * replacement up with the kept node: node01's GPUs 0-1 went to another
+ * job meanwhile, so node01 gives 2-3, and so does node03, idle. */
+START_TEST(test_rails_on_restart)
+{
+	static const int pairs[4] = { 0, 0, 1, 1 };
+	static const unsigned low[2] = { 0, 1 };
+	struct placement mine[2] = { { .node = "node01", .node_rank = 0,
+	    .ngpus = 2, .gpus = { 0, 1 } }, { .node = "node02",
+	    .node_rank = 1, .ngpus = 2, .gpus = { 0, 1 } } };
+	const struct placement_start *s;
+	enum job_state st;
+	struct pass p;
+	struct ctl c;
+	struct cerr err;
+	uint64_t id;
+
+	ctl_setup(&c, NULL);
+	rail_node(&c, "node01", pairs, 1);
+	rail_node(&c, "node02", pairs, 2);
+	rail_node(&c, "node03", pairs, 3);
+	id = submit(&c, 2, 2, 0);
+	ck_assert_int_eq(jobs_allocate(c.js, id, mine, 2, NOW, &err), 0);
+	ck_assert_int_eq(jobs_mark_running(c.js, id, NOW, &err), 0);
+	nodes_set_health(c.ns, nodes_get(c.ns, "node02"), &(struct
+	    node_health){ .health = HEALTH_FAILED }, NOW);
+	ck_assert_int_eq(jobs_fail_over(c.js, id, "node02 FAILED", true, NOW,
+	    NOW, &st, &err), 0);
+	hold(&c, "node01", low, 2);
+	pass_run(&c, &p, NULL);
+	ck_assert_ptr_nonnull(s = start_of(&p, id));
+	has_gpus(s, 0, "node01", 2, 3);
+	has_gpus(s, 1, "node03", 2, 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 static Suite *
 placement_suite(void)
 {
@@ -779,6 +1001,10 @@ placement_suite(void)
 	tcase_add_test(tc, test_constraint_derived);
 	tcase_add_test(tc, test_cpus_mem_filter);
 	tcase_add_test(tc, test_shared_filter);
+	tcase_add_test(tc, test_rails_aligned);
+	tcase_add_test(tc, test_rails_graceful);
+	tcase_add_test(tc, test_rails_majority);
+	tcase_add_test(tc, test_rails_on_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }

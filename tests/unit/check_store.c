@@ -837,6 +837,10 @@ fill_inventory(struct inventory *inv, unsigned ngpus)
 		g->nvlink_peers = (((UINT64_C(1) << ngpus) - 1) &
 		    ~(UINT64_C(1) << g->index)) | (UINT64_C(1) << 63);
 		g->nic = g->index == 5 ? -1 : (int)g->index / 2;
+		if (g->nic >= 0)
+			snprintf(g->nic_name, sizeof(g->nic_name), "mlx5_%d",
+			    g->nic);
+		g->nic_near = g->nic >= 0;
 	}
 }
 
@@ -883,6 +887,8 @@ assert_inv_eq(const struct inventory *a, const struct inventory *b)
 		    (unsigned long long)x->nvlink_peers,
 		    (unsigned long long)y->nvlink_peers);
 		ck_assert_int_eq(x->nic, y->nic);
+		ck_assert_str_eq(x->nic_name, y->nic_name);
+		ck_assert_int_eq(x->nic_near, y->nic_near);
 	}
 }
 

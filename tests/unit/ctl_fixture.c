@@ -320,6 +320,7 @@ ctl_node_features(struct ctl *c, const char *name, unsigned ngpus,
 		inv.gpus[g].pcie_switch = (int)g / 2;
 		inv.gpus[g].nvlink_domain = 0;
 		inv.gpus[g].nic = g % 2 == 0 ? (int)g / 2 : -1;
+		inv.gpus[g].nic_near = inv.gpus[g].nic >= 0;
 		inv.gpus[g].memory_mb = gpu_mb;
 	}
 	ck_assert_msg(inventory_set_features(&inv, features, err.text,
