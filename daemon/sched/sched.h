@@ -336,6 +336,10 @@ struct sched_job {
 	const uint8_t *node_ok;
 	bool cpu_only;		/* takes no GPU; gpus_per_node unused */
 	bool exclusive;		/* whole nodes, no other job on them */
+	/* Blocks (see the policy): nodes per segment, each segment inside
+	 * one block of the topology; 0: none. topo_level "block" (with
+	 * SCHED_TOPO_REQUIRED or _PREFERRED) names one whole block. */
+	uint32_t segment;
 };
 
 enum sched_order {

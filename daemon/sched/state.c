@@ -620,7 +620,7 @@ state_build(struct pass *ps, const struct sched_input *in)
 	    (ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
 	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||
 	    (ps->cand = state_alloc(ps, ps->t.maxleaf + 1,
-	    sizeof(struct cand))) == NULL)
+	    sizeof(struct cand))) == NULL || block_build(ps) == -1)
 		return -1;
 	return 0;
 }

@@ -1,0 +1,486 @@
+/* Block placement (sched.h, "Blocks"): multi-node NVLink domains from the
+ * topology's BlockName= statements. A job with --segment N has its gang
+ * cut into segments of N consecutive ranks, each segment's nodes inside
+ * one block; --topology block keeps the whole gang in one block; any
+ * other GPU job on a topology with blocks prefers one best-fit block,
+ * then as few blocks as possible, so that whole blocks stay free.
+ *
+ * The choice works on counts of fitting nodes per block (one walk over
+ * the blocks' nodes, remembered while the state does not change), then
+ * ranks nodes only inside the blocks it takes. Groups of blocks to try
+ * before spreading over the whole cluster: the aggregated block sizes
+ * of BlockSizes= (consecutive blocks in file order) and the blocks whose
+ * nodes all sit under one switch of the tree. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "daemon/sched/sched_int.h"
+#include "daemon/sched/topo.h"
+
+/* Counts remembered per pass: jobs asking the same thing in the same
+ * state share them. */
+#define BC_N 8
+
+struct bcount {
+	const uint8_t *ok, *match;
+	uint64_t ver;
+	uint32_t g, gmin;
+	int kind, set;
+	bool cpu, used;
+	uint32_t *c;		/* [nb] */
+};
+
+struct blocks {
+	uint32_t nb;
+	uint32_t *node_blk;	/* [nnodes]: its block, or NO_INDEX */
+	uint32_t *off, *node;	/* each block's nodes, index order */
+	uint32_t ngrp;
+	uint32_t *goff, *gblk;	/* groups of blocks (see above) */
+	uint32_t *tmp;		/* scratch: counts of a future state */
+	uint32_t *units;	/* scratch: segments per block */
+	uint8_t *usedb;
+	struct cand *cand;	/* [largest block] */
+	struct bcount bc[BC_N];
+	uint32_t bnext;
+	uint32_t *fc;		/* the reservation's replay: fitting nodes */
+	uint64_t funits;	/* its segments over every block */
+};
+
+static uint32_t
+depth_of(const struct ptopo *t, uint32_t s)
+{
+	uint32_t d = 0;
+
+	for (; t->parent[s] >= 0; s = (uint32_t)t->parent[s])
+		d++;
+	return d;
+}
+
+static uint32_t
+lca(const struct ptopo *t, uint32_t a, uint32_t b)
+{
+	uint32_t da = depth_of(t, a), db = depth_of(t, b);
+
+	for (; da > db; da--)
+		a = (uint32_t)t->parent[a];
+	for (; db > da; db--)
+		b = (uint32_t)t->parent[b];
+	while (a != b) {
+		a = (uint32_t)t->parent[a];
+		b = (uint32_t)t->parent[b];
+	}
+	return a;
+}
+
+/* Groups: the aggregated sizes, then every switch above two or more
+ * blocks (by the lowest switch holding all of a block's nodes), then
+ * all blocks. */
+static int
+build_groups(struct pass *ps, struct blocks *bk)
+{
+	const struct topo *topo = ps->in->topo;
+	const struct ptopo *t = &ps->t;
+	uint32_t b, i, s, m, base, n = 0, ng = 0, *low, *per, *fill;
+	size_t k, nsz = topo_nblock_sizes(topo), cap;
+	int32_t p;
+
+	if ((low = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (per = state_alloc(ps, t->nsw + 1, 4)) == NULL ||
+	    (fill = state_alloc(ps, t->nsw + 1, 4)) == NULL)
+		return -1;
+	for (b = 0; b < bk->nb; b++) {
+		low[b] = NO_INDEX;
+		for (i = bk->off[b]; i < bk->off[b + 1]; i++) {
+			s = ps->nodes[bk->node[i]].leaf;
+			low[b] = low[b] == NO_INDEX ? s : lca(t, low[b], s);
+		}
+		for (p = low[b] == NO_INDEX ? -1 : (int32_t)low[b]; p >= 0 &&
+		    (uint32_t)p != t->root; p = t->parent[p])
+			per[p]++;
+	}
+	base = topo_block_size(topo, 0);
+	cap = bk->nb + 1;
+	for (k = 1; k < nsz; k++)
+		cap += bk->nb + 1;
+	for (s = 0; s < t->nsw; s++)
+		if (per[s] >= 2)
+			cap += per[s] + 1;
+	if ((bk->goff = state_alloc(ps, cap + 1, 4)) == NULL ||
+	    (bk->gblk = state_alloc(ps, cap + 1, 4)) == NULL)
+		return -1;
+	for (k = 1; k < nsz; k++) {
+		m = topo_block_size(topo, k) / base;
+		for (b = 0; b < bk->nb; b += m) {
+			bk->goff[ng++] = n;
+			for (i = b; i < bk->nb && i < b + m; i++)
+				bk->gblk[n++] = i;
+		}
+	}
+	/* Switch groups, in switch order; fill[s] is the group's index. */
+	for (s = 0; s < t->nsw; s++) {
+		fill[s] = NO_INDEX;
+		if (per[s] < 2)
+			continue;
+		fill[s] = ng;
+		bk->goff[ng++] = n;
+		n += per[s];
+	}
+	bk->goff[ng] = n;
+	memset(per, 0, (size_t)(t->nsw + 1) * 4);
+	for (b = 0; b < bk->nb; b++)
+		for (p = low[b] == NO_INDEX ? -1 : (int32_t)low[b]; p >= 0 &&
+		    (uint32_t)p != t->root; p = t->parent[p])
+			if (fill[p] != NO_INDEX)
+				bk->gblk[bk->goff[fill[p]] + per[p]++] = b;
+	bk->goff[ng++] = n;
+	for (b = 0; b < bk->nb; b++)
+		bk->gblk[n++] = b;
+	bk->goff[ng] = n;
+	bk->ngrp = ng;
+	return 0;
+}
+
+int
+block_build(struct pass *ps)
+{
+	const struct topo *topo = ps->in->topo;
+	struct blocks *bk;
+	uint32_t i, b, most = 0, *fill;
+	int32_t v;
+	size_t k;
+
+	ps->blk = NULL;
+	if (topo_nblocks(topo) == 0)
+		return 0;
+	if ((bk = state_alloc(ps, 1, sizeof(*bk))) == NULL)
+		return -1;
+	bk->nb = (uint32_t)topo_nblocks(topo);
+	if ((bk->node_blk = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (bk->off = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
+	    (bk->node = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (fill = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->tmp = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->units = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->fc = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->usedb = state_alloc(ps, bk->nb + 1, 1)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++) {
+		v = ps->in->nodes[i].name != NULL ?
+		    topo_node_block(topo, ps->in->nodes[i].name) : -1;
+		bk->node_blk[i] = v >= 0 ? (uint32_t)v : NO_INDEX;
+		if (v >= 0)
+			bk->off[v + 1]++;
+	}
+	for (b = 0; b < bk->nb; b++) {
+		if (bk->off[b + 1] > most)
+			most = bk->off[b + 1];
+		bk->off[b + 1] += bk->off[b];
+	}
+	for (i = 0; i < ps->nnodes; i++)
+		if ((b = bk->node_blk[i]) != NO_INDEX)
+			bk->node[bk->off[b] + fill[b]++] = i;
+	if ((bk->cand = state_alloc(ps, most + 1, sizeof(*bk->cand))) ==
+	    NULL)
+		return -1;
+	for (k = 0; k < BC_N; k++)
+		if ((bk->bc[k].c = state_alloc(ps, bk->nb + 1, 4)) == NULL)
+			return -1;
+	ps->blk = bk;
+	return build_groups(ps, bk);
+}
+
+enum sched_reason
+block_req(struct pass *ps, const struct sched_job *jb, struct preq *rq)
+{
+	bool named = jb->topo_mode != SCHED_TOPO_ANY &&
+	    jb->topo_level != NULL && ps->blk != NULL &&
+	    strcasecmp(jb->topo_level, "block") == 0;
+
+	rq->seg = 1;
+	rq->bk = BK_NONE;
+	if (jb->segment > 0) {
+		/* Submit refuses these; a topology reloaded without
+		 * blocks leaves such a job waiting. */
+		if (ps->blk == NULL)
+			return SCHED_REASON_TOPOLOGY;
+		if (jb->nodes_min % jb->segment != 0 ||
+		    jb->nodes_max % jb->segment != 0 ||
+		    (jb->topo_mode == SCHED_TOPO_REQUIRED && !named))
+			return SCHED_REASON_BAD_CONSTRAINTS;
+		rq->seg = jb->segment;
+		rq->bk = BK_SEG;
+	}
+	if (ps->blk == NULL)
+		return SCHED_REASON_NONE;
+	if (named && jb->topo_mode == SCHED_TOPO_REQUIRED)
+		rq->bk = BK_ONE;
+	else if (rq->bk == BK_NONE && !jb->cpu_only &&
+	    (jb->topo_mode == SCHED_TOPO_ANY || named))
+		rq->bk = BK_PLAIN;
+	return SCHED_REASON_NONE;
+}
+
+static bool
+bc_same(const struct pass *ps, const struct bcount *c, const struct preq *rq)
+{
+	return c->used && c->ok == rq->ok && c->match == rq->match &&
+	    c->g == rq->g && c->gmin == rq->gmin && c->kind == rq->kind &&
+	    c->cpu == rq->cpu && c->set == rq->set &&
+	    (rq->set == SET_STATIC || c->ver == ps->ver);
+}
+
+static void
+count_into(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    uint32_t *c)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t b, i, node;
+	uint64_t F;
+
+	for (b = 0; b < bk->nb; b++) {
+		c[b] = 0;
+		for (i = bk->off[b]; i < bk->off[b + 1]; i++) {
+			node = bk->node[i];
+			F = rq->set == SET_STATIC ? ps->nodes[node].full :
+			    freev != NULL ? freev[node] : ps->nodes[node].free;
+			c[b] += state_fits(ps, node, rq, F);
+		}
+	}
+}
+
+/* Fitting nodes per block in the state of now (freev NULL, remembered)
+ * or of freev. */
+static const uint32_t *
+counts(struct pass *ps, const struct preq *rq, const uint64_t *freev)
+{
+	struct blocks *bk = ps->blk;
+	struct bcount *c;
+	uint32_t k;
+
+	if (freev != NULL && rq->set != SET_STATIC) {
+		count_into(ps, rq, freev, bk->tmp);
+		return bk->tmp;
+	}
+	for (k = 0; k < BC_N; k++)
+		if (bc_same(ps, &bk->bc[k], rq))
+			return bk->bc[k].c;
+	c = &bk->bc[bk->bnext];
+	bk->bnext = (bk->bnext + 1) % BC_N;
+	c->ok = rq->ok;
+	c->match = rq->match;
+	c->g = rq->g;
+	c->gmin = rq->gmin;
+	c->kind = rq->kind;
+	c->cpu = rq->cpu;
+	c->set = rq->set;
+	c->ver = ps->ver;
+	c->used = true;
+	count_into(ps, rq, NULL, c->c);
+	return c->c;
+}
+
+static uint32_t
+unit_of(const struct preq *rq)
+{
+	return rq->seg > 0 ? rq->seg : 1;
+}
+
+uint32_t
+block_capacity(struct pass *ps, const struct preq *rq,
+    const uint64_t *freev)
+{
+	const uint32_t *c;
+	uint32_t b, u = unit_of(rq), best = 0;
+	uint64_t sum = 0;
+
+	if (ps->blk == NULL || rq->bk < BK_SEG)
+		return UINT32_MAX;
+	c = counts(ps, rq, freev);
+	for (b = 0; b < ps->blk->nb; b++) {
+		if (c[b] / u * u > best)
+			best = c[b] / u * u;
+		sum += c[b] / u * u;
+	}
+	if (rq->bk == BK_ONE)
+		return best;
+	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+bool
+block_feas_reset(struct pass *ps, const struct preq *rq, const uint8_t *fit)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t b, i, u = unit_of(rq);
+	bool ok = false;
+
+	bk->funits = 0;
+	for (b = 0; b < bk->nb; b++) {
+		bk->fc[b] = 0;
+		for (i = bk->off[b]; i < bk->off[b + 1]; i++)
+			bk->fc[b] += fit[bk->node[i]];
+		bk->funits += bk->fc[b] / u;
+		ok |= bk->fc[b] >= rq->n;
+	}
+	return rq->bk == BK_ONE ? ok : bk->funits * u >= rq->n;
+}
+
+bool
+block_feas_add(struct pass *ps, const struct preq *rq, uint32_t node)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t b = bk->node_blk[node], u = unit_of(rq);
+
+	if (b == NO_INDEX)
+		return false;
+	bk->funits -= bk->fc[b] / u;
+	bk->fc[b]++;
+	bk->funits += bk->fc[b] / u;
+	if (rq->bk == BK_ONE)
+		return bk->fc[b] >= rq->n;
+	return bk->funits * u >= rq->n;
+}
+
+bool
+block_keep_ok(const struct pass *ps, const struct preq *rq,
+    const struct pick *p, uint32_t n)
+{
+	const struct blocks *bk = ps->blk;
+	uint32_t k, u = rq->bk == BK_ONE ? n : unit_of(rq), b = NO_INDEX;
+
+	if (bk == NULL || rq->bk < BK_SEG)
+		return true;
+	if (n == 0 || n % unit_of(rq) != 0)
+		return false;
+	for (k = 0; k < n; k++) {
+		if (k % u == 0)
+			b = bk->node_blk[p[k].node];
+		if (b == NO_INDEX || bk->node_blk[p[k].node] != b)
+			return false;
+	}
+	return true;
+}
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int
+cand_node_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The best want fitting nodes of block b, appended to out[*k] in node
+ * order (rank order inside a block is node order, as in a leaf). */
+static int
+block_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    uint32_t b, uint32_t want, struct pick *out, uint32_t *k)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t i, node, nc = 0;
+	uint64_t F;
+
+	for (i = bk->off[b]; i < bk->off[b + 1]; i++) {
+		node = bk->node[i];
+		F = freev != NULL ? freev[node] : ps->nodes[node].free;
+		if (!state_fits(ps, node, rq, F))
+			continue;
+		bk->cand[nc].node = node;
+		bk->cand[nc].key = place_rank(ps, node, F, rq,
+		    &bk->cand[nc].mask);
+		nc++;
+	}
+	if (nc < want) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (nc > want)
+		qsort(bk->cand, nc, sizeof(*bk->cand), cand_cmp);
+	qsort(bk->cand, want, sizeof(*bk->cand), cand_node_cmp);
+	for (i = 0; i < want; i++) {
+		out[*k].node = bk->cand[i].node;
+		out[*k].mask = bk->cand[i].mask;
+		(*k)++;
+	}
+	return 0;
+}
+
+int
+block_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    struct pick *out)
+{
+	struct blocks *bk = ps->blk;
+	const uint32_t *c;
+	uint32_t b, g, i, u = unit_of(rq), need, best = NO_INDEX, big, bf;
+	uint32_t k = 0, take, *a = bk->units;
+	uint64_t sum, bestsum = 0;
+
+	if (rq->n == 0 || rq->n % u != 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	c = counts(ps, rq, freev);
+	/* One block: the best fit (fewest fitting nodes that hold it). */
+	for (b = 0; b < bk->nb; b++)
+		if (c[b] >= rq->n && (best == NO_INDEX || c[b] < c[best]))
+			best = b;
+	if (best != NO_INDEX)
+		return block_take(ps, rq, freev, best, rq->n, out, &k);
+	if (rq->bk == BK_ONE) {
+		errno = EAGAIN;
+		return -1;
+	}
+	/* Several: the smallest group that holds the segments, then in it
+	 * the largest blocks first and the best fit for the rest. */
+	need = rq->n / u;
+	for (b = 0; b < bk->nb; b++)
+		a[b] = c[b] / u;
+	for (g = 0; g < bk->ngrp; g++) {
+		sum = 0;
+		for (i = bk->goff[g]; i < bk->goff[g + 1]; i++)
+			sum += a[bk->gblk[i]];
+		if (sum >= need && (best == NO_INDEX || sum < bestsum)) {
+			best = g;
+			bestsum = sum;
+		}
+	}
+	if (best == NO_INDEX) {
+		errno = EAGAIN;
+		return -1;
+	}
+	memset(bk->usedb, 0, bk->nb);
+	while (need > 0) {
+		big = bf = NO_INDEX;
+		for (i = bk->goff[best]; i < bk->goff[best + 1]; i++) {
+			b = bk->gblk[i];
+			if (bk->usedb[b] || a[b] == 0)
+				continue;
+			if (a[b] >= need && (bf == NO_INDEX || a[b] < a[bf]))
+				bf = b;
+			if (big == NO_INDEX || a[b] > a[big])
+				big = b;
+		}
+		if (bf != NO_INDEX)
+			big = bf;
+		if (big == NO_INDEX) {
+			errno = EAGAIN;
+			return -1;
+		}
+		bk->usedb[big] = 1;
+		take = a[big] < need ? a[big] : need;
+		if (block_take(ps, rq, freev, big, take * u, out, &k) == -1)
+			return -1;
+		need -= take;
+	}
+	return 0;
+}
