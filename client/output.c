@@ -665,6 +665,8 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_str_or_null(s->constraint)) == -1 ||
 	    json_object_set_new(doc, "gpu_memory_mb",
 	    json_integer((json_int_t)s->gpu_memory_mb)) == -1 ||
+	    json_object_set_new(doc, "segment",
+	    json_integer((json_int_t)s->segment)) == -1 ||
 	    json_object_set_new(doc, "cpu_only", json_boolean(s->cpu_only)) ==
 	    -1 ||
 	    json_object_set_new(doc, "exclusive",

@@ -41,6 +41,7 @@ enum {
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY,
+	O_SEGMENT,
 	O_HELP = 'h',
 };
 
@@ -80,6 +81,7 @@ static const struct option submit_longopts[] = {
 	{ "exclude", required_argument, NULL, O_EXCLUDE },
 	{ "constraint", required_argument, NULL, O_CONSTRAINT },
 	{ "gpu-memory", required_argument, NULL, O_GPU_MEMORY },
+	{ "segment", required_argument, NULL, O_SEGMENT },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
@@ -103,6 +105,9 @@ static const char submit_usage[] =
     "      --priority P             higher runs first\n"
     "      --topology LEVEL         all nodes under one switch of LEVEL\n"
     "      --topology-prefer LEVEL  the same, if it can be had\n"
+    "                               (LEVEL block: one NVLink block)\n"
+    "      --segment N              segments of N nodes, each inside one\n"
+    "                               NVLink block (-N a multiple of N)\n"
     "      --checkpoint-dir DIR     where the job writes checkpoints\n"
     "      --max-restarts N         restarts after failures (default 3)\n"
     "      --requeue, --no-requeue  restart after failures (the default), or not\n"
@@ -144,7 +149,7 @@ static const char submit_usage[] =
     "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
     "-a, -d, -w, -x, -C, -D, -H, -p for the queue, --ntasks-per-node,\n"
     "--gpus-per-node, --gres=gpu:N, --signal, --export, --requeue,\n"
-    "--exclusive...) and refused for the others. The command line\n"
+    "--exclusive, --segment...) and refused for the others. The command line\n"
     "overrides them.\n";
 
 /* Where option words come from, for error messages. */
@@ -563,6 +568,11 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->constraint, arg);
 	case O_GPU_MEMORY:
 		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
+	case O_SEGMENT:
+		if (parse_u32(arg, 1, UINT32_MAX, &u) == -1)
+			break;
+		spec->segment = u;
+		return 0;
 	case O_HOLD:
 		spec->hold = true;
 		return 0;

@@ -118,6 +118,9 @@ struct job_spec {
 				 * (lib/constraint.h); NULL: any node */
 	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
 				 * least this much; 0: no minimum */
+	/* Blocks (issue 16). */
+	uint32_t segment;	/* --segment: nodes per segment, each segment
+				 * inside one block of the topology; 0: none */
 };
 
 /* --gpu-memory's largest value (1 PiB), so that GiB to MiB cannot

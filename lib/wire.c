@@ -67,6 +67,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->constraint = s->constraint;
 	pb->has_gpu_memory_mb = s->gpu_memory_mb > 0;
 	pb->gpu_memory_mb = s->gpu_memory_mb;
+	pb->has_segment = s->segment > 0;
+	pb->segment = s->segment;
 }
 
 static int
@@ -138,6 +140,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->exclusive = pb->has_exclusive && pb->exclusive;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
+	s->segment = pb->has_segment ? pb->segment : 0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
