@@ -5,9 +5,13 @@
  * other GPU job on a topology with blocks prefers one best-fit block,
  * then as few blocks as possible, so that whole blocks stay free.
  *
- * The choice works on counts of fitting nodes per block (one walk over
- * the blocks' nodes, remembered while the state does not change), then
- * ranks nodes only inside the blocks it takes. Groups of blocks to try
+ * Each leaf of the tree that has block nodes gets its nodes split into
+ * pieces (one per block it has nodes of, one for the rest: block_map,
+ * before the pass tree is built), so the per-switch counts every
+ * placement already has (place_counts, the reservation's and the
+ * preemption's replays) give the fitting nodes per block as a sum over
+ * its pieces; the choice works on those counts and ranks nodes only
+ * inside the blocks it takes. Groups of blocks to try
  * before spreading over the whole cluster: the aggregated block sizes
  * of BlockSizes= (consecutive blocks in file order) and the blocks whose
  * nodes all sit under one switch of the tree. */
@@ -21,31 +25,23 @@
 #include "daemon/sched/sched_int.h"
 #include "daemon/sched/topo.h"
 
-/* Counts remembered per pass: jobs asking the same thing in the same
- * state share them. */
-#define BC_N 8
-
-struct bcount {
-	const uint8_t *ok, *match;
-	uint64_t ver;
-	uint32_t g, gmin;
-	int kind, set;
-	bool cpu, used;
-	uint32_t *c;		/* [nb] */
-};
-
 struct blocks {
 	uint32_t nb;
 	uint32_t *node_blk;	/* [nnodes]: its block, or NO_INDEX */
 	uint32_t *off, *node;	/* each block's nodes, index order */
+	/* Pieces: leaves of the pass tree, one per (leaf, block) pair and
+	 * one per leaf for its nodes in no block, under the leaf; switch
+	 * index unlisted + 1 + piece. */
+	uint32_t np;
+	uint32_t *pleaf;	/* [np]: the leaf above */
+	uint32_t *pblk;		/* [np]: its block, NO_INDEX: the rest */
+	uint32_t *poff, *piece;	/* each block's pieces */
 	uint32_t ngrp;
 	uint32_t *goff, *gblk;	/* groups of blocks (see above) */
-	uint32_t *tmp;		/* scratch: counts of a future state */
+	uint32_t *cnt;		/* scratch: fitting nodes per block */
 	uint32_t *units;	/* scratch: segments per block */
 	uint8_t *usedb;
 	struct cand *cand;	/* [largest block] */
-	struct bcount bc[BC_N];
-	uint32_t bnext;
 	uint32_t *fc;		/* the reservation's replay: fitting nodes */
 	uint64_t funits;	/* its segments over every block */
 };
@@ -145,36 +141,107 @@ build_groups(struct pass *ps, struct blocks *bk)
 }
 
 int
-block_build(struct pass *ps)
+block_map(struct pass *ps, uint32_t ntopo, uint32_t *npieces)
 {
 	const struct topo *topo = ps->in->topo;
 	struct blocks *bk;
-	uint32_t i, b, most = 0, *fill;
+	uint32_t i, b, l, p, *bhead, *pnext, *last, *rest;
+	uint8_t *has;
 	int32_t v;
-	size_t k;
 
 	ps->blk = NULL;
+	*npieces = 0;
 	if (topo_nblocks(topo) == 0)
 		return 0;
 	if ((bk = state_alloc(ps, 1, sizeof(*bk))) == NULL)
 		return -1;
 	bk->nb = (uint32_t)topo_nblocks(topo);
 	if ((bk->node_blk = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
-	    (bk->off = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
-	    (bk->node = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
-	    (fill = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
-	    (bk->tmp = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
-	    (bk->units = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
-	    (bk->fc = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
-	    (bk->usedb = state_alloc(ps, bk->nb + 1, 1)) == NULL)
+	    (has = state_alloc(ps, ntopo + 1, 1)) == NULL ||
+	    (rest = state_alloc(ps, ntopo + 1, 4)) == NULL ||
+	    (bhead = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (last = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->pleaf = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (bk->pblk = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (pnext = state_alloc(ps, ps->nnodes + 1, 4)) == NULL)
 		return -1;
 	for (i = 0; i < ps->nnodes; i++) {
 		v = ps->in->nodes[i].name != NULL ?
 		    topo_node_block(topo, ps->in->nodes[i].name) : -1;
 		bk->node_blk[i] = v >= 0 ? (uint32_t)v : NO_INDEX;
 		if (v >= 0)
-			bk->off[v + 1]++;
+			has[ps->nodes[i].leaf] = 1;
 	}
+	memset(rest, 0xff, (size_t)(ntopo + 1) * 4);
+	memset(bhead, 0xff, (size_t)(bk->nb + 1) * 4);
+	memset(last, 0xff, (size_t)(bk->nb + 1) * 4);
+	/* Every node of a leaf that has block nodes goes to a piece; a
+	 * block's nodes are usually consecutive, so its last piece is
+	 * almost always the one. */
+	for (i = 0; i < ps->nnodes; i++) {
+		l = ps->nodes[i].leaf;
+		if (!has[l])
+			continue;
+		b = bk->node_blk[i];
+		if (b == NO_INDEX)
+			p = rest[l];
+		else if ((p = last[b]) == NO_INDEX || bk->pleaf[p] != l)
+			for (p = bhead[b]; p != NO_INDEX && bk->pleaf[p] != l;
+			    p = pnext[p])
+				;
+		if (p == NO_INDEX) {
+			p = bk->np++;
+			bk->pleaf[p] = l;
+			bk->pblk[p] = b;
+			if (b == NO_INDEX)
+				rest[l] = p;
+			else {
+				pnext[p] = bhead[b];
+				bhead[b] = p;
+			}
+		}
+		if (b != NO_INDEX)
+			last[b] = p;
+		ps->nodes[i].leaf = ntopo + 1 + p;
+	}
+	ps->blk = bk;
+	*npieces = bk->np;
+	return 0;
+}
+
+uint32_t
+block_npieces(const struct pass *ps)
+{
+	return ps->blk != NULL ? ps->blk->np : 0;
+}
+
+uint32_t
+block_piece_parent(const struct pass *ps, uint32_t p)
+{
+	return ps->blk->pleaf[p];
+}
+
+int
+block_build(struct pass *ps)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t i, b, most = 0, *fill;
+
+	if (bk == NULL)
+		return 0;
+	if ((bk->off = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
+	    (bk->node = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (bk->poff = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
+	    (bk->piece = state_alloc(ps, bk->np + 1, 4)) == NULL ||
+	    (fill = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->cnt = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->units = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->fc = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
+	    (bk->usedb = state_alloc(ps, bk->nb + 1, 1)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++)
+		if ((b = bk->node_blk[i]) != NO_INDEX)
+			bk->off[b + 1]++;
 	for (b = 0; b < bk->nb; b++) {
 		if (bk->off[b + 1] > most)
 			most = bk->off[b + 1];
@@ -183,13 +250,19 @@ block_build(struct pass *ps)
 	for (i = 0; i < ps->nnodes; i++)
 		if ((b = bk->node_blk[i]) != NO_INDEX)
 			bk->node[bk->off[b] + fill[b]++] = i;
+	for (i = 0; i < bk->np; i++)
+		if ((b = bk->pblk[i]) != NO_INDEX)
+			bk->poff[b + 1]++;
+	for (b = 0; b < bk->nb; b++)
+		bk->poff[b + 1] += bk->poff[b];
+	memset(fill, 0, (size_t)(bk->nb + 1) * 4);
+	for (i = 0; i < bk->np; i++)
+		if ((b = bk->pblk[i]) != NO_INDEX)
+			bk->piece[bk->poff[b] + fill[b]++] = ps->t.unlisted +
+			    1 + i;
 	if ((bk->cand = state_alloc(ps, most + 1, sizeof(*bk->cand))) ==
 	    NULL)
 		return -1;
-	for (k = 0; k < BC_N; k++)
-		if ((bk->bc[k].c = state_alloc(ps, bk->nb + 1, 4)) == NULL)
-			return -1;
-	ps->blk = bk;
 	return build_groups(ps, bk);
 }
 
@@ -224,63 +297,23 @@ block_req(struct pass *ps, const struct sched_job *jb, struct preq *rq)
 	return SCHED_REASON_NONE;
 }
 
-static bool
-bc_same(const struct pass *ps, const struct bcount *c, const struct preq *rq)
-{
-	return c->used && c->ok == rq->ok && c->match == rq->match &&
-	    c->g == rq->g && c->gmin == rq->gmin && c->kind == rq->kind &&
-	    c->cpu == rq->cpu && c->set == rq->set &&
-	    (rq->set == SET_STATIC || c->ver == ps->ver);
-}
-
-static void
-count_into(struct pass *ps, const struct preq *rq, const uint64_t *freev,
-    uint32_t *c)
+/* Fitting nodes per block, from the per-switch counts cnt of rq in the
+ * state being placed (place_counts, or a replay's): the sum over the
+ * block's pieces. */
+static const uint32_t *
+counts(struct pass *ps, const int32_t *cnt)
 {
 	struct blocks *bk = ps->blk;
-	uint32_t b, i, node;
-	uint64_t F;
+	uint32_t b, k;
+	int32_t c;
 
 	for (b = 0; b < bk->nb; b++) {
-		c[b] = 0;
-		for (i = bk->off[b]; i < bk->off[b + 1]; i++) {
-			node = bk->node[i];
-			F = rq->set == SET_STATIC ? ps->nodes[node].full :
-			    freev != NULL ? freev[node] : ps->nodes[node].free;
-			c[b] += state_fits(ps, node, rq, F);
-		}
+		c = 0;
+		for (k = bk->poff[b]; k < bk->poff[b + 1]; k++)
+			c += cnt[bk->piece[k]];
+		bk->cnt[b] = c > 0 ? (uint32_t)c : 0;
 	}
-}
-
-/* Fitting nodes per block in the state of now (freev NULL, remembered)
- * or of freev. */
-static const uint32_t *
-counts(struct pass *ps, const struct preq *rq, const uint64_t *freev)
-{
-	struct blocks *bk = ps->blk;
-	struct bcount *c;
-	uint32_t k;
-
-	if (freev != NULL && rq->set != SET_STATIC) {
-		count_into(ps, rq, freev, bk->tmp);
-		return bk->tmp;
-	}
-	for (k = 0; k < BC_N; k++)
-		if (bc_same(ps, &bk->bc[k], rq))
-			return bk->bc[k].c;
-	c = &bk->bc[bk->bnext];
-	bk->bnext = (bk->bnext + 1) % BC_N;
-	c->ok = rq->ok;
-	c->match = rq->match;
-	c->g = rq->g;
-	c->gmin = rq->gmin;
-	c->kind = rq->kind;
-	c->cpu = rq->cpu;
-	c->set = rq->set;
-	c->ver = ps->ver;
-	c->used = true;
-	count_into(ps, rq, NULL, c->c);
-	return c->c;
+	return bk->cnt;
 }
 
 static uint32_t
@@ -290,8 +323,7 @@ unit_of(const struct preq *rq)
 }
 
 uint32_t
-block_capacity(struct pass *ps, const struct preq *rq,
-    const uint64_t *freev)
+block_capacity(struct pass *ps, const struct preq *rq, const int32_t *cnt)
 {
 	const uint32_t *c;
 	uint32_t b, u = unit_of(rq), best = 0;
@@ -299,7 +331,7 @@ block_capacity(struct pass *ps, const struct preq *rq,
 
 	if (ps->blk == NULL || rq->bk < BK_SEG)
 		return UINT32_MAX;
-	c = counts(ps, rq, freev);
+	c = counts(ps, cnt);
 	for (b = 0; b < ps->blk->nb; b++) {
 		if (c[b] / u * u > best)
 			best = c[b] / u * u;
@@ -311,17 +343,16 @@ block_capacity(struct pass *ps, const struct preq *rq,
 }
 
 bool
-block_feas_reset(struct pass *ps, const struct preq *rq, const uint8_t *fit)
+block_feas_reset(struct pass *ps, const struct preq *rq, const int32_t *cnt)
 {
 	struct blocks *bk = ps->blk;
-	uint32_t b, i, u = unit_of(rq);
+	const uint32_t *c = counts(ps, cnt);
+	uint32_t b, u = unit_of(rq);
 	bool ok = false;
 
 	bk->funits = 0;
 	for (b = 0; b < bk->nb; b++) {
-		bk->fc[b] = 0;
-		for (i = bk->off[b]; i < bk->off[b + 1]; i++)
-			bk->fc[b] += fit[bk->node[i]];
+		bk->fc[b] = c[b];
 		bk->funits += bk->fc[b] / u;
 		ok |= bk->fc[b] >= rq->n;
 	}
@@ -416,8 +447,8 @@ block_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 }
 
 int
-block_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
-    struct pick *out)
+block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
+    const uint64_t *freev, struct pick *out)
 {
 	struct blocks *bk = ps->blk;
 	const uint32_t *c;
@@ -429,7 +460,7 @@ block_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 		errno = EAGAIN;
 		return -1;
 	}
-	c = counts(ps, rq, freev);
+	c = counts(ps, cnt);
 	/* One block: the best fit (fewest fitting nodes that hold it). */
 	for (b = 0; b < bk->nb; b++)
 		if (c[b] >= rq->n && (best == NO_INDEX || c[b] < c[best]))

@@ -351,7 +351,7 @@ place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 
 	/* Blocks first (block.c); only a preference falls back here. */
 	if (rq->bk != BK_NONE && ps->blk != NULL) {
-		if (block_select(ps, rq, freev, out) == 0)
+		if (block_select(ps, rq, cnt, freev, out) == 0)
 			return 0;
 		if (rq->bk != BK_PLAIN || errno != EAGAIN)
 			return -1;

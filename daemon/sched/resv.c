@@ -250,7 +250,7 @@ resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
 		r.fit[i] = state_fits(ps, i, rq, r.fut[i]);
 	}
 	place_counts(ps, rq, cnt);
-	ok = rq->bk >= BK_SEG ? block_feas_reset(ps, rq, r.fit) :
+	ok = rq->bk >= BK_SEG ? block_feas_reset(ps, rq, cnt) :
 	    place_capacity(ps, rq, cnt) >= rq->n;
 	/* Release whole groups of equal end time, so the node set chosen
 	 * does not depend on the order among jobs ending together. */

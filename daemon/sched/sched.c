@@ -309,9 +309,9 @@ topo_possible(struct pass *ps, const struct preq *rq)
 	struct preq st = *rq;
 
 	st.set = SET_STATIC;
-	if (rq->bk >= BK_SEG)
-		return block_capacity(ps, &st, NULL) >= rq->n;
 	place_counts(ps, &st, ps->cnt);
+	if (rq->bk >= BK_SEG)
+		return block_capacity(ps, &st, ps->cnt) >= rq->n;
 	return place_capacity(ps, &st, ps->cnt) >= rq->n;
 }
 
@@ -427,7 +427,7 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 		return 0;
 	/* A block rule may hold fewer (whole segments, one block). */
 	if (rq->bk >= BK_SEG) {
-		n = block_capacity(ps, rq, NULL);
+		n = block_capacity(ps, rq, ps->cnt);
 		if ((capn = n < capn ? n : capn / rq->seg * rq->seg) < rq->n)
 			return 0;
 	}
@@ -462,7 +462,7 @@ why(struct pass *ps, const struct sched_job *jb, struct preq *rq)
 	rq->n = jb->nodes_min;
 	place_counts(ps, rq, ps->cnt);
 	if (ps->has_resv && place_capacity(ps, rq, ps->cnt) >= rq->n &&
-	    block_capacity(ps, rq, NULL) >= rq->n)
+	    block_capacity(ps, rq, ps->cnt) >= rq->n)
 		return SCHED_REASON_PRIORITY;
 	if (jb->topo_mode == SCHED_TOPO_REQUIRED || rq->bk >= BK_SEG) {
 		any.set = SET_ALL;

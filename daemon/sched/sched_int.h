@@ -299,25 +299,33 @@ int	 keep_place(struct pass *, size_t j, const struct preq *,
 	    uint32_t *n);
 
 /* block.c */
-/* Map nodes to the topology's blocks and make the groups of blocks;
+/* Before the pass tree: map nodes to the topology's blocks and move the
+ * nodes of every leaf that has block nodes to its pieces (switches
+ * unlisted + 1 + piece, pieces numbered from 0), *npieces of them;
  * ps->blk stays NULL without blocks. */
+int	 block_map(struct pass *, uint32_t ntopo, uint32_t *npieces);
+uint32_t block_npieces(const struct pass *);
+/* The leaf above piece p. */
+uint32_t block_piece_parent(const struct pass *, uint32_t p);
+/* After the pass tree: each block's nodes and pieces, the groups. */
 int	 block_build(struct pass *);
 /* Set rq->bk and rq->seg for job jb; a reason when it can never run. */
 enum sched_reason block_req(struct pass *, const struct sched_job *,
 	    struct preq *);
-/* The most nodes (a multiple of the segment) rq's block rule can place
- * in the state of now (freev NULL) or of freev; UINT32_MAX for BK_NONE
- * and BK_PLAIN, whose capacity is the tree's. */
+/* The most nodes (a multiple of the segment) rq's block rule can place,
+ * given rq's per-switch counts cnt; UINT32_MAX for BK_NONE and
+ * BK_PLAIN, whose capacity is the tree's. */
 uint32_t block_capacity(struct pass *, const struct preq *,
-	    const uint64_t *freev);
-/* Place rq->n nodes by rq's block rule (place_select calls it); -1 with
- * EAGAIN when the rule cannot. */
-int	 block_select(struct pass *, const struct preq *,
+	    const int32_t *cnt);
+/* Place rq->n nodes by rq's block rule (place_select calls it) in the
+ * state of freev (NULL: now) whose counts are cnt; -1 with EAGAIN when
+ * the rule cannot. */
+int	 block_select(struct pass *, const struct preq *, const int32_t *cnt,
 	    const uint64_t *freev, struct pick *out);
-/* The reservation's replay (BK_SEG, BK_ONE): start from the fitting
- * nodes fit[], then add one; each returns whether rq now fits. */
+/* The reservation's replay (BK_SEG, BK_ONE): start from the counts cnt,
+ * then add one fitting node; each returns whether rq now fits. */
 bool	 block_feas_reset(struct pass *, const struct preq *,
-	    const uint8_t *fit);
+	    const int32_t *cnt);
 bool	 block_feas_add(struct pass *, const struct preq *, uint32_t node);
 /* Does a kept gang p[0 .. n) meet rq's block rule? */
 bool	 block_keep_ok(const struct pass *, const struct preq *,
