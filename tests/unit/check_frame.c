@@ -70,6 +70,7 @@ full_spec(struct job_spec *s)
 	s->service = true;
 	s->constraint = strdup("fp64&(ib|roce)");
 	s->gpu_memory_mb = 141 * 1024;
+	s->segment = 18;
 }
 
 static void
@@ -106,6 +107,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_int_eq(a->service, b->service);
 	ck_assert_str_eq(a->constraint, b->constraint);
 	ck_assert_uint_eq(a->gpu_memory_mb, b->gpu_memory_mb);
+	ck_assert_uint_eq(a->segment, b->segment);
 }
 
 START_TEST(test_error_and_hello)
@@ -244,6 +246,7 @@ START_TEST(test_unset_fields_take_defaults)
 	ck_assert(!s.service);
 	ck_assert_ptr_null(s.constraint);
 	ck_assert_uint_eq(s.gpu_memory_mb, 0);
+	ck_assert_uint_eq(s.segment, 0);
 	job_spec_clear(&s);
 
 	pb.has_topology_mode = 1;

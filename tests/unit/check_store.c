@@ -154,6 +154,7 @@ full_job(uint64_t id)
 	sp->service = true;
 	sp->constraint = xstrdup("(fp64|ib)&nvl72");
 	sp->gpu_memory_mb = 80 * 1024;
+	sp->segment = 18;
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -222,6 +223,7 @@ assert_job_eq(const struct job *a, const struct job *b)
 	ck_assert_int_eq(x->service, y->service);
 	assert_str_eq_or_null(x->constraint, y->constraint, "constraint");
 	ck_assert_uint_eq(x->gpu_memory_mb, y->gpu_memory_mb);
+	ck_assert_uint_eq(x->segment, y->segment);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
