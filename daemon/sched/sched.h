@@ -495,11 +495,12 @@ struct sched_result {
  * its kept nodes that holds its replacements. A job with node constraints
  * (node_ok, cpu_only, exclusive) adds a walk over the nodes per distinct
  * constraint and state (counts are remembered within the pass), and one
- * per placement tried. On a topology with blocks each placement tried
- * also walks the nodes in blocks once per distinct request and state
- * (remembered, as the constraint counts are) and the groups of blocks
- * (blocks times the tree's height plus the aggregated sizes); a
- * reservation's replay adds one step per released node. */
+ * per placement tried. On a topology with blocks the pass tree has a
+ * piece (a level-0 leaf) per (leaf, block) pair, so the counts cover
+ * blocks too; each placement adds a sum over the pieces and one over the
+ * groups of blocks (blocks times the tree's height plus the aggregated
+ * sizes), and ranks nodes only in the blocks it takes; building the
+ * state adds one name lookup per node. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */
