@@ -130,9 +130,10 @@
  *   - topo_level "block" with SCHED_TOPO_REQUIRED: the whole gang in one
  *     block (its segments too); the job waits with reason Topology while
  *     no block can hold it, and blocks nothing when none ever could;
- *   - every other GPU job without a required tree level (and "block"
- *     with SCHED_TOPO_PREFERRED, which is therefore the same as no
- *     request) prefers blocks: a gang that fits one block goes to the
+ *   - every other GPU job that names no tree level (SCHED_TOPO_ANY, or
+ *     "block" with SCHED_TOPO_PREFERRED, which is therefore the same as
+ *     no request; a job preferring a switch level is placed by the tree
+ *     alone) prefers blocks: a gang that fits one block goes to the
  *     best-fit block (the fewest fitting nodes that still hold it), so
  *     whole blocks stay free for block jobs; a larger one (or a segment
  *     job no block holds) takes the smallest group of blocks that holds
