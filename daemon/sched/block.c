@@ -29,12 +29,16 @@ struct blocks {
 	uint32_t nb;
 	uint32_t *node_blk;	/* [nnodes]: its block, or NO_INDEX */
 	uint32_t *off, *node;	/* each block's nodes, index order */
-	/* Pieces: leaves of the pass tree, one per (leaf, block) pair and
-	 * one per leaf for its nodes in no block, under the leaf; switch
-	 * index unlisted + 1 + piece. */
-	uint32_t np;
-	uint32_t *pleaf;	/* [np]: the leaf above */
-	uint32_t *pblk;		/* [np]: its block, NO_INDEX: the rest */
+	/* Pieces: one per (leaf, block) pair and one per leaf for its
+	 * nodes in no block. A leaf with one piece keeps its nodes (the
+	 * piece is the leaf); the others become leaves of the pass tree
+	 * under it, switch index unlisted + 1 + k for the k-th. */
+	uint32_t npc;		/* pieces */
+	uint32_t *pleaf;	/* [npc]: its leaf */
+	uint32_t *pblk;		/* [npc]: its block, NO_INDEX: the rest */
+	uint32_t *psw;		/* [npc]: its switch in the pass tree */
+	uint32_t np;		/* pieces that are switches of their own */
+	uint32_t *tparent;	/* [np]: the leaf above the k-th */
 	uint32_t *poff, *piece;	/* each block's pieces */
 	uint32_t ngrp;
 	uint32_t *goff, *gblk;	/* groups of blocks (see above) */
@@ -145,7 +149,7 @@ block_map(struct pass *ps, uint32_t ntopo, uint32_t *npieces)
 {
 	const struct topo *topo = ps->in->topo;
 	struct blocks *bk;
-	uint32_t i, b, l, p, *bhead, *pnext, *last, *rest;
+	uint32_t i, b, l, p, *bhead, *pnext, *last, *rest, *pn, *per;
 	uint8_t *has;
 	int32_t v;
 
@@ -163,7 +167,9 @@ block_map(struct pass *ps, uint32_t ntopo, uint32_t *npieces)
 	    (last = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
 	    (bk->pleaf = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
 	    (bk->pblk = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
-	    (pnext = state_alloc(ps, ps->nnodes + 1, 4)) == NULL)
+	    (pnext = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (pn = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (per = state_alloc(ps, ntopo + 1, 4)) == NULL)
 		return -1;
 	for (i = 0; i < ps->nnodes; i++) {
 		v = ps->in->nodes[i].name != NULL ?
@@ -190,7 +196,8 @@ block_map(struct pass *ps, uint32_t ntopo, uint32_t *npieces)
 			    p = pnext[p])
 				;
 		if (p == NO_INDEX) {
-			p = bk->np++;
+			p = bk->npc++;
+			per[l]++;
 			bk->pleaf[p] = l;
 			bk->pblk[p] = b;
 			if (b == NO_INDEX)
@@ -202,8 +209,24 @@ block_map(struct pass *ps, uint32_t ntopo, uint32_t *npieces)
 		}
 		if (b != NO_INDEX)
 			last[b] = p;
-		ps->nodes[i].leaf = ntopo + 1 + p;
+		pn[i] = p;
 	}
+	/* Only leaves of several pieces are split. */
+	if ((bk->psw = state_alloc(ps, bk->npc + 1, 4)) == NULL ||
+	    (bk->tparent = state_alloc(ps, bk->npc + 1, 4)) == NULL)
+		return -1;
+	for (p = 0; p < bk->npc; p++) {
+		l = bk->pleaf[p];
+		if (per[l] == 1) {
+			bk->psw[p] = l;
+			continue;
+		}
+		bk->tparent[bk->np] = l;
+		bk->psw[p] = ntopo + 1 + bk->np++;
+	}
+	for (i = 0; i < ps->nnodes; i++)
+		if (has[ps->nodes[i].leaf])
+			ps->nodes[i].leaf = bk->psw[pn[i]];
 	ps->blk = bk;
 	*npieces = bk->np;
 	return 0;
@@ -218,7 +241,7 @@ block_npieces(const struct pass *ps)
 uint32_t
 block_piece_parent(const struct pass *ps, uint32_t p)
 {
-	return ps->blk->pleaf[p];
+	return ps->blk->tparent[p];
 }
 
 int
@@ -232,7 +255,7 @@ block_build(struct pass *ps)
 	if ((bk->off = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
 	    (bk->node = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
 	    (bk->poff = state_alloc(ps, bk->nb + 2, 4)) == NULL ||
-	    (bk->piece = state_alloc(ps, bk->np + 1, 4)) == NULL ||
+	    (bk->piece = state_alloc(ps, bk->npc + 1, 4)) == NULL ||
 	    (fill = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
 	    (bk->cnt = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
 	    (bk->units = state_alloc(ps, bk->nb + 1, 4)) == NULL ||
@@ -250,16 +273,15 @@ block_build(struct pass *ps)
 	for (i = 0; i < ps->nnodes; i++)
 		if ((b = bk->node_blk[i]) != NO_INDEX)
 			bk->node[bk->off[b] + fill[b]++] = i;
-	for (i = 0; i < bk->np; i++)
+	for (i = 0; i < bk->npc; i++)
 		if ((b = bk->pblk[i]) != NO_INDEX)
 			bk->poff[b + 1]++;
 	for (b = 0; b < bk->nb; b++)
 		bk->poff[b + 1] += bk->poff[b];
 	memset(fill, 0, (size_t)(bk->nb + 1) * 4);
-	for (i = 0; i < bk->np; i++)
+	for (i = 0; i < bk->npc; i++)
 		if ((b = bk->pblk[i]) != NO_INDEX)
-			bk->piece[bk->poff[b] + fill[b]++] = ps->t.unlisted +
-			    1 + i;
+			bk->piece[bk->poff[b] + fill[b]++] = bk->psw[i];
 	if ((bk->cand = state_alloc(ps, most + 1, sizeof(*bk->cand))) ==
 	    NULL)
 		return -1;

@@ -300,9 +300,9 @@ int	 keep_place(struct pass *, size_t j, const struct preq *,
 
 /* block.c */
 /* Before the pass tree: map nodes to the topology's blocks and move the
- * nodes of every leaf that has block nodes to its pieces (switches
- * unlisted + 1 + piece, pieces numbered from 0), *npieces of them;
- * ps->blk stays NULL without blocks. */
+ * nodes of every leaf that has nodes of several blocks (or of a block
+ * and none) to its pieces, *npieces new level-0 switches unlisted + 1 +
+ * k under their leaves; ps->blk stays NULL without blocks. */
 int	 block_map(struct pass *, uint32_t ntopo, uint32_t *npieces);
 uint32_t block_npieces(const struct pass *);
 /* The leaf above piece p. */

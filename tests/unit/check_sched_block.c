@@ -339,6 +339,69 @@ START_TEST(test_blocks_under_switch)
 }
 END_TEST
 
+/* Leaves that are blocks (the leaf keeps its nodes) next to one with a
+ * block and nodes in none (split into pieces). */
+START_TEST(test_leaf_blocks)
+{
+	static const char *t =
+	    "SwitchName=l0 Nodes=n[000-003]\n"
+	    "SwitchName=l1 Nodes=n[004-007]\n"
+	    "SwitchName=l2 Nodes=n[008-011]\n"
+	    "SwitchName=sp Switches=l[0-2]\n"
+	    "BlockName=b0 Nodes=n[000-003]\n"
+	    "BlockName=b1 Nodes=n[004-007]\n"
+	    "BlockName=b2 Nodes=n[008-009]\n";
+	struct cl c;
+	struct sched_job j[4];
+	struct sched_result *res;
+	const struct sched_start *st;
+	uint32_t k;
+
+	cl_init(&c, 12, t);
+	busy(&c, 0, 0xff, 90);
+	/* Free: b0 3, b1 4, b2 2, and n010-011 in no block. */
+	j[0] = job(1, 2, 8);
+	j[1] = job(2, 3, 8);
+	j[2] = job(3, 4, 8);
+	j[2].topo_mode = SCHED_TOPO_REQUIRED;
+	j[2].topo_level = "block";
+	res = run(&c, NULL, 0, j, 3, 0);
+	ck_assert_ptr_nonnull(st = started(res, 1));
+	ck_assert_uint_eq(nodeset(st->nodes, st->nnodes), 0x300);
+	ck_assert_ptr_nonnull(st = started(res, 2));
+	ck_assert_uint_eq(nodeset(st->nodes, st->nnodes), 0x00e);
+	ck_assert_ptr_nonnull(st = started(res, 3));
+	ck_assert_uint_eq(nodeset(st->nodes, st->nnodes), 0x0f0);
+	sched_result_free(res);
+	/* Three segments of 2: b1 whole and one of b0 (the aggregated
+	 * size 8 holds b0 and b1), ranks by block. */
+	j[0] = job(4, 6, 8);
+	j[0].segment = 2;
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_nonnull(st = started(res, 4));
+	ck_assert_uint_eq(nodeset(st->nodes, st->nnodes), 0x0f6);
+	assert_segments(st, 2);
+	sched_result_free(res);
+	/* b0 and b1 full: a plain 3-node gang falls back to the tree
+	 * (leaf l2, with the nodes in no block); two segments of 2 wait,
+	 * though four nodes are free. */
+	for (k = 1; k < 8; k++)
+		busy(&c, k, 0xff, 90);
+	j[0] = job(5, 3, 8);
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_nonnull(st = started(res, 5));
+	ck_assert_uint_eq(nodeset(st->nodes, st->nnodes) & ~0xf00u, 0);
+	sched_result_free(res);
+	j[0] = job(6, 4, 8);
+	j[0].segment = 2;
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_null(started(res, 6));
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 /* Elastic: the largest size in whole segments. */
 START_TEST(test_segment_elastic)
 {
@@ -380,6 +443,7 @@ main(void)
 	tcase_add_test(tc, test_segment_refused);
 	tcase_add_test(tc, test_blocks_under_switch);
 	tcase_add_test(tc, test_segment_elastic);
+	tcase_add_test(tc, test_leaf_blocks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
