@@ -2,7 +2,8 @@
  * each segment of N consecutive ranks inside one block, --topology block
  * the whole gang, --topology-prefer block tries; other jobs go to the
  * best-fit block, then to as few blocks as possible, preferring blocks
- * under one switch; the reservation and restarts keep the rules. */
+ * under one switch; the reservation, restarts and preemption keep the
+ * rules. */
 #include "config.h"
 
 #include <check.h>
@@ -402,6 +403,54 @@ START_TEST(test_leaf_blocks)
 }
 END_TEST
 
+/* Preemption frees one whole block for a --topology block job: not the
+ * two jobs of least lost work, which sit in different blocks. */
+START_TEST(test_preempt_block)
+{
+	static const char *t =
+	    "BlockName=b0 Nodes=n[000-001]\n"
+	    "BlockName=b1 Nodes=n[002-003]\n";
+	struct cl c;
+	struct sched_queue q[1];
+	struct sched_running r[4];
+	struct sched_job j;
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	static const uint64_t ids[4] = { 101, 103, 102, 104 };
+	static const int64_t lost[4] = { 10, 500, 100, 600 };
+	uint32_t k;
+
+	cl_init(&c, 4, t);
+	q[0] = queue_def(-1, SCHED_UNLIMITED);
+	q[0].preempt = SCHED_PREEMPT_LOWER;
+	for (k = 0; k < 4; k++) {
+		busy(&c, k, 0xff, ids[k]);
+		r[k] = running(ids[k], 0, 50, 1000);
+		r[k].lost = lost[k];
+	}
+	j = job(1, 2, 8);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "block";
+	in = qinput(&c, r, 4, &j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_PREEMPTING);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 2);
+	ck_assert(has_victim(p, 101) && has_victim(p, 103));
+	sched_result_free(res);
+	/* Without the rule: the two of least lost work. */
+	j.topo_mode = SCHED_TOPO_ANY;
+	in = qinput(&c, r, 4, &j, 1, q, 1, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert(p->nvictims == 2 && has_victim(p, 101) &&
+	    has_victim(p, 102));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 /* Elastic: the largest size in whole segments. */
 START_TEST(test_segment_elastic)
 {
@@ -444,6 +493,7 @@ main(void)
 	tcase_add_test(tc, test_blocks_under_switch);
 	tcase_add_test(tc, test_segment_elastic);
 	tcase_add_test(tc, test_leaf_blocks);
+	tcase_add_test(tc, test_preempt_block);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
