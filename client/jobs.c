@@ -849,6 +849,9 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 		rc |= output_fields_addf(t, "Topology", "%s (%s)", s->topo_level ?
 		    s->topo_level : "-", s->topo_mode == TOPO_REQUIRED ?
 		    "required" : "preferred");
+	if (s->segment > 0)
+		rc |= output_fields_addf(t, "Segment", "%u nodes per NVLink "
+		    "block", s->segment);
 	rc |= output_fields_addf(t, "Checkpoint dir", "%s", s->checkpoint_dir ?
 	    s->checkpoint_dir : "-");
 	rc |= output_fields_addf(t, "Checkpoint signal", "%s", output_signal(

@@ -669,6 +669,8 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_integer((json_int_t)s->cpus_per_task)) == -1 ||
 	    json_object_set_new(doc, "mem_per_node_mb",
 	    json_integer((json_int_t)s->mem_per_node_mb)) == -1 ||
+	    json_object_set_new(doc, "segment",
+	    json_integer((json_int_t)s->segment)) == -1 ||
 	    json_object_set_new(doc, "cpu_only", json_boolean(s->cpu_only)) ==
 	    -1 ||
 	    json_object_set_new(doc, "exclusive",

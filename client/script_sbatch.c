@@ -44,6 +44,7 @@ static const struct sb_opt sb_opts[] = {
 	{ "nodelist", 'w', SB_ARG, "nodelist", NULL },
 	{ "exclude", 'x', SB_ARG, "exclude", NULL },
 	{ "constraint", 'C', SB_ARG, "constraint", NULL },
+	{ "segment", 0, SB_ARG, "segment", NULL },
 	{ "exclusive", 0, SB_FLAG, "exclusive", NULL },
 	{ "chdir", 'D', SB_ARG, "chdir", NULL },
 	{ "hold", 'H', SB_FLAG, "hold", NULL },

@@ -41,6 +41,7 @@ enum {
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
+	O_SEGMENT,
 	O_HELP = 'h',
 };
 
@@ -83,6 +84,7 @@ static const struct option submit_longopts[] = {
 	{ "cpus-per-task", required_argument, NULL, O_CPUS },
 	{ "mem-per-node", required_argument, NULL, O_MEM },
 	{ "mem", required_argument, NULL, O_MEM },
+	{ "segment", required_argument, NULL, O_SEGMENT },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
@@ -106,6 +108,9 @@ static const char submit_usage[] =
     "      --priority P             higher runs first\n"
     "      --topology LEVEL         all nodes under one switch of LEVEL\n"
     "      --topology-prefer LEVEL  the same, if it can be had\n"
+    "                               (LEVEL block: one NVLink block)\n"
+    "      --segment N              segments of N nodes, each inside one\n"
+    "                               NVLink block (-N a multiple of N)\n"
     "      --checkpoint-dir DIR     where the job writes checkpoints\n"
     "      --max-restarts N         restarts after failures (default 3)\n"
     "      --requeue, --no-requeue  restart after failures (the default), or not\n"
@@ -152,8 +157,8 @@ static const char submit_usage[] =
     "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
     "-a, -d, -w, -x, -C, -c, -D, -H, -p for the queue, --mem,\n"
     "--ntasks-per-node, --gpus-per-node, --gres=gpu:N, --signal, --export,\n"
-    "--requeue, --exclusive...) and refused for the others. The command\n"
-    "line overrides them.\n";
+    "--requeue, --exclusive, --segment...) and refused for the others. The\n"
+    "command line overrides them.\n";
 
 /* Where option words come from, for error messages. */
 struct submit_src {
@@ -627,6 +632,11 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return 0;
 	case O_MEM:
 		return parse_mem(arg, &spec->mem_per_node_mb, why, wlen);
+	case O_SEGMENT:
+		if (parse_u32(arg, 1, UINT32_MAX, &u) == -1)
+			break;
+		spec->segment = u;
+		return 0;
 	case O_HOLD:
 		spec->hold = true;
 		return 0;

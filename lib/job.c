@@ -490,6 +490,35 @@ check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
 		    "--topology: unknown mode %d", (int)spec->topo_mode);
 	}
 
+	/* --segment N: the gang is cut into segments of N nodes, so every
+	 * size it may have is a multiple of N. A segment inside a switch
+	 * level is not offered: blocks and segments are the block
+	 * topology's, and --topology block holds the gang whole. */
+	if (spec->segment > JOB_NODES_LIMIT)
+		return cerr_set(err, ERR_INVALID,
+		    "--segment: %u is above the limit of %d", spec->segment,
+		    JOB_NODES_LIMIT);
+	if (spec->segment > 0 && spec->nodes_min == spec->nodes_max &&
+	    spec->nodes_min % spec->segment != 0)
+		return cerr_set(err, ERR_INVALID,
+		    "--segment: %u nodes are not a multiple of the segment "
+		    "size %u", spec->nodes_min, spec->segment);
+	if (spec->segment > 0 && (spec->nodes_min % spec->segment != 0 ||
+	    spec->nodes_max % spec->segment != 0))
+		return cerr_set(err, ERR_INVALID,
+		    "--segment: --nodes %u-%u: both bounds must be multiples "
+		    "of the segment size %u", spec->nodes_min,
+		    spec->nodes_max, spec->segment);
+	if (spec->segment > 0 && spec->topo_mode == TOPO_REQUIRED &&
+	    strcasecmp(spec->topo_level, "block") != 0)
+		return cerr_set(err, ERR_INVALID,
+		    "--segment: cannot be combined with --topology %.64s "
+		    "(only with --topology block)", spec->topo_level);
+	if (spec->segment > 0 && spec->cpu_only)
+		return cerr_set(err, ERR_INVALID,
+		    "--segment: a CPU-only job (--gpus-per-node 0) uses no "
+		    "NVLink block");
+
 	if (check_path("--checkpoint-dir", spec->checkpoint_dir, err) == -1 ||
 	    check_path("--workdir", spec->workdir, err) == -1)
 		return -1;

@@ -125,6 +125,9 @@ struct job_spec {
 	uint64_t mem_per_node_mb;	/* --mem-per-node: the job's memory
 				 * limit on each node (cgroup v2
 				 * memory.max), MiB; 0: none */
+	/* Blocks (issue 16). */
+	uint32_t segment;	/* --segment: nodes per segment, each segment
+				 * inside one block of the topology; 0: none */
 };
 
 /* The most cores a node's tasks of one job may be bound to

@@ -71,6 +71,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->cpus_per_task = s->cpus_per_task;
 	pb->has_mem_per_node_mb = s->mem_per_node_mb > 0;
 	pb->mem_per_node_mb = s->mem_per_node_mb;
+	pb->has_segment = s->segment > 0;
+	pb->segment = s->segment;
 }
 
 static int
@@ -145,6 +147,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->cpus_per_task = pb->has_cpus_per_task ? pb->cpus_per_task : 0;
 	s->mem_per_node_mb = pb->has_mem_per_node_mb ? pb->mem_per_node_mb :
 	    0;
+	s->segment = pb->has_segment ? pb->segment : 0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
@@ -107,6 +108,15 @@ check_gpus(const struct fctx *x, struct cerr *err)
 	    in->nodes[big].model : "no model reported");
 }
 
+/* The level "block" on a topology with blocks: one block (block.c). */
+static bool
+block_level(const struct fctx *x)
+{
+	return x->spec->topo_mode != TOPO_ANY && x->spec->topo_level != NULL &&
+	    topo_nblocks(x->in->topo) > 0 &&
+	    strcasecmp(x->spec->topo_level, "block") == 0;
+}
+
 /* "no topology level 'rack'; levels: switch, spine". */
 static int
 check_level(const struct fctx *x, int *level, struct cerr *err)
@@ -118,7 +128,8 @@ check_level(const struct fctx *x, int *level, struct cerr *err)
 	int w;
 
 	*level = -1;
-	if (spec->topo_mode == TOPO_ANY || spec->topo_level == NULL)
+	if (spec->topo_mode == TOPO_ANY || spec->topo_level == NULL ||
+	    block_level(x))
 		return 0;
 	if ((*level = topo_level_index(x->in->topo, spec->topo_level)) >= 0)
 		return 0;
@@ -421,19 +432,68 @@ check_domains(const struct fctx *x, int level, struct cerr *err)
 	    " that --nodelist/--exclude allow" : "");
 }
 
+/* Blocks: --segment N needs blocks holding nodes_min / N segments of N
+ * such nodes; --topology block one block holding the gang. */
+static int
+check_blocks(const struct fctx *x, struct cerr *err)
+{
+	const struct job_spec *spec = x->spec;
+	const struct topo *t = x->in->topo;
+	size_t nb = topo_nblocks(t), i, best = 0, segs = 0;
+	uint32_t *cnt;
+	int32_t b;
+	char what[160];
+	bool one = block_level(x) && spec->topo_mode == TOPO_REQUIRED;
+
+	if (spec->segment == 0 && !one)
+		return 0;
+	if (nb == 0)
+		return cerr_set(err, ERR_INVALID, "--segment %u: the topology "
+		    "has no blocks (BlockName= in topology.conf)",
+		    spec->segment);
+	if ((cnt = calloc(nb, sizeof(*cnt))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	for (i = 0; i < x->in->nnodes; i++)
+		if (x->fit[i] && x->ok[i] &&
+		    (b = topo_node_block(t, x->in->nodes[i].name)) >= 0)
+			cnt[b]++;
+	for (i = 0; i < nb; i++) {
+		if (cnt[i] > best)
+			best = cnt[i];
+		if (spec->segment > 0)
+			segs += cnt[i] / spec->segment;
+	}
+	free(cnt);
+	what_fits(x, best, what, sizeof(what));
+	if (one && best < spec->nodes_min)
+		return cerr_set(err, ERR_INVALID, "--nodes %u with --topology "
+		    "block: the largest block holds only %s",
+		    spec->nodes_min, what);
+	if (spec->segment > 0 && segs * spec->segment < spec->nodes_min)
+		return cerr_set(err, ERR_INVALID, "--nodes %u with --segment "
+		    "%u: the blocks hold only %zu such segment%s (the largest "
+		    "block %s)", spec->nodes_min, spec->segment, segs,
+		    segs == 1 ? "" : "s", what);
+	return 0;
+}
+
 /* Does the topology name nodes that have never registered (a cluster
  * being brought up)? Their GPUs are not known, so they might hold the
  * job: nothing is judged until each has registered once. */
 static bool
 topo_unregistered(const struct feasible_input *in)
 {
-	size_t i, k = 0;
+	size_t i, k = 0, kb = 0, nb = 0;
 
 	if (in->topo == NULL)
 		return false;
-	for (i = 0; i < in->nnodes; i++)
+	for (i = 0; i < in->nnodes; i++) {
 		k += topo_node_leaf(in->topo, in->nodes[i].name) >= 0;
-	return k < topo_nnodes(in->topo);
+		kb += topo_node_block(in->topo, in->nodes[i].name) >= 0;
+	}
+	for (i = 0; i < topo_nblocks(in->topo); i++)
+		nb += topo_block_nnodes(in->topo, i);
+	return k < topo_nnodes(in->topo) || kb < nb;
 }
 
 int
@@ -471,7 +531,8 @@ feasible_check(const struct feasible_input *in, const struct job_spec *spec,
 	    check_filter(&x, err) == -1 || check_constraints(&x, err) == -1 ||
 	    check_cpus_mem(&x, err) == -1 ||
 	    check_count(&x, err) == -1 ||
-	    check_domains(&x, level, err) == -1)
+	    check_domains(&x, level, err) == -1 ||
+	    check_blocks(&x, err) == -1)
 		goto out;
 	rc = 0;
 out:

@@ -8,7 +8,10 @@
  * minimum, for an elastic job) above the nodes that could hold the job
  * (GPUs per node, type; exclusive: whole nodes with at least that many
  * GPUs; CPU-only: any node); an unknown --topology level, or a required
- * level no domain of which holds that many such nodes; a --nodelist that
+ * level no domain of which holds that many such nodes; --segment N on a
+ * topology without blocks, or blocks that hold fewer than --nodes / N
+ * segments of N such nodes; --topology block (required) when no block
+ * holds --nodes such nodes; a --nodelist that
  * does not expand or names a node that does not exist; a --nodelist /
  * --exclude pair that leaves fewer than --nodes such nodes; a --constraint
  * that no node's features meet, a --gpu-memory that no node's every GPU

@@ -385,6 +385,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		 * nodes). */
 		sj->cpu_only = job->spec.cpu_only;
 		sj->exclusive = job->spec.exclusive;
+		sj->segment = job->spec.segment;
 		if (has_filter(job) && last != NULL && same_filter(job, last))
 			sj->node_ok = s->ok + f - in->nnodes;
 		else if (has_filter(job)) {

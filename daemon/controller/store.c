@@ -40,7 +40,8 @@
 	"lost_work_ms, queue, service, array_spec, dependency, output, " \
 	"error, nodelist, exclude, cpu_only, exclusive, array_id, " \
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
-	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb"
+	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
+	"segment"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -60,7 +61,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -697,6 +698,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, (int64_t)sp->gpu_memory_mb);
 	bind_int(&b, (int64_t)sp->cpus_per_task);
 	bind_int(&b, (int64_t)sp->mem_per_node_mb);
+	bind_int(&b, (int64_t)sp->segment);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -872,6 +874,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->gpu_memory_mb = (uint64_t)read_int(&r);
 	sp->cpus_per_task = (uint32_t)read_int(&r);
 	sp->mem_per_node_mb = (uint64_t)read_int(&r);
+	sp->segment = (uint32_t)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

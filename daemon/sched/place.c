@@ -508,6 +508,15 @@ place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 	const struct ptopo *t = &ps->t;
 	uint32_t L, top, k, s, best = NO_INDEX;
 
+	/* Blocks first (block.c); only a preference falls back here. */
+	if (rq->bk != BK_NONE && ps->blk != NULL) {
+		if (block_select(ps, rq, cnt, freev, out) == 0) {
+			place_align(ps, rq, freev, out, rq->n);
+			return 0;
+		}
+		if (rq->bk != BK_PLAIN || errno != EAGAIN)
+			return -1;
+	}
 	top = rq->cap < t->rootlevel ? rq->cap : t->rootlevel;
 	for (L = 0; L <= top && best == NO_INDEX; L++)
 		for (k = t->dom_off[L]; k < t->dom_off[L + 1]; k++) {

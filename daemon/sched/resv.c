@@ -211,7 +211,9 @@ release(struct pass *ps, struct replay *r, const struct preq *rq,
 		for (s = (int32_t)ps->nodes[node].leaf; s >= 0;
 		    s = ps->t.parent[s])
 			cnt[s]++;
-		if (feasible(ps, rq, cnt, node))
+		/* A block rule is met by blocks, not switches. */
+		if (rq->bk >= BK_SEG ? block_feas_add(ps, rq, node) :
+		    feasible(ps, rq, cnt, node))
 			ok = true;
 	}
 	return ok;
@@ -248,7 +250,8 @@ resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
 		r.fit[i] = state_fits(ps, i, rq, r.fut[i]);
 	}
 	place_counts(ps, rq, cnt);
-	ok = place_capacity(ps, rq, cnt) >= rq->n;
+	ok = rq->bk >= BK_SEG ? block_feas_reset(ps, rq, cnt) :
+	    place_capacity(ps, rq, cnt) >= rq->n;
 	/* Release whole groups of equal end time, so the node set chosen
 	 * does not depend on the order among jobs ending together. */
 	for (x = 0; x < r.nruns && !ok; ) {

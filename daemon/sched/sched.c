@@ -250,6 +250,7 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 {
 	const struct sched_job *jb = &ps->in->pending[j];
 	struct preq st;
+	enum sched_reason br;
 	uint32_t m;
 	int lv;
 	bool any = false;
@@ -278,7 +279,9 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
 	    (!jb->cpu_only && jb->gpus_per_node > SCHED_NODE_GPUS_MAX))
 		return SCHED_REASON_BAD_CONSTRAINTS;
-	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
+	if ((br = block_req(ps, jb, rq)) != SCHED_REASON_NONE)
+		return br;
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED && rq->bk != BK_ONE) {
 		if ((lv = topo_level_index(ps->in->topo, jb->topo_level)) < 0)
 			return SCHED_REASON_TOPOLOGY;
 		rq->cap = (uint32_t)lv < ps->t.rootlevel ? (uint32_t)lv :
@@ -307,6 +310,8 @@ topo_possible(struct pass *ps, const struct preq *rq)
 
 	st.set = SET_STATIC;
 	place_counts(ps, &st, ps->cnt);
+	if (rq->bk >= BK_SEG)
+		return block_capacity(ps, &st, ps->cnt) >= rq->n;
 	return place_capacity(ps, &st, ps->cnt) >= rq->n;
 }
 
@@ -380,15 +385,17 @@ quota_ok(struct pass *ps, size_t j, uint32_t n)
 static uint32_t
 shrink(struct pass *ps, size_t j, struct preq *rq)
 {
-	uint32_t lo = ps->in->pending[j].nodes_min, hi = rq->n - 1, mid;
-	uint32_t best = 0;
+	uint32_t u = rq->seg > 0 ? rq->seg : 1;
+	uint32_t lo = ps->in->pending[j].nodes_min / u, hi = (rq->n - 1) / u;
+	uint32_t best = 0, mid;
 
-	while (lo <= hi) {
+	/* In whole segments: sizes are multiples of the segment. */
+	while (lo <= hi && hi > 0) {
 		mid = lo + (hi - lo) / 2;
-		rq->n = mid;
+		rq->n = mid * u;
 		if (place_select(ps, rq, ps->cnt, NULL,
-		    ps->picks + ps->npicks) == 0 && quota_ok(ps, j, mid)) {
-			best = mid;
+		    ps->picks + ps->npicks) == 0 && quota_ok(ps, j, mid * u)) {
+			best = mid * u;
 			lo = mid + 1;
 		} else
 			hi = mid - 1;
@@ -418,12 +425,20 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	place_counts(ps, rq, ps->cnt);
 	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
 		return 0;
+	/* A block rule may hold fewer (whole segments, one block). */
+	if (rq->bk >= BK_SEG) {
+		n = block_capacity(ps, rq, ps->cnt);
+		if ((capn = n < capn ? n : capn / rq->seg * rq->seg) < rq->n)
+			return 0;
+	}
 	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
 		if ((rc = keep_place(ps, j, rq, &n)) == -1)
 			return -1;
 		/* Kept nodes over the quota (an elastic gang kept at its
-		 * old size): placed afresh below, where it may shrink. */
-		if (rc == 1 && quota_ok(ps, j, n))
+		 * old size), or that break the block rule: placed afresh
+		 * below, where it may shrink. */
+		if (rc == 1 && block_keep_ok(ps, rq, ps->picks + ps->npicks,
+		    n) && quota_ok(ps, j, n))
 			return add_start(ps, j, end, n) == -1 ? -1 : 1;
 	}
 	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;
@@ -446,12 +461,14 @@ why(struct pass *ps, const struct sched_job *jb, struct preq *rq)
 	rq->set = SET_ALL;
 	rq->n = jb->nodes_min;
 	place_counts(ps, rq, ps->cnt);
-	if (ps->has_resv && place_capacity(ps, rq, ps->cnt) >= rq->n)
+	if (ps->has_resv && place_capacity(ps, rq, ps->cnt) >= rq->n &&
+	    block_capacity(ps, rq, ps->cnt) >= rq->n)
 		return SCHED_REASON_PRIORITY;
-	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED || rq->bk >= BK_SEG) {
 		any.set = SET_ALL;
 		any.n = jb->nodes_min;
 		any.cap = ps->t.rootlevel;
+		any.bk = BK_NONE;
 		if (state_quick(ps, &any) >= any.n)
 			return SCHED_REASON_TOPOLOGY;
 	}
@@ -578,8 +595,8 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		res->reasons[j] = why(ps, jb, &rq);
 		if (ps->has_resv)
 			continue;
-		if (jb->topo_mode == SCHED_TOPO_REQUIRED &&
-		    !topo_possible(ps, &rq)) {
+		if ((jb->topo_mode == SCHED_TOPO_REQUIRED ||
+		    rq.bk >= BK_SEG) && !topo_possible(ps, &rq)) {
 			res->reasons[j] = SCHED_REASON_TOPOLOGY;
 			continue;
 		}

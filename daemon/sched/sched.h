@@ -129,7 +129,43 @@
  * - A job with a filter, CPU-only or exclusive is judged node by node
  *   (its counts cost one test per node, per count), since the shared
  *   per-leaf counts cannot see these constraints; other jobs cost what
- *   they did. */
+ *   they did.
+ * - Blocks (topology BlockName=, see topo.h; block.c): multi-node NVLink
+ *   domains (GB200 NVL72: 18 nodes). On a topology with blocks:
+ *   - sched_job.segment N: the gang is cut into segments of N
+ *     consecutive ranks, each segment's nodes inside one block (nodes in
+ *     no block are never used); nodes_min and nodes_max must be
+ *     multiples of N (else BadConstraints), an elastic gang grows in
+ *     whole segments, and a required tree level with a segment is
+ *     BadConstraints (submit refuses both);
+ *   - topo_level "block" with SCHED_TOPO_REQUIRED: the whole gang in one
+ *     block (its segments too); the job waits with reason Topology while
+ *     no block can hold it, and blocks nothing when none ever could;
+ *   - every other GPU job that names no tree level (SCHED_TOPO_ANY, or
+ *     "block" with SCHED_TOPO_PREFERRED, which is therefore the same as
+ *     no request; a job preferring a switch level is placed by the tree
+ *     alone) prefers blocks: a gang that fits one block goes to the
+ *     best-fit block (the fewest fitting nodes that still hold it), so
+ *     whole blocks stay free for block jobs; a larger one (or a segment
+ *     job no block holds) takes the smallest group of blocks that holds
+ *     it (fewest fitting nodes, or segments) among the aggregated sizes
+ *     of BlockSizes (consecutive blocks in file order), the blocks whose
+ *     nodes are all under one switch of the tree (any level) and all
+ *     blocks; inside the group the blocks with the most room first, the
+ *     best fit for the rest (like the tree's children). Without a
+ *     requirement a gang the blocks cannot hold is placed by the tree as
+ *     above. Inside a block nodes are ranked as in a leaf.
+ *   A segment or block job waits with reason Topology when enough nodes
+ *   are free but not in blocks that meet its rule. The reservation
+ *   replays the releases counting fitting nodes per block (segments per
+ *   block for segment jobs) and places the gang by the same rule on the
+ *   future state; backfill keeps to it as above. A restart keeps its
+ *   nodes as above only when the kept gang still meets its rule (a size
+ *   in whole segments, each segment of ranks in one block; one block
+ *   for "block"); otherwise it is placed afresh. A topology without
+ *   blocks makes a segment job wait with reason Topology (submit
+ *   refuses it), and "block" is then an unknown level. CPU-only jobs
+ *   ignore blocks. */
 #ifndef COHORT_SCHED_H
 #define COHORT_SCHED_H
 
@@ -349,6 +385,10 @@ struct sched_job {
 	const uint8_t *node_ok;
 	bool cpu_only;		/* takes no GPU; gpus_per_node unused */
 	bool exclusive;		/* whole nodes, no other job on them */
+	/* Blocks (see the policy): nodes per segment, each segment inside
+	 * one block of the topology; 0: none. topo_level "block" (with
+	 * SCHED_TOPO_REQUIRED or _PREFERRED) names one whole block. */
+	uint32_t segment;
 };
 
 enum sched_order {
@@ -469,7 +509,12 @@ struct sched_result {
  * its kept nodes that holds its replacements. A job with node constraints
  * (node_ok, cpu_only, exclusive) adds a walk over the nodes per distinct
  * constraint and state (counts are remembered within the pass), and one
- * per placement tried. */
+ * per placement tried. On a topology with blocks the pass tree has a
+ * piece (a level-0 leaf) per (leaf, block) pair, so the counts cover
+ * blocks too; each placement adds a sum over the pieces and one over the
+ * groups of blocks (blocks times the tree's height plus the aggregated
+ * sizes), and ranks nodes only in the blocks it takes; building the
+ * state adds one name lookup per node. */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */

@@ -27,6 +27,12 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 /* preq.kind */
 enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
 
+/* preq.bk: how the topology's blocks (block.c) constrain a placement.
+ * PLAIN: preferred (one best-fit block, else few blocks, else the tree);
+ * SEG: segments of preq.seg nodes, each inside one block; ONE: the whole
+ * gang in one block. */
+enum { BK_NONE = 0, BK_PLAIN, BK_SEG, BK_ONE };
+
 #define NO_INDEX UINT32_MAX
 
 /* Nodes a leaf may hold before its nodes are split into chunks. */
@@ -78,6 +84,8 @@ struct preq {
 	bool cpu;		/* CPU-only: the placement names no GPU */
 	uint32_t out;		/* nodes ok leaves out (job_req counts) */
 	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
+	int bk;			/* BK_*: block constraint */
+	uint32_t seg;		/* nodes per segment (BK_SEG); 1 otherwise */
 };
 
 /* A chosen node and the GPU positions chosen on it. */
@@ -103,6 +111,7 @@ struct srec {
 };
 
 struct alloc_hdr;
+struct blocks;
 
 /* A listed running job (squota.c): its GPUs per flavor are
  * squota.rg[k * nf ..], its held GPUs squota.held[off .. off + ngpu) as
@@ -221,6 +230,8 @@ struct pass {
 	uint64_t *victims;
 	size_t nvictims, capvictims;
 
+	struct blocks *blk;	/* block.c; NULL: the topology has none */
+
 	struct qcache *qc;	/* [QCACHE_N] */
 	uint32_t qnext[2];	/* the entry to replace next: without,
 				 * with a filter */
@@ -292,6 +303,39 @@ int	 resv_find(struct pass *, const struct preq *, int64_t *start,
  * keeping cannot meet its constraint (place it afresh), -1 on error. */
 int	 keep_place(struct pass *, size_t j, const struct preq *,
 	    uint32_t *n);
+
+/* block.c */
+/* Before the pass tree: map nodes to the topology's blocks and move the
+ * nodes of every leaf that has nodes of several blocks (or of a block
+ * and none) to its pieces, *npieces new level-0 switches unlisted + 1 +
+ * k under their leaves; ps->blk stays NULL without blocks. */
+int	 block_map(struct pass *, uint32_t ntopo, uint32_t *npieces);
+uint32_t block_npieces(const struct pass *);
+/* The leaf above piece p. */
+uint32_t block_piece_parent(const struct pass *, uint32_t p);
+/* After the pass tree: each block's nodes and pieces, the groups. */
+int	 block_build(struct pass *);
+/* Set rq->bk and rq->seg for job jb; a reason when it can never run. */
+enum sched_reason block_req(struct pass *, const struct sched_job *,
+	    struct preq *);
+/* The most nodes (a multiple of the segment) rq's block rule can place,
+ * given rq's per-switch counts cnt; UINT32_MAX for BK_NONE and
+ * BK_PLAIN, whose capacity is the tree's. */
+uint32_t block_capacity(struct pass *, const struct preq *,
+	    const int32_t *cnt);
+/* Place rq->n nodes by rq's block rule (place_select calls it) in the
+ * state of freev (NULL: now) whose counts are cnt; -1 with EAGAIN when
+ * the rule cannot. */
+int	 block_select(struct pass *, const struct preq *, const int32_t *cnt,
+	    const uint64_t *freev, struct pick *out);
+/* The reservation's replay (BK_SEG, BK_ONE): start from the counts cnt,
+ * then add one fitting node; each returns whether rq now fits. */
+bool	 block_feas_reset(struct pass *, const struct preq *,
+	    const int32_t *cnt);
+bool	 block_feas_add(struct pass *, const struct preq *, uint32_t node);
+/* Does a kept gang p[0 .. n) meet rq's block rule? */
+bool	 block_keep_ok(const struct pass *, const struct preq *,
+	    const struct pick *, uint32_t n);
 
 /* squota.c */
 /* Validate the queue input (EINVAL) and build the quota state, or leave

@@ -271,34 +271,40 @@ state_quick(struct pass *ps, const struct preq *rq)
 }
 
 /* Map each node to the leaf the topology gives it, or the unlisted
- * leaf, and count the nodes of each; *nchunks gets how many chunk leaves
- * the big ones need (see build_tree). */
+ * leaf (or, with blocks, to its piece: block.c), and count the nodes of
+ * each; *nchunks gets how many chunk leaves the big ones need (see
+ * build_tree). */
 static int
 map_nodes(struct pass *ps, const struct sched_input *in, uint32_t ntopo,
     uint32_t **per, uint32_t *nchunks)
 {
 	const struct sched_node *n;
-	uint32_t i, s;
+	uint32_t i, s, np = 0;
 	int32_t l;
 
 	if ((ps->nodes = state_alloc(ps, ps->nnodes, sizeof(*ps->nodes))) ==
-	    NULL || (*per = state_alloc(ps, ntopo + 1, 4)) == NULL)
+	    NULL)
 		return -1;
 	for (i = 0; i < ps->nnodes; i++) {
 		n = &in->nodes[i];
 		l = n->name != NULL ? topo_node_leaf(in->topo, n->name) : -1;
 		ps->nodes[i].leaf = l >= 0 ? (uint32_t)l : ntopo;
-		(*per)[ps->nodes[i].leaf]++;
 	}
+	if (block_map(ps, ntopo, &np) == -1 ||
+	    (*per = state_alloc(ps, ntopo + 1 + np, 4)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++)
+		(*per)[ps->nodes[i].leaf]++;
 	*nchunks = 0;
-	for (s = 0; s <= ntopo; s++)
+	for (s = 0; s <= ntopo + np; s++)
 		if ((*per)[s] > SCHED_CHUNK)
 			*nchunks += ((*per)[s] + SCHED_CHUNK - 1) / SCHED_CHUNK;
 	return 0;
 }
 
-/* The switch tree: topology switches, the unlisted leaf, the root, then
- * chunks. A leaf with more than SCHED_CHUNK nodes gets its nodes split
+/* The switch tree: topology switches, the unlisted leaf, the pieces of
+ * blocks (block.c: level-0 leaves under a leaf, one per block the leaf
+ * has nodes of and one for the rest), the root, then chunks. A leaf with more than SCHED_CHUNK nodes gets its nodes split
  * into chunk leaves below it, in node order, so that no placement ranks
  * more than SCHED_CHUNK nodes at once; a chunk sits at level 0 under a
  * level-0 switch, so it is never a domain of its own and topology
@@ -309,11 +315,12 @@ build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
 {
 	struct ptopo *t = &ps->t;
 	uint32_t ntopo = (uint32_t)topo_nswitches(topo), s, p, L, k, c;
+	uint32_t np = block_npieces(ps);
 	unsigned h = topo_height(topo);
 
-	t->nsw = ntopo + 2 + nchunks;
+	t->nsw = ntopo + 2 + np + nchunks;
 	t->unlisted = ntopo;
-	t->root = ntopo + 1;
+	t->root = ntopo + 1 + np;
 	t->rootlevel = h > 0 ? h : 1;
 	if ((t->parent = state_alloc(ps, t->nsw, sizeof(int32_t))) == NULL ||
 	    (t->level = state_alloc(ps, t->nsw, 1)) == NULL ||
@@ -329,10 +336,12 @@ build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
 			t->parent[s] = (int32_t)t->root;
 	}
 	t->parent[t->unlisted] = (int32_t)t->root;
+	for (k = 0; k < np; k++)
+		t->parent[ntopo + 1 + k] = (int32_t)block_piece_parent(ps, k);
 	t->level[t->root] = (uint8_t)t->rootlevel;
 	t->parent[t->root] = -1;
 	c = t->root + 1;
-	for (s = 0; s <= ntopo; s++)
+	for (s = 0; s < t->root; s++)
 		if (per[s] > SCHED_CHUNK)
 			for (k = 0; k < per[s]; k += SCHED_CHUNK)
 				t->parent[c++] = (int32_t)s;
@@ -349,7 +358,8 @@ build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
 		t->child[t->child_off[p] + t->order[p]++] = s;
 	}
 	/* Domains at each level L, and the bottom-up order: chunks first
-	 * (their parents are level 0 too), then level by level. */
+	 * (their parents are level 0 too), then pieces (likewise), then
+	 * level by level. */
 	if ((t->dom = state_alloc(ps, (size_t)t->nsw * (t->rootlevel + 1),
 	    4)) == NULL)
 		return -1;
@@ -365,9 +375,12 @@ build_tree(struct pass *ps, const struct topo *topo, const uint32_t *per,
 	k = 0;
 	for (s = t->root + 1; s < t->nsw; s++)
 		t->order[k++] = s;
+	for (s = t->unlisted + 1; s < t->root; s++)
+		t->order[k++] = s;
 	for (L = 0; L <= t->rootlevel; L++)
 		for (s = 0; s <= t->root; s++)
-			if (t->level[s] == L)
+			if (t->level[s] == L && (s <= t->unlisted ||
+			    s == t->root))
 				t->order[k++] = s;
 	return 0;
 }
@@ -620,7 +633,7 @@ state_build(struct pass *ps, const struct sched_input *in)
 	    (ps->cnt = state_alloc(ps, ps->t.nsw, sizeof(int32_t))) == NULL ||
 	    (ps->used = state_alloc(ps, ps->t.nsw, 1)) == NULL ||
 	    (ps->cand = state_alloc(ps, ps->t.maxleaf + 1,
-	    sizeof(struct cand))) == NULL)
+	    sizeof(struct cand))) == NULL || block_build(ps) == -1)
 		return -1;
 	return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "daemon/sched/htab.h"
 #include "daemon/sched/topo.h"
+#include "daemon/sched/topo_block.h"
 #include "lib/hostlist.h"
 
 #define TOPO_FILE_MAX (64 * 1024 * 1024)
@@ -44,6 +45,7 @@ struct topo {
 	unsigned levels_line;
 	unsigned height;
 	size_t bytes;
+	struct topo_blocks *blk;	/* BlockName= statements, or NULL */
 };
 
 /* What one parse needs to report errors. */
@@ -94,6 +96,7 @@ topo_destroy(struct topo *t)
 	htab_destroy(t->nodemap);
 	for (i = 0; i < TOPO_LEVELS_MAX; i++)
 		free(t->levels[i]);
+	topo_block_free(t->blk);
 	free(t);
 }
 
@@ -169,6 +172,10 @@ parse_line(struct topo *t, struct pctx *pc, unsigned line, char *s)
 	char *tok, *save = NULL, *eq, *lv = NULL, *speed = NULL;
 	int rc = -1;
 
+	/* Block statements have a parser of their own (topo_block.c). */
+	if (topo_block_is(s))
+		return topo_block_line(&t->blk, pc->file, line, s, pc->err,
+		    pc->errlen);
 	memset(&sw, 0, sizeof(sw));
 	sw.line = line;
 	sw.parent = -1;
@@ -492,9 +499,10 @@ topo_parse(const char *text, size_t len, const char *file, char *err,
 			goto fail;
 	}
 	if (index_nodes(t, &pc) == -1 || check_cycles(t, &pc) == -1 ||
-	    compute_levels(t, &pc) == -1)
+	    compute_levels(t, &pc) == -1 ||
+	    topo_block_finish(t->blk, pc.file, err, errlen) == -1)
 		goto fail;
-	t->bytes = account(t);
+	t->bytes = account(t) + topo_block_bytes(t->blk);
 	return t;
 fail:
 	saved = errno;
@@ -648,4 +656,40 @@ size_t
 topo_bytes(const struct topo *t)
 {
 	return t != NULL ? t->bytes : 0;
+}
+
+size_t
+topo_nblocks(const struct topo *t)
+{
+	return t != NULL ? topo_block_count(t->blk) : 0;
+}
+
+const char *
+topo_block_name(const struct topo *t, size_t b)
+{
+	return topo_block_name_of(t->blk, b);
+}
+
+size_t
+topo_block_nnodes(const struct topo *t, size_t b)
+{
+	return topo_block_nnodes_of(t->blk, b);
+}
+
+int32_t
+topo_node_block(const struct topo *t, const char *node)
+{
+	return t != NULL ? topo_block_of(t->blk, node) : -1;
+}
+
+size_t
+topo_nblock_sizes(const struct topo *t)
+{
+	return t != NULL ? topo_block_nsizes_of(t->blk) : 0;
+}
+
+uint32_t
+topo_block_size(const struct topo *t, size_t i)
+{
+	return topo_block_sizes_of(t->blk, i);
 }

@@ -18,7 +18,28 @@
  * has, and may name more.
  *
  * Nodes the file does not list belong to no switch here; the scheduler
- * puts them together in one domain of their own. */
+ * puts them together in one domain of their own.
+ *
+ * Blocks (Slurm 24.05's topology/block): a block is a set of nodes that
+ * share one fast domain across nodes (a GB200 NVL72 rack: 18 nodes in
+ * one NVLink domain). They may be given with or without the tree; a
+ * block's nodes may also sit under leaf switches.
+ *
+ *	BlockName=nvl0 Nodes=gpu[001-018]
+ *	BlockName=nvl1 Nodes=gpu[019-036]
+ *	BlockSizes=18,36		# optional, once, alone on its line
+ *
+ * BlockSizes' first size is the base block size: no block may list more
+ * nodes (one with fewer is a block with nodes missing). The others are
+ * aggregated sizes, each a multiple of the base and larger than the one
+ * before: size k * base groups k consecutive blocks in file order
+ * (blocks 0..k-1, k..2k-1, ...). Without BlockSizes the base is the
+ * largest block's node count and the aggregated sizes its power-of-two
+ * multiples up to the number of blocks. Refused besides the tree's
+ * errors: a block without Nodes=, a block defined twice, a node in two
+ * blocks (or twice in one), a key other than BlockName=/Nodes= on a
+ * block line, a bad or repeated BlockSizes=, BlockSizes= without any
+ * block, a block above the base size. */
 #ifndef COHORT_SCHED_TOPO_H
 #define COHORT_SCHED_TOPO_H
 
@@ -29,6 +50,9 @@
 #define TOPO_NODES_MAX 1000000	/* nodes in the whole file */
 #define TOPO_SWITCHES_MAX 100000
 #define TOPO_LEVELS_MAX 16
+#define TOPO_BLOCKS_MAX 100000
+#define TOPO_BLOCK_NODES_MAX 65536	/* nodes in one block */
+#define TOPO_BLOCK_SIZES_MAX 16
 
 struct topo;
 
@@ -71,6 +95,19 @@ const char	*topo_level_name(const struct topo *, unsigned level);
 /* The leaf switch a node sits under, or -1 when the file does not list
  * it. */
 int32_t		 topo_node_leaf(const struct topo *, const char *node);
+
+/* Blocks, numbered 0 .. topo_nblocks() - 1 in file order (0: the file
+ * has none). */
+size_t		 topo_nblocks(const struct topo *);
+const char	*topo_block_name(const struct topo *, size_t b);
+/* Nodes the block lists. */
+size_t		 topo_block_nnodes(const struct topo *, size_t b);
+/* The block a node is in, or -1. */
+int32_t		 topo_node_block(const struct topo *, const char *node);
+/* BlockSizes (given or default): topo_block_sizes(t, 0) is the base
+ * block size; 0 sizes without blocks. */
+size_t		 topo_nblock_sizes(const struct topo *);
+uint32_t	 topo_block_size(const struct topo *, size_t i);
 
 /* Nodes listed, and the bytes the topology holds (for the benchmark). */
 size_t		 topo_nnodes(const struct topo *);

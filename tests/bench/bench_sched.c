@@ -16,6 +16,12 @@
  *					 filter of its own, is CPU-only or
  *					 exclusive, in turn; no random
  *					 number drawn)
+ *	    [--blocks]			(NVL72-like: NVLink blocks of 18
+ *					 nodes in node order; of the
+ *					 multi-node jobs a fifth require
+ *					 one block, a fifth ask segments
+ *					 of min(nodes, 16), instead of the
+ *					 leaf/spine requests)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -35,6 +41,7 @@
 #define PER_LEAF 32
 #define LEAVES_PER_SPINE 8
 #define NQUEUES 5
+#define BLOCK 18		/* --blocks: nodes per NVLink block */
 
 /* Jobs go to the leaf queues 1, 2, 3, 4 by id. */
 static uint32_t
@@ -58,6 +65,7 @@ struct rjob {
 struct bench {
 	size_t nnodes, npending_target, passes;
 	bool flat;		/* no topology: one domain */
+	bool blocks;		/* --blocks */
 	bool smoke;
 	bool no_queues;
 	bool queues;		/* the queues+preemption passes */
@@ -149,7 +157,8 @@ build_cluster(struct bench *b)
 		else if (pick(b, 400) == 0)
 			b->nodes[i].up = false;
 	}
-	text = xcalloc(nleaves + nspines + 1, 96);
+	text = xcalloc(nleaves + nspines + 1 + (b->blocks ?
+	    b->nnodes / BLOCK + 1 : 0), 96);
 	len = 0;
 	for (l = 0; l < nleaves; l++) {
 		size_t hi = (l + 1) * PER_LEAF;
@@ -166,14 +175,22 @@ build_cluster(struct bench *b)
 		    l * LEAVES_PER_SPINE,
 		    (hi < nleaves ? hi : nleaves) - 1);
 	}
+	for (l = 0; b->blocks && l * BLOCK < b->nnodes; l++) {
+		size_t hi = (l + 1) * BLOCK;
+
+		len += (size_t)sprintf(text + len,
+		    "BlockName=nvl%zu Nodes=gpu[%05zu-%05zu]\n", l,
+		    l * BLOCK, (hi < b->nnodes ? hi : b->nnodes) - 1);
+	}
 	t0 = now_ms();
 	b->topo = topo_parse(text, len, "bench", err, sizeof(err));
 	if (b->topo == NULL) {
 		fprintf(stderr, "bench_sched: %s\n", err);
 		exit(1);
 	}
-	printf("topology: %zu leaves, %zu spines, parsed in %.2f ms\n",
-	    nleaves, nspines, now_ms() - t0);
+	printf("topology: %zu leaves, %zu spines, %zu blocks, parsed in "
+	    "%.2f ms\n", nleaves, nspines, topo_nblocks(b->topo),
+	    now_ms() - t0);
 	free(text);
 }
 
@@ -202,7 +219,14 @@ gen_job(struct bench *b, int64_t submit)
 	if (j.nodes_min >= 4 && pick(b, 10) == 0)
 		j.nodes_max = j.nodes_min * 2;
 	r = pick(b, 10);
-	if (r < 2 && j.nodes_max <= PER_LEAF) {
+	if (b->blocks && j.nodes_min >= 2) {
+		/* NVL72: a fifth want one block, a fifth segments. */
+		if (r < 2 && j.nodes_max <= BLOCK) {
+			j.topo_mode = SCHED_TOPO_REQUIRED;
+			j.topo_level = "block";
+		} else if (r < 4)
+			j.segment = j.nodes_min < 16 ? j.nodes_min : 16;
+	} else if (r < 2 && j.nodes_max <= PER_LEAF) {
 		j.topo_mode = SCHED_TOPO_REQUIRED;
 		j.topo_level = "leaf";
 	} else if (r < 4) {
@@ -667,7 +691,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K] [--rails]\n");
+	    "       [--constrained K] [--rails] [--blocks]\n");
 	exit(2);
 }
 
@@ -681,6 +705,10 @@ args(struct bench *b, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--flat") == 0) {
 			b->flat = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--blocks") == 0) {
+			b->blocks = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--no-queues") == 0) {

@@ -69,6 +69,13 @@ run --limit-jobs 500 --nodes 8 --nodes-per-leaf 2
 check "$tmp/out"
 run --limit-jobs 500 --nodes 8 --nodes-per-leaf 4 --topology-leaf
 check "$tmp/out" topo
+# Blocks of 4 nodes, every multi-node job that fits one requiring one:
+# cohort's and the oracle's never span blocks (last column xblk/fit).
+run --limit-jobs 500 --nodes 8 --nodes-per-leaf 4 --block-size 4 --topology-block
+check "$tmp/out"
+awk '/^summary/ { done = 1 }
+	!done && $1 ~ /^(cohort|oracle)$/ { n++; if ($NF !~ /^0\/[1-9]/) { print $1 " spans blocks: " $NF; bad = 1 } }
+	END { if (n != 2) { print n " block rows"; bad = 1 } exit bad }' "$tmp/out" >&2
 run --limit-jobs 500 --nodes 3 --policies fifo,easy,cohort,oracle
 grep -q '^dropped: ' "$tmp/out" || { cat "$tmp/out"; echo "nothing dropped" >&2; exit 1; }
 check "$tmp/out"

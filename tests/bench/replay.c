@@ -4,6 +4,7 @@
  *
  *	replay --trace FILE [--from S] [--to S] [--limit-jobs M]
  *	    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]
+ *	    [--blocks] [--block-size K] [--topology-block]
  *	    [--overestimate F] [--limit-spread S] [--aging A]
  *	    [--bf-max N] [--gpu-links] [--policies fifo,easy,cohort,oracle]
  *	    [--starve S1,S2,...]
@@ -61,6 +62,16 @@
  * generated tree / all multi-node starts; passes; wall_s, this policy's
  * wall-clock time; maxq, the most jobs pending at once; pmaxms, the
  * slowest pass in milliseconds.
+ *
+ * --blocks adds NVLink blocks of 18 nodes (a GB200 NVL72 rack;
+ * --block-size K: K nodes) to the generated topology, in node order over
+ * the leaves: the cohort and oracle runs then place by blocks (one
+ * best-fit block, else as few as possible; sched.h). --topology-block
+ * makes every multi-node job that fits one block require one
+ * (--topology block), the block counterpart of --topology-leaf; larger
+ * gangs keep the block preference. With blocks, a last column
+ * xblk/fit counts the multi-node starts that fit one block but span more
+ * / all multi-node starts that fit one block.
  *
  * --gpu-links gives each node's GPUs an intra-node topology (NVLink
  * quads, PCIe pairs, a NIC beside every even GPU), as bench_sched does;
@@ -309,6 +320,22 @@ build_cluster(struct sim *s)
 	}
 	len += (size_t)sprintf(text + len,
 	    "SwitchName=spine0 Switches=leaf[0-%zu]\n", nleaves - 1);
+	if (o->block_size > 0) {
+		size_t nb = (o->nodes + o->block_size - 1) / o->block_size;
+		char *bt = realloc(text, len + nb * 64 + 1);
+
+		if (bt == NULL)
+			replay_die("replay");
+		text = bt;
+		for (l = 0; l < nb; l++) {
+			size_t hi = (l + 1) * o->block_size;
+
+			len += (size_t)sprintf(text + len,
+			    "BlockName=nvl%zu Nodes=n[%05zu-%05zu]\n", l,
+			    l * o->block_size,
+			    (hi < o->nodes ? hi : o->nodes) - 1);
+		}
+	}
 	s->topo = topo_parse(text, len, "replay", err, sizeof(err));
 	if (s->topo == NULL) {
 		fprintf(stderr, "replay: %s\n", err);
@@ -408,6 +435,11 @@ replay_pend(struct sim *s, int64_t t, size_t j)
 		if (s->o->topo_leaf && with_topo) {
 			sj->topo_mode = SCHED_TOPO_REQUIRED;
 			sj->topo_level = "leaf";
+		}
+		if (s->o->topo_block && with_topo &&
+		    sj->nodes_min <= s->o->block_size) {
+			sj->topo_mode = SCHED_TOPO_REQUIRED;
+			sj->topo_level = "block";
 		}
 	}
 	sj->time_limit = tj->limit - tj->done;
@@ -542,6 +574,16 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 					break;
 			if (i < st->nnodes)
 				s->spread++;
+		}
+		if (st->nnodes > 1 && s->o->block_size > 0 &&
+		    st->nnodes <= s->o->block_size) {
+			s->fitblk++;
+			for (i = 1; i < st->nnodes; i++)
+				if (st->nodes[i].node / s->o->block_size !=
+				    st->nodes[0].node / s->o->block_size)
+					break;
+			if (i < st->nnodes)
+				s->xblk++;
 		}
 		s->runpos[j] = s->nrun;
 		memset(&s->run[s->nrun], 0, sizeof(s->run[s->nrun]));
@@ -703,12 +745,15 @@ report(const struct sim *s, double wall_s, struct outcome *out)
 		return;
 	}
 	printf("%-14s %6zu %8.0f %8.0f %8.0f %5.1f%% %5.1f%% %8.0f "
-	    "%8.0f %8.0f %4zu %6zu %4zu/%-4zu %7zu %6.1f %6zu %6.2f\n",
+	    "%8.0f %8.0f %4zu %6zu %4zu/%-4zu %7zu %6.1f %6zu %6.2f",
 	    s->v->name, s->njobs, out->avg_jct,
 	    replay_pct(jct, s->njobs, 0.99), out->avg_wait, 100.0 * util,
 	    100.0 * utila, mk, out->p99_bigw, bigmax, nbig, s->backfilled,
 	    s->spread, s->multi, s->passes, wall_s, s->maxq,
 	    s->pass_ms_max);
+	if (s->o->block_size > 0)
+		printf(" %4zu/%-4zu", s->xblk, s->fitblk);
+	printf("\n");
 	fflush(stdout);
 	free(jct);
 	free(bigw);
@@ -851,6 +896,7 @@ usage(void)
 	fprintf(stderr, "usage: replay --trace FILE [--from S] [--to S] "
 	    "[--limit-jobs M]\n"
 	    "    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]\n"
+	    "    [--blocks] [--block-size K] [--topology-block]\n"
 	    "    [--overestimate F] [--limit-spread S] [--aging A] "
 	    "[--bf-max N] [--gpu-links]\n"
 	    "    [--policies fifo,easy,cohort,oracle] [--starve S1,S2,...]\n"
@@ -937,6 +983,8 @@ option(struct opts *o, const char *a, const char *v)
 		o->nodes = (uint32_t)num(v, 1, 100000);
 	else if (strcmp(a, "--nodes-per-leaf") == 0)
 		o->per_leaf = (uint32_t)num(v, 1, 100000);
+	else if (strcmp(a, "--block-size") == 0)
+		o->block_size = (uint32_t)num(v, 1, 65536);
 	else if (strcmp(a, "--overestimate") == 0)
 		o->overestimate = num(v, 1, 1000);
 	else if (strcmp(a, "--limit-spread") == 0)
@@ -1008,6 +1056,13 @@ args(struct opts *o, int argc, char **argv)
 		a = argv[i];
 		if (strcmp(a, "--topology-leaf") == 0) {
 			o->topo_leaf = true;
+			continue;
+		}
+		if (strcmp(a, "--blocks") == 0 ||
+		    strcmp(a, "--topology-block") == 0) {
+			if (o->block_size == 0)
+				o->block_size = 18;
+			o->topo_block |= a[2] == 't';
 			continue;
 		}
 		if (strcmp(a, "--gpu-links") == 0) {
@@ -1151,8 +1206,11 @@ main(int argc, char **argv)
 	struct variant v[MAX_VARIANTS];
 	struct outcome out[MAX_VARIANTS];
 	size_t njobs, dropped = 0, nv, k;
+	char blocks[64];
 
 	args(&o, argc, argv);
+	snprintf(blocks, sizeof(blocks), ", blocks of %u nodes",
+	    o.block_size);
 	jobs = load_trace(&o, &njobs);
 	if (o.big_n > 0 || o.arrival_scale != 1.0)
 		jobs = replay_big_add(&o, jobs, &njobs);
@@ -1165,12 +1223,14 @@ main(int argc, char **argv)
 	if (o.vcfile != NULL)
 		replay_tenants_load(&o, jobs, njobs, &tn);
 	printf("trace %s: %zu jobs (%zu dropped), submits %lld..%lld; "
-	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s; limits "
+	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s%s%s; limits "
 	    "%.2gx run time (spread %.2g), at least %d s; cohort aging "
 	    "%.3g\n", o.trace, njobs, dropped,
 	    (long long)jobs[0].submit, (long long)jobs[njobs - 1].submit,
 	    o.nodes, GPN, o.per_leaf,
 	    o.topo_leaf ? ", multi-node jobs require one leaf" : "",
+	    o.block_size > 0 ? blocks : "",
+	    o.topo_block ? ", multi-node jobs that fit one require one" : "",
 	    o.overestimate, o.spread, MIN_LIMIT, o.aging);
 	nv = variants(&o, v);
 	memset(out, 0, sizeof(out));
@@ -1178,10 +1238,11 @@ main(int argc, char **argv)
 		replay_tenants_header(&o, &tn);
 	else
 		printf("%-14s %6s %8s %8s %8s %6s %6s %8s %8s %8s %4s %6s "
-		    "%9s %7s %6s %6s %6s\n", "policy", "jobs", "avg_jct",
+		    "%9s %7s %6s %6s %6s%s\n", "policy", "jobs", "avg_jct",
 		    "p99_jct", "avg_wait", "util", "util_a", "makespan",
 		    "p99w>=32", "maxw>=32", "n32", "backfl", "xleaf/gng",
-		    "passes", "wall_s", "maxq", "pmaxms");
+		    "passes", "wall_s", "maxq", "pmaxms", o.block_size > 0 ?
+		    "  xblk/fit" : "");
 	for (k = 0; k < nv; k++)
 		simulate(&o, &v[k], &tn, jobs, njobs, &out[k]);
 	if (o.vcfile == NULL && nv > 1)

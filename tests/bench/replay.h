@@ -86,6 +86,10 @@ struct opts {
 	size_t limit_jobs;
 	uint32_t nodes, per_leaf;
 	bool topo_leaf;
+	/* --blocks / --block-size K: NVLink blocks of K nodes (0: none);
+	 * --topology-block: multi-node jobs that fit one require one. */
+	uint32_t block_size;
+	bool topo_block;
 	bool gpu_links;
 	double overestimate, spread, aging;
 	uint32_t bf_max;
@@ -155,6 +159,8 @@ struct sim {
 	/* Figures. */
 	size_t passes, backfilled, finished;
 	size_t multi, spread;	/* multi-node starts; those over > 1 leaf */
+	size_t fitblk, xblk;	/* multi-node starts that fit one block;
+				 * those over > 1 block */
 	size_t maxq;		/* most jobs pending at once */
 	double pass_ms_max;
 	size_t preemptions, misses;

@@ -20,9 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$bin" --smoke >"$tmp/out1"
 "$bin" --smoke >"$tmp/out2"
-cat "$tmp/out1"
+"$bin" --smoke --blocks >"$tmp/out3"
+cat "$tmp/out1" "$tmp/out3"
 
-awk '
+check() {
+awk -v blocks="$2" '
 function bad(msg) { print "sched-smoke: " msg; err = 1 }
 function num(s, what) {
 	gsub(/[,;%()]/, "", s)
@@ -40,7 +42,8 @@ function num(s, what) {
 	seen["topology"]++
 	if (num($2, "leaves") < 1 || num($4, "spines") < 1)
 		bad("no switch tree: " $0)
-	num($8, "parse time")
+	if (num($6, "blocks") != blocks) bad("blocks: " $0)
+	num($10, "parse time")
 }
 /^fill: / {
 	seen["fill"]++
@@ -102,7 +105,11 @@ END {
 	}
 	if (NR != n) bad(NR " lines, expected " n)
 	exit err
-}' "$tmp/out1" >&2
+}' "$1" >&2
+}
+check "$tmp/out1" 0
+# --blocks: 64 nodes in blocks of 18, the last of 10.
+check "$tmp/out3" 4
 
 # Timings vary from run to run; the rest must not.
 untimed() {

@@ -7,7 +7,7 @@
 #
 # DIR is a configured build directory (for config.h and the protoc-c
 # output; `make -C DIR proto/cohort.pb-c.c` is run). TARGETs: wire,
-# text, node (default all three). Each runs N seconds (default 60)
+# text, node, topo (default all four). Each runs N seconds (default 60)
 # from a copy of its seed corpus under a temporary directory; crashes
 # are left in that directory and make it exit 1. Needs clang (Debian:
 # clang, which brings libFuzzer).
@@ -21,13 +21,13 @@ while [ $# -gt 0 ]; do
 	--builddir) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--seconds) SECS=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	wire | text | node) TARGETS+=("$1"); shift ;;
+	wire | text | node | topo) TARGETS+=("$1"); shift ;;
 	*) echo "libfuzzer.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$BUILD" ] || { echo "libfuzzer.sh: --builddir DIR is required" >&2; exit 2; }
 command -v clang >/dev/null || { echo "libfuzzer.sh: clang is not installed" >&2; exit 2; }
-[ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(wire text node)
+[ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(wire text node topo)
 make -s -C "$BUILD" proto/cohort.pb-c.c proto/cohort.pb-c.h
 
 # The sources each target reaches, compiled with coverage feedback.
@@ -35,6 +35,7 @@ COMMON="lib/err.c lib/duration.c lib/conf.c lib/text.c lib/constraint.c"
 declare -A SOURCES=(
 	[wire]="$COMMON lib/frame.c lib/wirecheck.c lib/wire.c lib/job.c lib/inventory.c $BUILD/proto/cohort.pb-c.c"
 	[text]="$COMMON lib/job.c lib/inventory.c client/script.c daemon/sched/topo.c daemon/sched/htab.c lib/hostlist.c"
+	[topo]="daemon/sched/block.c daemon/sched/htab.c daemon/sched/keep.c daemon/sched/place.c daemon/sched/preempt.c daemon/sched/resv.c daemon/sched/sched.c daemon/sched/squota.c daemon/sched/state.c daemon/sched/topo.c daemon/sched/topo_block.c lib/hostlist.c"
 	[node]="$COMMON lib/inventory.c lib/clock.c lib/log.c daemon/agent/health.c daemon/agent/health_parse.c daemon/agent/health_nvml.c daemon/agent/health_check.c daemon/agent/agent_config.c daemon/agent/nvml.c daemon/agent/inventory.c daemon/agent/watch.c"
 )
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cohort-fuzz.XXXXXX")

@@ -4,6 +4,7 @@
 ## sanitizer build; tests/fuzz/libfuzzer.sh builds them with clang's
 ## libFuzzer for real fuzzing runs.
 check_PROGRAMS += tests/fuzz/fuzz_wire tests/fuzz/fuzz_text tests/fuzz/fuzz_node
+check_PROGRAMS += tests/fuzz/fuzz_topo
 TESTS += tests/fuzz/smoke.sh
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/libfuzzer.sh tests/fuzz/fuzz.h \
 	tests/fuzz/corpus
@@ -15,6 +16,11 @@ tests_fuzz_fuzz_wire_LDADD = $(COHORT_LIBS)
 tests_fuzz_fuzz_text_SOURCES = tests/fuzz/fuzz_text.c tests/fuzz/driver.c
 tests_fuzz_fuzz_text_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 tests_fuzz_fuzz_text_LDADD = $(CLIENT_LIBS) $(SCHED_LIBS)
+
+## The whole topology parser, then a scheduling pass on what it accepts.
+tests_fuzz_fuzz_topo_SOURCES = tests/fuzz/fuzz_topo.c tests/fuzz/driver.c
+tests_fuzz_fuzz_topo_CFLAGS = $(AM_CFLAGS)
+tests_fuzz_fuzz_topo_LDADD = $(SCHED_LIBS)
 
 tests_fuzz_fuzz_node_SOURCES = tests/fuzz/fuzz_node.c tests/fuzz/driver.c
 tests_fuzz_fuzz_node_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)

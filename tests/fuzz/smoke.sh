@@ -9,7 +9,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 ITER=${FUZZ_SMOKE_ITERATIONS:-200000}
 SEED=${FUZZ_SMOKE_SEED:-20261130}
-for t in wire text node; do
+for t in wire text node topo; do
 	bin=$top_builddir/tests/fuzz/fuzz_$t
 	[ -x "$bin" ] || { echo "FAIL: $bin is not built"; exit 1; }
 	"$bin" "$ITER" "$SEED" "$top_srcdir"/tests/fuzz/corpus/"$t"/* ||

@@ -164,6 +164,57 @@ START_TEST(test_topology)
 }
 END_TEST
 
+/* Blocks: node1-2, node3-4 (8 GPUs), node5-6 (4). */
+START_TEST(test_blocks)
+{
+	static const char *bt =
+	    "SwitchName=sw1 Nodes=node[1-4]\n"
+	    "BlockName=b1 Nodes=node[1-2]\n"
+	    "BlockName=b2 Nodes=node[3-4]\n"
+	    "BlockName=b3 Nodes=node[5-6]\n";
+	struct topo *plain = in.topo;
+	char e[256];
+
+	/* No blocks: --segment and "block" are refused. */
+	spec_set(2, 8);
+	spec.segment = 2;
+	refused("--segment 2: the topology has no blocks");
+	spec_set(2, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("block");
+	refused("no topology level 'block'");
+	ck_assert_ptr_nonnull(in.topo = topo_parse(bt, strlen(bt), "test", e,
+	    sizeof(e)));
+	accepted();
+	spec_set(3, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("block");
+	refused("--nodes 3 with --topology block: the largest block holds "
+	    "only 2 nodes with 8 or more GPUs");
+	/* Preferred: never refused for its block. */
+	spec.topo_mode = TOPO_PREFERRED;
+	accepted();
+	/* Two segments of two 8-GPU nodes exist, not three. */
+	spec_set(4, 8);
+	spec.segment = 2;
+	accepted();
+	spec_set(4, 8);
+	spec.segment = 4;
+	refused("--nodes 4 with --segment 4: the blocks hold only 0 such "
+	    "segments (the largest block 2 nodes with 8 or more GPUs)");
+	/* Three segments of two 4-GPU nodes. */
+	spec_set(6, 4);
+	spec.segment = 2;
+	accepted();
+	/* Segments of 3: no block has 3 nodes. */
+	spec_set(3, 1);
+	spec.segment = 3;
+	refused("the blocks hold only 0 such segments");
+	topo_destroy(in.topo);
+	in.topo = plain;
+}
+END_TEST
+
 START_TEST(test_nodelist)
 {
 	spec_set(2, 8);
@@ -357,6 +408,7 @@ main(void)
 	tcase_add_test(tc, test_node_count);
 	tcase_add_test(tc, test_gpu_type);
 	tcase_add_test(tc, test_topology);
+	tcase_add_test(tc, test_blocks);
 	tcase_add_test(tc, test_nodelist);
 	tcase_add_test(tc, test_constraint);
 	tcase_add_test(tc, test_cpus_mem);

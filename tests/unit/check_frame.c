@@ -73,6 +73,7 @@ full_spec(struct job_spec *s)
 	s->gpu_memory_mb = 141 * 1024;
 	s->cpus_per_task = 12;
 	s->mem_per_node_mb = 512 * 1024;
+	s->segment = 18;
 }
 
 static void
@@ -111,6 +112,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_uint_eq(a->gpu_memory_mb, b->gpu_memory_mb);
 	ck_assert_uint_eq(a->cpus_per_task, b->cpus_per_task);
 	ck_assert_uint_eq(a->mem_per_node_mb, b->mem_per_node_mb);
+	ck_assert_uint_eq(a->segment, b->segment);
 }
 
 START_TEST(test_error_and_hello)
@@ -300,6 +302,7 @@ START_TEST(test_unset_fields_take_defaults)
 	ck_assert(!s.service);
 	ck_assert_ptr_null(s.constraint);
 	ck_assert_uint_eq(s.gpu_memory_mb, 0);
+	ck_assert_uint_eq(s.segment, 0);
 	job_spec_clear(&s);
 
 	pb.has_topology_mode = 1;

@@ -938,6 +938,18 @@ MUT(cpt_ok, s->cpus_per_task = 128; s->tasks_per_node = 8)
 MUT(cpt_big, s->cpus_per_task = 129; s->tasks_per_node = 8)
 MUT(mem_ok, s->mem_per_node_mb = JOB_MEM_PER_NODE_MB_MAX)
 MUT(mem_big, s->mem_per_node_mb = JOB_MEM_PER_NODE_MB_MAX + 1)
+MUT(seg_ok, s->nodes_min = s->nodes_max = 4; s->segment = 2)
+MUT(seg_odd, s->nodes_min = s->nodes_max = 3; s->segment = 2)
+MUT(seg_elastic, s->nodes_min = 2; s->nodes_max = 5; s->segment = 2)
+MUT(seg_elastic_ok, s->nodes_min = 2; s->nodes_max = 6; s->segment = 2)
+MUT(seg_leaf, s->nodes_min = s->nodes_max = 2; s->segment = 2;
+    s->topo_mode = TOPO_REQUIRED; set_str(&s->topo_level, "leaf"))
+MUT(seg_block, s->nodes_min = s->nodes_max = 4; s->segment = 2;
+    s->topo_mode = TOPO_REQUIRED; set_str(&s->topo_level, "Block"))
+MUT(seg_prefer_leaf, s->nodes_min = s->nodes_max = 4; s->segment = 2;
+    s->topo_mode = TOPO_PREFERRED; set_str(&s->topo_level, "leaf"))
+MUT(seg_cpu, s->segment = 1; s->cpu_only = true; s->gpus_per_node = 0)
+MUT(seg_huge, s->segment = 100001)
 MUT(cpu_ok, s->cpu_only = true; s->tasks_per_node = 4)
 MUT(cpu_gpus, s->cpu_only = true; s->gpus_per_node = 2)
 MUT(cpu_type, s->cpu_only = true; set_str(&s->gpu_type, "H100"))
@@ -1016,6 +1028,23 @@ static const struct vcase wcases[] = {
 	    "--gpus-per-node: a CPU-only job asks for 0 GPUs, not 2" },
 	{ "cpu only with a type", mut_cpu_type, ROLE_USER, ERR_INVALID,
 	    "--gpu-type: a CPU-only job" },
+	{ "segment", mut_seg_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "segment not dividing", mut_seg_odd, ROLE_USER, ERR_INVALID,
+	    "--segment: 3 nodes are not a multiple of the segment size 2" },
+	{ "segment elastic", mut_seg_elastic, ROLE_USER, ERR_INVALID,
+	    "--segment: --nodes 2-5: both bounds must be multiples of the "
+	    "segment size 2" },
+	{ "segment elastic ok", mut_seg_elastic_ok, ROLE_USER, ERR_NONE,
+	    NULL },
+	{ "segment in a leaf", mut_seg_leaf, ROLE_USER, ERR_INVALID,
+	    "--segment: cannot be combined with --topology leaf" },
+	{ "segment in a block", mut_seg_block, ROLE_USER, ERR_NONE, NULL },
+	{ "segment preferring a leaf", mut_seg_prefer_leaf, ROLE_USER,
+	    ERR_NONE, NULL },
+	{ "segment cpu only", mut_seg_cpu, ROLE_USER, ERR_INVALID,
+	    "--segment: a CPU-only job" },
+	{ "segment huge", mut_seg_huge, ROLE_USER, ERR_INVALID,
+	    "--segment: 100001 is above the limit of 100000" },
 	{ "exclusive", mut_excl_ok, ROLE_USER, ERR_NONE, NULL },
 	/* Whole nodes of at least that many GPUs; or holding nodes
 	 * without a GPU. */

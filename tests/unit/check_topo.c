@@ -177,6 +177,46 @@ static const struct bad bads[] = {
 	    "topo.conf:1: LevelNames= names 1 levels but the tree has 2" },
 	{ "SwitchName=a Nodes=n1\nSwitchName=b Nodes=n\0002\n",
 	    "topo.conf:2: NUL byte" },
+	/* Blocks. */
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[4-6]\n",
+	    "topo.conf:2: node n4 is already in block b1 (line 1)" },
+	{ "BlockName=b1 Nodes=n1,n1\n",
+	    "topo.conf:1: node n1 listed twice in block b1" },
+	{ "BlockName=b1 Nodes=n1\nBlockName=b1 Nodes=n2\n",
+	    "topo.conf:2: block b1 already defined at line 1" },
+	{ "BlockName=b1\n", "topo.conf:1: block b1 has no Nodes=" },
+	{ "BlockName=b1 Nodes=n1 LinkSpeed=400\n",
+	    "topo.conf:1: unknown key \"LinkSpeed\" in a block statement" },
+	{ "BlockName=b1 Switches=s1\n",
+	    "topo.conf:1: unknown key \"Switches\" in a block statement" },
+	{ "BlockName=b1 Nodes=n1 BlockName=b2\n",
+	    "topo.conf:1: BlockName= given twice" },
+	{ "BlockName= Nodes=n1\n", "topo.conf:1: BlockName= has no value" },
+	{ "BlockName=b1 Nodes=n[1-\n",
+	    "topo.conf:1: Nodes=: hostlist \"n[1-\": missing ']'" },
+	{ "BlockName=b1 Nodes=n[1-3]\nBlockSizes=2\n",
+	    "topo.conf:1: block b1 has 3 nodes, more than the base block "
+	    "size 2 (BlockSizes= at line 2)" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=2,3\n",
+	    "topo.conf:2: BlockSizes=: 3 is not a multiple of the base "
+	    "block size 2" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=4,2\n",
+	    "topo.conf:2: BlockSizes=: 2 is not above 4" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=0\n",
+	    "topo.conf:2: BlockSizes=: 0 is not a size" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=2,x\n",
+	    "topo.conf:2: BlockSizes=: expected a number at \"x\"" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=2,4,\n",
+	    "topo.conf:2: BlockSizes=: expected a number" },
+	{ "BlockName=b1 Nodes=n[1-2]\nBlockSizes=2 BlockName=b2\n",
+	    "topo.conf:2: BlockSizes= must be alone on its line" },
+	{ "BlockSizes=2\nBlockSizes=4\nBlockName=b Nodes=n1\n",
+	    "topo.conf:2: BlockSizes= given again (first at line 1)" },
+	{ "BlockSizes=2\n",
+	    "topo.conf:1: BlockSizes= given but no BlockName= statement" },
+	{ "SwitchName=l0 Nodes=n[1-2]\nBlockName=b1 Nodes=n[1-2] "
+	  "SwitchName=l1\n",
+	    "topo.conf:2: unknown key \"SwitchName\" in a block statement" },
 };
 
 START_TEST(test_bad)
@@ -253,6 +293,64 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+START_TEST(test_blocks)
+{
+	/* Blocks with the tree: each block's nodes also sit under a leaf;
+	 * one node is in a block only, one under a leaf only. */
+	static const char text[] =
+	    "SwitchName=leaf0 Nodes=n[01-04]\n"
+	    "SwitchName=leaf1 Nodes=n[05-08],x1\n"
+	    "SwitchName=spine Switches=leaf[0-1]\n"
+	    "BlockName=nvl0 Nodes=n[01-04]   # one NVL domain\n"
+	    "blockname=nvl1 nodes=n[05-07],n09\n"
+	    "BlockName=nvl2 Nodes=n[10-11]\n";
+	struct topo *t = parse(text);
+
+	ck_assert_uint_eq(topo_nswitches(t), 3);
+	ck_assert_uint_eq(topo_nnodes(t), 9);
+	ck_assert_uint_eq(topo_nblocks(t), 3);
+	ck_assert_str_eq(topo_block_name(t, 1), "nvl1");
+	ck_assert_uint_eq(topo_block_nnodes(t, 1), 4);
+	ck_assert_uint_eq(topo_block_nnodes(t, 2), 2);
+	ck_assert_int_eq(topo_node_block(t, "n01"), 0);
+	ck_assert_int_eq(topo_node_block(t, "n04"), 0);
+	ck_assert_int_eq(topo_node_block(t, "n05"), 1);
+	ck_assert_int_eq(topo_node_block(t, "n09"), 1);
+	ck_assert_int_eq(topo_node_block(t, "n11"), 2);
+	ck_assert_int_eq(topo_node_block(t, "n08"), -1);
+	ck_assert_int_eq(topo_node_block(t, "x1"), -1);
+	ck_assert_int_eq(topo_node_block(t, NULL), -1);
+	ck_assert_int_eq(topo_node_leaf(t, "n05"), sw(t, "leaf1"));
+	ck_assert_int_eq(topo_node_leaf(t, "n09"), -1);
+	/* Default sizes: the largest block (4), then 8 (2 blocks); 16
+	 * would need 4. */
+	ck_assert_uint_eq(topo_nblock_sizes(t), 2);
+	ck_assert_uint_eq(topo_block_size(t, 0), 4);
+	ck_assert_uint_eq(topo_block_size(t, 1), 8);
+	topo_destroy(t);
+
+	t = parse("BlockSizes=18,54\nBlockName=b[1] Nodes=g[001-018]\n"
+	    "BlockName=b2 Nodes=g[019-030]\n");
+	ck_assert_uint_eq(topo_nswitches(t), 0);
+	ck_assert_uint_eq(topo_height(t), 0);
+	ck_assert_uint_eq(topo_nblocks(t), 2);
+	ck_assert_str_eq(topo_block_name(t, 0), "b[1]");
+	ck_assert_uint_eq(topo_nblock_sizes(t), 2);
+	ck_assert_uint_eq(topo_block_size(t, 0), 18);
+	ck_assert_uint_eq(topo_block_size(t, 1), 54);
+	ck_assert_int_eq(topo_node_block(t, "g030"), 1);
+	topo_destroy(t);
+
+	/* No blocks: nothing to ask. */
+	t = parse("SwitchName=l0 Nodes=a1\n");
+	ck_assert_uint_eq(topo_nblocks(t), 0);
+	ck_assert_uint_eq(topo_nblock_sizes(t), 0);
+	ck_assert_int_eq(topo_node_block(t, "a1"), -1);
+	topo_destroy(t);
+	ck_assert_uint_eq(topo_nblocks(NULL), 0);
+}
+END_TEST
+
 /* The example shipped in etc/ must parse. */
 START_TEST(test_example)
 {
@@ -279,6 +377,7 @@ topo_suite(void)
 	tcase_add_test(tc, test_empty);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bads) / sizeof(*bads));
 	tcase_add_test(tc, test_deep);
+	tcase_add_test(tc, test_blocks);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_example);
 	suite_add_tcase(s, tc);
