@@ -90,6 +90,7 @@ any_pgid_alive $a_pgids || fail "job $a's task did not survive the restore"
 ### 6. d is unknown to the restored controller, and its task is stopped
 # by the agent it ran on.
 expect_exit 1 cohort show "$d"
+stderr_has "no job $d"
 # shellcheck disable=SC2086
 wait_for 20 not any_pgid_alive $d_pgids || fail "the task of job $d, unknown after the restore, still runs"
 grep -q "tasks not wanted here (job $d " "$C/cohortd.log" ||
