@@ -103,5 +103,6 @@ expect_exit 0 cohort cancel "$a" "$e"
 wait_state 20 "$a" CANCELLED
 wait_state 20 "$e" CANCELLED
 n=$(job_submit --time 5m --workdir "$W" -- true)
-log "the first id after the restore: $n (d was $d)"
+[ "$n" -gt "$e" ] || fail "job id $n after the restore is not above the copy's highest, $e"
+log "the first id after the restore: $n (d was $d: ids after the backup are handed out again)"
 exit 0
