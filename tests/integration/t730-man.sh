@@ -14,7 +14,9 @@
 #     cohortd.conf(5) and cohort-agent.conf(5);
 #  4. every key line of the example configurations (etc/cohortd.conf,
 #     etc/cohort-agent.conf), commented out or not, names a key of the
-#     section it stands in, so that uncommenting one never stops a daemon.
+#     section it stands in, so that uncommenting one never stops a daemon;
+#  5. every option of `cohortd --help` and `cohort-agent --help` has its
+#     entry in OPTIONS of cohortd(8) and cohort-agent(8).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v groff >/dev/null 2>&1 || {
