@@ -51,32 +51,71 @@ daemon_ready(int ready_fd)
 
 
 static void
-daemon_usage(FILE *f, const char *name, const char *def_config)
+daemon_usage(FILE *f, const char *name, const char *def_config,
+    unsigned opts)
 {
-	fprintf(f, "usage: %s [-c FILE] [-f] [-v]\n"
-	    "       %s --version\n"
+	fprintf(f, "usage: %s [-c FILE] [-f] [-v]\n", name);
+	if (opts & DAEMON_OPT_BACKUP)
+		fprintf(f, "       %s [-c FILE] --backup FILE [--force]\n",
+		    name);
+	fprintf(f, "       %s --version\n"
 	    "  -c FILE   configuration file (INI); default %s\n"
 	    "  -f        stay in the foreground and log to stderr\n"
-	    "  -v        log debug messages (log_level = debug)\n", name, name,
+	    "  -v        log debug messages (log_level = debug)\n", name,
 	    def_config);
+	if (opts & DAEMON_OPT_BACKUP)
+		fprintf(f, "  --backup FILE  write a consistent copy of the "
+		    "database to FILE, check it\n"
+		    "                 and exit (while a %s runs, or not)\n"
+		    "  --force        with --backup: replace an existing "
+		    "FILE\n", name);
 }
 
 int
 daemon_args(int argc, char **argv, const char *name, const char *def_config,
     struct daemon_args *a)
 {
-	static const struct option longopts[] = {
+	return daemon_args_opts(argc, argv, name, def_config, 0, a);
+}
+
+int
+daemon_args_opts(int argc, char **argv, const char *name,
+    const char *def_config, unsigned opts, struct daemon_args *a)
+{
+	static const struct option all_longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "backup", required_argument, NULL, 'B' },
+		{ "force", no_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option base_longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct option *longopts = (opts & DAEMON_OPT_BACKUP) ?
+	    all_longopts : base_longopts;
 	int ch;
 
 	a->config = NULL;
 	a->config_default = false;
 	a->foreground = a->verbose = false;
+	a->backup = NULL;
+	a->force = false;
 	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'B':
+			if (*optarg == '\0') {
+				fprintf(stderr, "%s: --backup needs a file "
+				    "name\n", name);
+				return 2;
+			}
+			a->backup = optarg;
+			break;
+		case 'F':
+			a->force = true;
+			break;
 		case 'c':
 			a->config = optarg;
 			break;
@@ -90,15 +129,19 @@ daemon_args(int argc, char **argv, const char *name, const char *def_config,
 			printf("%s %s\n", name, PACKAGE_VERSION);
 			return 0;
 		case 'h':
-			daemon_usage(stdout, name, def_config);
+			daemon_usage(stdout, name, def_config, opts);
 			return 0;
 		default:
-			daemon_usage(stderr, name, def_config);
+			daemon_usage(stderr, name, def_config, opts);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		daemon_usage(stderr, name, def_config);
+		daemon_usage(stderr, name, def_config, opts);
+		return 2;
+	}
+	if (a->force && a->backup == NULL) {
+		fprintf(stderr, "%s: --force goes with --backup FILE\n", name);
 		return 2;
 	}
 	if (a->config == NULL) {

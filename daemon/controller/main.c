@@ -356,6 +356,32 @@ stop(struct cohortd *d)
 	ctl_config_clear(&d->cfg);
 }
 
+/* cohortd --backup FILE: copy the configured database, which a running
+ * cohortd may hold, and say what the copy holds (store_backup). */
+static int
+run_backup(const struct ctl_config *cfg, const char *file, bool force)
+{
+	struct store_backup_info info;
+	struct cerr err;
+
+	if (store_backup(cfg->database, file, force ? STORE_BACKUP_FORCE : 0,
+	    &info, &err) == -1) {
+		fprintf(stderr, "cohortd: backup: %s\n", err.text);
+		return 1;
+	}
+	printf("cohortd: wrote %s from %s: %lld jobs (ids up to %llu), "
+	    "%lld nodes, %lld events, schema version %lld, %llu bytes; "
+	    "integrity ok\n", file, cfg->database, (long long)info.jobs,
+	    (unsigned long long)info.max_job_id, (long long)info.nodes,
+	    (long long)info.events, (long long)info.schema,
+	    (unsigned long long)info.bytes);
+	if (info.schema < store_schema_version())
+		printf("cohortd: (an older schema: this cohortd migrates it "
+		    "to version %d when it starts on it)\n",
+		    store_schema_version());
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -365,12 +391,18 @@ main(int argc, char **argv)
 	int rc, ready_fd = -1;
 
 	memset(&d, 0, sizeof(d));
-	if ((rc = daemon_args(argc, argv, "cohortd",
-	    SYSCONFDIR "/cohort/cohortd.conf", &args)) != -1)
+	if ((rc = daemon_args_opts(argc, argv, "cohortd",
+	    SYSCONFDIR "/cohort/cohortd.conf", DAEMON_OPT_BACKUP,
+	    &args)) != -1)
 		return rc;
 	if (ctl_config_load(&d.cfg, args.config, &err) == -1) {
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
+	}
+	if (args.backup != NULL) {
+		rc = run_backup(&d.cfg, args.backup, args.force);
+		ctl_config_clear(&d.cfg);
+		return rc;
 	}
 	d.config_path = args.config;
 	d.verbose = args.verbose;

@@ -233,4 +233,34 @@ int store_job_purge(struct store *st, uint64_t job_id, struct cerr *err);
 int store_events_purge(struct store *st, int64_t before_ms, int max,
     int *n, struct cerr *err);
 
+/* ---- Backup (store_backup.c) ------------------------------------------ */
+
+/* Replace an existing file (else it is refused). */
+#define STORE_BACKUP_FORCE 0x1
+
+/* What a backup wrote, read back from the copy. */
+struct store_backup_info {
+	int64_t schema;		/* its PRAGMA user_version */
+	int64_t jobs;		/* rows of jobs, nodes and events */
+	int64_t nodes;
+	int64_t events;
+	uint64_t max_job_id;	/* the highest id ever handed out */
+	uint64_t bytes;		/* the size of the file */
+};
+
+/* Copy the database at db_path, which a cohortd may have open and be
+ * writing, to file: one consistent snapshot (one read transaction on a
+ * read-only connection, copied with SQLite's online backup API), written
+ * to file.tmp (mode 0600), checked (PRAGMA integrity_check, the schema
+ * version, the tables), fsynced, then renamed to file and the directory
+ * fsynced; *info (may be NULL) describes the copy. An existing file is
+ * refused without STORE_BACKUP_FORCE, and always when it is the database
+ * itself; so is a database of a newer schema than this binary's, or none.
+ * Returns 0, or -1 with err set (ERR_CONFLICT: file or file.tmp exists;
+ * ERR_VERSION: schema; ERR_NOT_FOUND: no database; ERR_INTERNAL: I/O or
+ * SQLite) and nothing left behind: file is untouched, file.tmp removed.
+ * Never writes to db_path. Blocking: for the command line, not the loop. */
+int store_backup(const char *db_path, const char *file, unsigned flags,
+    struct store_backup_info *info, struct cerr *err);
+
 #endif

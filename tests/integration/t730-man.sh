@@ -14,7 +14,9 @@
 #     cohortd.conf(5) and cohort-agent.conf(5);
 #  4. every key line of the example configurations (etc/cohortd.conf,
 #     etc/cohort-agent.conf), commented out or not, names a key of the
-#     section it stands in, so that uncommenting one never stops a daemon.
+#     section it stands in, so that uncommenting one never stops a daemon;
+#  5. every option of `cohortd --help` and `cohort-agent --help` has its
+#     entry in OPTIONS of cohortd(8) and cohort-agent(8).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v groff >/dev/null 2>&1 || {
@@ -171,3 +173,17 @@ check_example() {
 }
 check_example etc/cohortd.conf daemon/controller/ctl_config.c
 check_example etc/cohort-agent.conf daemon/agent/agent_config.c
+
+# ---- 5. the daemons' options in their .8 pages ----------------------------
+for d in cohortd cohort-agent; do
+	"$d" --help >"$T/dhelp" 2>&1 || fail "$d --help failed: $(cat "$T/dhelp")"
+	section_text "$M/$d.8" ".SH OPTIONS" >"$T/sec"
+	n=0
+	for o in $(grep -oE -- '(^|[[:space:]])--?[a-z][a-z-]*' "$T/dhelp" | tr -d ' \t' | sort -u); do
+		grep -Eq -- "^\\.(B|BI|BR) .*$o([^a-z-]|\$)" "$T/sec" ||
+			fail "$d(8): OPTIONS has no entry for $o (from '$d --help')"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 4 ] || fail "read only $n options from '$d --help': $(cat "$T/dhelp")"
+	log "$d(8): the $n options of $d --help"
+done

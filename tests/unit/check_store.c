@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1603,6 +1604,231 @@ START_TEST(test_usage_runs)
 }
 END_TEST
 
+/* ---- store_backup ---------------------------------------------------- */
+
+static void
+path_in_tmp(char *buf, size_t len, const char *name)
+{
+	ck_assert_int_lt(snprintf(buf, len, "%s/%s", tmpdir, name), (int)len);
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0;
+}
+
+/* The names in tmpdir, but for the database and its -wal and -shm. */
+static int
+others_in_tmp(void)
+{
+	char path[256];
+	static const char *const names[] = { "backup.db", "backup.db.tmp",
+	    "backup.db.tmp-journal", "backup.db.tmp-wal",
+	    "backup.db.tmp-shm" };
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		path_in_tmp(path, sizeof(path), names[i]);
+		n += exists(path);
+	}
+	return n;
+}
+
+/* A backup of an open store holds what was committed, not what a write
+ * transaction still has open (the controller's next group commit), and
+ * reopens as a store with every field. */
+START_TEST(test_backup)
+{
+	struct store *st = open_ok(), *copy;
+	struct store_backup_info info;
+	struct cerr err = { 0 };
+	struct inventory *inv;
+	struct loaded l;
+	struct nodes *nl;
+	struct job *full = full_job(3), *late = small_job(4, "carol");
+	char bpath[256], tmp[256];
+	struct stat sb;
+	uint64_t max;
+
+	ck_assert_ptr_nonnull(inv = calloc(1, sizeof(*inv)));
+	fill_inventory(inv, 8);
+	submit(st, 1);
+	submit(st, 2);
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	insert_ok(st, full);
+	ck_assert_msg(store_commit(st, &err) == 0, "%s", err.text);
+	put_node(st, "n1", "10.0.0.1:7070", "UP", 1000, inv);
+	/* Job 4 is written but not committed while the copy is taken. */
+	ck_assert_int_eq(store_begin(st, &err), 0);
+	insert_ok(st, late);
+
+	path_in_tmp(bpath, sizeof(bpath), "backup.db");
+	path_in_tmp(tmp, sizeof(tmp), "backup.db.tmp");
+	ck_assert_msg(store_backup(dbpath, bpath, 0, &info, &err) == 0, "%s",
+	    err.text);
+	ck_assert_msg(store_commit(st, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(info.jobs, 3);
+	ck_assert_int_eq(info.nodes, 1);
+	ck_assert_int_eq(info.events, 2);
+	ck_assert_uint_eq(info.max_job_id, 3);
+	ck_assert_int_eq(info.schema, store_schema_version());
+	ck_assert_int_eq(stat(bpath, &sb), 0);
+	ck_assert_uint_eq(info.bytes, (uint64_t)sb.st_size);
+	ck_assert_uint_gt(info.bytes, 0);
+	ck_assert_int_eq(sb.st_mode & 0777, 0600);
+	ck_assert(!exists(tmp));
+
+	/* The copy opens as a store and has them, the node too. */
+	copy = store_open(bpath, &err);
+	ck_assert_msg(copy != NULL, "store_open of the copy: %s", err.text);
+	load_all(copy, &l);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_uint_eq(l.job[0]->id, 1);
+	ck_assert_uint_eq(l.job[1]->id, 2);
+	assert_job_eq(full, l.job[2]);
+	loaded_free(&l);
+	nl = load_nodes(copy);
+	ck_assert_uint_eq(nl->n, 1);
+	ck_assert_str_eq(nl->name[0], "n1");
+	assert_inv_eq(inv, &nl->inv[0]);
+	free(nl);
+	ck_assert_int_eq(store_max_job_id(copy, &max, &err), 0);
+	ck_assert_uint_eq(max, 3);
+	store_close(copy);
+
+	/* The database goes on as it was: job 4 committed there. */
+	load_all(st, &l);
+	ck_assert_uint_eq(l.n, 4);
+	loaded_free(&l);
+	store_close(st);
+	job_free(full);
+	job_free(late);
+	free(inv);
+}
+END_TEST
+
+/* What is refused, and that a refusal or failure leaves nothing behind
+ * and the database as it was. */
+START_TEST(test_backup_refused)
+{
+	struct store *st = open_ok();
+	struct store_backup_info info;
+	struct cerr err = { 0 };
+	char bpath[256], tmp[256], bad[512], ro[256];
+	FILE *f;
+
+	submit(st, 1);
+	path_in_tmp(bpath, sizeof(bpath), "backup.db");
+	path_in_tmp(tmp, sizeof(tmp), "backup.db.tmp");
+
+	/* An existing file: refused and untouched; --force replaces it. */
+	ck_assert_ptr_nonnull(f = fopen(bpath, "w"));
+	fputs("keep me", f);
+	fclose(f);
+	ck_assert_int_eq(store_backup(dbpath, bpath, 0, &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_msg(strstr(err.text, "exists; give --force") != NULL, "%s",
+	    err.text);
+	ck_assert_int_eq(info.bytes, 0);
+	ck_assert_ptr_nonnull(f = fopen(bpath, "r"));
+	ck_assert_ptr_nonnull(fgets(bad, sizeof(bad), f));
+	fclose(f);
+	ck_assert_str_eq(bad, "keep me");
+	ck_assert(!exists(tmp));
+	ck_assert_msg(store_backup(dbpath, bpath, STORE_BACKUP_FORCE, &info,
+	    &err) == 0, "%s", err.text);
+	ck_assert_int_eq(info.jobs, 1);
+
+	/* The database itself, even with force. */
+	ck_assert_int_eq(store_backup(dbpath, dbpath, STORE_BACKUP_FORCE,
+	    &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_int_eq(unlink(bpath), 0);
+
+	/* A tmp file of another backup: refused, and left to it. */
+	ck_assert_ptr_nonnull(f = fopen(tmp, "w"));
+	fclose(f);
+	ck_assert_int_eq(store_backup(dbpath, bpath, 0, &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert(exists(tmp));
+	ck_assert(!exists(bpath));
+	ck_assert_int_eq(unlink(tmp), 0);
+
+	/* A directory that cannot take the file. */
+	snprintf(bad, sizeof(bad), "%s/backup.db", dbpath);	/* ENOTDIR */
+	ck_assert_int_eq(store_backup(dbpath, bad, 0, &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INTERNAL);
+	ck_assert_msg(strstr(err.text, "Not a directory") != NULL, "%s",
+	    err.text);
+	if (geteuid() != 0) {
+		path_in_tmp(ro, sizeof(ro), "ro");
+		ck_assert_int_eq(mkdir(ro, 0500), 0);
+		snprintf(bad, sizeof(bad), "%s/backup.db", ro);
+		ck_assert_int_eq(store_backup(dbpath, bad, 0, &info, &err),
+		    -1);
+		ck_assert_msg(strstr(err.text, "Permission denied") != NULL,
+		    "%s", err.text);
+		ck_assert_int_eq(rmdir(ro), 0);	/* empty */
+	}
+	ck_assert_int_eq(others_in_tmp(), 0);
+
+	/* No database: an error, and no database created either. */
+	path_in_tmp(bad, sizeof(bad), "none.db");
+	ck_assert_int_eq(store_backup(bad, bpath, 0, &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ck_assert(!exists(bad));
+	ck_assert_int_eq(others_in_tmp(), 0);
+
+	/* A database newer than this binary. */
+	store_close(st);
+	raw_exec("PRAGMA user_version = 999");
+	ck_assert_int_eq(store_backup(dbpath, bpath, 0, &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_VERSION);
+	ck_assert_int_eq(others_in_tmp(), 0);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 999);
+}
+END_TEST
+
+/* A copy that fails its check is not published: a page of the events
+ * table, which the copy's snapshot read does not touch, is made garbage
+ * behind SQLite's back; the backup copies it, integrity_check finds it,
+ * and file.tmp is removed. */
+START_TEST(test_backup_corrupt)
+{
+	struct store *st = open_ok();
+	struct store_backup_info info;
+	struct cerr err = { 0 };
+	char bpath[256];
+	int64_t root, psize;
+	uint8_t junk[64];
+	FILE *f;
+	int i;
+
+	for (i = 1; i <= 3; i++)
+		submit(st, (uint64_t)i);
+	store_close(st);	/* checkpointed: every page in the file */
+	root = raw_int("SELECT rootpage FROM sqlite_schema WHERE "
+	    "name = 'events'");
+	psize = raw_int("PRAGMA page_size");
+	ck_assert_int_gt(root, 1);
+	memset(junk, 0xff, sizeof(junk));
+	ck_assert_ptr_nonnull(f = fopen(dbpath, "r+"));
+	ck_assert_int_eq(fseek(f, (long)((root - 1) * psize), SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	ck_assert_int_eq(fclose(f), 0);
+
+	path_in_tmp(bpath, sizeof(bpath), "backup.db");
+	ck_assert_int_eq(store_backup(dbpath, bpath, 0, &info, &err), -1);
+	ck_assert_msg(strstr(err.text, "fails its integrity check") != NULL,
+	    "%s", err.text);
+	ck_assert_int_eq(others_in_tmp(), 0);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -1631,6 +1857,9 @@ store_suite(void)
 	tcase_add_test(tc, test_task_exits);
 	tcase_add_test(tc, test_migrate_v2);
 	tcase_add_test(tc, test_usage_runs);
+	tcase_add_test(tc, test_backup);
+	tcase_add_test(tc, test_backup_refused);
+	tcase_add_test(tc, test_backup_corrupt);
 	suite_add_tcase(s, tc);
 	return s;
 }
