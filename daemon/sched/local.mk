@@ -14,6 +14,8 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/squota.c \
 	daemon/sched/preempt.c \
 	daemon/sched/topo.c daemon/sched/topo.h \
+	daemon/sched/topo_torus.c daemon/sched/topo_torus.h \
+	daemon/sched/torus.c \
 	daemon/sched/htab.c daemon/sched/htab.h \
 	lib/hostlist.c lib/hostlist.h
 SCHED_LIBS = daemon/sched/libsched.a

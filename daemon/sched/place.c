@@ -349,6 +349,10 @@ place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 	const struct ptopo *t = &ps->t;
 	uint32_t L, top, k, s, best = NO_INDEX;
 
+	/* On a torus, boxes (torus.c); a single node needs none. */
+	if (rq->torus != TQ_NONE && ps->tor != NULL &&
+	    (rq->n > 1 || rq->torus == TQ_REQUIRED))
+		return torus_select(ps, rq, freev, out);
 	top = rq->cap < t->rootlevel ? rq->cap : t->rootlevel;
 	for (L = 0; L <= top && best == NO_INDEX; L++)
 		for (k = t->dom_off[L]; k < t->dom_off[L + 1]; k++) {

@@ -217,6 +217,15 @@ release(struct pass *ps, struct replay *r, const struct preq *rq,
 	return ok;
 }
 
+/* A required torus box needs more than enough nodes: a box on fut. */
+static bool
+box_ok(struct pass *ps, const struct preq *rq, const uint64_t *fut, bool ok)
+{
+	if (!ok || rq->torus != TQ_REQUIRED)
+		return ok;
+	return torus_select(ps, rq, fut, NULL) == 0;
+}
+
 int
 resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
     struct pick *out)
@@ -248,7 +257,7 @@ resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
 		r.fit[i] = state_fits(ps, i, rq, r.fut[i]);
 	}
 	place_counts(ps, rq, cnt);
-	ok = place_capacity(ps, rq, cnt) >= rq->n;
+	ok = box_ok(ps, rq, r.fut, place_capacity(ps, rq, cnt) >= rq->n);
 	/* Release whole groups of equal end time, so the node set chosen
 	 * does not depend on the order among jobs ending together. */
 	for (x = 0; x < r.nruns && !ok; ) {
@@ -258,6 +267,8 @@ resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
 		for (; x < r.nruns && r.runs[x].end == end; x++)
 			if (release(ps, &r, rq, cnt, &r.runs[x]))
 				ok = true;
+		ok = box_ok(ps, rq, r.fut, ok ||
+		    (rq->torus == TQ_REQUIRED && feasible(ps, rq, cnt, 0)));
 	}
 	if (!ok) {
 		errno = EAGAIN;

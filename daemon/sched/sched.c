@@ -278,7 +278,11 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 	if (jb->nodes_min == 0 || jb->nodes_min > jb->nodes_max ||
 	    (!jb->cpu_only && jb->gpus_per_node > SCHED_NODE_GPUS_MAX))
 		return SCHED_REASON_BAD_CONSTRAINTS;
-	if (jb->topo_mode == SCHED_TOPO_REQUIRED) {
+	if (ps->tor != NULL && (jb->topo_mode == SCHED_TOPO_ANY ||
+	    torus_is_level(jb->topo_level)))
+		rq->torus = jb->topo_mode == SCHED_TOPO_REQUIRED ?
+		    TQ_REQUIRED : TQ_PREFER;
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED && rq->torus == TQ_NONE) {
 		if ((lv = topo_level_index(ps->in->topo, jb->topo_level)) < 0)
 			return SCHED_REASON_TOPOLOGY;
 		rq->cap = (uint32_t)lv < ps->t.rootlevel ? (uint32_t)lv :
@@ -306,6 +310,8 @@ topo_possible(struct pass *ps, const struct preq *rq)
 	struct preq st = *rq;
 
 	st.set = SET_STATIC;
+	if (rq->torus == TQ_REQUIRED)
+		return torus_select(ps, &st, NULL, NULL) == 0;
 	place_counts(ps, &st, ps->cnt);
 	return place_capacity(ps, &st, ps->cnt) >= rq->n;
 }
@@ -418,7 +424,9 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	place_counts(ps, rq, ps->cnt);
 	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
 		return 0;
-	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
+	/* A required box is placed afresh: kept nodes would break it. */
+	if (jb->nprev > 0 && jb->prev_nodes != NULL &&
+	    rq->torus != TQ_REQUIRED) {
 		if ((rc = keep_place(ps, j, rq, &n)) == -1)
 			return -1;
 		/* Kept nodes over the quota (an elastic gang kept at its
@@ -718,7 +726,8 @@ sched_run(const struct sched_input *in)
 	if ((res->reasons = calloc(in->npending + 1,
 	    sizeof(*res->reasons))) == NULL)
 		goto fail;
-	if (state_build(&ps, in) == -1 || squota_build(&ps) == -1)
+	if (state_build(&ps, in) == -1 || torus_build(&ps) == -1 ||
+	    squota_build(&ps) == -1)
 		goto fail;
 	ps.preempt_max = in->config.preempt_max_jobs > 0 ?
 	    in->config.preempt_max_jobs : SCHED_PREEMPT_MAX_JOBS;

@@ -27,6 +27,10 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 /* preq.kind */
 enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
 
+/* preq.torus: no torus placement, a compact box required (--topology
+ * torus), boxes preferred with a nearest-nodes fallback (torus.c). */
+enum { TQ_NONE = 0, TQ_REQUIRED, TQ_PREFER };
+
 #define NO_INDEX UINT32_MAX
 
 /* Nodes a leaf may hold before its nodes are split into chunks. */
@@ -78,6 +82,7 @@ struct preq {
 	bool cpu;		/* CPU-only: the placement names no GPU */
 	uint32_t out;		/* nodes ok leaves out (job_req counts) */
 	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
+	int torus;		/* TQ_NONE, TQ_REQUIRED or TQ_PREFER */
 };
 
 /* A chosen node and the GPU positions chosen on it. */
@@ -103,6 +108,7 @@ struct srec {
 };
 
 struct alloc_hdr;
+struct torus;
 
 /* A listed running job (squota.c): its GPUs per flavor are
  * squota.rg[k * nf ..], its held GPUs squota.held[off .. off + ngpu) as
@@ -229,6 +235,8 @@ struct pass {
 				 * (PN_EXCL, PN_RESERVED): all a CPU-only
 				 * job's count depends on */
 
+	struct torus *tor;	/* torus.c; NULL without a torus */
+
 	struct alloc_hdr *allocs;
 	size_t bytes;
 };
@@ -286,6 +294,19 @@ int	 resv_find(struct pass *, const struct preq *, int64_t *start,
  * keeping cannot meet its constraint (place it afresh), -1 on error. */
 int	 keep_place(struct pass *, size_t j, const struct preq *,
 	    uint32_t *n);
+
+/* torus.c */
+/* Map the input's nodes onto the topology's torus (ps->tor stays NULL
+ * without one). */
+int	 torus_build(struct pass *);
+/* Is a --topology level name the torus ("torus", any case)? */
+bool	 torus_is_level(const char *name);
+/* Place rq->n nodes on the torus (sched.h, "Torus"): rq->torus is
+ * TQ_REQUIRED (a compact box or nothing) or TQ_PREFER (else the nodes
+ * nearest a seed). freev: free masks per node, NULL for now's. out NULL:
+ * only whether it fits. Returns 0 or -1 with errno EAGAIN. */
+int	 torus_select(struct pass *, const struct preq *, const uint64_t *freev,
+	    struct pick *out);
 
 /* squota.c */
 /* Validate the queue input (EINVAL) and build the quota state, or leave

@@ -18,10 +18,18 @@
  * has, and may name more.
  *
  * Nodes the file does not list belong to no switch here; the scheduler
- * puts them together in one domain of their own. */
+ * puts them together in one domain of their own.
+ *
+ * A 3D torus (TorusName=, NodeCoord=) and Dragonfly+ groups
+ * (GroupName=) are described in topo_torus.h. Groups become switches:
+ * routers as leaves, each group above its routers, the levels named
+ * "router" and "group" (unless LevelNames= names them); a file has
+ * either GroupName= or SwitchName= lines, not both. A torus may sit next
+ * to either; a node may be on the torus and under a switch. */
 #ifndef COHORT_SCHED_TOPO_H
 #define COHORT_SCHED_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +79,20 @@ const char	*topo_level_name(const struct topo *, unsigned level);
 /* The leaf switch a node sits under, or -1 when the file does not list
  * it. */
 int32_t		 topo_node_leaf(const struct topo *, const char *node);
+
+/* The torus of the file (TorusName=, see topo_torus.h), or NULL. */
+struct topo_torus;
+const struct topo_torus *topo_torus(const struct topo *);
+/* Its dimensions (unused ones are 1, not wrapped) and wrap-around per
+ * dimension; returns the number of dimensions given (1-3), 0 for NULL. */
+unsigned	 topo_torus_dims(const struct topo_torus *, uint32_t dims[3],
+		    bool wrap[3]);
+const char	*topo_torus_name(const struct topo_torus *);
+size_t		 topo_torus_nnodes(const struct topo_torus *);
+/* A node's coordinate (unused dimensions 0): 0, or -1 with errno ENOENT
+ * when the torus does not place it. */
+int		 topo_torus_coord(const struct topo_torus *, const char *node,
+		    uint32_t c[3]);
 
 /* Nodes listed, and the bytes the topology holds (for the benchmark). */
 size_t		 topo_nnodes(const struct topo *);
