@@ -22,7 +22,8 @@ SCHED_LIBS = daemon/sched/libsched.a
 
 SCHED_UNIT_TESTS = tests/unit/check_sched tests/unit/check_topo \
 	tests/unit/check_hostlist tests/unit/check_sched_queue \
-	tests/unit/check_preempt tests/unit/check_sched_nodes
+	tests/unit/check_preempt tests/unit/check_sched_nodes \
+	tests/unit/check_torus
 ## check_PROGRAMS and TESTS already name $(UNIT_TESTS).
 UNIT_TESTS += $(SCHED_UNIT_TESTS)
 check_PROGRAMS += tests/bench/bench_sched tests/bench/replay
@@ -46,6 +47,10 @@ tests_unit_check_sched_nodes_SOURCES = tests/unit/check_sched_nodes.c \
 	tests/unit/check_sched_lib.c tests/unit/check_sched.h
 tests_unit_check_sched_nodes_CFLAGS = $(SCHED_CHECK_CFLAGS)
 tests_unit_check_sched_nodes_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_torus_SOURCES = tests/unit/check_torus.c \
+	tests/unit/check_sched_lib.c tests/unit/check_sched.h
+tests_unit_check_torus_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_torus_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
 tests_unit_check_topo_SOURCES = tests/unit/check_topo.c
 tests_unit_check_topo_CFLAGS = $(SCHED_CHECK_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'

@@ -339,9 +339,36 @@ npos(uint32_t a, uint32_t D, bool wrap)
 	return wrap ? D : D - a + 1;
 }
 
-/* The best position of shape sh holding n (fewest fitting nodes beyond
- * n, then lowest z, y, x); false if none. With most, the position with
- * the most fitting nodes instead (for the fallback's seed). */
+/* The box of shape sh at p grown by one cell on every side (clamped to
+ * the torus): the cells a placement there would leave fragmented. */
+static uint32_t
+shell(const struct torus *T, const uint32_t p[3], const struct shape *sh)
+{
+	uint32_t D[3] = { T->X, T->Y, T->Z }, q[3], d[3], hi;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		if (sh->d[k] + 2 >= D[k]) {
+			q[k] = 0;
+			d[k] = D[k];
+		} else if (T->wrap[k]) {
+			q[k] = (p[k] + D[k] - 1) % D[k];
+			d[k] = sh->d[k] + 2;
+		} else {
+			q[k] = p[k] > 0 ? p[k] - 1 : 0;
+			hi = p[k] + sh->d[k] + 1 < D[k] ? p[k] + sh->d[k] + 1 :
+			    D[k];
+			d[k] = hi - q[k];
+		}
+	}
+	return wbox(T, q, d);
+}
+
+/* The best position of shape sh holding n: the fewest fitting nodes in
+ * the box and its one-cell shell beyond the n used (best fit: the gang
+ * fills a hole rather than cutting into free space), then lowest z, y,
+ * x; false if none. With most, the position with the most fitting nodes
+ * instead (for the fallback's seed). */
 static bool
 best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
     bool most, uint32_t out[3])
@@ -364,9 +391,12 @@ best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
 					}
 					continue;
 				}
-				if (s < n || s - n >= best)
+				if (s < n)
 					continue;
-				best = s - n;
+				s = shell(T, p, sh) - n;
+				if (s >= best)
+					continue;
+				best = s;
 				memcpy(out, p, 3 * 4);
 				found = true;
 				if (best == 0)
