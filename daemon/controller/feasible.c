@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
@@ -107,6 +108,17 @@ check_gpus(const struct fctx *x, struct cerr *err)
 	    in->nodes[big].model : "no model reported");
 }
 
+/* --topology torus: the topology must have a torus. */
+static int
+check_torus(const struct fctx *x, struct cerr *err)
+{
+	if (topo_torus(x->in->topo) == NULL)
+		return cerr_set(err, ERR_INVALID, "--topology torus: the "
+		    "controller's topology has no torus (a TorusName= line "
+		    "in topology.conf)");
+	return 0;
+}
+
 /* "no topology level 'rack'; levels: switch, spine". */
 static int
 check_level(const struct fctx *x, int *level, struct cerr *err)
@@ -120,6 +132,8 @@ check_level(const struct fctx *x, int *level, struct cerr *err)
 	*level = -1;
 	if (spec->topo_mode == TOPO_ANY || spec->topo_level == NULL)
 		return 0;
+	if (strcasecmp(spec->topo_level, "torus") == 0)
+		return check_torus(x, err);
 	if ((*level = topo_level_index(x->in->topo, spec->topo_level)) >= 0)
 		return 0;
 	h = x->in->topo != NULL ? topo_height(x->in->topo) : 0;
@@ -331,6 +345,28 @@ check_count(const struct fctx *x, struct cerr *err)
 	    spec->nodes_min, list, nflags == 1 ? "s" : "", what);
 }
 
+/* A required torus box must fit on the torus: nodes it places that
+ * could take the job. */
+static int
+check_torus_nodes(const struct fctx *x, struct cerr *err)
+{
+	const struct topo_torus *tt = topo_torus(x->in->topo);
+	uint32_t c[3];
+	size_t i, n = 0;
+	char what[160];
+
+	for (i = 0; i < x->in->nnodes; i++)
+		if (x->fit[i] && x->ok[i] &&
+		    topo_torus_coord(tt, x->in->nodes[i].name, c) == 0)
+			n++;
+	if (n >= x->spec->nodes_min)
+		return 0;
+	what_fits(x, n, what, sizeof(what));
+	return cerr_set(err, ERR_INVALID, "--nodes %u with --topology "
+	    "torus:required: the torus %s holds only %s",
+	    x->spec->nodes_min, topo_torus_name(tt), what);
+}
+
 /* A required level: one domain at it must hold the gang. Nodes the
  * topology does not list share one domain, as in the core. */
 static int
@@ -342,6 +378,10 @@ check_domains(const struct fctx *x, int level, struct cerr *err)
 	int32_t s, p;
 	char what[160];
 
+	if (x->spec->topo_mode == TOPO_REQUIRED && level < 0 &&
+	    x->spec->topo_level != NULL && topo_torus(t) != NULL &&
+	    strcasecmp(x->spec->topo_level, "torus") == 0)
+		return check_torus_nodes(x, err);
 	if (x->spec->topo_mode != TOPO_REQUIRED || level < 0)
 		return 0;
 	if ((cnt = calloc(ns + 1, sizeof(*cnt))) == NULL)
