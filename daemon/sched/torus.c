@@ -15,7 +15,8 @@
 
 /* The most compact shapes tried per placement; the grid of fitting
  * nodes is remembered for the last (request, state) asked. */
-#define TORUS_SHAPES_MAX 48
+#define TORUS_SHAPES_MAX 24
+#define TORUS_GRIDS 4
 #define TORUS_SHAPE_CACHE 16
 #define TORUS_FAIL_CACHE 32
 
@@ -49,7 +50,14 @@ struct torus {
 	uint32_t *node_cell;	/* [nnodes]: cell or NO_INDEX */
 	uint32_t *pre;		/* [(X+1)(Y+1)(Z+1)] prefix sums of fit */
 	uint8_t *fit;		/* [ncell] */
-	struct tkey key;	/* what pre and fit hold */
+	/* The last grids made (pre and fit point into one); [TORUS_GRIDS]
+	 * is the replay's, never looked up. */
+	struct {
+		struct tkey key;
+		uint32_t *pre;
+		uint8_t *fit;
+	} g[TORUS_GRIDS + 1];
+	uint32_t g_next;
 	struct shapes sc[TORUS_SHAPE_CACHE];
 	uint32_t sc_next;
 	struct {
@@ -81,12 +89,14 @@ torus_build(struct pass *ps)
 	T->ncell = T->X * T->Y * T->Z;
 	if ((T->cell_node = state_alloc(ps, T->ncell, 4)) == NULL ||
 	    (T->node_cell = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
-	    (T->fit = state_alloc(ps, T->ncell, 1)) == NULL ||
-	    (T->pre = state_alloc(ps, (size_t)(T->X + 1) * (T->Y + 1) *
-	    (T->Z + 1), 4)) == NULL ||
 	    (T->cand = state_alloc(ps, ps->nnodes + 1, sizeof(*T->cand))) ==
 	    NULL || (T->dist = state_alloc(ps, ps->nnodes + 1, 4)) == NULL)
 		return -1;
+	for (i = 0; i <= TORUS_GRIDS; i++)
+		if ((T->g[i].fit = state_alloc(ps, T->ncell, 1)) == NULL ||
+		    (T->g[i].pre = state_alloc(ps, (size_t)(T->X + 1) *
+		    (T->Y + 1) * (T->Z + 1), 4)) == NULL)
+			return -1;
 	for (cell = 0; cell < T->ncell; cell++)
 		T->cell_node[cell] = NO_INDEX;
 	for (i = 0; i < ps->nnodes; i++) {
@@ -252,15 +262,23 @@ grid(struct pass *ps, const struct preq *rq, const uint64_t *freev)
 {
 	struct torus *T = ps->tor;
 	struct tkey k;
-	uint32_t x, y, z, cell, v;
+	uint32_t x, y, z, cell, v, i;
 
 	if (freev == NULL) {
 		key_of(ps, rq, &k);
-		if (key_eq(&k, &T->key))
-			return;
-		T->key = k;
+		for (i = 0; i < TORUS_GRIDS; i++)
+			if (key_eq(&k, &T->g[i].key)) {
+				T->fit = T->g[i].fit;
+				T->pre = T->g[i].pre;
+				return;
+			}
+		i = T->g_next;
+		T->g_next = (T->g_next + 1) % TORUS_GRIDS;
+		T->g[i].key = k;
 	} else
-		T->key.valid = false;
+		i = TORUS_GRIDS;
+	T->fit = T->g[i].fit;
+	T->pre = T->g[i].pre;
 	for (cell = 0; cell < T->ncell; cell++)
 		T->fit[cell] = T->cell_node[cell] != NO_INDEX &&
 		    node_fits(ps, rq, freev, T->cell_node[cell]);
@@ -285,7 +303,7 @@ grid(struct pass *ps, const struct preq *rq, const uint64_t *freev)
 }
 
 /* Sum over [x0, x1) x [y0, y1) x [z0, z1), no wrap. */
-static uint32_t
+static inline uint32_t
 box(const struct torus *T, uint32_t x0, uint32_t x1, uint32_t y0,
     uint32_t y1, uint32_t z0, uint32_t z1)
 {
@@ -317,6 +335,10 @@ wbox(const struct torus *T, const uint32_t p[3], const uint32_t d[3])
 	uint32_t xl[2], xh[2], yl[2], yh[2], zl[2], zh[2], s = 0;
 	int nx, ny, nz, i, j, k;
 
+	/* Most boxes do not wrap: one lookup of eight corners. */
+	if (p[0] + d[0] <= T->X && p[1] + d[1] <= T->Y && p[2] + d[2] <= T->Z)
+		return box(T, p[0], p[0] + d[0], p[1], p[1] + d[1], p[2],
+		    p[2] + d[2]);
 	nx = pieces(p[0], d[0], T->X, xl, xh);
 	ny = pieces(p[1], d[1], T->Y, yl, yh);
 	nz = pieces(p[2], d[2], T->Z, zl, zh);
@@ -373,14 +395,29 @@ static bool
 best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
     bool most, uint32_t out[3])
 {
-	uint32_t p[3], nx, ny, nz, s, best = UINT32_MAX, bests = 0;
+	uint32_t p[3], q[3], e[3], nx, ny, nz, s, best = UINT32_MAX;
+	uint32_t bests = 0;
 	bool found = false;
 
 	nx = npos(sh->d[0], T->X, T->wrap[0]);
 	ny = npos(sh->d[1], T->Y, T->wrap[1]);
 	nz = npos(sh->d[2], T->Z, T->wrap[2]);
-	for (p[2] = 0; p[2] < nz; p[2]++)
-		for (p[1] = 0; p[1] < ny; p[1]++)
+	for (p[2] = 0; p[2] < nz; p[2]++) {
+		/* The slab of the box's planes, then its rows, must hold n
+		 * before any position in them can: on a busy torus most
+		 * are skipped whole. */
+		q[0] = q[1] = 0;
+		q[2] = p[2];
+		e[0] = T->X;
+		e[1] = T->Y;
+		e[2] = sh->d[2];
+		if (!most && wbox(T, q, e) < n)
+			continue;
+		for (p[1] = 0; p[1] < ny; p[1]++) {
+			q[1] = p[1];
+			e[1] = sh->d[1];
+			if (!most && wbox(T, q, e) < n)
+				continue;
 			for (p[0] = 0; p[0] < nx; p[0]++) {
 				s = wbox(T, p, sh->d);
 				if (most) {
@@ -402,6 +439,8 @@ best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
 				if (best == 0)
 					return true;
 			}
+		}
+	}
 	return found;
 }
 
@@ -532,13 +571,18 @@ nearest(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	return 0;
 }
 
+/* Did no box hold n' <= n at this key (the same state and per-node
+ * requirement)? Then none is taken to hold n: a bigger gang needs a
+ * bigger box of more fitting nodes (sched.h: an approximation, the
+ * state changes with every start). */
 static bool
 failed_before(const struct torus *T, const struct tkey *k, uint32_t n)
 {
 	uint32_t i;
 
 	for (i = 0; i < TORUS_FAIL_CACHE; i++)
-		if (T->fail[i].n == n && key_eq(&T->fail[i].k, k))
+		if (T->fail[i].n != 0 && T->fail[i].n <= n &&
+		    key_eq(&T->fail[i].k, k))
 			return true;
 	return false;
 }
@@ -558,25 +602,23 @@ torus_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 		return -1;
 	}
 	key_of(ps, rq, &k);
-	if (freev == NULL && rq->torus == TQ_REQUIRED &&
-	    failed_before(T, &k, rq->n)) {
-		errno = EAGAIN;
-		return -1;
-	}
 	grid(ps, rq, freev);
 	S = shapes_for(T, rq->n > T->ncell ? T->ncell : rq->n);
-	for (i = 0; i < S->count; i++)
-		if (best_pos(T, &S->s[i], rq->n, false, p)) {
-			if (out != NULL)
-				take_box(ps, rq, freev, p, &S->s[i], out);
-			return 0;
-		}
-	if (rq->torus == TQ_REQUIRED) {
+	if (freev != NULL || !failed_before(T, &k, rq->n)) {
+		for (i = 0; i < S->count; i++)
+			if (best_pos(T, &S->s[i], rq->n, false, p)) {
+				if (out != NULL)
+					take_box(ps, rq, freev, p, &S->s[i],
+					    out);
+				return 0;
+			}
 		if (freev == NULL) {
 			T->fail[T->fail_next].k = k;
 			T->fail[T->fail_next].n = rq->n;
 			T->fail_next = (T->fail_next + 1) % TORUS_FAIL_CACHE;
 		}
+	}
+	if (rq->torus == TQ_REQUIRED) {
 		errno = EAGAIN;
 		return -1;
 	}

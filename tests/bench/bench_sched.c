@@ -16,6 +16,11 @@
  *					 filter of its own, is CPU-only or
  *					 exclusive, in turn; no random
  *					 number drawn)
+ *	    [--torus]			(a 20x20x25 torus of 10,000 nodes
+ *					 instead of the tree: 2 jobs in 10
+ *					 require a compact box, 2 prefer
+ *					 one, the rest take the default,
+ *					 boxes then nearest nodes)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -74,6 +79,7 @@ struct bench {
 	uint64_t next_id;
 	int64_t now;
 	size_t constrained;	/* every K-th job: node constraints */
+	uint32_t torus[3];	/* --torus: its dimensions; [0] 0: none */
 };
 
 static uint64_t
@@ -147,6 +153,12 @@ build_cluster(struct bench *b)
 	}
 	text = xcalloc(nleaves + nspines + 1, 96);
 	len = 0;
+	if (b->torus[0] != 0) {
+		len = (size_t)sprintf(text, "TorusName=t0 Dims=%ux%ux%u "
+		    "Wrap=yes Nodes=gpu[00000-%05zu]\n", b->torus[0],
+		    b->torus[1], b->torus[2], b->nnodes - 1);
+		nleaves = nspines = 0;
+	}
 	for (l = 0; l < nleaves; l++) {
 		size_t hi = (l + 1) * PER_LEAF;
 
@@ -168,8 +180,12 @@ build_cluster(struct bench *b)
 		fprintf(stderr, "bench_sched: %s\n", err);
 		exit(1);
 	}
-	printf("topology: %zu leaves, %zu spines, parsed in %.2f ms\n",
-	    nleaves, nspines, now_ms() - t0);
+	if (b->torus[0] != 0)
+		printf("topology: a %ux%ux%u torus, parsed in %.2f ms\n",
+		    b->torus[0], b->torus[1], b->torus[2], now_ms() - t0);
+	else
+		printf("topology: %zu leaves, %zu spines, parsed in %.2f ms\n",
+		    nleaves, nspines, now_ms() - t0);
 	free(text);
 }
 
@@ -198,7 +214,13 @@ gen_job(struct bench *b, int64_t submit)
 	if (j.nodes_min >= 4 && pick(b, 10) == 0)
 		j.nodes_max = j.nodes_min * 2;
 	r = pick(b, 10);
-	if (r < 2 && j.nodes_max <= PER_LEAF) {
+	if (b->torus[0] != 0) {
+		if (r < 4 && j.nodes_min > 1) {
+			j.topo_mode = r < 2 ? SCHED_TOPO_REQUIRED :
+			    SCHED_TOPO_PREFERRED;
+			j.topo_level = "torus";
+		}
+	} else if (r < 2 && j.nodes_max <= PER_LEAF) {
 		j.topo_mode = SCHED_TOPO_REQUIRED;
 		j.topo_level = "leaf";
 	} else if (r < 4) {
@@ -607,7 +629,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K]\n");
+	    "       [--constrained K] [--torus]\n");
 	exit(2);
 }
 
@@ -625,6 +647,12 @@ args(struct bench *b, int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--no-queues") == 0) {
 			b->no_queues = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--torus") == 0) {
+			b->torus[0] = b->smoke ? 4 : 20;
+			b->torus[1] = b->smoke ? 4 : 20;
+			b->torus[2] = b->smoke ? 4 : 25;
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -724,6 +752,8 @@ main(int argc, char **argv)
 	b.rng = 88172645463325252ULL;
 	b.next_id = 1;
 	args(&b, argc, argv);
+	if (b.torus[0] != 0)
+		b.nnodes = (size_t)b.torus[0] * b.torus[1] * b.torus[2];
 	b.now = 1000000;
 	printf("cluster: %zu nodes x %d GPUs = %zu GPUs; %zu pending; "
 	    "%zu passes\n", b.nnodes, GPN, b.nnodes * GPN,
