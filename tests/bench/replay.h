@@ -86,6 +86,8 @@ struct opts {
 	size_t limit_jobs;
 	uint32_t nodes, per_leaf;
 	bool topo_leaf;
+	uint32_t torus[3];	/* --torus DIMS; [0] 0: none */
+	bool torus_req;		/* --torus-required */
 	bool gpu_links;
 	double overestimate, spread, aging;
 	uint32_t bf_max;
