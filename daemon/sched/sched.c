@@ -407,6 +407,19 @@ shrink(struct pass *ps, size_t j, struct preq *rq)
 	return best;
 }
 
+/* Does job j's minimum (n x g GPUs, flavor 0) break its quota wherever
+ * it lands? Sets ps->qhit. */
+static bool
+torus_over_quota(struct pass *ps, size_t j, const struct preq *rq)
+{
+	uint64_t g[SCHED_FLAVORS_MAX];
+
+	memset(g, 0, sizeof(g));
+	g[0] = (uint64_t)rq->n * rq->g;
+	ps->qhit = squota_check(ps->sq, ps->in->pending[j].queue, g);
+	return ps->qhit != NO_INDEX;
+}
+
 /* Start job j now in set if it fits: the largest size in [min, max].
  * Returns 1 when started, 0 when it does not fit, 2 when it fits but
  * not its quota (ps->qhit), -1 on error. */
@@ -421,6 +434,12 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	rq->n = jb->nodes_min;
 	if (state_quick(ps, rq) < rq->n)
 		return 0;
+	/* A torus placement costs a box search: skip it when the job's
+	 * GPUs alone already break its quota (flavor 0 is the same
+	 * wherever it lands). */
+	if (rq->torus != TQ_NONE && ps->sq != NULL && rq->kind == RQ_GPU &&
+	    !rq->cpu && rq->g > 0 && torus_over_quota(ps, j, rq))
+		return 2;
 	place_counts(ps, rq, ps->cnt);
 	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
 		return 0;
