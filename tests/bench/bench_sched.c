@@ -535,7 +535,7 @@ probe_init(struct bench *b, struct probe *p, uint32_t nodes)
 	p->j.topo_mode = SCHED_TOPO_ANY;
 	p->j.gpu_type = NULL;
 	p->in = input(b, p->r, &p->j, 1);
-	if (state_build(&p->ps, &p->in) == -1) {
+	if (state_build(&p->ps, &p->in) == -1 || torus_build(&p->ps) == -1) {
 		perror("state_build");
 		exit(1);
 	}
@@ -545,6 +545,8 @@ probe_init(struct bench *b, struct probe *p, uint32_t nodes)
 	p->rq.match = p->match;
 	p->rq.cap = p->ps.t.rootlevel;
 	p->rq.set = SET_ALL;
+	/* On a torus: boxes, as for a job without --topology. */
+	p->rq.torus = p->ps.tor != NULL ? TQ_PREFER : TQ_NONE;
 }
 
 static void
@@ -610,12 +612,16 @@ time_resv(struct bench *b, uint32_t n)
 	int ok;
 
 	probe_init(b, &p, n);
+	/* On a torus, a required box: the replay's bisection. */
+	if (p.rq.torus != TQ_NONE)
+		p.rq.torus = TQ_REQUIRED;
 	t0 = now_ms();
 	ok = resv_find(&p.ps, &p.rq, &start, out) == 0;
 	rt = now_ms() - t0;
 	if (ok)
-		printf("reservation for a %u-node gang (replaying %zu "
+		printf("reservation for a %u-node gang%s (replaying %zu "
 		    "running jobs): at now+%llds, found in %.3f ms\n", n,
+		    p.rq.torus != TQ_NONE ? " in a required box" : "",
 		    b->nrun, (long long)(start - b->now), rt);
 	else
 		printf("reservation for a %u-node gang: none possible "
