@@ -656,9 +656,7 @@ args(struct bench *b, int argc, char **argv)
 			continue;
 		}
 		if (strcmp(argv[i], "--torus") == 0) {
-			b->torus[0] = b->smoke ? 4 : 20;
-			b->torus[1] = b->smoke ? 4 : 20;
-			b->torus[2] = b->smoke ? 4 : 25;
+			b->torus[0] = 1;	/* sized after the options */
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -758,8 +756,12 @@ main(int argc, char **argv)
 	b.rng = 88172645463325252ULL;
 	b.next_id = 1;
 	args(&b, argc, argv);
-	if (b.torus[0] != 0)
+	if (b.torus[0] != 0) {
+		b.torus[0] = b.smoke ? 4 : 20;
+		b.torus[1] = b.smoke ? 4 : 20;
+		b.torus[2] = b.smoke ? 4 : 25;
 		b.nnodes = (size_t)b.torus[0] * b.torus[1] * b.torus[2];
+	}
 	b.now = 1000000;
 	printf("cluster: %zu nodes x %d GPUs = %zu GPUs; %zu pending; "
 	    "%zu passes\n", b.nnodes, GPN, b.nnodes * GPN,
