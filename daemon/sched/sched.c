@@ -407,6 +407,33 @@ shrink(struct pass *ps, size_t j, struct preq *rq)
 	return best;
 }
 
+/* An elastic gang that needs a torus box found none at rq->n nodes: the
+ * largest size in [min, rq->n) with a box, by bisection (a box for more
+ * nodes holds a box for fewer). Returns the size with its placement at
+ * picks[npicks ..], or 0. */
+static uint32_t
+torus_shrink(struct pass *ps, size_t j, struct preq *rq)
+{
+	uint32_t lo = ps->in->pending[j].nodes_min, hi = rq->n - 1, mid;
+	uint32_t best = 0;
+
+	while (lo <= hi && hi > 0) {
+		mid = lo + (hi - lo) / 2;
+		rq->n = mid;
+		if (torus_select(ps, rq, NULL, NULL) == 0) {
+			best = mid;
+			lo = mid + 1;
+		} else
+			hi = mid - 1;
+	}
+	if (best == 0)
+		return 0;
+	rq->n = best;
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+		return 0;
+	return best;
+}
+
 /* Does job j's minimum (n x g GPUs, flavor 0) break its quota wherever
  * it lands? Sets ps->qhit. */
 static bool
@@ -456,7 +483,8 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;
 	if (sched_grow_picks(ps, rq->n) == -1)
 		return -1;
-	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1 &&
+	    (rq->torus != TQ_REQUIRED || torus_shrink(ps, j, rq) == 0))
 		return 0;
 	if (!quota_ok(ps, j, rq->n) && (rq->n == jb->nodes_min ||
 	    shrink(ps, j, rq) == 0))

@@ -303,6 +303,33 @@ START_TEST(test_torus_required_preferred)
 }
 END_TEST
 
+START_TEST(test_torus_elastic)
+{
+	struct cl c;
+	struct sched_job j = job(1, 2, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	size_t i;
+
+	/* Free 0-2 and 10 of a line of 16: four free nodes, but no box of
+	 * fewer than 8 cells holds four; an elastic 2-4 gang that requires
+	 * a box starts on the three. */
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	for (i = 3; i < 16; i++)
+		if (i != 10)
+			hold(&c, i, 99);
+	j.nodes_max = 4;
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 3);
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0x7);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 START_TEST(test_torus_reservation)
 {
 	struct cl c;
@@ -402,6 +429,7 @@ main(void)
 	tcase_add_test(tc, test_torus_wrap);
 	tcase_add_test(tc, test_torus_best_fit);
 	tcase_add_test(tc, test_torus_required_preferred);
+	tcase_add_test(tc, test_torus_elastic);
 	tcase_add_test(tc, test_torus_reservation);
 	tcase_add_test(tc, test_dragonfly_groups);
 	suite_add_tcase(s, tc);
