@@ -147,8 +147,14 @@
  *   pass, when no box held n nodes at a state and per-node requirement,
  *   no box is looked for for n or more at that same state (an
  *   approximation: a larger gang needs more fitting nodes in a larger
- *   box; the next start or pass looks again). A restart of a required
- *   box is placed afresh (kept nodes would break the box). The
+ *   box; the next start or pass looks again). An elastic gang that
+ *   requires a box takes the largest size in [min, max] a box holds. A
+ *   restart of a required box is placed afresh (kept nodes would break
+ *   the box). With queues, a job whose minimum GPUs already break its
+ *   quota is not placed on the torus at all (QueueQuota); preemption
+ *   plans a preferred box on the tree placement (it fits wherever the
+ *   count fits) and tests a required box's victims at 1, 2, 4, ...
+ *   before dropping the ones not needed. The
  *   reservation of a required box replays the running jobs' ends to the
  *   end and bisects over them for the first time a box holds the gang.
  * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,
