@@ -36,8 +36,8 @@ struct topo_torus {
 	size_t bytes;
 };
 
-static int	terr(const char *, unsigned, char *, size_t, const char *, ...)
-	    __attribute__((format(printf, 5, 6)));
+static int	terr(const char *, unsigned, char *, size_t, const char *,
+		    ...) __attribute__((format(printf, 5, 6)));
 
 static int
 terr(const char *file, unsigned line, char *err, size_t errlen,
