@@ -69,6 +69,11 @@ run --limit-jobs 500 --nodes 8 --nodes-per-leaf 2
 check "$tmp/out"
 run --limit-jobs 500 --nodes 8 --nodes-per-leaf 4 --topology-leaf
 check "$tmp/out" topo
+# On a 2x2x2 torus with boxes required: no gang outside a compact box.
+run --limit-jobs 500 --torus 2x2x2 --torus-required
+grep -q 'a torus (multi-node jobs require a compact box)' "$tmp/out" ||
+	{ cat "$tmp/out"; echo "no torus in the header" >&2; exit 1; }
+check "$tmp/out" topo
 run --limit-jobs 500 --nodes 3 --policies fifo,easy,cohort,oracle
 grep -q '^dropped: ' "$tmp/out" || { cat "$tmp/out"; echo "nothing dropped" >&2; exit 1; }
 check "$tmp/out"
