@@ -420,11 +420,21 @@ topo_unregistered(const struct feasible_input *in)
 {
 	size_t i, k = 0;
 
+	const struct topo_torus *tt;
+	uint32_t c[3];
+
 	if (in->topo == NULL)
 		return false;
 	for (i = 0; i < in->nnodes; i++)
 		k += topo_node_leaf(in->topo, in->nodes[i].name) >= 0;
-	return k < topo_nnodes(in->topo);
+	if (k < topo_nnodes(in->topo))
+		return true;
+	/* The torus's nodes likewise. */
+	if ((tt = topo_torus(in->topo)) == NULL)
+		return false;
+	for (i = 0, k = 0; i < in->nnodes; i++)
+		k += topo_torus_coord(tt, in->nodes[i].name, c) == 0;
+	return k < topo_torus_nnodes(tt);
 }
 
 int

@@ -172,6 +172,7 @@ START_TEST(test_topology_torus)
 	char e[256];
 	static const char torus[] =
 	    "TorusName=t0 Dims=2x2 Nodes=node[1-4]\n";
+	static const char ring[] = "TorusName=t0 Dims=8 Nodes=node[1-8]\n";
 
 	spec_set(2, 8);
 	spec.topo_mode = TOPO_REQUIRED;
@@ -193,6 +194,18 @@ START_TEST(test_topology_torus)
 	refused("--nodes 5 with --topology torus:required: the torus t0 "
 	    "holds only 4 nodes");
 	spec.topo_mode = TOPO_PREFERRED;
+	accepted();
+	in.topo = topo;
+	topo_destroy(t);
+	/* A torus naming a node that never registered (node8): nothing is
+	 * judged yet (its GPUs are unknown), though 6 torus nodes with GPUs
+	 * are known and 7 are asked. */
+	ck_assert_ptr_nonnull(t = topo_parse(ring, strlen(ring), "test", e,
+	    sizeof(e)));
+	in.topo = t;
+	spec_set(7, 1);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("torus");
 	accepted();
 	in.topo = topo;
 	topo_destroy(t);
