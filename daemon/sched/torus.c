@@ -282,24 +282,20 @@ grid(struct pass *ps, const struct preq *rq, const uint64_t *freev)
 	for (cell = 0; cell < T->ncell; cell++)
 		T->fit[cell] = T->cell_node[cell] != NO_INDEX &&
 		    node_fits(ps, rq, freev, T->cell_node[cell]);
-	for (z = 0; z <= T->Z; z++)
-		for (y = 0; y <= T->Y; y++)
-			for (x = 0; x <= T->X; x++) {
-				if (x == 0 || y == 0 || z == 0) {
-					PRE(T, x, y, z) = 0;
-					continue;
-				}
-				cell = ((z - 1) * T->Y + (y - 1)) * T->X +
-				    (x - 1);
-				v = T->fit[cell];
-				v += PRE(T, x - 1, y, z) + PRE(T, x, y - 1, z) +
-				    PRE(T, x, y, z - 1);
-				v -= PRE(T, x - 1, y - 1, z) +
-				    PRE(T, x - 1, y, z - 1) +
+	/* Plane 0, row 0 and column 0 stay 0 (state_alloc zeroes them and
+	 * nothing writes them); each row adds its running sum to the cell
+	 * below and behind, less their overlap. */
+	for (z = 1; z <= T->Z; z++)
+		for (y = 1; y <= T->Y; y++) {
+			v = 0;
+			cell = ((z - 1) * T->Y + (y - 1)) * T->X;
+			for (x = 1; x <= T->X; x++) {
+				v += T->fit[cell + x - 1];
+				PRE(T, x, y, z) = v + PRE(T, x, y - 1, z) +
+				    PRE(T, x, y, z - 1) -
 				    PRE(T, x, y - 1, z - 1);
-				v += PRE(T, x - 1, y - 1, z - 1);
-				PRE(T, x, y, z) = v;
 			}
+		}
 }
 
 /* Sum over [x0, x1) x [y0, y1) x [z0, z1), no wrap. */
