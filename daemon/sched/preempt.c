@@ -290,7 +290,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 
 	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
 	    jb->preempting || ps->nprecs >= ps->preempt_max ||
-	    ps->preempt_tried >= SCHED_PREEMPT_MAX_TRIES)
+	    ps->preempt_tried + 3 * ps->preempt_torus >=
+	    SCHED_PREEMPT_MAX_TRIES)
 		return 0;
 	if ((p = scratch(ps)) == NULL)
 		return -1;
@@ -305,8 +306,12 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		rq.torus = TQ_NONE;
 	if ((nc = candidates(ps, p, j, &rq)) == 0)
 		return 0;
-	/* A search with candidates costs placements: those are bounded. */
+	/* A search with candidates costs placements: those are bounded. A
+	 * required torus box's placements are box searches: its search
+	 * counts four against the bound. */
 	ps->preempt_tried++;
+	if (rq.torus == TQ_REQUIRED)
+		ps->preempt_torus++;
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;

@@ -154,7 +154,8 @@
  *   quota is not placed on the torus at all (QueueQuota); preemption
  *   plans a preferred box on the tree placement (it fits wherever the
  *   count fits) and tests a required box's victims at 1, 2, 4, ...
- *   before dropping the ones not needed. The
+ *   before dropping the ones not needed; a required box's victim search
+ *   counts as four of the SCHED_PREEMPT_MAX_TRIES. The
  *   reservation of a required box replays the running jobs' ends to the
  *   end and bisects over them for the first time a box holds the gang.
  * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,

@@ -65,6 +65,7 @@ struct torus {
 		uint32_t n;
 	} fail[TORUS_FAIL_CACHE];
 	uint32_t fail_next;
+	uint32_t *col;		/* [X + 1]: best_pos's column sums */
 	struct cand *cand;	/* [nnodes] */
 	uint32_t *dist;		/* [nnodes] scratch for the fallback */
 };
@@ -89,6 +90,7 @@ torus_build(struct pass *ps)
 	T->ncell = T->X * T->Y * T->Z;
 	if ((T->cell_node = state_alloc(ps, T->ncell, 4)) == NULL ||
 	    (T->node_cell = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (T->col = state_alloc(ps, T->X + 1, 4)) == NULL ||
 	    (T->cand = state_alloc(ps, ps->nnodes + 1, sizeof(*T->cand))) ==
 	    NULL || (T->dist = state_alloc(ps, ps->nnodes + 1, 4)) == NULL)
 		return -1;
@@ -382,6 +384,30 @@ shell(const struct torus *T, const uint32_t p[3], const struct shape *sh)
 	return wbox(T, q, d);
 }
 
+/* Column sums for a row of boxes: col[x] = fitting nodes at x' < x in
+ * the y and z ranges of a box at p of shape d (wrapped), so a box's sum
+ * along the row costs two lookups. */
+static void
+row_cols(const struct torus *T, const uint32_t p[3], const uint32_t d[3],
+    uint32_t *col)
+{
+	uint32_t yl[2], yh[2], zl[2], zh[2], x, v;
+	int ny, nz, j, k;
+
+	ny = pieces(p[1], d[1], T->Y, yl, yh);
+	nz = pieces(p[2], d[2], T->Z, zl, zh);
+	for (x = 0; x <= T->X; x++) {
+		v = 0;
+		for (k = 0; k < nz; k++)
+			for (j = 0; j < ny; j++)
+				v += PRE(T, x, yh[j], zh[k]) -
+				    PRE(T, x, yl[j], zh[k]) -
+				    PRE(T, x, yh[j], zl[k]) +
+				    PRE(T, x, yl[j], zl[k]);
+		col[x] = v;
+	}
+}
+
 /* The best position of shape sh holding n: the fewest fitting nodes in
  * the box and its one-cell shell beyond the n used (best fit: the gang
  * fills a hole rather than cutting into free space), then lowest z, y,
@@ -391,10 +417,11 @@ static bool
 best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
     bool most, uint32_t out[3])
 {
-	uint32_t p[3], q[3], e[3], nx, ny, nz, s, best = UINT32_MAX;
-	uint32_t bests = 0;
+	uint32_t p[3], q[3], e[3], nx, ny, nz, s, best = UINT32_MAX, a;
+	uint32_t bests = 0, *col = T->col;
 	bool found = false;
 
+	a = sh->d[0];
 	nx = npos(sh->d[0], T->X, T->wrap[0]);
 	ny = npos(sh->d[1], T->Y, T->wrap[1]);
 	nz = npos(sh->d[2], T->Z, T->wrap[2]);
@@ -414,8 +441,10 @@ best_pos(const struct torus *T, const struct shape *sh, uint32_t n,
 			e[1] = sh->d[1];
 			if (!most && wbox(T, q, e) < n)
 				continue;
+			row_cols(T, p, sh->d, col);
 			for (p[0] = 0; p[0] < nx; p[0]++) {
-				s = wbox(T, p, sh->d);
+				s = p[0] + a <= T->X ? col[p[0] + a] - col[p[0]] :
+				    col[T->X] - col[p[0]] + col[p[0] + a - T->X];
 				if (most) {
 					if (s > bests || !found) {
 						bests = s;
