@@ -107,6 +107,7 @@ static const char submit_usage[] =
     "                               HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)\n"
     "      --priority P             higher runs first\n"
     "      --topology LEVEL         all nodes under one switch of LEVEL\n"
+    "                               (torus: one compact box of the torus)\n"
     "      --topology-prefer LEVEL  the same, if it can be had\n"
     "                               (LEVEL block: one NVLink block)\n"
     "      --segment N              segments of N nodes, each inside one\n"

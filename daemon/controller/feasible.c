@@ -117,6 +117,17 @@ block_level(const struct fctx *x)
 	    strcasecmp(x->spec->topo_level, "block") == 0;
 }
 
+/* --topology torus: the topology must have a torus. */
+static int
+check_torus(const struct fctx *x, struct cerr *err)
+{
+	if (topo_torus(x->in->topo) == NULL)
+		return cerr_set(err, ERR_INVALID, "--topology torus: the "
+		    "controller's topology has no torus (a TorusName= line "
+		    "in topology.conf)");
+	return 0;
+}
+
 /* "no topology level 'rack'; levels: switch, spine". */
 static int
 check_level(const struct fctx *x, int *level, struct cerr *err)
@@ -131,6 +142,8 @@ check_level(const struct fctx *x, int *level, struct cerr *err)
 	if (spec->topo_mode == TOPO_ANY || spec->topo_level == NULL ||
 	    block_level(x))
 		return 0;
+	if (strcasecmp(spec->topo_level, "torus") == 0)
+		return check_torus(x, err);
 	if ((*level = topo_level_index(x->in->topo, spec->topo_level)) >= 0)
 		return 0;
 	h = x->in->topo != NULL ? topo_height(x->in->topo) : 0;
@@ -391,6 +404,28 @@ check_count(const struct fctx *x, struct cerr *err)
 	    spec->nodes_min, list, nflags == 1 ? "s" : "", what);
 }
 
+/* A required torus box must fit on the torus: nodes it places that
+ * could take the job. */
+static int
+check_torus_nodes(const struct fctx *x, struct cerr *err)
+{
+	const struct topo_torus *tt = topo_torus(x->in->topo);
+	uint32_t c[3];
+	size_t i, n = 0;
+	char what[160];
+
+	for (i = 0; i < x->in->nnodes; i++)
+		if (x->fit[i] && x->ok[i] &&
+		    topo_torus_coord(tt, x->in->nodes[i].name, c) == 0)
+			n++;
+	if (n >= x->spec->nodes_min)
+		return 0;
+	what_fits(x, n, what, sizeof(what));
+	return cerr_set(err, ERR_INVALID, "--nodes %u with --topology "
+	    "torus:required: the torus %s holds only %s",
+	    x->spec->nodes_min, topo_torus_name(tt), what);
+}
+
 /* A required level: one domain at it must hold the gang. Nodes the
  * topology does not list share one domain, as in the core. */
 static int
@@ -402,6 +437,10 @@ check_domains(const struct fctx *x, int level, struct cerr *err)
 	int32_t s, p;
 	char what[160];
 
+	if (x->spec->topo_mode == TOPO_REQUIRED && level < 0 &&
+	    x->spec->topo_level != NULL && topo_torus(t) != NULL &&
+	    strcasecmp(x->spec->topo_level, "torus") == 0)
+		return check_torus_nodes(x, err);
 	if (x->spec->topo_mode != TOPO_REQUIRED || level < 0)
 		return 0;
 	if ((cnt = calloc(ns + 1, sizeof(*cnt))) == NULL)
@@ -485,6 +524,9 @@ topo_unregistered(const struct feasible_input *in)
 {
 	size_t i, k = 0, kb = 0, nb = 0;
 
+	const struct topo_torus *tt;
+	uint32_t c[3];
+
 	if (in->topo == NULL)
 		return false;
 	for (i = 0; i < in->nnodes; i++) {
@@ -493,7 +535,14 @@ topo_unregistered(const struct feasible_input *in)
 	}
 	for (i = 0; i < topo_nblocks(in->topo); i++)
 		nb += topo_block_nnodes(in->topo, i);
-	return k < topo_nnodes(in->topo) || kb < nb;
+	if (k < topo_nnodes(in->topo) || kb < nb)
+		return true;
+	/* The torus's nodes likewise. */
+	if ((tt = topo_torus(in->topo)) == NULL)
+		return false;
+	for (i = 0, k = 0; i < in->nnodes; i++)
+		k += topo_torus_coord(tt, in->nodes[i].name, c) == 0;
+	return k < topo_torus_nnodes(tt);
 }
 
 int

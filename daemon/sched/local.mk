@@ -16,6 +16,8 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/preempt.c \
 	daemon/sched/topo.c daemon/sched/topo.h \
 	daemon/sched/topo_block.c daemon/sched/topo_block.h \
+	daemon/sched/topo_torus.c daemon/sched/topo_torus.h \
+	daemon/sched/torus.c \
 	daemon/sched/htab.c daemon/sched/htab.h \
 	lib/hostlist.c lib/hostlist.h
 SCHED_LIBS = daemon/sched/libsched.a
@@ -23,7 +25,7 @@ SCHED_LIBS = daemon/sched/libsched.a
 SCHED_UNIT_TESTS = tests/unit/check_sched tests/unit/check_topo \
 	tests/unit/check_hostlist tests/unit/check_sched_queue \
 	tests/unit/check_preempt tests/unit/check_sched_nodes \
-	tests/unit/check_sched_block
+	tests/unit/check_sched_block tests/unit/check_torus
 ## check_PROGRAMS and TESTS already name $(UNIT_TESTS).
 UNIT_TESTS += $(SCHED_UNIT_TESTS)
 check_PROGRAMS += tests/bench/bench_sched tests/bench/replay
@@ -51,6 +53,10 @@ tests_unit_check_sched_block_SOURCES = tests/unit/check_sched_block.c \
 	tests/unit/check_sched_lib.c tests/unit/check_sched.h
 tests_unit_check_sched_block_CFLAGS = $(SCHED_CHECK_CFLAGS)
 tests_unit_check_sched_block_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
+tests_unit_check_torus_SOURCES = tests/unit/check_torus.c \
+	tests/unit/check_sched_lib.c tests/unit/check_sched.h
+tests_unit_check_torus_CFLAGS = $(SCHED_CHECK_CFLAGS)
+tests_unit_check_torus_LDADD = $(SCHED_LIBS) $(CHECK_LIBS) -lm
 tests_unit_check_topo_SOURCES = tests/unit/check_topo.c
 tests_unit_check_topo_CFLAGS = $(SCHED_CHECK_CFLAGS) \
 	-DTOP_SRCDIR='"$(abs_top_srcdir)"'

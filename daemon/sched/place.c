@@ -517,6 +517,15 @@ place_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 		if (rq->bk != BK_PLAIN || errno != EAGAIN)
 			return -1;
 	}
+	/* On a torus, boxes (torus.c); a single node needs none. */
+	if (rq->torus != TQ_NONE && ps->tor != NULL &&
+	    (rq->n > 1 || rq->torus == TQ_REQUIRED)) {
+		if (torus_select(ps, rq, freev, out) == -1)
+			return -1;
+		if (out != NULL)
+			place_align(ps, rq, freev, out, rq->n);
+		return 0;
+	}
 	top = rq->cap < t->rootlevel ? rq->cap : t->rootlevel;
 	for (L = 0; L <= top && best == NO_INDEX; L++)
 		for (k = t->dom_off[L]; k < t->dom_off[L + 1]; k++) {

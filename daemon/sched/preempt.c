@@ -290,7 +290,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 
 	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
 	    jb->preempting || ps->nprecs >= ps->preempt_max ||
-	    ps->preempt_tried >= SCHED_PREEMPT_MAX_TRIES)
+	    ps->preempt_tried + 3 * ps->preempt_torus >=
+	    SCHED_PREEMPT_MAX_TRIES)
 		return 0;
 	if ((p = scratch(ps)) == NULL)
 		return -1;
@@ -298,10 +299,19 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	 * that would end after its start looks only at unreserved nodes,
 	 * so the GPUs it frees are ones it may start on under backfill. */
 	rq.n = jb->nodes_min;
+	/* A preferred torus box never decides whether a job fits (the
+	 * fallback takes any nodes): plan on the tree's cheaper placement;
+	 * the start, in a later pass, takes a box. */
+	if (rq.torus == TQ_PREFER)
+		rq.torus = TQ_NONE;
 	if ((nc = candidates(ps, p, j, &rq)) == 0)
 		return 0;
-	/* A search with candidates costs placements: those are bounded. */
+	/* A search with candidates costs placements: those are bounded. A
+	 * required torus box's placements are box searches: its search
+	 * counts four against the bound. */
 	ps->preempt_tried++;
+	if (rq.torus == TQ_REQUIRED)
+		ps->preempt_torus++;
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;
@@ -331,7 +341,12 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		    ps->sq->run[v->run].queue, v->lca))
 			continue;
 		toggle(ps, p, &rq, cnt, v, true);
-		ok = fits(ps, p, &rq, cnt, j, nv);
+		/* A required torus box costs a search per test: test at 1,
+		 * 2, 4, ... victims (and all); the drop below takes back
+		 * the ones not needed. */
+		if (rq.torus != TQ_REQUIRED || (nv & (nv - 1)) == 0 ||
+		    nv == nc)
+			ok = fits(ps, p, &rq, cnt, j, nv);
 	}
 	if (ok) {
 		/* Drop the victims it does not need, most lost work first. */

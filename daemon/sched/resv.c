@@ -219,6 +219,69 @@ release(struct pass *ps, struct replay *r, const struct preq *rq,
 	return ok;
 }
 
+/* A required torus box (torus.c) needs more than enough nodes, and a
+ * box only grows as GPUs are released: replay to the end, noting the
+ * group after which each node first fits, then bisect over the groups
+ * for the first whose nodes hold a box; replay again up to it for the
+ * free masks the placement picks from. */
+static int
+resv_box(struct pass *ps, struct replay *r, const struct preq *rq,
+    int32_t *cnt, int64_t *start, struct pick *out)
+{
+	uint32_t *ft, *gx, ng = 0, x, i, k, lo, hi, mid, node;
+	int64_t *gend, end;
+	uint64_t *fv;
+
+	if ((ft = state_alloc(ps, ps->nnodes + 1, 4)) == NULL ||
+	    (fv = state_alloc(ps, ps->nnodes + 1, 8)) == NULL ||
+	    (gx = state_alloc(ps, r->nruns + 2, 4)) == NULL ||
+	    (gend = state_alloc(ps, r->nruns + 2, 8)) == NULL)
+		return -1;
+	for (i = 0; i < ps->nnodes; i++)
+		ft[i] = r->fit[i] ? 0 : UINT32_MAX;
+	gx[0] = 0;
+	gend[0] = ps->now;
+	for (x = 0; x < r->nruns; ) {
+		if ((end = r->runs[x].end) == INT64_MAX)
+			break;
+		ng++;
+		for (; x < r->nruns && r->runs[x].end == end; x++) {
+			release(ps, r, rq, cnt, &r->runs[x]);
+			for (k = r->runs[x].off; k < r->runs[x].off +
+			    r->runs[x].ngpu; k++) {
+				node = (uint32_t)(r->held[k] >> 8);
+				if (r->fit[node] && ft[node] == UINT32_MAX)
+					ft[node] = ng;
+			}
+		}
+		gx[ng] = x;
+		gend[ng] = end;
+	}
+	lo = 0;
+	hi = ng + 1;		/* ng + 1: never */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		for (i = 0; i < ps->nnodes; i++)
+			fv[i] = ft[i] <= mid ? r->fut[i] : 0;
+		if (torus_select(ps, rq, fv, NULL) == 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo > ng) {
+		errno = EAGAIN;
+		return -1;
+	}
+	for (i = 0; i < ps->nnodes; i++)
+		r->fut[i] = ps->nodes[i].free;
+	for (x = 0; x < gx[lo]; x++)
+		for (k = r->runs[x].off; k < r->runs[x].off + r->runs[x].ngpu;
+		    k++)
+			r->fut[r->held[k] >> 8] |= 1ULL << (r->held[k] & 0xff);
+	*start = gend[lo] > ps->now ? gend[lo] : ps->now;
+	return torus_select(ps, rq, r->fut, out);
+}
+
 int
 resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
     struct pick *out)
@@ -250,6 +313,8 @@ resv_find(struct pass *ps, const struct preq *rq, int64_t *start,
 		r.fit[i] = state_fits(ps, i, rq, r.fut[i]);
 	}
 	place_counts(ps, rq, cnt);
+	if (rq->torus == TQ_REQUIRED)
+		return resv_box(ps, &r, rq, cnt, start, out);
 	ok = rq->bk >= BK_SEG ? block_feas_reset(ps, rq, cnt) :
 	    place_capacity(ps, rq, cnt) >= rq->n;
 	/* Release whole groups of equal end time, so the node set chosen

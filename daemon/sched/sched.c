@@ -281,7 +281,12 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 		return SCHED_REASON_BAD_CONSTRAINTS;
 	if ((br = block_req(ps, jb, rq)) != SCHED_REASON_NONE)
 		return br;
-	if (jb->topo_mode == SCHED_TOPO_REQUIRED && rq->bk != BK_ONE) {
+	if (ps->tor != NULL && (jb->topo_mode == SCHED_TOPO_ANY ||
+	    torus_is_level(jb->topo_level)))
+		rq->torus = jb->topo_mode == SCHED_TOPO_REQUIRED ?
+		    TQ_REQUIRED : TQ_PREFER;
+	if (jb->topo_mode == SCHED_TOPO_REQUIRED && rq->bk != BK_ONE &&
+	    rq->torus == TQ_NONE) {
 		if ((lv = topo_level_index(ps->in->topo, jb->topo_level)) < 0)
 			return SCHED_REASON_TOPOLOGY;
 		rq->cap = (uint32_t)lv < ps->t.rootlevel ? (uint32_t)lv :
@@ -309,6 +314,8 @@ topo_possible(struct pass *ps, const struct preq *rq)
 	struct preq st = *rq;
 
 	st.set = SET_STATIC;
+	if (rq->torus == TQ_REQUIRED)
+		return torus_select(ps, &st, NULL, NULL) == 0;
 	place_counts(ps, &st, ps->cnt);
 	if (rq->bk >= BK_SEG)
 		return block_capacity(ps, &st, ps->cnt) >= rq->n;
@@ -408,6 +415,46 @@ shrink(struct pass *ps, size_t j, struct preq *rq)
 	return best;
 }
 
+/* An elastic gang that needs a torus box found none at rq->n nodes: the
+ * largest size in [min, rq->n) with a box, by bisection (a box for more
+ * nodes holds a box for fewer). Returns the size with its placement at
+ * picks[npicks ..], or 0. */
+static uint32_t
+torus_shrink(struct pass *ps, size_t j, struct preq *rq)
+{
+	uint32_t lo = ps->in->pending[j].nodes_min, hi = rq->n - 1, mid;
+	uint32_t best = 0;
+
+	while (lo <= hi && hi > 0) {
+		mid = lo + (hi - lo) / 2;
+		rq->n = mid;
+		if (torus_select(ps, rq, NULL, NULL) == 0) {
+			best = mid;
+			lo = mid + 1;
+		} else
+			hi = mid - 1;
+	}
+	if (best == 0)
+		return 0;
+	rq->n = best;
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+		return 0;
+	return best;
+}
+
+/* Does job j's minimum (n x g GPUs, flavor 0) break its quota wherever
+ * it lands? Sets ps->qhit. */
+static bool
+torus_over_quota(struct pass *ps, size_t j, const struct preq *rq)
+{
+	uint64_t g[SCHED_FLAVORS_MAX];
+
+	memset(g, 0, sizeof(g));
+	g[0] = (uint64_t)rq->n * rq->g;
+	ps->qhit = squota_check(ps->sq, ps->in->pending[j].queue, g);
+	return ps->qhit != NO_INDEX;
+}
+
 /* Start job j now in set if it fits: the largest size in [min, max].
  * Returns 1 when started, 0 when it does not fit, 2 when it fits but
  * not its quota (ps->qhit), -1 on error. */
@@ -422,6 +469,12 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	rq->n = jb->nodes_min;
 	if (state_quick(ps, rq) < rq->n)
 		return 0;
+	/* A torus placement costs a box search: skip it when the job's
+	 * GPUs alone already break its quota (flavor 0 is the same
+	 * wherever it lands). */
+	if (rq->torus != TQ_NONE && ps->sq != NULL && rq->kind == RQ_GPU &&
+	    !rq->cpu && rq->g > 0 && torus_over_quota(ps, j, rq))
+		return 2;
 	place_counts(ps, rq, ps->cnt);
 	if ((capn = place_capacity(ps, rq, ps->cnt)) < rq->n)
 		return 0;
@@ -431,7 +484,9 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 		if ((capn = n < capn ? n : capn / rq->seg * rq->seg) < rq->n)
 			return 0;
 	}
-	if (jb->nprev > 0 && jb->prev_nodes != NULL) {
+	/* A required box is placed afresh: kept nodes would break it. */
+	if (jb->nprev > 0 && jb->prev_nodes != NULL &&
+	    rq->torus != TQ_REQUIRED) {
 		if ((rc = keep_place(ps, j, rq, &n)) == -1)
 			return -1;
 		/* Kept nodes over the quota (an elastic gang kept at its
@@ -444,7 +499,8 @@ try_start(struct pass *ps, size_t j, struct preq *rq, int set, int64_t end)
 	rq->n = capn < jb->nodes_max ? capn : jb->nodes_max;
 	if (sched_grow_picks(ps, rq->n) == -1)
 		return -1;
-	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1)
+	if (place_select(ps, rq, ps->cnt, NULL, ps->picks + ps->npicks) == -1 &&
+	    (rq->torus != TQ_REQUIRED || torus_shrink(ps, j, rq) == 0))
 		return 0;
 	if (!quota_ok(ps, j, rq->n) && (rq->n == jb->nodes_min ||
 	    shrink(ps, j, rq) == 0))
@@ -735,7 +791,8 @@ sched_run(const struct sched_input *in)
 	if ((res->reasons = calloc(in->npending + 1,
 	    sizeof(*res->reasons))) == NULL)
 		goto fail;
-	if (state_build(&ps, in) == -1 || squota_build(&ps) == -1)
+	if (state_build(&ps, in) == -1 || torus_build(&ps) == -1 ||
+	    squota_build(&ps) == -1)
 		goto fail;
 	ps.preempt_max = in->config.preempt_max_jobs > 0 ?
 	    in->config.preempt_max_jobs : SCHED_PREEMPT_MAX_JOBS;

@@ -165,7 +165,50 @@
  *   for "block"); otherwise it is placed afresh. A topology without
  *   blocks makes a segment job wait with reason Topology (submit
  *   refuses it), and "block" is then an unknown level. CPU-only jobs
- *   ignore blocks. */
+ *   ignore blocks.
+ * - Torus (topology TorusName=, torus.c): a gang of more than one node
+ *   without --topology, or with --topology[-prefer] torus, goes into an
+ *   axis-aligned box of the torus, wrap-around counted on wrapped
+ *   dimensions (a box on a ring may run past the end). A box "holds" the
+ *   gang when at least n of its cells carry a node that fits the job
+ *   (the others may be busy). Candidate shapes (a, b, c) are the
+ *   compact ones: volume from n to 2n - 1 (or, if no shape of the torus
+ *   is that small, the smallest volume that holds n), ordered by hop
+ *   diameter (sum over dimensions of a - 1, or floor(D / 2) when a
+ *   wrapped side is longer than half the ring), then volume, then the
+ *   longest side, then larger x, y first; only the first 24 are tried.
+ *   The first shape with a position that holds n wins; among its
+ *   positions, the one with the fewest fitting nodes in the box and its
+ *   one-cell shell beyond the n used (best fit: it fills a hole rather
+ *   than cutting into free space), then lowest z, y, x. Inside the box
+ *   the best-ranked fitting nodes (as on a leaf) are taken, in rank
+ *   order along x, then y, then z from the box's corner. "Compact" for
+ *   --topology torus means exactly this: one of those shapes, or the
+ *   job waits with reason Topology (a job larger than the torus, or
+ *   --topology torus without a torus, can never run: Topology).
+ *   Otherwise, when no shape holds it, the n fitting nodes fewest hops
+ *   from a seed (the first fitting node of the most compact shape's
+ *   fullest position), nodes off the torus last, in that order. A
+ *   single node takes the usual placement (tree and GPU ranking),
+ *   unless --topology torus requires a node on the torus. Within a
+ *   pass, when no box held n nodes at a state and per-node requirement,
+ *   no box is looked for for n or more at that same state (an
+ *   approximation: a larger gang needs more fitting nodes in a larger
+ *   box; the next start or pass looks again). An elastic gang that
+ *   requires a box takes the largest size in [min, max] a box holds. A
+ *   restart of a required box is placed afresh (kept nodes would break
+ *   the box). With queues, a job whose minimum GPUs already break its
+ *   quota is not placed on the torus at all (QueueQuota); preemption
+ *   plans a preferred box on the tree placement (it fits wherever the
+ *   count fits) and tests a required box's victims at 1, 2, 4, ...
+ *   before dropping the ones not needed; a required box's victim search
+ *   counts as four of the SCHED_PREEMPT_MAX_TRIES. The
+ *   reservation of a required box replays the running jobs' ends to the
+ *   end and bisects over them for the first time a box holds the gang.
+ * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,
+ *   groups above, levels "router" and "group"; the tree rules above
+ *   apply (the fewest groups: the largest free ones whole, best fit for
+ *   the rest). */
 #ifndef COHORT_SCHED_H
 #define COHORT_SCHED_H
 
@@ -514,7 +557,15 @@ struct sched_result {
  * blocks too; each placement adds a sum over the pieces and one over the
  * groups of blocks (blocks times the tree's height plus the aggregated
  * sizes), and ranks nodes only in the blocks it takes; building the
- * state adds one name lookup per node. */
+ * state adds one name lookup per node.
+ * On a torus of C cells, a placement there builds a
+ * grid of fitting nodes and its prefix sums (O(nodes + C); the last four
+ * are kept per request and state) and tries up to 24 shapes at up to C
+ * positions each (O(1) per position, slabs and rows that cannot hold the
+ * gang skipped whole); a size that found no box is not searched again
+ * at that state; the fallback sorts the fitting nodes. A required box's
+ * reservation costs one replay plus a grid and search per bisection
+ * step (log of the running jobs' end times). */
 struct sched_result	*sched_run(const struct sched_input *in);
 
 /* Free a result; NULL is fine. */

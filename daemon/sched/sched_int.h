@@ -32,6 +32,9 @@ enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
  * SEG: segments of preq.seg nodes, each inside one block; ONE: the whole
  * gang in one block. */
 enum { BK_NONE = 0, BK_PLAIN, BK_SEG, BK_ONE };
+/* preq.torus: no torus placement, a compact box required (--topology
+ * torus), boxes preferred with a nearest-nodes fallback (torus.c). */
+enum { TQ_NONE = 0, TQ_REQUIRED, TQ_PREFER };
 
 #define NO_INDEX UINT32_MAX
 
@@ -86,6 +89,7 @@ struct preq {
 	bool walk;		/* ok, RQ_CPU or RQ_EXCL */
 	int bk;			/* BK_*: block constraint */
 	uint32_t seg;		/* nodes per segment (BK_SEG); 1 otherwise */
+	int torus;		/* TQ_NONE, TQ_REQUIRED or TQ_PREFER */
 };
 
 /* A chosen node and the GPU positions chosen on it. */
@@ -112,6 +116,7 @@ struct srec {
 
 struct alloc_hdr;
 struct blocks;
+struct torus;
 
 /* A listed running job (squota.c): its GPUs per flavor are
  * squota.rg[k * nf ..], its held GPUs squota.held[off .. off + ngpu) as
@@ -225,6 +230,7 @@ struct pass {
 	uint32_t qhit;		/* try_start: the queue at its limit */
 	uint32_t preempt_max;
 	size_t preempt_tried;
+	size_t preempt_torus;	/* of those, for a required torus box */
 	struct prec *precs;
 	size_t nprecs, capprecs;
 	uint64_t *victims;
@@ -239,6 +245,8 @@ struct pass {
 	uint64_t fver;		/* bumped by changes of node flags only
 				 * (PN_EXCL, PN_RESERVED): all a CPU-only
 				 * job's count depends on */
+
+	struct torus *tor;	/* torus.c; NULL without a torus */
 
 	struct alloc_hdr *allocs;
 	size_t bytes;
@@ -336,6 +344,18 @@ bool	 block_feas_add(struct pass *, const struct preq *, uint32_t node);
 /* Does a kept gang p[0 .. n) meet rq's block rule? */
 bool	 block_keep_ok(const struct pass *, const struct preq *,
 	    const struct pick *, uint32_t n);
+/* torus.c */
+/* Map the input's nodes onto the topology's torus (ps->tor stays NULL
+ * without one). */
+int	 torus_build(struct pass *);
+/* Is a --topology level name the torus ("torus", any case)? */
+bool	 torus_is_level(const char *name);
+/* Place rq->n nodes on the torus (sched.h, "Torus"): rq->torus is
+ * TQ_REQUIRED (a compact box or nothing) or TQ_PREFER (else the nodes
+ * nearest a seed). freev: free masks per node, NULL for now's. out NULL:
+ * only whether it fits. Returns 0 or -1 with errno EAGAIN. */
+int	 torus_select(struct pass *, const struct preq *, const uint64_t *freev,
+	    struct pick *out);
 
 /* squota.c */
 /* Validate the queue input (EINVAL) and build the quota state, or leave

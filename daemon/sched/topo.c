@@ -19,6 +19,7 @@
 #include "daemon/sched/htab.h"
 #include "daemon/sched/topo.h"
 #include "daemon/sched/topo_block.h"
+#include "daemon/sched/topo_torus.h"
 #include "lib/hostlist.h"
 
 #define TOPO_FILE_MAX (64 * 1024 * 1024)
@@ -46,6 +47,9 @@ struct topo {
 	unsigned height;
 	size_t bytes;
 	struct topo_blocks *blk;	/* BlockName= statements, or NULL */
+	struct topo_torus *torus;	/* TorusName=, or NULL */
+	unsigned group_line;	/* first GroupName= line; 0: none */
+	unsigned switch_line;	/* first SwitchName= line; 0: none */
 };
 
 /* What one parse needs to report errors. */
@@ -97,6 +101,7 @@ topo_destroy(struct topo *t)
 	for (i = 0; i < TOPO_LEVELS_MAX; i++)
 		free(t->levels[i]);
 	topo_block_free(t->blk);
+	topo_torus_free(t->torus);
 	free(t);
 }
 
@@ -164,6 +169,70 @@ add_switch(struct topo *t, struct tswitch *s)
 	return 0;
 }
 
+/* A Dragonfly+ group (topo_torus.h): its routers as leaf switches, the
+ * group as the switch above them. */
+static int
+parse_group(struct topo *t, struct pctx *pc, unsigned line, char *s)
+{
+	struct topo_torus_group g;
+	struct tswitch sw;
+	size_t k, len = 0;
+	char *kids;
+
+	if (t->switch_line != 0)
+		return perr(pc, line, "GroupName= in a file with SwitchName= "
+		    "(line %u): a file describes a tree or Dragonfly+ groups",
+		    t->switch_line);
+	if (topo_torus_group(pc->file, line, s, &g, pc->err, pc->errlen) ==
+	    -1)
+		return -1;
+	if (t->nsw + g.nrouters + 1 > TOPO_SWITCHES_MAX) {
+		topo_torus_group_free(&g);
+		return perr(pc, line, "more than %d switches",
+		    TOPO_SWITCHES_MAX);
+	}
+	for (k = 0; k < g.nrouters; k++)
+		len += strlen(g.rname[k]) + 1;
+	if ((kids = malloc(len + 1)) == NULL)
+		goto nomem;
+	kids[0] = '\0';
+	for (k = 0; k < g.nrouters; k++) {
+		if (k > 0)
+			strcat(kids, ",");
+		strcat(kids, g.rname[k]);
+	}
+	for (k = 0; k < g.nrouters; k++) {
+		memset(&sw, 0, sizeof(sw));
+		sw.line = line;
+		sw.parent = -1;
+		sw.name = g.rname[k];
+		sw.nodes = g.rnodes[k];
+		if (add_switch(t, &sw) == -1) {
+			free(kids);
+			goto nomem;
+		}
+		g.rname[k] = g.rnodes[k] = NULL;
+	}
+	memset(&sw, 0, sizeof(sw));
+	sw.line = line;
+	sw.parent = -1;
+	sw.name = g.name;
+	sw.children = kids;
+	if (add_switch(t, &sw) == -1) {
+		free(kids);
+		goto nomem;
+	}
+	g.name = NULL;
+	if (t->group_line == 0)
+		t->group_line = line;
+	topo_torus_group_free(&g);
+	return 0;
+nomem:
+	topo_torus_group_free(&g);
+	errno = ENOMEM;
+	return -1;
+}
+
 /* Parse one line, already cut at its comment, as NUL-terminated text. */
 static int
 parse_line(struct topo *t, struct pctx *pc, unsigned line, char *s)
@@ -176,6 +245,15 @@ parse_line(struct topo *t, struct pctx *pc, unsigned line, char *s)
 	if (topo_block_is(s))
 		return topo_block_line(&t->blk, pc->file, line, s, pc->err,
 		    pc->errlen);
+	switch (topo_torus_kind(s)) {
+	case TOPO_TORUS_TORUS:
+		return topo_torus_line(&t->torus, pc->file, line, s, pc->err,
+		    pc->errlen);
+	case TOPO_TORUS_GROUP:
+		return parse_group(t, pc, line, s);
+	default:
+		break;
+	}
 	memset(&sw, 0, sizeof(sw));
 	sw.line = line;
 	sw.parent = -1;
@@ -231,6 +309,14 @@ parse_line(struct topo *t, struct pctx *pc, unsigned line, char *s)
 		perr(pc, line, "more than %d switches", TOPO_SWITCHES_MAX);
 		goto out;
 	}
+	if (t->group_line != 0) {
+		perr(pc, line, "SwitchName= in a file with GroupName= (line "
+		    "%u): a file describes a tree or Dragonfly+ groups",
+		    t->group_line);
+		goto out;
+	}
+	if (t->switch_line == 0)
+		t->switch_line = line;
 	if (add_switch(t, &sw) == -1)
 		goto out;
 	memset(&sw, 0, sizeof(sw));
@@ -498,11 +584,21 @@ topo_parse(const char *text, size_t len, const char *file, char *err,
 		    link_children(t, &pc, i) == -1)
 			goto fail;
 	}
+	if (t->group_line != 0 && t->nlevels == 0) {
+		/* Dragonfly+: name the two levels the groups make. */
+		if ((t->levels[0] = strdup("router")) == NULL ||
+		    (t->levels[1] = strdup("group")) == NULL)
+			goto fail;
+		t->nlevels = 2;
+		t->levels_line = t->group_line;
+	}
 	if (index_nodes(t, &pc) == -1 || check_cycles(t, &pc) == -1 ||
 	    compute_levels(t, &pc) == -1 ||
-	    topo_block_finish(t->blk, pc.file, err, errlen) == -1)
+	    topo_block_finish(t->blk, pc.file, err, errlen) == -1 ||
+	    topo_torus_finish(t->torus, pc.file, err, errlen) == -1)
 		goto fail;
-	t->bytes = account(t) + topo_block_bytes(t->blk);
+	t->bytes = account(t) + topo_block_bytes(t->blk) +
+	    topo_torus_bytes(t->torus);
 	return t;
 fail:
 	saved = errno;
@@ -644,6 +740,12 @@ topo_node_leaf(const struct topo *t, const char *node)
 	if ((i = htab_get(t->nodemap, node)) < 0)
 		return -1;
 	return t->node_leaf[i];
+}
+
+const struct topo_torus *
+topo_torus(const struct topo *t)
+{
+	return t != NULL ? t->torus : NULL;
 }
 
 size_t

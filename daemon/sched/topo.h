@@ -39,10 +39,18 @@
  * errors: a block without Nodes=, a block defined twice, a node in two
  * blocks (or twice in one), a key other than BlockName=/Nodes= on a
  * block line, a bad or repeated BlockSizes=, BlockSizes= without any
- * block, a block above the base size. */
+ * block, a block above the base size.
+ *
+ * A 3D torus (TorusName=, NodeCoord=) and Dragonfly+ groups
+ * (GroupName=) are described in topo_torus.h. Groups become switches:
+ * routers as leaves, each group above its routers, the levels named
+ * "router" and "group" (unless LevelNames= names them); a file has
+ * either GroupName= or SwitchName= lines, not both. A torus may sit next
+ * to either; a node may be on the torus and under a switch. */
 #ifndef COHORT_SCHED_TOPO_H
 #define COHORT_SCHED_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,6 +116,19 @@ int32_t		 topo_node_block(const struct topo *, const char *node);
  * block size; 0 sizes without blocks. */
 size_t		 topo_nblock_sizes(const struct topo *);
 uint32_t	 topo_block_size(const struct topo *, size_t i);
+/* The torus of the file (TorusName=, see topo_torus.h), or NULL. */
+struct topo_torus;
+const struct topo_torus *topo_torus(const struct topo *);
+/* Its dimensions (unused ones are 1, not wrapped) and wrap-around per
+ * dimension; returns the number of dimensions given (1-3), 0 for NULL. */
+unsigned	 topo_torus_dims(const struct topo_torus *, uint32_t dims[3],
+		    bool wrap[3]);
+const char	*topo_torus_name(const struct topo_torus *);
+size_t		 topo_torus_nnodes(const struct topo_torus *);
+/* A node's coordinate (unused dimensions 0): 0, or -1 with errno ENOENT
+ * when the torus does not place it. */
+int		 topo_torus_coord(const struct topo_torus *, const char *node,
+		    uint32_t c[3]);
 
 /* Nodes listed, and the bytes the topology holds (for the benchmark). */
 size_t		 topo_nnodes(const struct topo *);

@@ -22,6 +22,11 @@
  *					 one block, a fifth ask segments
  *					 of min(nodes, 16), instead of the
  *					 leaf/spine requests)
+ *	    [--torus]			(a 20x20x25 torus of 10,000 nodes
+ *					 instead of the tree: 2 jobs in 10
+ *					 require a compact box, 2 prefer
+ *					 one, the rest take the default,
+ *					 boxes then nearest nodes)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -84,6 +89,7 @@ struct bench {
 	size_t constrained;	/* every K-th job: node constraints */
 	bool rails;		/* a NIC (rail) per GPU pair, so the core
 				 * lines gangs up (place_align) */
+	uint32_t torus[3];	/* --torus: its dimensions; [0] 0: none */
 };
 
 static uint64_t
@@ -160,6 +166,12 @@ build_cluster(struct bench *b)
 	text = xcalloc(nleaves + nspines + 1 + (b->blocks ?
 	    b->nnodes / BLOCK + 1 : 0), 96);
 	len = 0;
+	if (b->torus[0] != 0) {
+		len = (size_t)sprintf(text, "TorusName=t0 Dims=%ux%ux%u "
+		    "Wrap=yes Nodes=gpu[00000-%05zu]\n", b->torus[0],
+		    b->torus[1], b->torus[2], b->nnodes - 1);
+		nleaves = nspines = 0;
+	}
 	for (l = 0; l < nleaves; l++) {
 		size_t hi = (l + 1) * PER_LEAF;
 
@@ -188,9 +200,13 @@ build_cluster(struct bench *b)
 		fprintf(stderr, "bench_sched: %s\n", err);
 		exit(1);
 	}
-	printf("topology: %zu leaves, %zu spines, %zu blocks, parsed in "
-	    "%.2f ms\n", nleaves, nspines, topo_nblocks(b->topo),
-	    now_ms() - t0);
+	if (b->torus[0] != 0)
+		printf("topology: a %ux%ux%u torus, parsed in %.2f ms\n",
+		    b->torus[0], b->torus[1], b->torus[2], now_ms() - t0);
+	else
+		printf("topology: %zu leaves, %zu spines, %zu blocks, parsed in "
+		    "%.2f ms\n", nleaves, nspines, topo_nblocks(b->topo),
+		    now_ms() - t0);
 	free(text);
 }
 
@@ -226,6 +242,12 @@ gen_job(struct bench *b, int64_t submit)
 			j.topo_level = "block";
 		} else if (r < 4)
 			j.segment = j.nodes_min < 16 ? j.nodes_min : 16;
+	} else if (b->torus[0] != 0) {
+		if (r < 4 && j.nodes_min > 1) {
+			j.topo_mode = r < 2 ? SCHED_TOPO_REQUIRED :
+			    SCHED_TOPO_PREFERRED;
+			j.topo_level = "torus";
+		}
 	} else if (r < 2 && j.nodes_max <= PER_LEAF) {
 		j.topo_mode = SCHED_TOPO_REQUIRED;
 		j.topo_level = "leaf";
@@ -541,7 +563,7 @@ probe_init(struct bench *b, struct probe *p, uint32_t nodes)
 	p->j.topo_mode = SCHED_TOPO_ANY;
 	p->j.gpu_type = NULL;
 	p->in = input(b, p->r, &p->j, 1);
-	if (state_build(&p->ps, &p->in) == -1) {
+	if (state_build(&p->ps, &p->in) == -1 || torus_build(&p->ps) == -1) {
 		perror("state_build");
 		exit(1);
 	}
@@ -551,6 +573,8 @@ probe_init(struct bench *b, struct probe *p, uint32_t nodes)
 	p->rq.match = p->match;
 	p->rq.cap = p->ps.t.rootlevel;
 	p->rq.set = SET_ALL;
+	/* On a torus: boxes, as for a job without --topology. */
+	p->rq.torus = p->ps.tor != NULL ? TQ_PREFER : TQ_NONE;
 }
 
 static void
@@ -672,12 +696,16 @@ time_resv(struct bench *b, uint32_t n)
 	int ok;
 
 	probe_init(b, &p, n);
+	/* On a torus, a required box: the replay's bisection. */
+	if (p.rq.torus != TQ_NONE)
+		p.rq.torus = TQ_REQUIRED;
 	t0 = now_ms();
 	ok = resv_find(&p.ps, &p.rq, &start, out) == 0;
 	rt = now_ms() - t0;
 	if (ok)
-		printf("reservation for a %u-node gang (replaying %zu "
+		printf("reservation for a %u-node gang%s (replaying %zu "
 		    "running jobs): at now+%llds, found in %.3f ms\n", n,
+		    p.rq.torus != TQ_NONE ? " in a required box" : "",
 		    b->nrun, (long long)(start - b->now), rt);
 	else
 		printf("reservation for a %u-node gang: none possible "
@@ -691,7 +719,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K] [--rails] [--blocks]\n");
+	    "       [--constrained K] [--rails] [--blocks] [--torus]\n");
 	exit(2);
 }
 
@@ -717,6 +745,10 @@ args(struct bench *b, int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--rails") == 0) {
 			b->rails = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--torus") == 0) {
+			b->torus[0] = 1;	/* sized after the options */
 			continue;
 		}
 		if (strcmp(argv[i], "--smoke") == 0) {
@@ -816,6 +848,12 @@ main(int argc, char **argv)
 	b.rng = 88172645463325252ULL;
 	b.next_id = 1;
 	args(&b, argc, argv);
+	if (b.torus[0] != 0) {
+		b.torus[0] = b.smoke ? 4 : 20;
+		b.torus[1] = b.smoke ? 4 : 20;
+		b.torus[2] = b.smoke ? 4 : 25;
+		b.nnodes = (size_t)b.torus[0] * b.torus[1] * b.torus[2];
+	}
 	b.now = 1000000;
 	printf("cluster: %zu nodes x %d GPUs = %zu GPUs; %zu pending; "
 	    "%zu passes\n", b.nnodes, GPN, b.nnodes * GPN,

@@ -76,6 +76,11 @@ check "$tmp/out"
 awk '/^summary/ { done = 1 }
 	!done && $1 ~ /^(cohort|oracle)$/ { n++; if ($NF !~ /^0\/[1-9]/) { print $1 " spans blocks: " $NF; bad = 1 } }
 	END { if (n != 2) { print n " block rows"; bad = 1 } exit bad }' "$tmp/out" >&2
+# On a 2x2x2 torus with boxes required: no gang outside a compact box.
+run --limit-jobs 500 --torus 2x2x2 --torus-required
+grep -q 'a torus (multi-node jobs require a compact box)' "$tmp/out" ||
+	{ cat "$tmp/out"; echo "no torus in the header" >&2; exit 1; }
+check "$tmp/out" topo
 run --limit-jobs 500 --nodes 3 --policies fifo,easy,cohort,oracle
 grep -q '^dropped: ' "$tmp/out" || { cat "$tmp/out"; echo "nothing dropped" >&2; exit 1; }
 check "$tmp/out"

@@ -5,6 +5,7 @@
  *	replay --trace FILE [--from S] [--to S] [--limit-jobs M]
  *	    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]
  *	    [--blocks] [--block-size K] [--topology-block]
+ *	    [--torus XxYxZ [--torus-required]]
  *	    [--overestimate F] [--limit-spread S] [--aging A]
  *	    [--bf-max N] [--gpu-links] [--policies fifo,easy,cohort,oracle]
  *	    [--starve S1,S2,...]
@@ -72,6 +73,14 @@
  * gangs keep the block preference. With blocks, a last column
  * xblk/fit counts the multi-node starts that fit one block but span more
  * / all multi-node starts that fit one block.
+ * --torus XxYxZ adds a torus of that shape over the nodes (their
+ * number becomes X*Y*Z, wrap-around in every dimension): multi-node
+ * gangs of cohort and oracle go into compact boxes when they can, else
+ * the nodes nearest a seed (the default on a torus); --torus-required
+ * makes every multi-node gang require a box (--topology torus), so the
+ * two runs side by side show what insisting on boxes costs. nonbox/gng
+ * (in the xleaf/gng column) then counts multi-node starts whose nodes
+ * are not within one box of fewer than twice their cells.
  *
  * --gpu-links gives each node's GPUs an intra-node topology (NVLink
  * quads, PCIe pairs, a NIC beside every even GPU), as bench_sched does;
@@ -280,6 +289,47 @@ load_trace(const struct opts *o, size_t *njobs)
 
 /* ---- the cluster -------------------------------------------------- */
 
+/* Are a start's nodes (n%05u at index i: x = i % X, y = i / X % Y, z
+ * = i / XY) within one box of fewer than 2n cells, wrap-around counted?
+ * Per dimension the shortest arc holding every coordinate is found from
+ * the largest gap between them. */
+static bool
+replay_in_box(const struct opts *o, const struct sched_start *st)
+{
+	uint32_t D[3] = { o->torus[0], o->torus[1], o->torus[2] }, c, k, v;
+	uint32_t len[3], i, prev, first, gap;
+	uint8_t *seen;
+	uint64_t vol = 1;
+
+	for (k = 0; k < 3; k++) {
+		seen = replay_xcalloc(D[k], 1);
+		for (i = 0; i < st->nnodes; i++) {
+			v = st->nodes[i].node;
+			c = k == 0 ? v % D[0] : k == 1 ? v / D[0] % D[1] :
+			    v / D[0] / D[1];
+			seen[c] = 1;
+		}
+		/* The largest run of unseen coordinates, around the ring. */
+		first = prev = UINT32_MAX;
+		gap = 0;
+		for (c = 0; c < D[k]; c++) {
+			if (!seen[c])
+				continue;
+			if (first == UINT32_MAX)
+				first = c;
+			else if (c - prev - 1 > gap)
+				gap = c - prev - 1;
+			prev = c;
+		}
+		if (D[k] - prev - 1 + first > gap)
+			gap = D[k] - prev - 1 + first;
+		len[k] = D[k] - gap;
+		vol *= len[k];
+		free(seen);
+	}
+	return vol < 2 * (uint64_t)st->nnodes;
+}
+
 static void
 build_cluster(struct sim *s)
 {
@@ -310,7 +360,7 @@ build_cluster(struct sim *s)
 			    g % 2 == 0;
 		}
 	}
-	text = replay_xcalloc(nleaves + 2, 96);
+	text = replay_xcalloc(nleaves + 3, 96);
 	for (l = 0; l < nleaves; l++) {
 		size_t hi = (l + 1) * o->per_leaf;
 
@@ -322,7 +372,8 @@ build_cluster(struct sim *s)
 	    "SwitchName=spine0 Switches=leaf[0-%zu]\n", nleaves - 1);
 	if (o->block_size > 0) {
 		size_t nb = (o->nodes + o->block_size - 1) / o->block_size;
-		char *bt = realloc(text, len + nb * 64 + 1);
+		/* Room for the blocks, and for a torus line after them. */
+		char *bt = realloc(text, len + nb * 64 + 96 + 1);
 
 		if (bt == NULL)
 			replay_die("replay");
@@ -336,6 +387,10 @@ build_cluster(struct sim *s)
 			    (hi < o->nodes ? hi : o->nodes) - 1);
 		}
 	}
+	if (o->torus[0] != 0)
+		len += (size_t)sprintf(text + len, "TorusName=t Dims=%ux%ux%u "
+		    "Nodes=n[00000-%05u]\n", o->torus[0], o->torus[1],
+		    o->torus[2], o->nodes - 1);
 	s->topo = topo_parse(text, len, "replay", err, sizeof(err));
 	if (s->topo == NULL) {
 		fprintf(stderr, "replay: %s\n", err);
@@ -440,6 +495,10 @@ replay_pend(struct sim *s, int64_t t, size_t j)
 		    sj->nodes_min <= s->o->block_size) {
 			sj->topo_mode = SCHED_TOPO_REQUIRED;
 			sj->topo_level = "block";
+		}
+		if (s->o->torus_req && with_topo) {
+			sj->topo_mode = SCHED_TOPO_REQUIRED;
+			sj->topo_level = "torus";
 		}
 	}
 	sj->time_limit = tj->limit - tj->done;
@@ -566,7 +625,10 @@ apply(struct sim *s, int64_t t, const struct sched_result *res)
 			tj->place_node[i] = st->nodes[i].node;
 			tj->place_mask[i] = m;
 		}
-		if (st->nnodes > 1) {
+		if (st->nnodes > 1 && s->o->torus[0] != 0) {
+			s->multi++;
+			s->spread += !replay_in_box(s->o, st);
+		} else if (st->nnodes > 1) {
 			s->multi++;
 			for (i = 1; i < st->nnodes; i++)
 				if (st->nodes[i].node / s->o->per_leaf !=
@@ -897,6 +959,7 @@ usage(void)
 	    "[--limit-jobs M]\n"
 	    "    [--nodes N] [--nodes-per-leaf K] [--topology-leaf]\n"
 	    "    [--blocks] [--block-size K] [--topology-block]\n"
+	    "    [--torus XxYxZ [--torus-required]]\n"
 	    "    [--overestimate F] [--limit-spread S] [--aging A] "
 	    "[--bf-max N] [--gpu-links]\n"
 	    "    [--policies fifo,easy,cohort,oracle] [--starve S1,S2,...]\n"
@@ -985,6 +1048,25 @@ option(struct opts *o, const char *a, const char *v)
 		o->per_leaf = (uint32_t)num(v, 1, 100000);
 	else if (strcmp(a, "--block-size") == 0)
 		o->block_size = (uint32_t)num(v, 1, 65536);
+	else if (strcmp(a, "--torus") == 0) {
+		char *e;
+		unsigned long d[3] = { 1, 1, 1 };
+		int k;
+
+		for (k = 0, e = (char *)v; k < 3; k++) {
+			d[k] = strtoul(e, &e, 10);
+			if (d[k] == 0 || d[k] > 1000)
+				return false;
+			if (*e == '\0')
+				break;
+			if (*e++ != 'x')
+				return false;
+		}
+		if (k == 3 || d[0] * d[1] * d[2] > 100000)
+			return false;
+		for (k = 0; k < 3; k++)
+			o->torus[k] = (uint32_t)d[k];
+	}
 	else if (strcmp(a, "--overestimate") == 0)
 		o->overestimate = num(v, 1, 1000);
 	else if (strcmp(a, "--limit-spread") == 0)
@@ -1065,6 +1147,10 @@ args(struct opts *o, int argc, char **argv)
 			o->topo_block |= a[2] == 't';
 			continue;
 		}
+		if (strcmp(a, "--torus-required") == 0) {
+			o->torus_req = true;
+			continue;
+		}
 		if (strcmp(a, "--gpu-links") == 0) {
 			o->gpu_links = true;
 			continue;
@@ -1077,8 +1163,10 @@ args(struct opts *o, int argc, char **argv)
 			usage();
 		i++;
 	}
-	if (o->trace == NULL)
+	if (o->trace == NULL || (o->torus_req && o->torus[0] == 0))
 		usage();
+	if (o->torus[0] != 0)
+		o->nodes = o->torus[0] * o->torus[1] * o->torus[2];
 	if (o->vcfile != NULL && o->big_n > 0) {
 		fprintf(stderr, "replay: --tenants and --big-gangs do not "
 		    "mix (the added gangs have no VC)\n");
@@ -1223,7 +1311,7 @@ main(int argc, char **argv)
 	if (o.vcfile != NULL)
 		replay_tenants_load(&o, jobs, njobs, &tn);
 	printf("trace %s: %zu jobs (%zu dropped), submits %lld..%lld; "
-	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s%s%s; limits "
+	    "cluster %u nodes x %d GPUs, %u nodes per leaf%s%s%s%s%s; limits "
 	    "%.2gx run time (spread %.2g), at least %d s; cohort aging "
 	    "%.3g\n", o.trace, njobs, dropped,
 	    (long long)jobs[0].submit, (long long)jobs[njobs - 1].submit,
@@ -1231,6 +1319,8 @@ main(int argc, char **argv)
 	    o.topo_leaf ? ", multi-node jobs require one leaf" : "",
 	    o.block_size > 0 ? blocks : "",
 	    o.topo_block ? ", multi-node jobs that fit one require one" : "",
+	    o.torus[0] != 0 ? ", a torus" : "",
+	    o.torus_req ? " (multi-node jobs require a compact box)" : "",
 	    o.overestimate, o.spread, MIN_LIMIT, o.aging);
 	nv = variants(&o, v);
 	memset(out, 0, sizeof(out));

@@ -90,6 +90,8 @@ struct opts {
 	 * --topology-block: multi-node jobs that fit one require one. */
 	uint32_t block_size;
 	bool topo_block;
+	uint32_t torus[3];	/* --torus DIMS; [0] 0: none */
+	bool torus_req;		/* --torus-required */
 	bool gpu_links;
 	double overestimate, spread, aging;
 	uint32_t bf_max;

@@ -122,3 +122,24 @@ if ! cmp -s "$tmp/u1" "$tmp/u2"; then
 	diff "$tmp/u1" "$tmp/u2" >&2 || true
 	exit 1
 fi
+
+# The same on a 4x4x4 torus (--torus): the passes start jobs, the
+# 57-node gang gets a required box's reservation, and the decisions are
+# the same from run to run.
+"$bin" --smoke --torus >"$tmp/tor1"
+"$bin" --smoke --torus >"$tmp/tor2"
+cat "$tmp/tor1"
+grep -q '^topology: a 4x4x4 torus' "$tmp/tor1" ||
+	{ echo "sched-smoke: --torus built no torus" >&2; exit 1; }
+awk '/^passes: / { s = $11; gsub(/[^0-9]/, "", s); if (s + 0 > 0) ok = 1 }
+	END { exit !ok }' "$tmp/tor1" ||
+	{ echo "sched-smoke: --torus passes started nothing" >&2; exit 1; }
+grep -Eq '^reservation for a 57-node gang in a required box .*at now\+[0-9]+s' "$tmp/tor1" ||
+	{ echo "sched-smoke: --torus: no required box reserved for 57 nodes" >&2; exit 1; }
+untimed "$tmp/tor1" >"$tmp/t1"
+untimed "$tmp/tor2" >"$tmp/t2"
+if ! cmp -s "$tmp/t1" "$tmp/t2"; then
+	echo "sched-smoke: --torus: the same seed gave different decisions:" >&2
+	diff "$tmp/t1" "$tmp/t2" >&2 || true
+	exit 1
+fi

@@ -215,6 +215,54 @@ START_TEST(test_blocks)
 }
 END_TEST
 
+/* --topology torus: refused without a torus (with a tree or none),
+ * counted against the nodes the torus places when required. */
+START_TEST(test_topology_torus)
+{
+	struct topo *t;
+	char e[256];
+	static const char torus[] =
+	    "TorusName=t0 Dims=2x2 Nodes=node[1-4]\n";
+	static const char ring[] = "TorusName=t0 Dims=8 Nodes=node[1-8]\n";
+
+	spec_set(2, 8);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("torus");
+	refused("--topology torus: the controller's topology has no torus");
+	spec.topo_mode = TOPO_PREFERRED;
+	refused("has no torus");
+	in.topo = NULL;
+	refused("has no torus");
+	ck_assert_ptr_nonnull(t = topo_parse(torus, strlen(torus), "test", e,
+	    sizeof(e)));
+	in.topo = t;
+	spec.topo_mode = TOPO_REQUIRED;
+	accepted();
+	/* 4 nodes are on the torus, of which node1-4 have 8 GPUs. */
+	spec_set(5, 1);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("TORUS");
+	refused("--nodes 5 with --topology torus:required: the torus t0 "
+	    "holds only 4 nodes");
+	spec.topo_mode = TOPO_PREFERRED;
+	accepted();
+	in.topo = topo;
+	topo_destroy(t);
+	/* A torus naming a node that never registered (node8): nothing is
+	 * judged yet (its GPUs are unknown), though 6 torus nodes with GPUs
+	 * are known and 7 are asked. */
+	ck_assert_ptr_nonnull(t = topo_parse(ring, strlen(ring), "test", e,
+	    sizeof(e)));
+	in.topo = t;
+	spec_set(7, 1);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("torus");
+	accepted();
+	in.topo = topo;
+	topo_destroy(t);
+}
+END_TEST
+
 START_TEST(test_nodelist)
 {
 	spec_set(2, 8);
@@ -409,6 +457,7 @@ main(void)
 	tcase_add_test(tc, test_gpu_type);
 	tcase_add_test(tc, test_topology);
 	tcase_add_test(tc, test_blocks);
+	tcase_add_test(tc, test_topology_torus);
 	tcase_add_test(tc, test_nodelist);
 	tcase_add_test(tc, test_constraint);
 	tcase_add_test(tc, test_cpus_mem);

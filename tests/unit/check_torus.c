@@ -1,0 +1,441 @@
+/* The torus and Dragonfly+ statements (daemon/sched/topo_torus.c) and
+ * placement on a torus (daemon/sched/torus.c): coordinates, refusals
+ * with FILE:LINE, compact boxes, wrap-around, the best-fit position,
+ * required against preferred, a reservation, and Dragonfly+ groups as
+ * levels of the switch tree. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check_sched.h"
+
+static struct topo *
+parse(const char *text)
+{
+	char err[512];
+	struct topo *t = topo_parse(text, strlen(text), "topo.conf", err,
+	    sizeof(err));
+
+	ck_assert_msg(t != NULL, "refused: %s", err);
+	return t;
+}
+
+static void
+refused(const char *text, const char *want)
+{
+	char err[512];
+	struct topo *t = topo_parse(text, strlen(text), "topo.conf", err,
+	    sizeof(err));
+
+	ck_assert_msg(t == NULL, "accepted: %s", text);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, want) != NULL, "got \"%s\", want \"%s\"",
+	    err, want);
+}
+
+static void
+coord_is(const struct topo *t, const char *node, uint32_t x, uint32_t y,
+    uint32_t z)
+{
+	uint32_t c[3];
+
+	ck_assert_int_eq(topo_torus_coord(topo_torus(t), node, c), 0);
+	ck_assert_msg(c[0] == x && c[1] == y && c[2] == z, "%s at %u,%u,%u",
+	    node, c[0], c[1], c[2]);
+}
+
+START_TEST(test_torus_syntax)
+{
+	struct topo *t;
+	uint32_t d[3], c[3];
+	bool w[3];
+
+	t = parse("# a torus\nTorusName=t0 Dims=2x2x3 Wrap=yes,no,yes "
+	    "Nodes=n[000-009]\nNodeCoord=n010 Coord=1,0,0\n");
+	ck_assert_int_eq(topo_torus_dims(topo_torus(t), d, w), 3);
+	ck_assert(d[0] == 2 && d[1] == 2 && d[2] == 3);
+	ck_assert(w[0] && !w[1] && w[2]);
+	ck_assert_uint_eq(topo_torus_nnodes(topo_torus(t)), 11);
+	/* x fastest, skipping the cell NodeCoord= took. */
+	coord_is(t, "n000", 0, 0, 0);
+	coord_is(t, "n010", 1, 0, 0);
+	coord_is(t, "n001", 0, 1, 0);
+	coord_is(t, "n002", 1, 1, 0);
+	coord_is(t, "n003", 0, 0, 1);
+	coord_is(t, "n009", 0, 1, 2);
+	ck_assert_int_eq(topo_torus_coord(topo_torus(t), "n011", c), -1);
+	ck_assert_uint_eq(topo_height(t), 0);
+	topo_destroy(t);
+
+	/* A ring; Wrap=no once for every dimension. */
+	t = parse("TorusName=r Dims=8 Wrap=no Nodes=n[000-007]\n");
+	ck_assert_int_eq(topo_torus_dims(topo_torus(t), d, w), 1);
+	ck_assert(d[0] == 8 && d[1] == 1 && d[2] == 1 && !w[0]);
+	coord_is(t, "n007", 7, 0, 0);
+	topo_destroy(t);
+
+	/* No torus at all. */
+	t = parse("SwitchName=s0 Nodes=n[000-003]\n");
+	ck_assert_ptr_null(topo_torus(t));
+	topo_destroy(t);
+}
+END_TEST
+
+START_TEST(test_torus_refused)
+{
+	refused("TorusName=t Dims=2x2 Nodes=n[000-004]\n",
+	    "topo.conf:1: torus t: 5 nodes but Dims= holds 4");
+	refused("TorusName=t Dims=2x2\nNodeCoord=a Coord=0,2\n",
+	    "topo.conf:2: Coord= of a is outside Dims=");
+	refused("TorusName=t Dims=2x2\nNodeCoord=a Coord=0,1\n"
+	    "NodeCoord=b Coord=0,1\n", "topo.conf:3: b and a (line 2) are "
+	    "both at that coordinate");
+	refused("TorusName=t Dims=2x2\nNodeCoord=a Coord=0,1\n"
+	    "NodeCoord=a Coord=1,1\n", "topo.conf:3: node a given twice");
+	refused("TorusName=t Dims=2x2 Nodes=a,b\nNodeCoord=a Coord=1,1\n",
+	    "node a given twice");
+	refused("TorusName=t Dims=4 Nodes=a,b,a\n", "topo.conf:1: node a "
+	    "listed twice in Nodes=");
+	refused("\nNodeCoord=a Coord=0\n", "topo.conf:2: NodeCoord= without "
+	    "a TorusName= line");
+	refused("TorusName=t Dims=4\nTorusName=u Dims=4\n", "topo.conf:2: a "
+	    "second TorusName=");
+	refused("TorusName=t Dims=4x0\n", "topo.conf:1: Dims=4x0");
+	refused("TorusName=t Dims=2x2x2x2\n", "Dims=2x2x2x2");
+	refused("TorusName=t\n", "torus t has no Dims=");
+	refused("TorusName=t Dims=4x4 Wrap=yes,no,yes\n", "Wrap=yes,no,yes");
+	refused("TorusName=t Dims=4x4\nNodeCoord=a Coord=1\n",
+	    "topo.conf:2: Coord= of a has 1 numbers but torus t has 2");
+	refused("TorusName=t Dims=4 Speed=1\n", "unknown key \"Speed\"");
+	refused("TorusName=t Dims=4 Dims=5\n", "Dims= given twice");
+	refused("NodeCoord=a\nTorusName=t Dims=4\n", "topo.conf:1: "
+	    "NodeCoord=a has no Coord=");
+}
+END_TEST
+
+START_TEST(test_dragonfly_syntax)
+{
+	struct topo *t;
+
+	t = parse("GroupName=g0 Nodes=n[000-007] NodesPerRouter=4\n"
+	    "GroupName=g1 Nodes=n[008-010]\n");
+	ck_assert_uint_eq(topo_nswitches(t), 5);
+	ck_assert_str_eq(topo_switch_name(t, 0), "g0-r0");
+	ck_assert_str_eq(topo_switch_name(t, 2), "g0");
+	ck_assert_int_eq(topo_switch_parent(t, 0), 2);
+	ck_assert_int_eq(topo_switch_parent(t, 1), 2);
+	ck_assert_int_eq(topo_node_leaf(t, "n005"), 1);
+	ck_assert_int_eq(topo_node_leaf(t, "n009"), 3);
+	ck_assert_uint_eq(topo_height(t), 2);
+	ck_assert_int_eq(topo_level_index(t, "router"), 0);
+	ck_assert_int_eq(topo_level_index(t, "group"), 1);
+	ck_assert_int_eq(topo_level_index(t, "leaf"), -1);
+	topo_destroy(t);
+
+	refused("SwitchName=s Nodes=a\nGroupName=g Nodes=b\n",
+	    "topo.conf:2: GroupName= in a file with SwitchName= (line 1)");
+	refused("GroupName=g Nodes=b\nSwitchName=s Nodes=a\n",
+	    "topo.conf:2: SwitchName= in a file with GroupName= (line 1)");
+	refused("GroupName=g Nodes=a,b\nGroupName=h Nodes=b\n",
+	    "topo.conf:2: node b is already under switch g-r0");
+	refused("GroupName=g\n", "topo.conf:1: group g has no Nodes=");
+	refused("GroupName=g Nodes=a NodesPerRouter=0\n", "NodesPerRouter=0");
+	refused("GroupName=g Nodes=a\nGroupName=g Nodes=b\n",
+	    "topo.conf:2: switch g-r0 already defined");
+}
+END_TEST
+
+/* Whole-node jobs (gpus 0) keep these tests about nodes. */
+static void
+hold(struct cl *c, size_t i, uint64_t job)
+{
+	busy(c, i, 0xff, job);
+}
+
+static uint32_t
+coord_x(const struct cl *c, uint32_t node, int k)
+{
+	uint32_t co[3];
+
+	ck_assert_int_eq(topo_torus_coord(topo_torus(c->topo),
+	    c->names[node], co), 0);
+	return co[k];
+}
+
+START_TEST(test_torus_compact_box)
+{
+	struct cl c;
+	struct sched_job j = job(1, 8, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint32_t k, lo[3] = { 9, 9, 9 }, hi[3] = { 0, 0, 0 }, v;
+	int d;
+
+	cl_init(&c, 64, "TorusName=t Dims=4x4x4 Nodes=n[000-063]\n");
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 8);
+	for (k = 0; k < 8; k++)
+		for (d = 0; d < 3; d++) {
+			v = coord_x(&c, s->nodes[k].node, d);
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+		}
+	/* A 2x2x2 cube (3 hops across), not a 4x2 slab, at the origin;
+	 * ranks along x first. */
+	for (d = 0; d < 3; d++)
+		ck_assert_msg(lo[d] == 0 && hi[d] == 1, "dim %d: %u-%u", d,
+		    lo[d], hi[d]);
+	ck_assert_uint_eq(s->nodes[0].node, 0);
+	ck_assert_uint_eq(s->nodes[1].node, 1);
+	ck_assert_uint_eq(s->nodes[2].node, 4);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_torus_wrap)
+{
+	struct cl c;
+	struct sched_job j = job(1, 4, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	size_t i;
+
+	/* A ring of 8 with 2-5 busy: the free box wraps, 6,7,0,1. */
+	cl_init(&c, 8, "TorusName=r Dims=8 Nodes=n[000-007]\n");
+	for (i = 2; i <= 5; i++)
+		hold(&c, i, 99);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 6);
+	ck_assert_uint_eq(s->nodes[1].node, 7);
+	ck_assert_uint_eq(s->nodes[2].node, 0);
+	ck_assert_uint_eq(s->nodes[3].node, 1);
+	sched_result_free(res);
+	cl_free(&c);
+
+	/* Without wrap-around the two halves are 7 hops apart: it waits. */
+	cl_init(&c, 8, "TorusName=r Dims=8 Wrap=no Nodes=n[000-007]\n");
+	for (i = 2; i <= 5; i++)
+		hold(&c, i, 99);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_null(started(res, 1));
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_torus_best_fit)
+{
+	struct cl c;
+	struct sched_job j = job(1, 2, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	size_t i;
+
+	/* Free 0-2 and 4-5: the pair fills the hole 4-5 and leaves the
+	 * three together, rather than taking the lowest pair 0-1. */
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	hold(&c, 3, 99);
+	for (i = 6; i < 16; i++)
+		hold(&c, i, 99);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nodes[0].node, 4);
+	ck_assert_uint_eq(s->nodes[1].node, 5);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_torus_required_preferred)
+{
+	struct cl c;
+	struct sched_job j[2];
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint32_t x, y, z, i;
+
+	/* A 2x2x2 cube with the odd-parity cells busy: every 2x2 face has
+	 * two free nodes, so no compact box holds 4. */
+	cl_init(&c, 8, "TorusName=t Dims=2x2x2 Nodes=n[000-007]\n");
+	for (i = 0; i < 8; i++) {
+		x = i % 2;
+		y = i / 2 % 2;
+		z = i / 4;
+		if ((x + y + z) % 2 == 1)
+			hold(&c, i, 99);
+	}
+	j[0] = job(1, 4, 0);
+	j[0].topo_mode = SCHED_TOPO_REQUIRED;
+	j[0].topo_level = "torus";
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_null(started(res, 1));
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	j[0].topo_mode = SCHED_TOPO_PREFERRED;
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 4);
+	sched_result_free(res);
+	/* The default on a torus: boxes first, then anywhere. */
+	j[0].topo_mode = SCHED_TOPO_ANY;
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_ptr_nonnull(started(res, 1));
+	sched_result_free(res);
+	cl_free(&c);
+
+	/* --topology torus where there is none: Topology. */
+	cl_init(&c, 8, NULL);
+	j[0].topo_mode = SCHED_TOPO_REQUIRED;
+	res = run(&c, NULL, 0, j, 1, 0);
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_torus_elastic)
+{
+	struct cl c;
+	struct sched_job j = job(1, 2, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	size_t i;
+
+	/* Free 0-2 and 10 of a line of 16: four free nodes, but no box of
+	 * fewer than 8 cells holds four; an elastic 2-4 gang that requires
+	 * a box starts on the three. */
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	for (i = 3; i < 16; i++)
+		if (i != 10)
+			hold(&c, i, 99);
+	j.nodes_max = 4;
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(s->nnodes, 3);
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0x7);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_torus_reservation)
+{
+	struct cl c;
+	struct sched_running r[2] = { { .id = 50, .end = 50 },
+	    { .id = 100, .end = 100 } };
+	struct sched_job j = job(1, 4, 0);
+	struct sched_result *res;
+	size_t i;
+
+	/* Every third node ends at 50, the rest at 100: at 50 six nodes
+	 * are free but no box of fewer than 8 cells holds 4 of them, so a
+	 * required box is reserved at 100; a preferred gang at 50. */
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	for (i = 0; i < 16; i++)
+		hold(&c, i, i % 3 == 0 ? 50 : 100);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, r, 2, &j, 1, 0);
+	ck_assert(res->has_resv);
+	ck_assert_int_eq(res->resv.start, 100);
+	ck_assert_uint_eq(res->resv.nnodes, 4);
+	sched_result_free(res);
+	j.topo_mode = SCHED_TOPO_PREFERRED;
+	res = run(&c, r, 2, &j, 1, 0);
+	ck_assert(res->has_resv);
+	ck_assert_int_eq(res->resv.start, 50);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+START_TEST(test_dragonfly_groups)
+{
+	struct cl c;
+	struct sched_job j = job(1, 9, 0);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint64_t set;
+	size_t i;
+
+	/* Free: g0 6 of 8 (3 on each router), g1 3, g2 4 (on one
+	 * router). */
+	cl_init(&c, 24, "GroupName=g0 Nodes=n[000-007] NodesPerRouter=4\n"
+	    "GroupName=g1 Nodes=n[008-015] NodesPerRouter=4\n"
+	    "GroupName=g2 Nodes=n[016-023] NodesPerRouter=4\n");
+	hold(&c, 0, 99);
+	hold(&c, 4, 99);
+	for (i = 8; i < 13; i++)
+		hold(&c, i, 99);
+	for (i = 16; i < 20; i++)
+		hold(&c, i, 99);
+	/* 9 nodes: the fewest groups, g0 whole and the best fit for the
+	 * last three (g1, 3 free) rather than g2. */
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	set = nodeset(s->nodes, s->nnodes);
+	ck_assert_uint_eq(set & 0xff, 0xee);
+	ck_assert_uint_eq(set & 0xff00, 0xe000);
+	ck_assert_uint_eq(set & 0xff0000, 0);
+	sched_result_free(res);
+	/* --topology group: one group or wait. */
+	j.nodes_min = j.nodes_max = 8;
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "group";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_null(started(res, 1));
+	ck_assert_int_eq(res->reasons[0], SCHED_REASON_TOPOLOGY);
+	sched_result_free(res);
+	/* 4: the one router that holds them (a level below the group). */
+	j.nodes_min = j.nodes_max = 4;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0xf00000);
+	sched_result_free(res);
+	/* --topology-prefer group with no room in one group spreads. */
+	j.nodes_min = j.nodes_max = 8;
+	j.topo_mode = SCHED_TOPO_PREFERRED;
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(started(res, 1));
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("torus");
+	TCase *tc = tcase_create("torus");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_torus_syntax);
+	tcase_add_test(tc, test_torus_refused);
+	tcase_add_test(tc, test_dragonfly_syntax);
+	tcase_add_test(tc, test_torus_compact_box);
+	tcase_add_test(tc, test_torus_wrap);
+	tcase_add_test(tc, test_torus_best_fit);
+	tcase_add_test(tc, test_torus_required_preferred);
+	tcase_add_test(tc, test_torus_elastic);
+	tcase_add_test(tc, test_torus_reservation);
+	tcase_add_test(tc, test_dragonfly_groups);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
