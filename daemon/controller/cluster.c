@@ -445,6 +445,18 @@ cluster_destroy(struct cluster *cl)
 	free(cl);
 }
 
+/* A task of a job the controller has no record of (its database was
+ * restored from an older copy): keep its id from being handed out again. */
+static void
+cluster_foreign_id(struct cluster *cl, uint64_t id)
+{
+	struct cerr err;
+
+	if (jobs_note_foreign_id(cl->js, id, &err) == -1)
+		log_errorx("job %" PRIu64 ": cannot reserve its id: %s", id,
+		    err.text);
+}
+
 /* Stop commands one message can cause: one per (job, attempt), and no
  * more than this many (the rest follow with the next heartbeat). */
 #define CLUSTER_STOPS_MAX 64
@@ -474,6 +486,8 @@ cluster_check_running(struct cluster *cl, struct node *n,
 		if (!r->running)
 			continue;
 		job = jobs_get(cl->js, r->job_id);
+		if (job == NULL)
+			cluster_foreign_id(cl, r->job_id);
 		switch (reports_judge(job, n->name, REPORT_TASK_RUNNING,
 		    r->restart, r->rank)) {
 		case REPORT_ACCEPT:
@@ -623,6 +637,8 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		 * had (a database restored from an older copy): nothing to
 		 * record; acknowledge, so that the agent can forget it. A
 		 * task told to stop is gone: its GPUs may be used again. */
+		if (job == NULL)
+			cluster_foreign_id(cl, r->job_id);
 		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
 		return 0;
 	case REPORT_FOREIGN:

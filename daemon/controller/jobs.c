@@ -227,6 +227,25 @@ jobs_reload(struct jobs *js, struct cerr *err)
 	return store_max_job_id(js->st, &js->last_id, err);
 }
 
+int
+jobs_note_foreign_id(struct jobs *js, uint64_t id, struct cerr *err)
+{
+	if (id <= js->last_id || id - js->last_id > JOBS_FOREIGN_ID_SLACK)
+		return 0;
+	if (txq_join(js->q, err) == -1 || store_mark(js->st, err) == -1)
+		return -1;
+	if (store_job_id_bump(js->st, id, err) == -1 ||
+	    store_keep(js->st, err) == -1) {
+		store_undo(js->st);
+		return -1;
+	}
+	log_warnx("job %" PRIu64 " runs on a node but is not in the database "
+	    "(restored from an older copy?): ids up to it are not given out "
+	    "again", id);
+	js->last_id = id;
+	return 0;
+}
+
 struct jobs *
 jobs_create(struct store *st, struct txq *q, const struct job_limits *limits,
     struct queues *qs, struct cerr *err)

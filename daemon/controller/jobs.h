@@ -325,6 +325,17 @@ size_t jobs_page(const struct jobs *js, const struct jobs_filter *f,
 
 size_t jobs_count(const struct jobs *js);
 
+/* An agent reports a task of job id, which this controller has no record
+ * of: one acknowledged by a controller whose database was then restored
+ * from an older backup. Its id must never be handed out again, so the
+ * id counter is raised to it (durably, with the loop round's commit).
+ * Ids at or below the highest known are left as they are, and so are
+ * ids more than JOBS_FOREIGN_ID_SLACK above it (a lying agent cannot use
+ * up the id space; tests use such an id for a report no job matches).
+ * 0, or -1 with err when the store fails. */
+#define JOBS_FOREIGN_ID_SLACK 100000000ULL
+int jobs_note_foreign_id(struct jobs *js, uint64_t id, struct cerr *err);
+
 /* ---- Per-user limits (quota.h) ---- */
 
 struct quota_stats;

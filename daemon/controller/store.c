@@ -946,6 +946,17 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 }
 
 int
+store_job_id_bump(struct store *st, uint64_t id, struct cerr *err)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "reserve job id %llu",
+	    (unsigned long long)id);
+	sqlite3_bind_int64(st->stmt[S_MAX_JOB_ID_BUMP], 1, (int64_t)id);
+	return stmt_exec(st, S_MAX_JOB_ID_BUMP, err, what);
+}
+
+int
 store_events_last_id(struct store *st, int64_t *id, struct cerr *err)
 {
 	sqlite3_stmt *s = st->stmt[S_EVENTS_LAST_ID];

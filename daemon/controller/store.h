@@ -74,6 +74,9 @@ int store_jobs_load(struct store *st,
 /* The highest job id ever used (0 when none). Ids are never reused, even
  * across restarts, so this also accounts for removed jobs. */
 int store_max_job_id(struct store *st, uint64_t *id, struct cerr *err);
+/* Raise the highest job id ever used to at least id (never lowers it),
+ * inside the current transaction. */
+int store_job_id_bump(struct store *st, uint64_t id, struct cerr *err);
 
 struct store_event {
 	int64_t id;

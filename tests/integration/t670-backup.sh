@@ -6,6 +6,7 @@
 # after the backup is unknown to the restored controller, and the agent is
 # told to stop its task. An existing FILE is refused without --force.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+expect_log_error "runs on a node but is not in the database"
 
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2
@@ -103,6 +104,10 @@ expect_exit 0 cohort cancel "$a" "$e"
 wait_state 20 "$a" CANCELLED
 wait_state 20 "$e" CANCELLED
 n=$(job_submit --time 5m --workdir "$W" -- true)
-[ "$n" -gt "$e" ] || fail "job id $n after the restore is not above the copy's highest, $e"
-log "the first id after the restore: $n (d was $d: ids after the backup are handed out again)"
+# d's task, reported by its agent, kept d's id from being handed out
+# again (jobs_note_foreign_id).
+[ "$n" -gt "$d" ] || fail "job id $n after the restore is not above $d, the job lost with the restore"
+grep -q "job $d runs on a node but is not in the database" "$C/cohortd.log" ||
+	fail "the controller did not log reserving job $d's id"
+log "the first id after the restore: $n (d, lost with the restore, was $d)"
 exit 0

@@ -1149,6 +1149,36 @@ START_TEST(test_register_reconcile)
 }
 END_TEST
 
+/* A task of a job the store does not have (restored from an older copy)
+ * keeps its id from being handed out again, across a restart too; an id
+ * implausibly far above the highest is not reserved. */
+START_TEST(test_foreign_ids_not_reused)
+{
+	struct task_report t;
+	struct cerr err;
+	uint64_t id, next, far;
+
+	id = start_job(1);
+	t = running(id + 40, 1, 0);
+	domain_heartbeat(&D, D.nodes[3].name, &t, 1);
+	next = submit(1, 1, NULL);
+	ck_assert_uint_eq(next, id + 41);
+	/* An ended task of an unknown job counts too (an exit report). */
+	t = running(next + 9, 1, 0);
+	t.running = false;
+	t.wait_status = EXIT(0);
+	ck_assert_int_eq(domain_task_exit(&D, D.nodes[3].name, &t, &err), 0);
+	ck_assert_int_eq(domain_restart(&D, &err), 0);
+	next = submit(1, 1, NULL);
+	ck_assert_uint_eq(next, id + 51);
+	far = next + JOBS_FOREIGN_ID_SLACK + 1;
+	t = running(far, 1, 0);
+	ck_assert_uint_ne(domain_reconnect(&D, D.nodes[2].name, &t, 1, &err),
+	    0);
+	ck_assert_uint_eq(submit(1, 1, NULL), next + 1);
+}
+END_TEST
+
 /* A node of the gang that claims another rank of it is refused, but its
  * own tasks of the attempt are not stopped for that. */
 START_TEST(test_foreign_running_on_gang_node)
@@ -1834,6 +1864,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_rank_killed_by_signal);
 	tcase_add_test(tc, test_foreign_running_on_gang_node);
 	tcase_add_test(tc, test_unknown_tasks_hold_node_until_gone);
+	tcase_add_test(tc, test_foreign_ids_not_reused);
 	tcase_add_test(tc, test_stops_per_message_bounded);
 	tcase_add_test(tc, test_restart_with_fewer_known_nodes);
 	tcase_add_test(tc, test_stopping_counts_tasks);
