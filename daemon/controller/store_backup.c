@@ -291,11 +291,69 @@ publish(const char *tmp, const char *file, unsigned flags, struct cerr *err)
 
 /* The checks before anything is written: the database is there and is
  * not file, and file is free (or may be replaced). */
+/* The directory entry a path names: its directory's device and inode,
+ * and its last component. -1 when the directory cannot be read. */
+struct dirent_id {
+	dev_t dev;
+	ino_t ino;
+	char name[256];
+};
+
+static int
+dirent_id(const char *path, struct dirent_id *id)
+{
+	char dir[4096], base[4096];
+	struct stat st;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir) ||
+	    snprintf(base, sizeof(base), "%s", path) >= (int)sizeof(base)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (stat(dirname(dir), &st) == -1)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	snprintf(id->name, sizeof(id->name), "%s", basename(base));
+	return 0;
+}
+
+/* Does path name the database or one of the files SQLite keeps beside
+ * it (-wal, -shm, -journal), by name in the same directory or as the
+ * same file? Writing or removing any of them would corrupt or lose the
+ * live database. */
+static bool
+names_db_file(const char *db_path, const char *path)
+{
+	static const char *const side[] = { "", "-wal", "-shm", "-journal" };
+	struct dirent_id p, d;
+	struct stat ps, ds;
+	char name[4096];
+	size_t i;
+
+	if (dirent_id(path, &p) == -1)
+		return false;
+	for (i = 0; i < sizeof(side) / sizeof(side[0]); i++) {
+		if (snprintf(name, sizeof(name), "%s%s", db_path, side[i]) >=
+		    (int)sizeof(name) || dirent_id(name, &d) == -1)
+			continue;
+		if (p.dev == d.dev && p.ino == d.ino &&
+		    strcmp(p.name, d.name) == 0)
+			return true;
+		if (stat(path, &ps) == 0 && stat(name, &ds) == 0 &&
+		    ps.st_dev == ds.st_dev && ps.st_ino == ds.st_ino)
+			return true;
+	}
+	return false;
+}
+
 static int
 check_paths(const char *db_path, const char *file, const char *tmp,
     unsigned flags, struct cerr *err)
 {
+	char side[4096];
 	struct stat db, f;
+	size_t i;
 
 	if (stat(db_path, &db) == -1) {
 		int saved = errno;
@@ -305,12 +363,23 @@ check_paths(const char *db_path, const char *file, const char *tmp,
 		errno = saved;
 		return -1;
 	}
-	if (stat(file, &f) == 0) {
-		if (f.st_dev == db.st_dev && f.st_ino == db.st_ino) {
+	/* The backup, its temporary copy and the files beside that copy
+	 * are written or removed: none may be the database's. */
+	if (names_db_file(db_path, file)) {
+		errno = EINVAL;
+		return cerr_set(err, ERR_INVALID, "%s is the database or a "
+		    "file SQLite keeps beside it", file);
+	}
+	for (i = 0; i < sizeof(tmp_sidecars) / sizeof(tmp_sidecars[0]); i++)
+		if (snprintf(side, sizeof(side), "%s%s", tmp,
+		    tmp_sidecars[i]) >= (int)sizeof(side) ||
+		    names_db_file(db_path, side)) {
 			errno = EINVAL;
-			return cerr_set(err, ERR_INVALID, "%s is the database "
-			    "itself", file);
+			return cerr_set(err, ERR_INVALID, "%s would be written "
+			    "or removed while making %s, and it is the "
+			    "database or a file beside it", side, file);
 		}
+	if (stat(file, &f) == 0) {
 		if (S_ISDIR(f.st_mode)) {
 			errno = EISDIR;
 			return cerr_set(err, ERR_INVALID, "%s is a directory; "

@@ -47,7 +47,7 @@ stderr_has "$B exists; give --force to replace it"
 expect_exit 0 cohortd -c "$CONF" --backup "$B" --force
 # Never onto the database itself, whatever the flags.
 expect_exit 1 cohortd -c "$CONF" --backup "$C/cohort.db" --force
-stderr_has "is the database itself"
+stderr_has "is the database or a file SQLite keeps beside it"
 # A directory that cannot take the file: an error, nothing written.
 expect_exit 1 cohortd -c "$CONF" --backup "$T/no-such-dir/b.db"
 stderr_has "no-such-dir/b.db.tmp: No such file or directory"

@@ -1747,6 +1747,32 @@ START_TEST(test_backup_refused)
 	ck_assert_int_eq(store_backup(dbpath, dbpath, STORE_BACKUP_FORCE,
 	    &info, &err), -1);
 	ck_assert_int_eq(err.code, ERR_INVALID);
+	/* Nor the files SQLite keeps beside it (the live WAL), by name
+	 * even when absent, nor a name whose temporary copy would be the
+	 * database (a database called X.tmp, backed up to X). */
+	snprintf(bad, sizeof(bad), "%s-wal", dbpath);
+	ck_assert_int_eq(store_backup(dbpath, bad, STORE_BACKUP_FORCE,
+	    &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	snprintf(bad, sizeof(bad), "%s-journal", dbpath);
+	ck_assert_int_eq(store_backup(dbpath, bad, STORE_BACKUP_FORCE,
+	    &info, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert(!exists(bad));
+	{
+		/* A database named X.tmp backed up to X, with --force: the
+		 * copy's temporary name is the database. */
+		char t2[512], x[512];
+
+		snprintf(x, sizeof(x), "%s.x", dbpath);
+		snprintf(t2, sizeof(t2), "%s.tmp", x);
+		ck_assert_int_eq(link(dbpath, t2), 0);
+		ck_assert_int_eq(store_backup(t2, x, STORE_BACKUP_FORCE,
+		    &info, &err), -1);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert(exists(t2));
+		ck_assert_int_eq(unlink(t2), 0);
+	}
 	ck_assert_int_eq(unlink(bpath), 0);
 
 	/* A tmp file of another backup: refused, and left to it. */
