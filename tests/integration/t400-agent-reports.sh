@@ -27,6 +27,7 @@
 expect_log_error 'cohortd: warning: node node02: refused \((task_exit|progress|checkpoint)\): job [0-9]+ attempt [0-9]+'
 expect_log_error 'cohortd: warning: node evil01: refused \(register\): the node is neither in the topology nor in .nodes.'
 expect_log_error 'cohortd: warning: node node02: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job 987654 runs on a node but is not in the database'
 need_python_protobuf
 
 C=$T/cluster
