@@ -642,9 +642,6 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 	tasks_spool_remove(a->cfg->spool, job_id, restart);
 }
 
-/* The cores of a task of l (local_rank) for --cpus-per-task: on its
- * GPUs' NUMA nodes, not held by another task here. Says in the log what
- * it had to give up. */
 int
 agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len)
 {
@@ -656,16 +653,22 @@ agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len)
 	}
 	memcpy(line, var, sizeof(var));
 	if (cpubind_list_format(cpus, line + sizeof(var) - 1,
-	    len - (sizeof(var) - 1)) == -1 ||
-	    line[sizeof(var) - 1] == '\0') {
+	    len - (sizeof(var) - 1)) == -1) {
 		line[0] = '\0';
-		if (errno != ENOSPC)
-			errno = EINVAL;
+		errno = ENOSPC;
+		return -1;
+	}
+	if (line[sizeof(var) - 1] == '\0') {
+		line[0] = '\0';
+		errno = EINVAL;
 		return -1;
 	}
 	return 0;
 }
 
+/* The cores of a task of l (local_rank) for --cpus-per-task: on its
+ * GPUs' NUMA nodes, not held by another task here. Says in the log what
+ * it had to give up. */
 static void
 agent_choose_cpus(struct agent *a, const struct launch *l,
     unsigned local_rank, unsigned rank, cpu_set_t *out)

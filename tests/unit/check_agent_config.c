@@ -575,6 +575,7 @@ START_TEST(test_task_cpus_env)
 	ck_assert_str_eq(line, "");
 	CPU_ZERO(&set);
 	ck_assert_int_eq(agent_task_cpus_env(&set, line, sizeof(line)), -1);
+	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_str_eq(line, "");
 }
 END_TEST
