@@ -433,7 +433,7 @@ agent_setup_binding(struct agent *a)
 {
 	const char *why_mem;
 	cpu_set_t allowed;
-	char why[512], list[256];
+	char why[512], list[AGENT_CPU_LIST_MAX];
 	int i;
 
 	if (a->cfg->has_numa_map)
@@ -461,7 +461,10 @@ agent_setup_binding(struct agent *a)
 	}
 	a->cg = cgroup_create(a->cfg->cgroup, a->cfg->cgroup_path,
 	    a->cfg->name, a->cfg->spool, why, sizeof(why));
-	if (a->cg == NULL)
+	if (a->cg == NULL && a->cfg->cgroup == AGENT_CGROUP_PATH)
+		log_warnx("no cgroup per job: [agent] cgroup = %s cannot be "
+		    "used: %s", a->cfg->cgroup_path, why);
+	else if (a->cg == NULL)
 		log_info("no cgroup per job: %s", why);
 	else if (cgroup_memory_enforced(a->cg, &why_mem))
 		log_info("a cgroup per job under %s (memory limits enforced)",
@@ -639,6 +642,30 @@ agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 	tasks_spool_remove(a->cfg->spool, job_id, restart);
 }
 
+int
+agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len)
+{
+	static const char var[] = "COHORT_TASK_CPUS=";
+
+	if (len < sizeof(var)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	memcpy(line, var, sizeof(var));
+	if (cpubind_list_format(cpus, line + sizeof(var) - 1,
+	    len - (sizeof(var) - 1)) == -1) {
+		line[0] = '\0';
+		errno = ENOSPC;
+		return -1;
+	}
+	if (line[sizeof(var) - 1] == '\0') {
+		line[0] = '\0';
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
 /* The cores of a task of l (local_rank) for --cpus-per-task: on its
  * GPUs' NUMA nodes, not held by another task here. Says in the log what
  * it had to give up. */
@@ -652,7 +679,7 @@ agent_choose_cpus(struct agent *a, const struct launch *l,
 	struct atask *at;
 	cpu_set_t used;
 	unsigned flags;
-	char list[256], near[256] = "";
+	char list[AGENT_CPU_LIST_MAX], near[256] = "";
 
 	CPU_ZERO(&used);
 	TAILQ_FOREACH(at, &a->tasks, entry)
@@ -690,7 +717,8 @@ agent_start_rank(struct agent *a, const struct launch *l,
     const char *progress, const char *jobcg, unsigned local_rank,
     struct cerr *err)
 {
-	char procs[PATH_MAX], line[300], list[256];
+	char procs[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
+	    AGENT_CPU_LIST_MAX];
 	cpu_set_t cpus;
 	const struct job_spec *s = l->spec;
 	struct task_env te = { 0 };
@@ -740,8 +768,11 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	if (s->cpus_per_task > 0) {
 		agent_choose_cpus(a, l, local_rank, tl.rank, &cpus);
 		tl.cpus = &cpus;
-		cpubind_list_format(&cpus, list, sizeof(list));
-		snprintf(line, sizeof(line), "COHORT_TASK_CPUS=%s", list);
+		if (agent_task_cpus_env(&cpus, line, sizeof(line)) == -1) {
+			strv_free(envp, nenv);
+			return cerr_set(err, ERR_INTERNAL, "cannot write "
+			    "COHORT_TASK_CPUS: %s", strerror(errno));
+		}
 		if (strv_append(&envp, &nenv, line) == -1) {
 			strv_free(envp, nenv);
 			return cerr_set(err, ERR_INTERNAL, "out of memory");

@@ -10,9 +10,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/agent/cpubind.h"
 #include "lib/err.h"
 #include "lib/inventory.h"
 #include "lib/job.h"
+
+/* Room for a CPU list (cpubind_list_format) of any of CPU_SETSIZE
+ * CPUs: 1024 of them as "0-1,3-4,..." take under 3000 bytes. */
+#define AGENT_CPU_LIST_MAX 4096
 
 struct event_base;
 struct agent_config;
@@ -74,6 +79,11 @@ void agent_set_inventory(struct agent *a, const struct inventory *inv);
  * accepted as is. 0, or -1 with err (ERR_INVALID for a start that cannot
  * work here, e.g. an unknown user: nothing is left running). */
 int agent_launch(struct agent *a, const struct launch *l, struct cerr *err);
+
+/* "COHORT_TASK_CPUS=LIST" for a task bound to cpus, into line (len:
+ * sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX holds any). 0, or
+ * -1 with errno (ENOSPC: too small; EINVAL: no CPU) and line "". */
+int agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len);
 
 /* Stop the tasks of (job, restart): SIGTERM now, SIGKILL after the
  * configured wait. Unknown jobs are fine (nothing to do). */

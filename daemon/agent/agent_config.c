@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon/agent/agent_config.h"
+#include "daemon/agent/cgroup.h"
 #include "daemon/agent/health.h"
 #include "lib/log.h"
 
@@ -367,6 +368,10 @@ agent_set_cgroup(const struct conf_ctx *c, const struct conf_key *k,
 		    "off or an absolute path", value);
 	if (strlen(value) > 3000)
 		return cerr_set(err, ERR_INVALID, "path too long");
+	/* The spool's records are checked against PATH as strings. */
+	if (!cgroup_path_canonical(value))
+		return cerr_set(err, ERR_INVALID, "'%s' is not a canonical path "
+		    "(no '.', '..', '//' or trailing '/')", value);
 	cfg->cgroup = AGENT_CGROUP_PATH;
 	return agent_set_str(&cfg->cgroup_path, value, err);
 }

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -28,6 +29,18 @@
  * left, logged, to the operator. */
 #define CGROUP_RETRIES 120
 
+/* PID_MAX_LIMIT on 64-bit Linux: no pid is larger. */
+#define CGROUP_PID_MAX 4194304
+
+/* cgroup.procs is read whole, up to this much (some 8 million pids). */
+#define CGROUP_PROCS_MAX (64u << 20)
+
+/* The fallback kill's rounds (kill, look again), and how many of them
+ * in a row may find only processes already signalled (dying) before it
+ * leaves the rest to the sweep. */
+#define CGROUP_KILL_ROUNDS 50
+#define CGROUP_KILL_QUIET 3
+
 struct cg_pending {
 	char path[PATH_MAX];
 	unsigned tries;
@@ -36,11 +49,36 @@ struct cg_pending {
 
 struct cgroup {
 	char base[PATH_MAX];
+	char mount[PATH_MAX];		/* the cgroup2 mount BASE is on */
+	char name[128];			/* auto's BASE name, cohort-NODE-HASH */
+	bool own_base;			/* BASE is ours to remove (auto) */
+	bool checkfs;			/* records' BASEs must be cgroup2 */
 	bool memory;			/* memory.max is written */
 	char memory_why[PATH_MAX + 1024];		/* why not */
 	bool warned_memory;		/* logged once that it is not */
 	struct cg_pending *pending;
 };
+
+bool
+cgroup_path_canonical(const char *path)
+{
+	const char *p, *c;
+	size_t n;
+
+	if (path[0] != '/')
+		return false;
+	if (path[1] == '\0')
+		return true;
+	for (p = path; *p == '/'; p = c) {
+		c = p + 1 + strcspn(p + 1, "/");
+		n = (size_t)(c - p - 1);
+		/* An empty component ("//", a trailing '/'), "." or "..". */
+		if (n == 0 || (n == 1 && p[1] == '.') ||
+		    (n == 2 && p[1] == '.' && p[2] == '.'))
+			return false;
+	}
+	return true;
+}
 
 int
 cgroup_parse_self(const char *text, char *out, size_t len)
@@ -127,6 +165,60 @@ read_file(const char *dir, const char *file, char *buf, size_t len)
 		return -1;
 	buf[n] = '\0';
 	return 0;
+}
+
+/* The whole of dir/file, read to its end (a cgroup file gives at most a
+ * page per read), NUL-terminated, into a malloc'd *out of *lenp bytes.
+ * 0, or -1 with errno. */
+static int
+read_all(const char *dir, const char *file, char **out, size_t *lenp)
+{
+	char path[PATH_MAX], *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd, e;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	for (;;) {
+		if (cap - len < 4097) {
+			if (cap >= CGROUP_PROCS_MAX) {
+				e = EFBIG;
+				goto fail;
+			}
+			cap = cap == 0 ? 16384 : cap * 2;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				e = errno;
+				goto fail;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			goto fail;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	*lenp = len;
+	return 0;
+fail:
+	close(fd);
+	free(buf);
+	errno = e;
+	return -1;
 }
 
 /* Whether the space-separated list holds word. */
@@ -267,7 +359,7 @@ struct cgroup *
 cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
     const char *spool, char *why, size_t len)
 {
-	char self[8192], own[PATH_MAX], name[128];
+	char self[8192], own[PATH_MAX];
 	const char *mount = NULL;
 	struct cgroup *cg;
 	int fd, e;
@@ -281,7 +373,16 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 	}
 	if ((cg = calloc(1, sizeof(*cg))) == NULL)
 		return NULL;
+	cg->checkfs = true;
+	cgroup_base_name(node, spool, cg->name, sizeof(cg->name));
 	if (mode == AGENT_CGROUP_PATH) {
+		/* The records name cgroups under BASE: compared as strings,
+		 * which needs one spelling (agent_config.c refuses others). */
+		if (!cgroup_path_canonical(path)) {
+			snprintf(why, len, "%s is not a canonical path (no '.', "
+			    "'..', '//' or trailing '/')", path);
+			goto fail;
+		}
 		if (!is_cgroup2(path)) {
 			snprintf(why, len, "%s is not on a cgroup v2 file "
 			    "system", path);
@@ -304,6 +405,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 		}
 		mount = own;
 	} else {
+		cg->own_base = true;
 		if (is_cgroup2("/sys/fs/cgroup"))
 			mount = "/sys/fs/cgroup";
 		else if (is_cgroup2("/sys/fs/cgroup/unified"))
@@ -325,11 +427,15 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 			    "v2 path");
 			goto fail;
 		}
-		cgroup_base_name(node, spool, name, sizeof(name));
 		if ((size_t)snprintf(cg->base, sizeof(cg->base), "%s%s/%s",
-		    mount, strcmp(own, "/") == 0 ? "" : own, name) >=
+		    mount, strcmp(own, "/") == 0 ? "" : own, cg->name) >=
 		    sizeof(cg->base)) {
 			snprintf(why, len, "cgroup path too long");
+			goto fail;
+		}
+		if (!cgroup_path_canonical(cg->base)) {
+			snprintf(why, len, "%s (from /proc/self/cgroup) is not a "
+			    "canonical path", cg->base);
 			goto fail;
 		}
 		snprintf(own, sizeof(own), "%s", mount);
@@ -356,6 +462,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 		goto fail;
 	}
 	probe_remove(self);
+	snprintf(cg->mount, sizeof(cg->mount), "%s", mount);
 	enable_memory(cg, mount);
 	remove_stale(cg);
 	return cg;
@@ -373,6 +480,11 @@ cgroup_create_at(const char *base)
 	if ((cg = calloc(1, sizeof(*cg))) == NULL)
 		return NULL;
 	snprintf(cg->base, sizeof(cg->base), "%s", base);
+	snprintf(cg->mount, sizeof(cg->mount), "%s", base);
+	if (strrchr(cg->mount, '/') != NULL)
+		*strrchr(cg->mount, '/') = '\0';
+	snprintf(cg->name, sizeof(cg->name), "%s", strrchr(base, '/') != NULL ?
+	    strrchr(base, '/') + 1 : base);
 	snprintf(cg->memory_why, sizeof(cg->memory_why), "a test's cgroup");
 	return cg;
 }
@@ -395,9 +507,11 @@ cgroup_destroy(struct cgroup *cg)
 		cg->pending = p->next;
 		free(p);
 	}
-	/* Empty once no job runs here; a running job's keeps it (EBUSY),
-	 * for the next agent. */
-	rmdir(cg->base);
+	/* auto's BASE goes once no job runs here; a running job's keeps it
+	 * (EBUSY), for the next agent. The operator's PATH stays: it is
+	 * theirs, and the next start needs it. */
+	if (cg->own_base)
+		rmdir(cg->base);
 	free(cg);
 }
 
@@ -497,11 +611,35 @@ cgroup_task_create(const char *job_path, unsigned rank, char *procs,
 	return 0;
 }
 
+/* Whether base may hold a job cgroup recorded in the spool: this
+ * agent's BASE, or one an earlier agent of this node and spool used
+ * (auto's BASE follows the agent's own cgroup, which a restart may
+ * change): named like ours, on the same cgroup2 mount. */
+static bool
+our_base(const struct cgroup *cg, const char *base)
+{
+	size_t mlen = strlen(cg->mount);
+	const char *name = strrchr(base, '/');
+	struct stat st;
+
+	if (strcmp(base, cg->base) == 0)
+		return true;
+	if (name == NULL || strcmp(name + 1, cg->name) != 0 || mlen == 0 ||
+	    strncmp(base, cg->mount, mlen) != 0 || base[mlen] != '/')
+		return false;
+	if (!cg->checkfs)
+		return true;
+	/* Gone already: nothing there to kill, nothing to follow. */
+	if (stat(base, &st) == -1 && errno == ENOENT)
+		return true;
+	return is_cgroup2(base);
+}
+
 int
 cgroup_job_load(const struct cgroup *cg, const char *start_dir, char *path)
 {
-	char file[PATH_MAX];
-	size_t blen;
+	char file[PATH_MAX], base[PATH_MAX];
+	const char *last;
 	ssize_t n;
 	int fd;
 
@@ -519,28 +657,121 @@ cgroup_job_load(const struct cgroup *cg, const char *start_dir, char *path)
 	}
 	path[n] = '\0';
 	path[strcspn(path, "\n")] = '\0';
-	blen = strlen(cg->base);
-	/* BASE/job-..., one level down, no way back up. */
-	if (strncmp(path, cg->base, blen) != 0 || path[blen] != '/' ||
-	    strncmp(path + blen + 1, "job-", 4) != 0 ||
-	    strchr(path + blen + 1, '/') != NULL ||
-	    strstr(path, "..") != NULL) {
-		log_warnx("%s names cgroup '%s', not one of this agent's; "
-		    "left alone", file, path);
-		path[0] = '\0';
+	/* BASE/job-..., canonical (one spelling, no way back up), BASE
+	 * one of ours. */
+	last = strrchr(path, '/');
+	if (!cgroup_path_canonical(path) || last == NULL || last == path ||
+	    strncmp(last + 1, "job-", 4) != 0 ||
+	    (size_t)(last - path) >= sizeof(base)) {
 		errno = EPERM;
-		return -1;
+		goto refused;
 	}
-	return 0;
+	memcpy(base, path, (size_t)(last - path));
+	base[last - path] = '\0';
+	if (our_base(cg, base))
+		return 0;
+	errno = EPERM;
+refused:
+	log_warnx("%s names cgroup '%s', not one of this agent's; left "
+	    "alone", file, path);
+	path[0] = '\0';
+	return -1;
 }
 
-unsigned
-cgroup_kill_procs(const char *dir)
+/* Pids killed this call: sorted, for a binary search. */
+struct pidset {
+	pid_t *v;
+	size_t n, cap;
+};
+
+/* Add pid; false when it is there already (or out of memory, where the
+ * worst is a second SIGKILL). */
+static bool
+pidset_add(struct pidset *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->n, mid;
+	pid_t *nv;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (s->v[mid] == pid)
+			return false;
+		if (s->v[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->n == s->cap) {
+		if ((nv = realloc(s->v, (s->cap == 0 ? 256 : s->cap * 2) *
+		    sizeof(*nv))) == NULL)
+			return true;
+		s->v = nv;
+		s->cap = s->cap == 0 ? 256 : s->cap * 2;
+	}
+	memmove(s->v + lo + 1, s->v + lo, (s->n - lo) * sizeof(*s->v));
+	s->v[lo] = pid;
+	s->n++;
+	return true;
+}
+
+/* SIGKILL pid through a pidfd where the kernel has them (5.3): the
+ * signal reaches the process the pidfd was opened on, or none, never
+ * one that took its pid since. */
+static int
+kill_pid(pid_t pid)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	static bool nopidfd;
+	int fd, rc, e;
+
+	if (!nopidfd) {
+		if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0) {
+			rc = (int)syscall(SYS_pidfd_send_signal, fd, SIGKILL,
+			    NULL, 0);
+			e = errno;
+			close(fd);
+			errno = e;
+			return rc;
+		}
+		if (errno != ENOSYS)
+			return -1;	/* ESRCH: gone */
+		nopidfd = true;
+	}
+#endif
+	return kill(pid, SIGKILL);
+}
+
+/* A pid from a cgroup.procs line (p .. p+n, no '\n'): digits only, one
+ * that can be a process other than init and ourselves; else 0. */
+static pid_t
+parse_pid(const char *p, size_t n)
+{
+	long v = 0;
+	size_t i;
+
+	if (n == 0 || n > 7)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		v = v * 10 + (p[i] - '0');
+	}
+	if (v <= 1 || v > CGROUP_PID_MAX || v == (long)getpid())
+		return 0;
+	return (pid_t)v;
+}
+
+/* One round over dir's tree, depth first: every pid listed (*listed),
+ * each not yet in seen signalled (*fresh; *killed the signals that
+ * went). */
+static void
+kill_tree(const char *dir, struct pidset *seen, unsigned *listed,
+    unsigned *fresh, unsigned *killed)
 {
 	struct dirent *de;
-	char buf[8192], sub[PATH_MAX], *p, *end;
-	unsigned n = 0;
-	long pid;
+	char sub[PATH_MAX], *buf, *p, *nl, *end;
+	size_t len;
+	pid_t pid;
 	DIR *d;
 
 	if ((d = opendir(dir)) != NULL) {
@@ -549,24 +780,92 @@ cgroup_kill_procs(const char *dir)
 				continue;
 			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
 			    de->d_name) < sizeof(sub))
-				n += cgroup_kill_procs(sub);
+				kill_tree(sub, seen, listed, fresh, killed);
 		}
 		closedir(d);
 	}
-	if (read_file(dir, "cgroup.procs", buf, sizeof(buf)) == -1)
-		return n;
-	for (p = buf; *p != '\0'; p = end) {
-		pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		/* Never ourselves, init or a process group. */
-		if (pid > 1 && pid != (long)getpid() &&
-		    kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-		while (*end == '\n' || *end == ' ')
-			end++;
+	if (read_all(dir, "cgroup.procs", &buf, &len) == -1)
+		return;
+	/* Whole lines only: what follows the last '\n' is not one. */
+	end = buf + len;
+	for (p = buf; (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+	    p = nl + 1) {
+		if ((pid = parse_pid(p, (size_t)(nl - p))) == 0)
+			continue;
+		(*listed)++;
+		if (!pidset_add(seen, pid))
+			continue;
+		(*fresh)++;
+		if (kill_pid(pid) == 0)
+			(*killed)++;
 	}
-	return n;
+	free(buf);
+}
+
+/* Freeze dir's tree (cgroup.freeze, Linux 5.2), so that nothing in it
+ * forks while it is being killed: a frozen process still dies of
+ * SIGKILL. Waits a little for the kernel to say it is frozen. Whether
+ * it was asked to. */
+static bool
+freeze(const char *dir)
+{
+	char buf[256];
+	int i;
+
+	if (write_file(dir, "cgroup.freeze", "1") == -1)
+		return false;
+	for (i = 0; i < 100; i++) {
+		if (read_file(dir, "cgroup.events", buf, sizeof(buf)) == -1 ||
+		    strstr(buf, "frozen 1") != NULL)
+			break;
+		usleep(1000);
+	}
+	return true;
+}
+
+unsigned
+cgroup_kill_procs(const char *dir)
+{
+	struct pidset seen = { 0 };
+	unsigned killed = 0, listed, fresh, quiet = 0, round;
+	bool frozen = freeze(dir);
+
+	for (round = 0; round < CGROUP_KILL_ROUNDS; round++) {
+		listed = fresh = 0;
+		kill_tree(dir, &seen, &listed, &fresh, &killed);
+		if (listed == 0 || unpopulated(dir))
+			break;
+		/* All listed are dying: a few more looks, for what they
+		 * forked before the signal; the sweep does the rest. */
+		if (fresh == 0 && ++quiet >= CGROUP_KILL_QUIET)
+			break;
+		if (fresh > 0)
+			quiet = 0;
+		usleep(2000);
+	}
+	if (frozen)
+		write_file(dir, "cgroup.freeze", "0");
+	free(seen.v);
+	return killed;
+}
+
+/* The job's cgroup under a BASE of an earlier agent (another cgroup):
+ * that BASE goes too once it is empty. */
+static void
+remove_old_base(const struct cgroup *cg, const char *job_path)
+{
+	char base[PATH_MAX];
+	char *slash;
+
+	snprintf(base, sizeof(base), "%s", job_path);
+	if ((slash = strrchr(base, '/')) == NULL)
+		return;
+	*slash = '\0';
+	if (strcmp(base, cg->base) != 0 &&
+	    strcmp(strrchr(base, '/') != NULL ? strrchr(base, '/') + 1 : base,
+	    cg->name) == 0 && rmdir(base) == 0)
+		log_info("%s: removed (an earlier agent's, from another "
+		    "cgroup)", base);
 }
 
 /* Kill the tree and try to remove it, children first. 0 when gone. */
@@ -611,8 +910,10 @@ cgroup_job_end(struct cgroup *cg, const char *job_path,
 		unlink(file);
 	if (cg == NULL || job_path[0] == '\0')
 		return 0;
-	if (kill_and_remove(job_path) == 0)
+	if (kill_and_remove(job_path) == 0) {
+		remove_old_base(cg, job_path);
 		return 0;
+	}
 	for (p = cg->pending; p != NULL; p = p->next)
 		if (strcmp(p->path, job_path) == 0)
 			return 1;
@@ -634,6 +935,7 @@ cgroup_sweep(struct cgroup *cg)
 	for (pp = &cg->pending; (p = *pp) != NULL;) {
 		if (kill_and_remove(p->path) == 0) {
 			log_debug("%s: removed", p->path);
+			remove_old_base(cg, p->path);
 		} else if (++p->tries < CGROUP_RETRIES) {
 			pp = &p->next;
 			continue;

@@ -5,20 +5,26 @@
  *                                   it before forking the task, so the
  *                                   task and all it starts are inside
  *
- * BASE is PATH, or with auto a directory "cohort-NODE-HASH" under the
- * agent's own cgroup (from /proc/self/cgroup) on /sys/fs/cgroup when
- * that is cgroup2, else on /sys/fs/cgroup/unified (a hybrid system).
- * HASH comes from the spool's path, so two agents on one machine (a
- * test cluster) never share a BASE, and a restarted agent finds its
- * own. The job's directory gets memory.max from --mem-per-node when the
+ * BASE is PATH (canonical: no ".", "..", "//" or trailing "/"), or with
+ * auto a directory "cohort-NODE-HASH" under the agent's own cgroup
+ * (from /proc/self/cgroup) on /sys/fs/cgroup when that is cgroup2, else
+ * on /sys/fs/cgroup/unified (a hybrid system). HASH comes from the
+ * spool's path, so two agents on one machine (a test cluster) never
+ * share a BASE. A restarted agent follows the spool's records to its
+ * jobs' cgroups also under the BASE of an earlier agent that ran in
+ * another cgroup (same name, same mount), and removes that BASE once it
+ * is empty. Only auto's BASE is removed at a clean stop; PATH is the
+ * operator's and stays. The job's directory gets memory.max from --mem-per-node when the
  * memory controller can be enabled down to BASE; where it cannot, the
  * limit is not enforced and the agent says so in its log, once.
  *
  * At the job's end on this node (every task ended: normal exit,
  * failure, cancel, time limit) cgroup_job_end kills whatever is left in
  * the job's cgroup, e.g. a daemon a task started with setsid, through
- * cgroup.kill (Linux 5.14) or else SIGKILL to each pid of each
- * cgroup.procs, then removes the directories; what is still dying is
+ * cgroup.kill (Linux 5.14) or else, with the tree frozen where
+ * cgroup.freeze exists (5.2), SIGKILL (through a pidfd where there are
+ * pidfds, 5.3) to each pid of each cgroup.procs until they are empty,
+ * then removes the directories; what is still dying is
  * retried by cgroup_sweep. The job's cgroup path is kept in the spool
  * (SPOOL/jobs/JOBID.START/cgroup) for an agent that restarts.
  *
@@ -44,7 +50,7 @@ struct cgroup;
 struct cgroup *cgroup_create(enum agent_cgroup mode, const char *path,
     const char *node, const char *spool, char *why, size_t len);
 /* Accepts NULL; leaves the job cgroups alone (tasks keep running), and
- * removes BASE when none is left. */
+ * with auto removes BASE when none is left (never PATH). */
 void cgroup_destroy(struct cgroup *cg);
 
 /* BASE (borrowed). */
@@ -67,9 +73,11 @@ int cgroup_job_create(struct cgroup *cg, const char *start_dir,
 int cgroup_task_create(const char *job_path, unsigned rank, char *procs,
     struct cerr *err);
 
-/* The job's cgroup recorded in start_dir/cgroup, if it is under cg's
- * BASE (the spool is not trusted to name other cgroups), into path
- * (PATH_MAX). 0, or -1 (ENOENT: none recorded). */
+/* The job's cgroup recorded in start_dir/cgroup, into path (PATH_MAX),
+ * if it is BASE/job-... with a canonical path and BASE is cg's or an
+ * earlier agent's of this node and spool (named like cg's, on cg's
+ * cgroup2 mount): the spool is not trusted to name other cgroups. 0, or
+ * -1 (ENOENT: none recorded; EPERM: not one of ours, logged). */
 int cgroup_job_load(const struct cgroup *cg, const char *start_dir,
     char *path);
 
@@ -92,6 +100,10 @@ void cgroup_sweep(struct cgroup *cg);
  * for a cgroup. NULL when out of memory. */
 struct cgroup *cgroup_create_at(const char *base);
 
+/* Whether path is absolute and canonical: no "." or ".." component, no
+ * "//", no trailing "/" (but "/"). */
+bool cgroup_path_canonical(const char *path);
+
 /* The cgroup v2 path in /proc/self/cgroup's text ("0::/a/b" line) into
  * out: "/a/b". 0, or -1 (ENOENT) without such a line. */
 int cgroup_parse_self(const char *text, char *out, size_t len);
@@ -102,8 +114,11 @@ void cgroup_base_name(const char *node, const char *spool, char *out,
     size_t len);
 
 /* Kill every process listed in dir's cgroup.procs and in those of its
- * subdirectories (depth first), SIGKILL; how many were signalled. The
- * fallback for kernels without cgroup.kill. */
+ * subdirectories (depth first), SIGKILL, each file read to its end and
+ * only its whole lines taken; dir frozen meanwhile where it can be
+ * (then thawed), and looked at again until nothing new is listed (or
+ * its cgroup.events says "populated 0"). How many processes were
+ * signalled. The fallback for kernels without cgroup.kill. */
 unsigned cgroup_kill_procs(const char *dir);
 
 #endif

@@ -8,6 +8,8 @@
 # killed and restarted (the job's cgroup is found again in the spool),
 # and a start one of whose tasks ended while the agent was down keeps
 # its cgroup until the other ends.
+# With cgroup = PATH (node03) a clean stop leaves PATH, the next start
+# uses it, and an unusable PATH is a warning.
 # The task sits in BASE/job-ID.START/rank-0. --mem-per-node becomes the
 # job cgroup's memory.max where the memory controller can be enabled;
 # elsewhere (this machine's hybrid hierarchy has no memory controller
@@ -28,12 +30,17 @@ if [ -z "$mount" ] || ! mkdir "$probe" 2>/dev/null; then
 	exit 77
 fi
 rmdir "$probe"
+# node03's cgroup = PATH: the operator's, made before the agent starts.
+pathcg=$mount${own%/}/cohort-t801-path.$$
+mkdir "$pathcg" || fail "cannot make $pathcg"
 
 C=$T/cluster
-COHORT_LOCAL_AGENT_CONF="node02: cgroup = off" \
-	cluster_up "$C" --nodes 2 --gpus 1
+COHORT_LOCAL_AGENT_CONF="node02: cgroup = off
+node03: cgroup = $pathcg" \
+	cluster_up "$C" --nodes 3 --gpus 1
 wait_node 20 node01 "n['state'] == 'UP'"
 wait_node 20 node02 "n['state'] == 'UP'"
+wait_node 20 node03 "n['state'] == 'UP'"
 W=$(world_dir out)
 grep -q "a cgroup per job under $mount" "$C/node01.log" ||
 	fail "node01 has no cgroups: $(grep -i cgroup "$C/node01.log")"
@@ -126,6 +133,41 @@ expect_exit 0 cohort cancel "$e"
 wait_for 20 job_expr "$e" 'd["state"] in ("CANCELLED", "FAILED", "COMPLETED")' ||
 	fail "job $e did not end: $(job_state "$e")"
 stray_gone "$p1" "$e"
+
+### 3c. cgroup = PATH survives a clean stop of an idle agent (it is the
+# operator's, not the agent's to remove), so the next start uses it
+# again and kills strays as before. Unusable (here: removed), it is a
+# warning, not a line of info.
+f=$(job_submit --time 5m --nodelist node03 -- "$W/stray.sh" "$W")
+wait_state 20 "$f" COMPLETED
+pf=$(stray_pid "$f")
+stray_gone "$pf" "$f"
+case $(cat "$W/stray-$f.cg") in
+"${pathcg#"$mount"}/job-$f."[0-9]*/rank-0) ;;
+*) fail "job $f's task was in cgroup '$(cat "$W/stray-$f.cg")', not $pathcg/job-$f.START/rank-0" ;;
+esac
+stop_node03() {
+	local pid
+	pid=$(cat "$C/node03.pid")
+	kill -TERM "$pid"
+	wait_for 10 proc_gone "$pid" || fail "node03 (pid $pid) did not stop"
+}
+stop_node03
+test -d "$pathcg" || fail "a clean stop of node03 removed its cgroup = $pathcg"
+cohort-local start "$C" node03 >"$T/start.out" 2>&1 || fail "cohort-local start node03: $(cat "$T/start.out")"
+wait_node 20 node03 "n['state'] == 'UP'"
+[ "$(grep -c "a cgroup per job under $pathcg" "$C/node03.log")" = 2 ] ||
+	fail "node03 restarted without its cgroup: $(grep -i cgroup "$C/node03.log" | tail -2)"
+g=$(job_submit --time 5m --nodelist node03 -- "$W/stray.sh" "$W")
+wait_state 20 "$g" COMPLETED
+stray_gone "$(stray_pid "$g")" "$g"
+stop_node03
+rmdir "$pathcg" || fail "$pathcg: cannot remove it (not empty?)"
+expect_log_error "no cgroup per job: \[agent\] cgroup = $pathcg cannot be used: "
+cohort-local start "$C" node03 >"$T/start.out" 2>&1 || fail "cohort-local start node03: $(cat "$T/start.out")"
+wait_node 20 node03 "n['state'] == 'UP'"
+grep -q "warning: no cgroup per job: \[agent\] cgroup = $pathcg cannot be used: $pathcg is not on a cgroup v2 file system" "$C/node03.log" ||
+	fail "an unusable cgroup = PATH is no warning: $(grep -i cgroup "$C/node03.log" | tail -1)"
 
 ### 4. --mem-per-node: memory.max of the job's cgroup, where enforced.
 d=$(job_submit --time 5m --nodelist node01 --mem-per-node 300M -- \

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon/agent/account.h"
+#include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/health.h"
 #include "daemon/agent/watch.h"
@@ -309,6 +310,24 @@ START_TEST(test_load_errors)
 		{ "[agent]\ncgroup = sometimes\n",
 		    ":2: cgroup: 'sometimes': expected auto, off or an absolute "
 		    "path" },
+		{ "[agent]\ncgroup = /a/../b\n",
+		    ":2: cgroup: '/a/../b' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
+		{ "[agent]\ncgroup = /sys/fs/cgroup/./x\n",
+		    ":2: cgroup: '/sys/fs/cgroup/./x' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
+		{ "[agent]\ncgroup = /sys/fs//cgroup\n",
+		    ":2: cgroup: '/sys/fs//cgroup' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
+		{ "[agent]\ncgroup = /sys/fs/cgroup/x/\n",
+		    ":2: cgroup: '/sys/fs/cgroup/x/' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
+		{ "[agent]\ncgroup = /sys/fs/cgroup/..\n",
+		    ":2: cgroup: '/sys/fs/cgroup/..' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
+		{ "[agent]\ncgroup = /.\n",
+		    ":2: cgroup: '/.' is not a canonical path (no '.', '..', "
+		    "'//' or trailing '/')" },
 		{ "[agent]\nfeatures = fp64,,ib\n",
 		    ":2: features: empty feature name at column 6" },
 		{ "[agent]\nfeatures = fp64,a b\n",
@@ -493,6 +512,13 @@ START_TEST(test_numa_cgroup)
 	ck_assert_int_eq(cfg.cgroup, AGENT_CGROUP_PATH);
 	ck_assert_str_eq(cfg.cgroup_path, "/sys/fs/cgroup/cohort.slice");
 	agent_config_clear(&cfg);
+	/* Dots inside a name are no '..' component. */
+	write_file(cfgpath, AGENT_REQUIRED "cgroup = /sys/fs/cgroup/a..b/.c\n"
+	    TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.cgroup_path, "/sys/fs/cgroup/a..b/.c");
+	agent_config_clear(&cfg);
 	write_file(cfgpath, AGENT_REQUIRED "cgroup = off\n" TLS_REQUIRED);
 	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
 	ck_assert_int_eq(cfg.cgroup, AGENT_CGROUP_OFF);
@@ -514,6 +540,43 @@ START_TEST(test_numa_cgroup)
 	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.text, "cgroup: 'relative/dir': "
 	    "expected auto, off or an absolute path"));
+}
+END_TEST
+
+/* COHORT_TASK_CPUS for what numa_cpus can bind a task to: any set of
+ * CPU_SETSIZE CPUs fits the agent's buffer (the worst, "a-b,..." pairs,
+ * is some 2900 characters) and reads back as itself; a buffer too small
+ * or no CPU is an error, never an empty value. */
+START_TEST(test_task_cpus_env)
+{
+	char line[sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX], why[128];
+	const size_t pre = sizeof("COHORT_TASK_CPUS=") - 1;
+	cpu_set_t set, back;
+	int pattern, c;
+
+	for (pattern = 0; pattern < 4; pattern++) {
+		CPU_ZERO(&set);
+		for (c = 0; c < CPU_SETSIZE; c++)
+			if (pattern == 0 || (pattern == 1 && c % 2 == 0) ||
+			    (pattern == 2 && c % 3 != 2) ||
+			    (pattern == 3 && c < 256 && c % 2 == 0))
+				CPU_SET(c, &set);
+		ck_assert_msg(agent_task_cpus_env(&set, line, sizeof(line)) ==
+		    0, "pattern %d: %s", pattern, strerror(errno));
+		ck_assert_int_eq(strncmp(line, "COHORT_TASK_CPUS=", pre), 0);
+		ck_assert_msg(strlen(line) > pre, "pattern %d: empty", pattern);
+		ck_assert_msg(cpubind_list_parse(line + pre, &back, why,
+		    sizeof(why)) == 0, "%s", why);
+		ck_assert(CPU_EQUAL(&set, &back));
+	}
+	/* The last pattern's list (128 CPUs) in too small a buffer. */
+	ck_assert_int_eq(agent_task_cpus_env(&set, line, pre + 100), -1);
+	ck_assert_int_eq(errno, ENOSPC);
+	ck_assert_str_eq(line, "");
+	CPU_ZERO(&set);
+	ck_assert_int_eq(agent_task_cpus_env(&set, line, sizeof(line)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_str_eq(line, "");
 }
 END_TEST
 
@@ -917,6 +980,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_user_map_full);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_numa_cgroup);
+	tcase_add_test(tc, test_task_cpus_env);
 	tcase_add_test(tc, test_nics);
 	suite_add_tcase(s, tc);
 	return s;
