@@ -7,7 +7,7 @@
  * thread, as store.c and txq.c would; libuv's own thread pool does the
  * disk writes.
  *
- *   vfsuv ID DIR ROWS_PER_TXN
+ *   vfsuv ID DIR ROWS_PER_TXN   (env: PRE_VOTE=1, CKPT=N, SNAP=N)
  *
  * Members: ids 1-3 on 127.0.0.1:29101-29103, all bootstrapped with the
  * same configuration. The leader commits ROWS_PER_TXN-row transactions back
@@ -151,6 +151,20 @@ fsm_apply(struct raft_fsm *f, const struct raft_buffer *buf, void **result)
 		return RAFT_IOERR;
 	}
 	*result = NULL;
+	/* CKPT=N: checkpoint this replica's WAL every N entries, as dqlite
+	 * does past its threshold (1,000 frames); each replica does its
+	 * own. */
+	static unsigned long n_applied;
+	static long every = -1;
+	if (every < 0)
+		every = getenv("CKPT") != NULL ? atol(getenv("CKPT")) : 0;
+	if (every > 0 && ++n_applied % (unsigned long)every == 0) {
+		int log = 0, done = 0;
+		if (sqlite3_wal_checkpoint_v2(db, NULL,
+		    SQLITE_CHECKPOINT_TRUNCATE, &log, &done) != SQLITE_OK)
+			fprintf(stderr, "%u: checkpoint: %s\n", id,
+			    sqlite3_errmsg(db));
+	}
 	return 0;
 }
 
@@ -422,6 +436,8 @@ main(int argc, char **argv)
 	/* dqlite's figures for a 50 ms latency (dqnode 50). */
 	raft_set_heartbeat_timeout(&raft, 75);
 	raft_set_election_timeout(&raft, 750);
+	if (getenv("PRE_VOTE") != NULL)
+		raft_set_pre_vote(&raft, true);
 	raft_set_snapshot_threshold(&raft, getenv("SNAP") != NULL ?
 	    (unsigned)atoi(getenv("SNAP")) : 1024);
 	raft_set_snapshot_trailing(&raft, 256);
