@@ -30,5 +30,5 @@ done
 for i in 1 2 3; do kill -USR1 ${P[$i]}; done; sleep 2
 for i in 1 2 3; do kill -TERM ${P[$i]}; done
 for i in 1 2 3; do wait ${P[$i]}; done
-grep -h "FINAL\| seq " $D/n*.out; cat $D/n*.err | sort | uniq -c | head
+grep -h "FINAL\| seq \|relayed" $D/n*.out; cat $D/n*.err | sort | uniq -c | head
 du -sh $D/n1 $D/n2 $D/n3

@@ -7,7 +7,8 @@
  * thread, as store.c and txq.c would; libuv's own thread pool does the
  * disk writes.
  *
- *   vfsuv ID DIR ROWS_PER_TXN   (env: PRE_VOTE=1, CKPT=N, SNAP=N)
+ *   vfsuv ID DIR ROWS_PER_TXN   (env: PRE_VOTE=1, CKPT=N, SNAP=N,
+ *                                 RELAY=1)
  *
  * Members: ids 1-3 on 127.0.0.1:29101-29103, all bootstrapped with the
  * same configuration. The leader commits ROWS_PER_TXN-row transactions back
@@ -33,6 +34,8 @@
 #include <raft.h>
 #include <raft/uv.h>
 #include <sqlite3.h>
+
+#include "relay.h"
 
 #define PAGE 4096
 #define DB "cohort.db"
@@ -391,6 +394,9 @@ term_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		globfree(&g);
 	}
+	if (getenv("RELAY") != NULL)
+		printf("%u: relayed connections %lu\n", id,
+		    relay_connections(&transport));
 	printf("%u: FINAL rows %lld, acknowledged %ld, acknowledged not "
 	    "present exactly once %ld, applied index %llu, %lu snapshots\n", id,
 	    (long long)query_int("SELECT count(*) FROM t"), acks, missing,
@@ -427,7 +433,10 @@ main(int argc, char **argv)
 	fsm.snapshot = fsm_snapshot;
 	fsm.snapshot_finalize = fsm_snapshot_finalize;
 	fsm.restore = fsm_restore;
-	if ((rc = raft_uv_tcp_init(&transport, &loop)) != 0 ||
+	/* RELAY=1: raft's streams carried by libevent (relay.c). */
+	if ((rc = getenv("RELAY") != NULL ?
+	    relay_transport_init(&transport, &loop, base) :
+	    raft_uv_tcp_init(&transport, &loop)) != 0 ||
 	    (rc = raft_uv_init(&io, &loop, dir, &transport)) != 0 ||
 	    (rc = raft_init(&raft, &io, &fsm, id, addr)) != 0) {
 		fprintf(stderr, "init: %d\n", rc);
