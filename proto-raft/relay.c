@@ -1,9 +1,9 @@
 /* A raft_uv_transport whose connections are carried by libevent: each
  * raft stream is one end of a socketpair handed to libuv (uv_pipe_open);
  * the other end is relayed by libevent bufferevents to the peer's TCP
- * connection. cohortd would make the TCP side a bufferevent_openssl on
- * its RPC port (TLS 1.3, a "controller" certificate); this prototype keeps
- * it plain to show the shape: libraft over a stream that libevent owns.
+ * connection, plain or (RELAY_TLS=DIR) a bufferevent_openssl with TLS 1.3
+ * and mutual certificates. cohortd would do this on its RPC port with a
+ * "controller" certificate.
  * dqlite's node does the same kind of thing: raft connections arrive on
  * its client port (REQUEST_CONNECT with the peer's id and address) and are
  * handed to raft ("raftProxyAccept" in its trace).
@@ -12,6 +12,7 @@
  * little endian) and address (8 bytes length, then the bytes). */
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +23,9 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/listener.h>
+#include <openssl/ssl.h>
 #include <uv.h>
 #include <raft.h>
 #include <raft/uv.h>
@@ -38,7 +41,32 @@ struct relay {
 	raft_uv_accept_cb accept_cb;
 	struct evconnlistener *lst;
 	unsigned long relayed;	/* connections */
+	SSL_CTX *srv, *cli;	/* NULL: plain TCP */
 };
+
+/* RELAY_TLS=DIR: TLS 1.3 both ways with DIR/{ca,cert,key}.pem, the peer's
+ * certificate verified against the CA (mutual), as cohortd's RPC port. */
+static SSL_CTX *
+tls_ctx(const char *dir, int server)
+{
+	char ca[512], cert[512], key[512];
+	SSL_CTX *c = SSL_CTX_new(server ? TLS_server_method() :
+	    TLS_client_method());
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+	snprintf(key, sizeof(key), "%s/key.pem", dir);
+	if (c == NULL || !SSL_CTX_set_min_proto_version(c, TLS1_3_VERSION) ||
+	    SSL_CTX_use_certificate_chain_file(c, cert) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(c, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_load_verify_locations(c, ca, NULL) != 1) {
+		fprintf(stderr, "relay: TLS setup from %s failed\n", dir);
+		exit(1);
+	}
+	SSL_CTX_set_verify(c, SSL_VERIFY_PEER |
+	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	return c;
+}
 
 /* Two bufferevents glued together: what one reads the other writes. */
 struct pair {
@@ -66,7 +94,11 @@ pair_read(struct bufferevent *bev, void *arg)
 static void
 pair_event(struct bufferevent *bev, short what, void *arg)
 {
-	(void)bev;
+	if (getenv("RELAY_DEBUG") != NULL)
+		fprintf(stderr, "relay: pair event 0x%x, ssl err %lu\n", what,
+		    bufferevent_get_openssl_error(bev));
+	if (what == BEV_EVENT_CONNECTED)
+		return;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		pair_free(arg);	/* both ends close: raft sees EOF */
 }
@@ -142,7 +174,13 @@ in_read(struct bufferevent *bev, void *arg)
 static void
 in_event(struct bufferevent *bev, short what, void *arg)
 {
-	(void)what;
+	if (getenv("RELAY_DEBUG") != NULL)
+		fprintf(stderr, "relay: inbound event 0x%x, ssl err %lu\n",
+		    what, bufferevent_get_openssl_error(bev));
+	/* A TLS bufferevent reports the end of its handshake as
+	 * CONNECTED, on the accepting side too: not an error. */
+	if (what == BEV_EVENT_CONNECTED)
+		return;
 	bufferevent_free(bev);
 	free(arg);
 }
@@ -152,11 +190,19 @@ on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int len, void *arg)
 {
 	struct inbound *in = malloc(sizeof(*in));
+	int one = 1;
 
 	(void)l; (void)sa; (void)len;
+	/* Raft's messages are small and latency-bound: no Nagle. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	in->r = arg;
-	in->bev = bufferevent_socket_new(in->r->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE);
+	if (in->r->srv != NULL)
+		in->bev = bufferevent_openssl_socket_new(in->r->base, fd,
+		    SSL_new(in->r->srv), BUFFEREVENT_SSL_ACCEPTING,
+		    BEV_OPT_CLOSE_ON_FREE);
+	else
+		in->bev = bufferevent_socket_new(in->r->base, fd,
+		    BEV_OPT_CLOSE_ON_FREE);
 	bufferevent_setcb(in->bev, in_read, NULL, in_event, in);
 	bufferevent_enable(in->bev, EV_READ | EV_WRITE);
 }
@@ -216,6 +262,9 @@ out_event(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		uint64_t id = o->r->id, len = strlen(o->r->address);
+		int one = 1;
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		    &one, sizeof(one));
 		struct evbuffer *ob = bufferevent_get_output(bev);
 		evbuffer_add(ob, &id, 8);
 		evbuffer_add(ob, &len, 8);
@@ -225,6 +274,9 @@ out_event(struct bufferevent *bev, short what, void *arg)
 		free(o);
 		return;
 	}
+	if (getenv("RELAY_DEBUG") != NULL)
+		fprintf(stderr, "relay: connect event 0x%x, ssl err %lu\n",
+		    what, bufferevent_get_openssl_error(bev));
 	bufferevent_free(bev);
 	o->cb(o->req, NULL, RAFT_NOCONNECTION);
 	free(o);
@@ -246,7 +298,13 @@ t_connect(struct raft_uv_transport *t, struct raft_uv_connect *req,
 	o->r = r;
 	o->req = req;
 	o->cb = cb;
-	bev = bufferevent_socket_new(r->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (r->cli != NULL)
+		bev = bufferevent_openssl_socket_new(r->base, -1,
+		    SSL_new(r->cli), BUFFEREVENT_SSL_CONNECTING,
+		    BEV_OPT_CLOSE_ON_FREE);
+	else
+		bev = bufferevent_socket_new(r->base, -1,
+		    BEV_OPT_CLOSE_ON_FREE);
 	bufferevent_setcb(bev, NULL, NULL, out_event, o);
 	if (bufferevent_socket_connect(bev, (struct sockaddr *)&sa,
 	    sizeof(sa)) != 0) {
@@ -280,6 +338,10 @@ relay_transport_init(struct raft_uv_transport *t, uv_loop_t *loop,
 	memset(t, 0, sizeof(*t));
 	r->base = base;
 	r->loop = loop;
+	if (getenv("RELAY_TLS") != NULL) {
+		r->srv = tls_ctx(getenv("RELAY_TLS"), 1);
+		r->cli = tls_ctx(getenv("RELAY_TLS"), 0);
+	}
 	r->t = t;
 	t->impl = r;
 	t->init = t_init;
@@ -293,4 +355,11 @@ unsigned long
 relay_connections(struct raft_uv_transport *t)
 {
 	return ((struct relay *)t->impl)->relayed;
+}
+
+const char *
+relay_mode(struct raft_uv_transport *t)
+{
+	return ((struct relay *)t->impl)->srv != NULL ? "TLS 1.3, mutual" :
+	    "plain TCP";
 }

@@ -395,8 +395,8 @@ term_cb(evutil_socket_t fd, short what, void *arg)
 		globfree(&g);
 	}
 	if (getenv("RELAY") != NULL)
-		printf("%u: relayed connections %lu\n", id,
-		    relay_connections(&transport));
+		printf("%u: relayed connections %lu (%s)\n", id,
+		    relay_connections(&transport), relay_mode(&transport));
 	printf("%u: FINAL rows %lld, acknowledged %ld, acknowledged not "
 	    "present exactly once %ld, applied index %llu, %lu snapshots\n", id,
 	    (long long)query_int("SELECT count(*) FROM t"), acks, missing,
