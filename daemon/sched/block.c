@@ -417,22 +417,6 @@ block_keep_ok(const struct pass *ps, const struct preq *rq,
 	return true;
 }
 
-static int
-cand_cmp(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static int
-cand_node_cmp(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	return x->node < y->node ? -1 : x->node > y->node;
-}
-
 /* The best want fitting nodes of block b, appended to out[*k] in node
  * order (rank order inside a block is node order, as in a leaf). */
 static int
@@ -440,32 +424,9 @@ block_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
     uint32_t b, uint32_t want, struct pick *out, uint32_t *k)
 {
 	struct blocks *bk = ps->blk;
-	uint32_t i, node, nc = 0;
-	uint64_t F;
 
-	for (i = bk->off[b]; i < bk->off[b + 1]; i++) {
-		node = bk->node[i];
-		F = freev != NULL ? freev[node] : ps->nodes[node].free;
-		if (!state_fits(ps, node, rq, F))
-			continue;
-		bk->cand[nc].node = node;
-		bk->cand[nc].key = place_rank(ps, node, F, rq,
-		    &bk->cand[nc].mask);
-		nc++;
-	}
-	if (nc < want) {
-		errno = EAGAIN;
-		return -1;
-	}
-	if (nc > want)
-		qsort(bk->cand, nc, sizeof(*bk->cand), cand_cmp);
-	qsort(bk->cand, want, sizeof(*bk->cand), cand_node_cmp);
-	for (i = 0; i < want; i++) {
-		out[*k].node = bk->cand[i].node;
-		out[*k].mask = bk->cand[i].mask;
-		(*k)++;
-	}
-	return 0;
+	return place_take(ps, rq, freev, bk->node + bk->off[b],
+	    bk->off[b + 1] - bk->off[b], bk->cand, want, out, k);
 }
 
 int

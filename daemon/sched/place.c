@@ -426,24 +426,21 @@ place_rank(const struct pass *ps, uint32_t node, uint64_t F,
 	return key | node;
 }
 
-/* Take want nodes from leaf s, appending to out[*k]; rank order inside
- * the leaf is node order. */
-static int
-leaf_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
-    uint32_t s, uint32_t want, struct pick *out, uint32_t *k)
+int
+place_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    const uint32_t *nodes, uint32_t n, struct cand *cand, uint32_t want,
+    struct pick *out, uint32_t *k)
 {
-	const struct ptopo *t = &ps->t;
 	uint32_t i, node, nc = 0;
 	uint64_t F;
 
-	for (i = t->node_off[s]; i < t->node_off[s + 1]; i++) {
-		node = t->node[i];
+	for (i = 0; i < n; i++) {
+		node = nodes[i];
 		F = freev != NULL ? freev[node] : ps->nodes[node].free;
 		if (!state_fits(ps, node, rq, F))
 			continue;
-		ps->cand[nc].node = node;
-		ps->cand[nc].key = place_rank(ps, node, F, rq,
-		    &ps->cand[nc].mask);
+		cand[nc].node = node;
+		cand[nc].key = place_rank(ps, node, F, rq, &cand[nc].mask);
 		nc++;
 	}
 	if (nc < want) {
@@ -451,14 +448,26 @@ leaf_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 		return -1;
 	}
 	if (nc > want)
-		qsort(ps->cand, nc, sizeof(*ps->cand), cand_cmp);
-	qsort(ps->cand, want, sizeof(*ps->cand), cand_node_cmp);
+		qsort(cand, nc, sizeof(*cand), cand_cmp);
+	qsort(cand, want, sizeof(*cand), cand_node_cmp);
 	for (i = 0; i < want; i++) {
-		out[*k].node = ps->cand[i].node;
-		out[*k].mask = ps->cand[i].mask;
+		out[*k].node = cand[i].node;
+		out[*k].mask = cand[i].mask;
 		(*k)++;
 	}
 	return 0;
+}
+
+/* Take want nodes from leaf s, appending to out[*k]; rank order inside
+ * the leaf is node order. */
+static int
+leaf_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
+    uint32_t s, uint32_t want, struct pick *out, uint32_t *k)
+{
+	const struct ptopo *t = &ps->t;
+
+	return place_take(ps, rq, freev, t->node + t->node_off[s],
+	    t->node_off[s + 1] - t->node_off[s], ps->cand, want, out, k);
 }
 
 /* Take want nodes under switch s: the best-fit child when one holds all

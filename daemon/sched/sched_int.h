@@ -293,6 +293,12 @@ uint64_t place_gpus(const struct pass *, uint32_t node, uint64_t freemask,
 	    uint32_t g, unsigned *quality);
 uint64_t place_rank(const struct pass *, uint32_t node, uint64_t freemask,
 	    const struct preq *, uint64_t *mask);
+/* The want best-ranked nodes of nodes[0 .. n) that fit rq in the state of
+ * freev (NULL: now), appended to out[*k] in node order; cand has room for
+ * n. -1 with EAGAIN when fewer fit. */
+int	 place_take(struct pass *, const struct preq *, const uint64_t *freev,
+	    const uint32_t *nodes, uint32_t n, struct cand *cand, uint32_t want,
+	    struct pick *out, uint32_t *k);
 /* Line the GPUs of the n picks of a gang up on the same rails (sched.h,
  * "Rails"): changes masks only, each to GPUs free in freev (NULL: now)
  * and as well placed as the pick's own. For every path that chooses a
