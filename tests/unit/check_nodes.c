@@ -85,7 +85,7 @@ START_TEST(test_register_known_write_fails)
 	ck_assert_int_eq(nodes_register(c.ns, "node01", "10.0.0.1", &inv,
 	    true, 2, 8000, &err), -1);
 	ck_assert_int_eq(n->state, NODE_DOWN);
-	ck_assert_uint_eq(n->inv.ngpus, 4);
+	ck_assert_uint_eq(n->inv->ngpus, 4);
 	ck_assert_str_eq(n->address, "node01");
 	ck_assert_uint_eq(n->conn_id, 0);
 	ck_assert(!n->spare);
@@ -98,7 +98,7 @@ START_TEST(test_register_known_write_fails)
 	ck_assert_int_eq(n->state, NODE_UP);
 	ck_assert_str_eq(n->reason, "");
 	ck_assert_int_eq(n->since_ms, 8000);
-	ck_assert_uint_eq(n->inv.ngpus, 8);
+	ck_assert_uint_eq(n->inv->ngpus, 8);
 	ck_assert_str_eq(n->address, "10.0.0.1");
 	ck_assert(n->spare);
 	/* The connection moved to node01. */
@@ -242,8 +242,8 @@ START_TEST(test_register_and_reload)
 	 * connections, and a grace before any is timed out. */
 	ctl_reload(&c);
 	n = nodes_get(c.ns, "node03");
-	ck_assert_uint_eq(n->inv.ngpus, 8);
-	ck_assert_str_eq(n->inv.gpus[7].model, "NVIDIA H100 80GB HBM3");
+	ck_assert_uint_eq(n->inv->ngpus, 8);
+	ck_assert_str_eq(n->inv->gpus[7].model, "NVIDIA H100 80GB HBM3");
 	ck_assert_uint_eq(n->conn_id, 0);
 	ck_assert_int_eq(n->state, NODE_UP);
 	ck_assert_int_ge(n->last_heartbeat_ms, 10000);
@@ -530,7 +530,7 @@ START_TEST(test_drain_many)
 	ck_assert_str_eq(v[1]->drain_actor, "root");
 	/* Resume: node03's health drain cannot be cleared (not healthy
 	 * since the reload: no report), so none is resumed. */
-	v[2]->health = bad;
+	memcpy(v[2]->health, &bad, inventory_health_size(0));
 	ck_assert_int_eq(nodes_resume_many(c.ns, v, 3, "root", 7000, &changed,
 	    &err), -1);
 	ck_assert_int_eq(err.code, ERR_CONFLICT);
@@ -598,7 +598,7 @@ START_TEST(test_health)
 	h.checked_ms = 3000;
 	ck_assert(!nodes_set_health(c.ns, n, &h, 3000));
 	ck_assert(nodes_set_health(c.ns, n, &deg, 4000));
-	ck_assert_int_eq(n->health.health, HEALTH_DEGRADED);
+	ck_assert_int_eq(n->health->health, HEALTH_DEGRADED);
 	ctl_flush(&c);
 	ck_assert_int_eq(ctl_sql_int(&c, "SELECT count(*) FROM events WHERE "
 	    "kind = 'health'"), 2);
