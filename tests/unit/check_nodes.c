@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,6 +614,51 @@ START_TEST(test_health)
 }
 END_TEST
 
+/* A node keeps its inventory and health verdict sized to its GPUs and
+ * entries (at 10,000 nodes the whole structs, with room for 64 GPUs,
+ * were most of the controller's memory), and what it keeps reads back
+ * whole: every GPU, the features, after growing and shrinking. */
+START_TEST(test_sized_to_gpus)
+{
+	struct node_health two = { .health = HEALTH_DEGRADED,
+	    .reason = "two", .ngpus = 2, .gpus = {
+	    { .index = 1, .health = HEALTH_FAILED, .reason = "xid=79" },
+	    { .index = 7, .health = HEALTH_DEGRADED, .reason = "ecc" } } };
+	struct node_health ok = { .health = HEALTH_OK };
+	struct node *n;
+	struct ctl c;
+
+	ctl_setup(&c, NULL);
+	ctl_node_features(&c, "node01", 8, 1, 1000, "fp64,ib", 0);
+	n = nodes_get(c.ns, "node01");
+	ck_assert_uint_eq(n->inv->ngpus, 8);
+	ck_assert_uint_eq(n->inv->gpus[7].index, 7);
+	ck_assert_uint_eq(n->inv->nfeatures, 2);
+	ck_assert_str_eq(n->inv->features[1], "ib");
+	ck_assert_uint_ge(malloc_usable_size(n->inv), inventory_size(8));
+	ck_assert_uint_lt(malloc_usable_size(n->inv),
+	    sizeof(struct inventory) / 4);
+	ck_assert_uint_lt(malloc_usable_size(n->health), 256);
+	ck_assert(nodes_set_health(c.ns, n, &two, 2000));
+	ck_assert_uint_lt(malloc_usable_size(n->health),
+	    inventory_health_size(2) + 64);
+	ck_assert_int_eq(node_gpu_health(n, 7), HEALTH_DEGRADED);
+	ck_assert_str_eq(n->health->gpus[0].reason, "xid=79");
+	ck_assert(nodes_set_health(c.ns, n, &ok, 3000));
+	ck_assert_uint_eq(n->health->ngpus, 0);
+	ck_assert_int_eq(node_gpu_health(n, 7), HEALTH_OK);
+	/* Registering again with more GPUs: the copy grows with them. */
+	ctl_node(&c, "node01", 16, 2, 4000);
+	ck_assert_ptr_eq(nodes_get(c.ns, "node01"), n);
+	ck_assert_uint_eq(n->inv->ngpus, 16);
+	ck_assert_uint_eq(n->inv->gpus[15].index, 15);
+	ck_assert_uint_ge(malloc_usable_size(n->inv), inventory_size(16));
+	ck_assert_uint_lt(malloc_usable_size(n->inv),
+	    sizeof(struct inventory) / 2);
+	ctl_teardown(&c);
+}
+END_TEST
+
 START_TEST(test_delete)
 {
 	struct node *n;
@@ -687,6 +733,7 @@ nodes_suite(void)
 	tcase_add_test(tc, test_drain_many);
 	tcase_add_test(tc, test_gpus_unavailable);
 	tcase_add_test(tc, test_health);
+	tcase_add_test(tc, test_sized_to_gpus);
 	tcase_add_test(tc, test_delete);
 	suite_add_tcase(s, tc);
 	return s;
