@@ -563,7 +563,8 @@ nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
 		n->cpu_jobs = 0;
 		n->exclusive = false;
 		memset(n->gpu_job, 0, sizeof(n->gpu_job[0]) *
-		    (n->inv->ngpus < INV_MAX_GPUS ? n->inv->ngpus : INV_MAX_GPUS));
+		    (n->inv->ngpus < INV_MAX_GPUS ? n->inv->ngpus :
+		    INV_MAX_GPUS));
 	}
 	for (i = 0; i < njobs; i++)
 		nodes_add_allocation(ns, jobs[i]);
