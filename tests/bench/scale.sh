@@ -164,6 +164,10 @@ EOF
 	echo "# cohortd pid $CTL_PID on 127.0.0.1:$PORT, open files $(awk '/Max open files/ { print $4 }' "/proc/$CTL_PID/limits")"
 }
 
+controller_answers() {
+	timeout 10 cohort nodes --json >/dev/null 2>&1
+}
+
 nodes_up() {
 	timeout 60 cohort nodes --json 2>/dev/null | "$PYTHON" -c 'import json, sys
 print(sum(1 for n in json.load(sys.stdin)["nodes"] if n["state"] == "UP"))' 2>/dev/null || echo 0
@@ -188,7 +192,7 @@ run_scale() {
 	start_controller "$n"
 	# The controller's own memory before any agent: what the nodes and
 	# their connections add is measured against it.
-	wait_for 10 test -n "$(cohort nodes --json 2>/dev/null)" || true
+	wait_for 10 controller_answers || fail "cohortd does not answer"
 	base_kib=$(rss_kib "$CTL_PID")
 	t0=$(_now_us)
 	"$SIM" --server "$COHORT_SERVER" --ca "$C/ca.pem" --ca-key "$C/ca.key" \
