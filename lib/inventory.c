@@ -2,7 +2,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inventory.h"
@@ -19,6 +21,56 @@ health_name(enum health_state h)
 		return "FAILED";
 	}
 	return "UNKNOWN";
+}
+
+size_t
+inventory_size(unsigned ngpus)
+{
+	if (ngpus > INV_MAX_GPUS)
+		ngpus = INV_MAX_GPUS;
+	return offsetof(struct inventory, gpus) +
+	    (size_t)ngpus * sizeof(struct gpu_info);
+}
+
+size_t
+inventory_health_size(unsigned ngpus)
+{
+	if (ngpus > INV_MAX_GPUS)
+		ngpus = INV_MAX_GPUS;
+	return offsetof(struct node_health, gpus) +
+	    (size_t)ngpus * sizeof(struct gpu_health);
+}
+
+struct inventory *
+inventory_dup(const struct inventory *inv)
+{
+	size_t size = inventory_size(inv->ngpus);
+	struct inventory *d;
+
+	if (inv->ngpus > INV_MAX_GPUS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((d = malloc(size)) == NULL)
+		return NULL;
+	memcpy(d, inv, size);
+	return d;
+}
+
+struct node_health *
+inventory_health_dup(const struct node_health *h)
+{
+	size_t size = inventory_health_size(h->ngpus);
+	struct node_health *d;
+
+	if (h->ngpus > INV_MAX_GPUS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((d = malloc(size)) == NULL)
+		return NULL;
+	memcpy(d, h, size);
+	return d;
 }
 
 bool

@@ -68,9 +68,11 @@ struct gpu_health {
 struct node_health {
 	enum health_state health;
 	char reason[HEALTH_REASON_MAX];
-	unsigned ngpus;			/* entries used in gpus[] */
-	struct gpu_health gpus[INV_MAX_GPUS];
 	int64_t checked_ms;
+	unsigned ngpus;			/* entries used in gpus[] */
+	/* Last, so that one kept for long is allocated to
+	 * inventory_health_size(ngpus) (inventory_health_dup). */
+	struct gpu_health gpus[INV_MAX_GPUS];
 };
 
 const char *health_name(enum health_state h);
@@ -82,11 +84,25 @@ struct inventory {
 	char source[16];		/* "simulated" or "nvml" */
 	unsigned ncpus;
 	uint64_t memory_mb;
-	unsigned ngpus;
-	struct gpu_info gpus[INV_MAX_GPUS];
 	unsigned nfeatures;		/* entries used in features[] */
 	char features[INV_MAX_FEATURES][INV_FEATURE_MAX + 1];
+	unsigned ngpus;
+	/* Last, so that one kept for long (a controller's node: 10,000 of
+	 * them) is allocated to inventory_size(ngpus), a quarter of the
+	 * whole struct at 8 GPUs (inventory_dup). */
+	struct gpu_info gpus[INV_MAX_GPUS];
 };
+
+/* The bytes of an inventory, or of a health verdict, up to and with its
+ * first ngpus (at most INV_MAX_GPUS) GPUs: what a copy that is only read
+ * through its used entries needs. Such a copy is never assigned or
+ * copied whole (that would read past its end). */
+size_t	inventory_size(unsigned ngpus);
+size_t	inventory_health_size(unsigned ngpus);
+/* A malloc'd copy of that size (free with free()); NULL with ENOMEM,
+ * or EINVAL for more than INV_MAX_GPUS GPUs. */
+struct inventory *inventory_dup(const struct inventory *inv);
+struct node_health *inventory_health_dup(const struct node_health *h);
 
 /* Set inv's features from a comma-separated list ("fp64, ib"; "" for
  * none): names of letters, digits, '.', '_' and '-', at most

@@ -280,7 +280,7 @@ cluster_sweep_down(struct cluster *cl, int64_t now)
 	for (i = 0; i < nn; i++) {
 		if (all[i]->state != NODE_DOWN)
 			continue;
-		ngpus = all[i]->inv.ngpus < INV_MAX_GPUS ? all[i]->inv.ngpus :
+		ngpus = all[i]->inv->ngpus < INV_MAX_GPUS ? all[i]->inv->ngpus :
 		    INV_MAX_GPUS;
 		/* tried: the job just failed over here (0: a free GPU), so
 		 * that a refused write is not tried again for each of its

@@ -153,7 +153,7 @@ gang_blocked(const struct cluster *cl, const struct job *job)
 	TAILQ_FOREACH(s, &cl->stopping, entry) {
 		if ((n = nodes_get(cl->ns, s->node)) == NULL)
 			continue;
-		ngpus = n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus :
+		ngpus = n->inv->ngpus < INV_MAX_GPUS ? n->inv->ngpus :
 		    INV_MAX_GPUS;
 		mine = 0;
 		for (i = 0; i < ngpus && i < 64; i++)

@@ -118,7 +118,7 @@ http_nodes(const struct http_sources *src, struct evbuffer *b)
 		ds = node_drain_state(all[i]);
 		draining += strcmp(ds, "DRAINING") == 0;
 		drained += strcmp(ds, "DRAINED") == 0;
-		for (g = 0; g < all[i]->inv.ngpus && g < INV_MAX_GPUS; g++)
+		for (g = 0; g < all[i]->inv->ngpus && g < INV_MAX_GPUS; g++)
 			gpus[metrics_gpu_kind(all[i], g)]++;
 	}
 	metric_head(b, "cohort_nodes", "gauge",

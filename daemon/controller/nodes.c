@@ -41,7 +41,7 @@ node_gpus_free(const struct node *n)
 {
 	unsigned i, free_gpus = 0;
 
-	for (i = 0; i < n->inv.ngpus; i++)
+	for (i = 0; i < n->inv->ngpus; i++)
 		if (n->gpu_job[i] == 0)
 			free_gpus++;
 	return free_gpus;
@@ -53,8 +53,8 @@ node_gpus_unavailable(const struct node *n)
 	unsigned i, k = 0;
 
 	if (n->state != NODE_UP)
-		return n->inv.ngpus;
-	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
+		return n->inv->ngpus;
+	for (i = 0; i < n->inv->ngpus && i < INV_MAX_GPUS; i++)
 		if (n->gpu_job[i] == 0 && (n->drained ||
 		    node_gpu_health(n, i) == HEALTH_FAILED))
 			k++;
@@ -70,6 +70,8 @@ node_free(struct node *n)
 	free(n->reason);
 	free(n->drain_reason);
 	free(n->drain_actor);
+	free(n->inv);
+	free(n->health);
 	free(n);
 }
 
@@ -98,8 +100,12 @@ node_new(const char *name)
 	n->reason = strdup("");
 	n->drain_reason = strdup("");
 	n->drain_actor = strdup("");
+	/* No GPUs and no verdict yet: a header each. */
+	n->inv = calloc(1, inventory_size(0));
+	n->health = calloc(1, inventory_health_size(0));
 	if (n->address == NULL || n->reason == NULL ||
-	    n->drain_reason == NULL || n->drain_actor == NULL) {
+	    n->drain_reason == NULL || n->drain_actor == NULL ||
+	    n->inv == NULL || n->health == NULL) {
 		node_free(n);
 		return NULL;
 	}
@@ -168,15 +174,18 @@ nodes_load_cb(const struct store_node *sn, const struct inventory *inv,
 {
 	struct nodes *ns = arg;
 	struct node *n;
+	struct inventory *copy;
 
 	if ((n = nodes_insert(ns, sn->name)) == NULL ||
 	    node_set_str(&n->address, sn->address) == -1 ||
-	    node_set_str(&n->reason, sn->reason) == -1)
+	    node_set_str(&n->reason, sn->reason) == -1 ||
+	    (copy = inventory_dup(inv)) == NULL)
 		return -1;
 	n->state = strcmp(sn->state, "UP") == 0 ? NODE_UP : NODE_DOWN;
 	n->since_ms = sn->since_ms;
-	n->inv = *inv;
-	features_derive(&n->inv, &n->derived);
+	free(n->inv);
+	n->inv = copy;
+	features_derive(n->inv, &n->derived);
 	/* A restarted controller gives every node a full timeout, plus the
 	 * agents' longest reconnect back-off, before calling it DOWN. */
 	n->last_heartbeat_ms = ns->loaded_ms + NODES_RESTART_GRACE_MS;
@@ -247,7 +256,7 @@ nodes_get(struct nodes *ns, const char *name)
 size_t
 node_features(const struct node *n, const char **v)
 {
-	return features_list(&n->inv, &n->derived, v);
+	return features_list(n->inv, &n->derived, v);
 }
 
 static size_t
@@ -307,8 +316,8 @@ nodes_max_gpus(struct nodes *ns)
 	size_t i;
 
 	for (i = 0; i < ns->n; i++)
-		if (ns->tab[i]->inv.ngpus > most)
-			most = ns->tab[i]->inv.ngpus;
+		if (ns->tab[i]->inv->ngpus > most)
+			most = ns->tab[i]->inv->ngpus;
 	return most;
 }
 
@@ -322,7 +331,7 @@ nodes_write(struct nodes *ns, const struct node *n, bool with_inventory,
 
 	if (txq_join(ns->q, err) == -1 || store_mark(ns->st, err) == -1)
 		return -1;
-	if ((with_inventory ? store_node_put(ns->st, &sn, &n->inv, err) :
+	if ((with_inventory ? store_node_put(ns->st, &sn, n->inv, err) :
 	    store_node_set_state(ns->st, n->name, sn.state, n->reason,
 	    n->since_ms, err)) == -1 ||
 	    store_event_append(ns->st, now_ms, 0, n->name, kind, n->name,
@@ -383,6 +392,7 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
     int64_t now_ms, struct cerr *err)
 {
 	struct node *n, *old, next;
+	struct inventory *copy = NULL;
 	char detail[160], *addr = NULL, *reason = NULL;
 	bool found;
 	size_t at;
@@ -396,8 +406,10 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 	    (n = node_new(name)) == NULL)) ||
 	    (addr = strdup(address != NULL && address[0] ? address :
 	    name)) == NULL ||
+	    (copy = inventory_dup(inv)) == NULL ||
 	    (n->state != NODE_UP && (reason = strdup("")) == NULL)) {
 		free(addr);
+		free(copy);
 		if (!found)
 			node_free(n);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -414,8 +426,8 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 	if (inv->ngpus < INV_MAX_GPUS)
 		memset(&next.gpu_job[inv->ngpus], 0, sizeof(next.gpu_job[0]) *
 		    (INV_MAX_GPUS - inv->ngpus));
-	next.inv = *inv;
-	features_derive(&next.inv, &next.derived);
+	next.inv = copy;
+	features_derive(next.inv, &next.derived);
 	next.spare = spare;
 	next.conn_id = conn_id;
 	next.last_heartbeat_ms = now_ms;
@@ -424,6 +436,7 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 	if (nodes_write(ns, &next, true, now_ms, "node-register", detail,
 	    err) == -1) {
 		free(addr);
+		free(copy);
 		free(reason);
 		if (!found)
 			node_free(n);
@@ -433,6 +446,7 @@ nodes_register(struct nodes *ns, const char *name, const char *address,
 	if ((old = nodes_by_conn(ns, conn_id)) != NULL && old != n)
 		old->conn_id = 0;
 	free(n->address);
+	free(n->inv);
 	if (reason != NULL)
 		free(n->reason);
 	*n = next;
@@ -529,7 +543,7 @@ nodes_add_allocation(struct nodes *ns, const struct job *job)
 		else if (job->spec.cpu_only)
 			n->cpu_jobs++;
 		for (g = 0; g < p->ngpus; g++)
-			if (p->gpus[g] < n->inv.ngpus &&
+			if (p->gpus[g] < n->inv->ngpus &&
 			    p->gpus[g] < INV_MAX_GPUS)
 				n->gpu_job[p->gpus[g]] = job->id;
 	}
@@ -549,7 +563,8 @@ nodes_set_allocations(struct nodes *ns, const struct job *const *jobs,
 		n->cpu_jobs = 0;
 		n->exclusive = false;
 		memset(n->gpu_job, 0, sizeof(n->gpu_job[0]) *
-		    (n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS));
+		    (n->inv->ngpus < INV_MAX_GPUS ? n->inv->ngpus :
+		    INV_MAX_GPUS));
 	}
 	for (i = 0; i < njobs; i++)
 		nodes_add_allocation(ns, jobs[i]);
@@ -565,7 +580,7 @@ node_drain_state(const struct node *n)
 	/* A CPU-only job holds the node, not a GPU. */
 	if (n->cpu_jobs > 0 || n->exclusive)
 		return "DRAINING";
-	for (i = 0; i < n->inv.ngpus; i++)
+	for (i = 0; i < n->inv->ngpus; i++)
 		if (n->gpu_job[i] != 0)
 			return "DRAINING";
 	return "DRAINED";
@@ -576,9 +591,9 @@ node_gpu_health(const struct node *n, unsigned i)
 {
 	unsigned k;
 
-	for (k = 0; k < n->health.ngpus; k++)
-		if (n->health.gpus[k].index == i)
-			return n->health.gpus[k].health;
+	for (k = 0; k < n->health->ngpus; k++)
+		if (n->health->gpus[k].index == i)
+			return n->health->gpus[k].health;
 	return HEALTH_OK;
 }
 
@@ -619,13 +634,13 @@ static int
 nodes_resume_judge(const struct node *n, struct cerr *err)
 {
 	if (!n->drained || !n->drain_health || (n->state == NODE_UP &&
-	    n->health.health == HEALTH_OK && n->health.ngpus == 0))
+	    n->health->health == HEALTH_OK && n->health->ngpus == 0))
 		return 0;
 	return cerr_set(err, ERR_CONFLICT, "node %s was drained for "
 	    "its health (%s) and does not report healthy yet (%s%s%s)",
 	    n->name, n->drain_reason,
-	    n->state != NODE_UP ? "DOWN" : health_name(n->health.health),
-	    n->health.reason[0] ? ": " : "", n->health.reason);
+	    n->state != NODE_UP ? "DOWN" : health_name(n->health->health),
+	    n->health->reason[0] ? ": " : "", n->health->reason);
 }
 
 /* Write the drain rows (drain) or their removal of v[i] where write[i],
@@ -879,11 +894,24 @@ nodes_set_health(struct nodes *ns, struct node *n, const struct node_health *h,
     int64_t now_ms)
 {
 	char before[512], after[512];
+	struct node_health *copy;
 	struct cerr err;
 
-	health_summary(&n->health, before, sizeof(before));
+	health_summary(n->health, before, sizeof(before));
 	health_summary(h, after, sizeof(after));
-	n->health = *h;
+	/* Sized to its entries: a few bytes for a healthy node instead of
+	 * room for 64 GPU verdicts. The same size is overwritten in place;
+	 * without memory the old verdict stays (and is said). */
+	if (h->ngpus <= INV_MAX_GPUS && h->ngpus == n->health->ngpus)
+		memcpy(n->health, h, inventory_health_size(h->ngpus));
+	else if ((copy = inventory_health_dup(h)) != NULL) {
+		free(n->health);
+		n->health = copy;
+	} else {
+		log_warnx("node %s: cannot keep its health: %s", n->name,
+		    strerror(errno));
+		return false;
+	}
 	if (strcmp(before, after) == 0)
 		return false;
 	log_info("node %s: health %s", n->name, after);

@@ -165,8 +165,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 {
 	unsigned i;
 
-	for (i = 0; i < n->inv.ngpus; i++) {
-		const struct gpu_info *g = &n->inv.gpus[i];
+	for (i = 0; i < n->inv->ngpus; i++) {
+		const struct gpu_info *g = &n->inv->gpus[i];
 
 		gpus[i].index = g->index;
 		gpus[i].health = sched_health(node_gpu_health(n, i));
@@ -182,13 +182,13 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	 * its heartbeats are overdue. */
 	sn->up = n->state == NODE_UP && n->conn_id != 0;
 	sn->drained = n->drained;
-	sn->health = sched_health(n->health.health);
-	sn->gpu_model = n->inv.ngpus > 0 ? n->inv.gpus[0].model : NULL;
+	sn->health = sched_health(n->health->health);
+	sn->gpu_model = n->inv->ngpus > 0 ? n->inv->gpus[0].model : NULL;
 	sn->spare = n->spare;
 	sn->cpu_jobs = n->cpu_jobs;
 	sn->exclusive = n->exclusive;
 	sn->gpus = gpus;
-	sn->ngpus = n->inv.ngpus;
+	sn->ngpus = n->inv->ngpus;
 }
 
 static bool
@@ -251,7 +251,7 @@ filter_mark(const struct placement_input *in, const char *expr,
 static bool
 node_meets(const struct node *n, const struct job_spec *spec)
 {
-	const struct inventory *inv = &n->inv;
+	const struct inventory *inv = n->inv;
 	const char *feat[FEATURES_MAX];
 	unsigned i;
 
@@ -312,7 +312,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < in->nnodes; i++)
-		ngpus += in->nodes[i]->inv.ngpus;
+		ngpus += in->nodes[i]->inv->ngpus;
 	for (i = 0; i < in->npending; i++) {
 		if (in->pending[i]->state == JOB_RESTARTING)
 			nprev += in->pending[i]->nprev;
@@ -333,7 +333,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		return -1;
 	for (i = 0; i < in->nnodes; i++) {
 		snapshot_node(in->nodes[i], &s->nodes[i], &s->gpus[g]);
-		g += in->nodes[i]->inv.ngpus;
+		g += in->nodes[i]->inv->ngpus;
 	}
 	/* Expected ends let backfill see when resources come back; a job
 	 * still launching counts from now. */

@@ -228,7 +228,7 @@ recovery_xids(struct cluster *cl, uint64_t conn_id,
 
 	if (n == NULL || nx == 0)
 		return;
-	ngpus = n->inv.ngpus < INV_MAX_GPUS ? n->inv.ngpus : INV_MAX_GPUS;
+	ngpus = n->inv->ngpus < INV_MAX_GPUS ? n->inv->ngpus : INV_MAX_GPUS;
 	cap = (size_t)ngpus * REPORTS_XIDS_PER_GPU;
 	if (nx > cap) {
 		snprintf(cause, sizeof(cause), "%zu XIDs in one heartbeat; "
@@ -385,7 +385,7 @@ recovery_node_has_job(const struct node *n, uint64_t job_id)
 {
 	unsigned i;
 
-	for (i = 0; i < n->inv.ngpus && i < INV_MAX_GPUS; i++)
+	for (i = 0; i < n->inv->ngpus && i < INV_MAX_GPUS; i++)
 		if (n->gpu_job[i] == job_id)
 			return true;
 	return false;
@@ -615,9 +615,9 @@ static bool
 recovery_node_idle(const struct node *n)
 {
 	return n->state == NODE_UP && n->conn_id != 0 && !n->drained &&
-	    !n->spare && n->health.health == HEALTH_OK &&
-	    n->health.ngpus == 0 && n->inv.ngpus > 0 &&
-	    node_gpus_free(n) == n->inv.ngpus;
+	    !n->spare && n->health->health == HEALTH_OK &&
+	    n->health->ngpus == 0 && n->inv->ngpus > 0 &&
+	    node_gpus_free(n) == n->inv->ngpus;
 }
 
 void

@@ -272,7 +272,7 @@ rpc_submit_feasible(const struct rpc *rpc, const struct job_spec *spec,
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
-		const struct inventory *inv = &all[i]->inv;
+		const struct inventory *inv = all[i]->inv;
 
 		fn[i].name = all[i]->name;
 		fn[i].ngpus = inv->ngpus;

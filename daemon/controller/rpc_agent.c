@@ -255,7 +255,7 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 	if (hb->n_xids > longest)
 		longest = hb->n_xids;
 	cerr_clear(&err);
-	if (cluster_check_lists(rpc->cluster, n->name, n->inv.ngpus, longest,
+	if (cluster_check_lists(rpc->cluster, n->name, n->inv->ngpus, longest,
 	    clock_now_ms(), &err) == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;

@@ -60,7 +60,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	int32_t leaf;
 
 	cohort__v1__node__init(pb);
-	if (wire_inventory_to_pb(&n->inv, inv) == -1)
+	if (wire_inventory_to_pb(n->inv, inv) == -1)
 		return -1;
 	pb->name = (char *)n->name;
 	pb->state = (char *)node_state_name(n->state);
@@ -81,7 +81,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	pb->has_spare = 1;
 	pb->spare = n->spare;
 	pb->has_gpus_total = pb->has_gpus_free = 1;
-	pb->gpus_total = n->inv.ngpus;
+	pb->gpus_total = n->inv->ngpus;
 	pb->gpus_free = node_gpus_free(n);
 	pb->has_gpus_unavailable = 1;
 	pb->gpus_unavailable = node_gpus_unavailable(n);
@@ -94,15 +94,15 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	/* What a DOWN node last reported is not known to hold: its health
 	 * and its GPUs' are left unset (UNKNOWN). */
 	pb->has_health = n->state == NODE_UP;
-	pb->health = n->health.health == HEALTH_FAILED ?
+	pb->health = n->health->health == HEALTH_FAILED ?
 	    COHORT__V1__HEALTH__HEALTH_FAILED :
-	    n->health.health == HEALTH_DEGRADED ?
+	    n->health->health == HEALTH_DEGRADED ?
 	    COHORT__V1__HEALTH__HEALTH_DEGRADED : COHORT__V1__HEALTH__HEALTH_OK;
 	leaf = rpc->topo != NULL ? topo_node_leaf(rpc->topo, n->name) : -1;
 	if (leaf >= 0)
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
-	for (i = 0; i < n->inv.ngpus; i++) {
+	for (i = 0; i < n->inv->ngpus; i++) {
 		inv->gpus[i]->has_health = n->state == NODE_UP;
 		inv->gpus[i]->health = node_gpu_health(n, i) ==
 		    HEALTH_FAILED ? COHORT__V1__HEALTH__HEALTH_FAILED :

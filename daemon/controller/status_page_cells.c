@@ -23,9 +23,9 @@ gpu_reason(const struct node *n, unsigned g)
 {
 	unsigned k;
 
-	for (k = 0; k < n->health.ngpus; k++)
-		if (n->health.gpus[k].index == g)
-			return n->health.gpus[k].reason;
+	for (k = 0; k < n->health->ngpus; k++)
+		if (n->health->gpus[k].index == g)
+			return n->health->gpus[k].reason;
 	return "";
 }
 
@@ -92,7 +92,7 @@ cells(struct status_ctx *c, const struct node *n, struct status_memo *m)
 	struct status_out *o = &c->out;
 	unsigned g;
 
-	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++) {
+	for (g = 0; g < n->inv->ngpus && g < INV_MAX_GPUS; g++) {
 		switch (status_page_cells_kind(n, g)) {
 		case STATUS_CELL_JOB:
 			cell_job(c, n, g, m);
@@ -133,9 +133,9 @@ node_state(struct status_out *o, const struct node *n)
 		status_page_html_printf(o, " <b class=\"drain\">%s</b>", drain);
 	if (n->state != NODE_UP)
 		status_page_html_put(o, " <span class=\"dim\">UNKNOWN</span>");
-	else if (n->health.health != HEALTH_OK)
+	else if (n->health->health != HEALTH_OK)
 		status_page_html_printf(o, " <b class=\"bad\">%s</b>",
-		    health_name(n->health.health));
+		    health_name(n->health->health));
 	if (n->spare)
 		status_page_html_put(o, " spare");
 }
@@ -147,13 +147,13 @@ gpu_reasons(struct status_out *o, const struct node *n)
 {
 	unsigned k;
 
-	for (k = 0; k < n->health.ngpus; k++) {
-		if (n->health.gpus[k].health == HEALTH_OK)
+	for (k = 0; k < n->health->ngpus; k++) {
+		if (n->health->gpus[k].health == HEALTH_OK)
 			continue;
 		status_page_html_printf(o, "%sGPU %u %s: ", k > 0 ? "; " : "",
-		    n->health.gpus[k].index,
-		    health_name(n->health.gpus[k].health));
-		status_page_html_text(o, n->health.gpus[k].reason);
+		    n->health->gpus[k].index,
+		    health_name(n->health->gpus[k].health));
+		status_page_html_text(o, n->health->gpus[k].reason);
 	}
 }
 
@@ -170,8 +170,8 @@ node_reason(struct status_out *o, const struct node *n)
 		}
 	} else if (n->state == NODE_DOWN) {
 		status_page_html_text(o, n->reason);
-	} else if (n->health.health != HEALTH_OK) {
-		status_page_html_text(o, n->health.reason);
+	} else if (n->health->health != HEALTH_OK) {
+		status_page_html_text(o, n->health->reason);
 	} else {
 		gpu_reasons(o, n);
 	}
@@ -185,9 +185,9 @@ node_features_cell(struct status_out *o, const struct node *n)
 {
 	unsigned i;
 
-	for (i = 0; i < n->inv.nfeatures && i < INV_MAX_FEATURES; i++) {
+	for (i = 0; i < n->inv->nfeatures && i < INV_MAX_FEATURES; i++) {
 		status_page_html_put(o, i > 0 ? "," : "");
-		status_page_html_text(o, n->inv.features[i]);
+		status_page_html_text(o, n->inv->features[i]);
 	}
 	if (n->derived.n == 0)
 		return;
@@ -228,9 +228,9 @@ status_page_cells_attention(const struct node *n)
 	unsigned g;
 
 	if (n->state == NODE_DOWN || n->drained ||
-	    n->health.health != HEALTH_OK)
+	    n->health->health != HEALTH_OK)
 		return true;
-	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++)
+	for (g = 0; g < n->inv->ngpus && g < INV_MAX_GPUS; g++)
 		if (node_gpu_health(n, g) != HEALTH_OK)
 			return true;
 	return false;

@@ -49,7 +49,7 @@ group_count(struct group *gr, const struct node *n)
 {
 	unsigned g;
 
-	for (g = 0; g < n->inv.ngpus && g < INV_MAX_GPUS; g++)
+	for (g = 0; g < n->inv->ngpus && g < INV_MAX_GPUS; g++)
 		gr->cells[status_page_cells_kind(n, g)]++;
 	gr->down += n->state == NODE_DOWN;
 	gr->drained += n->drained;
@@ -241,7 +241,7 @@ legend(struct status_out *o, struct node **all, size_t n)
 	unsigned g;
 
 	for (i = 0; i < n; i++)
-		for (g = 0; g < all[i]->inv.ngpus && g < INV_MAX_GPUS; g++)
+		for (g = 0; g < all[i]->inv->ngpus && g < INV_MAX_GPUS; g++)
 			cells[status_page_cells_kind(all[i], g)]++;
 	status_page_html_put(o, "<p class=\"legend\">"
 	    "<i class=\"g free\"></i> free "

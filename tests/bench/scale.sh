@@ -5,7 +5,10 @@
 #
 #   top_srcdir=SRC top_builddir=BUILD bash tests/bench/scale.sh \
 #       [--nodes "1000 10000"] [--jobs 1000] [--submitters 4] \
-#       [--seconds 5] [--crashes 10] [--per-leaf 32]
+#       [--seconds 5] [--crashes 10] [--per-leaf 32] [--idle-only]
+#
+# --idle-only stops after step 2 (registration and the idle controller):
+# enough for the memory figures, and much shorter at 10,000 nodes.
 #
 # For each node count N, on a fresh controller (its own cohortd.conf:
 # max_connections 20000, heartbeat 2s, node_timeout 10s, the topology
@@ -40,6 +43,7 @@ SUBMITTERS=4
 SECONDS_PER_JOB=5
 CRASHES=10
 PER_LEAF=32
+IDLE_ONLY=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--nodes) NODES_LIST="$2"; shift 2 ;;
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--seconds) SECONDS_PER_JOB="$2"; shift 2 ;;
 	--crashes) CRASHES="$2"; shift 2 ;;
 	--per-leaf) PER_LEAF="$2"; shift 2 ;;
+	--idle-only) IDLE_ONLY=1; shift ;;
 	*) fail "unknown argument '$1' (see the head of $0)" ;;
 	esac
 done
@@ -88,6 +93,14 @@ cpu_ticks() {
 
 rss_mib() {
 	awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
+}
+
+rss_kib() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+hwm_mib() {
+	awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
 }
 
 # metric NAME: the value of NAME (without labels, or with the given
@@ -151,6 +164,10 @@ EOF
 	echo "# cohortd pid $CTL_PID on 127.0.0.1:$PORT, open files $(awk '/Max open files/ { print $4 }' "/proc/$CTL_PID/limits")"
 }
 
+controller_answers() {
+	timeout 10 cohort nodes --json >/dev/null 2>&1
+}
+
 nodes_up() {
 	timeout 60 cohort nodes --json 2>/dev/null | "$PYTHON" -c 'import json, sys
 print(sum(1 for n in json.load(sys.stdin)["nodes"] if n["state"] == "UP"))' 2>/dev/null || echo 0
@@ -168,11 +185,15 @@ submitter() {
 }
 
 run_scale() {
-	local n="$1" t0 t1 up i c0 c1 s0 s1 started0 started passes0 \
+	local n="$1" base_kib rss t0 t1 up i c0 c1 s0 s1 started0 started passes0 \
 		passes1 psec0 psec1 maxpass lp t_first deadline completed subs \
 		alive t_started='' t_done='' t_submitted=''
 	echo "# ---- $n simulated nodes ----"
 	start_controller "$n"
+	# The controller's own memory before any agent: what the nodes and
+	# their connections add is measured against it.
+	wait_for 10 controller_answers || fail "cohortd does not answer"
+	base_kib=$(rss_kib "$CTL_PID")
 	t0=$(_now_us)
 	"$SIM" --server "$COHORT_SERVER" --ca "$C/ca.pem" --ca-key "$C/ca.key" \
 		--nodes "$n" --stats 30 >"$C/sim-$n.out" 2>"$C/sim-$n.log" &
@@ -208,6 +229,8 @@ run_scale() {
 	c1=$(cpu_ticks "$CTL_PID")
 	s1=$(cpu_ticks "$SIM_PID")
 	say "N=$n: idle controller: RSS $(rss_mib "$CTL_PID") MiB, CPU $(awk -v d=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.1f", d / hz / 10 * 100 }')% of one core (heartbeat 2 s)"
+	rss=$(rss_kib "$CTL_PID")
+	say "N=$n: idle controller memory: RSS $(rss_mib "$CTL_PID") MiB (peak $(hwm_mib "$CTL_PID") MiB), $((base_kib / 1024)) MiB before any agent; $(awk -v r="$rss" -v b="$base_kib" -v n="$up" 'BEGIN { printf "%.1f KiB a node and its connection, %.2f KiB a GPU (8 a node); %.1f KiB a node all in", (r - b) / n, (r - b) / n / 8, r / n }')"
 	say "N=$n: idle cohort-simnodes: RSS $(rss_mib "$SIM_PID") MiB ($(awk -v k="$(rss_mib "$SIM_PID")" -v n="$n" 'BEGIN { printf "%.1f", k * 1024 / n }') KiB a node), CPU $(awk -v d=$((s1 - s0)) -v hz="$HZ" 'BEGIN { printf "%.1f", d / hz / 10 * 100 }')%"
 	# The cost of a scrape: 20 GETs of /metrics in a row, their median
 	# and largest time (curl's, so a floor of a few hundred µs).
@@ -215,6 +238,7 @@ run_scale() {
 		curl -s --max-time 5 -o /dev/null -w '%{time_total}\n' "$HTTP/metrics"
 	done | sort -n >"$T/scrape-$n"
 	say "N=$n: GET /metrics ($(curl -s --max-time 5 "$HTTP/metrics" | wc -c) bytes): median $(sed -n 10p "$T/scrape-$n") s, largest $(tail -n 1 "$T/scrape-$n") s of 20"
+	[ "$IDLE_ONLY" = 0 ] || return 0
 
 	# The batch.
 	started0=$(metric cohort_jobs_started_total)
@@ -348,7 +372,7 @@ first=1
 for n in $NODES_LIST; do
 	[[ "$n" =~ ^[1-9][0-9]*$ ]] || fail "--nodes: not a number: '$n'"
 	run_scale "$n"
-	if [ "$first" = 1 ]; then
+	if [ "$first" = 1 ] && [ "$IDLE_ONLY" = 0 ]; then
 		failures "$n"
 		first=0
 	fi

@@ -278,7 +278,9 @@ domain_reconnect(struct domain *d, const char *name,
 	}
 	if (n->conn_id != 0)
 		domain_disconnect(d, name);
-	inv = nd->inv;
+	/* The node's copy is sized to its GPUs: copy only that. */
+	memset(&inv, 0, sizeof(inv));
+	memcpy(&inv, nd->inv, inventory_size(nd->inv->ngpus));
 	n->conn_id = conn;
 	if (cluster_register(d->cl, conn, name, "127.0.0.1", &inv,
 	    nd->spare, tasks, ntasks, d->now, err) == -1) {

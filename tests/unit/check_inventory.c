@@ -7,6 +7,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,6 +552,55 @@ START_TEST(test_fake_is_strict)
 }
 END_TEST
 
+/* The sized copies (lib/inventory.c): the header and the used GPUs and
+ * entries, nothing past; more than INV_MAX_GPUS is refused. */
+START_TEST(test_sized_copies)
+{
+	static struct inventory one;
+	static struct node_health h;
+	struct inventory *di;
+	struct node_health *dh;
+
+	ck_assert_uint_eq(inventory_size(0), offsetof(struct inventory, gpus));
+	ck_assert_uint_eq(inventory_size(8), inventory_size(0) +
+	    8 * sizeof(struct gpu_info));
+	ck_assert_uint_le(inventory_size(INV_MAX_GPUS),
+	    sizeof(struct inventory));
+	ck_assert_uint_eq(inventory_size(INV_MAX_GPUS + 1),
+	    inventory_size(INV_MAX_GPUS));
+	ck_assert_uint_eq(inventory_health_size(1),
+	    offsetof(struct node_health, gpus) + sizeof(struct gpu_health));
+	memset(&one, 0, sizeof(one));
+	one.ngpus = 3;
+	one.ncpus = 12;
+	one.nfeatures = 1;
+	snprintf(one.features[0], sizeof(one.features[0]), "fp64");
+	snprintf(one.gpus[2].uuid, sizeof(one.gpus[2].uuid), "GPU-2");
+	ck_assert_ptr_nonnull(di = inventory_dup(&one));
+	ck_assert_int_eq(memcmp(di, &one, inventory_size(3)), 0);
+	ck_assert_str_eq(di->gpus[2].uuid, "GPU-2");
+	ck_assert_str_eq(di->features[0], "fp64");
+	free(di);
+	memset(&h, 0, sizeof(h));
+	h.health = HEALTH_DEGRADED;
+	h.checked_ms = 77;
+	h.ngpus = 1;
+	snprintf(h.gpus[0].reason, sizeof(h.gpus[0].reason), "ecc");
+	ck_assert_ptr_nonnull(dh = inventory_health_dup(&h));
+	ck_assert_int_eq(dh->checked_ms, 77);
+	ck_assert_str_eq(dh->gpus[0].reason, "ecc");
+	free(dh);
+	one.ngpus = INV_MAX_GPUS + 1;
+	errno = 0;
+	ck_assert_ptr_null(inventory_dup(&one));
+	ck_assert_int_eq(errno, EINVAL);
+	h.ngpus = INV_MAX_GPUS + 1;
+	errno = 0;
+	ck_assert_ptr_null(inventory_health_dup(&h));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 static Suite *
 inventory_suite(void)
 {
@@ -579,6 +629,7 @@ inventory_suite(void)
 	tcase_add_test(tc, test_nvml_health_calls);
 	tcase_add_test(tc, test_fake_is_strict);
 	tcase_add_test(tc, test_auto);
+	tcase_add_test(tc, test_sized_copies);
 	suite_add_tcase(s, tc);
 	return s;
 }

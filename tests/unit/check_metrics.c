@@ -15,16 +15,24 @@ static void
 node_with(struct node *n, bool up, bool drained, bool spare, bool failed,
     bool held)
 {
+	/* One node at a time: its inventory and verdict live here. */
+	static struct inventory inv;
+	static struct node_health health;
+
 	memset(n, 0, sizeof(*n));
+	memset(&inv, 0, sizeof(inv));
+	memset(&health, 0, sizeof(health));
+	n->inv = &inv;
+	n->health = &health;
 	n->state = up ? NODE_UP : NODE_DOWN;
 	n->drained = drained;
 	n->spare = spare;
-	n->inv.ngpus = 2;
+	n->inv->ngpus = 2;
 	/* GPU 1 is the one looked at; GPU 0 stays healthy and idle. */
 	if (failed) {
-		n->health.ngpus = 1;
-		n->health.gpus[0].index = 1;
-		n->health.gpus[0].health = HEALTH_FAILED;
+		n->health->ngpus = 1;
+		n->health->gpus[0].index = 1;
+		n->health->gpus[0].health = HEALTH_FAILED;
 	}
 	n->gpu_job[1] = held ? 42 : 0;
 }

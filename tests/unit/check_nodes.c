@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,7 @@ START_TEST(test_register_known_write_fails)
 	ck_assert_int_eq(nodes_register(c.ns, "node01", "10.0.0.1", &inv,
 	    true, 2, 8000, &err), -1);
 	ck_assert_int_eq(n->state, NODE_DOWN);
-	ck_assert_uint_eq(n->inv.ngpus, 4);
+	ck_assert_uint_eq(n->inv->ngpus, 4);
 	ck_assert_str_eq(n->address, "node01");
 	ck_assert_uint_eq(n->conn_id, 0);
 	ck_assert(!n->spare);
@@ -98,7 +99,7 @@ START_TEST(test_register_known_write_fails)
 	ck_assert_int_eq(n->state, NODE_UP);
 	ck_assert_str_eq(n->reason, "");
 	ck_assert_int_eq(n->since_ms, 8000);
-	ck_assert_uint_eq(n->inv.ngpus, 8);
+	ck_assert_uint_eq(n->inv->ngpus, 8);
 	ck_assert_str_eq(n->address, "10.0.0.1");
 	ck_assert(n->spare);
 	/* The connection moved to node01. */
@@ -242,8 +243,8 @@ START_TEST(test_register_and_reload)
 	 * connections, and a grace before any is timed out. */
 	ctl_reload(&c);
 	n = nodes_get(c.ns, "node03");
-	ck_assert_uint_eq(n->inv.ngpus, 8);
-	ck_assert_str_eq(n->inv.gpus[7].model, "NVIDIA H100 80GB HBM3");
+	ck_assert_uint_eq(n->inv->ngpus, 8);
+	ck_assert_str_eq(n->inv->gpus[7].model, "NVIDIA H100 80GB HBM3");
 	ck_assert_uint_eq(n->conn_id, 0);
 	ck_assert_int_eq(n->state, NODE_UP);
 	ck_assert_int_ge(n->last_heartbeat_ms, 10000);
@@ -530,7 +531,7 @@ START_TEST(test_drain_many)
 	ck_assert_str_eq(v[1]->drain_actor, "root");
 	/* Resume: node03's health drain cannot be cleared (not healthy
 	 * since the reload: no report), so none is resumed. */
-	v[2]->health = bad;
+	memcpy(v[2]->health, &bad, inventory_health_size(0));
 	ck_assert_int_eq(nodes_resume_many(c.ns, v, 3, "root", 7000, &changed,
 	    &err), -1);
 	ck_assert_int_eq(err.code, ERR_CONFLICT);
@@ -598,7 +599,7 @@ START_TEST(test_health)
 	h.checked_ms = 3000;
 	ck_assert(!nodes_set_health(c.ns, n, &h, 3000));
 	ck_assert(nodes_set_health(c.ns, n, &deg, 4000));
-	ck_assert_int_eq(n->health.health, HEALTH_DEGRADED);
+	ck_assert_int_eq(n->health->health, HEALTH_DEGRADED);
 	ctl_flush(&c);
 	ck_assert_int_eq(ctl_sql_int(&c, "SELECT count(*) FROM events WHERE "
 	    "kind = 'health'"), 2);
@@ -609,6 +610,51 @@ START_TEST(test_health)
 	ctl_fail_writes(&c, "events", "INSERT");
 	ck_assert(nodes_set_health(c.ns, n, &h, 5000));
 	ck_assert(ctl_logged("cannot record health"));
+	ctl_teardown(&c);
+}
+END_TEST
+
+/* A node keeps its inventory and health verdict sized to its GPUs and
+ * entries (at 10,000 nodes the whole structs, with room for 64 GPUs,
+ * were most of the controller's memory), and what it keeps reads back
+ * whole: every GPU, the features, after growing and shrinking. */
+START_TEST(test_sized_to_gpus)
+{
+	struct node_health two = { .health = HEALTH_DEGRADED,
+	    .reason = "two", .ngpus = 2, .gpus = {
+	    { .index = 1, .health = HEALTH_FAILED, .reason = "xid=79" },
+	    { .index = 7, .health = HEALTH_DEGRADED, .reason = "ecc" } } };
+	struct node_health ok = { .health = HEALTH_OK };
+	struct node *n;
+	struct ctl c;
+
+	ctl_setup(&c, NULL);
+	ctl_node_features(&c, "node01", 8, 1, 1000, "fp64,ib", 0);
+	n = nodes_get(c.ns, "node01");
+	ck_assert_uint_eq(n->inv->ngpus, 8);
+	ck_assert_uint_eq(n->inv->gpus[7].index, 7);
+	ck_assert_uint_eq(n->inv->nfeatures, 2);
+	ck_assert_str_eq(n->inv->features[1], "ib");
+	ck_assert_uint_ge(malloc_usable_size(n->inv), inventory_size(8));
+	ck_assert_uint_lt(malloc_usable_size(n->inv),
+	    sizeof(struct inventory) / 4);
+	ck_assert_uint_lt(malloc_usable_size(n->health), 256);
+	ck_assert(nodes_set_health(c.ns, n, &two, 2000));
+	ck_assert_uint_lt(malloc_usable_size(n->health),
+	    inventory_health_size(2) + 64);
+	ck_assert_int_eq(node_gpu_health(n, 7), HEALTH_DEGRADED);
+	ck_assert_str_eq(n->health->gpus[0].reason, "xid=79");
+	ck_assert(nodes_set_health(c.ns, n, &ok, 3000));
+	ck_assert_uint_eq(n->health->ngpus, 0);
+	ck_assert_int_eq(node_gpu_health(n, 7), HEALTH_OK);
+	/* Registering again with more GPUs: the copy grows with them. */
+	ctl_node(&c, "node01", 16, 2, 4000);
+	ck_assert_ptr_eq(nodes_get(c.ns, "node01"), n);
+	ck_assert_uint_eq(n->inv->ngpus, 16);
+	ck_assert_uint_eq(n->inv->gpus[15].index, 15);
+	ck_assert_uint_ge(malloc_usable_size(n->inv), inventory_size(16));
+	ck_assert_uint_lt(malloc_usable_size(n->inv),
+	    sizeof(struct inventory) / 2);
 	ctl_teardown(&c);
 }
 END_TEST
@@ -687,6 +733,7 @@ nodes_suite(void)
 	tcase_add_test(tc, test_drain_many);
 	tcase_add_test(tc, test_gpus_unavailable);
 	tcase_add_test(tc, test_health);
+	tcase_add_test(tc, test_sized_to_gpus);
 	tcase_add_test(tc, test_delete);
 	suite_add_tcase(s, tc);
 	return s;

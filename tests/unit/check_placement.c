@@ -660,8 +660,8 @@ START_TEST(test_cpus_mem_filter)
 	ctl_node(&c, "node01", 8, 1, NOW);
 	ctl_node(&c, "node02", 8, 2, NOW);
 	ck_assert_ptr_nonnull(n = nodes_get(c.ns, "node01"));
-	n->inv.ncpus = 16;
-	n->inv.memory_mb = 64 * 1024;
+	n->inv->ncpus = 16;
+	n->inv->memory_mb = 64 * 1024;
 	ctl_spec(&spec, 1, 1, 4);
 	spec.tasks_per_node = 2;
 	spec.cpus_per_task = 12;	/* 24 CPUs: node02 only */

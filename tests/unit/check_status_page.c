@@ -473,7 +473,7 @@ START_TEST(test_page_features)
 	    "add node03: %s", err.text);
 	n = nodes_get(D.ns, "node02");
 	ck_assert_ptr_nonnull(n);
-	ck_assert_int_eq(inventory_set_features(&n->inv, "fp64,ib", err.text,
+	ck_assert_int_eq(inventory_set_features(n->inv, "fp64,ib", err.text,
 	    sizeof(err.text)), 0);
 	p = page();
 	s = section(p, "nodes");
