@@ -581,7 +581,8 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 		if (r->reasons[j] == SCHED_REASON_NONE)
 			continue;
 		pr = &res->reasons[res->nreasons++];
-		pr->job_id = in->pending[s->pidx[j]]->id;
+		pr->job = in->pending[s->pidx[j]];
+		pr->job_id = pr->job->id;
 		reason_text(in, s, r, j, &memo, pr->reason,
 		    sizeof(pr->reason));
 		if (r->has_resv && r->resv.pending == j)
@@ -595,6 +596,7 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 		}
 		job = in->pending[i];
 		pr = &res->reasons[res->nreasons++];
+		pr->job = job;
 		pr->job_id = job->id;
 		snprintf(pr->reason, sizeof(pr->reason), "QueueUnknown: queue "
 		    "%s is not configured", job->spec.queue != NULL ?
