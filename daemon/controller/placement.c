@@ -524,6 +524,7 @@ reason_text(const struct placement_input *in, const struct snapshot *s,
 	struct tm tm;
 	char when[32];
 	time_t t;
+	size_t n;
 
 	if (r->reasons[j] == SCHED_REASON_BAD_CONSTRAINTS &&
 	    reason_features(in, in->pending[s->pidx[j]], memo, name, buf,
@@ -557,8 +558,15 @@ reason_text(const struct placement_input *in, const struct snapshot *s,
 	} else if (r->reasons[j] == SCHED_REASON_PREEMPTING)
 		snprintf(buf, len, "%s: waiting for preempted jobs to "
 		    "checkpoint and stop", name);
-	else
-		snprintf(buf, len, "%s", name);
+	else {
+		/* The usual case, for every pending job in every pass:
+		 * copied, not formatted (snprintf was ~5% of a pass). */
+		n = strlen(name);
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, name, n);
+		buf[n] = '\0';
+	}
 }
 
 static int
