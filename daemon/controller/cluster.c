@@ -150,12 +150,11 @@ cluster_place(struct cluster *cl, int64_t now)
 	 * once rather than per start (out of memory, the next pass does). */
 	if (res.nstarts > 0 && cluster_refresh_allocations(cl) == -1)
 		cluster_wake(cl);
-	for (i = 0; i < res.nreasons; i++) {
-		jobs_set_pending_reason(cl->js, res.reasons[i].job_id,
-		    res.reasons[i].reason);
-		jobs_set_expected_start(cl->js, res.reasons[i].job_id,
-		    res.reasons[i].start_ms);
-	}
+	/* Pending jobs are not freed during a pass (only finished ones
+	 * are, by retention), so the pass's pointers still hold. */
+	for (i = 0; i < res.nreasons; i++)
+		jobs_set_waiting(cl->js, res.reasons[i].job,
+		    res.reasons[i].reason, res.reasons[i].start_ms);
 	if (res.nstarts > 0)
 		log_info("pass: %zu pending, %zu started (%zu backfilled)",
 		    npending, res.nstarts, res.backfilled);

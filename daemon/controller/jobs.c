@@ -886,24 +886,25 @@ jobs_end(struct jobs *js, uint64_t id, enum job_state state,
 	return 0;
 }
 
-void
-jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
+/* Set the reason of a job known to be pending (jobs_set_pending_reason's
+ * checks done). */
+static void
+jobs_reason_set(struct job *job, const char *reason)
 {
-	struct job *job = (struct job *)jobs_get(js, id);
-	char *r;
-
 	char text[400];
 	size_t keep;
+	char *r;
 
-	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
-		return;
 	job->expected_start_ms = 0;	/* jobs_set_expected_start follows */
 	/* A preempted (or requeued) job says so until it runs again:
-	 * "Preempted by 12 of teamb; Resources". */
-	if (strncmp(job->reason, JOBS_PREEMPTED_PREFIX,
-	    strlen(JOBS_PREEMPTED_PREFIX)) == 0 ||
+	 * "Preempted by 12 of teamb; Resources". The first letter first:
+	 * this runs for every pending job in every pass. */
+	if ((job->reason[0] == JOBS_PREEMPTED_PREFIX[0] &&
+	    strncmp(job->reason, JOBS_PREEMPTED_PREFIX,
+	    strlen(JOBS_PREEMPTED_PREFIX)) == 0) ||
+	    (job->reason[0] == JOBS_REQUEUED_PREFIX[0] &&
 	    strncmp(job->reason, JOBS_REQUEUED_PREFIX,
-	    strlen(JOBS_REQUEUED_PREFIX)) == 0) {
+	    strlen(JOBS_REQUEUED_PREFIX)) == 0)) {
 		keep = strcspn(job->reason, ";");
 		snprintf(text, sizeof(text), "%.*s; %s", (int)keep,
 		    job->reason, reason);
@@ -913,6 +914,28 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 		return;
 	free(job->reason);
 	job->reason = r;
+}
+
+void
+jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
+		return;
+	jobs_reason_set(job, reason);
+}
+
+void
+jobs_set_waiting(struct jobs *js, const struct job *cjob, const char *reason,
+    int64_t start_ms)
+{
+	struct job *job = (struct job *)cjob;
+
+	if (job->state != JOB_PENDING || jobs_is_active(job))
+		return;
+	jobs_reason_set(job, reason);
+	job->expected_start_ms = start_ms > 0 ? start_ms : 0;
 }
 
 int

@@ -269,6 +269,11 @@ int64_t jobs_last_progress(const struct jobs *js, uint64_t id);
  * since a pass recomputes it; no commit per pass. */
 void jobs_set_pending_reason(struct jobs *js, uint64_t id,
     const char *reason);
+/* Both of a pass's verdicts for a job of js it listed as pending (the
+ * pointer from jobs_list, valid through the pass): jobs_set_pending_reason
+ * and then jobs_set_expected_start, without looking the job up twice. */
+void jobs_set_waiting(struct jobs *js, const struct job *job,
+    const char *reason, int64_t start_ms);
 
 /* Has rank of job's current attempt reported its exit? */
 bool jobs_rank_ended(const struct jobs *js, const struct job *job,

@@ -524,6 +524,7 @@ reason_text(const struct placement_input *in, const struct snapshot *s,
 	struct tm tm;
 	char when[32];
 	time_t t;
+	size_t n;
 
 	if (r->reasons[j] == SCHED_REASON_BAD_CONSTRAINTS &&
 	    reason_features(in, in->pending[s->pidx[j]], memo, name, buf,
@@ -557,8 +558,15 @@ reason_text(const struct placement_input *in, const struct snapshot *s,
 	} else if (r->reasons[j] == SCHED_REASON_PREEMPTING)
 		snprintf(buf, len, "%s: waiting for preempted jobs to "
 		    "checkpoint and stop", name);
-	else
-		snprintf(buf, len, "%s", name);
+	else {
+		/* The usual case, for every pending job in every pass:
+		 * copied, not formatted (snprintf was ~5% of a pass). */
+		n = strlen(name);
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, name, n);
+		buf[n] = '\0';
+	}
 }
 
 static int
@@ -581,7 +589,8 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 		if (r->reasons[j] == SCHED_REASON_NONE)
 			continue;
 		pr = &res->reasons[res->nreasons++];
-		pr->job_id = in->pending[s->pidx[j]]->id;
+		pr->job = in->pending[s->pidx[j]];
+		pr->job_id = pr->job->id;
 		reason_text(in, s, r, j, &memo, pr->reason,
 		    sizeof(pr->reason));
 		if (r->has_resv && r->resv.pending == j)
@@ -595,6 +604,7 @@ result_reasons(const struct placement_input *in, const struct snapshot *s,
 		}
 		job = in->pending[i];
 		pr = &res->reasons[res->nreasons++];
+		pr->job = job;
 		pr->job_id = job->id;
 		snprintf(pr->reason, sizeof(pr->reason), "QueueUnknown: queue "
 		    "%s is not configured", job->spec.queue != NULL ?

@@ -50,6 +50,7 @@ struct placement_start {
 
 struct placement_reason {
 	uint64_t job_id;
+	const struct job *job;	/* in->pending's pointer to it */
 	char reason[160];
 	int64_t start_ms;	/* expected start (the reservation); 0: none */
 };
