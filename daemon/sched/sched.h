@@ -191,10 +191,11 @@
  *   fullest position), nodes off the torus last, in that order. A
  *   single node takes the usual placement (tree and GPU ranking),
  *   unless --topology torus requires a node on the torus. Within a
- *   pass, when no box held n nodes at a state and per-node requirement,
- *   no box is looked for for n or more at that same state (an
- *   approximation: a larger gang needs more fitting nodes in a larger
- *   box; the next start or pass looks again). An elastic gang that
+ *   pass, when no box of shape (a, b, c) held n nodes at a state and
+ *   per-node requirement, no shape with every side no longer is searched
+ *   for n or more at that same state (exact: each of its positions lies
+ *   inside one of (a, b, c)); larger shapes, which a larger gang may
+ *   use, are still searched. An elastic gang that
  *   requires a box takes the largest size in [min, max] a box holds. A
  *   restart of a required box is placed afresh (kept nodes would break
  *   the box). With queues, a job whose minimum GPUs already break its
@@ -562,8 +563,9 @@ struct sched_result {
  * grid of fitting nodes and its prefix sums (O(nodes + C); the last four
  * are kept per request and state) and tries up to 24 shapes at up to C
  * positions each (O(1) per position, slabs and rows that cannot hold the
- * gang skipped whole); a size that found no box is not searched again
- * at that state; the fallback sorts the fitting nodes. A required box's
+ * gang skipped whole); a shape that held no box for a size is not
+ * searched again at that state for that size or more, nor any shape
+ * inside it; the fallback sorts the fitting nodes. A required box's
  * reservation costs one replay plus a grid and search per bisection
  * step (log of the running jobs' end times). */
 struct sched_result	*sched_run(const struct sched_input *in);

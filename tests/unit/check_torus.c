@@ -414,6 +414,71 @@ START_TEST(test_dragonfly_groups)
 }
 END_TEST
 
+/* Review finding: a "no box for n, so none for more" shortcut hid a box
+ * that exists: on a line of 16 with only
+ * nodes 0, 1, 4, 7 and 8 up, no box of 4 to 7 cells holds 4 of them,
+ * but the 9-cell box 0-8 holds 5. Job 1 (4 nodes) fails first and
+ * gets no reservation (the down nodes never come back in the replay),
+ * so the state is unchanged and job 2 (5 nodes) is not searched: it
+ * waits, pass after pass, though it fits now. */
+START_TEST(test_torus_fail_cache_hides_box)
+{
+	struct cl c;
+	struct sched_job j[2];
+	struct sched_result *res;
+	size_t i;
+
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	for (i = 0; i < 16; i++)
+		c.nodes[i].up = i == 0 || i == 1 || i == 4 || i == 7 || i == 8;
+	j[0] = job(1, 4, 8);
+	j[1] = job(2, 5, 8);
+	for (i = 0; i < 2; i++) {
+		j[i].topo_mode = SCHED_TOPO_REQUIRED;
+		j[i].topo_level = "torus";
+	}
+	/* Alone, job 2 starts on the five. */
+	res = run(&c, NULL, 0, &j[1], 1, 0);
+	ck_assert_ptr_nonnull(started(res, 2));
+	sched_result_free(res);
+	/* Behind job 1 it waits. */
+	res = run(&c, NULL, 0, j, 2, 0);
+	ck_assert_ptr_null(started(res, 1));
+	ck_assert_msg(started(res, 2) != NULL, "job 2 waits: %s (job 1: %s)",
+	    sched_reason_name(res->reasons[1]),
+	    sched_reason_name(res->reasons[0]));
+	sched_result_free(res);
+	cl_free(&c);
+
+	/* The common case: the nodes are busy, not down, and an earlier
+	 * job holds the reservation; both box jobs would backfill (they
+	 * end at 100, the reservation starts at 1000). */
+	{
+		struct sched_job k[3];
+		struct sched_running r = { .id = 99, .end = 1000 };
+
+		cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no "
+		    "Nodes=n[000-015]\n");
+		for (i = 0; i < 16; i++)
+			if (!(i == 0 || i == 1 || i == 4 || i == 7 || i == 8))
+				busy(&c, i, 0xff, 99);
+		k[0] = job(10, 16, 8);
+		k[0].priority = 200;
+		k[1] = j[0];
+		k[2] = j[1];
+		res = run(&c, &r, 1, &k[2], 1, 0);
+		ck_assert_ptr_nonnull(started(res, 2));
+		sched_result_free(res);
+		res = run(&c, &r, 1, k, 3, 0);
+		ck_assert(res->has_resv && res->resv.job == 10);
+		ck_assert_msg(started(res, 2) != NULL, "behind a reservation, "
+		    "job 2 waits: %s", sched_reason_name(res->reasons[2]));
+		sched_result_free(res);
+		cl_free(&c);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -432,6 +497,7 @@ main(void)
 	tcase_add_test(tc, test_torus_elastic);
 	tcase_add_test(tc, test_torus_reservation);
 	tcase_add_test(tc, test_dragonfly_groups);
+	tcase_add_test(tc, test_torus_fail_cache_hides_box);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
