@@ -285,7 +285,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	int32_t *cnt = ps->cnt;
 	size_t nc, k, nv = 0;
 	uint32_t i;
-	bool ok = false;
+	bool ok = false, untested = false;
 	int rc = 0;
 
 	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
@@ -344,10 +344,15 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		/* A required torus box costs a search per test: test at 1,
 		 * 2, 4, ... victims (and all); the drop below takes back
 		 * the ones not needed. */
-		if (rq.torus != TQ_REQUIRED || (nv & (nv - 1)) == 0 ||
-		    nv == nc)
+		untested = !(rq.torus != TQ_REQUIRED || (nv & (nv - 1)) ==
+		    0 || nv == nc);
+		if (!untested)
 			ok = fits(ps, p, &rq, cnt, j, nv);
 	}
+	/* The last candidates were skipped (their queue no longer
+	 * borrows): the set now on was never tested. */
+	if (!ok && untested)
+		ok = fits(ps, p, &rq, cnt, j, nv);
 	if (ok) {
 		/* Drop the victims it does not need, most lost work first. */
 		for (k = nv; k-- > 0;) {

@@ -479,6 +479,54 @@ START_TEST(test_torus_fail_cache_hides_box)
 }
 END_TEST
 
+/* Ring of 16 (no wrap), every node running a one-node preemptible job
+ * of queue 1 (nominal one node, so it borrows 15); job 1 of queue 0
+ * (within nominal) needs a 12-node box. With victims 0..14 gone 15
+ * nodes are free and a 12-cell box holds 12: the job can preempt. The
+ * doubling search tests at 1, 2, 4, 8 victims (too few), skips 9..15,
+ * and the 16th candidate is skipped (queue 1 no longer borrows), so
+ * the nv == nc test never runs: nothing is preempted. */
+START_TEST(test_torus_preempt_last_skipped)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[16];
+	struct sched_job j;
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	for (int torus = 0; torus <= 1; torus++) {
+		cl_init(&c, 16, torus ? "TorusName=r Dims=16 Wrap=no "
+		    "Nodes=n[000-015]\n" : NULL);
+		for (i = 0; i < 16; i++) {
+			busy(&c, i, 0xff, 100 + i);
+			r[i] = running(100 + i, 1, 0, 1000);
+			r[i].lost = (int64_t)i;
+		}
+		q[0] = queue_def(-1, 128);
+		q[0].preempt = SCHED_PREEMPT_BORROWERS;
+		q[1] = queue_def(-1, 8);
+		j = job(1, 12, 8);
+		j.queue = 0;
+		if (torus) {
+			j.topo_mode = SCHED_TOPO_REQUIRED;
+			j.topo_level = "torus";
+		}
+		in = qinput(&c, r, 16, &j, 1, q, 2, 0);
+		res = qrun(&in);
+		p = preempted(res, 1);
+		ck_assert_msg(p != NULL, "%s: no preemption, reason %s",
+		    torus ? "torus box" : "tree",
+		    sched_reason_name(res->reasons[0]));
+		ck_assert_uint_eq(p->nvictims, 12);
+		sched_result_free(res);
+		cl_free(&c);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -498,6 +546,7 @@ main(void)
 	tcase_add_test(tc, test_torus_reservation);
 	tcase_add_test(tc, test_dragonfly_groups);
 	tcase_add_test(tc, test_torus_fail_cache_hides_box);
+	tcase_add_test(tc, test_torus_preempt_last_skipped);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
