@@ -755,6 +755,7 @@ emit(struct pass *ps, struct sched_result *res, size_t rj, size_t rfirst)
 	}
 	res->npreempts = ps->nprecs;
 	res->stats.preempt_tried = ps->preempt_tried;
+	res->stats.torus_searches = ps->torus_searches;
 	res->stats.scratch_bytes = ps->bytes +
 	    ps->capstarts * sizeof(*ps->starts) +
 	    ps->cappicks * sizeof(*ps->picks) +

@@ -202,8 +202,11 @@
  *   quota is not placed on the torus at all (QueueQuota); preemption
  *   plans a preferred box on the tree placement (it fits wherever the
  *   count fits) and tests a required box's victims at 1, 2, 4, ...
- *   before dropping the ones not needed; a required box's victim search
- *   counts as four of the SCHED_PREEMPT_MAX_TRIES. The
+ *   then bisects for the smallest sufficient prefix of them, drops at once
+ *   the victims on none of the box's nodes (one test), and tries at most
+ *   SCHED_PREEMPT_BOX_DROPS single drops (most lost work first); every
+ *   box test counts as one of the SCHED_PREEMPT_MAX_TRIES (a plan that
+ *   starts is finished: about 2 log2(candidates) + 14 tests). The
  *   reservation of a required box replays the running jobs' ends to the
  *   end and bisects over them for the first time a box holds the gang.
  * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,
@@ -335,6 +338,7 @@ enum sched_reason {
 #define SCHED_FLAVORS_MAX 8
 #define SCHED_PREEMPT_MAX_JOBS 8
 #define SCHED_PREEMPT_MAX_TRIES 64
+#define SCHED_PREEMPT_BOX_DROPS 8
 
 enum sched_preempt {
 	SCHED_PREEMPT_NEVER = 0,
@@ -521,6 +525,7 @@ struct sched_stats {
 	size_t tried;		/* jobs placement was attempted for */
 	size_t preempt_tried;	/* jobs victims were looked for */
 	size_t backfilled;	/* starts after the reservation */
+	size_t torus_searches;	/* torus box searches (any state) */
 	size_t scratch_bytes;	/* peak memory the pass allocated */
 };
 

@@ -660,6 +660,8 @@ torus_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	for (i = 0; i < S->count; i++) {
 		if (nidx > 0 && dominated(T, idx, nidx, &S->s[i]))
 			continue;
+		if (!searched)
+			ps->torus_searches++;
 		searched = true;
 		if (best_pos(T, &S->s[i], rq->n, false, p)) {
 			if (out != NULL)

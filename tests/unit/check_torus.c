@@ -527,6 +527,48 @@ START_TEST(test_torus_preempt_last_skipped)
 }
 END_TEST
 
+/* Review finding: dropping unneeded victims of a required box cost a
+ * box search per victim. A line of 64, every node running a one-node
+ * job of a borrowing queue, least lost work scattered (stride 37): an
+ * 8-node box is planned with 8 victims and a bounded number of box
+ * searches (doubling, bisection, one drop of the victims off the box,
+ * at most SCHED_PREEMPT_BOX_DROPS single drops), not one per victim. */
+START_TEST(test_torus_preempt_searches_bounded)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[64];
+	struct sched_job j;
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	cl_init(&c, 64, "TorusName=r Dims=64 Wrap=no Nodes=n[000-063]\n");
+	for (i = 0; i < 64; i++) {
+		busy(&c, i, 0xff, 100 + i);
+		r[i] = running(100 + i, 1, 0, 1000);
+		r[i].lost = (int64_t)((i * 37) % 64);
+	}
+	q[0] = queue_def(-1, 512);
+	q[0].preempt = SCHED_PREEMPT_BORROWERS;
+	q[1] = queue_def(-1, 8);
+	j = job(1, 8, 8);
+	j.queue = 0;
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	in = qinput(&c, r, 64, &j, 1, q, 2, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 8);
+	ck_assert_msg(res->stats.torus_searches <= 2 * 7 + 14,
+	    "%zu box searches for 64 candidates",
+	    res->stats.torus_searches);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -547,6 +589,7 @@ main(void)
 	tcase_add_test(tc, test_dragonfly_groups);
 	tcase_add_test(tc, test_torus_fail_cache_hides_box);
 	tcase_add_test(tc, test_torus_preempt_last_skipped);
+	tcase_add_test(tc, test_torus_preempt_searches_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
