@@ -209,6 +209,13 @@
  *   starts is finished: about 2 log2(candidates) + 14 tests). The
  *   reservation of a required box replays the running jobs' ends to the
  *   end and bisects over them for the first time a box holds the gang.
+ *   A pass makes at most SCHED_TORUS_SEARCHES_MAX box searches before
+ *   it stops trying required boxes (stats.torus_searches counts them,
+ *   the reservation's, preemption's and elastic bisections' included;
+ *   the search under way finishes): later jobs that require a box get
+ *   reason Priority (the cheap count of fitting nodes holds them) or
+ *   Resources, without a search, like the tail past bf_max_job_test;
+ *   the next pass tries them again in priority order.
  * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,
  *   groups above, levels "router" and "group"; the tree rules above
  *   apply (the fewest groups: the largest free ones whole, best fit for
@@ -339,6 +346,7 @@ enum sched_reason {
 #define SCHED_PREEMPT_MAX_JOBS 8
 #define SCHED_PREEMPT_MAX_TRIES 64
 #define SCHED_PREEMPT_BOX_DROPS 8
+#define SCHED_TORUS_SEARCHES_MAX 64
 
 enum sched_preempt {
 	SCHED_PREEMPT_NEVER = 0,
@@ -570,7 +578,8 @@ struct sched_result {
  * positions each (O(1) per position, slabs and rows that cannot hold the
  * gang skipped whole); a shape that held no box for a size is not
  * searched again at that state for that size or more, nor any shape
- * inside it; the fallback sorts the fitting nodes. A required box's
+ * inside it; the fallback sorts the fitting nodes; a pass makes at most
+ * SCHED_TORUS_SEARCHES_MAX searches for required boxes. A required box's
  * reservation costs one replay plus a grid and search per bisection
  * step (log of the running jobs' end times). */
 struct sched_result	*sched_run(const struct sched_input *in);

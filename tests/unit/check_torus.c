@@ -569,6 +569,39 @@ START_TEST(test_torus_preempt_searches_bounded)
 }
 END_TEST
 
+/* Review finding: every pending job that requires a box cost a full
+ * box search, bounded only by bf_max_job_test once a reservation
+ * exists. A line of 150 with every third node free: no box holds a gang
+ * of 2 to 49 (the shapes are shorter than 2n), though the count does.
+ * The pass stops at SCHED_TORUS_SEARCHES_MAX searches; the jobs after
+ * get the cheap count's reason. */
+START_TEST(test_torus_searches_budget)
+{
+	struct cl c;
+	struct sched_job j[48];
+	struct sched_result *res;
+	size_t i;
+
+	cl_init(&c, 150, "TorusName=r Dims=150 Wrap=no Nodes=n[000-149]\n");
+	for (i = 0; i < 150; i++)
+		if (i % 3 != 0)
+			busy(&c, i, 0xff, 99);
+	for (i = 0; i < 48; i++) {
+		j[i] = job(1 + i, 2 + (uint32_t)i, 8);
+		j[i].priority = 1000 - (int64_t)i;
+		j[i].topo_mode = SCHED_TOPO_REQUIRED;
+		j[i].topo_level = "torus";
+	}
+	res = run(&c, NULL, 0, j, 48, 0);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_msg(res->stats.torus_searches <= SCHED_TORUS_SEARCHES_MAX +
+	    2, "%zu box searches for 48 jobs", res->stats.torus_searches);
+	ck_assert_int_eq(res->reasons[47], SCHED_REASON_PRIORITY);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -590,6 +623,7 @@ main(void)
 	tcase_add_test(tc, test_torus_fail_cache_hides_box);
 	tcase_add_test(tc, test_torus_preempt_last_skipped);
 	tcase_add_test(tc, test_torus_preempt_searches_bounded);
+	tcase_add_test(tc, test_torus_searches_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
