@@ -602,6 +602,28 @@ START_TEST(test_torus_searches_budget)
 }
 END_TEST
 
+/* Review finding: GroupName= expanded its Nodes= with a bound of its
+ * own (TOPO_NODES_MAX per line), so each line of a small file cost up to
+ * a million names before the file was refused. The bound is now the
+ * file's running total: 600,000 + 600,000 names is refused at line 2,
+ * before line 3 (malformed) is read and before any later line is
+ * expanded. */
+START_TEST(test_group_lines_bounded)
+{
+	static const char text[] =
+	    "GroupName=g0 Nodes=a[0000001-0600000]\n"
+	    "GroupName=g1 Nodes=b[0000001-0600000]\n"
+	    "GroupName=g2 Bogus=1\n"
+	    "GroupName=g3 Nodes=c[0000001-1000000]\n";
+	char err[256];
+
+	ck_assert_ptr_null(topo_parse(text, strlen(text), "big.conf", err,
+	    sizeof(err)));
+	ck_assert_msg(strncmp(err, "big.conf:2: more than 1000000 nodes",
+	    35) == 0, "%s", err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -624,6 +646,7 @@ main(void)
 	tcase_add_test(tc, test_torus_preempt_last_skipped);
 	tcase_add_test(tc, test_torus_preempt_searches_bounded);
 	tcase_add_test(tc, test_torus_searches_budget);
+	tcase_add_test(tc, test_group_lines_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
