@@ -154,7 +154,8 @@
  *     blocks; inside the group the blocks with the most room first, the
  *     best fit for the rest (like the tree's children). Without a
  *     requirement a gang the blocks cannot hold is placed by the tree as
- *     above. Inside a block nodes are ranked as in a leaf.
+ *     above (on a topology with a torus too: in a torus box, see Torus).
+ *     Inside a block nodes are ranked as in a leaf.
  *   A segment or block job waits with reason Topology when enough nodes
  *   are free but not in blocks that meet its rule. The reservation
  *   replays the releases counting fitting nodes per block (segments per
@@ -168,8 +169,13 @@
  *   ignore blocks.
  * - Torus (topology TorusName=, torus.c): a gang of more than one node
  *   without --topology, or with --topology[-prefer] torus, goes into an
- *   axis-aligned box of the torus, wrap-around counted on wrapped
- *   dimensions (a box on a ring may run past the end). A box "holds" the
+ *   axis-aligned box of the torus (with blocks in the topology too, a
+ *   job without --topology tries the blocks first, as under Blocks, and
+ *   only a gang no block or group of blocks holds goes into a box or the
+ *   torus fallback below, never to the tree's placement; --topology
+ *   [-prefer] torus ignores the blocks, --topology block ignores the
+ *   torus, a segment job keeps to its blocks), wrap-around counted on
+ *   wrapped dimensions (a box on a ring may run past the end). A box "holds" the
  *   gang when at least n of its cells carry a node that fits the job
  *   (the others may be busy). Candidate shapes (a, b, c) are the
  *   compact ones: volume from n to 2n - 1 (or, if no shape of the torus

@@ -624,6 +624,51 @@ START_TEST(test_group_lines_bounded)
 }
 END_TEST
 
+/* A topology with blocks and a torus (sched.h, "Torus"): a job without
+ * --topology tries the blocks first, as on a topology of blocks alone
+ * (an 8-node gang takes the two 4-node blocks at the ends of a line of
+ * 32, not a compact box); a gang the blocks cannot hold goes into a
+ * torus box, not to the tree's placement (10 nodes with 1, 3, 5, 7, 9
+ * busy: the box 10-19, where the tree takes 0, 2, 4, ...);
+ * --topology torus ignores the blocks. */
+START_TEST(test_blocks_and_torus)
+{
+	static const char topo[] = "TorusName=r Dims=32 Wrap=no "
+	    "Nodes=n[000-031]\nBlockName=b0 Nodes=n[000-003]\n"
+	    "BlockName=b1 Nodes=n[028-031]\n";
+	struct cl c;
+	struct sched_job j = job(1, 8, 8);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint64_t m;
+	size_t i;
+
+	cl_init(&c, 32, topo);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0xf000000fULL);
+	sched_result_free(res);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	m = nodeset(s->nodes, s->nnodes);
+	ck_assert_int_eq(63 - __builtin_clzll(m) - __builtin_ctzll(m) + 1, 8);
+	sched_result_free(res);
+	cl_free(&c);
+
+	cl_init(&c, 32, topo);
+	for (i = 1; i < 10; i += 2)
+		busy(&c, i, 0xff, 99);
+	j = job(1, 10, 8);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0xffc00ULL);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -647,6 +692,7 @@ main(void)
 	tcase_add_test(tc, test_torus_preempt_searches_bounded);
 	tcase_add_test(tc, test_torus_searches_budget);
 	tcase_add_test(tc, test_group_lines_bounded);
+	tcase_add_test(tc, test_blocks_and_torus);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
