@@ -175,9 +175,9 @@
  *   torus fallback below, never to the tree's placement; --topology
  *   [-prefer] torus ignores the blocks, --topology block ignores the
  *   torus, a segment job keeps to its blocks), wrap-around counted on
- *   wrapped dimensions (a box on a ring may run past the end). A box "holds" the
- *   gang when at least n of its cells carry a node that fits the job
- *   (the others may be busy). Candidate shapes (a, b, c) are the
+ *   wrapped dimensions (a box on a ring may run past the end). A box
+ *   "holds" the gang when at least n of its cells carry a node that fits
+ *   the job (the others may be busy). Candidate shapes (a, b, c) are the
  *   compact ones: volume from n to 2n - 1 (or, if no shape of the torus
  *   is that small, the smallest volume that holds n), ordered by hop
  *   diameter (sum over dimensions of a - 1, or floor(D / 2) when a
