@@ -341,7 +341,8 @@ enum sched_reason {
  * At most sched_config.preempt_max_jobs jobs (0: SCHED_PREEMPT_MAX_JOBS)
  * plan preemptions per pass, and at most SCHED_PREEMPT_MAX_TRIES look
  * for victims (a search that could not succeed with every candidate
- * gone costs one placement). The GPUs free now that a planned placement
+ * gone costs one placement); for a required torus box each box test
+ * counts as one more try (see "Torus"). The GPUs free now that a planned placement
  * counts on are held for the rest of the pass, so no later job of the
  * pass takes them. The result lists each preemption; the
  * caller checkpoints and stops the victims, then passes the preemptor
