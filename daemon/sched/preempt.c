@@ -28,6 +28,7 @@ struct vic {
 	uint32_t lca;		/* BORROWERS: the lowest queue shared with
 				 * the preemptor; NO_INDEX: LOWER */
 	uint8_t on;		/* chosen */
+	uint8_t kept;		/* on in the smallest sufficient set found */
 };
 
 struct preempt {
@@ -38,6 +39,7 @@ struct preempt {
 	uint8_t *taken;		/* [nrun]: a victim of this pass */
 	struct vic *vic;	/* [nrun] */
 	struct pick *picks;	/* [nnodes] */
+	uint8_t *picked;	/* [nnodes]: in picks (zero between uses) */
 	uint32_t *qlca;		/* [nq]: per victim queue, BORROWERS: the
 				 * shared queue, or NO_INDEX: not allowed */
 };
@@ -57,6 +59,7 @@ scratch(struct pass *ps)
 	    (p->taken = state_alloc(ps, nr + 1, 1)) == NULL ||
 	    (p->vic = state_alloc(ps, nr + 1, sizeof(*p->vic))) == NULL ||
 	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL ||
+	    (p->picked = state_alloc(ps, nn + 1, 1)) == NULL ||
 	    (p->qlca = state_alloc(ps, ps->sq->nq + 1, 4)) == NULL)
 		return NULL;
 	ps->pre = p;
@@ -154,7 +157,13 @@ fits(struct pass *ps, struct preempt *p, const struct preq *rq,
 	uint64_t g[SCHED_FLAVORS_MAX];
 	size_t k;
 
-	if (place_capacity(ps, rq, cnt) < rq->n ||
+	if (place_capacity(ps, rq, cnt) < rq->n)
+		return false;
+	/* A required box's test is a box search: each one counts against
+	 * SCHED_PREEMPT_MAX_TRIES. */
+	if (rq->torus == TQ_REQUIRED)
+		ps->preempt_boxes++;
+	if (
 	    place_select(ps, rq, cnt, p->fut, p->picks) == -1)
 		return false;
 	squota_gpus(ps, p->picks, rq->n, g);
@@ -259,6 +268,53 @@ record(struct pass *ps, struct preempt *p, size_t j, size_t nv)
 	return 0;
 }
 
+/* Does victim v hold a GPU on a node of the placement in picks (marked
+ * in picked)? */
+static bool
+on_picks(const struct pass *ps, const struct preempt *p,
+    const struct vic *v)
+{
+	const struct srun *run = &ps->sq->run[v->run];
+	uint32_t k;
+
+	for (k = run->off; k < run->off + run->ngpu; k++)
+		if (p->picked[ps->sq->held[k] >> 8])
+			return true;
+	return false;
+}
+
+/* A required box with the victims on: the placement found (fresh picks)
+ * uses some nodes only; the victims on none of them are not needed, and
+ * one test checks it (a box search) instead of one per victim. Put back
+ * if the test fails (quota). Returns whether the picks are fresh. */
+static bool
+drop_off_box(struct pass *ps, struct preempt *p, const struct preq *rq,
+    int32_t *cnt, size_t j, size_t nv)
+{
+	size_t k, nd = 0;
+	uint32_t i;
+
+	for (i = 0; i < rq->n; i++)
+		p->picked[p->picks[i].node] = 1;
+	for (k = 0; k < nv; k++) {
+		p->vic[k].kept = p->vic[k].on;
+		if (p->vic[k].on && !on_picks(ps, p, &p->vic[k])) {
+			toggle(ps, p, rq, cnt, &p->vic[k], false);
+			nd++;
+		}
+	}
+	for (i = 0; i < rq->n; i++)
+		p->picked[p->picks[i].node] = 0;
+	if (nd == 0)
+		return true;
+	if (fits(ps, p, rq, cnt, j, nv))
+		return true;
+	for (k = 0; k < nv; k++)
+		if (p->vic[k].kept && !p->vic[k].on)
+			toggle(ps, p, rq, cnt, &p->vic[k], true);
+	return false;
+}
+
 /* The GPUs free now that the planned placement counts on are not given
  * to a later job of this pass. */
 static void
@@ -283,14 +339,14 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	struct vic *v;
 	struct preq rq = *rq0;
 	int32_t *cnt = ps->cnt;
-	size_t nc, k, nv = 0;
+	size_t nc, k, nv = 0, lo = 0, hi, mid, drops;
 	uint32_t i;
-	bool ok = false;
+	bool ok = false, untested = false, fresh = false;
 	int rc = 0;
 
 	if (in->queues[jb->queue].preempt == SCHED_PREEMPT_NEVER ||
 	    jb->preempting || ps->nprecs >= ps->preempt_max ||
-	    ps->preempt_tried + 3 * ps->preempt_torus >=
+	    ps->preempt_tried + ps->preempt_boxes >=
 	    SCHED_PREEMPT_MAX_TRIES)
 		return 0;
 	if ((p = scratch(ps)) == NULL)
@@ -306,12 +362,9 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		rq.torus = TQ_NONE;
 	if ((nc = candidates(ps, p, j, &rq)) == 0)
 		return 0;
-	/* A search with candidates costs placements: those are bounded. A
-	 * required torus box's placements are box searches: its search
-	 * counts four against the bound. */
+	/* A search with candidates costs placements: those are bounded
+	 * (one per search, plus one per box search of a required box). */
 	ps->preempt_tried++;
-	if (rq.torus == TQ_REQUIRED)
-		ps->preempt_torus++;
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;
@@ -342,24 +395,72 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 			continue;
 		toggle(ps, p, &rq, cnt, v, true);
 		/* A required torus box costs a search per test: test at 1,
-		 * 2, 4, ... victims (and all); the drop below takes back
-		 * the ones not needed. */
-		if (rq.torus != TQ_REQUIRED || (nv & (nv - 1)) == 0 ||
-		    nv == nc)
-			ok = fits(ps, p, &rq, cnt, j, nv);
+		 * 2, 4, ... victims (and all); the bisection and the drops
+		 * below take back the ones not needed. */
+		untested = !(rq.torus != TQ_REQUIRED || (nv & (nv - 1)) ==
+		    0 || nv == nc);
+		if (!untested && !(ok = fits(ps, p, &rq, cnt, j, nv)))
+			lo = nv;	/* the last failing test */
+	}
+	/* The last candidates were skipped (their queue no longer
+	 * borrows): the set now on was never tested. */
+	if (!ok && untested)
+		ok = fits(ps, p, &rq, cnt, j, nv);
+	fresh = ok;
+	if (ok && rq.torus == TQ_REQUIRED) {
+		/* The smallest sufficient prefix of the set on, between the
+		 * last failing power of two (lo) and nv: a bisection, one
+		 * box search per step (victims only free GPUs, so a longer
+		 * prefix holds a box whenever a shorter one does, quota
+		 * aside: the final test decides). */
+		for (k = 0; k < nv; k++)
+			p->vic[k].kept = p->vic[k].on;
+		hi = nv;
+		while (hi - lo > 1) {
+			mid = lo + (hi - lo) / 2;
+			for (k = mid; k < hi; k++)
+				if (p->vic[k].on)
+					toggle(ps, p, &rq, cnt, &p->vic[k],
+					    false);
+			if (fits(ps, p, &rq, cnt, j, nv)) {
+				hi = mid;
+				fresh = true;
+			} else {
+				/* Back to the prefix hi (the picks are
+				 * gone with the failed test). */
+				for (k = mid; k < hi; k++)
+					if (p->vic[k].kept)
+						toggle(ps, p, &rq, cnt,
+						    &p->vic[k], true);
+				lo = mid;
+				fresh = false;
+			}
+		}
+		if (fresh || fits(ps, p, &rq, cnt, j, nv))
+			fresh = drop_off_box(ps, p, &rq, cnt, j, nv);
+		else
+			ok = false;
 	}
 	if (ok) {
-		/* Drop the victims it does not need, most lost work first. */
-		for (k = nv; k-- > 0;) {
+		/* Drop the victims it does not need, most lost work first;
+		 * a required box tries at most SCHED_PREEMPT_BOX_DROPS. */
+		for (k = nv, drops = 0; k-- > 0;) {
 			if (!p->vic[k].on)
 				continue;
+			if (rq.torus == TQ_REQUIRED &&
+			    drops++ == SCHED_PREEMPT_BOX_DROPS)
+				break;
 			toggle(ps, p, &rq, cnt, &p->vic[k], false);
-			if (!fits(ps, p, &rq, cnt, j, nv))
+			if (fits(ps, p, &rq, cnt, j, nv))
+				fresh = true;
+			else {
 				toggle(ps, p, &rq, cnt, &p->vic[k], true);
+				fresh = false;
+			}
 		}
-		/* The placement with the final victims, for hold() below
-		 * (the last test may have been of a set put back). */
-		if (!fits(ps, p, &rq, cnt, j, nv))
+		/* The placement with the final victims, for hold() below,
+		 * unless the last test was of that set. */
+		if (!fresh && !fits(ps, p, &rq, cnt, j, nv))
 			ok = false;
 		else if (record(ps, p, j, nv) == -1)
 			rc = -1;

@@ -623,7 +623,12 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		res->reasons[j] = job_req(ps, j, &rq);
 		if (res->reasons[j] != SCHED_REASON_NONE)
 			continue;
-		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max)) {
+		/* Past the pass's budget of box searches, a required box
+		 * gets the cheap count's reason, like bf_max_job_test's
+		 * tail (sched.h, "Torus"). */
+		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max) ||
+		    (rq.torus == TQ_REQUIRED &&
+		    ps->torus_searches >= SCHED_TORUS_SEARCHES_MAX)) {
 			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
 			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
 			if (ps->sq != NULL)
@@ -755,6 +760,7 @@ emit(struct pass *ps, struct sched_result *res, size_t rj, size_t rfirst)
 	}
 	res->npreempts = ps->nprecs;
 	res->stats.preempt_tried = ps->preempt_tried;
+	res->stats.torus_searches = ps->torus_searches;
 	res->stats.scratch_bytes = ps->bytes +
 	    ps->capstarts * sizeof(*ps->starts) +
 	    ps->cappicks * sizeof(*ps->picks) +

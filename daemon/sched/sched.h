@@ -154,7 +154,8 @@
  *     blocks; inside the group the blocks with the most room first, the
  *     best fit for the rest (like the tree's children). Without a
  *     requirement a gang the blocks cannot hold is placed by the tree as
- *     above. Inside a block nodes are ranked as in a leaf.
+ *     above (on a topology with a torus too: in a torus box, see Torus).
+ *     Inside a block nodes are ranked as in a leaf.
  *   A segment or block job waits with reason Topology when enough nodes
  *   are free but not in blocks that meet its rule. The reservation
  *   replays the releases counting fitting nodes per block (segments per
@@ -168,10 +169,15 @@
  *   ignore blocks.
  * - Torus (topology TorusName=, torus.c): a gang of more than one node
  *   without --topology, or with --topology[-prefer] torus, goes into an
- *   axis-aligned box of the torus, wrap-around counted on wrapped
- *   dimensions (a box on a ring may run past the end). A box "holds" the
- *   gang when at least n of its cells carry a node that fits the job
- *   (the others may be busy). Candidate shapes (a, b, c) are the
+ *   axis-aligned box of the torus (with blocks in the topology too, a
+ *   job without --topology tries the blocks first, as under Blocks, and
+ *   only a gang no block or group of blocks holds goes into a box or the
+ *   torus fallback below, never to the tree's placement; --topology
+ *   [-prefer] torus ignores the blocks, --topology block ignores the
+ *   torus, a segment job keeps to its blocks), wrap-around counted on
+ *   wrapped dimensions (a box on a ring may run past the end). A box
+ *   "holds" the gang when at least n of its cells carry a node that fits
+ *   the job (the others may be busy). Candidate shapes (a, b, c) are the
  *   compact ones: volume from n to 2n - 1 (or, if no shape of the torus
  *   is that small, the smallest volume that holds n), ordered by hop
  *   diameter (sum over dimensions of a - 1, or floor(D / 2) when a
@@ -191,20 +197,31 @@
  *   fullest position), nodes off the torus last, in that order. A
  *   single node takes the usual placement (tree and GPU ranking),
  *   unless --topology torus requires a node on the torus. Within a
- *   pass, when no box held n nodes at a state and per-node requirement,
- *   no box is looked for for n or more at that same state (an
- *   approximation: a larger gang needs more fitting nodes in a larger
- *   box; the next start or pass looks again). An elastic gang that
+ *   pass, when no box of shape (a, b, c) held n nodes at a state and
+ *   per-node requirement, no shape with every side no longer is searched
+ *   for n or more at that same state (exact: each of its positions lies
+ *   inside one of (a, b, c)); larger shapes, which a larger gang may
+ *   use, are still searched. An elastic gang that
  *   requires a box takes the largest size in [min, max] a box holds. A
  *   restart of a required box is placed afresh (kept nodes would break
  *   the box). With queues, a job whose minimum GPUs already break its
  *   quota is not placed on the torus at all (QueueQuota); preemption
  *   plans a preferred box on the tree placement (it fits wherever the
  *   count fits) and tests a required box's victims at 1, 2, 4, ...
- *   before dropping the ones not needed; a required box's victim search
- *   counts as four of the SCHED_PREEMPT_MAX_TRIES. The
+ *   then bisects for the smallest sufficient prefix of them, drops at once
+ *   the victims on none of the box's nodes (one test), and tries at most
+ *   SCHED_PREEMPT_BOX_DROPS single drops (most lost work first); every
+ *   box test counts as one of the SCHED_PREEMPT_MAX_TRIES (a plan that
+ *   starts is finished: about 2 log2(candidates) + 14 tests). The
  *   reservation of a required box replays the running jobs' ends to the
  *   end and bisects over them for the first time a box holds the gang.
+ *   A pass makes at most SCHED_TORUS_SEARCHES_MAX box searches before
+ *   it stops trying required boxes (stats.torus_searches counts them,
+ *   the reservation's, preemption's and elastic bisections' included;
+ *   the search under way finishes): later jobs that require a box get
+ *   reason Priority (the cheap count of fitting nodes holds them) or
+ *   Resources, without a search, like the tail past bf_max_job_test;
+ *   the next pass tries them again in priority order.
  * - Dragonfly+ groups (GroupName=) are switches: routers as leaves,
  *   groups above, levels "router" and "group"; the tree rules above
  *   apply (the fewest groups: the largest free ones whole, best fit for
@@ -324,7 +341,8 @@ enum sched_reason {
  * At most sched_config.preempt_max_jobs jobs (0: SCHED_PREEMPT_MAX_JOBS)
  * plan preemptions per pass, and at most SCHED_PREEMPT_MAX_TRIES look
  * for victims (a search that could not succeed with every candidate
- * gone costs one placement). The GPUs free now that a planned placement
+ * gone costs one placement); for a required torus box each box test
+ * counts as one more try (see "Torus"). The GPUs free now that a planned placement
  * counts on are held for the rest of the pass, so no later job of the
  * pass takes them. The result lists each preemption; the
  * caller checkpoints and stops the victims, then passes the preemptor
@@ -334,6 +352,8 @@ enum sched_reason {
 #define SCHED_FLAVORS_MAX 8
 #define SCHED_PREEMPT_MAX_JOBS 8
 #define SCHED_PREEMPT_MAX_TRIES 64
+#define SCHED_PREEMPT_BOX_DROPS 8
+#define SCHED_TORUS_SEARCHES_MAX 64
 
 enum sched_preempt {
 	SCHED_PREEMPT_NEVER = 0,
@@ -520,6 +540,7 @@ struct sched_stats {
 	size_t tried;		/* jobs placement was attempted for */
 	size_t preempt_tried;	/* jobs victims were looked for */
 	size_t backfilled;	/* starts after the reservation */
+	size_t torus_searches;	/* torus box searches (any state) */
 	size_t scratch_bytes;	/* peak memory the pass allocated */
 };
 
@@ -562,8 +583,10 @@ struct sched_result {
  * grid of fitting nodes and its prefix sums (O(nodes + C); the last four
  * are kept per request and state) and tries up to 24 shapes at up to C
  * positions each (O(1) per position, slabs and rows that cannot hold the
- * gang skipped whole); a size that found no box is not searched again
- * at that state; the fallback sorts the fitting nodes. A required box's
+ * gang skipped whole); a shape that held no box for a size is not
+ * searched again at that state for that size or more, nor any shape
+ * inside it; the fallback sorts the fitting nodes; a pass makes at most
+ * SCHED_TORUS_SEARCHES_MAX searches for required boxes. A required box's
  * reservation costs one replay plus a grid and search per bisection
  * step (log of the running jobs' end times). */
 struct sched_result	*sched_run(const struct sched_input *in);

@@ -230,7 +230,8 @@ struct pass {
 	uint32_t qhit;		/* try_start: the queue at its limit */
 	uint32_t preempt_max;
 	size_t preempt_tried;
-	size_t preempt_torus;	/* of those, for a required torus box */
+	size_t preempt_boxes;	/* box searches of required torus boxes */
+	size_t torus_searches;	/* torus box searches (any state) */
 	struct prec *precs;
 	size_t nprecs, capprecs;
 	uint64_t *victims;

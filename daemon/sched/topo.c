@@ -57,6 +57,7 @@ struct pctx {
 	const char *file;
 	char *err;
 	size_t errlen;
+	size_t gnodes;		/* nodes of the GroupName= lines so far */
 };
 
 static const char *const default_levels[] = { "leaf", "spine", "core" };
@@ -183,9 +184,10 @@ parse_group(struct topo *t, struct pctx *pc, unsigned line, char *s)
 		return perr(pc, line, "GroupName= in a file with SwitchName= "
 		    "(line %u): a file describes a tree or Dragonfly+ groups",
 		    t->switch_line);
-	if (topo_torus_group(pc->file, line, s, &g, pc->err, pc->errlen) ==
-	    -1)
+	if (topo_torus_group(pc->file, line, s, TOPO_NODES_MAX - pc->gnodes,
+	    &g, pc->err, pc->errlen) == -1)
 		return -1;
+	pc->gnodes += g.nnodes;
 	if (t->nsw + g.nrouters + 1 > TOPO_SWITCHES_MAX) {
 		topo_torus_group_free(&g);
 		return perr(pc, line, "more than %d switches",
@@ -561,7 +563,7 @@ struct topo *
 topo_parse(const char *text, size_t len, const char *file, char *err,
     size_t errlen)
 {
-	struct pctx pc = { file != NULL ? file : "topology", err, errlen };
+	struct pctx pc = { file != NULL ? file : "topology", err, errlen, 0 };
 	struct topo *t;
 	size_t i;
 	int saved;

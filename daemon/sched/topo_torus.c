@@ -341,7 +341,7 @@ topo_torus_group_free(struct topo_torus_group *g)
 }
 
 int
-topo_torus_group(const char *file, unsigned line, char *s,
+topo_torus_group(const char *file, unsigned line, char *s, size_t max,
     struct topo_torus_group *g, char *err, size_t errlen)
 {
 	char *key[8], *val[8], **names = NULL, msg[300], rn[300];
@@ -377,11 +377,12 @@ topo_torus_group(const char *file, unsigned line, char *s,
 	    &npr) == -1)
 		return terr(file, line, err, errlen, "NodesPerRouter=%.80s: "
 		    "expected a number from 1 to %d", per, TOPO_NODES_MAX);
-	if (hostlist_expand(nodes, TOPO_NODES_MAX, &names, &count, msg,
-	    sizeof(msg)) == -1) {
+	if (hostlist_expand(nodes, max < TOPO_NODES_MAX ? max :
+	    TOPO_NODES_MAX, &names, &count, msg, sizeof(msg)) == -1) {
 		if (errno == E2BIG)
 			return terr(file, line, err, errlen, "more than %d "
-			    "nodes in group %s", TOPO_NODES_MAX, val[0]);
+			    "nodes in the file (group %s)", TOPO_NODES_MAX,
+			    val[0]);
 		if (errno == EINVAL)
 			return terr(file, line, err, errlen, "Nodes=: %s",
 			    msg);
@@ -417,6 +418,7 @@ topo_torus_group(const char *file, unsigned line, char *s,
 			goto nomem;
 		}
 	}
+	g->nnodes = count;
 	hostlist_free(names, count);
 	return 0;
 nomem:

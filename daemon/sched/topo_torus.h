@@ -39,15 +39,20 @@ int	 topo_torus_line(struct topo_torus **tp, const char *file,
 	    unsigned line, char *s, char *err, size_t errlen);
 
 /* A parsed GroupName= line: routers[k] holds the nodes of router k as a
- * hostlist. The caller frees with topo_torus_group_free. */
+ * hostlist. At most max nodes (what is left of the file's
+ * TOPO_NODES_MAX: the caller keeps the running total) are expanded; more
+ * is refused ("more than TOPO_NODES_MAX nodes in the file") without
+ * expanding them. The caller frees with topo_torus_group_free. */
 struct topo_torus_group {
 	char *name;
 	char **rname;		/* router switch names */
 	char **rnodes;		/* their Nodes= hostlists */
 	size_t nrouters;
+	size_t nnodes;		/* nodes in all */
 };
 int	 topo_torus_group(const char *file, unsigned line, char *s,
-	    struct topo_torus_group *g, char *err, size_t errlen);
+	    size_t max, struct topo_torus_group *g, char *err,
+	    size_t errlen);
 void	 topo_torus_group_free(struct topo_torus_group *g);
 
 /* Check the torus once every line is read: place Nodes=, refuse a node

@@ -60,9 +60,13 @@ struct torus {
 	uint32_t g_next;
 	struct shapes sc[TORUS_SHAPE_CACHE];
 	uint32_t sc_next;
+	/* Searches that found no box: at key k no position of any of the
+	 * shapes held n fitting nodes. */
 	struct {
 		struct tkey k;
-		uint32_t n;
+		uint32_t n;	/* 0: unused slot */
+		uint32_t count;
+		uint32_t d[TORUS_SHAPES_MAX][3];
 	} fail[TORUS_FAIL_CACHE];
 	uint32_t fail_next;
 	uint32_t *col;		/* [X + 1]: best_pos's column sums */
@@ -596,19 +600,41 @@ nearest(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	return 0;
 }
 
-/* Did no box hold n' <= n at this key (the same state and per-node
- * requirement)? Then none is taken to hold n: a bigger gang needs a
- * bigger box of more fitting nodes (sched.h: an approximation, the
- * state changes with every start). */
-static bool
-failed_before(const struct torus *T, const struct tkey *k, uint32_t n)
+/* The failed searches at key k (the same state and per-node
+ * requirement) for a size n' <= n, into idx; their count. */
+static uint32_t
+failed_at(const struct torus *T, const struct tkey *k, uint32_t n,
+    uint32_t idx[TORUS_FAIL_CACHE])
 {
-	uint32_t i;
+	uint32_t i, c = 0;
 
 	for (i = 0; i < TORUS_FAIL_CACHE; i++)
 		if (T->fail[i].n != 0 && T->fail[i].n <= n &&
 		    key_eq(&T->fail[i].k, k))
-			return true;
+			idx[c++] = i;
+	return c;
+}
+
+/* Can no position of shape sh hold n, by an earlier failure? If no box
+ * of shape d held n' <= n, no box of a shape that fits inside d (each
+ * side no longer) holds n: every position of it lies inside a position
+ * of d (on a line: clamp the corner; on a ring: the same corner; a side
+ * of the whole dimension covers all), whose count is below n' <= n.
+ * Exact, not an approximation: a larger box is still searched. */
+static bool
+dominated(const struct torus *T, const uint32_t *idx, uint32_t nidx,
+    const struct shape *sh)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < nidx; i++)
+		for (k = 0; k < T->fail[idx[i]].count; k++) {
+			const uint32_t *d = T->fail[idx[i]].d[k];
+
+			if (sh->d[0] <= d[0] && sh->d[1] <= d[1] &&
+			    sh->d[2] <= d[2])
+				return true;
+		}
 	return false;
 }
 
@@ -619,7 +645,8 @@ torus_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	struct torus *T = ps->tor;
 	const struct shapes *S;
 	struct tkey k;
-	uint32_t p[3], i;
+	uint32_t p[3], i, f, idx[TORUS_FAIL_CACHE], nidx;
+	bool searched = false;
 
 	if (T == NULL || rq->n == 0 || (rq->torus == TQ_REQUIRED &&
 	    rq->n > T->ncell)) {
@@ -629,19 +656,29 @@ torus_select(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	key_of(ps, rq, &k);
 	grid(ps, rq, freev);
 	S = shapes_for(T, rq->n > T->ncell ? T->ncell : rq->n);
-	if (freev != NULL || !failed_before(T, &k, rq->n)) {
-		for (i = 0; i < S->count; i++)
-			if (best_pos(T, &S->s[i], rq->n, false, p)) {
-				if (out != NULL)
-					take_box(ps, rq, freev, p, &S->s[i],
-					    out);
-				return 0;
-			}
-		if (freev == NULL) {
-			T->fail[T->fail_next].k = k;
-			T->fail[T->fail_next].n = rq->n;
-			T->fail_next = (T->fail_next + 1) % TORUS_FAIL_CACHE;
+	nidx = freev == NULL ? failed_at(T, &k, rq->n, idx) : 0;
+	for (i = 0; i < S->count; i++) {
+		if (nidx > 0 && dominated(T, idx, nidx, &S->s[i]))
+			continue;
+		if (!searched)
+			ps->torus_searches++;
+		searched = true;
+		if (best_pos(T, &S->s[i], rq->n, false, p)) {
+			if (out != NULL)
+				take_box(ps, rq, freev, p, &S->s[i], out);
+			return 0;
 		}
+	}
+	/* Remember the shapes that failed (all of them: the skipped ones
+	 * failed too), unless nothing new was searched. */
+	if (freev == NULL && searched) {
+		f = T->fail_next;
+		T->fail_next = (T->fail_next + 1) % TORUS_FAIL_CACHE;
+		T->fail[f].k = k;
+		T->fail[f].n = rq->n;
+		T->fail[f].count = S->count;
+		for (i = 0; i < S->count; i++)
+			memcpy(T->fail[f].d[i], S->s[i].d, sizeof(S->s[i].d));
 	}
 	if (rq->torus == TQ_REQUIRED) {
 		errno = EAGAIN;

@@ -6,9 +6,14 @@
  * below TOPO_LEVELS_MAX, a base block size no block exceeds, aggregated
  * sizes that are multiples of it), and the pass over sixteen nodes named
  * as the seeds name them must place segment and block jobs by the rules
- * (each segment, each --topology block gang, inside one block). */
+ * (each segment, each --topology block gang, inside one block) and
+ * --topology torus gangs by the torus rules (every node on the torus,
+ * all inside a box no larger than the largest candidate volume: 2n - 1,
+ * or the smallest volume that holds n). */
 #include "config.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +62,87 @@ check_topo(const struct topo *t)
 			abort();
 }
 
+/* The torus's promises: dimensions of at least one cell, no more cells
+ * than TOPO_NODES_MAX, no more nodes than cells. */
+static void
+check_torus(const struct topo *t)
+{
+	const struct topo_torus *tt = topo_torus(t);
+	uint32_t d[3];
+	bool w[3];
+	unsigned nd;
+
+	if (tt == NULL)
+		return;
+	if ((nd = topo_torus_dims(tt, d, w)) < 1 || nd > 3 || d[0] == 0 ||
+	    d[1] == 0 || d[2] == 0 || (uint64_t)d[0] * d[1] * d[2] >
+	    TOPO_NODES_MAX || topo_torus_nnodes(tt) >
+	    (uint64_t)d[0] * d[1] * d[2] || topo_torus_name(tt) == NULL)
+		abort();
+}
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The shortest side (wrap-around counted on a ring) covering c[0..n). */
+static uint64_t
+extent(uint32_t *c, size_t n, uint32_t D, bool wrap)
+{
+	uint32_t gap, maxgap;
+	size_t i;
+
+	qsort(c, n, sizeof(*c), u32_cmp);
+	if (!wrap)
+		return (uint64_t)c[n - 1] - c[0] + 1;
+	maxgap = c[0] + D - c[n - 1];
+	for (i = 1; i < n; i++)
+		if ((gap = c[i] - c[i - 1]) > maxgap)
+			maxgap = gap;
+	return (uint64_t)D - maxgap + 1;
+}
+
+/* A --topology torus gang of n: every node on the torus, inside a box
+ * of at most the largest candidate volume. */
+static void
+check_box(const struct topo *t, const struct sched_node *nodes,
+    const struct sched_start *st)
+{
+	const struct topo_torus *tt = topo_torus(t);
+	uint32_t d[3], c[3], co[3][FN], a, b, z;
+	uint64_t vol = 1, vmin = UINT64_MAX, v, n = st->nnodes;
+	bool w[3];
+	size_t i, k;
+
+	if (tt == NULL || topo_torus_dims(tt, d, w) == 0 || n > FN)
+		abort();
+	for (i = 0; i < n; i++) {
+		if (topo_torus_coord(tt, nodes[st->nodes[i].node].name, c) ==
+		    -1)
+			abort();
+		for (k = 0; k < 3; k++) {
+			if (c[k] >= d[k])
+				abort();
+			co[k][i] = c[k];
+		}
+	}
+	for (k = 0; k < 3; k++)
+		vol *= extent(co[k], n, d[k], w[k]);
+	for (a = 1; a <= d[0] && a <= 2 * n; a++)
+		for (b = 1; b <= d[1] && (uint64_t)a * b <= 2 * n; b++) {
+			z = (uint32_t)((n + (uint64_t)a * b - 1) /
+			    ((uint64_t)a * b));
+			if (z <= d[2] && (v = (uint64_t)a * b * z) < vmin)
+				vmin = v;
+		}
+	if (vol > (vmin > 2 * n - 1 ? vmin : 2 * n - 1))
+		abort();
+}
+
 /* Each run of seg ranks of a start in one block. */
 static void
 check_start(const struct topo *t, const struct sched_node *nodes,
@@ -86,10 +172,10 @@ run_pass(const struct topo *t)
 	};
 	static struct sched_gpu gpus[FN][FG];
 	struct sched_node nodes[FN];
-	struct sched_job jobs[6];
+	struct sched_job jobs[8];
 	struct sched_input in;
 	struct sched_result *res;
-	uint32_t seg[6];
+	uint32_t seg[8];
 	size_t i, k;
 
 	memset(nodes, 0, sizeof(nodes));
@@ -109,7 +195,7 @@ run_pass(const struct topo *t)
 		nodes[i].ngpus = FG;
 	}
 	memset(jobs, 0, sizeof(jobs));
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 8; i++) {
 		jobs[i].id = i + 1;
 		jobs[i].submit = (int64_t)i;
 		jobs[i].time_limit = 100;
@@ -130,6 +216,13 @@ run_pass(const struct topo *t)
 	jobs[5].nodes_min = jobs[5].nodes_max = 1;
 	jobs[5].topo_mode = SCHED_TOPO_REQUIRED;
 	jobs[5].topo_level = "leaf";
+	jobs[6].nodes_min = jobs[6].nodes_max = 3;
+	jobs[6].topo_mode = SCHED_TOPO_REQUIRED;
+	jobs[6].topo_level = "torus";
+	jobs[7].nodes_min = 2;
+	jobs[7].nodes_max = 5;
+	jobs[7].topo_mode = SCHED_TOPO_REQUIRED;
+	jobs[7].topo_level = "torus";
 	memset(seg, 0, sizeof(seg));
 	seg[0] = 2;
 	seg[3] = 2;
@@ -140,12 +233,15 @@ run_pass(const struct topo *t)
 	in.nodes = nodes;
 	in.nnodes = FN;
 	in.pending = jobs;
-	in.npending = 6;
+	in.npending = 8;
 	if ((res = sched_run(&in)) == NULL)
 		abort();
-	for (i = 0; i < res->nstarts; i++)
+	for (i = 0; i < res->nstarts; i++) {
 		check_start(t, nodes, &res->starts[i],
 		    seg[res->starts[i].pending]);
+		if (res->starts[i].pending >= 6)
+			check_box(t, nodes, &res->starts[i]);
+	}
 	sched_result_free(res);
 }
 
@@ -164,6 +260,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_topo(t);
+	check_torus(t);
 	run_pass(t);
 	topo_destroy(t);
 	return 0;

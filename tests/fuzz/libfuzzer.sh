@@ -30,12 +30,15 @@ command -v clang >/dev/null || { echo "libfuzzer.sh: clang is not installed" >&2
 [ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(wire text node topo)
 make -s -C "$BUILD" proto/cohort.pb-c.c proto/cohort.pb-c.h
 
-# The sources each target reaches, compiled with coverage feedback.
+# The sources each target reaches, compiled with coverage feedback. The
+# scheduler core is every file of daemon/sched/ (libc only), so a new
+# file there (torus.c, topo_torus.c, ...) cannot be missed.
 COMMON="lib/err.c lib/duration.c lib/conf.c lib/text.c lib/constraint.c"
+SCHED=$(cd "$SRC" && echo daemon/sched/*.c)
 declare -A SOURCES=(
 	[wire]="$COMMON lib/frame.c lib/wirecheck.c lib/wire.c lib/job.c lib/inventory.c $BUILD/proto/cohort.pb-c.c"
-	[text]="$COMMON lib/job.c lib/inventory.c client/script.c daemon/sched/topo.c daemon/sched/htab.c lib/hostlist.c"
-	[topo]="daemon/sched/block.c daemon/sched/htab.c daemon/sched/keep.c daemon/sched/place.c daemon/sched/preempt.c daemon/sched/resv.c daemon/sched/sched.c daemon/sched/squota.c daemon/sched/state.c daemon/sched/topo.c daemon/sched/topo_block.c lib/hostlist.c"
+	[text]="$COMMON lib/job.c lib/array.c lib/depend.c lib/log.c lib/inventory.c lib/features.c client/script.c client/script_sbatch.c $SCHED lib/hostlist.c"
+	[topo]="$SCHED lib/hostlist.c"
 	[node]="$COMMON lib/inventory.c lib/clock.c lib/log.c daemon/agent/health.c daemon/agent/health_parse.c daemon/agent/health_nvml.c daemon/agent/health_check.c daemon/agent/agent_config.c daemon/agent/nvml.c daemon/agent/inventory.c daemon/agent/watch.c"
 )
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cohort-fuzz.XXXXXX")

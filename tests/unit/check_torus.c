@@ -414,6 +414,261 @@ START_TEST(test_dragonfly_groups)
 }
 END_TEST
 
+/* Review finding: a "no box for n, so none for more" shortcut hid a box
+ * that exists: on a line of 16 with only
+ * nodes 0, 1, 4, 7 and 8 up, no box of 4 to 7 cells holds 4 of them,
+ * but the 9-cell box 0-8 holds 5. Job 1 (4 nodes) fails first and
+ * gets no reservation (the down nodes never come back in the replay),
+ * so the state is unchanged and job 2 (5 nodes) is not searched: it
+ * waits, pass after pass, though it fits now. */
+START_TEST(test_torus_fail_cache_hides_box)
+{
+	struct cl c;
+	struct sched_job j[2];
+	struct sched_result *res;
+	size_t i;
+
+	cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no Nodes=n[000-015]\n");
+	for (i = 0; i < 16; i++)
+		c.nodes[i].up = i == 0 || i == 1 || i == 4 || i == 7 || i == 8;
+	j[0] = job(1, 4, 8);
+	j[1] = job(2, 5, 8);
+	for (i = 0; i < 2; i++) {
+		j[i].topo_mode = SCHED_TOPO_REQUIRED;
+		j[i].topo_level = "torus";
+	}
+	/* Alone, job 2 starts on the five. */
+	res = run(&c, NULL, 0, &j[1], 1, 0);
+	ck_assert_ptr_nonnull(started(res, 2));
+	sched_result_free(res);
+	/* Behind job 1 it waits. */
+	res = run(&c, NULL, 0, j, 2, 0);
+	ck_assert_ptr_null(started(res, 1));
+	ck_assert_msg(started(res, 2) != NULL, "job 2 waits: %s (job 1: %s)",
+	    sched_reason_name(res->reasons[1]),
+	    sched_reason_name(res->reasons[0]));
+	sched_result_free(res);
+	cl_free(&c);
+
+	/* The common case: the nodes are busy, not down, and an earlier
+	 * job holds the reservation; both box jobs would backfill (they
+	 * end at 100, the reservation starts at 1000). */
+	{
+		struct sched_job k[3];
+		struct sched_running r = { .id = 99, .end = 1000 };
+
+		cl_init(&c, 16, "TorusName=r Dims=16 Wrap=no "
+		    "Nodes=n[000-015]\n");
+		for (i = 0; i < 16; i++)
+			if (!(i == 0 || i == 1 || i == 4 || i == 7 || i == 8))
+				busy(&c, i, 0xff, 99);
+		k[0] = job(10, 16, 8);
+		k[0].priority = 200;
+		k[1] = j[0];
+		k[2] = j[1];
+		res = run(&c, &r, 1, &k[2], 1, 0);
+		ck_assert_ptr_nonnull(started(res, 2));
+		sched_result_free(res);
+		res = run(&c, &r, 1, k, 3, 0);
+		ck_assert(res->has_resv && res->resv.job == 10);
+		ck_assert_msg(started(res, 2) != NULL, "behind a reservation, "
+		    "job 2 waits: %s", sched_reason_name(res->reasons[2]));
+		sched_result_free(res);
+		cl_free(&c);
+	}
+}
+END_TEST
+
+/* Ring of 16 (no wrap), every node running a one-node preemptible job
+ * of queue 1 (nominal one node, so it borrows 15); job 1 of queue 0
+ * (within nominal) needs a 12-node box. With victims 0..14 gone 15
+ * nodes are free and a 12-cell box holds 12: the job can preempt. The
+ * doubling search tests at 1, 2, 4, 8 victims (too few), skips 9..15,
+ * and the 16th candidate is skipped (queue 1 no longer borrows), so
+ * the nv == nc test never runs: nothing is preempted. */
+START_TEST(test_torus_preempt_last_skipped)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[16];
+	struct sched_job j;
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	for (int torus = 0; torus <= 1; torus++) {
+		cl_init(&c, 16, torus ? "TorusName=r Dims=16 Wrap=no "
+		    "Nodes=n[000-015]\n" : NULL);
+		for (i = 0; i < 16; i++) {
+			busy(&c, i, 0xff, 100 + i);
+			r[i] = running(100 + i, 1, 0, 1000);
+			r[i].lost = (int64_t)i;
+		}
+		q[0] = queue_def(-1, 128);
+		q[0].preempt = SCHED_PREEMPT_BORROWERS;
+		q[1] = queue_def(-1, 8);
+		j = job(1, 12, 8);
+		j.queue = 0;
+		if (torus) {
+			j.topo_mode = SCHED_TOPO_REQUIRED;
+			j.topo_level = "torus";
+		}
+		in = qinput(&c, r, 16, &j, 1, q, 2, 0);
+		res = qrun(&in);
+		p = preempted(res, 1);
+		ck_assert_msg(p != NULL, "%s: no preemption, reason %s",
+		    torus ? "torus box" : "tree",
+		    sched_reason_name(res->reasons[0]));
+		ck_assert_uint_eq(p->nvictims, 12);
+		sched_result_free(res);
+		cl_free(&c);
+	}
+}
+END_TEST
+
+/* Review finding: dropping unneeded victims of a required box cost a
+ * box search per victim. A line of 64, every node running a one-node
+ * job of a borrowing queue, least lost work scattered (stride 37): an
+ * 8-node box is planned with 8 victims and a bounded number of box
+ * searches (doubling, bisection, one drop of the victims off the box,
+ * at most SCHED_PREEMPT_BOX_DROPS single drops), not one per victim. */
+START_TEST(test_torus_preempt_searches_bounded)
+{
+	struct cl c;
+	struct sched_queue q[2];
+	struct sched_running r[64];
+	struct sched_job j;
+	struct sched_input in;
+	struct sched_result *res;
+	const struct sched_preemption *p;
+	size_t i;
+
+	cl_init(&c, 64, "TorusName=r Dims=64 Wrap=no Nodes=n[000-063]\n");
+	for (i = 0; i < 64; i++) {
+		busy(&c, i, 0xff, 100 + i);
+		r[i] = running(100 + i, 1, 0, 1000);
+		r[i].lost = (int64_t)((i * 37) % 64);
+	}
+	q[0] = queue_def(-1, 512);
+	q[0].preempt = SCHED_PREEMPT_BORROWERS;
+	q[1] = queue_def(-1, 8);
+	j = job(1, 8, 8);
+	j.queue = 0;
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	in = qinput(&c, r, 64, &j, 1, q, 2, 0);
+	res = qrun(&in);
+	ck_assert_ptr_nonnull(p = preempted(res, 1));
+	ck_assert_uint_eq(p->nvictims, 8);
+	ck_assert_msg(res->stats.torus_searches <= 2 * 7 + 14,
+	    "%zu box searches for 64 candidates",
+	    res->stats.torus_searches);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Review finding: every pending job that requires a box cost a full
+ * box search, bounded only by bf_max_job_test once a reservation
+ * exists. A line of 150 with every third node free: no box holds a gang
+ * of 2 to 49 (the shapes are shorter than 2n), though the count does.
+ * The pass stops at SCHED_TORUS_SEARCHES_MAX searches; the jobs after
+ * get the cheap count's reason. */
+START_TEST(test_torus_searches_budget)
+{
+	struct cl c;
+	struct sched_job j[48];
+	struct sched_result *res;
+	size_t i;
+
+	cl_init(&c, 150, "TorusName=r Dims=150 Wrap=no Nodes=n[000-149]\n");
+	for (i = 0; i < 150; i++)
+		if (i % 3 != 0)
+			busy(&c, i, 0xff, 99);
+	for (i = 0; i < 48; i++) {
+		j[i] = job(1 + i, 2 + (uint32_t)i, 8);
+		j[i].priority = 1000 - (int64_t)i;
+		j[i].topo_mode = SCHED_TOPO_REQUIRED;
+		j[i].topo_level = "torus";
+	}
+	res = run(&c, NULL, 0, j, 48, 0);
+	ck_assert_uint_eq(res->nstarts, 0);
+	ck_assert_msg(res->stats.torus_searches <= SCHED_TORUS_SEARCHES_MAX +
+	    2, "%zu box searches for 48 jobs", res->stats.torus_searches);
+	ck_assert_int_eq(res->reasons[47], SCHED_REASON_PRIORITY);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
+/* Review finding: GroupName= expanded its Nodes= with a bound of its
+ * own (TOPO_NODES_MAX per line), so each line of a small file cost up to
+ * a million names before the file was refused. The bound is now the
+ * file's running total: 600,000 + 600,000 names is refused at line 2,
+ * before line 3 (malformed) is read and before any later line is
+ * expanded. */
+START_TEST(test_group_lines_bounded)
+{
+	static const char text[] =
+	    "GroupName=g0 Nodes=a[0000001-0600000]\n"
+	    "GroupName=g1 Nodes=b[0000001-0600000]\n"
+	    "GroupName=g2 Bogus=1\n"
+	    "GroupName=g3 Nodes=c[0000001-1000000]\n";
+	char err[256];
+
+	ck_assert_ptr_null(topo_parse(text, strlen(text), "big.conf", err,
+	    sizeof(err)));
+	ck_assert_msg(strncmp(err, "big.conf:2: more than 1000000 nodes",
+	    35) == 0, "%s", err);
+}
+END_TEST
+
+/* A topology with blocks and a torus (sched.h, "Torus"): a job without
+ * --topology tries the blocks first, as on a topology of blocks alone
+ * (an 8-node gang takes the two 4-node blocks at the ends of a line of
+ * 32, not a compact box); a gang the blocks cannot hold goes into a
+ * torus box, not to the tree's placement (10 nodes with 1, 3, 5, 7, 9
+ * busy: the box 10-19, where the tree takes 0, 2, 4, ...);
+ * --topology torus ignores the blocks. */
+START_TEST(test_blocks_and_torus)
+{
+	static const char topo[] = "TorusName=r Dims=32 Wrap=no "
+	    "Nodes=n[000-031]\nBlockName=b0 Nodes=n[000-003]\n"
+	    "BlockName=b1 Nodes=n[028-031]\n";
+	struct cl c;
+	struct sched_job j = job(1, 8, 8);
+	struct sched_result *res;
+	const struct sched_start *s;
+	uint64_t m;
+	size_t i;
+
+	cl_init(&c, 32, topo);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0xf000000fULL);
+	sched_result_free(res);
+	j.topo_mode = SCHED_TOPO_REQUIRED;
+	j.topo_level = "torus";
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	m = nodeset(s->nodes, s->nnodes);
+	ck_assert_int_eq(63 - __builtin_clzll(m) - __builtin_ctzll(m) + 1, 8);
+	sched_result_free(res);
+	cl_free(&c);
+
+	cl_init(&c, 32, topo);
+	for (i = 1; i < 10; i += 2)
+		busy(&c, i, 0xff, 99);
+	j = job(1, 10, 8);
+	res = run(&c, NULL, 0, &j, 1, 0);
+	ck_assert_ptr_nonnull(s = started(res, 1));
+	ck_assert_uint_eq(nodeset(s->nodes, s->nnodes), 0xffc00ULL);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -432,6 +687,12 @@ main(void)
 	tcase_add_test(tc, test_torus_elastic);
 	tcase_add_test(tc, test_torus_reservation);
 	tcase_add_test(tc, test_dragonfly_groups);
+	tcase_add_test(tc, test_torus_fail_cache_hides_box);
+	tcase_add_test(tc, test_torus_preempt_last_skipped);
+	tcase_add_test(tc, test_torus_preempt_searches_bounded);
+	tcase_add_test(tc, test_torus_searches_budget);
+	tcase_add_test(tc, test_group_lines_bounded);
+	tcase_add_test(tc, test_blocks_and_torus);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
