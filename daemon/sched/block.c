@@ -42,6 +42,14 @@ struct blocks {
 	uint32_t *poff, *piece;	/* each block's pieces */
 	uint32_t ngrp;
 	uint32_t *goff, *gblk;	/* groups of blocks (see above) */
+	uint8_t *grun;		/* [ngrp]: its blocks are consecutive (the
+				 * aggregated sizes, all blocks), so its sum
+				 * is a difference of prefix sums */
+	uint64_t *pre;		/* scratch: prefix sums of units */
+	/* Scratch of block_select: the group's blocks by units, in group
+	 * order within each count (bhead/btail [most + 1], bnext [nb]). */
+	uint32_t most;		/* nodes of the largest block */
+	uint32_t *bhead, *btail, *bnext;
 	uint32_t *cnt;		/* scratch: fitting nodes per block */
 	uint32_t *units;	/* scratch: segments per block */
 	uint8_t *usedb;
@@ -141,6 +149,15 @@ build_groups(struct pass *ps, struct blocks *bk)
 		bk->gblk[n++] = b;
 	bk->goff[ng] = n;
 	bk->ngrp = ng;
+	if ((bk->grun = state_alloc(ps, ng + 1, 1)) == NULL ||
+	    (bk->pre = state_alloc(ps, bk->nb + 1, 8)) == NULL)
+		return -1;
+	for (m = 0; m < ng; m++) {
+		bk->grun[m] = 1;
+		for (i = bk->goff[m] + 1; i < bk->goff[m + 1]; i++)
+			if (bk->gblk[i] != bk->gblk[i - 1] + 1)
+				bk->grun[m] = 0;
+	}
 	return 0;
 }
 
@@ -283,8 +300,11 @@ block_build(struct pass *ps)
 		if ((b = bk->pblk[i]) != NO_INDEX)
 			bk->piece[bk->poff[b] + fill[b]++] = bk->psw[i];
 	if ((bk->cand = state_alloc(ps, most + 1, sizeof(*bk->cand))) ==
-	    NULL)
+	    NULL || (bk->bhead = state_alloc(ps, most + 1, 4)) == NULL ||
+	    (bk->btail = state_alloc(ps, most + 1, 4)) == NULL ||
+	    (bk->bnext = state_alloc(ps, bk->nb + 1, 4)) == NULL)
 		return -1;
+	bk->most = most;
 	return build_groups(ps, bk);
 }
 
@@ -435,7 +455,7 @@ block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 {
 	struct blocks *bk = ps->blk;
 	const uint32_t *c;
-	uint32_t b, g, i, u = unit_of(rq), need, best = NO_INDEX, big, bf;
+	uint32_t b, g, i, u = unit_of(rq), need, best = NO_INDEX, big, v, top;
 	uint32_t k = 0, take, *a = bk->units;
 	uint64_t sum, bestsum = 0;
 
@@ -457,12 +477,21 @@ block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 	/* Several: the smallest group that holds the segments, then in it
 	 * the largest blocks first and the best fit for the rest. */
 	need = rq->n / u;
-	for (b = 0; b < bk->nb; b++)
+	bk->pre[0] = 0;
+	for (b = 0; b < bk->nb; b++) {
 		a[b] = c[b] / u;
+		bk->pre[b + 1] = bk->pre[b] + a[b];
+	}
 	for (g = 0; g < bk->ngrp; g++) {
 		sum = 0;
-		for (i = bk->goff[g]; i < bk->goff[g + 1]; i++)
-			sum += a[bk->gblk[i]];
+		if (bk->goff[g] == bk->goff[g + 1])
+			;
+		else if (bk->grun[g])
+			sum = bk->pre[bk->gblk[bk->goff[g + 1] - 1] + 1] -
+			    bk->pre[bk->gblk[bk->goff[g]]];
+		else
+			for (i = bk->goff[g]; i < bk->goff[g + 1]; i++)
+				sum += a[bk->gblk[i]];
 		if (sum >= need && (best == NO_INDEX || sum < bestsum)) {
 			best = g;
 			bestsum = sum;
@@ -472,26 +501,41 @@ block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 		errno = EAGAIN;
 		return -1;
 	}
-	memset(bk->usedb, 0, bk->nb);
+	/* The largest blocks first, the best fit for the rest: with the
+	 * group's blocks bucketed by units (group order inside a bucket),
+	 * the largest is the head of the highest bucket, the best fit the
+	 * head of the lowest bucket at or above what is left; linear in the
+	 * group and the largest block, however many blocks are taken. */
+	for (v = 0; v <= bk->most; v++)
+		bk->bhead[v] = NO_INDEX;
+	top = 0;
+	for (i = bk->goff[best]; i < bk->goff[best + 1]; i++) {
+		b = bk->gblk[i];
+		if ((v = a[b]) == 0)
+			continue;
+		bk->bnext[b] = NO_INDEX;
+		if (bk->bhead[v] == NO_INDEX)
+			bk->bhead[v] = b;
+		else
+			bk->bnext[bk->btail[v]] = b;
+		bk->btail[v] = b;
+		if (v > top)
+			top = v;
+	}
 	while (need > 0) {
-		big = bf = NO_INDEX;
-		for (i = bk->goff[best]; i < bk->goff[best + 1]; i++) {
-			b = bk->gblk[i];
-			if (bk->usedb[b] || a[b] == 0)
-				continue;
-			if (a[b] >= need && (bf == NO_INDEX || a[b] < a[bf]))
-				bf = b;
-			if (big == NO_INDEX || a[b] > a[big])
-				big = b;
-		}
-		if (bf != NO_INDEX)
-			big = bf;
-		if (big == NO_INDEX) {
+		while (top > 0 && bk->bhead[top] == NO_INDEX)
+			top--;
+		if (top == 0) {
 			errno = EAGAIN;
 			return -1;
 		}
-		bk->usedb[big] = 1;
-		take = a[big] < need ? a[big] : need;
+		v = top;
+		if (top >= need)
+			for (v = need; bk->bhead[v] == NO_INDEX; v++)
+				;
+		big = bk->bhead[v];
+		bk->bhead[v] = bk->bnext[big];
+		take = v < need ? v : need;
 		if (block_take(ps, rq, freev, big, take * u, out, &k) == -1)
 			return -1;
 		need -= take;
