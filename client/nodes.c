@@ -455,6 +455,13 @@ node_json(const struct cnode *n, bool with_gpus)
 	free(models);
 	if (doc == NULL)
 		return NULL;
+	if (json_object_set_new(doc, "block",
+	    json_str_or_null(str_or_null(pb->block))) == -1 ||
+	    json_object_set_new(doc, "torus", pb->has_torus_x ?
+	    json_pack("[I, I, I]", (json_int_t)pb->torus_x,
+	    (json_int_t)pb->torus_y, (json_int_t)pb->torus_z) :
+	    json_null()) == -1)
+		goto nomem;
 	if ((feats = json_array()) == NULL ||
 	    json_object_set_new(doc, "features", feats) == -1)
 		goto nomem;
@@ -947,6 +954,11 @@ show_print(const struct cnode *n, FILE *fp)
 	    sizeof(b)));
 	rc |= output_fields_addf(t, "Switch", "%s", str_or_null(
 	    pb->switch_name) ? pb->switch_name : "-");
+	if (str_or_null(pb->block))
+		rc |= output_fields_addf(t, "Block", "%s", pb->block);
+	if (pb->has_torus_x)
+		rc |= output_fields_addf(t, "Torus", "(%u,%u,%u)",
+		    pb->torus_x, pb->torus_y, pb->torus_z);
 	if (n->inv.ncpus > 0)
 		rc |= output_fields_addf(t, "CPUs", "%u", n->inv.ncpus);
 	else

@@ -48,6 +48,28 @@ rpc_node_cpu_jobs(const struct rpc *rpc, const struct node *n,
 	free(active);
 }
 
+/* Its NVLink block and torus coordinate, from the topology. */
+static void
+rpc_node_place(const struct rpc *rpc, const struct node *n,
+    Cohort__V1__Node *pb)
+{
+	const struct topo_torus *tt;
+	uint32_t c[3];
+	int32_t b;
+
+	if (rpc->topo == NULL)
+		return;
+	if ((b = topo_node_block(rpc->topo, n->name)) >= 0)
+		pb->block = (char *)topo_block_name(rpc->topo, (size_t)b);
+	if ((tt = topo_torus(rpc->topo)) != NULL &&
+	    topo_torus_coord(tt, n->name, c) == 0) {
+		pb->has_torus_x = pb->has_torus_y = pb->has_torus_z = 1;
+		pb->torus_x = c[0];
+		pb->torus_y = c[1];
+		pb->torus_z = c[2];
+	}
+}
+
 /* Fill pb from n; jobs[] (max RPC_NODE_JOBS) receives the distinct jobs
  * on it, derived[] (FEATURES_DERIVED_MAX) its derived features. Release
  * the inventory with wire_inventory_pb_release. */
@@ -102,6 +124,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 	if (leaf >= 0)
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
+	rpc_node_place(rpc, n, pb);
 	for (i = 0; i < n->inv->ngpus; i++) {
 		inv->gpus[i]->has_health = n->state == NODE_UP;
 		inv->gpus[i]->health = node_gpu_health(n, i) ==

@@ -40,6 +40,12 @@ sub() {
 	job_submit --time 5m --workdir "$W" --gpus-per-node 2 "$@"
 }
 
+### 0. node show names a node's block (and its leaf switch).
+expect_exit 0 cohort node show node03
+grep -Eq '^ *Block: +nvl1$' "$OUT" || fail "node show node03: $(cat "$OUT")"
+grep -Eq '^ *Switch: +leaf0$' "$OUT" || fail "node show node03: $(cat "$OUT")"
+grep -q 'Torus:' "$OUT" && fail "node show node03 names a torus: $(cat "$OUT")"
+
 ### 1. --segment 2 -N 4: two whole blocks, rank pairs in one block each.
 a=$(sub --segment 2 -N 4 -- sleep 300)
 wait_state 20 "$a" RUNNING

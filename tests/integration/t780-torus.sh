@@ -35,6 +35,15 @@ within() {
 	done
 }
 
+### 0. node show says where a node sits on the torus (x fastest).
+expect_exit 0 cohort node show node06
+grep -Eq '^ *Torus: +\(1,0,1\)$' "$OUT" || fail "node show node06: $(cat "$OUT")"
+expect_exit 0 cohort nodes --json
+python3 -c 'import json, sys
+d = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
+assert d["node06"]["torus"] == [1, 0, 1], d["node06"]["torus"]
+assert d["node06"]["block"] is None' "$OUT" || fail "nodes --json: torus/block of node06"
+
 ### 1. Three nodes in one compact box: a 2x2 face (one z plane), not
 # spread over both planes.
 a=$(sub -N 3 --topology torus -- sleep 300)
