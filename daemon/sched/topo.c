@@ -62,24 +62,33 @@ struct pctx {
 
 static const char *const default_levels[] = { "leaf", "spine", "core" };
 
+int
+topo_verrf(const char *file, unsigned line, char *err, size_t errlen,
+    const char *fmt, va_list ap)
+{
+	char what[400];
+
+	if (err != NULL && errlen > 0) {
+		vsnprintf(what, sizeof(what), fmt, ap);
+		snprintf(err, errlen, "%s:%u: %s", file, line, what);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
 static int	perr(struct pctx *, unsigned, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 
 static int
 perr(struct pctx *pc, unsigned line, const char *fmt, ...)
 {
-	char what[400];
 	va_list ap;
+	int rc;
 
-	if (pc->err != NULL && pc->errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
-		va_end(ap);
-		snprintf(pc->err, pc->errlen, "%s:%u: %s", pc->file, line,
-		    what);
-	}
-	errno = EINVAL;
-	return -1;
+	va_start(ap, fmt);
+	rc = topo_verrf(pc->file, line, pc->err, pc->errlen, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 void

@@ -50,6 +50,7 @@
 #ifndef COHORT_SCHED_TOPO_H
 #define COHORT_SCHED_TOPO_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,13 @@ struct topo	*topo_parse(const char *text, size_t len, const char *file,
  * controller has a single call at its edge. Same contract as topo_parse;
  * errno is the open/read error when the file cannot be read. */
 struct topo	*topo_load_file(const char *path, char *err, size_t errlen);
+
+/* For the statement parsers (topo.c, topo_block.c, topo_torus.c):
+ * write "FILE:LINE: what" to err (which may be NULL) and return -1 with
+ * errno EINVAL. */
+int		 topo_verrf(const char *file, unsigned line, char *err,
+		    size_t errlen, const char *fmt, va_list ap)
+		    __attribute__((format(printf, 5, 0)));
 
 /* Free a topology; NULL is fine. */
 void		 topo_destroy(struct topo *);

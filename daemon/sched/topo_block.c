@@ -44,17 +44,13 @@ static int
 berr(const char *file, unsigned line, char *err, size_t errlen,
     const char *fmt, ...)
 {
-	char what[400];
 	va_list ap;
+	int rc;
 
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
-		va_end(ap);
-		snprintf(err, errlen, "%s:%u: %s", file, line, what);
-	}
-	errno = EINVAL;
-	return -1;
+	va_start(ap, fmt);
+	rc = topo_verrf(file, line, err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 bool
