@@ -15,6 +15,7 @@ enum err_code {
 	ERR_VERSION = 8,
 	ERR_UNAVAILABLE = 9,
 	ERR_LIMIT = 10,		/* a per-user limit or rate: retry later */
+	ERR_NOT_LEADER = 11,	/* a follower replica: go to the leader */
 };
 
 struct cerr {
