@@ -15,6 +15,13 @@
 #   cluster_up DIR ... cohort-local up (agents only with --nodes N), then
 #                      act as alice
 #   as_user DIR WHO    export COHORT_* for WHO (alice, bob, admin)
+# for replicated controllers (cluster_up DIR --controllers 3 ...):
+#   ctl_leader DIR [S] the leader's id, waited for up to S s (default 20)
+#   ctl_kill_leader DIR   kill -9 the leader; its id on stdout
+#   ctl_kill DIR K, ctl_start DIR K, ctl_start_all DIR
+#   members_json FILE  cohort admin members --json (as the admin) into FILE
+#   need_netns         skip (77) unless ip netns add works here
+#   HISTORY            tests/integration/history.py (run with $PYTHON)
 # and, for tests that run tasks on agents:
 #   world_dir NAME     $T/NAME, world-writable (tasks may run as nobody)
 #   job_submit ARGS... cohort submit; the new id on stdout
@@ -104,7 +111,7 @@ log_errors() {
 	local d f re found=0
 	local -a files=()
 	for d in ${_CLUSTERS[@]+"${_CLUSTERS[@]}"}; do
-		for f in "$d"/cohortd.log "$d"/node*.log; do
+		for f in "$d"/cohortd.log "$d"/ctl[0-9]/cohortd.log "$d"/node*.log; do
 			[ -f "$f" ] && files+=("$f")
 		done
 	done
@@ -293,6 +300,66 @@ cluster_up() {
 		fail "cohort-local up $dir failed: $(cat "$T/up.err")"
 	eval "$(cat "$T/up.out")"
 	[ -n "${COHORT_SERVER:-}" ] || fail "cohort-local up printed no COHORT_SERVER"
+}
+
+# Replicated controllers.
+HISTORY=$top_srcdir/tests/integration/history.py
+
+_ctl_leader_now() {
+	cohort-local leader "$1" >"$T/leader.out" 2>"$T/leader.err"
+}
+
+# ctl_leader DIR [SECONDS]: the id of the replica that leads now, waited
+# for (an election) up to SECONDS (default 20).
+ctl_leader() {
+	wait_for "${2:-20}" _ctl_leader_now "$1" ||
+		fail "no leader under $1 within ${2:-20}s: $(cat "$T/leader.err")"
+	_ctl_leader_now "$1" || fail "no leader under $1: $(cat "$T/leader.err")"
+	cut -d' ' -f1 "$T/leader.out"
+}
+
+# ctl_kill_leader DIR: SIGKILL the leader; print its id.
+ctl_kill_leader() {
+	cohort-local kill "$1" leader >"$T/kill.out" 2>"$T/kill.err" ||
+		fail "cohort-local kill $1 leader: $(cat "$T/kill.err")"
+	grep -Eqx '[1-9]' "$T/kill.out" || fail "cohort-local kill $1 leader printed '$(cat "$T/kill.out")', not an id"
+	cat "$T/kill.out"
+}
+
+ctl_kill() {
+	cohort-local kill "$1" controller "$2" >"$T/kill.out" 2>&1 ||
+		fail "cohort-local kill $1 controller $2: $(cat "$T/kill.out")"
+}
+
+ctl_start() {
+	cohort-local start "$1" controller "$2" >"$T/start.out" 2>&1 ||
+		fail "cohort-local start $1 controller $2: $(cat "$T/start.out")"
+}
+
+ctl_start_all() {
+	cohort-local start "$1" controllers >"$T/start.out" 2>&1 ||
+		fail "cohort-local start $1 controllers: $(cat "$T/start.out")"
+}
+
+# members_json DIR FILE: cohort admin members --json, as the admin of the
+# cluster under DIR, into FILE (the caller's settings are kept).
+members_json() {
+	(as_user "$1" admin && cohort admin members --json) >"$2" 2>"$T/members.err"
+}
+
+# need_netns: skip unless network namespaces can be made here (root, or
+# CAP_NET_ADMIN and CAP_SYS_ADMIN), with a probe namespace of our own.
+need_netns() {
+	local ns="cohort-probe-$$"
+	command -v ip >/dev/null 2>&1 || {
+		echo "SKIP: $TEST_NAME needs ip (iproute2) for network namespaces"
+		exit 77
+	}
+	if ! ip netns add "$ns" 2>"$T/netns.err"; then
+		echo "SKIP: $TEST_NAME needs network namespaces: 'ip netns add' failed ($(head -n 1 "$T/netns.err")); run as root or with CAP_NET_ADMIN"
+		exit 77
+	fi
+	ip netns delete "$ns" 2>/dev/null || true
 }
 
 # as_user DIR alice|bob|admin

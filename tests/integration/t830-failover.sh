@@ -1,0 +1,142 @@
+#!/bin/bash
+# Replicated controllers (issue 15): three replicas, two agents, a job
+# running on one of them, and four CLI submitters (with cancels) while the
+# leader is killed with SIGKILL and started again, COHORT_FAILOVER_ROUNDS
+# times (default 3; 10 for the issue's figure). After each round: a new
+# leader serves (kill -> first acknowledged submit, within a bound), the
+# running job is still RUNNING with its start time and its processes (not
+# restarted), both agents are back (UP, heartbeats after the kill), and
+# the history checker finds every acknowledged submit exactly once and
+# every acknowledged cancel applied. Prints the failover times' median
+# and p99.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ROUNDS=${COHORT_FAILOVER_ROUNDS:-3}
+[[ "$ROUNDS" =~ ^[1-9][0-9]?$ ]] || fail "COHORT_FAILOVER_ROUNDS wants 1..99, not '$ROUNDS'"
+SERVE_BOUND_S=15         # kill -> a submit acknowledged by the new leader
+SUBMITTERS=4
+
+C=$T/cluster
+W=$(world_dir work)
+H=$T/history
+cluster_up "$C" --controllers 3 --nodes 2 --gpus 1
+expect_exit 0 cohort-local env "$C"
+grep -q "COHORT_SERVER=127.0.0.1:[0-9]*,127.0.0.1:[0-9]*,127.0.0.1:[0-9]*" "$OUT" ||
+	fail "COHORT_SERVER does not list three replicas: $(cat "$OUT")"
+for n in node01 node02; do
+	grep -Eq '^controller = 127\.0\.0\.1:[0-9]+, 127\.0\.0\.1:[0-9]+, 127\.0\.0\.1:[0-9]+$' "$C/$n.conf" ||
+		fail "$n's controller line does not list the replicas: $(grep '^controller' "$C/$n.conf")"
+done
+members_json "$C" "$T/members.json" || fail "cohort admin members --json: $(cat "$T/members.err")"
+[ "$(json_get "$T/members.json" 'sorted((m["id"], m["role"]) for m in d["members"])')" = '[[1, "voter"], [2, "voter"], [3, "voter"]]' ] ||
+	fail "the members are not three voters: $(cat "$T/members.json")"
+[ "$(json_get "$T/members.json" 'len([m for m in d["members"] if m.get("leader")])')" = 1 ] ||
+	fail "cohort admin members does not name one leader: $(cat "$T/members.json")"
+
+# The long job: its start time and its processes must survive every
+# failover untouched.
+long=$(job_submit -J long --gpus-per-node 1 --workdir "$W" -- sleep 3600)
+wait_state 20 "$long" RUNNING
+long_start=$(json_get "$T/job-$long.json" 'd["start_time"]')
+long_restarts=$(json_get "$T/job-$long.json" 'd["restarts"]')
+wait_pidfiles 10 "$C" "$long" 1
+long_pgid=$(job_pgids "$C" "$long")
+pgid_alive "$long_pgid" || fail "job $long's task group $long_pgid is not alive"
+log "job $long RUNNING since $long_start, task group $long_pgid"
+
+mkdir -p "$H"
+"$PYTHON" "$HISTORY" run --dir "$H" --submitters "$SUBMITTERS" --prefix fo \
+	--cancel-every 4 --interval 0.02 --stop-file "$T/stop" --max-seconds 600 \
+	>"$T/history-run.out" 2>"$T/history-run.err" &
+hist=$!
+track_pid "$hist"
+"$PYTHON" "$HISTORY" first-ack --dir "$H" --after 0 --timeout 20 >/dev/null ||
+	fail "the submitters got no acknowledgement: $(cat "$T/history-run.err"; head -n 3 "$H"/sub-1.jsonl)"
+
+# node_back NODE SINCE: NODE is UP with a heartbeat after Unix time SINCE.
+node_back() {
+	cohort nodes --json 2>/dev/null | "$PYTHON" -c '
+import datetime, json, sys
+n = [x for x in json.load(sys.stdin)["nodes"] if x["name"] == sys.argv[1]][0]
+hb = n.get("last_heartbeat")
+t = datetime.datetime.fromisoformat(hb.replace("Z", "+00:00")).timestamp() if hb else 0
+sys.exit(0 if n["state"] == "UP" and t > float(sys.argv[2]) else 1)' "$1" "$2"
+}
+
+_ctl_pid_back() {
+	[ -s "$1/ctl$2/cohortd.pid" ] && proc_alive "$(cat "$1/ctl$2/cohortd.pid")"
+}
+
+times=()
+for ((r = 1; r <= ROUNDS; r++)); do
+	# The time from just before the SIGKILL (cohort-local kill DIR
+	# leader would add its own look for the leader to it).
+	old=$(ctl_leader "$C")
+	t_kill=$EPOCHREALTIME
+	ctl_kill "$C" "$old"
+	ms=$("$PYTHON" "$HISTORY" first-ack --dir "$H" --after "$t_kill" --timeout "$SERVE_BOUND_S") ||
+		fail "round $r: no submit acknowledged within ${SERVE_BOUND_S}s of killing leader $old"
+	new=$(ctl_leader "$C")
+	[ "$new" != "$old" ] || fail "round $r: replica $old leads again, but it was killed"
+	times+=("$ms")
+	log "round $r: leader $old killed, replica $new serves after $ms ms"
+	ctl_start_all "$C"
+	# The job was not disturbed.
+	job_show "$long"
+	[ "$(json_get "$T/job-$long.json" '[d["state"], d["start_time"], d["restarts"]]')" = "[\"RUNNING\", \"$long_start\", $long_restarts]" ] ||
+		fail "round $r: job $long is now $(json_get "$T/job-$long.json" '[d["state"], d["start_time"], d["restarts"]]'), was RUNNING since $long_start with $long_restarts restarts"
+	[ "$(job_pgids "$C" "$long")" = "$long_pgid" ] && pgid_alive "$long_pgid" ||
+		fail "round $r: job $long's task group changed or died ($(job_pgids "$C" "$long"), was $long_pgid)"
+	for n in node01 node02; do
+		wait_for 20 node_back "$n" "$t_kill" ||
+			fail "round $r: $n is not UP with a heartbeat since the kill: $(cohort nodes --json 2>&1 | head -c 600)"
+	done
+	"$PYTHON" "$HISTORY" check --dir "$H" --timeout 20 >"$T/check.out" 2>&1 ||
+		fail "round $r: history check: $(cat "$T/check.out")"
+	log "round $r: $(head -n 1 "$T/check.out")"
+done
+
+# cohort-local kill DIR leader kills the replica that leads, and says
+# which; start DIR controllers brings it back.
+old=$(ctl_leader "$C")
+killed=$(ctl_kill_leader "$C")
+[ "$killed" = "$old" ] || fail "cohort-local kill leader killed replica $killed, but $old led"
+[ ! -e "$C/ctl$killed/cohortd.pid" ] || fail "cohort-local kill left ctl$killed's pid file"
+new=$(ctl_leader "$C")
+[ "$new" != "$killed" ] || fail "the killed replica $killed leads"
+ctl_start_all "$C"
+wait_for 20 _ctl_pid_back "$C" "$killed" || fail "replica $killed did not start again"
+
+touch "$T/stop"
+wait_for 40 proc_gone "$hist" || fail "the submitters did not stop"
+wait "$hist" || fail "history.py run failed: $(cat "$T/history-run.err")"
+log "$(cat "$T/history-run.out")"
+"$PYTHON" "$HISTORY" check --dir "$H" --save "$T/jobs.json" >"$T/check.out" 2>&1 ||
+	fail "final history check: $(cat "$T/check.out")"
+log "$(head -n 1 "$T/check.out")"
+grep -q 'submits acknowledged' "$T/history-run.out" || fail "history.py run printed no counts"
+acked=$(cat "$H"/sub-*.jsonl | grep -c '"op": "submit", "ok": true') || true
+[ "$acked" -ge $((ROUNDS * 4)) ] || fail "only $acked submits acknowledged over $ROUNDS rounds"
+
+# The checker itself fails on a listing that lost an acknowledged job.
+"$PYTHON" - "$T/jobs.json" "$H" <<'EOF' || fail "cannot doctor the listing"
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+acked = set()
+for fn in os.listdir(sys.argv[2]):
+    if fn.endswith(".jsonl"):
+        for line in open(os.path.join(sys.argv[2], fn)):
+            r = json.loads(line)
+            if r["op"] == "submit" and r["ok"]:
+                acked.add(r["id"])
+victim = max(acked)
+d["jobs"] = [j for j in d["jobs"] if j["id"] != victim]
+json.dump(d, open(sys.argv[1] + ".lost", "w"))
+EOF
+expect_exit 1 "$PYTHON" "$HISTORY" check --dir "$H" --jobs "$T/jobs.json.lost"
+grep -q 'FAIL acknowledged submit lost: 1' "$OUT" || fail "the checker missed a lost job: $(cat "$OUT")"
+
+log "failover (kill -> first acknowledged submit, ms): ${times[*]}"
+stats=$("$PYTHON" "$HISTORY" stats "${times[@]}")
+log "failover over $ROUNDS rounds: $stats"
+exit 0
