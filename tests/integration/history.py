@@ -224,12 +224,15 @@ def list_jobs(timeout):
 def cmd_check(a):
     with open(os.path.join(a.dir, "run.json")) as f:
         prefix = json.load(f)["prefix"] + "-"
+    # What was acknowledged before the listing began must be in it; what
+    # was sent by the time it ended may be.
     recs = load(a.dir)
     if a.jobs:
         with open(a.jobs) as f:
             jobs = json.load(f)["jobs"]
     else:
         jobs = list_jobs(a.timeout)
+    later = load(a.dir)
     if a.save:
         with open(a.save, "w") as f:
             json.dump({"jobs": jobs}, f)
@@ -248,13 +251,18 @@ def cmd_check(a):
     subs = [r for r in recs if r["op"] == "submit"]
     acked = [r for r in subs if r["ok"]]
     unknown = [r for r in subs if not r["ok"]]
-    sent = {r["name"] for r in subs}
+    subs_later = [r for r in later if r["op"] == "submit"]
+    sent = {r["name"] for r in subs_later}
+    known = {r["name"] for r in subs}
     owner = {}
-    for r in acked:
+    for r in subs_later:
+        if not r["ok"]:
+            continue
         if r["id"] in owner:
             fail("id acknowledged twice", "job %d for %s and %s"
                  % (r["id"], owner[r["id"]], r["name"]))
         owner[r["id"]] = r["name"]
+    for r in acked:
         j = by_id.get(r["id"])
         if j is None:
             fail("acknowledged submit lost", "%s (job %d, acknowledged at %.3f)"
@@ -266,6 +274,8 @@ def cmd_check(a):
         if n > 1:
             fail("acknowledged submit duplicated", "%s: jobs %s" % (
                 r["name"], ", ".join(str(x["id"]) for x in by_name[r["name"]])))
+    # Sent during the listing: any outcome, at most once.
+    unknown = unknown + [r for r in subs_later if r["name"] not in known]
     present_unknown = 0
     for r in unknown:
         n = len(by_name.get(r["name"], []))
@@ -274,9 +284,10 @@ def cmd_check(a):
             fail("unknown submit duplicated", "%s: jobs %s" % (
                 r["name"], ", ".join(str(x["id"]) for x in by_name[r["name"]])))
     # While the submitters run, each may have one submit in flight (sent,
-    # not yet recorded): the next name of each is an unknown outcome too.
+    # not yet recorded when the listing ended): the next name of each is
+    # an unknown outcome too.
     last = {}
-    for r in subs:
+    for r in subs_later:
         m = re.fullmatch(re.escape(prefix) + r"s([0-9]+)-([0-9]+)", r["name"])
         if m:
             k, i = int(m.group(1)), int(m.group(2))

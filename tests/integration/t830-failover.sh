@@ -69,11 +69,15 @@ _ctl_pid_back() {
 
 times=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	# The time from just before the SIGKILL (cohort-local kill DIR
-	# leader would add its own look for the leader to it).
+	# The time of the SIGKILL itself, sent here: cohort-local kill would
+	# add its own start-up and look for the leader before it, and a
+	# submit started in that gap is still the old leader's.
 	old=$(ctl_leader "$C")
+	pid=$(cat "$C/ctl$old/cohortd.pid")
+	proc_alive "$pid" || fail "round $r: replica $old (pid $pid) is not running"
 	t_kill=$EPOCHREALTIME
-	ctl_kill "$C" "$old"
+	kill -9 "$pid"
+	wait_for 10 proc_gone "$pid" || fail "round $r: replica $old (pid $pid) outlived kill -9"
 	ms=$("$PYTHON" "$HISTORY" first-ack --dir "$H" --after "$t_kill" --timeout "$SERVE_BOUND_S") ||
 		fail "round $r: no submit acknowledged within ${SERVE_BOUND_S}s of killing leader $old"
 	new=$(ctl_leader "$C")
