@@ -69,7 +69,10 @@ def cli_env():
 
 
 def run_cli(argv, timeout):
-    """(status, stdout, stderr) of the CLI; status None past timeout."""
+    """(status, stdout, stderr) of the CLI; status None past timeout. The
+    commands stay in this process's group (a test kills the group on
+    failure); the private cohort-mux of one killed past its timeout ends
+    at its own deadline, or at cohort-local down."""
     try:
         p = subprocess.run(["cohort"] + argv, env=cli_env(), timeout=timeout,
                            stdin=subprocess.DEVNULL, capture_output=True,

@@ -22,6 +22,7 @@
 #   members_json FILE  cohort admin members --json (as the admin) into FILE
 #   need_netns         skip (77) unless ip netns add works here
 #   HISTORY            tests/integration/history.py (run with $PYTHON)
+#   track_pgid PGID    on exit, kill -9 the process group (setsid ...)
 # and, for tests that run tasks on agents:
 #   world_dir NAME     $T/NAME, world-writable (tasks may run as nobody)
 #   job_submit ARGS... cohort submit; the new id on stdout
@@ -170,11 +171,21 @@ track_pid() {
 	_PIDS+=("$1")
 }
 
+# track_pgid PGID: on exit, kill -9 the whole process group PGID (a
+# process started with setsid, and everything it started).
+_PGIDS=()
+track_pgid() {
+	_PGIDS+=("$1")
+}
+
 _cleanup() {
 	local rc=$? d p f
 	set +e
 	for p in ${_PIDS[@]+"${_PIDS[@]}"}; do
 		{ kill -9 "$p" && wait "$p"; } 2>/dev/null
+	done
+	for p in ${_PGIDS[@]+"${_PGIDS[@]}"}; do
+		kill -9 -- "-$p" 2>/dev/null
 	done
 	for d in ${_CLUSTERS[@]+"${_CLUSTERS[@]}"}; do
 		cohort-local down "$d" >/dev/null 2>&1 ||

@@ -45,11 +45,13 @@ pgid_alive "$long_pgid" || fail "job $long's task group $long_pgid is not alive"
 log "job $long RUNNING since $long_start, task group $long_pgid"
 
 mkdir -p "$H"
-"$PYTHON" "$HISTORY" run --dir "$H" --submitters "$SUBMITTERS" --prefix fo \
+# In a process group of its own (setsid execs in place: $! is python),
+# so that a failure kills its CLI commands with it.
+setsid "$PYTHON" "$HISTORY" run --dir "$H" --submitters "$SUBMITTERS" --prefix fo \
 	--cancel-every 4 --interval 0.02 --stop-file "$T/stop" --max-seconds 600 \
 	>"$T/history-run.out" 2>"$T/history-run.err" &
 hist=$!
-track_pid "$hist"
+track_pgid "$hist"
 "$PYTHON" "$HISTORY" first-ack --dir "$H" --after 0 --timeout 20 >/dev/null ||
 	fail "the submitters got no acknowledgement: $(cat "$T/history-run.err"; head -n 3 "$H"/sub-1.jsonl)"
 
