@@ -278,9 +278,9 @@ def cmd_check(a):
             fail("acknowledged submit duplicated", "%s: jobs %s" % (
                 r["name"], ", ".join(str(x["id"]) for x in by_name[r["name"]])))
     # Sent during the listing: any outcome, at most once.
-    unknown = unknown + [r for r in subs_later if r["name"] not in known]
+    during = [r for r in subs_later if r["name"] not in known]
     present_unknown = 0
-    for r in unknown:
+    for r in unknown + during:
         n = len(by_name.get(r["name"], []))
         present_unknown += n == 1
         if n > 1:
@@ -311,9 +311,10 @@ def cmd_check(a):
         if j is not None and j["state"] not in FINISHED:
             fail("acknowledged cancel not applied", "job %d is %s"
                  % (r["id"], j["state"]))
-    print("history: %d jobs listed; %d submits acknowledged, %d unknown (%d of "
-          "them present); %d cancels acknowledged, %d unknown"
-          % (len(jobs), len(acked), len(unknown), present_unknown,
+    print("history: %d jobs listed; %d submits acknowledged, %d unknown, %d "
+          "sent while listing (%d of these two present); %d cancels "
+          "acknowledged, %d unknown"
+          % (len(jobs), len(acked), len(unknown), len(during), present_unknown,
              len(cancel_ack), len(cancels) - len(cancel_ack)))
     if not bad:
         print("history: OK")

@@ -177,12 +177,13 @@ new=$(leader_from "$NSC")
 [[ "$new" =~ ^[1-3]$ ]] && [ "$new" != "$old" ] ||
 	fail "the majority's leader is '$new' (old: $old): $(nsx "$NSC" cohort-local controllers "$C" 2>&1)"
 log "replica $new leads the majority; first submit acknowledged $ms ms after the cut"
-# Some more work on the majority side before the heal.
+# Some more work on the majority side before the heal (each command,
+# with no shared mux, first meets the cut-off address: seconds each).
 n_cut=$(cat "$H"/sub-[0-9].jsonl | grep -c '"ok": true') || true
 _more_acks() {
-	[ "$(cat "$H"/sub-[0-9].jsonl | grep -c '"ok": true')" -ge $((n_cut + 20)) ]
+	[ "$(cat "$H"/sub-[0-9].jsonl | grep -c '"ok": true')" -ge $((n_cut + 8)) ]
 }
-wait_for 15 _more_acks || fail "the majority acknowledged fewer than 20 submits in 15 s"
+wait_for 20 _more_acks || fail "the majority acknowledged fewer than 8 more submits in 20 s"
 
 ### 3. Heal: the old leader follows.
 ip -n "$NSB" link set "v$old" up || fail "cannot heal v$old"
@@ -217,5 +218,5 @@ log "$(cat "$T/history-run.out")"
 nsx "$NSC" "$PYTHON" "$HISTORY" check --dir "$H" >"$T/check.out" 2>&1 ||
 	fail "history check: $(cat "$T/check.out")"
 log "$(head -n 1 "$T/check.out")"
-log "partition: step-down <= $step_ms ms, majority serving after $ms ms, agreement $(( ($(_now_us) - ${t_heal/./}) / 1000 )) ms after the heal (bound)"
+log "partition: step-down <= $step_ms ms, majority serving after $ms ms, agreement $(( ($(_now_us) - ${t_heal/./}) / 1000 )) ms after the heal"
 exit 0
