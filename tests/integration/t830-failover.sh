@@ -65,6 +65,13 @@ t = datetime.datetime.fromisoformat(hb.replace("Z", "+00:00")).timestamp() if hb
 sys.exit(0 if n["state"] == "UP" and t > float(sys.argv[2]) else 1)' "$1" "$2"
 }
 
+all_replicas_running() {
+	local k
+	for k in 1 2 3; do
+		_ctl_pid_back "$C" "$k" || return 1
+	done
+}
+
 _ctl_pid_back() {
 	[ -s "$1/ctl$2/cohortd.pid" ] && proc_alive "$(cat "$1/ctl$2/cohortd.pid")"
 }
@@ -100,6 +107,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	"$PYTHON" "$HISTORY" check --dir "$H" --timeout 20 >"$T/check.out" 2>&1 ||
 		fail "round $r: history check: $(cat "$T/check.out")"
 	log "round $r: $(head -n 1 "$T/check.out")"
+	# Every replica is still there (a crash after its restart would
+	# otherwise only show in cohort-local's output).
+	all_replicas_running || fail "round $r: a replica died: $(cohort-local controllers "$C" 2>&1 | tr '\n' ';') $(cat "$T/start.out")"
 done
 
 # cohort-local kill DIR leader kills the replica that leads, and says
@@ -114,6 +124,7 @@ ctl_start_all "$C"
 wait_for 20 _ctl_pid_back "$C" "$killed" || fail "replica $killed did not start again"
 
 touch "$T/stop"
+all_replicas_running || fail "a replica died: $(cohort-local controllers "$C" 2>&1 | tr '\n' ';') $(cat "$T/start.out")"
 wait_for 40 proc_gone "$hist" || fail "the submitters did not stop"
 wait "$hist" || fail "history.py run failed: $(cat "$T/history-run.err")"
 log "$(cat "$T/history-run.out")"
