@@ -264,6 +264,7 @@ start_domain(struct cohortd *d)
 	d->txq = txq_create(d->base, d->store, on_commit_abort, d);
 	if (d->txq == NULL)
 		fatalx("out of memory");
+
 	if ((d->queues = queues_create(d->cfg.queues, d->cfg.nqueues,
 	    (int64_t)d->cfg.fair_share_half_life_ms, &err)) == NULL)
 		fatalx("queues: %s", err.text);
@@ -329,7 +330,8 @@ start_domain(struct cohortd *d)
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc };
+		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
+		    d->repl };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);
