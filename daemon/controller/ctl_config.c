@@ -329,8 +329,8 @@ ctl_check_repl(struct ctl_config *cfg, const char *path, struct cerr *err)
 
 	if (!any) {
 		if (cfg->database == NULL)
-			return cerr_set(err, ERR_INVALID, "%s: [controller] "
-			    "database is required (or a [replication] "
+			return cerr_set(err, ERR_INVALID, "%s: missing "
+			    "'database' in [controller] (or a [replication] "
 			    "section)", path);
 		return 0;
 	}

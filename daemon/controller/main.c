@@ -65,6 +65,9 @@ struct cohortd {
 	/* [replication] (repl.h); NULL: a single controller. */
 	struct repl *repl;
 	SSL_CTX *cli_ctx;		/* to the other replicas */
+	struct event *agent_wait;	/* a new leader's first pass */
+	uint64_t agent_wait_until_us;
+	uint64_t agent_wait_since_us;
 	char **argv;			/* to start again as a follower */
 };
 
@@ -348,6 +351,72 @@ start_domain(struct cohortd *d)
 	    d->repl != NULL ? "the replicated log" : d->cfg.database);
 }
 
+/* Nodes the database says are UP whose agent has not registered here. */
+static size_t
+agents_missing(struct cohortd *d, size_t *up)
+{
+	struct node **all;
+	size_t i, n, missing = 0;
+
+	all = nodes_all(d->nodes, &n);
+	*up = 0;
+	for (i = 0; i < n; i++)
+		if (all[i]->state == NODE_UP) {
+			(*up)++;
+			if (all[i]->conn_id == 0)
+				missing++;
+		}
+	return missing;
+}
+
+static void
+agent_wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cohortd *d = arg;
+	size_t up, missing = agents_missing(d, &up);
+	uint64_t now = clock_mono_us();
+
+	if (missing > 0 && now < d->agent_wait_until_us)
+		return;
+	if (missing > 0)
+		log_warnx("first pass with %zu of %zu agents still missing "
+		    "after %llu ms: their nodes go DOWN at node_timeout if "
+		    "they stay away", missing, up, (unsigned long long)
+		    ((now - d->agent_wait_since_us) / 1000));
+	else
+		log_info("all %zu agents reported after %llu ms: first pass",
+		    up, (unsigned long long)((now - d->agent_wait_since_us) /
+		    1000));
+	event_free(d->agent_wait);
+	d->agent_wait = NULL;
+	driver_hold(d->driver, false);
+}
+
+/* A new leader places nothing until the agents of the nodes it believes
+ * UP have registered and reported their tasks (reconciled as after a
+ * restart), or for two heartbeat intervals at most (30 s at the
+ * outside); those still away are left to node_timeout. */
+static void
+start_agent_wait(struct cohortd *d)
+{
+	struct timeval tv = { 0, 50 * 1000 };
+	uint64_t grace_ms = d->cfg.heartbeat_ms * 2;
+	size_t up;
+
+	if (agents_missing(d, &up) == 0)
+		return;
+	if (grace_ms > 30000)
+		grace_ms = 30000;
+	d->agent_wait_since_us = clock_mono_us();
+	d->agent_wait_until_us = d->agent_wait_since_us + grace_ms * 1000;
+	d->agent_wait = event_new(d->base, -1, EV_PERSIST, agent_wait_cb, d);
+	if (d->agent_wait == NULL || event_add(d->agent_wait, &tv) == -1)
+		fatalx("cannot start the agent wait");
+	driver_hold(d->driver, true);
+	log_info("waiting up to %llu ms for the agents of %zu nodes before "
+	    "the first pass", (unsigned long long)grace_ms, up);
+}
+
 /* A replica that stops leading starts again from nothing: the process
  * executes itself, and comes back as a follower that reloads the state
  * when it next leads. Every in-memory table of the old term goes with
@@ -379,9 +448,10 @@ on_role(void *arg, bool leader)
 {
 	struct cohortd *d = arg;
 
-	if (leader)
+	if (leader) {
 		start_domain(d);
-	else
+		start_agent_wait(d);
+	} else
 		restart_as_follower(d);
 }
 
@@ -528,6 +598,8 @@ stop(struct cohortd *d)
 	/* Commit and answer what is in flight while the connections are
 	 * still there; then close them with everything still alive that
 	 * their close callbacks reach. */
+	if (d->agent_wait != NULL)
+		event_free(d->agent_wait);
 	http_destroy(d->http);
 	if (d->txq != NULL)
 		txq_flush(d->txq);
