@@ -65,7 +65,11 @@ struct cohortd {
 	/* [replication] (repl.h); NULL: a single controller. */
 	struct repl *repl;
 	SSL_CTX *cli_ctx;		/* to the other replicas */
+	struct event *agent_wait;	/* a new leader's first pass */
+	uint64_t agent_wait_until_us;
+	uint64_t agent_wait_since_us;
 	char **argv;			/* to start again as a follower */
+	const char *restore;		/* --restore FILE, with --bootstrap */
 };
 
 static void
@@ -256,7 +260,7 @@ start_domain(struct cohortd *d)
 
 	if (d->repl != NULL)
 		d->store = store_open_replicated(REPL_DB, repl_vfs(d->repl),
-		    repl_replicate, d->repl, &err);
+		    repl_replicate, d->repl, d->restore, &err);
 	else
 		d->store = store_open(d->cfg.database, &err);
 	if (d->store == NULL)
@@ -264,6 +268,7 @@ start_domain(struct cohortd *d)
 	d->txq = txq_create(d->base, d->store, on_commit_abort, d);
 	if (d->txq == NULL)
 		fatalx("out of memory");
+
 	if ((d->queues = queues_create(d->cfg.queues, d->cfg.nqueues,
 	    (int64_t)d->cfg.fair_share_half_life_ms, &err)) == NULL)
 		fatalx("queues: %s", err.text);
@@ -329,7 +334,8 @@ start_domain(struct cohortd *d)
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc };
+		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
+		    d->repl };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);
@@ -344,6 +350,72 @@ start_domain(struct cohortd *d)
 	log_info("listening on %s:%u, %zu jobs loaded from %s",
 	    d->cfg.listen_host, server_port(d->srv), jobs_count(d->jobs),
 	    d->repl != NULL ? "the replicated log" : d->cfg.database);
+}
+
+/* Nodes the database says are UP whose agent has not registered here. */
+static size_t
+agents_missing(struct cohortd *d, size_t *up)
+{
+	struct node **all;
+	size_t i, n, missing = 0;
+
+	all = nodes_all(d->nodes, &n);
+	*up = 0;
+	for (i = 0; i < n; i++)
+		if (all[i]->state == NODE_UP) {
+			(*up)++;
+			if (all[i]->conn_id == 0)
+				missing++;
+		}
+	return missing;
+}
+
+static void
+agent_wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cohortd *d = arg;
+	size_t up, missing = agents_missing(d, &up);
+	uint64_t now = clock_mono_us();
+
+	if (missing > 0 && now < d->agent_wait_until_us)
+		return;
+	if (missing > 0)
+		log_warnx("first pass with %zu of %zu agents still missing "
+		    "after %llu ms: their nodes go DOWN at node_timeout if "
+		    "they stay away", missing, up, (unsigned long long)
+		    ((now - d->agent_wait_since_us) / 1000));
+	else
+		log_info("all %zu agents reported after %llu ms: first pass",
+		    up, (unsigned long long)((now - d->agent_wait_since_us) /
+		    1000));
+	event_free(d->agent_wait);
+	d->agent_wait = NULL;
+	driver_hold(d->driver, false);
+}
+
+/* A new leader places nothing until the agents of the nodes it believes
+ * UP have registered and reported their tasks (reconciled as after a
+ * restart), or for two heartbeat intervals at most (30 s at the
+ * outside); those still away are left to node_timeout. */
+static void
+start_agent_wait(struct cohortd *d)
+{
+	struct timeval tv = { 0, 50 * 1000 };
+	uint64_t grace_ms = d->cfg.heartbeat_ms * 2;
+	size_t up;
+
+	if (agents_missing(d, &up) == 0)
+		return;
+	if (grace_ms > 30000)
+		grace_ms = 30000;
+	d->agent_wait_since_us = clock_mono_us();
+	d->agent_wait_until_us = d->agent_wait_since_us + grace_ms * 1000;
+	d->agent_wait = event_new(d->base, -1, EV_PERSIST, agent_wait_cb, d);
+	if (d->agent_wait == NULL || event_add(d->agent_wait, &tv) == -1)
+		fatalx("cannot start the agent wait");
+	driver_hold(d->driver, true);
+	log_info("waiting up to %llu ms for the agents of %zu nodes before "
+	    "the first pass", (unsigned long long)grace_ms, up);
 }
 
 /* A replica that stops leading starts again from nothing: the process
@@ -377,9 +449,10 @@ on_role(void *arg, bool leader)
 {
 	struct cohortd *d = arg;
 
-	if (leader)
+	if (leader) {
 		start_domain(d);
-	else
+		start_agent_wait(d);
+	} else
 		restart_as_follower(d);
 }
 
@@ -505,6 +578,11 @@ start(struct cohortd *d, const struct daemon_args *args)
 	    on_role, d, &err);
 	if (d->repl == NULL)
 		fatalx("%s", err.text);
+	if (args->restore != NULL && !repl_had_state(d->repl))
+		d->restore = args->restore;
+	else if (args->restore != NULL)
+		log_info("replication: %s already holds a Raft log; --restore "
+		    "does nothing", d->cfg.repl_data_dir);
 	if (args->join != NULL && !repl_had_state(d->repl))
 		join_cluster(d, args->join);
 	else if (args->join != NULL)
@@ -526,6 +604,8 @@ stop(struct cohortd *d)
 	/* Commit and answer what is in flight while the connections are
 	 * still there; then close them with everything still alive that
 	 * their close callbacks reach. */
+	if (d->agent_wait != NULL)
+		event_free(d->agent_wait);
 	http_destroy(d->http);
 	if (d->txq != NULL)
 		txq_flush(d->txq);
@@ -582,6 +662,100 @@ run_backup(const struct ctl_config *cfg, const char *file, bool force)
 	return 0;
 }
 
+/* cohortd --backup FILE of a replica: the leader's database, fetched
+ * in pieces through this replica's address (a follower names the
+ * leader), written and checked as store_backup does. */
+static int
+run_backup_replicated(const struct ctl_config *cfg, const char *file,
+    bool force)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__BackupRequest br = COHORT__V1__BACKUP_REQUEST__INIT;
+	char at[REPL_ADDR_MAX];
+	struct cconn_opts o = {
+		.server = at, .cert = cfg->cert, .key = cfg->key,
+		.ca = cfg->ca, .crl = cfg->crl, .timeout_ms = 30000,
+	};
+	struct store_backup_info info;
+	unsigned char *img = NULL;
+	uint64_t size = 0, off = 0;
+	struct cconn *c;
+	struct cerr err;
+	int rc = 1;
+
+	snprintf(at, sizeof(at), "%s:%u", cfg->repl_host, cfg->repl_port);
+	if ((c = cconn_open_tls(&o, &err)) == NULL) {
+		fprintf(stderr, "cohortd: backup: %s\n", err.text);
+		return 1;
+	}
+	req.body_case = COHORT__V1__ENVELOPE__BODY_BACKUP;
+	req.backup = &br;
+	do {
+		if ((rep = cconn_call(c, &req, &err)) == NULL) {
+			fprintf(stderr, "cohortd: backup: %s\n", err.text);
+			goto out;
+		}
+		if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
+			fprintf(stderr, "cohortd: backup: %s\n",
+			    rep->error->text);
+			frame_free(rep);
+			goto out;
+		}
+		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_BACKUP_REPLY ||
+		    (img != NULL && (rep->backup_reply->size != size ||
+		    rep->backup_reply->image_id != br.image_id)) ||
+		    rep->backup_reply->offset != off) {
+			fprintf(stderr, "cohortd: backup: the leader answered "
+			    "out of turn\n");
+			frame_free(rep);
+			goto out;
+		}
+		if (img == NULL) {
+			size = rep->backup_reply->size;
+			if (size == 0 || size > SIZE_MAX / 2 ||
+			    (img = malloc(size)) == NULL) {
+				fprintf(stderr, "cohortd: backup: cannot hold "
+				    "an image of %llu bytes\n",
+				    (unsigned long long)size);
+				frame_free(rep);
+				goto out;
+			}
+			br.has_image_id = true;
+			br.image_id = rep->backup_reply->image_id;
+		}
+		if (rep->backup_reply->data.len == 0 ||
+		    rep->backup_reply->data.len > size - off) {
+			fprintf(stderr, "cohortd: backup: a piece of %zu bytes "
+			    "at %llu of %llu\n", rep->backup_reply->data.len,
+			    (unsigned long long)off, (unsigned long long)size);
+			frame_free(rep);
+			goto out;
+		}
+		memcpy(img + off, rep->backup_reply->data.data,
+		    rep->backup_reply->data.len);
+		off += rep->backup_reply->data.len;
+		frame_free(rep);
+		br.has_offset = true;
+		br.offset = off;
+	} while (off < size);
+	if (store_backup_image(img, size, file, force ? STORE_BACKUP_FORCE :
+	    0, &info, &err) == -1) {
+		fprintf(stderr, "cohortd: backup: %s\n", err.text);
+		goto out;
+	}
+	printf("cohortd: wrote %s from the leader through %s: %lld jobs (ids "
+	    "up to %llu), %lld nodes, %lld events, schema version %lld, %llu "
+	    "bytes; integrity ok\n", file, at, (long long)info.jobs,
+	    (unsigned long long)info.max_job_id, (long long)info.nodes,
+	    (long long)info.events, (long long)info.schema,
+	    (unsigned long long)info.bytes);
+	rc = 0;
+out:
+	free(img);
+	cconn_close(c);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -600,6 +774,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
 	}
+	if (args.restore != NULL && access(args.restore, R_OK) == -1) {
+		fprintf(stderr, "cohortd: --restore %s: %s\n", args.restore,
+		    strerror(errno));
+		ctl_config_clear(&d.cfg);
+		return 1;
+	}
 	if ((args.bootstrap || args.join != NULL) && d.cfg.repl_id == 0) {
 		fprintf(stderr, "cohortd: --bootstrap and --join need a "
 		    "[replication] section in %s\n", args.config);
@@ -607,12 +787,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (args.backup != NULL && d.cfg.repl_id != 0) {
-		fprintf(stderr, "cohortd: --backup reads [controller] "
-		    "database; a replicated controller keeps its database "
-		    "in its Raft log (docs/OPERATIONS.md, \"Backup and "
-		    "restore\")\n");
+		rc = run_backup_replicated(&d.cfg, args.backup, args.force);
 		ctl_config_clear(&d.cfg);
-		return 1;
+		return rc;
 	}
 	if (args.backup != NULL) {
 		rc = run_backup(&d.cfg, args.backup, args.force);

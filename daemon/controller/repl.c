@@ -56,6 +56,7 @@ struct repl {
 	unsigned long frames_since_ckpt;
 	unsigned long *pgno;	/* apply's page numbers */
 	size_t npgno;
+	struct repl_stats stats;
 };
 
 static const char *
@@ -294,7 +295,7 @@ repl_replicate(void *arg, struct cerr *err)
 	struct raft_apply *req;
 	unsigned n, k;
 	unsigned char *p;
-	uint64_t v, deadline;
+	uint64_t v, deadline, t0;
 	int rc;
 
 	if (dqlite_vfs_poll(&r->vfs, REPL_DB, &frames, &n) != 0)
@@ -330,6 +331,9 @@ repl_replicate(void *arg, struct cerr *err)
 		fatalx("replication: the role callback returned");
 	}
 	r->in_flight = true;
+	r->stats.entries++;
+	r->stats.pages += n;
+	t0 = clock_mono_us();
 	/* A leader cut off from the majority steps down within about an
 	 * election timeout, failing the entry; the deadline is only a
 	 * guard against a wait that would never end. */
@@ -337,6 +341,7 @@ repl_replicate(void *arg, struct cerr *err)
 	while (!r->applied && clock_mono_us() < deadline)
 		uv_run(&r->loop, UV_RUN_ONCE);
 	r->in_flight = false;
+	r->stats.wait_us += clock_mono_us() - t0;
 	if (!r->applied || r->apply_status != 0) {
 		/* The outcome is unknown: a later leader may still commit
 		 * the entry (vfsraft saw it). Nothing of it is acknowledged
@@ -553,6 +558,14 @@ repl_members(struct repl *r, struct repl_member **out, size_t *n)
 	*out = m;
 	*n = c->n;
 	return 0;
+}
+
+void
+repl_stats(struct repl *r, struct repl_stats *st)
+{
+	*st = r->stats;
+	st->term = r->raft.current_term;
+	st->commit_index = r->raft.commit_index;
 }
 
 uint64_t

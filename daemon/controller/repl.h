@@ -65,6 +65,16 @@ bool repl_is_leader(const struct repl *r);
  * election) or it is this replica. */
 const char *repl_leader_rpc(struct repl *r, char *buf, size_t len);
 
+/* Counters for /metrics and the benchmarks. */
+struct repl_stats {
+	unsigned long entries;		/* commits replicated */
+	unsigned long pages;		/* WAL pages in them */
+	uint64_t wait_us;		/* commit → applied, all together */
+	uint64_t term;
+	uint64_t commit_index;
+};
+void repl_stats(struct repl *r, struct repl_stats *st);
+
 /* Membership (cohort admin members, cohortd --join). */
 enum repl_role { REPL_VOTER, REPL_STANDBY, REPL_SPARE };
 struct repl_member {
