@@ -314,6 +314,7 @@ cluster_up() {
 }
 
 # Replicated controllers.
+# shellcheck disable=SC2034 # for the tests that source this file
 HISTORY=$top_srcdir/tests/integration/history.py
 
 _ctl_leader_now() {
