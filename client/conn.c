@@ -252,7 +252,19 @@ cconn_hello(struct cconn *c, struct cerr *err)
 	req.hello = &hello;
 	if ((rep = cconn_call(c, &req, err)) == NULL)
 		return -1;
-	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
+	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR &&
+	    wire_err_from_pb(rep->error->code) == ERR_NOT_LEADER) {
+		/* A follower replica: where the leader is, if it knows. */
+		snprintf(c->leader, sizeof(c->leader), "%s",
+		    rep->error->leader != NULL ? rep->error->leader : "");
+		if (c->leader[0] != '\0')
+			cerr_set(err, ERR_NOT_LEADER, "controller %s is not the "
+			    "leader; the leader is %s", c->where, c->leader);
+		else
+			cerr_set(err, ERR_NOT_LEADER, "controller %s is not the "
+			    "leader and knows no leader (an election?)",
+			    c->where);
+	} else if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
 		cerr_set(err, wire_err_from_pb(rep->error->code),
 		    "controller %s refused the connection: %s", c->where,
 		    rep->error->text);
@@ -277,8 +289,8 @@ cconn_hello(struct cconn *c, struct cerr *err)
 /* OpenSSL's own words for a missing file are obscure ("system lib");
  * name the file and the reason before handing it over. */
 int
-cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
-    uint16_t *port, struct cerr *err)
+cconn_check_opts(const struct cconn_opts *o, struct addrlist *list,
+    struct cerr *err)
 {
 	const char *what[3] = { "certificate", "key", "CA certificate" };
 	const char *path[3] = { o->cert, o->key, o->ca };
@@ -297,8 +309,7 @@ cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
 		return cerr_set(err, ERR_INVALID, "cannot read CRL file '%s' "
 		    "(COHORT_CRL): %s", o->crl, strerror(errno));
 	cerr_clear(&why);
-	if (conf_parse_hostport(o->server, host, hostlen, port, false,
-	    &why) == -1)
+	if (addrlist_parse(o->server, list, &why) == -1)
 		return cerr_set(err, ERR_INVALID, "bad controller address: %s",
 		    why.text);
 	return 0;
@@ -334,4 +345,10 @@ uint32_t
 cconn_max_frame(const struct cconn *c)
 {
 	return c->max_frame;
+}
+
+const char *
+cconn_where(const struct cconn *c)
+{
+	return c->where;
 }

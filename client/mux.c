@@ -193,11 +193,14 @@ fnv1a(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
-/* What makes two commands able to share a mux: the same server and the
- * same files (absolute paths), unchanged. */
+/* What makes two commands able to share a mux: the same servers (the
+ * whole list, in its order, however it was spaced) and the same files
+ * (absolute paths), unchanged. */
 static uint64_t
-mux_key(const struct cconn_opts *o)
+mux_key(const struct cconn_opts *o, const struct addrlist *list)
 {
+	char a[ADDRLIST_ADDR_TEXT];
+	size_t j;
 	const char *files[4] = { o->cert, o->key, o->ca, o->crl };
 	struct stat st;
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -205,7 +208,11 @@ mux_key(const struct cconn_opts *o)
 
 	/* Another build speaks for another CLI: a mux of its own. */
 	h = fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
-	h = fnv1a(h, o->server, strlen(o->server) + 1);
+	for (j = 0; j < list->n; j++) {
+		addrlist_addr_format(&list->a[j], a, sizeof(a));
+		h = fnv1a(h, a, strlen(a) + 1);
+	}
+	h = fnv1a(h, "", 1);
 	/* A new CRL (its mtime) means a new mux: the old one has checked
 	 * the controller against the old list. */
 	for (i = 0; i < 4; i++) {
@@ -480,12 +487,13 @@ mux_open_lock(const char *lock, struct cerr *err)
  * runtime directory (a private mux will do), 0 when it is the controller
  * or the mux's start (a private one would fail the same way). */
 static int
-mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
-    int persist, int *local, struct cerr *err)
+mux_shared(struct cconn *c, const struct cconn_opts *o,
+    const struct addrlist *list, const char *dir, int persist, int *local,
+    struct cerr *err)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock[PATH_MAX + 16];
-	uint64_t key = mux_key(o);
+	uint64_t key = mux_key(o, list);
 	int fd, lfd, e, cannot_listen;
 
 	cerr_clear(err);
@@ -566,14 +574,15 @@ mux_private(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
 /* The shared mux, or, when the runtime directory will not do, a private
  * one (saying why once). The fd, or -1 with err. */
 static int
-mux_any(struct cconn *c, const struct cconn_opts *o, const char *dir,
-    int *persist, struct cerr *err)
+mux_any(struct cconn *c, const struct cconn_opts *o,
+    const struct addrlist *list, const char *dir, int *persist,
+    struct cerr *err)
 {
 	int fd, local;
 
 	if (*persist == 0)
 		return mux_private(c, o, err);
-	if ((fd = mux_shared(c, o, dir, *persist, &local, err)) != -1 ||
+	if ((fd = mux_shared(c, o, list, dir, *persist, &local, err)) != -1 ||
 	    !local)
 		return fd;
 	mux_note_private(err);
@@ -586,14 +595,14 @@ mux_any(struct cconn *c, const struct cconn_opts *o, const char *dir,
 struct cconn *
 cconn_open(const struct cconn_opts *opts, struct cerr *err)
 {
-	char host[CONF_HOST_MAX + 1], dir[PATH_MAX];
+	char dir[PATH_MAX];
 	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], crl[PATH_MAX];
 	struct cconn_opts ro = *opts, *o = &ro;
+	struct addrlist list;
 	struct cconn *c;
-	uint16_t port;
 	int persist, i;
 
-	if (cconn_check_opts(opts, host, sizeof(host), &port, err) == -1 ||
+	if (cconn_check_opts(opts, &list, err) == -1 ||
 	    mux_persist(&persist, err) == -1)
 		return NULL;
 	if (persist > 0 && mux_dir(dir, sizeof(dir), err) == -1) {
@@ -623,7 +632,7 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 		if ((c = cconn_new(o, err)) == NULL)
 			return NULL;
 		cconn_start_op(c);
-		c->fd = mux_any(c, o, dir, &persist, err);
+		c->fd = mux_any(c, o, &list, dir, &persist, err);
 		if (c->fd != -1 && cconn_hello(c, err) == 0)
 			return c;
 		if (c->fd == -1 || !c->eof || persist == 0) {
