@@ -57,9 +57,14 @@ addrlist_parse(const char *s, struct addrlist *out, struct cerr *err)
 		memcpy(entry, b, len);
 		entry[len] = '\0';
 		cerr_clear(&why);
-		if (addrlist_addr_parse(entry, &l.a[n], &why) == -1)
+		if (addrlist_addr_parse(entry, &l.a[n], &why) == -1) {
+			/* One address: its own words, as before lists. */
+			if (n == 0 && end == NULL)
+				return cerr_set(err, ERR_INVALID, "%s",
+				    why.text);
 			return cerr_set(err, ERR_INVALID, "address %zu ('%s'): "
 			    "%s", n + 1, entry, why.text);
+		}
 		l.n = n;	/* the entries before this one */
 		if ((dup = addrlist_find(&l, &l.a[n])) != -1)
 			return cerr_set(err, ERR_INVALID, "address %zu ('%s') "
