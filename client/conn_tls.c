@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -258,7 +259,7 @@ tls_connect(struct cconn *c, const char *host, uint16_t port,
     struct cerr *err)
 {
 	struct addrinfo hints, *res, *ai;
-	char portstr[8];
+	char portstr[8], *why;
 	int rc, lasterr = 0;
 
 	memset(&hints, 0, sizeof(hints));
@@ -280,9 +281,11 @@ tls_connect(struct cconn *c, const char *host, uint16_t port,
 			lasterr = errno;
 	freeaddrinfo(res);
 	if (c->fd == -1) {
-		snprintf(((struct conn_tls *)c->tls)->why,
-		    sizeof(((struct conn_tls *)c->tls)->why), "%s",
+		/* "connection refused", as in a sentence. */
+		why = ((struct conn_tls *)c->tls)->why;
+		snprintf(why, sizeof(((struct conn_tls *)c->tls)->why), "%s",
 		    lasterr == ETIMEDOUT ? "timed out" : strerror(lasterr));
+		why[0] = (char)tolower((unsigned char)why[0]);
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
 		    "controller %s: %s", c->where, lasterr == ETIMEDOUT ?
 		    "timed out" : strerror(lasterr));

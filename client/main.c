@@ -42,6 +42,8 @@ static const struct command {
 	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODES... "
 	    "--reason TEXT [--now] [--force]" },
 	{ "resume", cmd_resume, "undo a drain (admin): NODES..." },
+	{ "admin", cmd_admin, "the controller's replicas (admin): members "
+	    "[list|add ID HOST:PORT|remove ID|transfer ID]" },
 	{ "queues", cmd_queues, "the queue tree: quotas, usage, borrowing, "
 	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "
@@ -68,7 +70,8 @@ usage(FILE *fp)
 {
 	size_t i;
 
-	fprintf(fp, "usage: cohort [--server HOST:PORT] [--cert FILE] "
+	fprintf(fp, "usage: cohort [--server HOST:PORT[,HOST:PORT...]] "
+	    "[--cert FILE] "
 	    "[--key FILE] [--ca FILE] COMMAND [ARGS...]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name,

@@ -1,0 +1,174 @@
+#!/bin/bash
+# Address lists (issue 15): COHORT_SERVER and the agent's controller key
+# take the replicas of a replicated controller, and every client finds
+# the leader among them. Against one real controller:
+#  - the CLI with a dead address first reaches the live one, through the
+#    shared mux and with COHORT_MUX=off;
+#  - a fake follower (TLS with the controller's certificate, answering
+#    hello with ERROR_NOT_LEADER naming the real controller) sends the CLI
+#    and an agent there; one that knows no leader fails with exit 3;
+#  - every address dead: one line naming what each said, exit 3;
+#  - an agent with controller = DEAD, REAL registers;
+#  - a bad entry is refused (exit 2) naming the entry.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+own_runtime_dir
+unset COHORT_MUX
+C=$T/cluster
+cluster_up "$C" --nodes 2 --no-agents
+REAL=$COHORT_SERVER
+case "$REAL" in 127.0.0.1:[0-9]*) ;; *) fail "unexpected COHORT_SERVER '$REAL'" ;; esac
+RPORT=${REAL#127.0.0.1:}
+
+# A port nobody listens on: bound, then closed.
+DEAD=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+
+# fake_follower PORTFILE LEADER: a replica that is not the leader; LEADER
+# "" names none (an election). Counts its hellos in PORTFILE.hellos.
+cat >"$T/follower.py" <<'PY'
+import socket, ssl, struct, sys
+portfile, leader, d = sys.argv[1], sys.argv[2], sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+ctx.load_cert_chain(d + "/controller.crt", d + "/controller.key")
+ctx.load_verify_locations(d + "/ca.pem")
+ctx.verify_mode = ssl.CERT_REQUIRED
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(16)
+open(portfile + ".tmp", "w").write(str(ls.getsockname()[1]))
+import os
+os.rename(portfile + ".tmp", portfile)
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+def field(num, data):
+    return varint(num << 3 | 2) + varint(len(data)) + data
+def read(c, n):
+    b = b""
+    while len(b) < n:
+        x = c.recv(n - len(b))
+        if not x:
+            raise EOFError
+        b += x
+    return b
+hellos = 0
+while True:
+    raw, _ = ls.accept()
+    try:
+        c = ctx.wrap_socket(raw, server_side=True)
+        n = struct.unpack(">I", read(c, 4))[0]
+        body = read(c, n)
+        # Envelope.id: field 1, a varint, first.
+        assert body[0] == 0x08
+        i, shift, rid = 1, 0, 0
+        while True:
+            rid |= (body[i] & 0x7f) << shift
+            shift += 7
+            i += 1
+            if not body[i - 1] & 0x80:
+                break
+        err = varint(1 << 3) + varint(11) + field(2, b"not the leader")
+        if leader:
+            err += field(3, leader.encode())
+        env = varint(1 << 3) + varint(rid) + field(2, err)
+        c.sendall(struct.pack(">I", len(env)) + env)
+        hellos += 1
+        open(portfile + ".hellos", "w").write(str(hellos))
+        c.close()
+    except Exception as e:
+        raw.close()
+PY
+fake_follower() {
+	"$PYTHON" "$T/follower.py" "$1" "$2" "$C" >>"$T/follower.log" 2>&1 &
+	track_pid $!
+	wait_for 10 test -s "$1" || fail "the fake follower wrote no port: $(cat "$T/follower.log")"
+}
+fake_follower "$T/fake1.port" "$REAL"
+FAKE=$(cat "$T/fake1.port")
+fake_follower "$T/fake2.port" ""
+LOST=$(cat "$T/fake2.port")
+hellos() {
+	cat "$1.hellos" 2>/dev/null || echo 0
+}
+
+# ---- the CLI, with and without the mux --------------------------------
+for mux in off 60s; do
+	export COHORT_MUX=$mux
+	export COHORT_SERVER="127.0.0.1:$DEAD,127.0.0.1:$RPORT"
+	expect_exit 0 cohort jobs
+	expect_exit 0 cohort submit --name "list-$mux" -- true
+	id=$(cat "$OUT")
+	expect_exit 0 cohort show "$id"
+	# Spaces around entries are fine.
+	export COHORT_SERVER=" 127.0.0.1:$DEAD , 127.0.0.1:$RPORT "
+	expect_exit 0 cohort show "$id"
+	# Through the fake follower, listed first, to the leader it names.
+	export COHORT_SERVER="127.0.0.1:$FAKE,127.0.0.1:$DEAD"
+	before=$(hellos "$T/fake1.port")
+	expect_exit 0 cohort show "$id"
+	[ "$(hellos "$T/fake1.port")" -gt "$before" ] || fail "COHORT_MUX=$mux: the fake follower was never asked"
+	# The flag takes a list too.
+	expect_exit 0 cohort --server "127.0.0.1:$DEAD,$REAL" jobs
+done
+# The mux serving the list has it, whole, on its command line.
+pgrep -f -- "cohort-mux --server 127.0.0.1:$FAKE,127.0.0.1:$DEAD " >/dev/null ||
+	fail "no mux for the list: $(pgrep -af cohort-mux)"
+export COHORT_MUX=off
+
+# A follower that knows no leader, alone: its words, exit 3.
+export COHORT_SERVER="127.0.0.1:$LOST"
+expect_exit 3 cohort jobs
+stderr_one_line "cohort: " "is not the leader and knows no leader"
+
+# ---- every address dead: what each said, within the deadline ----------
+# (cohort-mux itself, whose --timeout-ms the CLI does not expose.)
+CERTS=(--cert "$COHORT_CERT" --key "$COHORT_KEY" --ca "$COHORT_CA")
+start=$(_now_us)
+rc=0
+cohort-mux --server "127.0.0.1:$DEAD,127.0.0.1:$LOST" "${CERTS[@]}" \
+	--timeout-ms 1500 --ready-fd 3 --fd 4 3>"$T/verdict" 4</dev/null || rc=$?
+took=$((($(_now_us) - start) / 1000))
+[ "$rc" -eq 1 ] || fail "cohort-mux with no leader exited $rc"
+grep -Eq "^E9 no leader among 127\.0\.0\.1:$DEAD, 127\.0\.0\.1:$LOST \(127\.0\.0\.1:$DEAD: connection refused; 127\.0\.0\.1:$LOST: not the leader, no leader known\)$" "$T/verdict" ||
+	fail "unexpected verdict: $(cat "$T/verdict")"
+[ "$took" -ge 1400 ] && [ "$took" -lt 4000 ] || fail "cohort-mux gave up after $took ms, not about 1500"
+[ "$(hellos "$T/fake2.port")" -ge 3 ] || fail "no rounds with back-off: the no-leader follower was asked $(hellos "$T/fake2.port") times"
+
+# ---- bad lists: refused before any connection --------------------------
+export COHORT_SERVER="$REAL,bogus"
+expect_exit 2 cohort jobs
+stderr_one_line "cohort: " "bad controller address: address 2 \('bogus'\): 'bogus': missing port"
+export COHORT_SERVER="$REAL,,$REAL"
+expect_exit 2 cohort jobs
+stderr_one_line "cohort: " "address 2 of .* is empty"
+expect_exit 2 cohort --server "$REAL,$REAL" jobs
+stderr_one_line "cohort: " "address 2 \('$REAL'\) repeats address 1"
+export COHORT_SERVER=$REAL
+
+# ---- agents --------------------------------------------------------------
+# node01: a dead address first. node02: the fake follower, which names
+# the real controller, not in node02's list (logged, followed).
+sed -i "s/^controller = .*/controller = 127.0.0.1:$DEAD, 127.0.0.1:$RPORT/" "$C/node01.conf"
+sed -i "s/^controller = .*/controller = 127.0.0.1:$FAKE,127.0.0.1:$DEAD/" "$C/node02.conf"
+cohort-local start "$C" node01 >"$T/start.out" 2>&1 || fail "cohort-local start node01: $(cat "$T/start.out")"
+cohort-local start "$C" node02 >"$T/start.out" 2>&1 || fail "cohort-local start node02: $(cat "$T/start.out")"
+wait_node 20 node01 'n["state"] == "UP"'
+wait_node 20 node02 'n["state"] == "UP"'
+grep -q "controller link down (127.0.0.1:$DEAD: " "$C/node01.log" ||
+	fail "node01 did not say it tried 127.0.0.1:$DEAD: $(cat "$C/node01.log")"
+grep -q "names $REAL as the leader, which is not in the configured list" "$C/node02.log" ||
+	fail "node02 did not log the redirect: $(cat "$C/node02.log")"
+grep -q "registered with the controller ($REAL)" "$C/node02.log" ||
+	fail "node02 did not register with $REAL: $(cat "$C/node02.log")"
+# A bad entry stops the agent at start, naming it.
+sed -i "s/^controller = .*/controller = 127.0.0.1:$RPORT, nope/" "$C/node01.conf"
+expect_exit 1 timeout 10 cohort-agent -f -c "$C/node01.conf"
+stderr_has "controller: address 2 \('nope'\): 'nope': missing port"
+log "lists: CLI (mux and not), redirect, no leader in ${took} ms, agents registered"
