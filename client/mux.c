@@ -5,7 +5,8 @@
  *
  * The mux listens on DIR/mux-KEY.sock, DIR being $XDG_RUNTIME_DIR/cohort
  * or /tmp/cohort-UID (created 0700) and KEY a hash of the version, the
- * server address and the identity of the three files (so a renewed
+ * server address list (parsed: the whole list, in order) and the
+ * identity of the three files (so a renewed
  * certificate or an upgrade gets a new mux). A runtime directory the
  * CLI cannot trust or use (not ours, open to others, in a parent others
  * may rename things in, a socket there that another user owns or serves,

@@ -15,7 +15,16 @@
  * PATH, the one failure a mux of the CLI's own on --fd would not meet). With --listen it serves connections from its own
  * uid on PATH until it has had no client for --persist seconds; with --fd
  * it serves that one socket until it closes. Either way it exits when the
- * controller closes the connection, telling its clients why. */
+ * controller closes the connection, telling its clients why.
+ *
+ * --server may list the replicas of a replicated controller: the first
+ * connection finds the leader (cconn_open_tls). A leader that steps down
+ * closes every connection, and a follower answers ERR_NOT_LEADER; either
+ * way this mux fails the requests in flight with ERR_UNAVAILABLE (never
+ * re-sending one: a submit whose reply was lost may have committed) and
+ * removes its socket at once, so that the next command starts one new
+ * mux under the spawn lock (client/mux.c), which looks for the new
+ * leader: one reconnection for all the commands that follow. */
 #include "config.h"
 
 #include <sys/queue.h>
