@@ -53,6 +53,7 @@
 #define MUX_DEFAULT_PERSIST_S 60
 #define MUX_MAX_PERSIST_S (24 * 3600)
 #define MUX_ATTEMPTS 3
+#define MUX_VERDICT_MARGIN_MS 300
 
 /* COHORT_MUX as seconds to persist; 0 means one mux per command. */
 static int
@@ -309,13 +310,20 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 {
 	char prog[PATH_MAX], timeout[16], persist_s[16], fdarg[16], readyarg[16];
 	int ready[2], null, rc, st, hi_ready, hi_fd, k;
+	int64_t left;
 	pid_t pid;
 
 	*cannot_listen = 0;
 	if (pipe2(ready, O_CLOEXEC) == -1)
 		return cerr_set(err, ERR_INTERNAL, "pipe: %s", strerror(errno));
 	mux_program(prog, sizeof(prog));
-	snprintf(timeout, sizeof(timeout), "%d", c->timeout_ms);
+	/* What is left of our deadline, less a margin: walking a list of
+	 * replicas may take all of it, and the mux's verdict (naming what
+	 * each said) must reach us before we stop waiting for it. */
+	left = c->deadline - (int64_t)(clock_mono_us() / 1000) -
+	    MUX_VERDICT_MARGIN_MS;
+	snprintf(timeout, sizeof(timeout), "%d", left < 100 ? 100 :
+	    left > c->timeout_ms ? c->timeout_ms : (int)left);
 	snprintf(persist_s, sizeof(persist_s), "%d", persist);
 	snprintf(fdarg, sizeof(fdarg), "%d", 4);
 	snprintf(readyarg, sizeof(readyarg), "%d", 3);
