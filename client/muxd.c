@@ -423,13 +423,15 @@ up_reply(struct mux *m, Cohort__V1__Envelope *env)
 
 	if (env->body_case == COHORT__V1__ENVELOPE__BODY_ERROR &&
 	    wire_err_from_pb(env->error->code) == ERR_NOT_LEADER) {
-		snprintf(m->gone, sizeof(m->gone), "controller %.300s is no "
-		    "longer the leader%s%.100s; run the command again",
-		    m->where, env->error->leader != NULL ? " (the leader is " :
-		    "", env->error->leader != NULL ? env->error->leader : "");
-		if (env->error->leader != NULL)
-			strncat(m->gone, ")", sizeof(m->gone) -
-			    strlen(m->gone) - 1);
+		if (env->error->leader != NULL && env->error->leader[0] != '\0')
+			snprintf(m->gone, sizeof(m->gone), "controller %.300s "
+			    "is no longer the leader (the leader is %.100s); "
+			    "run the command again", m->where,
+			    env->error->leader);
+		else
+			snprintf(m->gone, sizeof(m->gone), "controller %.300s "
+			    "is no longer the leader; run the command again",
+			    m->where);
 		return -1;
 	}
 	if (env->id == 0) {

@@ -7,6 +7,9 @@
 #  - a fake follower (TLS with the controller's certificate, answering
 #    hello with ERROR_NOT_LEADER naming the real controller) sends the CLI
 #    and an agent there; one that knows no leader fails with exit 3;
+#  - a leader that steps down under cohort-mux (a fake that answers hello,
+#    then the request with ERROR_NOT_LEADER): the request fails, exit 3,
+#    the next command reaches the leader through a new mux;
 #  - every address dead: one line naming what each said, exit 3;
 #  - an agent with controller = DEAD, REAL registers;
 #  - a bad entry is refused (exit 2) naming the entry;
@@ -27,8 +30,16 @@ DEAD=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)
 # fake_follower PORTFILE LEADER: a replica that is not the leader; LEADER
 # "" names none (an election). Counts its hellos in PORTFILE.hellos.
 cat >"$T/follower.py" <<'PY'
-import socket, ssl, struct, sys
+# follower.py PORTFILE LEADER DIR [stepdown]: a replica that is not the
+# leader: hello is answered with ERROR_NOT_LEADER naming LEADER ("":
+# none), then the connection closed. With "stepdown", the first
+# connection is a leader's (hello answered with a HelloReply) that steps
+# down at the first request (answered with ERROR_NOT_LEADER); after that
+# it is a follower. Counts hellos and requests in PORTFILE.hellos and
+# PORTFILE.requests.
+import os, socket, ssl, struct, sys
 portfile, leader, d = sys.argv[1], sys.argv[2], sys.argv[3]
+stepdown = len(sys.argv) > 4 and sys.argv[4] == "stepdown"
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.minimum_version = ssl.TLSVersion.TLSv1_3
 ctx.load_cert_chain(d + "/controller.crt", d + "/controller.key")
@@ -38,7 +49,6 @@ ls = socket.socket()
 ls.bind(("127.0.0.1", 0))
 ls.listen(16)
 open(portfile + ".tmp", "w").write(str(ls.getsockname()[1]))
-import os
 os.rename(portfile + ".tmp", portfile)
 def varint(n):
     out = b""
@@ -51,6 +61,8 @@ def varint(n):
             return out + bytes([b])
 def field(num, data):
     return varint(num << 3 | 2) + varint(len(data)) + data
+def uint(num, v):
+    return varint(num << 3) + varint(v)
 def read(c, n):
     b = b""
     while len(b) < n:
@@ -59,35 +71,50 @@ def read(c, n):
             raise EOFError
         b += x
     return b
-hellos = 0
+def frame(c):
+    n = struct.unpack(">I", read(c, 4))[0]
+    body = read(c, n)
+    # Envelope.id: field 1, a varint, first.
+    assert body[0] == 0x08
+    i, shift, rid = 1, 0, 0
+    while True:
+        rid |= (body[i] & 0x7f) << shift
+        shift += 7
+        i += 1
+        if not body[i - 1] & 0x80:
+            return rid
+def send(c, rid, num, msg):
+    env = uint(1, rid) + field(num, msg)
+    c.sendall(struct.pack(">I", len(env)) + env)
+def not_leader(c, rid):
+    err = uint(1, 11) + field(2, b"not the leader")
+    if leader:
+        err += field(3, leader.encode())
+    send(c, rid, 2, err)
+count = {"hellos": 0, "requests": 0}
+def bump(k):
+    count[k] += 1
+    open(portfile + "." + k, "w").write(str(count[k]))
 while True:
     raw, _ = ls.accept()
     try:
         c = ctx.wrap_socket(raw, server_side=True)
-        n = struct.unpack(">I", read(c, 4))[0]
-        body = read(c, n)
-        # Envelope.id: field 1, a varint, first.
-        assert body[0] == 0x08
-        i, shift, rid = 1, 0, 0
-        while True:
-            rid |= (body[i] & 0x7f) << shift
-            shift += 7
-            i += 1
-            if not body[i - 1] & 0x80:
-                break
-        err = varint(1 << 3) + varint(11) + field(2, b"not the leader")
-        if leader:
-            err += field(3, leader.encode())
-        env = varint(1 << 3) + varint(rid) + field(2, err)
-        c.sendall(struct.pack(">I", len(env)) + env)
-        hellos += 1
-        open(portfile + ".hellos", "w").write(str(hellos))
+        rid = frame(c)
+        bump("hellos")
+        if stepdown:
+            stepdown = False
+            send(c, rid, 11, uint(1, 1) + uint(2, 0) + field(4, b"alice") +
+                 field(5, b"user"))
+            rid = frame(c)
+            bump("requests")
+        not_leader(c, rid)
         c.close()
     except Exception as e:
+        print(e, flush=True)
         raw.close()
 PY
 fake_follower() {
-	"$PYTHON" "$T/follower.py" "$1" "$2" "$C" >>"$T/follower.log" 2>&1 &
+	"$PYTHON" "$T/follower.py" "$1" "$2" "$C" ${3:-} >>"$T/follower.log" 2>&1 &
 	track_pid $!
 	wait_for 10 test -s "$1" || fail "the fake follower wrote no port: $(cat "$T/follower.log")"
 }
@@ -118,6 +145,19 @@ for mux in off 60s; do
 	# The flag takes a list too.
 	expect_exit 0 cohort --server "127.0.0.1:$DEAD,$REAL" jobs
 done
+# A leader that steps down under the mux: the request in flight fails
+# (exit 3, not sent again), the mux goes, and the next command's new mux
+# follows the former leader, now a follower, to the real controller.
+fake_follower "$T/fake3.port" "$REAL" stepdown
+STEP=$(cat "$T/fake3.port")
+export COHORT_SERVER="127.0.0.1:$STEP,127.0.0.1:$DEAD"
+expect_exit 3 cohort jobs
+stderr_one_line "cohort: " "controller 127\.0\.0\.1:$STEP is no longer the leader \(the leader is $REAL\); run the command again"
+[ "$(cat "$T/fake3.port.requests")" -eq 1 ] || fail "the stepped-down leader got $(cat "$T/fake3.port.requests") requests"
+wait_for 5 not pgrep -f -- "cohort-mux --server 127.0.0.1:$STEP,127.0.0.1:$DEAD " ||
+	fail "the mux of the stepped-down leader is still there: $(pgrep -af cohort-mux)"
+expect_exit 0 cohort jobs
+[ "$(cat "$T/fake3.port.hellos")" -eq 2 ] || fail "the new mux did not try the former leader first ($(cat "$T/fake3.port.hellos") hellos)"
 # The mux serving the list has it, whole, on its command line.
 pgrep -f -- "cohort-mux --server 127.0.0.1:$FAKE,127.0.0.1:$DEAD " >/dev/null ||
 	fail "no mux for the list: $(pgrep -af cohort-mux)"
