@@ -56,8 +56,9 @@ daemon_usage(FILE *f, const char *name, const char *def_config,
 {
 	fprintf(f, "usage: %s [-c FILE] [-f] [-v]\n", name);
 	if (opts & DAEMON_OPT_BACKUP)
-		fprintf(f, "       %s [-c FILE] --backup FILE [--force]\n",
-		    name);
+		fprintf(f, "       %s [-c FILE] --backup FILE [--force]\n"
+		    "       %s [-c FILE] [-f] [-v] --bootstrap | --join "
+		    "HOST:PORT\n", name, name);
 	fprintf(f, "       %s --version\n"
 	    "  -c FILE   configuration file (INI); default %s\n"
 	    "  -f        stay in the foreground and log to stderr\n"
@@ -68,7 +69,13 @@ daemon_usage(FILE *f, const char *name, const char *def_config,
 		    "database to FILE, check it\n"
 		    "                 and exit (while a %s runs, or not)\n"
 		    "  --force        with --backup: replace an existing "
-		    "FILE\n", name);
+		    "FILE\n"
+		    "  --bootstrap    [replication]: start a new cluster with "
+		    "this replica alone\n"
+		    "  --join ADDR    [replication]: join the cluster whose "
+		    "member answers at ADDR\n"
+		    "                 (both do nothing once data_dir holds "
+		    "a Raft log)\n", name);
 }
 
 int
@@ -87,6 +94,8 @@ daemon_args_opts(int argc, char **argv, const char *name,
 		{ "help", no_argument, NULL, 'h' },
 		{ "backup", required_argument, NULL, 'B' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "bootstrap", no_argument, NULL, 'S' },
+		{ "join", required_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct option base_longopts[] = {
@@ -103,6 +112,8 @@ daemon_args_opts(int argc, char **argv, const char *name,
 	a->foreground = a->verbose = false;
 	a->backup = NULL;
 	a->force = false;
+	a->bootstrap = false;
+	a->join = NULL;
 	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'B':
@@ -115,6 +126,17 @@ daemon_args_opts(int argc, char **argv, const char *name,
 			break;
 		case 'F':
 			a->force = true;
+			break;
+		case 'S':
+			a->bootstrap = true;
+			break;
+		case 'J':
+			if (*optarg == '\0') {
+				fprintf(stderr, "%s: --join needs HOST:PORT\n",
+				    name);
+				return 2;
+			}
+			a->join = optarg;
 			break;
 		case 'c':
 			a->config = optarg;
@@ -138,6 +160,16 @@ daemon_args_opts(int argc, char **argv, const char *name,
 	}
 	if (optind != argc) {
 		daemon_usage(stderr, name, def_config, opts);
+		return 2;
+	}
+	if (a->bootstrap && a->join != NULL) {
+		fprintf(stderr, "%s: --bootstrap starts a new cluster, --join "
+		    "enters one: not both\n", name);
+		return 2;
+	}
+	if (a->backup != NULL && (a->bootstrap || a->join != NULL)) {
+		fprintf(stderr, "%s: --backup does not go with --bootstrap or "
+		    "--join\n", name);
 		return 2;
 	}
 	if (a->force && a->backup == NULL) {

@@ -16,6 +16,8 @@ struct daemon_args {
 	bool verbose;		/* -v: debug messages too */
 	const char *backup;	/* --backup FILE (DAEMON_OPT_BACKUP) */
 	bool force;		/* --force, with --backup only */
+	bool bootstrap;		/* --bootstrap (DAEMON_OPT_BACKUP too) */
+	const char *join;	/* --join HOST:PORT (the same) */
 };
 
 /* The extra options of daemon_args_opts. */

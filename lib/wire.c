@@ -720,6 +720,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_LIST_NODES:
 	case COHORT__V1__ENVELOPE__BODY_GET_NODE:
 	case COHORT__V1__ENVELOPE__BODY_DRAIN:
+	case COHORT__V1__ENVELOPE__BODY_MEMBERS:
 	case COHORT__V1__ENVELOPE__BODY_RESUME:
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE:
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
@@ -787,6 +788,8 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE: return "delete_node";
 	case COHORT__V1__ENVELOPE__BODY_DELETE_NODE_REPLY:
 		return "delete_node_reply";
+	case COHORT__V1__ENVELOPE__BODY_MEMBERS: return "members";
+	case COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY: return "members_reply";
 	default: return "unknown";
 	}
 }

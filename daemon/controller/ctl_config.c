@@ -26,6 +26,12 @@
  * generated protobuf header. */
 #define CTL_DEFAULT_LISTEN_HOST "127.0.0.1"
 #define CTL_DEFAULT_LISTEN_PORT 7420
+/* [replication]: libraft's timeouts with pre-vote; a failover takes
+ * about 1.5 election timeouts (docs/REPLICATION.md). */
+#define CTL_DEFAULT_ELECTION_MS 1000
+#define CTL_DEFAULT_RAFT_HEARTBEAT_MS 100
+#define CTL_DEFAULT_SNAPSHOT_THRESHOLD 1024
+#define CTL_REPL_ID_MAX (1ull << 62)
 #define CTL_DEFAULT_MAX_FRAME (4u << 20)
 #define CTL_MIN_MAX_FRAME (1u << 10)
 #define CTL_MAX_MAX_FRAME (256u << 20)
@@ -48,6 +54,10 @@
 
 static int ctl_set_listen(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int ctl_set_repl_address(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int ctl_set_repl_raft(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_http_listen(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_queue_order(const struct conf_ctx *,
@@ -106,7 +116,7 @@ static int ctl_q_model(const struct conf_ctx *, const struct conf_key *,
 static const struct conf_key ctl_keys[] = {
 	{ .section = "controller", .name = "listen", .set = ctl_set_listen },
 	PATHKEY("controller", port_file, false),
-	PATHKEY("controller", database, true),
+	PATHKEY("controller", database, false),	/* ctl_check_repl */
 	{ .section = "controller", .name = "log_level",
 	  .set = conf_key_log_level, FIELD(log_level) },
 	PATHKEY("controller", topology, false),
@@ -195,6 +205,18 @@ static const struct conf_key ctl_keys[] = {
 	    CTL_MAX_OUTPUT),
 	NUMKEY("limits", max_output_total, conf_key_size, CTL_MIN_OUTPUT,
 	    CTL_MAX_OUTPUT),
+	{ .section = "replication", .name = "id", .set = conf_key_uint,
+	  FIELD(repl_id), .min = 1, .max = CTL_REPL_ID_MAX },
+	{ .section = "replication", .name = "address",
+	  .set = ctl_set_repl_address },
+	{ .section = "replication", .name = "raft_address",
+	  .set = ctl_set_repl_raft },
+	{ .section = "replication", .name = "data_dir", .set = conf_key_path,
+	  FIELD(repl_data_dir) },
+	MSKEY("replication", "election_timeout", repl_election_ms),
+	MSKEY("replication", "heartbeat", repl_heartbeat_ms),
+	NUMKEY("replication", repl_snapshot_threshold, conf_key_uint, 16,
+	    10000000),
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 
@@ -236,6 +258,9 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->job_retention_ms = CTL_DEFAULT_RETENTION_MS;
 	cfg->event_retention_ms = CTL_DEFAULT_RETENTION_MS;
 	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->repl_election_ms = CTL_DEFAULT_ELECTION_MS;
+	cfg->repl_heartbeat_ms = CTL_DEFAULT_RAFT_HEARTBEAT_MS;
+	cfg->repl_snapshot_threshold = CTL_DEFAULT_SNAPSHOT_THRESHOLD;
 }
 
 void
@@ -251,6 +276,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->crl);
 	free(cfg->topology);
 	free(cfg->http_port_file);
+	free(cfg->repl_data_dir);
 	hostlist_free(cfg->nodes, cfg->nnodes);
 	for (size_t i = 0; i < cfg->nqueues; i++)
 		queue_def_clear(&cfg->queues[i]);
@@ -267,8 +293,85 @@ ctl_set_listen(const struct conf_ctx *c, const struct conf_key *k,
 
 	/* Port 0 asks the kernel for a free port; tests and cohort-local
 	 * read the bound one back from port_file. */
+	cfg->listen_set = true;
 	return conf_parse_hostport(value, cfg->listen_host,
 	    sizeof(cfg->listen_host), &cfg->listen_port, true, err);
+}
+
+static int
+ctl_set_repl_address(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	/* Stored in the Raft configuration, so it cannot be "any port". */
+	return conf_parse_hostport(value, cfg->repl_host,
+	    sizeof(cfg->repl_host), &cfg->repl_port, false, err);
+}
+
+static int
+ctl_set_repl_raft(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+
+	return conf_parse_hostport(value, cfg->repl_raft_host,
+	    sizeof(cfg->repl_raft_host), &cfg->repl_raft_port, false, err);
+}
+
+/* [replication] is all or nothing, and replaces [controller] database;
+ * the controller listens where its replicas and clients are told it is. */
+static int
+ctl_check_repl(struct ctl_config *cfg, const char *path, struct cerr *err)
+{
+	bool any = cfg->repl_id != 0 || cfg->repl_port != 0 ||
+	    cfg->repl_data_dir != NULL || cfg->repl_raft_port != 0;
+
+	if (!any) {
+		if (cfg->database == NULL)
+			return cerr_set(err, ERR_INVALID, "%s: missing "
+			    "'database' in [controller] (or a [replication] "
+			    "section)", path);
+		return 0;
+	}
+	if (cfg->repl_id == 0 || cfg->repl_port == 0 ||
+	    cfg->repl_data_dir == NULL)
+		return cerr_set(err, ERR_INVALID, "%s: [replication] needs "
+		    "id, address and data_dir", path);
+	if (cfg->database != NULL)
+		return cerr_set(err, ERR_INVALID, "%s: [controller] database "
+		    "and [replication] do not go together: a replicated "
+		    "controller keeps its database in its replicas' Raft "
+		    "log (docs/REPLICATION.md)", path);
+	if (cfg->repl_heartbeat_ms * 2 > cfg->repl_election_ms)
+		return cerr_set(err, ERR_INVALID, "%s: [replication] heartbeat "
+		    "(%llu ms) must be at most half of election_timeout "
+		    "(%llu ms)", path,
+		    (unsigned long long)cfg->repl_heartbeat_ms,
+		    (unsigned long long)cfg->repl_election_ms);
+	if (cfg->repl_raft_port == 0) {
+		if (cfg->repl_port == UINT16_MAX)
+			return cerr_set(err, ERR_INVALID, "%s: [replication] "
+			    "raft_address is required when address uses port "
+			    "65535", path);
+		memcpy(cfg->repl_raft_host, cfg->repl_host,
+		    sizeof(cfg->repl_host));
+		cfg->repl_raft_port = cfg->repl_port + 1;
+	}
+	if (strcmp(cfg->repl_host, cfg->repl_raft_host) == 0 &&
+	    cfg->repl_port == cfg->repl_raft_port)
+		return cerr_set(err, ERR_INVALID, "%s: [replication] address "
+		    "and raft_address must differ", path);
+	/* Unless [controller] listen says where, listen on address. */
+	if (!cfg->listen_set) {
+		memcpy(cfg->listen_host, cfg->repl_host,
+		    sizeof(cfg->repl_host));
+		cfg->listen_port = cfg->repl_port;
+	} else if (cfg->listen_port != cfg->repl_port)
+		return cerr_set(err, ERR_INVALID, "%s: [controller] listen "
+		    "port %u differs from [replication] address port %u",
+		    path, cfg->listen_port, cfg->repl_port);
+	return 0;
 }
 
 static int
@@ -658,7 +761,8 @@ ctl_config_load(struct ctl_config *cfg, const char *path, struct cerr *err)
 	ctl_config_defaults(cfg);
 	if (conf_load_sections(path, ctl_keys, CTL_NKEYS, cfg, NULL,
 	    ctl_queue_section, err) == -1 ||
-	    ctl_check_queues(cfg, path, err) == -1) {
+	    ctl_check_queues(cfg, path, err) == -1 ||
+	    ctl_check_repl(cfg, path, err) == -1) {
 		ctl_config_clear(cfg);
 		return -1;
 	}

@@ -112,6 +112,7 @@
 struct ctl_config {
 	char listen_host[CONF_HOST_MAX + 1];
 	uint16_t listen_port;
+	bool listen_set;		/* [controller] listen given */
 	char *port_file;
 	char *database;
 	char *ca;
@@ -165,6 +166,17 @@ struct ctl_config {
 	uint64_t job_retention_ms;	/* finished jobs kept; 0: forever */
 	uint64_t event_retention_ms;	/* events kept; 0: forever */
 	int log_level;			/* LOG_LEVEL_*; default info */
+	/* [replication] (docs/REPLICATION.md); repl_id 0: not replicated,
+	 * one controller on plain SQLite. */
+	uint64_t repl_id;
+	char repl_host[CONF_HOST_MAX + 1];	/* address: clients', peers' */
+	uint16_t repl_port;
+	char repl_raft_host[CONF_HOST_MAX + 1];	/* raft_address */
+	uint16_t repl_raft_port;
+	char *repl_data_dir;
+	uint64_t repl_election_ms;
+	uint64_t repl_heartbeat_ms;
+	uint32_t repl_snapshot_threshold;
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

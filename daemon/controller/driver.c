@@ -20,6 +20,7 @@ struct driver {
 	struct event *check_ev;		/* the tick's work, a round later */
 	bool wanted;			/* a pass was asked for */
 	bool in_pass;
+	bool held;			/* driver_hold */
 	uint64_t pass_end_us;		/* when the latest pass ended */
 	struct driver_stats stats;
 };
@@ -35,6 +36,8 @@ driver_schedule_pass(struct driver *d)
 	uint64_t now = clock_mono_us(), ready;
 	struct timeval tv;
 
+	if (d->held)
+		return;
 	ready = d->pass_end_us + d->stats.last_pass_us;
 	if (now < ready) {
 		tv.tv_sec = (time_t)((ready - now) / 1000000);
@@ -64,6 +67,10 @@ driver_pass_cb(evutil_socket_t fd, short what, void *arg)
 	struct driver *d = arg;
 	uint64_t t0 = clock_mono_us();
 
+	if (d->held) {
+		d->wanted = true;	/* run at the release */
+		return;
+	}
 	d->wanted = false;
 	d->in_pass = true;
 	cluster_pass(d->cl, clock_now_ms());
@@ -188,6 +195,15 @@ driver_start(struct driver *d, struct cluster *cl, struct cerr *err)
 	if (d->wanted)
 		driver_schedule_pass(d);
 	return 0;
+}
+
+void
+driver_hold(struct driver *d, bool hold)
+{
+	d->held = hold;
+	if (!hold && d->cl != NULL && d->wanted && !d->in_pass &&
+	    !event_pending(d->pass_ev, EV_TIMEOUT, NULL))
+		driver_schedule_pass(d);
 }
 
 void

@@ -5,6 +5,7 @@
 #ifndef COHORT_CONTROLLER_DRIVER_H
 #define COHORT_CONTROLLER_DRIVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "daemon/controller/outbox.h"
@@ -28,6 +29,10 @@ struct driver *driver_create(struct event_base *base, struct agentcmd *ac,
 void driver_outbox(struct driver *d, struct outbox *out);
 /* Start driving cl: its pass (if one was asked for) and the tick. */
 int driver_start(struct driver *d, struct cluster *cl, struct cerr *err);
+/* hold: no pass until released (what was asked for meanwhile runs at
+ * the release); the tick goes on. A new leader holds its first pass
+ * until its agents have reported their tasks. */
+void driver_hold(struct driver *d, bool hold);
 /* Accepts NULL. */
 void driver_destroy(struct driver *d);
 void driver_stats(const struct driver *d, struct driver_stats *st);

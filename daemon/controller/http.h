@@ -30,6 +30,7 @@ struct http_sources {
 	struct queues *queues;	/* configured queues (never NULL) */
 	struct store *store;	/* for recent events; read only */
 	const struct rpc *rpc;	/* RPC latency by request type */
+	struct repl *repl;	/* replication counters; NULL: single */
 };
 
 /* Listen on host:port (0: any free port). The sources are borrowed. */

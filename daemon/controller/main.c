@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <sys/resource.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include "daemon/controller/ctl_config.h"
 #include "daemon/controller/ctl_reload.h"
 #include "agentcmd.h"
+#include "client/conn.h"
 #include "driver.h"
 #include "daemon/sched/topo.h"
 #include "cluster.h"
@@ -26,8 +29,11 @@
 #include "jobs.h"
 #include "nodes.h"
 #include "queues.h"
+#include "repl.h"
 #include "lib/clock.h"
+#include "lib/wire.h"
 #include "lib/daemon.h"
+#include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/tls.h"
 #include "rpc.h"
@@ -56,6 +62,13 @@ struct cohortd {
 	struct http *http;
 	const char *config_path;	/* re-read on SIGHUP */
 	bool verbose;			/* -v */
+	/* [replication] (repl.h); NULL: a single controller. */
+	struct repl *repl;
+	SSL_CTX *cli_ctx;		/* to the other replicas */
+	struct event *agent_wait;	/* a new leader's first pass */
+	uint64_t agent_wait_until_us;
+	uint64_t agent_wait_since_us;
+	char **argv;			/* to start again as a follower */
 };
 
 static void
@@ -177,19 +190,11 @@ rebuild_fair_share(struct queues *qs, const struct jobs *js, int64_t now_ms)
 	free(tab);
 }
 
+/* The listener, TLS and signals: what a replica runs in every role. */
 static void
-start(struct cohortd *d)
+start_service(struct cohortd *d)
 {
 	struct cerr err;
-	struct job_limits limits = {
-		.script_max = d->cfg.max_script,
-		.max_pending_per_user = d->cfg.max_pending_per_user,
-		.submit_rate = d->cfg.submit_rate,
-		.submit_burst = d->cfg.submit_burst,
-	};
-	struct cluster_opts co;
-	struct outbox out;
-	char ebuf[512];
 	struct server_opts so = {
 		.host = d->cfg.listen_host,
 		.port = d->cfg.listen_port,
@@ -205,16 +210,64 @@ start(struct cohortd *d)
 		.idle_timeout_ms = d->cfg.idle_timeout_ms,
 		.max_output_per_user = d->cfg.max_output_per_user,
 		.max_output_total = d->cfg.max_output_total,
+		.accept_controllers = d->cfg.repl_id != 0,
 	};
 
 	raise_fd_limit(d->cfg.max_connections);
 	if ((d->base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	if ((d->store = store_open(d->cfg.database, &err)) == NULL)
+	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
+	    d->cfg.key, &err);
+	if (d->ctx == NULL ||
+	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
+	    &err) == -1 ||
+	    tls_ctx_check_own_issuer(d->ctx, d->cfg.cert, d->cfg.ca,
+	    &err) == -1)
+		fatalx("%s", err.text);
+	if (d->cfg.crl != NULL)
+		log_info("checking peer certificates against the CRLs in %s",
+		    d->cfg.crl);
+	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
+	d->rpc.page_size = d->cfg.page_size;
+	d->rpc.private_data = d->cfg.private_data;
+	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
+	    &err);
+	if (d->srv == NULL)
+		fatalx("%s", err.text);
+	d->rpc.srv = d->srv;
+	if (d->cfg.port_file != NULL &&
+	    write_port_file(d->cfg.port_file, server_port(d->srv)) == -1)
+		fatal("%s", d->cfg.port_file);
+}
+
+/* The controller proper: the store and everything loaded from it. A
+ * single controller starts it at once; a replica when it becomes the
+ * leader (on_role). */
+static void
+start_domain(struct cohortd *d)
+{
+	struct cerr err;
+	struct job_limits limits = {
+		.script_max = d->cfg.max_script,
+		.max_pending_per_user = d->cfg.max_pending_per_user,
+		.submit_rate = d->cfg.submit_rate,
+		.submit_burst = d->cfg.submit_burst,
+	};
+	struct cluster_opts co;
+	struct outbox out;
+	char ebuf[512];
+
+	if (d->repl != NULL)
+		d->store = store_open_replicated(REPL_DB, repl_vfs(d->repl),
+		    repl_replicate, d->repl, &err);
+	else
+		d->store = store_open(d->cfg.database, &err);
+	if (d->store == NULL)
 		fatalx("%s", err.text);
 	d->txq = txq_create(d->base, d->store, on_commit_abort, d);
 	if (d->txq == NULL)
 		fatalx("out of memory");
+
 	if ((d->queues = queues_create(d->cfg.queues, d->cfg.nqueues,
 	    (int64_t)d->cfg.fair_share_half_life_ms, &err)) == NULL)
 		fatalx("queues: %s", err.text);
@@ -229,29 +282,10 @@ start(struct cohortd *d)
 	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
 	    &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
-	d->ctx = tls_server_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
-	    d->cfg.key, &err);
-	if (d->ctx == NULL ||
-	    tls_ctx_check_own_role(d->ctx, ROLE_CONTROLLER, d->cfg.cert,
-	    &err) == -1 ||
-	    tls_ctx_check_own_issuer(d->ctx, d->cfg.cert, d->cfg.ca,
-	    &err) == -1)
-		fatalx("%s", err.text);
-	if (d->cfg.crl != NULL)
-		log_info("checking peer certificates against the CRLs in %s",
-		    d->cfg.crl);
 	d->rpc.jobs = d->jobs;
 	d->rpc.nodes = d->nodes;
 	d->rpc.txq = d->txq;
 	d->rpc.store = d->store;
-	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
-	d->rpc.page_size = d->cfg.page_size;
-	d->rpc.private_data = d->cfg.private_data;
-	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
-	    &err);
-	if (d->srv == NULL)
-		fatalx("%s", err.text);
-	d->rpc.srv = d->srv;
 	/* An agent that does not answer a command within a few heartbeats
 	 * is as good as gone. */
 	if ((d->agentcmd = agentcmd_create(send_to_agent, d->srv,
@@ -299,7 +333,8 @@ start(struct cohortd *d)
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc };
+		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
+		    d->repl };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);
@@ -310,6 +345,193 @@ start(struct cohortd *d)
 		    http_port(d->http)) == -1)
 			fatal("%s", d->cfg.http_port_file);
 	}
+	d->rpc.serving = true;
+	log_info("listening on %s:%u, %zu jobs loaded from %s",
+	    d->cfg.listen_host, server_port(d->srv), jobs_count(d->jobs),
+	    d->repl != NULL ? "the replicated log" : d->cfg.database);
+}
+
+/* Nodes the database says are UP whose agent has not registered here. */
+static size_t
+agents_missing(struct cohortd *d, size_t *up)
+{
+	struct node **all;
+	size_t i, n, missing = 0;
+
+	all = nodes_all(d->nodes, &n);
+	*up = 0;
+	for (i = 0; i < n; i++)
+		if (all[i]->state == NODE_UP) {
+			(*up)++;
+			if (all[i]->conn_id == 0)
+				missing++;
+		}
+	return missing;
+}
+
+static void
+agent_wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cohortd *d = arg;
+	size_t up, missing = agents_missing(d, &up);
+	uint64_t now = clock_mono_us();
+
+	if (missing > 0 && now < d->agent_wait_until_us)
+		return;
+	if (missing > 0)
+		log_warnx("first pass with %zu of %zu agents still missing "
+		    "after %llu ms: their nodes go DOWN at node_timeout if "
+		    "they stay away", missing, up, (unsigned long long)
+		    ((now - d->agent_wait_since_us) / 1000));
+	else
+		log_info("all %zu agents reported after %llu ms: first pass",
+		    up, (unsigned long long)((now - d->agent_wait_since_us) /
+		    1000));
+	event_free(d->agent_wait);
+	d->agent_wait = NULL;
+	driver_hold(d->driver, false);
+}
+
+/* A new leader places nothing until the agents of the nodes it believes
+ * UP have registered and reported their tasks (reconciled as after a
+ * restart), or for two heartbeat intervals at most (30 s at the
+ * outside); those still away are left to node_timeout. */
+static void
+start_agent_wait(struct cohortd *d)
+{
+	struct timeval tv = { 0, 50 * 1000 };
+	uint64_t grace_ms = d->cfg.heartbeat_ms * 2;
+	size_t up;
+
+	if (agents_missing(d, &up) == 0)
+		return;
+	if (grace_ms > 30000)
+		grace_ms = 30000;
+	d->agent_wait_since_us = clock_mono_us();
+	d->agent_wait_until_us = d->agent_wait_since_us + grace_ms * 1000;
+	d->agent_wait = event_new(d->base, -1, EV_PERSIST, agent_wait_cb, d);
+	if (d->agent_wait == NULL || event_add(d->agent_wait, &tv) == -1)
+		fatalx("cannot start the agent wait");
+	driver_hold(d->driver, true);
+	log_info("waiting up to %llu ms for the agents of %zu nodes before "
+	    "the first pass", (unsigned long long)grace_ms, up);
+}
+
+/* A replica that stops leading starts again from nothing: the process
+ * executes itself, and comes back as a follower that reloads the state
+ * when it next leads. Every in-memory table of the old term goes with
+ * it, and no reply of it can leave afterwards. */
+static void
+restart_as_follower(struct cohortd *d)
+{
+	DIR *dir;
+	struct dirent *de;
+	int fd, dfd;
+
+	if ((dir = opendir("/proc/self/fd")) != NULL) {
+		dfd = dirfd(dir);
+		while ((de = readdir(dir)) != NULL) {
+			fd = atoi(de->d_name);
+			if (fd > 2 && fd != dfd)
+				fcntl(fd, F_SETFD, FD_CLOEXEC);
+		}
+		closedir(dir);
+	}
+	setenv("COHORTD_REEXEC", "1", 1);
+	log_warnx("restarting as a follower");
+	execv("/proc/self/exe", d->argv);
+	fatal("cannot execute /proc/self/exe");
+}
+
+static void
+on_role(void *arg, bool leader)
+{
+	struct cohortd *d = arg;
+
+	if (leader) {
+		start_domain(d);
+		start_agent_wait(d);
+	} else
+		restart_as_follower(d);
+}
+
+/* cohortd --join ADDR: ask the cluster's leader (ADDR, or the one it
+ * names) to add this replica. It comes in as a spare and the leader
+ * promotes it to voter once it has caught up. Retried for 30 s, since
+ * the leader may itself be starting. */
+static void
+join_cluster(struct cohortd *d, const char *addr)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__MembersRequest mr = COHORT__V1__MEMBERS_REQUEST__INIT;
+	char rpc[REPL_ADDR_MAX], raft[REPL_ADDR_MAX], at[REPL_ADDR_MAX];
+	struct cconn_opts o = {
+		.cert = d->cfg.cert, .key = d->cfg.key, .ca = d->cfg.ca,
+		.crl = d->cfg.crl, .timeout_ms = 5000,
+	};
+	uint64_t deadline = clock_mono_us() + 30 * 1000000ull;
+	unsigned delay_ms = 100;
+	struct cconn *c;
+	struct cerr err;
+
+	snprintf(rpc, sizeof(rpc), "%s:%u", d->cfg.repl_host,
+	    d->cfg.repl_port);
+	snprintf(raft, sizeof(raft), "%s:%u", d->cfg.repl_raft_host,
+	    d->cfg.repl_raft_port);
+	snprintf(at, sizeof(at), "%s", addr);
+	mr.op = "add";
+	mr.has_member_id = true;
+	mr.member_id = d->cfg.repl_id;
+	mr.address = rpc;
+	mr.raft_address = raft;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_MEMBERS;
+	req.members = &mr;
+	for (;;) {
+		o.server = at;
+		cerr_clear(&err);
+		if ((c = cconn_open_tls(&o, &err)) != NULL) {
+			rep = cconn_call(c, &req, &err);
+			cconn_close(c);
+			if (rep != NULL && rep->body_case ==
+			    COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY) {
+				frame_free(rep);
+				log_info("replication: joined through %s as "
+				    "replica %llu", at,
+				    (unsigned long long)d->cfg.repl_id);
+				return;
+			}
+			if (rep != NULL && rep->body_case ==
+			    COHORT__V1__ENVELOPE__BODY_ERROR) {
+				cerr_set(&err, wire_err_from_pb(
+				    rep->error->code), "%s", rep->error->text);
+				if (err.code == ERR_NOT_LEADER &&
+				    rep->error->leader != NULL &&
+				    *rep->error->leader != '\0')
+					snprintf(at, sizeof(at), "%s",
+					    rep->error->leader);
+				else if (err.code != ERR_NOT_LEADER &&
+				    err.code != ERR_UNAVAILABLE &&
+				    err.code != ERR_CONFLICT)
+					fatalx("cannot join through %s: %s", at,
+					    err.text);
+			}
+			if (rep != NULL)
+				frame_free(rep);
+		}
+		if (clock_mono_us() > deadline)
+			fatalx("cannot join through %s: %s", at, err.text);
+		log_info("replication: join through %s: %s; retrying", at,
+		    err.text);
+		usleep(delay_ms * 1000);
+		if (delay_ms < 1000)
+			delay_ms *= 2;
+	}
+}
+
+/* Last, so that a SIGTERM during --join still ends the process. */
+static void
+start_signals(struct cohortd *d)
+{
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
 	d->sighup = evsignal_new(d->base, SIGHUP, on_reload, d);
@@ -318,12 +540,56 @@ start(struct cohortd *d)
 	    evsignal_add(d->sigint, NULL) == -1 ||
 	    evsignal_add(d->sighup, NULL) == -1)
 		fatalx("cannot install signal handlers");
-	if (d->cfg.port_file != NULL &&
-	    write_port_file(d->cfg.port_file, server_port(d->srv)) == -1)
-		fatal("%s", d->cfg.port_file);
-	log_info("listening on %s:%u, %zu jobs loaded from %s",
-	    d->cfg.listen_host, server_port(d->srv), jobs_count(d->jobs),
-	    d->cfg.database);
+}
+
+static void
+start(struct cohortd *d, const struct daemon_args *args)
+{
+	struct repl_opts ro;
+	struct cerr err;
+	char rpc[REPL_ADDR_MAX], raft[REPL_ADDR_MAX];
+
+	start_service(d);
+	if (d->cfg.repl_id == 0) {
+		start_domain(d);
+		start_signals(d);
+		return;
+	}
+	d->cli_ctx = tls_client_ctx(d->cfg.ca, d->cfg.crl, d->cfg.cert,
+	    d->cfg.key, &err);
+	if (d->cli_ctx == NULL)
+		fatalx("%s", err.text);
+	snprintf(rpc, sizeof(rpc), "%s:%u", d->cfg.repl_host,
+	    d->cfg.repl_port);
+	snprintf(raft, sizeof(raft), "%s:%u", d->cfg.repl_raft_host,
+	    d->cfg.repl_raft_port);
+	memset(&ro, 0, sizeof(ro));
+	ro.id = d->cfg.repl_id;
+	ro.rpc_address = rpc;
+	ro.raft_address = raft;
+	ro.data_dir = d->cfg.repl_data_dir;
+	ro.election_ms = (unsigned)d->cfg.repl_election_ms;
+	ro.heartbeat_ms = (unsigned)d->cfg.repl_heartbeat_ms;
+	ro.snapshot_threshold = d->cfg.repl_snapshot_threshold;
+	ro.srv_ctx = d->ctx;
+	ro.cli_ctx = d->cli_ctx;
+	d->rpc.repl = d->repl = repl_create(d->base, &ro, args->bootstrap,
+	    on_role, d, &err);
+	if (d->repl == NULL)
+		fatalx("%s", err.text);
+	if (args->join != NULL && !repl_had_state(d->repl))
+		join_cluster(d, args->join);
+	else if (args->join != NULL)
+		log_info("replication: %s already holds a Raft log; --join "
+		    "does nothing", d->cfg.repl_data_dir);
+	else if (!args->bootstrap && !repl_had_state(d->repl))
+		log_warnx("replication: %s holds no Raft log: start the first "
+		    "replica with --bootstrap and the others with --join ADDR",
+		    d->cfg.repl_data_dir);
+	start_signals(d);
+	log_info("replica %llu listening on %s:%u, a follower until elected",
+	    (unsigned long long)d->cfg.repl_id, d->cfg.listen_host,
+	    server_port(d->srv));
 }
 
 static void
@@ -332,14 +598,18 @@ stop(struct cohortd *d)
 	/* Commit and answer what is in flight while the connections are
 	 * still there; then close them with everything still alive that
 	 * their close callbacks reach. */
+	if (d->agent_wait != NULL)
+		event_free(d->agent_wait);
 	http_destroy(d->http);
 	if (d->txq != NULL)
 		txq_flush(d->txq);
 	server_destroy(d->srv);
 	d->rpc.srv = NULL;
-	agentcmd_destroy(d->agentcmd);
-	driver_destroy(d->driver);
-	cluster_destroy(d->cluster);
+	if (d->cluster != NULL) {
+		agentcmd_destroy(d->agentcmd);
+		driver_destroy(d->driver);
+		cluster_destroy(d->cluster);
+	}
 	txq_destroy(d->txq);
 	topo_destroy(d->topo);
 	if (d->sighup != NULL)
@@ -349,9 +619,12 @@ stop(struct cohortd *d)
 	if (d->sigterm != NULL)
 		event_free(d->sigterm);
 	SSL_CTX_free(d->ctx);
-	nodes_destroy(d->nodes);
-	jobs_destroy(d->jobs);
-	queues_destroy(d->queues);
+	SSL_CTX_free(d->cli_ctx);
+	if (d->jobs != NULL) {
+		nodes_destroy(d->nodes);
+		jobs_destroy(d->jobs);
+		queues_destroy(d->queues);
+	}
 	store_close(d->store);
 	event_base_free(d->base);
 	ctl_config_clear(&d->cfg);
@@ -390,6 +663,7 @@ main(int argc, char **argv)
 	struct daemon_args args;
 	struct cerr err;
 	int rc, ready_fd = -1;
+	bool reexec;
 
 	memset(&d, 0, sizeof(d));
 	if ((rc = daemon_args_opts(argc, argv, "cohortd",
@@ -400,6 +674,20 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
 	}
+	if ((args.bootstrap || args.join != NULL) && d.cfg.repl_id == 0) {
+		fprintf(stderr, "cohortd: --bootstrap and --join need a "
+		    "[replication] section in %s\n", args.config);
+		ctl_config_clear(&d.cfg);
+		return 2;
+	}
+	if (args.backup != NULL && d.cfg.repl_id != 0) {
+		fprintf(stderr, "cohortd: --backup reads [controller] "
+		    "database; a replicated controller keeps its database "
+		    "in its Raft log (docs/OPERATIONS.md, \"Backup and "
+		    "restore\")\n");
+		ctl_config_clear(&d.cfg);
+		return 1;
+	}
 	if (args.backup != NULL) {
 		rc = run_backup(&d.cfg, args.backup, args.force);
 		ctl_config_clear(&d.cfg);
@@ -407,6 +695,10 @@ main(int argc, char **argv)
 	}
 	d.config_path = args.config;
 	d.verbose = args.verbose;
+	d.argv = argv;
+	/* Started again by restart_as_follower: already detached. */
+	if ((reexec = getenv("COHORTD_REEXEC") != NULL))
+		unsetenv("COHORTD_REEXEC");
 	signal(SIGPIPE, SIG_IGN);
 	/* A scheduling pass allocates and frees arrays sized by the pending
 	 * queue (1-2 MiB at 8,000 pending jobs). glibc's default trims the
@@ -421,9 +713,9 @@ main(int argc, char **argv)
 	log_init("cohortd", true, args.verbose);
 	if (!args.verbose)
 		log_set_level(d.cfg.log_level);
-	if (!args.foreground && daemon_detach(&ready_fd) == -1)
+	if (!args.foreground && !reexec && daemon_detach(&ready_fd) == -1)
 		fatal("cannot daemonize");
-	start(&d);
+	start(&d, &args);
 	if (!args.foreground) {
 		log_init("cohortd", false, args.verbose);
 		daemon_ready(ready_fd);

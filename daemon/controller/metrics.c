@@ -22,6 +22,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "metrics.h"
+#include "repl.h"
 #include "nodes.h"
 #include "queues.h"
 #include "quota.h"
@@ -173,6 +174,35 @@ http_latency(const struct http_sources *src, const struct driver_stats *ds,
 	}
 }
 
+/* A replica's (the leader's: only it serves /metrics) Raft figures. */
+static void
+metrics_repl(struct repl *r, struct evbuffer *b)
+{
+	struct repl_stats st;
+
+	repl_stats(r, &st);
+	metric_head(b, "cohort_replication_entries_total", "counter",
+	    "Commits replicated as Raft entries by this leader.");
+	evbuffer_add_printf(b, "cohort_replication_entries_total %lu\n",
+	    st.entries);
+	metric_head(b, "cohort_replication_pages_total", "counter",
+	    "WAL pages (4 KiB) in those entries.");
+	evbuffer_add_printf(b, "cohort_replication_pages_total %lu\n",
+	    st.pages);
+	metric_head(b, "cohort_replication_wait_seconds_total", "counter",
+	    "Time commits waited for a quorum and the apply, all together.");
+	evbuffer_add_printf(b, "cohort_replication_wait_seconds_total %.6f\n",
+	    (double)st.wait_us / 1e6);
+	metric_head(b, "cohort_replication_term", "gauge",
+	    "The current Raft term.");
+	evbuffer_add_printf(b, "cohort_replication_term %llu\n",
+	    (unsigned long long)st.term);
+	metric_head(b, "cohort_replication_commit_index", "gauge",
+	    "The highest Raft log index known committed.");
+	evbuffer_add_printf(b, "cohort_replication_commit_index %llu\n",
+	    (unsigned long long)st.commit_index);
+}
+
 /* Connection admission and the fair loop (server.h). */
 static void
 http_admission(const struct http_sources *src, struct evbuffer *b)
@@ -272,6 +302,8 @@ http_sched(const struct http_sources *src, struct evbuffer *b)
 	    "SQLite commits (each may cover many requests).");
 	evbuffer_add_printf(b, "cohort_db_commits_total %lu\n",
 	    txq_commits(src->txq));
+	if (src->repl != NULL)
+		metrics_repl(src->repl, b);
 	metric_head(b, "cohort_connections", "gauge", "Open connections.");
 	evbuffer_add_printf(b, "cohort_connections %u\n",
 	    server_conn_count(src->server));

@@ -526,7 +526,7 @@ out:
 	free(list);
 }
 
-#define ANYONE (ROLE_USER | ROLE_ADMIN | ROLE_AGENT)
+#define ANYONE (ROLE_USER | ROLE_ADMIN | ROLE_AGENT | ROLE_CONTROLLER)
 #define PEOPLE (ROLE_USER | ROLE_ADMIN)
 
 static const struct rpc_handler rpc_handlers[] = {
@@ -551,6 +551,8 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },
+	{ COHORT__V1__ENVELOPE__BODY_MEMBERS, ROLE_ADMIN | ROLE_CONTROLLER,
+	  rpc_members },
 };
 _Static_assert(sizeof(rpc_handlers) / sizeof(rpc_handlers[0]) == RPC_NTYPES,
     "RPC_NTYPES (rpc.h) counts the handler table's entries");
@@ -605,6 +607,20 @@ rpc_dispatch_one(struct rpc *rpc, struct conn *c,
 		return;
 	}
 	what = wire_body_name(env->body_case);
+	/* A replica that does not lead sends everyone to the leader. */
+	if (rpc->repl != NULL && !rpc->serving) {
+		rpc_not_leader(rpc, c, env->id);
+		return;
+	}
+	/* Another replica's certificate: Hello and Members (--join) only. */
+	if (p->role == ROLE_CONTROLLER &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_MEMBERS) {
+		snprintf(text, sizeof(text), "controller '%s' may not send "
+		    "'%s'", p->name, what);
+		rpc_error(rpc, c, env->id, ERR_DENIED, text, true);
+		return;
+	}
 	/* Answers to the controller's own commands come from agents. */
 	if (p->role == ROLE_AGENT && server_conn_hello_done(c) &&
 	    agentcmd_on_reply(rpc->agentcmd, server_conn_id(c), env))

@@ -21,6 +21,7 @@ struct conn;
 struct jobs;
 struct nodes;
 struct queues;
+struct repl;
 struct server;
 struct store;
 struct topo;
@@ -28,7 +29,7 @@ struct txq;
 
 /* Request types, timed from the decoded frame to the reply queued (after
  * the commit it waits for): the entries of rpc.c's handler table. */
-#define RPC_NTYPES 20
+#define RPC_NTYPES 21
 
 /* The request whose reply is being built: its type (1 + its index among
  * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */
@@ -54,6 +55,11 @@ struct rpc {
 	struct logs_wait *logs_waits;	/* log reads waiting on agents */
 	struct rpc_timing cur;		/* taken by the first reply */
 	struct histogram latency[RPC_NTYPES];	/* zeroed: default bounds */
+	/* Replicated (repl.h): serving once this replica leads and the
+	 * controller is up; until then every request is answered
+	 * ERROR_NOT_LEADER. NULL: a single controller. */
+	struct repl *repl;
+	bool serving;
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

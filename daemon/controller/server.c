@@ -610,7 +610,8 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		conn_unkind(c);
 		if (tls_peer_identity(bufferevent_openssl_get_ssl(bev),
-		    &c->peer, &err) == -1) {
+		    &c->peer, &err) == -1 && !(srv->o.accept_controllers &&
+		    c->peer.role == ROLE_CONTROLLER)) {
 			log_warnx("conn %llu: refused: %s",
 			    (unsigned long long)c->id, err.text);
 			server_conn_send_error(c, 0, ERR_DENIED, err.text);

@@ -41,6 +41,10 @@ struct server_opts {
 	uint64_t idle_timeout_ms;	/* users/admins: no request this long */
 	size_t max_output_per_user;	/* output + owed, one person's name */
 	size_t max_output_total;	/* the same, every person together */
+	/* Replicated: other replicas (certificates with role controller)
+	 * may connect, for cohortd --join; rpc.c lets them send only
+	 * Hello and Members. */
+	bool accept_controllers;
 };
 
 /* Why a connection was refused or dropped early; a fixed set, the labels

@@ -405,10 +405,15 @@ migrate(struct store *st, struct cerr *err)
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 		    m->version);
 		if (exec_sql(st, sql, err, "set user_version") == -1 ||
-		    exec_sql(st, "COMMIT", err, "commit migration") == -1)
+		    exec_sql(st, "COMMIT", err, "commit migration") == -1 ||
+		    (st->commit_hook != NULL &&
+		    st->commit_hook(st->commit_arg, err) == -1))
 			goto fail;
 	}
-	return exec_sql(st, "COMMIT", err, "end migration");
+	if (exec_sql(st, "COMMIT", err, "end migration") == -1)
+		return -1;
+	return st->commit_hook != NULL ? st->commit_hook(st->commit_arg, err) :
+	    0;
 
 fail:
 	if (!sqlite3_get_autocommit(st->db))
@@ -437,13 +442,13 @@ create_private(const char *path, struct cerr *err)
 	return 0;
 }
 
+static struct store *store_open_with(struct store *st, const char *path,
+    struct cerr *err);
+
 struct store *
 store_open(const char *path, struct cerr *err)
 {
 	struct store *st;
-	const char *sql;
-	int64_t version;
-	int i, rc, saved;
 
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->path = strdup(path)) == NULL) {
@@ -452,10 +457,52 @@ store_open(const char *path, struct cerr *err)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (create_private(path, err) == -1)
+	return store_open_with(st, path, err);
+}
+
+struct store *
+store_open_replicated(const char *name, const char *vfs,
+    int (*commit)(void *, struct cerr *), void *arg, struct cerr *err)
+{
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->path = strdup(name)) == NULL) {
+		free(st);
+		cerr_set(err, ERR_INTERNAL, "database %s: out of memory", name);
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->vfs = vfs;
+	st->commit_hook = commit;
+	st->commit_arg = arg;
+	return store_open_with(st, name, err);
+}
+
+/* The settings of a database on dqlite's VFS: its page size, and no
+ * checkpoints or fsync of SQLite's own (repl.c checkpoints; the Raft log
+ * is what is durable). */
+static int
+set_replicated(struct store *st, struct cerr *err)
+{
+	return exec_sql(st, "PRAGMA page_size = 4096", err, "set page size") ==
+	    -1 || exec_sql(st, "PRAGMA synchronous = OFF", err,
+	    "set synchronous") == -1 || set_wal(st, err) == -1 ||
+	    exec_sql(st, "PRAGMA wal_autocheckpoint = 0", err,
+	    "set wal_autocheckpoint") == -1 ? -1 : 0;
+}
+
+static struct store *
+store_open_with(struct store *st, const char *path, struct cerr *err)
+{
+	const char *sql;
+	int64_t version;
+	int i, rc, saved;
+
+	if (st->vfs == NULL && create_private(path, err) == -1)
 		goto fail;
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, st->vfs);
 	if (rc != SQLITE_OK) {
 		if (st->db == NULL) {
 			cerr_set(err, ERR_INTERNAL, "open database %s: %s",
@@ -475,9 +522,10 @@ store_open(const char *path, struct cerr *err)
 	 * migrate() checks again under the write lock. */
 	if (pragma_int(st, "PRAGMA user_version", &version, err) == -1 ||
 	    check_version(st, version, err) == -1 ||
+	    (st->vfs != NULL ? set_replicated(st, err) == -1 :
 	    set_wal(st, err) == -1 ||
 	    exec_sql(st, "PRAGMA synchronous = FULL", err,
-	    "set synchronous") == -1 ||
+	    "set synchronous") == -1) ||
 	    exec_sql(st, "PRAGMA foreign_keys = ON", err,
 	    "enable foreign keys") == -1 ||
 	    migrate(st, err) == -1)
@@ -541,7 +589,8 @@ store_commit(struct store *st, struct cerr *err)
 {
 	st->marked = false;
 	if (stmt_exec(st, S_COMMIT, err, "commit") == 0)
-		return 0;
+		return st->commit_hook != NULL ?
+		    st->commit_hook(st->commit_arg, err) : 0;
 	/* A COMMIT that failed (SQLITE_BUSY, an I/O error) may leave the
 	 * transaction open; callers assume it is gone. */
 	store_rollback(st);

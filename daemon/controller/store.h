@@ -27,6 +27,14 @@ int store_schema_version(void);
  * mode; ":memory:" (the unit tests' store) is a private in-memory
  * database. */
 struct store *store_open(const char *path, struct cerr *err);
+/* The replicated store (repl.h): REPL_DB on the VFS named vfs, with
+ * dqlite's settings (4 KiB pages, WAL without checkpoints or fsync: the
+ * Raft log is the durability), and commit(arg) run after every COMMIT
+ * that wrote, migrations' too, so that nothing counts as committed
+ * before a quorum has it. */
+struct store *store_open_replicated(const char *name, const char *vfs,
+    int (*commit)(void *arg, struct cerr *err), void *arg,
+    struct cerr *err);
 /* Finalize statements and close; accepts NULL. An open transaction is
  * rolled back. */
 void store_close(struct store *st);

@@ -75,6 +75,10 @@ struct store {
 	char *path;
 	sqlite3_stmt *stmt[S__COUNT];
 	bool marked;		/* inside store_mark .. store_keep/undo */
+	/* Replicated: the VFS, and the hook after each COMMIT. */
+	const char *vfs;
+	int (*commit_hook)(void *arg, struct cerr *err);
+	void *commit_arg;
 };
 
 /* Fill err with what was being done and SQLite's message; errno EIO.

@@ -596,11 +596,82 @@ END_TEST
 
 START_TEST(test_load_missing)
 {
-	load_fails("", ": missing 'database' in [controller]");
+	load_fails("", ": missing 'ca' in [tls]");
+	load_fails("[tls]\nca = a\ncert = b\nkey = c\n",
+	    ": missing 'database' in [controller] (or a [replication] "
+	    "section)");
 	load_fails("[controller]\ndatabase = x\n[tls]\nca = a\ncert = b\n",
 	    ": missing 'key' in [tls]");
 	load_fails("[controller]\ndatabase = x\n[tls]\ncert = b\nkey = c\n",
 	    ": missing 'ca' in [tls]");
+}
+END_TEST
+
+#define TLS_ONLY                                                               \
+	"[tls]\n"                                                              \
+	"ca = /etc/cohort/ca.pem\n"                                            \
+	"cert = /etc/cohort/controller.crt\n"                                  \
+	"key = /etc/cohort/controller.key\n"
+
+/* [replication]: a replica listens where its address says, Raft one
+ * port above unless told; and the section is all or nothing. */
+START_TEST(test_load_replication)
+{
+	struct ctl_config cfg;
+	struct cerr err;
+	char want[PATH_MAX + 64];
+
+	write_file(cfgpath, TLS_ONLY "[replication]\nid = 2\n"
+	    "address = 10.0.0.2:7420\ndata_dir = raft\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.repl_id, 2);
+	ck_assert_str_eq(cfg.repl_host, "10.0.0.2");
+	ck_assert_uint_eq(cfg.repl_port, 7420);
+	ck_assert_str_eq(cfg.repl_raft_host, "10.0.0.2");
+	ck_assert_uint_eq(cfg.repl_raft_port, 7421);
+	ck_assert_str_eq(cfg.listen_host, "10.0.0.2");
+	ck_assert_uint_eq(cfg.listen_port, 7420);
+	snprintf(want, sizeof(want), "%s/raft", tmpdir);
+	ck_assert_str_eq(cfg.repl_data_dir, want);
+	ck_assert_uint_eq(cfg.repl_election_ms, 1000);
+	ck_assert_uint_eq(cfg.repl_heartbeat_ms, 100);
+	ck_assert_ptr_null(cfg.database);
+	ctl_config_clear(&cfg);
+
+	write_file(cfgpath, TLS_ONLY "[controller]\nlisten = 0.0.0.0:7420\n"
+	    "[replication]\nid = 1\naddress = ctl1.example:7420\n"
+	    "raft_address = 10.9.0.1:9000\ndata_dir = /var/lib/raft\n"
+	    "election_timeout = 2s\nheartbeat = 200ms\n");
+	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_str_eq(cfg.listen_host, "0.0.0.0");
+	ck_assert_str_eq(cfg.repl_raft_host, "10.9.0.1");
+	ck_assert_uint_eq(cfg.repl_raft_port, 9000);
+	ck_assert_uint_eq(cfg.repl_election_ms, 2000);
+	ctl_config_clear(&cfg);
+
+	load_fails(TLS_ONLY "[replication]\nid = 1\ndata_dir = d\n",
+	    ": [replication] needs id, address and data_dir");
+	load_fails(TLS_ONLY "[replication]\nid = 0\n",
+	    ":6: id: 0 out of range 1..4611686018427387904");
+	load_fails(TLS_ONLY "[replication]\nid = 1\naddress = h:0\n",
+	    ":7: address: port 0 out of range 1..65535");
+	load_fails(REQUIRED "[replication]\nid = 1\naddress = h:1\n"
+	    "data_dir = d\n", ": [controller] database and [replication] do "
+	    "not go together: a replicated controller keeps its database in "
+	    "its replicas' Raft log (docs/REPLICATION.md)");
+	load_fails(TLS_ONLY "[replication]\nid = 1\naddress = h:1\n"
+	    "data_dir = d\nheartbeat = 600ms\n",
+	    ": [replication] heartbeat (600 ms) must be at most half of "
+	    "election_timeout (1000 ms)");
+	load_fails(TLS_ONLY "[replication]\nid = 1\naddress = h:1\n"
+	    "raft_address = h:1\ndata_dir = d\n",
+	    ": [replication] address and raft_address must differ");
+	load_fails(TLS_ONLY "[controller]\nlisten = h:2\n[replication]\n"
+	    "id = 1\naddress = h:1\ndata_dir = d\n",
+	    ": [controller] listen port 2 differs from [replication] address "
+	    "port 1");
 }
 END_TEST
 
@@ -1291,6 +1362,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_load_tenants);
 	tcase_add_test(tc, test_load_retention);
 	tcase_add_test(tc, test_load_log_level);
+	tcase_add_test(tc, test_load_replication);
 	suite_add_tcase(s, tc);
 	return s;
 }
