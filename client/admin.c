@@ -190,12 +190,13 @@ static const struct option admin_longopts[] = {
 
 static const char admin_usage[] =
     "usage: cohort admin members [list] [--json]\n"
-    "  the replicas of a replicated controller: ID ADDRESS ROLE\n"
+    "  the replicas of a replicated controller: ID ADDRESS RAFT ROLE\n"
     "  (voter, standby or spare) LEADER, and the Raft term and commit\n"
     "  index. --json: one object {members, term, commit_index}.\n"
-    "usage: cohort admin members add ID HOST:PORT\n"
-    "  add a replica (start it with cohortd --join first; ID a positive\n"
-    "  integer, HOST:PORT its [replication] address)\n"
+    "usage: cohort admin members add ID HOST:PORT [RAFT_HOST:PORT]\n"
+    "  add a replica (cohortd --join does this itself): ID a positive\n"
+    "  integer, HOST:PORT its [replication] address, RAFT_HOST:PORT its\n"
+    "  raft_address (default: the same host, the next port)\n"
     "usage: cohort admin members remove ID\n"
     "  remove a replica from the configuration\n"
     "usage: cohort admin members transfer ID\n"
@@ -220,25 +221,27 @@ admin_member_id(const char *op, const char *s, uint64_t *id)
 static int
 admin_members_print(const Cohort__V1__MembersReply *mr, bool json)
 {
-	static const char *const head[4] = { "ID", "ADDRESS", "ROLE",
-	    "LEADER" };
+	static const char *const head[5] = { "ID", "ADDRESS", "RAFT",
+	    "ROLE", "LEADER" };
 	const Cohort__V1__Member *m;
 	struct output_table *t = NULL;
 	json_t *arr = NULL, *doc;
 	char id[24];
-	const char *cells[4];
+	const char *cells[5];
 	size_t i;
 	int rc;
 
 	if ((json ? (arr = json_array()) == NULL :
-	    (t = output_table_new(4, head)) == NULL))
+	    (t = output_table_new(5, head)) == NULL))
 		goto oom;
 	for (i = 0; i < mr->n_members; i++) {
 		m = mr->members[i];
 		if (json) {
 			if (json_array_append_new(arr, json_pack("{s:I, s:s, "
-			    "s:s, s:b}", "id", (json_int_t)m->id, "address",
-			    m->address, "role", m->role, "leader",
+			    "s:o, s:s, s:b}", "id", (json_int_t)m->id, "address",
+			    m->address, "raft_address", m->raft_address !=
+			    NULL ? json_string(m->raft_address) : json_null(),
+			    "role", m->role, "leader",
 			    m->has_leader && m->leader)) == -1)
 				goto oom;
 			continue;
@@ -246,8 +249,9 @@ admin_members_print(const Cohort__V1__MembersReply *mr, bool json)
 		snprintf(id, sizeof(id), "%" PRIu64, m->id);
 		cells[0] = id;
 		cells[1] = m->address;
-		cells[2] = m->role;
-		cells[3] = m->has_leader && m->leader ? "yes" : "no";
+		cells[2] = m->raft_address;	/* NULL prints as "-" */
+		cells[3] = m->role;
+		cells[4] = m->has_leader && m->leader ? "yes" : "no";
 		if (output_table_add(t, cells) == -1)
 			goto oom;
 	}
@@ -278,10 +282,10 @@ admin_members(int argc, char **argv, const struct cconn_opts *opts)
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__MembersRequest mq = COHORT__V1__MEMBERS_REQUEST__INIT;
 	struct output_conn_flags conn;
-	struct addrlist_addr addr;
+	struct addrlist_addr addr, raft;
 	struct cerr why;
 	const char *op = "list";
-	char **args, prefix[64];
+	char **args, prefix[64], rafttext[ADDRLIST_ADDR_TEXT];
 	bool json = false;
 	uint64_t id = 0;
 	int ch, nargs, want, rc;
@@ -317,10 +321,12 @@ admin_members(int argc, char **argv, const struct cconn_opts *opts)
 		    "add, remove or transfer; see cohort admin --help)", op);
 		return EXIT_USAGE;
 	}
-	if (nargs > 0 && nargs - 1 != want) {
+	/* add: the Raft address may be left out. */
+	if (nargs > 0 && nargs - 1 != want && !(want == 2 && nargs == 4)) {
 		output_error("admin members %s: %s (see cohort admin --help)",
 		    op, want == 0 ? "takes no arguments" : want == 1 ?
-		    "takes one argument, ID" : "takes ID HOST:PORT");
+		    "takes one argument, ID" :
+		    "takes ID HOST:PORT [RAFT_HOST:PORT]");
 		return EXIT_USAGE;
 	}
 	if (want > 0 && (rc = admin_member_id(op, args[1], &id)) != 0)
@@ -330,13 +336,39 @@ admin_members(int argc, char **argv, const struct cconn_opts *opts)
 		output_error("admin members add: bad address: %s", why.text);
 		return EXIT_USAGE;
 	}
+	if (want == 2 && nargs == 4) {
+		if (addrlist_addr_parse(args[3], &raft, &why) == -1) {
+			output_error("admin members add: bad Raft address: %s",
+			    why.text);
+			return EXIT_USAGE;
+		}
+		if (addrlist_addr_eq(&raft, &addr)) {
+			output_error("admin members add: the Raft address must "
+			    "differ from the address");
+			return EXIT_USAGE;
+		}
+		addrlist_addr_format(&raft, rafttext, sizeof(rafttext));
+	} else if (want == 2) {
+		/* As cohortd's [replication] raft_address defaults. */
+		if (addr.port == UINT16_MAX) {
+			output_error("admin members add: port %u has no next "
+			    "port for the Raft address; give RAFT_HOST:PORT",
+			    addr.port);
+			return EXIT_USAGE;
+		}
+		raft = addr;
+		raft.port++;
+		addrlist_addr_format(&raft, rafttext, sizeof(rafttext));
+	}
 	mq.op = (char *)op;
 	if (want > 0) {
 		mq.has_member_id = true;
 		mq.member_id = id;
 	}
-	if (want == 2)
+	if (want == 2) {
 		mq.address = args[2];
+		mq.raft_address = rafttext;
+	}
 	req.body_case = COHORT__V1__ENVELOPE__BODY_MEMBERS;
 	req.members = &mq;
 	snprintf(prefix, sizeof(prefix), "admin members %s", op);

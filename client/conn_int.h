@@ -44,6 +44,13 @@ struct cconn {
 	char *identity;
 	char *role;
 	uint32_t max_frame;	/* the controller's, from its hello; 0: unsaid */
+	/* A new connection in place of a broken one (mux.c: the shared
+	 * mux, which after a failover finds the new leader), for a read
+	 * request cconn_call sends once more. NULL: none (TLS straight to
+	 * the controller). */
+	int (*reopen)(struct cconn *c, struct cerr *err);
+	void *reopen_arg;	/* what reopen needs, freed by cconn_close */
+	void (*reopen_free)(void *arg);
 };
 
 /* A cconn with nothing open yet: fd -1, the timeout, where = server. */

@@ -601,6 +601,81 @@ mux_any(struct cconn *c, const struct cconn_opts *o,
 	return mux_private(c, o, err);
 }
 
+/* What a connection keeps to open a new one (see mux_reopen). */
+struct mux_saved {
+	struct cconn_opts o;
+	char *server, *cert, *key, *ca, *crl;
+};
+
+static void
+mux_saved_free(void *arg)
+{
+	struct mux_saved *s = arg;
+
+	if (s == NULL)
+		return;
+	free(s->server);
+	free(s->cert);
+	free(s->key);
+	free(s->ca);
+	free(s->crl);
+	free(s);
+}
+
+static struct mux_saved *
+mux_saved_new(const struct cconn_opts *o)
+{
+	struct mux_saved *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->server = strdup(o->server)) == NULL ||
+	    (s->cert = strdup(o->cert)) == NULL ||
+	    (s->key = strdup(o->key)) == NULL ||
+	    (s->ca = strdup(o->ca)) == NULL ||
+	    (o->crl != NULL && (s->crl = strdup(o->crl)) == NULL)) {
+		mux_saved_free(s);
+		return NULL;
+	}
+	s->o = *o;
+	s->o.server = s->server;
+	s->o.cert = s->cert;
+	s->o.key = s->key;
+	s->o.ca = s->ca;
+	s->o.crl = s->crl;
+	return s;
+}
+
+/* A new connection through the mux in place of c's broken one: the mux
+ * whose controller went has removed its socket, so this starts (or
+ * finds, if another command was first) the one that looks for the new
+ * leader. c keeps its id counter; 0, or -1 with err. */
+static int
+mux_reopen(struct cconn *c, struct cerr *err)
+{
+	struct mux_saved *s = c->reopen_arg;
+	struct cconn *n;
+
+	if ((n = cconn_open(&s->o, err)) == NULL)
+		return -1;
+	if (c->tr != NULL && c->tr->close != NULL)
+		c->tr->close(c);
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->identity);
+	free(c->role);
+	c->fd = n->fd;
+	c->tr = n->tr;
+	c->identity = n->identity;
+	c->role = n->role;
+	c->max_frame = n->max_frame;
+	c->broken = c->eof = 0;
+	n->fd = -1;
+	n->tr = NULL;
+	n->identity = n->role = NULL;
+	cconn_close(n);
+	return 0;
+}
+
 struct cconn *
 cconn_open(const struct cconn_opts *opts, struct cerr *err)
 {
@@ -642,8 +717,15 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 			return NULL;
 		cconn_start_op(c);
 		c->fd = mux_any(c, o, &list, dir, &persist, err);
-		if (c->fd != -1 && cconn_hello(c, err) == 0)
+		if (c->fd != -1 && cconn_hello(c, err) == 0) {
+			/* Without memory for it, a read simply is not sent
+			 * again after a failover. */
+			if ((c->reopen_arg = mux_saved_new(o)) != NULL) {
+				c->reopen = mux_reopen;
+				c->reopen_free = mux_saved_free;
+			}
 			return c;
+		}
 		if (c->fd == -1 || !c->eof || persist == 0) {
 			cconn_close(c);
 			return NULL;

@@ -8,8 +8,9 @@
 #    hello with ERROR_NOT_LEADER naming the real controller) sends the CLI
 #    and an agent there; one that knows no leader fails with exit 3;
 #  - a leader that steps down under cohort-mux (a fake that answers hello,
-#    then the request with ERROR_NOT_LEADER): the request fails, exit 3,
-#    the next command reaches the leader through a new mux;
+#    then the request with ERROR_NOT_LEADER): a submit fails, exit 3, and
+#    is not sent again; a read is sent once more through a new mux, which
+#    reaches the leader;
 #  - every address dead: one line naming what each said, exit 3;
 #  - an agent with controller = DEAD, REAL registers;
 #  - a bad entry is refused (exit 2) naming the entry;
@@ -145,19 +146,28 @@ for mux in off 60s; do
 	# The flag takes a list too.
 	expect_exit 0 cohort --server "127.0.0.1:$DEAD,$REAL" jobs
 done
-# A leader that steps down under the mux: the request in flight fails
-# (exit 3, not sent again), the mux goes, and the next command's new mux
-# follows the former leader, now a follower, to the real controller.
+# A leader that steps down under the mux while a submit waits: the
+# submit fails (exit 3) and is not sent again, to it or to anyone; the
+# mux goes, and the next command's new mux follows the former leader,
+# now a follower, to the real controller.
 fake_follower "$T/fake3.port" "$REAL" stepdown
 STEP=$(cat "$T/fake3.port")
 export COHORT_SERVER="127.0.0.1:$STEP,127.0.0.1:$DEAD"
-expect_exit 3 cohort jobs
+njobs=$(COHORT_SERVER=$REAL job_count --all)
+expect_exit 3 cohort submit --name lost -- true
 stderr_one_line "cohort: " "controller 127\.0\.0\.1:$STEP is no longer the leader \(the leader is $REAL\); run the command again"
 [ "$(cat "$T/fake3.port.requests")" -eq 1 ] || fail "the stepped-down leader got $(cat "$T/fake3.port.requests") requests"
+[ "$(COHORT_SERVER=$REAL job_count --all)" -eq "$njobs" ] || fail "the submit was sent again elsewhere"
 wait_for 5 not pgrep -f -- "cohort-mux --server 127.0.0.1:$STEP,127.0.0.1:$DEAD " ||
 	fail "the mux of the stepped-down leader is still there: $(pgrep -af cohort-mux)"
-expect_exit 0 cohort jobs
+expect_exit 0 cohort submit --name found -- true
 [ "$(cat "$T/fake3.port.hellos")" -eq 2 ] || fail "the new mux did not try the former leader first ($(cat "$T/fake3.port.hellos") hellos)"
+# A read in flight is sent once more, on a new mux, by itself.
+fake_follower "$T/fake4.port" "$REAL" stepdown
+export COHORT_SERVER="127.0.0.1:$(cat "$T/fake4.port"),127.0.0.1:$DEAD"
+expect_exit 0 cohort show "$id"
+[ "$(cat "$T/fake4.port.requests")" -eq 1 ] && [ "$(cat "$T/fake4.port.hellos")" -eq 2 ] ||
+	fail "the read was not sent again through a new mux: $(cat "$T/fake4.port.requests") requests, $(cat "$T/fake4.port.hellos") hellos"
 # The mux serving the list has it, whole, on its command line.
 pgrep -f -- "cohort-mux --server 127.0.0.1:$FAKE,127.0.0.1:$DEAD " >/dev/null ||
 	fail "no mux for the list: $(pgrep -af cohort-mux)"
@@ -201,6 +211,12 @@ expect_exit 2 cohort admin members add 2 nohost
 stderr_one_line "cohort: " "admin members add: bad address: 'nohost': missing port"
 expect_exit 2 cohort admin members add 2 127.0.0.1:0
 stderr_one_line "cohort: " "admin members add: bad address: "
+expect_exit 2 cohort admin members add 2 127.0.0.1:7000 raft
+stderr_one_line "cohort: " "admin members add: bad Raft address: 'raft': missing port"
+expect_exit 2 cohort admin members add 2 127.0.0.1:7000 127.0.0.1:7000
+stderr_one_line "cohort: " "the Raft address must differ"
+expect_exit 2 cohort admin members add 2 127.0.0.1:65535
+stderr_one_line "cohort: " "port 65535 has no next port"
 expect_exit 2 cohort admin members remove -- x1
 stderr_one_line "cohort: " "admin members remove: ID 'x1' is not a positive integer"
 expect_exit 2 cohort admin members transfer
@@ -210,12 +226,11 @@ stderr_one_line "cohort: " "unknown operation 'frob'"
 expect_exit 2 cohort admin nodes
 stderr_one_line "cohort: " "admin: unknown subcommand 'nodes'"
 # One controller, not replicated: refused by it (exit 1), its words
-# printed, through the mux too. (TODO when the daemon side lands: the
-# words are "this controller is not replicated".)
+# printed, through the mux too.
 as_user "$C" admin
 for mux in off 60s; do
 	COHORT_MUX=$mux expect_exit 1 cohort admin members
-	stderr_one_line "cohort: admin members list: "
+	stderr_one_line "cohort: admin members list: this controller is not replicated"
 	COHORT_MUX=$mux expect_exit 1 cohort admin members list --json
 	[ ! -s "$OUT" ] || fail "admin members --json printed on a refusal: $(cat "$OUT")"
 done
