@@ -18,6 +18,7 @@
 #include "lib/conf.h"
 #include "lib/err.h"
 #include "lib/frame.h"
+#include "lib/wire.h"
 #include "lib/hostlist.h"
 #include "lib/text.h"
 
@@ -276,6 +277,91 @@ oom:
 	return EXIT_FAILED;
 }
 
+/* A leader that hands its leadership over closes every connection
+ * (it restarts as a follower), maybe before its reply is out: ask the
+ * replicas (a list request, which the new leader answers) until one
+ * says ID leads. The reply, or NULL when none did within the time. */
+#define ADMIN_TRANSFER_WAIT_MS 10000
+
+static Cohort__V1__Envelope *
+admin_transfer_check(const struct cconn_opts *opts,
+    const struct output_conn_flags *conn, uint64_t id)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__MembersRequest mq = COHORT__V1__MEMBERS_REQUEST__INIT;
+	int64_t end = output_mono_ms() + ADMIN_TRANSFER_WAIT_MS;
+	struct settings s;
+	struct cconn_opts o;
+	struct cconn *c;
+	struct cerr err;
+	size_t i;
+
+	if (output_settings(opts, conn, &s, &o) != EXIT_OK)
+		return NULL;
+	mq.op = "list";
+	req.body_case = COHORT__V1__ENVELOPE__BODY_MEMBERS;
+	req.members = &mq;
+	do {
+		cerr_clear(&err);
+		rep = NULL;
+		if ((c = cconn_open(&o, &err)) != NULL) {
+			rep = cconn_call(c, &req, &err);
+			cconn_close(c);
+		}
+		if (rep != NULL && rep->body_case ==
+		    COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY)
+			for (i = 0; i < rep->members_reply->n_members; i++)
+				if (rep->members_reply->members[i]->id == id &&
+				    rep->members_reply->members[i]->leader) {
+					settings_clear(&s);
+					return rep;
+				}
+		frame_free(rep);
+		output_sleep_ms(200);
+	} while (output_mono_ms() < end);
+	settings_clear(&s);
+	return NULL;
+}
+
+/* transfer: the reply, or the connection closing under it and then the
+ * replicas naming ID the leader, is success. */
+static int
+admin_transfer(const char *prefix, const struct cconn_opts *opts,
+    const struct output_conn_flags *conn, Cohort__V1__Envelope *req,
+    uint64_t id, Cohort__V1__Envelope **rep)
+{
+	struct cconn *c;
+	struct cerr err;
+	int rc;
+
+	*rep = NULL;
+	if ((rc = output_connect(opts, conn, &c)) != EXIT_OK)
+		return rc;
+	cerr_clear(&err);
+	*rep = cconn_call(c, req, &err);
+	cconn_close(c);
+	if (*rep != NULL && (*rep)->body_case ==
+	    COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY)
+		return EXIT_OK;
+	if ((*rep == NULL && err.code == ERR_UNAVAILABLE) || (*rep != NULL &&
+	    (*rep)->body_case == COHORT__V1__ENVELOPE__BODY_ERROR &&
+	    wire_err_from_pb((*rep)->error->code) == ERR_UNAVAILABLE)) {
+		Cohort__V1__Envelope *first = *rep;
+
+		if ((*rep = admin_transfer_check(opts, conn, id)) != NULL) {
+			frame_free(first);
+			return EXIT_OK;
+		}
+		*rep = first;
+	}
+	if (*rep == NULL)
+		return output_call_error(&err);
+	rc = output_reply_error(prefix, *rep);
+	frame_free(*rep);
+	*rep = NULL;
+	return rc;
+}
+
 static int
 admin_members(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -372,8 +458,12 @@ admin_members(int argc, char **argv, const struct cconn_opts *opts)
 	req.body_case = COHORT__V1__ENVELOPE__BODY_MEMBERS;
 	req.members = &mq;
 	snprintf(prefix, sizeof(prefix), "admin members %s", op);
-	if ((rc = output_request(prefix, opts, &conn, &req,
-	    COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY, &rep)) != EXIT_OK)
+	if (strcmp(op, "transfer") == 0)
+		rc = admin_transfer(prefix, opts, &conn, &req, id, &rep);
+	else
+		rc = output_request(prefix, opts, &conn, &req,
+		    COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY, &rep);
+	if (rc != EXIT_OK)
 		return rc;
 	if (!json && want > 0)
 		printf("%s member %" PRIu64 "%s%s: done\n", op, id,
