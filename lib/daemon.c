@@ -57,8 +57,8 @@ daemon_usage(FILE *f, const char *name, const char *def_config,
 	fprintf(f, "usage: %s [-c FILE] [-f] [-v]\n", name);
 	if (opts & DAEMON_OPT_BACKUP)
 		fprintf(f, "       %s [-c FILE] --backup FILE [--force]\n"
-		    "       %s [-c FILE] [-f] [-v] --bootstrap | --join "
-		    "HOST:PORT\n", name, name);
+		    "       %s [-c FILE] [-f] [-v] --bootstrap [--restore "
+		    "FILE] | --join HOST:PORT\n", name, name);
 	fprintf(f, "       %s --version\n"
 	    "  -c FILE   configuration file (INI); default %s\n"
 	    "  -f        stay in the foreground and log to stderr\n"
@@ -72,6 +72,9 @@ daemon_usage(FILE *f, const char *name, const char *def_config,
 		    "FILE\n"
 		    "  --bootstrap    [replication]: start a new cluster with "
 		    "this replica alone\n"
+		    "  --restore FILE with --bootstrap: the new cluster's "
+		    "database starts as FILE\n"
+		    "                 (a --backup)\n"
 		    "  --join ADDR    [replication]: join the cluster whose "
 		    "member answers at ADDR\n"
 		    "                 (both do nothing once data_dir holds "
@@ -96,6 +99,7 @@ daemon_args_opts(int argc, char **argv, const char *name,
 		{ "force", no_argument, NULL, 'F' },
 		{ "bootstrap", no_argument, NULL, 'S' },
 		{ "join", required_argument, NULL, 'J' },
+		{ "restore", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct option base_longopts[] = {
@@ -114,6 +118,7 @@ daemon_args_opts(int argc, char **argv, const char *name,
 	a->force = false;
 	a->bootstrap = false;
 	a->join = NULL;
+	a->restore = NULL;
 	while ((ch = getopt_long(argc, argv, "c:fvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'B':
@@ -129,6 +134,14 @@ daemon_args_opts(int argc, char **argv, const char *name,
 			break;
 		case 'S':
 			a->bootstrap = true;
+			break;
+		case 'R':
+			if (*optarg == '\0') {
+				fprintf(stderr, "%s: --restore needs a file "
+				    "name\n", name);
+				return 2;
+			}
+			a->restore = optarg;
 			break;
 		case 'J':
 			if (*optarg == '\0') {
@@ -165,6 +178,11 @@ daemon_args_opts(int argc, char **argv, const char *name,
 	if (a->bootstrap && a->join != NULL) {
 		fprintf(stderr, "%s: --bootstrap starts a new cluster, --join "
 		    "enters one: not both\n", name);
+		return 2;
+	}
+	if (a->restore != NULL && !a->bootstrap) {
+		fprintf(stderr, "%s: --restore FILE goes with --bootstrap\n",
+		    name);
 		return 2;
 	}
 	if (a->backup != NULL && (a->bootstrap || a->join != NULL)) {

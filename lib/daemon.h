@@ -18,6 +18,7 @@ struct daemon_args {
 	bool force;		/* --force, with --backup only */
 	bool bootstrap;		/* --bootstrap (DAEMON_OPT_BACKUP too) */
 	const char *join;	/* --join HOST:PORT (the same) */
+	const char *restore;	/* --restore FILE, with --bootstrap */
 };
 
 /* The extra options of daemon_args_opts. */

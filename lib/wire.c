@@ -790,6 +790,8 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 		return "delete_node_reply";
 	case COHORT__V1__ENVELOPE__BODY_MEMBERS: return "members";
 	case COHORT__V1__ENVELOPE__BODY_MEMBERS_REPLY: return "members_reply";
+	case COHORT__V1__ENVELOPE__BODY_BACKUP: return "backup";
+	case COHORT__V1__ENVELOPE__BODY_BACKUP_REPLY: return "backup_reply";
 	default: return "unknown";
 	}
 }

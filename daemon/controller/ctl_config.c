@@ -215,8 +215,9 @@ static const struct conf_key ctl_keys[] = {
 	  FIELD(repl_data_dir) },
 	MSKEY("replication", "election_timeout", repl_election_ms),
 	MSKEY("replication", "heartbeat", repl_heartbeat_ms),
-	NUMKEY("replication", repl_snapshot_threshold, conf_key_uint, 16,
-	    10000000),
+	{ .section = "replication", .name = "snapshot_threshold",
+	  .set = conf_key_uint, FIELD(repl_snapshot_threshold), .min = 16,
+	  .max = 10000000 },
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 

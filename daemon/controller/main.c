@@ -69,6 +69,7 @@ struct cohortd {
 	uint64_t agent_wait_until_us;
 	uint64_t agent_wait_since_us;
 	char **argv;			/* to start again as a follower */
+	const char *restore;		/* --restore FILE, with --bootstrap */
 };
 
 static void
@@ -259,7 +260,7 @@ start_domain(struct cohortd *d)
 
 	if (d->repl != NULL)
 		d->store = store_open_replicated(REPL_DB, repl_vfs(d->repl),
-		    repl_replicate, d->repl, &err);
+		    repl_replicate, d->repl, d->restore, &err);
 	else
 		d->store = store_open(d->cfg.database, &err);
 	if (d->store == NULL)
@@ -577,6 +578,11 @@ start(struct cohortd *d, const struct daemon_args *args)
 	    on_role, d, &err);
 	if (d->repl == NULL)
 		fatalx("%s", err.text);
+	if (args->restore != NULL && !repl_had_state(d->repl))
+		d->restore = args->restore;
+	else if (args->restore != NULL)
+		log_info("replication: %s already holds a Raft log; --restore "
+		    "does nothing", d->cfg.repl_data_dir);
 	if (args->join != NULL && !repl_had_state(d->repl))
 		join_cluster(d, args->join);
 	else if (args->join != NULL)
@@ -656,6 +662,100 @@ run_backup(const struct ctl_config *cfg, const char *file, bool force)
 	return 0;
 }
 
+/* cohortd --backup FILE of a replica: the leader's database, fetched
+ * in pieces through this replica's address (a follower names the
+ * leader), written and checked as store_backup does. */
+static int
+run_backup_replicated(const struct ctl_config *cfg, const char *file,
+    bool force)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__BackupRequest br = COHORT__V1__BACKUP_REQUEST__INIT;
+	char at[REPL_ADDR_MAX];
+	struct cconn_opts o = {
+		.server = at, .cert = cfg->cert, .key = cfg->key,
+		.ca = cfg->ca, .crl = cfg->crl, .timeout_ms = 30000,
+	};
+	struct store_backup_info info;
+	unsigned char *img = NULL;
+	uint64_t size = 0, off = 0;
+	struct cconn *c;
+	struct cerr err;
+	int rc = 1;
+
+	snprintf(at, sizeof(at), "%s:%u", cfg->repl_host, cfg->repl_port);
+	if ((c = cconn_open_tls(&o, &err)) == NULL) {
+		fprintf(stderr, "cohortd: backup: %s\n", err.text);
+		return 1;
+	}
+	req.body_case = COHORT__V1__ENVELOPE__BODY_BACKUP;
+	req.backup = &br;
+	do {
+		if ((rep = cconn_call(c, &req, &err)) == NULL) {
+			fprintf(stderr, "cohortd: backup: %s\n", err.text);
+			goto out;
+		}
+		if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
+			fprintf(stderr, "cohortd: backup: %s\n",
+			    rep->error->text);
+			frame_free(rep);
+			goto out;
+		}
+		if (rep->body_case != COHORT__V1__ENVELOPE__BODY_BACKUP_REPLY ||
+		    (img != NULL && (rep->backup_reply->size != size ||
+		    rep->backup_reply->image_id != br.image_id)) ||
+		    rep->backup_reply->offset != off) {
+			fprintf(stderr, "cohortd: backup: the leader answered "
+			    "out of turn\n");
+			frame_free(rep);
+			goto out;
+		}
+		if (img == NULL) {
+			size = rep->backup_reply->size;
+			if (size == 0 || size > SIZE_MAX / 2 ||
+			    (img = malloc(size)) == NULL) {
+				fprintf(stderr, "cohortd: backup: cannot hold "
+				    "an image of %llu bytes\n",
+				    (unsigned long long)size);
+				frame_free(rep);
+				goto out;
+			}
+			br.has_image_id = true;
+			br.image_id = rep->backup_reply->image_id;
+		}
+		if (rep->backup_reply->data.len == 0 ||
+		    rep->backup_reply->data.len > size - off) {
+			fprintf(stderr, "cohortd: backup: a piece of %zu bytes "
+			    "at %llu of %llu\n", rep->backup_reply->data.len,
+			    (unsigned long long)off, (unsigned long long)size);
+			frame_free(rep);
+			goto out;
+		}
+		memcpy(img + off, rep->backup_reply->data.data,
+		    rep->backup_reply->data.len);
+		off += rep->backup_reply->data.len;
+		frame_free(rep);
+		br.has_offset = true;
+		br.offset = off;
+	} while (off < size);
+	if (store_backup_image(img, size, file, force ? STORE_BACKUP_FORCE :
+	    0, &info, &err) == -1) {
+		fprintf(stderr, "cohortd: backup: %s\n", err.text);
+		goto out;
+	}
+	printf("cohortd: wrote %s from the leader through %s: %lld jobs (ids "
+	    "up to %llu), %lld nodes, %lld events, schema version %lld, %llu "
+	    "bytes; integrity ok\n", file, at, (long long)info.jobs,
+	    (unsigned long long)info.max_job_id, (long long)info.nodes,
+	    (long long)info.events, (long long)info.schema,
+	    (unsigned long long)info.bytes);
+	rc = 0;
+out:
+	free(img);
+	cconn_close(c);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -674,6 +774,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "cohortd: %s\n", err.text);
 		return 1;
 	}
+	if (args.restore != NULL && access(args.restore, R_OK) == -1) {
+		fprintf(stderr, "cohortd: --restore %s: %s\n", args.restore,
+		    strerror(errno));
+		ctl_config_clear(&d.cfg);
+		return 1;
+	}
 	if ((args.bootstrap || args.join != NULL) && d.cfg.repl_id == 0) {
 		fprintf(stderr, "cohortd: --bootstrap and --join need a "
 		    "[replication] section in %s\n", args.config);
@@ -681,12 +787,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (args.backup != NULL && d.cfg.repl_id != 0) {
-		fprintf(stderr, "cohortd: --backup reads [controller] "
-		    "database; a replicated controller keeps its database "
-		    "in its Raft log (docs/OPERATIONS.md, \"Backup and "
-		    "restore\")\n");
+		rc = run_backup_replicated(&d.cfg, args.backup, args.force);
 		ctl_config_clear(&d.cfg);
-		return 1;
+		return rc;
 	}
 	if (args.backup != NULL) {
 		rc = run_backup(&d.cfg, args.backup, args.force);

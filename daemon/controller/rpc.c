@@ -553,6 +553,8 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },
 	{ COHORT__V1__ENVELOPE__BODY_MEMBERS, ROLE_ADMIN | ROLE_CONTROLLER,
 	  rpc_members },
+	{ COHORT__V1__ENVELOPE__BODY_BACKUP, ROLE_ADMIN | ROLE_CONTROLLER,
+	  rpc_backup },
 };
 _Static_assert(sizeof(rpc_handlers) / sizeof(rpc_handlers[0]) == RPC_NTYPES,
     "RPC_NTYPES (rpc.h) counts the handler table's entries");
@@ -612,10 +614,12 @@ rpc_dispatch_one(struct rpc *rpc, struct conn *c,
 		rpc_not_leader(rpc, c, env->id);
 		return;
 	}
-	/* Another replica's certificate: Hello and Members (--join) only. */
+	/* Another replica's certificate: Hello, Members (--join) and
+	 * Backup (cohortd --backup) only. */
 	if (p->role == ROLE_CONTROLLER &&
 	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO &&
-	    env->body_case != COHORT__V1__ENVELOPE__BODY_MEMBERS) {
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_MEMBERS &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_BACKUP) {
 		snprintf(text, sizeof(text), "controller '%s' may not send "
 		    "'%s'", p->name, what);
 		rpc_error(rpc, c, env->id, ERR_DENIED, text, true);

@@ -29,7 +29,7 @@ struct txq;
 
 /* Request types, timed from the decoded frame to the reply queued (after
  * the commit it waits for): the entries of rpc.c's handler table. */
-#define RPC_NTYPES 21
+#define RPC_NTYPES 22
 
 /* The request whose reply is being built: its type (1 + its index among
  * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */
@@ -60,6 +60,11 @@ struct rpc {
 	 * ERROR_NOT_LEADER. NULL: a single controller. */
 	struct repl *repl;
 	bool serving;
+	/* cohortd --backup through the leader (rpc_repl.c): one image at a
+	 * time, freed once its last piece is sent or a new one starts. */
+	unsigned char *backup_img;
+	size_t backup_len;
+	uint64_t backup_id;
 };
 
 /* The server_msg_cb of server.h; arg is a struct rpc. */

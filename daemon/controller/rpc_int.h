@@ -67,6 +67,9 @@ void rpc_update(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 /* rpc_repl.c */
 void rpc_not_leader(struct rpc *rpc, struct conn *c, uint64_t req_id);
 void rpc_members(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+void rpc_backup(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
+/* Free what rpc_backup holds (at shutdown). */
+void rpc_backup_free(struct rpc *rpc);
 /* rpc_usage.c */
 void rpc_usage(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 struct jobs_filter;

@@ -14,6 +14,7 @@
 #include "repl.h"
 #include "rpc_int.h"
 #include "server.h"
+#include "store.h"
 
 /* A follower (or a leader still applying the old term's log) serves
  * nobody: the error names the leader when raft knows it, and the
@@ -186,4 +187,64 @@ rpc_members(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 refuse:
 	rpc_error(rpc, c, req->id, err.code, err.text, false);
 	free(w);
+}
+
+/* Pieces of at most this much: well inside any client's frame limit. */
+#define RPC_BACKUP_PIECE (512u * 1024)
+
+void
+rpc_backup_free(struct rpc *rpc)
+{
+	store_image_free(rpc->backup_img);
+	rpc->backup_img = NULL;
+	rpc->backup_len = 0;
+}
+
+/* cohortd --backup FILE of a replica: the leader's database, serialized
+ * once (a consistent image as of one commit) and fetched in pieces. */
+void
+rpc_backup(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__BackupRequest *br = req->backup;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__BackupReply rep = COHORT__V1__BACKUP_REPLY__INIT;
+	uint64_t id = br->has_image_id ? br->image_id : 0;
+	uint64_t off = br->has_offset ? br->offset : 0;
+	struct cerr err;
+	size_t n;
+
+	if (id == 0) {
+		rpc_backup_free(rpc);
+		if (store_image(rpc->store, &rpc->backup_img,
+		    &rpc->backup_len, &err) == -1) {
+			rpc_error(rpc, c, req->id, ERR_INTERNAL, err.text,
+			    false);
+			return;
+		}
+		rpc->backup_id++;
+		log_info("backup: %s takes an image of the database (%zu "
+		    "bytes)", server_conn_peer(c)->name, rpc->backup_len);
+	} else if (id != rpc->backup_id || rpc->backup_img == NULL) {
+		rpc_error(rpc, c, req->id, ERR_CONFLICT, "that backup image "
+		    "is gone (another backup started); start again", false);
+		return;
+	}
+	if (off > rpc->backup_len) {
+		rpc_error(rpc, c, req->id, ERR_INVALID, "offset past the end "
+		    "of the image", false);
+		return;
+	}
+	n = rpc->backup_len - off < RPC_BACKUP_PIECE ?
+	    rpc->backup_len - off : RPC_BACKUP_PIECE;
+	rep.image_id = rpc->backup_id;
+	rep.size = rpc->backup_len;
+	rep.offset = off;
+	rep.data.data = rpc->backup_img + off;
+	rep.data.len = n;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_BACKUP_REPLY;
+	env.backup_reply = &rep;
+	rpc_send(rpc, c, &env, false);	/* packed (copied) here */
+	if (off + n == rpc->backup_len)
+		rpc_backup_free(rpc);
 }

@@ -462,7 +462,8 @@ store_open(const char *path, struct cerr *err)
 
 struct store *
 store_open_replicated(const char *name, const char *vfs,
-    int (*commit)(void *, struct cerr *), void *arg, struct cerr *err)
+    int (*commit)(void *, struct cerr *), void *arg, const char *restore,
+    struct cerr *err)
 {
 	struct store *st;
 
@@ -476,6 +477,7 @@ store_open_replicated(const char *name, const char *vfs,
 	st->vfs = vfs;
 	st->commit_hook = commit;
 	st->commit_arg = arg;
+	st->restore = restore;
 	return store_open_with(st, name, err);
 }
 
@@ -490,6 +492,51 @@ set_replicated(struct store *st, struct cerr *err)
 	    "set synchronous") == -1 || set_wal(st, err) == -1 ||
 	    exec_sql(st, "PRAGMA wal_autocheckpoint = 0", err,
 	    "set wal_autocheckpoint") == -1 ? -1 : 0;
+}
+
+/* A new replicated cluster's database starts as a backup: every page of
+ * file, copied in one transaction (so one Raft entry, the size of the
+ * database), then migrated as any older database is. Only into an empty
+ * database. */
+static int
+restore_from(struct store *st, int64_t *version, struct cerr *err)
+{
+	sqlite3 *src = NULL;
+	sqlite3_backup *b;
+	int rc;
+
+	if (*version != 0)
+		return cerr_set(err, ERR_CONFLICT, "cannot restore %s: the "
+		    "replicated database is not empty (schema version "
+		    "%lld); --restore goes with --bootstrap of a new "
+		    "cluster", st->restore, (long long)*version);
+	if (sqlite3_open_v2(st->restore, &src, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		cerr_set(err, ERR_INVALID, "cannot open backup %s: %s",
+		    st->restore, src != NULL ? sqlite3_errmsg(src) :
+		    "out of memory");
+		sqlite3_close(src);
+		return -1;
+	}
+	if ((b = sqlite3_backup_init(st->db, "main", src, "main")) == NULL) {
+		db_fail(st, err, "restore %s", st->restore);
+		sqlite3_close(src);
+		return -1;
+	}
+	rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	sqlite3_close(src);
+	if (rc != SQLITE_DONE)
+		return cerr_set(err, ERR_INTERNAL, "restore %s: %s",
+		    st->restore, sqlite3_errstr(rc));
+	if (st->commit_hook(st->commit_arg, err) == -1 ||
+	    pragma_int(st, "PRAGMA user_version", version, err) == -1 ||
+	    check_version(st, *version, err) == -1)
+		return -1;
+	if (*version == 0)
+		return cerr_set(err, ERR_INVALID, "%s is not a cohortd "
+		    "database (schema version 0)", st->restore);
+	return 0;
 }
 
 static struct store *
@@ -526,6 +573,7 @@ store_open_with(struct store *st, const char *path, struct cerr *err)
 	    set_wal(st, err) == -1 ||
 	    exec_sql(st, "PRAGMA synchronous = FULL", err,
 	    "set synchronous") == -1) ||
+	    (st->restore != NULL && restore_from(st, &version, err) == -1) ||
 	    exec_sql(st, "PRAGMA foreign_keys = ON", err,
 	    "enable foreign keys") == -1 ||
 	    migrate(st, err) == -1)

@@ -31,10 +31,12 @@ struct store *store_open(const char *path, struct cerr *err);
  * dqlite's settings (4 KiB pages, WAL without checkpoints or fsync: the
  * Raft log is the durability), and commit(arg) run after every COMMIT
  * that wrote, migrations' too, so that nothing counts as committed
- * before a quorum has it. */
+ * before a quorum has it. With restore (a cohortd --backup file) an
+ * empty database is first filled from it (cohortd --bootstrap
+ * --restore FILE); a database that is not empty is refused. */
 struct store *store_open_replicated(const char *name, const char *vfs,
     int (*commit)(void *arg, struct cerr *err), void *arg,
-    struct cerr *err);
+    const char *restore, struct cerr *err);
 /* Finalize statements and close; accepts NULL. An open transaction is
  * rolled back. */
 void store_close(struct store *st);
@@ -273,5 +275,16 @@ struct store_backup_info {
  * Never writes to db_path. Blocking: for the command line, not the loop. */
 int store_backup(const char *db_path, const char *file, unsigned flags,
     struct store_backup_info *info, struct cerr *err);
+/* The open database as one image (sqlite3_serialize: every page as of
+ * now, consistent); free it with store_image_free. 0 or -1. */
+int store_image(struct store *st, unsigned char **img, size_t *len,
+    struct cerr *err);
+void store_image_free(unsigned char *img);
+/* store_backup's writing half for an image made elsewhere (a replicated
+ * leader's store_image): to file.tmp, fsynced, checked, then named file
+ * as store_backup does. */
+int store_backup_image(const unsigned char *img, size_t len,
+    const char *file, unsigned flags, struct store_backup_info *info,
+    struct cerr *err);
 
 #endif

@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "daemon/controller/store.h"
+#include "daemon/controller/store_int.h"
 #include "sql/migrations.h"
 
 /* Pages per backup step (4 MiB at the default 4 KiB page): each step
@@ -227,7 +228,7 @@ verify_copy(const char *tmp, int64_t schema, struct store_backup_info *info,
 		fail_sqlite(db, err, "read the schema version of", tmp);
 		goto out;
 	}
-	if (v != schema) {
+	if (schema >= 0 && v != schema) {
 		cerr_set(err, ERR_INTERNAL, "the copy %s has schema version "
 		    "%lld, the database %lld", tmp, (long long)v,
 		    (long long)schema);
@@ -490,6 +491,96 @@ fail:
 	}
 	if (created)
 		remove_tmp(tmp);
+	errno = saved;
+	return -1;
+}
+
+int
+store_image(struct store *st, unsigned char **img, size_t *len,
+    struct cerr *err)
+{
+	sqlite3_int64 sz = 0;
+
+	if ((*img = sqlite3_serialize(st->db, "main", &sz, 0)) == NULL)
+		return fail_sqlite(st->db, err, "serialize database",
+		    st->path);
+	*len = (size_t)sz;
+	return 0;
+}
+
+void
+store_image_free(unsigned char *img)
+{
+	sqlite3_free(img);
+}
+
+int
+store_backup_image(const unsigned char *img, size_t len, const char *file,
+    unsigned flags, struct store_backup_info *info, struct cerr *err)
+{
+	struct store_backup_info local;
+	struct stat sb;
+	char tmp[4096];
+	size_t off = 0;
+	ssize_t w;
+	int fd, saved;
+
+	if (info == NULL)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return cerr_set(err, ERR_INVALID, "%s: name too long", file);
+	}
+	if (!(flags & STORE_BACKUP_FORCE) && lstat(file, &sb) == 0) {
+		errno = EEXIST;
+		return cerr_set(err, ERR_CONFLICT, "%s exists; give --force "
+		    "to replace it", file);
+	}
+	if (flags & STORE_BACKUP_FORCE)
+		remove_tmp(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1) {
+		saved = errno;
+		if (saved == EEXIST)
+			cerr_set(err, ERR_CONFLICT, "%s exists: another backup "
+			    "is writing it; remove it, or give --force", tmp);
+		else
+			cerr_set(err, ERR_INTERNAL, "create %s: %s", tmp,
+			    strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	while (off < len) {
+		if ((w = write(fd, img + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			fail_errno(err, "write", tmp);
+			goto fail;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		fail_errno(err, "fsync", tmp);
+		goto fail;
+	}
+	fd = -1;
+	if (verify_copy(tmp, -1, info, err) == -1 ||
+	    check_schema(info->schema, file, err) == -1 ||
+	    publish(tmp, file, flags, err) == -1)
+		goto fail;
+	if (fsync_dir_of(file) == -1)
+		return fail_errno(err, "fsync the directory of", file);
+	if (stat(file, &sb) == 0)
+		info->bytes = (uint64_t)sb.st_size;
+	return 0;
+
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	remove_tmp(tmp);
 	errno = saved;
 	return -1;
 }

@@ -79,6 +79,7 @@ struct store {
 	const char *vfs;
 	int (*commit_hook)(void *arg, struct cerr *err);
 	void *commit_arg;
+	const char *restore;	/* a backup to start a new cluster from */
 };
 
 /* Fill err with what was being done and SQLite's message; errno EIO.
