@@ -115,7 +115,7 @@ while True:
         raw.close()
 PY
 fake_follower() {
-	"$PYTHON" "$T/follower.py" "$1" "$2" "$C" ${3:-} >>"$T/follower.log" 2>&1 &
+	"$PYTHON" "$T/follower.py" "$1" "$2" "$C" ${3:+"$3"} >>"$T/follower.log" 2>&1 &
 	track_pid $!
 	wait_for 10 test -s "$1" || fail "the fake follower wrote no port: $(cat "$T/follower.log")"
 }
@@ -164,9 +164,10 @@ expect_exit 0 cohort submit --name found -- true
 [ "$(cat "$T/fake3.port.hellos")" -eq 2 ] || fail "the new mux did not try the former leader first ($(cat "$T/fake3.port.hellos") hellos)"
 # A read in flight is sent once more, on a new mux, by itself.
 fake_follower "$T/fake4.port" "$REAL" stepdown
-export COHORT_SERVER="127.0.0.1:$(cat "$T/fake4.port"),127.0.0.1:$DEAD"
+STEP2=$(cat "$T/fake4.port")
+export COHORT_SERVER="127.0.0.1:$STEP2,127.0.0.1:$DEAD"
 expect_exit 0 cohort show "$id"
-[ "$(cat "$T/fake4.port.requests")" -eq 1 ] && [ "$(cat "$T/fake4.port.hellos")" -eq 2 ] ||
+{ [ "$(cat "$T/fake4.port.requests")" -eq 1 ] && [ "$(cat "$T/fake4.port.hellos")" -eq 2 ]; } ||
 	fail "the read was not sent again through a new mux: $(cat "$T/fake4.port.requests") requests, $(cat "$T/fake4.port.hellos") hellos"
 # The mux serving the list has it, whole, on its command line.
 pgrep -f -- "cohort-mux --server 127.0.0.1:$FAKE,127.0.0.1:$DEAD " >/dev/null ||
@@ -189,7 +190,7 @@ took=$((($(_now_us) - start) / 1000))
 [ "$rc" -eq 1 ] || fail "cohort-mux with no leader exited $rc"
 grep -Eq "^E9 no leader among 127\.0\.0\.1:$DEAD, 127\.0\.0\.1:$LOST \(127\.0\.0\.1:$DEAD: connection refused; 127\.0\.0\.1:$LOST: not the leader, no leader known\)$" "$T/verdict" ||
 	fail "unexpected verdict: $(cat "$T/verdict")"
-[ "$took" -ge 1400 ] && [ "$took" -lt 4000 ] || fail "cohort-mux gave up after $took ms, not about 1500"
+{ [ "$took" -ge 1400 ] && [ "$took" -lt 4000 ]; } || fail "cohort-mux gave up after $took ms, not about 1500"
 [ "$(hellos "$T/fake2.port")" -ge 3 ] || fail "no rounds with back-off: the no-leader follower was asked $(hellos "$T/fake2.port") times"
 
 # ---- bad lists: refused before any connection --------------------------
