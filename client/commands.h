@@ -25,6 +25,7 @@ int cmd_nodes(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_node(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_drain(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_resume(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_admin(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_events(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_run(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_queues(int argc, char **argv, const struct cconn_opts *opts);

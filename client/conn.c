@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,8 +183,69 @@ conn_read_frame(struct cconn *c, struct cerr *err)
 	return env;
 }
 
+/* A request that only reads: sent again on a new connection when the
+ * first one broke before its reply (a failover). Anything that changes
+ * state is not: a submit whose reply was lost may have committed. */
+static bool
+conn_idempotent(const Cohort__V1__Envelope *req)
+{
+	switch (req->body_case) {
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS:
+	case COHORT__V1__ENVELOPE__BODY_GET_JOB:
+	case COHORT__V1__ENVELOPE__BODY_LOGS:
+	case COHORT__V1__ENVELOPE__BODY_LIST_NODES:
+	case COHORT__V1__ENVELOPE__BODY_GET_NODE:
+	case COHORT__V1__ENVELOPE__BODY_EVENTS:
+	case COHORT__V1__ENVELOPE__BODY_QUEUES:
+	case COHORT__V1__ENVELOPE__BODY_USAGE:
+		return true;
+	case COHORT__V1__ENVELOPE__BODY_MEMBERS:
+		return req->members->op == NULL || req->members->op[0] == '\0' ||
+		    strcmp(req->members->op, "list") == 0;
+	default:
+		return false;
+	}
+}
+
+static Cohort__V1__Envelope *conn_call_once(struct cconn *c,
+    Cohort__V1__Envelope *req, struct cerr *err);
+
 Cohort__V1__Envelope *
 cconn_call(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
+{
+	Cohort__V1__Envelope *rep;
+	struct cerr first;
+
+	rep = conn_call_once(c, req, err);
+	if (c->reopen == NULL || !conn_idempotent(req))
+		return rep;
+	/* The connection dropped (NULL, ERR_UNAVAILABLE), or the mux said
+	 * its controller went (an ERR_UNAVAILABLE reply): once more on a
+	 * new one. */
+	if (rep == NULL && (err == NULL || err->code != ERR_UNAVAILABLE ||
+	    !c->broken))
+		return NULL;
+	if (rep != NULL && (rep->body_case != COHORT__V1__ENVELOPE__BODY_ERROR
+	    || wire_err_from_pb(rep->error->code) != ERR_UNAVAILABLE))
+		return rep;
+	if (rep != NULL)
+		cerr_set(&first, ERR_UNAVAILABLE, "%s", rep->error->text);
+	else
+		first = *err;
+	if (c->reopen(c, err) == -1) {
+		/* The first failure says more than the second. */
+		if (rep != NULL)
+			return rep;
+		if (err != NULL)
+			*err = first;
+		return NULL;
+	}
+	frame_free(rep);
+	return conn_call_once(c, req, err);
+}
+
+static Cohort__V1__Envelope *
+conn_call_once(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 {
 	Cohort__V1__Envelope *rep;
 	uint8_t *frame;
@@ -252,7 +314,19 @@ cconn_hello(struct cconn *c, struct cerr *err)
 	req.hello = &hello;
 	if ((rep = cconn_call(c, &req, err)) == NULL)
 		return -1;
-	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
+	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR &&
+	    wire_err_from_pb(rep->error->code) == ERR_NOT_LEADER) {
+		/* A follower replica: where the leader is, if it knows. */
+		snprintf(c->leader, sizeof(c->leader), "%s",
+		    rep->error->leader != NULL ? rep->error->leader : "");
+		if (c->leader[0] != '\0')
+			cerr_set(err, ERR_NOT_LEADER, "controller %s is not the "
+			    "leader; the leader is %s", c->where, c->leader);
+		else
+			cerr_set(err, ERR_NOT_LEADER, "controller %s is not the "
+			    "leader and knows no leader (an election?)",
+			    c->where);
+	} else if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
 		cerr_set(err, wire_err_from_pb(rep->error->code),
 		    "controller %s refused the connection: %s", c->where,
 		    rep->error->text);
@@ -277,8 +351,8 @@ cconn_hello(struct cconn *c, struct cerr *err)
 /* OpenSSL's own words for a missing file are obscure ("system lib");
  * name the file and the reason before handing it over. */
 int
-cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
-    uint16_t *port, struct cerr *err)
+cconn_check_opts(const struct cconn_opts *o, struct addrlist *list,
+    struct cerr *err)
 {
 	const char *what[3] = { "certificate", "key", "CA certificate" };
 	const char *path[3] = { o->cert, o->key, o->ca };
@@ -297,8 +371,7 @@ cconn_check_opts(const struct cconn_opts *o, char *host, size_t hostlen,
 		return cerr_set(err, ERR_INVALID, "cannot read CRL file '%s' "
 		    "(COHORT_CRL): %s", o->crl, strerror(errno));
 	cerr_clear(&why);
-	if (conf_parse_hostport(o->server, host, hostlen, port, false,
-	    &why) == -1)
+	if (addrlist_parse(o->server, list, &why) == -1)
 		return cerr_set(err, ERR_INVALID, "bad controller address: %s",
 		    why.text);
 	return 0;
@@ -313,6 +386,8 @@ cconn_close(struct cconn *c)
 		c->tr->close(c);
 	if (c->fd != -1)
 		close(c->fd);
+	if (c->reopen_free != NULL)
+		c->reopen_free(c->reopen_arg);
 	free(c->identity);
 	free(c->role);
 	free(c);
@@ -334,4 +409,10 @@ uint32_t
 cconn_max_frame(const struct cconn *c)
 {
 	return c->max_frame;
+}
+
+const char *
+cconn_where(const struct cconn *c)
+{
+	return c->where;
 }

@@ -17,7 +17,9 @@
 struct cconn;
 
 struct cconn_opts {
-	const char *server;	/* HOST:PORT */
+	/* HOST:PORT, or a comma-separated list of them (the replicas of a
+	 * replicated controller: cconn_open_tls finds the leader). */
+	const char *server;
 	const char *cert;
 	const char *key;
 	const char *ca;
@@ -42,6 +44,9 @@ void cconn_close(struct cconn *c);
 /* Who the controller says we are (valid after cconn_open). */
 const char *cconn_identity(const struct cconn *c);
 const char *cconn_role(const struct cconn *c);
+/* The controller's address connected to: with a list, the leader found
+ * (through the mux: the list as configured). */
+const char *cconn_where(const struct cconn *c);
 /* The largest request frame the controller accepts (its hello says). */
 uint32_t cconn_max_frame(const struct cconn *c);
 

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -28,12 +30,26 @@
 #include "lib/tls.h"
 #include "lib/tls_words.h"
 
+/* TCP connect to one address of a list, at most: a host that drops our
+ * SYNs must leave time for the others. TLS and hello get the rest of the
+ * command's deadline (a busy leader is slow there, not at TCP). */
+#define TLS_CONNECT_CAP_MS 5000
+
 struct conn_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int refused;		/* the controller rejected our certificate */
+	/* This address failed in a way every replica would repeat (its
+	 * certificate, ours): no use trying the others. */
+	int fatal;
 	char host[CONF_HOST_MAX + 1];	/* the controller's, for messages */
+	char why[160];		/* the failure in a few words, for the list */
 };
+
+/* The leader this process last reached (cohort-mux, the benchmarks):
+ * tried first next time. */
+static struct addrlist_addr tls_leader;
+static bool tls_has_leader;
 
 /* An alert the controller sent that means it did not accept our
  * certificate. OpenSSL reports a received alert as reason
@@ -69,6 +85,7 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 	char buf[512];
 
 	c->broken = 1;
+	t->fatal = 1;
 	if (vr == X509_V_ERR_APPLICATION_VERIFICATION) {
 		/* Our own check refused it: a server of another role. */
 		cerr_set(err, ERR_UNAVAILABLE, "%s", tls_server_verify_error(
@@ -93,15 +110,21 @@ tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 			goto out;
 		}
 	}
+	/* The stream broke: another replica may do better. */
+	t->fatal = 0;
 	if (sslerr == SSL_ERROR_ZERO_RETURN ||
 	    (sslerr == SSL_ERROR_SYSCALL && e == 0 && saved == 0)) {
 		c->eof = 1;
 		cerr_set(err, ERR_UNAVAILABLE, "controller %s closed the "
 		    "connection while %s", c->where, doing);
-	} else if (sslerr == SSL_ERROR_SYSCALL && e == 0)
+		snprintf(t->why, sizeof(t->why), "closed the connection "
+		    "while %s", doing);
+	} else if (sslerr == SSL_ERROR_SYSCALL && e == 0) {
 		cerr_set(err, ERR_UNAVAILABLE, "controller %s: %s while %s",
 		    c->where, strerror(saved), doing);
-	else
+		snprintf(t->why, sizeof(t->why), "%s while %s",
+		    strerror(saved), doing);
+	} else
 		cerr_set(err, ERR_UNAVAILABLE, "controller %s: TLS error "
 		    "while %s: %s", c->where, doing,
 		    tls_error_string(buf, sizeof(buf)));
@@ -236,7 +259,7 @@ tls_connect(struct cconn *c, const char *host, uint16_t port,
     struct cerr *err)
 {
 	struct addrinfo hints, *res, *ai;
-	char portstr[8];
+	char portstr[8], *why;
 	int rc, lasterr = 0;
 
 	memset(&hints, 0, sizeof(hints));
@@ -244,18 +267,29 @@ tls_connect(struct cconn *c, const char *host, uint16_t port,
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
 	snprintf(portstr, sizeof(portstr), "%u", port);
-	if ((rc = getaddrinfo(host, portstr, &hints, &res)) != 0)
+	if ((rc = getaddrinfo(host, portstr, &hints, &res)) != 0) {
+		snprintf(((struct conn_tls *)c->tls)->why,
+		    sizeof(((struct conn_tls *)c->tls)->why), "cannot "
+		    "resolve: %s", rc == EAI_SYSTEM ? strerror(errno) :
+		    gai_strerror(rc));
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot resolve "
 		    "controller host '%s': %s", host, rc == EAI_SYSTEM ?
 		    strerror(errno) : gai_strerror(rc));
+	}
 	for (ai = res; ai != NULL && c->fd == -1; ai = ai->ai_next)
 		if ((c->fd = tls_tcp(c, ai)) == -1)
 			lasterr = errno;
 	freeaddrinfo(res);
-	if (c->fd == -1)
+	if (c->fd == -1) {
+		/* "connection refused", as in a sentence. */
+		why = ((struct conn_tls *)c->tls)->why;
+		snprintf(why, sizeof(((struct conn_tls *)c->tls)->why), "%s",
+		    lasterr == ETIMEDOUT ? "timed out" : strerror(lasterr));
+		why[0] = (char)tolower((unsigned char)why[0]);
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot connect to "
 		    "controller %s: %s", c->where, lasterr == ETIMEDOUT ?
 		    "timed out" : strerror(lasterr));
+	}
 	return 0;
 }
 
@@ -300,24 +334,210 @@ tls_handshake(struct cconn *c, const char *host, struct cerr *err)
 	return tls_io(c, 'c', NULL, 0, "setting up TLS", err) == -1 ? -1 : 0;
 }
 
+/* What one address said, for the final message. */
+struct tls_tried {
+	struct addrlist_addr a;
+	char why[160];
+};
+
+struct tls_walk {
+	struct tls_tried tried[ADDRLIST_MAX + ADDRLIST_MAX_REDIRECTS];
+	size_t n;
+};
+
+static void
+tls_note(struct tls_walk *tw, const struct addrlist_addr *a, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < tw->n; i++)
+		if (addrlist_addr_eq(&tw->tried[i].a, a))
+			break;
+	if (i == tw->n) {
+		if (tw->n == sizeof(tw->tried) / sizeof(tw->tried[0]))
+			return;
+		tw->tried[tw->n++].a = *a;
+	}
+	snprintf(tw->tried[i].why, sizeof(tw->tried[i].why), "%.159s", why);
+}
+
+/* "no leader among a:1, b:2 (a:1: connection refused; b:2: ...)". */
+static int
+tls_no_leader(const struct addrlist *l, const struct tls_walk *tw,
+    struct cerr *err)
+{
+	char buf[sizeof(err->text)], a[ADDRLIST_ADDR_TEXT];
+	size_t i, n = 0;
+
+	n += snprintf(buf + n, sizeof(buf) - n, "no leader among ");
+	for (i = 0; i < l->n && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
+		    addrlist_addr_format(&l->a[i], a, sizeof(a)));
+	for (i = 0; i < tw->n && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s: %s",
+		    i ? "; " : " (", addrlist_addr_format(&tw->tried[i].a, a,
+		    sizeof(a)), tw->tried[i].why);
+	if (tw->n > 0 && n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, ")");
+	return cerr_set(err, ERR_UNAVAILABLE, "%s", buf);
+}
+
+/* Forget the previous address's socket and session, keep the context. */
+static void
+tls_reset(struct cconn *c)
+{
+	struct conn_tls *t = c->tls;
+
+	if (t->ssl != NULL) {
+		SSL_free(t->ssl);
+		t->ssl = NULL;
+	}
+	if (c->fd != -1) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	free(c->identity);
+	free(c->role);
+	c->identity = c->role = NULL;
+	c->broken = c->eof = 0;
+	c->leader[0] = '\0';
+	t->refused = t->fatal = 0;
+	t->why[0] = '\0';
+}
+
+enum tls_outcome { TLS_OK, TLS_NEXT, TLS_FATAL };
+
+/* One address, until end (ms, monotonic): TCP (capped when others wait),
+ * TLS, hello. TLS_NEXT when another replica may do better (nothing
+ * listens, the connection broke, a follower), with err and, for the
+ * list, t->why. */
+static enum tls_outcome
+tls_attempt(struct cconn *c, const struct addrlist_addr *a, int64_t end,
+    bool others, struct cerr *err)
+{
+	struct conn_tls *t = c->tls;
+	int64_t now = (int64_t)(clock_mono_us() / 1000);
+	int timeout_ms = c->timeout_ms, rc;
+
+	tls_reset(c);
+	addrlist_addr_format(a, c->where, sizeof(c->where));
+	c->deadline = others && end - now > TLS_CONNECT_CAP_MS ?
+	    now + TLS_CONNECT_CAP_MS : end;
+	if (tls_connect(c, a->host, a->port, err) == -1)
+		return TLS_NEXT;
+	c->deadline = end;
+	if (tls_handshake(c, a->host, err) == -1)
+		return t->fatal ? TLS_FATAL : TLS_NEXT;
+	/* Hello's call starts its own clock: give it what is left. */
+	now = (int64_t)(clock_mono_us() / 1000);
+	c->timeout_ms = end - now > 1 ? (int)(end - now) : 1;
+	rc = cconn_hello(c, err);
+	c->timeout_ms = timeout_ms;
+	if (rc == 0)
+		return TLS_OK;
+	if (t->fatal || t->refused)
+		return TLS_FATAL;
+	if (err->code == ERR_NOT_LEADER) {
+		if (c->leader[0] != '\0')
+			snprintf(t->why, sizeof(t->why), "not the leader, "
+			    "leader is %.100s", c->leader);
+		else
+			snprintf(t->why, sizeof(t->why), "not the leader, no "
+			    "leader known");
+		return TLS_NEXT;
+	}
+	/* A transport failure, or a controller shutting down. */
+	return err->code == ERR_UNAVAILABLE ? TLS_NEXT : TLS_FATAL;
+}
+
+/* Sleep ms, at most until end. */
+static void
+tls_pause(uint64_t ms, int64_t end)
+{
+	int64_t left = end - (int64_t)(clock_mono_us() / 1000);
+	struct timespec ts;
+
+	if (left <= 0)
+		return;
+	if ((int64_t)ms > left)
+		ms = (uint64_t)left;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Find the leader among the listed addresses (see addrlist.h for the
+ * order): a server counts only once it answers hello with a HelloReply.
+ * One address is tried once, as before replication; a list is walked
+ * round after round until the deadline. */
 struct cconn *
 cconn_open_tls(const struct cconn_opts *o, struct cerr *err)
 {
+	static struct tls_walk tw;
+	struct addrlist list;
+	struct addrlist_walk w;
+	struct addrlist_addr a, to;
 	struct cconn *c;
-	char host[CONF_HOST_MAX + 1];
-	uint16_t port;
+	struct cerr why, last;
+	enum tls_outcome out;
+	uint64_t pause;
+	int64_t end;
+	unsigned tries = 0;
 
-	if (cconn_check_opts(o, host, sizeof(host), &port, err) == -1 ||
+	if (cconn_check_opts(o, &list, err) == -1 ||
 	    (c = cconn_new(o, err)) == NULL)
 		return NULL;
 	cconn_start_op(c);
-	if (tls_prepare(c, o, err) == -1 ||
-	    tls_connect(c, host, port, err) == -1 ||
-	    tls_handshake(c, host, err) == -1 || cconn_hello(c, err) == -1) {
-		cconn_close(c);
-		return NULL;
+	end = c->deadline;
+	if (tls_prepare(c, o, err) == -1)
+		goto fail;
+	memset(&tw, 0, sizeof(tw));
+	cerr_clear(&last);
+	addrlist_walk_init(&w, &list, tls_has_leader &&
+	    addrlist_find(&list, &tls_leader) >= 0 ? &tls_leader : NULL);
+	for (;;) {
+		while (addrlist_walk_next(&w, &a)) {
+			cerr_clear(&why);
+			tries++;
+			out = tls_attempt(c, &a, end, list.n > 1, &why);
+			if (out == TLS_OK) {
+				tls_leader = a;
+				tls_has_leader = true;
+				return c;
+			}
+			if (out == TLS_FATAL) {
+				*err = why;
+				goto fail;
+			}
+			last = why;
+			tls_note(&tw, &a, ((struct conn_tls *)c->tls)->why[0] !=
+			    '\0' ? ((struct conn_tls *)c->tls)->why : why.text);
+			if (why.code == ERR_NOT_LEADER && c->leader[0] != '\0' &&
+			    addrlist_addr_parse(c->leader, &to, NULL) == 0)
+				addrlist_walk_redirect(&w, &to);
+			if ((int64_t)(clock_mono_us() / 1000) >= end)
+				break;
+		}
+		/* One address and nobody sent us elsewhere: its own words,
+		 * as before there were lists. */
+		if (list.n == 1 && tries == 1) {
+			*err = last;
+			if (err->code == ERR_NOT_LEADER)
+				err->code = ERR_UNAVAILABLE;
+			goto fail;
+		}
+		if (list.n == 1 || (int64_t)(clock_mono_us() / 1000) >= end)
+			break;
+		pause = addrlist_walk_round(&w);
+		tls_pause(pause, end);
+		if ((int64_t)(clock_mono_us() / 1000) >= end)
+			break;
 	}
-	return c;
+	tls_no_leader(&list, &tw, err);
+fail:
+	cconn_close(c);
+	return NULL;
 }
 
 int

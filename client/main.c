@@ -42,6 +42,8 @@ static const struct command {
 	{ "drain", cmd_drain, "stop placing work on nodes (admin): NODES... "
 	    "--reason TEXT [--now] [--force]" },
 	{ "resume", cmd_resume, "undo a drain (admin): NODES..." },
+	{ "admin", cmd_admin, "the controller's replicas (admin): members "
+	    "[list|add ID HOST:PORT|remove ID|transfer ID]" },
 	{ "queues", cmd_queues, "the queue tree: quotas, usage, borrowing, "
 	    "fair share [--json]" },
 	{ "events", cmd_events, "the event log: [--job J] [--node N] "
@@ -68,7 +70,8 @@ usage(FILE *fp)
 {
 	size_t i;
 
-	fprintf(fp, "usage: cohort [--server HOST:PORT] [--cert FILE] "
+	fprintf(fp, "usage: cohort [--server HOST:PORT[,HOST:PORT...]] "
+	    "[--cert FILE] "
 	    "[--key FILE] [--ca FILE] COMMAND [ARGS...]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name,
@@ -76,7 +79,9 @@ usage(FILE *fp)
 	fprintf(fp, "\nEvery command takes --json where it lists, --help, "
 	    "and the connection flags.\nSettings come from flags, else "
 	    "COHORT_SERVER, COHORT_CERT, COHORT_KEY,\nCOHORT_CA, else "
-	    "~/.config/cohort/client.conf.\nCommands share one connection "
+	    "~/.config/cohort/client.conf.\nCOHORT_SERVER may list a "
+	    "replicated controller's replicas: h1:p,h2:p,h3:p.\n"
+	    "Commands share one connection "
 	    "per identity through cohort-mux, which\nexits after 60 s "
 	    "unused (COHORT_MUX=DURATION to change, COHORT_MUX=no for one\n"
 	    "per command).\nCOHORT_CRL=FILE checks the controller's "

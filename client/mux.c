@@ -5,7 +5,8 @@
  *
  * The mux listens on DIR/mux-KEY.sock, DIR being $XDG_RUNTIME_DIR/cohort
  * or /tmp/cohort-UID (created 0700) and KEY a hash of the version, the
- * server address and the identity of the three files (so a renewed
+ * server address list (parsed: the whole list, in order) and the
+ * identity of the three files (so a renewed
  * certificate or an upgrade gets a new mux). A runtime directory the
  * CLI cannot trust or use (not ours, open to others, in a parent others
  * may rename things in, a socket there that another user owns or serves,
@@ -52,6 +53,7 @@
 #define MUX_DEFAULT_PERSIST_S 60
 #define MUX_MAX_PERSIST_S (24 * 3600)
 #define MUX_ATTEMPTS 3
+#define MUX_VERDICT_MARGIN_MS 300
 
 /* COHORT_MUX as seconds to persist; 0 means one mux per command. */
 static int
@@ -193,11 +195,14 @@ fnv1a(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
-/* What makes two commands able to share a mux: the same server and the
- * same files (absolute paths), unchanged. */
+/* What makes two commands able to share a mux: the same servers (the
+ * whole list, in its order, however it was spaced) and the same files
+ * (absolute paths), unchanged. */
 static uint64_t
-mux_key(const struct cconn_opts *o)
+mux_key(const struct cconn_opts *o, const struct addrlist *list)
 {
+	char a[ADDRLIST_ADDR_TEXT];
+	size_t j;
 	const char *files[4] = { o->cert, o->key, o->ca, o->crl };
 	struct stat st;
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -205,7 +210,11 @@ mux_key(const struct cconn_opts *o)
 
 	/* Another build speaks for another CLI: a mux of its own. */
 	h = fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
-	h = fnv1a(h, o->server, strlen(o->server) + 1);
+	for (j = 0; j < list->n; j++) {
+		addrlist_addr_format(&list->a[j], a, sizeof(a));
+		h = fnv1a(h, a, strlen(a) + 1);
+	}
+	h = fnv1a(h, "", 1);
 	/* A new CRL (its mtime) means a new mux: the old one has checked
 	 * the controller against the old list. */
 	for (i = 0; i < 4; i++) {
@@ -301,13 +310,20 @@ mux_spawn(struct cconn *c, const struct cconn_opts *o, const char *path,
 {
 	char prog[PATH_MAX], timeout[16], persist_s[16], fdarg[16], readyarg[16];
 	int ready[2], null, rc, st, hi_ready, hi_fd, k;
+	int64_t left;
 	pid_t pid;
 
 	*cannot_listen = 0;
 	if (pipe2(ready, O_CLOEXEC) == -1)
 		return cerr_set(err, ERR_INTERNAL, "pipe: %s", strerror(errno));
 	mux_program(prog, sizeof(prog));
-	snprintf(timeout, sizeof(timeout), "%d", c->timeout_ms);
+	/* What is left of our deadline, less a margin: walking a list of
+	 * replicas may take all of it, and the mux's verdict (naming what
+	 * each said) must reach us before we stop waiting for it. */
+	left = c->deadline - (int64_t)(clock_mono_us() / 1000) -
+	    MUX_VERDICT_MARGIN_MS;
+	snprintf(timeout, sizeof(timeout), "%d", left < 100 ? 100 :
+	    left > c->timeout_ms ? c->timeout_ms : (int)left);
 	snprintf(persist_s, sizeof(persist_s), "%d", persist);
 	snprintf(fdarg, sizeof(fdarg), "%d", 4);
 	snprintf(readyarg, sizeof(readyarg), "%d", 3);
@@ -480,12 +496,13 @@ mux_open_lock(const char *lock, struct cerr *err)
  * runtime directory (a private mux will do), 0 when it is the controller
  * or the mux's start (a private one would fail the same way). */
 static int
-mux_shared(struct cconn *c, const struct cconn_opts *o, const char *dir,
-    int persist, int *local, struct cerr *err)
+mux_shared(struct cconn *c, const struct cconn_opts *o,
+    const struct addrlist *list, const char *dir, int persist, int *local,
+    struct cerr *err)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock[PATH_MAX + 16];
-	uint64_t key = mux_key(o);
+	uint64_t key = mux_key(o, list);
 	int fd, lfd, e, cannot_listen;
 
 	cerr_clear(err);
@@ -566,14 +583,15 @@ mux_private(struct cconn *c, const struct cconn_opts *o, struct cerr *err)
 /* The shared mux, or, when the runtime directory will not do, a private
  * one (saying why once). The fd, or -1 with err. */
 static int
-mux_any(struct cconn *c, const struct cconn_opts *o, const char *dir,
-    int *persist, struct cerr *err)
+mux_any(struct cconn *c, const struct cconn_opts *o,
+    const struct addrlist *list, const char *dir, int *persist,
+    struct cerr *err)
 {
 	int fd, local;
 
 	if (*persist == 0)
 		return mux_private(c, o, err);
-	if ((fd = mux_shared(c, o, dir, *persist, &local, err)) != -1 ||
+	if ((fd = mux_shared(c, o, list, dir, *persist, &local, err)) != -1 ||
 	    !local)
 		return fd;
 	mux_note_private(err);
@@ -583,17 +601,92 @@ mux_any(struct cconn *c, const struct cconn_opts *o, const char *dir,
 	return mux_private(c, o, err);
 }
 
+/* What a connection keeps to open a new one (see mux_reopen). */
+struct mux_saved {
+	struct cconn_opts o;
+	char *server, *cert, *key, *ca, *crl;
+};
+
+static void
+mux_saved_free(void *arg)
+{
+	struct mux_saved *s = arg;
+
+	if (s == NULL)
+		return;
+	free(s->server);
+	free(s->cert);
+	free(s->key);
+	free(s->ca);
+	free(s->crl);
+	free(s);
+}
+
+static struct mux_saved *
+mux_saved_new(const struct cconn_opts *o)
+{
+	struct mux_saved *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->server = strdup(o->server)) == NULL ||
+	    (s->cert = strdup(o->cert)) == NULL ||
+	    (s->key = strdup(o->key)) == NULL ||
+	    (s->ca = strdup(o->ca)) == NULL ||
+	    (o->crl != NULL && (s->crl = strdup(o->crl)) == NULL)) {
+		mux_saved_free(s);
+		return NULL;
+	}
+	s->o = *o;
+	s->o.server = s->server;
+	s->o.cert = s->cert;
+	s->o.key = s->key;
+	s->o.ca = s->ca;
+	s->o.crl = s->crl;
+	return s;
+}
+
+/* A new connection through the mux in place of c's broken one: the mux
+ * whose controller went has removed its socket, so this starts (or
+ * finds, if another command was first) the one that looks for the new
+ * leader. c keeps its id counter; 0, or -1 with err. */
+static int
+mux_reopen(struct cconn *c, struct cerr *err)
+{
+	struct mux_saved *s = c->reopen_arg;
+	struct cconn *n;
+
+	if ((n = cconn_open(&s->o, err)) == NULL)
+		return -1;
+	if (c->tr != NULL && c->tr->close != NULL)
+		c->tr->close(c);
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->identity);
+	free(c->role);
+	c->fd = n->fd;
+	c->tr = n->tr;
+	c->identity = n->identity;
+	c->role = n->role;
+	c->max_frame = n->max_frame;
+	c->broken = c->eof = 0;
+	n->fd = -1;
+	n->tr = NULL;
+	n->identity = n->role = NULL;
+	cconn_close(n);
+	return 0;
+}
+
 struct cconn *
 cconn_open(const struct cconn_opts *opts, struct cerr *err)
 {
-	char host[CONF_HOST_MAX + 1], dir[PATH_MAX];
+	char dir[PATH_MAX];
 	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], crl[PATH_MAX];
 	struct cconn_opts ro = *opts, *o = &ro;
+	struct addrlist list;
 	struct cconn *c;
-	uint16_t port;
 	int persist, i;
 
-	if (cconn_check_opts(opts, host, sizeof(host), &port, err) == -1 ||
+	if (cconn_check_opts(opts, &list, err) == -1 ||
 	    mux_persist(&persist, err) == -1)
 		return NULL;
 	if (persist > 0 && mux_dir(dir, sizeof(dir), err) == -1) {
@@ -623,9 +716,16 @@ cconn_open(const struct cconn_opts *opts, struct cerr *err)
 		if ((c = cconn_new(o, err)) == NULL)
 			return NULL;
 		cconn_start_op(c);
-		c->fd = mux_any(c, o, dir, &persist, err);
-		if (c->fd != -1 && cconn_hello(c, err) == 0)
+		c->fd = mux_any(c, o, &list, dir, &persist, err);
+		if (c->fd != -1 && cconn_hello(c, err) == 0) {
+			/* Without memory for it, a read simply is not sent
+			 * again after a failover. */
+			if ((c->reopen_arg = mux_saved_new(o)) != NULL) {
+				c->reopen = mux_reopen;
+				c->reopen_free = mux_saved_free;
+			}
 			return c;
+		}
 		if (c->fd == -1 || !c->eof || persist == 0) {
 			cconn_close(c);
 			return NULL;

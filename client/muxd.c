@@ -15,7 +15,16 @@
  * PATH, the one failure a mux of the CLI's own on --fd would not meet). With --listen it serves connections from its own
  * uid on PATH until it has had no client for --persist seconds; with --fd
  * it serves that one socket until it closes. Either way it exits when the
- * controller closes the connection, telling its clients why. */
+ * controller closes the connection, telling its clients why.
+ *
+ * --server may list the replicas of a replicated controller: the first
+ * connection finds the leader (cconn_open_tls). A leader that steps down
+ * closes every connection, and a follower answers ERR_NOT_LEADER; either
+ * way this mux fails the requests in flight with ERR_UNAVAILABLE (never
+ * re-sending one: a submit whose reply was lost may have committed) and
+ * removes its socket at once, so that the next command starts one new
+ * mux under the spawn lock (client/mux.c), which looks for the new
+ * leader: one reconnection for all the commands that follow. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -100,7 +109,7 @@ struct mux {
 	int lost_race;		/* another mux listens on our path */
 	int cannot_listen;	/* what failed is binding --listen PATH */
 	char gone[512];		/* why the controller connection ended */
-	const char *where;
+	char where[512];	/* the controller (the leader) we reached */
 };
 
 static void client_free(struct mclient *cl);
@@ -251,8 +260,9 @@ client_request(struct mclient *cl, Cohort__V1__Envelope *req)
 		client_hello(cl, req);
 	else if (m->gone[0] != '\0')
 		client_error(cl, req->id, ERR_UNAVAILABLE, m->gone, 1);
-	else if (wire_is_user_request(req->body_case))
-		client_forward(cl, req);
+	else if (wire_is_user_request(req->body_case) ||
+	    req->body_case == COHORT__V1__ENVELOPE__BODY_MEMBERS)
+		client_forward(cl, req);	/* the controller checks roles */
 	else {
 		snprintf(text, sizeof(text), "unexpected message '%s'",
 		    wire_body_name(req->body_case));
@@ -402,12 +412,28 @@ idle_cb(evutil_socket_t fd, short what, void *arg)
 		mux_exit(m);
 }
 
-static void
+/* A reply from upstream. -1 when it says the controller is no longer the
+ * leader (a replica that stepped down): the connection is over, and the
+ * request it answered fails with the others, as if it had dropped. */
+static int
 up_reply(struct mux *m, Cohort__V1__Envelope *env)
 {
 	struct mclient *cl, *next;
 	struct pending *p;
 
+	if (env->body_case == COHORT__V1__ENVELOPE__BODY_ERROR &&
+	    wire_err_from_pb(env->error->code) == ERR_NOT_LEADER) {
+		if (env->error->leader != NULL && env->error->leader[0] != '\0')
+			snprintf(m->gone, sizeof(m->gone), "controller %.300s "
+			    "is no longer the leader (the leader is %.100s); "
+			    "run the command again", m->where,
+			    env->error->leader);
+		else
+			snprintf(m->gone, sizeof(m->gone), "controller %.300s "
+			    "is no longer the leader; run the command again",
+			    m->where);
+		return -1;
+	}
 	if (env->id == 0) {
 		/* About the connection as a whole: everyone's business. */
 		for (cl = TAILQ_FIRST(&m->clients); cl != NULL; cl = next) {
@@ -416,13 +442,13 @@ up_reply(struct mux *m, Cohort__V1__Envelope *env)
 			if (cl->closing && client_output_empty(cl))
 				client_free(cl);
 		}
-		return;
+		return 0;
 	}
 	TAILQ_FOREACH(p, &m->pending, entry)
 		if (p->up_id == env->id)
 			break;
 	if (p == NULL)
-		return;
+		return 0;
 	TAILQ_REMOVE(&m->pending, p, entry);
 	if ((cl = p->cl) != NULL) {
 		cl->npending--;
@@ -434,6 +460,7 @@ up_reply(struct mux *m, Cohort__V1__Envelope *env)
 			client_resume(cl);
 	}
 	free(p);
+	return 0;
 }
 
 static void
@@ -441,6 +468,7 @@ up_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct mux *m = arg;
 	Cohort__V1__Envelope *env;
+	int rc;
 
 	for (;;) {
 		switch (frame_read(bufferevent_get_input(bev), MUX_REPLY_MAX,
@@ -448,12 +476,16 @@ up_read_cb(struct bufferevent *bev, void *arg)
 		case FRAME_NEED:
 			return;
 		case FRAME_OK:
-			up_reply(m, env);
+			rc = up_reply(m, env);
 			frame_free(env);
-			break;
+			if (rc == 0)
+				break;
+			bufferevent_disable(bev, EV_READ);
+			bufferevent_trigger_event(bev, BEV_EVENT_ERROR, 0);
+			return;
 		default:
 			bufferevent_disable(bev, EV_READ);
-			snprintf(m->gone, sizeof(m->gone), "controller %s sent "
+			snprintf(m->gone, sizeof(m->gone), "controller %.300s sent "
 			    "a reply that is too large or does not decode",
 			    m->where);
 			bufferevent_trigger_event(bev, BEV_EVENT_ERROR, 0);
@@ -480,8 +512,8 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		up_read_cb(bev, m);
 	if (m->gone[0] == '\0')
 		snprintf(m->gone, sizeof(m->gone), what & BEV_EVENT_EOF ?
-		    "controller %s closed the connection" :
-		    "connection to controller %s failed: %s", m->where,
+		    "controller %.200s closed the connection" :
+		    "connection to controller %.200s failed: %.250s", m->where,
 		    tls_bufferevent_error(bev, what, why, sizeof(why)));
 	mux_remove_socket(m);
 	while ((p = TAILQ_FIRST(&m->pending)) != NULL) {
@@ -511,7 +543,7 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
 	if (p == NULL || m->gone[0] != '\0' ||
 	    clock_mono_us() - p->sent_us < (uint64_t)MUX_ANSWER_S * 1000000)
 		return;
-	snprintf(m->gone, sizeof(m->gone), "controller %s did not answer "
+	snprintf(m->gone, sizeof(m->gone), "controller %.300s did not answer "
 	    "for %d s", m->where, MUX_ANSWER_S);
 	up_event_cb(m->up, BEV_EVENT_ERROR, m);
 }
@@ -625,6 +657,7 @@ mux_start(struct mux *m, const struct cconn_opts *o, const char *listen,
 
 	if ((c = cconn_open_tls(o, err)) == NULL)
 		return -1;
+	snprintf(m->where, sizeof(m->where), "%s", cconn_where(c));
 	if (mux_keep_hello(m, c, err) == -1 ||
 	    cconn_tls_release(c, &upfd, &ssl) == -1) {
 		cconn_close(c);
@@ -756,7 +789,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	idle_tv.tv_sec = m.persist_s;
 	idle_tv.tv_usec = 0;
-	m.where = o.server;
+	snprintf(m.where, sizeof(m.where), "%s", o.server);
 	TAILQ_INIT(&m.clients);
 	TAILQ_INIT(&m.pending);
 	cerr_clear(&err);

@@ -268,9 +268,16 @@ agent_set_controller(const struct conf_ctx *c, const struct conf_key *k,
     const char *value, struct cerr *err)
 {
 	struct agent_config *cfg = c->cfg;
+	struct addrlist l;
 
-	return conf_parse_hostport(value, cfg->controller_host,
-	    sizeof(cfg->controller_host), &cfg->controller_port, false, err);
+	/* One address, or the replicas of a replicated controller. */
+	if (addrlist_parse(value, &l, err) == -1)
+		return -1;
+	cfg->controllers = l;
+	snprintf(cfg->controller_host, sizeof(cfg->controller_host), "%s",
+	    l.a[0].host);
+	cfg->controller_port = l.a[0].port;
+	return 0;
 }
 
 static int

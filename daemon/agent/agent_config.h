@@ -2,7 +2,9 @@
  * the file's directory.
  *
  *   [agent]
- *   controller = HOST:PORT        required
+ *   controller = HOST:PORT        required; or a comma-separated list of
+ *                                 the replicas of a replicated controller
+ *                                 (the link finds the leader)
  *   name = node01                 required; must equal the certificate CN
  *   spool = PATH                  required; task logs and state
  *   address = 127.0.0.1           how other nodes reach this one
@@ -53,6 +55,7 @@
 
 #include "daemon/agent/cpubind.h"
 #include "daemon/agent/inventory.h"
+#include "lib/addrlist.h"
 #include "lib/conf.h"
 #include "lib/err.h"
 
@@ -83,6 +86,8 @@ struct user_map_entry {
 };
 
 struct agent_config {
+	struct addrlist controllers;	/* as configured, in order */
+	/* The first of them (what one-address callers use). */
 	char controller_host[CONF_HOST_MAX + 1];
 	uint16_t controller_port;
 	char *name;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 
 #include "daemon/agent/health.h"
 #include "daemon/agent/link.h"
+#include "lib/addrlist.h"
 #include "lib/conf.h"
 #include "lib/frame.h"
 #include "lib/log.h"
@@ -37,6 +39,8 @@
 /* Capped low: after a controller restart every agent must be back well
  * within the controller's node_timeout grace (see nodes.c). */
 #define LINK_BACKOFF_MAX_MS 5000
+/* From one replica to the next within a round through the list. */
+#define LINK_ROTATE_MS 50
 #define LINK_MIN_HEARTBEAT_MS 100
 #define LINK_LOG_CHUNK (1024 * 1024)
 /* XID events carried by one heartbeat; more wait for the next. */
@@ -66,6 +70,12 @@ struct link {
 	unsigned attempts;
 	uint64_t next_id;
 	unsigned seed;
+	/* The controller's replicas (one for an unreplicated controller)
+	 * and the walk through them to the leader (lib/addrlist.h). */
+	struct addrlist list;
+	struct addrlist_walk walk;
+	struct addrlist_addr cur;	/* tried now, or next */
+	char cur_text[ADDRLIST_ADDR_TEXT];
 };
 
 static void link_connect(struct link *l);
@@ -139,27 +149,104 @@ link_drop(struct link *l)
 	evtimer_del(l->timer);
 }
 
-/* Drop the connection and retry after a capped, jittered back-off. */
+bool
+link_next_addr(struct addrlist_walk *w, struct addrlist_addr *next)
+{
+	if (addrlist_walk_next(w, next))
+		return true;
+	addrlist_walk_round(w);
+	addrlist_walk_next(w, next);	/* a list is never empty */
+	return false;
+}
+
+int
+link_follow(struct addrlist_walk *w, const char *leader, bool *listed,
+    struct cerr *err)
+{
+	struct addrlist_addr a;
+	struct cerr why;
+
+	cerr_clear(&why);
+	if (leader == NULL || leader[0] == '\0')
+		return cerr_set(err, ERR_NOT_FOUND, "no leader named");
+	if (addrlist_addr_parse(leader, &a, &why) == -1)
+		return cerr_set(err, ERR_PROTOCOL, "leader address '%.80s': "
+		    "%s", leader, why.text);
+	if (!addrlist_walk_redirect(w, &a))
+		return cerr_set(err, ERR_LIMIT, "%d redirects in a row",
+		    ADDRLIST_MAX_REDIRECTS);
+	*listed = addrlist_find(w->list, &a) >= 0;
+	return 0;
+}
+
+/* Drop the connection and try the next replica: soon when the round
+ * through the list goes on, else after a capped, jittered back-off. */
 static void
 link_reset(struct link *l, const char *why)
 {
 	unsigned shift = l->attempts < 10 ? l->attempts : 10;
 	uint64_t ms = (uint64_t)LINK_BACKOFF_MIN_MS << shift;
-	bool was_up = l->state > LINK_IDLE;
+	bool was_up = l->state > LINK_IDLE, same_round;
+	char from[ADDRLIST_ADDR_TEXT];
 
 	link_drop(l);
-	if (ms > LINK_BACKOFF_MAX_MS)
-		ms = LINK_BACKOFF_MAX_MS;
-	/* Jitter in [ms/2, ms]: a restarted controller is not hit by every
-	 * agent at the same instant. */
-	ms = ms / 2 + (uint64_t)rand_r(&l->seed) % (ms / 2 + 1);
-	l->attempts++;
+	snprintf(from, sizeof(from), "%s", l->cur_text);
+	same_round = link_next_addr(&l->walk, &l->cur);
+	addrlist_addr_format(&l->cur, l->cur_text, sizeof(l->cur_text));
+	/* The same address again (one controller, or the leader whose
+	 * connection just ended) waits as before there were lists. */
+	if (same_round && strcmp(from, l->cur_text) != 0) {
+		/* Another replica may be the leader: no back-off, only a
+		 * little jitter. */
+		ms = LINK_ROTATE_MS / 2 + (uint64_t)rand_r(&l->seed) %
+		    (LINK_ROTATE_MS / 2 + 1);
+	} else {
+		if (ms > LINK_BACKOFF_MAX_MS)
+			ms = LINK_BACKOFF_MAX_MS;
+		/* Jitter in [ms/2, ms]: a restarted controller is not hit by
+		 * every agent at the same instant. */
+		ms = ms / 2 + (uint64_t)rand_r(&l->seed) % (ms / 2 + 1);
+		l->attempts++;
+	}
 	l->state = LINK_IDLE;
-	link_log(l, LINK_LOG_NOTICE, "controller link down (%s); retrying "
-	    "in %" PRIu64 " ms", why, ms);
+	if (l->list.n > 1 || strcmp(from, l->cur_text) != 0)
+		link_log(l, LINK_LOG_NOTICE, "controller link down (%s: %s); "
+		    "retrying with %s in %" PRIu64 " ms", from, why,
+		    l->cur_text, ms);
+	else
+		link_log(l, LINK_LOG_NOTICE, "controller link down (%s); "
+		    "retrying in %" PRIu64 " ms", why, ms);
 	link_arm(l, ms);
 	if (was_up)
 		link_event(l, LINK_EV_DOWN);
+}
+
+/* A replica that is not the leader refused us, naming the leader or
+ * not: go there next (or on through the list). */
+static void
+link_not_leader(struct link *l, const Cohort__V1__Error *e)
+{
+	struct cerr why;
+	bool listed = true;
+	char text[sizeof(why.text) + 64];
+
+	cerr_clear(&why);
+	if (link_follow(&l->walk, e->leader, &listed, &why) == 0) {
+		if (!listed)
+			link_log(l, LINK_LOG_NOTICE, "controller %s names %s "
+			    "as the leader, which is not in the configured "
+			    "list; following it", l->cur_text, e->leader);
+		snprintf(text, sizeof(text), "not the leader; the leader is "
+		    "%.100s", e->leader);
+	} else if (why.code == ERR_NOT_FOUND)
+		snprintf(text, sizeof(text), "not the leader, no leader "
+		    "known");
+	else {
+		link_log(l, LINK_LOG_WARN, "controller %s: not the leader, "
+		    "and not followed: %s", l->cur_text, why.text);
+		snprintf(text, sizeof(text), "not the leader");
+	}
+	link_reset(l, text);
 }
 
 /* Output the controller has not read, over the bound: it is stuck. */
@@ -706,8 +793,16 @@ link_on_registered(struct link *l, const Cohort__V1__RegisterReply *rep)
 	link_arm_heartbeat(l, true);
 	l->state = LINK_READY;
 	l->attempts = 0;
-	link_log(l, LINK_LOG_INFO, "registered with the controller as %s",
-	    l->p.name);
+	/* The leader: tried first when this connection ends, and the next
+	 * round starts afresh. */
+	addrlist_walk_found(&l->walk, &l->cur);
+	addrlist_walk_round(&l->walk);
+	if (l->list.n > 1)
+		link_log(l, LINK_LOG_INFO, "registered with the controller "
+		    "(%s) as %s", l->cur_text, l->p.name);
+	else
+		link_log(l, LINK_LOG_INFO, "registered with the controller as "
+		    "%s", l->p.name);
 	link_event(l, LINK_EV_READY);
 }
 
@@ -726,6 +821,11 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 			link_on_registered(l, env->register_reply);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_ERROR:
+		if (l->state != LINK_READY &&
+		    wire_err_from_pb(env->error->code) == ERR_NOT_LEADER) {
+			link_not_leader(l, env->error);
+			return;
+		}
 		link_log(l, LINK_LOG_WARN, "controller: %s", env->error->text);
 		/* Refused before we were registered: nothing to do on this
 		 * connection but to try again later. */
@@ -796,7 +896,7 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 	/* A refused server certificate (its role, the CRL) says more than
 	 * OpenSSL's "certificate verify failed". */
 	if (tls_server_verify_error(bufferevent_openssl_get_ssl(bev),
-	    l->p.host, buf, sizeof(buf)) == NULL)
+	    l->cur.host, buf, sizeof(buf)) == NULL)
 		tls_bufferevent_error(bev, what, buf, sizeof(buf));
 	ERR_clear_error();
 	link_reset(l, buf);
@@ -816,7 +916,7 @@ link_recheck(struct link *l)
 	    SSL_get_peer_cert_chain(ssl), &err) == 0)
 		return;
 	snprintf(why, sizeof(why), "certificate of controller %s: %s",
-	    l->p.host, err.text);
+	    l->cur.host, err.text);
 	link_log(l, LINK_LOG_WARN, "%s", why);
 	link_reset(l, why);
 }
@@ -829,7 +929,10 @@ link_resolve(struct link *l, struct sockaddr_storage *ss, socklen_t *len)
 	char port[8], why[300];
 	int rc;
 
-	if (l->p.addr != NULL) {
+	/* The caller's resolution is of its one host and port. */
+	if (l->p.addr != NULL && l->p.host != NULL &&
+	    strcasecmp(l->cur.host, l->p.host) == 0 &&
+	    l->cur.port == l->p.port) {
 		memcpy(ss, l->p.addr, l->p.addrlen);
 		*len = l->p.addrlen;
 		return 0;
@@ -837,12 +940,12 @@ link_resolve(struct link *l, struct sockaddr_storage *ss, socklen_t *len)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%u", l->p.port);
+	snprintf(port, sizeof(port), "%u", l->cur.port);
 	/* Resolution blocks; controllers are named by address or in
 	 * /etc/hosts in practice, and the agent has nothing else to do
 	 * while disconnected but watch its tasks. */
-	if ((rc = getaddrinfo(l->p.host, port, &hints, &res)) != 0) {
-		snprintf(why, sizeof(why), "%s: %s", l->p.host,
+	if ((rc = getaddrinfo(l->cur.host, port, &hints, &res)) != 0) {
+		snprintf(why, sizeof(why), "%s: %s", l->cur.host,
 		    gai_strerror(rc));
 		link_reset(l, why);
 		return -1;
@@ -862,7 +965,7 @@ link_ssl(struct link *l)
 	if ((ssl = SSL_new(l->ctx)) == NULL ||
 	    (l->p.cert != NULL && SSL_use_certificate(ssl, l->p.cert) != 1) ||
 	    (l->p.key != NULL && SSL_use_PrivateKey(ssl, l->p.key) != 1) ||
-	    tls_client_expect_host(ssl, l->p.host) == -1) {
+	    tls_client_expect_host(ssl, l->cur.host) == -1) {
 		SSL_free(ssl);
 		snprintf(why, sizeof(why), "cannot set up TLS: %s",
 		    tls_error_string(ebuf, sizeof(ebuf)));
@@ -921,6 +1024,22 @@ link_create(struct event_base *base, const struct link_params *params,
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
+	if (params->controllers != NULL && params->controllers->n > 0)
+		l->list = *params->controllers;
+	else if (params->host != NULL && strlen(params->host) <
+	    sizeof(l->list.a[0].host)) {
+		snprintf(l->list.a[0].host, sizeof(l->list.a[0].host), "%s",
+		    params->host);
+		l->list.a[0].port = params->port;
+		l->list.n = 1;
+	} else {
+		free(l);
+		cerr_set(err, ERR_INVALID, "link: no controller address");
+		return NULL;
+	}
+	addrlist_walk_init(&l->walk, &l->list, NULL);
+	link_next_addr(&l->walk, &l->cur);
+	addrlist_addr_format(&l->cur, l->cur_text, sizeof(l->cur_text));
 	l->base = base;
 	l->p = *params;
 	l->ctx = ctx;

@@ -23,6 +23,7 @@
 #include <openssl/ssl.h>
 
 #include "daemon/agent/agent.h"
+#include "lib/addrlist.h"
 #include "lib/err.h"
 #include "lib/inventory.h"
 
@@ -86,6 +87,10 @@ struct link_ops {
 
 /* Where and who: every pointer is borrowed and must outlive the link. */
 struct link_params {
+	/* The controller's replicas, tried in turn to find the leader
+	 * (lib/addrlist.h); each one's certificate must name it. NULL:
+	 * host and port alone. */
+	const struct addrlist *controllers;
 	const char *host;		/* the controller; its certificate
 					 * must name it */
 	uint16_t port;
@@ -139,6 +144,18 @@ bool link_ready(const struct link *l);
  * certificate on the open connection again; one that no longer verifies
  * (revoked) is dropped, and reconnecting goes through the new store. */
 void link_recheck(struct link *l);
+
+/* The choices of the walk through the replicas, pure for the tests.
+ * link_next_addr: after a failed attempt, the address to try next in
+ * *next; true when the round through the list goes on (try soon), false
+ * when a round ended (back off first). link_follow: a replica answered
+ * ERR_NOT_LEADER naming leader (NULL or "": none); 0 when the walk goes
+ * there next (*listed: whether it is one of the configured addresses),
+ * -1 with err: ERR_NOT_FOUND (none named), ERR_PROTOCOL (not a
+ * HOST:PORT), ERR_LIMIT (too many redirects in this round). */
+bool link_next_addr(struct addrlist_walk *w, struct addrlist_addr *next);
+int link_follow(struct addrlist_walk *w, const char *leader, bool *listed,
+    struct cerr *err);
 
 /* agent_exit_cb for agent_create (arg: the link): report an ended task
  * now if registered (the next registration carries it otherwise). */

@@ -230,6 +230,7 @@ static void
 start(struct cohort_agent *d)
 {
 	struct link_params lp = {
+		.controllers = &d->cfg.controllers,
 		.host = d->cfg.controller_host,
 		.port = d->cfg.controller_port,
 		.name = d->cfg.name,

@@ -284,7 +284,7 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: bench_submit [--clients N] "
-			    "[--jobs M] [--server HOST:PORT] [--cert F] "
+			    "[--jobs M] [--server HOST:PORT[,...]] [--cert F] "
 			    "[--key F] [--ca F]\n");
 			return 2;
 		}

@@ -951,6 +951,39 @@ START_TEST(test_user_map_full)
 }
 END_TEST
 
+
+/* [agent] controller: one address, or the replicas of a replicated
+ * controller, each checked, the bad one named. */
+START_TEST(test_controller_list)
+{
+	struct agent_config cfg;
+	struct cerr err;
+
+	write_file(cfgpath, "[agent]\n"
+	    "controller = 10.0.0.1:7420, ctl2.example:7421 ,[::1]:7422\n"
+	    "name = gpu001\nspool = /var/spool/cohort\n" TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_uint_eq(cfg.controllers.n, 3);
+	ck_assert_str_eq(cfg.controllers.a[1].host, "ctl2.example");
+	ck_assert_uint_eq(cfg.controllers.a[1].port, 7421);
+	ck_assert_str_eq(cfg.controllers.a[2].host, "::1");
+	ck_assert_str_eq(cfg.controller_host, "10.0.0.1");
+	ck_assert_uint_eq(cfg.controller_port, 7420);
+	agent_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_uint_eq(cfg.controllers.n, 1);
+	ck_assert_str_eq(cfg.controllers.a[0].host, "ctl.example");
+	agent_config_clear(&cfg);
+	load_fails("[agent]\ncontroller = a:1, b\n", ":2: controller: "
+	    "address 2 ('b'): 'b': missing port (expected HOST:PORT)");
+	load_fails("[agent]\ncontroller = a:1,,b:2\n", ":2: controller: "
+	    "address 2 of 'a:1,,b:2' is empty");
+	load_fails("[agent]\ncontroller = a:1, a:1\n", ":2: controller: "
+	    "address 2 ('a:1') repeats address 1");
+}
+END_TEST
 static Suite *
 agent_config_suite(void)
 {
@@ -982,6 +1015,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_numa_cgroup);
 	tcase_add_test(tc, test_task_cpus_env);
 	tcase_add_test(tc, test_nics);
+	tcase_add_test(tc, test_controller_list);
 	suite_add_tcase(s, tc);
 	return s;
 }

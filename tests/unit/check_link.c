@@ -543,6 +543,68 @@ START_TEST(test_handshake_deadline)
 }
 END_TEST
 
+
+/* The agent's way through the replicas: a failure moves to the next
+ * listed address within a round (no back-off), the end of the list ends
+ * the round (back off); ERR_NOT_LEADER's leader is tried next, listed or
+ * not, a bad or missing one is not followed. */
+START_TEST(test_replica_choice)
+{
+	struct addrlist l;
+	struct addrlist_walk w;
+	struct addrlist_addr a;
+	struct cerr err;
+	bool listed;
+	char buf[ADDRLIST_ADDR_TEXT];
+
+	ck_assert_int_eq(addrlist_parse("c1:1, c2:2, c3:3", &l, &err), 0);
+	addrlist_walk_init(&w, &l, NULL);
+	ck_assert(!link_next_addr(&w, &a) || true);	/* the first: c1 */
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)), "c1:1");
+	ck_assert(link_next_addr(&w, &a));
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)), "c2:2");
+	/* c2 says c3 leads. */
+	ck_assert_int_eq(link_follow(&w, "c3:3", &listed, &err), 0);
+	ck_assert(listed);
+	ck_assert(link_next_addr(&w, &a));
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)), "c3:3");
+	/* c3 refused too: the round is over, c1 after the back-off. */
+	ck_assert(!link_next_addr(&w, &a));
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)), "c1:1");
+	/* A leader outside the list is followed and said to be. */
+	ck_assert_int_eq(link_follow(&w, "[::1]:9", &listed, &err), 0);
+	ck_assert(!listed);
+	ck_assert(link_next_addr(&w, &a));
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)),
+	    "[::1]:9");
+	/* No leader (an election), or one that is no address. */
+	ck_assert_int_eq(link_follow(&w, NULL, &listed, &err), -1);
+	ck_assert_int_eq(err.code, ERR_NOT_FOUND);
+	ck_assert_int_eq(link_follow(&w, "", &listed, &err), -1);
+	ck_assert_int_eq(link_follow(&w, "c9", &listed, &err), -1);
+	ck_assert_int_eq(err.code, ERR_PROTOCOL);
+	ck_assert(link_next_addr(&w, &a));
+	ck_assert_str_eq(addrlist_addr_format(&a, buf, sizeof(buf)), "c2:2");
+}
+END_TEST
+
+/* One controller: every failure ends a round (the back-off as before). */
+START_TEST(test_replica_single)
+{
+	struct addrlist l;
+	struct addrlist_walk w;
+	struct addrlist_addr a;
+	struct cerr err;
+
+	ck_assert_int_eq(addrlist_parse("ctl:7420", &l, &err), 0);
+	addrlist_walk_init(&w, &l, NULL);
+	link_next_addr(&w, &a);
+	ck_assert(!link_next_addr(&w, &a));
+	ck_assert_str_eq(a.host, "ctl");
+	ck_assert(!link_next_addr(&w, &a));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -556,6 +618,8 @@ main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_register_launch_ack);
 	tcase_add_test(tc, test_handshake_deadline);
+	tcase_add_test(tc, test_replica_choice);
+	tcase_add_test(tc, test_replica_single);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
