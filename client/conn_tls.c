@@ -237,6 +237,12 @@ tls_tcp(struct cconn *c, const struct addrinfo *ai)
 		} while (n == -1 && errno == EINTR);
 		if (n == -1)
 			goto fail;
+		/* The connect cap passed with the socket still connecting
+		 * (an address cut off): not connected. */
+		if (n == 0) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == -1)
 			goto fail;
 		if (soerr != 0) {

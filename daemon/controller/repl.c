@@ -44,6 +44,13 @@ struct repl {
 	sqlite3 *db;		/* for checkpoints; the store has its own */
 	char address[REPL_ADDR_MAX];
 	struct event *uv_ev, *uv_timer;
+	/* Run outside uv_run: main's role callback (a new leader commits
+	 * its migrations, and a commit runs uv_run itself; libuv's loop and
+	 * libraft's apply loop are not reentrant), and a pump after a
+	 * membership change. */
+	struct event *role_ev, *pump_ev;
+	bool role_due;		/* leading set, main not told yet */
+	bool in_uv;		/* inside repl_pump's uv_run */
 	repl_role_cb cb;
 	void *cb_arg;
 	unsigned election_ms;
@@ -92,7 +99,9 @@ repl_pump(struct repl *r)
 	struct timeval tv;
 	int t;
 
+	r->in_uv = true;
 	uv_run(&r->loop, UV_RUN_NOWAIT);
+	r->in_uv = false;
 	repl_notice(r);
 	t = uv_backend_timeout(&r->loop);
 	if (t >= 0) {
@@ -123,10 +132,30 @@ repl_barrier_cb(struct raft_barrier *req, int status)
 	if (raft_state(&r->raft) != RAFT_LEADER || r->leading)
 		return;
 	r->leading = true;
+	r->role_due = true;
 	log_info("replication: leader in term %llu, log applied to index "
 	    "%llu", (unsigned long long)r->raft.current_term,
 	    (unsigned long long)raft_last_applied(&r->raft));
-	r->cb(r->cb_arg, true);
+	event_active(r->role_ev, EV_TIMEOUT, 0);
+}
+
+static void
+repl_role_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct repl *r = arg;
+
+	if (!r->role_due)
+		return;
+	r->role_due = false;
+	/* Still leading: otherwise repl_notice has already told main. */
+	if (r->leading)
+		r->cb(r->cb_arg, true);
+}
+
+static void
+repl_pump_cb(evutil_socket_t fd, short what, void *arg)
+{
+	repl_pump(arg);
 }
 
 /* libraft 0.15 has no state-change callback: look after each run. A new
@@ -142,6 +171,7 @@ repl_notice(struct repl *r)
 	if (raft_state(&r->raft) != RAFT_LEADER) {
 		if (r->leading) {
 			r->leading = false;
+			r->role_due = false;
 			log_warnx("replication: no longer the leader (term "
 			    "%llu)", (unsigned long long)r->raft.current_term);
 			r->cb(r->cb_arg, false);
@@ -264,14 +294,21 @@ repl_fsm_restore(struct raft_fsm *f, struct raft_buffer *buf)
 	sqlite3_close(r->db);
 	r->db = NULL;
 	rc = dqlite_vfs_restore(&r->vfs, REPL_DB, buf->base, buf->len);
-	raft_free(buf->base);
+	/* libraft 0.15 owns (and frees) the buffer when this fails. */
+	if (rc == 0)
+		raft_free(buf->base);
 	if ((what = repl_open_db(r)) != NULL)
 		log_warnx("replication: after restoring a snapshot: %s: %s",
 		    what, sqlite3_errmsg(r->db));
 	r->frames_since_ckpt = 0;
+	if (rc != 0) {
+		log_warnx("replication: a snapshot of %zu bytes did not "
+		    "restore", (size_t)buf->len);
+		return RAFT_IOERR;
+	}
 	log_info("replication: restored a snapshot of %zu bytes",
 	    (size_t)buf->len);
-	return rc == 0 ? 0 : RAFT_IOERR;
+	return 0;
 }
 
 /* ---- the leader's commits ---- */
@@ -284,6 +321,10 @@ repl_apply_cb(struct raft_apply *req, int status, void *result)
 	free(req);
 	r->applied = true;
 	r->apply_status = status;
+	/* Applied (or failed): the VFS holds no pending transaction any
+	 * more, so libraft may snapshot right after this callback (it
+	 * decides inside the same run). */
+	r->in_flight = false;
 }
 
 int
@@ -298,6 +339,10 @@ repl_replicate(void *arg, struct cerr *err)
 	uint64_t v, deadline, t0;
 	int rc;
 
+	/* A commit from inside a raft callback would run uv_run inside
+	 * uv_run: everything that commits runs from libevent. */
+	if (r->in_uv)
+		fatalx("replication: a commit inside libuv's loop");
 	if (dqlite_vfs_poll(&r->vfs, REPL_DB, &frames, &n) != 0)
 		fatalx("replication: cannot read the commit's frames");
 	if (n == 0)
@@ -472,7 +517,10 @@ repl_create(struct event_base *base, const struct repl_opts *o,
 	r->uv_ev = event_new(base, uv_backend_fd(&r->loop),
 	    EV_READ | EV_PERSIST, repl_uv_cb, r);
 	r->uv_timer = evtimer_new(base, repl_uv_cb, r);
-	if (r->uv_ev == NULL || r->uv_timer == NULL ||
+	r->role_ev = event_new(base, -1, 0, repl_role_ev_cb, r);
+	r->pump_ev = event_new(base, -1, 0, repl_pump_cb, r);
+	if (r->uv_ev == NULL || r->uv_timer == NULL || r->role_ev == NULL ||
+	    r->pump_ev == NULL ||
 	    event_add(r->uv_ev, NULL) == -1) {
 		cerr_set(err, ERR_INTERNAL, "replication: cannot watch libuv");
 		goto fail;
@@ -626,7 +674,7 @@ repl_change_cb(struct raft_change *req, int status)
 		c->change.data = c;
 		if ((rc = raft_assign(&c->r->raft, &c->change, c->id,
 		    RAFT_VOTER, repl_promote_cb)) == 0) {
-			repl_pump(c->r);
+			event_active(c->r->pump_ev, EV_TIMEOUT, 0);
 			return;
 		}
 		log_warnx("replication: cannot promote replica %llu: %s",

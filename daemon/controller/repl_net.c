@@ -33,12 +33,20 @@
 #include <uv.h>
 
 #include "lib/conf.h"
+#include "lib/ratelim.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/tls.h"
 #include "repl_int.h"
 
-#define NET_BUF 65536
+#define NET_BUF 16384		/* each way: one TLS record */
 #define NET_SETUP_MS 5000	/* connect + handshake + preamble */
+/* Inbound streams not yet handed to raft: replicas open a couple each;
+ * anything beyond this is somebody else's flood. */
+#define NET_SETUP_MAX 64
+/* Out of descriptors: listen again after this long, not at once (the
+ * poll is level-triggered: a pending connection would spin it). */
+#define NET_ACCEPT_PAUSE_MS 200
 
 enum rconn_state {
 	RC_CONNECTING,		/* outbound: TCP connect in progress */
@@ -80,12 +88,24 @@ struct repl_net {
 	raft_uv_accept_cb accept_cb;
 	int lfd;
 	uv_poll_t lpoll;
+	uv_timer_t lpause;		/* NET_ACCEPT_PAUSE_MS */
 	bool listening;
+	unsigned setting_up;		/* inbound, before RC_RELAY */
+	struct ratelim lograte;
 	unsigned long accepted, connected;
 	LIST_HEAD(, rconn) conns;
 };
 
 static void rconn_pump(struct rconn *rc);
+
+/* At most 10 lines a minute about refused or failed streams: anyone who
+ * reaches the port could make them. */
+static bool
+net_log_ok(struct repl_net *net)
+{
+	return ratelim_allow(&net->lograte, (int64_t)(clock_mono_us() / 1000),
+	    10, 60000, NULL);
+}
 
 /* "RAFTHOST:PORT/RPCHOST:PORT" → the parts; either may be NULL. */
 int
@@ -164,6 +184,8 @@ rconn_close(struct rconn *rc, const char *why)
 		rc->req = NULL;
 		rc->cb(req, NULL, RAFT_NOCONNECTION);
 	}
+	if (!rc->outbound && rc->state != RC_RELAY)
+		rc->net->setting_up--;
 	rc->state = RC_CLOSED;
 	LIST_REMOVE(rc, entry);
 	ERR_clear_error();
@@ -218,6 +240,12 @@ rconn_new(struct repl_net *net, int fd, bool outbound)
 	return rc;
 }
 
+static void
+net_pipe_closed(uv_handle_t *h)
+{
+	raft_free(h);
+}
+
 /* The handshake is done: raft gets its end of a socketpair. */
 static int
 rconn_splice(struct rconn *rc, uv_stream_t **out)
@@ -233,17 +261,25 @@ rconn_splice(struct rconn *rc, uv_stream_t **out)
 		close(sv[1]);
 		return -1;
 	}
-	if (uv_pipe_init(rc->net->loop, pipe, 0) != 0 ||
-	    uv_pipe_open(pipe, sv[0]) != 0) {
+	if (uv_pipe_init(rc->net->loop, pipe, 0) != 0) {
 		close(sv[0]);
 		close(sv[1]);
 		raft_free(pipe);
 		return -1;
 	}
+	if (uv_pipe_open(pipe, sv[0]) != 0 ||
+	    uv_poll_init(rc->net->loop, &rc->ppoll, sv[1]) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		/* Initialised: libuv frees nothing, but must forget it. */
+		uv_close((uv_handle_t *)pipe, net_pipe_closed);
+		return -1;
+	}
 	rc->pfd = sv[1];
-	uv_poll_init(rc->net->loop, &rc->ppoll, rc->pfd);
 	rc->ppoll.data = rc;
 	rc->handles++;
+	if (!rc->outbound)
+		rc->net->setting_up--;
 	rc->state = RC_RELAY;
 	uv_timer_stop(&rc->timer);
 	*out = (uv_stream_t *)pipe;
@@ -348,14 +384,20 @@ rconn_setup(struct rconn *rc)
 		rc->state = RC_HANDSHAKE;
 	}
 	if (rc->state == RC_HANDSHAKE) {
+		/* OpenSSL's error queue is the thread's, shared with
+		 * libevent's connections: a stale entry would turn WANT_READ
+		 * into SSL_ERROR_SSL. */
+		ERR_clear_error();
 		if ((rv = SSL_do_handshake(rc->ssl)) != 1) {
 			if (!rconn_ssl_want(rc, rv, &rd, &wr)) {
 				char buf[256];
 
-				log_warnx("raft stream %s %s: TLS handshake "
-				    "failed: %s", rc->outbound ? "to" : "from",
-				    rc->host, tls_error_string(buf,
-				    sizeof(buf)));
+				if (net_log_ok(rc->net))
+					log_warnx("raft stream %s %s: TLS "
+					    "handshake failed: %s",
+					    rc->outbound ? "to" : "from",
+					    rc->host, tls_error_string(buf,
+					    sizeof(buf)));
 				rconn_close(rc, NULL);
 				return;
 			}
@@ -382,6 +424,7 @@ rconn_setup(struct rconn *rc)
 	}
 	/* RC_PREAMBLE */
 	while (rc->state == RC_PREAMBLE) {
+		ERR_clear_error();
 		rv = SSL_read(rc->ssl, rc->a + rc->alen, sizeof(rc->a) -
 		    rc->alen);
 		if (rv <= 0) {
@@ -412,6 +455,7 @@ rconn_relay(struct rconn *rc)
 		trd = twr = prd = pwr = false;
 		/* TCP → raft */
 		if (rc->alen == 0) {
+			ERR_clear_error();
 			rv = SSL_read(rc->ssl, rc->a, sizeof(rc->a));
 			if (rv > 0) {
 				rc->alen = (size_t)rv;
@@ -456,6 +500,7 @@ rconn_relay(struct rconn *rc)
 			}
 		}
 		if (rc->blen > 0) {
+			ERR_clear_error();
 			rv = SSL_write(rc->ssl, rc->b + rc->boff, (int)(rc->blen -
 			    rc->boff));
 			if (rv > 0) {
@@ -507,6 +552,18 @@ rconn_tls(struct rconn *rc, SSL_CTX *ctx)
 }
 
 static void
+net_accept_cb(uv_poll_t *p, int status, int events);
+
+static void
+net_resume_cb(uv_timer_t *t)
+{
+	struct repl_net *net = t->data;
+
+	if (net->listening)
+		uv_poll_start(&net->lpoll, UV_READABLE, net_accept_cb);
+}
+
+static void
 net_accept_cb(uv_poll_t *p, int status, int events)
 {
 	struct repl_net *net = p->data;
@@ -520,15 +577,33 @@ net_accept_cb(uv_poll_t *p, int status, int events)
 		fd = accept4(net->lfd, (struct sockaddr *)&ss, &sl,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR && errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				if (net_log_ok(net))
+					log_warn("raft listener: accept (paused "
+					    "%d ms)", NET_ACCEPT_PAUSE_MS);
+				uv_poll_stop(&net->lpoll);
+				uv_timer_start(&net->lpause, net_resume_cb,
+				    NET_ACCEPT_PAUSE_MS, 0);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR && errno != ECONNABORTED &&
+			    net_log_ok(net))
 				log_warn("raft listener: accept");
 			return;
+		}
+		if (net->setting_up >= NET_SETUP_MAX) {
+			close(fd);
+			if (net_log_ok(net))
+				log_warnx("raft listener: %u streams in their "
+				    "handshake already; refusing more",
+				    net->setting_up);
+			continue;
 		}
 		if ((rc = rconn_new(net, fd, false)) == NULL) {
 			close(fd);
 			continue;
 		}
+		net->setting_up++;
 		getnameinfo((struct sockaddr *)&ss, sl, rc->host,
 		    sizeof(rc->host), NULL, 0, NI_NUMERICHOST);
 		rc->state = RC_HANDSHAKE;
@@ -581,6 +656,8 @@ net_listen(struct raft_uv_transport *t, raft_uv_accept_cb cb)
 	}
 	uv_poll_init(net->loop, &net->lpoll, net->lfd);
 	net->lpoll.data = net;
+	uv_timer_init(net->loop, &net->lpause);
+	net->lpause.data = net;
 	uv_poll_start(&net->lpoll, UV_READABLE, net_accept_cb);
 	net->listening = true;
 	return 0;
@@ -644,6 +721,7 @@ net_close(struct raft_uv_transport *t, raft_uv_transport_close_cb cb)
 		rconn_close(LIST_FIRST(&net->conns), NULL);
 	if (net->listening) {
 		uv_close((uv_handle_t *)&net->lpoll, NULL);
+		uv_close((uv_handle_t *)&net->lpause, NULL);
 		net->listening = false;
 	}
 	if (net->lfd >= 0)

@@ -161,7 +161,9 @@ rpc_send_to(struct rpc *rpc, uint64_t cid, const Cohort__V1__Envelope *env)
 		log_warnx("conn %" PRIu64 ": out of memory for a reply", cid);
 		return;
 	}
-	if (txq_defer(rpc->txq, rpc_reply_cb, r) == -1)
+	if (rpc->txq == NULL)
+		rpc_reply_cb(r, true);
+	else if (txq_defer(rpc->txq, rpc_reply_cb, r) == -1)
 		rpc_reply_drop(r);
 }
 
@@ -185,6 +187,11 @@ rpc_send(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *env,
 	if ((r = rpc_reply_new(rpc, server_conn_id(c), env,
 	    close_after)) == NULL)
 		goto fail;
+	/* A replica that does not lead has no store: nothing to wait for. */
+	if (rpc->txq == NULL) {
+		rpc_reply_cb(r, true);
+		return;
+	}
 	if (txq_defer(rpc->txq, rpc_reply_cb, r) == 0)
 		return;
 	rpc_reply_drop(r);
@@ -609,22 +616,6 @@ rpc_dispatch_one(struct rpc *rpc, struct conn *c,
 		return;
 	}
 	what = wire_body_name(env->body_case);
-	/* A replica that does not lead sends everyone to the leader. */
-	if (rpc->repl != NULL && !rpc->serving) {
-		rpc_not_leader(rpc, c, env->id);
-		return;
-	}
-	/* Another replica's certificate: Hello, Members (--join) and
-	 * Backup (cohortd --backup) only. */
-	if (p->role == ROLE_CONTROLLER &&
-	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO &&
-	    env->body_case != COHORT__V1__ENVELOPE__BODY_MEMBERS &&
-	    env->body_case != COHORT__V1__ENVELOPE__BODY_BACKUP) {
-		snprintf(text, sizeof(text), "controller '%s' may not send "
-		    "'%s'", p->name, what);
-		rpc_error(rpc, c, env->id, ERR_DENIED, text, true);
-		return;
-	}
 	/* Answers to the controller's own commands come from agents. */
 	if (p->role == ROLE_AGENT && server_conn_hello_done(c) &&
 	    agentcmd_on_reply(rpc->agentcmd, server_conn_id(c), env))
@@ -640,6 +631,22 @@ rpc_dispatch_one(struct rpc *rpc, struct conn *c,
 	}
 	if (p->role == ROLE_NONE) {
 		rpc_error(rpc, c, env->id, ERR_DENIED, "not identified", true);
+		return;
+	}
+	/* A replica that does not lead sends everyone to the leader. */
+	if (rpc->repl != NULL && !rpc->serving) {
+		rpc_not_leader(rpc, c, env->id);
+		return;
+	}
+	/* Another replica's certificate: Hello, Members (--join) and
+	 * Backup (cohortd --backup) only. */
+	if (p->role == ROLE_CONTROLLER &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_HELLO &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_MEMBERS &&
+	    env->body_case != COHORT__V1__ENVELOPE__BODY_BACKUP) {
+		snprintf(text, sizeof(text), "controller '%s' may not send "
+		    "'%s'", p->name, what);
+		rpc_error(rpc, c, env->id, ERR_DENIED, text, true);
 		return;
 	}
 	if (!server_conn_hello_done(c) &&
