@@ -27,7 +27,7 @@
 /* "[HOST]:65535" and its NUL. */
 #define ADDRLIST_ADDR_TEXT (CONF_HOST_MAX + 9)
 #define ADDRLIST_BACKOFF_MIN_MS 50
-#define ADDRLIST_BACKOFF_MAX_MS 1000
+#define ADDRLIST_BACKOFF_MAX_MS 250
 
 struct addrlist_addr {
 	char host[CONF_HOST_MAX + 1];
@@ -85,7 +85,8 @@ bool addrlist_walk_redirect(struct addrlist_walk *w,
 void addrlist_walk_found(struct addrlist_walk *w,
     const struct addrlist_addr *a);
 /* Start the next round. Returns how long to wait before it: 50 ms,
- * doubling each round, at most 1 s. */
+ * doubling each round, at most 250 ms (an election takes 1-2 s: a
+ * client that waited a whole second more would see it late). */
 uint64_t addrlist_walk_round(struct addrlist_walk *w);
 
 #endif

@@ -39,6 +39,9 @@
 /* Capped low: after a controller restart every agent must be back well
  * within the controller's node_timeout grace (see nodes.c). */
 #define LINK_BACKOFF_MAX_MS 5000
+/* With replicas a round that found no leader is an election, which takes
+ * one or two seconds: come back sooner than a restart would need. */
+#define LINK_BACKOFF_MAX_REPLICAS_MS 2000
 /* From one replica to the next within a round through the list. */
 #define LINK_ROTATE_MS 50
 #define LINK_MIN_HEARTBEAT_MS 100
@@ -203,6 +206,8 @@ link_reset(struct link *l, const char *why)
 	} else {
 		if (ms > LINK_BACKOFF_MAX_MS)
 			ms = LINK_BACKOFF_MAX_MS;
+		if (l->list.n > 1 && ms > LINK_BACKOFF_MAX_REPLICAS_MS)
+			ms = LINK_BACKOFF_MAX_REPLICAS_MS;
 		/* Jitter in [ms/2, ms]: a restarted controller is not hit by
 		 * every agent at the same instant. */
 		ms = ms / 2 + (uint64_t)rand_r(&l->seed) % (ms / 2 + 1);

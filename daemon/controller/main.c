@@ -395,13 +395,14 @@ agent_wait_cb(evutil_socket_t fd, short what, void *arg)
 
 /* A new leader places nothing until the agents of the nodes it believes
  * UP have registered and reported their tasks (reconciled as after a
- * restart), or for two heartbeat intervals at most (30 s at the
- * outside); those still away are left to node_timeout. */
+ * restart), or for three heartbeat intervals at most (30 s at the
+ * outside: an agent that found no leader during the election retries
+ * within 2 s); those still away are left to node_timeout. */
 static void
 start_agent_wait(struct cohortd *d)
 {
 	struct timeval tv = { 0, 50 * 1000 };
-	uint64_t grace_ms = d->cfg.heartbeat_ms * 2;
+	uint64_t grace_ms = d->cfg.heartbeat_ms * 3;
 	size_t up;
 
 	if (agents_missing(d, &up) == 0)
