@@ -146,6 +146,30 @@ remove_tmp(const char *tmp)
 }
 
 /* Copy the snapshot: src holds its read transaction. */
+/* Create tmp (mode 0600: the database holds users' scripts), refusing
+ * one another backup is writing unless flags has STORE_BACKUP_FORCE. The
+ * descriptor, or -1 with err set. */
+static int
+create_tmp(const char *tmp, unsigned flags, struct cerr *err)
+{
+	int fd, saved;
+
+	if (flags & STORE_BACKUP_FORCE)
+		remove_tmp(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1) {
+		saved = errno;
+		if (saved == EEXIST)
+			cerr_set(err, ERR_CONFLICT, "%s exists: another backup "
+			    "is writing it; remove it, or give --force", tmp);
+		else
+			cerr_set(err, ERR_INTERNAL, "create %s: %s", tmp,
+			    strerror(saved));
+		errno = saved;
+	}
+	return fd;
+}
+
 static int
 copy_pages(sqlite3 *src, const char *tmp, struct cerr *err)
 {
@@ -446,20 +470,8 @@ store_backup(const char *db_path, const char *file, unsigned flags,
 		goto fail;
 	}
 
-	if (flags & STORE_BACKUP_FORCE)
-		remove_tmp(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) == -1) {
-		saved = errno;
-		if (saved == EEXIST)
-			cerr_set(err, ERR_CONFLICT, "%s exists: another backup "
-			    "is writing it; remove it, or give --force", tmp);
-		else
-			cerr_set(err, ERR_INTERNAL, "create %s: %s", tmp,
-			    strerror(saved));
-		errno = saved;
+	if ((fd = create_tmp(tmp, flags, err)) == -1)
 		goto fail;
-	}
 	created = 1;
 	close(fd);
 	if (copy_pages(src, tmp, err) == -1)
@@ -537,20 +549,8 @@ store_backup_image(const unsigned char *img, size_t len, const char *file,
 		return cerr_set(err, ERR_CONFLICT, "%s exists; give --force "
 		    "to replace it", file);
 	}
-	if (flags & STORE_BACKUP_FORCE)
-		remove_tmp(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) == -1) {
-		saved = errno;
-		if (saved == EEXIST)
-			cerr_set(err, ERR_CONFLICT, "%s exists: another backup "
-			    "is writing it; remove it, or give --force", tmp);
-		else
-			cerr_set(err, ERR_INTERNAL, "create %s: %s", tmp,
-			    strerror(saved));
-		errno = saved;
+	if ((fd = create_tmp(tmp, flags, err)) == -1)
 		return -1;
-	}
 	while (off < len) {
 		if ((w = write(fd, img + off, len - off)) == -1) {
 			if (errno == EINTR)
