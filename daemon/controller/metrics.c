@@ -193,6 +193,11 @@ metrics_repl(struct repl *r, struct evbuffer *b)
 	    "Time commits waited for a quorum and the apply, all together.");
 	evbuffer_add_printf(b, "cohort_replication_wait_seconds_total %.6f\n",
 	    (double)st.wait_us / 1e6);
+	metric_head(b, "cohort_replication_snapshots_deferred_total", "counter",
+	    "Snapshots put off while entries of an older term were past the "
+	    "commit index (libraft 0.15's barriers; docs/REPLICATION.md).");
+	evbuffer_add_printf(b, "cohort_replication_snapshots_deferred_total "
+	    "%lu\n", st.snapshots_deferred);
 	metric_head(b, "cohort_replication_term", "gauge",
 	    "The current Raft term.");
 	evbuffer_add_printf(b, "cohort_replication_term %llu\n",

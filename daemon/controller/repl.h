@@ -70,6 +70,7 @@ struct repl_stats {
 	unsigned long entries;		/* commits replicated */
 	unsigned long pages;		/* WAL pages in them */
 	uint64_t wait_us;		/* commit → applied, all together */
+	unsigned long snapshots_deferred;	/* repl_log_settled said no */
 	uint64_t term;
 	uint64_t commit_index;
 };
