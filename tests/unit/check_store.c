@@ -1862,7 +1862,7 @@ store_suite(void)
 	TCase *tc = tcase_create("store");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 20);
+	tcase_set_timeout(tc, 60);	/* test_usage_runs: 100k runs, under ASan on a loaded CI machine more than 20 s */
 	tcase_add_test(tc, test_fresh_schema);
 	tcase_add_test(tc, test_job_round_trip);
 	tcase_add_test(tc, test_job_insert_errors);
