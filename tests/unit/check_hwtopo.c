@@ -3,7 +3,15 @@
  * tests/unit/data/hwloc-dgx.xml (two PCIe switches with two GPUs and one
  * mlx5 each, a storage NIC and an Ethernet port elsewhere, a fifth GPU on
  * a root port of its own), variants of it, and a switch holding two GPUs
- * and two NICs. */
+ * and two NICs.
+ * The fixture is hand-made hwloc 2 XML: two packages, each one NUMA node
+ * and a PCIe switch with two GPUs and one mlx5 NIC; package 0 also has a
+ * storage NIC (mlx5_2) and an Ethernet port on a host bridge of their
+ * own, and package 1 a fifth GPU on a root port of its own. GPU bus ids
+ * are those of the simulated inventory (0x18 + 3 i). It holds no XML
+ * comment: hwloc's built-in parser, used where libhwloc-plugins (its
+ * libxml2 backend) is not installed, refuses one ("Failed to parse XML
+ * input with the minimalistic parser"). t790-rails uses it too. */
 #include "config.h"
 
 #include <check.h>
