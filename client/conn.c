@@ -183,13 +183,19 @@ conn_read_frame(struct cconn *c, struct cerr *err)
 	return env;
 }
 
-/* A request that only reads: sent again on a new connection when the
- * first one broke before its reply (a failover). Anything that changes
- * state is not: a submit whose reply was lost may have committed. */
+/* A request that only reads, or a submit with an idempotency key: sent
+ * again on a new connection when the first one broke before its reply
+ * (a failover). Anything else that changes state is not: its first
+ * sending may have committed. A keyed submit that did is answered with
+ * the job it made (SubmitReply.existing). */
 static bool
 conn_idempotent(const Cohort__V1__Envelope *req)
 {
 	switch (req->body_case) {
+	case COHORT__V1__ENVELOPE__BODY_SUBMIT:
+		return req->submit->spec != NULL &&
+		    req->submit->spec->idempotency_key != NULL &&
+		    req->submit->spec->idempotency_key[0] != '\0';
 	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS:
 	case COHORT__V1__ENVELOPE__BODY_GET_JOB:
 	case COHORT__V1__ENVELOPE__BODY_LOGS:

@@ -671,6 +671,8 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_integer((json_int_t)s->mem_per_node_mb)) == -1 ||
 	    json_object_set_new(doc, "segment",
 	    json_integer((json_int_t)s->segment)) == -1 ||
+	    json_object_set_new(doc, "idempotency_key",
+	    json_str_or_null(s->idem_key)) == -1 ||
 	    json_object_set_new(doc, "cpu_only", json_boolean(s->cpu_only)) ==
 	    -1 ||
 	    json_object_set_new(doc, "exclusive",

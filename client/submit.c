@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "client/commands.h"
@@ -41,7 +42,7 @@ enum {
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
-	O_SEGMENT,
+	O_SEGMENT, O_IDEM_KEY,
 	O_HELP = 'h',
 };
 
@@ -86,6 +87,7 @@ static const struct option submit_longopts[] = {
 	{ "mem", required_argument, NULL, O_MEM },
 	{ "segment", required_argument, NULL, O_SEGMENT },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
+	{ "idempotency-key", required_argument, NULL, O_IDEM_KEY },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -152,6 +154,9 @@ static const char submit_usage[] =
     "                               v2): MiB, or with K, M, G or T (4G);\n"
     "                               also --mem; 0: none\n"
     "      --exclusive              whole nodes, shared with no other job\n"
+    "      --idempotency-key KEY    submit at most once with KEY (1-64 of\n"
+    "                               A-Z a-z 0-9 . _ : -): sent again, the\n"
+    "                               submit answers the job KEY made\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
@@ -621,6 +626,8 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->exclude, arg);
 	case O_CONSTRAINT:
 		return set_str(&spec->constraint, arg);
+	case O_IDEM_KEY:
+		return set_str(&spec->idem_key, arg);
 	case O_GPU_MEMORY:
 		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
 	case O_CPUS:
@@ -937,6 +944,30 @@ submit_env(struct submit_ctx *ctx)
 	return 0;
 }
 
+/* "c-" and 32 hex digits of the kernel's randomness into buf. 0, or -1
+ * with errno. */
+static int
+submit_random_key(char *buf, size_t len)
+{
+	unsigned char r[16];
+	size_t i;
+
+	if (len < 2 + 2 * sizeof(r) + 1) {
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	buf[0] = 'c';
+	buf[1] = '-';
+	for (i = 0; i < sizeof(r); i++)
+		snprintf(buf + 2 + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
 int
 submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
     const struct output_conn_flags *cf, uint64_t *id)
@@ -946,11 +977,24 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	Cohort__V1__JobSpec pb = COHORT__V1__JOB_SPEC__INIT;
 	struct cconn *c;
 	struct cerr err;
+	char key[40];
 	int rc;
 
 	if ((rc = output_connect(opts, cf, &c)) != EXIT_OK)
 		return rc;
 	wire_spec_to_pb(spec, &pb);
+	/* Without --idempotency-key, a key of this submit's own: the
+	 * connection may send it again after a failover that lost the
+	 * reply (client/conn.c) without making a second job. */
+	if (spec->idem_key == NULL) {
+		if (submit_random_key(key, sizeof(key)) == -1) {
+			output_error("submit: cannot make an idempotency key: "
+			    "%s", strerror(errno));
+			cconn_close(c);
+			return EXIT_FAILED;
+		}
+		pb.idempotency_key = key;
+	}
 	sub.spec = &pb;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT;
 	req.submit = &sub;
@@ -958,6 +1002,10 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 		rc = output_call_error(&err);
 	else if (rep->body_case == COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY) {
 		*id = rep->submit_reply->job_id;
+		if (rep->submit_reply->existing && spec->idem_key != NULL)
+			output_error("submit: job %" PRIu64 " was submitted "
+			    "with --idempotency-key %s before: nothing new "
+			    "submitted", *id, spec->idem_key);
 		rc = EXIT_OK;
 	} else
 		rc = output_reply_error("submit", rep);

@@ -71,6 +71,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->nodelist);
 	free(spec->exclude);
 	free(spec->constraint);
+	free(spec->idem_key);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -118,6 +119,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->script = dst->script_name = dst->queue = NULL;
 	dst->array = dst->dependency = dst->output = dst->error = NULL;
 	dst->nodelist = dst->exclude = dst->constraint = NULL;
+	dst->idem_key = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -136,6 +138,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->nodelist, src->nodelist) == -1 ||
 	    dup_opt(&dst->exclude, src->exclude) == -1 ||
 	    dup_opt(&dst->constraint, src->constraint) == -1 ||
+	    dup_opt(&dst->idem_key, src->idem_key) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -881,6 +884,13 @@ env_dedup(struct job_spec *spec)
 		spec->env[o] = NULL;
 }
 
+int
+job_idem_key_check(const char *key, struct cerr *err)
+{
+	return check_word("--idempotency-key", key, JOB_IDEM_KEY_MAX, "._:-",
+	    "'.', '_', ':' and '-'", err);
+}
+
 static int
 check_opt_name(const char *opt, const char *s, struct cerr *err)
 {
@@ -911,6 +921,9 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 		return -1;
 	if (spec->queue != NULL && check_word("--queue", spec->queue,
 	    JOB_QUEUE_MAX, "._-", "'.', '_' and '-'", err) == -1)
+		return -1;
+	if (spec->idem_key != NULL &&
+	    job_idem_key_check(spec->idem_key, err) == -1)
 		return -1;
 	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
 		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);

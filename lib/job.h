@@ -69,6 +69,8 @@ struct peer {
 #define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
 /* --queue: a queue's name at most (daemon/controller/queues.h). */
 #define JOB_QUEUE_MAX 64
+/* --idempotency-key: at most this many of [A-Za-z0-9._:-]. */
+#define JOB_IDEM_KEY_MAX 64
 
 struct job_spec {
 	char *name;		/* never NULL after validation */
@@ -128,6 +130,10 @@ struct job_spec {
 	/* Blocks (issue 16). */
 	uint32_t segment;	/* --segment: nodes per segment, each segment
 				 * inside one block of the topology; 0: none */
+	/* Idempotent submits (issue 15). */
+	char *idem_key;		/* --idempotency-key: a submit with the key
+				 * of one of its user's jobs creates nothing
+				 * and gets that job; NULL: none */
 };
 
 /* The most cores a node's tasks of one job may be bound to
@@ -273,6 +279,9 @@ int job_spec_copy(struct job_spec *dst, const struct job_spec *src);
  * job_spec_validate calls it first; the CLI calls it before it sends
  * anything. */
 int job_spec_check_text(const struct job_spec *spec, struct cerr *err);
+/* --idempotency-key: 1 to JOB_IDEM_KEY_MAX of [A-Za-z0-9._:-]. 0, or -1
+ * with err (ERR_INVALID). */
+int job_idem_key_check(const char *key, struct cerr *err);
 
 /* Check a spec as submitted by role. A missing name is filled in from the
  * script's or the command's base name. Returns 0, or -1 with err set to

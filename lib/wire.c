@@ -73,6 +73,7 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->mem_per_node_mb = s->mem_per_node_mb;
 	pb->has_segment = s->segment > 0;
 	pb->segment = s->segment;
+	pb->idempotency_key = s->idem_key;
 }
 
 static int
@@ -101,7 +102,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->error, pb->error) == -1 ||
 	    wire_dup(&s->nodelist, pb->nodelist) == -1 ||
 	    wire_dup(&s->exclude, pb->exclude) == -1 ||
-	    wire_dup(&s->constraint, pb->constraint) == -1)
+	    wire_dup(&s->constraint, pb->constraint) == -1 ||
+	    wire_dup(&s->idem_key, pb->idempotency_key) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)

@@ -354,6 +354,18 @@ jobs_write(struct jobs *js, const struct job *job, bool insert,
 }
 
 int
+jobs_submit_existing(struct jobs *js, const struct peer *who,
+    const struct job_spec *spec, uint64_t *id, struct cerr *err)
+{
+	if (spec->idem_key == NULL)
+		return 0;
+	if (job_idem_key_check(spec->idem_key, err) == -1)
+		return -1;
+	return store_job_by_idem_key(js->st, who->name, spec->idem_key, id,
+	    err);
+}
+
+int
 jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
     int64_t now_ms, uint64_t *id, struct cerr *err)
 {
@@ -361,6 +373,17 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	char detail[256];
 
 	cerr_clear(err);
+	switch (jobs_submit_existing(js, who, spec, id, err)) {
+	case 0:
+		break;
+	case 1:
+		cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s': already "
+		    "the key of job %" PRIu64, spec->idem_key, *id);
+		/* FALLTHROUGH */
+	default:
+		job_spec_clear(spec);
+		return -1;
+	}
 	/* Admins are held to the same limits: they submit as themselves,
 	 * and a runaway script is as likely from them. With queues, a
 	 * raised priority is the queue's to allow (its admins may), so

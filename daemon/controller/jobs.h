@@ -38,6 +38,15 @@ int jobs_reload(struct jobs *js, struct cerr *err);
  * faster than submit_rate, ERR_INTERNAL). */
 int jobs_submit(struct jobs *js, const struct peer *who,
     struct job_spec *spec, int64_t now_ms, uint64_t *id, struct cerr *err);
+/* Idempotent submits: is spec's idempotency key (if any) that of one of
+ * who's jobs? 1 with *id (the job, or the array's first task, that the
+ * first submit with the key made), 0 when not (jobs_submit makes it),
+ * -1 with err (ERR_INVALID: a malformed key; ERR_INTERNAL). Asked before
+ * jobs_submit, and before any limit that a first submit passed: a submit
+ * sent again after a lost reply is answered as the first one was.
+ * jobs_submit refuses a key already held with ERR_CONFLICT. */
+int jobs_submit_existing(struct jobs *js, const struct peer *who,
+    const struct job_spec *spec, uint64_t *id, struct cerr *err);
 
 /* Cancel job id on behalf of who: its owner, an admin, or an admin of
  * the job's queue (queues_is_admin). A pending job

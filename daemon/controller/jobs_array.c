@@ -124,6 +124,12 @@ jobs_array_make(struct jobs *js, const struct peer *who,
 		job_spec_clear(&job->spec);
 		if (job_spec_copy(&job->spec, spec) == -1)
 			return -1;
+		/* The key names the array: its first task keeps it (one
+		 * job per user and key in the store). */
+		if (i > 0) {
+			free(job->spec.idem_key);
+			job->spec.idem_key = NULL;
+		}
 		job->id = js->last_id + 1 + i;
 		job->state = JOB_PENDING;
 		job->submit_ms = now_ms;

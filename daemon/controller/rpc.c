@@ -315,6 +315,18 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	cerr_clear(&err);
 	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1)
 		goto fail;
+	/* A submit sent again (its key already made a job) is answered as
+	 * the first was, whatever changed since (nodes, limits). */
+	switch (jobs_submit_existing(rpc->jobs, server_conn_peer(c), &spec,
+	    &id, &err)) {
+	case 1:
+		job_spec_clear(&spec);
+		sr.has_existing = sr.existing = true;
+		goto reply;
+	case -1:
+		job_spec_clear(&spec);
+		goto fail;
+	}
 	if (rpc_submit_feasible(rpc, &spec, &err) == -1) {
 		job_spec_clear(&spec);
 		goto fail;
@@ -323,6 +335,7 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	    &id, &err) == -1)
 		goto fail;
 	cluster_changed(rpc->cluster);
+reply:
 	sr.job_id = id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT_REPLY;

@@ -41,7 +41,7 @@
 	"error, nodelist, exclude, cpu_only, exclusive, array_id, " \
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
 	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
-	"segment"
+	"segment, idem_key"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -61,7 +61,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -98,6 +98,9 @@ static const char *const stmt_sql[S__COUNT] = {
 	    EVENTS_KIND "ORDER BY id LIMIT ?4",
 	/* The rowid's maximum: one step down the table's b-tree. */
 	[S_EVENTS_LAST_ID] = "SELECT coalesce(max(id), 0) FROM events",
+	/* The partial unique index jobs_user_idem_key answers it. */
+	[S_JOB_BY_IDEM_KEY] = "SELECT id FROM jobs "
+	    "WHERE user = ?1 AND idem_key = ?2",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -796,6 +799,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, (int64_t)sp->cpus_per_task);
 	bind_int(&b, (int64_t)sp->mem_per_node_mb);
 	bind_int(&b, (int64_t)sp->segment);
+	bind_text(&b, sp->idem_key);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -972,6 +976,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->cpus_per_task = (uint32_t)read_int(&r);
 	sp->mem_per_node_mb = (uint64_t)read_int(&r);
 	sp->segment = (uint32_t)read_int(&r);
+	read_text(&r, &sp->idem_key);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)
@@ -1040,6 +1045,24 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 		db_fail(st, err, "read max job id");
 	stmt_done(s);
 	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
+store_job_by_idem_key(struct store *st, const char *user, const char *key,
+    uint64_t *id, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_JOB_BY_IDEM_KEY];
+	int rc;
+
+	sqlite3_bind_text(s, 1, user, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = (uint64_t)sqlite3_column_int64(s, 0);
+	else if (rc != SQLITE_DONE)
+		db_fail(st, err, "look up an idempotency key");
+	stmt_done(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 int

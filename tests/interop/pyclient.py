@@ -257,7 +257,8 @@ def cmd_submit(pb, args):
         spec.nodes_min = int(lo)
         spec.nodes_max = int(hi) if hi else int(lo)
     for field in ("gpus_per_node", "tasks_per_node", "gpu_type", "time_limit_s",
-                  "priority", "checkpoint_dir", "max_restarts", "workdir"):
+                  "priority", "checkpoint_dir", "max_restarts", "workdir",
+                  "idempotency_key"):
         v = getattr(args, field)
         if v is not None:
             setattr(spec, field, v)
@@ -925,6 +926,7 @@ def main():
     s.add_argument("--max-restarts", dest="max_restarts", type=int)
     s.add_argument("--env", action="append")
     s.add_argument("--workdir")
+    s.add_argument("--idempotency-key", dest="idempotency_key")
     s.add_argument("cmd", nargs=argparse.REMAINDER)
 
     g = sub.add_parser("get")

@@ -74,6 +74,7 @@ full_spec(struct job_spec *s)
 	s->cpus_per_task = 12;
 	s->mem_per_node_mb = 512 * 1024;
 	s->segment = 18;
+	s->idem_key = strdup("c-0123456789abcdef");
 }
 
 static void
@@ -113,6 +114,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_uint_eq(a->cpus_per_task, b->cpus_per_task);
 	ck_assert_uint_eq(a->mem_per_node_mb, b->mem_per_node_mb);
 	ck_assert_uint_eq(a->segment, b->segment);
+	ck_assert_str_eq(a->idem_key, b->idem_key);
 }
 
 START_TEST(test_error_and_hello)

@@ -957,6 +957,11 @@ MUT(excl_ok, s->exclusive = true)
 MUT(excl_gpus, s->exclusive = true; s->gpus_per_node = 4)
 MUT(excl_cpu, s->exclusive = true; s->cpu_only = true)
 MUT(hold_ok, s->hold = true)
+MUT(key_ok, set_str(&s->idem_key, "run-42:step.3_A"))
+MUT(key_space, set_str(&s->idem_key, "run 42"))
+MUT(key_empty, set_str(&s->idem_key, ""))
+MUT(key_long, set_str(&s->idem_key, "0123456789012345678901234567890123456789"
+    "01234567890123456789012345"))
 
 static const struct vcase wcases[] = {
 	{ "output escapes", mut_out_ok, ROLE_USER, ERR_NONE, NULL },
@@ -1051,6 +1056,14 @@ static const struct vcase wcases[] = {
 	{ "exclusive with gpus", mut_excl_gpus, ROLE_USER, ERR_NONE, NULL },
 	{ "exclusive cpu only", mut_excl_cpu, ROLE_USER, ERR_NONE, NULL },
 	{ "hold", mut_hold_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "idempotency key", mut_key_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "idempotency key with a space", mut_key_space, ROLE_USER,
+	    ERR_INVALID, "--idempotency-key: 'run 42' may only contain "
+	    "letters, digits, '.', '_', ':' and '-'" },
+	{ "idempotency key empty", mut_key_empty, ROLE_USER, ERR_INVALID,
+	    "--idempotency-key: empty value" },
+	{ "idempotency key too long", mut_key_long, ROLE_USER, ERR_INVALID,
+	    "--idempotency-key: longer than 64 characters" },
 };
 
 START_TEST(test_validate_workflow)

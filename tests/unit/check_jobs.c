@@ -762,6 +762,95 @@ START_TEST(test_submit_validates_and_records)
 }
 END_TEST
 
+/* Idempotent submits (issue 15): a key makes one job per user; asked
+ * again (jobs_submit_existing) it answers that job, whatever the limits
+ * say now, also after a reload; jobs_submit refuses it; another user's
+ * key is another's; an array keeps it on its first task; a malformed
+ * key is refused before the store is asked. */
+START_TEST(test_submit_idempotency_key)
+{
+	struct job_limits lim = { .script_max = 1024,
+	    .max_pending_per_user = 4, .submit_rate = 1000,
+	    .submit_burst = 1000 };
+	struct peer alice = { .name = "alice", .role = ROLE_USER };
+	struct peer bob = { .name = "bob", .role = ROLE_USER };
+	struct job_spec spec;
+	struct ctl f;
+	struct cerr err;
+	uint64_t id = 0, a, b, arr;
+
+	ctl_setup(&f, &lim);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("run-42:step.3_a");
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    0);
+	a = ctl_submit(&f, "alice", &spec, 1000);
+	ck_assert_str_eq(jobs_get(f.js, a)->spec.idem_key, "run-42:step.3_a");
+	/* Sent again: that job, nothing new; jobs_submit refuses it. */
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("run-42:step.3_a");
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    1);
+	ck_assert_uint_eq(id, a);
+	ck_assert_int_eq(jobs_submit(f.js, &alice, &spec, 1001, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "already the key of job 1"));
+	ck_assert_ptr_null(spec.idem_key);
+	ck_assert_uint_eq(jobs_count(f.js), 1);
+	/* Bob's key of the same name is his own job. */
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("run-42:step.3_a");
+	ck_assert_int_eq(jobs_submit_existing(f.js, &bob, &spec, &id, &err),
+	    0);
+	b = ctl_submit(&f, "bob", &spec, 1002);
+	ck_assert_uint_ne(b, a);
+	/* An array: its first task holds the key. */
+	ctl_spec(&spec, 1, 1, 1);
+	spec.array = strdup("0-2");
+	spec.idem_key = strdup("sweep");
+	arr = ctl_submit(&f, "carol", &spec, 1003);
+	ck_assert_str_eq(jobs_get(f.js, arr)->spec.idem_key, "sweep");
+	ck_assert_ptr_null(jobs_get(f.js, arr + 1)->spec.idem_key);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM jobs WHERE "
+	    "idem_key = 'sweep'"), 1);
+	/* Malformed: refused with the option's name, nothing asked. */
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("a b");
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.text, "--idempotency-key"));
+	ck_assert_int_eq(jobs_submit(f.js, &alice, &spec, 1004, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = calloc(JOB_IDEM_KEY_MAX + 2, 1);
+	memset(spec.idem_key, 'k', JOB_IDEM_KEY_MAX + 1);
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	spec.idem_key[JOB_IDEM_KEY_MAX] = '\0';
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    0);
+	job_spec_clear(&spec);
+	/* A restarted (or new leading) controller answers the same. */
+	ctl_reload(&f);
+	ck_assert_str_eq(jobs_get(f.js, a)->spec.idem_key, "run-42:step.3_a");
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("run-42:step.3_a");
+	id = 0;
+	ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec, &id, &err),
+	    1);
+	ck_assert_uint_eq(id, a);
+	ck_assert_int_eq(jobs_submit_existing(f.js, &bob, &spec, &id, &err),
+	    1);
+	ck_assert_uint_eq(id, b);
+	job_spec_clear(&spec);
+	ctl_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_submit_limits)
 {
 	struct job_limits lim = { .script_max = 1024,
@@ -1406,6 +1495,7 @@ jobs_suite(void)
 	tc = tcase_create("lifecycle");
 	tcase_add_test(tc, test_submit_validates_and_records);
 	tcase_add_test(tc, test_submit_limits);
+	tcase_add_test(tc, test_submit_idempotency_key);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_transitions_refused);
 	tcase_add_test(tc, test_attempts_restarts_lost_work);

@@ -158,6 +158,7 @@ full_job(uint64_t id)
 	sp->cpus_per_task = 6;
 	sp->mem_per_node_mb = 3 * 1024;
 	sp->segment = 18;
+	sp->idem_key = xstrdup("c-0123456789abcdef");
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -229,6 +230,7 @@ assert_job_eq(const struct job *a, const struct job *b)
 	ck_assert_uint_eq(x->cpus_per_task, y->cpus_per_task);
 	ck_assert_uint_eq(x->mem_per_node_mb, y->mem_per_node_mb);
 	ck_assert_uint_eq(x->segment, y->segment);
+	assert_str_eq_or_null(x->idem_key, y->idem_key, "idem_key");
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
