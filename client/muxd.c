@@ -21,7 +21,8 @@
  * connection finds the leader (cconn_open_tls). A leader that steps down
  * closes every connection, and a follower answers ERR_NOT_LEADER; either
  * way this mux fails the requests in flight with ERR_UNAVAILABLE (never
- * re-sending one: a submit whose reply was lost may have committed) and
+ * re-sending one: the CLI sends reads and keyed submits again itself,
+ * client/conn.c; any other change may have committed) and
  * removes its socket at once, so that the next command starts one new
  * mux under the spawn lock (client/mux.c), which looks for the new
  * leader: one reconnection for all the commands that follow. */
