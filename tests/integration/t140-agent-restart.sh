@@ -10,7 +10,10 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 C=$T/cluster
-cluster_up "$C" --nodes 3 --gpus 4
+# The agent restarts below must come back within node_timeout, or the
+# job is restarted: 20 s, not the harness's 5 s, which a loaded machine
+# (kill, start, hwloc, TLS; 8 s seen) can take.
+COHORT_LOCAL_NODE_TIMEOUT=20s cluster_up "$C" --nodes 3 --gpus 4
 W=$(world_dir out)
 MARK="cohort-t140-$$-$RANDOM"
 

@@ -14,7 +14,10 @@ need_python_protobuf
 export COHORT_MUX=no
 
 C=$T/cluster
-cluster_up "$C" --nodes 2 --gpus 4
+# The agent restarts below must come back within node_timeout, or the
+# job is restarted: 20 s, not the harness's 5 s, which a loaded machine
+# (kill, start, hwloc, TLS; 8 s seen) can take.
+COHORT_LOCAL_NODE_TIMEOUT=20s cluster_up "$C" --nodes 2 --gpus 4
 # The [limits] section is the file's last.
 sed -i '/^max_connections = /d' "$C/cohortd.conf"
 cat >>"$C/cohortd.conf" <<'CONF'

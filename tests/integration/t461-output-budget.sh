@@ -35,10 +35,11 @@ as_user "$C" alice
 # without the submitter's environment (ALL adds this shell's, ~4 KB).
 expect_exit 0 cohort submit --name seed --export NONE -- /bin/true
 cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "cohort-local kill controller: $(cat "$T/kill.out")"
-# N copies of the seed job: every listing reply is a full page.
+# N copies of the seed job: every listing reply is a full page. Without
+# its idempotency key (one job per user and key).
 cols=$(sqlite3 "$C/cohort.db" "SELECT group_concat(name, ',') FROM pragma_table_info('jobs')") || fail "sqlite3"
 sel=$(echo "$cols" | sed 's/^id,/s.i,/' | sed 's/\([,]\)\([a-z_]*\)/\1t.\2/g')
-sqlite3 "$C/cohort.db" "BEGIN; CREATE TEMP TABLE t AS SELECT * FROM jobs LIMIT 1; WITH RECURSIVE s(i) AS (SELECT 2 UNION ALL SELECT i+1 FROM s WHERE i < $N) INSERT INTO jobs ($cols) SELECT $sel FROM s, t; COMMIT;" ||
+sqlite3 "$C/cohort.db" "BEGIN; CREATE TEMP TABLE t AS SELECT * FROM jobs LIMIT 1; UPDATE t SET idem_key = NULL; WITH RECURSIVE s(i) AS (SELECT 2 UNION ALL SELECT i+1 FROM s WHERE i < $N) INSERT INTO jobs ($cols) SELECT $sel FROM s, t; COMMIT;" ||
 	fail "cannot copy the seed job"
 cp "$C/cohortd.conf" "$C/cohortd.conf.orig"
 pid=

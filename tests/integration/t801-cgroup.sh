@@ -35,7 +35,10 @@ pathcg=$mount${own%/}/cohort-t801-path.$$
 mkdir "$pathcg" || fail "cannot make $pathcg"
 
 C=$T/cluster
-COHORT_LOCAL_AGENT_CONF="node02: cgroup = off
+# The agent restarts below must come back within node_timeout, or the
+# job is restarted: 20 s, not the harness's 5 s, which a loaded machine
+# (kill, start, hwloc, TLS; 8 s seen) can take.
+COHORT_LOCAL_NODE_TIMEOUT=20s COHORT_LOCAL_AGENT_CONF="node02: cgroup = off
 node03: cgroup = $pathcg" \
 	cluster_up "$C" --nodes 3 --gpus 1
 wait_node 20 node01 "n['state'] == 'UP'"

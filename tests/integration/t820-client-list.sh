@@ -8,9 +8,9 @@
 #    hello with ERROR_NOT_LEADER naming the real controller) sends the CLI
 #    and an agent there; one that knows no leader fails with exit 3;
 #  - a leader that steps down under cohort-mux (a fake that answers hello,
-#    then the request with ERROR_NOT_LEADER): a submit fails, exit 3, and
-#    is not sent again; a read is sent once more through a new mux, which
-#    reaches the leader;
+#    then the request with ERROR_NOT_LEADER): a cancel fails, exit 3, and
+#    is not sent again; a read, and a submit (with its idempotency key),
+#    is sent once more through a new mux, which reaches the leader;
 #  - every address dead: one line naming what each said, exit 3;
 #  - an agent with controller = DEAD, REAL registers;
 #  - a bad entry is refused (exit 2) naming the entry;
@@ -146,22 +146,32 @@ for mux in off 60s; do
 	# The flag takes a list too.
 	expect_exit 0 cohort --server "127.0.0.1:$DEAD,$REAL" jobs
 done
-# A leader that steps down under the mux while a submit waits: the
-# submit fails (exit 3) and is not sent again, to it or to anyone; the
-# mux goes, and the next command's new mux follows the former leader,
-# now a follower, to the real controller.
+# A leader that steps down under the mux while a cancel waits: the
+# cancel fails (exit 3) and is not sent again, to it or to anyone (it
+# may have been carried out); the mux goes, and the next command's new
+# mux follows the former leader, now a follower, to the real controller.
+held=$(COHORT_SERVER=$REAL job_submit --hold --name held -- true)
 fake_follower "$T/fake3.port" "$REAL" stepdown
 STEP=$(cat "$T/fake3.port")
 export COHORT_SERVER="127.0.0.1:$STEP,127.0.0.1:$DEAD"
-njobs=$(COHORT_SERVER=$REAL job_count --all)
-expect_exit 3 cohort submit --name lost -- true
+expect_exit 3 cohort cancel --name held
 stderr_one_line "cohort: " "controller 127\.0\.0\.1:$STEP is no longer the leader \(the leader is $REAL\); run the command again"
 [ "$(cat "$T/fake3.port.requests")" -eq 1 ] || fail "the stepped-down leader got $(cat "$T/fake3.port.requests") requests"
-[ "$(COHORT_SERVER=$REAL job_count --all)" -eq "$njobs" ] || fail "the submit was sent again elsewhere"
+[ "$(COHORT_SERVER=$REAL job_state "$held")" = PENDING ] || fail "the cancel was sent again elsewhere: job $held is $(COHORT_SERVER=$REAL job_state "$held")"
 wait_for 5 not pgrep -f -- "cohort-mux --server 127.0.0.1:$STEP,127.0.0.1:$DEAD " ||
 	fail "the mux of the stepped-down leader is still there: $(pgrep -af cohort-mux)"
 expect_exit 0 cohort submit --name found -- true
 [ "$(cat "$T/fake3.port.hellos")" -eq 2 ] || fail "the new mux did not try the former leader first ($(cat "$T/fake3.port.hellos") hellos)"
+# A submit carries an idempotency key: in flight when its leader steps
+# down, it is sent once more, by itself, and makes one job.
+fake_follower "$T/fake5.port" "$REAL" stepdown
+export COHORT_SERVER="127.0.0.1:$(cat "$T/fake5.port"),127.0.0.1:$DEAD"
+expect_exit 0 cohort submit --name resent -- true
+[ "$(cat "$T/fake5.port.requests")" -eq 1 ] || fail "the stepped-down leader got $(cat "$T/fake5.port.requests") requests"
+[ "$(COHORT_SERVER=$REAL job_count --all --name resent)" -eq 1 ] || fail "the resent submit made $(COHORT_SERVER=$REAL job_count --all --name resent) jobs"
+rid=$(cat "$OUT")
+COHORT_SERVER=$REAL job_show "$rid"
+[ "$(json_get "$T/job-$rid.json" 'd["name"]')" = resent ] || fail "the resent submit answered job $rid, not its own"
 # A read in flight is sent once more, on a new mux, by itself.
 fake_follower "$T/fake4.port" "$REAL" stepdown
 STEP2=$(cat "$T/fake4.port")
