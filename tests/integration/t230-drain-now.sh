@@ -35,9 +35,25 @@ expect_exit 0 cohort drain "$node" --reason maint --now
 as_user "$C" alice
 wait_node 5 "$node" 'n["drain"] in ("DRAINING", "DRAINED")'
 
-# The job checkpoints on the signal, then moves.
-wait_job 10 "$id" 'd["checkpoint"]["step"] % 25 != 0'
-sig_step=$(json_get "$T/job-$id.json" 'd["checkpoint"]["step"]')
+# The job checkpoints on the signal, then moves. The signal's checkpoint
+# is found in the job's events: the job's current one is back on the
+# 25-step grid (step 50) within 0.2 s of its restart, sooner than a
+# loaded machine polls.
+_sig_step() {
+	cohort events --job "$id" --kind checkpoint --json >"$T/ckpt-events.json" 2>"$T/ckpt-events.err" &&
+		"$PYTHON" - "$T/ckpt-events.json" >"$T/sig_step" <<'PY'
+import json, re, sys
+steps = [int(m.group(1)) for e in json.load(open(sys.argv[1]))["events"]
+         for m in [re.match(r"step=([0-9]+) ", e.get("detail") or "")] if m]
+off = [s for s in steps if s % 25]
+if not off:
+    sys.exit(1)
+print(off[0])
+PY
+}
+wait_for 10 _sig_step ||
+	fail "job $id: no checkpoint off the 25-step grid (the signal's) within 10 s: $(cat "$T/ckpt-events.json" "$T/ckpt-events.err")"
+sig_step=$(cat "$T/sig_step")
 log "checkpoint at step $sig_step after the signal"
 wait_for 10 job_expr "$id" "d['state'] in ('RUNNING', 'COMPLETED') and '$node' not in [p['node'] for p in d['placement']]" || {
 	job_show "$id"
