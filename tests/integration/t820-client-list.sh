@@ -195,12 +195,15 @@ CERTS=(--cert "$COHORT_CERT" --key "$COHORT_KEY" --ca "$COHORT_CA")
 start=$(_now_us)
 rc=0
 cohort-mux --server "127.0.0.1:$DEAD,127.0.0.1:$LOST" "${CERTS[@]}" \
-	--timeout-ms 1500 --ready-fd 3 --fd 4 3>"$T/verdict" 4</dev/null || rc=$?
+	--timeout-ms 5000 --ready-fd 3 --fd 4 3>"$T/verdict" 4</dev/null || rc=$?
 took=$((($(_now_us) - start) / 1000))
 [ "$rc" -eq 1 ] || fail "cohort-mux with no leader exited $rc"
-grep -Eq "^E9 no leader among 127\.0\.0\.1:$DEAD, 127\.0\.0\.1:$LOST \(127\.0\.0\.1:$DEAD: connection refused; 127\.0\.0\.1:$LOST: not the leader, no leader known\)$" "$T/verdict" ||
+# The follower's words, or, when the deadline fell in the middle of its
+# last handshake (a loaded machine: the fake is Python), that it did not
+# answer in time.
+grep -Eq "^E9 no leader among 127\.0\.0\.1:$DEAD, 127\.0\.0\.1:$LOST \(127\.0\.0\.1:$DEAD: connection refused; 127\.0\.0\.1:$LOST: (not the leader, no leader known|controller 127\.0\.0\.1:$LOST did not answer within [0-9]+ s)\)$" "$T/verdict" ||
 	fail "unexpected verdict: $(cat "$T/verdict")"
-{ [ "$took" -ge 1400 ] && [ "$took" -lt 4000 ]; } || fail "cohort-mux gave up after $took ms, not about 1500"
+{ [ "$took" -ge 4900 ] && [ "$took" -lt 10000 ]; } || fail "cohort-mux gave up after $took ms, not about 5000"
 [ "$(hellos "$T/fake2.port")" -ge 3 ] || fail "no rounds with back-off: the no-leader follower was asked $(hellos "$T/fake2.port") times"
 
 # ---- bad lists: refused before any connection --------------------------
