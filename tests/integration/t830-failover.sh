@@ -11,6 +11,12 @@
 # Prints the failover times' median and p99.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
+# A new leader holds its first pass for its agents, three heartbeats at
+# most, and says so when they are late: on a loaded 2-core machine under
+# ASan (four submitters beside it) they registered 4.8 s after it led,
+# and the test then checks that they are back all the same.
+expect_log_error 'cohortd: warning: first pass with [0-9]+ of [0-9]+ agents still missing after [0-9]+ ms'
+
 ROUNDS=${COHORT_FAILOVER_ROUNDS:-2}
 [[ "$ROUNDS" =~ ^[1-9][0-9]?$ ]] || fail "COHORT_FAILOVER_ROUNDS wants 1..99, not '$ROUNDS'"
 SERVE_BOUND_S=15         # kill -> a submit acknowledged by the new leader
