@@ -19,7 +19,7 @@ W=$(world_dir work)
 FT=$(fake_train "$W")
 
 id=$(job_submit --name t210 --nodes 2 --topology leaf --max-restarts 3 \
-	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 80 0.1 10)
+	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 300 0.1 10)
 wait_state 20 "$id" RUNNING
 wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 10'
 node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
@@ -48,7 +48,7 @@ wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 json_get "$T/job-$id.json" 'd["last_failure"] is not None and d["last_restart"] is not None' | grep -qx true ||
 	fail "job $id does not record its failure and restart: $(json_get "$T/job-$id.json" '[d["last_failure"], d["last_restart"]]')"
 expect_exit 0 cohort logs "$id" --rank 0
-grep -q '^fake-train: verified 80 steps over 2 run(s)' "$OUT" ||
+grep -q '^fake-train: verified 300 steps over 2 run(s)' "$OUT" ||
 	fail "rank 0 of job $id did not verify its steps: $(tail -n 5 "$OUT")"
 log "$(grep '^fake-train: verified' "$OUT")"
 
@@ -88,7 +88,11 @@ json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$n
 
 # Without --topology the healthy node of the gang stays; only the failed
 # one is replaced.
-id=$(job_submit --name t210-keep --nodes 2 --checkpoint-dir "$W/ckpt2" --workdir "$W" -- sh "$FT" 60 0.1 10)
+# 300 steps of 0.1 s: room for the failure to be seen before the job
+# ends, even under valgrind on a loaded machine (a health check took 12 s
+# there to report it, after a 60-step job had completed); hurried once
+# it restarted.
+id=$(job_submit --name t210-keep --nodes 2 --checkpoint-dir "$W/ckpt2" --workdir "$W" -- sh "$FT" 300 0.1 10)
 wait_state 20 "$id" RUNNING
 wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 10'
 keep=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
@@ -104,6 +108,6 @@ wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
 expect_exit 0 cohort logs "$id" --rank 0
-grep -q '^fake-train: verified 60 steps over 2 run(s)' "$OUT" ||
+grep -q '^fake-train: verified 300 steps over 2 run(s)' "$OUT" ||
 	fail "rank 0 of job $id did not verify its steps: $(tail -n 5 "$OUT")"
 exit 0
