@@ -17,10 +17,12 @@ cluster_up "$C" --nodes 4 --gpus 2 --nodes-per-leaf 2
 W=$(world_dir work)
 FT=$(fake_train "$W")
 
-# 150 steps of 0.1 s: the old attempt would run ~15 s on its own, long
-# enough to see whether the returning agent stops it.
+# 600 steps of 0.1 s: the old attempt would run ~60 s on its own, long
+# enough to see whether the returning agent stops it (150 steps were
+# not: under ASan on a loaded machine DOWN came 7 s after the kill, and
+# the old attempt reached its end before its agent was back).
 id=$(job_submit --name t220 --nodes 2 --max-restarts 3 \
-	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 150 0.1 10)
+	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 600 0.1 10)
 wait_state 20 "$id" RUNNING
 wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 10'
 node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
@@ -64,10 +66,10 @@ wait_state 40 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 1 ] ||
 	fail "job $id has $(json_get "$T/job-$id.json" 'd["restarts"]') restarts, not 1"
 expect_exit 0 cohort logs "$id" --rank 0
-grep -q '^fake-train: verified 150 steps' "$OUT" ||
+grep -q '^fake-train: verified 600 steps' "$OUT" ||
 	fail "rank 0 of job $id did not verify its steps: $(tail -n 5 "$OUT")"
 log "$(grep '^fake-train: verified' "$OUT")"
 # Two runs in the ledger, and the old one never reached the end.
 [ "$(wc -l <"$W/ckpt/runs")" -eq 2 ] || fail "job $id ran $(wc -l <"$W/ckpt/runs") times, not 2: $(cat "$W/ckpt/runs")"
-[ "$(tail -n 1 "$W/ckpt/run-0.steps")" -lt 150 ] || fail "the old attempt of job $id ran to the end"
+[ "$(tail -n 1 "$W/ckpt/run-0.steps")" -lt 600 ] || fail "the old attempt of job $id ran to the end"
 exit 0
