@@ -49,8 +49,12 @@ wait_for 10 queues_expr 'q["a"]["used"] == 8 and q["a"]["borrowed"] == 4 and q["
 
 as_user "$C" bob
 t0=$(_now_us)
-b=$(job_submit --queue b --name reclaim --nodes 2 --time 10m --workdir "$W" -- sh -c 'sleep 2')
-wait_job 25 "$b" 'd["state"] in ("RUNNING", "COMPLETED")'
+# Bob's job runs until the test has looked at alice's (the file $W/b-go):
+# a fixed sleep can end, and alice's job run again, before a loaded
+# machine gets there.
+b=$(job_submit --queue b --name reclaim --nodes 2 --time 10m --workdir "$W" -- \
+	sh -c 'i=0; while [ ! -e b-go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done')
+wait_job 25 "$b" 'd["state"] == "RUNNING"'
 ms=$((($(_now_us) - t0) / 1000))
 log "reclaim: bob's job $b ran $ms ms after its submit (grace 20 s)"
 [ "$ms" -lt 21000 ] || fail "bob's job took $ms ms to run: more than the grace + 1 s"
@@ -69,6 +73,7 @@ log "alice's job $a checkpointed at step $sig_step on the signal, then stopped"
 ft_hurry "$W/ckpt"
 expect_exit 0 cohort show "$a"
 grep -q "Preempted by $b" "$OUT" || fail "cohort show $a does not list the preemption: $(cat "$OUT")"
+touch "$W/b-go"
 
 wait_state 30 "$b" COMPLETED FAILED CANCELLED TIMEOUT
 as_user "$C" alice
