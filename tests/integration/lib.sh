@@ -26,6 +26,7 @@
 # and, for tests that run tasks on agents:
 #   world_dir NAME     $T/NAME, world-writable (tasks may run as nobody)
 #   job_submit ARGS... cohort submit; the new id on stdout
+#   gate NAME          a job command that runs until the file NAME exists
 #   job_show ID        cohort show ID --json into $T/job-ID.json
 #   job_state ID       the job's state
 #   wait_state S ID STATE... poll until the job is in one of STATEs
@@ -405,6 +406,15 @@ pyclient() {
 world_dir() {
 	mkdir -p "$T/$1" && chmod 1777 "$T/$1" || fail "cannot create $T/$1"
 	printf '%s\n' "$T/$1"
+}
+
+# gate NAME: a shell command for a job (sh -c "$(gate NAME)") that runs
+# until the file NAME exists in its working directory (the test touches
+# it), two minutes at most. A job the test must see running, or see
+# others wait for, ends when the test has looked, not after a sleep that
+# a loaded machine can outrun.
+gate() {
+	printf 'i=0; while [ ! -e %s ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done' "$1"
 }
 
 # job_submit ARGS...: submit as the current user; the new id on stdout.

@@ -49,11 +49,8 @@ wait_for 10 queues_expr 'q["a"]["used"] == 8 and q["a"]["borrowed"] == 4 and q["
 
 as_user "$C" bob
 t0=$(_now_us)
-# Bob's job runs until the test has looked at alice's (the file $W/b-go):
-# a fixed sleep can end, and alice's job run again, before a loaded
-# machine gets there.
-b=$(job_submit --queue b --name reclaim --nodes 2 --time 10m --workdir "$W" -- \
-	sh -c 'i=0; while [ ! -e b-go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done')
+# Bob's job runs until the test has looked at alice's.
+b=$(job_submit --queue b --name reclaim --nodes 2 --time 10m --workdir "$W" -- sh -c "$(gate b-go)")
 wait_job 25 "$b" 'd["state"] == "RUNNING"'
 ms=$((($(_now_us) - t0) / 1000))
 log "reclaim: bob's job $b ran $ms ms after its submit (grace 20 s)"

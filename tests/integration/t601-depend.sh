@@ -22,10 +22,11 @@ stderr_one_line "cohort: submit" "aftercorr is for arrays"
 [ "$(job_count --all)" = 0 ] || fail "a refused submit left a job behind"
 
 # a -> b -> c.
-a=$(job_submit --gpus-per-node 1 --workdir "$W" -- sleep 2)
+a=$(job_submit --gpus-per-node 1 --workdir "$W" -- sh -c "$(gate a-go)")
 b=$(job_submit --gpus-per-node 1 --workdir "$W" --dependency "afterok:$a" -- sleep 1)
 c=$(job_submit --gpus-per-node 1 --workdir "$W" --dependency "afterok:$b" -- true)
 wait_job 10 "$b" 'd["state"] == "PENDING" and d["reason"] == "Dependency"'
+touch "$W/a-go"
 wait_state 30 "$c" COMPLETED
 for j in "$a" "$b"; do
 	[ "$(job_state "$j")" = COMPLETED ] || fail "job $j is not COMPLETED"
@@ -60,9 +61,10 @@ wait_state 20 "$h" COMPLETED
 # On arrays: afterok on an array waits for every task; aftercorr pairs
 # tasks by index (task i of the failing array fails when its job id is
 # odd: the task of the same index that follows it never runs).
-arr=$(job_submit --array 0-2 -- sleep 1)
+arr=$(job_submit --array 0-2 --workdir "$W" -- sh -c "$(gate arr-go)")
 whole=$(job_submit --dependency "afterok:$arr" -- true)
 wait_job 10 "$whole" 'd["reason"] == "Dependency"'
+touch "$W/arr-go"
 wait_state 30 "$whole" COMPLETED
 for i in 0 1 2; do
 	expect_exit 0 cohort show "${arr}_$i" --json
@@ -80,9 +82,10 @@ for i in 0 1; do
 done
 
 # singleton: both fit at once on the two nodes, yet run one by one.
-s1=$(job_submit --name solo --gpus-per-node 1 --workdir "$W" --dependency singleton -- sleep 2)
+s1=$(job_submit --name solo --gpus-per-node 1 --workdir "$W" --dependency singleton -- sh -c "$(gate s1-go)")
 s2=$(job_submit --name solo --gpus-per-node 1 --workdir "$W" --dependency singleton -- sleep 1)
 wait_job 10 "$s2" 'd["reason"] == "Dependency"'
+touch "$W/s1-go"
 wait_state 30 "$s2" COMPLETED
 job_show "$s1"
 [[ ! "$(json_get "$T/job-$s2.json" 'd["start_time"]')" < "$(json_get "$T/job-$s1.json" 'd["end_time"]')" ]] ||
