@@ -20,7 +20,7 @@ MARK="cohort-t130-$$-$RANDOM"
 id=$(job_submit --name failer --nodes 2 --max-restarts 0 --workdir "$W" -- sh -c "
 if [ \"\$RANK\" = 1 ]; then
 	i=0
-	while [ ! -e r0.up ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
+	while [ ! -e r0.up ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i + 1)); done
 	exit 3
 fi
 touch r0.up
@@ -39,17 +39,19 @@ echo "$reason" | grep -Eqi 'rank 1' ||
 wait_for "$STOP_S" not marker_alive "$MARK-r0" ||
 	fail "rank 0 of the failed job is still running after ${STOP_S}s: $(pgrep -af -- "$MARK")"
 
-### 2. A time limit: --time 2s with sleep 60 ends TIMEOUT.
-id=$(job_submit --name slow --nodes 2 --time 2s --max-restarts 0 --workdir "$W" -- \
+### 2. A time limit: --time 10s with sleep 60 ends TIMEOUT. (10 s, not
+# less: the tasks' pid files, read below, go once the agent has reported
+# their end, and a loaded machine can take seconds to look.)
+id=$(job_submit --name slow --nodes 2 --time 10s --max-restarts 0 --workdir "$W" -- \
 	sh -c "sleep 60; : $MARK-slow")
 wait_state 10 "$id" RUNNING TIMEOUT
 wait_pidfiles 10 "$C" "$id" 2
 mapfile -t pgids < <(job_pgids "$C" "$id")
 [ "${#pgids[@]}" -eq 2 ] || fail "expected 2 task process groups, got ${#pgids[@]}"
-wait_state 15 "$id" TIMEOUT FAILED COMPLETED CANCELLED
+wait_state 40 "$id" TIMEOUT FAILED COMPLETED CANCELLED
 st=$(json_get "$T/job-$id.json" 'd["state"]')
 [ "$st" = TIMEOUT ] ||
-	fail "job $id with --time 2s ended $st (reason '$(json_get "$T/job-$id.json" 'd["reason"]')'), not TIMEOUT"
+	fail "job $id with --time 10s ended $st (reason '$(json_get "$T/job-$id.json" 'd["reason"]')'), not TIMEOUT"
 wait_for "$STOP_S" not marker_alive "$MARK-slow" ||
 	fail "the timed-out job's tasks still run after ${STOP_S}s: $(pgrep -af -- "$MARK")"
 wait_for "$STOP_S" not any_pgid_alive "${pgids[@]}" ||

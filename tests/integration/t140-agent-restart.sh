@@ -17,12 +17,12 @@ COHORT_LOCAL_NODE_TIMEOUT=20s cluster_up "$C" --nodes 3 --gpus 4
 W=$(world_dir out)
 MARK="cohort-t140-$$-$RANDOM"
 
-# gated NAME: a task that waits (at most 30 s) for $W/NAME.go, records
+# gated NAME: a task that waits (at most 120 s) for $W/NAME.go, records
 # that it saw it in $W/NAME.done.RANK, and exits 0 (3 if it never came).
 gated() {
 	printf '%s' "i=0
 while [ ! -e $1.go ]; do
-	[ \$i -lt 600 ] || exit 3
+	[ \$i -lt 2400 ] || exit 3
 	sleep 0.05; i=\$((i + 1))
 done
 touch $1.done.\$RANK; : $MARK-$1"

@@ -28,12 +28,12 @@ log "job $id runs on $(json_get "$T/job-$id.json" '[p["node"] for p in d["placem
 cohort-local fail "$C" "$node" gpu 3 xid=79 || fail "cohort-local fail $node gpu 3"
 
 # The node is drained for its health.
-wait_node 10 "$node" 'n["drain"] in ("DRAINING", "DRAINED") and n["health"] == "FAILED"'
+wait_node 40 "$node" 'n["drain"] in ("DRAINING", "DRAINED") and n["health"] == "FAILED"'
 node_expr "$node" '"xid=79" in n["reason"]' ||
 	fail "node $node's reason does not name the XID: $(cohort nodes --json)"
 
 # The job restarts on healthy nodes and completes.
-wait_job 20 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
+wait_job 40 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
 json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$node\"" &&
 	fail "job $id restarted on the failed node $node: $(json_get "$T/job-$id.json" 'd["placement"]')"
 [ "$(json_get "$T/job-$id.json" 'len(d["placement"])')" = 2 ] ||
@@ -67,16 +67,16 @@ sys.exit(0 if "running" in k[r:] else 1)' "$T/kinds" ||
 	fail "job $id has no running event after its restart: $(cat "$T/kinds")"
 
 # Nothing new lands on the drained node: it is DRAINED now it is empty.
-wait_node 10 "$node" 'n["drain"] == "DRAINED" and not n["jobs"]'
+wait_node 30 "$node" 'n["drain"] == "DRAINED" and not n["jobs"]'
 
 # Repaired: heal, then the admin resumes it (once it reports healthy).
 cohort-local heal "$C" "$node" || fail "cohort-local heal $node"
 as_user "$C" alice
 expect_exit 1 cohort resume "$node"
 as_user "$C" admin
-wait_for 10 cohort resume "$node" || fail "cohort resume $node (admin) kept failing: $(cohort resume "$node" 2>&1)"
+wait_for 40 cohort resume "$node" || fail "cohort resume $node (admin) kept failing: $(cohort resume "$node" 2>&1)"
 as_user "$C" alice
-wait_node 10 "$node" 'n["state"] == "UP" and n["drain"] is None and n["health"] == "OK"'
+wait_node 40 "$node" 'n["state"] == "UP" and n["drain"] is None and n["health"] == "OK"'
 
 # Back in service: a job wanting all four nodes runs.
 id=$(job_submit --name t210-all --nodes 4 --gpus-per-node 4 --workdir "$W" -- true)
@@ -98,7 +98,7 @@ wait_job 20 "$id" 'd["checkpoint"] is not None and d["checkpoint"]["step"] >= 10
 keep=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
 bad=$(json_get "$T/job-$id.json" 'd["placement"][1]["node"]')
 cohort-local fail "$C" "$bad" gpu 0 xid=79 || fail "cohort-local fail $bad gpu 0"
-wait_job 20 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
+wait_job 60 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
 nodes=$(json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]')
 grep -q "\"$keep\"" <<<"$nodes" && ! grep -q "\"$bad\"" <<<"$nodes" ||
 	fail "job $id on $keep and $bad ($bad failed) restarted on $nodes, not on $keep and a replacement"

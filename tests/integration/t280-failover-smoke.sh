@@ -11,7 +11,7 @@ MARK="COHORT_FAILOVER_SMOKE_MARK=$T"
 
 t0=$SECONDS
 rc=0
-env "$MARK" timeout -k 10 40 bash "$FO" 1 >"$OUT" 2>"$ERR" || rc=$?
+env "$MARK" timeout -k 10 150 bash "$FO" 1 >"$OUT" 2>"$ERR" || rc=$?
 cat "$OUT"
 [ "$rc" = 0 ] || fail "failover.sh 1 exited $rc after $((SECONDS - t0)) s: $(tail -n 30 "$ERR")"
 log "failover.sh 1 took $((SECONDS - t0)) s"

@@ -23,7 +23,7 @@ expect_log_error 'cohort-agent: warning: job [0-9]+: refusing to read .*/LATEST:
 ROOT=false
 [ "$(id -u)" -ne 0 ] || ROOT=true
 C=$T/cluster
-COHORT_LOCAL_NODE_TIMEOUT=2s cluster_up "$C" --nodes 1 --gpus 8
+COHORT_LOCAL_NODE_TIMEOUT=5s cluster_up "$C" --nodes 1 --gpus 8
 ALOG=$C/node01.log
 SECRET=TOPSECRET-$$-$RANDOM
 W=$(world_dir out)
@@ -34,7 +34,7 @@ holder() {
 	local name="$1" ck="$2" setup="$3"
 	job_submit --name "$name" --gpus-per-node 1 --max-restarts 0 \
 		--checkpoint-dir "$ck" --workdir "$W" -- \
-		sh -c "$setup && touch '$W/ready-$name' && exec sleep 120"
+		sh -c "$setup && touch '$W/ready-$name' && exec sleep 3600"
 }
 
 # refused ID FILE WHY: the agent logged that it refused to read FILE for
@@ -90,12 +90,13 @@ ckC=$(world_dir ckC)
 idC=$(holder C "$ckC" "mkfifo '$ckC/LATEST'")
 wait_for 20 test -e "$W/ready-C" || fail "job $idC did not start: $(job_state "$idC")"
 refused "$idC" "$ckC/LATEST" "not a regular file"
-# Past the node timeout (2 s) several times over, the node is UP and a
-# new job starts and ends: the agent's loop is alive.
+# Past the node timeout (5 s) twice over, the node is UP and a new job
+# starts and ends: the agent's loop is alive. (Not a shorter timeout: a
+# loaded machine can delay a 1 s heartbeat by more than a second.)
 idC2=$(job_submit --name alive --gpus-per-node 1 --workdir "$W" -- true)
 wait_state 20 "$idC2" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$idC2.json" 'd["state"]')" = COMPLETED ] || fail "job $idC2 did not complete while LATEST was a FIFO"
-sleep 5
+sleep 10
 node_expr node01 'n["state"] == "UP"' || fail "node01 is not UP with a FIFO as LATEST: $(cohort nodes)"
 [ "$(job_state "$idC")" = RUNNING ] || fail "job $idC is $(job_state "$idC"), not RUNNING"
 nothing_leaked "$idC"

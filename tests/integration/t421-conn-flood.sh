@@ -58,7 +58,7 @@ node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
 wait_pidfiles 10 "$C" "$id" 1
 read -r _ pgid <"$(job_pidfiles "$C" "$id")"
 
-"$PYTHON" "$PYCLIENT" flood --seconds 120 --conns 400 >"$T/flood.out" 2>"$T/flood.err" &
+"$PYTHON" "$PYCLIENT" flood --seconds 600 --conns 400 >"$T/flood.out" 2>"$T/flood.err" &
 flood=$!
 track_pid "$flood"
 # The flood is on once the controller evicts its handshakes.

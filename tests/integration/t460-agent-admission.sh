@@ -55,7 +55,7 @@ restart_with "max_connections = 64" "hello_timeout = 2s"
 eval "$admin_env"
 wait_node 20 "$node" 'n["state"] == "UP"'
 COHORT_CERT="$C/agent-$node.crt" COHORT_KEY="$C/agent-$node.key" \
-	"$PYTHON" "$PYCLIENT" hold --count 63 --hold 60 >"$T/hold.out" 2>"$T/hold.err" &
+	"$PYTHON" "$PYCLIENT" hold --count 63 --hold 600 >"$T/hold.out" 2>"$T/hold.err" &
 hold=$!
 track_pid "$hold"
 wait_for 30 grep -q '^ok ' "$T/hold.out" || fail "hold printed nothing: $(cat "$T/hold.err")"

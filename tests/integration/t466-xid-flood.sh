@@ -15,7 +15,10 @@ expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*xid=79 \(fail-job
 need_python_protobuf
 
 C=$T/cluster
-cluster_up "$C" --nodes 2 --gpus 2
+# A 30 s node timeout: between the pyclient runs that stand in for the
+# killed agent, nothing heartbeats for the node (python start-up and the
+# checks take seconds on a loaded machine).
+COHORT_LOCAL_NODE_TIMEOUT=30s cluster_up "$C" --nodes 2 --gpus 2
 HTTP=$COHORT_HTTP
 metric() {
 	curl -fsS "$HTTP/metrics" | awk -v m="$1" '$1 == m { print $2 }'

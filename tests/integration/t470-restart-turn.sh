@@ -33,15 +33,15 @@ wait_for 10 test -e "$W/start-0-0" || fail "rank 0 of job $id did not start"
 log "job $id runs on $rank0 (rank 0) and $rank1 (rank 1); GPU 3 of $rank1 fails"
 
 cohort-local fail "$C" "$rank1" gpu 3 xid=79 || fail "cohort-local fail $rank1 gpu 3"
-wait_job 10 "$id" 'd["restarts"] >= 1'
+wait_job 40 "$id" 'd["restarts"] >= 1'
 later=$(job_submit --name t470-later --nodes 2 --workdir "$W" -- sleep 3)
 
 # The restart runs first, on its kept rank-0 node, after the old task
 # there exited.
-wait_state 10 "$id" RUNNING
+wait_state 30 "$id" RUNNING
 json_get "$T/job-$id.json" '[p["node"] for p in d["placement"] if p["node_rank"] == 0][0]' | grep -qx "$rank0" ||
 	fail "job $id did not keep $rank0 at rank 0: $(json_get "$T/job-$id.json" 'd["placement"]')"
-wait_for 10 test -e "$W/start-1-0" || fail "rank 0 of the restart of job $id did not start"
+wait_for 30 test -e "$W/start-1-0" || fail "rank 0 of the restart of job $id did not start"
 [ -e "$W/exit-0-0" ] ||
 	fail "the restart of job $id started on $rank0 while the old rank 0 still ran there"
 [ "$(cat "$W/start-1-0")" -gt "$(cat "$W/exit-0-0")" ] ||
@@ -55,6 +55,6 @@ ms=$(grep -h "job $id: running again" "$C/cohortd.log" | sed -E 's/.*running aga
 gap=$(( ($(cat "$W/start-1-0") - $(cat "$W/exit-0-0")) / 1000000 ))
 log "job $id running again $ms ms after the failure, its rank 0 $gap ms after the old one exited; job $later waits ($(json_get "$T/job-$later.json" 'd["reason"]'))"
 cohort cancel "$id" >/dev/null || fail "cohort cancel $id"
-wait_state 20 "$later" COMPLETED FAILED CANCELLED TIMEOUT
+wait_state 40 "$later" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$later.json" 'd["state"]')" = COMPLETED ] ||
 	fail "job $later ended $(json_get "$T/job-$later.json" '[d["state"], d["reason"]]')"

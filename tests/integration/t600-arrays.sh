@@ -22,7 +22,7 @@ a=$(job_submit --array 0-5%2 --gpus-per-node 1 --workdir "$W" -- \
 	sh -c 'echo "${COHORT_ARRAY_TASK_ID-unset}" >"task-$COHORT_JOB_ID"; sleep 2')
 most=0
 folded=0
-deadline=$(($(date +%s) + 40))
+deadline=$(($(date +%s) + 90))
 while :; do
 	cohort jobs --json >"$T/poll.json" || fail "cohort jobs --json failed"
 	running=$(json_get "$T/poll.json" "len([j for j in d['jobs'] if j['array_id'] == $a and j['state'] == 'RUNNING'])")
@@ -35,7 +35,7 @@ while :; do
 		cp "$T/table.txt" "$T/folded.txt"
 	fi
 	[ "$left" != 0 ] || break
-	[ "$(date +%s)" -lt "$deadline" ] || fail "array $a not done after 40 s: $(cat "$T/poll.json")"
+	[ "$(date +%s)" -lt "$deadline" ] || fail "array $a not done after 90 s: $(cat "$T/poll.json")"
 	sleep 0.1
 done
 [ "$most" -le 2 ] || fail "array $a ran $most tasks at once (limit %2)"

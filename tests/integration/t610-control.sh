@@ -100,7 +100,7 @@ wait_state 20 "$r" CANCELLED
 
 ### Requeue: checkpoint on the signal, PENDING, resume, complete.
 q=$(job_submit --name requeued --nodes 1 --checkpoint-signal USR1@20 \
-	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 80 0.1 1000)
+	--checkpoint-dir "$W/ckpt" --workdir "$W" -- sh "$FT" 600 0.1 1000)
 wait_state 20 "$q" RUNNING
 ten_steps() { [ "$(wc -l <"$W/ckpt/run-0.steps" 2>/dev/null || echo 0)" -ge 10 ]; }
 wait_for 15 ten_steps || fail "job $q did not get 10 steps done"
@@ -116,7 +116,7 @@ wait_state 60 "$q" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$q.json" '[d["state"], d["restarts"]]')" = '["COMPLETED", 0]' ] ||
 	fail "job $q ended $(json_get "$T/job-$q.json" '[d["state"], d["restarts"], d["reason"]]')"
 expect_exit 0 cohort logs "$q" --rank 0
-grep -q '^fake-train: verified 80 steps over 2 run(s)' "$OUT" ||
+grep -q '^fake-train: verified 600 steps over 2 run(s)' "$OUT" ||
 	fail "job $q did not resume from its checkpoint: $(tail -n 5 "$OUT")"
 expect_exit 0 cohort events --job "$q" --json
 json_get "$OUT" '[e["kind"] for e in d["events"] if e["kind"] in ("requeue", "requeued", "preempt", "restart")]' |

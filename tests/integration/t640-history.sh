@@ -40,9 +40,9 @@ cp "$OUT" "$T/hist.txt"
 head -1 "$T/hist.txt" | grep -Eq '^JOBID +STATE +EXIT +ELAPSED +NODELIST +GPU_HOURS$' ||
 	fail "unexpected header: $(head -1 "$T/hist.txt")"
 [ "$(wc -l <"$T/hist.txt")" -eq 3 ] || fail "expected 2 rows: $(cat "$T/hist.txt")"
-grep -Eq "^$ja +COMPLETED +0 +00:00:0[1-9] +node0[12] +0\.[0-9]{2}$" "$T/hist.txt" ||
+grep -Eq "^$ja +COMPLETED +0 +00:00:(0[1-9]|[1-5][0-9]) +node0[12] +0\.[0-9]{2}$" "$T/hist.txt" ||
 	fail "no row for $ja: $(cat "$T/hist.txt")"
-grep -Eq "^$jb +FAILED +3 +00:00:0[1-9] +node0[12] +0\.[0-9]{2}$" "$T/hist.txt" ||
+grep -Eq "^$jb +FAILED +3 +00:00:(0[1-9]|[1-5][0-9]) +node0[12] +0\.[0-9]{2}$" "$T/hist.txt" ||
 	fail "no row for $jb: $(cat "$T/hist.txt")"
 grep -q "^$jc " "$T/hist.txt" && fail "the cancelled job is listed: $(cat "$T/hist.txt")"
 # An unknown state or column is a usage error, with one line.

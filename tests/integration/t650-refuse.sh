@@ -13,9 +13,9 @@ id=$(job_submit --nodes 9 --gpus-per-node 16 --gpu-type B300 -- true)
 expect_exit 0 cohort cancel "$id"
 cohort-local down "$T/fresh" >/dev/null 2>&1 || fail "cohort-local down failed"
 
-### 2. Two nodes of four GPUs, one per leaf (node_timeout 2 s: part 3
+### 2. Two nodes of four GPUs, one per leaf (node_timeout 5 s: part 3
 # waits for a node to go DOWN).
-COHORT_LOCAL_NODE_TIMEOUT=2s cluster_up "$T/cluster" --nodes 2 --gpus 4 --nodes-per-leaf 1
+COHORT_LOCAL_NODE_TIMEOUT=5s cluster_up "$T/cluster" --nodes 2 --gpus 4 --nodes-per-leaf 1
 for n in node01 node02; do
 	wait_node 20 "$n" 'n["state"] == "UP"'
 done

@@ -35,7 +35,7 @@ users = alice
 parent = research
 gpus = 4
 users = bob'
-COHORT_LOCAL_NODE_TIMEOUT=2s
+COHORT_LOCAL_NODE_TIMEOUT=5s
 export COHORT_LOCAL_CONTROLLER_CONF COHORT_LOCAL_NODE_TIMEOUT
 cluster_up "$C" --nodes 4 --gpus 2
 unset COHORT_LOCAL_CONTROLLER_CONF COHORT_LOCAL_NODE_TIMEOUT
@@ -80,7 +80,7 @@ gpus "$f" 8 0 0 0
 
 ### 2. A running job (team-a, one node), a pending one, a drained node.
 run=$(job_submit --name t700-run --gpus-per-node 2 --workdir "$W" -- \
-	sh -c 'i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done')
+	sh -c "$(gate go)")
 wait_state 20 "$run" RUNNING
 nA=$(json_get "$T/job-$run.json" 'd["placement"][0]["node"]')
 pend=$(job_submit --name t700-wait --nodes 4 --gpus-per-node 2 --workdir "$W" -- true)
@@ -92,7 +92,7 @@ nD=${others[0]} nF=${others[1]} nX=${others[2]}
 as_user "$C" admin
 expect_exit 0 cohort drain "$nD" --reason "t700 maintenance"
 as_user "$C" alice
-wait_node 10 "$nD" 'n["drain"] == "DRAINED"'
+wait_node 30 "$nD" 'n["drain"] == "DRAINED"'
 expect_exit 0 cohort jobs
 # Answered once the node's agent sends the log back (timed to then).
 expect_exit 0 cohort logs "$run"
@@ -155,14 +155,14 @@ grep -q '^cohort_gpus{state="free"} ' "$T/mq" || fail "/metrics?x=1 is not the e
 
 ### 4. A failed GPU: its node drained by its health.
 cohort-local fail "$C" "$nF" gpu 1 xid=79 || fail "cohort-local fail $nF gpu 1"
-wait_node 10 "$nF" 'n["health"] == "FAILED" and n["drain"] == "DRAINED"'
+wait_node 30 "$nF" 'n["health"] == "FAILED" and n["drain"] == "DRAINED"'
 scrape
 f=$F
 gpus "$f" 2 2 1 3
 
 ### 5. A DOWN node: its agent killed.
 cohort-local kill "$C" "$nX" >"$T/kill.out" 2>&1 || fail "cohort-local kill $nX: $(cat "$T/kill.out")"
-wait_node 10 "$nX" 'n["state"] == "DOWN"'
+wait_node 30 "$nX" 'n["state"] == "DOWN"'
 scrape
 f=$F
 gpus "$f" 0 2 1 5

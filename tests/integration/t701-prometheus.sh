@@ -22,7 +22,7 @@ W=$(world_dir work)
 hp=${COHORT_HTTP#http://}
 
 run=$(job_submit --name t701 --gpus-per-node 2 --workdir "$W" -- \
-	sh -c 'i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done')
+	sh -c "$(gate go)")
 wait_state 20 "$run" RUNNING
 
 # A free port for Prometheus' own web listener (a race with other

@@ -41,7 +41,7 @@ COHORT_MUX=no cohort jobs >/dev/null || fail "cohort jobs (COHORT_MUX=no)"
 ! grep -q ': debug: ' "$CLOG" || fail "debug lines at log_level info: $(grep ': debug: ' "$CLOG" | head -3)"
 
 # A client waiting across the reload.
-cohort wait "$j1" --timeout 60 >"$T/wait.out" 2>&1 &
+cohort wait "$j1" --timeout 300 >"$T/wait.out" 2>&1 &
 waiter=$!
 track_pid "$waiter"
 

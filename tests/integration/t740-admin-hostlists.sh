@@ -12,15 +12,15 @@
 # Expected in the daemons' logs: the agent this test kills goes DOWN.
 expect_log_error 'cohortd: warning: node node04: DOWN: no heartbeat'
 
-export COHORT_LOCAL_NODE_TIMEOUT=2s
+export COHORT_LOCAL_NODE_TIMEOUT=5s
 C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 2 --nodes-per-leaf 2
 W=$(world_dir work)
 
 id=$(job_submit --name t740 --nodes 1 --gpus-per-node 1 --nodelist node01 \
-	--workdir "$W" -- sleep 120)
+	--workdir "$W" -- sleep 3600)
 wait_state 20 "$id" RUNNING
-wait_node 5 node01 "$id in n['jobs']"
+wait_node 20 node01 "$id in n['jobs']"
 
 # drains: [name, drain, reason] of each drained node, from cohort nodes
 # --json (kept in $T/drains.json).
@@ -140,7 +140,7 @@ expect_exit 0 cohort resume 'node[03-04]'
 ### A DOWN node: health UNKNOWN, its GPUs unavailable.
 node_expr node04 'n["health"] == "OK" and n["gpus_free"] == 2' || fail "node04 before the kill: $(cohort nodes node04 --json)"
 cohort-local kill "$C" node04 >"$T/kill.out" 2>&1 || fail "cohort-local kill node04: $(cat "$T/kill.out")"
-wait_node 8 node04 'n["state"] == "DOWN"'
+wait_node 30 node04 'n["state"] == "DOWN"'
 node_expr node04 'n["health"] == "UNKNOWN" and n["gpus_free"] == 0 and n["gpus_unavailable"] == 2 and n["summary_state"] == "DOWN"' ||
 	fail "node04 DOWN: $(cohort nodes node04 --json)"
 expect_exit 0 cohort node show node04

@@ -43,7 +43,7 @@ node03: cgroup = $pathcg" \
 	cluster_up "$C" --nodes 3 --gpus 1
 wait_node 20 node01 "n['state'] == 'UP'"
 wait_node 20 node02 "n['state'] == 'UP'"
-wait_node 20 node03 "n['state'] == 'UP'"
+wait_node 40 node03 "n['state'] == 'UP'"
 W=$(world_dir out)
 grep -q "a cgroup per job under $mount" "$C/node01.log" ||
 	fail "node01 has no cgroups: $(grep -i cgroup "$C/node01.log")"
@@ -153,12 +153,12 @@ stop_node03() {
 	local pid
 	pid=$(cat "$C/node03.pid")
 	kill -TERM "$pid"
-	wait_for 10 proc_gone "$pid" || fail "node03 (pid $pid) did not stop"
+	wait_for 60 proc_gone "$pid" || fail "node03 (pid $pid) did not stop"
 }
 stop_node03
 test -d "$pathcg" || fail "a clean stop of node03 removed its cgroup = $pathcg"
 cohort-local start "$C" node03 >"$T/start.out" 2>&1 || fail "cohort-local start node03: $(cat "$T/start.out")"
-wait_node 20 node03 "n['state'] == 'UP'"
+wait_node 40 node03 "n['state'] == 'UP'"
 [ "$(grep -c "a cgroup per job under $pathcg" "$C/node03.log")" = 2 ] ||
 	fail "node03 restarted without its cgroup: $(grep -i cgroup "$C/node03.log" | tail -2)"
 g=$(job_submit --time 5m --nodelist node03 -- "$W/stray.sh" "$W")
@@ -168,7 +168,7 @@ stop_node03
 rmdir "$pathcg" || fail "$pathcg: cannot remove it (not empty?)"
 expect_log_error "no cgroup per job: \[agent\] cgroup = $pathcg cannot be used: "
 cohort-local start "$C" node03 >"$T/start.out" 2>&1 || fail "cohort-local start node03: $(cat "$T/start.out")"
-wait_node 20 node03 "n['state'] == 'UP'"
+wait_node 40 node03 "n['state'] == 'UP'"
 grep -q "warning: no cgroup per job: \[agent\] cgroup = $pathcg cannot be used: $pathcg is not on a cgroup v2 file system" "$C/node03.log" ||
 	fail "an unusable cgroup = PATH is no warning: $(grep -i cgroup "$C/node03.log" | tail -1)"
 
