@@ -1,13 +1,14 @@
 /* bench_submit: how fast the controller acknowledges submissions.
  *
- *   bench_submit [--clients N] [--jobs M] [--server ...] [--cert ...]
- *       [--key ...] [--ca ...]
+ *   bench_submit [--clients N] [--jobs M] [--idempotency-keys]
+ *       [--server ...] [--cert ...] [--key ...] [--ca ...]
  *
  * N threads each open their own connection, wait until all are
  * connected, then submit their share of M tiny jobs ("-- true") one at a
  * time, each waiting for its acknowledgement. The clock runs from the
  * first submit to the last acknowledgement, so connecting is not
- * counted. One summary line on stdout; exit 1 if any submit failed. */
+ * counted. With --idempotency-keys each submit carries a key of its own,
+ * as every submit of the CLI does. One summary line on stdout; exit 1 if any submit failed. */
 #include "config.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@
 
 struct bench {
 	struct cconn_opts opts;
+	int keys;			/* --idempotency-keys */
 	pthread_barrier_t ready;	/* all connected (or failed) */
 	pthread_mutex_t lock;
 	int64_t first_ns;		/* first submit sent */
@@ -114,6 +116,7 @@ worker_run(void *arg)
 	struct job_spec spec;
 	struct cconn *c;
 	struct cerr err;
+	char key[64];
 	int64_t t0, t1;
 
 	job_spec_init(&spec);
@@ -131,6 +134,11 @@ worker_run(void *arg)
 	if (c == NULL || b->failed)
 		goto out;
 	for (w->done = 0; w->done < w->jobs; w->done++) {
+		if (b->keys) {
+			snprintf(key, sizeof(key), "b-%ld-%d-%u", (long)getpid(),
+			    w->index, w->done);
+			pb.idempotency_key = key;
+		}
 		t0 = now_ns();
 		pthread_mutex_lock(&b->lock);
 		if (b->first_ns == 0 || t0 < b->first_ns)
@@ -195,6 +203,7 @@ parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
 static const struct option longopts[] = {
 	{ "clients", required_argument, NULL, 'n' },
 	{ "jobs", required_argument, NULL, 'm' },
+	{ "idempotency-keys", no_argument, NULL, 'i' },
 	{ "server", required_argument, NULL, 's' },
 	{ "cert", required_argument, NULL, 'c' },
 	{ "key", required_argument, NULL, 'k' },
@@ -261,7 +270,7 @@ main(int argc, char **argv)
 	struct settings s;
 	struct bench b;
 	struct cerr err;
-	int ch, rc;
+	int ch, rc, keys = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -276,6 +285,9 @@ main(int argc, char **argv)
 			    &jobs) == -1)
 				return 2;
 			break;
+		case 'i':
+			keys = 1;
+			break;
 		case 's':
 		case 'c':
 		case 'k':
@@ -284,7 +296,8 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: bench_submit [--clients N] "
-			    "[--jobs M] [--server HOST:PORT[,...]] [--cert F] "
+			    "[--jobs M] [--idempotency-keys] "
+			    "[--server HOST:PORT[,...]] [--cert F] "
 			    "[--key F] [--ca F]\n");
 			return 2;
 		}
@@ -301,6 +314,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	memset(&b, 0, sizeof(b));
+	b.keys = keys;
 	b.opts.server = s.server;
 	b.opts.cert = s.cert;
 	b.opts.key = s.key;

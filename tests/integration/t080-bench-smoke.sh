@@ -25,6 +25,16 @@ assert 0.95 * lo <= rate <= 1.05 * hi, "rate is not jobs/seconds"
 PY
 [ "$(job_count --all)" = "$((before + 20))" ] || fail "expected $((before + 20)) jobs, got $(job_count --all)"
 
+# With --idempotency-keys every submit carries a key of its own: 20 more
+# jobs, each with a distinct key.
+expect_exit 0 timeout 25 "$BENCH" --clients 2 --jobs 20 --idempotency-keys
+grep -q '^bench_submit: clients=2 jobs=20 ' "$OUT" || fail "no summary line with keys: $(cat "$OUT")"
+before=$((before + 20))
+[ "$(job_count --all)" = "$((before + 20))" ] || fail "expected $((before + 20)) jobs, got $(job_count --all)"
+expect_exit 0 cohort jobs --all --json
+[ "$(json_get "$OUT" 'len(set(j["idempotency_key"] for j in d["jobs"] if (j.get("idempotency_key") or "").startswith("b-")))')" = 20 ] ||
+	fail "the keyed jobs do not carry 20 distinct keys"
+
 # Bad arguments fail and submit nothing.
 "$BENCH" --clients 0 --jobs 20 >/dev/null 2>&1 && fail "bench_submit --clients 0 succeeded"
 "$BENCH" --bogus >/dev/null 2>&1 && fail "bench_submit --bogus succeeded"
