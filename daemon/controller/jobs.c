@@ -366,6 +366,24 @@ jobs_submit_existing(struct jobs *js, const struct peer *who,
 }
 
 int
+jobs_key_conflict(struct jobs *js, const char *user, const char *key,
+    struct cerr *err)
+{
+	struct cerr e;
+	uint64_t id;
+
+	if (key != NULL && store_job_by_idem_key(js->st, user, key, &id,
+	    &e) == 1)
+		cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s': already "
+		    "the key of job %" PRIu64, key, id);
+	return -1;
+}
+
+/* A key already held is refused by the store's unique index when the row
+ * is written (jobs_key_conflict names the job): callers that want the
+ * earlier job instead ask jobs_submit_existing first, as rpc_submit
+ * does, so a submit looks its key up once. */
+int
 jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
     int64_t now_ms, uint64_t *id, struct cerr *err)
 {
@@ -373,17 +391,6 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	char detail[256];
 
 	cerr_clear(err);
-	switch (jobs_submit_existing(js, who, spec, id, err)) {
-	case 0:
-		break;
-	case 1:
-		cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s': already "
-		    "the key of job %" PRIu64, spec->idem_key, *id);
-		/* FALLTHROUGH */
-	default:
-		job_spec_clear(spec);
-		return -1;
-	}
 	/* Admins are held to the same limits: they submit as themselves,
 	 * and a runaway script is as likely from them. With queues, a
 	 * raised priority is the queue's to allow (its admins may), so
@@ -427,6 +434,7 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	}
 	if (jobs_write(js, job, true, now_ms, "submit", who->name, detail,
 	    err) == -1) {
+		jobs_key_conflict(js, job->user, job->spec.idem_key, err);
 		job_free(job);
 		return -1;
 	}

@@ -162,7 +162,8 @@ jobs_array_write(struct jobs *js, const struct peer *who, struct job **v,
 		if (jobs_write_rows(js, v[i], true, now_ms, "submit",
 		    who->name, detail, err) == -1) {
 			store_undo(js->st);
-			return -1;
+			return jobs_key_conflict(js, who->name,
+			    v[i]->spec.idem_key, err);
 		}
 	}
 	if (store_keep(js->st, err) == -1) {

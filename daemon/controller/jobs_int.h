@@ -94,6 +94,11 @@ int jobs_write(struct jobs *js, const struct job *job, bool insert,
 int jobs_write_rows(struct jobs *js, const struct job *job, bool insert,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err);
+/* After a submit's write failed: when the store already holds user's
+ * key (its unique index refused the row), err becomes the conflict that
+ * names the job holding it. Returns -1 always. */
+int jobs_key_conflict(struct jobs *js, const char *user, const char *key,
+    struct cerr *err);
 /* Make next, whose rows are written, the job (jobs_apply's second half:
  * what job no longer shares freed, the quota's counts kept). */
 void jobs_install(struct jobs *js, struct job *job, struct job *next);

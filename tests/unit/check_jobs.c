@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -774,10 +775,13 @@ START_TEST(test_submit_idempotency_key)
 	    .submit_burst = 1000 };
 	struct peer alice = { .name = "alice", .role = ROLE_USER };
 	struct peer bob = { .name = "bob", .role = ROLE_USER };
+	struct peer carol = { .name = "carol", .role = ROLE_USER };
 	struct job_spec spec;
 	struct ctl f;
 	struct cerr err;
+	char want[64];
 	uint64_t id = 0, a, b, arr;
+	size_t n;
 
 	ctl_setup(&f, &lim);
 	ctl_spec(&spec, 1, 1, 1);
@@ -814,6 +818,29 @@ START_TEST(test_submit_idempotency_key)
 	ck_assert_ptr_null(jobs_get(f.js, arr + 1)->spec.idem_key);
 	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM jobs WHERE "
 	    "idem_key = 'sweep'"), 1);
+	/* Its key held, a second array or job is refused by the store's
+	 * unique index, named as the conflict it is, and leaves nothing. */
+	n = jobs_count(f.js);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.array = strdup("5");
+	spec.idem_key = strdup("sweep");
+	ck_assert_int_eq(jobs_submit(f.js, &carol, &spec, 1004, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	snprintf(want, sizeof(want), "already the key of job %" PRIu64, arr);
+	ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("sweep");
+	ck_assert_int_eq(jobs_submit(f.js, &carol, &spec, 1004, &id, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
+	ck_assert_uint_eq(jobs_count(f.js), n);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM jobs"),
+	    (int)n);
+	/* The next submit takes the next id: none was used up. */
+	ctl_spec(&spec, 1, 1, 1);
+	ck_assert_uint_eq(ctl_submit(&f, "carol", &spec, 1005), arr + 3);
 	/* Malformed: refused with the option's name, nothing asked. */
 	ctl_spec(&spec, 1, 1, 1);
 	spec.idem_key = strdup("a b");
