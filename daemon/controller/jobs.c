@@ -26,6 +26,8 @@ jobs_reserve(struct jobs *js)
 	struct job **tab;
 	size_t cap;
 
+	if (jobs_keys_reserve(&js->keys, 1) == -1)
+		return -1;
 	if (js->n < js->cap)
 		return 0;
 	cap = js->cap ? js->cap * 2 : 256;
@@ -42,6 +44,7 @@ jobs_append(struct jobs *js, struct job *job)
 	if (jobs_reserve(js) == -1)
 		return -1;
 	js->tab[js->n++] = job;
+	jobs_keys_add(&js->keys, job);
 	return 0;
 }
 
@@ -62,6 +65,7 @@ jobs_drop(struct jobs *js)
 {
 	size_t i;
 
+	jobs_keys_clear(&js->keys);
 	for (i = 0; i < js->n; i++)
 		job_free(js->tab[i]);
 	js->n = 0;
@@ -357,36 +361,27 @@ int
 jobs_submit_existing(struct jobs *js, const struct peer *who,
     const struct job_spec *spec, uint64_t *id, struct cerr *err)
 {
+	const struct job *job;
+
 	if (spec->idem_key == NULL)
 		return 0;
 	if (job_idem_key_check(spec->idem_key, err) == -1)
 		return -1;
-	return store_job_by_idem_key(js->st, who->name, spec->idem_key, id,
-	    err);
+	if ((job = jobs_keys_find(&js->keys, who->name, spec->idem_key)) ==
+	    NULL)
+		return 0;
+	*id = job->id;
+	return 1;
 }
 
-int
-jobs_key_conflict(struct jobs *js, const char *user, const char *key,
-    struct cerr *err)
-{
-	struct cerr e;
-	uint64_t id;
-
-	if (key != NULL && store_job_by_idem_key(js->st, user, key, &id,
-	    &e) == 1)
-		cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s': already "
-		    "the key of job %" PRIu64, key, id);
-	return -1;
-}
-
-/* A key already held is refused by the store's unique index when the row
- * is written (jobs_key_conflict names the job): callers that want the
- * earlier job instead ask jobs_submit_existing first, as rpc_submit
- * does, so a submit looks its key up once. */
+/* A key the user's jobs already hold is refused (ERR_CONFLICT): callers
+ * that want the earlier job instead ask jobs_submit_existing first, as
+ * rpc_submit does. */
 int
 jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
     int64_t now_ms, uint64_t *id, struct cerr *err)
 {
+	const struct job *held;
 	struct job *job;
 	char detail[256];
 
@@ -401,6 +396,13 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	    queues_admit(js->queues, who, spec, err) == -1) ||
 	    quota_submit_check(js->quota, who->name, now_ms, err) == -1 ||
 	    jobs_depend_check(js, who, spec, err) == -1) {
+		job_spec_clear(spec);
+		return -1;
+	}
+	if (spec->idem_key != NULL && (held = jobs_keys_find(&js->keys,
+	    who->name, spec->idem_key)) != NULL) {
+		cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s': already "
+		    "the key of job %" PRIu64, spec->idem_key, held->id);
 		job_spec_clear(spec);
 		return -1;
 	}
@@ -434,7 +436,6 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	}
 	if (jobs_write(js, job, true, now_ms, "submit", who->name, detail,
 	    err) == -1) {
-		jobs_key_conflict(js, job->user, job->spec.idem_key, err);
 		job_free(job);
 		return -1;
 	}

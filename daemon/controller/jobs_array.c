@@ -162,8 +162,7 @@ jobs_array_write(struct jobs *js, const struct peer *who, struct job **v,
 		if (jobs_write_rows(js, v[i], true, now_ms, "submit",
 		    who->name, detail, err) == -1) {
 			store_undo(js->st);
-			return jobs_key_conflict(js, who->name,
-			    v[i]->spec.idem_key, err);
+			return -1;
 		}
 	}
 	if (store_keep(js->st, err) == -1) {
@@ -208,14 +207,17 @@ jobs_array_submit(struct jobs *js, const struct peer *who,
 	}
 	if ((v = calloc(a.n, sizeof(*v))) == NULL ||
 	    jobs_array_reserve(js, a.n) == -1 ||
+	    jobs_keys_reserve(&js->keys, 1) == -1 ||
 	    jobs_array_make(js, who, spec, &a, now_ms, v) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	if (jobs_array_write(js, who, v, a.n, now_ms, err) == -1)
 		goto out;
-	for (i = 0; i < a.n; i++)
+	for (i = 0; i < a.n; i++) {
 		js->tab[js->n++] = v[i];
+		jobs_keys_add(&js->keys, v[i]);	/* the first task's key */
+	}
 	js->last_id += a.n;
 	/* The entry exists since quota_submit_check: this cannot fail. One
 	 * submit, as far as the rate is concerned. */

@@ -42,6 +42,14 @@ struct jobs_ended_run {
 	uint64_t wasted_ms;
 };
 
+/* The jobs that hold an idempotency key, by user and key (jobs_keys.c):
+ * job pointers, open addressing, at most half full. */
+struct jobs_keys {
+	struct job **v;
+	size_t cap;		/* 0, or a power of two */
+	size_t n;
+};
+
 struct jobs {
 	struct store *st;
 	struct run *runs;
@@ -53,6 +61,7 @@ struct jobs {
 	struct job **tab;	/* sorted by id: ids only grow */
 	size_t n;
 	size_t cap;
+	struct jobs_keys keys;	/* the jobs of tab that hold a key */
 	uint64_t last_id;
 	int64_t early_fail_ms;	/* jobs_set_early_fail_window */
 	struct jobs_ended_run ended;	/* jobs_account.c */
@@ -62,8 +71,8 @@ struct jobs {
 	int64_t purge_next_ms;		/* the next look for old rows */
 };
 
-/* Room for one more job in the table (jobs_append cannot fail after
- * it). 0 or -1 (ENOMEM). */
+/* Room for one more job in the table and its key (jobs_append cannot
+ * fail after it). 0 or -1 (ENOMEM). */
 int jobs_reserve(struct jobs *js);
 int jobs_append(struct jobs *js, struct job *job);
 /* The job with id, or NULL with err ERR_NOT_FOUND. */
@@ -94,11 +103,18 @@ int jobs_write(struct jobs *js, const struct job *job, bool insert,
 int jobs_write_rows(struct jobs *js, const struct job *job, bool insert,
     int64_t now_ms, const char *kind, const char *actor, const char *detail,
     struct cerr *err);
-/* After a submit's write failed: when the store already holds user's
- * key (its unique index refused the row), err becomes the conflict that
- * names the job holding it. Returns -1 always. */
-int jobs_key_conflict(struct jobs *js, const char *user, const char *key,
-    struct cerr *err);
+/* Room for more keys (jobs_keys_add cannot fail after it). 0 or -1
+ * (ENOMEM). */
+int jobs_keys_reserve(struct jobs_keys *k, size_t more);
+/* The job of user that holds key, or NULL. */
+const struct job *jobs_keys_find(const struct jobs_keys *k, const char *user,
+    const char *key);
+/* Add job, which stays at its address while it is in the table (nothing
+ * when it holds no key); jobs_keys_reserve made room. */
+void jobs_keys_add(struct jobs_keys *k, struct job *job);
+/* Remove job (before it leaves the table). */
+void jobs_keys_remove(struct jobs_keys *k, const struct job *job);
+void jobs_keys_clear(struct jobs_keys *k);
 /* Make next, whose rows are written, the job (jobs_apply's second half:
  * what job no longer shares freed, the quota's counts kept). */
 void jobs_install(struct jobs *js, struct job *job, struct job *next);

@@ -46,6 +46,7 @@ jobs_retention_drop(struct jobs *js, const size_t *pos, size_t n)
 
 	for (i = pos[0]; i < js->n; i++) {
 		if (k < n && i == pos[k]) {
+			jobs_keys_remove(&js->keys, js->tab[i]);
 			job_free(js->tab[i]);
 			k++;
 			continue;

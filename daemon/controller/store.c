@@ -98,9 +98,6 @@ static const char *const stmt_sql[S__COUNT] = {
 	    EVENTS_KIND "ORDER BY id LIMIT ?4",
 	/* The rowid's maximum: one step down the table's b-tree. */
 	[S_EVENTS_LAST_ID] = "SELECT coalesce(max(id), 0) FROM events",
-	/* The partial unique index jobs_user_idem_key answers it. */
-	[S_JOB_BY_IDEM_KEY] = "SELECT id FROM jobs "
-	    "WHERE user = ?1 AND idem_key = ?2",
 };
 
 /* The helpers below declared in store_int.h are shared with
@@ -1045,24 +1042,6 @@ store_max_job_id(struct store *st, uint64_t *id, struct cerr *err)
 		db_fail(st, err, "read max job id");
 	stmt_done(s);
 	return rc == SQLITE_ROW ? 0 : -1;
-}
-
-int
-store_job_by_idem_key(struct store *st, const char *user, const char *key,
-    uint64_t *id, struct cerr *err)
-{
-	sqlite3_stmt *s = st->stmt[S_JOB_BY_IDEM_KEY];
-	int rc;
-
-	sqlite3_bind_text(s, 1, user, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*id = (uint64_t)sqlite3_column_int64(s, 0);
-	else if (rc != SQLITE_DONE)
-		db_fail(st, err, "look up an idempotency key");
-	stmt_done(s);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 int

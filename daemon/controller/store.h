@@ -84,11 +84,6 @@ int store_jobs_load(struct store *st,
 /* The highest job id ever used (0 when none). Ids are never reused, even
  * across restarts, so this also accounts for removed jobs. */
 int store_max_job_id(struct store *st, uint64_t *id, struct cerr *err);
-/* The job of user's whose spec holds idempotency key (migration 011):
- * 1 and *id when there is one, 0 when none, -1 with err. Sees the rows
- * of the open transaction. */
-int store_job_by_idem_key(struct store *st, const char *user,
-    const char *key, uint64_t *id, struct cerr *err);
 /* Raise the highest job id ever used to at least id (never lowers it),
  * inside the current transaction. */
 int store_job_id_bump(struct store *st, uint64_t id, struct cerr *err);

@@ -36,7 +36,6 @@ enum stmt_id {
 	S_EVENTS_JOB_NODE,
 	S_JOB_UPDATE_SPEC,
 	S_EVENTS_LAST_ID,
-	S_JOB_BY_IDEM_KEY,
 	/* store_nodes.c */
 	S_NODE_UPSERT,
 	S_NODE_GPUS_DELETE,

@@ -8,7 +8,7 @@
  * time, each waiting for its acknowledgement. The clock runs from the
  * first submit to the last acknowledgement, so connecting is not
  * counted. With --idempotency-keys each submit carries a key of its own,
- * as every submit of the CLI does. One summary line on stdout; exit 1 if any submit failed. */
+ * random as the CLI's are ("b-" and 32 hex digits). One summary line on stdout; exit 1 if any submit failed. */
 #include "config.h"
 
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include "client/conn.h"
 #include "client/settings.h"
@@ -104,6 +105,21 @@ submit_one(struct worker *w, struct cconn *c, Cohort__V1__Envelope *req)
 	return rc;
 }
 
+/* A key like the CLI's: "b-" and 32 hex digits. */
+static int
+bench_key(char *buf, size_t size)
+{
+	unsigned char r[16];
+	size_t i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	snprintf(buf, size, "b-");
+	for (i = 0; i < sizeof(r) && 2 + 2 * i + 2 < size; i++)
+		snprintf(buf + 2 + 2 * i, size - 2 - 2 * i, "%02x", r[i]);
+	return 0;
+}
+
 static void *
 worker_run(void *arg)
 {
@@ -135,8 +151,11 @@ worker_run(void *arg)
 		goto out;
 	for (w->done = 0; w->done < w->jobs; w->done++) {
 		if (b->keys) {
-			snprintf(key, sizeof(key), "b-%ld-%d-%u", (long)getpid(),
-			    w->index, w->done);
+			if (bench_key(key, sizeof(key)) == -1) {
+				bench_fail(b, "client %d: getrandom: %s",
+				    w->index, strerror(errno));
+				break;
+			}
 			pb.idempotency_key = key;
 		}
 		t0 = now_ns();

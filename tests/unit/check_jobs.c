@@ -21,6 +21,7 @@
 
 #include "ctl_fixture.h"
 #include "daemon/controller/jobs.h"
+#include "daemon/controller/jobs_int.h"
 #include "daemon/controller/queues.h"
 #include "daemon/controller/quota.h"
 #include "daemon/controller/txq.h"
@@ -760,6 +761,56 @@ START_TEST(test_submit_validates_and_records)
 	    "kind = 'submit' AND detail = 'name=train nodes=1:2 "
 	    "gpus_per_node=4'"), 1);
 	ctl_teardown(&f);
+}
+END_TEST
+
+/* The key map (jobs_keys.c) through growth and removals: every key that
+ * is in is found, with its job; every removed one is not; users keep
+ * their own keys apart. Removal shifts the probe chains back, so a
+ * removal in the middle of a chain must leave the rest findable. */
+START_TEST(test_keys_map)
+{
+	enum { N = 1500 };
+	static struct job jobs[N];
+	static char keys[N][16];
+	struct jobs_keys k = { 0 };
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%zu", i / 2);
+		jobs[i].id = i + 1;
+		jobs[i].user = i % 2 ? "bob" : "alice";
+		jobs[i].spec.idem_key = keys[i];
+		ck_assert_int_eq(jobs_keys_reserve(&k, 1), 0);
+		jobs_keys_add(&k, &jobs[i]);
+	}
+	ck_assert_uint_eq(k.n, N);
+	ck_assert_uint_le(k.n * 2, k.cap);
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_eq(jobs_keys_find(&k, jobs[i].user, keys[i]),
+		    &jobs[i]);
+	ck_assert_ptr_null(jobs_keys_find(&k, "carol", "k1"));
+	ck_assert_ptr_null(jobs_keys_find(&k, "alice", "k100000"));
+	/* Remove every third, and one twice (nothing happens). */
+	for (i = 0; i < N; i += 3)
+		jobs_keys_remove(&k, &jobs[i]);
+	jobs_keys_remove(&k, &jobs[0]);
+	ck_assert_uint_eq(k.n, N - (N + 2) / 3);
+	for (i = 0; i < N; i++) {
+		if (i % 3 == 0)
+			ck_assert_ptr_null(jobs_keys_find(&k, jobs[i].user,
+			    keys[i]));
+		else
+			ck_assert_ptr_eq(jobs_keys_find(&k, jobs[i].user,
+			    keys[i]), &jobs[i]);
+	}
+	/* A job without a key is neither added nor removed. */
+	jobs[0].spec.idem_key = NULL;
+	jobs_keys_add(&k, &jobs[0]);
+	jobs_keys_remove(&k, &jobs[0]);
+	ck_assert_uint_eq(k.n, N - (N + 2) / 3);
+	jobs_keys_clear(&k);
+	ck_assert_ptr_null(jobs_keys_find(&k, "bob", "k1"));
 }
 END_TEST
 
@@ -1523,6 +1574,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_submit_validates_and_records);
 	tcase_add_test(tc, test_submit_limits);
 	tcase_add_test(tc, test_submit_idempotency_key);
+	tcase_add_test(tc, test_keys_map);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_transitions_refused);
 	tcase_add_test(tc, test_attempts_restarts_lost_work);

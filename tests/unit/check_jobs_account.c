@@ -21,11 +21,12 @@
 #define S 1000
 #define T0 (INT64_C(1000) * 86400 * 1000 + 12 * 3600 * S) /* a noon */
 
-/* Submit a job of user (queue q, NULL: none) on n nodes x gpn GPUs at
- * now, allocated and RUNNING; its id. */
+/* Submit a job of user (queue q, NULL: none; idempotency key key, NULL:
+ * none) on n nodes x gpn GPUs at now, allocated and RUNNING; its id. */
 static uint64_t
-run_job(struct ctl *c, const char *user, const char *q, unsigned n,
-    unsigned gpn, uint32_t max_restarts, int64_t now)
+run_job_key(struct ctl *c, const char *user, const char *q,
+    const char *key, unsigned n, unsigned gpn, uint32_t max_restarts,
+    int64_t now)
 {
 	struct placement place[8];
 	struct job_spec spec;
@@ -37,6 +38,8 @@ run_job(struct ctl *c, const char *user, const char *q, unsigned n,
 	spec.max_restarts = max_restarts;
 	if (q != NULL)
 		spec.queue = strdup(q);
+	if (key != NULL)
+		spec.idem_key = strdup(key);
 	id = ctl_submit(c, user, &spec, now);
 	memset(place, 0, sizeof(place));
 	for (i = 0; i < n; i++) {
@@ -53,6 +56,13 @@ run_job(struct ctl *c, const char *user, const char *q, unsigned n,
 	    err.text);
 	ctl_flush(c);
 	return id;
+}
+
+static uint64_t
+run_job(struct ctl *c, const char *user, const char *q, unsigned n,
+    unsigned gpn, uint32_t max_restarts, int64_t now)
+{
+	return run_job_key(c, user, q, NULL, n, gpn, max_restarts, now);
 }
 
 /* Every rank of job id's current attempt exits with status. */
@@ -357,7 +367,9 @@ START_TEST(test_retention_purges_in_batches)
 
 	ctl_setup(&f, NULL);
 	for (i = 0; i < old; i++) {
-		id = run_job(&f, "alice", NULL, 1, 1, 3, T0 + i * S);
+		/* The first holds a key, which it gives up with its row. */
+		id = run_job_key(&f, "alice", NULL, i == 0 ? "gone" : NULL, 1,
+		    1, 3, T0 + i * S);
 		ck_assert_int_eq(exit_all(&f, id, 0, T0 + i * S + S),
 		    JOB_COMPLETED);
 	}
@@ -392,6 +404,11 @@ START_TEST(test_retention_purges_in_batches)
 	ck_assert_ptr_nonnull(jobs_get(f.js, pending));
 	ck_assert_ptr_nonnull(jobs_get(f.js, running));
 	ck_assert_ptr_nonnull(jobs_get(f.js, recent));
+	/* The purged job's key is free again: a submit with it is a new
+	 * job (the fourth left). */
+	ctl_spec(&spec, 1, 1, 1);
+	spec.idem_key = strdup("gone");
+	ck_assert_uint_eq(ctl_submit(&f, "alice", &spec, now), old + 4);
 	/* Nothing names a purged job any more. */
 	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM job_runs"), 1);
 	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM task_exits "
@@ -402,12 +419,12 @@ START_TEST(test_retention_purges_in_batches)
 	    "WHERE job_id <= 250"), 0);
 	/* The table is what the database holds, and ids are not reused. */
 	ctl_reload(&f);
-	ck_assert_uint_eq(jobs_count(f.js), 3);
+	ck_assert_uint_eq(jobs_count(f.js), 4);
 	ctl_spec(&spec, 1, 1, 1);
 	id = ctl_submit(&f, "alice", &spec, now);
 	ck_assert_uint_gt(id, recent);
 	last = id;
-	ck_assert_uint_eq(last, old + 4);
+	ck_assert_uint_eq(last, old + 5);
 	ctl_teardown(&f);
 }
 END_TEST

@@ -1,0 +1,137 @@
+/* The idempotency keys of the jobs in the table, by user and key, in
+ * memory: a submit sent again finds the job its first send made without
+ * asking SQLite. The keys are also in the jobs' rows (jobs.idem_key), so
+ * a restarted or newly leading controller rebuilds this at load; there
+ * is no index on them in the database, whose B-tree would take each
+ * random key at a random page and so write a page of WAL per submit.
+ *
+ * Open addressing with linear probing over job pointers (a job keeps its
+ * address while it is in the table: jobs_install copies into it), the
+ * hash over the job's user and key; deletion shifts the entries after
+ * the removed one back, so there are no tombstones. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "jobs_int.h"
+
+/* FNV-1a, 64 bits, over user, a NUL and key. */
+static uint64_t
+keys_hash(const char *user, const char *key)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)user; *p != '\0'; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	h *= 1099511628211ULL;
+	for (p = (const unsigned char *)key; *p != '\0'; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+static bool
+keys_match(const struct job *job, const char *user, const char *key)
+{
+	return strcmp(job->spec.idem_key, key) == 0 &&
+	    strcmp(job->user, user) == 0;
+}
+
+/* Put job in v (cap a power of two, a free slot known to exist). */
+static void
+keys_place(struct job **v, size_t cap, struct job *job)
+{
+	size_t i = keys_hash(job->user, job->spec.idem_key) & (cap - 1);
+
+	while (v[i] != NULL)
+		i = (i + 1) & (cap - 1);
+	v[i] = job;
+}
+
+int
+jobs_keys_reserve(struct jobs_keys *k, size_t more)
+{
+	struct job **v;
+	size_t cap = k->cap ? k->cap : 64, i;
+
+	/* At most half full. */
+	while ((k->n + more) * 2 > cap) {
+		if (cap > SIZE_MAX / 4 / sizeof(*v)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		cap *= 2;
+	}
+	if (cap == k->cap)
+		return 0;
+	if ((v = calloc(cap, sizeof(*v))) == NULL)
+		return -1;
+	for (i = 0; i < k->cap; i++)
+		if (k->v[i] != NULL)
+			keys_place(v, cap, k->v[i]);
+	free(k->v);
+	k->v = v;
+	k->cap = cap;
+	return 0;
+}
+
+const struct job *
+jobs_keys_find(const struct jobs_keys *k, const char *user, const char *key)
+{
+	size_t i;
+
+	if (k->n == 0)
+		return NULL;
+	for (i = keys_hash(user, key) & (k->cap - 1); k->v[i] != NULL;
+	    i = (i + 1) & (k->cap - 1))
+		if (keys_match(k->v[i], user, key))
+			return k->v[i];
+	return NULL;
+}
+
+void
+jobs_keys_add(struct jobs_keys *k, struct job *job)
+{
+	if (job->spec.idem_key == NULL)
+		return;
+	keys_place(k->v, k->cap, job);
+	k->n++;
+}
+
+void
+jobs_keys_remove(struct jobs_keys *k, const struct job *job)
+{
+	size_t i, j, home, mask = k->cap - 1;
+
+	if (job->spec.idem_key == NULL || k->n == 0)
+		return;
+	for (i = keys_hash(job->user, job->spec.idem_key) & mask;
+	    k->v[i] != job; i = (i + 1) & mask)
+		if (k->v[i] == NULL)
+			return;
+	/* Shift back what probed past i: an entry at j whose home slot is
+	 * not within (i, j] (cyclically) belongs at i. */
+	for (j = (i + 1) & mask; k->v[j] != NULL; j = (j + 1) & mask) {
+		home = keys_hash(k->v[j]->user, k->v[j]->spec.idem_key) & mask;
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && home <= i && home > j)) {
+			k->v[i] = k->v[j];
+			i = j;
+		}
+	}
+	k->v[i] = NULL;
+	k->n--;
+}
+
+void
+jobs_keys_clear(struct jobs_keys *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->cap = 0;
+	k->n = 0;
+}
