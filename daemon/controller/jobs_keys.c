@@ -2,8 +2,9 @@
  * memory: a submit sent again finds the job its first send made without
  * asking SQLite. The keys are also in the jobs' rows (jobs.idem_key), so
  * a restarted or newly leading controller rebuilds this at load; there
- * is no index on them in the database, whose B-tree would take each
- * random key at a random page and so write a page of WAL per submit.
+ * is no index on them in the database: with one, keyed submits were
+ * measurably slower (docs/BENCHMARKS.md), most likely because random
+ * keys dirty index pages all over its B-tree, each a WAL frame.
  *
  * Open addressing with linear probing over job pointers (a job keeps its
  * address while it is in the table: jobs_install copies into it), the
