@@ -209,7 +209,20 @@ static void
 prog_kill_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct health *hl = arg;
+	int status;
+	pid_t w;
 
+	/* An agent that did not run for a while (a loaded machine, a
+	 * stopped process) finds this timer and the program's exit due in
+	 * the same round, in either order: a program that has ended was
+	 * not late, whatever the clock says now. */
+	while ((w = waitpid(hl->pid, &status, WNOHANG)) == -1 &&
+	    errno == EINTR)
+		;
+	if (w == hl->pid) {
+		prog_finish(hl, status);
+		return;
+	}
 	log_warnx("health: %s still running after %" PRIu64 " ms; killed",
 	    hl->cfg->health_program, hl->cfg->health_timeout_ms);
 	hl->timed_out = true;
