@@ -71,6 +71,8 @@ struct peer {
 #define JOB_QUEUE_MAX 64
 /* --idempotency-key: at most this many of [A-Za-z0-9._:-]. */
 #define JOB_IDEM_KEY_MAX 64
+/* The fingerprint of a keyed submit's request: SHA-256. */
+#define JOB_IDEM_FP_LEN 32
 
 struct job_spec {
 	char *name;		/* never NULL after validation */
@@ -134,6 +136,12 @@ struct job_spec {
 	char *idem_key;		/* --idempotency-key: a submit with the key
 				 * of one of its user's jobs creates nothing
 				 * and gets that job; NULL: none */
+	/* What the submit that made the key asked for (wire.h's
+	 * wire_spec_fingerprint), so that the key sent again with another
+	 * request is refused rather than answered with this job. Kept
+	 * through updates: it is the submit's, not the spec's now. */
+	bool has_idem_fp;	/* false: none (no key, or older jobs) */
+	unsigned char idem_fp[JOB_IDEM_FP_LEN];
 };
 
 /* The most cores a node's tasks of one job may be bound to

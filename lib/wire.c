@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "constraint.h"
 #include "text.h"
 #include "wire.h"
@@ -176,6 +178,49 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
 	return 0;
+}
+
+/* A ProtobufCBuffer that hashes what is packed into it. */
+struct wire_digest {
+	ProtobufCBuffer base;
+	EVP_MD_CTX *md;
+	bool bad;
+};
+
+static void
+wire_digest_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct wire_digest *d = (struct wire_digest *)b;
+
+	if (!d->bad && EVP_DigestUpdate(d->md, data, len) != 1)
+		d->bad = true;
+}
+
+int
+wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
+    unsigned char fp[JOB_IDEM_FP_LEN])
+{
+	Cohort__V1__JobSpec req = *pb;
+	struct wire_digest d = { { wire_digest_append }, NULL, false };
+	unsigned int n = 0;
+	int rc = -1;
+
+	req.idempotency_key = NULL;
+	req.n_env = 0;
+	req.env = NULL;
+	if ((d.md = EVP_MD_CTX_new()) == NULL)
+		goto out;
+	if (EVP_DigestInit_ex(d.md, EVP_sha256(), NULL) != 1)
+		goto out;
+	protobuf_c_message_pack_to_buffer(&req.base, &d.base);
+	if (!d.bad && EVP_DigestFinal_ex(d.md, fp, &n) == 1 &&
+	    n == JOB_IDEM_FP_LEN)
+		rc = 0;
+out:
+	EVP_MD_CTX_free(d.md);
+	if (rc == -1)
+		errno = ENOMEM;
+	return rc;
 }
 
 static void

@@ -370,6 +370,17 @@ jobs_submit_existing(struct jobs *js, const struct peer *who,
 	if ((job = jobs_keys_find(&js->keys, who->name, spec->idem_key)) ==
 	    NULL)
 		return 0;
+	/* The key is the request's name: the same key with another
+	 * request is a mistake (two steps of a workflow given one key),
+	 * and answering with this job would hide it. Jobs made before
+	 * fingerprints, and callers without one, match on the key. */
+	if (spec->has_idem_fp && job->spec.has_idem_fp &&
+	    memcmp(spec->idem_fp, job->spec.idem_fp, JOB_IDEM_FP_LEN) != 0)
+		return cerr_set(err, ERR_CONFLICT, "--idempotency-key '%s' "
+		    "was used for job %" PRIu64 ", which asked for something "
+		    "else (command, script or options; the environment does "
+		    "not count): use another key for another request",
+		    spec->idem_key, job->id);
 	*id = job->id;
 	return 1;
 }

@@ -41,7 +41,8 @@ int jobs_submit(struct jobs *js, const struct peer *who,
 /* Idempotent submits: is spec's idempotency key (if any) that of one of
  * who's jobs? 1 with *id (the job, or the array's first task, that the
  * first submit with the key made), 0 when not (jobs_submit makes it),
- * -1 with err (ERR_INVALID: a malformed key; ERR_INTERNAL). Asked before
+ * -1 with err (ERR_INVALID: a malformed key; ERR_CONFLICT: the key's
+ * job was made by another request, by their idem_fp). Asked before
  * jobs_submit, and before any limit that a first submit passed: a submit
  * sent again after a lost reply is answered as the first one was.
  * jobs_submit refuses a key already held with ERR_CONFLICT. */

@@ -129,6 +129,7 @@ jobs_array_make(struct jobs *js, const struct peer *who,
 		if (i > 0) {
 			free(job->spec.idem_key);
 			job->spec.idem_key = NULL;
+			job->spec.has_idem_fp = false;
 		}
 		job->id = js->last_id + 1 + i;
 		job->state = JOB_PENDING;

@@ -315,8 +315,18 @@ rpc_submit(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	cerr_clear(&err);
 	if (wire_spec_from_pb(req->submit->spec, &spec, &err) == -1)
 		goto fail;
-	/* A submit sent again (its key already made a job) is answered as
-	 * the first was, whatever changed since (nodes, limits). */
+	if (spec.idem_key != NULL) {
+		if (wire_spec_fingerprint(req->submit->spec,
+		    spec.idem_fp) == -1) {
+			job_spec_clear(&spec);
+			cerr_set(&err, ERR_INTERNAL, "out of memory");
+			goto fail;
+		}
+		spec.has_idem_fp = true;
+	}
+	/* A submit sent again (its key already made a job, for the same
+	 * request) is answered as the first was, whatever changed since
+	 * (nodes, limits). */
 	switch (jobs_submit_existing(rpc->jobs, server_conn_peer(c), &spec,
 	    &id, &err)) {
 	case 1:

@@ -41,7 +41,7 @@
 	"error, nodelist, exclude, cpu_only, exclusive, array_id, " \
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
 	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
-	"segment, idem_key"
+	"segment, idem_key, idem_fp"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -61,7 +61,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLUMNS ") VALUES ("
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -797,6 +798,8 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, (int64_t)sp->mem_per_node_mb);
 	bind_int(&b, (int64_t)sp->segment);
 	bind_text(&b, sp->idem_key);
+	bind_blob(&b, sp->has_idem_fp ? sp->idem_fp : NULL,
+	    sp->has_idem_fp ? JOB_IDEM_FP_LEN : 0);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -903,7 +906,8 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	struct reader r = { s, 0, NULL };
 	struct job *job;
 	struct job_spec *sp;
-	char *state = NULL;
+	char *state = NULL, *fp = NULL;
+	size_t fplen;
 	int64_t hold;
 
 	if ((job = job_new()) == NULL) {
@@ -974,6 +978,14 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->mem_per_node_mb = (uint64_t)read_int(&r);
 	sp->segment = (uint32_t)read_int(&r);
 	read_text(&r, &sp->idem_key);
+	/* Not JOB_IDEM_FP_LEN bytes (edited by hand): as if none, so the
+	 * key alone decides, as for jobs made before fingerprints. */
+	read_blob(&r, &fp, &fplen);
+	if (fp != NULL && fplen == JOB_IDEM_FP_LEN) {
+		memcpy(sp->idem_fp, fp, JOB_IDEM_FP_LEN);
+		sp->has_idem_fp = true;
+	}
+	free(fp);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

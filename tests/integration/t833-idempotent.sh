@@ -1,7 +1,8 @@
 #!/bin/bash
 # Idempotent submits (issue 15). One controller: a submit with
 # --idempotency-key sent again answers the job the first one made (a note
-# on stderr, nothing new), also after a restart of the controller; the
+# on stderr, nothing new), also after a restart of the controller, and
+# with another environment; the key with another request is refused; the
 # same key of another user is another job; a malformed key is refused by
 # the CLI and, sent raw, by the controller, changing nothing; a submit
 # without the flag carries a key of its own ("c-" and 32 hex digits).
@@ -21,10 +22,20 @@ listed() {
 ### One controller.
 a=$(job_submit --idempotency-key run-42:step.3_a --hold -J first -- true)
 [ ! -s "$ERR" ] || fail "a first keyed submit said something: $(cat "$ERR")"
-expect_exit 0 cohort submit --idempotency-key run-42:step.3_a --hold -J second -- true
+# The same request again, from another environment (what a retry of a
+# workflow step may bring): that job.
+expect_exit 0 env RETRY_TRY_NUMBER=2 cohort submit --idempotency-key run-42:step.3_a --hold -J first -- true
 [ "$(cat "$OUT")" = "$a" ] || fail "the key sent again answered '$(cat "$OUT")', not job $a"
 stderr_one_line "cohort: submit: job $a was submitted with --idempotency-key run-42:step.3_a before: nothing new submitted"
 [ "$(listed)" = 1 ] || fail "a keyed submit sent twice made $(listed) jobs"
+# Another request with that key (another name, command, option): refused,
+# naming the job, nothing made.
+for other in "-J second -- true" "-J first -- false" "-J first --gpus-per-node 1 -- true"; do
+	# shellcheck disable=SC2086 # the words of a request
+	expect_exit 1 cohort submit --idempotency-key run-42:step.3_a --hold $other
+	stderr_one_line "cohort: submit: --idempotency-key 'run-42:step.3_a' was used for job $a, which asked for something else"
+done
+[ "$(listed)" = 1 ] || fail "a key reused for other requests made $(listed) jobs"
 job_show "$a"
 [ "$(json_get "$T/job-$a.json" 'd["name"]')" = first ] || fail "job $a is not the first submit's"
 [ "$(json_get "$T/job-$a.json" 'd["idempotency_key"]')" = run-42:step.3_a ] ||
@@ -66,8 +77,10 @@ kd=$(json_get "$T/job-$d.json" 'd["idempotency_key"]')
 # The keys live in the store: a restarted controller answers the same.
 cohort-local kill "$C" controller >"$T/kill.out" 2>&1 || fail "kill controller: $(cat "$T/kill.out")"
 cohort-local start "$C" controller >"$T/start.out" 2>&1 || fail "start controller: $(cat "$T/start.out")"
-expect_exit 0 cohort submit --idempotency-key run-42:step.3_a --hold -- true
+expect_exit 0 cohort submit --idempotency-key run-42:step.3_a --hold -J first -- true
 [ "$(cat "$OUT")" = "$a" ] || fail "after a restart the key answered '$(cat "$OUT")', not job $a"
+expect_exit 1 cohort submit --idempotency-key run-42:step.3_a --hold -J second -- true
+stderr_has "was used for job $a"
 [ "$(listed)" = 4 ] || fail "after a restart the key made a job: $(listed) listed"
 
 ### Three replicas: the leader dies holding a keyed submit.

@@ -187,6 +187,87 @@ START_TEST(test_submit_spec_roundtrip)
 }
 END_TEST
 
+/* fp of full_spec with change applied to it. */
+static void
+spec_fp(void (*change)(struct job_spec *), unsigned char fp[JOB_IDEM_FP_LEN])
+{
+	Cohort__V1__JobSpec pb;
+	struct job_spec s;
+
+	full_spec(&s);
+	if (change != NULL)
+		change(&s);
+	wire_spec_to_pb(&s, &pb);
+	ck_assert_int_eq(wire_spec_fingerprint(&pb, fp), 0);
+	job_spec_clear(&s);
+}
+
+static void
+other_key(struct job_spec *s)
+{
+	free(s->idem_key);
+	s->idem_key = strdup("run-7");
+}
+
+static void
+other_env(struct job_spec *s)
+{
+	strv_append(&s->env, &s->nenv, "AIRFLOW_CTX_TRY_NUMBER=2");
+}
+
+static void
+other_arg(struct job_spec *s)
+{
+	strv_append(&s->argv, &s->argc, "--resume");
+}
+
+static void
+other_name(struct job_spec *s)
+{
+	free(s->name);
+	s->name = strdup("second");
+}
+
+static void
+other_gpus(struct job_spec *s)
+{
+	s->gpus_per_node++;
+}
+
+static void
+other_script(struct job_spec *s)
+{
+	s->script[s->script_len - 2] = 'o';
+}
+
+/* A keyed submit's fingerprint: its request without the key and the
+ * environment. */
+START_TEST(test_spec_fingerprint)
+{
+	void (*same[])(struct job_spec *) = { other_key, other_env };
+	void (*differ[])(struct job_spec *) = { other_arg, other_name,
+	    other_gpus, other_script };
+	unsigned char base[JOB_IDEM_FP_LEN], again[JOB_IDEM_FP_LEN],
+	    fp[JOB_IDEM_FP_LEN];
+	size_t i;
+
+	spec_fp(NULL, base);
+	spec_fp(NULL, again);
+	ck_assert_mem_eq(base, again, JOB_IDEM_FP_LEN);
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		spec_fp(same[i], fp);
+		ck_assert_msg(memcmp(fp, base, JOB_IDEM_FP_LEN) == 0,
+		    "change %zu of the key or environment changed the "
+		    "fingerprint", i);
+	}
+	for (i = 0; i < sizeof(differ) / sizeof(differ[0]); i++) {
+		spec_fp(differ[i], fp);
+		ck_assert_msg(memcmp(fp, base, JOB_IDEM_FP_LEN) != 0,
+		    "change %zu of the request left the fingerprint", i);
+	}
+}
+END_TEST
+
 /* Features travel with the inventory; one that is not a name, or too
  * many, is refused. */
 START_TEST(test_inventory_features)
@@ -546,6 +627,7 @@ frame_suite(void)
 
 	tcase_add_test(tc, test_error_and_hello);
 	tcase_add_test(tc, test_submit_spec_roundtrip);
+	tcase_add_test(tc, test_spec_fingerprint);
 	tcase_add_test(tc, test_inventory_features);
 	tcase_add_test(tc, test_inventory_nics);
 	tcase_add_test(tc, test_unset_fields_take_defaults);

@@ -929,6 +929,94 @@ START_TEST(test_submit_idempotency_key)
 }
 END_TEST
 
+/* spec, keyed, with a fingerprint filled with byte (none when 0). */
+static void
+keyed_spec(struct job_spec *spec, const char *key, unsigned char byte)
+{
+	ctl_spec(spec, 1, 1, 1);
+	spec->idem_key = strdup(key);
+	spec->has_idem_fp = byte != 0;
+	memset(spec->idem_fp, byte, JOB_IDEM_FP_LEN);
+}
+
+/* A key sent again with another request (another fingerprint) is
+ * refused, naming the job; the same request, or one without a
+ * fingerprint on either side (older jobs), gets the job. The
+ * fingerprint outlives a restart and belongs to an array's first task. */
+START_TEST(test_submit_idempotency_fingerprint)
+{
+	struct job_limits lim = { .script_max = 1024,
+	    .max_pending_per_user = 10, .submit_rate = 1000,
+	    .submit_burst = 1000 };
+	struct peer alice = { .name = "alice", .role = ROLE_USER };
+	struct job_spec spec;
+	struct ctl f;
+	struct cerr err;
+	char want[64];
+	uint64_t id, a, old, arr;
+	int round;
+
+	ctl_setup(&f, &lim);
+	keyed_spec(&spec, "step-1", 0xa1);
+	a = ctl_submit(&f, "alice", &spec, 1000);
+	ck_assert_int_eq(jobs_get(f.js, a)->spec.has_idem_fp, true);
+	keyed_spec(&spec, "step-0", 0);
+	old = ctl_submit(&f, "alice", &spec, 1001);
+	keyed_spec(&spec, "sweep", 0xc3);
+	spec.array = strdup("0-1");
+	arr = ctl_submit(&f, "alice", &spec, 1002);
+	ck_assert_int_eq(jobs_get(f.js, arr)->spec.has_idem_fp, true);
+	ck_assert_int_eq(jobs_get(f.js, arr + 1)->spec.has_idem_fp, false);
+	snprintf(want, sizeof(want), "was used for job %" PRIu64, a);
+	for (round = 0; round < 2; round++) {
+		/* The same request: that job. */
+		keyed_spec(&spec, "step-1", 0xa1);
+		id = 0;
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), 1);
+		ck_assert_uint_eq(id, a);
+		job_spec_clear(&spec);
+		/* Another request: refused, nothing made. */
+		keyed_spec(&spec, "step-1", 0xa2);
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), -1);
+		ck_assert_int_eq(err.code, ERR_CONFLICT);
+		ck_assert_msg(strstr(err.text, want) != NULL, "%s", err.text);
+		ck_assert_ptr_nonnull(strstr(err.text, "step-1"));
+		job_spec_clear(&spec);
+		/* No fingerprint sent: the key decides. */
+		keyed_spec(&spec, "step-1", 0);
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), 1);
+		ck_assert_uint_eq(id, a);
+		job_spec_clear(&spec);
+		/* A job without one (made before fingerprints): too. */
+		keyed_spec(&spec, "step-0", 0x55);
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), 1);
+		ck_assert_uint_eq(id, old);
+		job_spec_clear(&spec);
+		/* An array's, on its first task. */
+		keyed_spec(&spec, "sweep", 0xc4);
+		spec.array = strdup("0-1");
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), -1);
+		ck_assert_int_eq(err.code, ERR_CONFLICT);
+		job_spec_clear(&spec);
+		keyed_spec(&spec, "sweep", 0xc3);
+		spec.array = strdup("0-1");
+		ck_assert_int_eq(jobs_submit_existing(f.js, &alice, &spec,
+		    &id, &err), 1);
+		ck_assert_uint_eq(id, arr);
+		job_spec_clear(&spec);
+		/* From the store, as a restarted controller has it. */
+		ctl_reload(&f);
+	}
+	ck_assert_uint_eq(jobs_count(f.js), 4);
+	ctl_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_submit_limits)
 {
 	struct job_limits lim = { .script_max = 1024,
@@ -1575,6 +1663,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_submit_limits);
 	tcase_add_test(tc, test_submit_idempotency_key);
 	tcase_add_test(tc, test_keys_map);
+	tcase_add_test(tc, test_submit_idempotency_fingerprint);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_transitions_refused);
 	tcase_add_test(tc, test_attempts_restarts_lost_work);

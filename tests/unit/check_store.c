@@ -159,6 +159,9 @@ full_job(uint64_t id)
 	sp->mem_per_node_mb = 3 * 1024;
 	sp->segment = 18;
 	sp->idem_key = xstrdup("c-0123456789abcdef");
+	sp->has_idem_fp = true;
+	for (i = 0; i < JOB_IDEM_FP_LEN; i++)
+		sp->idem_fp[i] = (unsigned char)(0xf0 ^ i);
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -231,6 +234,8 @@ assert_job_eq(const struct job *a, const struct job *b)
 	ck_assert_uint_eq(x->mem_per_node_mb, y->mem_per_node_mb);
 	ck_assert_uint_eq(x->segment, y->segment);
 	assert_str_eq_or_null(x->idem_key, y->idem_key, "idem_key");
+	ck_assert_int_eq(x->has_idem_fp, y->has_idem_fp);
+	ck_assert_mem_eq(x->idem_fp, y->idem_fp, JOB_IDEM_FP_LEN);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
