@@ -43,6 +43,7 @@ struct atask {
 	struct task t;
 	struct event *ev;	/* pidfd readable */
 	struct event *kill_ev;	/* SIGKILL after the stop grace */
+	bool stopped;		/* SIGTERM sent: a stop again is a repeat */
 	bool ended;
 	bool acked;
 	int status;
@@ -895,14 +896,16 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 		    at->ended)
 			continue;
 		/* Told already: the controller repeats a stop with every
-		 * heartbeat that still lists the task. Signalling again
-		 * would interrupt its checkpoint on SIGTERM, and re-arming
-		 * the timer would put its SIGKILL off for ever. */
-		if (evtimer_pending(at->kill_ev, NULL))
+		 * heartbeat that still lists the task, also after its
+		 * SIGKILL until it is reaped. Signalling again would
+		 * interrupt its checkpoint on SIGTERM, and re-arming the
+		 * timer would put its SIGKILL off for ever. */
+		if (at->stopped)
 			continue;
 		if (tasks_signal(&at->t, SIGTERM) == 0) {
 			log_info("job %" PRIu64 " rank %u: SIGTERM",
 			    job_id, at->t.rank);
+			at->stopped = true;
 			evtimer_add(at->kill_ev, &tv);
 		}
 	}
