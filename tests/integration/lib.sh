@@ -567,11 +567,12 @@ wait_node() {
 }
 
 # ft_hurry CKPT_DIR [PACE]: fake-train jobs checkpointing in CKPT_DIR
-# take PACE (default 0.01) seconds a step from their next one: for the
-# steps left once what a test watches has happened, which are only a
-# wait.
+# take PACE seconds a step from their next one (default 0: no sleep, no
+# fork a step): for the steps left once what a test watches has
+# happened, which are only a wait and must not depend on how loaded the
+# machine is.
 ft_hurry() {
-	printf '%s\n' "${2:-0.01}" >"$1/pace.tmp" && chmod 644 "$1/pace.tmp" &&
+	printf '%s\n' "${2:-0}" >"$1/pace.tmp" && chmod 644 "$1/pace.tmp" &&
 		mv -f "$1/pace.tmp" "$1/pace" || fail "cannot write $1/pace"
 }
 
