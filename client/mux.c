@@ -49,6 +49,7 @@
 #include "client/conn_int.h"
 #include "lib/clock.h"
 #include "lib/duration.h"
+#include "lib/fnv.h"
 
 #define MUX_DEFAULT_PERSIST_S 60
 #define MUX_MAX_PERSIST_S (24 * 3600)
@@ -183,18 +184,6 @@ mux_dir(char *dir, size_t len, struct cerr *err)
 	return 0;
 }
 
-static uint64_t
-fnv1a(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-
-	while (len-- > 0) {
-		h ^= *b++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* What makes two commands able to share a mux: the same servers (the
  * whole list, in its order, however it was spaced) and the same files
  * (absolute paths), unchanged. */
@@ -205,28 +194,28 @@ mux_key(const struct cconn_opts *o, const struct addrlist *list)
 	size_t j;
 	const char *files[4] = { o->cert, o->key, o->ca, o->crl };
 	struct stat st;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV64_BASIS;
 	int i;
 
 	/* Another build speaks for another CLI: a mux of its own. */
-	h = fnv1a(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
+	h = fnv64(h, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
 	for (j = 0; j < list->n; j++) {
 		addrlist_addr_format(&list->a[j], a, sizeof(a));
-		h = fnv1a(h, a, strlen(a) + 1);
+		h = fnv64(h, a, strlen(a) + 1);
 	}
-	h = fnv1a(h, "", 1);
+	h = fnv64(h, "", 1);
 	/* A new CRL (its mtime) means a new mux: the old one has checked
 	 * the controller against the old list. */
 	for (i = 0; i < 4; i++) {
 		if (files[i] == NULL)
 			continue;
-		h = fnv1a(h, files[i], strlen(files[i]) + 1);
+		h = fnv64(h, files[i], strlen(files[i]) + 1);
 		memset(&st, 0, sizeof(st));
 		if (stat(files[i], &st) == 0) {
-			h = fnv1a(h, &st.st_dev, sizeof(st.st_dev));
-			h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
-			h = fnv1a(h, &st.st_size, sizeof(st.st_size));
-			h = fnv1a(h, &st.st_mtim, sizeof(st.st_mtim));
+			h = fnv64(h, &st.st_dev, sizeof(st.st_dev));
+			h = fnv64(h, &st.st_ino, sizeof(st.st_ino));
+			h = fnv64(h, &st.st_size, sizeof(st.st_size));
+			h = fnv64(h, &st.st_mtim, sizeof(st.st_mtim));
 		}
 	}
 	return h;

@@ -22,6 +22,7 @@
 #include "daemon/agent/hwtopo.h"
 #include "daemon/agent/inventory.h"
 #include "daemon/agent/nvml.h"
+#include "lib/fnv.h"
 
 #define SIM_DEFAULT_COUNT 8
 #define SIM_DEFAULT_MODEL "NVIDIA H100 80GB HBM3"
@@ -159,20 +160,6 @@ inventory_sim_nics(struct sim_gpus *sim, const char *value,
 	return 0;
 }
 
-/* FNV-1a, 64 bits, continuing from h. */
-static uint64_t
-inv_fnv(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* A final mix (splitmix64's), so that node names differing in one
  * letter give UUIDs that differ everywhere, as real ones do. */
 static uint64_t
@@ -194,11 +181,11 @@ inv_sim_uuid(const char *node, unsigned index, char *buf, size_t len)
 		(unsigned char)index };
 	uint64_t a, b;
 
-	a = inv_fnv(0xcbf29ce484222325ULL, node, strlen(node) + 1);
-	b = inv_fnv(0x84222325cbf29ce4ULL, "cohort", 6);
-	b = inv_fnv(b, node, strlen(node) + 1);
-	a = inv_mix(inv_fnv(a, idx, sizeof(idx)));
-	b = inv_mix(inv_fnv(b, idx, sizeof(idx)));
+	a = fnv64(FNV64_BASIS, node, strlen(node) + 1);
+	b = fnv64(0x84222325cbf29ce4ULL, "cohort", 6);
+	b = fnv64(b, node, strlen(node) + 1);
+	a = inv_mix(fnv64(a, idx, sizeof(idx)));
+	b = inv_mix(fnv64(b, idx, sizeof(idx)));
 	snprintf(buf, len, "GPU-%08x-%04x-%04x-%04x-%012llx",
 	    (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
 	    (unsigned)a & 0xffff, (unsigned)(b >> 48),

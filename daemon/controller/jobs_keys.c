@@ -19,20 +19,13 @@
 
 #include "jobs.h"
 #include "jobs_int.h"
+#include "lib/fnv.h"
 
-/* FNV-1a, 64 bits, over user, a NUL and key. */
+/* FNV-1a over user, its NUL and key. */
 static uint64_t
 keys_hash(const char *user, const char *key)
 {
-	uint64_t h = 14695981039346656037ULL;
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)user; *p != '\0'; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	h *= 1099511628211ULL;
-	for (p = (const unsigned char *)key; *p != '\0'; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return h;
+	return fnv64_str(fnv64(FNV64_BASIS, user, strlen(user) + 1), key);
 }
 
 static bool

@@ -20,6 +20,7 @@
 #include <openssl/ssl.h>
 
 #include "lib/clock.h"
+#include "lib/fnv.h"
 #include "lib/log.h"
 #include "server.h"
 #include "server_int.h"
@@ -137,13 +138,7 @@ server_agent_room(struct server *srv)
 static uint64_t
 server_ident_hash(const char *name, bool agent)
 {
-	uint64_t h = 14695981039346656037ull ^ (agent ? 0x5a : 0);
-
-	for (; *name != '\0'; name++) {
-		h ^= (unsigned char)*name;
-		h *= 1099511628211ull;
-	}
-	return h;
+	return fnv64_str(FNV64_BASIS ^ (agent ? 0x5a : 0), name);
 }
 
 int

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "daemon/sched/htab.h"
+#include "lib/fnv.h"
 
 struct slot {
 	const char *name;	/* NULL: empty (name tables) */
@@ -67,16 +68,16 @@ htab_bytes(const struct htab *h)
 	return sizeof(*h) + (h->mask + 1) * sizeof(*h->slots);
 }
 
-/* FNV-1a: simple, and good enough for host names and model strings. */
+/* FNV-1a, of the lower-cased name in a table that ignores case. */
 static uint64_t
 hash_name(const char *s, bool nocase)
 {
-	uint64_t x = 1469598103934665603ULL;
+	uint64_t x = FNV64_BASIS;
 
-	for (; *s != '\0'; s++) {
-		x ^= (unsigned char)(nocase ? tolower((unsigned char)*s) : *s);
-		x *= 1099511628211ULL;
-	}
+	if (!nocase)
+		return fnv64_str(x, s);
+	for (; *s != '\0'; s++)
+		x = (x ^ (unsigned char)tolower((unsigned char)*s)) * FNV64_PRIME;
 	return x;
 }
 

@@ -19,6 +19,7 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/topo_torus.c daemon/sched/topo_torus.h \
 	daemon/sched/torus.c \
 	daemon/sched/htab.c daemon/sched/htab.h \
+	lib/fnv.h \
 	lib/hostlist.c lib/hostlist.h
 SCHED_LIBS = daemon/sched/libsched.a
 

@@ -1,7 +1,9 @@
 /* Text checks: UTF-8 edge cases, names, sanitizing; the string check on
  * encoded frames (lib/wirecheck.c) and the refusal frame_decode makes of
  * it: an embedded NUL or invalid UTF-8 in any string field, however deep,
- * is refused with the field's name instead of being cut short. */
+ * is refused with the field's name instead of being cut short. The
+ * string hash every table shares (lib/fnv.h) against FNV-1a's published
+ * values. */
 #include "config.h"
 
 #include <check.h>
@@ -12,6 +14,7 @@
 #include <event2/buffer.h>
 
 #include "lib/err.h"
+#include "lib/fnv.h"
 #include "lib/frame.h"
 #include "lib/job.h"
 #include "lib/text.h"
@@ -23,6 +26,23 @@ valid(const char *bytes, size_t len)
 {
 	return text_utf8_prefix((const uint8_t *)bytes, len) == len;
 }
+
+/* FNV-1a's own test values: a change here would rename every simulated
+ * GPU and every mux socket. */
+START_TEST(test_fnv)
+{
+	ck_assert_uint_eq(fnv64(FNV64_BASIS, "", 0), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(fnv64_str(FNV64_BASIS, ""), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(fnv64_str(FNV64_BASIS, "a"), 0xaf63dc4c8601ec8cULL);
+	ck_assert_uint_eq(fnv64(FNV64_BASIS, "foobar", 6), 0x85944171f73967e8ULL);
+	/* Continued: "foo" then "bar" is "foobar". */
+	ck_assert_uint_eq(fnv64_str(fnv64_str(FNV64_BASIS, "foo"), "bar"),
+	    0x85944171f73967e8ULL);
+	/* A NUL is hashed when it is counted in the length. */
+	ck_assert_uint_eq(fnv64_str(fnv64(FNV64_BASIS, "alice", 6), "k1"),
+	    0x35e892796af12a01ULL);
+}
+END_TEST
 
 START_TEST(test_utf8_edges)
 {
@@ -343,6 +363,7 @@ text_suite(void)
 	Suite *s = suite_create("text");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_test(tc, test_fnv);
 	tcase_add_test(tc, test_utf8_edges);
 	tcase_add_test(tc, test_names_and_free_text);
 	tcase_add_test(tc, test_sanitize);
