@@ -2,11 +2,12 @@
 #define COHORT_FNV_H
 
 /*
- * FNV-1a, 64 bits: the hash of the small open-addressing tables (names,
- * idempotency keys, peers) and of names that must come out the same on
- * every run and machine (simulated GPU UUIDs, the mux's socket). Fast and
- * well spread for short strings; not keyed, so not a defence against
- * inputs chosen to collide.
+ * FNV-1a, 64 bits: the hash of open-addressing tables whose names the
+ * operator gives (node and model names, certificate names) and of names
+ * that must come out the same on every run and machine (simulated GPU
+ * UUIDs, the mux's socket). Fast and well spread for short strings; not
+ * keyed, so anyone can find names that collide: a table of what users
+ * choose uses lib/siphash.h.
  */
 
 #include <stddef.h>

@@ -5,6 +5,7 @@
 #define COHORT_CONTROLLER_JOBS_INT_H
 
 #include "jobs.h"
+#include "lib/siphash.h"
 
 /* Which ranks of an active job's current attempt have ended. */
 struct run {
@@ -48,6 +49,7 @@ struct jobs_keys {
 	struct job **v;
 	size_t cap;		/* 0, or a power of two */
 	size_t n;
+	uint8_t seed[SIPHASH_KEY_LEN];	/* the hash's key, drawn when v is */
 };
 
 struct jobs {

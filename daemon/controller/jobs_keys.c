@@ -9,7 +9,10 @@
  * Open addressing with linear probing over job pointers (a job keeps its
  * address while it is in the table: jobs_install copies into it), the
  * hash over the job's user and key; deletion shifts the entries after
- * the removed one back, so there are no tombstones. */
+ * the removed one back, so there are no tombstones. Users choose keys, so
+ * the hash is SipHash under a random key drawn for each table: nobody can
+ * choose keys that pile up in one probe run and slow everyone's submits
+ * (an unkeyed hash such as FNV-1a lets a user find such keys by trying). */
 #include "config.h"
 
 #include <errno.h>
@@ -19,13 +22,17 @@
 
 #include "jobs.h"
 #include "jobs_int.h"
-#include "lib/fnv.h"
 
-/* FNV-1a over user, its NUL and key. */
+/* SipHash of user, its NUL and key, under the table's seed. */
 static uint64_t
-keys_hash(const char *user, const char *key)
+keys_hash(const uint8_t *seed, const char *user, const char *key)
 {
-	return fnv64_str(fnv64(FNV64_BASIS, user, strlen(user) + 1), key);
+	struct siphash s;
+
+	siphash_init(&s, seed);
+	siphash_update(&s, user, strlen(user) + 1);
+	siphash_update(&s, key, strlen(key));
+	return siphash_final(&s);
 }
 
 static bool
@@ -37,9 +44,9 @@ keys_match(const struct job *job, const char *user, const char *key)
 
 /* Put job in v (cap a power of two, a free slot known to exist). */
 static void
-keys_place(struct job **v, size_t cap, struct job *job)
+keys_place(const uint8_t *seed, struct job **v, size_t cap, struct job *job)
 {
-	size_t i = keys_hash(job->user, job->spec.idem_key) & (cap - 1);
+	size_t i = keys_hash(seed, job->user, job->spec.idem_key) & (cap - 1);
 
 	while (v[i] != NULL)
 		i = (i + 1) & (cap - 1);
@@ -64,9 +71,11 @@ jobs_keys_reserve(struct jobs_keys *k, size_t more)
 		return 0;
 	if ((v = calloc(cap, sizeof(*v))) == NULL)
 		return -1;
+	if (k->cap == 0)
+		siphash_random_key(k->seed);
 	for (i = 0; i < k->cap; i++)
 		if (k->v[i] != NULL)
-			keys_place(v, cap, k->v[i]);
+			keys_place(k->seed, v, cap, k->v[i]);
 	free(k->v);
 	k->v = v;
 	k->cap = cap;
@@ -80,7 +89,7 @@ jobs_keys_find(const struct jobs_keys *k, const char *user, const char *key)
 
 	if (k->n == 0)
 		return NULL;
-	for (i = keys_hash(user, key) & (k->cap - 1); k->v[i] != NULL;
+	for (i = keys_hash(k->seed, user, key) & (k->cap - 1); k->v[i] != NULL;
 	    i = (i + 1) & (k->cap - 1))
 		if (keys_match(k->v[i], user, key))
 			return k->v[i];
@@ -92,7 +101,7 @@ jobs_keys_add(struct jobs_keys *k, struct job *job)
 {
 	if (job->spec.idem_key == NULL)
 		return;
-	keys_place(k->v, k->cap, job);
+	keys_place(k->seed, k->v, k->cap, job);
 	k->n++;
 }
 
@@ -103,14 +112,15 @@ jobs_keys_remove(struct jobs_keys *k, const struct job *job)
 
 	if (job->spec.idem_key == NULL || k->n == 0)
 		return;
-	for (i = keys_hash(job->user, job->spec.idem_key) & mask;
+	for (i = keys_hash(k->seed, job->user, job->spec.idem_key) & mask;
 	    k->v[i] != job; i = (i + 1) & mask)
 		if (k->v[i] == NULL)
 			return;
 	/* Shift back what probed past i: an entry at j whose home slot is
 	 * not within (i, j] (cyclically) belongs at i. */
 	for (j = (i + 1) & mask; k->v[j] != NULL; j = (j + 1) & mask) {
-		home = keys_hash(k->v[j]->user, k->v[j]->spec.idem_key) & mask;
+		home = keys_hash(k->seed, k->v[j]->user, k->v[j]->spec.idem_key) &
+		    mask;
 		if ((j > i && (home <= i || home > j)) ||
 		    (j < i && home <= i && home > j)) {
 			k->v[i] = k->v[j];

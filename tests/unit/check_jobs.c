@@ -25,6 +25,7 @@
 #include "daemon/controller/queues.h"
 #include "daemon/controller/quota.h"
 #include "daemon/controller/txq.h"
+#include "lib/fnv.h"
 
 /* A pending one-node job of alice's, allocated on node01. */
 static uint64_t
@@ -811,6 +812,44 @@ START_TEST(test_keys_map)
 	ck_assert_uint_eq(k.n, N - (N + 2) / 3);
 	jobs_keys_clear(&k);
 	ck_assert_ptr_null(jobs_keys_find(&k, "bob", "k1"));
+}
+END_TEST
+
+/* Keys chosen to collide: a user who makes 500 keys that an unkeyed
+ * FNV-1a would send to one home slot of the map's 2048 gets no long probe
+ * run (with FNV-1a here, the run is all 500: every submit would walk
+ * it). */
+START_TEST(test_keys_map_chosen_collisions)
+{
+	enum { N = 500, CAP = 2048 };
+	static struct job jobs[N];
+	static char keys[N][24];
+	struct jobs_keys k = { 0 };
+	uint64_t h, want = 0, tries = 0;
+	size_t i, run, longest = 0;
+
+	ck_assert_int_eq(jobs_keys_reserve(&k, CAP / 2), 0);
+	ck_assert_uint_eq(k.cap, CAP);
+	for (i = 0; i < N; i++) {
+		do {
+			snprintf(keys[i], sizeof(keys[i]), "m%" PRIu64, tries++);
+			h = fnv64_str(fnv64(FNV64_BASIS, "mallory", 8), keys[i]);
+		} while ((h & (CAP - 1)) != want);
+		jobs[i].id = i + 1;
+		jobs[i].user = "mallory";
+		jobs[i].spec.idem_key = keys[i];
+		jobs_keys_add(&k, &jobs[i]);
+	}
+	for (i = 0, run = 0; i < 2 * CAP; i++) {
+		run = k.v[i % CAP] != NULL ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	/* At a quarter full, a run of 64 from a random hash is beyond odds. */
+	ck_assert_uint_lt(longest, 64);
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_eq(jobs_keys_find(&k, "mallory", keys[i]), &jobs[i]);
+	jobs_keys_clear(&k);
 }
 END_TEST
 
@@ -1663,6 +1702,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_submit_limits);
 	tcase_add_test(tc, test_submit_idempotency_key);
 	tcase_add_test(tc, test_keys_map);
+	tcase_add_test(tc, test_keys_map_chosen_collisions);
 	tcase_add_test(tc, test_submit_idempotency_fingerprint);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_transitions_refused);

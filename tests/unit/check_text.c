@@ -3,7 +3,8 @@
  * it: an embedded NUL or invalid UTF-8 in any string field, however deep,
  * is refused with the field's name instead of being cut short. The
  * string hash every table shares (lib/fnv.h) against FNV-1a's published
- * values. */
+ * values; the keyed one (lib/siphash.c) against the paper's vector and
+ * OpenSSL's SipHash. */
 #include "config.h"
 
 #include <check.h>
@@ -12,11 +13,16 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
 
 #include "lib/err.h"
 #include "lib/fnv.h"
 #include "lib/frame.h"
 #include "lib/job.h"
+#include "lib/siphash.h"
 #include "lib/text.h"
 #include "lib/wire.h"
 #include "lib/wirecheck.h"
@@ -41,6 +47,80 @@ START_TEST(test_fnv)
 	/* A NUL is hashed when it is counted in the length. */
 	ck_assert_uint_eq(fnv64_str(fnv64(FNV64_BASIS, "alice", 6), "k1"),
 	    0x35e892796af12a01ULL);
+}
+END_TEST
+
+/* SipHash-2-4 of len bytes in pieces cut at cut1 <= cut2. */
+static uint64_t
+sip_pieces(const uint8_t *key, const uint8_t *m, size_t len, size_t cut1,
+    size_t cut2)
+{
+	struct siphash s;
+
+	siphash_init(&s, key);
+	siphash_update(&s, m, cut1);
+	siphash_update(&s, m + cut1, cut2 - cut1);
+	siphash_update(&s, m + cut2, len - cut2);
+	return siphash_final(&s);
+}
+
+/* OpenSSL's SipHash-2-4 (8-byte output, little-endian). */
+static uint64_t
+sip_openssl(const uint8_t *key, const uint8_t *m, size_t len)
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	EVP_MAC_CTX *ctx;
+	unsigned int size = 8;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_SIZE, &size),
+		OSSL_PARAM_construct_end(),
+	};
+	uint8_t out[8];
+	size_t outl = 0;
+	uint64_t x = 0;
+	int i;
+
+	ck_assert_ptr_nonnull(mac);
+	ck_assert_ptr_nonnull(ctx = EVP_MAC_CTX_new(mac));
+	ck_assert_int_eq(EVP_MAC_init(ctx, key, SIPHASH_KEY_LEN, params), 1);
+	ck_assert_int_eq(EVP_MAC_update(ctx, m, len), 1);
+	ck_assert_int_eq(EVP_MAC_final(ctx, out, &outl, sizeof(out)), 1);
+	ck_assert_uint_eq(outl, 8);
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	for (i = 7; i >= 0; i--)
+		x = x << 8 | out[i];
+	return x;
+}
+
+START_TEST(test_siphash)
+{
+	uint8_t key[SIPHASH_KEY_LEN], m[64], other[SIPHASH_KEY_LEN];
+	size_t i, len, a, b;
+	int round;
+
+	/* The paper's vector (appendix A): key 00..0f, message 00..0e. */
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (i = 0; i < 15; i++)
+		m[i] = (uint8_t)i;
+	ck_assert_uint_eq(sip_pieces(key, m, 15, 0, 0), 0xa129ca6149be45e5ULL);
+	ck_assert_uint_eq(sip_pieces(key, m, 15, 3, 11), 0xa129ca6149be45e5ULL);
+	/* Random keys, lengths 0..64 and cuts, against OpenSSL's. */
+	for (round = 0; round < 400; round++) {
+		ck_assert_int_eq(RAND_bytes(key, sizeof(key)), 1);
+		ck_assert_int_eq(RAND_bytes(m, sizeof(m)), 1);
+		len = (size_t)round % (sizeof(m) + 1);
+		a = len ? (size_t)m[0] % (len + 1) : 0;
+		b = a + (len - a ? (size_t)m[1] % (len - a + 1) : 0);
+		ck_assert_uint_eq(sip_pieces(key, m, len, a, b),
+		    sip_openssl(key, m, len));
+	}
+	/* Two random keys are different keys (a key that is all zeroes
+	 * or the same twice would mean no randomness). */
+	siphash_random_key(key);
+	siphash_random_key(other);
+	ck_assert(memcmp(key, other, sizeof(key)) != 0);
 }
 END_TEST
 
@@ -364,6 +444,7 @@ text_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_fnv);
+	tcase_add_test(tc, test_siphash);
 	tcase_add_test(tc, test_utf8_edges);
 	tcase_add_test(tc, test_names_and_free_text);
 	tcase_add_test(tc, test_sanitize);
