@@ -69,7 +69,7 @@ struct ajob {
 	uint32_t restart;
 	char *ckpt_dir;		/* NULL: not watched here */
 	struct watch_cred cred;	/* cred.groups malloc'd */
-	struct refusal latest_refused, progress_refused;
+	struct refusal latest_refused, progress_refused, path_refused;
 	char progress[PATH_MAX];
 	bool has_ckpt;
 	uint64_t step;
@@ -990,6 +990,24 @@ ajob_refused(const struct ajob *j, struct refusal *r, const char *file,
 	    j->job_id, file, watch_strerror(e), (unsigned)j->cred.uid);
 }
 
+/* LATEST names path, which the job's user cannot reach (e): say so
+ * like ajob_refused, for a missing one too. */
+static void
+ajob_path_refused(struct ajob *j, uint64_t step, const char *path, int e)
+{
+	int64_t now = clock_now_ms();
+
+	if (j->path_refused.err == e &&
+	    now - j->path_refused.logged_ms < AGENT_REFUSAL_LOG_MS)
+		return;
+	j->path_refused.err = e;
+	j->path_refused.logged_ms = now;
+	log_warnx("job %" PRIu64 ": LATEST names step %" PRIu64 " at %s, "
+	    "which %s (as uid %u): not taken as a checkpoint", j->job_id,
+	    step, path, e == ENOENT ? "does not exist" : watch_strerror(e),
+	    (unsigned)j->cred.uid);
+}
+
 /* Read the start's LATEST; note a checkpoint not seen before. Returns
  * true when there is a new one. */
 static bool
@@ -1011,6 +1029,15 @@ ajob_read_latest(struct ajob *j)
 	if (!j->has_ckpt && j->has_base && j->base_step == step &&
 	    strcmp(j->base_path, path) == 0)
 		return false;
+	/* Naming a checkpoint that is not there (its write failed, a full
+	 * disk) is no checkpoint: every start handed it would fail at
+	 * once, using up the job's restarts. The last good one stays, and
+	 * the next read looks again. */
+	if (watch_path_reachable(path, &j->cred) == -1) {
+		ajob_path_refused(j, step, path, errno);
+		return false;
+	}
+	j->path_refused.err = 0;
 	j->has_ckpt = true;
 	j->step = step;
 	memcpy(j->ckpt_path, path, sizeof(path));

@@ -178,17 +178,14 @@ watch_become(const struct watch_cred *c, struct watch_saved *s)
 	return 0;
 }
 
-/* Open file for reading without following a symbolic link at its end,
- * nor any "magic" link on the way (/proc/PID/cwd, /proc/PID/root,
- * /proc/PID/fd/N): those are followed with the agent's CAP_SYS_PTRACE,
- * which the fsuid switch keeps, so they would reach another user's
- * directories. openat2 (Linux 5.6) refuses them; on an older kernel a
- * path under /proc is refused instead. */
+/* Open file with flags, following no "magic" link on the way
+ * (/proc/PID/cwd, /proc/PID/root, /proc/PID/fd/N): those are followed
+ * with the agent's CAP_SYS_PTRACE, which the fsuid switch keeps, so they
+ * would reach another user's directories. openat2 (Linux 5.6) refuses
+ * them; on an older kernel a path under /proc is refused instead. */
 static int
-watch_open(const char *file)
+watch_open_flags(const char *file, int flags)
 {
-	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-	    O_NOCTTY;
 #ifdef SYS_openat2
 	struct open_how how;
 	long fd;
@@ -205,6 +202,15 @@ watch_open(const char *file)
 		return -1;
 	}
 	return open(file, flags);
+}
+
+/* Open file for reading, not following a symbolic link at its end, and
+ * without blocking (a FIFO never hangs the agent). */
+static int
+watch_open(const char *file)
+{
+	return watch_open_flags(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY);
 }
 
 int
@@ -288,6 +294,30 @@ watch_read_latest(const char *dir, const struct watch_cred *cred,
 		errno = EBADMSG;
 		return -1;
 	}
+	return 0;
+}
+
+int
+watch_path_reachable(const char *path, const struct watch_cred *cred)
+{
+	struct watch_saved saved;
+	int fd, e = 0;
+
+	/* A URI or a relative name: the job's own to resolve. */
+	if (path == NULL || path[0] != '/')
+		return 0;
+	if (watch_become(cred, &saved) == -1)
+		return -1;
+	/* O_PATH: only the walk and the name's existence; no read right
+	 * needed, nothing opened that could block. */
+	if ((fd = watch_open_flags(path, O_PATH | O_CLOEXEC)) == -1)
+		e = errno;
+	watch_restore(&saved);
+	if (fd == -1) {
+		errno = e;
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 

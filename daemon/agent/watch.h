@@ -63,6 +63,15 @@ int watch_read_file(const char *dir, const char *name,
 int watch_read_latest(const char *dir, const struct watch_cred *cred,
     uint64_t *step, char *path, size_t pathlen, int64_t *mtime_ms);
 
+/* Whether the PATH of a LATEST names something there, as cred's user
+ * (as watch_read_file reads): a checkpoint is only complete once what
+ * it names exists, and a start handed one that does not cannot resume.
+ * Symbolic links are followed (a checkpoint may be one), "magic" /proc
+ * links are not. A PATH that is not absolute (a URI, or a name the job
+ * resolves itself) is not checked: 0. 0, or -1 with errno (ENOENT, or
+ * EACCES: the user may not reach it; ECANCELED as above). */
+int watch_path_reachable(const char *path, const struct watch_cred *cred);
+
 /* The last change of a progress file, in ms since the epoch (its mtime),
  * into *ms. The agent creates the file, empty and owned by the job's
  * uid, when it launches the job, so until the job writes it this is the

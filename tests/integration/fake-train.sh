@@ -31,19 +31,32 @@ rank=${RANK:-0}
 start=1
 if [ -n "${COHORT_RESUME_CHECKPOINT:-}" ]; then
 	start=$(($(cat "$COHORT_RESUME_CHECKPOINT") + 1)) || {
-		echo "fake-train: cannot read $COHORT_RESUME_CHECKPOINT" >&2
+		# What a test's failure should show: who we are, what is
+		# there, and whether the disk took the checkpoint at all.
+		echo "fake-train: rank $rank (uid $(id -u)) cannot read" \
+			"$COHORT_RESUME_CHECKPOINT; its directory holds:" \
+			"$(ls -ln "$(dirname "$COHORT_RESUME_CHECKPOINT")" 2>&1 | tail -n 6 | paste -sd '|' -);" \
+			"$(df -P "$(dirname "$COHORT_RESUME_CHECKPOINT")" 2>&1 | tail -n 1)" >&2
 		exit 1
 	}
 fi
 echo "fake-train: rank $rank: steps $start..$steps" \
 	"(restart ${COHORT_RESTART_COUNT:-0}, resume='${COHORT_RESUME_CHECKPOINT:-}')"
 
+# A checkpoint is published (LATEST) only once it is whole on disk: a
+# write that failed (a full disk, say) names nothing, and is told on
+# stderr. Returns 1 then, so that an asked-for one is tried again.
 checkpoint() {
 	[ "$rank" -eq 0 ] || return 0
-	printf '%s\n' "$1" >"$dir/step-$1.tmp" && mv -f "$dir/step-$1.tmp" "$dir/step-$1"
-	printf '%s %s\n' "$1" "$dir/step-$1" >"$dir/LATEST.tmp"
-	mv -f "$dir/LATEST.tmp" "$dir/LATEST"
-	echo "$1" >>"$dir/checkpoints"
+	if ! { printf '%s\n' "$1" >"$dir/step-$1.tmp" &&
+		mv -f "$dir/step-$1.tmp" "$dir/step-$1" &&
+		echo "$1" >>"$dir/checkpoints" &&
+		printf '%s %s\n' "$1" "$dir/step-$1" >"$dir/LATEST.tmp" &&
+		mv -f "$dir/LATEST.tmp" "$dir/LATEST"; }; then
+		echo "fake-train: cannot write the checkpoint of step $1;" \
+			"$(df -P "$dir" 2>&1 | tail -n 1)" >&2
+		return 1
+	fi
 	echo "fake-train: checkpoint at step $1"
 }
 
@@ -72,8 +85,7 @@ while [ "$step" -le "$steps" ]; do
 	[ "$rank" -eq 0 ] && echo "$step" >>"$dir/run-$run.steps"
 	[ -n "${COHORT_PROGRESS_FILE:-}" ] && echo "$step" >"$COHORT_PROGRESS_FILE" 2>/dev/null
 	if [ $((step % every)) -eq 0 ] || [ "$want_ckpt" -eq 1 ]; then
-		checkpoint "$step"
-		want_ckpt=0
+		checkpoint "$step" && want_ckpt=0
 	fi
 	step=$((step + 1))
 done

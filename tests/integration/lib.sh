@@ -137,7 +137,26 @@ log_errors() {
 
 fail() {
 	echo "FAIL: $*" >&2
+	[ -z "${_FAIL_JOB:-}" ] || job_story "$_FAIL_JOB" >&2
 	exit 1
+}
+
+# job_story ID: what job ID's tasks last printed, from the agents' spools
+# of the clusters this test started (the last lines of each rank's error
+# and output logs in its latest attempts), and the room left on the disk
+# the tests write to: a test that failed waiting for a job then says why
+# the job did what it did. Bounded, as CI shows only a failed test's
+# first lines; each line starts with "job ID: " (.ci/run prints those).
+job_story() {
+	local d f
+	echo "job $1: disk: $(df -P "$T" 2>&1 | tail -n 1)"
+	for d in ${_CLUSTERS[@]+"${_CLUSTERS[@]}"}; do
+		for f in "$d"/node*/spool/jobs/"$1".*/rank-*.err "$d"/node*/spool/jobs/"$1".*/rank-*.log; do
+			[ -s "$f" ] && printf '%s %s\n' "${f#*/spool/jobs/}" "$f"
+		done
+	done | sort -t. -k2,2n | tail -n 8 | while read -r _ f; do
+		tail -n 2 "$f" | cut -c1-300 | sed "s|^|job $1: ${f#"$T"/}: |"
+	done
 }
 
 log() {
@@ -450,6 +469,7 @@ wait_state() {
 	shift 2
 	if ! wait_for "$secs" _job_in_state "$id" "$@"; then
 		job_show "$id"
+		_FAIL_JOB=$id
 		fail "job $id is not $* after ${secs}s: state $(json_get "$T/job-$id.json" 'd["state"]'), reason '$(json_get "$T/job-$id.json" 'd["reason"]')'"
 	fi
 	job_show "$id"
@@ -547,6 +567,7 @@ sys.exit(0 if eval(sys.argv[1], {"d": d, "len": len, "set": set}) else 1)' "$2" 
 wait_job() {
 	if ! wait_for "$1" job_expr "$2" "$3"; then
 		job_show "$2"
+		_FAIL_JOB=$2
 		fail "job $2: '$3' still false after ${1}s: $(json_get "$T/job-$2.json" '{k: d.get(k) for k in ("state", "reason", "restarts", "placement", "nodes_now", "checkpoint")}')"
 	fi
 	job_show "$2"

@@ -11,14 +11,17 @@
 #  C. LATEST a FIFO: refused, and the agent keeps going (heartbeats: the
 #     node stays UP past its timeout; another job runs meanwhile);
 #  D. LATEST owned by another uid (root), world-readable: refused;
-#  E. a normal LATEST: recorded.
-# Not as root, tasks run as the invoking user and A-E need no second
+#  E. a normal LATEST: recorded;
+#  F. LATEST naming a checkpoint that is not there (its write failed):
+#     not recorded, said once in the agent's log; recorded once there.
+# Not as root, tasks run as the invoking user and A-F need no second
 # account: A runs with a file of the user's own (the symlink is refused
-# all the same), C and E run, B and D are skipped (they need a file or a
+# all the same), C, E and F run, B and D are skipped (they need a file or a
 # directory of another user's).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: The LATEST files this test plants are refused.
 expect_log_error 'cohort-agent: warning: job [0-9]+: refusing to read .*/LATEST: (owned by another user|not a regular file|the job.s user may not read it|a symbolic link)'
+expect_log_error 'cohort-agent: warning: job [0-9]+: LATEST names step 6 at .*/ckF/step-6, which does not exist'
 
 ROOT=false
 [ "$(id -u)" -ne 0 ] || ROOT=true
@@ -118,16 +121,31 @@ fi
 
 ### E. A normal LATEST, written by the job: recorded.
 ckE=$(world_dir ckE)
-idE=$(holder E "$ckE" "echo '5 $ckE/step-5' >'$ckE/L.tmp' && mv '$ckE/L.tmp' '$ckE/LATEST'")
+idE=$(holder E "$ckE" "echo 5 >'$ckE/step-5' && echo '5 $ckE/step-5' >'$ckE/L.tmp' && mv '$ckE/L.tmp' '$ckE/LATEST'")
 wait_job 20 "$idE" 'd["checkpoint"] is not None and d["checkpoint"]["step"] == 5'
 [ "$(json_get "$T/job-$idE.json" 'd["checkpoint"]["path"]')" = "$ckE/step-5" ] ||
 	fail "job $idE: checkpoint $(json_get "$T/job-$idE.json" 'd["checkpoint"]')"
 log "E: a normal LATEST: recorded"
 
+### F. LATEST names a checkpoint that is not there: a start handed it
+### could not resume, so it is not one until it is there.
+ckF=$(world_dir ckF)
+idF=$(holder F "$ckF" "echo '6 $ckF/step-6' >'$ckF/L.tmp' && mv '$ckF/L.tmp' '$ckF/LATEST'")
+_missing() { grep -F "job $idF: LATEST names step 6 at $ckF/step-6, which does not exist" "$ALOG"; }
+wait_for 10 _missing || fail "job $idF: the agent did not say LATEST names a missing checkpoint; its log: $(grep -F "job $idF:" "$ALOG" | tail -5)"
+job_show "$idF"
+[ "$(json_get "$T/job-$idF.json" 'd["checkpoint"]')" = null ] ||
+	fail "job $idF: a checkpoint that is not there was recorded: $(json_get "$T/job-$idF.json" 'd["checkpoint"]')"
+echo 6 >"$ckF/step-6" || fail "cannot write $ckF/step-6"
+wait_job 20 "$idF" 'd["checkpoint"] is not None and d["checkpoint"]["step"] == 6'
+[ "$(grep -cF "job $idF: LATEST names" "$ALOG")" -eq 1 ] ||
+	fail "job $idF: the agent said more than once that LATEST names a missing checkpoint"
+log "F: LATEST naming a missing checkpoint: not recorded until it is there"
+
 # Refusals are rate-limited: one line per job and reason so far.
 n=$(grep -cF "job $idC: refusing to read" "$ALOG")
 [ "$n" -eq 1 ] || fail "job $idC: $n refusal lines in the agent's log, expected 1 (once a minute)"
-for id in $idA ${idB:-} $idC ${idD:-} $idE; do
+for id in $idA ${idB:-} $idC ${idD:-} $idE $idF; do
 	expect_exit 0 cohort cancel "$id"
 done
 exit 0

@@ -357,6 +357,59 @@ START_TEST(test_read_latest_magic_link)
 }
 END_TEST
 
+/* What LATEST names must be there for the job's user: a file, a
+ * directory, a symbolic link to one; not a missing name, one under a
+ * directory the user may not search, nor one reached through a magic
+ * link. A URI or relative name is the job's own to resolve. */
+START_TEST(test_path_reachable)
+{
+	char file[PATH_MAX + 32], dir[PATH_MAX + 32], link[PATH_MAX + 32];
+	char missing[PATH_MAX + 32], hidden[PATH_MAX + 64], old[PATH_MAX];
+	struct watch_cred c;
+
+	self_setup();
+	c = job_cred();
+	snprintf(file, sizeof(file), "%s/step-30", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/step-40", tmpdir);
+	snprintf(link, sizeof(link), "%s/latest-ckpt", tmpdir);
+	snprintf(missing, sizeof(missing), "%s/step-50", tmpdir);
+	write_file(file, "30\n", 3);
+	ck_assert_int_eq(chmod(file, 0600), 0);	/* no read right needed */
+	chown_to(file, &c);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	chown_to(dir, &c);
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert_int_eq(watch_path_reachable(file, &c), 0);
+	ck_assert_int_eq(watch_path_reachable(dir, &c), 0);
+	ck_assert_int_eq(watch_path_reachable(link, &c), 0);
+	errno = 0;
+	ck_assert_int_eq(watch_path_reachable(missing, &c), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(watch_path_reachable("s3://bucket/step-50", &c), 0);
+	ck_assert_int_eq(watch_path_reachable("ckpt/step-50", &c), 0);
+	if (geteuid() == 0) {
+		/* Under a directory only root may search: the agent could
+		 * reach it, the job's user cannot. */
+		snprintf(hidden, sizeof(hidden), "%s/private/step-60", tmpdir);
+		snprintf(dir, sizeof(dir), "%s/private", tmpdir);
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		write_file(hidden, "60\n", 3);
+		chown_to(hidden, &c);
+		errno = 0;
+		ck_assert_int_eq(watch_path_reachable(hidden, &c), -1);
+		ck_assert_int_eq(errno, EACCES);
+	}
+	/* Through the agent's own cwd: a magic link, never followed. */
+	ck_assert_ptr_nonnull(getcwd(old, sizeof(old)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	errno = 0;
+	ck_assert_int_eq(watch_path_reachable("/proc/self/cwd/step-30", &c),
+	    -1);
+	ck_assert_int_eq(errno, ELOOP);
+	ck_assert_int_eq(chdir(old), 0);
+}
+END_TEST
+
 /* Owned by another uid than the job's: refused, even when readable. */
 START_TEST(test_read_latest_wrong_owner)
 {
@@ -570,6 +623,7 @@ START_TEST(test_agent_reports)
 	struct cerr err;
 	char spool[PATH_MAX + 16], ckdir[PATH_MAX + 16], ready[PATH_MAX + 48];
 	char got[PATH_MAX + 48], script[3 * PATH_MAX];
+	char step4[PATH_MAX + 32], step8[PATH_MAX + 32], text[PATH_MAX + 64];
 	const char *nodes[] = { "node01" };
 	char *argv[3];
 	size_t n;
@@ -582,7 +636,9 @@ START_TEST(test_agent_reports)
 	/* A job that writes progress, waits for SIGUSR1, checkpoints and
 	 * ends. */
 	snprintf(script, sizeof(script),
-	    "trap 'echo 8 /ckpt/8 > \"$COHORT_CHECKPOINT_DIR/L.tmp\" && "
+	    "trap 'touch \"$COHORT_CHECKPOINT_DIR/step-8\" && "
+	    "echo 8 \"$COHORT_CHECKPOINT_DIR/step-8\" > "
+	    "\"$COHORT_CHECKPOINT_DIR/L.tmp\" && "
 	    "mv \"$COHORT_CHECKPOINT_DIR/L.tmp\" "
 	    "\"$COHORT_CHECKPOINT_DIR/LATEST\"; touch %s; exit 0' USR1; "
 	    "echo 5 > \"$COHORT_PROGRESS_FILE\"; touch %s; "
@@ -634,7 +690,12 @@ START_TEST(test_agent_reports)
 	ck_assert_int_gt(pr[0].changed_ms, 0);
 	free(pr);
 
-	write_latest(ckdir, "4 /ckpt/4\n");
+	/* LATEST naming a checkpoint that is not there (its write
+	 * failed): none yet. Once it is there, it is the checkpoint. */
+	snprintf(step4, sizeof(step4), "%s/step-4", ckdir);
+	snprintf(step8, sizeof(step8), "%s/step-8", ckdir);
+	snprintf(text, sizeof(text), "4 %s\n", step4);
+	write_latest(ckdir, text);
 	{
 		struct watch_cred c;
 		char f[PATH_MAX + 32];
@@ -644,12 +705,14 @@ START_TEST(test_agent_reports)
 		snprintf(f, sizeof(f), "%s/LATEST", ckdir);
 		chown_to(f, &c);
 	}
+	ck_assert_ptr_null(agent_checkpoints(a, &n));
+	write_file(step4, "4\n", 2);
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].job_id, 42);
 	ck_assert_uint_eq(ck[0].restart, 1);
 	ck_assert_uint_eq(ck[0].step, 4);
-	ck_assert_str_eq(ck[0].path, "/ckpt/4");
+	ck_assert_str_eq(ck[0].path, step4);
 	ck_assert_int_gt(ck[0].time_ms, 0);
 	free(ck);
 	/* A half-written file in place is not a checkpoint: the last good
@@ -674,7 +737,7 @@ START_TEST(test_agent_reports)
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].step, 8);
-	ck_assert_str_eq(ck[0].path, "/ckpt/8");
+	ck_assert_str_eq(ck[0].path, step8);
 	free(ck);
 	ck_assert_ptr_null(agent_progress(a, &n));
 	ck_assert_uint_eq(agent_signal(a, 42, 1, SIGUSR1), 0);
@@ -692,12 +755,8 @@ START_TEST(test_agent_reports)
 	 * says whose files they are. */
 	agent_destroy(a);
 	snprintf(script, sizeof(script), "%s/jobs/42.1/watch", spool);
-	{
-		char text[PATH_MAX + 32];
-
-		snprintf(text, sizeof(text), "%s\n", ckdir);
-		write_file(script, text, strlen(text));
-	}
+	snprintf(text, sizeof(text), "%s\n", ckdir);
+	write_file(script, text, strlen(text));
 	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
 	    &err));
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
@@ -787,6 +846,7 @@ watch_suite(void)
 	tcase_add_test(tc, test_read_latest_bad);
 	tcase_add_test(tc, test_read_latest_symlink);
 	tcase_add_test(tc, test_read_latest_magic_link);
+	tcase_add_test(tc, test_path_reachable);
 	tcase_add_test(tc, test_read_latest_wrong_owner);
 	tcase_add_test(tc, test_read_as_user);
 	tcase_add_test(tc, test_progress_mtime);
