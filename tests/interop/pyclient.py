@@ -540,15 +540,31 @@ def _unescape(s):
 
 
 def cmd_send(pb, args):
+    if args.repeat < 1:
+        die(2, "send: --repeat must be at least 1")
+    if args.repeat == 1:
+        print(send_once(pb, args))
+        return
+    counts = {}
+    for _ in range(args.repeat):
+        word = send_once(pb, args)
+        counts[word] = counts.get(word, 0) + 1
+    print(" ".join(f"{w}={n}" for w, n in sorted(counts.items())))
+
+
+def send_once(pb, args):
+    """One request of args.type on a connection of its own; the reply's
+    body name, the error code's name, "closed" or "none"."""
     from google.protobuf import json_format
     c = connect(pb, args, hello=False)
     identity = None
     if not args.no_hello:
         rep = c.hello()
         if rep.WhichOneof("body") != "hello_reply":
-            print(pb.ErrorCode.Name(rep.error.code) if rep.WhichOneof("body") == "error"
-                  else "closed")
-            return
+            word = (pb.ErrorCode.Name(rep.error.code)
+                    if rep.WhichOneof("body") == "error" else "closed")
+            c.close()
+            return word
         identity = rep.hello_reply.identity
     if args.register:
         reg = pb.Envelope()
@@ -599,8 +615,8 @@ def cmd_send(pb, args):
             break
         if probe is not None and rep.id == probe:
             break   # answered after the request: it had no reply
-    print(word)
     c.close()
+    return word
 
 
 def submit_env(pb, args, name):
@@ -969,6 +985,10 @@ def main():
     x.add_argument("--replace", action="append")
     x.add_argument("--wait", type=float, default=5.0,
                    help="seconds to wait for the reply")
+    x.add_argument("--repeat", type=int, default=1,
+                   help="send it this many times, one after the other on "
+                   "the connection (a new one when it closes); prints "
+                   "each verdict's count")
 
     f = sub.add_parser("fill")
     f.add_argument("--count", type=int, required=True)
