@@ -201,7 +201,8 @@ echo "authorization matrix: $rows rows x ${#IDS[@]} identities = $cells cells, $
 # many a peer sends: 60 drains refused to bob, each on a connection of its
 # own. Through pyclient, which takes milliseconds a request, so that the
 # burst is short next to the window even under the sanitizers (the CLI
-# took over 10 s for 60 in CI, and the window rolled over). The windows
+# took over 10 s for 60 in a clean-clone CI run under ASan, and the
+# window rolled over). The windows
 # are fixed, each opened by the first line after the last one ended, so
 # a burst of E ms meets at most E/10000 + 2 of them.
 lines0=$(grep -c 'request refused' "$C/cohortd.log" || true)

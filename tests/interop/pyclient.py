@@ -986,9 +986,9 @@ def main():
     x.add_argument("--wait", type=float, default=5.0,
                    help="seconds to wait for the reply")
     x.add_argument("--repeat", type=int, default=1,
-                   help="send it this many times, one after the other on "
-                   "the connection (a new one when it closes); prints "
-                   "each verdict's count")
+                   help="send it this many times, one after the other, "
+                   "each on a connection of its own; prints each "
+                   "verdict's count (WORD=N ...)")
 
     f = sub.add_parser("fill")
     f.add_argument("--count", type=int, required=True)
