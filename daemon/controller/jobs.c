@@ -461,18 +461,6 @@ jobs_submit(struct jobs *js, const struct peer *who, struct job_spec *spec,
 	return 0;
 }
 
-/* Is user an admin of job's queue? */
-bool
-jobs_queue_admin(const struct jobs *js, const struct job *job,
-    const char *user)
-{
-	int q;
-
-	if (js->queues == NULL || (q = queues_job_queue(js->queues, job)) < 0)
-		return false;
-	return queues_is_admin(js->queues, (size_t)q, user);
-}
-
 int
 jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err)
@@ -482,11 +470,8 @@ jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
 
 	if (job == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, id);
-	if (strcmp(job->user, who->name) != 0 && who->role != ROLE_ADMIN &&
-	    !jobs_queue_admin(js, job, who->name))
-		return cerr_set(err, ERR_DENIED,
-		    "job %" PRIu64 " belongs to %s; only its owner, an admin or "
-		    "an admin of its queue may cancel it", id, job->user);
+	if (jobs_authorize(js, who, job, JOBS_ACT_CANCEL, NULL, err) == -1)
+		return -1;
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT,
 		    "job %" PRIu64 " already ended (%s)", id,

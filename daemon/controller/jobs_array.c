@@ -239,20 +239,6 @@ out:
 	return rc;
 }
 
-/* May who cancel the array whose first task is job? As jobs_cancel. */
-static bool
-jobs_array_may_cancel(const struct jobs *js, const struct peer *who,
-    const struct job *job)
-{
-	int q;
-
-	if (strcmp(job->user, who->name) == 0 || who->role == ROLE_ADMIN)
-		return true;
-	return js->queues != NULL &&
-	    (q = queues_job_queue(js->queues, job)) >= 0 &&
-	    queues_is_admin(js->queues, (size_t)q, who->name);
-}
-
 int
 jobs_array_cancel(struct jobs *js, const struct peer *who,
     uint64_t array_id, int64_t now_ms, size_t *ncancelled, struct cerr *err)
@@ -275,10 +261,8 @@ jobs_array_cancel(struct jobs *js, const struct peer *who,
 		return cerr_set(err, ERR_INVALID, "job %" PRIu64 " is not an "
 		    "array", array_id);
 	}
-	if (!jobs_array_may_cancel(js, who, t[0]))
-		return cerr_set(err, ERR_DENIED, "array %" PRIu64 " belongs "
-		    "to %s; only its owner, an admin or an admin of its queue "
-		    "may cancel it", array_id, t[0]->user);
+	if (jobs_authorize(js, who, t[0], JOBS_ACT_CANCEL, NULL, err) == -1)
+		return -1;
 	for (i = 0; i < n; i++)
 		live += !job_state_is_final(t[i]->state);
 	if (live == 0)

@@ -36,21 +36,6 @@ jobs_early_backoff(const struct jobs *js, const struct job *job,
 	return jobs_backoff_next(job->early_backoff_ms);
 }
 
-/* May who act on job as its owner or as an admin (of the cluster, or of
- * the job's queue when queue_admins)? */
-static int
-jobs_may_control(const struct jobs *js, const struct peer *who,
-    const struct job *job, bool queue_admins, const char *what,
-    struct cerr *err)
-{
-	if (strcmp(job->user, who->name) == 0 || who->role == ROLE_ADMIN ||
-	    (queue_admins && jobs_queue_admin(js, job, who->name)))
-		return 0;
-	return cerr_set(err, ERR_DENIED, "job %" PRIu64 " belongs to %s; "
-	    "only its owner or an admin%s may %s it", job->id, job->user,
-	    queue_admins ? " (or an admin of its queue)" : "", what);
-}
-
 static bool
 jobs_held_waiting(const struct job *job)
 {
@@ -69,7 +54,8 @@ jobs_hold(struct jobs *js, const struct peer *who, uint64_t id, bool release,
 
 	cerr_clear(err);
 	if ((job = jobs_find(js, id, err)) == NULL ||
-	    jobs_may_control(js, who, job, false, what, err) == -1)
+	    jobs_authorize(js, who, job, release ? JOBS_ACT_RELEASE :
+	    JOBS_ACT_HOLD, NULL, err) == -1)
 		return -1;
 	if (!jobs_held_waiting(job))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " is %s%s; "
@@ -81,7 +67,8 @@ jobs_hold(struct jobs *js, const struct peer *who, uint64_t id, bool release,
 		if (job->hold == JOB_HOLD_NONE)
 			return cerr_set(err, ERR_CONFLICT, "job %" PRIu64
 			    " is not held", id);
-		if (job->hold == JOB_HOLD_ADMIN && who->role != ROLE_ADMIN)
+		if (job->hold == JOB_HOLD_ADMIN && !jobs_may(js, who, job,
+		    JOBS_ACT_RELEASE_ADMIN, NULL))
 			return cerr_set(err, ERR_DENIED, "job %" PRIu64 " is "
 			    "held by an admin (JobHeldAdmin); only an admin "
 			    "may release it", id);
@@ -115,7 +102,7 @@ jobs_requeue(struct jobs *js, const struct peer *who, uint64_t id,
 
 	cerr_clear(err);
 	if ((job = jobs_find(js, id, err)) == NULL ||
-	    jobs_may_control(js, who, job, true, "requeue", err) == -1)
+	    jobs_authorize(js, who, job, JOBS_ACT_REQUEUE, NULL, err) == -1)
 		return -1;
 	/* As scontrol requeue: a job that does not run has nothing to
 	 * stop; saying so beats a silent no-op the user took for done. */
@@ -178,11 +165,59 @@ update_str(char **dst, const char *src, struct cerr *err)
 	return 0;
 }
 
-/* A running (or restarting, resizing, starting) job: only the time
- * limit and the priority, its owner only down. */
+static bool
+str_differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
+}
+
+/* The max_time of job's queue; 0: none (or no queues). */
+static uint64_t
+jobs_queue_max_time(const struct jobs *js, const struct job *job)
+{
+	int q;
+
+	if (js->queues == NULL || (q = queues_job_queue(js->queues, job)) < 0)
+		return 0;
+	return queues_def(js->queues, (size_t)q)->max_time_s;
+}
+
+/* A running job's --time: anyone allowed to update it may lower it; a
+ * raise (or none) is the table's to allow, and above the queue's
+ * max_time only a cluster admin's. */
 static int
-update_live(const struct job *job, const struct peer *who, bool admin,
-    const struct job_update *u, struct job_spec *sp, struct cerr *err)
+update_live_time(const struct jobs *js, const struct job *job,
+    const struct peer *who, uint64_t t, struct job_spec *sp,
+    struct cerr *err)
+{
+	uint64_t max = jobs_queue_max_time(js, job);
+	bool raise = t == 0 || (sp->time_limit_s != 0 && t > sp->time_limit_s);
+
+	if (raise && !jobs_may(js, who, job, JOBS_ACT_RAISE_TIME, NULL))
+		return t == 0 ? cerr_set(err, ERR_DENIED, "--time: users may "
+		    "only lower the time limit of a running job; none is no "
+		    "lower") : cerr_set(err, ERR_DENIED, "--time: users may "
+		    "only lower the time limit of a running job (now %" PRIu64
+		    " s); an admin may raise it", sp->time_limit_s);
+	if (sp->service && t != 0)
+		return cerr_set(err, ERR_INVALID, "--time: a service has no "
+		    "time limit");
+	if (raise && max != 0 && (t == 0 || t > max) &&
+	    !jobs_may(js, who, job, JOBS_ACT_PASS_QUEUE_LIMITS, NULL))
+		return cerr_set(err, ERR_DENIED, "--time: %s is above queue "
+		    "%s's max_time of %" PRIu64 " s; only a cluster admin may "
+		    "raise a job past its queue's limit", t == 0 ? "none" :
+		    "the time asked", job->spec.queue, max);
+	sp->time_limit_s = t;
+	return 0;
+}
+
+/* A running (or restarting, resizing, starting) job: only the time
+ * limit and the priority; raising either is the table's to allow. */
+static int
+update_live(const struct jobs *js, const struct job *job,
+    const struct peer *who, const struct job_update *u,
+    struct job_spec *sp, struct cerr *err)
 {
 	const char *bad = u->name != NULL ? "--name" : u->has_nodes ?
 	    "--nodes" : u->has_gpus_per_node ? "--gpus-per-node" :
@@ -196,49 +231,30 @@ update_live(const struct job *job, const struct peer *who, bool admin,
 		    "only a pending job may change it (a running job: --time "
 		    "and --priority)", bad, job->id,
 		    job_state_name(job->state));
-	if (u->has_time) {
-		if (u->time_limit_s == 0 && !admin)
-			return cerr_set(err, ERR_DENIED, "--time: users may "
-			    "only lower the time limit of a running job; none "
-			    "is no lower");
-		if (!admin && (sp->time_limit_s == 0 ? false :
-		    u->time_limit_s > sp->time_limit_s))
-			return cerr_set(err, ERR_DENIED, "--time: users may "
-			    "only lower the time limit of a running job (now "
-			    "%" PRIu64 " s); an admin may raise it",
-			    sp->time_limit_s);
-		if (sp->service && u->time_limit_s != 0)
-			return cerr_set(err, ERR_INVALID, "--time: a service "
-			    "has no time limit");
-		sp->time_limit_s = u->time_limit_s;
-	}
+	if (u->has_time && update_live_time(js, job, who, u->time_limit_s, sp,
+	    err) == -1)
+		return -1;
 	if (u->has_priority) {
 		if (u->priority < 0 || u->priority > JOB_PRIORITY_MAX)
 			return cerr_set(err, ERR_INVALID, "--priority: %d is "
 			    "out of 0..%d", (int)u->priority,
 			    JOB_PRIORITY_MAX);
-		if (!admin && u->priority > sp->priority)
+		if (u->priority > sp->priority && !jobs_may(js, who, job,
+		    JOBS_ACT_RAISE_PRIORITY, NULL))
 			return cerr_set(err, ERR_DENIED, "--priority: users "
 			    "may only lower the priority of a running job "
 			    "(now %d); an admin may raise it",
 			    (int)sp->priority);
 		sp->priority = u->priority;
 	}
-	(void)who;
 	return 0;
 }
 
-/* A pending job: the fields set in u, then the whole spec checked as a
- * submit would check it. */
+/* The fields set in u, into sp. 0 or -1 (err: out of memory). */
 static int
-update_pending(struct jobs *js, const struct job *job,
-    const struct peer *who, bool admin, const struct job_update *u,
-    struct job_spec *sp, struct cerr *err)
+update_fields(const struct job_update *u, struct job_spec *sp,
+    struct cerr *err)
 {
-	struct peer owner;
-	int32_t kept = sp->priority;
-	int rc;
-
 	if (u->has_time)
 		sp->time_limit_s = u->time_limit_s;
 	if (u->has_priority)
@@ -266,33 +282,71 @@ update_pending(struct jobs *js, const struct job *job,
 		return -1;
 	if (u->has_max_restarts)
 		sp->max_restarts = u->max_restarts;
-	/* A priority left as it is (one an admin raised) is not judged
-	 * again: checked as the default, then put back. */
-	if (!u->has_priority && sp->priority > JOB_DEFAULT_PRIORITY)
-		sp->priority = JOB_DEFAULT_PRIORITY;
-	/* As at submit: with queues, a raised priority is the queue's to
-	 * allow. The queue admits the job's owner (its users list), with
-	 * the rights of whoever updates it. */
-	if (job_spec_validate(sp, js->queues != NULL ? who->role | ROLE_ADMIN :
-	    (admin ? ROLE_ADMIN : who->role), &js->limits, err) == -1)
+	return 0;
+}
+
+/* May who give job (pending) the priority in sp? A priority above the
+ * default, or above the job's own in the queue it stays in, is a raise:
+ * the table asks for rights in the queue the job is to run in, so a
+ * priority granted in one queue does not travel to another. */
+static int
+update_priority_check(const struct jobs *js, const struct job *job,
+    const struct peer *who, const struct job_update *u,
+    const struct job_spec *sp, struct cerr *err)
+{
+	bool moves = str_differs(sp->queue, job->spec.queue);
+	int32_t floor = JOB_DEFAULT_PRIORITY;
+
+	if (!moves && job->spec.priority > floor)
+		floor = job->spec.priority;
+	if (sp->priority <= floor || jobs_may(js, who, job,
+	    JOBS_ACT_RAISE_PRIORITY, sp->queue))
+		return 0;
+	if (!u->has_priority)
+		return cerr_set(err, ERR_DENIED, "--queue: job %" PRIu64 "'s "
+		    "priority %d is above the default; in queue %s only an "
+		    "admin or an admin of that queue may give it that (add "
+		    "--priority %d or lower)", job->id, (int)sp->priority,
+		    sp->queue, JOB_DEFAULT_PRIORITY);
+	return jobs_authorize(js, who, job, JOBS_ACT_RAISE_PRIORITY, sp->queue,
+	    err);
+}
+
+/* A pending job: the fields set in u; who's rights on the job as it
+ * would be (its queue may change); then the whole spec checked as a
+ * submit of its owner would be, in the queue it is to run in. */
+static int
+update_pending(struct jobs *js, const struct job *job,
+    const struct peer *who, const struct job_update *u,
+    struct job_spec *sp, struct cerr *err)
+{
+	struct peer owner;
+	int32_t asked;
+	int rc;
+
+	if (update_fields(u, sp, err) == -1 ||
+	    jobs_authorize(js, who, job, JOBS_ACT_UPDATE, sp->queue,
+	    err) == -1 ||
+	    update_priority_check(js, job, who, u, sp, err) == -1)
 		return -1;
-	rc = 0;
-	if (js->queues != NULL) {
+	/* The priority was judged above, by the table: the checks below
+	 * see it as the default, and it is put back after. */
+	asked = sp->priority;
+	if (sp->priority > JOB_DEFAULT_PRIORITY)
+		sp->priority = JOB_DEFAULT_PRIORITY;
+	rc = job_spec_validate(sp, who->role, &js->limits, err);
+	if (rc == 0 && js->queues != NULL) {
+		/* The owner must be among the queue's users; a cluster
+		 * admin may place anyone's job in any queue. */
 		memset(&owner, 0, sizeof(owner));
 		snprintf(owner.name, sizeof(owner.name), "%s", job->user);
-		owner.role = admin ? ROLE_ADMIN : ROLE_USER;
+		owner.role = who->role == ROLE_ADMIN ? ROLE_ADMIN : ROLE_USER;
 		rc = queues_admit(js->queues, &owner, sp, err);
 	}
-	if (!u->has_priority)
-		sp->priority = kept;
+	sp->priority = asked;
 	return rc;
 }
 
-static bool
-str_differs(const char *a, const char *b)
-{
-	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
-}
 
 /* What differs between the job's spec and sp, as "field old->new". */
 static void
@@ -359,25 +413,22 @@ jobs_update(struct jobs *js, const struct peer *who, uint64_t id,
 	struct job *job;
 	struct job_spec sp;
 	struct changes c = { changes, len, 0, false };
-	bool admin;
 	int rc;
 
 	cerr_clear(err);
 	if (len > 0)
 		changes[0] = '\0';
 	if ((job = jobs_find(js, id, err)) == NULL ||
-	    jobs_may_control(js, who, job, true, "update", err) == -1)
+	    jobs_authorize(js, who, job, JOBS_ACT_UPDATE, NULL, err) == -1)
 		return -1;
 	if (job_state_is_final(job->state))
 		return cerr_set(err, ERR_CONFLICT, "job %" PRIu64 " already "
 		    "ended (%s)", id, job_state_name(job->state));
-	admin = who->role == ROLE_ADMIN || jobs_queue_admin(js, job,
-	    who->name);
 	if (job_spec_copy(&sp, &job->spec) == -1)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	rc = job->state == JOB_PENDING && !jobs_is_active(job) ?
-	    update_pending(js, job, who, admin, u, &sp, err) :
-	    update_live(job, who, admin, u, &sp, err);
+	    update_pending(js, job, who, u, &sp, err) :
+	    update_live(js, job, who, u, &sp, err);
 	if (rc == -1) {
 		job_spec_clear(&sp);
 		return -1;
@@ -424,8 +475,7 @@ jobs_selected(const struct jobs *js, const struct peer *who,
 		if (!ok)
 			return false;
 	}
-	return strcmp(job->user, who->name) == 0 || who->role == ROLE_ADMIN ||
-	    jobs_queue_admin(js, job, who->name);
+	return jobs_may(js, who, job, JOBS_ACT_CANCEL, NULL);
 }
 
 size_t

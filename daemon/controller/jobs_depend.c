@@ -29,7 +29,7 @@ jobs_depend_item(const struct jobs *js, const struct peer *who,
 	if ((job = jobs_get(js, it->id)) == NULL)
 		return cerr_set(err, ERR_NOT_FOUND, "--dependency %s: no job "
 		    "%" PRIu64, text, it->id);
-	if (strcmp(job->user, who->name) != 0 && !(who->role & ROLE_ADMIN))
+	if (!jobs_may(js, who, job, JOBS_ACT_DEPEND_ON, NULL))
 		return cerr_set(err, ERR_DENIED, "--dependency %s: job %" PRIu64
 		    " belongs to %s; a job may depend on its owner's jobs "
 		    "only (an admin's on anyone's)", text, it->id, job->user);

@@ -140,9 +140,32 @@ int jobs_transition(struct jobs *js, struct job *job, enum job_state state,
     const char *reason, int64_t now_ms, const char *kind, const char *actor,
     const struct placement *next_place, size_t n, struct cerr *err);
 
-/* Is user an admin of job's queue? (jobs.c) */
-bool jobs_queue_admin(const struct jobs *js, const struct job *job,
-    const char *user);
+/* What a request does to a job, as jobs_authz.c's table names it. */
+enum jobs_act {
+	JOBS_ACT_CANCEL,
+	JOBS_ACT_HOLD,
+	JOBS_ACT_RELEASE,
+	JOBS_ACT_RELEASE_ADMIN,		/* the release of an admin's hold */
+	JOBS_ACT_REQUEUE,
+	JOBS_ACT_UPDATE,		/* any field of the spec */
+	JOBS_ACT_RAISE_PRIORITY,	/* above the default, or above its own */
+	JOBS_ACT_RAISE_TIME,		/* a running job's time limit up */
+	JOBS_ACT_PASS_QUEUE_LIMITS,	/* above its queue's max_time */
+	JOBS_ACT_DEPEND_ON,		/* a --dependency naming the job */
+	JOBS_ACT_N
+};
+/* May who do act to job, which would then be in queue to_queue (NULL:
+ * where it is)? The table asks for rights on the job as it is (owner,
+ * cluster admin, admin of its queue) and on the job as it would be (the
+ * same, with the admins of to_queue). jobs_authorize says why not:
+ * 0, or -1 with err (ERR_DENIED, naming the job's owner, the caller,
+ * the act and who may). */
+bool jobs_may(const struct jobs *js, const struct peer *who,
+    const struct job *job, enum jobs_act act, const char *to_queue);
+int jobs_authorize(const struct jobs *js, const struct peer *who,
+    const struct job *job, enum jobs_act act, const char *to_queue,
+    struct cerr *err);
+
 
 /* jobs_control.c: the back-off of job's task that failed at now_ms, by
  * the window: > 0 (and *ran_ms how long its run lasted) when it failed

@@ -12,6 +12,7 @@
 
 #include "ctl_fixture.h"
 #include "daemon/controller/jobs.h"
+#include "daemon/controller/queues.h"
 #include "daemon/controller/txq.h"
 
 static const struct peer alice = { .name = "alice", .role = ROLE_USER };
@@ -532,6 +533,256 @@ START_TEST(test_hardware_failover_immediate)
 }
 END_TEST
 
+/* ---- The authorization matrix, with the target dimension ----
+ *
+ * Queues: ateam (users alice; admin ann), bteam (users bob, carol;
+ * admin bob), cteam (users bob, carol; admin ann), each with a max_time
+ * of one hour. Every cell is a fresh job of its owner in its queue (at a
+ * priority root gave it, when above the default), then one request by
+ * one caller; a refusal must leave the job as it was. The expected
+ * answers are written out by hand, not derived from jobs_authz.c's
+ * table. */
+
+static struct queues *
+three_queues(void)
+{
+	struct queue_def d[3];
+	char *a_users[] = { "alice" }, *a_admins[] = { "ann" };
+	char *bc_users[] = { "bob", "carol" }, *b_admins[] = { "bob" };
+	struct queues *qs;
+	struct cerr err;
+	size_t i;
+
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < 3; i++) {
+		d[i].gpus = 8;
+		d[i].borrow_limit = d[i].lend_limit = SCHED_UNLIMITED;
+		d[i].weight = 1;
+		d[i].max_time_s = 3600;
+	}
+	d[0].name = "ateam";
+	d[0].users = a_users;
+	d[0].nusers = 1;
+	d[0].admins = a_admins;
+	d[0].nadmins = 1;
+	d[1].name = "bteam";
+	d[1].users = bc_users;
+	d[1].nusers = 2;
+	d[1].admins = b_admins;
+	d[1].nadmins = 1;
+	d[2].name = "cteam";
+	d[2].users = bc_users;
+	d[2].nusers = 2;
+	d[2].admins = a_admins;
+	d[2].nadmins = 1;
+	qs = queues_create(d, 3, 3600000, &err);	/* copies d */
+	ck_assert_msg(qs != NULL, "%s", err.text);
+	return qs;
+}
+
+enum cell_act { C_UPDATE, C_CANCEL, C_HOLD, C_REQUEUE };
+
+struct cell {
+	const char *caller;	/* "root" is the cluster admin */
+	const char *owner;
+	const char *queue;	/* the job's queue */
+	int32_t priority;	/* the job's, set by root; 0: the default */
+	bool running;
+	enum cell_act act;
+	const char *to;		/* C_UPDATE: --queue, or NULL */
+	int32_t new_priority;	/* C_UPDATE: --priority, or -1 */
+	uint64_t new_time;	/* C_UPDATE: --time, or 0 */
+	int want;		/* 0, or the refusal's code */
+};
+
+static const struct cell cells[] = {
+	/* The finding: bob, admin of bteam only, carries his job into
+	 * ateam (where he is no user) at the highest priority. */
+	{ "bob", "bob", "bteam", 0, false, C_UPDATE, "ateam", 1000000, 0,
+	  ERR_DENIED },
+	{ "bob", "bob", "bteam", 0, false, C_UPDATE, "ateam", -1, 0,
+	  ERR_DENIED },
+	/* In his own queue he may raise it. */
+	{ "bob", "bob", "bteam", 0, false, C_UPDATE, NULL, 1000000, 0, 0 },
+	/* A priority granted in bteam does not travel to cteam, where bob
+	 * is a user but no admin; lowered with the move, it does. */
+	{ "bob", "bob", "bteam", 5000, false, C_UPDATE, "cteam", -1, 0,
+	  ERR_DENIED },
+	{ "bob", "bob", "bteam", 5000, false, C_UPDATE, "cteam", 5000, 0,
+	  ERR_DENIED },
+	{ "bob", "bob", "bteam", 5000, false, C_UPDATE, "cteam", 100, 0, 0 },
+	/* bob may move carol's job within his rights only: out of bteam
+	 * into cteam (where he is no admin) he may not. */
+	{ "bob", "carol", "bteam", 0, false, C_UPDATE, "cteam", -1, 0,
+	  ERR_DENIED },
+	/* ann, admin of cteam only, has no rights on the job as it is. */
+	{ "ann", "carol", "bteam", 0, false, C_UPDATE, "cteam", -1, 0,
+	  ERR_DENIED },
+	/* carol moves her own job where she is a user, not above the
+	 * default priority. */
+	{ "carol", "carol", "bteam", 0, false, C_UPDATE, "cteam", -1, 0, 0 },
+	{ "carol", "carol", "bteam", 0, false, C_UPDATE, "cteam", 500, 0,
+	  ERR_DENIED },
+	{ "carol", "carol", "bteam", 0, false, C_UPDATE, "ateam", -1, 0,
+	  ERR_DENIED },
+	/* She may lower a priority an admin gave her, and keep it. */
+	{ "carol", "carol", "bteam", 5000, false, C_UPDATE, NULL, 4000, 0, 0 },
+	{ "carol", "carol", "bteam", 5000, false, C_UPDATE, NULL, 6000, 0,
+	  ERR_DENIED },
+	/* root places anyone's job in any queue, at any priority. */
+	{ "root", "carol", "bteam", 0, false, C_UPDATE, "ateam", 1000000, 0,
+	  0 },
+	/* Another user, in or out of the target queue's admins. */
+	{ "alice", "bob", "bteam", 0, false, C_UPDATE, NULL, 50, 0,
+	  ERR_DENIED },
+	{ "ann", "bob", "bteam", 0, false, C_UPDATE, "cteam", 50, 0,
+	  ERR_DENIED },
+	/* bob, admin of bteam, in bteam. */
+	{ "bob", "carol", "bteam", 0, false, C_UPDATE, NULL, 9000, 0, 0 },
+	{ "bob", "carol", "bteam", 0, false, C_CANCEL, NULL, -1, 0, 0 },
+	{ "ann", "carol", "bteam", 0, false, C_CANCEL, NULL, -1, 0,
+	  ERR_DENIED },
+	{ "bob", "carol", "bteam", 0, false, C_HOLD, NULL, -1, 0,
+	  ERR_DENIED },
+	{ "carol", "carol", "bteam", 0, false, C_HOLD, NULL, -1, 0, 0 },
+	/* Running jobs: the time limit and priority in place. */
+	{ "carol", "carol", "bteam", 0, true, C_UPDATE, NULL, -1, 7200,
+	  ERR_DENIED },
+	{ "carol", "carol", "bteam", 0, true, C_UPDATE, NULL, -1, 600, 0 },
+	{ "bob", "carol", "bteam", 0, true, C_UPDATE, NULL, -1, 3000, 0 },
+	{ "bob", "carol", "bteam", 0, true, C_UPDATE, NULL, -1, 7200,
+	  ERR_DENIED },
+	{ "root", "carol", "bteam", 0, true, C_UPDATE, NULL, -1, 7200, 0 },
+	{ "bob", "carol", "bteam", 0, true, C_UPDATE, NULL, 900, 0, 0 },
+	{ "ann", "carol", "bteam", 0, true, C_UPDATE, NULL, 900, 0,
+	  ERR_DENIED },
+	{ "carol", "carol", "bteam", 0, true, C_UPDATE, NULL, 900, 0,
+	  ERR_DENIED },
+	{ "bob", "carol", "bteam", 0, true, C_REQUEUE, NULL, -1, 0, 0 },
+	{ "ann", "carol", "bteam", 0, true, C_REQUEUE, NULL, -1, 0,
+	  ERR_DENIED },
+	{ "alice", "carol", "bteam", 0, true, C_CANCEL, NULL, -1, 0,
+	  ERR_DENIED },
+};
+
+static struct peer
+cell_peer(const char *name)
+{
+	struct peer p = { .role = ROLE_USER };
+
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	if (strcmp(name, "root") == 0)
+		p.role = ROLE_ADMIN;
+	return p;
+}
+
+/* A job of c's owner in c's queue, at c's priority, pending (held) or
+ * running on node01 (not held). */
+static uint64_t
+cell_job(struct ctl *f, const struct cell *c, int64_t now)
+{
+	struct peer owner = cell_peer(c->owner);
+	struct job_update u = { 0 };
+	struct placement place = { .node = "node01", .ngpus = 1 };
+	struct job_spec spec;
+	struct cerr err;
+	char ch[256];
+	uint64_t id;
+
+	ctl_spec(&spec, 1, 1, 1);
+	spec.queue = strdup(c->queue);
+	spec.hold = !c->running;
+	ck_assert_msg(jobs_submit(f->js, &owner, &spec, now, &id, &err) == 0,
+	    "jobs_submit: %s", err.text);
+	if (c->priority != 0) {
+		u.has_priority = true;
+		u.priority = c->priority;
+		ck_assert_msg(jobs_update(f->js, &root, id, &u, now, ch,
+		    sizeof(ch), &err) == 0, "%s", err.text);
+	}
+	if (c->running) {
+		ck_assert_msg(jobs_allocate(f->js, id, &place, 1, now,
+		    &err) == 0, "jobs_allocate: %s", err.text);
+		ck_assert_msg(jobs_mark_running(f->js, id, now, &err) == 0,
+		    "jobs_mark_running: %s", err.text);
+	}
+	return id;
+}
+
+static int
+cell_run(struct ctl *f, const struct cell *c, uint64_t id, int64_t now,
+    struct cerr *err)
+{
+	struct peer who = cell_peer(c->caller);
+	struct job_update u = { 0 };
+	enum job_state st;
+	char ch[256];
+
+	switch (c->act) {
+	case C_CANCEL:
+		return jobs_cancel(f->js, &who, id, now, &st, err);
+	case C_HOLD:
+		return jobs_hold(f->js, &who, id, false, now, err) == -1 ?
+		    -1 : 0;
+	case C_REQUEUE:
+		return jobs_requeue(f->js, &who, id, now, err);
+	case C_UPDATE:
+		break;
+	}
+	u.queue = c->to;
+	u.has_priority = c->new_priority >= 0;
+	u.priority = c->new_priority;
+	u.has_time = c->new_time != 0;
+	u.time_limit_s = c->new_time;
+	return jobs_update(f->js, &who, id, &u, now, ch, sizeof(ch), err);
+}
+
+START_TEST(test_authz_matrix)
+{
+	struct job_limits lim = { .script_max = 1024 * 1024 };
+	struct queues *qs = three_queues();
+	const struct job *job;
+	struct cerr err;
+	struct ctl f;
+	char queue[32];
+	int32_t prio;
+	uint64_t id, time;
+	enum job_state st;
+	size_t i;
+	int rc;
+
+	ctl_setup(&f, NULL);
+	jobs_destroy(f.js);
+	f.js = jobs_create(f.st, f.q, &lim, qs, &err);
+	ck_assert_msg(f.js != NULL, "%s", err.text);
+	for (i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+		id = cell_job(&f, &cells[i], 1000 + (int64_t)i);
+		job = jobs_get(f.js, id);
+		snprintf(queue, sizeof(queue), "%s", job->spec.queue);
+		prio = job->spec.priority;
+		time = job->spec.time_limit_s;
+		st = job->state;
+		cerr_clear(&err);
+		rc = cell_run(&f, &cells[i], id, 1000 + (int64_t)i, &err);
+		ck_assert_msg(cells[i].want == 0 ? rc == 0 : rc == -1 &&
+		    (int)err.code == cells[i].want, "cell %zu (%s on %s's job in "
+		    "%s): rc %d, code %d: %s", i, cells[i].caller,
+		    cells[i].owner, cells[i].queue, rc, (int)err.code,
+		    err.text);
+		job = jobs_get(f.js, id);
+		if (cells[i].want != 0) {
+			ck_assert_str_eq(job->spec.queue, queue);
+			ck_assert_int_eq(job->spec.priority, prio);
+			ck_assert_uint_eq(job->spec.time_limit_s, time);
+			ck_assert_int_eq(job->state, st);
+		}
+	}
+	ctl_flush(&f);
+	ctl_teardown(&f);
+	queues_destroy(qs);
+}
+END_TEST
+
 static Suite *
 jobs_control_suite(void)
 {
@@ -550,6 +801,7 @@ jobs_control_suite(void)
 	tcase_add_test(tc, test_early_fail_window_off);
 	tcase_add_test(tc, test_early_fail_gives_up);
 	tcase_add_test(tc, test_hardware_failover_immediate);
+	tcase_add_test(tc, test_authz_matrix);
 	suite_add_tcase(s, tc);
 	return s;
 }
