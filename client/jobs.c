@@ -852,15 +852,15 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 	if (s->segment > 0)
 		rc |= output_fields_addf(t, "Segment", "%u nodes per NVLink "
 		    "block", s->segment);
-	rc |= output_fields_addf(t, "Checkpoint dir", "%s", s->checkpoint_dir ?
-	    s->checkpoint_dir : "-");
+	rc |= output_fields_addf(t, "Checkpoint dir", "%s", redacted ?
+	    JOBS_PRIVATE : s->checkpoint_dir ? s->checkpoint_dir : "-");
 	rc |= output_fields_addf(t, "Checkpoint signal", "%s", output_signal(
 	    s->ckpt_signal, s->ckpt_secs, b1, sizeof(b1)));
 	rc |= output_fields_addf(t, "Max restarts", "%u", s->max_restarts);
 	rc |= output_fields_addf(t, "Hang timeout", "%s", fmt_limit(s->hang_timeout_s,
 	    "off", b2, sizeof(b2)));
-	rc |= output_fields_addf(t, "Working dir", "%s", s->workdir ? s->workdir :
-	    "(home directory)");
+	rc |= output_fields_addf(t, "Working dir", "%s", redacted ?
+	    JOBS_PRIVATE : s->workdir ? s->workdir : "(home directory)");
 	rc |= output_fields_addf(t, "Environment", "%s", redacted ?
 	    JOBS_PRIVATE : s->nenv ? env : "-");
 	free(env);

@@ -463,6 +463,15 @@ wire_job_redact(Cohort__V1__Job *pb)
 	s->has_script = 0;
 	s->script.data = NULL;
 	s->script.len = 0;
+	/* Where the job works and writes, and how its owner's tools name
+	 * their requests: private too. */
+	s->workdir = NULL;
+	s->script_name = NULL;
+	s->checkpoint_dir = NULL;
+	s->output = NULL;
+	s->error = NULL;
+	s->idempotency_key = NULL;
+	pb->checkpoint_path = NULL;
 	pb->has_redacted = 1;
 	pb->redacted = 1;
 }

@@ -38,7 +38,9 @@ int wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
     Cohort__V1__JobSpec *specbuf);
 void wire_job_pb_release(Cohort__V1__Job *pb);
 /* Withhold a job's private data from pb (filled by wire_job_to_pb): its
- * environment, command line and script body go, `redacted` says so.
+ * environment, command line, script body, working directory, script,
+ * output, error and checkpoint paths and idempotency key go, `redacted`
+ * says so.
  * Nothing to free; wire_job_pb_release still applies. */
 void wire_job_redact(Cohort__V1__Job *pb);
 /* Returns a new job the caller frees with job_free, or NULL with err. */

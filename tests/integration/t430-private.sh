@@ -1,7 +1,7 @@
 #!/bin/bash
 # Private data: another user sees a job's name, owner, state, resources,
 # reason and times, but never its environment values, command line,
-# script body or output. Alice (the owner) and the admin see all of it;
+# script body, output, working directory, file paths or idempotency key. Alice (the owner) and the admin see all of it;
 # with private_data = no, so does everyone.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 need_python_protobuf
@@ -12,6 +12,10 @@ W=$(world_dir out)
 ENV_SECRET="s3cret-env-$$-$RANDOM"
 SCRIPT_SECRET="s3cret-script-$$-$RANDOM"
 ARG_SECRET="s3cret-arg-$$-$RANDOM"
+KEY_SECRET="s3cret-key-$$-$RANDOM"
+DIR_SECRET="s3cret-dir-$$-$RANDOM"
+WD=$W/$DIR_SECRET
+mkdir -p "$WD/ckpt" && chmod -R 777 "$WD" || fail "cannot create $WD"
 
 # The script holds a secret in its text (a comment never printed), is
 # given one as an argument, and prints the environment's to its log.
@@ -23,7 +27,8 @@ echo "argument is \$1"
 EOF
 chmod 644 "$W/private-job.sh"
 # --export NONE: the environment shown below is the --env variable alone.
-id=$(job_submit --name private-job --export NONE --env "TOKEN=$ENV_SECRET" --workdir "$W" \
+id=$(job_submit --name private-job --export NONE --env "TOKEN=$ENV_SECRET" --workdir "$WD" \
+	--idempotency-key "$KEY_SECRET" --checkpoint-dir "$WD/ckpt" -o "$WD/out-%j" \
 	"$W/private-job.sh" "$ARG_SECRET")
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
@@ -32,7 +37,7 @@ wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 # no_secret WHAT FILE: FILE holds none of the three secrets.
 no_secret() {
 	local s
-	for s in "$ENV_SECRET" "$SCRIPT_SECRET" "$ARG_SECRET"; do
+	for s in "$ENV_SECRET" "$SCRIPT_SECRET" "$ARG_SECRET" "$KEY_SECRET" "$DIR_SECRET"; do
 		! grep -qF -- "$s" "$2" || fail "$1 shows a secret ('$s'): $(head -c 1500 "$2")"
 	done
 }
@@ -103,6 +108,7 @@ for who in alice admin; do
 	expect_exit 0 cohort show "$id" --json
 	[ "$(json_get "$OUT" '[d["private"], d["env"], d["argv"]]')" = "[false, [\"TOKEN=$ENV_SECRET\"], [\"$ARG_SECRET\"]]" ] ||
 		fail "$who's cohort show --json: $(cat "$OUT")"
+	has_secret "$who's cohort show --json" "$OUT" "$KEY_SECRET" "$WD"
 	expect_exit 0 cohort logs "$id"
 	has_secret "$who's cohort logs" "$OUT" "token is $ENV_SECRET" "argument is $ARG_SECRET"
 	pyclient_get "$id" "$T/$who-get.json"
