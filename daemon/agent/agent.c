@@ -190,12 +190,17 @@ ajob_save_watch(const struct agent *a, uint64_t job_id, uint32_t restart,
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	FILE *fp;
+	int fd;
 
 	ajob_watch_path(a, job_id, restart, tmp, sizeof(tmp), ".tmp");
 	ajob_watch_path(a, job_id, restart, path, sizeof(path), "");
-	if ((fp = fopen(tmp, "we")) == NULL)
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
+		if (fd != -1)
+			close(fd);
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", tmp,
 		    strerror(errno));
+	}
 	if (fprintf(fp, "%s\n%u %u\n", dir != NULL ? dir : "",
 	    (unsigned)cred->uid, (unsigned)cred->gid) < 0 ||
 	    fclose(fp) == EOF ||
@@ -587,6 +592,15 @@ agent_base_env(const char *account, char ***env, size_t *n,
 
 /* The progress file lives in the start's spool directory and belongs to
  * the task's account, so the job can rewrite it. */
+/* A spool directory, made or found, left with exactly its mode. */
+static int
+agent_spool_mkdir(const char *path)
+{
+	if (mkdir(path, TASKS_SPOOL_DIR_MODE) == -1 && errno != EEXIST)
+		return -1;
+	return chmod(path, TASKS_SPOOL_DIR_MODE);
+}
+
 static int
 agent_progress_file(const struct agent *a, const struct launch *l,
     const char *account, char *path, size_t len, struct cerr *err)
@@ -596,19 +610,23 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	int fd;
 
 	snprintf(path, len, "%s/jobs", a->cfg->spool);
-	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+	if (agent_spool_mkdir(path) == -1)
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
 		    strerror(errno));
 	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
 	    l->job_id, l->restart);
-	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+	if (agent_spool_mkdir(path) == -1)
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
 		    strerror(errno));
 	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/progress", a->cfg->spool,
 	    l->job_id, l->restart);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1 || fchmod(fd, 0600) == -1) {
+		if (fd != -1)
+			close(fd);
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
 		    strerror(errno));
+	}
 	if (geteuid() == 0) {
 		getpwnam_r(account, &pw, buf, sizeof(buf), &res);
 		if (res != NULL && fchown(fd, pw.pw_uid, pw.pw_gid) == -1)

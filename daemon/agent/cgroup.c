@@ -574,7 +574,7 @@ cgroup_job_create(struct cgroup *cg, const char *start_dir, uint64_t job_id,
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0644)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
+	    O_NOFOLLOW, 0600)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
 		if (fd != -1)
 			close(fd);
 		cerr_set(err, ERR_INTERNAL, "%s: %s", tmp, strerror(errno));

@@ -78,14 +78,15 @@ fmt_int(char *buf, long long v)
 
 int
 tasks_child_write_atomic(const char *tmp, const char *path, const char *buf,
-    size_t len, mode_t mode)
+    size_t len, mode_t mode, uid_t uid, gid_t gid)
 {
 	int fd, e;
 
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, mode)) == -1)
 		return -1;
-	if (fchmod(fd, mode) == -1 || write_all(fd, buf, len) == -1 ||
+	if (fchown(fd, uid, gid) == -1 || fchmod(fd, mode) == -1 ||
+	    write_all(fd, buf, len) == -1 ||
 	    close(fd) == -1) {
 		e = errno;
 		close(fd);
@@ -391,7 +392,8 @@ tasks_child_supervise(struct launch *L, int wfd)
 	buf[len++] = ' ';
 	len += fmt_int(buf + len, task);
 	buf[len++] = '\n';
-	if (tasks_child_write_atomic(L->pidtmp, L->pid, buf, len, 0644) == -1) {
+	if (tasks_child_write_atomic(L->pidtmp, L->pid, buf, len, 0600,
+	    (uid_t)-1, (gid_t)-1) == -1) {
 		e = errno;
 		kill(-task, SIGKILL);
 		kill(task, SIGKILL);
@@ -412,7 +414,7 @@ tasks_child_supervise(struct launch *L, int wfd)
 		close(why[0]);
 		if (len > 0)
 			tasks_child_write_atomic(L->errortmp, L->error, msg,
-			    len, 0644);
+			    len, 0600, (uid_t)-1, (gid_t)-1);
 	}
 
 	/* As a subreaper we also collect the task's orphans; only the
@@ -427,7 +429,8 @@ tasks_child_supervise(struct launch *L, int wfd)
 	if (w == task) {
 		len = fmt_int(buf, st);
 		buf[len++] = '\n';
-		tasks_child_write_atomic(L->exittmp, L->exit, buf, len, 0644);
+		tasks_child_write_atomic(L->exittmp, L->exit, buf, len, 0600,
+		    (uid_t)-1, (gid_t)-1);
 	}
 	/* Collect what has already died; live leftovers of the group go to
 	 * init, and the agent stops them with the group. */

@@ -90,11 +90,12 @@ enum task_stage {
  * file system error or timeout, a busy executable). */
 bool tasks_child_failure_permanent(enum task_stage stage, int e);
 
-/* Write buf to tmp (with exactly mode), then rename it over path, so
- * that a reader sees the whole file or none. 0, or -1 with errno (tmp
- * removed). */
+/* Write buf to tmp (with exactly mode, owned by uid and gid; -1 keeps
+ * the writer's), then rename it over path, so that a reader sees the
+ * whole file, with its final mode and owner, or none. 0, or -1 with
+ * errno (tmp removed). */
 int tasks_child_write_atomic(const char *tmp, const char *path,
-    const char *buf, size_t len, mode_t mode);
+    const char *buf, size_t len, mode_t mode, uid_t uid, gid_t gid);
 
 /* The supervisor, in the child of the agent's fork: never returns. wfd
  * is the write end of the report pipe (above SUP_FD, as are L's fds). */

@@ -8,9 +8,11 @@
  * The children run as root only until the task drops to the user; the
  * spool logs (stdout, stderr) are opened and chowned here and
  * inherited, so the user needs no write access to the spool, but must
- * be able to search the spool directory to run a batch script from it
- * (mode 0711 or more). The -o/-e files are the task's to open, as the
- * user (tasks_child.c). */
+ * be able to search the spool directory to run a batch script from it.
+ * What a job leaves there is private to its user: directories 0711
+ * (searched, never listed), files 0600 (the script 0700) and the user's
+ * or root's. The -o/-e files are the task's to open, as the user
+ * (tasks_child.c). */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -28,6 +30,7 @@
 
 #include "daemon/agent/cpubind.h"
 #include "daemon/agent/tasks_int.h"
+#include "daemon/agent/tasks_spool.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 
@@ -263,23 +266,26 @@ launch_exec(struct launch *L, const struct task_launch *l)
 	return 0;
 }
 
-/* mkdir that accepts an existing directory; a new one gets exactly mode,
- * whatever the umask, because the task user must be able to reach its
- * script through it. *made says whether it is new. */
+/* mkdir that accepts an existing directory; either way it ends with
+ * exactly mode, whatever the umask or an older agent left, because the
+ * task user must be able to reach its script through it and nobody else
+ * may list it. *made says whether it is new. */
 static int
 mkdir_mode(const char *path, mode_t mode, int *made)
 {
 	*made = 0;
-	if (mkdir(path, mode) == -1)
-		return errno == EEXIST ? 0 : -1;
-	*made = 1;
+	if (mkdir(path, mode) == -1) {
+		if (errno != EEXIST)
+			return -1;
+	} else
+		*made = 1;
 	return chmod(path, mode);
 }
 
 /* The batch script, once per start directory: ranks sharing it find it
  * there already. Written under a per-rank name and renamed, so that no
- * rank ever runs half a script; readable by all, as the task user must
- * run it. */
+ * rank ever runs half a script; the task user's alone (it may hold
+ * secrets), owned by them before it takes its name, as they run it. */
 static int
 write_script(struct launch *L, const struct task_launch *l, int *made)
 {
@@ -287,7 +293,8 @@ write_script(struct launch *L, const struct task_launch *l, int *made)
 	if (access(L->script, F_OK) == 0)
 		return 0;
 	if (tasks_child_write_atomic(L->scripttmp, L->script, l->script,
-	    l->script_len, 0755) == -1)
+	    l->script_len, 0700, L->drop ? L->uid : (uid_t)-1,
+	    L->drop ? L->gid : (gid_t)-1) == -1)
 		return -1;
 	*made = 1;
 	return 0;
@@ -307,16 +314,17 @@ tasks_prep_fd_high(int *fd)
 	return 0;
 }
 
-/* One spool log: the task writes to it only through the inherited fd,
- * but the user should be able to read their own log. */
+/* One spool log: the task writes to it only through the inherited fd;
+ * the user may read their own log, and nobody else (not their group:
+ * sites put every user in one). */
 static int
 open_log(struct launch *L, const char *path, int *fd)
 {
 	if ((*fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW, 0640)) == -1 ||
+	    O_NOFOLLOW, 0600)) == -1 ||
 	    tasks_prep_fd_high(fd) == -1)
 		return -1;
-	if (fchmod(*fd, 0640) == -1 ||
+	if (fchmod(*fd, 0600) == -1 ||
 	    (L->drop && fchown(*fd, L->uid, L->gid) == -1))
 		return -1;
 	return 0;
@@ -373,7 +381,7 @@ launch_binding(struct launch *L, const struct task_launch *l,
 		n = strlen(L->cpulist);
 		L->cpulist[n] = '\n';
 		if (tasks_child_write_atomic(L->cpustmp, L->cpusfile,
-		    L->cpulist, n + 1, 0644) == -1) {
+		    L->cpulist, n + 1, 0600, (uid_t)-1, (gid_t)-1) == -1) {
 			L->cpulist[n] = '\0';
 			return cerr_set(err, ERR_INTERNAL, "cannot write %s: %s",
 			    L->cpusfile, strerror(errno));
@@ -423,8 +431,8 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		    l->rank, l->job_id, l->restart);
 		goto fail;
 	}
-	if (mkdir_mode(jobs, 0755, &made_jobs) == -1 ||
-	    mkdir_mode(L->dir, 0755, &made) == -1) {
+	if (mkdir_mode(jobs, TASKS_SPOOL_DIR_MODE, &made_jobs) == -1 ||
+	    mkdir_mode(L->dir, TASKS_SPOOL_DIR_MODE, &made) == -1) {
 		L->made_dir = made;
 		cerr_set(err, ERR_INTERNAL, "cannot create %s: %s", L->dir,
 		    strerror(errno));

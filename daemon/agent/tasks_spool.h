@@ -10,6 +10,12 @@
 #include "daemon/agent/tasks.h"
 #include "lib/err.h"
 
+/* SPOOL/jobs and each start's directory in it: root's, searched by the
+ * task user (to run the script, to write the progress file), listed by
+ * nobody else. Every file in them is 0600 (the script 0700), the
+ * user's or root's. */
+#define TASKS_SPOOL_DIR_MODE 0711
+
 /* Find every task recorded in spool, running or ended, and call cb for
  * each (cb takes ownership of t->pidfd). Used when the agent restarts.
  * 0, or -1 with err. */

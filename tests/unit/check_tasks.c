@@ -416,12 +416,19 @@ START_TEST(test_script_args)
 	assert_log_has(0, "args:2:a:b c rank:\n");
 	assert_log_has(1, "args:2:a:b c rank:\n");
 
+	/* Private to the task's user: the script, its log, the start's
+	 * directory (searched, not listed). */
 	fmt(path, sizeof(path), "%s/script", t0->dir);
 	ck_assert_int_eq(stat(path, &sb), 0);
-	ck_assert_uint_eq(sb.st_mode & 07777, 0755);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0700);
 	text = slurp(path);
 	ck_assert_str_eq(text, script);
 	free(text);
+	ck_assert_int_eq(stat(t0->dir, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0711);
+	fmt(path, sizeof(path), "%s/rank-0.log", t0->dir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0600);
 }
 END_TEST
 
