@@ -28,7 +28,7 @@ EOF
 chmod 644 "$W/private-job.sh"
 # --export NONE: the environment shown below is the --env variable alone.
 id=$(job_submit --name private-job --export NONE --env "TOKEN=$ENV_SECRET" --workdir "$WD" \
-	--idempotency-key "$KEY_SECRET" --checkpoint-dir "$WD/ckpt" -o "$WD/out-%j" \
+	--idempotency-key "$KEY_SECRET" --checkpoint-dir "$WD/ckpt" -e "$WD/err-%j" \
 	"$W/private-job.sh" "$ARG_SECRET")
 wait_state 30 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
