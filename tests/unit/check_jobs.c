@@ -1575,26 +1575,15 @@ END_TEST
 static struct queues *
 two_queues(void)
 {
-	struct queue_def d[2] = {
-		{ .gpus = 4, .borrow_limit = SCHED_UNLIMITED,
-		  .lend_limit = SCHED_UNLIMITED, .weight = 1,
-		  .max_gpus_per_job = 4 },
-		{ .gpus = 4, .borrow_limit = SCHED_UNLIMITED,
-		  .lend_limit = SCHED_UNLIMITED, .weight = 1 },
-	};
+	struct queue_def d[2];
 	char *a_users[] = { "alice" }, *a_admins[] = { "bob" };
 	char *b_users[] = { "bob" };
 	struct queues *qs;
 	struct cerr err;
 
-	d[0].name = "team-a";
-	d[0].users = a_users;
-	d[0].nusers = 1;
-	d[0].admins = a_admins;
-	d[0].nadmins = 1;
-	d[1].name = "team-b";
-	d[1].users = b_users;
-	d[1].nusers = 1;
+	ctl_queue_def(&d[0], "team-a", 4, a_users, 1, a_admins, 1);
+	d[0].max_gpus_per_job = 4;
+	ctl_queue_def(&d[1], "team-b", 4, b_users, 1, NULL, 0);
 	qs = queues_create(d, 2, 3600000, &err);	/* copies d */
 	ck_assert_msg(qs != NULL, "%s", err.text);
 	return qs;

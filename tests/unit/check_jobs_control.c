@@ -553,28 +553,11 @@ three_queues(void)
 	struct cerr err;
 	size_t i;
 
-	memset(d, 0, sizeof(d));
-	for (i = 0; i < 3; i++) {
-		d[i].gpus = 8;
-		d[i].borrow_limit = d[i].lend_limit = SCHED_UNLIMITED;
-		d[i].weight = 1;
+	ctl_queue_def(&d[0], "ateam", 8, a_users, 1, a_admins, 1);
+	ctl_queue_def(&d[1], "bteam", 8, bc_users, 2, b_admins, 1);
+	ctl_queue_def(&d[2], "cteam", 8, bc_users, 2, a_admins, 1);
+	for (i = 0; i < 3; i++)
 		d[i].max_time_s = 3600;
-	}
-	d[0].name = "ateam";
-	d[0].users = a_users;
-	d[0].nusers = 1;
-	d[0].admins = a_admins;
-	d[0].nadmins = 1;
-	d[1].name = "bteam";
-	d[1].users = bc_users;
-	d[1].nusers = 2;
-	d[1].admins = b_admins;
-	d[1].nadmins = 1;
-	d[2].name = "cteam";
-	d[2].users = bc_users;
-	d[2].nusers = 2;
-	d[2].admins = a_admins;
-	d[2].nadmins = 1;
 	qs = queues_create(d, 3, 3600000, &err);	/* copies d */
 	ck_assert_msg(qs != NULL, "%s", err.text);
 	return qs;

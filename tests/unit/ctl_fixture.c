@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "ctl_fixture.h"
+#include "daemon/controller/queues.h"
 #include "daemon/controller/store.h"
 #include "daemon/controller/store_int.h"
 #include "daemon/controller/txq.h"
@@ -327,4 +328,19 @@ ctl_node_features(struct ctl *c, const char *name, unsigned ngpus,
 	    sizeof(err.text)) == 0, "features: %s", err.text);
 	ck_assert_msg(nodes_register(c->ns, name, NULL, &inv, false, conn, now,
 	    &err) == 0, "nodes_register: %s", err.text);
+}
+
+void
+ctl_queue_def(struct queue_def *d, const char *name, uint32_t gpus,
+    char **users, size_t nusers, char **admins, size_t nadmins)
+{
+	memset(d, 0, sizeof(*d));
+	d->name = (char *)name;
+	d->gpus = gpus;
+	d->borrow_limit = d->lend_limit = SCHED_UNLIMITED;
+	d->weight = 1;
+	d->users = users;
+	d->nusers = nusers;
+	d->admins = admins;
+	d->nadmins = nadmins;
 }

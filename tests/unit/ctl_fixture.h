@@ -80,4 +80,11 @@ void ctl_node(struct ctl *c, const char *name, unsigned ngpus,
 void ctl_node_features(struct ctl *c, const char *name, unsigned ngpus,
     uint64_t conn, int64_t now, const char *features, uint64_t gpu_mb);
 
+/* d: a top-level queue called name of gpus GPUs, borrowing and lending
+ * without limit, weight 1, with users and admins (the caller's arrays:
+ * queues_create copies them). */
+struct queue_def;
+void ctl_queue_def(struct queue_def *d, const char *name, uint32_t gpus,
+    char **users, size_t nusers, char **admins, size_t nadmins);
+
 #endif
