@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/commands.h"
@@ -55,6 +56,17 @@ static const struct command {
 	    "(the same as COMMAND --help)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Slurm's commands, answered by this program when it runs under their
+ * names (the links make install puts in $(pkglibexecdir)/slurm, which
+ * cohort-local env and the agent put on PATH). Each takes its whole
+ * command line, argv[0] its name, as Slurm's command does, and the
+ * settings from the environment. */
+static const struct command slurm_commands[] = {
+	/* client/slurm_query.c */
+	/* client/slurm_submit.c */
+	{ NULL, NULL, NULL },
+};
 
 enum { O_VERSION = 0x200, O_HELP = 'h' };
 
@@ -138,6 +150,40 @@ cmd_help(int argc, char **argv, const struct cconn_opts *opts)
 	return c->fn(2, hargv, opts);
 }
 
+/* The Slurm command called name, if any. */
+static const struct command *
+slurm_find(const char *name)
+{
+	const struct command *c;
+
+	for (c = slurm_commands; c->name != NULL; c++)
+		if (strcmp(name, c->name) == 0)
+			return c;
+	return NULL;
+}
+
+/* Run as one of Slurm's commands: its settings from the environment and
+ * the client's file only (its flags are Slurm's). */
+static int
+slurm_main(const struct command *c, int argc, char **argv)
+{
+	struct cconn_opts opts = { NULL, NULL, NULL, NULL, 0, NULL };
+	struct settings s;
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	settings_resolve(&s, NULL, NULL, NULL, NULL, NULL, NULL);
+	opts.server = s.server;
+	opts.cert = s.cert;
+	opts.key = s.key;
+	opts.ca = s.ca;
+	if ((opts.crl = getenv("COHORT_CRL")) != NULL && opts.crl[0] == '\0')
+		opts.crl = NULL;
+	rc = c->fn(argc, argv, &opts);
+	settings_clear(&s);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -148,6 +194,10 @@ main(int argc, char **argv)
 	const char *name;
 	int ch, rc;
 
+	name = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	name = name != NULL ? name + 1 : argc > 0 ? argv[0] : "cohort";
+	if ((c = slurm_find(name)) != NULL)
+		return slurm_main(c, argc, argv);
 	/* A controller that goes away must give an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;

@@ -358,7 +358,11 @@ COHORT_UP=1
 COHORT_LOCAL_CONTROLLER_CONF=$'[tenants]\nsubmit_rate = 0\nmax_pending_per_user = 0' \
 "$COHORT_LOCAL" up "$T/cohort" --nodes "$NODES" --gpus "$GPUS" >"$T/cohort-up.log" 2>&1 ||
     die "cohort-local up failed: $(tail -n 5 "$T/cohort-up.log")"
+# The Slurm side is Debian's Slurm: the PATH cohort-local env would put
+# Cohort's sbatch and squeue on is not taken.
+keep_path=$PATH
 eval "$("$COHORT_LOCAL" env "$T/cohort")"
+PATH=$keep_path
 log "Cohort up: $("$COHORT" nodes | awk 'NR > 1 { printf "%s=%s ", $1, $2 }')"
 
 # Cohort tasks run as 'nobody' when root runs the cluster: a workdir it
