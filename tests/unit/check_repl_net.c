@@ -27,33 +27,20 @@
 #include "tests/unit/ctl_fixture.h"
 #include "tests/unit/pki_fixture.h"
 
-static EVP_PKEY *ca_key, *ctl_key, *agent_key;
-static X509 *ca_cert, *ctl_cert, *agent_cert;
+static struct pki pki;
 
 static void
 setup_pki(void)
 {
-	ck_assert_ptr_nonnull(ca_key = EVP_EC_gen("P-256"));
-	ck_assert_ptr_nonnull(ctl_key = EVP_EC_gen("P-256"));
-	ck_assert_ptr_nonnull(agent_key = EVP_EC_gen("P-256"));
-	ca_cert = pki_mint(ca_key, "ca", "test CA", 1, NULL, NULL, NULL, NULL);
-	ctl_cert = pki_mint(ctl_key, "controller", "controller", 2, ca_cert,
-	    ca_key, "serverAuth,clientAuth", "IP:127.0.0.1");
 	/* An agent's certificate good for a server's end too: only the
 	 * role tells it from a replica's. */
-	agent_cert = pki_mint(agent_key, "agent", "node01", 3, ca_cert,
-	    ca_key, "serverAuth,clientAuth", "IP:127.0.0.1");
+	pki_make(&pki, "serverAuth,clientAuth", "IP:127.0.0.1");
 }
 
 static void
 teardown_pki(void)
 {
-	X509_free(ca_cert);
-	X509_free(ctl_cert);
-	X509_free(agent_cert);
-	EVP_PKEY_free(ca_key);
-	EVP_PKEY_free(ctl_key);
-	EVP_PKEY_free(agent_key);
+	pki_free(&pki);
 }
 
 /* TLS 1.3 with cert and key, verifying the peer's chain and nothing
@@ -65,7 +52,7 @@ ctx_new(const SSL_METHOD *m, X509 *cert, EVP_PKEY *key)
 
 	ck_assert_ptr_nonnull(ctx);
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca_cert);
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), pki.ca);
 	ck_assert_int_eq(SSL_CTX_use_certificate(ctx, cert), 1);
 	ck_assert_int_eq(SSL_CTX_use_PrivateKey(ctx, key), 1);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
@@ -175,8 +162,8 @@ setup(void)
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	ctl_log_clear();
 	/* A replica (1) and a peer with an agent's certificate (2). */
-	side_up(&a, 1, ctl_cert, ctl_key);
-	side_up(&b, 2, agent_cert, agent_key);
+	side_up(&a, 1, pki.ctl, pki.ctl_key);
+	side_up(&b, 2, pki.agent, pki.agent_key);
 }
 
 static void
@@ -244,7 +231,7 @@ START_TEST(controllers_connect)
 {
 	struct raft_uv_connect req = { .data = &c };
 
-	side_up(&c, 3, ctl_cert, ctl_key);
+	side_up(&c, 3, pki.ctl, pki.ctl_key);
 	ck_assert_int_eq(c.t.connect(&c.t, &req, 1, a.address, connect_cb),
 	    0);
 	ck_assert(run_until(a_accepted));
