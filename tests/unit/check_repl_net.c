@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 
 #include "daemon/controller/repl_int.h"
 #include "lib/clock.h"
+#include "lib/tls.h"
 #include "tests/unit/ctl_fixture.h"
 #include "tests/unit/pki_fixture.h"
 
@@ -87,7 +89,9 @@ struct side {
 };
 
 static uv_loop_t loop;
-static struct side a, b, c;	/* c: up in controllers_connect only */
+/* c: up in the tests that need a third; d: the daemon's own contexts,
+ * up in reload_reaches_raft only. */
+static struct side a, b, c, d;
 
 static void
 stream_closed(uv_handle_t *h)
@@ -99,7 +103,7 @@ static void
 accept_cb(struct raft_uv_transport *t, raft_id id, const char *address,
     struct uv_stream_s *stream)
 {
-	(t == &a.t ? &a : t == &b.t ? &b : &c)->accepted++;
+	(t == &a.t ? &a : t == &b.t ? &b : t == &c.t ? &c : &d)->accepted++;
 	uv_close((uv_handle_t *)stream, stream_closed);
 }
 
@@ -116,15 +120,22 @@ connect_cb(struct raft_uv_connect *req, struct uv_stream_s *stream,
 		s->refused++;
 }
 
+/* A transport with id over s->srv and s->cli, listening. */
+static void
+side_start(struct side *s, raft_id id)
+{
+	free_address(s->address, sizeof(s->address));
+	ck_assert_int_eq(repl_net_init(&s->t, &loop, s->srv, s->cli), 0);
+	ck_assert_int_eq(s->t.init(&s->t, id, s->address), 0);
+	ck_assert_int_eq(s->t.listen(&s->t, accept_cb), 0);
+}
+
 static void
 side_up(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key)
 {
 	s->srv = ctx_new(TLS_server_method(), cert, key);
 	s->cli = ctx_new(TLS_client_method(), cert, key);
-	free_address(s->address, sizeof(s->address));
-	ck_assert_int_eq(repl_net_init(&s->t, &loop, s->srv, s->cli), 0);
-	ck_assert_int_eq(s->t.init(&s->t, id, s->address), 0);
-	ck_assert_int_eq(s->t.listen(&s->t, accept_cb), 0);
+	side_start(s, id);
 }
 
 /* Its handles are closed on the loop's next run: free it after. */
@@ -172,10 +183,12 @@ teardown(void)
 	side_close(&a);
 	side_close(&b);
 	side_close(&c);
+	side_close(&d);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	side_free(&a);
 	side_free(&b);
 	side_free(&c);
+	side_free(&d);
 	ck_assert_int_eq(uv_loop_close(&loop), 0);
 }
 
@@ -239,6 +252,106 @@ START_TEST(controllers_connect)
 }
 END_TEST
 
+/* The daemon's contexts (tls_server_ctx, tls_client_ctx) on d, from
+ * files in a fresh folder; c: another replica, whose certificate (serial
+ * 4) a reload then revokes. After tls_ctx_reload_both (ctl_reload's
+ * step), a new stream is refused either way: the Raft client context
+ * once kept the CRL read at start. */
+static char dir[64];
+
+static const char *
+file(const char *name)
+{
+	static char buf[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static struct raft_uv_connect req_c = { .data = &c };
+static struct raft_uv_connect req_d = { .data = &d };
+
+static bool
+c_d_settled(void)
+{
+	return d.accepted == 1 && c.connected + c.refused == 1 &&
+	    d.connected + d.refused == 1;
+}
+
+static bool
+d_refused_both(void)
+{
+	return d.refused == 1 && ctl_logged("raft stream from 127.0.0.1: "
+	    "TLS handshake failed");
+}
+
+START_TEST(reload_reaches_raft)
+{
+	static const long revoked[] = { 4 };
+	EVP_PKEY *key;
+	X509 *own;
+	X509_CRL *crl;
+	struct cerr err;
+	char cmd[96];
+
+	snprintf(dir, sizeof(dir), "/tmp/check_repl_net.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	pki_write_cert(file("ca.pem"), pki.ca);
+	pki_write_cert(file("ctl.crt"), pki.ctl);
+	pki_write_key(file("ctl.key"), pki.ctl_key);
+	crl = pki_mint_crl(pki.ca, pki.ca_key, NULL, 0, -60, 3600);
+	pki_write_crl(file("ctl.crl"), crl, "w");
+	X509_CRL_free(crl);
+	d.srv = tls_server_ctx(file("ca.pem"), file("ctl.crl"),
+	    file("ctl.crt"), file("ctl.key"), &err);
+	ck_assert_msg(d.srv != NULL, "%s", err.text);
+	d.cli = tls_client_ctx(file("ca.pem"), file("ctl.crl"),
+	    file("ctl.crt"), file("ctl.key"), &err);
+	ck_assert_msg(d.cli != NULL, "%s", err.text);
+	side_start(&d, 4);
+	ck_assert_ptr_nonnull(key = EVP_EC_gen("P-256"));
+	own = pki_mint(key, "controller", "controller", 4, pki.ca, pki.ca_key,
+	    "serverAuth,clientAuth", "IP:127.0.0.1");
+	side_up(&c, 3, own, key);
+	X509_free(own);
+	EVP_PKEY_free(key);
+
+	/* The control: before the reload both ways connect. */
+	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
+	    0);
+	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
+	    0);
+	ck_assert_msg(run_until(c_d_settled), "d accepted %d, c connected %d "
+	    "refused %d, d connected %d refused %d: %s", d.accepted,
+	    c.connected, c.refused, d.connected, d.refused, ctl_log());
+	ck_assert_int_eq(d.connected, 1);
+
+	crl = pki_mint_crl(pki.ca, pki.ca_key, revoked, 1, -60, 3600);
+	pki_write_crl(file("ctl.crl"), crl, "w");
+	X509_CRL_free(crl);
+	ck_assert_msg(tls_ctx_reload_both(d.srv, d.cli, file("ca.pem"),
+	    file("ctl.crl"), &err) == 0, "%s", err.text);
+
+	ctl_log_clear();
+	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
+	    0);
+	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
+	    0);
+	d.refused = 0;
+	ck_assert_msg(run_until(d_refused_both), "d connected %d refused %d, "
+	    "accepted %d: %s", d.connected, d.refused, d.accepted, ctl_log());
+	ck_assert_msg(d.connected == 1, "a stream to a revoked replica was "
+	    "handed to raft after the reload");
+	ck_assert_msg(d.accepted == 1, "a stream from a revoked replica was "
+	    "handed to raft after the reload");
+	ck_assert_msg(ctl_logged("revoked"), "not said why: %s", ctl_log());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -256,6 +369,7 @@ main(void)
 	tcase_add_test(tc, outbound_refuses_other_roles);
 	tcase_add_test(tc, inbound_refuses_other_roles);
 	tcase_add_test(tc, controllers_connect);
+	tcase_add_test(tc, reload_reaches_raft);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
