@@ -441,6 +441,20 @@ tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
 }
 
 int
+tls_ctx_reload_both(SSL_CTX *ctx, SSL_CTX *other, const char *ca,
+    const char *crl, struct cerr *err)
+{
+	if (tls_ctx_reload(ctx, ca, crl, err) == -1)
+		return -1;
+	/* The store itself, not a second reading: a file changed in
+	 * between could leave the two trusting different CRLs. A client's
+	 * role check is on its context, not the store, and stays. */
+	if (other != NULL)
+		SSL_CTX_set1_cert_store(other, SSL_CTX_get_cert_store(ctx));
+	return 0;
+}
+
+int
 tls_cert_recheck(SSL_CTX *ctx, X509 *cert, STACK_OF(X509) *chain,
     struct cerr *err)
 {

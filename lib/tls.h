@@ -45,6 +45,13 @@ X509_STORE *tls_store_load(const char *ca, const char *crl,
 int tls_ctx_reload(SSL_CTX *ctx, const char *ca, const char *crl,
     struct cerr *err);
 
+/* tls_ctx_reload for ctx, then other (NULL: none) verifies with the
+ * same new store: a daemon's server and client contexts trust the same
+ * CA and CRL (the files are read once). On failure both keep their
+ * stores. */
+int tls_ctx_reload_both(SSL_CTX *ctx, SSL_CTX *other, const char *ca,
+    const char *crl, struct cerr *err);
+
 /* Verify cert (with the untrusted chain, may be NULL) against ctx's
  * current store, e.g. after tls_ctx_reload: 0, or -1 with err saying why
  * ("certificate revoked"). */

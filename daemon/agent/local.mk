@@ -73,7 +73,8 @@ tests_unit_check_health_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_watch_SOURCES = tests/unit/check_watch.c
 tests_unit_check_watch_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
-tests_unit_check_link_SOURCES = tests/unit/check_link.c
+tests_unit_check_link_SOURCES = tests/unit/check_link.c \
+	tests/unit/pki_fixture.c tests/unit/pki_fixture.h
 tests_unit_check_link_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_link_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_hwtopo_SOURCES = tests/unit/check_hwtopo.c

@@ -2,7 +2,8 @@
  * anything is applied: the file must load, the queues must keep their
  * shape, the CA and CRL must load; only then do the limits, the queues'
  * quotas and the log level change, each change logged on a line of its
- * own. The connections stay up (only peers the new CRL revokes go). */
+ * own. The connections stay up (only RPC peers the new CRL revokes go; a
+ * Raft stream meets the new CA and CRL when it is next opened). */
 #include "config.h"
 
 #include <inttypes.h>
@@ -264,7 +265,8 @@ ctl_reload(const char *path, struct ctl_reload_target *t)
 		log_warnx("SIGHUP: %s: %s; nothing changed", path, err.text);
 		goto fail;
 	}
-	if (tls_ctx_reload(t->ctx, nc.ca, nc.crl, &err) == -1) {
+	if (tls_ctx_reload_both(t->ctx, t->cli_ctx, nc.ca, nc.crl,
+	    &err) == -1) {
 		log_warnx("SIGHUP: %s; keeping the certificates and CRL "
 		    "loaded before (nothing changed)", err.text);
 		goto fail;

@@ -22,7 +22,8 @@ struct ctl_reload_target {
 	struct queues *queues;
 	struct cluster *cluster;
 	struct server *srv;
-	SSL_CTX *ctx;
+	SSL_CTX *ctx;		/* the RPC port's and the Raft listener's */
+	SSL_CTX *cli_ctx;	/* to the other replicas; NULL: none */
 	bool verbose;		/* -v: the log level stays debug */
 	/* The ports bound for listen = ...:0 (a file rewritten with the
 	 * bound port, as cohort-local does, is no change). */
@@ -33,10 +34,11 @@ struct ctl_reload_target {
  * limits ([tenants] max_pending_per_user, submit_rate, submit_burst;
  * [limits] max_script), the queues' quotas, limits and weights (queues
  * added, removed, renamed or moved, and new gpus.MODEL keys, need a
- * restart: refused), the CA and CRL (peers whose certificate the new
- * CRL revokes are cut off). Logs one line per change ("SIGHUP: queue a
- * nominal 16 -> 32"), one per key that changed but needs a restart, or
- * why nothing changed (a file that does not load, queues that cannot be
+ * restart: refused), the CA and CRL of every TLS context, Raft's both
+ * ways too (RPC port peers whose certificate the new CRL revokes are
+ * cut off). Logs one line per change ("SIGHUP: queue a nominal 16 ->
+ * 32"), one per key that changed but needs a restart, or why nothing
+ * changed (a file that does not load, queues that cannot be
  * changed so, a CA or CRL that does not load). 0 when applied, -1 when
  * nothing changed. */
 int ctl_reload(const char *path, struct ctl_reload_target *t);

@@ -10,7 +10,10 @@
  *
  * After the handshake, the connecting side sends its server id (8 bytes,
  * little endian), the length of its address (8 bytes, little endian) and
- * the address; both sides accept only a certificate with role controller. */
+ * the address. Both sides accept only a certificate with role controller,
+ * checked here whatever the TLS contexts check. The listener admits as
+ * the RPC port does (admit.h): a handshake budget, a cap per source, the
+ * oldest silent handshake evicted for a newcomer, a setup deadline. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -36,14 +39,17 @@
 #include "lib/ratelim.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "admit.h"
 #include "lib/tls.h"
 #include "repl_int.h"
 
 #define NET_BUF 16384		/* each way: one TLS record */
 #define NET_SETUP_MS 5000	/* connect + handshake + preamble */
 /* Inbound streams not yet handed to raft: replicas open a couple each;
- * anything beyond this is somebody else's flood. */
+ * anything beyond this is somebody else's flood, which evicts its own
+ * oldest silent handshakes (admit.h). */
 #define NET_SETUP_MAX 64
+#define NET_SETUP_PER_SOURCE 16
 /* Out of descriptors: listen again after this long, not at once (the
  * poll is level-triggered: a pending connection would spin it). */
 #define NET_ACCEPT_PAUSE_MS 200
@@ -67,6 +73,7 @@ struct rconn {
 	uv_poll_t ppoll;	/* on pfd */
 	uv_timer_t timer;	/* the setup deadline */
 	int handles;		/* open uv handles, for the close */
+	struct admit_hs hs;	/* inbound: in net->admit while hs.owner */
 	struct raft_uv_connect *req;	/* outbound, until reported */
 	raft_uv_connect_cb cb;
 	char host[CONF_HOST_MAX + 1];
@@ -88,9 +95,9 @@ struct repl_net {
 	raft_uv_accept_cb accept_cb;
 	int lfd;
 	uv_poll_t lpoll;
-	uv_timer_t lpause;		/* NET_ACCEPT_PAUSE_MS */
+	uv_timer_t lpause;	/* NET_ACCEPT_PAUSE_MS, ADMIT_ACCEPT_BATCH_MS */
 	bool listening;
-	unsigned setting_up;		/* inbound, before RC_RELAY */
+	struct admit admit;		/* inbound, before RC_RELAY */
 	struct ratelim lograte;
 	unsigned long accepted, connected;
 	LIST_HEAD(, rconn) conns;
@@ -170,6 +177,15 @@ rconn_handle_closed(uv_handle_t *h)
 	free(rc);
 }
 
+/* Out of the handshake table, if in it. */
+static void
+rconn_unadmit(struct rconn *rc)
+{
+	if (rc->hs.owner != NULL)
+		admit_del(&rc->net->admit, &rc->hs);
+	rc->hs.owner = NULL;
+}
+
 static void
 rconn_close(struct rconn *rc, const char *why)
 {
@@ -184,8 +200,7 @@ rconn_close(struct rconn *rc, const char *why)
 		rc->req = NULL;
 		rc->cb(req, NULL, RAFT_NOCONNECTION);
 	}
-	if (!rc->outbound && rc->state != RC_RELAY)
-		rc->net->setting_up--;
+	rconn_unadmit(rc);
 	rc->state = RC_CLOSED;
 	LIST_REMOVE(rc, entry);
 	ERR_clear_error();
@@ -278,28 +293,41 @@ rconn_splice(struct rconn *rc, uv_stream_t **out)
 	rc->pfd = sv[1];
 	rc->ppoll.data = rc;
 	rc->handles++;
-	if (!rc->outbound)
-		rc->net->setting_up--;
+	rconn_unadmit(rc);
 	rc->state = RC_RELAY;
 	uv_timer_stop(&rc->timer);
 	*out = (uv_stream_t *)pipe;
 	return 0;
 }
 
+/* Either way, the peer must be another replica: a verified certificate
+ * with role controller. Refusals are logged (rate-limited: anyone with a
+ * certificate of the CA could make them). */
 static bool
 rconn_peer_is_controller(struct rconn *rc)
 {
 	X509 *cert = SSL_get0_peer_certificate(rc->ssl);
 	struct peer peer;
 	struct cerr err;
+	const char *dir = rc->outbound ? "to" : "from";
 
-	if (SSL_get_verify_result(rc->ssl) != X509_V_OK || cert == NULL ||
-	    tls_cert_identity(cert, &peer, &err) == -1)
+	if (SSL_get_verify_result(rc->ssl) != X509_V_OK || cert == NULL) {
+		if (net_log_ok(rc->net))
+			log_warnx("raft stream %s %s refused: no verified "
+			    "certificate", dir, rc->host);
 		return false;
+	}
+	if (tls_cert_identity(cert, &peer, &err) == -1) {
+		if (net_log_ok(rc->net))
+			log_warnx("raft stream %s %s refused: %s", dir,
+			    rc->host, err.text);
+		return false;
+	}
 	if (peer.role != ROLE_CONTROLLER) {
-		log_warnx("raft stream from %s refused: certificate of %s has "
-		    "role '%s', not 'controller'", rc->host, peer.name,
-		    role_name(peer.role));
+		if (net_log_ok(rc->net))
+			log_warnx("raft stream %s %s refused: certificate of "
+			    "%s has role '%s', not 'controller'", dir,
+			    rc->host, peer.name, role_name(peer.role));
 		return false;
 	}
 	return true;
@@ -391,20 +419,23 @@ rconn_setup(struct rconn *rc)
 		if ((rv = SSL_do_handshake(rc->ssl)) != 1) {
 			if (!rconn_ssl_want(rc, rv, &rd, &wr)) {
 				char buf[256];
+				const char *why = rc->outbound ?
+				    tls_server_verify_error(rc->ssl, rc->host,
+				    buf, sizeof(buf)) : NULL;
 
 				if (net_log_ok(rc->net))
 					log_warnx("raft stream %s %s: TLS "
 					    "handshake failed: %s",
 					    rc->outbound ? "to" : "from",
-					    rc->host, tls_error_string(buf,
-					    sizeof(buf)));
+					    rc->host, why != NULL ? why :
+					    tls_error_string(buf, sizeof(buf)));
 				rconn_close(rc, NULL);
 				return;
 			}
 			rconn_set_poll(&rc->poll, rd, wr);
 			return;
 		}
-		if (!rc->outbound && !rconn_peer_is_controller(rc)) {
+		if (!rconn_peer_is_controller(rc)) {
 			rconn_close(rc, NULL);
 			return;
 		}
@@ -563,16 +594,68 @@ net_resume_cb(uv_timer_t *t)
 		uv_poll_start(&net->lpoll, UV_READABLE, net_accept_cb);
 }
 
+/* Stop accepting for ms (out of descriptors, or a full batch). */
+static void
+net_accept_pause(struct repl_net *net, uint64_t ms)
+{
+	uv_poll_stop(&net->lpoll);
+	uv_timer_start(&net->lpause, net_resume_cb, ms, 0);
+}
+
+/* Make room for a newcomer from ss: evict what admit_over names. */
+static void
+net_admit_room(struct repl_net *net, const struct sockaddr_storage *ss,
+    uint8_t addr[16])
+{
+	struct admit_hs *v;
+	enum admit_cap cap;
+	char atext[INET6_ADDRSTRLEN];
+
+	admit_addr((const struct sockaddr *)ss, addr, atext, sizeof(atext));
+	while ((v = admit_over(&net->admit, addr, &cap)) != NULL) {
+		if (net_log_ok(net))
+			log_warnx("raft listener: %s: %s of %u handshakes in "
+			    "use; dropping the oldest", atext,
+			    cap == ADMIT_CAP_SOURCE ? "its cap" : "the budget",
+			    cap == ADMIT_CAP_SOURCE ? net->admit.per_source :
+			    net->admit.max);
+		rconn_close(v->owner, "evicted for a newcomer");
+	}
+}
+
+static void
+net_accept_one(struct repl_net *net, int fd, struct sockaddr_storage *ss,
+    socklen_t sl)
+{
+	struct rconn *rc;
+	uint8_t addr[16];
+
+	net_admit_room(net, ss, addr);
+	if ((rc = rconn_new(net, fd, false)) == NULL) {
+		close(fd);
+		return;
+	}
+	getnameinfo((struct sockaddr *)ss, sl, rc->host, sizeof(rc->host),
+	    NULL, 0, NI_NUMERICHOST);
+	rc->state = RC_HANDSHAKE;
+	if (rconn_tls(rc, net->srv_ctx) == -1) {
+		rconn_close(rc, "out of memory");
+		return;
+	}
+	admit_add(&net->admit, &rc->hs, rc, rc->ssl, fd, addr);
+	rconn_pump(rc);
+}
+
+/* At most ADMIT_ACCEPTS_PER_ROUND, then a pause (see admit.h). */
 static void
 net_accept_cb(uv_poll_t *p, int status, int events)
 {
 	struct repl_net *net = p->data;
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	struct rconn *rc;
-	int fd;
+	int fd, n;
 
-	for (;;) {
+	for (n = 0; n < ADMIT_ACCEPTS_PER_ROUND; n++) {
 		sl = sizeof(ss);
 		fd = accept4(net->lfd, (struct sockaddr *)&ss, &sl,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -582,37 +665,16 @@ net_accept_cb(uv_poll_t *p, int status, int events)
 				if (net_log_ok(net))
 					log_warn("raft listener: accept (paused "
 					    "%d ms)", NET_ACCEPT_PAUSE_MS);
-				uv_poll_stop(&net->lpoll);
-				uv_timer_start(&net->lpause, net_resume_cb,
-				    NET_ACCEPT_PAUSE_MS, 0);
+				net_accept_pause(net, NET_ACCEPT_PAUSE_MS);
 			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED &&
 			    net_log_ok(net))
 				log_warn("raft listener: accept");
 			return;
 		}
-		if (net->setting_up >= NET_SETUP_MAX) {
-			close(fd);
-			if (net_log_ok(net))
-				log_warnx("raft listener: %u streams in their "
-				    "handshake already; refusing more",
-				    net->setting_up);
-			continue;
-		}
-		if ((rc = rconn_new(net, fd, false)) == NULL) {
-			close(fd);
-			continue;
-		}
-		net->setting_up++;
-		getnameinfo((struct sockaddr *)&ss, sl, rc->host,
-		    sizeof(rc->host), NULL, 0, NI_NUMERICHOST);
-		rc->state = RC_HANDSHAKE;
-		if (rconn_tls(rc, net->srv_ctx) == -1) {
-			rconn_close(rc, "out of memory");
-			continue;
-		}
-		rconn_pump(rc);
+		net_accept_one(net, fd, &ss, sl);
 	}
+	net_accept_pause(net, ADMIT_ACCEPT_BATCH_MS);
 }
 
 /* ---- the transport's methods ---- */
@@ -648,7 +710,7 @@ net_listen(struct raft_uv_transport *t, raft_uv_accept_cb cb)
 		return RAFT_IOERR;
 	setsockopt(net->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(net->lfd, (struct sockaddr *)&ss, sl) == -1 ||
-	    listen(net->lfd, 64) == -1) {
+	    listen(net->lfd, ADMIT_LISTEN_BACKLOG) == -1) {
 		log_warn("raft listener on %s", raft);
 		close(net->lfd);
 		net->lfd = -1;
@@ -745,6 +807,7 @@ repl_net_init(struct raft_uv_transport *t, uv_loop_t *loop, SSL_CTX *srv,
 	net->cli_ctx = cli;
 	net->t = t;
 	net->lfd = -1;
+	admit_init(&net->admit, NET_SETUP_MAX, NET_SETUP_PER_SOURCE);
 	LIST_INIT(&net->conns);
 	t->impl = net;
 	t->init = net_init;

@@ -42,22 +42,6 @@
 #define SERVER_FRAMES_PER_ROUND 32
 /* Out of file descriptors: stop accepting this long. */
 #define SERVER_ACCEPT_PAUSE_MS 100
-/* Connections accepted in one loop round at most: between batches the
- * handshakes already accepted get read (and so count as started, which
- * protects them from eviction by silent ones), and a flood of connects
- * cannot hold the loop. */
-#define SERVER_ACCEPTS_PER_ROUND 16
-/* After a full batch, accept again this much later: at most 4,000 new
- * connections a second (10,000 agents reconnect in under 3 s), so a
- * flood of connects churns slowly enough that a real client, queued
- * behind it in the backlog, has long sent its ClientHello when it is
- * accepted, and that its handshake is not evicted before it is read. */
-#define SERVER_ACCEPT_BATCH_MS 4
-/* The kernel's queue of connections not yet accepted (capped by
- * net.core.somaxconn): deep enough that a flood does not make the
- * kernel drop other clients' SYNs, which they would resend only after
- * a second or more. */
-#define SERVER_LISTEN_BACKLOG 4096
 
 void
 server_set_close_cb(struct server *srv, void (*cb)(uint64_t, void *),
@@ -88,8 +72,7 @@ conn_unkind(struct conn *c)
 
 	switch (c->kind) {
 	case CONN_HANDSHAKE:
-		TAILQ_REMOVE(&srv->handshakes, c, kind_entry);
-		srv->nhandshakes--;
+		admit_del(&srv->hs, &c->hs);
 		break;
 	case CONN_PEOPLE:
 		TAILQ_REMOVE(&srv->people, c, kind_entry);
@@ -688,14 +671,14 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 
 		evtimer_add(srv->accept_round, &zero);
 	}
-	if (srv->accepts >= SERVER_ACCEPTS_PER_ROUND && !srv->round_full) {
-		struct timeval later = { 0, SERVER_ACCEPT_BATCH_MS * 1000 };
+	if (srv->accepts >= ADMIT_ACCEPTS_PER_ROUND && !srv->round_full) {
+		struct timeval later = { 0, ADMIT_ACCEPT_BATCH_MS * 1000 };
 
 		srv->round_full = true;
 		evconnlistener_disable(l);
 		evtimer_add(srv->accept_round, &later);
 	}
-	server_admit_addr(sa, addr, atext, sizeof(atext));
+	admit_addr(sa, addr, atext, sizeof(atext));
 	if (server_admit_room(srv, addr, atext) == -1) {
 		evutil_closesocket(fd);
 		return;
@@ -739,8 +722,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	LIST_INSERT_HEAD(&srv->ids[c->id & srv->ids_mask], c, by_id);
 	srv->nconns++;
 	c->kind = CONN_HANDSHAKE;
-	TAILQ_INSERT_TAIL(&srv->handshakes, c, kind_entry);
-	srv->nhandshakes++;
+	admit_add(&srv->hs, &c->hs, c, ssl, fd, addr);
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
 	    c);
 	/* Input bounded to one largest frame: beyond it the peer waits in
@@ -761,7 +743,7 @@ server_accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 		evconnlistener_enable(srv->listener);
 }
 
-/* A new round (or, after a full batch, SERVER_ACCEPT_BATCH_MS later):
+/* A new round (or, after a full batch, ADMIT_ACCEPT_BATCH_MS later):
  * accept again. */
 static void
 server_accept_round_cb(evutil_socket_t fd, short what, void *arg)
@@ -813,7 +795,7 @@ server_bind(struct server *srv, const struct server_opts *opts,
 		    opts->host, gai_strerror(rc));
 	srv->listener = evconnlistener_new_bind(srv->base, server_accept_cb,
 	    srv, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-	    LEV_OPT_CLOSE_ON_EXEC, SERVER_LISTEN_BACKLOG, res->ai_addr,
+	    LEV_OPT_CLOSE_ON_EXEC, ADMIT_LISTEN_BACKLOG, res->ai_addr,
 	    (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (srv->listener == NULL)
@@ -862,7 +844,8 @@ server_create(struct event_base *base, SSL_CTX *ctx,
 	srv->cb = cb;
 	srv->arg = arg;
 	TAILQ_INIT(&srv->conns);
-	TAILQ_INIT(&srv->handshakes);
+	admit_init(&srv->hs, srv->o.max_handshakes,
+	    srv->o.max_handshakes_per_source);
 	TAILQ_INIT(&srv->people);
 	TAILQ_INIT(&srv->closing);
 	TAILQ_INIT(&srv->throttled);
@@ -964,7 +947,7 @@ server_stats(const struct server *srv, struct server_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->conns = srv->nconns;
-	st->handshaking = srv->nhandshakes;
+	st->handshaking = srv->hs.n;
 	st->agents = srv->nagents;
 	st->people = srv->npeople;
 	TAILQ_FOREACH(c, &srv->throttled, throttle_entry)

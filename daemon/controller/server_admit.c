@@ -5,20 +5,14 @@
  * docs/ARCHITECTURE.md, "Connection admission and the fair loop". */
 #include "config.h"
 
-#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <openssl/ssl.h>
-
+#include "admit.h"
 #include "lib/clock.h"
 #include "lib/fnv.h"
 #include "lib/log.h"
@@ -282,103 +276,34 @@ server_admit_person(struct conn *c)
 	return 0;
 }
 
-/* Whether c has sent nothing at all: no ClientHello processed and no
- * byte waiting in its socket (a real client's ClientHello is usually
- * there by the time it is accepted, even when the client was slow to be
- * scheduled; a flood's connections stay silent). */
-static bool
-conn_silent(struct conn *c)
-{
-	int pending = 0;
-
-	if (SSL_get_state(bufferevent_openssl_get_ssl(c->bev)) != TLS_ST_BEFORE)
-		return false;
-	return ioctl(bufferevent_getfd(c->bev), FIONREAD, &pending) == 0 &&
-	    pending == 0;
-}
-
-/* The handshake to drop for a newcomer: the oldest (from addr when given)
- * that has sent nothing, else the oldest. Evicting the oldest rather than
- * refusing the newcomer means a flood from an address cannot keep a real
- * client from that address (all of them, in tests and behind NAT) out:
- * the flood must outpace every real handshake, not just hold slots open;
- * and silent connections go before ones already talking. */
-static struct conn *
-server_victim(struct server *srv, const uint8_t *addr)
-{
-	struct conn *c, *oldest = NULL;
-
-	TAILQ_FOREACH(c, &srv->handshakes, kind_entry) {
-		if (addr != NULL && memcmp(c->addr, addr, 16) != 0)
-			continue;
-		if (conn_silent(c))
-			return c;
-		if (oldest == NULL)
-			oldest = c;
-	}
-	return oldest;
-}
-
-static unsigned
-server_from(struct server *srv, const uint8_t *addr)
-{
-	struct conn *c;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(c, &srv->handshakes, kind_entry)
-		if (memcmp(c->addr, addr, 16) == 0)
-			n++;
-	return n;
-}
-
-void
-server_admit_addr(const struct sockaddr *sa, uint8_t key[16], char *text,
-    size_t len)
-{
-	memset(key, 0, 16);
-	if (sa->sa_family == AF_INET6) {
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		inet_ntop(AF_INET6, key, text, (socklen_t)len);
-	} else if (sa->sa_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr,
-		    4);
-		inet_ntop(AF_INET, key + 12, text, (socklen_t)len);
-	} else
-		snprintf(text, len, "?");
-}
-
 /* Make room for a newcomer from addr: 0, or -1 to refuse it. */
 int
 server_admit_room(struct server *srv, const uint8_t *addr, const char *atext)
 {
-	struct conn *v;
+	struct admit_hs *v;
+	enum admit_cap cap;
 
-	if (server_from(srv, addr) >= srv->o.max_handshakes_per_source &&
-	    (v = server_victim(srv, addr)) != NULL) {
-		server_admit_refuse(srv, SERVER_REFUSED_SOURCE, "%s: more than %u "
-		    "handshakes at once; dropping its oldest", atext,
-		    srv->o.max_handshakes_per_source);
-		server_conn_free(v);
-	}
-	if (srv->nhandshakes >= srv->o.max_handshakes &&
-	    (v = server_victim(srv, NULL)) != NULL) {
-		server_admit_refuse(srv, SERVER_REFUSED_HANDSHAKES, "%s: handshake "
-		    "budget of %u in use; dropping the oldest", atext,
-		    srv->o.max_handshakes);
-		server_conn_free(v);
+	while ((v = admit_over(&srv->hs, addr, &cap)) != NULL) {
+		if (cap == ADMIT_CAP_SOURCE)
+			server_admit_refuse(srv, SERVER_REFUSED_SOURCE, "%s: "
+			    "more than %u handshakes at once; dropping its "
+			    "oldest", atext, srv->o.max_handshakes_per_source);
+		else
+			server_admit_refuse(srv, SERVER_REFUSED_HANDSHAKES,
+			    "%s: handshake budget of %u in use; dropping the "
+			    "oldest", atext, srv->o.max_handshakes);
+		server_conn_free(v->owner);
 	}
 	if (srv->nconns < srv->o.max_conns)
 		return 0;
-	if ((v = server_victim(srv, NULL)) != NULL) {
+	if ((v = admit_victim(&srv->hs, NULL)) != NULL) {
 		server_admit_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u "
 		    "connections in use; dropping the oldest handshake", atext,
 		    srv->o.max_conns);
-		server_conn_free(v);
+		server_conn_free(v->owner);
 		return 0;
 	}
 	server_admit_refuse(srv, SERVER_REFUSED_FULL, "%s: all %u connections in "
 	    "use; refusing it", atext, srv->o.max_conns);
 	return -1;
 }
-

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "lib/ratelim.h"
 #include "server.h"
 
@@ -17,7 +18,7 @@ struct event;
 struct evconnlistener;
 
 enum conn_kind {
-	CONN_HANDSHAKE,		/* TLS not done: in srv->handshakes */
+	CONN_HANDSHAKE,		/* TLS not done: in srv->hs */
 	CONN_AGENT,
 	CONN_PEOPLE,		/* users and admins: in srv->people */
 	CONN_OTHER,		/* refused, closing */
@@ -55,9 +56,10 @@ struct conn {
 	size_t owed_bytes;
 	struct event *timer;		/* handshake, hello, then idle */
 	struct event *resume;		/* read again in a later round */
+	struct admit_hs hs;		/* in srv->hs while CONN_HANDSHAKE */
 	TAILQ_ENTRY(conn) entry;
 	LIST_ENTRY(conn) by_id;		/* in srv->ids[id & mask] */
-	TAILQ_ENTRY(conn) kind_entry;	/* handshakes or people */
+	TAILQ_ENTRY(conn) kind_entry;	/* people */
 	TAILQ_ENTRY(conn) close_entry;	/* closing */
 	TAILQ_ENTRY(conn) ident_entry;	/* ident->conns */
 	TAILQ_ENTRY(conn) throttle_entry; /* srv->throttled, if throttled */
@@ -76,8 +78,7 @@ struct server {
 	bool paused;			/* by accept_pause */
 	bool round_full;		/* by accept_round */
 	struct conn_list conns;
-	/* Oldest first: an eviction takes the head of its kind. */
-	struct conn_list handshakes;
+	struct admit hs;		/* handshakes, oldest first */
 	struct conn_list people;
 	struct conn_list closing;
 	/* Connections by id: every reply and command looks one up, and at
@@ -93,7 +94,6 @@ struct server {
 	size_t people_bytes;		/* output + owed of every person */
 	struct event *wake;		/* a budget went below its low mark */
 	unsigned nconns;
-	unsigned nhandshakes;
 	unsigned nagents;
 	unsigned npeople;
 	uint64_t next_id;
@@ -126,9 +126,6 @@ void server_admit_log(struct server *srv, unsigned slot, const char *fmt,
  * unsigned. */
 void server_admit_refuse(struct server *srv, enum server_refusal why,
     const char *fmt, const char *a, unsigned limit);
-/* The 16-byte key (IPv4 mapped into IPv6) and the text of sa. */
-void server_admit_addr(const struct sockaddr *sa, uint8_t key[16],
-    char *text, size_t len);
 /* Make room for a newcomer from addr (evicting handshakes): 0, or -1 to
  * refuse it. */
 int server_admit_room(struct server *srv, const uint8_t *addr,

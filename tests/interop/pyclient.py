@@ -1033,7 +1033,9 @@ def main():
     i.add_argument("--wait", type=float, default=30.0)
 
     args = ap.parse_args()
-    pb = load_pb2(args.proto_dir)
+    # A flood speaks no protobuf: it runs where the protobuf module is
+    # missing too.
+    pb = None if args.command == "flood" else load_pb2(args.proto_dir)
     {"submit": cmd_submit, "get": cmd_get, "raw": cmd_raw, "list": cmd_list,
      "logs": cmd_logs, "agent": cmd_agent, "send": cmd_send,
      "fill": cmd_fill, "stall": cmd_stall, "flood": cmd_flood,

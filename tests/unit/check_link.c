@@ -25,90 +25,25 @@
 #include <event2/listener.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include "daemon/agent/link.h"
 #include "lib/frame.h"
 #include "lib/tls.h"
 #include "lib/wire.h"
+#include "tests/unit/pki_fixture.h"
 
-#define HOUR 3600L
-
-static EVP_PKEY *ca_key, *ctl_key, *node_key;
-static X509 *ca_cert, *ctl_cert, *node_cert;
-
-static void
-add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-	X509V3_CTX v3;
-	X509_EXTENSION *ext;
-
-	X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
-	ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-	ck_assert_ptr_nonnull(ext);
-	ck_assert_int_eq(X509_add_ext(cert, ext, -1), 1);
-	X509_EXTENSION_free(ext);
-}
-
-/* O=cohort/OU=ou/CN=cn over key, signed by the CA (issuer NULL: the CA
- * itself). */
-static X509 *
-mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
-    X509 *issuer, const char *eku, const char *san)
-{
-	X509 *c = X509_new();
-	X509_NAME *n = X509_NAME_new();
-
-	X509_set_version(c, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(c), serial);
-	X509_gmtime_adj(X509_getm_notBefore(c), -HOUR);
-	X509_gmtime_adj(X509_getm_notAfter(c), 24 * HOUR);
-	X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC,
-	    (const unsigned char *)"cohort", -1, -1, 0);
-	X509_NAME_add_entry_by_txt(n, "OU", MBSTRING_ASC,
-	    (const unsigned char *)ou, -1, -1, 0);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-	    (const unsigned char *)cn, -1, -1, 0);
-	X509_set_subject_name(c, n);
-	X509_set_issuer_name(c, issuer != NULL ?
-	    X509_get_subject_name(issuer) : n);
-	X509_NAME_free(n);
-	X509_set_pubkey(c, key);
-	if (issuer == NULL) {
-		add_ext(c, c, NID_basic_constraints, "critical,CA:TRUE");
-		add_ext(c, c, NID_key_usage, "critical,keyCertSign,cRLSign");
-	} else {
-		add_ext(c, issuer, NID_basic_constraints, "critical,CA:FALSE");
-		add_ext(c, issuer, NID_ext_key_usage, eku);
-		add_ext(c, issuer, NID_subject_alt_name, san);
-	}
-	ck_assert_int_gt(X509_sign(c, issuer != NULL ? ca_key : key,
-	    EVP_sha256()), 0);
-	return c;
-}
+static struct pki pki;
 
 static void
 setup_pki(void)
 {
-	ck_assert_ptr_nonnull(ca_key = EVP_EC_gen("P-256"));
-	ck_assert_ptr_nonnull(ctl_key = EVP_EC_gen("P-256"));
-	ck_assert_ptr_nonnull(node_key = EVP_EC_gen("P-256"));
-	ca_cert = mint(ca_key, "ca", "test CA", 1, NULL, NULL, NULL);
-	ctl_cert = mint(ctl_key, "controller", "controller", 2, ca_cert,
-	    "serverAuth", "IP:127.0.0.1");
-	node_cert = mint(node_key, "agent", "node01", 3, ca_cert,
-	    "clientAuth", "DNS:node01");
+	pki_make(&pki, "clientAuth", "DNS:node01");
 }
 
 static void
 teardown_pki(void)
 {
-	X509_free(ca_cert);
-	X509_free(ctl_cert);
-	X509_free(node_cert);
-	EVP_PKEY_free(ca_key);
-	EVP_PKEY_free(ctl_key);
-	EVP_PKEY_free(node_key);
+	pki_free(&pki);
 }
 
 static SSL_CTX *
@@ -119,7 +54,7 @@ ctx_new(const SSL_METHOD *m)
 	ck_assert_ptr_nonnull(ctx);
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
-	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca_cert);
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), pki.ca);
 	return ctx;
 }
 
@@ -287,8 +222,8 @@ ctl_start(struct ctl *c, struct event_base *base, bool silent)
 	c->held = -1;
 	c->silent = silent;
 	c->ctx = ctx_new(TLS_server_method());
-	ck_assert_int_eq(SSL_CTX_use_certificate(c->ctx, ctl_cert), 1);
-	ck_assert_int_eq(SSL_CTX_use_PrivateKey(c->ctx, ctl_key), 1);
+	ck_assert_int_eq(SSL_CTX_use_certificate(c->ctx, pki.ctl), 1);
+	ck_assert_int_eq(SSL_CTX_use_PrivateKey(c->ctx, pki.ctl_key), 1);
 	SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER |
 	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
 	c->addr.sin_family = AF_INET;
@@ -431,8 +366,8 @@ owner_start(struct owner *o, struct event_base *base, SSL_CTX *ctx,
 		.address = "127.0.0.1",
 		.software = "check_link 1",
 		.heartbeat_ms = 1000,
-		.cert = node_cert,
-		.key = node_key,
+		.cert = pki.agent,
+		.key = pki.agent_key,
 		.handshake_ms = handshake_ms,
 	};
 	struct cerr err;

@@ -3,8 +3,8 @@
  * reload swaps in a new CRL (connections then recheck as revoked) and a
  * failed reload keeps the old one; a client accepts only a server whose
  * certificate has the controller's role, and a server refuses a client
- * presenting the controller's certificate. Certificates are minted here,
- * in memory, so nothing depends on the openssl command. */
+ * presenting the controller's certificate. Certificates are minted in
+ * memory (pki_fixture.h). */
 #include "config.h"
 
 #include <check.h>
@@ -19,10 +19,10 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include "lib/tls.h"
 #include "lib/tls_words.h"
+#include "tests/unit/pki_fixture.h"
 
 #define HOUR 3600L
 
@@ -42,105 +42,9 @@ path(const char *name)
 }
 
 static void
-add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-	X509V3_CTX v3;
-	X509_EXTENSION *ext;
-
-	X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
-	ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-	ck_assert_ptr_nonnull(ext);
-	ck_assert_int_eq(X509_add_ext(cert, ext, -1), 1);
-	X509_EXTENSION_free(ext);
-}
-
-/* A certificate for key, O=cohort/OU=ou/CN=cn (ou NULL: none), signed by
- * issuer (NULL: self-signed CA). */
-/* Valid from nb to na seconds from now. */
-static X509 *
-mint_dated(EVP_PKEY *key, const char *ou, const char *cn, long serial,
-    X509 *issuer, EVP_PKEY *issuer_key, long nb, long na)
-{
-	X509 *c = X509_new();
-	X509_NAME *n = X509_NAME_new();
-
-	ck_assert_ptr_nonnull(c);
-	X509_set_version(c, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(c), serial);
-	X509_gmtime_adj(X509_getm_notBefore(c), nb);
-	X509_gmtime_adj(X509_getm_notAfter(c), na);
-	X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC,
-	    (const unsigned char *)"cohort", -1, -1, 0);
-	if (ou != NULL)
-		X509_NAME_add_entry_by_txt(n, "OU", MBSTRING_ASC,
-		    (const unsigned char *)ou, -1, -1, 0);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-	    (const unsigned char *)cn, -1, -1, 0);
-	X509_set_subject_name(c, n);
-	X509_set_issuer_name(c, issuer != NULL ?
-	    X509_get_subject_name(issuer) : n);
-	X509_NAME_free(n);
-	X509_set_pubkey(c, key);
-	if (issuer == NULL) {
-		add_ext(c, c, NID_basic_constraints, "critical,CA:TRUE");
-		add_ext(c, c, NID_key_usage, "critical,keyCertSign,cRLSign");
-	} else
-		add_ext(c, issuer, NID_basic_constraints, "critical,CA:FALSE");
-	ck_assert_int_gt(X509_sign(c, issuer_key != NULL ? issuer_key : key,
-	    EVP_sha256()), 0);
-	return c;
-}
-
-static X509 *
-mint(EVP_PKEY *key, const char *ou, const char *cn, long serial,
-    X509 *issuer, EVP_PKEY *issuer_key)
-{
-	return mint_dated(key, ou, cn, serial, issuer, issuer_key, -HOUR,
-	    24 * HOUR);
-}
-
-/* A CRL of issuer revoking serials[0..n), valid from last to next
- * (seconds from now). */
-static X509_CRL *
-mint_crl(X509 *issuer, EVP_PKEY *key, const long *serials, int n, long last,
-    long next)
-{
-	X509_CRL *crl = X509_CRL_new();
-	ASN1_TIME *t = ASN1_TIME_new();
-	X509_REVOKED *r;
-	ASN1_INTEGER *sn;
-	int i;
-
-	X509_CRL_set_version(crl, 1);
-	X509_CRL_set_issuer_name(crl, X509_get_subject_name(issuer));
-	X509_gmtime_adj(t, last);
-	X509_CRL_set1_lastUpdate(crl, t);
-	X509_gmtime_adj(t, next);
-	X509_CRL_set1_nextUpdate(crl, t);
-	for (i = 0; i < n; i++) {
-		r = X509_REVOKED_new();
-		sn = ASN1_INTEGER_new();
-		ASN1_INTEGER_set(sn, serials[i]);
-		X509_REVOKED_set_serialNumber(r, sn);
-		X509_gmtime_adj(t, -60);
-		X509_REVOKED_set_revocationDate(r, t);
-		X509_CRL_add0_revoked(crl, r);
-		ASN1_INTEGER_free(sn);
-	}
-	X509_CRL_sort(crl);
-	ck_assert_int_gt(X509_CRL_sign(crl, key, EVP_sha256()), 0);
-	ASN1_TIME_free(t);
-	return crl;
-}
-
-static void
 write_crl(const char *name, X509_CRL *crl, const char *mode)
 {
-	FILE *f = fopen(path(name), mode);
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(PEM_write_X509_CRL(f, crl), 1);
-	fclose(f);
+	pki_write_crl(path(name), crl, mode);
 	X509_CRL_free(crl);
 }
 
@@ -160,18 +64,14 @@ write_leaf_by(const char *base, const char *ou, const char *cn, long serial,
     X509 *issuer, EVP_PKEY *ikey, long nb, long na)
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *c = mint_dated(k, ou, cn, serial, issuer, ikey, nb, na);
+	X509 *c = pki_mint_dated(k, ou, cn, serial, issuer, ikey, NULL, NULL,
+	    nb, na);
 	char name[64];
-	FILE *f;
 
 	snprintf(name, sizeof(name), "%s.crt", base);
-	ck_assert_ptr_nonnull(f = fopen(path(name), "w"));
-	PEM_write_X509(f, c);
-	fclose(f);
+	pki_write_cert(path(name), c);
 	snprintf(name, sizeof(name), "%s.key", base);
-	ck_assert_ptr_nonnull(f = fopen(path(name), "w"));
-	PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL);
-	fclose(f);
+	pki_write_key(path(name), k);
 	X509_free(c);
 	EVP_PKEY_free(k);
 }
@@ -207,8 +107,10 @@ setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ca_key = EVP_EC_gen("P-256");
 	other_key = EVP_EC_gen("P-256");
-	ca_cert = mint(ca_key, "ca", "cohort-ca", 1, NULL, NULL);
-	other_cert = mint(other_key, "ca", "other-ca", 1, NULL, NULL);
+	ca_cert = pki_mint(ca_key, "ca", "cohort-ca", 1, NULL, NULL, NULL,
+	    NULL);
+	other_cert = pki_mint(other_key, "ca", "other-ca", 1, NULL, NULL,
+	    NULL, NULL);
 	ck_assert_ptr_nonnull(f = fopen(path("ca.pem"), "w"));
 	PEM_write_X509(f, ca_cert);
 	fclose(f);
@@ -216,9 +118,9 @@ setup(void)
 	write_leaf("bob", "user", "bob", 3);
 	write_leaf("alice", "user", "alice", 4);
 	write_leaf("norole", NULL, "norole", 5);
-	write_crl("empty.crl", mint_crl(ca_cert, ca_key, NULL, 0, -60, HOUR),
-	    "w");
-	write_crl("bob.crl", mint_crl(ca_cert, ca_key, bob, 1, -60, HOUR),
+	write_crl("empty.crl", pki_mint_crl(ca_cert, ca_key, NULL, 0, -60,
+	    HOUR), "w");
+	write_crl("bob.crl", pki_mint_crl(ca_cert, ca_key, bob, 1, -60, HOUR),
 	    "w");
 }
 
@@ -280,13 +182,13 @@ START_TEST(test_bad_crls)
 	bad_crl("missing.crl", "No such file");
 	write_text("garbage.crl", "this is no CRL\n");
 	bad_crl("garbage.crl", "no PEM CRL");
-	write_crl("foreign.crl", mint_crl(other_cert, other_key, none, 0, -60,
-	    HOUR), "w");
+	write_crl("foreign.crl", pki_mint_crl(other_cert, other_key, none, 0,
+	    -60, HOUR), "w");
 	bad_crl("foreign.crl", "CRL 1 is not signed by the cluster CA");
-	write_crl("expired.crl", mint_crl(ca_cert, ca_key, none, 0, -2 * HOUR,
-	    -HOUR), "w");
+	write_crl("expired.crl", pki_mint_crl(ca_cert, ca_key, none, 0,
+	    -2 * HOUR, -HOUR), "w");
 	bad_crl("expired.crl", "CRL 1 has expired");
-	write_crl("future.crl", mint_crl(ca_cert, ca_key, none, 0, HOUR,
+	write_crl("future.crl", pki_mint_crl(ca_cert, ca_key, none, 0, HOUR,
 	    2 * HOUR), "w");
 	bad_crl("future.crl", "CRL 1 is not valid yet");
 	/* A good CRL, then one whose body is cut. */
@@ -302,9 +204,9 @@ START_TEST(test_bad_crls)
 	fclose(f);
 	bad_crl("two.crl", "CRL 2 does not parse");
 	/* Another CA's CRL after the right one. */
-	write_crl("mixed.crl", mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
-	    "w");
-	write_crl("mixed.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	write_crl("mixed.crl", pki_mint_crl(ca_cert, ca_key, none, 0, -60,
+	    HOUR), "w");
+	write_crl("mixed.crl", pki_mint_crl(other_cert, other_key, none, 0, -60,
 	    HOUR), "a");
 	bad_crl("mixed.crl", "CRL 2 is not signed");
 }
@@ -326,9 +228,9 @@ START_TEST(test_crl_per_ca)
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err.text, "no CRL of the CA /O=cohort/OU=ca/"
 	    "CN=other-ca") != NULL, "%s", err.text);
-	write_crl("both.crl", mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
+	write_crl("both.crl", pki_mint_crl(ca_cert, ca_key, none, 0, -60, HOUR),
 	    "w");
-	write_crl("both.crl", mint_crl(other_cert, other_key, none, 0, -60,
+	write_crl("both.crl", pki_mint_crl(other_cert, other_key, none, 0, -60,
 	    HOUR), "a");
 	st = tls_store_load(path("two-ca.pem"), path("both.crl"), &err);
 	ck_assert_msg(st != NULL, "%s", err.text);
@@ -695,7 +597,8 @@ START_TEST(test_handshake_words)
 	 * which would contradict the file. */
 	{
 		EVP_PKEY *twin_key = EVP_EC_gen("P-256");
-		X509 *twin = mint(twin_key, "ca", "cohort-ca", 1, NULL, NULL);
+		X509 *twin = pki_mint(twin_key, "ca", "cohort-ca", 1, NULL,
+		    NULL, NULL, NULL);
 
 		write_leaf_by("twin", "user", "twin", 23, twin, twin_key,
 		    -HOUR, HOUR);

@@ -1,0 +1,379 @@
+/* daemon/controller/repl_net.c, two transports in one libuv loop with
+ * certificates minted in memory: a Raft stream, either way, reaches raft
+ * only when the peer's certificate has role controller, and a refusal is
+ * logged with the role. The TLS contexts here check the chain only, so
+ * the transport's own check is what is tested (the daemon's client
+ * context checks the role too). */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <check.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <raft.h>
+#include <raft/uv.h>
+#include <uv.h>
+
+#include "daemon/controller/repl_int.h"
+#include "lib/clock.h"
+#include "lib/tls.h"
+#include "tests/unit/ctl_fixture.h"
+#include "tests/unit/pki_fixture.h"
+
+static struct pki pki;
+
+static void
+setup_pki(void)
+{
+	/* An agent's certificate good for a server's end too: only the
+	 * role tells it from a replica's. */
+	pki_make(&pki, "serverAuth,clientAuth", "IP:127.0.0.1");
+}
+
+static void
+teardown_pki(void)
+{
+	pki_free(&pki);
+}
+
+/* TLS 1.3 with cert and key, verifying the peer's chain and nothing
+ * more. */
+static SSL_CTX *
+ctx_new(const SSL_METHOD *m, X509 *cert, EVP_PKEY *key)
+{
+	SSL_CTX *ctx = SSL_CTX_new(m);
+
+	ck_assert_ptr_nonnull(ctx);
+	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), pki.ca);
+	ck_assert_int_eq(SSL_CTX_use_certificate(ctx, cert), 1);
+	ck_assert_int_eq(SSL_CTX_use_PrivateKey(ctx, key), 1);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
+	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	return ctx;
+}
+
+/* "127.0.0.1:PORT/127.0.0.1:1" with a port free a moment ago. */
+static void
+free_address(char *buf, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+	snprintf(buf, len, "127.0.0.1:%u/127.0.0.1:1", ntohs(sin.sin_port));
+	close(fd);
+}
+
+/* One replica's transport, with what raft was handed. */
+struct side {
+	struct raft_uv_transport t;
+	SSL_CTX *srv, *cli;
+	char address[64];
+	int accepted;		/* streams handed to accept_cb */
+	int connected;		/* connect callbacks with a stream */
+	int refused;		/* connect callbacks without */
+};
+
+static uv_loop_t loop;
+/* c: up in the tests that need a third; d: the daemon's own contexts,
+ * up in reload_reaches_raft only. */
+static struct side a, b, c, d;
+
+static void
+stream_closed(uv_handle_t *h)
+{
+	raft_free(h);
+}
+
+static void
+accept_cb(struct raft_uv_transport *t, raft_id id, const char *address,
+    struct uv_stream_s *stream)
+{
+	(t == &a.t ? &a : t == &b.t ? &b : t == &c.t ? &c : &d)->accepted++;
+	uv_close((uv_handle_t *)stream, stream_closed);
+}
+
+static void
+connect_cb(struct raft_uv_connect *req, struct uv_stream_s *stream,
+    int status)
+{
+	struct side *s = req->data;
+
+	if (stream != NULL) {
+		s->connected++;
+		uv_close((uv_handle_t *)stream, stream_closed);
+	} else
+		s->refused++;
+}
+
+/* A transport with id over s->srv and s->cli, listening. */
+static void
+side_start(struct side *s, raft_id id)
+{
+	free_address(s->address, sizeof(s->address));
+	ck_assert_int_eq(repl_net_init(&s->t, &loop, s->srv, s->cli), 0);
+	ck_assert_int_eq(s->t.init(&s->t, id, s->address), 0);
+	ck_assert_int_eq(s->t.listen(&s->t, accept_cb), 0);
+}
+
+static void
+side_up(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key)
+{
+	s->srv = ctx_new(TLS_server_method(), cert, key);
+	s->cli = ctx_new(TLS_client_method(), cert, key);
+	side_start(s, id);
+}
+
+/* Its handles are closed on the loop's next run: free it after. */
+static void
+side_close(struct side *s)
+{
+	if (s->t.impl != NULL)
+		s->t.close(&s->t, NULL);
+}
+
+static void
+side_free(struct side *s)
+{
+	if (s->t.impl != NULL)
+		repl_net_free(&s->t);
+	SSL_CTX_free(s->srv);
+	SSL_CTX_free(s->cli);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Run the loop until done() or a bound that only a hang reaches. */
+static bool
+run_until(bool (*done)(void))
+{
+	uint64_t bound = clock_mono_us() + 30 * 1000000ULL;
+
+	while (!done() && clock_mono_us() < bound)
+		uv_run(&loop, UV_RUN_ONCE);
+	return done();
+}
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	ctl_log_clear();
+	/* A replica (1) and a peer with an agent's certificate (2). */
+	side_up(&a, 1, pki.ctl, pki.ctl_key);
+	side_up(&b, 2, pki.agent, pki.agent_key);
+}
+
+static void
+teardown(void)
+{
+	side_close(&a);
+	side_close(&b);
+	side_close(&c);
+	side_close(&d);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	side_free(&a);
+	side_free(&b);
+	side_free(&c);
+	side_free(&d);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+
+static bool
+a_answered(void)
+{
+	return a.connected + a.refused > 0;
+}
+
+START_TEST(outbound_refuses_other_roles)
+{
+	struct raft_uv_connect req = { .data = &a };
+
+	ck_assert_int_eq(a.t.connect(&a.t, &req, 2, b.address, connect_cb),
+	    0);
+	ck_assert(run_until(a_answered));
+	ck_assert_msg(a.connected == 0 && a.refused == 1,
+	    "a stream to an agent's certificate was handed to raft");
+	ck_assert_msg(ctl_logged("raft stream to 127.0.0.1 refused: "
+	    "certificate of node01 has role 'agent', not 'controller'"),
+	    "not logged: %s", ctl_log());
+	ck_assert_int_eq(b.accepted, 0);
+}
+END_TEST
+
+static bool
+a_refused_inbound(void)
+{
+	return ctl_logged("raft stream from 127.0.0.1 refused: certificate "
+	    "of node01 has role 'agent', not 'controller'");
+}
+
+START_TEST(inbound_refuses_other_roles)
+{
+	struct raft_uv_connect req = { .data = &b };
+
+	ck_assert_int_eq(b.t.connect(&b.t, &req, 1, a.address, connect_cb),
+	    0);
+	ck_assert_msg(run_until(a_refused_inbound), "not logged: %s",
+	    ctl_log());
+	ck_assert_int_eq(a.accepted, 0);
+}
+END_TEST
+
+/* The control: between two replicas the stream is handed over. */
+static bool
+a_accepted(void)
+{
+	return a.accepted > 0;
+}
+
+START_TEST(controllers_connect)
+{
+	struct raft_uv_connect req = { .data = &c };
+
+	side_up(&c, 3, pki.ctl, pki.ctl_key);
+	ck_assert_int_eq(c.t.connect(&c.t, &req, 1, a.address, connect_cb),
+	    0);
+	ck_assert(run_until(a_accepted));
+	ck_assert_int_eq(c.connected, 1);
+}
+END_TEST
+
+/* The daemon's contexts (tls_server_ctx, tls_client_ctx) on d, from
+ * files in a fresh folder; c: another replica, whose certificate (serial
+ * 4) a reload then revokes. After tls_ctx_reload_both (ctl_reload's
+ * step), a new stream is refused either way: the Raft client context
+ * once kept the CRL read at start. */
+static char dir[64];
+
+static const char *
+file(const char *name)
+{
+	static char buf[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static struct raft_uv_connect req_c = { .data = &c };
+static struct raft_uv_connect req_d = { .data = &d };
+
+static bool
+c_d_settled(void)
+{
+	return d.accepted == 1 && c.connected + c.refused == 1 &&
+	    d.connected + d.refused == 1;
+}
+
+static bool
+d_refused_both(void)
+{
+	return d.refused == 1 && ctl_logged("raft stream from 127.0.0.1: "
+	    "TLS handshake failed");
+}
+
+START_TEST(reload_reaches_raft)
+{
+	static const long revoked[] = { 4 };
+	EVP_PKEY *key;
+	X509 *own;
+	X509_CRL *crl;
+	struct cerr err;
+	char cmd[96];
+
+	snprintf(dir, sizeof(dir), "/tmp/check_repl_net.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	pki_write_cert(file("ca.pem"), pki.ca);
+	pki_write_cert(file("ctl.crt"), pki.ctl);
+	pki_write_key(file("ctl.key"), pki.ctl_key);
+	crl = pki_mint_crl(pki.ca, pki.ca_key, NULL, 0, -60, 3600);
+	pki_write_crl(file("ctl.crl"), crl, "w");
+	X509_CRL_free(crl);
+	d.srv = tls_server_ctx(file("ca.pem"), file("ctl.crl"),
+	    file("ctl.crt"), file("ctl.key"), &err);
+	ck_assert_msg(d.srv != NULL, "%s", err.text);
+	d.cli = tls_client_ctx(file("ca.pem"), file("ctl.crl"),
+	    file("ctl.crt"), file("ctl.key"), &err);
+	ck_assert_msg(d.cli != NULL, "%s", err.text);
+	side_start(&d, 4);
+	ck_assert_ptr_nonnull(key = EVP_EC_gen("P-256"));
+	own = pki_mint(key, "controller", "controller", 4, pki.ca, pki.ca_key,
+	    "serverAuth,clientAuth", "IP:127.0.0.1");
+	side_up(&c, 3, own, key);
+	X509_free(own);
+	EVP_PKEY_free(key);
+
+	/* The control: before the reload both ways connect. */
+	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
+	    0);
+	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
+	    0);
+	ck_assert_msg(run_until(c_d_settled), "d accepted %d, c connected %d "
+	    "refused %d, d connected %d refused %d: %s", d.accepted,
+	    c.connected, c.refused, d.connected, d.refused, ctl_log());
+	ck_assert_int_eq(d.connected, 1);
+
+	crl = pki_mint_crl(pki.ca, pki.ca_key, revoked, 1, -60, 3600);
+	pki_write_crl(file("ctl.crl"), crl, "w");
+	X509_CRL_free(crl);
+	ck_assert_msg(tls_ctx_reload_both(d.srv, d.cli, file("ca.pem"),
+	    file("ctl.crl"), &err) == 0, "%s", err.text);
+
+	ctl_log_clear();
+	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
+	    0);
+	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
+	    0);
+	d.refused = 0;
+	ck_assert_msg(run_until(d_refused_both), "d connected %d refused %d, "
+	    "accepted %d: %s", d.connected, d.refused, d.accepted, ctl_log());
+	ck_assert_msg(d.connected == 1, "a stream to a revoked replica was "
+	    "handed to raft after the reload");
+	ck_assert_msg(d.accepted == 1, "a stream from a revoked replica was "
+	    "handed to raft after the reload");
+	ck_assert_msg(ctl_logged("revoked"), "not said why: %s", ctl_log());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("repl_net");
+	TCase *tc = tcase_create("roles");
+	SRunner *sr;
+	int failed;
+
+	/* As the daemon: a peer that closes is an error return, not a
+	 * signal. */
+	signal(SIGPIPE, SIG_IGN);
+	tcase_add_unchecked_fixture(tc, setup_pki, teardown_pki);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, outbound_refuses_other_roles);
+	tcase_add_test(tc, inbound_refuses_other_roles);
+	tcase_add_test(tc, controllers_connect);
+	tcase_add_test(tc, reload_reaches_raft);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
