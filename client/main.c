@@ -11,6 +11,7 @@
 #include "client/commands.h"
 #include "client/output.h"
 #include "client/settings.h"
+#include "client/slurm_query.h"
 
 static int cmd_help(int, char **, const struct cconn_opts *);
 
@@ -64,6 +65,12 @@ static const struct command {
  * settings from the environment. */
 static const struct command slurm_commands[] = {
 	/* client/slurm_query.c */
+	{ "squeue", cmd_squeue, "the queue, as Slurm's squeue" },
+	{ "sacct", cmd_sacct, "jobs' accounting, as Slurm's sacct" },
+	{ "sinfo", cmd_sinfo, "partitions and nodes, as Slurm's sinfo" },
+	{ "scontrol", cmd_scontrol, "show and change jobs, as Slurm's "
+	    "scontrol" },
+	{ "scancel", cmd_scancel, "cancel jobs, as Slurm's scancel" },
 	/* client/slurm_submit.c */
 	{ NULL, NULL, NULL },
 };

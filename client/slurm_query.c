@@ -1,0 +1,1094 @@
+/* squeue and sacct as Cohort answers them (cohort(1), "SLURM
+ * COMMANDS"), and what Slurm's commands share (slurm_query.h). Tools
+ * parse what these print, so the layouts are Slurm's: its default
+ * formats and widths, its state names, times and error lines. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/arrays.h"
+#include "client/commands.h"
+#include "client/jobref.h"
+#include "client/output.h"
+#include "client/slurm_format.h"
+#include "client/slurm_query.h"
+#include "lib/clock.h"
+#include "lib/frame.h"
+#include "lib/wire.h"
+
+void
+slurm_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: error: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+slurm_option_error(const char *cmd, int ch, char *const *argv)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+
+	if (ch == ':')
+		fprintf(stderr, "%s: option '%s' requires an argument\n", cmd,
+		    word);
+	else if (optopt != 0 && optopt < 0x100)
+		fprintf(stderr, "%s: invalid option -- '%c' (not supported "
+		    "by Cohort's %s)\n", cmd, optopt, cmd);
+	else
+		fprintf(stderr, "%s: unrecognized option '%s' (not supported "
+		    "by Cohort's %s)\n", cmd, word, cmd);
+	fprintf(stderr, "Try \"%s --help\" for more information\n", cmd);
+	return EXIT_FAILED;
+}
+
+int
+slurm_connect(const struct cconn_opts *opts, struct cconn **c)
+{
+	/* Slurm's commands take no connection flags: the environment's. */
+	static const struct output_conn_flags none = { NULL, NULL, NULL,
+	    NULL };
+
+	return output_connect(opts, &none, c);
+}
+
+static int
+slurm_u64(const char *s, size_t len, uint64_t *out)
+{
+	char buf[24], *end;
+
+	if (len == 0 || len >= sizeof(buf) || s[0] < '0' || s[0] > '9')
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return errno != 0 || *end != '\0' || *out == 0 ? -1 : 0;
+}
+
+/* One id of a -j list: "12", "12_7" or "12_[1-3]". */
+static int
+slurm_jobsel_parse(const char *s, size_t len, struct slurm_jobsel *sel)
+{
+	const char *us = memchr(s, '_', len), *dash, *t;
+	uint64_t lo, hi;
+	size_t tlen;
+
+	memset(sel, 0, sizeof(*sel));
+	if (us == NULL)
+		return slurm_u64(s, len, &sel->id);
+	if (slurm_u64(s, (size_t)(us - s), &sel->id) == -1)
+		return -1;
+	t = us + 1;
+	tlen = (size_t)(s + len - t);
+	if (tlen >= 2 && t[0] == '[' && t[tlen - 1] == ']') {
+		t++;
+		tlen -= 2;
+	}
+	sel->task = true;
+	/* Task 0 is a task: parse it past slurm_u64's "positive". */
+	if ((dash = memchr(t, '-', tlen)) == NULL) {
+		if (tlen == 1 && t[0] == '0')
+			return 0;
+		if (slurm_u64(t, tlen, &lo) == -1 || lo > UINT32_MAX)
+			return -1;
+		sel->lo = sel->hi = (uint32_t)lo;
+		return 0;
+	}
+	lo = 0;
+	if (!(dash - t == 1 && t[0] == '0') &&
+	    slurm_u64(t, (size_t)(dash - t), &lo) == -1)
+		return -1;
+	if (slurm_u64(dash + 1, (size_t)(t + tlen - dash - 1), &hi) == -1 ||
+	    hi > UINT32_MAX || hi < lo)
+		return -1;
+	sel->lo = (uint32_t)lo;
+	sel->hi = (uint32_t)hi;
+	return 0;
+}
+
+int
+slurm_joblist_parse(const char *s, struct slurm_joblist *l, struct cerr *err)
+{
+	struct slurm_jobsel *v;
+	const char *p = s, *comma, *br;
+	size_t len;
+
+	memset(l, 0, sizeof(*l));
+	l->min_id = UINT64_MAX;
+	do {
+		/* A comma inside "12_[1,3]" is not a separator. */
+		comma = strchr(p, ',');
+		br = strchr(p, '[');
+		if (br != NULL && comma != NULL && br < comma &&
+		    strchr(br, ']') != NULL) {
+			slurm_joblist_clear(l);
+			return cerr_set(err, ERR_INVALID, "Invalid job id: %s "
+			    "(a task list in brackets takes one range)", s);
+		}
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if ((v = reallocarray(l->v, l->n + 1, sizeof(*v))) == NULL) {
+			slurm_joblist_clear(l);
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		}
+		l->v = v;
+		if (slurm_jobsel_parse(p, len, &v[l->n]) == -1) {
+			slurm_joblist_clear(l);
+			return cerr_set(err, ERR_INVALID, "Invalid job id: "
+			    "%.*s", (int)len, p);
+		}
+		if (v[l->n].id < l->min_id)
+			l->min_id = v[l->n].id;
+		if (v[l->n].id > l->max_id)
+			l->max_id = v[l->n].id;
+		l->n++;
+		p = comma != NULL ? comma + 1 : NULL;
+	} while (p != NULL);
+	return 0;
+}
+
+bool
+slurm_joblist_match(const struct slurm_joblist *l, const struct job *j)
+{
+	const struct slurm_jobsel *s;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		s = &l->v[i];
+		if (s->task) {
+			if (j->array_id == s->id && j->array_task >= s->lo &&
+			    j->array_task <= s->hi)
+				return true;
+		} else if (j->id == s->id || j->array_id == s->id)
+			return true;
+	}
+	return false;
+}
+
+void
+slurm_joblist_clear(struct slurm_joblist *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+bool
+slurm_word_in(const char *list, const char *word)
+{
+	size_t len;
+	const char *p = list, *comma;
+
+	if (word == NULL)
+		return false;
+	len = strlen(word);
+	do {
+		comma = strchr(p, ',');
+		if ((comma != NULL ? (size_t)(comma - p) : strlen(p)) == len &&
+		    strncmp(p, word, len) == 0)
+			return true;
+		p = comma != NULL ? comma + 1 : NULL;
+	} while (p != NULL);
+	return false;
+}
+
+void
+slurm_jobs_free(struct job **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		job_free(v[i]);
+	free(v);
+}
+
+int
+slurm_jobs_fetch(const char *cmd, struct cconn *c,
+    Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
+    size_t *n)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	const Cohort__V1__ListJobsReply *r;
+	struct job *j, **nv;
+	struct cerr err;
+	uint64_t last = lj->after_id;
+	bool more;
+	size_t i;
+	int rc = EXIT_OK;
+
+	*v = NULL;
+	*n = 0;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_LIST_JOBS;
+	req.list_jobs = lj;
+	lj->has_after_id = 1;
+	do {
+		cerr_clear(&err);
+		if ((rep = cconn_call(c, &req, &err)) == NULL) {
+			rc = output_call_error(&err);
+			break;
+		}
+		if (rep->body_case !=
+		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY) {
+			rc = output_reply_error(cmd, rep);
+			frame_free(rep);
+			break;
+		}
+		r = rep->list_jobs_reply;
+		for (i = 0; i < r->n_jobs && rc == EXIT_OK; i++) {
+			/* Never a job twice, whatever a page holds. */
+			if (r->jobs[i]->id <= last ||
+			    (up_to > 0 && r->jobs[i]->id > up_to))
+				continue;
+			cerr_clear(&err);
+			if ((j = wire_job_from_pb(r->jobs[i], &err)) == NULL) {
+				slurm_error(cmd, "the controller sent a job we "
+				    "cannot read: %s", err.text);
+				rc = EXIT_FAILED;
+			} else if ((nv = reallocarray(*v, *n + 1,
+			    sizeof(*nv))) == NULL) {
+				job_free(j);
+				slurm_error(cmd, "out of memory");
+				rc = EXIT_FAILED;
+			} else {
+				*v = nv;
+				nv[(*n)++] = j;
+				last = j->id;
+			}
+		}
+		more = r->has_has_more && r->has_more;
+		/* An empty page with more to come moves the cursor. */
+		if (more && r->has_next_after && r->next_after > last)
+			last = r->next_after;
+		frame_free(rep);
+		if (more && last <= lj->after_id) {
+			slurm_error(cmd, "the controller's pages do not advance");
+			rc = EXIT_FAILED;
+		}
+		if (up_to > 0 && last >= up_to)
+			more = false;
+		lj->after_id = last;
+	} while (rc == EXIT_OK && more);
+	if (rc != EXIT_OK) {
+		slurm_jobs_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/* ---- Job cells shared by squeue and sacct ---- */
+
+/* The job holds (or, ended, held) an allocation. */
+static bool
+sq_placed(const struct job *j)
+{
+	return j->nplace > 0 && j->start_ms > 0;
+}
+
+static uint64_t
+sq_elapsed_s(const struct job *j, int64_t now)
+{
+	int64_t to;
+
+	if (j->start_ms <= 0)
+		return 0;
+	if (job_state_is_final(j->state))
+		to = j->end_ms;
+	else if (j->state == JOB_RUNNING || j->state == JOB_RESIZING)
+		to = now;
+	else
+		return 0;
+	return to > j->start_ms ? (uint64_t)(to - j->start_ms) / 1000 : 0;
+}
+
+static uint32_t
+sq_nodes(const struct job *j)
+{
+	return sq_placed(j) ? (uint32_t)j->nplace : j->spec.nodes_min;
+}
+
+/* Slurm counts a CPU per task unless --cpus-per-task says more. */
+static uint64_t
+sq_cpus(const struct job *j)
+{
+	uint64_t per = j->spec.cpus_per_task > 0 ? j->spec.cpus_per_task : 1;
+
+	return per * j->spec.tasks_per_node * sq_nodes(j);
+}
+
+/* GPUs per node: the asked count, or for a whole-node job what its
+ * first node gave it; 0 when unknown yet. */
+static uint32_t
+sq_gpus_per_node(const struct job *j)
+{
+	if (j->spec.cpu_only)
+		return 0;
+	if (j->spec.gpus_per_node > 0)
+		return j->spec.gpus_per_node;
+	return j->nplace > 0 ? j->place[0].ngpus : 0;
+}
+
+static const char *
+sq_nodelist(const struct job *j, char *buf, size_t len)
+{
+	char *list;
+
+	buf[0] = '\0';
+	if (j->nplace > 0 && (list = output_nodelist(j)) != NULL) {
+		snprintf(buf, len, "%s", list);
+		free(list);
+	}
+	return buf;
+}
+
+/* ---- squeue ---- */
+
+enum {
+	SQ_ID, SQ_NAME, SQ_STATE, SQ_ST, SQ_TIME, SQ_LIMIT, SQ_NODES,
+	SQ_REASONLIST, SQ_NODELIST, SQ_USER, SQ_PARTITION, SQ_CPUS, SQ_TRES,
+	SQ_SUBMIT, SQ_START, SQ_END, SQ_PRIORITY, SQ_REASON,
+};
+
+static const struct sfmt_def squeue_defs[] = {
+	{ 'i', "JobID", "JOBID", 0, SQ_ID },
+	{ 'j', "Name", "NAME", 0, SQ_NAME },
+	{ 'T', "State", "STATE", 0, SQ_STATE },
+	{ 't', "StateCompact", "ST", 0, SQ_ST },
+	{ 'M', "TimeUsed", "TIME", 0, SQ_TIME },
+	{ 'l', "TimeLimit", "TIME_LIMIT", 0, SQ_LIMIT },
+	{ 'D', "NumNodes", "NODES", 0, SQ_NODES },
+	{ 'R', "ReasonList", "NODELIST(REASON)", 0, SQ_REASONLIST },
+	{ 'N', "NodeList", "NODELIST", 0, SQ_NODELIST },
+	{ 'u', "UserName", "USER", 0, SQ_USER },
+	{ 'P', "Partition", "PARTITION", 0, SQ_PARTITION },
+	{ 'C', "NumCPUs", "CPUS", 0, SQ_CPUS },
+	{ 'b', "tres-per-node", "TRES_PER_NODE", 0, SQ_TRES },
+	{ 'V', "SubmitTime", "SUBMIT_TIME", 0, SQ_SUBMIT },
+	{ 'S', "StartTime", "START_TIME", 0, SQ_START },
+	{ 'e', "EndTime", "END_TIME", 0, SQ_END },
+	{ 'Q', "Priority", "PRIORITY", 0, SQ_PRIORITY },
+	{ 'r', "Reason", "REASON", 0, SQ_REASON },
+};
+#define SQUEUE_NDEFS (sizeof(squeue_defs) / sizeof(squeue_defs[0]))
+
+/* Slurm's defaults: squeue, and squeue -l. */
+#define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+/* squeue -s: Slurm's header for steps; Cohort has none to list. */
+#define SQUEUE_STEPS_HEADER \
+    "         STEPID     NAME PARTITION     USER      TIME NODELIST"
+
+#define SQ_CELL 1024
+
+/* The value of field id for j (row id rowid: a fold of pending array
+ * tasks, "12_[8-99]"). */
+static const char *
+squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
+    char *buf, size_t len)
+{
+	bool waiting = !sq_placed(j) && !job_state_is_final(j->state);
+	char rb[SLURM_REASON_LEN];
+	uint32_t g;
+
+	switch (id) {
+	case SQ_ID:
+		return rowid;
+	case SQ_NAME:
+		return j->spec.name != NULL ? j->spec.name : "";
+	case SQ_STATE:
+		return slurm_state_name(j->state);
+	case SQ_ST:
+		return slurm_state_code(j->state);
+	case SQ_TIME:
+		return slurm_secs_short(sq_elapsed_s(j, now), buf, len);
+	case SQ_LIMIT:
+		if (j->spec.service || j->spec.time_limit_s == 0)
+			return "UNLIMITED";
+		return slurm_secs_short(j->spec.time_limit_s, buf, len);
+	case SQ_NODES:
+		snprintf(buf, len, "%" PRIu32, sq_nodes(j));
+		return buf;
+	case SQ_REASONLIST:
+		if (waiting) {
+			snprintf(buf, len, "(%s)", slurm_reason(j->reason, rb,
+			    sizeof(rb)));
+			return buf;
+		}
+		return sq_nodelist(j, buf, len);
+	case SQ_NODELIST:
+		return waiting ? "" : sq_nodelist(j, buf, len);
+	case SQ_USER:
+		return j->user != NULL ? j->user : "";
+	case SQ_PARTITION:
+		return j->spec.queue != NULL ? j->spec.queue : "";
+	case SQ_CPUS:
+		snprintf(buf, len, "%" PRIu64, sq_cpus(j));
+		return buf;
+	case SQ_TRES:
+		if (j->spec.cpu_only)
+			return "N/A";
+		if ((g = sq_gpus_per_node(j)) == 0)
+			return "gres/gpu";
+		snprintf(buf, len, "gres/gpu:%" PRIu32, g);
+		return buf;
+	case SQ_SUBMIT:
+		return slurm_time(j->submit_ms, "N/A", buf, len);
+	case SQ_START:
+		return slurm_time(waiting ? j->expected_start_ms : j->start_ms,
+		    "N/A", buf, len);
+	case SQ_END:
+		if (j->end_ms > 0)
+			return slurm_time(j->end_ms, "N/A", buf, len);
+		/* Running: when its time limit ends it, as Slurm shows. */
+		if (!waiting && j->spec.time_limit_s > 0 && !j->spec.service)
+			return slurm_time(j->start_ms + (int64_t)
+			    j->spec.time_limit_s * 1000, "N/A", buf, len);
+		return "N/A";
+	case SQ_PRIORITY:
+		snprintf(buf, len, "%" PRId32, j->spec.priority);
+		return buf;
+	case SQ_REASON:
+		return waiting ? slurm_reason(j->reason, buf, len) : "None";
+	}
+	return "";
+}
+
+static const struct option squeue_longopts[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{ "array", no_argument, NULL, 'r' },
+	{ "noheader", no_argument, NULL, 'h' },
+	{ "format", required_argument, NULL, 'o' },
+	{ "Format", required_argument, NULL, 'O' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "me", no_argument, NULL, 'm' },
+	{ "states", required_argument, NULL, 't' },
+	{ "partition", required_argument, NULL, 'p' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "long", no_argument, NULL, 'l' },
+	{ "steps", optional_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'H' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char squeue_usage[] =
+    "Usage: squeue [-a] [-h] [-l] [-r] [-s] [--me] [-j JOBS] [-u USERS]\n"
+    "              [-t STATES] [-p PARTITIONS] [-n NAMES]\n"
+    "              [-o FORMAT | -O FIELDS]\n"
+    "  Cohort's squeue (cohort(1), SLURM COMMANDS): partitions are Cohort's\n"
+    "  queues; -s prints the steps header only (Cohort has no job steps).\n"
+    "  -o letters: %i %j %T %t %M %l %D %R %N %u %P %C %b %V %S %e %Q %r\n"
+    "  -O fields: JobID Name State StateCompact TimeUsed TimeLimit NumNodes\n"
+    "  ReasonList NodeList UserName Partition NumCPUs tres-per-node\n"
+    "  SubmitTime StartTime EndTime Priority Reason\n";
+
+struct squeue_args {
+	bool noheader, array, me, steps;
+	const char *format, *Format, *users, *partitions, *names;
+	struct slurm_joblist jobs;
+	bool has_jobs;
+	unsigned states;	/* 1 << job_state; 0: pending and running */
+};
+
+static int
+squeue_parse(int argc, char **argv, struct squeue_args *a)
+{
+	struct cerr err;
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ahj:lmn:o:O:p:rs::t:u:",
+	    squeue_longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			break;	/* every queue is shown to everyone */
+		case 'r':
+			a->array = true;
+			break;
+		case 'h':
+			a->noheader = true;
+			break;
+		case 'l':
+			a->format = SQUEUE_FORMAT_LONG;
+			break;
+		case 'o':
+			a->format = optarg;
+			break;
+		case 'O':
+			a->Format = optarg;
+			break;
+		case 'j':
+			slurm_joblist_clear(&a->jobs);
+			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
+				slurm_error("squeue", "%s", err.text);
+				return EXIT_FAILED;
+			}
+			a->has_jobs = true;
+			break;
+		case 'u':
+			a->users = optarg;
+			break;
+		case 'm':
+			a->me = true;
+			break;
+		case 'n':
+			a->names = optarg;
+			break;
+		case 'p':
+			a->partitions = optarg;
+			break;
+		case 's':
+			a->steps = true;
+			break;
+		case 't':
+			cerr_clear(&err);
+			if (slurm_states_parse(optarg, &a->states, &err) ==
+			    -1) {
+				slurm_error("squeue", "%s", err.text);
+				return EXIT_FAILED;
+			}
+			break;
+		case 'H':
+			fputs(squeue_usage, stdout);
+			return -2;
+		default:
+			return slurm_option_error("squeue", ch, argv);
+		}
+	}
+	if (optind < argc) {
+		slurm_error("squeue", "unrecognized argument '%s'",
+		    argv[optind]);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+static bool
+squeue_wanted(const struct squeue_args *a, const struct job *j,
+    const char *me)
+{
+	unsigned states = a->states;
+
+	/* Without -t, Slurm lists the jobs that have not ended; with -j,
+	 * the jobs named in any state. */
+	if (states == 0 && !a->has_jobs)
+		states = 1u << JOB_PENDING | 1u << JOB_RUNNING |
+		    1u << JOB_RESTARTING | 1u << JOB_RESIZING;
+	if (states != 0 && !(states & 1u << j->state))
+		return false;
+	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
+		return false;
+	if (a->users != NULL && !slurm_word_in(a->users, j->user))
+		return false;
+	if (me != NULL && (j->user == NULL || strcmp(j->user, me) != 0))
+		return false;
+	if (a->partitions != NULL && !slurm_word_in(a->partitions,
+	    j->spec.queue))
+		return false;
+	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
+}
+
+/* Print the rows: an array's pending tasks folded unless -r. */
+static int
+squeue_print(const struct squeue_args *a, struct sfmt *fmt,
+    struct job **v, size_t n)
+{
+	static char bufs[32][SQ_CELL];
+	const char *cells[32];
+	struct arrays_row *rows = NULL, one;
+	char id[JOBREF_LEN];
+	size_t nrows, i, k, f, nf = sfmt_nfields(fmt);
+	int64_t now = clock_now_ms();
+
+	if (nf > 32) {
+		slurm_error("squeue", "at most 32 fields in a format");
+		return EXIT_FAILED;
+	}
+	if (!a->array && arrays_fold((const struct job *const *)v, n, &rows,
+	    &nrows) == -1) {
+		slurm_error("squeue", "out of memory");
+		return EXIT_FAILED;
+	}
+	if (a->array)
+		nrows = n;
+	if (!a->noheader)
+		sfmt_print(fmt, NULL, stdout);
+	for (i = 0; i < nrows; i++) {
+		if (a->array) {
+			one.job = v[i];
+			one.id = jobref_format(v[i], id, sizeof(id));
+		} else
+			one = rows[i];
+		for (k = 0, f = 0; k < fmt->n; k++) {
+			if (fmt->v[k].def == NULL)
+				continue;
+			cells[f] = squeue_cell(fmt->v[k].def->id, one.job,
+			    one.id, now, bufs[f], sizeof(bufs[f]));
+			f++;
+		}
+		sfmt_print(fmt, cells, stdout);
+	}
+	if (rows != NULL)
+		arrays_rows_free(rows, nrows);
+	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+}
+
+int
+cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
+{
+	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	struct squeue_args a;
+	struct sfmt fmt;
+	struct cerr err;
+	struct cconn *c;
+	struct job **v = NULL, **w;
+	const char *me = NULL;
+	size_t n = 0, i, k;
+	unsigned live;
+	int rc;
+
+	if ((rc = squeue_parse(argc, argv, &a)) != 0) {
+		slurm_joblist_clear(&a.jobs);
+		return rc == -2 ? EXIT_OK : rc;
+	}
+	if (a.steps) {
+		/* Cohort has no job steps: the header, never a row. */
+		if (!a.noheader)
+			puts(SQUEUE_STEPS_HEADER);
+		slurm_joblist_clear(&a.jobs);
+		return EXIT_OK;
+	}
+	cerr_clear(&err);
+	if ((a.Format != NULL ? sfmt_parse_names(a.Format, squeue_defs,
+	    SQUEUE_NDEFS, &fmt, &err) : sfmt_parse_letters(a.format != NULL ?
+	    a.format : SQUEUE_FORMAT, squeue_defs, SQUEUE_NDEFS, &fmt,
+	    &err)) == -1) {
+		slurm_error("squeue", "%s", err.text);
+		slurm_joblist_clear(&a.jobs);
+		return EXIT_FAILED;
+	}
+	/* Ended jobs are fetched only when asked for. */
+	live = 1u << JOB_PENDING | 1u << JOB_RUNNING | 1u << JOB_RESTARTING |
+	    1u << JOB_RESIZING;
+	lj.has_all = 1;
+	lj.all = a.has_jobs || (a.states & ~live) != 0;
+	if (a.users != NULL && strchr(a.users, ',') == NULL)
+		lj.user = (char *)a.users;
+	if (a.has_jobs)
+		lj.after_id = a.jobs.min_id - 1;
+	if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
+		if (a.me)
+			me = cconn_identity(c);
+		rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n);
+		if (rc == EXIT_OK && a.has_jobs && n == 0) {
+			/* As Slurm: a job named that does not exist. */
+			slurm_error("squeue", "Invalid job id specified");
+			rc = EXIT_FAILED;
+		}
+		if (rc == EXIT_OK) {
+			for (i = 0, k = 0; i < n; i++) {
+				if (squeue_wanted(&a, v[i], me))
+					v[k++] = v[i];
+				else
+					job_free(v[i]);
+			}
+			n = k;
+			w = v;
+			rc = squeue_print(&a, &fmt, w, n);
+		}
+		cconn_close(c);
+	}
+	slurm_jobs_free(v, n);
+	sfmt_clear(&fmt);
+	slurm_joblist_clear(&a.jobs);
+	return rc;
+}
+
+/* ---- sacct ---- */
+
+enum {
+	SA_JOBID, SA_JOBIDRAW, SA_JOBNAME, SA_STATE, SA_EXITCODE, SA_ELAPSED,
+	SA_NODELIST, SA_START, SA_END, SA_SUBMIT, SA_ALLOCTRES, SA_PARTITION,
+	SA_USER, SA_NNODES, SA_TIMELIMIT, SA_ALLOCNODES, SA_REASON,
+	SA_ALLOCCPUS, SA_ACCOUNT, SA_PRIORITY,
+};
+
+/* Widths as sacct's; negative: left-justified values. */
+static const struct sfmt_def sacct_defs[] = {
+	{ 0, "JobID", "JobID", -12, SA_JOBID },
+	{ 0, "JobIDRaw", "JobIDRaw", -12, SA_JOBIDRAW },
+	{ 0, "JobName", "JobName", 10, SA_JOBNAME },
+	{ 0, "State", "State", 10, SA_STATE },
+	{ 0, "ExitCode", "ExitCode", 8, SA_EXITCODE },
+	{ 0, "Elapsed", "Elapsed", 10, SA_ELAPSED },
+	{ 0, "NodeList", "NodeList", -15, SA_NODELIST },
+	{ 0, "Start", "Start", 19, SA_START },
+	{ 0, "End", "End", 19, SA_END },
+	{ 0, "Submit", "Submit", 19, SA_SUBMIT },
+	{ 0, "AllocTRES", "AllocTRES", -10, SA_ALLOCTRES },
+	{ 0, "Partition", "Partition", 10, SA_PARTITION },
+	{ 0, "User", "User", 9, SA_USER },
+	{ 0, "NNodes", "NNodes", 8, SA_NNODES },
+	{ 0, "Timelimit", "Timelimit", 10, SA_TIMELIMIT },
+	{ 0, "AllocNodes", "AllocNodes", 10, SA_ALLOCNODES },
+	{ 0, "Reason", "Reason", 20, SA_REASON },
+	{ 0, "AllocCPUS", "AllocCPUS", 10, SA_ALLOCCPUS },
+	{ 0, "Account", "Account", 10, SA_ACCOUNT },
+	{ 0, "Priority", "Priority", 10, SA_PRIORITY },
+};
+#define SACCT_NDEFS (sizeof(sacct_defs) / sizeof(sacct_defs[0]))
+
+#define SACCT_FORMAT "JobID,JobName,Partition,Account,AllocCPUS,State," \
+	"ExitCode"
+#define SACCT_BRIEF "JobID,State,ExitCode"
+
+static const char *
+sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
+{
+	switch (id) {
+	case SA_JOBID:
+		return jobref_format(j, buf, len);
+	case SA_JOBIDRAW:
+		snprintf(buf, len, "%" PRIu64, j->id);
+		return buf;
+	case SA_JOBNAME:
+		return j->spec.name != NULL ? j->spec.name : "";
+	case SA_STATE:
+		return slurm_state_name(j->state);
+	case SA_EXITCODE:
+		/* Cohort keeps the code a shell would give (128+N for a
+		 * signal): Slurm's signal half stays 0. */
+		snprintf(buf, len, "%" PRId32 ":0", j->has_exit ?
+		    j->exit_code : 0);
+		return buf;
+	case SA_ELAPSED:
+		return slurm_secs_long(sq_elapsed_s(j, now), buf, len);
+	case SA_NODELIST:
+		return sq_placed(j) ? sq_nodelist(j, buf, len) :
+		    "None assigned";
+	case SA_START:
+		return slurm_time(j->start_ms, "Unknown", buf, len);
+	case SA_END:
+		return slurm_time(j->end_ms, "Unknown", buf, len);
+	case SA_SUBMIT:
+		return slurm_time(j->submit_ms, "Unknown", buf, len);
+	case SA_ALLOCTRES:
+		if (!sq_placed(j))
+			return "";
+		snprintf(buf, len, "cpu=%" PRIu64 ",gres/gpu=%" PRIu32
+		    ",node=%zu", sq_cpus(j), job_gpus(j), j->nplace);
+		return buf;
+	case SA_PARTITION:
+		return j->spec.queue != NULL ? j->spec.queue : "";
+	case SA_USER:
+		return j->user != NULL ? j->user : "";
+	case SA_NNODES:
+		snprintf(buf, len, "%" PRIu32, sq_nodes(j));
+		return buf;
+	case SA_TIMELIMIT:
+		if (j->spec.service || j->spec.time_limit_s == 0)
+			return "UNLIMITED";
+		return slurm_secs_long(j->spec.time_limit_s, buf, len);
+	case SA_ALLOCNODES:
+		snprintf(buf, len, "%zu", sq_placed(j) ? j->nplace : 0);
+		return buf;
+	case SA_REASON:
+		return j->state == JOB_PENDING ? slurm_reason(j->reason, buf,
+		    len) :
+		    "None";
+	case SA_ALLOCCPUS:
+		snprintf(buf, len, "%" PRIu64, sq_placed(j) ? sq_cpus(j) : 0);
+		return buf;
+	case SA_ACCOUNT:
+		return "";	/* Cohort has no accounts */
+	case SA_PRIORITY:
+		snprintf(buf, len, "%" PRId32, j->spec.priority);
+		return buf;
+	}
+	return "";
+}
+
+static const struct option sacct_longopts[] = {
+	{ "allocations", no_argument, NULL, 'X' },
+	{ "allusers", no_argument, NULL, 'a' },
+	{ "brief", no_argument, NULL, 'b' },
+	{ "endtime", required_argument, NULL, 'E' },
+	{ "format", required_argument, NULL, 'o' },
+	{ "helpformat", no_argument, NULL, 'e' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "name", required_argument, NULL, 'N' },
+	{ "noheader", no_argument, NULL, 'n' },
+	{ "parsable", no_argument, NULL, 'p' },
+	{ "parsable2", no_argument, NULL, 'P' },
+	{ "partition", required_argument, NULL, 'r' },
+	{ "starttime", required_argument, NULL, 'S' },
+	{ "state", required_argument, NULL, 's' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char sacct_usage[] =
+    "Usage: sacct [-X] [-a] [-b] [-n] [-p|-P] [-j JOBS] [-u USERS]\n"
+    "             [-s STATES] [-S TIME] [-E TIME] [-r PARTITIONS]\n"
+    "             [--name NAMES] [-o FIELDS] [-e]\n"
+    "  Cohort's sacct (cohort(1), SLURM COMMANDS): one row per job (array\n"
+    "  tasks as ID_TASK); Cohort has no job steps, so no .batch or .N rows\n"
+    "  and -X changes nothing. TIME: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY],\n"
+    "  now[-N[seconds|minutes|hours|days|weeks]].\n";
+
+struct sacct_args {
+	bool noheader, parsable, parsable2, allusers;
+	const char *format, *users, *partitions, *names, *start, *end;
+	struct slurm_joblist jobs;
+	bool has_jobs;
+	unsigned states;
+};
+
+static int
+sacct_parse(int argc, char **argv, struct sacct_args *a)
+{
+	struct cerr err;
+	size_t i;
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":abeE:hj:no:pPr:s:S:u:X",
+	    sacct_longopts, NULL)) != -1) {
+		cerr_clear(&err);
+		switch (ch) {
+		case 'X':
+			break;	/* no steps: every row is an allocation */
+		case 'a':
+			a->allusers = true;
+			break;
+		case 'b':
+			a->format = SACCT_BRIEF;
+			break;
+		case 'e':
+			for (i = 0; i < SACCT_NDEFS; i++)
+				printf("%s%s", sacct_defs[i].name, i + 1 ==
+				    SACCT_NDEFS ? "\n" : " ");
+			return -2;
+		case 'E':
+			a->end = optarg;
+			break;
+		case 'S':
+			a->start = optarg;
+			break;
+		case 'o':
+			a->format = optarg;
+			break;
+		case 'j':
+			slurm_joblist_clear(&a->jobs);
+			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
+				slurm_error("sacct", "%s", err.text);
+				return EXIT_FAILED;
+			}
+			a->has_jobs = true;
+			break;
+		case 'N':
+			a->names = optarg;
+			break;
+		case 'n':
+			a->noheader = true;
+			break;
+		case 'p':
+			a->parsable = true;
+			break;
+		case 'P':
+			a->parsable2 = true;
+			break;
+		case 'r':
+			a->partitions = optarg;
+			break;
+		case 's':
+			if (slurm_states_parse(optarg, &a->states, &err) ==
+			    -1) {
+				slurm_error("sacct", "%s", err.text);
+				return EXIT_FAILED;
+			}
+			break;
+		case 'u':
+			a->users = optarg;
+			break;
+		case 'h':
+			fputs(sacct_usage, stdout);
+			return -2;
+		default:
+			return slurm_option_error("sacct", ch, argv);
+		}
+	}
+	if (optind < argc) {
+		slurm_error("sacct", "unrecognized argument '%s'",
+		    argv[optind]);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* -S and -E into the request, with Slurm's defaults: from today's
+ * midnight unless -j or -s names jobs, to now. */
+static int
+sacct_window(const struct sacct_args *a, Cohort__V1__ListJobsRequest *lj)
+{
+	int64_t now = clock_now_ms(), ms;
+	time_t t = (time_t)(now / 1000);
+	struct tm tm;
+
+	if (a->start != NULL) {
+		if (slurm_time_parse(a->start, now, &ms) == -1) {
+			slurm_error("sacct", "Invalid time specification "
+			    "(-S): %s", a->start);
+			return -1;
+		}
+		lj->has_since_ms = 1;
+		lj->since_ms = ms;
+	} else if (!a->has_jobs && a->states == 0 &&
+	    localtime_r(&t, &tm) != NULL) {
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		tm.tm_isdst = -1;
+		lj->has_since_ms = 1;
+		lj->since_ms = (int64_t)mktime(&tm) * 1000;
+	}
+	if (a->end != NULL) {
+		if (slurm_time_parse(a->end, now, &ms) == -1 || ms <= 0) {
+			slurm_error("sacct", "Invalid time specification "
+			    "(-E): %s", a->end);
+			return -1;
+		}
+		lj->has_until_ms = 1;
+		lj->until_ms = ms;
+		if (lj->has_since_ms && ms <= lj->since_ms) {
+			slurm_error("sacct", "Start time (%s) requested is "
+			    "after end time (%s).", a->start != NULL ?
+			    a->start : "midnight", a->end);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static bool
+sacct_wanted(const struct sacct_args *a, const struct job *j,
+    const char *me)
+{
+	if (a->states != 0 && !(a->states & 1u << j->state))
+		return false;
+	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
+		return false;
+	/* Own jobs only, unless -a or -u (or -j, which names them). */
+	if (a->users != NULL ? !slurm_word_in(a->users, j->user) :
+	    !a->allusers && !a->has_jobs && me != NULL &&
+	    (j->user == NULL || strcmp(j->user, me) != 0))
+		return false;
+	if (a->partitions != NULL && !slurm_word_in(a->partitions,
+	    j->spec.queue))
+		return false;
+	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
+}
+
+static int
+sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
+    struct job **v, size_t n)
+{
+	static char bufs[32][SQ_CELL];
+	const char *cells[32];
+	size_t i, k, f;
+	int64_t now = clock_now_ms();
+	bool parsable = a->parsable || a->parsable2;
+
+	if (sfmt_nfields(fmt) > 32) {
+		slurm_error("sacct", "at most 32 fields in a format");
+		return EXIT_FAILED;
+	}
+	if (!a->noheader) {
+		if (parsable)
+			sfmt_print_parsable(fmt, NULL, a->parsable, stdout);
+		else {
+			sfmt_print(fmt, NULL, stdout);
+			sfmt_print_dashes(fmt, stdout);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		for (k = 0, f = 0; k < fmt->n; k++)
+			if (fmt->v[k].def != NULL) {
+				cells[f] = sacct_cell(fmt->v[k].def->id, v[i],
+				    now, bufs[f], sizeof(bufs[f]));
+				f++;
+			}
+		if (parsable)
+			sfmt_print_parsable(fmt, cells, a->parsable, stdout);
+		else
+			sfmt_print(fmt, cells, stdout);
+	}
+	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
+}
+
+int
+cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
+{
+	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	struct sacct_args a;
+	struct sfmt fmt;
+	struct cerr err;
+	struct cconn *c;
+	struct job **v = NULL;
+	const char *me;
+	size_t n = 0, i, k;
+	int rc;
+
+	if ((rc = sacct_parse(argc, argv, &a)) != 0) {
+		slurm_joblist_clear(&a.jobs);
+		return rc == -2 ? EXIT_OK : rc;
+	}
+	cerr_clear(&err);
+	if (sfmt_parse_sacct(a.format != NULL ? a.format : SACCT_FORMAT,
+	    sacct_defs, SACCT_NDEFS, &fmt, &err) == -1) {
+		slurm_error("sacct", "%s", err.text);
+		slurm_joblist_clear(&a.jobs);
+		return EXIT_FAILED;
+	}
+	lj.has_all = 1;
+	lj.all = 1;
+	if (a.users != NULL && strchr(a.users, ',') == NULL)
+		lj.user = (char *)a.users;
+	if (a.has_jobs)
+		lj.after_id = a.jobs.min_id - 1;
+	if (sacct_window(&a, &lj) == -1)
+		rc = EXIT_FAILED;
+	else if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
+		me = cconn_identity(c);
+		rc = slurm_jobs_fetch("sacct", c, &lj, 0, &v, &n);
+		if (rc == EXIT_OK) {
+			for (i = 0, k = 0; i < n; i++) {
+				if (sacct_wanted(&a, v[i], me))
+					v[k++] = v[i];
+				else
+					job_free(v[i]);
+			}
+			n = k;
+			rc = sacct_print(&a, &fmt, v, n);
+		}
+		cconn_close(c);
+	}
+	slurm_jobs_free(v, n);
+	sfmt_clear(&fmt);
+	slurm_joblist_clear(&a.jobs);
+	return rc;
+}

@@ -1,0 +1,91 @@
+/* What Slurm's commands, as Cohort answers them, share: Slurm's error
+ * lines, its option errors, its job lists (-j 12,13_2), and the jobs
+ * and nodes fetched from the controller. squeue and sacct live in
+ * client/slurm_query.c, sinfo in client/slurm_sinfo.c, scontrol and
+ * scancel in client/slurm_control.c; the format engine in
+ * client/slurm_format.c. */
+#ifndef COHORT_CLIENT_SLURM_QUERY_H
+#define COHORT_CLIENT_SLURM_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/conn.h"
+#include "client/nodes_view.h"
+#include "lib/err.h"
+#include "lib/job.h"
+
+int cmd_squeue(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_sacct(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_scontrol(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_scancel(int argc, char **argv, const struct cconn_opts *opts);
+
+/* "CMD: error: ..." on stderr, as Slurm's commands write them. */
+void slurm_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A getopt_long failure (ch '?' or ':'): Slurm's message and its exit
+ * code, 1. */
+int slurm_option_error(const char *cmd, int ch, char *const *argv);
+
+/* Connect with the settings main resolved from the environment.
+ * EXIT_OK with *c, or an exit code after printing why. */
+int slurm_connect(const struct cconn_opts *opts, struct cconn **c);
+
+/* A -j/--jobs list: "12,13_2,14_[1-3]". Pure. */
+struct slurm_joblist {
+	struct slurm_jobsel {
+		uint64_t id;		/* a job, or an array's id */
+		bool task;		/* id_TASK: one task of array id */
+		uint32_t lo, hi;	/* with task: the tasks named */
+	} *v;
+	size_t n;
+	uint64_t min_id, max_id;	/* the range of jobs it can name */
+};
+/* 0, or -1 with err naming the bad id ("Invalid job id: x"). */
+int slurm_joblist_parse(const char *s, struct slurm_joblist *l,
+    struct cerr *err);
+/* Appends to l; l starts zeroed. */
+bool slurm_joblist_match(const struct slurm_joblist *l, const struct job *j);
+void slurm_joblist_clear(struct slurm_joblist *l);
+
+/* A comma list of words (users, partitions). Pure. */
+bool slurm_word_in(const char *list, const char *word);
+
+/* The jobs the controller lists for lj (every page), ids above
+ * after_id and at most up_to (0: no bound), in id order, into *v (free
+ * each with job_free and v with free). EXIT_OK or an exit code after
+ * printing why. */
+int slurm_jobs_fetch(const char *cmd, struct cconn *c,
+    Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
+    size_t *n);
+void slurm_jobs_free(struct job **v, size_t n);
+
+/* The cluster as sinfo and scontrol show it: every node, and the
+ * queues that take jobs (the leaves of the queue tree) as partitions,
+ * every node in each. client/slurm_sinfo.c. */
+struct slurm_node {
+	const Cohort__V1__Node *pb;	/* borrowed from the replies kept */
+	struct nodes_view_node view;
+	unsigned ncpus;
+	uint64_t memory_mb;
+};
+
+struct slurm_cluster {
+	struct slurm_node *nodes;	/* in name order */
+	size_t nnodes;
+	char **parts;			/* queue names, in the tree's order */
+	size_t nparts;
+	size_t default_part;		/* "default" if there is one, else 0 */
+	Cohort__V1__Envelope **replies;	/* kept for the nodes' strings */
+	size_t nreplies;
+};
+
+/* Fetch the nodes (and with parts, the queues). EXIT_OK, or an exit
+ * code after printing why (cl is cleared then). */
+int slurm_cluster_fetch(const char *cmd, struct cconn *c, bool parts,
+    struct slurm_cluster *cl);
+void slurm_cluster_clear(struct slurm_cluster *cl);
+
+#endif

@@ -1,0 +1,297 @@
+/* client/slurm_format.c and the pure parts of Slurm's commands: format
+ * strings with widths and justification, cells padded and cut as
+ * Slurm's are, state names and codes, reasons, durations and times, -j
+ * lists, and scontrol show hostnames/hostlist (which need no
+ * controller). */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/slurm_format.h"
+#include "client/slurm_query.h"
+
+enum { F_ID, F_NAME, F_ST };
+
+static const struct sfmt_def defs[] = {
+	{ 'i', "JobID", "JOBID", -12, F_ID },
+	{ 'j', "Name", "NAME", 10, F_NAME },
+	{ 't', "StateCompact", "ST", 8, F_ST },
+};
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+/* What printing fmt with cells (NULL: the header) gives, newline cut. */
+static char *
+render(const struct sfmt *fmt, const char *const *cells)
+{
+	static char out[1024];
+	FILE *fp = fmemopen(out, sizeof(out), "w");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(sfmt_print(fmt, cells, fp), 0);
+	fclose(fp);
+	out[strcspn(out, "\n")] = '\0';
+	return out;
+}
+
+START_TEST(test_letters)
+{
+	const char *cells[3] = { "12", "a-very-long-name", "PD" };
+	struct sfmt f;
+	struct cerr err;
+
+	ck_assert_int_eq(sfmt_parse_letters("%.18i %-10j|%t %%", defs, NDEFS,
+	    &f, &err), 0);
+	ck_assert_uint_eq(sfmt_nfields(&f), 3);
+	/* Right-justified to 18, left to 10 and cut, no width: as is. */
+	ck_assert_str_eq(render(&f, cells),
+	    "                12 a-very-lon|PD %");
+	ck_assert_str_eq(render(&f, NULL),
+	    "             JOBID NAME      |ST %");
+	sfmt_clear(&f);
+
+	cerr_clear(&err);
+	ck_assert_int_eq(sfmt_parse_letters("%i %z", defs, NDEFS, &f, &err),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "%z"));
+	ck_assert_int_eq(sfmt_parse_letters("no fields", defs, NDEFS, &f,
+	    &err), -1);
+	ck_assert_int_eq(sfmt_parse_letters("%99999i", defs, NDEFS, &f,
+	    &err), -1);
+}
+END_TEST
+
+START_TEST(test_fit)
+{
+	const char *cells[1] = { "a-partition*" };
+	struct sfmt f;
+	struct cerr err;
+
+	ck_assert_int_eq(sfmt_parse_letters("%#j|", defs, NDEFS, &f, &err),
+	    0);
+	sfmt_fit(&f, NULL);
+	ck_assert_str_eq(render(&f, (const char *const[]){ "x" }), "x   |");
+	sfmt_fit(&f, cells);
+	ck_assert_str_eq(render(&f, cells), "a-partition*|");
+	ck_assert_str_eq(render(&f, NULL), "NAME        |");
+	sfmt_clear(&f);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	const char *cells[2] = { "12", "PD" };
+	struct sfmt f;
+	struct cerr err;
+
+	/* Default width 20, left; ".5" right-justified; a suffix. */
+	ck_assert_int_eq(sfmt_parse_names("JobID,statecompact:.5;", defs,
+	    NDEFS, &f, &err), 0);
+	ck_assert_str_eq(render(&f, cells), "12                     PD;");
+	sfmt_clear(&f);
+	cerr_clear(&err);
+	ck_assert_int_eq(sfmt_parse_names("JobID,Bogus", defs, NDEFS, &f,
+	    &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "Bogus"));
+}
+END_TEST
+
+START_TEST(test_sacct)
+{
+	const char *cells[2] = { "12_3", "a-long-job-name" };
+	char out[256];
+	struct sfmt f;
+	struct cerr err;
+	FILE *fp;
+
+	/* Ids left-justified, other values right; headers all right; a
+	 * value cut ends in '+'; one space after each field. */
+	ck_assert_int_eq(sfmt_parse_sacct("JobID,Name", defs, NDEFS, &f,
+	    &err), 0);
+	ck_assert_str_eq(render(&f, NULL), "       JOBID       NAME ");
+	ck_assert_str_eq(render(&f, cells), "12_3         a-long-jo+ ");
+	fp = fmemopen(out, sizeof(out), "w");
+	sfmt_print_dashes(&f, fp);
+	sfmt_print_parsable(&f, cells, true, fp);
+	sfmt_print_parsable(&f, cells, false, fp);
+	fclose(fp);
+	ck_assert_str_eq(out, "------------ ---------- \n"
+	    "12_3|a-long-job-name|\n12_3|a-long-job-name\n");
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_sacct("Name%30", defs, NDEFS, &f, &err),
+	    0);
+	ck_assert_int_eq(f.v[0].width, 30);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_sacct("Name%x", defs, NDEFS, &f, &err),
+	    -1);
+}
+END_TEST
+
+START_TEST(test_states)
+{
+	struct cerr err;
+	unsigned m = 0;
+
+	ck_assert_str_eq(slurm_state_name(JOB_PENDING), "PENDING");
+	ck_assert_str_eq(slurm_state_code(JOB_PENDING), "PD");
+	ck_assert_str_eq(slurm_state_code(JOB_RUNNING), "R");
+	ck_assert_str_eq(slurm_state_name(JOB_RESTARTING), "REQUEUED");
+	ck_assert_str_eq(slurm_state_code(JOB_CANCELLED), "CA");
+	ck_assert_str_eq(slurm_state_code(JOB_TIMEOUT), "TO");
+	ck_assert_str_eq(slurm_state_code(JOB_COMPLETED), "CD");
+	ck_assert_int_eq(slurm_states_parse("pd,Running,NF", &m, &err), 0);
+	ck_assert_uint_eq(m, 1u << JOB_PENDING | 1u << JOB_RUNNING);
+	m = 0;
+	ck_assert_int_eq(slurm_states_parse("all", &m, &err), 0);
+	ck_assert(m & 1u << JOB_TIMEOUT);
+	ck_assert_int_eq(slurm_states_parse("PD,WAITING", &m, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "WAITING"));
+}
+END_TEST
+
+START_TEST(test_reasons)
+{
+	char b[SLURM_REASON_LEN];
+
+	ck_assert_str_eq(slurm_reason("", b, sizeof(b)), "None");
+	ck_assert_str_eq(slurm_reason("Resources (reserved, starts by x)", b,
+	    sizeof(b)), "Resources");
+	ck_assert_str_eq(slurm_reason("QueueQuota", b, sizeof(b)),
+	    "QOSGrpGRES");
+	ck_assert_str_eq(slurm_reason("JobHeldUser", b, sizeof(b)),
+	    "JobHeldUser");
+}
+END_TEST
+
+START_TEST(test_times)
+{
+	char b[64];
+	int64_t ms;
+
+	ck_assert_str_eq(slurm_secs_short(5, b, sizeof(b)), "0:05");
+	ck_assert_str_eq(slurm_secs_short(754, b, sizeof(b)), "12:34");
+	ck_assert_str_eq(slurm_secs_short(3723, b, sizeof(b)), "1:02:03");
+	ck_assert_str_eq(slurm_secs_short(2 * 86400 + 3723, b, sizeof(b)),
+	    "2-01:02:03");
+	ck_assert_str_eq(slurm_secs_long(5, b, sizeof(b)), "00:00:05");
+	ck_assert_str_eq(slurm_secs_long(86400 + 5, b, sizeof(b)),
+	    "1-00:00:05");
+	ck_assert_str_eq(slurm_time(0, "Unknown", b, sizeof(b)), "Unknown");
+	setenv("TZ", "UTC", 1);
+	tzset();
+	ck_assert_str_eq(slurm_time(1796367845000LL, "N/A", b, sizeof(b)),
+	    "2026-12-04T07:04:05");
+	ck_assert_int_eq(slurm_time_parse("2026-12-04T07:04:05", 0, &ms), 0);
+	ck_assert_int_eq(ms, 1796367845000LL);
+	ck_assert_int_eq(slurm_time_parse("2026-12-04", 0, &ms), 0);
+	ck_assert_int_eq(ms, 1796342400000LL);
+	ck_assert_int_eq(slurm_time_parse("now-2hours", 10000000, &ms), 0);
+	ck_assert_int_eq(ms, 10000000 - 7200000);
+	ck_assert_int_eq(slurm_time_parse("yesterday", 0, &ms), -1);
+}
+END_TEST
+
+START_TEST(test_joblist)
+{
+	struct slurm_joblist l;
+	struct cerr err;
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	ck_assert_int_eq(slurm_joblist_parse("12,20_3,30_[1-2]", &l, &err),
+	    0);
+	j.id = 12;
+	ck_assert(slurm_joblist_match(&l, &j));
+	j.id = 21;
+	j.array_id = 20;
+	j.array_task = 3;
+	ck_assert(slurm_joblist_match(&l, &j));
+	j.array_task = 4;
+	ck_assert(!slurm_joblist_match(&l, &j));
+	j.array_id = 30;
+	j.array_task = 2;
+	ck_assert(slurm_joblist_match(&l, &j));
+	ck_assert_uint_eq(l.min_id, 12);
+	slurm_joblist_clear(&l);
+	ck_assert_int_eq(slurm_joblist_parse("12,x", &l, &err), -1);
+	ck_assert_str_eq(err.text, "Invalid job id: x");
+	ck_assert(slurm_word_in("a,bob,c", "bob"));
+	ck_assert(!slurm_word_in("a,bobby", "bob"));
+}
+END_TEST
+
+/* scontrol's hostname commands, their stdout captured. */
+static char *
+scontrol(const char *what, const char *list, int *rc)
+{
+	static char out[512];
+	char *argv[5] = { "scontrol", "show", (char *)what, (char *)list,
+	    NULL };
+	FILE *tmp = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+	size_t n;
+
+	fflush(stdout);
+	dup2(fileno(tmp), STDOUT_FILENO);
+	*rc = cmd_scontrol(list != NULL ? 4 : 3, argv, NULL);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, sizeof(out) - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	return out;
+}
+
+START_TEST(test_hostnames)
+{
+	int rc;
+
+	ck_assert_str_eq(scontrol("hostnames", "node[01-02],gpu3", &rc),
+	    "node01\nnode02\ngpu3\n");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(scontrol("hostlist", "node01,node03,node02", &rc),
+	    "node[01-03]\n");
+	ck_assert_int_eq(rc, 0);
+	setenv("SLURM_JOB_NODELIST", "n[1-2]", 1);
+	ck_assert_str_eq(scontrol("hostnames", NULL, &rc), "n1\nn2\n");
+	scontrol("hostnames", "node[02-01", &rc);
+	ck_assert_int_eq(rc, 1);
+}
+END_TEST
+
+static Suite *
+slurm_query_suite(void)
+{
+	Suite *s = suite_create("slurm_query");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_letters);
+	tcase_add_test(tc, test_fit);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_sacct);
+	tcase_add_test(tc, test_states);
+	tcase_add_test(tc, test_reasons);
+	tcase_add_test(tc, test_times);
+	tcase_add_test(tc, test_joblist);
+	tcase_add_test(tc, test_hostnames);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(slurm_query_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
