@@ -65,6 +65,7 @@ static const struct command {
 static const struct command slurm_commands[] = {
 	/* client/slurm_query.c */
 	/* client/slurm_submit.c */
+	{ "sbatch", cmd_sbatch, "submit a batch script, as Slurm's sbatch" },
 	{ NULL, NULL, NULL },
 };
 
