@@ -72,6 +72,7 @@ static const struct command slurm_commands[] = {
 	    "scontrol" },
 	{ "scancel", cmd_scancel, "cancel jobs, as Slurm's scancel" },
 	/* client/slurm_submit.c */
+	{ "sbatch", cmd_sbatch, "submit a batch script, as Slurm's sbatch" },
 	{ NULL, NULL, NULL },
 };
 

@@ -23,6 +23,7 @@
 #include "client/commands.h"
 #include "client/export.h"
 #include "client/output.h"
+#include "client/pernode.h"
 #include "client/script.h"
 #include "client/script_sbatch.h"
 #include "client/submit.h"
@@ -43,10 +44,12 @@ enum {
 	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
 	O_SEGMENT, O_IDEM_KEY,
+	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
+	O_NTASKS = 'n', O_GPUS_TOTAL = 'G', O_PARTITION = 'p',
 	O_HELP = 'h',
 };
 
-#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:c:"
+#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:c:n:G:p:"
 
 static const struct option submit_longopts[] = {
 	{ "name", required_argument, NULL, O_NAME },
@@ -54,6 +57,12 @@ static const struct option submit_longopts[] = {
 	{ "gpus-per-node", required_argument, NULL, O_GPUS },
 	{ "tasks-per-node", required_argument, NULL, O_TASKS },
 	{ "ntasks-per-node", required_argument, NULL, O_TASKS },
+	{ "ntasks", required_argument, NULL, O_NTASKS },
+	{ "gpus", required_argument, NULL, O_GPUS_TOTAL },
+	{ "gpus-per-task", required_argument, NULL, O_GPUS_PER_TASK },
+	{ "ntasks-per-gpu", required_argument, NULL, O_NTASKS_PER_GPU },
+	{ "cpus-per-gpu", required_argument, NULL, O_CPUS_PER_GPU },
+	{ "mem-per-gpu", required_argument, NULL, O_MEM_PER_GPU },
 	{ "gpu-type", required_argument, NULL, O_GPU_TYPE },
 	{ "gres", required_argument, NULL, O_GRES },
 	{ "time", required_argument, NULL, O_TIME },
@@ -74,6 +83,7 @@ static const struct option submit_longopts[] = {
 	{ "output", required_argument, NULL, O_OUTPUT },
 	{ "error", required_argument, NULL, O_ERROR },
 	{ "queue", required_argument, NULL, O_QUEUE },
+	{ "partition", required_argument, NULL, O_PARTITION },
 	{ "service", no_argument, NULL, O_SERVICE },
 	{ "array", required_argument, NULL, O_ARRAY },
 	{ "dependency", required_argument, NULL, O_DEPEND },
@@ -103,6 +113,12 @@ static const char submit_usage[] =
     "                               (the default); 0 for a CPU-only job\n"
     "      --tasks-per-node T       processes per node (default 1);\n"
     "                               also --ntasks-per-node\n"
+    "  -n, --ntasks N               tasks in all, as Slurm's: the same number\n"
+    "                               on each node (-N 2 -n 8: 4 per node)\n"
+    "  -G, --gpus [TYPE:]N          GPUs in all, the same number on each node\n"
+    "      --gpus-per-task [TYPE:]N, --ntasks-per-gpu N, --cpus-per-gpu N,\n"
+    "      --mem-per-gpu SIZE       as Slurm's, made per node; refused where\n"
+    "                               a node's share would not be whole\n"
     "      --gpu-type TYPE          only nodes with this GPU model\n"
     "      --gres gpu[:TYPE][:N]    the same as --gpus-per-node [TYPE:]N\n"
     "  -t, --time LIMIT             wall-clock limit (90s, 30m, 2h, MM, MM:SS,\n"
@@ -135,6 +151,7 @@ static const char submit_usage[] =
     "                               rank, %N node, %x name, %u user, %% a %)\n"
     "  -e, --error PATTERN          stderr apart, the same way\n"
     "      --queue Q                the queue (default: the first listing you)\n"
+    "  -p, --partition Q            the same\n"
     "      --service                a long-running service: no time limit,\n"
     "                               restarted on any exit with back-off\n"
     "  -a, --array SPEC             an array: 0-99, 1,3,5-9, 0-99:4, 0-99%8\n"
@@ -159,18 +176,17 @@ static const char submit_usage[] =
     "                               submit answers the job KEY made\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
+    "Long options are written out in full: no abbreviations.\n"
     "#COHORT lines at the top of SCRIPT take the same options; #SBATCH\n"
-    "lines are read for the sbatch options that map (-N, -t, -J, -o, -e,\n"
-    "-a, -d, -w, -x, -C, -c, -D, -H, -p for the queue, --mem,\n"
-    "--ntasks-per-node, --gpus-per-node, --gres=gpu:N, --signal, --export,\n"
-    "--requeue, --exclusive, --segment...) and refused for the others. The\n"
-    "command line overrides them.\n";
+    "lines take sbatch's options with Slurm's meanings where Cohort can\n"
+    "honour them, and every one refused is named with its line (cohort(1),\n"
+    "SBATCH). The command line overrides them.\n";
 
 /* Where option words come from, for error messages. */
 struct submit_src {
 	const char *file;	/* the script, or NULL for the command line */
 	size_t line;		/* the script's line */
-	const char *tag;	/* "#SBATCH " for a translated line, or "" */
+	const char *cmd;	/* the command line's: "submit", "sbatch" */
 };
 
 /* What one pass over a vector of option words found. */
@@ -186,6 +202,7 @@ struct submit_ctx {
 	bool topo, topo_prefer;
 	bool nodes_given;	/* -N anywhere: --nodelist leaves it alone */
 	char *export;		/* the last --export, or NULL (ALL) */
+	struct pernode pn;	/* Slurm's totals, applied once all is read */
 };
 
 static void
@@ -195,6 +212,7 @@ ctx_clear(struct submit_ctx *ctx)
 	free(ctx->export);
 	ctx->export = NULL;
 	ctx->topo = ctx->topo_prefer = ctx->nodes_given = false;
+	memset(&ctx->pn, 0, sizeof(ctx->pn));
 }
 
 /* Print an option error: "submit: ..." for the command line,
@@ -213,7 +231,7 @@ submit_error(const struct submit_src *src, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (src->file == NULL)
-		output_error("submit: %s", msg);
+		output_error("%s: %s", src->cmd, msg);
 	else
 		output_error("%s:%zu: %s", src->file, src->line, msg);
 	return EXIT_USAGE;
@@ -468,6 +486,30 @@ bad:
 	return -1;
 }
 
+/* -G/--gpus and --gpus-per-task: [TYPE:]N, N at least 1 (Slurm's 0 asks
+ * for nothing: say no GPUs with --gpus-per-node 0). */
+static int
+parse_typed_count(struct job_spec *spec, const char *arg, uint32_t *n,
+    char *why, size_t wlen)
+{
+	const char *colon = strrchr(arg, ':');
+	char *type;
+
+	if (colon == arg || parse_u32(colon != NULL ? colon + 1 : arg, 1,
+	    UINT32_MAX, n) == -1) {
+		snprintf(why, wlen, "invalid GPU count '%s' ([TYPE:]N, N at "
+		    "least 1)", arg);
+		return -1;
+	}
+	if (colon == NULL)
+		return 0;
+	if ((type = strndup(arg, (size_t)(colon - arg))) == NULL)
+		return -1;
+	free(spec->gpu_type);
+	spec->gpu_type = type;
+	return 0;
+}
+
 /* --signal [B:]SIG[@SECS], sbatch's spelling of --checkpoint-signal.
  * "B:" (the batch shell only) is what Cohort does anyway: a job's
  * processes are its script or command, signalled as one task per rank.
@@ -528,17 +570,46 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 	case O_NAME:
 		return set_str(&spec->name, arg);
 	case O_NODES:
-		ctx->nodes_given = true;
+		ctx->nodes_given = ctx->pn.nodes_given = true;
 		return parse_nodes(spec, arg, why, wlen);
 	case O_GPUS:
+		ctx->pn.gpn_given = true;
 		return parse_gpus(spec, arg, why, wlen);
 	case O_GRES:
+		ctx->pn.gpn_given = true;
 		return parse_gres(spec, arg, why, wlen);
 	case O_TASKS:
 		if (parse_u32(arg, 0, UINT32_MAX, &u) == -1)
 			break;
+		ctx->pn.tasks_given = true;
 		spec->tasks_per_node = u;
 		return 0;
+	/* Slurm's totals and per-GPU amounts: kept until every option is
+	 * in, then made per node (pernode.h). */
+	case O_NTASKS:
+		if (parse_u32(arg, 1, UINT32_MAX, &ctx->pn.ntasks) == -1)
+			break;
+		return 0;
+	case O_GPUS_TOTAL:
+		return parse_typed_count(spec, arg, &ctx->pn.gpus, why, wlen);
+	case O_GPUS_PER_TASK:
+		return parse_typed_count(spec, arg, &ctx->pn.gpus_per_task,
+		    why, wlen);
+	case O_NTASKS_PER_GPU:
+		if (parse_u32(arg, 1, UINT32_MAX, &ctx->pn.ntasks_per_gpu) ==
+		    -1)
+			break;
+		return 0;
+	case O_CPUS_PER_GPU:
+		if (parse_u32(arg, 1, JOB_CPUS_PER_NODE_MAX,
+		    &ctx->pn.cpus_per_gpu) == -1) {
+			snprintf(why, wlen, "invalid CPU count '%s' (1 to %u)",
+			    arg, JOB_CPUS_PER_NODE_MAX);
+			return -1;
+		}
+		return 0;
+	case O_MEM_PER_GPU:
+		return parse_mem(arg, &ctx->pn.mem_per_gpu_mb, why, wlen);
 	case O_GPU_TYPE:
 		return set_str(&spec->gpu_type, arg);
 	case O_TIME:
@@ -606,6 +677,7 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 	case O_CHDIR:
 		return set_chdir(spec, arg, why, wlen);
 	case O_QUEUE:
+	case O_PARTITION:
 		return set_str(&spec->queue, arg);
 	case O_SERVICE:
 		spec->service = true;
@@ -636,9 +708,11 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 			    arg, JOB_CPUS_PER_NODE_MAX);
 			return -1;
 		}
+		ctx->pn.cpt_given = true;
 		spec->cpus_per_task = u;
 		return 0;
 	case O_MEM:
+		ctx->pn.mem_given = true;
 		return parse_mem(arg, &spec->mem_per_node_mb, why, wlen);
 	case O_SEGMENT:
 		if (parse_u32(arg, 1, UINT32_MAX, &u) == -1)
@@ -677,16 +751,26 @@ submit_parse(struct submit_ctx *ctx, struct output_conn_flags *cf,
 {
 	const struct option *o;
 	char why[512], oname[40];
-	int ch, before;
+	int ch, before, li;
 
 	memset(p, 0, sizeof(*p));
 	optind = 0;	/* GNU: start over on a new vector */
 	opterr = 0;
 	for (;;) {
 		before = optind ? optind : 1;
+		li = -1;
 		if ((ch = getopt_long(argc, argv, SUBMIT_SHORTOPTS,
-		    submit_longopts, NULL)) == -1)
+		    submit_longopts, &li)) == -1)
 			break;
+		/* Long options are written out in full: getopt_long's
+		 * abbreviations would let --ntasks and --gpus mean some
+		 * other option whenever one is missing from the table. */
+		if (li >= 0 && strcspn(argv[before] + 2, "=") !=
+		    strlen(submit_longopts[li].name))
+			return submit_error(src, "%.*s: unknown option (long "
+			    "options are written out in full: --%s?)",
+			    (int)strcspn(argv[before], "="), argv[before],
+			    submit_longopts[li].name);
 		if (ch == O_HELP && src->file == NULL)
 			return -2;
 		if (ch == '?' || ch == ':' || ch == O_HELP) {
@@ -719,36 +803,89 @@ submit_parse(struct submit_ctx *ctx, struct output_conn_flags *cf,
 	return 0;
 }
 
-/* One #SBATCH line: its options, translated, applied as Cohort's own,
- * an error naming the option as the script wrote it. 0 or an exit code. */
+/* sbatch's options, translated (script_sbatch.h), applied as Cohort's
+ * own: a warning printed for each accepted one that changes nothing, a
+ * refusal for each refused one, counted in *nrefused, so that a script
+ * learns every refusal at once. tag is "#SBATCH " for a script's line.
+ * sbatch's own options (SBATCH_SELF) are the caller's. 0, or an exit
+ * code when out of memory. */
 static int
-submit_sbatch(struct submit_ctx *ctx, const struct script_line *sl,
-    const struct submit_src *src)
+submit_sbatch_opts(struct submit_ctx *ctx, const struct script_sbatch_opt *v,
+    size_t n, const struct submit_src *src, const char *tag,
+    size_t *nrefused)
 {
-	struct script_sbatch_opt *opts;
 	const struct option *o;
-	struct cerr err;
 	char why[512];
-	size_t n, i;
-	int rc = 0;
+	size_t i;
 
-	cerr_clear(&err);
-	if (script_sbatch_parse(sl->argv, sl->argc, &opts, &n, &err) == -1)
-		return submit_error(src, "%s", err.text);
-	for (i = 0; i < n && rc == 0; i++) {
+	for (i = 0; i < n; i++) {
+		if (v[i].kind == SBATCH_WARN) {
+			if (src->file == NULL)
+				fprintf(stderr, "cohort: %s: warning: %s\n",
+				    src->cmd, v[i].text);
+			else
+				fprintf(stderr, "cohort: %s:%zu: warning: "
+				    "%s%s\n", src->file, src->line, tag,
+				    v[i].text);
+			continue;
+		}
+		if (v[i].kind == SBATCH_REFUSE) {
+			submit_error(src, "%s%s", tag, v[i].text);
+			(*nrefused)++;
+			continue;
+		}
+		if (v[i].kind != SBATCH_MAP)
+			continue;
 		for (o = submit_longopts; o->name != NULL; o++)
-			if (strcmp(o->name, opts[i].name) == 0)
+			if (strcmp(o->name, v[i].name) == 0)
 				break;
 		if (o->name == NULL) {	/* script_sbatch.c names ours only */
-			rc = submit_error(src, "#SBATCH %s: internal error: "
-			    "no option --%s", opts[i].orig, opts[i].name);
-			break;
+			submit_error(src, "%s%s: internal error: no option "
+			    "--%s", tag, v[i].orig, v[i].name);
+			return EXIT_FAILED;
 		}
 		why[0] = '\0';
-		if (submit_option(ctx, o->val, opts[i].value, why,
-		    sizeof(why)) == -1)
-			rc = submit_error(src, "#SBATCH %s: %s", opts[i].orig,
-			    why[0] ? why : "out of memory");
+		if (submit_option(ctx, o->val, v[i].value, why,
+		    sizeof(why)) == -1) {
+			if (why[0] == '\0') {
+				output_error("out of memory");
+				return EXIT_FAILED;
+			}
+			submit_error(src, "%s%s: %s", tag, v[i].orig, why);
+			(*nrefused)++;
+		}
+	}
+	return 0;
+}
+
+/* One #SBATCH line of a script run by cohort submit: sbatch's own
+ * options are refused there. 0 or an exit code. */
+static int
+submit_sbatch(struct submit_ctx *ctx, const struct script_line *sl,
+    const struct submit_src *src, bool sbatch, size_t *nrefused)
+{
+	struct script_sbatch_opt *opts;
+	struct cerr err;
+	size_t n, i;
+	int rc;
+
+	cerr_clear(&err);
+	if (script_sbatch_parse(sl->argv, sl->argc, NULL, &opts, &n,
+	    &err) == -1) {
+		output_error("%s", err.text);
+		return EXIT_FAILED;
+	}
+	rc = submit_sbatch_opts(ctx, opts, n, src, "#SBATCH ", nrefused);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (opts[i].kind != SBATCH_SELF)
+			continue;
+		if (!sbatch || strcmp(opts[i].name, "wrap") == 0) {
+			submit_error(src, "#SBATCH %s: not supported %s",
+			    opts[i].orig, sbatch ? "in a script (on sbatch's "
+			    "command line only)" : "by cohort submit (an "
+			    "option of the sbatch command)");
+			(*nrefused)++;
+		}
 	}
 	script_sbatch_free(opts, n);
 	return rc;
@@ -769,49 +906,65 @@ submit_workdir(struct job_spec *spec)
 	return set_str(&spec->workdir, cwd);
 }
 
-/* Read the script, refusing what the controller would refuse anyway. */
+/* Read the script at path, or standard input (named "stdin") when path
+ * is NULL, refusing what the controller would refuse anyway. 0, or -1
+ * after printing why, cmd first. */
 static int
-submit_read(const char *path, struct job_spec *spec)
+submit_read_as(const char *cmd, const char *path, struct job_spec *spec)
 {
 	size_t max = JOB_SCRIPT_DEFAULT_MAX, len = 0;
+	const char *name = path != NULL ? path : "stdin", *slash;
 	char *buf;
 	ssize_t n;
-	int fd;
+	int fd = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		output_error("submit: %s: %s%s", path, strerror(errno),
-		    errno == ENOENT ? " (to run a command, put it after --)" :
-		    "");
+	if (path != NULL && (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		output_error("%s: %s: %s%s", cmd, path, strerror(errno),
+		    errno == ENOENT && strcmp(cmd, "submit") == 0 ?
+		    " (to run a command, put it after --)" : "");
 		return -1;
 	}
 	if ((buf = malloc(max + 1)) == NULL) {
-		close(fd);
-		output_error("submit: out of memory");
-		return -1;
+		output_error("%s: out of memory", cmd);
+		goto fail;
 	}
 	while (len <= max && (n = read(fd, buf + len, max + 1 - len)) != 0) {
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			output_error("submit: %s: %s", path, strerror(errno));
+			output_error("%s: %s: %s", cmd, name, strerror(errno));
 			goto fail;
 		}
 		len += (size_t)n;
 	}
 	if (len > max) {
-		output_error("submit: %s: larger than %zu MiB", path,
+		output_error("%s: %s: larger than %zu MiB", cmd, name,
 		    max / (1024 * 1024));
 		goto fail;
 	}
-	close(fd);
-	const char *slash = strrchr(path, '/');
+	if (path != NULL)
+		close(fd);
+	slash = strrchr(name, '/');
 	spec->script = buf;
 	spec->script_len = len;
-	return set_str(&spec->script_name, slash ? slash + 1 : path);
+	return set_str(&spec->script_name, slash ? slash + 1 : name);
 fail:
-	close(fd);
+	if (path != NULL)
+		close(fd);
 	free(buf);
 	return -1;
+}
+
+static int
+submit_read(const char *path, struct job_spec *spec)
+{
+	return submit_read_as("submit", path, spec);
+}
+
+int
+submit_read_script(const char *cmd, const char *path, struct job_spec *spec)
+{
+	return submit_read_as(cmd, path, spec);
 }
 
 /* One #COHORT line's words behind a dummy argv[0] (getopt never looks at
@@ -837,47 +990,69 @@ nomem:
 	return EXIT_FAILED;
 }
 
-/* Script mode: the script's #COHORT and #SBATCH lines in the order
- * written, then the command line's options again so that they win. The
- * #COHORT words stay in *vec for the caller to free. 0 or an exit code. */
+/* The #COHORT and #SBATCH lines of the script in ctx->spec, named file,
+ * in the order written: a later one wins, #COHORT or #SBATCH alike.
+ * Every line is read and every refusal printed, naming its line, before
+ * the script is refused; sbatch says whether sbatch's own options may
+ * appear. The #COHORT words stay in *vec for the caller to free. 0 or an
+ * exit code. */
 static int
-submit_script(struct submit_ctx *ctx, struct output_conn_flags *cf,
-    int argc, char **argv, const struct submit_pass *cl, char ***vec,
-    size_t *nvec)
+submit_lines(struct submit_ctx *ctx, struct output_conn_flags *cf,
+    const char *file, bool sbatch, char ***vec, size_t *nvec)
 {
-	struct submit_src src = { argv[cl->rest], 0, "" };
-	struct submit_src cmdline = { NULL, 0, "" };
+	struct submit_src src = { file, 0, "submit" };
 	struct script_line *lines = NULL;
-	struct submit_pass p;
 	struct cerr err;
-	size_t nlines = 0, i;
+	size_t nlines = 0, i, nrefused = 0;
 	int rc = 0;
 
-	ctx_clear(ctx);
-	if (submit_read(src.file, &ctx->spec) == -1)
-		return EXIT_USAGE;
 	cerr_clear(&err);
 	if (script_lines(ctx->spec.script, ctx->spec.script_len, &lines,
 	    &nlines, &err) == -1) {
 		/* err says "line N: why"; make it "SCRIPT:N: why". */
 		if (strncmp(err.text, "line ", 5) == 0)
-			output_error("%s:%s", src.file, err.text + 5);
+			output_error("%s:%s", file, err.text + 5);
 		else
-			output_error("%s: %s", src.file, err.text);
+			output_error("%s: %s", file, err.text);
 		return err.code == ERR_INTERNAL ? EXIT_FAILED : EXIT_USAGE;
 	}
-	/* Lines go in the order written: a later one wins, #COHORT or
-	 * #SBATCH alike. */
 	for (i = 0; i < nlines && rc == 0; i++) {
 		src.line = lines[i].lineno;
 		if (lines[i].tag == SCRIPT_TAG_SBATCH)
-			rc = submit_sbatch(ctx, &lines[i], &src);
-		else
-			rc = submit_cohort_line(ctx, cf, &lines[i], &src, vec,
-			    nvec);
+			rc = submit_sbatch(ctx, &lines[i], &src, sbatch,
+			    &nrefused);
+		else if ((rc = submit_cohort_line(ctx, cf, &lines[i], &src,
+		    vec, nvec)) == EXIT_USAGE) {
+			nrefused++;
+			rc = 0;
+		}
 	}
 	script_lines_free(lines, nlines);
-	if (rc != 0 ||
+	if (rc != 0)
+		return rc;
+	if (nrefused > 1)
+		output_error("%s: %zu options refused (above): nothing "
+		    "submitted", file, nrefused);
+	return nrefused > 0 ? EXIT_USAGE : 0;
+}
+
+/* Script mode: the script's lines, then the command line's options again
+ * so that they win. 0 or an exit code. */
+static int
+submit_script(struct submit_ctx *ctx, struct output_conn_flags *cf,
+    int argc, char **argv, const struct submit_pass *cl, char ***vec,
+    size_t *nvec)
+{
+	struct submit_src cmdline = { NULL, 0, "submit" };
+	struct submit_pass p;
+	size_t i;
+	int rc;
+
+	ctx_clear(ctx);
+	if (submit_read(argv[cl->rest], &ctx->spec) == -1)
+		return EXIT_USAGE;
+	if ((rc = submit_lines(ctx, cf, argv[cl->rest], false, vec,
+	    nvec)) != 0 ||
 	    (rc = submit_parse(ctx, cf, cl->rest, argv, &cmdline, &p)) != 0)
 		return rc;
 	for (i = (size_t)cl->rest + 1; i < (size_t)argc; i++)
@@ -912,13 +1087,15 @@ submit_nodelist_size(struct submit_ctx *ctx)
 	for (i = 0; i < n; i++)
 		distinct += i == 0 || strcmp(names[i], names[i - 1]) != 0;
 	hostlist_free(names, n);
-	if (distinct > 0)
+	if (distinct > 0) {
 		ctx->spec.nodes_min = ctx->spec.nodes_max = (uint32_t)distinct;
+		ctx->pn.nodes_given = true;
+	}
 }
 
 /* The job's environment: --export applied to ours, --env on top. */
 static int
-submit_env(struct submit_ctx *ctx)
+submit_env(struct submit_ctx *ctx, const char *cmd)
 {
 	extern char **environ;
 	struct export_note note;
@@ -929,12 +1106,12 @@ submit_env(struct submit_ctx *ctx)
 	cerr_clear(&err);
 	if (export_build(ctx->export, environ, ctx->spec.env, ctx->spec.nenv,
 	    &env, &n, &note, &err) == -1) {
-		output_error("submit: %s", err.text);
+		output_error("%s: %s", cmd, err.text);
 		return err.code == ERR_INTERNAL ? EXIT_FAILED : EXIT_USAGE;
 	}
 	if (note.nskipped > 0)
-		fprintf(stderr, "cohort: submit: note: %zu variable%s not "
-		    "exported, %s not valid UTF-8: %s%s\n", note.nskipped,
+		fprintf(stderr, "cohort: %s: note: %zu variable%s not "
+		    "exported, %s not valid UTF-8: %s%s\n", cmd, note.nskipped,
 		    note.nskipped == 1 ? "" : "s",
 		    note.nskipped == 1 ? "its value is" : "their values are",
 		    note.names, note.nskipped > 8 ? ",..." : "");
@@ -1014,15 +1191,45 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	return rc;
 }
 
+/* What every way of submitting does once every option is in: the
+ * working directory, the nodes a --nodelist names, Slurm's totals made
+ * per node, the texts checked, the environment. cmd names the command
+ * in messages. 0 or an exit code after printing why. */
+static int
+submit_finish(struct submit_ctx *ctx, const char *cmd)
+{
+	struct cerr err;
+
+	if (submit_workdir(&ctx->spec) == -1) {
+		output_error("%s: cannot name the working directory: %s", cmd,
+		    strerror(errno));
+		return EXIT_FAILED;
+	}
+	submit_nodelist_size(ctx);
+	cerr_clear(&err);
+	if (pernode_apply(&ctx->pn, &ctx->spec, &err) == -1) {
+		output_error("%s: %s", cmd, err.text);
+		return EXIT_USAGE;
+	}
+	/* Control characters in a name, invalid UTF-8: refused here, with
+	 * the option's name, before anything is sent; before --export
+	 * joins the environment in, so that "--env (variable N)" counts
+	 * the --env options (what export_build adds is valid UTF-8). */
+	if (job_spec_check_text(&ctx->spec, &err) == -1) {
+		output_error("%s: %s", cmd, err.text);
+		return EXIT_USAGE;
+	}
+	return submit_env(ctx, cmd);
+}
+
 /* The spec from argv into ctx. 0, -2 for --help, or an exit code after
  * printing why. */
 static int
 submit_build(struct submit_ctx *ctx, int argc, char **argv,
     struct output_conn_flags *cf, char ***words, size_t *nwords)
 {
-	struct submit_src cmdline = { NULL, 0, "" };
+	struct submit_src cmdline = { NULL, 0, "submit" };
 	struct submit_pass p;
-	struct cerr err;
 	int i, rc;
 
 	if ((rc = submit_parse(ctx, cf, argc, argv, &cmdline, &p)) != 0)
@@ -1038,22 +1245,7 @@ submit_build(struct submit_ctx *ctx, int argc, char **argv,
 	} else if ((rc = submit_script(ctx, cf, argc, argv, &p, words,
 	    nwords)) != 0)
 		return rc;
-	if (submit_workdir(&ctx->spec) == -1) {
-		output_error("submit: cannot name the working directory: %s",
-		    strerror(errno));
-		return EXIT_FAILED;
-	}
-	submit_nodelist_size(ctx);
-	/* Control characters in a name, invalid UTF-8: refused here, with
-	 * the option's name, before anything is sent; before --export
-	 * joins the environment in, so that "--env (variable N)" counts
-	 * the --env options (what export_build adds is valid UTF-8). */
-	cerr_clear(&err);
-	if (job_spec_check_text(&ctx->spec, &err) == -1) {
-		output_error("submit: %s", err.text);
-		return EXIT_USAGE;
-	}
-	return submit_env(ctx);
+	return submit_finish(ctx, "submit");
 nomem:
 	output_error("submit: out of memory");
 	return EXIT_FAILED;
@@ -1077,6 +1269,59 @@ submit_prepare(int argc, char **argv, struct job_spec *spec,
 		job_spec_init(&ctx.spec);
 	}
 	ctx_clear(&ctx);
+	return rc;
+}
+
+int
+submit_prepare_sbatch(struct job_spec *spec, const char *file,
+    const struct script_sbatch_opt *cl, size_t ncl, char *const *args,
+    size_t nargs)
+{
+	struct submit_ctx ctx = { .export = NULL };
+	struct submit_src cmdline = { NULL, 0, "sbatch" };
+	struct output_conn_flags cf;
+	char **words = NULL;
+	size_t nwords = 0, nrefused = 0, i;
+	int rc;
+
+	memset(&cf, 0, sizeof(cf));
+	ctx.spec = *spec;	/* the script moves in */
+	job_spec_init(spec);
+	/* Slurm's defaults where Cohort's differ: no GPU unless asked,
+	 * and a program's failure is not run again (Slurm requeues
+	 * nothing but for a node's failure; Cohort's one count of
+	 * restarts cannot tell the two apart, so none unless
+	 * --requeue). */
+	ctx.spec.cpu_only = true;
+	ctx.spec.max_restarts = 0;
+	rc = submit_lines(&ctx, &cf, file, true, &words, &nwords);
+	if (rc == EXIT_USAGE) {
+		/* Refused: the command line's refusals are told too. */
+		nrefused = 1;
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = submit_sbatch_opts(&ctx, cl, ncl, &cmdline, "", &nrefused);
+	if (rc == 0 && nrefused > 0)
+		rc = EXIT_USAGE;
+	for (i = 0; i < nargs && rc == 0; i++)
+		if (strv_append(&ctx.spec.argv, &ctx.spec.argc, args[i]) == -1) {
+			output_error("sbatch: out of memory");
+			rc = EXIT_FAILED;
+		}
+	/* Slurm's default output file, in the working directory. */
+	if (rc == 0 && ctx.spec.output == NULL &&
+	    set_str(&ctx.spec.output, ctx.spec.array != NULL ?
+	    "slurm-%A_%a.out" : "slurm-%j.out") == -1) {
+		output_error("sbatch: out of memory");
+		rc = EXIT_FAILED;
+	}
+	if (rc == 0 && (rc = submit_finish(&ctx, "sbatch")) == 0) {
+		*spec = ctx.spec;
+		job_spec_init(&ctx.spec);
+	}
+	ctx_clear(&ctx);
+	strv_free(words, nwords);
 	return rc;
 }
 

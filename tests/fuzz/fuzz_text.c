@@ -52,15 +52,21 @@ fuzz_sbatch(const uint8_t *data, size_t size)
 	struct script_sbatch_opt *opts;
 	struct script_line *lines;
 	struct cerr err;
-	size_t n, i, nopts;
+	size_t n, i, nopts, rest;
 
 	if (script_lines((const char *)data, size, &lines, &n, &err) != 0)
 		return;
-	for (i = 0; i < n; i++)
-		if (lines[i].tag == SCRIPT_TAG_SBATCH &&
-		    script_sbatch_parse(lines[i].argv, lines[i].argc, &opts,
-		    &nopts, &err) == 0)
+	/* Each line as an #SBATCH line and as sbatch's command line. */
+	for (i = 0; i < n; i++) {
+		if (lines[i].tag != SCRIPT_TAG_SBATCH)
+			continue;
+		if (script_sbatch_parse(lines[i].argv, lines[i].argc, NULL,
+		    &opts, &nopts, &err) == 0)
 			script_sbatch_free(opts, nopts);
+		if (script_sbatch_parse(lines[i].argv, lines[i].argc, &rest,
+		    &opts, &nopts, &err) == 0)
+			script_sbatch_free(opts, nopts);
+	}
 	script_lines_free(lines, n);
 }
 

@@ -87,12 +87,12 @@ refused_script mem.sbatch 4 '#SBATCH --mem-per-cpu: not supported by Cohort \(.*
 	"#SBATCH -N 1
 # 4 GB should do
 #SBATCH --mem-per-cpu=4G"
-refused_script cpus.sbatch 3 '#SBATCH --cpus-per-gpu: not supported by Cohort \(.*--cpus-per-task' \
+refused_script cpus.sbatch 3 '#SBATCH --ntasks-per-core: not supported by Cohort \(.*--cpus-per-task' \
 	"#SBATCH --job-name=x
-#SBATCH --cpus-per-gpu 8 --time=10"
-refused_script account.sbatch 2 '#SBATCH --account: not supported by Cohort \(.*accounts' \
+#SBATCH --ntasks-per-core 8 --time=10"
+refused_script account.sbatch 2 '#SBATCH --account: not supported by Cohort \(.*accounting' \
 	"#SBATCH --account=proj42"
-refused_script typo.sbatch 2 '#SBATCH --tme: not supported by Cohort' \
+refused_script typo.sbatch 2 '#SBATCH --tme: not an sbatch option' \
 	"#SBATCH --tme=10"
 refused_script badtime.sbatch 3 "#SBATCH -t: invalid duration '1:75'" \
 	"#SBATCH -N 2

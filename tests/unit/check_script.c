@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "client/commands.h"
+#include "client/pernode.h"
 #include "client/script.h"
 #include "client/script_sbatch.h"
+#include "client/submit.h"
 #include "lib/job.h"
 
 #define MAXW 8
@@ -318,6 +322,24 @@ static const struct sbatch_case sbatch_ok[] = {
 	{ { "--partition=gpu", NULL }, { "queue", "gpu", NULL } },
 	{ { "-C", "fp64&ib", "--constraint=a|b", NULL },
 	    { "constraint", "fp64&ib", "constraint", "a|b", NULL } },
+	/* Slurm's totals and per-GPU amounts reach the submit options of
+	 * the same names (pernode.h makes them per node). */
+	{ { "-n", "8", "-G", "h100:4", "--gpus-per-task=1", NULL },
+	    { "ntasks", "8", "gpus", "h100:4", "gpus-per-task", "1", NULL } },
+	{ { "--ntasks-per-gpu=2", "--cpus-per-gpu", "4",
+	    "--mem-per-gpu=10G", NULL }, { "ntasks-per-gpu", "2",
+	    "cpus-per-gpu", "4", "mem-per-gpu", "10G", NULL } },
+	/* sbatch's unique abbreviations, of sbatch's names: --ntasks is
+	 * never a prefix of --ntasks-per-node, nor --gpus of
+	 * --gpus-per-node. */
+	{ { "--ntasks=4", "--gpus=2", "--job=x", "--ntasks-per-n=2", NULL },
+	    { "ntasks", "4", "gpus", "2", "name", "x", "ntasks-per-node", "2",
+	    NULL } },
+	{ { "--cpus-per-g=4", "--part", "p1", "--tasks-per-node=3", NULL },
+	    { "cpus-per-gpu", "4", "queue", "p1", "ntasks-per-node", "3",
+	    NULL } },
+	/* Short flags clustered, the last taking the rest as its value. */
+	{ { "-HN2", NULL }, { "hold", "", "nodes", "2", NULL } },
 	{ { NULL }, { NULL } },
 };
 
@@ -331,10 +353,12 @@ START_TEST(test_sbatch_ok)
 	while (c->words[nw] != NULL)
 		nw++;
 	cerr_clear(&err);
-	ck_assert_msg(script_sbatch_parse((char *const *)c->words, nw, &o, &n,
-	    &err) == 0, "case %d: %s", _i, err.text);
+	ck_assert_msg(script_sbatch_parse((char *const *)c->words, nw, NULL,
+	    &o, &n, &err) == 0, "case %d: %s", _i, err.text);
 	for (i = 0; c->want[2 * i] != NULL; i++) {
 		ck_assert_msg(i < n, "case %d: only %zu options", _i, n);
+		ck_assert_msg(o[i].kind == SBATCH_MAP, "case %d: option %zu "
+		    "not mapped: %s", _i, i, o[i].text);
 		ck_assert_str_eq(o[i].name, c->want[2 * i]);
 		if (c->want[2 * i + 1][0] == '\0')
 			ck_assert_ptr_null(o[i].value);
@@ -348,56 +372,363 @@ END_TEST
 
 static const struct sbatch_case sbatch_bad[] = {
 	{ { "--mem-per-cpu=4G", NULL },
-	    { "#SBATCH --mem-per-cpu: not supported by Cohort (Cohort limits "
-	    "memory per node: use --mem)", NULL } },
-	{ { "--mem-per-gpu", "4G", NULL },
-	    { "#SBATCH --mem-per-gpu: not supported", NULL } },
-	{ { "--cpus-per-gpu=8", NULL }, { "#SBATCH --cpus-per-gpu: not "
-	    "supported by Cohort (Cohort binds cores per task: use "
-	    "--cpus-per-task)", NULL } },
-	{ { "--account=proj", NULL }, { "#SBATCH --account: not supported "
-	    "by Cohort (Cohort has no accounts", NULL } },
-	{ { "-A", "proj", NULL }, { "#SBATCH -A: not supported", NULL } },
-	{ { "--ntasks=16", NULL }, { "#SBATCH --ntasks: not supported by "
-	    "Cohort (give -N and --ntasks-per-node", NULL } },
-	{ { "--qos=high", NULL }, { "#SBATCH --qos: not supported", NULL } },
+	    { "--mem-per-cpu: not supported by Cohort (Cohort limits "
+	    "memory per node: use --mem", NULL } },
+	{ { "--account=proj", NULL }, { "--account: not supported "
+	    "by Cohort (Cohort has no accounting", NULL } },
+	{ { "-A", "proj", NULL }, { "-A: not supported", NULL } },
+	{ { "--qos=high", NULL }, { "--qos: not supported", NULL } },
 	{ { "--nice=10", NULL }, { "--priority", NULL } },
-	{ { "--mail-type=END", NULL }, { "Cohort sends no mail", NULL } },
-	{ { "--mail-user=a@b", NULL }, { "#SBATCH --mail-user:", NULL } },
-	{ { "--frobnicate", NULL }, { "#SBATCH --frobnicate: not supported "
-	    "by Cohort (see cohort submit --help", NULL } },
-	{ { "--tim=10", NULL }, { "#SBATCH --tim: not supported", NULL } },
-	{ { "-Z", NULL }, { "#SBATCH -Z: not supported", NULL } },
-	{ { "--exclusive=user", NULL }, { "#SBATCH --exclusive: not "
-	    "supported by Cohort with a value", NULL } },
-	{ { "--hold=1", NULL }, { "#SBATCH --hold: not supported", NULL } },
+	{ { "--test-only", NULL }, { "--test-only: not supported", NULL } },
+	{ { "--frobnicate", NULL }, { "--frobnicate: not an sbatch option",
+	    NULL } },
+	/* Ambiguous to sbatch: --tim is --time or --time-min, --nt one of
+	 * the --ntasks options. */
+	{ { "--tim=10", NULL }, { "--tim: ambiguous", NULL } },
+	{ { "--nt=2", NULL }, { "--nt: ambiguous", NULL } },
+	{ { "-Z", NULL }, { "-Z: not an sbatch option", NULL } },
+	{ { "--exclusive=user", NULL }, { "--exclusive: not "
+	    "supported by Cohort (only without a value)", NULL } },
+	{ { "--requeue=expedite", NULL }, { "--requeue: not supported",
+	    NULL } },
+	{ { "--hold=1", NULL }, { "--hold: takes no value", NULL } },
 	{ { "--partition=a,b", NULL }, { "a job goes to one queue", NULL } },
 	{ { "-w", "./nodes.txt", NULL }, { "a file of node names", NULL } },
-	{ { "-N", NULL }, { "#SBATCH -N: missing argument", NULL } },
-	{ { "--time", NULL }, { "#SBATCH --time: missing argument", NULL } },
-	{ { "train.py", NULL }, { "#SBATCH: unexpected argument 'train.py'",
-	    NULL } },
-	{ { "-N", "2", "extra", NULL }, { "unexpected argument 'extra'",
-	    NULL } },
+	{ { "-N", NULL }, { "-N: missing argument", NULL } },
+	{ { "--time", NULL }, { "--time: missing argument", NULL } },
+	{ { "train.py", NULL }, { "'train.py': not an option", NULL } },
+	{ { "-N", "2", "extra", NULL }, { "'extra': not an option", NULL } },
 };
 
+/* Each case's first refusal says want[0]. */
 START_TEST(test_sbatch_bad)
 {
 	const struct sbatch_case *c = &sbatch_bad[_i];
-	struct script_sbatch_opt *o = (void *)1;
+	struct script_sbatch_opt *o;
 	struct cerr err;
-	size_t nw = 0, n = 9;
+	size_t nw = 0, n, i;
 
 	while (c->words[nw] != NULL)
 		nw++;
 	cerr_clear(&err);
-	ck_assert_int_eq(script_sbatch_parse((char *const *)c->words, nw, &o,
-	    &n, &err), -1);
-	ck_assert_int_eq(err.code, ERR_INVALID);
-	ck_assert_msg(strstr(err.text, c->want[0]) != NULL,
-	    "'%s...': '%s' lacks '%s'", c->words[0], err.text, c->want[0]);
-	ck_assert_ptr_null(o);
-	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)c->words, nw,
+	    NULL, &o, &n, &err), 0);
+	for (i = 0; i < n && o[i].kind != SBATCH_REFUSE; i++)
+		;
+	ck_assert_msg(i < n, "'%s...': not refused", c->words[0]);
+	ck_assert_msg(strstr(o[i].text, c->want[0]) != NULL,
+	    "'%s...': '%s' lacks '%s'", c->words[0], o[i].text, c->want[0]);
+	script_sbatch_free(o, n);
+}
+END_TEST
+
+/* One line's refusals are all told, with what it accepts around them; a
+ * warning for what changes nothing; reading stops at an unknown option,
+ * whose value cannot be told from the next option. */
+START_TEST(test_sbatch_collect)
+{
+	const char *words[] = { "--mem-per-cpu=1G", "-N", "2", "--account",
+	    "p", "--comment=hi", "--mail-type=END", "--bogus", "x", "-N",
+	    "3" };
+	static const enum script_sbatch_kind want[] = { SBATCH_REFUSE,
+	    SBATCH_MAP, SBATCH_REFUSE, SBATCH_WARN, SBATCH_WARN,
+	    SBATCH_REFUSE };
+	struct script_sbatch_opt *o;
+	struct cerr err;
+	size_t n, i;
+
+	cerr_clear(&err);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)words,
+	    sizeof(words) / sizeof(words[0]), NULL, &o, &n, &err), 0);
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < n; i++)
+		ck_assert_msg(o[i].kind == want[i], "option %zu (%s) is %d",
+		    i, o[i].orig, (int)o[i].kind);
+	ck_assert_ptr_nonnull(strstr(o[3].text, "--comment: accepted"));
+	ck_assert_ptr_nonnull(strstr(o[4].text, "sends no mail"));
+	script_sbatch_free(o, n);
+}
+END_TEST
+
+/* sbatch's command line: the options end at the script, or after "--";
+ * sbatch's own options are left to it. */
+START_TEST(test_sbatch_cmdline)
+{
+	const char *w1[] = { "--parsable", "-n", "4", "job.sh", "-N", "9" };
+	const char *w2[] = { "-W", "--", "-job.sh" };
+	struct script_sbatch_opt *o;
+	struct cerr err;
+	size_t n, rest;
+
+	cerr_clear(&err);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)w1, 6, &rest, &o,
+	    &n, &err), 0);
+	ck_assert_uint_eq(rest, 3);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(o[0].kind, SBATCH_SELF);
+	ck_assert_str_eq(o[0].name, "parsable");
+	ck_assert_str_eq(o[1].name, "ntasks");
+	script_sbatch_free(o, n);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)w2, 3, &rest, &o,
+	    &n, &err), 0);
+	ck_assert_uint_eq(rest, 2);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(o[0].name, "wait");
+	script_sbatch_free(o, n);
+}
+END_TEST
+
+/* Slurm's totals made per node. The spec starts as sbatch's (one node,
+ * one task, no GPU) unless a case gives its fields. */
+struct pernode_case {
+	struct pernode p;
+	uint32_t nodes, tasks, gpus;	/* given spec fields (0: default) */
+	bool all_gpus;			/* the spec's GPUs: all of a node's */
+	uint32_t want_nodes, want_tasks, want_gpus, want_cpt;
+	uint64_t want_mem;
+	const char *why;		/* refused with this, or NULL */
+};
+
+static const struct pernode_case pernode_cases[] = {
+	/* -N 2 -n 8: 4 tasks per node. */
+	{ { .ntasks = 8, .nodes_given = true }, 2, 0, 0, false,
+	    2, 4, 0, 0, 0, NULL },
+	/* -n 4 alone: one node, 4 tasks. */
+	{ { .ntasks = 4 }, 0, 0, 0, false, 1, 4, 0, 0, 0, NULL },
+	/* -n 8 --ntasks-per-node 4: 2 nodes. */
+	{ { .ntasks = 8, .tasks_given = true }, 0, 4, 0, false,
+	    2, 4, 0, 0, 0, NULL },
+	/* -G 8 -N 2: 4 GPUs per node. */
+	{ { .gpus = 8, .nodes_given = true }, 2, 0, 0, false,
+	    2, 1, 4, 0, 0, NULL },
+	/* --gpus-per-task 1 --ntasks-per-node 4: 4 GPUs per node. */
+	{ { .gpus_per_task = 1, .tasks_given = true }, 0, 4, 0, false,
+	    1, 4, 4, 0, 0, NULL },
+	/* -N 2 -n 8 --gpus-per-task 2: 8 GPUs per node. */
+	{ { .ntasks = 8, .gpus_per_task = 2, .nodes_given = true }, 2, 0, 0,
+	    false, 2, 4, 8, 0, 0, NULL },
+	/* --gpus-per-node 4 --ntasks-per-gpu 2: 8 tasks per node. */
+	{ { .ntasks_per_gpu = 2, .gpn_given = true }, 0, 0, 4, false,
+	    1, 8, 4, 0, 0, NULL },
+	/* -n 8 --ntasks-per-gpu 2: 4 GPUs. */
+	{ { .ntasks = 8, .ntasks_per_gpu = 2 }, 0, 0, 0, false,
+	    1, 8, 4, 0, 0, NULL },
+	/* --cpus-per-gpu 6 with 2 GPUs per task: 12 cores per task. */
+	{ { .gpus_per_task = 2, .cpus_per_gpu = 6, .tasks_given = true }, 0,
+	    2, 0, false, 1, 2, 4, 12, 0, NULL },
+	/* --mem-per-gpu 10G with -G 4: 40G per node. */
+	{ { .gpus = 4, .mem_per_gpu_mb = 10240 }, 0, 0, 0, false,
+	    1, 1, 4, 0, 40960, NULL },
+	/* Not expressible per node: refused with the numbers. */
+	{ { .ntasks = 5, .nodes_given = true }, 2, 0, 0, false, 0, 0, 0, 0,
+	    0, "--ntasks 5 over 2 nodes" },
+	{ { .ntasks = 8, .tasks_given = true, .nodes_given = true }, 2, 2, 0,
+	    false, 0, 0, 0, 0, 0, "is 4 tasks per node, not "
+	    "--ntasks-per-node 2" },
+	{ { .gpus = 6, .nodes_given = true }, 4, 0, 0, false, 0, 0, 0, 0, 0,
+	    "--gpus 6 over 4 nodes" },
+	{ { .gpus = 8, .gpn_given = true, .nodes_given = true }, 2, 0, 2,
+	    false, 0, 0, 0, 0, 0, "is 4 GPUs per node, not --gpus-per-node "
+	    "2" },
+	{ { .ntasks = 7, .tasks_given = true }, 0, 2, 0, false, 0, 0, 0, 0, 0,
+	    "--ntasks 7 is not a multiple of --ntasks-per-node 2" },
+	{ { .cpus_per_gpu = 4 }, 0, 0, 0, false, 0, 0, 0, 0, 0,
+	    "--cpus-per-gpu 4 needs a number of GPUs" },
+	{ { .cpus_per_gpu = 3, .gpus = 1, .tasks_given = true }, 0, 2, 0,
+	    false, 0, 0, 0, 0, 0, "3/2 cores per task" },
+	{ { .mem_per_gpu_mb = 1024, .gpus = 2, .mem_given = true }, 0, 0, 0,
+	    false, 0, 0, 0, 0, 0, "--mem-per-gpu and --mem" },
+	{ { .mem_per_gpu_mb = 1024 }, 0, 0, 0, true, 0, 0, 0, 0, 0,
+	    "--mem-per-gpu needs a number of GPUs" },
+	{ { .gpus = 4, .nodes_given = true }, 0, 0, 0, false, 0, 0, 0, 0, 0,
+	    "over 0 nodes" },
+};
+
+START_TEST(test_pernode)
+{
+	const struct pernode_case *c = &pernode_cases[_i];
+	struct job_spec spec;
+	struct cerr err;
+	int rc;
+
+	job_spec_init(&spec);
+	spec.cpu_only = !c->all_gpus;
+	if (c->p.nodes_given)
+		spec.nodes_min = spec.nodes_max = c->nodes;
+	if (c->tasks > 0)
+		spec.tasks_per_node = c->tasks;
+	if (c->gpus > 0) {
+		spec.gpus_per_node = c->gpus;
+		spec.cpu_only = false;
+	}
+	cerr_clear(&err);
+	rc = pernode_apply(&c->p, &spec, &err);
+	if (c->why != NULL) {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_msg(strstr(err.text, c->why) != NULL,
+		    "case %d: '%s' lacks '%s'", _i, err.text, c->why);
+	} else {
+		ck_assert_msg(rc == 0, "case %d: %s", _i, err.text);
+		ck_assert_uint_eq(spec.nodes_min, c->want_nodes);
+		ck_assert_uint_eq(spec.nodes_max, c->want_nodes);
+		ck_assert_uint_eq(spec.tasks_per_node, c->want_tasks);
+		ck_assert_uint_eq(spec.gpus_per_node, c->want_gpus);
+		ck_assert(spec.cpu_only == (c->want_gpus == 0));
+		ck_assert_uint_eq(spec.cpus_per_task, c->want_cpt);
+		ck_assert_uint_eq(spec.mem_per_node_mb, c->want_mem);
+	}
+	job_spec_clear(&spec);
+}
+END_TEST
+
+/* What fn writes on stderr while it runs, into buf. */
+static void
+capture_stderr(char *buf, size_t len, void (*fn)(void *), void *arg)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	size_t n;
+
+	ck_assert_ptr_nonnull(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(buf, 1, len - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+}
+
+struct sbatch_run {
+	const char *script;
+	int rc;
+	struct job_spec spec;
+};
+
+static void
+run_sbatch(void *arg)
+{
+	struct sbatch_run *r = arg;
+
+	job_spec_init(&r->spec);
+	r->spec.script = strdup(r->script);
+	r->spec.script_len = strlen(r->script);
+	r->rc = submit_prepare_sbatch(&r->spec, "job.sh", NULL, 0, NULL, 0);
+}
+
+/* A script's refusals are told all at once, each with FILE:LINE, and
+ * nothing is built. */
+START_TEST(test_sbatch_refusals)
+{
+	struct sbatch_run r = { "#!/bin/sh\n"
+	    "#SBATCH --mem-per-cpu=4G\n"
+	    "#SBATCH -N 2 --account=p\n"
+	    "# a comment\n"
+	    "#SBATCH --time=1:75 --comment=x\n"
+	    "true\n", -1, { 0 } };
+	char out[4096];
+
+	capture_stderr(out, sizeof(out), run_sbatch, &r);
+	ck_assert_int_eq(r.rc, EXIT_USAGE);
+	ck_assert_msg(strstr(out, "job.sh:2: #SBATCH --mem-per-cpu: not "
+	    "supported") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "job.sh:3: #SBATCH --account: not "
+	    "supported") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "job.sh:5: #SBATCH --time: invalid "
+	    "duration") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "job.sh:5: warning: #SBATCH --comment: "
+	    "accepted") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "3 options refused") != NULL, "%s", out);
+	ck_assert_ptr_null(r.spec.script);
+	job_spec_clear(&r.spec);
+}
+END_TEST
+
+/* sbatch's defaults are Slurm's: one node, one task, no GPU, no rerun
+ * after a failure, slurm-%j.out; the lines' totals are made per node. */
+START_TEST(test_sbatch_defaults)
+{
+	struct sbatch_run r = { "#!/bin/sh\ntrue\n", -1, { 0 } };
+	struct sbatch_run r2 = { "#!/bin/sh\n#SBATCH -N 2 -n 4 -G 4\n"
+	    "#SBATCH --array=0-3 --requeue\ntrue\n", -1, { 0 } };
+	char out[4096];
+
+	capture_stderr(out, sizeof(out), run_sbatch, &r);
+	ck_assert_msg(r.rc == 0, "%s", out);
+	ck_assert_uint_eq(r.spec.nodes_min, 1);
+	ck_assert_uint_eq(r.spec.tasks_per_node, 1);
+	ck_assert(r.spec.cpu_only);
+	ck_assert_uint_eq(r.spec.max_restarts, 0);
+	ck_assert_str_eq(r.spec.output, "slurm-%j.out");
+	job_spec_clear(&r.spec);
+	capture_stderr(out, sizeof(out), run_sbatch, &r2);
+	ck_assert_msg(r2.rc == 0, "%s", out);
+	ck_assert_uint_eq(r2.spec.nodes_min, 2);
+	ck_assert_uint_eq(r2.spec.tasks_per_node, 2);
+	ck_assert_uint_eq(r2.spec.gpus_per_node, 2);
+	ck_assert(!r2.spec.cpu_only);
+	ck_assert_uint_eq(r2.spec.max_restarts, JOB_DEFAULT_MAX_RESTARTS);
+	ck_assert_str_eq(r2.spec.output, "slurm-%A_%a.out");
+	job_spec_clear(&r2.spec);
+}
+END_TEST
+
+struct submit_run {
+	const char *argv[12];
+	int rc;
+	struct job_spec spec;
+};
+
+static void
+run_submit(void *arg)
+{
+	struct submit_run *r = arg;
+	struct output_conn_flags cf;
+	char **words;
+	size_t nwords;
+	int argc = 0;
+
+	while (r->argv[argc] != NULL)
+		argc++;
+	job_spec_init(&r->spec);
+	r->rc = submit_prepare(argc, (char **)r->argv, &r->spec, &cf, &words,
+	    &nwords);
+	strv_free(words, nwords);
+}
+
+/* cohort submit: --ntasks and --gpus are Slurm's, never prefixes of the
+ * per-node options; no long option may be abbreviated; -p is the
+ * queue. */
+START_TEST(test_submit_slurm_meanings)
+{
+	struct submit_run ok = { { "submit", "-N", "2", "--ntasks", "4",
+	    "--gpus=4", "-p", "q1", "--", "true", NULL }, -1, { 0 } };
+	struct submit_run abbr = { { "submit", "--ntasks-per-n", "4", "--",
+	    "true", NULL }, -1, { 0 } };
+	struct submit_run abbr2 = { { "submit", "--gpus-per-n=2", "--",
+	    "true", NULL }, -1, { 0 } };
+	char out[4096];
+
+	capture_stderr(out, sizeof(out), run_submit, &ok);
+	ck_assert_msg(ok.rc == 0, "%s", out);
+	ck_assert_uint_eq(ok.spec.nodes_min, 2);
+	ck_assert_uint_eq(ok.spec.tasks_per_node, 2);
+	ck_assert_uint_eq(ok.spec.gpus_per_node, 2);
+	ck_assert_str_eq(ok.spec.queue, "q1");
+	job_spec_clear(&ok.spec);
+	capture_stderr(out, sizeof(out), run_submit, &abbr);
+	ck_assert_int_eq(abbr.rc, EXIT_USAGE);
+	ck_assert_msg(strstr(out, "--ntasks-per-n: unknown option") != NULL, "%s",
+	    out);
+	job_spec_clear(&abbr.spec);
+	capture_stderr(out, sizeof(out), run_submit, &abbr2);
+	ck_assert_int_eq(abbr2.rc, EXIT_USAGE);
+	ck_assert_msg(strstr(out, "--gpus-per-n: unknown option") != NULL,
+	    "%s", out);
+	job_spec_clear(&abbr2.spec);
 }
 END_TEST
 
@@ -421,6 +752,13 @@ script_suite(void)
 	    sizeof(sbatch_ok) / sizeof(sbatch_ok[0]));
 	tcase_add_loop_test(tc, test_sbatch_bad, 0,
 	    sizeof(sbatch_bad) / sizeof(sbatch_bad[0]));
+	tcase_add_test(tc, test_sbatch_collect);
+	tcase_add_loop_test(tc, test_pernode, 0,
+	    sizeof(pernode_cases) / sizeof(pernode_cases[0]));
+	tcase_add_test(tc, test_sbatch_refusals);
+	tcase_add_test(tc, test_sbatch_defaults);
+	tcase_add_test(tc, test_submit_slurm_meanings);
+	tcase_add_test(tc, test_sbatch_cmdline);
 	suite_add_tcase(s, tc);
 	return s;
 }
