@@ -137,6 +137,31 @@ done:
 	return 0;
 }
 
+unsigned
+outpat_varies(const char *pat)
+{
+	unsigned by = 0;
+	const char *p;
+
+	if (pat == NULL || strchr(pat, '\\') != NULL)
+		return 0;
+	for (p = pat; *p != '\0'; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		/* As outpat_expand reads a width: two digits at most. */
+		if (*p >= '0' && *p <= '9' && *++p >= '0' && *p <= '9')
+			p++;
+		if (*p == 't')
+			by |= OUTPAT_BY_RANK;
+		else if (*p == 'n' || *p == 'N')
+			by |= OUTPAT_BY_NODE;
+		else if (*p == '\0')
+			break;
+	}
+	return by;
+}
+
 const char *
 outpat_for(const char *output, const char *error, bool is_stderr)
 {

@@ -49,6 +49,16 @@ struct outpat_vars {
 int outpat_expand(const char *pat, const struct outpat_vars *v, char *buf,
     size_t len);
 
+/* What a pattern's expansion varies with, across the ranks of one
+ * start: OUTPAT_BY_RANK (it holds %t), OUTPAT_BY_NODE (%n or %N), both,
+ * or 0 (every rank gets the same name). A pattern holding a backslash
+ * is taken literally, so it varies with nothing. One pass over pat:
+ * the agent asks this once per task instead of comparing a task's name
+ * with every lower rank's, which grew with the square of the ranks. */
+#define OUTPAT_BY_RANK	0x1
+#define OUTPAT_BY_NODE	0x2
+unsigned outpat_varies(const char *pat);
+
 /* Which pattern a task's stream is written to: for stdout the -o
  * pattern; for stderr the -e pattern, else the -o one (stderr goes with
  * stdout, as sbatch without -e). NULL: the agent's spool (cohort logs).

@@ -83,6 +83,25 @@ struct ajob {
 	TAILQ_ENTRY(ajob) entry;
 };
 
+/* A launch whose tasks are still being started, a few per loop round
+ * (agent_launch): l points into the copies held here. */
+struct apending {
+	struct launch l;
+	struct job_spec spec;
+	char **nodelist;
+	size_t nnodes;
+	char *user, *master_addr, *resume;
+	unsigned *gpus;
+	const char *account;	/* borrowed: cfg's, or user */
+	char **base;		/* the account's environment */
+	size_t nbase;
+	char progress[4096];
+	char jobcg[PATH_MAX];
+	unsigned next;		/* the next local rank to start */
+	bool owned;		/* l's strings are the copies above */
+	TAILQ_ENTRY(apending) entry;
+};
+
 struct agent {
 	struct event_base *base;
 	const struct agent_config *cfg;
@@ -102,6 +121,11 @@ struct agent {
 	bool adopting;			/* in tasks_spool_adopt: a start's
 					 * other ranks may not be in the
 					 * table yet */
+	/* Launches still starting tasks, taken in turn one round each. */
+	TAILQ_HEAD(, apending) pending;
+	struct event *launch_ev;	/* the next round */
+	agent_launch_cb launch_cb;
+	void *launch_arg;
 };
 
 static struct ajob *
@@ -159,13 +183,19 @@ ajob_get(struct agent *a, uint64_t job_id, uint32_t restart,
 	return j;
 }
 
-/* Forget the start once none of its tasks is left in the table. */
+static struct apending *apending_find(struct agent *a, uint64_t job_id,
+    uint32_t restart);
+
+/* Forget the start once none of its tasks is left in the table, nor to
+ * be started. */
 static void
 ajob_gc(struct agent *a, uint64_t job_id, uint32_t restart)
 {
 	struct atask *at;
 	struct ajob *j;
 
+	if (apending_find(a, job_id, restart) != NULL)
+		return;
 	TAILQ_FOREACH(at, &a->tasks, entry)
 		if (at->t.job_id == job_id && at->t.restart == restart)
 			return;
@@ -285,7 +315,8 @@ agent_job_end(struct agent *a, uint64_t job_id, uint32_t restart, bool force)
 	struct atask *at;
 	char dir[PATH_MAX], path[PATH_MAX];
 
-	if (a->cg == NULL || (a->adopting && !force))
+	if (a->cg == NULL || (a->adopting && !force) ||
+	    (!force && apending_find(a, job_id, restart) != NULL))
 		return;
 	TAILQ_FOREACH(at, &a->tasks, entry)
 		if (!force && at->t.job_id == job_id &&
@@ -480,6 +511,10 @@ agent_setup_binding(struct agent *a)
 		    "enforced: %s", cgroup_base(a->cg), why_mem);
 }
 
+static void agent_launch_round_cb(evutil_socket_t fd, short what,
+    void *arg);
+static void apending_free(struct agent *a, struct apending *p);
+
 void
 agent_set_inventory(struct agent *a, const struct inventory *inv)
 {
@@ -506,8 +541,11 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 	a->arg = arg;
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->jobs);
+	TAILQ_INIT(&a->pending);
 	a->sweep = event_new(base, -1, EV_PERSIST, agent_sweep_cb, a);
-	if (a->sweep == NULL || event_add(a->sweep, &tv) == -1) {
+	a->launch_ev = evtimer_new(base, agent_launch_round_cb, a);
+	if (a->sweep == NULL || a->launch_ev == NULL ||
+	    event_add(a->sweep, &tv) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
 		goto fail;
 	}
@@ -534,12 +572,27 @@ agent_destroy(struct agent *a)
 		return;
 	while (!TAILQ_EMPTY(&a->tasks))
 		atask_free(TAILQ_FIRST(&a->tasks));
+	while (!TAILQ_EMPTY(&a->pending))
+		apending_free(a, TAILQ_FIRST(&a->pending));
 	while (!TAILQ_EMPTY(&a->jobs))
 		ajob_free(a, TAILQ_FIRST(&a->jobs));
 	if (a->sweep != NULL)
 		event_free(a->sweep);
+	if (a->launch_ev != NULL)
+		event_free(a->launch_ev);
 	cgroup_destroy(a->cg);
 	free(a);
+}
+
+static struct apending *
+apending_find(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	struct apending *p;
+
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->l.job_id == job_id && p->l.restart == restart)
+			return p;
+	return NULL;
 }
 
 static bool
@@ -550,7 +603,7 @@ agent_has_start(struct agent *a, uint64_t job_id, uint32_t restart)
 	TAILQ_FOREACH(at, &a->tasks, entry)
 		if (at->t.job_id == job_id && at->t.restart == restart)
 			return true;
-	return false;
+	return apending_find(a, job_id, restart) != NULL;
 }
 
 /* HOME, USER, LOGNAME, SHELL and PATH of the account the tasks run as. */
@@ -636,23 +689,26 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
-/* Kill what a failed launch had started, and forget it. */
+/* Kill what a failed launch had started, and forget it. The supervisors
+ * write their statuses right after the kill (tasks_result also reaps
+ * them): all are killed first and waited for together, a bounded while
+ * in all, not per task. */
 static void
 agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
 {
 	struct atask *at, *next;
-	int i, status;
+	int64_t deadline = clock_now_ms() + 1000;
+	int status;
 
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart)
+			tasks_signal(&at->t, SIGKILL);
 	for (at = TAILQ_FIRST(&a->tasks); at != NULL; at = next) {
 		next = TAILQ_NEXT(at, entry);
 		if (at->t.job_id != job_id || at->t.restart != restart)
 			continue;
-		tasks_signal(&at->t, SIGKILL);
-		/* Bounded: the supervisor writes the status right after;
-		 * tasks_result also reaps it. */
-		for (i = 0; i < 100 && tasks_result(&at->t, &status, NULL,
-		    0, NULL) == -1 &&
-		    errno == ENOENT; i++)
+		while (tasks_result(&at->t, &status, NULL, 0, NULL) == -1 &&
+		    errno == ENOENT && clock_now_ms() < deadline)
 			usleep(10000);
 		atask_free(at);
 	}
@@ -833,31 +889,92 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	return 0;
 }
 
-int
-agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
+static void
+apending_free(struct agent *a, struct apending *p)
 {
-	const char *account;
+	if (p == NULL)
+		return;
+	if (apending_find(a, p->l.job_id, p->l.restart) == p)
+		TAILQ_REMOVE(&a->pending, p, entry);
+	if (p->owned) {
+		job_spec_clear(&p->spec);
+		strv_free(p->nodelist, p->nnodes);
+		free(p->user);
+		free(p->master_addr);
+		free(p->resume);
+		free(p->gpus);
+	}
+	strv_free(p->base, p->nbase);
+	free(p);
+}
+
+static char *
+dup_or_null(const char *s, bool *ok)
+{
+	char *c = NULL;
+
+	if (s != NULL && (c = strdup(s)) == NULL)
+		*ok = false;
+	return c;
+}
+
+/* Make p's launch its own, as the caller's is gone once agent_launch
+ * returns: once per launch, linear in its size. */
+static int
+apending_own(struct agent *a, struct apending *p)
+{
+	struct launch *l = &p->l;
+	bool ok = true;
+	size_t i;
+
+	p->owned = true;
+	job_spec_init(&p->spec);
+	if (job_spec_copy(&p->spec, l->spec) == -1)
+		return -1;
+	l->spec = &p->spec;
+	for (i = 0; i < l->nnodes; i++)
+		if (strv_append(&p->nodelist, &p->nnodes,
+		    l->nodelist[i] != NULL ? l->nodelist[i] : "") == -1)
+			return -1;
+	l->nodelist = (const char *const *)p->nodelist;
+	if (l->ngpus > 0) {
+		if ((p->gpus = calloc(l->ngpus, sizeof(*p->gpus))) == NULL)
+			return -1;
+		memcpy(p->gpus, l->gpus, l->ngpus * sizeof(*p->gpus));
+	}
+	l->gpus = p->gpus;
+	l->user = p->user = dup_or_null(l->user, &ok);
+	l->master_addr = p->master_addr = dup_or_null(l->master_addr, &ok);
+	l->resume_checkpoint = p->resume = dup_or_null(l->resume_checkpoint,
+	    &ok);
+	if (!ok)
+		return -1;
+	p->account = agent_config_map_user(a->cfg, l->user);
+	return 0;
+}
+
+/* What every task of the start shares: the account, its environment,
+ * the progress file, the watch and the job's cgroup. */
+static int
+agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
+{
+	const struct launch *l = &p->l;
 	const char *watch = l->watch_checkpoints ? l->spec->checkpoint_dir :
 	    NULL;
 	struct watch_cred cred = { 0 };
 	struct ajob *j;
-	char **base = NULL;
-	size_t nbase = 0;
-	char progress[4096], dir[PATH_MAX], jobcg[PATH_MAX];
-	unsigned r;
+	char dir[PATH_MAX];
 	int rc = -1;
 
-	if (agent_has_start(a, l->job_id, l->restart))
-		return 0;
-	account = agent_config_map_user(a->cfg, l->user);
-	if (account_resolve(a->cfg, account, &cred, err) == -1) {
+	p->account = agent_config_map_user(a->cfg, l->user);
+	if (account_resolve(a->cfg, p->account, &cred, err) == -1) {
 		log_warnx("job %" PRIu64 ": start refused: %s", l->job_id,
 		    err->text);
 		goto out;
 	}
-	if (agent_base_env(account, &base, &nbase, err) == -1 ||
-	    agent_progress_file(a, l, account, progress, sizeof(progress),
-	    err) == -1 ||
+	if (agent_base_env(p->account, &p->base, &p->nbase, err) == -1 ||
+	    agent_progress_file(a, l, p->account, p->progress,
+	    sizeof(p->progress), err) == -1 ||
 	    ajob_save_watch(a, l->job_id, l->restart, watch, &cred,
 	    err) == -1)
 		goto out;
@@ -870,7 +987,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	snprintf(dir, sizeof(dir), "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
 	    l->job_id, l->restart);
 	if (cgroup_job_create(a->cg, dir, l->job_id, l->restart,
-	    l->spec->mem_per_node_mb, jobcg, err) == -1) {
+	    l->spec->mem_per_node_mb, p->jobcg, err) == -1) {
 		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
 		    err->text);
 		goto out;
@@ -885,30 +1002,150 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	if (watch != NULL && watch_read_latest(watch, &j->cred,
 	    &j->base_step, j->base_path, sizeof(j->base_path), NULL) == 0)
 		j->has_base = true;
-	for (r = 0; r < l->spec->tasks_per_node; r++) {
-		if (agent_start_rank(a, l, account, base, nbase, progress,
-		    jobcg, r, err) == -1) {
-			log_warnx("job %" PRIu64 ": start failed: %s",
-			    l->job_id, err->text);
-			agent_undo_launch(a, l->job_id, l->restart);
-			goto out;
-		}
-	}
 	rc = 0;
 out:
 	free(cred.groups);
-	strv_free(base, nbase);
 	return rc;
+}
+
+/* Start the next AGENT_STARTS_PER_ROUND ranks of p. -1 with err when
+ * one fails: then none of the start is left running. */
+static int
+agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	unsigned n;
+
+	for (n = 0; n < AGENT_STARTS_PER_ROUND &&
+	    p->next < l->spec->tasks_per_node; n++, p->next++) {
+		if (agent_start_rank(a, l, p->account, p->base, p->nbase,
+		    p->progress, p->jobcg, p->next, err) == -1) {
+			log_warnx("job %" PRIu64 ": start failed: %s",
+			    l->job_id, err->text);
+			agent_undo_launch(a, l->job_id, l->restart);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Answer a launch under way and forget it; a start whose started tasks
+ * all ended meanwhile ends here (agent_job_end waited for this). */
+static void
+apending_done(struct agent *a, struct apending *p, const struct cerr *err)
+{
+	uint64_t job_id = p->l.job_id;
+	uint32_t restart = p->l.restart;
+
+	if (a->launch_cb != NULL)
+		a->launch_cb(a->launch_arg, &p->l, err);
+	apending_free(a, p);
+	agent_job_end(a, job_id, restart, false);
+	ajob_gc(a, job_id, restart);
+}
+
+static void
+agent_launch_arm(struct agent *a)
+{
+	struct timeval now = { 0, 0 };
+
+	/* A timer, not event_active: a timer due now runs in the loop's
+	 * next round, after the sockets and timers (heartbeats) that are
+	 * ready, where an active event would run again in this one. */
+	evtimer_add(a->launch_ev, &now);
+}
+
+/* One round: the first launch under way starts its next few ranks and
+ * goes to the back, so that launches share the rounds. */
+static void
+agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	struct apending *p;
+	struct cerr err;
+
+	if ((p = TAILQ_FIRST(&a->pending)) == NULL)
+		return;
+	TAILQ_REMOVE(&a->pending, p, entry);
+	cerr_clear(&err);
+	if (agent_launch_some(a, p, &err) == -1)
+		apending_done(a, p, &err);
+	else if (p->next >= p->l.spec->tasks_per_node) {
+		log_info("job %" PRIu64 ": all %u tasks started", p->l.job_id,
+		    p->next);
+		apending_done(a, p, NULL);
+	} else
+		TAILQ_INSERT_TAIL(&a->pending, p, entry);
+	if (!TAILQ_EMPTY(&a->pending))
+		agent_launch_arm(a);
+}
+
+void
+agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg)
+{
+	a->launch_cb = cb;
+	a->launch_arg = arg;
+}
+
+/* The tasks of a launch are started a few per loop round rather than all
+ * at once: each start forks and writes files, and their number is the
+ * job's (up to JOB_TASKS_PER_NODE_LIMIT), so starting them in one
+ * callback held the loop, and with it the heartbeats and every other
+ * job's reports, for as long as the user chose. Rounds keep one event
+ * loop and no threads; the price is that the answer to a large launch
+ * waits for its last round. */
+int
+agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
+{
+	struct apending *p;
+
+	if (agent_has_start(a, l->job_id, l->restart))
+		return 0;
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	p->l = *l;
+	if (agent_launch_prepare(a, p, err) == -1 ||
+	    agent_launch_some(a, p, err) == -1) {
+		apending_free(a, p);
+		return -1;
+	}
+	if (p->next >= l->spec->tasks_per_node) {
+		apending_free(a, p);
+		return 0;
+	}
+	if (apending_own(a, p) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
+		    err->text);
+		agent_undo_launch(a, l->job_id, l->restart);
+		apending_free(a, p);
+		return -1;
+	}
+	log_info("job %" PRIu64 ": starting %u tasks, %d per loop round",
+	    l->job_id, l->spec->tasks_per_node, AGENT_STARTS_PER_ROUND);
+	TAILQ_INSERT_TAIL(&a->pending, p, entry);
+	agent_launch_arm(a);
+	return 1;
 }
 
 void
 agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 {
+	struct apending *p;
 	struct atask *at;
 	struct timeval tv;
+	struct cerr err;
 
 	tv.tv_sec = a->cfg->kill_wait_ms / 1000;
 	tv.tv_usec = (a->cfg->kill_wait_ms % 1000) * 1000;
+	/* The ranks not started yet never will be. */
+	if ((p = apending_find(a, job_id, restart)) != NULL) {
+		cerr_set(&err, ERR_CONFLICT, "job %" PRIu64 ": stopped before "
+		    "all of its %u tasks here started", job_id,
+		    p->l.spec->tasks_per_node);
+		log_info("%s", err.text);
+		apending_done(a, p, &err);
+	}
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||
 		    at->ended)

@@ -41,7 +41,14 @@ struct launch {
 	bool watch_checkpoints;		/* rank 0: report LATEST */
 	uint64_t array_id;		/* an array task: its array; else 0 */
 	uint32_t array_task;		/* and its index */
+	/* Who waits for the answer to a launch answered later
+	 * (agent_launch returning 1): the link's, kept as they are. */
+	uint64_t reply_id, reply_conn;
 };
+
+/* Ranks a launch starts in one go (one loop round): a launch of more is
+ * finished in later rounds, a few ranks each. */
+#define AGENT_STARTS_PER_ROUND 8
 
 /* The latest checkpoint of a job whose LATEST this node watches. */
 struct ckpt_report {
@@ -75,10 +82,22 @@ void agent_destroy(struct agent *a);
  * nothing known; cores are then chosen on any NUMA node. */
 void agent_set_inventory(struct agent *a, const struct inventory *inv);
 
-/* Start this node's tasks of l. Idempotent: a start already known is
- * accepted as is. 0, or -1 with err (ERR_INVALID for a start that cannot
- * work here, e.g. an unknown user: nothing is left running). */
+/* Start this node's tasks of l. Idempotent: a start already known (or
+ * still being started) is accepted as is. 0: every task started; 1:
+ * AGENT_STARTS_PER_ROUND of them started, the rest follow in later loop
+ * rounds (so that no launch holds the loop for longer than a round's
+ * starts), and the launch callback gets the answer with a copy of l;
+ * -1 with err (ERR_INVALID for a start that cannot work here, e.g. an
+ * unknown user: nothing is left running). */
 int agent_launch(struct agent *a, const struct launch *l, struct cerr *err);
+
+/* The answer to a launch agent_launch returned 1 for: err NULL when all
+ * its tasks started, else why none runs (a stop that came first is
+ * ERR_CONFLICT). l is borrowed for the call. Launches still under way
+ * when the agent is destroyed are not answered. */
+typedef void (*agent_launch_cb)(void *arg, const struct launch *l,
+    const struct cerr *err);
+void agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg);
 
 /* "COHORT_TASK_CPUS=LIST" for a task bound to cpus, into line (len:
  * sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX holds any). 0, or

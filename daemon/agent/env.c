@@ -30,21 +30,16 @@ env_keylen(const char *kv)
 	return eq == NULL ? 0 : (size_t)(eq - kv);
 }
 
-/* Take ownership of kv (a malloc'd "K=V") and put it into e. */
+/* Take ownership of kv (a malloc'd "K=V") and append it to e; a later
+ * one of the same name wins (envv_dedup). Appending, not looking for the
+ * name, keeps each task's environment linear in the job's variables
+ * (up to JOB_ENV_LIMIT of them, for each of up to
+ * JOB_TASKS_PER_NODE_LIMIT tasks). */
 static int
 envv_put_owned(struct envv *e, char *kv)
 {
-	size_t i, klen = env_keylen(kv);
 	char **nv;
 
-	for (i = 0; i < e->n; i++) {
-		if (env_keylen(e->v[i]) == klen &&
-		    strncmp(e->v[i], kv, klen) == 0) {
-			free(e->v[i]);
-			e->v[i] = kv;
-			return 0;
-		}
-	}
 	/* Room for kv and the terminating NULL execve wants. */
 	if ((nv = reallocarray(e->v, e->n + 2, sizeof(*nv))) == NULL) {
 		free(kv);
@@ -53,6 +48,62 @@ envv_put_owned(struct envv *e, char *kv)
 	nv[e->n++] = kv;
 	nv[e->n] = NULL;
 	e->v = nv;
+	return 0;
+}
+
+struct envkey {
+	const char *kv;
+	size_t klen, pos;
+};
+
+static int
+envkey_cmp(const void *a, const void *b)
+{
+	const struct envkey *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->kv, y->kv, n);
+
+	if (c != 0)
+		return c;
+	if (x->klen != y->klen)
+		return x->klen < y->klen ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Keep the last of each name where the first of it stood, as putting
+ * them one by one over each other did: sorted, O(n log n). */
+static int
+envv_dedup(struct envv *e)
+{
+	struct envkey *k;
+	size_t i, o;
+
+	if (e->n < 2)
+		return 0;
+	if ((k = calloc(e->n, sizeof(*k))) == NULL)
+		return -1;
+	for (i = 0; i < e->n; i++) {
+		k[i].kv = e->v[i];
+		k[i].klen = env_keylen(e->v[i]);
+		k[i].pos = i;
+	}
+	qsort(k, e->n, sizeof(*k), envkey_cmp);
+	for (i = 0; i + 1 < e->n; i++) {
+		if (k[i].klen != k[i + 1].klen ||
+		    memcmp(k[i].kv, k[i + 1].kv, k[i].klen) != 0)
+			continue;
+		/* The later one takes the earlier one's place. */
+		free(e->v[k[i].pos]);
+		e->v[k[i].pos] = e->v[k[i + 1].pos];
+		e->v[k[i + 1].pos] = NULL;
+		k[i + 1].pos = k[i].pos;
+	}
+	free(k);
+	for (i = o = 0; i < e->n; i++)
+		if (e->v[i] != NULL)
+			e->v[o++] = e->v[i];
+	e->n = o;
+	e->v[o] = NULL;
 	return 0;
 }
 
@@ -398,7 +449,7 @@ env_build(const struct task_env *te, char ***envp, size_t *n,
 	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1 ||
 	    env_put_identity(&e, te, err) == -1)
 		goto fail;
-	if (env_put_cohort(&e, te) == -1) {
+	if (env_put_cohort(&e, te) == -1 || envv_dedup(&e) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}

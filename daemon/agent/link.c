@@ -70,6 +70,7 @@ struct link {
 	 * deadline while connecting, the next heartbeat when ready. */
 	struct event *timer;
 	uint64_t hb_ms;
+	uint64_t conn;		/* counts the connections made ready */
 	unsigned attempts;
 	uint64_t next_id;
 	unsigned seed;
@@ -654,8 +655,6 @@ static void
 link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__LaunchRequest *lr = req->launch;
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
 	struct job_spec spec;
 	struct launch la = { 0 };
 	struct cerr err;
@@ -690,17 +689,40 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		la.array_id = lr->array_id;
 		la.array_task = lr->has_array_task ? lr->array_task : 0;
 	}
-	if (l->ops->launch(l->arg, &la, &err) == -1) {
+	la.reply_id = req->id;
+	la.reply_conn = l->conn;
+	switch (l->ops->launch(l->arg, &la, &err)) {
+	case -1:
 		link_send_error(l, req->id, err.code, err.text);
-	} else {
-		rep.job_id = lr->job_id;
-		rep.restart = lr->restart;
-		env.id = req->id;
-		env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
-		env.launch_reply = &rep;
-		link_send(l, &env);
+		break;
+	case 0:
+		link_launch_done(l, &la, NULL);
+		break;
+	default:
+		break;	/* answered by link_launch_done */
 	}
 	job_spec_clear(&spec);
+}
+
+void
+link_launch_done(void *arg, const struct launch *la, const struct cerr *err)
+{
+	struct link *l = arg;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
+
+	if (l->state != LINK_READY || la->reply_conn != l->conn)
+		return;
+	if (err != NULL) {
+		link_send_error(l, la->reply_id, err->code, err->text);
+		return;
+	}
+	rep.job_id = la->job_id;
+	rep.restart = la->restart;
+	env.id = la->reply_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+	env.launch_reply = &rep;
+	link_send(l, &env);
 }
 
 static void
@@ -797,6 +819,7 @@ link_on_registered(struct link *l, const Cohort__V1__RegisterReply *rep)
 	evtimer_del(l->timer);
 	link_arm_heartbeat(l, true);
 	l->state = LINK_READY;
+	l->conn++;
 	l->attempts = 0;
 	/* The leader: tried first when this connection ends, and the next
 	 * round starts afresh. */

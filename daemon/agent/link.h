@@ -64,7 +64,9 @@ struct link_ops {
 	/* As agent_checkpoints and agent_progress (agent.h). */
 	struct ckpt_report *(*checkpoints)(void *arg, size_t *n);
 	struct progress_report *(*progress)(void *arg, size_t *n);
-	/* Required. As agent_launch: 0, or -1 with err (sent back). */
+	/* Required. As agent_launch: 0 (answered now), 1 (the owner
+	 * answers later with link_launch_done, given l's reply_id and
+	 * reply_conn), or -1 with err (sent back). */
 	int (*launch)(void *arg, const struct launch *l, struct cerr *err);
 	void (*stop)(void *arg, uint64_t job_id, uint32_t restart);
 	unsigned (*signal)(void *arg, uint64_t job_id, uint32_t restart,
@@ -165,5 +167,12 @@ void link_task_exited(const struct task_report *r, void *arg);
 void link_health_changed(const struct node_health *h, void *arg);
 /* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
 void link_checkpoint_seen(void *arg);
+
+/* The answer to a launch ops->launch returned 1 for (agent_launch_cb's
+ * shape; arg is the link): err NULL for started. Dropped when the
+ * connection it came on is gone: the controller has given up on it, and
+ * learns of the tasks from the heartbeats. */
+void link_launch_done(void *arg, const struct launch *l,
+    const struct cerr *err);
 
 #endif

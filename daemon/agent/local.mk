@@ -58,6 +58,7 @@ tests_unit_check_cgroup_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_taskout_SOURCES = tests/unit/check_taskout.c
 tests_unit_check_taskout_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_taskout_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_taskout_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=outpat_expand
 tests_unit_check_tasks_SOURCES = tests/unit/check_tasks.c
 tests_unit_check_tasks_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_tasks_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

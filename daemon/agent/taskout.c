@@ -24,22 +24,22 @@ vars_of(const struct launch *l, unsigned rank, struct outpat_vars *v)
 	v->user = l->user;
 }
 
-/* Whether a rank below `rank` writes pat to the same path. */
-static bool
-shared_below(const struct launch *l, const char *pat, unsigned rank,
-    const char *path)
+/* The lowest rank whose file of pat is rank's: the pattern's variables
+ * say which ranks share a name (outpat_varies), so no other rank's name
+ * is expanded. A name of several variables ("%N%n") could in principle
+ * spell another rank's too; that rank is not looked for, as its search
+ * grew with the square of the ranks inside the agent's event loop. */
+static unsigned
+first_rank(const struct launch *l, const char *pat, unsigned rank)
 {
-	struct outpat_vars v;
-	char other[PATH_MAX];
-	unsigned r;
+	unsigned tpn = l->spec->tasks_per_node ? l->spec->tasks_per_node : 1;
+	unsigned by = outpat_varies(pat);
 
-	for (r = 0; r < rank; r++) {
-		vars_of(l, r, &v);
-		if (outpat_expand(pat, &v, other, sizeof(other)) == 0 &&
-		    strcmp(other, path) == 0)
-			return true;
-	}
-	return false;
+	if (by & OUTPAT_BY_RANK)
+		return rank;
+	if (by & OUTPAT_BY_NODE)
+		return rank - rank % tpn;
+	return 0;
 }
 
 static int
@@ -57,7 +57,7 @@ one_file(const struct launch *l, const char *pat, unsigned rank, char *path,
 		return cerr_set(err, ERR_INVALID, "job %" PRIu64 ": the file "
 		    "pattern '%s' %s", l->job_id, pat, errno == ENAMETOOLONG ?
 		    "gives too long a path" : "gives an empty name");
-	*trunc = l->restart <= 1 && !shared_below(l, pat, rank, path);
+	*trunc = l->restart <= 1 && first_rank(l, pat, rank) == rank;
 	return 0;
 }
 

@@ -24,7 +24,10 @@ struct taskout {
  * appended to on later attempts, so that a restart keeps what the
  * earlier ones wrote (sbatch truncates by default and appends with
  * --open-mode=append; a requeued Slurm job appends). 0, or -1 with err
- * (ERR_INVALID: a pattern that expands to nothing or too long a path). */
+ * (ERR_INVALID: a pattern that expands to nothing or too long a path).
+ * Which ranks share a file is read from the pattern's variables (%t: none;
+ * %n or %N: those of a node; else all), so the work per task does not
+ * grow with the job's ranks. */
 int taskout_files(const struct launch *l, unsigned rank, struct taskout *o,
     struct cerr *err);
 

@@ -105,6 +105,24 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* What a name varies with, read as outpat_expand reads it. */
+START_TEST(test_varies)
+{
+	ck_assert_uint_eq(outpat_varies("out-%j-%x.txt"), 0);
+	ck_assert_uint_eq(outpat_varies("o-%t"), OUTPAT_BY_RANK);
+	ck_assert_uint_eq(outpat_varies("o-%03t"), OUTPAT_BY_RANK);
+	ck_assert_uint_eq(outpat_varies("o-%N"), OUTPAT_BY_NODE);
+	ck_assert_uint_eq(outpat_varies("o-%2n-%t"),
+	    OUTPAT_BY_RANK | OUTPAT_BY_NODE);
+	/* "%%t" is a '%' and a 't'; "%123t" a width of 12 and "3t". */
+	ck_assert_uint_eq(outpat_varies("o-%%t"), 0);
+	ck_assert_uint_eq(outpat_varies("o-%123t"), 0);
+	ck_assert_uint_eq(outpat_varies("o-%t\\x"), 0);
+	ck_assert_uint_eq(outpat_varies("o-%"), 0);
+	ck_assert_uint_eq(outpat_varies(NULL), 0);
+}
+END_TEST
+
 START_TEST(test_which_pattern)
 {
 	ck_assert_ptr_null(outpat_for(NULL, NULL, false));
@@ -132,6 +150,7 @@ outpat_suite(void)
 	tcase_add_test(tc, test_kept_as_written);
 	tcase_add_test(tc, test_backslash);
 	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_varies);
 	tcase_add_test(tc, test_which_pattern);
 	suite_add_tcase(s, tc);
 	return s;

@@ -4,10 +4,28 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/agent/taskout.h"
+#include "lib/outpat.h"
+
+/* Every expansion taskout makes is counted (linked with
+ * -Wl,--wrap=outpat_expand). */
+int __real_outpat_expand(const char *, const struct outpat_vars *, char *,
+    size_t);
+int __wrap_outpat_expand(const char *, const struct outpat_vars *, char *,
+    size_t);
+static unsigned long expansions;
+
+int
+__wrap_outpat_expand(const char *pat, const struct outpat_vars *v, char *buf,
+    size_t len)
+{
+	expansions++;
+	return __real_outpat_expand(pat, v, buf, len);
+}
 
 static const char *const nodes[] = { "n01", "n02" };
 
@@ -107,6 +125,38 @@ START_TEST(test_one_pattern)
 }
 END_TEST
 
+/* The work per task does not grow with the ranks: the last of 1,024
+ * ranks on the last of 512 nodes expands its two names once each, not
+ * once per lower rank (which, for a 4 KiB pattern, blocked the agent
+ * for tens of seconds). Also a name of a node's ranks is truncated by
+ * the node's first rank there. */
+START_TEST(test_linear)
+{
+	static const char *many[512];
+	static char names[512][8];
+	struct taskout o;
+	unsigned r, i;
+
+	for (i = 0; i < 512; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%03u", i);
+		many[i] = names[i];
+	}
+	setup("/o/%t-%n.out", "/e/%N.err", 1);
+	spec.tasks_per_node = 1024;
+	l.nodelist = many;
+	l.nnodes = 512;
+	for (r = 511 * 1024; r < 512 * 1024; r += 1023) {
+		expansions = 0;
+		files(r, &o);
+		ck_assert_uint_le(expansions, 2);
+		ck_assert(o.out_trunc);
+		ck_assert(o.err_trunc == (r % 1024 == 0));
+	}
+	ck_assert_str_eq(o.out, "/o/524287-511.out");
+	ck_assert_str_eq(o.err, "/e/n511.err");
+}
+END_TEST
+
 START_TEST(test_bad_pattern)
 {
 	struct taskout o;
@@ -130,6 +180,7 @@ taskout_suite(void)
 	tcase_add_test(tc, test_per_rank);
 	tcase_add_test(tc, test_shared);
 	tcase_add_test(tc, test_one_pattern);
+	tcase_add_test(tc, test_linear);
 	tcase_add_test(tc, test_bad_pattern);
 	suite_add_tcase(s, tc);
 	return s;
