@@ -151,13 +151,13 @@ tasks_child_failure_permanent(enum task_stage stage, int e)
  * and to the supervisor, which keeps it in rank-R.error for the job's
  * reason, after "P " (permanent) or "T " (may pass); then the shell's
  * exit status for a command that could not be run. The reason is shown
- * to every user: when ARG is private (the command line), it says "WHAT
- * the command: REASON" there, and the log, which only the job's owner
- * and admins read, names it. The message table strerrordesc_np reads is
+ * to every user: when ARG is private (the command line, a path of the
+ * user's), SHOWN stands for it there ("WHAT SHOWN: REASON"), and the
+ * log, which only the job's owner and admins read, names it. The message table strerrordesc_np reads is
  * static and untranslated, unlike strerror's, so it is safe here. */
 static void __attribute__((noreturn))
 child_fail(enum task_stage stage, const char *what, const char *arg,
-    bool arg_private, int e)
+    const char *shown, int e)
 {
 	const char *desc = strerrordesc_np(e);
 	char msg[512];
@@ -176,8 +176,10 @@ child_fail(enum task_stage stage, const char *what, const char *arg,
 	write_all(2, "cohort: ", 8);
 	write_all(2, msg + 2, n - 2);
 	write_all(2, "\n", 1);
-	if (arg_private) {
-		n = cat_str(msg, at, sizeof(msg), " the command: ");
+	if (shown != NULL) {
+		n = cat_str(msg, at, sizeof(msg), " ");
+		n = cat_str(msg, n, sizeof(msg), shown);
+		n = cat_str(msg, n, sizeof(msg), ": ");
 		n = cat_str(msg, n, sizeof(msg), desc);
 	}
 	if (child_why_fd != -1)
@@ -211,6 +213,9 @@ sig_reset(void)
 /* Open path for the task (as its user, in its workdir) onto fd to, which
  * 1 or 2 held the spool's log. The spool's stderr stays on 2 until its
  * own file is open, so a failure here is told there. */
+/* Paths are private data, as the working directory is. */
+#define PRIVATE_PATH "(its path is in the task's log)"
+
 static void
 open_output(const char *path, bool trunc, int to)
 {
@@ -220,11 +225,11 @@ open_output(const char *path, bool trunc, int to)
 		flags |= O_TRUNC;
 	if ((fd = open(path, flags, 0644)) == -1)
 		child_fail(TASK_STAGE_OUTPUT, to == 1 ? "cannot open the "
-		    "output file" : "cannot open the error file", path, false,
-		    errno);
+		    "output file" : "cannot open the error file", path,
+		    PRIVATE_PATH, errno);
 	if (dup2(fd, to) == -1)
 		child_fail(TASK_STAGE_OUTPUT, "cannot use the output file",
-		    path, false, errno);
+		    path, PRIVATE_PATH, errno);
 	close(fd);
 }
 
@@ -245,31 +250,31 @@ run_task(struct launch *L)
 	 * them. Not the supervisor's, which only waits. */
 	if (L->bind && sched_setaffinity(0, sizeof(L->cpus), &L->cpus) == -1)
 		child_fail(TASK_STAGE_CPUS, "cannot bind to CPUs", L->cpulist,
-		    false, errno);
+		    NULL, errno);
 
 	if (L->drop) {
 		if (setgroups((size_t)L->ngroups, L->groups) == -1)
 			child_fail(TASK_STAGE_USER,
-			    "cannot set the groups of user", L->user, false,
+			    "cannot set the groups of user", L->user, NULL,
 			    errno);
 		if (setgid(L->gid) == -1)
 			child_fail(TASK_STAGE_USER,
-			    "cannot set the group of user", L->user, false,
+			    "cannot set the group of user", L->user, NULL,
 			    errno);
 		if (setuid(L->uid) == -1)
 			child_fail(TASK_STAGE_USER, "cannot become user",
-			    L->user, false, errno);
+			    L->user, NULL, errno);
 		/* setuid from root sets every uid; check that none is left
 		 * that would let the task take root back. */
 		if (setuid(0) != -1 || geteuid() != L->uid ||
 		    getuid() != L->uid || getegid() != L->gid)
 			child_fail(TASK_STAGE_USER,
 			    "cannot drop root privileges for user", L->user,
-			    false, EPERM);
+			    NULL, EPERM);
 	}
 	if (chdir(L->workdir) == -1)
 		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
-		    L->workdir, false, errno);
+		    L->workdir, "the working directory", errno);
 	/* Opened as the user, so that the file is theirs and only where
 	 * they may write; relative to the workdir, as sbatch's. */
 	if (L->err_file != NULL)
@@ -278,7 +283,7 @@ run_task(struct launch *L)
 		open_output(L->out_file, L->out_trunc, 1);
 		if (L->err_with_out && dup2(1, 2) == -1)
 			child_fail(TASK_STAGE_OUTPUT, "cannot use the output "
-			    "file", L->out_file, false, errno);
+			    "file", L->out_file, PRIVATE_PATH, errno);
 	}
 
 	/* execvp's search, over the PATH of the task's envp rather than
@@ -309,7 +314,7 @@ run_task(struct launch *L)
 	if (i == L->ncands && eacces)
 		e = EACCES;
 	/* argv is private data: its name stays in the task's log. */
-	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, true, e);
+	child_fail(TASK_STAGE_EXEC, "cannot run", L->name, "the command", e);
 }
 
 static void

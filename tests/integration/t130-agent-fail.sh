@@ -64,6 +64,9 @@ wait_state 15 "$id" FAILED COMPLETED CANCELLED
 st=$(json_get "$T/job-$id.json" 'd["state"]')
 reason=$(json_get "$T/job-$id.json" 'd["reason"]')
 [ "$st" = FAILED ] || fail "job $id with a missing workdir ended $st ('$reason')"
-echo "$reason" | grep -Fq "rank 0 could not start: cannot change directory to '$missing': No such file or directory" ||
+# Without the path: the reason is shown to every user, the path only in
+# the owner's log.
+echo "$reason" | grep -Fq "rank 0 could not start: cannot change directory to the working directory: No such file or directory" ||
 	fail "job $id: the reason '$reason' does not say why rank 0 could not start"
+! echo "$reason" | grep -Fq "$missing" || fail "job $id: the reason '$reason' names the private working directory"
 exit 0
