@@ -1162,8 +1162,9 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	next.ckpt_step = step;
 	next.ckpt_path = p;
 	next.ckpt_ms = written_ms;
-	snprintf(detail, sizeof(detail), "step=%" PRIu64 " path=%s", step,
-	    path);
+	/* Events are every user's to read; the path is private data
+	 * (cohort show gives it to the job's owner and admins). */
+	snprintf(detail, sizeof(detail), "step=%" PRIu64, step);
 	if (jobs_apply(js, job, &next, now_ms, "checkpoint", "cohortd",
 	    detail, err) == -1)
 		return -1;
@@ -1172,7 +1173,8 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 		free(r->pend_path);
 		r->pend_path = NULL;
 	}
-	log_info("job %" PRIu64 ": checkpoint %s", job->id, detail);
+	log_info("job %" PRIu64 ": checkpoint step=%" PRIu64 " path=%s",
+	    job->id, step, path);
 	return 1;
 }
 

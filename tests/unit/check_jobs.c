@@ -1357,6 +1357,12 @@ START_TEST(test_checkpoints)
 	ck_assert_uint_eq(job->ckpt_step, 13);
 	ck_assert_int_eq(job->ckpt_ms, 2500);
 	ck_assert(ctl_logged("checkpoint step=13 path=/c/13"));
+	/* Events are every user's to read: the step, not the path. */
+	ctl_flush(&f);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "kind = 'checkpoint' AND detail = 'step=13'"), 1);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events WHERE "
+	    "detail LIKE '%/c/%'"), 0);
 	/* A write refused: not recorded, and -1. */
 	ctl_fail_writes(&f, "jobs", "UPDATE");
 	ck_assert_int_eq(jobs_checkpoint(f.js, id, 1, 14, "/c/14", 4000, 4000,
