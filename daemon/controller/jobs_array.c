@@ -261,10 +261,15 @@ jobs_array_cancel(struct jobs *js, const struct peer *who,
 		return cerr_set(err, ERR_INVALID, "job %" PRIu64 " is not an "
 		    "array", array_id);
 	}
-	if (jobs_authorize(js, who, t[0], JOBS_ACT_CANCEL, NULL, err) == -1)
-		return -1;
+	/* Every task, not the first: a task moved to another queue has
+	 * that queue's admins. All or nothing. */
 	for (i = 0; i < n; i++)
-		live += !job_state_is_final(t[i]->state);
+		if (!job_state_is_final(t[i]->state) || i == 0) {
+			if (jobs_authorize(js, who, t[i], JOBS_ACT_CANCEL, NULL,
+			    err) == -1)
+				return -1;
+			live += !job_state_is_final(t[i]->state);
+		}
 	if (live == 0)
 		return cerr_set(err, ERR_CONFLICT, "array %" PRIu64 " already "
 		    "ended (all %zu tasks)", array_id, n);

@@ -766,6 +766,51 @@ START_TEST(test_authz_matrix)
 }
 END_TEST
 
+/* An array whose task was moved to another queue: an admin of the first
+ * task's queue only may not cancel the whole array (every task is
+ * judged), and nothing changes; its owner may. */
+START_TEST(test_authz_array_tasks)
+{
+	struct job_limits lim = { .script_max = 1024 * 1024 };
+	struct queues *qs = three_queues();
+	struct peer carol = cell_peer("carol");
+	struct job_update u = { 0 };
+	struct job *const *t;
+	struct job_spec spec;
+	struct cerr err;
+	struct ctl f;
+	uint64_t id;
+	char ch[256];
+	size_t n;
+
+	ctl_setup(&f, NULL);
+	jobs_destroy(f.js);
+	f.js = jobs_create(f.st, f.q, &lim, qs, &err);
+	ck_assert_msg(f.js != NULL, "%s", err.text);
+	ctl_spec(&spec, 1, 1, 1);
+	spec.queue = strdup("bteam");
+	spec.array = strdup("0-2");
+	ck_assert_msg(jobs_submit(f.js, &carol, &spec, 1000, &id, &err) == 0,
+	    "%s", err.text);
+	ck_assert_uint_eq(jobs_array_tasks(f.js, id, &t), 3);
+	u.queue = "cteam";
+	ck_assert_msg(jobs_update(f.js, &carol, t[1]->id, &u, 1001, ch,
+	    sizeof(ch), &err) == 0, "%s", err.text);
+	/* bob administers bteam (tasks 0 and 2), not cteam (task 1). */
+	ck_assert_int_eq(jobs_array_cancel(f.js, &bob, id, 1002, &n, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_int_eq(t[0]->state, JOB_PENDING);
+	ck_assert_int_eq(t[1]->state, JOB_PENDING);
+	ck_assert_int_eq(jobs_array_cancel(f.js, &carol, id, 1003, &n, &err),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	ctl_flush(&f);
+	ctl_teardown(&f);
+	queues_destroy(qs);
+}
+END_TEST
+
 static Suite *
 jobs_control_suite(void)
 {
@@ -785,6 +830,7 @@ jobs_control_suite(void)
 	tcase_add_test(tc, test_early_fail_gives_up);
 	tcase_add_test(tc, test_hardware_failover_immediate);
 	tcase_add_test(tc, test_authz_matrix);
+	tcase_add_test(tc, test_authz_array_tasks);
 	suite_add_tcase(s, tc);
 	return s;
 }
