@@ -736,8 +736,9 @@ check_constraints(const struct job_spec *spec, struct cerr *err)
 
 	if (spec->constraint != NULL &&
 	    constraint_parse(spec->constraint, why, sizeof(why)) == -1)
-		return cerr_set(err, ERR_INVALID, "--constraint '%s': %s",
-		    spec->constraint, why);
+		return cerr_set(err, ERR_INVALID, "--constraint '%.64s%s': "
+		    "%s", spec->constraint, strlen(spec->constraint) > 64 ?
+		    "..." : "", why);
 	if (spec->cpu_only && spec->gpu_memory_mb > 0)
 		return cerr_set(err, ERR_INVALID, "--gpu-memory: a CPU-only "
 		    "job (--gpus-per-node 0) uses no GPU");
