@@ -736,8 +736,9 @@ check_constraints(const struct job_spec *spec, struct cerr *err)
 
 	if (spec->constraint != NULL &&
 	    constraint_parse(spec->constraint, why, sizeof(why)) == -1)
-		return cerr_set(err, ERR_INVALID, "--constraint '%s': %s",
-		    spec->constraint, why);
+		return cerr_set(err, ERR_INVALID, "--constraint '%.64s%s': "
+		    "%s", spec->constraint, strlen(spec->constraint) > 64 ?
+		    "..." : "", why);
 	if (spec->cpu_only && spec->gpu_memory_mb > 0)
 		return cerr_set(err, ERR_INVALID, "--gpu-memory: a CPU-only "
 		    "job (--gpus-per-node 0) uses no GPU");
@@ -857,31 +858,63 @@ check_env(const struct job_spec *spec, struct cerr *err)
 	return 0;
 }
 
+/* One --env entry as env_dedup sorts them: its key, and where it was. */
+struct env_key {
+	const char *kv;
+	size_t klen;
+	size_t idx;
+};
+
+/* By key, then by position, so that the last of each key ends its run. */
+static int
+env_key_cmp(const void *a, const void *b)
+{
+	const struct env_key *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int c;
+
+	if ((c = memcmp(x->kv, y->kv, n)) != 0)
+		return c;
+	if (x->klen != y->klen)
+		return x->klen < y->klen ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* A later --env K=... overrides an earlier one, as in a shell: drop the
- * earlier copies, keeping the order of the rest. The spec has been
- * validated, so every entry has a key. */
-static void
+ * earlier copies, keeping the order of the rest. Sorting the keys finds
+ * the copies in n log n comparisons, where comparing every pair would
+ * cost the submit's callback a million of them at JOB_ENV_LIMIT. The spec
+ * has been validated, so every entry has a key. 0, or -1 (ENOMEM) with
+ * spec unchanged. */
+static int
 env_dedup(struct job_spec *spec)
 {
-	size_t i, j, o, klen;
+	struct env_key *k;
+	size_t i, o;
 
+	if (spec->nenv < 2)
+		return 0;
+	if ((k = calloc(spec->nenv, sizeof(*k))) == NULL)
+		return -1;
 	for (i = 0; i < spec->nenv; i++) {
-		klen = env_keylen(spec->env[i]);
-		for (j = i + 1; j < spec->nenv; j++) {
-			if (env_keylen(spec->env[j]) == klen &&
-			    memcmp(spec->env[i], spec->env[j], klen) == 0) {
-				free(spec->env[i]);
-				spec->env[i] = NULL;
-				break;
-			}
-		}
+		k[i].kv = spec->env[i];
+		k[i].klen = env_keylen(spec->env[i]);
+		k[i].idx = i;
 	}
+	qsort(k, spec->nenv, sizeof(*k), env_key_cmp);
+	for (i = 0; i + 1 < spec->nenv; i++)
+		if (k[i].klen == k[i + 1].klen &&
+		    memcmp(k[i].kv, k[i + 1].kv, k[i].klen) == 0) {
+			free(spec->env[k[i].idx]);
+			spec->env[k[i].idx] = NULL;
+		}
+	free(k);
 	for (i = o = 0; i < spec->nenv; i++)
 		if (spec->env[i] != NULL)
 			spec->env[o++] = spec->env[i];
 	spec->nenv = o;
-	if (spec->env != NULL)
-		spec->env[o] = NULL;
+	spec->env[o] = NULL;
+	return 0;
 }
 
 int
@@ -1006,11 +1039,14 @@ job_spec_validate(struct job_spec *spec, enum role role,
 		free(derived);
 		return -1;
 	}
+	if (env_dedup(spec) == -1) {
+		free(derived);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
 	if (derived != NULL) {
 		free(spec->name);
 		spec->name = derived;
 	}
-	env_dedup(spec);
 	cerr_clear(err);
 	return 0;
 }

@@ -202,8 +202,11 @@ mark(const struct fctx *x, const char *flag, const char *expr, uint8_t v,
 	    sizeof(why)) == -1) {
 		if (errno == ENOMEM)
 			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		if (errno == E2BIG)
+			return cerr_set(err, ERR_INVALID, "%s: names more than "
+			    "%d nodes", flag, FEASIBLE_LIST_MAX);
 		return cerr_set(err, ERR_INVALID, "%s %s: %s", flag, expr,
-		    errno == E2BIG ? "more names than any cluster has" : why);
+		    why);
 	}
 	for (k = 0; k < n; k++) {
 		if ((idx = find_node(x, names[k])) >= 0) {
@@ -263,8 +266,9 @@ check_constraints(struct fctx *x, struct cerr *err)
 		return 0;
 	if (spec->constraint != NULL &&
 	    constraint_parse(spec->constraint, why, sizeof(why)) == -1)
-		return cerr_set(err, ERR_INVALID, "--constraint '%s': %s",
-		    spec->constraint, why);
+		return cerr_set(err, ERR_INVALID, "--constraint '%.64s%s': "
+		    "%s", spec->constraint, strlen(spec->constraint) > 64 ?
+		    "..." : "", why);
 	for (i = 0; i < x->in->nnodes; i++) {
 		nd = &x->in->nodes[i];
 		if (nd->gpu_memory_mb > most)

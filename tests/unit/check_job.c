@@ -12,6 +12,20 @@
 #include "lib/duration.h"
 #include "lib/job.h"
 
+/* The library's strchr calls, counted (-Wl,--wrap=strchr): a key of
+ * "KEY=VALUE" is found with one, so their number is the --env work. */
+static size_t strchr_calls;
+
+char	*__real_strchr(const char *, int);
+char	*__wrap_strchr(const char *, int);
+
+char *
+__wrap_strchr(const char *s, int c)
+{
+	strchr_calls++;
+	return __real_strchr(s, c);
+}
+
 /* A valid spec to start every case from: "python3 train.py". */
 static void
 spec_base(struct job_spec *s)
@@ -562,6 +576,35 @@ START_TEST(test_env_dedup)
 	ck_assert_str_eq(s.env[1], "B=4");
 	ck_assert_str_eq(s.env[2], "A=5");
 	ck_assert_ptr_null(s.env[3]);
+	job_spec_clear(&s);
+}
+END_TEST
+
+/* JOB_ENV_LIMIT distinct variables, and one given twice: the duplicate
+ * goes, and finding it costs a few key look-ups per variable, not one per
+ * pair (half a million). */
+START_TEST(test_env_dedup_linear)
+{
+	struct job_spec s;
+	struct cerr err;
+	char kv[32];
+	size_t i;
+
+	spec_base(&s);
+	for (i = 0; i + 1 < JOB_ENV_LIMIT; i++) {
+		snprintf(kv, sizeof(kv), "V%zu=%zu", i, i);
+		env_add(&s, kv);
+	}
+	env_add(&s, "V7=last");
+	strchr_calls = 0;
+	ck_assert_int_eq(job_spec_validate(&s, ROLE_USER, NULL, &err), 0);
+	ck_assert_uint_le(strchr_calls, 4 * JOB_ENV_LIMIT);
+	ck_assert_uint_eq(s.nenv, JOB_ENV_LIMIT - 1);
+	ck_assert_str_eq(s.env[0], "V0=0");
+	ck_assert_str_eq(s.env[6], "V6=6");
+	ck_assert_str_eq(s.env[7], "V8=8");
+	ck_assert_str_eq(s.env[JOB_ENV_LIMIT - 2], "V7=last");
+	ck_assert_ptr_null(s.env[JOB_ENV_LIMIT - 1]);
 	job_spec_clear(&s);
 }
 END_TEST
@@ -1121,6 +1164,7 @@ job_suite(void)
 	tcase_add_test(tc, test_name_derived);
 	tcase_add_test(tc, test_validate_no_side_effects);
 	tcase_add_test(tc, test_env_dedup);
+	tcase_add_test(tc, test_env_dedup_linear);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");
