@@ -29,6 +29,10 @@ void slurm_error(const char *cmd, const char *fmt, ...)
  * code, 1. */
 int slurm_option_error(const char *cmd, int ch, char *const *argv);
 
+/* After getopt: 0 when no operand is left, else Slurm's error line
+ * and its exit code, 1. */
+int slurm_no_operands(const char *cmd, int argc, char *const *argv);
+
 /* Connect with the settings main resolved from the environment.
  * EXIT_OK with *c, or an exit code after printing why. */
 int slurm_connect(const struct cconn_opts *opts, struct cconn **c);
@@ -61,6 +65,24 @@ int slurm_jobs_fetch(const char *cmd, struct cconn *c,
     Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
     size_t *n);
 void slurm_jobs_free(struct job **v, size_t n);
+/* Keep the jobs of v[0..n) that keep(arg, job) accepts, in order, and
+ * free the others. Returns how many are kept. */
+size_t slurm_jobs_filter(struct job **v, size_t n,
+    bool (*keep)(const void *, const struct job *), const void *arg);
+
+/* A job's cells as squeue and sacct show them. */
+#define SLURM_CELL 1024
+#define SLURM_FIELDS_MAX 32	/* fields in one format */
+/* It holds (or, ended, held) an allocation. */
+bool slurm_job_placed(const struct job *j);
+/* Seconds it has run (or ran), at now for a running job. */
+uint64_t slurm_job_elapsed_s(const struct job *j, int64_t now);
+/* Nodes it holds, or asks for while it waits. */
+uint32_t slurm_job_nodes(const struct job *j);
+/* CPUs as Slurm counts them: a CPU per task unless --cpus-per-task. */
+uint64_t slurm_job_cpus(const struct job *j);
+/* Its nodes, compressed ("node[01-02]"), into buf; "" when none. */
+const char *slurm_job_nodelist(const struct job *j, char *buf, size_t len);
 
 /* The cluster as sinfo and scontrol show it: every node, and the
  * queues that take jobs (the leaves of the queue tree) as partitions,

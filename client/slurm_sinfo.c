@@ -479,11 +479,8 @@ cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
 			return slurm_option_error("sinfo", ch, argv);
 		}
 	}
-	if (optind < argc) {
-		slurm_error("sinfo", "unrecognized argument '%s'",
-		    argv[optind]);
-		return EXIT_FAILED;
-	}
+	if ((rc = slurm_no_operands("sinfo", argc, argv)) != 0)
+		return rc;
 	if (format == NULL)
 		format = reasons ? SINFO_REASONS : summary ? SINFO_SUMMARY :
 		    by_node ? (longer ? SINFO_NODE_LONG : SINFO_NODE) :
