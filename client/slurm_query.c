@@ -23,17 +23,33 @@
 #include "lib/frame.h"
 #include "lib/wire.h"
 
+static void
+slurm_vlog(const char *cmd, const char *level, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: ", cmd, level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 slurm_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: error: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	slurm_vlog(cmd, "error", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void
+slurm_fatal(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	slurm_vlog(cmd, "fatal", fmt, ap);
+	va_end(ap);
 }
 
 int
@@ -381,11 +397,13 @@ slurm_job_nodelist(const struct job *j, char *buf, size_t len)
 enum {
 	SQ_ID, SQ_NAME, SQ_STATE, SQ_ST, SQ_TIME, SQ_LIMIT, SQ_NODES,
 	SQ_REASONLIST, SQ_NODELIST, SQ_USER, SQ_PARTITION, SQ_CPUS, SQ_TRES,
-	SQ_SUBMIT, SQ_START, SQ_END, SQ_PRIORITY, SQ_REASON,
+	SQ_SUBMIT, SQ_START, SQ_END, SQ_PRIORITY, SQ_REASON, SQ_JOBID_RAW,
 };
 
-static const struct sfmt_def squeue_defs[] = {
-	{ 'i', "JobID", "JOBID", 0, SQ_ID },
+const struct sfmt_def squeue_defs[] = {
+	/* -o %i is the array form (12_3); -O JobID the job's own id. */
+	{ 'i', NULL, "JOBID", 0, SQ_ID },
+	{ 0, "JobID", "JOBID", 0, SQ_JOBID_RAW },
 	{ 'j', "Name", "NAME", 0, SQ_NAME },
 	{ 'T', "State", "STATE", 0, SQ_STATE },
 	{ 't', "StateCompact", "ST", 0, SQ_ST },
@@ -404,11 +422,9 @@ static const struct sfmt_def squeue_defs[] = {
 	{ 'Q', "Priority", "PRIORITY", 0, SQ_PRIORITY },
 	{ 'r', "Reason", "REASON", 0, SQ_REASON },
 };
-#define SQUEUE_NDEFS (sizeof(squeue_defs) / sizeof(squeue_defs[0]))
+const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
+#define SQUEUE_NDEFS squeue_ndefs
 
-/* Slurm's defaults: squeue, and squeue -l. */
-#define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
-#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 /* squeue -s: Slurm's header for steps; Cohort has none to list. */
 #define SQUEUE_STEPS_HEADER \
     "         STEPID     NAME PARTITION     USER      TIME NODELIST"
@@ -426,6 +442,9 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 	switch (id) {
 	case SQ_ID:
 		return rowid;
+	case SQ_JOBID_RAW:
+		snprintf(buf, len, "%" PRIu64, j->id);
+		return buf;
 	case SQ_NAME:
 		return j->spec.name != NULL ? j->spec.name : "";
 	case SQ_STATE:
@@ -442,11 +461,17 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 		snprintf(buf, len, "%" PRIu32, slurm_job_nodes(j));
 		return buf;
 	case SQ_REASONLIST:
+		/* Slurm shows why a job waits, failed or ran out of
+		 * time; other jobs, their nodes. */
 		if (waiting) {
 			snprintf(buf, len, "(%s)", slurm_reason(j->reason, rb,
 			    sizeof(rb)));
 			return buf;
 		}
+		if (j->state == JOB_FAILED)
+			return "(NonZeroExitCode)";
+		if (j->state == JOB_TIMEOUT)
+			return "(TimeLimit)";
 		return slurm_job_nodelist(j, buf, len);
 	case SQ_NODELIST:
 		return waiting ? "" : slurm_job_nodelist(j, buf, len);
@@ -458,11 +483,12 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 		snprintf(buf, len, "%" PRIu64, slurm_job_cpus(j));
 		return buf;
 	case SQ_TRES:
+		/* Slurm 22.05's form, as the job asked: "gres:gpu:2". */
 		if (j->spec.cpu_only)
 			return "N/A";
 		if ((g = slurm_job_gpus_per_node(j)) == 0)
-			return "gres/gpu";
-		snprintf(buf, len, "gres/gpu:%" PRIu32, g);
+			return "gres:gpu";
+		snprintf(buf, len, "gres:gpu:%" PRIu32, g);
 		return buf;
 	case SQ_SUBMIT:
 		return slurm_time(j->submit_ms, "N/A", buf, len);
@@ -476,7 +502,7 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 		if (!waiting && j->spec.time_limit_s > 0 && !j->spec.service)
 			return slurm_time(j->start_ms + (int64_t)
 			    j->spec.time_limit_s * 1000, "N/A", buf, len);
-		return "N/A";
+		return waiting ? "N/A" : "NONE";
 	case SQ_PRIORITY:
 		snprintf(buf, len, "%" PRId32, j->spec.priority);
 		return buf;
@@ -516,7 +542,7 @@ static const char squeue_usage[] =
     "  SubmitTime StartTime EndTime Priority Reason\n";
 
 struct squeue_args {
-	bool noheader, array, me, steps;
+	bool noheader, array, me, steps, longer;
 	const char *me_user;	/* with --me: who we are */
 	const char *format, *Format, *users, *partitions, *names;
 	struct slurm_joblist jobs;
@@ -546,6 +572,7 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			break;
 		case 'l':
 			a->format = SQUEUE_FORMAT_LONG;
+			a->longer = true;
 			break;
 		case 'o':
 			a->format = optarg;
@@ -581,6 +608,8 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			if (slurm_states_parse(optarg, &a->states, &err) ==
 			    -1) {
 				slurm_error("squeue", "%s", err.text);
+				slurm_error("squeue", "Valid job states include: "
+				    "%s", SLURM_STATES_VALID);
 				return EXIT_FAILED;
 			}
 			break;
@@ -643,8 +672,11 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 	}
 	if (a->array)
 		nrows = n;
-	if (!a->noheader)
+	if (!a->noheader) {
+		if (a->longer)
+			slurm_print_date(stdout);
 		sfmt_print(fmt, NULL, stdout);
+	}
 	for (i = 0; i < nrows; i++) {
 		if (a->array) {
 			one.job = v[i];
@@ -713,7 +745,9 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 		rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n);
 		if (rc == EXIT_OK && a.has_jobs && n == 0) {
 			/* As Slurm: a job named that does not exist. */
-			slurm_error("squeue", "Invalid job id specified");
+			fflush(stdout);
+			fputs("slurm_load_jobs error: Invalid job id "
+			    "specified\n", stderr);
 			rc = EXIT_FAILED;
 		}
 		if (rc == EXIT_OK) {

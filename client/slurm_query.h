@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "client/conn.h"
+#include "client/slurm_format.h"
 #include "client/nodes_view.h"
 #include "lib/err.h"
 #include "lib/job.h"
@@ -24,6 +25,9 @@ int cmd_scancel(int argc, char **argv, const struct cconn_opts *opts);
 
 /* "CMD: error: ..." on stderr, as Slurm's commands write them. */
 void slurm_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "CMD: fatal: ...": where Slurm's command gives up with fatal(). */
+void slurm_fatal(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A getopt_long failure (ch '?' or ':'): Slurm's message and its exit
  * code, 1. */
@@ -69,6 +73,17 @@ void slurm_jobs_free(struct job **v, size_t n);
  * free the others. Returns how many are kept. */
 size_t slurm_jobs_filter(struct job **v, size_t n,
     bool (*keep)(const void *, const struct job *), const void *arg);
+
+/* The fields squeue (-o letters, -O names) and sacct (-o names) know,
+ * with Slurm's headers and widths; their default formats. */
+extern const struct sfmt_def squeue_defs[];
+extern const size_t squeue_ndefs;
+extern const struct sfmt_def sacct_defs[];
+extern const size_t sacct_ndefs;
+#define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+#define SACCT_FORMAT "JobID,JobName,Partition,Account,AllocCPUS,State," \
+	"ExitCode"
 
 /* A job's cells as squeue and sacct show them. */
 #define SLURM_CELL 1024

@@ -23,33 +23,32 @@ enum {
 	SA_ALLOCCPUS, SA_ACCOUNT, SA_PRIORITY,
 };
 
-/* Widths as sacct's; negative: left-justified values. */
-static const struct sfmt_def sacct_defs[] = {
+/* Widths as sacct 22.05's; negative: left-justified (the ids only). */
+const struct sfmt_def sacct_defs[] = {
 	{ 0, "JobID", "JobID", -12, SA_JOBID },
 	{ 0, "JobIDRaw", "JobIDRaw", -12, SA_JOBIDRAW },
 	{ 0, "JobName", "JobName", 10, SA_JOBNAME },
 	{ 0, "State", "State", 10, SA_STATE },
 	{ 0, "ExitCode", "ExitCode", 8, SA_EXITCODE },
 	{ 0, "Elapsed", "Elapsed", 10, SA_ELAPSED },
-	{ 0, "NodeList", "NodeList", -15, SA_NODELIST },
+	{ 0, "NodeList", "NodeList", 15, SA_NODELIST },
 	{ 0, "Start", "Start", 19, SA_START },
 	{ 0, "End", "End", 19, SA_END },
 	{ 0, "Submit", "Submit", 19, SA_SUBMIT },
-	{ 0, "AllocTRES", "AllocTRES", -10, SA_ALLOCTRES },
+	{ 0, "AllocTRES", "AllocTRES", 10, SA_ALLOCTRES },
 	{ 0, "Partition", "Partition", 10, SA_PARTITION },
 	{ 0, "User", "User", 9, SA_USER },
 	{ 0, "NNodes", "NNodes", 8, SA_NNODES },
 	{ 0, "Timelimit", "Timelimit", 10, SA_TIMELIMIT },
 	{ 0, "AllocNodes", "AllocNodes", 10, SA_ALLOCNODES },
-	{ 0, "Reason", "Reason", 20, SA_REASON },
+	{ 0, "Reason", "Reason", 22, SA_REASON },
 	{ 0, "AllocCPUS", "AllocCPUS", 10, SA_ALLOCCPUS },
 	{ 0, "Account", "Account", 10, SA_ACCOUNT },
 	{ 0, "Priority", "Priority", 10, SA_PRIORITY },
 };
-#define SACCT_NDEFS (sizeof(sacct_defs) / sizeof(sacct_defs[0]))
+const size_t sacct_ndefs = sizeof(sacct_defs) / sizeof(sacct_defs[0]);
+#define SACCT_NDEFS sacct_ndefs
 
-#define SACCT_FORMAT "JobID,JobName,Partition,Account,AllocCPUS,State," \
-	"ExitCode"
 #define SACCT_BRIEF "JobID,State,ExitCode"
 
 static const char *
@@ -77,7 +76,10 @@ sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
 		return slurm_job_placed(j) ? slurm_job_nodelist(j, buf, len) :
 		    "None assigned";
 	case SA_START:
-		return slurm_time(j->start_ms, "Unknown", buf, len);
+		/* A job that ended before it started: Slurm records its
+		 * start as its end. */
+		return slurm_time(j->start_ms > 0 || !job_state_is_final(
+		    j->state) ? j->start_ms : j->end_ms, "Unknown", buf, len);
 	case SA_END:
 		return slurm_time(j->end_ms, "Unknown", buf, len);
 	case SA_SUBMIT:
@@ -85,8 +87,16 @@ sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
 	case SA_ALLOCTRES:
 		if (!slurm_job_placed(j))
 			return "";
-		snprintf(buf, len, "cpu=%" PRIu64 ",gres/gpu=%" PRIu32
-		    ",node=%zu", slurm_job_cpus(j), job_gpus(j), j->nplace);
+		/* Slurm's TRES in name order; billing is its default
+		 * weight, a CPU each; no gres/gpu without GPUs. */
+		if (job_gpus(j) > 0)
+			snprintf(buf, len, "billing=%" PRIu64 ",cpu=%" PRIu64
+			    ",gres/gpu=%" PRIu32 ",node=%zu", slurm_job_cpus(j),
+			    slurm_job_cpus(j), job_gpus(j), j->nplace);
+		else
+			snprintf(buf, len, "billing=%" PRIu64 ",cpu=%" PRIu64
+			    ",node=%zu", slurm_job_cpus(j), slurm_job_cpus(j),
+			    j->nplace);
 		return buf;
 	case SA_PARTITION:
 		return j->spec.queue != NULL ? j->spec.queue : "";
@@ -96,6 +106,11 @@ sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu32, slurm_job_nodes(j));
 		return buf;
 	case SA_TIMELIMIT:
+		/* Without its own limit a job waits under its partition's,
+		 * which Slurm names until the job starts. */
+		if (j->state == JOB_PENDING && !j->spec.service &&
+		    j->spec.time_limit_s == 0)
+			return "Partition_Limit";
 		if (j->spec.service || j->spec.time_limit_s == 0)
 			return "UNLIMITED";
 		return slurm_secs_long(j->spec.time_limit_s, buf, len);
@@ -107,7 +122,8 @@ sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
 		    len) :
 		    "None";
 	case SA_ALLOCCPUS:
-		snprintf(buf, len, "%" PRIu64, slurm_job_placed(j) ? slurm_job_cpus(j) : 0);
+		/* A waiting job's are those it asks for, as Slurm's. */
+		snprintf(buf, len, "%" PRIu64, slurm_job_cpus(j));
 		return buf;
 	case SA_ACCOUNT:
 		return "";	/* Cohort has no accounts */
@@ -195,7 +211,8 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 		case 'j':
 			slurm_joblist_clear(&a->jobs);
 			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
-				slurm_error("sacct", "%s", err.text);
+				slurm_fatal("sacct", "Bad job/step specified: "
+				    "%s", optarg);
 				return EXIT_FAILED;
 			}
 			a->has_jobs = true;
@@ -218,7 +235,8 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 		case 's':
 			if (slurm_states_parse(optarg, &a->states, &err) ==
 			    -1) {
-				slurm_error("sacct", "%s", err.text);
+				slurm_fatal("sacct", "unrecognized job state "
+				    "value '%s'", strrchr(err.text, ' ') + 1);
 				return EXIT_FAILED;
 			}
 			break;
