@@ -98,6 +98,10 @@ sfmt_fail(struct sfmt *fmt, struct cerr *err, const char *what,
 	sfmt_clear(fmt);
 	if (what == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	/* sacct quotes the field it refuses. */
+	if (strcmp(what, "Invalid field requested") == 0)
+		return cerr_set(err, ERR_INVALID, "%s: \"%.*s\"", what,
+		    (int)len, s);
 	return cerr_set(err, ERR_INVALID, "%s: %.*s", what, (int)len, s);
 }
 
@@ -238,7 +242,8 @@ sfmt_one_sacct(const char *s, size_t len, const struct sfmt_def *defs,
 	int w;
 
 	if ((d = sfmt_by_name(defs, ndefs, s, nlen)) == NULL)
-		return sfmt_fail(fmt, err, "Invalid field requested", s, nlen);
+		return sfmt_fail(fmt, err, "Invalid field requested",
+		    s, nlen);
 	w = d->width;
 	if (pct != NULL) {
 		p = pct + 1;
@@ -334,10 +339,9 @@ sfmt_print(const struct sfmt *fmt, const char *const *cells, FILE *fp)
 		}
 		v = cells != NULL ? cells[k] : it->def->head;
 		k++;
-		/* sacct's headers are right-justified whatever the
-		 * field's values are. */
-		sfmt_cell(fp, v != NULL ? v : "", it->width, cells == NULL &&
-		    fmt->plus ? true : it->right, fmt->plus);
+		/* A header is justified as its field's values are. */
+		sfmt_cell(fp, v != NULL ? v : "", it->width, it->right,
+		    fmt->plus);
 		if (it->text != NULL)
 			fputs(it->text, fp);
 	}
@@ -550,6 +554,20 @@ slurm_time(int64_t ms, const char *none, char *buf, size_t len)
 	    strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
 		snprintf(buf, len, "%s", none);
 	return buf;
+}
+
+int
+slurm_print_date(FILE *fp)
+{
+	char buf[64];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm) == 0)
+		return -1;
+	fprintf(fp, "%s\n", buf);
+	return ferror(fp) ? -1 : 0;
 }
 
 /* "now", "now-N[unit]" or "now+N[unit]": units seconds (the default),

@@ -81,6 +81,12 @@ int sfmt_print_parsable(const struct sfmt *fmt, const char *const *cells,
  * REQUEUED RQ, RESIZING RS, COMPLETED CD, FAILED F, CANCELLED CA,
  * TIMEOUT TO. */
 const char *slurm_state_name(enum job_state st);
+/* squeue's list of the states it knows, after a word it does not. */
+#define SLURM_STATES_VALID "PENDING,RUNNING,SUSPENDED,COMPLETED," \
+	"CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE," \
+	"OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD," \
+	"REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT," \
+	"STAGE_OUT,STOPPED"
 const char *slurm_state_code(enum job_state st);
 /* A -t/--states (squeue) or -s/--state (sacct) list: Slurm's names or
  * codes, case-insensitively, and "all". Each word's states are ORed
@@ -105,6 +111,9 @@ char *slurm_secs_long(uint64_t secs, char *buf, size_t len);
 /* A time as Slurm prints it, local: "2026-12-01T15:04:05"; none (e.g.
  * "Unknown", "N/A") for 0. */
 char *slurm_time(int64_t ms, const char *none, char *buf, size_t len);
+/* The line squeue -l and sinfo -l print above their header, local:
+ * "Mon Dec 07 03:00:45 2026". 0, or -1 when fp fails. */
+int slurm_print_date(FILE *fp);
 /* sacct -S/-E and the like: "2026-12-01", "2026-12-01T15:04[:05]",
  * "now", "now-2hours"-style offsets are not taken; MM/DD[/YY] is.
  * Local time. 0 with *ms, or -1 (EINVAL). */

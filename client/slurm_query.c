@@ -23,17 +23,33 @@
 #include "lib/frame.h"
 #include "lib/wire.h"
 
+static void
+slurm_vlog(const char *cmd, const char *level, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: ", cmd, level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 slurm_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: error: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	slurm_vlog(cmd, "error", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void
+slurm_fatal(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	slurm_vlog(cmd, "fatal", fmt, ap);
+	va_end(ap);
 }
 
 int
@@ -62,6 +78,15 @@ slurm_connect(const struct cconn_opts *opts, struct cconn **c)
 	    NULL };
 
 	return output_connect(opts, &none, c);
+}
+
+int
+slurm_no_operands(const char *cmd, int argc, char *const *argv)
+{
+	if (optind >= argc)
+		return 0;
+	slurm_error(cmd, "unrecognized argument '%s'", argv[optind]);
+	return EXIT_FAILED;
 }
 
 static int
@@ -213,6 +238,21 @@ slurm_jobs_free(struct job **v, size_t n)
 	free(v);
 }
 
+size_t
+slurm_jobs_filter(struct job **v, size_t n,
+    bool (*keep)(const void *, const struct job *), const void *arg)
+{
+	size_t i, k;
+
+	for (i = 0, k = 0; i < n; i++) {
+		if (keep(arg, v[i]))
+			v[k++] = v[i];
+		else
+			job_free(v[i]);
+	}
+	return k;
+}
+
 int
 slurm_jobs_fetch(const char *cmd, struct cconn *c,
     Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
@@ -290,14 +330,14 @@ slurm_jobs_fetch(const char *cmd, struct cconn *c,
 /* ---- Job cells shared by squeue and sacct ---- */
 
 /* The job holds (or, ended, held) an allocation. */
-static bool
-sq_placed(const struct job *j)
+bool
+slurm_job_placed(const struct job *j)
 {
 	return j->nplace > 0 && j->start_ms > 0;
 }
 
-static uint64_t
-sq_elapsed_s(const struct job *j, int64_t now)
+uint64_t
+slurm_job_elapsed_s(const struct job *j, int64_t now)
 {
 	int64_t to;
 
@@ -312,25 +352,25 @@ sq_elapsed_s(const struct job *j, int64_t now)
 	return to > j->start_ms ? (uint64_t)(to - j->start_ms) / 1000 : 0;
 }
 
-static uint32_t
-sq_nodes(const struct job *j)
+uint32_t
+slurm_job_nodes(const struct job *j)
 {
-	return sq_placed(j) ? (uint32_t)j->nplace : j->spec.nodes_min;
+	return slurm_job_placed(j) ? (uint32_t)j->nplace : j->spec.nodes_min;
 }
 
 /* Slurm counts a CPU per task unless --cpus-per-task says more. */
-static uint64_t
-sq_cpus(const struct job *j)
+uint64_t
+slurm_job_cpus(const struct job *j)
 {
 	uint64_t per = j->spec.cpus_per_task > 0 ? j->spec.cpus_per_task : 1;
 
-	return per * j->spec.tasks_per_node * sq_nodes(j);
+	return per * j->spec.tasks_per_node * slurm_job_nodes(j);
 }
 
 /* GPUs per node: the asked count, or for a whole-node job what its
  * first node gave it; 0 when unknown yet. */
 static uint32_t
-sq_gpus_per_node(const struct job *j)
+slurm_job_gpus_per_node(const struct job *j)
 {
 	if (j->spec.cpu_only)
 		return 0;
@@ -339,8 +379,8 @@ sq_gpus_per_node(const struct job *j)
 	return j->nplace > 0 ? j->place[0].ngpus : 0;
 }
 
-static const char *
-sq_nodelist(const struct job *j, char *buf, size_t len)
+const char *
+slurm_job_nodelist(const struct job *j, char *buf, size_t len)
 {
 	char *list;
 
@@ -357,11 +397,13 @@ sq_nodelist(const struct job *j, char *buf, size_t len)
 enum {
 	SQ_ID, SQ_NAME, SQ_STATE, SQ_ST, SQ_TIME, SQ_LIMIT, SQ_NODES,
 	SQ_REASONLIST, SQ_NODELIST, SQ_USER, SQ_PARTITION, SQ_CPUS, SQ_TRES,
-	SQ_SUBMIT, SQ_START, SQ_END, SQ_PRIORITY, SQ_REASON,
+	SQ_SUBMIT, SQ_START, SQ_END, SQ_PRIORITY, SQ_REASON, SQ_JOBID_RAW,
 };
 
-static const struct sfmt_def squeue_defs[] = {
-	{ 'i', "JobID", "JOBID", 0, SQ_ID },
+const struct sfmt_def squeue_defs[] = {
+	/* -o %i is the array form (12_3); -O JobID the job's own id. */
+	{ 'i', NULL, "JOBID", 0, SQ_ID },
+	{ 0, "JobID", "JOBID", 0, SQ_JOBID_RAW },
 	{ 'j', "Name", "NAME", 0, SQ_NAME },
 	{ 'T', "State", "STATE", 0, SQ_STATE },
 	{ 't', "StateCompact", "ST", 0, SQ_ST },
@@ -380,16 +422,12 @@ static const struct sfmt_def squeue_defs[] = {
 	{ 'Q', "Priority", "PRIORITY", 0, SQ_PRIORITY },
 	{ 'r', "Reason", "REASON", 0, SQ_REASON },
 };
-#define SQUEUE_NDEFS (sizeof(squeue_defs) / sizeof(squeue_defs[0]))
+const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
+#define SQUEUE_NDEFS squeue_ndefs
 
-/* Slurm's defaults: squeue, and squeue -l. */
-#define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
-#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 /* squeue -s: Slurm's header for steps; Cohort has none to list. */
 #define SQUEUE_STEPS_HEADER \
     "         STEPID     NAME PARTITION     USER      TIME NODELIST"
-
-#define SQ_CELL 1024
 
 /* The value of field id for j (row id rowid: a fold of pending array
  * tasks, "12_[8-99]"). */
@@ -397,13 +435,16 @@ static const char *
 squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
     char *buf, size_t len)
 {
-	bool waiting = !sq_placed(j) && !job_state_is_final(j->state);
+	bool waiting = !slurm_job_placed(j) && !job_state_is_final(j->state);
 	char rb[SLURM_REASON_LEN];
 	uint32_t g;
 
 	switch (id) {
 	case SQ_ID:
 		return rowid;
+	case SQ_JOBID_RAW:
+		snprintf(buf, len, "%" PRIu64, j->id);
+		return buf;
 	case SQ_NAME:
 		return j->spec.name != NULL ? j->spec.name : "";
 	case SQ_STATE:
@@ -411,36 +452,43 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 	case SQ_ST:
 		return slurm_state_code(j->state);
 	case SQ_TIME:
-		return slurm_secs_short(sq_elapsed_s(j, now), buf, len);
+		return slurm_secs_short(slurm_job_elapsed_s(j, now), buf, len);
 	case SQ_LIMIT:
 		if (j->spec.service || j->spec.time_limit_s == 0)
 			return "UNLIMITED";
 		return slurm_secs_short(j->spec.time_limit_s, buf, len);
 	case SQ_NODES:
-		snprintf(buf, len, "%" PRIu32, sq_nodes(j));
+		snprintf(buf, len, "%" PRIu32, slurm_job_nodes(j));
 		return buf;
 	case SQ_REASONLIST:
+		/* Slurm shows why a job waits, failed or ran out of
+		 * time; other jobs, their nodes. */
 		if (waiting) {
 			snprintf(buf, len, "(%s)", slurm_reason(j->reason, rb,
 			    sizeof(rb)));
 			return buf;
 		}
-		return sq_nodelist(j, buf, len);
+		if (j->state == JOB_FAILED)
+			return "(NonZeroExitCode)";
+		if (j->state == JOB_TIMEOUT)
+			return "(TimeLimit)";
+		return slurm_job_nodelist(j, buf, len);
 	case SQ_NODELIST:
-		return waiting ? "" : sq_nodelist(j, buf, len);
+		return waiting ? "" : slurm_job_nodelist(j, buf, len);
 	case SQ_USER:
 		return j->user != NULL ? j->user : "";
 	case SQ_PARTITION:
 		return j->spec.queue != NULL ? j->spec.queue : "";
 	case SQ_CPUS:
-		snprintf(buf, len, "%" PRIu64, sq_cpus(j));
+		snprintf(buf, len, "%" PRIu64, slurm_job_cpus(j));
 		return buf;
 	case SQ_TRES:
+		/* Slurm 22.05's form, as the job asked: "gres:gpu:2". */
 		if (j->spec.cpu_only)
 			return "N/A";
-		if ((g = sq_gpus_per_node(j)) == 0)
-			return "gres/gpu";
-		snprintf(buf, len, "gres/gpu:%" PRIu32, g);
+		if ((g = slurm_job_gpus_per_node(j)) == 0)
+			return "gres:gpu";
+		snprintf(buf, len, "gres:gpu:%" PRIu32, g);
 		return buf;
 	case SQ_SUBMIT:
 		return slurm_time(j->submit_ms, "N/A", buf, len);
@@ -454,7 +502,7 @@ squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
 		if (!waiting && j->spec.time_limit_s > 0 && !j->spec.service)
 			return slurm_time(j->start_ms + (int64_t)
 			    j->spec.time_limit_s * 1000, "N/A", buf, len);
-		return "N/A";
+		return waiting ? "N/A" : "NONE";
 	case SQ_PRIORITY:
 		snprintf(buf, len, "%" PRId32, j->spec.priority);
 		return buf;
@@ -494,7 +542,8 @@ static const char squeue_usage[] =
     "  SubmitTime StartTime EndTime Priority Reason\n";
 
 struct squeue_args {
-	bool noheader, array, me, steps;
+	bool noheader, array, me, steps, longer;
+	const char *me_user;	/* with --me: who we are */
 	const char *format, *Format, *users, *partitions, *names;
 	struct slurm_joblist jobs;
 	bool has_jobs;
@@ -523,6 +572,7 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			break;
 		case 'l':
 			a->format = SQUEUE_FORMAT_LONG;
+			a->longer = true;
 			break;
 		case 'o':
 			a->format = optarg;
@@ -558,6 +608,8 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			if (slurm_states_parse(optarg, &a->states, &err) ==
 			    -1) {
 				slurm_error("squeue", "%s", err.text);
+				slurm_error("squeue", "Valid job states include: "
+				    "%s", SLURM_STATES_VALID);
 				return EXIT_FAILED;
 			}
 			break;
@@ -568,18 +620,13 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			return slurm_option_error("squeue", ch, argv);
 		}
 	}
-	if (optind < argc) {
-		slurm_error("squeue", "unrecognized argument '%s'",
-		    argv[optind]);
-		return EXIT_FAILED;
-	}
-	return 0;
+	return slurm_no_operands("squeue", argc, argv);
 }
 
 static bool
-squeue_wanted(const struct squeue_args *a, const struct job *j,
-    const char *me)
+squeue_wanted(const void *arg, const struct job *j)
 {
+	const struct squeue_args *a = arg;
 	unsigned states = a->states;
 
 	/* Without -t, Slurm lists the jobs that have not ended; with -j,
@@ -593,7 +640,8 @@ squeue_wanted(const struct squeue_args *a, const struct job *j,
 		return false;
 	if (a->users != NULL && !slurm_word_in(a->users, j->user))
 		return false;
-	if (me != NULL && (j->user == NULL || strcmp(j->user, me) != 0))
+	if (a->me_user != NULL && (j->user == NULL ||
+	    strcmp(j->user, a->me_user) != 0))
 		return false;
 	if (a->partitions != NULL && !slurm_word_in(a->partitions,
 	    j->spec.queue))
@@ -606,8 +654,8 @@ static int
 squeue_print(const struct squeue_args *a, struct sfmt *fmt,
     struct job **v, size_t n)
 {
-	static char bufs[32][SQ_CELL];
-	const char *cells[32];
+	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
+	const char *cells[SLURM_FIELDS_MAX];
 	struct arrays_row *rows = NULL, one;
 	char id[JOBREF_LEN];
 	size_t nrows, i, k, f, nf = sfmt_nfields(fmt);
@@ -624,8 +672,11 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 	}
 	if (a->array)
 		nrows = n;
-	if (!a->noheader)
+	if (!a->noheader) {
+		if (a->longer)
+			slurm_print_date(stdout);
 		sfmt_print(fmt, NULL, stdout);
+	}
 	for (i = 0; i < nrows; i++) {
 		if (a->array) {
 			one.job = v[i];
@@ -654,9 +705,8 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	struct sfmt fmt;
 	struct cerr err;
 	struct cconn *c;
-	struct job **v = NULL, **w;
-	const char *me = NULL;
-	size_t n = 0, i, k;
+	struct job **v = NULL;
+	size_t n = 0;
 	unsigned live;
 	int rc;
 
@@ -691,399 +741,18 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 		lj.after_id = a.jobs.min_id - 1;
 	if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
 		if (a.me)
-			me = cconn_identity(c);
+			a.me_user = cconn_identity(c);
 		rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n);
 		if (rc == EXIT_OK && a.has_jobs && n == 0) {
 			/* As Slurm: a job named that does not exist. */
-			slurm_error("squeue", "Invalid job id specified");
+			fflush(stdout);
+			fputs("slurm_load_jobs error: Invalid job id "
+			    "specified\n", stderr);
 			rc = EXIT_FAILED;
 		}
 		if (rc == EXIT_OK) {
-			for (i = 0, k = 0; i < n; i++) {
-				if (squeue_wanted(&a, v[i], me))
-					v[k++] = v[i];
-				else
-					job_free(v[i]);
-			}
-			n = k;
-			w = v;
-			rc = squeue_print(&a, &fmt, w, n);
-		}
-		cconn_close(c);
-	}
-	slurm_jobs_free(v, n);
-	sfmt_clear(&fmt);
-	slurm_joblist_clear(&a.jobs);
-	return rc;
-}
-
-/* ---- sacct ---- */
-
-enum {
-	SA_JOBID, SA_JOBIDRAW, SA_JOBNAME, SA_STATE, SA_EXITCODE, SA_ELAPSED,
-	SA_NODELIST, SA_START, SA_END, SA_SUBMIT, SA_ALLOCTRES, SA_PARTITION,
-	SA_USER, SA_NNODES, SA_TIMELIMIT, SA_ALLOCNODES, SA_REASON,
-	SA_ALLOCCPUS, SA_ACCOUNT, SA_PRIORITY,
-};
-
-/* Widths as sacct's; negative: left-justified values. */
-static const struct sfmt_def sacct_defs[] = {
-	{ 0, "JobID", "JobID", -12, SA_JOBID },
-	{ 0, "JobIDRaw", "JobIDRaw", -12, SA_JOBIDRAW },
-	{ 0, "JobName", "JobName", 10, SA_JOBNAME },
-	{ 0, "State", "State", 10, SA_STATE },
-	{ 0, "ExitCode", "ExitCode", 8, SA_EXITCODE },
-	{ 0, "Elapsed", "Elapsed", 10, SA_ELAPSED },
-	{ 0, "NodeList", "NodeList", -15, SA_NODELIST },
-	{ 0, "Start", "Start", 19, SA_START },
-	{ 0, "End", "End", 19, SA_END },
-	{ 0, "Submit", "Submit", 19, SA_SUBMIT },
-	{ 0, "AllocTRES", "AllocTRES", -10, SA_ALLOCTRES },
-	{ 0, "Partition", "Partition", 10, SA_PARTITION },
-	{ 0, "User", "User", 9, SA_USER },
-	{ 0, "NNodes", "NNodes", 8, SA_NNODES },
-	{ 0, "Timelimit", "Timelimit", 10, SA_TIMELIMIT },
-	{ 0, "AllocNodes", "AllocNodes", 10, SA_ALLOCNODES },
-	{ 0, "Reason", "Reason", 20, SA_REASON },
-	{ 0, "AllocCPUS", "AllocCPUS", 10, SA_ALLOCCPUS },
-	{ 0, "Account", "Account", 10, SA_ACCOUNT },
-	{ 0, "Priority", "Priority", 10, SA_PRIORITY },
-};
-#define SACCT_NDEFS (sizeof(sacct_defs) / sizeof(sacct_defs[0]))
-
-#define SACCT_FORMAT "JobID,JobName,Partition,Account,AllocCPUS,State," \
-	"ExitCode"
-#define SACCT_BRIEF "JobID,State,ExitCode"
-
-static const char *
-sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
-{
-	switch (id) {
-	case SA_JOBID:
-		return jobref_format(j, buf, len);
-	case SA_JOBIDRAW:
-		snprintf(buf, len, "%" PRIu64, j->id);
-		return buf;
-	case SA_JOBNAME:
-		return j->spec.name != NULL ? j->spec.name : "";
-	case SA_STATE:
-		return slurm_state_name(j->state);
-	case SA_EXITCODE:
-		/* Cohort keeps the code a shell would give (128+N for a
-		 * signal): Slurm's signal half stays 0. */
-		snprintf(buf, len, "%" PRId32 ":0", j->has_exit ?
-		    j->exit_code : 0);
-		return buf;
-	case SA_ELAPSED:
-		return slurm_secs_long(sq_elapsed_s(j, now), buf, len);
-	case SA_NODELIST:
-		return sq_placed(j) ? sq_nodelist(j, buf, len) :
-		    "None assigned";
-	case SA_START:
-		return slurm_time(j->start_ms, "Unknown", buf, len);
-	case SA_END:
-		return slurm_time(j->end_ms, "Unknown", buf, len);
-	case SA_SUBMIT:
-		return slurm_time(j->submit_ms, "Unknown", buf, len);
-	case SA_ALLOCTRES:
-		if (!sq_placed(j))
-			return "";
-		snprintf(buf, len, "cpu=%" PRIu64 ",gres/gpu=%" PRIu32
-		    ",node=%zu", sq_cpus(j), job_gpus(j), j->nplace);
-		return buf;
-	case SA_PARTITION:
-		return j->spec.queue != NULL ? j->spec.queue : "";
-	case SA_USER:
-		return j->user != NULL ? j->user : "";
-	case SA_NNODES:
-		snprintf(buf, len, "%" PRIu32, sq_nodes(j));
-		return buf;
-	case SA_TIMELIMIT:
-		if (j->spec.service || j->spec.time_limit_s == 0)
-			return "UNLIMITED";
-		return slurm_secs_long(j->spec.time_limit_s, buf, len);
-	case SA_ALLOCNODES:
-		snprintf(buf, len, "%zu", sq_placed(j) ? j->nplace : 0);
-		return buf;
-	case SA_REASON:
-		return j->state == JOB_PENDING ? slurm_reason(j->reason, buf,
-		    len) :
-		    "None";
-	case SA_ALLOCCPUS:
-		snprintf(buf, len, "%" PRIu64, sq_placed(j) ? sq_cpus(j) : 0);
-		return buf;
-	case SA_ACCOUNT:
-		return "";	/* Cohort has no accounts */
-	case SA_PRIORITY:
-		snprintf(buf, len, "%" PRId32, j->spec.priority);
-		return buf;
-	}
-	return "";
-}
-
-static const struct option sacct_longopts[] = {
-	{ "allocations", no_argument, NULL, 'X' },
-	{ "allusers", no_argument, NULL, 'a' },
-	{ "brief", no_argument, NULL, 'b' },
-	{ "endtime", required_argument, NULL, 'E' },
-	{ "format", required_argument, NULL, 'o' },
-	{ "helpformat", no_argument, NULL, 'e' },
-	{ "jobs", required_argument, NULL, 'j' },
-	{ "name", required_argument, NULL, 'N' },
-	{ "noheader", no_argument, NULL, 'n' },
-	{ "parsable", no_argument, NULL, 'p' },
-	{ "parsable2", no_argument, NULL, 'P' },
-	{ "partition", required_argument, NULL, 'r' },
-	{ "starttime", required_argument, NULL, 'S' },
-	{ "state", required_argument, NULL, 's' },
-	{ "user", required_argument, NULL, 'u' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static const char sacct_usage[] =
-    "Usage: sacct [-X] [-a] [-b] [-n] [-p|-P] [-j JOBS] [-u USERS]\n"
-    "             [-s STATES] [-S TIME] [-E TIME] [-r PARTITIONS]\n"
-    "             [--name NAMES] [-o FIELDS] [-e]\n"
-    "  Cohort's sacct (cohort(1), SLURM COMMANDS): one row per job (array\n"
-    "  tasks as ID_TASK); Cohort has no job steps, so no .batch or .N rows\n"
-    "  and -X changes nothing. TIME: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY],\n"
-    "  now[-N[seconds|minutes|hours|days|weeks]].\n";
-
-struct sacct_args {
-	bool noheader, parsable, parsable2, allusers;
-	const char *format, *users, *partitions, *names, *start, *end;
-	struct slurm_joblist jobs;
-	bool has_jobs;
-	unsigned states;
-};
-
-static int
-sacct_parse(int argc, char **argv, struct sacct_args *a)
-{
-	struct cerr err;
-	size_t i;
-	int ch;
-
-	memset(a, 0, sizeof(*a));
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":abeE:hj:no:pPr:s:S:u:X",
-	    sacct_longopts, NULL)) != -1) {
-		cerr_clear(&err);
-		switch (ch) {
-		case 'X':
-			break;	/* no steps: every row is an allocation */
-		case 'a':
-			a->allusers = true;
-			break;
-		case 'b':
-			a->format = SACCT_BRIEF;
-			break;
-		case 'e':
-			for (i = 0; i < SACCT_NDEFS; i++)
-				printf("%s%s", sacct_defs[i].name, i + 1 ==
-				    SACCT_NDEFS ? "\n" : " ");
-			return -2;
-		case 'E':
-			a->end = optarg;
-			break;
-		case 'S':
-			a->start = optarg;
-			break;
-		case 'o':
-			a->format = optarg;
-			break;
-		case 'j':
-			slurm_joblist_clear(&a->jobs);
-			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
-				slurm_error("sacct", "%s", err.text);
-				return EXIT_FAILED;
-			}
-			a->has_jobs = true;
-			break;
-		case 'N':
-			a->names = optarg;
-			break;
-		case 'n':
-			a->noheader = true;
-			break;
-		case 'p':
-			a->parsable = true;
-			break;
-		case 'P':
-			a->parsable2 = true;
-			break;
-		case 'r':
-			a->partitions = optarg;
-			break;
-		case 's':
-			if (slurm_states_parse(optarg, &a->states, &err) ==
-			    -1) {
-				slurm_error("sacct", "%s", err.text);
-				return EXIT_FAILED;
-			}
-			break;
-		case 'u':
-			a->users = optarg;
-			break;
-		case 'h':
-			fputs(sacct_usage, stdout);
-			return -2;
-		default:
-			return slurm_option_error("sacct", ch, argv);
-		}
-	}
-	if (optind < argc) {
-		slurm_error("sacct", "unrecognized argument '%s'",
-		    argv[optind]);
-		return EXIT_FAILED;
-	}
-	return 0;
-}
-
-/* -S and -E into the request, with Slurm's defaults: from today's
- * midnight unless -j or -s names jobs, to now. */
-static int
-sacct_window(const struct sacct_args *a, Cohort__V1__ListJobsRequest *lj)
-{
-	int64_t now = clock_now_ms(), ms;
-	time_t t = (time_t)(now / 1000);
-	struct tm tm;
-
-	if (a->start != NULL) {
-		if (slurm_time_parse(a->start, now, &ms) == -1) {
-			slurm_error("sacct", "Invalid time specification "
-			    "(-S): %s", a->start);
-			return -1;
-		}
-		lj->has_since_ms = 1;
-		lj->since_ms = ms;
-	} else if (!a->has_jobs && a->states == 0 &&
-	    localtime_r(&t, &tm) != NULL) {
-		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-		tm.tm_isdst = -1;
-		lj->has_since_ms = 1;
-		lj->since_ms = (int64_t)mktime(&tm) * 1000;
-	}
-	if (a->end != NULL) {
-		if (slurm_time_parse(a->end, now, &ms) == -1 || ms <= 0) {
-			slurm_error("sacct", "Invalid time specification "
-			    "(-E): %s", a->end);
-			return -1;
-		}
-		lj->has_until_ms = 1;
-		lj->until_ms = ms;
-		if (lj->has_since_ms && ms <= lj->since_ms) {
-			slurm_error("sacct", "Start time (%s) requested is "
-			    "after end time (%s).", a->start != NULL ?
-			    a->start : "midnight", a->end);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static bool
-sacct_wanted(const struct sacct_args *a, const struct job *j,
-    const char *me)
-{
-	if (a->states != 0 && !(a->states & 1u << j->state))
-		return false;
-	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
-		return false;
-	/* Own jobs only, unless -a or -u (or -j, which names them). */
-	if (a->users != NULL ? !slurm_word_in(a->users, j->user) :
-	    !a->allusers && !a->has_jobs && me != NULL &&
-	    (j->user == NULL || strcmp(j->user, me) != 0))
-		return false;
-	if (a->partitions != NULL && !slurm_word_in(a->partitions,
-	    j->spec.queue))
-		return false;
-	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
-}
-
-static int
-sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
-    struct job **v, size_t n)
-{
-	static char bufs[32][SQ_CELL];
-	const char *cells[32];
-	size_t i, k, f;
-	int64_t now = clock_now_ms();
-	bool parsable = a->parsable || a->parsable2;
-
-	if (sfmt_nfields(fmt) > 32) {
-		slurm_error("sacct", "at most 32 fields in a format");
-		return EXIT_FAILED;
-	}
-	if (!a->noheader) {
-		if (parsable)
-			sfmt_print_parsable(fmt, NULL, a->parsable, stdout);
-		else {
-			sfmt_print(fmt, NULL, stdout);
-			sfmt_print_dashes(fmt, stdout);
-		}
-	}
-	for (i = 0; i < n; i++) {
-		for (k = 0, f = 0; k < fmt->n; k++)
-			if (fmt->v[k].def != NULL) {
-				cells[f] = sacct_cell(fmt->v[k].def->id, v[i],
-				    now, bufs[f], sizeof(bufs[f]));
-				f++;
-			}
-		if (parsable)
-			sfmt_print_parsable(fmt, cells, a->parsable, stdout);
-		else
-			sfmt_print(fmt, cells, stdout);
-	}
-	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
-}
-
-int
-cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
-{
-	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
-	struct sacct_args a;
-	struct sfmt fmt;
-	struct cerr err;
-	struct cconn *c;
-	struct job **v = NULL;
-	const char *me;
-	size_t n = 0, i, k;
-	int rc;
-
-	if ((rc = sacct_parse(argc, argv, &a)) != 0) {
-		slurm_joblist_clear(&a.jobs);
-		return rc == -2 ? EXIT_OK : rc;
-	}
-	cerr_clear(&err);
-	if (sfmt_parse_sacct(a.format != NULL ? a.format : SACCT_FORMAT,
-	    sacct_defs, SACCT_NDEFS, &fmt, &err) == -1) {
-		slurm_error("sacct", "%s", err.text);
-		slurm_joblist_clear(&a.jobs);
-		return EXIT_FAILED;
-	}
-	lj.has_all = 1;
-	lj.all = 1;
-	if (a.users != NULL && strchr(a.users, ',') == NULL)
-		lj.user = (char *)a.users;
-	if (a.has_jobs)
-		lj.after_id = a.jobs.min_id - 1;
-	if (sacct_window(&a, &lj) == -1)
-		rc = EXIT_FAILED;
-	else if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
-		me = cconn_identity(c);
-		rc = slurm_jobs_fetch("sacct", c, &lj, 0, &v, &n);
-		if (rc == EXIT_OK) {
-			for (i = 0, k = 0; i < n; i++) {
-				if (sacct_wanted(&a, v[i], me))
-					v[k++] = v[i];
-				else
-					job_free(v[i]);
-			}
-			n = k;
-			rc = sacct_print(&a, &fmt, v, n);
+			n = slurm_jobs_filter(v, n, squeue_wanted, &a);
+			rc = squeue_print(&a, &fmt, v, n);
 		}
 		cconn_close(c);
 	}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "client/conn.h"
+#include "client/slurm_format.h"
 #include "client/nodes_view.h"
 #include "lib/err.h"
 #include "lib/job.h"
@@ -25,9 +26,16 @@ int cmd_scancel(int argc, char **argv, const struct cconn_opts *opts);
 /* "CMD: error: ..." on stderr, as Slurm's commands write them. */
 void slurm_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "CMD: fatal: ...": where Slurm's command gives up with fatal(). */
+void slurm_fatal(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* A getopt_long failure (ch '?' or ':'): Slurm's message and its exit
  * code, 1. */
 int slurm_option_error(const char *cmd, int ch, char *const *argv);
+
+/* After getopt: 0 when no operand is left, else Slurm's error line
+ * and its exit code, 1. */
+int slurm_no_operands(const char *cmd, int argc, char *const *argv);
 
 /* Connect with the settings main resolved from the environment.
  * EXIT_OK with *c, or an exit code after printing why. */
@@ -61,6 +69,35 @@ int slurm_jobs_fetch(const char *cmd, struct cconn *c,
     Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
     size_t *n);
 void slurm_jobs_free(struct job **v, size_t n);
+/* Keep the jobs of v[0..n) that keep(arg, job) accepts, in order, and
+ * free the others. Returns how many are kept. */
+size_t slurm_jobs_filter(struct job **v, size_t n,
+    bool (*keep)(const void *, const struct job *), const void *arg);
+
+/* The fields squeue (-o letters, -O names) and sacct (-o names) know,
+ * with Slurm's headers and widths; their default formats. */
+extern const struct sfmt_def squeue_defs[];
+extern const size_t squeue_ndefs;
+extern const struct sfmt_def sacct_defs[];
+extern const size_t sacct_ndefs;
+#define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+#define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+#define SACCT_FORMAT "JobID,JobName,Partition,Account,AllocCPUS,State," \
+	"ExitCode"
+
+/* A job's cells as squeue and sacct show them. */
+#define SLURM_CELL 1024
+#define SLURM_FIELDS_MAX 32	/* fields in one format */
+/* It holds (or, ended, held) an allocation. */
+bool slurm_job_placed(const struct job *j);
+/* Seconds it has run (or ran), at now for a running job. */
+uint64_t slurm_job_elapsed_s(const struct job *j, int64_t now);
+/* Nodes it holds, or asks for while it waits. */
+uint32_t slurm_job_nodes(const struct job *j);
+/* CPUs as Slurm counts them: a CPU per task unless --cpus-per-task. */
+uint64_t slurm_job_cpus(const struct job *j);
+/* Its nodes, compressed ("node[01-02]"), into buf; "" when none. */
+const char *slurm_job_nodelist(const struct job *j, char *buf, size_t len);
 
 /* The cluster as sinfo and scontrol show it: every node, and the
  * queues that take jobs (the leaves of the queue tree) as partitions,

@@ -193,7 +193,7 @@ enum {
 	SI_PARTITION, SI_AVAIL, SI_LIMIT, SI_NODES, SI_STATE, SI_STATE_LONG,
 	SI_NODELIST, SI_GRES, SI_CPUS, SI_MEMORY, SI_REASON, SI_TIMESTAMP,
 	SI_USER, SI_AIOT, SI_FEATURES, SI_JOBSIZE, SI_ROOT, SI_OVERSUB,
-	SI_GROUPS,
+	SI_GROUPS, SI_SCT, SI_TMPDISK, SI_WEIGHT,
 };
 
 static const struct sfmt_def sinfo_defs[] = {
@@ -216,16 +216,22 @@ static const struct sfmt_def sinfo_defs[] = {
 	{ 'r', NULL, "ROOT", 0, SI_ROOT },
 	{ 'h', NULL, "OVERSUBSCRIBE", 0, SI_OVERSUB },
 	{ 'g', NULL, "GROUPS", 0, SI_GROUPS },
+	{ 'z', NULL, "S:C:T", 0, SI_SCT },
+	{ 'd', NULL, "TMP_DISK", 0, SI_TMPDISK },
+	{ 'w', NULL, "WEIGHT", 0, SI_WEIGHT },
 };
 #define SINFO_NDEFS (sizeof(sinfo_defs) / sizeof(sinfo_defs[0]))
 
-/* Slurm's defaults: sinfo, -s, -N, -R, -l, -N -l. */
+/* Slurm 22.05's defaults: sinfo, -s, -N, -R, -l, -N -l. With -N its
+ * node and partition columns are at least 9 wide, the partition's
+ * right-justified, and the CPUs left-justified. */
 #define SINFO_FORMAT "%#P %.5a %.10l %.6D %.6t %N"
 #define SINFO_SUMMARY "%#P %.5a %.10l %.16F %N"
-#define SINFO_NODE "%#N %.6D %#P %6t"
+#define SINFO_NODE "%#9N %.6D %.#9P %6t"
 #define SINFO_REASONS "%20E %9u %19H %N"
 #define SINFO_LONG "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
-#define SINFO_NODE_LONG "%#N %.6D %#P %.11T %.4c %.6m %.8f %20E"
+#define SINFO_NODE_LONG \
+    "%#9N %.6D %.#9P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
 
 #define SI_FIELDS 32
 #define SI_CELL 256
@@ -335,6 +341,15 @@ sinfo_cell(const struct sinfo_out *o, const struct sinfo_line *l, int id,
 		return "NO";
 	case SI_GROUPS:
 		return "all";
+	case SI_SCT:
+		/* Cohort counts CPUs, not sockets: a core per socket, as
+		 * Slurm shows a node configured with CPUs= alone. */
+		snprintf(buf, len, "%u:1:1", n->ncpus);
+		return buf;
+	case SI_TMPDISK:
+		return "0";
+	case SI_WEIGHT:
+		return "1";
 	}
 	return "";
 }
@@ -423,7 +438,7 @@ static const char sinfo_usage[] =
     "  Cohort's sinfo (cohort(1), SLURM COMMANDS): each Cohort queue that\n"
     "  takes jobs is a partition holding every node; TIMELIMIT shows\n"
     "  infinite. -o letters: %P %a %l %D %t %T %N %G %c %m %E %H %u %F %f\n"
-    "  %s %r %h %g.\n";
+    "  %s %r %h %g %z %d %w.\n";
 
 int
 cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
@@ -479,11 +494,8 @@ cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
 			return slurm_option_error("sinfo", ch, argv);
 		}
 	}
-	if (optind < argc) {
-		slurm_error("sinfo", "unrecognized argument '%s'",
-		    argv[optind]);
-		return EXIT_FAILED;
-	}
+	if ((rc = slurm_no_operands("sinfo", argc, argv)) != 0)
+		return rc;
 	if (format == NULL)
 		format = reasons ? SINFO_REASONS : summary ? SINFO_SUMMARY :
 		    by_node ? (longer ? SINFO_NODE_LONG : SINFO_NODE) :
@@ -542,6 +554,8 @@ cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
 		/* "%#" widths hold every cell, the header's too. */
 		sfmt_fit(&o.fmt, NULL);
 		for (pass = 0; pass < 2; pass++) {
+			if (pass == 1 && !noheader && longer)
+				slurm_print_date(stdout);
 			if (pass == 1 && !noheader)
 				sfmt_print(&o.fmt, NULL, stdout);
 			for (i = 0; i < o.nlines; i++) {

@@ -35,7 +35,7 @@ grep -Eq "^ +$p +default +waiter +alice +PD +0:00 +2 \((Resources|Priority)\)$" 
 
 ### -h and -o with width and justification.
 expect_exit 0 squeue -h -o '%.6i|%-8j|%T|%t|%D|%u|%P|%b|%l' -j "$r"
-[ "$(cat "$OUT")" = "$(printf '%6s|%-8s|RUNNING|R|2|alice|default|gres/gpu:2|1:00:00' "$r" runner)" ] ||
+[ "$(cat "$OUT")" = "$(printf '%6s|%-8s|RUNNING|R|2|alice|default|gres:gpu:2|1:00:00' "$r" runner)" ] ||
 	fail "squeue -o: '$(cat "$OUT")'"
 expect_exit 0 squeue -h -t PD -o '%i %t %R'
 [ "$(cat "$OUT")" = "$p PD (Resources)" ] || [ "$(cat "$OUT")" = "$p PD (Priority)" ] ||
@@ -90,7 +90,7 @@ expect_exit 0 sacct -P -o JobID,JobName,State,ExitCode,NodeList,Partition -j "$r
 expect_exit 0 sacct -p -n -X -j "$r" -o JobID,State
 [ "$(cat "$OUT")" = "$r|COMPLETED|" ] || fail "sacct -p -n: '$(cat "$OUT")'"
 expect_exit 0 sacct -j "$r"
-[ "$(line 1 "$OUT")" = "       JobID    JobName  Partition    Account  AllocCPUS      State ExitCode " ] ||
+[ "$(line 1 "$OUT")" = "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode " ] ||
 	fail "sacct header: '$(line 1 "$OUT")'"
 [ "$(line 2 "$OUT")" = "------------ ---------- ---------- ---------- ---------- ---------- -------- " ] ||
 	fail "sacct dashes: '$(line 2 "$OUT")'"

@@ -108,11 +108,11 @@ START_TEST(test_sacct)
 	struct cerr err;
 	FILE *fp;
 
-	/* Ids left-justified, other values right; headers all right; a
+	/* Ids left-justified, other values right, headers as their values; a
 	 * value cut ends in '+'; one space after each field. */
 	ck_assert_int_eq(sfmt_parse_sacct("JobID,Name", defs, NDEFS, &f,
 	    &err), 0);
-	ck_assert_str_eq(render(&f, NULL), "       JOBID       NAME ");
+	ck_assert_str_eq(render(&f, NULL), "JOBID              NAME ");
 	ck_assert_str_eq(render(&f, cells), "12_3         a-long-jo+ ");
 	fp = fmemopen(out, sizeof(out), "w");
 	sfmt_print_dashes(&f, fp);
@@ -265,6 +265,123 @@ START_TEST(test_hostnames)
 }
 END_TEST
 
+/* Line n (1-based) of Slurm's output in tests/unit/data/slurm/name,
+ * newline cut. */
+static char *
+fixture(const char *name, int n)
+{
+	static char line[1024];
+	char path[512];
+	FILE *fp;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", SLURM_DATA_DIR, name);
+	fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "%s missing", path);
+	for (i = 0; i < n; i++)
+		ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+/* fmt's line for cells (NULL: header; dashes: sacct's dashes; parsable:
+ * 1 for -P, 2 for -p) against Slurm's line n of name. */
+static void
+same(const struct sfmt *fmt, const char *const *cells, int how,
+    const char *name, int n)
+{
+	char out[1024];
+	FILE *fp = fmemopen(out, sizeof(out), "w");
+
+	ck_assert_ptr_nonnull(fp);
+	if (how == 'd')
+		sfmt_print_dashes(fmt, fp);
+	else if (how == 'P' || how == 'p')
+		sfmt_print_parsable(fmt, cells, how == 'p', fp);
+	else
+		sfmt_print(fmt, cells, fp);
+	fclose(fp);
+	out[strcspn(out, "\n")] = '\0';
+	ck_assert_str_eq(out, fixture(name, n));
+}
+
+/* Rows with the values Slurm 22.05 printed, through Cohort's default
+ * formats and field tables: the same bytes, trailing spaces included. */
+START_TEST(test_vs_slurm)
+{
+	const char *sq[] = { "2", "batch", "runner", "root", "R", "0:18",
+	    "2", "node[01-02]" };
+	const char *sqO[] = { "2", "runner", "RUNNING" };
+	const char *sqW[] = { "2", "R", "runner", "1:00:00", "2",
+	    "gres:gpu:2", "node[01-02]" };
+	const char *sa[] = { "4", "bad", "batch", "root", "1", "FAILED",
+	    "3:0" };
+	const char *saO[] = { "2", "runner", "RUNNING", "0:0", "00:00:19",
+	    "node[01-02]", "2026-12-07T03:00:27", "Unknown",
+	    "2026-12-07T03:00:26", "billing=2,cpu=2,gres/gpu=4,node=2",
+	    "batch", "root" };
+	const char *sa30[] = { "6", "averyveryverylongjobname_x", "RUNNING" };
+	const char *saP[] = { "7_3", "arr", "batch", "root", "1",
+	    "CANCELLED by 0", "0:0" };
+	const char *held[] = { "1", "held", "PENDING", "0:0", "00:00:00",
+	    "None assigned", "Unknown", "Unknown", "2026-12-07T03:00:26", "",
+	    "batch", "root", "1", "Partition_Limit", "0", "JobHeldUser", "1",
+	    "0", "1" };
+	struct sfmt f;
+	struct cerr err;
+
+	ck_assert_int_eq(sfmt_parse_letters(SQUEUE_FORMAT, squeue_defs,
+	    squeue_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "squeue-default.txt", 1);
+	same(&f, sq, 0, "squeue-default.txt", 4);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_names("JobID,Name,State", squeue_defs,
+	    squeue_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "squeue-O.txt", 1);
+	same(&f, sqO, 0, "squeue-O.txt", 4);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_names("JobID:8,StateCompact:.4,"
+	    "Name:.10,TimeLimit,NumNodes,tres-per-node,ReasonList",
+	    squeue_defs, squeue_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "squeue-O-widths.txt", 1);
+	same(&f, sqW, 0, "squeue-O-widths.txt", 4);
+	sfmt_clear(&f);
+
+	ck_assert_int_eq(sfmt_parse_sacct(SACCT_FORMAT, sacct_defs,
+	    sacct_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "sacct-X.txt", 1);
+	same(&f, NULL, 'd', "sacct-X.txt", 2);
+	same(&f, sa, 0, "sacct-X.txt", 5);
+	same(&f, saP, 0, "sacct-X.txt", 10);
+	same(&f, NULL, 'P', "sacct-P.txt", 1);
+	same(&f, saP, 'P', "sacct-P.txt", 15);
+	same(&f, saP, 'p', "sacct-p-n.txt", 14);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_sacct("JobID,JobName,State,ExitCode,"
+	    "Elapsed,NodeList,Start,End,Submit,AllocTRES,Partition,User",
+	    sacct_defs, sacct_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "sacct-o-X.txt", 1);
+	same(&f, NULL, 'd', "sacct-o-X.txt", 2);
+	same(&f, saO, 0, "sacct-o-X.txt", 3);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_sacct("JobID,JobName%30,State",
+	    sacct_defs, sacct_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "sacct-jobname30.txt", 1);
+	same(&f, NULL, 'd', "sacct-jobname30.txt", 2);
+	same(&f, sa30, 0, "sacct-jobname30.txt", 6);
+	sfmt_clear(&f);
+	ck_assert_int_eq(sfmt_parse_sacct("JobID,JobName,State,ExitCode,"
+	    "Elapsed,NodeList,Start,End,Submit,AllocTRES,Partition,User,"
+	    "NNodes,Timelimit,AllocNodes,Reason,AllocCPUS,Priority,JobIDRaw",
+	    sacct_defs, sacct_ndefs, &f, &err), 0);
+	same(&f, NULL, 0, "sacct-j-held.txt", 1);
+	same(&f, NULL, 'd', "sacct-j-held.txt", 2);
+	same(&f, held, 0, "sacct-j-held.txt", 3);
+	sfmt_clear(&f);
+}
+END_TEST
+
 static Suite *
 slurm_query_suite(void)
 {
@@ -280,6 +397,7 @@ slurm_query_suite(void)
 	tcase_add_test(tc, test_times);
 	tcase_add_test(tc, test_joblist);
 	tcase_add_test(tc, test_hostnames);
+	tcase_add_test(tc, test_vs_slurm);
 	suite_add_tcase(s, tc);
 	return s;
 }
