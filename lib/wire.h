@@ -26,9 +26,9 @@ int wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *spec,
  * are the submitter's shell (--export ALL), which a workflow engine's
  * retry of the same step need not reproduce (a try number, OLDPWD);
  * and a job keyed before the umask was sent is still found by a retry
- * that sends one. What runs, where and how is in. The same client sending the same request gets the same
- * fingerprint; another client's encoding of it may differ. 0, or -1
- * (ENOMEM). */
+ * that sends one. What runs, where and how is in. The same client
+ * sending the same request gets the same fingerprint; another client's
+ * encoding of it may differ. 0, or -1 (ENOMEM). */
 int wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
     unsigned char fp[JOB_IDEM_FP_LEN]);
 
