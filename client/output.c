@@ -644,17 +644,24 @@ output_job_json_history(json_t *doc, const struct job *job)
 }
 
 /* Where the job may run and write (issue 13): its -o/-e patterns, the
- * nodes it asked for or excluded (Slurm's ReqNodeList/ExcNodeList), and
- * whether it is CPU-only, exclusive or held. 0 or -1 (ENOMEM). */
+ * umask its tasks start with, the nodes it asked for or excluded
+ * (Slurm's ReqNodeList/ExcNodeList), and whether it is CPU-only,
+ * exclusive or held. 0 or -1 (ENOMEM). */
 static int
 output_job_json_where(json_t *doc, const struct job *job)
 {
 	const struct job_spec *s = &job->spec;
 	const char *hold = job->hold == JOB_HOLD_ADMIN ? "admin" :
 	    job->hold == JOB_HOLD_USER ? "user" : NULL;
+	char umask[8];
 
+	/* Octal, as umask(1) prints it; null: not given (the agent's
+	 * default applies). */
+	snprintf(umask, sizeof(umask), "%04o", s->umask & JOB_UMASK_MAX);
 	if (json_object_set_new(doc, "output", json_str_or_null(s->output)) ==
 	    -1 ||
+	    json_object_set_new(doc, "umask", s->has_umask ?
+	    json_string(umask) : json_null()) == -1 ||
 	    json_object_set_new(doc, "error", json_str_or_null(s->error)) ==
 	    -1 ||
 	    json_object_set_new(doc, "req_nodelist",

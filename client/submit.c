@@ -1191,9 +1191,23 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	return rc;
 }
 
+/* Our umask: the only way to read it is to set one, so it is put back
+ * at once. The tasks start with it (as Slurm's SLURM_UMASK), so that
+ * their files are no more readable than the submitter's own. */
+static uint32_t
+submit_umask(void)
+{
+	mode_t m;
+
+	m = umask(0);
+	umask(m);
+	return (uint32_t)m & JOB_UMASK_MAX;
+}
+
 /* What every way of submitting does once every option is in: the
- * working directory, the nodes a --nodelist names, Slurm's totals made
- * per node, the texts checked, the environment. cmd names the command
+ * working directory, the submitter's umask, the nodes a --nodelist
+ * names, Slurm's totals made per node, the texts checked, the
+ * environment. cmd names the command
  * in messages. 0 or an exit code after printing why. */
 static int
 submit_finish(struct submit_ctx *ctx, const char *cmd)
@@ -1205,6 +1219,8 @@ submit_finish(struct submit_ctx *ctx, const char *cmd)
 		    strerror(errno));
 		return EXIT_FAILED;
 	}
+	ctx->spec.umask = submit_umask();
+	ctx->spec.has_umask = true;
 	submit_nodelist_size(ctx);
 	cerr_clear(&err);
 	if (pernode_apply(&ctx->pn, &ctx->spec, &err) == -1) {

@@ -787,6 +787,10 @@ check_gpu_use(const struct job_spec *spec, struct cerr *err)
 static int
 check_workflow(const struct job_spec *spec, struct cerr *err)
 {
+	/* Not an option: the CLI sends its own umask. */
+	if (spec->has_umask && spec->umask > JOB_UMASK_MAX)
+		return cerr_set(err, ERR_INVALID, "umask: %#o is not a file "
+		    "mode mask (at most 0777)", spec->umask);
 	if (check_pattern("--output", spec->output, err) == -1 ||
 	    check_pattern("--error", spec->error, err) == -1 ||
 	    check_gpu_use(spec, err) == -1 ||

@@ -142,7 +142,16 @@ struct job_spec {
 	 * through updates: it is the submit's, not the spec's now. */
 	bool has_idem_fp;	/* false: none (no key, or older jobs) */
 	unsigned char idem_fp[JOB_IDEM_FP_LEN];
+	/* The submitter's umask, which the tasks start with (Slurm's
+	 * SLURM_UMASK): their -o/-e files and what they create are as
+	 * private as the user's own. At most JOB_UMASK_MAX. */
+	bool has_umask;		/* false: not given (an older client or
+				 * job): the agent uses its safe default */
+	uint32_t umask;
 };
+
+/* The largest umask: the permission bits. */
+#define JOB_UMASK_MAX 0777U
 
 /* The most cores a node's tasks of one job may be bound to
  * (--cpus-per-task x --tasks-per-node): the agent's CPU sets hold

@@ -76,6 +76,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->has_segment = s->segment > 0;
 	pb->segment = s->segment;
 	pb->idempotency_key = s->idem_key;
+	pb->has_umask = s->has_umask;
+	pb->umask = s->umask;
 }
 
 static int
@@ -152,6 +154,8 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->mem_per_node_mb = pb->has_mem_per_node_mb ? pb->mem_per_node_mb :
 	    0;
 	s->segment = pb->has_segment ? pb->segment : 0;
+	s->has_umask = pb->has_umask;
+	s->umask = pb->has_umask ? pb->umask : 0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
@@ -208,6 +212,8 @@ wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
 	req.idempotency_key = NULL;
 	req.n_env = 0;
 	req.env = NULL;
+	req.has_umask = 0;
+	req.umask = 0;
 	if ((d.md = EVP_MD_CTX_new()) == NULL)
 		goto out;
 	if (EVP_DigestInit_ex(d.md, EVP_sha256(), NULL) != 1)

@@ -21,13 +21,14 @@ void wire_spec_to_pb(const struct job_spec *spec, Cohort__V1__JobSpec *pb);
 int wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *spec,
     struct cerr *err);
 /* The fingerprint of a submit's request (job_spec.idem_fp): SHA-256
- * over pb's encoding without its idempotency key and its environment.
- * The environment is left out because it is the submitter's shell
- * (--export ALL), which a workflow engine's retry of the same step
- * need not reproduce (a try number, OLDPWD); what runs, where and how
- * is in. The same client sending the same request gets the same
- * fingerprint; another client's encoding of it may differ. 0, or -1
- * (ENOMEM). */
+ * over pb's encoding without its idempotency key, its environment and
+ * its umask. The environment and the umask are left out because they
+ * are the submitter's shell (--export ALL), which a workflow engine's
+ * retry of the same step need not reproduce (a try number, OLDPWD);
+ * and a job keyed before the umask was sent is still found by a retry
+ * that sends one. What runs, where and how is in. The same client
+ * sending the same request gets the same fingerprint; another client's
+ * encoding of it may differ. 0, or -1 (ENOMEM). */
 int wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
     unsigned char fp[JOB_IDEM_FP_LEN]);
 

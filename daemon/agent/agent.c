@@ -867,6 +867,8 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	tl.err_file = out.err[0] != '\0' ? out.err : NULL;
 	tl.out_trunc = out.out_trunc;
 	tl.err_trunc = out.err_trunc;
+	tl.has_umask = s->has_umask;
+	tl.umask = (mode_t)(s->umask & JOB_UMASK_MAX);
 	tl.argv = (const char *const *)s->argv;
 	tl.argc = s->argc;
 	tl.script = s->script;

@@ -125,6 +125,26 @@ is_cgroup2(const char *path)
 
 /* Write s to dir/file (no O_CREAT: a cgroup file exists or the
  * controller is not there). 0, or -1 with errno. */
+/* mkdir with exactly 0755, whatever the agent's umask (its unit's is
+ * 0077): a task must be able to read its own cgroup's limits
+ * (memory.max), as runtimes that size their heaps by them do. 1 when
+ * made, 0 when it was there, -1 with errno (nothing made). */
+static int
+cg_mkdir(const char *path)
+{
+	int e;
+
+	if (mkdir(path, 0755) == -1)
+		return errno == EEXIST ? 0 : -1;
+	if (chmod(path, 0755) == -1) {
+		e = errno;
+		rmdir(path);
+		errno = e;
+		return -1;
+	}
+	return 1;
+}
+
 static int
 write_file(const char *dir, const char *file, const char *s)
 {
@@ -441,7 +461,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 		snprintf(own, sizeof(own), "%s", mount);
 		mount = own;
 	}
-	if (mkdir(cg->base, 0755) == -1 && errno != EEXIST) {
+	if (cg_mkdir(cg->base) == -1) {
 		snprintf(why, len, "cannot create %s: %s", cg->base,
 		    strerror(errno));
 		goto fail;
@@ -450,7 +470,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 	 * there, as each task's supervisor will be: a hierarchy that takes
 	 * the one but not the other would fail every start. */
 	snprintf(self, sizeof(self), "%s/probe", cg->base);
-	if (mkdir(self, 0755) == -1 && errno != EEXIST) {
+	if (cg_mkdir(self) == -1) {
 		snprintf(why, len, "cannot create cgroups in %s: %s",
 		    cg->base, strerror(errno));
 		goto fail;
@@ -553,8 +573,7 @@ cgroup_job_create(struct cgroup *cg, const char *start_dir, uint64_t job_id,
 		path[0] = '\0';
 		return cerr_set(err, ERR_INVALID, "cgroup path too long");
 	}
-	made = mkdir(path, 0755) == 0;
-	if (!made && errno != EEXIST) {
+	if ((made = cg_mkdir(path)) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: %s",
 		    path, strerror(errno));
 		path[0] = '\0';
@@ -605,7 +624,7 @@ cgroup_task_create(const char *job_path, unsigned rank, char *procs,
 	    (size_t)snprintf(procs, PATH_MAX, "%s/cgroup.procs", dir) >=
 	    PATH_MAX)
 		return cerr_set(err, ERR_INVALID, "cgroup path too long");
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+	if (cg_mkdir(dir) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: "
 		    "%s", dir, strerror(errno));
 	return 0;

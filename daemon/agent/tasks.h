@@ -53,6 +53,10 @@ struct task_launch {
 	const char *out_file;
 	const char *err_file;
 	bool out_trunc, err_trunc;
+	/* The umask the task starts with, before it opens its output files
+	 * (the submitter's); without has_umask, TASKS_UMASK_DEFAULT. */
+	bool has_umask;
+	mode_t umask;
 	/* The cores the task is bound to (sched_setaffinity, before the
 	 * exec), kept in rank-R.cpus; NULL: not bound. */
 	const cpu_set_t *cpus;
@@ -60,6 +64,11 @@ struct task_launch {
 	 * joins it before forking the task; NULL: no cgroup. */
 	const char *cgroup_procs;
 };
+
+/* The umask of a task whose submitter sent none (a client or a job
+ * from before the umask was sent): private files, because one that
+ * another user can read must never be what nobody asked for. */
+#define TASKS_UMASK_DEFAULT 0077
 
 struct task {
 	uint64_t job_id;

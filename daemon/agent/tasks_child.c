@@ -275,6 +275,9 @@ run_task(struct launch *L)
 	if (chdir(L->workdir) == -1)
 		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
 		    L->workdir, "the working directory", errno);
+	/* The submitter's umask, not the agent's: the output files and
+	 * all the task creates are as private as the user asked. */
+	umask(L->umask);
 	/* Opened as the user, so that the file is theirs and only where
 	 * they may write; relative to the workdir, as sbatch's. */
 	if (L->err_file != NULL)

@@ -60,6 +60,7 @@ struct launch {
 	char *out_file, *err_file;
 	bool out_trunc, err_trunc;
 	bool err_with_out;	/* stderr goes to out_file's fd */
+	mode_t umask;		/* the task's, set before it opens them */
 	/* CPU binding: the task calls sched_setaffinity(cpus). */
 	bool bind;
 	cpu_set_t cpus;

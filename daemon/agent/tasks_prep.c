@@ -344,7 +344,8 @@ open_fds(struct launch *L, const char **failed)
 	return open_log(L, L->errlog, &L->errlogfd);
 }
 
-/* The task's output files, for the task to open once it is the user. */
+/* The task's output files, for the task to open once it is the user,
+ * and the umask it opens them with. */
 static int
 launch_outputs(struct launch *L, const struct task_launch *l)
 {
@@ -359,6 +360,7 @@ launch_outputs(struct launch *L, const struct task_launch *l)
 		return -1;
 	L->out_trunc = l->out_trunc;
 	L->err_trunc = l->err_trunc;
+	L->umask = l->has_umask ? l->umask & 0777 : TASKS_UMASK_DEFAULT;
 	return 0;
 }
 

@@ -128,6 +128,8 @@ START_TEST(test_fake_tree)
 	    rank[PATH_MAX + 16], rec[PATH_MAX], got[PATH_MAX + 32];
 	struct cgroup *cg;
 	struct cerr err;
+	struct stat sb;
+	mode_t old;
 	FILE *fp;
 	pid_t pid;
 	int st;
@@ -146,16 +148,24 @@ START_TEST(test_fake_tree)
 	    0);
 	ck_assert_str_eq(path, "");
 
+	/* Under the agent unit's umask 0077 the cgroups are still 0755:
+	 * a task reads its own limits (memory.max). */
+	old = umask(077);
 	ck_assert_int_eq(cgroup_job_create(cg, spool, 7, 1, 512, path, &err),
 	    0);
 	snprintf(got, sizeof(got), "%s/job-7.1", base);
 	ck_assert_str_eq(path, got);
 	ck_assert_int_eq(access(path, F_OK), 0);
 	ck_assert_int_eq(cgroup_task_create(path, 3, procs, &err), 0);
+	umask(old);
 	snprintf(rank, sizeof(rank), "%s/rank-3", path);
 	snprintf(got, sizeof(got), "%s/cgroup.procs", rank);
 	ck_assert_str_eq(procs, got);
 	ck_assert_int_eq(access(rank, F_OK), 0);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0755);
+	ck_assert_int_eq(stat(rank, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0755);
 
 	/* The record names it; a restarted agent finds it. */
 	ck_assert_int_eq(cgroup_job_load(cg, spool, got), 0);

@@ -75,6 +75,8 @@ full_spec(struct job_spec *s)
 	s->mem_per_node_mb = 512 * 1024;
 	s->segment = 18;
 	s->idem_key = strdup("c-0123456789abcdef");
+	s->has_umask = true;
+	s->umask = 027;
 }
 
 static void
@@ -115,6 +117,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_uint_eq(a->mem_per_node_mb, b->mem_per_node_mb);
 	ck_assert_uint_eq(a->segment, b->segment);
 	ck_assert_str_eq(a->idem_key, b->idem_key);
+	ck_assert_int_eq(a->has_umask, b->has_umask);
+	ck_assert_uint_eq(a->umask, b->umask);
 }
 
 START_TEST(test_error_and_hello)
@@ -216,6 +220,18 @@ other_env(struct job_spec *s)
 }
 
 static void
+other_umask(struct job_spec *s)
+{
+	s->umask = 077;
+}
+
+static void
+no_umask(struct job_spec *s)
+{
+	s->has_umask = false;
+}
+
+static void
 other_arg(struct job_spec *s)
 {
 	strv_append(&s->argv, &s->argc, "--resume");
@@ -240,11 +256,13 @@ other_script(struct job_spec *s)
 	s->script[s->script_len - 2] = 'o';
 }
 
-/* A keyed submit's fingerprint: its request without the key and the
- * environment. */
+/* A keyed submit's fingerprint: its request without the key, the
+ * environment and the umask (a job keyed by a client that sent none is
+ * found by one that does). */
 START_TEST(test_spec_fingerprint)
 {
-	void (*same[])(struct job_spec *) = { other_key, other_env };
+	void (*same[])(struct job_spec *) = { other_key, other_env,
+	    other_umask, no_umask };
 	void (*differ[])(struct job_spec *) = { other_arg, other_name,
 	    other_gpus, other_script };
 	unsigned char base[JOB_IDEM_FP_LEN], again[JOB_IDEM_FP_LEN],
@@ -257,7 +275,7 @@ START_TEST(test_spec_fingerprint)
 	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
 		spec_fp(same[i], fp);
 		ck_assert_msg(memcmp(fp, base, JOB_IDEM_FP_LEN) == 0,
-		    "change %zu of the key or environment changed the "
+		    "change %zu of the key, environment or umask changed the "
 		    "fingerprint", i);
 	}
 	for (i = 0; i < sizeof(differ) / sizeof(differ[0]); i++) {
@@ -386,7 +404,19 @@ START_TEST(test_unset_fields_take_defaults)
 	ck_assert_ptr_null(s.constraint);
 	ck_assert_uint_eq(s.gpu_memory_mb, 0);
 	ck_assert_uint_eq(s.segment, 0);
+	/* No umask from an older client: not given, rather than 0 (which
+	 * would make every file anyone's to read). */
+	ck_assert(!s.has_umask);
 	job_spec_clear(&s);
+
+	/* A umask of 0 is one given. */
+	pb.has_umask = 1;
+	pb.umask = 0;
+	ck_assert_int_eq(wire_spec_from_pb(&pb, &s, &err), 0);
+	ck_assert(s.has_umask);
+	ck_assert_uint_eq(s.umask, 0);
+	job_spec_clear(&s);
+	pb.has_umask = 0;
 
 	pb.has_topology_mode = 1;
 	pb.topology_mode = 99;

@@ -1005,6 +1005,10 @@ MUT(key_space, set_str(&s->idem_key, "run 42"))
 MUT(key_empty, set_str(&s->idem_key, ""))
 MUT(key_long, set_str(&s->idem_key, "0123456789012345678901234567890123456789"
     "01234567890123456789012345"))
+MUT(umask_ok, s->has_umask = true; s->umask = 0777)
+MUT(umask_zero, s->has_umask = true; s->umask = 0)
+MUT(umask_big, s->has_umask = true; s->umask = 01000)
+MUT(umask_unset, s->has_umask = false; s->umask = 01000)
 
 static const struct vcase wcases[] = {
 	{ "output escapes", mut_out_ok, ROLE_USER, ERR_NONE, NULL },
@@ -1107,6 +1111,13 @@ static const struct vcase wcases[] = {
 	    "--idempotency-key: empty value" },
 	{ "idempotency key too long", mut_key_long, ROLE_USER, ERR_INVALID,
 	    "--idempotency-key: longer than 64 characters" },
+	/* The submitter's umask: the permission bits, nothing more; not
+	 * given is not checked (the agent's default applies). */
+	{ "umask 0777", mut_umask_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "umask 0", mut_umask_zero, ROLE_USER, ERR_NONE, NULL },
+	{ "umask above 0777", mut_umask_big, ROLE_USER, ERR_INVALID,
+	    "umask: 01000 is not a file mode mask (at most 0777)" },
+	{ "umask not given", mut_umask_unset, ROLE_USER, ERR_NONE, NULL },
 };
 
 START_TEST(test_validate_workflow)

@@ -162,6 +162,8 @@ full_job(uint64_t id)
 	sp->has_idem_fp = true;
 	for (i = 0; i < JOB_IDEM_FP_LEN; i++)
 		sp->idem_fp[i] = (unsigned char)(0xf0 ^ i);
+	sp->has_umask = true;
+	sp->umask = 027;
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -236,6 +238,8 @@ assert_job_eq(const struct job *a, const struct job *b)
 	assert_str_eq_or_null(x->idem_key, y->idem_key, "idem_key");
 	ck_assert_int_eq(x->has_idem_fp, y->has_idem_fp);
 	ck_assert_mem_eq(x->idem_fp, y->idem_fp, JOB_IDEM_FP_LEN);
+	ck_assert_int_eq(x->has_umask, y->has_umask);
+	ck_assert_uint_eq(x->umask, y->umask);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
@@ -398,10 +402,13 @@ START_TEST(test_job_round_trip)
 	struct job *empty = small_job(14, "carol");
 	struct loaded l;
 
-	/* bare: every optional NULL, no env. empty: an empty script is
-	 * still a script. */
+	/* bare: every optional NULL, no env, no umask (as a job stored
+	 * before the column). empty: an empty script is still a script,
+	 * and a umask of 0 is one given. */
 	empty->spec.script = xstrdup("");
 	empty->spec.script_len = 0;
+	empty->spec.has_umask = true;
+	empty->spec.umask = 0;
 	ck_assert_int_eq(store_begin(st, &err), 0);
 	ck_assert(store_in_txn(st));
 	insert_ok(st, full);
@@ -423,6 +430,9 @@ START_TEST(test_job_round_trip)
 	ck_assert(!l.job[1]->has_exit);
 	ck_assert_ptr_nonnull(l.job[2]->spec.script);
 	ck_assert_str_eq(l.job[1]->reason, "");
+	ck_assert(!l.job[1]->spec.has_umask);
+	ck_assert(l.job[2]->spec.has_umask);
+	ck_assert_uint_eq(l.job[0]->spec.umask, 027);
 	loaded_free(&l);
 
 	/* A callback that stops the load makes it fail. */

@@ -591,6 +591,53 @@ START_TEST(test_output_one_file)
 }
 END_TEST
 
+/* The task starts with the submitter's umask, whatever the agent's (set
+ * here to 0 so that it cannot be the one that makes a file private):
+ * its -o file and what it creates follow it; none sent is 0077. */
+START_TEST(test_output_umask)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "echo x; : >made" };
+	static const struct {
+		bool has;
+		mode_t umask, want;
+	} c[] = {
+		{ true, 077, 0600 },
+		{ true, 022, 0644 },
+		{ false, 0, 0600 },
+	};
+	char wd[PATH_MAX], path[PATH_MAX], name[32];
+	struct task_launch l;
+	struct stat sb;
+	mode_t old;
+	size_t i;
+
+	old = umask(0);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(name, sizeof(name), "umask%zu", i);
+		open_dir(wd, sizeof(wd), name);
+		launch_init(&l, argv, 3);
+		l.rank = (unsigned)i;
+		l.workdir = wd;
+		l.out_file = "o.txt";
+		l.has_umask = c[i].has;
+		l.umask = c[i].umask;
+		ck_assert_int_eq(wait_exit(start(&l)), 0);
+		fmt(path, sizeof(path), "%s/o.txt", wd);
+		ck_assert_int_eq(stat(path, &sb), 0);
+		ck_assert_msg((sb.st_mode & 07777) == c[i].want, "case %zu: "
+		    "-o file mode %04o, not %04o", i,
+		    (unsigned)(sb.st_mode & 07777), (unsigned)c[i].want);
+		fmt(path, sizeof(path), "%s/made", wd);
+		ck_assert_int_eq(stat(path, &sb), 0);
+		ck_assert_msg((sb.st_mode & 07777) == c[i].want, "case %zu: "
+		    "created file mode %04o, not %04o", i,
+		    (unsigned)(sb.st_mode & 07777), (unsigned)c[i].want);
+	}
+	umask(old);
+}
+END_TEST
+
 /* A file that cannot be opened: the task does not run, and the start
  * failure is permanent, told in the spool's stderr and for the reason.
  * As root, a directory only root may write proves the open is the
@@ -1029,6 +1076,7 @@ tasks_suite(void)
 	tcase_add_test(tc, test_no_fd_leak);
 	tcase_add_test(tc, test_output_files);
 	tcase_add_test(tc, test_output_one_file);
+	tcase_add_test(tc, test_output_umask);
 	tcase_add_test(tc, test_output_open_fails);
 	suite_add_tcase(s, tc);
 
