@@ -89,6 +89,9 @@ struct side {
 };
 
 static uv_loop_t loop;
+/* Wakes uv_run(UV_RUN_ONCE) now and then, so that run_until's bound is
+ * looked at even when nothing happens. */
+static uv_timer_t tick;
 /* c: up in the tests that need a third; d: the daemon's own contexts,
  * up in reload_reaches_raft only. */
 static struct side a, b, c, d;
@@ -156,14 +159,22 @@ side_free(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Run the loop until done() or a bound that only a hang reaches. */
+static void
+tick_cb(uv_timer_t *t)
+{
+}
+
+/* Run the loop until done() or a bound that only a hang reaches; the
+ * tick makes sure the bound is reached even when the loop is idle. */
 static bool
 run_until(bool (*done)(void))
 {
 	uint64_t bound = clock_mono_us() + 30 * 1000000ULL;
 
+	uv_timer_start(&tick, tick_cb, 100, 100);
 	while (!done() && clock_mono_us() < bound)
 		uv_run(&loop, UV_RUN_ONCE);
+	uv_timer_stop(&tick);
 	return done();
 }
 
@@ -171,6 +182,7 @@ static void
 setup(void)
 {
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
 	ctl_log_clear();
 	/* A replica (1) and a peer with an agent's certificate (2). */
 	side_up(&a, 1, pki.ctl, pki.ctl_key);
@@ -184,6 +196,7 @@ teardown(void)
 	side_close(&b);
 	side_close(&c);
 	side_close(&d);
+	uv_close((uv_handle_t *)&tick, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	side_free(&a);
 	side_free(&b);
