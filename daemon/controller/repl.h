@@ -71,6 +71,7 @@ struct repl_stats {
 	unsigned long pages;		/* WAL pages in them */
 	uint64_t wait_us;		/* commit → applied, all together */
 	unsigned long snapshots_deferred;	/* repl_log_settled said no */
+	unsigned long raft_refused;	/* Raft port: not a member's address */
 	uint64_t term;
 	uint64_t commit_index;
 };

@@ -1,9 +1,10 @@
-/* daemon/controller/repl_net.c, two transports in one libuv loop with
+/* daemon/controller/repl_net.c, transports in one libuv loop with
  * certificates minted in memory: a Raft stream, either way, reaches raft
  * only when the peer's certificate has role controller, and a refusal is
  * logged with the role. The TLS contexts here check the chain only, so
  * the transport's own check is what is tested (the daemon's client
- * context checks the role too). */
+ * context checks the role too). The listener serves the members'
+ * addresses only, before any TLS. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -62,19 +63,19 @@ ctx_new(const SSL_METHOD *m, X509 *cert, EVP_PKEY *key)
 	return ctx;
 }
 
-/* "127.0.0.1:PORT/127.0.0.1:1" with a port free a moment ago. */
+/* "HOST:PORT/HOST:1" with a port of host (IPv4) free a moment ago. */
 static void
-free_address(char *buf, size_t len)
+free_address(const char *host, char *buf, size_t len)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sin);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	ck_assert_int_ge(fd, 0);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(inet_pton(AF_INET, host, &sin.sin_addr), 1);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
-	snprintf(buf, len, "127.0.0.1:%u/127.0.0.1:1", ntohs(sin.sin_port));
+	snprintf(buf, len, "%s:%u/%s:1", host, ntohs(sin.sin_port), host);
 	close(fd);
 }
 
@@ -93,7 +94,7 @@ static uv_loop_t loop;
  * looked at even when nothing happens. */
 static uv_timer_t tick;
 /* c: up in the tests that need a third; d: the daemon's own contexts,
- * up in reload_reaches_raft only. */
+ * up in the reload tests only. */
 static struct side a, b, c, d;
 
 static void
@@ -106,15 +107,27 @@ static void
 accept_cb(struct raft_uv_transport *t, raft_id id, const char *address,
     struct uv_stream_s *stream)
 {
-	(t == &a.t ? &a : t == &b.t ? &b : t == &c.t ? &c : &d)->accepted++;
+	struct side *s = t == &a.t ? &a : t == &b.t ? &b : t == &c.t ? &c :
+	    &d;
+
+	s->accepted++;
 	uv_close((uv_handle_t *)stream, stream_closed);
 }
+
+/* A connect request (req.data points back to it) with the side that
+ * makes it and the peer's id. */
+struct conn_req {
+	struct raft_uv_connect req;
+	struct side *s;
+	raft_id id;
+};
 
 static void
 connect_cb(struct raft_uv_connect *req, struct uv_stream_s *stream,
     int status)
 {
-	struct side *s = req->data;
+	struct conn_req *cr = req->data;
+	struct side *s = cr->s;
 
 	if (stream != NULL) {
 		s->connected++;
@@ -123,22 +136,47 @@ connect_cb(struct raft_uv_connect *req, struct uv_stream_s *stream,
 		s->refused++;
 }
 
-/* A transport with id over s->srv and s->cli, listening. */
+/* from opens a stream to to (as id). */
 static void
-side_start(struct side *s, raft_id id)
+connect_to(struct side *from, struct conn_req *cr, raft_id id,
+    struct side *to)
 {
-	free_address(s->address, sizeof(s->address));
+	cr->req.data = cr;
+	cr->s = from;
+	cr->id = id;
+	ck_assert_int_eq(from->t.connect(&from->t, &cr->req, id, to->address,
+	    connect_cb), 0);
+}
+
+/* A transport with id over s->srv and s->cli, listening on host. */
+static void
+side_start_on(struct side *s, raft_id id, const char *host)
+{
+	free_address(host, s->address, sizeof(s->address));
 	ck_assert_int_eq(repl_net_init(&s->t, &loop, s->srv, s->cli), 0);
 	ck_assert_int_eq(s->t.init(&s->t, id, s->address), 0);
 	ck_assert_int_eq(s->t.listen(&s->t, accept_cb), 0);
 }
 
 static void
-side_up(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key)
+side_start(struct side *s, raft_id id)
+{
+	side_start_on(s, id, "127.0.0.1");
+}
+
+static void
+side_up_on(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key,
+    const char *host)
 {
 	s->srv = ctx_new(TLS_server_method(), cert, key);
 	s->cli = ctx_new(TLS_client_method(), cert, key);
-	side_start(s, id);
+	side_start_on(s, id, host);
+}
+
+static void
+side_up(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key)
+{
+	side_up_on(s, id, cert, key, "127.0.0.1");
 }
 
 /* Its handles are closed on the loop's next run: free it after. */
@@ -213,10 +251,9 @@ a_answered(void)
 
 START_TEST(outbound_refuses_other_roles)
 {
-	struct raft_uv_connect req = { .data = &a };
+	struct conn_req req;
 
-	ck_assert_int_eq(a.t.connect(&a.t, &req, 2, b.address, connect_cb),
-	    0);
+	connect_to(&a, &req, 2, &b);
 	ck_assert(run_until(a_answered));
 	ck_assert_msg(a.connected == 0 && a.refused == 1,
 	    "a stream to an agent's certificate was handed to raft");
@@ -236,10 +273,9 @@ a_refused_inbound(void)
 
 START_TEST(inbound_refuses_other_roles)
 {
-	struct raft_uv_connect req = { .data = &b };
+	struct conn_req req;
 
-	ck_assert_int_eq(b.t.connect(&b.t, &req, 1, a.address, connect_cb),
-	    0);
+	connect_to(&b, &req, 1, &a);
 	ck_assert_msg(run_until(a_refused_inbound), "not logged: %s",
 	    ctl_log());
 	ck_assert_int_eq(a.accepted, 0);
@@ -255,21 +291,108 @@ a_accepted(void)
 
 START_TEST(controllers_connect)
 {
-	struct raft_uv_connect req = { .data = &c };
+	struct conn_req req;
 
 	side_up(&c, 3, pki.ctl, pki.ctl_key);
-	ck_assert_int_eq(c.t.connect(&c.t, &req, 1, a.address, connect_cb),
-	    0);
+	connect_to(&c, &req, 1, &a);
 	ck_assert(run_until(a_accepted));
 	ck_assert_int_eq(c.connected, 1);
 }
 END_TEST
 
+/* a's members: the Raft addresses in addrs (NULL-terminated). */
+static void
+a_members(const char *const *addrs)
+{
+	struct raft_configuration conf;
+	raft_id id = 10;
+
+	raft_configuration_init(&conf);
+	for (; *addrs != NULL; addrs++)
+		ck_assert_int_eq(raft_configuration_add(&conf, id++, *addrs,
+		    RAFT_VOTER), 0);
+	ck_assert_int_eq(repl_net_set_members(&a.t, &conf), 0);
+	raft_configuration_close(&conf);
+}
+
+static bool
+c_answered(void)
+{
+	return c.connected + c.refused > 0;
+}
+
+static bool
+a_accepted_or_c_refused(void)
+{
+	return a.accepted > 0 || c.refused > 0;
+}
+
+/* a's members are elsewhere (127.0.0.2): a replica's certificate from
+ * 127.0.0.1 is closed on accept, before any TLS (no handshake started,
+ * the connecting side's handshake fails), counted and logged. Made a
+ * member, by name, the same replica connects. */
+START_TEST(strangers_refused_before_tls)
+{
+	static const char *const elsewhere[] = {
+		"127.0.0.2:1/127.0.0.2:2", NULL };
+	static const char *const by_name[] = {
+		"127.0.0.2:1/127.0.0.2:2", "localhost:1/localhost:2", NULL };
+	struct repl_net_stats st;
+	struct conn_req req;
+
+	side_up(&c, 3, pki.ctl, pki.ctl_key);
+	a_members(elsewhere);
+	connect_to(&c, &req, 1, &a);
+	ck_assert_msg(run_until(c_answered), "no answer: %s", ctl_log());
+	repl_net_stats(&a.t, &st);
+	ck_assert_msg(c.refused == 1 && a.accepted == 0, "a stream from a "
+	    "non-member's address was handed to raft (c connected %d "
+	    "refused %d, a accepted %d): %s", c.connected, c.refused,
+	    a.accepted, ctl_log());
+	ck_assert_msg(st.refused == 1 && st.handshakes == 0, "refused %lu, "
+	    "handshakes started %lu: not closed before TLS", st.refused,
+	    st.handshakes);
+	ck_assert_msg(ctl_logged("raft listener: refused 127.0.0.1: not a "
+	    "replica's address"), "not logged: %s", ctl_log());
+
+	a_members(by_name);
+	c.refused = 0;
+	connect_to(&c, &req, 1, &a);
+	ck_assert_msg(run_until(a_accepted_or_c_refused), "no answer: %s",
+	    ctl_log());
+	repl_net_stats(&a.t, &st);
+	ck_assert_msg(c.connected == 1 && a.accepted == 1, "a member named "
+	    "by host name was refused (c connected %d refused %d, a accepted "
+	    "%d, refused %lu): %s", c.connected, c.refused, a.accepted,
+	    st.refused, ctl_log());
+	repl_net_stats(&a.t, &st);
+	ck_assert_int_eq(st.refused, 1);
+}
+END_TEST
+
+/* A replica's streams leave from its Raft address (c on 127.0.0.2), not
+ * from whatever the route to a picks (127.0.0.1), which a's list of
+ * members does not hold. */
+START_TEST(members_connect_from_their_address)
+{
+	const char *members[2] = { NULL, NULL };
+	struct conn_req req;
+
+	side_up_on(&c, 3, pki.ctl, pki.ctl_key, "127.0.0.2");
+	members[0] = c.address;
+	a_members(members);
+	connect_to(&c, &req, 1, &a);
+	ck_assert_msg(run_until(a_accepted_or_c_refused), "no answer: %s",
+	    ctl_log());
+	ck_assert_msg(a.accepted == 1 && c.connected == 1, "a stream from a "
+	    "member's Raft address was refused (c connected %d refused %d): "
+	    "%s", c.connected, c.refused, ctl_log());
+}
+END_TEST
+
 /* The daemon's contexts (tls_server_ctx, tls_client_ctx) on d, from
  * files in a fresh folder; c: another replica, whose certificate (serial
- * 4) a reload then revokes. After tls_ctx_reload_both (ctl_reload's
- * step), a new stream is refused either way: the Raft client context
- * once kept the CRL read at start. */
+ * 4) revoke_c then revokes, reloading d's contexts as ctl_reload does. */
 static char dir[64];
 
 static const char *
@@ -283,31 +406,13 @@ file(const char *name)
 	return buf[i];
 }
 
-static struct raft_uv_connect req_c = { .data = &c };
-static struct raft_uv_connect req_d = { .data = &d };
-
-static bool
-c_d_settled(void)
+static void
+reload_up(void)
 {
-	return d.accepted == 1 && c.connected + c.refused == 1 &&
-	    d.connected + d.refused == 1;
-}
-
-static bool
-d_refused_both(void)
-{
-	return d.refused == 1 && ctl_logged("raft stream from 127.0.0.1: "
-	    "TLS handshake failed");
-}
-
-START_TEST(reload_reaches_raft)
-{
-	static const long revoked[] = { 4 };
 	EVP_PKEY *key;
 	X509 *own;
 	X509_CRL *crl;
 	struct cerr err;
-	char cmd[96];
 
 	snprintf(dir, sizeof(dir), "/tmp/check_repl_net.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -330,28 +435,64 @@ START_TEST(reload_reaches_raft)
 	side_up(&c, 3, own, key);
 	X509_free(own);
 	EVP_PKEY_free(key);
+}
 
-	/* The control: before the reload both ways connect. */
-	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
-	    0);
-	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
-	    0);
-	ck_assert_msg(run_until(c_d_settled), "d accepted %d, c connected %d "
-	    "refused %d, d connected %d refused %d: %s", d.accepted,
-	    c.connected, c.refused, d.connected, d.refused, ctl_log());
-	ck_assert_int_eq(d.connected, 1);
+static void
+revoke_c(void)
+{
+	static const long revoked[] = { 4 };
+	X509_CRL *crl;
+	struct cerr err;
 
 	crl = pki_mint_crl(pki.ca, pki.ca_key, revoked, 1, -60, 3600);
 	pki_write_crl(file("ctl.crl"), crl, "w");
 	X509_CRL_free(crl);
 	ck_assert_msg(tls_ctx_reload_both(d.srv, d.cli, file("ca.pem"),
 	    file("ctl.crl"), &err) == 0, "%s", err.text);
+}
 
+static void
+reload_down(void)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool
+c_d_settled(void)
+{
+	return d.accepted == 1 && c.connected + c.refused == 1 &&
+	    d.connected + d.refused == 1;
+}
+
+static bool
+d_refused_both(void)
+{
+	return d.refused == 1 && ctl_logged("raft stream from 127.0.0.1: "
+	    "TLS handshake failed");
+}
+
+/* After the reload, a new stream is refused either way: the Raft client
+ * context once kept the CRL read at start. */
+START_TEST(reload_reaches_raft)
+{
+	struct conn_req req_c, req_d;
+
+	reload_up();
+	/* The control: before the reload both ways connect. */
+	connect_to(&c, &req_c, 4, &d);
+	connect_to(&d, &req_d, 3, &c);
+	ck_assert_msg(run_until(c_d_settled), "d accepted %d, c connected %d "
+	    "refused %d, d connected %d refused %d: %s", d.accepted,
+	    c.connected, c.refused, d.connected, d.refused, ctl_log());
+	ck_assert_int_eq(d.connected, 1);
+
+	revoke_c();
 	ctl_log_clear();
-	ck_assert_int_eq(d.t.connect(&d.t, &req_d, 3, c.address, connect_cb),
-	    0);
-	ck_assert_int_eq(c.t.connect(&c.t, &req_c, 4, d.address, connect_cb),
-	    0);
+	connect_to(&d, &req_d, 3, &c);
+	connect_to(&c, &req_c, 4, &d);
 	d.refused = 0;
 	ck_assert_msg(run_until(d_refused_both), "d connected %d refused %d, "
 	    "accepted %d: %s", d.connected, d.refused, d.accepted, ctl_log());
@@ -360,8 +501,7 @@ START_TEST(reload_reaches_raft)
 	ck_assert_msg(d.accepted == 1, "a stream from a revoked replica was "
 	    "handed to raft after the reload");
 	ck_assert_msg(ctl_logged("revoked"), "not said why: %s", ctl_log());
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	reload_down();
 }
 END_TEST
 
@@ -382,6 +522,8 @@ main(void)
 	tcase_add_test(tc, outbound_refuses_other_roles);
 	tcase_add_test(tc, inbound_refuses_other_roles);
 	tcase_add_test(tc, controllers_connect);
+	tcase_add_test(tc, strangers_refused_before_tls);
+	tcase_add_test(tc, members_connect_from_their_address);
 	tcase_add_test(tc, reload_reaches_raft);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
