@@ -690,6 +690,18 @@ repl_stats(struct repl *r, struct repl_stats *st)
 	st->commit_index = r->raft.commit_index;
 }
 
+unsigned
+repl_drop_revoked(struct repl *r)
+{
+	unsigned n = repl_net_drop_revoked(&r->transport);
+
+	/* Not inside uv_run (a signal's callback in libevent): run libuv
+	 * soon, to finish the closes and let raft see its streams end. */
+	if (n > 0)
+		event_active(r->pump_ev, EV_TIMEOUT, 0);
+	return n;
+}
+
 uint64_t
 repl_term(struct repl *r)
 {

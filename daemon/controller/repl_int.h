@@ -22,6 +22,10 @@ void repl_net_free(struct raft_uv_transport *t);
  * the list stays as it was), and the caller should try again. */
 int repl_net_set_members(struct raft_uv_transport *t,
     const struct raft_configuration *conf);
+/* Close every stream whose peer's certificate the contexts' current
+ * store no longer verifies (after tls_ctx_reload_both: revoked). The
+ * closes complete on the loop's next run. Returns how many. */
+unsigned repl_net_drop_revoked(struct raft_uv_transport *t);
 struct repl_net_stats {
 	unsigned long accepted;		/* inbound streams handed to raft */
 	unsigned long connected;	/* outbound streams handed to raft */

@@ -985,6 +985,37 @@ repl_net_set_members(struct raft_uv_transport *t,
 	return rv;
 }
 
+unsigned
+repl_net_drop_revoked(struct raft_uv_transport *t)
+{
+	struct repl_net *net = t->impl;
+	struct rconn *rc, *next;
+	struct peer peer;
+	struct cerr err, ierr;
+	X509 *cert;
+	unsigned n = 0;
+
+	for (rc = LIST_FIRST(&net->conns); rc != NULL; rc = next) {
+		next = LIST_NEXT(rc, entry);
+		/* Before the preamble the handshake verifies with the new
+		 * store by itself. */
+		if (rc->state != RC_PREAMBLE && rc->state != RC_RELAY)
+			continue;
+		cert = SSL_get0_peer_certificate(rc->ssl);
+		if (tls_cert_recheck(rc->outbound ? net->cli_ctx :
+		    net->srv_ctx, cert, SSL_get_peer_cert_chain(rc->ssl),
+		    &err) == 0)
+			continue;
+		log_warnx("raft stream %s %s: certificate of %s: %s; closing",
+		    rc->outbound ? "to" : "from", rc->host,
+		    cert != NULL && tls_cert_identity(cert, &peer, &ierr) ==
+		    0 ? peer.name : "?", err.text);
+		rconn_close(rc, NULL);
+		n++;
+	}
+	return n;
+}
+
 void
 repl_net_stats(struct raft_uv_transport *t, struct repl_net_stats *st)
 {

@@ -4,7 +4,8 @@
  * logged with the role. The TLS contexts here check the chain only, so
  * the transport's own check is what is tested (the daemon's client
  * context checks the role too). The listener serves the members'
- * addresses only, before any TLS. */
+ * addresses only, before any TLS; a reload's CRL closes open streams to
+ * revoked replicas. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -79,6 +80,15 @@ free_address(const char *host, char *buf, size_t len)
 	close(fd);
 }
 
+/* A stream raft was handed and the test keeps open (keep_streams), to
+ * see it end or carry bytes. */
+struct kept {
+	uv_stream_t *stream;	/* NULL once ended */
+	raft_id id;		/* the peer's */
+	size_t got;		/* bytes read from it */
+	bool ended;
+};
+
 /* One replica's transport, with what raft was handed. */
 struct side {
 	struct raft_uv_transport t;
@@ -87,6 +97,8 @@ struct side {
 	int accepted;		/* streams handed to accept_cb */
 	int connected;		/* connect callbacks with a stream */
 	int refused;		/* connect callbacks without */
+	struct kept kept[4];
+	int nkept;
 };
 
 static uv_loop_t loop;
@@ -96,11 +108,53 @@ static uv_timer_t tick;
 /* c: up in the tests that need a third; d: the daemon's own contexts,
  * up in the reload tests only. */
 static struct side a, b, c, d;
+/* Streams handed to raft stay open (else they are closed at once). */
+static bool keep_streams;
 
 static void
 stream_closed(uv_handle_t *h)
 {
 	raft_free(h);
+}
+
+static void
+kept_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char space[4096];
+
+	*buf = uv_buf_init(space, sizeof(space));
+}
+
+static void
+kept_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
+{
+	struct kept *k = stream->data;
+
+	if (n > 0)
+		k->got += (size_t)n;
+	else if (n < 0) {
+		k->ended = true;
+		k->stream = NULL;
+		uv_close((uv_handle_t *)stream, stream_closed);
+	}
+}
+
+/* Keep stream (handed to raft for the peer id) open in s, or close it. */
+static void
+handed(struct side *s, raft_id id, uv_stream_t *stream)
+{
+	struct kept *k;
+
+	if (!keep_streams) {
+		uv_close((uv_handle_t *)stream, stream_closed);
+		return;
+	}
+	ck_assert_int_lt(s->nkept, 4);
+	k = &s->kept[s->nkept++];
+	k->stream = stream;
+	k->id = id;
+	stream->data = k;
+	ck_assert_int_eq(uv_read_start(stream, kept_alloc, kept_read), 0);
 }
 
 static void
@@ -111,7 +165,7 @@ accept_cb(struct raft_uv_transport *t, raft_id id, const char *address,
 	    &d;
 
 	s->accepted++;
-	uv_close((uv_handle_t *)stream, stream_closed);
+	handed(s, id, stream);
 }
 
 /* A connect request (req.data points back to it) with the side that
@@ -131,7 +185,7 @@ connect_cb(struct raft_uv_connect *req, struct uv_stream_s *stream,
 
 	if (stream != NULL) {
 		s->connected++;
-		uv_close((uv_handle_t *)stream, stream_closed);
+		handed(s, cr->id, stream);
 	} else
 		s->refused++;
 }
@@ -146,6 +200,19 @@ connect_to(struct side *from, struct conn_req *cr, raft_id id,
 	cr->id = id;
 	ck_assert_int_eq(from->t.connect(&from->t, &cr->req, id, to->address,
 	    connect_cb), 0);
+}
+
+static void
+side_close_kept(struct side *s)
+{
+	int i;
+
+	for (i = 0; i < s->nkept; i++)
+		if (s->kept[i].stream != NULL) {
+			uv_close((uv_handle_t *)s->kept[i].stream,
+			    stream_closed);
+			s->kept[i].stream = NULL;
+		}
 }
 
 /* A transport with id over s->srv and s->cli, listening on host. */
@@ -183,6 +250,7 @@ side_up(struct side *s, raft_id id, X509 *cert, EVP_PKEY *key)
 static void
 side_close(struct side *s)
 {
+	side_close_kept(s);
 	if (s->t.impl != NULL)
 		s->t.close(&s->t, NULL);
 }
@@ -221,6 +289,7 @@ setup(void)
 {
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	ck_assert_int_eq(uv_timer_init(&loop, &tick), 0);
+	keep_streams = false;
 	ctl_log_clear();
 	/* A replica (1) and a peer with an agent's certificate (2). */
 	side_up(&a, 1, pki.ctl, pki.ctl_key);
@@ -505,6 +574,97 @@ START_TEST(reload_reaches_raft)
 }
 END_TEST
 
+static bool
+all_up(void)
+{
+	return d.accepted == 2 && c.connected == 1 && d.connected == 1 &&
+	    a.connected == 1;
+}
+
+/* Of d's streams, those with peer id ended / not ended. */
+static int
+d_kept(raft_id id, bool ended)
+{
+	int i, n = 0;
+
+	for (i = 0; i < d.nkept; i++)
+		if (d.kept[i].id == id && d.kept[i].ended == ended)
+			n++;
+	return n;
+}
+
+static bool
+d_c_ended(void)
+{
+	return d_kept(3, true) == 2;
+}
+
+static struct kept *
+d_from_a(void)
+{
+	int i;
+
+	for (i = 0; i < d.nkept; i++)
+		if (d.kept[i].id == 1)
+			return &d.kept[i];
+	return NULL;
+}
+
+static bool
+d_got_bytes(void)
+{
+	return d_from_a()->got == 5;
+}
+
+static void
+wrote(uv_write_t *w, int status)
+{
+	ck_assert_int_eq(status, 0);
+}
+
+/* Open streams, both ways, between d and c, and from a (serial 2) to
+ * d; revoke c and reload: repl_net_drop_revoked closes d's two streams
+ * with c (raft sees them end), and the stream from a still carries
+ * bytes. */
+START_TEST(reload_drops_revoked_streams)
+{
+	struct conn_req req_c, req_d, req_a;
+	uv_write_t w;
+	uv_buf_t buf = uv_buf_init("hello", 5);
+
+	keep_streams = true;
+	reload_up();
+	connect_to(&c, &req_c, 4, &d);
+	connect_to(&d, &req_d, 3, &c);
+	connect_to(&a, &req_a, 4, &d);
+	ck_assert_msg(run_until(all_up), "d accepted %d connected %d, c "
+	    "connected %d, a connected %d: %s", d.accepted, d.connected,
+	    c.connected, a.connected, ctl_log());
+
+	revoke_c();
+	ctl_log_clear();
+	ck_assert_int_eq(repl_net_drop_revoked(&d.t), 2);
+	ck_assert_msg(run_until(d_c_ended), "d's streams with the revoked "
+	    "replica did not end: %s", ctl_log());
+	ck_assert_msg(ctl_logged("raft stream from 127.0.0.1: certificate of "
+	    "controller: certificate revoked; closing"), "not logged: %s",
+	    ctl_log());
+	ck_assert_msg(ctl_logged("raft stream to 127.0.0.1: certificate of "
+	    "controller: certificate revoked; closing"), "not logged: %s",
+	    ctl_log());
+
+	/* The stream from a, still valid, is open and carries bytes. */
+	ck_assert_int_eq(d_kept(1, false), 1);
+	ck_assert_int_eq(a.nkept, 1);
+	ck_assert_int_eq(uv_write(&w, a.kept[0].stream, &buf, 1, wrote), 0);
+	ck_assert_msg(run_until(d_got_bytes), "the stream from a valid "
+	    "replica did not carry bytes after the reload");
+	ck_assert_int_eq(d_kept(1, false), 1);
+	ck_assert_int_eq(repl_net_drop_revoked(&d.t), 0);
+	reload_down();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -525,6 +685,7 @@ main(void)
 	tcase_add_test(tc, strangers_refused_before_tls);
 	tcase_add_test(tc, members_connect_from_their_address);
 	tcase_add_test(tc, reload_reaches_raft);
+	tcase_add_test(tc, reload_drops_revoked_streams);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
