@@ -2,8 +2,8 @@
  * anything is applied: the file must load, the queues must keep their
  * shape, the CA and CRL must load; only then do the limits, the queues'
  * quotas and the log level change, each change logged on a line of its
- * own. The connections stay up (only RPC peers the new CRL revokes go; a
- * Raft stream meets the new CA and CRL when it is next opened). */
+ * own. The connections stay up, but for those whose peer the new CRL
+ * revokes: RPC peers and Raft streams alike. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 #include "daemon/controller/ctl_reload.h"
 #include "daemon/controller/jobs.h"
 #include "daemon/controller/queues.h"
+#include "daemon/controller/repl.h"
 #include "daemon/controller/server.h"
 #include "lib/log.h"
 #include "lib/tls.h"
@@ -272,6 +273,8 @@ ctl_reload(const char *path, struct ctl_reload_target *t)
 		goto fail;
 	}
 	cut = server_drop_revoked(t->srv);
+	if (t->repl != NULL)
+		cut += repl_drop_revoked(t->repl);
 	log_info("SIGHUP: reloaded %s%s%s; %u connection%s cut off", nc.ca,
 	    nc.crl != NULL ? " and " : "", nc.crl != NULL ? nc.crl : "", cut,
 	    cut == 1 ? "" : "s");

@@ -91,7 +91,7 @@ on_reload(evutil_socket_t sig, short what, void *arg)
 	struct ctl_reload_target t = {
 		.cfg = &d->cfg, .jobs = d->jobs, .queues = d->queues,
 		.cluster = d->cluster, .srv = d->srv, .ctx = d->ctx,
-		.cli_ctx = d->cli_ctx,
+		.cli_ctx = d->cli_ctx, .repl = d->repl,
 		.verbose = d->verbose, .port = server_port(d->srv),
 		.http_port = d->http != NULL ? http_port(d->http) : 0,
 	};

@@ -198,6 +198,11 @@ metrics_repl(struct repl *r, struct evbuffer *b)
 	    "commit index (libraft 0.15's barriers; docs/REPLICATION.md).");
 	evbuffer_add_printf(b, "cohort_replication_snapshots_deferred_total "
 	    "%lu\n", st.snapshots_deferred);
+	metric_head(b, "cohort_replication_raft_refused_total", "counter",
+	    "Connections to the Raft port closed before TLS: not from a "
+	    "replica's address.");
+	evbuffer_add_printf(b, "cohort_replication_raft_refused_total %lu\n",
+	    st.raft_refused);
 	metric_head(b, "cohort_replication_term", "gauge",
 	    "The current Raft term.");
 	evbuffer_add_printf(b, "cohort_replication_term %llu\n",

@@ -33,6 +33,8 @@
 #define REPL_PAGES_MAX (1u << 20)
 /* No snapshot this soon after start (repl_log_settled). */
 #define REPL_SNAPSHOT_HOLD_US (10 * 1000000ull)
+/* A member's host that did not resolve is tried again this much later. */
+#define REPL_MEMBERS_RETRY_US (10 * 1000000ull)
 
 struct repl {
 	struct event_base *base;
@@ -67,6 +69,10 @@ struct repl {
 	size_t npgno;
 	struct repl_stats stats;
 	uint64_t start_us;	/* monotonic, at repl_create */
+	/* The configuration the Raft listener admits by (repl_members_sync);
+	 * members_retry_us: 0, or when to resolve again. */
+	raft_index members_index, members_uncommitted;
+	uint64_t members_retry_us;
 };
 
 static const char *
@@ -161,6 +167,27 @@ repl_pump_cb(evutil_socket_t fd, short what, void *arg)
 	repl_pump(arg);
 }
 
+/* The Raft listener admits the current configuration's members only
+ * (repl_net_set_members). libraft 0.15 says nothing when a configuration
+ * arrives (an entry, a snapshot, a change here): compare its indexes
+ * after each run, and resolve the members' hosts only when they move. */
+static void
+repl_members_sync(struct repl *r)
+{
+	const struct raft *rf = &r->raft;
+
+	if (rf->configuration_index == r->members_index &&
+	    rf->configuration_uncommitted_index == r->members_uncommitted &&
+	    (r->members_retry_us == 0 ||
+	    clock_mono_us() < r->members_retry_us))
+		return;
+	r->members_index = rf->configuration_index;
+	r->members_uncommitted = rf->configuration_uncommitted_index;
+	r->members_retry_us = 0;
+	if (repl_net_set_members(&r->transport, &rf->configuration) == -1)
+		r->members_retry_us = clock_mono_us() + REPL_MEMBERS_RETRY_US;
+}
+
 /* libraft 0.15 has no state-change callback: look after each run. A new
  * leader first appends a barrier: its first transaction must be built on
  * every entry the old leader may have acknowledged (without it vfsraft
@@ -171,6 +198,7 @@ repl_notice(struct repl *r)
 	struct raft_barrier *b;
 	int rc;
 
+	repl_members_sync(r);
 	if (raft_state(&r->raft) != RAFT_LEADER) {
 		if (r->leading) {
 			r->leading = false;
@@ -653,9 +681,25 @@ repl_members(struct repl *r, struct repl_member **out, size_t *n)
 void
 repl_stats(struct repl *r, struct repl_stats *st)
 {
+	struct repl_net_stats ns;
+
+	repl_net_stats(&r->transport, &ns);
 	*st = r->stats;
+	st->raft_refused = ns.refused;
 	st->term = r->raft.current_term;
 	st->commit_index = r->raft.commit_index;
+}
+
+unsigned
+repl_drop_revoked(struct repl *r)
+{
+	unsigned n = repl_net_drop_revoked(&r->transport);
+
+	/* Not inside uv_run (a signal's callback in libevent): run libuv
+	 * soon, to finish the closes and let raft see its streams end. */
+	if (n > 0)
+		event_active(r->pump_ev, EV_TIMEOUT, 0);
+	return n;
 }
 
 uint64_t

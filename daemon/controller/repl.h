@@ -71,6 +71,7 @@ struct repl_stats {
 	unsigned long pages;		/* WAL pages in them */
 	uint64_t wait_us;		/* commit → applied, all together */
 	unsigned long snapshots_deferred;	/* repl_log_settled said no */
+	unsigned long raft_refused;	/* Raft port: not a member's address */
 	uint64_t term;
 	uint64_t commit_index;
 };
@@ -89,6 +90,11 @@ struct repl_member {
  * frees). 0, or -1 (ENOMEM). */
 int repl_members(struct repl *r, struct repl_member **out, size_t *n);
 uint64_t repl_term(struct repl *r);
+/* After a reload of the CA and CRL (tls_ctx_reload_both): close the
+ * Raft streams whose peer's certificate is no longer valid (revoked),
+ * each logged. Returns how many; raft reconnects, and the new handshake
+ * refuses the peer. */
+unsigned repl_drop_revoked(struct repl *r);
 uint64_t repl_commit_index(struct repl *r);
 const char *repl_role_name(enum repl_role role);
 

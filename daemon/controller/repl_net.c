@@ -11,9 +11,16 @@
  * After the handshake, the connecting side sends its server id (8 bytes,
  * little endian), the length of its address (8 bytes, little endian) and
  * the address. Both sides accept only a certificate with role controller,
- * checked here whatever the TLS contexts check. The listener admits as
- * the RPC port does (admit.h): a handshake budget, a cap per source, the
- * oldest silent handshake evicted for a newcomer, a setup deadline. */
+ * checked here whatever the TLS contexts check.
+ *
+ * The port serves the replicas only: once the members are known
+ * (repl_net_set_members), a connection from any other address is closed
+ * as soon as it is accepted, before TLS, and counts against nothing, so
+ * a flood from elsewhere drains at the speed of accept. What is left
+ * is admitted as the RPC port admits (admit.h): a handshake budget, a
+ * cap per source, the oldest silent handshake evicted for a newcomer, a
+ * setup deadline. Outbound streams leave from our own Raft address, the
+ * one the others know us by. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -53,6 +60,9 @@
 /* Out of descriptors: listen again after this long, not at once (the
  * poll is level-triggered: a pending connection would spin it). */
 #define NET_ACCEPT_PAUSE_MS 200
+/* Connections from strangers closed in one loop round at most: the whole
+ * backlog, without letting a flood hold the loop. */
+#define NET_REFUSE_PER_ROUND ADMIT_LISTEN_BACKLOG
 
 enum rconn_state {
 	RC_CONNECTING,		/* outbound: TCP connect in progress */
@@ -98,8 +108,14 @@ struct repl_net {
 	uv_timer_t lpause;	/* NET_ACCEPT_PAUSE_MS, ADMIT_ACCEPT_BATCH_MS */
 	bool listening;
 	struct admit admit;		/* inbound, before RC_RELAY */
-	struct ratelim lograte;
-	unsigned long accepted, connected;
+	/* The members' addresses (admit_addr keys); none: anyone, as
+	 * before the first configuration is known. */
+	uint8_t (*members)[16];
+	size_t nmembers;
+	struct sockaddr_storage self;	/* our Raft address, port 0 */
+	socklen_t selflen;		/* 0: not known */
+	struct ratelim lograte, refuselog;
+	struct repl_net_stats stats;
 	LIST_HEAD(, rconn) conns;
 };
 
@@ -363,7 +379,7 @@ rconn_preamble(struct rconn *rc)
 		rconn_close(rc, "out of descriptors or memory");
 		return -1;
 	}
-	rc->net->accepted++;
+	rc->net->stats.accepted++;
 	rc->net->accept_cb(rc->net->t, (raft_id)id, addr, s);
 	return 0;
 }
@@ -444,7 +460,7 @@ rconn_setup(struct rconn *rc)
 				rconn_close(rc, "out of descriptors or memory");
 				return;
 			}
-			rc->net->connected++;
+			rc->net->stats.connected++;
 			struct raft_uv_connect *req = rc->req;
 
 			rc->req = NULL;
@@ -643,19 +659,59 @@ net_accept_one(struct repl_net *net, int fd, struct sockaddr_storage *ss,
 		return;
 	}
 	admit_add(&net->admit, &rc->hs, rc, rc->ssl, fd, addr);
+	net->stats.handshakes++;
 	rconn_pump(rc);
 }
 
-/* At most ADMIT_ACCEPTS_PER_ROUND, then a pause (see admit.h). */
+static bool
+net_is_member(const struct repl_net *net, const struct sockaddr_storage *ss)
+{
+	uint8_t key[16];
+	char text[INET6_ADDRSTRLEN];
+	size_t i;
+
+	if (net->nmembers == 0)
+		return true;
+	admit_addr((const struct sockaddr *)ss, key, text, sizeof(text));
+	for (i = 0; i < net->nmembers; i++)
+		if (memcmp(net->members[i], key, 16) == 0)
+			return true;
+	return false;
+}
+
+/* Not a replica: close at once, with a reset (nothing is owed to it, and
+ * no TIME_WAIT is left behind). At most one line a minute. */
+static void
+net_refuse(struct repl_net *net, int fd, const struct sockaddr_storage *ss)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	uint8_t key[16];
+	char text[INET6_ADDRSTRLEN];
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+	net->stats.refused++;
+	if (ratelim_allow(&net->refuselog, (int64_t)(clock_mono_us() / 1000),
+	    1, 60000, NULL)) {
+		admit_addr((const struct sockaddr *)ss, key, text,
+		    sizeof(text));
+		log_warnx("raft listener: refused %s: not a replica's address "
+		    "(%lu refused so far)", text, net->stats.refused);
+	}
+}
+
+/* At most ADMIT_ACCEPTS_PER_ROUND admitted, then a pause (see admit.h);
+ * strangers are closed on the way and count only against their own,
+ * larger bound. */
 static void
 net_accept_cb(uv_poll_t *p, int status, int events)
 {
 	struct repl_net *net = p->data;
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	int fd, n;
+	int fd, n = 0, refused = 0;
 
-	for (n = 0; n < ADMIT_ACCEPTS_PER_ROUND; n++) {
+	while (n < ADMIT_ACCEPTS_PER_ROUND) {
 		sl = sizeof(ss);
 		fd = accept4(net->lfd, (struct sockaddr *)&ss, &sl,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -672,7 +728,15 @@ net_accept_cb(uv_poll_t *p, int status, int events)
 				log_warn("raft listener: accept");
 			return;
 		}
+		if (!net_is_member(net, &ss)) {
+			net_refuse(net, fd, &ss);
+			/* Still readable: the poll calls again next round. */
+			if (++refused == NET_REFUSE_PER_ROUND)
+				return;
+			continue;
+		}
 		net_accept_one(net, fd, &ss, sl);
+		n++;
 	}
 	net_accept_pause(net, ADMIT_ACCEPT_BATCH_MS);
 }
@@ -716,6 +780,12 @@ net_listen(struct raft_uv_transport *t, raft_uv_accept_cb cb)
 		net->lfd = -1;
 		return RAFT_IOERR;
 	}
+	net->self = ss;
+	net->selflen = sl;
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&net->self)->sin_port = 0;
+	else if (ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&net->self)->sin6_port = 0;
 	uv_poll_init(net->loop, &net->lpoll, net->lfd);
 	net->lpoll.data = net;
 	uv_timer_init(net->loop, &net->lpause);
@@ -736,7 +806,7 @@ net_connect(struct raft_uv_transport *t, struct raft_uv_connect *req,
 	struct rconn *rc;
 	uint64_t le;
 	size_t alen = strlen(net->address);
-	int fd;
+	int fd, one = 1;
 
 	if (repl_addr_split(address, raft, sizeof(raft), NULL, 0) == -1 ||
 	    net_resolve(raft, &ss, &sl, host, sizeof(host)) == -1)
@@ -745,6 +815,20 @@ net_connect(struct raft_uv_transport *t, struct raft_uv_connect *req,
 	    0);
 	if (fd == -1)
 		return RAFT_NOCONNECTION;
+	/* From the address the others have us as members by, not whatever
+	 * the route picks on a host with several: their listeners admit
+	 * members' addresses only. A wildcard binds nothing. The port is
+	 * left to connect, which may share one between destinations. */
+	if (net->selflen > 0 && net->self.ss_family == ss.ss_family) {
+#ifdef IP_BIND_ADDRESS_NO_PORT
+		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+		    sizeof(one));
+#endif
+		if (bind(fd, (struct sockaddr *)&net->self, net->selflen) ==
+		    -1)
+			log_debug("raft stream to %s: binding to our Raft "
+			    "address: %s", host, strerror(errno));
+	}
 	if (connect(fd, (struct sockaddr *)&ss, sl) == -1 &&
 	    errno != EINPROGRESS) {
 		close(fd);
@@ -820,6 +904,120 @@ repl_net_init(struct raft_uv_transport *t, uv_loop_t *loop, SSL_CTX *srv,
 void
 repl_net_free(struct raft_uv_transport *t)
 {
-	free(t->impl);
+	struct repl_net *net = t->impl;
+
+	if (net != NULL)
+		free(net->members);
+	free(net);
 	t->impl = NULL;
+}
+
+/* Every address of the Raft host in "RAFTHOST:PORT/RPC" appended to
+ * *keys (grown as needed). 0, or -1 when it does not resolve. */
+static int
+net_member_keys(const char *whole, uint8_t (**keys)[16], size_t *n,
+    size_t *cap)
+{
+	struct addrinfo hints, *res, *ai;
+	char raft[REPL_ADDR_MAX], host[CONF_HOST_MAX + 1];
+	char text[INET6_ADDRSTRLEN];
+	uint16_t port;
+	struct cerr err;
+	int rv;
+
+	if (repl_addr_split(whole, raft, sizeof(raft), NULL, 0) == -1 ||
+	    conf_parse_hostport(raft, host, sizeof(host), &port, false,
+	    &err) == -1) {
+		log_warnx("raft listener: member address %s does not parse",
+		    whole);
+		return -1;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if ((rv = getaddrinfo(host, NULL, &hints, &res)) != 0) {
+		log_warnx("raft listener: member host %s: %s", host,
+		    gai_strerror(rv));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		if (*n == *cap) {
+			size_t ncap = *cap == 0 ? 8 : *cap * 2;
+			uint8_t (*nk)[16] = reallocarray(*keys, ncap,
+			    sizeof(**keys));
+
+			if (nk == NULL) {
+				freeaddrinfo(res);
+				return -1;
+			}
+			*keys = nk;
+			*cap = ncap;
+		}
+		admit_addr(ai->ai_addr, (*keys)[*n], text, sizeof(text));
+		(*n)++;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+int
+repl_net_set_members(struct raft_uv_transport *t,
+    const struct raft_configuration *conf)
+{
+	struct repl_net *net = t->impl;
+	uint8_t (*keys)[16] = NULL;
+	size_t n = 0, cap = 0;
+	unsigned i;
+	int rv = 0;
+
+	for (i = 0; i < conf->n; i++)
+		if (net_member_keys(conf->servers[i].address, &keys, &n,
+		    &cap) == -1)
+			rv = -1;
+	/* A member that does not resolve is left out, not everyone let
+	 * in; with none at all, the port stays as open as before. */
+	if (n == 0 && conf->n > 0 && rv == -1) {
+		free(keys);
+		return -1;
+	}
+	free(net->members);
+	net->members = keys;
+	net->nmembers = n;
+	return rv;
+}
+
+unsigned
+repl_net_drop_revoked(struct raft_uv_transport *t)
+{
+	struct repl_net *net = t->impl;
+	struct rconn *rc, *next;
+	struct peer peer;
+	struct cerr err, ierr;
+	X509 *cert;
+	unsigned n = 0;
+
+	for (rc = LIST_FIRST(&net->conns); rc != NULL; rc = next) {
+		next = LIST_NEXT(rc, entry);
+		/* Before the preamble the handshake verifies with the new
+		 * store by itself. */
+		if (rc->state != RC_PREAMBLE && rc->state != RC_RELAY)
+			continue;
+		cert = SSL_get0_peer_certificate(rc->ssl);
+		if (tls_cert_recheck(rc->outbound ? net->cli_ctx :
+		    net->srv_ctx, cert, SSL_get_peer_cert_chain(rc->ssl),
+		    &err) == 0)
+			continue;
+		log_warnx("raft stream %s %s: certificate of %s: %s; closing",
+		    rc->outbound ? "to" : "from", rc->host,
+		    cert != NULL && tls_cert_identity(cert, &peer, &ierr) ==
+		    0 ? peer.name : "?", err.text);
+		rconn_close(rc, NULL);
+		n++;
+	}
+	return n;
+}
+
+void
+repl_net_stats(struct raft_uv_transport *t, struct repl_net_stats *st)
+{
+	*st = ((struct repl_net *)t->impl)->stats;
 }

@@ -6,7 +6,9 @@
 # still elect a new leader, and a submit must be acknowledged, within
 # t830's failover bound while the flood goes on: a newcomer evicts the
 # oldest silent handshake instead of being refused when the slots are
-# full, so the flood cannot keep the replicas' own streams out.
+# full, so the flood cannot keep the replicas' own streams out. A second
+# flood comes from 127.0.0.2, no replica's address: it is closed before
+# TLS, takes no slot, and the listeners say so.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 # What the flood makes the followers say (rate-limited).
@@ -27,6 +29,11 @@ for p in $ports; do
 		--conns "$FLOOD_CONNS" >"$T/flood-$p.out" 2>"$T/flood-$p.err" &
 	floods+=("$!")
 	track_pid "$!"
+	COHORT_SERVER=127.0.0.1:$p "$PYTHON" "$PYCLIENT" flood --seconds 600 \
+		--conns "$FLOOD_CONNS" --source 127.0.0.2 >"$T/stranger-$p.out" \
+		2>"$T/stranger-$p.err" &
+	floods+=("$!")
+	track_pid "$!"
 done
 # The flood holds every slot once each follower's listener turns
 # connections away (it says so in its log).
@@ -38,6 +45,16 @@ _flooded() {
 	done
 }
 wait_for 30 _flooded || fail "the flood filled no Raft listener: $(cat "$T"/flood-*.err)"
+_strangers_refused() {
+	local k
+	for k in 1 2 3; do
+		[ "$k" = "$old" ] && continue
+		grep -q "raft listener: refused 127.0.0.2: not a replica's address" \
+			"$C/ctl$k/cohortd.log" || return 1
+	done
+}
+wait_for 30 _strangers_refused ||
+	fail "a follower did not refuse connections from 127.0.0.2 as a non-member: $(cat "$T"/stranger-*.err)"
 
 pid=$(cat "$C/ctl$old/cohortd.pid")
 kill -9 "$pid"
@@ -50,7 +67,7 @@ wait_for "$SERVE_BOUND_S" _submitted ||
 new=$(ctl_leader "$C" 1)
 [ "$new" != "$old" ] || fail "replica $old leads again, but it was killed"
 for f in "${floods[@]}"; do
-	proc_alive "$f" || fail "a flood ended before the election: $(cat "$T"/flood-*.err)"
+	proc_alive "$f" || fail "a flood ended before the election: $(cat "$T"/flood-*.err "$T"/stranger-*.err)"
 done
 log "leader $old killed under a flood of $FLOOD_CONNS connections per follower; replica $new elected, submit $(cat "$T/submit.out") acknowledged"
 exit 0

@@ -70,7 +70,7 @@ file in proto/.
       one submit, then M ListJobs, replies never read; holds the
       connection S seconds (the attack of issue 10, finding 4). Prints
       "sent K" once K requests are written (or writing blocked S s)
-  pyclient.py flood [--seconds S] [--conns K] [--no-delay]
+  pyclient.py flood [--seconds S] [--conns K] [--source ADDR] [--no-delay]
       K certificate-less plain TCP connections to the server, each
       reopened as soon as it is dropped, for S seconds; prints
       "opened N dropped D"
@@ -706,6 +706,8 @@ def cmd_flood(pb, args):
         so = socket.socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET)
         so.setblocking(False)
         try:
+            if args.source:
+                so.bind((args.source, 0))
             so.connect_ex(addr)
         except OSError:
             failed += 1
@@ -1006,6 +1008,7 @@ def main():
     fl = sub.add_parser("flood")
     fl.add_argument("--seconds", type=float, default=10.0)
     fl.add_argument("--conns", type=int, default=512)
+    fl.add_argument("--source", help="connect from this local address")
 
     h = sub.add_parser("hold")
     h.add_argument("--count", type=int, required=True)
