@@ -507,8 +507,10 @@ emit_group(struct sbuf *sb, const struct hname *h, size_t n)
 	return 0;
 }
 
-char *
-hostlist_compress(char *const *names, size_t count)
+/* hostlist_compress and hostlist_compress_ordered: sorted (duplicates
+ * dropped), or in the order given, grouping only neighbours. */
+static char *
+compress(char *const *names, size_t count, bool sorted)
 {
 	struct hname *h;
 	struct sbuf sb = { NULL, 0, 0 };
@@ -530,11 +532,14 @@ hostlist_compress(char *const *names, size_t count)
 			goto fail;
 		}
 	}
-	qsort(h, count, sizeof(*h), hname_cmp);
-	/* Drop duplicates: equal keys mean equal names. */
-	for (i = 0, n = 0; i < count; i++)
-		if (n == 0 || hname_cmp(&h[n - 1], &h[i]) != 0)
-			h[n++] = h[i];
+	n = count;
+	if (sorted) {
+		qsort(h, count, sizeof(*h), hname_cmp);
+		/* Drop duplicates: equal keys mean equal names. */
+		for (i = 0, n = 0; i < count; i++)
+			if (n == 0 || hname_cmp(&h[n - 1], &h[i]) != 0)
+				h[n++] = h[i];
+	}
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && h[j].ndig > 0 && h[i].ndig > 0 &&
 		    h[j].plen == h[i].plen &&
@@ -549,4 +554,16 @@ fail:
 	free(h);
 	free(sb.s);
 	return NULL;
+}
+
+char *
+hostlist_compress(char *const *names, size_t count)
+{
+	return compress(names, count, true);
+}
+
+char *
+hostlist_compress_ordered(char *const *names, size_t count)
+{
+	return compress(names, count, false);
 }

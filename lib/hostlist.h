@@ -50,4 +50,11 @@ void	hostlist_free(char **names, size_t count);
  * ENOMEM. count 0 gives "". */
 char	*hostlist_compress(char *const *names, size_t count);
 
+/* The same without sorting: names keep their order and duplicates, and
+ * only neighbours sharing a prefix are grouped ("n[3,1-2],login1"), so
+ * that hostlist_expand gives back exactly names, in order. For lists
+ * whose order means something, as a job's nodes in rank order. Returns
+ * and fails as hostlist_compress. */
+char	*hostlist_compress_ordered(char *const *names, size_t count);
+
 #endif

@@ -192,6 +192,53 @@ START_TEST(test_compress)
 }
 END_TEST
 
+/* In order: a job's nodes in rank order keep it, so that the n-th name
+ * expanded is node rank n; only neighbours are grouped. */
+START_TEST(test_compress_ordered)
+{
+	static const struct {
+		const char *names[6];
+		size_t n;
+		const char *want;
+	} c[] = {
+		{ { "node01", "node02" }, 2, "node[01-02]" },
+		{ { "gpu003", "gpu001", "gpu002", "gpu040" }, 4,
+		    "gpu[003,001-002,040]" },
+		{ { "node02", "login1", "node01", "node02" }, 4,
+		    "node02,login1,node[01-02]" },
+		{ { "n9", "n10", "n8" }, 3, "n[9-10,8]" },
+		{ { "n099", "n100", "n1", "n01" }, 4, "n[099-100,1,01]" },
+		{ { "solo" }, 1, "solo" },
+		{ { "r1-n2", "r1-n1" }, 2, "r1-n[2,1]" },
+	};
+	char **again, *s, err[256];
+	size_t i, k, m;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		s = hostlist_compress_ordered((char *const *)c[i].names,
+		    c[i].n);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_str_eq(s, c[i].want);
+		ck_assert_int_eq(hostlist_expand(s, 100, &again, &m, err,
+		    sizeof(err)), 0);
+		ck_assert_uint_eq(m, c[i].n);
+		for (k = 0; k < m; k++)
+			ck_assert_msg(strcmp(again[k], c[i].names[k]) == 0,
+			    "'%s' expands to %s at %zu, not %s", s, again[k],
+			    k, c[i].names[k]);
+		hostlist_free(again, m);
+		free(s);
+	}
+	s = hostlist_compress_ordered(NULL, 0);
+	ck_assert_str_eq(s, "");
+	free(s);
+	errno = 0;
+	ck_assert_ptr_null(hostlist_compress_ordered(
+	    (char *const *)c[0].names, 3));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 START_TEST(test_compress_bad)
 {
 	static const char *const a[] = { "ok", "bad[1]" };
@@ -305,6 +352,7 @@ hostlist_suite(void)
 	tcase_add_test(tc, test_expand_limit);
 	tcase_add_test(tc, test_expand_long_name);
 	tcase_add_test(tc, test_compress);
+	tcase_add_test(tc, test_compress_ordered);
 	tcase_add_test(tc, test_compress_bad);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_expand_args);
