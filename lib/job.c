@@ -72,6 +72,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->exclude);
 	free(spec->constraint);
 	free(spec->idem_key);
+	free(spec->submit_host);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -119,7 +120,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->script = dst->script_name = dst->queue = NULL;
 	dst->array = dst->dependency = dst->output = dst->error = NULL;
 	dst->nodelist = dst->exclude = dst->constraint = NULL;
-	dst->idem_key = NULL;
+	dst->idem_key = dst->submit_host = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -139,6 +140,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->exclude, src->exclude) == -1 ||
 	    dup_opt(&dst->constraint, src->constraint) == -1 ||
 	    dup_opt(&dst->idem_key, src->idem_key) == -1 ||
+	    dup_opt(&dst->submit_host, src->submit_host) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -962,6 +964,17 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	if (spec->idem_key != NULL &&
 	    job_idem_key_check(spec->idem_key, err) == -1)
 		return -1;
+	/* Not an option: the CLI sends its gethostname(). A name that starts
+	 * with '-' or '.' is no host's, and would read as an option or a
+	 * hidden file to a script that uses it. */
+	if (spec->submit_host != NULL && (check_word("submit host",
+	    spec->submit_host, JOB_SUBMIT_HOST_MAX, "._-",
+	    "'.', '_' and '-'", err) == -1))
+		return -1;
+	if (spec->submit_host != NULL && (spec->submit_host[0] == '-' ||
+	    spec->submit_host[0] == '.'))
+		return cerr_set(err, ERR_INVALID, "submit host: '%.64s' does "
+		    "not start with a letter or digit", spec->submit_host);
 	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
 		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);
 		if (spec->env[i] != NULL &&

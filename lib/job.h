@@ -148,7 +148,15 @@ struct job_spec {
 	bool has_umask;		/* false: not given (an older client or
 				 * job): the agent uses its safe default */
 	uint32_t umask;
+	/* The host the submit came from (Slurm's SLURM_SUBMIT_HOST); NULL:
+	 * not known (an older client or job). At most JOB_SUBMIT_HOST_MAX
+	 * letters, digits, '.', '_' and '-'. */
+	char *submit_host;
 };
+
+/* The longest submit host: a host name (HOST_NAME_MAX is 64 on Linux,
+ * a fully qualified name up to 255). */
+#define JOB_SUBMIT_HOST_MAX 255
 
 /* The largest umask: the permission bits. */
 #define JOB_UMASK_MAX 0777U

@@ -78,6 +78,7 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->idempotency_key = s->idem_key;
 	pb->has_umask = s->has_umask;
 	pb->umask = s->umask;
+	pb->submit_host = s->submit_host;
 }
 
 static int
@@ -107,7 +108,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->nodelist, pb->nodelist) == -1 ||
 	    wire_dup(&s->exclude, pb->exclude) == -1 ||
 	    wire_dup(&s->constraint, pb->constraint) == -1 ||
-	    wire_dup(&s->idem_key, pb->idempotency_key) == -1)
+	    wire_dup(&s->idem_key, pb->idempotency_key) == -1 ||
+	    wire_dup(&s->submit_host, pb->submit_host) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -214,6 +216,7 @@ wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
 	req.env = NULL;
 	req.has_umask = 0;
 	req.umask = 0;
+	req.submit_host = NULL;
 	if ((d.md = EVP_MD_CTX_new()) == NULL)
 		goto out;
 	if (EVP_DigestInit_ex(d.md, EVP_sha256(), NULL) != 1)
@@ -477,6 +480,8 @@ wire_job_redact(Cohort__V1__Job *pb)
 	s->output = NULL;
 	s->error = NULL;
 	s->idempotency_key = NULL;
+	/* Where the owner logged in. */
+	s->submit_host = NULL;
 	pb->checkpoint_path = NULL;
 	pb->has_redacted = 1;
 	pb->redacted = 1;

@@ -21,14 +21,15 @@ void wire_spec_to_pb(const struct job_spec *spec, Cohort__V1__JobSpec *pb);
 int wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *spec,
     struct cerr *err);
 /* The fingerprint of a submit's request (job_spec.idem_fp): SHA-256
- * over pb's encoding without its idempotency key, its environment and
- * its umask. The environment and the umask are left out because they
- * are the submitter's shell (--export ALL), which a workflow engine's
- * retry of the same step need not reproduce (a try number, OLDPWD);
- * and a job keyed before the umask was sent is still found by a retry
- * that sends one. What runs, where and how is in. The same client
- * sending the same request gets the same fingerprint; another client's
- * encoding of it may differ. 0, or -1 (ENOMEM). */
+ * over pb's encoding without its idempotency key, its environment, its
+ * umask and its submit host. The environment and the umask are left out
+ * because they are the submitter's shell (--export ALL), which a
+ * workflow engine's retry of the same step need not reproduce (a try
+ * number, OLDPWD); a job keyed before the umask was sent is still found
+ * by a retry that sends one; and a retry may come from another login
+ * node. What runs, where and how is in. The same client sending the
+ * same request gets the same fingerprint; another client's encoding of
+ * it may differ. 0, or -1 (ENOMEM). */
 int wire_spec_fingerprint(const Cohort__V1__JobSpec *pb,
     unsigned char fp[JOB_IDEM_FP_LEN]);
 
@@ -40,8 +41,8 @@ int wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 void wire_job_pb_release(Cohort__V1__Job *pb);
 /* Withhold a job's private data from pb (filled by wire_job_to_pb): its
  * environment, command line, script body, working directory, script,
- * output, error and checkpoint paths and idempotency key go, `redacted`
- * says so.
+ * output, error and checkpoint paths, idempotency key and submit host
+ * go, `redacted` says so.
  * Nothing to free; wire_job_pb_release still applies. */
 void wire_job_redact(Cohort__V1__Job *pb);
 /* Returns a new job the caller frees with job_free, or NULL with err. */

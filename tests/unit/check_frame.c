@@ -77,6 +77,7 @@ full_spec(struct job_spec *s)
 	s->idem_key = strdup("c-0123456789abcdef");
 	s->has_umask = true;
 	s->umask = 027;
+	s->submit_host = strdup("login01.example");
 }
 
 static void
@@ -119,6 +120,7 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_str_eq(a->idem_key, b->idem_key);
 	ck_assert_int_eq(a->has_umask, b->has_umask);
 	ck_assert_uint_eq(a->umask, b->umask);
+	ck_assert_str_eq(a->submit_host, b->submit_host);
 }
 
 START_TEST(test_error_and_hello)
@@ -231,6 +233,14 @@ no_umask(struct job_spec *s)
 	s->has_umask = false;
 }
 
+/* A retry of the same step from another login node. */
+static void
+other_host(struct job_spec *s)
+{
+	free(s->submit_host);
+	s->submit_host = strdup("login02.example");
+}
+
 static void
 other_arg(struct job_spec *s)
 {
@@ -257,12 +267,13 @@ other_script(struct job_spec *s)
 }
 
 /* A keyed submit's fingerprint: its request without the key, the
- * environment and the umask (a job keyed by a client that sent none is
- * found by one that does). */
+ * environment, the umask (a job keyed by a client that sent none is
+ * found by one that does) and the submit host (a retry may come from
+ * another login node). */
 START_TEST(test_spec_fingerprint)
 {
 	void (*same[])(struct job_spec *) = { other_key, other_env,
-	    other_umask, no_umask };
+	    other_umask, no_umask, other_host };
 	void (*differ[])(struct job_spec *) = { other_arg, other_name,
 	    other_gpus, other_script };
 	unsigned char base[JOB_IDEM_FP_LEN], again[JOB_IDEM_FP_LEN],
@@ -275,7 +286,8 @@ START_TEST(test_spec_fingerprint)
 	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
 		spec_fp(same[i], fp);
 		ck_assert_msg(memcmp(fp, base, JOB_IDEM_FP_LEN) == 0,
-		    "change %zu of the key, environment or umask changed the "
+		    "change %zu of the key, environment, umask or submit host "
+		    "changed the "
 		    "fingerprint", i);
 	}
 	for (i = 0; i < sizeof(differ) / sizeof(differ[0]); i++) {

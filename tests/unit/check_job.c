@@ -1009,6 +1009,10 @@ MUT(umask_ok, s->has_umask = true; s->umask = 0777)
 MUT(umask_zero, s->has_umask = true; s->umask = 0)
 MUT(umask_big, s->has_umask = true; s->umask = 01000)
 MUT(umask_unset, s->has_umask = false; s->umask = 01000)
+MUT(host_ok, set_str(&s->submit_host, "login-01.cluster_a.example"))
+MUT(host_space, set_str(&s->submit_host, "login 01"))
+MUT(host_dash, set_str(&s->submit_host, "-login"))
+MUT(host_empty, set_str(&s->submit_host, ""))
 
 static const struct vcase wcases[] = {
 	{ "output escapes", mut_out_ok, ROLE_USER, ERR_NONE, NULL },
@@ -1118,6 +1122,16 @@ static const struct vcase wcases[] = {
 	{ "umask above 0777", mut_umask_big, ROLE_USER, ERR_INVALID,
 	    "umask: 01000 is not a file mode mask (at most 0777)" },
 	{ "umask not given", mut_umask_unset, ROLE_USER, ERR_NONE, NULL },
+	/* The submit host: a host name, which scripts put in commands. */
+	{ "submit host", mut_host_ok, ROLE_USER, ERR_NONE, NULL },
+	{ "submit host with a space", mut_host_space, ROLE_USER, ERR_INVALID,
+	    "submit host: 'login 01' may only contain letters, digits, '.', "
+	    "'_' and '-'" },
+	{ "submit host like an option", mut_host_dash, ROLE_USER,
+	    ERR_INVALID, "submit host: '-login' does not start with a letter "
+	    "or digit" },
+	{ "submit host empty", mut_host_empty, ROLE_USER, ERR_INVALID,
+	    "submit host: empty value" },
 };
 
 START_TEST(test_validate_workflow)

@@ -164,6 +164,7 @@ full_job(uint64_t id)
 		sp->idem_fp[i] = (unsigned char)(0xf0 ^ i);
 	sp->has_umask = true;
 	sp->umask = 027;
+	sp->submit_host = xstrdup("login01.example");
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -240,6 +241,7 @@ assert_job_eq(const struct job *a, const struct job *b)
 	ck_assert_mem_eq(x->idem_fp, y->idem_fp, JOB_IDEM_FP_LEN);
 	ck_assert_int_eq(x->has_umask, y->has_umask);
 	ck_assert_uint_eq(x->umask, y->umask);
+	assert_str_eq_or_null(x->submit_host, y->submit_host, "submit_host");
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
@@ -433,6 +435,8 @@ START_TEST(test_job_round_trip)
 	ck_assert(!l.job[1]->spec.has_umask);
 	ck_assert(l.job[2]->spec.has_umask);
 	ck_assert_uint_eq(l.job[0]->spec.umask, 027);
+	ck_assert_str_eq(l.job[0]->spec.submit_host, "login01.example");
+	ck_assert_ptr_null(l.job[1]->spec.submit_host);
 	loaded_free(&l);
 
 	/* A callback that stops the load makes it fail. */
