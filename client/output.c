@@ -644,7 +644,8 @@ output_job_json_history(json_t *doc, const struct job *job)
 }
 
 /* Where the job may run and write (issue 13): its -o/-e patterns, the
- * umask its tasks start with, the nodes it asked for or excluded
+ * umask its tasks start with, the host it was submitted from, the nodes
+ * it asked for or excluded
  * (Slurm's ReqNodeList/ExcNodeList), and whether it is CPU-only,
  * exclusive or held. 0 or -1 (ENOMEM). */
 static int
@@ -662,6 +663,8 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    -1 ||
 	    json_object_set_new(doc, "umask", s->has_umask ?
 	    json_string(umask) : json_null()) == -1 ||
+	    json_object_set_new(doc, "submit_host",
+	    json_str_or_null(s->submit_host)) == -1 ||
 	    json_object_set_new(doc, "error", json_str_or_null(s->error)) ==
 	    -1 ||
 	    json_object_set_new(doc, "req_nodelist",

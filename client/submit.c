@@ -1204,8 +1204,26 @@ submit_umask(void)
 	return (uint32_t)m & JOB_UMASK_MAX;
 }
 
+/* This host's name, for the job's SLURM_SUBMIT_HOST. A name the
+ * controller would refuse (or none) is not sent: the job is worth more
+ * than the variable. 0, or -1 (ENOMEM). */
+static int
+submit_host(struct job_spec *spec)
+{
+	char host[JOB_SUBMIT_HOST_MAX + 1];
+	struct cerr err;
+
+	if (gethostname(host, sizeof(host)) == -1)
+		return 0;
+	host[sizeof(host) - 1] = '\0';
+	if (job_submit_host_check(host, &err) == -1)
+		return 0;
+	free(spec->submit_host);
+	return (spec->submit_host = strdup(host)) == NULL ? -1 : 0;
+}
+
 /* What every way of submitting does once every option is in: the
- * working directory, the submitter's umask, the nodes a --nodelist
+ * working directory, the submitter's umask and host, the nodes a --nodelist
  * names, Slurm's totals made per node, the texts checked, the
  * environment. cmd names the command
  * in messages. 0 or an exit code after printing why. */
@@ -1221,6 +1239,10 @@ submit_finish(struct submit_ctx *ctx, const char *cmd)
 	}
 	ctx->spec.umask = submit_umask();
 	ctx->spec.has_umask = true;
+	if (submit_host(&ctx->spec) == -1) {
+		output_error("%s: out of memory", cmd);
+		return EXIT_FAILED;
+	}
 	submit_nodelist_size(ctx);
 	cerr_clear(&err);
 	if (pernode_apply(&ctx->pn, &ctx->spec, &err) == -1) {

@@ -930,6 +930,21 @@ job_idem_key_check(const char *key, struct cerr *err)
 	    "'.', '_', ':' and '-'", err);
 }
 
+/* Not an option: the CLI sends its gethostname(). A name that starts
+ * with '-' or '.' is no host's, and would read as an option or a hidden
+ * file to a script that uses it. */
+int
+job_submit_host_check(const char *host, struct cerr *err)
+{
+	if (check_word("submit host", host, JOB_SUBMIT_HOST_MAX, "._-",
+	    "'.', '_' and '-'", err) == -1)
+		return -1;
+	if (host[0] == '-' || host[0] == '.')
+		return cerr_set(err, ERR_INVALID, "submit host: '%.64s' does "
+		    "not start with a letter or digit", host);
+	return 0;
+}
+
 static int
 check_opt_name(const char *opt, const char *s, struct cerr *err)
 {
@@ -964,17 +979,9 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 	if (spec->idem_key != NULL &&
 	    job_idem_key_check(spec->idem_key, err) == -1)
 		return -1;
-	/* Not an option: the CLI sends its gethostname(). A name that starts
-	 * with '-' or '.' is no host's, and would read as an option or a
-	 * hidden file to a script that uses it. */
-	if (spec->submit_host != NULL && (check_word("submit host",
-	    spec->submit_host, JOB_SUBMIT_HOST_MAX, "._-",
-	    "'.', '_' and '-'", err) == -1))
+	if (spec->submit_host != NULL &&
+	    job_submit_host_check(spec->submit_host, err) == -1)
 		return -1;
-	if (spec->submit_host != NULL && (spec->submit_host[0] == '-' ||
-	    spec->submit_host[0] == '.'))
-		return cerr_set(err, ERR_INVALID, "submit host: '%.64s' does "
-		    "not start with a letter or digit", spec->submit_host);
 	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
 		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);
 		if (spec->env[i] != NULL &&

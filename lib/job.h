@@ -307,6 +307,9 @@ int job_spec_check_text(const struct job_spec *spec, struct cerr *err);
 /* --idempotency-key: 1 to JOB_IDEM_KEY_MAX of [A-Za-z0-9._:-]. 0, or -1
  * with err (ERR_INVALID). */
 int job_idem_key_check(const char *key, struct cerr *err);
+/* A submit host: 1 to JOB_SUBMIT_HOST_MAX of [A-Za-z0-9._-], starting
+ * with a letter or digit. 0, or -1 with err (ERR_INVALID). */
+int job_submit_host_check(const char *host, struct cerr *err);
 
 /* Check a spec as submitted by role. A missing name is filled in from the
  * script's or the command's base name. Returns 0, or -1 with err set to
