@@ -29,6 +29,12 @@
 #define AGENT_DEFAULT_TEMPERATURE_DEGRADED 90
 #define AGENT_NODE_NAME_MAX 64
 #define AGENT_USER_NAME_MAX 32
+#define AGENT_CLUSTER_NAME_MAX 64
+#define AGENT_DEFAULT_CLUSTER_NAME "cohort"
+/* The directory make install puts Slurm's commands in. */
+#ifndef SLURMBINDIR
+#define SLURMBINDIR "/usr/local/libexec/cohort/slurm"
+#endif
 
 #define SEC 1000ULL
 #define MIN (60 * SEC)
@@ -62,6 +68,10 @@ static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int agent_set_nics(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
+static int agent_set_slurm_commands(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_cluster_name(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 
 #define FIELD(f) CONF_FIELD(struct agent_config, f)
 #define KEY(sec, key, req, setter)                                             \
@@ -102,6 +112,10 @@ static const struct conf_key agent_keys[] = {
 	/* Rails (issue 16): the GPUs' NICs from a saved hwloc topology
 	 * instead of this machine's. */
 	PATHKEY("agent", "hwloc_xml", hwloc_xml, false),
+	/* What a Slurm script finds in its environment. */
+	{ .section = "agent", .name = "slurm_commands",
+	  .set = agent_set_slurm_commands, FIELD(slurm_commands) },
+	KEY("agent", "cluster_name", false, agent_set_cluster_name),
 	PATHKEY("tls", "ca", ca, true),
 	PATHKEY("tls", "cert", cert, true),
 	PATHKEY("tls", "key", key, true),
@@ -183,6 +197,8 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->key);
 	free(cfg->crl);
 	free(cfg->hwloc_xml);
+	free(cfg->slurm_commands);
+	free(cfg->cluster_name);
 	free(cfg->nvml_library);
 	free(cfg->health_program);
 	agent_config_defaults(cfg);
@@ -292,6 +308,44 @@ agent_set_name(const struct conf_ctx *c, const struct conf_key *k,
 		    "to %d letters, digits, '.', '_' or '-')", value,
 		    AGENT_NODE_NAME_MAX - 1);
 	return agent_set_str(&cfg->name, value, err);
+}
+
+/* "none" turns it off; a path is made absolute, as it goes into the
+ * tasks' PATH, where a relative one would be taken from their working
+ * directory. Whether it exists is not checked: the agent may start
+ * before a shared file system is mounted. */
+static int
+agent_set_slurm_commands(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+
+	cfg->slurm_commands_set = true;
+	if (strcmp(value, "none") == 0)
+		return 0;
+	if (strchr(value, ':') != NULL)
+		return cerr_set(err, ERR_INVALID, "'%.80s' holds ':', which "
+		    "would split it on PATH", value);
+	return conf_key_path(c, k, value, err);
+}
+
+/* A word, as Slurm's ClusterName (scripts put it in file names). */
+static int
+agent_set_cluster_name(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	size_t i;
+
+	for (i = 0; value[i] != '\0'; i++)
+		if (i >= AGENT_CLUSTER_NAME_MAX || !agent_name_char(value[i]))
+			break;
+	if (i == 0 || value[i] != '\0' || value[0] == '-')
+		return cerr_set(err, ERR_INVALID,
+		    "'%.80s' is not a cluster name (1 to %d letters, digits, "
+		    "'.', '_' or '-', not starting with '-')", value,
+		    AGENT_CLUSTER_NAME_MAX);
+	return agent_set_str(&cfg->cluster_name, value, err);
 }
 
 /* Node features for --constraint: a comma-separated list of names,
@@ -731,6 +785,10 @@ agent_finish(struct agent_config *cfg, const int *seen, const char *path,
 	}
 	if (cfg->address == NULL && (cfg->address = strdup(cfg->name)) ==
 	    NULL)
+		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
+	if ((!cfg->slurm_commands_set && (cfg->slurm_commands =
+	    strdup(SLURMBINDIR)) == NULL) || (cfg->cluster_name == NULL &&
+	    (cfg->cluster_name = strdup(AGENT_DEFAULT_CLUSTER_NAME)) == NULL))
 		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
 	return 0;
 }

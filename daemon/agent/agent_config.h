@@ -25,6 +25,11 @@
  *                                 default auto
  *   hwloc_xml = PATH              the GPUs' NICs from this hwloc XML
  *                                 topology instead of this machine's
+ *   slurm_commands = PATH | none  put first on every task's PATH: the
+ *                                 directory of Slurm's commands (sbatch,
+ *                                 squeue, scontrol...); default the
+ *                                 installed one (SLURMBINDIR)
+ *   cluster_name = cohort         SLURM_CLUSTER_NAME of the tasks
  *   [tls]
  *   ca = PATH  cert = PATH  key = PATH
  *   crl = PATH                    optional: CRLs of the CA, checked for
@@ -108,6 +113,10 @@ struct agent_config {
 	char *key;
 	char *crl;		/* revocation (issue 10); NULL: none */
 	char *hwloc_xml;	/* [agent] hwloc_xml; NULL: this machine */
+	/* Put first on the tasks' PATH; NULL: none ("none"). Absolute. */
+	char *slurm_commands;
+	bool slurm_commands_set;	/* the key was given */
+	char *cluster_name;	/* SLURM_CLUSTER_NAME; never NULL after load */
 	enum agent_source source;	/* [gpu] source; default auto */
 	char *nvml_library;	/* NULL: default */
 	struct sim_gpus sim;

@@ -494,6 +494,44 @@ START_TEST(test_load_example)
 }
 END_TEST
 
+/* slurm_commands: the installed directory by default, a relative path
+ * made absolute, none turns it off, a ':' is refused (it would split
+ * PATH). cluster_name: cohort by default, a word. */
+START_TEST(test_slurm_keys)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char want[PATH_MAX + 64];
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_str_eq(cfg.slurm_commands, SLURMBINDIR);
+	ck_assert_str_eq(cfg.cluster_name, "cohort");
+	agent_config_clear(&cfg);
+	write_file(cfgpath, AGENT_REQUIRED "slurm_commands = build/slurm\n"
+	    "cluster_name = gpu-east.2\n" TLS_REQUIRED);
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	snprintf(want, sizeof(want), "%s/build/slurm", tmpdir);
+	ck_assert_str_eq(cfg.slurm_commands, want);
+	ck_assert_str_eq(cfg.cluster_name, "gpu-east.2");
+	agent_config_clear(&cfg);
+	write_file(cfgpath, AGENT_REQUIRED "slurm_commands = none\n"
+	    TLS_REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert_ptr_null(cfg.slurm_commands);
+	agent_config_clear(&cfg);
+	load_fails("[agent]\nslurm_commands = /a:/b\n", ":2: slurm_commands: "
+	    "'/a:/b' holds ':', which would split it on PATH");
+	load_fails("[agent]\ncluster_name = two words\n", ":2: cluster_name: "
+	    "'two words' is not a cluster name (1 to 64 letters, digits, "
+	    "'.', '_' or '-', not starting with '-')");
+	load_fails("[agent]\ncluster_name = -x\n", ":2: cluster_name: "
+	    "'-x' is not a cluster name (1 to 64 letters, digits, "
+	    "'.', '_' or '-', not starting with '-')");
+}
+END_TEST
+
 /* numa_cpus and cgroup: the map as given (CPU 0 exists everywhere),
  * the three cgroup forms, auto by default. */
 START_TEST(test_numa_cgroup)
@@ -1012,6 +1050,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_account_from_ids);
 	tcase_add_test(tc, test_user_map_full);
 	tcase_add_test(tc, test_features);
+	tcase_add_test(tc, test_slurm_keys);
 	tcase_add_test(tc, test_numa_cgroup);
 	tcase_add_test(tc, test_task_cpus_env);
 	tcase_add_test(tc, test_nics);
