@@ -801,6 +801,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	struct taskout out;
 	struct task t;
 	const char *nics[INV_MAX_GPUS];
+	struct ajob *j;
 	char **envp = NULL;
 	size_t nenv = 0, i;
 	int rc;
@@ -835,6 +836,16 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	te.array_spec = s->array;
 	te.cpu_only = s->cpu_only;
 	te.workdir = s->workdir;
+	te.partition = s->queue;
+	te.submit_host = s->submit_host;
+	te.cpus_per_task = s->cpus_per_task;
+	te.cluster_name = a->cfg->cluster_name;
+	te.slurm_commands = a->cfg->slurm_commands;
+	/* The start's account (agent_launch_prepare made its ajob). */
+	if ((j = ajob_find(a, l->job_id, l->restart)) != NULL) {
+		te.has_uid = true;
+		te.uid = (uint32_t)j->cred.uid;
+	}
 	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
 	if (taskout_files(l, tl.rank, &out, err) == -1)
 		return -1;

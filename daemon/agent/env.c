@@ -12,6 +12,7 @@
 
 #include "daemon/agent/env.h"
 #include "lib/array.h"
+#include "lib/hostlist.h"
 #include "lib/job.h"
 
 /* A growing envp in which a later "K=V" replaces an earlier one with the
@@ -284,17 +285,109 @@ out:
 	return rc;
 }
 
-/* Slurm's names for what Cohort already says, so that scripts written
- * for sbatch run unchanged. SLURM_JOB_NODELIST is the node list in rank
- * order, comma-separated (a hostlist too), rather than Slurm's sorted
- * and compressed one, so that its n-th name is SLURM_NODEID n. */
+/* The value of the variable key in e, the last one (the one that wins
+ * envv_dedup), or NULL. */
+static const char *
+envv_get(const struct envv *e, const char *key)
+{
+	size_t i, klen = strlen(key);
+
+	for (i = e->n; i > 0; i--)
+		if (env_keylen(e->v[i - 1]) == klen &&
+		    strncmp(e->v[i - 1], key, klen) == 0)
+			return e->v[i - 1] + klen + 1;
+	return NULL;
+}
+
+/* The job's nodes as Slurm's compressed hostlist ("node[01-02]"), but
+ * in rank order rather than sorted, so that the n-th name of its
+ * expansion (scontrol show hostnames) is node rank n: a recipe that
+ * takes the head node from it agrees with RANK 0. A name hostlists
+ * cannot hold (never a node name the agent accepts) leaves the comma
+ * list, which is a hostlist too. */
+static char *
+env_hostlist(const struct task_env *te)
+{
+	char *s;
+
+	s = hostlist_compress_ordered((char *const *)te->nodelist,
+	    te->nnodes);
+	if (s == NULL && errno == EINVAL)
+		s = join(te->nodelist, NULL, te->nnodes);
+	return s;
+}
+
+/* The variables of Slurm's that describe this job's allocation and are
+ * set only when there is something to say: one the job's env brought
+ * (an explicit --env, or a job submitted from inside another) is not
+ * this job's. */
+static const char *const slurm_optional[] = {
+	"SLURM_CPUS_PER_TASK=", "SLURM_JOB_PARTITION=", "SLURM_SUBMIT_HOST=",
+	"SLURM_JOB_GPUS=", "SLURM_STEP_GPUS=", "SLURM_JOB_USER=",
+	"SLURM_JOB_UID=", "SLURM_CLUSTER_NAME=",
+};
+
+/* What Slurm sets beyond the job's shape. The tasks are Slurm's step 0
+ * in effect (Cohort has no steps: each task is what srun would start in
+ * the first step), so the SLURM_STEP_* names repeat the job's. The
+ * GPUs are this node's, as CUDA_VISIBLE_DEVICES numbers them, all of
+ * them whatever the task's share: Slurm's SLURM_JOB_GPUS are the job's
+ * on the node. */
 static int
-env_put_slurm(struct envv *e, const struct task_env *te, const char *nodes,
-    size_t ngpus)
+env_put_slurm_more(struct envv *e, const struct task_env *te,
+    const char *nodes, const char *tasks, size_t ngpus)
+{
+	const char *user;
+	char *gpus;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(slurm_optional) / sizeof(*slurm_optional); i++)
+		envv_unset_prefix(e, slurm_optional[i]);
+	if (envv_set(e, "SLURMD_NODENAME", te->nodelist[te->node_rank]) == -1 ||
+	    envv_setu(e, "SLURM_STEP_ID", 0) == -1 ||
+	    envv_setu(e, "SLURM_STEPID", 0) == -1 ||
+	    envv_set(e, "SLURM_STEP_NODELIST", nodes) == -1 ||
+	    envv_setu(e, "SLURM_STEP_NUM_NODES", te->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_STEP_NUM_TASKS",
+	    (uint64_t)te->nnodes * te->tasks_per_node) == -1 ||
+	    envv_set(e, "SLURM_STEP_TASKS_PER_NODE", tasks) == -1)
+		return -1;
+	if ((te->cluster_name != NULL &&
+	    envv_set(e, "SLURM_CLUSTER_NAME", te->cluster_name) == -1) ||
+	    (te->partition != NULL &&
+	    envv_set(e, "SLURM_JOB_PARTITION", te->partition) == -1) ||
+	    (te->submit_host != NULL &&
+	    envv_set(e, "SLURM_SUBMIT_HOST", te->submit_host) == -1) ||
+	    (te->cpus_per_task > 0 &&
+	    envv_setu(e, "SLURM_CPUS_PER_TASK", te->cpus_per_task) == -1) ||
+	    (te->has_uid && envv_setu(e, "SLURM_JOB_UID", te->uid) == -1))
+		return -1;
+	/* The account's name, as USER (env_put_identity put it back). */
+	if ((user = envv_get(e, "USER")) != NULL &&
+	    envv_set(e, "SLURM_JOB_USER", user) == -1)
+		return -1;
+	if (ngpus == 0)
+		return 0;
+	if ((gpus = join(NULL, te->gpus, ngpus)) == NULL)
+		return -1;
+	rc = envv_set(e, "SLURM_JOB_GPUS", gpus) == -1 ||
+	    envv_set(e, "SLURM_STEP_GPUS", gpus) == -1 ? -1 : 0;
+	free(gpus);
+	return rc;
+}
+
+/* Slurm's names for what Cohort already says, so that scripts written
+ * for sbatch run unchanged. */
+static int
+env_put_slurm(struct envv *e, const struct task_env *te, size_t ngpus)
 {
 	uint64_t tpn = te->tasks_per_node;
-	char tasks[48];
+	char tasks[48], *nodes;
+	int rc = -1;
 
+	if ((nodes = env_hostlist(te)) == NULL)
+		return -1;
 	if (te->nnodes > 1)
 		snprintf(tasks, sizeof(tasks), "%" PRIu64 "(x%u)", tpn,
 		    te->nnodes);
@@ -317,13 +410,41 @@ env_put_slurm(struct envv *e, const struct task_env *te, const char *nodes,
 	    envv_set(e, "SLURM_NODELIST", nodes) == -1 ||
 	    envv_setu(e, "SLURM_RESTART_COUNT", te->restart_count) == -1 ||
 	    envv_setu(e, "SLURM_GPUS_ON_NODE", ngpus) == -1)
-		return -1;
+		goto out;
 	/* Scripts "cd $SLURM_SUBMIT_DIR": the job starts in its workdir,
 	 * which is where cohort submit ran unless --workdir said else. */
 	if (te->workdir != NULL &&
 	    envv_set(e, "SLURM_SUBMIT_DIR", te->workdir) == -1)
+		goto out;
+	rc = env_put_slurm_more(e, te, nodes, tasks, ngpus);
+out:
+	free(nodes);
+	return rc;
+}
+
+/* Slurm's commands first on PATH, so that a script finds scontrol and
+ * squeue whatever PATH its environment brought (none, with --export
+ * NONE: the account's). A PATH that starts with the directory already
+ * (a job submitted from inside another) is kept as it is. */
+static int
+env_put_path(struct envv *e, const char *dir)
+{
+	const char *path;
+	size_t dlen;
+	char *kv;
+
+	if (dir == NULL)
+		return 0;
+	dlen = strlen(dir);
+	if ((path = envv_get(e, "PATH")) == NULL || path[0] == '\0')
+		return envv_set(e, "PATH", dir);
+	if (strncmp(path, dir, dlen) == 0 &&
+	    (path[dlen] == ':' || path[dlen] == '\0'))
+		return 0;
+	if (asprintf(&kv, "PATH=%s:%s", dir, path) == -1)
 		return -1;
-	return 0;
+	/* Appended after the old one, which envv_dedup then drops. */
+	return envv_put_owned(e, kv);
 }
 
 static int
@@ -396,7 +517,7 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 	    envv_set(e, "NVIDIA_VISIBLE_DEVICES", "void") == -1)
 		goto out;
 	if (env_put_array(e, te) == -1 ||
-	    env_put_slurm(e, te, nodes, ngpus) == -1 ||
+	    env_put_slurm(e, te, ngpus) == -1 ||
 	    env_put_nics(e, te, off, len) == -1)
 		goto out;
 	rc = 0;
@@ -449,7 +570,9 @@ env_build(const struct task_env *te, char ***envp, size_t *n,
 	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1 ||
 	    env_put_identity(&e, te, err) == -1)
 		goto fail;
-	if (env_put_cohort(&e, te) == -1 || envv_dedup(&e) == -1) {
+	if (env_put_cohort(&e, te) == -1 || envv_dedup(&e) == -1 ||
+	    env_put_path(&e, te->slurm_commands) == -1 ||
+	    envv_dedup(&e) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto fail;
 	}

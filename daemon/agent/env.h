@@ -41,6 +41,17 @@ struct task_env {
 	const char *array_spec;
 	bool cpu_only;			/* no GPU, whatever gpus says */
 	const char *workdir;		/* the job's; NULL: not given */
+	/* What Slurm's variables say beyond the above (NULL or 0: not
+	 * set). */
+	const char *partition;		/* the job's queue */
+	const char *submit_host;	/* the host it was submitted from */
+	const char *cluster_name;
+	unsigned cpus_per_task;		/* --cpus-per-task */
+	bool has_uid;
+	uint32_t uid;			/* of the account the task runs as */
+	/* The directory of Slurm's commands, put first on PATH; NULL:
+	 * PATH is left as the layers make it. */
+	const char *slurm_commands;
 };
 
 /* Build a NULL-terminated envp (malloc'd vector of malloc'd strings;
@@ -55,11 +66,14 @@ struct task_env {
  *      (sbatch would keep the submitter's);
  *   4. Cohort's variables (COHORT_*, the torchrun names, MASTER_*,
  *      CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES for a CPU-only job,
- *      and Slurm's SLURM_* names for scripts written for sbatch);
+ *      and Slurm's SLURM_* names for scripts written for sbatch, with
+ *      SLURM_JOB_USER the base's USER);
  *      COHORT_TASK_NIC, the NICs of the task's GPUs (gpu_nics: names in
  *      GPU order, each once, comma-separated), and NCCL_IB_HCA, the same
  *      for NCCL as exact names ("=mlx5_0,mlx5_1"), unless the job's env
  *      sets NCCL_IB_HCA itself: a user's choice of HCAs stands.
+ * Last, slurm_commands goes first on the PATH the layers made (once:
+ * a PATH that starts with it already is kept).
  * 0, or -1 with err. */
 int env_build(const struct task_env *te, char ***envp, size_t *n,
     struct cerr *err);

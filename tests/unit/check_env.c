@@ -94,8 +94,9 @@ START_TEST(test_every_variable)
 	assert_var(envp, n, "LOCAL_WORLD_SIZE", "4");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
 	assert_var(envp, n, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-	/* Cohort's 20 and the 16 SLURM_* names. */
-	ck_assert_uint_eq(n, 20 + 16);
+	/* Cohort's 20, the 16 SLURM_* names, SLURMD_NODENAME, the 6 of
+	 * step 0 and the 2 of this node's GPUs. */
+	ck_assert_uint_eq(n, 20 + 16 + 1 + 6 + 2);
 	strv_free(envp, n);
 }
 END_TEST
@@ -171,9 +172,10 @@ START_TEST(test_override)
 	assert_var(envp, n, "MASTER_PORT", "29500");
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4,5");
 	assert_var(envp, n, "RANK", "6");
-	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY, Cohort's 20 and the
-	 * 16 SLURM_* names. */
-	ck_assert_uint_eq(n, 5 + 20 + 16);
+	/* HOME, PATH, USER, OMP_NUM_THREADS, EMPTY, Cohort's 20, the 16
+	 * SLURM_* names, SLURMD_NODENAME, the 6 of step 0, the 2 of the
+	 * node's GPUs and SLURM_JOB_USER. */
+	ck_assert_uint_eq(n, 5 + 20 + 16 + 1 + 6 + 2 + 1);
 	ck_assert_str_eq(envp[0], "HOME=/home/alice");
 	ck_assert_str_eq(envp[1], "PATH=/opt/bin:/usr/bin");
 	strv_free(envp, n);
@@ -322,8 +324,8 @@ START_TEST(test_slurm_names)
 	assert_var(envp, n, "SLURM_NPROCS", "8");
 	assert_var(envp, n, "SLURM_NTASKS_PER_NODE", "4");
 	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4(x2)");
-	assert_var(envp, n, "SLURM_JOB_NODELIST", "gpu001,gpu002");
-	assert_var(envp, n, "SLURM_NODELIST", "gpu001,gpu002");
+	assert_var(envp, n, "SLURM_JOB_NODELIST", "gpu[001-002]");
+	assert_var(envp, n, "SLURM_NODELIST", "gpu[001-002]");
 	assert_var(envp, n, "SLURM_RESTART_COUNT", "2");
 	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "8");
 	ck_assert_ptr_null(maybe(envp, n, "SLURM_SUBMIT_DIR"));
@@ -340,6 +342,157 @@ START_TEST(test_slurm_names)
 	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4");
 	assert_var(envp, n, "SLURM_SUBMIT_DIR", "/home/alice/run");
 	assert_var(envp, n, "SLURM_PROCID", "2");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* What a Slurm script looks for beyond the job's shape: this node's
+ * name, step 0, the partition, the submit host, the cluster, the
+ * CPUs per task, the account and its uid, this node's GPUs; none of
+ * the optional ones when there is nothing to say, and never the job
+ * env's. */
+START_TEST(test_slurm_more)
+{
+	static const char *const base[] = { "USER=alice",
+	    "PATH=/usr/bin:/bin" };
+	static const char *const user[] = { "USER=al",
+	    "SLURM_CPUS_PER_TASK=64", "SLURM_JOB_GPUS=0,1,2,3,4,5,6,7",
+	    "SLURM_SUBMIT_HOST=elsewhere", "SLURM_STEP_ID=5",
+	    "SLURM_JOB_UID=0" };
+	static const unsigned odd[] = { 1, 3, 5, 7 };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.gpus = odd;
+	te.ngpus = 4;
+	te.base_env = base;
+	te.nbase_env = 2;
+	te.partition = "team-a";
+	te.submit_host = "login01.example";
+	te.cluster_name = "east";
+	te.cpus_per_task = 6;
+	te.has_uid = true;
+	te.uid = 1001;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURMD_NODENAME", "gpu002");
+	assert_var(envp, n, "SLURM_STEP_ID", "0");
+	assert_var(envp, n, "SLURM_STEPID", "0");
+	assert_var(envp, n, "SLURM_STEP_NODELIST", "gpu[001-002]");
+	assert_var(envp, n, "SLURM_STEP_NUM_NODES", "2");
+	assert_var(envp, n, "SLURM_STEP_NUM_TASKS", "8");
+	assert_var(envp, n, "SLURM_STEP_TASKS_PER_NODE", "4(x2)");
+	assert_var(envp, n, "SLURM_JOB_PARTITION", "team-a");
+	assert_var(envp, n, "SLURM_SUBMIT_HOST", "login01.example");
+	assert_var(envp, n, "SLURM_CLUSTER_NAME", "east");
+	assert_var(envp, n, "SLURM_CPUS_PER_TASK", "6");
+	assert_var(envp, n, "SLURM_JOB_USER", "alice");
+	assert_var(envp, n, "SLURM_JOB_UID", "1001");
+	/* The node's GPUs, all of them, as CUDA numbers them; the task's
+	 * share is CUDA_VISIBLE_DEVICES. */
+	assert_var(envp, n, "SLURM_JOB_GPUS", "1,3,5,7");
+	assert_var(envp, n, "SLURM_STEP_GPUS", "1,3,5,7");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "5");
+	strv_free(envp, n);
+
+	/* Nothing to say: the optional ones are not set, and those the
+	 * job's env brought are gone. */
+	te_base(&te);
+	te.ngpus = 0;
+	te.user_env = user;
+	te.nuser_env = 6;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_JOB_PARTITION"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_SUBMIT_HOST"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_CLUSTER_NAME"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_CPUS_PER_TASK"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_JOB_UID"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_JOB_GPUS"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_STEP_GPUS"));
+	assert_var(envp, n, "SLURM_STEP_ID", "0");
+	/* No account USER in the base: the USER the task has. */
+	assert_var(envp, n, "SLURM_JOB_USER", "al");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* SLURM_JOB_NODELIST keeps rank order, compressed: the n-th name of
+ * its expansion is node rank n, as scontrol show hostnames gives it. */
+START_TEST(test_slurm_nodelist_order)
+{
+	static const char *const three[] = { "node03", "node01", "node02" };
+	static const char *const mixed[] = { "a9", "b1", "a10" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.nodelist = three;
+	te.nnodes = 3;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURM_JOB_NODELIST", "node[03,01-02]");
+	assert_var(envp, n, "SLURM_NODELIST", "node[03,01-02]");
+	assert_var(envp, n, "SLURMD_NODENAME", "node01");
+	assert_var(envp, n, "COHORT_NODELIST", "node03,node01,node02");
+	strv_free(envp, n);
+	te.nodelist = mixed;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURM_JOB_NODELIST", "a9,b1,a10");
+	strv_free(envp, n);
+}
+END_TEST
+
+/* Slurm's commands first on PATH: over the job's PATH, over the
+ * account's, once; none asked, PATH as the layers made it. */
+START_TEST(test_slurm_path)
+{
+	static const char *const base[] = { "PATH=/usr/bin:/bin" };
+	static const char *const venv[] = { "PATH=/venv/bin:/usr/bin" };
+	static const char *const again[] = {
+	    "PATH=/opt/cohort/slurm:/usr/bin" };
+	static const char *const prefix[] = {
+	    "PATH=/opt/cohort/slurmx:/usr/bin" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.base_env = base;
+	te.nbase_env = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/usr/bin:/bin");
+	strv_free(envp, n);
+	te.slurm_commands = "/opt/cohort/slurm";
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/opt/cohort/slurm:/usr/bin:/bin");
+	/* In the place PATH had: the first. */
+	ck_assert_str_eq(envp[0], "PATH=/opt/cohort/slurm:/usr/bin:/bin");
+	strv_free(envp, n);
+	te.user_env = venv;
+	te.nuser_env = 1;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/opt/cohort/slurm:/venv/bin:/usr/bin");
+	strv_free(envp, n);
+	te.user_env = again;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/opt/cohort/slurm:/usr/bin");
+	strv_free(envp, n);
+	te.user_env = prefix;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH",
+	    "/opt/cohort/slurm:/opt/cohort/slurmx:/usr/bin");
+	strv_free(envp, n);
+	/* No PATH anywhere: the directory alone. */
+	te.base_env = NULL;
+	te.nbase_env = 0;
+	te.user_env = NULL;
+	te.nuser_env = 0;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/opt/cohort/slurm");
 	strv_free(envp, n);
 }
 END_TEST
@@ -431,6 +584,8 @@ START_TEST(test_cpu_only)
 	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "");
 	assert_var(envp, n, "NVIDIA_VISIBLE_DEVICES", "void");
 	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "0");
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_JOB_GPUS"));
+	ck_assert_ptr_null(maybe(envp, n, "SLURM_STEP_GPUS"));
 	strv_free(envp, n);
 
 	te.cpu_only = false;
@@ -565,6 +720,9 @@ env_suite(void)
 	tcase_add_test(tc, test_override);
 	tcase_add_test(tc, test_bad_entries);
 	tcase_add_test(tc, test_slurm_names);
+	tcase_add_test(tc, test_slurm_more);
+	tcase_add_test(tc, test_slurm_nodelist_order);
+	tcase_add_test(tc, test_slurm_path);
 	tcase_add_test(tc, test_array_task);
 	tcase_add_test(tc, test_cpu_only);
 	tcase_add_test(tc, test_submitter_env);
