@@ -116,7 +116,7 @@ struct agent_config {
 	/* Put first on the tasks' PATH; NULL: none ("none"). Absolute. */
 	char *slurm_commands;
 	bool slurm_commands_set;	/* the key was given */
-	char *cluster_name;	/* SLURM_CLUSTER_NAME; never NULL after load */
+	char *cluster_name;	/* SLURM_CLUSTER_NAME; set after load */
 	enum agent_source source;	/* [gpu] source; default auto */
 	char *nvml_library;	/* NULL: default */
 	struct sim_gpus sim;

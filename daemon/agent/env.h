@@ -48,7 +48,7 @@ struct task_env {
 	const char *cluster_name;
 	unsigned cpus_per_task;		/* --cpus-per-task */
 	bool has_uid;
-	uint32_t uid;			/* of the account the task runs as */
+	uint32_t uid;			/* the account the task runs as */
 	/* The directory of Slurm's commands, put first on PATH; NULL:
 	 * PATH is left as the layers make it. */
 	const char *slurm_commands;
