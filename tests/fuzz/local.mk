@@ -1,12 +1,20 @@
 ## Fuzz targets (tests/fuzz/): included from Makefile.am. Built here with
 ## tests/fuzz/driver.c (seeded mutations, no coverage feedback) so that
 ## make check runs them for a few seconds, under ASan/UBSan in the
-## sanitizer build; tests/fuzz/libfuzzer.sh builds them with clang's
-## libFuzzer for real fuzzing runs.
+## sanitizer build; tests/fuzz/libfuzzer.sh builds them from these same
+## lines with clang's libFuzzer for real fuzzing runs. smoke.sh and
+## link.sh take every tests/fuzz/fuzz_NAME.c: a new target needs its
+## lines here and seeds in tests/fuzz/corpus/NAME/, or they fail.
 check_PROGRAMS += tests/fuzz/fuzz_wire tests/fuzz/fuzz_text tests/fuzz/fuzz_node
 check_PROGRAMS += tests/fuzz/fuzz_topo
 TESTS += tests/fuzz/smoke.sh
-EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/libfuzzer.sh tests/fuzz/fuzz.h \
+# The libFuzzer build is the same whichever build runs it: the normal one
+# only, so that CI builds it once.
+if !SANITIZERS
+TESTS += tests/fuzz/link.sh
+endif
+EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/link.sh tests/fuzz/libfuzzer.sh \
+	tests/fuzz/fuzz.h \
 	tests/fuzz/corpus
 
 tests_fuzz_fuzz_wire_SOURCES = tests/fuzz/fuzz_wire.c tests/fuzz/driver.c
