@@ -14,6 +14,7 @@
 
 #include "lib/frame.h"
 #include "lib/job.h"
+#include "lib/outpat.h"
 #include "lib/text.h"
 #include "lib/wire.h"
 #include "lib/wirecheck.h"
@@ -96,6 +97,40 @@ fuzz_spec(const Cohort__V1__JobSpec *pb)
 		(void)job_spec_validate(&spec, ROLE_USER, &lim, &err);
 		job_spec_clear(&spec);
 	}
+}
+
+/* A launch as the agent takes it: the spec converted, its output
+ * patterns expanded for the task's files. */
+static void
+fuzz_launch(const Cohort__V1__LaunchRequest *lr)
+{
+	struct outpat_vars v = { .job_id = lr->job_id, .array_id =
+	    lr->has_array_id ? lr->array_id : 0, .array_task =
+	    lr->has_array_task ? lr->array_task : 0, .node = "gpu01",
+	    .user = lr->user };
+	struct job_spec spec;
+	struct cerr err;
+	char path[4096];
+
+	if (wire_spec_from_pb(lr->spec, &spec, &err) == -1)
+		return;
+	v.name = spec.name;
+	(void)outpat_expand(outpat_for(spec.output, spec.error, false), &v,
+	    path, sizeof(path));
+	(void)outpat_expand(outpat_for(spec.output, spec.error, true), &v,
+	    path, sizeof(path));
+	job_spec_clear(&spec);
+}
+
+/* Job states in a listing's or a bulk cancel's filter. */
+static void
+fuzz_states(const Cohort__V1__JobState *states, size_t n)
+{
+	enum job_state st;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)wire_state_from_pb(states[i], &st);
 }
 
 static void
@@ -181,6 +216,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case COHORT__V1__ENVELOPE__BODY_HEARTBEAT:
 		fuzz_node(NULL, env->heartbeat->node_health);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH:
+		fuzz_launch(env->launch);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS:
+		if (env->list_jobs->has_state)
+			fuzz_states(&env->list_jobs->state, 1);
+		fuzz_states(env->list_jobs->states, env->list_jobs->n_states);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_CANCEL:
+		fuzz_states(env->cancel->states, env->cancel->n_states);
 		break;
 	default:
 		break;
