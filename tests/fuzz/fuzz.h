@@ -67,7 +67,7 @@ fuzz_file(const uint8_t *data, size_t size)
 	int fd;
 
 	if (path[0] == '\0') {
-		snprintf(path, 4096, "%s/cohort-fuzz.XXXXXX",
+		snprintf(path, 4096, "%s/cohort-fuzz-input.XXXXXX",
 		    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
 		if ((fd = mkstemp(path)) == -1)
 			abort();

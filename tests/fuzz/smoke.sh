@@ -8,7 +8,7 @@
 set -eu
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
-ITER=${FUZZ_SMOKE_ITERATIONS:-100000}
+ITER=${FUZZ_SMOKE_ITERATIONS:-50000}
 SEED=${FUZZ_SMOKE_SEED:-20261130}
 n=0
 for src in "$top_srcdir"/tests/fuzz/fuzz_*.c; do
