@@ -6,7 +6,8 @@
  * expression, an agent's features list and a GPU model made features,
  * an --array spec, a --dependency list, an --output pattern, a
  * controller address list, a job reference (12_[1-3]), the CLI's
- * --since, --state and other word parsers, and the CLI's settings file.
+ * --since, --state and other word parsers, the CLI's settings file and
+ * an --export mode.
  * Each must return a result or a clean error, never crash, leak or read
  * out of bounds. */
 #include "config.h"
@@ -24,6 +25,7 @@
 #include "lib/inventory.h"
 #include "lib/duration.h"
 #include "lib/hostlist.h"
+#include "client/export.h"
 #include "client/jobref.h"
 #include "client/nodes_view.h"
 #include "client/output.h"
@@ -337,6 +339,24 @@ fuzz_settings(const uint8_t *data, size_t size)
 	settings_clear(&st);
 }
 
+/* An --export mode over a small environment (one value not UTF-8, which
+ * ALL leaves out) and one --env entry. */
+static void
+fuzz_export(const uint8_t *data, size_t size)
+{
+	static char *const envp[] = { "HOME=/home/alice", "PATH=/usr/bin",
+	    "LANG=C.UTF-8", "BAD=\xff\xfe", "VIRTUAL_ENV=/venv", NULL };
+	static char *const extra[] = { "PATH=/opt/bin" };
+	char *s = fuzz_str(data, size), **env;
+	struct export_note note;
+	struct cerr err;
+	size_t n;
+
+	if (export_build(s, envp, extra, 1, &env, &n, &note, &err) == 0)
+		strv_free(env, n);
+	free(s);
+}
+
 static const struct fuzz_entry entries[] = {
 	{ "script", fuzz_script },
 	{ "split", fuzz_split },
@@ -353,6 +373,7 @@ static const struct fuzz_entry entries[] = {
 	{ "jobref", fuzz_jobref },
 	{ "words", fuzz_words },
 	{ "settings", fuzz_settings },
+	{ "export", fuzz_export },
 };
 
 int

@@ -184,6 +184,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	fuzz_text_checks(data, size);
+	if (size >= FRAME_HDR)
+		(void)frame_header_len(data);	/* the bytes as a header */
 	rc = wirecheck_message(&cohort__v1__envelope__descriptor, data, size,
 	    why, sizeof(why));
 	if (rc == -1 && strlen(why) == 0)
