@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,40 +43,22 @@ fuzz_str(const uint8_t *data, size_t size)
 	return s;
 }
 
-static inline char *
-fuzz_file_path(void)
-{
-	static char path[4096];
-
-	return path;
-}
-
-static inline void
-fuzz_file_remove(void)
-{
-	unlink(fuzz_file_path());
-}
-
-/* The bytes as the contents of a file, for parsers that open a path: one
- * file per process (removed at exit), rewritten for each input. */
+/* The bytes as the contents of a file, for parsers that open a path: a
+ * memfd named through /proc/self/fd, rewritten for each input (a file on
+ * disk would make the kernel's writes most of the cost). */
 static inline const char *
 fuzz_file(const uint8_t *data, size_t size)
 {
-	char *path = fuzz_file_path();
-	const char *tmp = getenv("TMPDIR");
-	FILE *fp;
-	int fd;
+	static char path[64];
+	static int fd = -1;
 
-	if (path[0] == '\0') {
-		snprintf(path, 4096, "%s/cohort-fuzz-input.XXXXXX",
-		    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
-		if ((fd = mkstemp(path)) == -1)
+	if (fd == -1) {
+		if ((fd = memfd_create("cohort-fuzz-input", 0)) == -1)
 			abort();
-		close(fd);
-		atexit(fuzz_file_remove);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
-	if ((fp = fopen(path, "wb")) == NULL ||
-	    fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
+	if (ftruncate(fd, 0) == -1 ||
+	    pwrite(fd, data, size, 0) != (ssize_t)size)
 		abort();
 	return path;
 }

@@ -33,3 +33,9 @@ tests_fuzz_fuzz_topo_LDADD = $(SCHED_LIBS)
 tests_fuzz_fuzz_node_SOURCES = tests/fuzz/fuzz_node.c tests/fuzz/driver.c
 tests_fuzz_fuzz_node_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
 tests_fuzz_fuzz_node_LDADD = $(AGENT_LIBS)
+
+## cohortd.conf: the controller's whole configuration file.
+check_PROGRAMS += tests/fuzz/fuzz_ctl
+tests_fuzz_fuzz_ctl_SOURCES = tests/fuzz/fuzz_ctl.c tests/fuzz/driver.c
+tests_fuzz_fuzz_ctl_CFLAGS = $(daemon_controller_libcontroller_a_CFLAGS)
+tests_fuzz_fuzz_ctl_LDADD = $(CONTROLLER_LIBS)
