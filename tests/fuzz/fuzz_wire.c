@@ -1,12 +1,16 @@
 /* Fuzz target: bytes off the wire. The string check (lib/wirecheck.c)
- * walks them, the text checks read them; a frame body is decoded as an
- * Envelope (refused exactly when the string check fails, and then with no
- * body; accepted, every unpacked string valid UTF-8), and whatever it carries goes through the same conversions and
- * checks the controller and the CLI apply to it (a submitted spec through
- * wire_spec_from_pb and job_spec_validate, a registration's inventory and
- * health, a job in a reply); a decoded envelope must pack again, and
- * what re-decodes must pack to the same bytes. Built for libFuzzer (tests/fuzz/libfuzzer.sh) and,
- * with tests/fuzz/driver.c, as a plain program make check runs. */
+ * walks them, the text checks read them, the first four are read as a
+ * frame header; a frame body is decoded as an Envelope (refused exactly
+ * when the string check fails, and then with no body; accepted, every
+ * unpacked string valid UTF-8), and whatever it carries goes through the
+ * same conversions and checks the controller, the agent and the CLI apply
+ * to it (a submitted spec through wire_spec_from_pb and
+ * job_spec_validate, a launch's spec converted and its output patterns
+ * expanded, a registration's inventory and health, a job in a reply, the
+ * job states a listing or a bulk cancel filters on); a decoded envelope
+ * must pack again, and what re-decodes must pack to the same bytes. Built
+ * for libFuzzer (tests/fuzz/libfuzzer.sh) and, with tests/fuzz/driver.c,
+ * as a plain program make check runs. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -23,7 +23,7 @@ tests_fuzz_fuzz_wire_LDADD = $(COHORT_LIBS)
 
 tests_fuzz_fuzz_text_SOURCES = tests/fuzz/fuzz_text.c tests/fuzz/driver.c
 tests_fuzz_fuzz_text_CFLAGS = $(AM_CFLAGS) $(DEP_CFLAGS)
-tests_fuzz_fuzz_text_LDADD = $(CLIENT_LIBS) $(SCHED_LIBS)
+tests_fuzz_fuzz_text_LDADD = $(CLIENT_LIBS)
 
 ## The whole topology parser, then a scheduling pass on what it accepts.
 tests_fuzz_fuzz_topo_SOURCES = tests/fuzz/fuzz_topo.c tests/fuzz/driver.c
