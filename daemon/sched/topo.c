@@ -134,6 +134,13 @@ parse_levels(struct topo *t, struct pctx *pc, unsigned line, const char *v)
 		if (t->nlevels == TOPO_LEVELS_MAX)
 			return perr(pc, line, "LevelNames= names more than %d "
 			    "levels", TOPO_LEVELS_MAX);
+		/* --topology torus and --topology block name the torus and
+		 * the blocks: a tree level of either name would take such a
+		 * job where no torus or blocks are, by other rules. */
+		if ((len == 5 && strncasecmp(p, "torus", 5) == 0) ||
+		    (len == 5 && strncasecmp(p, "block", 5) == 0))
+			return perr(pc, line, "level name \"%.5s\" is "
+			    "reserved (--topology torus and block)", p);
 		if ((t->levels[t->nlevels] = strndup(p, len)) == NULL)
 			return -1;
 		for (i = 0; i < t->nlevels; i++)

@@ -5,8 +5,12 @@
  *
  *   fuzz_wire ITERATIONS SEED [FILE...]
  *
- * Coverage-guided fuzzing is tests/fuzz/libfuzzer.sh (clang). */
+ * Coverage-guided fuzzing is tests/fuzz/libfuzzer.sh (clang): it builds
+ * the same targets with the same link lines (tests/fuzz/local.mk),
+ * defining COHORT_LIBFUZZER so that libFuzzer's main() is the one. */
 #include "config.h"
+
+#ifndef COHORT_LIBFUZZER
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,3 +172,5 @@ main(int argc, char **argv)
 	printf("%s: %zu seed file(s), mutations done\n", argv[0], nseeds);
 	return 0;
 }
+
+#endif /* !COHORT_LIBFUZZER */

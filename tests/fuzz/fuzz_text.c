@@ -1,10 +1,15 @@
 /* Fuzz target: the text parsers that read what users and admins write.
- * The first byte picks one: #COHORT script lines, one line split into
- * words, topology.conf, a hostlist, a duration, the config value parsers
- * (size, duration, HOST:PORT), a script's #COHORT and #SBATCH lines with
- * the #SBATCH options translated, a --constraint expression, an
- * agent's features list and a GPU model made features. Each must return a result or a clean
- * error, never crash, leak or read out of bounds. */
+ * The first byte picks one (the table at the end): #COHORT script lines,
+ * one line split into words, an --export mode, a hostlist, a duration,
+ * the config value parsers (size, duration, HOST:PORT), a script's
+ * #COHORT and #SBATCH lines with the #SBATCH options translated, a
+ * --constraint expression, an agent's features list and a GPU model made
+ * features, an --array spec, a --dependency list, an --output pattern, a
+ * controller address list, a job reference (12_[1-3]), the CLI's
+ * --since, --state and other word parsers, and the CLI's settings file.
+ * Each must return a result or a clean error, never crash, leak or read
+ * out of bounds. topology.conf is fuzz_topo's: its node lists expand to
+ * up to a million names, which would starve every other entry here. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,27 +18,24 @@
 
 #include "client/script.h"
 #include "client/script_sbatch.h"
-#include "daemon/sched/topo.h"
 #include "lib/conf.h"
 #include "lib/constraint.h"
 #include "lib/features.h"
 #include "lib/inventory.h"
 #include "lib/duration.h"
 #include "lib/hostlist.h"
+#include "client/export.h"
+#include "client/jobref.h"
+#include "client/nodes_view.h"
+#include "client/output.h"
+#include "client/settings.h"
+#include "lib/addrlist.h"
+#include "lib/array.h"
+#include "lib/depend.h"
+#include "lib/job.h"
+#include "lib/log.h"
+#include "lib/outpat.h"
 #include "tests/fuzz/fuzz.h"
-
-/* Several parsers want a C string. */
-static char *
-fuzz_str(const uint8_t *data, size_t size)
-{
-	char *s;
-
-	if ((s = malloc(size + 1)) == NULL)
-		abort();
-	memcpy(s, data, size);
-	s[size] = '\0';
-	return s;
-}
 
 static void
 fuzz_argv(char **argv, size_t argc)
@@ -132,59 +134,243 @@ fuzz_constraint(const char *s)
 	fuzz_model(s);
 }
 
+static void
+fuzz_script(const uint8_t *data, size_t size)
+{
+	struct cerr err;
+	char **argv;
+	size_t argc;
+
+	/* The bytes themselves, not a NUL-terminated copy: the CLI passes a
+	 * length that stops short of any NUL. */
+	if (script_options((const char *)data, size, &argv, &argc, &err) == 0)
+		fuzz_argv(argv, argc);
+}
+
+static void
+fuzz_split(const uint8_t *data, size_t size)
+{
+	char **argv, *s = fuzz_str(data, size);
+	struct cerr err;
+	size_t argc;
+
+	if (script_split(s, &argv, &argc, &err) == 0)
+		fuzz_argv(argv, argc);
+	free(s);
+}
+
+static void
+fuzz_hostlist(const uint8_t *data, size_t size)
+{
+	char **names, errbuf[256], *s = fuzz_str(data, size);
+	size_t n;
+
+	if (hostlist_expand(s, 10000, &names, &n, errbuf, sizeof(errbuf)) == 0)
+		hostlist_free(names, n);
+	free(s);
+}
+
+static void
+fuzz_duration(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size);
+	uint64_t v;
+
+	(void)duration_parse(s, &v);
+	free(s);
+}
+
+static void
+fuzz_conf_values(const uint8_t *data, size_t size)
+{
+	char host[256], *s = fuzz_str(data, size);
+	struct cerr err;
+	uint16_t port;
+	uint64_t v;
+	bool b;
+
+	(void)conf_parse_size(s, 0, UINT64_MAX, &v, &err);
+	(void)conf_parse_duration(s, 0, UINT64_MAX, &v, &err);
+	(void)conf_parse_duration_ms(s, 0, UINT64_MAX, &v, &err);
+	(void)conf_parse_uint(s, 0, UINT64_MAX, &v, &err);
+	(void)conf_parse_bool(s, &b, &err);
+	(void)conf_parse_hostport(s, host, sizeof(host), &port, true, &err);
+	free(s);
+}
+
+static void
+fuzz_constraint_text(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size);
+
+	fuzz_constraint(s);
+	free(s);
+}
+
+/* An --array spec: what parses formats back to the same indices. */
+static void
+fuzz_array(const uint8_t *data, size_t size)
+{
+	struct array_spec a, b;
+	struct cerr err;
+	char *s = fuzz_str(data, size), small[8], *buf;
+	size_t len;
+
+	if (array_parse(s, &a, &err) == 0) {
+		if (a.n == 0 || a.idx[0] != a.min || a.idx[a.n - 1] != a.max)
+			abort();
+		len = array_format(a.idx, a.n, small, sizeof(small)) + 1;
+		if ((buf = malloc(len)) == NULL)
+			abort();
+		if (array_format(a.idx, a.n, buf, len) != len - 1 ||
+		    array_parse(buf, &b, &err) != 0 || b.n != a.n ||
+		    memcmp(a.idx, b.idx, a.n * sizeof(*a.idx)) != 0)
+			abort();
+		array_spec_clear(&b);
+		free(buf);
+		array_spec_clear(&a);
+	}
+	free(s);
+}
+
+static void
+fuzz_depend(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size);
+	struct depend d;
+	struct cerr err;
+
+	if (depend_parse(s, &d, &err) == 0)
+		depend_clear(&d);
+	free(s);
+}
+
+/* An --output pattern as the agent expands it: the result fits and is
+ * never empty. */
+static void
+fuzz_outpat(const uint8_t *data, size_t size)
+{
+	struct outpat_vars v = { .job_id = 12, .array_id = 10,
+	    .array_task = 2, .rank = 7, .node_rank = 1, .node = "gpu01",
+	    .name = "train", .user = "alice" };
+	char buf[256], *s = fuzz_str(data, size);
+
+	if (outpat_expand(s, &v, buf, sizeof(buf)) == 0 &&
+	    (buf[0] == '\0' || strlen(buf) >= sizeof(buf)))
+		abort();
+	v.array_id = 0;
+	v.node = v.name = v.user = NULL;
+	(void)outpat_expand(s, &v, buf, 8);
+	free(s);
+}
+
+static void
+fuzz_addrlist(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size), buf[300];
+	struct addrlist l;
+	struct cerr err;
+	size_t i;
+
+	if (addrlist_parse(s, &l, &err) == 0) {
+		if (l.n == 0 || l.n > ADDRLIST_MAX)
+			abort();
+		for (i = 0; i < l.n; i++)
+			(void)addrlist_addr_format(&l.a[i], buf, sizeof(buf));
+	}
+	free(s);
+}
+
+static void
+fuzz_jobref(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size);
+	struct jobref r;
+	struct cerr err;
+	size_t i;
+
+	if (jobref_parse(s, &r, &err) == 0) {
+		for (i = 1; i < r.ntasks; i++)
+			if (r.tasks[i] <= r.tasks[i - 1])
+				abort();
+		jobref_clear(&r);
+	}
+	free(s);
+}
+
+/* The CLI's and daemons' one-word parsers. */
+static void
+fuzz_words(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_str(data, size);
+	enum job_state st;
+	struct cerr err;
+	unsigned mask = 0;
+	int64_t ms;
+	int level;
+
+	(void)output_parse_since(s, 1790000000000LL, &ms);
+	(void)nodes_view_states_parse(s, &mask, &err);
+	(void)log_level_parse(s, &level);
+	(void)job_state_parse(s, &st);
+	(void)role_parse(s);
+	free(s);
+}
+
+/* The CLI's settings file (client.conf), with every setting given there
+ * only. A failure leaves in st what was found (settings.h). */
+static void
+fuzz_settings(const uint8_t *data, size_t size)
+{
+	struct settings st;
+	struct cerr err;
+
+	memset(&st, 0, sizeof(st));
+	(void)settings_resolve(&st, NULL, NULL, NULL, NULL, fuzz_file(data,
+	    size), &err);
+	settings_clear(&st);
+}
+
+/* An --export mode over a small environment (one value not UTF-8, which
+ * ALL leaves out) and one --env entry. */
+static void
+fuzz_export(const uint8_t *data, size_t size)
+{
+	static char *const envp[] = { "HOME=/home/alice", "PATH=/usr/bin",
+	    "LANG=C.UTF-8", "BAD=\xff\xfe", "VIRTUAL_ENV=/venv", NULL };
+	static char *const extra[] = { "PATH=/opt/bin" };
+	char *s = fuzz_str(data, size), **env;
+	struct export_note note;
+	struct cerr err;
+	size_t n;
+
+	if (export_build(s, envp, extra, 1, &env, &n, &note, &err) == 0)
+		strv_free(env, n);
+	free(s);
+}
+
+static const struct fuzz_entry entries[] = {
+	{ "script", fuzz_script },
+	{ "split", fuzz_split },
+	{ "export", fuzz_export },
+	{ "hostlist", fuzz_hostlist },
+	{ "duration", fuzz_duration },
+	{ "conf", fuzz_conf_values },
+	{ "sbatch", fuzz_sbatch },
+	{ "constraint", fuzz_constraint_text },
+	{ "array", fuzz_array },
+	{ "depend", fuzz_depend },
+	{ "outpat", fuzz_outpat },
+	{ "addrlist", fuzz_addrlist },
+	{ "jobref", fuzz_jobref },
+	{ "words", fuzz_words },
+	{ "settings", fuzz_settings },
+};
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char **argv, **names, errbuf[256], host[256], *s;
-	size_t argc, n;
-	struct topo *t;
-	struct cerr err;
-	uint64_t v;
-	uint16_t port;
-
-	if (size == 0)
-		return 0;
-	s = fuzz_str(data + 1, size - 1);
-	switch (data[0] % 8) {
-	case 0:
-		/* The bytes themselves, not the NUL-terminated copy: the
-		 * CLI passes a length that stops short of any NUL. */
-		if (script_options((const char *)data + 1, size - 1, &argv,
-		    &argc, &err) == 0)
-			fuzz_argv(argv, argc);
-		break;
-	case 1:
-		if (script_split(s, &argv, &argc, &err) == 0)
-			fuzz_argv(argv, argc);
-		break;
-	case 2:
-		if ((t = topo_parse((const char *)data + 1, size - 1, "fuzz",
-		    errbuf, sizeof(errbuf))) != NULL) {
-			(void)topo_node_leaf(t, "node01");
-			topo_destroy(t);
-		}
-		break;
-	case 3:
-		if (hostlist_expand(s, 10000, &names, &n, errbuf,
-		    sizeof(errbuf)) == 0)
-			hostlist_free(names, n);
-		break;
-	case 4:
-		(void)duration_parse(s, &v);
-		break;
-	case 5:
-		(void)conf_parse_size(s, 0, UINT64_MAX, &v, &err);
-		(void)conf_parse_duration(s, 0, UINT64_MAX, &v, &err);
-		(void)conf_parse_hostport(s, host, sizeof(host), &port, true,
-		    &err);
-		break;
-	case 6:
-		fuzz_sbatch(data + 1, size - 1);
-		break;
-	case 7:
-		fuzz_constraint(s);
-		break;
-	}
-	free(s);
+	fuzz_dispatch(entries, sizeof(entries) / sizeof(entries[0]), data,
+	    size);
 	return 0;
 }

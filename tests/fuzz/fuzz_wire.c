@@ -1,12 +1,16 @@
 /* Fuzz target: bytes off the wire. The string check (lib/wirecheck.c)
- * walks them, the text checks read them; a frame body is decoded as an
- * Envelope (refused exactly when the string check fails, and then with no
- * body; accepted, every unpacked string valid UTF-8), and whatever it carries goes through the same conversions and
- * checks the controller and the CLI apply to it (a submitted spec through
- * wire_spec_from_pb and job_spec_validate, a registration's inventory and
- * health, a job in a reply); a decoded envelope must pack again, and
- * what re-decodes must pack to the same bytes. Built for libFuzzer (tests/fuzz/libfuzzer.sh) and,
- * with tests/fuzz/driver.c, as a plain program make check runs. */
+ * walks them, the text checks read them, the first four are read as a
+ * frame header; a frame body is decoded as an Envelope (refused exactly
+ * when the string check fails, and then with no body; accepted, every
+ * unpacked string valid UTF-8), and whatever it carries goes through the
+ * same conversions and checks the controller, the agent and the CLI apply
+ * to it (a submitted spec through wire_spec_from_pb and
+ * job_spec_validate, a launch's spec converted and its output patterns
+ * expanded, a registration's inventory and health, a job in a reply, the
+ * job states a listing or a bulk cancel filters on); a decoded envelope
+ * must pack again, and what re-decodes must pack to the same bytes. Built
+ * for libFuzzer (tests/fuzz/libfuzzer.sh) and, with tests/fuzz/driver.c,
+ * as a plain program make check runs. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -14,6 +18,7 @@
 
 #include "lib/frame.h"
 #include "lib/job.h"
+#include "lib/outpat.h"
 #include "lib/text.h"
 #include "lib/wire.h"
 #include "lib/wirecheck.h"
@@ -98,6 +103,40 @@ fuzz_spec(const Cohort__V1__JobSpec *pb)
 	}
 }
 
+/* A launch as the agent takes it: the spec converted, its output
+ * patterns expanded for the task's files. */
+static void
+fuzz_launch(const Cohort__V1__LaunchRequest *lr)
+{
+	struct outpat_vars v = { .job_id = lr->job_id, .array_id =
+	    lr->has_array_id ? lr->array_id : 0, .array_task =
+	    lr->has_array_task ? lr->array_task : 0, .node = "gpu01",
+	    .user = lr->user };
+	struct job_spec spec;
+	struct cerr err;
+	char path[4096];
+
+	if (wire_spec_from_pb(lr->spec, &spec, &err) == -1)
+		return;
+	v.name = spec.name;
+	(void)outpat_expand(outpat_for(spec.output, spec.error, false), &v,
+	    path, sizeof(path));
+	(void)outpat_expand(outpat_for(spec.output, spec.error, true), &v,
+	    path, sizeof(path));
+	job_spec_clear(&spec);
+}
+
+/* Job states in a listing's or a bulk cancel's filter. */
+static void
+fuzz_states(const Cohort__V1__JobState *states, size_t n)
+{
+	enum job_state st;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)wire_state_from_pb(states[i], &st);
+}
+
 static void
 fuzz_job(const Cohort__V1__Job *pb)
 {
@@ -149,6 +188,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	fuzz_text_checks(data, size);
+	if (size >= FRAME_HDR)
+		(void)frame_header_len(data);	/* the bytes as a header */
 	rc = wirecheck_message(&cohort__v1__envelope__descriptor, data, size,
 	    why, sizeof(why));
 	if (rc == -1 && strlen(why) == 0)
@@ -181,6 +222,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case COHORT__V1__ENVELOPE__BODY_HEARTBEAT:
 		fuzz_node(NULL, env->heartbeat->node_health);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_LAUNCH:
+		fuzz_launch(env->launch);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_LIST_JOBS:
+		if (env->list_jobs->has_state)
+			fuzz_states(&env->list_jobs->state, 1);
+		fuzz_states(env->list_jobs->states, env->list_jobs->n_states);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_CANCEL:
+		fuzz_states(env->cancel->states, env->cancel->n_states);
 		break;
 	default:
 		break;

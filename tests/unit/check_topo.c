@@ -170,6 +170,10 @@ static const struct bad bads[] = {
 	    "topo.conf:2: LevelNames= given again (first at line 1)" },
 	{ "LevelNames=a,,b\n", "topo.conf:1: empty name in LevelNames=" },
 	{ "LevelNames=a,B,b\n", "topo.conf:1: level name \"B\" given twice" },
+	{ "LevelNames=rack,Torus\n", "topo.conf:1: level name \"Torus\" is "
+	    "reserved (--topology torus and block)" },
+	{ "LevelNames=block\n", "topo.conf:1: level name \"block\" is "
+	    "reserved (--topology torus and block)" },
 	{ "LevelNames=a SwitchName=x Nodes=n1\n",
 	    "topo.conf:1: LevelNames= must be alone on its line" },
 	{ "LevelNames=rack\nSwitchName=a Nodes=n1\n"
