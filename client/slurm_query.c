@@ -23,33 +23,17 @@
 #include "lib/frame.h"
 #include "lib/wire.h"
 
-static void
-slurm_vlog(const char *cmd, const char *level, const char *fmt, va_list ap)
+void
+slurm_log(const char *cmd, const char *level, const char *fmt, ...)
 {
+	va_list ap;
+
 	fflush(stdout);
 	fprintf(stderr, "%s: %s: ", cmd, level);
+	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
-}
-
-void
-slurm_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	slurm_vlog(cmd, "error", fmt, ap);
-	va_end(ap);
-}
-
-void
-slurm_fatal(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	slurm_vlog(cmd, "fatal", fmt, ap);
-	va_end(ap);
 }
 
 int

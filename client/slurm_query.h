@@ -23,12 +23,13 @@ int cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_scontrol(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_scancel(int argc, char **argv, const struct cconn_opts *opts);
 
-/* "CMD: error: ..." on stderr, as Slurm's commands write them. */
-void slurm_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* "CMD: fatal: ...": where Slurm's command gives up with fatal(). */
-void slurm_fatal(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* "CMD: LEVEL: ..." on stderr, after stdout is flushed, as Slurm's
+ * commands write them: "error", or "fatal" where Slurm's command gives
+ * up with fatal(). */
+void slurm_log(const char *cmd, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define slurm_error(cmd, ...)	slurm_log(cmd, "error", __VA_ARGS__)
+#define slurm_fatal(cmd, ...)	slurm_log(cmd, "fatal", __VA_ARGS__)
 /* A getopt_long failure (ch '?' or ':'): Slurm's message and its exit
  * code, 1. */
 int slurm_option_error(const char *cmd, int ch, char *const *argv);
