@@ -212,6 +212,54 @@ slurm_word_in(const char *list, const char *word)
 	return false;
 }
 
+int
+slurm_jobfilter_jobs(struct slurm_jobfilter *f, const char *s,
+    struct cerr *err)
+{
+	slurm_joblist_clear(&f->jobs);
+	f->has_jobs = slurm_joblist_parse(s, &f->jobs, err) == 0;
+	return f->has_jobs ? 0 : -1;
+}
+
+void
+slurm_jobfilter_request(const struct slurm_jobfilter *f,
+    Cohort__V1__ListJobsRequest *lj)
+{
+	if (f->users != NULL && strchr(f->users, ',') == NULL)
+		lj->user = (char *)f->users;
+	if (f->has_jobs)
+		lj->after_id = f->jobs.min_id - 1;
+}
+
+bool
+slurm_jobfilter_match(const struct slurm_jobfilter *f, unsigned states,
+    const struct job *j)
+{
+	if (states != 0 && !(states & 1u << j->state))
+		return false;
+	if (f->has_jobs && !slurm_joblist_match(&f->jobs, j))
+		return false;
+	if (f->users != NULL && !slurm_word_in(f->users, j->user))
+		return false;
+	if (f->partitions != NULL && !slurm_word_in(f->partitions,
+	    j->spec.queue))
+		return false;
+	return f->names == NULL || slurm_word_in(f->names, j->spec.name);
+}
+
+void
+slurm_jobfilter_clear(struct slurm_jobfilter *f)
+{
+	slurm_joblist_clear(&f->jobs);
+	f->has_jobs = false;
+}
+
+bool
+slurm_job_of(const struct job *j, const char *user)
+{
+	return j->user != NULL && strcmp(j->user, user) == 0;
+}
+
 void
 slurm_jobs_free(struct job **v, size_t n)
 {
@@ -409,6 +457,10 @@ const struct sfmt_def squeue_defs[] = {
 const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
 #define SQUEUE_NDEFS squeue_ndefs
 
+/* The states of jobs that have not ended. */
+#define SQUEUE_LIVE (1u << JOB_PENDING | 1u << JOB_RUNNING | \
+	1u << JOB_RESTARTING | 1u << JOB_RESIZING)
+
 /* squeue -s: Slurm's header for steps; Cohort has none to list. */
 #define SQUEUE_STEPS_HEADER \
     "         STEPID     NAME PARTITION     USER      TIME NODELIST"
@@ -528,10 +580,8 @@ static const char squeue_usage[] =
 struct squeue_args {
 	bool noheader, array, me, steps, longer;
 	const char *me_user;	/* with --me: who we are */
-	const char *format, *Format, *users, *partitions, *names;
-	struct slurm_joblist jobs;
-	bool has_jobs;
-	unsigned states;	/* 1 << job_state; 0: pending and running */
+	const char *format, *Format;
+	struct slurm_jobfilter f;	/* no states: pending and running */
 };
 
 static int
@@ -565,31 +615,29 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			a->Format = optarg;
 			break;
 		case 'j':
-			slurm_joblist_clear(&a->jobs);
-			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
+			if (slurm_jobfilter_jobs(&a->f, optarg, &err) == -1) {
 				slurm_error("squeue", "%s", err.text);
 				return EXIT_FAILED;
 			}
-			a->has_jobs = true;
 			break;
 		case 'u':
-			a->users = optarg;
+			a->f.users = optarg;
 			break;
 		case 'm':
 			a->me = true;
 			break;
 		case 'n':
-			a->names = optarg;
+			a->f.names = optarg;
 			break;
 		case 'p':
-			a->partitions = optarg;
+			a->f.partitions = optarg;
 			break;
 		case 's':
 			a->steps = true;
 			break;
 		case 't':
 			cerr_clear(&err);
-			if (slurm_states_parse(optarg, &a->states, &err) ==
+			if (slurm_states_parse(optarg, &a->f.states, &err) ==
 			    -1) {
 				slurm_error("squeue", "%s", err.text);
 				slurm_error("squeue", "Valid job states include: "
@@ -611,26 +659,14 @@ static bool
 squeue_wanted(const void *arg, const struct job *j)
 {
 	const struct squeue_args *a = arg;
-	unsigned states = a->states;
+	unsigned states = a->f.states;
 
 	/* Without -t, Slurm lists the jobs that have not ended; with -j,
 	 * the jobs named in any state. */
-	if (states == 0 && !a->has_jobs)
-		states = 1u << JOB_PENDING | 1u << JOB_RUNNING |
-		    1u << JOB_RESTARTING | 1u << JOB_RESIZING;
-	if (states != 0 && !(states & 1u << j->state))
-		return false;
-	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
-		return false;
-	if (a->users != NULL && !slurm_word_in(a->users, j->user))
-		return false;
-	if (a->me_user != NULL && (j->user == NULL ||
-	    strcmp(j->user, a->me_user) != 0))
-		return false;
-	if (a->partitions != NULL && !slurm_word_in(a->partitions,
-	    j->spec.queue))
-		return false;
-	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
+	if (states == 0 && !a->f.has_jobs)
+		states = SQUEUE_LIVE;
+	return slurm_jobfilter_match(&a->f, states, j) &&
+	    (a->me_user == NULL || slurm_job_of(j, a->me_user));
 }
 
 /* Print the rows: an array's pending tasks folded unless -r. */
@@ -691,18 +727,17 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	struct cconn *c;
 	struct job **v = NULL;
 	size_t n = 0;
-	unsigned live;
 	int rc;
 
 	if ((rc = squeue_parse(argc, argv, &a)) != 0) {
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return rc == -2 ? EXIT_OK : rc;
 	}
 	if (a.steps) {
 		/* Cohort has no job steps: the header, never a row. */
 		if (!a.noheader)
 			puts(SQUEUE_STEPS_HEADER);
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return EXIT_OK;
 	}
 	cerr_clear(&err);
@@ -711,23 +746,18 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	    a.format : SQUEUE_FORMAT, squeue_defs, SQUEUE_NDEFS, &fmt,
 	    &err)) == -1) {
 		slurm_error("squeue", "%s", err.text);
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return EXIT_FAILED;
 	}
 	/* Ended jobs are fetched only when asked for. */
-	live = 1u << JOB_PENDING | 1u << JOB_RUNNING | 1u << JOB_RESTARTING |
-	    1u << JOB_RESIZING;
 	lj.has_all = 1;
-	lj.all = a.has_jobs || (a.states & ~live) != 0;
-	if (a.users != NULL && strchr(a.users, ',') == NULL)
-		lj.user = (char *)a.users;
-	if (a.has_jobs)
-		lj.after_id = a.jobs.min_id - 1;
+	lj.all = a.f.has_jobs || (a.f.states & ~SQUEUE_LIVE) != 0;
+	slurm_jobfilter_request(&a.f, &lj);
 	if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
 		if (a.me)
 			a.me_user = cconn_identity(c);
 		rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n);
-		if (rc == EXIT_OK && a.has_jobs && n == 0) {
+		if (rc == EXIT_OK && a.f.has_jobs && n == 0) {
 			/* As Slurm: a job named that does not exist. */
 			fflush(stdout);
 			fputs("slurm_load_jobs error: Invalid job id "
@@ -742,6 +772,6 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	slurm_jobs_free(v, n);
 	sfmt_clear(&fmt);
-	slurm_joblist_clear(&a.jobs);
+	slurm_jobfilter_clear(&a.f);
 	return rc;
 }

@@ -62,6 +62,29 @@ void slurm_joblist_clear(struct slurm_joblist *l);
 /* A comma list of words (users, partitions). Pure. */
 bool slurm_word_in(const char *list, const char *word);
 
+/* The filters squeue and sacct share (their letters differ): -j, the
+ * states, -u, the partitions, the names. Starts zeroed. */
+struct slurm_jobfilter {
+	struct slurm_joblist jobs;
+	bool has_jobs;
+	unsigned states;	/* 1 << job_state; 0: the command's default */
+	const char *users, *partitions, *names;	/* comma lists, or NULL */
+};
+/* -j: the jobs of s, in place of any before. 0, or -1 with err. */
+int slurm_jobfilter_jobs(struct slurm_jobfilter *f, const char *s,
+    struct cerr *err);
+/* What the controller narrows itself: one user; from the lowest job
+ * named. */
+void slurm_jobfilter_request(const struct slurm_jobfilter *f,
+    Cohort__V1__ListJobsRequest *lj);
+/* j is in one of states (0: any), among the jobs named, and of the
+ * users, partitions and names given. Pure. */
+bool slurm_jobfilter_match(const struct slurm_jobfilter *f, unsigned states,
+    const struct job *j);
+void slurm_jobfilter_clear(struct slurm_jobfilter *f);
+/* j belongs to user. */
+bool slurm_job_of(const struct job *j, const char *user);
+
 /* The jobs the controller lists for lj (every page), ids above
  * after_id and at most up_to (0: no bound), in id order, into *v (free
  * each with job_free and v with free). EXIT_OK or an exit code after
