@@ -361,6 +361,15 @@ slurm_jobs_fetch(const char *cmd, struct cconn *c,
 
 /* ---- Job cells shared by squeue and sacct ---- */
 
+int
+slurm_fields_check(const char *cmd, const struct sfmt *fmt)
+{
+	if (sfmt_nfields(fmt) <= SLURM_FIELDS_MAX)
+		return EXIT_OK;
+	slurm_error(cmd, "at most %d fields in a format", SLURM_FIELDS_MAX);
+	return EXIT_FAILED;
+}
+
 /* The job holds (or, ended, held) an allocation. */
 bool
 slurm_job_placed(const struct job *j)
@@ -678,13 +687,11 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 	const char *cells[SLURM_FIELDS_MAX];
 	struct arrays_row *rows = NULL, one;
 	char id[JOBREF_LEN];
-	size_t nrows, i, k, f, nf = sfmt_nfields(fmt);
+	size_t nrows, i, k, f;
 	int64_t now = clock_now_ms();
 
-	if (nf > 32) {
-		slurm_error("squeue", "at most 32 fields in a format");
+	if (slurm_fields_check("squeue", fmt) != EXIT_OK)
 		return EXIT_FAILED;
-	}
 	if (!a->array && arrays_fold((const struct job *const *)v, n, &rows,
 	    &nrows) == -1) {
 		slurm_error("squeue", "out of memory");

@@ -112,6 +112,9 @@ extern const size_t sacct_ndefs;
 /* A job's cells as squeue and sacct show them. */
 #define SLURM_CELL 1024
 #define SLURM_FIELDS_MAX 32	/* fields in one format */
+/* EXIT_OK, or Slurm's error line and EXIT_FAILED when fmt has more
+ * fields than a row holds (SLURM_FIELDS_MAX). */
+int slurm_fields_check(const char *cmd, const struct sfmt *fmt);
 /* It holds (or, ended, held) an allocation. */
 bool slurm_job_placed(const struct job *j);
 /* Seconds it has run (or ran), at now for a running job. */

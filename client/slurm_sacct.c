@@ -312,10 +312,8 @@ sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
 	int64_t now = clock_now_ms();
 	bool parsable = a->parsable || a->parsable2;
 
-	if (sfmt_nfields(fmt) > 32) {
-		slurm_error("sacct", "at most 32 fields in a format");
+	if (slurm_fields_check("sacct", fmt) != EXIT_OK)
 		return EXIT_FAILED;
-	}
 	if (!a->noheader) {
 		if (parsable)
 			sfmt_print_parsable(fmt, NULL, a->parsable, stdout);
