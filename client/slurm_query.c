@@ -286,6 +286,25 @@ slurm_jobs_filter(struct job **v, size_t n,
 }
 
 int
+slurm_call(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
+{
+	struct cerr err;
+	int rc;
+
+	cerr_clear(&err);
+	if ((*rep = cconn_call(c, req, &err)) == NULL)
+		return output_call_error(&err);
+	if ((*rep)->body_case != want) {
+		rc = output_reply_error(cmd, *rep);
+		frame_free(*rep);
+		*rep = NULL;
+		return rc;
+	}
+	return EXIT_OK;
+}
+
+int
 slurm_jobs_fetch(const char *cmd, struct cconn *c,
     Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
     size_t *n)
@@ -305,17 +324,9 @@ slurm_jobs_fetch(const char *cmd, struct cconn *c,
 	req.list_jobs = lj;
 	lj->has_after_id = 1;
 	do {
-		cerr_clear(&err);
-		if ((rep = cconn_call(c, &req, &err)) == NULL) {
-			rc = output_call_error(&err);
+		if ((rc = slurm_call(cmd, c, &req,
+		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY, &rep)) != EXIT_OK)
 			break;
-		}
-		if (rep->body_case !=
-		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY) {
-			rc = output_reply_error(cmd, rep);
-			frame_free(rep);
-			break;
-		}
 		r = rep->list_jobs_reply;
 		for (i = 0; i < r->n_jobs && rc == EXIT_OK; i++) {
 			/* Never a job twice, whatever a page holds. */

@@ -85,6 +85,12 @@ void slurm_jobfilter_clear(struct slurm_jobfilter *f);
 /* j belongs to user. */
 bool slurm_job_of(const struct job *j, const char *user);
 
+/* Send req and take a reply of body want. EXIT_OK with *rep (frame_free
+ * it), or an exit code after printing why (an error reply prefixed by
+ * cmd). */
+int slurm_call(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep);
+
 /* The jobs the controller lists for lj (every page), ids above
  * after_id and at most up_to (0: no bound), in id order, into *v (free
  * each with job_free and v with free). EXIT_OK or an exit code after

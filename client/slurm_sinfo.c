@@ -71,17 +71,10 @@ slurm_call_keep(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
     Cohort__V1__Envelope **out)
 {
 	Cohort__V1__Envelope *rep, **v;
-	struct cerr err;
 	int rc;
 
-	cerr_clear(&err);
-	if ((rep = cconn_call(c, req, &err)) == NULL)
-		return output_call_error(&err);
-	if (rep->body_case != want) {
-		rc = output_reply_error(cmd, rep);
-		frame_free(rep);
+	if ((rc = slurm_call(cmd, c, req, want, &rep)) != EXIT_OK)
 		return rc;
-	}
 	if ((v = reallocarray(cl->replies, cl->nreplies + 1,
 	    sizeof(*v))) == NULL) {
 		frame_free(rep);
