@@ -381,6 +381,24 @@ slurm_fields_check(const char *cmd, const struct sfmt *fmt)
 	return EXIT_FAILED;
 }
 
+const char *const *
+slurm_job_row(const struct sfmt *fmt, slurm_job_cell_fn *cell,
+    const struct job *j, const char *rowid, int64_t now)
+{
+	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
+	static const char *cells[SLURM_FIELDS_MAX];
+	size_t k, f;
+
+	for (k = 0, f = 0; k < fmt->n; k++) {
+		if (fmt->v[k].def == NULL)
+			continue;
+		cells[f] = cell(fmt->v[k].def->id, j, rowid, now, bufs[f],
+		    sizeof(bufs[f]));
+		f++;
+	}
+	return cells;
+}
+
 /* The job holds (or, ended, held) an allocation. */
 bool
 slurm_job_placed(const struct job *j)
@@ -485,8 +503,6 @@ const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
 #define SQUEUE_STEPS_HEADER \
     "         STEPID     NAME PARTITION     USER      TIME NODELIST"
 
-/* The value of field id for j (row id rowid: a fold of pending array
- * tasks, "12_[8-99]"). */
 static const char *
 squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
     char *buf, size_t len)
@@ -694,11 +710,9 @@ static int
 squeue_print(const struct squeue_args *a, struct sfmt *fmt,
     struct job **v, size_t n)
 {
-	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
-	const char *cells[SLURM_FIELDS_MAX];
 	struct arrays_row *rows = NULL, one;
 	char id[JOBREF_LEN];
-	size_t nrows, i, k, f;
+	size_t nrows, i;
 	int64_t now = clock_now_ms();
 
 	if (slurm_fields_check("squeue", fmt) != EXIT_OK)
@@ -721,14 +735,8 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 			one.id = jobref_format(v[i], id, sizeof(id));
 		} else
 			one = rows[i];
-		for (k = 0, f = 0; k < fmt->n; k++) {
-			if (fmt->v[k].def == NULL)
-				continue;
-			cells[f] = squeue_cell(fmt->v[k].def->id, one.job,
-			    one.id, now, bufs[f], sizeof(bufs[f]));
-			f++;
-		}
-		sfmt_print(fmt, cells, stdout);
+		sfmt_print(fmt, slurm_job_row(fmt, squeue_cell, one.job,
+		    one.id, now), stdout);
 	}
 	if (rows != NULL)
 		arrays_rows_free(rows, nrows);

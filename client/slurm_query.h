@@ -121,6 +121,16 @@ extern const size_t sacct_ndefs;
 /* EXIT_OK, or Slurm's error line and EXIT_FAILED when fmt has more
  * fields than a row holds (SLURM_FIELDS_MAX). */
 int slurm_fields_check(const char *cmd, const struct sfmt *fmt);
+/* The value of a command's field id for job j, shown as rowid (squeue's
+ * fold of pending tasks, "12_[8-99]"; else jobref_format's), at now:
+ * buf, or a constant. */
+typedef const char *slurm_job_cell_fn(int id, const struct job *j,
+    const char *rowid, int64_t now, char *buf, size_t len);
+/* The cells of j's row in fmt (checked by slurm_fields_check), each in a
+ * buffer of its own that the next call reuses. */
+const char *const *slurm_job_row(const struct sfmt *fmt,
+    slurm_job_cell_fn *cell, const struct job *j, const char *rowid,
+    int64_t now);
 /* It holds (or, ended, held) an allocation. */
 bool slurm_job_placed(const struct job *j);
 /* Seconds it has run (or ran), at now for a running job. */

@@ -52,11 +52,12 @@ const size_t sacct_ndefs = sizeof(sacct_defs) / sizeof(sacct_defs[0]);
 #define SACCT_BRIEF "JobID,State,ExitCode"
 
 static const char *
-sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
+sacct_cell(int id, const struct job *j, const char *rowid, int64_t now,
+    char *buf, size_t len)
 {
 	switch (id) {
 	case SA_JOBID:
-		return jobref_format(j, buf, len);
+		return rowid;
 	case SA_JOBIDRAW:
 		snprintf(buf, len, "%" PRIu64, j->id);
 		return buf;
@@ -306,9 +307,9 @@ static int
 sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
     struct job **v, size_t n)
 {
-	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
-	const char *cells[SLURM_FIELDS_MAX];
-	size_t i, k, f;
+	const char *const *cells;
+	char id[JOBREF_LEN];
+	size_t i;
 	int64_t now = clock_now_ms();
 	bool parsable = a->parsable || a->parsable2;
 
@@ -323,12 +324,8 @@ sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
 		}
 	}
 	for (i = 0; i < n; i++) {
-		for (k = 0, f = 0; k < fmt->n; k++)
-			if (fmt->v[k].def != NULL) {
-				cells[f] = sacct_cell(fmt->v[k].def->id, v[i],
-				    now, bufs[f], sizeof(bufs[f]));
-				f++;
-			}
+		cells = slurm_job_row(fmt, sacct_cell, v[i], jobref_format(v[i],
+		    id, sizeof(id)), now);
 		if (parsable)
 			sfmt_print_parsable(fmt, cells, a->parsable, stdout);
 		else
