@@ -37,6 +37,11 @@ static const char no_acct[] = "Cohort has no accounting by account or key: "
     "usage is kept per user and queue";
 static const char no_mail[] = "Cohort sends no mail: sbatch --wait or "
     "cohort wait tells when a job ends";
+static const char no_cluster[] = "Cohort has one cluster";
+static const char no_gpu_bind[] = "Cohort binds each task to its GPUs "
+    "itself";
+static const char no_bb[] = "Cohort has no burst buffers";
+static const char no_oci[] = "OCI bundles are not run by Cohort";
 
 /* Every option sbatch takes, by long name. Cohort's meanings of -n, -G,
  * --gpus-per-task and the other totals and per-GPU amounts are Slurm's:
@@ -49,19 +54,19 @@ static const struct sb_opt sb_opts[] = {
 	MAP("array", 'a', SB_REQ, "array"),
 	NO("autocomplete", 0, SB_REQ, "no completion"),
 	NO("batch", 0, SB_REQ, "Cohort has no batch host features"),
-	NO("bb", 0, SB_REQ, "Cohort has no burst buffers"),
-	NO("bbf", 0, SB_REQ, "Cohort has no burst buffers"),
+	NO("bb", 0, SB_REQ, no_bb),
+	NO("bbf", 0, SB_REQ, no_bb),
 	NO("begin", 'b', SB_REQ, "no deferred start: use --hold and cohort "
 	    "release, or --dependency"),
 	MAP("chdir", 'D', SB_REQ, "chdir"),
-	NO("cluster", 0, SB_REQ, "Cohort has one cluster"),
-	NO("cluster-constraint", 0, SB_REQ, "Cohort has one cluster"),
-	NO("clusters", 'M', SB_REQ, "Cohort has one cluster"),
+	NO("cluster", 0, SB_REQ, no_cluster),
+	NO("cluster-constraint", 0, SB_REQ, no_cluster),
+	NO("clusters", 'M', SB_REQ, no_cluster),
 	WARN("comment", 0, SB_REQ, "Cohort keeps no comment with a job"),
 	NO("consolidate-segments", 0, SB_NONE, "use --segment"),
 	MAP("constraint", 'C', SB_REQ, "constraint"),
-	NO("container", 0, SB_REQ, "OCI bundles are not run by Cohort"),
-	NO("container-id", 0, SB_REQ, "OCI bundles are not run by Cohort"),
+	NO("container", 0, SB_REQ, no_oci),
+	NO("container-id", 0, SB_REQ, no_oci),
 	NO("context", 0, SB_REQ, "Cohort sets no SELinux context"),
 	NO("contiguous", 0, SB_NONE, "use --topology to keep nodes close"),
 	NO("core-spec", 'S', SB_REQ, no_cpu_layout),
@@ -85,8 +90,7 @@ static const struct sb_opt sb_opts[] = {
 	NO("extra-node-info", 'B', SB_REQ, no_cpu_layout),
 	NO("get-user-env", 0, SB_NONE, "use --export"),
 	NO("gid", 0, SB_REQ, "a job runs as its user's own group"),
-	NO("gpu-bind", 0, SB_REQ, "Cohort binds each task to its GPUs "
-	    "itself"),
+	NO("gpu-bind", 0, SB_REQ, no_gpu_bind),
 	NO("gpu-freq", 0, SB_REQ, "Cohort sets no GPU frequency"),
 	MAP("gpus", 'G', SB_REQ, "gpus"),
 	MAP("gpus-per-node", 0, SB_REQ, "gpus-per-node"),
@@ -94,8 +98,7 @@ static const struct sb_opt sb_opts[] = {
 	    "connected: use --gpus-per-node"),
 	MAP("gpus-per-task", 0, SB_REQ, "gpus-per-task"),
 	MAP("gres", 0, SB_REQ, "gres"),
-	NO("gres-flags", 0, SB_REQ, "Cohort binds each task to its GPUs "
-	    "itself"),
+	NO("gres-flags", 0, SB_REQ, no_gpu_bind),
 	SELF("help", 'h', SB_NONE),
 	WARN("hint", 0, SB_REQ, "Cohort binds cores by --cpus-per-task next "
 	    "to the GPUs, not by hints"),
@@ -177,8 +180,7 @@ static const struct sb_opt sb_opts[] = {
 	MAP("time", 't', SB_REQ, "time"),
 	NO("time-min", 0, SB_REQ, "a job's time limit is fixed: use --time"),
 	NO("tmp", 0, SB_REQ, "Cohort does not count local disk"),
-	NO("tres-bind", 0, SB_REQ, "Cohort binds each task to its GPUs "
-	    "itself"),
+	NO("tres-bind", 0, SB_REQ, no_gpu_bind),
 	NO("tres-per-task", 0, SB_REQ, "use --gpus-per-task and "
 	    "--cpus-per-task"),
 	NO("uid", 0, SB_REQ, "a job runs as the user who submits it"),

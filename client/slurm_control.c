@@ -91,7 +91,6 @@ show_job(const struct job *j, bool oneline)
 	struct passwd *pw;
 	struct kv k;
 	uint64_t cpus, per;
-	int64_t now = clock_now_ms(), run;
 
 	kv_begin(&k, stdout, oneline);
 	kv_add(&k, "JobId", "%" PRIu64, j->id);
@@ -126,11 +125,8 @@ show_job(const struct job *j, bool oneline)
 	kv_add(&k, "ExitCode", "%" PRId32 ":0", j->has_exit ? j->exit_code :
 	    0);
 	kv_line(&k);
-	run = j->start_ms <= 0 ? 0 : job_state_is_final(j->state) ?
-	    j->end_ms - j->start_ms : j->state == JOB_RUNNING ||
-	    j->state == JOB_RESIZING ? now - j->start_ms : 0;
-	kv_add(&k, "RunTime", "%s", slurm_secs_long(run > 0 ? (uint64_t)run /
-	    1000 : 0, b, sizeof(b)));
+	kv_add(&k, "RunTime", "%s", slurm_secs_long(slurm_job_elapsed_s(j,
+	    clock_now_ms()), b, sizeof(b)));
 	kv_add(&k, "TimeLimit", "%s", j->spec.service ||
 	    j->spec.time_limit_s == 0 ? "UNLIMITED" : slurm_secs_long(
 	    j->spec.time_limit_s, b, sizeof(b)));
@@ -148,14 +144,8 @@ show_job(const struct job *j, bool oneline)
 	kv_add(&k, "ReqNodeList", "%s", orn(j->spec.nodelist));
 	kv_add(&k, "ExcNodeList", "%s", orn(j->spec.exclude));
 	kv_line(&k);
-	nodes[0] = '\0';
-	if (j->nplace > 0) {
-		char *l = output_nodelist(j);
-
-		snprintf(nodes, sizeof(nodes), "%s", l != NULL ? l : "");
-		free(l);
-	}
-	kv_add(&k, "NodeList", "%s", orn(nodes));
+	kv_add(&k, "NodeList", "%s", orn(slurm_job_nodelist(j, nodes,
+	    sizeof(nodes))));
 	kv_line(&k);
 	per = j->spec.cpus_per_task > 0 ? j->spec.cpus_per_task : 1;
 	cpus = per * j->spec.tasks_per_node * (j->nplace > 0 ? j->nplace :

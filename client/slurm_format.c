@@ -507,41 +507,33 @@ slurm_reason(const char *reason, char *buf, size_t len)
 
 /* ---- Times ---- */
 
+/* squeue's and sacct's durations differ only in the hours: hwidth 1
+ * (squeue) leaves zero hours out, hwidth 2 (sacct) always shows two. */
+static char *
+slurm_secs(uint64_t secs, int hwidth, char *buf, size_t len)
+{
+	unsigned long long d = secs / 86400, h = secs / 3600 % 24,
+	    m = secs / 60 % 60, s = secs % 60;
+
+	if (d > 0)
+		snprintf(buf, len, "%llu-%02llu:%02llu:%02llu", d, h, m, s);
+	else if (h > 0 || hwidth > 1)
+		snprintf(buf, len, "%0*llu:%02llu:%02llu", hwidth, h, m, s);
+	else
+		snprintf(buf, len, "%llu:%02llu", m, s);
+	return buf;
+}
+
 char *
 slurm_secs_short(uint64_t secs, char *buf, size_t len)
 {
-	uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60,
-	    s = secs % 60;
-
-	if (d > 0)
-		snprintf(buf, len, "%llu-%02llu:%02llu:%02llu",
-		    (unsigned long long)d, (unsigned long long)h,
-		    (unsigned long long)m, (unsigned long long)s);
-	else if (h > 0)
-		snprintf(buf, len, "%llu:%02llu:%02llu",
-		    (unsigned long long)h, (unsigned long long)m,
-		    (unsigned long long)s);
-	else
-		snprintf(buf, len, "%llu:%02llu", (unsigned long long)m,
-		    (unsigned long long)s);
-	return buf;
+	return slurm_secs(secs, 1, buf, len);
 }
 
 char *
 slurm_secs_long(uint64_t secs, char *buf, size_t len)
 {
-	uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60,
-	    s = secs % 60;
-
-	if (d > 0)
-		snprintf(buf, len, "%llu-%02llu:%02llu:%02llu",
-		    (unsigned long long)d, (unsigned long long)h,
-		    (unsigned long long)m, (unsigned long long)s);
-	else
-		snprintf(buf, len, "%02llu:%02llu:%02llu",
-		    (unsigned long long)h, (unsigned long long)m,
-		    (unsigned long long)s);
-	return buf;
+	return slurm_secs(secs, 2, buf, len);
 }
 
 char *

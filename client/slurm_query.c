@@ -23,33 +23,17 @@
 #include "lib/frame.h"
 #include "lib/wire.h"
 
-static void
-slurm_vlog(const char *cmd, const char *level, const char *fmt, va_list ap)
+void
+slurm_log(const char *cmd, const char *level, const char *fmt, ...)
 {
+	va_list ap;
+
 	fflush(stdout);
 	fprintf(stderr, "%s: %s: ", cmd, level);
+	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
-}
-
-void
-slurm_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	slurm_vlog(cmd, "error", fmt, ap);
-	va_end(ap);
-}
-
-void
-slurm_fatal(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	slurm_vlog(cmd, "fatal", fmt, ap);
-	va_end(ap);
 }
 
 int
@@ -228,6 +212,54 @@ slurm_word_in(const char *list, const char *word)
 	return false;
 }
 
+int
+slurm_jobfilter_jobs(struct slurm_jobfilter *f, const char *s,
+    struct cerr *err)
+{
+	slurm_joblist_clear(&f->jobs);
+	f->has_jobs = slurm_joblist_parse(s, &f->jobs, err) == 0;
+	return f->has_jobs ? 0 : -1;
+}
+
+void
+slurm_jobfilter_request(const struct slurm_jobfilter *f,
+    Cohort__V1__ListJobsRequest *lj)
+{
+	if (f->users != NULL && strchr(f->users, ',') == NULL)
+		lj->user = (char *)f->users;
+	if (f->has_jobs)
+		lj->after_id = f->jobs.min_id - 1;
+}
+
+bool
+slurm_jobfilter_match(const struct slurm_jobfilter *f, unsigned states,
+    const struct job *j)
+{
+	if (states != 0 && !(states & 1u << j->state))
+		return false;
+	if (f->has_jobs && !slurm_joblist_match(&f->jobs, j))
+		return false;
+	if (f->users != NULL && !slurm_word_in(f->users, j->user))
+		return false;
+	if (f->partitions != NULL && !slurm_word_in(f->partitions,
+	    j->spec.queue))
+		return false;
+	return f->names == NULL || slurm_word_in(f->names, j->spec.name);
+}
+
+void
+slurm_jobfilter_clear(struct slurm_jobfilter *f)
+{
+	slurm_joblist_clear(&f->jobs);
+	f->has_jobs = false;
+}
+
+bool
+slurm_job_of(const struct job *j, const char *user)
+{
+	return j->user != NULL && strcmp(j->user, user) == 0;
+}
+
 void
 slurm_jobs_free(struct job **v, size_t n)
 {
@@ -254,6 +286,25 @@ slurm_jobs_filter(struct job **v, size_t n,
 }
 
 int
+slurm_call(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep)
+{
+	struct cerr err;
+	int rc;
+
+	cerr_clear(&err);
+	if ((*rep = cconn_call(c, req, &err)) == NULL)
+		return output_call_error(&err);
+	if ((*rep)->body_case != want) {
+		rc = output_reply_error(cmd, *rep);
+		frame_free(*rep);
+		*rep = NULL;
+		return rc;
+	}
+	return EXIT_OK;
+}
+
+int
 slurm_jobs_fetch(const char *cmd, struct cconn *c,
     Cohort__V1__ListJobsRequest *lj, uint64_t up_to, struct job ***v,
     size_t *n)
@@ -273,17 +324,9 @@ slurm_jobs_fetch(const char *cmd, struct cconn *c,
 	req.list_jobs = lj;
 	lj->has_after_id = 1;
 	do {
-		cerr_clear(&err);
-		if ((rep = cconn_call(c, &req, &err)) == NULL) {
-			rc = output_call_error(&err);
+		if ((rc = slurm_call(cmd, c, &req,
+		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY, &rep)) != EXIT_OK)
 			break;
-		}
-		if (rep->body_case !=
-		    COHORT__V1__ENVELOPE__BODY_LIST_JOBS_REPLY) {
-			rc = output_reply_error(cmd, rep);
-			frame_free(rep);
-			break;
-		}
 		r = rep->list_jobs_reply;
 		for (i = 0; i < r->n_jobs && rc == EXIT_OK; i++) {
 			/* Never a job twice, whatever a page holds. */
@@ -328,6 +371,33 @@ slurm_jobs_fetch(const char *cmd, struct cconn *c,
 }
 
 /* ---- Job cells shared by squeue and sacct ---- */
+
+int
+slurm_fields_check(const char *cmd, const struct sfmt *fmt)
+{
+	if (sfmt_nfields(fmt) <= SLURM_FIELDS_MAX)
+		return EXIT_OK;
+	slurm_error(cmd, "at most %d fields in a format", SLURM_FIELDS_MAX);
+	return EXIT_FAILED;
+}
+
+const char *const *
+slurm_job_row(const struct sfmt *fmt, slurm_job_cell_fn *cell,
+    const struct job *j, const char *rowid, int64_t now)
+{
+	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
+	static const char *cells[SLURM_FIELDS_MAX];
+	size_t k, f;
+
+	for (k = 0, f = 0; k < fmt->n; k++) {
+		if (fmt->v[k].def == NULL)
+			continue;
+		cells[f] = cell(fmt->v[k].def->id, j, rowid, now, bufs[f],
+		    sizeof(bufs[f]));
+		f++;
+	}
+	return cells;
+}
 
 /* The job holds (or, ended, held) an allocation. */
 bool
@@ -425,12 +495,14 @@ const struct sfmt_def squeue_defs[] = {
 const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
 #define SQUEUE_NDEFS squeue_ndefs
 
+/* The states of jobs that have not ended. */
+#define SQUEUE_LIVE (1u << JOB_PENDING | 1u << JOB_RUNNING | \
+	1u << JOB_RESTARTING | 1u << JOB_RESIZING)
+
 /* squeue -s: Slurm's header for steps; Cohort has none to list. */
 #define SQUEUE_STEPS_HEADER \
     "         STEPID     NAME PARTITION     USER      TIME NODELIST"
 
-/* The value of field id for j (row id rowid: a fold of pending array
- * tasks, "12_[8-99]"). */
 static const char *
 squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
     char *buf, size_t len)
@@ -544,10 +616,8 @@ static const char squeue_usage[] =
 struct squeue_args {
 	bool noheader, array, me, steps, longer;
 	const char *me_user;	/* with --me: who we are */
-	const char *format, *Format, *users, *partitions, *names;
-	struct slurm_joblist jobs;
-	bool has_jobs;
-	unsigned states;	/* 1 << job_state; 0: pending and running */
+	const char *format, *Format;
+	struct slurm_jobfilter f;	/* no states: pending and running */
 };
 
 static int
@@ -581,31 +651,29 @@ squeue_parse(int argc, char **argv, struct squeue_args *a)
 			a->Format = optarg;
 			break;
 		case 'j':
-			slurm_joblist_clear(&a->jobs);
-			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
+			if (slurm_jobfilter_jobs(&a->f, optarg, &err) == -1) {
 				slurm_error("squeue", "%s", err.text);
 				return EXIT_FAILED;
 			}
-			a->has_jobs = true;
 			break;
 		case 'u':
-			a->users = optarg;
+			a->f.users = optarg;
 			break;
 		case 'm':
 			a->me = true;
 			break;
 		case 'n':
-			a->names = optarg;
+			a->f.names = optarg;
 			break;
 		case 'p':
-			a->partitions = optarg;
+			a->f.partitions = optarg;
 			break;
 		case 's':
 			a->steps = true;
 			break;
 		case 't':
 			cerr_clear(&err);
-			if (slurm_states_parse(optarg, &a->states, &err) ==
+			if (slurm_states_parse(optarg, &a->f.states, &err) ==
 			    -1) {
 				slurm_error("squeue", "%s", err.text);
 				slurm_error("squeue", "Valid job states include: "
@@ -627,26 +695,14 @@ static bool
 squeue_wanted(const void *arg, const struct job *j)
 {
 	const struct squeue_args *a = arg;
-	unsigned states = a->states;
+	unsigned states = a->f.states;
 
 	/* Without -t, Slurm lists the jobs that have not ended; with -j,
 	 * the jobs named in any state. */
-	if (states == 0 && !a->has_jobs)
-		states = 1u << JOB_PENDING | 1u << JOB_RUNNING |
-		    1u << JOB_RESTARTING | 1u << JOB_RESIZING;
-	if (states != 0 && !(states & 1u << j->state))
-		return false;
-	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
-		return false;
-	if (a->users != NULL && !slurm_word_in(a->users, j->user))
-		return false;
-	if (a->me_user != NULL && (j->user == NULL ||
-	    strcmp(j->user, a->me_user) != 0))
-		return false;
-	if (a->partitions != NULL && !slurm_word_in(a->partitions,
-	    j->spec.queue))
-		return false;
-	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
+	if (states == 0 && !a->f.has_jobs)
+		states = SQUEUE_LIVE;
+	return slurm_jobfilter_match(&a->f, states, j) &&
+	    (a->me_user == NULL || slurm_job_of(j, a->me_user));
 }
 
 /* Print the rows: an array's pending tasks folded unless -r. */
@@ -654,17 +710,13 @@ static int
 squeue_print(const struct squeue_args *a, struct sfmt *fmt,
     struct job **v, size_t n)
 {
-	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
-	const char *cells[SLURM_FIELDS_MAX];
 	struct arrays_row *rows = NULL, one;
 	char id[JOBREF_LEN];
-	size_t nrows, i, k, f, nf = sfmt_nfields(fmt);
+	size_t nrows, i;
 	int64_t now = clock_now_ms();
 
-	if (nf > 32) {
-		slurm_error("squeue", "at most 32 fields in a format");
+	if (slurm_fields_check("squeue", fmt) != EXIT_OK)
 		return EXIT_FAILED;
-	}
 	if (!a->array && arrays_fold((const struct job *const *)v, n, &rows,
 	    &nrows) == -1) {
 		slurm_error("squeue", "out of memory");
@@ -683,14 +735,8 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 			one.id = jobref_format(v[i], id, sizeof(id));
 		} else
 			one = rows[i];
-		for (k = 0, f = 0; k < fmt->n; k++) {
-			if (fmt->v[k].def == NULL)
-				continue;
-			cells[f] = squeue_cell(fmt->v[k].def->id, one.job,
-			    one.id, now, bufs[f], sizeof(bufs[f]));
-			f++;
-		}
-		sfmt_print(fmt, cells, stdout);
+		sfmt_print(fmt, slurm_job_row(fmt, squeue_cell, one.job,
+		    one.id, now), stdout);
 	}
 	if (rows != NULL)
 		arrays_rows_free(rows, nrows);
@@ -707,18 +753,17 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	struct cconn *c;
 	struct job **v = NULL;
 	size_t n = 0;
-	unsigned live;
 	int rc;
 
 	if ((rc = squeue_parse(argc, argv, &a)) != 0) {
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return rc == -2 ? EXIT_OK : rc;
 	}
 	if (a.steps) {
 		/* Cohort has no job steps: the header, never a row. */
 		if (!a.noheader)
 			puts(SQUEUE_STEPS_HEADER);
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return EXIT_OK;
 	}
 	cerr_clear(&err);
@@ -727,23 +772,18 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	    a.format : SQUEUE_FORMAT, squeue_defs, SQUEUE_NDEFS, &fmt,
 	    &err)) == -1) {
 		slurm_error("squeue", "%s", err.text);
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return EXIT_FAILED;
 	}
 	/* Ended jobs are fetched only when asked for. */
-	live = 1u << JOB_PENDING | 1u << JOB_RUNNING | 1u << JOB_RESTARTING |
-	    1u << JOB_RESIZING;
 	lj.has_all = 1;
-	lj.all = a.has_jobs || (a.states & ~live) != 0;
-	if (a.users != NULL && strchr(a.users, ',') == NULL)
-		lj.user = (char *)a.users;
-	if (a.has_jobs)
-		lj.after_id = a.jobs.min_id - 1;
+	lj.all = a.f.has_jobs || (a.f.states & ~SQUEUE_LIVE) != 0;
+	slurm_jobfilter_request(&a.f, &lj);
 	if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
 		if (a.me)
 			a.me_user = cconn_identity(c);
 		rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n);
-		if (rc == EXIT_OK && a.has_jobs && n == 0) {
+		if (rc == EXIT_OK && a.f.has_jobs && n == 0) {
 			/* As Slurm: a job named that does not exist. */
 			fflush(stdout);
 			fputs("slurm_load_jobs error: Invalid job id "
@@ -758,6 +798,6 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	slurm_jobs_free(v, n);
 	sfmt_clear(&fmt);
-	slurm_joblist_clear(&a.jobs);
+	slurm_jobfilter_clear(&a.f);
 	return rc;
 }

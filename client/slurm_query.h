@@ -23,12 +23,13 @@ int cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_scontrol(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_scancel(int argc, char **argv, const struct cconn_opts *opts);
 
-/* "CMD: error: ..." on stderr, as Slurm's commands write them. */
-void slurm_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* "CMD: fatal: ...": where Slurm's command gives up with fatal(). */
-void slurm_fatal(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* "CMD: LEVEL: ..." on stderr, after stdout is flushed, as Slurm's
+ * commands write them: "error", or "fatal" where Slurm's command gives
+ * up with fatal(). */
+void slurm_log(const char *cmd, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define slurm_error(cmd, ...)	slurm_log(cmd, "error", __VA_ARGS__)
+#define slurm_fatal(cmd, ...)	slurm_log(cmd, "fatal", __VA_ARGS__)
 /* A getopt_long failure (ch '?' or ':'): Slurm's message and its exit
  * code, 1. */
 int slurm_option_error(const char *cmd, int ch, char *const *argv);
@@ -61,6 +62,35 @@ void slurm_joblist_clear(struct slurm_joblist *l);
 /* A comma list of words (users, partitions). Pure. */
 bool slurm_word_in(const char *list, const char *word);
 
+/* The filters squeue and sacct share (their letters differ): -j, the
+ * states, -u, the partitions, the names. Starts zeroed. */
+struct slurm_jobfilter {
+	struct slurm_joblist jobs;
+	bool has_jobs;
+	unsigned states;	/* 1 << job_state; 0: the command's default */
+	const char *users, *partitions, *names;	/* comma lists, or NULL */
+};
+/* -j: the jobs of s, in place of any before. 0, or -1 with err. */
+int slurm_jobfilter_jobs(struct slurm_jobfilter *f, const char *s,
+    struct cerr *err);
+/* What the controller narrows itself: one user; from the lowest job
+ * named. */
+void slurm_jobfilter_request(const struct slurm_jobfilter *f,
+    Cohort__V1__ListJobsRequest *lj);
+/* j is in one of states (0: any), among the jobs named, and of the
+ * users, partitions and names given. Pure. */
+bool slurm_jobfilter_match(const struct slurm_jobfilter *f, unsigned states,
+    const struct job *j);
+void slurm_jobfilter_clear(struct slurm_jobfilter *f);
+/* j belongs to user. */
+bool slurm_job_of(const struct job *j, const char *user);
+
+/* Send req and take a reply of body want. EXIT_OK with *rep (frame_free
+ * it), or an exit code after printing why (an error reply prefixed by
+ * cmd). */
+int slurm_call(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
+    Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep);
+
 /* The jobs the controller lists for lj (every page), ids above
  * after_id and at most up_to (0: no bound), in id order, into *v (free
  * each with job_free and v with free). EXIT_OK or an exit code after
@@ -88,6 +118,19 @@ extern const size_t sacct_ndefs;
 /* A job's cells as squeue and sacct show them. */
 #define SLURM_CELL 1024
 #define SLURM_FIELDS_MAX 32	/* fields in one format */
+/* EXIT_OK, or Slurm's error line and EXIT_FAILED when fmt has more
+ * fields than a row holds (SLURM_FIELDS_MAX). */
+int slurm_fields_check(const char *cmd, const struct sfmt *fmt);
+/* The value of a command's field id for job j, shown as rowid (squeue's
+ * fold of pending tasks, "12_[8-99]"; else jobref_format's), at now:
+ * buf, or a constant. */
+typedef const char *slurm_job_cell_fn(int id, const struct job *j,
+    const char *rowid, int64_t now, char *buf, size_t len);
+/* The cells of j's row in fmt (checked by slurm_fields_check), each in a
+ * buffer of its own that the next call reuses. */
+const char *const *slurm_job_row(const struct sfmt *fmt,
+    slurm_job_cell_fn *cell, const struct job *j, const char *rowid,
+    int64_t now);
 /* It holds (or, ended, held) an allocation. */
 bool slurm_job_placed(const struct job *j);
 /* Seconds it has run (or ran), at now for a running job. */

@@ -52,11 +52,12 @@ const size_t sacct_ndefs = sizeof(sacct_defs) / sizeof(sacct_defs[0]);
 #define SACCT_BRIEF "JobID,State,ExitCode"
 
 static const char *
-sacct_cell(int id, const struct job *j, int64_t now, char *buf, size_t len)
+sacct_cell(int id, const struct job *j, const char *rowid, int64_t now,
+    char *buf, size_t len)
 {
 	switch (id) {
 	case SA_JOBID:
-		return jobref_format(j, buf, len);
+		return rowid;
 	case SA_JOBIDRAW:
 		snprintf(buf, len, "%" PRIu64, j->id);
 		return buf;
@@ -165,10 +166,8 @@ static const char sacct_usage[] =
 
 struct sacct_args {
 	bool noheader, parsable, parsable2, allusers;
-	const char *format, *users, *partitions, *names, *start, *end;
-	struct slurm_joblist jobs;
-	bool has_jobs;
-	unsigned states;
+	const char *format, *start, *end;
+	struct slurm_jobfilter f;
 	const char *me_user;	/* who we are: own jobs by default */
 };
 
@@ -209,16 +208,14 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 			a->format = optarg;
 			break;
 		case 'j':
-			slurm_joblist_clear(&a->jobs);
-			if (slurm_joblist_parse(optarg, &a->jobs, &err) == -1) {
+			if (slurm_jobfilter_jobs(&a->f, optarg, &err) == -1) {
 				slurm_fatal("sacct", "Bad job/step specified: "
 				    "%s", optarg);
 				return EXIT_FAILED;
 			}
-			a->has_jobs = true;
 			break;
 		case 'N':
-			a->names = optarg;
+			a->f.names = optarg;
 			break;
 		case 'n':
 			a->noheader = true;
@@ -230,10 +227,10 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 			a->parsable2 = true;
 			break;
 		case 'r':
-			a->partitions = optarg;
+			a->f.partitions = optarg;
 			break;
 		case 's':
-			if (slurm_states_parse(optarg, &a->states, &err) ==
+			if (slurm_states_parse(optarg, &a->f.states, &err) ==
 			    -1) {
 				slurm_fatal("sacct", "unrecognized job state "
 				    "value '%s'", strrchr(err.text, ' ') + 1);
@@ -241,7 +238,7 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 			}
 			break;
 		case 'u':
-			a->users = optarg;
+			a->f.users = optarg;
 			break;
 		case 'h':
 			fputs(sacct_usage, stdout);
@@ -270,7 +267,7 @@ sacct_window(const struct sacct_args *a, Cohort__V1__ListJobsRequest *lj)
 		}
 		lj->has_since_ms = 1;
 		lj->since_ms = ms;
-	} else if (!a->has_jobs && a->states == 0 &&
+	} else if (!a->f.has_jobs && a->f.states == 0 &&
 	    localtime_r(&t, &tm) != NULL) {
 		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
 		tm.tm_isdst = -1;
@@ -299,37 +296,25 @@ static bool
 sacct_wanted(const void *arg, const struct job *j)
 {
 	const struct sacct_args *a = arg;
-	const char *me = a->me_user;
 
-	if (a->states != 0 && !(a->states & 1u << j->state))
-		return false;
-	if (a->has_jobs && !slurm_joblist_match(&a->jobs, j))
-		return false;
 	/* Own jobs only, unless -a or -u (or -j, which names them). */
-	if (a->users != NULL ? !slurm_word_in(a->users, j->user) :
-	    !a->allusers && !a->has_jobs && me != NULL &&
-	    (j->user == NULL || strcmp(j->user, me) != 0))
-		return false;
-	if (a->partitions != NULL && !slurm_word_in(a->partitions,
-	    j->spec.queue))
-		return false;
-	return a->names == NULL || slurm_word_in(a->names, j->spec.name);
+	return slurm_jobfilter_match(&a->f, a->f.states, j) &&
+	    (a->f.users != NULL || a->allusers || a->f.has_jobs ||
+	    a->me_user == NULL || slurm_job_of(j, a->me_user));
 }
 
 static int
 sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
     struct job **v, size_t n)
 {
-	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
-	const char *cells[SLURM_FIELDS_MAX];
-	size_t i, k, f;
+	const char *const *cells;
+	char id[JOBREF_LEN];
+	size_t i;
 	int64_t now = clock_now_ms();
 	bool parsable = a->parsable || a->parsable2;
 
-	if (sfmt_nfields(fmt) > 32) {
-		slurm_error("sacct", "at most 32 fields in a format");
+	if (slurm_fields_check("sacct", fmt) != EXIT_OK)
 		return EXIT_FAILED;
-	}
 	if (!a->noheader) {
 		if (parsable)
 			sfmt_print_parsable(fmt, NULL, a->parsable, stdout);
@@ -339,12 +324,8 @@ sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
 		}
 	}
 	for (i = 0; i < n; i++) {
-		for (k = 0, f = 0; k < fmt->n; k++)
-			if (fmt->v[k].def != NULL) {
-				cells[f] = sacct_cell(fmt->v[k].def->id, v[i],
-				    now, bufs[f], sizeof(bufs[f]));
-				f++;
-			}
+		cells = slurm_job_row(fmt, sacct_cell, v[i], jobref_format(v[i],
+		    id, sizeof(id)), now);
 		if (parsable)
 			sfmt_print_parsable(fmt, cells, a->parsable, stdout);
 		else
@@ -366,22 +347,19 @@ cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
 	int rc;
 
 	if ((rc = sacct_parse(argc, argv, &a)) != 0) {
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return rc == -2 ? EXIT_OK : rc;
 	}
 	cerr_clear(&err);
 	if (sfmt_parse_sacct(a.format != NULL ? a.format : SACCT_FORMAT,
 	    sacct_defs, SACCT_NDEFS, &fmt, &err) == -1) {
 		slurm_error("sacct", "%s", err.text);
-		slurm_joblist_clear(&a.jobs);
+		slurm_jobfilter_clear(&a.f);
 		return EXIT_FAILED;
 	}
 	lj.has_all = 1;
 	lj.all = 1;
-	if (a.users != NULL && strchr(a.users, ',') == NULL)
-		lj.user = (char *)a.users;
-	if (a.has_jobs)
-		lj.after_id = a.jobs.min_id - 1;
+	slurm_jobfilter_request(&a.f, &lj);
 	if (sacct_window(&a, &lj) == -1)
 		rc = EXIT_FAILED;
 	else if ((rc = slurm_connect(opts, &c)) == EXIT_OK) {
@@ -395,6 +373,6 @@ cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	slurm_jobs_free(v, n);
 	sfmt_clear(&fmt);
-	slurm_joblist_clear(&a.jobs);
+	slurm_jobfilter_clear(&a.f);
 	return rc;
 }

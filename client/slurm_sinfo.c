@@ -71,17 +71,10 @@ slurm_call_keep(const char *cmd, struct cconn *c, Cohort__V1__Envelope *req,
     Cohort__V1__Envelope **out)
 {
 	Cohort__V1__Envelope *rep, **v;
-	struct cerr err;
 	int rc;
 
-	cerr_clear(&err);
-	if ((rep = cconn_call(c, req, &err)) == NULL)
-		return output_call_error(&err);
-	if (rep->body_case != want) {
-		rc = output_reply_error(cmd, rep);
-		frame_free(rep);
+	if ((rc = slurm_call(cmd, c, req, want, &rep)) != EXIT_OK)
 		return rc;
-	}
 	if ((v = reallocarray(cl->replies, cl->nreplies + 1,
 	    sizeof(*v))) == NULL) {
 		frame_free(rep);
@@ -233,7 +226,6 @@ static const struct sfmt_def sinfo_defs[] = {
 #define SINFO_NODE_LONG \
     "%#9N %.6D %.#9P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
 
-#define SI_FIELDS 32
 #define SI_CELL 256
 
 /* A line: a partition (NULL with -R) and its nodes. */
@@ -443,8 +435,8 @@ static const char sinfo_usage[] =
 int
 cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
 {
-	static char bufs[SI_FIELDS][SI_CELL];
-	const char *cells[SI_FIELDS], *format = NULL, *parts = NULL;
+	static char bufs[SLURM_FIELDS_MAX][SI_CELL];
+	const char *cells[SLURM_FIELDS_MAX], *format = NULL, *parts = NULL;
 	const char *nodes = NULL;
 	struct sinfo_out o;
 	struct slurm_cluster cl;
@@ -507,9 +499,7 @@ cmd_sinfo(int argc, char **argv, const struct cconn_opts *opts)
 		slurm_error("sinfo", "%s", err.text);
 		return EXIT_FAILED;
 	}
-	if (sfmt_nfields(&o.fmt) > SI_FIELDS) {
-		slurm_error("sinfo", "at most %d fields in a format",
-		    SI_FIELDS);
+	if (slurm_fields_check("sinfo", &o.fmt) != EXIT_OK) {
 		sfmt_clear(&o.fmt);
 		return EXIT_FAILED;
 	}
