@@ -6,7 +6,9 @@
  * --constraint expression, an agent's features list and a GPU model made
  * features, an --array spec, a --dependency list, an --output pattern, a
  * controller address list, a job reference (12_[1-3]), the CLI's
- * --since, --state and other word parsers, and the CLI's settings file.
+ * --since, --state and other word parsers, the CLI's settings file, and
+ * what Slurm's commands parse (squeue -o/-O and sacct -o formats, state
+ * lists, times).
  * Each must return a result or a clean error, never crash, leak or read
  * out of bounds. topology.conf is fuzz_topo's: its node lists expand to
  * up to a million names, which would starve every other entry here. */
@@ -29,6 +31,7 @@
 #include "client/nodes_view.h"
 #include "client/output.h"
 #include "client/settings.h"
+#include "client/slurm_format.h"
 #include "lib/addrlist.h"
 #include "lib/array.h"
 #include "lib/depend.h"
@@ -349,6 +352,48 @@ fuzz_export(const uint8_t *data, size_t size)
 	free(s);
 }
 
+/* What Slurm's commands parse from their command lines: a format in each
+ * of the three syntaxes (over a small table: the parser, not the
+ * fields, is what is tried), a state list and a time. */
+static void
+fuzz_slurm(const uint8_t *data, size_t size)
+{
+	static const struct sfmt_def defs[] = {
+		{ 'i', "JobID", "JOBID", 18, 0 },
+		{ 'j', "Name", "NAME", 8, 1 },
+		{ 'T', "State", "STATE", 8, 2 },
+	};
+	char *s = fuzz_str(data, size);
+	const char *cells[] = { "12", "train", "RUNNING" };
+	struct sfmt fmt;
+	struct cerr err;
+	unsigned mask = 0;
+	int64_t ms;
+	FILE *null;
+
+	null = fopen("/dev/null", "w");
+	memset(&fmt, 0, sizeof(fmt));
+	if (sfmt_parse_letters(s, defs, 3, &fmt, &err) == 0 && null != NULL &&
+	    sfmt_nfields(&fmt) <= 3) {
+		sfmt_fit(&fmt, cells);
+		(void)sfmt_print(&fmt, cells, null);
+	}
+	sfmt_clear(&fmt);
+	if (sfmt_parse_names(s, defs, 3, &fmt, &err) == 0 && null != NULL &&
+	    sfmt_nfields(&fmt) <= 3)
+		(void)sfmt_print(&fmt, cells, null);
+	sfmt_clear(&fmt);
+	if (sfmt_parse_sacct(s, defs, 3, &fmt, &err) == 0 && null != NULL &&
+	    sfmt_nfields(&fmt) <= 3)
+		(void)sfmt_print_parsable(&fmt, cells, false, null);
+	sfmt_clear(&fmt);
+	(void)slurm_states_parse(s, &mask, &err);
+	(void)slurm_time_parse(s, 1790000000000LL, &ms);
+	if (null != NULL)
+		fclose(null);
+	free(s);
+}
+
 static const struct fuzz_entry entries[] = {
 	{ "script", fuzz_script },
 	{ "split", fuzz_split },
@@ -365,6 +410,7 @@ static const struct fuzz_entry entries[] = {
 	{ "jobref", fuzz_jobref },
 	{ "words", fuzz_words },
 	{ "settings", fuzz_settings },
+	{ "slurm", fuzz_slurm },
 };
 
 int
