@@ -509,6 +509,11 @@ agent_setup_binding(struct agent *a)
 	else
 		log_info("a cgroup per job under %s; --mem-per-node is not "
 		    "enforced: %s", cgroup_base(a->cg), why_mem);
+	if (a->cg != NULL && cgroup_clone_into_ok(a->cg, &why_mem))
+		log_info("tasks are created in their cgroups (clone3)");
+	else if (a->cg != NULL)
+		log_info("tasks' supervisors join their cgroups through "
+		    "cgroup.procs, slower: %s", why_mem);
 }
 
 static void agent_launch_round_cb(evutil_socket_t fd, short what,
@@ -792,7 +797,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
     const char *progress, const char *jobcg, unsigned local_rank,
     struct cerr *err)
 {
-	char procs[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
+	char cgdir[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
 	    AGENT_CPU_LIST_MAX];
 	cpu_set_t cpus;
 	const struct job_spec *s = l->spec;
@@ -854,11 +859,12 @@ agent_start_rank(struct agent *a, const struct launch *l,
 		}
 	}
 	if (jobcg[0] != '\0') {
-		if (cgroup_task_create(jobcg, tl.rank, procs, err) == -1) {
+		if (cgroup_task_create(jobcg, tl.rank, cgdir, err) == -1) {
 			strv_free(envp, nenv);
 			return -1;
 		}
-		tl.cgroup_procs = procs;
+		tl.cgroup = cgdir;
+		tl.cgroup_join = !cgroup_clone_into_ok(a->cg, NULL);
 	}
 	tl.job_id = l->job_id;
 	tl.restart = l->restart;

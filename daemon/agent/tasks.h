@@ -60,9 +60,13 @@ struct task_launch {
 	/* The cores the task is bound to (sched_setaffinity, before the
 	 * exec), kept in rank-R.cpus; NULL: not bound. */
 	const cpu_set_t *cpus;
-	/* The cgroup.procs of the task's cgroup (cgroup.h): its supervisor
-	 * joins it before forking the task; NULL: no cgroup. */
-	const char *cgroup_procs;
+	/* The task's cgroup directory (cgroup.h); NULL: no cgroup. The
+	 * task is created in it (cgroup_clone_into), or with cgroup_join
+	 * (where cgroup_clone_into_ok says the kernel cannot) its
+	 * supervisor joins it through its cgroup.procs before forking the
+	 * task. Either way the task is inside before it runs anything. */
+	const char *cgroup;
+	bool cgroup_join;
 };
 
 /* The umask of a task whose submitter sent none (a client or a job

@@ -365,13 +365,15 @@ launch_outputs(struct launch *L, const struct task_launch *l)
 }
 
 /* The task's cores, recorded in rank-R.cpus for an agent that restarts
- * (so that it does not hand them out again), and its cgroup's
- * cgroup.procs, opened here for the supervisor to write its pid to:
- * the child may not open paths it did not prepare. */
+ * (so that it does not hand them out again), and its cgroup, opened
+ * here: the directory for the task to be cloned into, or cgroup.procs
+ * for the supervisor to write its pid to (the child may not open paths
+ * it did not prepare). */
 static int
 launch_binding(struct launch *L, const struct task_launch *l,
     struct cerr *err)
 {
+	char path[PATH_MAX];
 	size_t n;
 
 	if (l->cpus != NULL) {
@@ -390,11 +392,17 @@ launch_binding(struct launch *L, const struct task_launch *l,
 		}
 		L->cpulist[n] = '\0';
 	}
-	if (l->cgroup_procs != NULL &&
-	    ((L->cgfd = open(l->cgroup_procs, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    tasks_prep_fd_high(&L->cgfd) == -1))
-		return cerr_set(err, ERR_INTERNAL, "cannot open %s: %s",
-		    l->cgroup_procs, strerror(errno));
+	if (l->cgroup == NULL)
+		return 0;
+	L->cgjoin = l->cgroup_join;
+	if (tasks_spool_path(path, "%s%s", l->cgroup, L->cgjoin ?
+	    "/cgroup.procs" : "") == -1)
+		return cerr_set(err, ERR_INVALID, "cgroup path too long");
+	if ((L->cgfd = open(path, L->cgjoin ? O_WRONLY | O_CLOEXEC :
+	    O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    tasks_prep_fd_high(&L->cgfd) == -1)
+		return cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", path,
+		    strerror(errno));
 	return 0;
 }
 
