@@ -108,7 +108,31 @@ pw_lookup(const char *name, uid_t uid, struct passwd *pw, char **buf,
 	return 0;
 }
 
-/* Who the task runs as, and where it starts when no workdir is given. */
+/* Who the caller looked up (l->who) becomes L's user. */
+static int
+given_user(struct launch *L, const struct task_user *who, struct cerr *err)
+{
+	/* Never root, whoever the caller found. */
+	if (who->uid == 0)
+		return cerr_set(err, ERR_DENIED, "refusing to run a task as "
+		    "root (user '%s')", who->name);
+	if (who->ngroups > 0 && (L->groups = calloc(who->ngroups,
+	    sizeof(*L->groups))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if (who->ngroups > 0)
+		memcpy(L->groups, who->groups, who->ngroups *
+		    sizeof(*L->groups));
+	L->ngroups = (int)who->ngroups;
+	L->drop = 1;
+	L->uid = who->uid;
+	L->gid = who->gid;
+	if ((L->user = strdup(who->name)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+/* Who the task runs as, and where it starts when no workdir is given:
+ * from l->who when the caller looked the user up, else asked here. */
 static int
 resolve_user(struct launch *L, const struct task_launch *l,
     struct cerr *err)
@@ -119,6 +143,12 @@ resolve_user(struct launch *L, const struct task_launch *l,
 	gid_t *g;
 	int ng = 16, rc = -1;
 
+	if (l->who != NULL) {
+		if (geteuid() == 0 && given_user(L, l->who, err) == -1)
+			goto out;
+		home = l->who->home;
+		goto workdir;
+	}
 	if (geteuid() != 0) {
 		/* Not root: run as ourselves; l->user is not ours to use. */
 		if (pw_lookup(NULL, geteuid(), &pw, &buf, &found) == 0 &&

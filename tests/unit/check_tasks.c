@@ -1147,6 +1147,42 @@ START_TEST(test_runs_as_user)
 END_TEST
 
 /* Not root: l->user is not ours to use; the task runs as us. */
+/* An identity the caller looked up (the agent, once per start) is used
+ * as given: no user database lookup, which here would fail (no such
+ * user), and the groups and home are the given ones. Root is refused
+ * even so. */
+START_TEST(test_given_user)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "id -u; id -G; pwd" };
+	static const gid_t groups[] = { 65534, 4242 };
+	struct task_user who = {
+		.name = "cohort-no-such-user", .uid = 65534, .gid = 65534,
+		.groups = groups, .ngroups = 2, .home = "/tmp",
+	};
+	struct task_launch l;
+	struct cerr err;
+	struct task *t, t2;
+
+	if (!root) {
+		fprintf(stderr, "test_given_user: skipped, not root\n");
+		return;
+	}
+	launch_init(&l, argv, 3);
+	l.user = who.name;
+	l.who = &who;
+	l.workdir = NULL;
+	t = start(&l);
+	ck_assert_int_eq(wait_exit(t), 0);
+	assert_log_has(0, "65534\n65534 4242\n/tmp\n");
+
+	who.uid = 0;
+	l.rank = 1;
+	ck_assert_int_eq(tasks_start(spool, &l, &t2, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+}
+END_TEST
+
 START_TEST(test_not_root_ignores_user)
 {
 	static const char *const argv[] = { "/bin/sh", "-c", "id -u" };
@@ -1208,6 +1244,7 @@ tasks_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_no_such_user);
 	tcase_add_test(tc, test_runs_as_user);
+	tcase_add_test(tc, test_given_user);
 	tcase_add_test(tc, test_not_root_ignores_user);
 	suite_add_tcase(s, tc);
 	return s;
