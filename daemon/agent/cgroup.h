@@ -20,10 +20,11 @@
  * when BASE is made: a probe child is cloned into a cgroup there
  * (cgroup_clone_into_ok says what came of it; the environment variable
  * COHORT_AGENT_NO_CLONE3, set and not empty, skips the probe so that
- * tests reach the fallback). Only auto's BASE is removed at a clean stop; PATH is the
- * operator's and stays. The job's directory gets memory.max from --mem-per-node when the
- * memory controller can be enabled down to BASE; where it cannot, the
- * limit is not enforced and the agent says so in its log, once.
+ * tests reach the fallback). Only auto's BASE is removed at a clean
+ * stop; PATH is the operator's and stays. The job's directory gets
+ * memory.max from --mem-per-node when the memory controller can be
+ * enabled down to BASE; where it cannot, the limit is not enforced and
+ * the agent says so in its log, once.
  *
  * At the job's end on this node (every task ended: normal exit,
  * failure, cancel, time limit) cgroup_job_end kills whatever is left in
