@@ -42,15 +42,29 @@ account_groups(const char *name, gid_t gid, gid_t **groups, size_t *n)
 	return 0;
 }
 
+/* The passwd strings acc keeps (pw NULL: none). -1 when out of memory. */
+static int
+account_strings(struct account *acc, const struct passwd *pw)
+{
+	if (pw == NULL)
+		return 0;
+	if ((acc->name = strdup(pw->pw_name)) == NULL ||
+	    (acc->home = strdup(pw->pw_dir)) == NULL ||
+	    (acc->shell = strdup(pw->pw_shell)) == NULL)
+		return -1;
+	return 0;
+}
+
 int
 account_resolve(const struct agent_config *cfg, const char *account,
-    struct watch_cred *c, struct cerr *err)
+    struct account *acc, struct cerr *err)
 {
+	struct watch_cred *c = &acc->cred;
 	struct passwd pw, *res = NULL;
 	char buf[ACCOUNT_BUF];
 	const char *name;
 
-	memset(c, 0, sizeof(*c));
+	memset(acc, 0, sizeof(*acc));
 	if (geteuid() != 0) {
 		/* Tasks run as the agent itself, whoever asked. */
 		c->uid = geteuid();
@@ -66,6 +80,7 @@ account_resolve(const struct agent_config *cfg, const char *account,
 		if (pw.pw_uid == 0)
 			return cerr_set(err, ERR_DENIED, "refusing to run a "
 			    "task as root (user '%s')", account);
+		res = &pw;
 		c->uid = pw.pw_uid;
 		c->gid = pw.pw_gid;
 		name = pw.pw_name;
@@ -79,7 +94,19 @@ account_resolve(const struct agent_config *cfg, const char *account,
 	    &c->ngroups) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot list the groups "
 		    "of user '%s'", name);
+	if (account_strings(acc, res) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	return 0;
+}
+
+void
+account_clear(struct account *acc)
+{
+	free(acc->cred.groups);
+	free(acc->name);
+	free(acc->home);
+	free(acc->shell);
+	memset(acc, 0, sizeof(*acc));
 }
 
 int

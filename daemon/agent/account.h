@@ -9,20 +9,34 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "daemon/agent/watch.h"
 #include "lib/err.h"
 
 struct agent_config;
-struct watch_cred;
+
+/* Who a start's tasks run as, looked up once for all its ranks: the
+ * user database is asked at most twice (the passwd entry, the group
+ * list) per start on a node, however many tasks it has. */
+struct account {
+	struct watch_cred cred;	/* cred.groups malloc'd */
+	char *name;		/* NULL: the agent's uid has no entry */
+	char *home;		/* NULL: none known */
+	char *shell;		/* NULL: none known */
+};
 
 /* The account tasks of a job run as: account (already mapped) when the
- * agent is root, the agent itself otherwise. *c is filled, c->groups
- * malloc'd (none when the agent is not root: it reads as itself).
- * 0, or -1 with err: ERR_INVALID when the account does not exist here,
- * ERR_DENIED when the policy refuses it (root; a uid below min_uid whose
- * account allow_system_users does not list) — both permanent for the
- * controller — or ERR_INTERNAL. */
+ * agent is root, the agent itself otherwise. *acc is filled (release it
+ * with account_clear, also after a failure), its groups none when the
+ * agent is not root (it reads as itself). 0, or -1 with err:
+ * ERR_INVALID when the account does not exist here, ERR_DENIED when the
+ * policy refuses it (root; a uid below min_uid whose account
+ * allow_system_users does not list) — both permanent for the controller
+ * — or ERR_INTERNAL. */
 int account_resolve(const struct agent_config *cfg, const char *account,
-    struct watch_cred *c, struct cerr *err);
+    struct account *acc, struct cerr *err);
+
+/* Free what acc holds and zero it; fine on a zeroed one. */
+void account_clear(struct account *acc);
 
 /* Look account up (buf of len bytes holds its strings: ACCOUNT_BUF is
  * enough for any sane entry). 0 with *pw filled, or -1 with err:

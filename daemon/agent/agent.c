@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +92,8 @@ struct apending {
 	char *user, *master_addr, *resume;
 	unsigned *gpus;
 	const char *account;	/* borrowed: cfg's, or user */
+	struct account acct;	/* account, looked up once for all ranks */
+	struct task_user who;	/* acct as tasks_start takes it */
 	char **base;		/* the account's environment */
 	size_t nbase;
 	char progress[4096];
@@ -509,6 +510,11 @@ agent_setup_binding(struct agent *a)
 	else
 		log_info("a cgroup per job under %s; --mem-per-node is not "
 		    "enforced: %s", cgroup_base(a->cg), why_mem);
+	if (a->cg != NULL && cgroup_clone_into_ok(a->cg, &why_mem))
+		log_info("tasks are created in their cgroups (clone3)");
+	else if (a->cg != NULL)
+		log_info("tasks' supervisors join their cgroups through "
+		    "cgroup.procs, slower: %s", why_mem);
 }
 
 static void agent_launch_round_cb(evutil_socket_t fd, short what,
@@ -606,35 +612,27 @@ agent_has_start(struct agent *a, uint64_t job_id, uint32_t restart)
 	return apending_find(a, job_id, restart) != NULL;
 }
 
-/* HOME, USER, LOGNAME, SHELL and PATH of the account the tasks run as. */
+/* HOME, USER, LOGNAME, SHELL and PATH of the account the tasks run as
+ * (looked up already: acct). */
 static int
-agent_base_env(const char *account, char ***env, size_t *n,
+agent_base_env(const struct account *acct, char ***env, size_t *n,
     struct cerr *err)
 {
-	struct passwd pw, *res = NULL;
-	char buf[ACCOUNT_BUF], line[4200];
+	char line[4200];
 	const char *path = "/usr/local/bin:/usr/bin:/bin";
 
-	if (geteuid() != 0) {
-		/* Tasks run as the agent itself: keep its own account. */
-		account = NULL;
-		getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res);
-		if (getenv("PATH") != NULL)
-			path = getenv("PATH");
-	} else {
-		if (account_lookup(account, &pw, buf, sizeof(buf), err) == -1)
-			return -1;
-		res = &pw;
-	}
-	if (res != NULL) {
-		snprintf(line, sizeof(line), "HOME=%s", pw.pw_dir);
+	/* Tasks that run as the agent itself keep its PATH. */
+	if (geteuid() != 0 && getenv("PATH") != NULL)
+		path = getenv("PATH");
+	if (acct->name != NULL) {
+		snprintf(line, sizeof(line), "HOME=%s", acct->home);
 		strv_append(env, n, line);
-		snprintf(line, sizeof(line), "USER=%s", pw.pw_name);
+		snprintf(line, sizeof(line), "USER=%s", acct->name);
 		strv_append(env, n, line);
-		snprintf(line, sizeof(line), "LOGNAME=%s", pw.pw_name);
+		snprintf(line, sizeof(line), "LOGNAME=%s", acct->name);
 		strv_append(env, n, line);
 		snprintf(line, sizeof(line), "SHELL=%s",
-		    pw.pw_shell[0] ? pw.pw_shell : "/bin/sh");
+		    acct->shell[0] ? acct->shell : "/bin/sh");
 		strv_append(env, n, line);
 	}
 	snprintf(line, sizeof(line), "PATH=%s", path);
@@ -656,10 +654,8 @@ agent_spool_mkdir(const char *path)
 
 static int
 agent_progress_file(const struct agent *a, const struct launch *l,
-    const char *account, char *path, size_t len, struct cerr *err)
+    const struct account *acct, char *path, size_t len, struct cerr *err)
 {
-	struct passwd pw, *res = NULL;
-	char buf[ACCOUNT_BUF];
 	int fd;
 
 	snprintf(path, len, "%s/jobs", a->cfg->spool);
@@ -680,11 +676,9 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
 		    strerror(errno));
 	}
-	if (geteuid() == 0) {
-		getpwnam_r(account, &pw, buf, sizeof(buf), &res);
-		if (res != NULL && fchown(fd, pw.pw_uid, pw.pw_gid) == -1)
-			log_warn("%s: chown", path);
-	}
+	if (geteuid() == 0 &&
+	    fchown(fd, acct->cred.uid, acct->cred.gid) == -1)
+		log_warn("%s: chown", path);
 	close(fd);
 	return 0;
 }
@@ -788,11 +782,12 @@ agent_choose_cpus(struct agent *a, const struct launch *l,
 
 static int
 agent_start_rank(struct agent *a, const struct launch *l,
-    const char *account, char *const *base, size_t nbase,
+    const char *account, const struct task_user *who, char *const *base,
+    size_t nbase,
     const char *progress, const char *jobcg, unsigned local_rank,
     struct cerr *err)
 {
-	char procs[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
+	char cgdir[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
 	    AGENT_CPU_LIST_MAX];
 	cpu_set_t cpus;
 	const struct job_spec *s = l->spec;
@@ -865,11 +860,12 @@ agent_start_rank(struct agent *a, const struct launch *l,
 		}
 	}
 	if (jobcg[0] != '\0') {
-		if (cgroup_task_create(jobcg, tl.rank, procs, err) == -1) {
+		if (cgroup_task_create(jobcg, tl.rank, cgdir, err) == -1) {
 			strv_free(envp, nenv);
 			return -1;
 		}
-		tl.cgroup_procs = procs;
+		tl.cgroup = cgdir;
+		tl.cgroup_join = !cgroup_clone_into_ok(a->cg, NULL);
 	}
 	tl.job_id = l->job_id;
 	tl.restart = l->restart;
@@ -887,6 +883,7 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	tl.envp = envp;
 	tl.workdir = s->workdir;
 	tl.user = account;
+	tl.who = who;
 	rc = tasks_start(a->cfg->spool, &tl, &t, err);
 	strv_free(envp, nenv);
 	if (rc == -1)
@@ -918,6 +915,7 @@ apending_free(struct agent *a, struct apending *p)
 		free(p->gpus);
 	}
 	strv_free(p->base, p->nbase);
+	account_clear(&p->acct);
 	free(p);
 }
 
@@ -974,27 +972,31 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	const struct launch *l = &p->l;
 	const char *watch = l->watch_checkpoints ? l->spec->checkpoint_dir :
 	    NULL;
-	struct watch_cred cred = { 0 };
+	const struct watch_cred *cred = &p->acct.cred;
 	struct ajob *j;
 	char dir[PATH_MAX];
-	int rc = -1;
 
 	p->account = agent_config_map_user(a->cfg, l->user);
-	if (account_resolve(a->cfg, p->account, &cred, err) == -1) {
+	if (account_resolve(a->cfg, p->account, &p->acct, err) == -1) {
 		log_warnx("job %" PRIu64 ": start refused: %s", l->job_id,
 		    err->text);
-		goto out;
+		return -1;
 	}
-	if (agent_base_env(p->account, &p->base, &p->nbase, err) == -1 ||
-	    agent_progress_file(a, l, p->account, p->progress,
+	/* Every rank's tasks_start takes it from here: no lookup each. */
+	p->who.name = p->acct.name != NULL ? p->acct.name : "?";
+	p->who.uid = cred->uid;
+	p->who.gid = cred->gid;
+	p->who.groups = cred->groups;
+	p->who.ngroups = cred->ngroups;
+	p->who.home = p->acct.home;
+	if (agent_base_env(&p->acct, &p->base, &p->nbase, err) == -1 ||
+	    agent_progress_file(a, l, &p->acct, p->progress,
 	    sizeof(p->progress), err) == -1 ||
-	    ajob_save_watch(a, l->job_id, l->restart, watch, &cred,
+	    ajob_save_watch(a, l->job_id, l->restart, watch, cred,
 	    err) == -1)
-		goto out;
-	if ((j = ajob_get(a, l->job_id, l->restart, watch, &cred)) == NULL) {
-		cerr_set(err, ERR_INTERNAL, "out of memory");
-		goto out;
-	}
+		return -1;
+	if ((j = ajob_get(a, l->job_id, l->restart, watch, cred)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	/* The job's cgroup, with its memory limit; the spool directory
 	 * exists now (agent_progress_file). */
 	snprintf(dir, sizeof(dir), "%s/jobs/%" PRIu64 ".%u", a->cfg->spool,
@@ -1003,7 +1005,7 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	    l->spec->mem_per_node_mb, p->jobcg, err) == -1) {
 		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
 		    err->text);
-		goto out;
+		return -1;
 	}
 	if (a->cg == NULL && l->spec->mem_per_node_mb > 0 &&
 	    !a->warned_mem) {
@@ -1015,10 +1017,7 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	if (watch != NULL && watch_read_latest(watch, &j->cred,
 	    &j->base_step, j->base_path, sizeof(j->base_path), NULL) == 0)
 		j->has_base = true;
-	rc = 0;
-out:
-	free(cred.groups);
-	return rc;
+	return 0;
 }
 
 /* Start the next AGENT_STARTS_PER_ROUND ranks of p. -1 with err when
@@ -1031,8 +1030,8 @@ agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
 
 	for (n = 0; n < AGENT_STARTS_PER_ROUND &&
 	    p->next < l->spec->tasks_per_node; n++, p->next++) {
-		if (agent_start_rank(a, l, p->account, p->base, p->nbase,
-		    p->progress, p->jobcg, p->next, err) == -1) {
+		if (agent_start_rank(a, l, p->account, &p->who, p->base,
+		    p->nbase, p->progress, p->jobcg, p->next, err) == -1) {
 			log_warnx("job %" PRIu64 ": start failed: %s",
 			    l->job_id, err->text);
 			agent_undo_launch(a, l->job_id, l->restart);

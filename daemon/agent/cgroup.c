@@ -56,6 +56,8 @@ struct cgroup {
 	bool memory;			/* memory.max is written */
 	char memory_why[PATH_MAX + 1024];		/* why not */
 	bool warned_memory;		/* logged once that it is not */
+	bool clone_ok;			/* tasks are cloned into cgroups */
+	char clone_why[256];		/* why not */
 	struct cg_pending *pending;
 };
 
@@ -365,6 +367,27 @@ probe_join(const char *dir)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
 }
 
+/* A child is cloned into dir and exits: 0, or the errno of the clone
+ * (or of opening dir). */
+static int
+probe_clone(const char *dir)
+{
+	pid_t pid;
+	int fd, st, e = 0;
+
+	if ((fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno;
+	if ((pid = cgroup_clone_into(fd)) == 0)
+		_exit(0);
+	if (pid == -1)
+		e = errno;
+	close(fd);
+	while (pid > 0 && waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			break;
+	return e;
+}
+
 /* The probe goes once its (reaped) process has left it. */
 static void
 probe_remove(const char *dir)
@@ -380,7 +403,7 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
     const char *spool, char *why, size_t len)
 {
 	char self[8192], own[PATH_MAX];
-	const char *mount = NULL;
+	const char *mount = NULL, *env;
 	struct cgroup *cg;
 	int fd, e;
 	ssize_t n;
@@ -466,16 +489,28 @@ cgroup_create(enum agent_cgroup mode, const char *path, const char *node,
 		    strerror(errno));
 		goto fail;
 	}
-	/* Usable means a cgroup can be made in it and a process moved
-	 * there, as each task's supervisor will be: a hierarchy that takes
-	 * the one but not the other would fail every start. */
+	/* Usable means a cgroup can be made in it and a process put
+	 * there, as each task will be (cloned in, or its supervisor moved
+	 * in): a hierarchy that takes the one but not the other would fail
+	 * every start. */
 	snprintf(self, sizeof(self), "%s/probe", cg->base);
 	if (cg_mkdir(self) == -1) {
 		snprintf(why, len, "cannot create cgroups in %s: %s",
 		    cg->base, strerror(errno));
 		goto fail;
 	}
-	if ((e = probe_join(self)) != 0) {
+	/* Decided here, once for the agent's life: a kernel that can
+	 * clone into this cgroup can clone into every task's. */
+	env = getenv("COHORT_AGENT_NO_CLONE3");
+	if (env != NULL && env[0] != '\0')
+		snprintf(cg->clone_why, sizeof(cg->clone_why),
+		    "COHORT_AGENT_NO_CLONE3 is set");
+	else if ((e = probe_clone(self)) != 0)
+		snprintf(cg->clone_why, sizeof(cg->clone_why), "clone3 into "
+		    "a cgroup: %s", strerror(e));
+	else
+		cg->clone_ok = true;
+	if (!cg->clone_ok && (e = probe_join(self)) != 0) {
 		snprintf(why, len, "cannot move a process into a cgroup under "
 		    "%s: %s", cg->base, strerror(e));
 		probe_remove(self);
@@ -506,6 +541,7 @@ cgroup_create_at(const char *base)
 	snprintf(cg->name, sizeof(cg->name), "%s", strrchr(base, '/') != NULL ?
 	    strrchr(base, '/') + 1 : base);
 	snprintf(cg->memory_why, sizeof(cg->memory_why), "a test's cgroup");
+	snprintf(cg->clone_why, sizeof(cg->clone_why), "a test's cgroup");
 	return cg;
 }
 
@@ -547,6 +583,14 @@ cgroup_memory_enforced(const struct cgroup *cg, const char **why)
 	if (why != NULL)
 		*why = cg == NULL ? "no cgroup v2" : cg->memory_why;
 	return cg != NULL && cg->memory;
+}
+
+bool
+cgroup_clone_into_ok(const struct cgroup *cg, const char **why)
+{
+	if (why != NULL)
+		*why = cg == NULL ? "no cgroup v2" : cg->clone_why;
+	return cg != NULL && cg->clone_ok;
 }
 
 static int
@@ -614,15 +658,12 @@ fail:
 }
 
 int
-cgroup_task_create(const char *job_path, unsigned rank, char *procs,
+cgroup_task_create(const char *job_path, unsigned rank, char *dir,
     struct cerr *err)
 {
-	char dir[PATH_MAX];
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/rank-%u", job_path,
-	    rank) >= sizeof(dir) ||
-	    (size_t)snprintf(procs, PATH_MAX, "%s/cgroup.procs", dir) >=
-	    PATH_MAX)
+	/* Room for "/cgroup.procs", which the fallback opens. */
+	if ((size_t)snprintf(dir, PATH_MAX, "%s/rank-%u", job_path, rank) >=
+	    PATH_MAX - sizeof("/cgroup.procs"))
 		return cerr_set(err, ERR_INVALID, "cgroup path too long");
 	if (cg_mkdir(dir) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: "

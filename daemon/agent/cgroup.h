@@ -1,9 +1,12 @@
 /* A cgroup v2 per job and per task, where the node has a writable
  * cgroup v2 hierarchy ([agent] cgroup = auto | off | PATH):
  *
- *   BASE/job-JOBID.START/rank-R     one per task; its supervisor joins
- *                                   it before forking the task, so the
- *                                   task and all it starts are inside
+ *   BASE/job-JOBID.START/rank-R     one per task; the task is created
+ *                                   in it (clone3 CLONE_INTO_CGROUP),
+ *                                   or where the kernel cannot, its
+ *                                   supervisor joins it before forking
+ *                                   the task: either way the task and
+ *                                   all it starts are inside from birth
  *
  * BASE is PATH (canonical: no ".", "..", "//" or trailing "/"), or with
  * auto a directory "cohort-NODE-HASH" under the agent's own cgroup
@@ -13,10 +16,15 @@
  * share a BASE. A restarted agent follows the spool's records to its
  * jobs' cgroups also under the BASE of an earlier agent that ran in
  * another cgroup (same name, same mount), and removes that BASE once it
- * is empty. Only auto's BASE is removed at a clean stop; PATH is the
- * operator's and stays. The job's directory gets memory.max from --mem-per-node when the
- * memory controller can be enabled down to BASE; where it cannot, the
- * limit is not enforced and the agent says so in its log, once.
+ * is empty. Whether tasks are created in their cgroups is decided once,
+ * when BASE is made: a probe child is cloned into a cgroup there
+ * (cgroup_clone_into_ok says what came of it; the environment variable
+ * COHORT_AGENT_NO_CLONE3, set and not empty, skips the probe so that
+ * tests reach the fallback). Only auto's BASE is removed at a clean
+ * stop; PATH is the operator's and stays. The job's directory gets
+ * memory.max from --mem-per-node when the memory controller can be
+ * enabled down to BASE; where it cannot, the limit is not enforced and
+ * the agent says so in its log, once.
  *
  * At the job's end on this node (every task ended: normal exit,
  * failure, cancel, time limit) cgroup_job_end kills whatever is left in
@@ -35,9 +43,17 @@
 #ifndef COHORT_AGENT_CGROUP_H
 #define COHORT_AGENT_CGROUP_H
 
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include <linux/sched.h>	/* struct clone_args, CLONE_INTO_CGROUP */
 
 #include "daemon/agent/agent_config.h"
 #include "lib/err.h"
@@ -67,11 +83,44 @@ int cgroup_job_create(struct cgroup *cg, const char *start_dir,
     uint64_t job_id, uint32_t restart, uint64_t mem_mb, char *path,
     struct cerr *err);
 
+/* Whether tasks are created in their cgroups (cgroup_clone_into); when
+ * false, why (borrowed) says why not, and the supervisor joins the
+ * task's cgroup through cgroup.procs instead. False for cg NULL. */
+bool cgroup_clone_into_ok(const struct cgroup *cg, const char **why);
+
 /* Make the task's cgroup under the job's (job_path/rank-R) and put its
- * cgroup.procs into procs (PATH_MAX), for the supervisor to write its
- * pid to. 0, or -1 with err. */
-int cgroup_task_create(const char *job_path, unsigned rank, char *procs,
+ * directory into dir (PATH_MAX). 0, or -1 with err. */
+int cgroup_task_create(const char *job_path, unsigned rank, char *dir,
     struct cerr *err);
+
+/* fork(), but the child is born in the cgroup v2 directory dirfd
+ * (opened O_PATH or O_RDONLY with O_DIRECTORY): clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7, which costs a fork where moving a fresh
+ * child by writing cgroup.procs costs some milliseconds. glibc 2.36 has
+ * no wrapper; inline, so that the supervisor (tasks_child.c, where only
+ * async-signal-safe calls are allowed) calls nothing but syscall(2).
+ * As fork: the child's pid, 0 in the child, or -1 with errno, among
+ * them ENOSYS (no clone3: an old kernel, or valgrind, or a seccomp
+ * filter), E2BIG (a kernel that predates the cgroup field), EBADF
+ * (dirfd is not on cgroup v2), EPERM (seccomp, or not allowed to move
+ * there), EBUSY (dirfd's cgroup is not a leaf). */
+static inline pid_t
+cgroup_clone_into(int dirfd)
+{
+#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+	struct clone_args ca = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)dirfd,
+	};
+
+	return (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+#else
+	(void)dirfd;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 
 /* The job's cgroup recorded in start_dir/cgroup, into path (PATH_MAX),
  * if it is BASE/job-... with a canonical path and BASE is cg's or an

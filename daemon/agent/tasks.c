@@ -79,7 +79,9 @@ spawn(struct launch *L, struct task *t, struct cerr *err)
 		return cerr_set(err, ERR_INTERNAL, "%s: %s",
 		    m.stage == SUP_FDS ? "cannot set up the task's fds" :
 		    m.stage == SUP_FORK ? "fork" : m.stage == SUP_CGROUP ?
-		    "cannot join the job's cgroup" : "cannot write the pid file",
+		    "cannot join the job's cgroup" : m.stage == SUP_CLONE ?
+		    "cannot create the task in the job's cgroup" :
+		    "cannot write the pid file",
 		    strerror(m.err));
 	}
 	t->supervisor = sup;

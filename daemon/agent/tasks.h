@@ -33,6 +33,19 @@
 
 #include "lib/err.h"
 
+/* Who a task runs as, looked up by the caller (account.h), once for all
+ * the ranks of a start: tasks_start then asks the user database
+ * nothing. */
+struct task_user {
+	const char *name;		/* for messages */
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;		/* supplementary, as setgroups takes */
+	size_t ngroups;
+	const char *home;		/* the workdir when none is given;
+					 * NULL or "": "/" */
+};
+
 struct task_launch {
 	uint64_t job_id;
 	uint32_t restart;
@@ -46,6 +59,10 @@ struct task_launch {
 	const char *workdir;		/* NULL: the user's home directory */
 	const char *user;		/* the local account to run as; used
 					 * only when the agent runs as root */
+	/* user, already looked up: used instead of asking the user
+	 * database (as root: its uid, gid, groups and home; otherwise its
+	 * home only); NULL: tasks_start looks user up itself. */
+	const struct task_user *who;
 	/* Output files (-o/-e, expanded): NULL keeps the stream in the
 	 * spool. A relative path is relative to the working directory.
 	 * err_file equal to out_file is the same file, opened once. Each
@@ -60,9 +77,13 @@ struct task_launch {
 	/* The cores the task is bound to (sched_setaffinity, before the
 	 * exec), kept in rank-R.cpus; NULL: not bound. */
 	const cpu_set_t *cpus;
-	/* The cgroup.procs of the task's cgroup (cgroup.h): its supervisor
-	 * joins it before forking the task; NULL: no cgroup. */
-	const char *cgroup_procs;
+	/* The task's cgroup directory (cgroup.h); NULL: no cgroup. The
+	 * task is created in it (cgroup_clone_into), or with cgroup_join
+	 * (where cgroup_clone_into_ok says the kernel cannot) its
+	 * supervisor joins it through its cgroup.procs before forking the
+	 * task. Either way the task is inside before it runs anything. */
+	const char *cgroup;
+	bool cgroup_join;
 };
 
 /* The umask of a task whose submitter sent none (a client or a job

@@ -15,7 +15,9 @@
  * own session (so signals to the agent's group or a hang-up of its
  * terminal do not reach it), becomes a child subreaper (so the task's
  * orphans are reaped while it runs instead of piling up as zombies that
- * keep the group "alive"), forks the task into a new process group,
+ * keep the group "alive"), forks the task into a new process group (with
+ * a cgroup: clones it into its cgroup, or where the kernel cannot, joins
+ * that cgroup first and forks),
  * records "SUPERVISOR_PID TASK_PGID" in rank-R.pid, tells the agent the
  * task's pid over a pipe, waits for the task and writes its wait status
  * to rank-R.exit. It then exits, so the pidfd the agent holds on it
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/cgroup.h"
 #include "daemon/agent/tasks_int.h"
 
 static int
@@ -341,7 +344,7 @@ tasks_child_supervise(struct launch *L, int wfd)
 	size_t len;
 	ssize_t n;
 	pid_t task, w;
-	int st, e, why[2];
+	int st, e, why[2], keep;
 
 	setsid();
 	sig_reset();
@@ -363,9 +366,10 @@ tasks_child_supervise(struct launch *L, int wfd)
 		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
 	}
-	/* Into the task's cgroup (still root: the user could not), before
-	 * the task is forked, so that it and all it starts are inside. */
-	if (L->cgfd != -1) {
+	/* Where the kernel cannot create the task in its cgroup: into the
+	 * cgroup ourselves (still root: the user could not), before the
+	 * task is forked, so that it and all it starts are inside. */
+	if (L->cgfd != -1 && L->cgjoin) {
 		len = fmt_int(buf, getpid());
 		if (write(L->cgfd, buf, len) != (ssize_t)len) {
 			sup_report(SUP_CGROUP, errno, 0);
@@ -373,8 +377,13 @@ tasks_child_supervise(struct launch *L, int wfd)
 		}
 	}
 	/* The agent's TLS socket and the rest must not reach the task: no
-	 * task without that. */
-	if (close_range(SUP_FD + 1, ~0U, 0) == -1) {
+	 * task without that. The cgroup to clone the task into stays
+	 * (close-on-exec: the task loses it at its exec). */
+	keep = L->cgfd != -1 && !L->cgjoin ? L->cgfd : -1;
+	if ((keep > SUP_FD + 1 &&
+	    close_range(SUP_FD + 1, (unsigned)keep - 1, 0) == -1) ||
+	    close_range(keep != -1 ? (unsigned)keep + 1 : SUP_FD + 1, ~0U,
+	    0) == -1) {
 		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
 	}
@@ -384,8 +393,14 @@ tasks_child_supervise(struct launch *L, int wfd)
 	if (pipe2(why, O_CLOEXEC) == -1)
 		why[0] = why[1] = -1;
 	child_why_fd = why[1];
-	if ((task = fork()) == -1) {
-		sup_report(SUP_FORK, errno, 0);
+	/* Otherwise the task is born in its cgroup, and we stay out. */
+	if (L->cgfd != -1 && !L->cgjoin)
+		task = cgroup_clone_into(L->cgfd);
+	else
+		task = fork();
+	if (task == -1) {
+		sup_report(L->cgfd != -1 && !L->cgjoin ? SUP_CLONE : SUP_FORK,
+		    errno, 0);
 		_exit(1);
 	}
 	if (task == 0)

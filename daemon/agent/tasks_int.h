@@ -24,7 +24,8 @@
 
 /* What the supervisor tells the agent once: the task's pid, or the step
  * that failed and its errno. */
-enum sup_stage { SUP_OK, SUP_FDS, SUP_FORK, SUP_PIDFILE, SUP_CGROUP };
+enum sup_stage { SUP_OK, SUP_FDS, SUP_FORK, SUP_PIDFILE, SUP_CGROUP,
+    SUP_CLONE };
 struct sup_msg {
 	int stage;
 	int err;
@@ -66,7 +67,11 @@ struct launch {
 	cpu_set_t cpus;
 	char cpulist[4096];	/* cpus as a list, for messages */
 	char cpusfile[PATH_MAX], cpustmp[PATH_MAX];	/* rank-R.cpus */
-	int cgfd;		/* the task cgroup's cgroup.procs; -1: none */
+	/* The task's cgroup: its directory (O_PATH) for the task to be
+	 * cloned into, or its cgroup.procs for the supervisor to join it
+	 * (cgjoin); -1: none. */
+	int cgfd;
+	bool cgjoin;
 	/* What tasks_prep_undo removes: */
 	bool files;		/* the rank's files may exist */
 	bool made_dir;		/* the start directory is ours */

@@ -108,7 +108,31 @@ pw_lookup(const char *name, uid_t uid, struct passwd *pw, char **buf,
 	return 0;
 }
 
-/* Who the task runs as, and where it starts when no workdir is given. */
+/* Who the caller looked up (l->who) becomes L's user. */
+static int
+given_user(struct launch *L, const struct task_user *who, struct cerr *err)
+{
+	/* Never root, whoever the caller found. */
+	if (who->uid == 0)
+		return cerr_set(err, ERR_DENIED, "refusing to run a task as "
+		    "root (user '%s')", who->name);
+	if (who->ngroups > 0 && (L->groups = calloc(who->ngroups,
+	    sizeof(*L->groups))) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	if (who->ngroups > 0)
+		memcpy(L->groups, who->groups, who->ngroups *
+		    sizeof(*L->groups));
+	L->ngroups = (int)who->ngroups;
+	L->drop = 1;
+	L->uid = who->uid;
+	L->gid = who->gid;
+	if ((L->user = strdup(who->name)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+/* Who the task runs as, and where it starts when no workdir is given:
+ * from l->who when the caller looked the user up, else asked here. */
 static int
 resolve_user(struct launch *L, const struct task_launch *l,
     struct cerr *err)
@@ -119,6 +143,12 @@ resolve_user(struct launch *L, const struct task_launch *l,
 	gid_t *g;
 	int ng = 16, rc = -1;
 
+	if (l->who != NULL) {
+		if (geteuid() == 0 && given_user(L, l->who, err) == -1)
+			goto out;
+		home = l->who->home;
+		goto workdir;
+	}
 	if (geteuid() != 0) {
 		/* Not root: run as ourselves; l->user is not ours to use. */
 		if (pw_lookup(NULL, geteuid(), &pw, &buf, &found) == 0 &&
@@ -365,13 +395,15 @@ launch_outputs(struct launch *L, const struct task_launch *l)
 }
 
 /* The task's cores, recorded in rank-R.cpus for an agent that restarts
- * (so that it does not hand them out again), and its cgroup's
- * cgroup.procs, opened here for the supervisor to write its pid to:
- * the child may not open paths it did not prepare. */
+ * (so that it does not hand them out again), and its cgroup, opened
+ * here: the directory for the task to be cloned into, or cgroup.procs
+ * for the supervisor to write its pid to (the child may not open paths
+ * it did not prepare). */
 static int
 launch_binding(struct launch *L, const struct task_launch *l,
     struct cerr *err)
 {
+	char path[PATH_MAX];
 	size_t n;
 
 	if (l->cpus != NULL) {
@@ -390,11 +422,17 @@ launch_binding(struct launch *L, const struct task_launch *l,
 		}
 		L->cpulist[n] = '\0';
 	}
-	if (l->cgroup_procs != NULL &&
-	    ((L->cgfd = open(l->cgroup_procs, O_WRONLY | O_CLOEXEC)) == -1 ||
-	    tasks_prep_fd_high(&L->cgfd) == -1))
-		return cerr_set(err, ERR_INTERNAL, "cannot open %s: %s",
-		    l->cgroup_procs, strerror(errno));
+	if (l->cgroup == NULL)
+		return 0;
+	L->cgjoin = l->cgroup_join;
+	if (tasks_spool_path(path, "%s%s", l->cgroup, L->cgjoin ?
+	    "/cgroup.procs" : "") == -1)
+		return cerr_set(err, ERR_INVALID, "cgroup path too long");
+	if ((L->cgfd = open(path, L->cgjoin ? O_WRONLY | O_CLOEXEC :
+	    O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    tasks_prep_fd_high(&L->cgfd) == -1)
+		return cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", path,
+		    strerror(errno));
 	return 0;
 }
 

@@ -10,7 +10,9 @@
 # its cgroup until the other ends.
 # With cgroup = PATH (node03) a clean stop leaves PATH, the next start
 # uses it, and an unusable PATH is a warning.
-# The task sits in BASE/job-ID.START/rank-0. --mem-per-node becomes the
+# The task sits in BASE/job-ID.START/rank-0 (from birth: it reads its
+# cgroup first thing), cloned there or, with COHORT_AGENT_NO_CLONE3=1
+# exported, after its supervisor joined it. --mem-per-node becomes the
 # job cgroup's memory.max where the memory controller can be enabled;
 # elsewhere (this machine's hybrid hierarchy has no memory controller
 # in cgroup v2) the agent log says that it is not enforced.
@@ -49,6 +51,16 @@ grep -q "a cgroup per job under $mount" "$C/node01.log" ||
 	fail "node01 has no cgroups: $(grep -i cgroup "$C/node01.log")"
 grep -q "no cgroup per job: cgroup = off" "$C/node02.log" ||
 	fail "node02: $(grep -i cgroup "$C/node02.log")"
+# How tasks get into their cgroups, said once: cloned in (clone3), or
+# where the kernel cannot, or COHORT_AGENT_NO_CLONE3=1 is exported to
+# run this test on the fallback, joined through cgroup.procs.
+if [ -n "${COHORT_AGENT_NO_CLONE3:-}" ]; then
+	how="tasks' supervisors join their cgroups through cgroup.procs, slower: COHORT_AGENT_NO_CLONE3 is set"
+else
+	how="tasks are created in their cgroups \\(clone3\\)|tasks' supervisors join their cgroups through cgroup.procs"
+fi
+[ "$(grep -Ec "$how" "$C/node01.log")" = 1 ] ||
+	fail "node01 does not say once how tasks enter their cgroups: $(grep -i 'cgroups' "$C/node01.log")"
 
 # The job: a daemon in a session of its own that records its pid, the
 # task's cgroup, then exit (or, with "wait", sleep until cancelled).

@@ -858,7 +858,8 @@ END_TEST
 START_TEST(test_account_resolve)
 {
 	struct agent_config cfg;
-	struct watch_cred c;
+	struct account acc;
+	struct watch_cred *cp = &acc.cred;
 	struct passwd *pw;
 	struct cerr err;
 
@@ -867,46 +868,47 @@ START_TEST(test_account_resolve)
 	if (geteuid() != 0) {
 		/* Whatever the account asked for: ourselves. */
 		cfg.min_uid = 0;
-		ck_assert_int_eq(account_resolve(&cfg, "root", &c, &err), 0);
-		ck_assert_uint_eq(c.uid, geteuid());
-		ck_assert_uint_eq(c.ngroups, 0);
-		free(c.groups);
+		ck_assert_int_eq(account_resolve(&cfg, "root", &acc, &err), 0);
+		ck_assert_uint_eq(cp->uid, geteuid());
+		ck_assert_uint_eq(cp->ngroups, 0);
+		account_clear(&acc);
 		/* Our own uid is held to min_uid too. */
 		cfg.min_uid = (uint32_t)geteuid() + 1;
-		ck_assert_int_eq(account_resolve(&cfg, "x", &c, &err), -1);
+		ck_assert_int_eq(account_resolve(&cfg, "x", &acc, &err), -1);
 		ck_assert_int_eq(err.code, ERR_DENIED);
 		ck_assert_ptr_nonnull(strstr(err.text, "min_uid"));
 		return;
 	}
-	ck_assert_int_eq(account_resolve(&cfg, "root", &c, &err), -1);
+	ck_assert_int_eq(account_resolve(&cfg, "root", &acc, &err), -1);
 	ck_assert_int_eq(err.code, ERR_DENIED);
 	ck_assert_ptr_nonnull(strstr(err.text, "as root"));
-	ck_assert_int_eq(account_resolve(&cfg, "cohort-no-such-user", &c,
+	ck_assert_int_eq(account_resolve(&cfg, "cohort-no-such-user", &acc,
 	    &err), -1);
 	ck_assert_int_eq(err.code, ERR_INVALID);
 	ck_assert_str_eq(err.text, "user 'cohort-no-such-user' does not "
 	    "exist on this node");
 	if ((pw = getpwnam("nobody")) != NULL && pw->pw_uid >= 1000) {
-		ck_assert_msg(account_resolve(&cfg, "nobody", &c, &err) == 0,
+		ck_assert_msg(account_resolve(&cfg, "nobody", &acc, &err) == 0,
 		    "%s", err.text);
-		ck_assert_uint_eq(c.uid, pw->pw_uid);
-		ck_assert_uint_eq(c.gid, pw->pw_gid);
-		ck_assert_uint_ge(c.ngroups, 1);
-		free(c.groups);
+		ck_assert_uint_eq(cp->uid, pw->pw_uid);
+		ck_assert_uint_eq(cp->gid, pw->pw_gid);
+		ck_assert_uint_ge(cp->ngroups, 1);
+		account_clear(&acc);
 	}
 	if ((pw = getpwnam("daemon")) != NULL && pw->pw_uid < 1000 &&
 	    pw->pw_uid > 0) {
-		ck_assert_int_eq(account_resolve(&cfg, "daemon", &c, &err),
+		ck_assert_int_eq(account_resolve(&cfg, "daemon", &acc, &err),
 		    -1);
 		ck_assert_int_eq(err.code, ERR_DENIED);
 		ck_assert_ptr_nonnull(strstr(err.text, "min_uid 1000"));
-		ck_assert_ptr_null(c.groups);
+		ck_assert_ptr_null(cp->groups);
 		/* Listed: allowed. */
 		cfg.allow_users[0] = "daemon";
 		cfg.nallow_users = 1;
-		ck_assert_int_eq(account_resolve(&cfg, "daemon", &c, &err), 0);
-		ck_assert_uint_eq(c.uid, pw->pw_uid);
-		free(c.groups);
+		ck_assert_int_eq(account_resolve(&cfg, "daemon", &acc, &err),
+		    0);
+		ck_assert_uint_eq(cp->uid, pw->pw_uid);
+		account_clear(&acc);
 		cfg.nallow_users = 0;
 	}
 }

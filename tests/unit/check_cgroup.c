@@ -3,8 +3,10 @@
  * directory standing in for a cgroup (the kill falls back to
  * cgroup.procs there, as on a kernel without cgroup.kill), the record
  * refused when it names a cgroup outside BASE; and, where this test can
- * write a real cgroup v2 hierarchy (root), a process moved into a job's
- * cgroup dies with it and the directories go. */
+ * write a real cgroup v2 hierarchy (root), a process cloned into a
+ * task's cgroup (or moved there, where the kernel cannot clone) is in
+ * it from its first instruction, dies with the job's cgroup, and the
+ * directories go; COHORT_AGENT_NO_CLONE3 forces the move. */
 #include "config.h"
 
 #include <sys/prctl.h>
@@ -109,6 +111,52 @@ sleeper(void)
 	return pid;
 }
 
+/* A child cloned into the cgroup dir (cgroup_clone_into): the first
+ * thing it does is read its own /proc/self/cgroup, which must end with
+ * dir's path on the mount; it tells the parent through a pipe, then
+ * sleeps until killed. Its pid, once it has said so. */
+static pid_t
+born_in(const char *dir)
+{
+	char self[4096], *v2, c;
+	ssize_t n;
+	pid_t pid;
+	int fd, p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_ge(fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), 0);
+	pid = cgroup_clone_into(fd);
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		int in;
+
+		close(p[0]);
+		in = open("/proc/self/cgroup", O_RDONLY);
+		n = in == -1 ? -1 : read(in, self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		/* The v2 line ("0::/.../rank-0"): dir is it on the mount. */
+		c = 'n';
+		if ((v2 = strstr(self, "0::/")) != NULL) {
+			v2 += 3;
+			v2[strcspn(v2, "\n")] = '\0';
+			if (strlen(dir) > strlen(v2) && strcmp(dir +
+			    strlen(dir) - strlen(v2), v2) == 0)
+				c = 'y';
+		}
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	ck_assert_msg(c == 'y', "a child cloned into %s was born elsewhere",
+	    dir);
+	return pid;
+}
+
 static void
 rmrf(const char *dir)
 {
@@ -159,8 +207,9 @@ START_TEST(test_fake_tree)
 	ck_assert_int_eq(cgroup_task_create(path, 3, procs, &err), 0);
 	umask(old);
 	snprintf(rank, sizeof(rank), "%s/rank-3", path);
-	snprintf(got, sizeof(got), "%s/cgroup.procs", rank);
-	ck_assert_str_eq(procs, got);
+	ck_assert_str_eq(procs, rank);
+	/* A stand-in is no cgroup to clone into. */
+	ck_assert(!cgroup_clone_into_ok(cg, NULL));
 	ck_assert_int_eq(access(rank, F_OK), 0);
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert_uint_eq(sb.st_mode & 07777, 0755);
@@ -224,7 +273,8 @@ END_TEST
 START_TEST(test_real)
 {
 	char spool[PATH_MAX], path[PATH_MAX], procs[PATH_MAX], why[512],
-	    pidbuf[32];
+	    pidbuf[32], rec[PATH_MAX + 16];
+	const char *w;
 	struct cgroup *cg;
 	struct cerr err;
 	FILE *fp;
@@ -244,11 +294,22 @@ START_TEST(test_real)
 	ck_assert_int_eq(cgroup_job_create(cg, spool, 1, 0, 64, path, &err),
 	    0);
 	ck_assert_int_eq(cgroup_task_create(path, 0, procs, &err), 0);
-	pid = sleeper();
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_ptr_nonnull(fp = fopen(procs, "w"));
-	ck_assert_int_gt(fputs(pidbuf, fp), -1);
-	ck_assert_int_eq(fclose(fp), 0);
+	if (cgroup_clone_into_ok(cg, &w)) {
+		/* Born in the task's cgroup: its first look at
+		 * /proc/self/cgroup, before anything else, names it. */
+		pid = born_in(procs);
+	} else {
+		/* valgrind has no clone3 (ENOSYS), nor have kernels before
+		 * 5.3: moved in. */
+		fprintf(stderr, "check_cgroup: no clone into a cgroup (%s): "
+		    "the task is moved in\n", w);
+		pid = sleeper();
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+		snprintf(rec, sizeof(rec), "%s/cgroup.procs", procs);
+		ck_assert_ptr_nonnull(fp = fopen(rec, "w"));
+		ck_assert_int_gt(fputs(pidbuf, fp), -1);
+		ck_assert_int_eq(fclose(fp), 0);
+	}
 	ck_assert_int_ge(cgroup_job_end(cg, path, spool), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -277,6 +338,16 @@ START_TEST(test_real)
 	    "unit", spool, why, sizeof(why)));
 	cgroup_destroy(cg);
 	ck_assert_int_eq(access(procs, F_OK), 0);
+	/* The fallback, forced (as tests of it do): moved in, not cloned,
+	 * and the reason given. */
+	ck_assert_int_eq(setenv("COHORT_AGENT_NO_CLONE3", "1", 1), 0);
+	cg = cgroup_create(AGENT_CGROUP_PATH, procs, "unit", spool, why,
+	    sizeof(why));
+	unsetenv("COHORT_AGENT_NO_CLONE3");
+	ck_assert_msg(cg != NULL, "%s", why);
+	ck_assert(!cgroup_clone_into_ok(cg, &w));
+	ck_assert_str_eq(w, "COHORT_AGENT_NO_CLONE3 is set");
+	cgroup_destroy(cg);
 	ck_assert_int_eq(rmdir(procs), 0);
 	/* Not canonical: refused, as the config does (a record under it
 	 * would never be followed). */
@@ -490,9 +561,9 @@ END_TEST
 START_TEST(test_moved_agent)
 {
 	char spool[] = "/tmp/check_cgroup_moved.XXXXXX", path[PATH_MAX],
-	    procs[PATH_MAX], other[PATH_MAX], own[PATH_MAX], mount[PATH_MAX],
+	    other[PATH_MAX], own[PATH_MAX], mount[PATH_MAX],
 	    got[PATH_MAX], base1[PATH_MAX], rec[PATH_MAX + 16], buf[8192],
-	    pidbuf[32], why[512];
+	    why[512];
 	struct cgroup *cg, *cg2;
 	struct cerr err;
 	FILE *fp;
@@ -508,12 +579,9 @@ START_TEST(test_moved_agent)
 	snprintf(base1, sizeof(base1), "%s", cgroup_base(cg));
 	ck_assert_int_eq(cgroup_job_create(cg, spool, 5, 0, 0, path, &err),
 	    0);
-	ck_assert_int_eq(cgroup_task_create(path, 0, procs, &err), 0);
+	ck_assert_int_eq(cgroup_task_create(path, 0, got, &err), 0);
 	pid = sleeper();
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	ck_assert_ptr_nonnull(fp = fopen(procs, "w"));
-	fputs(pidbuf, fp);
-	ck_assert_int_eq(fclose(fp), 0);
+	write_pid(got, pid);
 	cgroup_destroy(cg);		/* the agent stops; the job runs on */
 	ck_assert_int_eq(access(path, F_OK), 0);
 

@@ -1,7 +1,8 @@
 /* daemon/agent/tasks.c with real processes: output and exit status, the
  * environment, scripts, workdirs, commands that cannot run, signals to
  * the whole process group, a supervisor that outlives its agent, and,
- * when run as root, the user a task runs as. Every test has its own
+ * when run as root, the user a task runs as and, on a writable cgroup v2
+ * hierarchy, the cgroup a task is born in. Every test has its own
  * spool; waits are bounded polls. */
 #include "config.h"
 
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/agent/cgroup.h"
 #include "daemon/agent/tasks.h"
 #include "daemon/agent/tasks_int.h"
 #include "daemon/agent/tasks_spool.h"
@@ -849,9 +851,10 @@ START_TEST(test_survives_agent)
 END_TEST
 
 /* --cpus-per-task: the task runs bound to the set (its status says so),
- * the set is kept in rank-R.cpus and comes back with adoption; the
- * supervisor writes its pid into the task's cgroup.procs (a regular
- * file standing in for it) before it forks the task. */
+ * the set is kept in rank-R.cpus and comes back with adoption; with
+ * cgroup_join (the fallback) the supervisor writes its pid into the
+ * task's cgroup.procs (a regular file standing in for it) before it
+ * forks the task. */
 START_TEST(test_cpus_and_cgroup)
 {
 	static const char *const argv[] = { "/bin/sh", "-c",
@@ -871,7 +874,8 @@ START_TEST(test_cpus_and_cgroup)
 	close(fd);
 	launch_init(&l, argv, 3);
 	l.cpus = &cpus;
-	l.cgroup_procs = procs;
+	l.cgroup = spool;
+	l.cgroup_join = true;
 	t = start(&l);
 	ck_assert(t->bound);
 	ck_assert(CPU_EQUAL(&t->cpus, &cpus));
@@ -889,10 +893,117 @@ START_TEST(test_cpus_and_cgroup)
 		close(f.t[0].pidfd);
 	/* A cgroup that cannot be joined fails the start, with nothing
 	 * left running. */
-	fmt(procs, sizeof(procs), "%s/no-such-cgroup/cgroup.procs", spool);
+	fmt(procs, sizeof(procs), "%s/no-such-cgroup", spool);
+	l.cgroup = procs;
 	l.rank = 1;
 	ck_assert_int_eq(tasks_start(spool, &l, &started[nstarted], &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.text, "no-such-cgroup/cgroup.procs"));
+}
+END_TEST
+
+/* The v2 path (after "0::") in /proc/PID/cgroup into out ("" if none). */
+static void
+proc_cgroup(pid_t pid, char *out, size_t len)
+{
+	char path[64], *txt, *v2;
+
+	fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	txt = slurp(path);
+	out[0] = '\0';
+	if ((v2 = strstr(txt, "0::/")) != NULL) {
+		v2 += 3;
+		v2[strcspn(v2, "\n")] = '\0';
+		fmt(out, len, "%s", v2);
+	}
+	free(txt);
+}
+
+/* A task's cgroup on the real hierarchy (root, cgroup v2 writable: else
+ * skipped, said on stderr). The task's first act is to print its own
+ * /proc/self/cgroup: its cgroup from birth, on both paths. Created in
+ * it (clone3), the task is there and its supervisor is not, as nobody
+ * moved anyone; with cgroup_join (the fallback, as with
+ * COHORT_AGENT_NO_CLONE3 or a kernel without clone3) the supervisor
+ * moved itself in before forking. Under valgrind, whose clone3 says
+ * ENOSYS, only the fallback runs. */
+static void
+cgroup_birth(bool join)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "sed -n 's/^0:://p' /proc/self/cgroup; exec sleep 100" };
+	char why[512], job[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 2],
+	    sup[PATH_MAX], *log;
+	const char *mount, *w;
+	struct task_launch l;
+	struct cgroup *cg;
+	struct cerr err;
+	struct task *t;
+	long deadline;
+	int i;
+
+	cg = cgroup_create(AGENT_CGROUP_AUTO, NULL, "tasks", spool, why,
+	    sizeof(why));
+	if (cg == NULL) {
+		fprintf(stderr, "check_tasks: cgroup part skipped: %s\n", why);
+		return;
+	}
+	if (!join && !cgroup_clone_into_ok(cg, &w)) {
+		fprintf(stderr, "check_tasks: clone3 part skipped: %s\n", w);
+		cgroup_destroy(cg);
+		return;
+	}
+	ck_assert_int_eq(cgroup_job_create(cg, spool, JOB, 0, 0, job, &err),
+	    0);
+	ck_assert_int_eq(cgroup_task_create(job, 0, dir, &err), 0);
+	/* The cgroup's path as /proc shows it: less the mount. */
+	mount = strncmp(dir, "/sys/fs/cgroup/unified/", 23) == 0 ?
+	    "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+	fmt(want, sizeof(want), "%s\n", dir + strlen(mount));
+
+	launch_init(&l, argv, 3);
+	l.cgroup = dir;
+	l.cgroup_join = join;
+	t = start(&l);
+	deadline = now_ms() + WAIT_MS;
+	for (;;) {
+		log = rank_log(0);
+		if (log[0] != '\0')
+			break;
+		free(log);
+		ck_assert_msg(now_ms() < deadline, "the task printed nothing");
+		ms_sleep(10);
+	}
+	ck_assert_str_eq(log, want);
+	free(log);
+	proc_cgroup(t->supervisor, sup, sizeof(sup));
+	if (join)
+		ck_assert_str_eq(sup, dir + strlen(mount));
+	else
+		ck_assert_msg(strcmp(sup, dir + strlen(mount)) != 0,
+		    "the supervisor was moved into the task's cgroup %s", sup);
+
+	ck_assert_int_eq(tasks_signal(t, SIGKILL), 0);
+	(void)wait_exit(t);
+	/* Killed, and (the fallback) the supervisor gone: the cgroup
+	 * goes. */
+	ck_assert_int_ge(cgroup_job_end(cg, job, NULL), 0);
+	for (i = 0; i < 40 && access(job, F_OK) == 0; i++) {
+		ms_sleep(25);
+		cgroup_sweep(cg);
+	}
+	ck_assert_int_eq(access(job, F_OK), -1);
+	cgroup_destroy(cg);
+}
+
+START_TEST(test_cgroup_clone)
+{
+	cgroup_birth(false);
+}
+END_TEST
+
+START_TEST(test_cgroup_join)
+{
+	cgroup_birth(true);
 }
 END_TEST
 
@@ -1036,6 +1147,42 @@ START_TEST(test_runs_as_user)
 END_TEST
 
 /* Not root: l->user is not ours to use; the task runs as us. */
+/* An identity the caller looked up (the agent, once per start) is used
+ * as given: no user database lookup, which here would fail (no such
+ * user), and the groups and home are the given ones. Root is refused
+ * even so. */
+START_TEST(test_given_user)
+{
+	static const char *const argv[] = { "/bin/sh", "-c",
+	    "id -u; id -G; pwd" };
+	static const gid_t groups[] = { 65534, 4242 };
+	struct task_user who = {
+		.name = "cohort-no-such-user", .uid = 65534, .gid = 65534,
+		.groups = groups, .ngroups = 2, .home = "/tmp",
+	};
+	struct task_launch l;
+	struct cerr err;
+	struct task *t, t2;
+
+	if (!root) {
+		fprintf(stderr, "test_given_user: skipped, not root\n");
+		return;
+	}
+	launch_init(&l, argv, 3);
+	l.user = who.name;
+	l.who = &who;
+	l.workdir = NULL;
+	t = start(&l);
+	ck_assert_int_eq(wait_exit(t), 0);
+	assert_log_has(0, "65534\n65534 4242\n/tmp\n");
+
+	who.uid = 0;
+	l.rank = 1;
+	ck_assert_int_eq(tasks_start(spool, &l, &t2, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+}
+END_TEST
+
 START_TEST(test_not_root_ignores_user)
 {
 	static const char *const argv[] = { "/bin/sh", "-c", "id -u" };
@@ -1066,6 +1213,8 @@ tasks_suite(void)
 	tcase_add_test(tc, test_output_to_log);
 	tcase_add_test(tc, test_exit_code);
 	tcase_add_test(tc, test_cpus_and_cgroup);
+	tcase_add_test(tc, test_cgroup_clone);
+	tcase_add_test(tc, test_cgroup_join);
 	tcase_add_test(tc, test_env);
 	tcase_add_test(tc, test_path_from_envp);
 	tcase_add_test(tc, test_script_args);
@@ -1095,6 +1244,7 @@ tasks_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_no_such_user);
 	tcase_add_test(tc, test_runs_as_user);
+	tcase_add_test(tc, test_given_user);
 	tcase_add_test(tc, test_not_root_ignores_user);
 	suite_add_tcase(s, tc);
 	return s;
