@@ -43,7 +43,7 @@ _sig_step() {
 		"$PYTHON" - "$T/ckpt-events.json" >"$T/sig_step" <<'PY'
 import json, re, sys
 steps = [int(m.group(1)) for e in json.load(open(sys.argv[1]))["events"]
-         for m in [re.match(r"step=([0-9]+) ", e.get("detail") or "")] if m]
+         for m in [re.match(r"step=([0-9]+)\b", e.get("detail") or "")] if m]
 if not steps:
     sys.exit(1)
 print(min(steps))
