@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "http.h"
 #include "lib/clock.h"
@@ -45,9 +47,30 @@ struct http_cached {
 	unsigned long commits;	/* txq_commits when it was rendered */
 };
 
+/* The count of open connections, apart from struct http because it
+ * outlives it: libevent frees a connection's bufferevent a loop round
+ * after evhttp lets go of it, and those evhttp_free lets go of are freed
+ * only in event_base_free, after http_destroy. */
+struct http_conns {
+	struct http *h;		/* NULL once http_destroy ran */
+	unsigned n;		/* connections whose bufferevent is alive */
+};
+
+/* One connection, from its bufferevent's creation to its freeing. */
+struct http_conn {
+	struct http_conns *all;
+	struct bufferevent *bev;	/* the filter evhttp talks to */
+	struct event *writable;		/* a reply waits on the socket */
+	int failed;			/* the socket refused a write */
+};
+
 struct http {
 	struct evhttp *ev;
 	struct evhttp_bound_socket *sock;
+	struct evconnlistener *listener;	/* evhttp's, of sock */
+	struct http_conns *conns;
+	int accepting;
+	unsigned long accept_pauses;
 	struct http_sources src;
 	uint16_t port;
 	struct http_cached cache[HTTP_PAGES];
@@ -281,6 +304,156 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	evbuffer_free(b);
 }
 
+/* Accept while below the cap; the rest wait in the kernel's backlog. */
+static void
+http_listen_update(struct http *h)
+{
+	if (h->conns->n >= HTTP_MAX_CONNS && h->accepting) {
+		evconnlistener_disable(h->listener);
+		h->accepting = 0;
+		h->accept_pauses++;
+	} else if (h->conns->n < HTTP_MAX_CONNS && !h->accepting) {
+		evconnlistener_enable(h->listener);
+		h->accepting = 1;
+	}
+}
+
+/* The filter's free callback: libevent is freeing the connection. */
+static void
+http_conn_gone(void *arg)
+{
+	struct http_conn *c = arg;
+	struct http_conns *all = c->all;
+
+	if (c->writable != NULL)
+		event_free(c->writable);
+	free(c);
+	all->n--;
+	if (all->h != NULL)
+		http_listen_update(all->h);
+	else if (all->n == 0)
+		free(all);
+}
+
+/* The socket can take more of a reply (or has failed). */
+static void
+http_conn_writable(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_conn *c = arg;
+	bufferevent_event_cb eventcb = NULL;
+
+	(void)fd;
+	(void)what;
+	/* A connection evhttp has freed keeps its memory, and this event,
+	 * until libevent finalizes it; its callbacks are gone by then. */
+	bufferevent_getcb(c->bev, NULL, NULL, &eventcb, NULL);
+	if (eventcb == NULL)
+		return;
+	if (!c->failed)
+		bufferevent_flush(c->bev, EV_WRITE, BEV_NORMAL);
+	/* Said from here, not from the write: evhttp may be in the middle
+	 * of sending when the write fails, and the error frees the
+	 * connection. */
+	if (c->failed)
+		bufferevent_trigger_event(c->bev,
+		    BEV_EVENT_WRITING | BEV_EVENT_ERROR, 0);
+}
+
+/* Call http_conn_writable once the socket can take more. -1 (ENOMEM). */
+static int
+http_conn_wait(struct http_conn *c)
+{
+	if (c->writable == NULL && (c->writable = event_new(
+	    bufferevent_get_base(c->bev), bufferevent_getfd(c->bev), EV_WRITE,
+	    http_conn_writable, c)) == NULL)
+		return -1;
+	return event_add(c->writable, NULL);
+}
+
+/* The filter's output side. evhttp takes a reply as sent, and may free
+ * the connection and shut its socket, as soon as the filter's output is
+ * empty: were the reply moved on into the socket bufferevent's buffer, a
+ * reply followed by a close would be cut short. So it goes from the
+ * filter's output straight into the socket, and what the socket cannot
+ * take yet stays where evhttp sees it until the socket is writable. */
+static enum bufferevent_filter_result
+http_conn_out(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t lim,
+    enum bufferevent_flush_mode mode, void *arg)
+{
+	struct http_conn *c = arg;
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	int n = 0, sent = 0;
+
+	(void)dst;
+	(void)lim;
+	(void)mode;
+	if (c->failed)
+		return BEV_NEED_MORE;
+	while (evbuffer_get_length(src) > 0 &&
+	    (n = evbuffer_write(src, fd)) > 0)
+		sent = 1;
+	if (evbuffer_get_length(src) == 0)
+		return BEV_OK;
+	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR)
+		c->failed = 1;
+	if (http_conn_wait(c) == -1)
+		return BEV_ERROR;	/* the write timeout will close it */
+	return sent ? BEV_OK : BEV_NEED_MORE;
+}
+
+/* Something was added to the filter's output. evhttp writes a reply
+ * while the connection's writing is off and turns it on afterwards,
+ * which a filter does not act on: the reply is sent once the socket is
+ * writable, by http_conn_writable. */
+static void
+http_conn_queued(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct http_conn *c = arg;
+
+	if (info->n_added > 0 && evbuffer_get_length(b) > 0 &&
+	    http_conn_wait(c) == -1)
+		c->failed = 1;
+}
+
+/* evhttp's bufferevent for a connection it accepted: the socket's, inside
+ * a filter whose free callback counts the connection out. Counted in
+ * here, it stops accepting at the cap before the next accept. NULL (out
+ * of memory) lets evhttp make its own, uncounted. */
+static struct bufferevent *
+http_conn_new(struct event_base *base, void *arg)
+{
+	struct http *h = arg;
+	struct bufferevent *sock = NULL;
+	struct http_conn *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (sock = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
+	    (c->bev = bufferevent_filter_new(sock, NULL, http_conn_out,
+	    BEV_OPT_CLOSE_ON_FREE, http_conn_gone, c)) == NULL) {
+		if (sock != NULL)
+			bufferevent_free(sock);
+		free(c);
+		return NULL;
+	}
+	c->all = h->conns;
+	h->conns->n++;
+	/* The socket bufferevent only reads: were it to write (it writes
+	 * nothing, but says when it could), libevent 2.1's filter would
+	 * send the reply from that callback without holding the filter,
+	 * which evhttp may then free under it. */
+	bufferevent_disable(sock, EV_WRITE);
+	if (evbuffer_add_cb(bufferevent_get_output(c->bev), http_conn_queued,
+	    c) == NULL) {
+		bufferevent_free(c->bev);	/* and c, in http_conn_gone */
+		return NULL;
+	}
+	http_listen_update(h);
+	return c->bev;
+}
+
 struct http *
 http_create(struct event_base *base, const char *host, uint16_t port,
     const struct http_sources *src, struct cerr *err)
@@ -290,17 +463,23 @@ http_create(struct event_base *base, const char *host, uint16_t port,
 	socklen_t len = sizeof(ss);
 
 	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->conns = calloc(1, sizeof(*h->conns))) == NULL ||
 	    (h->ev = evhttp_new(base)) == NULL) {
+		if (h != NULL)
+			free(h->conns);
 		free(h);
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
+	h->conns->h = h;
 	h->src = *src;
+	h->src.http = h;
 	evhttp_set_allowed_methods(h->ev, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_max_headers_size(h->ev, 8192);
 	evhttp_set_max_body_size(h->ev, 0);
 	evhttp_set_timeout(h->ev, 10);
 	evhttp_set_gencb(h->ev, http_request_cb, h);
+	evhttp_set_bevcb(h->ev, http_conn_new, h);
 	h->sock = evhttp_bind_socket_with_handle(h->ev, host, port);
 	if (h->sock == NULL) {
 		cerr_set(err, ERR_INVALID, "cannot listen for HTTP on %s:%u: %s",
@@ -308,6 +487,8 @@ http_create(struct event_base *base, const char *host, uint16_t port,
 		http_destroy(h);
 		return NULL;
 	}
+	h->listener = evhttp_bound_socket_get_listener(h->sock);
+	h->accepting = 1;
 	if (getsockname(evhttp_bound_socket_get_fd(h->sock),
 	    (struct sockaddr *)&ss, &len) == 0)
 		h->port = ntohs(ss.ss_family == AF_INET6 ?
@@ -323,7 +504,11 @@ http_destroy(struct http *h)
 
 	if (h == NULL)
 		return;
+	/* The connections evhttp_free lets go of are counted out later. */
+	h->conns->h = NULL;
 	evhttp_free(h->ev);
+	if (h->conns->n == 0)
+		free(h->conns);
 	for (i = 0; i < HTTP_PAGES; i++)
 		http_page_unref(h->cache[i].page);
 	free(h);
@@ -333,4 +518,11 @@ uint16_t
 http_port(const struct http *h)
 {
 	return h->port;
+}
+
+void
+http_stats(const struct http *h, struct http_stats *st)
+{
+	st->conns = h->conns->n;
+	st->accept_pauses = h->accept_pauses;
 }

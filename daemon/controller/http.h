@@ -9,6 +9,12 @@
 
 #include "lib/err.h"
 
+/* HTTP connections open at once at most (Prometheus and a few browsers
+ * need a handful): at the cap the listener stops accepting and the rest
+ * wait in the kernel's backlog, holding none of the controller's
+ * descriptors, until one closes (evhttp closes an idle one after 10 s). */
+#define HTTP_MAX_CONNS 64
+
 struct event_base;
 struct cluster;
 struct jobs;
@@ -31,6 +37,12 @@ struct http_sources {
 	struct store *store;	/* for recent events; read only */
 	const struct rpc *rpc;	/* RPC latency by request type */
 	struct repl *repl;	/* replication counters; NULL: single */
+	const struct http *http; /* the listener itself (http_create) */
+};
+
+struct http_stats {
+	unsigned conns;			/* open now */
+	unsigned long accept_pauses;	/* times accepting stopped at the cap */
 };
 
 /* Listen on host:port (0: any free port). The sources are borrowed. */
@@ -38,5 +50,6 @@ struct http *http_create(struct event_base *base, const char *host,
     uint16_t port, const struct http_sources *src, struct cerr *err);
 void http_destroy(struct http *h);
 uint16_t http_port(const struct http *h);
+void http_stats(const struct http *h, struct http_stats *st);
 
 #endif

@@ -150,13 +150,13 @@ known_agents(void *arg)
 }
 
 /* Every connection is a descriptor: raise the soft limit to fit
- * max_connections (plus the database, listeners and logs), or say why
- * some connections will fail. */
+ * max_connections (plus the HTTP listener's connections, the database,
+ * listeners and logs), or say why some connections will fail. */
 static void
 raise_fd_limit(unsigned max_conns)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)max_conns + 64;
+	rlim_t want = (rlim_t)max_conns + HTTP_MAX_CONNS + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
 		return;
@@ -336,7 +336,7 @@ start_domain(struct cohortd *d)
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
 		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
-		    d->repl };
+		    d->repl, NULL };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);

@@ -317,6 +317,20 @@ http_sched(const struct http_sources *src, struct evbuffer *b)
 	metric_head(b, "cohort_connections", "gauge", "Open connections.");
 	evbuffer_add_printf(b, "cohort_connections %u\n",
 	    server_conn_count(src->server));
+	if (src->http != NULL) {
+		struct http_stats hs;
+
+		http_stats(src->http, &hs);
+		metric_head(b, "cohort_http_connections", "gauge",
+		    "Open connections to this HTTP listener.");
+		evbuffer_add_printf(b, "cohort_http_connections %u\n",
+		    hs.conns);
+		metric_head(b, "cohort_http_accept_pauses_total", "counter",
+		    "Times the HTTP listener stopped accepting at its "
+		    "connection cap.");
+		evbuffer_add_printf(b, "cohort_http_accept_pauses_total %lu\n",
+		    hs.accept_pauses);
+	}
 	http_admission(src, b);
 }
 
