@@ -1152,7 +1152,7 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
     struct cerr *err)
 {
 	struct job next;
-	char detail[600];
+	char detail[32];
 	char *p;
 
 	if ((p = strdup(path)) == NULL)
@@ -1173,8 +1173,9 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 		free(r->pend_path);
 		r->pend_path = NULL;
 	}
+	/* path may have been r->pend_path, freed above: the job's copy. */
 	log_info("job %" PRIu64 ": checkpoint step=%" PRIu64 " path=%s",
-	    job->id, step, path);
+	    job->id, step, p);
 	return 1;
 }
 
