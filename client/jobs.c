@@ -914,7 +914,8 @@ show_recovery(struct output_table *t, const struct job *j)
 	if (j->has_ckpt)
 		rc |= output_fields_addf(t, "Last checkpoint", "step %" PRIu64 " at %s: "
 		    "%s", j->ckpt_step, output_time_local(j->ckpt_ms, b,
-		    sizeof(b)), j->ckpt_path ? j->ckpt_path : "-");
+		    sizeof(b)), j->ckpt_path ? j->ckpt_path : j->redacted ?
+		    JOBS_PRIVATE : "-");
 	else
 		rc |= output_fields_addf(t, "Last checkpoint", "-");
 	rc |= output_fields_addf(t, "Last failure", "%s", output_time_local(

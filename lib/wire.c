@@ -696,10 +696,13 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->exit_code = pb->exit_code;
 	if (wire_placement_from_pb(pb, job, err) == -1)
 		goto fail;
-	if (pb->has_checkpoint_step && pb->checkpoint_path != NULL) {
+	/* A redacted job keeps its checkpoint's step and time; its path is
+	 * its owner's (NULL here). */
+	if (pb->has_checkpoint_step) {
 		job->has_ckpt = true;
 		job->ckpt_step = pb->checkpoint_step;
-		if ((job->ckpt_path = strdup(pb->checkpoint_path)) == NULL) {
+		if (pb->checkpoint_path != NULL && (job->ckpt_path =
+		    strdup(pb->checkpoint_path)) == NULL) {
 			cerr_set(err, ERR_INTERNAL, "out of memory");
 			goto fail;
 		}
