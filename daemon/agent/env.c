@@ -422,10 +422,27 @@ out:
 	return rc;
 }
 
+/* Is dir one of the directories of the PATH value path? */
+static bool
+env_path_has(const char *path, const char *dir, size_t dlen)
+{
+	const char *p, *next;
+
+	for (p = path;; p = next + 1) {
+		next = strchr(p, ':');
+		if (strncmp(p, dir, dlen) == 0 &&
+		    (p[dlen] == ':' || p[dlen] == '\0'))
+			return true;
+		if (next == NULL)
+			return false;
+	}
+}
+
 /* Slurm's commands first on PATH, so that a script finds scontrol and
  * squeue whatever PATH its environment brought (none, with --export
- * NONE: the account's). A PATH that starts with the directory already
- * (a job submitted from inside another) is kept as it is. */
+ * NONE: the account's). A PATH that has the directory already (the
+ * submitter's, or a job submitted from inside another) is kept as it
+ * is: the order its owner chose (a venv first) wins. */
 static int
 env_put_path(struct envv *e, const char *dir)
 {
@@ -438,8 +455,7 @@ env_put_path(struct envv *e, const char *dir)
 	dlen = strlen(dir);
 	if ((path = envv_get(e, "PATH")) == NULL || path[0] == '\0')
 		return envv_set(e, "PATH", dir);
-	if (strncmp(path, dir, dlen) == 0 &&
-	    (path[dlen] == ':' || path[dlen] == '\0'))
+	if (env_path_has(path, dir, dlen))
 		return 0;
 	if (asprintf(&kv, "PATH=%s:%s", dir, path) == -1)
 		return -1;

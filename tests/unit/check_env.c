@@ -455,6 +455,8 @@ START_TEST(test_slurm_path)
 	    "PATH=/opt/cohort/slurm:/usr/bin" };
 	static const char *const prefix[] = {
 	    "PATH=/opt/cohort/slurmx:/usr/bin" };
+	static const char *const later[] = {
+	    "PATH=/venv/bin:/opt/cohort/slurm:/usr/bin" };
 	struct task_env te;
 	struct cerr err;
 	char **envp;
@@ -485,6 +487,11 @@ START_TEST(test_slurm_path)
 	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
 	assert_var(envp, n, "PATH",
 	    "/opt/cohort/slurm:/opt/cohort/slurmx:/usr/bin");
+	strv_free(envp, n);
+	/* Already there, after a venv: the submitter's order stays. */
+	te.user_env = later;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "PATH", "/venv/bin:/opt/cohort/slurm:/usr/bin");
 	strv_free(envp, n);
 	/* No PATH anywhere: the directory alone. */
 	te.base_env = NULL;
