@@ -79,11 +79,13 @@ secs=$(sed -n 's/^closed after \([0-9]*\)\..*/\1/p' "$T/idle.out")
 [ "$(metric 'cohort_connections_timed_out_total{reason="idle_timeout"}')" -ge 1 ] ||
 	fail "idle closures not counted"
 # Held connections go idle too: alice gets her slots back.
-"$PYTHON" "$PYCLIENT" hold --count 3 --hold 120 >"$T/hold.out" 2>"$T/hold.err" &
+# Files of its own: the shell truncates a reused one only once the
+# background job starts, and the wait could read the first hold's line.
+"$PYTHON" "$PYCLIENT" hold --count 3 --hold 120 >"$T/hold2.out" 2>"$T/hold2.err" &
 hold=$!
 track_pid "$hold"
-wait_for 20 grep -q '^ok ' "$T/hold.out" || fail "hold printed nothing: $(cat "$T/hold.err")"
-[ "$(head -n 1 "$T/hold.out")" = "ok 3 refused 0" ] || fail "alice's 3 connections: $(cat "$T/hold.out")"
+wait_for 20 grep -q '^ok ' "$T/hold2.out" || fail "hold printed nothing: $(cat "$T/hold2.err")"
+[ "$(head -n 1 "$T/hold2.out")" = "ok 3 refused 0" ] || fail "alice's 3 connections: $(cat "$T/hold2.out")"
 _alice_served() { cohort jobs >/dev/null 2>&1; }
 wait_for 10 _alice_served || fail "alice's idle connections were not reclaimed"
 kill "$hold"
