@@ -152,6 +152,11 @@ struct job_spec {
 	 * not known (an older client or job). At most JOB_SUBMIT_HOST_MAX
 	 * letters, digits, '.', '_' and '-'. */
 	char *submit_host;
+	/* A batch job (sbatch, cohort batch, issue 29): the script runs
+	 * once, on the allocation's first node (the batch host); the other
+	 * nodes and every GPU are held for its steps (srun). false: the
+	 * command or script runs once per task on every node. */
+	bool batch;
 };
 
 /* The longest submit host: a host name (HOST_NAME_MAX is 64 on Linux,

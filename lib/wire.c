@@ -79,6 +79,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->has_umask = s->has_umask;
 	pb->umask = s->umask;
 	pb->submit_host = s->submit_host;
+	pb->has_batch = s->batch;
+	pb->batch = s->batch;
 }
 
 static int
@@ -150,6 +152,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->service = pb->has_service && pb->service;
 	s->cpu_only = pb->has_cpu_only && pb->cpu_only;
 	s->exclusive = pb->has_exclusive && pb->exclusive;
+	s->batch = pb->has_batch && pb->batch;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
 	s->cpus_per_task = pb->has_cpus_per_task ? pb->cpus_per_task : 0;
