@@ -16,6 +16,8 @@ enum err_code {
 	ERR_UNAVAILABLE = 9,
 	ERR_LIMIT = 10,		/* a per-user limit or rate: retry later */
 	ERR_NOT_LEADER = 11,	/* a follower replica: go to the leader */
+	ERR_BUSY = 12,		/* not now, maybe later (a step that does
+				 * not fit yet): retry */
 };
 
 struct cerr {

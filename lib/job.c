@@ -91,7 +91,7 @@ dup_opt(char **dst, const char *src)
 	return 0;
 }
 
-static int
+int
 strv_copy(char ***dst, size_t *ndst, char *const *src, size_t n)
 {
 	size_t i;
@@ -812,7 +812,8 @@ env_keylen(const char *kv)
 }
 
 static int
-check_env(const struct job_spec *spec, struct cerr *err)
+check_env_in(const struct job_spec *spec, bool reserved_ok,
+    struct cerr *err)
 {
 	size_t i, j, klen, bytes = 0;
 	const char *kv;
@@ -851,7 +852,7 @@ check_env(const struct job_spec *spec, struct cerr *err)
 			    "digits and '_', not starting with a digit)",
 			    (int)(klen < 64 ? klen : 64), kv);
 		}
-		if (strncmp(kv, ENV_RESERVED_PREFIX,
+		if (!reserved_ok && strncmp(kv, ENV_RESERVED_PREFIX,
 		    strlen(ENV_RESERVED_PREFIX)) == 0)
 			return cerr_set(err, ERR_INVALID,
 			    "--env %.*s: COHORT_* variables are set by Cohort",
@@ -862,6 +863,28 @@ check_env(const struct job_spec *spec, struct cerr *err)
 		    "--env: variables take %zu bytes, at most %d are allowed",
 		    bytes, JOB_ENV_BYTES_LIMIT);
 	return 0;
+}
+
+static int
+check_env(const struct job_spec *spec, struct cerr *err)
+{
+	return check_env_in(spec, false, err);
+}
+
+int
+job_step_check(const struct job_spec *step, struct cerr *err)
+{
+	/* srun's environment holds the job's COHORT_* variables: the
+	 * agent sets its own over them. */
+	if (step->script != NULL)
+		return cerr_set(err, ERR_INVALID, "a step runs a command, not "
+		    "a script");
+	if (check_command(step, NULL, err) == -1 ||
+	    check_env_in(step, true, err) == -1 ||
+	    check_path("--chdir", step->workdir, err) == -1 ||
+	    (step->name != NULL && check_name(step->name, err) == -1))
+		return -1;
+	return job_spec_check_text(step, err);
 }
 
 /* One --env entry as env_dedup sorts them: its key, and where it was. */
@@ -1162,6 +1185,29 @@ job_node_placement(const struct job *job, const char *node)
 	return NULL;
 }
 
+unsigned
+job_node_ranks(const struct job *job, unsigned node_rank, unsigned *first)
+{
+	unsigned tpn = job->spec.tasks_per_node > 0 ?
+	    job->spec.tasks_per_node : 1;
+
+	if (job->spec.batch) {
+		*first = 0;
+		return node_rank == 0 ? 1 : 0;
+	}
+	*first = node_rank * tpn;
+	return tpn;
+}
+
+size_t
+job_nranks(const struct job *job)
+{
+	if (job->spec.batch)
+		return job->nplace > 0 ? 1 : 0;
+	return job->nplace * (job->spec.tasks_per_node > 0 ?
+	    job->spec.tasks_per_node : 1);
+}
+
 bool
 job_rank_on_node(const struct job *job, unsigned rank, const char *node)
 {
@@ -1170,6 +1216,11 @@ job_rank_on_node(const struct job *job, unsigned rank, const char *node)
 	uint64_t nr = rank / tpn;
 	size_t i;
 
+	if (job->spec.batch) {
+		if (rank != 0)
+			return false;
+		nr = 0;
+	}
 	if (nr >= job->nplace)
 		return false;
 	/* Placements are kept in node_rank order: one look, not a scan

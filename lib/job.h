@@ -219,6 +219,10 @@ struct task_report {
 	bool permanent;		/* with why: it never can, as given (no
 				 * such command, no such workdir): the
 				 * job fails rather than restart */
+	/* A task of a job step (srun): has_step, and rank is its rank in
+	 * the step (SLURM_PROCID). Otherwise one of the job's own. */
+	bool has_step;
+	uint32_t step;
 };
 
 struct job {
@@ -341,6 +345,14 @@ uint64_t job_unsaved_ms(const struct job *job, int64_t at_ms);
 int job_id_cmp(const void *a, const void *b);
 /* GPUs of job's current (or last) allocation, summed (saturating). */
 uint32_t job_gpus(const struct job *job);
+/* The job's own tasks (not its steps') on the node of node_rank: their
+ * count, the first's rank in *first. tasks_per_node on every node; a
+ * batch job has one, rank 0, on node_rank 0 and none elsewhere. */
+unsigned job_node_ranks(const struct job *job, unsigned node_rank,
+    unsigned *first);
+/* All of the job's own tasks in its current allocation. */
+size_t job_nranks(const struct job *job);
+
 const struct placement *job_node_placement(const struct job *job,
     const char *node);
 /* True when node holds global rank in job's current allocation (false
@@ -358,8 +370,16 @@ bool job_state_is_final(enum job_state state);
 const char *role_name(enum role role);
 enum role role_parse(const char *name);
 
+/* A job step's command, environment (COHORT_* allowed: the agent sets
+ * its own), --chdir (workdir) and name (-J), given as a spec's argv,
+ * env, workdir and name: checked as a submit checks them. 0, or -1. */
+int job_step_check(const struct job_spec *step, struct cerr *err);
+
 /* Helpers for string vectors: append a copy of s. 0 or -1 (ENOMEM). */
 int strv_append(char ***v, size_t *n, const char *s);
 void strv_free(char **v, size_t n);
+/* A copy of src[0..n) into *dst (*ndst = n): 0, or -1 (ENOMEM; *dst
+ * NULL). */
+int strv_copy(char ***dst, size_t *ndst, char *const *src, size_t n);
 
 #endif

@@ -745,6 +745,7 @@ wire_err_to_pb(enum err_code code)
 	case ERR_UNAVAILABLE: return COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE;
 	case ERR_LIMIT: return COHORT__V1__ERROR_CODE__ERROR_LIMIT;
 	case ERR_NOT_LEADER: return COHORT__V1__ERROR_CODE__ERROR_NOT_LEADER;
+	case ERR_BUSY: return COHORT__V1__ERROR_CODE__ERROR_BUSY;
 	case ERR_NONE: break;
 	}
 	return COHORT__V1__ERROR_CODE__ERROR_UNSPECIFIED;
@@ -764,6 +765,7 @@ wire_err_from_pb(Cohort__V1__ErrorCode pb)
 	case COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE: return ERR_UNAVAILABLE;
 	case COHORT__V1__ERROR_CODE__ERROR_LIMIT: return ERR_LIMIT;
 	case COHORT__V1__ERROR_CODE__ERROR_NOT_LEADER: return ERR_NOT_LEADER;
+	case COHORT__V1__ERROR_CODE__ERROR_BUSY: return ERR_BUSY;
 	default: return ERR_INTERNAL;
 	}
 }
@@ -854,6 +856,18 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_UPDATE_REPLY: return "update_reply";
 	case COHORT__V1__ENVELOPE__BODY_USAGE: return "usage";
 	case COHORT__V1__ENVELOPE__BODY_USAGE_REPLY: return "usage_reply";
+	case COHORT__V1__ENVELOPE__BODY_STEP_CREATE: return "step_create";
+	case COHORT__V1__ENVELOPE__BODY_STEP_CREATE_REPLY:
+		return "step_create_reply";
+	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS: return "step_status";
+	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS_REPLY:
+		return "step_status_reply";
+	case COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL: return "step_signal";
+	case COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL_REPLY:
+		return "step_signal_reply";
+	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS: return "list_steps";
+	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS_REPLY:
+		return "list_steps_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";

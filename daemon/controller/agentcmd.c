@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "agentcmd.h"
+#include "steps.h"
+#include "stepcred.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -37,7 +39,14 @@ struct agentcmd {
 	int64_t timeout_ms;
 	uint64_t next_id;
 	TAILQ_HEAD(, cmd) pending;
+	struct stepcred *sc;		/* NULL: no step credentials */
 };
+
+void
+agentcmd_set_stepcred(struct agentcmd *ac, struct stepcred *sc)
+{
+	ac->sc = sc;
+}
 
 struct agentcmd *
 agentcmd_create(agentcmd_send_fn send, void *ctx, int64_t timeout_ms)
@@ -139,14 +148,56 @@ agentcmd_pending(const struct agentcmd *ac)
 	return n;
 }
 
+/* A step's part on this node (l->snode) as StepLaunch; the strings and
+ * arrays are borrowed from the step, alive until the send returns. */
+static void
+agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
+    Cohort__V1__StepLaunch *sl, uint32_t *tpn)
+{
+	const struct step *s = l->step;
+	size_t i, n = s->nnodes;
+
+	for (i = 0; i < n; i++)
+		tpn[i] = s->nodes[i].ntasks;
+	sl->step_id = s->id;
+	sl->n_argv = s->argc;
+	sl->argv = s->argv;
+	sl->n_env = s->nenv;
+	sl->env = s->env;
+	sl->workdir = s->workdir;
+	sl->n_nodelist = n;
+	sl->nodelist = s->nodenames;
+	sl->node_index = l->snode_index;
+	sl->n_tasks_per_node = n;
+	sl->tasks_per_node = tpn;
+	sl->first_rank = l->snode->first_rank;
+	sl->ntasks = s->ntasks;
+	sl->n_gpus = l->snode->ngpus;
+	sl->gpus = (uint32_t *)l->snode->gpus;
+	sl->has_gpus_per_task = s->gpus_per_task > 0;
+	sl->gpus_per_task = s->gpus_per_task;
+	sl->has_cpus_per_task = s->cpus_per_task > 0;
+	sl->cpus_per_task = s->cpus_per_task;
+	sl->master_addr = (char *)l->step_master_addr;
+	sl->master_port = s->master_port;
+	sl->name = s->name;
+	lr->step = sl;
+	/* Its tasks run on the job's GPUs of the node; the agent checks
+	 * the step's are among them. */
+}
+
 int
 agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
     const struct launch_cmd *l, int64_t now_ms, outbox_done cb, void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
+	Cohort__V1__StepLaunch sl = COHORT__V1__STEP_LAUNCH__INIT;
 	Cohort__V1__JobSpec spec;
+	uint8_t cred[STEPCRED_LEN];
+	uint32_t *tpn = NULL;
 	struct cmd *c;
+	int rc;
 
 	wire_spec_to_pb(&l->job->spec, &spec);
 	lr.job_id = l->job->id;
@@ -174,12 +225,26 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 		lr.array_id = l->job->array_id;
 		lr.array_task = l->job->array_task;
 	}
+	if (l->step != NULL) {
+		if ((tpn = calloc(l->step->nnodes, sizeof(*tpn))) == NULL)
+			return -1;
+		agentcmd_step_fill(l, &lr, &sl, tpn);
+	} else if (ac->sc != NULL && stepcred_make(ac->sc, l->job->id,
+	    l->job->attempt, l->job->user, cred) == 0) {
+		lr.has_step_cred = 1;
+		lr.step_cred.data = cred;
+		lr.step_cred.len = STEPCRED_LEN;
+	}
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
-	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL)
+	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL) {
+		free(tpn);
 		return -1;
+	}
 	c->done = cb;
-	return agentcmd_send_tracked(ac, c, &env);
+	rc = agentcmd_send_tracked(ac, c, &env);
+	free(tpn);
+	return rc;
 }
 
 int
@@ -213,9 +278,44 @@ agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t
 }
 
 int
+agentcmd_stop_step(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, const char *reason)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StopRequest sr = COHORT__V1__STOP_REQUEST__INIT;
+
+	sr.job_id = job_id;
+	sr.restart = attempt;
+	sr.reason = (char *)reason;
+	sr.has_step_id = 1;
+	sr.step_id = step;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP;
+	env.stop = &sr;
+	return agentcmd_send(ac, conn_id, &env);
+}
+
+int
+agentcmd_signal_step(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, int sig)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__SignalRequest sr = COHORT__V1__SIGNAL_REQUEST__INIT;
+
+	sr.job_id = job_id;
+	sr.restart = attempt;
+	sr.signal = (uint32_t)sig;
+	sr.has_step_id = 1;
+	sr.step_id = step;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_SIGNAL;
+	env.signal = &sr;
+	return agentcmd_send(ac, conn_id, &env);
+}
+
+int
 agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
-    uint32_t max, int64_t now_ms, outbox_log_done cb, void *arg)
+    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
+    uint64_t offset, uint32_t max, int64_t now_ms, outbox_log_done cb,
+    void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__ReadLogRequest rl = COHORT__V1__READ_LOG_REQUEST__INIT;
@@ -229,6 +329,8 @@ agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	/* Unset for stdout, so that an older agent reads what it did. */
 	rl.has_stderr_stream = is_stderr;
 	rl.stderr_stream = is_stderr;
+	rl.has_step_id = step >= 0;
+	rl.step_id = step >= 0 ? (uint32_t)step : 0;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_READ_LOG;
 	env.read_log = &rl;
 	c = agentcmd_track(ac, conn_id, CMD_READ_LOG, now_ms, arg);

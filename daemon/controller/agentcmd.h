@@ -37,9 +37,18 @@ int agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, const char *reason);
 int agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, int sig);
+int agentcmd_stop_step(struct agentcmd *ac, uint64_t conn_id,
+    uint64_t job_id, uint32_t attempt, uint32_t step, const char *reason);
+int agentcmd_signal_step(struct agentcmd *ac, uint64_t conn_id,
+    uint64_t job_id, uint32_t attempt, uint32_t step, int sig);
 int agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
-    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg);
+    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
+    uint64_t offset, uint32_t max, int64_t now_ms, outbox_log_done done,
+    void *arg);
+/* The step credentials a launch of a job's own tasks carries
+ * (stepcred.h); NULL (the default): none, and srun cannot start steps. */
+struct stepcred;
+void agentcmd_set_stepcred(struct agentcmd *ac, struct stepcred *sc);
 /* Commands waiting for an answer (tests, metrics). */
 size_t agentcmd_pending(const struct agentcmd *ac);
 

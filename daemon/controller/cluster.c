@@ -18,6 +18,7 @@
 #include "nodes.h"
 #include "placement.h"
 #include "queues.h"
+#include "steps.h"
 #include "daemon/sched/topo.h"
 
 static int
@@ -422,6 +423,7 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);
 	TAILQ_INIT(&cl->preemptions);
+	TAILQ_INIT(&cl->step_jobs);
 	cl->charged_ms = now;
 	if (cluster_reset_launching(cl, now) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -441,6 +443,7 @@ cluster_destroy(struct cluster *cl)
 	gang_destroy_all(cl);
 	recovery_evac_destroy_all(cl);
 	preemption_destroy_all(cl);
+	steps_destroy_all(cl);
 	free(cl);
 }
 
@@ -487,6 +490,16 @@ cluster_check_running(struct cluster *cl, struct node *n,
 		job = jobs_get(cl->js, r->job_id);
 		if (job == NULL)
 			cluster_foreign_id(cl, r->job_id);
+		/* A step task of the job's current run: stopped alone when
+		 * its step is over or unknown (a restarted controller). */
+		if (r->has_step && job != NULL && jobs_is_active(job) &&
+		    r->restart == job->attempt) {
+			if (!steps_task_wanted(cl, n, r))
+				cl->out.ops->stop_step(cl->out.ctx, n->conn_id,
+				    r->job_id, r->restart, r->step,
+				    "the step is over");
+			continue;
+		}
 		switch (reports_judge(job, n->name, REPORT_TASK_RUNNING,
 		    r->restart, r->rank)) {
 		case REPORT_ACCEPT:
@@ -629,6 +642,8 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 
 	if (n == NULL)
 		return cerr_set(err, ERR_PROTOCOL, "register first");
+	if (r->has_step)
+		return steps_task_exit(cl, n, r, now, err);
 	switch (reports_judge(job, n->name, REPORT_TASK_EXIT, r->restart,
 	    r->rank)) {
 	case REPORT_STALE:
@@ -679,8 +694,12 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	if (failing) {
 		cl->stats.failures++;
 		cl->stats.lost_work_ms += job->lost_work_ms - lost;
-	} else if (after == JOB_FAILED)
-		gang_stop(cl, job, reason, now);
+	} else if (after == JOB_FAILED ||
+	    (job->spec.batch && job_state_is_final(after)))
+		/* A batch job ends with its script: its steps' tasks
+		 * may still run on any of its nodes. */
+		gang_stop(cl, job, after == JOB_FAILED ? reason :
+		    "the batch script ended", now);
 	cluster_wake(cl);
 	return 0;
 }

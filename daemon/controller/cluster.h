@@ -120,6 +120,8 @@ struct log_read {
 	uint32_t attempt;	/* launch attempt; 0: the latest. Set to the
 				 * attempt read. */
 	bool is_stderr;		/* the stderr stream, else stdout */
+	bool has_step;		/* task rank of job step `step` */
+	uint32_t step;
 	uint64_t offset;
 	uint32_t max;
 	char node[PEER_NAME_MAX + 1];	/* set to the node asked */

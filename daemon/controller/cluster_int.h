@@ -18,6 +18,7 @@
 
 struct gang;
 struct stopping;
+struct step_job;
 
 /* A job being checkpointed before it moves (drain --now, a DEGRADED
  * node, growing an elastic job): it stops and restarts once LATEST
@@ -63,6 +64,7 @@ struct cluster {
 	TAILQ_HEAD(, stopping) stopping;
 	TAILQ_HEAD(, evac) evacs;
 	TAILQ_HEAD(, preemption) preemptions;
+	TAILQ_HEAD(, step_job) step_jobs;	/* steps.c */
 	int64_t charged_ms;		/* fair share charged up to */
 	struct cluster_stats stats;
 	int64_t created_ms;		/* this controller's start */

@@ -11,12 +11,14 @@
 #include "jobs.h"
 #include "lib/outpat.h"
 #include "nodes.h"
+#include "steps.h"
 
 /* The placement of the node that runs rank (NULL when none does). */
 static const struct placement *
 rank_place(const struct job *job, unsigned rank)
 {
-	unsigned node_rank = rank / job->spec.tasks_per_node;
+	unsigned node_rank = job->spec.batch ? 0 :
+	    rank / job->spec.tasks_per_node;
 	size_t i;
 
 	for (i = 0; i < job->nplace; i++)
@@ -64,6 +66,35 @@ log_in_file(const struct job *job, const struct log_read *r,
 	    r->is_stderr ? "--error" : "--output");
 }
 
+/* A step task's log: on the node that holds it in the step, of the
+ * job's current run (steps of earlier runs are gone with them). */
+static int
+cluster_read_step_log(struct cluster *cl, const struct job *job,
+    struct log_read *r, int64_t now, outbox_log_done cb, void *arg,
+    struct cerr *err)
+{
+	const char *node;
+	struct node *n;
+
+	if (r->attempt != 0 && r->attempt != job->attempt)
+		return cerr_set(err, ERR_NOT_FOUND, "the steps of job %" PRIu64
+		    " attempt %u are gone with it", job->id, r->attempt);
+	if (steps_task_node(cl, job->id, r->step, r->rank, &node, err) == -1)
+		return -1;
+	r->attempt = job->attempt;
+	if ((n = nodes_get(cl->ns, node)) == NULL || n->conn_id == 0)
+		return cerr_set(err, ERR_UNAVAILABLE, "node %s of task %u is "
+		    "not connected; its log cannot be read now", node,
+		    r->rank);
+	snprintf(r->node, sizeof(r->node), "%s", n->name);
+	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, r->job_id,
+	    r->attempt, r->step, r->rank, r->is_stderr, r->offset, r->max,
+	    now, cb, arg) == -1)
+		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
+		    n->name);
+	return 0;
+}
+
 int
 cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
     outbox_log_done cb, void *arg, struct cerr *err)
@@ -80,7 +111,9 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 		return cerr_set(err, ERR_CONFLICT,
 		    "job %" PRIu64 " has not started; it has no output yet",
 		    r->job_id);
-	nranks = job->nplace * job->spec.tasks_per_node;
+	if (r->has_step)
+		return cluster_read_step_log(cl, job, r, now, cb, arg, err);
+	nranks = job_nranks(job);
 	if (r->rank >= nranks)
 		return cerr_set(err, ERR_INVALID, "job %" PRIu64 " has ranks "
 		    "0..%zu", r->job_id, nranks - 1);
@@ -99,7 +132,7 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 		    p != NULL ? p->node : "?", r->rank);
 	snprintf(r->node, sizeof(r->node), "%s", n->name);
 	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, r->job_id,
-	    r->attempt, r->rank, r->is_stderr, r->offset, r->max, now, cb,
+	    r->attempt, -1, r->rank, r->is_stderr, r->offset, r->max, now, cb,
 	    arg) == -1)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
 		    n->name);

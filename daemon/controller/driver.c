@@ -134,13 +134,34 @@ driver_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
 }
 
 static int
-driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
-    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg)
+driver_stop_step(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, const char *reason)
 {
 	struct driver *d = ctx;
 
-	return agentcmd_read_log(d->ac, conn_id, job_id, attempt, rank,
+	return agentcmd_stop_step(d->ac, conn_id, job_id, attempt, step,
+	    reason);
+}
+
+static int
+driver_signal_step(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, int sig)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_signal_step(d->ac, conn_id, job_id, attempt, step,
+	    sig);
+}
+
+static int
+driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
+    uint64_t offset, uint32_t max, int64_t now_ms, outbox_log_done done,
+    void *arg)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_read_log(d->ac, conn_id, job_id, attempt, step, rank,
 	    is_stderr, offset, max, now_ms, done, arg);
 }
 
@@ -148,6 +169,8 @@ static const struct outbox_ops driver_ops = {
 	.launch = driver_launch,
 	.stop = driver_stop,
 	.signal = driver_signal,
+	.stop_step = driver_stop_step,
+	.signal_step = driver_signal_step,
 	.read_log = driver_read_log,
 	.pass_wanted = driver_pass_wanted,
 };

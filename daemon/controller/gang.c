@@ -23,6 +23,7 @@
 #include "jobs.h"
 #include "lib/log.h"
 #include "nodes.h"
+#include "steps.h"
 
 /* One node's launch of a gang: the argument of its callback, so that a
  * failure names the node. */
@@ -382,6 +383,7 @@ gang_send(struct gang *g, int64_t now)
 	for (i = 0; i < job->nplace; i++)
 		nodelist[job->place[i].node_rank] = job->place[i].node;
 	rank0 = nodes_get(cl->ns, nodelist[0]);
+	memset(&lc, 0, sizeof(lc));
 	lc.job = job;
 	lc.nodelist = nodelist;
 	lc.nnodes = job->nplace;
@@ -466,25 +468,31 @@ gang_stop_some(struct cluster *cl, const struct job *job, const char *reason,
 {
 	const struct placement *p;
 	struct node *n;
-	unsigned r, left;
+	unsigned r, left, first, nranks;
+	/* Step tasks are not counted: with steps (a batch job may have
+	 * some that a restarted controller does not know), a node's part
+	 * is gone once a heartbeat lists none of the attempt's tasks. */
+	bool counted = !job->spec.batch && steps_running(cl, job->id) == 0;
 	size_t i;
 
+	steps_job_ending(cl, job, false, reason, now);
 	for (i = 0; i < job->nplace; i++) {
 		p = &job->place[i];
 		n = nodes_get(cl->ns, p->node);
 		left = 0;
-		for (r = 0; r < job->spec.tasks_per_node; r++)
-			left += !jobs_rank_ended(cl->js, job,
-			    p->node_rank * job->spec.tasks_per_node + r);
+		nranks = job_node_ranks(job, p->node_rank, &first);
+		for (r = 0; r < nranks; r++)
+			left += !jobs_rank_ended(cl->js, job, first + r);
+
 		/* A gang still waiting to launch has no tasks anywhere; a
 		 * DOWN node's tasks are not waited for (it lists them when
 		 * it registers again). */
-		if (left > 0 && gang_launch_sent(cl, job) &&
+		if ((left > 0 || !counted) && gang_launch_sent(cl, job) &&
 		    (n == NULL || n->state != NODE_DOWN) &&
 		    (g == NULL || (i < g->nnodes && g->nodes[i].sent &&
 		    &g->nodes[i] != except)))
 			gang_stopping_add(cl, p->node, job->id, job->attempt,
-			    gang_mask(p), left, now);
+			    gang_mask(p), counted ? left : 0, now);
 		if (n != NULL && n->conn_id != 0)
 			cl->out.ops->stop(cl->out.ctx, n->conn_id, job->id,
 			    job->attempt, reason);
@@ -566,8 +574,10 @@ gang_fail_over_node(struct cluster *cl, const char *node, int gpu,
 			for (g = 0; g < p->ngpus && !hit; g++)
 				hit = p->gpus[g] == (unsigned)gpu;
 		}
-		if (hit)
-			gang_fail_over(cl, active[i], cause, counted, now, now);
+		if (!hit)
+			continue;
+		steps_node_failed(cl, active[i], node, cause, now);
+		gang_fail_over(cl, active[i], cause, counted, now, now);
 	}
 	free(active);
 	return 0;

@@ -92,12 +92,6 @@ jobs_is_active(const struct job *job)
 	return job->nplace > 0 && !job_state_is_final(job->state);
 }
 
-static size_t
-job_nranks(const struct job *job)
-{
-	return job->nplace * job->spec.tasks_per_node;
-}
-
 static struct run *
 jobs_run(struct jobs *js, const struct job *job)
 {

@@ -49,6 +49,20 @@ int jobs_submit(struct jobs *js, const struct peer *who,
 int jobs_submit_existing(struct jobs *js, const struct peer *who,
     const struct job_spec *spec, uint64_t *id, struct cerr *err);
 
+/* Job steps' records (jobs_account.c): a step's row (store_step_put)
+ * in the current group commit; the rows of (job, attempt) still marked
+ * running ended; the steps of a job's latest attempt as recorded
+ * (sacct), at most max. 0, or -1 with err. */
+struct store_step;
+int jobs_step_record(struct jobs *js, const struct store_step *s,
+    struct cerr *err);
+int jobs_steps_end_running(struct jobs *js, uint64_t job_id,
+    uint32_t attempt, bool node_fail, const char *reason, int64_t now_ms,
+    struct cerr *err);
+int jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err);
+
 /* Cancel job id on behalf of who: its owner, an admin, or an admin of
  * the job's queue (queues_is_admin). A pending job
  * becomes CANCELLED at once. Returns 0 with *state set to the job's new

@@ -24,6 +24,7 @@
 #include "jobs_int.h"
 #include "lib/log.h"
 #include "store.h"
+#include "txq.h"
 
 #define DAY_MS (86400 * INT64_C(1000))
 
@@ -299,4 +300,34 @@ jobs_set_expected_start(struct jobs *js, uint64_t id, int64_t start_ms)
 	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
 		return;
 	job->expected_start_ms = start_ms > 0 ? start_ms : 0;
+}
+
+/* ---- Job steps' records ---- */
+
+int
+jobs_step_record(struct jobs *js, const struct store_step *s,
+    struct cerr *err)
+{
+	if (txq_join(js->q, err) == -1)
+		return -1;
+	return store_step_put(js->st, s, err);
+}
+
+int
+jobs_steps_end_running(struct jobs *js, uint64_t job_id, uint32_t attempt,
+    bool node_fail, const char *reason, int64_t now_ms, struct cerr *err)
+{
+	if (txq_join(js->q, err) == -1)
+		return -1;
+	return store_steps_end_running(js->st, job_id, attempt,
+	    node_fail ? JOB_FAILED : JOB_CANCELLED, node_fail, reason, now_ms,
+	    err);
+}
+
+int
+jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err)
+{
+	return store_steps_list(js->st, job_id, max, cb, arg, err);
 }

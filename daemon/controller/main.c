@@ -37,6 +37,7 @@
 #include "lib/log.h"
 #include "lib/tls.h"
 #include "rpc.h"
+#include "stepcred.h"
 #include "server.h"
 #include "store.h"
 #include "txq.h"
@@ -52,6 +53,7 @@ struct cohortd {
 	SSL_CTX *ctx;
 	struct server *srv;
 	struct agentcmd *agentcmd;
+	struct stepcred *stepcred;
 	struct driver *driver;
 	struct cluster *cluster;
 	struct rpc rpc;
@@ -293,6 +295,10 @@ start_domain(struct cohortd *d)
 	if ((d->agentcmd = agentcmd_create(send_to_agent, d->srv,
 	    (int64_t)d->cfg.node_timeout_ms * 3)) == NULL)
 		fatalx("out of memory");
+	if ((d->stepcred = stepcred_create(d->store)) == NULL)
+		fatalx("out of memory");
+	agentcmd_set_stepcred(d->agentcmd, d->stepcred);
+	d->rpc.stepcred = d->stepcred;
 	if ((d->driver = driver_create(d->base, d->agentcmd, 500,
 	    &err)) == NULL)
 		fatalx("%s", err.text);
@@ -618,6 +624,7 @@ stop(struct cohortd *d)
 		driver_destroy(d->driver);
 		cluster_destroy(d->cluster);
 	}
+	stepcred_destroy(d->stepcred);
 	txq_destroy(d->txq);
 	topo_destroy(d->topo);
 	if (d->sighup != NULL)

@@ -19,7 +19,10 @@ typedef void (*outbox_done)(void *arg, const struct cerr *err,
 typedef void (*outbox_log_done)(void *arg, const uint8_t *data, size_t len,
     const struct cerr *err);
 
-/* One node's share of a gang's launch. */
+struct step;
+struct step_node;
+
+/* One node's share of a gang's launch, or of a job step's. */
 struct launch_cmd {
 	const struct job *job;		/* spec, user, attempt, restarts */
 	const struct placement *place;	/* this node's share */
@@ -27,6 +30,12 @@ struct launch_cmd {
 	size_t nnodes;
 	const char *master_addr;
 	unsigned master_port;
+	/* A step's launch (steps.h): the step, this node's part of it and
+	 * the part's index; step NULL: the job's own tasks. */
+	const struct step *step;
+	const struct step_node *snode;
+	unsigned snode_index;
+	const char *step_master_addr;
 };
 
 struct outbox_ops {
@@ -39,10 +48,17 @@ struct outbox_ops {
 	    uint32_t attempt, const char *reason);
 	int (*signal)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, int sig);
-	/* Like launch: 0 and done later exactly once, or -1. */
+	/* The same for one job step's tasks only. */
+	int (*stop_step)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, uint32_t step, const char *reason);
+	int (*signal_step)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, uint32_t step, int sig);
+	/* Like launch: 0 and done later exactly once, or -1. step < 0: the
+	 * job's own task of that rank, else task rank of that step. */
 	int (*read_log)(void *ctx, uint64_t conn_id, uint64_t job_id,
-	    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
-	    uint32_t max, int64_t now_ms, outbox_log_done done, void *arg);
+	    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
+	    uint64_t offset, uint32_t max, int64_t now_ms,
+	    outbox_log_done done, void *arg);
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */
 	void (*pass_wanted)(void *ctx);

@@ -29,7 +29,7 @@ struct txq;
 
 /* Request types, timed from the decoded frame to the reply queued (after
  * the commit it waits for): the entries of rpc.c's handler table. */
-#define RPC_NTYPES 22
+#define RPC_NTYPES 26
 
 /* The request whose reply is being built: its type (1 + its index among
  * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */
@@ -38,12 +38,15 @@ struct rpc_timing {
 	uint64_t t0_us;
 };
 
+struct stepcred;
+
 struct rpc {
 	struct server *srv;	/* set once the server exists */
 	struct jobs *jobs;
 	struct nodes *nodes;
 	struct cluster *cluster;
 	struct agentcmd *agentcmd;
+	struct stepcred *stepcred;	/* NULL: srun cannot start steps */
 	struct txq *txq;
 	struct queues *queues;	/* `cohort queues`; NULL: none shown */
 	struct store *store;	/* events are read straight from it */

@@ -38,6 +38,8 @@ rpc_reports(Cohort__V1__TaskStatus **ts, size_t n)
 			text_sanitize(r[i].why);	/* shown in reasons */
 		}
 		r[i].permanent = ts[i]->has_permanent && ts[i]->permanent;
+		r[i].has_step = ts[i]->has_step_id;
+		r[i].step = ts[i]->step_id;
 	}
 	return r;
 }
@@ -68,6 +70,8 @@ rpc_exit_and_ack(struct rpc *rpc, struct conn *c, uint64_t req_id,
 	ack.job_id = r->job_id;
 	ack.restart = r->restart;
 	ack.rank = r->rank;
+	ack.has_step_id = r->has_step;
+	ack.step_id = r->step;
 	env.id = req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK;
 	env.task_exit_ack = &ack;
@@ -280,14 +284,16 @@ rpc_task_exit(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__TaskExit *te = req->task_exit;
-	struct task_report r = { te->job_id, te->restart, te->rank, false,
-	    te->wait_status, "", false };
+	struct task_report r = { .job_id = te->job_id, .restart = te->restart,
+	    .rank = te->rank, .wait_status = te->wait_status };
 
 	if (te->why != NULL) {
 		snprintf(r.why, sizeof(r.why), "%s", te->why);
 		text_sanitize(r.why);
 	}
 	r.permanent = te->has_permanent && te->permanent;
+	r.has_step = te->has_step_id;
+	r.step = te->step_id;
 	if (rpc_registered(rpc, c, req->id))
 		rpc_exit_and_ack(rpc, c, req->id, &r, true);
 }

@@ -70,6 +70,15 @@ void rpc_members(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 void rpc_backup(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 /* Free what rpc_backup holds (at shutdown). */
 void rpc_backup_free(struct rpc *rpc);
+/* rpc_steps.c */
+void rpc_step_create(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
+void rpc_step_status(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
+void rpc_step_signal(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
+void rpc_list_steps(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
 /* rpc_usage.c */
 void rpc_usage(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 struct jobs_filter;

@@ -20,6 +20,7 @@
 #include "nodes.h"
 #include "rpc_int.h"
 #include "server.h"
+#include "steps.h"
 #include "store.h"
 
 #define LOGS_MAX (1024u * 1024)
@@ -409,6 +410,13 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 	rep.finished = len == 0 && job != NULL &&
 	    (job_state_is_final(job->state) ||
 	    w->r.attempt < job->attempt);
+	/* A step's log is whole once the step has ended. */
+	if (w->r.has_step && len == 0 && job != NULL && !rep.finished) {
+		const struct step *s = steps_get(rpc->cluster, w->job_id,
+		    w->r.step);
+
+		rep.finished = s == NULL || s->state != JOB_RUNNING;
+	}
 	env.id = w->req_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LOGS_REPLY;
 	env.logs_reply = &rep;
@@ -465,6 +473,8 @@ rpc_logs(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	w->r.rank = lr->has_rank ? lr->rank : 0;
 	w->r.attempt = lr->has_attempt ? lr->attempt : 0;
 	w->r.is_stderr = lr->has_stderr_stream && lr->stderr_stream;
+	w->r.has_step = lr->has_step_id;
+	w->r.step = lr->step_id;
 	w->r.offset = w->offset;
 	w->r.max = max;
 	if (cluster_read_log(rpc->cluster, &w->r, clock_now_ms(),

@@ -143,6 +143,43 @@ int store_job_placement(struct store *st, uint64_t job_id,
     const struct placement *place, size_t n, struct cerr *err);
 /* store_jobs_load fills each job's place/nplace from the same table. */
 
+/* A job step's record (sacct's J.S rows), written when it starts and
+ * again when it ends (store_step_put replaces the row). Strings are
+ * borrowed. */
+struct store_step {
+	uint64_t job_id;
+	uint32_t attempt;
+	uint32_t step_id;
+	const char *name;
+	int state;			/* enum job_state */
+	bool node_fail;
+	bool has_exit;
+	int32_t exit_code;
+	const char *reason;
+	int64_t start_ms, end_ms;	/* end_ms 0: running */
+	const char *nodelist;		/* "a,b": the step's nodes in order */
+	const char *tasks_per_node;	/* "2,2" */
+	uint32_t ntasks, gpus;
+};
+/* Inside a transaction. */
+int store_step_put(struct store *st, const struct store_step *s,
+    struct cerr *err);
+/* The steps of job_id's latest attempt that has any, by id, at most max:
+ * cb gets each with strings borrowed until it returns (-1 from cb stops
+ * with its err). */
+int store_steps_list(struct store *st, uint64_t job_id, size_t max,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err);
+/* End the steps of (job, attempt) still recorded as running (a
+ * controller that restarted does not know them): inside a transaction. */
+int store_steps_end_running(struct store *st, uint64_t job_id,
+    uint32_t attempt, int state, bool node_fail, const char *reason,
+    int64_t end_ms, struct cerr *err);
+/* The secret called name, exactly len bytes, into buf: 0, or -1 with
+ * err (ERR_NOT_FOUND: none, or not len bytes). */
+int store_secret(struct store *st, const char *name, uint8_t *buf,
+    size_t len, struct cerr *err);
+
 /* Record that a task of (job, restart) ended. Recording the same rank
  * twice keeps the first record and is not an error (agents re-send until
  * acknowledged). Inside a transaction. */

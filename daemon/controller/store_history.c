@@ -49,11 +49,26 @@ const char *const store_history_sql[S__COUNT] = {
 	    "count(*) FROM part GROUP BY d ORDER BY d",
 	[S_PURGE_RUNS] = "DELETE FROM job_runs WHERE job_id = ?1",
 	[S_PURGE_EXITS] = "DELETE FROM task_exits WHERE job_id = ?1",
+	[S_PURGE_STEPS] = "DELETE FROM steps WHERE job_id = ?1",
 	[S_PURGE_PLACEMENTS] = "DELETE FROM job_placements WHERE job_id = ?1",
 	[S_PURGE_JOB_EVENTS] = "DELETE FROM events WHERE job_id = ?1",
 	[S_PURGE_JOB] = "DELETE FROM jobs WHERE id = ?1",
 	[S_PURGE_EVENTS] = "DELETE FROM events WHERE id IN (SELECT id FROM "
 	    "events WHERE time_ms < ?1 ORDER BY time_ms LIMIT ?2)",
+	[S_STEP_PUT] = "INSERT OR REPLACE INTO steps (job_id, attempt, "
+	    "step_id, name, state, node_fail, exit_code, reason, start_ms, "
+	    "end_ms, nodelist, tasks_per_node, ntasks, gpus) VALUES (?1, ?2, "
+	    "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	/* The latest attempt that has steps; ?2 rows at most. */
+	[S_STEPS_LIST] = "SELECT attempt, step_id, name, state, node_fail, "
+	    "exit_code, reason, start_ms, end_ms, nodelist, tasks_per_node, "
+	    "ntasks, gpus FROM steps WHERE job_id = ?1 AND attempt = "
+	    "(SELECT max(attempt) FROM steps WHERE job_id = ?1) "
+	    "ORDER BY step_id LIMIT ?2",
+	[S_STEPS_END_RUNNING] = "UPDATE steps SET state = ?3, node_fail = ?4, "
+	    "reason = ?5, end_ms = ?6 WHERE job_id = ?1 AND attempt = ?2 AND "
+	    "state = ?7",
+	[S_SECRET_GET] = "SELECT value FROM secrets WHERE name = ?1",
 };
 
 int
@@ -131,6 +146,7 @@ store_job_purge(struct store *st, uint64_t job_id, struct cerr *err)
 {
 	/* Children first: every other table names the job. */
 	static const enum stmt_id order[] = { S_PURGE_RUNS, S_PURGE_EXITS,
+	    S_PURGE_STEPS,
 	    S_PURGE_PLACEMENTS, S_PURGE_JOB_EVENTS, S_PURGE_JOB };
 	char what[64];
 	size_t i;
@@ -158,4 +174,122 @@ store_events_purge(struct store *st, int64_t before_ms, int max, int *n,
 		return -1;
 	*n = sqlite3_changes(st->db);
 	return 0;
+}
+
+int
+store_step_put(struct store *st, const struct store_step *s,
+    struct cerr *err)
+{
+	struct binder b = { st->stmt[S_STEP_PUT], 0, SQLITE_OK };
+	char what[80];
+
+	bind_int(&b, (int64_t)s->job_id);
+	bind_int(&b, s->attempt);
+	bind_int(&b, s->step_id);
+	bind_text(&b, s->name);
+	bind_int(&b, s->state);
+	bind_int(&b, s->node_fail);
+	if (s->has_exit)
+		bind_int(&b, s->exit_code);
+	else
+		bind_text(&b, NULL);
+	bind_text(&b, s->reason != NULL ? s->reason : "");
+	bind_int(&b, s->start_ms);
+	bind_int(&b, s->end_ms);
+	bind_text(&b, s->nodelist);
+	bind_text(&b, s->tasks_per_node);
+	bind_int(&b, s->ntasks);
+	bind_int(&b, s->gpus);
+	snprintf(what, sizeof(what), "record step %llu.%u",
+	    (unsigned long long)s->job_id, s->step_id);
+	return binder_step(st, &b, err, what);
+}
+
+static const char *
+column_str(sqlite3_stmt *s, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(s, col);
+
+	return t != NULL ? t : "";
+}
+
+int
+store_steps_list(struct store *st, uint64_t job_id, size_t max,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_STEPS_LIST];
+	struct store_step row;
+	int rc, ret = 0;
+
+	sqlite3_bind_int64(s, 1, (int64_t)job_id);
+	sqlite3_bind_int64(s, 2, (int64_t)max);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(&row, 0, sizeof(row));
+		row.job_id = job_id;
+		row.attempt = (uint32_t)sqlite3_column_int64(s, 0);
+		row.step_id = (uint32_t)sqlite3_column_int64(s, 1);
+		row.name = column_str(s, 2);
+		row.state = sqlite3_column_int(s, 3);
+		row.node_fail = sqlite3_column_int(s, 4) != 0;
+		row.has_exit = sqlite3_column_type(s, 5) != SQLITE_NULL;
+		row.exit_code = sqlite3_column_int(s, 5);
+		row.reason = column_str(s, 6);
+		row.start_ms = sqlite3_column_int64(s, 7);
+		row.end_ms = sqlite3_column_int64(s, 8);
+		row.nodelist = column_str(s, 9);
+		row.tasks_per_node = column_str(s, 10);
+		row.ntasks = (uint32_t)sqlite3_column_int64(s, 11);
+		row.gpus = (uint32_t)sqlite3_column_int64(s, 12);
+		if (cb(&row, arg) == -1) {
+			if (err != NULL && err->code == ERR_NONE)
+				cerr_set(err, ERR_INTERNAL, "steps: stopped");
+			ret = -1;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "list steps");
+	stmt_done(s);
+	return ret;
+}
+
+int
+store_steps_end_running(struct store *st, uint64_t job_id, uint32_t attempt,
+    int state, bool node_fail, const char *reason, int64_t end_ms,
+    struct cerr *err)
+{
+	struct binder b = { st->stmt[S_STEPS_END_RUNNING], 0, SQLITE_OK };
+	char what[80];
+
+	bind_int(&b, (int64_t)job_id);
+	bind_int(&b, attempt);
+	bind_int(&b, state);
+	bind_int(&b, node_fail);
+	bind_text(&b, reason != NULL ? reason : "");
+	bind_int(&b, end_ms);
+	bind_int(&b, JOB_RUNNING);
+	snprintf(what, sizeof(what), "end the steps of job %llu",
+	    (unsigned long long)job_id);
+	return binder_step(st, &b, err, what);
+}
+
+int
+store_secret(struct store *st, const char *name, uint8_t *buf, size_t len,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_SECRET_GET];
+	int rc, ret = 0;
+
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_bytes(s, 0) == (int)len)
+		memcpy(buf, sqlite3_column_blob(s, 0), len);
+	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		ret = cerr_set(err, ERR_NOT_FOUND, "no secret '%s' of %zu "
+		    "bytes in the database", name, len);
+	else
+		ret = db_fail(st, err, "read a secret");
+	stmt_done(s);
+	return ret;
 }

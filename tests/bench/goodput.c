@@ -604,6 +604,10 @@ drain_cmds(struct sim *s)
 			e.rank = n->rank;
 			heap_push(&s->h, e);
 			break;
+		case DOMAIN_STOP_STEP:
+		case DOMAIN_SIGNAL_STEP:
+			/* The simulated jobs run no steps. */
+			break;
 		case DOMAIN_SIGNAL:
 			/* Checkpoint now (once per move): a job loading or
 			 * already writing one has nothing newer to write. */

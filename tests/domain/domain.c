@@ -7,6 +7,7 @@
 #include "daemon/controller/jobs.h"
 #include "daemon/controller/nodes.h"
 #include "daemon/controller/recovery.h"
+#include "daemon/controller/steps.h"
 #include "daemon/controller/store.h"
 #include "daemon/controller/txq.h"
 #include "tests/domain/domain.h"
@@ -53,6 +54,13 @@ domain_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
 		return -1;
 	c->node_rank = l->place->node_rank;
 	c->ngpus = l->place->ngpus;
+	if (l->step != NULL) {
+		c->has_step = true;
+		c->step = l->step->id;
+		c->ngpus = l->snode->ngpus;
+		c->step_ntasks = l->snode->ntasks;
+		c->step_first_rank = l->snode->first_rank;
+	}
 	c->nnodes = (unsigned)l->nnodes;
 	if (l->job->has_ckpt && l->job->ckpt_path != NULL)
 		snprintf(c->resume, sizeof(c->resume), "%s",
@@ -91,9 +99,41 @@ domain_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
 }
 
 static int
+domain_stop_step(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, const char *reason)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if (d->fail_sends || (c = domain_record(d, DOMAIN_STOP_STEP, conn_id,
+	    job_id, attempt)) == NULL)
+		return -1;
+	c->has_step = true;
+	c->step = step;
+	return 0;
+}
+
+static int
+domain_signal_step(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, int sig)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if ((c = domain_record(d, DOMAIN_SIGNAL_STEP, conn_id, job_id,
+	    attempt)) == NULL)
+		return -1;
+	c->has_step = true;
+	c->step = step;
+	c->sig = sig;
+	return 0;
+}
+
+static int
 domain_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, unsigned rank, bool is_stderr, uint64_t offset,
-    uint32_t max, int64_t now, outbox_log_done done, void *arg)
+    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
+    uint64_t offset, uint32_t max, int64_t now, outbox_log_done done,
+    void *arg)
 {
 	struct domain *d = ctx;
 	struct domain_cmd *c;
@@ -101,6 +141,8 @@ domain_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
 	if ((c = domain_record(d, DOMAIN_READ_LOG, conn_id, job_id,
 	    attempt)) == NULL)
 		return -1;
+	c->has_step = step >= 0;
+	c->step = step >= 0 ? (uint32_t)step : 0;
 	c->node_rank = rank;
 	c->is_stderr = is_stderr;
 	c->log_done = done;
@@ -121,6 +163,8 @@ static const struct outbox_ops domain_ops = {
 	.launch = domain_launch,
 	.stop = domain_stop,
 	.signal = domain_signal,
+	.stop_step = domain_stop_step,
+	.signal_step = domain_signal_step,
 	.read_log = domain_read_log,
 	.pass_wanted = domain_pass_wanted,
 };
@@ -583,6 +627,7 @@ domain_spec_apply(struct job_spec *spec, void *arg)
 	if (o->queue != NULL)
 		spec->queue = strdup(o->queue);
 	spec->service = o->service;
+	spec->batch = o->batch;
 }
 
 void

@@ -27,6 +27,8 @@ enum domain_cmd_kind {
 	DOMAIN_STOP,
 	DOMAIN_SIGNAL,
 	DOMAIN_READ_LOG,
+	DOMAIN_STOP_STEP,
+	DOMAIN_SIGNAL_STEP,
 };
 
 /* One command the domain sent. */
@@ -42,6 +44,11 @@ struct domain_cmd {
 	char resume[256];		/* launch: resume checkpoint, or "" */
 	int sig;			/* signal */
 	bool is_stderr;			/* log read: the stderr stream */
+	/* Step commands (launch, stop, signal, log read): has_step and the
+	 * step's id; a launch's tasks here and their first rank. */
+	bool has_step;
+	uint32_t step;
+	unsigned step_ntasks, step_first_rank;
 	int64_t at_ms;
 	/* Launch and log read: the answer still owed (answered: false). */
 	outbox_done done;
@@ -175,6 +182,7 @@ struct domain_spec {
 	uint64_t hang_timeout_s;
 	const char *queue;		/* copied; NULL: none given */
 	bool service;
+	bool batch;			/* sbatch: the script once */
 };
 void domain_spec_apply(struct job_spec *spec, void *arg);
 
