@@ -37,5 +37,7 @@ int cmd_update(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_usage(int argc, char **argv, const struct cconn_opts *opts);
 /* client/slurm_submit.c */
 int cmd_sbatch(int argc, char **argv, const struct cconn_opts *opts);
+/* client/slurm_srun.c */
+int cmd_srun(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

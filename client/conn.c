@@ -306,6 +306,87 @@ conn_call_once(struct cconn *c, Cohort__V1__Envelope *req, struct cerr *err)
 }
 
 int
+cconn_call_many(struct cconn *c, Cohort__V1__Envelope **reqs, size_t n,
+    Cohort__V1__Envelope **reps, struct cerr *err)
+{
+	Cohort__V1__Envelope *rep;
+	uint8_t *frames[CCONN_BATCH_MAX];
+	size_t lens[CCONN_BATCH_MAX], i, got = 0;
+	uint64_t first;
+	bool sent = false;
+	int rc = -1;
+
+	for (i = 0; i < n; i++)
+		reps[i] = NULL;
+	if (n == 0)
+		return 0;
+	if (n > CCONN_BATCH_MAX)
+		return cerr_set(err, ERR_INTERNAL, "%zu requests at once (at "
+		    "most %d)", n, CCONN_BATCH_MAX);
+	if (c->broken)
+		return cerr_set(err, ERR_UNAVAILABLE, "connection to "
+		    "controller %s already failed", c->where);
+	memset(frames, 0, sizeof(frames));
+	first = c->next_id;
+	for (i = 0; i < n; i++) {
+		if (!frame_text_ok(reqs[i])) {
+			cerr_set(err, ERR_INVALID, "an argument is not valid "
+			    "UTF-8 text");
+			goto out;
+		}
+		reqs[i]->id = c->next_id++;
+		if ((frames[i] = frame_pack(reqs[i], CONN_REQUEST_MAX,
+		    &lens[i])) == NULL) {
+			cerr_set(err, ERR_INTERNAL, "cannot encode the "
+			    "request: %s", strerror(errno));
+			goto out;
+		}
+	}
+	cconn_start_op(c);
+	sent = true;
+	for (i = 0; i < n; i++)
+		if (conn_write_full(c, frames[i], lens[i], err) == -1) {
+			if (c->tr->write_failed != NULL)
+				c->tr->write_failed(c, err);
+			goto out;
+		}
+	while (got < n) {
+		if ((rep = conn_read_frame(c, err)) == NULL)
+			goto out;
+		if (rep->id == 0 &&
+		    rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
+			/* About the connection as a whole: it is over. */
+			cerr_set(err, wire_err_from_pb(rep->error->code),
+			    "%s", rep->error->text);
+			c->broken = 1;
+			frame_free(rep);
+			goto out;
+		}
+		if (rep->id < first || rep->id >= first + n ||
+		    reps[rep->id - first] != NULL) {
+			frame_free(rep);	/* stale */
+			continue;
+		}
+		reps[rep->id - first] = rep;
+		got++;
+	}
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(frames[i]);
+	/* Once anything went out, replies may still be due: the stream is
+	 * out of step. */
+	if (rc == -1 && sent)
+		c->broken = 1;
+	if (rc == -1)
+		for (i = 0; i < n; i++) {
+			frame_free(reps[i]);
+			reps[i] = NULL;
+		}
+	return rc;
+}
+
+int
 cconn_hello(struct cconn *c, struct cerr *err)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;

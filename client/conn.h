@@ -57,4 +57,18 @@ uint32_t cconn_max_frame(const struct cconn *c);
 Cohort__V1__Envelope *cconn_call(struct cconn *c, Cohort__V1__Envelope *req,
     struct cerr *err);
 
+/* At most this many requests go out together in one cconn_call_many:
+ * what cohort-mux reads of one client before replies catch up. */
+#define CCONN_BATCH_MAX 16
+
+/* Send reqs[0..n) (n <= CCONN_BATCH_MAX; their ids are set here) in one
+ * write and wait for all their replies: reps[i] answers reqs[i] (each
+ * freed with frame_free by the caller; an Error reply is a reply). For
+ * the requests a poller repeats (srun: a step's status and its tasks'
+ * output), whose round trips would otherwise add up. Returns 0, or -1
+ * with err set as cconn_call does and every reps[i] NULL; nothing is
+ * sent again on a new connection. */
+int cconn_call_many(struct cconn *c, Cohort__V1__Envelope **reqs, size_t n,
+    Cohort__V1__Envelope **reps, struct cerr *err);
+
 #endif

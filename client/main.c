@@ -73,6 +73,9 @@ static const struct command slurm_commands[] = {
 	{ "scancel", cmd_scancel, "cancel jobs, as Slurm's scancel" },
 	/* client/slurm_submit.c */
 	{ "sbatch", cmd_sbatch, "submit a batch script, as Slurm's sbatch" },
+	/* client/slurm_srun.c */
+	{ "srun", cmd_srun, "run a job step in the job's allocation, as "
+	    "Slurm's srun" },
 	{ NULL, NULL, NULL },
 };
 

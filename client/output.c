@@ -687,6 +687,7 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    -1 ||
 	    json_object_set_new(doc, "exclusive",
 	    json_boolean(s->exclusive)) == -1 ||
+	    json_object_set_new(doc, "batch", json_boolean(s->batch)) == -1 ||
 	    json_object_set_new(doc, "hold", json_str_or_null(hold)) == -1)
 		return -1;
 	return 0;

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -811,6 +812,103 @@ scancel_send(struct cconn *c, uint64_t *ids, size_t n,
 	return rc;
 }
 
+/* "12.3": a step id, into *job and *step. 1 when arg is one, 0 when it
+ * is not (a job reference), -1 when it looks like one but is bad. */
+static int
+scancel_step_ref(const char *arg, uint64_t *job, uint32_t *step)
+{
+	const char *dot = strchr(arg, '.');
+	unsigned long long j, st;
+	char *end;
+
+	if (dot == NULL)
+		return 0;
+	if (arg[0] < '0' || arg[0] > '9' || dot[1] < '0' || dot[1] > '9')
+		return -1;
+	errno = 0;
+	j = strtoull(arg, &end, 10);
+	if (end != dot || errno != 0 || j == 0)
+		return -1;
+	st = strtoull(dot + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || st > UINT32_MAX)
+		return -1;
+	*job = j;
+	*step = (uint32_t)st;
+	return 1;
+}
+
+/* A signal as scancel --signal names it: KILL, SIGKILL, 9. */
+static int
+scancel_signal_parse(const char *s, int *sig)
+{
+	const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	char *end;
+	long n;
+	int i;
+
+	if (s[0] >= '0' && s[0] <= '9') {
+		n = strtol(s, &end, 10);
+		if (*end != '\0' || n < 1 || n >= NSIG)
+			return -1;
+		*sig = (int)n;
+		return 0;
+	}
+	for (i = 1; i < NSIG; i++)
+		if (sigabbrev_np(i) != NULL && strcasecmp(sigabbrev_np(i),
+		    name) == 0) {
+			*sig = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* scancel J.S...: StepSignal for each (SIGKILL ends the step). */
+static int
+scancel_steps(const struct cconn_opts *opts, char **refs, int n, int sig,
+    bool verbose)
+{
+	Cohort__V1__StepSignalRequest sr = COHORT__V1__STEP_SIGNAL_REQUEST__INIT;
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	struct cerr err;
+	struct cconn *c;
+	uint64_t job;
+	uint32_t step;
+	int i, rc, r;
+
+	if ((rc = slurm_connect(opts, &c)) != EXIT_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		(void)scancel_step_ref(refs[i], &job, &step);
+		sr.job_id = job;
+		sr.step_id = step;
+		sr.signal = (uint32_t)sig;
+		req = (Cohort__V1__Envelope)COHORT__V1__ENVELOPE__INIT;
+		req.body_case = COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL;
+		req.step_signal = &sr;
+		cerr_clear(&err);
+		if ((rep = cconn_call(c, &req, &err)) == NULL) {
+			rc = output_call_error(&err);
+			break;
+		}
+		if (rep->body_case ==
+		    COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL_REPLY) {
+			if (verbose)
+				fprintf(stderr, "scancel: Terminating step "
+				    "%s\n", refs[i]);
+		} else if (rep->body_case ==
+		    COHORT__V1__ENVELOPE__BODY_ERROR) {
+			slurm_error("scancel", "Kill job error on job step id "
+			    "%s: %s", refs[i], rep->error->text);
+			rc = EXIT_FAILED;
+		} else if ((r = output_reply_error("scancel", rep)) !=
+		    EXIT_OK)
+			rc = r;
+		frame_free(rep);
+	}
+	cconn_close(c);
+	return rc;
+}
+
 int
 cmd_scancel(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -823,7 +921,10 @@ cmd_scancel(int argc, char **argv, const struct cconn_opts *opts)
 	uint64_t *ids = NULL;
 	size_t n = 0, i, k, done;
 	bool verbose = false, quiet = false, more;
-	int ch, rc, r, a;
+	const char *signame = NULL;
+	uint64_t sjob;
+	uint32_t sstep;
+	int ch, rc, r, a, sig = SIGKILL, nsteps = 0;
 
 	optind = 0;
 	opterr = 0;
@@ -844,12 +945,17 @@ cmd_scancel(int argc, char **argv, const struct cconn_opts *opts)
 			}
 			break;
 		case 's':
+			if (scancel_signal_parse(optarg, &sig) == -1) {
+				slurm_error("scancel", "Invalid job signal: %s",
+				    optarg);
+				return EXIT_FAILED;
+			}
+			signame = optarg;
+			break;
 		case 'b':
-			slurm_error("scancel", "%s is not supported: Cohort "
-			    "has no request that signals a job's tasks (a "
-			    "job's checkpoint signal is its "
-			    "--checkpoint-signal); cancel the job instead",
-			    ch == 's' ? "--signal" : "--batch");
+			slurm_error("scancel", "--batch is not supported: "
+			    "Cohort has no request that signals a job's batch "
+			    "script alone; cancel the job instead");
 			return EXIT_FAILED;
 		case 'i':
 			slurm_error("scancel", "--interactive is not "
@@ -886,6 +992,28 @@ cmd_scancel(int argc, char **argv, const struct cconn_opts *opts)
 	if (optind < argc && (cr.user != NULL || cr.name != NULL || k > 0)) {
 		slurm_error("scancel", "job ids and -u/-n/-t together are not "
 		    "supported by Cohort's scancel: give one or the other");
+		return EXIT_FAILED;
+	}
+	/* Steps (J.S) are signalled; jobs cancelled. */
+	for (a = optind; a < argc; a++) {
+		if ((r = scancel_step_ref(argv[a], &sjob, &sstep)) == -1) {
+			slurm_error("scancel", "Invalid job id %s", argv[a]);
+			return EXIT_FAILED;
+		}
+		nsteps += r;
+	}
+	if (nsteps > 0 && nsteps < argc - optind) {
+		slurm_error("scancel", "steps (J.S) and jobs together are not "
+		    "supported by Cohort's scancel: give one or the other");
+		return EXIT_FAILED;
+	}
+	if (nsteps > 0)
+		return scancel_steps(opts, argv + optind, nsteps, sig, verbose);
+	if (signame != NULL) {
+		slurm_error("scancel", "--signal=%s is not supported for a "
+		    "job: Cohort signals a job step's tasks (scancel --signal "
+		    "SIG J.S); a job's checkpoint signal is its "
+		    "--checkpoint-signal", signame);
 		return EXIT_FAILED;
 	}
 	/* Every id is checked before anything is cancelled. */

@@ -499,9 +499,6 @@ const size_t squeue_ndefs = sizeof(squeue_defs) / sizeof(squeue_defs[0]);
 #define SQUEUE_LIVE (1u << JOB_PENDING | 1u << JOB_RUNNING | \
 	1u << JOB_RESTARTING | 1u << JOB_RESIZING)
 
-/* squeue -s: Slurm's header for steps; Cohort has none to list. */
-#define SQUEUE_STEPS_HEADER \
-    "         STEPID     NAME PARTITION     USER      TIME NODELIST"
 
 static const char *
 squeue_cell(int id, const struct job *j, const char *rowid, int64_t now,
@@ -607,7 +604,7 @@ static const char squeue_usage[] =
     "              [-t STATES] [-p PARTITIONS] [-n NAMES]\n"
     "              [-o FORMAT | -O FIELDS]\n"
     "  Cohort's squeue (cohort(1), SLURM COMMANDS): partitions are Cohort's\n"
-    "  queues; -s prints the steps header only (Cohort has no job steps).\n"
+    "  queues; -s lists running job steps (-o letters %i %j %P %u %M %N).\n"
     "  -o letters: %i %j %T %t %M %l %D %R %N %u %P %C %b %V %S %e %Q %r\n"
     "  -O fields: JobID Name State StateCompact TimeUsed TimeLimit NumNodes\n"
     "  ReasonList NodeList UserName Partition NumCPUs tres-per-node\n"
@@ -743,6 +740,101 @@ squeue_print(const struct squeue_args *a, struct sfmt *fmt,
 	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
 }
 
+/* squeue -s: the running steps of the jobs squeue would list (its -j,
+ * -u, --me), in Slurm's step format or -o's. */
+static int
+squeue_steps(struct squeue_args *a, const struct cconn_opts *opts)
+{
+	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	Cohort__V1__Envelope *rep = NULL;
+	const Cohort__V1__ListStepsReply *r;
+	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
+	const char *cells[SLURM_FIELDS_MAX];
+	struct slurm_step st;
+	struct sfmt fmt;
+	struct cerr err;
+	struct cconn *c;
+	struct job **v = NULL, *j;
+	uint64_t *ids = NULL;
+	size_t n = 0, i, k, f, lo, hi, mid;
+	int64_t now = clock_now_ms();
+	int rc;
+
+	cerr_clear(&err);
+	if (sfmt_parse_letters(a->format != NULL ? a->format :
+	    SQUEUE_STEP_FORMAT, squeue_step_defs, squeue_step_ndefs, &fmt,
+	    &err) == -1) {
+		slurm_error("squeue", "%s", err.text);
+		return EXIT_FAILED;
+	}
+	if ((rc = slurm_fields_check("squeue", &fmt)) != EXIT_OK)
+		goto out_fmt;
+	lj.has_all = 1;
+	lj.all = 0;
+	slurm_jobfilter_request(&a->f, &lj);
+	if ((rc = slurm_connect(opts, &c)) != EXIT_OK)
+		goto out_fmt;
+	if (a->me)
+		a->me_user = cconn_identity(c);
+	if ((rc = slurm_jobs_fetch("squeue", c, &lj, 0, &v, &n)) != EXIT_OK)
+		goto out;
+	n = slurm_jobs_filter(v, n, squeue_wanted, a);
+	for (i = 0, k = 0; i < n; i++)
+		k += v[i]->state == JOB_RUNNING;
+	if (!a->noheader)
+		sfmt_print(&fmt, NULL, stdout);
+	if (k == 0)
+		goto out;
+	if ((ids = calloc(k, sizeof(*ids))) == NULL) {
+		slurm_error("squeue", "out of memory");
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	for (i = 0, k = 0; i < n; i++)
+		if (v[i]->state == JOB_RUNNING)
+			ids[k++] = v[i]->id;
+	if ((rc = slurm_steps_fetch("squeue", c, ids, k, &rep)) != EXIT_OK ||
+	    rep == NULL)
+		goto out;
+	r = rep->list_steps_reply;
+	for (i = 0; i < r->n_steps; i++) {
+		if (r->steps[i] == NULL || r->steps[i]->state !=
+		    COHORT__V1__JOB_STATE__RUNNING ||
+		    slurm_step_from_pb(r->steps[i], &st) == -1)
+			continue;
+		/* Its job, for the user and partition (v is in id order). */
+		for (lo = 0, hi = n; lo < hi; ) {
+			mid = lo + (hi - lo) / 2;
+			if (v[mid]->id < st.job_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || v[lo]->id != st.job_id)
+			continue;
+		j = v[lo];
+		for (k = 0, f = 0; k < fmt.n; k++) {
+			if (fmt.v[k].def == NULL)
+				continue;
+			cells[f] = squeue_step_cell(fmt.v[k].def->id, &st,
+			    j->user, j->spec.queue, now, bufs[f],
+			    sizeof(bufs[f]));
+			f++;
+		}
+		sfmt_print(&fmt, cells, stdout);
+	}
+out:
+	if (fflush(stdout) == EOF && rc == EXIT_OK)
+		rc = EXIT_FAILED;
+	frame_free(rep);
+	free(ids);
+	slurm_jobs_free(v, n);
+	cconn_close(c);
+out_fmt:
+	sfmt_clear(&fmt);
+	return rc;
+}
+
 int
 cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 {
@@ -760,11 +852,9 @@ cmd_squeue(int argc, char **argv, const struct cconn_opts *opts)
 		return rc == -2 ? EXIT_OK : rc;
 	}
 	if (a.steps) {
-		/* Cohort has no job steps: the header, never a row. */
-		if (!a.noheader)
-			puts(SQUEUE_STEPS_HEADER);
+		rc = squeue_steps(&a, opts);
 		slurm_jobfilter_clear(&a.f);
-		return EXIT_OK;
+		return rc;
 	}
 	cerr_clear(&err);
 	if ((a.Format != NULL ? sfmt_parse_names(a.Format, squeue_defs,

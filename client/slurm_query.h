@@ -109,6 +109,14 @@ size_t slurm_jobs_filter(struct job **v, size_t n,
 extern const struct sfmt_def squeue_defs[];
 extern const size_t squeue_ndefs;
 extern const struct sfmt_def sacct_defs[];
+/* sacct_defs' field ids. */
+enum {
+	SA_JOBID, SA_JOBIDRAW, SA_JOBNAME, SA_STATE, SA_EXITCODE, SA_ELAPSED,
+	SA_NODELIST, SA_START, SA_END, SA_SUBMIT, SA_ALLOCTRES, SA_PARTITION,
+	SA_USER, SA_NNODES, SA_TIMELIMIT, SA_ALLOCNODES, SA_REASON,
+	SA_ALLOCCPUS, SA_ACCOUNT, SA_PRIORITY,
+};
+
 extern const size_t sacct_ndefs;
 #define SQUEUE_FORMAT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 #define SQUEUE_FORMAT_LONG "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -167,5 +175,50 @@ struct slurm_cluster {
 int slurm_cluster_fetch(const char *cmd, struct cconn *c, bool parts,
     struct slurm_cluster *cl);
 void slurm_cluster_clear(struct slurm_cluster *cl);
+
+/* A job step as sacct and squeue -s show it: a Step of ListSteps, or a
+ * batch job's script (its J.batch row, whose state, code and times are
+ * the job's). client/slurm_steps.c. */
+struct slurm_step {
+	uint64_t job_id;
+	uint32_t step_id;
+	bool batch;			/* the J.batch row */
+	const char *name;		/* borrowed */
+	enum job_state state;
+	bool node_fail;			/* shown as NODE_FAIL */
+	int exit_code, exit_signal;	/* sacct's "code:signal" */
+	int64_t start_ms, end_ms;	/* 0: not yet */
+	char nodelist[1024];		/* compressed */
+	uint32_t nnodes, ntasks, cpus, gpus;
+};
+
+/* The step of pb (borrowed strings stay pb's). 0, or -1 (ENOMEM, or a
+ * state that is not a job state). */
+int slurm_step_from_pb(const Cohort__V1__Step *pb, struct slurm_step *s);
+/* The J.batch row of batch job j, which has started. */
+void slurm_step_batch(const struct job *j, struct slurm_step *s);
+/* Its id as Slurm writes it: "12.batch", "12.0"; rowid is the job's
+ * (12 or 13_2). Returns buf. */
+char *slurm_step_id(const struct slurm_step *s, const char *rowid,
+    char *buf, size_t len);
+/* The steps of jobs ids[0..n) (n 0: every running job's), in
+ * *rep's list_steps_reply (frame_free it). EXIT_OK (a controller
+ * that lists no steps answers none), or an exit code after printing
+ * why. */
+int slurm_steps_fetch(const char *cmd, struct cconn *c, const uint64_t *ids,
+    size_t n, Cohort__V1__Envelope **rep);
+/* sacct's cell of field id (sacct_defs) for step s of job j, whose row
+ * id is rowid: buf, or a constant. */
+const char *sacct_step_cell(int id, const struct slurm_step *s,
+    const struct job *j, const char *rowid, int64_t now, char *buf,
+    size_t len);
+/* squeue -s's fields (-o %i %j %P %u %M %N), its default format, and
+ * the cell of field id for step s (user and partition are its job's). */
+extern const struct sfmt_def squeue_step_defs[];
+extern const size_t squeue_step_ndefs;
+#define SQUEUE_STEP_FORMAT "%.15i %.8j %.9P %.8u %.9M %N"
+const char *squeue_step_cell(int id, const struct slurm_step *s,
+    const char *user, const char *partition, int64_t now, char *buf,
+    size_t len);
 
 #endif

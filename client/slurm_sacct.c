@@ -1,6 +1,7 @@
-/* sacct as Cohort answers it (cohort(1), "SLURM COMMANDS"): one row
- * per job, Slurm's fields, widths and justification, its -p/-P
- * separators and its time window. */
+/* sacct as Cohort answers it (cohort(1), "SLURM COMMANDS"): a row per
+ * job and, unless -X, one for each of its steps (a batch job's script as
+ * J.batch, then the steps its srun ran), Slurm's fields, widths and
+ * justification, its -p/-P separators and its time window. */
 #include "config.h"
 
 #include <getopt.h>
@@ -15,13 +16,7 @@
 #include "client/slurm_format.h"
 #include "client/slurm_query.h"
 #include "lib/clock.h"
-
-enum {
-	SA_JOBID, SA_JOBIDRAW, SA_JOBNAME, SA_STATE, SA_EXITCODE, SA_ELAPSED,
-	SA_NODELIST, SA_START, SA_END, SA_SUBMIT, SA_ALLOCTRES, SA_PARTITION,
-	SA_USER, SA_NNODES, SA_TIMELIMIT, SA_ALLOCNODES, SA_REASON,
-	SA_ALLOCCPUS, SA_ACCOUNT, SA_PRIORITY,
-};
+#include "lib/frame.h"
 
 /* Widths as sacct 22.05's; negative: left-justified (the ids only). */
 const struct sfmt_def sacct_defs[] = {
@@ -165,7 +160,7 @@ static const char sacct_usage[] =
     "  now[-N[seconds|minutes|hours|days|weeks]].\n";
 
 struct sacct_args {
-	bool noheader, parsable, parsable2, allusers;
+	bool noheader, parsable, parsable2, allusers, allocations;
 	const char *format, *start, *end;
 	struct slurm_jobfilter f;
 	const char *me_user;	/* who we are: own jobs by default */
@@ -186,7 +181,8 @@ sacct_parse(int argc, char **argv, struct sacct_args *a)
 		cerr_clear(&err);
 		switch (ch) {
 		case 'X':
-			break;	/* no steps: every row is an allocation */
+			a->allocations = true;	/* no step rows */
+			break;
 		case 'a':
 			a->allusers = true;
 			break;
@@ -303,9 +299,145 @@ sacct_wanted(const void *arg, const struct job *j)
 	    a->me_user == NULL || slurm_job_of(j, a->me_user));
 }
 
+/* The steps of the jobs listed, sorted by job and step for lookup. */
+struct sacct_steps {
+	Cohort__V1__Envelope **reps;
+	size_t nreps;
+	const Cohort__V1__Step **v;
+	size_t n;
+};
+
+/* Ids asked for in one ListSteps. */
+#define SACCT_STEPS_IDS 1024
+
+static int
+sacct_step_cmp(const void *a, const void *b)
+{
+	const Cohort__V1__Step *x = *(const Cohort__V1__Step *const *)a;
+	const Cohort__V1__Step *y = *(const Cohort__V1__Step *const *)b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return x->step_id < y->step_id ? -1 : x->step_id > y->step_id;
+}
+
+static void
+sacct_steps_clear(struct sacct_steps *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nreps; i++)
+		frame_free(st->reps[i]);
+	free(st->reps);
+	free(st->v);
+	memset(st, 0, sizeof(*st));
+}
+
+/* The steps of those of v[0..n) that started. */
+static int
+sacct_steps_fetch(struct cconn *c, struct job **v, size_t n,
+    struct sacct_steps *st)
+{
+	const Cohort__V1__ListStepsReply *r;
+	Cohort__V1__Envelope *rep, **nr;
+	const Cohort__V1__Step **nv;
+	uint64_t *ids;
+	size_t i, k, nids = 0;
+	int rc = EXIT_OK;
+
+	memset(st, 0, sizeof(*st));
+	if ((ids = calloc(SACCT_STEPS_IDS, sizeof(*ids))) == NULL)
+		goto nomem;
+	for (i = 0; i <= n && rc == EXIT_OK; i++) {
+		if (i < n && v[i]->start_ms > 0)
+			ids[nids++] = v[i]->id;
+		if (nids == 0 || (nids < SACCT_STEPS_IDS && i < n))
+			continue;
+		rc = slurm_steps_fetch("sacct", c, ids, nids, &rep);
+		nids = 0;
+		if (rc != EXIT_OK || rep == NULL)
+			continue;
+		r = rep->list_steps_reply;
+		if ((nr = reallocarray(st->reps, st->nreps + 1,
+		    sizeof(*nr))) == NULL) {
+			frame_free(rep);
+			goto nomem;
+		}
+		st->reps = nr;
+		st->reps[st->nreps++] = rep;
+		if (r->n_steps == 0)
+			continue;
+		if ((nv = reallocarray(st->v, st->n + r->n_steps,
+		    sizeof(*nv))) == NULL)
+			goto nomem;
+		st->v = nv;
+		for (k = 0; k < r->n_steps; k++)
+			if (r->steps[k] != NULL)
+				st->v[st->n++] = r->steps[k];
+	}
+	free(ids);
+	if (st->n > 0)
+		qsort(st->v, st->n, sizeof(*st->v), sacct_step_cmp);
+	return rc;
+nomem:
+	free(ids);
+	slurm_error("sacct", "out of memory");
+	return EXIT_FAILED;
+}
+
+/* Print one step's row. */
+static void
+sacct_step_row(const struct sacct_args *a, const struct sfmt *fmt,
+    const struct slurm_step *s, const struct job *j, const char *rowid,
+    int64_t now)
+{
+	static char bufs[SLURM_FIELDS_MAX][SLURM_CELL];
+	const char *cells[SLURM_FIELDS_MAX];
+	size_t k, f;
+
+	for (k = 0, f = 0; k < fmt->n; k++) {
+		if (fmt->v[k].def == NULL)
+			continue;
+		cells[f] = sacct_step_cell(fmt->v[k].def->id, s, j, rowid, now,
+		    bufs[f], sizeof(bufs[f]));
+		f++;
+	}
+	if (a->parsable || a->parsable2)
+		sfmt_print_parsable(fmt, cells, a->parsable, stdout);
+	else
+		sfmt_print(fmt, cells, stdout);
+}
+
+/* Job j's step rows: J.batch for a batch job that started, then the
+ * steps its srun ran, in id order. */
+static void
+sacct_step_rows(const struct sacct_args *a, const struct sfmt *fmt,
+    const struct sacct_steps *st, const struct job *j, const char *rowid,
+    int64_t now)
+{
+	struct slurm_step s;
+	size_t lo = 0, hi = st->n, mid;
+
+	if (j->spec.batch && j->start_ms > 0) {
+		slurm_step_batch(j, &s);
+		sacct_step_row(a, fmt, &s, j, rowid, now);
+	}
+	/* The first of j's steps. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (st->v[mid]->job_id < j->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < st->n && st->v[lo]->job_id == j->id; lo++)
+		if (slurm_step_from_pb(st->v[lo], &s) == 0)
+			sacct_step_row(a, fmt, &s, j, rowid, now);
+}
+
 static int
 sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
-    struct job **v, size_t n)
+    struct job **v, size_t n, const struct sacct_steps *st)
 {
 	const char *const *cells;
 	char id[JOBREF_LEN];
@@ -330,6 +462,8 @@ sacct_print(const struct sacct_args *a, const struct sfmt *fmt,
 			sfmt_print_parsable(fmt, cells, a->parsable, stdout);
 		else
 			sfmt_print(fmt, cells, stdout);
+		if (!a->allocations)
+			sacct_step_rows(a, fmt, st, v[i], id, now);
 	}
 	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
 }
@@ -338,6 +472,7 @@ int
 cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
 {
 	Cohort__V1__ListJobsRequest lj = COHORT__V1__LIST_JOBS_REQUEST__INIT;
+	struct sacct_steps st = { NULL, 0, NULL, 0 };
 	struct sacct_args a;
 	struct sfmt fmt;
 	struct cerr err;
@@ -367,10 +502,14 @@ cmd_sacct(int argc, char **argv, const struct cconn_opts *opts)
 		rc = slurm_jobs_fetch("sacct", c, &lj, 0, &v, &n);
 		if (rc == EXIT_OK) {
 			n = slurm_jobs_filter(v, n, sacct_wanted, &a);
-			rc = sacct_print(&a, &fmt, v, n);
+			if (!a.allocations)
+				rc = sacct_steps_fetch(c, v, n, &st);
 		}
+		if (rc == EXIT_OK)
+			rc = sacct_print(&a, &fmt, v, n, &st);
 		cconn_close(c);
 	}
+	sacct_steps_clear(&st);
 	slurm_jobs_free(v, n);
 	sfmt_clear(&fmt);
 	slurm_jobfilter_clear(&a.f);

@@ -36,6 +36,8 @@ static const char sbatch_usage[] =
     "refused, each with its reason, where it cannot (see cohort(1),\n"
     "SBATCH). Defaults are Slurm's: one node, one task, no GPU, no rerun\n"
     "after a failure (--requeue for up to 3), output to slurm-%j.out.\n"
+    "The script runs once, on the first node of the allocation; srun in\n"
+    "it starts job steps on the allocation's nodes.\n"
     "  --parsable      print the job id alone\n"
     "  -Q, --quiet     print nothing on success\n"
     "  -W, --wait      wait for the job to end; exit with its exit code\n"
@@ -238,8 +240,12 @@ cmd_sbatch(int argc, char **argv, const struct cconn_opts *opts)
 	if ((rc = sbatch_script(&self, argc, argv, rest, &spec, &file)) != 0 ||
 	    (rc = submit_prepare_sbatch(&spec, file, cl, ncl, argv +
 	    (rest < (size_t)argc ? rest + 1 : rest), rest < (size_t)argc ?
-	    (size_t)argc - rest - 1 : 0)) != 0 ||
-	    (rc = submit_send(&spec, opts, &cf, &id)) != EXIT_OK)
+	    (size_t)argc - rest - 1 : 0)) != 0)
+		goto out;
+	/* As Slurm's: the script runs once, on the first node, and its
+	 * srun starts the steps in the allocation. */
+	spec.batch = true;
+	if ((rc = submit_send(&spec, opts, &cf, &id)) != EXIT_OK)
 		goto out;
 	if (self.parsable)
 		printf("%" PRIu64 "\n", id);

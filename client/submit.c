@@ -41,7 +41,8 @@ enum {
 	O_GPUS = 0x100, O_TASKS, O_GPU_TYPE,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
-	O_EXCLUSIVE, O_HOLD, O_EXPORT, O_GRES, O_REQUEUE, O_NO_REQUEUE,
+	O_EXCLUSIVE, O_HOLD, O_BATCH, O_EXPORT, O_GRES, O_REQUEUE,
+	O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
 	O_SEGMENT, O_IDEM_KEY,
 	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
@@ -88,6 +89,7 @@ static const struct option submit_longopts[] = {
 	{ "array", required_argument, NULL, O_ARRAY },
 	{ "dependency", required_argument, NULL, O_DEPEND },
 	{ "hold", no_argument, NULL, O_HOLD },
+	{ "batch", no_argument, NULL, O_BATCH },
 	{ "nodelist", required_argument, NULL, O_NODELIST },
 	{ "exclude", required_argument, NULL, O_EXCLUDE },
 	{ "constraint", required_argument, NULL, O_CONSTRAINT },
@@ -158,6 +160,9 @@ static const char submit_usage[] =
     "  -d, --dependency SPEC        afterok:ID[:ID...], afterany, afternotok,\n"
     "                               aftercorr, singleton; ',' and, '?' or\n"
     "      --hold                   submit held (cohort release starts it)\n"
+    "      --batch                  a batch job, as sbatch's: the script or\n"
+    "                               command runs once, on the first node; its\n"
+    "                               srun starts steps on the allocation\n"
     "  -w, --nodelist HOSTLIST      nodes the job must include (node[01-04]);\n"
     "                               without -N, the job gets that many nodes\n"
     "  -x, --exclude HOSTLIST       nodes the job must not use\n"
@@ -721,6 +726,9 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return 0;
 	case O_HOLD:
 		spec->hold = true;
+		return 0;
+	case O_BATCH:
+		spec->batch = true;
 		return 0;
 	case O_EXCLUSIVE:
 		spec->exclusive = true;

@@ -73,7 +73,10 @@ expect_exit 0 squeue -h -j "$p" -o '%l %j'
 
 ### scancel of the pending job; its state then.
 expect_exit 1 scancel --signal=USR1 "$p"
-grep -q 'scancel: error: --signal is not supported' "$ERR" || fail "scancel -s: $(cat "$ERR")"
+grep -q 'scancel: error: --signal=USR1 is not supported for a job: Cohort signals a job step' "$ERR" || fail "scancel -s: $(cat "$ERR")"
+# A step id that is not one is refused before anything is sent.
+expect_exit 1 scancel "$p.x"
+grep -q "scancel: error: Invalid job id $p.x" "$ERR" || fail "scancel J.x: $(cat "$ERR")"
 expect_exit 0 scancel "$p"
 wait_state 20 "$p" CANCELLED
 expect_exit 0 squeue -h -j "$p" -o '%T %t'

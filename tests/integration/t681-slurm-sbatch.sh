@@ -26,9 +26,18 @@ check() {
 expect_exit 0 sbatch --parsable --hold --wrap=true
 grep -Eqx '[1-9][0-9]*' "$OUT" || fail "sbatch --parsable printed '$(cat "$OUT")'"
 id=$(cat "$OUT")
-check "$id" '[d["nodes_min"], d["tasks_per_node"], d["cpu_only"], d["max_restarts"], d["output"], d["name"]]' \
-	'[1, 1, true, 0, "slurm-%j.out", "wrap"]'
+check "$id" '[d["nodes_min"], d["tasks_per_node"], d["cpu_only"], d["max_restarts"], d["output"], d["name"], d["batch"]]' \
+	'[1, 1, true, 0, "slurm-%j.out", "wrap", true]'
 expect_exit 0 cohort cancel "$id"
+
+### A batch job runs its script once, on the batch host: sbatch makes
+### one, cohort submit --batch too, and cohort submit alone stays a
+### command run once per task.
+sid=$(job_submit --hold --batch -- true)
+check "$sid" 'd["batch"]' true
+pid=$(job_submit --hold -- true)
+check "$pid" 'd["batch"]' false
+expect_exit 0 cohort cancel "$sid" "$pid"
 
 ### Plain: "Submitted batch job N"; --wait until it ends; the output in
 ### slurm-N.out here; the script's arguments reach it; no GPU by default.

@@ -50,9 +50,9 @@ wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
 [ "$(json_get "$T/job-$id.json" 'd["submit_host"]')" = "$(hostname)" ] ||
 	fail "show --json has submit_host $(json_get "$T/job-$id.json" 'd["submit_host"]'), not $(hostname)"
-for r in 0 1; do
-	[ -f "$W/env.$r" ] || fail "no environment from node rank $r: $(ls "$W")"
-done
+# A batch job: the script runs once, on the first node (the batch host).
+[ -f "$W/env.0" ] || fail "no environment from the batch host (node rank 0): $(ls "$W")"
+[ ! -e "$W/env.1" ] || fail "sbatch's script ran on node rank 1 too: a batch script runs once"
 
 "$PYTHON" - "$T/job-$id.json" "$W" "$id" "$(hostname)" "$acct" "$acct_uid" \
 	"$(cd "$top_builddir/slurm" && pwd)" <<'PY' || fail "the Slurm environment is wrong (above)"
@@ -68,7 +68,8 @@ def check(cond, what):
 
 place = sorted(job["placement"], key=lambda p: p["node_rank"])
 names = [p["node"] for p in place]
-for p in place:
+check(job.get("batch") is True, f"show --json has batch {job.get('batch')!r}, want true")
+for p in place[:1]:
     r = p["node_rank"]
     e = {}
     for line in open(os.path.join(wdir, f"env.{r}")):

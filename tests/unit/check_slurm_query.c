@@ -382,6 +382,131 @@ START_TEST(test_vs_slurm)
 }
 END_TEST
 
+
+/* Step rows: a batch job's J.batch row and a step of ListSteps, their
+ * cells as sacct 22.05 printed them (Account is Slurm's own, given as
+ * the job rows' tests give it), and squeue -s's default format. */
+START_TEST(test_steps)
+{
+	Cohort__V1__Step pb = COHORT__V1__STEP__INIT;
+	char *nodes[] = { "node01", "node02" };
+	uint32_t tpn[] = { 2, 2 };
+	int32_t ts[] = { 0, 3 << 8, 9, 0 };
+	static char bufs[8][SLURM_CELL];
+	const char *cells[8];
+	const int ids[] = { SA_JOBID, SA_JOBNAME, SA_PARTITION, SA_ACCOUNT,
+	    SA_ALLOCCPUS, SA_STATE, SA_EXITCODE };
+	struct slurm_step st;
+	struct sfmt f;
+	struct cerr err;
+	struct job j;
+	size_t i;
+
+	memset(&j, 0, sizeof(j));
+	job_spec_init(&j.spec);
+	j.id = 4;
+	j.spec.batch = true;
+	j.state = JOB_FAILED;
+	j.has_exit = true;
+	j.exit_code = 3;
+	j.start_ms = 1000;
+	j.end_ms = 2000;
+	j.place = calloc(1, sizeof(*j.place));
+	ck_assert_ptr_nonnull(j.place);
+	snprintf(j.place[0].node, sizeof(j.place[0].node), "node01");
+	j.nplace = 1;
+	ck_assert_int_eq(sfmt_parse_sacct(SACCT_FORMAT, sacct_defs,
+	    sacct_ndefs, &f, &err), 0);
+	slurm_step_batch(&j, &st);
+	for (i = 0; i < 7; i++)
+		cells[i] = sacct_step_cell(ids[i], &st, &j, "4", 0, bufs[i],
+		    sizeof(bufs[i]));
+	ck_assert_str_eq(cells[3], "");
+	cells[3] = "root";
+	same(&f, cells, 0, "sacct-default.txt", 8);
+	same(&f, cells, 'P', "sacct-P.txt", 7);
+	ck_assert_str_eq(sacct_step_cell(SA_NODELIST, &st, &j, "4", 0,
+	    bufs[0], sizeof(bufs[0])), "node01");
+	/* A cancelled job's batch row shows the signal apart: 0:15. */
+	j.state = JOB_CANCELLED;
+	j.exit_code = 128 + 15;
+	slurm_step_batch(&j, &st);
+	for (i = 0; i < 7; i++)
+		cells[i] = sacct_step_cell(ids[i], &st, &j, "7_3", 0, bufs[i],
+		    sizeof(bufs[i]));
+	cells[3] = "root";
+	same(&f, cells, 0, "sacct-default.txt", 17);
+	sfmt_clear(&f);
+
+	/* A step: its name, NODE_FAIL, code:signal from the wait statuses,
+	 * its nodes compressed, GPUs in AllocTRES. */
+	pb.job_id = 12;
+	pb.step_id = 1;
+	pb.name = "train";
+	pb.state = COHORT__V1__JOB_STATE__FAILED;
+	pb.nodelist = nodes;
+	pb.n_nodelist = 2;
+	pb.tasks_per_node = tpn;
+	pb.n_tasks_per_node = 2;
+	pb.task_status = ts;
+	pb.n_task_status = 4;
+	pb.has_gpus = 1;
+	pb.gpus = 8;
+	pb.has_start_time_ms = 1;
+	pb.start_time_ms = 1000;
+	pb.has_end_time_ms = 1;
+	pb.end_time_ms = 66000;
+	ck_assert_int_eq(slurm_step_from_pb(&pb, &st), 0);
+	ck_assert_str_eq(sacct_step_cell(SA_JOBID, &st, &j, "12", 0, bufs[0],
+	    SLURM_CELL), "12.1");
+	ck_assert_str_eq(sacct_step_cell(SA_JOBNAME, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "train");
+	ck_assert_str_eq(sacct_step_cell(SA_STATE, &st, &j, "12", 0, bufs[0],
+	    SLURM_CELL), "FAILED");
+	ck_assert_str_eq(sacct_step_cell(SA_EXITCODE, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "3:9");
+	ck_assert_str_eq(sacct_step_cell(SA_NODELIST, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "node[01-02]");
+	ck_assert_str_eq(sacct_step_cell(SA_ALLOCTRES, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "cpu=4,gres/gpu=8,node=2");
+	ck_assert_str_eq(sacct_step_cell(SA_ELAPSED, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "00:01:05");
+	ck_assert_str_eq(sacct_step_cell(SA_PARTITION, &st, &j, "12", 0,
+	    bufs[0], SLURM_CELL), "");
+	pb.has_node_fail = pb.node_fail = 1;
+	ck_assert_int_eq(slurm_step_from_pb(&pb, &st), 0);
+	ck_assert_str_eq(sacct_step_cell(SA_STATE, &st, &j, "12", 0, bufs[0],
+	    SLURM_CELL), "NODE_FAIL");
+
+	/* squeue -s: Slurm's default step format and its header. */
+	ck_assert_int_eq(sfmt_parse_letters(SQUEUE_STEP_FORMAT,
+	    squeue_step_defs, squeue_step_ndefs, &f, &err), 0);
+	{
+		char out[256];
+		FILE *fp = fmemopen(out, sizeof(out), "w");
+
+		ck_assert_ptr_nonnull(fp);
+		sfmt_print(&f, NULL, fp);
+		pb.has_end_time_ms = 0;
+		pb.state = COHORT__V1__JOB_STATE__RUNNING;
+		ck_assert_int_eq(slurm_step_from_pb(&pb, &st), 0);
+		for (i = 0; i < 6; i++)
+			cells[i] = squeue_step_cell(f.v[2 * i].def->id, &st,
+			    "alice", "default", 66000, bufs[i],
+			    sizeof(bufs[i]));
+		sfmt_print(&f, cells, fp);
+		fclose(fp);
+		ck_assert_str_eq(out, "         STEPID     NAME PARTITION     "
+		    "USER      TIME NODELIST\n"
+		    "           12.1    train   default    alice      1:05 "
+		    "node[01-02]\n");
+	}
+	sfmt_clear(&f);
+	free(j.place);
+	job_spec_clear(&j.spec);
+}
+END_TEST
+
 static Suite *
 slurm_query_suite(void)
 {
@@ -398,6 +523,7 @@ slurm_query_suite(void)
 	tcase_add_test(tc, test_joblist);
 	tcase_add_test(tc, test_hostnames);
 	tcase_add_test(tc, test_vs_slurm);
+	tcase_add_test(tc, test_steps);
 	suite_add_tcase(s, tc);
 	return s;
 }

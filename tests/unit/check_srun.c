@@ -1,0 +1,219 @@
+/* srun's pure parts (client/srun_args.c): its option table as Slurm's
+ * srun reads it (abbreviations, = and space forms, clusters, the command
+ * after the options, refusals that give the reason), -l's label width,
+ * the node a rank runs on, -o/-e patterns and the credential's text. */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/srun_args.h"
+
+/* Parse the words of line (space-separated, "srun" first). */
+static int
+parse(const char *line, struct srun_args *a, struct cerr *err, char ***words,
+    int *n)
+{
+	static char buf[1024];
+	static char *v[64];
+	char *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	*n = 0;
+	for (tok = strtok_r(buf, " ", &save); tok != NULL && *n < 63;
+	    tok = strtok_r(NULL, " ", &save))
+		v[(*n)++] = tok;
+	v[*n] = NULL;
+	*words = v;
+	cerr_clear(err);
+	return srun_args_parse(*n, v, a, err);
+}
+
+START_TEST(test_options)
+{
+	struct srun_args a;
+	struct cerr err;
+	char **w;
+	int n;
+
+	ck_assert_int_eq(parse("srun -N2 --ntasks=4 --ntasks-per-node 2 -l "
+	    "-c 3 --gpus-per-task=1 -w n[1-2] -x n3 --overl -J train "
+	    "--export=NONE -K -u hostname -N 5", &a, &err, &w, &n), 0);
+	ck_assert_uint_eq(a.nodes, 2);
+	ck_assert_uint_eq(a.ntasks, 4);
+	ck_assert_uint_eq(a.ntasks_per_node, 2);
+	ck_assert_uint_eq(a.cpus_per_task, 3);
+	ck_assert_uint_eq(a.gpus_per_task, 1);
+	ck_assert(a.label && a.overlap && a.kill_on_bad_exit && a.unbuffered);
+	ck_assert_str_eq(a.nodelist, "n[1-2]");
+	ck_assert_str_eq(a.exclude, "n3");
+	ck_assert_str_eq(a.name, "train");
+	ck_assert_str_eq(a.export_mode, "NONE");
+	/* The command starts at the first word that is not an option; its
+	 * own options are its own. */
+	ck_assert_str_eq(w[a.cmd], "hostname");
+	ck_assert_int_eq(a.cmd, n - 3);
+
+	/* Clusters of short options, a value glued on, "--". */
+	ck_assert_int_eq(parse("srun -lQvvn8 -- -x", &a, &err, &w, &n), 0);
+	ck_assert(a.label && a.quiet);
+	ck_assert_int_eq(a.verbose, 2);
+	ck_assert_uint_eq(a.ntasks, 8);
+	ck_assert_str_eq(w[a.cmd], "-x");
+
+	/* -G 0 and --gres=none: no GPU; --mpi=none is fine. */
+	ck_assert_int_eq(parse("srun -G 0 --mpi=none true", &a, &err, &w, &n),
+	    0);
+	ck_assert(a.no_gpus);
+	ck_assert_int_eq(parse("srun --gres=gpu:2 -N 3-3 --jobid=12 -o "
+	    "out-%t.txt -e err.txt true", &a, &err, &w, &n), 0);
+	ck_assert_uint_eq(a.gpus_per_node, 2);
+	ck_assert_uint_eq(a.nodes, 3);
+	ck_assert_uint_eq(a.jobid, 12);
+	ck_assert_str_eq(a.output, "out-%t.txt");
+	ck_assert_str_eq(a.error, "err.txt");
+	ck_assert_int_eq(parse("srun", &a, &err, &w, &n), 0);
+	ck_assert_int_eq(a.cmd, 1);
+}
+END_TEST
+
+/* refused LINE TEXT: line is refused with exactly text. */
+static void
+refused(const char *line, const char *text)
+{
+	struct srun_args a;
+	struct cerr err;
+	char **w;
+	int n;
+
+	ck_assert_int_eq(parse(line, &a, &err, &w, &n), -1);
+	ck_assert_str_eq(err.text, text);
+}
+
+START_TEST(test_refusals)
+{
+	refused("srun --mpi=pmi2 a.out", "--mpi=pmi2 is not supported: Cohort "
+	    "has no PMI server; use a launcher such as torchrun");
+	refused("srun --mpi pmix a.out", "--mpi=pmix is not supported: Cohort "
+	    "has no PMI server; use a launcher such as torchrun");
+	/* An abbreviation is named as srun names the option. */
+	refused("srun --pt bash", "--pty is not supported: standard input is "
+	    "not forwarded yet");
+	refused("srun --mem=4G true", "--mem=4G is not supported: a step "
+	    "shares its job's memory limit");
+	refused("srun -t 5 true", "-t=5 is not supported: a step ends with "
+	    "its job: its job's --time bounds it");
+	refused("srun --gpu 1 true", "--gpu: ambiguous (a prefix of several "
+	    "srun options: write it out)");
+	refused("srun --frobnicate true", "--frobnicate: not an srun option "
+	    "(see srun --help)");
+	refused("srun -y true", "-y: not an srun option (see srun --help)");
+	refused("srun -N", "-N: missing argument");
+	refused("srun -N 1-4 true", "-N=1-4 is not supported: a step gets "
+	    "exactly the nodes it asks for: give one count");
+	refused("srun -n x true", "-n: invalid count 'x'");
+	refused("srun --gpus-per-task=a100:1 true", "--gpus-per-task=a100:1: "
+	    "a GPU type is not supported: a step gets GPUs of its job's "
+	    "allocation: give a count");
+	refused("srun --label=yes true", "--label: takes no value");
+	refused("srun --exclusive=user true", "--exclusive=user is not "
+	    "supported: only --exclusive alone (no other step on the step's "
+	    "nodes)");
+	refused("srun --container-image=nvcr.io#pytorch true",
+	    "--container-image=nvcr.io#pytorch is not supported: Cohort has "
+	    "no container plugin (pyxis)");
+	refused("srun --jobid=x true", "--jobid: invalid job id 'x'");
+}
+END_TEST
+
+START_TEST(test_label_and_nodes)
+{
+	const uint32_t tpn[] = { 2, 3, 1 };
+
+	ck_assert_int_eq(srun_label_width(0), 1);
+	ck_assert_int_eq(srun_label_width(1), 1);
+	ck_assert_int_eq(srun_label_width(10), 1);
+	ck_assert_int_eq(srun_label_width(11), 2);
+	ck_assert_int_eq(srun_label_width(100), 2);
+	ck_assert_int_eq(srun_label_width(101), 3);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 0), 0);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 1), 0);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 2), 1);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 4), 1);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 5), 2);
+	ck_assert_int_eq(srun_rank_node(tpn, 3, 6), -1);
+}
+END_TEST
+
+START_TEST(test_pattern)
+{
+	struct srun_pat_vars v = { 42, 3, 7, 1, "gpu02" };
+	struct cerr err;
+	char buf[64];
+	bool per;
+
+	ck_assert_int_eq(srun_pattern("out-%j.%s-%t-%n-%N.txt", &v, buf,
+	    sizeof(buf), &per, &err), 0);
+	ck_assert_str_eq(buf, "out-42.3-7-1-gpu02.txt");
+	ck_assert(per);
+	ck_assert_int_eq(srun_pattern("%J_%3t_100%%", &v, buf, sizeof(buf),
+	    &per, &err), 0);
+	ck_assert_str_eq(buf, "42.3_007_100%");
+	ck_assert_int_eq(srun_pattern("all-%j.log", &v, buf, sizeof(buf),
+	    &per, &err), 0);
+	ck_assert(!per);
+	ck_assert_int_eq(srun_pattern("x-%A", &v, buf, sizeof(buf), &per,
+	    &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "%A is not supported"));
+	ck_assert_int_eq(srun_pattern("%N%N%N%N", &v, buf, 12, &per, &err),
+	    -1);
+}
+END_TEST
+
+START_TEST(test_cred)
+{
+	uint8_t out[8];
+	struct cerr err;
+	char range[32];
+
+	ck_assert_int_eq(srun_cred_decode("00ff10a5\n", 9, out, sizeof(out),
+	    &err), 4);
+	ck_assert_uint_eq(out[1], 0xff);
+	ck_assert_uint_eq(out[3], 0xa5);
+	ck_assert_int_eq(srun_cred_decode("00FF", 4, out, sizeof(out), &err),
+	    -1);
+	ck_assert_int_eq(srun_cred_decode("abc", 3, out, sizeof(out), &err),
+	    -1);
+	ck_assert_int_eq(srun_cred_decode("", 0, out, sizeof(out), &err), -1);
+	ck_assert_int_eq(srun_cred_decode("000000000000000000", 18, out,
+	    sizeof(out), &err), -1);
+	ck_assert_str_eq(srun_task_range(3, 3, range, sizeof(range)),
+	    "task 3");
+	ck_assert_str_eq(srun_task_range(0, 3, range, sizeof(range)),
+	    "tasks 0-3");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("srun");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_options);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_label_and_nodes);
+	tcase_add_test(tc, test_pattern);
+	tcase_add_test(tc, test_cred);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
