@@ -219,6 +219,9 @@ struct task_report {
 	bool permanent;		/* with why: it never can, as given (no
 				 * such command, no such workdir): the
 				 * job fails rather than restart */
+	bool has_step;		/* a task of job step step_id; rank is
+				 * then its SLURM_PROCID in the step */
+	uint32_t step_id;
 };
 
 struct job {
