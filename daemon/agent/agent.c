@@ -1703,10 +1703,17 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 		return -1;
 	}
 	if (p->next >= p->ntasks) {
-		if (p->ntasks == 0)
+		bool none = p->ntasks == 0;
+
+		apending_free(a, p);
+		/* A batch job's other node: nothing to keep (its steps
+		 * make the start's entry and cgroup again) but the spool. */
+		if (none) {
 			log_info("job %" PRIu64 ": batch job, no task of its "
 			    "own on node rank %u", l->job_id, l->node_rank);
-		apending_free(a, p);
+			agent_job_end(a, l->job_id, l->restart, false);
+			ajob_gc(a, l->job_id, l->restart);
+		}
 		return 0;
 	}
 	if (apending_own(a, p) == -1) {
