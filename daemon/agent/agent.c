@@ -98,8 +98,16 @@ struct apending {
 	size_t nbase;
 	char progress[4096];
 	char jobcg[PATH_MAX];
+	char credfile[PATH_MAX];	/* the step credential's; "": none */
+	unsigned ntasks;	/* the tasks this launch starts here */
 	unsigned next;		/* the next local rank to start */
 	bool owned;		/* l's strings are the copies above */
+	/* A step launch's own copies (owned), l.step pointing at step. */
+	struct step_launch step;
+	char **sargv, **senv, **snodes;
+	size_t nsargv, nsenv, nsnodes;
+	unsigned *stpn, *sgpus;
+	char *sworkdir, *saddr, *sname;
 	TAILQ_ENTRY(apending) entry;
 };
 
@@ -128,6 +136,25 @@ struct agent {
 	agent_launch_cb launch_cb;
 	void *launch_arg;
 };
+
+/* Is t a task of job step *step (step NULL: of the job's own)? */
+static bool
+task_in_step(const struct task *t, const uint32_t *step)
+{
+	if (step == NULL)
+		return !t->has_step;
+	return t->has_step && t->step_id == *step;
+}
+
+/* "" or " step S", for messages about a task. */
+static const char *
+task_step_text(const struct task *t, char *buf, size_t len)
+{
+	if (!t->has_step)
+		return "";
+	snprintf(buf, len, " step %" PRIu32, t->step_id);
+	return buf;
+}
 
 static struct ajob *
 ajob_find(struct agent *a, uint64_t job_id, uint32_t restart)
@@ -339,6 +366,7 @@ static void
 atask_check(struct atask *at)
 {
 	struct task_report r;
+	char st[32];
 	int status;
 
 	if (at->ended)
@@ -352,9 +380,11 @@ atask_check(struct atask *at)
 		event_del(at->ev);
 	if (at->kill_ev != NULL)
 		event_del(at->kill_ev);
-	log_info("job %" PRIu64 " rank %u: task ended (status 0x%x)",
-	    at->t.job_id, at->t.rank, (unsigned)status);
+	log_info("job %" PRIu64 "%s rank %u: task ended (status 0x%x)",
+	    at->t.job_id, task_step_text(&at->t, st, sizeof(st)), at->t.rank,
+	    (unsigned)status);
 	agent_job_end(at->a, at->t.job_id, at->t.restart, false);
+	memset(&r, 0, sizeof(r));
 	r.job_id = at->t.job_id;
 	r.restart = at->t.restart;
 	r.rank = at->t.rank;
@@ -362,6 +392,8 @@ atask_check(struct atask *at)
 	r.wait_status = status;
 	memcpy(r.why, at->why, sizeof(r.why));
 	r.permanent = at->permanent;
+	r.has_step = at->t.has_step;
+	r.step = at->t.step_id;
 	at->a->cb(&r, at->a->arg);
 }
 
@@ -428,14 +460,15 @@ agent_adopt_cb(struct task *t, void *arg)
 {
 	struct agent *a = arg;
 	struct atask *at;
+	char st[32];
 
 	if ((at = agent_watch(a, t)) == NULL) {
 		if (t->pidfd >= 0)
 			close(t->pidfd);
 		return -1;
 	}
-	log_info("job %" PRIu64 " rank %u: adopted from the spool",
-	    t->job_id, t->rank);
+	log_info("job %" PRIu64 "%s rank %u: adopted from the spool",
+	    t->job_id, task_step_text(t, st, sizeof(st)), t->rank);
 	if (ajob_find(a, t->job_id, t->restart) == NULL) {
 		struct watch_cred cred;
 		bool has_cred;
@@ -601,6 +634,24 @@ apending_find(struct agent *a, uint64_t job_id, uint32_t restart)
 	return NULL;
 }
 
+/* The launch under way of job step *step of the start (step NULL: of
+ * the job's own tasks), or NULL. */
+static struct apending *
+apending_find_step(struct agent *a, uint64_t job_id, uint32_t restart,
+    const uint32_t *step)
+{
+	struct apending *p;
+
+	TAILQ_FOREACH(p, &a->pending, entry) {
+		if (p->l.job_id != job_id || p->l.restart != restart)
+			continue;
+		if (step == NULL ? p->l.step == NULL :
+		    p->l.step != NULL && p->l.step->step_id == *step)
+			return p;
+	}
+	return NULL;
+}
+
 static bool
 agent_has_start(struct agent *a, uint64_t job_id, uint32_t restart)
 {
@@ -688,23 +739,33 @@ agent_progress_file(const struct agent *a, const struct launch *l,
  * them): all are killed first and waited for together, a bounded while
  * in all, not per task. */
 static void
-agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart)
+agent_undo_launch(struct agent *a, uint64_t job_id, uint32_t restart,
+    const uint32_t *step)
 {
 	struct atask *at, *next;
 	int64_t deadline = clock_now_ms() + 1000;
 	int status;
 
+	/* A failed step takes only its own tasks (and files) along. */
 	TAILQ_FOREACH(at, &a->tasks, entry)
-		if (at->t.job_id == job_id && at->t.restart == restart)
+		if (at->t.job_id == job_id && at->t.restart == restart &&
+		    (step == NULL || task_in_step(&at->t, step)))
 			tasks_signal(&at->t, SIGKILL);
 	for (at = TAILQ_FIRST(&a->tasks); at != NULL; at = next) {
 		next = TAILQ_NEXT(at, entry);
-		if (at->t.job_id != job_id || at->t.restart != restart)
+		if (at->t.job_id != job_id || at->t.restart != restart ||
+		    (step != NULL && !task_in_step(&at->t, step)))
 			continue;
 		while (tasks_result(&at->t, &status, NULL, 0, NULL) == -1 &&
 		    errno == ENOENT && clock_now_ms() < deadline)
 			usleep(10000);
 		atask_free(at);
+	}
+	if (step != NULL) {
+		agent_job_end(a, job_id, restart, false);
+		ajob_gc(a, job_id, restart);
+		tasks_spool_remove_step(a->cfg->spool, job_id, restart, step);
+		return;
 	}
 	agent_job_end(a, job_id, restart, true);
 	ajob_gc(a, job_id, restart);
@@ -739,12 +800,34 @@ agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len)
  * GPUs' NUMA nodes, not held by another task here. Says in the log what
  * it had to give up. */
 static void
+agent_choose_cpus_for(struct agent *a, uint64_t job_id, unsigned rank,
+    const unsigned *gpus, size_t len, unsigned ncpus, cpu_set_t *out);
+
+static void
 agent_choose_cpus(struct agent *a, const struct launch *l,
     unsigned local_rank, unsigned rank, cpu_set_t *out)
 {
 	const struct job_spec *s = l->spec;
-	int numa[INV_MAX_GPUS];
-	size_t off, len, i, nnuma = 0;
+	size_t off, len;
+
+	/* A batch script is the node's one task: near all of its GPUs. */
+	if (s->batch) {
+		off = 0;
+		len = s->cpu_only ? 0 : l->ngpus;
+	} else
+		env_task_gpus(s->cpu_only ? 0 : l->ngpus, s->tasks_per_node,
+		    local_rank, &off, &len);
+	agent_choose_cpus_for(a, l->job_id, rank, len > 0 ? l->gpus + off :
+	    NULL, len, s->cpus_per_task, out);
+}
+
+/* ncpus cores for a task whose GPUs are gpus[0..len). */
+static void
+agent_choose_cpus_for(struct agent *a, uint64_t job_id, unsigned rank,
+    const unsigned *gpus, size_t len, unsigned ncpus, cpu_set_t *out)
+{
+	int numa[INV_MAX_GPUS] = { 0 };
+	size_t i, nnuma = 0;
 	struct atask *at;
 	cpu_set_t used;
 	unsigned flags;
@@ -754,24 +837,21 @@ agent_choose_cpus(struct agent *a, const struct launch *l,
 	TAILQ_FOREACH(at, &a->tasks, entry)
 		if (!at->ended && at->t.bound)
 			CPU_OR(&used, &used, &at->t.cpus);
-	env_task_gpus(s->cpu_only ? 0 : l->ngpus, s->tasks_per_node,
-	    local_rank, &off, &len);
 	for (i = 0; i < len && a->inv != NULL; i++)
-		if (l->gpus[off + i] < a->inv->ngpus && nnuma < INV_MAX_GPUS) {
-			numa[nnuma] = a->inv->gpus[l->gpus[off + i]].numa_node;
+		if (gpus[i] < a->inv->ngpus && nnuma < INV_MAX_GPUS) {
+			numa[nnuma] = a->inv->gpus[gpus[i]].numa_node;
 			snprintf(near + strlen(near), sizeof(near) - strlen(near),
 			    "%s%d", nnuma > 0 ? "," : "", numa[nnuma]);
 			nnuma++;
 		}
-	cpubind_choose(&a->cpumap, numa, nnuma, s->cpus_per_task, &used, out,
-	    &flags);
+	cpubind_choose(&a->cpumap, numa, nnuma, ncpus, &used, out, &flags);
 	cpubind_list_format(out, list, sizeof(list));
 	if (flags == 0)
 		log_info("job %" PRIu64 " rank %u: bound to CPUs %s (NUMA %s)",
-		    l->job_id, rank, list, nnuma > 0 ? near : "any");
+		    job_id, rank, list, nnuma > 0 ? near : "any");
 	else
 		log_warnx("job %" PRIu64 " rank %u: bound to CPUs %s: %s%s%s "
-		    "(its GPUs are on NUMA %s)", l->job_id, rank, list,
+		    "(its GPUs are on NUMA %s)", job_id, rank, list,
 		    flags & CPUBIND_REMOTE ? "too few free cores on its GPUs' "
 		    "NUMA nodes, some are on others; " : "",
 		    flags & CPUBIND_SHARED ? "shared with other tasks, every "
@@ -780,67 +860,121 @@ agent_choose_cpus(struct agent *a, const struct launch *l,
 		    "--cpus-per-task" : "", nnuma > 0 ? near : "none");
 }
 
-static int
-agent_start_rank(struct agent *a, const struct launch *l,
-    const char *account, const struct task_user *who, char *const *base,
-    size_t nbase,
-    const char *progress, const char *jobcg, unsigned local_rank,
-    struct cerr *err)
+/* What the tasks of p's start share in their environment (nics: room
+ * for the GPUs' NIC names, filled from l's GPUs). */
+static void
+agent_task_env(struct agent *a, const struct apending *p,
+    struct task_env *te, const char **nics)
 {
-	char cgdir[PATH_MAX], line[sizeof("COHORT_TASK_CPUS=") +
-	    AGENT_CPU_LIST_MAX];
-	cpu_set_t cpus;
+	const struct launch *l = &p->l;
 	const struct job_spec *s = l->spec;
-	struct task_env te = { 0 };
-	struct task_launch tl = { 0 };
-	struct taskout out;
-	struct task t;
-	const char *nics[INV_MAX_GPUS];
 	struct ajob *j;
-	char **envp = NULL;
-	size_t nenv = 0, i;
-	int rc;
+	size_t i;
 
-	te.job_id = l->job_id;
-	te.job_name = s->name;
-	te.restart_count = l->restart_count;
-	te.nnodes = (unsigned)l->nnodes;
-	te.node_rank = l->node_rank;
-	te.nodelist = l->nodelist;
-	te.master_addr = l->master_addr;
-	te.master_port = l->master_port;
-	te.tasks_per_node = s->tasks_per_node;
-	te.local_rank = local_rank;
-	te.gpus = l->gpus;
-	te.ngpus = l->ngpus;
+	memset(te, 0, sizeof(*te));
+	te->job_id = l->job_id;
+	te->job_name = s->name;
+	te->restart_count = l->restart_count;
+	te->nnodes = (unsigned)l->nnodes;
+	te->node_rank = l->node_rank;
+	te->nodelist = l->nodelist;
+	te->master_addr = l->master_addr;
+	te->master_port = l->master_port;
+	te->tasks_per_node = s->tasks_per_node;
+	te->gpus = l->gpus;
+	te->ngpus = l->ngpus;
 	if (a->inv != NULL && l->ngpus <= INV_MAX_GPUS) {
 		for (i = 0; i < l->ngpus; i++)
 			nics[i] = l->gpus[i] < a->inv->ngpus ?
 			    a->inv->gpus[l->gpus[i]].nic_name : NULL;
-		te.gpu_nics = nics;
+		te->gpu_nics = nics;
 	}
-	te.checkpoint_dir = s->checkpoint_dir;
-	te.resume_checkpoint = l->resume_checkpoint;
-	te.progress_file = progress;
-	te.user_env = (const char *const *)s->env;
-	te.nuser_env = s->nenv;
-	te.base_env = (const char *const *)base;
-	te.nbase_env = nbase;
-	te.array_id = l->array_id;
-	te.array_task = l->array_task;
-	te.array_spec = s->array;
-	te.cpu_only = s->cpu_only;
-	te.workdir = s->workdir;
-	te.partition = s->queue;
-	te.submit_host = s->submit_host;
-	te.cpus_per_task = s->cpus_per_task;
-	te.cluster_name = a->cfg->cluster_name;
-	te.slurm_commands = a->cfg->slurm_commands;
+	te->checkpoint_dir = s->checkpoint_dir;
+	te->resume_checkpoint = l->resume_checkpoint;
+	te->progress_file = p->progress;
+	te->user_env = (const char *const *)s->env;
+	te->nuser_env = s->nenv;
+	te->base_env = (const char *const *)p->base;
+	te->nbase_env = p->nbase;
+	te->array_id = l->array_id;
+	te->array_task = l->array_task;
+	te->array_spec = s->array;
+	te->cpu_only = s->cpu_only;
+	te->workdir = s->workdir;
+	te->partition = s->queue;
+	te->submit_host = s->submit_host;
+	te->cpus_per_task = s->cpus_per_task;
+	te->cluster_name = a->cfg->cluster_name;
+	te->slurm_commands = a->cfg->slurm_commands;
+	te->batch = s->batch;
+	te->step_cred_file = p->credfile[0] != '\0' ? p->credfile : NULL;
 	/* The start's account (agent_launch_prepare made its ajob). */
 	if ((j = ajob_find(a, l->job_id, l->restart)) != NULL) {
-		te.has_uid = true;
-		te.uid = (uint32_t)j->cred.uid;
+		te->has_uid = true;
+		te->uid = (uint32_t)j->cred.uid;
 	}
+}
+
+/* Bind the task to cpus (COHORT_TASK_CPUS in its environment). */
+static int
+agent_bind_env(const cpu_set_t *cpus, char ***envp, size_t *nenv,
+    struct cerr *err)
+{
+	char line[sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX];
+
+	if (agent_task_cpus_env(cpus, line, sizeof(line)) == -1)
+		return cerr_set(err, ERR_INTERNAL, "cannot write "
+		    "COHORT_TASK_CPUS: %s", strerror(errno));
+	if (strv_append(envp, nenv, line) == -1)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+/* Start tl (envp taken: freed here) and watch it. */
+static int
+agent_start_task(struct agent *a, const struct apending *p,
+    struct task_launch *tl, char **envp, size_t nenv, struct cerr *err)
+{
+	struct task t;
+	char st[32];
+	int rc;
+
+	tl->envp = envp;
+	tl->user = p->account;
+	tl->who = &p->who;
+	rc = tasks_start(a->cfg->spool, tl, &t, err);
+	strv_free(envp, nenv);
+	if (rc == -1)
+		return -1;
+	if (agent_watch(a, &t) == NULL) {
+		tasks_signal(&t, SIGKILL);
+		if (t.pidfd >= 0)
+			close(t.pidfd);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	log_info("job %" PRIu64 "%s rank %u: started (pgid %d) as %s",
+	    tl->job_id, task_step_text(&t, st, sizeof(st)), tl->rank,
+	    (int)t.pgid, p->account);
+	return 0;
+}
+
+static int
+agent_start_rank(struct agent *a, const struct apending *p,
+    unsigned local_rank, struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	const struct job_spec *s = l->spec;
+	char cgdir[PATH_MAX];
+	const char *nics[INV_MAX_GPUS];
+	struct task_env te;
+	struct task_launch tl = { 0 };
+	struct taskout out;
+	cpu_set_t cpus;
+	char **envp = NULL;
+	size_t nenv = 0;
+
+	agent_task_env(a, p, &te, nics);
+	te.local_rank = local_rank;
 	tl.rank = l->node_rank * s->tasks_per_node + local_rank;
 	if (taskout_files(l, tl.rank, &out, err) == -1)
 		return -1;
@@ -849,18 +983,13 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	if (s->cpus_per_task > 0) {
 		agent_choose_cpus(a, l, local_rank, tl.rank, &cpus);
 		tl.cpus = &cpus;
-		if (agent_task_cpus_env(&cpus, line, sizeof(line)) == -1) {
+		if (agent_bind_env(&cpus, &envp, &nenv, err) == -1) {
 			strv_free(envp, nenv);
-			return cerr_set(err, ERR_INTERNAL, "cannot write "
-			    "COHORT_TASK_CPUS: %s", strerror(errno));
-		}
-		if (strv_append(&envp, &nenv, line) == -1) {
-			strv_free(envp, nenv);
-			return cerr_set(err, ERR_INTERNAL, "out of memory");
+			return -1;
 		}
 	}
-	if (jobcg[0] != '\0') {
-		if (cgroup_task_create(jobcg, tl.rank, cgdir, err) == -1) {
+	if (p->jobcg[0] != '\0') {
+		if (cgroup_task_create(p->jobcg, tl.rank, cgdir, err) == -1) {
 			strv_free(envp, nenv);
 			return -1;
 		}
@@ -880,23 +1009,90 @@ agent_start_rank(struct agent *a, const struct launch *l,
 	tl.argc = s->argc;
 	tl.script = s->script;
 	tl.script_len = s->script_len;
-	tl.envp = envp;
 	tl.workdir = s->workdir;
-	tl.user = account;
-	tl.who = who;
-	rc = tasks_start(a->cfg->spool, &tl, &t, err);
-	strv_free(envp, nenv);
-	if (rc == -1)
-		return -1;
-	if (agent_watch(a, &t) == NULL) {
-		tasks_signal(&t, SIGKILL);
-		if (t.pidfd >= 0)
-			close(t.pidfd);
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	return agent_start_task(a, p, &tl, envp, nenv, err);
+}
+
+/* Local task local_rank of p's job step: its output in the step's
+ * spool files, never the job's -o/-e. */
+static int
+agent_start_step_rank(struct agent *a, const struct apending *p,
+    unsigned local_rank, struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	const struct step_launch *sl = l->step;
+	const struct job_spec *s = l->spec;
+	const char *nics[INV_MAX_GPUS], *snics[INV_MAX_GPUS];
+	struct task_launch tl = { 0 };
+	struct step_env se = { 0 };
+	struct task_env te;
+	char cgdir[PATH_MAX];
+	cpu_set_t cpus;
+	char **envp = NULL;
+	size_t nenv = 0, i, off, len;
+
+	agent_task_env(a, p, &te, nics);
+	se.step_id = sl->step_id;
+	se.env = sl->env;
+	se.nenv = sl->nenv;
+	se.nodelist = sl->nodelist;
+	se.nnodes = sl->nnodes;
+	se.node_index = sl->node_index;
+	se.tasks_per_node = sl->tasks_per_node;
+	se.ntasks = sl->ntasks;
+	se.first_rank = sl->first_rank;
+	se.local_rank = local_rank;
+	se.gpus = sl->gpus;
+	se.ngpus = sl->ngpus;
+	se.gpus_per_task = sl->gpus_per_task;
+	se.cpus_per_task = sl->cpus_per_task;
+	se.master_addr = sl->master_addr;
+	se.master_port = sl->master_port;
+	if (a->inv != NULL && sl->ngpus <= INV_MAX_GPUS) {
+		for (i = 0; i < sl->ngpus; i++)
+			snics[i] = sl->gpus[i] < a->inv->ngpus ?
+			    a->inv->gpus[sl->gpus[i]].nic_name : NULL;
+		se.gpu_nics = snics;
 	}
-	log_info("job %" PRIu64 " rank %u: started (pgid %d) as %s",
-	    l->job_id, tl.rank, (int)t.pgid, account);
-	return 0;
+	tl.rank = sl->first_rank + local_rank;
+	if (env_build_step(&te, &se, &envp, &nenv, err) == -1)
+		return -1;
+	if (sl->cpus_per_task > 0) {
+		off = sl->gpus_per_task > 0 ?
+		    (size_t)local_rank * sl->gpus_per_task : 0;
+		len = sl->gpus_per_task > 0 ? sl->gpus_per_task : sl->ngpus;
+		if (off >= sl->ngpus)
+			off = len = 0;
+		else if (len > sl->ngpus - off)
+			len = sl->ngpus - off;
+		agent_choose_cpus_for(a, l->job_id, tl.rank, len > 0 ?
+		    sl->gpus + off : NULL, len, sl->cpus_per_task, &cpus);
+		tl.cpus = &cpus;
+		if (agent_bind_env(&cpus, &envp, &nenv, err) == -1) {
+			strv_free(envp, nenv);
+			return -1;
+		}
+	}
+	if (p->jobcg[0] != '\0') {
+		if (cgroup_step_task_create(p->jobcg, &sl->step_id, tl.rank,
+		    cgdir, err) == -1) {
+			strv_free(envp, nenv);
+			return -1;
+		}
+		tl.cgroup = cgdir;
+		tl.cgroup_join = !cgroup_clone_into_ok(a->cg, NULL);
+	}
+	tl.job_id = l->job_id;
+	tl.restart = l->restart;
+	tl.has_step = true;
+	tl.step_id = sl->step_id;
+	tl.local_rank = local_rank;
+	tl.has_umask = s->has_umask;
+	tl.umask = (mode_t)(s->umask & JOB_UMASK_MAX);
+	tl.argv = sl->argv;
+	tl.argc = sl->argc;
+	tl.workdir = sl->workdir != NULL ? sl->workdir : s->workdir;
+	return agent_start_task(a, p, &tl, envp, nenv, err);
 }
 
 static void
@@ -913,6 +1109,14 @@ apending_free(struct agent *a, struct apending *p)
 		free(p->master_addr);
 		free(p->resume);
 		free(p->gpus);
+		strv_free(p->sargv, p->nsargv);
+		strv_free(p->senv, p->nsenv);
+		strv_free(p->snodes, p->nsnodes);
+		free(p->stpn);
+		free(p->sgpus);
+		free(p->sworkdir);
+		free(p->saddr);
+		free(p->sname);
 	}
 	strv_free(p->base, p->nbase);
 	account_clear(&p->acct);
@@ -927,6 +1131,49 @@ dup_or_null(const char *s, bool *ok)
 	if (s != NULL && (c = strdup(s)) == NULL)
 		*ok = false;
 	return c;
+}
+
+static unsigned *
+uints_dup(const unsigned *v, size_t n)
+{
+	unsigned *c;
+
+	if (n == 0)
+		return NULL;
+	if ((c = calloc(n, sizeof(*c))) != NULL)
+		memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+/* The step of p's launch, as apending_own does the rest. */
+static int
+apending_own_step(struct apending *p)
+{
+	struct step_launch *sl = &p->step;
+	bool ok = true;
+
+	*sl = *p->l.step;
+	p->l.step = sl;
+	if (strv_copy(&p->sargv, &p->nsargv, (char *const *)sl->argv,
+	    sl->argc) == -1 ||
+	    strv_copy(&p->senv, &p->nsenv, (char *const *)sl->env,
+	    sl->nenv) == -1 ||
+	    strv_copy(&p->snodes, &p->nsnodes, (char *const *)sl->nodelist,
+	    sl->nnodes) == -1 ||
+	    (sl->ntpn > 0 && (p->stpn = uints_dup(sl->tasks_per_node,
+	    sl->ntpn)) == NULL) ||
+	    (sl->ngpus > 0 && (p->sgpus = uints_dup(sl->gpus,
+	    sl->ngpus)) == NULL))
+		return -1;
+	sl->argv = (const char *const *)p->sargv;
+	sl->env = (const char *const *)p->senv;
+	sl->nodelist = (const char *const *)p->snodes;
+	sl->tasks_per_node = p->stpn;
+	sl->gpus = p->sgpus;
+	sl->workdir = p->sworkdir = dup_or_null(sl->workdir, &ok);
+	sl->master_addr = p->saddr = dup_or_null(sl->master_addr, &ok);
+	sl->name = p->sname = dup_or_null(sl->name, &ok);
+	return ok ? 0 : -1;
 }
 
 /* Make p's launch its own, as the caller's is gone once agent_launch
@@ -958,14 +1205,104 @@ apending_own(struct agent *a, struct apending *p)
 	l->master_addr = p->master_addr = dup_or_null(l->master_addr, &ok);
 	l->resume_checkpoint = p->resume = dup_or_null(l->resume_checkpoint,
 	    &ok);
-	if (!ok)
+	/* Read only by agent_launch_prepare, which has run. */
+	l->step_cred = NULL;
+	l->step_cred_len = 0;
+	if (!ok || (l->step != NULL && apending_own_step(p) == -1))
 		return -1;
 	p->account = agent_config_map_user(a->cfg, l->user);
 	return 0;
 }
 
+/* The job's step credential, as lowercase hex and a newline, in the
+ * start's spool directory (0711: the user opens it by its path), the
+ * user's alone and read-only: written under another name and renamed,
+ * so that it is whole or absent. */
+static int
+agent_write_cred(const struct agent *a, const struct apending *p,
+    char *path, struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	char tmp[PATH_MAX + 8], hex[2 * AGENT_STEP_CRED_MAX + 2];
+	size_t i, len = 0;
+	ssize_t w;
+	int fd;
+
+	for (i = 0; i < l->step_cred_len; i++)
+		len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%02x",
+		    l->step_cred[i]);
+	hex[len++] = '\n';
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0400)) == -1)
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", tmp,
+		    strerror(errno));
+	if ((w = write(fd, hex, len)) != (ssize_t)len ||
+	    fchmod(fd, 0400) == -1 ||
+	    (geteuid() == 0 && fchown(fd, p->acct.cred.uid,
+	    p->acct.cred.gid) == -1) ||
+	    close(fd) == -1 || rename(tmp, path) == -1) {
+		int e = w >= 0 && w != (ssize_t)len ? EIO : errno;
+
+		close(fd);	/* a second close of a closed fd: EBADF */
+		unlink(tmp);
+		return cerr_set(err, ERR_INTERNAL, "%s: %s", path,
+		    strerror(e));
+	}
+	return 0;
+}
+
+/* The step credential of p's start: written by a launch of the job's
+ * own tasks that brings one, and named in every task's environment
+ * (COHORT_STEP_CRED) where the start has one. */
+static int
+agent_launch_cred(const struct agent *a, struct apending *p,
+    struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (tasks_spool_start_dir(path, a->cfg->spool, l->job_id,
+	    l->restart) == -1 || strlen(path) + sizeof("/step-cred") >
+	    sizeof(path))
+		return cerr_set(err, ERR_INVALID, "spool path too long");
+	strcat(path, "/step-cred");
+	if (l->step == NULL && l->step_cred_len > 0 &&
+	    agent_write_cred(a, p, path, err) == -1)
+		return -1;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		snprintf(p->credfile, sizeof(p->credfile), "%s", path);
+	return 0;
+}
+
+/* The start's entry for a step launch, when it has none any more (the
+ * job's own tasks here ended and were forgotten, or there are none, or
+ * the agent restarted): as adoption makes it, from the spool. */
+static struct ajob *
+agent_step_ajob(struct agent *a, const struct launch *l,
+    const struct watch_cred *cred)
+{
+	struct watch_cred saved;
+	struct ajob *j;
+	bool has_cred;
+	char *dir;
+
+	if ((j = ajob_find(a, l->job_id, l->restart)) != NULL)
+		return j;
+	dir = ajob_load_watch(a, l->job_id, l->restart, &saved, &has_cred);
+	j = ajob_get(a, l->job_id, l->restart, has_cred ? dir : NULL, cred);
+	free(dir);
+	if (has_cred)
+		free(saved.groups);
+	return j;
+}
+
 /* What every task of the start shares: the account, its environment,
- * the progress file, the watch and the job's cgroup. */
+ * the progress file, the watch, the step credential and the job's
+ * cgroup. A step launch leaves the start's watch as its launch made
+ * it. */
 static int
 agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 {
@@ -989,13 +1326,17 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	p->who.groups = cred->groups;
 	p->who.ngroups = cred->ngroups;
 	p->who.home = p->acct.home;
+	if (l->step != NULL)
+		watch = NULL;
 	if (agent_base_env(&p->acct, &p->base, &p->nbase, err) == -1 ||
 	    agent_progress_file(a, l, &p->acct, p->progress,
 	    sizeof(p->progress), err) == -1 ||
-	    ajob_save_watch(a, l->job_id, l->restart, watch, cred,
-	    err) == -1)
+	    (l->step == NULL && ajob_save_watch(a, l->job_id, l->restart,
+	    watch, cred, err) == -1) ||
+	    agent_launch_cred(a, p, err) == -1)
 		return -1;
-	if ((j = ajob_get(a, l->job_id, l->restart, watch, cred)) == NULL)
+	if ((j = l->step != NULL ? agent_step_ajob(a, l, cred) :
+	    ajob_get(a, l->job_id, l->restart, watch, cred)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	/* The job's cgroup, with its memory limit; the spool directory
 	 * exists now (agent_progress_file). */
@@ -1028,13 +1369,15 @@ agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
 	const struct launch *l = &p->l;
 	unsigned n;
 
-	for (n = 0; n < AGENT_STARTS_PER_ROUND &&
-	    p->next < l->spec->tasks_per_node; n++, p->next++) {
-		if (agent_start_rank(a, l, p->account, &p->who, p->base,
-		    p->nbase, p->progress, p->jobcg, p->next, err) == -1) {
-			log_warnx("job %" PRIu64 ": start failed: %s",
-			    l->job_id, err->text);
-			agent_undo_launch(a, l->job_id, l->restart);
+	for (n = 0; n < AGENT_STARTS_PER_ROUND && p->next < p->ntasks;
+	    n++, p->next++) {
+		if ((l->step != NULL ? agent_start_step_rank(a, p, p->next,
+		    err) : agent_start_rank(a, p, p->next, err)) == -1) {
+			log_warnx("job %" PRIu64 "%s: start failed: %s",
+			    l->job_id, l->step != NULL ? " step" : "",
+			    err->text);
+			agent_undo_launch(a, l->job_id, l->restart,
+			    l->step != NULL ? &l->step->step_id : NULL);
 			return -1;
 		}
 	}
@@ -1082,7 +1425,7 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 	cerr_clear(&err);
 	if (agent_launch_some(a, p, &err) == -1)
 		apending_done(a, p, &err);
-	else if (p->next >= p->l.spec->tasks_per_node) {
+	else if (p->next >= p->ntasks) {
 		log_info("job %" PRIu64 ": all %u tasks started", p->l.job_id,
 		    p->next);
 		apending_done(a, p, NULL);
@@ -1106,61 +1449,305 @@ agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg)
  * job's reports, for as long as the user chose. Rounds keep one event
  * loop and no threads; the price is that the answer to a large launch
  * waits for its last round. */
+/* Strings from the network: each present, none too long, all of them
+ * together at most max bytes. */
+static int
+agent_strv_check(const char *const *v, size_t n, size_t limit, size_t max,
+    const char *what, uint32_t step, bool kv, struct cerr *err)
+{
+	size_t i, bytes = 0, len;
+
+	if (n > limit)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": %zu %s, "
+		    "more than %zu", step, n, what, limit);
+	for (i = 0; i < n; i++) {
+		if (v == NULL || v[i] == NULL)
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32
+			    ": %s %zu missing", step, what, i);
+		len = strlen(v[i]);
+		if ((bytes += len + 1) > max)
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": "
+			    "%s larger than %zu bytes", step, what, max);
+		if (kv && (v[i][0] == '=' || strchr(v[i], '=') == NULL))
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": "
+			    "environment entry %zu is not NAME=VALUE", step,
+			    i);
+	}
+	return 0;
+}
+
+/* Everything a step launch says, checked against itself and against
+ * the job's launch here (its GPUs, this node's name): a launch that
+ * fails starts nothing. */
+static int
+agent_step_check(const struct agent *a, const struct launch *l,
+    struct cerr *err)
+{
+	const struct step_launch *sl = l->step;
+	uint64_t sum = 0, before = 0;
+	size_t i, k, n;
+
+	if (sl->argc == 0)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": no "
+		    "command", sl->step_id);
+	if (agent_strv_check(sl->argv, sl->argc, JOB_ARGC_LIMIT,
+	    JOB_ARGV_BYTES_LIMIT, "arguments", sl->step_id, false,
+	    err) == -1 ||
+	    agent_strv_check(sl->env, sl->nenv, JOB_ENV_LIMIT,
+	    JOB_ENV_BYTES_LIMIT, "environment entries", sl->step_id, true,
+	    err) == -1 ||
+	    agent_strv_check(sl->nodelist, sl->nnodes, JOB_NODES_LIMIT,
+	    (size_t)JOB_NODES_LIMIT * (PEER_NAME_MAX + 1), "nodes",
+	    sl->step_id, false, err) == -1)
+		return -1;
+	if (sl->nnodes == 0 || sl->ntpn != sl->nnodes ||
+	    sl->node_index >= sl->nnodes)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": node "
+		    "index %u, %zu nodes and %zu task counts do not agree",
+		    sl->step_id, sl->node_index, sl->nnodes, sl->ntpn);
+	for (i = 0; i < sl->nnodes; i++) {
+		if (sl->nodelist[i][0] == '\0' ||
+		    strlen(sl->nodelist[i]) > PEER_NAME_MAX)
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": "
+			    "node %zu has no valid name", sl->step_id, i);
+		if (sl->tasks_per_node[i] == 0 ||
+		    sl->tasks_per_node[i] > JOB_TASKS_PER_NODE_LIMIT)
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": "
+			    "%u tasks on node %zu (1 to %u)", sl->step_id,
+			    sl->tasks_per_node[i], i,
+			    JOB_TASKS_PER_NODE_LIMIT);
+		if (i < sl->node_index)
+			before += sl->tasks_per_node[i];
+		sum += sl->tasks_per_node[i];
+	}
+	if (sum != sl->ntasks || before != sl->first_rank)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": %u tasks "
+		    "from rank %u, but the nodes' counts make %" PRIu64
+		    " from rank %" PRIu64, sl->step_id, sl->ntasks,
+		    sl->first_rank, sum, before);
+	if (a->cfg->name != NULL &&
+	    strcmp(sl->nodelist[sl->node_index], a->cfg->name) != 0)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": node "
+		    "index %u is %s, not this node (%s)", sl->step_id,
+		    sl->node_index, sl->nodelist[sl->node_index],
+		    a->cfg->name);
+	n = sl->tasks_per_node[sl->node_index];
+	if (sl->ngpus > PLACE_MAX_GPUS || (sl->ngpus > 0 && sl->gpus == NULL))
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": too many "
+		    "GPUs", sl->step_id);
+	for (i = 0; i < sl->ngpus; i++) {
+		for (k = 0; k < l->ngpus; k++)
+			if (l->gpus[k] == sl->gpus[i])
+				break;
+		if (k == l->ngpus || l->spec->cpu_only)
+			return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": "
+			    "GPU %u is not the job's on this node",
+			    sl->step_id, sl->gpus[i]);
+		for (k = 0; k < i; k++)
+			if (sl->gpus[k] == sl->gpus[i])
+				return cerr_set(err, ERR_INVALID, "step %"
+				    PRIu32 ": GPU %u given twice",
+				    sl->step_id, sl->gpus[i]);
+	}
+	if ((uint64_t)sl->gpus_per_task * n > sl->ngpus)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": %zu tasks "
+		    "of %u GPUs each, but %zu GPUs", sl->step_id, n,
+		    sl->gpus_per_task, sl->ngpus);
+	if (sl->cpus_per_task > JOB_CPUS_PER_NODE_MAX)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": %u CPUs "
+		    "per task, more than %u", sl->step_id, sl->cpus_per_task,
+		    JOB_CPUS_PER_NODE_MAX);
+	if (sl->workdir != NULL && (sl->workdir[0] != '/' ||
+	    strlen(sl->workdir) >= JOB_PATH_MAX))
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": the "
+		    "working directory must be an absolute path shorter than "
+		    "%d bytes", sl->step_id, JOB_PATH_MAX);
+	if (sl->master_addr == NULL || sl->master_addr[0] == '\0' ||
+	    strlen(sl->master_addr) > 255 || sl->master_port > 65535)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": no valid "
+		    "rendezvous address", sl->step_id);
+	if (sl->name != NULL && strlen(sl->name) > JOB_NAME_MAX)
+		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": name "
+		    "longer than %d bytes", sl->step_id, JOB_NAME_MAX);
+	return 0;
+}
+
+/* How many steps of the start have tasks running or starting here,
+ * counting at most AGENT_STEPS_MAX of them. */
+static size_t
+agent_steps_running(struct agent *a, uint64_t job_id, uint32_t restart)
+{
+	uint32_t seen[AGENT_STEPS_MAX];
+	struct apending *p;
+	struct atask *at;
+	size_t n = 0, i;
+	uint32_t id;
+
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->l.job_id == job_id && p->l.restart == restart &&
+		    p->l.step != NULL && n < AGENT_STEPS_MAX)
+			seen[n++] = p->l.step->step_id;
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		if (n >= AGENT_STEPS_MAX)
+			break;
+		if (at->t.job_id != job_id || at->t.restart != restart ||
+		    !at->t.has_step || at->ended)
+			continue;
+		id = at->t.step_id;
+		for (i = 0; i < n && seen[i] != id; i++)
+			;
+		if (i == n)
+			seen[n++] = id;
+	}
+	return n;
+}
+
+/* Whether the step is known here already (idempotence): starting, or
+ * its spool directory made by an earlier launch (also of an agent
+ * before a restart, or one whose tasks were all forgotten). */
+static bool
+agent_has_step(struct agent *a, const struct launch *l)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (apending_find_step(a, l->job_id, l->restart,
+	    &l->step->step_id) != NULL)
+		return true;
+	return tasks_spool_step_dir(dir, a->cfg->spool, l->job_id, l->restart,
+	    l->step->step_id) == 0 && lstat(dir, &st) == 0;
+}
+
+/* May l start here (beyond what agent_launch_prepare finds)? 1: it
+ * is known already (nothing to do); 0: yes; -1 with err. */
+static int
+agent_launch_admit(struct agent *a, const struct launch *l,
+    struct cerr *err)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (l->step_cred != NULL && (l->step_cred_len == 0 ||
+	    l->step_cred_len > AGENT_STEP_CRED_MAX))
+		return cerr_set(err, ERR_INVALID, "job %" PRIu64 ": a step "
+		    "credential of %zu bytes (1 to %d)", l->job_id,
+		    l->step_cred_len, AGENT_STEP_CRED_MAX);
+	if (l->step == NULL)
+		return agent_has_start(a, l->job_id, l->restart) ? 1 : 0;
+	if (agent_step_check(a, l, err) == -1)
+		return -1;
+	if (agent_has_step(a, l))
+		return 1;
+	/* The job's launch made the start's directory on every node. */
+	if (tasks_spool_start_dir(dir, a->cfg->spool, l->job_id,
+	    l->restart) == -1 || lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
+		return cerr_set(err, ERR_NOT_FOUND, "job %" PRIu64 " step %"
+		    PRIu32 ": start %" PRIu32 " of the job was not launched "
+		    "on this node", l->job_id, l->step->step_id, l->restart);
+	if (agent_steps_running(a, l->job_id, l->restart) >= AGENT_STEPS_MAX)
+		return cerr_set(err, ERR_LIMIT, "job %" PRIu64 " step %"
+		    PRIu32 ": %d steps of the job run on this node already",
+		    l->job_id, l->step->step_id, AGENT_STEPS_MAX);
+	return 0;
+}
+
+/* The tasks l starts here: a step's count for this node; one, the
+ * script, on a batch job's first node and none on its others; else the
+ * job's tasks per node. */
+static unsigned
+agent_launch_ntasks(const struct launch *l)
+{
+	if (l->step != NULL)
+		return l->step->tasks_per_node[l->step->node_index];
+	if (l->spec->batch)
+		return l->node_rank == 0 ? 1 : 0;
+	return l->spec->tasks_per_node;
+}
+
+/* The tasks of a launch are started a few per loop round rather than all
+ * at once: each start forks and writes files, and their number is the
+ * job's (up to JOB_TASKS_PER_NODE_LIMIT), so starting them in one
+ * callback held the loop, and with it the heartbeats and every other
+ * job's reports, for as long as the user chose. Rounds keep one event
+ * loop and no threads; the price is that the answer to a large launch
+ * waits for its last round. A step's tasks take the same path. */
 int
 agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 {
+	const uint32_t *step = l->step != NULL ? &l->step->step_id : NULL;
 	struct apending *p;
+	int rc;
 
-	if (agent_has_start(a, l->job_id, l->restart))
-		return 0;
+	if ((rc = agent_launch_admit(a, l, err)) != 0) {
+		if (rc == -1)
+			log_warnx("job %" PRIu64 ": launch refused: %s",
+			    l->job_id, err->text);
+		return rc == 1 ? 0 : -1;
+	}
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	p->l = *l;
+	p->ntasks = agent_launch_ntasks(l);
 	if (agent_launch_prepare(a, p, err) == -1 ||
 	    agent_launch_some(a, p, err) == -1) {
 		apending_free(a, p);
 		return -1;
 	}
-	if (p->next >= l->spec->tasks_per_node) {
+	if (p->next >= p->ntasks) {
+		bool none = p->ntasks == 0;
+
 		apending_free(a, p);
+		/* A batch job's other node: nothing to keep (its steps
+		 * make the start's entry and cgroup again) but the spool. */
+		if (none) {
+			log_info("job %" PRIu64 ": batch job, no task of its "
+			    "own on node rank %u", l->job_id, l->node_rank);
+			agent_job_end(a, l->job_id, l->restart, false);
+			ajob_gc(a, l->job_id, l->restart);
+		}
 		return 0;
 	}
 	if (apending_own(a, p) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
 		    err->text);
-		agent_undo_launch(a, l->job_id, l->restart);
+		agent_undo_launch(a, l->job_id, l->restart, step);
 		apending_free(a, p);
 		return -1;
 	}
 	log_info("job %" PRIu64 ": starting %u tasks, %d per loop round",
-	    l->job_id, l->spec->tasks_per_node, AGENT_STARTS_PER_ROUND);
+	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND);
 	TAILQ_INSERT_TAIL(&a->pending, p, entry);
 	agent_launch_arm(a);
 	return 1;
 }
 
 void
-agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
+agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
+    const uint32_t *step)
 {
 	struct apending *p;
 	struct atask *at;
 	struct timeval tv;
 	struct cerr err;
+	char st[32];
 
 	tv.tv_sec = a->cfg->kill_wait_ms / 1000;
 	tv.tv_usec = (a->cfg->kill_wait_ms % 1000) * 1000;
-	/* The ranks not started yet never will be. */
-	if ((p = apending_find(a, job_id, restart)) != NULL) {
-		cerr_set(&err, ERR_CONFLICT, "job %" PRIu64 ": stopped before "
-		    "all of its %u tasks here started", job_id,
-		    p->l.spec->tasks_per_node);
+	/* The ranks not started yet never will be: the step's, or every
+	 * launch of the start (at most one each, so as many rounds as the
+	 * start has steps starting). */
+	while ((p = step != NULL ? apending_find_step(a, job_id, restart,
+	    step) : apending_find(a, job_id, restart)) != NULL) {
+		cerr_set(&err, ERR_CONFLICT, "job %" PRIu64 "%s: stopped "
+		    "before all of its %u tasks here started", job_id,
+		    p->l.step != NULL ? " step" : "", p->ntasks);
 		log_info("%s", err.text);
 		apending_done(a, p, &err);
 	}
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||
-		    at->ended)
+		    at->ended || (step != NULL && !task_in_step(&at->t, step)))
 			continue;
 		/* Told already: the controller repeats a stop with every
 		 * heartbeat that still lists the task, also after its
@@ -1170,8 +1757,9 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 		if (at->stopped)
 			continue;
 		if (tasks_signal(&at->t, SIGTERM) == 0) {
-			log_info("job %" PRIu64 " rank %u: SIGTERM",
-			    job_id, at->t.rank);
+			log_info("job %" PRIu64 "%s rank %u: SIGTERM",
+			    job_id, task_step_text(&at->t, st, sizeof(st)),
+			    at->t.rank);
 			at->stopped = true;
 			evtimer_add(at->kill_ev, &tv);
 		}
@@ -1180,13 +1768,14 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart)
 
 void
 agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank)
+    const uint32_t *step, unsigned rank)
 {
 	struct atask *at;
 
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id == job_id && at->t.restart == restart &&
-		    at->t.rank == rank && at->ended) {
+		    at->t.rank == rank && task_in_step(&at->t, step) &&
+		    at->ended) {
 			/* Logs stay in the spool for `cohort logs`. */
 			if (tasks_spool_forget(&at->t) == -1)
 				log_warn("job %" PRIu64 " rank %u: cannot "
@@ -1218,6 +1807,8 @@ agent_tasks(struct agent *a, size_t *n)
 		r[*n].wait_status = at->status;
 		memcpy(r[*n].why, at->why, sizeof(r[*n].why));
 		r[*n].permanent = at->permanent;
+		r[*n].has_step = at->t.has_step;
+		r[*n].step = at->t.step_id;
 		(*n)++;
 	}
 	return r;
@@ -1400,18 +1991,25 @@ agent_progress(struct agent *a, size_t *n)
 }
 
 unsigned
-agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
+agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
+    const uint32_t *step, enum agent_scope scope, int sig)
 {
 	struct atask *at;
 	unsigned n = 0;
+	char st[32];
 
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||
 		    at->ended)
 			continue;
+		if (step != NULL ? !task_in_step(&at->t, step) :
+		    (scope == AGENT_SCOPE_JOB && at->t.has_step) ||
+		    (scope == AGENT_SCOPE_STEPS && !at->t.has_step))
+			continue;
 		if (tasks_signal(&at->t, sig) == 0) {
-			log_info("job %" PRIu64 " rank %u: signal %d",
-			    job_id, at->t.rank, sig);
+			log_info("job %" PRIu64 "%s rank %u: signal %d",
+			    job_id, task_step_text(&at->t, st, sizeof(st)),
+			    at->t.rank, sig);
 			n++;
 		}
 	}
@@ -1420,14 +2018,15 @@ agent_signal(struct agent *a, uint64_t job_id, uint32_t restart, int sig)
 
 ssize_t
 agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max)
+    const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
+    void *buf, size_t max)
 {
 	char path[4096];
 	ssize_t n;
 	int fd;
 
-	if (tasks_spool_log_path(a->cfg->spool, job_id, restart, rank,
-	    is_stderr, path, sizeof(path)) == -1)
+	if (tasks_spool_step_log_path(a->cfg->spool, job_id, restart, step,
+	    rank, is_stderr, path, sizeof(path)) == -1)
 		return -1;
 	/* The start's directory is the agent's, but never follow a link
 	 * or block on what may be found there. */

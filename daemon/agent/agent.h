@@ -23,6 +23,46 @@ struct event_base;
 struct agent_config;
 struct agent;
 
+/* One node's share of a job step (srun), as the controller sent it
+ * (LaunchRequest.step): every field is checked by agent_launch. */
+struct step_launch {
+	uint32_t step_id;
+	const char *const *argv;	/* the command */
+	size_t argc;
+	const char *const *env;		/* srun's; none: the job's */
+	size_t nenv;
+	const char *workdir;		/* NULL: the job's */
+	const char *const *nodelist;	/* the step's nodes */
+	size_t nnodes;
+	unsigned node_index;		/* this node's index there */
+	const unsigned *tasks_per_node;	/* ntpn == nnodes counts */
+	size_t ntpn;
+	unsigned first_rank;		/* SLURM_PROCID of the first here */
+	unsigned ntasks;		/* all the step's tasks */
+	const unsigned *gpus;		/* the step's GPUs here, a subset of
+					 * the launch's */
+	size_t ngpus;
+	unsigned gpus_per_task;		/* 0: each task sees all of gpus */
+	unsigned cpus_per_task;		/* 0: not bound */
+	const char *master_addr;
+	unsigned master_port;
+	const char *name;		/* NULL: argv[0]'s */
+};
+
+/* Steps with tasks running (or starting) at once in one start of a job
+ * on this node: a launch of one more is refused (ERR_LIMIT). */
+#define AGENT_STEPS_MAX 64
+/* The step credential, in bytes (LaunchRequest.step_cred). */
+#define AGENT_STEP_CRED_MAX 64
+
+/* Which tasks of a start a signal without a step reaches
+ * (SignalRequest.scope). */
+enum agent_scope {
+	AGENT_SCOPE_ALL,		/* the job's own and every step's */
+	AGENT_SCOPE_JOB,		/* the job's own (a batch script) */
+	AGENT_SCOPE_STEPS,		/* every step's */
+};
+
 /* A launch request, as the controller sent it. */
 struct launch {
 	uint64_t job_id;
@@ -41,6 +81,13 @@ struct launch {
 	bool watch_checkpoints;		/* rank 0: report LATEST */
 	uint64_t array_id;		/* an array task: its array; else 0 */
 	uint32_t array_task;		/* and its index */
+	/* The job's step credential (1 to AGENT_STEP_CRED_MAX bytes), kept
+	 * in the start's spool as step-cred; NULL: none. */
+	const uint8_t *step_cred;
+	size_t step_cred_len;
+	/* Set: start this job step's tasks here, in the start (job_id,
+	 * restart) launched before; NULL: the job's own tasks. */
+	const struct step_launch *step;
 	/* Who waits for the answer to a launch answered later
 	 * (agent_launch returning 1): the link's, kept as they are. */
 	uint64_t reply_id, reply_conn;
@@ -82,8 +129,13 @@ void agent_destroy(struct agent *a);
  * nothing known; cores are then chosen on any NUMA node. */
 void agent_set_inventory(struct agent *a, const struct inventory *inv);
 
-/* Start this node's tasks of l. Idempotent: a start already known (or
- * still being started) is accepted as is. 0: every task started; 1:
+/* Start this node's tasks of l: the job's (of a batch job, one task,
+ * the script, on node rank 0 and none elsewhere) or, with l->step, the
+ * step's, in the job's start here. Idempotent: a start, or a step,
+ * already known (or still being started) is accepted as is. A step
+ * that is not consistent, a start not launched here (ERR_NOT_FOUND) or
+ * AGENT_STEPS_MAX steps running (ERR_LIMIT) are refused, with nothing
+ * started. 0: every task started; 1:
  * AGENT_STARTS_PER_ROUND of them started, the rest follow in later loop
  * rounds (so that no launch holds the loop for longer than a round's
  * starts), and the launch callback gets the answer with a copy of l;
@@ -105,12 +157,16 @@ void agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg);
 int agent_task_cpus_env(const cpu_set_t *cpus, char *line, size_t len);
 
 /* Stop the tasks of (job, restart): SIGTERM now, SIGKILL after the
- * configured wait. Unknown jobs are fine (nothing to do). */
-void agent_stop(struct agent *a, uint64_t job_id, uint32_t restart);
+ * configured wait; with step non-NULL only those of job step *step,
+ * else every task of the start, the steps' included. Unknown jobs are
+ * fine (nothing to do). */
+void agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
+    const uint32_t *step);
 
-/* The controller has recorded this task's exit: stop reporting it. */
+/* The controller has recorded this task's exit (of job step *step, or
+ * the job's own with step NULL): stop reporting it. */
 void agent_exit_acked(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank);
+    const uint32_t *step, unsigned rank);
 
 /* Every task not yet acknowledged, into a malloc'd array. */
 struct task_report *agent_tasks(struct agent *a, size_t *n);
@@ -124,16 +180,19 @@ struct ckpt_report *agent_checkpoints(struct agent *a, size_t *n);
  * into a malloc'd array; NULL with *n = 0 when none. */
 struct progress_report *agent_progress(struct agent *a, size_t *n);
 
-/* Send sig to every running task of (job, restart). Returns how many
- * were signalled. */
+/* Send sig to the running tasks of (job, restart): those of job step
+ * *step, or with step NULL those scope says. Returns how many were
+ * signalled. */
 unsigned agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
-    int sig);
+    const uint32_t *step, enum agent_scope scope, int sig);
 
 /* Read up to max bytes of a rank's log of stdout (or, with is_stderr,
- * of stderr) from offset into buf. Returns the byte count (0 at the
+ * of stderr) from offset into buf; with step non-NULL, of the task of
+ * that SLURM_PROCID in job step *step. Returns the byte count (0 at the
  * end), or -1 with errno (ENOENT: no such log). */
 ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
-    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max);
+    const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
+    void *buf, size_t max);
 
 /* Read the watched LATEST files now; calls the checkpoint callback when
  * one names a new checkpoint. */

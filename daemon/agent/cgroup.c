@@ -661,9 +661,20 @@ int
 cgroup_task_create(const char *job_path, unsigned rank, char *dir,
     struct cerr *err)
 {
+	return cgroup_step_task_create(job_path, NULL, rank, dir, err);
+}
+
+int
+cgroup_step_task_create(const char *job_path, const uint32_t *step,
+    unsigned rank, char *dir, struct cerr *err)
+{
+	char sname[32] = "";
+
+	if (step != NULL)
+		snprintf(sname, sizeof(sname), "step-%" PRIu32 ".", *step);
 	/* Room for "/cgroup.procs", which the fallback opens. */
-	if ((size_t)snprintf(dir, PATH_MAX, "%s/rank-%u", job_path, rank) >=
-	    PATH_MAX - sizeof("/cgroup.procs"))
+	if ((size_t)snprintf(dir, PATH_MAX, "%s/%srank-%u", job_path, sname,
+	    rank) >= PATH_MAX - sizeof("/cgroup.procs"))
 		return cerr_set(err, ERR_INVALID, "cgroup path too long");
 	if (cg_mkdir(dir) == -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot create cgroup %s: "

@@ -92,6 +92,10 @@ bool cgroup_clone_into_ok(const struct cgroup *cg, const char **why);
  * directory into dir (PATH_MAX). 0, or -1 with err. */
 int cgroup_task_create(const char *job_path, unsigned rank, char *dir,
     struct cerr *err);
+/* The same for a task of job step *step (job_path/step-S.rank-R; step
+ * NULL: as cgroup_task_create). */
+int cgroup_step_task_create(const char *job_path, const uint32_t *step,
+    unsigned rank, char *dir, struct cerr *err);
 
 /* fork(), but the child is born in the cgroup v2 directory dirfd
  * (opened O_PATH or O_RDONLY with O_DIRECTORY): clone3 with

@@ -490,15 +490,20 @@ env_check(const struct task_env *te, struct cerr *err)
 /* Cohort's own variables, set last so that they win over the base and
  * the job's env (a job cannot lie to itself about its rank). */
 static int
-env_put_cohort(struct envv *e, const struct task_env *te)
+env_put_cohort(struct envv *e, const struct task_env *te, bool nics)
 {
 	uint64_t tpn = te->tasks_per_node;
 	char *nodes = NULL, *gpus = NULL;
 	size_t off, len, ngpus = te->cpu_only ? 0 : te->ngpus;
 	int rc = -1;
 
-	env_task_gpus(ngpus, te->tasks_per_node, te->local_rank, &off,
-	    &len);
+	/* A batch script is the node's one task: all of its GPUs. */
+	if (te->batch) {
+		off = 0;
+		len = ngpus;
+	} else
+		env_task_gpus(ngpus, te->tasks_per_node, te->local_rank, &off,
+		    &len);
 	if ((nodes = join(te->nodelist, NULL, te->nnodes)) == NULL ||
 	    (gpus = join(NULL, len > 0 ? te->gpus + off : NULL, len)) == NULL)
 		goto out;
@@ -534,7 +539,17 @@ env_put_cohort(struct envv *e, const struct task_env *te)
 		goto out;
 	if (env_put_array(e, te) == -1 ||
 	    env_put_slurm(e, te, ngpus) == -1 ||
-	    env_put_nics(e, te, off, len) == -1)
+	    (nics && env_put_nics(e, te, off, len) == -1))
+		goto out;
+	/* Slurm's batch step has no step variables; srun sets its own. */
+	if (te->batch) {
+		envv_unset_prefix(e, "SLURM_STEP_");
+		envv_unset_prefix(e, "SLURM_STEPID=");
+	}
+	/* Only the job's own credential: never one an env brought. */
+	envv_unset_prefix(e, "COHORT_STEP_CRED=");
+	if (te->step_cred_file != NULL &&
+	    envv_set(e, "COHORT_STEP_CRED", te->step_cred_file) == -1)
 		goto out;
 	rc = 0;
 out:
@@ -586,7 +601,171 @@ env_build(const struct task_env *te, char ***envp, size_t *n,
 	    envv_put_layer(&e, te->user_env, te->nuser_env, "job", err) == -1 ||
 	    env_put_identity(&e, te, err) == -1)
 		goto fail;
-	if (env_put_cohort(&e, te) == -1 || envv_dedup(&e) == -1 ||
+	if (env_put_cohort(&e, te, true) == -1 || envv_dedup(&e) == -1 ||
+	    env_put_path(&e, te->slurm_commands) == -1 ||
+	    envv_dedup(&e) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	*envp = e.v;
+	*n = e.n;
+	return 0;
+fail:
+	strv_free(e.v, e.n);
+	return -1;
+}
+
+char *
+env_tasks_compress(const unsigned *counts, size_t n)
+{
+	char *s = NULL;
+	size_t len = 0, i, run;
+	FILE *f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && counts[i + run] == counts[i];
+		    run++)
+			;
+		fprintf(f, "%s%u", i > 0 ? "," : "", counts[i]);
+		if (run > 1)
+			fprintf(f, "(x%zu)", run);
+	}
+	if (fclose(f) == EOF) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+env_step_check(const struct step_env *se, struct cerr *err)
+{
+	size_t i;
+
+	if (se->nnodes == 0 || se->nodelist == NULL ||
+	    se->tasks_per_node == NULL || se->node_index >= se->nnodes)
+		return cerr_set(err, ERR_INVALID, "step %u: node index %u out "
+		    "of range for %zu nodes", se->step_id, se->node_index,
+		    se->nnodes);
+	for (i = 0; i < se->nnodes; i++)
+		if (se->nodelist[i] == NULL)
+			return cerr_set(err, ERR_INVALID, "step %u: node "
+			    "list lacks index %zu", se->step_id, i);
+	if (se->local_rank >= se->tasks_per_node[se->node_index])
+		return cerr_set(err, ERR_INVALID, "step %u: local rank %u out "
+		    "of range for %u tasks here", se->step_id, se->local_rank,
+		    se->tasks_per_node[se->node_index]);
+	if (se->ngpus > 0 && se->gpus == NULL)
+		return cerr_set(err, ERR_INVALID, "step %u: no GPU list",
+		    se->step_id);
+	return 0;
+}
+
+/* The step task's GPUs: all of the step's here, or its slice. */
+static void
+env_step_gpus(const struct step_env *se, size_t *off, size_t *len)
+{
+	size_t n = se->gpus_per_task;
+
+	*off = 0;
+	*len = se->ngpus;
+	if (n == 0)
+		return;
+	*off = (size_t)se->local_rank * n;
+	if (*off >= se->ngpus) {
+		*off = se->ngpus;
+		*len = 0;
+	} else
+		*len = se->ngpus - *off < n ? se->ngpus - *off : n;
+}
+
+/* What srun sets for a step's task, over the job's. */
+static int
+env_put_step(struct envv *e, const struct task_env *te,
+    const struct step_env *se)
+{
+	unsigned here = se->tasks_per_node[se->node_index];
+	char *nodes, *tasks = NULL, *gpus = NULL;
+	struct task_env nic = *te;
+	size_t off, len;
+	int rc = -1;
+
+	nodes = hostlist_compress_ordered((char *const *)se->nodelist,
+	    se->nnodes);
+	if (nodes == NULL && errno == EINVAL)
+		nodes = join(se->nodelist, NULL, se->nnodes);
+	env_step_gpus(se, &off, &len);
+	if (nodes == NULL ||
+	    (tasks = env_tasks_compress(se->tasks_per_node,
+	    se->nnodes)) == NULL ||
+	    (gpus = join(NULL, len > 0 ? se->gpus + off : NULL, len)) == NULL)
+		goto out;
+	envv_unset_prefix(e, "SLURM_STEP_GPUS=");
+	if (envv_setu(e, "SLURM_STEP_ID", se->step_id) == -1 ||
+	    envv_setu(e, "SLURM_STEPID", se->step_id) == -1 ||
+	    envv_set(e, "SLURM_STEP_NODELIST", nodes) == -1 ||
+	    envv_setu(e, "SLURM_STEP_NUM_NODES", se->nnodes) == -1 ||
+	    envv_setu(e, "SLURM_STEP_NUM_TASKS", se->ntasks) == -1 ||
+	    envv_set(e, "SLURM_STEP_TASKS_PER_NODE", tasks) == -1 ||
+	    envv_setu(e, "SLURM_NTASKS", se->ntasks) == -1 ||
+	    envv_setu(e, "SLURM_NPROCS", se->ntasks) == -1 ||
+	    envv_setu(e, "SLURM_PROCID",
+	    (uint64_t)se->first_rank + se->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_LOCALID", se->local_rank) == -1 ||
+	    envv_setu(e, "SLURM_NODEID", se->node_index) == -1 ||
+	    envv_set(e, "SLURMD_NODENAME", se->nodelist[se->node_index]) == -1 ||
+	    envv_set(e, "CUDA_VISIBLE_DEVICES", gpus) == -1 ||
+	    (len > 0 && envv_set(e, "SLURM_STEP_GPUS", gpus) == -1) ||
+	    envv_setu(e, "SLURM_GPUS_ON_NODE", se->ngpus) == -1 ||
+	    (se->cpus_per_task > 0 && envv_setu(e, "SLURM_CPUS_PER_TASK",
+	    se->cpus_per_task) == -1) ||
+	    envv_setu(e, "RANK", (uint64_t)se->first_rank +
+	    se->local_rank) == -1 ||
+	    envv_setu(e, "WORLD_SIZE", se->ntasks) == -1 ||
+	    envv_setu(e, "LOCAL_RANK", se->local_rank) == -1 ||
+	    envv_setu(e, "LOCAL_WORLD_SIZE", here) == -1 ||
+	    envv_setu(e, "NNODES", se->nnodes) == -1 ||
+	    envv_setu(e, "NODE_RANK", se->node_index) == -1 ||
+	    envv_set(e, "MASTER_ADDR", se->master_addr) == -1 ||
+	    envv_setu(e, "MASTER_PORT", se->master_port) == -1)
+		goto out;
+	/* The NICs of the task's GPUs, not of the job's task 0's. */
+	nic.gpus = se->gpus;
+	nic.ngpus = se->ngpus;
+	nic.gpu_nics = se->gpu_nics;
+	rc = env_put_nics(e, &nic, off, len);
+out:
+	free(nodes);
+	free(tasks);
+	free(gpus);
+	return rc;
+}
+
+int
+env_build_step(const struct task_env *te, const struct step_env *se,
+    char ***envp, size_t *n, struct cerr *err)
+{
+	struct envv e = { NULL, 0 };
+	struct task_env job = *te;
+
+	*envp = NULL;
+	*n = 0;
+	/* The job's variables as its first task here has them. */
+	job.local_rank = 0;
+	job.batch = false;
+	if (env_check(&job, err) == -1 || env_step_check(se, err) == -1)
+		return -1;
+	if (envv_put_layer(&e, te->base_env, te->nbase_env, "base",
+	    err) == -1 ||
+	    (se->nenv > 0 ? envv_put_layer(&e, se->env, se->nenv, "step",
+	    err) : envv_put_layer(&e, te->user_env, te->nuser_env, "job",
+	    err)) == -1 ||
+	    env_put_identity(&e, te, err) == -1)
+		goto fail;
+	if (env_put_cohort(&e, &job, false) == -1 ||
+	    env_put_step(&e, te, se) == -1 || envv_dedup(&e) == -1 ||
 	    env_put_path(&e, te->slurm_commands) == -1 ||
 	    envv_dedup(&e) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");

@@ -52,6 +52,39 @@ struct task_env {
 	/* The directory of Slurm's commands, put first on PATH; NULL:
 	 * PATH is left as the layers make it. */
 	const char *slurm_commands;
+	/* A batch job's script (JobSpec.batch): one task, rank 0, which
+	 * sees every GPU of the node's share of the job and, as Slurm's
+	 * batch step, no SLURM_STEP_* variable. */
+	bool batch;
+	/* The job's step credential file (COHORT_STEP_CRED); NULL: none. */
+	const char *step_cred_file;
+};
+
+/* One task of a job step (srun) on this node, for env_build_step. */
+struct step_env {
+	uint32_t step_id;
+	/* srun's environment as --export left it ("K=V"); nenv 0
+	 * (--export=NONE): the job's env layers instead. */
+	const char *const *env;
+	size_t nenv;
+	const char *const *nodelist;	/* the step's nodes */
+	size_t nnodes;
+	unsigned node_index;		/* this node's index in nodelist */
+	const unsigned *tasks_per_node;	/* nnodes counts */
+	unsigned ntasks;		/* all the step's tasks */
+	unsigned first_rank;		/* SLURM_PROCID of local task 0 */
+	unsigned local_rank;		/* this task's */
+	const unsigned *gpus;		/* the step's GPUs on this node */
+	size_t ngpus;
+	/* 0: every task sees all of gpus; else local task i gets
+	 * gpus[i*n .. i*n+n-1]. */
+	unsigned gpus_per_task;
+	/* The name of each of gpus[]' nearest NIC, as task_env's; NULL:
+	 * none known. */
+	const char *const *gpu_nics;
+	unsigned cpus_per_task;		/* 0: the job's */
+	const char *master_addr;	/* the step's rendezvous */
+	unsigned master_port;
 };
 
 /* Build a NULL-terminated envp (malloc'd vector of malloc'd strings;
@@ -77,6 +110,32 @@ struct task_env {
  * 0, or -1 with err. */
 int env_build(const struct task_env *te, char ***envp, size_t *n,
     struct cerr *err);
+
+/* The environment of one task of a job step: te describes the job's
+ * start on this node as for env_build (its local_rank is ignored), se
+ * the step. Layers: the account's base; srun's environment (se->env)
+ * or, when it is empty, the job's env; the account's identity; the
+ * job's Cohort and Slurm variables as env_build sets them; then the
+ * step's own, which win: SLURM_STEP_ID/SLURM_STEPID,
+ * SLURM_STEP_NODELIST (compressed, in the step's order),
+ * SLURM_STEP_NUM_NODES, SLURM_STEP_NUM_TASKS, SLURM_STEP_TASKS_PER_NODE
+ * ("2(x3),1"), SLURM_NTASKS and SLURM_NPROCS (the step's), SLURM_PROCID,
+ * SLURM_LOCALID, SLURM_NODEID (node_index), SLURMD_NODENAME,
+ * SLURM_CPUS_PER_TASK (when se's > 0), CUDA_VISIBLE_DEVICES and
+ * SLURM_STEP_GPUS (the task's GPUs; none: CUDA_VISIBLE_DEVICES="" and
+ * no SLURM_STEP_GPUS), SLURM_GPUS_ON_NODE (the step's here), RANK,
+ * WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NNODES, NODE_RANK,
+ * MASTER_ADDR, MASTER_PORT (the step's rendezvous), COHORT_TASK_NIC and
+ * NCCL_IB_HCA of the task's GPUs; last, slurm_commands on PATH. 0, or
+ * -1 with err (ERR_INVALID: se inconsistent, or an env entry that is
+ * not NAME=VALUE). */
+int env_build_step(const struct task_env *te, const struct step_env *se,
+    char ***envp, size_t *n, struct cerr *err);
+
+/* Slurm's compressed count list of tasks_per_node: equal neighbours
+ * as "C(xN)", joined by commas ("2(x3),1"). A malloc'd string ("" for
+ * n 0), or NULL (ENOMEM). */
+char *env_tasks_compress(const unsigned *counts, size_t n);
 
 /* The GPUs of local task r out of t sharing gpus[0..n): a contiguous
  * equal share. Writes the share's offset and length. */

@@ -313,6 +313,8 @@ link_task_statuses(struct link *l, size_t *n, Cohort__V1__TaskStatus **buf)
 		ts[i].running = r[i].running;
 		ts[i].has_wait_status = !r[i].running;
 		ts[i].wait_status = r[i].wait_status;
+		ts[i].has_step_id = r[i].has_step;
+		ts[i].step_id = r[i].step;
 		/* Copied: r goes before the message is packed. */
 		if (!r[i].running && r[i].why[0] != '\0') {
 			if ((ts[i].why = strdup(r[i].why)) != NULL)
@@ -640,6 +642,8 @@ link_task_exited(const struct task_report *r, void *arg)
 	te.restart = r->restart;
 	te.rank = r->rank;
 	te.wait_status = r->wait_status;
+	te.has_step_id = r->has_step;
+	te.step_id = r->step;
 	/* A string that is not text would have the whole message refused
 	 * (lib/wirecheck.c): a cut UTF-8 sequence becomes '?'. */
 	if (r->why[0] != '\0') {
@@ -659,6 +663,8 @@ static void
 link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__LaunchRequest *lr = req->launch;
+	const Cohort__V1__StepLaunch *sp = lr->step;
+	struct step_launch sl = { 0 };
 	struct job_spec spec;
 	struct launch la = { 0 };
 	struct cerr err;
@@ -692,6 +698,35 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	if (lr->has_array_id && lr->array_id != 0) {
 		la.array_id = lr->array_id;
 		la.array_task = lr->has_array_task ? lr->array_task : 0;
+	}
+	if (lr->has_step_cred) {
+		la.step_cred = lr->step_cred.data != NULL ?
+		    lr->step_cred.data : (const uint8_t *)"";
+		la.step_cred_len = lr->step_cred.len;
+	}
+	/* Checked by the owner (agent_launch), as the rest of the step. */
+	if (sp != NULL) {
+		sl.step_id = sp->step_id;
+		sl.argv = (const char *const *)sp->argv;
+		sl.argc = sp->n_argv;
+		sl.env = (const char *const *)sp->env;
+		sl.nenv = sp->n_env;
+		sl.workdir = sp->workdir;
+		sl.nodelist = (const char *const *)sp->nodelist;
+		sl.nnodes = sp->n_nodelist;
+		sl.node_index = sp->node_index;
+		sl.tasks_per_node = sp->tasks_per_node;
+		sl.ntpn = sp->n_tasks_per_node;
+		sl.first_rank = sp->first_rank;
+		sl.ntasks = sp->ntasks;
+		sl.gpus = sp->gpus;
+		sl.ngpus = sp->n_gpus;
+		sl.gpus_per_task = sp->has_gpus_per_task ? sp->gpus_per_task : 0;
+		sl.cpus_per_task = sp->has_cpus_per_task ? sp->cpus_per_task : 0;
+		sl.master_addr = sp->master_addr;
+		sl.master_port = sp->master_port;
+		sl.name = sp->name;
+		la.step = &sl;
 	}
 	la.reply_id = req->id;
 	la.reply_conn = l->conn;
@@ -732,14 +767,18 @@ link_launch_done(void *arg, const struct launch *la, const struct cerr *err)
 static void
 link_on_stop(struct link *l, const Cohort__V1__Envelope *req)
 {
+	const Cohort__V1__StopRequest *sr = req->stop;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__StopReply rep = COHORT__V1__STOP_REPLY__INIT;
+	char st[32] = "";
 
-	link_log(l, LINK_LOG_INFO, "job %" PRIu64 ": stop requested (%s)",
-	    req->stop->job_id, req->stop->reason != NULL ? req->stop->reason :
-	    "no reason");
+	if (sr->has_step_id)
+		snprintf(st, sizeof(st), " step %" PRIu32, sr->step_id);
+	link_log(l, LINK_LOG_INFO, "job %" PRIu64 "%s: stop requested (%s)",
+	    sr->job_id, st, sr->reason != NULL ? sr->reason : "no reason");
 	if (l->ops->stop != NULL)
-		l->ops->stop(l->arg, req->stop->job_id, req->stop->restart);
+		l->ops->stop(l->arg, sr->job_id, sr->restart,
+		    sr->has_step_id ? &sr->step_id : NULL);
 	rep.job_id = req->stop->job_id;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_STOP_REPLY;
@@ -753,6 +792,7 @@ link_on_signal(struct link *l, const Cohort__V1__Envelope *req)
 	const Cohort__V1__SignalRequest *sr = req->signal;
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__SignalReply rep = COHORT__V1__SIGNAL_REPLY__INIT;
+	enum agent_scope scope = AGENT_SCOPE_ALL;
 	unsigned n;
 
 	if (sr->signal == 0 || sr->signal >= (uint32_t)NSIG) {
@@ -760,8 +800,20 @@ link_on_signal(struct link *l, const Cohort__V1__Envelope *req)
 		    "signal");
 		return;
 	}
+	if (sr->has_scope && sr->scope == COHORT__V1__SIGNAL_SCOPE__SIGNAL_BATCH)
+		scope = AGENT_SCOPE_JOB;
+	else if (sr->has_scope &&
+	    sr->scope == COHORT__V1__SIGNAL_SCOPE__SIGNAL_STEPS)
+		scope = AGENT_SCOPE_STEPS;
+	else if (sr->has_scope &&
+	    sr->scope != COHORT__V1__SIGNAL_SCOPE__SIGNAL_ALL) {
+		link_send_error(l, req->id, ERR_INVALID, "signal: no such "
+		    "scope");
+		return;
+	}
 	n = l->ops->signal != NULL ? l->ops->signal(l->arg, sr->job_id,
-	    sr->restart, (int)sr->signal) : 0;
+	    sr->restart, sr->has_step_id ? &sr->step_id : NULL, scope,
+	    (int)sr->signal) : 0;
 	link_log(l, LINK_LOG_INFO, "job %" PRIu64 ": signal %u sent to %u "
 	    "task%s", sr->job_id, sr->signal, n, n == 1 ? "" : "s");
 	rep.job_id = sr->job_id;
@@ -791,7 +843,8 @@ link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
 	errno = ENOENT;
 	err = rl->has_stderr_stream && rl->stderr_stream;
 	n = l->ops->read_log != NULL ? l->ops->read_log(l->arg, rl->job_id,
-	    rl->restart, rl->rank, err, rl->offset, buf, max) : -1;
+	    rl->restart, rl->has_step_id ? &rl->step_id : NULL, rl->rank,
+	    err, rl->offset, buf, max) : -1;
 	if (n == -1) {
 		snprintf(text, sizeof(text), "no %s of job %" PRIu64
 		    " rank %u (attempt %" PRIu32 ") here: %s",
@@ -879,7 +932,7 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK:
 		ack = env->task_exit_ack;
 		l->ops->exit_acked(l->arg, ack->job_id, ack->restart,
-		    ack->rank);
+		    ack->has_step_id ? &ack->step_id : NULL, ack->rank);
 		return;
 	default:
 		link_log(l, LINK_LOG_WARN, "unexpected '%s' from the "

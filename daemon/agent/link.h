@@ -68,15 +68,19 @@ struct link_ops {
 	 * answers later with link_launch_done, given l's reply_id and
 	 * reply_conn), or -1 with err (sent back). */
 	int (*launch)(void *arg, const struct launch *l, struct cerr *err);
-	void (*stop)(void *arg, uint64_t job_id, uint32_t restart);
+	/* As agent_stop, agent_signal and agent_read_log: step NULL when
+	 * the request names no job step. */
+	void (*stop)(void *arg, uint64_t job_id, uint32_t restart,
+	    const uint32_t *step);
 	unsigned (*signal)(void *arg, uint64_t job_id, uint32_t restart,
-	    int sig);
+	    const uint32_t *step, enum agent_scope scope, int sig);
 	ssize_t (*read_log)(void *arg, uint64_t job_id, uint32_t restart,
-	    unsigned rank, bool is_stderr, uint64_t offset, void *buf,
-	    size_t max);
-	/* Required. The controller recorded this task's exit. */
+	    const uint32_t *step, unsigned rank, bool is_stderr,
+	    uint64_t offset, void *buf, size_t max);
+	/* Required. The controller recorded this task's exit (of job step
+	 * *step; NULL: of the job's own tasks). */
 	void (*exit_acked)(void *arg, uint64_t job_id, uint32_t restart,
-	    unsigned rank);
+	    const uint32_t *step, unsigned rank);
 	/* May a connection attempt start now? false: asked again in 20 to
 	 * 100 ms (the owner bounds handshakes in flight). */
 	bool (*may_connect)(void *arg);

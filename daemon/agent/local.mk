@@ -36,7 +36,7 @@ tests_fake_libnvidia_ml_so_1_LDFLAGS = -shared $(COV_CFLAGS)
 AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_inventory tests/unit/check_agent_config \
 	tests/unit/check_link \
-	tests/unit/check_health tests/unit/check_watch \
+	tests/unit/check_health tests/unit/check_watch tests/unit/check_agent_steps \
 	tests/unit/check_taskout tests/unit/check_cpubind \
 	tests/unit/check_cgroup tests/unit/check_hwtopo
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
@@ -71,6 +71,10 @@ tests_unit_check_agent_config_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
 tests_unit_check_health_SOURCES = tests/unit/check_health.c
 tests_unit_check_health_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_health_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+tests_unit_check_agent_steps_SOURCES = tests/unit/check_agent_steps.c
+tests_unit_check_agent_steps_CFLAGS = $(AGENT_UNIT_CFLAGS)
+tests_unit_check_agent_steps_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)
+
 tests_unit_check_watch_SOURCES = tests/unit/check_watch.c
 tests_unit_check_watch_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_watch_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -97,37 +97,40 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 }
 
 static void
-op_stop(void *arg, uint64_t job_id, uint32_t restart)
+op_stop(void *arg, uint64_t job_id, uint32_t restart, const uint32_t *step)
 {
 	struct cohort_agent *d = arg;
 
-	agent_stop(d->agent, job_id, restart);
+	agent_stop(d->agent, job_id, restart, step);
 }
 
 static unsigned
-op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
+op_signal(void *arg, uint64_t job_id, uint32_t restart,
+    const uint32_t *step, enum agent_scope scope, int sig)
 {
 	struct cohort_agent *d = arg;
 
-	return agent_signal(d->agent, job_id, restart, sig);
+	return agent_signal(d->agent, job_id, restart, step, scope, sig);
 }
 
 static ssize_t
-op_read_log(void *arg, uint64_t job_id, uint32_t restart, unsigned rank,
-    bool is_stderr, uint64_t offset, void *buf, size_t max)
+op_read_log(void *arg, uint64_t job_id, uint32_t restart,
+    const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
+    void *buf, size_t max)
 {
 	struct cohort_agent *d = arg;
 
-	return agent_read_log(d->agent, job_id, restart, rank, is_stderr,
-	    offset, buf, max);
+	return agent_read_log(d->agent, job_id, restart, step, rank,
+	    is_stderr, offset, buf, max);
 }
 
 static void
-op_exit_acked(void *arg, uint64_t job_id, uint32_t restart, unsigned rank)
+op_exit_acked(void *arg, uint64_t job_id, uint32_t restart,
+    const uint32_t *step, unsigned rank)
 {
 	struct cohort_agent *d = arg;
 
-	agent_exit_acked(d->agent, job_id, restart, rank);
+	agent_exit_acked(d->agent, job_id, restart, step, rank);
 }
 
 static const struct link_ops agent_link_ops = {

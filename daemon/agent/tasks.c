@@ -133,6 +133,8 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 	t->job_id = l->job_id;
 	t->restart = l->restart;
 	t->rank = l->rank;
+	t->has_step = l->has_step;
+	t->step_id = l->step_id;
 	t->bound = L->bind;
 	t->cpus = L->cpus;
 	memcpy(t->dir, L->dir, sizeof(t->dir));

@@ -13,6 +13,12 @@
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.exit   the wait status, once ended
  *   SPOOL/jobs/JOBID.ATTEMPT/rank-R.cpus   the cores it is bound to, if
  *                                          any ("0-3,8")
+ *   SPOOL/jobs/JOBID.ATTEMPT/step-cred     the job's step credential
+ *                                          (hex, 0400, the user's)
+ *   SPOOL/jobs/JOBID.ATTEMPT/step-S/       a job step's tasks (srun): the
+ *                                          same rank-R.* files, R being
+ *                                          the task's SLURM_PROCID in
+ *                                          step S
  * (R is the task's global rank). Files are written atomically. Every
  * attempt has its own directory, so a restart never touches an earlier
  * attempt's logs. With an output file (-o, -e) the stream goes there
@@ -51,6 +57,10 @@ struct task_launch {
 	uint32_t restart;
 	unsigned local_rank;
 	unsigned rank;			/* global rank: names the files */
+	/* A task of job step step_id: its files are in the start's
+	 * step-S directory (made when missing). */
+	bool has_step;
+	uint32_t step_id;
 	const char *const *argv;	/* the command, or the script's args */
 	size_t argc;
 	const char *script;		/* batch script text, or NULL */
@@ -95,11 +105,14 @@ struct task {
 	uint64_t job_id;
 	uint32_t restart;
 	unsigned rank;
+	bool has_step;			/* a task of job step step_id */
+	uint32_t step_id;
 	pid_t supervisor;
 	pid_t pgid;			/* the task's process group */
 	int pidfd;			/* readable when the supervisor ends;
 					 * -1 when it could not be opened */
-	char dir[PATH_MAX];		/* this start's spool directory */
+	char dir[PATH_MAX];		/* this start's spool directory, or
+					 * its step's (step-S) */
 	bool bound;			/* bound to cpus (rank-R.cpus) */
 	cpu_set_t cpus;
 };

@@ -35,7 +35,8 @@ struct sup_msg {
 /* Everything the children need, prepared before the first fork
  * (tasks_prep_create); the children only read it, except shargv[1]. */
 struct launch {
-	char dir[PATH_MAX];
+	char startdir[PATH_MAX];	/* the start's spool directory */
+	char dir[PATH_MAX];	/* its files': startdir, or its step-S */
 	char log[PATH_MAX];	/* stdout in the spool */
 	char errlog[PATH_MAX];	/* stderr in the spool */
 	char pid[PATH_MAX], pidtmp[PATH_MAX];

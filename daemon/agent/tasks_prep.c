@@ -222,8 +222,16 @@ launch_paths(struct launch *L, const char *spool, const struct task_launch *l)
 	const char *d = L->dir;
 	unsigned r = l->rank;
 
-	if (tasks_spool_start_dir(L->dir, spool, l->job_id, l->restart) == -1 ||
-	    tasks_spool_path(L->log, "%s/rank-%u.log", d, r) == -1 ||
+	if (tasks_spool_start_dir(L->startdir, spool, l->job_id,
+	    l->restart) == -1)
+		return -1;
+	if (l->has_step) {
+		if (tasks_spool_path(L->dir, "%s/step-%" PRIu32, L->startdir,
+		    l->step_id) == -1)
+			return -1;
+	} else
+		memcpy(L->dir, L->startdir, sizeof(L->dir));
+	if (tasks_spool_path(L->log, "%s/rank-%u.log", d, r) == -1 ||
 	    tasks_spool_path(L->errlog, "%s/rank-%u.err", d, r) == -1 ||
 	    tasks_spool_path(L->pid, "%s/rank-%u.pid", d, r) == -1 ||
 	    tasks_spool_path(L->pidtmp, "%s/rank-%u.pid.tmp", d, r) == -1 ||
@@ -443,7 +451,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 	struct launch *L;
 	char jobs[PATH_MAX];
 	const char *failed;
-	int made_jobs, made = 0, e;
+	int made_jobs, made_start, made = 0, e;
 
 	if ((L = calloc(1, sizeof(*L))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
@@ -472,6 +480,8 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		goto fail;
 	}
 	if (mkdir_mode(jobs, TASKS_SPOOL_DIR_MODE, &made_jobs) == -1 ||
+	    (l->has_step && mkdir_mode(L->startdir, TASKS_SPOOL_DIR_MODE,
+	    &made_start) == -1) ||
 	    mkdir_mode(L->dir, TASKS_SPOOL_DIR_MODE, &made) == -1) {
 		L->made_dir = made;
 		cerr_set(err, ERR_INTERNAL, "cannot create %s: %s", L->dir,

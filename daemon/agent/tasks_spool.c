@@ -169,27 +169,38 @@ read_cpus(struct task *t)
 	t->bound = cpubind_list_parse(buf, &t->cpus, why, sizeof(why)) == 0;
 }
 
-/* Every rank-R.pid of one start directory. */
+/* Every rank-R.pid of one start directory (step NULL) or of one of its
+ * steps' step-S directories (*step: S), and, in a start directory,
+ * those of each of its steps. */
 static int
-adopt_dir(const char *jobs, const char *name, uint64_t job_id,
-    uint32_t restart, int (*cb)(struct task *, void *), void *arg,
-    struct cerr *err)
+adopt_dir(const char *parent, const char *name, uint64_t job_id,
+    uint32_t restart, const uint32_t *step,
+    int (*cb)(struct task *, void *), void *arg, struct cerr *err)
 {
 	struct dirent *de;
 	struct task t;
 	char path[PATH_MAX];
 	unsigned rank;
+	uint32_t sid;
 	DIR *d;
 	int rc = 0, st, end;
 
 	memset(&t, 0, sizeof(t));
-	if (tasks_spool_path(t.dir, "%s/%s", jobs, name) == -1)
+	if (tasks_spool_path(t.dir, "%s/%s", parent, name) == -1)
 		return 0;
 	if ((d = opendir(t.dir)) == NULL)
 		return errno == ENOENT || errno == ENOTDIR ? 0 :
 		    cerr_set(err, ERR_INTERNAL, "cannot read %s: %s", t.dir,
 		    strerror(errno));
 	while (rc == 0 && (de = readdir(d)) != NULL) {
+		end = 0;
+		if (step == NULL && sscanf(de->d_name, "step-%" SCNu32 "%n",
+		    &sid, &end) == 1 && de->d_name[end] == '\0' &&
+		    isdigit((unsigned char)de->d_name[5])) {
+			rc = adopt_dir(t.dir, de->d_name, job_id, restart,
+			    &sid, cb, arg, err);
+			continue;
+		}
 		end = 0;
 		if (sscanf(de->d_name, "rank-%u.pid%n", &rank, &end) != 1 ||
 		    end == 0 || de->d_name[end] != '\0')
@@ -200,6 +211,8 @@ adopt_dir(const char *jobs, const char *name, uint64_t job_id,
 		t.job_id = job_id;
 		t.restart = restart;
 		t.rank = rank;
+		t.has_step = step != NULL;
+		t.step_id = step != NULL ? *step : 0;
 		t.pidfd = -1;
 		read_cpus(&t);
 		/* An ended task's pids may belong to strangers by now. */
@@ -245,8 +258,8 @@ tasks_spool_adopt(const char *spool, int (*cb)(struct task *t, void *arg),
 		    &restart, &end) != 2 || de->d_name[end] != '\0' ||
 		    !isdigit((unsigned char)de->d_name[0]))
 			continue;
-		rc = adopt_dir(jobs, de->d_name, job_id, restart, cb, arg,
-		    err);
+		rc = adopt_dir(jobs, de->d_name, job_id, restart, NULL, cb,
+		    arg, err);
 	}
 	closedir(d);
 	return rc;
@@ -261,10 +274,27 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 int
 tasks_spool_remove(const char *spool, uint64_t job_id, uint32_t restart)
 {
+	return tasks_spool_remove_step(spool, job_id, restart, NULL);
+}
+
+int
+tasks_spool_step_dir(char *buf, const char *spool, uint64_t job_id,
+    uint32_t restart, uint32_t step_id)
+{
+	return tasks_spool_path(buf, "%s/jobs/%" PRIu64 ".%" PRIu32
+	    "/step-%" PRIu32, spool, job_id, restart, step_id);
+}
+
+int
+tasks_spool_remove_step(const char *spool, uint64_t job_id,
+    uint32_t restart, const uint32_t *step)
+{
 	char dir[PATH_MAX];
 	struct stat sb;
 
-	if (tasks_spool_start_dir(dir, spool, job_id, restart) == -1)
+	if ((step == NULL ? tasks_spool_start_dir(dir, spool, job_id,
+	    restart) : tasks_spool_step_dir(dir, spool, job_id, restart,
+	    *step)) == -1)
 		return -1;
 	if (lstat(dir, &sb) == -1)
 		return errno == ENOENT ? 0 : -1;
@@ -276,10 +306,22 @@ int
 tasks_spool_log_path(const char *spool, uint64_t job_id, uint32_t restart,
     unsigned rank, bool is_stderr, char *buf, size_t len)
 {
+	return tasks_spool_step_log_path(spool, job_id, restart, NULL, rank,
+	    is_stderr, buf, len);
+}
+
+int
+tasks_spool_step_log_path(const char *spool, uint64_t job_id,
+    uint32_t restart, const uint32_t *step, unsigned rank, bool is_stderr,
+    char *buf, size_t len)
+{
+	char sdir[32] = "";
 	int n;
 
-	n = snprintf(buf, len, "%s/jobs/%" PRIu64 ".%" PRIu32 "/rank-%u.%s",
-	    spool, job_id, restart, rank, is_stderr ? "err" : "log");
+	if (step != NULL)
+		snprintf(sdir, sizeof(sdir), "/step-%" PRIu32, *step);
+	n = snprintf(buf, len, "%s/jobs/%" PRIu64 ".%" PRIu32 "%s/rank-%u.%s",
+	    spool, job_id, restart, sdir, rank, is_stderr ? "err" : "log");
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;

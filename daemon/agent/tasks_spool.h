@@ -36,4 +36,24 @@ int tasks_spool_remove(const char *spool, uint64_t job_id, uint32_t restart);
 int tasks_spool_log_path(const char *spool, uint64_t job_id, uint32_t restart,
     unsigned rank, bool is_stderr, char *buf, size_t len);
 
+/* SPOOL/jobs/JOBID.ATTEMPT into a PATH_MAX buffer: 0, or -1. */
+int tasks_spool_start_dir(char *buf, const char *spool, uint64_t job_id,
+    uint32_t restart);
+
+/* Path of a task's log: of the job's own tasks (step NULL) as
+ * tasks_spool_log_path, or of rank (its SLURM_PROCID) of job step
+ * *step. 0, or -1 (ENAMETOOLONG). */
+int tasks_spool_step_log_path(const char *spool, uint64_t job_id,
+    uint32_t restart, const uint32_t *step, unsigned rank, bool is_stderr,
+    char *buf, size_t len);
+
+/* SPOOL/jobs/JOBID.ATTEMPT/step-S into a PATH_MAX buffer: 0, or -1. */
+int tasks_spool_step_dir(char *buf, const char *spool, uint64_t job_id,
+    uint32_t restart, uint32_t step_id);
+
+/* Remove a step's directory (step NULL: the whole start's, as
+ * tasks_spool_remove), as a step whose start failed must. 0 or -1. */
+int tasks_spool_remove_step(const char *spool, uint64_t job_id,
+    uint32_t restart, const uint32_t *step);
+
 #endif

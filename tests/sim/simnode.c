@@ -224,13 +224,17 @@ simnode_op_launch(void *arg, const struct launch *l, struct cerr *err)
 /* The ranks end at once, but after the reply, as a real task's exit
  * comes after the agent's StopReply. */
 static void
-simnode_op_stop(void *arg, uint64_t job_id, uint32_t restart)
+simnode_op_stop(void *arg, uint64_t job_id, uint32_t restart,
+    const uint32_t *step)
 {
 	struct simnode *nd = arg;
 	struct timeval now = { 0, 0 };
 	struct simtask *t;
 
 	nd->sim->stops++;
+	/* Simulated nodes run no job steps. */
+	if (step != NULL)
+		return;
 	TAILQ_FOREACH(t, &nd->tasks, entry) {
 		if (t->job_id != job_id || t->restart != restart ||
 		    !t->running)
@@ -241,11 +245,15 @@ simnode_op_stop(void *arg, uint64_t job_id, uint32_t restart)
 }
 
 static unsigned
-simnode_op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
+simnode_op_signal(void *arg, uint64_t job_id, uint32_t restart,
+    const uint32_t *step, enum agent_scope scope, int sig)
 {
 	struct simnode *nd = arg;
 	struct simtask *t;
 	unsigned n = 0;
+
+	if (step != NULL || scope == AGENT_SCOPE_STEPS)
+		return 0;
 
 	TAILQ_FOREACH(t, &nd->tasks, entry)
 		n += t->job_id == job_id && t->restart == restart &&
@@ -255,17 +263,21 @@ simnode_op_signal(void *arg, uint64_t job_id, uint32_t restart, int sig)
 
 static ssize_t
 simnode_op_read_log(void *arg, uint64_t job_id, uint32_t restart,
-    unsigned rank, bool is_stderr, uint64_t offset, void *buf, size_t max)
+    const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
+    void *buf, size_t max)
 {
 	return 0;		/* simulated tasks write nothing */
 }
 
 static void
 simnode_op_exit_acked(void *arg, uint64_t job_id, uint32_t restart,
-    unsigned rank)
+    const uint32_t *step, unsigned rank)
 {
 	struct simnode *nd = arg;
 	struct simtask *t;
+
+	if (step != NULL)
+		return;
 
 	TAILQ_FOREACH(t, &nd->tasks, entry) {
 		if (t->job_id == job_id && t->restart == restart &&

@@ -714,6 +714,195 @@ START_TEST(test_task_nics)
 }
 END_TEST
 
+/* A batch script: rank 0, all of the node's GPUs, no step variables,
+ * whatever the job's env brought; the job's shape stays. */
+START_TEST(test_batch_script)
+{
+	const char *const user[] = { "SLURM_STEP_ID=3", "SLURM_STEPID=3",
+	    "COHORT_STEP_CRED=/elsewhere" };
+	struct task_env te;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.node_rank = 0;
+	te.local_rank = 0;
+	te.batch = true;
+	te.user_env = user;
+	te.nuser_env = 3;
+	te.step_cred_file = "/spool/jobs/1234.2/step-cred";
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	assert_var(envp, n, "SLURM_PROCID", "0");
+	assert_var(envp, n, "SLURM_LOCALID", "0");
+	assert_var(envp, n, "SLURM_NODEID", "0");
+	assert_var(envp, n, "SLURM_NTASKS", "8");
+	assert_var(envp, n, "SLURM_TASKS_PER_NODE", "4(x2)");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7");
+	assert_var(envp, n, "SLURM_JOB_GPUS", "0,1,2,3,4,5,6,7");
+	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "8");
+	assert_var(envp, n, "COHORT_STEP_CRED", "/spool/jobs/1234.2/step-cred");
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEP_ID"));
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEPID"));
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEP_NODELIST"));
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEP_GPUS"));
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEP_NUM_TASKS"));
+	strv_free(envp, n);
+	/* Without a credential, none from the job's env either. */
+	te.step_cred_file = NULL;
+	ck_assert_int_eq(env_build(&te, &envp, &n, &err), 0);
+	ck_assert_ptr_null(get(envp, n, "COHORT_STEP_CRED"));
+	strv_free(envp, n);
+}
+END_TEST
+
+START_TEST(test_tasks_compress)
+{
+	const unsigned c[] = { 2, 2, 2, 1, 4, 4 };
+	char *s;
+
+	ck_assert_ptr_nonnull(s = env_tasks_compress(c, 6));
+	ck_assert_str_eq(s, "2(x3),1,4(x2)");
+	free(s);
+	ck_assert_ptr_nonnull(s = env_tasks_compress(c + 3, 1));
+	ck_assert_str_eq(s, "1");
+	free(s);
+	ck_assert_ptr_nonnull(s = env_tasks_compress(c, 0));
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+static const char *const snodes[] = { "gpu002", "gpu007", "gpu008" };
+static const unsigned stpn[] = { 2, 2, 1 };
+static const unsigned sgpus[] = { 6, 4, 5, 7 };
+
+/* Local task 1 of step 4 on gpu002 (index 0): 2, 2 and 1 tasks on three
+ * nodes, one GPU each. */
+static void
+se_base(struct step_env *se)
+{
+	memset(se, 0, sizeof(*se));
+	se->step_id = 4;
+	se->nodelist = snodes;
+	se->nnodes = 3;
+	se->node_index = 0;
+	se->tasks_per_node = stpn;
+	se->ntasks = 5;
+	se->first_rank = 0;
+	se->local_rank = 1;
+	se->gpus = sgpus;
+	se->ngpus = 4;
+	se->gpus_per_task = 1;
+	se->master_addr = "10.0.0.2";
+	se->master_port = 6000;
+}
+
+START_TEST(test_step_every_variable)
+{
+	const char *const srun[] = { "FROM_SRUN=yes", "SLURM_NTASKS=99",
+	    "PATH=/srun/bin", "RANK=42" };
+	struct task_env te;
+	struct step_env se;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	te.batch = true;
+	te.slurm_commands = "/opt/slurm/bin";
+	te.step_cred_file = "/spool/c";
+	se_base(&se);
+	se.env = srun;
+	se.nenv = 4;
+	se.cpus_per_task = 3;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), 0);
+	assert_var(envp, n, "FROM_SRUN", "yes");
+	assert_var(envp, n, "PATH", "/opt/slurm/bin:/srun/bin");
+	assert_var(envp, n, "SLURM_JOB_ID", "1234");
+	assert_var(envp, n, "SLURM_STEP_ID", "4");
+	assert_var(envp, n, "SLURM_STEPID", "4");
+	assert_var(envp, n, "SLURM_STEP_NODELIST", "gpu[002,007-008]");
+	assert_var(envp, n, "SLURM_STEP_NUM_NODES", "3");
+	assert_var(envp, n, "SLURM_STEP_NUM_TASKS", "5");
+	assert_var(envp, n, "SLURM_STEP_TASKS_PER_NODE", "2(x2),1");
+	assert_var(envp, n, "SLURM_NNODES", "2");
+	assert_var(envp, n, "SLURM_JOB_NUM_NODES", "2");
+	assert_var(envp, n, "SLURM_NTASKS", "5");
+	assert_var(envp, n, "SLURM_NPROCS", "5");
+	assert_var(envp, n, "SLURM_PROCID", "1");
+	assert_var(envp, n, "SLURM_LOCALID", "1");
+	assert_var(envp, n, "SLURM_NODEID", "0");
+	assert_var(envp, n, "SLURMD_NODENAME", "gpu002");
+	assert_var(envp, n, "SLURM_CPUS_PER_TASK", "3");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "4");
+	assert_var(envp, n, "SLURM_STEP_GPUS", "4");
+	assert_var(envp, n, "SLURM_JOB_GPUS", "0,1,2,3,4,5,6,7");
+	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "4");
+	assert_var(envp, n, "RANK", "1");
+	assert_var(envp, n, "WORLD_SIZE", "5");
+	assert_var(envp, n, "LOCAL_RANK", "1");
+	assert_var(envp, n, "LOCAL_WORLD_SIZE", "2");
+	assert_var(envp, n, "MASTER_ADDR", "10.0.0.2");
+	assert_var(envp, n, "MASTER_PORT", "6000");
+	assert_var(envp, n, "COHORT_STEP_CRED", "/spool/c");
+	assert_var(envp, n, "COHORT_JOB_ID", "1234");
+	strv_free(envp, n);
+
+	/* Node index 2 (ranks from 4), every GPU for each task; without
+	 * srun's env, the job's own. */
+	se.env = NULL;
+	se.nenv = 0;
+	se.node_index = 2;
+	se.first_rank = 4;
+	se.local_rank = 0;
+	se.gpus_per_task = 0;
+	se.cpus_per_task = 0;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), 0);
+	ck_assert_ptr_null(get(envp, n, "FROM_SRUN"));
+	assert_var(envp, n, "SLURM_PROCID", "4");
+	assert_var(envp, n, "SLURM_NODEID", "2");
+	assert_var(envp, n, "SLURMD_NODENAME", "gpu008");
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "6,4,5,7");
+	assert_var(envp, n, "SLURM_STEP_GPUS", "6,4,5,7");
+	assert_var(envp, n, "LOCAL_WORLD_SIZE", "1");
+	strv_free(envp, n);
+
+	/* A step without GPUs: CUDA sees none, as a job's task without. */
+	se.ngpus = 0;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), 0);
+	assert_var(envp, n, "CUDA_VISIBLE_DEVICES", "");
+	ck_assert_ptr_null(get(envp, n, "SLURM_STEP_GPUS"));
+	assert_var(envp, n, "SLURM_GPUS_ON_NODE", "0");
+	strv_free(envp, n);
+}
+END_TEST
+
+START_TEST(test_step_bad)
+{
+	const char *const bad[] = { "=nokey" };
+	struct task_env te;
+	struct step_env se;
+	struct cerr err;
+	char **envp;
+	size_t n;
+
+	te_base(&te);
+	se_base(&se);
+	se.node_index = 3;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+	se_base(&se);
+	se.local_rank = 2;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), -1);
+	se_base(&se);
+	se.env = bad;
+	se.nenv = 1;
+	ck_assert_int_eq(env_build_step(&te, &se, &envp, &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_INVALID);
+}
+END_TEST
+
 static Suite *
 env_suite(void)
 {
@@ -740,6 +929,10 @@ env_suite(void)
 	tcase_add_test(tc, test_no_gpus);
 	tcase_add_test(tc, test_uneven_shares);
 	tcase_add_test(tc, test_task_gpus_cover);
+	tcase_add_test(tc, test_batch_script);
+	tcase_add_test(tc, test_tasks_compress);
+	tcase_add_test(tc, test_step_every_variable);
+	tcase_add_test(tc, test_step_bad);
 	suite_add_tcase(s, tc);
 	return s;
 }

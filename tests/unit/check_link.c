@@ -307,7 +307,8 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 }
 
 static void
-op_exit_acked(void *arg, uint64_t job_id, uint32_t restart, unsigned rank)
+op_exit_acked(void *arg, uint64_t job_id, uint32_t restart, const uint32_t *step,
+    unsigned rank)
 {
 	struct owner *o = arg;
 

@@ -726,8 +726,8 @@ START_TEST(test_agent_reports)
 
 	/* The checkpoint signal reaches the task (a wrong start does
 	 * not). */
-	ck_assert_uint_eq(agent_signal(a, 42, 2, SIGUSR1), 0);
-	ck_assert_uint_eq(agent_signal(a, 42, 1, SIGUSR1), 1);
+	ck_assert_uint_eq(agent_signal(a, 42, 2, NULL, AGENT_SCOPE_ALL, SIGUSR1), 0);
+	ck_assert_uint_eq(agent_signal(a, 42, 1, NULL, AGENT_SCOPE_ALL, SIGUSR1), 1);
 	run_until_exit(base, &ex);
 	ck_assert_int_eq(access(got, F_OK), 0);
 	ck_assert(!ex.last.running);
@@ -740,7 +740,7 @@ START_TEST(test_agent_reports)
 	ck_assert_str_eq(ck[0].path, step8);
 	free(ck);
 	ck_assert_ptr_null(agent_progress(a, &n));
-	ck_assert_uint_eq(agent_signal(a, 42, 1, SIGUSR1), 0);
+	ck_assert_uint_eq(agent_signal(a, 42, 1, NULL, AGENT_SCOPE_ALL, SIGUSR1), 0);
 
 	/* A restarted agent adopts the start and still watches it. */
 	agent_destroy(a);
@@ -763,7 +763,7 @@ START_TEST(test_agent_reports)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].step, 8);
 	free(ck);
-	agent_exit_acked(a, 42, 1, 0);
+	agent_exit_acked(a, 42, 1, NULL, 0);
 	ck_assert_ptr_null(agent_checkpoints(a, &n));
 	agent_destroy(a);
 	event_base_free(base);
@@ -817,7 +817,7 @@ START_TEST(test_agent_unwatched)
 	ck_assert_ptr_null(agent_checkpoints(a, &n));
 	ck_assert_uint_eq(n, 0);
 	run_until_exit(base, &ex);
-	agent_exit_acked(a, 43, 1, 1);
+	agent_exit_acked(a, 43, 1, NULL, 1);
 	agent_destroy(a);
 	event_base_free(base);
 }
