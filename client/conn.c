@@ -204,6 +204,8 @@ conn_idempotent(const Cohort__V1__Envelope *req)
 	case COHORT__V1__ENVELOPE__BODY_EVENTS:
 	case COHORT__V1__ENVELOPE__BODY_QUEUES:
 	case COHORT__V1__ENVELOPE__BODY_USAGE:
+	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS:
+	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS:
 		return true;
 	case COHORT__V1__ENVELOPE__BODY_MEMBERS:
 		return req->members->op == NULL || req->members->op[0] == '\0' ||

@@ -503,10 +503,15 @@ srun_log_reply(struct srun *s, struct srun_stream *st,
 	const Cohort__V1__LogsReply *lr;
 
 	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
-		/* Not there yet (the task has not started on its node):
-		 * again later, unless the step has ended. */
-		if (rep->error->code == COHORT__V1__ERROR_CODE__ERROR_NOT_FOUND
-		    && !s->ended)
+		/* Not there yet (the task has not started on its node), or
+		 * too many reads at once on the user's connection (other
+		 * sruns share it): again later. A node that cannot be
+		 * reached now: again, unless the step has ended. */
+		if (rep->error->code == COHORT__V1__ERROR_CODE__ERROR_LIMIT ||
+		    ((rep->error->code ==
+		    COHORT__V1__ERROR_CODE__ERROR_NOT_FOUND ||
+		    rep->error->code ==
+		    COHORT__V1__ERROR_CODE__ERROR_UNAVAILABLE) && !s->ended))
 			return 0;
 		if (rep->error->code !=
 		    COHORT__V1__ERROR_CODE__ERROR_NOT_FOUND)

@@ -804,6 +804,10 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_REQUEUE:
 	case COHORT__V1__ENVELOPE__BODY_UPDATE:
 	case COHORT__V1__ENVELOPE__BODY_USAGE:
+	case COHORT__V1__ENVELOPE__BODY_STEP_CREATE:
+	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS:
+	case COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL:
+	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS:
 		return true;
 	default:
 		return false;

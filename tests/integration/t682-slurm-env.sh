@@ -6,8 +6,9 @@
 # "$SLURM_JOB_NODELIST" being node rank 0's, SLURM_JOB_NODELIST
 # compressed, and the variables Slurm sets: SLURMD_NODENAME,
 # SLURM_CPUS_PER_TASK, SLURM_JOB_PARTITION, SLURM_JOB_GPUS,
-# SLURM_STEP_GPUS, SLURM_SUBMIT_HOST (sent by the CLI), SLURM_CLUSTER_NAME,
-# SLURM_STEP_ID, SLURM_JOB_USER, SLURM_JOB_UID. squeue inside the job
+# SLURM_SUBMIT_HOST (sent by the CLI), SLURM_CLUSTER_NAME, SLURM_JOB_USER,
+# SLURM_JOB_UID, and no SLURM_STEP_* (the batch script is no step). squeue
+# inside the job
 # reaches the controller through a client.conf, as a site provides one.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -86,18 +87,19 @@ for p in place[:1]:
         "SLURM_CPUS_PER_TASK": "1",
         "SLURM_JOB_PARTITION": job["queue"],
         "SLURM_JOB_GPUS": ",".join(str(g) for g in p["gpus"]),
-        "SLURM_STEP_GPUS": ",".join(str(g) for g in p["gpus"]),
         "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in p["gpus"]),
         "SLURM_SUBMIT_HOST": host,
         "SLURM_CLUSTER_NAME": "cohort",
-        "SLURM_STEP_ID": "0",
-        "SLURM_STEPID": "0",
         "SLURM_JOB_USER": user,
         "SLURM_JOB_UID": uid,
         "SLURM_JOB_NUM_NODES": "2",
     }
     for k, v in want.items():
         check(e.get(k) == v, f"{f}: {k}={e.get(k)!r}, want {v!r}")
+    # The batch script is no step (sbatch's environment has none of
+    # these; srun's tasks do).
+    for k in ("SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_GPUS"):
+        check(k not in e, f"{f}: {k}={e.get(k)!r} in the batch script")
     check(e.get("SQUEUE_IS") == os.path.join(slurm, "squeue"),
           f"{f}: squeue is {e.get('SQUEUE_IS')!r}, want {slurm}/squeue")
     check(e.get("PATH", "").split(":")[0] == slurm,
