@@ -16,6 +16,7 @@
 #include "client/control.h"
 #include "lib/clock.h"
 #include "client/output.h"
+#include "client/show_steps.h"
 #include "lib/duration.h"
 #include "lib/frame.h"
 #include "lib/job.h"
@@ -1053,7 +1054,8 @@ show_preempts_json(const struct show_preempts *p)
 }
 
 static int
-show_print(const struct job *j, const struct show_preempts *pre)
+show_print(const struct job *j, const struct show_preempts *pre,
+    const Cohort__V1__Envelope *steps)
 {
 	struct output_table *t;
 	char b[OUTPUT_TIME_LEN];
@@ -1080,6 +1082,8 @@ show_print(const struct job *j, const struct show_preempts *pre)
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
 	rc |= show_print_preempts(t, pre);
+	if (j->spec.batch)
+		rc |= show_steps_fields(t, steps);
 	if (j->has_exit)
 		rc |= output_fields_addf(t, "Exit code", "%d", (int)j->exit_code);
 	else
@@ -1111,6 +1115,7 @@ static int
 show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 {
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__Envelope *steps = NULL;
 	Cohort__V1__GetJobRequest gj = COHORT__V1__GET_JOB_REQUEST__INIT;
 	struct show_preempts pre = { 0 };
 	struct cerr err;
@@ -1130,10 +1135,15 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 		rc = EXIT_FAILED;
 	else
 		rc = show_fetch_preempts(c, gj.job_id, &pre);
+	/* A batch job's steps (srun inside it). */
+	if (rc == EXIT_OK && j->spec.batch)
+		rc = show_steps_fetch(c, gj.job_id, &steps);
 	if (rc == EXIT_OK && json) {
 		doc = output_job_json(j);
-		if (doc != NULL && json_object_set_new(doc, "preemptions",
-		    show_preempts_json(&pre)) == -1) {
+		if (doc != NULL && (json_object_set_new(doc, "preemptions",
+		    show_preempts_json(&pre)) == -1 || (j->spec.batch &&
+		    json_object_set_new(doc, "steps",
+		    show_steps_json(steps)) == -1))) {
 			json_decref(doc);
 			doc = NULL;
 		}
@@ -1143,12 +1153,13 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 		else
 			rc = output_json_print(doc) == 0 ? EXIT_OK :
 			    EXIT_FAILED;
-	} else if (rc == EXIT_OK && (show_print(j, &pre) == -1 ||
+	} else if (rc == EXIT_OK && (show_print(j, &pre, steps) == -1 ||
 	    fflush(stdout) == EOF)) {
 		output_error("show: cannot print the job");
 		rc = EXIT_FAILED;
 	}
 	show_preempts_free(&pre);
+	frame_free(steps);
 	job_free(j);
 	frame_free(rep);
 	return rc;

@@ -430,6 +430,10 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 		free(cl);
 		return NULL;
 	}
+	if (jobs_steps_orphaned(js, now, err) == -1) {
+		free(cl);
+		return NULL;
+	}
 	cluster_warn_unknown(cl);
 	cluster_wake(cl);
 	return cl;

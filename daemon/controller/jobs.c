@@ -763,7 +763,7 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 {
 	struct job *job, next;
 	struct run *r;
-	char reason[400], cause[480];
+	char reason[400], cause[480], task[32];
 	int32_t code;
 	int64_t backoff, ran;
 	int rc;
@@ -792,22 +792,25 @@ jobs_task_exit(struct jobs *js, uint64_t id, uint32_t restart,
 		*state = job->state;
 		return 0;
 	}
+	if (job->spec.batch)
+		snprintf(task, sizeof(task), "the batch script");
+	else
+		snprintf(task, sizeof(task), "rank %u", rank);
 	if (WIFEXITED(wait_status)) {
 		code = WEXITSTATUS(wait_status);
 		/* 127 is the supervisor's "could not run it" (with the
 		 * agent's why) or the shell's "not found" (in the log). */
 		if (why != NULL && why[0] != '\0')
-			snprintf(reason, sizeof(reason), "rank %u could not "
-			    "start: %s", rank, why);
+			snprintf(reason, sizeof(reason), "%s could not start: "
+			    "%s", task, why);
 		else
-			snprintf(reason, sizeof(reason), "rank %u exited with "
-			    "%d%s", rank, code, code == 127 ? " (the command "
-			    "could not be started; see cohort logs --stderr)" :
-			    "");
+			snprintf(reason, sizeof(reason), "%s exited with %d%s",
+			    task, code, code == 127 ? " (the command could not "
+			    "be started; see cohort logs --stderr)" : "");
 	} else {
 		code = 128 + WTERMSIG(wait_status);
-		snprintf(reason, sizeof(reason), "rank %u killed by signal %d",
-		    rank, WTERMSIG(wait_status));
+		snprintf(reason, sizeof(reason), "%s killed by signal %d",
+		    task, WTERMSIG(wait_status));
 	}
 	/* A failed task fails the gang: restart it (or FAILED once its
 	 * restarts are used up), after a back-off when it failed early

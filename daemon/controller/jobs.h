@@ -59,6 +59,10 @@ int jobs_step_record(struct jobs *js, const struct store_step *s,
 int jobs_steps_end_running(struct jobs *js, uint64_t job_id,
     uint32_t attempt, bool node_fail, const char *reason, int64_t now_ms,
     struct cerr *err);
+/* A controller starting knows no running step: those recorded as
+ * running end (FAILED, saying so), their tasks are stopped as agents
+ * report them. */
+int jobs_steps_orphaned(struct jobs *js, int64_t now_ms, struct cerr *err);
 int jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
     int (*cb)(const struct store_step *s, void *arg), void *arg,
     struct cerr *err);

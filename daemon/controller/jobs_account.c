@@ -325,6 +325,16 @@ jobs_steps_end_running(struct jobs *js, uint64_t job_id, uint32_t attempt,
 }
 
 int
+jobs_steps_orphaned(struct jobs *js, int64_t now_ms, struct cerr *err)
+{
+	if (txq_join(js->q, err) == -1)
+		return -1;
+	return store_steps_end_all(js->st, JOB_FAILED, "the controller "
+	    "restarted: steps do not outlive it (their job does)", now_ms,
+	    err);
+}
+
+int
 jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
     int (*cb)(const struct store_step *s, void *arg), void *arg,
     struct cerr *err)

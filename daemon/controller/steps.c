@@ -240,7 +240,7 @@ static unsigned
 steps_gpus_wanted(const struct step_req *r, const struct job *job,
     unsigned ntasks, unsigned have, size_t node, size_t nnodes)
 {
-	if (r->no_gpus || job->spec.cpu_only)
+	if (r->no_gpus)
 		return 0;
 	if (r->gpus_per_task > 0)
 		return r->gpus_per_task * ntasks;
@@ -249,7 +249,9 @@ steps_gpus_wanted(const struct step_req *r, const struct job *job,
 	if (r->gpus > 0)
 		return (unsigned)(r->gpus / nnodes +
 		    (node < r->gpus % nnodes ? 1 : 0));
-	return have;
+	/* No GPU option: all the job's there (none for a CPU-only job);
+	 * GPUs asked of a job that has none never fit. */
+	return job->spec.cpu_only ? 0 : have;
 }
 
 /* How many nodes and tasks: 0 with *nn and *ntasks, or -1 with err. */

@@ -175,6 +175,10 @@ int store_steps_list(struct store *st, uint64_t job_id, size_t max,
 int store_steps_end_running(struct store *st, uint64_t job_id,
     uint32_t attempt, int state, bool node_fail, const char *reason,
     int64_t end_ms, struct cerr *err);
+/* End every step still recorded as running (a controller starting: it
+ * knows none of them), inside a transaction. */
+int store_steps_end_all(struct store *st, int state, const char *reason,
+    int64_t end_ms, struct cerr *err);
 /* The secret called name, exactly len bytes, into buf: 0, or -1 with
  * err (ERR_NOT_FOUND: none, or not len bytes). */
 int store_secret(struct store *st, const char *name, uint8_t *buf,

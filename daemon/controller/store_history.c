@@ -68,6 +68,8 @@ const char *const store_history_sql[S__COUNT] = {
 	[S_STEPS_END_RUNNING] = "UPDATE steps SET state = ?3, node_fail = ?4, "
 	    "reason = ?5, end_ms = ?6 WHERE job_id = ?1 AND attempt = ?2 AND "
 	    "state = ?7",
+	[S_STEPS_END_ALL] = "UPDATE steps SET state = ?1, reason = ?2, "
+	    "end_ms = ?3 WHERE state = ?4",
 	[S_SECRET_GET] = "SELECT value FROM secrets WHERE name = ?1",
 };
 
@@ -272,6 +274,19 @@ store_steps_end_running(struct store *st, uint64_t job_id, uint32_t attempt,
 	snprintf(what, sizeof(what), "end the steps of job %llu",
 	    (unsigned long long)job_id);
 	return binder_step(st, &b, err, what);
+}
+
+int
+store_steps_end_all(struct store *st, int state, const char *reason,
+    int64_t end_ms, struct cerr *err)
+{
+	struct binder b = { st->stmt[S_STEPS_END_ALL], 0, SQLITE_OK };
+
+	bind_int(&b, state);
+	bind_text(&b, reason);
+	bind_int(&b, end_ms);
+	bind_int(&b, JOB_RUNNING);
+	return binder_step(st, &b, err, "end the steps left running");
 }
 
 int

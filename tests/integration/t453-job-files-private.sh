@@ -40,7 +40,7 @@ wait_for 30 _start_dir || fail "job $id has no spool directory with its log on n
 
 # Modes and owners.
 bad=$(find "$C/node01/spool/jobs" \( -type d ! -perm 0711 ! -perm 0700 -printf 'dir %m %u %p\n' \) -o \
-	\( -type f ! -perm 0600 ! \( -name script -perm 0700 \) -printf 'file %m %u %p\n' \) -o \
+	\( -type f ! -perm 0600 ! \( -name script -perm 0700 \) ! \( -name step-cred -perm 0400 \) -printf 'file %m %u %p\n' \) -o \
 	\( ! -uid 0 ! -uid "$NOBODY_UID" -printf 'owner %m %u %p\n' \) -o \
 	\( ! -type d ! -type f -printf 'kind %m %u %p\n' \))
 [ -z "$bad" ] || fail "not private: $bad"
@@ -56,6 +56,11 @@ for f in "$D"/* "$C"/node01/spool/jobs/*; do
 		fail "uid $OTHER reads $f: $(head -c 200 "$T/other.out")"
 done
 [ "$n" -ge 3 ] || fail "only $n files in $D to try: $(ls -la "$D")"
+# The step credential (srun's proof that it runs in the job) is the
+# task's user's alone: another uid did not read it above.
+[ -f "$D/step-cred" ] || fail "no step credential in $D: $(ls -la "$D")"
+setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups cat "$D/step-cred" 2>&1 |
+	grep -qE '^[0-9a-f]{64}$' || fail "the task's user cannot read its step credential"
 # The task's user reads its own script.
 setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups cat "$D/script" 2>&1 | grep -q "$SECRET" ||
 	fail "the task's user cannot read its script"

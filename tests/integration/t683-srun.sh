@@ -48,7 +48,7 @@ expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$W/cfg" -o out.%j reci
 id=$(cat "$OUT")
 wait_state 90 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 cat "$W/out.$id" >&2
-expect_log_error "job $id: FAILED: max restarts \(0\) reached; last failure: rank 0 exited with 7"
+expect_log_error "job $id: FAILED: max restarts \(0\) reached; last failure: the batch script exited with 7"
 [ "$(json_get "$T/job-$id.json" '[d["state"], d.get("exit_code")]')" = '["FAILED", 7]' ] ||
 	fail "job $id: $(json_get "$T/job-$id.json" '[d["state"], d.get("exit_code"), d["reason"]]'), want FAILED with the script's 7"
 
