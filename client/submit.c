@@ -516,15 +516,17 @@ parse_typed_count(struct job_spec *spec, const char *arg, uint32_t *n,
 }
 
 /* --signal [B:]SIG[@SECS], sbatch's spelling of --checkpoint-signal.
- * "B:" (the batch shell only) is what Cohort does anyway: a job's
- * processes are its script or command, signalled as one task per rank.
  * "R:" (reservations) has no meaning here. */
 static int
 parse_signal(struct job_spec *spec, const char *arg, char *why, size_t wlen)
 {
-	if (strncmp(arg, "B:", 2) == 0)
+	/* A batch job's: B: its script, else its steps' tasks, as
+	 * Slurm's (a job of tasks has only its tasks to signal). */
+	spec->signal_scope = JOB_SIGNAL_STEPS;
+	if (strncmp(arg, "B:", 2) == 0) {
 		arg += 2;
-	else if (strncmp(arg, "R:", 2) == 0) {
+		spec->signal_scope = JOB_SIGNAL_BATCH;
+	} else if (strncmp(arg, "R:", 2) == 0) {
 		snprintf(why, wlen, "R: (reservations) is not supported by "
 		    "Cohort");
 		return -1;

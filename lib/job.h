@@ -157,6 +157,17 @@ struct job_spec {
 	 * nodes and every GPU are held for its steps (srun). false: the
 	 * command or script runs once per task on every node. */
 	bool batch;
+	/* Who a batch job's checkpoint signal reaches (enum
+	 * job_signal_scope): sbatch --signal B: its script, without B: its
+	 * steps' tasks; --checkpoint-signal all of them. */
+	int signal_scope;
+};
+
+/* The values of SignalScope (proto/cohort.proto). */
+enum job_signal_scope {
+	JOB_SIGNAL_ALL = 0,
+	JOB_SIGNAL_BATCH = 1,
+	JOB_SIGNAL_STEPS = 2,
 };
 
 /* The longest submit host: a host name (HOST_NAME_MAX is 64 on Linux,

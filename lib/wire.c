@@ -81,6 +81,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->submit_host = s->submit_host;
 	pb->has_batch = s->batch;
 	pb->batch = s->batch;
+	pb->has_signal_scope = s->signal_scope != JOB_SIGNAL_ALL;
+	pb->signal_scope = (Cohort__V1__SignalScope)s->signal_scope;
 }
 
 static int
@@ -153,6 +155,8 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->cpu_only = pb->has_cpu_only && pb->cpu_only;
 	s->exclusive = pb->has_exclusive && pb->exclusive;
 	s->batch = pb->has_batch && pb->batch;
+	s->signal_scope = pb->has_signal_scope ? (int)pb->signal_scope :
+	    JOB_SIGNAL_ALL;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
 	s->cpus_per_task = pb->has_cpus_per_task ? pb->cpus_per_task : 0;

@@ -264,7 +264,7 @@ agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t a
 
 int
 agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
-    int sig)
+    int sig, int scope)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__SignalRequest sr = COHORT__V1__SIGNAL_REQUEST__INIT;
@@ -272,6 +272,9 @@ agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t
 	sr.job_id = job_id;
 	sr.restart = attempt;
 	sr.signal = (uint32_t)sig;
+	/* Unset for every task, so that an older agent does what it did. */
+	sr.has_scope = scope != JOB_SIGNAL_ALL;
+	sr.scope = (Cohort__V1__SignalScope)scope;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SIGNAL;
 	env.signal = &sr;
 	return agentcmd_send(ac, conn_id, &env);

@@ -126,11 +126,11 @@ driver_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
 
 static int
 driver_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, int sig)
+    uint32_t attempt, int sig, int scope)
 {
 	struct driver *d = ctx;
 
-	return agentcmd_signal(d->ac, conn_id, job_id, attempt, sig);
+	return agentcmd_signal(d->ac, conn_id, job_id, attempt, sig, scope);
 }
 
 static int

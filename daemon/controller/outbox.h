@@ -46,8 +46,9 @@ struct outbox_ops {
 	/* Fire and forget: idempotent, re-sent on reconcile. 0 or -1. */
 	int (*stop)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, const char *reason);
+	/* scope: enum job_signal_scope (which of a batch job's tasks). */
 	int (*signal)(void *ctx, uint64_t conn_id, uint64_t job_id,
-	    uint32_t attempt, int sig);
+	    uint32_t attempt, int sig, int scope);
 	/* The same for one job step's tasks only. */
 	int (*stop_step)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, uint32_t step, const char *reason);

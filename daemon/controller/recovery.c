@@ -122,7 +122,9 @@ recovery_evacuate_for(struct cluster *cl, const struct job *job,
 		n = nodes_get(cl->ns, job->place[i].node);
 		if (n != NULL && n->conn_id != 0)
 			cl->out.ops->signal(cl->out.ctx, n->conn_id, job->id,
-			    job->attempt, job->spec.ckpt_signal);
+			    job->attempt, job->spec.ckpt_signal,
+			    job->spec.batch ? job->spec.signal_scope :
+			    JOB_SIGNAL_ALL);
 	}
 	log_info("job %" PRIu64 ": signal %d sent, waiting up to %u s for a "
 	    "checkpoint before %s it: %s", job->id, job->spec.ckpt_signal,

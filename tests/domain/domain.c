@@ -86,7 +86,7 @@ domain_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
 
 static int
 domain_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, int sig)
+    uint32_t attempt, int sig, int scope)
 {
 	struct domain *d = ctx;
 	struct domain_cmd *c;
@@ -95,6 +95,7 @@ domain_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    attempt)) == NULL)
 		return -1;
 	c->sig = sig;
+	c->scope = scope;
 	return 0;
 }
 

@@ -43,6 +43,7 @@ struct domain_cmd {
 	unsigned nnodes;		/* launch: the gang's size */
 	char resume[256];		/* launch: resume checkpoint, or "" */
 	int sig;			/* signal */
+	int scope;			/* signal: enum job_signal_scope */
 	bool is_stderr;			/* log read: the stderr stream */
 	/* Step commands (launch, stop, signal, log read): has_step and the
 	 * step's id; a launch's tasks here and their first rank. */

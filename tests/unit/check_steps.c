@@ -425,6 +425,50 @@ START_TEST(test_step_unknown_stopped)
 }
 END_TEST
 
+static void
+scope_spec(struct job_spec *spec, void *arg)
+{
+	const int *scope = arg;
+
+	spec->batch = scope[0];
+	spec->signal_scope = scope[1];
+	spec->checkpoint_dir = strdup("/ckpt");
+}
+
+/* The checkpoint signal (here: cohort requeue's) reaches what --signal
+ * said for a batch job (B: its script, else its steps), and every task
+ * of a job that is not one. */
+START_TEST(test_signal_scope)
+{
+	static const int cases[][3] = {
+		{ 1, JOB_SIGNAL_BATCH, JOB_SIGNAL_BATCH },
+		{ 1, JOB_SIGNAL_STEPS, JOB_SIGNAL_STEPS },
+		{ 1, JOB_SIGNAL_ALL, JOB_SIGNAL_ALL },
+		{ 0, JOB_SIGNAL_STEPS, JOB_SIGNAL_ALL },
+	};
+	struct cerr err;
+	uint64_t id;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		id = domain_submit(&D, "alice", 1, 4, scope_spec,
+		    (void *)cases[i], &err);
+		ck_assert_msg(id != 0, "submit: %s", err.text);
+		domain_pass(&D);
+		domain_answer_launches(&D, NULL);
+		ck_assert_int_eq(cluster_requeue(D.cl, &alice, id, D.now,
+		    &err), 0);
+		domain_commit(&D);
+		ck_assert_ptr_nonnull(domain_last(&D, DOMAIN_SIGNAL, id));
+		ck_assert_int_eq(domain_last(&D, DOMAIN_SIGNAL, id)->scope,
+		    cases[i][2]);
+		ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now,
+		    &(enum job_state){ 0 }, &err), 0);
+		domain_settle(&D);
+	}
+}
+END_TEST
+
 static Suite *
 steps_suite(void)
 {
@@ -441,6 +485,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_who);
 	tcase_add_test(tc, test_step_ends_with_job);
 	tcase_add_test(tc, test_step_unknown_stopped);
+	tcase_add_test(tc, test_signal_scope);
 	suite_add_tcase(s, tc);
 	return s;
 }
