@@ -49,7 +49,7 @@ id=$(awk '{print $4}' "$OUT")
 grep -qx 'hello world .' "$W/slurm-$id.out" || fail "slurm-$id.out: $(cat "$W/slurm-$id.out")"
 
 ### --wait exits with the job's code, and a failed program is not rerun.
-expect_log_error 'job [0-9]+: FAILED: max restarts \(0\) reached; last failure: rank 0 exited with 3'
+expect_log_error 'job [0-9]+: FAILED: max restarts \(0\) reached; last failure: the batch script exited with 3'
 expect_exit 3 sbatch --wait --wrap='exit 3'
 id=$(awk '{print $4}' "$OUT")
 check "$id" '[d["state"], d["restarts"], d["exit_code"]]' '["FAILED", 0, 3]'
