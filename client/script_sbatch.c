@@ -48,7 +48,7 @@ static const char no_oci[] = "OCI bundles are not run by Cohort";
  * the submit command maps them onto the per-node spec where they are
  * exactly expressible and refuses them with the numbers where not. */
 static const struct sb_opt sb_opts[] = {
-	NO("account", 'A', SB_REQ, no_acct),
+	MAP("account", 'A', SB_REQ, "account"),
 	WARN("acctg-freq", 0, SB_REQ, "Cohort samples no per-task "
 	    "accounting data"),
 	MAP("array", 'a', SB_REQ, "array"),
@@ -56,8 +56,7 @@ static const struct sb_opt sb_opts[] = {
 	NO("batch", 0, SB_REQ, "Cohort has no batch host features"),
 	NO("bb", 0, SB_REQ, no_bb),
 	NO("bbf", 0, SB_REQ, no_bb),
-	NO("begin", 'b', SB_REQ, "no deferred start: use --hold and cohort "
-	    "release, or --dependency"),
+	MAP("begin", 'b', SB_REQ, "begin"),
 	MAP("chdir", 'D', SB_REQ, "chdir"),
 	NO("cluster", 0, SB_REQ, no_cluster),
 	NO("cluster-constraint", 0, SB_REQ, no_cluster),
@@ -153,8 +152,7 @@ static const struct sb_opt sb_opts[] = {
 	WARN("profile", 0, SB_REQ, "Cohort collects no profiles"),
 	NO("propagate", 0, SB_OPT, "a task gets the node's limits, not the "
 	    "submitter's"),
-	NO("qos", 'q', SB_REQ, "Cohort has queues, not QOS: use "
-	    "-p/--partition for the queue"),
+	MAP("qos", 'q', SB_REQ, "qos"),
 	SELF("quiet", 'Q', SB_NONE),
 	NO("reboot", 0, SB_NONE, "Cohort reboots no nodes"),
 	MAP("requeue", 0, SB_OPT, "requeue"),

@@ -38,19 +38,20 @@ enum {
 	O_NAME = 'J', O_NODES = 'N', O_TIME = 't', O_OUTPUT = 'o',
 	O_ERROR = 'e', O_ARRAY = 'a', O_DEPEND = 'd', O_NODELIST = 'w',
 	O_EXCLUDE = 'x', O_CHDIR = 'D', O_CONSTRAINT = 'C', O_CPUS = 'c',
+	O_BEGIN = 'b', O_ACCOUNT = 'A',
 	O_GPUS = 0x100, O_TASKS, O_GPU_TYPE,
 	O_PRIORITY, O_TOPO, O_TOPO_PREFER, O_CKPT_DIR, O_MAX_RESTARTS,
 	O_CKPT_SIGNAL, O_HANG, O_ENV, O_WORKDIR, O_QUEUE, O_SERVICE,
 	O_EXCLUSIVE, O_HOLD, O_BATCH, O_EXPORT, O_GRES, O_REQUEUE,
 	O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
-	O_SEGMENT, O_IDEM_KEY,
+	O_SEGMENT, O_IDEM_KEY, O_QOS,
 	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
 	O_NTASKS = 'n', O_GPUS_TOTAL = 'G', O_PARTITION = 'p',
 	O_HELP = 'h',
 };
 
-#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:c:n:G:p:"
+#define SUBMIT_SHORTOPTS "+:hJ:N:t:o:e:a:d:w:x:D:C:c:n:G:p:b:A:"
 
 static const struct option submit_longopts[] = {
 	{ "name", required_argument, NULL, O_NAME },
@@ -81,6 +82,9 @@ static const struct option submit_longopts[] = {
 	{ "export", required_argument, NULL, O_EXPORT },
 	{ "workdir", required_argument, NULL, O_WORKDIR },
 	{ "chdir", required_argument, NULL, O_CHDIR },
+	{ "begin", required_argument, NULL, O_BEGIN },
+	{ "account", required_argument, NULL, O_ACCOUNT },
+	{ "qos", required_argument, NULL, O_QOS },
 	{ "output", required_argument, NULL, O_OUTPUT },
 	{ "error", required_argument, NULL, O_ERROR },
 	{ "queue", required_argument, NULL, O_QUEUE },
@@ -148,12 +152,16 @@ static const char submit_usage[] =
     "      --env KEY=VALUE          a variable on top of --export (repeatable)\n"
     "      --workdir DIR            working directory, absolute (default: this one)\n"
     "  -D, --chdir DIR              the same; relative to this directory\n"
+    "  -b, --begin TIME             not before TIME (local): now+1h, 16:00,\n"
+    "                               2026-12-24T08:00, tomorrow, ... (sbatch's)\n"
     "  -o, --output PATTERN         stdout to this file on the node (%j job id,\n"
     "                               %A %a array id and task, %t rank, %n node\n"
     "                               rank, %N node, %x name, %u user, %% a %)\n"
     "  -e, --error PATTERN          stderr apart, the same way\n"
     "      --queue Q                the queue (default: the first listing you)\n"
     "  -p, --partition Q            the same\n"
+    "  -A, --account NAME           the queue the site maps NAME to (sbatch's)\n"
+    "      --qos NAME               the same for a QOS name\n"
     "      --service                a long-running service: no time limit,\n"
     "                               restarted on any exit with back-off\n"
     "  -a, --array SPEC             an array: 0-99, 1,3,5-9, 0-99:4, 0-99%8\n"
@@ -534,6 +542,22 @@ parse_signal(struct job_spec *spec, const char *arg, char *why, size_t wlen)
 	return parse_ckpt_signal(spec, arg, why, wlen);
 }
 
+/* -b/--begin TIME, as sbatch reads it (duration_parse_begin). */
+static int
+parse_begin(struct job_spec *spec, const char *arg, char *why, size_t wlen)
+{
+	time_t at;
+
+	if (duration_parse_begin(arg, time(NULL), &at) == -1) {
+		snprintf(why, wlen, "'%s' is not a time (now+1h, now+30m, "
+		    "16:00, 2026-12-24T08:00, tomorrow, midnight, noon, "
+		    "teatime)", arg);
+		return -1;
+	}
+	spec->begin_ms = (int64_t)at * 1000;
+	return 0;
+}
+
 /* -D/--chdir: a relative directory is taken from this one, as sbatch
  * takes it. (--workdir, older, must be absolute: see submit_workdir.) */
 static int
@@ -683,9 +707,15 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->workdir, arg);
 	case O_CHDIR:
 		return set_chdir(spec, arg, why, wlen);
+	case O_BEGIN:
+		return parse_begin(spec, arg, why, wlen);
 	case O_QUEUE:
 	case O_PARTITION:
 		return set_str(&spec->queue, arg);
+	case O_ACCOUNT:
+		return set_str(&spec->account, arg);
+	case O_QOS:
+		return set_str(&spec->qos, arg);
 	case O_SERVICE:
 		spec->service = true;
 		return 0;

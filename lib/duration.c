@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
@@ -187,4 +188,148 @@ duration_format(uint64_t secs, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%02llu:%02llu:%02llu", h, m, s);
 	return buf;
+}
+
+/* "now+N[unit]": 0 with *at, -1 when malformed. */
+static int
+begin_relative(const char *s, time_t now, time_t *at)
+{
+	static const struct { const char *name; long mult; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "sec", 1 }, { "second", 1 },
+		{ "seconds", 1 }, { "m", 60 }, { "min", 60 },
+		{ "minute", 60 }, { "minutes", 60 }, { "h", 3600 },
+		{ "hour", 3600 }, { "hours", 3600 }, { "d", 86400 },
+		{ "day", 86400 }, { "days", 86400 }, { "w", 604800 },
+		{ "week", 604800 }, { "weeks", 604800 },
+	};
+	unsigned long long n;
+	char *end;
+	size_t i;
+
+	if (*s == '\0') {
+		*at = now;
+		return 0;
+	}
+	if (*s != '+' || s[1] < '0' || s[1] > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s + 1, &end, 10);
+	if (errno != 0 || n > DURATION_MAX_S)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].name) == 0) {
+			if (n * (unsigned long long)units[i].mult >
+			    DURATION_MAX_S)
+				return -1;
+			*at = now + (time_t)(n * units[i].mult);
+			return 0;
+		}
+	return -1;
+}
+
+/* The next time of day h:m:s from now (today, or tomorrow once it has
+ * passed, as Slurm reads "16:00"); with day_offset the day given. */
+static int
+begin_clock(time_t now, int days, int h, int m, int sec, bool next,
+    time_t *at)
+{
+	struct tm tm;
+
+	if (localtime_r(&now, &tm) == NULL)
+		return -1;
+	tm.tm_mday += days;
+	tm.tm_hour = h;
+	tm.tm_min = m;
+	tm.tm_sec = sec;
+	tm.tm_isdst = -1;
+	if ((*at = mktime(&tm)) == (time_t)-1)
+		return -1;
+	if (next && *at <= now) {
+		tm.tm_mday++;
+		tm.tm_isdst = -1;
+		if ((*at = mktime(&tm)) == (time_t)-1)
+			return -1;
+	}
+	return 0;
+}
+
+/* "HH:MM[:SS]" into h, m, sec (end: what follows): 0 or -1. */
+static int
+begin_hms(const char *s, int *h, int *m, int *sec, const char **end)
+{
+	int n = 0;
+
+	*sec = 0;
+	if (sscanf(s, "%2d:%2d%n", h, m, &n) != 2 || n == 0)
+		return -1;
+	s += n;
+	if (*s == ':') {
+		n = 0;
+		if (sscanf(s, ":%2d%n", sec, &n) != 1 || n == 0)
+			return -1;
+		s += n;
+	}
+	if (*h < 0 || *h > 23 || *m < 0 || *m > 59 || *sec < 0 || *sec > 60)
+		return -1;
+	*end = s;
+	return 0;
+}
+
+int
+duration_parse_begin(const char *s, time_t now, time_t *at)
+{
+	static const struct { const char *name; int h; } named[] = {
+		{ "noon", 12 }, { "elevenses", 11 }, { "fika", 15 },
+		{ "teatime", 16 },
+	};
+	struct tm tm;
+	const char *end;
+	int h, m, sec, n = 0;
+	size_t i;
+
+	if (s == NULL)
+		goto bad;
+	if (strncmp(s, "now", 3) == 0) {
+		if (begin_relative(s + 3, now, at) == 0)
+			return 0;
+		goto bad;
+	}
+	if (strcmp(s, "today") == 0) {
+		*at = now;
+		return 0;
+	}
+	if (strcmp(s, "tomorrow") == 0 || strcmp(s, "midnight") == 0)
+		return begin_clock(now, 1, 0, 0, 0, false, at) == 0 ? 0 : -1;
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (strcmp(s, named[i].name) == 0)
+			return begin_clock(now, 0, named[i].h, 0, 0, true,
+			    at) == 0 ? 0 : -1;
+	if (begin_hms(s, &h, &m, &sec, &end) == 0 && *end == '\0')
+		return begin_clock(now, 0, h, m, sec, true, at) == 0 ? 0 : -1;
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	    &n) != 3 || n != 10 || tm.tm_mon < 1 || tm.tm_mon > 12 ||
+	    tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_year < 1970 ||
+	    tm.tm_year > 2999)
+		goto bad;
+	s += n;
+	if (*s == 'T') {
+		if (begin_hms(s + 1, &h, &m, &sec, &end) == -1 || *end != '\0')
+			goto bad;
+		tm.tm_hour = h;
+		tm.tm_min = m;
+		tm.tm_sec = sec;
+	} else if (*s != '\0')
+		goto bad;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	tm.tm_isdst = -1;
+	n = tm.tm_mday;
+	/* mktime moves 02-31 to March: a day the month lacks is refused. */
+	if ((*at = mktime(&tm)) == (time_t)-1 || tm.tm_mday != n)
+		goto bad;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
 }

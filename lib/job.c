@@ -73,6 +73,8 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->constraint);
 	free(spec->idem_key);
 	free(spec->submit_host);
+	free(spec->account);
+	free(spec->qos);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -121,6 +123,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->array = dst->dependency = dst->output = dst->error = NULL;
 	dst->nodelist = dst->exclude = dst->constraint = NULL;
 	dst->idem_key = dst->submit_host = NULL;
+	dst->account = dst->qos = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -141,6 +144,8 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->constraint, src->constraint) == -1 ||
 	    dup_opt(&dst->idem_key, src->idem_key) == -1 ||
 	    dup_opt(&dst->submit_host, src->submit_host) == -1 ||
+	    dup_opt(&dst->account, src->account) == -1 ||
+	    dup_opt(&dst->qos, src->qos) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -793,6 +798,13 @@ check_workflow(const struct job_spec *spec, struct cerr *err)
 	if (spec->has_umask && spec->umask > JOB_UMASK_MAX)
 		return cerr_set(err, ERR_INVALID, "umask: %#o is not a file "
 		    "mode mask (at most 0777)", spec->umask);
+	if (spec->begin_ms < 0 || spec->begin_ms > JOB_BEGIN_MS_MAX)
+		return cerr_set(err, ERR_INVALID, "--begin: not a time "
+		    "between 1970 and 2999");
+	if ((spec->signal_scope < JOB_SIGNAL_ALL ||
+	    spec->signal_scope > JOB_SIGNAL_STEPS))
+		return cerr_set(err, ERR_INVALID, "signal scope %d is not one "
+		    "of 0, 1, 2", spec->signal_scope);
 	if (check_pattern("--output", spec->output, err) == -1 ||
 	    check_pattern("--error", spec->error, err) == -1 ||
 	    check_gpu_use(spec, err) == -1 ||
@@ -998,6 +1010,11 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 		return -1;
 	if (spec->queue != NULL && check_word("--queue", spec->queue,
 	    JOB_QUEUE_MAX, "._-", "'.', '_' and '-'", err) == -1)
+		return -1;
+	if ((spec->account != NULL && check_word("--account", spec->account,
+	    PEER_NAME_MAX, "._-", "'.', '_' and '-'", err) == -1) ||
+	    (spec->qos != NULL && check_word("--qos", spec->qos,
+	    PEER_NAME_MAX, "._-", "'.', '_' and '-'", err) == -1))
 		return -1;
 	if (spec->idem_key != NULL &&
 	    job_idem_key_check(spec->idem_key, err) == -1)

@@ -161,7 +161,17 @@ struct job_spec {
 	 * job_signal_scope): sbatch --signal B: its script, without B: its
 	 * steps' tasks; --checkpoint-signal all of them. */
 	int signal_scope;
+	/* --begin: not started before this (ms since the epoch); 0: no
+	 * such wait. */
+	int64_t begin_ms;
+	/* sbatch -A/--account, --qos: names the controller maps to a queue
+	 * at submit (queues.c); NULL: none. Not stored. */
+	char *account;
+	char *qos;
 };
+
+/* --begin's latest: the start of the year 3000, in ms since the epoch. */
+#define JOB_BEGIN_MS_MAX 32503680000000LL
 
 /* The values of SignalScope (proto/cohort.proto). */
 enum job_signal_scope {

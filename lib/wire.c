@@ -79,8 +79,12 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->has_umask = s->has_umask;
 	pb->umask = s->umask;
 	pb->submit_host = s->submit_host;
+	pb->account = s->account;
+	pb->qos = s->qos;
 	pb->has_batch = s->batch;
 	pb->batch = s->batch;
+	pb->has_begin_time_ms = s->begin_ms > 0;
+	pb->begin_time_ms = s->begin_ms;
 	pb->has_signal_scope = s->signal_scope != JOB_SIGNAL_ALL;
 	pb->signal_scope = (Cohort__V1__SignalScope)s->signal_scope;
 }
@@ -113,7 +117,9 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->exclude, pb->exclude) == -1 ||
 	    wire_dup(&s->constraint, pb->constraint) == -1 ||
 	    wire_dup(&s->idem_key, pb->idempotency_key) == -1 ||
-	    wire_dup(&s->submit_host, pb->submit_host) == -1)
+	    wire_dup(&s->submit_host, pb->submit_host) == -1 ||
+	    wire_dup(&s->account, pb->account) == -1 ||
+	    wire_dup(&s->qos, pb->qos) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -157,6 +163,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->batch = pb->has_batch && pb->batch;
 	s->signal_scope = pb->has_signal_scope ? (int)pb->signal_scope :
 	    JOB_SIGNAL_ALL;
+	s->begin_ms = pb->has_begin_time_ms ? pb->begin_time_ms : 0;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;
 	s->cpus_per_task = pb->has_cpus_per_task ? pb->cpus_per_task : 0;

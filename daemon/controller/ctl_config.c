@@ -157,6 +157,8 @@ static const struct conf_key ctl_keys[] = {
 	QKEY("weight", ctl_q_uint, weight, 1, CTL_QUEUE_WEIGHT_MAX),
 	QKEY("users", ctl_q_names, users, 0, 0),
 	QKEY("admins", ctl_q_names, admins, 0, 0),
+	QKEY("accounts", ctl_q_names, accounts, 0, 0),
+	QKEY("qos", ctl_q_names, qos, 0, 0),
 	QKEY("max_gpus_per_job", ctl_q_uint, max_gpus_per_job, 0,
 	    CTL_QUEUE_GPUS_MAX),
 	QKEY("max_time", ctl_q_secs, max_time_s, 1, CTL_QUEUE_SECS_MAX),
@@ -621,8 +623,12 @@ ctl_q_names(const struct conf_ctx *c, const struct conf_key *k,
 {
 	struct queue_def *d = ctl_queue_cur(c);
 	bool admins = strcmp(k->name, "admins") == 0;
-	char ***v = admins ? &d->admins : &d->users;
-	size_t *n = admins ? &d->nadmins : &d->nusers;
+	bool accts = strcmp(k->name, "accounts") == 0;
+	bool qos = strcmp(k->name, "qos") == 0;
+	char ***v = admins ? &d->admins : accts ? &d->accounts :
+	    qos ? &d->qos : &d->users;
+	size_t *n = admins ? &d->nadmins : accts ? &d->naccounts :
+	    qos ? &d->nqos : &d->nusers;
 	char **out = NULL, name[PEER_NAME_MAX + 1];
 	size_t nout = 0, len, i;
 	const char *p = value;

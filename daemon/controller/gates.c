@@ -273,6 +273,12 @@ gates_block(struct gates *g, const struct job *job)
 		    gates_hold_reason(job->hold));
 		return true;
 	}
+	/* --begin: every tick runs a pass, so it starts within one of
+	 * its time. */
+	if (job->spec.begin_ms > g->now_ms) {
+		jobs_set_pending_reason(g->cl->js, job->id, "BeginTime");
+		return true;
+	}
 	if (gates_depend(g, job, &d) != DEPEND_SATISFIED)
 		return true;
 	/* %N: a task let through counts as running, since this pass may

@@ -1,6 +1,6 @@
 /* The gates a waiting job passes before a scheduling pass sees it: a
- * hold (cohort hold, --hold), and the job's dependencies and array
- * limits. A job a gate stops is left out of the pass with its pending
+ * hold (cohort hold, --hold), its --begin time, and the job's
+ * dependencies and array limits. A job a gate stops is left out of the pass with its pending
  * reason set (JobHeldUser, JobHeldAdmin, Dependency, ...); a gate may
  * also end a job that can never pass (DependencyNeverSatisfied).
  * Domain code, part of the cluster (no clock, no I/O). */

@@ -27,6 +27,8 @@ queue_def_clear(struct queue_def *d)
 	free(d->models);
 	strv_free(d->users, d->nusers);
 	strv_free(d->admins, d->nadmins);
+	strv_free(d->accounts, d->naccounts);
+	strv_free(d->qos, d->nqos);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -39,8 +41,8 @@ queue_def_copy(struct queue_def *dst, const struct queue_def *src)
 	dst->name = dst->parent = NULL;
 	dst->models = NULL;
 	dst->nmodels = 0;
-	dst->users = dst->admins = NULL;
-	dst->nusers = dst->nadmins = 0;
+	dst->users = dst->admins = dst->accounts = dst->qos = NULL;
+	dst->nusers = dst->nadmins = dst->naccounts = dst->nqos = 0;
 	if ((dst->name = strdup(src->name)) == NULL ||
 	    (src->parent != NULL &&
 	    (dst->parent = strdup(src->parent)) == NULL))
@@ -63,6 +65,10 @@ queue_def_copy(struct queue_def *dst, const struct queue_def *src)
 		if (strv_append(&dst->admins, &dst->nadmins,
 		    src->admins[i]) == -1)
 			goto fail;
+	if (strv_copy(&dst->accounts, &dst->naccounts, src->accounts,
+	    src->naccounts) == -1 ||
+	    strv_copy(&dst->qos, &dst->nqos, src->qos, src->nqos) == -1)
+		goto fail;
 	return 0;
 fail:
 	queue_def_clear(dst);
@@ -265,6 +271,39 @@ queues_check_limits(struct queues *qs, size_t i, struct cerr *err)
 	return 0;
 }
 
+static int queues_named_by(const struct queues *, bool, const char *);
+
+/* accounts and qos name leaf queues, each name one queue only (so
+ * that sbatch -A means one queue). */
+static int
+queues_check_slurm(const struct queues *qs, struct cerr *err)
+{
+	const struct queue_def *d;
+	size_t i, j, k;
+	int other;
+
+	for (i = 0; i < qs->n; i++) {
+		d = &qs->q[i].def;
+		if ((d->naccounts > 0 || d->nqos > 0) &&
+		    qs->q[i].nchildren != 0)
+			return cerr_set(err, ERR_INVALID, "queue %s: accounts "
+			    "and qos name a queue that takes jobs; %s has "
+			    "sub-queues", d->name, d->name);
+		for (k = 0; k < 2; k++)
+			for (j = 0; j < (k ? d->nqos : d->naccounts); j++) {
+				other = queues_named_by(qs, k == 1,
+				    k ? d->qos[j] : d->accounts[j]);
+				if (other != (int)i)
+					return cerr_set(err, ERR_INVALID,
+					    "%s %s names two queues: %s and "
+					    "%s", k ? "qos" : "account",
+					    k ? d->qos[j] : d->accounts[j],
+					    qs->q[other].def.name, d->name);
+			}
+	}
+	return 0;
+}
+
 /* Children's nominals may not exceed a parent's (in every flavor). */
 static int
 queues_check_sums(const struct queues *qs, struct cerr *err)
@@ -343,7 +382,8 @@ queues_create(const struct queue_def *defs, size_t n, int64_t half_life_ms,
 	for (i = 0; i < n; i++)
 		if (queues_check_limits(qs, i, err) == -1)
 			goto fail;
-	if (queues_check_sums(qs, err) == -1)
+	if (queues_check_sums(qs, err) == -1 ||
+	    queues_check_slurm(qs, err) == -1)
 		goto fail;
 	queues_order_from(qs, -1, &k);
 	return qs;
@@ -564,6 +604,64 @@ queues_admit_limits(const struct queues *qs, size_t q, const struct peer *who,
 	return 0;
 }
 
+/* The leaf queue whose names (accounts or qos) list name, or -1. */
+static int
+queues_named_by(const struct queues *qs, bool qos, const char *name)
+{
+	const struct queue_def *d;
+	size_t i;
+
+	for (i = 0; i < qs->n; i++) {
+		d = &qs->q[i].def;
+		if (qs->q[i].nchildren == 0 && queues_listed(qos ? d->qos :
+		    d->accounts, qos ? d->nqos : d->naccounts, name))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* sbatch -A/--account and --qos: the queue the site says they mean
+ * (cohortd.conf [queue NAME] accounts, qos), which must agree with
+ * each other and with --partition/--queue. 0, or -1 with err. */
+static int
+queues_map_slurm(const struct queues *qs, struct job_spec *spec,
+    struct cerr *err)
+{
+	const char *opt[2] = { "--account", "--qos" };
+	const char *val[2] = { spec->account, spec->qos };
+	const char *want = spec->queue, *by = "--partition";
+	char *copy;
+	size_t k;
+	int q;
+
+	for (k = 0; k < 2; k++) {
+		if (val[k] == NULL)
+			continue;
+		if ((q = queues_named_by(qs, k == 1, val[k])) == -1)
+			return cerr_set(err, ERR_INVALID, "%s %.64s: this "
+			    "cluster maps no queue to it (cohortd.conf: "
+			    "[queue NAME] %s = %.64s); leave it out, or name "
+			    "the queue with --partition", opt[k], val[k],
+			    k == 1 ? "qos" : "accounts", val[k]);
+		if (want != NULL && strcmp(want, qs->q[q].def.name) != 0)
+			return cerr_set(err, ERR_INVALID, "%s %.64s means "
+			    "queue %s, but %s says %.64s", opt[k], val[k],
+			    qs->q[q].def.name, by, want);
+		want = qs->q[q].def.name;
+		by = opt[k];
+	}
+	/* The queue says it from here on (the names are not stored). */
+	free(spec->account);
+	free(spec->qos);
+	spec->account = spec->qos = NULL;
+	if (want == NULL || spec->queue != NULL)
+		return 0;
+	if ((copy = strdup(want)) == NULL)
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	spec->queue = copy;
+	return 0;
+}
+
 int
 queues_admit(const struct queues *qs, const struct peer *who,
     struct job_spec *spec, struct cerr *err)
@@ -572,6 +670,8 @@ queues_admit(const struct queues *qs, const struct peer *who,
 	int q;
 
 	cerr_clear(err);
+	if (queues_map_slurm(qs, spec, err) == -1)
+		return -1;
 	if (spec->queue != NULL) {
 		if ((q = queues_find(qs, spec->queue)) == -1) {
 			queues_leaf_names(qs, -1, names, sizeof(names));

@@ -44,6 +44,12 @@ struct queue_def {
 	char **admins;		/* may submit, cancel any job of the queue,
 				 * and raise priorities in it */
 	size_t nadmins;
+	/* Slurm's sbatch -A/--account and --qos names that mean this queue
+	 * (issue 29); none: those names mean no queue. */
+	char **accounts;
+	size_t naccounts;
+	char **qos;
+	size_t nqos;
 	uint32_t max_gpus_per_job;	/* 0: no limit */
 	uint64_t max_time_s;		/* 0: no limit; also the default
 					 * --time of the queue's jobs */

@@ -4,3 +4,5 @@ ALTER TABLE jobs ADD COLUMN batch INTEGER NOT NULL DEFAULT 0;
 -- Who its checkpoint signal reaches: 0 every task, 1 the batch script
 -- (sbatch --signal B:), 2 its steps' tasks (sbatch --signal).
 ALTER TABLE jobs ADD COLUMN signal_scope INTEGER NOT NULL DEFAULT 0;
+-- --begin: not started before this time (ms since the epoch); 0: none.
+ALTER TABLE jobs ADD COLUMN begin_ms INTEGER NOT NULL DEFAULT 0;

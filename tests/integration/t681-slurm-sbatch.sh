@@ -75,14 +75,14 @@ cat >bad.sh <<'SH'
 #!/bin/sh
 #SBATCH --mem-per-cpu=4G
 #SBATCH -N 1
-#SBATCH --account=proj
+#SBATCH --reservation=maint
 #SBATCH --frobnicate
 true
 SH
 expect_exit 1 sbatch bad.sh
 [ ! -s "$OUT" ] || fail "a refused sbatch printed on stdout: $(cat "$OUT")"
 for want in 'bad.sh:2: #SBATCH --mem-per-cpu: not supported' \
-	'bad.sh:4: #SBATCH --account: not supported' \
+	'bad.sh:4: #SBATCH --reservation: not supported' \
 	'bad.sh:5: #SBATCH --frobnicate: not an sbatch option' \
 	'bad.sh: 3 options refused'; do
 	grep -qF -- "$want" "$ERR" || fail "stderr lacks '$want': $(cat "$ERR")"
@@ -95,4 +95,24 @@ check "$id" '[d["nodes_min"], d["tasks_per_node"], d["gpus_per_node"], d["queue"
 expect_exit 0 cohort cancel "$id"
 expect_exit 2 cohort submit --ntasks-per-n=2 -- true
 stderr_one_line "cohort: submit: --ntasks-per-n: unknown option"
+
+### --begin: PENDING with reason BeginTime (squeue's %R), then refused
+### when it is not a time.
+expect_exit 0 sbatch --parsable --begin now+1hour --wrap=true
+id=$(cat "$OUT")
+expect_exit 0 squeue -h -j "$id" -o '%T %R'
+[ "$(cat "$OUT")" = "PENDING (BeginTime)" ] || [ "$(cat "$OUT")" = "PENDING BeginTime" ] ||
+	fail "squeue says '$(cat "$OUT")' for a job of --begin now+1hour"
+expect_exit 0 scancel "$id"
+expect_exit 1 sbatch --begin 'next tuesday' --wrap=true
+grep -q "is not a time" "$ERR" || fail "--begin 'next tuesday': $(cat "$ERR")"
+### -A/--account and --qos: a name this cluster maps to no queue is
+### refused, saying where a site maps them.
+before=$(job_count --all)
+expect_exit 1 sbatch -A proj --wrap=true
+grep -q -- "--account proj: this cluster maps no queue to it (cohortd.conf: \[queue NAME\] accounts = proj)" "$ERR" ||
+	fail "sbatch -A proj: $(cat "$ERR")"
+expect_exit 1 sbatch --qos=high --wrap=true
+grep -q -- "--qos high: this cluster maps no queue" "$ERR" || fail "sbatch --qos high: $(cat "$ERR")"
+[ "$(job_count --all)" = "$before" ] || fail "a refused -A/--qos made a job"
 exit 0

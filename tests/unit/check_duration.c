@@ -130,6 +130,52 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* --begin, against a fixed "now" in UTC (TZ set in main). */
+START_TEST(test_begin)
+{
+	/* 2026-12-07 10:30:00 UTC */
+	const time_t now = 1796639400;
+	static const struct { const char *s; time_t want; } ok[] = {
+		{ "now", 1796639400 },
+		{ "now+60", 1796639460 },
+		{ "now+90s", 1796639490 },
+		{ "now+2minutes", 1796639520 },
+		{ "now+1h", 1796643000 },
+		{ "now+1hour", 1796643000 },
+		{ "now+1d", 1796725800 },
+		{ "now+1w", 1797244200 },
+		{ "16:00", 1796659200 },		/* today */
+		{ "09:15:30", 1796721330 },		/* passed: tomorrow */
+		{ "teatime", 1796659200 },
+		{ "noon", 1796644800 },
+		{ "midnight", 1796688000 },
+		{ "tomorrow", 1796688000 },
+		{ "today", 1796639400 },
+		{ "2026-12-24", 1798070400 },
+		{ "2026-12-24T08:00", 1798099200 },
+		{ "2026-12-24T08:00:05", 1798099205 },
+	};
+	static const char *const bad[] = {
+		"", "later", "now+", "now-5", "now+5x", "now+1hh", "25:00",
+		"12:60", "2026-02-30", "2026-13-01", "2026-12-24T", "12:00pm",
+		"2026-12-24 08:00", "now+99999999999999999999",
+	};
+	time_t at;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(duration_parse_begin(ok[i].s, now, &at) == 0,
+		    "'%s' refused", ok[i].s);
+		ck_assert_msg(at == ok[i].want, "'%s': %lld, want %lld",
+		    ok[i].s, (long long)at, (long long)ok[i].want);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(duration_parse_begin(bad[i], now, &at) == -1,
+		    "'%s' taken", bad[i]);
+	ck_assert_int_eq(duration_parse_begin(NULL, now, &at), -1);
+}
+END_TEST
+
 static Suite *
 duration_suite(void)
 {
@@ -144,6 +190,7 @@ duration_suite(void)
 	tcase_add_test(tc, test_parse_range);
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_begin);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -154,6 +201,8 @@ main(void)
 	SRunner *sr = srunner_create(duration_suite());
 	int failed;
 
+	setenv("TZ", "UTC", 1);
+	tzset();
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

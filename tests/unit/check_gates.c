@@ -168,6 +168,41 @@ START_TEST(test_singleton)
 }
 END_TEST
 
+static void
+begin_spec(struct job_spec *spec, void *arg)
+{
+	spec->begin_ms = *(const int64_t *)arg;
+}
+
+/* --begin: PENDING with reason BeginTime until its time, then started
+ * by the first pass (every tick runs one). */
+START_TEST(test_begin)
+{
+	struct domain d;
+	struct cerr err;
+	int64_t at;
+	uint64_t id;
+
+	setup(&d, 1);
+	at = d.now + 60000;
+	id = domain_submit(&d, "alice", 1, 1, begin_spec, &at, &err);
+	ck_assert_msg(id != 0, "%s", err.text);
+	domain_pass(&d);
+	ck_assert_int_eq(domain_job(&d, id)->state, JOB_PENDING);
+	ck_assert_str_eq(domain_job(&d, id)->reason, "BeginTime");
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_LAUNCH, id, 0), 0);
+	/* Heartbeats keep the node up while time passes. */
+	domain_run_for(&d, 59000, 1000);
+	domain_pass(&d);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_LAUNCH, id, 0), 0);
+	ck_assert_str_eq(domain_job(&d, id)->reason, "BeginTime");
+	domain_run_for(&d, 1000, 1000);
+	domain_pass(&d);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_LAUNCH, id, 0), 1);
+	domain_close(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -179,6 +214,8 @@ main(void)
 	tcase_add_test(tc, test_throttle);
 	tcase_add_test(tc, test_chain);
 	tcase_add_test(tc, test_singleton);
+	tcase_add_test(tc, test_begin);
+	tcase_add_test(tc, test_begin);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -317,6 +317,69 @@ START_TEST(test_admit)
 END_TEST
 
 /* No queue open to everybody, and the user is in none. */
+/* sbatch -A/--qos: the queue the site maps them to, agreeing with
+ * --partition; a name mapped to none, or to two queues, refused. */
+START_TEST(test_slurm_names)
+{
+	struct peer alice = { "alice", ROLE_USER };
+	struct queue_def d[3];
+	struct queues *qs;
+	struct job_spec s;
+	struct cerr err;
+
+	d[0] = qdef("vision", NULL, 8);
+	ck_assert_int_eq(strv_append(&d[0].accounts, &d[0].naccounts,
+	    "proj-v"), 0);
+	d[1] = qdef("nlp", NULL, 8);
+	ck_assert_int_eq(strv_append(&d[1].qos, &d[1].nqos, "high"), 0);
+	d[2] = qdef("open", NULL, SCHED_UNLIMITED);
+	ck_assert_ptr_nonnull(qs = queues_create(d, 3, H, &err));
+
+	spec_gpus(&s, NULL, 1, 1);
+	s.account = xs("proj-v");
+	ck_assert_int_eq(queues_admit(qs, &alice, &s, &err), 0);
+	ck_assert_str_eq(s.queue, "vision");
+	ck_assert_ptr_null(s.account);
+	job_spec_clear(&s);
+	spec_gpus(&s, "nlp", 1, 1);
+	s.qos = xs("high");
+	ck_assert_int_eq(queues_admit(qs, &alice, &s, &err), 0);
+	ck_assert_str_eq(s.queue, "nlp");
+	job_spec_clear(&s);
+
+	spec_gpus(&s, NULL, 1, 1);
+	s.account = xs("proj-x");
+	admit_fails(qs, &alice, &s, ERR_INVALID, "--account proj-x: this "
+	    "cluster maps no queue to it (cohortd.conf: [queue NAME] "
+	    "accounts = proj-x); leave it out, or name the queue with "
+	    "--partition");
+	spec_gpus(&s, "open", 1, 1);
+	s.account = xs("proj-v");
+	admit_fails(qs, &alice, &s, ERR_INVALID, "--account proj-v means "
+	    "queue vision, but --partition says open");
+	spec_gpus(&s, NULL, 1, 1);
+	s.account = xs("proj-v");
+	s.qos = xs("high");
+	admit_fails(qs, &alice, &s, ERR_INVALID, "--qos high means queue "
+	    "nlp, but --account says vision");
+	queues_destroy(qs);
+	defs_clear(d, 3);
+
+	d[0] = qdef("a", NULL, 8);
+	ck_assert_int_eq(strv_append(&d[0].accounts, &d[0].naccounts, "p"),
+	    0);
+	d[1] = qdef("b", NULL, 8);
+	ck_assert_int_eq(strv_append(&d[1].accounts, &d[1].naccounts, "p"),
+	    0);
+	create_fails(d, 2, "account p names two queues: a and b");
+	d[0] = qdef("top", NULL, 8);
+	ck_assert_int_eq(strv_append(&d[0].qos, &d[0].nqos, "q"), 0);
+	d[1] = qdef("leaf", "top", 8);
+	create_fails(d, 2, "queue top: accounts and qos name a queue that "
+	    "takes jobs; top has sub-queues");
+}
+END_TEST
+
 START_TEST(test_admit_nowhere)
 {
 	struct peer erin = { "erin", ROLE_USER };
@@ -764,6 +827,7 @@ queues_suite(void)
 	tcase_add_test(tc, test_tree_errors);
 	tcase_add_test(tc, test_default_queue);
 	tcase_add_test(tc, test_admit);
+	tcase_add_test(tc, test_slurm_names);
 	tcase_add_test(tc, test_admit_nowhere);
 	tcase_add_test(tc, test_fair_share_decay);
 	tcase_add_test(tc, test_fair_share_out_of_order);

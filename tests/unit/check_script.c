@@ -374,10 +374,11 @@ static const struct sbatch_case sbatch_bad[] = {
 	{ { "--mem-per-cpu=4G", NULL },
 	    { "--mem-per-cpu: not supported by Cohort (Cohort limits "
 	    "memory per node: use --mem", NULL } },
-	{ { "--account=proj", NULL }, { "--account: not supported "
+	{ { "--wckey=proj", NULL }, { "--wckey: not supported "
 	    "by Cohort (Cohort has no accounting", NULL } },
-	{ { "-A", "proj", NULL }, { "-A: not supported", NULL } },
-	{ { "--qos=high", NULL }, { "--qos: not supported", NULL } },
+	{ { "-M", "c2", NULL }, { "-M: not supported", NULL } },
+	{ { "--reservation=maint", NULL }, { "--reservation: not supported",
+	    NULL } },
 	{ { "--nice=10", NULL }, { "--priority", NULL } },
 	{ { "--test-only", NULL }, { "--test-only: not supported", NULL } },
 	{ { "--frobnicate", NULL }, { "--frobnicate: not an sbatch option",
@@ -427,7 +428,7 @@ END_TEST
  * whose value cannot be told from the next option. */
 START_TEST(test_sbatch_collect)
 {
-	const char *words[] = { "--mem-per-cpu=1G", "-N", "2", "--account",
+	const char *words[] = { "--mem-per-cpu=1G", "-N", "2", "--reservation",
 	    "p", "--comment=hi", "--mail-type=END", "--bogus", "x", "-N",
 	    "3" };
 	static const enum script_sbatch_kind want[] = { SBATCH_REFUSE,
@@ -625,7 +626,7 @@ START_TEST(test_sbatch_refusals)
 {
 	struct sbatch_run r = { "#!/bin/sh\n"
 	    "#SBATCH --mem-per-cpu=4G\n"
-	    "#SBATCH -N 2 --account=p\n"
+	    "#SBATCH -N 2 --reservation=p\n"
 	    "# a comment\n"
 	    "#SBATCH --time=1:75 --comment=x\n"
 	    "true\n", -1, { 0 } };
@@ -635,7 +636,7 @@ START_TEST(test_sbatch_refusals)
 	ck_assert_int_eq(r.rc, EXIT_USAGE);
 	ck_assert_msg(strstr(out, "job.sh:2: #SBATCH --mem-per-cpu: not "
 	    "supported") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "job.sh:3: #SBATCH --account: not "
+	ck_assert_msg(strstr(out, "job.sh:3: #SBATCH --reservation: not "
 	    "supported") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "job.sh:5: #SBATCH --time: invalid "
 	    "duration") != NULL, "%s", out);
