@@ -617,6 +617,10 @@ steps_job_ending(struct cluster *cl, const struct job *job, bool node_fail,
 	if (job->spec.batch && jobs_steps_end_running(cl->js, job->id,
 	    job->attempt, node_fail, reason, now, &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+	/* The run is over: its steps leave memory (the store has them; a
+	 * launch still answering finds none and is dropped). */
+	if (sj != NULL && sj->attempt == job->attempt)
+		steps_job_free(cl, sj);
 }
 
 void

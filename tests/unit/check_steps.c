@@ -391,6 +391,8 @@ START_TEST(test_step_ends_with_job)
 	ck_assert_int_eq(steps_get(D.cl, id, 0) == NULL ||
 	    steps_get(D.cl, id, 0)->state != JOB_RUNNING, 1);
 	ck_assert_int_ne(job->state, JOB_RUNNING);
+	/* The run's steps left memory; their records stay. */
+	ck_assert_ptr_null(steps_get(D.cl, id, 1));
 	ck_assert_int_eq(jobs_steps_list(D.js, id, 10, count_row, states,
 	    &err), 0);
 	ck_assert_int_eq(states[0], JOB_FAILED * 10 + 1);
