@@ -553,6 +553,7 @@ agent_setup_binding(struct agent *a)
 static void agent_launch_round_cb(evutil_socket_t fd, short what,
     void *arg);
 static void apending_free(struct agent *a, struct apending *p);
+static void apending_unqueue(struct agent *a, struct apending *p);
 
 void
 agent_set_inventory(struct agent *a, const struct inventory *inv)
@@ -1100,8 +1101,7 @@ apending_free(struct agent *a, struct apending *p)
 {
 	if (p == NULL)
 		return;
-	if (apending_find(a, p->l.job_id, p->l.restart) == p)
-		TAILQ_REMOVE(&a->pending, p, entry);
+	apending_unqueue(a, p);
 	if (p->owned) {
 		job_spec_clear(&p->spec);
 		strv_free(p->nodelist, p->nnodes);
@@ -1121,6 +1121,21 @@ apending_free(struct agent *a, struct apending *p)
 	strv_free(p->base, p->nbase);
 	account_clear(&p->acct);
 	free(p);
+}
+
+/* Take p off the launches under way when it is there. A start may have
+ * several (its own and its steps'): p itself is looked for, not the
+ * first of its start, else a later one was freed while still queued. */
+static void
+apending_unqueue(struct agent *a, struct apending *p)
+{
+	struct apending *q;
+
+	TAILQ_FOREACH(q, &a->pending, entry)
+		if (q == p) {
+			TAILQ_REMOVE(&a->pending, p, entry);
+			return;
+		}
 }
 
 static char *

@@ -66,6 +66,10 @@ int jobs_steps_orphaned(struct jobs *js, int64_t now_ms, struct cerr *err);
 int jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
     int (*cb)(const struct store_step *s, void *arg), void *arg,
     struct cerr *err);
+/* One step of them (store_step_get): cb once, or not when none. */
+int jobs_step_get(struct jobs *js, uint64_t job_id, uint32_t step_id,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err);
 
 /* Cancel job id on behalf of who: its owner, an admin, or an admin of
  * the job's queue (queues_is_admin). A pending job

@@ -341,3 +341,11 @@ jobs_steps_list(struct jobs *js, uint64_t job_id, size_t max,
 {
 	return store_steps_list(js->st, job_id, max, cb, arg, err);
 }
+
+int
+jobs_step_get(struct jobs *js, uint64_t job_id, uint32_t step_id,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err)
+{
+	return store_step_get(js->st, job_id, step_id, cb, arg, err);
+}

@@ -40,6 +40,9 @@ struct step_launch_arg {
 	char node[PEER_NAME_MAX + 1];
 };
 
+static void steps_end(struct cluster *, struct step *, enum job_state,
+    const char *, int64_t);
+
 static struct step_job *
 steps_job(const struct cluster *cl, uint64_t job_id)
 {
@@ -89,17 +92,43 @@ steps_destroy_all(struct cluster *cl)
 		steps_job_free(cl, sj);
 }
 
-/* The steps of the job's current attempt, made when missing; a table
- * of an earlier attempt is dropped. NULL: out of memory. */
+/* Drop the steps of jobs that no longer run (ended, requeued, gone) or
+ * of an earlier attempt: the store has their records, and without this
+ * every job that ever ran a step kept its table, and each lookup walked
+ * them all. The launches still out find their step gone (by id). */
+static void
+steps_gc(struct cluster *cl, int64_t now)
+{
+	struct step_job *sj, *next;
+	const struct job *job;
+	struct step *s;
+
+	for (sj = TAILQ_FIRST(&cl->step_jobs); sj != NULL; sj = next) {
+		next = TAILQ_NEXT(sj, entry);
+		job = jobs_get(cl->js, sj->job_id);
+		if (job != NULL && jobs_is_active(job) &&
+		    job->attempt == sj->attempt)
+			continue;
+		/* Ended with their job as a rule; recorded if not. */
+		TAILQ_FOREACH(s, &sj->steps, entry)
+			if (s->state == JOB_RUNNING)
+				steps_end(cl, s, JOB_CANCELLED, "its job's run "
+				    "is over", now);
+		steps_job_free(cl, sj);
+	}
+}
+
+/* The steps of the job's current attempt, made when missing (the tables
+ * of jobs that ended, and of earlier attempts, are dropped then). NULL:
+ * out of memory. */
 static struct step_job *
-steps_job_current(struct cluster *cl, const struct job *job)
+steps_job_current(struct cluster *cl, const struct job *job, int64_t now)
 {
 	struct step_job *sj = steps_job(cl, job->id);
 
 	if (sj != NULL && sj->attempt == job->attempt)
 		return sj;
-	if (sj != NULL)
-		steps_job_free(cl, sj);
+	steps_gc(cl, now);
 	if ((sj = calloc(1, sizeof(*sj))) == NULL)
 		return NULL;
 	sj->job_id = job->id;
@@ -172,13 +201,29 @@ steps_order(const struct job *job, unsigned *ord)
 			ord[job->place[i].node_rank] = (unsigned)i;
 }
 
+/* A node name of the job and its placement index, for lookups by name. */
+struct step_name {
+	const char *name;
+	unsigned k;
+};
+
+static int
+steps_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct step_name *)a)->name,
+	    ((const struct step_name *)b)->name);
+}
+
 /* Marks the placement indices named by hostlist expr in mark[]: 0, or
- * -1 with err (malformed, or a node outside the allocation). */
+ * -1 with err (malformed, or a node outside the allocation). The names
+ * are looked up in a sorted copy of the job's: a list naming every node
+ * of a large job costs n log n, not n squared. */
 static int
 steps_mark_nodes(const struct job *job, const char *expr, const char *opt,
     uint8_t *mark, size_t *nmarked, struct cerr *err)
 {
 	char **names = NULL, why[160];
+	struct step_name *byname, key, *hit;
 	size_t n = 0, i, k;
 	int rc = 0;
 
@@ -188,50 +233,78 @@ steps_mark_nodes(const struct job *job, const char *expr, const char *opt,
 		return cerr_set(err, ERR_INVALID, "%s '%.100s': %s", opt, expr,
 		    errno == E2BIG ? "names more nodes than the job has" :
 		    why);
+	if ((byname = calloc(job->nplace + 1, sizeof(*byname))) == NULL) {
+		hostlist_free(names, n);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	for (k = 0; k < job->nplace; k++) {
+		byname[k].name = job->place[k].node;
+		byname[k].k = (unsigned)k;
+	}
+	qsort(byname, job->nplace, sizeof(*byname), steps_name_cmp);
 	for (i = 0; i < n && rc == 0; i++) {
-		for (k = 0; k < job->nplace; k++)
-			if (strcmp(job->place[k].node, names[i]) == 0)
-				break;
-		if (k == job->nplace)
+		key.name = names[i];
+		hit = job->nplace > 0 ? bsearch(&key, byname, job->nplace,
+		    sizeof(*byname), steps_name_cmp) : NULL;
+		if (hit == NULL)
 			rc = cerr_set(err, ERR_INVALID, "%s: node %.64s is not "
 			    "in job %" PRIu64 "'s allocation", opt, names[i],
 			    job->id);
-		else if (!mark[k]) {
-			mark[k] = 1;
+		else if (!mark[hit->k]) {
+			mark[hit->k] = 1;
 			(*nmarked)++;
 		}
 	}
+	free(byname);
 	hostlist_free(names, n);
 	return rc;
 }
 
-/* GPUs of place index k held by running steps (bit i: node-local GPU
- * place->gpus[i]), and whether an exclusive step or any step holds it. */
+/* What the running steps hold on one node of the job (a placement
+ * index): GPUs (bit i: node-local GPU i), and whether an exclusive step
+ * or any step runs there. */
+struct step_use {
+	uint64_t held;
+	bool excl, any;
+};
+
+/* The use of every node of the job by its running steps, in one pass
+ * over them: the layout then asks it once per candidate node, so that
+ * its cost does not grow as running steps times nodes times nodes. */
 static void
-steps_node_use(const struct step_job *sj, unsigned k, uint64_t *held,
-    bool *excl, bool *any)
+steps_usage(const struct job *job, const struct step_job *sj,
+    struct step_use *use)
 {
 	const struct step *s;
+	struct step_use *u;
 	size_t i, g;
 
-	*held = 0;
-	*excl = *any = false;
+	memset(use, 0, job->nplace * sizeof(*use));
 	if (sj == NULL)
 		return;
 	TAILQ_FOREACH(s, &sj->steps, entry) {
 		if (s->state != JOB_RUNNING)
 			continue;
 		for (i = 0; i < s->nnodes; i++) {
-			if (s->nodes[i].place != k)
+			if (s->nodes[i].place >= job->nplace)
 				continue;
-			*any = true;
-			*excl |= s->exclusive;
+			u = &use[s->nodes[i].place];
+			u->any = true;
+			u->excl |= s->exclusive;
 			if (s->overlap)
 				continue;
 			for (g = 0; g < s->nodes[i].ngpus; g++)
-				*held |= 1ULL << s->nodes[i].gpus[g];
+				if (s->nodes[i].gpus[g] < 64)
+					u->held |= 1ULL << s->nodes[i].gpus[g];
 		}
 	}
+}
+
+/* Whether node-local GPU g is held in u. */
+static bool
+steps_gpu_held(const struct step_use *u, unsigned g)
+{
+	return g < 64 && (u->held >> g & 1);
 }
 
 /* GPUs the step needs on a node with ntasks of its tasks and have of
@@ -293,6 +366,12 @@ steps_shape(const struct job *job, const struct step_req *r, size_t ncand,
 	if (*ntasks > STEPS_TASKS_MAX)
 		return cerr_set(err, ERR_INVALID, "%u tasks: a step has at "
 		    "most %u", *ntasks, STEPS_TASKS_MAX);
+	/* The agents take at most JOB_TASKS_PER_NODE_LIMIT tasks of a
+	 * step on a node: more is refused here, not after the launch. */
+	if ((*ntasks + n - 1) / n > JOB_TASKS_PER_NODE_LIMIT)
+		return cerr_set(err, ERR_INVALID, "%u tasks on %zu node(s): "
+		    "at most %u per node", *ntasks, n,
+		    JOB_TASKS_PER_NODE_LIMIT);
 	*nn = n;
 	return 0;
 }
@@ -300,13 +379,12 @@ steps_shape(const struct job *job, const struct step_req *r, size_t ncand,
 /* Whether node k (ntasks of the step there, node index i of nn) can
  * take its GPUs now: *need set; 1 fits now, 0 not now, -1 never (err). */
 static int
-steps_node_fits(const struct job *job, const struct step_job *sj,
+steps_node_fits(const struct job *job, const struct step_use *use,
     const struct step_req *r, unsigned k, unsigned ntasks, size_t i,
     size_t nn, unsigned *need, struct cerr *err)
 {
 	const struct placement *p = &job->place[k];
-	uint64_t held;
-	bool excl, any;
+	const struct step_use *u = &use[k];
 	unsigned g, nfree = 0;
 
 	*need = steps_gpus_wanted(r, job, ntasks, p->ngpus, i, nn);
@@ -314,13 +392,12 @@ steps_node_fits(const struct job *job, const struct step_job *sj,
 		return cerr_set(err, ERR_INVALID, "the step needs %u GPU(s) on "
 		    "%s; job %" PRIu64 " has %u there", *need, p->node,
 		    job->id, p->ngpus);
-	steps_node_use(sj, k, &held, &excl, &any);
-	if (excl || (r->exclusive && any))
+	if (u->excl || (r->exclusive && u->any))
 		return 0;
 	if (r->overlap)
 		return 1;
 	for (g = 0; g < p->ngpus; g++)
-		nfree += !(held >> p->gpus[g] & 1);
+		nfree += !steps_gpu_held(u, p->gpus[g]);
 	return nfree >= *need;
 }
 
@@ -335,7 +412,7 @@ steps_tasks_on(unsigned ntasks, size_t i, size_t nn)
  * those that fit now before those that do not. 0 (fits now), or -1 with
  * err: ERR_BUSY (not now) or ERR_INVALID. */
 static int
-steps_pick(const struct job *job, const struct step_job *sj,
+steps_pick(const struct job *job, const struct step_use *use,
     const struct step_req *r, const unsigned *ord, const uint8_t *want,
     const uint8_t *skip, size_t nn, struct step *s, struct cerr *err)
 {
@@ -355,7 +432,7 @@ steps_pick(const struct job *job, const struct step_job *sj,
 			if (used[k] || skip[k] || (pass == 0 && !want[k]))
 				continue;
 			nt = steps_tasks_on(s->ntasks, got, nn);
-			fit = steps_node_fits(job, sj, r, k, nt, got, nn,
+			fit = steps_node_fits(job, use, r, k, nt, got, nn,
 			    &need, err);
 			if (fit == -1) {
 				free(used);
@@ -386,22 +463,20 @@ steps_pick(const struct job *job, const struct step_job *sj,
 /* Choose the step's GPUs on each of its nodes: the free ones first (or
  * the first ones, --overlap). */
 static void
-steps_pick_gpus(const struct job *job, const struct step_job *sj,
+steps_pick_gpus(const struct job *job, const struct step_use *use,
     struct step *s)
 {
 	const struct placement *p;
-	uint64_t held;
-	bool excl, any;
+	struct step_use none = { 0, false, false };
+	const struct step_use *u;
 	unsigned g, n;
 	size_t i;
 
 	for (i = 0; i < s->nnodes; i++) {
 		p = &job->place[s->nodes[i].place];
-		steps_node_use(sj, s->nodes[i].place, &held, &excl, &any);
-		if (s->overlap)
-			held = 0;
+		u = s->overlap ? &none : &use[s->nodes[i].place];
 		for (g = 0, n = 0; g < p->ngpus && n < s->nodes[i].ngpus; g++)
-			if (!(held >> p->gpus[g] & 1))
+			if (!steps_gpu_held(u, p->gpus[g]))
 				s->nodes[i].gpus[n++] = p->gpus[g];
 		s->gpus += n;
 	}
@@ -414,17 +489,20 @@ steps_layout(const struct job *job, const struct step_job *sj,
 {
 	unsigned *ord = NULL;
 	uint8_t *want = NULL, *skip = NULL;
+	struct step_use *use = NULL;
 	size_t nwanted = 0, nskip = 0, nn = 0, i, ncand;
 	unsigned rank = 0;
 	int rc = -1;
 
 	if ((ord = calloc(job->nplace, sizeof(*ord))) == NULL ||
 	    (want = calloc(job->nplace, 1)) == NULL ||
-	    (skip = calloc(job->nplace, 1)) == NULL) {
+	    (skip = calloc(job->nplace, 1)) == NULL ||
+	    (use = calloc(job->nplace, sizeof(*use))) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	steps_order(job, ord);
+	steps_usage(job, sj, use);
 	if ((r->nodelist != NULL && steps_mark_nodes(job, r->nodelist,
 	    "--nodelist", want, &nwanted, err) == -1) ||
 	    (r->exclude != NULL && steps_mark_nodes(job, r->exclude,
@@ -448,9 +526,9 @@ steps_layout(const struct job *job, const struct step_job *sj,
 	s->nnodes = nn;
 	for (i = 0; i < nn; i++)
 		s->nodenames[i] = NULL;
-	if (steps_pick(job, sj, r, ord, want, skip, nn, s, err) == -1)
+	if (steps_pick(job, use, r, ord, want, skip, nn, s, err) == -1)
 		goto out;
-	steps_pick_gpus(job, sj, s);
+	steps_pick_gpus(job, use, s);
 	for (i = 0; i < nn; i++) {
 		s->nodes[i].first_rank = rank;
 		rank += s->nodes[i].ntasks;
@@ -467,6 +545,7 @@ out:
 	free(ord);
 	free(want);
 	free(skip);
+	free(use);
 	return rc;
 }
 
@@ -809,7 +888,7 @@ steps_create(struct cluster *cl, const struct peer *who,
 		    "while it runs", job->id, job_state_name(job->state));
 	if (steps_check_req(r, err) == -1)
 		return -1;
-	if ((sj = steps_job_current(cl, job)) == NULL)
+	if ((sj = steps_job_current(cl, job, now)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	if (sj->nrunning >= STEPS_RUNNING_MAX)
 		return cerr_set(err, ERR_BUSY, "job %" PRIu64 " runs %u steps "
@@ -886,16 +965,24 @@ steps_signal(struct cluster *cl, const struct peer *who, uint64_t job_id,
 	return 0;
 }
 
-/* The index in s of the node holding rank, or -1. */
+/* The index in s of the node holding rank, or -1. The nodes hold
+ * consecutive ranks in order: a binary search, as every task report
+ * (exits, heartbeats) asks it. */
 static long
 steps_rank_node(const struct step *s, unsigned rank)
 {
-	size_t i;
+	size_t lo = 0, hi = s->nnodes, mid;
 
-	for (i = 0; i < s->nnodes; i++)
-		if (rank >= s->nodes[i].first_rank &&
-		    rank < s->nodes[i].first_rank + s->nodes[i].ntasks)
-			return (long)i;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (rank < s->nodes[mid].first_rank)
+			hi = mid;
+		else if (rank - s->nodes[mid].first_rank >=
+		    s->nodes[mid].ntasks)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
 	return -1;
 }
 
@@ -960,8 +1047,13 @@ steps_task_exit(struct cluster *cl, struct node *n,
 		    "exited with", WIFSIGNALED(r->wait_status) ?
 		    WTERMSIG(r->wait_status) : code, r->why[0] ? ": " : "",
 		    r->why);
-	if (code != 0 && s->kill_on_bad_exit && s->ndone + 1 < s->ntasks)
+	/* Once: a stop reaches every node of the step, and every task
+	 * that it kills reports a failure too. */
+	if (code != 0 && s->kill_on_bad_exit && !s->stopping &&
+	    s->ndone + 1 < s->ntasks) {
+		s->stopping = true;
 		steps_stop_tasks(cl, s, "a task failed (--kill-on-bad-exit)");
+	}
 	if (++s->ndone < s->ntasks)
 		return 0;
 	steps_end(cl, s, s->exit_code == 0 ? JOB_COMPLETED : JOB_FAILED, NULL,

@@ -86,6 +86,7 @@ struct step {
 	int32_t exit_code;		/* the highest; 128+N for signal N */
 	unsigned gpus;			/* in all */
 	bool overlap, exclusive, kill_on_bad_exit;
+	bool stopping;			/* -K has stopped its tasks */
 	/* For the launches, freed when the step ends. */
 	char **argv;
 	size_t argc;

@@ -170,6 +170,11 @@ int store_step_put(struct store *st, const struct store_step *s,
 int store_steps_list(struct store *st, uint64_t job_id, size_t max,
     int (*cb)(const struct store_step *s, void *arg), void *arg,
     struct cerr *err);
+/* Step step_id of that attempt, as store_steps_list gives it: cb is
+ * called once, or not at all when there is no such row. */
+int store_step_get(struct store *st, uint64_t job_id, uint32_t step_id,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err);
 /* End the steps of (job, attempt) still recorded as running (a
  * controller that restarted does not know them): inside a transaction. */
 int store_steps_end_running(struct store *st, uint64_t job_id,

@@ -65,6 +65,12 @@ const char *const store_history_sql[S__COUNT] = {
 	    "ntasks, gpus FROM steps WHERE job_id = ?1 AND attempt = "
 	    "(SELECT max(attempt) FROM steps WHERE job_id = ?1) "
 	    "ORDER BY step_id LIMIT ?2",
+	/* One step of the same attempt. */
+	[S_STEP_GET] = "SELECT attempt, step_id, name, state, node_fail, "
+	    "exit_code, reason, start_ms, end_ms, nodelist, tasks_per_node, "
+	    "ntasks, gpus FROM steps WHERE job_id = ?1 AND attempt = "
+	    "(SELECT max(attempt) FROM steps WHERE job_id = ?1) "
+	    "AND step_id = ?2",
 	[S_STEPS_END_RUNNING] = "UPDATE steps SET state = ?3, node_fail = ?4, "
 	    "reason = ?5, end_ms = ?6 WHERE job_id = ?1 AND attempt = ?2 AND "
 	    "state = ?7",
@@ -215,17 +221,15 @@ column_str(sqlite3_stmt *s, int col)
 	return t != NULL ? t : "";
 }
 
-int
-store_steps_list(struct store *st, uint64_t job_id, size_t max,
+/* The rows of s (S_STEPS_LIST's columns) to cb. */
+static int
+store_steps_rows(struct store *st, sqlite3_stmt *s, uint64_t job_id,
     int (*cb)(const struct store_step *s, void *arg), void *arg,
     struct cerr *err)
 {
-	sqlite3_stmt *s = st->stmt[S_STEPS_LIST];
 	struct store_step row;
 	int rc, ret = 0;
 
-	sqlite3_bind_int64(s, 1, (int64_t)job_id);
-	sqlite3_bind_int64(s, 2, (int64_t)max);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		memset(&row, 0, sizeof(row));
 		row.job_id = job_id;
@@ -254,6 +258,30 @@ store_steps_list(struct store *st, uint64_t job_id, size_t max,
 		ret = db_fail(st, err, "list steps");
 	stmt_done(s);
 	return ret;
+}
+
+int
+store_steps_list(struct store *st, uint64_t job_id, size_t max,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_STEPS_LIST];
+
+	sqlite3_bind_int64(s, 1, (int64_t)job_id);
+	sqlite3_bind_int64(s, 2, (int64_t)max);
+	return store_steps_rows(st, s, job_id, cb, arg, err);
+}
+
+int
+store_step_get(struct store *st, uint64_t job_id, uint32_t step_id,
+    int (*cb)(const struct store_step *s, void *arg), void *arg,
+    struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_STEP_GET];
+
+	sqlite3_bind_int64(s, 1, (int64_t)job_id);
+	sqlite3_bind_int64(s, 2, (int64_t)step_id);
+	return store_steps_rows(st, s, job_id, cb, arg, err);
 }
 
 int

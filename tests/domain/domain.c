@@ -216,6 +216,16 @@ domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
 void
 domain_close(struct domain *d)
 {
+	struct cerr err;
+
+	/* As the controller's teardown (agentcmd_destroy before
+	 * cluster_destroy): every launch still unanswered is answered, so
+	 * that what its callback owns (a step launch's argument) is freed. */
+	if (d->cl != NULL) {
+		cerr_set(&err, ERR_UNAVAILABLE, "the controller is shutting "
+		    "down");
+		domain_answer_launches(d, &err);
+	}
 	cluster_destroy(d->cl);
 	if (d->q != NULL)
 		txq_flush(d->q);

@@ -523,6 +523,53 @@ START_TEST(test_step_refused)
 }
 END_TEST
 
+/* Stopping a step whose launch is under way while another step of
+ * the job is also under way (each more tasks than a loop round starts):
+ * the stopped one's launch is answered and forgotten, the other goes on.
+ * Only the first launch under way of a job was taken off the queue, so
+ * a later one was freed while still queued. */
+START_TEST(test_step_stop_pending)
+{
+	static const unsigned tpn_big[] = { AGENT_STARTS_PER_ROUND + 2, 1 };
+	struct exits ex = { 0 };
+	struct step_launch s1, s2;
+	struct job_spec s;
+	struct launch l, l1, l2;
+	struct agent *a;
+	struct cerr err;
+	uint32_t id2 = 2;
+	int i;
+
+	spec_init(&s, argv_sleep, 3, true);
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	step_init(&s1, 1, argv_sleep, 3);
+	step_init(&s2, 2, argv_sleep, 3);
+	s1.tasks_per_node = s2.tasks_per_node = tpn_big;
+	s1.ntasks = s2.ntasks = AGENT_STARTS_PER_ROUND + 3;
+	s1.gpus_per_task = s2.gpus_per_task = 0;
+	l1 = l;
+	l1.step = &s1;
+	l2 = l;
+	l2.step = &s2;
+	ck_assert_int_eq(agent_launch(a, &l1, &err), 1);
+	ck_assert_int_eq(agent_launch(a, &l2, &err), 1);
+	agent_stop(a, JOB, 1, &id2);
+	ck_assert_uint_eq(count_tasks(a, 1, true), AGENT_STARTS_PER_ROUND);
+	/* Step 1 starts its last ranks in a later round. */
+	for (i = 0; i < 100 && count_tasks(a, 1, true) +
+	    count_tasks(a, 1, false) < AGENT_STARTS_PER_ROUND + 2; i++)
+		ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+	ck_assert_uint_eq(count_tasks(a, 1, true) +
+	    count_tasks(a, 1, false), AGENT_STARTS_PER_ROUND + 2);
+	agent_stop(a, JOB, 1, NULL);
+	run_until(&ex, 2 * AGENT_STARTS_PER_ROUND + 3);
+	agent_destroy(a);
+}
+END_TEST
+
 static Suite *
 steps_suite(void)
 {
@@ -537,6 +584,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_env_and_exits);
 	tcase_add_test(tc, test_step_stop_and_adopt);
 	tcase_add_test(tc, test_step_refused);
+	tcase_add_test(tc, test_step_stop_pending);
 	suite_add_tcase(s, tc);
 	return s;
 }

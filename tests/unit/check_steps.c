@@ -471,6 +471,152 @@ START_TEST(test_signal_scope)
 }
 END_TEST
 
+static int
+one_row(const struct store_step *s, void *arg)
+{
+	uint32_t *id = arg;
+
+	*id = s->step_id;
+	return 0;
+}
+
+/* Many steps, one after another: those ended beyond STEPS_ENDED_KEPT
+ * leave memory, a late exit of one of them is acknowledged, and the
+ * record of a step beyond the first thousand is found by its id (srun
+ * asks for its step so). */
+START_TEST(test_step_many)
+{
+	uint64_t id = run_batch(1, 1);
+	const char *n0 = domain_rank_node(domain_job(&D, id), 0);
+	const struct step *s;
+	struct step_req r;
+	struct cerr err;
+	uint32_t i, got, n = 1003;
+
+	for (i = 0; i < n; i++) {
+		req_init(&r, id);
+		r.no_gpus = true;
+		s = create(&r, &alice);
+		ck_assert_uint_eq(s->id, i);
+		domain_answer_launches(&D, NULL);
+		ck_assert_int_eq(step_exit(n0, id, i, 0, EXIT(0)), 0);
+		domain_commit(&D);
+	}
+	ck_assert_ptr_null(steps_get(D.cl, id, 0));
+	ck_assert_ptr_nonnull(steps_get(D.cl, id, n - 1));
+	ck_assert_int_eq(step_exit(n0, id, 0, 0, EXIT(1)), 0);
+	got = 0;
+	ck_assert_int_eq(jobs_step_get(D.js, id, n - 2, one_row, &got, &err),
+	    0);
+	ck_assert_uint_eq(got, n - 2);
+	got = 0;
+	ck_assert_int_eq(jobs_step_get(D.js, id, n + 5, one_row, &got, &err),
+	    0);
+	ck_assert_uint_eq(got, 0);
+}
+END_TEST
+
+/* -K stops the step's tasks once, however many of them fail. */
+START_TEST(test_step_kill_on_bad_exit_once)
+{
+	uint64_t id = run_batch(3, 2);
+	const struct job *job = domain_job(&D, id);
+	const struct step *s;
+	struct step_req r;
+	size_t mark;
+	unsigned i;
+
+	req_init(&r, id);
+	r.no_gpus = true;
+	r.kill_on_bad_exit = true;
+	s = create(&r, &alice);
+	ck_assert_uint_eq(s->ntasks, 6);
+	mark = D.ncmds;
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(step_exit(domain_rank_node(job, i / 2), id,
+		    s->id, i, SIGTERM), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP_STEP, id, mark), 3);
+	/* Ranks map to their nodes: rank 5 is the third node's. */
+	ck_assert_int_eq(step_exit(domain_rank_node(job, 1), id, s->id, 5,
+	    SIGTERM), -1);
+	ck_assert_int_eq(step_exit(domain_rank_node(job, 2), id, s->id, 6,
+	    SIGTERM), -1);
+	ck_assert_int_eq(step_exit(domain_rank_node(job, 2), id, s->id, 4,
+	    SIGTERM), 0);
+	ck_assert_int_eq(step_exit(domain_rank_node(job, 2), id, s->id, 5,
+	    SIGTERM), 0);
+	ck_assert_int_eq(s->state, JOB_FAILED);
+}
+END_TEST
+
+/* More tasks on a node than an agent takes are refused here, not by
+ * the agents after the step was launched. */
+START_TEST(test_step_tasks_per_node_limit)
+{
+	uint64_t id = run_batch(2, 1);
+	struct step_req r;
+
+	req_init(&r, id);
+	r.no_gpus = true;
+	r.nodes = 1;
+	r.ntasks = JOB_TASKS_PER_NODE_LIMIT + 1;
+	ck_assert_int_eq(refused(&r, &alice), ERR_INVALID);
+	r.nodes = 2;
+	ck_assert_ptr_nonnull(create(&r, &alice));
+}
+END_TEST
+
+/* A -w list naming every node of the job, in any order. */
+START_TEST(test_step_nodelist_all)
+{
+	uint64_t id = run_batch(3, 1);
+	const struct job *job = domain_job(&D, id);
+	const struct step *s;
+	struct step_req r;
+	char w[128];
+
+	snprintf(w, sizeof(w), "%s,%s,%s", domain_rank_node(job, 2),
+	    domain_rank_node(job, 0), domain_rank_node(job, 1));
+	req_init(&r, id);
+	r.nodelist = w;
+	r.overlap = true;
+	s = create(&r, &alice);
+	ck_assert_uint_eq(s->nnodes, 3);
+	snprintf(w, sizeof(w), "%s,node77", domain_rank_node(job, 0));
+	req_init(&r, id);
+	r.nodelist = w;
+	ck_assert_int_eq(refused(&r, &alice), ERR_INVALID);
+}
+END_TEST
+
+/* The steps of a job that ended leave memory when another job starts
+ * its first step; their records stay. */
+START_TEST(test_step_ended_jobs_dropped)
+{
+	uint64_t a = run_batch(1, 1), b = run_batch(1, 1);
+	const char *na = domain_rank_node(domain_job(&D, a), 0);
+	struct step_req r;
+	struct cerr err;
+	uint32_t got = 99;
+
+	req_init(&r, a);
+	r.no_gpus = true;
+	create(&r, &alice);
+	ck_assert_int_eq(domain_exit(&D, na, a, domain_job(&D, a)->attempt,
+	    0, EXIT(0), &err), 0);
+	domain_commit(&D);
+	ck_assert(job_state_is_final(domain_job(&D, a)->state));
+	req_init(&r, b);
+	r.no_gpus = true;
+	create(&r, &alice);
+	ck_assert_ptr_null(steps_get(D.cl, a, 0));
+	ck_assert_int_eq(jobs_step_get(D.js, a, 0, one_row, &got, &err), 0);
+	ck_assert_uint_eq(got, 0);
+	/* A late report of the dropped step is acknowledged. */
+	ck_assert_int_eq(step_exit(na, a, 0, 0, EXIT(0)), 0);
+}
+END_TEST
+
 static Suite *
 steps_suite(void)
 {
@@ -488,6 +634,11 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_ends_with_job);
 	tcase_add_test(tc, test_step_unknown_stopped);
 	tcase_add_test(tc, test_signal_scope);
+	tcase_add_test(tc, test_step_many);
+	tcase_add_test(tc, test_step_kill_on_bad_exit_once);
+	tcase_add_test(tc, test_step_tasks_per_node_limit);
+	tcase_add_test(tc, test_step_nodelist_all);
+	tcase_add_test(tc, test_step_ended_jobs_dropped);
 	suite_add_tcase(s, tc);
 	return s;
 }
