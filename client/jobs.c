@@ -58,7 +58,8 @@ static const char jobs_usage[] =
     "  limit priority submit start (expected, while pending) end elapsed\n"
     "  (run time so far, or of the last run) exit nodes (current or last\n"
     "  allocation, as a hostlist) nodelist (current allocation) restarts\n"
-    "  gpuh (GPU-hours used) wasted (GPU-hours lost) reason\n";
+    "  gpuh (GPU-hours used) wasted (GPU-hours lost) ettr (productive\n"
+    "  share of the time since the first start) reason\n";
 static const char show_usage[] =
     "usage: cohort show JOB [--json]\n"
     "  JOB: 12, 12_7 (an array's task); an array's id shows every task\n"
@@ -362,6 +363,17 @@ cell_wasted(const struct job *j, int64_t now, char *buf, size_t len)
 	return fmt_gpuh(j->wasted_gpu_ms, buf, len);
 }
 
+/* ETTR: productive time over the wall time since the first start, as
+ * the controller computed it for the reply. */
+static const char *
+cell_ettr(const struct job *j, int64_t now, char *buf, size_t len)
+{
+	if (!j->gpv.set || j->start_ms <= 0)
+		return NULL;
+	snprintf(buf, len, "%.3f", j->gpv.ettr);
+	return buf;
+}
+
 static const char *
 cell_reason(const struct job *j, int64_t now, char *buf, size_t len)
 {
@@ -394,6 +406,7 @@ static const struct jobs_col jobs_cols[] = {
 	{ "restarts", "RESTARTS", cell_restarts },
 	{ "gpuh", "GPU_HOURS", cell_gpuh },
 	{ "wasted", "WASTED_GPU_HOURS", cell_wasted },
+	{ "ettr", "ETTR", cell_ettr },
 	{ "reason", "REASON", cell_reason },
 };
 #define JOBS_NCOLS (sizeof(jobs_cols) / sizeof(jobs_cols[0]))
@@ -895,6 +908,31 @@ show_placement(struct output_table *t, const struct job *j)
 	return rc;
 }
 
+/* Where the time since the first start went (SPEC.md "Goodput"), and
+ * the checkpoint interval advised. */
+static int
+show_goodput(struct output_table *t, const struct job *j)
+{
+	const struct job_goodput_view *v = &j->gpv;
+	char p[48], l[48], r[48], w[48], c[48], d[48], a[96];
+
+	if (!v->set || j->start_ms <= 0)
+		return output_fields_addf(t, "Goodput", "-");
+	if (v->advice_s > 0)
+		snprintf(a, sizeof(a), "; checkpoint every %s advised",
+		    output_duration_ms((uint64_t)v->advice_s * 1000, d,
+		    sizeof(d)));
+	else
+		a[0] = '\0';
+	return output_fields_addf(t, "Goodput", "ETTR %.3f: productive %s, "
+	    "lost %s, restart %s, wait %s, checkpoint %s%s", v->ettr,
+	    output_duration_ms(v->productive_ms, p, sizeof(p)),
+	    output_duration_ms(v->lost_ms, l, sizeof(l)),
+	    output_duration_ms(v->restart_ms, r, sizeof(r)),
+	    output_duration_ms(v->wait_ms, w, sizeof(w)),
+	    output_duration_ms(v->ckpt_ms, c, sizeof(c)), a);
+}
+
 /* What failures did to the job: its size now (elastic jobs), restarts,
  * the checkpoint it would resume from, and what was lost. */
 static int
@@ -925,7 +963,7 @@ show_recovery(struct output_table *t, const struct job *j)
 	    j->last_restart_ms, b, sizeof(b)));
 	rc |= output_fields_addf(t, "Work lost", "%s", output_duration_ms(
 	    j->lost_work_ms, d, sizeof(d)));
-	return rc;
+	return rc | show_goodput(t, j);
 }
 
 /* The job's preemptions: the events of kind "preempt" about it (it was

@@ -621,6 +621,25 @@ json_checkpoint(const struct job *job)
 	    "time", json_time(job->ckpt_ms));
 }
 
+/* Goodput (SPEC.md "Goodput"): the split of the time since the first
+ * start, in seconds, and ETTR; null from a controller that sent none. */
+static json_t *
+json_goodput(const struct job *job)
+{
+	const struct job_goodput_view *v = &job->gpv;
+
+	if (!v->set)
+		return json_null();
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
+	    "ettr", v->ettr,
+	    "productive_s", (double)v->productive_ms / 1000,
+	    "lost_s", (double)v->lost_ms / 1000,
+	    "restart_s", (double)v->restart_ms / 1000,
+	    "wait_s", (double)v->wait_ms / 1000,
+	    "checkpoint_s", (double)v->ckpt_ms / 1000,
+	    "checkpoint_advice_s", (json_int_t)v->advice_s);
+}
+
 /* History (issue 13): GPU time, the expected start while pending, and
  * the current or last allocation as a hostlist. 0 or -1. */
 static int
@@ -638,7 +657,8 @@ output_job_json_history(json_t *doc, const struct job *job)
 	    json_object_set_new(doc, "expected_start",
 	    json_time(job->expected_start_ms)) |
 	    json_object_set_new(doc, "nodelist", nodes[0] != '\0' ?
-	    json_string(nodes) : json_null());
+	    json_string(nodes) : json_null()) |
+	    json_object_set_new(doc, "goodput", json_goodput(job));
 	free(nodes);
 	return rc == 0 ? 0 : -1;
 }

@@ -246,6 +246,40 @@ struct task_report {
 	uint32_t step;
 };
 
+/* Goodput (ETTR): the job's wall time since its first start, split by
+ * what it went to, accounted up to mark_ms at every change of the job
+ * (daemon/controller/goodput.h) and stored with it. run_ms is all the
+ * time it was RUNNING or RESIZING: productive work, the work lost (since
+ * the last checkpoint, at each stop it restarts or is requeued from)
+ * and the checkpoint time measured are parts of it. */
+struct job_goodput {
+	int64_t first_start_ms;		/* 0: never ran */
+	int64_t mark_ms;		/* accounted up to */
+	uint64_t run_ms;
+	uint64_t lost_ms;		/* of run_ms */
+	uint64_t restart_ms;		/* RESTARTING: failure seen to
+					 * running again */
+	uint64_t wait_ms;		/* PENDING after a first start
+					 * (preempted, requeued) */
+	uint64_t ckpt_ms;		/* of run_ms: checkpoint signal to
+					 * the new LATEST */
+	uint64_t ckpt_cost_ms;		/* the last one measured; 0: none */
+};
+
+/* The split as of one moment: the parts add up to the wall time since
+ * the first start. */
+struct job_goodput_view {
+	bool set;			/* false: not sent (older peer) */
+	double ettr;			/* productive / wall; 0..1 */
+	uint64_t productive_ms;
+	uint64_t lost_ms;
+	uint64_t restart_ms;
+	uint64_t wait_ms;
+	uint64_t ckpt_ms;
+	uint32_t advice_s;		/* checkpoint interval advised; 0:
+					 * none */
+};
+
 struct job {
 	uint64_t id;
 	char *user;
@@ -305,6 +339,12 @@ struct job {
 	 * reservation; controller memory, recomputed every pass); 0:
 	 * unknown. */
 	int64_t expected_start_ms;
+	/* Goodput: the accumulators (stored), the split as a client
+	 * received it, and the checkpoint interval advised (controller
+	 * memory, recomputed every tick and before each launch; 0: none). */
+	struct job_goodput gp;
+	struct job_goodput_view gpv;
+	uint32_t ckpt_advice_s;
 };
 
 /* Limits that come from the controller's configuration. */

@@ -463,6 +463,42 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 }
 
 void
+wire_goodput_to_pb(const struct job_goodput_view *v, Cohort__V1__Goodput *pb)
+{
+	cohort__v1__goodput__init(pb);
+	pb->has_ettr = pb->has_productive_ms = pb->has_lost_ms =
+	    pb->has_restart_ms = pb->has_wait_ms = pb->has_checkpoint_ms =
+	    pb->has_checkpoint_advice_s = 1;
+	pb->ettr = v->ettr;
+	pb->productive_ms = v->productive_ms;
+	pb->lost_ms = v->lost_ms;
+	pb->restart_ms = v->restart_ms;
+	pb->wait_ms = v->wait_ms;
+	pb->checkpoint_ms = v->ckpt_ms;
+	pb->checkpoint_advice_s = v->advice_s;
+}
+
+/* Job.goodput into job->gpv; a ratio out of 0..1 (or not a number) is
+ * taken as 0..1. */
+static void
+wire_goodput_from_pb(const Cohort__V1__Goodput *pb, struct job *job)
+{
+	struct job_goodput_view *v = &job->gpv;
+
+	if (pb == NULL)
+		return;
+	v->set = true;
+	v->ettr = pb->ettr >= 0 && pb->ettr <= 1 ? pb->ettr :
+	    pb->ettr > 1 ? 1 : 0;
+	v->productive_ms = pb->productive_ms;
+	v->lost_ms = pb->lost_ms;
+	v->restart_ms = pb->restart_ms;
+	v->wait_ms = pb->wait_ms;
+	v->ckpt_ms = pb->checkpoint_ms;
+	v->advice_s = pb->checkpoint_advice_s;
+}
+
+void
 wire_job_pb_release(Cohort__V1__Job *pb)
 {
 	/* The placement messages were allocated as one array. */
@@ -735,6 +771,7 @@ wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err)
 	job->wasted_gpu_ms = pb->wasted_gpu_ms;
 	job->expected_start_ms = pb->has_expected_start_ms &&
 	    pb->expected_start_ms > 0 ? pb->expected_start_ms : 0;
+	wire_goodput_from_pb(pb->goodput, job);
 	return job;
 fail:
 	job_free(job);

@@ -45,6 +45,10 @@ void wire_job_pb_release(Cohort__V1__Job *pb);
  * go, `redacted` says so.
  * Nothing to free; wire_job_pb_release still applies. */
 void wire_job_redact(Cohort__V1__Job *pb);
+/* A job's goodput split into pb (nothing allocated); the job message
+ * points at it (Job.goodput) when the sender sets it. */
+void wire_goodput_to_pb(const struct job_goodput_view *v,
+    Cohort__V1__Goodput *pb);
 /* Returns a new job the caller frees with job_free, or NULL with err. */
 struct job *wire_job_from_pb(const Cohort__V1__Job *pb, struct cerr *err);
 

@@ -97,6 +97,7 @@ struct apending {
 	char **base;		/* the account's environment */
 	size_t nbase;
 	char progress[4096];
+	char advice[PATH_MAX];	/* the advice file; "": none */
 	char jobcg[PATH_MAX];
 	char credfile[PATH_MAX];	/* the step credential's; "": none */
 	unsigned ntasks;	/* the tasks this launch starts here */
@@ -735,6 +736,58 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
+/* The checkpoint interval advised (SPEC.md "Goodput"): one line,
+ * seconds, in the start's spool directory (made by agent_progress_file),
+ * written whole and renamed over the last, so that a job reading it
+ * never sees half a number. The agent's own, readable by the task's
+ * group (root's agent) or by all (an agent running tasks as itself);
+ * the job only reads it. A step launch finds the start's. Advice is no
+ * reason to refuse a launch: a file that cannot be written is logged and
+ * left out. path "" when there is none. */
+static void
+agent_advice_file(const struct agent *a, const struct launch *l,
+    const struct account *acct, char *path, size_t len)
+{
+	char tmp[PATH_MAX + 8], line[16];
+	int fd, n;
+
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/checkpoint-advice",
+	    a->cfg->spool, l->job_id, l->restart);
+	if (l->step != NULL) {
+		if (access(path, F_OK) == -1)
+			path[0] = '\0';
+		return;
+	}
+	if (l->ckpt_advice_s == 0) {
+		path[0] = '\0';
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	n = snprintf(line, sizeof(line), "%u\n", l->ckpt_advice_s);
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) == -1)
+		goto fail;
+	if ((geteuid() == 0 && fchown(fd, 0, acct->cred.gid) == -1) ||
+	    fchmod(fd, geteuid() == 0 ? 0640 : 0644) == -1 ||
+	    write(fd, line, (size_t)n) != n)
+		goto fail;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1)
+		goto fail;
+	return;
+fail:
+	log_warn("job %" PRIu64 ": %s", l->job_id, tmp);
+	if (fd != -1)
+		close(fd);
+	(void)unlink(tmp);
+	path[0] = '\0';
+}
+
 /* Kill what a failed launch had started, and forget it. The supervisors
  * write their statuses right after the kill (tasks_result also reaps
  * them): all are killed first and waited for together, a bounded while
@@ -893,6 +946,7 @@ agent_task_env(struct agent *a, const struct apending *p,
 	te->checkpoint_dir = s->checkpoint_dir;
 	te->resume_checkpoint = l->resume_checkpoint;
 	te->progress_file = p->progress;
+	te->advice_file = p->advice[0] != '\0' ? p->advice : NULL;
 	te->user_env = (const char *const *)s->env;
 	te->nuser_env = s->nenv;
 	te->base_env = (const char *const *)p->base;
@@ -1350,6 +1404,8 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	    watch, cred, err) == -1) ||
 	    agent_launch_cred(a, p, err) == -1)
 		return -1;
+	/* The start's spool directory exists now (agent_progress_file). */
+	agent_advice_file(a, l, &p->acct, p->advice, sizeof(p->advice));
 	if ((j = l->step != NULL ? agent_step_ajob(a, l, cred) :
 	    ajob_get(a, l->job_id, l->restart, watch, cred)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");

@@ -79,6 +79,8 @@ struct launch {
 	size_t ngpus;
 	const char *resume_checkpoint;
 	bool watch_checkpoints;		/* rank 0: report LATEST */
+	uint32_t ckpt_advice_s;		/* checkpoint interval advised;
+					 * 0: none */
 	uint64_t array_id;		/* an array task: its array; else 0 */
 	uint32_t array_task;		/* and its index */
 	/* The job's step credential (1 to AGENT_STEP_CRED_MAX bytes), kept

@@ -517,6 +517,8 @@ env_put_cohort(struct envv *e, const struct task_env *te, bool nics)
 	    envv_set(e, "COHORT_RESUME_CHECKPOINT",
 	    te->resume_checkpoint) == -1 ||
 	    envv_set(e, "COHORT_PROGRESS_FILE", te->progress_file) == -1 ||
+	    (te->advice_file != NULL && envv_set(e,
+	    "COHORT_CHECKPOINT_ADVICE_FILE", te->advice_file) == -1) ||
 	    envv_setu(e, "COHORT_TASKS_PER_NODE", tpn) == -1 ||
 	    envv_set(e, "MASTER_ADDR", te->master_addr) == -1 ||
 	    envv_setu(e, "MASTER_PORT", te->master_port) == -1 ||

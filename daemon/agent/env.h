@@ -28,6 +28,8 @@ struct task_env {
 	const char *checkpoint_dir;	/* NULL: none */
 	const char *resume_checkpoint;	/* NULL or "": first start */
 	const char *progress_file;
+	const char *advice_file;	/* COHORT_CHECKPOINT_ADVICE_FILE;
+					 * NULL: none */
 	const char *const *user_env;	/* the job's "K=V", or NULL */
 	size_t nuser_env;
 	const char *const *base_env;	/* HOME, USER, PATH... of the target

@@ -695,6 +695,8 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	la.resume_checkpoint = lr->resume_checkpoint;
 	la.watch_checkpoints = lr->has_watch_checkpoints &&
 	    lr->watch_checkpoints;
+	la.ckpt_advice_s = lr->has_checkpoint_advice_s ?
+	    lr->checkpoint_advice_s : 0;
 	if (lr->has_array_id && lr->array_id != 0) {
 		la.array_id = lr->array_id;
 		la.array_task = lr->has_array_task ? lr->array_task : 0;

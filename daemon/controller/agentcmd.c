@@ -220,6 +220,10 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	lr.has_watch_checkpoints = 1;
 	lr.watch_checkpoints = l->place->node_rank == 0 &&
 	    l->job->spec.checkpoint_dir != NULL;
+	if (l->job->ckpt_advice_s > 0) {
+		lr.has_checkpoint_advice_s = 1;
+		lr.checkpoint_advice_s = l->job->ckpt_advice_s;
+	}
 	if (l->job->array_id != 0) {
 		lr.has_array_id = lr.has_array_task = 1;
 		lr.array_id = l->job->array_id;

@@ -201,6 +201,7 @@ cluster_node_down_cb(struct node *n, void *arg)
 	snprintf(cause, sizeof(cause), "node %s went DOWN (%s)", n->name,
 	    n->reason);
 	gang_node_lost(d->cl, n->name, d->now);
+	goodput_rates_failure(&d->cl->rates, d->now);
 	if (gang_fail_over_node(d->cl, n->name, -1, cause, true,
 	    d->now) == -1)
 		log_warnx("node %s: out of memory: its jobs fail over at the "
@@ -334,6 +335,28 @@ cluster_charge(struct cluster *cl, int64_t now)
 	cl->charged_ms = now;
 }
 
+/* The nodes in service count towards the failure rates, and every live
+ * job's checkpoint advice follows them and its size. */
+static void
+cluster_goodput_tick(struct cluster *cl, int64_t now)
+{
+	const struct job **active;
+	struct node **all;
+	size_t i, n;
+	unsigned up = 0;
+
+	all = nodes_all(cl->ns, &n);
+	for (i = 0; i < n; i++)
+		up += all[i]->state != NODE_DOWN;
+	goodput_rates_tick(&cl->rates, up, now);
+	if (jobs_active(cl->js, &active, &n) == -1)
+		return;
+	for (i = 0; i < n; i++)
+		jobs_set_ckpt_advice(cl->js, active[i]->id,
+		    goodput_advice_s(&cl->rates, active[i]));
+	free(active);
+}
+
 void
 cluster_tick(struct cluster *cl, int64_t now)
 {
@@ -346,6 +369,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	recovery_tick(cl, now);
 	preemption_tick(cl, now);
 	cluster_charge(cl, now);
+	cluster_goodput_tick(cl, now);
 	gang_tick(cl, now);
 	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
@@ -425,6 +449,8 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	TAILQ_INIT(&cl->preemptions);
 	TAILQ_INIT(&cl->step_jobs);
 	cl->charged_ms = now;
+	goodput_rates_init(&cl->rates, GOODPUT_WINDOW_H);
+	goodput_rates_tick(&cl->rates, 0, now);
 	if (cluster_reset_launching(cl, now) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		free(cl);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "goodput.h"
 #include "cluster.h"
 #include "outbox.h"
 #include "reports.h"
@@ -84,6 +85,8 @@ struct cluster {
 		size_t idle;
 	} grown[CLUSTER_GROW_MEMORY];
 	size_t ngrown;
+	/* Node failures over a window, for checkpoint advice. */
+	struct goodput_rates rates;
 };
 
 /* Something changed: a pass is due. During a pass the wish is kept and

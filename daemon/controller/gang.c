@@ -430,6 +430,10 @@ gang_launch(struct cluster *cl, const struct job *job, int64_t now)
 		cluster_wake(cl);
 		return;
 	}
+	/* The launch carries the checkpoint interval advised for the
+	 * gang's size now. */
+	jobs_set_ckpt_advice(cl->js, job->id, goodput_advice_s(&cl->rates,
+	    job));
 	g->cl = cl;
 	g->job_id = job->id;
 	g->attempt = job->attempt;

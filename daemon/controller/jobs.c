@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "goodput.h"
 #include "jobs.h"
 #include "jobs_int.h"
 #include "lib/log.h"
@@ -1159,6 +1160,8 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	next.ckpt_step = step;
 	next.ckpt_path = p;
 	next.ckpt_ms = written_ms;
+	if (r != NULL && r->ckpt_asked_ms != 0)
+		goodput_checkpoint(&next, r->ckpt_asked_ms, written_ms, now_ms);
 	/* Events are every user's to read; the path is private data
 	 * (cohort show gives it to the job's owner and admins). */
 	snprintf(detail, sizeof(detail), "step=%" PRIu64, step);
@@ -1167,6 +1170,7 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 		return -1;
 	if (r != NULL) {
 		r->ckpt_set_ms = now_ms;
+		r->ckpt_asked_ms = 0;
 		free(r->pend_path);
 		r->pend_path = NULL;
 	}
@@ -1174,6 +1178,20 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	log_info("job %" PRIu64 ": checkpoint step=%" PRIu64 " path=%s",
 	    job->id, step, p);
 	return 1;
+}
+
+void
+jobs_ckpt_asked(struct jobs *js, uint64_t id, uint32_t attempt,
+    int64_t now_ms)
+{
+	const struct job *job = jobs_get(js, id);
+	struct run *r;
+
+	if (job == NULL || job->attempt != attempt || !jobs_is_active(job) ||
+	    (r = jobs_run(js, job)) == NULL)
+		return;
+	if (r->ckpt_asked_ms == 0)
+		r->ckpt_asked_ms = now_ms;
 }
 
 /* A checkpoint held back by the interval is written now, before the run

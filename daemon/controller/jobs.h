@@ -427,6 +427,15 @@ int jobs_account_usage(struct jobs *js, const struct jobs_usage_query *q,
     int64_t now_ms, struct jobs_usage_row **rows, size_t *n,
     struct cerr *err);
 
+/* The controller sent job id's attempt its checkpoint signal at now_ms:
+ * the next checkpoint of that attempt measures the job's checkpoint cost
+ * (goodput.h). A second ask before it keeps the first. */
+void jobs_ckpt_asked(struct jobs *js, uint64_t id, uint32_t attempt,
+    int64_t now_ms);
+/* The checkpoint interval advised to job id (memory, like its expected
+ * start; 0: none). */
+void jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s);
+
 /* When the scheduler expects pending job id to start (its reservation:
  * sched_result.resv), in memory like its pending reason; 0: unknown.
  * Any change of state, and a reason set without it, clears it. */

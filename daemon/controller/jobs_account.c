@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "goodput.h"
 #include "jobs.h"
 #include "jobs_int.h"
 #include "lib/log.h"
@@ -66,6 +67,9 @@ jobs_account_end(struct jobs *js, const struct job *job, struct job *next,
 	uint32_t gpus;
 
 	memset(e, 0, sizeof(*e));
+	/* Every change of the job passes here: its goodput is accounted up
+	 * to now in the version written. */
+	goodput_advance(job, next, now_ms);
 	/* Still the same run: a checkpoint, a reason, a resize begun. */
 	if (!jobs_account_in_run(job) || (jobs_account_in_run(next) &&
 	    next->start_ms == job->start_ms))
@@ -300,6 +304,15 @@ jobs_set_expected_start(struct jobs *js, uint64_t id, int64_t start_ms)
 	if (job == NULL || job->state != JOB_PENDING || jobs_is_active(job))
 		return;
 	job->expected_start_ms = start_ms > 0 ? start_ms : 0;
+}
+
+void
+jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job != NULL)
+		job->ckpt_advice_s = advice_s;
 }
 
 /* ---- Job steps' records ---- */

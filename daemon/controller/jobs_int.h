@@ -24,6 +24,9 @@ struct run {
 	char *pend_path;	/* NULL: none */
 	uint64_t pend_step;
 	int64_t pend_written_ms;
+	/* When the controller sent the checkpoint signal (0: not asked):
+	 * the next LATEST measures the job's checkpoint cost. */
+	int64_t ckpt_asked_ms;
 };
 
 /* The run that the change being written ends (jobs_account.c): set by

@@ -19,6 +19,7 @@
 
 #include "cluster.h"
 #include "driver.h"
+#include "goodput.h"
 #include "http.h"
 #include "jobs.h"
 #include "metrics.h"
@@ -51,19 +52,46 @@ http_jobs(const struct http_sources *src, struct evbuffer *b)
 	struct jobs_filter f = { .all = true };
 	const struct job **all;
 	unsigned long count[HTTP_NSTATES] = { 0 };
+	struct job_goodput_view v;
+	/* productive, lost, restart, wait, checkpoint */
+	double gp[5] = { 0 }, wall = 0;
+	static const char *const gp_kinds[5] = {
+		"productive", "lost", "restart", "wait", "checkpoint",
+	};
+	int64_t now = clock_now_ms();
 	size_t i, k, n;
 
 	if (jobs_list(src->jobs, &f, &all, &n) == -1)
 		return -1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		for (k = 0; k < HTTP_NSTATES; k++)
 			if (all[i]->state == http_states[k])
 				count[k]++;
+		goodput_view(all[i], now, &v);
+		gp[0] += (double)v.productive_ms / 1e3;
+		gp[1] += (double)v.lost_ms / 1e3;
+		gp[2] += (double)v.restart_ms / 1e3;
+		gp[3] += (double)v.wait_ms / 1e3;
+		gp[4] += (double)v.ckpt_ms / 1e3;
+	}
 	free(all);
 	metric_head(b, "cohort_jobs", "gauge", "Jobs by state.");
 	for (k = 0; k < HTTP_NSTATES; k++)
 		evbuffer_add_printf(b, "cohort_jobs{state=\"%s\"} %lu\n",
 		    job_state_name(http_states[k]), count[k]);
+	metric_head(b, "cohort_goodput_seconds", "gauge",
+	    "Wall time of the jobs kept since their first start, by what it "
+	    "went to; adds up to it.");
+	for (k = 0; k < 5; k++) {
+		evbuffer_add_printf(b, "cohort_goodput_seconds{kind=\"%s\"} "
+		    "%.3f\n", gp_kinds[k], gp[k]);
+		wall += gp[k];
+	}
+	metric_head(b, "cohort_goodput_ettr", "gauge",
+	    "Productive time over the wall time of the jobs kept (1 when "
+	    "none ran).");
+	evbuffer_add_printf(b, "cohort_goodput_ettr %.6f\n",
+	    wall > 0 ? gp[0] / wall : 1.0);
 	return 0;
 }
 

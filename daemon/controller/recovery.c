@@ -115,6 +115,9 @@ recovery_evacuate_for(struct cluster *cl, const struct job *job,
 	ev->step_before = job->ckpt_step;
 	snprintf(ev->cause, sizeof(ev->cause), "%s", cause);
 	TAILQ_INSERT_TAIL(&cl->evacs, ev, entry);
+	/* The new LATEST measures the job's checkpoint cost. */
+	if (job->spec.checkpoint_dir != NULL)
+		jobs_ckpt_asked(cl->js, job->id, job->attempt, now);
 	/* No checkpoint directory: no checkpoint contract either, and the
 	 * signal's default action may kill it. It runs until the grace. */
 	for (i = 0; job->spec.checkpoint_dir != NULL && i < job->nplace;
@@ -178,6 +181,7 @@ recovery_health(struct cluster *cl, uint64_t conn_id,
 		return;
 	cluster_wake(cl);
 	if (h->health == HEALTH_FAILED) {
+		goodput_rates_failure(&cl->rates, now);
 		snprintf(cause, sizeof(cause), "node %s health FAILED: %s",
 		    n->name, h->reason);
 		if ((!n->drained || !n->drain_health) &&
@@ -194,6 +198,7 @@ recovery_health(struct cluster *cl, uint64_t conn_id,
 	for (i = 0; i < h->ngpus; i++) {
 		if (h->gpus[i].health != HEALTH_FAILED)
 			continue;
+		goodput_rates_failure(&cl->rates, now);
 		snprintf(cause, sizeof(cause), "node %s gpu %u FAILED: %s",
 		    n->name, h->gpus[i].index, h->gpus[i].reason);
 		if (gang_fail_over_node(cl, n->name, (int)h->gpus[i].index,
@@ -255,6 +260,7 @@ recovery_xids(struct cluster *cl, uint64_t conn_id,
 	}
 	if (nhit == 0)
 		return;
+	goodput_rates_failure(&cl->rates, now);
 	/* One pass: each active job on a GPU named fails over once. */
 	if (jobs_active(cl->js, &active, &na) == -1) {
 		log_warnx("node %s: out of memory: XIDs not acted on", n->name);

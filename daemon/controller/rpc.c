@@ -11,6 +11,7 @@
 
 #include "lib/clock.h"
 #include "feasible.h"
+#include "goodput.h"
 #include "jobs.h"
 #include "nodes.h"
 #include "queues.h"
@@ -383,6 +384,9 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	Cohort__V1__ListJobsReply reply = COHORT__V1__LIST_JOBS_REPLY__INIT;
 	Cohort__V1__Job *pbs = NULL, **ptrs = NULL;
 	Cohort__V1__JobSpec *specs = NULL;
+	Cohort__V1__Goodput *gps = NULL;
+	struct job_goodput_view gv;
+	int64_t now = clock_now_ms();
 	struct jobs_filter f = { 0 };
 	const struct job **list = NULL;
 	size_t i, n = 0, max, sz, bytes = 0;
@@ -409,6 +413,7 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 	if ((list = calloc(max, sizeof(*list))) == NULL ||
 	    (pbs = calloc(max, sizeof(*pbs))) == NULL ||
 	    (specs = calloc(max, sizeof(*specs))) == NULL ||
+	    (gps = calloc(max, sizeof(*gps))) == NULL ||
 	    (ptrs = calloc(max, sizeof(*ptrs))) == NULL) {
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		goto out;
@@ -422,6 +427,9 @@ rpc_list_jobs(struct rpc *rpc, struct conn *c,
 			n = i;
 			goto out;
 		}
+		goodput_view(list[i], now, &gv);
+		wire_goodput_to_pb(&gv, &gps[i]);
+		pbs[i].goodput = &gps[i];
 		if (!rpc_may_see_private(rpc, server_conn_peer(c), list[i]))
 			wire_job_redact(&pbs[i]);
 		/* A page also stops at a few MiB: jobs with big scripts
@@ -455,6 +463,7 @@ out:
 		wire_job_pb_release(&pbs[i]);
 	free(ptrs);
 	free(specs);
+	free(gps);
 	free(pbs);
 	free(list);
 }
@@ -466,6 +475,8 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	Cohort__V1__GetJobReply reply = COHORT__V1__GET_JOB_REPLY__INIT;
 	Cohort__V1__Job pb;
 	Cohort__V1__JobSpec spec;
+	Cohort__V1__Goodput gpb;
+	struct job_goodput_view gv;
 	const struct job *job;
 	char text[64];
 
@@ -479,6 +490,9 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
 		return;
 	}
+	goodput_view(job, clock_now_ms(), &gv);
+	wire_goodput_to_pb(&gv, &gpb);
+	pb.goodput = &gpb;
 	if (!rpc_may_see_private(rpc, server_conn_peer(c), job))
 		wire_job_redact(&pb);
 	reply.job = &pb;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "daemon/sched/sched.h"
+#include "goodput.h"
 #include "jobs.h"
 #include "lib/hostlist.h"
 #include "nodes.h"
@@ -139,6 +140,7 @@ static void
 running_row(struct status_ctx *c, const struct job *j)
 {
 	struct status_out *o = &c->out;
+	struct job_goodput_view v;
 	unsigned gpus = 0;
 	size_t i;
 
@@ -154,8 +156,16 @@ running_row(struct status_ctx *c, const struct job *j)
 		status_page_html_age(o, c->in->health.now_ms - j->start_ms);
 	else
 		status_page_html_put(o, "launching");
-	status_page_html_printf(o, "</td><td class=\"r\">%u</td></tr>\n",
+	status_page_html_printf(o, "</td><td class=\"r\">%u</td>",
 	    j->restarts);
+	/* ETTR: the share of its time since the first start that went to
+	 * work kept. */
+	goodput_view(j, c->in->health.now_ms, &v);
+	if (j->gp.first_start_ms > 0)
+		status_page_html_printf(o, "<td class=\"r\">%.3f</td></tr>\n",
+		    v.ettr);
+	else
+		status_page_html_put(o, "<td class=\"r\">-</td></tr>\n");
 }
 
 void
@@ -175,7 +185,7 @@ status_page_jobs_running(struct status_ctx *c)
 	status_page_html_put(o, "<table class=\"jobs\"><tr><th></th>"
 	    "<th>Job</th><th>Name</th><th>User</th><th>Queue</th>"
 	    "<th>State</th><th>Nodes</th><th>GPUs</th><th>Running for</th>"
-	    "<th>Restarts</th></tr>\n");
+	    "<th>Restarts</th><th>ETTR</th></tr>\n");
 	for (i = 0; i < c->nlive && shown < STATUS_PAGE_JOBS_MAX; i++)
 		if (jobs_is_active(c->live[i])) {
 			running_row(c, c->live[i]);

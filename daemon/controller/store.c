@@ -42,7 +42,8 @@
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
 	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
 	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope, " \
-	"begin_ms"
+	"begin_ms, gp_first_start_ms, gp_mark_ms, gp_run_ms, gp_lost_ms, " \
+	"gp_restart_ms, gp_wait_ms, gp_ckpt_ms, gp_ckpt_cost_ms"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -63,14 +64,17 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
 	    "start_ms = ?4, end_ms = ?5, restarts = ?6, exit_code = ?7, "
 	    "attempt = ?8, ckpt_step = ?9, ckpt_path = ?10, ckpt_ms = ?11, "
 	    "last_failure_ms = ?12, last_restart_ms = ?13, lost_work_ms = ?14, "
-	    "hold = ?15, gpu_ms = ?16, wasted_gpu_ms = ?17 "
+	    "hold = ?15, gpu_ms = ?16, wasted_gpu_ms = ?17, "
+	    "gp_first_start_ms = ?18, gp_mark_ms = ?19, gp_run_ms = ?20, "
+	    "gp_lost_ms = ?21, gp_restart_ms = ?22, gp_wait_ms = ?23, "
+	    "gp_ckpt_ms = ?24, gp_ckpt_cost_ms = ?25 "
 	    "WHERE id = ?1",
 	/* cohort update: the spec columns a pending job may change. */
 	[S_JOB_UPDATE_SPEC] = "UPDATE jobs SET name = ?2, nodes_min = ?3, "
@@ -738,6 +742,22 @@ bind_accounting(struct binder *b, const struct job *job)
 	bind_int(b, (int64_t)job->wasted_gpu_ms);
 }
 
+/* The goodput columns, shared by insert and update (same order). */
+static void
+bind_goodput(struct binder *b, const struct job *job)
+{
+	const struct job_goodput *gp = &job->gp;
+
+	bind_int(b, gp->first_start_ms);
+	bind_int(b, gp->mark_ms);
+	bind_int(b, (int64_t)gp->run_ms);
+	bind_int(b, (int64_t)gp->lost_ms);
+	bind_int(b, (int64_t)gp->restart_ms);
+	bind_int(b, (int64_t)gp->wait_ms);
+	bind_int(b, (int64_t)gp->ckpt_ms);
+	bind_int(b, (int64_t)gp->ckpt_cost_ms);
+}
+
 int
 store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 {
@@ -809,6 +829,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, sp->batch);
 	bind_int(&b, sp->signal_scope);
 	bind_int(&b, sp->begin_ms);
+	bind_goodput(&b, job);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -838,6 +859,7 @@ store_job_update(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, job->attempt);
 	bind_recovery(&b, job);
 	bind_accounting(&b, job);
+	bind_goodput(&b, job);
 
 	snprintf(what, sizeof(what), "update job %llu",
 	    (unsigned long long)job->id);
@@ -1002,6 +1024,14 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->batch = read_int(&r) != 0;
 	sp->signal_scope = (int)read_int(&r);
 	sp->begin_ms = read_int(&r);
+	job->gp.first_start_ms = read_int(&r);
+	job->gp.mark_ms = read_int(&r);
+	job->gp.run_ms = (uint64_t)read_int(&r);
+	job->gp.lost_ms = (uint64_t)read_int(&r);
+	job->gp.restart_ms = (uint64_t)read_int(&r);
+	job->gp.wait_ms = (uint64_t)read_int(&r);
+	job->gp.ckpt_ms = (uint64_t)read_int(&r);
+	job->gp.ckpt_cost_ms = (uint64_t)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

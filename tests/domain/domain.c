@@ -62,6 +62,7 @@ domain_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
 		c->step_first_rank = l->snode->first_rank;
 	}
 	c->nnodes = (unsigned)l->nnodes;
+	c->advice_s = l->job->ckpt_advice_s;
 	if (l->job->has_ckpt && l->job->ckpt_path != NULL)
 		snprintf(c->resume, sizeof(c->resume), "%s",
 		    l->job->ckpt_path);

@@ -42,6 +42,8 @@ struct domain_cmd {
 	unsigned ngpus;			/* launch */
 	unsigned nnodes;		/* launch: the gang's size */
 	char resume[256];		/* launch: resume checkpoint, or "" */
+	uint32_t advice_s;		/* launch: checkpoint interval
+					 * advised, or 0 */
 	int sig;			/* signal */
 	int scope;			/* signal: enum job_signal_scope */
 	bool is_stderr;			/* log read: the stderr stream */
