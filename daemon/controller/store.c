@@ -41,7 +41,8 @@
 	"error, nodelist, exclude, cpu_only, exclusive, array_id, " \
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
 	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
-	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope"
+	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope" \
+	", mail_type, mail_user"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -62,7 +63,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, "
+	    "?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -807,6 +809,8 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_text(&b, sp->submit_host);
 	bind_int(&b, sp->batch);
 	bind_int(&b, sp->signal_scope);
+	bind_int(&b, sp->mail_type);
+	bind_text(&b, sp->mail_user);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -999,6 +1003,8 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	read_text(&r, &sp->submit_host);
 	sp->batch = read_int(&r) != 0;
 	sp->signal_scope = (int)read_int(&r);
+	sp->mail_type = (uint32_t)read_int(&r);
+	read_text(&r, &sp->mail_user);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)
