@@ -685,6 +685,10 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_string(umask) : json_null()) == -1 ||
 	    json_object_set_new(doc, "submit_host",
 	    json_str_or_null(s->submit_host)) == -1 ||
+	    json_object_set_new(doc, "mail_type",
+	    json_integer((json_int_t)s->mail_type)) == -1 ||
+	    json_object_set_new(doc, "mail_user",
+	    json_str_or_null(s->mail_user)) == -1 ||
 	    json_object_set_new(doc, "error", json_str_or_null(s->error)) ==
 	    -1 ||
 	    json_object_set_new(doc, "req_nodelist",

@@ -35,8 +35,6 @@ static const char no_cpu_layout[] = "Cohort places tasks by GPUs and "
     "NUMA nodes: use --cpus-per-task";
 static const char no_acct[] = "Cohort has no accounting by account or key: "
     "usage is kept per user and queue";
-static const char no_mail[] = "Cohort sends no mail: sbatch --wait or "
-    "cohort wait tells when a job ends";
 static const char no_cluster[] = "Cohort has one cluster";
 static const char no_gpu_bind[] = "Cohort binds each task to its GPUs "
     "itself";
@@ -108,8 +106,8 @@ static const struct sb_opt sb_opts[] = {
 	NO("kill-on-invalid-dep", 0, SB_REQ, "Cohort decides what becomes "
 	    "of a job whose dependency cannot be met"),
 	NO("licenses", 'L', SB_REQ, "Cohort has no licenses"),
-	WARN("mail-type", 0, SB_REQ, no_mail),
-	WARN("mail-user", 0, SB_REQ, no_mail),
+	MAP("mail-type", 0, SB_REQ, "mail-type"),
+	MAP("mail-user", 0, SB_REQ, "mail-user"),
 	NO("mcs-label", 0, SB_REQ, "Cohort has no MCS labels"),
 	MAP("mem", 0, SB_REQ, "mem-per-node"),
 	NO("mem-bind", 0, SB_REQ, "Cohort binds memory with the cores, "

@@ -45,7 +45,7 @@ enum {
 	O_EXCLUSIVE, O_HOLD, O_BATCH, O_EXPORT, O_GRES, O_REQUEUE,
 	O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
-	O_SEGMENT, O_IDEM_KEY, O_QOS,
+	O_SEGMENT, O_IDEM_KEY, O_QOS, O_MAIL_TYPE, O_MAIL_USER,
 	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
 	O_NTASKS = 'n', O_GPUS_TOTAL = 'G', O_PARTITION = 'p',
 	O_HELP = 'h',
@@ -104,6 +104,8 @@ static const struct option submit_longopts[] = {
 	{ "segment", required_argument, NULL, O_SEGMENT },
 	{ "exclusive", no_argument, NULL, O_EXCLUSIVE },
 	{ "idempotency-key", required_argument, NULL, O_IDEM_KEY },
+	{ "mail-type", required_argument, NULL, O_MAIL_TYPE },
+	{ "mail-user", required_argument, NULL, O_MAIL_USER },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -187,6 +189,13 @@ static const char submit_usage[] =
     "      --idempotency-key KEY    submit at most once with KEY (1-64 of\n"
     "                               A-Z a-z 0-9 . _ : -): sent again, the\n"
     "                               submit answers the job KEY made\n"
+    "      --mail-type TYPE[,TYPE...]\n"
+    "                               mail when the job reaches them, as\n"
+    "                               Slurm's: BEGIN, END, FAIL, REQUEUE, ALL,\n"
+    "                               NONE, TIME_LIMIT[_90|_80|_50],\n"
+    "                               ARRAY_TASKS (sent where the controller\n"
+    "                               has a mail_program)\n"
+    "      --mail-user ADDR         who gets it (default: you)\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "Long options are written out in full: no abbreviations.\n"
@@ -593,6 +602,7 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
     size_t wlen)
 {
 	struct job_spec *spec = &ctx->spec;
+	struct cerr cerr;
 	long long v;
 	char *end;
 	uint32_t u;
@@ -737,6 +747,20 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->constraint, arg);
 	case O_IDEM_KEY:
 		return set_str(&spec->idem_key, arg);
+	case O_MAIL_TYPE:
+		if (job_mail_type_parse(arg, &spec->mail_type, &cerr) == -1) {
+			snprintf(why, wlen, "%s", cerr.text);
+			return -1;
+		}
+		return 0;
+	case O_MAIL_USER:
+		if (job_mail_user_check(arg, &cerr) == -1) {
+			snprintf(why, wlen, "%s", cerr.text +
+			    (strncmp(cerr.text, "--mail-user: ", 13) == 0 ?
+			    13 : 0));
+			return -1;
+		}
+		return set_str(&spec->mail_user, arg);
 	case O_GPU_MEMORY:
 		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
 	case O_CPUS:

@@ -75,6 +75,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->submit_host);
 	free(spec->account);
 	free(spec->qos);
+	free(spec->mail_user);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
 	job_spec_init(spec);
@@ -122,7 +123,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->script = dst->script_name = dst->queue = NULL;
 	dst->array = dst->dependency = dst->output = dst->error = NULL;
 	dst->nodelist = dst->exclude = dst->constraint = NULL;
-	dst->idem_key = dst->submit_host = NULL;
+	dst->idem_key = dst->submit_host = dst->mail_user = NULL;
 	dst->account = dst->qos = NULL;
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
@@ -146,6 +147,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->submit_host, src->submit_host) == -1 ||
 	    dup_opt(&dst->account, src->account) == -1 ||
 	    dup_opt(&dst->qos, src->qos) == -1 ||
+	    dup_opt(&dst->mail_user, src->mail_user) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
 	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
 		goto fail;
@@ -805,6 +807,9 @@ check_workflow(const struct job_spec *spec, struct cerr *err)
 	    spec->signal_scope > JOB_SIGNAL_STEPS))
 		return cerr_set(err, ERR_INVALID, "signal scope %d is not one "
 		    "of 0, 1, 2", spec->signal_scope);
+	if ((spec->mail_type & ~JOB_MAIL_KNOWN) != 0)
+		return cerr_set(err, ERR_INVALID, "--mail-type: unknown bits "
+		    "%#x", spec->mail_type & ~JOB_MAIL_KNOWN);
 	if (check_pattern("--output", spec->output, err) == -1 ||
 	    check_pattern("--error", spec->error, err) == -1 ||
 	    check_gpu_use(spec, err) == -1 ||
@@ -980,6 +985,83 @@ job_submit_host_check(const char *host, struct cerr *err)
 	return 0;
 }
 
+/* It is given to the mail program as an argument, never through a
+ * shell: what matters is that it cannot read as an option ('-') and
+ * holds nothing but an address's or a user name's characters. */
+int
+job_mail_user_check(const char *user, struct cerr *err)
+{
+	if (check_word("--mail-user", user, JOB_MAIL_USER_MAX, "._%+@-",
+	    "'.', '_', '%', '+', '@' and '-'", err) == -1)
+		return -1;
+	if (user[0] == '-' || user[0] == '.' || user[0] == '@' ||
+	    user[0] == '%' || user[0] == '+')
+		return cerr_set(err, ERR_INVALID, "--mail-user: '%.64s' does "
+		    "not start with a letter, a digit or '_'", user);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	uint32_t bits;
+} job_mail_names[] = {
+	{ "NONE", 0 },
+	{ "BEGIN", JOB_MAIL_BEGIN },
+	{ "END", JOB_MAIL_END },
+	{ "FAIL", JOB_MAIL_FAIL },
+	{ "REQUEUE", JOB_MAIL_REQUEUE },
+	{ "ALL", JOB_MAIL_ALL },
+	{ "TIME_LIMIT", JOB_MAIL_TIME_LIMIT },
+	{ "TIME_LIMIT_90", JOB_MAIL_TIME_LIMIT_90 },
+	{ "TIME_LIMIT_80", JOB_MAIL_TIME_LIMIT_80 },
+	{ "TIME_LIMIT_50", JOB_MAIL_TIME_LIMIT_50 },
+	{ "ARRAY_TASKS", JOB_MAIL_ARRAY_TASKS },
+};
+
+int
+job_mail_type_parse(const char *s, uint32_t *bits, struct cerr *err)
+{
+	const char *p = s, *end;
+	uint32_t v = 0;
+	size_t len, i;
+	bool none = false;
+
+	if (*s == '\0')
+		return cerr_set(err, ERR_INVALID, "an empty list of types");
+	for (;;) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		for (i = 0; i < sizeof(job_mail_names) /
+		    sizeof(job_mail_names[0]); i++)
+			if (strlen(job_mail_names[i].name) == len &&
+			    strncasecmp(job_mail_names[i].name, p, len) == 0)
+				break;
+		if (i < sizeof(job_mail_names) / sizeof(job_mail_names[0])) {
+			v |= job_mail_names[i].bits;
+			none |= job_mail_names[i].bits == 0;
+		} else if ((len == 14 &&
+		    strncasecmp(p, "INVALID_DEPEND", len) == 0) ||
+		    (len == 9 && strncasecmp(p, "STAGE_OUT", len) == 0))
+			return cerr_set(err, ERR_INVALID,
+			    "%.*s: not supported by Cohort (%s)", (int)len, p,
+			    len == 9 ? "it has no burst buffers to stage out" :
+			    "a job whose dependency can never hold is "
+			    "cancelled: END mails that");
+		else
+			return cerr_set(err, ERR_INVALID,
+			    "unknown type '%.*s' (BEGIN, END, FAIL, REQUEUE, "
+			    "ALL, NONE, TIME_LIMIT, TIME_LIMIT_90, "
+			    "TIME_LIMIT_80, TIME_LIMIT_50, ARRAY_TASKS)",
+			    (int)(len > 64 ? 64 : len), p);
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+	/* NONE with others: none, as it says. */
+	*bits = none ? 0 : v;
+	return 0;
+}
+
 static int
 check_opt_name(const char *opt, const char *s, struct cerr *err)
 {
@@ -1021,6 +1103,9 @@ job_spec_check_text(const struct job_spec *spec, struct cerr *err)
 		return -1;
 	if (spec->submit_host != NULL &&
 	    job_submit_host_check(spec->submit_host, err) == -1)
+		return -1;
+	if (spec->mail_user != NULL &&
+	    job_mail_user_check(spec->mail_user, err) == -1)
 		return -1;
 	for (i = 0; i < spec->nenv && spec->env != NULL; i++) {
 		snprintf(opt, sizeof(opt), "--env (variable %zu)", i + 1);

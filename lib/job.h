@@ -168,10 +168,32 @@ struct job_spec {
 	 * at submit (queues.c); NULL: none. Not stored. */
 	char *account;
 	char *qos;
+	/* Mail (sbatch --mail-type, --mail-user): the JOB_MAIL_* events
+	 * the controller's mail_program is run for (0: none), and who gets
+	 * it (NULL: the job's user). */
+	uint32_t mail_type;
+	char *mail_user;
 };
 
 /* --begin's latest: the start of the year 3000, in ms since the epoch. */
 #define JOB_BEGIN_MS_MAX 32503680000000LL
+
+/* The bits of mail_type, as Slurm's --mail-type names them. ALL is
+ * Slurm's ALL less what Cohort has not (INVALID_DEPEND, STAGE_OUT). */
+#define JOB_MAIL_BEGIN		0x001u	/* the job began running */
+#define JOB_MAIL_END		0x002u	/* it ended, however */
+#define JOB_MAIL_FAIL		0x004u	/* it ended FAILED or TIMEOUT */
+#define JOB_MAIL_REQUEUE	0x008u	/* requeued or restarting */
+#define JOB_MAIL_TIME_LIMIT	0x010u	/* reached its time limit */
+#define JOB_MAIL_TIME_LIMIT_90	0x020u
+#define JOB_MAIL_TIME_LIMIT_80	0x040u
+#define JOB_MAIL_TIME_LIMIT_50	0x080u
+#define JOB_MAIL_ARRAY_TASKS	0x100u	/* each array task for itself */
+#define JOB_MAIL_ALL	(JOB_MAIL_BEGIN | JOB_MAIL_END | JOB_MAIL_FAIL | \
+	JOB_MAIL_REQUEUE)
+#define JOB_MAIL_KNOWN		0x1ffu
+/* The longest --mail-user: an address (RFC 5321 allows 254). */
+#define JOB_MAIL_USER_MAX	254
 
 /* The values of SignalScope (proto/cohort.proto). */
 enum job_signal_scope {
@@ -380,6 +402,16 @@ int job_idem_key_check(const char *key, struct cerr *err);
 /* A submit host: 1 to JOB_SUBMIT_HOST_MAX of [A-Za-z0-9._-], starting
  * with a letter or digit. 0, or -1 with err (ERR_INVALID). */
 int job_submit_host_check(const char *host, struct cerr *err);
+/* --mail-user: 1 to JOB_MAIL_USER_MAX of [A-Za-z0-9._%+@-], starting
+ * with a letter, a digit or '_' (it becomes an argument of the mail
+ * program: never an option). 0, or -1 with err (ERR_INVALID). */
+int job_mail_user_check(const char *user, struct cerr *err);
+/* --mail-type: Slurm's names, comma-separated, any case (BEGIN, END,
+ * FAIL, REQUEUE, ALL, NONE, TIME_LIMIT, TIME_LIMIT_90, TIME_LIMIT_80,
+ * TIME_LIMIT_50, ARRAY_TASKS) into *bits; NONE among others makes
+ * it 0. 0, or -1 with err (ERR_INVALID) naming what is refused, without
+ * the option's name ("unknown type 'BEGAN' (BEGIN, END, ...)"). */
+int job_mail_type_parse(const char *s, uint32_t *bits, struct cerr *err);
 
 /* Check a spec as submitted by role. A missing name is filled in from the
  * script's or the command's base name. Returns 0, or -1 with err set to

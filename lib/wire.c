@@ -87,6 +87,9 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->begin_time_ms = s->begin_ms;
 	pb->has_signal_scope = s->signal_scope != JOB_SIGNAL_ALL;
 	pb->signal_scope = (Cohort__V1__SignalScope)s->signal_scope;
+	pb->has_mail_type = s->mail_type != 0;
+	pb->mail_type = s->mail_type;
+	pb->mail_user = s->mail_user;
 }
 
 static int
@@ -119,7 +122,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->idem_key, pb->idempotency_key) == -1 ||
 	    wire_dup(&s->submit_host, pb->submit_host) == -1 ||
 	    wire_dup(&s->account, pb->account) == -1 ||
-	    wire_dup(&s->qos, pb->qos) == -1)
+	    wire_dup(&s->qos, pb->qos) == -1 ||
+	    wire_dup(&s->mail_user, pb->mail_user) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -172,6 +176,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->segment = pb->has_segment ? pb->segment : 0;
 	s->has_umask = pb->has_umask;
 	s->umask = pb->has_umask ? pb->umask : 0;
+	s->mail_type = pb->has_mail_type ? pb->mail_type : 0;
 	if (pb->has_topology_mode) {
 		if (pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_ANY &&
 		    pb->topology_mode != COHORT__V1__TOPOLOGY_MODE__TOPOLOGY_REQUIRED &&
@@ -530,8 +535,9 @@ wire_job_redact(Cohort__V1__Job *pb)
 	s->output = NULL;
 	s->error = NULL;
 	s->idempotency_key = NULL;
-	/* Where the owner logged in. */
+	/* Where the owner logged in, and where their mail goes. */
 	s->submit_host = NULL;
+	s->mail_user = NULL;
 	pb->checkpoint_path = NULL;
 	pb->has_redacted = 1;
 	pb->redacted = 1;

@@ -15,6 +15,7 @@
 #include "gates.h"
 #include "jobs.h"
 #include "lib/log.h"
+#include "mail.h"
 #include "nodes.h"
 #include "placement.h"
 #include "queues.h"
@@ -221,6 +222,7 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 		return;
 	for (i = 0; i < n; i++) {
 		job = active[i];
+		mail_time_limit(&cl->out, job, cl->limits_ms, now);
 		if (job->state != JOB_RUNNING || job->spec.time_limit_s == 0 ||
 		    now < job->start_ms +
 		    (int64_t)job->spec.time_limit_s * 1000)
@@ -234,6 +236,7 @@ cluster_check_limits(struct cluster *cl, int64_t now)
 		cluster_wake(cl);
 	}
 	free(active);
+	cl->limits_ms = now;
 }
 
 /* Running jobs on a node that is DOWN: their fail over at the DOWN was
@@ -443,6 +446,7 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	cl->out = *out;
 	cl->o = *o;
 	cl->created_ms = now;
+	cl->limits_ms = now;
 	TAILQ_INIT(&cl->gangs);
 	TAILQ_INIT(&cl->stopping);
 	TAILQ_INIT(&cl->evacs);
@@ -451,6 +455,7 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	cl->charged_ms = now;
 	goodput_rates_init(&cl->rates, GOODPUT_WINDOW_H);
 	goodput_rates_tick(&cl->rates, 0, now);
+	jobs_set_outbox(js, &cl->out);
 	if (cluster_reset_launching(cl, now) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		free(cl);
@@ -470,6 +475,7 @@ cluster_destroy(struct cluster *cl)
 {
 	if (cl == NULL)
 		return;
+	jobs_set_outbox(cl->js, NULL);	/* it goes with cl */
 	gang_destroy_all(cl);
 	recovery_evac_destroy_all(cl);
 	preemption_destroy_all(cl);

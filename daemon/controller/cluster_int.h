@@ -69,6 +69,7 @@ struct cluster {
 	int64_t charged_ms;		/* fair share charged up to */
 	struct cluster_stats stats;
 	int64_t created_ms;		/* this controller's start */
+	int64_t limits_ms;		/* time limits checked up to (mail) */
 	struct reports reports;		/* refused agent reports */
 	/* Searches of a gang's placement by node name left for the agent
 	 * message being handled (cluster_reports_begin). */

@@ -120,6 +120,8 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "controller", .name = "log_level",
 	  .set = conf_key_log_level, FIELD(log_level) },
 	PATHKEY("controller", topology, false),
+	/* Slurm's MailProg: mail about jobs (mailer.h). */
+	PATHKEY("controller", mail_program, false),
 	MSKEY("controller", "node_timeout", node_timeout_ms),
 	MSKEY("controller", "heartbeat_interval", heartbeat_ms),
 	MSKEY("controller", "stop_timeout", stop_timeout_ms),
@@ -278,6 +280,7 @@ ctl_config_clear(struct ctl_config *cfg)
 	free(cfg->key);
 	free(cfg->crl);
 	free(cfg->topology);
+	free(cfg->mail_program);
 	free(cfg->http_port_file);
 	free(cfg->repl_data_dir);
 	hostlist_free(cfg->nodes, cfg->nnodes);

@@ -36,6 +36,9 @@
  *                               this long of its run's start restarts
  *                               after a back-off doubling per early
  *                               failure (1 s .. 5 min); 0s: at once
+ *   mail_program = PATH         optional: run as PATH -s SUBJECT USER for
+ *                               the mail jobs ask for (--mail-type);
+ *                               unset: no mail
  *   [queue NAME]                any number, in file order (queues.h; no
  *                               [queue]: one unlimited "default" queue)
  *   parent = NAME               a tree of any depth; none: top level
@@ -134,6 +137,8 @@ struct ctl_config {
 	uint64_t idle_timeout_ms;
 	unsigned max_requests_in_flight;
 	char *topology;			/* topology.conf; NULL: none */
+	char *mail_program;		/* run as Slurm's MailProg (mailer.h);
+					 * NULL: no mail */
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
 	uint64_t heartbeat_ms;		/* asked of agents */

@@ -168,7 +168,7 @@ log_needs_restart(const struct ctl_reload_target *t,
     const struct ctl_config *b, const char *path)
 {
 	const struct ctl_config *a = t->cfg;
-	const char *what[8];
+	const char *what[10];
 	size_t i, n = 0;
 
 	if (strcmp(a->listen_host, b->listen_host) != 0 ||
@@ -180,6 +180,8 @@ log_needs_restart(const struct ctl_reload_target *t,
 		what[n++] = "[controller] database";
 	if (!str_same(a->topology, b->topology))
 		what[n++] = "[controller] topology";
+	if (!str_same(a->mail_program, b->mail_program))
+		what[n++] = "[controller] mail_program";
 	if (!nodes_same(a, b))
 		what[n++] = "[controller] nodes";
 	if (!str_same(a->cert, b->cert) || !str_same(a->key, b->key))

@@ -9,10 +9,12 @@
 #include "cluster.h"
 #include "driver.h"
 #include "lib/clock.h"
+#include "mailer.h"
 
 struct driver {
 	struct event_base *base;
 	struct agentcmd *ac;
+	struct mailer *mailer;		/* NULL: no mail */
 	struct cluster *cl;		/* NULL until driver_start */
 	int64_t tick_ms;
 	struct event *pass_ev;
@@ -165,6 +167,15 @@ driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    is_stderr, offset, max, now_ms, done, arg);
 }
 
+static void
+driver_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
+{
+	struct driver *d = ctx;
+
+	if (d->mailer != NULL)
+		mailer_send(d->mailer, job_id, to, subject);
+}
+
 static const struct outbox_ops driver_ops = {
 	.launch = driver_launch,
 	.stop = driver_stop,
@@ -173,6 +184,7 @@ static const struct outbox_ops driver_ops = {
 	.signal_step = driver_signal_step,
 	.read_log = driver_read_log,
 	.pass_wanted = driver_pass_wanted,
+	.mail = driver_mail,
 };
 
 struct driver *
@@ -204,6 +216,12 @@ driver_outbox(struct driver *d, struct outbox *out)
 {
 	out->ops = &driver_ops;
 	out->ctx = d;
+}
+
+void
+driver_set_mailer(struct driver *d, struct mailer *m)
+{
+	d->mailer = m;
 }
 
 int

@@ -1,7 +1,7 @@
 /* The event layer under the controller's domain: it owns the timers and
  * the clock, runs cluster_pass when the domain asks for one (paced) and
  * cluster_tick on a timer, and fills the domain's outbox with agentcmd.c
- * (commands to agents) and its own pass_wanted. */
+ * (commands to agents), mailer.c (mail) and its own pass_wanted. */
 #ifndef COHORT_CONTROLLER_DRIVER_H
 #define COHORT_CONTROLLER_DRIVER_H
 
@@ -16,6 +16,7 @@ struct event_base;
 struct agentcmd;
 struct cluster;
 struct driver;
+struct mailer;
 
 struct driver_stats {
 	uint64_t last_pass_us;		/* duration of the latest pass */
@@ -27,6 +28,9 @@ struct driver *driver_create(struct event_base *base, struct agentcmd *ac,
     int64_t tick_ms, struct cerr *err);
 /* The outbox to give cluster_create: valid as long as the driver. */
 void driver_outbox(struct driver *d, struct outbox *out);
+/* Where the outbox's mail goes (borrowed; it outlives the driver's
+ * use); NULL, the default: mail is dropped. */
+void driver_set_mailer(struct driver *d, struct mailer *m);
 /* Start driving cl: its pass (if one was asked for) and the tick. */
 int driver_start(struct driver *d, struct cluster *cl, struct cerr *err);
 /* hold: no pass until released (what was asked for meanwhile runs at

@@ -38,6 +38,7 @@ struct http_sources {
 	const struct rpc *rpc;	/* RPC latency by request type */
 	struct repl *repl;	/* replication counters; NULL: single */
 	const struct http *http; /* the listener itself (http_create) */
+	const struct mailer *mailer; /* mail counters; NULL: none */
 };
 
 struct http_stats {

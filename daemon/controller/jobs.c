@@ -11,6 +11,7 @@
 #include "jobs.h"
 #include "jobs_int.h"
 #include "lib/log.h"
+#include "mail.h"
 #include "queues.h"
 #include "quota.h"
 #include "store.h"
@@ -547,13 +548,16 @@ jobs_apply(struct jobs *js, struct job *job, struct job *next,
 		jobs_next_discard(job, next);
 		return -1;
 	}
-	jobs_install(js, job, next);
+	jobs_install(js, job, next, now_ms);
 	return 0;
 }
 
 void
-jobs_install(struct jobs *js, struct job *job, struct job *next)
+jobs_install(struct jobs *js, struct job *job, struct job *next,
+    int64_t now_ms)
 {
+	enum job_state from = job->state;
+
 	/* What job owns and next no longer shares goes. */
 	jobs_next_discard(next, job);
 	/* The owner has an entry since the job was submitted or loaded. */
@@ -563,6 +567,13 @@ jobs_install(struct jobs *js, struct job *job, struct job *next)
 	*job = *next;
 	if (!jobs_is_active(job))
 		jobs_run_drop(js, job->id);
+	mail_transition(js->out, from, job, now_ms);
+}
+
+void
+jobs_set_outbox(struct jobs *js, const struct outbox *out)
+{
+	js->out = out;
 }
 
 /* Move job to state with reason, writing the row (and its placement) and

@@ -159,6 +159,11 @@ size_t jobs_select(const struct jobs *js, const struct peer *who,
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
 #define JOBS_EARLY_FAIL_WINDOW_MS 60000
 void jobs_set_early_fail_window(struct jobs *js, int64_t window_ms);
+/* The outbox (borrowed: it outlives js, or is set again) that receives
+ * the mail of every change of a job (mail.c); NULL: none, the default.
+ * cluster_create sets its own. */
+struct outbox;
+void jobs_set_outbox(struct jobs *js, const struct outbox *out);
 /* ---- Arrays and dependencies (jobs_array.c, jobs_depend.c) ---- */
 
 /* The tasks of array array_id (the id of its first task): *tasks points

@@ -298,7 +298,7 @@ jobs_array_cancel(struct jobs *js, const struct peer *who,
 		goto undo;
 	for (i = 0, k = 0; i < n; i++)
 		if (!job_state_is_final(t[i]->state))
-			jobs_install(js, t[i], &next[k++]);
+			jobs_install(js, t[i], &next[k++], now_ms);
 	free(next);
 	*ncancelled = live;
 	log_info("job %" PRIu64 ": array cancelled by %s (%zu tasks)",

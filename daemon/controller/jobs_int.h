@@ -74,6 +74,8 @@ struct jobs {
 	int64_t job_retention_ms;
 	int64_t event_retention_ms;
 	int64_t purge_next_ms;		/* the next look for old rows */
+	/* Where mail about changes goes (jobs_set_outbox); NULL: none. */
+	const struct outbox *out;
 };
 
 /* Room for one more job in the table and its key (jobs_append cannot
@@ -121,8 +123,10 @@ void jobs_keys_add(struct jobs_keys *k, struct job *job);
 void jobs_keys_remove(struct jobs_keys *k, const struct job *job);
 void jobs_keys_clear(struct jobs_keys *k);
 /* Make next, whose rows are written, the job (jobs_apply's second half:
- * what job no longer shares freed, the quota's counts kept). */
-void jobs_install(struct jobs *js, struct job *job, struct job *next);
+ * what job no longer shares freed, the quota's counts kept, the mail
+ * its change asks for handed to the outbox, mail.c). */
+void jobs_install(struct jobs *js, struct job *job, struct job *next,
+    int64_t now_ms);
 /* The next version of job, as a shallow copy: state with reason (a copy
  * of its own) and, when next_place is non-NULL, that placement (copied;
  * n may be 0 to clear it); start_ms and end_ms follow the state. The

@@ -27,6 +27,7 @@
 #include "cluster.h"
 #include "http.h"
 #include "jobs.h"
+#include "mailer.h"
 #include "nodes.h"
 #include "queues.h"
 #include "repl.h"
@@ -55,6 +56,7 @@ struct cohortd {
 	struct agentcmd *agentcmd;
 	struct stepcred *stepcred;
 	struct driver *driver;
+	struct mailer *mailer;		/* [controller] mail_program */
 	struct cluster *cluster;
 	struct rpc rpc;
 	struct event *sigterm;
@@ -258,6 +260,7 @@ start_domain(struct cohortd *d)
 		.submit_burst = d->cfg.submit_burst,
 	};
 	struct cluster_opts co;
+	struct mailer_opts mo = { 0 };
 	struct outbox out;
 	char ebuf[512];
 
@@ -303,6 +306,11 @@ start_domain(struct cohortd *d)
 	    &err)) == NULL)
 		fatalx("%s", err.text);
 	driver_outbox(d->driver, &out);
+	/* Only a leader gets here: a replica that follows sends no mail. */
+	mo.program = d->cfg.mail_program;
+	if ((d->mailer = mailer_create(d->base, &mo, &err)) == NULL)
+		fatalx("%s", err.text);
+	driver_set_mailer(d->driver, d->mailer);
 	if (d->cfg.topology != NULL &&
 	    (d->topo = topo_load_file(d->cfg.topology, ebuf,
 	    sizeof(ebuf))) == NULL)
@@ -342,7 +350,7 @@ start_domain(struct cohortd *d)
 	if (d->cfg.http) {
 		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
 		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
-		    d->repl, NULL };
+		    d->repl, NULL, d->mailer };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);
@@ -624,6 +632,7 @@ stop(struct cohortd *d)
 		driver_destroy(d->driver);
 		cluster_destroy(d->cluster);
 	}
+	mailer_destroy(d->mailer);
 	stepcred_destroy(d->stepcred);
 	txq_destroy(d->txq);
 	topo_destroy(d->topo);

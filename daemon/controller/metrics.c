@@ -22,6 +22,7 @@
 #include "goodput.h"
 #include "http.h"
 #include "jobs.h"
+#include "mailer.h"
 #include "metrics.h"
 #include "repl.h"
 #include "nodes.h"
@@ -378,6 +379,30 @@ http_limits(const struct http_sources *src, struct evbuffer *b)
 	    (unsigned long long)st.refused_rate);
 }
 
+/* Mail (mailer.h): zeros where no mailer runs, so that the families are
+ * always there to alert on. */
+static void
+http_mail(const struct http_sources *src, struct evbuffer *b)
+{
+	struct mailer_stats st = { 0 };
+
+	if (src->mailer != NULL)
+		mailer_stats(src->mailer, &st);
+	metric_head(b, "cohort_mail_sent_total", "counter",
+	    "Mails whose mail_program exited 0.");
+	evbuffer_add_printf(b, "cohort_mail_sent_total %llu\n",
+	    (unsigned long long)st.sent);
+	metric_head(b, "cohort_mail_failed_total", "counter",
+	    "Mails whose mail_program did not start, failed or was killed "
+	    "after 30 s.");
+	evbuffer_add_printf(b, "cohort_mail_failed_total %llu\n",
+	    (unsigned long long)st.failed);
+	metric_head(b, "cohort_mail_dropped_total", "counter",
+	    "Mails dropped, the oldest of a full queue.");
+	evbuffer_add_printf(b, "cohort_mail_dropped_total %llu\n",
+	    (unsigned long long)st.dropped);
+}
+
 /* One family of a per-queue value: name{queue="Q"} V for each row. */
 static void
 metrics_queue_family(struct evbuffer *b, const struct queue_row *rows,
@@ -473,5 +498,6 @@ metrics_render(const struct http_sources *src, struct evbuffer *b)
 	http_nodes(src, b);
 	http_sched(src, b);
 	http_limits(src, b);
+	http_mail(src, b);
 	return http_queues(src, b);
 }

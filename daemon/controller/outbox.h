@@ -1,6 +1,7 @@
-/* The controller domain's way out: the commands it sends to agents, and
- * its wish for a scheduling pass. The daemon fills it with agentcmd.c
- * (protobuf over TLS) and driver.c (libevent timers); unit tests and the
+/* The controller domain's way out: the commands it sends to agents, its
+ * wish for a scheduling pass and its mail. The daemon fills it with
+ * agentcmd.c (protobuf over TLS), driver.c (libevent timers) and
+ * mailer.c (the site's mail program); unit tests and the
  * goodput simulator (tests/bench/goodput.c) fill it with recorders and a
  * virtual clock. Nothing here sees the network, a clock or an event
  * loop: `now` comes in with every call. */
@@ -63,6 +64,12 @@ struct outbox_ops {
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */
 	void (*pass_wanted)(void *ctx);
+	/* Mail about job_id to `to` with subject (mail.c decides which and
+	 * words it): handed over and forgotten, never answered, never a
+	 * reason to delay or undo a change; the strings are copied. NULL:
+	 * no mail (an outbox that records nothing of it). */
+	void (*mail)(void *ctx, uint64_t job_id, const char *to,
+	    const char *subject);
 };
 
 struct outbox {

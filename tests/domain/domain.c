@@ -161,6 +161,18 @@ domain_pass_wanted(void *ctx)
 	d->passes_wanted++;
 }
 
+static void
+domain_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if ((c = domain_record(d, DOMAIN_MAIL, 0, job_id, 0)) == NULL)
+		return;
+	snprintf(c->mail_to, sizeof(c->mail_to), "%s", to);
+	snprintf(c->subject, sizeof(c->subject), "%s", subject);
+}
+
 static const struct outbox_ops domain_ops = {
 	.launch = domain_launch,
 	.stop = domain_stop,
@@ -169,6 +181,7 @@ static const struct outbox_ops domain_ops = {
 	.signal_step = domain_signal_step,
 	.read_log = domain_read_log,
 	.pass_wanted = domain_pass_wanted,
+	.mail = domain_mail,
 };
 
 static void

@@ -29,6 +29,7 @@ enum domain_cmd_kind {
 	DOMAIN_READ_LOG,
 	DOMAIN_STOP_STEP,
 	DOMAIN_SIGNAL_STEP,
+	DOMAIN_MAIL,
 };
 
 /* One command the domain sent. */
@@ -52,6 +53,9 @@ struct domain_cmd {
 	bool has_step;
 	uint32_t step;
 	unsigned step_ntasks, step_first_rank;
+	/* Mail (no node, no attempt): to whom, and the subject. */
+	char mail_to[JOB_MAIL_USER_MAX + 1];
+	char subject[320];
 	int64_t at_ms;
 	/* Launch and log read: the answer still owed (answered: false). */
 	outbox_done done;

@@ -78,6 +78,8 @@ full_spec(struct job_spec *s)
 	s->has_umask = true;
 	s->umask = 027;
 	s->submit_host = strdup("login01.example");
+	s->mail_type = JOB_MAIL_BEGIN | JOB_MAIL_TIME_LIMIT_80;
+	s->mail_user = strdup("x@example.org");
 }
 
 static void
@@ -121,6 +123,8 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_int_eq(a->has_umask, b->has_umask);
 	ck_assert_uint_eq(a->umask, b->umask);
 	ck_assert_str_eq(a->submit_host, b->submit_host);
+	ck_assert_uint_eq(a->mail_type, b->mail_type);
+	ck_assert_str_eq(a->mail_user, b->mail_user);
 }
 
 START_TEST(test_error_and_hello)

@@ -429,7 +429,7 @@ END_TEST
 START_TEST(test_sbatch_collect)
 {
 	const char *words[] = { "--mem-per-cpu=1G", "-N", "2", "--reservation",
-	    "p", "--comment=hi", "--mail-type=END", "--bogus", "x", "-N",
+	    "p", "--comment=hi", "--hint=nomultithread", "--bogus", "x", "-N",
 	    "3" };
 	static const enum script_sbatch_kind want[] = { SBATCH_REFUSE,
 	    SBATCH_MAP, SBATCH_REFUSE, SBATCH_WARN, SBATCH_WARN,
@@ -446,7 +446,30 @@ START_TEST(test_sbatch_collect)
 		ck_assert_msg(o[i].kind == want[i], "option %zu (%s) is %d",
 		    i, o[i].orig, (int)o[i].kind);
 	ck_assert_ptr_nonnull(strstr(o[3].text, "--comment: accepted"));
-	ck_assert_ptr_nonnull(strstr(o[4].text, "sends no mail"));
+	ck_assert_ptr_nonnull(strstr(o[4].text, "--hint: accepted"));
+	script_sbatch_free(o, n);
+}
+
+/* Mail is Cohort's too: both options map, their values left to the
+ * submit command's checks. */
+START_TEST(test_sbatch_mail)
+{
+	const char *words[] = { "--mail-type=BEGIN,end", "--mail-user",
+	    "x@example.org" };
+	struct script_sbatch_opt *o;
+	struct cerr err;
+	size_t n;
+
+	cerr_clear(&err);
+	ck_assert_int_eq(script_sbatch_parse((char *const *)words, 3, NULL,
+	    &o, &n, &err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(o[0].kind, SBATCH_MAP);
+	ck_assert_str_eq(o[0].name, "mail-type");
+	ck_assert_str_eq(o[0].value, "BEGIN,end");
+	ck_assert_int_eq(o[1].kind, SBATCH_MAP);
+	ck_assert_str_eq(o[1].name, "mail-user");
+	ck_assert_str_eq(o[1].value, "x@example.org");
 	script_sbatch_free(o, n);
 }
 END_TEST
@@ -754,6 +777,7 @@ script_suite(void)
 	tcase_add_loop_test(tc, test_sbatch_bad, 0,
 	    sizeof(sbatch_bad) / sizeof(sbatch_bad[0]));
 	tcase_add_test(tc, test_sbatch_collect);
+	tcase_add_test(tc, test_sbatch_mail);
 	tcase_add_loop_test(tc, test_pernode, 0,
 	    sizeof(pernode_cases) / sizeof(pernode_cases[0]));
 	tcase_add_test(tc, test_sbatch_refusals);

@@ -165,6 +165,8 @@ full_job(uint64_t id)
 	sp->has_umask = true;
 	sp->umask = 027;
 	sp->submit_host = xstrdup("login01.example");
+	sp->mail_type = JOB_MAIL_END | JOB_MAIL_FAIL;
+	sp->mail_user = xstrdup("x@example.org");
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -242,6 +244,8 @@ assert_job_eq(const struct job *a, const struct job *b)
 	ck_assert_int_eq(x->has_umask, y->has_umask);
 	ck_assert_uint_eq(x->umask, y->umask);
 	assert_str_eq_or_null(x->submit_host, y->submit_host, "submit_host");
+	ck_assert_uint_eq(x->mail_type, y->mail_type);
+	assert_str_eq_or_null(x->mail_user, y->mail_user, "mail_user");
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);
