@@ -9,7 +9,9 @@
 # Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
 # munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
 # slurmd each via 'slurmd -N', GRES gpu:8 on File= links to /dev/null,
-# all state, spool and logs under a temporary directory), starts a
+# all state, spool and logs under a temporary directory; the spool in a
+# short one of its own under /tmp where that path is too long for the
+# slurmstepds' sockets), starts a
 # Cohort cluster of 4 nodes x 8 GPUs with scripts/cohort-local, and
 # measures each pair:
 #
@@ -171,6 +173,7 @@ chmod 755 "$T"
 MUNGED_PID=
 SLURMCTLD_PID=
 SLURMD_PIDS=()
+SPOOL_TMP=
 COHORT_UP=0
 FAILED=1
 
@@ -191,6 +194,7 @@ cleanup() {
 	for pid in "${SLURMD_PIDS[@]}"; do stop_pid "$pid" slurmd; done
 	[ -n "$SLURMCTLD_PID" ] && stop_pid "$SLURMCTLD_PID" slurmctld
 	[ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID" munged
+	[ -z "$SPOOL_TMP" ] || rm -rf "$SPOOL_TMP"
 	if [ "$COHORT_UP" = 1 ]; then
 		"$COHORT_LOCAL" down "$T/cohort" >/dev/null 2>&1 || log "cohort-local down failed"
 	fi
@@ -249,6 +253,15 @@ slurm_up() {
 	    die "munge round trip through $MUNGE_SOCKET failed"
 
 	mkdir -p "$S/state" "$S/out"
+	# A slurmstepd listens on SlurmdSpoolDir/NODE_JOB.STEP, and a Unix
+	# socket's path has 108 bytes at most: under a deep $TMPDIR (make
+	# check's, in the build tree) slurmd cannot start a job and requeues
+	# it for ever. The spool is then a short directory of its own.
+	SLURM_SPOOL=$S/spool
+	if [ "${#SLURM_SPOOL}" -gt 60 ]; then
+		SLURM_SPOOL=$(mktemp -d /tmp/vs-spool.XXXXXX)
+		SPOOL_TMP=$SLURM_SPOOL
+	fi
 	CTLD_PORT=$(free_port)
 	export SLURM_CONF="$S/slurm.conf"
 	{
@@ -262,7 +275,7 @@ slurm_up() {
 	SlurmUser=root
 	SlurmdUser=root
 	StateSaveLocation=$S/state
-	SlurmdSpoolDir=$S/spool/%n
+	SlurmdSpoolDir=$SLURM_SPOOL/%n
 	SlurmctldPidFile=$S/slurmctld.pid
 	SlurmdPidFile=$S/slurmd-%n.pid
 	SlurmctldLogFile=$S/slurmctld.log
@@ -288,7 +301,7 @@ slurm_up() {
 		for ((n = 1; n <= NODES; n++)); do
 			port=$(free_port)
 			echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port CPUs=8 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
-			mkdir -p "$S/spool/node$n"
+			mkdir -p "$SLURM_SPOOL/node$n"
 		done
 		echo "PartitionName=bench Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP"
 	} >"$SLURM_CONF"
