@@ -4,7 +4,8 @@
 #   tests/bench/vs-slurm.sh [--jobs N] [--parallel P] [--builddir DIR]
 #                           [--gangs G] [--keep] [--cohort-only]
 #                           [--slurm-timeout S] [--array-tasks A]
-#                           [--chain D]
+#                           [--chain D] [--steps-repeat R]
+#                           [--short-steps K]
 #
 # Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
 # munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
@@ -32,16 +33,33 @@
 #       true' against 'cohort submit --array 0-(A-1) -- true'): from the
 #       submit until every task has finished;
 #   (e) a chain of D trivial jobs, each 'afterok' the one before: from
-#       the first submit until the last has finished, per link.
+#       the first submit until the last has finished, per link;
+#   (f) job steps: inside one 4-node batch job (sbatch -N4, no GPUs, the
+#       same script on both sides, its srun Slurm's or Cohort's as the
+#       job's PATH has it), R times 'srun -N4 -n4' of a task that writes
+#       'date +%s.%N' to a file of its own: from just before srun
+#       ($EPOCHREALTIME in the script) to the last of the 4 tasks'
+#       timestamps, median and p90 of R. Every task runs on this machine,
+#       so all the clocks are one;
+#   (g) then, in the same job, K short steps one after the other
+#       ('srun -N1 -n1 true' in a loop), timed inside the script: steps
+#       per second.
+#
+# Slurm's 4 nodes are 4 slurmds on this one machine ('slurmd -N nodeN',
+# each on its own port): a step of -N4 is 4 slurmstepds here, just as
+# Cohort's 4 nodes are 4 cohort-agents here. Where Debian's slurmd cannot
+# run several at once (see below), Slurm falls back to one node, says so,
+# and its step rows are for -N1.
 #
 # Slots: a Slurm node has CPUs=8 (SlurmdParameters=config_overrides) and a
 # trivial job takes one CPU; a Cohort trivial job asks --gpus-per-node 1.
 # So both clusters run at most 32 trivial jobs at once.
 #
 # Defaults: N=500 jobs, P=4 submitters, G=10 gangs, A=1000 tasks, D=100
-# links. Small sizes (say
-# --jobs 6 --parallel 2 --gangs 1) make a seconds-long smoke run, as
-# make check does (tests/integration/t090-vs-slurm-smoke.sh).
+# links, R=20 step launches, K=1000 short steps. Small sizes (say
+# --jobs 6 --parallel 2 --gangs 1 --steps-repeat 2 --short-steps 5) make
+# a seconds-long smoke run, as make check does
+# (tests/integration/t090-vs-slurm-smoke.sh).
 #
 # --slurm-timeout S bounds the wait for slurmctld and the slurmds to be
 # idle (default 90).
@@ -66,6 +84,8 @@ PAR=4
 GANGS=10
 ATASKS=1000
 CHAIN=100
+STEPS_R=20
+SHORT_K=1000
 BUILDDIR=
 KEEP=0
 COHORT_ONLY=0
@@ -92,6 +112,8 @@ while [ $# -gt 0 ]; do
 	--gangs) GANGS="${2:?}"; shift 2 ;;
 	--array-tasks) ATASKS="${2:?}"; shift 2 ;;
 	--chain) CHAIN="${2:?}"; shift 2 ;;
+	--steps-repeat) STEPS_R="${2:?}"; shift 2 ;;
+	--short-steps) SHORT_K="${2:?}"; shift 2 ;;
 	--builddir) BUILDDIR="${2:?}"; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--cohort-only) COHORT_ONLY=1; shift ;;
@@ -100,7 +122,8 @@ while [ $# -gt 0 ]; do
 	*) usage >&2; exit 2 ;;
 	esac
 done
-for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S" "$ATASKS" "$CHAIN"; do
+for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S" "$ATASKS" "$CHAIN" \
+    "$STEPS_R" "$SHORT_K"; do
 	[[ "$v" =~ ^[1-9][0-9]{0,5}$ ]] || die "not a positive integer: $v"
 done
 [ "$COHORT_ONLY" = 1 ] || [ "$(id -u)" = 0 ] ||
@@ -111,7 +134,7 @@ if [ -z "$BUILDDIR" ]; then
 	if [ -x "$SRCDIR/cohortd" ]; then BUILDDIR=$SRCDIR; else BUILDDIR=$PWD; fi
 fi
 BUILDDIR=$(cd "$BUILDDIR" && pwd)
-for p in cohortd cohort cohort-agent tests/bench/bench_submit; do
+for p in cohortd cohort cohort-agent slurm/sbatch tests/bench/bench_submit; do
 	[ -x "$BUILDDIR/$p" ] || die "$BUILDDIR/$p missing (build it, or pass --builddir)"
 done
 COHORT="$BUILDDIR/cohort"
@@ -127,6 +150,8 @@ sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.2f", a / b }'; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { if (s == 0) print "-"; else printf "%.1f", n / s }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# p90: the 90th percentile (nearest rank) of the numbers on stdin.
+p90() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else { i = int((NR * 9 + 9) / 10); printf "%.3f\n", v[i] } }'; }
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 alive() {
@@ -661,12 +686,108 @@ e_slurm=-
 [ "$COHORT_ONLY" = 1 ] || e_slurm=$(chain_run slurm)
 e_cohort=$(chain_run cohort)
 row "(e) afterok chain of $CHAIN jobs, s per link" "$e_slurm" "$e_cohort" "$(ratio "$e_slurm" "$e_cohort")"
+
+# ---- (f), (g) job steps inside one batch job
+# The batch script, the same for both sides: R launches of a 4-node step
+# whose tasks write their start time, then K short steps in a row. It
+# writes its figures under its directory and "done" last; the bench reads
+# them once the job has ended.
+STEP_TIMEOUT_S=$((120 + STEPS_R * 10 + SHORT_K * 2))  # bound on the job
+steps_script() {
+	local dir="$1" nodes="$2"
+	cat <<-EOF
+	#!/bin/bash
+	set -u
+	D=$dir
+	for ((i = 0; i < $STEPS_R; i++)); do
+		mkdir "\$D/l\$i" || exit 1
+		printf '%s\n' "\$EPOCHREALTIME" >"\$D/l\$i/t0"
+		srun -N$nodes -n$nodes sh -c 'date +%s.%N >"\$1/\$SLURM_PROCID"' sh "\$D/l\$i" ||
+		    { echo "launch \$i: srun exited \$?" >&2; exit 1; }
+	done
+	f=0
+	t0=\$EPOCHREALTIME
+	for ((i = 0; i < $SHORT_K; i++)); do
+		srun -N1 -n1 true || f=\$((f + 1))
+	done
+	t1=\$EPOCHREALTIME
+	echo "\$t0 \$t1 \$f" >"\$D/short"
+	: >"\$D/done"
+	EOF
+}
+
+# steps_run SIDE: runs the job on that side; prints "SHORT_S FAILS"
+# (the K short steps' seconds and their failures) and leaves the launch
+# samples, one a line, in $T/launch.SIDE.
+steps_run() {
+	local side="$1" d="$T/steps-$1" nodes="$NODES" id out l k t0 t1 f
+	mkdir -p "$d"
+	if [ "$side" = slurm ]; then
+		nodes=$SLURM_NODES
+		steps_script "$d" "$nodes" >"$d/steps.sh"
+		out="$d/slurm.out"
+		# Debian's srun, first on the PATH the job inherits.
+		id=$(sbatch --parsable -N "$nodes" --chdir="$d" --output="$out" "$d/steps.sh") ||
+		    die "slurm: steps job submit failed"
+	else
+		# The job's user (nobody under root) writes here and reads its
+		# client.conf there.
+		chmod 777 "$d"
+		steps_script "$d" "$nodes" >"$d/steps.sh"
+		out="$d/cohort.out"
+		id=$("$BUILDDIR/slurm/sbatch" --parsable -N "$nodes" --chdir="$d" --output="$out" \
+		    --export=XDG_CONFIG_HOME="$T/jobcfg" "$d/steps.sh") ||
+		    die "cohort: steps job submit failed"
+	fi
+	wait_drained "$side" "$STEP_TIMEOUT_S"
+	[ -e "$d/done" ] || die "$side: steps job ${id%%;*} ended without finishing: $(tail -n 5 "$out" 2>/dev/null)"
+	: >"$T/launch.$side"
+	for ((l = 0; l < STEPS_R; l++)); do
+		k=$(find "$d/l$l" -name '[0-9]*' | wc -l)
+		[ "$k" = "$nodes" ] || die "$side: step launch $l started $k tasks, want $nodes"
+		cat "$d/l$l"/[0-9]* | sort -g | tail -n 1 |
+		    awk -v t0="$(cat "$d/l$l/t0")" '{ printf "%.4f\n", $1 - t0 }' >>"$T/launch.$side"
+	done
+	read -r t0 t1 f <"$d/short"
+	echo "$(sub "$t0" "$t1") $f"
+}
+f_slurm=- p_slurm=- k_slurm=-
+if [ "$COHORT_ONLY" = 0 ]; then
+	out=$(steps_run slurm)
+	read -r s f <<<"$out"
+	[ "$f" = 0 ] || die "slurm: $f of $SHORT_K short steps failed (see $T/steps-slurm)"
+	f_slurm=$(median <"$T/launch.slurm")
+	p_slurm=$(p90 <"$T/launch.slurm")
+	k_slurm=$(rate "$SHORT_K" "$s")
+fi
+if [ "$(id -u)" = 0 ]; then acct=nobody; else acct=$(id -un); fi
+mkdir -p "$T/jobcfg/cohort"
+cp "$COHORT_CERT" "$T/jobcfg/cohort/user.crt"
+cp "$COHORT_KEY" "$T/jobcfg/cohort/user.key"
+printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
+    "$COHORT_SERVER" "$COHORT_CA" >"$T/jobcfg/cohort/client.conf"
+chown -R "$acct" "$T/jobcfg"
+out=$(steps_run cohort)
+read -r s f <<<"$out"
+[ "$f" = 0 ] || die "cohort: $f of $SHORT_K short steps failed (see $T/steps-cohort)"
+f_cohort=$(median <"$T/launch.cohort")
+p_cohort=$(p90 <"$T/launch.cohort")
+k_cohort=$(rate "$SHORT_K" "$s")
+row "(f) ${NODES}-node step launch, median of $STEPS_R, s" "$f_slurm" "$f_cohort" "$(ratio "$f_slurm" "$f_cohort")"
+row "    p90, s" "$p_slurm" "$p_cohort" "$(ratio "$p_slurm" "$p_cohort")"
+row "(g) $SHORT_K short steps in one job, steps/s" "$k_slurm" "$k_cohort" "$(ratio "$k_cohort" "$k_slurm")"
 echo
 if [ "$COHORT_ONLY" = 1 ]; then
 	echo "gang samples (s): Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
 else
 	echo "gang samples (s): Slurm $(tr '\n' ' ' <"$T/gang.slurm")"
 	echo "                  Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+fi
+if [ "$COHORT_ONLY" = 1 ]; then
+	echo "step launch samples (s): Cohort $(sort -g "$T/launch.cohort" | tr '\n' ' ')"
+else
+	echo "step launch samples (s): Slurm $(sort -g "$T/launch.slurm" | tr '\n' ' ')"
+	echo "                         Cohort $(sort -g "$T/launch.cohort" | tr '\n' ' ')"
 fi
 
 # Cost of one CLI round trip when polling (what (c) includes on each side).
