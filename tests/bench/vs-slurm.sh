@@ -41,7 +41,7 @@
 #       ($EPOCHREALTIME in the script) to the last of the 4 tasks'
 #       timestamps, median and p90 of R. Every task runs on this machine,
 #       so all the clocks are one;
-#   (g) then, in the same job, K short steps one after the other
+#   (g) in another such job, K short steps one after the other
 #       ('srun -N1 -n1 true' in a loop), timed inside the script: steps
 #       per second.
 #
@@ -687,60 +687,77 @@ e_slurm=-
 e_cohort=$(chain_run cohort)
 row "(e) afterok chain of $CHAIN jobs, s per link" "$e_slurm" "$e_cohort" "$(ratio "$e_slurm" "$e_cohort")"
 
-# ---- (f), (g) job steps inside one batch job
+# ---- (f), (g) job steps inside a batch job
 # The batch script, the same for both sides: R launches of a 4-node step
-# whose tasks write their start time, then K short steps in a row. It
+# whose tasks write their start time, or K short steps in a row. It
 # writes its figures under its directory and "done" last; the bench reads
-# them once the job has ended.
-STEP_TIMEOUT_S=$((120 + STEPS_R * 10 + SHORT_K * 2))  # bound on the job
+# them once the job has ended. Each measurement has a job of its own, so
+# that (g) starts in a fresh allocation and a job holds no more steps
+# than the larger of R and K.
+STEP_TIMEOUT_S=$((120 + STEPS_R * 10 + SHORT_K * 2))  # bound on a job
 steps_script() {
-	local dir="$1" nodes="$2"
-	cat <<-EOF
-	#!/bin/bash
-	set -u
-	D=$dir
-	for ((i = 0; i < $STEPS_R; i++)); do
-		mkdir "\$D/l\$i" || exit 1
-		printf '%s\n' "\$EPOCHREALTIME" >"\$D/l\$i/t0"
-		srun -N$nodes -n$nodes sh -c 'date +%s.%N >"\$1/\$SLURM_PROCID"' sh "\$D/l\$i" ||
-		    { echo "launch \$i: srun exited \$?" >&2; exit 1; }
-	done
-	f=0
-	t0=\$EPOCHREALTIME
-	for ((i = 0; i < $SHORT_K; i++)); do
-		srun -N1 -n1 true || f=\$((f + 1))
-	done
-	t1=\$EPOCHREALTIME
-	echo "\$t0 \$t1 \$f" >"\$D/short"
-	: >"\$D/done"
-	EOF
+	local dir="$1" nodes="$2" what="$3"
+	echo '#!/bin/bash'
+	echo 'set -u'
+	echo "D=$dir"
+	if [ "$what" = launch ]; then
+		cat <<-EOF
+		for ((i = 0; i < $STEPS_R; i++)); do
+		    mkdir "\$D/l\$i" || exit 1
+		    printf '%s\n' "\$EPOCHREALTIME" >"\$D/l\$i/t0"
+		    srun -N$nodes -n$nodes sh -c 'date +%s.%N >"\$1/\$SLURM_PROCID"' sh "\$D/l\$i" ||
+		        { echo "launch \$i: srun exited \$?" >&2; exit 1; }
+		done
+		EOF
+	else
+		cat <<-EOF
+		f=0
+		t0=\$EPOCHREALTIME
+		for ((i = 0; i < $SHORT_K; i++)); do
+		    srun -N1 -n1 true || f=\$((f + 1))
+		done
+		t1=\$EPOCHREALTIME
+		echo "\$t0 \$t1 \$f" >"\$D/short"
+		EOF
+	fi
+	echo ': >"$D/done"'
 }
 
-# steps_run SIDE: runs the job on that side; prints "SHORT_S FAILS"
-# (the K short steps' seconds and their failures) and leaves the launch
-# samples, one a line, in $T/launch.SIDE.
-steps_run() {
-	local side="$1" d="$T/steps-$1" nodes="$NODES" id out l k t0 t1 f
+# steps_job SIDE WHAT: runs the job (WHAT: launch or short) on that
+# side, in $T/steps-SIDE-WHAT; prints that directory and the node count
+# of the job.
+steps_job() {
+	local side="$1" what="$2" d="$T/steps-$1-$2" nodes="$NODES" id out
 	mkdir -p "$d"
 	if [ "$side" = slurm ]; then
 		nodes=$SLURM_NODES
-		steps_script "$d" "$nodes" >"$d/steps.sh"
+		steps_script "$d" "$nodes" "$what" >"$d/steps.sh"
 		out="$d/slurm.out"
 		# Debian's srun, first on the PATH the job inherits.
 		id=$(sbatch --parsable -N "$nodes" --chdir="$d" --output="$out" "$d/steps.sh") ||
 		    die "slurm: steps job submit failed"
 	else
 		# The job's user (nobody under root) writes here and reads its
-		# client.conf there.
+		# client.conf in $T/jobcfg.
 		chmod 777 "$d"
-		steps_script "$d" "$nodes" >"$d/steps.sh"
+		steps_script "$d" "$nodes" "$what" >"$d/steps.sh"
 		out="$d/cohort.out"
 		id=$("$BUILDDIR/slurm/sbatch" --parsable -N "$nodes" --chdir="$d" --output="$out" \
 		    --export=XDG_CONFIG_HOME="$T/jobcfg" "$d/steps.sh") ||
 		    die "cohort: steps job submit failed"
 	fi
 	wait_drained "$side" "$STEP_TIMEOUT_S"
-	[ -e "$d/done" ] || die "$side: steps job ${id%%;*} ended without finishing: $(tail -n 5 "$out" 2>/dev/null)"
+	[ -e "$d/done" ] || die "$side: steps job ${id%%;*} ($what) ended without finishing: $(tail -n 5 "$out" 2>/dev/null)"
+	echo "$d $nodes"
+}
+
+# steps_run SIDE: both jobs; prints "SHORT_S FAILS" (the K short steps'
+# seconds and how many failed) and leaves the launch samples, one a
+# line, in $T/launch.SIDE.
+steps_run() {
+	local side="$1" d nodes l k t0 t1 f out
+	out=$(steps_job "$side" launch)
+	read -r d nodes <<<"$out"
 	: >"$T/launch.$side"
 	for ((l = 0; l < STEPS_R; l++)); do
 		k=$(find "$d/l$l" -name '[0-9]*' | wc -l)
@@ -748,14 +765,16 @@ steps_run() {
 		cat "$d/l$l"/[0-9]* | sort -g | tail -n 1 |
 		    awk -v t0="$(cat "$d/l$l/t0")" '{ printf "%.4f\n", $1 - t0 }' >>"$T/launch.$side"
 	done
+	out=$(steps_job "$side" short)
+	read -r d nodes <<<"$out"
 	read -r t0 t1 f <"$d/short"
+	[ "$f" = 0 ] || die "$side: $f of $SHORT_K short steps failed: $(sort "$d"/*.out | uniq -c | sort -rn | head -n 3)"
 	echo "$(sub "$t0" "$t1") $f"
 }
 f_slurm=- p_slurm=- k_slurm=-
 if [ "$COHORT_ONLY" = 0 ]; then
 	out=$(steps_run slurm)
 	read -r s f <<<"$out"
-	[ "$f" = 0 ] || die "slurm: $f of $SHORT_K short steps failed (see $T/steps-slurm)"
 	f_slurm=$(median <"$T/launch.slurm")
 	p_slurm=$(p90 <"$T/launch.slurm")
 	k_slurm=$(rate "$SHORT_K" "$s")
@@ -769,7 +788,6 @@ printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
 chown -R "$acct" "$T/jobcfg"
 out=$(steps_run cohort)
 read -r s f <<<"$out"
-[ "$f" = 0 ] || die "cohort: $f of $SHORT_K short steps failed (see $T/steps-cohort)"
 f_cohort=$(median <"$T/launch.cohort")
 p_cohort=$(p90 <"$T/launch.cohort")
 k_cohort=$(rate "$SHORT_K" "$s")
