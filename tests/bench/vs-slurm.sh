@@ -4,12 +4,15 @@
 #   tests/bench/vs-slurm.sh [--jobs N] [--parallel P] [--builddir DIR]
 #                           [--gangs G] [--keep] [--cohort-only]
 #                           [--slurm-timeout S] [--array-tasks A]
-#                           [--chain D]
+#                           [--chain D] [--steps-repeat R]
+#                           [--short-steps K]
 #
 # Installs Debian's Slurm (slurm-wlm, munge) when absent, starts a private
 # munged and a private Slurm cluster on 127.0.0.1 (4 nodes node[1-4], one
 # slurmd each via 'slurmd -N', GRES gpu:8 on File= links to /dev/null,
-# all state, spool and logs under a temporary directory), starts a
+# all state, spool and logs under a temporary directory; the spool in a
+# short one of its own under /tmp where that path is too long for the
+# slurmstepds' sockets), starts a
 # Cohort cluster of 4 nodes x 8 GPUs with scripts/cohort-local, and
 # measures each pair:
 #
@@ -30,16 +33,33 @@
 #       true' against 'cohort submit --array 0-(A-1) -- true'): from the
 #       submit until every task has finished;
 #   (e) a chain of D trivial jobs, each 'afterok' the one before: from
-#       the first submit until the last has finished, per link.
+#       the first submit until the last has finished, per link;
+#   (f) job steps: inside one 4-node batch job (sbatch -N4, no GPUs, the
+#       same script on both sides, its srun Slurm's or Cohort's as the
+#       job's PATH has it), R times 'srun -N4 -n4' of a task that writes
+#       'date +%s.%N' to a file of its own: from just before srun
+#       ($EPOCHREALTIME in the script) to the last of the 4 tasks'
+#       timestamps, median and p90 of R. Every task runs on this machine,
+#       so all the clocks are one;
+#   (g) in another such job, K short steps one after the other
+#       ('srun -N1 -n1 true' in a loop), timed inside the script: steps
+#       per second.
+#
+# Slurm's 4 nodes are 4 slurmds on this one machine ('slurmd -N nodeN',
+# each on its own port): a step of -N4 is 4 slurmstepds here, just as
+# Cohort's 4 nodes are 4 cohort-agents here. Where Debian's slurmd cannot
+# run several at once (see below), Slurm falls back to one node, says so,
+# and its step rows are for -N1.
 #
 # Slots: a Slurm node has CPUs=8 (SlurmdParameters=config_overrides) and a
 # trivial job takes one CPU; a Cohort trivial job asks --gpus-per-node 1.
 # So both clusters run at most 32 trivial jobs at once.
 #
 # Defaults: N=500 jobs, P=4 submitters, G=10 gangs, A=1000 tasks, D=100
-# links. Small sizes (say
-# --jobs 6 --parallel 2 --gangs 1) make a seconds-long smoke run, as
-# make check does (tests/integration/t090-vs-slurm-smoke.sh).
+# links, R=20 step launches, K=1000 short steps. Small sizes (say
+# --jobs 6 --parallel 2 --gangs 1 --steps-repeat 2 --short-steps 5) make
+# a seconds-long smoke run, as make check does
+# (tests/integration/t090-vs-slurm-smoke.sh).
 #
 # --slurm-timeout S bounds the wait for slurmctld and the slurmds to be
 # idle (default 90).
@@ -64,6 +84,8 @@ PAR=4
 GANGS=10
 ATASKS=1000
 CHAIN=100
+STEPS_R=20
+SHORT_K=1000
 BUILDDIR=
 KEEP=0
 COHORT_ONLY=0
@@ -90,6 +112,8 @@ while [ $# -gt 0 ]; do
 	--gangs) GANGS="${2:?}"; shift 2 ;;
 	--array-tasks) ATASKS="${2:?}"; shift 2 ;;
 	--chain) CHAIN="${2:?}"; shift 2 ;;
+	--steps-repeat) STEPS_R="${2:?}"; shift 2 ;;
+	--short-steps) SHORT_K="${2:?}"; shift 2 ;;
 	--builddir) BUILDDIR="${2:?}"; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--cohort-only) COHORT_ONLY=1; shift ;;
@@ -98,7 +122,8 @@ while [ $# -gt 0 ]; do
 	*) usage >&2; exit 2 ;;
 	esac
 done
-for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S" "$ATASKS" "$CHAIN"; do
+for v in "$JOBS" "$PAR" "$GANGS" "$SLURM_UP_TIMEOUT_S" "$ATASKS" "$CHAIN" \
+    "$STEPS_R" "$SHORT_K"; do
 	[[ "$v" =~ ^[1-9][0-9]{0,5}$ ]] || die "not a positive integer: $v"
 done
 [ "$COHORT_ONLY" = 1 ] || [ "$(id -u)" = 0 ] ||
@@ -109,7 +134,7 @@ if [ -z "$BUILDDIR" ]; then
 	if [ -x "$SRCDIR/cohortd" ]; then BUILDDIR=$SRCDIR; else BUILDDIR=$PWD; fi
 fi
 BUILDDIR=$(cd "$BUILDDIR" && pwd)
-for p in cohortd cohort cohort-agent tests/bench/bench_submit; do
+for p in cohortd cohort cohort-agent slurm/sbatch tests/bench/bench_submit; do
 	[ -x "$BUILDDIR/$p" ] || die "$BUILDDIR/$p missing (build it, or pass --builddir)"
 done
 COHORT="$BUILDDIR/cohort"
@@ -125,6 +150,8 @@ sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.2f", a / b }'; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { if (s == 0) print "-"; else printf "%.1f", n / s }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# p90: the 90th percentile (nearest rank) of the numbers on stdin.
+p90() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else { i = int((NR * 9 + 9) / 10); printf "%.3f\n", v[i] } }'; }
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 alive() {
@@ -171,6 +198,7 @@ chmod 755 "$T"
 MUNGED_PID=
 SLURMCTLD_PID=
 SLURMD_PIDS=()
+SPOOL_TMP=
 COHORT_UP=0
 FAILED=1
 
@@ -191,6 +219,7 @@ cleanup() {
 	for pid in "${SLURMD_PIDS[@]}"; do stop_pid "$pid" slurmd; done
 	[ -n "$SLURMCTLD_PID" ] && stop_pid "$SLURMCTLD_PID" slurmctld
 	[ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID" munged
+	[ -z "$SPOOL_TMP" ] || rm -rf "$SPOOL_TMP"
 	if [ "$COHORT_UP" = 1 ]; then
 		"$COHORT_LOCAL" down "$T/cohort" >/dev/null 2>&1 || log "cohort-local down failed"
 	fi
@@ -249,6 +278,15 @@ slurm_up() {
 	    die "munge round trip through $MUNGE_SOCKET failed"
 
 	mkdir -p "$S/state" "$S/out"
+	# A slurmstepd listens on SlurmdSpoolDir/NODE_JOB.STEP, and a Unix
+	# socket's path has 108 bytes at most: under a deep $TMPDIR (make
+	# check's, in the build tree) slurmd cannot start a job and requeues
+	# it for ever. The spool is then a short directory of its own.
+	SLURM_SPOOL=$S/spool
+	if [ "${#SLURM_SPOOL}" -gt 60 ]; then
+		SLURM_SPOOL=$(mktemp -d /tmp/vs-spool.XXXXXX)
+		SPOOL_TMP=$SLURM_SPOOL
+	fi
 	CTLD_PORT=$(free_port)
 	export SLURM_CONF="$S/slurm.conf"
 	{
@@ -262,7 +300,7 @@ slurm_up() {
 	SlurmUser=root
 	SlurmdUser=root
 	StateSaveLocation=$S/state
-	SlurmdSpoolDir=$S/spool/%n
+	SlurmdSpoolDir=$SLURM_SPOOL/%n
 	SlurmctldPidFile=$S/slurmctld.pid
 	SlurmdPidFile=$S/slurmd-%n.pid
 	SlurmctldLogFile=$S/slurmctld.log
@@ -288,7 +326,7 @@ slurm_up() {
 		for ((n = 1; n <= NODES; n++)); do
 			port=$(free_port)
 			echo "NodeName=node$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port CPUs=8 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
-			mkdir -p "$S/spool/node$n"
+			mkdir -p "$SLURM_SPOOL/node$n"
 		done
 		echo "PartitionName=bench Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP"
 	} >"$SLURM_CONF"
@@ -648,12 +686,126 @@ e_slurm=-
 [ "$COHORT_ONLY" = 1 ] || e_slurm=$(chain_run slurm)
 e_cohort=$(chain_run cohort)
 row "(e) afterok chain of $CHAIN jobs, s per link" "$e_slurm" "$e_cohort" "$(ratio "$e_slurm" "$e_cohort")"
+
+# ---- (f), (g) job steps inside a batch job
+# The batch script, the same for both sides: R launches of a 4-node step
+# whose tasks write their start time, or K short steps in a row. It
+# writes its figures under its directory and "done" last; the bench reads
+# them once the job has ended. Each measurement has a job of its own, so
+# that (g) starts in a fresh allocation and a job holds no more steps
+# than the larger of R and K.
+STEP_TIMEOUT_S=$((120 + STEPS_R * 10 + SHORT_K * 2))  # bound on a job
+steps_script() {
+	local dir="$1" nodes="$2" what="$3"
+	echo '#!/bin/bash'
+	echo 'set -u'
+	echo "D=$dir"
+	if [ "$what" = launch ]; then
+		cat <<-EOF
+		for ((i = 0; i < $STEPS_R; i++)); do
+		    mkdir "\$D/l\$i" || exit 1
+		    printf '%s\n' "\$EPOCHREALTIME" >"\$D/l\$i/t0"
+		    srun -N$nodes -n$nodes sh -c 'date +%s.%N >"\$1/\$SLURM_PROCID"' sh "\$D/l\$i" ||
+		        { echo "launch \$i: srun exited \$?" >&2; exit 1; }
+		done
+		EOF
+	else
+		cat <<-EOF
+		f=0
+		t0=\$EPOCHREALTIME
+		for ((i = 0; i < $SHORT_K; i++)); do
+		    srun -N1 -n1 true || f=\$((f + 1))
+		done
+		t1=\$EPOCHREALTIME
+		echo "\$t0 \$t1 \$f" >"\$D/short"
+		EOF
+	fi
+	echo ': >"$D/done"'
+}
+
+# steps_job SIDE WHAT: runs the job (WHAT: launch or short) on that
+# side, in $T/steps-SIDE-WHAT; prints that directory and the node count
+# of the job.
+steps_job() {
+	local side="$1" what="$2" d="$T/steps-$1-$2" nodes="$NODES" id out
+	mkdir -p "$d"
+	if [ "$side" = slurm ]; then
+		nodes=$SLURM_NODES
+		steps_script "$d" "$nodes" "$what" >"$d/steps.sh"
+		out="$d/slurm.out"
+		# Debian's srun, first on the PATH the job inherits.
+		id=$(sbatch --parsable -N "$nodes" --chdir="$d" --output="$out" "$d/steps.sh") ||
+		    die "slurm: steps job submit failed"
+	else
+		# The job's user (nobody under root) writes here and reads its
+		# client.conf in $T/jobcfg.
+		chmod 777 "$d"
+		steps_script "$d" "$nodes" "$what" >"$d/steps.sh"
+		out="$d/cohort.out"
+		id=$("$BUILDDIR/slurm/sbatch" --parsable -N "$nodes" --chdir="$d" --output="$out" \
+		    --export=XDG_CONFIG_HOME="$T/jobcfg" "$d/steps.sh") ||
+		    die "cohort: steps job submit failed"
+	fi
+	wait_drained "$side" "$STEP_TIMEOUT_S"
+	[ -e "$d/done" ] || die "$side: steps job ${id%%;*} ($what) ended without finishing: $(tail -n 5 "$out" 2>/dev/null)"
+	echo "$d $nodes"
+}
+
+# steps_run SIDE: both jobs; prints "SHORT_S FAILS" (the K short steps'
+# seconds and how many failed) and leaves the launch samples, one a
+# line, in $T/launch.SIDE.
+steps_run() {
+	local side="$1" d nodes l k t0 t1 f out
+	out=$(steps_job "$side" launch)
+	read -r d nodes <<<"$out"
+	: >"$T/launch.$side"
+	for ((l = 0; l < STEPS_R; l++)); do
+		k=$(find "$d/l$l" -name '[0-9]*' | wc -l)
+		[ "$k" = "$nodes" ] || die "$side: step launch $l started $k tasks, want $nodes"
+		cat "$d/l$l"/[0-9]* | sort -g | tail -n 1 |
+		    awk -v t0="$(cat "$d/l$l/t0")" '{ printf "%.4f\n", $1 - t0 }' >>"$T/launch.$side"
+	done
+	out=$(steps_job "$side" short)
+	read -r d nodes <<<"$out"
+	read -r t0 t1 f <"$d/short"
+	[ "$f" = 0 ] || die "$side: $f of $SHORT_K short steps failed: $(sort "$d"/*.out | uniq -c | sort -rn | head -n 3)"
+	echo "$(sub "$t0" "$t1") $f"
+}
+f_slurm=- p_slurm=- k_slurm=-
+if [ "$COHORT_ONLY" = 0 ]; then
+	out=$(steps_run slurm)
+	read -r s f <<<"$out"
+	f_slurm=$(median <"$T/launch.slurm")
+	p_slurm=$(p90 <"$T/launch.slurm")
+	k_slurm=$(rate "$SHORT_K" "$s")
+fi
+if [ "$(id -u)" = 0 ]; then acct=nobody; else acct=$(id -un); fi
+mkdir -p "$T/jobcfg/cohort"
+cp "$COHORT_CERT" "$T/jobcfg/cohort/user.crt"
+cp "$COHORT_KEY" "$T/jobcfg/cohort/user.key"
+printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
+    "$COHORT_SERVER" "$COHORT_CA" >"$T/jobcfg/cohort/client.conf"
+chown -R "$acct" "$T/jobcfg"
+out=$(steps_run cohort)
+read -r s f <<<"$out"
+f_cohort=$(median <"$T/launch.cohort")
+p_cohort=$(p90 <"$T/launch.cohort")
+k_cohort=$(rate "$SHORT_K" "$s")
+row "(f) ${NODES}-node step launch, median of $STEPS_R, s" "$f_slurm" "$f_cohort" "$(ratio "$f_slurm" "$f_cohort")"
+row "    p90, s" "$p_slurm" "$p_cohort" "$(ratio "$p_slurm" "$p_cohort")"
+row "(g) $SHORT_K short steps in one job, steps/s" "$k_slurm" "$k_cohort" "$(ratio "$k_cohort" "$k_slurm")"
 echo
 if [ "$COHORT_ONLY" = 1 ]; then
 	echo "gang samples (s): Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
 else
 	echo "gang samples (s): Slurm $(tr '\n' ' ' <"$T/gang.slurm")"
 	echo "                  Cohort $(tr '\n' ' ' <"$T/gang.cohort")"
+fi
+if [ "$COHORT_ONLY" = 1 ]; then
+	echo "step launch samples (s): Cohort $(sort -g "$T/launch.cohort" | tr '\n' ' ')"
+else
+	echo "step launch samples (s): Slurm $(sort -g "$T/launch.slurm" | tr '\n' ' ')"
+	echo "                         Cohort $(sort -g "$T/launch.cohort" | tr '\n' ' ')"
 fi
 
 # Cost of one CLI round trip when polling (what (c) includes on each side).

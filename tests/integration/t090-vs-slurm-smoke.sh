@@ -24,14 +24,15 @@ done
 t0=$SECONDS
 rc=0
 env "$MARK" TMPDIR="$T" PATH="$FAKE:$PATH" timeout -k 5 120 \
-	"$VS" --cohort-only --jobs 6 --parallel 2 --gangs 1 --array-tasks 8 --chain 3 --builddir "$top_builddir" \
+	"$VS" --cohort-only --jobs 6 --parallel 2 --gangs 1 --array-tasks 8 --chain 3 \
+	--steps-repeat 2 --short-steps 5 --builddir "$top_builddir" \
 	>"$OUT" 2>"$ERR" || rc=$?
 cat "$OUT"
 [ "$rc" = 0 ] || fail "vs-slurm.sh --cohort-only exited $rc after $((SECONDS - t0)) s: $(tail -n 20 "$ERR")"
 log "vs-slurm.sh --cohort-only took $((SECONDS - t0)) s"
 [ ! -e "$T/called" ] || fail "--cohort-only called Slurm programs: $(cat "$T/called")"
 grep -q -- '--cohort-only: no Slurm' "$ERR" || fail "no '--cohort-only: no Slurm' on stderr: $(cat "$ERR")"
-check_table "$OUT" cohort-only 6 2 8 3 || fail "vs-slurm.sh --cohort-only table is not as expected"
+check_table "$OUT" cohort-only 6 2 8 3 2 5 || fail "vs-slurm.sh --cohort-only table is not as expected"
 no_leftovers "vs-slurm.sh --cohort-only"
 ls -d "$T"/vs-slurm.* >/dev/null 2>&1 && fail "vs-slurm.sh --cohort-only left its directory: $(ls -d "$T"/vs-slurm.*)"
 

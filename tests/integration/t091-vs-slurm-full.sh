@@ -27,8 +27,9 @@ for p in slurmctld slurmd sbatch squeue sinfo scancel munged munge unmunge; do
 done
 t0=$SECONDS
 rc=0
-env "$MARK" TMPDIR="$T" timeout -k 10 40 \
-	"$VS" --jobs 4 --parallel 2 --gangs 1 --array-tasks 4 --chain 2 --slurm-timeout 20 --builddir "$top_builddir" \
+env "$MARK" TMPDIR="$T" timeout -k 10 60 \
+	"$VS" --jobs 4 --parallel 2 --gangs 1 --array-tasks 4 --chain 2 \
+	--steps-repeat 2 --short-steps 5 --slurm-timeout 20 --builddir "$top_builddir" \
 	>"$OUT" 2>"$ERR" || rc=$?
 cat "$OUT"
 if [ "$rc" != 0 ]; then
@@ -40,6 +41,6 @@ if [ "$rc" != 0 ]; then
 	fail "vs-slurm.sh exited $rc after $((SECONDS - t0)) s: $(tail -n 20 "$ERR")"
 fi
 log "vs-slurm.sh (with Slurm) took $((SECONDS - t0)) s"
-check_table "$OUT" full 4 2 4 2 || fail "vs-slurm.sh table is not as expected"
+check_table "$OUT" full 4 2 4 2 2 5 || fail "vs-slurm.sh table is not as expected"
 no_leftovers "vs-slurm.sh"
 exit 0

@@ -47,13 +47,14 @@ no_leftovers() {
 	fail "$1 left processes behind:"$'\n'"$left"
 }
 
-# check_table FILE MODE JOBS PAR TASKS CHAIN: every row of the table, in order, with
-# numbers (MODE cohort-only: the Cohort column alone; full: both).
+# check_table FILE MODE JOBS PAR TASKS CHAIN REPEATS SHORT: every row of the
+# table, in order, with numbers (MODE cohort-only: the Cohort column alone; full: both).
 check_table() {
 	"$PYTHON" - "$@" <<'EOF'
 import re, sys
 path, mode, jobs, par = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 tasks, chain = int(sys.argv[5]), int(sys.argv[6])
+repeats, short = int(sys.argv[7]), int(sys.argv[8])
 lines = open(path).read().splitlines()
 num = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 ms = re.compile(r"^[0-9]+(\.[0-9]+)?ms$")
@@ -72,7 +73,9 @@ labels += ["    bench_submit --clients %d (kept conn.)" % c for c in clients]
 labels += ["(b) %d jobs first submit->all done, s" % jobs, "    (as jobs/s end to end)",
            "    of which after the last submit, s", "(c) 2x8 gang submit->running, median s",
            "(d) array of %d tasks submit->all done, s" % tasks,
-           "(e) afterok chain of %d jobs, s per link" % chain]
+           "(e) afterok chain of %d jobs, s per link" % chain,
+           "(f) 4-node step launch, median of %d, s" % repeats, "    p90, s",
+           "(g) %d short steps in one job, steps/s" % short]
 # May be 0.0 (CPU time is counted in clock ticks); the rest must be > 0.
 may_be_zero = {"    client CPU per submit, ms"}
 head = ["Cohort", "ratio"] if mode == "cohort-only" else ["Slurm", "Cohort", "ratio"]
@@ -119,6 +122,11 @@ gang = r"gang samples \(s\): Cohort [0-9.]+ ?$" if mode == "cohort-only" else \
     r"gang samples \(s\): Slurm [0-9.]+ ?\n +Cohort [0-9.]+ ?$"
 if not re.search(gang, text, re.M):
     errs.append("no gang samples line")
+steps = r"^step launch samples \(s\): Cohort( [0-9.]+){%d} ?$" % repeats \
+    if mode == "cohort-only" else \
+    r"^step launch samples \(s\): Slurm( [0-9.]+){%d} ?\n +Cohort( [0-9.]+){%d} ?$" % (repeats, repeats)
+if not re.search(steps, text, re.M):
+    errs.append("no step launch samples line with %d samples a side" % repeats)
 poll = r"^one poll \(cohort show\), ms: Cohort [0-9.]+$" if mode == "cohort-only" else \
     r"^one poll \(squeue / cohort show\), ms: Slurm [0-9.]+  Cohort [0-9.]+$"
 if not re.search(poll, text, re.M):
