@@ -40,6 +40,9 @@
 /* Polling: quick while output flows, backing off to the most when idle. */
 #define SRUN_POLL_MIN_MS 20
 #define SRUN_POLL_MAX_MS 1000
+/* The longest a round's status waits at the controller for the step's
+ * end: signals (Ctrl-C) are handled between rounds. */
+#define SRUN_WAIT_MAX_MS 250
 /* Output asked of one task stream in one request. */
 #define SRUN_READ_BYTES (64 * 1024)
 /* Log reads in one round at most, whatever the task count: the rest wait
@@ -534,10 +537,12 @@ srun_log_reply(struct srun *s, struct srun_stream *st,
 	return lr->data.len > 0;
 }
 
-/* One round: the step's status and the next streams' output. 1 when
- * output came, 0 when none did, or an exit code + 2. */
+/* One round: the step's status and the next streams' output; with
+ * wait_ms, the status is answered when the step ends or after that long
+ * (the controller waits, not srun). 1 when output came, 0 when none did,
+ * or an exit code + 2. */
 static int
-srun_round(struct srun *s)
+srun_round(struct srun *s, uint32_t wait_ms)
 {
 	Cohort__V1__Envelope reqs[CCONN_BATCH_MAX], *preq[CCONN_BATCH_MAX];
 	Cohort__V1__Envelope *reps[CCONN_BATCH_MAX];
@@ -552,6 +557,8 @@ srun_round(struct srun *s)
 
 	ss.job_id = s->job_id;
 	ss.step_id = s->step_id;
+	ss.has_wait_ms = wait_ms > 0;
+	ss.wait_ms = wait_ms;
 	while (status || reads < SRUN_ROUND_READS) {
 		n = 0;
 		if (status) {
@@ -817,6 +824,7 @@ static int
 srun_follow(struct srun *s)
 {
 	int64_t delay = SRUN_POLL_MIN_MS, last_int = 0;
+	uint32_t wait = 0;
 	int r;
 
 	if (!s->a.quiet && s->a.verbose > 0)
@@ -825,18 +833,26 @@ srun_follow(struct srun *s)
 	for (;;) {
 		if ((r = srun_handle_signals(s, &last_int)) != 0)
 			return r - 2;
-		if ((r = srun_round(s)) >= 2)
+		if ((r = srun_round(s, wait)) >= 2)
 			return r - 2;
 		if (s->ended && srun_all_done(s))
 			break;
-		/* Quick while output flows; slower, up to the most, while
-		 * nothing does. */
+		/* Quick while output flows. While none does, the next
+		 * round's status waits at the controller for the step's end,
+		 * longer each time (up to SRUN_WAIT_MAX_MS, so that signals
+		 * are seen soon): a step that ends is seen at once. */
+		wait = 0;
 		if (r == 1)
 			delay = SRUN_POLL_MIN_MS;
 		else if ((delay *= 2) > SRUN_POLL_MAX_MS)
 			delay = SRUN_POLL_MAX_MS;
+		if (r == 0 && !s->ended) {
+			wait = (uint32_t)(delay < SRUN_WAIT_MAX_MS ? delay :
+			    SRUN_WAIT_MAX_MS);
+			continue;
+		}
 		if (!srun_sigint && !srun_sigmask)
-			srun_sleep(delay);
+			srun_sleep(r == 1 ? delay : SRUN_POLL_MIN_MS);
 	}
 	return EXIT_OK;
 }

@@ -15,6 +15,8 @@ struct driver {
 	struct event_base *base;
 	struct agentcmd *ac;
 	struct mailer *mailer;		/* NULL: no mail */
+	driver_step_ended_fn step_ended;	/* NULL: nobody */
+	void *step_ended_arg;
 	struct cluster *cl;		/* NULL until driver_start */
 	int64_t tick_ms;
 	struct event *pass_ev;
@@ -176,6 +178,8 @@ driver_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
 		mailer_send(d->mailer, job_id, to, subject);
 }
 
+static void driver_step_ended(void *, uint64_t, uint32_t);
+
 static const struct outbox_ops driver_ops = {
 	.launch = driver_launch,
 	.stop = driver_stop,
@@ -184,6 +188,7 @@ static const struct outbox_ops driver_ops = {
 	.signal_step = driver_signal_step,
 	.read_log = driver_read_log,
 	.pass_wanted = driver_pass_wanted,
+	.step_ended = driver_step_ended,
 	.mail = driver_mail,
 };
 
@@ -222,6 +227,22 @@ void
 driver_set_mailer(struct driver *d, struct mailer *m)
 {
 	d->mailer = m;
+}
+
+void
+driver_on_step_ended(struct driver *d, driver_step_ended_fn fn, void *arg)
+{
+	d->step_ended = fn;
+	d->step_ended_arg = arg;
+}
+
+static void
+driver_step_ended(void *ctx, uint64_t job_id, uint32_t step)
+{
+	struct driver *d = ctx;
+
+	if (d->step_ended != NULL)
+		d->step_ended(d->step_ended_arg, job_id, step);
 }
 
 int

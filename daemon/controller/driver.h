@@ -31,6 +31,12 @@ void driver_outbox(struct driver *d, struct outbox *out);
 /* Where the outbox's mail goes (borrowed; it outlives the driver's
  * use); NULL, the default: mail is dropped. */
 void driver_set_mailer(struct driver *d, struct mailer *m);
+/* Who is told that a job step ended (rpc_steps.c's waiting status
+ * requests); NULL, the default: nobody. */
+typedef void (*driver_step_ended_fn)(void *arg, uint64_t job_id,
+    uint32_t step);
+void driver_on_step_ended(struct driver *d, driver_step_ended_fn fn,
+    void *arg);
 /* Start driving cl: its pass (if one was asked for) and the tick. */
 int driver_start(struct driver *d, struct cluster *cl, struct cerr *err);
 /* hold: no pass until released (what was asked for meanwhile runs at

@@ -234,6 +234,7 @@ start_service(struct cohortd *d)
 		log_info("checking peer certificates against the CRLs in %s",
 		    d->cfg.crl);
 	d->rpc.heartbeat_ms = (uint32_t)d->cfg.heartbeat_ms;
+	d->rpc.base = d->base;
 	d->rpc.page_size = d->cfg.page_size;
 	d->rpc.private_data = d->cfg.private_data;
 	d->srv = server_create(d->base, d->ctx, &so, rpc_dispatch, &d->rpc,
@@ -311,6 +312,7 @@ start_domain(struct cohortd *d)
 	if ((d->mailer = mailer_create(d->base, &mo, &err)) == NULL)
 		fatalx("%s", err.text);
 	driver_set_mailer(d->driver, d->mailer);
+	driver_on_step_ended(d->driver, rpc_steps_ended, &d->rpc);
 	if (d->cfg.topology != NULL &&
 	    (d->topo = topo_load_file(d->cfg.topology, ebuf,
 	    sizeof(ebuf))) == NULL)
@@ -625,6 +627,7 @@ stop(struct cohortd *d)
 	http_destroy(d->http);
 	if (d->txq != NULL)
 		txq_flush(d->txq);
+	rpc_steps_waits_free(&d->rpc);
 	server_destroy(d->srv);
 	d->rpc.srv = NULL;
 	if (d->cluster != NULL) {

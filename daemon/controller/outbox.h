@@ -64,6 +64,9 @@ struct outbox_ops {
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */
 	void (*pass_wanted)(void *ctx);
+	/* A job step ended (whoever waits for it may be told). May be
+	 * NULL. */
+	void (*step_ended)(void *ctx, uint64_t job_id, uint32_t step);
 	/* Mail about job_id to `to` with subject (mail.c decides which and
 	 * words it): handed over and forgotten, never answered, never a
 	 * reason to delay or undo a change; the strings are copied. NULL:

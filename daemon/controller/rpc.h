@@ -16,6 +16,8 @@
 
 struct agentcmd;
 struct logs_wait;
+struct step_wait;
+struct event_base;
 struct cluster;
 struct conn;
 struct jobs;
@@ -56,6 +58,11 @@ struct rpc {
 	bool private_data;	/* env, argv, scripts, logs: owner + admins */
 	struct ratelim refusal_log;	/* lines about refused requests */
 	struct logs_wait *logs_waits;	/* log reads waiting on agents */
+	/* Step status requests waiting for their step to end
+	 * (rpc_steps.c), and the loop their timers run on. */
+	struct step_wait *step_waits;
+	size_t nstep_waits;
+	struct event_base *base;
 	struct rpc_timing cur;		/* taken by the first reply */
 	struct histogram latency[RPC_NTYPES];	/* zeroed: default bounds */
 	/* Replicated (repl.h): serving once this replica leads and the
@@ -77,6 +84,11 @@ void rpc_dispatch(struct conn *c, const Cohort__V1__Envelope *env,
  * i < RPC_NTYPES; and its latency histogram. */
 const char *rpc_type_name(size_t i);
 const struct histogram *rpc_latency(const struct rpc *rpc, size_t i);
+/* A job step ended: the status requests waiting for it are answered
+ * (driver_on_step_ended's callback; arg is a struct rpc). */
+void rpc_steps_ended(void *arg, uint64_t job_id, uint32_t step);
+/* Answer and free every waiting step status request (at shutdown). */
+void rpc_steps_waits_free(struct rpc *rpc);
 /* The server's close callback; arg is a struct rpc. */
 void rpc_conn_closed(uint64_t conn_id, void *arg);
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "cluster.h"
 #include "jobs.h"
 #include "lib/clock.h"
@@ -314,14 +316,163 @@ rpc_steps_of(struct rpc *rpc, const struct job *job, bool private,
 	return 0;
 }
 
+/* Answer a status request for (job, step) on conn_id: the one step
+ * asked for (srun asks every round), live while its job's run has it,
+ * else its record. (Listing the job's steps instead cost a round as
+ * much as the job has steps, and missed those beyond the list.) */
+static void
+rpc_step_status_send(struct rpc *rpc, uint64_t conn_id, uint64_t req_id,
+    uint64_t job_id, uint32_t step_id)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StepStatusReply rep = COHORT__V1__STEP_STATUS_REPLY__INIT;
+	struct rpc_steps_list l = { 0 };
+	const struct step *s;
+	struct cerr err;
+
+	cerr_clear(&err);
+	l.private = true;
+	if ((s = steps_get(rpc->cluster, job_id, step_id)) != NULL) {
+		if ((l.tab = calloc(1, sizeof(*l.tab))) == NULL)
+			cerr_set(&err, ERR_INTERNAL, "out of memory");
+		else {
+			l.n = 1;
+			if (rpc_step_live(&l.tab[0], s, true) == -1)
+				cerr_set(&err, ERR_INTERNAL, "out of memory");
+		}
+	} else
+		jobs_step_get(rpc->jobs, job_id, step_id, rpc_steps_row, &l,
+		    &err);
+	if (err.code == ERR_NONE && l.n == 0)
+		cerr_set(&err, ERR_NOT_FOUND, "no such step of the job's "
+		    "latest run");
+	if (err.code != ERR_NONE) {
+		rpc_steps_list_free(&l);
+		rpc_error_to(rpc, conn_id, req_id, err.code, err.text);
+		return;
+	}
+	rep.step = &l.tab[0].pb;
+	env.id = req_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_STEP_STATUS_REPLY;
+	env.step_status_reply = &rep;
+	rpc_send_to(rpc, conn_id, &env);
+	rpc_steps_list_free(&l);
+}
+
+/* ---- Waiting for a step's end (StepStatusRequest.wait_ms) ---- */
+
+/* The longest wait, and how many may wait at once in all and on one
+ * connection: beyond them a request is answered at once. */
+#define RPC_STEP_WAIT_MAX_MS 1000
+#define RPC_STEP_WAITS_MAX 4096
+#define RPC_STEP_WAITS_PER_CONN 32
+
+struct step_wait {
+	struct rpc *rpc;
+	struct step_wait *next, *prev;	/* rpc->step_waits */
+	uint64_t conn_id, req_id, job_id;
+	uint32_t step_id;
+	struct event *timer;
+	struct rpc_timing timing;
+};
+
+static void
+rpc_step_wait_answer(struct step_wait *w)
+{
+	struct rpc *rpc = w->rpc;
+	struct rpc_timing saved;
+
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		rpc->step_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	rpc->nstep_waits--;
+	event_free(w->timer);
+	saved = rpc_timing_swap(rpc, w->timing);
+	rpc_step_status_send(rpc, w->conn_id, w->req_id, w->job_id,
+	    w->step_id);
+	rpc_timing_swap(rpc, saved);
+	free(w);
+}
+
+static void
+rpc_step_wait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	rpc_step_wait_answer(arg);
+}
+
+void
+rpc_steps_ended(void *arg, uint64_t job_id, uint32_t step)
+{
+	struct rpc *rpc = arg;
+	struct step_wait *w, *next;
+
+	for (w = rpc->step_waits; w != NULL; w = next) {
+		next = w->next;
+		if (w->job_id == job_id && w->step_id == step)
+			rpc_step_wait_answer(w);
+	}
+}
+
+void
+rpc_steps_waits_free(struct rpc *rpc)
+{
+	while (rpc->step_waits != NULL)
+		rpc_step_wait_answer(rpc->step_waits);
+}
+
+/* Park the request until its running step ends or ms pass: 0, or -1
+ * when it cannot wait (the caller answers at once). */
+static int
+rpc_step_wait(struct rpc *rpc, struct conn *c, uint64_t req_id,
+    uint64_t job_id, uint32_t step_id, uint32_t ms)
+{
+	struct timeval tv;
+	struct step_wait *w;
+	uint64_t cid = server_conn_id(c);
+	size_t mine = 0;
+
+	if (rpc->base == NULL || rpc->nstep_waits >= RPC_STEP_WAITS_MAX)
+		return -1;
+	for (w = rpc->step_waits; w != NULL; w = w->next)
+		mine += w->conn_id == cid;
+	if (mine >= RPC_STEP_WAITS_PER_CONN ||
+	    (w = calloc(1, sizeof(*w))) == NULL)
+		return -1;
+	if ((w->timer = evtimer_new(rpc->base, rpc_step_wait_cb, w)) == NULL) {
+		free(w);
+		return -1;
+	}
+	if (ms > RPC_STEP_WAIT_MAX_MS)
+		ms = RPC_STEP_WAIT_MAX_MS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	if (evtimer_add(w->timer, &tv) == -1) {
+		event_free(w->timer);
+		free(w);
+		return -1;
+	}
+	w->rpc = rpc;
+	w->conn_id = cid;
+	w->req_id = req_id;
+	w->job_id = job_id;
+	w->step_id = step_id;
+	w->timing = rpc_timing_take(rpc);
+	if ((w->next = rpc->step_waits) != NULL)
+		w->next->prev = w;
+	rpc->step_waits = w;
+	rpc->nstep_waits++;
+	return 0;
+}
+
 void
 rpc_step_status(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__StepStatusRequest *q = req->step_status;
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__StepStatusReply rep = COHORT__V1__STEP_STATUS_REPLY__INIT;
-	const struct job *job = jobs_get(rpc->jobs, q->job_id);
-	struct rpc_steps_list l = { 0 };
 	const struct step *s;
 	struct cerr err;
 
@@ -331,36 +482,15 @@ rpc_step_status(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
-	/* The one step asked for (srun asks every round): live while its
-	 * job's run has it, else its record. Listing the job's steps
-	 * instead cost a round as much as the job has steps, and missed
-	 * those beyond the list's length. */
-	l.private = true;
-	if ((s = steps_get(rpc->cluster, job->id, q->step_id)) != NULL) {
-		if ((l.tab = calloc(1, sizeof(*l.tab))) == NULL)
-			cerr_set(&err, ERR_INTERNAL, "out of memory");
-		else {
-			l.n = 1;
-			if (rpc_step_live(&l.tab[0], s, true) == -1)
-				cerr_set(&err, ERR_INTERNAL, "out of memory");
-		}
-	} else
-		jobs_step_get(rpc->jobs, job->id, q->step_id, rpc_steps_row,
-		    &l, &err);
-	if (err.code == ERR_NONE && l.n == 0)
-		cerr_set(&err, ERR_NOT_FOUND, "no such step of the job's "
-		    "latest run");
-	if (err.code != ERR_NONE) {
-		rpc_steps_list_free(&l);
-		rpc_error(rpc, c, req->id, err.code, err.text, false);
+	/* A running step asked with wait_ms: answered when it ends (or at
+	 * the wait's end), not polled for. */
+	if (q->has_wait_ms && q->wait_ms > 0 &&
+	    (s = steps_get(rpc->cluster, q->job_id, q->step_id)) != NULL &&
+	    s->state == JOB_RUNNING && rpc_step_wait(rpc, c, req->id,
+	    q->job_id, q->step_id, q->wait_ms) == 0)
 		return;
-	}
-	rep.step = &l.tab[0].pb;
-	env.id = req->id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_STEP_STATUS_REPLY;
-	env.step_status_reply = &rep;
-	rpc_send(rpc, c, &env, false);
-	rpc_steps_list_free(&l);
+	rpc_step_status_send(rpc, server_conn_id(c), req->id, q->job_id,
+	    q->step_id);
 }
 
 void

@@ -273,6 +273,8 @@ steps_end(struct cluster *cl, struct step *s, enum job_state state,
 	    s->node_fail ? "NODE_FAIL" : job_state_name(state),
 	    s->reason[0] ? ": " : "", s->reason);
 	steps_record(cl, s);
+	if (cl->out.ops->step_ended != NULL)
+		cl->out.ops->step_ended(cl->out.ctx, s->job_id, s->id);
 	strv_free(s->argv, s->argc);
 	strv_free(s->env, s->nenv);
 	s->argv = s->env = NULL;
