@@ -17,6 +17,7 @@
 #include "nodes.h"
 #include "placement.h"
 #include "queues.h"
+#include "suspect.h"
 
 /* Scratch for one pass: the core's input arrays. */
 struct snapshot {
@@ -400,7 +401,9 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 			continue;
 		sj->prev_nodes = &s->prev[p];
 		for (k = 0; k < job->nprev; k++)
-			if ((idx = node_index(in, job->prev_place[k].node)) >= 0)
+			if ((idx = node_index(in, job->prev_place[k].node)) >= 0 &&
+			    !suspect_failed_here(in->suspect, job->id,
+			    job->prev_place[k].node))
 				s->prev[p + sj->nprev++] = (uint32_t)idx;
 		p += sj->nprev;
 	}
@@ -644,6 +647,7 @@ placement_decide(const struct placement_input *in,
 	struct sched_input si;
 	struct sched_result *r = NULL;
 	struct snapshot s;
+	size_t i;
 
 	memset(res, 0, sizeof(*res));
 	memset(&si, 0, sizeof(si));
@@ -668,6 +672,13 @@ placement_decide(const struct placement_input *in,
 	/* The queue policy ([controller] queue_order, queue_aging). */
 	si.config.order = (enum sched_order)in->queue_order;
 	si.config.aging = in->queue_aging;
+	if (in->suspect != NULL) {
+		si.config.suspect_gang_nodes =
+		    suspect_get_opts(in->suspect)->large_gang_nodes;
+		for (i = 0; i < in->nnodes; i++)
+			s.nodes[i].suspect = suspect_recent(in->suspect,
+			    in->nodes[i]->name, in->now_ms);
+	}
 	if ((r = sched_run(&si)) == NULL)
 		goto nomem;
 	if (result_starts(in, r, res) == -1 ||
