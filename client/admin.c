@@ -22,7 +22,8 @@
 #include "lib/hostlist.h"
 #include "lib/text.h"
 
-enum { O_REASON = 0x100, O_NOW, O_FORCE, O_HELP = 'h' };
+enum { O_REASON = 0x100, O_NOW, O_FORCE, O_EXEMPT, O_NO_EXEMPT,
+    O_HELP = 'h' };
 
 static const struct option drain_longopts[] = {
 	{ "reason", required_argument, NULL, O_REASON },
@@ -34,6 +35,8 @@ static const struct option drain_longopts[] = {
 };
 
 static const struct option resume_longopts[] = {
+	{ "exempt", no_argument, NULL, O_EXEMPT },
+	{ "no-exempt", no_argument, NULL, O_NO_EXEMPT },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -52,10 +55,15 @@ static const char drain_usage[] =
     "           a node's health still waits for a healthy report)\n"
     "  Admins only.\n";
 static const char resume_usage[] =
-    "usage: cohort resume NODES...\n"
+    "usage: cohort resume NODES... [--exempt | --no-exempt]\n"
     "  undo a drain; a drain the node's health caused is cleared only\n"
     "  once the node reports healthy. NODES as for drain: every node\n"
-    "  must exist and be resumable, or nothing changes. Admins only.\n";
+    "  must exist and be resumable, or nothing changes. A resume also\n"
+    "  clears the nodes' suspicion (a suspect: drain for jobs failing\n"
+    "  there, and the score in cohort nodes --long). Admins only.\n"
+    "  --exempt     never drain these nodes as suspects again (their\n"
+    "               failures are still recorded and scored)\n"
+    "  --no-exempt  end that exemption\n";
 
 /* Check the node arguments here, for a usage error before connecting
  * (the controller expands them again). 0, or EXIT_USAGE after saying
@@ -160,6 +168,17 @@ cmd_resume(int argc, char **argv, const struct cconn_opts *opts)
 		if (ch == O_HELP) {
 			fputs(resume_usage, stdout);
 			return EXIT_OK;
+		}
+		if (ch == O_EXEMPT || ch == O_NO_EXEMPT) {
+			if (rr.has_suspect_exempt &&
+			    rr.suspect_exempt != (ch == O_EXEMPT)) {
+				output_error("resume: --exempt and "
+				    "--no-exempt together");
+				return EXIT_USAGE;
+			}
+			rr.has_suspect_exempt = 1;
+			rr.suspect_exempt = ch == O_EXEMPT;
+			continue;
 		}
 		(void)output_conn_flag(&conn, ch, optarg);
 	}

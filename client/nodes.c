@@ -61,13 +61,16 @@ static const char nodes_usage[] =
     "              --constraint judges them (fp64, 'h100&ib', 'a|b')\n"
     "  -l, --long  a FEATURES column: the agent's configured features, then\n"
     "              those derived from the inventory (GPU family and model,\n"
-    "              nvlink)\n"
+    "              nvlink); and SCORE: the failures attributed to the node\n"
+    "              that count now (jobs that failed early there and ran\n"
+    "              fine elsewhere, hardware failures)\n"
     "  --json      any of these as JSON (fields: docs/OPERATIONS.md)\n";
 static const char node_usage[] =
     "usage: cohort node show NODES [--json]\n"
     "  nodes (a hostlist or comma list; each must exist): state, who\n"
     "  drained them and when, CPUs, memory, features (configured and\n"
-    "  derived from the inventory), jobs, and their GPUs with\n"
+    "  derived from the inventory), jobs, failures attributed to them\n"
+    "  (suspect score, reason, evidence), and their GPUs with\n"
     "  model, memory, NUMA node, PCIe location, NVLink peers, NIC,\n"
     "  health, job. --json: one object for one node, else an array.\n"
     "usage: cohort node delete NODE\n"
@@ -462,6 +465,15 @@ node_json(const struct cnode *n, bool with_gpus)
 	    (json_int_t)pb->torus_y, (json_int_t)pb->torus_z) :
 	    json_null()) == -1)
 		goto nomem;
+	if (pb->has_suspect_score && (json_object_set_new(doc,
+	    "suspect_score", json_integer(pb->suspect_score)) == -1 ||
+	    json_object_set_new(doc, "suspect_reason", json_str_or_null(
+	    str_or_null(pb->suspect_reason))) == -1 ||
+	    json_object_set_new(doc, "suspect_exempt", json_boolean(
+	    pb->has_suspect_exempt && pb->suspect_exempt)) == -1 ||
+	    json_object_set_new(doc, "suspect_evidence", json_str_or_null(
+	    str_or_null(pb->suspect_evidence))) == -1))
+		goto nomem;
 	if ((feats = json_array()) == NULL ||
 	    json_object_set_new(doc, "features", feats) == -1)
 		goto nomem;
@@ -500,17 +512,19 @@ nomem:
 	return NULL;
 }
 
-/* One row; with features (--long) an eighth cell, FEATURES. */
+/* One row; with features (--long) two more cells, FEATURES and SCORE
+ * (the failures attributed to the node that count now; "-": the
+ * controller keeps none). */
 static int
 nodes_row(struct output_table *t, const struct cnode *n, bool features)
 {
 	const Cohort__V1__Node *pb = n->pb;
-	char state[64], gpus[32], reason[512], *models;
+	char state[64], gpus[32], reason[512], score[16], *models;
 	char feat[INV_FEATURES_TEXT_MAX + FEATURES_DERIVED_MAX *
 	    (INV_FEATURE_MAX + 1)];
 	struct nodes_view_node v;
 	unsigned alloc, idle, other;
-	const char *cells[8];
+	const char *cells[9];
 	bool nomem;
 	int rc;
 
@@ -530,8 +544,14 @@ nodes_row(struct output_table *t, const struct cnode *n, bool features)
 	cells[6] = nodes_view_reason_cell(&v, reason, sizeof(reason));
 	/* FEATURES before REASON, the one cell of any length. */
 	if (features) {
-		cells[7] = cells[6];
+		cells[8] = cells[6];
 		cells[6] = nodes_view_features_cell(&v, feat, sizeof(feat));
+		if (pb->has_suspect_score)
+			snprintf(score, sizeof(score), "%u",
+			    pb->suspect_score);
+		else
+			snprintf(score, sizeof(score), "-");
+		cells[7] = score;
 	}
 	rc = output_table_add(t, cells);
 	free(models);
@@ -797,8 +817,8 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 {
 	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
 	    "GPUS", "MODEL", "SWITCH", "REASON" };
-	static const char *const head_long[8] = { "NODE", "STATE", "HEALTH",
-	    "GPUS", "MODEL", "SWITCH", "FEATURES", "REASON" };
+	static const char *const head_long[9] = { "NODE", "STATE", "HEALTH",
+	    "GPUS", "MODEL", "SWITCH", "FEATURES", "SCORE", "REASON" };
 	struct nodes_args a;
 	struct nodes_out o;
 	int rc;
@@ -828,7 +848,7 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	    (o.mode == NODES_REASONS && (o.why = nodes_view_reasons_new()) ==
 	    NULL) ||
 	    (o.mode == NODES_TABLE && (a.json ? (o.arr = json_array()) ==
-	    NULL : (o.t = a.longer ? output_table_new(8, head_long) :
+	    NULL : (o.t = a.longer ? output_table_new(9, head_long) :
 	    output_table_new(7, head)) == NULL))) {
 		output_error("nodes: out of memory");
 		rc = EXIT_FAILED;
@@ -975,6 +995,17 @@ show_print(const struct cnode *n, FILE *fp)
 	rc |= output_fields_addf(t, "Derived features", "%s",
 	    derived_text(pb, feat, sizeof(feat)));
 	rc |= output_fields_addf(t, "Jobs", "%s", jobs ? jobs : "-");
+	if (pb->has_suspect_score) {
+		rc |= output_fields_addf(t, "Suspect score", "%u%s",
+		    pb->suspect_score, pb->has_suspect_exempt &&
+		    pb->suspect_exempt ? " (exempt from suspect drains)" : "");
+		if (str_or_null(pb->suspect_reason))
+			rc |= output_fields_addf(t, "Suspect", "%s",
+			    pb->suspect_reason);
+		rc |= output_fields_addf(t, "Failures", "%s",
+		    str_or_null(pb->suspect_evidence) ?
+		    pb->suspect_evidence : "-");
+	}
 	if (rc == 0)
 		output_table_print(t, fp);
 	output_table_free(t);

@@ -20,6 +20,7 @@
 #include "placement.h"
 #include "queues.h"
 #include "steps.h"
+#include "suspect.h"
 #include "daemon/sched/topo.h"
 
 static int
@@ -116,6 +117,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	in.starve_s = cl->o.starve_s;
 	in.starve_min_gpus = cl->o.starve_min_gpus;
 	in.queues = cl->o.queues;
+	in.suspect = cl->o.suspect;
 	rc = -1;
 	if (preemption_ids(cl, &preempting, &in.npreempting) == 0 &&
 	    recovery_evac_ids(cl, &busy, &in.nbusy) == 0) {
@@ -201,6 +203,10 @@ cluster_node_down_cb(struct node *n, void *arg)
 
 	snprintf(cause, sizeof(cause), "node %s went DOWN (%s)", n->name,
 	    n->reason);
+	/* An admin's drain first means planned work on the node. */
+	if (!n->drained || strcmp(n->drain_actor, "health") == 0)
+		cluster_suspect_hw(d->cl, n->name, SUSPECT_DOWN, 0, n->reason,
+		    d->now);
 	gang_node_lost(d->cl, n->name, d->now);
 	goodput_rates_failure(&d->cl->rates, d->now);
 	if (gang_fail_over_node(d->cl, n->name, -1, cause, true,
@@ -374,6 +380,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_charge(cl, now);
 	cluster_goodput_tick(cl, now);
 	gang_tick(cl, now);
+	cluster_suspect_tick(cl, now);
 	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
@@ -672,7 +679,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	const struct job *job = jobs_get(cl->js, r->job_id);
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	enum job_state before, after;
-	bool permanent, failing;
+	bool permanent, failing, early;
 	char reason[160];
 	uint64_t lost;
 
@@ -712,6 +719,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	failing = !permanent && jobs_is_active(job) &&
 	    !(WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0) &&
 	    !jobs_rank_ended(cl->js, job, r->rank);
+	early = failing && cluster_suspect_early(cl, job, now);
 	if (failing) {
 		gang_stop(cl, job, reason, now);
 		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
@@ -727,6 +735,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 		return -1;
 	if (after == before)
 		return 0;
+	cluster_suspect_exit(cl, job, n->name, early, after, now);
 	if (failing) {
 		cl->stats.failures++;
 		cl->stats.lost_work_ms += job->lost_work_ms - lost;

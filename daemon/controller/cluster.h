@@ -46,6 +46,9 @@ struct cluster_opts {
 	struct queues *queues;
 	int64_t starve_s;		/* sched_config.starve_s */
 	uint32_t starve_min_gpus;	/* sched_config.starve_min_gpus */
+	/* Failures attributed to nodes (suspect.h), borrowed; NULL: none
+	 * kept, no node drained for them. */
+	struct suspect *suspect;
 };
 
 /* Jobs caught launching by a controller restart start over. out is
@@ -161,6 +164,8 @@ void cluster_stats(const struct cluster *cl, struct cluster_stats *st);
  * (borrowed; NULL: none), and when it was created (the controller's
  * start). */
 const struct topo *cluster_topo(const struct cluster *cl);
+/* cluster_opts.suspect (borrowed; NULL: none), in cluster_suspect.c. */
+struct suspect *cluster_suspect(const struct cluster *cl);
 int64_t cluster_started_ms(const struct cluster *cl);
 
 #endif

@@ -157,6 +157,27 @@ bool recovery_evacuating(const struct cluster *cl, uint64_t job_id);
 /* The jobs being checkpointed, sorted, in a malloc'd array. 0 or -1. */
 int recovery_evac_ids(const struct cluster *cl, uint64_t **ids, size_t *n);
 
+/* cluster_suspect.c */
+enum suspect_kind;
+/* A hardware failure of kind on node: evidence, and a drain when it
+ * crosses the node's threshold. */
+void cluster_suspect_hw(struct cluster *cl, const char *node,
+    enum suspect_kind kind, uint64_t job_id, const char *detail, int64_t now);
+/* Would a task of job failing now be an early failure? */
+bool cluster_suspect_early(const struct cluster *cl, const struct job *job,
+    int64_t now);
+/* A task of job on node ended, leaving the job in state after: an early
+ * failure waits for the job to run fine elsewhere, a completion
+ * confirms the failures before it, a job that ended otherwise clears
+ * them. */
+void cluster_suspect_exit(struct cluster *cl, const struct job *job,
+    const char *node, bool early, enum job_state after, int64_t now);
+/* Confirm the early failures of jobs now past the window elsewhere. */
+void cluster_suspect_tick(struct cluster *cl, int64_t now);
+/* An admin resumed node: its suspicion goes. */
+void cluster_suspect_resumed(struct cluster *cl, const char *node,
+    int64_t now);
+
 /* preemption.c */
 /* Preempt the victims the pass chose for pp->job_id. */
 struct placement_preemption;

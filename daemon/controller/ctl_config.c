@@ -222,6 +222,20 @@ static const struct conf_key ctl_keys[] = {
 	{ .section = "replication", .name = "snapshot_threshold",
 	  .set = conf_key_uint, FIELD(repl_snapshot_threshold), .min = 16,
 	  .max = 10000000 },
+	/* Nodes that fail job after job (suspect.h). */
+	{ .section = "suspect", .name = "drain", .set = conf_key_bool,
+	  FIELD(suspect_drain) },
+	{ .section = "suspect", .name = "early_jobs", .set = conf_key_uint,
+	  FIELD(suspect_early_jobs), .min = 0, .max = 1000 },
+	MSKEY("suspect", "early_period", suspect_early_period_ms),
+	{ .section = "suspect", .name = "hardware_failures",
+	  .set = conf_key_uint, FIELD(suspect_hardware_failures), .min = 0,
+	  .max = 1000 },
+	MSKEY("suspect", "hardware_period", suspect_hardware_period_ms),
+	MSKEY("suspect", "confirm_within", suspect_confirm_ms),
+	MSKEY("suspect", "recent", suspect_recent_ms),
+	{ .section = "suspect", .name = "large_gang", .set = conf_key_uint,
+	  FIELD(suspect_large_gang), .min = 0, .max = 1000000 },
 };
 #define CTL_NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
 
@@ -266,6 +280,15 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->repl_election_ms = CTL_DEFAULT_ELECTION_MS;
 	cfg->repl_heartbeat_ms = CTL_DEFAULT_RAFT_HEARTBEAT_MS;
 	cfg->repl_snapshot_threshold = CTL_DEFAULT_SNAPSHOT_THRESHOLD;
+	/* suspect_opts_default's. */
+	cfg->suspect_drain = true;
+	cfg->suspect_early_jobs = 3;
+	cfg->suspect_early_period_ms = 3600ULL * 1000;
+	cfg->suspect_hardware_failures = 2;
+	cfg->suspect_hardware_period_ms = 72ULL * 3600 * 1000;
+	cfg->suspect_confirm_ms = 24ULL * 3600 * 1000;
+	cfg->suspect_recent_ms = 3600ULL * 1000;
+	cfg->suspect_large_gang = 16;
 }
 
 void

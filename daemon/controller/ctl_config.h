@@ -39,6 +39,18 @@
  *   mail_program = PATH         optional: run as PATH -s SUBJECT USER for
  *                               the mail jobs ask for (--mail-type);
  *                               unset: no mail
+ *   [suspect]                   nodes that fail job after job (suspect.h)
+ *   drain = yes                 drain a node crossing a threshold (no:
+ *                               score it only)
+ *   early_jobs = 3              distinct jobs failing early on a node and
+ *   early_period = 1h           running fine elsewhere within this long
+ *   hardware_failures = 2       XIDs, FAILED health, DOWN, tasks that
+ *   hardware_period = 3d        would not stop, within this long (across
+ *                               a resume: lemons); 0 jobs or failures: off
+ *   confirm_within = 1d         how long an early failure waits for its
+ *                               job to run fine elsewhere
+ *   recent = 1h                 evidence this recent ranks a node last for
+ *   large_gang = 16             restarts and gangs of this many nodes
  *   [queue NAME]                any number, in file order (queues.h; no
  *                               [queue]: one unlimited "default" queue)
  *   parent = NAME               a tree of any depth; none: top level
@@ -182,6 +194,15 @@ struct ctl_config {
 	uint64_t repl_election_ms;
 	uint64_t repl_heartbeat_ms;
 	uint32_t repl_snapshot_threshold;
+	/* [suspect] (suspect.h) */
+	bool suspect_drain;
+	uint32_t suspect_early_jobs;
+	uint64_t suspect_early_period_ms;
+	uint32_t suspect_hardware_failures;
+	uint64_t suspect_hardware_period_ms;
+	uint64_t suspect_confirm_ms;
+	uint64_t suspect_recent_ms;
+	uint32_t suspect_large_gang;
 };
 
 /* Load path into cfg (defaults first). Returns 0, or -1 with err->text as

@@ -146,6 +146,14 @@ static const struct {
 	RESTART_KEY("limits", "max_requests_in_flight", max_requests_in_flight),
 	RESTART_KEY("tenants", "page_size", page_size),
 	RESTART_KEY("tenants", "private_data", private_data),
+	RESTART_KEY("suspect", "drain", suspect_drain),
+	RESTART_KEY("suspect", "early_jobs", suspect_early_jobs),
+	RESTART_KEY("suspect", "early_period", suspect_early_period_ms),
+	RESTART_KEY("suspect", "hardware_failures", suspect_hardware_failures),
+	RESTART_KEY("suspect", "hardware_period", suspect_hardware_period_ms),
+	RESTART_KEY("suspect", "confirm_within", suspect_confirm_ms),
+	RESTART_KEY("suspect", "recent", suspect_recent_ms),
+	RESTART_KEY("suspect", "large_gang", suspect_large_gang),
 };
 
 static bool

@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "nodes.h"
 #include "steps.h"
+#include "suspect.h"
 
 /* One node's launch of a gang: the argument of its callback, so that a
  * failure names the node. */
@@ -611,6 +612,8 @@ gang_tick(struct cluster *cl, int64_t now)
 		if (n != NULL && !n->drained && nodes_drain(cl->ns, n, reason,
 		    "cohortd", false, now, &err) == -1)
 			log_warnx("node %s: %s", s->node, err.text);
+		cluster_suspect_hw(cl, s->node, SUSPECT_STOP, s->job_id,
+		    reason, now);
 		for (g = TAILQ_FIRST(&cl->gangs); g != NULL; g = gnext) {
 			gnext = TAILQ_NEXT(g, entry);
 			if (g->sent || g->over ||

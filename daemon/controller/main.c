@@ -41,6 +41,7 @@
 #include "stepcred.h"
 #include "server.h"
 #include "store.h"
+#include "suspect.h"
 #include "txq.h"
 
 struct cohortd {
@@ -51,6 +52,7 @@ struct cohortd {
 	struct queues *queues;
 	struct jobs *jobs;
 	struct nodes *nodes;
+	struct suspect *suspect;
 	SSL_CTX *ctx;
 	struct server *srv;
 	struct agentcmd *agentcmd;
@@ -262,6 +264,7 @@ start_domain(struct cohortd *d)
 	};
 	struct cluster_opts co;
 	struct mailer_opts mo = { 0 };
+	struct suspect_opts so;
 	struct outbox out;
 	char ebuf[512];
 
@@ -290,6 +293,19 @@ start_domain(struct cohortd *d)
 	if ((d->nodes = nodes_create(d->store, d->txq, clock_now_ms(),
 	    &err)) == NULL)
 		fatalx("loading nodes: %s", err.text);
+	suspect_opts_default(&so);
+	so.drain = d->cfg.suspect_drain;
+	so.early_fail_ms = (int64_t)d->cfg.early_fail_window_ms;
+	so.early_jobs = d->cfg.suspect_early_jobs;
+	so.early_period_ms = (int64_t)d->cfg.suspect_early_period_ms;
+	so.hardware_failures = d->cfg.suspect_hardware_failures;
+	so.hardware_period_ms = (int64_t)d->cfg.suspect_hardware_period_ms;
+	so.confirm_ms = (int64_t)d->cfg.suspect_confirm_ms;
+	so.recent_ms = (int64_t)d->cfg.suspect_recent_ms;
+	so.large_gang_nodes = d->cfg.suspect_large_gang;
+	if ((d->suspect = suspect_create(d->store, d->txq, &so,
+	    &err)) == NULL)
+		fatalx("loading suspect nodes: %s", err.text);
 	d->rpc.jobs = d->jobs;
 	d->rpc.nodes = d->nodes;
 	d->rpc.txq = d->txq;
@@ -331,6 +347,7 @@ start_domain(struct cohortd *d)
 	co.queues = d->queues;
 	co.starve_s = (int64_t)(d->cfg.starve_after_ms / 1000);
 	co.starve_min_gpus = d->cfg.starve_min_gpus;
+	co.suspect = d->suspect;
 	d->rpc.queues = d->queues;
 	if (d->topo == NULL && d->cfg.nnodes == 0 &&
 	    !d->cfg.accept_unknown_nodes)
@@ -648,6 +665,7 @@ stop(struct cohortd *d)
 	SSL_CTX_free(d->ctx);
 	SSL_CTX_free(d->cli_ctx);
 	if (d->jobs != NULL) {
+		suspect_destroy(d->suspect);
 		nodes_destroy(d->nodes);
 		jobs_destroy(d->jobs);
 		queues_destroy(d->queues);

@@ -30,6 +30,7 @@
 #include "quota.h"
 #include "rpc.h"
 #include "server.h"
+#include "suspect.h"
 #include "txq.h"
 
 static const enum job_state http_states[] = {
@@ -489,6 +490,42 @@ out:
 	return rc;
 }
 
+/* Suspect nodes (suspect.h): a sample per node only while it has a
+ * score, so the label set is bounded by the nodes that fail. */
+static void
+http_suspect(const struct http_sources *src, struct evbuffer *b)
+{
+	struct suspect *s = src->cluster != NULL ?
+	    cluster_suspect(src->cluster) : NULL;
+	struct suspect_node *const *v;
+	int64_t now = clock_now_ms();
+	unsigned long standing = 0;
+	uint32_t sc;
+	size_t i, n;
+
+	if (s == NULL)
+		return;
+	v = suspect_all(s, &n);
+	for (i = 0; i < n; i++)
+		standing += v[i]->reason[0] != '\0';
+	metric_head(b, "cohort_nodes_suspect_drained_total", "counter",
+	    "Nodes that crossed a suspect threshold (jobs failing early "
+	    "there and fine elsewhere, or repeated hardware failures) and "
+	    "were drained, since the controller started.");
+	evbuffer_add_printf(b, "cohort_nodes_suspect_drained_total %lu\n",
+	    suspect_crossings(s));
+	metric_head(b, "cohort_nodes_suspect", "gauge",
+	    "Nodes drained as suspects and not resumed since.");
+	evbuffer_add_printf(b, "cohort_nodes_suspect %lu\n", standing);
+	metric_head(b, "cohort_node_suspect_score", "gauge",
+	    "Failures attributed to a node that count now (nodes with "
+	    "none are left out).");
+	for (i = 0; i < n; i++)
+		if ((sc = suspect_score(s, v[i]->name, now)) > 0)
+			evbuffer_add_printf(b, "cohort_node_suspect_score"
+			    "{node=\"%s\"} %u\n", v[i]->name, sc);
+}
+
 /* 0, or -1 (ENOMEM). */
 int
 metrics_render(const struct http_sources *src, struct evbuffer *b)
@@ -496,6 +533,7 @@ metrics_render(const struct http_sources *src, struct evbuffer *b)
 	if (http_jobs(src, b) == -1)
 		return -1;
 	http_nodes(src, b);
+	http_suspect(src, b);
 	http_sched(src, b);
 	http_limits(src, b);
 	http_mail(src, b);

@@ -17,6 +17,7 @@
 #include "nodes.h"
 #include "placement.h"
 #include "queues.h"
+#include "suspect.h"
 
 /* Scratch for one pass: the core's input arrays. */
 struct snapshot {
@@ -296,6 +297,49 @@ filter_build(const struct placement_input *in, const struct job *job,
 			ok[i] = 0;
 }
 
+/* A restart does not go back to the nodes its job failed early on
+ * (suspect.h), or it might never run fine elsewhere, which is what
+ * tells a node that fails every job from a job that fails everywhere:
+ * a preference in the ranking is not enough where the topology's
+ * best fit chooses a switch first. Kept only while the other nodes
+ * could still hold the job. */
+static bool
+avoids(const struct placement_input *in, const struct job *job)
+{
+	size_t i;
+
+	if (in->suspect == NULL || job->state != JOB_RESTARTING)
+		return false;
+	for (i = 0; i < in->nnodes; i++)
+		if (suspect_failed_here(in->suspect, job->id,
+		    in->nodes[i]->name))
+			return true;
+	return false;
+}
+
+static void
+filter_avoid(const struct placement_input *in, const struct job *job,
+    uint8_t *ok)
+{
+	size_t i, left = 0, out = 0;
+
+	for (i = 0; i < in->nnodes; i++) {
+		if (!ok[i])
+			continue;
+		if (suspect_failed_here(in->suspect, job->id,
+		    in->nodes[i]->name))
+			out++;
+		else
+			left++;
+	}
+	if (out == 0 || left < job->spec.nodes_min)
+		return;
+	for (i = 0; i < in->nnodes; i++)
+		if (ok[i] && suspect_failed_here(in->suspect, job->id,
+		    in->nodes[i]->name))
+			ok[i] = 0;
+}
+
 static int64_t
 job_limit_s(const struct job *job, uint64_t default_limit_s)
 {
@@ -316,7 +360,8 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 	for (i = 0; i < in->npending; i++) {
 		if (in->pending[i]->state == JOB_RESTARTING)
 			nprev += in->pending[i]->nprev;
-		nfilt += has_filter(in->pending[i]);
+		nfilt += has_filter(in->pending[i]) ||
+		    avoids(in, in->pending[i]);
 	}
 	if ((s->prev = calloc(nprev + 1, sizeof(*s->prev))) == NULL)
 		return -1;
@@ -386,11 +431,14 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		sj->cpu_only = job->spec.cpu_only;
 		sj->exclusive = job->spec.exclusive;
 		sj->segment = job->spec.segment;
-		if (has_filter(job) && last != NULL && same_filter(job, last))
+		if (has_filter(job) && !avoids(in, job) && last != NULL &&
+		    same_filter(job, last) && !avoids(in, last))
 			sj->node_ok = s->ok + f - in->nnodes;
-		else if (has_filter(job)) {
+		else if (has_filter(job) || avoids(in, job)) {
 			sj->node_ok = s->ok + f;
 			filter_build(in, job, s->ok + f);
+			if (avoids(in, job))
+				filter_avoid(in, job, s->ok + f);
 			f += in->nnodes;
 			last = job;
 		}
@@ -400,7 +448,9 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 			continue;
 		sj->prev_nodes = &s->prev[p];
 		for (k = 0; k < job->nprev; k++)
-			if ((idx = node_index(in, job->prev_place[k].node)) >= 0)
+			if ((idx = node_index(in, job->prev_place[k].node)) >= 0 &&
+			    !suspect_failed_here(in->suspect, job->id,
+			    job->prev_place[k].node))
 				s->prev[p + sj->nprev++] = (uint32_t)idx;
 		p += sj->nprev;
 	}
@@ -644,6 +694,7 @@ placement_decide(const struct placement_input *in,
 	struct sched_input si;
 	struct sched_result *r = NULL;
 	struct snapshot s;
+	size_t i;
 
 	memset(res, 0, sizeof(*res));
 	memset(&si, 0, sizeof(si));
@@ -668,6 +719,13 @@ placement_decide(const struct placement_input *in,
 	/* The queue policy ([controller] queue_order, queue_aging). */
 	si.config.order = (enum sched_order)in->queue_order;
 	si.config.aging = in->queue_aging;
+	if (in->suspect != NULL) {
+		si.config.suspect_gang_nodes =
+		    suspect_get_opts(in->suspect)->large_gang_nodes;
+		for (i = 0; i < in->nnodes; i++)
+			s.nodes[i].suspect = suspect_recent(in->suspect,
+			    in->nodes[i]->name, in->now_ms);
+	}
 	if ((r = sched_run(&si)) == NULL)
 		goto nomem;
 	if (result_starts(in, r, res) == -1 ||

@@ -12,6 +12,7 @@
 
 struct node;
 struct queues;
+struct suspect;
 struct topo;
 
 struct placement_input {
@@ -40,6 +41,10 @@ struct placement_input {
 	size_t npreempting;
 	const uint64_t *busy;
 	size_t nbusy;
+	/* Failures attributed to nodes (suspect.h); NULL: none. Nodes with
+	 * recent ones come last for restarts and large gangs, and a
+	 * restart does not keep a node its job failed early on. */
+	const struct suspect *suspect;
 };
 
 struct placement_start {

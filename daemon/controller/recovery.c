@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "nodes.h"
 #include "recovery.h"
+#include "suspect.h"
 
 static void
 recovery_evac_free(struct cluster *cl, struct evac *ev)
@@ -188,6 +189,8 @@ recovery_health(struct cluster *cl, uint64_t conn_id,
 		    nodes_drain(cl->ns, n, cause, "health", true, now,
 		    &err) == -1)
 			log_warnx("node %s: %s", n->name, err.text);
+		cluster_suspect_hw(cl, n->name, SUSPECT_HEALTH, 0, h->reason,
+		    now);
 		if (gang_fail_over_node(cl, n->name, -1, cause, true,
 		    now) == -1)
 			log_warnx("node %s: out of memory: its jobs are not "
@@ -201,6 +204,8 @@ recovery_health(struct cluster *cl, uint64_t conn_id,
 		goodput_rates_failure(&cl->rates, now);
 		snprintf(cause, sizeof(cause), "node %s gpu %u FAILED: %s",
 		    n->name, h->gpus[i].index, h->gpus[i].reason);
+		cluster_suspect_hw(cl, n->name, SUSPECT_HEALTH, 0, cause,
+		    now);
 		if (gang_fail_over_node(cl, n->name, (int)h->gpus[i].index,
 		    cause, true, now) == -1)
 			log_warnx("node %s: out of memory: the jobs of gpu %u "
@@ -261,6 +266,10 @@ recovery_xids(struct cluster *cl, uint64_t conn_id,
 	if (nhit == 0)
 		return;
 	goodput_rates_failure(&cl->rates, now);
+	for (g = 0; g < ngpus && !hit[g]; g++)
+		;
+	snprintf(cause, sizeof(cause), "gpu %zu xid=%u", g, first_xid[g]);
+	cluster_suspect_hw(cl, n->name, SUSPECT_XID, 0, cause, now);
 	/* One pass: each active job on a GPU named fails over once. */
 	if (jobs_active(cl->js, &active, &na) == -1) {
 		log_warnx("node %s: out of memory: XIDs not acted on", n->name);
@@ -521,6 +530,7 @@ recovery_resume(struct cluster *cl, const struct peer *who, const char *name,
 		return cerr_set(err, ERR_NOT_FOUND, "no node '%s'", name);
 	if (nodes_resume(cl->ns, n, who->name, now, err) == -1)
 		return -1;
+	cluster_suspect_resumed(cl, n->name, now);
 	cluster_wake(cl);
 	return 0;
 }
@@ -582,12 +592,15 @@ recovery_resume_nodes(struct cluster *cl, const struct peer *who,
     struct cerr *err)
 {
 	struct node **v;
+	size_t i;
 	int rc;
 
 	*changed = 0;
 	if ((v = recovery_nodes(cl, names, n, err)) == NULL)
 		return -1;
 	rc = nodes_resume_many(cl->ns, v, n, who->name, now, changed, err);
+	for (i = 0; rc == 0 && i < n; i++)
+		cluster_suspect_resumed(cl, v[i]->name, now);
 	free(v);
 	if (rc == 0)
 		cluster_wake(cl);

@@ -22,6 +22,7 @@
 #include "server.h"
 #include "steps.h"
 #include "store.h"
+#include "suspect.h"
 
 #define LOGS_MAX (1024u * 1024)
 /* Jobs one node lists: one per GPU, and this many CPU-only jobs (which
@@ -69,6 +70,28 @@ rpc_node_place(const struct rpc *rpc, const struct node *n,
 		pb->torus_y = c[1];
 		pb->torus_z = c[2];
 	}
+}
+
+/* The failures attributed to n (suspect.h): borrowed strings. */
+static void
+rpc_node_suspect(const struct rpc *rpc, const struct node *n,
+    Cohort__V1__Node *pb)
+{
+	struct suspect *s = rpc->cluster != NULL ?
+	    cluster_suspect(rpc->cluster) : NULL;
+	const struct suspect_node *sn = suspect_get(s, n->name);
+
+	if (s == NULL)
+		return;
+	pb->has_suspect_score = pb->has_suspect_exempt = 1;
+	pb->suspect_score = suspect_score(s, n->name, clock_now_ms());
+	pb->suspect_exempt = sn != NULL && sn->exempt;
+	if (sn == NULL)
+		return;
+	if (sn->reason[0] != '\0')
+		pb->suspect_reason = (char *)sn->reason;
+	if (sn->text[0] != '\0')
+		pb->suspect_evidence = (char *)sn->text;
 }
 
 /* Fill pb from n; jobs[] (max RPC_NODE_JOBS) receives the distinct jobs
@@ -126,6 +149,7 @@ rpc_node_to_pb(const struct rpc *rpc, const struct node *n,
 		pb->switch_name = (char *)topo_switch_name(rpc->topo,
 		    (size_t)leaf);
 	rpc_node_place(rpc, n, pb);
+	rpc_node_suspect(rpc, n, pb);
 	for (i = 0; i < n->inv->ngpus; i++) {
 		inv->gpus[i]->has_health = n->state == NODE_UP;
 		inv->gpus[i]->health = node_gpu_health(n, i) ==
@@ -558,6 +582,27 @@ rpc_nodes_named(struct rpc *rpc, struct conn *c, uint64_t id,
 	return NULL;
 }
 
+/* cohort resume --exempt / --no-exempt, after the resume took. */
+static int
+rpc_nodes_exempt(struct rpc *rpc, const char *who, char *const *names,
+    size_t n, bool on, struct cerr *err)
+{
+	struct suspect *s = rpc->cluster != NULL ?
+	    cluster_suspect(rpc->cluster) : NULL;
+	size_t i;
+
+	if (s == NULL)
+		return cerr_set(err, ERR_UNAVAILABLE, "this controller keeps "
+		    "no suspicion of nodes");
+	for (i = 0; i < n; i++) {
+		if (suspect_exempt(s, names[i], on, clock_now_ms(), err) == -1)
+			return -1;
+		log_info("node %s: %s suspect drains by %s", names[i],
+		    on ? "exempt from" : "no longer exempt from", who);
+	}
+	return 0;
+}
+
 /* drain and resume: every node the hostlists name must exist, and the
  * change is made on all of them or none (recovery_drain_nodes). */
 static void
@@ -598,9 +643,14 @@ rpc_nodes_op(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req,
 		    names, n, dr->reason, dr->has_now && dr->now,
 		    dr->has_force && dr->force, clock_now_ms(), &changed,
 		    &err);
-	else
+	else {
 		rc = recovery_resume_nodes(rpc->cluster, server_conn_peer(c),
 		    names, n, clock_now_ms(), &changed, &err);
+		if (rc == 0 && req->resume->has_suspect_exempt)
+			rc = rpc_nodes_exempt(rpc,
+			    server_conn_peer(c)->name, names, n,
+			    req->resume->suspect_exempt, &err);
+	}
 	if (rc == -1) {
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		hostlist_free(names, n);

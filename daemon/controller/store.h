@@ -223,6 +223,40 @@ int store_drains_load(struct store *st,
     int (*cb)(const struct store_drain *d, void *arg), void *arg,
     struct cerr *err);
 
+/* ---- Suspect nodes (store_nodes.c; suspect.h) ------------------------ */
+
+/* A node's suspicion (strings borrowed). */
+struct store_suspect {
+	const char *node;
+	bool exempt;
+	int64_t cleared_ms;
+	const char *reason;	/* "" when none */
+	int64_t drained_ms;
+};
+
+/* One piece of evidence against a node (strings borrowed). */
+struct store_evidence {
+	const char *node;
+	uint32_t seq;
+	int64_t time_ms;
+	const char *kind;
+	uint64_t job_id;
+	const char *user;
+	bool confirmed;
+	const char *detail;
+};
+
+/* Replace node s->node's suspicion and its evidence ev[0..n) as a whole.
+ * Inside a transaction. */
+int store_suspect_put(struct store *st, const struct store_suspect *s,
+    const struct store_evidence *ev, size_t n, struct cerr *err);
+/* Call cb for every suspicion by node, then (evidence_cb) every piece of
+ * evidence by node and seq; strings borrowed for the call. */
+int store_suspects_load(struct store *st,
+    int (*cb)(const struct store_suspect *s, void *arg),
+    int (*evidence_cb)(const struct store_evidence *e, void *arg),
+    void *arg, struct cerr *err);
+
 /* ---- Runs, usage and retention (store_history.c) ---------------------- */
 
 /* One run of a job (sql/migrations/008_runs.sql): from start_ms to end_ms

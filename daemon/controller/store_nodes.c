@@ -74,6 +74,19 @@ const char *const store_nodes_sql[S__COUNT] = {
 	/* Its GPU rows go by cascade; placements of jobs that ran there
 	 * stay, as history. */
 	[S_NODE_DELETE] = "DELETE FROM nodes WHERE name = ?1",
+	/* Suspect nodes (sql/migrations/020_suspect.sql). */
+	[S_SUSPECT_UPSERT] = "INSERT INTO node_suspects "
+	    "(node, exempt, cleared_ms, reason, drained_ms) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (node) DO UPDATE SET "
+	    "exempt = ?2, cleared_ms = ?3, reason = ?4, drained_ms = ?5",
+	[S_EVIDENCE_DELETE] = "DELETE FROM node_evidence WHERE node = ?1",
+	[S_EVIDENCE_INSERT] = "INSERT INTO node_evidence "
+	    "(node, seq, time_ms, kind, job_id, user, confirmed, detail) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[S_SUSPECTS_LOAD] = "SELECT node, exempt, cleared_ms, reason, "
+	    "drained_ms FROM node_suspects ORDER BY node",
+	[S_EVIDENCE_LOAD] = "SELECT node, seq, time_ms, kind, job_id, user, "
+	    "confirmed, detail FROM node_evidence ORDER BY node, seq",
 };
 
 /* Refuse an argument that the store cannot write faithfully. Always
@@ -678,6 +691,100 @@ store_drains_load(struct store *st,
 	}
 	if (ret == 0 && rc != SQLITE_DONE)
 		ret = db_fail(st, err, "load drains");
+	stmt_done(s);
+	return ret;
+}
+
+int
+store_suspect_put(struct store *st, const struct store_suspect *s,
+    const struct store_evidence *ev, size_t n, struct cerr *err)
+{
+	struct binder b = { st->stmt[S_SUSPECT_UPSERT], 0, SQLITE_OK };
+	char what[96];
+	size_t i;
+
+	snprintf(what, sizeof(what), "suspicion of node %.64s", s->node);
+	bind_text(&b, s->node);
+	bind_int(&b, s->exempt ? 1 : 0);
+	bind_int(&b, s->cleared_ms);
+	bind_text(&b, s->reason);
+	bind_int(&b, s->drained_ms);
+	if (binder_step(st, &b, err, what) == -1)
+		return -1;
+	sqlite3_bind_text(st->stmt[S_EVIDENCE_DELETE], 1, s->node, -1,
+	    SQLITE_TRANSIENT);
+	if (stmt_exec(st, S_EVIDENCE_DELETE, err, what) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		b = (struct binder){ st->stmt[S_EVIDENCE_INSERT], 0,
+		    SQLITE_OK };
+		bind_text(&b, s->node);
+		bind_int(&b, ev[i].seq);
+		bind_int(&b, ev[i].time_ms);
+		bind_text(&b, ev[i].kind);
+		bind_int(&b, (int64_t)ev[i].job_id);
+		bind_text(&b, ev[i].user);
+		bind_int(&b, ev[i].confirmed ? 1 : 0);
+		bind_text(&b, ev[i].detail);
+		if (binder_step(st, &b, err, what) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+store_suspects_load(struct store *st,
+    int (*cb)(const struct store_suspect *s, void *arg),
+    int (*evidence_cb)(const struct store_evidence *e, void *arg),
+    void *arg, struct cerr *err)
+{
+	sqlite3_stmt *s = st->stmt[S_SUSPECTS_LOAD];
+	struct store_suspect x;
+	struct store_evidence e;
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x.node = (const char *)sqlite3_column_text(s, 0);
+		x.exempt = sqlite3_column_int(s, 1) != 0;
+		x.cleared_ms = sqlite3_column_int64(s, 2);
+		x.reason = (const char *)sqlite3_column_text(s, 3);
+		x.drained_ms = sqlite3_column_int64(s, 4);
+		if (x.node == NULL || x.reason == NULL) {
+			ret = db_fail(st, err, "load suspects");
+			break;
+		}
+		if (cb(&x, arg) == -1) {
+			ret = bad_row(err, "load suspects", x.node);
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load suspects");
+	stmt_done(s);
+	if (ret == -1)
+		return -1;
+	s = st->stmt[S_EVIDENCE_LOAD];
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		e.node = (const char *)sqlite3_column_text(s, 0);
+		e.seq = (uint32_t)sqlite3_column_int64(s, 1);
+		e.time_ms = sqlite3_column_int64(s, 2);
+		e.kind = (const char *)sqlite3_column_text(s, 3);
+		e.job_id = (uint64_t)sqlite3_column_int64(s, 4);
+		e.user = (const char *)sqlite3_column_text(s, 5);
+		e.confirmed = sqlite3_column_int(s, 6) != 0;
+		e.detail = (const char *)sqlite3_column_text(s, 7);
+		if (e.node == NULL || e.kind == NULL || e.user == NULL ||
+		    e.detail == NULL) {
+			ret = db_fail(st, err, "load evidence");
+			break;
+		}
+		if (evidence_cb(&e, arg) == -1) {
+			ret = bad_row(err, "load evidence", e.node);
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = db_fail(st, err, "load evidence");
 	stmt_done(s);
 	return ret;
 }

@@ -34,6 +34,7 @@ struct rcand {
 	uint64_t mask;
 	uint8_t spare;
 	uint8_t degraded;
+	uint8_t suspect;
 };
 
 struct keep {
@@ -83,6 +84,9 @@ rcand_cmp(const void *a, const void *b)
 {
 	const struct rcand *x = a, *y = b;
 
+	/* A node that fails jobs is worse than a farther switch. */
+	if (x->suspect != y->suspect)
+		return x->suspect < y->suspect ? -1 : 1;
 	if (x->dist != y->dist)
 		return x->dist < y->dist ? -1 : 1;
 	if (x->degraded != y->degraded)
@@ -214,6 +218,8 @@ walk_region(struct pass *ps, struct keep *k, const struct preq *rq,
 			rc->spare = (ps->nodes[node].flags & PN_SPARE) != 0;
 			rc->degraded =
 			    (ps->nodes[node].flags & PN_DEGRADED) != 0;
+			rc->suspect =
+			    (ps->nodes[node].flags & PN_SUSPECT) != 0;
 			for (a = (int32_t)s; a >= 0 && k->above[a] != gen;
 			    a = t->parent[a])
 				;

@@ -398,8 +398,9 @@ cand_node_cmp(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Rank a fitting node: OK health before DEGRADED, other nodes before
- * hot spares (kept for replacements, keep.c), then the connection
+/* Rank a fitting node: OK health before DEGRADED, for a restart or a
+ * large gang nodes without recent failures before suspect ones, other
+ * nodes before hot spares (kept for replacements, keep.c), then the connection
  * quality of the GPUs it would give, then GPUs near a NIC, then fewest
  * free GPUs (fill partly used nodes first), then index. */
 uint64_t
@@ -419,10 +420,11 @@ place_rank(const struct pass *ps, uint32_t node, uint64_t F,
 		*mask = place_gpus(ps, node, F, rq->g, &q);
 	nic = nics(gpus, *mask);
 	key = (uint64_t)((pn->flags & PN_DEGRADED) != 0) << 63;
-	key |= (uint64_t)((pn->flags & PN_SPARE) != 0) << 62;
-	key |= (uint64_t)(7 - q) << 59;
-	key |= (uint64_t)(64 - nic) << 52;
-	key |= (uint64_t)__builtin_popcountll(F) << 44;
+	key |= (uint64_t)(rq->clean && (pn->flags & PN_SUSPECT) != 0) << 62;
+	key |= (uint64_t)((pn->flags & PN_SPARE) != 0) << 61;
+	key |= (uint64_t)(7 - q) << 58;
+	key |= (uint64_t)(64 - nic) << 51;
+	key |= (uint64_t)__builtin_popcountll(F) << 43;
 	return key | node;
 }
 

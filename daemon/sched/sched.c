@@ -273,6 +273,9 @@ job_req(struct pass *ps, size_t j, struct preq *rq)
 		rq->g = 0;
 	}
 	rq->cpu = jb->cpu_only;
+	rq->clean = jb->restarting ||
+	    (ps->in->config.suspect_gang_nodes > 0 &&
+	    jb->nodes_min >= ps->in->config.suspect_gang_nodes);
 	if (rq->ok != NULL)
 		rq->out = state_filter_out(ps, rq->ok);
 	rq->walk = rq->ok != NULL || rq->kind != RQ_GPU;

@@ -396,6 +396,8 @@ struct sched_node {
 				 * exclusive job may start here) */
 	bool exclusive;		/* held by a running exclusive job: no
 				 * other job may start here */
+	bool suspect;		/* failures attributed to it lately: last
+				 * for restarts and large gangs */
 };
 
 /* A job holding GPUs (sched_gpu.job) and when it is expected to end: its
@@ -479,6 +481,9 @@ struct sched_config {
 				 * whole node counting the largest
 				 * node's) starve; 0: every job */
 	uint32_t preempt_max_jobs; /* 0: SCHED_PREEMPT_MAX_JOBS */
+	/* Gangs of at least this many nodes, and restarts, take suspect
+	 * nodes (sched_node.suspect) last; 0: only restarts do. */
+	uint32_t suspect_gang_nodes;
 };
 
 struct sched_input {

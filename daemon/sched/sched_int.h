@@ -23,6 +23,7 @@ enum { SET_ALL = 0, SET_UNRES, SET_STATIC, NSETS };
 #define PN_SPARE	0x10	/* a hot spare: restarting jobs only */
 #define PN_CPU		0x20	/* runs a CPU-only job: no exclusive job */
 #define PN_EXCL		0x40	/* held by an exclusive job: no other job */
+#define PN_SUSPECT	0x80	/* sched_node.suspect */
 
 /* preq.kind */
 enum { RQ_GPU = 0, RQ_CPU, RQ_EXCL };
@@ -90,6 +91,8 @@ struct preq {
 	int bk;			/* BK_*: block constraint */
 	uint32_t seg;		/* nodes per segment (BK_SEG); 1 otherwise */
 	int torus;		/* TQ_NONE, TQ_REQUIRED or TQ_PREFER */
+	bool clean;		/* a restart or a large gang: suspect nodes
+				 * last */
 };
 
 /* A chosen node and the GPU positions chosen on it. */

@@ -484,6 +484,8 @@ build_nodes(struct pass *ps, const struct sched_input *in,
 		}
 		if (n->health == SCHED_HEALTH_DEGRADED)
 			pn->flags |= PN_DEGRADED;
+		if (n->suspect)
+			pn->flags |= PN_SUSPECT;
 		if (n->ngpus > maxg)
 			maxg = n->ngpus;
 	}

@@ -9,6 +9,7 @@
 #include "daemon/controller/recovery.h"
 #include "daemon/controller/steps.h"
 #include "daemon/controller/store.h"
+#include "daemon/controller/suspect.h"
 #include "daemon/controller/txq.h"
 #include "tests/domain/domain.h"
 
@@ -199,6 +200,13 @@ domain_on_abort(void *arg)
 int
 domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
 {
+	return domain_open_suspect(d, o, NULL, err);
+}
+
+int
+domain_open_suspect(struct domain *d, const struct cluster_opts *o,
+    const struct suspect_opts *so, struct cerr *err)
+{
 	struct job_limits lim = { .script_max = 1024 * 1024 };
 	struct cluster_opts def = {
 		.node_timeout_ms = 10000,
@@ -216,6 +224,16 @@ domain_open(struct domain *d, const struct cluster_opts *o, struct cerr *err)
 	if ((d->q = txq_create(NULL, d->st, domain_on_abort, d)) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	d->opts = o != NULL ? *o : def;
+	if (so != NULL) {
+		if ((d->sus_opts = malloc(sizeof(*d->sus_opts))) == NULL)
+			return cerr_set(err, ERR_INTERNAL, "out of memory");
+		*d->sus_opts = *so;
+		if ((d->sus = suspect_create(d->st, d->q, so, err)) == NULL) {
+			domain_close(d);
+			return -1;
+		}
+	}
+	d->opts.suspect = d->sus;
 	if ((d->js = jobs_create(d->st, d->q, &lim, d->opts.queues, err)) == NULL ||
 	    (d->ns = nodes_create(d->st, d->q, d->now, err)) == NULL ||
 	    (d->cl = cluster_create(d->js, d->ns, &out, &d->opts,
@@ -245,6 +263,8 @@ domain_close(struct domain *d)
 		txq_flush(d->q);
 	jobs_destroy(d->js);
 	nodes_destroy(d->ns);
+	suspect_destroy(d->sus);
+	free(d->sus_opts);
 	txq_destroy(d->q);
 	if (d->st != NULL)
 		store_close(d->st);
@@ -530,6 +550,12 @@ domain_restart(struct domain *d, struct cerr *err)
 	d->js = NULL;
 	nodes_destroy(d->ns);
 	d->ns = NULL;
+	suspect_destroy(d->sus);
+	d->sus = NULL;
+	if (d->sus_opts != NULL &&
+	    (d->sus = suspect_create(d->st, d->q, d->sus_opts, err)) == NULL)
+		return -1;
+	d->opts.suspect = d->sus;
 	for (i = 0; i < d->nnodes; i++)
 		d->nodes[i].conn_id = 0;
 	/* Answers still owed go to a controller that is gone. */

@@ -21,6 +21,8 @@ struct txq;
 struct jobs;
 struct nodes;
 struct topo;
+struct suspect;
+struct suspect_opts;
 
 enum domain_cmd_kind {
 	DOMAIN_LAUNCH,
@@ -84,12 +86,18 @@ struct domain {
 	size_t nnodes;
 	uint64_t next_conn;
 	struct cluster_opts opts;	/* as opened (domain_restart) */
+	/* Suspect nodes (domain_open_suspect); NULL: none kept. */
+	struct suspect *sus;
+	struct suspect_opts *sus_opts;
 };
 
 /* o may be NULL (defaults: no topology, 10 s node timeout, 60 s stop
  * timeout, any node name accepted). 0, or -1 with err. */
 int domain_open(struct domain *d, const struct cluster_opts *o,
     struct cerr *err);
+/* The same with suspect nodes kept (suspect.h) under so (copied). */
+int domain_open_suspect(struct domain *d, const struct cluster_opts *o,
+    const struct suspect_opts *so, struct cerr *err);
 void domain_close(struct domain *d);
 
 /* Register node name with ngpus simulated GPUs (spare: a hot spare);

@@ -57,7 +57,7 @@ json_get "$OUT" 'd["derived_features"] == ["a100", "nvidia-a100-sxm4-80gb"] and 
 expect_exit 0 cohort nodes
 head -1 "$OUT" | grep -q FEATURES && fail "default table has FEATURES: $(cat "$OUT")"
 expect_exit 0 cohort nodes --long
-head -1 "$OUT" | grep -Eq '^NODE +STATE +HEALTH +GPUS +MODEL +SWITCH +FEATURES +REASON' ||
+head -1 "$OUT" | grep -Eq '^NODE +STATE +HEALTH +GPUS +MODEL +SWITCH +FEATURES +SCORE +REASON' ||
 	fail "nodes --long header: $(head -1 "$OUT")"
 grep -Eq '^node02 .* fp64,ib,h100,nvidia-h100-80gb-hbm3,nvlink( |$)' "$OUT" ||
 	fail "nodes --long node02: $(cat "$OUT")"
