@@ -756,7 +756,8 @@ steps_job() {
 # line, in $T/launch.SIDE.
 steps_run() {
 	local side="$1" d nodes l k t0 t1 f out
-	out=$(steps_job "$side" launch)
+	# die in the $( ) only leaves it: stop here too.
+	out=$(steps_job "$side" launch) || exit 1
 	read -r d nodes <<<"$out"
 	: >"$T/launch.$side"
 	for ((l = 0; l < STEPS_R; l++)); do
@@ -765,7 +766,7 @@ steps_run() {
 		cat "$d/l$l"/[0-9]* | sort -g | tail -n 1 |
 		    awk -v t0="$(cat "$d/l$l/t0")" '{ printf "%.4f\n", $1 - t0 }' >>"$T/launch.$side"
 	done
-	out=$(steps_job "$side" short)
+	out=$(steps_job "$side" short) || exit 1
 	read -r d nodes <<<"$out"
 	read -r t0 t1 f <"$d/short"
 	[ "$f" = 0 ] || die "$side: $f of $SHORT_K short steps failed: $(sort "$d"/*.out | uniq -c | sort -rn | head -n 3)"
@@ -773,7 +774,7 @@ steps_run() {
 }
 f_slurm=- p_slurm=- k_slurm=-
 if [ "$COHORT_ONLY" = 0 ]; then
-	out=$(steps_run slurm)
+	out=$(steps_run slurm) || exit 1
 	read -r s f <<<"$out"
 	f_slurm=$(median <"$T/launch.slurm")
 	p_slurm=$(p90 <"$T/launch.slurm")
@@ -786,7 +787,7 @@ cp "$COHORT_KEY" "$T/jobcfg/cohort/user.key"
 printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
     "$COHORT_SERVER" "$COHORT_CA" >"$T/jobcfg/cohort/client.conf"
 chown -R "$acct" "$T/jobcfg"
-out=$(steps_run cohort)
+out=$(steps_run cohort) || exit 1
 read -r s f <<<"$out"
 f_cohort=$(median <"$T/launch.cohort")
 p_cohort=$(p90 <"$T/launch.cohort")
