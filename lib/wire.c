@@ -87,6 +87,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->begin_time_ms = s->begin_ms;
 	pb->has_signal_scope = s->signal_scope != JOB_SIGNAL_ALL;
 	pb->signal_scope = (Cohort__V1__SignalScope)s->signal_scope;
+	pb->has_on_straggler = s->on_straggler != JOB_STRAGGLER_REPORT;
+	pb->on_straggler = (Cohort__V1__StragglerAction)s->on_straggler;
 }
 
 static int
@@ -163,6 +165,8 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->batch = pb->has_batch && pb->batch;
 	s->signal_scope = pb->has_signal_scope ? (int)pb->signal_scope :
 	    JOB_SIGNAL_ALL;
+	s->on_straggler = pb->has_on_straggler ? (int)pb->on_straggler :
+	    JOB_STRAGGLER_REPORT;
 	s->begin_ms = pb->has_begin_time_ms ? pb->begin_time_ms : 0;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;

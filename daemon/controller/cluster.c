@@ -344,6 +344,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_sweep_down(cl, now);
 	cluster_check_limits(cl, now);
 	recovery_tick(cl, now);
+	straggler_tick(cl, now);
 	preemption_tick(cl, now);
 	cluster_charge(cl, now);
 	gang_tick(cl, now);
@@ -425,12 +426,19 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	TAILQ_INIT(&cl->preemptions);
 	TAILQ_INIT(&cl->step_jobs);
 	cl->charged_ms = now;
-	if (cluster_reset_launching(cl, now) == -1) {
+	if ((cl->sg = straggler_create(&o->straggler)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		free(cl);
 		return NULL;
 	}
+	if (cluster_reset_launching(cl, now) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		straggler_destroy(cl->sg);
+		free(cl);
+		return NULL;
+	}
 	if (jobs_steps_orphaned(js, now, err) == -1) {
+		straggler_destroy(cl->sg);
 		free(cl);
 		return NULL;
 	}
@@ -448,6 +456,7 @@ cluster_destroy(struct cluster *cl)
 	recovery_evac_destroy_all(cl);
 	preemption_destroy_all(cl);
 	steps_destroy_all(cl);
+	straggler_destroy(cl->sg);
 	free(cl);
 }
 

@@ -17,6 +17,7 @@
 #include "lib/inventory.h"
 #include "lib/job.h"
 #include "daemon/controller/reports.h"
+#include "daemon/controller/straggler.h"
 
 struct jobs;
 struct nodes;
@@ -46,6 +47,7 @@ struct cluster_opts {
 	struct queues *queues;
 	int64_t starve_s;		/* sched_config.starve_s */
 	uint32_t starve_min_gpus;	/* sched_config.starve_min_gpus */
+	struct straggler_opts straggler;	/* [straggler] */
 };
 
 /* Jobs caught launching by a controller restart start over. out is
@@ -154,6 +156,7 @@ struct cluster_stats {
 	unsigned long preemptions;	/* jobs preempted for others */
 	uint64_t preempt_lost_ms;	/* work those lost */
 	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
+	unsigned long stragglers;	/* ranks named slower than peers */
 	size_t stopping;	/* (node, job, attempt) still to stop */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);

@@ -42,7 +42,7 @@
 	"array_task, array_max, hold, gpu_ms, wasted_gpu_ms, " \
 	"constraint_expr, gpu_memory_mb, cpus_per_task, mem_per_node_mb, " \
 	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope, " \
-	"begin_ms"
+	"begin_ms, on_straggler"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -63,7 +63,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -809,6 +809,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, sp->batch);
 	bind_int(&b, sp->signal_scope);
 	bind_int(&b, sp->begin_ms);
+	bind_int(&b, sp->on_straggler);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -1002,6 +1003,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->batch = read_int(&r) != 0;
 	sp->signal_scope = (int)read_int(&r);
 	sp->begin_ms = read_int(&r);
+	sp->on_straggler = (int)read_int(&r);
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)
