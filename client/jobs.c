@@ -1198,7 +1198,8 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 		    show_preempts_json(&pre)) == -1 ||
 		    json_object_set_new(doc, "stragglers",
 		    show_stragglers_json(rep->get_job_reply->job)) == -1 ||
-		    json_object_set_new(doc, "on_straggler", json_string(j->spec.on_straggler ==
+		    json_object_set_new(doc, "on_straggler",
+		    json_string(j->spec.on_straggler ==
 		    JOB_STRAGGLER_REPLACE ? "replace" : "report")) == -1 ||
 		    (j->spec.batch &&
 		    json_object_set_new(doc, "steps",

@@ -438,8 +438,9 @@ ctl_set_straggler_factor(const struct conf_ctx *c, const struct conf_key *k,
 		frac *= 10;
 	if (nint == 0 || *p != '\0' || whole * 100 + frac <= 100 ||
 	    whole * 100 + frac > 10000)
-		return cerr_set(err, ERR_INVALID, "'%s' is not a factor above 1 "
-		    "and at most 100 (two decimals at most, e.g. 1.5)", value);
+		return cerr_set(err, ERR_INVALID, "'%s' is not a factor "
+		    "above 1 and at most 100 (two decimals at most, e.g. 1.5)",
+		    value);
 	cfg->straggler_factor_pct = whole * 100 + frac;
 	return 0;
 }
