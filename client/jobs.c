@@ -873,6 +873,8 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 	rc |= output_fields_addf(t, "Max restarts", "%u", s->max_restarts);
 	rc |= output_fields_addf(t, "Hang timeout", "%s", fmt_limit(s->hang_timeout_s,
 	    "off", b2, sizeof(b2)));
+	rc |= output_fields_addf(t, "On straggler", "%s",
+	    s->on_straggler == JOB_STRAGGLER_REPLACE ? "replace" : "report");
 	rc |= output_fields_addf(t, "Working dir", "%s", redacted ?
 	    JOBS_PRIVATE : s->workdir ? s->workdir : "(home directory)");
 	rc |= output_fields_addf(t, "Environment", "%s", redacted ?
@@ -1091,9 +1093,60 @@ show_preempts_json(const struct show_preempts *p)
 	return arr;
 }
 
+/* Ranks found slower than their peers: "rank 3 on node02: 200 ms per
+ * step, peers 100 ms (2.0×), at TIME; moved". */
+static int
+show_stragglers(struct output_table *t, const Cohort__V1__Job *pb)
+{
+	char b[OUTPUT_TIME_LEN];
+	const Cohort__V1__Straggler *s;
+	unsigned x10;
+	size_t i;
+	int rc = 0;
+
+	if (pb->n_stragglers == 0)
+		return output_fields_addf(t, "Stragglers", "-");
+	for (i = 0; i < pb->n_stragglers; i++) {
+		s = pb->stragglers[i];
+		x10 = (unsigned)((uint64_t)s->median_ms * 10 /
+		    (s->peers_ms > 0 ? s->peers_ms : 1));
+		rc |= output_fields_addf(t, i == 0 ? "Stragglers" : NULL,
+		    "rank %u on %s: %u ms per step, peers %u ms (%u.%u×), at "
+		    "%s%s", s->rank, s->node, s->median_ms, s->peers_ms,
+		    x10 / 10, x10 % 10, output_time_local(s->time_ms, b,
+		    sizeof(b)), s->replaced ? "; moved off its node" : "");
+	}
+	return rc;
+}
+
+static json_t *
+show_stragglers_json(const Cohort__V1__Job *pb)
+{
+	const Cohort__V1__Straggler *s;
+	json_t *arr = json_array(), *o;
+	char b[OUTPUT_TIME_LEN];
+	size_t i;
+
+	for (i = 0; arr != NULL && i < pb->n_stragglers; i++) {
+		s = pb->stragglers[i];
+		o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:s, s:b}",
+		    "rank", (json_int_t)s->rank, "node", s->node,
+		    "attempt", (json_int_t)s->attempt,
+		    "median_ms", (json_int_t)s->median_ms,
+		    "peers_ms", (json_int_t)s->peers_ms,
+		    "time", output_time_utc(s->time_ms, b, sizeof(b)),
+		    "replaced", (int)s->replaced);
+		if (o == NULL || json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 static int
 show_print(const struct job *j, const struct show_preempts *pre,
-    const Cohort__V1__Envelope *steps)
+    const Cohort__V1__Envelope *steps, const Cohort__V1__Job *pb)
 {
 	struct output_table *t;
 	char b[OUTPUT_TIME_LEN];
@@ -1119,6 +1172,7 @@ show_print(const struct job *j, const struct show_preempts *pre,
 	rc |= show_spec(t, &j->spec, j->redacted);
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
+	rc |= show_stragglers(t, pb);
 	rc |= show_print_preempts(t, pre);
 	if (j->spec.batch)
 		rc |= show_steps_fields(t, steps);
@@ -1179,7 +1233,13 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 	if (rc == EXIT_OK && json) {
 		doc = output_job_json(j);
 		if (doc != NULL && (json_object_set_new(doc, "preemptions",
-		    show_preempts_json(&pre)) == -1 || (j->spec.batch &&
+		    show_preempts_json(&pre)) == -1 ||
+		    json_object_set_new(doc, "stragglers",
+		    show_stragglers_json(rep->get_job_reply->job)) == -1 ||
+		    json_object_set_new(doc, "on_straggler",
+		    json_string(j->spec.on_straggler ==
+		    JOB_STRAGGLER_REPLACE ? "replace" : "report")) == -1 ||
+		    (j->spec.batch &&
 		    json_object_set_new(doc, "steps",
 		    show_steps_json(steps)) == -1))) {
 			json_decref(doc);
@@ -1191,7 +1251,8 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 		else
 			rc = output_json_print(doc) == 0 ? EXIT_OK :
 			    EXIT_FAILED;
-	} else if (rc == EXIT_OK && (show_print(j, &pre, steps) == -1 ||
+	} else if (rc == EXIT_OK && (show_print(j, &pre, steps,
+	    rep->get_job_reply->job) == -1 ||
 	    fflush(stdout) == EOF)) {
 		output_error("show: cannot print the job");
 		rc = EXIT_FAILED;

@@ -46,6 +46,7 @@ enum {
 	O_NO_REQUEUE,
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
 	O_SEGMENT, O_IDEM_KEY, O_QOS, O_MAIL_TYPE, O_MAIL_USER,
+	O_ON_STRAGGLER,
 	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
 	O_NTASKS = 'n', O_GPUS_TOTAL = 'G', O_PARTITION = 'p',
 	O_HELP = 'h',
@@ -78,6 +79,7 @@ static const struct option submit_longopts[] = {
 	{ "checkpoint-signal", required_argument, NULL, O_CKPT_SIGNAL },
 	{ "signal", required_argument, NULL, O_SIGNAL },
 	{ "hang-timeout", required_argument, NULL, O_HANG },
+	{ "on-straggler", required_argument, NULL, O_ON_STRAGGLER },
 	{ "env", required_argument, NULL, O_ENV },
 	{ "export", required_argument, NULL, O_EXPORT },
 	{ "workdir", required_argument, NULL, O_WORKDIR },
@@ -146,6 +148,11 @@ static const char submit_usage[] =
     "                               signal and grace before a stop (USR1@60)\n"
     "      --signal [B:]SIG[@SECS]  the same, as sbatch writes it\n"
     "      --hang-timeout DURATION  restart when the progress file stalls\n"
+    "      --on-straggler report|replace\n"
+    "                               a rank slower than its peers (its\n"
+    "                               $COHORT_STEP_FILE): report it (the default),\n"
+    "                               or also move its node's ranks to a spare\n"
+    "                               or free node at the next checkpoint\n"
     "      --export ALL|NONE|VAR[,VAR=VALUE...]\n"
     "                               the environment the job gets: ALL (the\n"
     "                               default) is this one but what names this\n"
@@ -664,6 +671,17 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return parse_duration(arg, &spec->time_limit_s, why, wlen);
 	case O_HANG:
 		return parse_duration(arg, &spec->hang_timeout_s, why, wlen);
+	case O_ON_STRAGGLER:
+		if (strcmp(arg, "report") == 0)
+			spec->on_straggler = JOB_STRAGGLER_REPORT;
+		else if (strcmp(arg, "replace") == 0)
+			spec->on_straggler = JOB_STRAGGLER_REPLACE;
+		else {
+			snprintf(why, wlen, "'%s' is not report or replace",
+			    arg);
+			return -1;
+		}
+		return 0;
 	case O_PRIORITY:
 		errno = 0;
 		v = strtoll(arg, &end, 10);

@@ -810,6 +810,10 @@ check_workflow(const struct job_spec *spec, struct cerr *err)
 	if ((spec->mail_type & ~JOB_MAIL_KNOWN) != 0)
 		return cerr_set(err, ERR_INVALID, "--mail-type: unknown bits "
 		    "%#x", spec->mail_type & ~JOB_MAIL_KNOWN);
+	if (spec->on_straggler != JOB_STRAGGLER_REPORT &&
+	    spec->on_straggler != JOB_STRAGGLER_REPLACE)
+		return cerr_set(err, ERR_INVALID, "--on-straggler: %d is not "
+		    "report (0) or replace (1)", spec->on_straggler);
 	if (check_pattern("--output", spec->output, err) == -1 ||
 	    check_pattern("--error", spec->error, err) == -1 ||
 	    check_gpu_use(spec, err) == -1 ||

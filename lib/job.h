@@ -173,6 +173,16 @@ struct job_spec {
 	 * it (NULL: the job's user). */
 	uint32_t mail_type;
 	char *mail_user;
+	/* --on-straggler (enum job_straggler): a rank slower than its
+	 * peers is reported, or its node's ranks moved at the next
+	 * checkpoint. */
+	int on_straggler;
+};
+
+/* The values of StragglerAction (proto/cohort.proto). */
+enum job_straggler {
+	JOB_STRAGGLER_REPORT = 0,
+	JOB_STRAGGLER_REPLACE = 1,
 };
 
 /* --begin's latest: the start of the year 3000, in ms since the epoch. */
@@ -332,6 +342,12 @@ struct job {
 	 * healthy nodes (controller memory only). */
 	struct placement *prev_place;
 	size_t nprev;
+	/* A node the restart after attempt avoid_attempt must not use: a
+	 * straggler's, moved off (--on-straggler=replace). Placement leaves
+	 * it out while the job is RESTARTING from that attempt; "": none
+	 * (controller memory only). */
+	char avoid_node[PEER_NAME_MAX + 1];
+	uint32_t avoid_attempt;
 	/* Start back-off (controller memory only): after a start that
 	 * failed for a reason that may pass, the job is not placed again
 	 * before not_before_ms; backoff_ms doubles per failure and is reset

@@ -90,6 +90,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->has_mail_type = s->mail_type != 0;
 	pb->mail_type = s->mail_type;
 	pb->mail_user = s->mail_user;
+	pb->has_on_straggler = s->on_straggler != JOB_STRAGGLER_REPORT;
+	pb->on_straggler = (Cohort__V1__StragglerAction)s->on_straggler;
 }
 
 static int
@@ -167,6 +169,8 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->batch = pb->has_batch && pb->batch;
 	s->signal_scope = pb->has_signal_scope ? (int)pb->signal_scope :
 	    JOB_SIGNAL_ALL;
+	s->on_straggler = pb->has_on_straggler ? (int)pb->on_straggler :
+	    JOB_STRAGGLER_REPORT;
 	s->begin_ms = pb->has_begin_time_ms ? pb->begin_time_ms : 0;
 	s->hold = pb->has_hold && pb->hold;
 	s->gpu_memory_mb = pb->has_gpu_memory_mb ? pb->gpu_memory_mb : 0;

@@ -48,6 +48,13 @@ struct atask {
 	int status;
 	char why[256];		/* why it could not start, or "" */
 	bool permanent;		/* ... and it never could, as given */
+	/* Its step file's content last given to the link (straggler
+	 * reports go only when it changes); step_err its refusals. */
+	bool step_sent;
+	uint64_t step;
+	uint32_t step_ms;
+	int step_err;
+	int64_t step_logged_ms;
 	TAILQ_ENTRY(atask) entry;
 };
 
@@ -98,6 +105,7 @@ struct apending {
 	size_t nbase;
 	char progress[4096];
 	char advice[PATH_MAX];	/* the advice file; "": none */
+	char stepdir[PATH_MAX];	/* the start's step files; "": none */
 	char jobcg[PATH_MAX];
 	char credfile[PATH_MAX];	/* the step credential's; "": none */
 	unsigned ntasks;	/* the tasks this launch starts here */
@@ -788,6 +796,27 @@ fail:
 	path[0] = '\0';
 }
 
+/* The start's directory of step files (COHORT_STEP_FILE is DIR/RANK):
+ * the task's account owns it, so a rank can write its file and rename
+ * it into place (spool/jobs/JOB.RESTART exists: agent_progress_file). */
+static int
+agent_step_dir(const struct agent *a, const struct launch *l,
+    const struct account *acct, char *path, size_t len, struct cerr *err)
+{
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/steps", a->cfg->spool,
+	    l->job_id, l->restart);
+	if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
+	    chmod(path, 0700) == -1) {
+		cerr_set(err, ERR_INTERNAL, "%s: %s", path, strerror(errno));
+		path[0] = '\0';
+		return -1;
+	}
+	if (geteuid() == 0 &&
+	    chown(path, acct->cred.uid, acct->cred.gid) == -1)
+		log_warn("%s: chown", path);
+	return 0;
+}
+
 /* Kill what a failed launch had started, and forget it. The supervisors
  * write their statuses right after the kill (tasks_result also reaps
  * them): all are killed first and waited for together, a bounded while
@@ -963,6 +992,8 @@ agent_task_env(struct agent *a, const struct apending *p,
 	te->slurm_commands = a->cfg->slurm_commands;
 	te->batch = s->batch;
 	te->step_cred_file = p->credfile[0] != '\0' ? p->credfile : NULL;
+	te->step_dir = l->step == NULL && p->stepdir[0] != '\0' ?
+	    p->stepdir : NULL;
 	/* The start's account (agent_launch_prepare made its ajob). */
 	if ((j = ajob_find(a, l->job_id, l->restart)) != NULL) {
 		te->has_uid = true;
@@ -1400,6 +1431,8 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	if (agent_base_env(&p->acct, &p->base, &p->nbase, err) == -1 ||
 	    agent_progress_file(a, l, &p->acct, p->progress,
 	    sizeof(p->progress), err) == -1 ||
+	    (l->step == NULL && agent_step_dir(a, l, &p->acct, p->stepdir,
+	    sizeof(p->stepdir), err) == -1) ||
 	    (l->step == NULL && ajob_save_watch(a, l->job_id, l->restart,
 	    watch, cred, err) == -1) ||
 	    agent_launch_cred(a, p, err) == -1)
@@ -2052,6 +2085,89 @@ agent_progress(struct agent *a, size_t *n)
 			    errno);
 		else
 			j->progress_refused.err = 0;
+		(*n)++;
+	}
+	if (*n == 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Read one task's step file as its job's user; true when it holds a
+ * step time not given before. A refusal (not a missing file, nor a
+ * half-written one) is logged when its reason changes, then at most
+ * once a minute. */
+static bool
+atask_read_step(struct agent *a, struct atask *at, const struct ajob *j)
+{
+	char dir[PATH_MAX], name[16], buf[WATCH_STEP_MAX];
+	uint64_t step;
+	uint32_t ms;
+	size_t len;
+	int64_t now;
+	int e = 0;
+
+	snprintf(dir, sizeof(dir), "%s/jobs/%" PRIu64 ".%u/steps",
+	    a->cfg->spool, at->t.job_id, at->t.restart);
+	snprintf(name, sizeof(name), "%u", at->t.rank);
+	if (watch_read_file(dir, name, &j->cred, buf, sizeof(buf), &len,
+	    NULL) == -1)
+		e = errno;
+	else if (watch_parse_step(buf, len, &step, &ms) == -1)
+		e = EBADMSG;
+	if (e != 0) {
+		now = clock_now_ms();
+		if (e != ENOENT && e != EBADMSG && (at->step_err != e ||
+		    now - at->step_logged_ms >= AGENT_REFUSAL_LOG_MS)) {
+			at->step_logged_ms = now;
+			log_warnx("job %" PRIu64 " rank %u: refusing to read "
+			    "%s/%s: %s (as uid %u)", at->t.job_id, at->t.rank,
+			    dir, name, watch_strerror(e),
+			    (unsigned)j->cred.uid);
+		}
+		at->step_err = e;
+		return false;
+	}
+	at->step_err = 0;
+	if (at->step_sent && at->step == step && at->step_ms == ms)
+		return false;
+	at->step_sent = true;
+	at->step = step;
+	at->step_ms = ms;
+	return true;
+}
+
+struct step_time *
+agent_step_times(struct agent *a, size_t *n)
+{
+	struct step_time *r = NULL;
+	const struct ajob *j;
+	struct atask *at;
+	size_t cap = 0;
+
+	*n = 0;
+	TAILQ_FOREACH(at, &a->tasks, entry) {
+		if (at->ended || at->t.has_step || *n == AGENT_STEP_TIMES_MAX ||
+		    (j = ajob_find(a, at->t.job_id, at->t.restart)) == NULL ||
+		    !atask_read_step(a, at, j))
+			continue;
+		if (*n == cap) {
+			struct step_time *nr;
+
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((nr = reallocarray(r, cap, sizeof(*r))) == NULL) {
+				/* Given again at the next heartbeat. */
+				at->step_sent = false;
+				break;
+			}
+			r = nr;
+		}
+		r[*n].job_id = at->t.job_id;
+		r[*n].restart = at->t.restart;
+		r[*n].rank = at->t.rank;
+		r[*n].step = at->step;
+		r[*n].compute_ms = at->step_ms;
 		(*n)++;
 	}
 	if (*n == 0) {

@@ -115,6 +115,19 @@ struct progress_report {
 	int64_t changed_ms;
 };
 
+/* A rank's latest "STEP COMPUTE_MS" from its $COHORT_STEP_FILE. */
+struct step_time {
+	uint64_t job_id;
+	uint32_t restart;
+	uint32_t rank;
+	uint64_t step;
+	uint32_t compute_ms;
+};
+
+/* Step times one heartbeat carries at most (the controller refuses a
+ * list longer than the node could host; the rest go next time). */
+#define AGENT_STEP_TIMES_MAX 4096
+
 typedef void (*agent_exit_cb)(const struct task_report *r, void *arg);
 
 /* Adopt the tasks found in the spool (from before a restart). cfg is
@@ -181,6 +194,12 @@ struct ckpt_report *agent_checkpoints(struct agent *a, size_t *n);
 /* The progress file's last change of each job with a task running here,
  * into a malloc'd array; NULL with *n = 0 when none. */
 struct progress_report *agent_progress(struct agent *a, size_t *n);
+
+/* Each running task's step file (read as the job's user, as LATEST is)
+ * whose "STEP COMPUTE_MS" changed since it was last given, into a
+ * malloc'd array (at most AGENT_STEP_TIMES_MAX); NULL with *n = 0 when
+ * none. What is given counts as sent. */
+struct step_time *agent_step_times(struct agent *a, size_t *n);
 
 /* Send sig to the running tasks of (job, restart): those of job step
  * *step, or with step NULL those scope says. Returns how many were

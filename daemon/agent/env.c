@@ -548,6 +548,17 @@ env_put_cohort(struct envv *e, const struct task_env *te, bool nics)
 		envv_unset_prefix(e, "SLURM_STEP_");
 		envv_unset_prefix(e, "SLURM_STEPID=");
 	}
+	/* Where the task may write "STEP COMPUTE_MS" (straggler
+	 * detection); never a file an env named. */
+	envv_unset_prefix(e, "COHORT_STEP_FILE=");
+	if (te->step_dir != NULL) {
+		char sf[4096 + 16];
+
+		snprintf(sf, sizeof(sf), "%s/%u", te->step_dir,
+		    te->node_rank * te->tasks_per_node + te->local_rank);
+		if (envv_set(e, "COHORT_STEP_FILE", sf) == -1)
+			goto out;
+	}
 	/* Only the job's own credential: never one an env brought. */
 	envv_unset_prefix(e, "COHORT_STEP_CRED=");
 	if (te->step_cred_file != NULL &&

@@ -30,6 +30,9 @@ struct task_env {
 	const char *progress_file;
 	const char *advice_file;	/* COHORT_CHECKPOINT_ADVICE_FILE;
 					 * NULL: none */
+	/* The start's directory of step files: the task's is DIR/RANK
+	 * (COHORT_STEP_FILE); NULL: none (a job step's tasks). */
+	const char *step_dir;
 	const char *const *user_env;	/* the job's "K=V", or NULL */
 	size_t nuser_env;
 	const char *const *base_env;	/* HOME, USER, PATH... of the target

@@ -388,6 +388,8 @@ struct link_hb_extra {
 	Cohort__V1__CheckpointReport *cke, **ckp;
 	struct progress_report *pr;
 	Cohort__V1__ProgressReport *pre, **prp;
+	struct step_time *st;
+	Cohort__V1__StepTimeReport *ste, **stp;
 };
 
 static void
@@ -464,9 +466,39 @@ link_hb_progress(struct link *l, struct link_hb_extra *x,
 	hb->n_progress = n;
 }
 
+/* Ranks' step times that changed since the last heartbeat. */
+static void
+link_hb_step_times(struct link *l, struct link_hb_extra *x,
+    Cohort__V1__Heartbeat *hb)
+{
+	size_t i, n;
+
+	if (l->ops->step_times == NULL ||
+	    (x->st = l->ops->step_times(l->arg, &n)) == NULL)
+		return;
+	x->ste = calloc(n, sizeof(*x->ste));
+	x->stp = calloc(n, sizeof(*x->stp));
+	if (x->ste == NULL || x->stp == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		cohort__v1__step_time_report__init(&x->ste[i]);
+		x->ste[i].job_id = x->st[i].job_id;
+		x->ste[i].restart = x->st[i].restart;
+		x->ste[i].rank = x->st[i].rank;
+		x->ste[i].step = x->st[i].step;
+		x->ste[i].compute_ms = x->st[i].compute_ms;
+		x->stp[i] = &x->ste[i];
+	}
+	hb->step_times = x->stp;
+	hb->n_step_times = n;
+}
+
 static void
 link_hb_extra_free(struct link_hb_extra *x)
 {
+	free(x->st);
+	free(x->ste);
+	free(x->stp);
 	free(x->ck);
 	free(x->cke);
 	free(x->ckp);
@@ -559,6 +591,7 @@ link_send_heartbeat(struct link *l)
 	link_hb_xids(l, x, &hb);
 	link_hb_checkpoints(l, x, &hb);
 	link_hb_progress(l, x, &hb);
+	link_hb_step_times(l, x, &hb);
 	env.id = ++l->next_id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;

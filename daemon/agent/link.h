@@ -64,6 +64,8 @@ struct link_ops {
 	/* As agent_checkpoints and agent_progress (agent.h). */
 	struct ckpt_report *(*checkpoints)(void *arg, size_t *n);
 	struct progress_report *(*progress)(void *arg, size_t *n);
+	/* As agent_step_times (agent.h); may be NULL. */
+	struct step_time *(*step_times)(void *arg, size_t *n);
 	/* Required. As agent_launch: 0 (answered now), 1 (the owner
 	 * answers later with link_launch_done, given l's reply_id and
 	 * reply_conn), or -1 with err (sent back). */

@@ -80,6 +80,14 @@ op_checkpoints(void *arg, size_t *n)
 	return agent_checkpoints(d->agent, n);
 }
 
+static struct step_time *
+op_step_times(void *arg, size_t *n)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_step_times(d->agent, n);
+}
+
 static struct progress_report *
 op_progress(void *arg, size_t *n)
 {
@@ -140,6 +148,7 @@ static const struct link_ops agent_link_ops = {
 	.tasks = op_tasks,
 	.checkpoints = op_checkpoints,
 	.progress = op_progress,
+	.step_times = op_step_times,
 	.launch = op_launch,
 	.stop = op_stop,
 	.signal = op_signal,

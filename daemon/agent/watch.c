@@ -90,6 +90,57 @@ bad:
 	return -1;
 }
 
+/* A decimal at *p (before end) into *v, at most max; p moves past it. */
+static int
+watch_decimal(const char **p, const char *end, uint64_t max, uint64_t *v)
+{
+	unsigned d;
+
+	*v = 0;
+	if (*p == end || **p < '0' || **p > '9')
+		return -1;
+	for (; *p < end && **p >= '0' && **p <= '9'; (*p)++) {
+		d = (unsigned)(**p - '0');
+		if (*v > (max - d) / 10)
+			return -1;
+		*v = *v * 10 + d;
+	}
+	return 0;
+}
+
+int
+watch_parse_step(const char *buf, size_t len, uint64_t *step,
+    uint32_t *compute_ms)
+{
+	const char *p = buf, *end = buf + len;
+	uint64_t s, ms;
+
+	if (buf == NULL || len == 0)
+		goto bad;
+	if (end[-1] == '\n') {
+		end--;
+		if (end > p && end[-1] == '\r')
+			end--;
+	}
+	if (watch_decimal(&p, end, UINT64_MAX, &s) == -1 || p == end ||
+	    (*p != ' ' && *p != '\t'))
+		goto bad;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (watch_decimal(&p, end, UINT32_MAX, &ms) == -1)
+		goto bad;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p != end)
+		goto bad;
+	*step = s;
+	*compute_ms = (uint32_t)ms;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
 /* The thread's own groups while it reads as a user. */
 struct watch_saved {
 	bool active;

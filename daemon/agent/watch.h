@@ -37,6 +37,13 @@ struct watch_cred {
 int watch_parse_latest(const char *buf, size_t len, uint64_t *step,
     char *path, size_t pathlen);
 
+/* A step file's content (COHORT_STEP_FILE): one line "STEP COMPUTE_MS",
+ * two decimal integers separated by blanks (COMPUTE_MS below 2^32), a
+ * trailing newline allowed. 0, or -1 (EINVAL) for anything else. */
+#define WATCH_STEP_MAX 64
+int watch_parse_step(const char *buf, size_t len, uint64_t *step,
+    uint32_t *compute_ms);
+
 /* Read dir/name into buf (at most max bytes; *len set) as cred's user
  * would: when the agent is root the open runs with that user's
  * filesystem uid, gid and groups (this thread only), so directories the

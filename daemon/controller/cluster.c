@@ -376,6 +376,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_sweep_down(cl, now);
 	cluster_check_limits(cl, now);
 	recovery_tick(cl, now);
+	straggler_tick(cl, now);
 	preemption_tick(cl, now);
 	cluster_charge(cl, now);
 	cluster_goodput_tick(cl, now);
@@ -463,12 +464,19 @@ cluster_create(struct jobs *js, struct nodes *ns, const struct outbox *out,
 	goodput_rates_init(&cl->rates, GOODPUT_WINDOW_H);
 	goodput_rates_tick(&cl->rates, 0, now);
 	jobs_set_outbox(js, &cl->out);
-	if (cluster_reset_launching(cl, now) == -1) {
+	if ((cl->sg = straggler_create(&o->straggler)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		free(cl);
 		return NULL;
 	}
+	if (cluster_reset_launching(cl, now) == -1) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		straggler_destroy(cl->sg);
+		free(cl);
+		return NULL;
+	}
 	if (jobs_steps_orphaned(js, now, err) == -1) {
+		straggler_destroy(cl->sg);
 		free(cl);
 		return NULL;
 	}
@@ -487,6 +495,7 @@ cluster_destroy(struct cluster *cl)
 	recovery_evac_destroy_all(cl);
 	preemption_destroy_all(cl);
 	steps_destroy_all(cl);
+	straggler_destroy(cl->sg);
 	free(cl);
 }
 

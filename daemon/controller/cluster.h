@@ -17,6 +17,7 @@
 #include "lib/inventory.h"
 #include "lib/job.h"
 #include "daemon/controller/reports.h"
+#include "daemon/controller/straggler.h"
 
 struct jobs;
 struct nodes;
@@ -49,6 +50,7 @@ struct cluster_opts {
 	/* Failures attributed to nodes (suspect.h), borrowed; NULL: none
 	 * kept, no node drained for them. */
 	struct suspect *suspect;
+	struct straggler_opts straggler;	/* [straggler] */
 };
 
 /* Jobs caught launching by a controller restart start over. out is
@@ -157,6 +159,7 @@ struct cluster_stats {
 	unsigned long preemptions;	/* jobs preempted for others */
 	uint64_t preempt_lost_ms;	/* work those lost */
 	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
+	unsigned long stragglers;	/* ranks named slower than peers */
 	size_t stopping;	/* (node, job, attempt) still to stop */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);

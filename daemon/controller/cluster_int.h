@@ -88,6 +88,7 @@ struct cluster {
 	size_t ngrown;
 	/* Node failures over a window, for checkpoint advice. */
 	struct goodput_rates rates;
+	struct stragglers *sg;		/* straggler.c */
 };
 
 /* Something changed: a pass is due. During a pass the wish is kept and
@@ -152,6 +153,11 @@ void recovery_evac_destroy_all(struct cluster *cl);
  * grace_s for a newer LATEST, then gang_preempt. */
 void recovery_preempt(struct cluster *cl, const struct job *job,
     const char *cause, uint32_t grace_s, int64_t now);
+/* Move job (cause: "straggler: …") as drain --now does: its checkpoint
+ * signal, then a restart once LATEST is newer (or at its SECS), not
+ * counted; the node it must leave is set with jobs_avoid_node first. */
+void recovery_replace(struct cluster *cl, const struct job *job,
+    const char *cause, int64_t now);
 /* Is job being checkpointed to move or to be preempted? */
 bool recovery_evacuating(const struct cluster *cl, uint64_t job_id);
 /* The jobs being checkpointed, sorted, in a malloc'd array. 0 or -1. */

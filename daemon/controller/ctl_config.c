@@ -21,6 +21,7 @@
 #include "lib/hostlist.h"
 #include "lib/log.h"
 #include "lib/job.h"
+#include "daemon/controller/straggler.h"
 
 /* The defaults live here rather than in lib/frame.h, which pulls in the
  * generated protobuf header. */
@@ -61,6 +62,8 @@ static int ctl_set_repl_raft(const struct conf_ctx *,
 static int ctl_set_http_listen(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_queue_order(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int ctl_set_straggler_factor(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int ctl_set_queue_aging(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
@@ -209,6 +212,13 @@ static const struct conf_key ctl_keys[] = {
 	    CTL_MAX_OUTPUT),
 	NUMKEY("limits", max_output_total, conf_key_size, CTL_MIN_OUTPUT,
 	    CTL_MAX_OUTPUT),
+	/* [straggler]: when a rank is slower than its gang's peers. */
+	{ .section = "straggler", .name = "window", .set = conf_key_uint,
+	  FIELD(straggler_window), .min = 2, .max = STRAGGLER_WINDOW_MAX },
+	{ .section = "straggler", .name = "windows", .set = conf_key_uint,
+	  FIELD(straggler_windows), .min = 1, .max = STRAGGLER_WINDOWS_MAX },
+	{ .section = "straggler", .name = "factor",
+	  .set = ctl_set_straggler_factor },
 	{ .section = "replication", .name = "id", .set = conf_key_uint,
 	  FIELD(repl_id), .min = 1, .max = CTL_REPL_ID_MAX },
 	{ .section = "replication", .name = "address",
@@ -277,6 +287,9 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->job_retention_ms = CTL_DEFAULT_RETENTION_MS;
 	cfg->event_retention_ms = CTL_DEFAULT_RETENTION_MS;
 	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->straggler_window = STRAGGLER_DEFAULT_WINDOW;
+	cfg->straggler_windows = STRAGGLER_DEFAULT_WINDOWS;
+	cfg->straggler_factor_pct = STRAGGLER_DEFAULT_FACTOR_PCT;
 	cfg->repl_election_ms = CTL_DEFAULT_ELECTION_MS;
 	cfg->repl_heartbeat_ms = CTL_DEFAULT_RAFT_HEARTBEAT_MS;
 	cfg->repl_snapshot_threshold = CTL_DEFAULT_SNAPSHOT_THRESHOLD;
@@ -427,6 +440,34 @@ ctl_set_queue_order(const struct conf_ctx *c, const struct conf_key *k,
 	else
 		return cerr_set(err, ERR_INVALID,
 		    "'%s' is not fifo or estimate", value);
+	return 0;
+}
+
+/* [straggler] factor: a decimal above 1 and at most 100, with at most
+ * two decimals, kept in percent. */
+static int
+ctl_set_straggler_factor(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct ctl_config *cfg = c->cfg;
+	const char *p = value;
+	uint32_t whole = 0, frac = 0;
+	int nint = 0, nfrac = 0;
+
+	(void)k;
+	for (; *p >= '0' && *p <= '9' && nint < 4; p++, nint++)
+		whole = whole * 10 + (uint32_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && nfrac < 2; p++, nfrac++)
+			frac = frac * 10 + (uint32_t)(*p - '0');
+	for (; nfrac < 2; nfrac++)
+		frac *= 10;
+	if (nint == 0 || *p != '\0' || whole * 100 + frac <= 100 ||
+	    whole * 100 + frac > 10000)
+		return cerr_set(err, ERR_INVALID, "'%s' is not a factor "
+		    "above 1 and at most 100 (two decimals at most, e.g. 1.5)",
+		    value);
+	cfg->straggler_factor_pct = whole * 100 + frac;
 	return 0;
 }
 

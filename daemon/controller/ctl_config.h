@@ -183,6 +183,10 @@ struct ctl_config {
 	uint64_t job_retention_ms;	/* finished jobs kept; 0: forever */
 	uint64_t event_retention_ms;	/* events kept; 0: forever */
 	int log_level;			/* LOG_LEVEL_*; default info */
+	/* [straggler]: slow ranks (straggler.h); factor in percent. */
+	uint32_t straggler_window;
+	uint32_t straggler_windows;
+	uint32_t straggler_factor_pct;
 	/* [replication] (docs/REPLICATION.md); repl_id 0: not replicated,
 	 * one controller on plain SQLite. */
 	uint64_t repl_id;

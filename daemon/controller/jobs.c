@@ -1240,6 +1240,31 @@ jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
 		r->progress_ms = changed_ms;
 }
 
+int
+jobs_event(struct jobs *js, uint64_t id, const char *node, const char *kind,
+    const char *actor, const char *detail, int64_t now_ms, struct cerr *err)
+{
+	if (txq_join(js->q, err) == -1 || store_mark(js->st, err) == -1)
+		return -1;
+	if (store_event_append(js->st, now_ms, id, node, kind, actor, detail,
+	    err) == -1 || store_keep(js->st, err) == -1) {
+		store_undo(js->st);
+		return -1;
+	}
+	return 0;
+}
+
+void
+jobs_avoid_node(struct jobs *js, uint64_t id, const char *node)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL)
+		return;
+	snprintf(job->avoid_node, sizeof(job->avoid_node), "%s", node);
+	job->avoid_attempt = job->attempt;
+}
+
 int64_t
 jobs_last_progress(const struct jobs *js, uint64_t id)
 {

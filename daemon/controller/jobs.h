@@ -301,6 +301,14 @@ void jobs_progress(struct jobs *js, uint64_t id, uint32_t attempt,
     int64_t changed_ms);
 /* The latest progress seen for the job's current attempt; 0: none. */
 int64_t jobs_last_progress(const struct jobs *js, uint64_t id);
+/* An event about job id (and node, may be NULL) that changes no row,
+ * in the shared transaction. 0, or -1 with err and nothing written. */
+int jobs_event(struct jobs *js, uint64_t id, const char *node,
+    const char *kind, const char *actor, const char *detail, int64_t now_ms,
+    struct cerr *err);
+/* The restart after the job's current attempt leaves node out
+ * (job.avoid_node; memory). */
+void jobs_avoid_node(struct jobs *js, uint64_t id, const char *node);
 
 /* Why a pending job waits (Resources, Priority, ...): kept in memory only,
  * since a pass recomputes it; no commit per pass. */

@@ -348,6 +348,9 @@ start_domain(struct cohortd *d)
 	co.starve_s = (int64_t)(d->cfg.starve_after_ms / 1000);
 	co.starve_min_gpus = d->cfg.starve_min_gpus;
 	co.suspect = d->suspect;
+	co.straggler.window = d->cfg.straggler_window;
+	co.straggler.windows = d->cfg.straggler_windows;
+	co.straggler.factor_pct = d->cfg.straggler_factor_pct;
 	d->rpc.queues = d->queues;
 	if (d->topo == NULL && d->cfg.nnodes == 0 &&
 	    !d->cfg.accept_unknown_nodes)

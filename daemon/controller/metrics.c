@@ -306,6 +306,9 @@ http_sched(const struct http_sources *src, struct evbuffer *b)
 	metric_head(b, "cohort_failures_total", "counter",
 	    "Job failures detected (node down, health, task, hang, move).");
 	evbuffer_add_printf(b, "cohort_failures_total %lu\n", st.failures);
+	metric_head(b, "cohort_stragglers_total", "counter",
+	    "Ranks named persistently slower than their gang's peers.");
+	evbuffer_add_printf(b, "cohort_stragglers_total %lu\n", st.stragglers);
 	metric_head(b, "cohort_restarts_total", "counter",
 	    "Jobs running again after a failure.");
 	evbuffer_add_printf(b, "cohort_restarts_total %lu\n", st.restarts);

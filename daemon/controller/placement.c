@@ -192,10 +192,19 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	sn->ngpus = n->inv->ngpus;
 }
 
+/* The node a restart must leave out (a straggler's), if any. */
+static const char *
+avoided(const struct job *job)
+{
+	return job->state == JOB_RESTARTING && job->avoid_node[0] != '\0' &&
+	    job->avoid_attempt == job->attempt ? job->avoid_node : NULL;
+}
+
 static bool
 has_filter(const struct job *job)
 {
-	return job->spec.nodelist != NULL || job->spec.exclude != NULL ||
+	return avoided(job) != NULL ||
+	    job->spec.nodelist != NULL || job->spec.exclude != NULL ||
 	    job->spec.constraint != NULL || job->spec.gpu_memory_mb > 0 ||
 	    job->spec.cpus_per_task > 0 || job->spec.mem_per_node_mb > 0;
 }
@@ -211,7 +220,8 @@ same_str(const char *a, const char *b)
 static bool
 same_filter(const struct job *a, const struct job *b)
 {
-	return same_str(a->spec.nodelist, b->spec.nodelist) &&
+	return same_str(avoided(a), avoided(b)) &&
+	    same_str(a->spec.nodelist, b->spec.nodelist) &&
 	    same_str(a->spec.exclude, b->spec.exclude) &&
 	    same_str(a->spec.constraint, b->spec.constraint) &&
 	    a->spec.gpu_memory_mb == b->spec.gpu_memory_mb &&
@@ -289,6 +299,8 @@ filter_build(const struct placement_input *in, const struct job *job,
 		filter_mark(in, job->spec.nodelist, ok, 1);
 	if (job->spec.exclude != NULL)
 		filter_mark(in, job->spec.exclude, ok, 0);
+	if (avoided(job) != NULL)
+		filter_mark(in, avoided(job), ok, 0);
 	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0 &&
 	    job->spec.cpus_per_task == 0 && job->spec.mem_per_node_mb == 0)
 		return;

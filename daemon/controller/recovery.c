@@ -149,6 +149,13 @@ recovery_preempt(struct cluster *cl, const struct job *job,
 	recovery_evacuate_for(cl, job, cause, true, grace_s, now);
 }
 
+void
+recovery_replace(struct cluster *cl, const struct job *job,
+    const char *cause, int64_t now)
+{
+	recovery_evacuate(cl, job, cause, now);
+}
+
 /* Checkpoint and move every job running on node. */
 static int
 recovery_evacuate_node(struct cluster *cl, const char *node,

@@ -14,6 +14,7 @@ static const char *const report_kind_names[REPORT_KINDS] = {
 	[REPORT_TOO_MANY] = "too_many",
 	[REPORT_REGISTER] = "register",
 	[REPORT_XID] = "xid",
+	[REPORT_STEP_TIME] = "step_time",
 };
 
 const char *
@@ -38,6 +39,7 @@ reports_judge(const struct job *job, const char *node, enum report_kind kind,
 	switch (kind) {
 	case REPORT_TASK_EXIT:
 	case REPORT_TASK_RUNNING:
+	case REPORT_STEP_TIME:
 		return job_rank_on_node(job, rank, node) ? REPORT_ACCEPT :
 		    REPORT_FOREIGN;
 	case REPORT_CHECKPOINT:

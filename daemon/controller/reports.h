@@ -23,6 +23,7 @@ enum report_kind {
 	REPORT_TOO_MANY,	/* a list longer than the node could hold */
 	REPORT_REGISTER,	/* a registration refused (unknown node) */
 	REPORT_XID,		/* an XID on a GPU the node does not have */
+	REPORT_STEP_TIME,	/* a rank's compute time per step */
 	REPORT_KINDS
 };
 

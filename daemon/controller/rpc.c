@@ -15,6 +15,7 @@
 #include "jobs.h"
 #include "nodes.h"
 #include "queues.h"
+#include "straggler.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/wire.h"
@@ -473,12 +474,16 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__GetJobReply reply = COHORT__V1__GET_JOB_REPLY__INIT;
+	Cohort__V1__Straggler sg[STRAGGLER_FOUND_MAX];
+	Cohort__V1__Straggler *sgp[STRAGGLER_FOUND_MAX];
+	const struct straggler_found *f = NULL;
 	Cohort__V1__Job pb;
 	Cohort__V1__JobSpec spec;
 	Cohort__V1__Goodput gpb;
 	struct job_goodput_view gv;
 	const struct job *job;
 	char text[64];
+	size_t i, nf = 0;
 
 	if ((job = jobs_get(rpc->jobs, req->get_job->job_id)) == NULL) {
 		snprintf(text, sizeof(text), "no job %" PRIu64,
@@ -495,11 +500,34 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	pb.goodput = &gpb;
 	if (!rpc_may_see_private(rpc, server_conn_peer(c), job))
 		wire_job_redact(&pb);
+	/* Slow ranks found (straggler.c): public, as nodes are. */
+	if (rpc->cluster != NULL)
+		f = straggler_list(rpc->cluster, job->id, &nf);
+	for (i = 0; i < nf && i < STRAGGLER_FOUND_MAX; i++) {
+		cohort__v1__straggler__init(&sg[i]);
+		sg[i].rank = f[i].rank;
+		sg[i].node = (char *)f[i].node;
+		sg[i].has_attempt = true;
+		sg[i].attempt = f[i].attempt;
+		sg[i].has_median_ms = true;
+		sg[i].median_ms = f[i].median_ms;
+		sg[i].has_peers_ms = true;
+		sg[i].peers_ms = f[i].peers_ms;
+		sg[i].has_time_ms = true;
+		sg[i].time_ms = f[i].time_ms;
+		sg[i].has_replaced = true;
+		sg[i].replaced = f[i].replaced;
+		sgp[i] = &sg[i];
+	}
+	pb.n_stragglers = i;
+	pb.stragglers = sgp;
 	reply.job = &pb;
 	env.id = req->id;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_GET_JOB_REPLY;
 	env.get_job_reply = &reply;
 	rpc_send(rpc, c, &env, false);
+	pb.n_stragglers = 0;
+	pb.stragglers = NULL;
 	wire_job_pb_release(&pb);
 }
 

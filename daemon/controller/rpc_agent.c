@@ -174,6 +174,9 @@ rpc_register(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 
 /* What the agent watches for its jobs: checkpoints (rank 0's node),
  * progress files, fail-job XIDs. */
+static void rpc_step_times(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Heartbeat *hb, int64_t now);
+
 static void
 rpc_apply_reports(struct rpc *rpc, struct conn *c,
     const Cohort__V1__Heartbeat *hb)
@@ -208,6 +211,7 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		recovery_progress(rpc->cluster, server_conn_id(c),
 		    hb->progress[i]->job_id, hb->progress[i]->restart,
 		    hb->progress[i]->changed_ms, now);
+	rpc_step_times(rpc, c, hb, now);
 	if (hb->n_xids == 0)
 		return;
 	/* The list is at most reports_tasks_max long (checked before). */
@@ -223,6 +227,34 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		}
 	recovery_xids(rpc->cluster, server_conn_id(c), xids, nx, now);
 	free(xids);
+}
+
+/* Ranks' step times (the list is at most reports_tasks_max long:
+ * checked before). */
+static void
+rpc_step_times(struct rpc *rpc, struct conn *c,
+    const Cohort__V1__Heartbeat *hb, int64_t now)
+{
+	struct step_time_report *st;
+	size_t i;
+
+	if (hb->n_step_times == 0)
+		return;
+	if ((st = calloc(hb->n_step_times, sizeof(*st))) == NULL) {
+		log_warnx("out of memory for %zu step times",
+		    hb->n_step_times);
+		return;
+	}
+	for (i = 0; i < hb->n_step_times; i++) {
+		st[i].job_id = hb->step_times[i]->job_id;
+		st[i].attempt = hb->step_times[i]->restart;
+		st[i].rank = hb->step_times[i]->rank;
+		st[i].step = hb->step_times[i]->step;
+		st[i].compute_ms = hb->step_times[i]->compute_ms;
+	}
+	straggler_reports(rpc->cluster, server_conn_id(c), st,
+	    hb->n_step_times, now);
+	free(st);
 }
 
 /* Everything after registration must come from a registered node. */
@@ -258,6 +290,8 @@ rpc_heartbeat(struct rpc *rpc, struct conn *c,
 		longest = hb->n_progress;
 	if (hb->n_xids > longest)
 		longest = hb->n_xids;
+	if (hb->n_step_times > longest)
+		longest = hb->n_step_times;
 	cerr_clear(&err);
 	if (cluster_check_lists(rpc->cluster, n->name, n->inv->ngpus, longest,
 	    clock_now_ms(), &err) == -1) {

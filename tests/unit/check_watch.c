@@ -97,6 +97,39 @@ refused(const char *s, size_t len)
 }
 #define REFUSED(s) refused(s, sizeof(s) - 1)
 
+/* COHORT_STEP_FILE: "STEP COMPUTE_MS", one line; anything else (half
+ * written, a third field, a time past 32 bits) is no report. */
+START_TEST(test_parse_step)
+{
+	static const char *const bad[] = { "", "12", "12 ", " 12 5", "12 x",
+	    "12 5 6", "12 5\n\n", "-1 5", "12 4294967296",
+	    "99999999999999999999 5", "12\n5" };
+	uint64_t step = 9;
+	uint32_t ms = 9;
+	size_t i;
+
+	ck_assert_int_eq(watch_parse_step("120 250\n", strlen("120 250\n"),
+	    &step, &ms), 0);
+	ck_assert_uint_eq(step, 120);
+	ck_assert_uint_eq(ms, 250);
+	ck_assert_int_eq(watch_parse_step("7\t 0\r\n", strlen("7\t 0\r\n"),
+	    &step, &ms), 0);
+	ck_assert_uint_eq(step, 7);
+	ck_assert_uint_eq(ms, 0);
+	ck_assert_int_eq(watch_parse_step("1 4294967295",
+	    strlen("1 4294967295"), &step, &ms), 0);
+	ck_assert_uint_eq(ms, 4294967295u);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		step = 9;
+		ms = 9;
+		ck_assert_msg(watch_parse_step(bad[i], strlen(bad[i]), &step,
+		    &ms) == -1, "'%s' parsed", bad[i]);
+		ck_assert_uint_eq(step, 9);
+		ck_assert_uint_eq(ms, 9);
+	}
+}
+END_TEST
+
 START_TEST(test_parse_good)
 {
 	parses("120 /ckpt/step-120\n", 120, "/ckpt/step-120");
@@ -831,6 +864,7 @@ watch_suite(void)
 
 	tc = tcase_create("latest");
 	tcase_add_test(tc, test_parse_good);
+	tcase_add_test(tc, test_parse_step);
 	tcase_add_test(tc, test_parse_spaces_in_path);
 	tcase_add_test(tc, test_parse_missing_path);
 	tcase_add_test(tc, test_parse_bad_step);
