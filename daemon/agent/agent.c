@@ -570,6 +570,28 @@ agent_set_inventory(struct agent *a, const struct inventory *inv)
 	a->inv = inv;
 }
 
+/* Tasks reach files of their own in the spool by path (the step
+ * credential, step and progress files, the checkpoint advice): the
+ * spool must be searchable by everyone, as its job directories are
+ * (0711: no one lists it). One made under a strict umask (027: 0750)
+ * would shut every task out of them; it is opened up, saying so. */
+static void
+agent_spool_searchable(const char *spool)
+{
+	struct stat st;
+
+	if (stat(spool, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    (st.st_mode & 0111) == 0111)
+		return;
+	if (chmod(spool, (st.st_mode & 07777) | 0111) == -1)
+		log_warn("%s: cannot make it searchable; tasks will not reach "
+		    "their spool files", spool);
+	else
+		log_info("%s: made searchable (mode %04o), so that tasks "
+		    "reach their spool files", spool,
+		    (unsigned)((st.st_mode & 07777) | 0111));
+}
+
 struct agent *
 agent_create(struct event_base *base, const struct agent_config *cfg,
     agent_exit_cb cb, void *arg, struct cerr *err)
@@ -599,6 +621,7 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 		goto fail;
 	}
 	agent_setup_binding(a);
+	agent_spool_searchable(cfg->spool);
 	a->adopting = true;
 	rc = tasks_spool_adopt(cfg->spool, agent_adopt_cb, a, err);
 	a->adopting = false;
@@ -747,9 +770,9 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 /* The checkpoint interval advised (SPEC.md "Goodput"): one line,
  * seconds, in the start's spool directory (made by agent_progress_file),
  * written whole and renamed over the last, so that a job reading it
- * never sees half a number. The agent's own, readable by the task's
- * group (root's agent) or by all (an agent running tasks as itself);
- * the job only reads it. A step launch finds the start's. Advice is no
+ * never sees half a number. The job's user's alone (0400), as every
+ * file of a start is private (t453); the job only reads it, the agent
+ * replaces it. A step launch finds the start's. Advice is no
  * reason to refuse a launch: a file that cannot be written is logged and
  * left out. path "" when there is none. */
 static void
@@ -776,8 +799,8 @@ agent_advice_file(const struct agent *a, const struct launch *l,
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) == -1)
 		goto fail;
-	if ((geteuid() == 0 && fchown(fd, 0, acct->cred.gid) == -1) ||
-	    fchmod(fd, geteuid() == 0 ? 0640 : 0644) == -1 ||
+	if ((geteuid() == 0 && fchown(fd, acct->cred.uid,
+	    acct->cred.gid) == -1) || fchmod(fd, 0400) == -1 ||
 	    write(fd, line, (size_t)n) != n)
 		goto fail;
 	if (close(fd) == -1) {

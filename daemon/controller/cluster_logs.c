@@ -13,17 +13,19 @@
 #include "nodes.h"
 #include "steps.h"
 
-/* The placement of the node that runs rank (NULL when none does). */
+/* The placement in pl (n of them) of the node that runs rank (NULL
+ * when none does). */
 static const struct placement *
-rank_place(const struct job *job, unsigned rank)
+rank_place(const struct job *job, const struct placement *pl, size_t n,
+    unsigned rank)
 {
 	unsigned node_rank = job->spec.batch ? 0 :
 	    rank / job->spec.tasks_per_node;
 	size_t i;
 
-	for (i = 0; i < job->nplace; i++)
-		if (job->place[i].node_rank == node_rank)
-			return &job->place[i];
+	for (i = 0; i < n; i++)
+		if (pl[i].node_rank == node_rank)
+			return &pl[i];
 	return NULL;
 }
 
@@ -122,7 +124,14 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 		    "attempts 1..%" PRIu32, r->job_id, job->attempt);
 	if (r->attempt == 0)
 		r->attempt = job->attempt;
-	p = rank_place(job, r->rank);
+	/* The attempt before a restart ran where the gang was then (a
+	 * restart may move a rank, e.g. off a node it failed early on);
+	 * other attempts are asked of the node that holds the rank now. */
+	p = NULL;
+	if (r->attempt + 1 == job->attempt && job->nprev > 0)
+		p = rank_place(job, job->prev_place, job->nprev, r->rank);
+	if (p == NULL)
+		p = rank_place(job, job->place, job->nplace, r->rank);
 	if (p != NULL && log_in_file(job, r, p, err) == -1)
 		return -1;
 	if (p == NULL || (n = nodes_get(cl->ns, p->node)) == NULL ||

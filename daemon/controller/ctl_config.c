@@ -237,6 +237,8 @@ static const struct conf_key ctl_keys[] = {
 	  FIELD(suspect_drain) },
 	{ .section = "suspect", .name = "early_jobs", .set = conf_key_uint,
 	  FIELD(suspect_early_jobs), .min = 0, .max = 1000 },
+	{ .section = "suspect", .name = "early_users", .set = conf_key_uint,
+	  FIELD(suspect_early_users), .min = 1, .max = 1000 },
 	MSKEY("suspect", "early_period", suspect_early_period_ms),
 	{ .section = "suspect", .name = "hardware_failures",
 	  .set = conf_key_uint, FIELD(suspect_hardware_failures), .min = 0,
@@ -296,6 +298,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	/* suspect_opts_default's. */
 	cfg->suspect_drain = true;
 	cfg->suspect_early_jobs = 3;
+	cfg->suspect_early_users = 2;
 	cfg->suspect_early_period_ms = 3600ULL * 1000;
 	cfg->suspect_hardware_failures = 2;
 	cfg->suspect_hardware_period_ms = 72ULL * 3600 * 1000;

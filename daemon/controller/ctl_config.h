@@ -42,6 +42,7 @@
  *   [suspect]                   nodes that fail job after job (suspect.h)
  *   drain = yes                 drain a node crossing a threshold (no:
  *                               score it only)
+ *   early_users = 2             ... of this many distinct users at least
  *   early_jobs = 3              distinct jobs failing early on a node and
  *   early_period = 1h           running fine elsewhere within this long
  *   hardware_failures = 2       XIDs, FAILED health, DOWN, tasks that
@@ -201,6 +202,7 @@ struct ctl_config {
 	/* [suspect] (suspect.h) */
 	bool suspect_drain;
 	uint32_t suspect_early_jobs;
+	uint32_t suspect_early_users;
 	uint64_t suspect_early_period_ms;
 	uint32_t suspect_hardware_failures;
 	uint64_t suspect_hardware_period_ms;

@@ -148,6 +148,7 @@ static const struct {
 	RESTART_KEY("tenants", "private_data", private_data),
 	RESTART_KEY("suspect", "drain", suspect_drain),
 	RESTART_KEY("suspect", "early_jobs", suspect_early_jobs),
+	RESTART_KEY("suspect", "early_users", suspect_early_users),
 	RESTART_KEY("suspect", "early_period", suspect_early_period_ms),
 	RESTART_KEY("suspect", "hardware_failures", suspect_hardware_failures),
 	RESTART_KEY("suspect", "hardware_period", suspect_hardware_period_ms),

@@ -297,6 +297,7 @@ start_domain(struct cohortd *d)
 	so.drain = d->cfg.suspect_drain;
 	so.early_fail_ms = (int64_t)d->cfg.early_fail_window_ms;
 	so.early_jobs = d->cfg.suspect_early_jobs;
+	so.early_users = d->cfg.suspect_early_users;
 	so.early_period_ms = (int64_t)d->cfg.suspect_early_period_ms;
 	so.hardware_failures = d->cfg.suspect_hardware_failures;
 	so.hardware_period_ms = (int64_t)d->cfg.suspect_hardware_period_ms;

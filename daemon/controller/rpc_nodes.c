@@ -415,10 +415,11 @@ rpc_logs_done(void *arg, const uint8_t *data, size_t len,
 		if (err->code == ERR_NOT_FOUND && job != NULL &&
 		    w->r.attempt < job->attempt)
 			snprintf(text, sizeof(text), "job %" PRIu64 " rank %u: "
-			    "node %s, which runs it now, has no log of attempt "
-			    "%" PRIu32 " (a restart may have moved the rank "
-			    "from the node that ran it)", w->job_id, w->r.rank,
-			    w->r.node, w->r.attempt);
+			    "node %s has no log of attempt %" PRIu32 " (the "
+			    "rank may have run elsewhere then: a job's "
+			    "earlier runs are looked for where it ran before "
+			    "its last restart, or where it runs now)",
+			    w->job_id, w->r.rank, w->r.node, w->r.attempt);
 		else
 			snprintf(text, sizeof(text), "%s", err->text);
 		rpc_logs_done_send(rpc, w, cid, &env, err->code, text);

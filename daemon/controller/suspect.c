@@ -44,6 +44,7 @@ suspect_opts_default(struct suspect_opts *o)
 	o->drain = true;
 	o->early_fail_ms = 60 * 1000;
 	o->early_jobs = 3;
+	o->early_users = 2;
 	o->early_period_ms = 3600 * 1000;
 	o->hardware_failures = 2;
 	o->hardware_period_ms = 72LL * 3600 * 1000;
@@ -299,6 +300,32 @@ early_count(const struct suspect_opts *o, const struct suspect_node *sn,
 	return n;
 }
 
+/* The distinct users of the confirmed early failures counted by
+ * early_count (few: at most SUSPECT_EVIDENCE_MAX entries). */
+static uint32_t
+early_users(const struct suspect_opts *o, const struct suspect_node *sn,
+    int64_t now)
+{
+	int64_t since = now - o->early_period_ms;
+	uint32_t n = 0;
+	size_t i, k;
+
+	if (since < sn->cleared_ms)
+		since = sn->cleared_ms;
+	for (i = 0; i < sn->nev; i++) {
+		if (sn->ev[i].kind != SUSPECT_EARLY || !sn->ev[i].confirmed ||
+		    sn->ev[i].time_ms < since)
+			continue;
+		for (k = 0; k < i; k++)
+			if (sn->ev[k].kind == SUSPECT_EARLY &&
+			    sn->ev[k].confirmed && sn->ev[k].time_ms >= since &&
+			    strcmp(sn->ev[k].user, sn->ev[i].user) == 0)
+				break;
+		n += k == i;
+	}
+	return n;
+}
+
 /* Hardware failures within hardware_period, since the resume unless
  * across (the lemon rule looks across repairs). */
 static uint32_t
@@ -353,7 +380,8 @@ crosses(const struct suspect_opts *o, struct suspect_node *sn, int64_t now)
 	if (sn->exempt || !o->drain || sn->reason[0] != '\0')
 		return false;
 	if (o->early_jobs > 0 &&
-	    (n = early_count(o, sn, now)) >= o->early_jobs)
+	    (n = early_count(o, sn, now)) >= o->early_jobs &&
+	    early_users(o, sn, now) >= o->early_users)
 		early = true;
 	else if (o->hardware_failures > 0 &&
 	    (n = hardware_count(o, sn, now, true)) >= o->hardware_failures)

@@ -61,6 +61,10 @@ struct suspect_opts {
 	 * early ([controller] early_fail_window); 0: no early evidence. */
 	int64_t early_fail_ms;
 	uint32_t early_jobs;		/* distinct jobs; 0: off */
+	/* ... of at least this many distinct users: one user's jobs that
+	 * fail their first try anywhere (or that fail on purpose) never
+	 * drain a node alone. */
+	uint32_t early_users;
 	int64_t early_period_ms;
 	uint32_t hardware_failures;	/* 0: off */
 	int64_t hardware_period_ms;

@@ -40,7 +40,7 @@ wait_for 30 _start_dir || fail "job $id has no spool directory with its log on n
 
 # Modes and owners.
 bad=$(find "$C/node01/spool/jobs" \( -type d ! -perm 0711 ! -perm 0700 -printf 'dir %m %u %p\n' \) -o \
-	\( -type f ! -perm 0600 ! \( -name script -perm 0700 \) ! \( -name step-cred -perm 0400 \) -printf 'file %m %u %p\n' \) -o \
+	\( -type f ! -perm 0600 ! \( -name script -perm 0700 \) ! \( -name step-cred -perm 0400 \) ! \( -name checkpoint-advice -perm 0400 \) -printf 'file %m %u %p\n' \) -o \
 	\( ! -uid 0 ! -uid "$NOBODY_UID" -printf 'owner %m %u %p\n' \) -o \
 	\( ! -type d ! -type f -printf 'kind %m %u %p\n' \))
 [ -z "$bad" ] || fail "not private: $bad"

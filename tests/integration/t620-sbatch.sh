@@ -90,8 +90,8 @@ refused_script mem.sbatch 4 '#SBATCH --mem-per-cpu: not supported by Cohort \(.*
 refused_script cpus.sbatch 3 '#SBATCH --ntasks-per-core: not supported by Cohort \(.*--cpus-per-task' \
 	"#SBATCH --job-name=x
 #SBATCH --ntasks-per-core 8 --time=10"
-refused_script account.sbatch 2 '#SBATCH --account: not supported by Cohort \(.*accounting' \
-	"#SBATCH --account=proj42"
+refused_script wckey.sbatch 2 '#SBATCH --wckey: not supported by Cohort \(.*accounting' \
+	"#SBATCH --wckey=proj42"
 refused_script typo.sbatch 2 '#SBATCH --tme: not an sbatch option' \
 	"#SBATCH --tme=10"
 refused_script badtime.sbatch 3 "#SBATCH -t: invalid duration '1:75'" \
@@ -102,6 +102,10 @@ refused_script badgres.sbatch 2 "#SBATCH --gres: 'nic:1': only GPUs" \
 refused_script cohortline.sbatch 3 "--nodes: invalid node count 'x'" \
 	"#SBATCH -N 2
 #COHORT --nodes x"
+# An account this cluster maps to no queue: the controller refuses it.
+printf '#!/bin/bash\n#SBATCH --account=proj42\necho never\n' >"$T/account.sbatch"
+expect_exit 1 cohort submit "$T/account.sbatch"
+stderr_one_line "cohort: submit: " "--account proj42: this cluster maps no queue to it"
 [ "$(job_count --all)" = "$before" ] || fail "a refused script created a job"
 
 ### #COHORT and #SBATCH mix in the order written; the command line wins;

@@ -230,6 +230,22 @@ START_TEST(test_three_jobs_drain)
 }
 END_TEST
 
+/* Three jobs of one user that fail their first try (wherever they land)
+ * and then run: evidence, but no drain; one more user's makes it. A
+ * tenant alone can never drain a node, by mistake or on purpose. */
+START_TEST(test_one_user_never_drains)
+{
+	ck_assert_str_eq(black_hole_job("alice", NULL), "node01");
+	ck_assert_str_eq(black_hole_job("alice", NULL), "node01");
+	ck_assert_str_eq(black_hole_job("alice", NULL), "node01");
+	ck_assert_str_eq(black_hole_job("alice", NULL), "node01");
+	ck_assert_uint_eq(score("node01"), 4);
+	ck_assert(!node("node01")->drained);
+	ck_assert_str_eq(black_hole_job("bob", NULL), "node01");
+	ck_assert(node("node01")->drained);
+}
+END_TEST
+
 /* One job failing early on three nodes and then running fine on a
  * fourth: a point against each, no drain. */
 START_TEST(test_one_job_three_nodes)
@@ -516,6 +532,7 @@ suspect_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_three_jobs_drain);
+	tcase_add_test(tc, test_one_user_never_drains);
 	tcase_add_test(tc, test_one_job_three_nodes);
 	tcase_add_test(tc, test_fails_everywhere);
 	tcase_add_test(tc, test_outlasting_the_window);
