@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cluster_int.h"
 #include "gates.h"
 #include "jobs.h"
@@ -374,6 +375,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_charge(cl, now);
 	cluster_goodput_tick(cl, now);
 	gang_tick(cl, now);
+	alloc_tick(cl, now);
 	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
@@ -480,6 +482,7 @@ cluster_destroy(struct cluster *cl)
 	recovery_evac_destroy_all(cl);
 	preemption_destroy_all(cl);
 	steps_destroy_all(cl);
+	alloc_destroy_all(cl);
 	free(cl);
 }
 

@@ -46,6 +46,9 @@ struct cluster_opts {
 	struct queues *queues;
 	int64_t starve_s;		/* sched_config.starve_s */
 	uint32_t starve_min_gpus;	/* sched_config.starve_min_gpus */
+	/* An interactive job's salloc unheard of this long ends it
+	 * (alloc.h); 0: ALLOC_GRACE_DEFAULT_MS. */
+	int64_t interactive_grace_ms;
 };
 
 /* Jobs caught launching by a controller restart start over. out is
