@@ -39,5 +39,7 @@ int cmd_usage(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_sbatch(int argc, char **argv, const struct cconn_opts *opts);
 /* client/slurm_srun.c */
 int cmd_srun(int argc, char **argv, const struct cconn_opts *opts);
+/* client/slurm_salloc.c */
+int cmd_salloc(int argc, char **argv, const struct cconn_opts *opts);
 
 #endif

@@ -76,6 +76,9 @@ static const struct command slurm_commands[] = {
 	/* client/slurm_srun.c */
 	{ "srun", cmd_srun, "run a job step in the job's allocation, as "
 	    "Slurm's srun" },
+	/* client/slurm_salloc.c */
+	{ "salloc", cmd_salloc, "an interactive allocation, as Slurm's "
+	    "salloc" },
 	{ NULL, NULL, NULL },
 };
 

@@ -124,6 +124,7 @@ static const struct sb_opt sb_opts[] = {
 	NO("no-kill", 'k', SB_OPT, "Cohort stops the whole gang when a node "
 	    "fails, and restarts it when it may"),
 	MAP("no-requeue", 0, SB_NONE, "no-requeue"),
+	SELF("no-shell", 0, SB_NONE),	/* salloc's; sbatch refuses it */
 	NO("nodefile", 'F', SB_REQ, "a file of node names: give -w the "
 	    "hostlist itself"),
 	MAP("nodelist", 'w', SB_REQ, "nodelist"),

@@ -26,6 +26,7 @@
 #include "client/commands.h"
 #include "client/export.h"
 #include "client/output.h"
+#include "client/salloc.h"
 #include "client/srun_args.h"
 #include "lib/frame.h"
 #include "lib/job.h"
@@ -58,8 +59,9 @@ static const char srun_usage[] =
     "\n"
     "Slurm's srun, answered by Cohort: inside a job (sbatch's script, where\n"
     "SLURM_JOB_ID is set) it runs COMMAND as a job step on the job's nodes\n"
-    "and prints the tasks' output. Outside a job it is refused: submit a\n"
-    "script with sbatch (salloc is not supported yet). Standard input is\n"
+    "and prints the tasks' output. Outside a job, --jobid J attaches the\n"
+    "step to your running job J (salloc --no-shell makes one); without it\n"
+    "srun is refused: use sbatch or salloc. Standard input is\n"
     "not forwarded yet: tasks read /dev/null.\n"
     "  -N, --nodes N              nodes of the step (default: as the tasks\n"
     "                             need, else all of the job's)\n"
@@ -110,6 +112,7 @@ struct srun {
 	struct srun_args a;
 	struct cconn *c;
 	uint64_t job_id;
+	bool attach;		/* --jobid outside the job: credential asked */
 	uint32_t step_id;
 	uint32_t attempt;
 	Cohort__V1__Envelope *st_rep;	/* the latest Step, as sent */
@@ -235,6 +238,24 @@ srun_read_cred(uint8_t *cred, size_t len)
 		return -1;
 	}
 	return rc;
+}
+
+/* srun --jobid J outside J: J's credential from the controller (its
+ * owner's, while it runs). Its length, or -1 after saying why. */
+static int
+srun_attach_cred(struct srun *s, uint8_t *cred, size_t len)
+{
+	enum job_state st;
+	struct cerr err;
+	size_t got = 0;
+
+	if (salloc_call(s->c, s->job_id, SALLOC_CRED, 0, &st, cred, len, &got,
+	    &err) == -1) {
+		srun_msg("error: cannot attach a step to job %" PRIu64 ": %s",
+		    s->job_id, err.text);
+		return -1;
+	}
+	return (int)got;
 }
 
 /* ---- creating the step ---- */
@@ -901,10 +922,20 @@ srun_job(struct srun *s)
 	const char *env = getenv("SLURM_JOB_ID");
 	char *end;
 
+	/* --jobid of a job other than the one srun runs in (or outside
+	 * any): a step attached to it, the credential asked of the
+	 * controller, which gives it to the job's owner only. */
+	if (s->a.jobid != 0 && (env == NULL || env[0] == '\0' ||
+	    strtoull(env, NULL, 10) != s->a.jobid)) {
+		s->job_id = s->a.jobid;
+		s->attach = true;
+		return 0;
+	}
 	if (env == NULL || env[0] == '\0') {
 		srun_msg("error: srun runs job steps inside a job, and "
 		    "SLURM_JOB_ID is not set: submit a script that calls srun "
-		    "with sbatch (salloc is not supported yet)");
+		    "with sbatch, run it in salloc, or give --jobid of your "
+		    "running job");
 		return EXIT_FAILED;
 	}
 	errno = 0;
@@ -932,7 +963,7 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 	struct cerr err;
 	char **env = NULL, cwd[4096];
 	size_t nenv = 0;
-	int credlen, rc;
+	int credlen = 0, rc;
 
 	memset(&s, 0, sizeof(s));
 	cerr_clear(&err);
@@ -954,7 +985,7 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	if ((rc = srun_job(&s)) != 0)
 		return rc;
-	if ((credlen = srun_read_cred(cred, sizeof(cred))) == -1)
+	if (!s.attach && (credlen = srun_read_cred(cred, sizeof(cred))) == -1)
 		return EXIT_FAILED;
 	if (export_build(s.a.export_mode, environ, NULL, 0, &env, &nenv,
 	    &note, &err) == -1) {
@@ -973,6 +1004,11 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 	srun_signals();
 	if ((rc = output_connect(opts, &cf, &s.c)) != EXIT_OK)
 		goto out;
+	if (s.attach && (credlen = srun_attach_cred(&s, cred,
+	    sizeof(cred))) == -1) {
+		rc = EXIT_FAILED;
+		goto out;
+	}
 	if ((rc = srun_create(&s, argv + s.a.cmd, argc - s.a.cmd, env, nenv,
 	    cred, (size_t)credlen, s.a.chdir != NULL ? s.a.chdir : cwd)) !=
 	    EXIT_OK)

@@ -45,7 +45,7 @@ static const char sbatch_usage[] =
 
 /* What sbatch's own options asked. */
 struct sbatch_self {
-	bool parsable, quiet, wait, help, version;
+	bool parsable, quiet, wait, help, version, no_shell;
 	const char *wrap;	/* borrowed from the options */
 };
 
@@ -72,6 +72,8 @@ sbatch_self(const struct script_sbatch_opt *v, size_t n,
 			s->help = true;
 		else if (strcmp(v[i].name, "version") == 0)
 			s->version = true;
+		else if (strcmp(v[i].name, "no-shell") == 0)
+			s->no_shell = true;
 		/* --verbose: sbatch's own chatter; this one has none. */
 	}
 }
@@ -229,6 +231,12 @@ cmd_sbatch(int argc, char **argv, const struct cconn_opts *opts)
 	}
 	rest++;		/* an index into argv */
 	sbatch_self(cl, ncl, &self);
+	if (self.no_shell) {
+		output_error("sbatch: --no-shell: not an sbatch option (it is "
+		    "salloc's)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (self.help || self.version) {
 		if (self.help)
 			fputs(sbatch_usage, stdout);

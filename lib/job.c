@@ -807,6 +807,13 @@ check_workflow(const struct job_spec *spec, struct cerr *err)
 	    spec->signal_scope > JOB_SIGNAL_STEPS))
 		return cerr_set(err, ERR_INVALID, "signal scope %d is not one "
 		    "of 0, 1, 2", spec->signal_scope);
+	/* salloc's job: its own task holds the allocation, and a shell
+	 * elsewhere would not follow it to another start. */
+	if (spec->interactive && (!spec->batch || spec->max_restarts != 0 ||
+	    spec->service || spec->array != NULL))
+		return cerr_set(err, ERR_INVALID, "an interactive allocation "
+		    "is one batch job that is never restarted (no restarts, "
+		    "service or array)");
 	if ((spec->mail_type & ~JOB_MAIL_KNOWN) != 0)
 		return cerr_set(err, ERR_INVALID, "--mail-type: unknown bits "
 		    "%#x", spec->mail_type & ~JOB_MAIL_KNOWN);

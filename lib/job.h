@@ -173,6 +173,11 @@ struct job_spec {
 	 * it (NULL: the job's user). */
 	uint32_t mail_type;
 	char *mail_user;
+	/* An interactive allocation (salloc): a batch job whose own task
+	 * only holds the nodes while salloc runs a shell where it was
+	 * submitted; never restarted, and ended when salloc's keepalives
+	 * stop (daemon/controller/alloc.h). */
+	bool interactive;
 	/* --on-straggler (enum job_straggler): a rank slower than its
 	 * peers is reported, or its node's ranks moved at the next
 	 * checkpoint. */

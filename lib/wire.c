@@ -83,6 +83,8 @@ wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 	pb->qos = s->qos;
 	pb->has_batch = s->batch;
 	pb->batch = s->batch;
+	pb->has_interactive = s->interactive;
+	pb->interactive = s->interactive;
 	pb->has_begin_time_ms = s->begin_ms > 0;
 	pb->begin_time_ms = s->begin_ms;
 	pb->has_signal_scope = s->signal_scope != JOB_SIGNAL_ALL;
@@ -167,6 +169,7 @@ wire_spec_from_pb(const Cohort__V1__JobSpec *pb, struct job_spec *s,
 	s->cpu_only = pb->has_cpu_only && pb->cpu_only;
 	s->exclusive = pb->has_exclusive && pb->exclusive;
 	s->batch = pb->has_batch && pb->batch;
+	s->interactive = pb->has_interactive && pb->interactive;
 	s->signal_scope = pb->has_signal_scope ? (int)pb->signal_scope :
 	    JOB_SIGNAL_ALL;
 	s->on_straggler = pb->has_on_straggler ? (int)pb->on_straggler :
@@ -866,6 +869,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS:
 	case COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL:
 	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS:
+	case COHORT__V1__ENVELOPE__BODY_ALLOC:
 		return true;
 	default:
 		return false;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cluster_int.h"
 #include "gates.h"
 #include "jobs.h"
@@ -382,6 +383,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	cluster_goodput_tick(cl, now);
 	gang_tick(cl, now);
 	cluster_suspect_tick(cl, now);
+	alloc_tick(cl, now);
 	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
@@ -496,6 +498,7 @@ cluster_destroy(struct cluster *cl)
 	preemption_destroy_all(cl);
 	steps_destroy_all(cl);
 	straggler_destroy(cl->sg);
+	alloc_destroy_all(cl);
 	free(cl);
 }
 

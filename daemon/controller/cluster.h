@@ -51,6 +51,9 @@ struct cluster_opts {
 	 * kept, no node drained for them. */
 	struct suspect *suspect;
 	struct straggler_opts straggler;	/* [straggler] */
+	/* An interactive job's salloc unheard of this long ends it
+	 * (alloc.h); 0: ALLOC_GRACE_DEFAULT_MS. */
+	int64_t interactive_grace_ms;
 };
 
 /* Jobs caught launching by a controller restart start over. out is

@@ -20,6 +20,7 @@
 struct gang;
 struct stopping;
 struct step_job;
+struct alloc_table;
 
 /* A job being checkpointed before it moves (drain --now, a DEGRADED
  * node, growing an elastic job): it stops and restarts once LATEST
@@ -89,6 +90,8 @@ struct cluster {
 	/* Node failures over a window, for checkpoint advice. */
 	struct goodput_rates rates;
 	struct stragglers *sg;		/* straggler.c */
+	/* alloc.c: when interactive jobs' sallocs were last heard of. */
+	struct alloc_table *allocs;
 };
 
 /* Something changed: a pass is due. During a pass the wish is kept and

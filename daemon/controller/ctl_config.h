@@ -10,6 +10,8 @@
  *   stop_timeout = 60s          tasks told to stop still there after
  *                               this long drain their node; their GPUs
  *                               are not given out meanwhile
+ *   interactive_grace = 5m      an salloc's job whose keepalives stopped
+ *                               this long ends (TIMEOUT)
  *   default_time_limit = 1d     limit assumed for jobs without --time
  *                               (durations need a unit: 500ms, 2s, 10m,
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
@@ -154,6 +156,7 @@ struct ctl_config {
 					 * NULL: no mail */
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
+	uint64_t interactive_grace_ms;	/* salloc unheard of → job ends */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
 	uint64_t early_fail_window_ms;	/* 0: early failures restart at

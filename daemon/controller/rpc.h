@@ -31,7 +31,7 @@ struct txq;
 
 /* Request types, timed from the decoded frame to the reply queued (after
  * the commit it waits for): the entries of rpc.c's handler table. */
-#define RPC_NTYPES 26
+#define RPC_NTYPES 27
 
 /* The request whose reply is being built: its type (1 + its index among
  * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */

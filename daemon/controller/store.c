@@ -44,7 +44,7 @@
 	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope, " \
 	"begin_ms, gp_first_start_ms, gp_mark_ms, gp_run_ms, gp_lost_ms, " \
 	"gp_restart_ms, gp_wait_ms, gp_ckpt_ms, gp_ckpt_cost_ms, mail_type, " \
-	"mail_user, on_straggler"
+	"mail_user, on_straggler, interactive"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -65,7 +65,7 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -834,6 +834,7 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_int(&b, sp->mail_type);
 	bind_text(&b, sp->mail_user);
 	bind_int(&b, sp->on_straggler);
+	bind_int(&b, sp->interactive);
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -1039,6 +1040,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	sp->mail_type = (uint32_t)read_int(&r);
 	read_text(&r, &sp->mail_user);
 	sp->on_straggler = (int)read_int(&r);
+	sp->interactive = read_int(&r) != 0;
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

@@ -167,6 +167,11 @@ full_job(uint64_t id)
 	sp->submit_host = xstrdup("login01.example");
 	sp->mail_type = JOB_MAIL_END | JOB_MAIL_FAIL;
 	sp->mail_user = xstrdup("x@example.org");
+	sp->batch = true;
+	sp->signal_scope = JOB_SIGNAL_BATCH;
+	sp->begin_ms = 1700000000999;
+	sp->on_straggler = JOB_STRAGGLER_REPLACE;
+	sp->interactive = true;
 	job->state = JOB_RUNNING;
 	free(job->reason);
 	job->reason = xstrdup("started on n[1-2]");
@@ -246,6 +251,11 @@ assert_job_eq(const struct job *a, const struct job *b)
 	assert_str_eq_or_null(x->submit_host, y->submit_host, "submit_host");
 	ck_assert_uint_eq(x->mail_type, y->mail_type);
 	assert_str_eq_or_null(x->mail_user, y->mail_user, "mail_user");
+	ck_assert_int_eq(x->batch, y->batch);
+	ck_assert_int_eq(x->signal_scope, y->signal_scope);
+	ck_assert_int_eq(x->begin_ms, y->begin_ms);
+	ck_assert_int_eq(x->on_straggler, y->on_straggler);
+	ck_assert_int_eq(x->interactive, y->interactive);
 	ck_assert_int_eq(a->state, b->state);
 	assert_str_eq_or_null(a->reason, b->reason, "reason");
 	ck_assert_int_eq(a->submit_ms, b->submit_ms);

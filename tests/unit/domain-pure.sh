@@ -8,7 +8,7 @@ set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 CC=${CC:-cc}
 dir=$top_srcdir/daemon/controller
-domain="jobs nodes cluster cluster_suspect suspect gang recovery preemption placement reports quota queues queues_share queues_report jobs_control jobs_authz jobs_account jobs_retention jobs_array jobs_depend gates feasible steps steps_layout goodput mail straggler"
+domain="jobs nodes cluster cluster_suspect suspect gang recovery preemption placement reports quota queues queues_share queues_report jobs_control jobs_authz jobs_account jobs_retention jobs_array jobs_depend gates feasible steps steps_layout goodput mail straggler alloc"
 bad=0
 for f in $domain; do
 	src=$dir/$f.c
