@@ -870,6 +870,7 @@ wire_is_user_request(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL:
 	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS:
 	case COHORT__V1__ENVELOPE__BODY_ALLOC:
+	case COHORT__V1__ENVELOPE__BODY_STEP_INPUT:
 		return true;
 	default:
 		return false;
@@ -910,6 +911,9 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY: return "read_log_reply";
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL: return "signal";
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY: return "signal_reply";
+	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN: return "write_stdin";
+	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN_REPLY:
+		return "write_stdin_reply";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS: return "events";
 	case COHORT__V1__ENVELOPE__BODY_EVENTS_REPLY: return "events_reply";
 	case COHORT__V1__ENVELOPE__BODY_QUEUES: return "queues";
@@ -934,6 +938,9 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS: return "list_steps";
 	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS_REPLY:
 		return "list_steps_reply";
+	case COHORT__V1__ENVELOPE__BODY_STEP_INPUT: return "step_input";
+	case COHORT__V1__ENVELOPE__BODY_STEP_INPUT_REPLY:
+		return "step_input_reply";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN: return "drain";
 	case COHORT__V1__ENVELOPE__BODY_DRAIN_REPLY: return "drain_reply";
 	case COHORT__V1__ENVELOPE__BODY_RESUME: return "resume";

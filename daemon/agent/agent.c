@@ -55,6 +55,14 @@ struct atask {
 	uint32_t step_ms;
 	int step_err;
 	int64_t step_logged_ms;
+	/* srun's input (a step's task 0): the pipe's write end, or -1
+	 * (none, or closed at EOF or the task's end); how many bytes it
+	 * has taken; whether it ever had one. Lost with this process: a
+	 * restarted agent adopts the task without it (the task has read
+	 * EOF). */
+	int in_fd;
+	uint64_t in_off;
+	bool in_pipe;
 	TAILQ_ENTRY(atask) entry;
 };
 
@@ -340,6 +348,8 @@ atask_free(struct atask *at)
 		event_free(at->kill_ev);
 	if (at->t.pidfd >= 0)
 		close(at->t.pidfd);
+	if (at->in_fd >= 0)
+		close(at->in_fd);
 	free(at);
 }
 
@@ -385,6 +395,11 @@ atask_check(struct atask *at)
 		return;
 	at->ended = true;
 	at->status = status;
+	/* Nobody reads its input any more. */
+	if (at->in_fd >= 0) {
+		close(at->in_fd);
+		at->in_fd = -1;
+	}
 	if (at->ev != NULL)
 		event_del(at->ev);
 	if (at->kill_ev != NULL)
@@ -448,6 +463,9 @@ agent_watch(struct agent *a, const struct task *t)
 	at->a = a;
 	at->t = *t;
 	at->status = 0;
+	at->in_fd = t->stdin_fd;
+	at->in_pipe = t->stdin_fd >= 0;
+	at->t.stdin_fd = -1;
 	at->kill_ev = evtimer_new(a->base, atask_kill_cb, at);
 	if (t->pidfd >= 0)
 		at->ev = event_new(a->base, t->pidfd, EV_READ, atask_pidfd_cb,
@@ -1059,6 +1077,8 @@ agent_start_task(struct agent *a, const struct apending *p,
 		tasks_signal(&t, SIGKILL);
 		if (t.pidfd >= 0)
 			close(t.pidfd);
+		if (t.stdin_fd >= 0)
+			close(t.stdin_fd);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
 	log_info("job %" PRIu64 "%s rank %u: started (pgid %d) as %s",
@@ -1201,6 +1221,8 @@ agent_start_step_rank(struct agent *a, const struct apending *p,
 	tl.argv = sl->argv;
 	tl.argc = sl->argc;
 	tl.workdir = sl->workdir != NULL ? sl->workdir : s->workdir;
+	/* srun forwards its input to task 0 only (Slurm's default). */
+	tl.stdin_pipe = sl->stdin_pipe && tl.rank == 0;
 	return agent_start_task(a, p, &tl, envp, nenv, err);
 }
 
@@ -2246,4 +2268,76 @@ agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
 	n = pread(fd, buf, max, (off_t)offset);
 	close(fd);
 	return n;
+}
+
+ssize_t
+agent_write_stdin(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t step, unsigned rank, uint64_t offset, const void *data,
+    size_t len, bool eof)
+{
+	struct atask *at;
+	size_t skip, left;
+	ssize_t n;
+	char st[32];
+
+	if (len > AGENT_STDIN_CHUNK) {
+		errno = EINVAL;
+		return -1;
+	}
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart &&
+		    at->t.has_step && at->t.step_id == step &&
+		    at->t.rank == rank)
+			break;
+	if (at == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!at->in_pipe) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	if (offset > at->in_off) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* What the pipe took before (a retried chunk) is not written
+	 * again. */
+	skip = at->in_off - offset < len ? (size_t)(at->in_off - offset) :
+	    len;
+	left = len - skip;
+	/* Closed at EOF or at the task's end: taken and dropped, as no one
+	 * will read it. */
+	if (at->in_fd < 0) {
+		at->in_off = offset + len;
+		return (ssize_t)len;
+	}
+	n = 0;
+	if (left > 0) {
+		n = write(at->in_fd, (const char *)data + skip, left);
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			n = 0;
+		else if (n == -1 && errno == EPIPE) {
+			/* The task closed its stdin: drop the rest. */
+			close(at->in_fd);
+			at->in_fd = -1;
+			at->in_off = offset + len;
+			return (ssize_t)len;
+		} else if (n == -1) {
+			log_warn("job %" PRIu64 "%s rank %u: stdin", job_id,
+			    task_step_text(&at->t, st, sizeof(st)), rank);
+			errno = EIO;
+			return -1;
+		}
+	}
+	at->in_off += (uint64_t)n;
+	if (eof && skip + (size_t)n == len) {
+		close(at->in_fd);
+		at->in_fd = -1;
+		log_info("job %" PRIu64 "%s rank %u: end of input after %"
+		    PRIu64 " bytes", job_id, task_step_text(&at->t, st,
+		    sizeof(st)), rank, at->in_off);
+	}
+	return (ssize_t)(skip + (size_t)n);
 }

@@ -47,6 +47,9 @@ struct step_launch {
 	const char *master_addr;
 	unsigned master_port;
 	const char *name;		/* NULL: argv[0]'s */
+	bool stdin_pipe;		/* task 0 (rank 0, if here) reads a
+					 * pipe that agent_write_stdin fills;
+					 * else every task reads /dev/null */
 };
 
 /* Steps with tasks running (or starting) at once in one start of a job
@@ -214,6 +217,24 @@ unsigned agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
 ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
     const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
     void *buf, size_t max);
+
+/* The most agent_write_stdin takes in one call (WriteStdinRequest). */
+#define AGENT_STDIN_CHUNK (64 * 1024)
+
+/* Write data, bytes offset.. of the input of task rank of job step step
+ * (started with a stdin pipe), into its pipe: as much as fits now,
+ * never waiting. Bytes before the offset the pipe has already taken are
+ * skipped, so a repeated chunk is not written twice. With eof, and all
+ * of data taken, the pipe is closed (the task reads EOF). Input for a
+ * task that has ended or whose input was closed is taken and dropped.
+ * Returns how many bytes of data are taken (0: the pipe is full, come
+ * again), or -1 with errno: ENOENT (no such task here), ENOTCONN (no
+ * pipe: the task reads /dev/null, or this agent restarted since it
+ * started, which closed the pipe: the task saw EOF), EINVAL (offset
+ * beyond what the pipe has taken: a gap), EIO (the write failed). */
+ssize_t agent_write_stdin(struct agent *a, uint64_t job_id,
+    uint32_t restart, uint32_t step, unsigned rank, uint64_t offset,
+    const void *data, size_t len, bool eof);
 
 /* Read the watched LATEST files now; calls the checkpoint callback when
  * one names a new checkpoint. */

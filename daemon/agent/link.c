@@ -761,6 +761,7 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		sl.master_addr = sp->master_addr;
 		sl.master_port = sp->master_port;
 		sl.name = sp->name;
+		sl.stdin_pipe = sp->has_stdin_pipe && sp->stdin_pipe;
 		la.step = &sl;
 	}
 	la.reply_id = req->id;
@@ -897,6 +898,44 @@ link_on_read_log(struct link *l, const Cohort__V1__Envelope *req)
 	free(buf);
 }
 
+static void
+link_on_write_stdin(struct link *l, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__WriteStdinRequest *w = req->write_stdin;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__WriteStdinReply rep = COHORT__V1__WRITE_STDIN_REPLY__INIT;
+	char text[200];
+	ssize_t n;
+
+	if (w->data.len > AGENT_STDIN_CHUNK) {
+		link_send_error(l, req->id, ERR_INVALID, "write_stdin: more "
+		    "than 64 KiB");
+		return;
+	}
+	errno = ENOENT;
+	n = l->ops->write_stdin != NULL ? l->ops->write_stdin(l->arg,
+	    w->job_id, w->restart, w->step_id, w->rank, w->offset,
+	    w->data.data, w->data.len, w->has_eof && w->eof) : -1;
+	if (n == -1) {
+		snprintf(text, sizeof(text), "step %" PRIu64 ".%" PRIu32
+		    " task %u (attempt %" PRIu32 ") here: %s", w->job_id,
+		    w->step_id, w->rank, w->restart, errno == ENOTCONN ?
+		    "its input is closed (it reads /dev/null, or the agent "
+		    "restarted since it started, which it saw as EOF)" :
+		    errno == EINVAL ? "input offset beyond what it took" :
+		    strerror(errno));
+		link_send_error(l, req->id, errno == ENOENT ? ERR_NOT_FOUND :
+		    errno == ENOTCONN ? ERR_CONFLICT : errno == EINVAL ?
+		    ERR_INVALID : ERR_INTERNAL, text);
+		return;
+	}
+	rep.accepted = (uint32_t)n;
+	env.id = req->id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_WRITE_STDIN_REPLY;
+	env.write_stdin_reply = &rep;
+	link_send(l, &env);
+}
+
 /* Registered: heartbeats at the controller's interval (or ours). */
 static void
 link_on_registered(struct link *l, const Cohort__V1__RegisterReply *rep)
@@ -960,6 +999,9 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 		return;
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG:
 		link_on_read_log(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN:
+		link_on_write_stdin(l, env);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL:
 		link_on_signal(l, env);

@@ -79,6 +79,10 @@ struct link_ops {
 	ssize_t (*read_log)(void *arg, uint64_t job_id, uint32_t restart,
 	    const uint32_t *step, unsigned rank, bool is_stderr,
 	    uint64_t offset, void *buf, size_t max);
+	/* As agent_write_stdin; may be NULL (every write: ENOENT). */
+	ssize_t (*write_stdin)(void *arg, uint64_t job_id, uint32_t restart,
+	    uint32_t step, unsigned rank, uint64_t offset, const void *data,
+	    size_t len, bool eof);
 	/* Required. The controller recorded this task's exit (of job step
 	 * *step; NULL: of the job's own tasks). */
 	void (*exit_acked)(void *arg, uint64_t job_id, uint32_t restart,

@@ -132,6 +132,16 @@ op_read_log(void *arg, uint64_t job_id, uint32_t restart,
 	    is_stderr, offset, buf, max);
 }
 
+static ssize_t
+op_write_stdin(void *arg, uint64_t job_id, uint32_t restart, uint32_t step,
+    unsigned rank, uint64_t offset, const void *data, size_t len, bool eof)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_write_stdin(d->agent, job_id, restart, step, rank,
+	    offset, data, len, eof);
+}
+
 static void
 op_exit_acked(void *arg, uint64_t job_id, uint32_t restart,
     const uint32_t *step, unsigned rank)
@@ -153,6 +163,7 @@ static const struct link_ops agent_link_ops = {
 	.stop = op_stop,
 	.signal = op_signal,
 	.read_log = op_read_log,
+	.write_stdin = op_write_stdin,
 	.exit_acked = op_exit_acked,
 };
 

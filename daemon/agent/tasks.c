@@ -107,7 +107,7 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 
 	cerr_clear(err);
 	memset(t, 0, sizeof(*t));
-	t->pidfd = -1;
+	t->pidfd = t->stdin_fd = -1;
 	if (l->argc == 0 && l->script == NULL)
 		return cerr_set(err, ERR_INVALID, "no command to run");
 	for (i = 0; i < l->argc; i++)
@@ -126,7 +126,7 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 		tasks_prep_undo(L);
 		tasks_prep_destroy(L);
 		memset(t, 0, sizeof(*t));
-		t->pidfd = -1;
+		t->pidfd = t->stdin_fd = -1;
 		errno = e;
 		return -1;
 	}
@@ -138,6 +138,10 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 	t->bound = L->bind;
 	t->cpus = L->cpus;
 	memcpy(t->dir, L->dir, sizeof(t->dir));
+	/* Ours now: the read end went to the task with the supervisor and
+	 * closes with L. */
+	t->stdin_fd = L->stdin_wfd;
+	L->stdin_wfd = -1;
 	tasks_prep_destroy(L);
 	return 0;
 }

@@ -94,6 +94,10 @@ struct task_launch {
 	 * task. Either way the task is inside before it runs anything. */
 	const char *cgroup;
 	bool cgroup_join;
+	/* stdin a pipe whose write end tasks_start hands back (task's
+	 * stdin_fd) rather than /dev/null: srun's input of a step's task
+	 * 0. */
+	bool stdin_pipe;
 };
 
 /* The umask of a task whose submitter sent none (a client or a job
@@ -115,6 +119,12 @@ struct task {
 					 * its step's (step-S) */
 	bool bound;			/* bound to cpus (rank-R.cpus) */
 	cpu_set_t cpus;
+	/* The write end of the task's stdin pipe (task_launch.stdin_pipe:
+	 * non-blocking, close-on-exec, the caller's to close), else -1.
+	 * Only the agent that started the task holds it: a task found in
+	 * the spool after an agent restart has none, and its reader saw
+	 * EOF when the old agent's end closed. */
+	int stdin_fd;
 };
 
 /* Start one task. When the agent runs as root the task runs as

@@ -56,7 +56,9 @@ struct launch {
 	gid_t gid;
 	gid_t *groups;
 	int ngroups;
-	int logfd, errlogfd, nullfd;
+	int logfd, errlogfd, nullfd;	/* nullfd: the task's stdin,
+					 * /dev/null or a pipe's read end */
+	int stdin_wfd;		/* that pipe's write end, or -1 */
 	/* Output files the task opens as its user (task_launch): NULL
 	 * keeps the stream in the spool. */
 	char *out_file, *err_file;

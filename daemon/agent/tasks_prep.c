@@ -47,6 +47,8 @@ tasks_prep_destroy(struct launch *L)
 		close(L->errlogfd);
 	if (L->nullfd != -1)
 		close(L->nullfd);
+	if (L->stdin_wfd != -1)
+		close(L->stdin_wfd);
 	if (L->cgfd != -1)
 		close(L->cgfd);
 	for (i = 0; i < L->ncands; i++)
@@ -368,12 +370,35 @@ open_log(struct launch *L, const char *path, int *fd)
 	return 0;
 }
 
+/* The task's stdin as a pipe: the read end where /dev/null would be,
+ * the write end kept by the agent. Both close-on-exec (the supervisor
+ * closes every fd it does not need, so no other task holds the write
+ * end, and the task sees EOF once the agent closes it); the write end
+ * non-blocking, since the agent's loop must never wait on a task. */
 static int
-open_fds(struct launch *L, const char **failed)
+open_stdin_pipe(struct launch *L)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	L->nullfd = p[0];
+	L->stdin_wfd = p[1];
+	if (fcntl(L->stdin_wfd, F_SETFL, O_NONBLOCK) == -1)
+		return -1;
+	return tasks_prep_fd_high(&L->nullfd);
+}
+
+static int
+open_fds(struct launch *L, bool stdin_pipe, const char **failed)
 {
 	*failed = "/dev/null";
-	if ((L->nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
-	    tasks_prep_fd_high(&L->nullfd) == -1)
+	if (stdin_pipe) {
+		*failed = "the stdin pipe";
+		if (open_stdin_pipe(L) == -1)
+			return -1;
+	} else if ((L->nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) ==
+	    -1 || tasks_prep_fd_high(&L->nullfd) == -1)
 		return -1;
 	*failed = L->log;
 	if (open_log(L, L->log, &L->logfd) == -1)
@@ -457,7 +482,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	L->logfd = L->errlogfd = L->nullfd = L->cgfd = -1;
+	L->logfd = L->errlogfd = L->nullfd = L->cgfd = L->stdin_wfd = -1;
 	L->envp = l->envp;
 
 	if (resolve_user(L, l, err) == -1)
@@ -497,7 +522,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		goto fail;
 	}
 	L->made_script = made;
-	if (open_fds(L, &failed) == -1) {
+	if (open_fds(L, l->stdin_pipe, &failed) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", failed,
 		    strerror(errno));
 		goto fail;

@@ -186,6 +186,7 @@ adopt_dir(const char *parent, const char *name, uint64_t job_id,
 	int rc = 0, st, end;
 
 	memset(&t, 0, sizeof(t));
+	t.stdin_fd = -1;
 	if (tasks_spool_path(t.dir, "%s/%s", parent, name) == -1)
 		return 0;
 	if ((d = opendir(t.dir)) == NULL)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -403,6 +404,102 @@ START_TEST(test_step_env_and_exits)
 }
 END_TEST
 
+static const unsigned tpn_1_1[] = { 1, 1 };
+
+/* srun's input: task 0 of a step launched with stdin_pipe reads what
+ * agent_write_stdin gives it, a full pipe takes 0 bytes, a repeated
+ * offset is not written twice, and EOF ends its cat. */
+START_TEST(test_step_stdin)
+{
+	char cmd[PATH_MAX + 128], path[PATH_MAX + 64], go[PATH_MAX + 8];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	static char chunk[AGENT_STDIN_CHUNK];
+	struct exits ex = { 0 };
+	struct step_launch sl;
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+	struct stat sb;
+	uint64_t off, total;
+	ssize_t n;
+	int i;
+
+	/* It reads nothing until told, so that its pipe fills. */
+	snprintf(go, sizeof(go), "%s/go", tmpdir);
+	snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.02; done; "
+	    "exec cat", go);
+	spec_init(&s, argv_sleep, 3, true);
+	launch_init(&l, &s, 1);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	step_init(&sl, 6, argv, 3);
+	sl.tasks_per_node = tpn_1_1;
+	sl.ntasks = 2;
+	sl.ngpus = 1;
+	sl.stdin_pipe = true;
+	l.step_cred = NULL;
+	l.step_cred_len = 0;
+	l.step = &sl;
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	ck_assert_uint_eq(count_tasks(a, 6, true), 1);
+	/* Not a task here, a gap, a task without input. */
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 1, 0, "x", 1,
+	    false), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 0, 3, "x", 1,
+	    false), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 0, 0, "hello\n", 6,
+	    false), 6);
+	/* A retry of what was taken: taken, not written again. */
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 0, 0, "hello\n", 6,
+	    false), 6);
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 0, 3, "lo\nworld\n",
+	    9, false), 9);
+	/* Fill the pipe: a chunk is taken in part, then 0. */
+	memset(chunk, 'x', sizeof(chunk));
+	off = 12;
+	for (i = 0; i < 64; i++) {
+		n = agent_write_stdin(a, JOB, 1, 6, 0, off, chunk,
+		    sizeof(chunk), false);
+		ck_assert_int_ge(n, 0);
+		if (n == 0)
+			break;
+		off += (uint64_t)n;
+	}
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_gt(off, 12);
+	total = off + 4;
+	/* Let it read, and end the input after 4 more bytes. */
+	ck_assert_int_eq(close(open(go, O_CREAT | O_WRONLY, 0600)), 0);
+	for (i = 0; i < 750 && off < total; i++) {
+		n = agent_write_stdin(a, JOB, 1, 6, 0, off, chunk,
+		    (size_t)(total - off), true);
+		ck_assert_int_ge(n, 0);
+		off += (uint64_t)n;
+		if (off < total)
+			usleep(10000);
+	}
+	ck_assert_uint_eq(off, total);
+	run_until(&ex, 1);
+	ck_assert_uint_eq(ex.r[0].step, 6);
+	ck_assert_uint_eq(ex.r[0].rank, 0);
+	ck_assert_int_eq(ex.r[0].wait_status, 0);
+	snprintf(path, sizeof(path), "%s/jobs/%d.1/step-6/rank-0.log", spool,
+	    JOB);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq((uint64_t)sb.st_size, total);
+	slurp(path, cmd, 16);
+	ck_assert_str_eq(cmd, "hello\nworld\nxxx");
+	/* After its end, input is taken and dropped. */
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 6, 0, total, "y", 1,
+	    false), 1);
+	agent_destroy(a);
+}
+END_TEST
+
 START_TEST(test_step_stop_and_adopt)
 {
 	char buf[64];
@@ -582,6 +679,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_batch_rank0);
 	tcase_add_test(tc, test_batch_other_rank_and_cred);
 	tcase_add_test(tc, test_step_env_and_exits);
+	tcase_add_test(tc, test_step_stdin);
 	tcase_add_test(tc, test_step_stop_and_adopt);
 	tcase_add_test(tc, test_step_refused);
 	tcase_add_test(tc, test_step_stop_pending);
