@@ -4,7 +4,8 @@
  * allocation is busy with other steps; then the step's status and every
  * task's stdout and stderr are polled together over the one connection,
  * and written out line by line per task, labelled as srun -l labels
- * them. Signals reach the step as srun's do. srun exits with the highest
+ * them; srun's standard input goes to task 0 in the same rounds
+ * (srun_input.h). Signals reach the step as srun's do. srun exits with the highest
  * task exit code. */
 #include "config.h"
 
@@ -28,6 +29,7 @@
 #include "client/output.h"
 #include "client/salloc.h"
 #include "client/srun_args.h"
+#include "client/srun_input.h"
 #include "lib/frame.h"
 #include "lib/job.h"
 #include "lib/wire.h"
@@ -61,8 +63,8 @@ static const char srun_usage[] =
     "SLURM_JOB_ID is set) it runs COMMAND as a job step on the job's nodes\n"
     "and prints the tasks' output. Outside a job, --jobid J attaches the\n"
     "step to your running job J (salloc --no-shell makes one); without it\n"
-    "srun is refused: use sbatch or salloc. Standard input is\n"
-    "not forwarded yet: tasks read /dev/null.\n"
+    "srun is refused: use sbatch or salloc. srun's standard input goes\n"
+    "to task 0; the other tasks read /dev/null.\n"
     "  -N, --nodes N              nodes of the step (default: as the tasks\n"
     "                             need, else all of the job's)\n"
     "  -n, --ntasks N             tasks in all\n"
@@ -82,6 +84,8 @@ static const char srun_usage[] =
     "  -o, --output PATTERN       stdout to files: %t task, %n node index,\n"
     "                             %N node, %j job, %s step, %J job.step, %%\n"
     "  -e, --error PATTERN        stderr the same way (default: -o's)\n"
+    "  -i, --input none|0         none: every task reads /dev/null; 0\n"
+    "                             (the default): task 0 reads srun's input\n"
     "      --mpi=none             (no other: Cohort has no PMI server)\n"
     "      --jobid ID             the job srun runs in (SLURM_JOB_ID)\n"
     "  -v, --verbose  -Q, --quiet  -h, --help  --usage  -V, --version\n"
@@ -123,6 +127,7 @@ struct srun {
 	struct srun_file *files;
 	size_t nfiles;
 	int width;			/* -l's */
+	struct srun_input *in;		/* stdin for task 0; NULL: -i none */
 	bool ended;
 	int failed;			/* an exit code of srun's own, or 0 */
 };
@@ -296,6 +301,7 @@ srun_create(struct srun *s, char **argv, int argc, char **env, size_t nenv,
 	sc.has_overlap = sc.overlap = s->a.overlap;
 	sc.has_exclusive = sc.exclusive = s->a.exclusive;
 	sc.has_kill_on_bad_exit = sc.kill_on_bad_exit = s->a.kill_on_bad_exit;
+	sc.has_input = sc.input = s->in != NULL;
 	req.body_case = COHORT__V1__ENVELOPE__BODY_STEP_CREATE;
 	req.step_create = &sc;
 	for (;;) {
@@ -570,16 +576,20 @@ srun_round(struct srun *s, uint32_t wait_ms)
 	Cohort__V1__LogsRequest lreq[CCONN_BATCH_MAX];
 	Cohort__V1__StepStatusRequest ss =
 	    COHORT__V1__STEP_STATUS_REQUEST__INIT;
+	Cohort__V1__StepInputRequest iq;
 	struct srun_stream *who[CCONN_BATCH_MAX];
-	size_t n, i, left, scanned, reads = 0;
+	size_t n, i, left, scanned, reads = 0, in_at = SIZE_MAX;
 	bool status = true, flowed = false;
 	struct cerr err;
+	char why[256];
 	int rc;
 
 	ss.job_id = s->job_id;
 	ss.step_id = s->step_id;
 	ss.has_wait_ms = wait_ms > 0;
 	ss.wait_ms = wait_ms;
+	if (s->in != NULL && !s->ended)
+		srun_input_read(s->in);
 	while (status || reads < SRUN_ROUND_READS) {
 		n = 0;
 		if (status) {
@@ -589,6 +599,18 @@ srun_round(struct srun *s, uint32_t wait_ms)
 			reqs[0].step_status = &ss;
 			who[0] = NULL;
 			n = 1;
+			/* One chunk of input in flight, after the status. */
+			if (s->in != NULL && !s->ended &&
+			    srun_input_request(s->in, s->job_id, s->step_id,
+			    &iq)) {
+				reqs[n] = (Cohort__V1__Envelope)
+				    COHORT__V1__ENVELOPE__INIT;
+				reqs[n].body_case =
+				    COHORT__V1__ENVELOPE__BODY_STEP_INPUT;
+				reqs[n].step_input = &iq;
+				who[n] = NULL;
+				in_at = n++;
+			}
 		}
 		left = s->nstreams;
 		for (scanned = 0; scanned < left && n < CCONN_BATCH_MAX &&
@@ -628,6 +650,20 @@ srun_round(struct srun *s, uint32_t wait_ms)
 		if (cconn_call_many(s->c, preq, n, reps, &err) == -1)
 			return output_call_error(&err) + 2;
 		for (i = 0; i < n; i++) {
+			if (i == in_at) {
+				rc = srun_input_reply(s->in, reps[i], why,
+				    sizeof(why));
+				frame_free(reps[i]);
+				in_at = SIZE_MAX;
+				if (rc == 1)
+					flowed = true;
+				/* A step that has ended takes no input:
+				 * nothing to say. */
+				else if (rc == -1 && !s->ended && !s->a.quiet)
+					srun_msg("warning: standard input is no "
+					    "longer forwarded: %s", why);
+				continue;
+			}
 			if (who[i] == NULL) {
 				if (reps[i]->body_case !=
 				    COHORT__V1__ENVELOPE__BODY_STEP_STATUS_REPLY ||
@@ -867,7 +903,10 @@ srun_follow(struct srun *s)
 			delay = SRUN_POLL_MIN_MS;
 		else if ((delay *= 2) > SRUN_POLL_MAX_MS)
 			delay = SRUN_POLL_MAX_MS;
-		if (r == 0 && !s->ended) {
+		/* Input held back (a full pipe): retried after a short
+		 * sleep, not a wait at the controller. */
+		if (r == 0 && !s->ended && (s->in == NULL ||
+		    !srun_input_pending(s->in))) {
 			wait = (uint32_t)(delay < SRUN_WAIT_MAX_MS ? delay :
 			    SRUN_WAIT_MAX_MS);
 			continue;
@@ -910,6 +949,7 @@ srun_free(struct srun *s)
 	}
 	free(s->files);
 	frame_free(s->st_rep);
+	srun_input_destroy(s->in);
 	if (s->c != NULL)
 		cconn_close(s->c);
 }
@@ -998,6 +1038,12 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 	if (s.a.chdir == NULL && getcwd(cwd, sizeof(cwd)) == NULL) {
 		srun_msg("error: cannot tell the current directory: %s",
 		    strerror(errno));
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	if (!s.a.no_input && (s.in = srun_input_create(STDIN_FILENO)) ==
+	    NULL) {
+		srun_msg("error: out of memory");
 		rc = EXIT_FAILED;
 		goto out;
 	}

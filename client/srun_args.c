@@ -26,7 +26,7 @@ enum sr_act {
 	SR_CPUS, SR_GPUS_PER_TASK, SR_GPUS_PER_NODE, SR_GPUS, SR_GRES,
 	SR_EXCLUSIVE, SR_OVERLAP, SR_EXPORT, SR_LABEL, SR_UNBUFFERED,
 	SR_KILL, SR_NAME, SR_CHDIR, SR_OUTPUT, SR_ERROR, SR_MPI, SR_VERBOSE,
-	SR_QUIET, SR_JOBID, SR_HELP, SR_USAGE, SR_VERSION,
+	SR_QUIET, SR_JOBID, SR_HELP, SR_USAGE, SR_VERSION, SR_INPUT,
 };
 
 struct sr_opt {
@@ -118,8 +118,7 @@ static const struct sr_opt sr_opts[] = {
 	NO("hint", 0, SR_REQ, no_layout),
 	NO("hold", 'H', SR_NONE, in_job),
 	NO("immediate", 'I', SR_OPT, "srun waits for its step's resources"),
-	NO("input", 'i', SR_REQ, "standard input is not forwarded yet: "
-	    "tasks read /dev/null"),
+	OK("input", 'i', SR_REQ, SR_INPUT),
 	OK("jobid", 0, SR_REQ, SR_JOBID),
 	OK("job-name", 'J', SR_REQ, SR_NAME),
 	OK("kill-on-bad-exit", 'K', SR_OPT, SR_KILL),
@@ -165,7 +164,8 @@ static const struct sr_opt sr_opts[] = {
 	NO("prolog", 0, SR_REQ, no_prolog),
 	NO("propagate", 0, SR_OPT, "Cohort sets no resource limits from "
 	    "srun's"),
-	NO("pty", 0, SR_NONE, "standard input is not forwarded yet"),
+	NO("pty", 0, SR_NONE, "Cohort gives tasks no terminal: srun "
+	    "forwards its standard input to task 0 as a plain stream"),
 	NO("qos", 'q', SR_REQ, in_job),
 	OK("quiet", 'Q', SR_NONE, SR_QUIET),
 	NO("quit-on-interrupt", 0, SR_NONE, "the first Ctrl-C reports, a "
@@ -401,6 +401,21 @@ sr_apply(const struct sr_opt *o, const char *orig, const char *v,
 	case SR_QUIET:
 		a->quiet = true;
 		return 0;
+	case SR_INPUT:
+		/* Slurm's default is task 0; "0" says the same. */
+		if (strcmp(v, "none") == 0) {
+			a->no_input = true;
+			return 0;
+		}
+		if (strcmp(v, "0") == 0) {
+			a->no_input = false;
+			return 0;
+		}
+		return cerr_set(err, ERR_INVALID, "%s=%s is not supported: "
+		    "srun forwards its standard input to task 0 (the "
+		    "default, or -i 0) or to none (-i none), not to %s",
+		    orig, v, strcmp(v, "all") == 0 ? "every task" :
+		    "other tasks or files");
 	case SR_JOBID:
 		errno = 0;
 		a->jobid = strtoull(v, &end, 10);

@@ -26,6 +26,8 @@ struct srun_args {
 	bool exclusive, overlap;
 	bool label, unbuffered, kill_on_bad_exit, quiet;
 	bool help, usage, version;
+	bool no_input;			/* -i none: tasks read /dev/null;
+					 * else task 0 reads srun's stdin */
 	int verbose;			/* -v's, counted */
 	const char *nodelist;		/* -w */
 	const char *exclude;		/* -x */

@@ -20,6 +20,7 @@
 enum cmd_kind {
 	CMD_LAUNCH,
 	CMD_READ_LOG,
+	CMD_WRITE_STDIN,
 };
 
 struct cmd {
@@ -29,6 +30,7 @@ struct cmd {
 	int64_t sent_ms;
 	outbox_done done;
 	outbox_log_done log_done;
+	outbox_input_done input_done;
 	void *arg;
 	TAILQ_ENTRY(cmd) entry;
 };
@@ -69,6 +71,8 @@ cmd_complete(struct agentcmd *ac, struct cmd *c, const struct cerr *err,
 	TAILQ_REMOVE(&ac->pending, c, entry);
 	if (c->kind == CMD_READ_LOG)
 		c->log_done(c->arg, data, len, err);
+	else if (c->kind == CMD_WRITE_STDIN)
+		c->input_done(c->arg, (uint32_t)len, err);
 	else
 		c->done(c->arg, err, now_ms);
 	free(c);
@@ -181,6 +185,9 @@ agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
 	sl->master_addr = (char *)l->step_master_addr;
 	sl->master_port = s->master_port;
 	sl->name = s->name;
+	/* Unset without input, so that an older agent does what it did. */
+	sl->has_stdin_pipe = s->input;
+	sl->stdin_pipe = s->input;
 	lr->step = sl;
 	/* Its tasks run on the job's GPUs of the node; the agent checks
 	 * the step's are among them. */
@@ -347,6 +354,34 @@ agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	return agentcmd_send_tracked(ac, c, &env);
 }
 
+int
+agentcmd_write_stdin(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
+    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
+    outbox_input_done cb, void *arg)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__WriteStdinRequest ws = COHORT__V1__WRITE_STDIN_REQUEST__INIT;
+	struct cmd *c;
+
+	ws.job_id = job_id;
+	ws.restart = attempt;
+	ws.step_id = step;
+	ws.rank = rank;
+	ws.offset = offset;
+	ws.data.data = (uint8_t *)data;
+	ws.data.len = len;
+	ws.has_eof = eof;
+	ws.eof = eof;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_WRITE_STDIN;
+	env.write_stdin = &ws;
+	c = agentcmd_track(ac, conn_id, CMD_WRITE_STDIN, now_ms, arg);
+	if (c == NULL)
+		return -1;
+	c->input_done = cb;
+	return agentcmd_send_tracked(ac, c, &env);
+}
+
 bool
 agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
     const Cohort__V1__Envelope *env)
@@ -386,6 +421,15 @@ agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
 			cmd_complete(ac, c, NULL,
 			    env->read_log_reply->data.data,
 			    env->read_log_reply->data.len, now);
+		else
+			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply", now);
+		break;
+	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN_REPLY:
+		/* The count rides in len: the agent never takes more than
+		 * it was given (64 KiB). */
+		if (c->kind == CMD_WRITE_STDIN)
+			cmd_complete(ac, c, NULL, NULL,
+			    env->write_stdin_reply->accepted, now);
 		else
 			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply", now);
 		break;

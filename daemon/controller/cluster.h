@@ -143,6 +143,16 @@ struct log_read {
  * saying which file on which node. */
 int cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now_ms,
     outbox_log_done cb, void *arg, struct cerr *err);
+/* srun's input for task 0 of a running step of the job's current run,
+ * created with input: bytes offset.. of it, written by the agent of
+ * task 0's node (len at most 64 KiB; eof: the input ends after them).
+ * cb runs later with the bytes taken (or not at all if this returns -1
+ * with err: ERR_NOT_FOUND, ERR_CONFLICT when the step does not run or
+ * reads no input, ERR_UNAVAILABLE when the node cannot be reached).
+ * The caller checked who may. */
+int cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
+    uint64_t offset, const uint8_t *data, size_t len, bool eof,
+    int64_t now_ms, outbox_input_done cb, void *arg, struct cerr *err);
 /* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
  * from memory and from the store. */
 int cluster_delete_node(struct cluster *cl, const struct peer *who,

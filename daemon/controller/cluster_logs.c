@@ -1,6 +1,7 @@
 /* Task logs read through the agents (cohort logs): which node holds a
  * rank's log of which attempt and stream, and where a job that writes
- * its output to files (-o/-e) has put it instead. */
+ * its output to files (-o/-e) has put it instead; and srun's input,
+ * written the same way to its step's task 0. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -143,6 +144,42 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 	if (cl->out.ops->read_log(cl->out.ctx, n->conn_id, r->job_id,
 	    r->attempt, -1, r->rank, r->is_stderr, r->offset, r->max, now, cb,
 	    arg) == -1)
+		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
+		    n->name);
+	return 0;
+}
+
+int
+cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
+    uint64_t offset, const uint8_t *data, size_t len, bool eof, int64_t now,
+    outbox_input_done cb, void *arg, struct cerr *err)
+{
+	const struct job *job = jobs_get(cl->js, job_id);
+	const struct step *s;
+	const char *node;
+	struct node *n;
+
+	if (job == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "no job %" PRIu64, job_id);
+	if ((s = steps_get(cl, job_id, step)) == NULL)
+		return cerr_set(err, ERR_NOT_FOUND, "step %" PRIu64 ".%u is not "
+		    "known (steps of a job's current run only)", job_id, step);
+	if (s->state != JOB_RUNNING)
+		return cerr_set(err, ERR_CONFLICT, "step %" PRIu64 ".%u has "
+		    "ended", job_id, step);
+	if (!s->input)
+		return cerr_set(err, ERR_CONFLICT, "step %" PRIu64 ".%u reads "
+		    "no input (srun -i none)", job_id, step);
+	if (cl->out.ops->write_stdin == NULL)
+		return cerr_set(err, ERR_UNAVAILABLE, "this controller "
+		    "forwards no input");
+	if (steps_task_node(cl, job_id, step, 0, &node, err) == -1)
+		return -1;
+	if ((n = nodes_get(cl->ns, node)) == NULL || n->conn_id == 0)
+		return cerr_set(err, ERR_UNAVAILABLE, "node %s of task 0 is "
+		    "not connected; its input cannot be written now", node);
+	if (cl->out.ops->write_stdin(cl->out.ctx, n->conn_id, job_id,
+	    s->attempt, step, 0, offset, data, len, eof, now, cb, arg) == -1)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
 		    n->name);
 	return 0;

@@ -169,6 +169,18 @@ driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    is_stderr, offset, max, now_ms, done, arg);
 }
 
+static int
+driver_write_stdin(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
+    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
+    outbox_input_done done, void *arg)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_write_stdin(d->ac, conn_id, job_id, attempt, step,
+	    rank, offset, data, len, eof, now_ms, done, arg);
+}
+
 static void
 driver_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
 {
@@ -187,6 +199,7 @@ static const struct outbox_ops driver_ops = {
 	.stop_step = driver_stop_step,
 	.signal_step = driver_signal_step,
 	.read_log = driver_read_log,
+	.write_stdin = driver_write_stdin,
 	.pass_wanted = driver_pass_wanted,
 	.step_ended = driver_step_ended,
 	.mail = driver_mail,

@@ -19,6 +19,9 @@ typedef void (*outbox_done)(void *arg, const struct cerr *err,
     int64_t now_ms);
 typedef void (*outbox_log_done)(void *arg, const uint8_t *data, size_t len,
     const struct cerr *err);
+/* A stdin write's answer: the bytes the task's pipe took (0: full). */
+typedef void (*outbox_input_done)(void *arg, uint32_t accepted,
+    const struct cerr *err);
 
 struct step;
 struct step_node;
@@ -61,6 +64,13 @@ struct outbox_ops {
 	    uint32_t attempt, int64_t step, unsigned rank, bool is_stderr,
 	    uint64_t offset, uint32_t max, int64_t now_ms,
 	    outbox_log_done done, void *arg);
+	/* Like read_log: bytes offset.. of the input of task rank of the
+	 * step, into its pipe on the agent; done gets how many it took.
+	 * May be NULL (no input is forwarded: ERR_UNAVAILABLE). */
+	int (*write_stdin)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
+	    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
+	    outbox_input_done done, void *arg);
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */
 	void (*pass_wanted)(void *ctx);

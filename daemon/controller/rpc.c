@@ -625,6 +625,7 @@ static const struct rpc_handler rpc_handlers[] = {
 	{ COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL, PEOPLE, rpc_step_signal },
 	{ COHORT__V1__ENVELOPE__BODY_LIST_STEPS, PEOPLE, rpc_list_steps },
 	{ COHORT__V1__ENVELOPE__BODY_ALLOC, PEOPLE, rpc_alloc },
+	{ COHORT__V1__ENVELOPE__BODY_STEP_INPUT, PEOPLE, rpc_step_input },
 	{ COHORT__V1__ENVELOPE__BODY_REGISTER, ROLE_AGENT, rpc_register },
 	{ COHORT__V1__ENVELOPE__BODY_HEARTBEAT, ROLE_AGENT, rpc_heartbeat },
 	{ COHORT__V1__ENVELOPE__BODY_TASK_EXIT, ROLE_AGENT, rpc_task_exit },

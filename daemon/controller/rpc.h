@@ -16,6 +16,7 @@
 
 struct agentcmd;
 struct logs_wait;
+struct input_wait;
 struct step_wait;
 struct event_base;
 struct cluster;
@@ -31,7 +32,7 @@ struct txq;
 
 /* Request types, timed from the decoded frame to the reply queued (after
  * the commit it waits for): the entries of rpc.c's handler table. */
-#define RPC_NTYPES 27
+#define RPC_NTYPES 28
 
 /* The request whose reply is being built: its type (1 + its index among
  * the RPC_NTYPES; 0: none, nothing is timed) and when it was decoded. */
@@ -58,6 +59,7 @@ struct rpc {
 	bool private_data;	/* env, argv, scripts, logs: owner + admins */
 	struct ratelim refusal_log;	/* lines about refused requests */
 	struct logs_wait *logs_waits;	/* log reads waiting on agents */
+	struct input_wait *input_waits;	/* srun input waiting on agents */
 	/* Step status requests waiting for their step to end
 	 * (rpc_steps.c), and the loop their timers run on. */
 	struct step_wait *step_waits;

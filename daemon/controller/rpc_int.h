@@ -79,6 +79,8 @@ void rpc_step_signal(struct rpc *, struct conn *,
     const Cohort__V1__Envelope *);
 void rpc_list_steps(struct rpc *, struct conn *,
     const Cohort__V1__Envelope *);
+void rpc_step_input(struct rpc *, struct conn *,
+    const Cohort__V1__Envelope *);
 /* rpc_alloc.c */
 void rpc_alloc(struct rpc *, struct conn *, const Cohort__V1__Envelope *);
 /* rpc_usage.c */

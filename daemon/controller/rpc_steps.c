@@ -1,5 +1,6 @@
 /* Job steps at the RPC edge (srun, sacct, squeue -s, scancel J.S):
- * StepCreate, StepStatus, StepSignal and ListSteps, decoded, checked and
+ * StepCreate, StepStatus, StepSignal, ListSteps and StepInput, decoded,
+ * checked and
  * handed to the domain (steps.h). The step credential is checked here
  * (stepcred.h), before the domain sees the request. */
 #include "config.h"
@@ -193,6 +194,7 @@ rpc_step_req(const Cohort__V1__StepCreateRequest *q, struct step_req *r,
 	r->overlap = q->has_overlap && q->overlap;
 	r->exclusive = q->has_exclusive && q->exclusive;
 	r->kill_on_bad_exit = q->has_kill_on_bad_exit && q->kill_on_bad_exit;
+	r->input = q->has_input && q->input;
 	return 0;
 }
 
@@ -577,4 +579,131 @@ rpc_step_signal(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req
 	env.body_case = COHORT__V1__ENVELOPE__BODY_STEP_SIGNAL_REPLY;
 	env.step_signal_reply = &rep;
 	rpc_send(rpc, c, &env, false);
+}
+
+/* ---- StepInput ----------------------------------------------------- */
+
+/* srun's input waiting for the agent of its task 0 to take it. */
+struct input_wait {
+	struct rpc *rpc;
+	struct input_wait *next, *prev;	/* rpc->input_waits */
+	uint64_t conn_id;
+	uint64_t req_id;
+	uint64_t offset;
+	size_t len;
+	struct rpc_timing timing;	/* the request's, for its latency */
+};
+
+/* Input writes one connection may have outstanding: srun sends one at a
+ * time, and a user's sruns share the mux connection. */
+#define RPC_INPUT_PER_CONN 16
+/* The most one StepInput carries (the agent's AGENT_STDIN_CHUNK). */
+#define RPC_INPUT_MAX (64 * 1024)
+
+static unsigned
+rpc_input_outstanding(const struct rpc *rpc, uint64_t cid)
+{
+	const struct input_wait *w;
+	unsigned n = 0;
+
+	for (w = rpc->input_waits; w != NULL; w = w->next)
+		if (w->conn_id == cid)
+			n++;
+	return n;
+}
+
+static void
+rpc_input_wait_free(struct input_wait *w)
+{
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else
+		w->rpc->input_waits = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	free(w);
+}
+
+static void
+rpc_input_done(void *arg, uint32_t accepted, const struct cerr *err)
+{
+	struct input_wait *w = arg;
+	struct rpc *rpc = w->rpc;
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StepInputReply rep = COHORT__V1__STEP_INPUT_REPLY__INIT;
+	struct rpc_timing saved = rpc_timing_swap(rpc, w->timing);
+	uint64_t cid = w->conn_id;
+
+	env.id = w->req_id;
+	if (err != NULL) {
+		rpc_input_wait_free(w);
+		rpc_error_to(rpc, cid, env.id, err->code, err->text);
+	} else {
+		rep.next_offset = w->offset + (accepted <= w->len ? accepted :
+		    w->len);
+		rpc_input_wait_free(w);
+		env.body_case = COHORT__V1__ENVELOPE__BODY_STEP_INPUT_REPLY;
+		env.step_input_reply = &rep;
+		rpc_send_to(rpc, cid, &env);
+	}
+	rpc_timing_swap(rpc, saved);
+}
+
+void
+rpc_step_input(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
+{
+	const Cohort__V1__StepInputRequest *q = req->step_input;
+	const struct peer *who = server_conn_peer(c);
+	const struct job *job;
+	struct input_wait *w;
+	struct cerr err;
+	char text[160];
+
+	cerr_clear(&err);
+	/* The owner's srun only: input is the owner's to give, even for
+	 * an admin. */
+	if ((job = jobs_get(rpc->jobs, q->job_id)) == NULL) {
+		snprintf(text, sizeof(text), "no job %" PRIu64, q->job_id);
+		rpc_error(rpc, c, req->id, ERR_NOT_FOUND, text, false);
+		return;
+	}
+	if (strcmp(who->name, job->user) != 0) {
+		snprintf(text, sizeof(text), "job %" PRIu64 " is not yours; "
+		    "only its owner may send its steps input", q->job_id);
+		rpc_error(rpc, c, req->id, ERR_DENIED, text, false);
+		return;
+	}
+	if (q->data.len > RPC_INPUT_MAX) {
+		rpc_error(rpc, c, req->id, ERR_INVALID, "at most 64 KiB of "
+		    "input per request", false);
+		return;
+	}
+	if (rpc_input_outstanding(rpc, server_conn_id(c)) >=
+	    RPC_INPUT_PER_CONN) {
+		snprintf(text, sizeof(text), "%d input writes are already in "
+		    "progress on this connection; wait for their answers",
+		    RPC_INPUT_PER_CONN);
+		rpc_error(rpc, c, req->id, ERR_LIMIT, text, false);
+		return;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		rpc_error(rpc, c, req->id, ERR_INTERNAL, "out of memory", false);
+		return;
+	}
+	w->rpc = rpc;
+	w->conn_id = server_conn_id(c);
+	w->req_id = req->id;
+	w->offset = q->offset;
+	w->len = q->data.len;
+	w->timing = rpc_timing_take(rpc);
+	if ((w->next = rpc->input_waits) != NULL)
+		w->next->prev = w;
+	rpc->input_waits = w;
+	if (cluster_step_input(rpc->cluster, q->job_id, q->step_id, q->offset,
+	    q->data.data, q->data.len, q->has_eof && q->eof, clock_now_ms(),
+	    rpc_input_done, w, &err) == -1) {
+		rpc_timing_swap(rpc, w->timing);
+		rpc_input_wait_free(w);
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+	}
 }

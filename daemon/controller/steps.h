@@ -53,6 +53,7 @@ struct step_req {
 	bool overlap;
 	bool exclusive;
 	bool kill_on_bad_exit;
+	bool input;			/* srun forwards its input to task 0 */
 };
 
 /* One node of a step: the job's placement index, its tasks and GPUs. */
@@ -87,6 +88,8 @@ struct step {
 	unsigned gpus;			/* in all */
 	bool overlap, exclusive, kill_on_bad_exit;
 	bool stopping;			/* -K has stopped its tasks */
+	bool input;			/* task 0 reads srun's input (its
+					 * agent's pipe), else /dev/null */
 	/* For the launches, freed when the step ends. */
 	char **argv;
 	size_t argc;

@@ -68,6 +68,12 @@ START_TEST(test_options)
 	ck_assert_int_eq(parse("srun -G 0 --mpi=none true", &a, &err, &w, &n),
 	    0);
 	ck_assert(a.no_gpus);
+	ck_assert(!a.no_input);
+	/* -i none: no input; -i 0 is the default, task 0. */
+	ck_assert_int_eq(parse("srun -i none cat", &a, &err, &w, &n), 0);
+	ck_assert(a.no_input);
+	ck_assert_int_eq(parse("srun --input=0 cat", &a, &err, &w, &n), 0);
+	ck_assert(!a.no_input);
 	ck_assert_int_eq(parse("srun --gres=gpu:2 -N 3-3 --jobid=12 -o "
 	    "out-%t.txt -e err.txt true", &a, &err, &w, &n), 0);
 	ck_assert_uint_eq(a.gpus_per_node, 2);
@@ -100,8 +106,15 @@ START_TEST(test_refusals)
 	refused("srun --mpi pmix a.out", "--mpi=pmix is not supported: Cohort "
 	    "has no PMI server; use a launcher such as torchrun");
 	/* An abbreviation is named as srun names the option. */
-	refused("srun --pt bash", "--pty is not supported: standard input is "
-	    "not forwarded yet");
+	refused("srun --pt bash", "--pty is not supported: Cohort gives tasks "
+	    "no terminal: srun forwards its standard input to task 0 as a "
+	    "plain stream");
+	refused("srun -i all cat", "-i=all is not supported: srun forwards "
+	    "its standard input to task 0 (the default, or -i 0) or to none "
+	    "(-i none), not to every task");
+	refused("srun --input=in.txt cat", "--input=in.txt is not supported: "
+	    "srun forwards its standard input to task 0 (the default, or "
+	    "-i 0) or to none (-i none), not to other tasks or files");
 	refused("srun --mem=4G true", "--mem=4G is not supported: a step "
 	    "shares its job's memory limit");
 	refused("srun -t 5 true", "-t=5 is not supported: a step ends with "
