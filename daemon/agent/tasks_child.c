@@ -356,9 +356,10 @@ tasks_child_supervise(struct launch *L, int wfd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	/* The report pipe at a known place, then stdin from /dev/null and
-	 * stdout and stderr to their spool logs, which the task inherits.
-	 * tasks_prep_fd_high put all four above SUP_FD before the fork. */
+	/* The report pipe at a known place, then stdin (/dev/null, or the
+	 * pipe srun's input comes through) and stdout and stderr to their
+	 * spool logs, which the task inherits. tasks_prep_fd_high put all
+	 * four above SUP_FD before the fork. */
 	if (dup3(wfd, SUP_FD, O_CLOEXEC) == -1)
 		_exit(1);
 	if (dup2(L->nullfd, 0) == -1 || dup2(L->logfd, 1) == -1 ||
