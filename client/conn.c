@@ -206,6 +206,9 @@ conn_idempotent(const Cohort__V1__Envelope *req)
 	case COHORT__V1__ENVELOPE__BODY_USAGE:
 	case COHORT__V1__ENVELOPE__BODY_STEP_STATUS:
 	case COHORT__V1__ENVELOPE__BODY_LIST_STEPS:
+	/* Its offset makes a repeat harmless: the agent skips what its
+	 * pipe has already taken. */
+	case COHORT__V1__ENVELOPE__BODY_STEP_INPUT:
 		return true;
 	case COHORT__V1__ENVELOPE__BODY_MEMBERS:
 		return req->members->op == NULL || req->members->op[0] == '\0' ||
