@@ -911,8 +911,13 @@ srun_follow(struct srun *s)
 			    SRUN_WAIT_MAX_MS);
 			continue;
 		}
+		/* Input the task's pipe did not take: sent again after a
+		 * back-off (up to SRUN_WAIT_MAX_MS), since each try carries
+		 * the chunk. */
 		if (!srun_sigint && !srun_sigmask)
-			srun_sleep(r == 1 ? delay : SRUN_POLL_MIN_MS);
+			srun_sleep(r == 1 || (r == 0 && !s->ended) ?
+			    (delay < SRUN_WAIT_MAX_MS ? delay :
+			    SRUN_WAIT_MAX_MS) : SRUN_POLL_MIN_MS);
 	}
 	return EXIT_OK;
 }
