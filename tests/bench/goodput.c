@@ -122,6 +122,8 @@
 #include "daemon/controller/jobs.h"
 #include "daemon/controller/nodes.h"
 #include "daemon/controller/recovery.h"
+#include "daemon/controller/straggler.h"
+#include "daemon/controller/suspect.h"
 #include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 
@@ -200,6 +202,14 @@ struct params {
 	unsigned nodes_per_leaf;
 	double rate_x;		/* failure rates times this (smoke tests) */
 	bool verbose;
+	/* Beyond crashes (issue 32): 0 turns each off. */
+	double lemon_pct;	/* % of nodes that are lemons */
+	double lemon_x;		/* their hardware failure rate, x base */
+	double bh_per_day;	/* black holes appearing, per 2,048 nodes */
+	double bh_h;		/* until a person finds and fixes one */
+	double slow_per_day;	/* fail-slow episodes, per 2,048 nodes */
+	double deep_h;		/* a suspect-drained node's thorough repair */
+	double step_s;		/* a training step at full speed */
 };
 
 struct config {
@@ -208,15 +218,22 @@ struct config {
 	double spare_pct;	/* hot spares, % of the nodes */
 	double idle_pct;	/* left out of the job, not spares */
 	bool elastic;
+	bool suspect;		/* suspect nodes kept (suspect.h defaults) */
+	bool straggler;		/* ranks report step times; replace */
+	bool advice;		/* checkpoint at the controller's advice */
 };
 
 static const struct config configs[] = {
-	{ "slurm", true, 0, 0, false },
-	{ "slurm+1", true, 0, 1, false },
-	{ "cohort", false, 0, 0, false },
-	{ "cohort-1", false, 1, 0, false },
-	{ "cohort-2", false, 2, 0, false },
-	{ "elastic", false, 0, 0, true },
+	{ "slurm", true, 0, 0, false, false, false, false },
+	{ "slurm+1", true, 0, 1, false, false, false, false },
+	{ "cohort", false, 0, 0, false, false, false, false },
+	{ "cohort-1", false, 1, 0, false, false, false, false },
+	{ "cohort-2", false, 2, 0, false, false, false, false },
+	{ "elastic", false, 0, 0, true, false, false, false },
+	{ "c1+suspect", false, 1, 0, false, true, false, false },
+	{ "c1+straggler", false, 1, 0, false, false, true, false },
+	{ "c1+advice", false, 1, 0, false, false, false, true },
+	{ "c1+all", false, 1, 0, false, true, true, true },
 };
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -230,6 +247,11 @@ static const struct config configs[] = {
 #define SLURM_HEALTH_S 300
 #define NCCL_WATCHDOG_S 600
 #define CKPT_DEADLINE_S 300	/* --checkpoint-secs of the job */
+#define BH_FAIL_MS 20000	/* a task on a black hole fails this soon */
+#define SLOW_MIN_S 30.0		/* fail-slow episodes: log-uniform */
+#define SLOW_MAX_S 36000.0
+#define SLOW_X_MIN 1.1		/* slowdowns: uniform */
+#define SLOW_X_MAX 3.0
 
 /* ---- Events ----------------------------------------------------------- */
 
@@ -244,6 +266,14 @@ enum ev_type {
 	EV_LOADED,		/* the job loaded its checkpoint */
 	EV_CKPT,		/* the job starts writing a checkpoint */
 	EV_CKPT_DONE,
+	EV_LEMON,		/* a lemon's extra hardware failure */
+	EV_BH,			/* a node becomes a black hole */
+	EV_BH_FIX,		/* a person found and fixed it */
+	EV_BH_FAIL,		/* a task launched on a black hole fails */
+	EV_SLOW,		/* a fail-slow episode starts */
+	EV_SLOW_END,
+	EV_DEEP,		/* a suspect-drained node's repair is done */
+	EV_STEP,		/* the ranks report a step's compute time */
 	EV_END,
 };
 
@@ -332,6 +362,14 @@ struct snode {
 	uint32_t attempt;
 	unsigned rank;
 	bool exiting;		/* its exit is scheduled */
+	/* Beyond crashes. */
+	bool lemon;		/* lemon_x times the hardware failures */
+	bool bh;		/* a black hole: tasks fail early */
+	bool deep;		/* drained suspect: in thorough repair */
+	double slow;		/* its ranks' slowdown (1: none) */
+	bool slow_known;	/* named a straggler in this episode */
+	uint64_t gen;		/* voids its pending repair and fix */
+	uint64_t slow_gen;	/* voids its pending slow end */
 };
 
 enum phase {
@@ -350,11 +388,14 @@ enum cat {
 	C_WAIT,
 	C_RESTART,
 	C_SHRUNK,
+	C_SLOW,			/* running slow, no straggler known */
+	C_SLOWKNOWN,		/* running slow after one was known */
 	NCATS,
 };
 
 static const char *const cat_names[] = {
 	"useful", "redone", "ckpt", "detect", "wait", "restart", "shrunk",
+	"slow", "slowkn",
 };
 
 struct result {
@@ -371,6 +412,8 @@ struct result {
 	double min_nodes;	/* smallest gang (elastic) */
 	uint64_t domain_lost_ms;	/* the domain's own lost_work_ms */
 	unsigned stuck;		/* the job not RUNNING at the end */
+	unsigned lemon_faults, bh_hits, slow_hits, stragglers, drains, deep;
+	unsigned long step_rounds;
 };
 
 struct sim {
@@ -403,6 +446,18 @@ struct sim {
 	size_t ndead;
 	double rate_per_ms[NKINDS];	/* per node */
 	double rate_total;		/* per node, all kinds */
+	/* Beyond crashes: a stream each, so that the base failures stay
+	 * those of the runs without them. */
+	uint64_t rng_lemon, rng_bh, rng_slow;
+	double rate_repair;		/* per node, kinds needing repair */
+	int *lemons;
+	size_t nlemons;
+	double sl;			/* the gang's slowest node's slowdown */
+	bool sl_known;			/* ... and it is a known straggler */
+	unsigned step_left;		/* step-time rounds still to report */
+	bool step_pending;
+	uint64_t step;
+	unsigned long sg_seen, sus_seen;
 };
 
 /* Errors: stderr itself is /dev/null unless --verbose (the domain logs). */
@@ -446,6 +501,19 @@ rnd_exp(struct sim *s, double mean_ms)
 	return (int64_t)(-log(1.0 - rnd01(s)) * mean_ms) + 1;
 }
 
+/* The streams of lemons, black holes and fail-slow episodes. */
+static double
+rnd01_on(uint64_t *state)
+{
+	return (double)(xorshift(state) >> 11) / 9007199254740992.0;
+}
+
+static int64_t
+rnd_exp_on(uint64_t *state, double mean_ms)
+{
+	return (int64_t)(-log(1.0 - rnd01_on(state)) * mean_ms) + 1;
+}
+
 static void
 push(struct sim *s, int64_t t, enum ev_type type, int node)
 {
@@ -479,9 +547,12 @@ account(struct sim *s)
 	s->acc_since = s->d.now;
 	switch (s->phase) {
 	case T_TRAIN:
-		s->r.cat[C_USEFUL] += dt * s->f;
+		/* Synchronous training: every rank at the slowest's pace. */
+		s->r.cat[C_USEFUL] += dt * s->f / s->sl;
 		s->r.cat[C_SHRUNK] += dt * (1 - s->f);
-		s->work += dt * s->f;
+		s->r.cat[s->sl_known ? C_SLOWKNOWN : C_SLOW] += dt *
+		    (s->f - s->f / s->sl);
+		s->work += dt * s->f / s->sl;
 		break;
 	case T_CKPT:
 		s->r.cat[C_CKPT] += dt;
@@ -619,6 +690,7 @@ drain_cmds(struct sim *s)
 			}
 			break;
 		case DOMAIN_READ_LOG:
+		case DOMAIN_MAIL:
 			break;
 		}
 	}
@@ -633,6 +705,9 @@ commit(struct sim *s)
 }
 
 /* ---- The job ---------------------------------------------------------- */
+
+static void slow_update(struct sim *, bool);
+static void step_kick(struct sim *);
 
 static const struct peer admin = { "admin", ROLE_ADMIN };
 
@@ -649,6 +724,7 @@ job_spec(struct job_spec *spec, void *arg)
 	spec->hang_timeout_s = s->c->slurm ? NCCL_WATCHDOG_S :
 	    s->p->hang_timeout_s;
 	spec->name = strdup("pretrain");
+	spec->on_straggler = s->c->straggler ? JOB_STRAGGLER_REPLACE : 0;
 }
 
 static void
@@ -682,6 +758,7 @@ check_running(struct sim *s)
 		s->r.min_nodes = job->nplace;
 	s->r.restarts++;
 	set_phase(s, T_LOAD);
+	slow_update(s, true);
 	/* A node of the gang broke while it was launching. */
 	for (i = 0; i < job->nplace; i++) {
 		k = node_index(s, job->place[i].node);
@@ -720,11 +797,16 @@ check_requeue(struct sim *s)
 static void
 schedule_ckpt(struct sim *s)
 {
+	const struct job *job = job_now(s);
+	double every = s->p->ckpt_min * MIN, left;
 	struct ev e;
-	double left = s->saved + s->p->ckpt_min * MIN - s->work;
 
+	/* The advice as the file the agent keeps current has it. */
+	if (s->c->advice && job != NULL && job->ckpt_advice_s > 0)
+		every = (double)job->ckpt_advice_s * SEC;
+	left = s->saved + every - s->work;
 	memset(&e, 0, sizeof(e));
-	e.t = s->d.now + (int64_t)ceil((left > 0 ? left : 0) / s->f);
+	e.t = s->d.now + (int64_t)ceil((left > 0 ? left : 0) * s->sl / s->f);
 	e.type = EV_CKPT;
 	e.gen = s->gen;
 	heap_push(&s->h, e);
@@ -767,8 +849,10 @@ ckpt_done(struct sim *s)
 		    s->d.now);
 		commit(s);
 	}
-	if (s->phase == T_TRAIN)
+	if (s->phase == T_TRAIN) {
 		schedule_ckpt(s);
+		step_kick(s);
+	}
 }
 
 /* Is node k running a task of the trainer's current gang? */
@@ -813,17 +897,15 @@ health_report(struct sim *s, int k, int gpu, bool failed, const char *why)
 	commit(s);
 }
 
+static void fail_node(struct sim *, int, const struct kind *, unsigned);
+
 static void
 inject(struct sim *s)
 {
 	double x = rnd01(s) * s->rate_total;
 	int k = (int)(rnd(s) % s->nnodes);
-	struct snode *n = &s->nodes[k];
 	const struct kind *kd = &kinds[NKINDS - 1];
-	struct ev e;
-	struct cerr err;
 	size_t i;
-	int64_t delay;
 
 	for (i = 0; i < NKINDS; i++) {
 		if (x < s->rate_per_ms[i]) {
@@ -835,9 +917,21 @@ inject(struct sim *s)
 	unsigned gpu = (unsigned)(rnd(s) % GPUS_PER_NODE);
 
 	schedule_fail(s);
+	fail_node(s, k, kd, gpu);
+}
+
+/* Failure kd strikes node k (its GPU gpu). */
+static void
+fail_node(struct sim *s, int k, const struct kind *kd, unsigned gpu)
+{
+	struct snode *n = &s->nodes[k];
+	struct ev e;
+	struct cerr err;
+	int64_t delay;
+
 	/* A node in repair or maintenance cannot fail again meanwhile;
 	 * software faults need a task. */
-	if (n->broken || n->maint || !n->alive)
+	if (n->broken || n->maint || n->deep || !n->alive)
 		return;
 	if ((kd->path == P_CRASH || kd->path == P_HANG) && !in_gang(s, k))
 		return;
@@ -863,8 +957,12 @@ inject(struct sim *s)
 		s->r.hits_by_path[P_PLANNED]++;
 	if (kd->repair) {
 		n->broken = true;
-		push(s, s->d.now + (int64_t)(s->p->repair_h * HOUR),
-		    EV_REPAIR, k);
+		memset(&e, 0, sizeof(e));
+		e.t = s->d.now + (int64_t)(s->p->repair_h * HOUR);
+		e.type = EV_REPAIR;
+		e.node = k;
+		e.gen = n->gen;
+		heap_push(&s->h, e);
 	}
 	memset(&e, 0, sizeof(e));
 	e.node = k;
@@ -949,6 +1047,10 @@ repair(struct sim *s, int k)
 		commit(s);
 	}
 	health_report(s, k, 0, false, "");
+	/* Drained as a suspect: the admin keeps it for a thorough repair
+	 * (EV_DEEP) instead of putting it back. */
+	if (n->deep)
+		return;
 	if (recovery_resume(s->d.cl, &admin, n->name, s->d.now, &err) == -1)
 		fprintf(errf, "goodput: resume %s: %s\n", n->name, err.text);
 	commit(s);
@@ -971,6 +1073,16 @@ launch_answer(struct sim *s, const struct ev *e)
 		n->rank = e->rank;
 		n->exiting = false;
 		e->done(e->arg, NULL, s->d.now);
+		if (n->bh) {
+			/* A broken mount: the task fails as it starts. */
+			struct ev f = *e;
+
+			f.type = EV_BH_FAIL;
+			f.t = s->d.now + BH_FAIL_MS;
+			f.done = NULL;
+			f.arg = NULL;
+			heap_push(&s->h, f);
+		}
 	} else {
 		cerr_set(&err, ERR_UNAVAILABLE, "the node's agent did not "
 		    "answer in time");
@@ -1041,6 +1153,320 @@ node_timeout_ms(const struct sim *s)
 	    s->p->node_timeout_s);
 }
 
+/* ---- Lemons, black holes, fail-slow (issue 32) ------------------------ */
+
+/* A lemon fails again: one of the kinds that need repair, weighted by
+ * the paper's counts. */
+static void
+schedule_lemon(struct sim *s)
+{
+	double rate = s->rate_repair * (s->p->lemon_x - 1) *
+	    (double)s->nlemons;
+
+	if (rate > 0)
+		push(s, s->d.now + rnd_exp_on(&s->rng_lemon, 1.0 / rate),
+		    EV_LEMON, 0);
+}
+
+static void
+lemon_fail(struct sim *s)
+{
+	int k = s->lemons[xorshift(&s->rng_lemon) % s->nlemons];
+	double x = rnd01_on(&s->rng_lemon) * s->rate_repair;
+	unsigned gpu = (unsigned)(xorshift(&s->rng_lemon) % GPUS_PER_NODE);
+	const struct kind *kd = &kinds[0];
+	size_t i;
+
+	for (i = 0; i < NKINDS; i++) {
+		if (!kinds[i].repair)
+			continue;
+		kd = &kinds[i];
+		if (x < s->rate_per_ms[i])
+			break;
+		x -= s->rate_per_ms[i];
+	}
+	schedule_lemon(s);
+	/* Fixed for good (a thorough repair after a suspect drain). */
+	if (!s->nodes[k].lemon)
+		return;
+	s->r.lemon_faults++;
+	fail_node(s, k, kd, gpu);
+}
+
+static double
+per_ms(const struct sim *s, double per_day_2048)
+{
+	return per_day_2048 * s->nnodes / LLAMA_NODES / DAY;
+}
+
+static void
+schedule_bh(struct sim *s)
+{
+	if (s->p->bh_per_day > 0)
+		push(s, s->d.now + rnd_exp_on(&s->rng_bh, 1.0 / per_ms(s,
+		    s->p->bh_per_day)), EV_BH, 0);
+}
+
+/* A node's mount or library breaks: every task launched there from now
+ * on fails at once; what runs there already keeps running. A person
+ * finds and fixes it after bh_h. */
+static void
+bh_start(struct sim *s)
+{
+	int k = (int)(xorshift(&s->rng_bh) % s->nnodes);
+	struct snode *n = &s->nodes[k];
+	struct ev e;
+
+	schedule_bh(s);
+	if (n->bh || n->deep)
+		return;
+	n->bh = true;
+	if (trace)
+		fprintf(errf, "%.3f h: %s is a black hole\n",
+		    (s->d.now - s->t0) / 3.6e6, n->name);
+	memset(&e, 0, sizeof(e));
+	e.t = s->d.now + (int64_t)(s->p->bh_h * HOUR);
+	e.type = EV_BH_FIX;
+	e.node = k;
+	e.gen = n->gen;
+	heap_push(&s->h, e);
+}
+
+static void
+bh_fail(struct sim *s, const struct ev *e)
+{
+	struct snode *n = &s->nodes[e->node];
+
+	if (!n->alive || !n->task || n->job != e->job ||
+	    n->attempt != e->attempt || n->exiting)
+		return;
+	if (e->job == s->job_id && e->attempt == s->attempt &&
+	    s->phase != T_DOWN && s->phase != T_STALL) {
+		s->r.hits++;
+		s->r.bh_hits++;
+		set_phase(s, T_STALL);
+	}
+	task_exit(s, e, 1 << 8);
+}
+
+static void
+schedule_slow(struct sim *s)
+{
+	if (s->p->slow_per_day > 0)
+		push(s, s->d.now + rnd_exp_on(&s->rng_slow, 1.0 / per_ms(s,
+		    s->p->slow_per_day)), EV_SLOW, 0);
+}
+
+static bool
+placed(struct sim *s, int k)
+{
+	return s->nodes[k].task && s->nodes[k].job == s->job_id &&
+	    s->nodes[k].attempt == s->attempt;
+}
+
+/* A fail-slow episode (a throttled GPU, a flapping link): the node's
+ * ranks run slowdown times slower for a while; durations log-uniform
+ * over [30 s, 10 h], slowdowns uniform over [1.1, 3]. */
+static void
+slow_start(struct sim *s)
+{
+	int k = (int)(xorshift(&s->rng_slow) % s->nnodes);
+	double u = rnd01_on(&s->rng_slow), x = rnd01_on(&s->rng_slow);
+	struct snode *n = &s->nodes[k];
+	double dur_s = exp(log(SLOW_MIN_S) + u * (log(SLOW_MAX_S) -
+	    log(SLOW_MIN_S)));
+	struct ev e;
+
+	schedule_slow(s);
+	n->slow = SLOW_X_MIN + x * (SLOW_X_MAX - SLOW_X_MIN);
+	n->slow_known = false;
+	n->slow_gen++;
+	if (trace)
+		fprintf(errf, "%.3f h: %s %.2fx slower for %.0f s%s\n",
+		    (s->d.now - s->t0) / 3.6e6, n->name, n->slow, dur_s,
+		    placed(s, k) ? ", in the gang" : "");
+	memset(&e, 0, sizeof(e));
+	e.t = s->d.now + (int64_t)(dur_s * SEC);
+	e.type = EV_SLOW_END;
+	e.node = k;
+	e.gen = n->slow_gen;
+	heap_push(&s->h, e);
+	if (placed(s, k)) {
+		s->r.slow_hits++;
+		slow_update(s, true);
+	}
+}
+
+static void
+slow_end(struct sim *s, const struct ev *e)
+{
+	struct snode *n = &s->nodes[e->node];
+
+	if (e->gen != n->slow_gen)
+		return;
+	n->slow = 1;
+	n->slow_known = false;
+	if (placed(s, e->node))
+		slow_update(s, true);
+}
+
+/* The gang runs at its slowest node's pace. changed: the gang or a
+ * member's slowdown changed (the ranks report step times again). */
+static void
+slow_update(struct sim *s, bool changed)
+{
+	const struct job *job = job_now(s);
+	double mx = 1;
+	bool known = false, unknown = false;
+	size_t i;
+	int k;
+
+	for (i = 0; job != NULL && s->phase != T_DOWN && i < job->nplace;
+	    i++) {
+		if ((k = node_index(s, job->place[i].node)) < 0 ||
+		    s->nodes[k].slow <= 1)
+			continue;
+		if (!s->nodes[k].slow_known)
+			unknown = true;
+		if (s->nodes[k].slow > mx) {
+			mx = s->nodes[k].slow;
+			known = s->nodes[k].slow_known;
+		}
+	}
+	if (mx != s->sl || known != s->sl_known) {
+		account(s);
+		s->sl = mx;
+		s->sl_known = known;
+		if (s->phase == T_TRAIN) {
+			s->gen++;
+			schedule_ckpt(s);
+		}
+	}
+	if (changed && unknown && s->c->straggler) {
+		/* Constant step times: what window x windows rounds do
+		 * not flag, more of them will not either. */
+		s->step_left = 2 * STRAGGLER_DEFAULT_WINDOW *
+		    STRAGGLER_DEFAULT_WINDOWS;
+		step_kick(s);
+	}
+}
+
+static void
+step_kick(struct sim *s)
+{
+	if (!s->c->straggler || s->step_left == 0 || s->step_pending ||
+	    s->phase != T_TRAIN)
+		return;
+	s->step_pending = true;
+	push(s, s->d.now + (int64_t)(s->p->step_s * SEC * s->sl), EV_STEP,
+	    0);
+}
+
+/* Every rank of the gang reports the step it finished and its compute
+ * time (the agents' StepTimeReport, from $COHORT_STEP_FILE). */
+static void
+step_round(struct sim *s)
+{
+	const struct job *job = job_now(s);
+	const struct straggler_found *f;
+	struct step_time_report rep;
+	struct cluster_stats st;
+	size_t i, n = 0, nf;
+	int *ks, k;
+
+	s->step_pending = false;
+	if (s->phase != T_TRAIN || s->step_left == 0 || job == NULL)
+		return;
+	s->step_left--;
+	s->step++;
+	s->r.step_rounds++;
+	if ((ks = calloc(job->nplace + 1, sizeof(*ks))) == NULL)
+		exit(1);
+	for (i = 0; i < job->nplace; i++)
+		if ((k = node_index(s, job->place[i].node)) >= 0 &&
+		    placed(s, k) && s->nodes[k].alive)
+			ks[n++] = k;
+	for (i = 0; i < n; i++) {
+		memset(&rep, 0, sizeof(rep));
+		rep.job_id = s->job_id;
+		rep.attempt = s->attempt;
+		rep.rank = s->nodes[ks[i]].rank;
+		rep.step = s->step;
+		rep.compute_ms = (uint32_t)(s->p->step_s * SEC *
+		    s->nodes[ks[i]].slow);
+		cluster_reports_begin(s->d.cl);
+		straggler_reports(s->d.cl, s->nodes[ks[i]].conn, &rep, 1,
+		    s->d.now);
+	}
+	free(ks);
+	commit(s);
+	cluster_stats(s->d.cl, &st);
+	if (st.stragglers != s->sg_seen) {
+		s->sg_seen = st.stragglers;
+		f = straggler_list(s->d.cl, s->job_id, &nf);
+		for (i = 0; i < nf; i++) {
+			if ((k = node_index(s, f[i].node)) < 0 ||
+			    s->nodes[k].slow <= 1 || s->nodes[k].slow_known)
+				continue;
+			s->nodes[k].slow_known = true;
+			s->r.stragglers++;
+		}
+		slow_update(s, false);
+	}
+	step_kick(s);
+}
+
+/* Nodes the suspect code drained go to a thorough repair (the admin
+ * reads "suspect:" and replaces parts), which ends a lemon or a black
+ * hole for good; cheap unless a node crossed. */
+static void
+check_suspect(struct sim *s)
+{
+	const struct node *nd;
+	unsigned long c;
+	struct ev e;
+	unsigned i;
+
+	if (s->d.sus == NULL || (c = suspect_crossings(s->d.sus)) ==
+	    s->sus_seen)
+		return;
+	s->sus_seen = c;
+	for (i = 0; i < s->nnodes; i++) {
+		if (s->nodes[i].deep || (nd = nodes_get(s->d.ns,
+		    s->nodes[i].name)) == NULL || !nd->drained ||
+		    strncmp(nd->drain_reason, SUSPECT_PREFIX,
+		    strlen(SUSPECT_PREFIX)) != 0)
+			continue;
+		s->nodes[i].deep = true;
+		s->r.drains++;
+		if (trace)
+			fprintf(errf, "%.3f h: %s drained: %s\n",
+			    (s->d.now - s->t0) / 3.6e6, s->nodes[i].name,
+			    nd->drain_reason);
+		memset(&e, 0, sizeof(e));
+		e.t = s->d.now + (int64_t)(s->p->deep_h * HOUR);
+		e.type = EV_DEEP;
+		e.node = (int)i;
+		e.gen = s->nodes[i].gen;
+		heap_push(&s->h, e);
+	}
+}
+
+static void
+deep_done(struct sim *s, const struct ev *e)
+{
+	struct snode *n = &s->nodes[e->node];
+
+	if (e->gen != n->gen)
+		return;
+	n->gen++;		/* its ordinary repair, its fix: void */
+	n->deep = false;
+	n->lemon = false;
+	n->bh = false;
+	s->r.deep++;
+	repair(s, e->node);
+}
+
 /* ---- The loop --------------------------------------------------------- */
 
 static void
@@ -1077,6 +1503,7 @@ tick(struct sim *s)
 	drain_cmds(s);
 	check_running(s);
 	check_requeue(s);
+	check_suspect(s);
 }
 
 /* Is anything pending that only time resolves? */
@@ -1122,11 +1549,12 @@ handle(struct sim *s, const struct ev *e)
 		task_exit(s, e, 1 << 8);
 		break;
 	case EV_REPAIR:
-		repair(s, e->node);
+		if (e->gen == s->nodes[e->node].gen)
+			repair(s, e->node);
 		break;
 	case EV_MAINT_END:
 		s->nodes[e->node].maint = false;
-		if (!s->nodes[e->node].broken) {
+		if (!s->nodes[e->node].broken && !s->nodes[e->node].deep) {
 			struct cerr err;
 
 			if (recovery_resume(s->d.cl, &admin,
@@ -1147,9 +1575,36 @@ handle(struct sim *s, const struct ev *e)
 			set_phase(s, T_TRAIN);
 			if (s->evac)
 				start_ckpt(s);
-			else
+			else {
 				schedule_ckpt(s);
+				step_kick(s);
+			}
 		}
+		break;
+	case EV_LEMON:
+		lemon_fail(s);
+		break;
+	case EV_BH:
+		bh_start(s);
+		break;
+	case EV_BH_FIX:
+		if (e->gen == s->nodes[e->node].gen)
+			s->nodes[e->node].bh = false;
+		break;
+	case EV_BH_FAIL:
+		bh_fail(s, e);
+		break;
+	case EV_SLOW:
+		slow_start(s);
+		break;
+	case EV_SLOW_END:
+		slow_end(s, e);
+		break;
+	case EV_DEEP:
+		deep_done(s, e);
+		break;
+	case EV_STEP:
+		step_round(s);
 		break;
 	case EV_CKPT:
 		if (e->gen == s->gen && s->phase == T_TRAIN)
@@ -1164,6 +1619,7 @@ handle(struct sim *s, const struct ev *e)
 	}
 	check_running(s);
 	check_requeue(s);
+	check_suspect(s);
 }
 
 static void
@@ -1207,6 +1663,7 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 {
 	struct sim sim, *s = &sim;
 	struct cluster_opts o;
+	struct suspect_opts so;
 	struct cerr err;
 	unsigned i, nspare, nidle;
 	clock_t cpu = clock();
@@ -1219,10 +1676,17 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	s->nnodes = p->nodes;
 	s->rng = seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
 	s->rng_delay = seed * 0xD1B54A32D192ED03ULL + 0x8CB92BA72F3D8DD7ULL;
+	s->rng_lemon = seed * 0xA0761D6478BD642FULL + 0xE7037ED1A0B428DBULL;
+	s->rng_bh = seed * 0x8EBC6AF09C88C6E3ULL + 0x589965CC75374CC3ULL;
+	s->rng_slow = seed * 0x1D8E4E27C47D124FULL + 0x94D049BB133111EBULL;
 	for (i = 0; i < 8; i++) {
 		rnd(s);
 		rnd01_delay(s);
+		xorshift(&s->rng_lemon);
+		xorshift(&s->rng_bh);
+		xorshift(&s->rng_slow);
 	}
+	s->sl = 1;
 	build_topo(s);
 	memset(&o, 0, sizeof(o));
 	o.topo = s->topo;
@@ -1230,7 +1694,9 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	o.heartbeat_ms = HEARTBEAT_MS;
 	o.stop_timeout_ms = 60 * SEC;
 	o.accept_unknown_nodes = true;
-	if (domain_open(&s->d, &o, &err) == -1) {
+	suspect_opts_default(&so);
+	if (domain_open_suspect(&s->d, &o, c->suspect ? &so : NULL,
+	    &err) == -1) {
 		fprintf(errf, "goodput: domain_open: %s\n", err.text);
 		exit(1);
 	}
@@ -1253,6 +1719,7 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 		n->spare = nspare > 0 && i % (p->nodes / nspare) ==
 		    p->nodes / nspare - 1 && i / (p->nodes / nspare) < nspare;
 		n->alive = true;
+		n->slow = 1;
 		if ((n->conn = domain_add_node(&s->d, n->name, GPUS_PER_NODE,
 		    n->spare, &err)) == 0) {
 			fprintf(errf, "goodput: add %s: %s\n", n->name,
@@ -1274,6 +1741,24 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 		total += s->rate_per_ms[i];
 	}
 	s->rate_total = total;
+	for (i = 0; i < NKINDS; i++)
+		if (kinds[i].repair)
+			s->rate_repair += s->rate_per_ms[i];
+	/* Lemons: the same nodes for every configuration of a seed. */
+	s->nlemons = (size_t)(p->nodes * p->lemon_pct / 100 + 0.5);
+	if ((s->lemons = calloc(p->nodes, sizeof(*s->lemons))) == NULL)
+		exit(1);
+	for (i = 0; i < p->nodes; i++)
+		s->lemons[i] = (int)i;
+	for (i = 0; i < s->nlemons; i++) {
+		unsigned j = i + (unsigned)(xorshift(&s->rng_lemon) %
+		    (p->nodes - i));
+		int t = s->lemons[i];
+
+		s->lemons[i] = s->lemons[j];
+		s->lemons[j] = t;
+		s->nodes[s->lemons[i]].lemon = true;
+	}
 	s->phase = T_DOWN;
 	s->f = 1;
 	s->acc_since = s->t0;
@@ -1282,6 +1767,10 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	submit(s);
 	run_passes(s);
 	schedule_fail(s);
+	if (s->nlemons > 0 && p->lemon_x > 1)
+		schedule_lemon(s);
+	schedule_bh(s);
+	schedule_slow(s);
 	push(s, s->end, EV_END, 0);
 	s->next_tick = next_tick(s);
 	for (;;) {
@@ -1316,6 +1805,7 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	topo_destroy(s->topo);
 	free(s->nodes);
 	free(s->dead);
+	free(s->lemons);
 	free(s->h.v);
 }
 
@@ -1325,6 +1815,7 @@ struct summary {
 	double ettr, ettr_min, ettr_max;
 	double cat[NCATS];	/* % of wall, mean */
 	double hits, restarts, cpu_s, min_nodes;
+	double bh_hits, slow_hits, stragglers, drains;
 	unsigned job_nodes, spare_gpus;
 	unsigned long passes, ticks;
 };
@@ -1353,6 +1844,10 @@ summarize(const struct params *p, const struct config *c,
 			sm->cat[k] += 100 * r.cat[k] / r.wall / p->seeds;
 		sm->hits += (double)r.hits / p->seeds;
 		sm->restarts += (double)r.restarts / p->seeds;
+		sm->bh_hits += (double)r.bh_hits / p->seeds;
+		sm->slow_hits += (double)r.slow_hits / p->seeds;
+		sm->stragglers += (double)r.stragglers / p->seeds;
+		sm->drains += (double)r.drains / p->seeds;
 		sm->cpu_s += r.cpu_s;
 		sm->passes += r.passes;
 		sm->ticks += r.ticks;
@@ -1367,13 +1862,18 @@ summarize(const struct params *p, const struct config *c,
 			    "(xid %u health %u lost %u crash %u hang %u "
 			    "planned %u) faults %u restarts %u min_nodes %.0f "
 			    "domain_lost_work %.1f h cpu %.1f s passes %lu "
-			    "ticks %lu hb %lu%s\n", c->name, i, e, r.hits,
+			    "ticks %lu hb %lu lemon_faults %u blackhole_hits %u "
+			    "slow_hits %u stragglers %u suspect_drains %u "
+			    "deep_repairs %u step_rounds %lu%s\n", c->name, i,
+			    e, r.hits,
 			    r.hits_by_path[P_XID], r.hits_by_path[P_HEALTH],
 			    r.hits_by_path[P_LOST], r.hits_by_path[P_CRASH],
 			    r.hits_by_path[P_HANG], r.hits_by_path[P_PLANNED],
 			    r.faults, r.restarts, r.min_nodes,
 			    r.domain_lost_ms / 3.6e6, r.cpu_s, r.passes,
-			    r.ticks, r.hb_rounds,
+			    r.ticks, r.hb_rounds, r.lemon_faults, r.bh_hits,
+			    r.slow_hits, r.stragglers, r.drains, r.deep,
+			    r.step_rounds,
 			    r.stuck ? " (not running at the end)" : "");
 	}
 	if (mtbf_ms != NULL)
@@ -1387,23 +1887,28 @@ print_table(const struct params *p, unsigned which)
 	double mtbf = 0, sched;
 	unsigned i, k;
 
-	printf("config     job_nodes spare_gpus  ETTR   (min    max)  ");
+	printf("config       job_nodes spare_gpus  ETTR   (min    max)  ");
 	for (k = 0; k < NCATS; k++)
 		printf(" %7s", cat_names[k]);
-	printf("  det+wait +restart  hits restarts  cpu_s\n");
+	printf("     sched +restart  hits restarts    bh  slow strag "
+	    "drain  cpu_s\n");
 	for (i = 0; i < NCONFIGS; i++) {
 		if (!(which & (1u << i)))
 			continue;
 		summarize(p, &configs[i], &sm, i == 3 ? &mtbf : NULL);
-		sched = sm.cat[C_DETECT] + sm.cat[C_WAIT];
-		printf("%-10s %9u %10u %6.4f (%6.4f %6.4f)", configs[i].name,
+		/* Scheduler-caused (issue 32): detection, waiting, and
+		 * running slow after a straggler was known. */
+		sched = sm.cat[C_DETECT] + sm.cat[C_WAIT] +
+		    sm.cat[C_SLOWKNOWN];
+		printf("%-12s %9u %10u %6.4f (%6.4f %6.4f)", configs[i].name,
 		    sm.job_nodes, sm.spare_gpus, sm.ettr, sm.ettr_min,
 		    sm.ettr_max);
 		for (k = 0; k < NCATS; k++)
 			printf(" %6.2f%%", sm.cat[k]);
-		printf("  %7.2f%% %7.2f%% %5.1f %8.1f %6.1f\n", sched,
-		    sched + sm.cat[C_RESTART], sm.hits, sm.restarts,
-		    sm.cpu_s);
+		printf("  %7.2f%% %7.2f%% %5.1f %8.1f %5.1f %5.1f %5.1f %5.1f "
+		    "%6.1f\n", sched, sched + sm.cat[C_RESTART], sm.hits,
+		    sm.restarts, sm.bh_hits, sm.slow_hits, sm.stragglers,
+		    sm.drains, sm.cpu_s);
 		fflush(stdout);
 	}
 	if (mtbf > 0)
@@ -1419,7 +1924,8 @@ sweep(const struct params *p0, const char *file, double days)
 	static const double spares[] = { 0, 0.5, 1, 2 };
 	static const double cmin[] = { 2, 5, 10, 15, 20, 30, 45, 60 };
 	struct params p = *p0;
-	struct config c = { "sweep", false, 0, 0, false };
+	struct config c = { "sweep", false, 0, 0, false, false, false,
+	    false };
 	struct summary sm;
 	FILE *f;
 	size_t i, j;
@@ -1455,8 +1961,12 @@ usage(void)
 	    "[--seed0 X] [--ckpt-min C] [--ckpt-cost-s K] [--restart-s R] "
 	    "[--repair-h H] [--maint-h M] [--hang-timeout-s T] "
 	    "[--node-timeout-s T] [--health-s T] [--nodes-per-leaf L] "
-	    "[--configs slurm,slurm+1,cohort,cohort-1,cohort-2,elastic] "
-	    "[--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose]\n");
+	    "[--configs slurm,slurm+1,cohort,cohort-1,cohort-2,elastic,"
+	    "c1+suspect,c1+straggler,c1+advice,c1+all] "
+	    "[--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose] "
+	    "[--beyond] [--lemon-pct P] [--lemon-x X] "
+	    "[--blackholes-per-day B] [--blackhole-h H] [--slow-per-day S] "
+	    "[--deep-repair-h H] [--step-s S]\n");
 	exit(2);
 }
 
@@ -1524,6 +2034,14 @@ main(int argc, char **argv)
 		{ "sweep-days", required_argument, NULL, 'D' },
 		{ "rate-x", required_argument, NULL, 'x' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "beyond", no_argument, NULL, 'B' },
+		{ "lemon-pct", required_argument, NULL, 'L' },
+		{ "lemon-x", required_argument, NULL, 'X' },
+		{ "blackholes-per-day", required_argument, NULL, 'b' },
+		{ "blackhole-h", required_argument, NULL, 'F' },
+		{ "slow-per-day", required_argument, NULL, 'o' },
+		{ "deep-repair-h", required_argument, NULL, 'e' },
+		{ "step-s", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct params p = {
@@ -1532,7 +2050,10 @@ main(int argc, char **argv)
 		.repair_h = 4, .maint_h = 2, .hang_timeout_s = 300,
 		.node_timeout_s = 10, .health_s = 30, .nodes_per_leaf = 32,
 		.rate_x = 1,
+		.lemon_pct = -1, .lemon_x = 20, .bh_per_day = -1,
+		.bh_h = 6, .slow_per_day = -1, .deep_h = 24, .step_s = 5,
 	};
+	bool beyond = false;
 	const char *sweep_file = NULL;
 	double sweep_days = 0;
 	unsigned which = (1u << NCONFIGS) - 1;
@@ -1600,12 +2121,45 @@ main(int argc, char **argv)
 		case 'v':
 			p.verbose = true;
 			break;
+		case 'B':
+			beyond = true;
+			break;
+		case 'L':
+			p.lemon_pct = num("lemon-pct", optarg, 0, 100);
+			break;
+		case 'X':
+			p.lemon_x = num("lemon-x", optarg, 1, 10000);
+			break;
+		case 'b':
+			p.bh_per_day = num("blackholes-per-day", optarg, 0,
+			    1e6);
+			break;
+		case 'F':
+			p.bh_h = num("blackhole-h", optarg, 0.01, 10000);
+			break;
+		case 'o':
+			p.slow_per_day = num("slow-per-day", optarg, 0, 1e6);
+			break;
+		case 'e':
+			p.deep_h = num("deep-repair-h", optarg, 0.01, 10000);
+			break;
+		case 't':
+			p.step_s = num("step-s", optarg, 0.1, 3600);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	/* --beyond: the failures that do not crash, at the rates the
+	 * simulator assumes (what was not given). */
+	if (p.lemon_pct < 0)
+		p.lemon_pct = beyond ? 1 : 0;
+	if (p.bh_per_day < 0)
+		p.bh_per_day = beyond ? 0.25 : 0;
+	if (p.slow_per_day < 0)
+		p.slow_per_day = beyond ? 2 : 0;
 	if (p.ckpt_cost_s >= CKPT_DEADLINE_S) {
 		fprintf(errf, "goodput: --ckpt-cost-s must be below the "
 		    "job's checkpoint deadline (%d s)\n", CKPT_DEADLINE_S);
@@ -1630,6 +2184,15 @@ main(int argc, char **argv)
 	    p.ckpt_min, p.ckpt_cost_s, p.restart_s, p.repair_h, p.maint_h,
 	    p.node_timeout_s, p.health_s, p.hang_timeout_s,
 	    SLURM_NODE_TIMEOUT_S, SLURM_HEALTH_S, NCCL_WATCHDOG_S, p.rate_x);
+	if (p.lemon_pct > 0 || p.bh_per_day > 0 || p.slow_per_day > 0)
+		printf("beyond crashes: %g%% lemons at %gx the hardware "
+		    "failure rate; %g black holes a day per 2,048 nodes, "
+		    "fixed after %g h; %g fail-slow episodes a day per 2,048 "
+		    "nodes (%.0f s-%.0f h, %.1fx-%.0fx); suspect drains "
+		    "repaired for good in %g h; steps of %g s\n",
+		    p.lemon_pct, p.lemon_x, p.bh_per_day, p.bh_h,
+		    p.slow_per_day, SLOW_MIN_S, SLOW_MAX_S / 3600, SLOW_X_MIN,
+		    SLOW_X_MAX, p.deep_h, p.step_s);
 	fflush(stdout);
 	print_table(&p, which);
 	if (sweep_file != NULL)
