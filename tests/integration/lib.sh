@@ -420,6 +420,23 @@ pyclient() {
 	"$PYTHON" "$PYCLIENT" "$@"
 }
 
+# job_config DIR: the user's client.conf, certificate and key under
+# DIR/cfg/cohort, readable by the account the cluster's tasks run as
+# (nobody when run as root), as a site's shared home gives a job its
+# settings: a job given XDG_CONFIG_HOME=$JOB_CFG (sbatch
+# --export=...,XDG_CONFIG_HOME=$JOB_CFG) reaches the controller from
+# inside (srun, squeue). Sets JOB_CFG and JOB_ACCT (that account).
+job_config() {
+	local d="$1/cfg/cohort"
+	if [ "$(id -u)" -eq 0 ]; then JOB_ACCT=nobody; else JOB_ACCT=$(id -un); fi
+	mkdir -p "$d" && cp "$COHORT_CERT" "$d/user.crt" &&
+		cp "$COHORT_KEY" "$d/user.key" &&
+		printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
+		"$COHORT_SERVER" "$COHORT_CA" >"$d/client.conf" &&
+		chown -R "$JOB_ACCT" "$1/cfg" || fail "cannot write $d"
+	JOB_CFG=$1/cfg
+}
+
 # world_dir NAME: create $T/NAME, writable by anyone (sticky, like /tmp),
 # and print its path: a place where tasks write, whoever they run as.
 world_dir() {

@@ -17,19 +17,13 @@ cluster_up "$C" --nodes 2 --gpus 4
 W=$(world_dir sub)
 cd "$W" || fail "cannot enter $W"
 
-# The account tasks run as: cohort-local maps every user to nobody when
-# run as root.
-if [ "$(id -u)" -eq 0 ]; then acct=nobody; else acct=$(id -un); fi
-acct_uid=$(id -u "$acct")
-
 # The connection settings a site puts in the user's client.conf (the
-# job's env never holds COHORT_*), here in a directory of the test's,
-# with the certificate and key the account can read.
-D=$W/cfg/cohort
-mkdir -p "$D" && cp "$COHORT_CERT" "$D/user.crt" && cp "$COHORT_KEY" "$D/user.key" &&
-	printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
-	"$COHORT_SERVER" "$COHORT_CA" >"$D/client.conf" &&
-	chown -R "$acct" "$W/cfg" || fail "cannot write $D"
+# job's env never holds COHORT_*), with the certificate and key the
+# account tasks run as can read (cohort-local maps every user to nobody
+# when run as root).
+job_config "$W"
+acct=$JOB_ACCT
+acct_uid=$(id -u "$acct")
 
 cat >job.sh <<'SH'
 #!/bin/sh
@@ -43,7 +37,7 @@ f=env.$SLURM_NODEID
 } >"$f.tmp" && mv "$f.tmp" "$f"
 SH
 # Only XDG_CONFIG_HOME from here: no PATH, no COHORT_*.
-expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$W/cfg" -N 2 \
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -N 2 \
 	--gpus-per-node 2 -c 1 job.sh
 id=$(cat "$OUT")
 wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT

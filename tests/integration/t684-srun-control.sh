@@ -14,12 +14,7 @@ C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 4
 W=$(world_dir sub)
 cd "$W" || fail "cannot enter $W"
-if [ "$(id -u)" -eq 0 ]; then acct=nobody; else acct=$(id -un); fi
-D=$W/cfg/cohort
-mkdir -p "$D" && cp "$COHORT_CERT" "$D/user.crt" && cp "$COHORT_KEY" "$D/user.key" &&
-	printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
-	"$COHORT_SERVER" "$COHORT_CA" >"$D/client.conf" &&
-	chown -R "$acct" "$W/cfg" || fail "cannot write $D"
+job_config "$W"
 
 cat >long.sh <<'SH'
 #!/bin/bash
@@ -29,7 +24,7 @@ srun -J longstep --gpus-per-node=1 sleep 600
 echo "LONG_RC=$?" >long.rc
 sleep 600
 SH
-expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$W/cfg" -o long.out long.sh
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -o long.out long.sh
 id=$(cat "$OUT")
 wait_state 60 "$id" RUNNING
 _step_runs() {

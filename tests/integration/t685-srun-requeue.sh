@@ -9,12 +9,7 @@ C=$T/cluster
 cluster_up "$C" --nodes 3 --gpus 4
 W=$(world_dir sub)
 cd "$W" || fail "cannot enter $W"
-if [ "$(id -u)" -eq 0 ]; then acct=nobody; else acct=$(id -un); fi
-D=$W/cfg/cohort
-mkdir -p "$D" && cp "$COHORT_CERT" "$D/user.crt" && cp "$COHORT_KEY" "$D/user.key" &&
-	printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
-	"$COHORT_SERVER" "$COHORT_CA" >"$D/client.conf" &&
-	chown -R "$acct" "$W/cfg" || fail "cannot write $D"
+job_config "$W"
 
 cat >job.sh <<'SH'
 #!/bin/bash
@@ -29,7 +24,7 @@ else
 	echo "second run: $?" >>runs.log
 fi
 SH
-expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$W/cfg" -o job.out job.sh
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -o job.out job.sh
 id=$(cat "$OUT")
 _long_runs() {
 	squeue -s -h -o '%i %j %N' >"$T/steps" 2>&1 && grep -q "^$id.0 long " "$T/steps"

@@ -14,12 +14,8 @@ C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 2
 W=$(world_dir sub)
 cd "$W" || fail "cannot enter $W"
-if [ "$(id -u)" -eq 0 ]; then acct=nobody; else acct=$(id -un); fi
-D=$W/cfg/cohort
-mkdir -p "$D" "$W/bin" && cp "$COHORT_CERT" "$D/user.crt" && cp "$COHORT_KEY" "$D/user.key" &&
-	printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
-	"$COHORT_SERVER" "$COHORT_CA" >"$D/client.conf" &&
-	chown -R "$acct" "$W/cfg" || fail "cannot write $D"
+job_config "$W"
+mkdir -p "$W/bin" || fail "cannot create $W/bin"
 
 # The stand-in: one line per launcher, how it was started and where.
 cat >"$W/bin/torchrun" <<'SH'
@@ -54,7 +50,7 @@ srun torchrun \
 --rdzv_endpoint $head_node_ip:29500 \
 ./multinode_torchrun.py 50 10
 SH
-PATH="$W/bin:$PATH" expect_exit 0 sbatch --parsable --export=ALL,XDG_CONFIG_HOME="$W/cfg" sbatch_run.sh
+PATH="$W/bin:$PATH" expect_exit 0 sbatch --parsable --export=ALL,XDG_CONFIG_HOME="$JOB_CFG" sbatch_run.sh
 id=$(cat "$OUT")
 wait_state 90 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 out="$W/slurm-$id.out"

@@ -10,13 +10,8 @@ C=$T/cluster
 cluster_up "$C" --nodes 1 --gpus 1
 W=$(world_dir sub)
 cd "$W" || fail "cannot enter $W"
-if [ "$(id -u)" -eq 0 ]; then acct=nobody; else acct=$(id -un); fi
-
-D=$W/cfg/cohort
-mkdir -p "$D" && cp "$COHORT_CERT" "$D/user.crt" && cp "$COHORT_KEY" "$D/user.key" &&
-	printf '[client]\nserver = %s\ncert = user.crt\nkey = user.key\nca = %s\n' \
-	"$COHORT_SERVER" "$COHORT_CA" >"$D/client.conf" &&
-	chown -R "$acct" "$W/cfg" && chown "$acct" "$W" || fail "cannot write $D"
+job_config "$W"
+chown "$JOB_ACCT" "$W" || fail "cannot give $W to $JOB_ACCT"
 
 cat >stdin.sh <<'SH'
 #!/bin/bash
@@ -31,7 +26,7 @@ echo "NONE=[$(srun -i none -n1 cat <never)] rc=$?"
 echo "ECHO=[$(srun -n1 echo hi <never)] rc=$?"
 exit 0
 SH
-expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$W/cfg" -o out.%j stdin.sh
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -o out.%j stdin.sh
 id=$(cat "$OUT")
 wait_state 90 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 cat "$W/out.$id" >&2
