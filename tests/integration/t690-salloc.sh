@@ -82,7 +82,10 @@ no_cred_left
 
 # An interactive shell in a terminal, if tmux is here.
 if command -v tmux >/dev/null 2>&1; then
-	sock=$T/tmux.sock
+	# Under /tmp, not $T: a socket path must fit in 108 bytes, and the
+	# tree the tests run in may have a long path.
+	tdir=$(mktemp -d /tmp/t690.XXXXXX) || fail "cannot make a directory for tmux"
+	sock=$tdir/tmux.sock
 	printf '%s\nexport TMPDIR=%q PATH=%q PS1=%q\ncd %q\nexec salloc -N 2\n' \
 		"$ALICE_ENV" "$TMPDIR" "$PATH" 'ready$ ' "$W" >"$T/tmux.sh"
 	SHELL=/bin/sh tmux -S "$sock" new-session -d -x 120 -y 40 "bash --norc $T/tmux.sh; sleep 600" ||
@@ -95,6 +98,7 @@ if command -v tmux >/dev/null 2>&1; then
 	tmux -S "$sock" send-keys -t 0 'exit' Enter
 	wait_for 30 pane_has 'Relinquishing job allocation' || fail "no relinquish in tmux: $(cat "$T/pane")"
 	tmux -S "$sock" kill-server 2>/dev/null
+	rm -rf "$tdir"
 	no_cred_left
 else
 	echo "SKIP: tmux is not installed: the interactive shell part is not run"
