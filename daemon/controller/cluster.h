@@ -151,8 +151,8 @@ int cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now_ms,
  * reads no input, ERR_UNAVAILABLE when the node cannot be reached).
  * The caller checked who may. */
 int cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
-    uint64_t offset, const uint8_t *data, size_t len, bool eof,
-    int64_t now_ms, outbox_input_done cb, void *arg, struct cerr *err);
+    const struct step_input *in, int64_t now_ms, outbox_input_done cb,
+    void *arg, struct cerr *err);
 /* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
  * from memory and from the store. */
 int cluster_delete_node(struct cluster *cl, const struct peer *who,

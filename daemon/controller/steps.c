@@ -534,6 +534,9 @@ steps_create(struct cluster *cl, const struct peer *who,
 	s->exclusive = r->exclusive;
 	s->kill_on_bad_exit = r->kill_on_bad_exit;
 	s->input = r->input;
+	s->pty = r->pty;
+	s->rows = r->rows;
+	s->cols = r->cols;
 	s->gpus_per_task = r->gpus_per_task;
 	s->cpus_per_task = r->cpus_per_task;
 	if (steps_copy_req(s, job, r) == -1) {

@@ -54,6 +54,8 @@ struct step_req {
 	bool exclusive;
 	bool kill_on_bad_exit;
 	bool input;			/* srun forwards its input to task 0 */
+	bool pty;			/* task 0 on a pseudo-terminal */
+	uint16_t rows, cols;		/* its window at the start */
 };
 
 /* One node of a step: the job's placement index, its tasks and GPUs. */
@@ -90,6 +92,8 @@ struct step {
 	bool stopping;			/* -K has stopped its tasks */
 	bool input;			/* task 0 reads srun's input (its
 					 * agent's pipe), else /dev/null */
+	bool pty;			/* task 0 on a pseudo-terminal */
+	uint16_t rows, cols;
 	/* For the launches, freed when the step ends. */
 	char **argv;
 	size_t argc;
