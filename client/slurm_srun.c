@@ -932,6 +932,12 @@ srun_follow(struct srun *s)
 			    SRUN_WAIT_MAX_MS);
 			continue;
 		}
+		/* Input flowing: the next chunk at once, if there is one. */
+		if (r == 1 && s->in != NULL && srun_input_active(s->in)) {
+			srun_input_read(s->in);
+			if (srun_input_pending(s->in))
+				continue;
+		}
 		/* Input the task's pipe did not take: sent again after a
 		 * back-off (up to SRUN_WAIT_MAX_MS), since each try carries
 		 * the chunk. */
