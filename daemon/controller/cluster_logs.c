@@ -182,6 +182,7 @@ cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
 	if ((n = nodes_get(cl->ns, node)) == NULL || n->conn_id == 0)
 		return cerr_set(err, ERR_UNAVAILABLE, "node %s of task 0 is "
 		    "not connected; its input cannot be written now", node);
+	cl->stats.input_bytes += in->len;
 	if (cl->out.ops->write_stdin(cl->out.ctx, n->conn_id, job_id,
 	    s->attempt, step, 0, in, now, cb, arg) == -1)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",

@@ -496,6 +496,8 @@ rpc_step_status(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
+	/* Someone follows it: an interactive session is not silent. */
+	steps_heard(rpc->cluster, q->job_id, q->step_id, clock_now_ms());
 	/* A running step asked with wait_ms: answered when it ends (or at
 	 * the wait's end), not polled for. */
 	if (q->has_wait_ms && q->wait_ms > 0 &&
