@@ -5,7 +5,8 @@
 # is srun's 3, the local terminal is as it was afterwards (also when the
 # node's agent is killed under the session); cohort attach joins a
 # running --pty step (its output, and keys with -i); bob can neither
-# attach to nor type into alice's session.
+# attach to nor type into alice's session; cohort run --pty does it all
+# in an allocation of its own.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
@@ -100,4 +101,17 @@ wait_for 10 test -s "$T/stty.after" || fail "no stty after srun"
 cmp -s "$T/stty.before" "$T/stty.after" ||
 	fail "the terminal was left changed after the agent died: $(cat "$T/stty.after")"
 grep -q 'srun: error: .*node' "$T/pane" || fail "srun said nothing of its node: $(cat "$T/pane")"
+
+# cohort run --pty: an allocation of its own, the command on a terminal
+# of its node, its exit code cohort run's, the allocation released.
+rm -f "$T/stty.after"
+keys "clear; PS1='run\$ ' cohort run --pty -N 1 --gpus-per-node 0 -- bash --norc -i; echo rc=\$?; stty -g >$T/stty.after" Enter
+wait_for 60 pane_has '^run\$' || fail "no prompt from cohort run --pty: $(cat "$T/pane")"
+keys 'tty; echo on-$SLURMD_NODENAME; exit 4' Enter
+wait_for 30 pane_has '^rc=4' || fail "cohort run --pty did not exit 4: $(cat "$T/pane")"
+grep -q '^/dev/pts/' "$T/pane" && grep -q '^on-node02' "$T/pane" ||
+	fail "cohort run --pty's command was not on a terminal of node02: $(cat "$T/pane")"
+grep -q 'Relinquishing job allocation' "$T/pane" || fail "cohort run --pty did not release its allocation"
+wait_for 10 test -s "$T/stty.after" || fail "no stty after cohort run --pty"
+cmp -s "$T/stty.before" "$T/stty.after" || fail "cohort run --pty left the terminal changed"
 exit 0
