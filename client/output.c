@@ -621,7 +621,7 @@ json_checkpoint(const struct job *job)
 	    "time", json_time(job->ckpt_ms));
 }
 
-/* Goodput (SPEC.md "Goodput"): the split of the time since the first
+/* Goodput (docs/SPEC.md "Goodput"): the split of the time since the first
  * start, in seconds, and ETTR; null from a controller that sent none. */
 static json_t *
 json_goodput(const struct job *job)

@@ -1,4 +1,4 @@
-/* The job as the whole project sees it: the spec a user submits (SPEC.md,
+/* The job as the whole project sees it: the spec a user submits (docs/SPEC.md,
  * "submit options"), its validation, and the job record around it.
  * No protobuf, SQLite or libevent here: lib/wire.c translates to the wire,
  * daemon/controller/store.c to the database. */
@@ -326,13 +326,13 @@ struct job {
 	int64_t submit_ms;
 	int64_t start_ms;	/* 0 until started */
 	int64_t end_ms;		/* 0 until ended */
-	uint32_t restarts;	/* restarts after failures (SPEC.md) */
+	uint32_t restarts;	/* restarts after failures (docs/SPEC.md) */
 	uint32_t attempt;	/* launches so far: keys agent commands */
 	bool has_exit;
 	int32_t exit_code;
 	struct placement *place;	/* current (or last) allocation */
 	size_t nplace;
-	/* Fault recovery (SPEC.md checkpoint contract). */
+	/* Fault recovery (docs/SPEC.md checkpoint contract). */
 	bool has_ckpt;
 	uint64_t ckpt_step;
 	char *ckpt_path;		/* NULL when none */

@@ -1,4 +1,4 @@
-/* The controller's queues (SPEC.md "Queues (tenants)"): the tree from
+/* The controller's queues (docs/SPEC.md "Queues (tenants)"): the tree from
  * cohortd.conf's [queue NAME] sections, who may submit to which, the
  * per-queue limits checked at submit, fair-share usage decayed with a
  * half-life, the scheduler core's view of the tree (sched_queue) and

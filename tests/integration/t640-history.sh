@@ -113,7 +113,7 @@ failed_ms=$(json_get "$T/job-$jb.json" 'round(d["gpu_hours"] * 3600e3)')
 expect_exit 0 cohort usage --by state
 grep -Eq '^FAILED +0\.[0-9]{2} +0\.[0-9]{2} +1$' "$OUT" || fail "no FAILED row: $(cat "$OUT")"
 grep -Eq '^TOTAL +0\.[0-9]{2} +0\.[0-9]{2}' "$OUT" || fail "no TOTAL row: $(cat "$OUT")"
-# Another user sees everyone's usage (SPEC.md: every job is visible to
+# Another user sees everyone's usage (docs/SPEC.md: every job is visible to
 # all; only environments, scripts and logs are private).
 ( as_user "$C" bob
   expect_exit 0 cohort usage --user alice --json
