@@ -153,7 +153,7 @@ struct jobs_select {
 size_t jobs_select(const struct jobs *js, const struct peer *who,
     const struct jobs_select *sel, uint64_t *ids, size_t max, bool *more);
 
-/* Early failures (docs/SPEC.md "restart policy"): a task that fails within
+/* Early failures (docs/SPEC.md, --max-restarts): a task that fails within
  * window_ms of its run's start (for a reason not the hardware's: those
  * come through jobs_fail_over) restarts after a back-off; 0: at once.
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
