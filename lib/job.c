@@ -565,8 +565,8 @@ check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
  *   %n node rank    %N node name        %x job name     %u user
  *   %%  a '%'
  *
- * %N is accepted although the issue's list leaves it out: Slurm scripts
- * write "%x-%N.out" often, and a node's name is as well defined per rank
+ * %N is accepted because Slurm scripts write "%x-%N.out" often, and a
+ * node's name is as well defined per rank
  * as its index is. Slurm's %J and %s name job steps, which Cohort does
  * not have, and its zero-padding ("%4t") is not offered: refused, with
  * the letters that are, rather than written into a name unexpanded.
@@ -791,7 +791,7 @@ check_gpu_use(const struct job_spec *spec, struct cerr *err)
 	return 0;
 }
 
-/* The daily workflow's fields (issue 13) that are not arrays or
+/* The daily workflow's fields that are not arrays or
  * dependencies (lib/array.c, lib/depend.c check those). */
 static int
 check_workflow(const struct job_spec *spec, struct cerr *err)

@@ -138,7 +138,7 @@ struct agent {
 	TAILQ_HEAD(, ajob) jobs;
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
-	/* CPU binding and cgroups (issue 16). */
+	/* CPU binding and cgroups. */
 	const struct inventory *inv;	/* the GPUs' NUMA nodes; NULL:
 					 * unknown */
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */

@@ -136,7 +136,7 @@ struct ctl_config {
 	char *ca;
 	char *cert;
 	char *key;
-	char *crl;			/* revocation (issue 10); NULL: none */
+	char *crl;			/* revocation; NULL: none */
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;

@@ -44,8 +44,8 @@ struct queue_def {
 	char **admins;		/* may submit, cancel any job of the queue,
 				 * and raise priorities in it */
 	size_t nadmins;
-	/* Slurm's sbatch -A/--account and --qos names that mean this queue
-	 * (issue 29); none: those names mean no queue. */
+	/* Slurm's sbatch -A/--account and --qos names that mean this queue;
+	 * none: those names mean no queue. */
 	char **accounts;
 	size_t naccounts;
 	char **qos;

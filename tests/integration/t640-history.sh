@@ -1,5 +1,5 @@
 #!/bin/bash
-# History and usage (issue 13): a job that completes, one that fails, one
+# History and usage: a job that completes, one that fails, one
 # cancelled; `cohort jobs --all --state completed,failed --format ...`
 # lists the right rows with exit codes, elapsed times, node lists and
 # GPU-hours; --since/--until select by the window (as sacct -S/-E) and
