@@ -693,7 +693,8 @@ check_hostlist(const char *opt, const char *expr, char ***names, size_t *n,
  * nodelist is the set of nodes the job may use (with exactly --nodes of
  * them, the gang is those nodes) and --exclude takes nodes out of it, so
  * a list longer than the gang and a node in both are fine (Slurm's -w
- * instead names nodes the allocation must include: see ARCHITECTURE.md).
+ * instead names nodes the allocation must include: see
+ * docs/design/scheduling.md).
  * Whether the nodes exist is the controller's to say (feasible.c). */
 static int
 check_nodes(const struct job_spec *spec, struct cerr *err)
