@@ -1,4 +1,4 @@
-/* The job as the whole project sees it: the spec a user submits (SPEC.md,
+/* The job as the whole project sees it: the spec a user submits (docs/SPEC.md,
  * "submit options"), its validation, and the job record around it.
  * No protobuf, SQLite or libevent here: lib/wire.c translates to the wire,
  * daemon/controller/store.c to the database. */
@@ -102,7 +102,7 @@ struct job_spec {
 				 * set by the controller at submit */
 	bool service;		/* --service: no time limit, restarted on
 				 * any exit with back-off, not counted */
-	/* The daily workflow (issue 13). */
+	/* The daily workflow. */
 	char *array;		/* --array as given ("0-99:4%8"); NULL: not
 				 * an array. The controller expands it into
 				 * one job per task at submit (lib/array.h) */
@@ -117,22 +117,22 @@ struct job_spec {
 	bool exclusive;		/* --exclusive: whole nodes, shared with no
 				 * other job */
 	bool hold;		/* --hold: submitted held (JobHeldUser) */
-	/* Constraints (issue 16). */
+	/* Constraints. */
 	char *constraint;	/* --constraint feature expression
 				 * (lib/constraint.h); NULL: any node */
 	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
 				 * least this much; 0: no minimum */
-	/* CPUs and memory next to the GPUs (issue 16). */
+	/* CPUs and memory next to the GPUs. */
 	uint32_t cpus_per_task;	/* --cpus-per-task: cores each task is bound
 				 * to, on its GPUs' NUMA node(s); 0: no
 				 * binding */
 	uint64_t mem_per_node_mb;	/* --mem-per-node: the job's memory
 				 * limit on each node (cgroup v2
 				 * memory.max), MiB; 0: none */
-	/* Blocks (issue 16). */
+	/* Blocks. */
 	uint32_t segment;	/* --segment: nodes per segment, each segment
 				 * inside one block of the topology; 0: none */
-	/* Idempotent submits (issue 15). */
+	/* Idempotent submits. */
 	char *idem_key;		/* --idempotency-key: a submit with the key
 				 * of one of its user's jobs creates nothing
 				 * and gets that job; NULL: none */
@@ -152,7 +152,7 @@ struct job_spec {
 	 * not known (an older client or job). At most JOB_SUBMIT_HOST_MAX
 	 * letters, digits, '.', '_' and '-'. */
 	char *submit_host;
-	/* A batch job (sbatch, cohort batch, issue 29): the script runs
+	/* A batch job (sbatch, cohort batch): the script runs
 	 * once, on the allocation's first node (the batch host); the other
 	 * nodes and every GPU are held for its steps (srun). false: the
 	 * command or script runs once per task on every node. */
@@ -326,13 +326,13 @@ struct job {
 	int64_t submit_ms;
 	int64_t start_ms;	/* 0 until started */
 	int64_t end_ms;		/* 0 until ended */
-	uint32_t restarts;	/* restarts after failures (SPEC.md) */
+	uint32_t restarts;	/* restarts after failures (docs/SPEC.md) */
 	uint32_t attempt;	/* launches so far: keys agent commands */
 	bool has_exit;
 	int32_t exit_code;
 	struct placement *place;	/* current (or last) allocation */
 	size_t nplace;
-	/* Fault recovery (SPEC.md checkpoint contract). */
+	/* Fault recovery (docs/SPEC.md checkpoint contract). */
 	bool has_ckpt;
 	uint64_t ckpt_step;
 	char *ckpt_path;		/* NULL when none */
@@ -367,14 +367,14 @@ struct job {
 	/* As received by a client: the controller withheld env, argv and
 	 * the script (private data of another user). */
 	bool redacted;
-	/* Arrays (issue 13): a task of the array whose first task has id
+	/* Arrays: a task of the array whose first task has id
 	 * array_id (0: not an array task) is shown as ARRAYID_TASK. */
 	uint64_t array_id;
 	uint32_t array_task;	/* the task index (COHORT_ARRAY_TASK_ID) */
 	uint32_t array_max;	/* %N: tasks of the array running at once;
 				 * 0: no limit */
 	enum job_hold hold;	/* not scheduled while held */
-	/* Accounting (issue 13): GPU-milliseconds of every run so far, and
+	/* Accounting: GPU-milliseconds of every run so far, and
 	 * of those the part wasted (lost work, failed runs). */
 	uint64_t gpu_ms;
 	uint64_t wasted_gpu_ms;

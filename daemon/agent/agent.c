@@ -140,7 +140,7 @@ struct agent {
 	TAILQ_HEAD(, ajob) jobs;
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
-	/* CPU binding and cgroups (issue 16). */
+	/* CPU binding and cgroups. */
 	const struct inventory *inv;	/* the GPUs' NUMA nodes; NULL:
 					 * unknown */
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
@@ -788,7 +788,7 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
-/* The checkpoint interval advised (SPEC.md "Goodput"): one line,
+/* The checkpoint interval advised (docs/SPEC.md "Goodput"): one line,
  * seconds, in the start's spool directory (made by agent_progress_file),
  * written whole and renamed over the last, so that a job reading it
  * never sees half a number. The job's user's alone (0400), as every

@@ -1169,7 +1169,7 @@ link_connect(struct link *l)
 	link_event(l, LINK_EV_CONNECTING);
 	if (link_resolve(l, &ss, &len) == -1 || (ssl = link_ssl(l)) == NULL)
 		return;
-	/* On failure libevent has freed ssl (LIBRARIES.md, trap 3). */
+	/* On failure libevent has freed ssl (BEV_OPT_CLOSE_ON_FREE). */
 	l->bev = bufferevent_openssl_socket_new(l->base, -1, ssl,
 	    BUFFEREVENT_SSL_CONNECTING,
 	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);

@@ -6,7 +6,7 @@
  * nothing that may take a lock. Every string, path and vector the
  * children need is prepared before the fork (tasks_prep.c). The only
  * functions this file may call are listed in tests/unit/tasks_child.allow
- * and in docs/ARCHITECTURE.md ("Tasks: the async-signal-safe child
+ * and in docs/design/agent.md ("Tasks: the async-signal-safe child
  * side"); tests/unit/tasks-child-safe.sh fails the build's tests when the
  * object calls anything else, so add nothing here that is not on
  * signal-safety(7)'s list (or a raw system call wrapper, said why there).

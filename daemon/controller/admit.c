@@ -1,5 +1,5 @@
 /* The handshake table shared by the controller's TLS listeners: see
- * admit.h and docs/ARCHITECTURE.md, "Connection admission and the fair
+ * admit.h and docs/design/security.md, "Connection admission and the fair
  * loop". */
 #include "config.h"
 

@@ -132,7 +132,7 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "interactive_grace", interactive_grace_ms),
 	MSKEY("controller", "interactive_idle", interactive_idle_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
-	/* Early failures back off (issue 13); 0: off. */
+	/* Early failures back off; 0: off. */
 	{ .section = "controller", .name = "early_fail_window",
 	  .set = conf_key_ms, FIELD(early_fail_window_ms), .min = 0,
 	  .max = CTL_MAX_MS },
@@ -140,18 +140,18 @@ static const struct conf_key ctl_keys[] = {
 	  .set = ctl_set_queue_order },
 	{ .section = "controller", .name = "queue_aging",
 	  .set = ctl_set_queue_aging },
-	/* Which agents may register (issue 10). */
+	/* Which agents may register. */
 	{ .section = "controller", .name = "nodes", .set = ctl_set_nodes },
 	{ .section = "controller", .name = "accept_unknown_nodes",
 	  .set = conf_key_bool, FIELD(accept_unknown_nodes) },
-	/* Queues (issue 12). */
+	/* Queues. */
 	{ .section = "controller", .name = "fair_share_half_life",
 	  .set = conf_key_ms, FIELD(fair_share_half_life_ms),
 	  .min = 60000, .max = CTL_MAX_MS },
 	{ .section = "controller", .name = "starve_after",
 	  .set = ctl_set_starve },
 	NUMKEY("controller", starve_min_gpus, conf_key_uint, 0, 1000000),
-	/* History (issue 13): how long finished jobs and events stay. */
+	/* History: how long finished jobs and events stay. */
 	{ .section = "controller", .name = "job_retention",
 	  .set = ctl_set_retention, FIELD(job_retention_ms) },
 	{ .section = "controller", .name = "event_retention",

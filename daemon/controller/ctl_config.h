@@ -114,7 +114,7 @@
 
 /* The bound on big gangs' wait (tuned on the big-gang replay). */
 #define CTL_DEFAULT_STARVE_AFTER_MS (24LL * 3600 * 1000)
-/* job_retention and event_retention (SPEC.md: finished jobs stay
+/* job_retention and event_retention (docs/SPEC.md: finished jobs stay
  * queryable for job_retention days). */
 #define CTL_DEFAULT_RETENTION_MS (30ULL * 86400 * 1000)
 #define CTL_MAX_RETENTION_MS (3660ULL * 86400 * 1000)
@@ -138,7 +138,7 @@ struct ctl_config {
 	char *ca;
 	char *cert;
 	char *key;
-	char *crl;			/* revocation (issue 10); NULL: none */
+	char *crl;			/* revocation; NULL: none */
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;

@@ -1,4 +1,4 @@
-/* Goodput (SPEC.md "Goodput"): each job's effective training time ratio
+/* Goodput (docs/SPEC.md "Goodput"): each job's effective training time ratio
  * (ETTR) and the checkpoint interval that maximizes it. Domain code: pure
  * functions of the job and of `now`, no clock, no I/O. */
 #ifndef COHORT_CONTROLLER_GOODPUT_H

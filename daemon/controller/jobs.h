@@ -79,7 +79,7 @@ int jobs_step_get(struct jobs *js, uint64_t job_id, uint32_t step_id,
 int jobs_cancel(struct jobs *js, const struct peer *who, uint64_t id,
     int64_t now_ms, enum job_state *state, struct cerr *err);
 
-/* ---- Control of existing jobs (jobs_control.c; issue 13) ---- */
+/* ---- Control of existing jobs (jobs_control.c) ---- */
 
 /* Hold (release false) or release job id for who. Only a waiting job
  * (PENDING or RESTARTING, holding nothing) may be held or released. Its
@@ -153,7 +153,7 @@ struct jobs_select {
 size_t jobs_select(const struct jobs *js, const struct peer *who,
     const struct jobs_select *sel, uint64_t *ids, size_t max, bool *more);
 
-/* Early failures (SPEC.md "restart policy"): a task that fails within
+/* Early failures (docs/SPEC.md, --max-restarts): a task that fails within
  * window_ms of its run's start (for a reason not the hardware's: those
  * come through jobs_fail_over) restarts after a back-off; 0: at once.
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
@@ -340,7 +340,7 @@ struct jobs_filter {
 	const char *user;	/* NULL: any */
 	bool has_state;
 	enum job_state state;
-	/* History (issue 13). states: any of these (bit 1 << state; 0: no
+	/* History. states: any of these (bit 1 << state; 0: no
 	 * such filter; ended states included when named). name: the job's
 	 * exact name (NULL: any). since_ms/until_ms (0: open), as sacct's
 	 * -S/-E: the jobs that existed in the window, submitted before

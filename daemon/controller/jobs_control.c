@@ -1,4 +1,4 @@
-/* Control of existing jobs (issue 13; Slurm's scontrol hold, release,
+/* Control of existing jobs (Slurm's scontrol hold, release,
  * requeue and update): holds, the check and event of a requeue (the
  * checkpoint and stop are the preemption path's, control.c), updates of
  * a job's spec, and the back-off of early failures. */

@@ -1,4 +1,4 @@
-/* The controller's queues (SPEC.md "Queues (tenants)"): the tree from
+/* The controller's queues (docs/SPEC.md "Queues (tenants)"): the tree from
  * cohortd.conf's [queue NAME] sections, who may submit to which, the
  * per-queue limits checked at submit, fair-share usage decayed with a
  * half-life, the scheduler core's view of the tree (sched_queue) and
@@ -44,8 +44,8 @@ struct queue_def {
 	char **admins;		/* may submit, cancel any job of the queue,
 				 * and raise priorities in it */
 	size_t nadmins;
-	/* Slurm's sbatch -A/--account and --qos names that mean this queue
-	 * (issue 29); none: those names mean no queue. */
+	/* Slurm's sbatch -A/--account and --qos names that mean this queue;
+	 * none: those names mean no queue. */
 	char **accounts;
 	size_t naccounts;
 	char **qos;

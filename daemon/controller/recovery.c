@@ -1,4 +1,4 @@
-/* Fault recovery (SPEC.md "Health", DESIGN.md "Fault handling"): what the
+/* Fault recovery (docs/SPEC.md "Health", docs/design/recovery.md): what the
  * controller does with a node's health, XIDs, drains, checkpoints and
  * progress. A FAILED node or GPU is drained and its jobs restart from
  * their last checkpoint elsewhere; a DEGRADED node (or drain --now) gets

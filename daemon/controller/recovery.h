@@ -1,4 +1,4 @@
-/* Fault recovery (SPEC.md "Health", DESIGN.md "Fault handling"): what the
+/* Fault recovery (docs/SPEC.md "Health", docs/design/recovery.md): what the
  * controller does with a node's health, XIDs, drains, checkpoints and
  * progress. Domain code like cluster.h: `now` comes in with every call. */
 #ifndef COHORT_CONTROLLER_RECOVERY_H

@@ -1,4 +1,4 @@
-/* Replication of the controller's database (issue 15, docs/REPLICATION.md):
+/* Replication of the controller's database (docs/REPLICATION.md):
  * SQLite on dqlite's VFS, each commit's WAL frames one libraft entry, with
  * libuv run inside the libevent loop, in the same thread. Only cohortd's
  * main.c and store.c (through its commit hook) use it; without a

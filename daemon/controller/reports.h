@@ -1,4 +1,4 @@
-/* What an agent may report, and about which jobs (SPEC.md "Security
+/* What an agent may report, and about which jobs (docs/SPEC.md "Security
  * model"): a report that names a job counts only when it comes from the
  * node holding that rank in the job's current attempt; checkpoints only
  * from rank 0's node. Everything else is refused, counted by kind (for

@@ -1,4 +1,4 @@
-/* Requests that act on existing jobs (issue 13): cancel (one job, several,
+/* Requests that act on existing jobs: cancel (one job, several,
  * or those a filter matches), hold and release, requeue, update. A
  * request naming several jobs handles each in turn inside the one shared
  * transaction (one commit for all: txq), and answers one result per job,
@@ -298,7 +298,7 @@ rpc_cancel(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	bool more, many = cr->n_job_ids > 0 || cr->job_id == 0;
 	int rc;
 
-	/* One job, as before issue 13, or a whole array (every unfinished
+	/* One job, or a whole array (every unfinished
 	 * task in one write): its error is the reply. */
 	if (!many) {
 		cerr_clear(&err);

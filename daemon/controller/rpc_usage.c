@@ -1,7 +1,7 @@
 /* History at the RPC edge: `cohort usage` (UsageRequest), and the
  * history filters of `cohort jobs` (ListJobsRequest 6-9).
  *
- * Who sees what: SPEC.md's security model lets every user see every job
+ * Who sees what: docs/SPEC.md's security model lets every user see every job
  * (and each job's gpu_ms is on the wire to all), and keeps private only
  * environments, command lines, scripts and logs. GPU time is none of
  * those, so usage is shown to everyone, as sreport does by default:

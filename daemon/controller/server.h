@@ -24,7 +24,7 @@ struct conn;
 typedef void (*server_msg_cb)(struct conn *c,
     const Cohort__V1__Envelope *env, void *arg);
 
-/* Admission (see docs/ARCHITECTURE.md, "Connection admission"). Zero in
+/* Admission (see docs/design/security.md, "Connection admission"). Zero in
  * any field but host/port/max_frame/max_conns takes the default below. */
 struct server_opts {
 	const char *host;

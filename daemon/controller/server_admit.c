@@ -2,7 +2,7 @@
  * cap (by evicting the oldest silent handshake), the room kept for agents
  * and the agents' own caps, the per-identity cap (identities in a hash
  * table), and rate-limited logs of what was refused. See
- * docs/ARCHITECTURE.md, "Connection admission and the fair loop". */
+ * docs/design/security.md, "Connection admission and the fair loop". */
 #include "config.h"
 
 #include <sys/queue.h>

@@ -1,4 +1,4 @@
-/* Job steps: srun inside a running job's allocation (issue 29). A step
+/* Job steps: srun inside a running job's allocation. A step
  * is a set of tasks on some of the job's nodes, with some of its GPUs,
  * started by the agents of those nodes under the job's current attempt.
  * Steps without --overlap never share a GPU; --exclusive steps share no

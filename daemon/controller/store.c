@@ -1,4 +1,5 @@
-/* The controller's database, the single source of truth (DESIGN.md).
+/* The controller's database, the single source of truth
+ * (docs/ARCHITECTURE.md, "Invariants").
  * Every SQL statement of the project lives at the top of this file or of
  * store_nodes.c (nodes, placements, task exits) and is prepared once, at
  * open, with SQLITE_PREPARE_PERSISTENT; every path that

@@ -1,4 +1,4 @@
--- History and usage (issue 13): one row per run of a job, written in the
+-- History and usage: one row per run of a job, written in the
 -- transaction that ends the run (daemon/controller/jobs_account.c), so
 -- that `cohort usage` can sum GPU time over any window by user, queue,
 -- outcome or day. A run is the time a job held its GPUs RUNNING (or

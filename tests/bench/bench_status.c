@@ -1,4 +1,4 @@
-/* The status page's render time (issue 14: under 100 ms at 1,000 nodes,
+/* The status page's render time (under 100 ms at 1,000 nodes,
  * readable at 10,000). Builds a cluster through the real controller
  * domain (jobs, nodes, cluster, scheduler, on an in-memory store:
  * tests/domain/domain.h), without a server: N nodes of 8 GPUs under leaf

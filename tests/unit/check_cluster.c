@@ -95,9 +95,9 @@ START_TEST(test_gang_all_or_nothing)
 }
 END_TEST
 
-/* The issue's finding: a restart used to launch on its kept node while
- * the old tasks still ran there; it now waits for their exit, holding
- * its nodes, and nothing submitted later takes them. */
+/* A restart does not launch on its kept node while the old tasks still
+ * run there: it waits for their exit, holding its nodes, and nothing
+ * submitted later takes them. */
 START_TEST(test_restart_waits_for_old_tasks)
 {
 	struct node_health h;

@@ -25,7 +25,7 @@ down_cb(struct node *n, void *arg)
 	ck_assert_int_eq(n->state, NODE_DOWN);
 }
 
-/* ---- A write the database refuses changes nothing (issue 11) ---- */
+/* ---- A write the database refuses changes nothing ---- */
 
 /* A new node whose row cannot be written is not in the table either
  * (it used to be, UP, with its connection). */

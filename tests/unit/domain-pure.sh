@@ -1,7 +1,7 @@
 #!/bin/sh
 # The controller's domain files include no libevent, OpenSSL, SQLite or
 # protobuf header, directly or through the headers they include, and read
-# no clock (docs/ARCHITECTURE.md, "Layers"): the preprocessor's own list of
+# no clock (docs/ARCHITECTURE.md, "Folders"): the preprocessor's own list of
 # each file's headers is checked, so a header pulled in two levels down
 # is caught too.
 set -u
