@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dqwire.h"
+#include "proto-raft/dqwire.h"
 
 static double
 now_s(void)

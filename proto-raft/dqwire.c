@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dqwire.h"
+#include "proto-raft/dqwire.h"
 
 static int
 io_all(int fd, void *p, size_t n, int wr)

@@ -30,7 +30,7 @@
 #include <raft.h>
 #include <raft/uv.h>
 
-#include "relay.h"
+#include "proto-raft/relay.h"
 
 struct relay {
 	struct event_base *base;

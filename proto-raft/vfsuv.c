@@ -35,7 +35,7 @@
 #include <raft/uv.h>
 #include <sqlite3.h>
 
-#include "relay.h"
+#include "proto-raft/relay.h"
 
 #define PAGE 4096
 #define DB "cohort.db"
