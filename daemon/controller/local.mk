@@ -101,3 +101,159 @@ cohortd_CFLAGS = $(daemon_controller_libcontroller_a_CFLAGS)
 # cohortd --join speaks to a replica as the CLI does (client/conn_tls.c).
 cohortd_LDADD = client/libclient.a $(CONTROLLER_LIBS) $(JANSSON_LIBS)
 
+
+## The controller's Check suites: the library the daemon links, parts
+## stubbed at link time (--wrap).
+CTL_UNIT_TESTS = \
+	tests/unit/check_conf \
+	tests/unit/check_jobs \
+	tests/unit/check_store \
+	tests/unit/check_txq \
+	tests/unit/check_reports \
+	tests/unit/check_cluster \
+	tests/unit/check_mail \
+	tests/unit/check_steps \
+	tests/unit/check_alloc \
+	tests/unit/check_stepcred \
+	tests/unit/check_agentcmd \
+	tests/unit/check_nodes \
+	tests/unit/check_placement \
+	tests/unit/check_recovery \
+	tests/unit/check_goodput \
+	tests/unit/check_suspect \
+	tests/unit/check_straggler \
+	tests/unit/check_preemption \
+	tests/unit/check_queues \
+	tests/unit/check_quota \
+	tests/unit/check_jobs_control \
+	tests/unit/check_jobs_account \
+	tests/unit/check_jobs_array \
+	tests/unit/check_gates \
+	tests/unit/check_feasible \
+	tests/unit/check_metrics \
+	tests/unit/check_status_page \
+	tests/unit/check_repl_net
+# UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
+UNIT_TESTS += $(CTL_UNIT_TESTS)
+# The controller domain's suites share a fixture: an in-memory store,
+# writes refused on demand, and allocations and log lines seen through
+# the linker's --wrap (the library under test is the programs' own).
+CTL_FIXTURE = tests/unit/ctl_fixture.c tests/unit/ctl_fixture.h
+CTL_WRAP_FLAGS = $(AM_LDFLAGS) -Wl,--wrap=calloc \
+	-Wl,--wrap=reallocarray -Wl,--wrap=log_info -Wl,--wrap=log_warnx
+tests_unit_check_queues_SOURCES = tests/unit/check_queues.c
+tests_unit_check_queues_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_queues_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_conf_SOURCES = tests/unit/check_conf.c
+tests_unit_check_conf_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_conf_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_store_SOURCES = tests/unit/check_store.c
+tests_unit_check_store_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_store_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_txq_SOURCES = tests/unit/check_txq.c
+tests_unit_check_txq_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_txq_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_agentcmd_SOURCES = tests/unit/check_agentcmd.c
+tests_unit_check_agentcmd_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_agentcmd_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_agentcmd_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=calloc
+tests_unit_check_cluster_SOURCES = tests/unit/check_cluster.c \
+	tests/domain/domain.c tests/domain/domain.h $(CTL_FIXTURE)
+tests_unit_check_cluster_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_cluster_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_cluster_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_stepcred_SOURCES = tests/unit/check_stepcred.c
+tests_unit_check_stepcred_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_stepcred_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_mail_SOURCES = tests/unit/check_mail.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_mail_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_mail_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_steps_SOURCES = tests/unit/check_steps.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_steps_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_steps_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_alloc_SOURCES = tests/unit/check_alloc.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_alloc_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_alloc_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_goodput_SOURCES = tests/unit/check_goodput.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_goodput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_goodput_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_recovery_SOURCES = tests/unit/check_recovery.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_recovery_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_recovery_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_suspect_SOURCES = tests/unit/check_suspect.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_suspect_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_suspect_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_straggler_SOURCES = tests/unit/check_straggler.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_straggler_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_straggler_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_preemption_SOURCES = tests/unit/check_preemption.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_preemption_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_preemption_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_jobs_control_SOURCES = tests/unit/check_jobs_control.c \
+	$(CTL_FIXTURE)
+tests_unit_check_jobs_control_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_jobs_control_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_jobs_control_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+# Its log lines through the fixture's --wrap; certificates minted.
+tests_unit_check_repl_net_SOURCES = tests/unit/check_repl_net.c \
+	tests/unit/pki_fixture.c tests/unit/pki_fixture.h $(CTL_FIXTURE)
+tests_unit_check_repl_net_CFLAGS = $(UNIT_CFLAGS) $(RAFT_CFLAGS) \
+	$(LIBUV_CFLAGS)
+tests_unit_check_repl_net_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_repl_net_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_jobs_SOURCES = tests/unit/check_jobs.c $(CTL_FIXTURE)
+tests_unit_check_jobs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_jobs_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_jobs_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_jobs_account_SOURCES = tests/unit/check_jobs_account.c \
+	$(CTL_FIXTURE)
+tests_unit_check_jobs_account_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_jobs_account_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_jobs_account_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_nodes_SOURCES = tests/unit/check_nodes.c $(CTL_FIXTURE)
+tests_unit_check_nodes_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_nodes_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_nodes_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_feasible_SOURCES = tests/unit/check_feasible.c
+tests_unit_check_feasible_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_feasible_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_placement_SOURCES = tests/unit/check_placement.c \
+	$(CTL_FIXTURE)
+tests_unit_check_placement_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_placement_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_placement_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_metrics_SOURCES = tests/unit/check_metrics.c
+tests_unit_check_metrics_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_metrics_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_reports_SOURCES = tests/unit/check_reports.c
+tests_unit_check_reports_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_reports_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_jobs_array_SOURCES = tests/unit/check_jobs_array.c \
+	$(CTL_FIXTURE)
+tests_unit_check_jobs_array_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_jobs_array_LDFLAGS = $(CTL_WRAP_FLAGS)
+tests_unit_check_jobs_array_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_gates_SOURCES = tests/unit/check_gates.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_gates_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_gates_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_status_page_SOURCES = tests/unit/check_status_page.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_status_page_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_status_page_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_quota_SOURCES = tests/unit/check_quota.c
+tests_unit_check_quota_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_quota_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+
+## Each folder keeps its include rule (the domain: no event loop,
+## network, database or clock).
+TESTS += tests/unit/layers.sh
+EXTRA_DIST += tests/unit/layers.sh
