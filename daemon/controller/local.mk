@@ -91,8 +91,8 @@ daemon_controller_libcontroller_a_SOURCES = $(CTL_ROOT_SOURCES) \
 	$(CTL_DOMAIN_SOURCES) $(CTL_STORE_SOURCES) $(CTL_RPC_SOURCES) \
 	$(CTL_REPL_SOURCES) $(CTL_WEB_SOURCES)
 nodist_daemon_controller_libcontroller_a_SOURCES = sql/migrations.c
-CONTROLLER_LIBS = daemon/controller/libcontroller.a $(SCHED_LIBS) $(COHORT_LIBS) \
-	$(SQLITE_LIBS) $(SYSTEMD_LIBS) $(DQLITE_LIBS) $(RAFT_LIBS) \
+CONTROLLER_LIBS = daemon/controller/libcontroller.a $(SCHED_LIBS) \
+	$(COHORT_LIBS) $(SQLITE_LIBS) $(SYSTEMD_LIBS) $(DQLITE_LIBS) $(RAFT_LIBS) \
 	$(LIBUV_LIBS) -lm
 
 sbin_PROGRAMS += cohortd

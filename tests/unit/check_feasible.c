@@ -1,6 +1,6 @@
-/* daemon/controller/domain/feasible.c: each refusal at submit, with the limit its
- * message names, and what must still be accepted (DOWN nodes count; no
- * node known: nothing judged). */
+/* daemon/controller/domain/feasible.c: each refusal at submit, with the
+ * limit its message names, and what must still be accepted (DOWN nodes
+ * count; no node known: nothing judged). */
 #include "config.h"
 
 #include <check.h>

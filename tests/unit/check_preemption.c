@@ -1,6 +1,6 @@
 /* Queues, preemption and services in the controller's domain
- * (daemon/controller/domain/preemption.c, recovery.c's checkpoint path, jobs.c's
- * jobs_preempt and services) in virtual time, on the real domain with an
+ * (daemon/controller/domain/preemption.c, recovery.c's checkpoint path,
+ * jobs.c's jobs_preempt and services) in virtual time, on the real domain with an
  * in-memory store and a recording outbox (tests/domain/domain.h). The
  * choice of victims is the scheduler core's (tests/unit/check_preempt.c);
  * here: what happens to them and to the job they make room for. */
