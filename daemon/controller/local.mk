@@ -92,8 +92,8 @@ daemon_controller_libcontroller_a_SOURCES = $(CTL_ROOT_SOURCES) \
 	$(CTL_REPL_SOURCES) $(CTL_WEB_SOURCES)
 nodist_daemon_controller_libcontroller_a_SOURCES = sql/migrations.c
 CONTROLLER_LIBS = daemon/controller/libcontroller.a $(SCHED_LIBS) \
-	$(COHORT_LIBS) $(SQLITE_LIBS) $(SYSTEMD_LIBS) $(DQLITE_LIBS) $(RAFT_LIBS) \
-	$(LIBUV_LIBS) -lm
+	$(COHORT_LIBS) $(SQLITE_LIBS) $(SYSTEMD_LIBS) $(DQLITE_LIBS) \
+	$(RAFT_LIBS) $(LIBUV_LIBS) -lm
 
 sbin_PROGRAMS += cohortd
 cohortd_SOURCES = daemon/controller/main.c
