@@ -11,13 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "array.h"
-#include "depend.h"
-#include "duration.h"
-#include "constraint.h"
-#include "hostlist.h"
-#include "job.h"
-#include "text.h"
+#include "lib/array.h"
+#include "lib/depend.h"
+#include "lib/duration.h"
+#include "lib/constraint.h"
+#include "lib/hostlist.h"
+#include "lib/job.h"
+#include "lib/text.h"
 
 #define JOB_SCRIPT_NAME_MAX 255
 #define JOB_GPU_TYPE_MAX 64

@@ -1,7 +1,7 @@
 /* The job as the whole project sees it: the spec a user submits (docs/SPEC.md,
  * "submit options"), its validation, and the job record around it.
  * No protobuf, SQLite or libevent here: lib/wire.c translates to the wire,
- * daemon/controller/store.c to the database. */
+ * daemon/controller/store/store.c to the database. */
 #ifndef COHORT_JOB_H
 #define COHORT_JOB_H
 
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 enum job_state {
 	JOB_PENDING = 1,
@@ -67,7 +67,7 @@ struct peer {
 #define JOB_ENV_BYTES_LIMIT (256 * 1024)
 #define JOB_PATH_MAX 4096
 #define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
-/* --queue: a queue's name at most (daemon/controller/queues.h). */
+/* --queue: a queue's name at most (daemon/controller/domain/queues.h). */
 #define JOB_QUEUE_MAX 64
 /* --idempotency-key: at most this many of [A-Za-z0-9._:-]. */
 #define JOB_IDEM_KEY_MAX 64
@@ -176,7 +176,7 @@ struct job_spec {
 	/* An interactive allocation (salloc): a batch job whose own task
 	 * only holds the nodes while salloc runs a shell where it was
 	 * submitted; never restarted, and ended when salloc's keepalives
-	 * stop (daemon/controller/alloc.h). */
+	 * stop (daemon/controller/domain/alloc.h). */
 	bool interactive;
 	/* --on-straggler (enum job_straggler): a rank slower than its
 	 * peers is reported, or its node's ranks moved at the next
@@ -285,7 +285,7 @@ struct task_report {
 
 /* Goodput (ETTR): the job's wall time since its first start, split by
  * what it went to, accounted up to mark_ms at every change of the job
- * (daemon/controller/goodput.h) and stored with it. run_ms is all the
+ * (daemon/controller/domain/goodput.h) and stored with it. run_ms is all the
  * time it was RUNNING or RESIZING: productive work, the work lost (since
  * the last checkpoint, at each stop it restarts or is requeued from)
  * and the checkpoint time measured are parts of it. */
@@ -393,7 +393,7 @@ struct job {
 /* Limits that come from the controller's configuration. */
 struct job_limits {
 	size_t script_max;	/* bytes */
-	/* Per user (daemon/controller/quota.h); 0: no limit. */
+	/* Per user (daemon/controller/domain/quota.h); 0: no limit. */
 	uint32_t max_pending_per_user;	/* jobs PENDING or RESTARTING */
 	uint32_t submit_rate;		/* submits per second */
 	uint32_t submit_burst;		/* the rate's bucket */

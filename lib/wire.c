@@ -7,9 +7,9 @@
 
 #include <openssl/evp.h>
 
-#include "constraint.h"
-#include "text.h"
-#include "wire.h"
+#include "lib/constraint.h"
+#include "lib/text.h"
+#include "lib/wire.h"
 
 void
 wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)

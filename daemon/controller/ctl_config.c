@@ -9,7 +9,7 @@
  * so that a daemon that changes directory still finds its files. They
  * are stored absolute. */
 #include "daemon/controller/ctl_config.h"
-#include "daemon/controller/server_limits.h"
+#include "daemon/controller/rpc/server_limits.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -21,7 +21,7 @@
 #include "lib/hostlist.h"
 #include "lib/log.h"
 #include "lib/job.h"
-#include "daemon/controller/straggler.h"
+#include "daemon/controller/domain/straggler.h"
 
 /* The defaults live here rather than in lib/frame.h, which pulls in the
  * generated protobuf header. */

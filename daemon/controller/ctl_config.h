@@ -124,7 +124,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/controller/queues.h"
+#include "daemon/controller/domain/queues.h"
 #include "daemon/sched/sched.h"
 #include "lib/conf.h"
 #include "lib/err.h"

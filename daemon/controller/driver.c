@@ -5,11 +5,11 @@
 
 #include <event2/event.h>
 
-#include "agentcmd.h"
-#include "cluster.h"
-#include "driver.h"
+#include "daemon/controller/rpc/agentcmd.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/driver.h"
 #include "lib/clock.h"
-#include "mailer.h"
+#include "daemon/controller/mailer.h"
 
 struct driver {
 	struct event_base *base;

@@ -25,10 +25,10 @@
 
 #include <event2/buffer.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/status_page.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/web/status_page.h"
 #include "daemon/sched/topo.h"
 #include "lib/clock.h"
 #include "tests/domain/domain.h"

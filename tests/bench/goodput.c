@@ -119,11 +119,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/straggler.h"
-#include "daemon/controller/suspect.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/domain/straggler.h"
+#include "daemon/controller/domain/suspect.h"
 #include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 

@@ -344,7 +344,7 @@ START_TEST(test_abs_path)
 }
 END_TEST
 
-/* ---- daemon/controller/config.c ---- */
+/* ---- daemon/controller/ctl_config.c ---- */
 
 static char tmpdir[PATH_MAX];
 static char cfgpath[PATH_MAX + 32];

@@ -1,4 +1,4 @@
-/* daemon/controller/jobs.c against an in-memory store (ctl_fixture.h):
+/* daemon/controller/domain/jobs.c against an in-memory store (ctl_fixture.h):
  * the start-failure path (which refusals end a job, the back-off of the
  * others, a task that can never start), states and transitions, submit
  * validation and limits, attempts and restarts, fail over with kept
@@ -19,12 +19,12 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/jobs_int.h"
-#include "daemon/controller/queues.h"
-#include "daemon/controller/quota.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/jobs_int.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/domain/quota.h"
+#include "daemon/controller/store/txq.h"
 #include "lib/fnv.h"
 
 /* A pending one-node job of alice's, allocated on node01. */

@@ -1,4 +1,4 @@
-/* daemon/controller/nodes.c against an in-memory store (ctl_fixture.h):
+/* daemon/controller/domain/nodes.c against an in-memory store (ctl_fixture.h):
  * registration and inventory, connections, heartbeats and node_timeout,
  * UP/DOWN, drains (DRAINING/DRAINED) and resume, GPU health, allocation
  * bookkeeping, delete; and that a write the database refuses leaves the
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/nodes.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/nodes.h"
 
 static int downs;
 static char down_name[PEER_NAME_MAX + 1];

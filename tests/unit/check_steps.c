@@ -1,4 +1,4 @@
-/* Job steps (daemon/controller/steps.c) and batch jobs in virtual time:
+/* Job steps (daemon/controller/domain/steps.c) and batch jobs in virtual time:
  * a batch job's one task, a step's layout in the allocation, GPUs not
  * shared without --overlap, the steps' ends (exits, -K, node failure, the
  * job's end), who may start and signal them, and their records. On the
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/cluster.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/steps.h"
-#include "daemon/controller/store.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/steps.h"
+#include "daemon/controller/store/store.h"
 #include "tests/domain/domain.h"
 
 static struct domain D;
