@@ -194,13 +194,16 @@ srun_sleep(int64_t ms)
 static void
 srun_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Who speaks in srun_msg's lines: srun, or attach and sattach. */
+static const char *srun_prog = "srun";
+
 static void
 srun_msg(const char *fmt, ...)
 {
 	va_list ap;
 
 	fflush(stdout);
-	fputs("srun: ", stderr);
+	fprintf(stderr, "%s: ", srun_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -1292,6 +1295,7 @@ cmd_attach_step(int argc, char **argv, const struct cconn_opts *opts,
 	int rc;
 
 	memset(&s, 0, sizeof(s));
+	srun_prog = slurm ? "sattach" : "attach";
 	if (attach_args(argc, argv, slurm, &s, &input, &id) == -1)
 		return EXIT_FAILED;
 	if (s.a.help) {
