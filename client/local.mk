@@ -14,6 +14,7 @@ client_libclient_a_SOURCES = \
 	client/slurm_submit.c client/slurm_srun.c \
 	client/srun_args.c client/srun_args.h \
 	client/srun_input.c client/srun_input.h \
+	client/srun_pty.c client/srun_pty.h \
 	client/slurm_salloc.c client/salloc.h \
 	client/salloc_args.c client/salloc_args.h \
 	client/output.c client/output.h \

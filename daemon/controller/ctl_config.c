@@ -130,6 +130,7 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "stop_timeout", stop_timeout_ms),
 	/* salloc's keepalives missed this long end its job (alloc.h). */
 	MSKEY("controller", "interactive_grace", interactive_grace_ms),
+	MSKEY("controller", "interactive_idle", interactive_idle_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
 	/* Early failures back off; 0: off. */
 	{ .section = "controller", .name = "early_fail_window",
@@ -276,6 +277,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->node_timeout_ms = 10000;
 	cfg->stop_timeout_ms = 60000;
 	cfg->interactive_grace_ms = 5 * 60 * 1000;
+	cfg->interactive_idle_ms = 10 * 60 * 1000;
 	cfg->early_fail_window_ms = 60000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;

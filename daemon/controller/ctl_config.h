@@ -12,6 +12,8 @@
  *                               are not given out meanwhile
  *   interactive_grace = 5m      an salloc's job whose keepalives stopped
  *                               this long ends (TIMEOUT)
+ *   interactive_idle = 10m      an srun --pty step no srun or cohort
+ *                               attach asked about this long ends
  *   default_time_limit = 1d     limit assumed for jobs without --time
  *                               (durations need a unit: 500ms, 2s, 10m,
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
@@ -157,6 +159,7 @@ struct ctl_config {
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
 	uint64_t interactive_grace_ms;	/* salloc unheard of → job ends */
+	uint64_t interactive_idle_ms;	/* srun --pty unheard of → step ends */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
 	uint64_t early_fail_window_ms;	/* 0: early failures restart at

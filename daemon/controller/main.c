@@ -345,6 +345,7 @@ start_domain(struct cohortd *d)
 	co.queue_aging = d->cfg.queue_aging;
 	co.stop_timeout_ms = (int64_t)d->cfg.stop_timeout_ms;
 	co.interactive_grace_ms = (int64_t)d->cfg.interactive_grace_ms;
+	co.interactive_idle_ms = (int64_t)d->cfg.interactive_idle_ms;
 	co.known_nodes = (const char *const *)d->cfg.nodes;
 	co.nknown_nodes = d->cfg.nnodes;
 	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;

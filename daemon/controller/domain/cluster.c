@@ -384,6 +384,7 @@ cluster_tick(struct cluster *cl, int64_t now)
 	gang_tick(cl, now);
 	cluster_suspect_tick(cl, now);
 	alloc_tick(cl, now);
+	steps_tick(cl, now);
 	jobs_retention_tick(cl->js, now);
 	/* Time alone can make room (reservations, limits): pass anyway. */
 	cluster_wake(cl);
@@ -880,6 +881,7 @@ cluster_stats(const struct cluster *cl, struct cluster_stats *st)
 
 	*st = cl->stats;
 	st->stopping = gang_stopping_count(cl);
+	steps_counts(cl, &st->steps_running, &st->sessions);
 	memcpy(st->reports_rejected, cl->reports.rejected,
 	    sizeof(st->reports_rejected));
 	if (n == 0)

@@ -54,6 +54,9 @@ struct cluster_opts {
 	/* An interactive job's salloc unheard of this long ends it
 	 * (alloc.h); 0: ALLOC_GRACE_DEFAULT_MS. */
 	int64_t interactive_grace_ms;
+	/* A --pty step no client has asked about this long (srun's and
+	 * cohort attach's polls) ends (steps.h); 0: STEPS_IDLE_DEFAULT_MS. */
+	int64_t interactive_idle_ms;
 };
 
 /* Jobs caught launching by a controller restart start over. out is
@@ -151,8 +154,8 @@ int cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now_ms,
  * reads no input, ERR_UNAVAILABLE when the node cannot be reached).
  * The caller checked who may. */
 int cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
-    uint64_t offset, const uint8_t *data, size_t len, bool eof,
-    int64_t now_ms, outbox_input_done cb, void *arg, struct cerr *err);
+    const struct step_input *in, int64_t now_ms, outbox_input_done cb,
+    void *arg, struct cerr *err);
 /* Admin: remove a DOWN node that no job holds (ERR_CONFLICT otherwise),
  * from memory and from the store. */
 int cluster_delete_node(struct cluster *cl, const struct peer *who,
@@ -173,6 +176,10 @@ struct cluster_stats {
 	uint64_t preempt_lost_ms;	/* work those lost */
 	unsigned long reports_rejected[REPORT_KINDS];	/* by kind */
 	unsigned long stragglers;	/* ranks named slower than peers */
+	size_t steps_running;		/* job steps running now */
+	size_t sessions;		/* of them, --pty ones */
+	unsigned long sessions_idle_ended;	/* ended for silence */
+	uint64_t input_bytes;		/* offered to tasks' inputs */
 	size_t stopping;	/* (node, job, attempt) still to stop */
 };
 void cluster_stats(const struct cluster *cl, struct cluster_stats *st);

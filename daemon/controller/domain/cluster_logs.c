@@ -151,8 +151,8 @@ cluster_read_log(struct cluster *cl, struct log_read *r, int64_t now,
 
 int
 cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
-    uint64_t offset, const uint8_t *data, size_t len, bool eof, int64_t now,
-    outbox_input_done cb, void *arg, struct cerr *err)
+    const struct step_input *in, int64_t now, outbox_input_done cb,
+    void *arg, struct cerr *err)
 {
 	const struct job *job = jobs_get(cl->js, job_id);
 	const struct step *s;
@@ -170,6 +170,10 @@ cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
 	if (!s->input)
 		return cerr_set(err, ERR_CONFLICT, "step %" PRIu64 ".%u reads "
 		    "no input (srun -i none)", job_id, step);
+	if (in->rows > 0 && !s->pty)
+		return cerr_set(err, ERR_CONFLICT, "step %" PRIu64 ".%u has "
+		    "no terminal to resize (srun --pty makes one)", job_id,
+		    step);
 	if (cl->out.ops->write_stdin == NULL)
 		return cerr_set(err, ERR_UNAVAILABLE, "this controller "
 		    "forwards no input");
@@ -178,8 +182,9 @@ cluster_step_input(struct cluster *cl, uint64_t job_id, uint32_t step,
 	if ((n = nodes_get(cl->ns, node)) == NULL || n->conn_id == 0)
 		return cerr_set(err, ERR_UNAVAILABLE, "node %s of task 0 is "
 		    "not connected; its input cannot be written now", node);
+	cl->stats.input_bytes += in->len;
 	if (cl->out.ops->write_stdin(cl->out.ctx, n->conn_id, job_id,
-	    s->attempt, step, 0, offset, data, len, eof, now, cb, arg) == -1)
+	    s->attempt, step, 0, in, now, cb, arg) == -1)
 		return cerr_set(err, ERR_UNAVAILABLE, "cannot reach node %s",
 		    n->name);
 	return 0;

@@ -26,6 +26,17 @@ typedef void (*outbox_input_done)(void *arg, uint32_t accepted,
 struct step;
 struct step_node;
 
+/* Bytes for task 0 of a step (srun's input, or an attached terminal's
+ * keys), and its window when it runs on a pty. */
+struct step_input {
+	uint64_t offset;		/* where data starts in the input */
+	const uint8_t *data;
+	size_t len;
+	bool eof;			/* the input ends after data */
+	bool append;			/* offset ignored: after what it had */
+	uint16_t rows, cols;		/* both set: the pty's new window */
+};
+
 /* One node's share of a gang's launch, or of a job step's. */
 struct launch_cmd {
 	const struct job *job;		/* spec, user, attempt, restarts */
@@ -68,8 +79,8 @@ struct outbox_ops {
 	 * step, into its pipe on the agent; done gets how many it took.
 	 * May be NULL (no input is forwarded: ERR_UNAVAILABLE). */
 	int (*write_stdin)(void *ctx, uint64_t conn_id, uint64_t job_id,
-	    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
-	    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
+	    uint32_t attempt, uint32_t step, unsigned rank,
+	    const struct step_input *in, int64_t now_ms,
 	    outbox_input_done done, void *arg);
 	/* Something changed: call cluster_pass soon (many calls before it
 	 * runs cost one pass). */

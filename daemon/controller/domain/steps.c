@@ -534,6 +534,10 @@ steps_create(struct cluster *cl, const struct peer *who,
 	s->exclusive = r->exclusive;
 	s->kill_on_bad_exit = r->kill_on_bad_exit;
 	s->input = r->input;
+	s->pty = r->pty;
+	s->seen_ms = now;
+	s->rows = r->rows;
+	s->cols = r->cols;
 	s->gpus_per_task = r->gpus_per_task;
 	s->cpus_per_task = r->cpus_per_task;
 	if (steps_copy_req(s, job, r) == -1) {
@@ -560,6 +564,67 @@ steps_create(struct cluster *cl, const struct peer *who,
 	}
 	*out = s;
 	return 0;
+}
+
+/* ---- Interactive sessions ------------------------------------------ */
+
+void
+steps_heard(struct cluster *cl, uint64_t job_id, uint32_t step_id,
+    int64_t now)
+{
+	const struct job *job = jobs_get(cl->js, job_id);
+	struct step *s;
+
+	if (job != NULL &&
+	    (s = steps_find(cl, job_id, job->attempt, step_id)) != NULL &&
+	    s->seen_ms < now)
+		s->seen_ms = now;
+}
+
+void
+steps_tick(struct cluster *cl, int64_t now)
+{
+	int64_t idle = cl->o.interactive_idle_ms > 0 ?
+	    cl->o.interactive_idle_ms : STEPS_IDLE_DEFAULT_MS;
+	struct step_job *sj;
+	struct step *s, *next;
+
+	TAILQ_FOREACH(sj, &cl->step_jobs, entry) {
+		if (sj->nrunning == 0)
+			continue;
+		for (s = TAILQ_FIRST(&sj->steps); s != NULL; s = next) {
+			/* steps_end may free an older ended step, never s
+			 * nor the ones after it. */
+			next = TAILQ_NEXT(s, entry);
+			if (s->state != JOB_RUNNING || !s->pty ||
+			    now - s->seen_ms < idle)
+				continue;
+			snprintf(s->reason, sizeof(s->reason), "interactive "
+			    "session silent for %" PRId64 " s (no srun or "
+			    "cohort attach asked)", (now - s->seen_ms) / 1000);
+			steps_stop_tasks(cl, s, s->reason);
+			s->has_exit = true;
+			s->exit_code = 128 + SIGKILL;
+			cl->stats.sessions_idle_ended++;
+			steps_end(cl, s, JOB_CANCELLED, NULL, now);
+		}
+	}
+}
+
+void
+steps_counts(const struct cluster *cl, size_t *running, size_t *sessions)
+{
+	const struct step_job *sj;
+	const struct step *s;
+
+	*running = *sessions = 0;
+	TAILQ_FOREACH(sj, &cl->step_jobs, entry) {
+		*running += sj->nrunning;
+		if (sj->nrunning == 0)
+			continue;
+		TAILQ_FOREACH(s, &sj->steps, entry)
+			*sessions += s->state == JOB_RUNNING && s->pty;
+	}
 }
 
 /* ---- Signals and reports ------------------------------------------- */

@@ -54,6 +54,8 @@ struct step_req {
 	bool exclusive;
 	bool kill_on_bad_exit;
 	bool input;			/* srun forwards its input to task 0 */
+	bool pty;			/* task 0 on a pseudo-terminal */
+	uint16_t rows, cols;		/* its window at the start */
 };
 
 /* One node of a step: the job's placement index, its tasks and GPUs. */
@@ -90,6 +92,9 @@ struct step {
 	bool stopping;			/* -K has stopped its tasks */
 	bool input;			/* task 0 reads srun's input (its
 					 * agent's pipe), else /dev/null */
+	bool pty;			/* task 0 on a pseudo-terminal */
+	uint16_t rows, cols;
+	int64_t seen_ms;		/* a client last asked about it */
 	/* For the launches, freed when the step ends. */
 	char **argv;
 	size_t argc;
@@ -150,6 +155,20 @@ size_t steps_running(const struct cluster *cl, uint64_t job_id);
  * (borrowed), or -1 with err. */
 int steps_task_node(const struct cluster *cl, uint64_t job_id,
     uint32_t step_id, unsigned rank, const char **node, struct cerr *err);
+
+/* [controller] interactive_idle's default. */
+#define STEPS_IDLE_DEFAULT_MS (10 * 60 * 1000)
+/* A client asked about the step (srun's rounds, cohort attach's): a
+ * --pty step is an interactive session, ended once no one has asked
+ * for interactive_idle (steps_tick). */
+void steps_heard(struct cluster *cl, uint64_t job_id, uint32_t step_id,
+    int64_t now_ms);
+/* End the --pty steps no one has asked about for interactive_idle:
+ * CANCELLED, their tasks stopped. */
+void steps_tick(struct cluster *cl, int64_t now_ms);
+/* Steps running now, and how many of them are --pty sessions. */
+void steps_counts(const struct cluster *cl, size_t *running,
+    size_t *sessions);
 
 /* Free every step (the cluster's destroy). */
 void steps_destroy_all(struct cluster *cl);

@@ -188,6 +188,11 @@ agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
 	/* Unset without input, so that an older agent does what it did. */
 	sl->has_stdin_pipe = s->input;
 	sl->stdin_pipe = s->input;
+	sl->has_pty = s->pty;
+	sl->pty = s->pty;
+	sl->has_rows = sl->has_cols = s->pty && s->rows > 0 && s->cols > 0;
+	sl->rows = s->rows;
+	sl->cols = s->cols;
 	lr->step = sl;
 	/* Its tasks run on the job's GPUs of the node; the agent checks
 	 * the step's are among them. */
@@ -356,9 +361,9 @@ agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 
 int
 agentcmd_write_stdin(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
-    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
-    outbox_input_done cb, void *arg)
+    uint32_t attempt, uint32_t step, unsigned rank,
+    const struct step_input *in, int64_t now_ms, outbox_input_done cb,
+    void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__WriteStdinRequest ws = COHORT__V1__WRITE_STDIN_REQUEST__INIT;
@@ -368,11 +373,15 @@ agentcmd_write_stdin(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 	ws.restart = attempt;
 	ws.step_id = step;
 	ws.rank = rank;
-	ws.offset = offset;
-	ws.data.data = (uint8_t *)data;
-	ws.data.len = len;
-	ws.has_eof = eof;
-	ws.eof = eof;
+	ws.offset = in->offset;
+	ws.data.data = (uint8_t *)in->data;
+	ws.data.len = in->len;
+	ws.has_eof = in->eof;
+	ws.eof = in->eof;
+	ws.has_append = ws.append = in->append;
+	ws.has_rows = ws.has_cols = in->rows > 0 && in->cols > 0;
+	ws.rows = in->rows;
+	ws.cols = in->cols;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_WRITE_STDIN;
 	env.write_stdin = &ws;
 	c = agentcmd_track(ac, conn_id, CMD_WRITE_STDIN, now_ms, arg);

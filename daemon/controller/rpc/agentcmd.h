@@ -48,8 +48,8 @@ int agentcmd_read_log(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
 /* Tracked as a log read: done gets the bytes the pipe took. */
 int agentcmd_write_stdin(struct agentcmd *ac, uint64_t conn_id,
     uint64_t job_id, uint32_t attempt, uint32_t step, unsigned rank,
-    uint64_t offset, const uint8_t *data, size_t len, bool eof,
-    int64_t now_ms, outbox_input_done done, void *arg);
+    const struct step_input *in, int64_t now_ms, outbox_input_done done,
+    void *arg);
 /* The step credentials a launch of a job's own tasks carries
  * (stepcred.h); NULL (the default): none, and srun cannot start steps. */
 struct stepcred;

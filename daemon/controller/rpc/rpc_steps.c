@@ -109,6 +109,8 @@ rpc_step_live(struct rpc_step *r, const struct step *s, bool private)
 		r->status[i] = s->status[i];
 	r->pb.n_task_status = s->ntasks;
 	r->pb.task_status = r->status;
+	r->pb.has_input = r->pb.input = s->input;
+	r->pb.has_pty = r->pb.pty = s->pty;
 	if (private && ((r->pb.name = r->name = strdup(s->name)) == NULL ||
 	    (r->pb.reason = r->reason = strdup(s->reason)) == NULL))
 		return -1;
@@ -195,6 +197,16 @@ rpc_step_req(const Cohort__V1__StepCreateRequest *q, struct step_req *r,
 	r->exclusive = q->has_exclusive && q->exclusive;
 	r->kill_on_bad_exit = q->has_kill_on_bad_exit && q->kill_on_bad_exit;
 	r->input = q->has_input && q->input;
+	r->pty = q->has_pty && q->pty;
+	if (r->pty && !r->input)
+		return cerr_set(err, ERR_INVALID, "--pty needs the step's "
+		    "input (not with -i none)");
+	if ((q->has_rows && q->rows > UINT16_MAX) ||
+	    (q->has_cols && q->cols > UINT16_MAX))
+		return cerr_set(err, ERR_INVALID, "a window of %u x %u is "
+		    "not a terminal's", q->rows, q->cols);
+	r->rows = q->has_rows ? (uint16_t)q->rows : 0;
+	r->cols = q->has_cols ? (uint16_t)q->cols : 0;
 	return 0;
 }
 
@@ -484,6 +496,8 @@ rpc_step_status(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req
 		rpc_error(rpc, c, req->id, err.code, err.text, false);
 		return;
 	}
+	/* Someone follows it: an interactive session is not silent. */
+	steps_heard(rpc->cluster, q->job_id, q->step_id, clock_now_ms());
 	/* A running step asked with wait_ms: answered when it ends (or at
 	 * the wait's end), not polled for. */
 	if (q->has_wait_ms && q->wait_ms > 0 &&
@@ -649,12 +663,38 @@ rpc_input_done(void *arg, uint32_t accepted, const struct cerr *err)
 	rpc_timing_swap(rpc, saved);
 }
 
+/* The request's input as the domain takes it: an appended chunk (an
+ * attached terminal's) carries no end, and a window is both sizes of a
+ * terminal's or neither. */
+static int
+rpc_input_check(const Cohort__V1__StepInputRequest *q, struct step_input *in,
+    struct cerr *err)
+{
+	memset(in, 0, sizeof(*in));
+	in->offset = q->offset;
+	in->data = q->data.data;
+	in->len = q->data.len;
+	in->eof = q->has_eof && q->eof;
+	in->append = q->has_append && q->append;
+	if (in->append && in->eof)
+		return cerr_set(err, ERR_INVALID, "an attached terminal's "
+		    "input does not end the step's");
+	if (q->has_rows != q->has_cols || (q->has_rows && (q->rows == 0 ||
+	    q->cols == 0 || q->rows > UINT16_MAX || q->cols > UINT16_MAX)))
+		return cerr_set(err, ERR_INVALID, "a window needs rows and "
+		    "columns, 1 to 65535 each");
+	in->rows = q->has_rows ? (uint16_t)q->rows : 0;
+	in->cols = q->has_cols ? (uint16_t)q->cols : 0;
+	return 0;
+}
+
 void
 rpc_step_input(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__StepInputRequest *q = req->step_input;
 	const struct peer *who = server_conn_peer(c);
 	const struct job *job;
+	struct step_input in;
 	struct input_wait *w;
 	struct cerr err;
 	char text[160];
@@ -678,6 +718,10 @@ rpc_step_input(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 		    "input per request", false);
 		return;
 	}
+	if (rpc_input_check(q, &in, &err) == -1) {
+		rpc_error(rpc, c, req->id, err.code, err.text, false);
+		return;
+	}
 	if (rpc_input_outstanding(rpc, server_conn_id(c)) >=
 	    RPC_INPUT_PER_CONN) {
 		snprintf(text, sizeof(text), "%d input writes are already in "
@@ -699,9 +743,8 @@ rpc_step_input(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	if ((w->next = rpc->input_waits) != NULL)
 		w->next->prev = w;
 	rpc->input_waits = w;
-	if (cluster_step_input(rpc->cluster, q->job_id, q->step_id, q->offset,
-	    q->data.data, q->data.len, q->has_eof && q->eof, clock_now_ms(),
-	    rpc_input_done, w, &err) == -1) {
+	if (cluster_step_input(rpc->cluster, q->job_id, q->step_id, &in,
+	    clock_now_ms(), rpc_input_done, w, &err) == -1) {
 		rpc_timing_swap(rpc, w->timing);
 		rpc_input_wait_free(w);
 		rpc_error(rpc, c, req->id, err.code, err.text, false);

@@ -297,6 +297,22 @@ http_sched(const struct http_sources *src, const struct http_figures *fg,
 	metric_head(b, "cohort_stragglers_total", "counter",
 	    "Ranks named persistently slower than their gang's peers.");
 	evbuffer_add_printf(b, "cohort_stragglers_total %lu\n", st.stragglers);
+	metric_head(b, "cohort_steps_running", "gauge",
+	    "Job steps (srun) running now.");
+	evbuffer_add_printf(b, "cohort_steps_running %zu\n", st.steps_running);
+	metric_head(b, "cohort_interactive_sessions", "gauge",
+	    "srun --pty steps running now.");
+	evbuffer_add_printf(b, "cohort_interactive_sessions %zu\n",
+	    st.sessions);
+	metric_head(b, "cohort_interactive_sessions_idle_ended_total",
+	    "counter", "srun --pty steps ended because no client followed "
+	    "them for interactive_idle.");
+	evbuffer_add_printf(b, "cohort_interactive_sessions_idle_ended_total "
+	    "%lu\n", st.sessions_idle_ended);
+	metric_head(b, "cohort_step_input_bytes_total", "counter",
+	    "Bytes of srun's and cohort attach's input sent on to tasks.");
+	evbuffer_add_printf(b, "cohort_step_input_bytes_total %llu\n",
+	    (unsigned long long)st.input_bytes);
 	metric_head(b, "cohort_restarts_total", "counter",
 	    "Jobs running again after a failure.");
 	evbuffer_add_printf(b, "cohort_restarts_total %lu\n", st.restarts);
