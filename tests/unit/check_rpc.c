@@ -747,49 +747,399 @@ run_cell(struct rpcfix *f, size_t i, size_t k, struct cell *out)
 	    WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Every cell, each in a copy of the same world; every disagreement is
- * listed before the test fails. */
+/* The matrix's world, built once in the runner (an unchecked fixture):
+ * each cell runs in a copy of it. */
+static struct rpcfix world;
+
+static void
+world_open(void)
+{
+	rpcfix_open(&world);
+}
+
+static void
+world_close(void)
+{
+	rpcfix_close(&world);
+}
+
+/* Row _i of the matrix, every identity, each cell in a copy of the
+ * world; every disagreement is listed before the test fails. */
 START_TEST(test_matrix)
 {
-	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
-	char bad[16384] = "";
-	size_t i, k, cells = 0, nbad = 0;
-	struct rpcfix f;
+	const struct row *row = &rows[_i];
+	char bad[4096] = "";
+	size_t k, nbad = 0;
 	struct cell cell;
 
-	rpcfix_open(&f);
-	for (i = 0; i < nrows; i++)
-		for (k = 0; k < NIDS; k++) {
-			const char *want = rows[i].want[k];
-			bool ok = strcmp(want, "ok") == 0;
+	for (k = 0; k < NIDS; k++) {
+		const char *want = row->want[k];
+		bool ok = strcmp(want, "ok") == 0;
 
-			cells++;
-			if (run_cell(&f, i, k, &cell) == -1) {
-				nbad++;
-				snprintf(bad + strlen(bad), sizeof(bad) -
-				    strlen(bad), "  %s as %s: the cell's "
-				    "process died\n", rows[i].name,
-				    id_label[k]);
-				continue;
-			}
-			if (strcmp(cell.got, want) == 0 &&
-			    (ok || cell.same) &&
-			    (!ok || !rows[i].changes || !cell.same))
-				continue;
+		if (run_cell(&world, (size_t)_i, k, &cell) == -1) {
 			nbad++;
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
-			    "  %s as %s: want %s, got %s%s%s%s%s%s\n",
-			    rows[i].name, id_label[k], want, cell.got,
-			    !ok && !cell.same ? " (and the state changed)" :
-			    "", ok && rows[i].changes && cell.same ?
-			    " (but nothing changed)" : "",
-			    cell.text[0] ? " (" : "", cell.text,
-			    cell.text[0] ? ")" : "");
+			    "  %s as %s: the cell's process died\n",
+			    row->name, id_label[k]);
+			continue;
 		}
+		if (strcmp(cell.got, want) == 0 && (ok || cell.same) &&
+		    (!ok || !row->changes || !cell.same))
+			continue;
+		nbad++;
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+		    "  %s as %s: want %s, got %s%s%s%s%s%s\n", row->name,
+		    id_label[k], want, cell.got, !ok && !cell.same ?
+		    " (and the state changed)" : "", ok && row->changes &&
+		    cell.same ? " (but nothing changed)" : "",
+		    cell.text[0] ? " (" : "", cell.text,
+		    cell.text[0] ? ")" : "");
+	}
+	ck_assert_msg(nbad == 0, "row %s: %zu of %d cells disagree:\n%s",
+	    row->name, nbad, NIDS, bad);
+}
+END_TEST
+
+/* ---- Beyond the matrix ------------------------------------------------ */
+
+static char state0[STATE_MAX], state1[STATE_MAX];
+
+/* The reply to r.env sent as (name, role) on a new connection, which
+ * *cp names. */
+static const Cohort__V1__Envelope *
+send_as(struct rpcfix *f, const char *name, enum role role, struct req *r,
+    struct conn **cp)
+{
+	struct conn *c = rpcfix_conn(f, name, role, true);
+
+	if (cp != NULL)
+		*cp = c;
+	return rpcfix_call(f, c, &r->env);
+}
+
+/* rep is an Error of code; c closed or not as close says; the state as
+ * state0 holds it. */
+static void
+assert_refused(struct rpcfix *f, const Cohort__V1__Envelope *rep,
+    const struct conn *c, enum err_code code, bool close, const char *what)
+{
+	ck_assert_msg(rep != NULL && rep->body_case == R(ERROR), "%s: not "
+	    "refused (%s)", what, rep == NULL ? "no reply" :
+	    wire_body_name(rep->body_case));
+	ck_assert_msg(wire_err_from_pb(rep->error->code) == code, "%s: %s, "
+	    "not %s (%s)", what, err_name(rep->error->code), err_label[code],
+	    rep->error->text);
+	ck_assert_msg(rep->error->text != NULL && rep->error->text[0] != '\0',
+	    "%s: an error without its reason", what);
+	ck_assert_msg(c->closed == close, "%s: the connection %s", what,
+	    c->closed ? "was closed" : "stays open");
+	rpcfix_state(f, state1, sizeof(state1));
+	ck_assert_msg(strcmp(state0, state1) == 0, "%s changed the state:\n"
+	    "%s----\n%s", what, state0, state1);
+}
+
+/* Private fields (environment values, command line, working directory)
+ * reach the owner and admins; another user and a queue's admin see the
+ * job with them withheld and marked so, in GetJob and ListJobs alike;
+ * a step's name and reason likewise in ListSteps. */
+START_TEST(test_private)
+{
+	static const char *const who[] = { "alice", "ops", "bob", "carol" };
+	static const enum role roles[] = { ROLE_USER, ROLE_ADMIN, ROLE_USER,
+	    ROLE_USER };
+	char *env[] = { "SECRET=hunter2" }, *argv[] = { "train", "--t0k" };
+	const Cohort__V1__Envelope *rep;
+	const Cohort__V1__Job *job;
+	struct rpcfix f;
+	struct req r;
+	uint64_t id;
+	size_t i, k;
+
+	rpcfix_open(&f);
+	b_submit(&f, NULL, &r);
+	r.spec.n_env = 1;
+	r.spec.env = env;
+	r.spec.n_argv = 2;
+	r.spec.argv = argv;
+	r.spec.workdir = "/home/alice/w";
+	rep = send_as(&f, "alice", ROLE_USER, &r, NULL);
+	ck_assert(rep != NULL && rep->body_case == R(SUBMIT_REPLY));
+	id = rep->submit_reply->job_id;
+	for (i = 0; i < 4; i++) {
+		bool mine = i < 2;
+
+		b_get_job(&f, NULL, &r);
+		r.get_job.job_id = id;
+		rep = send_as(&f, who[i], roles[i], &r, NULL);
+		ck_assert(rep != NULL && rep->body_case == R(GET_JOB_REPLY));
+		job = rep->get_job_reply->job;
+		ck_assert_msg(job->spec->n_env == (mine ? 1 : 0) &&
+		    job->spec->n_argv == (mine ? 2 : 0) &&
+		    (job->spec->workdir != NULL) == mine &&
+		    (job->has_redacted && job->redacted) == !mine,
+		    "GetJob as %s: env %zu, argv %zu", who[i],
+		    job->spec->n_env, job->spec->n_argv);
+		if (mine)
+			ck_assert_str_eq(job->spec->env[0], "SECRET=hunter2");
+		/* Public fields stay: whose it is, its state. */
+		ck_assert_str_eq(job->user, "alice");
+
+		b_list_jobs(&f, NULL, &r);
+		rep = send_as(&f, who[i], roles[i], &r, NULL);
+		ck_assert(rep != NULL &&
+		    rep->body_case == R(LIST_JOBS_REPLY));
+		for (k = 0; k < rep->list_jobs_reply->n_jobs; k++) {
+			job = rep->list_jobs_reply->jobs[k];
+			if (job->id != id)
+				continue;
+			ck_assert_msg(job->spec->n_env == (mine ? 1 : 0) &&
+			    job->spec->n_argv == (mine ? 2 : 0),
+			    "ListJobs as %s", who[i]);
+			break;
+		}
+		ck_assert_uint_lt(k, rep->list_jobs_reply->n_jobs);
+
+		b_list_steps(&f, NULL, &r);
+		rep = send_as(&f, who[i], roles[i], &r, NULL);
+		ck_assert(rep != NULL &&
+		    rep->body_case == R(LIST_STEPS_REPLY));
+		ck_assert_uint_eq(rep->list_steps_reply->n_steps, 1);
+		ck_assert_msg((rep->list_steps_reply->steps[0]->name != NULL) ==
+		    mine, "ListSteps as %s", who[i]);
+	}
 	rpcfix_close(&f);
-	ck_assert_uint_eq(cells, nrows * NIDS);
-	ck_assert_msg(nbad == 0, "%zu of %zu cells disagree:\n%s", nbad, cells,
-	    bad);
+}
+END_TEST
+
+/* A body sent by the wrong role reaches nothing: a user's TaskExit for
+ * a rank of her own job, an agent's Submit and Cancel. */
+START_TEST(test_wrong_role)
+{
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	b_task_exit(&f, NULL, &r);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_DENIED, false, "alice's TaskExit");
+	ck_assert_int_eq(domain_job(&f.d, f.run)->state, JOB_RUNNING);
+	b_submit(&f, NULL, &r);
+	rep = send_as(&f, f.run_node, ROLE_AGENT, &r, &c);
+	assert_refused(&f, rep, c, ERR_DENIED, false, "an agent's Submit");
+	b_cancel(&f, NULL, &r);
+	rep = send_as(&f, f.run_node, ROLE_AGENT, &r, &c);
+	assert_refused(&f, rep, c, ERR_DENIED, false, "an agent's Cancel");
+	/* An agent speaks for its own node only. */
+	c = rpcfix_conn(&f, f.other_node, ROLE_AGENT, true);
+	b_register(&f, c, &r);
+	r.register_.name = f.run_node;
+	rep = rpcfix_call(&f, c, &r.env);
+	assert_refused(&f, rep, c, ERR_DENIED, true,
+	    "a Register under another node's name");
+	req_release(&r);
+	rpcfix_close(&f);
+}
+END_TEST
+
+/* The Envelope with no body, a request before Hello, a Hello of another
+ * major version: the peer is confused, and is closed. */
+START_TEST(test_protocol)
+{
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	req_init(&r, COHORT__V1__ENVELOPE__BODY__NOT_SET);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_PROTOCOL, true, "an empty envelope");
+	ck_assert_uint_eq(rep->id, 7);
+
+	c = rpcfix_conn(&f, "alice", ROLE_USER, false);
+	b_submit(&f, NULL, &r);
+	rep = rpcfix_call(&f, c, &r.env);
+	assert_refused(&f, rep, c, ERR_PROTOCOL, true, "Submit before Hello");
+
+	c = rpcfix_conn(&f, "alice", ROLE_USER, false);
+	b_hello(&f, NULL, &r);
+	r.hello.major = WIRE_MAJOR + 1;
+	rep = rpcfix_call(&f, c, &r.env);
+	assert_refused(&f, rep, c, ERR_VERSION, true, "Hello of major + 1");
+	ck_assert(!c->hello);
+
+	/* The same Hello at this major opens the session. */
+	c = rpcfix_conn(&f, "alice", ROLE_USER, false);
+	b_hello(&f, NULL, &r);
+	rep = rpcfix_call(&f, c, &r.env);
+	ck_assert(rep != NULL && rep->body_case == R(HELLO_REPLY));
+	ck_assert(c->hello && !c->closed);
+	ck_assert_str_eq(rep->hello_reply->identity, "alice");
+	ck_assert_str_eq(rep->hello_reply->role, "user");
+	ck_assert_uint_eq(rep->hello_reply->max_frame, f.max_frame);
+	rpcfix_close(&f);
+}
+END_TEST
+
+/* Strings that are not text (a NUL byte protobuf-c would cut the string
+ * at; invalid UTF-8) are refused whole by the decoder, the request
+ * answered INVALID with the field named, the connection kept. */
+START_TEST(test_not_text)
+{
+	static const char *const bad[] = { "\0", "\xff" };
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+	uint8_t buf[512], *at;
+	size_t len, i;
+	bool undecodable;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	for (i = 0; i < 2; i++) {
+		b_submit(&f, NULL, &r);
+		r.spec.name = "abcXdef";
+		len = cohort__v1__envelope__get_packed_size(&r.env);
+		ck_assert_uint_le(len, sizeof(buf));
+		cohort__v1__envelope__pack(&r.env, buf);
+		at = memmem(buf, len, "abcXdef", 7);
+		ck_assert_ptr_nonnull(at);
+		at[3] = (uint8_t)bad[i][0];
+		c = rpcfix_conn(&f, "alice", ROLE_USER, true);
+		rep = rpcfix_call_raw(&f, c, buf, len, &undecodable);
+		ck_assert(!undecodable);
+		assert_refused(&f, rep, c, ERR_INVALID, false, i == 0 ?
+		    "a NUL in a job's name" : "a name that is not UTF-8");
+		ck_assert_msg(strstr(rep->error->text, "name") != NULL, "%s",
+		    rep->error->text);
+	}
+	rpcfix_close(&f);
+}
+END_TEST
+
+/* Oversized fields: each refused with its limit, nothing changed, the
+ * connection kept. */
+START_TEST(test_oversized)
+{
+	static char name[JOB_NAME_MAX + 2], node[PEER_NAME_MAX + 2];
+	static char user[PEER_NAME_MAX + 2];
+	static uint8_t script[1024 * 1024 + 1], input[64 * 1024 + 1];
+	static uint64_t ids[10001];
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	memset(name, 'n', sizeof(name) - 1);
+	memset(node, 'x', sizeof(node) - 1);
+	memset(user, 'u', sizeof(user) - 1);
+	memset(script, '#', sizeof(script));
+
+	b_submit(&f, NULL, &r);
+	r.spec.name = name;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "a long job name");
+
+	b_submit(&f, NULL, &r);
+	r.spec.has_script = 1;
+	r.spec.script.data = script;
+	r.spec.script.len = sizeof(script);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "a script of "
+	    "script_max + 1 bytes");
+
+	b_delete_node(&f, NULL, &r);
+	r.delete_node.name = node;
+	rep = send_as(&f, "ops", ROLE_ADMIN, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "a long node name");
+
+	b_usage(&f, NULL, &r);
+	r.usage.user = user;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "a long user name");
+
+	b_step_input(&f, NULL, &r);
+	r.step_input.data.data = input;
+	r.step_input.data.len = sizeof(input);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "64 KiB + 1 of input");
+
+	b_hold(&f, NULL, &r);
+	r.hold.n_job_ids = sizeof(ids) / sizeof(ids[0]);
+	r.hold.job_ids = ids;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_TOO_LARGE, false, "10001 jobs held");
+
+	b_cancel(&f, NULL, &r);
+	r.cancel.job_id = 0;
+	r.cancel.n_job_ids = sizeof(ids) / sizeof(ids[0]);
+	r.cancel.job_ids = ids;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_TOO_LARGE, false,
+	    "10001 jobs cancelled");
+
+	b_drain_node(&r, "node[1-100000000]");
+	rep = send_as(&f, "ops", ROLE_ADMIN, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false,
+	    "a drain of 10^8 nodes");
+	rpcfix_close(&f);
+}
+END_TEST
+
+/* A replica that does not lead answers every identified request
+ * NOT_LEADER, naming the leader when it knows it, and closes; no
+ * identity is still refused first; nothing changes. */
+START_TEST(test_not_leader)
+{
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	/* Never called through: repl_leader_rpc is the fixture's. */
+	f.rpc.repl = (struct repl *)&f;
+	f.rpc.serving = false;
+
+	b_submit(&f, NULL, &r);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_NOT_LEADER, true, "Submit, no leader");
+	ck_assert_ptr_null(rep->error->leader);
+
+	f.leader = "10.0.0.2:7000";
+	b_cancel(&f, NULL, &r);
+	rep = send_as(&f, "ops", ROLE_ADMIN, &r, &c);
+	assert_refused(&f, rep, c, ERR_NOT_LEADER, true, "Cancel, a leader");
+	ck_assert_str_eq(rep->error->leader, "10.0.0.2:7000");
+
+	b_heartbeat(&f, NULL, &r);
+	rep = send_as(&f, f.run_node, ROLE_AGENT, &r, &c);
+	assert_refused(&f, rep, c, ERR_NOT_LEADER, true, "a heartbeat");
+
+	b_hello(&f, NULL, &r);
+	rep = send_as(&f, "bob", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_NOT_LEADER, true, "Hello");
+
+	b_submit(&f, NULL, &r);
+	c = rpcfix_conn(&f, "anon", ROLE_NONE, false);
+	rep = rpcfix_call(&f, c, &r.env);
+	assert_refused(&f, rep, c, ERR_DENIED, true, "no identity");
+
+	/* Leading again, it serves. */
+	f.rpc.repl = NULL;
+	f.rpc.serving = true;
+	b_get_job(&f, NULL, &r);
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	ck_assert(rep != NULL && rep->body_case == R(GET_JOB_REPLY));
+	rpcfix_close(&f);
 }
 END_TEST
 
@@ -799,7 +1149,18 @@ rpc_suite(void)
 	Suite *s = suite_create("rpc");
 	TCase *tc = tcase_create("matrix");
 
-	tcase_add_test(tc, test_matrix);
+	/* A row per test: each within Check's timeout, under valgrind too. */
+	tcase_add_unchecked_fixture(tc, world_open, world_close);
+	tcase_add_loop_test(tc, test_matrix, 0,
+	    (int)(sizeof(rows) / sizeof(rows[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("edge");
+	tcase_add_test(tc, test_private);
+	tcase_add_test(tc, test_wrong_role);
+	tcase_add_test(tc, test_protocol);
+	tcase_add_test(tc, test_not_text);
+	tcase_add_test(tc, test_oversized);
+	tcase_add_test(tc, test_not_leader);
 	suite_add_tcase(s, tc);
 	return s;
 }

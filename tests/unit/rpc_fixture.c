@@ -239,6 +239,8 @@ rpcfix_submit(struct rpcfix *f, const char *queue, bool hold)
 	return id;
 }
 
+static void rpcfix_free_replies(struct conn *);
+
 /* Nothing reaches an agent through agentcmd here (the domain's outbox
  * records its commands): a send that does is a test's mistake. */
 static int
@@ -284,6 +286,7 @@ rpcfix_start_step(struct rpcfix *f)
 	ck_assert_int_eq(steps_get(f->d.cl, f->run, f->step)->state,
 	    JOB_RUNNING);
 	/* The world's connections are not the tests'. */
+	rpcfix_free_replies(c);
 	f->nconns = 0;
 	memset(f->conns, 0, sizeof(f->conns));
 }
@@ -397,16 +400,24 @@ rpcfix_close(struct rpcfix *f)
 struct conn *
 rpcfix_conn(struct rpcfix *f, const char *name, enum role role, bool hello)
 {
+	uint64_t node_conn = role == ROLE_AGENT ? domain_conn(&f->d, name) : 0;
 	struct conn *c;
+	size_t i;
 
+	/* A node's agent has one connection: the one it registered on. */
+	for (i = 0; node_conn != 0 && i < f->nconns; i++)
+		if (f->conns[i].id == node_conn && !f->conns[i].closed) {
+			rpcfix_free_replies(&f->conns[i]);
+			return &f->conns[i];
+		}
 	ck_assert_uint_lt(f->nconns, RPCFIX_CONNS);
 	c = &f->conns[f->nconns++];
 	memset(c, 0, sizeof(*c));
 	rpcfix_peer(&c->peer, name, role);
 	c->hello = hello;
 	c->id = f->next_id++;
-	if (role == ROLE_AGENT && domain_conn(&f->d, name) != 0)
-		c->id = domain_conn(&f->d, name);
+	if (node_conn != 0)
+		c->id = node_conn;
 	return c;
 }
 

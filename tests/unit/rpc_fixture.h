@@ -76,8 +76,9 @@ void rpcfix_open(struct rpcfix *f);
 /* Every reply freed, every pending wait answered, the domain closed. */
 void rpcfix_close(struct rpcfix *f);
 
-/* A connection of name with role, Hello done or not; agents get their
- * node's connection id (the one it registered on), others a new one. */
+/* A connection of name with role, Hello done or not. An agent's is its
+ * node's connection (the one it registered on; the same one again while
+ * open), others' a new one. */
 struct conn *rpcfix_conn(struct rpcfix *f, const char *name, enum role role,
     bool hello);
 
