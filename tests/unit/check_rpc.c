@@ -911,6 +911,77 @@ START_TEST(test_private)
 }
 END_TEST
 
+/* A cancel by filter names the jobs the caller may cancel, no more: bob
+ * naming alice selects none of hers; carol, admin of ateam, selects
+ * alice's jobs there and not the one in bteam. */
+START_TEST(test_cancel_filter)
+{
+	const Cohort__V1__Envelope *rep;
+	const Cohort__V1__CancelReply *cr;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+	size_t i;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	b_cancel_job(&r, 0);
+	r.cancel.user = "alice";
+	rep = send_as(&f, "bob", ROLE_USER, &r, &c);
+	ck_assert(rep != NULL && rep->body_case == R(CANCEL_REPLY));
+	cr = rep->cancel_reply;
+	for (i = 0; i < cr->n_results; i++)
+		ck_assert_msg(cr->results[i]->has_code, "bob cancelled job "
+		    "%" PRIu64, cr->results[i]->job_id);
+	rpcfix_state(&f, state1, sizeof(state1));
+	ck_assert_str_eq(state0, state1);
+
+	rep = send_as(&f, "carol", ROLE_USER, &r, &c);
+	ck_assert(rep != NULL && rep->body_case == R(CANCEL_REPLY));
+	cr = rep->cancel_reply;
+	ck_assert_uint_eq(cr->n_results, 2);
+	for (i = 0; i < cr->n_results; i++) {
+		ck_assert(!cr->results[i]->has_code);
+		ck_assert(cr->results[i]->job_id == f.run ||
+		    cr->results[i]->job_id == f.pending);
+	}
+	ck_assert_int_eq(domain_job(&f.d, f.pending)->state, JOB_CANCELLED);
+	ck_assert_int_eq(domain_job(&f.d, f.bjob)->state, JOB_PENDING);
+	rpcfix_close(&f);
+}
+END_TEST
+
+/* An admin's hold is the admins' to release: alice, whose job it is,
+ * may not; ops may. */
+START_TEST(test_admin_hold)
+{
+	const Cohort__V1__Envelope *rep;
+	const Cohort__V1__JobResult *jr;
+	struct rpcfix f;
+	struct req r;
+
+	rpcfix_open(&f);
+	b_hold_job(&r, f.pending, false);
+	rep = send_as(&f, "ops", ROLE_ADMIN, &r, NULL);
+	ck_assert(rep != NULL && (jr = one_result(rep)) != NULL &&
+	    !jr->has_code);
+	ck_assert_int_eq(domain_job(&f.d, f.pending)->hold, JOB_HOLD_ADMIN);
+	rpcfix_state(&f, state0, sizeof(state0));
+	b_hold_job(&r, f.pending, true);
+	rep = send_as(&f, "alice", ROLE_USER, &r, NULL);
+	ck_assert(rep != NULL && (jr = one_result(rep)) != NULL &&
+	    jr->has_code);
+	ck_assert_str_eq(err_name(jr->code), "DENIED");
+	rpcfix_state(&f, state1, sizeof(state1));
+	ck_assert_str_eq(state0, state1);
+	rep = send_as(&f, "ops", ROLE_ADMIN, &r, NULL);
+	ck_assert(rep != NULL && (jr = one_result(rep)) != NULL &&
+	    !jr->has_code);
+	ck_assert_int_eq(domain_job(&f.d, f.pending)->hold, JOB_HOLD_NONE);
+	rpcfix_close(&f);
+}
+END_TEST
+
 /* A body sent by the wrong role reaches nothing: a user's TaskExit for
  * a rank of her own job, an agent's Submit and Cancel. */
 START_TEST(test_wrong_role)
@@ -1156,6 +1227,8 @@ rpc_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("edge");
 	tcase_add_test(tc, test_private);
+	tcase_add_test(tc, test_cancel_filter);
+	tcase_add_test(tc, test_admin_hold);
 	tcase_add_test(tc, test_wrong_role);
 	tcase_add_test(tc, test_protocol);
 	tcase_add_test(tc, test_not_text);
