@@ -1,11 +1,11 @@
 /* The RPC edge (daemon/controller/rpc/rpc*.c) under a unit suite: every
  * request of the dispatch table sent by every kind of identity, through
- * rpc_dispatch over the in-memory domain (tests/unit/rpc_fixture.h), each
- * cell in a copy of one world (a process of its own). The expected outcomes are written out by
- * hand below, not read from rpc.c's table: a test that derives its
- * answers from the code under test cannot fail. A refused request must
- * change nothing (jobs, nodes, steps, commands to agents, events). The
- * same matrix through real daemons and TLS is
+ * rpc_dispatch over the in-memory domain (tests/unit/rpc_fixture.h),
+ * each cell in a copy of one world (a process of its own). The expected
+ * outcomes are written out by hand below, not read from rpc.c's table:
+ * a test that derives its answers from the code under test cannot fail.
+ * A refused request must change nothing (jobs, nodes, steps, commands to
+ * agents, events). The same matrix through real daemons and TLS is
  * tests/integration/t450-authz.sh; the domain's own rules (who may do
  * what to a job, by queue) are check_jobs_control's matrix. */
 #include "config.h"
@@ -548,9 +548,11 @@ struct row {
 #define R(x) COHORT__V1__ENVELOPE__BODY_##x
 #define NOID "DENIED+close"	/* no identity: refused, closed */
 #define PROTO "PROTOCOL+close"	/* a reply nobody asked for */
-/*                anon   alice    bob      carol    ops      agent    agent2   ctl */
-#define PEOPLE_OK { NOID, "ok",   "ok",    "ok",    "ok",    "DENIED", "DENIED", NOID }
-#define ADMIN_OK  { NOID, "DENIED", "DENIED", "DENIED", "ok", "DENIED", "DENIED", NOID }
+/* Columns: anon, alice, bob, carol, ops, agent, agent2, ctl. */
+#define PEOPLE_OK \
+	{ NOID, "ok", "ok", "ok", "ok", "DENIED", "DENIED", NOID }
+#define ADMIN_OK \
+	{ NOID, "DENIED", "DENIED", "DENIED", "ok", "DENIED", "DENIED", NOID }
 /* Owner, queue admin (carol: of ateam) and admin; not another user. */
 #define OWNER_QADMIN_ADMIN \
 	{ NOID, "ok", "DENIED", "ok", "ok", "DENIED", "DENIED", NOID }

@@ -183,7 +183,8 @@ __wrap_repl_leader_rpc(struct repl *r, char *buf, size_t len)
 static struct queues *
 rpcfix_queues(void)
 {
-	char *a_users[] = { "alice", "bob", "carol" }, *a_admins[] = { "carol" };
+	char *a_users[] = { "alice", "bob", "carol" };
+	char *a_admins[] = { "carol" };
 	char *b_users[] = { "alice", "bob" }, *b_admins[] = { "dave" };
 	struct queue_def d[2];
 	struct queues *qs;
