@@ -27,7 +27,9 @@
 #define RPCFIX_CONNS 16
 #define RPCFIX_REPLIES 8
 
-/* A peer's connection, as the server would hold it. */
+/* A peer's connection, as the server would hold it. rpc*.c see struct
+ * conn only through server.h's functions, so the fixture defines its
+ * own (server.c's is private to it, in server_int.h). */
 struct conn {
 	uint64_t id;
 	struct peer peer;
