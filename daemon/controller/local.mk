@@ -132,7 +132,8 @@ CTL_UNIT_TESTS = \
 	tests/unit/check_feasible \
 	tests/unit/check_metrics \
 	tests/unit/check_status_page \
-	tests/unit/check_repl_net
+	tests/unit/check_repl_net \
+	tests/unit/check_rpc
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(CTL_UNIT_TESTS)
 # The controller domain's suites share a fixture: an in-memory store,
@@ -252,6 +253,26 @@ tests_unit_check_status_page_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_quota_SOURCES = tests/unit/check_quota.c
 tests_unit_check_quota_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_quota_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+
+# The RPC edge without a socket: the server's connection calls, the
+# clock and the Raft leader's address are the fixture's (--wrap), so
+# rpc_dispatch runs as the daemon links it over the in-memory domain.
+RPC_WRAP_FLAGS = $(AM_LDFLAGS) -Wl,--wrap=server_conn \
+	-Wl,--wrap=server_conn_id -Wl,--wrap=server_conn_peer \
+	-Wl,--wrap=server_conn_hello_done \
+	-Wl,--wrap=server_conn_set_hello_done \
+	-Wl,--wrap=server_conn_set_registered \
+	-Wl,--wrap=server_conn_send_frame -Wl,--wrap=server_conn_send \
+	-Wl,--wrap=server_conn_send_error -Wl,--wrap=server_conn_reserve \
+	-Wl,--wrap=server_conn_release -Wl,--wrap=server_conn_close \
+	-Wl,--wrap=server_max_frame -Wl,--wrap=clock_now_ms \
+	-Wl,--wrap=repl_leader_rpc
+tests_unit_check_rpc_SOURCES = tests/unit/check_rpc.c \
+	tests/unit/rpc_fixture.c tests/unit/rpc_fixture.h \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_rpc_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_rpc_LDFLAGS = $(RPC_WRAP_FLAGS)
+tests_unit_check_rpc_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 
 ## Each folder keeps its include rule (the domain: no event loop,
 ## network, database or clock).
