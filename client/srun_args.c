@@ -45,7 +45,8 @@ static const char in_job[] = "a step runs inside its job's allocation, "
 static const char no_layout[] = "Cohort places a step's tasks in blocks "
     "over its nodes and binds them itself";
 static const char no_acct[] = "Cohort keeps usage per user and queue";
-static const char no_cont[] = "Cohort has no container plugin (pyxis)";
+static const char no_cont[] = "a step runs in its job's container: give "
+    "the --container-* options to sbatch or cohort submit";
 static const char no_mail[] = "Cohort sends no mail";
 static const char no_bcast[] = "Cohort copies no files to the nodes";
 static const char no_prolog[] = "Cohort runs no per-step prolog or "

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "lib/container.h"
 
 enum job_state {
 	JOB_PENDING = 1,
@@ -182,6 +183,9 @@ struct job_spec {
 	 * peers is reported, or its node's ranks moved at the next
 	 * checkpoint. */
 	int on_straggler;
+	/* The image the tasks run in and how (lib/container.h); image
+	 * NULL: none, on the node as it is. */
+	struct job_container ctr;
 };
 
 /* The values of StragglerAction (proto/cohort.proto). */

@@ -201,12 +201,14 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
 	Cohort__V1__StepLaunch sl = COHORT__V1__STEP_LAUNCH__INIT;
 	Cohort__V1__JobSpec spec;
+	Cohort__V1__Container ctr;
 	uint8_t cred[STEPCRED_LEN];
 	uint32_t *tpn = NULL;
 	struct cmd *c;
 	int rc;
 
 	wire_spec_to_pb(&l->job->spec, &spec);
+	spec.container = wire_ctr_to_pb(&l->job->spec.ctr, &ctr);
 	lr.job_id = l->job->id;
 	lr.restart = l->job->attempt;
 	lr.has_restart_count = 1;

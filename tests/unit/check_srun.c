@@ -136,8 +136,9 @@ START_TEST(test_refusals)
 	    "supported: only --exclusive alone (no other step on the step's "
 	    "nodes)");
 	refused("srun --container-image=nvcr.io#pytorch true",
-	    "--container-image=nvcr.io#pytorch is not supported: Cohort has "
-	    "no container plugin (pyxis)");
+	    "--container-image=nvcr.io#pytorch is not supported: a step runs "
+	    "in its job's container: give the --container-* options to sbatch "
+	    "or cohort submit");
 	refused("srun --jobid=x true", "--jobid: invalid job id 'x'");
 }
 END_TEST
