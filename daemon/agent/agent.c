@@ -126,6 +126,7 @@ struct apending {
 	size_t nsargv, nsenv, nsnodes;
 	unsigned *stpn, *sgpus;
 	char *sworkdir, *saddr, *sname;
+	struct job_container sctr;
 	/* A job in a container image (container.h): no rank starts while
 	 * ctr_req, its preparation, is under way; then ctr_res says how it
 	 * went (the tasks fail with its reason when it failed). */
@@ -1098,6 +1099,16 @@ agent_start_task(struct agent *a, const struct apending *p,
 	return 0;
 }
 
+/* The container p's tasks run in: a step's own (srun --container-*),
+ * else its job's; NULL: none. */
+static const struct job_container *
+agent_ctr_of(const struct apending *p)
+{
+	if (p->l.step != NULL && p->l.step->ctr.image != NULL)
+		return &p->l.step->ctr;
+	return p->l.spec->ctr.image != NULL ? &p->l.spec->ctr : NULL;
+}
+
 /* What a task of p in a container image needs (tasks.h's ctr); false
  * when p's job has no image. */
 static bool
@@ -1105,19 +1116,19 @@ agent_ctr_launch(struct agent *a, const struct apending *p,
     const char *cgroup, const unsigned *gpus, size_t ngpus,
     struct ctr_launch *cl, char *startdir)
 {
-	const struct job_spec *s = p->l.spec;
+	const struct job_container *c = agent_ctr_of(p);
 
-	if (s->ctr.image == NULL)
+	if (c == NULL)
 		return false;
 	memset(cl, 0, sizeof(*cl));
 	if (tasks_spool_start_dir(startdir, a->cfg->spool, p->l.job_id,
 	    p->l.restart) == -1)
 		startdir[0] = '\0';
-	cl->image = s->ctr.image;
+	cl->image = c->image;
 	cl->res = &p->ctr_res;
 	cl->runtime = a->cfg->ctr_runtime;
 	cl->spool = a->cfg->spool;
-	cl->opts = &s->ctr;
+	cl->opts = c;
 	cl->admin_mounts = a->cfg->ctr_mounts;
 	cl->home = p->acct.home;
 	cl->startdir = startdir;
@@ -1300,6 +1311,7 @@ apending_free(struct agent *a, struct apending *p)
 		free(p->sworkdir);
 		free(p->saddr);
 		free(p->sname);
+		ctr_clear(&p->sctr);
 	}
 	strv_free(p->base, p->nbase);
 	account_clear(&p->acct);
@@ -1371,6 +1383,9 @@ apending_own_step(struct apending *p)
 	sl->workdir = p->sworkdir = dup_or_null(sl->workdir, &ok);
 	sl->master_addr = p->saddr = dup_or_null(sl->master_addr, &ok);
 	sl->name = p->sname = dup_or_null(sl->name, &ok);
+	if (ctr_copy(&p->sctr, &sl->ctr) == -1)
+		return -1;
+	sl->ctr = p->sctr;
 	return ok ? 0 : -1;
 }
 
@@ -1655,7 +1670,7 @@ agent_ctr_ready(void *arg, const struct ctr_result *r)
 	p->ctr_res = *r;
 	if (r->err == 0)
 		log_info("job %" PRIu64 ": image %s ready (%s) in %" PRId64
-		    " ms", p->l.job_id, p->l.spec->ctr.image, r->cached ?
+		    " ms", p->l.job_id, agent_ctr_of(p)->image, r->cached ?
 		    "cached" : "unpacked", r->ms);
 	else
 		log_warnx("job %" PRIu64 ": %s", p->l.job_id, r->why);
@@ -1717,6 +1732,8 @@ agent_step_check(const struct agent *a, const struct launch *l,
 	if (sl->argc == 0)
 		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": no "
 		    "command", sl->step_id);
+	if (ctr_validate(&sl->ctr, err) == -1)
+		return -1;
 	if (agent_strv_check(sl->argv, sl->argc, JOB_ARGC_LIMIT,
 	    JOB_ARGV_BYTES_LIMIT, "arguments", sl->step_id, false,
 	    err) == -1 ||
@@ -1918,7 +1935,7 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	p->ntasks = agent_launch_ntasks(l);
 	/* A job in an image starts no rank before the image is ready. */
 	if (agent_launch_prepare(a, p, err) == -1 ||
-	    (l->spec->ctr.image == NULL &&
+	    (agent_ctr_of(p) == NULL &&
 	    agent_launch_some(a, p, err) == -1)) {
 		apending_free(a, p);
 		return -1;
@@ -1945,8 +1962,8 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 		apending_free(a, p);
 		return -1;
 	}
-	if (p->spec.ctr.image != NULL && (p->ctr_req = ctr_prepare(a->ctrc,
-	    p->spec.ctr.image, p->who.uid, p->who.gid, p->who.groups,
+	if (agent_ctr_of(p) != NULL && (p->ctr_req = ctr_prepare(a->ctrc,
+	    agent_ctr_of(p)->image, p->who.uid, p->who.gid, p->who.groups,
 	    p->who.ngroups, agent_ctr_ready, p)) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		agent_undo_launch(a, l->job_id, l->restart, step);

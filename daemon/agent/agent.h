@@ -50,6 +50,8 @@ struct step_launch {
 	bool stdin_pipe;		/* task 0 (rank 0, if here) reads a
 					 * pipe that agent_write_stdin fills;
 					 * else every task reads /dev/null */
+	struct job_container ctr;	/* srun --container-*; image NULL:
+					 * the job's container, if any */
 };
 
 /* Steps with tasks running (or starting) at once in one start of a job

@@ -670,6 +670,7 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	struct ocispec_dev devs[INV_MAX_CTR_DEVS];
 	char devpaths[INV_MAX_CTR_DEVS][32];
 	char bundle[PATH_MAX], path[PATH_MAX], state[PATH_MAX];
+	char layer[PATH_MAX];
 	struct ctr_mount *m = NULL;
 	struct ocispec spec;
 	size_t nm = 0, argc, len;
@@ -694,9 +695,21 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	    -1)
 		return cerr_set(err, ERR_INTERNAL, "cannot create %s: %s",
 		    bundle, strerror(errno));
-	if (tasks_spool_path(path, "%s/upper", bundle) == -1 ||
-	    mkdir_exact(path, 0755) == -1 ||
-	    tasks_spool_path(path, "%s/work", bundle) == -1 ||
+	/* The task's own layer; a named container's (--container-name)
+	 * is the start's, one per local rank, so that a later step of the
+	 * job on this node finds what an earlier one wrote. */
+	if (cl->opts->name != NULL) {
+		if (tasks_spool_path(layer, "%s/ctr-%s.%u", cl->startdir,
+		    cl->opts->name, l->local_rank) == -1)
+			return cerr_set(err, ERR_INVALID, "spool path too long");
+		if (mkdir_exact(layer, 0711) == -1)
+			return cerr_set(err, ERR_INTERNAL, "cannot create %s: "
+			    "%s", layer, strerror(errno));
+	} else
+		snprintf(layer, sizeof(layer), "%s", bundle);
+	if (tasks_spool_path(path, "%s/upper", layer) == -1 ||
+	    (mkdir(path, 0755) == -1 && errno != EEXIST) ||
+	    tasks_spool_path(path, "%s/work", layer) == -1 ||
 	    mkdir_exact(path, 0700) == -1 ||
 	    tasks_spool_path(path, "%s/rootfs", bundle) == -1 ||
 	    mkdir_exact(path, 0755) == -1)
@@ -704,17 +717,17 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 		    path, strerror(errno));
 	if ((L->ctr_root = strdup(path)) == NULL ||
 	    asprintf(&L->ctr_overlay, "lowerdir=%s,upperdir=%s/upper,"
-	    "workdir=%s/work", res->rootfs, bundle, bundle) == -1 ||
+	    "workdir=%s/work", res->rootfs, layer, layer) == -1 ||
 	    (L->ctr_lock = strdup(res->lock)) == NULL ||
 	    (L->ctr_runtime = strdup(cl->runtime)) == NULL) {
 		L->ctr_overlay = NULL;
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
 	/* Overlay options with ',' or ':' in a path would be misread. */
-	if (strpbrk(res->rootfs, ",:") != NULL || strpbrk(bundle, ",:") !=
+	if (strpbrk(res->rootfs, ",:") != NULL || strpbrk(layer, ",:") !=
 	    NULL)
 		return cerr_set(err, ERR_INVALID, "a ',' or ':' in %s or %s",
-		    res->rootfs, bundle);
+		    res->rootfs, layer);
 
 	if (all_mounts(cl, &m, &nm, err) == -1)
 		return -1;

@@ -195,6 +195,19 @@ rpc_step_req(const Cohort__V1__StepCreateRequest *q, struct step_req *r,
 	r->exclusive = q->has_exclusive && q->exclusive;
 	r->kill_on_bad_exit = q->has_kill_on_bad_exit && q->kill_on_bad_exit;
 	r->input = q->has_input && q->input;
+	if (q->container != NULL) {
+		r->ctr.image = q->container->image;
+		r->ctr.mounts = q->container->mounts;
+		r->ctr.workdir = q->container->workdir;
+		r->ctr.env = q->container->env;
+		r->ctr.name = q->container->name;
+		r->ctr.writable = q->container->has_writable &&
+		    q->container->writable;
+		r->ctr.mount_home = q->container->has_mount_home &&
+		    q->container->mount_home;
+		if (ctr_validate(&r->ctr, err) == -1)
+			return -1;
+	}
 	return 0;
 }
 

@@ -54,6 +54,8 @@ struct step_req {
 	bool exclusive;
 	bool kill_on_bad_exit;
 	bool input;			/* srun forwards its input to task 0 */
+	struct job_container ctr;	/* srun --container-* (borrowed);
+					 * image NULL: the job's */
 };
 
 /* One node of a step: the job's placement index, its tasks and GPUs. */
@@ -96,6 +98,7 @@ struct step {
 	char **env;
 	size_t nenv;
 	char *workdir;
+	struct job_container ctr;	/* the step's own image, or none */
 	uint32_t gpus_per_task, cpus_per_task;
 	unsigned master_port;
 	unsigned launches_out;		/* answers still awaited */

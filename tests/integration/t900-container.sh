@@ -13,8 +13,12 @@
 #  4. an image the job's user cannot read fails the job, naming it, even
 #     when the node has it cached from an earlier job;
 #  5. requeue's checkpoint signal and SIGTERM reach the container's
-#     process, the job starts in its image again, cancel's SIGTERM
-#     reaches it too, and the container is gone afterwards.
+#     process, the job starts in its image again and resumes from the
+#     checkpoint it wrote in a mounted directory, cancel's SIGTERM
+#     reaches it too, and the container is gone afterwards;
+#  6. srun's Pyxis options run a batch job's steps in an image, a named
+#     container keeps a step's file for the next step, and a step in a
+#     missing image fails, naming it.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
@@ -172,4 +176,32 @@ _two_terms() { [ "$(grep -cx term "$W/sig")" = 2 ]; }
 wait_for 30 _two_terms || fail "cancel's SIGTERM did not reach the container's process: $(cat "$W/sig")"
 _ctr_gone() { ! pgrep -f "cohort-$id\." >/dev/null && ! pgrep -u nobody -f 'echo usr1' >/dev/null; }
 wait_for 30 _ctr_gone || fail "the container of job $id outlived it: $(pgrep -af "cohort-$id\.")"
+### 6. A batch script on the node runs steps in images (srun's Pyxis
+### options); a named container keeps what one step wrote for the next.
+S=$(world_dir steps)
+job_config "$S"
+cat >"$S/steps.sh" <<SH
+#!/bin/sh
+set -u
+srun --container-image=oci:$T/oci:v1 --container-name=setup --container-writable \
+	sh -c 'echo made >/tmp/from-step0 && id -u'
+srun --container-image=oci:$T/oci:v1 --container-name=setup --container-mounts=$S:/out \
+	sh -c 'cat /tmp/from-step0 >/out/named'
+srun --container-image=oci:$T/oci:v1 --container-mounts=$S:/out \
+	sh -c 'cat /tmp/from-step0 >/out/unnamed 2>/dev/null || echo none >/out/unnamed'
+srun --container-image=$T/missing.sqsh true
+echo "MISSING_RC=\$?"
+SH
+chmod 755 "$S/steps.sh"
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -o "$S/out.%j" \
+	-D "$S" "$S/steps.sh"
+id=$(cat "$OUT")
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "batch job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]'): $(cat "$S/out.$id")"
+grep -qx "$NOBODY_UID" "$S/out.$id" || fail "step 0 did not run as the job's user: $(cat "$S/out.$id")"
+[ "$(cat "$S/named" 2>/dev/null)" = made ] || fail "the named container did not keep step 0's file: $(cat "$S/out.$id")"
+[ "$(cat "$S/unnamed")" = none ] || fail "an unnamed container saw step 0's file"
+grep -q "MISSING_RC=[1-9]" "$S/out.$id" || fail "a step in a missing image did not fail: $(cat "$S/out.$id")"
+grep -q "missing.sqsh" "$S/out.$id" || fail "srun did not name the missing image: $(cat "$S/out.$id")"
 exit 0
