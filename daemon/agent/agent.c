@@ -133,6 +133,8 @@ struct apending {
 	struct agent *agent;
 	struct ctr_req *ctr_req;
 	struct ctr_result ctr_res;
+	bool answered;		/* the launch was answered when its image
+				 * was queued */
 	TAILQ_ENTRY(apending) entry;
 };
 
@@ -1609,7 +1611,7 @@ apending_done(struct agent *a, struct apending *p, const struct cerr *err)
 	uint64_t job_id = p->l.job_id;
 	uint32_t restart = p->l.restart;
 
-	if (a->launch_cb != NULL)
+	if (a->launch_cb != NULL && !p->answered)
 		a->launch_cb(a->launch_arg, &p->l, err);
 	apending_free(a, p);
 	agent_job_end(a, job_id, restart, false);
@@ -1974,9 +1976,16 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND, p->ctr_req != NULL ?
 	    ", once its image is ready" : "");
 	TAILQ_INSERT_TAIL(&a->pending, p, entry);
-	if (p->ctr_req == NULL)
+	if (p->ctr_req == NULL) {
 		agent_launch_arm(a);
-	return 1;
+		return 1;
+	}
+	/* Accepted now: unpacking a large image may take longer than the
+	 * controller waits for an answer, and what comes of it reaches the
+	 * controller as the tasks' start (or their failure, with its
+	 * reason). */
+	p->answered = true;
+	return 0;
 }
 
 void
