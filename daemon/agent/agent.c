@@ -390,6 +390,7 @@ agent_job_end(struct agent *a, uint64_t job_id, uint32_t restart, bool force)
 	else
 		log_info("job %" PRIu64 ": ended on this node; its cgroup is "
 		    "killed", job_id);
+	container_cgroup_v1_end(path);
 }
 
 static void

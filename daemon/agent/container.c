@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -504,6 +505,53 @@ ctr_run_next(struct ctr_cache *c)
 	}
 }
 
+/* rmdir dir's subdirectories, deepest first, then dir. */
+static void
+rmdir_tree(const char *dir, int depth)
+{
+	struct dirent *de;
+	char sub[PATH_MAX];
+	DIR *d;
+
+	if (depth < 8 && (d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+			    (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
+			    de->d_name) < sizeof(sub))
+				rmdir_tree(sub, depth + 1);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+void
+container_cgroup_v1_end(const char *job_path)
+{
+	const char *rel = container_cgroup_rel(job_path);
+	struct dirent *de;
+	char dir[PATH_MAX], *slash;
+	DIR *d;
+
+	/* Only a hybrid layout has v1 hierarchies beside unified/. */
+	if (rel == NULL || strncmp(job_path, "/sys/fs/cgroup/unified/", 23)
+	    != 0 || (d = opendir("/sys/fs/cgroup")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "unified") == 0)
+			continue;
+		if ((size_t)snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s",
+		    de->d_name, rel) >= sizeof(dir))
+			continue;
+		rmdir_tree(dir, 0);
+		/* And the agent's base there, once no job holds it. */
+		if ((slash = strrchr(dir, '/')) != NULL) {
+			*slash = '\0';
+			rmdir(dir);
+		}
+	}
+	closedir(d);
+}
+
 const char *
 container_cgroup_rel(const char *abs)
 {
@@ -670,7 +718,8 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	struct ocispec_dev devs[INV_MAX_CTR_DEVS];
 	char devpaths[INV_MAX_CTR_DEVS][32];
 	char bundle[PATH_MAX], path[PATH_MAX], state[PATH_MAX];
-	char layer[PATH_MAX];
+	char layer[PATH_MAX], cgpath[PATH_MAX];
+	const char *rel;
 	struct ctr_mount *m = NULL;
 	struct ocispec spec;
 	size_t nm = 0, argc, len;
@@ -748,7 +797,17 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	spec.nmounts = nm;
 	spec.ndevs = gpu_devs(cl, devs, devpaths, INV_MAX_CTR_DEVS);
 	spec.devs = devs;
-	spec.cgroups_path = container_cgroup_rel(cl->cgroup);
+	/* A cgroup of its own under the task's: still inside the job's
+	 * (the agent's kill reaches it), and one the runtime can remove
+	 * when it ends, which it cannot do to the one it runs in itself
+	 * (it would retry for some 200 ms first). */
+	if ((rel = container_cgroup_rel(cl->cgroup)) != NULL) {
+		if (tasks_spool_path(cgpath, "%s/ctr", rel) == -1) {
+			cerr_set(err, ERR_INVALID, "cgroup path too long");
+			goto out;
+		}
+		spec.cgroups_path = cgpath;
+	}
 	spec.shm_bytes = cl->shm;
 	if (ocispec_json(&spec, &json, &len, err) == -1)
 		goto out;

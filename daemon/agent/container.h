@@ -24,9 +24,9 @@
  * cache is never written and a writable container's changes are its
  * own; the mount goes with the task. The task then execs
  * `runc --root SPOOL/runc run --bundle DIR ID` as root; runc runs the
- * command as the job's user with no privileges, in the task's own
- * cgroup (cgroupsPath), so that the agent's kill of the cgroup stops
- * the container too, and forwards the signals it gets (SIGTERM, the
+ * command as the job's user with no privileges, in a cgroup under the
+ * task's (cgroupsPath TASK/ctr), so that the agent's kill of the job's
+ * cgroup stops the container too, and forwards the signals it gets (SIGTERM, the
  * checkpoint signal) to the container's process. */
 #ifndef COHORT_AGENT_CONTAINER_H
 #define COHORT_AGENT_CONTAINER_H
@@ -102,6 +102,12 @@ int container_task_prep(struct launch *L, const struct task_launch *l,
 /* The cgroup v2 path relative to its mount (for cgroupsPath), or NULL
  * when abs is under neither /sys/fs/cgroup nor /sys/fs/cgroup/unified. */
 const char *container_cgroup_rel(const char *abs);
+
+/* At the end of a job whose cgroup v2 directory is job_path: remove the
+ * directories a runtime made for its containers at the same place in
+ * the cgroup v1 hierarchies of a hybrid layout (runc removes its own
+ * leaf only). Empty directories only; best effort. */
+void container_cgroup_v1_end(const char *job_path);
 
 /* Free what container_task_prep put in L (tasks_prep_destroy). */
 void container_task_free(struct launch *L);

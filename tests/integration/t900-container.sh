@@ -97,6 +97,13 @@ for r in 0 1; do
 	[ "$(cat "$W/rw.$r")" = ro ] || fail "rank $r could write the image's root without --container-writable"
 done
 [ "$(stat -c %u "$W/uid.0")" = "$NOBODY_UID" ] || fail "the mount's files are not the job user's"
+# Its cgroups are gone with it, v1 hierarchies of a hybrid layout too.
+CGBASE=$(grep -m1 -o 'a cgroup per job under [^;]*' "$C/node01.log" | sed 's/.* under //')
+if [ -n "$CGBASE" ]; then
+	_cg_gone() { ! ls -d /sys/fs/cgroup/*/"${CGBASE#/sys/fs/cgroup/unified/}"/job-"$id".* \
+		/sys/fs/cgroup/*/"${CGBASE#/sys/fs/cgroup/}"/job-"$id".* >/dev/null 2>&1; }
+	wait_for 30 _cg_gone || fail "job $id left cgroups: $(ls -d /sys/fs/cgroup/*/*/job-"$id".* 2>/dev/null)"
+fi
 
 ### 2. The squashfs image, writable, twice: the second finds it cached.
 for n in 1 2; do
