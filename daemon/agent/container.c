@@ -442,7 +442,10 @@ ctr_run_next(struct ctr_cache *c)
 		snprintf(cap, sizeof(cap), "%" PRIu64, cfg->ctr_cache_max /
 		    1024);
 		access_paths(&ref, p, mode, &n);
-		if (mkdir(c->dir, 0755) == -1 && errno != EEXIST) {
+		/* Root's alone: a user reaches an image's files only through
+		 * a container, after the check above, never by its path. */
+		if ((mkdir(c->dir, 0700) == -1 && errno != EEXIST) ||
+		    chmod(c->dir, 0700) == -1) {
 			req_fail(c, r, errno, "cannot create the container "
 			    "cache %s: %s", c->dir, strerror(errno));
 			continue;

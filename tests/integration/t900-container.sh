@@ -120,6 +120,10 @@ for n in 1 2; do
 done
 grep -Eq "container image $T/img.sqsh: cached" "$C"/node0*.log ||
 	fail "the second squashfs job did not find the image cached"
+# The cache is root's alone: an image's files are reached through a
+# container, after the read check, never by their path.
+[ "$(stat -c %a:%u "$SPOOL1/images")" = 700:0 ] ||
+	fail "the image cache $SPOOL1/images is $(stat -c %a:%u "$SPOOL1/images"), not 700:0"
 # A writable container writes its own layer, never the shared cache.
 ! ls -d "$SPOOL1"/images/*/rootfs/tmp/new >/dev/null 2>&1 || fail "a job's write reached the image cache"
 
