@@ -311,8 +311,8 @@ run_container(struct launch *L)
 	    L->ctr_runtime, NULL, errno);
 }
 
-/* Opened as the user, so that the file is theirs and only where they may
- * write; relative to the workdir, as sbatch's. */
+/* A container task's output files, as run_task opens them: as the user,
+ * relative to the workdir. */
 static void
 open_outputs(struct launch *L)
 {
@@ -373,7 +373,16 @@ run_task(struct launch *L)
 	/* The submitter's umask, not the agent's: the output files and
 	 * all the task creates are as private as the user asked. */
 	umask(L->umask);
-	open_outputs(L);
+	/* Opened as the user, so that the file is theirs and only where
+	 * they may write; relative to the workdir, as sbatch's. */
+	if (L->err_file != NULL)
+		open_output(L->err_file, L->err_trunc, 2);
+	if (L->out_file != NULL) {
+		open_output(L->out_file, L->out_trunc, 1);
+		if (L->err_with_out && dup2(1, 2) == -1)
+			child_fail(TASK_STAGE_OUTPUT, "cannot use the output "
+			    "file", L->out_file, PRIVATE_PATH, errno);
+	}
 
 	/* execvp's search, over the PATH of the task's envp rather than
 	 * the agent's own, which is what execvpe would use. */
