@@ -39,6 +39,11 @@ int cmd_usage(int argc, char **argv, const struct cconn_opts *opts);
 int cmd_sbatch(int argc, char **argv, const struct cconn_opts *opts);
 /* client/slurm_srun.c */
 int cmd_srun(int argc, char **argv, const struct cconn_opts *opts);
+/* cohort attach and sattach: join a running step's output (and input). */
+int cmd_attach(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_sattach(int argc, char **argv, const struct cconn_opts *opts);
+int cmd_attach_step(int argc, char **argv, const struct cconn_opts *opts,
+    bool slurm);
 /* client/slurm_salloc.c */
 int cmd_salloc(int argc, char **argv, const struct cconn_opts *opts);
 

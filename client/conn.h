@@ -24,8 +24,8 @@ struct cconn_opts {
 	const char *key;
 	const char *ca;
 	int timeout_ms;		/* per connect/read/write; 0: 30 s */
-	/* CRLs the controller's certificate is checked against (revocation,
-	 * issue 10); NULL: none. The CLI takes it from COHORT_CRL. */
+	/* CRLs the controller's certificate is checked against (revocation);
+	 * NULL: none. The CLI takes it from COHORT_CRL. */
 	const char *crl;
 };
 

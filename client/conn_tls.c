@@ -73,8 +73,8 @@ tls_cert_alert(int alert)
 
 /* Turn a failed SSL call into a sentence for the user. With TLS 1.3 the
  * controller's verdict on our certificate arrives after the handshake,
- * on the first read (LIBRARIES.md trap 5), so this is used for every
- * call, not only SSL_connect. */
+ * on the first read (the handshake itself reports CONNECTED), so this
+ * is used for every call, not only SSL_connect. */
 static int
 tls_fail(struct cconn *c, int rc, const char *doing, struct cerr *err)
 {

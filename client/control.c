@@ -1,4 +1,4 @@
-/* cohort hold, release, requeue and update (issue 13; Slurm's scontrol
+/* cohort hold, release, requeue and update (Slurm's scontrol
  * hold/release/requeue/update): acting on jobs that exist. The controller
  * judges every request (who may, which state); the CLI checks the syntax,
  * sends one request for all the jobs named, and says which failed. */

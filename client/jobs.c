@@ -921,7 +921,7 @@ show_placement(struct output_table *t, const struct job *j)
 	return rc;
 }
 
-/* Where the time since the first start went (SPEC.md "Goodput"), and
+/* Where the time since the first start went (docs/SPEC.md "Goodput"), and
  * the checkpoint interval advised. */
 static int
 show_goodput(struct output_table *t, const struct job *j)

@@ -37,6 +37,8 @@ static const struct command {
 	    "[--nodes N] ..." },
 	{ "wait", cmd_wait, "wait for a job to end: JOB [--timeout SEC]" },
 	{ "logs", cmd_logs, "a task's output: JOB [--rank R] [--follow]" },
+	{ "attach", cmd_attach, "join a running step's output, and its "
+	    "input with -i (its terminal, for srun --pty): JOB.STEP" },
 	{ "nodes", cmd_nodes, "list nodes: [NODES] [--state S] [--summary] "
 	    "[--reasons]" },
 	{ "node", cmd_node, "nodes and their GPUs: show NODES; forget a "
@@ -79,6 +81,8 @@ static const struct command slurm_commands[] = {
 	/* client/slurm_salloc.c */
 	{ "salloc", cmd_salloc, "an interactive allocation, as Slurm's "
 	    "salloc" },
+	{ "sattach", cmd_sattach, "join a running job step, as Slurm's "
+	    "sattach" },
 	{ NULL, NULL, NULL },
 };
 

@@ -621,7 +621,7 @@ json_checkpoint(const struct job *job)
 	    "time", json_time(job->ckpt_ms));
 }
 
-/* Goodput (SPEC.md "Goodput"): the split of the time since the first
+/* Goodput (docs/SPEC.md "Goodput"): the split of the time since the first
  * start, in seconds, and ETTR; null from a controller that sent none. */
 static json_t *
 json_goodput(const struct job *job)
@@ -640,7 +640,7 @@ json_goodput(const struct job *job)
 	    "checkpoint_advice_s", (json_int_t)v->advice_s);
 }
 
-/* History (issue 13): GPU time, the expected start while pending, and
+/* History: GPU time, the expected start while pending, and
  * the current or last allocation as a hostlist. 0 or -1. */
 static int
 output_job_json_history(json_t *doc, const struct job *job)
@@ -663,7 +663,7 @@ output_job_json_history(json_t *doc, const struct job *job)
 	return rc == 0 ? 0 : -1;
 }
 
-/* Where the job may run and write (issue 13): its -o/-e patterns, the
+/* Where the job may run and write: its -o/-e patterns, the
  * umask its tasks start with, the host it was submitted from, the nodes
  * it asked for or excluded
  * (Slurm's ReqNodeList/ExcNodeList), and whether it is CPU-only,

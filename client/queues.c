@@ -1,4 +1,4 @@
-/* cohort queues: the queue tree (daemon/controller/queues.h) with each
+/* cohort queues: the queue tree (daemon/controller/domain/queues.h) with each
  * queue's nominal quota, the GPUs its jobs use, borrow and lend, the
  * GPUs its waiting jobs ask for, and its fair-share factor. */
 #include "config.h"

@@ -17,6 +17,7 @@
 
 #include "client/commands.h"
 #include "client/output.h"
+#include "client/salloc.h"
 #include "client/status.h"
 #include "client/submit.h"
 #include "lib/frame.h"
@@ -35,9 +36,14 @@ static const char run_usage_head[] =
     "usage: cohort run [SUBMIT OPTIONS] -- CMD [ARGS...]\n"
     "       cohort run [SUBMIT OPTIONS] SCRIPT [ARGS...]\n"
     "\n"
+    "       cohort run --pty [SUBMIT OPTIONS] -- CMD [ARGS...]\n"
+    "\n"
     "  Submit the job, wait for it, stream every rank's output (lines\n"
     "  prefixed by rank when there are several), cancel it on Ctrl-C, and\n"
-    "  exit with its exit code. Options as for cohort submit:\n"
+    "  exit with its exit code. With --pty: an interactive allocation of\n"
+    "  that shape, and CMD on a terminal of its first node driven from\n"
+    "  this one (as salloc ... srun --pty CMD). Options as for cohort\n"
+    "  submit:\n"
     "\n";
 
 static volatile sig_atomic_t run_interrupts;
@@ -343,17 +349,79 @@ run_loop(struct run_state *rs)
 	}
 }
 
-/* --pty (srun's interactive shell) among the options: said plainly rather
- * than as an unknown option. */
-static bool
-run_wants_pty(int argc, char **argv)
+/* The index of --pty among the options (before the command), or 0. */
+static int
+run_pty_at(int argc, char **argv)
 {
 	int i;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--pty") == 0)
-			return true;
-	return false;
+			return i;
+	return 0;
+}
+
+/* cohort run --pty CMD: an interactive allocation of the options' shape
+ * (salloc's), and CMD in it as srun --pty runs it: task 0 of one step on
+ * a terminal of its node, driven from this one. The allocation ends with
+ * the command, whose code is ours. */
+static int
+run_pty(int argc, char **argv, int at, const struct cconn_opts *opts)
+{
+	struct output_conn_flags cf;
+	struct salloc_how how;
+	struct job_spec spec;
+	char **words = NULL, **cmd = NULL, **args = NULL;
+	size_t nwords = 0, i;
+	int rc, j, n = 0;
+
+	job_spec_init(&spec);
+	if ((args = calloc((size_t)argc, sizeof(*args))) == NULL) {
+		output_error("run: out of memory");
+		return EXIT_FAILED;
+	}
+	for (j = 0; j < argc; j++)
+		if (j != at)
+			args[n++] = argv[j];
+	rc = submit_prepare(n, args, &spec, &cf, &words, &nwords);
+	if (rc == -2) {
+		fputs(run_usage_head, stdout);
+		fputs(strchr(submit_options_usage(), '\n') + 1, stdout);
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	if (spec.script != NULL || spec.array != NULL || spec.hold ||
+	    spec.argc == 0) {
+		output_error("run: --pty runs a command on a terminal (cohort "
+		    "run --pty [OPTIONS] -- CMD): %s", spec.argc == 0 ?
+		    "no command given" : spec.script != NULL ? "not a script" :
+		    spec.array != NULL ? "not an array" : "not held");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	/* srun --pty CMD... runs in the allocation. */
+	if ((cmd = calloc(spec.argc + 3, sizeof(*cmd))) == NULL) {
+		output_error("run: out of memory");
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	cmd[0] = "srun";
+	cmd[1] = "--pty";
+	for (i = 0; i < spec.argc; i++)
+		cmd[i + 2] = spec.argv[i];
+	if ((rc = salloc_hold_spec(&spec, true)) != 0)
+		goto out;
+	memset(&how, 0, sizeof(how));
+	how.argv0 = argv[0];
+	rc = salloc_session(opts, &cf, &spec, cmd, &how);
+out:
+	free(cmd);
+	free(args);
+	job_spec_clear(&spec);
+	strv_free(words, nwords);
+	return rc;
 }
 
 int
@@ -367,14 +435,10 @@ cmd_run(int argc, char **argv, const struct cconn_opts *opts)
 	size_t nwords;
 	int rc;
 
+	if ((rc = run_pty_at(argc, argv)) > 0)
+		return run_pty(argc, argv, rc, opts);
 	job_spec_init(&spec);
 	memset(&rs, 0, sizeof(rs));
-	if (run_wants_pty(argc, argv)) {
-		output_error("run: --pty is not supported: an interactive shell "
-		    "needs a terminal relayed through the controller, which "
-		    "Cohort does not do; run a command (cohort run -- CMD)");
-		return EXIT_USAGE;
-	}
 	rc = submit_prepare(argc, argv, &spec, &cf, &words, &nwords);
 	if (rc == -2) {
 		fputs(run_usage_head, stdout);

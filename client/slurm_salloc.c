@@ -417,12 +417,14 @@ salloc_run(const struct cconn_opts *opts, struct cconn **c, uint64_t id,
 }
 
 /* The spec sbatch would build, for a task that only holds the nodes. */
-static int
-salloc_spec(struct job_spec *spec, const struct script_sbatch_opt *cl,
-    size_t ncl, const char *name, bool interactive)
+/* spec, as its options made it, turned into an allocation's: a batch
+ * job whose script only holds the nodes while the command runs here,
+ * never started again. 0, or an exit code after saying why. */
+int
+salloc_hold_spec(struct job_spec *spec, bool interactive)
 {
-	int rc;
-
+	free(spec->script);
+	free(spec->script_name);
 	if ((spec->script = strdup("#!/bin/sh\n# salloc: this task holds "
 	    "the allocation while salloc's shell runs.\nexec sleep "
 	    "2147483647\n")) == NULL || (spec->script_name =
@@ -431,23 +433,36 @@ salloc_spec(struct job_spec *spec, const struct script_sbatch_opt *cl,
 		return EXIT_FAILED;
 	}
 	spec->script_len = strlen(spec->script);
-	if ((rc = submit_prepare_sbatch(spec, "salloc", cl, ncl, NULL,
-	    0)) != 0)
-		return rc;
 	free(spec->output);
 	free(spec->error);
 	spec->output = strdup("/dev/null");
 	spec->error = strdup("/dev/null");
-	if (spec->name == NULL)
-		spec->name = strdup(name);
-	if (spec->output == NULL || spec->error == NULL ||
-	    spec->name == NULL) {
+	if (spec->output == NULL || spec->error == NULL) {
 		salloc_msg("error: out of memory");
 		return EXIT_FAILED;
 	}
 	spec->batch = true;
 	spec->interactive = interactive;
 	spec->max_restarts = 0;
+	return 0;
+}
+
+static int
+salloc_spec(struct job_spec *spec, const struct script_sbatch_opt *cl,
+    size_t ncl, const char *name, bool interactive)
+{
+	int rc;
+
+	/* sbatch's reading of the options wants a script: the holding
+	 * one, put again after. */
+	if ((rc = salloc_hold_spec(spec, interactive)) != 0 ||
+	    (rc = submit_prepare_sbatch(spec, "salloc", cl, ncl, NULL,
+	    0)) != 0 || (rc = salloc_hold_spec(spec, interactive)) != 0)
+		return rc;
+	if (spec->name == NULL && (spec->name = strdup(name)) == NULL) {
+		salloc_msg("error: out of memory");
+		return EXIT_FAILED;
+	}
 	return 0;
 }
 
@@ -470,19 +485,10 @@ salloc_go(int argc, char **argv, const struct cconn_opts *opts,
     size_t ncl, size_t rest)
 {
 	struct output_conn_flags cf = { NULL, NULL, NULL, NULL };
-	struct salloc_env_in in;
+	struct salloc_how how;
 	struct job_spec spec;
-	struct job *j = NULL;
-	struct cconn *c = NULL;
-	struct cerr err;
-	struct sigaction sa;
-	enum job_state st;
-	uint8_t cred[SALLOC_CRED_MAX];
-	size_t credlen = 0, nenv = 0;
-	char **cmd, *shell[2], **env = NULL, *nodes = NULL, *cred_path = NULL;
-	char *slurm_dir = NULL, cwd[PATH_MAX];
+	char **cmd, *shell[2];
 	const char *base;
-	uint64_t id;
 	int rc;
 
 	cmd = salloc_cmd(argc, argv, rest, shell);
@@ -490,20 +496,49 @@ salloc_go(int argc, char **argv, const struct cconn_opts *opts,
 	    cmd[0];
 	job_spec_init(&spec);
 	if ((rc = salloc_spec(&spec, cl, ncl, base[0] != '\0' ? base :
-	    "salloc", !self->no_shell)) != 0)
-		goto out;
+	    "salloc", !self->no_shell)) == 0) {
+		memset(&how, 0, sizeof(how));
+		how.argv0 = argv[0];
+		how.ntasks = self->ntasks;
+		how.quiet = self->quiet;
+		how.no_shell = self->no_shell;
+		rc = salloc_session(opts, &cf, &spec, cmd, &how);
+	}
+	job_spec_clear(&spec);
+	return rc;
+}
+
+int
+salloc_session(const struct cconn_opts *opts,
+    const struct output_conn_flags *cf, const struct job_spec *spec,
+    char **cmd, const struct salloc_how *how)
+{
+	const struct salloc_how *self = how;
+	struct salloc_env_in in;
+	struct job *j = NULL;
+	struct cconn *c = NULL;
+	struct cerr err;
+	struct sigaction sa;
+	enum job_state st;
+	uint8_t cred[SALLOC_CRED_MAX];
+	size_t credlen = 0, nenv = 0;
+	char **env = NULL, *nodes = NULL, *cred_path = NULL;
+	char *slurm_dir = NULL, cwd[PATH_MAX];
+	uint64_t id;
+	int rc;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = salloc_on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if ((rc = submit_send(&spec, opts, &cf, &id)) != EXIT_OK)
+	if ((rc = submit_send(spec, opts, cf, &id)) != EXIT_OK)
 		goto out;
 	if (!self->quiet)
 		salloc_msg("Pending job allocation %" PRIu64, id);
 	rc = EXIT_FAILED;
-	if (output_connect(opts, &cf, &c) != EXIT_OK)
+	if (output_connect(opts, cf, &c) != EXIT_OK)
 		goto out;
 	if ((j = salloc_wait(c, id, self->quiet)) == NULL)
 		goto out;
@@ -541,7 +576,7 @@ salloc_go(int argc, char **argv, const struct cconn_opts *opts,
 	in.submit_host = j->spec.submit_host;
 	in.cluster = "cohort";
 	in.cred_path = cred_path;
-	in.slurm_dir = slurm_dir = salloc_slurm_dir(argv[0]);
+	in.slurm_dir = slurm_dir = salloc_slurm_dir(how->argv0);
 	if (salloc_env(environ, &in, &env, &nenv) == -1) {
 		salloc_msg("error: out of memory");
 		goto release;
@@ -563,7 +598,6 @@ out:
 	job_free(j);
 	if (c != NULL)
 		cconn_close(c);
-	job_spec_clear(&spec);
 	return rc;
 }
 

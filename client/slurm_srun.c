@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -30,6 +31,7 @@
 #include "client/salloc.h"
 #include "client/srun_args.h"
 #include "client/srun_input.h"
+#include "client/srun_pty.h"
 #include "lib/frame.h"
 #include "lib/job.h"
 #include "lib/wire.h"
@@ -43,6 +45,11 @@
 /* Polling: quick while output flows, backing off to the most when idle. */
 #define SRUN_POLL_MIN_MS 20
 #define SRUN_POLL_MAX_MS 1000
+/* --pty: after output or a key, the next look comes this soon, and the
+ * pause doubles while nothing happens, up to the most (a key wakes srun
+ * at once whatever the pause). */
+#define SRUN_PTY_MIN_MS 1
+#define SRUN_PTY_MAX_MS 250
 /* The longest a round's status waits at the controller for the step's
  * end: signals (Ctrl-C) are handled between rounds. */
 #define SRUN_WAIT_MAX_MS 250
@@ -86,6 +93,9 @@ static const char srun_usage[] =
     "  -e, --error PATTERN        stderr the same way (default: -o's)\n"
     "  -i, --input none|0         none: every task reads /dev/null; 0\n"
     "                             (the default): task 0 reads srun's input\n"
+    "      --pty                  task 0 on a pseudo-terminal: this\n"
+    "                             terminal in raw mode drives it (keys,\n"
+    "                             Ctrl-C included, and the window size)\n"
     "      --mpi=none             (no other: Cohort has no PMI server)\n"
     "      --jobid ID             the job srun runs in (SLURM_JOB_ID)\n"
     "  -v, --verbose  -Q, --quiet  -h, --help  --usage  -V, --version\n"
@@ -184,13 +194,16 @@ srun_sleep(int64_t ms)
 static void
 srun_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Who speaks in srun_msg's lines: srun, or attach and sattach. */
+static const char *srun_prog = "srun";
+
 static void
 srun_msg(const char *fmt, ...)
 {
 	va_list ap;
 
 	fflush(stdout);
-	fputs("srun: ", stderr);
+	fprintf(stderr, "%s: ", srun_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -304,6 +317,17 @@ srun_create(struct srun *s, char **argv, int argc, char **env, size_t nenv,
 	sc.has_kill_on_bad_exit = sc.kill_on_bad_exit = s->a.kill_on_bad_exit;
 	sc.has_input = sc.input = s->in != NULL;
 	sc.container = wire_ctr_to_pb(&s->a.ctr, &ctr);
+	if (s->a.pty) {
+		uint16_t rows, cols;
+
+		sc.has_pty = sc.pty = true;
+		if (srun_pty_size(STDIN_FILENO, &rows, &cols) ||
+		    srun_pty_size(STDOUT_FILENO, &rows, &cols)) {
+			sc.has_rows = sc.has_cols = true;
+			sc.rows = rows;
+			sc.cols = cols;
+		}
+	}
 	req.body_case = COHORT__V1__ENVELOPE__BODY_STEP_CREATE;
 	req.step_create = &sc;
 	for (;;) {
@@ -913,6 +937,12 @@ srun_follow(struct srun *s)
 			    SRUN_WAIT_MAX_MS);
 			continue;
 		}
+		/* Input flowing: the next chunk at once, if there is one. */
+		if (r == 1 && s->in != NULL && srun_input_active(s->in)) {
+			srun_input_read(s->in);
+			if (srun_input_pending(s->in))
+				continue;
+		}
 		/* Input the task's pipe did not take: sent again after a
 		 * back-off (up to SRUN_WAIT_MAX_MS), since each try carries
 		 * the chunk. */
@@ -920,6 +950,52 @@ srun_follow(struct srun *s)
 			srun_sleep(r == 1 || (r == 0 && !s->ended) ?
 			    (delay < SRUN_WAIT_MAX_MS ? delay :
 			    SRUN_WAIT_MAX_MS) : SRUN_POLL_MIN_MS);
+	}
+	return EXIT_OK;
+}
+
+/* Wait up to ms for a key (when there is room for one) or a signal. */
+static void
+srun_pty_wait(struct srun *s, int64_t ms)
+{
+	struct pollfd p;
+
+	if (s->in == NULL || !srun_input_room(s->in)) {
+		srun_sleep(ms);
+		return;
+	}
+	p.fd = STDIN_FILENO;
+	p.events = POLLIN;
+	p.revents = 0;
+	(void)poll(&p, 1, (int)ms);
+}
+
+/* --pty (and cohort attach): keys are sent as they come, the window
+ * when it changes, and the output is looked for soon after anything
+ * happened, less often while nothing does. */
+static int
+srun_follow_pty(struct srun *s)
+{
+	int64_t delay = SRUN_PTY_MIN_MS, last_int = 0;
+	uint16_t rows, cols;
+	int r;
+
+	for (;;) {
+		if ((r = srun_handle_signals(s, &last_int)) != 0)
+			return r - 2;
+		if (srun_pty_resized() && s->in != NULL &&
+		    srun_pty_size(STDIN_FILENO, &rows, &cols))
+			srun_input_window(s->in, rows, cols);
+		if ((r = srun_round(s, 0)) >= 2)
+			return r - 2;
+		if (s->ended && srun_all_done(s))
+			break;
+		if (r == 1)
+			delay = SRUN_PTY_MIN_MS;
+		else if ((delay *= 2) > SRUN_PTY_MAX_MS)
+			delay = SRUN_PTY_MAX_MS;
+		if (!srun_sigint && !srun_sigmask)
+			srun_pty_wait(s, s->ended ? SRUN_POLL_MIN_MS : delay);
 	}
 	return EXIT_OK;
 }
@@ -1071,14 +1147,214 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 		rc = EXIT_FAILED;
 		goto out;
 	}
-	if ((rc = srun_follow(&s)) != EXIT_OK)
+	if (s.a.pty && srun_pty_start(STDIN_FILENO) == -1) {
+		srun_msg("error: cannot put the terminal in raw mode: %s",
+		    strerror(errno));
+		(void)srun_signal_step(&s, SIGKILL);
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	rc = s.a.pty ? srun_follow_pty(&s) : srun_follow(&s);
+	srun_pty_restore();
+	if (rc != EXIT_OK)
 		goto out;
 	srun_flush_lines(&s);
 	srun_report_failures(&s);
 	rc = srun_exit_code(&s);
 out:
+	srun_pty_restore();
 	explicit_bzero(cred, sizeof(cred));
 	srun_free(&s);
 	strv_free(env, nenv);
 	return rc;
+}
+
+/* ---- cohort attach, sattach ---- */
+
+static const char attach_usage[] =
+    "usage: cohort attach [OPTIONS] JOB.STEP\n"
+    "       sattach [OPTIONS] JOB.STEP\n"
+    "\n"
+    "Join a running job step of yours: its tasks' output from the start,\n"
+    "then as it comes, until the step ends; with input, what you type goes\n"
+    "to task 0 (after whatever srun sends it). A step started with\n"
+    "srun --pty is joined as a terminal: raw mode, the window size, Ctrl-C\n"
+    "to its foreground processes. Ctrl-C otherwise detaches (the step goes\n"
+    "on). Exits with the step's code once it ends.\n"
+    "  -i, --input                send standard input to task 0 (sattach:\n"
+    "                             the default; cohort attach: off)\n"
+    "      --no-input             only the output\n"
+    "  -l, --label                prefix each line with its task id\n"
+    "  -Q, --quiet                no messages of attach's own\n"
+    "  -h, --help\n";
+
+/* JOB.STEP, both decimal. */
+static int
+attach_parse_id(const char *v, uint64_t *job, uint32_t *step)
+{
+	unsigned long long j, st;
+	char *end;
+
+	errno = 0;
+	j = strtoull(v, &end, 10);
+	if (errno != 0 || end == v || *end != '.' || j == 0 || v[0] == '-')
+		return -1;
+	v = end + 1;
+	if (*v < '0' || *v > '9')
+		return -1;
+	st = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || st > UINT32_MAX)
+		return -1;
+	*job = j;
+	*step = (uint32_t)st;
+	return 0;
+}
+
+/* The step as it is now: 0, or an exit code after saying why. */
+static int
+attach_status(struct srun *s)
+{
+	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
+	Cohort__V1__StepStatusRequest ss =
+	    COHORT__V1__STEP_STATUS_REQUEST__INIT;
+	struct cerr err;
+
+	ss.job_id = s->job_id;
+	ss.step_id = s->step_id;
+	req.body_case = COHORT__V1__ENVELOPE__BODY_STEP_STATUS;
+	req.step_status = &ss;
+	cerr_clear(&err);
+	if ((rep = cconn_call(s->c, &req, &err)) == NULL)
+		return output_call_error(&err);
+	if (rep->body_case != COHORT__V1__ENVELOPE__BODY_STEP_STATUS_REPLY ||
+	    rep->step_status_reply->step == NULL) {
+		int rc = output_reply_error("attach", rep);
+
+		frame_free(rep);
+		return rc;
+	}
+	srun_set_step(s, rep);
+	s->attempt = s->step->has_attempt ? s->step->attempt : 0;
+	if (s->ended) {
+		srun_msg("error: StepId=%" PRIu64 ".%" PRIu32 " has ended: "
+		    "nothing to attach to", s->job_id, s->step_id);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static int
+attach_args(int argc, char **argv, bool slurm, struct srun *s, bool *input,
+    const char **id)
+{
+	int i;
+
+	*input = slurm;
+	*id = NULL;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-i") == 0 || strcmp(a, "--input") == 0)
+			*input = true;
+		else if (strcmp(a, "--no-input") == 0)
+			*input = false;
+		else if (strcmp(a, "-l") == 0 || strcmp(a, "--label") == 0)
+			s->a.label = true;
+		else if (strcmp(a, "-Q") == 0 || strcmp(a, "--quiet") == 0)
+			s->a.quiet = true;
+		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			s->a.help = true;
+			return 0;
+		} else if (a[0] == '-') {
+			srun_msg("error: unknown option %s (see --help)", a);
+			return -1;
+		} else if (*id != NULL) {
+			srun_msg("error: one step at a time: %s and %s", *id,
+			    a);
+			return -1;
+		} else
+			*id = a;
+	}
+	if (*id == NULL) {
+		srun_msg("error: which step? JOB.STEP (see --help)");
+		return -1;
+	}
+	if (attach_parse_id(*id, &s->job_id, &s->step_id) == -1) {
+		srun_msg("error: '%s' is not JOB.STEP (say 12.0)", *id);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cmd_attach_step(int argc, char **argv, const struct cconn_opts *opts,
+    bool slurm)
+{
+	struct output_conn_flags cf = { NULL, NULL, NULL, NULL };
+	const char *id;
+	struct srun s;
+	bool input;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	srun_prog = slurm ? "sattach" : "attach";
+	if (attach_args(argc, argv, slurm, &s, &input, &id) == -1)
+		return EXIT_FAILED;
+	if (s.a.help) {
+		fputs(attach_usage, stdout);
+		return EXIT_OK;
+	}
+	srun_signals();
+	if ((rc = output_connect(opts, &cf, &s.c)) != EXIT_OK ||
+	    (rc = attach_status(&s)) != EXIT_OK)
+		goto out;
+	s.a.pty = s.step->has_pty && s.step->pty;
+	s.a.unbuffered = true;
+	if (input && s.step->has_input && s.step->input) {
+		if ((s.in = srun_input_create(STDIN_FILENO)) == NULL) {
+			srun_msg("error: out of memory");
+			rc = EXIT_FAILED;
+			goto out;
+		}
+		srun_input_set_append(s.in);
+	} else if (input && slurm == false && !s.a.quiet)
+		srun_msg("warning: StepId=%s takes no input (srun -i none): "
+		    "only its output is shown", id);
+	if (srun_streams(&s) == -1) {
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	if (!s.a.quiet)
+		srun_msg("attached to StepId=%" PRIu64 ".%" PRIu32 "%s",
+		    s.job_id, s.step_id, s.a.pty && s.in != NULL ?
+		    " (its terminal: raw mode until it ends)" : "");
+	if (s.a.pty && s.in != NULL && srun_pty_start(STDIN_FILENO) == -1) {
+		srun_msg("error: cannot put the terminal in raw mode: %s",
+		    strerror(errno));
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	rc = s.a.pty || s.in != NULL ? srun_follow_pty(&s) : srun_follow(&s);
+	srun_pty_restore();
+	if (rc != EXIT_OK)
+		goto out;
+	srun_flush_lines(&s);
+	srun_report_failures(&s);
+	rc = srun_exit_code(&s);
+out:
+	srun_pty_restore();
+	srun_free(&s);
+	return rc;
+}
+
+int
+cmd_attach(int argc, char **argv, const struct cconn_opts *opts)
+{
+	return cmd_attach_step(argc, argv, opts, false);
+}
+
+int
+cmd_sattach(int argc, char **argv, const struct cconn_opts *opts)
+{
+	return cmd_attach_step(argc, argv, opts, true);
 }

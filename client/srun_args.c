@@ -27,6 +27,7 @@ enum sr_act {
 	SR_EXCLUSIVE, SR_OVERLAP, SR_EXPORT, SR_LABEL, SR_UNBUFFERED,
 	SR_KILL, SR_NAME, SR_CHDIR, SR_OUTPUT, SR_ERROR, SR_MPI, SR_VERBOSE,
 	SR_QUIET, SR_JOBID, SR_HELP, SR_USAGE, SR_VERSION, SR_INPUT,
+	SR_PTY,
 	SR_CTR_IMAGE, SR_CTR_MOUNTS, SR_CTR_WORKDIR, SR_CTR_WRITABLE,
 	SR_CTR_READONLY, SR_CTR_ENV, SR_CTR_HOME, SR_CTR_NO_HOME, SR_CTR_NAME,
 	SR_CTR_SAVE,
@@ -171,8 +172,7 @@ static const struct sr_opt sr_opts[] = {
 	NO("prolog", 0, SR_REQ, no_prolog),
 	NO("propagate", 0, SR_OPT, "Cohort sets no resource limits from "
 	    "srun's"),
-	NO("pty", 0, SR_NONE, "Cohort gives tasks no terminal: srun "
-	    "forwards its standard input to task 0 as a plain stream"),
+	OK("pty", 0, SR_NONE, SR_PTY),
 	NO("qos", 'q', SR_REQ, in_job),
 	OK("quiet", 'Q', SR_NONE, SR_QUIET),
 	NO("quit-on-interrupt", 0, SR_NONE, "the first Ctrl-C reports, a "
@@ -406,6 +406,10 @@ sr_apply(const struct sr_opt *o, const char *orig, const char *v,
 	case SR_UNBUFFERED:
 		a->unbuffered = true;
 		return 0;
+	case SR_PTY:
+		a->pty = true;
+		a->unbuffered = true;	/* as Slurm's: implied */
+		return 0;
 	case SR_KILL:
 		if (v != NULL && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
 			return cerr_set(err, ERR_INVALID, "%s: invalid value "
@@ -584,6 +588,9 @@ srun_args_parse(int argc, char *const *argv, struct srun_args *a,
 			return -1;
 	}
 	a->cmd = i;
+	if (a->pty && a->no_input)
+		return cerr_set(err, ERR_INVALID, "--pty and -i none: the "
+		    "terminal is task 0's input");
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct srun_args {
 	bool help, usage, version;
 	bool no_input;			/* -i none: tasks read /dev/null;
 					 * else task 0 reads srun's stdin */
+	bool pty;			/* --pty: task 0 on a terminal */
 	int verbose;			/* -v's, counted */
 	const char *nodelist;		/* -w */
 	const char *exclude;		/* -x */

@@ -16,6 +16,9 @@ struct srun_input {
 	size_t len;		/* bytes held in buf */
 	bool eof;		/* fd has ended: nothing more to read */
 	bool done;		/* the end was taken, or forwarding stopped */
+	bool append;		/* an attached terminal's: no offsets, no end */
+	bool win;		/* rows x cols not yet sent */
+	uint16_t rows, cols;
 	uint8_t buf[SRUN_INPUT_CHUNK];
 };
 
@@ -62,10 +65,35 @@ srun_input_read(struct srun_input *in)
 		in->eof = true;	/* an unreadable input ends too */
 }
 
+void
+srun_input_set_append(struct srun_input *in)
+{
+	in->append = true;
+}
+
+void
+srun_input_window(struct srun_input *in, uint16_t rows, uint16_t cols)
+{
+	if (rows == 0 || cols == 0)
+		return;
+	in->rows = rows;
+	in->cols = cols;
+	in->win = true;
+}
+
+bool
+srun_input_room(const struct srun_input *in)
+{
+	return !in->done && !in->eof && in->len < sizeof(in->buf);
+}
+
 bool
 srun_input_pending(const struct srun_input *in)
 {
-	return !in->done && (in->len > 0 || in->eof);
+	/* An attached terminal's end is its own: nothing to send. */
+	if (in->append && in->eof && in->len == 0 && !in->win)
+		return false;
+	return !in->done && (in->len > 0 || in->eof || in->win);
 }
 
 bool
@@ -86,7 +114,13 @@ srun_input_request(struct srun_input *in, uint64_t job_id, uint32_t step_id,
 	q->offset = in->offset;
 	q->data.data = in->buf;
 	q->data.len = in->len;
-	q->has_eof = q->eof = in->eof;
+	q->has_eof = q->eof = in->eof && !in->append;
+	q->has_append = q->append = in->append;
+	if (in->win) {
+		q->has_rows = q->has_cols = true;
+		q->rows = in->rows;
+		q->cols = in->cols;
+	}
 	return true;
 }
 
@@ -96,7 +130,7 @@ srun_input_reply(struct srun_input *in, const Cohort__V1__Envelope *rep,
 {
 	uint64_t next;
 	size_t took;
-	bool all;
+	bool all, resized;
 
 	if (rep->body_case == COHORT__V1__ENVELOPE__BODY_ERROR) {
 		switch (rep->error->code) {
@@ -118,6 +152,8 @@ srun_input_reply(struct srun_input *in, const Cohort__V1__Envelope *rep,
 		in->done = true;
 		return -1;
 	}
+	resized = in->win;
+	in->win = false;	/* taken with the request */
 	took = (size_t)(next - in->offset);
 	all = took == in->len;
 	memmove(in->buf, in->buf + took, in->len - took);
@@ -125,9 +161,9 @@ srun_input_reply(struct srun_input *in, const Cohort__V1__Envelope *rep,
 	in->offset = next;
 	/* The end was sent with the last of the bytes: the agent closed
 	 * the pipe once it took them all. */
-	if (all && in->eof) {
+	if (all && in->eof && !in->append) {
 		in->done = true;
 		return 1;
 	}
-	return took > 0 ? 1 : 0;
+	return took > 0 || resized ? 1 : 0;
 }

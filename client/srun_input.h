@@ -36,6 +36,14 @@ bool srun_input_request(struct srun_input *in, uint64_t job_id,
  * flight), -1 when forwarding stops, with why (the controller's text). */
 int srun_input_reply(struct srun_input *in, const Cohort__V1__Envelope *rep,
     char *why, size_t len);
+/* A terminal's keys for a step someone else started (cohort attach):
+ * each chunk goes after what the task has had (append), and the input's
+ * end is not passed on. */
+void srun_input_set_append(struct srun_input *in);
+/* The terminal's window changed: sent with the next request. */
+void srun_input_window(struct srun_input *in, uint16_t rows, uint16_t cols);
+/* Room for more of fd's bytes: poll fd only then. */
+bool srun_input_room(const struct srun_input *in);
 /* Still forwarding: not all sent and taken, and not stopped. */
 bool srun_input_active(const struct srun_input *in);
 /* Holding bytes or an end not yet taken (send again soon). */

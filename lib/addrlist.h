@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
-#include "err.h"
+#include "lib/conf.h"
+#include "lib/err.h"
 
 #define ADDRLIST_MAX 16
 #define ADDRLIST_MAX_REDIRECTS 4

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "lib/array.h"
 
 /* A number of at most max at *p, moving *p past it. 0, or -1 when
  * there are no digits or it is larger than max (*p then points at the

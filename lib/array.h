@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 /* Bounds: tasks one array may have, and the largest index (Slurm's
  * MaxArraySize is 1001 by default, up to 4000001; its largest index is

@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 int64_t
 clock_now_ms(void)

@@ -37,9 +37,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "log.h"
-#include "duration.h"
+#include "lib/conf.h"
+#include "lib/log.h"
+#include "lib/duration.h"
 
 /* Digits only: strtoull would accept "+5", " 5" and "-1" (as a huge
  * number), none of which belongs in a configuration file. Returns 0, or

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "constraint.h"
+#include "lib/constraint.h"
 
 /* Parentheses nest at most this deep: the parser recurses per level. */
 #define DEPTH_MAX 32

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "log.h"
+#include "lib/daemon.h"
+#include "lib/log.h"
 
 int
 daemon_detach(int *ready_fd)

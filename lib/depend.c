@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "depend.h"
+#include "lib/depend.h"
 
 static const struct {
 	const char *name;

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
+#include "lib/duration.h"
 
 /* Read one run of decimal digits at *p into *v and advance *p. Returns 0,
  * -1 with EINVAL when there is no digit, ERANGE when the number cannot be

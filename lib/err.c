@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "lib/err.h"
 
 int
 cerr_set(struct cerr *err, enum err_code code, const char *fmt, ...)

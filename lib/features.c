@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "features.h"
+#include "lib/features.h"
 
 static bool
 alnum(char c)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "text.h"
-#include "wirecheck.h"
+#include "lib/frame.h"
+#include "lib/text.h"
+#include "lib/wirecheck.h"
 
 /* A refused envelope carries its reason as an unknown field of this
  * number (the largest protobuf allows), so that the reason lives and dies

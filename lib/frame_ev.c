@@ -7,7 +7,7 @@
 
 #include <event2/buffer.h>
 
-#include "frame.h"
+#include "lib/frame.h"
 
 int
 frame_write(struct evbuffer *out, const Cohort__V1__Envelope *env, size_t max)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory.h"
+#include "lib/inventory.h"
 
 const char *
 health_name(enum health_state h)

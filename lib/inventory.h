@@ -48,7 +48,7 @@ struct gpu_info {
  * environment, NCCL_IB_HCA, so nothing else). */
 bool	inventory_nic_name_ok(const char *s);
 
-/* Health of a node or a GPU (SPEC.md, "Health"). */
+/* Health of a node or a GPU (docs/SPEC.md, "Health"). */
 enum health_state {
 	HEALTH_OK = 0,
 	HEALTH_DEGRADED,

@@ -11,13 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "array.h"
-#include "depend.h"
-#include "duration.h"
-#include "constraint.h"
-#include "hostlist.h"
-#include "job.h"
-#include "text.h"
+#include "lib/array.h"
+#include "lib/depend.h"
+#include "lib/duration.h"
+#include "lib/constraint.h"
+#include "lib/hostlist.h"
+#include "lib/job.h"
+#include "lib/text.h"
 
 #define JOB_SCRIPT_NAME_MAX 255
 #define JOB_GPU_TYPE_MAX 64
@@ -568,8 +568,8 @@ check_policy(const struct job_spec *spec, enum role role, struct cerr *err)
  *   %n node rank    %N node name        %x job name     %u user
  *   %%  a '%'
  *
- * %N is accepted although the issue's list leaves it out: Slurm scripts
- * write "%x-%N.out" often, and a node's name is as well defined per rank
+ * %N is accepted because Slurm scripts write "%x-%N.out" often, and a
+ * node's name is as well defined per rank
  * as its index is. Slurm's %J and %s name job steps, which Cohort does
  * not have, and its zero-padding ("%4t") is not offered: refused, with
  * the letters that are, rather than written into a name unexpanded.
@@ -696,7 +696,8 @@ check_hostlist(const char *opt, const char *expr, char ***names, size_t *n,
  * nodelist is the set of nodes the job may use (with exactly --nodes of
  * them, the gang is those nodes) and --exclude takes nodes out of it, so
  * a list longer than the gang and a node in both are fine (Slurm's -w
- * instead names nodes the allocation must include: see ARCHITECTURE.md).
+ * instead names nodes the allocation must include: see
+ * docs/design/scheduling.md).
  * Whether the nodes exist is the controller's to say (feasible.c). */
 static int
 check_nodes(const struct job_spec *spec, struct cerr *err)
@@ -794,7 +795,7 @@ check_gpu_use(const struct job_spec *spec, struct cerr *err)
 	return 0;
 }
 
-/* The daily workflow's fields (issue 13) that are not arrays or
+/* The daily workflow's fields that are not arrays or
  * dependencies (lib/array.c, lib/depend.c check those). */
 static int
 check_workflow(const struct job_spec *spec, struct cerr *err)

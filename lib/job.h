@@ -1,7 +1,7 @@
-/* The job as the whole project sees it: the spec a user submits (SPEC.md,
+/* The job as the whole project sees it: the spec a user submits (docs/SPEC.md,
  * "submit options"), its validation, and the job record around it.
  * No protobuf, SQLite or libevent here: lib/wire.c translates to the wire,
- * daemon/controller/store.c to the database. */
+ * daemon/controller/store/store.c to the database. */
 #ifndef COHORT_JOB_H
 #define COHORT_JOB_H
 
@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
 #include "lib/container.h"
+#include "lib/err.h"
 
 enum job_state {
 	JOB_PENDING = 1,
@@ -68,7 +68,7 @@ struct peer {
 #define JOB_ENV_BYTES_LIMIT (256 * 1024)
 #define JOB_PATH_MAX 4096
 #define JOB_SCRIPT_DEFAULT_MAX (1024 * 1024)
-/* --queue: a queue's name at most (daemon/controller/queues.h). */
+/* --queue: a queue's name at most (daemon/controller/domain/queues.h). */
 #define JOB_QUEUE_MAX 64
 /* --idempotency-key: at most this many of [A-Za-z0-9._:-]. */
 #define JOB_IDEM_KEY_MAX 64
@@ -103,7 +103,7 @@ struct job_spec {
 				 * set by the controller at submit */
 	bool service;		/* --service: no time limit, restarted on
 				 * any exit with back-off, not counted */
-	/* The daily workflow (issue 13). */
+	/* The daily workflow. */
 	char *array;		/* --array as given ("0-99:4%8"); NULL: not
 				 * an array. The controller expands it into
 				 * one job per task at submit (lib/array.h) */
@@ -118,22 +118,22 @@ struct job_spec {
 	bool exclusive;		/* --exclusive: whole nodes, shared with no
 				 * other job */
 	bool hold;		/* --hold: submitted held (JobHeldUser) */
-	/* Constraints (issue 16). */
+	/* Constraints. */
 	char *constraint;	/* --constraint feature expression
 				 * (lib/constraint.h); NULL: any node */
 	uint64_t gpu_memory_mb;	/* --gpu-memory: every GPU of a node has at
 				 * least this much; 0: no minimum */
-	/* CPUs and memory next to the GPUs (issue 16). */
+	/* CPUs and memory next to the GPUs. */
 	uint32_t cpus_per_task;	/* --cpus-per-task: cores each task is bound
 				 * to, on its GPUs' NUMA node(s); 0: no
 				 * binding */
 	uint64_t mem_per_node_mb;	/* --mem-per-node: the job's memory
 				 * limit on each node (cgroup v2
 				 * memory.max), MiB; 0: none */
-	/* Blocks (issue 16). */
+	/* Blocks. */
 	uint32_t segment;	/* --segment: nodes per segment, each segment
 				 * inside one block of the topology; 0: none */
-	/* Idempotent submits (issue 15). */
+	/* Idempotent submits. */
 	char *idem_key;		/* --idempotency-key: a submit with the key
 				 * of one of its user's jobs creates nothing
 				 * and gets that job; NULL: none */
@@ -153,7 +153,7 @@ struct job_spec {
 	 * not known (an older client or job). At most JOB_SUBMIT_HOST_MAX
 	 * letters, digits, '.', '_' and '-'. */
 	char *submit_host;
-	/* A batch job (sbatch, cohort batch, issue 29): the script runs
+	/* A batch job (sbatch, cohort batch): the script runs
 	 * once, on the allocation's first node (the batch host); the other
 	 * nodes and every GPU are held for its steps (srun). false: the
 	 * command or script runs once per task on every node. */
@@ -177,7 +177,7 @@ struct job_spec {
 	/* An interactive allocation (salloc): a batch job whose own task
 	 * only holds the nodes while salloc runs a shell where it was
 	 * submitted; never restarted, and ended when salloc's keepalives
-	 * stop (daemon/controller/alloc.h). */
+	 * stop (daemon/controller/domain/alloc.h). */
 	bool interactive;
 	/* --on-straggler (enum job_straggler): a rank slower than its
 	 * peers is reported, or its node's ranks moved at the next
@@ -289,7 +289,7 @@ struct task_report {
 
 /* Goodput (ETTR): the job's wall time since its first start, split by
  * what it went to, accounted up to mark_ms at every change of the job
- * (daemon/controller/goodput.h) and stored with it. run_ms is all the
+ * (daemon/controller/domain/goodput.h) and stored with it. run_ms is all the
  * time it was RUNNING or RESIZING: productive work, the work lost (since
  * the last checkpoint, at each stop it restarts or is requeued from)
  * and the checkpoint time measured are parts of it. */
@@ -330,13 +330,13 @@ struct job {
 	int64_t submit_ms;
 	int64_t start_ms;	/* 0 until started */
 	int64_t end_ms;		/* 0 until ended */
-	uint32_t restarts;	/* restarts after failures (SPEC.md) */
+	uint32_t restarts;	/* restarts after failures (docs/SPEC.md) */
 	uint32_t attempt;	/* launches so far: keys agent commands */
 	bool has_exit;
 	int32_t exit_code;
 	struct placement *place;	/* current (or last) allocation */
 	size_t nplace;
-	/* Fault recovery (SPEC.md checkpoint contract). */
+	/* Fault recovery (docs/SPEC.md checkpoint contract). */
 	bool has_ckpt;
 	uint64_t ckpt_step;
 	char *ckpt_path;		/* NULL when none */
@@ -371,14 +371,14 @@ struct job {
 	/* As received by a client: the controller withheld env, argv and
 	 * the script (private data of another user). */
 	bool redacted;
-	/* Arrays (issue 13): a task of the array whose first task has id
+	/* Arrays: a task of the array whose first task has id
 	 * array_id (0: not an array task) is shown as ARRAYID_TASK. */
 	uint64_t array_id;
 	uint32_t array_task;	/* the task index (COHORT_ARRAY_TASK_ID) */
 	uint32_t array_max;	/* %N: tasks of the array running at once;
 				 * 0: no limit */
 	enum job_hold hold;	/* not scheduled while held */
-	/* Accounting (issue 13): GPU-milliseconds of every run so far, and
+	/* Accounting: GPU-milliseconds of every run so far, and
 	 * of those the part wasted (lost work, failed runs). */
 	uint64_t gpu_ms;
 	uint64_t wasted_gpu_ms;
@@ -397,7 +397,7 @@ struct job {
 /* Limits that come from the controller's configuration. */
 struct job_limits {
 	size_t script_max;	/* bytes */
-	/* Per user (daemon/controller/quota.h); 0: no limit. */
+	/* Per user (daemon/controller/domain/quota.h); 0: no limit. */
 	uint32_t max_pending_per_user;	/* jobs PENDING or RESTARTING */
 	uint32_t submit_rate;		/* submits per second */
 	uint32_t submit_burst;		/* the rate's bucket */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 _Static_assert(LOG_LEVEL_ERROR == LOG_ERR && LOG_LEVEL_WARNING == LOG_WARNING &&
     LOG_LEVEL_INFO == LOG_INFO && LOG_LEVEL_DEBUG == LOG_DEBUG,

@@ -2,7 +2,7 @@
 
 #include <stddef.h>
 
-#include "ratelim.h"
+#include "lib/ratelim.h"
 
 bool
 ratelim_allow(struct ratelim *rl, int64_t now_ms, unsigned burst,

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "slot.h"
+#include "lib/slot.h"
 
 size_t
 slot_find(const void *base, size_t n,

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "err.h"
-#include "text.h"
+#include "lib/err.h"
+#include "lib/text.h"
 
 /* Length of the valid UTF-8 sequence starting at s[0] (1..4), or 0 when
  * it is not one (RFC 3629's table: no overlongs, no surrogates, nothing

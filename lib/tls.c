@@ -14,9 +14,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include "tls.h"
-#include "tls_words.h"
-#include "log.h"
+#include "lib/tls.h"
+#include "lib/tls_words.h"
+#include "lib/log.h"
 
 static int tls_name_entry(X509_NAME *name, int nid, char *buf, size_t len);
 

@@ -6,8 +6,8 @@
 
 #include <openssl/ssl.h>
 
-#include "err.h"
-#include "job.h"
+#include "lib/err.h"
+#include "lib/job.h"
 
 /* Errors in words (tls_words.h): a file that is missing, unreadable or
  * not PEM, a key that does not match its certificate, a certificate or

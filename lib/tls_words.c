@@ -8,7 +8,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "tls_words.h"
+#include "lib/tls_words.h"
 
 const char *
 tls_words_time(const ASN1_TIME *t, char *buf, size_t len)

@@ -7,9 +7,9 @@
 
 #include <openssl/evp.h>
 
-#include "constraint.h"
-#include "text.h"
-#include "wire.h"
+#include "lib/constraint.h"
+#include "lib/text.h"
+#include "lib/wire.h"
 
 static int wire_dup(char **dst, const char *src);
 

@@ -4,9 +4,9 @@
 #ifndef COHORT_WIRE_H
 #define COHORT_WIRE_H
 
-#include "err.h"
-#include "inventory.h"
-#include "job.h"
+#include "lib/err.h"
+#include "lib/inventory.h"
+#include "lib/job.h"
 #include "proto/cohort.pb-c.h"
 
 #define WIRE_MAJOR 1

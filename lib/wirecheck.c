@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text.h"
-#include "wirecheck.h"
+#include "lib/text.h"
+#include "lib/wirecheck.h"
 
 #define WIRECHECK_PATH_MAX 256
 

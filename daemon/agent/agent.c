@@ -3,6 +3,7 @@
  * status to the spool, so the outcome survives an agent restart too. */
 #include "config.h"
 
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -64,6 +65,7 @@ struct atask {
 	int in_fd;
 	uint64_t in_off;
 	bool in_pipe;
+	bool in_pty;		/* in_fd is a pseudo-terminal's master */
 	TAILQ_ENTRY(atask) entry;
 };
 
@@ -148,7 +150,7 @@ struct agent {
 	TAILQ_HEAD(, ajob) jobs;
 	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
 	void *ckpt_arg;
-	/* CPU binding and cgroups (issue 16). */
+	/* CPU binding and cgroups. */
 	const struct inventory *inv;	/* the GPUs' NUMA nodes; NULL:
 					 * unknown */
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
@@ -477,6 +479,7 @@ agent_watch(struct agent *a, const struct task *t)
 	at->status = 0;
 	at->in_fd = t->stdin_fd;
 	at->in_pipe = t->stdin_fd >= 0;
+	at->in_pty = at->in_pipe && t->pty;
 	at->t.stdin_fd = -1;
 	at->kill_ev = evtimer_new(a->base, atask_kill_cb, at);
 	if (t->pidfd >= 0)
@@ -800,7 +803,7 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
-/* The checkpoint interval advised (SPEC.md "Goodput"): one line,
+/* The checkpoint interval advised (docs/SPEC.md "Goodput"): one line,
  * seconds, in the start's spool directory (made by agent_progress_file),
  * written whole and renamed over the last, so that a job reading it
  * never sees half a number. The job's user's alone (0400), as every
@@ -1286,6 +1289,9 @@ agent_start_step_rank(struct agent *a, const struct apending *p,
 	tl.workdir = sl->workdir != NULL ? sl->workdir : s->workdir;
 	/* srun forwards its input to task 0 only (Slurm's default). */
 	tl.stdin_pipe = sl->stdin_pipe && tl.rank == 0;
+	tl.pty = tl.stdin_pipe && sl->pty;
+	tl.rows = sl->rows <= UINT16_MAX ? (uint16_t)sl->rows : 0;
+	tl.cols = sl->cols <= UINT16_MAX ? (uint16_t)sl->cols : 0;
 	if (agent_ctr_launch(a, p, tl.cgroup, sl->gpus, sl->ngpus, &cl,
 	    startdir))
 		tl.ctr = &cl;
@@ -2388,6 +2394,94 @@ agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
 	return n;
 }
 
+/* Task rank of the step, which must have had an input; NULL with errno
+ * ENOENT or ENOTCONN. */
+static struct atask *
+agent_input_task(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t step, unsigned rank)
+{
+	struct atask *at;
+
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart &&
+		    at->t.has_step && at->t.step_id == step &&
+		    at->t.rank == rank)
+			break;
+	if (at == NULL) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (!at->in_pipe) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	return at;
+}
+
+/* Write what the task's input takes now of data: the count (0: full),
+ * or -1 with errno EIO. A task that closed its input takes it all. */
+static ssize_t
+agent_input_write(struct atask *at, const void *data, size_t len)
+{
+	ssize_t n;
+	char st[32];
+
+	if (len == 0)
+		return 0;
+	n = write(at->in_fd, data, len);
+	if (n >= 0)
+		return n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return 0;
+	/* The task closed its stdin (a pipe's EPIPE; a terminal nobody
+	 * holds any more: EIO): drop the rest. */
+	if (errno == EPIPE || (at->in_pty && errno == EIO)) {
+		close(at->in_fd);
+		at->in_fd = -1;
+		return (ssize_t)len;
+	}
+	log_warn("job %" PRIu64 "%s rank %u: stdin", at->t.job_id,
+	    task_step_text(&at->t, st, sizeof(st)), at->t.rank);
+	errno = EIO;
+	return -1;
+}
+
+ssize_t
+agent_append_stdin(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t step, unsigned rank, const void *data, size_t len)
+{
+	struct atask *at;
+
+	if (len > AGENT_STDIN_CHUNK) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((at = agent_input_task(a, job_id, restart, step, rank)) == NULL)
+		return -1;
+	if (at->in_fd < 0)
+		return (ssize_t)len;
+	return agent_input_write(at, data, len);
+}
+
+int
+agent_step_window(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t step, unsigned rank, unsigned rows, unsigned cols)
+{
+	struct winsize ws;
+	struct atask *at;
+
+	if ((at = agent_input_task(a, job_id, restart, step, rank)) == NULL)
+		return -1;
+	if (!at->in_pty || at->in_fd < 0) {
+		errno = ENOTTY;
+		return -1;
+	}
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = (unsigned short)rows;
+	ws.ws_col = (unsigned short)cols;
+	return ioctl(at->in_fd, TIOCSWINSZ, &ws);
+}
+
 ssize_t
 agent_write_stdin(struct agent *a, uint64_t job_id, uint32_t restart,
     uint32_t step, unsigned rank, uint64_t offset, const void *data,
@@ -2402,19 +2496,8 @@ agent_write_stdin(struct agent *a, uint64_t job_id, uint32_t restart,
 		errno = EINVAL;
 		return -1;
 	}
-	TAILQ_FOREACH(at, &a->tasks, entry)
-		if (at->t.job_id == job_id && at->t.restart == restart &&
-		    at->t.has_step && at->t.step_id == step &&
-		    at->t.rank == rank)
-			break;
-	if (at == NULL) {
-		errno = ENOENT;
+	if ((at = agent_input_task(a, job_id, restart, step, rank)) == NULL)
 		return -1;
-	}
-	if (!at->in_pipe) {
-		errno = ENOTCONN;
-		return -1;
-	}
 	if (offset > at->in_off) {
 		errno = EINVAL;
 		return -1;
@@ -2430,27 +2513,16 @@ agent_write_stdin(struct agent *a, uint64_t job_id, uint32_t restart,
 		at->in_off = offset + len;
 		return (ssize_t)len;
 	}
-	n = 0;
-	if (left > 0) {
-		n = write(at->in_fd, (const char *)data + skip, left);
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			n = 0;
-		else if (n == -1 && errno == EPIPE) {
-			/* The task closed its stdin: drop the rest. */
-			close(at->in_fd);
-			at->in_fd = -1;
-			at->in_off = offset + len;
-			return (ssize_t)len;
-		} else if (n == -1) {
-			log_warn("job %" PRIu64 "%s rank %u: stdin", job_id,
-			    task_step_text(&at->t, st, sizeof(st)), rank);
-			errno = EIO;
-			return -1;
-		}
+	if ((n = agent_input_write(at, (const char *)data + skip, left)) ==
+	    -1)
+		return -1;
+	if (at->in_fd < 0) {
+		at->in_off = offset + len;
+		return (ssize_t)len;
 	}
 	at->in_off += (uint64_t)n;
-	if (eof && skip + (size_t)n == len) {
+	/* A terminal's input has no end of its own: its ^D is a byte. */
+	if (eof && skip + (size_t)n == len && !at->in_pty) {
 		close(at->in_fd);
 		at->in_fd = -1;
 		log_info("job %" PRIu64 "%s rank %u: end of input after %"

@@ -50,6 +50,9 @@ struct step_launch {
 	bool stdin_pipe;		/* task 0 (rank 0, if here) reads a
 					 * pipe that agent_write_stdin fills;
 					 * else every task reads /dev/null */
+	bool pty;			/* with stdin_pipe: task 0 runs on a
+					 * pseudo-terminal instead */
+	unsigned rows, cols;		/* its window; 0: 24 x 80 */
 	struct job_container ctr;	/* srun --container-*; image NULL:
 					 * the job's container, if any */
 };
@@ -237,6 +240,18 @@ ssize_t agent_read_log(struct agent *a, uint64_t job_id, uint32_t restart,
 ssize_t agent_write_stdin(struct agent *a, uint64_t job_id,
     uint32_t restart, uint32_t step, unsigned rank, uint64_t offset,
     const void *data, size_t len, bool eof);
+/* Like agent_write_stdin for an attached terminal's keys: data goes
+ * after what the task has had, as much as fits now, and the offset
+ * srun's input keeps is left as it is. */
+ssize_t agent_append_stdin(struct agent *a, uint64_t job_id,
+    uint32_t restart, uint32_t step, unsigned rank, const void *data,
+    size_t len);
+/* Set the window of the pseudo-terminal task rank of the step runs on
+ * (the kernel tells its foreground processes with SIGWINCH). 0, or -1
+ * with errno: ENOENT (no such task here), ENOTTY (it has no terminal,
+ * or no longer one this agent holds). */
+int agent_step_window(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t step, unsigned rank, unsigned rows, unsigned cols);
 
 /* Read the watched LATEST files now; calls the checkpoint callback when
  * one names a new checkpoint. */

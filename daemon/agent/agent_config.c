@@ -103,19 +103,19 @@ static const struct conf_key agent_keys[] = {
 	MSKEY("agent", "kill_wait", kill_wait_ms, 0, HOUR),
 	{ .section = "agent", .name = "spare", .set = conf_key_bool,
 	  FIELD(spare) },
-	/* Constraints (issue 16): what --constraint matches. */
+	/* Constraints: what --constraint matches. */
 	KEY("agent", "features", false, agent_set_features),
-	/* CPU binding and cgroups (issue 16). */
+	/* CPU binding and cgroups. */
 	KEY("agent", "numa_cpus", false, agent_set_numa_cpus),
 	KEY("agent", "cgroup", false, agent_set_cgroup),
 	{ .section = "agent", .name = "user_map", .repeatable = true,
 	  .set = agent_set_user_map },
-	/* Accounts (issue 10): system accounts run no jobs. */
+	/* Accounts: system accounts run no jobs. */
 	{ .section = "agent", .name = "min_uid", .set = conf_key_uint,
 	  FIELD(min_uid), .min = 0, .max = UINT32_MAX },
 	{ .section = "agent", .name = "allow_system_users",
 	  .repeatable = true, .set = agent_set_allow_users },
-	/* Rails (issue 16): the GPUs' NICs from a saved hwloc topology
+	/* Rails: the GPUs' NICs from a saved hwloc topology
 	 * instead of this machine's. */
 	PATHKEY("agent", "hwloc_xml", hwloc_xml, false),
 	/* What a Slurm script finds in its environment. */

@@ -111,7 +111,7 @@ struct agent_config {
 	char *ca;
 	char *cert;
 	char *key;
-	char *crl;		/* revocation (issue 10); NULL: none */
+	char *crl;		/* revocation; NULL: none */
 	char *hwloc_xml;	/* [agent] hwloc_xml; NULL: this machine */
 	/* Put first on the tasks' PATH; NULL: none ("none"). Absolute. */
 	char *slurm_commands;
@@ -128,7 +128,7 @@ struct agent_config {
 	char *features;		/* [agent] features, validated
 				 * (inventory_set_features); NULL: none */
 	unsigned temperature_degraded;	/* °C; 0: never */
-	/* CPUs and cgroups (issue 16). */
+	/* CPUs and cgroups. */
 	bool has_numa_map;	/* [agent] numa_cpus given */
 	struct cpubind_map numa_map;
 	enum agent_cgroup cgroup;

@@ -1,4 +1,4 @@
-/* The job environment contract of SPEC.md ("Job environment"), built for
+/* The job environment contract of docs/SPEC.md ("Job environment"), built for
  * one task out of what the agent knows about the start. Nothing here
  * reads the process environment: the caller passes the target user's
  * base variables, so the result is the same wherever it is built. */

@@ -1,4 +1,4 @@
-/* The job environment contract of SPEC.md, built for one task. Pure: the
+/* The job environment contract of docs/SPEC.md, built for one task. Pure: the
  * caller passes everything, nothing is read from the process. */
 #ifndef COHORT_AGENT_ENV_H
 #define COHORT_AGENT_ENV_H

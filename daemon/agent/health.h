@@ -1,4 +1,4 @@
-/* The node's health as the agent sees it (SPEC.md, "Health"): the
+/* The node's health as the agent sees it (docs/SPEC.md, "Health"): the
  * configured check program, run every health_interval in the NHC
  * convention (exit 0 healthy; stdout lines "gpu N OK|DEGRADED|FAILED
  * [key=value …]" and "node OK|DEGRADED|FAILED reason…"; a program that

@@ -2,7 +2,7 @@
  * action by the XID policy, and the volatile uncorrected ECC count and
  * the temperature of each GPU, read again at every check.
  *
- * XID policy. NVIDIA's XID catalogue (PRIOR-ART.md) sorts the codes by
+ * XID policy. NVIDIA's XID catalogue (its XID Errors guide) sorts the codes by
  * cause; the defaults follow it, and the agent config's [xid] section
  * overrides any code ("79 = ignore"):
  *

@@ -762,6 +762,9 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		sl.master_port = sp->master_port;
 		sl.name = sp->name;
 		sl.stdin_pipe = sp->has_stdin_pipe && sp->stdin_pipe;
+		sl.pty = sl.stdin_pipe && sp->has_pty && sp->pty;
+		sl.rows = sp->has_rows ? sp->rows : 0;
+		sl.cols = sp->has_cols ? sp->cols : 0;
 		if (sp->container != NULL) {
 			/* Borrowed, as the rest: checked and copied by the
 			 * owner (agent_launch). */
@@ -926,9 +929,19 @@ link_on_write_stdin(struct link *l, const Cohort__V1__Envelope *req)
 		return;
 	}
 	errno = ENOENT;
-	n = l->ops->write_stdin != NULL ? l->ops->write_stdin(l->arg,
-	    w->job_id, w->restart, w->step_id, w->rank, w->offset,
-	    w->data.data, w->data.len, w->has_eof && w->eof) : -1;
+	/* The new window first: the keys that follow may redraw. */
+	if (w->has_rows && w->has_cols && (l->ops->step_window == NULL ||
+	    l->ops->step_window(l->arg, w->job_id, w->restart, w->step_id,
+	    w->rank, w->rows, w->cols) == -1))
+		n = -1;
+	else if (w->has_append && w->append)
+		n = l->ops->append_stdin != NULL ? l->ops->append_stdin(l->arg,
+		    w->job_id, w->restart, w->step_id, w->rank, w->data.data,
+		    w->data.len) : -1;
+	else
+		n = l->ops->write_stdin != NULL ? l->ops->write_stdin(l->arg,
+		    w->job_id, w->restart, w->step_id, w->rank, w->offset,
+		    w->data.data, w->data.len, w->has_eof && w->eof) : -1;
 	if (n == -1) {
 		snprintf(text, sizeof(text), "step %" PRIu64 ".%" PRIu32
 		    " task %u (attempt %" PRIu32 ") here: %s", w->job_id,
@@ -936,9 +949,12 @@ link_on_write_stdin(struct link *l, const Cohort__V1__Envelope *req)
 		    "its input is closed (it reads /dev/null, or the agent "
 		    "restarted since it started, which it saw as EOF)" :
 		    errno == EINVAL ? "input offset beyond what it took" :
+		    errno == ENOTTY ? "it has no terminal here (not --pty, "
+		    "or the agent restarted since it started)" :
 		    strerror(errno));
 		link_send_error(l, req->id, errno == ENOENT ? ERR_NOT_FOUND :
-		    errno == ENOTCONN ? ERR_CONFLICT : errno == EINVAL ?
+		    errno == ENOTCONN || errno == ENOTTY ? ERR_CONFLICT :
+		    errno == EINVAL ?
 		    ERR_INVALID : ERR_INTERNAL, text);
 		return;
 	}
@@ -1166,7 +1182,7 @@ link_connect(struct link *l)
 	link_event(l, LINK_EV_CONNECTING);
 	if (link_resolve(l, &ss, &len) == -1 || (ssl = link_ssl(l)) == NULL)
 		return;
-	/* On failure libevent has freed ssl (LIBRARIES.md, trap 3). */
+	/* On failure libevent has freed ssl (BEV_OPT_CLOSE_ON_FREE). */
 	l->bev = bufferevent_openssl_socket_new(l->base, -1, ssl,
 	    BUFFEREVENT_SSL_CONNECTING,
 	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);

@@ -83,6 +83,12 @@ struct link_ops {
 	ssize_t (*write_stdin)(void *arg, uint64_t job_id, uint32_t restart,
 	    uint32_t step, unsigned rank, uint64_t offset, const void *data,
 	    size_t len, bool eof);
+	/* As agent_append_stdin and agent_step_window; may be NULL (every
+	 * call: ENOENT). */
+	ssize_t (*append_stdin)(void *arg, uint64_t job_id, uint32_t restart,
+	    uint32_t step, unsigned rank, const void *data, size_t len);
+	int (*step_window)(void *arg, uint64_t job_id, uint32_t restart,
+	    uint32_t step, unsigned rank, unsigned rows, unsigned cols);
 	/* Required. The controller recorded this task's exit (of job step
 	 * *step; NULL: of the job's own tasks). */
 	void (*exit_acked)(void *arg, uint64_t job_id, uint32_t restart,

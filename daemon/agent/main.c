@@ -142,6 +142,26 @@ op_write_stdin(void *arg, uint64_t job_id, uint32_t restart, uint32_t step,
 	    offset, data, len, eof);
 }
 
+static ssize_t
+op_append_stdin(void *arg, uint64_t job_id, uint32_t restart, uint32_t step,
+    unsigned rank, const void *data, size_t len)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_append_stdin(d->agent, job_id, restart, step, rank, data,
+	    len);
+}
+
+static int
+op_step_window(void *arg, uint64_t job_id, uint32_t restart, uint32_t step,
+    unsigned rank, unsigned rows, unsigned cols)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_step_window(d->agent, job_id, restart, step, rank, rows,
+	    cols);
+}
+
 static void
 op_exit_acked(void *arg, uint64_t job_id, uint32_t restart,
     const uint32_t *step, unsigned rank)
@@ -164,6 +184,8 @@ static const struct link_ops agent_link_ops = {
 	.signal = op_signal,
 	.read_log = op_read_log,
 	.write_stdin = op_write_stdin,
+	.append_stdin = op_append_stdin,
+	.step_window = op_step_window,
 	.exit_acked = op_exit_acked,
 };
 

@@ -141,6 +141,7 @@ tasks_start(const char *spool, const struct task_launch *l, struct task *t,
 	/* Ours now: the read end went to the task with the supervisor and
 	 * closes with L. */
 	t->stdin_fd = L->stdin_wfd;
+	t->pty = L->pty;
 	L->stdin_wfd = -1;
 	tasks_prep_destroy(L);
 	return 0;

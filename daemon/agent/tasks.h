@@ -100,6 +100,13 @@ struct task_launch {
 	 * stdin_fd) rather than /dev/null: srun's input of a step's task
 	 * 0. */
 	bool stdin_pipe;
+	/* With stdin_pipe: the task runs on a pseudo-terminal of this
+	 * window (0: 24 x 80), its session's controlling terminal, with
+	 * stdout and stderr on it too; stdin_fd is the terminal's master,
+	 * and the supervisor copies what the task writes to the rank's
+	 * log. */
+	bool pty;
+	unsigned short rows, cols;
 	/* Run in a container image (container.h); NULL: on the node. */
 	const struct ctr_launch *ctr;
 };
@@ -129,6 +136,7 @@ struct task {
 	 * the spool after an agent restart has none, and its reader saw
 	 * EOF when the old agent's end closed. */
 	int stdin_fd;
+	bool pty;			/* stdin_fd is a pty's master */
 };
 
 /* Start one task. When the agent runs as root the task runs as

@@ -6,7 +6,7 @@
  * nothing that may take a lock. Every string, path and vector the
  * children need is prepared before the fork (tasks_prep.c). The only
  * functions this file may call are listed in tests/unit/tasks_child.allow
- * and in docs/ARCHITECTURE.md ("Tasks: the async-signal-safe child
+ * and in docs/design/agent.md ("Tasks: the async-signal-safe child
  * side"); tests/unit/tasks-child-safe.sh fails the build's tests when the
  * object calls anything else, so add nothing here that is not on
  * signal-safety(7)'s list (or a raw system call wrapper, said why there).
@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -261,6 +263,31 @@ open_output(const char *path, bool trunc, int to)
 	close(fd);
 }
 
+/* A task on a pseudo-terminal: a session of its own, whose controlling
+ * terminal it is, on its stdin, stdout and stderr (the supervisor keeps
+ * the master on fd 0, which this replaces). Opened while still root;
+ * then the user's, as a login's terminal is. */
+static void
+open_terminal(struct launch *L)
+{
+	int fd;
+
+	setsid();
+	if ((fd = open(L->ptsname, O_RDWR | O_CLOEXEC)) == -1)
+		child_fail(TASK_STAGE_OUTPUT, "cannot open the terminal",
+		    L->ptsname, NULL, errno);
+	if (ioctl(fd, TIOCSCTTY, 0) == -1)
+		child_fail(TASK_STAGE_OUTPUT, "cannot take the terminal",
+		    L->ptsname, NULL, errno);
+	if (L->drop && fchown(fd, L->uid, (gid_t)-1) == -1)
+		child_fail(TASK_STAGE_OUTPUT, "cannot give the terminal to",
+		    L->user, NULL, errno);
+	if (dup2(fd, 0) == -1 || dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
+		child_fail(TASK_STAGE_OUTPUT, "cannot use the terminal",
+		    L->ptsname, NULL, errno);
+	close(fd);
+}
+
 static void open_outputs(struct launch *L);
 
 /* A task in a container image (container.h): the user's own steps as
@@ -334,7 +361,10 @@ run_task(struct launch *L)
 	int e = ENOENT, eacces = 0;
 	size_t i;
 
-	setpgid(0, 0);
+	if (L->pty)
+		open_terminal(L);
+	else
+		setpgid(0, 0);
 	close(SUP_FD);
 	sig_set(SIGPIPE, SIG_DFL);
 	sig_set(SIGHUP, SIG_DFL);
@@ -428,6 +458,60 @@ sup_report(int stage, int err, pid_t pid)
 	close(SUP_FD);
 }
 
+/* How long the supervisor of a task on a terminal sleeps between looks
+ * at whether the task has ended, when it writes nothing. */
+#define RELAY_POLL_MS 100
+
+/* The task's terminal output (the master, fd 0) copied to its log (fd
+ * 1) as it comes, until the task has ended and what it wrote is all
+ * copied (orphans that keep the terminal are not waited for). Returns
+ * waitpid's answer for the task, its status in *st. */
+static pid_t
+relay_terminal(pid_t task, int *st)
+{
+	struct pollfd p;
+	char buf[16384];
+	bool ended = false, open = true;
+	pid_t w = -1;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		p.fd = 0;
+		p.events = POLLIN;
+		p.revents = 0;
+		r = open ? poll(&p, 1, ended ? 0 : RELAY_POLL_MS) : 0;
+		if (r > 0 && (p.revents & POLLIN) != 0) {
+			n = read(0, buf, sizeof(buf));
+			if (n > 0) {
+				write_all(1, buf, (size_t)n);
+				continue;
+			}
+			/* EIO: no one holds the terminal any more. */
+			if (n == 0 || (errno != EINTR && errno != EAGAIN))
+				open = false;
+		} else if (r > 0)
+			open = false;	/* hung up, nothing left to read */
+		else if (r == 0 && ended)
+			break;		/* all of it copied */
+		if (ended)
+			continue;
+		/* Without the terminal, only the task's end is left. */
+		while ((r = waitpid(-1, st, open ? WNOHANG : 0)) > 0 ||
+		    (r == -1 && errno == EINTR))
+			if (r == task) {
+				w = task;
+				ended = true;
+				break;
+			}
+		if (r == -1 && errno != EINTR && !ended)
+			break;		/* nothing left to wait for */
+		if (ended && !open)
+			break;
+	}
+	return w;
+}
+
 void
 tasks_child_supervise(struct launch *L, int wfd)
 {
@@ -454,7 +538,8 @@ tasks_child_supervise(struct launch *L, int wfd)
 	 * four above SUP_FD before the fork. */
 	if (dup3(wfd, SUP_FD, O_CLOEXEC) == -1)
 		_exit(1);
-	if (dup2(L->nullfd, 0) == -1 || dup2(L->logfd, 1) == -1 ||
+	if (dup2(L->pty ? L->stdin_wfd : L->nullfd, 0) == -1 ||
+	    dup2(L->logfd, 1) == -1 ||
 	    dup2(L->errlogfd, 2) == -1) {
 		sup_report(SUP_FDS, errno, 0);
 		_exit(1);
@@ -501,8 +586,14 @@ tasks_child_supervise(struct launch *L, int wfd)
 	if (why[1] != -1)
 		close(why[1]);
 	/* The task does this too; whichever runs first, the group exists
-	 * before anyone is told its id. */
-	setpgid(task, task);
+	 * before anyone is told its id. On a terminal the task makes a
+	 * session instead, which it could not as a group's leader: wait
+	 * (microseconds) until it has. */
+	if (!L->pty)
+		setpgid(task, task);
+	else
+		while (getpgid(task) != task && getpgid(task) != -1)
+			sched_yield();
 
 	len = fmt_int(buf, getpid());
 	buf[len++] = ' ';
@@ -535,13 +626,16 @@ tasks_child_supervise(struct launch *L, int wfd)
 
 	/* As a subreaper we also collect the task's orphans; only the
 	 * task's own status is the outcome. */
-	for (;;) {
-		w = waitpid(-1, &st, 0);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1 || w == task)
-			break;
-	}
+	if (L->pty)
+		w = relay_terminal(task, &st);
+	else
+		for (;;) {
+			w = waitpid(-1, &st, 0);
+			if (w == -1 && errno == EINTR)
+				continue;
+			if (w == -1 || w == task)
+				break;
+		}
 	if (w == task) {
 		len = fmt_int(buf, st);
 		buf[len++] = '\n';

@@ -59,6 +59,11 @@ struct launch {
 	int logfd, errlogfd, nullfd;	/* nullfd: the task's stdin,
 					 * /dev/null or a pipe's read end */
 	int stdin_wfd;		/* that pipe's write end, or -1 */
+	/* On a pseudo-terminal (task_launch.pty): stdin_wfd is its master,
+	 * which the supervisor keeps as fd 0 and copies to logfd, and the
+	 * task opens the terminal by name as its controlling terminal. */
+	bool pty;
+	char ptsname[64];
 	/* Output files the task opens as its user (task_launch): NULL
 	 * keeps the stream in the spool. */
 	char *out_file, *err_file;

@@ -15,6 +15,7 @@
  * (tasks_child.c). */
 #include "config.h"
 
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -391,11 +392,42 @@ open_stdin_pipe(struct launch *L)
 	return tasks_prep_fd_high(&L->nullfd);
 }
 
+/* A pseudo-terminal of the window asked (24 x 80 by default): the
+ * master, non-blocking as a pipe's write end is, where the agent writes
+ * the input and the supervisor reads the output; the terminal's name
+ * for the task to open. nullfd stays /dev/null for the supervisor. */
 static int
-open_fds(struct launch *L, bool stdin_pipe, const char **failed)
+open_pty(struct launch *L, const struct task_launch *l)
 {
+	struct winsize ws;
+
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = l->rows > 0 && l->cols > 0 ? l->rows : 24;
+	ws.ws_col = l->rows > 0 && l->cols > 0 ? l->cols : 80;
+	if ((L->stdin_wfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) ==
+	    -1 || tasks_prep_fd_high(&L->stdin_wfd) == -1 ||
+	    grantpt(L->stdin_wfd) == -1 || unlockpt(L->stdin_wfd) == -1 ||
+	    ptsname_r(L->stdin_wfd, L->ptsname, sizeof(L->ptsname)) != 0 ||
+	    ioctl(L->stdin_wfd, TIOCSWINSZ, &ws) == -1 ||
+	    fcntl(L->stdin_wfd, F_SETFL, O_NONBLOCK) == -1)
+		return -1;
+	L->pty = true;
+	if ((L->nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	return tasks_prep_fd_high(&L->nullfd);
+}
+
+static int
+open_fds(struct launch *L, const struct task_launch *l, const char **failed)
+{
+	bool stdin_pipe = l->stdin_pipe;
+
 	*failed = "/dev/null";
-	if (stdin_pipe) {
+	if (stdin_pipe && l->pty) {
+		*failed = "a pseudo-terminal";
+		if (open_pty(L, l) == -1)
+			return -1;
+	} else if (stdin_pipe) {
 		*failed = "the stdin pipe";
 		if (open_stdin_pipe(L) == -1)
 			return -1;
@@ -524,7 +556,7 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		goto fail;
 	}
 	L->made_script = made;
-	if (open_fds(L, l->stdin_pipe, &failed) == -1) {
+	if (open_fds(L, l, &failed) == -1) {
 		cerr_set(err, ERR_INTERNAL, "cannot open %s: %s", failed,
 		    strerror(errno));
 		goto fail;

@@ -9,7 +9,7 @@
  * so that a daemon that changes directory still finds its files. They
  * are stored absolute. */
 #include "daemon/controller/ctl_config.h"
-#include "daemon/controller/server_limits.h"
+#include "daemon/controller/rpc/server_limits.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -21,7 +21,7 @@
 #include "lib/hostlist.h"
 #include "lib/log.h"
 #include "lib/job.h"
-#include "daemon/controller/straggler.h"
+#include "daemon/controller/domain/straggler.h"
 
 /* The defaults live here rather than in lib/frame.h, which pulls in the
  * generated protobuf header. */
@@ -130,8 +130,9 @@ static const struct conf_key ctl_keys[] = {
 	MSKEY("controller", "stop_timeout", stop_timeout_ms),
 	/* salloc's keepalives missed this long end its job (alloc.h). */
 	MSKEY("controller", "interactive_grace", interactive_grace_ms),
+	MSKEY("controller", "interactive_idle", interactive_idle_ms),
 	MSKEY("controller", "default_time_limit", default_time_limit_ms),
-	/* Early failures back off (issue 13); 0: off. */
+	/* Early failures back off; 0: off. */
 	{ .section = "controller", .name = "early_fail_window",
 	  .set = conf_key_ms, FIELD(early_fail_window_ms), .min = 0,
 	  .max = CTL_MAX_MS },
@@ -139,18 +140,18 @@ static const struct conf_key ctl_keys[] = {
 	  .set = ctl_set_queue_order },
 	{ .section = "controller", .name = "queue_aging",
 	  .set = ctl_set_queue_aging },
-	/* Which agents may register (issue 10). */
+	/* Which agents may register. */
 	{ .section = "controller", .name = "nodes", .set = ctl_set_nodes },
 	{ .section = "controller", .name = "accept_unknown_nodes",
 	  .set = conf_key_bool, FIELD(accept_unknown_nodes) },
-	/* Queues (issue 12). */
+	/* Queues. */
 	{ .section = "controller", .name = "fair_share_half_life",
 	  .set = conf_key_ms, FIELD(fair_share_half_life_ms),
 	  .min = 60000, .max = CTL_MAX_MS },
 	{ .section = "controller", .name = "starve_after",
 	  .set = ctl_set_starve },
 	NUMKEY("controller", starve_min_gpus, conf_key_uint, 0, 1000000),
-	/* History (issue 13): how long finished jobs and events stay. */
+	/* History: how long finished jobs and events stay. */
 	{ .section = "controller", .name = "job_retention",
 	  .set = ctl_set_retention, FIELD(job_retention_ms) },
 	{ .section = "controller", .name = "event_retention",
@@ -276,6 +277,7 @@ ctl_config_defaults(struct ctl_config *cfg)
 	cfg->node_timeout_ms = 10000;
 	cfg->stop_timeout_ms = 60000;
 	cfg->interactive_grace_ms = 5 * 60 * 1000;
+	cfg->interactive_idle_ms = 10 * 60 * 1000;
 	cfg->early_fail_window_ms = 60000;
 	cfg->heartbeat_ms = 2000;
 	cfg->default_time_limit_ms = 24ULL * 3600 * 1000;

@@ -12,6 +12,8 @@
  *                               are not given out meanwhile
  *   interactive_grace = 5m      an salloc's job whose keepalives stopped
  *                               this long ends (TIMEOUT)
+ *   interactive_idle = 10m      an srun --pty step no srun or cohort
+ *                               attach asked about this long ends
  *   default_time_limit = 1d     limit assumed for jobs without --time
  *                               (durations need a unit: 500ms, 2s, 10m,
  *                               1h, 1d, or Slurm's [D-]HH:MM:SS forms)
@@ -112,7 +114,7 @@
 
 /* The bound on big gangs' wait (tuned on the big-gang replay). */
 #define CTL_DEFAULT_STARVE_AFTER_MS (24LL * 3600 * 1000)
-/* job_retention and event_retention (SPEC.md: finished jobs stay
+/* job_retention and event_retention (docs/SPEC.md: finished jobs stay
  * queryable for job_retention days). */
 #define CTL_DEFAULT_RETENTION_MS (30ULL * 86400 * 1000)
 #define CTL_MAX_RETENTION_MS (3660ULL * 86400 * 1000)
@@ -122,7 +124,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/controller/queues.h"
+#include "daemon/controller/domain/queues.h"
 #include "daemon/sched/sched.h"
 #include "lib/conf.h"
 #include "lib/err.h"
@@ -136,7 +138,7 @@ struct ctl_config {
 	char *ca;
 	char *cert;
 	char *key;
-	char *crl;			/* revocation (issue 10); NULL: none */
+	char *crl;			/* revocation; NULL: none */
 	size_t max_frame;
 	unsigned max_connections;
 	size_t max_script;
@@ -157,6 +159,7 @@ struct ctl_config {
 	uint64_t node_timeout_ms;	/* heartbeats missed → DOWN */
 	uint64_t stop_timeout_ms;	/* stopped tasks still there → drain */
 	uint64_t interactive_grace_ms;	/* salloc unheard of → job ends */
+	uint64_t interactive_idle_ms;	/* srun --pty unheard of → step ends */
 	uint64_t heartbeat_ms;		/* asked of agents */
 	uint64_t default_time_limit_ms;	/* for jobs without --time */
 	uint64_t early_fail_window_ms;	/* 0: early failures restart at

@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "daemon/controller/cluster.h"
+#include "daemon/controller/domain/cluster.h"
 #include "daemon/controller/ctl_reload.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/queues.h"
-#include "daemon/controller/repl.h"
-#include "daemon/controller/server.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/repl/repl.h"
+#include "daemon/controller/rpc/server.h"
 #include "lib/log.h"
 #include "lib/tls.h"
 

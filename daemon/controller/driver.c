@@ -5,11 +5,11 @@
 
 #include <event2/event.h>
 
-#include "agentcmd.h"
-#include "cluster.h"
-#include "driver.h"
+#include "daemon/controller/rpc/agentcmd.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/driver.h"
 #include "lib/clock.h"
-#include "mailer.h"
+#include "daemon/controller/mailer.h"
 
 struct driver {
 	struct event_base *base;
@@ -171,14 +171,14 @@ driver_read_log(void *ctx, uint64_t conn_id, uint64_t job_id,
 
 static int
 driver_write_stdin(void *ctx, uint64_t conn_id, uint64_t job_id,
-    uint32_t attempt, uint32_t step, unsigned rank, uint64_t offset,
-    const uint8_t *data, size_t len, bool eof, int64_t now_ms,
-    outbox_input_done done, void *arg)
+    uint32_t attempt, uint32_t step, unsigned rank,
+    const struct step_input *in, int64_t now_ms, outbox_input_done done,
+    void *arg)
 {
 	struct driver *d = ctx;
 
 	return agentcmd_write_stdin(d->ac, conn_id, job_id, attempt, step,
-	    rank, offset, data, len, eof, now_ms, done, arg);
+	    rank, in, now_ms, done, arg);
 }
 
 static void

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "daemon/controller/outbox.h"
+#include "daemon/controller/domain/outbox.h"
 #include "lib/err.h"
 #include "lib/histogram.h"
 

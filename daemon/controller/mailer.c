@@ -23,7 +23,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/ratelim.h"
-#include "mailer.h"
+#include "daemon/controller/mailer.h"
 
 extern char **environ;
 

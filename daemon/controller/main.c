@@ -20,29 +20,30 @@
 
 #include "daemon/controller/ctl_config.h"
 #include "daemon/controller/ctl_reload.h"
-#include "agentcmd.h"
+#include "daemon/controller/rpc/agentcmd.h"
 #include "client/conn.h"
-#include "driver.h"
+#include "daemon/controller/ctl_figures.h"
+#include "daemon/controller/driver.h"
 #include "daemon/sched/topo.h"
-#include "cluster.h"
-#include "http.h"
-#include "jobs.h"
-#include "mailer.h"
-#include "nodes.h"
-#include "queues.h"
-#include "repl.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/web/http.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/mailer.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/repl/repl.h"
 #include "lib/clock.h"
 #include "lib/wire.h"
 #include "lib/daemon.h"
 #include "lib/frame.h"
 #include "lib/log.h"
 #include "lib/tls.h"
-#include "rpc.h"
-#include "stepcred.h"
-#include "server.h"
-#include "store.h"
-#include "suspect.h"
-#include "txq.h"
+#include "daemon/controller/rpc/rpc.h"
+#include "daemon/controller/rpc/stepcred.h"
+#include "daemon/controller/rpc/server.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/domain/suspect.h"
+#include "daemon/controller/store/txq.h"
 
 struct cohortd {
 	struct ctl_config cfg;
@@ -66,6 +67,7 @@ struct cohortd {
 	struct event *sighup;
 	struct topo *topo;
 	struct http *http;
+	struct ctl_figures figures;	/* what http reads of the rest */
 	const char *config_path;	/* re-read on SIGHUP */
 	bool verbose;			/* -v */
 	/* [replication] (repl.h); NULL: a single controller. */
@@ -343,6 +345,7 @@ start_domain(struct cohortd *d)
 	co.queue_aging = d->cfg.queue_aging;
 	co.stop_timeout_ms = (int64_t)d->cfg.stop_timeout_ms;
 	co.interactive_grace_ms = (int64_t)d->cfg.interactive_grace_ms;
+	co.interactive_idle_ms = (int64_t)d->cfg.interactive_idle_ms;
 	co.known_nodes = (const char *const *)d->cfg.nodes;
 	co.nknown_nodes = d->cfg.nnodes;
 	co.accept_unknown_nodes = d->cfg.accept_unknown_nodes;
@@ -372,9 +375,16 @@ start_domain(struct cohortd *d)
 	server_set_close_cb(d->srv, rpc_conn_closed, &d->rpc);
 	server_set_known_agents_cb(d->srv, known_agents, d);
 	if (d->cfg.http) {
-		struct http_sources hs = { d->jobs, d->nodes, d->cluster,
-		    d->driver, d->srv, d->txq, d->queues, d->store, &d->rpc,
-		    d->repl, NULL, d->mailer };
+		struct http_sources hs = {
+			.jobs = d->jobs, .nodes = d->nodes,
+			.cluster = d->cluster, .txq = d->txq,
+			.queues = d->queues, .store = d->store,
+			.figures = ctl_figures_read, .figures_arg = &d->figures,
+		};
+
+		d->figures = (struct ctl_figures){ .driver = d->driver,
+		    .server = d->srv, .rpc = &d->rpc, .repl = d->repl,
+		    .mailer = d->mailer };
 
 		d->http = http_create(d->base, d->cfg.http_host,
 		    d->cfg.http_port, &hs, &err);

@@ -1,5 +1,5 @@
 /* The scheduler core: one pure function from a snapshot of the cluster to
- * scheduling decisions (DESIGN.md, "Scheduling policy").
+ * scheduling decisions (docs/design/scheduling.md).
  *
  * No I/O, no clock, no globals: the caller passes `now` and owns every
  * input; the same input always gives the same output. The core only uses

@@ -1,5 +1,5 @@
 -- The initial schema. Every table is STRICT so that a type slip in
--- daemon/controller/store.c fails loudly instead of storing text in an
+-- daemon/controller/store/store.c fails loudly instead of storing text in an
 -- integer column. Applied in one transaction by store.c, which also sets
 -- PRAGMA user_version.
 

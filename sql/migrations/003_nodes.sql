@@ -1,7 +1,7 @@
 -- Nodes with their inventory, the placement of each job, and the exits of
 -- its tasks, so that a restarted controller knows where every job runs
 -- and which of its tasks have already ended. Written by
--- daemon/controller/store_nodes.c.
+-- daemon/controller/store/store_nodes.c.
 
 -- One row per node ever registered. since_ms is when it entered state;
 -- source, ncpus and memory_mb come from the agent's inventory.

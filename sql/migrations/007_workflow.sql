@@ -1,4 +1,4 @@
--- The daily workflow (issue 13): arrays, dependencies, output files,
+-- The daily workflow: arrays, dependencies, output files,
 -- node lists, CPU-only and exclusive jobs, holds, and the GPU time each
 -- job used (and wasted) for `cohort usage`.
 ALTER TABLE jobs ADD COLUMN array_spec TEXT;

@@ -1,5 +1,5 @@
--- History and usage (issue 13): one row per run of a job, written in the
--- transaction that ends the run (daemon/controller/jobs_account.c), so
+-- History and usage: one row per run of a job, written in the
+-- transaction that ends the run (daemon/controller/domain/jobs_account.c), so
 -- that `cohort usage` can sum GPU time over any window by user, queue,
 -- outcome or day. A run is the time a job held its GPUs RUNNING (or
 -- RESIZING), from start_ms to end_ms; gpus is what it held, nodes how

@@ -1,4 +1,4 @@
--- Constraints (issue 16): the features an agent reports for its node
+-- Constraints: the features an agent reports for its node
 -- (comma-separated, '' for none), and a job's --constraint expression
 -- and --gpu-memory minimum (MiB; 0: none).
 ALTER TABLE nodes ADD COLUMN features TEXT NOT NULL DEFAULT '';

@@ -1,4 +1,4 @@
--- Today's hardware (issue 16): a job's --segment (nodes per NVLink block
+-- Today's hardware: a job's --segment (nodes per NVLink block
 -- segment; 0: none), --cpus-per-task (0: not bound) and --mem-per-node
 -- (MiB; 0: no limit), and each GPU's nearest NIC by name ('' unknown;
 -- node_gpus.nic is its index on the node, which is also its rail).

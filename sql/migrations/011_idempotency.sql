@@ -1,4 +1,4 @@
--- Idempotent submits (issue 15): the key a client sent with a submit
+-- Idempotent submits: the key a client sent with a submit
 -- (NULL: none), one job per user and key. A client that lost the reply
 -- (a failover, a dropped connection) sends the submit again and gets the
 -- job its first one made. An array keeps the key on its first task only.

@@ -1,4 +1,4 @@
--- Suspect nodes (daemon/controller/suspect.h): a node's suspicion (an
+-- Suspect nodes (daemon/controller/domain/suspect.h): a node's suspicion (an
 -- admin's exemption, the last resume that cleared it, the reason it was
 -- drained for and when) and the failures attributed to it across jobs
 -- and users. An early failure stays unconfirmed until its job runs fine

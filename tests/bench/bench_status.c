@@ -1,4 +1,4 @@
-/* The status page's render time (issue 14: under 100 ms at 1,000 nodes,
+/* The status page's render time (under 100 ms at 1,000 nodes,
  * readable at 10,000). Builds a cluster through the real controller
  * domain (jobs, nodes, cluster, scheduler, on an in-memory store:
  * tests/domain/domain.h), without a server: N nodes of 8 GPUs under leaf
@@ -25,10 +25,10 @@
 
 #include <event2/buffer.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/status_page.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/web/status_page.h"
 #include "daemon/sched/topo.h"
 #include "lib/clock.h"
 #include "tests/domain/domain.h"

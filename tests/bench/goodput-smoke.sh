@@ -6,7 +6,7 @@
 # to the wall time (100% within rounding), and that Cohort with a hot
 # spare is not worse than the Slurm-like baseline.
 #
-# Then the failures that do not crash (issue 32), at rates that make
+# Then the failures that do not crash, at rates that make
 # them happen in 3 days on 64 nodes: lemons, black holes, fail-slow. The
 # same checks, and that each mechanism fires where it is on and only
 # there: a black hole hits the job, fail-slow episodes hit it, the real

@@ -1,4 +1,4 @@
-/* Goodput in virtual time (issue 11): a discrete-event simulator that
+/* Goodput in virtual time: a discrete-event simulator that
  * runs the REAL controller domain (jobs, nodes, cluster, gang, recovery,
  * placement and the scheduler core, on an in-memory SQLite store: the
  * objects cohortd runs; tests/domain/domain.h) with simulated agents and
@@ -78,7 +78,7 @@
  *            waiting for replacement or repaired nodes)
  *   restart  loading the checkpoint (R after each start)
  *   shrunk   the share an elastic job below its size does not train
- * ETTR = useful / wall. "sched" = detect + wait (+ restart, as the issue
+ * ETTR = useful / wall. "sched" = detect + wait (+ restart, as the goal
  * counts it; restart is the job's own cost, so both are printed).
  *
  * Time: the domain is called only around events. Live nodes heartbeat
@@ -119,11 +119,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/straggler.h"
-#include "daemon/controller/suspect.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/domain/straggler.h"
+#include "daemon/controller/domain/suspect.h"
 #include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 
@@ -202,7 +202,7 @@ struct params {
 	unsigned nodes_per_leaf;
 	double rate_x;		/* failure rates times this (smoke tests) */
 	bool verbose;
-	/* Beyond crashes (issue 32): 0 turns each off. */
+	/* Beyond crashes: 0 turns each off. */
 	double lemon_pct;	/* % of nodes that are lemons */
 	double lemon_x;		/* their hardware failure rate, x base */
 	double bh_per_day;	/* black holes appearing, per 2,048 nodes */
@@ -1153,7 +1153,7 @@ node_timeout_ms(const struct sim *s)
 	    s->p->node_timeout_s);
 }
 
-/* ---- Lemons, black holes, fail-slow (issue 32) ------------------------ */
+/* ---- Lemons, black holes, fail-slow ------------------------ */
 
 /* A lemon fails again: one of the kinds that need repair, weighted by
  * the paper's counts. */
@@ -1896,7 +1896,7 @@ print_table(const struct params *p, unsigned which)
 		if (!(which & (1u << i)))
 			continue;
 		summarize(p, &configs[i], &sm, i == 3 ? &mtbf : NULL);
-		/* Scheduler-caused (issue 32): detection, waiting, and
+		/* Scheduler-caused: detection, waiting, and
 		 * running slow after a straggler was known. */
 		sched = sm.cat[C_DETECT] + sm.cat[C_WAIT] +
 		    sm.cat[C_SLOWKNOWN];

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What idempotency keys cost a submit (issue 15; docs/BENCHMARKS.md):
+# What idempotency keys cost a submit (docs/BENCHMARKS.md):
 #
 #   cd build && PATH=$PWD:$PWD/../scripts:$PATH bash ../tests/bench/idem-keys.sh [JOBS [ROUNDS]]
 #

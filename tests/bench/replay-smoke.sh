@@ -7,7 +7,7 @@
 # given twice, a job that did not run from start to end, or utilization
 # above 100%; here every policy must report every kept job, and with
 # --topology-leaf no gang of cohort or oracle may span leaves.
-# Then issue 12's two modes, tiny: the big-gang workload (gangs added,
+# Then the big-gang and tenant modes, tiny: the big-gang workload (gangs added,
 # cohort with starve_s and gang-only starvation, the summary against
 # FIFO and the oracle) and the tenants (2,000 jobs with their VCs on 16
 # nodes: static, pooled, cohort, kueue; per-queue rows, utilization

@@ -1,6 +1,6 @@
-/* The trace replay's big-gang workload (issue 12, "Big gangs must not
- * starve"): Philly has 34 jobs of >= 32 GPUs in Oct-Nov 2017, 2% of its
- * GPU time; the trace the issue holds has 260 carrying a quarter. This
+/* The trace replay's big-gang workload (big gangs must not starve):
+ * Philly has 34 jobs of >= 32 GPUs in Oct-Nov 2017, 2% of its
+ * GPU time; a site's trace has 260 carrying a quarter. This
  * resamples Philly into that shape:
  *
  * --big-gangs N adds N gangs. Gang i draws three numbers from

@@ -1,4 +1,5 @@
-/* The trace replay's tenants (issue 12, "Trace replay with tenants").
+/* The trace replay's tenants (docs/BENCHMARKS.md, "Tenants on the Philly
+ * trace").
  *
  * --tenants VCFILE (CSV with columns job_id and vc, found by name) gives
  * each trace job its virtual cluster. Every VC carrying at least

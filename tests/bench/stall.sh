@@ -1,5 +1,5 @@
 #!/bin/bash
-# The stalling client of issue 10, finding 4 (not part of make check at
+# A client that stalls the controller's output (not part of make check at
 # this size; t420-stall.sh runs it smaller):
 #
 #   top_srcdir=SRC top_builddir=BUILD bash tests/bench/stall.sh [JOBS [LISTS [SECS]]]

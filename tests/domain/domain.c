@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/steps.h"
-#include "daemon/controller/store.h"
-#include "daemon/controller/suspect.h"
-#include "daemon/controller/txq.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/domain/steps.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/domain/suspect.h"
+#include "daemon/controller/store/txq.h"
 #include "tests/domain/domain.h"
 
 static struct domain_cmd *

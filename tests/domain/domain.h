@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/controller/cluster.h"
-#include "daemon/controller/outbox.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/domain/outbox.h"
 #include "lib/job.h"
 
 struct store;

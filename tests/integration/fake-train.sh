@@ -2,7 +2,7 @@
 # fake-train.sh STEPS [SECONDS_PER_STEP] [CHECKPOINT_EVERY]
 #
 # A stand-in for a training job that keeps Cohort's checkpoint contract
-# (SPEC.md): every rank counts steps; rank 0 writes a checkpoint every
+# (docs/SPEC.md): every rank counts steps; rank 0 writes a checkpoint every
 # CHECKPOINT_EVERY steps and whenever it gets SIGUSR1, by writing
 # $COHORT_CHECKPOINT_DIR/step-N and then LATEST ("N PATH") through a
 # rename; a start with COHORT_RESUME_CHECKPOINT set resumes after that

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A load generator that records a history of acknowledged operations, and
-a checker of the cluster's final state against it (issue 15: "record every
-acknowledged submit and cancel with its reply during the fault runs and
-check that the final state holds each of them exactly as acknowledged").
+a checker of the cluster's final state against it: every acknowledged
+submit and cancel is recorded with its reply during the fault runs, and
+the final state must hold each of them exactly as acknowledged.
 
 The standard library only. Everything goes through the real CLI (`cohort`
 on PATH, settings from COHORT_SERVER, COHORT_CERT, COHORT_KEY, COHORT_CA),

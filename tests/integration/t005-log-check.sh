@@ -23,12 +23,12 @@ caught "$ts cohortd: warning: job 7: FAILED: rank 0 exited with 3"
 caught "$ts cohort-agent: warning: controller: connection lost: Connection reset by peer"
 caught "$ts cohortd: fatal: cannot open the database"
 caught "==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020"
-caught "daemon/controller/jobs.c:42:7: runtime error: signed integer overflow"
+caught "daemon/controller/domain/jobs.c:42:7: runtime error: signed integer overflow"
 caught "==99== Invalid read of size 8"
 caught "==99==    definitely lost: 48 bytes in 1 blocks"
 caught "==99== 48 bytes in 1 blocks are definitely lost in loss record 1 of 1"
 caught "==99== ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)"
-caught "cohortd: daemon/controller/nodes.c:10: nodes_get: Assertion \`n != NULL' failed."
+caught "cohortd: daemon/controller/domain/nodes.c:10: nodes_get: Assertion \`n != NULL' failed."
 
 # What is not an error passes.
 {

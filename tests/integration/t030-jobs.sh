@@ -92,7 +92,7 @@ for k in reason submit_time exit_code script_name; do
 	json_get "$T/show-$id1.json" "'$k' in d" | grep -qx true || fail "show --json has no '$k'"
 done
 
-# Defaults of SPEC.md.
+# Defaults of docs/SPEC.md.
 show_json "$id2"
 check_fields "$T/show-$id2.json" "{\"name\": \"second\", \"nodes_min\": 1, \"nodes_max\": 1,
 	\"tasks_per_node\": 1, \"priority\": 100, \"max_restarts\": 3,

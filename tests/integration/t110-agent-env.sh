@@ -1,7 +1,7 @@
 #!/bin/bash
 # A controller and three agents with simulated 8-GPU nodes: a 2-node job
 # with two tasks per node writes each task's environment to a file; every
-# variable of SPEC.md's "Job environment" is checked on every rank against
+# variable of docs/SPEC.md's "Job environment" is checked on every rank against
 # the placement the controller shows. The job ends COMPLETED.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 

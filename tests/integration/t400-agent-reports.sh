@@ -1,5 +1,5 @@
 #!/bin/bash
-# Agent reports are bound to the placement (issue 10): with node B's own
+# Agent reports are bound to the placement: with node B's own
 # agent certificate (its agent stopped, so the attacker registers as B),
 # forged reports about alice's job on node A change nothing:
 #  - a TaskExit (success, then failure) for the job's rank: refused

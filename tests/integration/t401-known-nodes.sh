@@ -1,5 +1,5 @@
 #!/bin/bash
-# Only known nodes register (issue 10): with neither a topology nor
+# Only known nodes register: with neither a topology nor
 # `nodes =`, every agent is refused (and the controller says so when it
 # starts); with `nodes = gpu[01-02]` those two register and gpu03 is
 # refused (ERROR_DENIED at Hello, connection closed, never listed); with

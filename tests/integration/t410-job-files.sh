@@ -1,7 +1,7 @@
 #!/bin/bash
-# The agent reads a job's files with the job user's privileges (issue 10,
-# finding 2: a root agent followed a LATEST symlink to a root-only file
-# and every user saw its content in `cohort show`). Run as root, the
+# The agent reads a job's files with the job user's privileges (a root
+# agent that followed a LATEST symlink to a root-only file would show its
+# content to every user in `cohort show`). Run as root, the
 # agent runs tasks as nobody and reads as nobody:
 #  A. LATEST a symlink to a root-only file holding "77 SECRET": refused
 #     (a symbolic link), nothing of it in `cohort show` (alice, bob) or

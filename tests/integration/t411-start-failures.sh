@@ -1,6 +1,6 @@
 #!/bin/bash
-# Start failures are classified (issue 10, finding 7: a refused start was
-# retried ~1,000 times a second):
+# Start failures are classified (a refused start retried blindly would
+# go ~1,000 times a second):
 #  1. a command that does not exist: FAILED at once, the reason naming
 #     it, one attempt and no restart although --max-restarts 3;
 #  2. a workdir that does not exist: the same;

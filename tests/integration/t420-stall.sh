@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 10, finding 4: one user sends a submit and 300 ListJobs on a queue
+# A stalling client: one user sends a submit and 300 ListJobs on a queue
 # of 20,000 jobs and never reads a reply. Before the fix the replies
 # waiting behind the submit's commit were invisible to the output throttle
 # and every frame was decoded in one go: the controller grew by hundreds

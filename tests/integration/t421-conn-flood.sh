@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 10, finding 3: certificate-less plain TCP connections, reopened
+# Connection floods: certificate-less plain TCP connections, reopened
 # as soon as they are dropped, used to take every connection slot (they
 # sat out the 15 s Hello deadline): the admin was refused and a
 # restarting agent could not come back. Here 400 such connections flood a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 10, finding 3 (the authenticated side): a cap per identity and an
+# Connection floods, the authenticated side: a cap per identity and an
 # idle timeout for users and admins.
 #  1. max_connections_per_user = 3: alice opens 5 connections; 3 are
 #     served, 2 refused with ERROR_LIMIT and a text that says why;

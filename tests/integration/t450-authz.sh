@@ -1,6 +1,6 @@
 #!/bin/bash
 # The authorization matrix: every message of the controller's dispatch
-# table (daemon/controller/rpc.c), and replies nobody asked for, sent by
+# table (daemon/controller/rpc/rpc.c), and replies nobody asked for, sent by
 # each identity: alice (a user, owner of the target job), bob (another
 # user), an admin, the agent of the job's node and the agent of another
 # node. Each cell is one request through the independent client

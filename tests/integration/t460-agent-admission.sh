@@ -1,5 +1,5 @@
 #!/bin/bash
-# Review of issue 10 (connection admission, agents): one agent
+# Connection admission for agents: one agent
 # certificate used to take every connection slot, since after Hello an
 # agent's connection had no deadline, no cap and no stall timeout, and
 # any CA-signed agent certificate got a session.

@@ -1,9 +1,8 @@
 #!/bin/bash
-# Review of issue 10 (the fair loop): the stall limit was per connection
-# (16 MiB) while a user may open 32 connections, so one user's stalling
-# connections pinned ~530 MB. Now a user's connections share an output
-# budget (max_output_per_user) and all people share another
-# (max_output_total).
+# The fair loop's output budgets: a stall limit per connection alone
+# (16 MiB) would let a user with 32 connections pin ~530 MB, so a user's
+# connections share an output budget (max_output_per_user) and all
+# people share another (max_output_total).
 #  1. max_output_per_user = 8M: alice opens NC (8) connections that
 #     pipeline job listings and read nothing: the controller's RSS grows
 #     by less than 40 MiB (8 x 16 MiB before), and all are throttled.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A restarting gang keeps its turn, and its old tasks' GPUs (issue 11).
+# A restarting gang keeps its turn, and its old tasks' GPUs.
 # On 4 idle nodes a 2-node job's rank-1 node loses a GPU. The old task on
 # the kept rank-0 node takes a second to stop (it traps SIGTERM):
 #  - the restart waits for it before launching there (two processes on

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Queues at submit and in `cohort queues` (issue 12): two queues under a
+# Queues at submit and in `cohort queues`: two queues under a
 # parent. A submit to a queue the user is not in, to an unknown queue or
 # to an inner queue is refused with one clear line and stores nothing;
 # the default queue is the first listing the user; max_gpus_per_job and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Two queues of 4 GPUs on 4 nodes of 2 GPUs (issue 12):
+# Two queues of 4 GPUs on 4 nodes of 2 GPUs:
 #  - alice's 8-GPU job in queue a borrows b's idle quota;
 #  - bob submits 4 GPUs to b: alice's job gets its checkpoint signal,
 #    writes LATEST, is requeued PENDING "Preempted by JOB of b" (no restart

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fair share between two borrowing queues (issue 12): x and y own no GPUs
+# Fair share between two borrowing queues: x and y own no GPUs
 # (everything they use is borrowed); x has used the cluster, y has not.
 # When both wait for the same GPUs, y's job goes first although x's was
 # submitted first with the same limit; cohort queues shows x's lower

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Job arrays (issue 13): --array 0-5%2 on four nodes never runs more than
+# Job arrays: --array 0-5%2 on four nodes never runs more than
 # two tasks at once (JobArrayTaskLimit for the rest), every task knows
 # its index, cohort jobs folds an array's pending tasks into one row
 # (N_[...]), cancel N_3 cancels one task and cancel N the rest, and bad

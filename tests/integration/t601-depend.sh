@@ -1,5 +1,5 @@
 #!/bin/bash
-# Dependencies (issue 13): a chain a -> b -> c of afterok runs in order;
+# Dependencies: a chain a -> b -> c of afterok runs in order;
 # afternotok on a job that COMPLETED is cancelled (DependencyNeverSatisfied)
 # and so, in turn, is what depended on it; singleton runs two jobs of one
 # name one after the other though both fit; a dependency on an unknown

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Control of existing jobs (issue 13) through the real CLI:
+# Control of existing jobs through the real CLI:
 #  - hold at submit (when the client has --hold), hold, release: a held
 #    job stays PENDING JobHeldUser while nodes are free, and runs once
 #    released; only pending jobs may be held;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Early failures (issue 13): a job whose task fails within
+# Early failures: a job whose task fails within
 # early_fail_window of its start (not for hardware) restarts after a
 # back-off that doubles per early failure:
 #  - `exit 1` at once with --max-restarts 3: restarts 1 s, 2 s, 4 s after

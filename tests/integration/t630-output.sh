@@ -1,5 +1,5 @@
 #!/bin/bash
-# Job output (issue 13):
+# Job output:
 #  1. a 2-node x 2-task job with --output out-%j-%t.txt --error
 #     err-%j-%t.txt writes each rank's stdout and stderr to its own files
 #     in the workdir, apart, owned by the account the tasks run as;

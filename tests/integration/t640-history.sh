@@ -1,5 +1,5 @@
 #!/bin/bash
-# History and usage (issue 13): a job that completes, one that fails, one
+# History and usage: a job that completes, one that fails, one
 # cancelled; `cohort jobs --all --state completed,failed --format ...`
 # lists the right rows with exit codes, elapsed times, node lists and
 # GPU-hours; --since/--until select by the window (as sacct -S/-E) and
@@ -113,7 +113,7 @@ failed_ms=$(json_get "$T/job-$jb.json" 'round(d["gpu_hours"] * 3600e3)')
 expect_exit 0 cohort usage --by state
 grep -Eq '^FAILED +0\.[0-9]{2} +0\.[0-9]{2} +1$' "$OUT" || fail "no FAILED row: $(cat "$OUT")"
 grep -Eq '^TOTAL +0\.[0-9]{2} +0\.[0-9]{2}' "$OUT" || fail "no TOTAL row: $(cat "$OUT")"
-# Another user sees everyone's usage (SPEC.md: every job is visible to
+# Another user sees everyone's usage (docs/SPEC.md: every job is visible to
 # all; only environments, scripts and logs are private).
 ( as_user "$C" bob
   expect_exit 0 cohort usage --user alice --json

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Refusing at submit what could never run (daemon/controller/feasible.c):
+# Refusing at submit what could never run (daemon/controller/domain/feasible.c):
 # on a fresh controller that knows no node every spec is accepted (it
 # cannot judge); on two 4-GPU nodes, one per leaf switch, each impossible
 # request is refused through the real CLI with exit 1 and one line that

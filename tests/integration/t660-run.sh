@@ -46,8 +46,12 @@ grep -q never "$T/stream.out" && fail "the job went on after the cancel"
 before=$(cohort jobs --all --json | "$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
 expect_exit 2 cohort run
 expect_exit 2 cohort run --nodes x -- true
+# --pty takes a command as cohort run does (after --); one without any
+# is refused before anything is asked of the controller.
 expect_exit 2 cohort run --pty bash
-stderr_one_line "cohort: run: --pty is not supported"
+stderr_has "put it after --"
+expect_exit 2 cohort run --pty -N 1
+stderr_has "missing command"
 after=$(cohort jobs --all --json | "$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
 [ "$before" = "$after" ] || fail "a refused run submitted a job"
 log "ok"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# /metrics adds up and passes promtool (issue 14): on a cluster of four
+# /metrics adds up and passes promtool: on a cluster of four
 # 2-GPU nodes with two queues, a running job, a pending one, a drained
 # node, then also a failed GPU, then also a DOWN node (its agent killed):
 #  - `promtool check metrics` accepts every scrape, and every histogram is

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A real Prometheus server scrapes the cluster (issue 14): prometheus
+# A real Prometheus server scrapes the cluster: prometheus
 # (Debian's package) with scrape_interval 1s on the controller's http
 # port; once it has scraped (bounded wait), its HTTP API answers
 #  - up{job="cohort"} = 1 (the exposition parsed, no scrape error);

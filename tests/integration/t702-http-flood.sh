@@ -14,7 +14,7 @@
 #      its own, all succeed: a closed connection gives its slot back.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: $TEST_NAME needs curl"; exit 77; }
-CAP=64		# HTTP_MAX_CONNS in daemon/controller/http.h
+CAP=64		# HTTP_MAX_CONNS in daemon/controller/web/http.h
 MARGIN=32	# descriptors the rest of the controller may open meanwhile
 FLOOD=2000
 

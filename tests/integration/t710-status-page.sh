@@ -1,5 +1,5 @@
 #!/bin/bash
-# The status page at / (issue 14), fetched with curl from a live cluster:
+# The status page at /, fetched with curl from a live cluster:
 #  - served as text/html (GET and HEAD), a well-formed HTML5 document
 #    without any script;
 #  - every node, grouped under its leaf switch;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Admin commands that name nodes by hostlists (issue 14), on 4 nodes of
+# Admin commands that name nodes by hostlists, on 4 nodes of
 # 2 GPUs with one 1-GPU job on node01:
 #  - drain and resume take hostlists and comma lists; a list naming an
 #    unknown node, or a malformed or huge one, changes nothing;

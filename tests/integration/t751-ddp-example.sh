@@ -1,5 +1,5 @@
 #!/bin/bash
-# The README's example job: examples/train.sbatch running
+# The example job of docs/USER-GUIDE.md: examples/train.sbatch running
 # examples/train_ddp.py (PyTorch DDP on CPU, gloo) on 2 of 3 simulated
 # nodes through the real CLI. It checkpoints; a GPU of one of its nodes
 # fails and it restarts on the other two from its last checkpoint; it is

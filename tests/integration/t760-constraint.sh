@@ -1,5 +1,5 @@
 #!/bin/bash
-# Node features and GPU memory (issue 16), on three 4-GPU nodes of
+# Node features and GPU memory, on three 4-GPU nodes of
 # simulated 80 GB GPUs (81,559 MiB each), node02 with features = fp64,ib:
 # --constraint fp64 and 'fp64&ib' land only on node02, 'nvl72' (no node
 # has it) and --gpu-memory 81 are refused at submit, --gpu-memory 40 and

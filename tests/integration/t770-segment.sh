@@ -1,5 +1,5 @@
 #!/bin/bash
-# NVLink blocks (issue 16): six 2-GPU nodes in three blocks of two
+# NVLink blocks: six 2-GPU nodes in three blocks of two
 # (nvl0 node01-02, nvl1 node03-04, nvl2 node05-06), also under two leaf
 # switches that do not follow the blocks. A --segment 2 -N 4 gang spans
 # exactly two whole blocks, each segment of consecutive ranks in one;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Torus and Dragonfly+ topologies (issue 16), on eight 1-GPU nodes that
+# Torus and Dragonfly+ topologies, on eight 1-GPU nodes that
 # are both a 2x2x2 torus (node01 at 0,0,0, x fastest: node01-04 are the
 # plane z=0, node05-08 z=1) and two Dragonfly+ groups (g0: the plane y=0,
 # node01,02,05,06; g1: y=1). --topology torus puts a gang in one compact

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Rails and NICs (issue 16), on two simulated 4-GPU nodes whose GPUs 0-1
+# Rails and NICs, on two simulated 4-GPU nodes whose GPUs 0-1
 # and 2-3 are on NICs mlx5_0 and mlx5_1: node01 names them in its
 # config ([gpu] nics), node02 gets them through hwloc from the DGX-like
 # XML fixture ([agent] hwloc_xml). node show lists each GPU's rail and

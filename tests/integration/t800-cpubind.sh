@@ -1,5 +1,5 @@
 #!/bin/bash
-# --cpus-per-task (issue 16): one node with two simulated GPUs, GPU 0 on
+# --cpus-per-task: one node with two simulated GPUs, GPU 0 on
 # NUMA node 0 and GPU 1 on NUMA node 1, and numa_cpus mapping CPU 0 to
 # node 0 and CPU 1 to node 1 (this machine may have one NUMA node).
 # A job of 2 tasks x 1 CPU: each task's /proc/self/status says it may

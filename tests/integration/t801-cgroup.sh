@@ -1,5 +1,5 @@
 #!/bin/bash
-# A cgroup v2 per job (issue 16): a task that starts a daemon in its own
+# A cgroup v2 per job: a task that starts a daemon in its own
 # session (setsid: out of the task's process group, which is all the
 # agent signalled before) and exits leaves nothing behind once the job
 # has ended: the agent kills the job's cgroup. The same job on a node

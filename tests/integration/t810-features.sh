@@ -1,5 +1,5 @@
 #!/bin/bash
-# Node features derived from the inventory (issue 16, lib/features.h), on
+# Node features derived from the inventory (lib/features.h), on
 # three 4-GPU simulated nodes of H100s in one NVLink domain, node02 with
 # features = fp64,ib; node03 is restarted with A100s and no NVLink. The
 # CLI (cohort nodes --json / --long / --constraint, node show) and the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Address lists (issue 15): COHORT_SERVER and the agent's controller key
+# Address lists: COHORT_SERVER and the agent's controller key
 # take the replicas of a replicated controller, and every client finds
 # the leader among them. Against one real controller:
 #  - the CLI with a dead address first reaches the live one, through the

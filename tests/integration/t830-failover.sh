@@ -1,8 +1,8 @@
 #!/bin/bash
-# Replicated controllers (issue 15): three replicas, two agents, a job
+# Replicated controllers: three replicas, two agents, a job
 # running on one of them, and four CLI submitters (with cancels) while the
 # leader is killed with SIGKILL and started again, COHORT_FAILOVER_ROUNDS
-# times (default 2 in make check; 10 for the issue's figure). After each round: a new
+# times (default 2 in make check; 10 for BENCHMARKS.md's figure). After each round: a new
 # leader serves (kill -> first acknowledged submit, within a bound), the
 # running job is still RUNNING with its start time and its processes (not
 # restarted), both agents are back (UP, registered with the new leader),

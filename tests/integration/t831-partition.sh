@@ -1,5 +1,5 @@
 #!/bin/bash
-# Replicated controllers (issue 15) under a network partition: each
+# Replicated controllers under a network partition: each
 # replica runs in a network namespace of its own, the CLI (and
 # cohort-local) in another, all joined by veth pairs to a bridge in a
 # namespace of their own (10.77.0.0/24; no traffic leaves what this test

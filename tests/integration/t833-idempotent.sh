@@ -1,5 +1,5 @@
 #!/bin/bash
-# Idempotent submits (issue 15). One controller: a submit with
+# Idempotent submits. One controller: a submit with
 # --idempotency-key sent again answers the job the first one made (a note
 # on stderr, nothing new), also after a restart of the controller, and
 # with another environment; the key with another request is refused; the

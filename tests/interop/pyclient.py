@@ -68,7 +68,7 @@ file in proto/.
       (a queue for load tests); prints the number acknowledged
   pyclient.py stall [--lists M] [--send-s S] [--hold S]
       one submit, then M ListJobs, replies never read; holds the
-      connection S seconds (the attack of issue 10, finding 4). Prints
+      connection S seconds (a client that stalls the controller's output). Prints
       "sent K" once K requests are written (or writing blocked S s)
   pyclient.py flood [--seconds S] [--conns K] [--source ADDR] [--no-delay]
       K certificate-less plain TCP connections to the server, each

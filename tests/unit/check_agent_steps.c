@@ -500,6 +500,80 @@ START_TEST(test_step_stdin)
 }
 END_TEST
 
+/* Whether path holds text yet (the supervisor copies the terminal's
+ * output there as it comes), for up to 10 s. */
+static bool
+log_has(const char *path, const char *text)
+{
+	char buf[4096];
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		slurp(path, buf, sizeof(buf));
+		if (strstr(buf, text) != NULL)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* srun --pty: task 0 of the step runs on a terminal of the window
+ * asked, its output copied to its log; a new window reaches it; keys
+ * appended go in after what it had; the input's end does not close a
+ * terminal; a task without one has no window to set. */
+START_TEST(test_step_pty)
+{
+	char *argv[] = { "/bin/sh", "-c", "if [ -t 0 ] && [ -t 1 ]; then "
+	    "echo on-tty; fi; stty size; read a; stty size; echo got-$a", NULL };
+	char path[PATH_MAX + 64], buf[4096];
+	struct exits ex = { 0 };
+	struct step_launch sl;
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+
+	spec_init(&s, argv_sleep, 3, true);
+	launch_init(&l, &s, 1);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	/* The job's own task has no terminal. */
+	ck_assert_int_eq(agent_step_window(a, JOB, 1, 7, 0, 10, 10), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	step_init(&sl, 7, argv, 3);
+	sl.tasks_per_node = tpn_1_1;
+	sl.ntasks = 2;
+	sl.ngpus = 1;
+	sl.stdin_pipe = sl.pty = true;
+	sl.rows = 30;
+	sl.cols = 100;
+	l.step_cred = NULL;
+	l.step_cred_len = 0;
+	l.step = &sl;
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	snprintf(path, sizeof(path), "%s/jobs/%d.1/step-7/rank-0.log", spool,
+	    JOB);
+	ck_assert_msg(log_has(path, "30 100"), "no window line in %s", path);
+	ck_assert_int_eq(agent_step_window(a, JOB, 1, 7, 0, 40, 120), 0);
+	/* The end of srun's input is not the terminal's: it stays open. */
+	ck_assert_int_eq(agent_write_stdin(a, JOB, 1, 7, 0, 0, "", 0, true),
+	    0);
+	ck_assert_int_eq(agent_append_stdin(a, JOB, 1, 7, 0, "hi\n", 3), 3);
+	run_until(&ex, 1);
+	ck_assert_uint_eq(ex.r[0].step, 7);
+	ck_assert_int_eq(ex.r[0].wait_status, 0);
+	slurp(path, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "on-tty") != NULL && strstr(buf,
+	    "40 120") != NULL && strstr(buf, "got-hi") != NULL,
+	    "the terminal's log: %s", buf);
+	/* Its terminal went with it. */
+	ck_assert_int_eq(agent_step_window(a, JOB, 1, 7, 0, 40, 120), -1);
+	ck_assert_int_eq(errno, ENOTTY);
+	agent_destroy(a);
+}
+END_TEST
+
 START_TEST(test_step_stop_and_adopt)
 {
 	char buf[64];
@@ -680,6 +754,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_batch_other_rank_and_cred);
 	tcase_add_test(tc, test_step_env_and_exits);
 	tcase_add_test(tc, test_step_stdin);
+	tcase_add_test(tc, test_step_pty);
 	tcase_add_test(tc, test_step_stop_and_adopt);
 	tcase_add_test(tc, test_step_refused);
 	tcase_add_test(tc, test_step_stop_pending);

@@ -1,4 +1,4 @@
-/* daemon/controller/agentcmd.c: commands to agents and their answers.
+/* daemon/controller/rpc/agentcmd.c: commands to agents and their answers.
  * A command is tracked before it is sent, so that an agent never runs a
  * launch the controller believes failed; every tracked command is
  * answered exactly once (reply, error, disconnect, timeout). calloc is
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/agentcmd.h"
+#include "daemon/controller/rpc/agentcmd.h"
 #include "lib/job.h"
 
 void *__real_calloc(size_t, size_t);

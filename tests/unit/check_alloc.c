@@ -1,4 +1,4 @@
-/* Interactive allocations (daemon/controller/alloc.c) in virtual time:
+/* Interactive allocations (daemon/controller/domain/alloc.c) in virtual time:
  * salloc's keepalives and the grace after which the controller ends the
  * job, a job that is not interactive never ended by it, the release that
  * ends it as the shell did, and nobody but the owner using it. On the
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/alloc.h"
-#include "daemon/controller/cluster.h"
-#include "daemon/controller/jobs.h"
+#include "daemon/controller/domain/alloc.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/domain/jobs.h"
 #include "tests/domain/domain.h"
 
 #define GRACE_MS 60000

@@ -1,4 +1,4 @@
-/* The controller's orchestration (daemon/controller/cluster.c, gang.c)
+/* The controller's orchestration (daemon/controller/domain/cluster.c, gang.c)
  * in virtual time: passes, gang launches all or nothing, restarts that
  * wait for their old tasks, and tasks that will not stop. On the real
  * domain with an in-memory store and a recording outbox
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
 #include "tests/domain/domain.h"
 #include "tests/unit/ctl_fixture.h"
 
@@ -95,9 +95,9 @@ START_TEST(test_gang_all_or_nothing)
 }
 END_TEST
 
-/* The issue's finding: a restart used to launch on its kept node while
- * the old tasks still ran there; it now waits for their exit, holding
- * its nodes, and nothing submitted later takes them. */
+/* A restart does not launch on its kept node while the old tasks still
+ * run there: it waits for their exit, holding its nodes, and nothing
+ * submitted later takes them. */
 START_TEST(test_restart_waits_for_old_tasks)
 {
 	struct node_health h;

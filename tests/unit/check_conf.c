@@ -344,7 +344,7 @@ START_TEST(test_abs_path)
 }
 END_TEST
 
-/* ---- daemon/controller/config.c ---- */
+/* ---- daemon/controller/ctl_config.c ---- */
 
 static char tmpdir[PATH_MAX];
 static char cfgpath[PATH_MAX + 32];
@@ -755,7 +755,7 @@ START_TEST(test_load_durations)
 	ck_assert_uint_eq(cfg.early_fail_window_ms, 60000);
 	ctl_config_clear(&cfg);
 
-	/* Early failures (issue 13): 0s turns the back-off off. */
+	/* Early failures: 0s turns the back-off off. */
 	write_file(cfgpath, REQUIRED "[controller]\nearly_fail_window = 0s\n");
 	ck_assert_msg(ctl_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);

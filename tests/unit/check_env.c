@@ -1,4 +1,4 @@
-/* daemon/agent/env.c: every variable of SPEC.md's job environment for one
+/* daemon/agent/env.c: every variable of docs/SPEC.md's job environment for one
  * task of a 2-node x 4-task job, Cohort's variables winning over the
  * job's and the base's, GPU shares that do not divide evenly, no GPUs. */
 #include "config.h"

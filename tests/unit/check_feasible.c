@@ -1,13 +1,13 @@
-/* daemon/controller/feasible.c: each refusal at submit, with the limit its
- * message names, and what must still be accepted (DOWN nodes count; no
- * node known: nothing judged). */
+/* daemon/controller/domain/feasible.c: each refusal at submit, with the
+ * limit its message names, and what must still be accepted (DOWN nodes
+ * count; no node known: nothing judged). */
 #include "config.h"
 
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/feasible.h"
+#include "daemon/controller/domain/feasible.h"
 #include "daemon/sched/topo.h"
 
 #define H100 "NVIDIA H100 80GB HBM3"

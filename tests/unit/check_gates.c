@@ -1,4 +1,4 @@
-/* daemon/controller/gates.c in the controller domain (tests/domain): an
+/* daemon/controller/domain/gates.c in the controller domain (tests/domain): an
  * array's %N holds however many GPUs are free, and the task that ends
  * lets exactly one more start; a chain of afterok jobs advances one link
  * per pass, each end asking for that pass; a dependency that can never
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
+#include "daemon/controller/domain/jobs.h"
 #include "tests/domain/domain.h"
 
 struct opt {

@@ -1,4 +1,4 @@
-/* Goodput (daemon/controller/goodput.c) in virtual time: each job's
+/* Goodput (daemon/controller/domain/goodput.c) in virtual time: each job's
  * wall time since its first start split into productive, lost, restart,
  * wait and checkpoint time, kept across a controller restart; and the
  * checkpoint interval advised (Young/Daly) from the cluster's failures
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/goodput.h"
-#include "daemon/controller/jobs.h"
+#include "daemon/controller/domain/goodput.h"
+#include "daemon/controller/domain/jobs.h"
 #include "tests/domain/domain.h"
 
 static struct domain D;

@@ -936,7 +936,7 @@ START_TEST(test_rank_on_node_unplaced)
 }
 END_TEST
 
-/* Issue 13's submission fields (not arrays or dependencies): output
+/* The daily workflow's submission fields (not arrays or dependencies): output
  * patterns, node lists, CPU-only and exclusive jobs, holds. */
 MUT(out_ok, set_str(&s->output, "logs/%x-%j_%A_%a.r%t.n%n.%N.%u.100%%.out"))
 MUT(out_abs, set_str(&s->output, "/scratch/%u/%j.out"))

@@ -1,4 +1,4 @@
-/* daemon/controller/jobs.c against an in-memory store (ctl_fixture.h):
+/* daemon/controller/domain/jobs.c against an in-memory store (ctl_fixture.h):
  * the start-failure path (which refusals end a job, the back-off of the
  * others, a task that can never start), states and transitions, submit
  * validation and limits, attempts and restarts, fail over with kept
@@ -19,12 +19,12 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/jobs_int.h"
-#include "daemon/controller/queues.h"
-#include "daemon/controller/quota.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/jobs_int.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/domain/quota.h"
+#include "daemon/controller/store/txq.h"
 #include "lib/fnv.h"
 
 /* A pending one-node job of alice's, allocated on node01. */
@@ -257,7 +257,7 @@ START_TEST(test_checkpoint_held_back_then_failed_over)
 }
 END_TEST
 
-/* ---- A write the database refuses changes nothing (issue 11) ---- */
+/* ---- A write the database refuses changes nothing ---- */
 
 /* The fail over of a 2-node gang whose write fails: no counter, no kept
  * gang, no placement change, no "RESTARTING" line; written, the restart
@@ -675,7 +675,7 @@ START_TEST(test_fail_over_each_allocation_fails)
 }
 END_TEST
 
-/* ---- Lists that tell "none" from "no memory" (issue 11) ---- */
+/* ---- Lists that tell "none" from "no memory" ---- */
 
 START_TEST(test_active_and_list_tell_enomem)
 {
@@ -853,7 +853,7 @@ START_TEST(test_keys_map_chosen_collisions)
 }
 END_TEST
 
-/* Idempotent submits (issue 15): a key makes one job per user; asked
+/* Idempotent submits: a key makes one job per user; asked
  * again (jobs_submit_existing) it answers that job, whatever the limits
  * say now, also after a reload; jobs_submit refuses it; another user's
  * key is another's; an array keeps it on its first task; a malformed

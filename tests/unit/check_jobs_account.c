@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/store/txq.h"
 
 #define S 1000
 #define T0 (INT64_C(1000) * 86400 * 1000 + 12 * 3600 * S) /* a noon */

@@ -1,4 +1,4 @@
-/* daemon/controller/jobs_array.c and jobs_depend.c against an in-memory
+/* daemon/controller/domain/jobs_array.c and jobs_depend.c against an in-memory
  * store (ctl_fixture.h): an array's submit records every task or none
  * (a row refused half-way leaves nothing, in memory or on disk), with
  * consecutive ids from the array's; per-user limits count each task;
@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/store_int.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/store/store_int.h"
+#include "daemon/controller/store/txq.h"
 #include "lib/depend.h"
 
 static const struct peer alice = { .name = "alice", .role = ROLE_USER };

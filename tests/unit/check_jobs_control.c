@@ -1,4 +1,4 @@
-/* daemon/controller/jobs_control.c against an in-memory store
+/* daemon/controller/domain/jobs_control.c against an in-memory store
  * (ctl_fixture.h): holds and who may release them, cancel filters, the
  * requeue check, updates of pending and running jobs for users and
  * admins (stored, and refused with the option named), and the back-off
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/queues.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/store/txq.h"
 
 static const struct peer alice = { .name = "alice", .role = ROLE_USER };
 static const struct peer bob = { .name = "bob", .role = ROLE_USER };

@@ -14,8 +14,8 @@
 
 #include <event2/event.h>
 
-#include "daemon/controller/cluster.h"
-#include "daemon/controller/mail.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/domain/mail.h"
 #include "daemon/controller/mailer.h"
 #include "tests/domain/domain.h"
 

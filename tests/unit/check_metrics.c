@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/metrics.h"
-#include "daemon/controller/nodes.h"
+#include "daemon/controller/web/metrics.h"
+#include "daemon/controller/domain/nodes.h"
 
 static void
 node_with(struct node *n, bool up, bool drained, bool spare, bool failed,

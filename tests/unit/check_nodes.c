@@ -1,4 +1,4 @@
-/* daemon/controller/nodes.c against an in-memory store (ctl_fixture.h):
+/* daemon/controller/domain/nodes.c against an in-memory store (ctl_fixture.h):
  * registration and inventory, connections, heartbeats and node_timeout,
  * UP/DOWN, drains (DRAINING/DRAINED) and resume, GPU health, allocation
  * bookkeeping, delete; and that a write the database refuses leaves the
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/nodes.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/nodes.h"
 
 static int downs;
 static char down_name[PEER_NAME_MAX + 1];
@@ -25,7 +25,7 @@ down_cb(struct node *n, void *arg)
 	ck_assert_int_eq(n->state, NODE_DOWN);
 }
 
-/* ---- A write the database refuses changes nothing (issue 11) ---- */
+/* ---- A write the database refuses changes nothing ---- */
 
 /* A new node whose row cannot be written is not in the table either
  * (it used to be, UP, with its connection). */

@@ -1,4 +1,4 @@
-/* daemon/controller/placement.c: the controller's nodes and jobs turned
+/* daemon/controller/domain/placement.c: the controller's nodes and jobs turned
  * into the scheduler core's input and its decisions back into
  * placements and pending reasons. Nodes are registered and jobs
  * submitted through the real tables (ctl_fixture.h), so what the pass
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/placement.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/placement.h"
 #include "daemon/sched/sched.h"
 #include "daemon/sched/topo.h"
 

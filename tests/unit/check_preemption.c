@@ -1,6 +1,6 @@
 /* Queues, preemption and services in the controller's domain
- * (daemon/controller/preemption.c, recovery.c's checkpoint path, jobs.c's
- * jobs_preempt and services) in virtual time, on the real domain with an
+ * (daemon/controller/domain/preemption.c, recovery.c's checkpoint path,
+ * jobs.c's jobs_preempt and services) in virtual time, on the real domain with an
  * in-memory store and a recording outbox (tests/domain/domain.h). The
  * choice of victims is the scheduler core's (tests/unit/check_preempt.c);
  * here: what happens to them and to the job they make room for. */
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/queues.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/queues.h"
 #include "tests/domain/domain.h"
 
 static struct domain D;

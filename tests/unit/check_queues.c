@@ -1,4 +1,4 @@
-/* The controller's queues (daemon/controller/queues.c): the tree and its
+/* The controller's queues (daemon/controller/domain/queues.c): the tree and its
  * errors, admission at submit, fair share with its half-life, the
  * scheduler's view and the report of `cohort queues`. */
 #include "config.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/queues.h"
+#include "daemon/controller/domain/queues.h"
 
 #define H (3600LL * 1000)	/* the half-life of these tests: 1 h */
 

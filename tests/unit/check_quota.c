@@ -12,10 +12,10 @@
 
 #include <event2/event.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/quota.h"
-#include "daemon/controller/store.h"
-#include "daemon/controller/txq.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/quota.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/store/txq.h"
 
 /* ---- quota.c alone ---- */
 

@@ -1,4 +1,4 @@
-/* Fault recovery (daemon/controller/recovery.c) in virtual time: health
+/* Fault recovery (daemon/controller/domain/recovery.c) in virtual time: health
  * verdicts, XIDs, checkpoints, drains and resumes, evacuation, spares,
  * elastic shrink and growth, hangs and the restart budget. On the real
  * domain with an in-memory store and a recording outbox
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
 #include "tests/domain/domain.h"
 
 /* The node of a job's node rank (tests/domain/domain.h). */

@@ -1,4 +1,4 @@
-/* daemon/controller/repl_net.c, transports in one libuv loop with
+/* daemon/controller/repl/repl_net.c, transports in one libuv loop with
  * certificates minted in memory: a Raft stream, either way, reaches raft
  * only when the peer's certificate has role controller, and a refusal is
  * logged with the role. The TLS contexts here check the chain only, so
@@ -25,7 +25,7 @@
 #include <raft/uv.h>
 #include <uv.h>
 
-#include "daemon/controller/repl_int.h"
+#include "daemon/controller/repl/repl_int.h"
 #include "lib/clock.h"
 #include "lib/tls.h"
 #include "tests/unit/ctl_fixture.h"

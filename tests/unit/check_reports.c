@@ -1,4 +1,4 @@
-/* daemon/controller/reports.c and lib/ratelim.c: which agent reports
+/* daemon/controller/domain/reports.c and lib/ratelim.c: which agent reports
  * count (only the node holding the rank in the current attempt; rank 0's
  * node for checkpoints), the bound on list lengths, and the log budget. */
 #include "config.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/reports.h"
+#include "daemon/controller/domain/reports.h"
 #include "lib/job.h"
 #include "lib/inventory.h"
 #include "lib/log.h"

@@ -1,7 +1,10 @@
 /* srun's pure parts (client/srun_args.c): its option table as Slurm's
  * srun reads it (abbreviations, = and space forms, clusters, the command
  * after the options, refusals that give the reason), -l's label width,
- * the node a rank runs on, -o/-e patterns and the credential's text. */
+ * the node a rank runs on, -o/-e patterns and the credential's text;
+ * the input forwarded to task 0 (client/srun_input.c): srun's own, with
+ * offsets and its end, and an attached terminal's, appended, with the
+ * window when it changes. */
 #include "config.h"
 
 #include <check.h>
@@ -10,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "client/srun_args.h"
+#include "client/srun_input.h"
 
 /* Parse the words of line (space-separated, "srun" first). */
 static int
@@ -118,10 +124,9 @@ START_TEST(test_refusals)
 	    "has no PMI server; use a launcher such as torchrun");
 	refused("srun --mpi pmix a.out", "--mpi=pmix is not supported: Cohort "
 	    "has no PMI server; use a launcher such as torchrun");
-	/* An abbreviation is named as srun names the option. */
-	refused("srun --pt bash", "--pty is not supported: Cohort gives tasks "
-	    "no terminal: srun forwards its standard input to task 0 as a "
-	    "plain stream");
+	/* A terminal is task 0's input: not without one. */
+	refused("srun --pt -i none bash", "--pty and -i none: the terminal "
+	    "is task 0's input");
 	refused("srun -i all cat", "-i=all is not supported: srun forwards "
 	    "its standard input to task 0 (the default, or -i 0) or to none "
 	    "(-i none), not to every task");
@@ -234,6 +239,92 @@ START_TEST(test_cred)
 }
 END_TEST
 
+/* --pty: task 0 on a terminal, output as it comes (Slurm's implied -u). */
+START_TEST(test_pty)
+{
+	struct srun_args a;
+	struct cerr err;
+	char **w;
+	int n;
+
+	ck_assert_int_eq(parse("srun --pty bash -i", &a, &err, &w, &n), 0);
+	ck_assert(a.pty && a.unbuffered && !a.no_input);
+	ck_assert_str_eq(w[a.cmd], "bash");
+	ck_assert_int_eq(parse("srun -N1 bash", &a, &err, &w, &n), 0);
+	ck_assert(!a.pty && !a.unbuffered);
+}
+END_TEST
+
+/* The reply the controller gives a StepInputRequest: next_offset. */
+static int
+input_reply(struct srun_input *in, uint64_t next)
+{
+	Cohort__V1__Envelope rep = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__StepInputReply r = COHORT__V1__STEP_INPUT_REPLY__INIT;
+	char why[128];
+
+	r.next_offset = next;
+	rep.body_case = COHORT__V1__ENVELOPE__BODY_STEP_INPUT_REPLY;
+	rep.step_input_reply = &r;
+	return srun_input_reply(in, &rep, why, sizeof(why));
+}
+
+/* srun's input: offsets, a partial take sent again, the end passed on.
+ * An attached terminal's: appended, its window sent once, no end. */
+START_TEST(test_input)
+{
+	Cohort__V1__StepInputRequest q;
+	struct srun_input *in;
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_ptr_nonnull(in = srun_input_create(p[0]));
+	ck_assert(!srun_input_pending(in));
+	ck_assert_int_eq(write(p[1], "hello", 5), 5);
+	srun_input_read(in);
+	ck_assert(srun_input_request(in, 7, 1, &q));
+	ck_assert(q.offset == 0 && q.data.len == 5 && !q.eof && !q.append &&
+	    !q.has_rows);
+	ck_assert_int_eq(input_reply(in, 2), 1);	/* took "he" */
+	close(p[1]);
+	srun_input_read(in);
+	ck_assert(srun_input_request(in, 7, 1, &q));
+	ck_assert(q.offset == 2 && q.data.len == 3 && q.eof);
+	ck_assert(memcmp(q.data.data, "llo", 3) == 0);
+	ck_assert_int_eq(input_reply(in, 2), 0);	/* full: nothing */
+	ck_assert(srun_input_pending(in));
+	ck_assert_int_eq(input_reply(in, 5), 1);
+	ck_assert(!srun_input_pending(in) && !srun_input_active(in));
+	/* A reply beyond what was sent stops forwarding. */
+	srun_input_destroy(in);
+	close(p[0]);
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_ptr_nonnull(in = srun_input_create(p[0]));
+	srun_input_set_append(in);
+	srun_input_window(in, 0, 80);			/* not a window */
+	ck_assert(!srun_input_pending(in));
+	srun_input_window(in, 30, 100);
+	ck_assert(srun_input_pending(in));
+	ck_assert(srun_input_request(in, 7, 1, &q));
+	ck_assert(q.append && q.has_rows && q.rows == 30 && q.cols == 100 &&
+	    q.data.len == 0);
+	ck_assert_int_eq(input_reply(in, 0), 1);	/* the window went */
+	ck_assert(!srun_input_pending(in));
+	ck_assert_int_eq(write(p[1], "ls\r", 3), 3);
+	close(p[1]);
+	srun_input_read(in);
+	ck_assert(srun_input_request(in, 7, 1, &q));
+	ck_assert(q.append && !q.eof && !q.has_rows && q.data.len == 3);
+	ck_assert_int_eq(input_reply(in, 3), 1);
+	/* Its end is the terminal's own: nothing more to send. */
+	srun_input_read(in);
+	ck_assert(!srun_input_pending(in));
+	srun_input_destroy(in);
+	close(p[0]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -247,6 +338,8 @@ main(void)
 	tcase_add_test(tc, test_label_and_nodes);
 	tcase_add_test(tc, test_pattern);
 	tcase_add_test(tc, test_cred);
+	tcase_add_test(tc, test_pty);
+	tcase_add_test(tc, test_input);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

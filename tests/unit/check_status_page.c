@@ -1,4 +1,4 @@
-/* The status page (daemon/controller/status_page*.c): the HTML escape, and
+/* The status page (daemon/controller/web/status_page*.c): the HTML escape, and
  * pages rendered from a real controller domain (tests/domain/domain.h):
  * GPU cells by state, switches from a topology, pending reasons, events,
  * outside strings escaped, bounded tables, switches collapsed on large
@@ -12,10 +12,10 @@
 
 #include <event2/buffer.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/status_page.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/web/status_page.h"
 #include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 

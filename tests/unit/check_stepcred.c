@@ -1,4 +1,4 @@
-/* Step credentials (daemon/controller/stepcred.c): what srun presents
+/* Step credentials (daemon/controller/rpc/stepcred.c): what srun presents
  * to prove it runs in its job. Made and checked with the key of a real
  * database in a fresh temporary directory: the one of (job, attempt,
  * user) passes; another job's, attempt's or user's, a changed byte, a
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/controller/stepcred.h"
-#include "daemon/controller/store.h"
+#include "daemon/controller/rpc/stepcred.h"
+#include "daemon/controller/store/store.h"
 
 static char dir[64], path[128], path2[128];
 

@@ -1,4 +1,4 @@
-/* Job steps (daemon/controller/steps.c) and batch jobs in virtual time:
+/* Job steps (daemon/controller/domain/steps.c) and batch jobs in virtual time:
  * a batch job's one task, a step's layout in the allocation, GPUs not
  * shared without --overlap, the steps' ends (exits, -K, node failure, the
  * job's end), who may start and signal them, and their records. On the
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/cluster.h"
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/steps.h"
-#include "daemon/controller/store.h"
+#include "daemon/controller/domain/cluster.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/steps.h"
+#include "daemon/controller/store/store.h"
 #include "tests/domain/domain.h"
 
 static struct domain D;
@@ -617,6 +617,53 @@ START_TEST(test_step_ended_jobs_dropped)
 }
 END_TEST
 
+/* A --pty step no client follows ends after interactive_idle, its
+ * tasks stopped; one that is followed runs on, and so does a plain
+ * step however long no one asks. The counts say so. */
+START_TEST(test_pty_session_idle)
+{
+	uint64_t id = run_batch(1, 1);
+	const struct step *s;
+	struct cluster_stats st;
+	struct step_req r;
+	uint32_t pty, plain;
+	size_t mark;
+
+	req_init(&r, id);
+	r.no_gpus = true;
+	r.input = r.pty = true;
+	r.rows = 30;
+	r.cols = 100;
+	s = create(&r, &alice);
+	ck_assert(s->pty && s->rows == 30 && s->cols == 100);
+	pty = s->id;
+	req_init(&r, id);
+	r.no_gpus = true;
+	plain = create(&r, &alice)->id;
+	cluster_stats(D.cl, &st);
+	ck_assert_uint_eq(st.steps_running, 2);
+	ck_assert_uint_eq(st.sessions, 1);
+
+	domain_run_for(&D, STEPS_IDLE_DEFAULT_MS - 2000, 1000);
+	steps_heard(D.cl, id, pty, D.now);
+	domain_run_for(&D, STEPS_IDLE_DEFAULT_MS - 1000, 1000);
+	ck_assert_int_eq(steps_get(D.cl, id, pty)->state, JOB_RUNNING);
+	mark = D.ncmds;
+	domain_run_for(&D, 3000, 1000);
+	s = steps_get(D.cl, id, pty);
+	ck_assert_int_eq(s->state, JOB_CANCELLED);
+	ck_assert_msg(strstr(s->reason, "interactive session silent") != NULL,
+	    "reason: %s", s->reason);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP_STEP, id, mark), 1);
+	ck_assert_int_eq(steps_get(D.cl, id, plain)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	cluster_stats(D.cl, &st);
+	ck_assert_uint_eq(st.steps_running, 1);
+	ck_assert_uint_eq(st.sessions, 0);
+	ck_assert_uint_eq(st.sessions_idle_ended, 1);
+}
+END_TEST
+
 static Suite *
 steps_suite(void)
 {
@@ -639,6 +686,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_tasks_per_node_limit);
 	tcase_add_test(tc, test_step_nodelist_all);
 	tcase_add_test(tc, test_step_ended_jobs_dropped);
+	tcase_add_test(tc, test_pty_session_idle);
 	suite_add_tcase(s, tc);
 	return s;
 }

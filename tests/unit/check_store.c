@@ -1,4 +1,4 @@
-/* Tests of daemon/controller/store.c and store_nodes.c against real
+/* Tests of daemon/controller/store/store.c and store_nodes.c against real
  * database files in a fresh temporary directory per test. The sqlite3
  * API is used directly only to look at, or prepare, a database behind the
  * store's back: an old schema version, a newer one, a row deleted or
@@ -18,7 +18,7 @@
 
 #include <sqlite3.h>
 
-#include "daemon/controller/store.h"
+#include "daemon/controller/store/store.h"
 #include "lib/job.h"
 #include "sql/migrations.h"
 

@@ -1,4 +1,4 @@
-/* Slow ranks (daemon/controller/straggler.c) in virtual time: a rank at
+/* Slow ranks (daemon/controller/domain/straggler.c) in virtual time: a rank at
  * twice its peers' compute time is named after its windows, a job-wide
  * slowdown and noise below the factor name nobody, --on-straggler=
  * replace moves only the slow node at the next checkpoint (the others
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/store.h"
-#include "daemon/controller/straggler.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/domain/straggler.h"
 #include "tests/domain/domain.h"
 
 static struct domain D;

@@ -1,4 +1,4 @@
-/* Suspect nodes (daemon/controller/suspect.c, cluster_suspect.c) in
+/* Suspect nodes (daemon/controller/domain/suspect.c, cluster_suspect.c) in
  * virtual time on the real domain (tests/domain/domain.h): early
  * failures of different jobs that then run fine elsewhere drain the
  * node they failed on, a job failing everywhere drains nothing,
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/recovery.h"
-#include "daemon/controller/suspect.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/domain/suspect.h"
 #include "tests/domain/domain.h"
 
 #define EXIT(code) ((code) << 8)

@@ -11,9 +11,9 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
-#include "daemon/controller/nodes.h"
-#include "daemon/controller/store.h"
-#include "daemon/controller/txq.h"
+#include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/store/txq.h"
 
 struct fixture {
 	char dir[64];

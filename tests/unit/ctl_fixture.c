@@ -10,11 +10,11 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
-#include "ctl_fixture.h"
-#include "daemon/controller/queues.h"
-#include "daemon/controller/store.h"
-#include "daemon/controller/store_int.h"
-#include "daemon/controller/txq.h"
+#include "tests/unit/ctl_fixture.h"
+#include "daemon/controller/domain/queues.h"
+#include "daemon/controller/store/store.h"
+#include "daemon/controller/store/store_int.h"
+#include "daemon/controller/store/txq.h"
 
 /* ---- Allocations that fail (ld --wrap=calloc,--wrap=reallocarray) ---- */
 

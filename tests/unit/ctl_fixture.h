@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/controller/jobs.h"
-#include "daemon/controller/nodes.h"
+#include "daemon/controller/domain/jobs.h"
+#include "daemon/controller/domain/nodes.h"
 
 struct event_base;
 struct store;
