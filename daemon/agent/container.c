@@ -67,7 +67,8 @@ static const char prep_script[] =
 "fi\n"
 "chmod 755 \"$tmp/rootfs\"\n"
 "echo \"$id:$tag\" >\"$tmp/identity\" && : >\"$tmp/lock\" &&\n"
-"    du -sk \"$tmp/rootfs\" | cut -f1 >\"$tmp/size\" || { rm -rf \"$tmp\"; exit 104; }\n"
+"    du -sk \"$tmp/rootfs\" | cut -f1 >\"$tmp/size\" ||\n"
+"	{ rm -rf \"$tmp\"; exit 104; }\n"
 "# An older unpack of the same path may still be in use: it goes out of\n"
 "# the way and is evicted like any other entry.\n"
 "if [ -e \"$dest\" ]; then mv \"$dest\" \"$dest.old.$$\" || exit 105; fi\n"
@@ -84,7 +85,8 @@ static const char prep_script[] =
 "	case $d in *.tmp.*) continue ;; esac\n"
 "	[ -n \"$(find \"$d\" -maxdepth 0 -mmin -1)\" ] && continue\n"
 "	sz=$(cat \"$d/size\" 2>/dev/null || echo 0)\n"
-"	if [ ! -e \"$d/lock\" ] || flock -n -x \"$d/lock\" rm -rf \"$d\"; then\n"
+"	if [ ! -e \"$d/lock\" ] ||\n"
+"	    flock -n -x \"$d/lock\" rm -rf \"$d\"; then\n"
 "		rm -rf \"$d\"\n"
 "		total=$((total - sz))\n"
 "		echo \"cohort: evicted $d ($sz KiB)\" >&2\n"
@@ -753,7 +755,8 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	if (cl->opts->name != NULL) {
 		if (tasks_spool_path(layer, "%s/ctr-%s.%u", cl->startdir,
 		    cl->opts->name, l->local_rank) == -1)
-			return cerr_set(err, ERR_INVALID, "spool path too long");
+			return cerr_set(err, ERR_INVALID,
+			    "spool path too long");
 		if (mkdir_exact(layer, 0711) == -1)
 			return cerr_set(err, ERR_INTERNAL, "cannot create %s: "
 			    "%s", layer, strerror(errno));

@@ -26,8 +26,8 @@
  * `runc --root SPOOL/runc run --bundle DIR ID` as root; runc runs the
  * command as the job's user with no privileges, in a cgroup under the
  * task's (cgroupsPath TASK/ctr), so that the agent's kill of the job's
- * cgroup stops the container too, and forwards the signals it gets (SIGTERM, the
- * checkpoint signal) to the container's process. */
+ * cgroup stops the container too, and forwards the signals it gets
+ * (SIGTERM, the checkpoint signal) to the container's process. */
 #ifndef COHORT_AGENT_CONTAINER_H
 #define COHORT_AGENT_CONTAINER_H
 

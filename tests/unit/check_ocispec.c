@@ -57,7 +57,8 @@ has_option(json_t *m, const char *opt)
 START_TEST(test_spec)
 {
 	static const char *const argv[] = { "python", "train.py", "a\"b\\c\n" };
-	static char *const envp[] = { (char *)"RANK=3", (char *)"X=\x01", NULL };
+	static char *const envp[] = { (char *)"RANK=3", (char *)"X=\x01",
+	    NULL };
 	static const gid_t groups[] = { 100, 200 };
 	struct ctr_mount *m;
 	struct ocispec_dev dev = { "/dev/nvidia1", 195, 1 };
