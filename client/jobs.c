@@ -840,6 +840,17 @@ show_spec(struct output_table *t, const struct job_spec *s, bool redacted)
 	/* Shown only when asked for, so the common job reads as before. */
 	if (s->constraint != NULL)
 		rc |= output_fields_addf(t, "Constraint", "%s", s->constraint);
+	if (s->ctr.image != NULL) {
+		rc |= output_fields_addf(t, "Container image", "%s%s",
+		    s->ctr.image, s->ctr.writable ? " (writable)" :
+		    " (read only)");
+		if (s->ctr.mounts != NULL)
+			rc |= output_fields_addf(t, "Container mounts", "%s",
+			    s->ctr.mounts);
+		if (s->ctr.workdir != NULL)
+			rc |= output_fields_addf(t, "Container workdir", "%s",
+			    s->ctr.workdir);
+	}
 	if (s->gpu_memory_mb > 0)
 		rc |= output_fields_addf(t, "GPU memory", "%llu GiB or more "
 		    "on every GPU", (unsigned long long)(s->gpu_memory_mb /

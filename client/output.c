@@ -668,6 +668,33 @@ output_job_json_history(json_t *doc, const struct job *job)
  * it asked for or excluded
  * (Slurm's ReqNodeList/ExcNodeList), and whether it is CPU-only,
  * exclusive or held. 0 or -1 (ENOMEM). */
+/* "container": null, or what the job asked for (its image as given). */
+static int
+output_container_json(json_t *doc, const struct job_container *c)
+{
+	json_t *o;
+
+	if (c->image == NULL)
+		return json_object_set_new(doc, "container", json_null());
+	if ((o = json_object()) == NULL)
+		return -1;
+	if (json_object_set_new(o, "image", json_string(c->image)) == -1 ||
+	    json_object_set_new(o, "mounts", json_str_or_null(c->mounts)) ==
+	    -1 ||
+	    json_object_set_new(o, "workdir", json_str_or_null(c->workdir)) ==
+	    -1 ||
+	    json_object_set_new(o, "env", json_str_or_null(c->env)) == -1 ||
+	    json_object_set_new(o, "name", json_str_or_null(c->name)) == -1 ||
+	    json_object_set_new(o, "writable", json_boolean(c->writable)) ==
+	    -1 ||
+	    json_object_set_new(o, "mount_home",
+	    json_boolean(c->mount_home)) == -1) {
+		json_decref(o);
+		return -1;
+	}
+	return json_object_set_new(doc, "container", o);
+}
+
 static int
 output_job_json_where(json_t *doc, const struct job *job)
 {
@@ -714,7 +741,7 @@ output_job_json_where(json_t *doc, const struct job *job)
 	    json_object_set_new(doc, "batch", json_boolean(s->batch)) == -1 ||
 	    json_object_set_new(doc, "hold", json_str_or_null(hold)) == -1)
 		return -1;
-	return 0;
+	return output_container_json(doc, &s->ctr);
 }
 
 json_t *

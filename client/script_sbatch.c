@@ -64,6 +64,17 @@ static const struct sb_opt sb_opts[] = {
 	MAP("constraint", 'C', SB_REQ, "constraint"),
 	NO("container", 0, SB_REQ, no_oci),
 	NO("container-id", 0, SB_REQ, no_oci),
+	/* Pyxis's: the batch script and, unless a step says otherwise, its
+	 * steps run in the image. */
+	MAP("container-env", 0, SB_REQ, "container-env"),
+	MAP("container-image", 0, SB_REQ, "container-image"),
+	MAP("container-mount-home", 0, SB_NONE, "container-mount-home"),
+	MAP("container-mounts", 0, SB_REQ, "container-mounts"),
+	MAP("container-name", 0, SB_REQ, "container-name"),
+	MAP("container-readonly", 0, SB_NONE, "container-readonly"),
+	MAP("container-save", 0, SB_REQ, "container-save"),
+	MAP("container-workdir", 0, SB_REQ, "container-workdir"),
+	MAP("container-writable", 0, SB_NONE, "container-writable"),
 	NO("context", 0, SB_REQ, "Cohort sets no SELinux context"),
 	NO("contiguous", 0, SB_NONE, "use --topology to keep nodes close"),
 	NO("core-spec", 'S', SB_REQ, no_cpu_layout),
@@ -121,6 +132,7 @@ static const struct sb_opt sb_opts[] = {
 	NO("network", 0, SB_REQ, "Cohort sets up no network for a job"),
 	NO("nice", 0, SB_OPT, "Slurm's nice adjusts a different priority "
 	    "scale: use #COHORT --priority (below 100)"),
+	MAP("no-container-mount-home", 0, SB_NONE, "no-container-mount-home"),
 	NO("no-kill", 'k', SB_OPT, "Cohort stops the whole gang when a node "
 	    "fails, and restarts it when it may"),
 	MAP("no-requeue", 0, SB_NONE, "no-requeue"),

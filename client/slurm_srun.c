@@ -285,6 +285,7 @@ srun_create(struct srun *s, char **argv, int argc, char **env, size_t nenv,
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__StepCreateRequest sc =
 	    COHORT__V1__STEP_CREATE_REQUEST__INIT;
+	Cohort__V1__Container ctr;
 	struct cerr err;
 	int64_t wait = SRUN_BUSY_FIRST_MS;
 	bool told = false;
@@ -315,6 +316,7 @@ srun_create(struct srun *s, char **argv, int argc, char **env, size_t nenv,
 	sc.has_exclusive = sc.exclusive = s->a.exclusive;
 	sc.has_kill_on_bad_exit = sc.kill_on_bad_exit = s->a.kill_on_bad_exit;
 	sc.has_input = sc.input = s->in != NULL;
+	sc.container = wire_ctr_to_pb(&s->a.ctr, &ctr);
 	if (s->a.pty) {
 		uint16_t rows, cols;
 

@@ -28,6 +28,9 @@ enum sr_act {
 	SR_KILL, SR_NAME, SR_CHDIR, SR_OUTPUT, SR_ERROR, SR_MPI, SR_VERBOSE,
 	SR_QUIET, SR_JOBID, SR_HELP, SR_USAGE, SR_VERSION, SR_INPUT,
 	SR_PTY,
+	SR_CTR_IMAGE, SR_CTR_MOUNTS, SR_CTR_WORKDIR, SR_CTR_WRITABLE,
+	SR_CTR_READONLY, SR_CTR_ENV, SR_CTR_HOME, SR_CTR_NO_HOME, SR_CTR_NAME,
+	SR_CTR_SAVE,
 };
 
 struct sr_opt {
@@ -46,7 +49,8 @@ static const char in_job[] = "a step runs inside its job's allocation, "
 static const char no_layout[] = "Cohort places a step's tasks in blocks "
     "over its nodes and binds them itself";
 static const char no_acct[] = "Cohort keeps usage per user and queue";
-static const char no_cont[] = "Cohort has no container plugin (pyxis)";
+static const char no_cont[] = "Cohort runs OCI bundles of its own: use "
+    "--container-image";
 static const char no_mail[] = "Cohort sends no mail";
 static const char no_bcast[] = "Cohort copies no files to the nodes";
 static const char no_prolog[] = "Cohort runs no per-step prolog or "
@@ -71,15 +75,17 @@ static const struct sr_opt sr_opts[] = {
 	NO("compress", 0, SR_OPT, no_bcast),
 	NO("constraint", 'C', SR_REQ, in_job),
 	NO("container", 0, SR_REQ, no_cont),
-	NO("container-env", 0, SR_REQ, no_cont),
-	NO("container-image", 0, SR_REQ, no_cont),
-	NO("container-mount-home", 0, SR_NONE, no_cont),
-	NO("container-mounts", 0, SR_REQ, no_cont),
-	NO("container-name", 0, SR_REQ, no_cont),
-	NO("container-remap-root", 0, SR_NONE, no_cont),
-	NO("container-save", 0, SR_REQ, no_cont),
-	NO("container-workdir", 0, SR_REQ, no_cont),
-	NO("container-writable", 0, SR_NONE, no_cont),
+	OK("container-env", 0, SR_REQ, SR_CTR_ENV),
+	OK("container-image", 0, SR_REQ, SR_CTR_IMAGE),
+	OK("container-mount-home", 0, SR_NONE, SR_CTR_HOME),
+	OK("container-mounts", 0, SR_REQ, SR_CTR_MOUNTS),
+	OK("container-name", 0, SR_REQ, SR_CTR_NAME),
+	OK("container-readonly", 0, SR_NONE, SR_CTR_READONLY),
+	NO("container-remap-root", 0, SR_NONE, "a container runs as the "
+	    "job's user, never as root"),
+	OK("container-save", 0, SR_REQ, SR_CTR_SAVE),
+	OK("container-workdir", 0, SR_REQ, SR_CTR_WORKDIR),
+	OK("container-writable", 0, SR_NONE, SR_CTR_WRITABLE),
 	NO("contiguous", 0, SR_NONE, in_job),
 	NO("core-spec", 'S', SR_REQ, no_layout),
 	NO("cores-per-socket", 0, SR_REQ, no_layout),
@@ -141,6 +147,7 @@ static const struct sr_opt sr_opts[] = {
 	NO("nice", 0, SR_OPT, in_job),
 	NO("no-allocate", 'Z', SR_NONE, "a step runs in its job's "
 	    "allocation"),
+	OK("no-container-mount-home", 0, SR_NONE, SR_CTR_NO_HOME),
 	NO("no-kill", 'k', SR_OPT, "a failed node ends the step"),
 	NO("nodefile", 'F', SR_REQ, "give -w the hostlist itself"),
 	OK("nodelist", 'w', SR_REQ, SR_NODELIST),
@@ -259,6 +266,44 @@ sr_u32(const char *s, uint32_t max, uint32_t *out)
 
 /* A GPU count as srun writes it: N, or gpu:N for --gres. A type is
  * refused: a step takes the GPUs of its own job. */
+/* A --container-* value, checked as cohort submit checks it (the
+ * controller checks the whole again). */
+static int
+sr_container(const char *orig, enum sr_act act, const char *v,
+    struct job_container *c, struct cerr *err)
+{
+	struct job_container one;
+	struct ctr_image_ref ref;
+	struct ctr_mount *m;
+	size_t n;
+
+	if (act == SR_CTR_SAVE)
+		return cerr_set(err, ERR_INVALID, "%s is %s", orig,
+		    ctr_save_refused);
+	if (act == SR_CTR_IMAGE) {
+		if (ctr_image_parse(v, &ref, err) == -1)
+			return -1;
+		c->image = (char *)v;
+		return 0;
+	}
+	if (act == SR_CTR_MOUNTS) {
+		if (ctr_mounts_parse(v, &m, &n, err) == -1)
+			return -1;
+		ctr_mounts_free(m, n);
+		c->mounts = (char *)v;
+		return 0;
+	}
+	memset(&one, 0, sizeof(one));
+	one.image = (char *)"/";
+	*(act == SR_CTR_WORKDIR ? &one.workdir : act == SR_CTR_ENV ?
+	    &one.env : &one.name) = (char *)v;
+	if (ctr_validate(&one, err) == -1)
+		return -1;
+	*(act == SR_CTR_WORKDIR ? &c->workdir : act == SR_CTR_ENV ?
+	    &c->env : &c->name) = (char *)v;
+	return 0;
+}
+
 static int
 sr_gpus(const char *orig, const char *v, uint32_t *out, struct cerr *err)
 {
@@ -392,6 +437,21 @@ sr_apply(const struct sr_opt *o, const char *orig, const char *v,
 		return 0;
 	case SR_EXCLUDE:
 		a->exclude = v;
+		return 0;
+	case SR_CTR_IMAGE:
+	case SR_CTR_MOUNTS:
+	case SR_CTR_WORKDIR:
+	case SR_CTR_ENV:
+	case SR_CTR_NAME:
+	case SR_CTR_SAVE:
+		return sr_container(orig, o->act, v, &a->ctr, err);
+	case SR_CTR_WRITABLE:
+	case SR_CTR_READONLY:
+		a->ctr.writable = o->act == SR_CTR_WRITABLE;
+		return 0;
+	case SR_CTR_HOME:
+	case SR_CTR_NO_HOME:
+		a->ctr.mount_home = o->act == SR_CTR_HOME;
 		return 0;
 	case SR_MPI:
 		if (strcmp(v, "none") == 0)

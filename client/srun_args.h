@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/container.h"
 #include "lib/err.h"
 
 /* What srun's command line asked. Strings are borrowed from argv. */
@@ -38,6 +39,9 @@ struct srun_args {
 	const char *output;		/* -o pattern */
 	const char *error;		/* -e pattern */
 	uint64_t jobid;			/* --jobid; 0: not given */
+	struct job_container ctr;	/* --container-* (Pyxis's), the
+					 * strings borrowed from argv; image
+					 * NULL: the job's container */
 	int cmd;			/* argv index of the command; argc
 					 * when there is none */
 };

@@ -47,6 +47,9 @@ enum {
 	O_SIGNAL, O_GPU_MEMORY, O_MEM,
 	O_SEGMENT, O_IDEM_KEY, O_QOS, O_MAIL_TYPE, O_MAIL_USER,
 	O_ON_STRAGGLER,
+	O_CTR_IMAGE, O_CTR_MOUNTS, O_CTR_WORKDIR, O_CTR_WRITABLE,
+	O_CTR_READONLY, O_CTR_ENV, O_CTR_HOME, O_CTR_NO_HOME, O_CTR_NAME,
+	O_CTR_SAVE,
 	O_GPUS_PER_TASK, O_NTASKS_PER_GPU, O_CPUS_PER_GPU, O_MEM_PER_GPU,
 	O_NTASKS = 'n', O_GPUS_TOTAL = 'G', O_PARTITION = 'p',
 	O_HELP = 'h',
@@ -108,6 +111,17 @@ static const struct option submit_longopts[] = {
 	{ "idempotency-key", required_argument, NULL, O_IDEM_KEY },
 	{ "mail-type", required_argument, NULL, O_MAIL_TYPE },
 	{ "mail-user", required_argument, NULL, O_MAIL_USER },
+	/* Pyxis's names (lib/container.h). */
+	{ "container-image", required_argument, NULL, O_CTR_IMAGE },
+	{ "container-mounts", required_argument, NULL, O_CTR_MOUNTS },
+	{ "container-workdir", required_argument, NULL, O_CTR_WORKDIR },
+	{ "container-writable", no_argument, NULL, O_CTR_WRITABLE },
+	{ "container-readonly", no_argument, NULL, O_CTR_READONLY },
+	{ "container-env", required_argument, NULL, O_CTR_ENV },
+	{ "container-mount-home", no_argument, NULL, O_CTR_HOME },
+	{ "no-container-mount-home", no_argument, NULL, O_CTR_NO_HOME },
+	{ "container-name", required_argument, NULL, O_CTR_NAME },
+	{ "container-save", required_argument, NULL, O_CTR_SAVE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -203,6 +217,16 @@ static const char submit_usage[] =
     "                               ARRAY_TASKS (sent where the controller\n"
     "                               has a mail_program)\n"
     "      --mail-user ADDR         who gets it (default: you)\n"
+    "      --container-image IMAGE  run the tasks in an image: a squashfs file\n"
+    "                               /DIR/IMG.sqsh or an OCI layout oci:/DIR[:TAG]\n"
+    "      --container-mounts SRC:DST[:FLAGS],...\n"
+    "                               bind mounts (FLAGS: ro, rw, nosuid, nodev,\n"
+    "                               noexec, rprivate, rslave...; '+' joins)\n"
+    "      --container-workdir DIR  the tasks' directory in the image\n"
+    "      --container-writable     a private writable root (default: read\n"
+    "                               only; --container-readonly)\n"
+    "      --container-env NAME,... --container-name NAME\n"
+    "      --[no-]container-mount-home   your home at its path (default: no)\n"
     "      --server HOST:PORT --cert FILE --key FILE --ca FILE\n"
     "\n"
     "Long options are written out in full: no abbreviations.\n"
@@ -602,6 +626,69 @@ set_chdir(struct job_spec *spec, const char *arg, char *why, size_t wlen)
 	return 0;
 }
 
+/* The --container-* options: each value checked as it comes, so that the
+ * error names the option; that the others come with an image is checked
+ * with the whole spec (ctr_validate). */
+static int
+parse_container(struct job_container *c, int opt, const char *arg,
+    char *why, size_t wlen)
+{
+	struct ctr_image_ref ref;
+	struct ctr_mount *m;
+	struct job_container one;
+	struct cerr cerr;
+	const char *t;
+	size_t n;
+	int rc = 0;
+
+	memset(&one, 0, sizeof(one));
+	switch (opt) {
+	case O_CTR_IMAGE:
+		rc = ctr_image_parse(arg, &ref, &cerr);
+		if (rc == 0 && set_str(&c->image, arg) == -1)
+			return -1;
+		break;
+	case O_CTR_MOUNTS:
+		if ((rc = ctr_mounts_parse(arg, &m, &n, &cerr)) == 0) {
+			ctr_mounts_free(m, n);
+			return set_str(&c->mounts, arg);
+		}
+		break;
+	case O_CTR_WORKDIR:
+	case O_CTR_ENV:
+	case O_CTR_NAME:
+		/* Checked alone, as with an image. */
+		one.image = (char *)"/";
+		*(opt == O_CTR_WORKDIR ? &one.workdir : opt == O_CTR_ENV ?
+		    &one.env : &one.name) = (char *)arg;
+		if ((rc = ctr_validate(&one, &cerr)) == 0)
+			return set_str(opt == O_CTR_WORKDIR ? &c->workdir :
+			    opt == O_CTR_ENV ? &c->env : &c->name, arg);
+		break;
+	case O_CTR_WRITABLE:
+	case O_CTR_READONLY:
+		c->writable = opt == O_CTR_WRITABLE;
+		return 0;
+	case O_CTR_HOME:
+	case O_CTR_NO_HOME:
+		c->mount_home = opt == O_CTR_HOME;
+		return 0;
+	case O_CTR_SAVE:
+		snprintf(why, wlen, "%s", ctr_save_refused);
+		return -1;
+	}
+	if (rc == 0)
+		return 0;
+	/* "--container-x 'v': why" reads "--container-x: 'v': why". */
+	t = cerr.text;
+	if (strncmp(t, "--container-", 12) == 0) {
+		t += strcspn(t, " :");
+		t += strspn(t, " :");
+	}
+	snprintf(why, wlen, "%s", t);
+	return -1;
+}
+
 /* Apply one option's value to the spec. 0, or -1 with why filled (or
  * left empty for ENOMEM). */
 static int
@@ -781,6 +868,17 @@ submit_option(struct submit_ctx *ctx, int opt, const char *arg, char *why,
 		return set_str(&spec->mail_user, arg);
 	case O_GPU_MEMORY:
 		return parse_gpu_memory(arg, &spec->gpu_memory_mb, why, wlen);
+	case O_CTR_IMAGE:
+	case O_CTR_MOUNTS:
+	case O_CTR_WORKDIR:
+	case O_CTR_WRITABLE:
+	case O_CTR_READONLY:
+	case O_CTR_ENV:
+	case O_CTR_HOME:
+	case O_CTR_NO_HOME:
+	case O_CTR_NAME:
+	case O_CTR_SAVE:
+		return parse_container(&spec->ctr, opt, arg, why, wlen);
 	case O_CPUS:
 		if (parse_u32(arg, 1, JOB_CPUS_PER_NODE_MAX, &u) == -1) {
 			snprintf(why, wlen, "invalid CPU count '%s' (1 to %u)",
@@ -1234,6 +1332,7 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	Cohort__V1__Envelope req = COHORT__V1__ENVELOPE__INIT, *rep;
 	Cohort__V1__SubmitRequest sub = COHORT__V1__SUBMIT_REQUEST__INIT;
 	Cohort__V1__JobSpec pb = COHORT__V1__JOB_SPEC__INIT;
+	Cohort__V1__Container ctr;
 	struct cconn *c;
 	struct cerr err;
 	char key[40];
@@ -1242,6 +1341,7 @@ submit_send(const struct job_spec *spec, const struct cconn_opts *opts,
 	if ((rc = output_connect(opts, cf, &c)) != EXIT_OK)
 		return rc;
 	wire_spec_to_pb(spec, &pb);
+	pb.container = wire_ctr_to_pb(&spec->ctr, &ctr);
 	/* Without --idempotency-key, a key of this submit's own: the
 	 * connection may send it again after a failover that lost the
 	 * reply (client/conn.c) without making a second job. */

@@ -78,6 +78,7 @@ job_spec_clear(struct job_spec *spec)
 	free(spec->mail_user);
 	strv_free(spec->env, spec->nenv);
 	strv_free(spec->argv, spec->argc);
+	ctr_clear(&spec->ctr);
 	job_spec_init(spec);
 }
 
@@ -125,6 +126,7 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	dst->nodelist = dst->exclude = dst->constraint = NULL;
 	dst->idem_key = dst->submit_host = dst->mail_user = NULL;
 	dst->account = dst->qos = NULL;
+	memset(&dst->ctr, 0, sizeof(dst->ctr));
 	dst->env = dst->argv = NULL;
 	dst->nenv = dst->argc = 0;
 	dst->script_len = 0;
@@ -149,7 +151,8 @@ job_spec_copy(struct job_spec *dst, const struct job_spec *src)
 	    dup_opt(&dst->qos, src->qos) == -1 ||
 	    dup_opt(&dst->mail_user, src->mail_user) == -1 ||
 	    strv_copy(&dst->env, &dst->nenv, src->env, src->nenv) == -1 ||
-	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1)
+	    strv_copy(&dst->argv, &dst->argc, src->argv, src->argc) == -1 ||
+	    ctr_copy(&dst->ctr, &src->ctr) == -1)
 		goto fail;
 	if (src->script != NULL) {
 		/* The script is bytes with a length; keep a NUL after it so
@@ -1196,7 +1199,8 @@ job_spec_validate(struct job_spec *spec, enum role role,
 	if (check_shape(spec, err) == -1 ||
 	    check_policy(spec, role, err) == -1 ||
 	    check_env(spec, err) == -1 || check_arrays(spec, err) == -1 ||
-	    check_workflow(spec, err) == -1) {
+	    check_workflow(spec, err) == -1 ||
+	    ctr_validate(&spec->ctr, err) == -1) {
 		free(derived);
 		return -1;
 	}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/container.h"
 #include "lib/err.h"
 
 enum job_state {
@@ -182,6 +183,9 @@ struct job_spec {
 	 * peers is reported, or its node's ranks moved at the next
 	 * checkpoint. */
 	int on_straggler;
+	/* The image the tasks run in and how (lib/container.h); image
+	 * NULL: none, on the node as it is. */
+	struct job_container ctr;
 };
 
 /* The values of StragglerAction (proto/cohort.proto). */

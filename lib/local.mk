@@ -6,7 +6,7 @@ lib_libcohort_a_SOURCES = \
 	lib/fnv.h lib/siphash.c lib/siphash.h \
 	lib/log.c lib/log.h \
 	lib/duration.c lib/duration.h \
-	lib/job.c lib/job.h \
+	lib/job.c lib/job.h lib/container.c lib/container.h \
 	lib/frame.c lib/frame.h lib/frame_ev.c \
 	lib/tls.c lib/tls.h lib/tls_words.c lib/tls_words.h \
 	lib/wire.c lib/wire.h \

@@ -11,6 +11,45 @@
 #include "lib/text.h"
 #include "lib/wire.h"
 
+static int wire_dup(char **dst, const char *src);
+
+Cohort__V1__Container *
+wire_ctr_to_pb(const struct job_container *c, Cohort__V1__Container *buf)
+{
+	if (c->image == NULL)
+		return NULL;
+	cohort__v1__container__init(buf);
+	buf->image = c->image;
+	buf->mounts = c->mounts;
+	buf->workdir = c->workdir;
+	buf->env = c->env;
+	buf->name = c->name;
+	buf->has_writable = c->writable;
+	buf->writable = c->writable;
+	buf->has_mount_home = c->mount_home;
+	buf->mount_home = c->mount_home;
+	return buf;
+}
+
+int
+wire_ctr_from_pb(const Cohort__V1__Container *pb, struct job_container *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (pb == NULL)
+		return 0;
+	if (wire_dup(&c->image, pb->image) == -1 ||
+	    wire_dup(&c->mounts, pb->mounts) == -1 ||
+	    wire_dup(&c->workdir, pb->workdir) == -1 ||
+	    wire_dup(&c->env, pb->env) == -1 ||
+	    wire_dup(&c->name, pb->name) == -1) {
+		ctr_clear(c);
+		return -1;
+	}
+	c->writable = pb->has_writable && pb->writable;
+	c->mount_home = pb->has_mount_home && pb->mount_home;
+	return 0;
+}
+
 void
 wire_spec_to_pb(const struct job_spec *s, Cohort__V1__JobSpec *pb)
 {
@@ -127,7 +166,8 @@ wire_spec_strings(const Cohort__V1__JobSpec *pb, struct job_spec *s)
 	    wire_dup(&s->submit_host, pb->submit_host) == -1 ||
 	    wire_dup(&s->account, pb->account) == -1 ||
 	    wire_dup(&s->qos, pb->qos) == -1 ||
-	    wire_dup(&s->mail_user, pb->mail_user) == -1)
+	    wire_dup(&s->mail_user, pb->mail_user) == -1 ||
+	    wire_ctr_from_pb(pb->container, &s->ctr) == -1)
 		return -1;
 	for (i = 0; i < pb->n_env; i++)
 		if (strv_append(&s->env, &s->nenv, pb->env[i]) == -1)
@@ -430,6 +470,14 @@ wire_job_to_pb(const struct job *job, Cohort__V1__Job *pb,
 		pb->n_placement = job->nplace;
 	}
 	wire_spec_to_pb(&job->spec, specbuf);
+	if (job->spec.ctr.image != NULL) {
+		if ((specbuf->container = malloc(sizeof(*specbuf->container)))
+		    == NULL) {
+			wire_job_pb_release(pb);
+			return -1;
+		}
+		wire_ctr_to_pb(&job->spec.ctr, specbuf->container);
+	}
 	pb->id = job->id;
 	pb->user = job->user;
 	pb->spec = specbuf;
@@ -519,6 +567,10 @@ wire_job_pb_release(Cohort__V1__Job *pb)
 	free(pb->placement);
 	pb->placement = NULL;
 	pb->n_placement = 0;
+	if (pb->spec != NULL) {
+		free(pb->spec->container);
+		pb->spec->container = NULL;
+	}
 }
 
 void
@@ -545,6 +597,15 @@ wire_job_redact(Cohort__V1__Job *pb)
 	/* Where the owner logged in, and where their mail goes. */
 	s->submit_host = NULL;
 	s->mail_user = NULL;
+	/* The container's paths are the owner's; that there is one is
+	 * not private. */
+	if (s->container != NULL) {
+		s->container->image = (char *)"(private)";
+		s->container->mounts = NULL;
+		s->container->workdir = NULL;
+		s->container->env = NULL;
+		s->container->name = NULL;
+	}
 	pb->checkpoint_path = NULL;
 	pb->has_redacted = 1;
 	pb->redacted = 1;

@@ -15,6 +15,15 @@
 /* Fill pb from spec. pb borrows spec's strings and arrays: spec must
  * outlive pb's use. Nothing to free afterwards. */
 void wire_spec_to_pb(const struct job_spec *spec, Cohort__V1__JobSpec *pb);
+/* A container into buf (borrowing c's strings); returns buf, or NULL
+ * when c has no image. wire_spec_to_pb leaves pb->container NULL: the
+ * caller points it at this, with a buf that lives as long as pb. */
+Cohort__V1__Container *wire_ctr_to_pb(const struct job_container *c,
+    Cohort__V1__Container *buf);
+/* pb (may be NULL: none) into *c, its strings copied. 0, or -1
+ * (ENOMEM) with *c cleared. */
+int wire_ctr_from_pb(const Cohort__V1__Container *pb,
+    struct job_container *c);
 /* Deep-copy pb into spec (which this initialises; unset fields keep the
  * spec's defaults). 0, or -1 with err set (ERR_INVALID for bad values
  * such as an unknown enum, ERR_INTERNAL for ENOMEM). */

@@ -24,6 +24,7 @@
 #include "daemon/agent/agent.h"
 #include "daemon/agent/agent_config.h"
 #include "daemon/agent/cgroup.h"
+#include "daemon/agent/container.h"
 #include "daemon/agent/cpubind.h"
 #include "daemon/agent/env.h"
 #include "daemon/agent/tasks.h"
@@ -127,6 +128,15 @@ struct apending {
 	size_t nsargv, nsenv, nsnodes;
 	unsigned *stpn, *sgpus;
 	char *sworkdir, *saddr, *sname;
+	struct job_container sctr;
+	/* A job in a container image (container.h): no rank starts while
+	 * ctr_req, its preparation, is under way; then ctr_res says how it
+	 * went (the tasks fail with its reason when it failed). */
+	struct agent *agent;
+	struct ctr_req *ctr_req;
+	struct ctr_result ctr_res;
+	bool answered;		/* the launch was answered when its image
+				 * was queued */
 	TAILQ_ENTRY(apending) entry;
 };
 
@@ -145,6 +155,7 @@ struct agent {
 					 * unknown */
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
 	struct cgroup *cg;		/* NULL: no per-job cgroups */
+	struct ctr_cache *ctrc;		/* container images */
 	bool warned_mem;		/* said memory is not limited */
 	bool adopting;			/* in tasks_spool_adopt: a start's
 					 * other ranks may not be in the
@@ -381,6 +392,7 @@ agent_job_end(struct agent *a, uint64_t job_id, uint32_t restart, bool force)
 	else
 		log_info("job %" PRIu64 ": ended on this node; its cgroup is "
 		    "killed", job_id);
+	container_cgroup_v1_end(path);
 }
 
 static void
@@ -641,6 +653,8 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 		cerr_set(err, ERR_INTERNAL, "cannot create timers");
 		goto fail;
 	}
+	if ((a->ctrc = ctr_cache_create(base, cfg, err)) == NULL)
+		goto fail;
 	agent_setup_binding(a);
 	agent_spool_searchable(cfg->spool);
 	a->adopting = true;
@@ -674,6 +688,7 @@ agent_destroy(struct agent *a)
 	if (a->launch_ev != NULL)
 		event_free(a->launch_ev);
 	cgroup_destroy(a->cg);
+	ctr_cache_destroy(a->ctrc);
 	free(a);
 }
 
@@ -1090,10 +1105,53 @@ agent_start_task(struct agent *a, const struct apending *p,
 	return 0;
 }
 
+/* The container p's tasks run in: a step's own (srun --container-*),
+ * else its job's; NULL: none. */
+static const struct job_container *
+agent_ctr_of(const struct apending *p)
+{
+	if (p->l.step != NULL && p->l.step->ctr.image != NULL)
+		return &p->l.step->ctr;
+	return p->l.spec->ctr.image != NULL ? &p->l.spec->ctr : NULL;
+}
+
+/* What a task of p in a container image needs (tasks.h's ctr); false
+ * when p's job has no image. */
+static bool
+agent_ctr_launch(struct agent *a, const struct apending *p,
+    const char *cgroup, const unsigned *gpus, size_t ngpus,
+    struct ctr_launch *cl, char *startdir)
+{
+	const struct job_container *c = agent_ctr_of(p);
+
+	if (c == NULL)
+		return false;
+	memset(cl, 0, sizeof(*cl));
+	if (tasks_spool_start_dir(startdir, a->cfg->spool, p->l.job_id,
+	    p->l.restart) == -1)
+		startdir[0] = '\0';
+	cl->image = c->image;
+	cl->res = &p->ctr_res;
+	cl->runtime = a->cfg->ctr_runtime;
+	cl->spool = a->cfg->spool;
+	cl->opts = c;
+	cl->admin_mounts = a->cfg->ctr_mounts;
+	cl->home = p->acct.home;
+	cl->startdir = startdir;
+	cl->cgroup = cgroup;
+	cl->shm = a->cfg->ctr_shm;
+	cl->gpus = gpus;
+	cl->ngpus = ngpus;
+	cl->enabled = a->cfg->ctr_enabled;
+	return true;
+}
+
 static int
 agent_start_rank(struct agent *a, const struct apending *p,
     unsigned local_rank, struct cerr *err)
 {
+	struct ctr_launch cl;
+	char startdir[PATH_MAX];
 	const struct launch *l = &p->l;
 	const struct job_spec *s = l->spec;
 	char cgdir[PATH_MAX];
@@ -1142,6 +1200,9 @@ agent_start_rank(struct agent *a, const struct apending *p,
 	tl.script = s->script;
 	tl.script_len = s->script_len;
 	tl.workdir = s->workdir;
+	if (agent_ctr_launch(a, p, tl.cgroup, l->gpus, l->ngpus, &cl,
+	    startdir))
+		tl.ctr = &cl;
 	return agent_start_task(a, p, &tl, envp, nenv, err);
 }
 
@@ -1155,6 +1216,8 @@ agent_start_step_rank(struct agent *a, const struct apending *p,
 	const struct step_launch *sl = l->step;
 	const struct job_spec *s = l->spec;
 	const char *nics[INV_MAX_GPUS], *snics[INV_MAX_GPUS];
+	struct ctr_launch cl;
+	char startdir[PATH_MAX];
 	struct task_launch tl = { 0 };
 	struct step_env se = { 0 };
 	struct task_env te;
@@ -1229,6 +1292,9 @@ agent_start_step_rank(struct agent *a, const struct apending *p,
 	tl.pty = tl.stdin_pipe && sl->pty;
 	tl.rows = sl->rows <= UINT16_MAX ? (uint16_t)sl->rows : 0;
 	tl.cols = sl->cols <= UINT16_MAX ? (uint16_t)sl->cols : 0;
+	if (agent_ctr_launch(a, p, tl.cgroup, sl->gpus, sl->ngpus, &cl,
+	    startdir))
+		tl.ctr = &cl;
 	return agent_start_task(a, p, &tl, envp, nenv, err);
 }
 
@@ -1238,6 +1304,7 @@ apending_free(struct agent *a, struct apending *p)
 	if (p == NULL)
 		return;
 	apending_unqueue(a, p);
+	ctr_req_cancel(a->ctrc, p->ctr_req);
 	if (p->owned) {
 		job_spec_clear(&p->spec);
 		strv_free(p->nodelist, p->nnodes);
@@ -1253,6 +1320,7 @@ apending_free(struct agent *a, struct apending *p)
 		free(p->sworkdir);
 		free(p->saddr);
 		free(p->sname);
+		ctr_clear(&p->sctr);
 	}
 	strv_free(p->base, p->nbase);
 	account_clear(&p->acct);
@@ -1324,6 +1392,9 @@ apending_own_step(struct apending *p)
 	sl->workdir = p->sworkdir = dup_or_null(sl->workdir, &ok);
 	sl->master_addr = p->saddr = dup_or_null(sl->master_addr, &ok);
 	sl->name = p->sname = dup_or_null(sl->name, &ok);
+	if (ctr_copy(&p->sctr, &sl->ctr) == -1)
+		return -1;
+	sl->ctr = p->sctr;
 	return ok ? 0 : -1;
 }
 
@@ -1547,7 +1618,7 @@ apending_done(struct agent *a, struct apending *p, const struct cerr *err)
 	uint64_t job_id = p->l.job_id;
 	uint32_t restart = p->l.restart;
 
-	if (a->launch_cb != NULL)
+	if (a->launch_cb != NULL && !p->answered)
 		a->launch_cb(a->launch_arg, &p->l, err);
 	apending_free(a, p);
 	agent_job_end(a, job_id, restart, false);
@@ -1574,7 +1645,11 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 	struct apending *p;
 	struct cerr err;
 
-	if ((p = TAILQ_FIRST(&a->pending)) == NULL)
+	/* Launches waiting for their image sit out the rounds. */
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->ctr_req == NULL)
+			break;
+	if (p == NULL)
 		return;
 	TAILQ_REMOVE(&a->pending, p, entry);
 	cerr_clear(&err);
@@ -1586,8 +1661,29 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 		apending_done(a, p, NULL);
 	} else
 		TAILQ_INSERT_TAIL(&a->pending, p, entry);
-	if (!TAILQ_EMPTY(&a->pending))
-		agent_launch_arm(a);
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->ctr_req == NULL) {
+			agent_launch_arm(a);
+			break;
+		}
+}
+
+/* A launch's image is ready on this node, or cannot be: its ranks start
+ * in the next rounds (failing at once, with the reason, if it cannot). */
+static void
+agent_ctr_ready(void *arg, const struct ctr_result *r)
+{
+	struct apending *p = arg;
+
+	p->ctr_req = NULL;
+	p->ctr_res = *r;
+	if (r->err == 0)
+		log_info("job %" PRIu64 ": image %s ready (%s) in %" PRId64
+		    " ms", p->l.job_id, agent_ctr_of(p)->image, r->cached ?
+		    "cached" : "unpacked", r->ms);
+	else
+		log_warnx("job %" PRIu64 ": %s", p->l.job_id, r->why);
+	agent_launch_arm(p->agent);
 }
 
 void
@@ -1645,6 +1741,8 @@ agent_step_check(const struct agent *a, const struct launch *l,
 	if (sl->argc == 0)
 		return cerr_set(err, ERR_INVALID, "step %" PRIu32 ": no "
 		    "command", sl->step_id);
+	if (ctr_validate(&sl->ctr, err) == -1)
+		return -1;
 	if (agent_strv_check(sl->argv, sl->argc, JOB_ARGC_LIMIT,
 	    JOB_ARGV_BYTES_LIMIT, "arguments", sl->step_id, false,
 	    err) == -1 ||
@@ -1842,9 +1940,12 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	p->l = *l;
+	p->agent = a;
 	p->ntasks = agent_launch_ntasks(l);
+	/* A job in an image starts no rank before the image is ready. */
 	if (agent_launch_prepare(a, p, err) == -1 ||
-	    agent_launch_some(a, p, err) == -1) {
+	    (agent_ctr_of(p) == NULL &&
+	    agent_launch_some(a, p, err) == -1)) {
 		apending_free(a, p);
 		return -1;
 	}
@@ -1870,11 +1971,28 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 		apending_free(a, p);
 		return -1;
 	}
-	log_info("job %" PRIu64 ": starting %u tasks, %d per loop round",
-	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND);
+	if (agent_ctr_of(p) != NULL && (p->ctr_req = ctr_prepare(a->ctrc,
+	    agent_ctr_of(p)->image, p->who.uid, p->who.gid, p->who.groups,
+	    p->who.ngroups, agent_ctr_ready, p)) == NULL) {
+		cerr_set(err, ERR_INTERNAL, "out of memory");
+		agent_undo_launch(a, l->job_id, l->restart, step);
+		apending_free(a, p);
+		return -1;
+	}
+	log_info("job %" PRIu64 ": starting %u tasks, %d per loop round%s",
+	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND, p->ctr_req != NULL ?
+	    ", once its image is ready" : "");
 	TAILQ_INSERT_TAIL(&a->pending, p, entry);
-	agent_launch_arm(a);
-	return 1;
+	if (p->ctr_req == NULL) {
+		agent_launch_arm(a);
+		return 1;
+	}
+	/* Accepted now: unpacking a large image may take longer than the
+	 * controller waits for an answer, and what comes of it reaches the
+	 * controller as the tasks' start (or their failure, with its
+	 * reason). */
+	p->answered = true;
+	return 0;
 }
 
 void

@@ -53,6 +53,8 @@ struct step_launch {
 	bool pty;			/* with stdin_pipe: task 0 runs on a
 					 * pseudo-terminal instead */
 	unsigned rows, cols;		/* its window; 0: 24 x 80 */
+	struct job_container ctr;	/* srun --container-*; image NULL:
+					 * the job's container, if any */
 };
 
 /* Steps with tasks running (or starting) at once in one start of a job

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon/agent/agent_config.h"
+#include "lib/container.h"
 #include "daemon/agent/cgroup.h"
 #include "daemon/agent/health.h"
 #include "lib/log.h"
@@ -69,6 +71,10 @@ static int agent_set_xid(const struct conf_ctx *, const struct conf_key *,
 static int agent_set_nics(const struct conf_ctx *, const struct conf_key *,
     const char *, struct cerr *);
 static int agent_set_slurm_commands(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_ctr_runtime(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_ctr_mounts(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_cluster_name(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
@@ -137,6 +143,16 @@ static const struct conf_key agent_keys[] = {
 	MSKEY("health", "timeout", health_timeout_ms, SEC, HOUR),
 	{ .section = "health", .name = "drain_on_gpu_failure",
 	  .set = conf_key_bool, FIELD(drain_on_gpu_failure) },
+	/* Jobs in container images (container.h). */
+	{ .section = "container", .name = "enabled", .set = conf_key_bool,
+	  FIELD(ctr_enabled) },
+	KEY("container", "runtime", false, agent_set_ctr_runtime),
+	PATHKEY("container", "cache", ctr_cache, false),
+	{ .section = "container", .name = "cache_size", .set = conf_key_size,
+	  FIELD(ctr_cache_max), .min = 1ULL << 20, .max = 1ULL << 50 },
+	KEY("container", "mounts", false, agent_set_ctr_mounts),
+	{ .section = "container", .name = "shm_size", .set = conf_key_size,
+	  FIELD(ctr_shm), .min = 1ULL << 20, .max = 1ULL << 44 },
 	{ .section = "health", .name = "temperature_degraded",
 	  .set = conf_key_uint, FIELD(temperature_degraded), .min = 0,
 	  .max = 200 },
@@ -156,6 +172,9 @@ agent_config_defaults(struct agent_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->heartbeat_ms = AGENT_DEFAULT_HEARTBEAT_MS;
 	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->ctr_enabled = true;
+	cfg->ctr_cache_max = 50ULL << 30;
+	cfg->ctr_shm = 16ULL << 30;
 	cfg->kill_wait_ms = AGENT_DEFAULT_KILL_WAIT_MS;
 	cfg->health_interval_ms = AGENT_DEFAULT_HEALTH_INTERVAL_MS;
 	cfg->health_timeout_ms = AGENT_DEFAULT_HEALTH_TIMEOUT_MS;
@@ -189,6 +208,10 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->address);
 	free(cfg->features);
 	free(cfg->cgroup_path);
+	free(cfg->ctr_runtime);
+	free(cfg->ctr_runtime_name);
+	free(cfg->ctr_cache);
+	free(cfg->ctr_mounts);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
 	for (i = 0; i < cfg->nallow_users; i++)
 		free(cfg->allow_users[i]);
@@ -435,6 +458,63 @@ agent_set_cgroup(const struct conf_ctx *c, const struct conf_key *k,
 		    "(no '.', '..', '//' or trailing '/')", value);
 	cfg->cgroup = AGENT_CGROUP_PATH;
 	return agent_set_str(&cfg->cgroup_path, value, err);
+}
+
+/* runc or crun (found on the usual root PATH), or an absolute path. Not
+ * finding it is no error: the node runs no container until it is
+ * installed, and says so for each job that asks. */
+static int
+agent_set_ctr_runtime(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+
+	(void)k;
+	if (value[0] != '/' && strcmp(value, "runc") != 0 &&
+	    strcmp(value, "crun") != 0)
+		return cerr_set(err, ERR_INVALID, "'%s': expected runc, crun "
+		    "or an absolute path", value);
+	if (strlen(value) > 1024)
+		return cerr_set(err, ERR_INVALID, "path too long");
+	return agent_set_str(&cfg->ctr_runtime_name, value, err);
+}
+
+static int
+agent_set_ctr_mounts(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	struct ctr_mount *m;
+	size_t n;
+
+	(void)k;
+	if (ctr_mounts_parse(value, &m, &n, err) == -1)
+		return -1;
+	ctr_mounts_free(m, n);
+	return agent_set_str(&cfg->ctr_mounts, value, err);
+}
+
+/* The runtime's absolute path: as given, or found on root's usual PATH;
+ * NULL (no error) when absent. */
+static int
+agent_find_runtime(struct agent_config *cfg)
+{
+	static const char *const dirs[] = { "/usr/local/sbin",
+	    "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL };
+	const char *name = cfg->ctr_runtime_name != NULL ?
+	    cfg->ctr_runtime_name : "runc";
+	char path[PATH_MAX];
+	size_t i;
+
+	if (name[0] == '/')
+		return (cfg->ctr_runtime = strdup(name)) == NULL ? -1 : 0;
+	for (i = 0; dirs[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+		if (access(path, X_OK) == 0)
+			return (cfg->ctr_runtime = strdup(path)) == NULL ?
+			    -1 : 0;
+	}
+	return 0;
 }
 
 /* What other nodes connect to: a host name, or an IPv4 or IPv6 address
@@ -789,6 +869,8 @@ agent_finish(struct agent_config *cfg, const int *seen, const char *path,
 	if ((!cfg->slurm_commands_set && (cfg->slurm_commands =
 	    strdup(SLURMBINDIR)) == NULL) || (cfg->cluster_name == NULL &&
 	    (cfg->cluster_name = strdup(AGENT_DEFAULT_CLUSTER_NAME)) == NULL))
+		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
+	if (agent_find_runtime(cfg) == -1)
 		return cerr_set(err, ERR_INTERNAL, "%s: out of memory", path);
 	return 0;
 }

@@ -136,6 +136,16 @@ struct agent_config {
 	/* [xid] overrides: an enum xid_action (health.h), or -1 for the
 	 * default. */
 	signed char xid_policy[AGENT_XID_MAX + 1];
+	/* [container]: jobs in images (container.h). */
+	bool ctr_enabled;	/* enabled; default yes */
+	char *ctr_runtime;	/* runtime: an absolute path, resolved at
+				 * load; NULL: none found here */
+	char *ctr_runtime_name;	/* as given (default "runc") */
+	char *ctr_cache;	/* cache: absolute; NULL: SPOOL/images */
+	uint64_t ctr_cache_max;	/* cache_size, bytes; default 50G */
+	char *ctr_mounts;	/* mounts every container gets, as
+				 * --container-mounts; NULL: none */
+	uint64_t ctr_shm;	/* shm_size: /dev/shm's cap, bytes */
 };
 
 /* Load path into cfg (defaults first). 0, or -1 with err->text as one

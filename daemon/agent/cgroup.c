@@ -939,6 +939,27 @@ remove_old_base(const struct cgroup *cg, const char *job_path)
 		    "cgroup)", base);
 }
 
+/* rmdir path after its sub-cgroups, deepest first (a task's container
+ * has one of its own, which a runtime killed mid-run leaves behind).
+ * 0, or -1 with errno. */
+static int
+rmdir_tree(const char *path, int depth)
+{
+	struct dirent *de;
+	char sub[PATH_MAX];
+	DIR *d;
+
+	if (depth < 8 && (d = opendir(path)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+			    (size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
+			    de->d_name) < sizeof(sub))
+				rmdir_tree(sub, depth + 1);
+		closedir(d);
+	}
+	return rmdir(path);
+}
+
 /* Kill the tree and try to remove it, children first. 0 when gone. */
 static int
 kill_and_remove(const char *path)
@@ -960,7 +981,7 @@ kill_and_remove(const char *path)
 				continue;
 			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path,
 			    de->d_name) < sizeof(sub) &&
-			    rmdir(sub) == -1 && errno != ENOENT)
+			    rmdir_tree(sub, 1) == -1 && errno != ENOENT)
 				rc = -1;
 		}
 		closedir(d);

@@ -765,6 +765,19 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		sl.pty = sl.stdin_pipe && sp->has_pty && sp->pty;
 		sl.rows = sp->has_rows ? sp->rows : 0;
 		sl.cols = sp->has_cols ? sp->cols : 0;
+		if (sp->container != NULL) {
+			/* Borrowed, as the rest: checked and copied by the
+			 * owner (agent_launch). */
+			sl.ctr.image = sp->container->image;
+			sl.ctr.mounts = sp->container->mounts;
+			sl.ctr.workdir = sp->container->workdir;
+			sl.ctr.env = sp->container->env;
+			sl.ctr.name = sp->container->name;
+			sl.ctr.writable = sp->container->has_writable &&
+			    sp->container->writable;
+			sl.ctr.mount_home = sp->container->has_mount_home &&
+			    sp->container->mount_home;
+		}
 		la.step = &sl;
 	}
 	la.reply_id = req->id;

@@ -19,7 +19,9 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/watch.c daemon/agent/watch.h \
 	daemon/agent/link.c daemon/agent/link.h \
 	daemon/agent/cpubind.c daemon/agent/cpubind.h \
-	daemon/agent/cgroup.c daemon/agent/cgroup.h
+	daemon/agent/cgroup.c daemon/agent/cgroup.h \
+	daemon/agent/container.c daemon/agent/container.h \
+	daemon/agent/ocispec.c daemon/agent/ocispec.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) -ldl
 
 sbin_PROGRAMS += cohort-agent
@@ -38,7 +40,8 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_link \
 	tests/unit/check_health tests/unit/check_watch tests/unit/check_agent_steps \
 	tests/unit/check_taskout tests/unit/check_cpubind \
-	tests/unit/check_cgroup tests/unit/check_hwtopo
+	tests/unit/check_cgroup tests/unit/check_hwtopo \
+	tests/unit/check_ocispec
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -46,6 +49,9 @@ UNIT_TESTS += $(AGENT_UNIT_TESTS)
 TESTS += tests/unit/tasks-child-safe.sh
 EXTRA_DIST += tests/unit/tasks-child-safe.sh tests/unit/tasks_child.allow
 AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/libnvidia-ml.so.1"'
+tests_unit_check_ocispec_SOURCES = tests/unit/check_ocispec.c
+tests_unit_check_ocispec_CFLAGS = $(AGENT_UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_ocispec_LDADD = $(AGENT_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
 tests_unit_check_env_SOURCES = tests/unit/check_env.c
 tests_unit_check_env_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_env_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -52,6 +52,8 @@ struct task_user {
 					 * NULL or "": "/" */
 };
 
+struct ctr_launch;
+
 struct task_launch {
 	uint64_t job_id;
 	uint32_t restart;
@@ -105,6 +107,8 @@ struct task_launch {
 	 * log. */
 	bool pty;
 	unsigned short rows, cols;
+	/* Run in a container image (container.h); NULL: on the node. */
+	const struct ctr_launch *ctr;
 };
 
 /* The umask of a task whose submitter sent none (a client or a job

@@ -24,7 +24,9 @@
  * becomes readable exactly when the outcome is on disk. */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -143,6 +145,11 @@ tasks_child_failure_permanent(enum task_stage stage, int e)
 	case TASK_STAGE_CPUS:
 		/* The cores may be offline here for now. */
 		return false;
+	case TASK_STAGE_IMAGE:
+		/* The node's mounts and runtime, not the job's request:
+		 * what the image itself lacks was said before the start
+		 * (child_fail_why). */
+		return false;
 	case TASK_STAGE_EXEC:
 		return e == ENOENT || e == ENOTDIR || e == EACCES ||
 		    e == EPERM || e == ENOEXEC || e == ELOOP ||
@@ -187,6 +194,24 @@ child_fail(enum task_stage stage, const char *what, const char *arg,
 		n = cat_str(msg, n, sizeof(msg), ": ");
 		n = cat_str(msg, n, sizeof(msg), desc);
 	}
+	if (child_why_fd != -1)
+		write_all(child_why_fd, msg, n);
+	_exit(127);
+}
+
+/* A reason prepared before the fork (the container image's), said as
+ * child_fail says its own. */
+static void __attribute__((noreturn))
+child_fail_why(bool permanent, const char *why)
+{
+	char msg[600];
+	size_t n;
+
+	n = cat_str(msg, 0, sizeof(msg), permanent ? "P " : "T ");
+	n = cat_str(msg, n, sizeof(msg), why);
+	write_all(2, "cohort: ", 8);
+	write_all(2, msg + 2, n - 2);
+	write_all(2, "\n", 1);
 	if (child_why_fd != -1)
 		write_all(child_why_fd, msg, n);
 	_exit(127);
@@ -263,6 +288,71 @@ open_terminal(struct launch *L)
 	close(fd);
 }
 
+static void open_outputs(struct launch *L);
+
+/* A task in a container image (container.h): the user's own steps as
+ * the user (the workdir, the output files), with root kept as the real
+ * and saved uid; then, root again, the image's lock held shared, the
+ * overlay mounted in a mount namespace of the task's own (it goes when
+ * the task does), and the runtime exec'd, which runs the command as the
+ * user with no privileges. */
+static void __attribute__((noreturn))
+run_container(struct launch *L)
+{
+	static char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:"
+	    "/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int fd;
+
+	if (L->ctr_err != 0)
+		child_fail_why(L->ctr_permanent, L->ctr_why);
+	if (L->drop && (setgroups((size_t)L->ngroups, L->groups) == -1 ||
+	    setresgid((gid_t)-1, L->gid, (gid_t)-1) == -1 ||
+	    setresuid((uid_t)-1, L->uid, (uid_t)-1) == -1))
+		child_fail(TASK_STAGE_USER, "cannot become user", L->user,
+		    NULL, errno);
+	if (chdir(L->workdir) == -1)
+		child_fail(TASK_STAGE_WORKDIR, "cannot change directory to",
+		    L->workdir, "the working directory", errno);
+	umask(L->umask);
+	open_outputs(L);
+	if (L->drop && (setresuid((uid_t)-1, 0, (uid_t)-1) == -1 ||
+	    setresgid((gid_t)-1, 0, (gid_t)-1) == -1 ||
+	    setgroups(0, NULL) == -1))
+		child_fail(TASK_STAGE_USER, "cannot return to root from user",
+		    L->user, NULL, errno);
+	/* Kept over the exec: the runtime holds it while the container
+	 * lives, so that the cache does not evict the image under it. */
+	if ((fd = open(L->ctr_lock, O_RDONLY)) == -1 ||
+	    flock(fd, LOCK_SH | LOCK_NB) == -1)
+		child_fail(TASK_STAGE_IMAGE, "cannot hold the cached image of",
+		    L->ctr_image, NULL, errno);
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		child_fail(TASK_STAGE_IMAGE, "cannot make a mount namespace "
+		    "for the image", L->ctr_image, NULL, errno);
+	if (mount("overlay", L->ctr_root, "overlay", 0, L->ctr_overlay) == -1)
+		child_fail(TASK_STAGE_IMAGE, "cannot mount the image",
+		    L->ctr_image, NULL, errno);
+	execve(L->ctr_runtime, (char *const *)L->ctr_argv, env);
+	child_fail(TASK_STAGE_IMAGE, "cannot run the container runtime",
+	    L->ctr_runtime, NULL, errno);
+}
+
+/* A container task's output files, as run_task opens them: as the user,
+ * relative to the workdir. */
+static void
+open_outputs(struct launch *L)
+{
+	if (L->err_file != NULL)
+		open_output(L->err_file, L->err_trunc, 2);
+	if (L->out_file != NULL) {
+		open_output(L->out_file, L->out_trunc, 1);
+		if (L->err_with_out && dup2(1, 2) == -1)
+			child_fail(TASK_STAGE_OUTPUT, "cannot use the output "
+			    "file", L->out_file, PRIVATE_PATH, errno);
+	}
+}
+
 /* The task: its own group, the target user, the workdir, its output
  * files, then exec. */
 static void __attribute__((noreturn))
@@ -284,6 +374,8 @@ run_task(struct launch *L)
 	if (L->bind && sched_setaffinity(0, sizeof(L->cpus), &L->cpus) == -1)
 		child_fail(TASK_STAGE_CPUS, "cannot bind to CPUs", L->cpulist,
 		    NULL, errno);
+	if (L->ctr)
+		run_container(L);
 
 	if (L->drop) {
 		if (setgroups((size_t)L->ngroups, L->groups) == -1)

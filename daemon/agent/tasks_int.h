@@ -80,6 +80,18 @@ struct launch {
 	 * (cgjoin); -1: none. */
 	int cgfd;
 	bool cgjoin;
+	/* A task in a container image (container.h, filled by
+	 * container_task_prep): ctr_err set, the image could not be
+	 * prepared and the task fails with ctr_why; else it mounts the
+	 * overlay ctr_overlay on ctr_root in a mount namespace of its own,
+	 * holds ctr_lock shared and execs ctr_argv (the runtime) as root. */
+	bool ctr;
+	int ctr_err;
+	bool ctr_permanent;
+	char *ctr_image, *ctr_why, *ctr_runtime, *ctr_root, *ctr_overlay;
+	char *ctr_lock;
+	const char **ctr_argv;
+	char *ctr_strs[4];
 	/* What tasks_prep_undo removes: */
 	bool files;		/* the rank's files may exist */
 	bool made_dir;		/* the start directory is ours */
@@ -95,6 +107,7 @@ enum task_stage {
 	TASK_STAGE_OUTPUT,	/* opening the -o/-e files as the user */
 	TASK_STAGE_EXEC,	/* running the command */
 	TASK_STAGE_CPUS,	/* binding to its cores */
+	TASK_STAGE_IMAGE,	/* its container image and runtime */
 };
 
 /* Whether a start that failed at stage with errno e would fail the same

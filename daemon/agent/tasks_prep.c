@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/agent/container.h"
 #include "daemon/agent/cpubind.h"
 #include "daemon/agent/tasks_int.h"
 #include "daemon/agent/tasks_spool.h"
@@ -42,6 +43,7 @@ tasks_prep_destroy(struct launch *L)
 
 	if (L == NULL)
 		return;
+	container_task_free(L);
 	if (L->logfd != -1)
 		close(L->logfd);
 	if (L->errlogfd != -1)
@@ -560,6 +562,8 @@ tasks_prep_create(const char *spool, const struct task_launch *l,
 		goto fail;
 	}
 	if (launch_binding(L, l, err) == -1)
+		goto fail;
+	if (l->ctr != NULL && container_task_prep(L, l, err) == -1)
 		goto fail;
 	return L;
 fail:

@@ -497,6 +497,45 @@ END_TEST
 /* slurm_commands: the installed directory by default, a relative path
  * made absolute, none turns it off, a ':' is refused (it would split
  * PATH). cluster_name: cohort by default, a word. */
+/* [container]: defaults, each key, and refusals with their line. */
+START_TEST(test_container)
+{
+	struct agent_config cfg;
+	struct cerr err;
+	char want[PATH_MAX + 64];
+
+	write_file(cfgpath, REQUIRED);
+	ck_assert_int_eq(agent_config_load(&cfg, cfgpath, &err), 0);
+	ck_assert(cfg.ctr_enabled);
+	ck_assert_ptr_null(cfg.ctr_cache);
+	ck_assert_ptr_null(cfg.ctr_mounts);
+	ck_assert_uint_eq(cfg.ctr_cache_max, 50ULL << 30);
+	agent_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED "[container]\nenabled = no\n"
+	    "runtime = /opt/runc\ncache = images\ncache_size = 2G\n"
+	    "mounts = /shared:/shared:ro,/scratch\nshm_size = 1G\n");
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert(!cfg.ctr_enabled);
+	ck_assert_str_eq(cfg.ctr_runtime, "/opt/runc");
+	snprintf(want, sizeof(want), "%s/images", tmpdir);
+	ck_assert_str_eq(cfg.ctr_cache, want);
+	ck_assert_uint_eq(cfg.ctr_cache_max, 2ULL << 30);
+	ck_assert_str_eq(cfg.ctr_mounts, "/shared:/shared:ro,/scratch");
+	ck_assert_uint_eq(cfg.ctr_shm, 1ULL << 30);
+	agent_config_clear(&cfg);
+	load_fails("[container]\nruntime = docker\n", ":2: runtime: "
+	    "'docker': expected runc, crun or an absolute path");
+	load_fails("[container]\nmounts = /a:b\n", ":2: mounts: "
+	    "--container-mounts '/a:b': SRC and DST must be absolute paths "
+	    "without '.' or '..'");
+	load_fails("[container]\nmounts = /a:/b:bogus\n", ":2: mounts: "
+	    "--container-mounts '/a:/b:bogus': unknown flag 'bogus' (ro, rw, "
+	    "nosuid, nodev, noexec, private, rprivate, slave, rslave, shared, "
+	    "rshared; several with '+')");
+}
+END_TEST
+
 START_TEST(test_slurm_keys)
 {
 	struct agent_config cfg;
@@ -1053,6 +1092,7 @@ agent_config_suite(void)
 	tcase_add_test(tc, test_user_map_full);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_slurm_keys);
+	tcase_add_test(tc, test_container);
 	tcase_add_test(tc, test_numa_cgroup);
 	tcase_add_test(tc, test_task_cpus_env);
 	tcase_add_test(tc, test_nics);

@@ -80,6 +80,12 @@ full_spec(struct job_spec *s)
 	s->submit_host = strdup("login01.example");
 	s->mail_type = JOB_MAIL_BEGIN | JOB_MAIL_TIME_LIMIT_80;
 	s->mail_user = strdup("x@example.org");
+	s->ctr.image = strdup("oci:/srv/img:v1");
+	s->ctr.mounts = strdup("/data:/data:ro");
+	s->ctr.workdir = strdup("/w");
+	s->ctr.env = strdup("A,B");
+	s->ctr.name = strdup("n1");
+	s->ctr.writable = true;
 }
 
 static void
@@ -125,6 +131,13 @@ assert_spec_eq(const struct job_spec *a, const struct job_spec *b)
 	ck_assert_str_eq(a->submit_host, b->submit_host);
 	ck_assert_uint_eq(a->mail_type, b->mail_type);
 	ck_assert_str_eq(a->mail_user, b->mail_user);
+	ck_assert_str_eq(a->ctr.image, b->ctr.image);
+	ck_assert_str_eq(a->ctr.mounts, b->ctr.mounts);
+	ck_assert_str_eq(a->ctr.workdir, b->ctr.workdir);
+	ck_assert_str_eq(a->ctr.env, b->ctr.env);
+	ck_assert_str_eq(a->ctr.name, b->ctr.name);
+	ck_assert(a->ctr.writable == b->ctr.writable);
+	ck_assert(a->ctr.mount_home == b->ctr.mount_home);
 }
 
 START_TEST(test_error_and_hello)
@@ -172,11 +185,13 @@ START_TEST(test_submit_spec_roundtrip)
 	Cohort__V1__SubmitRequest sr = COHORT__V1__SUBMIT_REQUEST__INIT;
 	Cohort__V1__SubmitReply rep = COHORT__V1__SUBMIT_REPLY__INIT;
 	Cohort__V1__JobSpec pb;
+	Cohort__V1__Container ctr;
 	struct job_spec in, back;
 	struct cerr err;
 
 	full_spec(&in);
 	wire_spec_to_pb(&in, &pb);
+	pb.container = wire_ctr_to_pb(&in.ctr, &ctr);
 	sr.spec = &pb;
 	env.id = 42;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_SUBMIT;

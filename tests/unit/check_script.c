@@ -296,6 +296,10 @@ static const struct sbatch_case sbatch_ok[] = {
 	{ { "--mem", "512", "--cpus-per-task=2", NULL },
 	    { "mem-per-node", "512", "cpus-per-task", "2", NULL } },
 	{ { "-N", "2", NULL }, { "nodes", "2", NULL } },
+	{ { "--container-image=oci:/img:v1", "--container-writable",
+	    "--no-container-mount-home", NULL },
+	    { "container-image", "oci:/img:v1", "container-writable", "",
+	    "no-container-mount-home", "", NULL } },
 	{ { "-N2", NULL }, { "nodes", "2", NULL } },
 	{ { "--nodes=2-4", NULL }, { "nodes", "2:4", NULL } },
 	{ { "--nodes", "3", NULL }, { "nodes", "3", NULL } },
@@ -701,7 +705,7 @@ START_TEST(test_sbatch_defaults)
 END_TEST
 
 struct submit_run {
-	const char *argv[12];
+	const char *argv[16];
 	int rc;
 	struct job_spec spec;
 };
@@ -756,6 +760,97 @@ START_TEST(test_submit_slurm_meanings)
 }
 END_TEST
 
+
+/* The Pyxis options on cohort submit's command line and in a script's
+ * #SBATCH and #COHORT lines: each lands in the spec, each bad value is
+ * refused naming its option. */
+START_TEST(test_submit_container)
+{
+	struct submit_run ok = { { "submit", "--container-image",
+	    "oci:/srv/img:v2", "--container-mounts=/data:/data:ro,/scratch",
+	    "--container-workdir=/work", "--container-writable",
+	    "--container-env=A,B_2", "--container-mount-home",
+	    "--container-name=setup", "--", "true", NULL }, -1, { 0 } };
+	static const struct { const char *opt, *want; } bad[] = {
+		{ "--container-image=img.sqsh", "--container-image: "
+		    "'img.sqsh': the image's path must be absolute" },
+		{ "--container-image=oci:rel/dir", "must be absolute" },
+		{ "--container-image=nvcr.io#nvidia/pytorch", "registry "
+		    "images are not supported" },
+		{ "--container-image=/a/../b.sqsh", "without '.' or '..'" },
+		{ "--container-mounts=/a", NULL },
+		{ "--container-mounts=/a:b", "--container-mounts: '/a:b': "
+		    "SRC and DST must be absolute" },
+		{ "--container-mounts=/a:/b:ro+bogus", "unknown flag 'bogus'" },
+		{ "--container-mounts=/a:/b:ro:x", "expected SRC:DST[:FLAGS]" },
+		{ "--container-mounts=/a:/b:ro+rw", "both ro and rw" },
+		{ "--container-mounts=/a:/", "over the image's root" },
+		{ "--container-mounts=/a,,/b", "an empty entry" },
+		{ "--container-workdir=work", "must be an absolute path" },
+		{ "--container-env=A,1B", "'1B' is not a variable name" },
+		{ "--container-name=a/b", "letters, digits" },
+		{ "--container-save=/x.sqsh", "--container-save: not "
+		    "supported: Cohort does not write images back" },
+	};
+	char out[4096], path[] = "/tmp/check_script_ctrXXXXXX";
+	const char *script = "#!/bin/sh\n"
+	    "#SBATCH --container-image=/srv/pt.sqsh\n"
+	    "#COHORT --container-mounts=/ckpt:/ckpt:rw\n"
+	    "true\n";
+	size_t i;
+	int fd;
+
+	capture_stderr(out, sizeof(out), run_submit, &ok);
+	ck_assert_msg(ok.rc == 0, "%s", out);
+	ck_assert_str_eq(ok.spec.ctr.image, "oci:/srv/img:v2");
+	ck_assert_str_eq(ok.spec.ctr.mounts, "/data:/data:ro,/scratch");
+	ck_assert_str_eq(ok.spec.ctr.workdir, "/work");
+	ck_assert_str_eq(ok.spec.ctr.env, "A,B_2");
+	ck_assert_str_eq(ok.spec.ctr.name, "setup");
+	ck_assert(ok.spec.ctr.writable);
+	ck_assert(ok.spec.ctr.mount_home);
+	job_spec_clear(&ok.spec);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct submit_run r = { { "submit", "--container-image=/i.sqsh",
+		    bad[i].opt, "--", "true", NULL }, -1, { 0 } };
+
+		capture_stderr(out, sizeof(out), run_submit, &r);
+		if (bad[i].want == NULL) {
+			/* SRC alone: SRC:SRC. */
+			ck_assert_msg(r.rc == 0, "%s: %s", bad[i].opt, out);
+		} else {
+			ck_assert_msg(r.rc == EXIT_USAGE, "%s: accepted",
+			    bad[i].opt);
+			ck_assert_msg(strstr(out, bad[i].want) != NULL,
+			    "%s: '%s' lacks '%s'", bad[i].opt, out,
+			    bad[i].want);
+		}
+		job_spec_clear(&r.spec);
+	}
+
+	/* A script's lines; the command line's --container-readonly wins
+	 * over nothing and keeps the image read only. */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, script, strlen(script)),
+	    (ssize_t)strlen(script));
+	close(fd);
+	{
+		struct submit_run sr = { { "submit", "--container-readonly",
+		    path, NULL }, -1, { 0 } };
+
+		capture_stderr(out, sizeof(out), run_submit, &sr);
+		unlink(path);
+		ck_assert_msg(sr.rc == 0, "%s", out);
+		ck_assert_str_eq(sr.spec.ctr.image, "/srv/pt.sqsh");
+		ck_assert_str_eq(sr.spec.ctr.mounts, "/ckpt:/ckpt:rw");
+		ck_assert(!sr.spec.ctr.writable);
+		job_spec_clear(&sr.spec);
+	}
+}
+END_TEST
+
 static Suite *
 script_suite(void)
 {
@@ -783,6 +878,7 @@ script_suite(void)
 	tcase_add_test(tc, test_sbatch_refusals);
 	tcase_add_test(tc, test_sbatch_defaults);
 	tcase_add_test(tc, test_submit_slurm_meanings);
+	tcase_add_test(tc, test_submit_container);
 	tcase_add_test(tc, test_sbatch_cmdline);
 	suite_add_tcase(s, tc);
 	return s;

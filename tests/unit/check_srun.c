@@ -89,6 +89,19 @@ START_TEST(test_options)
 	ck_assert_str_eq(a.error, "err.txt");
 	ck_assert_int_eq(parse("srun", &a, &err, &w, &n), 0);
 	ck_assert_int_eq(a.cmd, 1);
+	/* Pyxis's options: the step's own container. */
+	ck_assert_int_eq(parse("srun --container-image=oci:/i:v1 "
+	    "--container-mounts /d:/d:ro --container-workdir=/w "
+	    "--container-name=setup --container-writable "
+	    "--no-container-mount-home --container-env=A,B true", &a, &err,
+	    &w, &n), 0);
+	ck_assert_str_eq(a.ctr.image, "oci:/i:v1");
+	ck_assert_str_eq(a.ctr.mounts, "/d:/d:ro");
+	ck_assert_str_eq(a.ctr.workdir, "/w");
+	ck_assert_str_eq(a.ctr.name, "setup");
+	ck_assert_str_eq(a.ctr.env, "A,B");
+	ck_assert(a.ctr.writable && !a.ctr.mount_home);
+	ck_assert_str_eq(w[a.cmd], "true");
 }
 END_TEST
 
@@ -141,8 +154,19 @@ START_TEST(test_refusals)
 	    "supported: only --exclusive alone (no other step on the step's "
 	    "nodes)");
 	refused("srun --container-image=nvcr.io#pytorch true",
-	    "--container-image=nvcr.io#pytorch is not supported: Cohort has "
-	    "no container plugin (pyxis)");
+	    "--container-image 'nvcr.io#pytorch': registry images are not "
+	    "supported (nothing is fetched on the nodes): import it with "
+	    "skopeo into an OCI layout and give oci:/DIR:TAG");
+	refused("srun --container-mounts=/a:/b:x true", "--container-mounts "
+	    "'/a:/b:x': unknown flag 'x' (ro, rw, nosuid, nodev, noexec, "
+	    "private, rprivate, slave, rslave, shared, rshared; several with "
+	    "'+')");
+	refused("srun --container-save=/x.sqsh true", "--container-save is "
+	    "not supported: Cohort does not write images back; build the "
+	    "image with umoci or mksquashfs instead");
+	refused("srun --container-remap-root true", "--container-remap-root "
+	    "is not supported: a container runs as the job's user, never as "
+	    "root");
 	refused("srun --jobid=x true", "--jobid: invalid job id 'x'");
 }
 END_TEST

@@ -167,6 +167,9 @@ full_job(uint64_t id)
 	sp->submit_host = xstrdup("login01.example");
 	sp->mail_type = JOB_MAIL_END | JOB_MAIL_FAIL;
 	sp->mail_user = xstrdup("x@example.org");
+	sp->ctr.image = xstrdup("/srv/img.sqsh");
+	sp->ctr.mounts = xstrdup("/a:/b:ro,/c");
+	sp->ctr.mount_home = true;
 	sp->batch = true;
 	sp->signal_scope = JOB_SIGNAL_BATCH;
 	sp->begin_ms = 1700000000999;
@@ -251,6 +254,11 @@ assert_job_eq(const struct job *a, const struct job *b)
 	assert_str_eq_or_null(x->submit_host, y->submit_host, "submit_host");
 	ck_assert_uint_eq(x->mail_type, y->mail_type);
 	assert_str_eq_or_null(x->mail_user, y->mail_user, "mail_user");
+	assert_str_eq_or_null(x->ctr.image, y->ctr.image, "ctr.image");
+	assert_str_eq_or_null(x->ctr.mounts, y->ctr.mounts, "ctr.mounts");
+	assert_str_eq_or_null(x->ctr.workdir, y->ctr.workdir, "ctr.workdir");
+	ck_assert(x->ctr.writable == y->ctr.writable);
+	ck_assert(x->ctr.mount_home == y->ctr.mount_home);
 	ck_assert_int_eq(x->batch, y->batch);
 	ck_assert_int_eq(x->signal_scope, y->signal_scope);
 	ck_assert_int_eq(x->begin_ms, y->begin_ms);

@@ -58,6 +58,7 @@ step_free(struct step *s)
 	strv_free(s->argv, s->argc);
 	strv_free(s->env, s->nenv);
 	free(s->workdir);
+	ctr_clear(&s->ctr);
 	free(s);
 }
 
@@ -470,7 +471,8 @@ steps_copy_req(struct step *s, const struct job *job,
 	    (s->user = strdup(job->user)) == NULL ||
 	    strv_copy(&s->argv, &s->argc, r->argv, r->argc) == -1 ||
 	    strv_copy(&s->env, &s->nenv, r->env, r->nenv) == -1 ||
-	    (r->workdir != NULL && (s->workdir = strdup(r->workdir)) == NULL))
+	    (r->workdir != NULL && (s->workdir = strdup(r->workdir)) == NULL) ||
+	    ctr_copy(&s->ctr, &r->ctr) == -1)
 		return -1;
 	return 0;
 }

@@ -56,6 +56,8 @@ struct step_req {
 	bool input;			/* srun forwards its input to task 0 */
 	bool pty;			/* task 0 on a pseudo-terminal */
 	uint16_t rows, cols;		/* its window at the start */
+	struct job_container ctr;	/* srun --container-* (borrowed);
+					 * image NULL: the job's */
 };
 
 /* One node of a step: the job's placement index, its tasks and GPUs. */
@@ -101,6 +103,7 @@ struct step {
 	char **env;
 	size_t nenv;
 	char *workdir;
+	struct job_container ctr;	/* the step's own image, or none */
 	uint32_t gpus_per_task, cpus_per_task;
 	unsigned master_port;
 	unsigned launches_out;		/* answers still awaited */

@@ -156,7 +156,7 @@ agentcmd_pending(const struct agentcmd *ac)
  * arrays are borrowed from the step, alive until the send returns. */
 static void
 agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
-    Cohort__V1__StepLaunch *sl, uint32_t *tpn)
+    Cohort__V1__StepLaunch *sl, uint32_t *tpn, Cohort__V1__Container *cbuf)
 {
 	const struct step *s = l->step;
 	size_t i, n = s->nnodes;
@@ -193,6 +193,7 @@ agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
 	sl->has_rows = sl->has_cols = s->pty && s->rows > 0 && s->cols > 0;
 	sl->rows = s->rows;
 	sl->cols = s->cols;
+	sl->container = wire_ctr_to_pb(&s->ctr, cbuf);
 	lr->step = sl;
 	/* Its tasks run on the job's GPUs of the node; the agent checks
 	 * the step's are among them. */
@@ -206,12 +207,14 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
 	Cohort__V1__StepLaunch sl = COHORT__V1__STEP_LAUNCH__INIT;
 	Cohort__V1__JobSpec spec;
+	Cohort__V1__Container ctr, sctr;
 	uint8_t cred[STEPCRED_LEN];
 	uint32_t *tpn = NULL;
 	struct cmd *c;
 	int rc;
 
 	wire_spec_to_pb(&l->job->spec, &spec);
+	spec.container = wire_ctr_to_pb(&l->job->spec.ctr, &ctr);
 	lr.job_id = l->job->id;
 	lr.restart = l->job->attempt;
 	lr.has_restart_count = 1;
@@ -244,7 +247,7 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 	if (l->step != NULL) {
 		if ((tpn = calloc(l->step->nnodes, sizeof(*tpn))) == NULL)
 			return -1;
-		agentcmd_step_fill(l, &lr, &sl, tpn);
+		agentcmd_step_fill(l, &lr, &sl, tpn, &sctr);
 	} else if (ac->sc != NULL && stepcred_make(ac->sc, l->job->id,
 	    l->job->attempt, l->job->user, cred) == 0) {
 		lr.has_step_cred = 1;

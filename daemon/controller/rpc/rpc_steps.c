@@ -207,6 +207,19 @@ rpc_step_req(const Cohort__V1__StepCreateRequest *q, struct step_req *r,
 		    "not a terminal's", q->rows, q->cols);
 	r->rows = q->has_rows ? (uint16_t)q->rows : 0;
 	r->cols = q->has_cols ? (uint16_t)q->cols : 0;
+	if (q->container != NULL) {
+		r->ctr.image = q->container->image;
+		r->ctr.mounts = q->container->mounts;
+		r->ctr.workdir = q->container->workdir;
+		r->ctr.env = q->container->env;
+		r->ctr.name = q->container->name;
+		r->ctr.writable = q->container->has_writable &&
+		    q->container->writable;
+		r->ctr.mount_home = q->container->has_mount_home &&
+		    q->container->mount_home;
+		if (ctr_validate(&r->ctr, err) == -1)
+			return -1;
+	}
 	return 0;
 }
 

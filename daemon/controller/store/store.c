@@ -45,7 +45,8 @@
 	"segment, idem_key, idem_fp, umask, submit_host, batch, signal_scope, " \
 	"begin_ms, gp_first_start_ms, gp_mark_ms, gp_run_ms, gp_lost_ms, " \
 	"gp_restart_ms, gp_wait_ms, gp_ckpt_ms, gp_ckpt_cost_ms, mail_type, " \
-	"mail_user, on_straggler, interactive"
+	"mail_user, on_straggler, interactive, ctr_image, ctr_mounts, " \
+	"ctr_workdir, ctr_env, ctr_name, ctr_flags"
 
 #define EVENT_COLUMNS "id, time_ms, job_id, node, kind, actor, detail"
 /* Every events form filters by kind too; ?6 NULL: any kind. */
@@ -66,7 +67,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?)",
 	[S_MAX_JOB_ID_BUMP] = "UPDATE counters SET value = max(value, ?1) "
 	    "WHERE name = 'max_job_id'",
 	[S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
@@ -836,6 +838,12 @@ store_job_insert(struct store *st, const struct job *job, struct cerr *err)
 	bind_text(&b, sp->mail_user);
 	bind_int(&b, sp->on_straggler);
 	bind_int(&b, sp->interactive);
+	bind_text(&b, sp->ctr.image);
+	bind_text(&b, sp->ctr.mounts);
+	bind_text(&b, sp->ctr.workdir);
+	bind_text(&b, sp->ctr.env);
+	bind_text(&b, sp->ctr.name);
+	bind_int(&b, (sp->ctr.writable ? 1 : 0) | (sp->ctr.mount_home ? 2 : 0));
 
 	snprintf(what, sizeof(what), "insert job %llu",
 	    (unsigned long long)job->id);
@@ -945,7 +953,7 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	struct job_spec *sp;
 	char *state = NULL, *fp = NULL;
 	size_t fplen;
-	int64_t hold;
+	int64_t hold, ctr_flags;
 
 	if ((job = job_new()) == NULL) {
 		cerr_set(err, ERR_INTERNAL, "load jobs: out of memory");
@@ -1042,6 +1050,14 @@ job_from_row(sqlite3_stmt *s, struct cerr *err)
 	read_text(&r, &sp->mail_user);
 	sp->on_straggler = (int)read_int(&r);
 	sp->interactive = read_int(&r) != 0;
+	read_text(&r, &sp->ctr.image);
+	read_text(&r, &sp->ctr.mounts);
+	read_text(&r, &sp->ctr.workdir);
+	read_text(&r, &sp->ctr.env);
+	read_text(&r, &sp->ctr.name);
+	ctr_flags = read_int(&r);
+	sp->ctr.writable = (ctr_flags & 1) != 0;
+	sp->ctr.mount_home = (ctr_flags & 2) != 0;
 
 	if (r.bad == NULL && job->reason == NULL &&
 	    (job->reason = strdup("")) == NULL)

@@ -1,0 +1,96 @@
+/* A job's container (Pyxis's options): the image its tasks run in and
+ * how. Pure: parsing and checking only; the agent prepares and runs it
+ * (daemon/agent/container.h).
+ *
+ *   --container-image IMAGE     /abs/file.sqsh (a squashfs image), or
+ *                               oci:/abs/dir[:TAG] (an OCI image layout;
+ *                               TAG default "latest")
+ *   --container-mounts SRC:DST[:FLAGS],...   bind mounts; SRC alone
+ *                               means SRC:SRC; FLAGS '+'-separated of
+ *                               ro rw private rprivate slave rslave
+ *                               shared rshared nosuid nodev noexec
+ *   --container-workdir DIR     the task's directory inside (absolute)
+ *   --container-writable        a private writable root (default: read
+ *                               only); --container-readonly undoes it
+ *   --container-env NAME,...    names the job's value wins for (the job's
+ *                               environment always wins here: the
+ *                               image's own is not read)
+ *   --container-mount-home      the user's home at the same path
+ *   --container-name NAME       a name (1-64 of [A-Za-z0-9._-])
+ *
+ * Every field is kept as the user gave it, so that cohort show prints it
+ * back; NULL image: no container (and every other field unset). */
+#ifndef COHORT_CONTAINER_H
+#define COHORT_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/err.h"
+
+#define CTR_TEXT_MAX	4096	/* image, mounts, workdir, env */
+#define CTR_NAME_MAX	64
+#define CTR_MOUNTS_MAX	64	/* entries of --container-mounts */
+
+struct job_container {
+	char *image;		/* NULL: no container */
+	char *mounts;		/* NULL: none */
+	char *workdir;		/* NULL: the job's workdir */
+	char *env;		/* NULL: none */
+	char *name;		/* NULL: none */
+	bool writable;
+	bool mount_home;
+};
+
+enum ctr_image_kind {
+	CTR_IMAGE_SQUASHFS,	/* a squashfs file */
+	CTR_IMAGE_OCI,		/* an OCI image layout directory */
+};
+
+/* An image reference, split. */
+struct ctr_image_ref {
+	enum ctr_image_kind kind;
+	char path[CTR_TEXT_MAX];	/* the file or layout directory */
+	char tag[256];			/* OCI: the reference name */
+};
+
+/* Mount flags, as bits. */
+#define CTR_MF_RO	0x01
+#define CTR_MF_RW	0x02
+#define CTR_MF_NOSUID	0x04
+#define CTR_MF_NODEV	0x08
+#define CTR_MF_NOEXEC	0x10
+
+struct ctr_mount {
+	char *src;
+	char *dst;
+	unsigned flags;		/* CTR_MF_* */
+	const char *propagation; /* "rprivate" (default) .. "rshared";
+				  * static text */
+};
+
+void ctr_clear(struct job_container *c);
+/* Deep copy; 0, or -1 (ENOMEM) with dst cleared. */
+int ctr_copy(struct job_container *dst, const struct job_container *src);
+/* True when any field is set. */
+bool ctr_any(const struct job_container *c);
+
+/* Split image into ref. 0; -1 with err (ERR_INVALID) naming the image
+ * and the reason (relative path, registry reference, bad tag...). */
+int ctr_image_parse(const char *image, struct ctr_image_ref *ref,
+    struct cerr *err);
+
+/* Parse a --container-mounts value into *out (n entries, to free with
+ * ctr_mounts_free). 0; -1 with err (ERR_INVALID) naming the entry. */
+int ctr_mounts_parse(const char *text, struct ctr_mount **out, size_t *n,
+    struct cerr *err);
+void ctr_mounts_free(struct ctr_mount *m, size_t n);
+
+/* Check every field (and that the others come with an image). 0; -1
+ * with err (ERR_INVALID) saying which option and why. */
+int ctr_validate(const struct job_container *c, struct cerr *err);
+
+/* The reason --container-save is refused, for the clients. */
+extern const char ctr_save_refused[];
+
+#endif

@@ -1,0 +1,218 @@
+#!/bin/bash
+# Jobs in container images (root only; the images are built here, from
+# busybox-static, with umoci and mksquashfs):
+#  1. a 2-node job in an OCI layout sees the image's files and not the
+#     host's, runs as the job's user, has its rank environment, and
+#     writes through --container-mounts to a host directory; the image
+#     is shown by cohort show;
+#  2. a job in the squashfs of the same tree runs, read only unless
+#     --container-writable, and a second job of the same image finds it
+#     cached;
+#  3. a missing image fails the job at once, naming the image, and is
+#     not retried;
+#  4. an image the job's user cannot read fails the job, naming it, even
+#     when the node has it cached from an earlier job;
+#  5. requeue's checkpoint signal and SIGTERM reach the container's
+#     process, the job starts in its image again and resumes from the
+#     checkpoint it wrote in a mounted directory, cancel's SIGTERM
+#     reaches it too, and the container is gone afterwards;
+#  6. srun's Pyxis options run a batch job's steps in an image, a named
+#     container keeps a step's file for the next step, and a step in a
+#     missing image fails, naming it.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the jobs this test makes fail.
+expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
+expect_log_error 'warning: job [0-9]+: cannot read the container image'
+expect_log_error 'warning: job [0-9]+: FAILED: rank 0 could not start: cannot read the container image'
+need_root
+
+for c in runc umoci mksquashfs busybox; do
+	command -v "$c" >/dev/null || { echo "SKIP: no $c here (scripts/deps installs it)"; exit 77; }
+done
+BUSYBOX=$(command -v busybox)
+ldd "$BUSYBOX" >/dev/null 2>&1 && { echo "SKIP: $BUSYBOX is not static (busybox-static)"; exit 77; }
+getent passwd nobody >/dev/null || { echo "SKIP: no user 'nobody' here"; exit 77; }
+NOBODY_UID=$(id -u nobody)
+
+# The image: busybox and a file only it has.
+R=$T/rootfs
+mkdir -p "$R/bin" "$R/etc" "$R/tmp" && chmod 1777 "$R/tmp" &&
+	cp "$BUSYBOX" "$R/bin/busybox" || fail "cannot make $R"
+for c in sh id cat ls echo env sleep test touch mkdir rm stat true; do
+	ln -s busybox "$R/bin/$c"
+done
+echo cohort-test-image >"$R/etc/only-in-image"
+umoci init --layout "$T/oci" >"$T/umoci.out" 2>&1 &&
+	umoci new --image "$T/oci:v1" >>"$T/umoci.out" 2>&1 &&
+	umoci insert --image "$T/oci:v1" "$R" / >>"$T/umoci.out" 2>&1 ||
+	fail "umoci could not build the image: $(cat "$T/umoci.out")"
+# umoci writes index.json for root alone: shared as a site shares images.
+chmod -R a+rX "$T/oci"
+mksquashfs "$R" "$T/img.sqsh" -quiet -noappend -all-root >"$T/mksq.out" 2>&1 ||
+	fail "mksquashfs failed: $(cat "$T/mksq.out")"
+
+# runc must be able to run a container here at all; else this machine
+# cannot test this (a container without the privileges, say).
+mkdir -p "$T/probe" && cp -a "$R" "$T/probe/rootfs" &&
+	cat >"$T/probe/config.json" <<EOF
+{"ociVersion":"1.0.2","process":{"user":{"uid":0,"gid":0},"args":["/bin/true"],"cwd":"/"},
+ "root":{"path":"rootfs","readonly":true},
+ "mounts":[{"destination":"/proc","type":"proc","source":"proc"}],
+ "linux":{"namespaces":[{"type":"mount"}]}}
+EOF
+if ! runc --root "$T/probe-state" run --bundle "$T/probe" "cohort-probe-$$" >"$T/probe.out" 2>&1; then
+	echo "SKIP: runc cannot run a container here: $(tail -1 "$T/probe.out")"
+	exit 77
+fi
+
+C=$T/cluster
+cluster_up "$C" --nodes 2 --gpus 1
+W=$(world_dir out)
+SPOOL1=$C/$(sed -n "s/^spool = //p" "$C/node01.conf")
+[ -d "$SPOOL1" ] || fail "no spool in $C/node01.conf"
+
+### 1. Two nodes in the OCI image.
+id=$(job_submit --name ctr-oci -N 2 --workdir "$W" --max-restarts 0 \
+	--container-image "oci:$T/oci:v1" --container-mounts "$W:/out" -- \
+	sh -c 'id -u >/out/uid.$RANK; cat /etc/only-in-image >/out/img.$RANK;
+	if test -e /etc/debian_version; then echo host; else echo image; fi >/out/root.$RANK;
+	env >/out/env.$RANK; echo $PWD >/out/pwd.$RANK;
+	if touch /tmp/probe 2>/dev/null; then echo rw; else echo ro; fi >/out/rw.$RANK')
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(json_get "$T/job-$id.json" 'd["container"]["image"]')" = "oci:$T/oci:v1" ] ||
+	fail "cohort show --json does not show the image: $(cat "$T/job-$id.json")"
+cohort show "$id" >"$T/show.txt" 2>&1 || fail "cohort show $id failed"
+grep -q "Container image.*oci:$T/oci:v1 (read only)" "$T/show.txt" ||
+	fail "cohort show does not show the image: $(cat "$T/show.txt")"
+for r in 0 1; do
+	[ "$(cat "$W/uid.$r" 2>/dev/null)" = "$NOBODY_UID" ] ||
+		fail "rank $r ran as uid '$(cat "$W/uid.$r" 2>/dev/null)', not nobody's ($NOBODY_UID)"
+	[ "$(cat "$W/img.$r")" = cohort-test-image ] || fail "rank $r did not see the image's file"
+	[ "$(cat "$W/root.$r")" = image ] || fail "rank $r saw the host's /etc/debian_version"
+	grep -qx "RANK=$r" "$W/env.$r" || fail "rank $r has no RANK=$r: $(cat "$W/env.$r")"
+	grep -qx "WORLD_SIZE=2" "$W/env.$r" || fail "rank $r has no WORLD_SIZE=2"
+	grep -qx "COHORT_JOB_ID=$id" "$W/env.$r" || fail "rank $r has no COHORT_JOB_ID=$id"
+	[ "$(cat "$W/rw.$r")" = ro ] || fail "rank $r could write the image's root without --container-writable"
+done
+[ "$(stat -c %u "$W/uid.0")" = "$NOBODY_UID" ] || fail "the mount's files are not the job user's"
+# Its cgroups are gone with it, v1 hierarchies of a hybrid layout too.
+CGBASE=$(grep -m1 -o 'a cgroup per job under [^;]*' "$C/node01.log" | sed 's/.* under //')
+if [ -n "$CGBASE" ]; then
+	_cg_gone() { ! ls -d /sys/fs/cgroup/*/"${CGBASE#/sys/fs/cgroup/unified/}"/job-"$id".* \
+		/sys/fs/cgroup/*/"${CGBASE#/sys/fs/cgroup/}"/job-"$id".* >/dev/null 2>&1; }
+	wait_for 30 _cg_gone || fail "job $id left cgroups: $(ls -d /sys/fs/cgroup/*/*/job-"$id".* 2>/dev/null)"
+fi
+
+### 2. The squashfs image, writable, twice: the second finds it cached.
+for n in 1 2; do
+	id=$(job_submit --name "ctr-sqsh$n" --workdir "$W" --max-restarts 0 \
+		--container-image "$T/img.sqsh" --container-writable \
+		--container-mounts "$W:/out:rw" --container-workdir /tmp -- \
+		sh -c "cat /etc/only-in-image >/out/sq$n; echo \$PWD >/out/sqpwd$n; mkdir -p /tmp/new && echo rw >/out/sqrw$n")
+	wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+	[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+		fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+	[ "$(cat "$W/sq$n")" = cohort-test-image ] || fail "job $id did not see the squashfs image's file"
+	[ "$(cat "$W/sqpwd$n")" = /tmp ] || fail "job $id did not start in --container-workdir /tmp"
+	[ "$(cat "$W/sqrw$n" 2>/dev/null)" = rw ] || fail "job $id could not write its --container-writable root"
+done
+grep -Eq "container image $T/img.sqsh: cached" "$C"/node0*.log ||
+	fail "the second squashfs job did not find the image cached"
+# The cache is root's alone: an image's files are reached through a
+# container, after the read check, never by their path.
+[ "$(stat -c %a:%u "$SPOOL1/images")" = 700:0 ] ||
+	fail "the image cache $SPOOL1/images is $(stat -c %a:%u "$SPOOL1/images"), not 700:0"
+# A writable container writes its own layer, never the shared cache.
+! ls -d "$SPOOL1"/images/*/rootfs/tmp/new >/dev/null 2>&1 || fail "a job's write reached the image cache"
+
+### 3. A missing image: FAILED at once, named, not retried.
+id=$(job_submit --name ctr-missing --workdir "$W" --max-restarts 3 \
+	--container-image "$T/missing.sqsh" -- true)
+wait_state 60 "$id" FAILED COMPLETED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] || fail "job $id with a missing image did not fail"
+json_get "$T/job-$id.json" 'd["reason"]' | grep -q "missing.sqsh" ||
+	fail "the reason does not name the image: $(json_get "$T/job-$id.json" 'd["reason"]')"
+[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 0 ] ||
+	fail "job $id was retried ($(json_get "$T/job-$id.json" 'd["restarts"]') restarts)"
+
+### 4. Another user's image, cached or not.
+mkdir -p "$T/private" && chmod 700 "$T/private" && cp "$T/img.sqsh" "$T/private/private.sqsh" ||
+	fail "cannot make a private image"
+id=$(job_submit --name ctr-private --workdir "$W" --max-restarts 3 \
+	--container-image "$T/private/private.sqsh" -- true)
+wait_state 60 "$id" FAILED COMPLETED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] || fail "job $id ran in an image its user cannot read"
+json_get "$T/job-$id.json" 'd["reason"]' | grep -q "private.sqsh.*Permission denied" ||
+	fail "the reason does not say why: $(json_get "$T/job-$id.json" 'd["reason"]')"
+[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 0 ] || fail "job $id was retried"
+# Cached by a job that could read it, then closed to the user.
+cp "$T/img.sqsh" "$T/shared.sqsh" && chmod 644 "$T/shared.sqsh"
+id=$(job_submit --name ctr-shared --workdir "$W" --max-restarts 0 \
+	--container-image "$T/shared.sqsh" -- true)
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+chmod 600 "$T/shared.sqsh"
+id=$(job_submit --name ctr-shared2 --workdir "$W" --max-restarts 3 \
+	--container-image "$T/shared.sqsh" -- touch "$W/shared2-ran")
+wait_state 60 "$id" FAILED COMPLETED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] ||
+	fail "job $id used a cached image its user can no longer read"
+[ ! -e "$W/shared2-ran" ] || fail "job $id ran"
+
+### 5. Signals reach the process in the container; the checkpoint
+### contract works inside (LATEST in a mounted directory).
+CK=$(world_dir ckpt)
+id=$(job_submit --name ctr-sig --workdir "$W" --max-restarts 0 --checkpoint-dir "$CK" \
+	--container-image "oci:$T/oci:v1" --container-mounts "$W:/out,$CK" -- \
+	sh -c 'ck() { mkdir -p "$COHORT_CHECKPOINT_DIR/step-1" &&
+		echo "1 $COHORT_CHECKPOINT_DIR/step-1" >"$COHORT_CHECKPOINT_DIR/LATEST.tmp" &&
+		mv "$COHORT_CHECKPOINT_DIR/LATEST.tmp" "$COHORT_CHECKPOINT_DIR/LATEST"; }
+	trap "echo usr1 >>/out/sig; ck" USR1; trap "echo term >>/out/sig; exit 0" TERM;
+	echo "$COHORT_RESUME_CHECKPOINT" >/out/resume; echo $$ >/out/sig.ready;
+	while :; do sleep 0.1; done')
+wait_for 60 test -s "$W/sig.ready" || fail "job $id did not start in its image: $(job_show "$id"; cat "$T/job-$id.json")"
+# requeue: the checkpoint signal, then SIGTERM, then the job again.
+expect_exit 0 cohort requeue "$id"
+wait_for 60 grep -qx usr1 "$W/sig" || fail "the checkpoint signal (USR1) did not reach the container's process"
+wait_for 60 grep -qx term "$W/sig" || fail "SIGTERM did not reach the container's process"
+rm -f "$W/sig.ready"
+wait_for 120 test -s "$W/sig.ready" || fail "job $id did not start in its image again after the requeue"
+[ "$(cat "$W/resume")" = "$CK/step-1" ] || fail "the restart in the image did not resume from $CK/step-1: '$(cat "$W/resume")'"
+expect_exit 0 cohort cancel "$id"
+wait_state 60 "$id" CANCELLED FAILED COMPLETED
+_two_terms() { [ "$(grep -cx term "$W/sig")" = 2 ]; }
+wait_for 30 _two_terms || fail "cancel's SIGTERM did not reach the container's process: $(cat "$W/sig")"
+_ctr_gone() { ! pgrep -f "cohort-$id\." >/dev/null && ! pgrep -u nobody -f 'echo usr1' >/dev/null; }
+wait_for 30 _ctr_gone || fail "the container of job $id outlived it: $(pgrep -af "cohort-$id\.")"
+### 6. A batch script on the node runs steps in images (srun's Pyxis
+### options); a named container keeps what one step wrote for the next.
+S=$(world_dir steps)
+job_config "$S"
+cat >"$S/steps.sh" <<SH
+#!/bin/sh
+set -u
+srun --container-image=oci:$T/oci:v1 --container-name=setup --container-writable \
+	sh -c 'echo made >/tmp/from-step0 && id -u'
+srun --container-image=oci:$T/oci:v1 --container-name=setup --container-mounts=$S:/out \
+	sh -c 'cat /tmp/from-step0 >/out/named'
+srun --container-image=oci:$T/oci:v1 --container-mounts=$S:/out \
+	sh -c 'cat /tmp/from-step0 >/out/unnamed 2>/dev/null || echo none >/out/unnamed'
+srun --container-image=$T/missing.sqsh true
+echo "MISSING_RC=\$?"
+SH
+chmod 755 "$S/steps.sh"
+expect_exit 0 sbatch --parsable --export=XDG_CONFIG_HOME="$JOB_CFG" -o "$S/out.%j" \
+	-D "$S" "$S/steps.sh"
+id=$(cat "$OUT")
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "batch job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]'): $(cat "$S/out.$id")"
+grep -qx "$NOBODY_UID" "$S/out.$id" || fail "step 0 did not run as the job's user: $(cat "$S/out.$id")"
+[ "$(cat "$S/named" 2>/dev/null)" = made ] || fail "the named container did not keep step 0's file: $(cat "$S/out.$id")"
+[ "$(cat "$S/unnamed")" = none ] || fail "an unnamed container saw step 0's file"
+grep -q "MISSING_RC=[1-9]" "$S/out.$id" || fail "a step in a missing image did not fail: $(cat "$S/out.$id")"
+grep -q "missing.sqsh" "$S/out.$id" || fail "srun did not name the missing image: $(cat "$S/out.$id")"
+exit 0
