@@ -349,6 +349,15 @@ run_loop(struct run_state *rs)
 	}
 }
 
+/* cohort run --help. */
+static int
+run_help(void)
+{
+	fputs(run_usage_head, stdout);
+	fputs(strchr(submit_options_usage(), '\n') + 1, stdout);
+	return EXIT_OK;
+}
+
 /* The index of --pty among the options (before the command), or 0. */
 static int
 run_pty_at(int argc, char **argv)
@@ -385,9 +394,7 @@ run_pty(int argc, char **argv, int at, const struct cconn_opts *opts)
 			args[n++] = argv[j];
 	rc = submit_prepare(n, args, &spec, &cf, &words, &nwords);
 	if (rc == -2) {
-		fputs(run_usage_head, stdout);
-		fputs(strchr(submit_options_usage(), '\n') + 1, stdout);
-		rc = EXIT_OK;
+		rc = run_help();
 		goto out;
 	}
 	if (rc != 0)
@@ -441,9 +448,7 @@ cmd_run(int argc, char **argv, const struct cconn_opts *opts)
 	memset(&rs, 0, sizeof(rs));
 	rc = submit_prepare(argc, argv, &spec, &cf, &words, &nwords);
 	if (rc == -2) {
-		fputs(run_usage_head, stdout);
-		fputs(strchr(submit_options_usage(), '\n') + 1, stdout);
-		rc = EXIT_OK;
+		rc = run_help();
 		goto out;
 	}
 	if (rc != 0)

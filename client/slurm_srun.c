@@ -1000,6 +1000,31 @@ srun_follow_pty(struct srun *s)
 	return EXIT_OK;
 }
 
+static void srun_flush_lines(struct srun *);
+
+/* Follow the step to its end, keys as they come when keys (--pty, or
+ * input from a terminal), on this terminal in raw mode when raw, put
+ * back after; then say how its tasks ended. The step's exit code, an
+ * exit code of srun's own, or -1 when raw mode could not be had. */
+static int
+srun_drive(struct srun *s, bool raw, bool keys)
+{
+	int rc;
+
+	if (raw && srun_pty_start(STDIN_FILENO) == -1) {
+		srun_msg("error: cannot put the terminal in raw mode: %s",
+		    strerror(errno));
+		return -1;
+	}
+	rc = keys ? srun_follow_pty(s) : srun_follow(s);
+	srun_pty_restore();
+	if (rc != EXIT_OK)
+		return rc;
+	srun_flush_lines(s);
+	srun_report_failures(s);
+	return srun_exit_code(s);
+}
+
 /* A line a task never ended is written as it is. */
 static void
 srun_flush_lines(struct srun *s)
@@ -1147,20 +1172,10 @@ cmd_srun(int argc, char **argv, const struct cconn_opts *opts)
 		rc = EXIT_FAILED;
 		goto out;
 	}
-	if (s.a.pty && srun_pty_start(STDIN_FILENO) == -1) {
-		srun_msg("error: cannot put the terminal in raw mode: %s",
-		    strerror(errno));
+	if ((rc = srun_drive(&s, s.a.pty, s.a.pty)) == -1) {
 		(void)srun_signal_step(&s, SIGKILL);
 		rc = EXIT_FAILED;
-		goto out;
 	}
-	rc = s.a.pty ? srun_follow_pty(&s) : srun_follow(&s);
-	srun_pty_restore();
-	if (rc != EXIT_OK)
-		goto out;
-	srun_flush_lines(&s);
-	srun_report_failures(&s);
-	rc = srun_exit_code(&s);
 out:
 	srun_pty_restore();
 	explicit_bzero(cred, sizeof(cred));
@@ -1328,19 +1343,9 @@ cmd_attach_step(int argc, char **argv, const struct cconn_opts *opts,
 		srun_msg("attached to StepId=%" PRIu64 ".%" PRIu32 "%s",
 		    s.job_id, s.step_id, s.a.pty && s.in != NULL ?
 		    " (its terminal: raw mode until it ends)" : "");
-	if (s.a.pty && s.in != NULL && srun_pty_start(STDIN_FILENO) == -1) {
-		srun_msg("error: cannot put the terminal in raw mode: %s",
-		    strerror(errno));
+	if ((rc = srun_drive(&s, s.a.pty && s.in != NULL, s.a.pty ||
+	    s.in != NULL)) == -1)
 		rc = EXIT_FAILED;
-		goto out;
-	}
-	rc = s.a.pty || s.in != NULL ? srun_follow_pty(&s) : srun_follow(&s);
-	srun_pty_restore();
-	if (rc != EXIT_OK)
-		goto out;
-	srun_flush_lines(&s);
-	srun_report_failures(&s);
-	rc = srun_exit_code(&s);
 out:
 	srun_pty_restore();
 	srun_free(&s);
