@@ -501,14 +501,15 @@ START_TEST(test_step_stdin)
 END_TEST
 
 /* Whether path holds text yet (the supervisor copies the terminal's
- * output there as it comes), for up to 10 s. */
+ * output there as it comes): a bounded wait, generous for a loaded
+ * machine (up to 120 s). */
 static bool
 log_has(const char *path, const char *text)
 {
 	char buf[4096];
 	int i;
 
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < 12000; i++) {
 		slurp(path, buf, sizeof(buf));
 		if (strstr(buf, text) != NULL)
 			return true;
