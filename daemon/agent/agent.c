@@ -135,8 +135,6 @@ struct apending {
 	struct agent *agent;
 	struct ctr_req *ctr_req;
 	struct ctr_result ctr_res;
-	bool answered;		/* the launch was answered when its image
-				 * was queued */
 	TAILQ_ENTRY(apending) entry;
 };
 
@@ -163,8 +161,6 @@ struct agent {
 	/* Launches still starting tasks, taken in turn one round each. */
 	TAILQ_HEAD(, apending) pending;
 	struct event *launch_ev;	/* the next round */
-	agent_launch_cb launch_cb;
-	void *launch_arg;
 };
 
 /* Is t a task of job step *step (step NULL: of the job's own)? */
@@ -1610,6 +1606,32 @@ agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
 	return 0;
 }
 
+/* A launch (answered at its first round) failed in a later one, its
+ * started tasks killed: the rank that could not start says why, as
+ * a task's end, so that the controller ends the attempt as for any task
+ * that failed rather than wait for tasks that never come. */
+static void
+agent_report_unstarted(struct agent *a, const struct apending *p,
+    const struct cerr *err)
+{
+	const struct launch *l = &p->l;
+	struct task_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.job_id = l->job_id;
+	r.restart = l->restart;
+	if (l->step != NULL) {
+		r.has_step = true;
+		r.step = l->step->step_id;
+		r.rank = l->step->first_rank + p->next;
+	} else
+		r.rank = l->node_rank * l->spec->tasks_per_node + p->next;
+	r.wait_status = 127 << 8;
+	snprintf(r.why, sizeof(r.why), "could not start on this node: %.200s",
+	    err->text);
+	a->cb(&r, a->arg);
+}
+
 /* Answer a launch under way and forget it; a start whose started tasks
  * all ended meanwhile ends here (agent_job_end waited for this). */
 static void
@@ -1618,8 +1640,8 @@ apending_done(struct agent *a, struct apending *p, const struct cerr *err)
 	uint64_t job_id = p->l.job_id;
 	uint32_t restart = p->l.restart;
 
-	if (a->launch_cb != NULL && !p->answered)
-		a->launch_cb(a->launch_arg, &p->l, err);
+	if (err != NULL)
+		agent_report_unstarted(a, p, err);
 	apending_free(a, p);
 	agent_job_end(a, job_id, restart, false);
 	ajob_gc(a, job_id, restart);
@@ -1686,20 +1708,6 @@ agent_ctr_ready(void *arg, const struct ctr_result *r)
 	agent_launch_arm(p->agent);
 }
 
-void
-agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg)
-{
-	a->launch_cb = cb;
-	a->launch_arg = arg;
-}
-
-/* The tasks of a launch are started a few per loop round rather than all
- * at once: each start forks and writes files, and their number is the
- * job's (up to JOB_TASKS_PER_NODE_LIMIT), so starting them in one
- * callback held the loop, and with it the heartbeats and every other
- * job's reports, for as long as the user chose. Rounds keep one event
- * loop and no threads; the price is that the answer to a large launch
- * waits for its last round. */
 /* Strings from the network: each present, none too long, all of them
  * together at most max bytes. */
 static int
@@ -1922,8 +1930,10 @@ agent_launch_ntasks(const struct launch *l)
  * job's (up to JOB_TASKS_PER_NODE_LIMIT), so starting them in one
  * callback held the loop, and with it the heartbeats and every other
  * job's reports, for as long as the user chose. Rounds keep one event
- * loop and no threads; the price is that the answer to a large launch
- * waits for its last round. A step's tasks take the same path. */
+ * loop and no threads. The launch is answered at its first round: an
+ * answer that waited for the last one took longer than the controller
+ * waits on a slow node, and the start was failed and launched again,
+ * over and over. A step's tasks take the same path. */
 int
 agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 {
@@ -1983,15 +1993,13 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND, p->ctr_req != NULL ?
 	    ", once its image is ready" : "");
 	TAILQ_INSERT_TAIL(&a->pending, p, entry);
-	if (p->ctr_req == NULL) {
+	if (p->ctr_req == NULL)
 		agent_launch_arm(a);
-		return 1;
-	}
-	/* Accepted now: unpacking a large image may take longer than the
-	 * controller waits for an answer, and what comes of it reaches the
-	 * controller as the tasks' start (or their failure, with its
-	 * reason). */
-	p->answered = true;
+	/* Accepted now, its first round started: the rest of a large
+	 * launch (or unpacking a large image) may take longer than the
+	 * controller waits for an answer on a slow or loaded node, and
+	 * what comes of it reaches the controller as the tasks' start, or
+	 * as a rank's end with the reason it could not start. */
 	return 0;
 }
 

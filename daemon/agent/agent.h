@@ -98,9 +98,6 @@ struct launch {
 	/* Set: start this job step's tasks here, in the start (job_id,
 	 * restart) launched before; NULL: the job's own tasks. */
 	const struct step_launch *step;
-	/* Who waits for the answer to a launch answered later
-	 * (agent_launch returning 1): the link's, kept as they are. */
-	uint64_t reply_id, reply_conn;
 };
 
 /* Ranks a launch starts in one go (one loop round): a launch of more is
@@ -158,21 +155,14 @@ void agent_set_inventory(struct agent *a, const struct inventory *inv);
  * already known (or still being started) is accepted as is. A step
  * that is not consistent, a start not launched here (ERR_NOT_FOUND) or
  * AGENT_STEPS_MAX steps running (ERR_LIMIT) are refused, with nothing
- * started. 0: every task started; 1:
- * AGENT_STARTS_PER_ROUND of them started, the rest follow in later loop
- * rounds (so that no launch holds the loop for longer than a round's
- * starts), and the launch callback gets the answer with a copy of l;
- * -1 with err (ERR_INVALID for a start that cannot work here, e.g. an
- * unknown user: nothing is left running). */
+ * started. 0: accepted, its first AGENT_STARTS_PER_ROUND tasks started
+ * (or, in an image, once the image is ready); the rest follow in later
+ * loop rounds, so that no launch holds the loop for longer than a
+ * round's starts, and a rank that cannot start then ends, with the
+ * reason as its why, the start's other tasks killed. -1 with err
+ * (ERR_INVALID for a start that cannot work here, e.g. an unknown user:
+ * nothing is left running). */
 int agent_launch(struct agent *a, const struct launch *l, struct cerr *err);
-
-/* The answer to a launch agent_launch returned 1 for: err NULL when all
- * its tasks started, else why none runs (a stop that came first is
- * ERR_CONFLICT). l is borrowed for the call. Launches still under way
- * when the agent is destroyed are not answered. */
-typedef void (*agent_launch_cb)(void *arg, const struct launch *l,
-    const struct cerr *err);
-void agent_set_launch_cb(struct agent *a, agent_launch_cb cb, void *arg);
 
 /* "COHORT_TASK_CPUS=LIST" for a task bound to cpus, into line (len:
  * sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX holds any). 0, or

@@ -693,6 +693,20 @@ link_task_exited(const struct task_report *r, void *arg)
 }
 
 static void
+link_launch_reply(struct link *l, uint64_t id, const struct launch *la)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
+
+	rep.job_id = la->job_id;
+	rep.restart = la->restart;
+	env.id = id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+	env.launch_reply = &rep;
+	link_send(l, &env);
+}
+
+static void
 link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 {
 	const Cohort__V1__LaunchRequest *lr = req->launch;
@@ -780,40 +794,11 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		}
 		la.step = &sl;
 	}
-	la.reply_id = req->id;
-	la.reply_conn = l->conn;
-	switch (l->ops->launch(l->arg, &la, &err)) {
-	case -1:
+	if (l->ops->launch(l->arg, &la, &err) == -1)
 		link_send_error(l, req->id, err.code, err.text);
-		break;
-	case 0:
-		link_launch_done(l, &la, NULL);
-		break;
-	default:
-		break;	/* answered by link_launch_done */
-	}
+	else
+		link_launch_reply(l, req->id, &la);
 	job_spec_clear(&spec);
-}
-
-void
-link_launch_done(void *arg, const struct launch *la, const struct cerr *err)
-{
-	struct link *l = arg;
-	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
-	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
-
-	if (l->state != LINK_READY || la->reply_conn != l->conn)
-		return;
-	if (err != NULL) {
-		link_send_error(l, la->reply_id, err->code, err->text);
-		return;
-	}
-	rep.job_id = la->job_id;
-	rep.restart = la->restart;
-	env.id = la->reply_id;
-	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
-	env.launch_reply = &rep;
-	link_send(l, &env);
 }
 
 static void

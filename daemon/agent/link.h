@@ -66,9 +66,8 @@ struct link_ops {
 	struct progress_report *(*progress)(void *arg, size_t *n);
 	/* As agent_step_times (agent.h); may be NULL. */
 	struct step_time *(*step_times)(void *arg, size_t *n);
-	/* Required. As agent_launch: 0 (answered now), 1 (the owner
-	 * answers later with link_launch_done, given l's reply_id and
-	 * reply_conn), or -1 with err (sent back). */
+	/* Required. As agent_launch: 0 (accepted) or -1 with err (sent
+	 * back). */
 	int (*launch)(void *arg, const struct launch *l, struct cerr *err);
 	/* As agent_stop, agent_signal and agent_read_log: step NULL when
 	 * the request names no job step. */
@@ -183,12 +182,5 @@ void link_task_exited(const struct task_report *r, void *arg);
 void link_health_changed(const struct node_health *h, void *arg);
 /* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
 void link_checkpoint_seen(void *arg);
-
-/* The answer to a launch ops->launch returned 1 for (agent_launch_cb's
- * shape; arg is the link): err NULL for started. Dropped when the
- * connection it came on is gone: the controller has given up on it, and
- * learns of the tasks from the heartbeats. */
-void link_launch_done(void *arg, const struct launch *l,
-    const struct cerr *err);
 
 #endif

@@ -726,8 +726,8 @@ START_TEST(test_step_stop_pending)
 	l1.step = &s1;
 	l2 = l;
 	l2.step = &s2;
-	ck_assert_int_eq(agent_launch(a, &l1, &err), 1);
-	ck_assert_int_eq(agent_launch(a, &l2, &err), 1);
+	ck_assert_int_eq(agent_launch(a, &l1, &err), 0);
+	ck_assert_int_eq(agent_launch(a, &l2, &err), 0);
 	agent_stop(a, JOB, 1, &id2);
 	ck_assert_uint_eq(count_tasks(a, 1, true), AGENT_STARTS_PER_ROUND);
 	/* Step 1 starts its last ranks in a later round. */
@@ -738,6 +738,53 @@ START_TEST(test_step_stop_pending)
 	    count_tasks(a, 1, false), AGENT_STARTS_PER_ROUND + 2);
 	agent_stop(a, JOB, 1, NULL);
 	run_until(&ex, 2 * AGENT_STARTS_PER_ROUND + 3);
+	agent_destroy(a);
+}
+END_TEST
+
+/* A launch of more tasks than a loop round starts is answered at its
+ * first round; a rank that cannot start in a later one (here rank 10,
+ * whose output path is one byte too long where ranks 0-9 fit) ends
+ * with the reason, and the start's other tasks are killed. An answer
+ * that waited for the last round took longer than the controller waits
+ * on a slow node: it failed the start and launched it again, forever. */
+START_TEST(test_launch_late_rank_fails)
+{
+	char pat[PATH_MAX + 8];
+	struct exits ex = { 0 };
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+	size_t len;
+	int i;
+
+	spec_init(&s, argv_sleep, 3, false);
+	s.tasks_per_node = 12;
+	/* tmpdir/./././.../o-%t: 4,095 bytes for a rank of one digit. */
+	len = (size_t)snprintf(pat, sizeof(pat), "%s/", tmpdir);
+	if ((PATH_MAX - 1 - len - 3) % 2 != 0)
+		pat[len++] = 'o';
+	while (len < PATH_MAX - 1 - 3)
+		len += (size_t)snprintf(pat + len, sizeof(pat) - len, "./");
+	snprintf(pat + len, sizeof(pat) - len, "o-%%t");
+	s.output = pat;
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	ck_assert_uint_eq(count_tasks(a, -1, true), AGENT_STARTS_PER_ROUND);
+	ck_assert_int_eq(ex.n, 0);
+	run_until(&ex, 1);
+	ck_assert_int_eq(ex.n, 1);
+	ck_assert(!ex.r[0].has_step && !ex.r[0].running);
+	ck_assert_uint_eq(ex.r[0].rank, 10);
+	ck_assert_msg(strstr(ex.r[0].why, "could not start on this node") !=
+	    NULL && strstr(ex.r[0].why, "the file pattern") != NULL, "%s",
+	    ex.r[0].why);
+	for (i = 0; i < 100 && count_tasks(a, -1, true) > 0; i++)
+		ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+	ck_assert_uint_eq(count_tasks(a, -1, true), 0);
 	agent_destroy(a);
 }
 END_TEST
@@ -758,6 +805,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_pty);
 	tcase_add_test(tc, test_step_stop_and_adopt);
 	tcase_add_test(tc, test_step_refused);
+	tcase_add_test(tc, test_launch_late_rank_fails);
 	tcase_add_test(tc, test_step_stop_pending);
 	suite_add_tcase(s, tc);
 	return s;
