@@ -67,6 +67,12 @@ export COHORT_BINDIR PATH COHORT_PB2_DIR
 unset COHORT_SERVER COHORT_CERT COHORT_KEY COHORT_CA
 XDG_CONFIG_HOME=/nonexistent-cohort-test-config
 export XDG_CONFIG_HOME
+# A node goes DOWN when its heartbeats stop for node_timeout. A loaded
+# machine (CI, ASan) can hold an agent's heartbeats for seconds, so a
+# test's nodes get 30 s unless the test means nodes to go DOWN: it then
+# sets COHORT_LOCAL_NODE_TIMEOUT itself (5s, say) before cluster_up.
+COHORT_LOCAL_NODE_TIMEOUT=${COHORT_LOCAL_NODE_TIMEOUT:-30s}
+export COHORT_LOCAL_NODE_TIMEOUT
 
 mkdir -p "$top_builddir/tests/tmp"
 T=$(mktemp -d "$top_builddir/tests/tmp/$TEST_NAME.XXXXXX")

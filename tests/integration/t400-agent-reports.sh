@@ -31,7 +31,8 @@ expect_log_error 'cohortd: warning: job 987654 runs on a node but is not in the 
 need_python_protobuf
 
 C=$T/cluster
-cluster_up "$C" --nodes 2 --gpus 2
+# The fake node02 is meant to go DOWN.
+COHORT_LOCAL_NODE_TIMEOUT=5s cluster_up "$C" --nodes 2 --gpus 2
 HTTP=$COHORT_HTTP
 W=$(world_dir work)
 

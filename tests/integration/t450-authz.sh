@@ -21,7 +21,8 @@ need_python_protobuf
 C=$T/cluster
 # node01 runs the jobs; node02 has a certificate but no agent, so that its
 # agent's cells come from a stolen certificate, not a running agent.
-cluster_up "$C" --nodes 2 --gpus 4 --no-agents
+# node02 is meant to go DOWN (the DeleteNode row).
+COHORT_LOCAL_NODE_TIMEOUT=5s cluster_up "$C" --nodes 2 --gpus 4 --no-agents
 cohort-local start "$C" node01 >/dev/null 2>&1 || fail "cannot start node01's agent"
 wait_node 20 node01 'n["state"] == "UP"'
 W=$(world_dir work)

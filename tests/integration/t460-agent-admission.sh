@@ -24,7 +24,8 @@ need_python_protobuf
 export COHORT_MUX=no
 
 C=$T/cluster
-cluster_up "$C" --nodes 1 --gpus 1
+# The agent killed in step 1 is meant to go DOWN.
+COHORT_LOCAL_NODE_TIMEOUT=5s cluster_up "$C" --nodes 1 --gpus 1
 cp "$C/cohortd.conf" "$C/cohortd.conf.orig"
 restart_with() {
 	local a
