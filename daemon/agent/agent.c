@@ -146,8 +146,10 @@ struct agent {
 	struct event *sweep;
 	TAILQ_HEAD(, atask) tasks;
 	TAILQ_HEAD(, ajob) jobs;
-	void (*ckpt_cb)(void *);	/* a new checkpoint was seen */
-	void *ckpt_arg;
+	/* News for the controller now rather than at the next heartbeat: a
+	 * new checkpoint, the first ranks of a job in an image started. */
+	void (*news_cb)(void *);
+	void *news_arg;
 	/* CPU binding and cgroups. */
 	const struct inventory *inv;	/* the GPUs' NUMA nodes; NULL:
 					 * unknown */
@@ -1666,6 +1668,7 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 	struct agent *a = arg;
 	struct apending *p;
 	struct cerr err;
+	bool news;
 
 	/* Launches waiting for their image sit out the rounds. */
 	TAILQ_FOREACH(p, &a->pending, entry)
@@ -1675,14 +1678,20 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	TAILQ_REMOVE(&a->pending, p, entry);
 	cerr_clear(&err);
-	if (agent_launch_some(a, p, &err) == -1)
+	news = p->next == 0 && agent_ctr_of(p) != NULL;
+	if (agent_launch_some(a, p, &err) == -1) {
+		news = false;
 		apending_done(a, p, &err);
-	else if (p->next >= p->ntasks) {
+	} else if (p->next >= p->ntasks) {
 		log_info("job %" PRIu64 ": all %u tasks started", p->l.job_id,
 		    p->next);
 		apending_done(a, p, NULL);
 	} else
 		TAILQ_INSERT_TAIL(&a->pending, p, entry);
+	/* The controller counts a job in an image RUNNING once every node
+	 * has its ranks running: this node's are, say so now. */
+	if (news && a->news_cb != NULL)
+		a->news_cb(a->news_arg);
 	TAILQ_FOREACH(p, &a->pending, entry)
 		if (p->ctr_req == NULL) {
 			agent_launch_arm(a);
@@ -2198,15 +2207,15 @@ agent_watch_checkpoints(struct agent *a)
 	TAILQ_FOREACH(j, &a->jobs, entry)
 		if (j->ckpt_dir != NULL && ajob_read_latest(j))
 			fresh = true;
-	if (fresh && a->ckpt_cb != NULL)
-		a->ckpt_cb(a->ckpt_arg);
+	if (fresh && a->news_cb != NULL)
+		a->news_cb(a->news_arg);
 }
 
 void
-agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg)
+agent_set_news_cb(struct agent *a, void (*cb)(void *), void *arg)
 {
-	a->ckpt_cb = cb;
-	a->ckpt_arg = arg;
+	a->news_cb = cb;
+	a->news_arg = arg;
 }
 
 struct ckpt_report *

@@ -246,6 +246,9 @@ int agent_step_window(struct agent *a, uint64_t job_id, uint32_t restart,
 /* Read the watched LATEST files now; calls the checkpoint callback when
  * one names a new checkpoint. */
 void agent_watch_checkpoints(struct agent *a);
-void agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg);
+/* cb(arg) when the controller should hear now rather than at the next
+ * heartbeat: a new checkpoint, the first ranks of a job in an image
+ * started here (the job runs once every node's have). */
+void agent_set_news_cb(struct agent *a, void (*cb)(void *), void *arg);
 
 #endif

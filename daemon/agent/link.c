@@ -643,7 +643,7 @@ link_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-link_checkpoint_seen(void *arg)
+link_news(void *arg)
 {
 	link_send_heartbeat(arg);
 }

@@ -180,7 +180,8 @@ void link_task_exited(const struct task_report *r, void *arg);
 
 /* The changed callback for health_create: a heartbeat now. */
 void link_health_changed(const struct node_health *h, void *arg);
-/* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
-void link_checkpoint_seen(void *arg);
+/* A callback for agent_set_news_cb: a heartbeat now (a new checkpoint,
+ * a job's ranks started once its image was ready). */
+void link_news(void *arg);
 
 #endif

@@ -339,7 +339,7 @@ start(struct cohort_agent *d)
 		fatalx("%s", err.text);
 	/* Before registering, so that a sick node says so at once. */
 	health_check_now(d->health);
-	agent_set_checkpoint_cb(d->agent, link_checkpoint_seen, d->link);
+	agent_set_news_cb(d->agent, link_news, d->link);
 	link_start(d->link, 0);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);

@@ -32,6 +32,7 @@ struct gang_node {
 	struct gang *g;
 	unsigned node_rank;
 	bool sent;		/* its launch went out */
+	bool ready;		/* its image is ready (a job in an image) */
 	char node[PEER_NAME_MAX + 1];
 };
 
@@ -45,6 +46,12 @@ struct gang {
 	size_t outstanding;	/* launch callbacks still to come */
 	bool sent;		/* false: waiting for stopping tasks */
 	bool over;		/* running, or failed and undone */
+	/* A job in a container image: every node answered, and the gang
+	 * waits for each to have its image ready (its ranks started) before
+	 * the job is RUNNING. */
+	bool imaging;
+	size_t ready;		/* nodes whose image is ready */
+	int64_t sent_ms;	/* when the launch went out */
 	struct gang_node *nodes;	/* nnodes of them */
 	TAILQ_ENTRY(gang) entry;
 };
@@ -63,6 +70,8 @@ struct stopping {
 #define GANG_ALL_GPUS UINT64_MAX
 
 static void gang_send(struct gang *, int64_t);
+static void gang_running(struct gang *, int64_t);
+static bool gang_image_wait(struct gang *, const struct job *);
 static void gang_stop_some(struct cluster *, const struct job *,
     const char *, const struct gang *, const struct gang_node *, int64_t);
 
@@ -337,7 +346,6 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	struct gang_node *gn = arg;
 	struct gang *g = gn->g;
 	const struct job *job = jobs_get(g->cl->js, g->job_id);
-	struct cerr e;
 
 	g->outstanding--;
 	/* A gang whose job moved on (failed over, ended, launched again
@@ -346,20 +354,163 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	    job->attempt != g->attempt))
 		g->over = true;
 	if (!g->over) {
-		if (err != NULL) {
+		if (err != NULL)
 			gang_fail(g, gn, err, now);
-		} else if (++g->acked == g->nnodes) {
-			g->over = true;
-			if (jobs_mark_running(g->cl->js, g->job_id, now,
-			    &e) == -1)
-				log_warnx("job %" PRIu64 ": %s", g->job_id,
-				    e.text);
-			else
-				gang_record_running(g->cl,
-				    jobs_get(g->cl->js, g->job_id));
-		}
+		else if (++g->acked == g->nnodes &&
+		    !gang_image_wait(g, job))
+			gang_running(g, now);
 	}
 	gang_release(g);
+}
+
+/* Every node of the gang started its tasks: the job is RUNNING. */
+static void
+gang_running(struct gang *g, int64_t now)
+{
+	struct cerr e;
+
+	g->over = true;
+	if (jobs_mark_running(g->cl->js, g->job_id, now, &e) == -1)
+		log_warnx("job %" PRIu64 ": %s", g->job_id, e.text);
+	else
+		gang_record_running(g->cl, jobs_get(g->cl->js, g->job_id));
+}
+
+/* ---- Images ----------------------------------------------------------- */
+
+/* Say how far the gang's images are: the job's reason, while it waits. */
+static void
+gang_image_progress(struct gang *g)
+{
+	char reason[96];
+
+	snprintf(reason, sizeof(reason), "ImagePull: %zu of %zu nodes ready",
+	    g->ready, g->nnodes);
+	jobs_set_launch_reason(g->cl->js, g->job_id, reason);
+}
+
+/* Record an image event of the gang's job (node NULL: the job's). */
+static void
+gang_image_event(struct gang *g, const char *node, const char *detail,
+    int64_t now)
+{
+	struct cerr err;
+
+	if (jobs_event(g->cl->js, g->job_id, node, "image", "cohortd", detail,
+	    now, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
+}
+
+/* Every node answered the launch of job g: true when the job runs in an
+ * image, which the nodes prepare on their own (each starts its ranks
+ * once its image is ready): the job stays launching, its time limit not
+ * running, until every node starting ranks has them running. The other
+ * nodes of a batch job start none and have nothing to prepare. */
+static bool
+gang_image_wait(struct gang *g, const struct job *job)
+{
+	size_t i;
+
+	if (job->spec.ctr.image == NULL)
+		return false;
+	g->imaging = true;
+	for (i = 0; i < g->nnodes; i++)
+		if (job->spec.batch && g->nodes[i].node_rank != 0 &&
+		    !g->nodes[i].ready) {
+			g->nodes[i].ready = true;
+			g->ready++;
+		}
+	if (g->ready == g->nnodes)
+		return false;
+	log_info("job %" PRIu64 ": launched, waiting for its image on %zu "
+	    "node(s)", g->job_id, g->nnodes - g->ready);
+	gang_image_progress(g);
+	return true;
+}
+
+/* The launch of job g, in an image, goes out: say where it is prepared. */
+static void
+gang_image_sent(struct gang *g, const struct job *job, int64_t now)
+{
+	char detail[CTR_TEXT_MAX + 64];
+
+	if (job->spec.ctr.image == NULL)
+		return;
+	snprintf(detail, sizeof(detail), "preparing image %s on %zu node(s)",
+	    job->spec.ctr.image, job->spec.batch ? (size_t)1 : g->nnodes);
+	gang_image_event(g, NULL, detail, now);
+	log_info("job %" PRIu64 ": %s", g->job_id, detail);
+}
+
+/* The job's gang being launched (not yet RUNNING), or NULL. */
+static struct gang *
+gang_launching_find(struct cluster *cl, uint64_t job_id, uint32_t attempt)
+{
+	struct gang *g;
+
+	TAILQ_FOREACH(g, &cl->gangs, entry)
+		if (!g->over && g->job_id == job_id && g->attempt == attempt)
+			return g;
+	return NULL;
+}
+
+/* A node may have its ranks running before the last node answered the
+ * launch (its image was cached): it counts as ready then, and the job
+ * runs at the last answer if every node is. */
+void
+gang_node_ready(struct cluster *cl, const char *node, uint64_t job_id,
+    uint32_t attempt, int64_t now)
+{
+	const struct job *job = jobs_get(cl->js, job_id);
+	char detail[CTR_TEXT_MAX + 64];
+	struct gang *g;
+	size_t i;
+
+	if (job == NULL || job->spec.ctr.image == NULL ||
+	    (g = gang_launching_find(cl, job_id, attempt)) == NULL ||
+	    !g->sent)
+		return;
+	for (i = 0; i < g->nnodes; i++)
+		if (strcmp(g->nodes[i].node, node) == 0)
+			break;
+	if (i == g->nnodes || g->nodes[i].ready)
+		return;
+	g->nodes[i].ready = true;
+	g->ready++;
+	snprintf(detail, sizeof(detail), "image %s ready, ranks started %"
+	    PRId64 " ms after the launch", job->spec.ctr.image,
+	    now - g->sent_ms);
+	gang_image_event(g, node, detail, now);
+	log_info("job %" PRIu64 ": node %s: %s", job_id, node, detail);
+	if (!g->imaging)
+		return;
+	if (g->ready < g->nnodes) {
+		gang_image_progress(g);
+		return;
+	}
+	gang_running(g, now);
+	gang_release(g);
+}
+
+/* Gangs waiting for images whose job moved on (failed, cancelled,
+ * restarted as a new attempt) are forgotten. */
+static void
+gang_image_sweep(struct cluster *cl)
+{
+	struct gang *g, *next;
+	const struct job *job;
+
+	for (g = TAILQ_FIRST(&cl->gangs); g != NULL; g = next) {
+		next = TAILQ_NEXT(g, entry);
+		if (!g->imaging || g->over)
+			continue;
+		job = jobs_get(cl->js, g->job_id);
+		if (job != NULL && jobs_is_active(job) &&
+		    job->attempt == g->attempt)
+			continue;
+		g->over = true;
+		gang_release(g);
+	}
 }
 
 /* Send the launch to every node of the gang's job. */
@@ -375,6 +526,7 @@ gang_send(struct gang *g, int64_t now)
 	size_t i;
 
 	g->sent = true;
+	g->sent_ms = now;
 	if ((nodelist = calloc(job->nplace, sizeof(*nodelist))) == NULL) {
 		cerr_set(&err, ERR_INTERNAL, "out of memory");
 		gang_fail(g, NULL, &err, now);
@@ -395,6 +547,7 @@ gang_send(struct gang *g, int64_t now)
 	    20000);
 	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
 	    job->id, job->nplace, job->attempt);
+	gang_image_sent(g, job, now);
 	for (i = 0; i < job->nplace && !g->over; i++) {
 		n = nodes_get(cl->ns, job->place[i].node);
 		lc.place = &job->place[i];
@@ -600,6 +753,7 @@ gang_tick(struct cluster *cl, int64_t now)
 	char reason[320];
 	struct cerr err;
 
+	gang_image_sweep(cl);
 	for (s = TAILQ_FIRST(&cl->stopping); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
 		if (now < s->deadline_ms)
