@@ -18,7 +18,10 @@
 #     reaches it too, and the container is gone afterwards;
 #  6. srun's Pyxis options run a batch job's steps in an image, a named
 #     container keeps a step's file for the next step, and a step in a
-#     missing image fails, naming it.
+#     missing image fails, naming it;
+#  7. a job waits PENDING, "ImagePull: 1 of 2 nodes ready", while one
+#     node still unpacks its image (held on a FIFO the test fills), and
+#     `cohort events` has an image event per node.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
@@ -215,4 +218,43 @@ grep -qx "$NOBODY_UID" "$S/out.$id" || fail "step 0 did not run as the job's use
 [ "$(cat "$S/unnamed")" = none ] || fail "an unnamed container saw step 0's file"
 grep -q "MISSING_RC=[1-9]" "$S/out.$id" || fail "a step in a missing image did not fail: $(cat "$S/out.$id")"
 grep -q "missing.sqsh" "$S/out.$id" || fail "srun did not name the missing image: $(cat "$S/out.$id")"
+
+### 7. A job waits as ImagePull until every node has its image: node01
+### has it cached; node02's unpack reads a layer that is a FIFO, held
+### until the test writes the layer into it.
+cp -a "$T/oci" "$T/oci2" || fail "cannot copy the image"
+id=$(job_submit --name ctr-warm --workdir "$W" --max-restarts 0 --nodelist node01 \
+	--container-image "oci:$T/oci2:v1" -- true)
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+LAYER=$T/oci2/blobs/sha256/$(ls -S "$T/oci2/blobs/sha256" | head -n 1)
+mv "$LAYER" "$T/layer.blob" && mkfifo -m 644 "$LAYER" || fail "cannot make $LAYER a FIFO"
+# Fill the FIFO once, here or (the test failing) on exit, so that no
+# unpack is left waiting on it.
+_release_layer() {
+	[ -n "${LAYER_FED:-}" ] && return 0
+	LAYER_FED=1
+	timeout 60 sh -c 'cat "$1" >"$2"' - "$T/layer.blob" "$LAYER"
+}
+at_exit _release_layer
+id=$(job_submit --name ctr-pull -N 2 --workdir "$W" --max-restarts 0 \
+	--container-image "oci:$T/oci2:v1" --container-mounts "$W:/out" -- \
+	sh -c 'cat /etc/only-in-image >/out/pull.$RANK')
+wait_job 60 "$id" 'd["state"] == "PENDING" and d["reason"] == "ImagePull: 1 of 2 nodes ready"'
+expect_exit 0 cohort events --job "$id" --kind image --json
+cp "$OUT" "$T/pull-events.json"
+json_get "$T/pull-events.json" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
+	grep -q '"node01"' || fail "no image event for node01: $(cat "$T/pull-events.json")"
+# Still waiting: node02 has not read its layer.
+job_expr "$id" 'd["state"] == "PENDING"' || fail "job $id ran before node02 had its image"
+_release_layer || fail "node02 did not read the layer of $T/oci2"
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(cat "$W/pull.0" "$W/pull.1" 2>/dev/null)" = "cohort-test-image
+cohort-test-image" ] || fail "job $id's ranks did not both run in the image"
+expect_exit 0 cohort events --job "$id" --kind image --json
+json_get "$OUT" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
+	grep -q '"node02"' || fail "no image event for node02: $(cat "$OUT")"
 exit 0
