@@ -21,12 +21,18 @@
 #     missing image fails, naming it;
 #  7. a job waits PENDING, "ImagePull: 1 of 2 nodes ready", while one
 #     node still unpacks its image (held on a FIFO the test fills), and
-#     `cohort events` has an image event per node.
+#     `cohort events` has an image event per node;
+#  8. a job in an image whose node's agent is killed mid-run restarts in
+#     the image on the other node from its checkpoint, and the returning
+#     agent stops the old attempt's container.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
 expect_log_error 'warning: job [0-9]+: cannot read the container image'
 expect_log_error 'warning: job [0-9]+: FAILED: rank 0 could not start: cannot read the container image'
+# Section 8's node goes DOWN, its job restarts.
+expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
 need_root
 
 for c in runc umoci mksquashfs busybox; do
@@ -68,6 +74,8 @@ if ! runc --root "$T/probe-state" run --bundle "$T/probe" "cohort-probe-$$" >"$T
 	exit 77
 fi
 
+# Section 8 kills an agent: its node is DOWN after 5 s without heartbeats.
+export COHORT_LOCAL_NODE_TIMEOUT=5s
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 1
 W=$(world_dir out)
@@ -257,4 +265,37 @@ cohort-test-image" ] || fail "job $id's ranks did not both run in the image"
 expect_exit 0 cohort events --job "$id" --kind image --json
 json_get "$OUT" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
 	grep -q '"node02"' || fail "no image event for node02: $(cat "$OUT")"
+
+### 8. The node of a job in an image fails mid-run: the job restarts in
+### the image on the other node and resumes from its checkpoint.
+CK2=$(world_dir ckpt2)
+id=$(job_submit --name ctr-failover --workdir "$W" --max-restarts 2 --checkpoint-dir "$CK2" \
+	--container-image "oci:$T/oci:v1" --container-mounts "$W:/out,$CK2" -- \
+	sh -c 'echo "$COHORT_RESUME_CHECKPOINT" >/out/fo-resume.$COHORT_RESTART_COUNT
+	if [ -n "$COHORT_RESUME_CHECKPOINT" ]; then cat /etc/only-in-image >/out/fo-img; exit 0; fi
+	mkdir -p "$COHORT_CHECKPOINT_DIR/step-1" &&
+	echo "1 $COHORT_CHECKPOINT_DIR/step-1" >"$COHORT_CHECKPOINT_DIR/LATEST.tmp" &&
+	mv "$COHORT_CHECKPOINT_DIR/LATEST.tmp" "$COHORT_CHECKPOINT_DIR/LATEST"
+	while :; do sleep 0.1; done')
+wait_job 60 "$id" 'd["state"] == "RUNNING" and d["checkpoint"] is not None'
+node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
+cohort-local kill "$C" "$node" >"$T/kill.out" 2>&1 || fail "cohort-local kill $node: $(cat "$T/kill.out")"
+wait_node 30 "$node" 'n["state"] == "DOWN"'
+wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 1 ] ||
+	fail "job $id restarted $(json_get "$T/job-$id.json" 'd["restarts"]') times, not once"
+json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$node\"" &&
+	fail "job $id restarted on the DOWN node $node"
+[ "$(cat "$W/fo-resume.1" 2>/dev/null)" = "$CK2/step-1" ] ||
+	fail "the restart did not resume from $CK2/step-1: '$(cat "$W/fo-resume.1" 2>/dev/null)'"
+[ "$(cat "$W/fo-img" 2>/dev/null)" = cohort-test-image ] || fail "the restart did not run in the image"
+# The old attempt outlived its agent; the returning agent stops it.
+pgrep -u nobody -f fo-resume >/dev/null ||
+	fail "the old attempt's container ended with its agent: nothing left to check"
+cohort-local start "$C" "$node" >"$T/start.out" 2>&1 || fail "cohort-local start $node: $(cat "$T/start.out")"
+wait_for 30 not pgrep -u nobody -f fo-resume ||
+	fail "the returning agent on $node left the old container running: $(pgrep -u nobody -af fo-resume)"
+wait_node 30 "$node" 'n["state"] == "UP"'
 exit 0
