@@ -77,10 +77,11 @@ launched(unsigned nodes, bool image, const struct domain_spec *d)
 	return id;
 }
 
-/* Heartbeats from every node: those of running[] (node ranks of job id,
- * attempt 1, one task each) list their rank, the others nothing. */
+/* Heartbeats from every node but quiet (NULL: none): those of running[]
+ * (node ranks of job id's current attempt, one task each) list their
+ * rank, the others nothing. */
 static void
-beat(uint64_t id, const unsigned *running, size_t n)
+beat_but(uint64_t id, const unsigned *running, size_t n, const char *quiet)
 {
 	const struct job *job = domain_job(&D, id);
 	struct task_report r;
@@ -89,6 +90,8 @@ beat(uint64_t id, const unsigned *running, size_t n)
 	bool listed;
 
 	for (i = 0; i < D.nnodes; i++) {
+		if (quiet != NULL && strcmp(D.nodes[i].name, quiet) == 0)
+			continue;
 		listed = false;
 		for (k = 0; k < n; k++) {
 			node = domain_rank_node(job, running[k]);
@@ -96,7 +99,7 @@ beat(uint64_t id, const unsigned *running, size_t n)
 				continue;
 			memset(&r, 0, sizeof(r));
 			r.job_id = id;
-			r.restart = 1;
+			r.restart = job->attempt;
 			r.rank = running[k];
 			r.running = true;
 			domain_heartbeat(&D, D.nodes[i].name, &r, 1);
@@ -105,6 +108,12 @@ beat(uint64_t id, const unsigned *running, size_t n)
 		if (!listed)
 			domain_heartbeat(&D, D.nodes[i].name, NULL, 0);
 	}
+}
+
+static void
+beat(uint64_t id, const unsigned *running, size_t n)
+{
+	beat_but(id, running, n, NULL);
 }
 
 struct ev_find {
@@ -281,6 +290,67 @@ START_TEST(test_failure_fails_at_once)
 }
 END_TEST
 
+/* The node still preparing goes DOWN: the job restarts elsewhere (a
+ * new attempt, preparing again, once its old rank is gone) and runs once
+ * both nodes of the new attempt have their ranks running. */
+START_TEST(test_node_lost_while_pulling)
+{
+	const unsigned first[] = { 0 }, both[] = { 0, 1 };
+	char lost[PEER_NAME_MAX + 1];
+	const struct job *job;
+	int64_t t;
+	uint64_t id;
+
+	id = launched(2, true, NULL);
+	beat(id, first, 1);
+	job = domain_job(&D, id);
+	snprintf(lost, sizeof(lost), "%s", domain_rank_node(job, 1));
+	for (t = 0; t < 30000 && domain_job(&D, id)->attempt == 1; t += 2000) {
+		domain_advance(&D, 2000);
+		beat_but(id, first, 1, lost);
+		domain_tick(&D);
+		domain_pass(&D);
+	}
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->attempt, 2);
+	ck_assert_ptr_null(job_node_placement(job, lost));
+	/* The launch goes once the old rank is seen gone. */
+	beat_but(id, NULL, 0, lost);
+	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 2);
+	job = domain_job(&D, id);
+	ck_assert_int_ne(job->state, JOB_RUNNING);
+	ck_assert_str_eq(job->reason, "ImagePull: 0 of 2 nodes ready");
+	beat_but(id, both, 2, lost);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+}
+END_TEST
+
+/* Cancelled while its image is prepared: the nodes are told to stop,
+ * and the ranks a node starts later are stopped as unknown. */
+START_TEST(test_cancel_while_pulling)
+{
+	static const struct peer alice = { "alice", ROLE_USER };
+	const unsigned first[] = { 0 };
+	enum job_state st;
+	struct cerr err;
+	size_t stops;
+	uint64_t id;
+
+	id = launched(2, true, NULL);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_CANCELLED);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), 2);
+	domain_tick(&D);
+	stops = domain_count(&D, DOMAIN_STOP, id, 0);
+	beat(id, first, 1);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_CANCELLED);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), stops + 1);
+	ck_assert_uint_eq(image_events(id).n, 1);
+}
+END_TEST
+
 /* A batch job's script runs on its first node only: the others have
  * nothing to prepare. A job without an image runs once answered. */
 START_TEST(test_batch_and_plain)
@@ -311,6 +381,8 @@ gang_image_suite(void)
 	tcase_add_test(tc, test_waits_for_every_node);
 	tcase_add_test(tc, test_exit_counts_as_ready);
 	tcase_add_test(tc, test_failure_fails_at_once);
+	tcase_add_test(tc, test_node_lost_while_pulling);
+	tcase_add_test(tc, test_cancel_while_pulling);
 	tcase_add_test(tc, test_batch_and_plain);
 	suite_add_tcase(s, tc);
 	return s;
