@@ -19,9 +19,9 @@
 #  6. srun's Pyxis options run a batch job's steps in an image, a named
 #     container keeps a step's file for the next step, and a step in a
 #     missing image fails, naming it;
-#  7. a job waits PENDING, "ImagePull: 1 of 2 nodes ready", while one
-#     node still unpacks its image (held on a FIFO the test fills), and
-#     `cohort events` has an image event per node;
+#  7. a job waits PENDING, "ImagePull: 1 of 2 nodes ready", no rank
+#     started, while one node still unpacks its image (held on a FIFO
+#     the test fills), and `cohort events` has an image event per node;
 #  8. a job in an image whose node's agent is killed mid-run restarts in
 #     the image on the other node from its checkpoint, and the returning
 #     agent stops the old attempt's container.
@@ -29,7 +29,7 @@
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
 expect_log_error 'warning: job [0-9]+: cannot read the container image'
-expect_log_error 'warning: job [0-9]+: FAILED: rank 0 could not start: cannot read the container image'
+expect_log_error 'warning: job [0-9]+: start failed: rank 0 on node[0-9]+: cannot read the container image'
 # Section 8's node goes DOWN, its job restarts.
 expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
@@ -254,8 +254,11 @@ expect_exit 0 cohort events --job "$id" --kind image --json
 cp "$OUT" "$T/pull-events.json"
 json_get "$T/pull-events.json" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
 	grep -q '"node01"' || fail "no image event for node01: $(cat "$T/pull-events.json")"
-# Still waiting: node02 has not read its layer.
+# Still waiting, and no rank started anywhere: the gang starts once
+# every node has the image.
 job_expr "$id" 'd["state"] == "PENDING"' || fail "job $id ran before node02 had its image"
+[ ! -e "$W/pull.0" ] && [ ! -e "$W/pull.1" ] ||
+	fail "a rank of job $id started before every node had the image"
 _release_layer || fail "node02 did not read the layer of $T/oci2"
 wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 [ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||

@@ -1,10 +1,11 @@
 /* Jobs in a container image (daemon/controller/domain/gang.c) in virtual
- * time: every node answers the launch at once and prepares the image on
- * its own; the job stays PENDING with reason "ImagePull: K of N nodes
- * ready" (its time limit and goodput's run time not running) until every
- * node has its ranks running, with an "image" event per node; a node
- * whose preparation fails fails the job at once; a batch job waits for
- * its first node only. On the real domain (tests/domain/domain.h). */
+ * time: the image is prepared on every node in parallel before the
+ * gang's launch; the job stays PENDING with reason "ImagePull: K of N
+ * nodes ready" (its time limit and goodput's run time not running) until
+ * every node has it, with an "image" event per node; a node that cannot
+ * prepare it fails the job at once (or backs off, when it may pass); a
+ * batch job prepares on its first node only. On the real domain
+ * (tests/domain/domain.h). */
 #include "config.h"
 
 #include <check.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "daemon/controller/domain/cluster.h"
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/store/store.h"
 #include "tests/domain/domain.h"
@@ -58,10 +60,10 @@ spec_fn(struct job_spec *spec, void *arg)
 		ck_assert_ptr_nonnull(spec->ctr.image = strdup(IMAGE));
 }
 
-/* A job of nodes nodes (in IMAGE when image), placed and its launch
- * answered by every node. */
+/* A job of nodes nodes (in IMAGE when image), placed: its image's
+ * preparations (or, without one, its launches) out. */
 static uint64_t
-launched(unsigned nodes, bool image, const struct domain_spec *d)
+placed(unsigned nodes, bool image, const struct domain_spec *d)
 {
 	struct spec o = { .image = image };
 	struct cerr err;
@@ -72,9 +74,34 @@ launched(unsigned nodes, bool image, const struct domain_spec *d)
 	id = domain_submit(&D, "alice", nodes, 1, spec_fn, &o, &err);
 	ck_assert_msg(id != 0, "submit: %s", err.text);
 	domain_pass(&D);
-	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), nodes);
-	ck_assert_uint_eq(domain_answer_launches(&D, NULL), nodes);
 	return id;
+}
+
+/* Node rank r's node answers its preparation: ready after ms. */
+static void
+ready(uint64_t id, unsigned r, int64_t ms, bool cached)
+{
+	struct image_ready ir = { ms, cached };
+	char node[PEER_NAME_MAX + 1];
+
+	/* A copy: the answer may release the placement. */
+	snprintf(node, sizeof(node), "%s",
+	    domain_rank_node(domain_job(&D, id), r));
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, node, &ir, NULL), 1);
+}
+
+/* Node rank r's node cannot prepare the image: code, why. */
+static void
+unready(uint64_t id, unsigned r, enum err_code code, const char *why)
+{
+	char node[PEER_NAME_MAX + 1];
+	struct cerr err;
+
+	snprintf(node, sizeof(node), "%s",
+	    domain_rank_node(domain_job(&D, id), r));
+	cerr_set(&err, code, "%s", why);
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, node, NULL, &err),
+	    1);
 }
 
 /* Heartbeats from every node but quiet (NULL: none): those of running[]
@@ -147,225 +174,182 @@ image_events(uint64_t id)
 }
 
 /* The job waits, saying how many nodes are ready, past its time limit;
- * it runs (and its limit starts) once the last node's ranks run. */
+ * its launch goes once the last node has the image, and it runs (its
+ * limit starting) once every node answered the launch. */
 START_TEST(test_waits_for_every_node)
 {
 	struct domain_spec minute = { .time_limit_s = 60 };
-	const unsigned first[] = { 0 }, both[] = { 0, 1 };
+	const unsigned none[] = { 0 };
+	char node0[PEER_NAME_MAX + 1], node1[PEER_NAME_MAX + 1];
 	const struct job *job;
 	struct ev_find ev;
-	int64_t t, ready_ms;
-	char node1[PEER_NAME_MAX + 1];
+	int64_t t;
 	uint64_t id;
 
-	id = launched(2, true, &minute);
+	id = placed(2, true, &minute);
 	job = domain_job(&D, id);
+	snprintf(node0, sizeof(node0), "%s", domain_rank_node(job, 0));
+	snprintf(node1, sizeof(node1), "%s", domain_rank_node(job, 1));
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_PREPARE, id, 0), 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
 	ck_assert_int_eq(job->state, JOB_PENDING);
 	ck_assert_str_eq(job->reason, "ImagePull: 0 of 2 nodes ready");
-	ck_assert_int_eq(job->start_ms, 0);
 	ev = image_events(id);
 	ck_assert_uint_eq(ev.n, 1);
 	ck_assert_str_eq(ev.detail, "preparing image " IMAGE " on 2 node(s)");
 
 	domain_advance(&D, 3000);
-	beat(id, first, 1);
+	ready(id, 0, 2900, false);
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_PENDING);
 	ck_assert_str_eq(job->reason, "ImagePull: 1 of 2 nodes ready");
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
 	ev = image_events(id);
 	ck_assert_uint_eq(ev.n, 2);
-	ck_assert_str_eq(ev.node, domain_rank_node(job, 0));
-	ck_assert_str_eq(ev.detail, "image " IMAGE " ready, ranks started "
-	    "3000 ms after the launch");
+	ck_assert_str_eq(ev.node, node0);
+	ck_assert_str_eq(ev.detail, "image " IMAGE " ready in 2900 ms "
+	    "(unpacked)");
 
-	/* Twice the time limit preparing on the other node: no timeout,
-	 * no stop, nothing of goodput's run time. */
+	/* Twice the time limit unpacking on the other node: no timeout,
+	 * no stop, no launch, nothing of goodput's run time. */
 	for (t = 0; t < 120000; t += 5000) {
 		domain_advance(&D, 5000);
-		beat(id, first, 1);
+		beat(id, none, 0);
 		domain_tick(&D);
 	}
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_PENDING);
 	ck_assert_str_eq(job->reason, "ImagePull: 1 of 2 nodes ready");
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
 	ck_assert_int_eq(job->gp.first_start_ms, 0);
 
-	snprintf(node1, sizeof(node1), "%s", domain_rank_node(job, 1));
-	beat(id, both, 2);
-	ready_ms = D.now;
-	job = domain_job(&D, id);
-	ck_assert_int_eq(job->state, JOB_RUNNING);
-	ck_assert_str_eq(job->reason, "");
-	ck_assert_int_eq(job->start_ms, ready_ms);
-	ck_assert_int_eq(job->gp.first_start_ms, ready_ms);
+	ready(id, 1, 5, true);
 	ev = image_events(id);
 	ck_assert_uint_eq(ev.n, 3);
 	ck_assert_str_eq(ev.node, node1);
-	/* Later heartbeats change nothing more. */
-	beat(id, both, 2);
-	ck_assert_uint_eq(image_events(id).n, 3);
+	ck_assert_str_eq(ev.detail, "image " IMAGE " ready in 5 ms (cached)");
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 2);
+	ck_assert_str_eq(job->reason, "Launching");
+	ck_assert_int_eq(job->state, JOB_PENDING);
+	domain_advance(&D, 10);
+	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 2);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_int_eq(job->start_ms, D.now);
+	ck_assert_int_eq(job->gp.first_start_ms, D.now);
 
 	/* The limit runs from the start. */
 	for (t = 0; t < 55000; t += 5000) {
 		domain_advance(&D, 5000);
-		beat(id, both, 2);
+		beat(id, none, 0);
 		domain_tick(&D);
 	}
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 	domain_advance(&D, 5000);
-	beat(id, both, 2);
+	beat(id, none, 0);
 	domain_tick(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_TIMEOUT);
 }
 END_TEST
 
-/* A rank that started and ended before any heartbeat listed it (even
- * before the other node answered the launch) says its node's image was
- * ready. */
-START_TEST(test_exit_counts_as_ready)
-{
-	const unsigned first[] = { 0 };
-
-	struct spec o = { .image = true };
-	char node1[PEER_NAME_MAX + 1];
-	const struct job *job;
-	struct cerr err;
-	uint64_t id;
-
-	id = domain_submit(&D, "alice", 2, 1, spec_fn, &o, &err);
-	ck_assert_msg(id != 0, "submit: %s", err.text);
-	domain_pass(&D);
-	job = domain_job(&D, id);
-	snprintf(node1, sizeof(node1), "%s", domain_rank_node(job, 1));
-	/* Rank 1's node answers, runs and ends it (a cached image) before
-	 * rank 0's node answers the launch. */
-	ck_assert_uint_eq(domain_answer_job(&D, id, node1, NULL), 1);
-	ck_assert_int_eq(domain_exit(&D, node1, id, 1, 1, 0, &err), 0);
-	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 1);
-	job = domain_job(&D, id);
-	ck_assert_int_eq(job->state, JOB_PENDING);
-	ck_assert_str_eq(job->reason, "ImagePull: 1 of 2 nodes ready");
-	beat(id, first, 1);
-	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
-	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job, 0), id, 1, 0,
-	    0, &err), 0);
-	ck_assert_int_eq(domain_job(&D, id)->state, JOB_COMPLETED);
-}
-END_TEST
-
-/* A node that cannot prepare the image fails the job at once, naming
- * it; the other node is told to stop; later reports change nothing. */
+/* A node that cannot prepare the image for good fails the job at once,
+ * naming it; the nodes are told to stop (the other one's preparation);
+ * its answer, coming later, launches nothing. */
 START_TEST(test_failure_fails_at_once)
 {
-	const unsigned first[] = { 0 };
-	struct task_report r;
+	struct image_ready ir = { 10, false };
 	const struct job *job;
-	struct cerr err;
 	uint64_t id;
 
-	id = launched(2, true, NULL);
-	beat(id, first, 1);
-	job = domain_job(&D, id);
-	memset(&r, 0, sizeof(r));
-	r.job_id = id;
-	r.restart = 1;
-	r.rank = 1;
-	r.wait_status = 127 << 8;
-	r.permanent = true;
-	snprintf(r.why, sizeof(r.why), "image %s: No such file or directory",
-	    IMAGE);
-	ck_assert_int_eq(domain_task_exit(&D, domain_rank_node(job, 1), &r,
-	    &err), 0);
+	id = placed(2, true, NULL);
+	unready(id, 1, ERR_NOT_FOUND, "cannot read the container image '"
+	    IMAGE "' as the job's user: No such file or directory");
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_FAILED);
 	ck_assert_uint_eq(job->restarts, 0);
 	ck_assert_msg(strstr(job->reason, IMAGE) != NULL, "reason %s",
 	    job->reason);
-	ck_assert_uint_ge(domain_count(&D, DOMAIN_STOP, id, 0), 1);
-	domain_tick(&D);
-	beat(id, first, 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), 2);
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, NULL, &ir, NULL), 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_FAILED);
-	ck_assert_uint_eq(image_events(id).n, 2);
+	domain_tick(&D);
 }
 END_TEST
 
-/* The node still preparing goes DOWN: the job restarts elsewhere (a
- * new attempt, preparing again, once its old rank is gone) and runs once
- * both nodes of the new attempt have their ranks running. */
-START_TEST(test_node_lost_while_pulling)
+/* One that may pass (the node's agent went away) backs off and prepares
+ * again, as a new attempt. */
+START_TEST(test_transient_failure_backs_off)
 {
-	const unsigned first[] = { 0 }, both[] = { 0, 1 };
-	char lost[PEER_NAME_MAX + 1];
+	struct image_ready ir = { 10, false };
+	char node1[PEER_NAME_MAX + 1];
 	const struct job *job;
-	int64_t t;
 	uint64_t id;
 
-	id = launched(2, true, NULL);
-	beat(id, first, 1);
+	id = placed(2, true, NULL);
+	snprintf(node1, sizeof(node1), "%s",
+	    domain_rank_node(domain_job(&D, id), 1));
+	unready(id, 0, ERR_UNAVAILABLE, "the node's agent disconnected");
 	job = domain_job(&D, id);
-	snprintf(lost, sizeof(lost), "%s", domain_rank_node(job, 1));
-	for (t = 0; t < 30000 && domain_job(&D, id)->attempt == 1; t += 2000) {
-		domain_advance(&D, 2000);
-		beat_but(id, first, 1, lost);
-		domain_tick(&D);
-		domain_pass(&D);
-	}
+	ck_assert_int_eq(job->state, JOB_PENDING);
+	ck_assert_msg(strncmp(job->reason, "StartBackoff:", 13) == 0,
+	    "reason %s", job->reason);
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, node1, &ir, NULL),
+	    1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
+	domain_advance(&D, JOBS_BACKOFF_MIN_MS);
+	domain_settle(&D);
 	job = domain_job(&D, id);
 	ck_assert_uint_eq(job->attempt, 2);
-	ck_assert_ptr_null(job_node_placement(job, lost));
-	/* The launch goes once the old rank is seen gone. */
-	beat_but(id, NULL, 0, lost);
-	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 2);
-	job = domain_job(&D, id);
-	ck_assert_int_ne(job->state, JOB_RUNNING);
 	ck_assert_str_eq(job->reason, "ImagePull: 0 of 2 nodes ready");
-	beat_but(id, both, 2, lost);
-	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_PREPARE, id, 0), 4);
 }
 END_TEST
 
-/* Cancelled while its image is prepared: the nodes are told to stop,
- * and the ranks a node starts later are stopped as unknown. */
+/* Cancelled while its image is prepared: both nodes are told to stop,
+ * and their answers launch nothing. */
 START_TEST(test_cancel_while_pulling)
 {
 	static const struct peer alice = { "alice", ROLE_USER };
-	const unsigned first[] = { 0 };
+	struct image_ready ir = { 10, true };
 	enum job_state st;
 	struct cerr err;
-	size_t stops;
 	uint64_t id;
 
-	id = launched(2, true, NULL);
+	id = placed(2, true, NULL);
 	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
 	    0);
 	domain_commit(&D);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_CANCELLED);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), 2);
-	domain_tick(&D);
-	stops = domain_count(&D, DOMAIN_STOP, id, 0);
-	beat(id, first, 1);
-	ck_assert_int_eq(domain_job(&D, id)->state, JOB_CANCELLED);
-	ck_assert_uint_eq(domain_count(&D, DOMAIN_STOP, id, 0), stops + 1);
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, NULL, &ir, NULL), 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 0);
 	ck_assert_uint_eq(image_events(id).n, 1);
 }
 END_TEST
 
-/* A batch job's script runs on its first node only: the others have
- * nothing to prepare. A job without an image runs once answered. */
+/* A batch job's script runs on its first node only: the image is
+ * prepared there alone. A job without an image is launched at once. */
 START_TEST(test_batch_and_plain)
 {
 	struct domain_spec batch = { .batch = true };
-	const unsigned first[] = { 0 };
 	uint64_t id, plain;
 
-	id = launched(2, true, &batch);
+	id = placed(2, true, &batch);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_PREPARE, id, 0), 1);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_PREPARE, id)->node_rank, 0);
 	ck_assert_str_eq(domain_job(&D, id)->reason,
 	    "ImagePull: 1 of 2 nodes ready");
-	beat(id, first, 1);
+	ready(id, 0, 1, true);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 2);
+	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 2);
 	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
 
-	plain = launched(1, false, NULL);
+	plain = placed(1, false, NULL);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_PREPARE, plain, 0), 0);
+	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 1);
 	ck_assert_int_eq(domain_job(&D, plain)->state, JOB_RUNNING);
 	ck_assert_uint_eq(image_events(plain).n, 0);
 }
@@ -379,9 +363,8 @@ gang_image_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_waits_for_every_node);
-	tcase_add_test(tc, test_exit_counts_as_ready);
 	tcase_add_test(tc, test_failure_fails_at_once);
-	tcase_add_test(tc, test_node_lost_while_pulling);
+	tcase_add_test(tc, test_transient_failure_backs_off);
 	tcase_add_test(tc, test_cancel_while_pulling);
 	tcase_add_test(tc, test_batch_and_plain);
 	suite_add_tcase(s, tc);

@@ -559,11 +559,6 @@ cluster_check_running(struct cluster *cl, struct node *n,
 		switch (reports_judge(job, n->name, REPORT_TASK_RUNNING,
 		    r->restart, r->rank)) {
 		case REPORT_ACCEPT:
-			/* Its ranks run: a launching job's image is ready
-			 * on this node. */
-			if (job->state != JOB_RUNNING)
-				gang_node_ready(cl, n->name, r->job_id,
-				    r->restart, now);
 			continue;
 		case REPORT_FOREIGN:
 			snprintf(what, sizeof(what), "job %" PRIu64 " attempt "
@@ -727,10 +722,6 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	case REPORT_ACCEPT:
 		break;
 	}
-	/* A rank that started and ended: its node's image was ready. */
-	if (job->state != JOB_RUNNING && r->why[0] == '\0')
-		gang_node_ready(cl, n->name, r->job_id, r->restart, now);
-	job = jobs_get(cl->js, r->job_id);
 	before = job->state;
 	lost = job->lost_work_ms;
 	snprintf(reason, sizeof(reason), "rank %u failed", r->rank);

@@ -136,11 +136,6 @@ void gang_task_gone(struct cluster *cl, const char *node, uint64_t job_id,
 void gang_node_tasks(struct cluster *cl, const char *node,
     const struct task_report *tasks, size_t ntasks, int64_t now);
 void gang_node_lost(struct cluster *cl, const char *node, int64_t now);
-/* Node has tasks of (job, attempt) started (a heartbeat lists one, or one
- * ended): for a job in a container image, the node's image is ready; the
- * job is RUNNING once every node's is. Nothing for any other job. */
-void gang_node_ready(struct cluster *cl, const char *node, uint64_t job_id,
-    uint32_t attempt, int64_t now);
 /* A task the controller does not want there, told to stop: it holds the
  * whole node for launches until it is gone. */
 void gang_unwanted(struct cluster *cl, const char *node, uint64_t job_id,

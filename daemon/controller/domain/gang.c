@@ -10,7 +10,13 @@
  * while the old tasks go, and two processes never share a GPU's memory.
  * Tasks that do not go within stop_timeout drain their node (Slurm's
  * UnkillableStepTimeout), and launches waiting for them start over
- * elsewhere. */
+ * elsewhere.
+ *
+ * A job in a container image has the image prepared on its nodes first,
+ * in parallel (outbox prepare: answered when a node has it), waiting as
+ * "ImagePull: K of N nodes ready"; the launch goes once every node has
+ * it, so that no rank starts before the last node's unpack is done and
+ * the job's time limit starts with its ranks. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -46,12 +52,11 @@ struct gang {
 	size_t outstanding;	/* launch callbacks still to come */
 	bool sent;		/* false: waiting for stopping tasks */
 	bool over;		/* running, or failed and undone */
-	/* A job in a container image: every node answered, and the gang
-	 * waits for each to have its image ready (its ranks started) before
-	 * the job is RUNNING. */
-	bool imaging;
+	/* A job in a container image: its image is prepared on its nodes
+	 * first, and the launch goes once every node has it. */
 	size_t ready;		/* nodes whose image is ready */
-	int64_t sent_ms;	/* when the launch went out */
+	int64_t sent_ms;	/* when the gang could go (not waiting for
+				 * stopping tasks) */
 	struct gang_node *nodes;	/* nnodes of them */
 	TAILQ_ENTRY(gang) entry;
 };
@@ -71,7 +76,6 @@ struct stopping {
 
 static void gang_send(struct gang *, int64_t);
 static void gang_running(struct gang *, int64_t);
-static bool gang_image_wait(struct gang *, const struct job *);
 static void gang_stop_some(struct cluster *, const struct job *,
     const char *, const struct gang *, const struct gang_node *, int64_t);
 
@@ -356,8 +360,7 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	if (!g->over) {
 		if (err != NULL)
 			gang_fail(g, gn, err, now);
-		else if (++g->acked == g->nnodes &&
-		    !gang_image_wait(g, job))
+		else if (++g->acked == g->nnodes)
 			gang_running(g, now);
 	}
 	gang_release(g);
@@ -374,6 +377,66 @@ gang_running(struct gang *g, int64_t now)
 		log_warnx("job %" PRIu64 ": %s", g->job_id, e.text);
 	else
 		gang_record_running(g->cl, jobs_get(g->cl->js, g->job_id));
+}
+
+static void gang_prepared_cb(void *, const struct image_ready *,
+    const struct cerr *, int64_t);
+
+/* Send to every node of the gang's job its launch or, with prepare, to
+ * every node not ready yet the preparation of the job's image. A node
+ * that cannot be reached fails the gang. The caller releases g. */
+static void
+gang_send_each(struct gang *g, bool prepare, int64_t now)
+{
+	struct cluster *cl = g->cl;
+	const struct job *job = jobs_get(cl->js, g->job_id);
+	struct launch_cmd lc;
+	const char **nodelist;
+	struct node *n, *rank0;
+	struct cerr err;
+	size_t i;
+	int rc;
+
+	if ((nodelist = calloc(job->nplace, sizeof(*nodelist))) == NULL) {
+		cerr_set(&err, ERR_INTERNAL, "out of memory");
+		gang_fail(g, NULL, &err, now);
+		return;
+	}
+	for (i = 0; i < job->nplace; i++)
+		nodelist[job->place[i].node_rank] = job->place[i].node;
+	rank0 = nodes_get(cl->ns, nodelist[0]);
+	memset(&lc, 0, sizeof(lc));
+	lc.job = job;
+	lc.nodelist = nodelist;
+	lc.nnodes = job->nplace;
+	lc.master_addr = rank0 != NULL ? rank0->address : nodelist[0];
+	/* Spread masters over a range so that gangs sharing a rank-0 node
+	 * do not collide. */
+	lc.master_port = 20000 + (unsigned)((job->id * 131 + job->attempt) %
+	    20000);
+	for (i = 0; i < job->nplace && !g->over; i++) {
+		if (prepare && g->nodes[i].ready)
+			continue;
+		n = nodes_get(cl->ns, job->place[i].node);
+		lc.place = &job->place[i];
+		if (n == NULL || n->conn_id == 0)
+			rc = -1;
+		else if (prepare)
+			rc = cl->out.ops->prepare(cl->out.ctx, n->conn_id, &lc,
+			    now, gang_prepared_cb, &g->nodes[i]);
+		else
+			rc = cl->out.ops->launch(cl->out.ctx, n->conn_id, &lc,
+			    now, gang_launched_cb, &g->nodes[i]);
+		if (rc == -1) {
+			cerr_set(&err, ERR_UNAVAILABLE, "the node is not "
+			    "reachable");
+			gang_fail(g, &g->nodes[i], &err, now);
+			break;
+		}
+		g->nodes[i].sent = true;
+		g->outstanding++;
+	}
+	free(nodelist);
 }
 
 /* ---- Images ----------------------------------------------------------- */
@@ -401,168 +464,93 @@ gang_image_event(struct gang *g, const char *node, const char *detail,
 		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
 }
 
-/* Every node answered the launch of job g: true when the job runs in an
- * image, which the nodes prepare on their own (each starts its ranks
- * once its image is ready): the job stays launching, its time limit not
- * running, until every node starting ranks has them running. The other
- * nodes of a batch job start none and have nothing to prepare. */
+/* Before its launch, the image of a job in one is prepared on every node
+ * that starts tasks (a batch job's other nodes start none), in parallel:
+ * true when g waits for that (the preparations are out, or failed the
+ * gang), false when the launch may go now. */
 static bool
-gang_image_wait(struct gang *g, const struct job *job)
+gang_image_start(struct gang *g, const struct job *job, int64_t now)
 {
+	char detail[CTR_TEXT_MAX + 64];
 	size_t i;
 
-	if (job->spec.ctr.image == NULL)
+	if (job->spec.ctr.image == NULL || g->cl->out.ops->prepare == NULL)
 		return false;
-	g->imaging = true;
 	for (i = 0; i < g->nnodes; i++)
-		if (job->spec.batch && g->nodes[i].node_rank != 0 &&
-		    !g->nodes[i].ready) {
+		if (job->spec.batch && g->nodes[i].node_rank != 0) {
 			g->nodes[i].ready = true;
 			g->ready++;
 		}
-	if (g->ready == g->nnodes)
-		return false;
-	log_info("job %" PRIu64 ": launched, waiting for its image on %zu "
-	    "node(s)", g->job_id, g->nnodes - g->ready);
+	snprintf(detail, sizeof(detail), "preparing image %s on %zu node(s)",
+	    job->spec.ctr.image, g->nnodes - g->ready);
+	gang_image_event(g, NULL, detail, now);
+	log_info("job %" PRIu64 ": %s", g->job_id, detail);
 	gang_image_progress(g);
+	gang_send_each(g, true, now);
 	return true;
 }
 
-/* The launch of job g, in an image, goes out: say where it is prepared. */
+/* Node gn has the image: when it is the last, the gang's launch goes. */
 static void
-gang_image_sent(struct gang *g, const struct job *job, int64_t now)
+gang_image_ready(struct gang *g, struct gang_node *gn, const struct job *job,
+    const struct image_ready *r, int64_t now)
 {
 	char detail[CTR_TEXT_MAX + 64];
 
-	if (job->spec.ctr.image == NULL)
+	if (gn->ready)
 		return;
-	snprintf(detail, sizeof(detail), "preparing image %s on %zu node(s)",
-	    job->spec.ctr.image, job->spec.batch ? (size_t)1 : g->nnodes);
-	gang_image_event(g, NULL, detail, now);
-	log_info("job %" PRIu64 ": %s", g->job_id, detail);
-}
-
-/* The job's gang being launched (not yet RUNNING), or NULL. */
-static struct gang *
-gang_launching_find(struct cluster *cl, uint64_t job_id, uint32_t attempt)
-{
-	struct gang *g;
-
-	TAILQ_FOREACH(g, &cl->gangs, entry)
-		if (!g->over && g->job_id == job_id && g->attempt == attempt)
-			return g;
-	return NULL;
-}
-
-/* A node may have its ranks running before the last node answered the
- * launch (its image was cached): it counts as ready then, and the job
- * runs at the last answer if every node is. */
-void
-gang_node_ready(struct cluster *cl, const char *node, uint64_t job_id,
-    uint32_t attempt, int64_t now)
-{
-	const struct job *job = jobs_get(cl->js, job_id);
-	char detail[CTR_TEXT_MAX + 64];
-	struct gang *g;
-	size_t i;
-
-	if (job == NULL || job->spec.ctr.image == NULL ||
-	    (g = gang_launching_find(cl, job_id, attempt)) == NULL ||
-	    !g->sent)
-		return;
-	for (i = 0; i < g->nnodes; i++)
-		if (strcmp(g->nodes[i].node, node) == 0)
-			break;
-	if (i == g->nnodes || g->nodes[i].ready)
-		return;
-	g->nodes[i].ready = true;
+	gn->ready = true;
 	g->ready++;
-	snprintf(detail, sizeof(detail), "image %s ready, ranks started %"
-	    PRId64 " ms after the launch", job->spec.ctr.image,
-	    now - g->sent_ms);
-	gang_image_event(g, node, detail, now);
-	log_info("job %" PRIu64 ": node %s: %s", job_id, node, detail);
-	if (!g->imaging)
-		return;
+	snprintf(detail, sizeof(detail), "image %s ready in %" PRId64
+	    " ms (%s)", job->spec.ctr.image, r->ms, r->cached ? "cached" :
+	    "unpacked");
+	gang_image_event(g, gn->node, detail, now);
+	log_info("job %" PRIu64 ": node %s: %s", g->job_id, gn->node, detail);
 	if (g->ready < g->nnodes) {
 		gang_image_progress(g);
 		return;
 	}
-	gang_running(g, now);
+	log_info("job %" PRIu64 ": image ready on every node %" PRId64
+	    " ms after the allocation; launching", g->job_id,
+	    now - g->sent_ms);
+	jobs_set_launch_reason(g->cl->js, g->job_id, "Launching");
+	gang_send_each(g, false, now);
+}
+
+static void
+gang_prepared_cb(void *arg, const struct image_ready *r,
+    const struct cerr *err, int64_t now)
+{
+	struct gang_node *gn = arg;
+	struct gang *g = gn->g;
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
+
+	g->outstanding--;
+	if (!g->over && (job == NULL || !jobs_is_active(job) ||
+	    job->attempt != g->attempt))
+		g->over = true;
+	if (!g->over) {
+		if (err != NULL)
+			gang_fail(g, gn, err, now);
+		else
+			gang_image_ready(g, gn, job, r, now);
+	}
 	gang_release(g);
 }
 
-/* Gangs waiting for images whose job moved on (failed, cancelled,
- * restarted as a new attempt) are forgotten. */
-static void
-gang_image_sweep(struct cluster *cl)
-{
-	struct gang *g, *next;
-	const struct job *job;
-
-	for (g = TAILQ_FIRST(&cl->gangs); g != NULL; g = next) {
-		next = TAILQ_NEXT(g, entry);
-		if (!g->imaging || g->over)
-			continue;
-		job = jobs_get(cl->js, g->job_id);
-		if (job != NULL && jobs_is_active(job) &&
-		    job->attempt == g->attempt)
-			continue;
-		g->over = true;
-		gang_release(g);
-	}
-}
-
-/* Send the launch to every node of the gang's job. */
+/* The gang's job may start: its image prepared first where it has one,
+ * then the launch to every node. */
 static void
 gang_send(struct gang *g, int64_t now)
 {
-	struct cluster *cl = g->cl;
-	const struct job *job = jobs_get(cl->js, g->job_id);
-	struct launch_cmd lc;
-	const char **nodelist;
-	struct node *n, *rank0;
-	struct cerr err;
-	size_t i;
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
 
 	g->sent = true;
 	g->sent_ms = now;
-	if ((nodelist = calloc(job->nplace, sizeof(*nodelist))) == NULL) {
-		cerr_set(&err, ERR_INTERNAL, "out of memory");
-		gang_fail(g, NULL, &err, now);
-		gang_release(g);
-		return;
-	}
-	for (i = 0; i < job->nplace; i++)
-		nodelist[job->place[i].node_rank] = job->place[i].node;
-	rank0 = nodes_get(cl->ns, nodelist[0]);
-	memset(&lc, 0, sizeof(lc));
-	lc.job = job;
-	lc.nodelist = nodelist;
-	lc.nnodes = job->nplace;
-	lc.master_addr = rank0 != NULL ? rank0->address : nodelist[0];
-	/* Spread masters over a range so that gangs sharing a rank-0 node
-	 * do not collide. */
-	lc.master_port = 20000 + (unsigned)((job->id * 131 + job->attempt) %
-	    20000);
 	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
 	    job->id, job->nplace, job->attempt);
-	gang_image_sent(g, job, now);
-	for (i = 0; i < job->nplace && !g->over; i++) {
-		n = nodes_get(cl->ns, job->place[i].node);
-		lc.place = &job->place[i];
-		if (n == NULL || n->conn_id == 0 ||
-		    cl->out.ops->launch(cl->out.ctx, n->conn_id, &lc, now,
-		    gang_launched_cb, &g->nodes[i]) == -1) {
-			cerr_set(&err, ERR_UNAVAILABLE, "the node is not "
-			    "reachable");
-			gang_fail(g, &g->nodes[i], &err, now);
-			break;
-		}
-		g->nodes[i].sent = true;
-		g->outstanding++;
-	}
-	free(nodelist);
+	if (!gang_image_start(g, job, now))
+		gang_send_each(g, false, now);
 	gang_release(g);
 }
 
@@ -753,7 +741,6 @@ gang_tick(struct cluster *cl, int64_t now)
 	char reason[320];
 	struct cerr err;
 
-	gang_image_sweep(cl);
 	for (s = TAILQ_FIRST(&cl->stopping); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
 		if (now < s->deadline_ms)
