@@ -1761,6 +1761,7 @@ agent_image_prepared(void *arg, const struct ctr_result *res)
 	r.why = res->why;
 	r.cached = res->cached;
 	r.ms = res->ms;
+	r.digest = res->digest;
 	if (res->err == 0)
 		log_info("job %" PRIu64 ": image ready (%s) in %" PRId64
 		    " ms, ahead of the launch", ap->job_id, res->cached ?
@@ -1795,6 +1796,7 @@ agent_preps_cancel(struct agent *a, uint64_t job_id, uint32_t restart,
 		r.restart = ap->restart;
 		r.err = ECANCELED;
 		r.why = "stopped while its image was prepared";
+		r.digest = "";
 		agent_prep_answer(ap, &r);
 	}
 }

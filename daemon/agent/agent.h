@@ -249,7 +249,8 @@ void agent_watch_checkpoints(struct agent *a);
 void agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg);
 
 /* How an image prepared ahead of a launch (agent_prepare_image) ended:
- * err 0, ready (cached: the cache had it; ms: how long it took), or an
+ * err 0, ready (cached: the cache had it; ms: how long it took; digest),
+ * or an
  * errno with why (permanent: it would fail again; ECANCELED: the start
  * was stopped). Strings borrowed for the call. */
 struct agent_prepared {
@@ -260,6 +261,7 @@ struct agent_prepared {
 	const char *why;
 	bool cached;
 	int64_t ms;
+	const char *digest;	/* ready: what it is known by; "": unknown */
 };
 typedef void (*agent_prepared_cb)(void *arg, uint64_t token,
     const struct agent_prepared *r);

@@ -789,6 +789,8 @@ link_prepared(void *arg, uint64_t token, const struct agent_prepared *r)
 	img.has_ms = img.has_cached = 1;
 	img.ms = r->ms > 0 ? (uint64_t)r->ms : 0;
 	img.cached = r->cached;
+	if (r->digest != NULL && r->digest[0] != '\0')
+		img.digest = (char *)r->digest;
 	rep.job_id = r->job_id;
 	rep.restart = r->restart;
 	rep.image = &img;

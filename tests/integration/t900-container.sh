@@ -4,10 +4,10 @@
 #  1. a 2-node job in an OCI layout sees the image's files and not the
 #     host's, runs as the job's user, has its rank environment, and
 #     writes through --container-mounts to a host directory; the image
-#     is shown by cohort show;
+#     and its manifest digest are shown by cohort show;
 #  2. a job in the squashfs of the same tree runs, read only unless
 #     --container-writable, and a second job of the same image finds it
-#     cached;
+#     cached; both show the file's sha256 as the image's digest;
 #  3. a missing image fails the job at once, naming the image, and is
 #     not retried;
 #  4. an image the job's user cannot read fails the job, naming it, even
@@ -97,6 +97,15 @@ wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 cohort show "$id" >"$T/show.txt" 2>&1 || fail "cohort show $id failed"
 grep -q "Container image.*oci:$T/oci:v1 (read only)" "$T/show.txt" ||
 	fail "cohort show does not show the image: $(cat "$T/show.txt")"
+# And what it is known by: the manifest digest of its tag.
+OCI_DIGEST=$("$PYTHON" -c 'import json,sys
+i = json.load(open(sys.argv[1] + "/index.json"))
+print([m["digest"] for m in i["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "v1"][0])' "$T/oci") ||
+	fail "cannot read the digest of $T/oci:v1"
+[ "$(json_get "$T/job-$id.json" 'd["image_digest"]')" = "$OCI_DIGEST" ] ||
+	fail "cohort show --json has image_digest $(json_get "$T/job-$id.json" 'd["image_digest"]'), not $OCI_DIGEST"
+grep -q "Image digest.*$OCI_DIGEST" "$T/show.txt" ||
+	fail "cohort show does not show the image's digest: $(cat "$T/show.txt")"
 for r in 0 1; do
 	[ "$(cat "$W/uid.$r" 2>/dev/null)" = "$NOBODY_UID" ] ||
 		fail "rank $r ran as uid '$(cat "$W/uid.$r" 2>/dev/null)', not nobody's ($NOBODY_UID)"
@@ -128,6 +137,9 @@ for n in 1 2; do
 	[ "$(cat "$W/sq$n")" = cohort-test-image ] || fail "job $id did not see the squashfs image's file"
 	[ "$(cat "$W/sqpwd$n")" = /tmp ] || fail "job $id did not start in --container-workdir /tmp"
 	[ "$(cat "$W/sqrw$n" 2>/dev/null)" = rw ] || fail "job $id could not write its --container-writable root"
+	# The squashfs file's sha256, first unpacked and then cached.
+	[ "$(json_get "$T/job-$id.json" 'd["image_digest"]')" = "sha256:$(sha256sum "$T/img.sqsh" | cut -d' ' -f1)" ] ||
+		fail "job $id's image_digest is $(json_get "$T/job-$id.json" 'd["image_digest"]'), not the squashfs file's sha256"
 done
 grep -Eq "container image $T/img.sqsh: cached" "$C"/node0*.log ||
 	fail "the second squashfs job did not find the image cached"

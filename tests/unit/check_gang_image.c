@@ -77,11 +77,15 @@ placed(unsigned nodes, bool image, const struct domain_spec *d)
 	return id;
 }
 
-/* Node rank r's node answers its preparation: ready after ms. */
+#define DIGEST "sha256:" \
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* Node rank r's node answers its preparation: ready after ms, known by
+ * DIGEST. */
 static void
 ready(uint64_t id, unsigned r, int64_t ms, bool cached)
 {
-	struct image_ready ir = { ms, cached };
+	struct image_ready ir = { ms, cached, DIGEST };
 	char node[PEER_NAME_MAX + 1];
 
 	/* A copy: the answer may release the placement. */
@@ -208,7 +212,8 @@ START_TEST(test_waits_for_every_node)
 	ck_assert_uint_eq(ev.n, 2);
 	ck_assert_str_eq(ev.node, node0);
 	ck_assert_str_eq(ev.detail, "image " IMAGE " ready in 2900 ms "
-	    "(unpacked)");
+	    "(unpacked, " DIGEST ")");
+	ck_assert_str_eq(domain_job(&D, id)->image_digest, DIGEST);
 
 	/* Twice the time limit unpacking on the other node: no timeout,
 	 * no stop, no launch, nothing of goodput's run time. */
@@ -228,7 +233,8 @@ START_TEST(test_waits_for_every_node)
 	ev = image_events(id);
 	ck_assert_uint_eq(ev.n, 3);
 	ck_assert_str_eq(ev.node, node1);
-	ck_assert_str_eq(ev.detail, "image " IMAGE " ready in 5 ms (cached)");
+	ck_assert_str_eq(ev.detail, "image " IMAGE " ready in 5 ms (cached, "
+	    DIGEST ")");
 	job = domain_job(&D, id);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 2);
 	ck_assert_str_eq(job->reason, "Launching");
@@ -254,12 +260,28 @@ START_TEST(test_waits_for_every_node)
 }
 END_TEST
 
+/* An answer without a digest, or with one not well formed, says only
+ * the time: nothing is recorded of it. */
+START_TEST(test_bad_digest_ignored)
+{
+	struct image_ready ir = { 7, true, "sha256:XYZ" };
+	uint64_t id;
+
+	id = placed(1, true, NULL);
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, NULL, &ir, NULL), 1);
+	ck_assert_str_eq(image_events(id).detail, "image " IMAGE " ready in "
+	    "7 ms (cached)");
+	ck_assert_str_eq(domain_job(&D, id)->image_digest, "");
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 1);
+}
+END_TEST
+
 /* A node that cannot prepare the image for good fails the job at once,
  * naming it; the nodes are told to stop (the other one's preparation);
  * its answer, coming later, launches nothing. */
 START_TEST(test_failure_fails_at_once)
 {
-	struct image_ready ir = { 10, false };
+	struct image_ready ir = { 10, false, "" };
 	const struct job *job;
 	uint64_t id;
 
@@ -283,7 +305,7 @@ END_TEST
  * again, as a new attempt. */
 START_TEST(test_transient_failure_backs_off)
 {
-	struct image_ready ir = { 10, false };
+	struct image_ready ir = { 10, false, "" };
 	char node1[PEER_NAME_MAX + 1];
 	const struct job *job;
 	uint64_t id;
@@ -313,7 +335,7 @@ END_TEST
 START_TEST(test_cancel_while_pulling)
 {
 	static const struct peer alice = { "alice", ROLE_USER };
-	struct image_ready ir = { 10, true };
+	struct image_ready ir = { 10, true, "" };
 	enum job_state st;
 	struct cerr err;
 	uint64_t id;
@@ -363,6 +385,7 @@ gang_image_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_waits_for_every_node);
+	tcase_add_test(tc, test_bad_digest_ignored);
 	tcase_add_test(tc, test_failure_fails_at_once);
 	tcase_add_test(tc, test_transient_failure_backs_off);
 	tcase_add_test(tc, test_cancel_while_pulling);

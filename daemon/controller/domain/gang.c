@@ -495,15 +495,17 @@ static void
 gang_image_ready(struct gang *g, struct gang_node *gn, const struct job *job,
     const struct image_ready *r, int64_t now)
 {
-	char detail[CTR_TEXT_MAX + 64];
+	const char *digest = ctr_digest_valid(r->digest) ? r->digest : "";
+	char detail[CTR_TEXT_MAX + 160];
 
 	if (gn->ready)
 		return;
 	gn->ready = true;
 	g->ready++;
 	snprintf(detail, sizeof(detail), "image %s ready in %" PRId64
-	    " ms (%s)", job->spec.ctr.image, r->ms, r->cached ? "cached" :
-	    "unpacked");
+	    " ms (%s%s%s)", job->spec.ctr.image, r->ms, r->cached ?
+	    "cached" : "unpacked", digest[0] != '\0' ? ", " : "", digest);
+	jobs_set_image_digest(g->cl->js, g->job_id, digest);
 	gang_image_event(g, gn->node, detail, now);
 	log_info("job %" PRIu64 ": node %s: %s", g->job_id, gn->node, detail);
 	if (g->ready < g->nnodes) {

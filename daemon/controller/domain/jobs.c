@@ -975,6 +975,16 @@ jobs_set_launch_reason(struct jobs *js, uint64_t id, const char *reason)
 }
 
 void
+jobs_set_image_digest(struct jobs *js, uint64_t id, const char *digest)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL || !ctr_digest_valid(digest))
+		return;
+	snprintf(job->image_digest, sizeof(job->image_digest), "%s", digest);
+}
+
+void
 jobs_set_waiting(struct jobs *js, const struct job *cjob, const char *reason,
     int64_t start_ms)
 {

@@ -23,11 +23,13 @@ typedef void (*outbox_log_done)(void *arg, const uint8_t *data, size_t len,
 typedef void (*outbox_input_done)(void *arg, uint32_t accepted,
     const struct cerr *err);
 
-/* A node's container image is ready: how long it took there, and
- * whether its cache had it. */
+/* A node's container image is ready: how long it took there, whether
+ * its cache had it, and what it is known by ("sha256:HEX"; "": not
+ * known). */
 struct image_ready {
 	int64_t ms;
 	bool cached;
+	char digest[CTR_DIGEST_LEN + 1];
 };
 /* A preparation's answer: r on success (err NULL), else err. */
 typedef void (*outbox_prepared)(void *arg, const struct image_ready *r,

@@ -299,12 +299,17 @@ static void
 agentcmd_prepared(struct agentcmd *ac, struct cmd *c,
     const Cohort__V1__LaunchReply *rep, int64_t now)
 {
-	struct image_ready r = { 0, false };
+	struct image_ready r;
 
+	memset(&r, 0, sizeof(r));
 	if (rep->image != NULL) {
 		r.ms = rep->image->has_ms && rep->image->ms <= INT64_MAX ?
 		    (int64_t)rep->image->ms : 0;
 		r.cached = rep->image->has_cached && rep->image->cached;
+		/* Anything but a well-formed digest is not shown. */
+		if (ctr_digest_valid(rep->image->digest))
+			snprintf(r.digest, sizeof(r.digest), "%s",
+			    rep->image->digest);
 	}
 	TAILQ_REMOVE(&ac->pending, c, entry);
 	c->prepared(c->arg, &r, NULL, now);
