@@ -1821,19 +1821,22 @@ agent_prepare_image(struct agent *a, const struct launch *l, uint64_t token,
 		    l->job_id, err->text);
 		return -1;
 	}
-	if ((ap = calloc(1, sizeof(*ap))) == NULL ||
-	    (ap->req = ctr_prepare(a->ctrc, l->spec->ctr.image,
-	    acct.cred.uid, acct.cred.gid, acct.cred.groups,
-	    acct.cred.ngroups, agent_image_prepared, ap)) == NULL) {
-		free(ap);
+	if ((ap = calloc(1, sizeof(*ap))) == NULL) {
 		account_clear(&acct);
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
-	account_clear(&acct);
 	ap->agent = a;
 	ap->job_id = l->job_id;
 	ap->restart = l->restart;
 	ap->token = token;
+	ap->req = ctr_prepare(a->ctrc, l->spec->ctr.image, acct.cred.uid,
+	    acct.cred.gid, acct.cred.groups, acct.cred.ngroups,
+	    agent_image_prepared, ap);
+	account_clear(&acct);
+	if (ap->req == NULL) {
+		free(ap);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
 	TAILQ_INSERT_TAIL(&a->preps, ap, entry);
 	log_info("job %" PRIu64 ": preparing image %s ahead of the launch",
 	    l->job_id, l->spec->ctr.image);
