@@ -330,6 +330,48 @@ START_TEST(test_transient_failure_backs_off)
 }
 END_TEST
 
+/* The node still preparing goes quiet: once it is DOWN the job starts
+ * again elsewhere (a new attempt, prepared again on its new nodes); the
+ * lost node's late answer changes nothing. */
+START_TEST(test_node_lost_while_pulling)
+{
+	const unsigned none[] = { 0 };
+	struct image_ready ir = { 10, false, "" };
+	char lost[PEER_NAME_MAX + 1];
+	const struct job *job;
+	size_t prepares;
+	int64_t t;
+	uint64_t id;
+
+	id = placed(2, true, NULL);
+	ready(id, 0, 10, false);
+	snprintf(lost, sizeof(lost), "%s",
+	    domain_rank_node(domain_job(&D, id), 1));
+	for (t = 0; t < 60000 && domain_job(&D, id)->attempt == 1; t += 2000) {
+		domain_advance(&D, 2000);
+		beat_but(id, none, 0, lost);
+		domain_tick(&D);
+		domain_pass(&D);
+	}
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->attempt, 2);
+	ck_assert_ptr_null(job_node_placement(job, lost));
+	/* The kept node's nothing-running heartbeat lets the launch go. */
+	beat_but(id, none, 0, lost);
+	prepares = domain_count(&D, DOMAIN_PREPARE, id, 0);
+	ck_assert_uint_eq(prepares, 4);
+	ck_assert_str_eq(domain_job(&D, id)->reason,
+	    "ImagePull: 0 of 2 nodes ready");
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, lost, &ir, NULL), 1);
+	ck_assert_str_eq(domain_job(&D, id)->reason,
+	    "ImagePull: 0 of 2 nodes ready");
+	ck_assert_uint_eq(domain_answer_prepares(&D, id, NULL, &ir, NULL), 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, 0), 2);
+	ck_assert_uint_eq(domain_answer_launches(&D, NULL), 2);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+}
+END_TEST
+
 /* Cancelled while its image is prepared: both nodes are told to stop,
  * and their answers launch nothing. */
 START_TEST(test_cancel_while_pulling)
@@ -388,6 +430,7 @@ gang_image_suite(void)
 	tcase_add_test(tc, test_bad_digest_ignored);
 	tcase_add_test(tc, test_failure_fails_at_once);
 	tcase_add_test(tc, test_transient_failure_backs_off);
+	tcase_add_test(tc, test_node_lost_while_pulling);
 	tcase_add_test(tc, test_cancel_while_pulling);
 	tcase_add_test(tc, test_batch_and_plain);
 	suite_add_tcase(s, tc);
