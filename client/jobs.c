@@ -1181,6 +1181,9 @@ show_print(const struct job *j, const struct show_preempts *pre,
 	    j->reason : "-");
 	rc |= show_command(t, j);
 	rc |= show_spec(t, &j->spec, j->redacted);
+	if (ctr_digest_valid(pb->image_digest))
+		rc |= output_fields_addf(t, "Image digest", "%s",
+		    pb->image_digest);
 	rc |= show_placement(t, j);
 	rc |= show_recovery(t, j);
 	rc |= show_stragglers(t, pb);
@@ -1247,6 +1250,10 @@ show_one(struct cconn *c, uint64_t id, bool json, json_t *arr)
 		    show_preempts_json(&pre)) == -1 ||
 		    json_object_set_new(doc, "stragglers",
 		    show_stragglers_json(rep->get_job_reply->job)) == -1 ||
+		    json_object_set_new(doc, "image_digest",
+		    ctr_digest_valid(rep->get_job_reply->job->image_digest) ?
+		    json_string(rep->get_job_reply->job->image_digest) :
+		    json_null()) == -1 ||
 		    json_object_set_new(doc, "on_straggler",
 		    json_string(j->spec.on_straggler ==
 		    JOB_STRAGGLER_REPLACE ? "replace" : "report")) == -1 ||

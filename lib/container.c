@@ -55,6 +55,21 @@ ctr_any(const struct job_container *c)
 	    c->mount_home;
 }
 
+bool
+ctr_digest_valid(const char *d)
+{
+	size_t i;
+
+	if (d == NULL || strncmp(d, "sha256:", 7) != 0 ||
+	    strlen(d) != CTR_DIGEST_LEN)
+		return false;
+	for (i = 7; d[i] != '\0'; i++)
+		if (!((d[i] >= '0' && d[i] <= '9') ||
+		    (d[i] >= 'a' && d[i] <= 'f')))
+			return false;
+	return true;
+}
+
 /* Printable, no control characters, no newline: these reach logs and a
  * JSON file the agent writes. */
 static bool

@@ -74,6 +74,10 @@ void ctr_clear(struct job_container *c);
 int ctr_copy(struct job_container *dst, const struct job_container *src);
 /* True when any field is set. */
 bool ctr_any(const struct job_container *c);
+/* An image's digest: "sha256:" and 64 lowercase hex digits (an OCI
+ * manifest's, or a squashfs file's). */
+#define CTR_DIGEST_LEN (7 + 64)
+bool ctr_digest_valid(const char *d);
 
 /* Split image into ref. 0; -1 with err (ERR_INVALID) naming the image
  * and the reason (relative path, registry reference, bad tag...). */

@@ -357,6 +357,10 @@ struct job {
 	 * (controller memory only). */
 	char avoid_node[PEER_NAME_MAX + 1];
 	uint32_t avoid_attempt;
+	/* What its container image is known by ("sha256:HEX"), as the last
+	 * node to prepare it said; "": not known (controller memory only:
+	 * the image events keep it). */
+	char image_digest[CTR_DIGEST_LEN + 1];
 	/* Start back-off (controller memory only): after a start that
 	 * failed for a reason that may pass, the job is not placed again
 	 * before not_before_ms; backoff_ms doubles per failure and is reset

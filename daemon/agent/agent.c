@@ -138,6 +138,17 @@ struct apending {
 	TAILQ_ENTRY(apending) entry;
 };
 
+/* A job's image prepared ahead of its launch, as the controller asked
+ * (agent_prepare_image): answered through the agent's prep_cb. */
+struct aprep {
+	struct agent *agent;
+	uint64_t job_id;
+	uint32_t restart;
+	uint64_t token;
+	struct ctr_req *req;
+	TAILQ_ENTRY(aprep) entry;
+};
+
 struct agent {
 	struct event_base *base;
 	const struct agent_config *cfg;
@@ -154,6 +165,9 @@ struct agent {
 	struct cpubind_map cpumap;	/* NUMA node -> CPUs */
 	struct cgroup *cg;		/* NULL: no per-job cgroups */
 	struct ctr_cache *ctrc;		/* container images */
+	TAILQ_HEAD(, aprep) preps;	/* images prepared ahead */
+	agent_prepared_cb prep_cb;
+	void *prep_arg;
 	bool warned_mem;		/* said memory is not limited */
 	bool adopting;			/* in tasks_spool_adopt: a start's
 					 * other ranks may not be in the
@@ -592,6 +606,8 @@ static void agent_launch_round_cb(evutil_socket_t fd, short what,
     void *arg);
 static void apending_free(struct agent *a, struct apending *p);
 static void apending_unqueue(struct agent *a, struct apending *p);
+static void agent_preps_cancel(struct agent *a, uint64_t job_id,
+    uint32_t restart, bool answer);
 
 void
 agent_set_inventory(struct agent *a, const struct inventory *inv)
@@ -642,6 +658,7 @@ agent_create(struct event_base *base, const struct agent_config *cfg,
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->jobs);
 	TAILQ_INIT(&a->pending);
+	TAILQ_INIT(&a->preps);
 	a->sweep = event_new(base, -1, EV_PERSIST, agent_sweep_cb, a);
 	a->launch_ev = evtimer_new(base, agent_launch_round_cb, a);
 	if (a->sweep == NULL || a->launch_ev == NULL ||
@@ -677,6 +694,7 @@ agent_destroy(struct agent *a)
 		atask_free(TAILQ_FIRST(&a->tasks));
 	while (!TAILQ_EMPTY(&a->pending))
 		apending_free(a, TAILQ_FIRST(&a->pending));
+	agent_preps_cancel(a, 0, 0, false);
 	while (!TAILQ_EMPTY(&a->jobs))
 		ajob_free(a, TAILQ_FIRST(&a->jobs));
 	if (a->sweep != NULL)
@@ -1708,6 +1726,123 @@ agent_ctr_ready(void *arg, const struct ctr_result *r)
 	agent_launch_arm(p->agent);
 }
 
+/* ---- Images prepared ahead of a launch --------------------------------- */
+
+void
+agent_set_prepared_cb(struct agent *a, agent_prepared_cb cb, void *arg)
+{
+	a->prep_cb = cb;
+	a->prep_arg = arg;
+}
+
+static void
+agent_prep_answer(struct aprep *ap, const struct agent_prepared *r)
+{
+	struct agent *a = ap->agent;
+
+	TAILQ_REMOVE(&a->preps, ap, entry);
+	if (a->prep_cb != NULL)
+		a->prep_cb(a->prep_arg, ap->token, r);
+	free(ap);
+}
+
+static void
+agent_image_prepared(void *arg, const struct ctr_result *res)
+{
+	struct aprep *ap = arg;
+	struct agent_prepared r;
+
+	ap->req = NULL;
+	memset(&r, 0, sizeof(r));
+	r.job_id = ap->job_id;
+	r.restart = ap->restart;
+	r.err = res->err;
+	r.permanent = res->permanent;
+	r.why = res->why;
+	r.cached = res->cached;
+	r.ms = res->ms;
+	r.digest = res->digest;
+	if (res->err == 0)
+		log_info("job %" PRIu64 ": image ready (%s) in %" PRId64
+		    " ms, ahead of the launch", ap->job_id, res->cached ?
+		    "cached" : "unpacked", res->ms);
+	else
+		log_warnx("job %" PRIu64 ": %s", ap->job_id, res->why);
+	agent_prep_answer(ap, &r);
+}
+
+/* Forget the preparations of (job_id, restart), or every one (job_id
+ * 0); with answer, each is answered as stopped. */
+static void
+agent_preps_cancel(struct agent *a, uint64_t job_id, uint32_t restart,
+    bool answer)
+{
+	struct agent_prepared r;
+	struct aprep *ap, *next;
+
+	for (ap = TAILQ_FIRST(&a->preps); ap != NULL; ap = next) {
+		next = TAILQ_NEXT(ap, entry);
+		if (job_id != 0 && (ap->job_id != job_id ||
+		    ap->restart != restart))
+			continue;
+		ctr_req_cancel(a->ctrc, ap->req);
+		if (!answer) {
+			TAILQ_REMOVE(&a->preps, ap, entry);
+			free(ap);
+			continue;
+		}
+		memset(&r, 0, sizeof(r));
+		r.job_id = ap->job_id;
+		r.restart = ap->restart;
+		r.err = ECANCELED;
+		r.why = "stopped while its image was prepared";
+		r.digest = "";
+		agent_prep_answer(ap, &r);
+	}
+}
+
+int
+agent_prepare_image(struct agent *a, const struct launch *l, uint64_t token,
+    struct cerr *err)
+{
+	struct account acct;
+	struct aprep *ap;
+
+	if (l->step != NULL || l->spec == NULL || l->spec->ctr.image == NULL)
+		return cerr_set(err, ERR_INVALID, "job %" PRIu64 ": an image "
+		    "to prepare is a job's own", l->job_id);
+	if (ctr_validate(&l->spec->ctr, err) == -1)
+		return -1;
+	memset(&acct, 0, sizeof(acct));
+	if (account_resolve(a->cfg, agent_config_map_user(a->cfg, l->user),
+	    &acct, err) == -1) {
+		account_clear(&acct);
+		log_warnx("job %" PRIu64 ": image preparation refused: %s",
+		    l->job_id, err->text);
+		return -1;
+	}
+	if ((ap = calloc(1, sizeof(*ap))) == NULL) {
+		account_clear(&acct);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	ap->agent = a;
+	ap->job_id = l->job_id;
+	ap->restart = l->restart;
+	ap->token = token;
+	ap->req = ctr_prepare(a->ctrc, l->spec->ctr.image, acct.cred.uid,
+	    acct.cred.gid, acct.cred.groups, acct.cred.ngroups,
+	    agent_image_prepared, ap);
+	account_clear(&acct);
+	if (ap->req == NULL) {
+		free(ap);
+		return cerr_set(err, ERR_INTERNAL, "out of memory");
+	}
+	TAILQ_INSERT_TAIL(&a->preps, ap, entry);
+	log_info("job %" PRIu64 ": preparing image %s ahead of the launch",
+	    l->job_id, l->spec->ctr.image);
+	return 0;
+}
+
 /* Strings from the network: each present, none too long, all of them
  * together at most max bytes. */
 static int
@@ -2015,6 +2150,8 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
 
 	tv.tv_sec = a->cfg->kill_wait_ms / 1000;
 	tv.tv_usec = (a->cfg->kill_wait_ms % 1000) * 1000;
+	if (step == NULL)
+		agent_preps_cancel(a, job_id, restart, true);
 	/* The ranks not started yet never will be: the step's, or every
 	 * launch of the start (at most one each, so as many rounds as the
 	 * start has steps starting). */

@@ -248,4 +248,29 @@ int agent_step_window(struct agent *a, uint64_t job_id, uint32_t restart,
 void agent_watch_checkpoints(struct agent *a);
 void agent_set_checkpoint_cb(struct agent *a, void (*cb)(void *), void *arg);
 
+/* How an image prepared ahead of a launch (agent_prepare_image) ended:
+ * err 0, ready (cached: the cache had it; ms: how long it took; digest),
+ * or an
+ * errno with why (permanent: it would fail again; ECANCELED: the start
+ * was stopped). Strings borrowed for the call. */
+struct agent_prepared {
+	uint64_t job_id;
+	uint32_t restart;
+	int err;
+	bool permanent;
+	const char *why;
+	bool cached;
+	int64_t ms;
+	const char *digest;	/* ready: what it is known by; "": unknown */
+};
+typedef void (*agent_prepared_cb)(void *arg, uint64_t token,
+    const struct agent_prepared *r);
+void agent_set_prepared_cb(struct agent *a, agent_prepared_cb cb, void *arg);
+/* Prepare the image of l's job (its own tasks': l->step NULL) in the
+ * node's cache for the job's user, starting nothing: the prepared
+ * callback gets token once, later, when it is ready, cannot be, or the
+ * start is stopped (agent_stop). 0, or -1 with err (and no callback). */
+int agent_prepare_image(struct agent *a, const struct launch *l,
+    uint64_t token, struct cerr *err);
+
 #endif

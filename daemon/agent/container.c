@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "daemon/agent/container.h"
+#include "daemon/agent/imgdigest.h"
 #include "daemon/agent/ocispec.h"
 #include "daemon/agent/tasks_int.h"
 #include "lib/clock.h"
@@ -66,6 +67,11 @@ static const char prep_script[] =
 "	rm -rf \"$tmp\"; exit 103\n"
 "fi\n"
 "chmod 755 \"$tmp/rootfs\"\n"
+"# A squashfs file's sha256, what the image is known by (an OCI\n"
+"# layout's manifest digest is read from its index).\n"
+"if [ \"$kind\" != oci ]; then\n"
+"	sha256sum \"$src\" 2>/dev/null | cut -d' ' -f1 >\"$tmp/digest\"\n"
+"fi\n"
 "echo \"$id:$tag\" >\"$tmp/identity\" && : >\"$tmp/lock\" &&\n"
 "    du -sk \"$tmp/rootfs\" | cut -f1 >\"$tmp/size\" ||\n"
 "	{ rm -rf \"$tmp\"; exit 104; }\n"
@@ -331,6 +337,29 @@ prep_child(const struct ctr_req *r, char p[3][PATH_MAX], const int *mode,
 	_exit(PREP_SCRIPT + 22);
 }
 
+/* What the image just prepared is known by; none, said once in the log,
+ * when it cannot be read (an entry made before digests were kept). */
+static void
+prep_digest(struct ctr_cache *c, struct ctr_req *r)
+{
+	struct ctr_image_ref ref;
+	struct cerr err;
+	int rc;
+
+	r->res.digest[0] = '\0';
+	if (ctr_image_parse(r->image, &ref, &err) == -1)
+		return;
+	if (ref.kind == CTR_IMAGE_OCI)
+		rc = imgdigest_oci(ref.path, ref.tag, r->res.digest,
+		    sizeof(r->res.digest), &err);
+	else
+		rc = imgdigest_entry(c->entry, r->res.digest,
+		    sizeof(r->res.digest), &err);
+	if (rc == -1)
+		log_info("container image %s: no digest: %s", r->image,
+		    err.text);
+}
+
 static void
 prep_exit_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -359,6 +388,7 @@ prep_exit_cb(evutil_socket_t fd, short what, void *arg)
 		    c->entry);
 		fmt_to(r->res.lock, sizeof(r->res.lock), "%s/lock",
 		    c->entry);
+		prep_digest(c, r);
 	} else if (code > PREP_ACCESS && code < PREP_SCRIPT) {
 		r->res.err = code - PREP_ACCESS;
 		r->res.permanent = true;

@@ -54,6 +54,8 @@ struct ctr_result {
 	char lock[PATH_MAX];	/* ready: its lock file */
 	bool cached;		/* ready: it was there already */
 	int64_t ms;		/* how long it took */
+	/* ready: what it is known by (imgdigest.h); "": not known */
+	char digest[CTR_DIGEST_LEN + 1];
 };
 
 typedef void (*ctr_done_cb)(void *arg, const struct ctr_result *r);

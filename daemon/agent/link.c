@@ -3,6 +3,7 @@
  * of agent.h here and handed to the owner's operations (link.h). */
 #include "config.h"
 
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -62,6 +63,16 @@ enum link_state {
 	LINK_READY,
 };
 
+/* A preparation the controller asked for (LaunchRequest.prepare_image),
+ * answered when the agent calls link_prepared: its request's id, on the
+ * connection it came on. */
+struct link_wait {
+	uint64_t token;
+	uint64_t id;
+	uint64_t conn;
+	TAILQ_ENTRY(link_wait) entry;
+};
+
 struct link {
 	struct event_base *base;
 	struct link_params p;
@@ -84,6 +95,8 @@ struct link {
 	struct addrlist_walk walk;
 	struct addrlist_addr cur;	/* tried now, or next */
 	char cur_text[ADDRLIST_ADDR_TEXT];
+	TAILQ_HEAD(, link_wait) waits;
+	uint64_t next_token;
 };
 
 static void link_connect(struct link *l);
@@ -706,6 +719,87 @@ link_launch_reply(struct link *l, uint64_t id, const struct launch *la)
 	link_send(l, &env);
 }
 
+/* Prepare only the image of la's job: the answer follows when it is
+ * ready (link_prepared). An agent with nothing to prepare (no prepare
+ * operation) answers at once. */
+static void
+link_prepare(struct link *l, uint64_t id, const struct launch *la)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
+	Cohort__V1__ImagePrepared img = COHORT__V1__IMAGE_PREPARED__INIT;
+	struct link_wait *w;
+	struct cerr err;
+
+	if (l->ops->prepare == NULL) {
+		rep.job_id = la->job_id;
+		rep.restart = la->restart;
+		rep.image = &img;
+		env.id = id;
+		env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+		env.launch_reply = &rep;
+		link_send(l, &env);
+		return;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		link_send_error(l, id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	w->token = ++l->next_token;
+	w->id = id;
+	w->conn = l->conn;
+	cerr_clear(&err);
+	if (l->ops->prepare(l->arg, la, w->token, &err) == -1) {
+		free(w);
+		link_send_error(l, id, err.code, err.text);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&l->waits, w, entry);
+}
+
+void
+link_prepared(void *arg, uint64_t token, const struct agent_prepared *r)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply rep = COHORT__V1__LAUNCH_REPLY__INIT;
+	Cohort__V1__ImagePrepared img = COHORT__V1__IMAGE_PREPARED__INIT;
+	struct link *l = arg;
+	struct link_wait *w;
+	uint64_t id;
+
+	TAILQ_FOREACH(w, &l->waits, entry)
+		if (w->token == token)
+			break;
+	if (w == NULL)
+		return;
+	TAILQ_REMOVE(&l->waits, w, entry);
+	id = w->id;
+	/* Asked on an earlier connection: that request failed with it. */
+	if (w->conn != l->conn || l->state != LINK_READY) {
+		free(w);
+		return;
+	}
+	free(w);
+	if (r->err != 0) {
+		link_send_error(l, id, r->permanent ? ERR_NOT_FOUND :
+		    ERR_UNAVAILABLE, r->why != NULL ? r->why : "the image "
+		    "could not be prepared");
+		return;
+	}
+	img.has_ms = img.has_cached = 1;
+	img.ms = r->ms > 0 ? (uint64_t)r->ms : 0;
+	img.cached = r->cached;
+	if (r->digest != NULL && r->digest[0] != '\0')
+		img.digest = (char *)r->digest;
+	rep.job_id = r->job_id;
+	rep.restart = r->restart;
+	rep.image = &img;
+	env.id = id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+	env.launch_reply = &rep;
+	link_send(l, &env);
+}
+
 static void
 link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 {
@@ -794,7 +888,9 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 		}
 		la.step = &sl;
 	}
-	if (l->ops->launch(l->arg, &la, &err) == -1)
+	if (lr->has_prepare_image && lr->prepare_image)
+		link_prepare(l, req->id, &la);
+	else if (l->ops->launch(l->arg, &la, &err) == -1)
 		link_send_error(l, req->id, err.code, err.text);
 	else
 		link_launch_reply(l, req->id, &la);
@@ -1207,6 +1303,7 @@ link_create(struct event_base *base, const struct link_params *params,
 		cerr_set(err, ERR_INTERNAL, "out of memory");
 		return NULL;
 	}
+	TAILQ_INIT(&l->waits);
 	if (params->controllers != NULL && params->controllers->n > 0)
 		l->list = *params->controllers;
 	else if (params->host != NULL && strlen(params->host) <
@@ -1271,8 +1368,14 @@ link_ready(const struct link *l)
 void
 link_destroy(struct link *l)
 {
+	struct link_wait *w;
+
 	if (l == NULL)
 		return;
+	while ((w = TAILQ_FIRST(&l->waits)) != NULL) {
+		TAILQ_REMOVE(&l->waits, w, entry);
+		free(w);
+	}
 	if (l->bev != NULL)
 		bufferevent_free(l->bev);
 	event_free(l->timer);

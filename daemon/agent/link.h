@@ -69,6 +69,10 @@ struct link_ops {
 	/* Required. As agent_launch: 0 (accepted) or -1 with err (sent
 	 * back). */
 	int (*launch)(void *arg, const struct launch *l, struct cerr *err);
+	/* As agent_prepare_image, its answer through link_prepared; may be
+	 * NULL (nothing to prepare: answered at once as ready). */
+	int (*prepare)(void *arg, const struct launch *l, uint64_t token,
+	    struct cerr *err);
 	/* As agent_stop, agent_signal and agent_read_log: step NULL when
 	 * the request names no job step. */
 	void (*stop)(void *arg, uint64_t job_id, uint32_t restart,
@@ -180,6 +184,9 @@ void link_task_exited(const struct task_report *r, void *arg);
 
 /* The changed callback for health_create: a heartbeat now. */
 void link_health_changed(const struct node_health *h, void *arg);
+/* A callback for agent_set_prepared_cb (arg: the link): answer the
+ * controller's preparation request that token stands for. */
+void link_prepared(void *arg, uint64_t token, const struct agent_prepared *r);
 /* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
 void link_checkpoint_seen(void *arg);
 

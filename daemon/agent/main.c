@@ -104,6 +104,15 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 	return agent_launch(d->agent, l, err);
 }
 
+static int
+op_prepare(void *arg, const struct launch *l, uint64_t token,
+    struct cerr *err)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_prepare_image(d->agent, l, token, err);
+}
+
 static void
 op_stop(void *arg, uint64_t job_id, uint32_t restart, const uint32_t *step)
 {
@@ -180,6 +189,7 @@ static const struct link_ops agent_link_ops = {
 	.progress = op_progress,
 	.step_times = op_step_times,
 	.launch = op_launch,
+	.prepare = op_prepare,
 	.stop = op_stop,
 	.signal = op_signal,
 	.read_log = op_read_log,
@@ -340,6 +350,7 @@ start(struct cohort_agent *d)
 	/* Before registering, so that a sick node says so at once. */
 	health_check_now(d->health);
 	agent_set_checkpoint_cb(d->agent, link_checkpoint_seen, d->link);
+	agent_set_prepared_cb(d->agent, link_prepared, d->link);
 	link_start(d->link, 0);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);

@@ -120,6 +120,15 @@ driver_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
 }
 
 static int
+driver_prepare(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+    int64_t now_ms, outbox_prepared done, void *arg)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_prepare(d->ac, conn_id, l, now_ms, done, arg);
+}
+
+static int
 driver_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
     const char *reason)
 {
@@ -194,6 +203,7 @@ static void driver_step_ended(void *, uint64_t, uint32_t);
 
 static const struct outbox_ops driver_ops = {
 	.launch = driver_launch,
+	.prepare = driver_prepare,
 	.stop = driver_stop,
 	.signal = driver_signal,
 	.stop_step = driver_stop_step,

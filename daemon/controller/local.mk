@@ -122,6 +122,7 @@ CTL_UNIT_TESTS = \
 	tests/unit/check_goodput \
 	tests/unit/check_suspect \
 	tests/unit/check_straggler \
+	tests/unit/check_gang_image \
 	tests/unit/check_preemption \
 	tests/unit/check_queues \
 	tests/unit/check_quota \
@@ -194,6 +195,10 @@ tests_unit_check_straggler_SOURCES = tests/unit/check_straggler.c \
 	tests/domain/domain.c tests/domain/domain.h
 tests_unit_check_straggler_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_straggler_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_gang_image_SOURCES = tests/unit/check_gang_image.c \
+	tests/domain/domain.c tests/domain/domain.h
+tests_unit_check_gang_image_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_gang_image_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_preemption_SOURCES = tests/unit/check_preemption.c \
 	tests/domain/domain.c tests/domain/domain.h
 tests_unit_check_preemption_CFLAGS = $(UNIT_CFLAGS)

@@ -75,6 +75,26 @@ domain_launch(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
 }
 
 static int
+domain_prepare(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+    int64_t now, outbox_prepared done, void *arg)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if (d->fail_sends || (c = domain_record(d, DOMAIN_PREPARE, conn_id,
+	    l->job->id, l->job->attempt)) == NULL)
+		return -1;
+	c->node_rank = l->place->node_rank;
+	c->ngpus = l->place->ngpus;
+	c->nnodes = (unsigned)l->nnodes;
+	c->at_ms = now;
+	c->prepared = done;
+	c->arg = arg;
+	c->answered = false;
+	return 0;
+}
+
+static int
 domain_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
     const char *reason)
 {
@@ -176,6 +196,7 @@ domain_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
 
 static const struct outbox_ops domain_ops = {
 	.launch = domain_launch,
+	.prepare = domain_prepare,
 	.stop = domain_stop,
 	.signal = domain_signal,
 	.stop_step = domain_stop_step,
@@ -459,6 +480,28 @@ domain_answer_launches(struct domain *d, const struct cerr *err)
 			continue;
 		c->answered = true;
 		c->done(c->arg, err, d->now);
+		n++;
+	}
+	domain_commit(d);
+	return n;
+}
+
+size_t
+domain_answer_prepares(struct domain *d, uint64_t job_id, const char *node,
+    const struct image_ready *r, const struct cerr *err)
+{
+	size_t i, n = 0, end = d->ncmds;
+
+	/* An answer may send more (the launches): those come after end. */
+	for (i = 0; i < end; i++) {
+		struct domain_cmd *c = &d->cmds[i];
+
+		if (c->kind != DOMAIN_PREPARE || c->answered ||
+		    (job_id != 0 && c->job_id != job_id) ||
+		    (node != NULL && strcmp(c->node, node) != 0))
+			continue;
+		c->answered = true;
+		c->prepared(c->arg, err == NULL ? r : NULL, err, d->now);
 		n++;
 	}
 	domain_commit(d);

@@ -26,6 +26,7 @@ struct suspect_opts;
 
 enum domain_cmd_kind {
 	DOMAIN_LAUNCH,
+	DOMAIN_PREPARE,			/* a job's image, before its launch */
 	DOMAIN_STOP,
 	DOMAIN_SIGNAL,
 	DOMAIN_READ_LOG,
@@ -61,6 +62,7 @@ struct domain_cmd {
 	int64_t at_ms;
 	/* Launch and log read: the answer still owed (answered: false). */
 	outbox_done done;
+	outbox_prepared prepared;
 	outbox_log_done log_done;
 	void *arg;
 	bool answered;
@@ -128,6 +130,10 @@ void domain_advance(struct domain *d, int64_t ms);
 
 /* Answer every launch still owed: err NULL for success. The number. */
 size_t domain_answer_launches(struct domain *d, const struct cerr *err);
+/* Answer the image preparations still owed for job (0: any) on node
+ * (NULL: any): r when err is NULL, else err. The number answered. */
+size_t domain_answer_prepares(struct domain *d, uint64_t job_id,
+    const char *node, const struct image_ready *r, const struct cerr *err);
 /* A task exit of (job, attempt, rank) from node, and commit. */
 int domain_exit(struct domain *d, const char *node, uint64_t job_id,
     uint32_t attempt, unsigned rank, int wait_status, struct cerr *err);

@@ -204,9 +204,20 @@ track_pgid() {
 	_PGIDS+=("$1")
 }
 
+# at_exit CMD: run CMD (a function or command, no arguments) first on
+# exit, passed or failed: to release what a test holds (a FIFO a daemon
+# blocks on, say).
+_AT_EXIT=()
+at_exit() {
+	_AT_EXIT+=("$1")
+}
+
 _cleanup() {
 	local rc=$? d p f
 	set +e
+	for p in ${_AT_EXIT[@]+"${_AT_EXIT[@]}"}; do
+		"$p"
+	done
 	for p in ${_PIDS[@]+"${_PIDS[@]}"}; do
 		{ kill -9 "$p" && wait "$p"; } 2>/dev/null
 	done

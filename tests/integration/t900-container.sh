@@ -4,10 +4,10 @@
 #  1. a 2-node job in an OCI layout sees the image's files and not the
 #     host's, runs as the job's user, has its rank environment, and
 #     writes through --container-mounts to a host directory; the image
-#     is shown by cohort show;
+#     and its manifest digest are shown by cohort show;
 #  2. a job in the squashfs of the same tree runs, read only unless
 #     --container-writable, and a second job of the same image finds it
-#     cached;
+#     cached; both show the file's sha256 as the image's digest;
 #  3. a missing image fails the job at once, naming the image, and is
 #     not retried;
 #  4. an image the job's user cannot read fails the job, naming it, even
@@ -18,12 +18,21 @@
 #     reaches it too, and the container is gone afterwards;
 #  6. srun's Pyxis options run a batch job's steps in an image, a named
 #     container keeps a step's file for the next step, and a step in a
-#     missing image fails, naming it.
+#     missing image fails, naming it;
+#  7. a job waits PENDING, "ImagePull: 1 of 2 nodes ready", no rank
+#     started, while one node still unpacks its image (held on a FIFO
+#     the test fills), and `cohort events` has an image event per node;
+#  8. a job in an image whose node's agent is killed mid-run restarts in
+#     the image on the other node from its checkpoint, and the returning
+#     agent stops the old attempt's container.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
 expect_log_error 'warning: job [0-9]+: cannot read the container image'
-expect_log_error 'warning: job [0-9]+: FAILED: rank 0 could not start: cannot read the container image'
+expect_log_error 'warning: job [0-9]+: start failed: rank 0 on node[0-9]+: cannot read the container image'
+# Section 8's node goes DOWN, its job restarts.
+expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
 need_root
 
 for c in runc umoci mksquashfs busybox; do
@@ -65,6 +74,8 @@ if ! runc --root "$T/probe-state" run --bundle "$T/probe" "cohort-probe-$$" >"$T
 	exit 77
 fi
 
+# Section 8 kills an agent: its node is DOWN after 5 s without heartbeats.
+export COHORT_LOCAL_NODE_TIMEOUT=5s
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 1
 W=$(world_dir out)
@@ -86,6 +97,15 @@ wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
 cohort show "$id" >"$T/show.txt" 2>&1 || fail "cohort show $id failed"
 grep -q "Container image.*oci:$T/oci:v1 (read only)" "$T/show.txt" ||
 	fail "cohort show does not show the image: $(cat "$T/show.txt")"
+# And what it is known by: the manifest digest of its tag.
+OCI_DIGEST=$("$PYTHON" -c 'import json,sys
+i = json.load(open(sys.argv[1] + "/index.json"))
+print([m["digest"] for m in i["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "v1"][0])' "$T/oci") ||
+	fail "cannot read the digest of $T/oci:v1"
+[ "$(json_get "$T/job-$id.json" 'd["image_digest"]')" = "$OCI_DIGEST" ] ||
+	fail "cohort show --json has image_digest $(json_get "$T/job-$id.json" 'd["image_digest"]'), not $OCI_DIGEST"
+grep -q "Image digest.*$OCI_DIGEST" "$T/show.txt" ||
+	fail "cohort show does not show the image's digest: $(cat "$T/show.txt")"
 for r in 0 1; do
 	[ "$(cat "$W/uid.$r" 2>/dev/null)" = "$NOBODY_UID" ] ||
 		fail "rank $r ran as uid '$(cat "$W/uid.$r" 2>/dev/null)', not nobody's ($NOBODY_UID)"
@@ -117,6 +137,9 @@ for n in 1 2; do
 	[ "$(cat "$W/sq$n")" = cohort-test-image ] || fail "job $id did not see the squashfs image's file"
 	[ "$(cat "$W/sqpwd$n")" = /tmp ] || fail "job $id did not start in --container-workdir /tmp"
 	[ "$(cat "$W/sqrw$n" 2>/dev/null)" = rw ] || fail "job $id could not write its --container-writable root"
+	# The squashfs file's sha256, first unpacked and then cached.
+	[ "$(json_get "$T/job-$id.json" 'd["image_digest"]')" = "sha256:$(sha256sum "$T/img.sqsh" | cut -d' ' -f1)" ] ||
+		fail "job $id's image_digest is $(json_get "$T/job-$id.json" 'd["image_digest"]'), not the squashfs file's sha256"
 done
 grep -Eq "container image $T/img.sqsh: cached" "$C"/node0*.log ||
 	fail "the second squashfs job did not find the image cached"
@@ -215,4 +238,79 @@ grep -qx "$NOBODY_UID" "$S/out.$id" || fail "step 0 did not run as the job's use
 [ "$(cat "$S/unnamed")" = none ] || fail "an unnamed container saw step 0's file"
 grep -q "MISSING_RC=[1-9]" "$S/out.$id" || fail "a step in a missing image did not fail: $(cat "$S/out.$id")"
 grep -q "missing.sqsh" "$S/out.$id" || fail "srun did not name the missing image: $(cat "$S/out.$id")"
+
+### 7. A job waits as ImagePull until every node has its image: node01
+### has it cached; node02's unpack reads a layer that is a FIFO, held
+### until the test writes the layer into it.
+cp -a "$T/oci" "$T/oci2" || fail "cannot copy the image"
+id=$(job_submit --name ctr-warm --workdir "$W" --max-restarts 0 --nodelist node01 \
+	--container-image "oci:$T/oci2:v1" -- true)
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+LAYER=$T/oci2/blobs/sha256/$(ls -S "$T/oci2/blobs/sha256" | head -n 1)
+mv "$LAYER" "$T/layer.blob" && mkfifo -m 644 "$LAYER" || fail "cannot make $LAYER a FIFO"
+# Fill the FIFO once, here or (the test failing) on exit, so that no
+# unpack is left waiting on it.
+_release_layer() {
+	[ -n "${LAYER_FED:-}" ] && return 0
+	LAYER_FED=1
+	timeout 60 sh -c 'cat "$1" >"$2"' - "$T/layer.blob" "$LAYER"
+}
+at_exit _release_layer
+id=$(job_submit --name ctr-pull -N 2 --workdir "$W" --max-restarts 0 \
+	--container-image "oci:$T/oci2:v1" --container-mounts "$W:/out" -- \
+	sh -c 'cat /etc/only-in-image >/out/pull.$RANK')
+wait_job 60 "$id" 'd["state"] == "PENDING" and d["reason"] == "ImagePull: 1 of 2 nodes ready"'
+expect_exit 0 cohort events --job "$id" --kind image --json
+cp "$OUT" "$T/pull-events.json"
+json_get "$T/pull-events.json" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
+	grep -q '"node01"' || fail "no image event for node01: $(cat "$T/pull-events.json")"
+# Still waiting, and no rank started anywhere: the gang starts once
+# every node has the image.
+job_expr "$id" 'd["state"] == "PENDING"' || fail "job $id ran before node02 had its image"
+[ ! -e "$W/pull.0" ] && [ ! -e "$W/pull.1" ] ||
+	fail "a rank of job $id started before every node had the image"
+_release_layer || fail "node02 did not read the layer of $T/oci2"
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(cat "$W/pull.0" "$W/pull.1" 2>/dev/null)" = "cohort-test-image
+cohort-test-image" ] || fail "job $id's ranks did not both run in the image"
+expect_exit 0 cohort events --job "$id" --kind image --json
+json_get "$OUT" '[e.get("node") for e in d["events"] if "ready" in e["detail"]]' |
+	grep -q '"node02"' || fail "no image event for node02: $(cat "$OUT")"
+
+### 8. The node of a job in an image fails mid-run: the job restarts in
+### the image on the other node and resumes from its checkpoint.
+CK2=$(world_dir ckpt2)
+id=$(job_submit --name ctr-failover --workdir "$W" --max-restarts 2 --checkpoint-dir "$CK2" \
+	--container-image "oci:$T/oci:v1" --container-mounts "$W:/out,$CK2" -- \
+	sh -c 'echo "$COHORT_RESUME_CHECKPOINT" >/out/fo-resume.$COHORT_RESTART_COUNT
+	if [ -n "$COHORT_RESUME_CHECKPOINT" ]; then cat /etc/only-in-image >/out/fo-img; exit 0; fi
+	mkdir -p "$COHORT_CHECKPOINT_DIR/step-1" &&
+	echo "1 $COHORT_CHECKPOINT_DIR/step-1" >"$COHORT_CHECKPOINT_DIR/LATEST.tmp" &&
+	mv "$COHORT_CHECKPOINT_DIR/LATEST.tmp" "$COHORT_CHECKPOINT_DIR/LATEST"
+	while :; do sleep 0.1; done')
+wait_job 60 "$id" 'd["state"] == "RUNNING" and d["checkpoint"] is not None'
+node=$(json_get "$T/job-$id.json" 'd["placement"][0]["node"]')
+cohort-local kill "$C" "$node" >"$T/kill.out" 2>&1 || fail "cohort-local kill $node: $(cat "$T/kill.out")"
+wait_node 30 "$node" 'n["state"] == "DOWN"'
+wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(json_get "$T/job-$id.json" 'd["restarts"]')" = 1 ] ||
+	fail "job $id restarted $(json_get "$T/job-$id.json" 'd["restarts"]') times, not once"
+json_get "$T/job-$id.json" '[p["node"] for p in d["placement"]]' | grep -q "\"$node\"" &&
+	fail "job $id restarted on the DOWN node $node"
+[ "$(cat "$W/fo-resume.1" 2>/dev/null)" = "$CK2/step-1" ] ||
+	fail "the restart did not resume from $CK2/step-1: '$(cat "$W/fo-resume.1" 2>/dev/null)'"
+[ "$(cat "$W/fo-img" 2>/dev/null)" = cohort-test-image ] || fail "the restart did not run in the image"
+# The old attempt outlived its agent; the returning agent stops it.
+pgrep -u nobody -f fo-resume >/dev/null ||
+	fail "the old attempt's container ended with its agent: nothing left to check"
+cohort-local start "$C" "$node" >"$T/start.out" 2>&1 || fail "cohort-local start $node: $(cat "$T/start.out")"
+wait_for 30 not pgrep -u nobody -f fo-resume ||
+	fail "the returning agent on $node left the old container running: $(pgrep -u nobody -af fo-resume)"
+wait_node 30 "$node" 'n["state"] == "UP"'
 exit 0

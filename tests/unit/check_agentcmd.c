@@ -30,6 +30,7 @@ __wrap_calloc(size_t n, size_t size)
 static size_t sent;
 static uint64_t last_id;
 static bool send_fails;
+static bool last_prepare;	/* the last launch sent had prepare_image */
 
 static int
 record_send(void *ctx, uint64_t conn_id, Cohort__V1__Envelope *env)
@@ -38,6 +39,9 @@ record_send(void *ctx, uint64_t conn_id, Cohort__V1__Envelope *env)
 		return -1;
 	sent++;
 	last_id = env->id;
+	if (env->body_case == COHORT__V1__ENVELOPE__BODY_LAUNCH)
+		last_prepare = env->launch->has_prepare_image &&
+		    env->launch->prepare_image;
 	return 0;
 }
 
@@ -49,6 +53,19 @@ done(void *arg, const struct cerr *err, int64_t now)
 {
 	answers++;
 	last_code = err != NULL ? err->code : ERR_NONE;
+}
+
+static struct image_ready last_ready;
+
+static void
+prepared(void *arg, const struct image_ready *r, const struct cerr *err,
+    int64_t now)
+{
+	answers++;
+	last_code = err != NULL ? err->code : ERR_NONE;
+	ck_assert((r == NULL) == (err != NULL));
+	if (r != NULL)
+		last_ready = *r;
 }
 
 static struct job job;
@@ -79,6 +96,7 @@ setup(void)
 	lc.master_port = 20000;
 	sent = 0;
 	answers = 0;
+	last_prepare = false;
 	send_fails = false;
 	fail_callocs = 0;
 }
@@ -172,6 +190,51 @@ START_TEST(test_answered_once)
 }
 END_TEST
 
+/* A preparation goes as a launch with prepare_image, never expires, and
+ * is answered once: the image's time and cache from the reply, or the
+ * error, or the disconnect. */
+START_TEST(test_prepare)
+{
+	struct agentcmd *ac = agentcmd_create(record_send, NULL, 1000);
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__LaunchReply lr = COHORT__V1__LAUNCH_REPLY__INIT;
+	Cohort__V1__ImagePrepared img = COHORT__V1__IMAGE_PREPARED__INIT;
+
+	ck_assert_int_eq(agentcmd_prepare(ac, 5, &lc, 0, NULL, NULL), -1);
+	ck_assert_int_eq(agentcmd_prepare(ac, 5, &lc, 0, prepared, NULL), 0);
+	ck_assert(last_prepare);
+	agentcmd_expire(ac, 10000000);
+	ck_assert_int_eq(answers, 0);
+	img.has_ms = img.has_cached = 1;
+	img.ms = 1234;
+	img.cached = true;
+	lr.image = &img;
+	env.id = last_id;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY;
+	env.launch_reply = &lr;
+	ck_assert(agentcmd_on_reply(ac, 5, &env));
+	ck_assert_int_eq(answers, 1);
+	ck_assert_int_eq(last_code, ERR_NONE);
+	ck_assert_int_eq(last_ready.ms, 1234);
+	ck_assert(last_ready.cached);
+	ck_assert(agentcmd_on_reply(ac, 5, &env));
+	ck_assert_int_eq(answers, 1);
+	/* An error, a disconnect. */
+	ck_assert_int_eq(agentcmd_prepare(ac, 5, &lc, 0, prepared, NULL), 0);
+	reply(ac, 5, last_id, COHORT__V1__ENVELOPE__BODY_ERROR);
+	ck_assert_int_eq(answers, 2);
+	ck_assert_int_eq(last_code, ERR_UNAVAILABLE);
+	ck_assert_int_eq(agentcmd_prepare(ac, 5, &lc, 0, prepared, NULL), 0);
+	agentcmd_conn_closed(ac, 5);
+	ck_assert_int_eq(answers, 3);
+	/* A plain launch after it is no preparation. */
+	ck_assert_int_eq(agentcmd_launch(ac, 5, &lc, 0, done, NULL), 0);
+	ck_assert(!last_prepare);
+	agentcmd_destroy(ac);
+	ck_assert_int_eq(answers, 4);
+}
+END_TEST
+
 static Suite *
 agentcmd_suite(void)
 {
@@ -182,6 +245,7 @@ agentcmd_suite(void)
 	tcase_add_test(tc, test_track_before_send);
 	tcase_add_test(tc, test_failed_send_forgotten);
 	tcase_add_test(tc, test_answered_once);
+	tcase_add_test(tc, test_prepare);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -72,6 +72,10 @@ struct ctl {
 	char reg_name[32];
 	unsigned reg_gpus;
 	bool launch_replied;
+	bool prepare;			/* send a prepare_image launch */
+	bool image_replied;		/* its answer came */
+	uint64_t image_ms;
+	bool image_cached;
 	unsigned hb_with_exit;		/* heartbeats reporting the ended task */
 	bool acked;
 };
@@ -107,6 +111,7 @@ ctl_launch(struct ctl *c)
 	lr.has_array_id = lr.has_array_task = 1;
 	lr.array_id = 5;
 	lr.array_task = 2;
+	lr.has_prepare_image = lr.prepare_image = c->prepare;
 	env.id = 100;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
@@ -145,6 +150,12 @@ ctl_on_message(struct ctl *c, const Cohort__V1__Envelope *in)
 		return;
 	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY:
 		c->launch_replied = true;
+		if (in->launch_reply->image != NULL) {
+			c->image_replied = true;
+			c->image_ms = in->launch_reply->image->ms;
+			c->image_cached = in->launch_reply->image->cached;
+			event_base_loopbreak(c->base);
+		}
 		return;
 	case COHORT__V1__ENVELOPE__BODY_HEARTBEAT:
 		for (i = 0; i < in->heartbeat->n_tasks; i++) {
@@ -259,6 +270,7 @@ struct owner {
 	unsigned may_connect_calls, refuse_first;
 	bool launched, ended, acked;
 	uint64_t launch_job;
+	uint64_t prepare_token;		/* 0: none asked */
 	char last_notice[512];
 };
 
@@ -306,6 +318,19 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 	return 0;
 }
 
+static int
+op_prepare(void *arg, const struct launch *l, uint64_t token,
+    struct cerr *err)
+{
+	struct owner *o = arg;
+
+	ck_assert_uint_eq(l->job_id, 7);
+	ck_assert_uint_ne(token, 0);
+	o->prepare_token = token;
+	event_base_loopbreak(o->base);
+	return 0;
+}
+
 static void
 op_exit_acked(void *arg, uint64_t job_id, uint32_t restart, const uint32_t *step,
     unsigned rank)
@@ -350,6 +375,7 @@ static const struct link_ops ops = {
 	.inventory = op_inventory,
 	.tasks = op_tasks,
 	.launch = op_launch,
+	.prepare = op_prepare,
 	.exit_acked = op_exit_acked,
 	.may_connect = op_may_connect,
 	.event = op_event,
@@ -442,6 +468,45 @@ START_TEST(test_register_launch_ack)
 	ck_assert(!link_ready(o.link));
 	run_for(base, 300);
 	ck_assert_uint_eq(o.nevents, 2);
+	link_destroy(o.link);
+	ctl_stop(&c);
+	SSL_CTX_free(ctx);
+	event_base_free(base);
+}
+END_TEST
+
+/* A launch with prepare_image is the owner's to answer later: nothing
+ * starts, and link_prepared sends the answer (an unknown token none). */
+START_TEST(test_prepare_answered_later)
+{
+	struct event_base *base = event_base_new();
+	struct agent_prepared r;
+	SSL_CTX *ctx;
+	struct ctl c;
+	struct owner o;
+
+	ck_assert_ptr_nonnull(base);
+	ctl_start(&c, base, false);
+	c.prepare = true;
+	ctx = client_ctx();
+	owner_start(&o, base, ctx, &c, 0);
+	link_start(o.link, 0);
+	run_for(base, 5000);
+	ck_assert_uint_ne(o.prepare_token, 0);
+	ck_assert(!o.launched);
+	ck_assert(!c.launch_replied);
+	memset(&r, 0, sizeof(r));
+	r.job_id = 7;
+	r.restart = 1;
+	r.cached = true;
+	r.ms = 1234;
+	link_prepared(o.link, o.prepare_token + 1, &r);
+	link_prepared(o.link, o.prepare_token, &r);
+	run_for(base, 5000);
+	ck_assert(c.image_replied);
+	ck_assert_uint_eq(c.image_ms, 1234);
+	ck_assert(c.image_cached);
+	ck_assert(!o.launched);
 	link_destroy(o.link);
 	ctl_stop(&c);
 	SSL_CTX_free(ctx);
@@ -553,6 +618,7 @@ main(void)
 	tcase_add_unchecked_fixture(tc, setup_pki, teardown_pki);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_register_launch_ack);
+	tcase_add_test(tc, test_prepare_answered_later);
 	tcase_add_test(tc, test_handshake_deadline);
 	tcase_add_test(tc, test_replica_choice);
 	tcase_add_test(tc, test_replica_single);

@@ -10,7 +10,13 @@
  * while the old tasks go, and two processes never share a GPU's memory.
  * Tasks that do not go within stop_timeout drain their node (Slurm's
  * UnkillableStepTimeout), and launches waiting for them start over
- * elsewhere. */
+ * elsewhere.
+ *
+ * A job in a container image has the image prepared on its nodes first,
+ * in parallel (outbox prepare: answered when a node has it), waiting as
+ * "ImagePull: K of N nodes ready"; the launch goes once every node has
+ * it, so that no rank starts before the last node's unpack is done and
+ * the job's time limit starts with its ranks. */
 #include "config.h"
 
 #include <sys/queue.h>
@@ -32,6 +38,7 @@ struct gang_node {
 	struct gang *g;
 	unsigned node_rank;
 	bool sent;		/* its launch went out */
+	bool ready;		/* its image is ready (a job in an image) */
 	char node[PEER_NAME_MAX + 1];
 };
 
@@ -45,6 +52,11 @@ struct gang {
 	size_t outstanding;	/* launch callbacks still to come */
 	bool sent;		/* false: waiting for stopping tasks */
 	bool over;		/* running, or failed and undone */
+	/* A job in a container image: its image is prepared on its nodes
+	 * first, and the launch goes once every node has it. */
+	size_t ready;		/* nodes whose image is ready */
+	int64_t sent_ms;	/* when the gang could go (not waiting for
+				 * stopping tasks) */
 	struct gang_node *nodes;	/* nnodes of them */
 	TAILQ_ENTRY(gang) entry;
 };
@@ -63,6 +75,7 @@ struct stopping {
 #define GANG_ALL_GPUS UINT64_MAX
 
 static void gang_send(struct gang *, int64_t);
+static void gang_running(struct gang *, int64_t);
 static void gang_stop_some(struct cluster *, const struct job *,
     const char *, const struct gang *, const struct gang_node *, int64_t);
 
@@ -337,7 +350,6 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	struct gang_node *gn = arg;
 	struct gang *g = gn->g;
 	const struct job *job = jobs_get(g->cl->js, g->job_id);
-	struct cerr e;
 
 	g->outstanding--;
 	/* A gang whose job moved on (failed over, ended, launched again
@@ -346,25 +358,35 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	    job->attempt != g->attempt))
 		g->over = true;
 	if (!g->over) {
-		if (err != NULL) {
+		if (err != NULL)
 			gang_fail(g, gn, err, now);
-		} else if (++g->acked == g->nnodes) {
-			g->over = true;
-			if (jobs_mark_running(g->cl->js, g->job_id, now,
-			    &e) == -1)
-				log_warnx("job %" PRIu64 ": %s", g->job_id,
-				    e.text);
-			else
-				gang_record_running(g->cl,
-				    jobs_get(g->cl->js, g->job_id));
-		}
+		else if (++g->acked == g->nnodes)
+			gang_running(g, now);
 	}
 	gang_release(g);
 }
 
-/* Send the launch to every node of the gang's job. */
+/* Every node of the gang started its tasks: the job is RUNNING. */
 static void
-gang_send(struct gang *g, int64_t now)
+gang_running(struct gang *g, int64_t now)
+{
+	struct cerr e;
+
+	g->over = true;
+	if (jobs_mark_running(g->cl->js, g->job_id, now, &e) == -1)
+		log_warnx("job %" PRIu64 ": %s", g->job_id, e.text);
+	else
+		gang_record_running(g->cl, jobs_get(g->cl->js, g->job_id));
+}
+
+static void gang_prepared_cb(void *, const struct image_ready *,
+    const struct cerr *, int64_t);
+
+/* Send to every node of the gang's job its launch or, with prepare, to
+ * every node not ready yet the preparation of the job's image. A node
+ * that cannot be reached fails the gang. The caller releases g. */
+static void
+gang_send_each(struct gang *g, bool prepare, int64_t now)
 {
 	struct cluster *cl = g->cl;
 	const struct job *job = jobs_get(cl->js, g->job_id);
@@ -373,12 +395,11 @@ gang_send(struct gang *g, int64_t now)
 	struct node *n, *rank0;
 	struct cerr err;
 	size_t i;
+	int rc;
 
-	g->sent = true;
 	if ((nodelist = calloc(job->nplace, sizeof(*nodelist))) == NULL) {
 		cerr_set(&err, ERR_INTERNAL, "out of memory");
 		gang_fail(g, NULL, &err, now);
-		gang_release(g);
 		return;
 	}
 	for (i = 0; i < job->nplace; i++)
@@ -393,14 +414,20 @@ gang_send(struct gang *g, int64_t now)
 	 * do not collide. */
 	lc.master_port = 20000 + (unsigned)((job->id * 131 + job->attempt) %
 	    20000);
-	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
-	    job->id, job->nplace, job->attempt);
 	for (i = 0; i < job->nplace && !g->over; i++) {
+		if (prepare && g->nodes[i].ready)
+			continue;
 		n = nodes_get(cl->ns, job->place[i].node);
 		lc.place = &job->place[i];
-		if (n == NULL || n->conn_id == 0 ||
-		    cl->out.ops->launch(cl->out.ctx, n->conn_id, &lc, now,
-		    gang_launched_cb, &g->nodes[i]) == -1) {
+		if (n == NULL || n->conn_id == 0)
+			rc = -1;
+		else if (prepare)
+			rc = cl->out.ops->prepare(cl->out.ctx, n->conn_id, &lc,
+			    now, gang_prepared_cb, &g->nodes[i]);
+		else
+			rc = cl->out.ops->launch(cl->out.ctx, n->conn_id, &lc,
+			    now, gang_launched_cb, &g->nodes[i]);
+		if (rc == -1) {
 			cerr_set(&err, ERR_UNAVAILABLE, "the node is not "
 			    "reachable");
 			gang_fail(g, &g->nodes[i], &err, now);
@@ -410,6 +437,122 @@ gang_send(struct gang *g, int64_t now)
 		g->outstanding++;
 	}
 	free(nodelist);
+}
+
+/* ---- Images ----------------------------------------------------------- */
+
+/* Say how far the gang's images are: the job's reason, while it waits. */
+static void
+gang_image_progress(struct gang *g)
+{
+	char reason[96];
+
+	snprintf(reason, sizeof(reason), "ImagePull: %zu of %zu nodes ready",
+	    g->ready, g->nnodes);
+	jobs_set_launch_reason(g->cl->js, g->job_id, reason);
+}
+
+/* Record an image event of the gang's job (node NULL: the job's). */
+static void
+gang_image_event(struct gang *g, const char *node, const char *detail,
+    int64_t now)
+{
+	struct cerr err;
+
+	if (jobs_event(g->cl->js, g->job_id, node, "image", "cohortd", detail,
+	    now, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", g->job_id, err.text);
+}
+
+/* Before its launch, the image of a job in one is prepared on every node
+ * that starts tasks (a batch job's other nodes start none), in parallel:
+ * true when g waits for that (the preparations are out, or failed the
+ * gang), false when the launch may go now. */
+static bool
+gang_image_start(struct gang *g, const struct job *job, int64_t now)
+{
+	char detail[CTR_TEXT_MAX + 64];
+	size_t i;
+
+	if (job->spec.ctr.image == NULL || g->cl->out.ops->prepare == NULL)
+		return false;
+	for (i = 0; i < g->nnodes; i++)
+		if (job->spec.batch && g->nodes[i].node_rank != 0) {
+			g->nodes[i].ready = true;
+			g->ready++;
+		}
+	snprintf(detail, sizeof(detail), "preparing image %s on %zu node(s)",
+	    job->spec.ctr.image, g->nnodes - g->ready);
+	gang_image_event(g, NULL, detail, now);
+	log_info("job %" PRIu64 ": %s", g->job_id, detail);
+	gang_image_progress(g);
+	gang_send_each(g, true, now);
+	return true;
+}
+
+/* Node gn has the image: when it is the last, the gang's launch goes. */
+static void
+gang_image_ready(struct gang *g, struct gang_node *gn, const struct job *job,
+    const struct image_ready *r, int64_t now)
+{
+	const char *digest = ctr_digest_valid(r->digest) ? r->digest : "";
+	char detail[CTR_TEXT_MAX + 160];
+
+	if (gn->ready)
+		return;
+	gn->ready = true;
+	g->ready++;
+	snprintf(detail, sizeof(detail), "image %s ready in %" PRId64
+	    " ms (%s%s%s)", job->spec.ctr.image, r->ms, r->cached ?
+	    "cached" : "unpacked", digest[0] != '\0' ? ", " : "", digest);
+	jobs_set_image_digest(g->cl->js, g->job_id, digest);
+	gang_image_event(g, gn->node, detail, now);
+	log_info("job %" PRIu64 ": node %s: %s", g->job_id, gn->node, detail);
+	if (g->ready < g->nnodes) {
+		gang_image_progress(g);
+		return;
+	}
+	log_info("job %" PRIu64 ": image ready on every node %" PRId64
+	    " ms after the allocation; launching", g->job_id,
+	    now - g->sent_ms);
+	jobs_set_launch_reason(g->cl->js, g->job_id, "Launching");
+	gang_send_each(g, false, now);
+}
+
+static void
+gang_prepared_cb(void *arg, const struct image_ready *r,
+    const struct cerr *err, int64_t now)
+{
+	struct gang_node *gn = arg;
+	struct gang *g = gn->g;
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
+
+	g->outstanding--;
+	if (!g->over && (job == NULL || !jobs_is_active(job) ||
+	    job->attempt != g->attempt))
+		g->over = true;
+	if (!g->over) {
+		if (err != NULL)
+			gang_fail(g, gn, err, now);
+		else
+			gang_image_ready(g, gn, job, r, now);
+	}
+	gang_release(g);
+}
+
+/* The gang's job may start: its image prepared first where it has one,
+ * then the launch to every node. */
+static void
+gang_send(struct gang *g, int64_t now)
+{
+	const struct job *job = jobs_get(g->cl->js, g->job_id);
+
+	g->sent = true;
+	g->sent_ms = now;
+	log_info("job %" PRIu64 ": launching on %zu node(s), attempt %u",
+	    job->id, job->nplace, job->attempt);
+	if (!gang_image_start(g, job, now))
+		gang_send_each(g, false, now);
 	gang_release(g);
 }
 

@@ -964,6 +964,27 @@ jobs_set_pending_reason(struct jobs *js, uint64_t id, const char *reason)
 }
 
 void
+jobs_set_launch_reason(struct jobs *js, uint64_t id, const char *reason)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL || !jobs_is_active(job) ||
+	    (job->state != JOB_PENDING && job->state != JOB_RESTARTING))
+		return;
+	jobs_reason_set(job, reason);
+}
+
+void
+jobs_set_image_digest(struct jobs *js, uint64_t id, const char *digest)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+
+	if (job == NULL || !ctr_digest_valid(digest))
+		return;
+	snprintf(job->image_digest, sizeof(job->image_digest), "%s", digest);
+}
+
+void
 jobs_set_waiting(struct jobs *js, const struct job *cjob, const char *reason,
     int64_t start_ms)
 {

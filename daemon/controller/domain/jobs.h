@@ -314,6 +314,13 @@ void jobs_avoid_node(struct jobs *js, uint64_t id, const char *node);
  * since a pass recomputes it; no commit per pass. */
 void jobs_set_pending_reason(struct jobs *js, uint64_t id,
     const char *reason);
+/* Why a job holding its allocation is not RUNNING yet ("ImagePull: 1 of 2
+ * nodes ready"): in memory only, as the pending reason; nothing for a job
+ * not launching (no allocation, or not PENDING or RESTARTING). */
+void jobs_set_launch_reason(struct jobs *js, uint64_t id, const char *reason);
+/* What job id's container image is known by (a node prepared it):
+ * memory only; digest not "sha256:HEX" is ignored. */
+void jobs_set_image_digest(struct jobs *js, uint64_t id, const char *digest);
 /* Both of a pass's verdicts for a job of js it listed as pending (the
  * pointer from jobs_list, valid through the pass): jobs_set_pending_reason
  * and then jobs_set_expected_start, without looking the job up twice. */

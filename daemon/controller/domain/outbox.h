@@ -23,6 +23,18 @@ typedef void (*outbox_log_done)(void *arg, const uint8_t *data, size_t len,
 typedef void (*outbox_input_done)(void *arg, uint32_t accepted,
     const struct cerr *err);
 
+/* A node's container image is ready: how long it took there, whether
+ * its cache had it, and what it is known by ("sha256:HEX"; "": not
+ * known). */
+struct image_ready {
+	int64_t ms;
+	bool cached;
+	char digest[CTR_DIGEST_LEN + 1];
+};
+/* A preparation's answer: r on success (err NULL), else err. */
+typedef void (*outbox_prepared)(void *arg, const struct image_ready *r,
+    const struct cerr *err, int64_t now_ms);
+
 struct step;
 struct step_node;
 
@@ -58,6 +70,13 @@ struct outbox_ops {
 	 * exactly once; or -1 and done never runs. */
 	int (*launch)(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
 	    int64_t now_ms, outbox_done done, void *arg);
+	/* Prepare the job's container image on the agent of conn_id for
+	 * its user, starting nothing: 0 and done(arg, ...) later, exactly
+	 * once (when the image is ready, or cannot be, or the node is
+	 * gone: no time limit, an unpack takes what it takes), or -1 and
+	 * done never runs. May be NULL: the launch prepares it itself. */
+	int (*prepare)(void *ctx, uint64_t conn_id, const struct launch_cmd *l,
+	    int64_t now_ms, outbox_prepared done, void *arg);
 	/* Fire and forget: idempotent, re-sent on reconcile. 0 or -1. */
 	int (*stop)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, const char *reason);

@@ -19,6 +19,7 @@
 
 enum cmd_kind {
 	CMD_LAUNCH,
+	CMD_PREPARE,		/* a launch with prepare_image: no expiry */
 	CMD_READ_LOG,
 	CMD_WRITE_STDIN,
 };
@@ -29,6 +30,7 @@ struct cmd {
 	enum cmd_kind kind;
 	int64_t sent_ms;
 	outbox_done done;
+	outbox_prepared prepared;
 	outbox_log_done log_done;
 	outbox_input_done input_done;
 	void *arg;
@@ -69,7 +71,9 @@ cmd_complete(struct agentcmd *ac, struct cmd *c, const struct cerr *err,
     const uint8_t *data, size_t len, int64_t now_ms)
 {
 	TAILQ_REMOVE(&ac->pending, c, entry);
-	if (c->kind == CMD_READ_LOG)
+	if (c->kind == CMD_PREPARE)
+		c->prepared(c->arg, NULL, err, now_ms);
+	else if (c->kind == CMD_READ_LOG)
 		c->log_done(c->arg, data, len, err);
 	else if (c->kind == CMD_WRITE_STDIN)
 		c->input_done(c->arg, (uint32_t)len, err);
@@ -199,9 +203,11 @@ agentcmd_step_fill(const struct launch_cmd *l, Cohort__V1__LaunchRequest *lr,
 	 * the step's are among them. */
 }
 
-int
-agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
-    const struct launch_cmd *l, int64_t now_ms, outbox_done cb, void *arg)
+/* A launch, or (prepared non-NULL) only its image's preparation. */
+static int
+agentcmd_launch_or_prepare(struct agentcmd *ac, uint64_t conn_id,
+    const struct launch_cmd *l, int64_t now_ms, outbox_done cb,
+    outbox_prepared prepared, void *arg)
 {
 	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
 	Cohort__V1__LaunchRequest lr = COHORT__V1__LAUNCH_REQUEST__INIT;
@@ -254,16 +260,60 @@ agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
 		lr.step_cred.data = cred;
 		lr.step_cred.len = STEPCRED_LEN;
 	}
+	lr.has_prepare_image = lr.prepare_image = prepared != NULL;
 	env.body_case = COHORT__V1__ENVELOPE__BODY_LAUNCH;
 	env.launch = &lr;
-	if ((c = agentcmd_track(ac, conn_id, CMD_LAUNCH, now_ms, arg)) == NULL) {
+	if ((c = agentcmd_track(ac, conn_id, prepared != NULL ? CMD_PREPARE :
+	    CMD_LAUNCH, now_ms, arg)) == NULL) {
 		free(tpn);
 		return -1;
 	}
 	c->done = cb;
+	c->prepared = prepared;
 	rc = agentcmd_send_tracked(ac, c, &env);
 	free(tpn);
 	return rc;
+}
+
+int
+agentcmd_launch(struct agentcmd *ac, uint64_t conn_id,
+    const struct launch_cmd *l, int64_t now_ms, outbox_done cb, void *arg)
+{
+	return agentcmd_launch_or_prepare(ac, conn_id, l, now_ms, cb, NULL,
+	    arg);
+}
+
+int
+agentcmd_prepare(struct agentcmd *ac, uint64_t conn_id,
+    const struct launch_cmd *l, int64_t now_ms, outbox_prepared cb,
+    void *arg)
+{
+	if (cb == NULL || l->step != NULL)
+		return -1;
+	return agentcmd_launch_or_prepare(ac, conn_id, l, now_ms, NULL, cb,
+	    arg);
+}
+
+/* The answer to a preparation: the image is ready. */
+static void
+agentcmd_prepared(struct agentcmd *ac, struct cmd *c,
+    const Cohort__V1__LaunchReply *rep, int64_t now)
+{
+	struct image_ready r;
+
+	memset(&r, 0, sizeof(r));
+	if (rep->image != NULL) {
+		r.ms = rep->image->has_ms && rep->image->ms <= INT64_MAX ?
+		    (int64_t)rep->image->ms : 0;
+		r.cached = rep->image->has_cached && rep->image->cached;
+		/* Anything but a well-formed digest is not shown. */
+		if (ctr_digest_valid(rep->image->digest))
+			snprintf(r.digest, sizeof(r.digest), "%s",
+			    rep->image->digest);
+	}
+	TAILQ_REMOVE(&ac->pending, c, entry);
+	c->prepared(c->arg, &r, NULL, now);
+	free(c);
 }
 
 int
@@ -425,6 +475,8 @@ agentcmd_on_reply(struct agentcmd *ac, uint64_t conn_id,
 	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY:
 		if (c->kind == CMD_LAUNCH)
 			cmd_complete(ac, c, NULL, NULL, 0, now);
+		else if (c->kind == CMD_PREPARE)
+			agentcmd_prepared(ac, c, env->launch_reply, now);
 		else
 			cmd_fail(ac, c, ERR_PROTOCOL, "mismatched reply", now);
 		break;
@@ -471,7 +523,10 @@ agentcmd_expire(struct agentcmd *ac, int64_t now_ms)
 
 	for (c = TAILQ_FIRST(&ac->pending); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		if (now_ms - c->sent_ms > ac->timeout_ms)
+		/* An unpack takes what it takes; a node that is gone
+		 * closes its connection, and that fails it. */
+		if (c->kind != CMD_PREPARE && now_ms - c->sent_ms >
+		    ac->timeout_ms)
 			cmd_fail(ac, c, ERR_UNAVAILABLE,
 			    "the node's agent did not answer in time", now_ms);
 	}

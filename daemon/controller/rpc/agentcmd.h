@@ -33,6 +33,11 @@ void agentcmd_destroy(struct agentcmd *ac);
  * fails it is forgotten again and done never runs. */
 int agentcmd_launch(struct agentcmd *ac, uint64_t conn_id, const struct launch_cmd *l,
     int64_t now_ms, outbox_done done, void *arg);
+/* Only the image of l's job prepared (l->step NULL); never expires: it
+ * ends with the answer or the connection. */
+int agentcmd_prepare(struct agentcmd *ac, uint64_t conn_id,
+    const struct launch_cmd *l, int64_t now_ms, outbox_prepared done,
+    void *arg);
 int agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, const char *reason);
 int agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,

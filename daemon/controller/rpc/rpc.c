@@ -500,6 +500,8 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	pb.goodput = &gpb;
 	if (!rpc_may_see_private(rpc, server_conn_peer(c), job))
 		wire_job_redact(&pb);
+	else if (job->image_digest[0] != '\0')
+		pb.image_digest = (char *)job->image_digest;
 	/* Slow ranks found (straggler.c): public, as nodes are. */
 	if (rpc->cluster != NULL)
 		f = straggler_list(rpc->cluster, job->id, &nf);
@@ -528,6 +530,7 @@ rpc_get_job(struct rpc *rpc, struct conn *c, const Cohort__V1__Envelope *req)
 	rpc_send(rpc, c, &env, false);
 	pb.n_stragglers = 0;
 	pb.stragglers = NULL;
+	pb.image_digest = NULL;
 	wire_job_pb_release(&pb);
 }
 
