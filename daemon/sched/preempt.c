@@ -8,8 +8,12 @@
  * Like the reservation (resv.c), the test works on the job's counts of
  * fitting nodes per switch, kept up to date as a victim's GPUs are freed
  * or held again (each GPU costs the depth of the tree), on a private
- * vector of free masks that place_select reads. So a planner costs its
- * candidates' GPUs plus one placement per candidate tried. */
+ * vector of free masks that place_select reads. A test of a job placed
+ * on the tree alone is the counts and a quota test on the most GPUs the
+ * placement could take; only when that quota test fails, and for the
+ * final set, is the placement made (fits). So a planner costs its
+ * candidates' GPUs, per node, plus few placements; one with a block
+ * rule or a torus box, one placement per candidate tried. */
 #include "config.h"
 
 #include <errno.h>
@@ -42,6 +46,12 @@ struct preempt {
 	uint8_t *picked;	/* [nnodes]: in picks (zero between uses) */
 	uint32_t *qlca;		/* [nq]: per victim queue, BORROWERS: the
 				 * shared queue, or NO_INDEX: not allowed */
+	bool lazy;		/* the planned job is placed on the tree
+				 * alone and counted without a walk */
+	uint64_t per;		/* lazy: most GPUs it takes on a node */
+	int64_t ffit[SCHED_FLAVORS_MAX];	/* lazy: fitting nodes (fit)
+						 * per flavor */
+	bool fresh;		/* fits: picks hold the placement tested */
 };
 
 static struct preempt *
@@ -109,22 +119,29 @@ usable(const struct pass *ps, const struct preq *rq, uint32_t r)
 	return false;
 }
 
-/* Free (on) or hold again (!on) victim v's GPUs and usage. */
+/* Free (on) or hold again (!on) victim v's GPUs and usage. A job's held
+ * GPUs are listed node by node (squota.c), so each node's GPUs change
+ * together: one fit test per node, not per GPU. */
 static void
 toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
     int32_t *cnt, struct vic *v, bool on)
 {
 	struct squota *sq = ps->sq;
 	const struct srun *run = &sq->run[v->run];
-	uint64_t g[SCHED_FLAVORS_MAX];
-	uint32_t k, node, pos;
+	uint64_t g[SCHED_FLAVORS_MAX], m;
+	uint32_t k, end = run->off + run->ngpu, node, pos, f;
 	uint8_t now;
 	int32_t s;
 
-	for (k = run->off; k < run->off + run->ngpu; k++) {
+	for (k = run->off; k < end;) {
 		node = (uint32_t)(sq->held[k] >> 8);
-		pos = (uint32_t)(sq->held[k] & 0xff);
-		if (!releasable(ps, node, pos))
+		for (m = 0; k < end && (uint32_t)(sq->held[k] >> 8) == node;
+		    k++) {
+			pos = (uint32_t)(sq->held[k] & 0xff);
+			if (releasable(ps, node, pos))
+				m |= 1ULL << pos;
+		}
+		if (m == 0)
 			continue;
 		if (p->stamp[node] != p->gen) {
 			p->stamp[node] = p->gen;
@@ -132,9 +149,9 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 			    ps->nodes[node].free);
 		}
 		if (on)
-			p->fut[node] |= 1ULL << pos;
+			p->fut[node] |= m;
 		else
-			p->fut[node] &= ~(1ULL << pos);
+			p->fut[node] &= ~m;
 		now = state_fits(ps, node, rq, p->fut[node]);
 		if (now == p->fit[node])
 			continue;
@@ -142,31 +159,69 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 		for (s = (int32_t)ps->nodes[node].leaf; s >= 0;
 		    s = ps->t.parent[s])
 			cnt[s] += now ? 1 : -1;
+		for (f = 0; f < sq->nf; f++)
+			if (sq->fl[ps->nodes[node].model] >> f & 1)
+				p->ffit[f] += now ? 1 : -1;
 	}
 	squota_run_gpus(sq, v->run, g);
 	squota_add(sq, run->queue, g, on ? -1 : 1);
 	v->on = on;
 }
 
-/* Does job j fit with the chosen victims gone? */
+/* Is rq placed on the tree alone (no block rule that may refuse, no
+ * torus box) and counted without a walk? Then a placement exists
+ * whenever the counts show enough fitting nodes in one domain
+ * (place_capacity): take() finds them under the counts it is given,
+ * and a preferred block falls back to the tree. */
 static bool
-fits(struct pass *ps, struct preempt *p, const struct preq *rq,
-    const int32_t *cnt, size_t j, size_t nv)
+tree_only(const struct pass *ps, const struct preq *rq)
+{
+	return (rq->bk <= BK_PLAIN || ps->blk == NULL) &&
+	    (rq->torus == TQ_NONE || ps->tor == NULL) && !rq->walk;
+}
+
+/* For a lazy test: the fitting nodes per flavor now (the counts of
+ * their model classes) and the most GPUs rq takes on one node. */
+static void
+lazy_init(const struct pass *ps, struct preempt *p, const struct preq *rq)
+{
+	const struct squota *sq = ps->sq;
+	uint32_t m, f, c;
+
+	p->per = rq->cpu ? 0 : rq->g > 0 ? rq->g : ps->stride - 1;
+	memset(p->ffit, 0, sizeof(p->ffit));
+	for (m = 0; m < ps->nmodels; m++) {
+		c = state_model_fits(ps, rq, m);
+		for (f = 0; f < sq->nf; f++)
+			if (sq->fl[m] >> f & 1)
+				p->ffit[f] += c;
+	}
+}
+
+/* The most GPUs per flavor a placement of rq can take: rq->n of the
+ * fitting nodes, at most p->per GPUs each, so in flavor f at most
+ * min(n, fitting nodes of f) nodes' worth. */
+static void
+gpus_bound(const struct pass *ps, const struct preempt *p,
+    const struct preq *rq, uint64_t *g)
+{
+	uint32_t f;
+	int64_t c;
+
+	for (f = 0; f < ps->sq->nf; f++) {
+		c = p->ffit[f] < (int64_t)rq->n ? p->ffit[f] : rq->n;
+		g[f] = c > 0 ? (uint64_t)c * p->per : 0;
+	}
+}
+
+/* The quota part of the test for GPUs g per flavor. */
+static bool
+quota_fits(struct pass *ps, struct preempt *p, size_t j, size_t nv,
+    const uint64_t *g)
 {
 	const struct sched_job *jb = &ps->in->pending[j];
-	uint64_t g[SCHED_FLAVORS_MAX];
 	size_t k;
 
-	if (place_capacity(ps, rq, cnt) < rq->n)
-		return false;
-	/* A required box's test is a box search: each one counts against
-	 * SCHED_PREEMPT_MAX_TRIES. */
-	if (rq->torus == TQ_REQUIRED)
-		ps->preempt_boxes++;
-	if (
-	    place_select(ps, rq, cnt, p->fut, p->picks) == -1)
-		return false;
-	squota_gpus(ps, p->picks, rq->n, g);
 	if (squota_check(ps->sq, jb->queue, g) != NO_INDEX)
 		return false;
 	for (k = 0; k < nv; k++)
@@ -174,6 +229,37 @@ fits(struct pass *ps, struct preempt *p, const struct preq *rq,
 		    !squota_within(ps->sq, jb->queue, g[0], p->vic[k].lca))
 			return false;
 	return true;
+}
+
+/* Does job j fit with the chosen victims gone? p->fresh tells whether
+ * p->picks holds the placement: without need, a job placed on the tree
+ * alone whose most GPUs (gpus_bound) pass the quota is known to fit from
+ * the counts, and the placement, the costly part of a test, is left to
+ * the one test that needs it (each quota test passes for fewer GPUs, so
+ * the answer is the one the placement would give). */
+static bool
+fits(struct pass *ps, struct preempt *p, const struct preq *rq,
+    const int32_t *cnt, size_t j, size_t nv, bool need)
+{
+	uint64_t g[SCHED_FLAVORS_MAX];
+
+	p->fresh = false;
+	if (place_capacity(ps, rq, cnt) < rq->n)
+		return false;
+	if (!need && p->lazy) {
+		gpus_bound(ps, p, rq, g);
+		if (quota_fits(ps, p, j, nv, g))
+			return true;
+	}
+	/* A required box's test is a box search: each one counts against
+	 * SCHED_PREEMPT_MAX_TRIES. */
+	if (rq->torus == TQ_REQUIRED)
+		ps->preempt_boxes++;
+	if (place_select(ps, rq, cnt, p->fut, p->picks) == -1)
+		return false;
+	p->fresh = true;
+	squota_gpus(ps, p->picks, rq->n, g);
+	return quota_fits(ps, p, j, nv, g);
 }
 
 /* The running jobs job j's policy lets it stop, in victim order. */
@@ -307,7 +393,7 @@ drop_off_box(struct pass *ps, struct preempt *p, const struct preq *rq,
 		p->picked[p->picks[i].node] = 0;
 	if (nd == 0)
 		return true;
-	if (fits(ps, p, rq, cnt, j, nv))
+	if (fits(ps, p, rq, cnt, j, nv, true))
 		return true;
 	for (k = 0; k < nv; k++)
 		if (p->vic[k].kept && !p->vic[k].on)
@@ -365,6 +451,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	/* A search with candidates costs placements: those are bounded
 	 * (one per search, plus one per box search of a required box). */
 	ps->preempt_tried++;
+	if ((p->lazy = tree_only(ps, &rq)))
+		lazy_init(ps, p, &rq);
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;
@@ -374,13 +462,13 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	place_counts(ps, &rq, cnt);
 	/* It fits without victims: it waits for something else (the
 	 * reservation), and stopping jobs would not help it. */
-	if (fits(ps, p, &rq, cnt, j, 0))
+	if (fits(ps, p, &rq, cnt, j, 0, false))
 		return 0;
 	/* Would it fit with every candidate gone? If not, nothing is
 	 * preempted, and the search costs this one placement. */
 	for (k = 0; k < nc; k++)
 		toggle(ps, p, &rq, cnt, &p->vic[k], true);
-	ok = fits(ps, p, &rq, cnt, j, 0);
+	ok = fits(ps, p, &rq, cnt, j, 0, false);
 	for (k = 0; k < nc; k++)
 		toggle(ps, p, &rq, cnt, &p->vic[k], false);
 	if (!ok)
@@ -399,14 +487,15 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		 * below take back the ones not needed. */
 		untested = !(rq.torus != TQ_REQUIRED || (nv & (nv - 1)) ==
 		    0 || nv == nc);
-		if (!untested && !(ok = fits(ps, p, &rq, cnt, j, nv)))
+		if (!untested &&
+		    !(ok = fits(ps, p, &rq, cnt, j, nv, false)))
 			lo = nv;	/* the last failing test */
 	}
 	/* The last candidates were skipped (their queue no longer
 	 * borrows): the set now on was never tested. */
 	if (!ok && untested)
-		ok = fits(ps, p, &rq, cnt, j, nv);
-	fresh = ok;
+		ok = fits(ps, p, &rq, cnt, j, nv, false);
+	fresh = ok && p->fresh;
 	if (ok && rq.torus == TQ_REQUIRED) {
 		/* The smallest sufficient prefix of the set on, between the
 		 * last failing power of two (lo) and nv: a bisection, one
@@ -422,7 +511,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 				if (p->vic[k].on)
 					toggle(ps, p, &rq, cnt, &p->vic[k],
 					    false);
-			if (fits(ps, p, &rq, cnt, j, nv)) {
+			if (fits(ps, p, &rq, cnt, j, nv, true)) {
 				hi = mid;
 				fresh = true;
 			} else {
@@ -436,7 +525,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 				fresh = false;
 			}
 		}
-		if (fresh || fits(ps, p, &rq, cnt, j, nv))
+		if (fresh || fits(ps, p, &rq, cnt, j, nv, true))
 			fresh = drop_off_box(ps, p, &rq, cnt, j, nv);
 		else
 			ok = false;
@@ -451,8 +540,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 			    drops++ == SCHED_PREEMPT_BOX_DROPS)
 				break;
 			toggle(ps, p, &rq, cnt, &p->vic[k], false);
-			if (fits(ps, p, &rq, cnt, j, nv))
-				fresh = true;
+			if (fits(ps, p, &rq, cnt, j, nv, false))
+				fresh = p->fresh;
 			else {
 				toggle(ps, p, &rq, cnt, &p->vic[k], true);
 				fresh = false;
@@ -460,7 +549,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		}
 		/* The placement with the final victims, for hold() below,
 		 * unless the last test was of that set. */
-		if (!fresh && !fits(ps, p, &rq, cnt, j, nv))
+		if (!fresh && !fits(ps, p, &rq, cnt, j, nv, true))
 			ok = false;
 		else if (record(ps, p, j, nv) == -1)
 			rc = -1;

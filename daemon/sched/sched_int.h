@@ -276,6 +276,10 @@ void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
 	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
 uint32_t state_quick(struct pass *, const struct preq *);
+/* The nodes of model class m that fit rq (one that does not walk) in
+ * rq->set, as state_quick counts them. */
+uint32_t state_model_fits(const struct pass *, const struct preq *,
+	    uint32_t m);
 /* How many nodes a filter (sched_job.node_ok) leaves out. */
 uint32_t state_filter_out(const struct pass *, const uint8_t *ok);
 
