@@ -314,6 +314,15 @@ int	 place_take(struct pass *, const struct preq *, const uint64_t *freev,
 void	 place_align(const struct pass *, const struct preq *,
 	    const uint64_t *freev, struct pick *out, uint32_t n);
 
+/* rsort.c: sort a[0 .. n) by k[0], then k[1], ... as unsigned numbers,
+ * keeping the given order of equal records; tmp has room for n. */
+#define RSORT_KEYS 4
+struct rrec {
+	uint64_t k[RSORT_KEYS];
+	size_t v;		/* the caller's: an index */
+};
+void	 rsort(struct rrec *a, struct rrec *tmp, size_t n);
+
 /* resv.c */
 int	 resv_find(struct pass *, const struct preq *, int64_t *start,
 	    struct pick *out);
