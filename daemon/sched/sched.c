@@ -16,6 +16,7 @@
  * within-nominal test and the second sort read, so that they need not
  * visit the jobs themselves in queue order. */
 struct oaux {
+	uint64_t base;		/* its base order's first key (the group) */
 	uint64_t gmin;		/* sched_min_gpus */
 	uint64_t ushare;
 	uint32_t queue;
@@ -116,7 +117,7 @@ starved(const struct pass *ps, const struct sched_job *jb)
  * (higher first), preempting first, restarting first, starved first;
  * then the key (0 for every job in FIFO order; not for starved jobs,
  * which keep their age order), submit time, id; ties by index, as the
- * records start in index order. Without queues no job is preempting;
+ * records are in index order. Without queues no job is preempting;
  * without starve_s none is starved. */
 static void
 base_key(const struct pass *ps, size_t j, struct rrec *r)
@@ -133,7 +134,6 @@ base_key(const struct pass *ps, size_t j, struct rrec *r)
 	r->k[1] = st ? 0 : (uint64_t)key ^ 1ULL << 63;
 	r->k[2] = (uint64_t)jb->submit ^ 1ULL << 63;
 	r->k[3] = jb->id;
-	r->v = j;
 }
 
 /* The queue order: the base order and, with queues, within each group of
@@ -147,64 +147,57 @@ static size_t *
 queue_order(struct pass *ps)
 {
 	const struct sched_input *in = ps->in;
-	size_t n = in->npending, j, x, *ord;
-	struct rrec *r, *tmp, *sk;
-	struct oaux *aux = NULL;
+	size_t n = in->npending, j, x, *base, *ord;
+	struct rrec *r;
+	struct rpair *scratch;
+	struct oaux *aux;
 	struct preq rq;
 	uint64_t group = 0;
 	bool borrow;
 
 	if ((r = state_alloc(ps, n + 1, sizeof(*r))) == NULL ||
-	    (tmp = state_alloc(ps, n + 1, sizeof(*tmp))) == NULL ||
-	    (ord = state_alloc(ps, n + 1, sizeof(*ord))) == NULL)
+	    (scratch = state_alloc(ps, RSORT_SCRATCH(n),
+	    sizeof(*scratch))) == NULL || (base = state_alloc(ps, n + 1, sizeof(*base))) == NULL)
 		return NULL;
-	if (ps->sq != NULL &&
-	    (aux = state_alloc(ps, n + 1, sizeof(*aux))) == NULL)
+	if (ps->sq == NULL) {
+		for (j = 0; j < n; j++)
+			base_key(ps, j, &r[j]);
+		rsort(r, n, base, scratch);
+		return base;
+	}
+	if ((aux = state_alloc(ps, n + 1, sizeof(*aux))) == NULL ||
+	    (ord = state_alloc(ps, n + 1, sizeof(*ord))) == NULL)
 		return NULL;
 	/* One visit of each job, in index order. */
 	for (j = 0; j < n; j++) {
 		base_key(ps, j, &r[j]);
-		if (aux == NULL)
-			continue;
+		aux[j].base = r[j].k[0];
 		aux[j].never = job_req(ps, j, &rq) != SCHED_REASON_NONE;
 		aux[j].gmin = sched_min_gpus(ps, &in->pending[j]);
 		aux[j].queue = in->pending[j].queue;
 		aux[j].ushare = in->pending[j].user_share;
 	}
-	rsort(r, tmp, n);
-	/* Without queues the base order is the order. */
-	if (aux == NULL) {
-		for (x = 0; x < n; x++)
-			ord[x] = r[x].v;
-		return ord;
-	}
-	sk = tmp;
+	rsort(r, n, base, scratch);
+	/* The second sort's records, by place in the base order. */
 	squota_tally_reset(ps->sq);
 	for (x = 0; x < n; x++) {
-		j = r[x].v;
+		j = base[x];
 		borrow = !aux[j].never &&
 		    !squota_tally(ps->sq, aux[j].queue, aux[j].gmin);
-		if (x > 0 && r[x].k[0] != r[x - 1].k[0])
+		if (x > 0 && aux[j].base != aux[base[x - 1]].base)
 			group++;
-		memset(&sk[x], 0, sizeof(sk[x]));
-		/* Starved jobs (k[0] bit 0 clear) keep their age order. */
-		if (borrow && (r[x].k[0] & 1)) {
-			sk[x].k[0] = group << 1 | 1;
-			sk[x].k[1] = in->queues[aux[j].queue].share;
-			sk[x].k[2] = aux[j].ushare;
+		memset(&r[x], 0, sizeof(r[x]));
+		/* Starved jobs (bit 0 clear) keep their age order. */
+		if (borrow && (aux[j].base & 1)) {
+			r[x].k[0] = group << 1 | 1;
+			r[x].k[1] = in->queues[aux[j].queue].share;
+			r[x].k[2] = aux[j].ushare;
 		} else
-			sk[x].k[0] = group << 1;
-		sk[x].v = x;
+			r[x].k[0] = group << 1;
 	}
-	/* The records of r serve as the second sort's scratch: their
-	 * order is read into ord first. */
+	rsort(r, n, ord, scratch);
 	for (x = 0; x < n; x++)
-		ord[x] = r[x].v;
-	rsort(sk, r, n);
-	for (x = 0; x < n; x++)
-		r[x].v = ord[sk[x].v];
-	for (x = 0; x < n; x++)
-		ord[x] = r[x].v;
+		ord[x] = base[ord[x]];
 	return ord;
 }
 

@@ -314,14 +314,24 @@ int	 place_take(struct pass *, const struct preq *, const uint64_t *freev,
 void	 place_align(const struct pass *, const struct preq *,
 	    const uint64_t *freev, struct pick *out, uint32_t n);
 
-/* rsort.c: sort a[0 .. n) by k[0], then k[1], ... as unsigned numbers,
- * keeping the given order of equal records; tmp has room for n. */
+/* rsort.c: the order of records a[0 .. n) by k[0], then k[1], ... as
+ * unsigned numbers, equal records in the order given: out[x] is the
+ * position in a of the x-th; scratch has room for RSORT_SCRATCH(n)
+ * pairs. */
 #define RSORT_KEYS 4
+#define RSORT_DIGIT 11
+#define RSORT_SCRATCH(n) (2 * (size_t)(n) +				\
+	(64 + RSORT_DIGIT - 1) / RSORT_DIGIT * ((size_t)1 << RSORT_DIGIT) *	\
+	sizeof(size_t) / sizeof(struct rpair) + 1)
 struct rrec {
 	uint64_t k[RSORT_KEYS];
-	size_t v;		/* the caller's: an index */
 };
-void	 rsort(struct rrec *a, struct rrec *tmp, size_t n);
+struct rpair {
+	uint64_t key;
+	size_t pos;
+};
+void	 rsort(const struct rrec *a, size_t n, size_t *out,
+	    struct rpair *scratch);
 
 /* resv.c */
 int	 resv_find(struct pass *, const struct preq *, int64_t *start,
