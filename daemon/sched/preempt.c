@@ -8,12 +8,12 @@
  * Like the reservation (resv.c), the test works on the job's counts of
  * fitting nodes per switch, kept up to date as a victim's GPUs are freed
  * or held again (each GPU costs the depth of the tree), on a private
- * vector of free masks that place_select reads. A test of a job placed
- * on the tree alone is the counts and a quota test on the most GPUs the
- * placement could take; only when that quota test fails, and for the
- * final set, is the placement made (fits). So a planner costs its
- * candidates' GPUs, per node, plus few placements; one with a block
- * rule or a torus box, one placement per candidate tried. */
+ * vector of free masks that place_select reads. A test of a job outside
+ * a torus box is the counts (per switch, per block) and a quota test on
+ * the most GPUs the placement could take; only when that quota test
+ * fails, and for the final set, is the placement made (fits). So a
+ * planner costs its candidates' GPUs, per node, plus few placements; one
+ * for a torus box, one box search per test. */
 #include "config.h"
 
 #include <errno.h>
@@ -46,8 +46,8 @@ struct preempt {
 	uint8_t *picked;	/* [nnodes]: in picks (zero between uses) */
 	uint32_t *qlca;		/* [nq]: per victim queue, BORROWERS: the
 				 * shared queue, or NO_INDEX: not allowed */
-	bool lazy;		/* the planned job is placed on the tree
-				 * alone and counted without a walk */
+	bool lazy;		/* the planned job's fit is read from its
+				 * counts (counted) */
 	uint64_t per;		/* lazy: most GPUs it takes on a node */
 	int64_t ffit[SCHED_FLAVORS_MAX];	/* lazy: fitting nodes (fit)
 						 * per flavor */
@@ -168,16 +168,15 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 	v->on = on;
 }
 
-/* Is rq placed on the tree alone (no block rule that may refuse, no
- * torus box) and counted without a walk? Then a placement exists
- * whenever the counts show enough fitting nodes in one domain
- * (place_capacity): take() finds them under the counts it is given,
- * and a preferred block falls back to the tree. */
+/* Can whether rq is placed be read from its counts? For a job counted
+ * without a walk and not in a torus box, yes: on the tree a placement
+ * exists whenever one domain has enough fitting nodes (place_capacity:
+ * take() finds them under the counts it is given, and a preferred block
+ * falls back to the tree); under a block rule, whenever block_fits. */
 static bool
-tree_only(const struct pass *ps, const struct preq *rq)
+counted(const struct pass *ps, const struct preq *rq)
 {
-	return (rq->bk <= BK_PLAIN || ps->blk == NULL) &&
-	    (rq->torus == TQ_NONE || ps->tor == NULL) && !rq->walk;
+	return (rq->torus == TQ_NONE || ps->tor == NULL) && !rq->walk;
 }
 
 /* For a lazy test: the fitting nodes per flavor now (the counts of
@@ -232,11 +231,11 @@ quota_fits(struct pass *ps, struct preempt *p, size_t j, size_t nv,
 }
 
 /* Does job j fit with the chosen victims gone? p->fresh tells whether
- * p->picks holds the placement: without need, a job placed on the tree
- * alone whose most GPUs (gpus_bound) pass the quota is known to fit from
- * the counts, and the placement, the costly part of a test, is left to
- * the one test that needs it (each quota test passes for fewer GPUs, so
- * the answer is the one the placement would give). */
+ * p->picks holds the placement: without need, a job whose fit is read
+ * from its counts (counted) and whose most GPUs (gpus_bound) pass the
+ * quota is known to fit, and the placement, the costly part of a test,
+ * is left to the one test that needs it (each quota test passes for
+ * fewer GPUs, so the answer is the one the placement would give). */
 static bool
 fits(struct pass *ps, struct preempt *p, const struct preq *rq,
     const int32_t *cnt, size_t j, size_t nv, bool need)
@@ -247,6 +246,9 @@ fits(struct pass *ps, struct preempt *p, const struct preq *rq,
 	if (place_capacity(ps, rq, cnt) < rq->n)
 		return false;
 	if (!need && p->lazy) {
+		if (rq->bk >= BK_SEG && ps->blk != NULL &&
+		    !block_fits(ps, rq, cnt))
+			return false;
 		gpus_bound(ps, p, rq, g);
 		if (quota_fits(ps, p, j, nv, g))
 			return true;
@@ -451,7 +453,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	/* A search with candidates costs placements: those are bounded
 	 * (one per search, plus one per box search of a required box). */
 	ps->preempt_tried++;
-	if ((p->lazy = tree_only(ps, &rq)))
+	if ((p->lazy = counted(ps, &rq)))
 		lazy_init(ps, p, &rq);
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));

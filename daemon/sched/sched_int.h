@@ -369,6 +369,10 @@ uint32_t block_capacity(struct pass *, const struct preq *,
  * the rule cannot. */
 int	 block_select(struct pass *, const struct preq *, const int32_t *cnt,
 	    const uint64_t *freev, struct pick *out);
+/* Would block_select place rq (BK_SEG, BK_ONE) given the counts cnt?
+ * Exactly when it finds a block or a group for it: the nodes are then
+ * taken as counted. */
+bool	 block_fits(struct pass *, const struct preq *, const int32_t *cnt);
 /* The reservation's replay (BK_SEG, BK_ONE): start from the counts cnt,
  * then add one fitting node; each returns whether rq now fits. */
 bool	 block_feas_reset(struct pass *, const struct preq *,
