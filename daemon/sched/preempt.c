@@ -40,6 +40,12 @@ struct preempt {
 	uint8_t *fit;		/* [nnodes]: does the node fit, in fut */
 	uint32_t *stamp;	/* [nnodes]: gen once fit is known */
 	uint32_t gen;
+	uint8_t *fit0;		/* [nnodes]: fit when it became known */
+	uint32_t *touched;	/* the nodes whose fit is known, in the
+				 * order they became known */
+	uint32_t ntouched;
+	int32_t *cnt0;		/* [nsw]: the counts before the all-on
+				 * test (undo_all) */
 	uint8_t *taken;		/* [nrun]: a victim of this pass */
 	struct vic *vic;	/* [nrun] */
 	struct pick *picks;	/* [nnodes] */
@@ -66,6 +72,9 @@ scratch(struct pass *ps)
 	    (p->fut = state_alloc(ps, nn + 1, 8)) == NULL ||
 	    (p->fit = state_alloc(ps, nn + 1, 1)) == NULL ||
 	    (p->stamp = state_alloc(ps, nn + 1, 4)) == NULL ||
+	    (p->fit0 = state_alloc(ps, nn + 1, 1)) == NULL ||
+	    (p->touched = state_alloc(ps, nn + 1, 4)) == NULL ||
+	    (p->cnt0 = state_alloc(ps, ps->t.nsw + 1, 4)) == NULL ||
 	    (p->taken = state_alloc(ps, nr + 1, 1)) == NULL ||
 	    (p->vic = state_alloc(ps, nr + 1, sizeof(*p->vic))) == NULL ||
 	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL ||
@@ -145,8 +154,9 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 			continue;
 		if (p->stamp[node] != p->gen) {
 			p->stamp[node] = p->gen;
-			p->fit[node] = state_fits(ps, node, rq,
-			    ps->nodes[node].free);
+			p->fit[node] = p->fit0[node] = state_fits(ps, node,
+			    rq, ps->nodes[node].free);
+			p->touched[p->ntouched++] = node;
 		}
 		if (on)
 			p->fut[node] |= m;
@@ -166,6 +176,33 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 	squota_run_gpus(sq, v->run, g);
 	squota_add(sq, run->queue, g, on ? -1 : 1);
 	v->on = on;
+}
+
+/* Hold again every one of the nc candidates, all on: as toggling each
+ * off, but by putting back the state saved before they went on (the
+ * counts in cnt0 and ffit0, each touched node's mask and fit), so that
+ * it costs the nodes, not the GPUs and their fit tests. */
+static void
+undo_all(struct pass *ps, struct preempt *p, int32_t *cnt,
+    const int64_t *ffit0, size_t nc)
+{
+	struct squota *sq = ps->sq;
+	uint64_t g[SCHED_FLAVORS_MAX];
+	uint32_t i, node;
+	size_t k;
+
+	memcpy(cnt, p->cnt0, ps->t.nsw * sizeof(*cnt));
+	memcpy(p->ffit, ffit0, sizeof(p->ffit));
+	for (i = 0; i < p->ntouched; i++) {
+		node = p->touched[i];
+		p->fut[node] = ps->nodes[node].free;
+		p->fit[node] = p->fit0[node];
+	}
+	for (k = 0; k < nc; k++) {
+		squota_run_gpus(sq, p->vic[k].run, g);
+		squota_add(sq, sq->run[p->vic[k].run].queue, g, 1);
+		p->vic[k].on = 0;
+	}
 }
 
 /* Can whether rq is placed be read from its counts? For a job counted
@@ -427,6 +464,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	struct vic *v;
 	struct preq rq = *rq0;
 	int32_t *cnt = ps->cnt;
+	int64_t ffit0[SCHED_FLAVORS_MAX];
 	size_t nc, k, nv = 0, lo = 0, hi, mid, drops;
 	uint32_t i;
 	bool ok = false, untested = false, fresh = false;
@@ -459,6 +497,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;
 	}
+	p->ntouched = 0;
 	for (i = 0; i < ps->nnodes; i++)
 		p->fut[i] = ps->nodes[i].free;
 	place_counts(ps, &rq, cnt);
@@ -468,11 +507,12 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		return 0;
 	/* Would it fit with every candidate gone? If not, nothing is
 	 * preempted, and the search costs this one placement. */
+	memcpy(p->cnt0, cnt, ps->t.nsw * sizeof(*cnt));
+	memcpy(ffit0, p->ffit, sizeof(ffit0));
 	for (k = 0; k < nc; k++)
 		toggle(ps, p, &rq, cnt, &p->vic[k], true);
 	ok = fits(ps, p, &rq, cnt, j, 0, false);
-	for (k = 0; k < nc; k++)
-		toggle(ps, p, &rq, cnt, &p->vic[k], false);
+	undo_all(ps, p, cnt, ffit0, nc);
 	if (!ok)
 		return 0;
 	ok = false;
