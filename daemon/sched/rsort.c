@@ -1,14 +1,16 @@
 /* The queue's sorts (sched.c, queue_order): records of up to RSORT_KEYS
  * 64-bit keys, compared as one number (k[0] first), with ties kept in
- * the order given, by a least significant digit radix sort on bytes.
+ * the order given, by a least significant digit radix sort.
  *
  * A queue's keys vary over few bits (a handful of priorities, submit
  * times within hours, ids within a range): each key is taken relative to
- * its smallest value, only its varying bytes cost a pass, and when the
- * varying bits of all keys fit 64 they are packed into one word sorted
- * at once. The sort moves 16-byte (key, position) pairs, never the
- * records, and gives the order as positions: 100,000 jobs take a few
- * linear passes instead of a comparison sort's 17 rounds of calls. */
+ * its smallest value and, when the varying bits of all keys fit 64, they
+ * are packed into one word, sorted on 11-bit digits whose counts are
+ * taken while packing (44 bits: 4 passes); wider keys are sorted key by
+ * key on their varying bytes. The sort moves 16-byte (key, position)
+ * pairs, never the records, and gives the order as positions: 100,000
+ * jobs take a few linear passes instead of a comparison sort's 17
+ * rounds of calls. */
 #include "config.h"
 
 #include <string.h>

@@ -16,7 +16,7 @@
  * within-nominal test and the second sort read, so that they need not
  * visit the jobs themselves in queue order. */
 struct oaux {
-	uint64_t base;		/* its base order's first key (the group) */
+	uint64_t base;		/* its base order's first key: the group */
 	uint64_t gmin;		/* sched_min_gpus */
 	uint64_t ushare;
 	uint32_t queue;
@@ -157,7 +157,8 @@ queue_order(struct pass *ps)
 
 	if ((r = state_alloc(ps, n + 1, sizeof(*r))) == NULL ||
 	    (scratch = state_alloc(ps, RSORT_SCRATCH(n),
-	    sizeof(*scratch))) == NULL || (base = state_alloc(ps, n + 1, sizeof(*base))) == NULL)
+	    sizeof(*scratch))) == NULL ||
+	    (base = state_alloc(ps, n + 1, sizeof(*base))) == NULL)
 		return NULL;
 	if (ps->sq == NULL) {
 		for (j = 0; j < n; j++)

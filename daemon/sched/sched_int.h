@@ -320,9 +320,10 @@ void	 place_align(const struct pass *, const struct preq *,
  * pairs. */
 #define RSORT_KEYS 4
 #define RSORT_DIGIT 11
-#define RSORT_SCRATCH(n) (2 * (size_t)(n) +				\
-	(64 + RSORT_DIGIT - 1) / RSORT_DIGIT * ((size_t)1 << RSORT_DIGIT) *	\
-	sizeof(size_t) / sizeof(struct rpair) + 1)
+#define RSORT_NDIGITS ((64 + RSORT_DIGIT - 1) / RSORT_DIGIT)
+#define RSORT_SCRATCH(n) (2 * (size_t)(n) + RSORT_NDIGITS *		\
+	((size_t)1 << RSORT_DIGIT) * sizeof(size_t) /			\
+	sizeof(struct rpair) + 1)
 struct rrec {
 	uint64_t k[RSORT_KEYS];
 };
