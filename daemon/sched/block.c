@@ -449,33 +449,35 @@ block_take(struct pass *ps, const struct preq *rq, const uint64_t *freev,
 	    bk->off[b + 1] - bk->off[b], bk->cand, want, out, k);
 }
 
-int
-block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
-    const uint64_t *freev, struct pick *out)
+/* Where rq's block rule would place it given the counts cnt: *one, a
+ * block that holds the whole gang (the best fit), else *grp, the
+ * smallest group that holds its segments (its blocks' units in
+ * bk->units); -1 when neither exists. */
+static int
+block_choose(struct pass *ps, const struct preq *rq, const int32_t *cnt,
+    uint32_t *one, uint32_t *grp)
 {
 	struct blocks *bk = ps->blk;
 	const uint32_t *c;
-	uint32_t b, g, i, u = unit_of(rq), need, best = NO_INDEX, big, v, top;
-	uint32_t k = 0, take, *a = bk->units;
+	uint32_t b, g, i, u = unit_of(rq), need, best = NO_INDEX;
+	uint32_t *a = bk->units;
 	uint64_t sum, bestsum = 0;
 
-	if (rq->n == 0 || rq->n % u != 0) {
-		errno = EAGAIN;
+	*one = *grp = NO_INDEX;
+	if (rq->n == 0 || rq->n % u != 0)
 		return -1;
-	}
 	c = counts(ps, cnt);
 	/* One block: the best fit (fewest fitting nodes that hold it). */
 	for (b = 0; b < bk->nb; b++)
 		if (c[b] >= rq->n && (best == NO_INDEX || c[b] < c[best]))
 			best = b;
-	if (best != NO_INDEX)
-		return block_take(ps, rq, freev, best, rq->n, out, &k);
-	if (rq->bk == BK_ONE) {
-		errno = EAGAIN;
-		return -1;
+	if (best != NO_INDEX) {
+		*one = best;
+		return 0;
 	}
-	/* Several: the smallest group that holds the segments, then in it
-	 * the largest blocks first and the best fit for the rest. */
+	if (rq->bk == BK_ONE)
+		return -1;
+	/* Several: the smallest group that holds the segments. */
 	need = rq->n / u;
 	bk->pre[0] = 0;
 	for (b = 0; b < bk->nb; b++) {
@@ -497,10 +499,35 @@ block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
 			bestsum = sum;
 		}
 	}
-	if (best == NO_INDEX) {
+	if (best == NO_INDEX)
+		return -1;
+	*grp = best;
+	return 0;
+}
+
+bool
+block_fits(struct pass *ps, const struct preq *rq, const int32_t *cnt)
+{
+	uint32_t one, grp;
+
+	return block_choose(ps, rq, cnt, &one, &grp) == 0;
+}
+
+int
+block_select(struct pass *ps, const struct preq *rq, const int32_t *cnt,
+    const uint64_t *freev, struct pick *out)
+{
+	struct blocks *bk = ps->blk;
+	uint32_t b, i, u = unit_of(rq), need, best, one, big, v, top;
+	uint32_t k = 0, take, *a = bk->units;
+
+	if (block_choose(ps, rq, cnt, &one, &best) == -1) {
 		errno = EAGAIN;
 		return -1;
 	}
+	if (one != NO_INDEX)
+		return block_take(ps, rq, freev, one, rq->n, out, &k);
+	need = rq->n / u;
 	/* The largest blocks first, the best fit for the rest: with the
 	 * group's blocks bucketed by units (group order inside a bucket),
 	 * the largest is the head of the highest bucket, the best fit the

@@ -14,6 +14,7 @@ daemon_sched_libsched_a_SOURCES = \
 	daemon/sched/block.c \
 	daemon/sched/squota.c \
 	daemon/sched/preempt.c \
+	daemon/sched/rsort.c \
 	daemon/sched/topo.c daemon/sched/topo.h \
 	daemon/sched/topo_block.c daemon/sched/topo_block.h \
 	daemon/sched/topo_torus.c daemon/sched/topo_torus.h \

@@ -8,8 +8,12 @@
  * Like the reservation (resv.c), the test works on the job's counts of
  * fitting nodes per switch, kept up to date as a victim's GPUs are freed
  * or held again (each GPU costs the depth of the tree), on a private
- * vector of free masks that place_select reads. So a planner costs its
- * candidates' GPUs plus one placement per candidate tried. */
+ * vector of free masks that place_select reads. A test of a job outside
+ * a torus box is the counts (per switch, per block) and a quota test on
+ * the most GPUs the placement could take; only when that quota test
+ * fails, and for the final set, is the placement made (fits). So a
+ * planner costs its candidates' GPUs, per node, plus few placements; one
+ * for a torus box, one box search per test. */
 #include "config.h"
 
 #include <errno.h>
@@ -36,12 +40,24 @@ struct preempt {
 	uint8_t *fit;		/* [nnodes]: does the node fit, in fut */
 	uint32_t *stamp;	/* [nnodes]: gen once fit is known */
 	uint32_t gen;
+	uint8_t *fit0;		/* [nnodes]: fit when it became known */
+	uint32_t *touched;	/* the nodes whose fit is known, in the
+				 * order they became known */
+	uint32_t ntouched;
+	int32_t *cnt0;		/* [nsw]: the counts before the all-on
+				 * test (undo_all) */
 	uint8_t *taken;		/* [nrun]: a victim of this pass */
 	struct vic *vic;	/* [nrun] */
 	struct pick *picks;	/* [nnodes] */
 	uint8_t *picked;	/* [nnodes]: in picks (zero between uses) */
 	uint32_t *qlca;		/* [nq]: per victim queue, BORROWERS: the
 				 * shared queue, or NO_INDEX: not allowed */
+	bool lazy;		/* the planned job's fit is read from its
+				 * counts (counted) */
+	uint64_t per;		/* lazy: most GPUs it takes on a node */
+	int64_t ffit[SCHED_FLAVORS_MAX];	/* lazy: fitting nodes (fit)
+						 * per flavor */
+	bool fresh;		/* fits: picks hold the placement tested */
 };
 
 static struct preempt *
@@ -56,6 +72,9 @@ scratch(struct pass *ps)
 	    (p->fut = state_alloc(ps, nn + 1, 8)) == NULL ||
 	    (p->fit = state_alloc(ps, nn + 1, 1)) == NULL ||
 	    (p->stamp = state_alloc(ps, nn + 1, 4)) == NULL ||
+	    (p->fit0 = state_alloc(ps, nn + 1, 1)) == NULL ||
+	    (p->touched = state_alloc(ps, nn + 1, 4)) == NULL ||
+	    (p->cnt0 = state_alloc(ps, ps->t.nsw + 1, 4)) == NULL ||
 	    (p->taken = state_alloc(ps, nr + 1, 1)) == NULL ||
 	    (p->vic = state_alloc(ps, nr + 1, sizeof(*p->vic))) == NULL ||
 	    (p->picks = state_alloc(ps, nn + 1, sizeof(*p->picks))) == NULL ||
@@ -109,32 +128,40 @@ usable(const struct pass *ps, const struct preq *rq, uint32_t r)
 	return false;
 }
 
-/* Free (on) or hold again (!on) victim v's GPUs and usage. */
+/* Free (on) or hold again (!on) victim v's GPUs and usage. A job's held
+ * GPUs are listed node by node (squota.c), so each node's GPUs change
+ * together: one fit test per node, not per GPU. */
 static void
 toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
     int32_t *cnt, struct vic *v, bool on)
 {
 	struct squota *sq = ps->sq;
 	const struct srun *run = &sq->run[v->run];
-	uint64_t g[SCHED_FLAVORS_MAX];
-	uint32_t k, node, pos;
+	uint64_t g[SCHED_FLAVORS_MAX], m;
+	uint32_t k, end = run->off + run->ngpu, node, pos, f;
 	uint8_t now;
 	int32_t s;
 
-	for (k = run->off; k < run->off + run->ngpu; k++) {
+	for (k = run->off; k < end;) {
 		node = (uint32_t)(sq->held[k] >> 8);
-		pos = (uint32_t)(sq->held[k] & 0xff);
-		if (!releasable(ps, node, pos))
+		for (m = 0; k < end && (uint32_t)(sq->held[k] >> 8) == node;
+		    k++) {
+			pos = (uint32_t)(sq->held[k] & 0xff);
+			if (releasable(ps, node, pos))
+				m |= 1ULL << pos;
+		}
+		if (m == 0)
 			continue;
 		if (p->stamp[node] != p->gen) {
 			p->stamp[node] = p->gen;
-			p->fit[node] = state_fits(ps, node, rq,
-			    ps->nodes[node].free);
+			p->fit[node] = p->fit0[node] = state_fits(ps, node,
+			    rq, ps->nodes[node].free);
+			p->touched[p->ntouched++] = node;
 		}
 		if (on)
-			p->fut[node] |= 1ULL << pos;
+			p->fut[node] |= m;
 		else
-			p->fut[node] &= ~(1ULL << pos);
+			p->fut[node] &= ~m;
 		now = state_fits(ps, node, rq, p->fut[node]);
 		if (now == p->fit[node])
 			continue;
@@ -142,31 +169,95 @@ toggle(struct pass *ps, struct preempt *p, const struct preq *rq,
 		for (s = (int32_t)ps->nodes[node].leaf; s >= 0;
 		    s = ps->t.parent[s])
 			cnt[s] += now ? 1 : -1;
+		for (f = 0; f < sq->nf; f++)
+			if (sq->fl[ps->nodes[node].model] >> f & 1)
+				p->ffit[f] += now ? 1 : -1;
 	}
 	squota_run_gpus(sq, v->run, g);
 	squota_add(sq, run->queue, g, on ? -1 : 1);
 	v->on = on;
 }
 
-/* Does job j fit with the chosen victims gone? */
-static bool
-fits(struct pass *ps, struct preempt *p, const struct preq *rq,
-    const int32_t *cnt, size_t j, size_t nv)
+/* Hold again every one of the nc candidates, all on: as toggling each
+ * off, but by putting back the state saved before they went on (the
+ * counts in cnt0 and ffit0, each touched node's mask and fit), so that
+ * it costs the nodes, not the GPUs and their fit tests. */
+static void
+undo_all(struct pass *ps, struct preempt *p, int32_t *cnt,
+    const int64_t *ffit0, size_t nc)
 {
-	const struct sched_job *jb = &ps->in->pending[j];
+	struct squota *sq = ps->sq;
 	uint64_t g[SCHED_FLAVORS_MAX];
+	uint32_t i, node;
 	size_t k;
 
-	if (place_capacity(ps, rq, cnt) < rq->n)
-		return false;
-	/* A required box's test is a box search: each one counts against
-	 * SCHED_PREEMPT_MAX_TRIES. */
-	if (rq->torus == TQ_REQUIRED)
-		ps->preempt_boxes++;
-	if (
-	    place_select(ps, rq, cnt, p->fut, p->picks) == -1)
-		return false;
-	squota_gpus(ps, p->picks, rq->n, g);
+	memcpy(cnt, p->cnt0, ps->t.nsw * sizeof(*cnt));
+	memcpy(p->ffit, ffit0, sizeof(p->ffit));
+	for (i = 0; i < p->ntouched; i++) {
+		node = p->touched[i];
+		p->fut[node] = ps->nodes[node].free;
+		p->fit[node] = p->fit0[node];
+	}
+	for (k = 0; k < nc; k++) {
+		squota_run_gpus(sq, p->vic[k].run, g);
+		squota_add(sq, sq->run[p->vic[k].run].queue, g, 1);
+		p->vic[k].on = 0;
+	}
+}
+
+/* Can whether rq is placed be read from its counts? For a job counted
+ * without a walk and not in a torus box, yes: on the tree a placement
+ * exists whenever one domain has enough fitting nodes (place_capacity:
+ * take() finds them under the counts it is given, and a preferred block
+ * falls back to the tree); under a block rule, whenever block_fits. */
+static bool
+counted(const struct pass *ps, const struct preq *rq)
+{
+	return (rq->torus == TQ_NONE || ps->tor == NULL) && !rq->walk;
+}
+
+/* For a lazy test: the fitting nodes per flavor now (the counts of
+ * their model classes) and the most GPUs rq takes on one node. */
+static void
+lazy_init(const struct pass *ps, struct preempt *p, const struct preq *rq)
+{
+	const struct squota *sq = ps->sq;
+	uint32_t m, f, c;
+
+	p->per = rq->cpu ? 0 : rq->g > 0 ? rq->g : ps->stride - 1;
+	memset(p->ffit, 0, sizeof(p->ffit));
+	for (m = 0; m < ps->nmodels; m++) {
+		c = state_model_fits(ps, rq, m);
+		for (f = 0; f < sq->nf; f++)
+			if (sq->fl[m] >> f & 1)
+				p->ffit[f] += c;
+	}
+}
+
+/* The most GPUs per flavor a placement of rq can take: rq->n of the
+ * fitting nodes, at most p->per GPUs each, so in flavor f at most
+ * min(n, fitting nodes of f) nodes' worth. */
+static void
+gpus_bound(const struct pass *ps, const struct preempt *p,
+    const struct preq *rq, uint64_t *g)
+{
+	uint32_t f;
+	int64_t c;
+
+	for (f = 0; f < ps->sq->nf; f++) {
+		c = p->ffit[f] < (int64_t)rq->n ? p->ffit[f] : rq->n;
+		g[f] = c > 0 ? (uint64_t)c * p->per : 0;
+	}
+}
+
+/* The quota part of the test for GPUs g per flavor. */
+static bool
+quota_fits(struct pass *ps, struct preempt *p, size_t j, size_t nv,
+    const uint64_t *g)
+{
+	const struct sched_job *jb = &ps->in->pending[j];
+	size_t k;
+
 	if (squota_check(ps->sq, jb->queue, g) != NO_INDEX)
 		return false;
 	for (k = 0; k < nv; k++)
@@ -174,6 +265,40 @@ fits(struct pass *ps, struct preempt *p, const struct preq *rq,
 		    !squota_within(ps->sq, jb->queue, g[0], p->vic[k].lca))
 			return false;
 	return true;
+}
+
+/* Does job j fit with the chosen victims gone? p->fresh tells whether
+ * p->picks holds the placement: without need, a job whose fit is read
+ * from its counts (counted) and whose most GPUs (gpus_bound) pass the
+ * quota is known to fit, and the placement, the costly part of a test,
+ * is left to the one test that needs it (each quota test passes for
+ * fewer GPUs, so the answer is the one the placement would give). */
+static bool
+fits(struct pass *ps, struct preempt *p, const struct preq *rq,
+    const int32_t *cnt, size_t j, size_t nv, bool need)
+{
+	uint64_t g[SCHED_FLAVORS_MAX];
+
+	p->fresh = false;
+	if (place_capacity(ps, rq, cnt) < rq->n)
+		return false;
+	if (!need && p->lazy) {
+		if (rq->bk >= BK_SEG && ps->blk != NULL &&
+		    !block_fits(ps, rq, cnt))
+			return false;
+		gpus_bound(ps, p, rq, g);
+		if (quota_fits(ps, p, j, nv, g))
+			return true;
+	}
+	/* A required box's test is a box search: each one counts against
+	 * SCHED_PREEMPT_MAX_TRIES. */
+	if (rq->torus == TQ_REQUIRED)
+		ps->preempt_boxes++;
+	if (place_select(ps, rq, cnt, p->fut, p->picks) == -1)
+		return false;
+	p->fresh = true;
+	squota_gpus(ps, p->picks, rq->n, g);
+	return quota_fits(ps, p, j, nv, g);
 }
 
 /* The running jobs job j's policy lets it stop, in victim order. */
@@ -307,7 +432,7 @@ drop_off_box(struct pass *ps, struct preempt *p, const struct preq *rq,
 		p->picked[p->picks[i].node] = 0;
 	if (nd == 0)
 		return true;
-	if (fits(ps, p, rq, cnt, j, nv))
+	if (fits(ps, p, rq, cnt, j, nv, true))
 		return true;
 	for (k = 0; k < nv; k++)
 		if (p->vic[k].kept && !p->vic[k].on)
@@ -339,6 +464,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	struct vic *v;
 	struct preq rq = *rq0;
 	int32_t *cnt = ps->cnt;
+	int64_t ffit0[SCHED_FLAVORS_MAX];
 	size_t nc, k, nv = 0, lo = 0, hi, mid, drops;
 	uint32_t i;
 	bool ok = false, untested = false, fresh = false;
@@ -365,24 +491,28 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 	/* A search with candidates costs placements: those are bounded
 	 * (one per search, plus one per box search of a required box). */
 	ps->preempt_tried++;
+	if ((p->lazy = counted(ps, &rq)))
+		lazy_init(ps, p, &rq);
 	if (++p->gen == 0) {
 		memset(p->stamp, 0, ps->nnodes * sizeof(*p->stamp));
 		p->gen = 1;
 	}
+	p->ntouched = 0;
 	for (i = 0; i < ps->nnodes; i++)
 		p->fut[i] = ps->nodes[i].free;
 	place_counts(ps, &rq, cnt);
 	/* It fits without victims: it waits for something else (the
 	 * reservation), and stopping jobs would not help it. */
-	if (fits(ps, p, &rq, cnt, j, 0))
+	if (fits(ps, p, &rq, cnt, j, 0, false))
 		return 0;
 	/* Would it fit with every candidate gone? If not, nothing is
 	 * preempted, and the search costs this one placement. */
+	memcpy(p->cnt0, cnt, ps->t.nsw * sizeof(*cnt));
+	memcpy(ffit0, p->ffit, sizeof(ffit0));
 	for (k = 0; k < nc; k++)
 		toggle(ps, p, &rq, cnt, &p->vic[k], true);
-	ok = fits(ps, p, &rq, cnt, j, 0);
-	for (k = 0; k < nc; k++)
-		toggle(ps, p, &rq, cnt, &p->vic[k], false);
+	ok = fits(ps, p, &rq, cnt, j, 0, false);
+	undo_all(ps, p, cnt, ffit0, nc);
 	if (!ok)
 		return 0;
 	ok = false;
@@ -399,14 +529,15 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		 * below take back the ones not needed. */
 		untested = !(rq.torus != TQ_REQUIRED || (nv & (nv - 1)) ==
 		    0 || nv == nc);
-		if (!untested && !(ok = fits(ps, p, &rq, cnt, j, nv)))
+		if (!untested &&
+		    !(ok = fits(ps, p, &rq, cnt, j, nv, false)))
 			lo = nv;	/* the last failing test */
 	}
 	/* The last candidates were skipped (their queue no longer
 	 * borrows): the set now on was never tested. */
 	if (!ok && untested)
-		ok = fits(ps, p, &rq, cnt, j, nv);
-	fresh = ok;
+		ok = fits(ps, p, &rq, cnt, j, nv, false);
+	fresh = ok && p->fresh;
 	if (ok && rq.torus == TQ_REQUIRED) {
 		/* The smallest sufficient prefix of the set on, between the
 		 * last failing power of two (lo) and nv: a bisection, one
@@ -422,7 +553,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 				if (p->vic[k].on)
 					toggle(ps, p, &rq, cnt, &p->vic[k],
 					    false);
-			if (fits(ps, p, &rq, cnt, j, nv)) {
+			if (fits(ps, p, &rq, cnt, j, nv, true)) {
 				hi = mid;
 				fresh = true;
 			} else {
@@ -436,7 +567,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 				fresh = false;
 			}
 		}
-		if (fresh || fits(ps, p, &rq, cnt, j, nv))
+		if (fresh || fits(ps, p, &rq, cnt, j, nv, true))
 			fresh = drop_off_box(ps, p, &rq, cnt, j, nv);
 		else
 			ok = false;
@@ -451,8 +582,8 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 			    drops++ == SCHED_PREEMPT_BOX_DROPS)
 				break;
 			toggle(ps, p, &rq, cnt, &p->vic[k], false);
-			if (fits(ps, p, &rq, cnt, j, nv))
-				fresh = true;
+			if (fits(ps, p, &rq, cnt, j, nv, false))
+				fresh = p->fresh;
 			else {
 				toggle(ps, p, &rq, cnt, &p->vic[k], true);
 				fresh = false;
@@ -460,7 +591,7 @@ preempt_plan(struct pass *ps, size_t j, const struct preq *rq0)
 		}
 		/* The placement with the final victims, for hold() below,
 		 * unless the last test was of that set. */
-		if (!fresh && !fits(ps, p, &rq, cnt, j, nv))
+		if (!fresh && !fits(ps, p, &rq, cnt, j, nv, true))
 			ok = false;
 		else if (record(ps, p, j, nv) == -1)
 			rc = -1;

@@ -12,27 +12,15 @@
 #include "daemon/sched/sched_int.h"
 #include "daemon/sched/topo.h"
 
-struct okey {
-	int32_t priority;
-	bool restarting;
-	bool preempting;	/* with queues only, like the next two */
-	bool starved;
-	bool borrow;
-	int64_t key;		/* FIFO: 0; ESTIMATE: the aged estimate */
-	int64_t submit;
-	uint64_t id;
-	size_t idx;
-};
-
-/* With queues, the second sort's key: the group of jobs equal in
- * priority, preempting, restarting and starved (their rank in the first
- * sort), whether the job borrows, the shares of a borrowing one, and its
- * rank in the first sort. Small, so the second sort is cheap. */
-struct skey {
-	uint64_t group;		/* group << 1 | borrowing */
-	uint64_t share;
+/* With queues, per pending job (in index order): what the order's
+ * within-nominal test and the second sort read, so that they need not
+ * visit the jobs themselves in queue order. */
+struct oaux {
+	uint64_t base;		/* its base order's first key: the group */
+	uint64_t gmin;		/* sched_min_gpus */
 	uint64_t ushare;
-	size_t rank;
+	uint32_t queue;
+	bool never;		/* job_req gives a reason: counts not */
 };
 
 const char *
@@ -73,48 +61,6 @@ sat_add(int64_t a, int64_t b)
 	if (b > 0 && a > INT64_MAX - b)
 		return INT64_MAX;
 	return a + b;
-}
-
-/* The base order: priority (higher first), preempting first, restarting
- * first, starved first (among them oldest first), then the key (0 for
- * every job in FIFO order), submit time, id, index. Without queues no
- * job is preempting; without starve_s none is starved. */
-static int
-okey_cmp(const void *a, const void *b)
-{
-	const struct okey *x = a, *y = b;
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	if (x->preempting != y->preempting)
-		return x->preempting ? -1 : 1;
-	if (x->restarting != y->restarting)
-		return x->restarting ? -1 : 1;
-	if (x->starved != y->starved)
-		return x->starved ? -1 : 1;
-	if (!x->starved && x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->submit != y->submit)
-		return x->submit < y->submit ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Within a group, jobs within nominal (in base order) before borrowing
- * ones, those by queue share, then user share, then base order. */
-static int
-skey_cmp(const void *a, const void *b)
-{
-	const struct skey *x = a, *y = b;
-
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	if (x->share != y->share)
-		return x->share < y->share ? -1 : 1;
-	if (x->ushare != y->ushare)
-		return x->ushare < y->ushare ? -1 : 1;
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 /* The estimate order's key, in thousandths of a second: estimate * 1000
@@ -167,81 +113,93 @@ starved(const struct pass *ps, const struct sched_job *jb)
 	return ps->now - jb->submit > s;
 }
 
-/* With queues: mark the jobs beyond their queues' nominal, walking the
- * base order (o, sorted with borrow unset) and adding each job's
- * minimum GPUs up along its path; jobs that can never run count not. */
+/* Job j's place in the base order as radix keys (rsort.c): priority
+ * (higher first), preempting first, restarting first, starved first;
+ * then the key (0 for every job in FIFO order; not for starved jobs,
+ * which keep their age order), submit time, id; ties by index, as the
+ * records are in index order. Without queues no job is preempting;
+ * without starve_s none is starved. */
 static void
-mark_borrowing(struct pass *ps, struct okey *o)
+base_key(const struct pass *ps, size_t j, struct rrec *r)
 {
-	const struct sched_job *jb;
-	struct preq rq;
-	size_t x;
+	const struct sched_job *jb = &ps->in->pending[j];
+	uint32_t prio = ~((uint32_t)jb->priority ^ 0x80000000u);
+	bool st = starved(ps, jb);
+	int64_t key = ps->order == SCHED_ORDER_ESTIMATE ?
+	    estimate_key(ps, jb) : 0;
 
-	squota_tally_reset(ps->sq);
-	for (x = 0; x < ps->in->npending; x++) {
-		jb = &ps->in->pending[o[x].idx];
-		if (job_req(ps, o[x].idx, &rq) != SCHED_REASON_NONE)
-			continue;
-		o[x].borrow = !squota_tally(ps->sq, jb->queue,
-		    sched_min_gpus(ps, jb));
-	}
+	r->k[0] = (uint64_t)prio << 3 |
+	    (uint64_t)!(ps->sq != NULL && jb->preempting) << 2 |
+	    (uint64_t)!jb->restarting << 1 | (uint64_t)!st;
+	r->k[1] = st ? 0 : (uint64_t)key ^ 1ULL << 63;
+	r->k[2] = (uint64_t)jb->submit ^ 1ULL << 63;
+	r->k[3] = jb->id;
 }
 
-static struct okey *
+/* The queue order: the base order and, with queues, within each group of
+ * jobs equal in priority, preempting, restarting and starved, the jobs
+ * within their queues' nominal (in base order) before the borrowing
+ * ones, those by queue share, then user share, then base order. A job
+ * borrows when, walking the base order and adding each job's minimum
+ * GPUs up along its path, its queue passes a nominal; jobs that can
+ * never run count not. Returns the pending indices in that order. */
+static size_t *
 queue_order(struct pass *ps)
 {
 	const struct sched_input *in = ps->in;
-	struct okey *o, *out;
-	struct skey *sk;
-	const struct okey *x, *prev;
-	const struct sched_job *jb;
+	size_t n = in->npending, j, x, *base, *ord;
+	struct rrec *r;
+	struct rpair *scratch;
+	struct oaux *aux;
+	struct preq rq;
 	uint64_t group = 0;
-	size_t j;
+	bool borrow;
 
-	if ((o = state_alloc(ps, in->npending + 1, sizeof(*o))) == NULL)
+	if ((r = state_alloc(ps, n + 1, sizeof(*r))) == NULL ||
+	    (scratch = state_alloc(ps, RSORT_SCRATCH(n),
+	    sizeof(*scratch))) == NULL ||
+	    (base = state_alloc(ps, n + 1, sizeof(*base))) == NULL)
 		return NULL;
-	for (j = 0; j < in->npending; j++) {
-		o[j].priority = in->pending[j].priority;
-		o[j].restarting = in->pending[j].restarting;
-		o[j].key = ps->order == SCHED_ORDER_ESTIMATE ?
-		    estimate_key(ps, &in->pending[j]) : 0;
-		o[j].submit = in->pending[j].submit;
-		o[j].id = in->pending[j].id;
-		o[j].idx = j;
-		o[j].starved = starved(ps, &in->pending[j]);
-		if (ps->sq != NULL)
-			o[j].preempting = in->pending[j].preempting;
+	if (ps->sq == NULL) {
+		for (j = 0; j < n; j++)
+			base_key(ps, j, &r[j]);
+		rsort(r, n, base, scratch);
+		return base;
 	}
-	qsort(o, in->npending, sizeof(*o), okey_cmp);
-	/* Without queues the base order is the order. */
-	if (ps->sq == NULL)
-		return o;
-	mark_borrowing(ps, o);
-	if ((sk = state_alloc(ps, in->npending + 1, sizeof(*sk))) == NULL ||
-	    (out = state_alloc(ps, in->npending + 1, sizeof(*out))) == NULL)
+	if ((aux = state_alloc(ps, n + 1, sizeof(*aux))) == NULL ||
+	    (ord = state_alloc(ps, n + 1, sizeof(*ord))) == NULL)
 		return NULL;
-	for (j = 0; j < in->npending; j++) {
-		x = &o[j];
-		prev = j > 0 ? &o[j - 1] : NULL;
-		if (prev != NULL && (prev->priority != x->priority ||
-		    prev->preempting != x->preempting ||
-		    prev->restarting != x->restarting ||
-		    prev->starved != x->starved))
+	/* One visit of each job, in index order. */
+	for (j = 0; j < n; j++) {
+		base_key(ps, j, &r[j]);
+		aux[j].base = r[j].k[0];
+		aux[j].never = job_req(ps, j, &rq) != SCHED_REASON_NONE;
+		aux[j].gmin = sched_min_gpus(ps, &in->pending[j]);
+		aux[j].queue = in->pending[j].queue;
+		aux[j].ushare = in->pending[j].user_share;
+	}
+	rsort(r, n, base, scratch);
+	/* The second sort's records, by place in the base order. */
+	squota_tally_reset(ps->sq);
+	for (x = 0; x < n; x++) {
+		j = base[x];
+		borrow = !aux[j].never &&
+		    !squota_tally(ps->sq, aux[j].queue, aux[j].gmin);
+		if (x > 0 && aux[j].base != aux[base[x - 1]].base)
 			group++;
-		jb = &in->pending[x->idx];
-		/* Starved jobs keep their age order. */
-		if (x->borrow && !x->starved) {
-			sk[j].group = group << 1 | 1;
-			sk[j].share = in->queues[jb->queue].share;
-			sk[j].ushare = jb->user_share;
+		memset(&r[x], 0, sizeof(r[x]));
+		/* Starved jobs (bit 0 clear) keep their age order. */
+		if (borrow && (aux[j].base & 1)) {
+			r[x].k[0] = group << 1 | 1;
+			r[x].k[1] = in->queues[aux[j].queue].share;
+			r[x].k[2] = aux[j].ushare;
 		} else
-			sk[j].group = group << 1;
-		sk[j].rank = j;
+			r[x].k[0] = group << 1;
 	}
-	qsort(sk, in->npending, sizeof(*sk), skey_cmp);
-	for (j = 0; j < in->npending; j++)
-		out[j] = o[sk[j].rank];
-	return out;
+	rsort(r, n, ord, scratch);
+	for (x = 0; x < n; x++)
+		ord[x] = base[ord[x]];
+	return ord;
 }
 
 /* Fill rq for job j; returns a reason when the job can never run. */
@@ -608,20 +566,60 @@ quota_cheap(struct pass *ps, size_t j, struct sched_result *res)
 	res->quota_queue[j] = hit;
 }
 
+/* A job the walk does not try: the cheap count's reason, and with
+ * queues QueueQuota where its minimum already breaks its quota. */
+static void
+not_tried(struct pass *ps, size_t j, const struct preq *rq,
+    struct sched_result *res)
+{
+	res->reasons[j] = state_quick(ps, rq) >= rq->n ?
+	    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
+	if (ps->sq != NULL)
+		quota_cheap(ps, j, res);
+}
+
+/* The jobs after the walk's budget (bf_max_job_test past the
+ * reservation, or every job once one blocks the rest) are not tried:
+ * each gets its reason from the counts, which none of them changes, so
+ * they are visited in index order (the input's memory order), not in
+ * queue order. done: the jobs the walk saw. */
+static void
+walk_rest(struct pass *ps, const uint8_t *done, struct sched_result *res)
+{
+	struct preq rq;
+	size_t j;
+
+	for (j = 0; j < ps->in->npending; j++) {
+		if (done[j])
+			continue;
+		res->reasons[j] = job_req(ps, j, &rq);
+		if (res->reasons[j] == SCHED_REASON_NONE)
+			not_tried(ps, j, &rq, res);
+	}
+}
+
 /* The main walk. The reservation's job and picks land in *rj, *rfirst. */
 static int
-walk(struct pass *ps, const struct okey *o, struct sched_result *res,
+walk(struct pass *ps, const size_t *ord, struct sched_result *res,
     size_t *rj, size_t *rfirst)
 {
 	const struct sched_input *in = ps->in;
 	const struct sched_job *jb;
 	struct preq rq;
 	size_t x, j, tested = 0;
+	uint8_t *done;
 	int64_t end;
 	int rc;
 
+	if ((done = state_alloc(ps, in->npending + 1, 1)) == NULL)
+		return -1;
 	for (x = 0; x < in->npending; x++) {
-		j = o[x].idx;
+		if (ps->blocked || (ps->has_resv && tested >= ps->bf_max)) {
+			walk_rest(ps, done, res);
+			break;
+		}
+		j = ord[x];
+		done[j] = 1;
 		jb = &in->pending[j];
 		res->reasons[j] = job_req(ps, j, &rq);
 		if (res->reasons[j] != SCHED_REASON_NONE)
@@ -629,13 +627,10 @@ walk(struct pass *ps, const struct okey *o, struct sched_result *res,
 		/* Past the pass's budget of box searches, a required box
 		 * gets the cheap count's reason, like bf_max_job_test's
 		 * tail (sched.h, "Torus"). */
-		if (ps->blocked || (ps->has_resv && tested++ >= ps->bf_max) ||
+		if ((ps->has_resv && tested++ >= ps->bf_max) ||
 		    (rq.torus == TQ_REQUIRED &&
 		    ps->torus_searches >= SCHED_TORUS_SEARCHES_MAX)) {
-			res->reasons[j] = state_quick(ps, &rq) >= rq.n ?
-			    SCHED_REASON_PRIORITY : SCHED_REASON_RESOURCES;
-			if (ps->sq != NULL)
-				quota_cheap(ps, j, res);
+			not_tried(ps, j, &rq, res);
 			continue;
 		}
 		res->stats.tried++;
@@ -786,8 +781,7 @@ sched_run(const struct sched_input *in)
 {
 	struct pass ps;
 	struct sched_result *res;
-	struct okey *o;
-	size_t rj = 0, rfirst = 0;
+	size_t *ord, rj = 0, rfirst = 0;
 	int saved;
 
 	if (!input_ok(in)) {
@@ -812,8 +806,8 @@ sched_run(const struct sched_input *in)
 		memset(res->quota_queue, 0xff, (in->npending + 1) *
 		    sizeof(*res->quota_queue));
 	}
-	if ((o = queue_order(&ps)) == NULL ||
-	    walk(&ps, o, res, &rj, &rfirst) == -1 ||
+	if ((ord = queue_order(&ps)) == NULL ||
+	    walk(&ps, ord, res, &rj, &rfirst) == -1 ||
 	    emit(&ps, res, rj, rfirst) == -1)
 		goto fail;
 	state_free(&ps);

@@ -276,6 +276,10 @@ void	 state_take_job(struct pass *, uint32_t node, uint64_t mask,
 	    const struct sched_job *jb);
 void	 state_reserve(struct pass *, uint32_t node);
 uint32_t state_quick(struct pass *, const struct preq *);
+/* The nodes of model class m that fit rq (one that does not walk) in
+ * rq->set, as state_quick counts them. */
+uint32_t state_model_fits(const struct pass *, const struct preq *,
+	    uint32_t m);
 /* How many nodes a filter (sched_job.node_ok) leaves out. */
 uint32_t state_filter_out(const struct pass *, const uint8_t *ok);
 
@@ -309,6 +313,26 @@ int	 place_take(struct pass *, const struct preq *, const uint64_t *freev,
  * gang's nodes. */
 void	 place_align(const struct pass *, const struct preq *,
 	    const uint64_t *freev, struct pick *out, uint32_t n);
+
+/* rsort.c: the order of records a[0 .. n) by k[0], then k[1], ... as
+ * unsigned numbers, equal records in the order given: out[x] is the
+ * position in a of the x-th; scratch has room for RSORT_SCRATCH(n)
+ * pairs. */
+#define RSORT_KEYS 4
+#define RSORT_DIGIT 11
+#define RSORT_NDIGITS ((64 + RSORT_DIGIT - 1) / RSORT_DIGIT)
+#define RSORT_SCRATCH(n) (2 * (size_t)(n) + RSORT_NDIGITS *		\
+	((size_t)1 << RSORT_DIGIT) * sizeof(size_t) /			\
+	sizeof(struct rpair) + 1)
+struct rrec {
+	uint64_t k[RSORT_KEYS];
+};
+struct rpair {
+	uint64_t key;
+	size_t pos;
+};
+void	 rsort(const struct rrec *a, size_t n, size_t *out,
+	    struct rpair *scratch);
 
 /* resv.c */
 int	 resv_find(struct pass *, const struct preq *, int64_t *start,
@@ -346,6 +370,10 @@ uint32_t block_capacity(struct pass *, const struct preq *,
  * the rule cannot. */
 int	 block_select(struct pass *, const struct preq *, const int32_t *cnt,
 	    const uint64_t *freev, struct pick *out);
+/* Would block_select place rq (BK_SEG, BK_ONE) given the counts cnt?
+ * Exactly when it finds a block or a group for it: the nodes are then
+ * taken as counted. */
+bool	 block_fits(struct pass *, const struct preq *, const int32_t *cnt);
 /* The reservation's replay (BK_SEG, BK_ONE): start from the counts cnt,
  * then add one fitting node; each returns whether rq now fits. */
 bool	 block_feas_reset(struct pass *, const struct preq *,

@@ -256,6 +256,14 @@ quick_cached(struct pass *ps, const struct preq *rq)
 }
 
 uint32_t
+state_model_fits(const struct pass *ps, const struct preq *rq, uint32_t m)
+{
+	if (rq->g >= ps->stride || !rq->match[m])
+		return 0;
+	return model_row(ps, m, rq->set)[rq->g];
+}
+
+uint32_t
 state_quick(struct pass *ps, const struct preq *rq)
 {
 	uint32_t m, n = 0;

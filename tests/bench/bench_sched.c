@@ -27,6 +27,9 @@
  *					 require a compact box, 2 prefer
  *					 one, the rest take the default,
  *					 boxes then nearest nodes)
+ *	    [--cpu-time]		(times in the thread's CPU time,
+ *					 not the wall clock's: for a
+ *					 shared machine)
  *	bench_sched --smoke		(tiny: for make check)
  */
 #include "config.h"
@@ -107,12 +110,16 @@ pick(struct bench *b, uint32_t n)
 	return (uint32_t)(rnd(b) % n);
 }
 
+/* --cpu-time: times are the thread's CPU time, not the wall clock's (on
+ * a shared machine, what the core itself spent). */
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double
 now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock_id, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -719,7 +726,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: bench_sched [--nodes N] [--pending M] "
 	    "[--passes K] [--seed S] [--flat] [--no-queues] [--smoke]\n"
-	    "       [--constrained K] [--rails] [--blocks] [--torus]\n");
+	    "       [--constrained K] [--rails] [--blocks] [--torus] "
+	    "[--cpu-time]\n");
 	exit(2);
 }
 
@@ -745,6 +753,10 @@ args(struct bench *b, int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--rails") == 0) {
 			b->rails = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--cpu-time") == 0) {
+			clock_id = CLOCK_THREAD_CPUTIME_ID;
 			continue;
 		}
 		if (strcmp(argv[i], "--torus") == 0) {
@@ -782,7 +794,57 @@ args(struct bench *b, int argc, char **argv)
 
 struct prun {
 	size_t starts, bf, ended, peak, npre, victims, tried, quota;
+	uint64_t digest;	/* of every decision: see mix() */
 };
+
+/* FNV-1a over v's bytes: a digest of the passes' decisions (starts with
+ * their nodes and GPUs, reservations, preemptions with their victims,
+ * every job's reason and quota queue, the planners and box searches
+ * made), so that a change meant to make passes faster
+ * can show it changed no decision. */
+static void
+mix(uint64_t *h, uint64_t v)
+{
+	int k;
+
+	for (k = 0; k < 8; k++, v >>= 8) {
+		*h ^= v & 0xff;
+		*h *= 1099511628211ULL;
+	}
+}
+
+static void
+digest(uint64_t *h, const struct sched_result *res, size_t npend)
+{
+	size_t k, i, g, v;
+
+	for (k = 0; k < res->nstarts; k++) {
+		mix(h, res->starts[k].job);
+		for (i = 0; i < res->starts[k].nnodes; i++) {
+			mix(h, res->starts[k].nodes[i].node);
+			for (g = 0; g < res->starts[k].nodes[i].ngpus; g++)
+				mix(h, res->starts[k].nodes[i].gpus[g]);
+		}
+	}
+	if (res->has_resv) {
+		mix(h, res->resv.job);
+		mix(h, (uint64_t)res->resv.start);
+		for (i = 0; i < res->resv.nnodes; i++)
+			mix(h, res->resv.nodes[i].node);
+	}
+	for (k = 0; k < res->npreempts; k++) {
+		mix(h, res->preempts[k].job);
+		for (v = 0; v < res->preempts[k].nvictims; v++)
+			mix(h, res->preempts[k].victims[v]);
+	}
+	for (k = 0; k < npend; k++) {
+		mix(h, (uint64_t)res->reasons[k]);
+		if (res->quota_queue != NULL)
+			mix(h, res->quota_queue[k]);
+	}
+	mix(h, res->stats.preempt_tried);
+	mix(h, res->stats.torus_searches);
+}
 
 /* b->passes passes, each time in ms[]; the started leave the queue, new
  * jobs top it up, time moves on 30 s. */
@@ -796,6 +858,7 @@ run_passes(struct bench *b, double *ms, uint8_t *gone, struct prun *pr)
 	size_t p, k, n;
 
 	memset(pr, 0, sizeof(*pr));
+	pr->digest = 14695981039346656037ULL;
 	for (p = 0; p < b->passes; p++) {
 		r = running_list(b);
 		in = input(b, r, b->pend, b->npend);
@@ -806,6 +869,7 @@ run_passes(struct bench *b, double *ms, uint8_t *gone, struct prun *pr)
 			perror("sched_run");
 			return -1;
 		}
+		digest(&pr->digest, res, b->npend);
 		memset(gone, 0, b->npend);
 		apply(b, res, b->pend, gone);
 		pr->victims += preempt(b, res);
@@ -872,10 +936,11 @@ main(int argc, char **argv)
 		return 1;
 	peak = pr.peak;
 	printf("passes: median %.2f ms, p99 %.2f ms, max %.2f ms; %zu "
-	    "starts (%zu backfilled), %zu ends; %.1f%% of GPUs in use\n",
+	    "starts (%zu backfilled), %zu ends; %.1f%% of GPUs in use; "
+	    "decisions %016llx\n",
 	    percentile(ms, b.passes, 0.5), percentile(ms, b.passes, 0.99),
 	    percentile(ms, b.passes, 1.0), pr.starts, pr.bf, pr.ended,
-	    100.0 * used_share(&b));
+	    100.0 * used_share(&b), (unsigned long long)pr.digest);
 	time_resv(&b, 128);
 	time_resv(&b, (uint32_t)(b.nnodes * 9 / 10));
 	/* What the core needs per GPU: its input snapshot (nodes, GPUs,
@@ -900,11 +965,12 @@ main(int argc, char **argv)
 		printf("queues+preemption passes: median %.2f ms, p99 %.2f "
 		    "ms, max %.2f ms; %zu starts, %zu preemptions (%zu "
 		    "victims, %zu planners tried), %zu QueueQuota "
-		    "reasons; %.1f%% of GPUs in use\n",
+		    "reasons; %.1f%% of GPUs in use; decisions %016llx\n",
 		    percentile(ms, b.passes, 0.5),
 		    percentile(ms, b.passes, 0.99),
 		    percentile(ms, b.passes, 1.0), pr.starts, pr.npre,
-		    pr.victims, pr.tried, pr.quota, 100.0 * used_share(&b));
+		    pr.victims, pr.tried, pr.quota, 100.0 * used_share(&b),
+		    (unsigned long long)pr.digest);
 	}
 	for (k = 0; k < b.nrun; k++)
 		free(b.run[k].places);

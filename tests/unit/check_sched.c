@@ -56,6 +56,52 @@ START_TEST(test_queue_order)
 }
 END_TEST
 
+/* The policy's order of two jobs: priority, restarting, submit, id. */
+static int
+policy_cmp(const void *a, const void *b)
+{
+	const struct sched_job *x = a, *y = b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->restarting != y->restarting)
+		return x->restarting ? -1 : 1;
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Keys over their whole range (negative priorities and submit times,
+ * ids near 2^64) order as the policy says: the sort packs keys that vary
+ * over few bits into one word and sorts wider ones key by key. */
+START_TEST(test_queue_order_wide)
+{
+	static const int32_t prio[] = { INT32_MIN, -5, 0, 7, INT32_MAX };
+	static const int64_t submit[] = { INT64_MIN + 1, -3, 0, 5,
+	    INT64_MAX / 2 };
+	struct cl c;
+	struct sched_job j[40], want[40];
+	struct sched_result *res;
+	size_t i;
+
+	cl_init(&c, 8, NULL);
+	for (i = 0; i < 40; i++) {
+		j[i] = job(UINT64_MAX - i * 7919 % 40 * 1000003, 1, 1);
+		j[i].priority = prio[i * 7 % 5];
+		j[i].submit = submit[i * 3 % 5];
+		j[i].restarting = i % 6 == 1;
+		want[i] = j[i];
+	}
+	qsort(want, 40, sizeof(want[0]), policy_cmp);
+	res = run(&c, NULL, 0, j, 40, 0);
+	ck_assert_uint_eq(res->nstarts, 40);
+	for (i = 0; i < 40; i++)
+		ck_assert_uint_eq(res->starts[i].job, want[i].id);
+	sched_result_free(res);
+	cl_free(&c);
+}
+END_TEST
+
 /* One pass with a queue-order configuration; the order is read from the
  * starts (a pass decides in queue order) when every job fits. */
 static struct sched_result *
@@ -1195,6 +1241,7 @@ sched_suite(void)
 	TCase *tc = tcase_create("policy");
 
 	tcase_add_test(tc, test_queue_order);
+	tcase_add_test(tc, test_queue_order_wide);
 	tcase_add_test(tc, test_estimate_order);
 	tcase_add_test(tc, test_estimate_aging);
 	tcase_add_test(tc, test_estimate_priority_restart);
