@@ -140,7 +140,12 @@ UNIT_TESTS += $(CTL_UNIT_TESTS)
 # The controller domain's suites share a fixture: an in-memory store,
 # writes refused on demand, and allocations and log lines seen through
 # the linker's --wrap (the library under test is the programs' own).
-CTL_FIXTURE = tests/unit/ctl_fixture.c tests/unit/ctl_fixture.h
+CTL_FIXTURE = tests/unit/ctl_fixture.c tests/unit/ctl_fixture.h \
+	tests/unit/store_warm.c
+# The virtual-time domain harness (tests/domain), for suites without the
+# fixture above.
+DOMAIN_HARNESS = tests/domain/domain.c tests/domain/domain.h \
+	tests/unit/store_warm.c
 CTL_WRAP_FLAGS = $(AM_LDFLAGS) -Wl,--wrap=calloc \
 	-Wl,--wrap=reallocarray -Wl,--wrap=log_info -Wl,--wrap=log_warnx
 tests_unit_check_queues_SOURCES = tests/unit/check_queues.c
@@ -149,7 +154,8 @@ tests_unit_check_queues_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_conf_SOURCES = tests/unit/check_conf.c
 tests_unit_check_conf_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_conf_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
-tests_unit_check_store_SOURCES = tests/unit/check_store.c
+tests_unit_check_store_SOURCES = tests/unit/check_store.c \
+	tests/unit/store_warm.c
 tests_unit_check_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_store_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_txq_SOURCES = tests/unit/check_txq.c
@@ -168,39 +174,39 @@ tests_unit_check_stepcred_SOURCES = tests/unit/check_stepcred.c
 tests_unit_check_stepcred_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_stepcred_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_mail_SOURCES = tests/unit/check_mail.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_mail_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_mail_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_steps_SOURCES = tests/unit/check_steps.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_steps_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_steps_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_alloc_SOURCES = tests/unit/check_alloc.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_alloc_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_alloc_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_goodput_SOURCES = tests/unit/check_goodput.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_goodput_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_goodput_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_recovery_SOURCES = tests/unit/check_recovery.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_recovery_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_recovery_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_suspect_SOURCES = tests/unit/check_suspect.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_suspect_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_suspect_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_straggler_SOURCES = tests/unit/check_straggler.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_straggler_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_straggler_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_gang_image_SOURCES = tests/unit/check_gang_image.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_gang_image_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_gang_image_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_preemption_SOURCES = tests/unit/check_preemption.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_preemption_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_preemption_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_jobs_control_SOURCES = tests/unit/check_jobs_control.c \
@@ -248,14 +254,15 @@ tests_unit_check_jobs_array_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_jobs_array_LDFLAGS = $(CTL_WRAP_FLAGS)
 tests_unit_check_jobs_array_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_gates_SOURCES = tests/unit/check_gates.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_gates_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_gates_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_status_page_SOURCES = tests/unit/check_status_page.c \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_status_page_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_status_page_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
-tests_unit_check_quota_SOURCES = tests/unit/check_quota.c
+tests_unit_check_quota_SOURCES = tests/unit/check_quota.c \
+	tests/unit/store_warm.c
 tests_unit_check_quota_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_quota_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 
@@ -274,7 +281,7 @@ RPC_WRAP_FLAGS = $(AM_LDFLAGS) -Wl,--wrap=server_conn \
 	-Wl,--wrap=repl_leader_rpc
 tests_unit_check_rpc_SOURCES = tests/unit/check_rpc.c \
 	tests/unit/rpc_fixture.c tests/unit/rpc_fixture.h \
-	tests/domain/domain.c tests/domain/domain.h
+	$(DOMAIN_HARNESS)
 tests_unit_check_rpc_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_rpc_LDFLAGS = $(RPC_WRAP_FLAGS)
 tests_unit_check_rpc_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
