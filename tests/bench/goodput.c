@@ -691,6 +691,9 @@ drain_cmds(struct sim *s)
 			break;
 		case DOMAIN_READ_LOG:
 		case DOMAIN_MAIL:
+		case DOMAIN_ADVISE:
+			/* The job reads job->ckpt_advice_s at each
+			 * checkpoint: the file's content. */
 			break;
 		}
 	}
