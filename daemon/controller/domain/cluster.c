@@ -388,7 +388,10 @@ cluster_goodput_tick(struct cluster *cl, int64_t now)
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		a = goodput_advice_s(&cl->rates, job);
-		if (job->state != JOB_RUNNING || job->nplace == 0) {
+		/* Not running anywhere: nothing to tell (the launch carries
+		 * it). A resizing job keeps ranks running: told as well. */
+		if ((job->state != JOB_RUNNING &&
+		    job->state != JOB_RESIZING) || job->nplace == 0) {
 			jobs_set_ckpt_advice(cl->js, job->id, a, now);
 			continue;
 		}
