@@ -801,14 +801,6 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
-/* The checkpoint interval advised (docs/SPEC.md "Goodput"): one line,
- * seconds, in the start's spool directory (made by agent_progress_file),
- * written whole and renamed over the last, so that a job reading it
- * never sees half a number. The job's user's alone (0400), as every
- * file of a start is private (t453); the job only reads it, the agent
- * replaces it. A step launch finds the start's. Advice is no
- * reason to refuse a launch: a file that cannot be written is logged and
- * left out. path "" when there is none. */
 /* Write advice_s into path, whole: a new file renamed over the last,
  * uid's and gid's (when the agent is root), 0400. 0, or -1 (logged;
  * nothing left behind). */
