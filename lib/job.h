@@ -392,10 +392,13 @@ struct job {
 	int64_t expected_start_ms;
 	/* Goodput: the accumulators (stored), the split as a client
 	 * received it, and the checkpoint interval advised (controller
-	 * memory, recomputed every tick and before each launch; 0: none). */
+	 * memory, recomputed every tick and before each launch; 0: none).
+	 * A running job's is what its nodes were last given, at
+	 * ckpt_advice_ms (goodput_advice_renew). */
 	struct job_goodput gp;
 	struct job_goodput_view gpv;
 	uint32_t ckpt_advice_s;
+	int64_t ckpt_advice_ms;
 };
 
 /* Limits that come from the controller's configuration. */

@@ -971,6 +971,7 @@ wire_body_name(Cohort__V1__Envelope__BodyCase body)
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG: return "read_log";
 	case COHORT__V1__ENVELOPE__BODY_READ_LOG_REPLY: return "read_log_reply";
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL: return "signal";
+	case COHORT__V1__ENVELOPE__BODY_ADVICE: return "advice";
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL_REPLY: return "signal_reply";
 	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN: return "write_stdin";
 	case COHORT__V1__ENVELOPE__BODY_WRITE_STDIN_REPLY:

@@ -87,11 +87,13 @@ struct ajob {
 	char *ckpt_dir;		/* NULL: not watched here */
 	struct watch_cred cred;	/* cred.groups malloc'd */
 	struct refusal latest_refused, progress_refused, path_refused;
+	struct refusal cost_refused;
 	char progress[PATH_MAX];
 	bool has_ckpt;
 	uint64_t step;
 	char ckpt_path[WATCH_PATH_MAX];
 	int64_t ckpt_ms;
+	uint32_t ckpt_cost_ms;	/* what the job reported it took; 0: none */
 	/* LATEST as it was when this start launched: an earlier run's
 	 * checkpoint, not one of this start's. */
 	bool has_base;
@@ -817,41 +819,24 @@ agent_progress_file(const struct agent *a, const struct launch *l,
 	return 0;
 }
 
-/* The checkpoint interval advised (docs/SPEC.md "Goodput"): one line,
- * seconds, in the start's spool directory (made by agent_progress_file),
- * written whole and renamed over the last, so that a job reading it
- * never sees half a number. The job's user's alone (0400), as every
- * file of a start is private (t453); the job only reads it, the agent
- * replaces it. A step launch finds the start's. Advice is no
- * reason to refuse a launch: a file that cannot be written is logged and
- * left out. path "" when there is none. */
-static void
-agent_advice_file(const struct agent *a, const struct launch *l,
-    const struct account *acct, char *path, size_t len)
+/* Write advice_s into path, whole: a new file renamed over the last,
+ * uid's and gid's (when the agent is root), 0400. 0, or -1 (logged;
+ * nothing left behind). */
+static int
+agent_advice_write(const char *path, uint64_t job_id, uid_t uid, gid_t gid,
+    uint32_t advice_s)
 {
 	char tmp[PATH_MAX + 8], line[16];
 	int fd, n;
 
-	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/checkpoint-advice",
-	    a->cfg->spool, l->job_id, l->restart);
-	if (l->step != NULL) {
-		if (access(path, F_OK) == -1)
-			path[0] = '\0';
-		return;
-	}
-	if (l->ckpt_advice_s == 0) {
-		path[0] = '\0';
-		return;
-	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	n = snprintf(line, sizeof(line), "%u\n", l->ckpt_advice_s);
+	n = snprintf(line, sizeof(line), "%u\n", advice_s);
 	(void)unlink(tmp);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) == -1)
 		goto fail;
-	if ((geteuid() == 0 && fchown(fd, acct->cred.uid,
-	    acct->cred.gid) == -1) || fchmod(fd, 0400) == -1 ||
-	    write(fd, line, (size_t)n) != n)
+	if ((geteuid() == 0 && fchown(fd, uid, gid) == -1) ||
+	    fchmod(fd, 0400) == -1 || write(fd, line, (size_t)n) != n)
 		goto fail;
 	if (close(fd) == -1) {
 		fd = -1;
@@ -860,13 +845,75 @@ agent_advice_file(const struct agent *a, const struct launch *l,
 	fd = -1;
 	if (rename(tmp, path) == -1)
 		goto fail;
-	return;
+	return 0;
 fail:
-	log_warn("job %" PRIu64 ": %s", l->job_id, tmp);
+	log_warn("job %" PRIu64 ": %s", job_id, tmp);
 	if (fd != -1)
 		close(fd);
 	(void)unlink(tmp);
-	path[0] = '\0';
+	return -1;
+}
+
+/* The checkpoint interval advised (docs/SPEC.md "Goodput"): one line,
+ * seconds, in the start's spool directory (made by agent_progress_file),
+ * written whole and renamed over the last, so that a job reading it
+ * never sees half a number. The job's user's alone (0400), as every
+ * file of a start is private (t453); the job only reads it, the agent
+ * replaces it (agent_advise). A step launch finds the start's. Advice is
+ * no reason to refuse a launch: a file that cannot be written is logged
+ * and left out. path "" when there is none. */
+static void
+agent_advice_file(const struct agent *a, const struct launch *l,
+    const struct account *acct, char *path, size_t len)
+{
+	snprintf(path, len, "%s/jobs/%" PRIu64 ".%u/checkpoint-advice",
+	    a->cfg->spool, l->job_id, l->restart);
+	if (l->step != NULL) {
+		if (access(path, F_OK) == -1)
+			path[0] = '\0';
+		return;
+	}
+	if (l->ckpt_advice_s == 0 || agent_advice_write(path, l->job_id,
+	    acct->cred.uid, acct->cred.gid, l->ckpt_advice_s) == -1)
+		path[0] = '\0';
+}
+
+int
+agent_advise(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t advice_s)
+{
+	char path[PATH_MAX];
+	struct atask *at;
+	struct stat st;
+
+	if (advice_s == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	TAILQ_FOREACH(at, &a->tasks, entry)
+		if (at->t.job_id == job_id && at->t.restart == restart &&
+		    !at->ended)
+			break;
+	if (at == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	/* The file the launch wrote, and its owner: the job's user. A
+	 * link or anything but a regular file there is not the agent's. */
+	snprintf(path, sizeof(path), "%s/jobs/%" PRIu64 ".%u/"
+	    "checkpoint-advice", a->cfg->spool, job_id, restart);
+	if (lstat(path, &st) == -1)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (agent_advice_write(path, job_id, st.st_uid, st.st_gid,
+	    advice_s) == -1)
+		return -1;
+	log_info("job %" PRIu64 ": checkpoint interval advised: %u s",
+	    job_id, advice_s);
+	return 0;
 }
 
 /* The start's directory of step files (COHORT_STEP_FILE is DIR/RANK):
@@ -2284,6 +2331,31 @@ ajob_path_refused(struct ajob *j, uint64_t step, const char *path, int e)
 	    (unsigned)j->cred.uid);
 }
 
+/* The cost the job reports for its checkpoint at step: CKPT_MS beside
+ * LATEST, one line "STEP MS" as a step file has (written, and renamed
+ * into place, before LATEST). Read as LATEST is, as the job's user and
+ * bounded; a file of another step, or none, reports nothing (0). */
+static uint32_t
+ajob_read_cost(struct ajob *j, uint64_t step)
+{
+	char buf[WATCH_STEP_MAX], file[PATH_MAX];
+	uint64_t s;
+	uint32_t ms;
+	size_t len;
+	int e = 0;
+
+	if (watch_read_file(j->ckpt_dir, "CKPT_MS", &j->cred, buf,
+	    sizeof(buf), &len, NULL) == -1)
+		e = errno;
+	else if (watch_parse_step(buf, len, &s, &ms) == -1)
+		e = EBADMSG;
+	snprintf(file, sizeof(file), "%s/CKPT_MS", j->ckpt_dir);
+	ajob_refused(j, &j->cost_refused, file, e);
+	if (e != 0 || s != step)
+		return 0;
+	return ms;
+}
+
 /* Read the start's LATEST; note a checkpoint not seen before. Returns
  * true when there is a new one. */
 static bool
@@ -2319,8 +2391,10 @@ ajob_read_latest(struct ajob *j)
 	memcpy(j->ckpt_path, path, sizeof(path));
 	/* When the job wrote it (the rename), not when we looked. */
 	j->ckpt_ms = mtime > 0 ? mtime : clock_now_ms();
-	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s",
-	    j->job_id, step, path);
+	j->ckpt_cost_ms = ajob_read_cost(j, step);
+	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": %s%s",
+	    j->job_id, step, path, j->ckpt_cost_ms > 0 ? " (cost reported)" :
+	    "");
 	return true;
 }
 
@@ -2371,6 +2445,7 @@ agent_checkpoints(struct agent *a, size_t *n)
 		r[*n].step = j->step;
 		r[*n].path = j->ckpt_path;
 		r[*n].time_ms = j->ckpt_ms;
+		r[*n].cost_ms = j->ckpt_cost_ms;
 		(*n)++;
 	}
 	return r;

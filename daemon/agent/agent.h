@@ -111,6 +111,7 @@ struct ckpt_report {
 	uint64_t step;
 	const char *path;		/* borrowed until the next call */
 	int64_t time_ms;		/* when the agent first saw it */
+	uint32_t cost_ms;		/* the job's CKPT_MS for it; 0: none */
 };
 
 /* When a job's progress file last changed on this node. */
@@ -187,6 +188,14 @@ struct task_report *agent_tasks(struct agent *a, size_t *n);
 /* The latest checkpoint of each job this node watches (LATEST read
  * now), running or ended but not yet forgotten, into a malloc'd array;
  * NULL with *n = 0 when there is none. */
+/* The controller advises job_id's start restart to checkpoint every
+ * advice_s seconds: its COHORT_CHECKPOINT_ADVICE_FILE here is replaced
+ * (whole, as at launch, its owner kept) while a task of that start runs
+ * here. 0, or -1 with errno (ENOENT: no such start running here, or no
+ * advice file; EINVAL: advice_s 0, or not a regular file there). */
+int agent_advise(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t advice_s);
+
 struct ckpt_report *agent_checkpoints(struct agent *a, size_t *n);
 
 /* The progress file's last change of each job with a task running here,

@@ -449,6 +449,8 @@ link_hb_checkpoints(struct link *l, struct link_hb_extra *x,
 		x->cke[i].path = (char *)x->ck[i].path;
 		x->cke[i].has_time_ms = true;
 		x->cke[i].time_ms = x->ck[i].time_ms;
+		x->cke[i].has_cost_ms = x->ck[i].cost_ms > 0;
+		x->cke[i].cost_ms = x->ck[i].cost_ms;
 		x->ckp[i] = &x->cke[i];
 	}
 	hb->checkpoints = x->ckp;
@@ -1115,6 +1117,18 @@ link_on_message(struct link *l, const Cohort__V1__Envelope *env)
 		return;
 	case COHORT__V1__ENVELOPE__BODY_SIGNAL:
 		link_on_signal(l, env);
+		return;
+	case COHORT__V1__ENVELOPE__BODY_ADVICE:
+		/* Not answered: the controller sends it again when the
+		 * advice moves on. */
+		if (env->advice->checkpoint_advice_s > 0 &&
+		    l->ops->advise != NULL && l->ops->advise(l->arg,
+		    env->advice->job_id, env->advice->restart,
+		    env->advice->checkpoint_advice_s) == -1 &&
+		    errno != ENOENT)
+			link_log(l, LINK_LOG_WARN, "job %" PRIu64 ": "
+			    "checkpoint advice not written: %s",
+			    env->advice->job_id, strerror(errno));
 		return;
 	case COHORT__V1__ENVELOPE__BODY_TASK_EXIT_ACK:
 		ack = env->task_exit_ack;

@@ -79,6 +79,9 @@ struct link_ops {
 	    const uint32_t *step);
 	unsigned (*signal)(void *arg, uint64_t job_id, uint32_t restart,
 	    const uint32_t *step, enum agent_scope scope, int sig);
+	/* As agent_advise; may be NULL (advice after launch ignored). */
+	int (*advise)(void *arg, uint64_t job_id, uint32_t restart,
+	    uint32_t advice_s);
 	ssize_t (*read_log)(void *arg, uint64_t job_id, uint32_t restart,
 	    const uint32_t *step, unsigned rank, bool is_stderr,
 	    uint64_t offset, void *buf, size_t max);

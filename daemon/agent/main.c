@@ -130,6 +130,14 @@ op_signal(void *arg, uint64_t job_id, uint32_t restart,
 	return agent_signal(d->agent, job_id, restart, step, scope, sig);
 }
 
+static int
+op_advise(void *arg, uint64_t job_id, uint32_t restart, uint32_t advice_s)
+{
+	struct cohort_agent *d = arg;
+
+	return agent_advise(d->agent, job_id, restart, advice_s);
+}
+
 static ssize_t
 op_read_log(void *arg, uint64_t job_id, uint32_t restart,
     const uint32_t *step, unsigned rank, bool is_stderr, uint64_t offset,
@@ -192,6 +200,7 @@ static const struct link_ops agent_link_ops = {
 	.prepare = op_prepare,
 	.stop = op_stop,
 	.signal = op_signal,
+	.advise = op_advise,
 	.read_log = op_read_log,
 	.write_stdin = op_write_stdin,
 	.append_stdin = op_append_stdin,

@@ -138,6 +138,15 @@ driver_stop(void *ctx, uint64_t conn_id, uint64_t job_id, uint32_t attempt,
 }
 
 static int
+driver_advise(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t advice_s)
+{
+	struct driver *d = ctx;
+
+	return agentcmd_advise(d->ac, conn_id, job_id, attempt, advice_s);
+}
+
+static int
 driver_signal(void *ctx, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, int sig, int scope)
 {
@@ -206,6 +215,7 @@ static const struct outbox_ops driver_ops = {
 	.prepare = driver_prepare,
 	.stop = driver_stop,
 	.signal = driver_signal,
+	.advise = driver_advise,
 	.stop_step = driver_stop_step,
 	.signal_step = driver_signal_step,
 	.read_log = driver_read_log,

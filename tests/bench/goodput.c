@@ -691,6 +691,9 @@ drain_cmds(struct sim *s)
 			break;
 		case DOMAIN_READ_LOG:
 		case DOMAIN_MAIL:
+		case DOMAIN_ADVISE:
+			/* The job reads job->ckpt_advice_s at each
+			 * checkpoint: the file's content. */
 			break;
 		}
 	}
@@ -844,6 +847,9 @@ ckpt_done(struct sim *s)
 		ck.step = (uint64_t)(s->saved / SEC) + 1;
 		ck.path = path;
 		ck.time_ms = s->d.now;
+		/* The job reports what the checkpoint took (CKPT_MS), as
+		 * a framework that times its own save would. */
+		ck.cost_ms = (uint32_t)(s->p->ckpt_cost_s * 1000);
 		cluster_reports_begin(s->d.cl);
 		recovery_checkpoints(s->d.cl, s->nodes[k].conn, &ck, 1,
 		    s->d.now);

@@ -194,11 +194,26 @@ domain_mail(void *ctx, uint64_t job_id, const char *to, const char *subject)
 	snprintf(c->subject, sizeof(c->subject), "%s", subject);
 }
 
+static int
+domain_advise(void *ctx, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t advice_s)
+{
+	struct domain *d = ctx;
+	struct domain_cmd *c;
+
+	if (d->fail_sends || (c = domain_record(d, DOMAIN_ADVISE, conn_id,
+	    job_id, attempt)) == NULL)
+		return -1;
+	c->advice_s = advice_s;
+	return 0;
+}
+
 static const struct outbox_ops domain_ops = {
 	.launch = domain_launch,
 	.prepare = domain_prepare,
 	.stop = domain_stop,
 	.signal = domain_signal,
+	.advise = domain_advise,
 	.stop_step = domain_stop_step,
 	.signal_step = domain_signal_step,
 	.read_log = domain_read_log,
@@ -680,7 +695,15 @@ void
 domain_checkpoint(struct domain *d, const char *node, uint64_t job_id,
     uint32_t attempt, uint64_t step, const char *path)
 {
-	struct checkpoint_report r = { job_id, attempt, step, path, d->now };
+	domain_checkpoint_cost(d, node, job_id, attempt, step, path, 0);
+}
+
+void
+domain_checkpoint_cost(struct domain *d, const char *node, uint64_t job_id,
+    uint32_t attempt, uint64_t step, const char *path, uint32_t cost_ms)
+{
+	struct checkpoint_report r = { job_id, attempt, step, path, d->now,
+	    cost_ms };
 
 	recovery_checkpoints(d->cl, domain_conn(d, node), &r, 1, d->now);
 	domain_commit(d);

@@ -33,6 +33,7 @@ enum domain_cmd_kind {
 	DOMAIN_STOP_STEP,
 	DOMAIN_SIGNAL_STEP,
 	DOMAIN_MAIL,
+	DOMAIN_ADVISE,
 };
 
 /* One command the domain sent. */
@@ -46,8 +47,8 @@ struct domain_cmd {
 	unsigned ngpus;			/* launch */
 	unsigned nnodes;		/* launch: the gang's size */
 	char resume[256];		/* launch: resume checkpoint, or "" */
-	uint32_t advice_s;		/* launch: checkpoint interval
-					 * advised, or 0 */
+	uint32_t advice_s;		/* launch, advise: checkpoint
+					 * interval advised, or 0 */
 	int sig;			/* signal */
 	int scope;			/* signal: enum job_signal_scope */
 	bool is_stderr;			/* log read: the stderr stream */
@@ -179,6 +180,10 @@ void domain_xids(struct domain *d, const char *node,
  * now; from node, and commit. */
 void domain_checkpoint(struct domain *d, const char *node, uint64_t job_id,
     uint32_t attempt, uint64_t step, const char *path);
+/* The same, with the job's CKPT_MS for it: cost_ms. */
+void domain_checkpoint_cost(struct domain *d, const char *node,
+    uint64_t job_id, uint32_t attempt, uint64_t step, const char *path,
+    uint32_t cost_ms);
 /* Node saw the progress file of (job, attempt) change now; and commit. */
 void domain_progress(struct domain *d, const char *node, uint64_t job_id,
     uint32_t attempt);

@@ -14,6 +14,10 @@
 # steps left take well under a second even on a loaded machine (a
 # forked sleep costs 15 ms a step here on two busy cores).
 #
+# With FT_CKPT_MS set, rank 0 reports each checkpoint's cost as that many
+# milliseconds: "N MS" in $COHORT_CHECKPOINT_DIR/CKPT_MS, renamed into
+# place before LATEST.
+#
 # Rank 0 keeps a ledger of the steps each run did (run-R.steps, R being
 # the run's number in the order runs started). When it reaches STEPS it checks the whole story:
 # every run started right after the checkpoint it resumed from (or at 1),
@@ -51,6 +55,9 @@ checkpoint() {
 	if ! { printf '%s\n' "$1" >"$dir/step-$1.tmp" &&
 		mv -f "$dir/step-$1.tmp" "$dir/step-$1" &&
 		echo "$1" >>"$dir/checkpoints" &&
+		{ [ -z "${FT_CKPT_MS:-}" ] ||
+			{ printf '%s %s\n' "$1" "$FT_CKPT_MS" >"$dir/CKPT_MS.tmp" &&
+			mv -f "$dir/CKPT_MS.tmp" "$dir/CKPT_MS"; }; } &&
 		printf '%s %s\n' "$1" "$dir/step-$1" >"$dir/LATEST.tmp" &&
 		mv -f "$dir/LATEST.tmp" "$dir/LATEST"; }; then
 		echo "fake-train: cannot write the checkpoint of step $1;" \

@@ -7,6 +7,9 @@
 #  - cohort show prints the Goodput line, cohort jobs --format has ettr;
 #  - every start of the job found $COHORT_CHECKPOINT_ADVICE_FILE holding
 #    a positive number of seconds, as checkpoint_advice_s says;
+#  - the job reports its checkpoints' cost (CKPT_MS): it counts as
+#    checkpoint time, the advice falls from what the launch assumed, and
+#    the file the running job reads is rewritten to the new advice;
 #  - /metrics has the cluster's goodput by kind.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: The injected XID 79 fails a GPU; its job restarts.
@@ -17,11 +20,24 @@ C=$T/cluster
 cluster_up "$C" --nodes 4 --gpus 4 --nodes-per-leaf 2
 W=$(world_dir work)
 FT=$(fake_train "$W")
-# Each start says what the advice file held, then trains.
+# Each start says what the advice file held, then trains, reporting each
+# checkpoint's cost as 50 ms; meanwhile it says whenever the file changes
+# (until the training ends).
 cat >"$W/advised.sh" <<'SH'
 f=${COHORT_CHECKPOINT_ADVICE_FILE:-}
 echo "advice: file='$f' value='$(cat "$f" 2>/dev/null)'"
-exec sh "$@"
+(
+	last=
+	while kill -0 $$ 2>/dev/null; do
+		v=$(cat "$f" 2>/dev/null)
+		if [ -n "$v" ] && [ "$v" != "$last" ]; then
+			echo "advice now: $v"
+			last=$v
+		fi
+		sleep 0.2
+	done
+) &
+FT_CKPT_MS=50 exec sh "$@"
 SH
 chmod 644 "$W/advised.sh"
 
@@ -38,6 +54,18 @@ advised() {
 		fail "job $id's $1 start found no positive advice: $(grep '^advice' "$OUT")"
 }
 advised first
+# The cost reported (50 ms, where the launch assumed the job's
+# --checkpoint-signal SECS) is checkpoint time, the advice falls, and the
+# running job's file follows it.
+launched=$(sed -n "s/^advice: file='[^']*' value='\([0-9]*\)'\$/\1/p" "$OUT" | head -n 1)
+wait_job 20 "$id" "d['goodput']['checkpoint_s'] > 0 and 0 < d['goodput']['checkpoint_advice_s'] < $launched"
+file_follows() {
+	local cur
+	cur=$(cohort show "$id" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["goodput"]["checkpoint_advice_s"])') &&
+		cohort logs "$id" --rank 0 | grep -qx "advice now: $cur"
+}
+wait_for 20 file_follows ||
+	fail "job $id's advice file never held checkpoint_advice_s ($(json_get "$T/job-$id.json" 'd["goodput"]["checkpoint_advice_s"]')): $(cohort logs "$id" --rank 0 | grep '^advice')"
 cohort-local fail "$C" "$node" gpu 3 xid=79 || fail "cohort-local fail $node gpu 3"
 wait_job 40 "$id" 'd["restarts"] >= 1 and d["state"] in ("RUNNING", "COMPLETED")'
 

@@ -319,6 +319,154 @@ START_TEST(test_advice_size_cost_and_launch)
 }
 END_TEST
 
+/* The job reports its checkpoint's cost (CKPT_MS, beside LATEST): it is
+ * the job's cost and its checkpoint time, preferred to the time from the
+ * signal; one beyond a day is no measure, and the signal's time counts. */
+START_TEST(test_reported_cost)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t id;
+
+	id = run_spec(2, &ckpt);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", domain_rank_node(job, 0));
+	domain_advance(&D, 10000);
+	domain_checkpoint_cost(&D, r0, id, 1, 10, "/ckpt/10", 1500);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 1500);
+	ck_assert_uint_eq(view(id).ckpt_ms, 1500);
+	/* Asked at the requeue, written 3 s later, reported as 800 ms:
+	 * the job's word. */
+	domain_advance(&D, 10000);
+	ck_assert_msg(cluster_requeue(D.cl, &admin, id, D.now, &err) == 0,
+	    "requeue: %s", err.text);
+	domain_commit(&D);
+	domain_advance(&D, 3000);
+	domain_checkpoint_cost(&D, r0, id, 1, 20, "/ckpt/20", 800);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 800);
+	ck_assert_uint_eq(job->gp.ckpt_ms, 2300);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	/* A cost beyond a day is refused: the next requeue's LATEST is
+	 * timed from its signal instead. */
+	snprintf(r0, sizeof(r0), "%s", domain_rank_node(job, 0));
+	domain_advance(&D, 10000);
+	ck_assert_msg(cluster_requeue(D.cl, &admin, id, D.now, &err) == 0,
+	    "requeue: %s", err.text);
+	domain_commit(&D);
+	domain_advance(&D, 2000);
+	domain_checkpoint_cost(&D, r0, id, job->attempt, 30, "/ckpt/30",
+	    GOODPUT_CKPT_COST_MAX_MS + 1);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 2000);
+	ck_assert_uint_eq(job->gp.ckpt_ms, 4300);
+}
+END_TEST
+
+/* When the advice is renewed: a first always, a move of 10% or more at
+ * once, a smaller one after the period, no change never. */
+START_TEST(test_advice_renew_rule)
+{
+	int64_t t = 1000000;
+
+	ck_assert(goodput_advice_renew(0, 0, 600, t));
+	ck_assert(!goodput_advice_renew(600, t, 600, t + 10 *
+	    GOODPUT_ADVICE_PERIOD_MS));
+	ck_assert(!goodput_advice_renew(600, t, 0, t));
+	ck_assert(goodput_advice_renew(600, t, 660, t));
+	ck_assert(goodput_advice_renew(600, t, 540, t));
+	ck_assert(!goodput_advice_renew(600, t, 659, t));
+	ck_assert(!goodput_advice_renew(600, t, 541, t +
+	    GOODPUT_ADVICE_PERIOD_MS - 1));
+	ck_assert(goodput_advice_renew(600, t, 541, t +
+	    GOODPUT_ADVICE_PERIOD_MS));
+}
+END_TEST
+
+/* Number of advice messages to job id's nodes since from, each giving
+ * what the job now holds. */
+static size_t
+advised(uint64_t id, size_t from)
+{
+	size_t i, n = 0;
+
+	for (i = from; i < D.ncmds; i++) {
+		if (D.cmds[i].kind != DOMAIN_ADVISE || D.cmds[i].job_id != id)
+			continue;
+		ck_assert_uint_eq(D.cmds[i].advice_s,
+		    domain_job(&D, id)->ckpt_advice_s);
+		n++;
+	}
+	return n;
+}
+
+/* A running job's nodes are given new advice when its measured cost or
+ * the cluster's failures move it materially, each node once, and not at
+ * every tick; the job's checkpoint_advice_s follows. */
+START_TEST(test_advice_refreshed_while_running)
+{
+	struct domain_spec o = { .checkpoint_dir = "/ckpt", .ckpt_secs = 60 };
+	double m = GOODPUT_PRIOR_NODE_MTBF_H * 3600;
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], other[PEER_NAME_MAX + 1];
+	uint32_t before;
+	size_t mark;
+	unsigned i;
+	uint64_t id;
+
+	id = run_spec(2, &o);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->ckpt_advice_s,
+	    (uint32_t)ceil(goodput_interval_s(60, m / 2)));
+	snprintf(r0, sizeof(r0), "%s", domain_rank_node(job, 0));
+	mark = D.ncmds;
+	domain_run_for(&D, 30000, 5000);
+	ck_assert_uint_eq(advised(id, mark), 0);
+	/* Reported at 2 s: the advice falls by far more than 10%. */
+	domain_checkpoint_cost(&D, r0, id, 1, 10, "/ckpt/10", 2000);
+	mark = D.ncmds;
+	domain_tick(&D);
+	domain_commit(&D);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->ckpt_advice_s,
+	    (uint32_t)ceil(goodput_interval_s(2, m / 2)));
+	ck_assert_uint_eq(advised(id, mark), 2);
+	ck_assert(domain_last(&D, DOMAIN_ADVISE, id)->attempt == job->attempt);
+	/* Nothing moved: nothing more is sent. */
+	mark = D.ncmds;
+	domain_run_for(&D, 30000, 5000);
+	ck_assert_uint_eq(advised(id, mark), 0);
+	/* A node outside the job fails: the cluster's failure rate
+	 * doubles (one failure on the prior's one), the advice shrinks
+	 * by about sqrt(2), and the job's nodes are told. */
+	other[0] = '\0';
+	for (i = 1; i <= 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "node%02u", i);
+		if (strcmp(name, domain_rank_node(job, 0)) != 0 &&
+		    strcmp(name, domain_rank_node(job, 1)) != 0) {
+			snprintf(other, sizeof(other), "%s", name);
+			break;
+		}
+	}
+	ck_assert(other[0] != '\0');
+	before = job->ckpt_advice_s;
+	domain_health(&D, other, HEALTH_FAILED, 0, "xid=79");
+	mark = D.ncmds;
+	domain_tick(&D);
+	domain_commit(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert(job->ckpt_advice_s < before * 0.8);
+	ck_assert_uint_eq(advised(id, mark), 2);
+}
+END_TEST
+
 static Suite *
 goodput_suite(void)
 {
@@ -333,6 +481,9 @@ goodput_suite(void)
 	tcase_add_test(tc, test_interval_formula);
 	tcase_add_test(tc, test_rates_prior_and_history);
 	tcase_add_test(tc, test_advice_size_cost_and_launch);
+	tcase_add_test(tc, test_reported_cost);
+	tcase_add_test(tc, test_advice_renew_rule);
+	tcase_add_test(tc, test_advice_refreshed_while_running);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -504,9 +504,9 @@ START_TEST(test_checkpoints)
 	/* Several in one message: the highest step counts. */
 	domain_advance(&D, 1000);
 	memset(r, 0, sizeof(r));
-	r[0] = (struct checkpoint_report){ id, 1, 30, "/ckpt/30", D.now };
-	r[1] = (struct checkpoint_report){ id, 1, 50, "/ckpt/50", D.now };
-	r[2] = (struct checkpoint_report){ id, 1, 40, "/ckpt/40", D.now };
+	r[0] = (struct checkpoint_report){ id, 1, 30, "/ckpt/30", D.now, 0 };
+	r[1] = (struct checkpoint_report){ id, 1, 50, "/ckpt/50", D.now, 0 };
+	r[2] = (struct checkpoint_report){ id, 1, 40, "/ckpt/40", D.now, 0 };
 	recovery_checkpoints(D.cl, domain_conn(&D, r0), r, 3, D.now);
 	domain_commit(&D);
 	ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 50);
@@ -517,9 +517,9 @@ START_TEST(test_checkpoints)
 		const char *n = rank_node(domain_job(&D, other), 0);
 
 		r[0] = (struct checkpoint_report){ other, 1, 3, "/ckpt/o3",
-		    D.now };
+		    D.now, 0 };
 		r[1] = (struct checkpoint_report){ id, 1, 55, "/ckpt/55",
-		    D.now };
+		    D.now, 0 };
 		recovery_checkpoints(D.cl, domain_conn(&D, n), r, 2, D.now);
 		domain_commit(&D);
 		ck_assert_uint_eq(domain_job(&D, other)->ckpt_step, 3);

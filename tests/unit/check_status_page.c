@@ -15,6 +15,7 @@
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/domain/suspect.h"
 #include "daemon/controller/web/status_page.h"
 #include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
@@ -144,6 +145,7 @@ page(void)
 		.nodes = D.ns,
 		.topo = topo,
 		.store = D.st,
+		.suspect = D.sus,
 		.health = { .now_ms = D.now, .started_ms = D.now - 3600000 },
 	};
 	struct evbuffer *b = evbuffer_new();
@@ -260,6 +262,11 @@ START_TEST(test_page_states)
 	snprintf(want, sizeof(want), "title=\"GPU 0: job %llu ",
 	    (unsigned long long)run);
 	ck_assert_uint_eq(count(p, want), 1);
+	/* The running job's ETTR: it has only run, all of it kept. */
+	s = section(p, "running");
+	HAS(s, "<th>Restarts</th><th>ETTR</th></tr>");
+	HAS(s, "<td class=\"r\">0</td><td class=\"r\">1.000</td></tr>");
+	free(s);
 	/* The drained node: marked, its GPUs hatched, the reason escaped. */
 	HAS(p, "UP <b class=\"drain\">DRAINED</b>");
 	HAS(p, "disk &lt;b&gt;bad&lt;/b&gt; &quot;x&quot; <span class=\"dim\">"
@@ -490,6 +497,54 @@ START_TEST(test_page_features)
 }
 END_TEST
 
+/* Nodes with a suspect score: none, no table; else each with its score,
+ * highest first, whether it crossed, its evidence. */
+START_TEST(test_page_suspects)
+{
+	char reason[SUSPECT_REASON_MAX + 1], name[16], *p, *s;
+	struct suspect_opts so;
+	struct cerr err;
+	unsigned i;
+
+	suspect_opts_default(&so);
+	ck_assert_msg(domain_open_suspect(&D, NULL, &so, &err) == 0,
+	    "domain_open: %s", err.text);
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert_msg(domain_add_node(&D, name, 4, false, &err) != 0,
+		    "add %s: %s", name, err.text);
+	}
+	p = page();
+	s = section(p, "nodes");
+	LACKS(s, "id=\"suspects\"");
+	free(s);
+	free(p);
+	ck_assert_int_ge(suspect_hardware(D.sus, "node02", SUSPECT_XID, 0,
+	    "xid=79", D.now, reason, sizeof(reason), &err), 0);
+	D.now += 1000;
+	ck_assert_int_ge(suspect_hardware(D.sus, "node03", SUSPECT_HEALTH, 0,
+	    "gpu 1 FAILED", D.now, reason, sizeof(reason), &err), 0);
+	/* A second incident two hours on, not the same one seen twice. */
+	D.now += 2 * 3600000;
+	ck_assert_int_ge(suspect_hardware(D.sus, "node03", SUSPECT_DOWN, 0,
+	    "no heartbeat", D.now, reason, sizeof(reason), &err), 0);
+	domain_commit(&D);
+	p = page();
+	s = section(p, "nodes");
+	HAS(s, "<b>Suspect nodes</b> 2 with failures that count against "
+	    "them</summary>");
+	/* Two hardware failures within 72 h: it crossed. */
+	HAS(s, "<tr><td>node03</td><td class=\"r\">2</td><td><b "
+	    "class=\"drain\">suspect</b></td><td class=\"why\">down at ");
+	HAS(s, "<tr><td>node02</td><td class=\"r\">1</td><td>-</td>"
+	    "<td class=\"why\">xid at ");
+	ck_assert(strstr(s, "<td>node03</td>") < strstr(s, "<td>node02</td>"));
+	LACKS(s, "<td>node01</td><td class=\"r\">");
+	free(s);
+	free(p);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -506,6 +561,7 @@ suite(void)
 	tcase_add_test(t, test_page_bounds);
 	tcase_add_test(t, test_page_collapse);
 	tcase_add_test(t, test_page_features);
+	tcase_add_test(t, test_page_suspects);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -670,6 +670,9 @@ START_TEST(test_agent_reports)
 	 * ends. */
 	snprintf(script, sizeof(script),
 	    "trap 'touch \"$COHORT_CHECKPOINT_DIR/step-8\" && "
+	    "echo 8 1234 > \"$COHORT_CHECKPOINT_DIR/C.tmp\" && "
+	    "mv \"$COHORT_CHECKPOINT_DIR/C.tmp\" "
+	    "\"$COHORT_CHECKPOINT_DIR/CKPT_MS\" && "
 	    "echo 8 \"$COHORT_CHECKPOINT_DIR/step-8\" > "
 	    "\"$COHORT_CHECKPOINT_DIR/L.tmp\" && "
 	    "mv \"$COHORT_CHECKPOINT_DIR/L.tmp\" "
@@ -702,6 +705,7 @@ START_TEST(test_agent_reports)
 	l.master_addr = "127.0.0.1";
 	l.master_port = 29500;
 	l.watch_checkpoints = true;
+	l.ckpt_advice_s = 600;
 
 	ck_assert_ptr_nonnull(base = event_base_new());
 	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
@@ -740,6 +744,11 @@ START_TEST(test_agent_reports)
 	}
 	ck_assert_ptr_null(agent_checkpoints(a, &n));
 	write_file(step4, "4\n", 2);
+	/* A CKPT_MS that is a symbolic link is not followed: no cost. */
+	snprintf(text, sizeof(text), "%s/cost", tmpdir);
+	write_file(text, "4 999\n", 6);
+	snprintf(script, sizeof(script), "%s/CKPT_MS", ckdir);
+	ck_assert_int_eq(symlink(text, script), 0);
 	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].job_id, 42);
@@ -747,7 +756,34 @@ START_TEST(test_agent_reports)
 	ck_assert_uint_eq(ck[0].step, 4);
 	ck_assert_str_eq(ck[0].path, step4);
 	ck_assert_int_gt(ck[0].time_ms, 0);
+	ck_assert_uint_eq(ck[0].cost_ms, 0);
 	free(ck);
+	ck_assert_int_eq(unlink(script), 0);
+
+	/* The advice file, as the launch wrote it, then replaced while the
+	 * start runs (its owner kept); another start's is refused. */
+	snprintf(script, sizeof(script), "%s/jobs/42.1/checkpoint-advice",
+	    spool);
+	{
+		char buf[32];
+		struct stat st0, st1;
+		FILE *f;
+
+		ck_assert_int_eq(lstat(script, &st0), 0);
+		ck_assert_int_eq(agent_advise(a, 42, 1, 321), 0);
+		ck_assert_int_eq(lstat(script, &st1), 0);
+		ck_assert(S_ISREG(st1.st_mode));
+		ck_assert_uint_eq(st1.st_uid, st0.st_uid);
+		ck_assert_uint_eq(st1.st_mode & 07777, 0400);
+		ck_assert_ptr_nonnull(f = fopen(script, "r"));
+		ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+		fclose(f);
+		ck_assert_str_eq(buf, "321\n");
+		ck_assert_int_eq(agent_advise(a, 42, 2, 300), -1);
+		ck_assert_int_eq(errno, ENOENT);
+		ck_assert_int_eq(agent_advise(a, 42, 1, 0), -1);
+		ck_assert_int_eq(errno, EINVAL);
+	}
 	/* A half-written file in place is not a checkpoint: the last good
 	 * one stays. */
 	snprintf(script, sizeof(script), "%s/LATEST", ckdir);
@@ -771,8 +807,13 @@ START_TEST(test_agent_reports)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ck[0].step, 8);
 	ck_assert_str_eq(ck[0].path, step8);
+	/* CKPT_MS, written before LATEST, says what it took. */
+	ck_assert_uint_eq(ck[0].cost_ms, 1234);
 	free(ck);
 	ck_assert_ptr_null(agent_progress(a, &n));
+	/* The start has ended here: no advice for it. */
+	ck_assert_int_eq(agent_advise(a, 42, 1, 300), -1);
+	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_uint_eq(agent_signal(a, 42, 1, NULL, AGENT_SCOPE_ALL, SIGUSR1), 0);
 
 	/* A restarted agent adopts the start and still watches it. */

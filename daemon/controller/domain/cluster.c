@@ -345,14 +345,38 @@ cluster_charge(struct cluster *cl, int64_t now)
 	cl->charged_ms = now;
 }
 
+/* Give a running job's nodes its new advice: each agent rewrites the
+ * advice file of its ranks. Fire and forget; a node that misses it gets
+ * the next. */
+static void
+cluster_advise(struct cluster *cl, const struct job *job, uint32_t advice_s)
+{
+	const struct node *n;
+	size_t i;
+
+	if (cl->out.ops->advise == NULL)
+		return;
+	for (i = 0; i < job->nplace; i++)
+		if ((n = nodes_get(cl->ns, job->place[i].node)) != NULL &&
+		    n->conn_id != 0)
+			(void)cl->out.ops->advise(cl->out.ctx, n->conn_id,
+			    job->id, job->attempt, advice_s);
+}
+
 /* The nodes in service count towards the failure rates, and every live
- * job's checkpoint advice follows them and its size. */
+ * job's checkpoint advice follows them, its size and its measured
+ * checkpoint cost. A running job's nodes are told when it moves
+ * materially, or at all within a bounded period (goodput_advice_renew),
+ * so that a failure history or a cost that changes reaches the job's
+ * advice file without a message a tick. */
 static void
 cluster_goodput_tick(struct cluster *cl, int64_t now)
 {
 	const struct job **active;
+	const struct job *job;
 	struct node **all;
 	size_t i, n;
+	uint32_t a;
 	unsigned up = 0;
 
 	all = nodes_all(cl->ns, &n);
@@ -361,9 +385,22 @@ cluster_goodput_tick(struct cluster *cl, int64_t now)
 	goodput_rates_tick(&cl->rates, up, now);
 	if (jobs_active(cl->js, &active, &n) == -1)
 		return;
-	for (i = 0; i < n; i++)
-		jobs_set_ckpt_advice(cl->js, active[i]->id,
-		    goodput_advice_s(&cl->rates, active[i]));
+	for (i = 0; i < n; i++) {
+		job = active[i];
+		a = goodput_advice_s(&cl->rates, job);
+		/* Not running anywhere: nothing to tell (the launch carries
+		 * it). A resizing job keeps ranks running: told as well. */
+		if ((job->state != JOB_RUNNING &&
+		    job->state != JOB_RESIZING) || job->nplace == 0) {
+			jobs_set_ckpt_advice(cl->js, job->id, a, now);
+			continue;
+		}
+		if (!goodput_advice_renew(job->ckpt_advice_s,
+		    job->ckpt_advice_ms, a, now))
+			continue;
+		jobs_set_ckpt_advice(cl->js, job->id, a, now);
+		cluster_advise(cl, job, a);
+	}
 	free(active);
 }
 

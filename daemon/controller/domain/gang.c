@@ -577,7 +577,7 @@ gang_launch(struct cluster *cl, const struct job *job, int64_t now)
 	/* The launch carries the checkpoint interval advised for the
 	 * gang's size now. */
 	jobs_set_ckpt_advice(cl->js, job->id, goodput_advice_s(&cl->rates,
-	    job));
+	    job), now);
 	g->cl = cl;
 	g->job_id = job->id;
 	g->attempt = job->attempt;

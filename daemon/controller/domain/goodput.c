@@ -71,6 +71,30 @@ goodput_checkpoint(struct job *next, int64_t asked_ms, int64_t written_ms,
 }
 
 void
+goodput_reported(struct job *next, uint32_t cost_ms)
+{
+	if (cost_ms == 0 || cost_ms > GOODPUT_CKPT_COST_MAX_MS)
+		return;
+	next->gp.ckpt_ms += cost_ms;
+	next->gp.ckpt_cost_ms = cost_ms;
+}
+
+bool
+goodput_advice_renew(uint32_t sent_s, int64_t sent_ms, uint32_t now_s,
+    int64_t now_ms)
+{
+	double d;
+
+	if (now_s == 0 || now_s == sent_s)
+		return false;
+	if (sent_s == 0)
+		return true;
+	d = fabs((double)now_s - (double)sent_s) / (double)sent_s;
+	return d >= GOODPUT_ADVICE_CHANGE ||
+	    now_ms - sent_ms >= GOODPUT_ADVICE_PERIOD_MS;
+}
+
+void
 goodput_view(const struct job *job, int64_t now_ms,
     struct job_goodput_view *v)
 {

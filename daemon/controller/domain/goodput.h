@@ -20,6 +20,12 @@
 /* The checkpoint cost assumed when none was measured and the job gives
  * no --checkpoint-signal SECS. */
 #define GOODPUT_DEFAULT_CKPT_S		60.0
+/* A checkpoint the job says took longer than a day is no measure. */
+#define GOODPUT_CKPT_COST_MAX_MS	(24u * 3600u * 1000u)
+/* The advice a running job was given is renewed when it moves by this
+ * fraction or more, and at least this often while it moves at all. */
+#define GOODPUT_ADVICE_CHANGE		0.1
+#define GOODPUT_ADVICE_PERIOD_MS	(3600LL * 1000)
 
 /* Account job's time from gp.mark_ms to now_ms in its current phase and
  * the change to next's state: next->gp is updated (next is the version
@@ -35,6 +41,16 @@ void goodput_advance(const struct job *job, struct job *next,
  * before the ask measures nothing. */
 void goodput_checkpoint(struct job *next, int64_t asked_ms,
     int64_t written_ms, int64_t now_ms);
+
+/* The job reported that its checkpoint took cost_ms (CKPT_MS): it
+ * counts as checkpoint time and is the job's cost from now on. */
+void goodput_reported(struct job *next, uint32_t cost_ms);
+
+/* Whether a running job given advice sent_s at sent_ms should be given
+ * now_s at now_ms: it changed by GOODPUT_ADVICE_CHANGE or more, or at all
+ * and GOODPUT_ADVICE_PERIOD_MS has passed. Always for a first advice. */
+bool goodput_advice_renew(uint32_t sent_s, int64_t sent_ms, uint32_t now_s,
+    int64_t now_ms);
 
 /* The split of job's wall time since its first start as of now_ms (its
  * current phase counted up to now): parts that add up exactly to the

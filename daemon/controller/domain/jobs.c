@@ -1192,7 +1192,9 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	next.ckpt_step = step;
 	next.ckpt_path = p;
 	next.ckpt_ms = written_ms;
-	if (r != NULL && r->ckpt_asked_ms != 0)
+	if (r != NULL && r->cost_ms != 0 && r->cost_step == step)
+		goodput_reported(&next, r->cost_ms);
+	else if (r != NULL && r->ckpt_asked_ms != 0)
 		goodput_checkpoint(&next, r->ckpt_asked_ms, written_ms, now_ms);
 	/* Events are every user's to read; the path is private data
 	 * (cohort show gives it to the job's owner and admins). */
@@ -1203,6 +1205,7 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	if (r != NULL) {
 		r->ckpt_set_ms = now_ms;
 		r->ckpt_asked_ms = 0;
+		r->cost_ms = 0;
 		free(r->pend_path);
 		r->pend_path = NULL;
 	}
@@ -1210,6 +1213,21 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	log_info("job %" PRIu64 ": checkpoint step=%" PRIu64 " path=%s",
 	    job->id, step, p);
 	return 1;
+}
+
+void
+jobs_ckpt_cost(struct jobs *js, uint64_t id, uint32_t attempt,
+    uint64_t step, uint32_t cost_ms)
+{
+	const struct job *job = jobs_get(js, id);
+	struct run *r;
+
+	if (job == NULL || job->attempt != attempt || !jobs_is_active(job) ||
+	    (r = jobs_run(js, job)) == NULL || cost_ms == 0 ||
+	    cost_ms > GOODPUT_CKPT_COST_MAX_MS)
+		return;
+	r->cost_step = step;
+	r->cost_ms = cost_ms;
 }
 
 void

@@ -452,9 +452,16 @@ int jobs_account_usage(struct jobs *js, const struct jobs_usage_query *q,
  * (goodput.h). A second ask before it keeps the first. */
 void jobs_ckpt_asked(struct jobs *js, uint64_t id, uint32_t attempt,
     int64_t now_ms);
-/* The checkpoint interval advised to job id (memory, like its expected
- * start; 0: none). */
-void jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s);
+/* Job id's attempt reported that its checkpoint at step took cost_ms
+ * (CKPT_MS): when that checkpoint is written, this is its cost and its
+ * checkpoint time, rather than the time from the signal. A cost of 0 or
+ * above GOODPUT_CKPT_COST_MAX_MS is no report. */
+void jobs_ckpt_cost(struct jobs *js, uint64_t id, uint32_t attempt,
+    uint64_t step, uint32_t cost_ms);
+/* The checkpoint interval advised to job id at now_ms (memory, like its
+ * expected start; 0: none). */
+void jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s,
+    int64_t now_ms);
 
 /* When the scheduler expects pending job id to start (its reservation:
  * sched_result.resv), in memory like its pending reason; 0: unknown.

@@ -307,12 +307,15 @@ jobs_set_expected_start(struct jobs *js, uint64_t id, int64_t start_ms)
 }
 
 void
-jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s)
+jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s,
+    int64_t now_ms)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
 
-	if (job != NULL)
+	if (job != NULL) {
 		job->ckpt_advice_s = advice_s;
+		job->ckpt_advice_ms = now_ms;
+	}
 }
 
 /* ---- Job steps' records ---- */

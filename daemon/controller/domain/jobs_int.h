@@ -27,6 +27,10 @@ struct run {
 	/* When the controller sent the checkpoint signal (0: not asked):
 	 * the next LATEST measures the job's checkpoint cost. */
 	int64_t ckpt_asked_ms;
+	/* The cost the job reported for its checkpoint at cost_step (0:
+	 * none): preferred to the time from the signal. */
+	uint64_t cost_step;
+	uint32_t cost_ms;
 };
 
 /* The run that the change being written ends (jobs_account.c): set by

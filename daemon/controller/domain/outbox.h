@@ -83,6 +83,11 @@ struct outbox_ops {
 	/* scope: enum job_signal_scope (which of a batch job's tasks). */
 	int (*signal)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, int sig, int scope);
+	/* Fire and forget: the checkpoint interval now advised to a
+	 * running attempt (its agent rewrites the advice file). May be
+	 * NULL. 0 or -1. */
+	int (*advise)(void *ctx, uint64_t conn_id, uint64_t job_id,
+	    uint32_t attempt, uint32_t advice_s);
 	/* The same for one job step's tasks only. */
 	int (*stop_step)(void *ctx, uint64_t conn_id, uint64_t job_id,
 	    uint32_t attempt, uint32_t step, const char *reason);

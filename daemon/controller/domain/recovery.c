@@ -344,6 +344,8 @@ recovery_checkpoint(struct cluster *cl, struct node *n,
 	case REPORT_ACCEPT:
 		break;
 	}
+	if (ck->cost_ms > 0)
+		jobs_ckpt_cost(cl->js, job_id, attempt, step, ck->cost_ms);
 	rc = jobs_checkpoint(cl->js, job_id, attempt, step, ck->path,
 	    ck->time_ms, now, &err);
 	if (rc == -1)

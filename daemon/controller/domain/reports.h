@@ -66,6 +66,7 @@ struct checkpoint_report {
 	uint64_t step;
 	const char *path;	/* borrowed */
 	int64_t time_ms;	/* when the job wrote it */
+	uint32_t cost_ms;	/* what the job says writing it took; 0: none */
 };
 
 /* A fail-job XID as the agent reports it. */

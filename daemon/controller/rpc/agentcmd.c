@@ -350,6 +350,21 @@ agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id, uint32_t
 }
 
 int
+agentcmd_advise(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t advice_s)
+{
+	Cohort__V1__Envelope env = COHORT__V1__ENVELOPE__INIT;
+	Cohort__V1__AdviceRequest ar = COHORT__V1__ADVICE_REQUEST__INIT;
+
+	ar.job_id = job_id;
+	ar.restart = attempt;
+	ar.checkpoint_advice_s = advice_s;
+	env.body_case = COHORT__V1__ENVELOPE__BODY_ADVICE;
+	env.advice = &ar;
+	return agentcmd_send(ac, conn_id, &env);
+}
+
+int
 agentcmd_stop_step(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, uint32_t step, const char *reason)
 {

@@ -42,6 +42,8 @@ int agentcmd_stop(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, const char *reason);
 int agentcmd_signal(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
     uint32_t attempt, int sig, int scope);
+int agentcmd_advise(struct agentcmd *ac, uint64_t conn_id, uint64_t job_id,
+    uint32_t attempt, uint32_t advice_s);
 int agentcmd_stop_step(struct agentcmd *ac, uint64_t conn_id,
     uint64_t job_id, uint32_t attempt, uint32_t step, const char *reason);
 int agentcmd_signal_step(struct agentcmd *ac, uint64_t conn_id,

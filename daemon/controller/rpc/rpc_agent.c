@@ -203,6 +203,7 @@ rpc_apply_reports(struct rpc *rpc, struct conn *c,
 		 * agree well enough): lost work counts from there. */
 		cks[nck].time_ms = r->has_time_ms && r->time_ms > 0 &&
 		    r->time_ms <= now ? r->time_ms : now;
+		cks[nck].cost_ms = r->has_cost_ms ? r->cost_ms : 0;
 		nck++;
 	}
 	recovery_checkpoints(rpc->cluster, server_conn_id(c), cks, nck, now);

@@ -243,6 +243,7 @@ status_page_render(const struct http_sources *src, const char *sw,
 		.topo = cluster_topo(src->cluster),
 		.queues = src->queues,
 		.store = src->store,
+		.suspect = cluster_suspect(src->cluster),
 	};
 	struct http_figures fg;
 	struct cluster_stats cs;

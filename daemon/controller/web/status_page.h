@@ -1,6 +1,7 @@
 /* The read-only HTML status page served at /: the controller's health,
  * nodes grouped by leaf switch with a cell per GPU coloured by state
- * (free, a job's, failed, drained, down), the jobs waiting with their
+ * (free, a job's, failed, drained, down), the nodes with a suspect
+ * score and its evidence, the jobs waiting with their
  * pending reasons, the running jobs, the queues with their quotas and
  * usage, and the latest events. Server-rendered HTML5 with inline CSS:
  * no JavaScript. Every string that comes from outside (names, users,
@@ -25,6 +26,7 @@ struct jobs;
 struct nodes;
 struct queues;
 struct store;
+struct suspect;
 struct topo;
 
 #define STATUS_PAGE_JOBS_MAX 100	/* rows of each job table */
@@ -46,14 +48,16 @@ struct status_page_health {
 	unsigned long commits;		/* SQLite commits so far */
 };
 
-/* What the page is made of; every pointer is borrowed. topo, queues and
- * store may be NULL (no switches, no queue table, no events). */
+/* What the page is made of; every pointer is borrowed. topo, queues,
+ * store and suspect may be NULL (no switches, no queue table, no events,
+ * no suspect scores). */
 struct status_page_in {
 	struct jobs *jobs;
 	struct nodes *nodes;
 	const struct topo *topo;
 	struct queues *queues;
 	struct store *store;
+	const struct suspect *suspect;
 	struct status_page_health health;
 	size_t open_nodes;		/* 0: STATUS_PAGE_OPEN_NODES (tests
 					 * set a smaller bound) */

@@ -7,6 +7,7 @@
 #include "daemon/sched/topo.h"
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/nodes.h"
+#include "daemon/controller/domain/suspect.h"
 #include "daemon/controller/web/status_page_int.h"
 
 #define STATUS_PAGE_STR2(x) #x
@@ -233,6 +234,56 @@ attention(struct status_ctx *c, struct node **all, size_t n)
 	status_page_html_put(o, "</table></details>\n");
 }
 
+/* Nodes failures are attributed to (suspect.h): the score that counts
+ * now, whether it is drained for it or exempt, and the evidence, highest
+ * score first in the order suspect_all gives (by name), at most
+ * STATUS_PAGE_ATTENTION_MAX of them. Only nodes with a score: the table
+ * is as long as the nodes that fail, not the cluster. */
+static void
+suspects(struct status_ctx *c)
+{
+	struct status_out *o = &c->out;
+	struct suspect_node *const *v;
+	int64_t now = c->in->health.now_ms;
+	size_t i, n, total = 0, shown = 0;
+	uint32_t sc, best = 0;
+
+	if (c->in->suspect == NULL)
+		return;
+	v = suspect_all(c->in->suspect, &n);
+	for (i = 0; i < n; i++)
+		if ((sc = suspect_score(c->in->suspect, v[i]->name, now)) > 0) {
+			total++;
+			best = sc > best ? sc : best;
+		}
+	if (total == 0)
+		return;
+	status_page_html_printf(o, "<details class=\"sw\" id=\"suspects\" "
+	    "open><summary><b>Suspect nodes</b> %zu with failures that count "
+	    "against them%s</summary>\n<table class=\"jobs\"><tr>"
+	    "<th>Node</th><th>Score</th><th>Drained</th><th>Evidence</th>"
+	    "</tr>\n", total, total > STATUS_PAGE_ATTENTION_MAX ? " (the "
+	    "first " STATUS_PAGE_STR(STATUS_PAGE_ATTENTION_MAX) " here)" : "");
+	/* Highest first: one walk per score present, bounded by the rows
+	 * shown. */
+	for (; best > 0 && shown < STATUS_PAGE_ATTENTION_MAX; best--)
+		for (i = 0; i < n && shown < STATUS_PAGE_ATTENTION_MAX; i++) {
+			if (suspect_score(c->in->suspect, v[i]->name, now) !=
+			    best)
+				continue;
+			status_page_html_put(o, "<tr><td>");
+			status_page_html_text(o, v[i]->name);
+			status_page_html_printf(o, "</td><td class=\"r\">%u"
+			    "</td><td>%s</td><td class=\"why\">", best,
+			    v[i]->reason[0] != '\0' ? "<b class=\"drain\">"
+			    "suspect</b>" : v[i]->exempt ? "exempt" : "-");
+			status_page_html_text(o, v[i]->text);
+			status_page_html_put(o, "</td></tr>\n");
+			shown++;
+		}
+	status_page_html_put(o, "</table></details>\n");
+}
+
 static void
 legend(struct status_out *o, struct node **all, size_t n)
 {
@@ -341,6 +392,7 @@ status_page_nodes(struct status_ctx *c)
 		no_switch(o, sw);
 	legend(o, all, n);
 	attention(c, all, n);
+	suspects(c);
 	groups(c, all, order, n, sel);
 	free(order);
 	status_page_html_put(o, "</section>\n");
