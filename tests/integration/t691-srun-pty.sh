@@ -87,17 +87,22 @@ wait_for 30 not proc_alive "$apid" || fail "attach went on after the step ended"
 exec 7>&-
 rc=0; wait "$apid" || rc=$?
 [ "$rc" = 3 ] || fail "attach exited $rc, not the step's 3"
-wait_for 10 test -s "$T/stty.after" || fail "no stty after srun"
+wait_for 30 test -s "$T/stty.after" || fail "no stty after srun"
 cmp -s "$T/stty.before" "$T/stty.after" ||
 	fail "the local terminal was left changed: $(cat "$T/stty.before") vs $(cat "$T/stty.after")"
 
 # The agent under a session killed: srun ends saying so, and the
 # terminal is restored.
+# The first session's rc=3 must not answer the wait for this one's end:
+# the screen and its history are cleared first.
 rm -f "$T/stty.after"
+keys clear Enter
+_pane_cleared() { tmux -S "$sock" clear-history -t 0 && ! pane_has '^rc='; }
+wait_for 30 _pane_cleared || fail "the pane still shows an rc= line: $(cat "$T/pane")"
 remote_shell
 kill -9 "$(cat "$C/node01.pid")" || fail "cannot kill node01's agent"
 wait_for 120 pane_has '^rc=' || fail "srun --pty went on after its node's agent died: $(cat "$T/pane")"
-wait_for 10 test -s "$T/stty.after" || fail "no stty after srun"
+wait_for 30 test -s "$T/stty.after" || fail "no stty after srun"
 cmp -s "$T/stty.before" "$T/stty.after" ||
 	fail "the terminal was left changed after the agent died: $(cat "$T/stty.after")"
 grep -q 'srun: error: .*node' "$T/pane" || fail "srun said nothing of its node: $(cat "$T/pane")"
@@ -112,6 +117,6 @@ wait_for 30 pane_has '^rc=4' || fail "cohort run --pty did not exit 4: $(cat "$T
 grep -q '^/dev/pts/' "$T/pane" && grep -q '^on-node02' "$T/pane" ||
 	fail "cohort run --pty's command was not on a terminal of node02: $(cat "$T/pane")"
 grep -q 'Relinquishing job allocation' "$T/pane" || fail "cohort run --pty did not release its allocation"
-wait_for 10 test -s "$T/stty.after" || fail "no stty after cohort run --pty"
+wait_for 30 test -s "$T/stty.after" || fail "no stty after cohort run --pty"
 cmp -s "$T/stty.before" "$T/stty.after" || fail "cohort run --pty left the terminal changed"
 exit 0
