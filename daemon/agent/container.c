@@ -608,6 +608,10 @@ ctr_run_next(struct ctr_cache *c)
 				prep_child(r, p, mode, n, logfd, full, envp);
 		}
 		close(logfd);
+		/* Its own group from the start, as the child makes it, so
+		 * that prepare_timeout's kill reaches all of it. */
+		if (c->pid > 0)
+			(void)setpgid(c->pid, c->pid);
 		if (c->pid == -1) {
 			c->pid = 0;
 			req_fail(c, r, errno, "cannot fork to prepare '%s': "

@@ -268,6 +268,7 @@ START_TEST(test_image_docker)
 		{ "dockerd://ubuntu", "local Docker" },
 		{ "nvcr.io#nvidia/pytorch", "docker://[REGISTRY#]" },
 	};
+	struct job_container c;
 	struct ctr_image_ref ref;
 	struct cerr err;
 	char src[512];
@@ -301,6 +302,12 @@ START_TEST(test_image_docker)
 	ck_assert_str_eq(src, "docker://nvcr.io/nvidia/pytorch:1");
 	ck_assert_int_eq(ctr_image_parse("oci:/srv/img", &ref, &err), 0);
 	ck_assert_int_eq(ctr_image_source(&ref, src, sizeof(src)), -1);
+	/* And as a job's option. */
+	memset(&c, 0, sizeof(c));
+	c.image = (char *)"docker://nvcr.io#nvidia/pytorch:24.01-py3";
+	ck_assert_msg(ctr_validate(&c, &err) == 0, "%s", err.text);
+	c.image = (char *)"docker://me@nvcr.io#nvidia/pytorch";
+	ck_assert_int_eq(ctr_validate(&c, &err), -1);
 }
 END_TEST
 
