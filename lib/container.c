@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/container.h"
 
@@ -103,6 +104,208 @@ path_ok(const char *p)
 	return true;
 }
 
+bool
+ctr_registry_host_ok(const char *h, size_t len)
+{
+	size_t i, label = 0, hl;
+	unsigned long port = 0;
+
+	if (len == 0 || len > CTR_REGISTRY_MAX)
+		return false;
+	for (hl = 0; hl < len && h[hl] != ':'; hl++)
+		;
+	if (hl == 0 || h[0] == '.' || h[0] == '-' || h[hl - 1] == '.' ||
+	    h[hl - 1] == '-')
+		return false;
+	for (i = 0; i < hl; i++) {
+		if (h[i] == '.') {
+			if (label == 0 || h[i - 1] == '-' || h[i + 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((h[i] >= 'a' && h[i] <= 'z') ||
+		    (h[i] >= 'A' && h[i] <= 'Z') ||
+		    (h[i] >= '0' && h[i] <= '9') || h[i] == '-') ||
+		    ++label > 63)
+			return false;
+	}
+	if (hl == len)
+		return true;
+	if (len - hl < 2 || len - hl > 6)
+		return false;
+	for (i = hl + 1; i < len; i++) {
+		if (h[i] < '0' || h[i] > '9')
+			return false;
+		port = port * 10 + (unsigned long)(h[i] - '0');
+	}
+	return h[hl + 1] != '0' && port >= 1 && port <= 65535;
+}
+
+/* docker.io and its registry's own host name the same registry. */
+static const char *
+registry_canon(const char *h, size_t len)
+{
+	if ((len == 9 && strncasecmp(h, "docker.io", 9) == 0) ||
+	    (len == 20 && strncasecmp(h, "registry-1.docker.io", 20) == 0) ||
+	    (len == 15 && strncasecmp(h, "index.docker.io", 15) == 0))
+		return CTR_DEFAULT_REGISTRY;
+	return NULL;
+}
+
+bool
+ctr_registry_allowed(const char *list, const char *registry)
+{
+	const char *e, *end, *h, *t, *want, *canon;
+	size_t wl;
+
+	if (list == NULL || registry == NULL)
+		return false;
+	want = registry[0] != '\0' ? registry : CTR_DEFAULT_REGISTRY;
+	wl = strlen(want);
+	if ((canon = registry_canon(want, wl)) != NULL) {
+		want = canon;
+		wl = strlen(canon);
+	}
+	for (e = list; ; e = end + 1) {
+		end = e + strcspn(e, ",");
+		for (h = e; h < end && *h == ' '; h++)
+			;
+		for (t = end; t > h && t[-1] == ' '; t--)
+			;
+		if ((canon = registry_canon(h, (size_t)(t - h))) != NULL) {
+			h = canon;
+			t = canon + strlen(canon);
+		}
+		if ((size_t)(t - h) == wl && strncasecmp(h, want, wl) == 0)
+			return true;
+		if (*end == '\0')
+			return false;
+	}
+}
+
+int
+ctr_image_source(const struct ctr_image_ref *ref, char *buf, size_t len)
+{
+	int n;
+
+	if (ref->kind != CTR_IMAGE_DOCKER) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = snprintf(buf, len, "docker://%s/%s:%s", ref->registry[0] !=
+	    '\0' ? ref->registry : CTR_DEFAULT_REGISTRY, ref->path, ref->tag);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+in_set(char ch, const char *set)
+{
+	return ch != '\0' && strchr(set, ch) != NULL;
+}
+
+#define LOWER_DIGITS "abcdefghijklmnopqrstuvwxyz0123456789"
+#define TAG_CHARS LOWER_DIGITS "ABCDEFGHIJKLMNOPQRSTUVWXYZ._-"
+
+/* docker://[USER@][REGISTRY#]IMAGE[:TAG] into ref (see container.h).
+ * IMAGE is '/'-separated components of lowercase letters and digits,
+ * joined inside by '.', '_' or '-' (the distribution spec's names);
+ * TAG 1-128 of letters, digits, '.', '_', '-', not first '.' or '-'. */
+static int
+docker_parse(const char *image, struct ctr_image_ref *ref, struct cerr *err)
+{
+	const char *p = image + 9, *at, *hash, *colon, *slash, *c;
+	size_t len, comp;
+
+	ref->kind = CTR_IMAGE_DOCKER;
+	hash = strchr(p, '#');
+	at = strchr(p, '@');
+	if (at != NULL && strncmp(at + 1, "sha256:", 7) == 0)
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
+		    "images by digest (@sha256:...) are not supported: give "
+		    "a tag", image);
+	if (at != NULL && (hash == NULL || at < hash)) {
+		for (c = p; c < at; c++)
+			if (!in_set(*c, TAG_CHARS))
+				break;
+		if (c == p || c < at || at - p > 64)
+			return cerr_set(err, ERR_INVALID, "--container-image "
+			    "'%s': bad user before '@'", image);
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': a "
+		    "registry login (USER@) is not supported: the nodes hold "
+		    "no registry credentials; use a public image or import "
+		    "it into an OCI layout (oci:/DIR:TAG)", image);
+	}
+	if (at != NULL)
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
+		    "an '@' after the image (a digest is @sha256:HEX, and not "
+		    "supported)", image);
+	if (hash != NULL) {
+		if (!ctr_registry_host_ok(p, (size_t)(hash - p)))
+			return cerr_set(err, ERR_INVALID, "--container-image "
+			    "'%s': '%.*s' is not a registry (HOST or "
+			    "HOST:PORT before '#')", image, (int)(hash - p),
+			    p);
+		memcpy(ref->registry, p, (size_t)(hash - p));
+		ref->registry[hash - p] = '\0';
+		p = hash + 1;
+		if (strchr(p, '#') != NULL)
+			return cerr_set(err, ERR_INVALID, "--container-image "
+			    "'%s': more than one '#'", image);
+	}
+	slash = strrchr(p, '/');
+	colon = strrchr(p, ':');
+	/* Pyxis's form names a registry only before '#': a first
+	 * component that looks like a host (nvcr.io/..., reg:5000/...)
+	 * would otherwise go to Docker Hub. */
+	len = strcspn(p, "/");
+	if ((colon != NULL && slash != NULL && colon < slash) ||
+	    (hash == NULL && p[len] == '/' && (memchr(p, '.', len) != NULL ||
+	    (len == 9 && strncmp(p, "localhost", 9) == 0))))
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
+		    "a registry's host goes before '#' "
+		    "(docker://REGISTRY#IMAGE:TAG)", image);
+	len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+	if (colon != NULL) {
+		if (colon[1] == '\0' || strlen(colon + 1) > 128 ||
+		    colon[1] == '.' || colon[1] == '-')
+			return cerr_set(err, ERR_INVALID, "--container-image "
+			    "'%s': bad tag", image);
+		for (c = colon + 1; *c != '\0'; c++)
+			if (!in_set(*c, TAG_CHARS))
+				return cerr_set(err, ERR_INVALID,
+				    "--container-image '%s': bad tag "
+				    "(letters, digits, '.', '_', '-')", image);
+		snprintf(ref->tag, sizeof(ref->tag), "%s", colon + 1);
+	} else
+		snprintf(ref->tag, sizeof(ref->tag), "latest");
+	if (len == 0 || len > 255)
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
+		    "no image name, or one over 255 characters", image);
+	/* Components of [a-z0-9], separators inside only. */
+	for (comp = 0, c = p; c < p + len; c++) {
+		if (in_set(*c, LOWER_DIGITS)) {
+			comp++;
+			continue;
+		}
+		if (!in_set(*c, "._-/") || comp == 0 || c + 1 == p + len ||
+		    !in_set(c[1], LOWER_DIGITS))
+			return cerr_set(err, ERR_INVALID, "--container-image "
+			    "'%s': bad image name (lowercase letters and "
+			    "digits, '/'-separated, joined by '.', '_' or "
+			    "'-')", image);
+		if (*c == '/')
+			comp = 0;
+	}
+	memcpy(ref->path, p, len);
+	ref->path[len] = '\0';
+	return 0;
+}
+
 int
 ctr_image_parse(const char *image, struct ctr_image_ref *ref,
     struct cerr *err)
@@ -116,13 +319,19 @@ ctr_image_parse(const char *image, struct ctr_image_ref *ref,
 	if (strlen(image) >= CTR_TEXT_MAX || !text_ok(image))
 		return cerr_set(err, ERR_INVALID, "--container-image: too "
 		    "long or not printable text");
-	if (strncmp(image, "docker://", 9) == 0 ||
-	    strncmp(image, "dockerd://", 10) == 0 ||
-	    strchr(image, '#') != NULL)
+	if (strncmp(image, "docker://", 9) == 0)
+		return docker_parse(image, ref, err);
+	if (strncmp(image, "dockerd://", 10) == 0 ||
+	    strncmp(image, "podman://", 9) == 0)
 		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
-		    "registry images are not supported (nothing is fetched "
-		    "on the nodes): import it with skopeo into an OCI layout "
-		    "and give oci:/DIR:TAG", image);
+		    "images from a local Docker or Podman daemon are not "
+		    "supported (there is none on the nodes): give "
+		    "docker://[REGISTRY#]IMAGE[:TAG], oci:/DIR[:TAG] or a "
+		    "squashfs file", image);
+	if (strchr(image, '#') != NULL)
+		return cerr_set(err, ERR_INVALID, "--container-image '%s': "
+		    "a registry's image is docker://[REGISTRY#]IMAGE[:TAG]",
+		    image);
 	if (strncmp(image, "oci:", 4) == 0) {
 		p = image + 4;
 		slash = strrchr(p, '/');

@@ -2,9 +2,15 @@
  * how. Pure: parsing and checking only; the agent prepares and runs it
  * (daemon/agent/container.h).
  *
- *   --container-image IMAGE     /abs/file.sqsh (a squashfs image), or
+ *   --container-image IMAGE     /abs/file.sqsh (a squashfs image),
  *                               oci:/abs/dir[:TAG] (an OCI image layout;
- *                               TAG default "latest")
+ *                               TAG default "latest"), or
+ *                               docker://[REGISTRY#]IMAGE[:TAG] (Pyxis's
+ *                               registry form; REGISTRY default Docker
+ *                               Hub, CTR_DEFAULT_REGISTRY; imported on
+ *                               the node where [container] registries
+ *                               allows it; USER@ is parsed and refused:
+ *                               the nodes hold no registry logins)
  *   --container-mounts SRC:DST[:FLAGS],...   bind mounts; SRC alone
  *                               means SRC:SRC; FLAGS '+'-separated of
  *                               ro rw private rprivate slave rslave
@@ -45,13 +51,23 @@ struct job_container {
 enum ctr_image_kind {
 	CTR_IMAGE_SQUASHFS,	/* a squashfs file */
 	CTR_IMAGE_OCI,		/* an OCI image layout directory */
+	CTR_IMAGE_DOCKER,	/* a registry's image (docker://) */
 };
+
+/* Docker Hub, a docker:// image's registry when it names none; its
+ * registry's host, registry-1.docker.io, means the same in a list of
+ * allowed registries. */
+#define CTR_DEFAULT_REGISTRY	"docker.io"
+#define CTR_REGISTRY_MAX	255	/* HOST[:PORT] */
 
 /* An image reference, split. */
 struct ctr_image_ref {
 	enum ctr_image_kind kind;
-	char path[CTR_TEXT_MAX];	/* the file or layout directory */
-	char tag[256];			/* OCI: the reference name */
+	/* the file or layout directory; docker: the image's name in its
+	 * registry (nvidia/pytorch) */
+	char path[CTR_TEXT_MAX];
+	char tag[256];			/* OCI, docker: the reference name */
+	char registry[CTR_REGISTRY_MAX + 1]; /* docker: "" for the default */
 };
 
 /* Mount flags, as bits. */
@@ -83,6 +99,20 @@ bool ctr_digest_valid(const char *d);
  * and the reason (relative path, registry reference, bad tag...). */
 int ctr_image_parse(const char *image, struct ctr_image_ref *ref,
     struct cerr *err);
+
+/* True when h[0..len) is a registry host: HOST[:PORT], HOST's labels
+ * of letters, digits and '-' joined by '.', PORT 1-65535. */
+bool ctr_registry_host_ok(const char *h, size_t len);
+
+/* True when registry ("" for CTR_DEFAULT_REGISTRY) is one of list's
+ * comma-separated hosts (case-insensitive; docker.io and
+ * registry-1.docker.io alike); NULL or empty list: none is. */
+bool ctr_registry_allowed(const char *list, const char *registry);
+
+/* A docker image's source for skopeo copy: docker://HOST/IMAGE:TAG. 0;
+ * -1 (ENAMETOOLONG, EINVAL for another kind). */
+int ctr_image_source(const struct ctr_image_ref *ref, char *buf,
+    size_t len);
 
 /* Parse a --container-mounts value into *out (n entries, to free with
  * ctr_mounts_free). 0; -1 with err (ERR_INVALID) naming the entry. */

@@ -74,6 +74,8 @@ static int agent_set_slurm_commands(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_ctr_runtime(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
+static int agent_set_ctr_registries(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
 static int agent_set_ctr_mounts(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_cluster_name(const struct conf_ctx *,
@@ -153,6 +155,9 @@ static const struct conf_key agent_keys[] = {
 	KEY("container", "mounts", false, agent_set_ctr_mounts),
 	{ .section = "container", .name = "shm_size", .set = conf_key_size,
 	  FIELD(ctr_shm), .min = 1ULL << 20, .max = 1ULL << 44 },
+	MSKEY("container", "prepare_timeout", ctr_prepare_timeout_ms, SEC,
+	    24 * HOUR),
+	KEY("container", "registries", false, agent_set_ctr_registries),
 	{ .section = "health", .name = "temperature_degraded",
 	  .set = conf_key_uint, FIELD(temperature_degraded), .min = 0,
 	  .max = 200 },
@@ -175,6 +180,7 @@ agent_config_defaults(struct agent_config *cfg)
 	cfg->ctr_enabled = true;
 	cfg->ctr_cache_max = 50ULL << 30;
 	cfg->ctr_shm = 16ULL << 30;
+	cfg->ctr_prepare_timeout_ms = 30 * MIN;
 	cfg->kill_wait_ms = AGENT_DEFAULT_KILL_WAIT_MS;
 	cfg->health_interval_ms = AGENT_DEFAULT_HEALTH_INTERVAL_MS;
 	cfg->health_timeout_ms = AGENT_DEFAULT_HEALTH_TIMEOUT_MS;
@@ -212,6 +218,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->ctr_runtime_name);
 	free(cfg->ctr_cache);
 	free(cfg->ctr_mounts);
+	free(cfg->ctr_registries);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
 	for (i = 0; i < cfg->nallow_users; i++)
 		free(cfg->allow_users[i]);
@@ -492,6 +499,39 @@ agent_set_ctr_mounts(const struct conf_ctx *c, const struct conf_key *k,
 		return -1;
 	ctr_mounts_free(m, n);
 	return agent_set_str(&cfg->ctr_mounts, value, err);
+}
+
+/* A comma list of registry hosts (ctr_registry_host_ok each). */
+static int
+agent_set_ctr_registries(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+	const char *e, *end, *h, *t;
+
+	(void)k;
+	if (strlen(value) >= CTR_TEXT_MAX)
+		return cerr_set(err, ERR_INVALID, "too long");
+	/* Empty: none, as when it is not set. */
+	if (value[strspn(value, " ")] == '\0') {
+		free(cfg->ctr_registries);
+		cfg->ctr_registries = NULL;
+		return 0;
+	}
+	for (e = value; ; e = end + 1) {
+		end = e + strcspn(e, ",");
+		for (h = e; h < end && *h == ' '; h++)
+			;
+		for (t = end; t > h && t[-1] == ' '; t--)
+			;
+		if (!ctr_registry_host_ok(h, (size_t)(t - h)))
+			return cerr_set(err, ERR_INVALID, "'%.*s' is not a "
+			    "registry host (HOST or HOST:PORT)",
+			    (int)(end - e), e);
+		if (*end == '\0')
+			break;
+	}
+	return agent_set_str(&cfg->ctr_registries, value, err);
 }
 
 /* The runtime's absolute path: as given, or found on root's usual PATH;

@@ -146,6 +146,12 @@ struct agent_config {
 	char *ctr_mounts;	/* mounts every container gets, as
 				 * --container-mounts; NULL: none */
 	uint64_t ctr_shm;	/* shm_size: /dev/shm's cap, bytes */
+	/* prepare_timeout: a preparation still running past it is killed
+	 * and answered as a transient failure; default 30m. */
+	uint64_t ctr_prepare_timeout_ms;
+	/* registries: the registry hosts (HOST[:PORT], comma-separated)
+	 * docker:// images may come from; NULL: none. */
+	char *ctr_registries;
 };
 
 /* Load path into cfg (defaults first). 0, or -1 with err->text as one

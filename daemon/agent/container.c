@@ -39,17 +39,28 @@
 #define PREP_CACHED	10	/* the entry was there already */
 #define PREP_ACCESS	64	/* + errno: the user may not read it */
 #define PREP_SCRIPT	100	/* and up: the script failed */
+#define PREP_NO_SKOPEO	107	/* a registry's image, and no skopeo */
 
-/* $1 kind (oci, sqsh), $2 the source, $3 the tag, $4 the entry, $5 the
- * cache's cap in KiB. See container.h. */
+/* $1 kind (oci, sqsh, docker), $2 the source (docker: skopeo's,
+ * docker://HOST/IMAGE:TAG), $3 the tag, $4 the entry, $5 the cache's
+ * cap in KiB. See container.h. A registry's image is copied with skopeo
+ * into an OCI layout in the entry, unpacked like any other, and only
+ * the layout's index.json kept (its manifest digest); the cached entry
+ * is used as long as it stays in the cache. */
 static const char prep_script[] =
 "set -u\n"
 "kind=$1 src=$2 tag=$3 dest=$4 cap=$5\n"
 "umask 022\n"
 "cache=${dest%/*}\n"
 "mkdir -p \"$cache\" || exit 100\n"
-"if [ \"$kind\" = oci ]; then idf=$src/index.json; else idf=$src; fi\n"
-"id=$(stat -L -c '%d:%i:%s:%Y' \"$idf\") || exit 101\n"
+"# A preparation killed past prepare_timeout left its work behind.\n"
+"rm -rf \"$dest\".tmp.*\n"
+"if [ \"$kind\" = docker ]; then\n"
+"	id=$src\n"
+"else\n"
+"	if [ \"$kind\" = oci ]; then idf=$src/index.json; else idf=$src; fi\n"
+"	id=$(stat -L -c '%d:%i:%s:%Y' \"$idf\") || exit 101\n"
+"fi\n"
 "if [ -d \"$dest/rootfs\" ] && [ -e \"$dest/lock\" ] &&\n"
 "    [ \"$(cat \"$dest/identity\" 2>/dev/null)\" = \"$id:$tag\" ]; then\n"
 "	touch -c \"$dest\"\n"
@@ -58,7 +69,16 @@ static const char prep_script[] =
 "tmp=$dest.tmp.$$\n"
 "rm -rf \"$tmp\"\n"
 "mkdir -p \"$tmp\" || exit 102\n"
-"if [ \"$kind\" = oci ]; then\n"
+"if [ \"$kind\" = docker ]; then\n"
+"	if ! command -v skopeo >/dev/null; then\n"
+"		rm -rf \"$tmp\"; exit 107\n"
+"	fi\n"
+"	skopeo copy --quiet \"$src\" \"oci:$tmp/oci:$tag\" >&2 &&\n"
+"	    umoci raw unpack --image \"$tmp/oci:$tag\" \"$tmp/rootfs\" >&2 &&\n"
+"	    mv \"$tmp/oci/index.json\" \"$tmp/index.json\" &&\n"
+"	    rm -rf \"$tmp/oci\" && mkdir \"$tmp/oci\" &&\n"
+"	    mv \"$tmp/index.json\" \"$tmp/oci/index.json\"\n"
+"elif [ \"$kind\" = oci ]; then\n"
 "	umoci raw unpack --image \"$src:$tag\" \"$tmp/rootfs\" >&2\n"
 "else\n"
 "	unsquashfs -no-progress -quiet -d \"$tmp/rootfs\" \"$src\" >&2\n"
@@ -69,7 +89,7 @@ static const char prep_script[] =
 "chmod 755 \"$tmp/rootfs\"\n"
 "# A squashfs file's sha256, what the image is known by (an OCI\n"
 "# layout's manifest digest is read from its index).\n"
-"if [ \"$kind\" != oci ]; then\n"
+"if [ \"$kind\" = sqsh ]; then\n"
 "	sha256sum \"$src\" 2>/dev/null | cut -d' ' -f1 >\"$tmp/digest\"\n"
 "fi\n"
 "echo \"$id:$tag\" >\"$tmp/identity\" && : >\"$tmp/lock\" &&\n"
@@ -124,11 +144,34 @@ struct ctr_cache {
 	int pidfd;
 	struct event *exit_ev;		/* pidfd readable */
 	struct event *next_ev;		/* run the next, or report */
+	struct event *timeout_ev;	/* the running one's prepare_timeout */
+	bool timed_out;			/* ... passed: its group killed */
 	struct ctr_req *running;
 	char entry[PATH_MAX];		/* the running one's */
 };
 
 static void ctr_run_next(struct ctr_cache *c);
+
+/* The running preparation passed prepare_timeout: its whole process
+ * group (the script and its unpack) is killed; its exit, which follows,
+ * answers the request. */
+static void
+ctr_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctr_cache *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->pid <= 0)
+		return;
+	c->timed_out = true;
+	log_warnx("container image %s: still preparing after "
+	    "prepare_timeout (%" PRIu64 " s): killing it",
+	    c->running != NULL ? c->running->image : "?",
+	    c->cfg->ctr_prepare_timeout_ms / 1000);
+	if (kill(-c->pid, SIGKILL) == -1 && errno == ESRCH)
+		kill(c->pid, SIGKILL);
+}
 
 static void
 ctr_next_cb(evutil_socket_t fd, short what, void *arg)
@@ -174,7 +217,10 @@ ctr_cache_create(struct event_base *base, const struct agent_config *cfg,
 	if (cfg->ctr_cache == NULL)
 		strcat(c->dir, "/images");
 	snprintf(c->log, sizeof(c->log), "%s/.prepare.log", c->dir);
-	if ((c->next_ev = evtimer_new(base, ctr_next_cb, c)) == NULL) {
+	if ((c->next_ev = evtimer_new(base, ctr_next_cb, c)) == NULL ||
+	    (c->timeout_ev = evtimer_new(base, ctr_timeout_cb, c)) == NULL) {
+		if (c->next_ev != NULL)
+			event_free(c->next_ev);
 		free(c);
 		cerr_set(err, ERR_INTERNAL, "cannot create a timer");
 		return NULL;
@@ -208,6 +254,7 @@ ctr_cache_destroy(struct ctr_cache *c)
 	if (c->pidfd != -1)
 		close(c->pidfd);
 	event_free(c->next_ev);
+	event_free(c->timeout_ev);
 	free(c);
 }
 
@@ -292,11 +339,12 @@ access_paths(const struct ctr_image_ref *ref, char p[3][PATH_MAX],
 		fmt_to(p[2], PATH_MAX, "%s/blobs", ref->path);
 		mode[2] = R_OK | X_OK;
 		*n = 3;
-	} else {
+	} else if (ref->kind == CTR_IMAGE_SQUASHFS) {
 		fmt_to(p[0], PATH_MAX, "%s", ref->path);
 		mode[0] = R_OK;
 		*n = 1;
-	}
+	} else
+		*n = 0;	/* a registry's: whoever the node lets import it */
 }
 
 /* In the child: only system calls until the exec. */
@@ -325,7 +373,7 @@ prep_child(const struct ctr_req *r, char p[3][PATH_MAX], const int *mode,
 			_exit(PREP_ACCESS + (e > 0 && e < 35 ? e : EIO));
 		}
 	/* A squashfs image is a file; a layout a directory. */
-	if (stat(p[0], &st) == -1)
+	if (n > 0 && stat(p[0], &st) == -1)
 		_exit(PREP_ACCESS + ENOENT);
 	if (n == 1 && !S_ISREG(st.st_mode))
 		_exit(PREP_ACCESS + EISDIR);
@@ -344,6 +392,7 @@ prep_digest(struct ctr_cache *c, struct ctr_req *r)
 {
 	struct ctr_image_ref ref;
 	struct cerr err;
+	char layout[PATH_MAX];
 	int rc;
 
 	r->res.digest[0] = '\0';
@@ -352,7 +401,12 @@ prep_digest(struct ctr_cache *c, struct ctr_req *r)
 	if (ref.kind == CTR_IMAGE_OCI)
 		rc = imgdigest_oci(ref.path, ref.tag, r->res.digest,
 		    sizeof(r->res.digest), &err);
-	else
+	else if (ref.kind == CTR_IMAGE_DOCKER) {
+		/* The imported layout's index, kept in the entry. */
+		fmt_to(layout, sizeof(layout), "%s/oci", c->entry);
+		rc = imgdigest_oci(layout, ref.tag, r->res.digest,
+		    sizeof(r->res.digest), &err);
+	} else
 		rc = imgdigest_entry(c->entry, r->res.digest,
 		    sizeof(r->res.digest), &err);
 	if (rc == -1)
@@ -377,12 +431,30 @@ prep_exit_cb(evutil_socket_t fd, short what, void *arg)
 		;
 	event_free(c->exit_ev);
 	c->exit_ev = NULL;
-	close(c->pidfd);
+	evtimer_del(c->timeout_ev);
+	if (c->pidfd != -1)
+		close(c->pidfd);
 	c->pidfd = -1;
 	c->pid = 0;
 	c->running = NULL;
 	code = w == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	if (code == 0 || code == PREP_CACHED) {
+	if (c->timed_out) {
+		/* Another node, or this one later, may do better: the
+		 * controller backs off and tries again. */
+		c->timed_out = false;
+		r->res.err = ETIMEDOUT;
+		r->res.permanent = false;
+		fmt_to(r->res.why, sizeof(r->res.why), "preparing the "
+		    "container image '%s' took longer than [container] "
+		    "prepare_timeout (%" PRIu64 " s): killed", r->image,
+		    c->cfg->ctr_prepare_timeout_ms / 1000);
+	} else if (code == PREP_NO_SKOPEO) {
+		r->res.err = ENOENT;
+		r->res.permanent = true;
+		fmt_to(r->res.why, sizeof(r->res.why), "cannot import the "
+		    "container image '%s': skopeo is not installed on this "
+		    "node (Debian's skopeo package)", r->image);
+	} else if (code == 0 || code == PREP_CACHED) {
 		r->res.cached = code == PREP_CACHED;
 		fmt_to(r->res.rootfs, sizeof(r->res.rootfs), "%s/rootfs",
 		    c->entry);
@@ -441,8 +513,10 @@ ctr_run_next(struct ctr_cache *c)
 	struct ctr_image_ref ref;
 	struct ctr_req *r;
 	struct cerr err;
-	char p[3][PATH_MAX], cap[32], key[40];
+	char p[3][PATH_MAX], cap[32], key[40], src[CTR_TEXT_MAX];
 	char *argv[9], *envp[2];
+	const char *kind;
+	struct timeval tmo;
 	int mode[3], logfd;
 	size_t n;
 	uint64_t h;
@@ -465,8 +539,30 @@ ctr_run_next(struct ctr_cache *c)
 			req_fail(c, r, EINVAL, "%s", err.text);
 			continue;
 		}
-		h = fnv64_str(FNV64_BASIS, ref.kind == CTR_IMAGE_OCI ?
-		    "oci" : "sqsh");
+		kind = ref.kind == CTR_IMAGE_OCI ? "oci" :
+		    ref.kind == CTR_IMAGE_DOCKER ? "docker" : "sqsh";
+		if (ref.kind == CTR_IMAGE_DOCKER) {
+			if (!ctr_registry_allowed(cfg->ctr_registries,
+			    ref.registry)) {
+				req_fail(c, r, EACCES, "cannot import the "
+				    "container image '%s': registry %s is not "
+				    "allowed on this node ([container] "
+				    "registries = %s)", r->image,
+				    ref.registry[0] != '\0' ? ref.registry :
+				    CTR_DEFAULT_REGISTRY " (the default)",
+				    cfg->ctr_registries != NULL ?
+				    cfg->ctr_registries : "none");
+				continue;
+			}
+			/* The source, skopeo's form, stands for the path. */
+			if (ctr_image_source(&ref, src, sizeof(src)) == -1) {
+				req_fail(c, r, EINVAL, "container image '%s': "
+				    "too long", r->image);
+				continue;
+			}
+			fmt_to(ref.path, sizeof(ref.path), "%s", src);
+		}
+		h = fnv64_str(FNV64_BASIS, kind);
 		h = fnv64_str(h, ref.path);
 		h = fnv64_str(h, ref.tag);
 		snprintf(key, sizeof(key), "%016" PRIx64, h);
@@ -492,8 +588,7 @@ ctr_run_next(struct ctr_cache *c)
 		argv[1] = (char *)"-c";
 		argv[2] = (char *)prep_script;
 		argv[3] = (char *)"sh";
-		argv[4] = ref.kind == CTR_IMAGE_OCI ? (char *)"oci" :
-		    (char *)"sqsh";
+		argv[4] = (char *)kind;
 		argv[5] = ref.path;
 		argv[6] = ref.tag;
 		argv[7] = c->entry;
@@ -513,6 +608,10 @@ ctr_run_next(struct ctr_cache *c)
 				prep_child(r, p, mode, n, logfd, full, envp);
 		}
 		close(logfd);
+		/* Its own group from the start, as the child makes it, so
+		 * that prepare_timeout's kill reaches all of it. */
+		if (c->pid > 0)
+			(void)setpgid(c->pid, c->pid);
 		if (c->pid == -1) {
 			c->pid = 0;
 			req_fail(c, r, errno, "cannot fork to prepare '%s': "
@@ -535,6 +634,13 @@ ctr_run_next(struct ctr_cache *c)
 			prep_exit_cb(-1, 0, c);
 			return;
 		}
+		tmo.tv_sec = (time_t)(cfg->ctr_prepare_timeout_ms / 1000);
+		tmo.tv_usec = (suseconds_t)(cfg->ctr_prepare_timeout_ms %
+		    1000 * 1000);
+		c->timed_out = false;
+		if (evtimer_add(c->timeout_ev, &tmo) == -1)
+			log_warnx("container image %s: cannot bound its "
+			    "preparation's time", r->image);
 		log_info("container image %s: preparing for uid %u in %s",
 		    r->image, (unsigned)r->uid, c->entry);
 	}

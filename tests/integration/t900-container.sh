@@ -24,7 +24,17 @@
 #     the test fills), and `cohort events` has an image event per node;
 #  8. a job in an image whose node's agent is killed mid-run restarts in
 #     the image on the other node from its checkpoint, and the returning
-#     agent stops the old attempt's container.
+#     agent stops the old attempt's container;
+#  9. with a short [container] prepare_timeout on node02, an unpack held
+#     on a FIFO is killed past it: the job backs off and tries again,
+#     its reason and a start-failed event naming the image and the
+#     timeout;
+# 10. registry images (docker://, offline): a bad form is refused at
+#     submit; a registry the node's [container] registries does not
+#     allow fails the job at once, naming the registry and the setting;
+#     an allowed one without skopeo fails at once naming skopeo, or,
+#     where skopeo is installed, an import that cannot reach its
+#     registry backs off (no real pull is made).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
@@ -33,6 +43,11 @@ expect_log_error 'warning: job [0-9]+: start failed: rank 0 on node[0-9]+: canno
 # Section 8's node goes DOWN, its job restarts.
 expect_log_error 'cohortd: warning: node node[0-9]+: DOWN: no heartbeat'
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no heartbeat'
+# Sections 9 and 10: preparations killed past prepare_timeout, registry
+# images refused or not importable here.
+expect_log_error 'cohort-agent: warning: (job [0-9]+|container image [^ ]+): .*prepare_timeout \([0-9]+ s\)'
+expect_log_error 'warning: job [0-9]+: start failed: .*(prepare_timeout|cannot import the container image|cannot prepare the container image .docker://)'
+expect_log_error 'warning: (job [0-9]+: )?(container image docker://.*: )?cannot (import|prepare) the container image .docker://'
 need_root
 
 for c in runc umoci mksquashfs busybox; do
@@ -313,4 +328,71 @@ cohort-local start "$C" "$node" >"$T/start.out" 2>&1 || fail "cohort-local start
 wait_for 30 not pgrep -u nobody -f fo-resume ||
 	fail "the returning agent on $node left the old container running: $(pgrep -u nobody -af fo-resume)"
 wait_node 30 "$node" 'n["state"] == "UP"'
+
+### 9. node02 again with a short prepare_timeout and a registry it
+### allows: an unpack held on a FIFO is killed past the timeout.
+cohort-local kill "$C" node02 >"$T/kill.out" 2>&1 || fail "cohort-local kill node02: $(cat "$T/kill.out")"
+printf '\n[container]\nprepare_timeout = 3s\nregistries = 127.0.0.1:1\n' >>"$C/node02.conf"
+cohort-local start "$C" node02 >"$T/start.out" 2>&1 || fail "cohort-local start node02: $(cat "$T/start.out")"
+wait_node 30 node02 'n["state"] == "UP"'
+cp -a "$T/oci" "$T/oci3" || fail "cannot copy the image"
+LAYER3=$T/oci3/blobs/sha256/$(ls -S "$T/oci3/blobs/sha256" | head -n 1)
+mv "$LAYER3" "$T/layer3.blob" && mkfifo -m 644 "$LAYER3" || fail "cannot make $LAYER3 a FIFO"
+# A preparation still on the FIFO when the test ends is let go.
+_release_layer3() {
+	pgrep -f "$T/oci3" >/dev/null || return 0
+	timeout 10 sh -c 'cat "$1" >"$2"' - "$T/layer3.blob" "$LAYER3"
+}
+at_exit _release_layer3
+id=$(job_submit --name ctr-hung --workdir "$W" --nodelist node02 \
+	--container-image "oci:$T/oci3:v1" -- true)
+# Killed, backed off and tried again: two start failures, each naming
+# the image and the timeout.
+timed_out() {
+	expect_exit 0 cohort events --job "$1" --json
+	json_get "$OUT" 'len([e for e in d["events"] if "prepare_timeout" in e["detail"] and "oci3:v1" in e["detail"]])' |
+		grep -qx '[2-9]'
+}
+wait_for 120 timed_out "$id" || fail "job $id's preparation was not killed twice past prepare_timeout: $(cat "$OUT")"
+job_show "$id"
+json_get "$T/job-$id.json" 'd["state"]' | grep -qx PENDING ||
+	fail "job $id did not wait to try again: $(cat "$T/job-$id.json")"
+json_get "$T/job-$id.json" 'd["reason"]' | grep -q "prepare_timeout (3 s)" ||
+	fail "job $id's reason does not name the timeout: $(json_get "$T/job-$id.json" 'd["reason"]')"
+expect_exit 0 cohort cancel "$id"
+# The last try's unpack is killed too, with nothing left to try.
+wait_for 60 not pgrep -f "$T/oci3" || fail "an unpack of $T/oci3 outlived prepare_timeout: $(pgrep -af "$T/oci3")"
+
+### 10. Registry images: refused at submit when malformed; a registry
+### the node does not allow fails the job at once, naming it and the
+### setting; no skopeo fails at once naming it.
+expect_exit 2 cohort submit --container-image "docker://nvcr.io/nvidia/pytorch:24.01" -- true
+grep -q "before '#'" "$ERR" || fail "a registry host not before '#' was not refused: $(cat "$ERR")"
+expect_exit 2 cohort submit --container-image "docker://me@nvcr.io#nvidia/pytorch" -- true
+grep -q "registry login" "$ERR" || fail "USER@ was not refused: $(cat "$ERR")"
+id=$(job_submit --name ctr-reg-denied --workdir "$W" --nodelist node01 \
+	--container-image "docker://nvcr.io#nvidia/pytorch:24.01-py3" -- true)
+wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] ||
+	fail "job $id from a registry node01 does not allow ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+json_get "$T/job-$id.json" 'd["reason"]' | grep -q "registry nvcr.io is not allowed on this node (\[container\] registries = none)" ||
+	fail "job $id's reason does not name the registry and the setting: $(json_get "$T/job-$id.json" 'd["reason"]')"
+id=$(job_submit --name ctr-reg-hub --workdir "$W" --nodelist node02 \
+	--container-image "docker://busybox" -- true)
+wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+json_get "$T/job-$id.json" 'd["reason"]' | grep -q "registry docker.io (the default) is not allowed on this node (\[container\] registries = 127.0.0.1:1)" ||
+	fail "job $id's reason does not name Docker Hub and the setting: $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+id=$(job_submit --name ctr-reg-allowed --workdir "$W" --nodelist node02 \
+	--container-image "docker://127.0.0.1:1#cohort/none:1" -- true)
+if ! command -v skopeo >/dev/null; then
+	wait_state 60 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+	[ "$(json_get "$T/job-$id.json" 'd["state"]')" = FAILED ] ||
+		fail "job $id without skopeo ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+	json_get "$T/job-$id.json" 'd["reason"]' | grep -q "skopeo is not installed" ||
+		fail "job $id's reason does not name skopeo: $(json_get "$T/job-$id.json" 'd["reason"]')"
+else
+	# Nothing listens there: the import fails, and the job backs off.
+	wait_job 120 "$id" 'd["state"] == "PENDING" and "retry in" in d["reason"] and "127.0.0.1:1#cohort/none:1" in d["reason"]'
+	expect_exit 0 cohort cancel "$id"
+fi
 exit 0

@@ -510,10 +510,14 @@ START_TEST(test_container)
 	ck_assert_ptr_null(cfg.ctr_cache);
 	ck_assert_ptr_null(cfg.ctr_mounts);
 	ck_assert_uint_eq(cfg.ctr_cache_max, 50ULL << 30);
+	ck_assert_uint_eq(cfg.ctr_prepare_timeout_ms, 30 * 60 * 1000);
+	ck_assert_ptr_null(cfg.ctr_registries);
 	agent_config_clear(&cfg);
 	write_file(cfgpath, REQUIRED "[container]\nenabled = no\n"
 	    "runtime = /opt/runc\ncache = images\ncache_size = 2G\n"
-	    "mounts = /shared:/shared:ro,/scratch\nshm_size = 1G\n");
+	    "mounts = /shared:/shared:ro,/scratch\nshm_size = 1G\n"
+	    "prepare_timeout = 90s\n"
+	    "registries = nvcr.io, reg.lan:5000,docker.io\n");
 	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);
 	ck_assert(!cfg.ctr_enabled);
@@ -523,7 +527,31 @@ START_TEST(test_container)
 	ck_assert_uint_eq(cfg.ctr_cache_max, 2ULL << 30);
 	ck_assert_str_eq(cfg.ctr_mounts, "/shared:/shared:ro,/scratch");
 	ck_assert_uint_eq(cfg.ctr_shm, 1ULL << 30);
+	ck_assert_uint_eq(cfg.ctr_prepare_timeout_ms, 90 * 1000);
+	ck_assert_str_eq(cfg.ctr_registries, "nvcr.io, reg.lan:5000,docker.io");
 	agent_config_clear(&cfg);
+	write_file(cfgpath, REQUIRED "[container]\nregistries =\n");
+	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
+	    err.text);
+	ck_assert_ptr_null(cfg.ctr_registries);
+	agent_config_clear(&cfg);
+	load_fails("[container]\nprepare_timeout = 500ms\n",
+	    ":2: prepare_timeout: 500ms out of range 1s..24h");
+	load_fails("[container]\nprepare_timeout = 25h\n",
+	    ":2: prepare_timeout: 25h out of range 1s..24h");
+	load_fails("[container]\nprepare_timeout = 30\n",
+	    ":2: prepare_timeout: '30' needs a unit (ms, s, m or h)");
+	load_fails("[container]\nprepare_timeout = soon\n",
+	    ":2: prepare_timeout: 'soon' is not a duration (e.g. 500ms, 2s, "
+	    "10m)");
+	load_fails("[container]\nregistries = nvcr.io,,docker.io\n",
+	    ":2: registries: '' is not a registry host (HOST or HOST:PORT)");
+	load_fails("[container]\nregistries = https://nvcr.io\n",
+	    ":2: registries: 'https://nvcr.io' is not a registry host (HOST "
+	    "or HOST:PORT)");
+	load_fails("[container]\nregistries = reg:99999\n",
+	    ":2: registries: 'reg:99999' is not a registry host (HOST or "
+	    "HOST:PORT)");
 	load_fails("[container]\nruntime = docker\n", ":2: runtime: "
 	    "'docker': expected runc, crun or an absolute path");
 	load_fails("[container]\nmounts = /a:b\n", ":2: mounts: "

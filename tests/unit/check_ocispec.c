@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,12 +216,130 @@ START_TEST(test_image)
 	ck_assert_int_eq(ctr_image_parse("oci:/srv/img:", &ref, &err), -1);
 	ck_assert_int_eq(ctr_image_parse("oci:/srv/img:a/b:c$", &ref, &err),
 	    -1);
-	ck_assert_int_eq(ctr_image_parse("docker://ubuntu:22.04", &ref, &err),
-	    -1);
-	ck_assert(strstr(err.text, "registry") != NULL);
 	ck_assert_int_eq(ctr_image_parse("pt.sqsh", &ref, &err), -1);
 	ck_assert(strstr(err.text, "absolute") != NULL);
 	ck_assert_int_eq(ctr_image_parse("", &ref, &err), -1);
+}
+END_TEST
+
+/* docker://[USER@][REGISTRY#]IMAGE[:TAG]: good forms split, bad ones
+ * refused with their reason. */
+START_TEST(test_image_docker)
+{
+	static const struct {
+		const char *image, *registry, *path, *tag;
+	} good[] = {
+		{ "docker://ubuntu", "", "ubuntu", "latest" },
+		{ "docker://ubuntu:22.04", "", "ubuntu", "22.04" },
+		{ "docker://nvcr.io#nvidia/pytorch:24.01-py3", "nvcr.io",
+		  "nvidia/pytorch", "24.01-py3" },
+		{ "docker://reg.lan:5000#team/a.b_c-d/img", "reg.lan:5000",
+		  "team/a.b_c-d/img", "latest" },
+		{ "docker://localhost:443#x:V_1", "localhost:443", "x",
+		  "V_1" },
+	};
+	static const struct {
+		const char *image, *why;
+	} bad[] = {
+		{ "docker://", "no image name" },
+		{ "docker://:tag", "no image name" },
+		{ "docker://ubuntu:", "bad tag" },
+		{ "docker://ubuntu:-x", "bad tag" },
+		{ "docker://ubuntu:a$b", "bad tag" },
+		{ "docker://Ubuntu", "bad image name" },
+		{ "docker://a//b", "bad image name" },
+		{ "docker://a/", "bad image name" },
+		{ "docker://-a", "bad image name" },
+		{ "docker://a..b", "bad image name" },
+		{ "docker://nvcr.io/nvidia/pytorch:24.01", "goes before '#'" },
+		{ "docker://localhost/x", "goes before '#'" },
+		{ "docker://reg:5000/x", "goes before '#'" },
+		{ "docker://#ubuntu", "is not a registry" },
+		{ "docker://bad_host#ubuntu", "is not a registry" },
+		{ "docker://h:0#ubuntu", "is not a registry" },
+		{ "docker://h:65536#ubuntu", "is not a registry" },
+		{ "docker://h:#ubuntu", "is not a registry" },
+		{ "docker://-h#ubuntu", "is not a registry" },
+		{ "docker://h#a#b", "more than one '#'" },
+		{ "docker://me@nvcr.io#nvidia/pytorch", "registry login" },
+		{ "docker://@ubuntu", "bad user" },
+		{ "docker://m e@ubuntu", "bad user" },
+		{ "docker://ubuntu@sha256:00", "by digest" },
+		{ "dockerd://ubuntu", "local Docker" },
+		{ "nvcr.io#nvidia/pytorch", "docker://[REGISTRY#]" },
+	};
+	struct job_container c;
+	struct ctr_image_ref ref;
+	struct cerr err;
+	char src[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(ctr_image_parse(good[i].image, &ref, &err) == 0,
+		    "%s: %s", good[i].image, err.text);
+		ck_assert_int_eq(ref.kind, CTR_IMAGE_DOCKER);
+		ck_assert_str_eq(ref.registry, good[i].registry);
+		ck_assert_str_eq(ref.path, good[i].path);
+		ck_assert_str_eq(ref.tag, good[i].tag);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(ctr_image_parse(bad[i].image, &ref, &err) == -1,
+		    "%s accepted", bad[i].image);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert_msg(strstr(err.text, bad[i].why) != NULL &&
+		    strstr(err.text, bad[i].image) != NULL, "%s: %s",
+		    bad[i].image, err.text);
+	}
+	/* skopeo's source: the default registry named. */
+	ck_assert_int_eq(ctr_image_parse("docker://ubuntu", &ref, &err), 0);
+	ck_assert_int_eq(ctr_image_source(&ref, src, sizeof(src)), 0);
+	ck_assert_str_eq(src, "docker://docker.io/ubuntu:latest");
+	ck_assert_int_eq(ctr_image_source(&ref, src, 20), -1);
+	ck_assert_int_eq(errno, ENAMETOOLONG);
+	ck_assert_int_eq(ctr_image_parse("docker://nvcr.io#nvidia/pytorch:1",
+	    &ref, &err), 0);
+	ck_assert_int_eq(ctr_image_source(&ref, src, sizeof(src)), 0);
+	ck_assert_str_eq(src, "docker://nvcr.io/nvidia/pytorch:1");
+	ck_assert_int_eq(ctr_image_parse("oci:/srv/img", &ref, &err), 0);
+	ck_assert_int_eq(ctr_image_source(&ref, src, sizeof(src)), -1);
+	/* And as a job's option. */
+	memset(&c, 0, sizeof(c));
+	c.image = (char *)"docker://nvcr.io#nvidia/pytorch:24.01-py3";
+	ck_assert_msg(ctr_validate(&c, &err) == 0, "%s", err.text);
+	c.image = (char *)"docker://me@nvcr.io#nvidia/pytorch";
+	ck_assert_int_eq(ctr_validate(&c, &err), -1);
+}
+END_TEST
+
+/* Registry hosts, and the allowed list. */
+START_TEST(test_registries)
+{
+	ck_assert(ctr_registry_host_ok("nvcr.io", 7));
+	ck_assert(ctr_registry_host_ok("reg.lan:5000", 12));
+	ck_assert(ctr_registry_host_ok("localhost", 9));
+	ck_assert(!ctr_registry_host_ok("", 0));
+	ck_assert(!ctr_registry_host_ok("a..b", 4));
+	ck_assert(!ctr_registry_host_ok("a.-b", 4));
+	ck_assert(!ctr_registry_host_ok("a:05", 4));
+	ck_assert(!ctr_registry_host_ok("a:1234567", 9));
+	ck_assert(!ctr_registry_host_ok("a/b", 3));
+	ck_assert(!ctr_registry_host_ok(":80", 3));
+	/* None by default. */
+	ck_assert(!ctr_registry_allowed(NULL, ""));
+	ck_assert(!ctr_registry_allowed("", ""));
+	ck_assert(!ctr_registry_allowed("", "nvcr.io"));
+	ck_assert(ctr_registry_allowed("nvcr.io, reg.lan:5000", "nvcr.io"));
+	ck_assert(ctr_registry_allowed("nvcr.io, reg.lan:5000",
+	    "REG.lan:5000"));
+	ck_assert(!ctr_registry_allowed("nvcr.io, reg.lan:5000", "reg.lan"));
+	ck_assert(!ctr_registry_allowed("nvcr.io", "nvcr.i"));
+	ck_assert(!ctr_registry_allowed("nvcr.io", ""));
+	/* Docker Hub: by either name, or by naming none. */
+	ck_assert(ctr_registry_allowed("docker.io", ""));
+	ck_assert(ctr_registry_allowed("registry-1.docker.io", ""));
+	ck_assert(ctr_registry_allowed("nvcr.io,docker.io",
+	    "registry-1.docker.io"));
+	ck_assert(ctr_registry_allowed("index.docker.io", "docker.io"));
 }
 END_TEST
 
@@ -255,6 +374,8 @@ ocispec_suite(void)
 	tcase_add_test(tc, test_spec_bad);
 	tcase_add_test(tc, test_mounts);
 	tcase_add_test(tc, test_image);
+	tcase_add_test(tc, test_image_docker);
+	tcase_add_test(tc, test_registries);
 	tcase_add_test(tc, test_validate);
 	suite_add_tcase(s, tc);
 	return s;
