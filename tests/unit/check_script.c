@@ -775,8 +775,8 @@ START_TEST(test_submit_container)
 		{ "--container-image=img.sqsh", "--container-image: "
 		    "'img.sqsh': the image's path must be absolute" },
 		{ "--container-image=oci:rel/dir", "must be absolute" },
-		{ "--container-image=nvcr.io#nvidia/pytorch", "registry "
-		    "images are not supported" },
+		{ "--container-image=nvcr.io#nvidia/pytorch", "a registry's "
+		    "image is docker://[REGISTRY#]IMAGE[:TAG]" },
 		{ "--container-image=/a/../b.sqsh", "without '.' or '..'" },
 		{ "--container-mounts=/a", NULL },
 		{ "--container-mounts=/a:b", "--container-mounts: '/a:b': "

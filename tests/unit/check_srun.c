@@ -154,9 +154,8 @@ START_TEST(test_refusals)
 	    "supported: only --exclusive alone (no other step on the step's "
 	    "nodes)");
 	refused("srun --container-image=nvcr.io#pytorch true",
-	    "--container-image 'nvcr.io#pytorch': registry images are not "
-	    "supported (nothing is fetched on the nodes): import it with "
-	    "skopeo into an OCI layout and give oci:/DIR:TAG");
+	    "--container-image 'nvcr.io#pytorch': a registry's image is "
+	    "docker://[REGISTRY#]IMAGE[:TAG]");
 	refused("srun --container-mounts=/a:/b:x true", "--container-mounts "
 	    "'/a:/b:x': unknown flag 'x' (ro, rw, nosuid, nodev, noexec, "
 	    "private, rprivate, slave, rslave, shared, rshared; several with "
