@@ -1,0 +1,70 @@
+#!/bin/bash
+# A tour of the scheduling flags through the real CLI, wire and
+# controller: each flag given once, and each seen to reach the job as
+# the domain keeps it (cohort show --json). What the domain then does
+# with them is tested in virtual time by the Check suites on
+# tests/domain (check_restarts, check_cluster, check_recovery, ...); here
+# only that the path from the command line to the controller, and from
+# the controller to the agent (a restart's count in the task's
+# environment), carries them.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected in the daemons' logs: the job this test fails on purpose.
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of 1, .*rank 0 exited with 1'
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \(1\) reached'
+
+C=$T/cluster
+cluster_up "$C" --nodes 2 --gpus 2
+W=$(world_dir work)
+
+# expect_json ID EXPR: EXPR (Python over show --json's d) holds for job ID.
+expect_json() {
+	job_show "$1"
+	json_get "$T/job-$1.json" "$2" | grep -qx true ||
+		fail "job $1: $2 is false: $(json_get "$T/job-$1.json" 'd')"
+}
+
+### Held, so that nothing of it runs: every flag reaches the spec.
+dep=$(job_submit --hold --name dep -- true)
+id=$(job_submit --hold --name tour-a -N 1:2 --gpus-per-node 2 \
+	--tasks-per-node 2 -t 10m --priority 7 --topology-prefer leaf \
+	--checkpoint-dir "$W/ck" --max-restarts 5 --checkpoint-signal USR1@30 \
+	--hang-timeout 5m --on-straggler replace --dependency "afterany:$dep" \
+	-x node02 --mail-type END --mail-user carol -c 1 --mem-per-node 1G \
+	-o 'out-%j.txt' -e 'err-%j.txt' --export NONE --env TOUR=1 \
+	--exclusive --workdir "$W" -- true)
+expect_json "$id" 'd["state"] == "PENDING" and d["hold"] == "user" and d["reason"] == "JobHeldUser"'
+expect_json "$id" 'd["name"] == "tour-a" and (d["nodes_min"], d["nodes_max"]) == (1, 2)'
+expect_json "$id" '(d["gpus_per_node"], d["tasks_per_node"], d["cpus_per_task"]) == (2, 2, 1)'
+expect_json "$id" 'd["time_limit_s"] == 600 and d["priority"] == 7'
+expect_json "$id" '(d["topology_mode"], d["topology_level"]) == ("preferred", "leaf")'
+expect_json "$id" 'd["checkpoint_dir"].endswith("/work/ck") and d["max_restarts"] == 5'
+expect_json "$id" 'd["checkpoint_signal"] == "USR1@30" and d["hang_timeout_s"] == 300'
+expect_json "$id" 'd["on_straggler"] == "replace"'
+expect_json "$id" "d[\"dependency\"] == \"afterany:$dep\" and d[\"exc_nodelist\"] == \"node02\""
+expect_json "$id" 'd["mail_user"] == "carol" and d["mail_type"] != 0'
+expect_json "$id" 'd["mem_per_node_mb"] == 1024 and d["exclusive"] is True'
+expect_json "$id" '(d["output"], d["error"]) == ("out-%j.txt", "err-%j.txt")'
+expect_json "$id" 'd["env"] == ["TOUR=1"]'
+
+# Released: its dependency (held) now holds it.
+expect_exit 0 cohort release "$id"
+expect_json "$id" 'd["hold"] in (None, "", "none") and d["reason"] == "Dependency"'
+
+### --begin, -w, CPU only, an array with a limit, a batch job.
+b=$(job_submit --begin now+1h --name later -- true)
+wait_job 10 "$b" 'd["state"] == "PENDING" and d["reason"] == "BeginTime"'
+arr=$(job_submit --hold -w node01 --gpus-per-node 0 --array 0-3%2 --batch \
+	--workdir "$W" -- true)
+expect_json "${arr}_1" 'd["req_nodelist"] == "node01" and d["cpu_only"] is True'
+expect_json "${arr}_1" 'd["array"] == "0-3%2" and d["array_task"] == 1 and d["batch"] is True'
+
+### The controller to the agent: a failing job's restart count reaches
+### its tasks (COHORT_RESTART_COUNT), and --max-restarts ends it.
+f=$(job_submit --name fails --nodes 1 --max-restarts 1 --workdir "$W" -- \
+	sh -c 'echo "$COHORT_RESTART_COUNT" >>runs; exit 1')
+wait_state 30 "$f" FAILED COMPLETED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$f.json" '[d["state"], d["restarts"]]')" = '["FAILED", 1]' ] ||
+	fail "job $f ended $(json_get "$T/job-$f.json" '[d["state"], d["restarts"], d["reason"]]')"
+[ "$(paste -sd ' ' "$W/runs")" = "0 1" ] ||
+	fail "job $f's runs saw COHORT_RESTART_COUNT '$(paste -sd ' ' "$W/runs" 2>/dev/null)', not '0 1'"
+exit 0
