@@ -23,13 +23,15 @@ expect_json() {
 		fail "job $1: $2 is false: $(json_get "$T/job-$1.json" 'd')"
 }
 
-### Refusals: one the CLI makes itself (a spec it cannot parse) and one
-### the controller makes (what the spec names does not exist), each one
-### line, nothing submitted.
+### Refusals: one the CLI makes itself (a spec it cannot parse) and two
+### the controller makes (what the spec names does not exist; what could
+### never run on the nodes it knows), each one line, nothing submitted.
 expect_exit 1 cohort submit --dependency afterok:x -- true
 stderr_one_line "cohort: submit" "--dependency 'afterok:x'"
 expect_exit 1 cohort submit --dependency afterok:9999 -- true
 stderr_one_line "cohort: submit" "--dependency afterok:9999: no job 9999"
+expect_exit 1 cohort submit --gpus-per-node 16 -- true
+stderr_one_line_with "--gpus-per-node 16: the largest node has 2 GPUs"
 [ "$(job_count --all)" = 0 ] || fail "a refused submit left a job behind"
 
 ### Held, so that nothing of it runs: every flag reaches the spec.
