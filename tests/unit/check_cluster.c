@@ -144,6 +144,66 @@ START_TEST(test_restart_waits_for_old_tasks)
 }
 END_TEST
 
+/* The same when one GPU of rank 1's node fails (an XID's verdict): the
+ * kept node's old task takes its time to stop; the restart, placed at
+ * once, says it waits for it, a 2-node job submitted meanwhile does not
+ * take its nodes, the launch goes the moment the old task's exit is
+ * reported, and the job says how long it took to run again. The later
+ * job runs once the restarted one is gone. */
+START_TEST(test_restart_keeps_turn_on_gpu_failure)
+{
+	const struct job *job;
+	char kept[PEER_NAME_MAX + 1], lost[PEER_NAME_MAX + 1], want[160];
+	uint64_t id, later;
+	size_t mark;
+	struct cerr err;
+
+	ctl_log_clear();
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(kept, sizeof(kept), "%s", rank_node(job, 0));
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 1));
+	mark = D.ncmds;
+	domain_health(&D, lost, HEALTH_FAILED, 3, "xid=79");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	ck_assert_uint_eq(domain_job(&D, id)->restarts, 1);
+	later = domain_submit(&D, "bob", 2, 0, NULL, NULL, &err);
+	ck_assert_uint_ne(later, 0);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->nplace, 2);
+	ck_assert_str_eq(rank_node(job, 0), kept);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	snprintf(want, sizeof(want), "job %llu: attempt 2 waits for job %llu "
+	    "attempt 1 to stop on %s", (unsigned long long)id,
+	    (unsigned long long)id, kept);
+	ck_assert_msg(ctl_logged(want), "no '%s' in:\n%s", want, ctl_log());
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 0);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_PENDING);
+	/* The old task takes a second to stop; nothing moves meanwhile. */
+	domain_advance(&D, 1000);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	ck_assert_int_eq(domain_exit(&D, kept, id, 1, 0, 0, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	snprintf(want, sizeof(want), "job %llu: running again 1000 ms after "
+	    "the failure", (unsigned long long)id);
+	ck_assert_msg(ctl_logged(want), "no '%s' in:\n%s", want, ctl_log());
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 0);
+	/* Cancelled, its tasks gone: the later job runs. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 2);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_RUNNING);
+}
+END_TEST
+
 /* A heartbeat that no longer lists the old tasks counts as their exit. */
 START_TEST(test_heartbeat_ends_stopping)
 {
@@ -1835,6 +1895,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_early_fail_backs_off);
 	tcase_add_test(tc, test_gang_all_or_nothing);
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
+	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
 	tcase_add_test(tc, test_down_sweep);
