@@ -14,6 +14,7 @@
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/recovery.h"
+#include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 #include "tests/unit/ctl_fixture.h"
 
@@ -201,6 +202,147 @@ START_TEST(test_restart_keeps_turn_on_gpu_failure)
 	domain_settle(&D);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 2);
 	ck_assert_int_eq(domain_job(&D, later)->state, JOB_RUNNING);
+}
+END_TEST
+
+/* ---- Topology, reservation and backfill --------------------------------- */
+
+struct shape {
+	uint64_t limit_s;
+	bool leaf;		/* --topology leaf */
+	const char *nodelist;	/* -w, or NULL */
+};
+
+static void
+shape_spec(struct job_spec *spec, void *arg)
+{
+	const struct shape *sh = arg;
+
+	spec->time_limit_s = sh->limit_s;
+	if (sh->nodelist != NULL)
+		spec->nodelist = strdup(sh->nodelist);
+	if (sh->leaf) {
+		spec->topo_mode = TOPO_REQUIRED;
+		spec->topo_level = strdup("leaf");
+	}
+}
+
+static uint64_t
+submit_shape(unsigned nodes, unsigned gpn, uint64_t limit_s, bool leaf)
+{
+	struct shape sh = { limit_s, leaf, NULL };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", nodes, gpn, shape_spec, &sh, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* Eight 8-GPU nodes under two leaf switches of four: a 4-node
+ * --topology leaf job waits while no leaf has four whole nodes free
+ * (though the cluster has), then lands under one leaf; an 8-node job that cannot
+ * start gets a reservation at the leaf job's end, named in its reason; a
+ * short job that ends before it backfills, one that would delay it (2 h)
+ * waits; once the others are gone the 8-node job starts. */
+START_TEST(test_topology_reservation_backfill)
+{
+	static const char text[] =
+	    "SwitchName=leaf0 Nodes=node[01-04]\n"
+	    "SwitchName=leaf1 Nodes=node[05-08]\n"
+	    "SwitchName=spine Switches=leaf[0-1]\n";
+	struct cluster_opts o;
+	struct topo *t;
+	const struct job *job;
+	struct cerr err;
+	char e[256], name[16];
+	struct shape sh5 = { 0, false, NULL };
+	uint64_t first, blocker, leafjob, quad, big, shortjob, longjob;
+	unsigned i, leaf;
+
+	domain_close(&D);
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e)));
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	for (i = 1; i <= 8; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert_msg(domain_add_node(&D, name, 8, false, &err) != 0,
+		    "add %s: %s", name, err.text);
+	}
+	/* node01 and node05 taken: no leaf has four whole nodes free. The
+	 * leaf job waits, where one without --topology would start. */
+	first = submit_shape(1, 8, 300, false);
+	sh5.limit_s = 300;
+	sh5.nodelist = "node05";
+	blocker = domain_submit(&D, "alice", 1, 8, shape_spec, &sh5, &err);
+	ck_assert_msg(blocker != 0, "%s", err.text);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_str_eq(rank_node(domain_job(&D, first), 0), "node01");
+	ck_assert_str_eq(rank_node(domain_job(&D, blocker), 0), "node05");
+	leafjob = submit_shape(4, 8, 300, true);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, leafjob, 0), 0);
+	ck_assert_int_eq(domain_job(&D, leafjob)->state, JOB_PENDING);
+	/* node05 is free again: leaf1 holds it. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, blocker, D.now, &st,
+	    &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	domain_answer_launches(&D, NULL);
+	job = domain_job(&D, leafjob);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 4);
+	leaf = (unsigned)topo_node_leaf(t, job->place[0].node);
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(topo_node_leaf(t, job->place[i].node),
+		    (int)leaf);
+	quad = submit_shape(1, 4, 300, false);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, quad)->state, JOB_RUNNING);
+	/* Eight whole nodes: not before the leaf job's limit. */
+	big = submit_shape(8, 8, 600, false);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	ck_assert_msg(strstr(domain_job(&D, big)->reason, "(reserved, "
+	    "starts by ") != NULL, "reason %s", domain_job(&D, big)->reason);
+	/* 1 min fits before it: backfilled. 2 h does not: waits. */
+	shortjob = submit_shape(1, 8, 60, false);
+	longjob = submit_shape(1, 8, 7200, false);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, shortjob, 0), 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, longjob, 0), 0);
+	ck_assert_int_eq(domain_job(&D, longjob)->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	domain_answer_launches(&D, NULL);
+	domain_advance(&D, 3000);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, longjob, 0), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	/* The others go: the big job starts on all eight. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, first, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, leafjob, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, quad, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, shortjob, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, longjob, D.now, &st,
+	    &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 8);
+	ck_assert_int_eq(domain_job(&D, big)->state, JOB_RUNNING);
+	domain_close(&D);
+	/* teardown closes D again: reopen an empty one. */
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
 }
 END_TEST
 
@@ -1896,6 +2038,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_gang_all_or_nothing);
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
 	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
+	tcase_add_test(tc, test_topology_reservation_backfill);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
 	tcase_add_test(tc, test_down_sweep);
