@@ -12,6 +12,16 @@
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of 1, .*rank 0 exited with 1'
 expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \(1\) reached'
 
+# Two queues that own no GPUs (what they use is borrowed); y also goes
+# by an account and a QOS name, as sbatch's -A and --qos give them.
+export COHORT_LOCAL_CONTROLLER_CONF='[queue x]
+gpus = 0
+users = alice
+[queue y]
+gpus = 0
+users = alice
+accounts = proj-y
+qos = high'
 C=$T/cluster
 cluster_up "$C" --nodes 2 --gpus 2
 W=$(world_dir work)
@@ -42,7 +52,7 @@ id=$(job_submit --hold --name tour-a -N 1:2 --gpus-per-node 2 \
 	--hang-timeout 5m --on-straggler replace --dependency "afterany:$dep" \
 	-x node02 --mail-type END --mail-user carol -c 1 --mem-per-node 1G \
 	-o 'out-%j.txt' -e 'err-%j.txt' --export NONE --env TOUR=1 \
-	--exclusive --workdir "$W" -- true)
+	--exclusive --queue y --workdir "$W" -- true)
 expect_json "$id" 'd["state"] == "PENDING" and d["hold"] == "user" and d["reason"] == "JobHeldUser"'
 expect_json "$id" 'd["name"] == "tour-a" and (d["nodes_min"], d["nodes_max"]) == (1, 2)'
 expect_json "$id" '(d["gpus_per_node"], d["tasks_per_node"], d["cpus_per_task"]) == (2, 2, 1)'
@@ -56,6 +66,12 @@ expect_json "$id" 'd["mail_user"] == "carol" and d["mail_type"] != 0'
 expect_json "$id" 'd["mem_per_node_mb"] == 1024 and d["exclusive"] is True'
 expect_json "$id" '(d["output"], d["error"]) == ("out-%j.txt", "err-%j.txt")'
 expect_json "$id" 'd["env"] == ["TOUR=1"]'
+expect_json "$id" 'd["queue"] == "y"'
+acct=$(job_submit --hold -A proj-y -- true)
+expect_json "$acct" 'd["queue"] == "y"'
+qos=$(job_submit --hold --qos high -- true)
+expect_json "$qos" 'd["queue"] == "y"'
+expect_json "$dep" 'd["queue"] == "x"'
 
 # Released: its dependency (held) now holds it.
 expect_exit 0 cohort release "$id"
@@ -78,4 +94,10 @@ wait_state 30 "$f" FAILED COMPLETED CANCELLED TIMEOUT
 	fail "job $f ended $(json_get "$T/job-$f.json" '[d["state"], d["restarts"], d["reason"]]')"
 [ "$(paste -sd ' ' "$W/runs")" = "0 1" ] ||
 	fail "job $f's runs saw COHORT_RESTART_COUNT '$(paste -sd ' ' "$W/runs" 2>/dev/null)', not '0 1'"
+
+### The queues' fair-share factors reach cohort queues (how they order
+### jobs is check_preemption's test_fair_share_order).
+expect_exit 0 cohort queues --json
+json_get "$OUT" 'sorted(r["name"] for r in d["queues"] if 0 <= r["factor"] <= 1)' |
+	grep -qxF '["x", "y"]' || fail "cohort queues --json: $(cat "$OUT")"
 exit 0
