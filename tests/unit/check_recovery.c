@@ -581,6 +581,55 @@ END_TEST
 
 /* An elastic job that loses a node with no replacement restarts on its
  * survivors when they are at least its minimum. */
+/* A hot spare is never given to a job that is not restarting: with the
+ * other nodes full, a whole-node job waits (a pass known to have run,
+ * and time passing) rather than take it. A gang one of whose nodes
+ * loses a GPU restarts keeping its healthy node and taking the spare,
+ * though a node that is no spare is free too. */
+START_TEST(test_spare_only_for_restarts)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t fill[5], id;
+	unsigned i;
+
+	ck_assert_uint_ne(domain_add_node(&D, "spare01", 4, true, &err), 0);
+	for (i = 0; i < 5; i++)
+		fill[i] = submit(1, 4, NULL);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	for (i = 0; i < 4; i++) {
+		job = domain_job(&D, fill[i]);
+		ck_assert_int_eq(job->state, JOB_RUNNING);
+		ck_assert_ptr_null(job_node_placement(job, "spare01"));
+	}
+	domain_run_for(&D, 5000, 1000);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, fill[4])->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, fill[4], 0), 0);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(cluster_cancel(D.cl, &admin, fill[i], D.now,
+		    &(enum job_state){ 0 }, &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	/* The gang: not on the spare; GPU 0 of rank 1's node fails. */
+	id = run_spec(2, 4, NULL);
+	job = domain_job(&D, id);
+	ck_assert_ptr_null(job_node_placement(job, "spare01"));
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	domain_health(&D, r1, HEALTH_FAILED, 0, "xid=79");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->restarts, 1);
+	ck_assert_str_eq(rank_node(job, 0), r0);
+	ck_assert_str_eq(rank_node(job, 1), "spare01");
+}
+END_TEST
+
 START_TEST(test_elastic_shrink)
 {
 	struct domain_spec elastic = { .nodes_min = 2 };
@@ -944,6 +993,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_xids);
 	tcase_add_test(tc, test_checkpoints);
 	tcase_add_test(tc, test_spare_replacement);
+	tcase_add_test(tc, test_spare_only_for_restarts);
 	tcase_add_test(tc, test_elastic_shrink);
 	tcase_add_test(tc, test_elastic_grow);
 	tcase_add_test(tc, test_elastic_grows_again);
