@@ -95,6 +95,16 @@ wait_state 30 "$f" FAILED COMPLETED CANCELLED TIMEOUT
 [ "$(paste -sd ' ' "$W/runs")" = "0 1" ] ||
 	fail "job $f's runs saw COHORT_RESTART_COUNT '$(paste -sd ' ' "$W/runs" 2>/dev/null)', not '0 1'"
 
+### An elastic job runs at its largest size that fits, and says how many
+### nodes it holds now (what it does when one fails, or comes back, is
+### check_recovery's test_elastic_shrink_then_grow_back).
+el=$(job_submit --name elastic -N 1:2 --gpus-per-node 2 --workdir "$W" -- \
+	sh -c "$(gate el-go)")
+wait_state 20 "$el" RUNNING
+expect_json "$el" 'd["nodes_now"] == 2 and len(d["placement"]) == 2'
+touch "$W/el-go"
+wait_state 20 "$el" COMPLETED FAILED CANCELLED TIMEOUT
+expect_json "$el" 'd["state"] == "COMPLETED" and d["nodes_now"] is None'
 ### The queues' fair-share factors reach cohort queues (how they order
 ### jobs is check_preemption's test_fair_share_order).
 expect_exit 0 cohort queues --json
