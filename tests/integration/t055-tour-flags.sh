@@ -6,7 +6,12 @@
 # tests/domain (check_restarts, check_cluster, check_recovery, ...); here
 # only that the path from the command line to the controller, and from
 # the controller to the agent (a restart's count in the task's
-# environment), carries them.
+# environment), carries them. Not given here yet, and end to end in the
+# tests of their area meanwhile: --topology and --segment (t770, t780),
+# --gpu-type (t030), --constraint and --gpu-memory (t760, t810),
+# --service (t500, t520), --signal (t620), --requeue (t685), Slurm's
+# per-task GPU forms (t681), --idempotency-key (t833), the container
+# options (t900).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the job this test fails on purpose.
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of 1, .*rank 0 exited with 1'
