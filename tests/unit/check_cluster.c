@@ -241,10 +241,11 @@ submit_shape(unsigned nodes, unsigned gpn, uint64_t limit_s, bool leaf)
 
 /* Eight 8-GPU nodes under two leaf switches of four: a 4-node
  * --topology leaf job waits while no leaf has four whole nodes free
- * (though the cluster has), then lands under one leaf; an 8-node job that cannot
- * start gets a reservation at the leaf job's end, named in its reason; a
- * short job that ends before it backfills, one that would delay it (2 h)
- * waits; once the others are gone the 8-node job starts. */
+ * (though the cluster has), then lands under one leaf; an 8-node job
+ * that cannot start gets a reservation at the leaf job's end, named in
+ * its reason; a short job that ends before it backfills, one that would
+ * delay it (2 h) waits; once the others are gone the 8-node job
+ * starts. */
 START_TEST(test_topology_reservation_backfill)
 {
 	static const char text[] =
