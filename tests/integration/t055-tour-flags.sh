@@ -16,6 +16,8 @@
 # Expected in the daemons' logs: the job this test fails on purpose.
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of 1, .*rank 0 exited with 1'
 expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \(1\) reached'
+# ... and the elastic job moved off the node drained --now, then grown back.
+expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 0 of [0-9]+, .*\): (node node02 drained by ops: maint|growing from 1 toward 2 nodes)$'
 
 # Two queues that own no GPUs (what they use is borrowed); y also goes
 # by an account and a QOS name, as sbatch's -A and --qos give them.
@@ -107,6 +109,24 @@ el=$(job_submit --name elastic -N 1:2 --gpus-per-node 2 --workdir "$W" -- \
 	sh -c "$(gate el-go)")
 wait_state 20 "$el" RUNNING
 expect_json "$el" 'd["nodes_now"] == 2 and len(d["placement"]) == 2'
+
+### drain --now through the CLI (an admin's only): the job on the node
+### moves at once, rather than run on to its end, no restart counted; the
+### node is DRAINED with its reason; resume (an admin's only) puts it
+### back. When the move waits for a checkpoint is check_recovery's
+### test_drain_now_moves_on_checkpoint.
+expect_exit 1 cohort drain node02 --reason maint --now
+node_expr node02 'n["drain"] is None' || fail "alice's refused drain drained node02"
+as_user "$C" admin
+expect_exit 0 cohort drain node02 --reason maint --now
+as_user "$C" alice
+wait_job 20 "$el" 'd["state"] == "RUNNING" and [p["node"] for p in d["placement"]] == ["node01"] and d["restarts"] == 0'
+wait_node 20 node02 'n["drain"] == "DRAINED" and "maint" in n["reason"]'
+expect_exit 1 cohort resume node02
+as_user "$C" admin
+expect_exit 0 cohort resume node02
+as_user "$C" alice
+wait_node 10 node02 'n["state"] == "UP" and n["drain"] is None'
 touch "$W/el-go"
 wait_state 20 "$el" COMPLETED FAILED CANCELLED TIMEOUT
 expect_json "$el" 'd["state"] == "COMPLETED" and d["nodes_now"] is None'

@@ -363,6 +363,58 @@ END_TEST
 
 /* A plain drain lets jobs finish there and places nothing new; resume
  * gives the node back. */
+/* drain --now under a 2-node job that checkpoints only on its signal
+ * (USR1, 60 s of grace): both ranks are signalled; the checkpoint comes
+ * a second later and the job moves then, not at the deadline, with the
+ * node's drain in its reason; it resumes elsewhere from that checkpoint,
+ * no restart counted; the node is DRAINED once empty, with its reason,
+ * and an admin's resume puts it back. */
+START_TEST(test_drain_now_moves_on_checkpoint)
+{
+	struct domain_spec o = { .checkpoint_dir = "/ckpt", .ckpt_secs = 60 };
+	const struct domain_cmd *c;
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1];
+	struct cerr err;
+	size_t mark, i, usr1;
+	uint64_t id;
+
+	id = run_spec(2, 0, &o);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	mark = D.ncmds;
+	ck_assert_int_eq(recovery_drain(D.cl, &admin, r0, "maint", true,
+	    D.now, &err), 0);
+	domain_commit(&D);
+	for (i = mark, usr1 = 0; i < D.ncmds; i++)
+		usr1 += D.cmds[i].kind == DOMAIN_SIGNAL &&
+		    D.cmds[i].job_id == id && D.cmds[i].sig == SIGUSR1;
+	ck_assert_uint_eq(usr1, 2);
+	ck_assert_str_eq(node_drain_state(nodes_get(D.ns, r0)), "DRAINING");
+	domain_advance(&D, 1000);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	domain_checkpoint(&D, r0, id, 1, 42, "/ckpt/42");
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_msg(strstr(job->reason, "drained by root: maint") != NULL &&
+	    strstr(job->reason, "checkpoint written") != NULL, "reason %s",
+	    job->reason);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_ptr_null(job_node_placement(job, r0));
+	ck_assert_uint_eq(job->restarts, 0);
+	c = domain_last(&D, DOMAIN_LAUNCH, id);
+	ck_assert_str_eq(c->resume, "/ckpt/42");
+	ck_assert_str_eq(node_drain_state(nodes_get(D.ns, r0)), "DRAINED");
+	ck_assert_str_eq(nodes_get(D.ns, r0)->drain_reason, "maint");
+	ck_assert_int_eq(recovery_resume(D.cl, &admin, r0, D.now, &err), 0);
+	domain_commit(&D);
+	ck_assert(!nodes_get(D.ns, r0)->drained);
+}
+END_TEST
+
 START_TEST(test_drain_and_resume)
 {
 	char r0[PEER_NAME_MAX + 1];
@@ -1092,6 +1144,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_degraded_deadline);
 	tcase_add_test(tc, test_degraded_without_checkpoints_moves_at_once);
 	tcase_add_test(tc, test_drain_now);
+	tcase_add_test(tc, test_drain_now_moves_on_checkpoint);
 	tcase_add_test(tc, test_evacuation_once_and_launching);
 	tcase_add_test(tc, test_degraded_gpu_moves_nothing);
 	tcase_add_test(tc, test_drain_and_resume);
