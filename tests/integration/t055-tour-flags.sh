@@ -130,6 +130,18 @@ wait_node 10 node02 'n["state"] == "UP" and n["drain"] is None'
 touch "$W/el-go"
 wait_state 20 "$el" COMPLETED FAILED CANCELLED TIMEOUT
 expect_json "$el" 'd["state"] == "COMPLETED" and d["nodes_now"] is None'
+### A CPU-only job (--gpus-per-node 0) launched on a named node: its task
+### sees no GPU, and cohort nodes lists it there (where such jobs may go
+### is check_cluster's test_nodelist_exclusive_cpu_only).
+cpu=$(job_submit --name cpu -w node01 --gpus-per-node 0 --workdir "$W" -- \
+	sh -c 'printf "%s" "${CUDA_VISIBLE_DEVICES-unset}" >cvd; while [ ! -e cpu-go ]; do sleep 0.1; done')
+wait_state 20 "$cpu" RUNNING
+wait_for 10 test -f "$W/cvd" || fail "CPU-only job $cpu wrote no environment"
+[ "$(cat "$W/cvd")" = "" ] || fail "CPU-only job $cpu sees CUDA_VISIBLE_DEVICES='$(cat "$W/cvd")'"
+wait_node 10 node01 "$cpu in n['jobs']"
+touch "$W/cpu-go"
+wait_state 20 "$cpu" COMPLETED FAILED CANCELLED TIMEOUT
+expect_json "$cpu" 'd["state"] == "COMPLETED" and d["cpu_only"] is True'
 ### The queues' fair-share factors reach cohort queues (how they order
 ### jobs is check_preemption's test_fair_share_order).
 expect_exit 0 cohort queues --json

@@ -347,6 +347,138 @@ START_TEST(test_topology_reservation_backfill)
 }
 END_TEST
 
+/* ---- Where a job may run ------------------------------------------------ */
+
+struct where {
+	const char *nodelist, *exclude;
+	bool exclusive, cpu_only;
+};
+
+static void
+where_spec(struct job_spec *spec, void *arg)
+{
+	const struct where *w = arg;
+
+	spec->time_limit_s = 300;
+	if (w->nodelist != NULL)
+		spec->nodelist = strdup(w->nodelist);
+	if (w->exclude != NULL)
+		spec->exclude = strdup(w->exclude);
+	spec->exclusive = w->exclusive;
+	spec->cpu_only = w->cpu_only;
+}
+
+/* Submit n nodes x gpn GPUs (a CPU-only job: gpn 0 and cpu_only). */
+static uint64_t
+submit_where(unsigned n, unsigned gpn, const char *nodelist,
+    const char *exclude, bool exclusive, bool cpu_only)
+{
+	struct where w = { nodelist, exclude, exclusive, cpu_only };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", n, gpn, where_spec, &w, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* The job's nodes, in rank order, as "a b". */
+static const char *
+nodes_of(uint64_t id, char *buf, size_t len)
+{
+	const struct job *job = domain_job(&D, id);
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < job->nplace && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+		    i > 0 ? " " : "", job->place[i].node);
+	return buf;
+}
+
+static void
+cancel(uint64_t id)
+{
+	struct cerr err;
+
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+}
+
+/* Three 4-GPU nodes: --nodelist puts a job on the nodes named and
+ * --exclude keeps it off others, also together; an --exclusive job holds
+ * its node whole, so a CPU-only job may not join it (one free to go
+ * elsewhere does) and starts there once it is gone, holding no GPU; the
+ * other way round, a CPU-only job keeps an exclusive job waiting
+ * (Resources) while a GPU job starts beside it; with every GPU of the
+ * node busy, a CPU-only job still runs there. */
+START_TEST(test_nodelist_exclusive_cpu_only)
+{
+	char buf[64];
+	struct cerr err;
+	char name[16];
+	uint64_t a, b, c, ex, cpu1, cpu2, g, cpu3;
+	unsigned i;
+
+	domain_close(&D);
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert(domain_add_node(&D, name, 4, false, &err) != 0);
+	}
+	a = submit_where(1, 1, "node02", NULL, false, false);
+	b = submit_where(1, 1, NULL, "node[01-02]", false, false);
+	domain_settle(&D);
+	ck_assert_str_eq(nodes_of(a, buf, sizeof(buf)), "node02");
+	ck_assert_str_eq(nodes_of(b, buf, sizeof(buf)), "node03");
+	c = submit_where(2, 1, "node[01-03]", "node01", false, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, c)->state, JOB_RUNNING);
+	nodes_of(c, buf, sizeof(buf));
+	ck_assert_msg(strcmp(buf, "node02 node03") == 0 ||
+	    strcmp(buf, "node03 node02") == 0, "c on %s", buf);
+	cancel(a);
+	cancel(b);
+	cancel(c);
+	domain_settle(&D);
+
+	/* An exclusive job holds node01 whole. */
+	ex = submit_where(1, 1, "node01", NULL, true, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, ex)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, ex)->place[0].ngpus, 4);
+	cpu1 = submit_where(1, 0, "node01", NULL, false, true);
+	cpu2 = submit_where(1, 0, NULL, NULL, false, true);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu2)->state, JOB_RUNNING);
+	ck_assert_str_ne(nodes_of(cpu2, buf, sizeof(buf)), "node01");
+	ck_assert_int_eq(domain_job(&D, cpu1)->state, JOB_PENDING);
+	cancel(ex);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu1)->state, JOB_RUNNING);
+	ck_assert_str_eq(nodes_of(cpu1, buf, sizeof(buf)), "node01");
+	ck_assert_uint_eq(domain_job(&D, cpu1)->place[0].ngpus, 0);
+
+	/* node01 runs a CPU-only job: an exclusive job waits for it, a
+	 * GPU job starts beside it. */
+	ex = submit_where(1, 0, "node01", NULL, true, false);
+	g = submit_where(1, 4, "node01", NULL, false, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, g)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&D, ex)->state, JOB_PENDING);
+	ck_assert_int_eq(strncmp(domain_job(&D, ex)->reason, "Resources", 9),
+	    0);
+	/* Every GPU of node01 busy: a CPU-only job still runs there. */
+	cpu3 = submit_where(1, 0, "node01", NULL, false, true);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu3)->state, JOB_RUNNING);
+	ck_assert_str_eq(nodes_of(cpu3, buf, sizeof(buf)), "node01");
+	ck_assert_uint_eq(domain_job(&D, cpu3)->place[0].ngpus, 0);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_LAUNCH, cpu3)->ngpus, 0);
+}
+END_TEST
+
 /* A heartbeat that no longer lists the old tasks counts as their exit. */
 START_TEST(test_heartbeat_ends_stopping)
 {
@@ -2040,6 +2172,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
 	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
 	tcase_add_test(tc, test_topology_reservation_backfill);
+	tcase_add_test(tc, test_nodelist_exclusive_cpu_only);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
 	tcase_add_test(tc, test_down_sweep);
