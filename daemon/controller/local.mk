@@ -119,6 +119,7 @@ CTL_UNIT_TESTS = \
 	tests/unit/check_nodes \
 	tests/unit/check_placement \
 	tests/unit/check_recovery \
+	tests/unit/check_restarts \
 	tests/unit/check_goodput \
 	tests/unit/check_suspect \
 	tests/unit/check_straggler \
@@ -193,6 +194,10 @@ tests_unit_check_recovery_SOURCES = tests/unit/check_recovery.c \
 	$(DOMAIN_HARNESS)
 tests_unit_check_recovery_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_recovery_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
+tests_unit_check_restarts_SOURCES = tests/unit/check_restarts.c \
+	$(DOMAIN_HARNESS)
+tests_unit_check_restarts_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_restarts_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_suspect_SOURCES = tests/unit/check_suspect.c \
 	$(DOMAIN_HARNESS)
 tests_unit_check_suspect_CFLAGS = $(UNIT_CFLAGS)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Start failures are classified (a refused start retried blindly would
 # go ~1,000 times a second):
-#  1. a command that does not exist: FAILED at once, the reason naming
-#     it, one attempt and no restart although --max-restarts 3;
+#  1. a command that does not exist, or a script whose interpreter line
+#     names no program: FAILED at once, the reason naming it, one
+#     attempt and no restart although --max-restarts 3;
 #  2. a workdir that does not exist: the same;
 #  3. a start refused by policy on every node (min_uid above the account
 #     tasks run as): FAILED within 2 s, at most one attempt per node;
@@ -15,7 +16,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: Every start failure this test provokes is logged.
 expect_log_error 'warning: job [0-9]+: start refused: refusing to run tasks as .(nobody|daemon).'
-expect_log_error 'cohortd: warning: job [0-9]+: start failed: rank [0-9]+ on node0[0-9]: (refusing to run tasks as .(nobody|daemon).|.*/spool/jobs/4\.[0-9]+: Not a directory)'
+expect_log_error 'cohortd: warning: job [0-9]+: start failed: rank [0-9]+ on node0[0-9]: (refusing to run tasks as .(nobody|daemon).|.*/spool/jobs/[0-9]+\.[0-9]+: Not a directory)'
 expect_log_error 'cohortd: warning: job [0-9]+: FAILED: rank 0 could not start: (cannot change directory to the working directory|cannot run the command)'
 
 C=$T/cluster
@@ -58,6 +59,11 @@ expect_exit 0 cohort logs "$id" --stderr
 grep -qF "cannot run 'cohort-no-such-command-t411': No such file or directory" "$OUT" ||
 	fail "job $id: its log does not say which command could not run: $(cat "$OUT")"
 log "no such command: $(json_get "$T/job-$id.json" 'd["reason"]')"
+# A script whose interpreter line names no program: the same (execve's
+# ENOENT for the interpreter, not for the script).
+printf '#!/bin/no-such-shell-t411\necho never\n' >"$W/typo.sh"
+id=$(job_submit --name typo --max-restarts 3 --workdir "$W" "$W/typo.sh")
+expect_failed_at_once "$id" "cannot run the command"
 
 ### 2. No such workdir.
 id=$(job_submit --name nowd --max-restarts 3 --workdir "$W/no-such-dir-t411" -- true)

@@ -14,6 +14,7 @@
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/recovery.h"
+#include "daemon/sched/topo.h"
 #include "tests/domain/domain.h"
 #include "tests/unit/ctl_fixture.h"
 
@@ -141,6 +142,340 @@ START_TEST(test_restart_waits_for_old_tasks)
 	job = domain_job(&D, id);
 	ck_assert_int_eq(job->state, JOB_RUNNING);
 	ck_assert_uint_eq(job->restarts, 1);
+}
+END_TEST
+
+/* The same when one GPU of rank 1's node fails (an XID's verdict): the
+ * kept node's old task takes its time to stop; the restart, placed at
+ * once, says it waits for it, a 2-node job submitted meanwhile does not
+ * take its nodes, the launch goes the moment the old task's exit is
+ * reported, and the job says how long it took to run again. The later
+ * job runs once the restarted one is gone. */
+START_TEST(test_restart_keeps_turn_on_gpu_failure)
+{
+	const struct job *job;
+	char kept[PEER_NAME_MAX + 1], lost[PEER_NAME_MAX + 1], want[160];
+	uint64_t id, later;
+	size_t mark;
+	struct cerr err;
+
+	ctl_log_clear();
+	id = start_job(2);
+	job = domain_job(&D, id);
+	snprintf(kept, sizeof(kept), "%s", rank_node(job, 0));
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 1));
+	mark = D.ncmds;
+	domain_health(&D, lost, HEALTH_FAILED, 3, "xid=79");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	ck_assert_uint_eq(domain_job(&D, id)->restarts, 1);
+	later = domain_submit(&D, "bob", 2, 0, NULL, NULL, &err);
+	ck_assert_uint_ne(later, 0);
+	domain_pass(&D);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->nplace, 2);
+	ck_assert_str_eq(rank_node(job, 0), kept);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	snprintf(want, sizeof(want), "job %llu: attempt 2 waits for job %llu "
+	    "attempt 1 to stop on %s", (unsigned long long)id,
+	    (unsigned long long)id, kept);
+	ck_assert_msg(ctl_logged(want), "no '%s' in:\n%s", want, ctl_log());
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 0);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_PENDING);
+	/* The old task takes a second to stop; nothing moves meanwhile. */
+	domain_advance(&D, 1000);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 0);
+	ck_assert_int_eq(domain_exit(&D, kept, id, 1, 0, 0, &err), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, id, mark), 2);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	snprintf(want, sizeof(want), "job %llu: running again 1000 ms after "
+	    "the failure", (unsigned long long)id);
+	ck_assert_msg(ctl_logged(want), "no '%s' in:\n%s", want, ctl_log());
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 0);
+	/* Cancelled, its tasks gone: the later job runs. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, later, 0), 2);
+	ck_assert_int_eq(domain_job(&D, later)->state, JOB_RUNNING);
+}
+END_TEST
+
+/* ---- Topology, reservation and backfill --------------------------------- */
+
+struct shape {
+	uint64_t limit_s;
+	bool leaf;		/* --topology leaf */
+	const char *nodelist;	/* -w, or NULL */
+};
+
+static void
+shape_spec(struct job_spec *spec, void *arg)
+{
+	const struct shape *sh = arg;
+
+	spec->time_limit_s = sh->limit_s;
+	if (sh->nodelist != NULL)
+		spec->nodelist = strdup(sh->nodelist);
+	if (sh->leaf) {
+		spec->topo_mode = TOPO_REQUIRED;
+		spec->topo_level = strdup("leaf");
+	}
+}
+
+static uint64_t
+submit_shape(unsigned nodes, unsigned gpn, uint64_t limit_s, bool leaf)
+{
+	struct shape sh = { limit_s, leaf, NULL };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", nodes, gpn, shape_spec, &sh, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* Eight 8-GPU nodes under two leaf switches of four: a 4-node
+ * --topology leaf job waits while no leaf has four whole nodes free
+ * (though the cluster has), then lands under one leaf; an 8-node job
+ * that cannot start gets a reservation at the leaf job's end, named in
+ * its reason; a short job that ends before it backfills, one that would
+ * delay it (2 h) waits; once the others are gone the 8-node job
+ * starts. */
+START_TEST(test_topology_reservation_backfill)
+{
+	static const char text[] =
+	    "SwitchName=leaf0 Nodes=node[01-04]\n"
+	    "SwitchName=leaf1 Nodes=node[05-08]\n"
+	    "SwitchName=spine Switches=leaf[0-1]\n";
+	struct cluster_opts o;
+	struct topo *t;
+	const struct job *job;
+	struct cerr err;
+	char e[256], name[16];
+	struct shape sh5 = { 0, false, NULL };
+	uint64_t first, blocker, leafjob, quad, big, shortjob, longjob;
+	unsigned i, leaf;
+
+	domain_close(&D);
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e)));
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	for (i = 1; i <= 8; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert_msg(domain_add_node(&D, name, 8, false, &err) != 0,
+		    "add %s: %s", name, err.text);
+	}
+	/* node01 and node05 taken: no leaf has four whole nodes free. The
+	 * leaf job waits, where one without --topology would start. */
+	first = submit_shape(1, 8, 300, false);
+	sh5.limit_s = 300;
+	sh5.nodelist = "node05";
+	blocker = domain_submit(&D, "alice", 1, 8, shape_spec, &sh5, &err);
+	ck_assert_msg(blocker != 0, "%s", err.text);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_str_eq(rank_node(domain_job(&D, first), 0), "node01");
+	ck_assert_str_eq(rank_node(domain_job(&D, blocker), 0), "node05");
+	leafjob = submit_shape(4, 8, 300, true);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, leafjob, 0), 0);
+	ck_assert_int_eq(domain_job(&D, leafjob)->state, JOB_PENDING);
+	/* node05 is free again: leaf1 holds it. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, blocker, D.now, &st,
+	    &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	domain_answer_launches(&D, NULL);
+	job = domain_job(&D, leafjob);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 4);
+	leaf = (unsigned)topo_node_leaf(t, job->place[0].node);
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(topo_node_leaf(t, job->place[i].node),
+		    (int)leaf);
+	quad = submit_shape(1, 4, 300, false);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, quad)->state, JOB_RUNNING);
+	/* Eight whole nodes: not before the leaf job's limit. */
+	big = submit_shape(8, 8, 600, false);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	ck_assert_msg(strstr(domain_job(&D, big)->reason, "(reserved, "
+	    "starts by ") != NULL, "reason %s", domain_job(&D, big)->reason);
+	/* 1 min fits before it: backfilled. 2 h does not: waits. */
+	shortjob = submit_shape(1, 8, 60, false);
+	longjob = submit_shape(1, 8, 7200, false);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, shortjob, 0), 1);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, longjob, 0), 0);
+	ck_assert_int_eq(domain_job(&D, longjob)->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	domain_answer_launches(&D, NULL);
+	domain_advance(&D, 3000);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, longjob, 0), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 0);
+	/* The others go: the big job starts on all eight. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, first, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, leafjob, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, quad, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, shortjob, D.now, &st,
+	    &err), 0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, longjob, D.now, &st,
+	    &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 8);
+	ck_assert_int_eq(domain_job(&D, big)->state, JOB_RUNNING);
+	domain_close(&D);
+	/* teardown closes D again: reopen an empty one. */
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
+}
+END_TEST
+
+/* ---- Where a job may run ------------------------------------------------ */
+
+struct where {
+	const char *nodelist, *exclude;
+	bool exclusive, cpu_only;
+};
+
+static void
+where_spec(struct job_spec *spec, void *arg)
+{
+	const struct where *w = arg;
+
+	spec->time_limit_s = 300;
+	if (w->nodelist != NULL)
+		spec->nodelist = strdup(w->nodelist);
+	if (w->exclude != NULL)
+		spec->exclude = strdup(w->exclude);
+	spec->exclusive = w->exclusive;
+	spec->cpu_only = w->cpu_only;
+}
+
+/* Submit n nodes x gpn GPUs (a CPU-only job: gpn 0 and cpu_only). */
+static uint64_t
+submit_where(unsigned n, unsigned gpn, const char *nodelist,
+    const char *exclude, bool exclusive, bool cpu_only)
+{
+	struct where w = { nodelist, exclude, exclusive, cpu_only };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", n, gpn, where_spec, &w, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* The job's nodes, in rank order, as "a b". */
+static const char *
+nodes_of(uint64_t id, char *buf, size_t len)
+{
+	const struct job *job = domain_job(&D, id);
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < job->nplace && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+		    i > 0 ? " " : "", job->place[i].node);
+	return buf;
+}
+
+static void
+cancel(uint64_t id)
+{
+	struct cerr err;
+
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, id, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+}
+
+/* Three 4-GPU nodes: --nodelist puts a job on the nodes named and
+ * --exclude keeps it off others, also together; an --exclusive job holds
+ * its node whole, so a CPU-only job may not join it (one free to go
+ * elsewhere does) and starts there once it is gone, holding no GPU; the
+ * other way round, a CPU-only job keeps an exclusive job waiting
+ * (Resources) while a GPU job starts beside it; with every GPU of the
+ * node busy, a CPU-only job still runs there. */
+START_TEST(test_nodelist_exclusive_cpu_only)
+{
+	char buf[64];
+	struct cerr err;
+	char name[16];
+	uint64_t a, b, c, ex, cpu1, cpu2, g, cpu3;
+	unsigned i;
+
+	domain_close(&D);
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert(domain_add_node(&D, name, 4, false, &err) != 0);
+	}
+	a = submit_where(1, 1, "node02", NULL, false, false);
+	b = submit_where(1, 1, NULL, "node[01-02]", false, false);
+	domain_settle(&D);
+	ck_assert_str_eq(nodes_of(a, buf, sizeof(buf)), "node02");
+	ck_assert_str_eq(nodes_of(b, buf, sizeof(buf)), "node03");
+	c = submit_where(2, 1, "node[01-03]", "node01", false, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, c)->state, JOB_RUNNING);
+	nodes_of(c, buf, sizeof(buf));
+	ck_assert_msg(strcmp(buf, "node02 node03") == 0 ||
+	    strcmp(buf, "node03 node02") == 0, "c on %s", buf);
+	cancel(a);
+	cancel(b);
+	cancel(c);
+	domain_settle(&D);
+
+	/* An exclusive job holds node01 whole. */
+	ex = submit_where(1, 1, "node01", NULL, true, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, ex)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, ex)->place[0].ngpus, 4);
+	cpu1 = submit_where(1, 0, "node01", NULL, false, true);
+	cpu2 = submit_where(1, 0, NULL, NULL, false, true);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu2)->state, JOB_RUNNING);
+	ck_assert_str_ne(nodes_of(cpu2, buf, sizeof(buf)), "node01");
+	ck_assert_int_eq(domain_job(&D, cpu1)->state, JOB_PENDING);
+	cancel(ex);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu1)->state, JOB_RUNNING);
+	ck_assert_str_eq(nodes_of(cpu1, buf, sizeof(buf)), "node01");
+	ck_assert_uint_eq(domain_job(&D, cpu1)->place[0].ngpus, 0);
+
+	/* node01 runs a CPU-only job: an exclusive job waits for it, a
+	 * GPU job starts beside it. */
+	ex = submit_where(1, 0, "node01", NULL, true, false);
+	g = submit_where(1, 4, "node01", NULL, false, false);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, g)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&D, ex)->state, JOB_PENDING);
+	ck_assert_int_eq(strncmp(domain_job(&D, ex)->reason, "Resources", 9),
+	    0);
+	/* Every GPU of node01 busy: a CPU-only job still runs there. */
+	cpu3 = submit_where(1, 0, "node01", NULL, false, true);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, cpu3)->state, JOB_RUNNING);
+	ck_assert_str_eq(nodes_of(cpu3, buf, sizeof(buf)), "node01");
+	ck_assert_uint_eq(domain_job(&D, cpu3)->place[0].ngpus, 0);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_LAUNCH, cpu3)->ngpus, 0);
 }
 END_TEST
 
@@ -1835,6 +2170,9 @@ cluster_suite(void)
 	tcase_add_test(tc, test_early_fail_backs_off);
 	tcase_add_test(tc, test_gang_all_or_nothing);
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
+	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
+	tcase_add_test(tc, test_topology_reservation_backfill);
+	tcase_add_test(tc, test_nodelist_exclusive_cpu_only);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
 	tcase_add_test(tc, test_down_sweep);

@@ -395,6 +395,86 @@ START_TEST(test_service)
 }
 END_TEST
 
+/* Fair share between two queues that own no GPUs (everything they use
+ * is borrowed): x has used the cluster, y has not. Its factor falls
+ * below y's while it runs; when both wait for the same GPUs, y's job
+ * goes first though x's was submitted first with the same limit, and
+ * x's runs after it. */
+START_TEST(test_fair_share_order)
+{
+	struct domain_spec hold = { .queue = "x", .time_limit_s = 600 };
+	struct domain_spec xs = { .queue = "x", .time_limit_s = 600 };
+	struct domain_spec ys = { .queue = "y", .time_limit_s = 600 };
+	struct queue_def defs[2];
+	struct cluster_opts o;
+	struct cerr err;
+	char name[16];
+	uint64_t h, first, second;
+	int x, y;
+	unsigned i;
+
+	teardown();
+	memset(defs, 0, sizeof(defs));
+	defs[0].name = "x";
+	defs[1].name = "y";
+	for (i = 0; i < 2; i++) {
+		defs[i].gpus = 0;
+		defs[i].borrow_limit = SCHED_UNLIMITED;
+		defs[i].lend_limit = SCHED_UNLIMITED;
+		defs[i].weight = 1;
+		defs[i].preempt = SCHED_PREEMPT_BORROWERS;
+	}
+	Q = queues_create(defs, 2, QUEUES_DEFAULT_HALF_LIFE_MS, &err);
+	ck_assert_msg(Q != NULL, "queues_create: %s", err.text);
+	memset(&o, 0, sizeof(o));
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	o.heartbeat_ms = 2000;
+	o.accept_unknown_nodes = true;
+	o.queues = Q;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "domain_open: %s",
+	    err.text);
+	for (i = 1; i <= 2; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		ck_assert(domain_add_node(&D, name, 2, false, &err) != 0);
+	}
+	x = queues_find(Q, "x");
+	y = queues_find(Q, "y");
+	ck_assert(x >= 0 && y >= 0);
+	h = submit_as("alice", 2, 2, &hold);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(job(h)->state, JOB_RUNNING);
+	domain_run_for(&D, 60000, 1000);
+	ck_assert_msg(queues_factor(Q, (size_t)x, D.now) <
+	    queues_factor(Q, (size_t)y, D.now), "x %f, y %f",
+	    queues_factor(Q, (size_t)x, D.now),
+	    queues_factor(Q, (size_t)y, D.now));
+	first = submit_as("alice", 2, 2, &xs);
+	second = submit_as("bob", 2, 2, &ys);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, first, 0), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, second, 0), 0);
+	ck_assert_int_eq(job(h)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(h), 0), h, 1,
+	    0, 0, &err), 0);
+	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(h), 1), h, 1,
+	    1, 0, &err), 0);
+	ck_assert_int_eq(job(h)->state, JOB_COMPLETED);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, second, 0), 2);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, first, 0), 0);
+	domain_answer_launches(&D, NULL);
+	domain_advance(&D, 1000);
+	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(second), 0),
+	    second, 1, 0, 0, &err), 0);
+	ck_assert_int_eq(domain_exit(&D, domain_rank_node(job(second), 1),
+	    second, 1, 1, 0, &err), 0);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, first, 0), 2);
+}
+END_TEST
+
 static Suite *
 preemption_suite(void)
 {
@@ -410,6 +490,7 @@ preemption_suite(void)
 	tcase_add_test(tc, test_preemptor_gets_the_gpus);
 	tcase_add_test(tc, test_preemptor_outrun);
 	tcase_add_test(tc, test_service);
+	tcase_add_test(tc, test_fair_share_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

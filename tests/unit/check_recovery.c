@@ -14,6 +14,7 @@
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/recovery.h"
+#include "daemon/controller/store/store.h"
 #include "tests/domain/domain.h"
 
 /* The node of a job's node rank (tests/domain/domain.h). */
@@ -362,6 +363,58 @@ END_TEST
 
 /* A plain drain lets jobs finish there and places nothing new; resume
  * gives the node back. */
+/* drain --now under a 2-node job that checkpoints only on its signal
+ * (USR1, 60 s of grace): both ranks are signalled; the checkpoint comes
+ * a second later and the job moves then, not at the deadline, with the
+ * node's drain in its reason; it resumes elsewhere from that checkpoint,
+ * no restart counted; the node is DRAINED once empty, with its reason,
+ * and an admin's resume puts it back. */
+START_TEST(test_drain_now_moves_on_checkpoint)
+{
+	struct domain_spec o = { .checkpoint_dir = "/ckpt", .ckpt_secs = 60 };
+	const struct domain_cmd *c;
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1];
+	struct cerr err;
+	size_t mark, i, usr1;
+	uint64_t id;
+
+	id = run_spec(2, 0, &o);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	mark = D.ncmds;
+	ck_assert_int_eq(recovery_drain(D.cl, &admin, r0, "maint", true,
+	    D.now, &err), 0);
+	domain_commit(&D);
+	for (i = mark, usr1 = 0; i < D.ncmds; i++)
+		usr1 += D.cmds[i].kind == DOMAIN_SIGNAL &&
+		    D.cmds[i].job_id == id && D.cmds[i].sig == SIGUSR1;
+	ck_assert_uint_eq(usr1, 2);
+	ck_assert_str_eq(node_drain_state(nodes_get(D.ns, r0)), "DRAINING");
+	domain_advance(&D, 1000);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	domain_checkpoint(&D, r0, id, 1, 42, "/ckpt/42");
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RESTARTING);
+	ck_assert_msg(strstr(job->reason, "drained by root: maint") != NULL &&
+	    strstr(job->reason, "checkpoint written") != NULL, "reason %s",
+	    job->reason);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_ptr_null(job_node_placement(job, r0));
+	ck_assert_uint_eq(job->restarts, 0);
+	c = domain_last(&D, DOMAIN_LAUNCH, id);
+	ck_assert_str_eq(c->resume, "/ckpt/42");
+	ck_assert_str_eq(node_drain_state(nodes_get(D.ns, r0)), "DRAINED");
+	ck_assert_str_eq(nodes_get(D.ns, r0)->drain_reason, "maint");
+	ck_assert_int_eq(recovery_resume(D.cl, &admin, r0, D.now, &err), 0);
+	domain_commit(&D);
+	ck_assert(!nodes_get(D.ns, r0)->drained);
+}
+END_TEST
+
 START_TEST(test_drain_and_resume)
 {
 	char r0[PEER_NAME_MAX + 1];
@@ -581,6 +634,55 @@ END_TEST
 
 /* An elastic job that loses a node with no replacement restarts on its
  * survivors when they are at least its minimum. */
+/* A hot spare is never given to a job that is not restarting: with the
+ * other nodes full, a whole-node job waits (a pass known to have run,
+ * and time passing) rather than take it. A gang one of whose nodes
+ * loses a GPU restarts keeping its healthy node and taking the spare,
+ * though a node that is no spare is free too. */
+START_TEST(test_spare_only_for_restarts)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], r1[PEER_NAME_MAX + 1];
+	struct cerr err;
+	uint64_t fill[5], id;
+	unsigned i;
+
+	ck_assert_uint_ne(domain_add_node(&D, "spare01", 4, true, &err), 0);
+	for (i = 0; i < 5; i++)
+		fill[i] = submit(1, 4, NULL);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	for (i = 0; i < 4; i++) {
+		job = domain_job(&D, fill[i]);
+		ck_assert_int_eq(job->state, JOB_RUNNING);
+		ck_assert_ptr_null(job_node_placement(job, "spare01"));
+	}
+	domain_run_for(&D, 5000, 1000);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, fill[4])->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, fill[4], 0), 0);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(cluster_cancel(D.cl, &admin, fill[i], D.now,
+		    &(enum job_state){ 0 }, &err), 0);
+	domain_commit(&D);
+	domain_settle(&D);
+	/* The gang: not on the spare; GPU 0 of rank 1's node fails. */
+	id = run_spec(2, 4, NULL);
+	job = domain_job(&D, id);
+	ck_assert_ptr_null(job_node_placement(job, "spare01"));
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(r1, sizeof(r1), "%s", rank_node(job, 1));
+	domain_health(&D, r1, HEALTH_FAILED, 0, "xid=79");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->restarts, 1);
+	ck_assert_str_eq(rank_node(job, 0), r0);
+	ck_assert_str_eq(rank_node(job, 1), "spare01");
+}
+END_TEST
+
 START_TEST(test_elastic_shrink)
 {
 	struct domain_spec elastic = { .nodes_min = 2 };
@@ -610,6 +712,111 @@ END_TEST
 /* Whole nodes standing idle with nothing waiting: a running elastic job
  * below its maximum checkpoints, then restarts bigger, keeping its
  * nodes; not while a job waits. */
+struct kinds {
+	char k[32][16];
+	size_t n;
+};
+
+static int
+kinds_cb(const struct store_event *ev, void *arg)
+{
+	struct kinds *ks = arg;
+
+	if (ks->n < 32)
+		snprintf(ks->k[ks->n++], sizeof(ks->k[0]), "%s", ev->kind);
+	return 0;
+}
+
+/* The index of kind in ks from from on, or -1. */
+static int
+kind_at(const struct kinds *ks, const char *kind, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < ks->n; i++)
+		if (strcmp(ks->k[i], kind) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* An elastic 1:3 job on the only three free nodes: one node FAILs and
+ * the job restarts at once on the two left, from its checkpoint, rather
+ * than wait; it checkpoints at that size; once the node is healed and
+ * resumed, the job grows back to three (RESIZING, a checkpoint, a
+ * restart that is not counted), from that checkpoint. Its events tell
+ * restart, running, resize, running. */
+START_TEST(test_elastic_shrink_then_grow_back)
+{
+	struct domain_spec elastic = { .nodes_min = 1,
+	    .checkpoint_dir = "/ckpt", .ckpt_secs = 30 };
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1], lost[PEER_NAME_MAX + 1];
+	struct kinds ks;
+	struct cerr err;
+	uint64_t other, id;
+	size_t mark;
+	int r, z;
+
+	other = run_spec(1, 0, NULL);
+	id = run_spec(3, 0, &elastic);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_LAUNCH, id)->nnodes, 3);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", rank_node(job, 0));
+	snprintf(lost, sizeof(lost), "%s", rank_node(job, 2));
+	domain_advance(&D, 1000);
+	domain_checkpoint(&D, r0, id, 1, 10, "/ckpt/10");
+	domain_health(&D, lost, HEALTH_FAILED, -1, "elastic test");
+	ck_assert(nodes_get(D.ns, lost)->drained);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 2);
+	ck_assert_uint_eq(job->restarts, 1);
+	ck_assert_ptr_null(job_node_placement(job, lost));
+	ck_assert_str_eq(rank_node(job, 0), r0);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_LAUNCH, id)->nnodes, 2);
+	ck_assert_str_eq(domain_last(&D, DOMAIN_LAUNCH, id)->resume,
+	    "/ckpt/10");
+	/* It runs, and checkpoints, at two. */
+	domain_advance(&D, 1000);
+	domain_checkpoint(&D, r0, id, 2, 20, "/ckpt/20");
+	ck_assert_uint_eq(domain_job(&D, id)->ckpt_step, 20);
+	mark = D.ncmds;
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, id, mark), 0);
+	/* Healed and resumed: it grows back, after a checkpoint. */
+	domain_health(&D, lost, HEALTH_OK, -1, "");
+	ck_assert_int_eq(recovery_resume(D.cl, &admin, lost, D.now, &err), 0);
+	domain_commit(&D);
+	domain_pass(&D);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESIZING);
+	ck_assert_uint_gt(domain_count(&D, DOMAIN_SIGNAL, id, mark), 0);
+	domain_advance(&D, 1000);
+	domain_checkpoint(&D, r0, id, 2, 30, "/ckpt/30");
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 3);
+	ck_assert_uint_eq(job->restarts, 1);
+	ck_assert_uint_eq(domain_last(&D, DOMAIN_LAUNCH, id)->nnodes, 3);
+	ck_assert_str_eq(domain_last(&D, DOMAIN_LAUNCH, id)->resume,
+	    "/ckpt/30");
+	ck_assert_int_eq(domain_job(&D, other)->state, JOB_RUNNING);
+	memset(&ks, 0, sizeof(ks));
+	ck_assert_int_eq(store_events_list(D.st, 0, id, NULL, NULL, 0, 0,
+	    kinds_cb, &ks, &err), 0);
+	r = kind_at(&ks, "restart", 0);
+	ck_assert_int_ge(r, 0);
+	z = kind_at(&ks, "resize", (size_t)r);
+	ck_assert_int_gt(z, r);
+	ck_assert_int_gt(kind_at(&ks, "running", (size_t)r), r);
+	ck_assert_int_lt(kind_at(&ks, "running", (size_t)r), z);
+	ck_assert_int_gt(kind_at(&ks, "running", (size_t)z), z);
+}
+END_TEST
+
 START_TEST(test_elastic_grow)
 {
 	struct domain_spec elastic = { .nodes_min = 1,
@@ -937,6 +1144,7 @@ recovery_suite(void)
 	tcase_add_test(tc, test_degraded_deadline);
 	tcase_add_test(tc, test_degraded_without_checkpoints_moves_at_once);
 	tcase_add_test(tc, test_drain_now);
+	tcase_add_test(tc, test_drain_now_moves_on_checkpoint);
 	tcase_add_test(tc, test_evacuation_once_and_launching);
 	tcase_add_test(tc, test_degraded_gpu_moves_nothing);
 	tcase_add_test(tc, test_drain_and_resume);
@@ -944,8 +1152,10 @@ recovery_suite(void)
 	tcase_add_test(tc, test_xids);
 	tcase_add_test(tc, test_checkpoints);
 	tcase_add_test(tc, test_spare_replacement);
+	tcase_add_test(tc, test_spare_only_for_restarts);
 	tcase_add_test(tc, test_elastic_shrink);
 	tcase_add_test(tc, test_elastic_grow);
+	tcase_add_test(tc, test_elastic_shrink_then_grow_back);
 	tcase_add_test(tc, test_elastic_grows_again);
 	tcase_add_test(tc, test_elastic_grow_tried_once);
 	tcase_add_test(tc, test_no_growth_while_a_start_backs_off);

@@ -1216,6 +1216,63 @@ START_TEST(test_not_leader)
 }
 END_TEST
 
+/* A submit is judged against the nodes the controller knows
+ * (feasible.c's rules are check_feasible's): what could never run is
+ * refused with the limit it names and changes nothing; a DOWN node still
+ * counts, and an elastic job is judged by its minimum. */
+START_TEST(test_submit_feasible)
+{
+	const Cohort__V1__Envelope *rep;
+	struct rpcfix f;
+	struct conn *c;
+	struct req r;
+
+	rpcfix_open(&f);
+	rpcfix_state(&f, state0, sizeof(state0));
+	b_submit(&f, NULL, &r);
+	r.spec.gpus_per_node = 16;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "16 GPUs a node");
+	ck_assert_str_eq(rep->error->text, "--gpus-per-node 16: the largest "
+	    "node has 4 GPUs (NVIDIA H100 80GB HBM3)");
+	/* node01, node02 and node03 (DOWN) have 4 GPUs: 4 nodes never. */
+	b_submit(&f, NULL, &r);
+	r.spec.gpus_per_node = 4;
+	r.spec.nodes_min = r.spec.nodes_max = 4;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "4 nodes");
+	ck_assert_msg(strstr(rep->error->text, "--nodes 4: the cluster has "
+	    "only 3 nodes with 4 or more GPUs") != NULL, "%s",
+	    rep->error->text);
+	b_submit(&f, NULL, &r);
+	r.spec.gpu_type = "B300";
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	assert_refused(&f, rep, c, ERR_INVALID, false, "B300");
+	ck_assert_msg(strstr(rep->error->text, "no node has a GPU matching "
+	    "'B300'; models here: NVIDIA H100 80GB HBM3") != NULL, "%s",
+	    rep->error->text);
+	/* Three nodes of 4, one of them DOWN; 3 to 8 nodes of 4. */
+	b_submit(&f, NULL, &r);
+	r.spec.gpus_per_node = 4;
+	r.spec.nodes_min = r.spec.nodes_max = 3;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	ck_assert_msg(rep != NULL && rep->body_case == R(SUBMIT_REPLY),
+	    "3 nodes with node03 DOWN: %s", rep == NULL ? "no reply" :
+	    rep->body_case == R(ERROR) ? rep->error->text :
+	    wire_body_name(rep->body_case));
+	b_submit(&f, NULL, &r);
+	r.spec.gpus_per_node = 4;
+	r.spec.nodes_min = 3;
+	r.spec.nodes_max = 8;
+	rep = send_as(&f, "alice", ROLE_USER, &r, &c);
+	ck_assert_msg(rep != NULL && rep->body_case == R(SUBMIT_REPLY),
+	    "3:8 nodes: %s", rep == NULL ? "no reply" :
+	    rep->body_case == R(ERROR) ? rep->error->text :
+	    wire_body_name(rep->body_case));
+	rpcfix_close(&f);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -1236,6 +1293,7 @@ rpc_suite(void)
 	tcase_add_test(tc, test_not_text);
 	tcase_add_test(tc, test_oversized);
 	tcase_add_test(tc, test_not_leader);
+	tcase_add_test(tc, test_submit_feasible);
 	suite_add_tcase(s, tc);
 	return s;
 }
