@@ -677,7 +677,8 @@ drain_cmds(struct sim *s)
 			break;
 		case DOMAIN_STOP_STEP:
 		case DOMAIN_SIGNAL_STEP:
-			/* The simulated jobs run no steps. */
+		case DOMAIN_PREPARE:
+			/* The simulated jobs run no steps and no images. */
 			break;
 		case DOMAIN_SIGNAL:
 			/* Checkpoint now (once per move): a job loading or

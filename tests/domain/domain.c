@@ -388,6 +388,21 @@ domain_add_node(struct domain *d, const char *name, unsigned ngpus,
 	return conn;
 }
 
+int
+domain_add_nodes(struct domain *d, unsigned n, unsigned ngpus,
+    struct cerr *err)
+{
+	char name[16];
+	unsigned i;
+
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "node%02u", i);
+		if (domain_add_node(d, name, ngpus, false, err) == 0)
+			return -1;
+	}
+	return 0;
+}
+
 uint64_t
 domain_reconnect(struct domain *d, const char *name,
     const struct task_report *tasks, size_t ntasks, struct cerr *err)

@@ -107,6 +107,9 @@ void domain_close(struct domain *d);
  * its conn id, or 0 on failure (err). */
 uint64_t domain_add_node(struct domain *d, const char *name, unsigned ngpus,
     bool spare, struct cerr *err);
+/* Nodes node01 .. nodeN (N <= 99) of ngpus GPUs each: 0, or -1 (err). */
+int domain_add_nodes(struct domain *d, unsigned n, unsigned ngpus,
+    struct cerr *err);
 /* The node's connection id (0: unknown or disconnected). */
 uint64_t domain_conn(const struct domain *d, const char *name);
 /* Reconnect a node (a new connection, registering with tasks). */

@@ -269,11 +269,8 @@ START_TEST(test_topology_reservation_backfill)
 	o.node_timeout_ms = 10000;
 	o.stop_timeout_ms = 60000;
 	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
-	for (i = 1; i <= 8; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 8, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, 8, 8, &err) == 0, "add nodes: %s",
+	    err.text);
 	/* node01 and node05 taken: no leaf has four whole nodes free. The
 	 * leaf job waits, where one without --topology would start. */
 	first = submit_shape(1, 8, 300, false);
@@ -773,11 +770,8 @@ reopen(const struct cluster_opts *o, unsigned nnodes)
 	domain_close(&D);
 	ck_assert_msg(domain_open(&D, o, &err) == 0, "domain_open: %s",
 	    err.text);
-	for (i = 1; i <= nnodes; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 4, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, nnodes, 4, &err) == 0, "add nodes: %s",
+	    err.text);
 }
 
 static uint64_t

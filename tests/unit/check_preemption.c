@@ -55,11 +55,8 @@ open_with(uint64_t min_runtime_a, enum sched_preempt preempt_a)
 	o.queues = Q;
 	ck_assert_msg(domain_open(&D, &o, &err) == 0, "domain_open: %s",
 	    err.text);
-	for (i = 1; i <= 4; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 2, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, 4, 2, &err) == 0, "add nodes: %s",
+	    err.text);
 }
 
 static void

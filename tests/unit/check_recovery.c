@@ -32,11 +32,8 @@ add_nodes(unsigned n)
 	char name[16];
 	unsigned i;
 
-	for (i = 1; i <= n; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 4, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, n, 4, &err) == 0, "add nodes: %s",
+	    err.text);
 }
 
 static void

@@ -31,11 +31,8 @@ setup(void)
 
 	ck_assert_msg(domain_open(&D, NULL, &err) == 0, "domain_open: %s",
 	    err.text);
-	for (i = 1; i <= 3; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 2, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, 3, 2, &err) == 0, "add nodes: %s",
+	    err.text);
 	jobs_set_early_fail_window(D.js, WINDOW_MS);
 }
 

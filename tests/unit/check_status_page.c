@@ -509,11 +509,8 @@ START_TEST(test_page_suspects)
 	suspect_opts_default(&so);
 	ck_assert_msg(domain_open_suspect(&D, NULL, &so, &err) == 0,
 	    "domain_open: %s", err.text);
-	for (i = 1; i <= 3; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 4, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, 3, 4, &err) == 0, "add nodes: %s",
+	    err.text);
 	p = page();
 	s = section(p, "nodes");
 	LACKS(s, "id=\"suspects\"");

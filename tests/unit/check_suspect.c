@@ -36,11 +36,8 @@ open_with(const struct suspect_opts *so)
 	ck_assert_msg(domain_open_suspect(&D, NULL, so, &err) == 0,
 	    "domain_open: %s", err.text);
 	jobs_set_early_fail_window(D.js, WINDOW_MS);
-	for (i = 1; i <= 4; i++) {
-		snprintf(name, sizeof(name), "node%02u", i);
-		ck_assert_msg(domain_add_node(&D, name, 4, false, &err) != 0,
-		    "add %s: %s", name, err.text);
-	}
+	ck_assert_msg(domain_add_nodes(&D, 4, 4, &err) == 0, "add nodes: %s",
+	    err.text);
 }
 
 static void
