@@ -256,7 +256,7 @@ START_TEST(test_topology_reservation_backfill)
 	struct topo *t;
 	const struct job *job;
 	struct cerr err;
-	char e[256], name[16];
+	char e[256];
 	struct shape sh5 = { 0, false, NULL };
 	uint64_t first, blocker, leafjob, quad, big, shortjob, longjob;
 	unsigned i, leaf;
@@ -764,8 +764,6 @@ static void
 reopen(const struct cluster_opts *o, unsigned nnodes)
 {
 	struct cerr err;
-	char name[16];
-	unsigned i;
 
 	domain_close(&D);
 	ck_assert_msg(domain_open(&D, o, &err) == 0, "domain_open: %s",

@@ -23,8 +23,6 @@ static void
 setup(void)
 {
 	struct cerr err;
-	char name[16];
-	unsigned i;
 
 	ck_assert_msg(domain_open(&D, NULL, &err) == 0, "domain_open: %s",
 	    err.text);

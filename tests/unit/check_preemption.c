@@ -30,7 +30,6 @@ open_with(uint64_t min_runtime_a, enum sched_preempt preempt_a)
 	struct queue_def defs[2];
 	struct cluster_opts o;
 	struct cerr err;
-	char name[16];
 	unsigned i;
 
 	memset(defs, 0, sizeof(defs));

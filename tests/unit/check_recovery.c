@@ -29,8 +29,6 @@ static void
 add_nodes(unsigned n)
 {
 	struct cerr err;
-	char name[16];
-	unsigned i;
 
 	ck_assert_msg(domain_add_nodes(&D, n, 4, &err) == 0, "add nodes: %s",
 	    err.text);

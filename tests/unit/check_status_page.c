@@ -501,10 +501,9 @@ END_TEST
  * highest first, whether it crossed, its evidence. */
 START_TEST(test_page_suspects)
 {
-	char reason[SUSPECT_REASON_MAX + 1], name[16], *p, *s;
+	char reason[SUSPECT_REASON_MAX + 1], *p, *s;
 	struct suspect_opts so;
 	struct cerr err;
-	unsigned i;
 
 	suspect_opts_default(&so);
 	ck_assert_msg(domain_open_suspect(&D, NULL, &so, &err) == 0,

@@ -30,8 +30,6 @@ static void
 open_with(const struct suspect_opts *so)
 {
 	struct cerr err;
-	char name[16];
-	unsigned i;
 
 	ck_assert_msg(domain_open_suspect(&D, NULL, so, &err) == 0,
 	    "domain_open: %s", err.text);

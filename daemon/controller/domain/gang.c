@@ -344,6 +344,17 @@ gang_fail(struct gang *g, const struct gang_node *gn, const struct cerr *why,
 	cluster_wake(cl);
 }
 
+/* A gang whose job moved on (failed over, ended, launched again as a
+ * new attempt) is over: its answers are not the job's. */
+static bool
+gang_still_on(struct gang *g, const struct job *job)
+{
+	if (!g->over && (job == NULL || !jobs_is_active(job) ||
+	    job->attempt != g->attempt))
+		g->over = true;
+	return !g->over;
+}
+
 static void
 gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 {
@@ -352,12 +363,7 @@ gang_launched_cb(void *arg, const struct cerr *err, int64_t now)
 	const struct job *job = jobs_get(g->cl->js, g->job_id);
 
 	g->outstanding--;
-	/* A gang whose job moved on (failed over, ended, launched again
-	 * as a new attempt) is over: its answers are not the job's. */
-	if (!g->over && (job == NULL || !jobs_is_active(job) ||
-	    job->attempt != g->attempt))
-		g->over = true;
-	if (!g->over) {
+	if (gang_still_on(g, job)) {
 		if (err != NULL)
 			gang_fail(g, gn, err, now);
 		else if (++g->acked == g->nnodes)
@@ -528,10 +534,7 @@ gang_prepared_cb(void *arg, const struct image_ready *r,
 	const struct job *job = jobs_get(g->cl->js, g->job_id);
 
 	g->outstanding--;
-	if (!g->over && (job == NULL || !jobs_is_active(job) ||
-	    job->attempt != g->attempt))
-		g->over = true;
-	if (!g->over) {
+	if (gang_still_on(g, job)) {
 		if (err != NULL)
 			gang_fail(g, gn, err, now);
 		else
