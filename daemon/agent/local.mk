@@ -23,7 +23,8 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/cgroup.c daemon/agent/cgroup.h \
 	daemon/agent/container.c daemon/agent/container.h \
 	daemon/agent/imgdigest.c daemon/agent/imgdigest.h \
-	daemon/agent/ocispec.c daemon/agent/ocispec.h
+	daemon/agent/ocispec.c daemon/agent/ocispec.h \
+	daemon/agent/cdi.c daemon/agent/cdi.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) \
 	$(JANSSON_LIBS) -ldl
 
