@@ -378,20 +378,20 @@ cdi_dirs_check(const char *dirs, struct cerr *err)
 	size_t n = 0, len;
 
 	if (dirs == NULL || dirs[0] == '\0')
-		return cerr_set(err, ERR_INVALID, "cdi_dirs: empty");
+		return cerr_set(err, ERR_INVALID, "empty");
 	for (;;) {
 		e = strchr(p, ':');
 		len = e != NULL ? (size_t)(e - p) : strlen(p);
 		if (len == 0 || len >= sizeof(one))
-			return cerr_set(err, ERR_INVALID, "cdi_dirs: an empty "
+			return cerr_set(err, ERR_INVALID, "an empty "
 			    "or too long directory in %s", dirs);
 		memcpy(one, p, len);
 		one[len] = '\0';
 		if (!clean_abs(one))
-			return cerr_set(err, ERR_INVALID, "cdi_dirs: %s is not "
+			return cerr_set(err, ERR_INVALID, "%s is not "
 			    "an absolute path without \"..\"", one);
 		if (++n > CDI_MAX_DIRS)
-			return cerr_set(err, ERR_INVALID, "cdi_dirs: more than "
+			return cerr_set(err, ERR_INVALID, "more than "
 			    "%d directories", CDI_MAX_DIRS);
 		if (e == NULL)
 			return 0;
