@@ -672,7 +672,7 @@ cdi_node_load(const char *dirs)
 		return NULL;
 	for (i = 0; ctk[i] != NULL && access(ctk[i], X_OK) != 0; i++)
 		;
-	log_warnx("CDI: no spec of kind " CDI_KIND " in %s: GPU jobs in "
+	log_info("CDI: no spec of kind " CDI_KIND " in %s: GPU jobs in "
 	    "images get the GPUs' device nodes only, not the driver's "
 	    "libraries%s", dirs, ctk[i] != NULL ? "; `nvidia-ctk cdi "
 	    "generate --format=json --output=/etc/cdi/nvidia.json` makes one" :
