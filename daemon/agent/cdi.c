@@ -185,6 +185,7 @@ edits_parse(json_t *o, const char *path, const char *what,
 			struct cdi_mount *m = &e->mounts[e->nmounts];
 			const char *h = str(v, "hostPath");
 			const char *c = str(v, "containerPath");
+			const char *t = str(v, "type");
 
 			if (!clean_abs(h) || !clean_abs(c) || strcmp(c, "/")
 			    == 0 || strpbrk(h, ",:") != NULL ||
@@ -193,6 +194,15 @@ edits_parse(json_t *o, const char *path, const char *what,
 				    " hostPath and containerPath must be "
 				    "absolute, without \"..\", ',' or ':'",
 				    path, what, i);
+				goto fail;
+			}
+			/* Only binds: another file system type would be
+			 * read here as a bind of its "hostPath". */
+			if (json_object_get(v, "type") != NULL && (t == NULL ||
+			    strcmp(t, "bind") != 0)) {
+				cerr_set(err, ERR_INVALID, "%s: %s.mounts[%zu]:"
+				    " only bind mounts are applied", path,
+				    what, i);
 				goto fail;
 			}
 			if ((m->host = strdup(h)) == NULL ||
@@ -411,11 +421,21 @@ find_in(const char *dir, uid_t owner, struct cdi_spec **out)
 {
 	char *names[CDI_MAX_FILES], path[4096];
 	struct dirent *de;
+	struct stat st;
 	struct cerr e;
 	size_t n = 0, i, len;
 	int found = 0;
 	DIR *d;
 
+	/* Whoever may write the directory may replace its specs. */
+	if (lstat(dir, &st) == -1)
+		return 0;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != owner ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		log_warnx("CDI directory %s: not a directory of uid %u that "
+		    "only it may write; not read", dir, (unsigned)owner);
+		return 0;
+	}
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {

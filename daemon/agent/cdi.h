@@ -84,7 +84,8 @@ int cdi_dirs_check(const char *dirs, struct cerr *err);
 
 /* The first spec of kind nvidia.com/gpu in dirs (in order; a directory's
  * *.json files by name) that loads; others and refused files are
- * logged. 0 with *out, NULL when there is none; -1 with err for an
+ * logged. A directory not owner's, or writable by group or others, is
+ * not read (logged). 0 with *out, NULL when there is none; -1 with err for an
  * invalid dirs. */
 int cdi_find(const char *dirs, uid_t owner, struct cdi_spec **out,
     struct cerr *err);

@@ -249,6 +249,11 @@ START_TEST(test_refused)
 	write_spec("noname.json", "{\"cdiVersion\":\"0.5.0\",\"kind\":"
 	    "\"nvidia.com/gpu\",\"devices\":[{\"containerEdits\":{}}]}", 0644);
 	refused("noname.json", "has no valid name");
+	write_spec("tmpfs.json", "{\"cdiVersion\":\"0.5.0\",\"kind\":"
+	    "\"nvidia.com/gpu\",\"devices\":[{\"name\":\"0\","
+	    "\"containerEdits\":{\"mounts\":[{\"hostPath\":\"/tmp\","
+	    "\"containerPath\":\"/x\",\"type\":\"tmpfs\"}]}}]}", 0644);
+	refused("tmpfs.json", "only bind mounts are applied");
 
 	/* Someone else's file: chown it when root, else expect another
 	 * owner. */
@@ -294,6 +299,11 @@ START_TEST(test_find)
 	ck_assert_ptr_nonnull(s);
 	ck_assert(strstr(s->path, "d-gpu.json") != NULL);
 	cdi_spec_free(s);
+	/* A directory others may write is not read. */
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	ck_assert_int_eq(cdi_find(dirs, getuid(), &s, &err), 0);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
 	/* None. */
 	ck_assert_int_eq(cdi_find("/nonexistent/cdi", getuid(), &s, &err), 0);
 	ck_assert_ptr_null(s);
