@@ -122,8 +122,8 @@ START_TEST(test_apply)
 	struct cerr err;
 	struct ctr_mount *m;
 	json_t *j, *a, *o, *ro = NULL;
-	char path[128];
-	size_t i, nm, ndev = 0;
+	char path[128], *text;
+	size_t i, nm, ndev = 0, len;
 	int saw_ctl = 0, saw_1 = 0;
 
 	write_spec("nvidia.json", good, 0644);
@@ -195,6 +195,31 @@ START_TEST(test_apply)
 	ck_assert_uint_eq(json_array_size(a), 4);
 	json_decref(j);
 	cdi_applied_free(&held);
+
+	/* GPU 0: its node with the spec's permissions in the cgroup. */
+	{
+		static const unsigned g0[] = { 0 };
+		int saw = 0;
+
+		ck_assert_int_eq(cdi_apply(s, g0, 1, &base, &out, &held, &err),
+		    0);
+		j = config(&out);
+		json_array_foreach(json_object_get(json_object_get(
+		    json_object_get(j, "linux"), "resources"), "devices"), i, o)
+			if (json_integer_value(json_object_get(o, "minor")) ==
+			    5) {
+				ck_assert_str_eq(json_string_value(
+				    json_object_get(o, "access")), "rw");
+				saw = 1;
+			}
+		ck_assert(saw);
+		json_decref(j);
+		/* And ocispec refuses an access that is not of "rwm". */
+		held.devs[0].access = "rwx";
+		ck_assert_int_eq(ocispec_json(&out, &text, &len, &err), -1);
+		ck_assert(strstr(err.text, "access") != NULL);
+		cdi_applied_free(&held);
+	}
 
 	/* A GPU the spec does not name: nothing applied. */
 	{
