@@ -156,8 +156,9 @@ edits_parse(json_t *o, const char *path, const char *what,
 			    strlen(perm)))) {
 				cerr_set(err, ERR_INVALID, "%s: %s.deviceNodes"
 				    "[%zu]: a character device under /dev "
-				    "(path, hostPath, type \"c\", major, minor, "
-				    "permissions of \"rwm\") is expected", path,
+				    "(path, hostPath, type \"c\", major, "
+				    "minor, permissions of \"rwm\") is "
+				    "expected", path,
 				    what, i);
 				goto fail;
 			}
