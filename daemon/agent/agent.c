@@ -1204,6 +1204,7 @@ agent_ctr_launch(struct agent *a, const struct apending *p,
 	cl->gpus = gpus;
 	cl->ngpus = ngpus;
 	cl->enabled = a->cfg->ctr_enabled;
+	cl->cdi = ctr_cache_cdi(a->ctrc);
 	return true;
 }
 

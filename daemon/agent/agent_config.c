@@ -20,6 +20,7 @@
 
 #include "daemon/agent/agent_config.h"
 #include "lib/container.h"
+#include "daemon/agent/cdi.h"
 #include "daemon/agent/cgroup.h"
 #include "daemon/agent/health.h"
 #include "lib/log.h"
@@ -75,6 +76,8 @@ static int agent_set_slurm_commands(const struct conf_ctx *,
 static int agent_set_ctr_runtime(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_ctr_registries(const struct conf_ctx *,
+    const struct conf_key *, const char *, struct cerr *);
+static int agent_set_ctr_cdi_dirs(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
 static int agent_set_ctr_mounts(const struct conf_ctx *,
     const struct conf_key *, const char *, struct cerr *);
@@ -158,6 +161,7 @@ static const struct conf_key agent_keys[] = {
 	MSKEY("container", "prepare_timeout", ctr_prepare_timeout_ms, SEC,
 	    24 * HOUR),
 	KEY("container", "registries", false, agent_set_ctr_registries),
+	KEY("container", "cdi_dirs", false, agent_set_ctr_cdi_dirs),
 	{ .section = "health", .name = "temperature_degraded",
 	  .set = conf_key_uint, FIELD(temperature_degraded), .min = 0,
 	  .max = 200 },
@@ -219,6 +223,7 @@ agent_config_clear(struct agent_config *cfg)
 	free(cfg->ctr_cache);
 	free(cfg->ctr_mounts);
 	free(cfg->ctr_registries);
+	free(cfg->ctr_cdi_dirs);
 	agent_user_map_free(cfg->user_map, cfg->nuser_map);
 	for (i = 0; i < cfg->nallow_users; i++)
 		free(cfg->allow_users[i]);
@@ -499,6 +504,18 @@ agent_set_ctr_mounts(const struct conf_ctx *c, const struct conf_key *k,
 		return -1;
 	ctr_mounts_free(m, n);
 	return agent_set_str(&cfg->ctr_mounts, value, err);
+}
+
+static int
+agent_set_ctr_cdi_dirs(const struct conf_ctx *c, const struct conf_key *k,
+    const char *value, struct cerr *err)
+{
+	struct agent_config *cfg = c->cfg;
+
+	(void)k;
+	if (cdi_dirs_check(value, err) == -1)
+		return -1;
+	return agent_set_str(&cfg->ctr_cdi_dirs, value, err);
 }
 
 /* A comma list of registry hosts (ctr_registry_host_ok each). */

@@ -152,6 +152,9 @@ struct agent_config {
 	/* registries: the registry hosts (HOST[:PORT], comma-separated)
 	 * docker:// images may come from; NULL: none. */
 	char *ctr_registries;
+	/* cdi_dirs: where CDI specs of kind nvidia.com/gpu are read (cdi.h),
+	 * ':'-separated absolute directories; NULL: CDI_DEFAULT_DIRS. */
+	char *ctr_cdi_dirs;
 };
 
 /* Load path into cfg (defaults first). 0, or -1 with err->text as one

@@ -24,6 +24,7 @@
 
 #include <event2/event.h>
 
+#include "daemon/agent/cdi.h"
 #include "daemon/agent/container.h"
 #include "daemon/agent/imgdigest.h"
 #include "daemon/agent/ocispec.h"
@@ -148,6 +149,7 @@ struct ctr_cache {
 	bool timed_out;			/* ... passed: its group killed */
 	struct ctr_req *running;
 	char entry[PATH_MAX];		/* the running one's */
+	struct cdi_spec *cdi;		/* nvidia.com/gpu, or NULL */
 };
 
 static void ctr_run_next(struct ctr_cache *c);
@@ -225,6 +227,8 @@ ctr_cache_create(struct event_base *base, const struct agent_config *cfg,
 		cerr_set(err, ERR_INTERNAL, "cannot create a timer");
 		return NULL;
 	}
+	if (cfg->ctr_enabled)
+		c->cdi = cdi_node_load(cfg->ctr_cdi_dirs);
 	return c;
 }
 
@@ -255,7 +259,14 @@ ctr_cache_destroy(struct ctr_cache *c)
 		close(c->pidfd);
 	event_free(c->next_ev);
 	event_free(c->timeout_ev);
+	cdi_spec_free(c->cdi);
 	free(c);
+}
+
+const struct cdi_spec *
+ctr_cache_cdi(const struct ctr_cache *c)
+{
+	return c != NULL ? c->cdi : NULL;
 }
 
 struct ctr_req *
@@ -862,7 +873,9 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	char layer[PATH_MAX], cgpath[PATH_MAX];
 	const char *rel;
 	struct ctr_mount *m = NULL;
-	struct ocispec spec;
+	struct ocispec spec, cspec, *specp = &spec;
+	struct cdi_applied held;
+	struct cerr cerr;
 	size_t nm = 0, argc, len;
 	char *json = NULL;
 	int rc = -1;
@@ -925,6 +938,7 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	for (argc = 0; L->argv[argc] != NULL; argc++)
 		;
 	memset(&spec, 0, sizeof(spec));
+	memset(&held, 0, sizeof(held));
 	spec.rootfs = L->ctr_root;
 	spec.writable = cl->opts->writable;
 	spec.argv = L->argv;
@@ -951,7 +965,17 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 		spec.cgroups_path = cgpath;
 	}
 	spec.shm_bytes = cl->shm;
-	if (ocispec_json(&spec, &json, &len, err) == -1)
+	/* The driver's files and nodes from the node's CDI spec; without
+	 * them the job still runs, with device nodes only. */
+	if (cl->cdi != NULL && cl->ngpus > 0) {
+		if (cdi_apply(cl->cdi, cl->gpus, cl->ngpus, &spec, &cspec,
+		    &held, &cerr) == 0)
+			specp = &cspec;
+		else
+			log_warnx("job %" PRIu64 ": CDI edits not applied: %s",
+			    l->job_id, cerr.text);
+	}
+	if (ocispec_json(specp, &json, &len, err) == -1)
 		goto out;
 	if (tasks_spool_path(path, "%s/config.json", bundle) == -1 ||
 	    write_file(path, json, len) == -1) {
@@ -998,6 +1022,7 @@ container_task_prep(struct launch *L, const struct task_launch *l,
 	rc = 0;
 out:
 	free(json);
+	cdi_applied_free(&held);
 	ctr_mounts_free(m, nm);
 	return rc;
 }

@@ -44,6 +44,7 @@
 struct event_base;
 struct ctr_cache;
 struct ctr_req;
+struct cdi_spec;
 
 /* What came of a preparation. */
 struct ctr_result {
@@ -64,6 +65,8 @@ typedef void (*ctr_done_cb)(void *arg, const struct ctr_result *r);
 struct ctr_cache *ctr_cache_create(struct event_base *base,
     const struct agent_config *cfg, struct cerr *err);
 void ctr_cache_destroy(struct ctr_cache *c);
+/* The node's CDI spec read at create (cdi.h; borrowed), or NULL. */
+const struct cdi_spec *ctr_cache_cdi(const struct ctr_cache *c);
 
 /* Prepare image (as given, lib/container.h) for a task of user uid/gid
  * (with groups). cb runs later, from the loop, exactly once unless the
@@ -90,6 +93,7 @@ struct ctr_launch {
 	const unsigned *gpus;		/* the task's GPUs (indices) */
 	size_t ngpus;
 	bool enabled;			/* [container] enabled */
+	const struct cdi_spec *cdi;	/* the node's, or NULL */
 };
 
 struct launch;

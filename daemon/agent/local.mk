@@ -23,7 +23,8 @@ daemon_agent_libagent_a_SOURCES = \
 	daemon/agent/cgroup.c daemon/agent/cgroup.h \
 	daemon/agent/container.c daemon/agent/container.h \
 	daemon/agent/imgdigest.c daemon/agent/imgdigest.h \
-	daemon/agent/ocispec.c daemon/agent/ocispec.h
+	daemon/agent/ocispec.c daemon/agent/ocispec.h \
+	daemon/agent/cdi.c daemon/agent/cdi.h
 AGENT_LIBS = daemon/agent/libagent.a $(COHORT_LIBS) $(HWLOC_LIBS) \
 	$(JANSSON_LIBS) -ldl
 
@@ -44,7 +45,8 @@ AGENT_UNIT_TESTS = tests/unit/check_env tests/unit/check_tasks \
 	tests/unit/check_health tests/unit/check_watch tests/unit/check_agent_steps \
 	tests/unit/check_taskout tests/unit/check_cpubind \
 	tests/unit/check_cgroup tests/unit/check_hwtopo \
-	tests/unit/check_ocispec tests/unit/check_imgdigest
+	tests/unit/check_ocispec tests/unit/check_imgdigest \
+	tests/unit/check_cdi
 # UNIT_TESTS feeds both check_PROGRAMS and TESTS in Makefile.am.
 UNIT_TESTS += $(AGENT_UNIT_TESTS)
 ## tasks_child.c may call only async-signal-safe functions: nm -u of its
@@ -55,6 +57,9 @@ AGENT_UNIT_CFLAGS = $(UNIT_CFLAGS) -DFAKE_NVML='"$(abs_top_builddir)/tests/fake/
 tests_unit_check_ocispec_SOURCES = tests/unit/check_ocispec.c
 tests_unit_check_ocispec_CFLAGS = $(AGENT_UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_ocispec_LDADD = $(AGENT_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
+tests_unit_check_cdi_SOURCES = tests/unit/check_cdi.c
+tests_unit_check_cdi_CFLAGS = $(AGENT_UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_cdi_LDADD = $(AGENT_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
 tests_unit_check_imgdigest_SOURCES = tests/unit/check_imgdigest.c
 tests_unit_check_imgdigest_CFLAGS = $(AGENT_UNIT_CFLAGS)
 tests_unit_check_imgdigest_LDADD = $(AGENT_LIBS) $(CHECK_LIBS)

@@ -194,8 +194,9 @@ jb_linux(struct jbuf *b, const struct ocispec *s)
 	    "\"access\":\"rwm\"}");
 	for (i = 0; i < s->ndevs; i++)
 		jb_fmt(b, ",{\"allow\":true,\"type\":\"c\",\"major\":%" PRIu32
-		    ",\"minor\":%" PRIu32 ",\"access\":\"rwm\"}",
-		    s->devs[i].major, s->devs[i].minor);
+		    ",\"minor\":%" PRIu32 ",\"access\":\"%s\"}",
+		    s->devs[i].major, s->devs[i].minor,
+		    s->devs[i].access != NULL ? s->devs[i].access : "rwm");
 	jb_raw(b, "]},\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\","
 	    "\"/proc/kcore\",\"/proc/keys\",\"/proc/latency_stats\","
 	    "\"/proc/timer_list\",\"/proc/timer_stats\",\"/proc/sched_debug\","
@@ -240,9 +241,13 @@ ocispec_json(const struct ocispec *s, char **out, size_t *len,
 			return cerr_set(err, ERR_INVALID, "a container mount "
 			    "with a relative path");
 	for (i = 0; i < s->ndevs; i++)
-		if (strncmp(s->devs[i].path, "/dev/", 5) != 0)
+		if (strncmp(s->devs[i].path, "/dev/", 5) != 0 ||
+		    (s->devs[i].access != NULL && (s->devs[i].access[0] ==
+		    '\0' || strspn(s->devs[i].access, "rwm") !=
+		    strlen(s->devs[i].access))))
 			return cerr_set(err, ERR_INVALID, "device %s is not "
-			    "under /dev", s->devs[i].path);
+			    "under /dev or its access not of rwm",
+			    s->devs[i].path);
 
 	snprintf(shm_size, sizeof(shm_size), "size=%" PRIu64,
 	    s->shm_bytes > 0 ? s->shm_bytes : (uint64_t)64 << 20);

@@ -26,6 +26,7 @@
 struct ocispec_dev {
 	const char *path;	/* the same inside and out: /dev/nvidia0 */
 	uint32_t major, minor;
+	const char *access;	/* the cgroup's, of "rwm"; NULL: "rwm" */
 };
 
 struct ocispec {

@@ -34,7 +34,11 @@
 #     allow fails the job at once, naming the registry and the setting;
 #     an allowed one without skopeo fails at once naming skopeo, or,
 #     where skopeo is installed, an import that cannot reach its
-#     registry backs off (no real pull is made).
+#     registry backs off (no real pull is made);
+# 11. node01 again with a CDI spec (cdi_dirs): a GPU job in an image sees
+#     the spec's "driver library" (a file the test writes) read only at
+#     its container path, and the spec's env for its GPU; the spec's hook
+#     is not run.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the jobs this test makes fail.
 expect_log_error 'warning: container image .*(missing|private|shared)\.sqsh: cannot read'
@@ -48,6 +52,8 @@ expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(.*went DOWN \(no he
 expect_log_error 'cohort-agent: warning: (job [0-9]+|container image [^ ]+): .*prepare_timeout \([0-9]+ s\)'
 expect_log_error 'warning: job [0-9]+: start failed: .*(prepare_timeout|cannot import the container image|cannot prepare the container image .docker://)'
 expect_log_error 'warning: (job [0-9]+: )?(container image docker://.*: )?cannot (import|prepare) the container image .docker://'
+# Section 11: the spec's hook is skipped, saying so.
+expect_log_error 'cohort-agent: warning: CDI spec .*: its 1 hooks are not run'
 need_root
 
 for c in runc umoci mksquashfs busybox; do
@@ -395,4 +401,38 @@ else
 	wait_job 120 "$id" 'd["state"] == "PENDING" and "retry in" in d["reason"] and "127.0.0.1:1#cohort/none:1" in d["reason"]'
 	expect_exit 0 cohort cancel "$id"
 fi
+
+### 11. A CDI spec on node01: the driver's files in a GPU job's image.
+mkdir -p "$T/cdi" && echo fake-driver-library >"$T/libcuda.so.fake" ||
+	fail "cannot write the fake driver"
+cat >"$T/cdi/nvidia.json" <<EOF
+{"cdiVersion":"0.5.0","kind":"nvidia.com/gpu",
+ "containerEdits":{"env":["NVIDIA_CDI_TEST=common","COHORT_JOB_ID=0"],
+  "mounts":[{"hostPath":"$T/libcuda.so.fake","containerPath":"/usr/lib/libcuda.so.1","options":["rw","bind"]}],
+  "hooks":[{"hookName":"createContainer","path":"/bin/sh","args":["sh","-c","touch $T/hook-ran"]}]},
+ "devices":[{"name":"0","containerEdits":{"env":["CDI_GPU=0"]}},
+  {"name":"1","containerEdits":{"env":["CDI_GPU=1"]}}]}
+EOF
+chmod 644 "$T/cdi/nvidia.json"
+cohort-local kill "$C" node01 >"$T/kill.out" 2>&1 || fail "cohort-local kill node01: $(cat "$T/kill.out")"
+printf '\n[container]\ncdi_dirs = %s\n' "$T/cdi" >>"$C/node01.conf"
+cohort-local start "$C" node01 >"$T/start.out" 2>&1 || fail "cohort-local start node01: $(cat "$T/start.out")"
+wait_node 30 node01 'n["state"] == "UP"'
+grep -q "CDI spec $T/cdi/nvidia.json: 2 devices" "$C/node01.log" ||
+	fail "node01 did not read the CDI spec: $(grep CDI "$C/node01.log")"
+id=$(job_submit --name ctr-cdi --workdir "$W" --nodelist node01 --gpus-per-node 1 \
+	--max-restarts 0 --container-image "oci:$T/oci:v1" --container-mounts "$W:/out" -- \
+	sh -c 'cat /usr/lib/libcuda.so.1 >/out/cdi.lib; env >/out/cdi.env;
+	if echo x >>/usr/lib/libcuda.so.1; then echo rw; else echo ro; fi >/out/cdi.rw')
+wait_state 120 "$id" COMPLETED FAILED CANCELLED TIMEOUT
+[ "$(json_get "$T/job-$id.json" 'd["state"]')" = COMPLETED ] ||
+	fail "CDI job $id ended $(json_get "$T/job-$id.json" '[d["state"], d["reason"]]')"
+[ "$(cat "$W/cdi.lib" 2>/dev/null)" = fake-driver-library ] ||
+	fail "the job did not see the spec's mount: '$(cat "$W/cdi.lib" 2>/dev/null)'"
+[ "$(cat "$W/cdi.rw")" = ro ] || fail "the spec's mount was writable in the container"
+grep -qx NVIDIA_CDI_TEST=common "$W/cdi.env" || fail "no common env from the spec: $(cat "$W/cdi.env")"
+grep -qx CDI_GPU=0 "$W/cdi.env" || fail "no env of the job's GPU 0: $(cat "$W/cdi.env")"
+! grep -q CDI_GPU=1 "$W/cdi.env" || fail "the job got GPU 1's edits"
+grep -qx "COHORT_JOB_ID=$id" "$W/cdi.env" || fail "the spec overrode COHORT_JOB_ID: $(grep COHORT_JOB_ID "$W/cdi.env")"
+[ ! -e "$T/hook-ran" ] || fail "the spec's hook ran"
 exit 0

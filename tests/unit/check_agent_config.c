@@ -512,8 +512,10 @@ START_TEST(test_container)
 	ck_assert_uint_eq(cfg.ctr_cache_max, 50ULL << 30);
 	ck_assert_uint_eq(cfg.ctr_prepare_timeout_ms, 30 * 60 * 1000);
 	ck_assert_ptr_null(cfg.ctr_registries);
+	ck_assert_ptr_null(cfg.ctr_cdi_dirs);
 	agent_config_clear(&cfg);
 	write_file(cfgpath, REQUIRED "[container]\nenabled = no\n"
+	    "cdi_dirs = /etc/cdi:/opt/cdi\n"
 	    "runtime = /opt/runc\ncache = images\ncache_size = 2G\n"
 	    "mounts = /shared:/shared:ro,/scratch\nshm_size = 1G\n"
 	    "prepare_timeout = 90s\n"
@@ -529,7 +531,12 @@ START_TEST(test_container)
 	ck_assert_uint_eq(cfg.ctr_shm, 1ULL << 30);
 	ck_assert_uint_eq(cfg.ctr_prepare_timeout_ms, 90 * 1000);
 	ck_assert_str_eq(cfg.ctr_registries, "nvcr.io, reg.lan:5000,docker.io");
+	ck_assert_str_eq(cfg.ctr_cdi_dirs, "/etc/cdi:/opt/cdi");
 	agent_config_clear(&cfg);
+	load_fails("[container]\ncdi_dirs = etc/cdi\n", ":2: cdi_dirs: "
+	    "etc/cdi is not an absolute path without \"..\"");
+	load_fails("[container]\ncdi_dirs = /etc/cdi::/x\n", ":2: cdi_dirs: "
+	    "an empty or too long directory in /etc/cdi::/x");
 	write_file(cfgpath, REQUIRED "[container]\nregistries =\n");
 	ck_assert_msg(agent_config_load(&cfg, cfgpath, &err) == 0, "%s",
 	    err.text);
