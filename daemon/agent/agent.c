@@ -1698,8 +1698,10 @@ agent_report_unstarted(struct agent *a, const struct apending *p,
 	a->cb(&r, a->arg);
 }
 
-/* Answer a launch under way and forget it; a start whose started tasks
- * all ended meanwhile ends here (agent_job_end waited for this). */
+/* Forget a launch under way; a start whose started tasks all ended
+ * meanwhile ends here (agent_job_end waited for this). err: why a later
+ * round failed, reported as the unstarted rank's end; NULL when it
+ * ended well or was stopped (the controller asked: nothing to report). */
 static void
 apending_done(struct agent *a, struct apending *p, const struct cerr *err)
 {
@@ -2193,7 +2195,6 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
 	struct apending *p;
 	struct atask *at;
 	struct timeval tv;
-	struct cerr err;
 	char st[32];
 
 	tv.tv_sec = a->cfg->kill_wait_ms / 1000;
@@ -2205,11 +2206,10 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
 	 * start has steps starting). */
 	while ((p = step != NULL ? apending_find_step(a, job_id, restart,
 	    step) : apending_find(a, job_id, restart)) != NULL) {
-		cerr_set(&err, ERR_CONFLICT, "job %" PRIu64 "%s: stopped "
-		    "before all of its %u tasks here started", job_id,
-		    p->l.step != NULL ? " step" : "", p->ntasks);
-		log_info("%s", err.text);
-		apending_done(a, p, &err);
+		log_info("job %" PRIu64 "%s: stopped before all of its %u "
+		    "tasks here started", job_id, p->l.step != NULL ?
+		    " step" : "", p->ntasks);
+		apending_done(a, p, NULL);
 	}
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||

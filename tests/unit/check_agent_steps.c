@@ -34,6 +34,7 @@ static struct agent_config cfg;
 
 struct exits {
 	int n;
+	int whys;		/* reports saying why a task never ran */
 	struct task_report r[16];
 };
 
@@ -45,6 +46,8 @@ exit_cb(const struct task_report *r, void *arg)
 	if (e->n < 16)
 		e->r[e->n] = *r;
 	e->n++;
+	if (r->why[0] != '\0')
+		e->whys++;
 }
 
 static void
@@ -738,6 +741,8 @@ START_TEST(test_step_stop_pending)
 	    count_tasks(a, 1, false), AGENT_STARTS_PER_ROUND + 2);
 	agent_stop(a, JOB, 1, NULL);
 	run_until(&ex, 2 * AGENT_STARTS_PER_ROUND + 3);
+	/* A stop is the controller's: no rank "could not start". */
+	ck_assert_int_eq(ex.whys, 0);
 	agent_destroy(a);
 }
 END_TEST
