@@ -23,7 +23,7 @@
 #include "lib/wire.h"
 
 enum { O_ALL = 0x100, O_USER, O_STATE, O_JSON, O_SINCE, O_UNTIL, O_LIMIT,
-    O_FORMAT, O_START, O_NAME, O_HELP = 'h' };
+    O_FORMAT, O_START, O_NAME, O_ITERATE, O_HELP = 'h' };
 
 static const struct option jobs_longopts[] = {
 	{ "all", no_argument, NULL, O_ALL },
@@ -36,6 +36,7 @@ static const struct option jobs_longopts[] = {
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "start", no_argument, NULL, O_START },
 	{ "name", required_argument, NULL, O_NAME },
+	{ "iterate", required_argument, NULL, O_ITERATE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -61,10 +62,13 @@ static const char jobs_usage[] =
     "  gpuh (GPU-hours used) wasted (GPU-hours lost) ettr (productive\n"
     "  share of the time since the first start) reason\n";
 static const char show_usage[] =
-    "usage: cohort show JOB [--json]\n"
+    "usage: cohort show JOB [--json] [--iterate SEC]\n"
     "  JOB: 12, 12_7 (an array's task); an array's id shows every task\n"
     "  one job: spec, queue, state and reason, allocation, restarts, last\n"
-    "  checkpoint, last failure and restart, work lost, preemptions\n";
+    "  checkpoint, last failure and restart, work lost, preemptions\n"
+    "  --iterate SEC: show it again every SEC seconds (0.01 to 86400, as\n"
+    "  squeue -i) until interrupted, one connection a round; a round that\n"
+    "  fails says why and the next one tries again\n";
 static const char cancel_usage[] =
     "usage: cohort cancel JOB...\n"
     "       cohort cancel [--user USER] [--state STATE[,STATE]] [--name NAME]\n"
@@ -86,6 +90,7 @@ struct jobs_flags {
 	const char *limit;
 	const char *format;
 	const char *name;
+	unsigned iterate_ms;	/* --iterate; 0: once */
 };
 
 /* Parse options allowed by mask (O_* values); positional arguments are
@@ -133,6 +138,9 @@ jobs_parse(const char *cmd, int argc, char **argv, unsigned mask,
 			f->start = true;
 		else if (ch == O_NAME)
 			f->name = optarg;
+		else if (ch == O_ITERATE && output_iterate_parse(cmd, optarg,
+		    &f->iterate_ms) != EXIT_OK)
+			return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -1293,19 +1301,60 @@ jobs_ref_error(const char *cmd, const struct cerr *err)
 	return err->code == ERR_INVALID ? EXIT_USAGE : EXIT_FAILED;
 }
 
-int
-cmd_show(int argc, char **argv, const struct cconn_opts *opts)
-{
-	struct jobref_ids ids = { 0 };
-	struct jobref r;
+/* What one round of cohort show needs. */
+struct show_args {
+	const char *ref;
+	const struct cconn_opts *opts;
 	struct jobs_flags f;
+};
+
+/* Resolve the job reference and show what it names, on a connection of
+ * its own. EXIT_OK or an exit code after printing why. */
+static int
+show_round(void *arg)
+{
+	struct show_args *a = arg;
+	struct jobref_ids ids = { 0 };
 	struct cconn *c;
 	struct cerr err;
 	json_t *arr = NULL;
 	size_t i;
 	int rc;
 
-	if ((rc = jobs_parse("show", argc, argv, M(O_JSON), &f)) == -2) {
+	if ((rc = output_connect(a->opts, &a->f.conn, &c)) != EXIT_OK)
+		return rc;
+	/* An array: each of its tasks (--json: {"jobs": [...]}). */
+	if (jobref_resolve(c, a->ref, &ids, &err) == -1)
+		rc = jobs_ref_error("show", &err);
+	else if (a->f.json && ids.n > 1 && (arr = json_array()) == NULL) {
+		output_error("show: out of memory");
+		rc = EXIT_FAILED;
+	}
+	for (i = 0; rc == EXIT_OK && i < ids.n; i++) {
+		if (i > 0 && !a->f.json)
+			putchar('\n');
+		rc = show_one(c, ids.ids[i], a->f.json, arr);
+	}
+	cconn_close(c);
+	if (rc == EXIT_OK && arr != NULL) {
+		rc = output_listing(true, "jobs", arr, NULL);
+		arr = NULL;
+	}
+	json_decref(arr);
+	jobref_ids_clear(&ids);
+	return rc;
+}
+
+int
+cmd_show(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct show_args a;
+	struct jobref r;
+	struct cerr err;
+	int rc;
+
+	if ((rc = jobs_parse("show", argc, argv, M(O_JSON) | M(O_ITERATE),
+	    &a.f)) == -2) {
 		fputs(show_usage, stdout);
 		return EXIT_OK;
 	}
@@ -1319,28 +1368,9 @@ cmd_show(int argc, char **argv, const struct cconn_opts *opts)
 	if (jobref_parse(argv[optind], &r, &err) == -1)
 		return jobs_ref_error("show", &err);
 	jobref_clear(&r);
-	if ((rc = output_connect(opts, &f.conn, &c)) != EXIT_OK)
-		return rc;
-	/* An array: each of its tasks (--json: {"jobs": [...]}). */
-	if (jobref_resolve(c, argv[optind], &ids, &err) == -1)
-		rc = jobs_ref_error("show", &err);
-	else if (f.json && ids.n > 1 && (arr = json_array()) == NULL) {
-		output_error("show: out of memory");
-		rc = EXIT_FAILED;
-	}
-	for (i = 0; rc == EXIT_OK && i < ids.n; i++) {
-		if (i > 0 && !f.json)
-			putchar('\n');
-		rc = show_one(c, ids.ids[i], f.json, arr);
-	}
-	cconn_close(c);
-	if (rc == EXIT_OK && arr != NULL) {
-		rc = output_listing(true, "jobs", arr, NULL);
-		arr = NULL;
-	}
-	json_decref(arr);
-	jobref_ids_clear(&ids);
-	return rc;
+	a.ref = argv[optind];
+	a.opts = opts;
+	return output_iterate(a.f.iterate_ms, show_round, &a);
 }
 
 

@@ -23,7 +23,7 @@
 #include "lib/inventory.h"
 #include "lib/wire.h"
 
-enum { O_JSON = 0x100, O_STATE, O_SUMMARY, O_REASONS, O_HELP = 'h',
+enum { O_JSON = 0x100, O_STATE, O_SUMMARY, O_REASONS, O_ITERATE, O_HELP = 'h',
     O_LONG = 'l', O_CONSTRAINT = 'C' };
 
 static const struct option nodes_longopts[] = {
@@ -33,6 +33,7 @@ static const struct option nodes_longopts[] = {
 	{ "reasons", no_argument, NULL, O_REASONS },
 	{ "long", no_argument, NULL, O_LONG },
 	{ "constraint", required_argument, NULL, O_CONSTRAINT },
+	{ "iterate", required_argument, NULL, O_ITERATE },
 	{ "help", no_argument, NULL, O_HELP },
 	OUTPUT_CONN_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
@@ -40,7 +41,7 @@ static const struct option nodes_longopts[] = {
 
 static const char nodes_usage[] =
     "usage: cohort nodes [NODES...] [--state S[,S...]] [-C EXPR] [--long]\n"
-    "                    [--summary | --reasons] [--json]\n"
+    "                    [--summary | --reasons] [--json] [--iterate SEC]\n"
     "  every node (or those NODES name: hostlists like node[01-08,12] or\n"
     "  comma lists; each must exist): state, health, GPUs free/total,\n"
     "  GPU model, switch, reason (for a drain: who and when).\n"
@@ -56,6 +57,9 @@ static const char nodes_usage[] =
     "              state with its nodes as a hostlist\n"
     "  --reasons   as sinfo -R: REASON USER TIMESTAMP NODELIST of drained\n"
     "              and DOWN nodes\n"
+    "  --iterate SEC  list again every SEC seconds (0.01 to 86400, as\n"
+    "              sinfo -i) until interrupted; a round that fails says\n"
+    "              why and the next one tries again\n"
     "  -C, --constraint EXPR\n"
     "              only nodes whose features meet EXPR, as submit's\n"
     "              --constraint judges them (fp64, 'h100&ib', 'a|b')\n"
@@ -95,6 +99,7 @@ struct nodes_args {
 	bool longer;		/* --long: the FEATURES column */
 	const char *constraint;	/* --constraint: parsed */
 	unsigned states;	/* nodes_view bits; 0: any */
+	unsigned iterate_ms;	/* --iterate; 0: once */
 };
 
 /* 0, -2 for --help, or EXIT_USAGE after printing why. Only a listing
@@ -141,7 +146,11 @@ nodes_parse(const char *cmd, bool listing, int argc, char **argv,
 			a->summary = true;
 		else if (ch == O_REASONS)
 			a->reasons = true;
-		else if (nodes_view_states_parse(optarg, &a->states,
+		else if (ch == O_ITERATE) {
+			if (output_iterate_parse(cmd, optarg,
+			    &a->iterate_ms) != EXIT_OK)
+				return EXIT_USAGE;
+		} else if (nodes_view_states_parse(optarg, &a->states,
 		    &err) == -1) {
 			output_error("%s: %s", cmd, err.text);
 			return EXIT_USAGE;
@@ -812,33 +821,38 @@ nodes_run(const char *cmd, struct nodes_out *o, const struct nodes_args *a,
 	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
 }
 
-int
-cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
+/* What one round of cohort nodes needs. */
+struct nodes_round {
+	int argc;
+	char **argv;
+	const struct cconn_opts *opts;
+	struct nodes_args a;
+};
+
+/* List the nodes once: a fresh output each round. */
+static int
+nodes_round(void *arg)
 {
 	static const char *const head[7] = { "NODE", "STATE", "HEALTH",
 	    "GPUS", "MODEL", "SWITCH", "REASON" };
 	static const char *const head_long[9] = { "NODE", "STATE", "HEALTH",
 	    "GPUS", "MODEL", "SWITCH", "FEATURES", "SCORE", "REASON" };
-	struct nodes_args a;
+	struct nodes_round *r = arg;
+	struct nodes_args *a = &r->a;
 	struct nodes_out o;
 	int rc;
 
-	if ((rc = nodes_parse("nodes", true, argc, argv, &a)) == -2) {
-		fputs(nodes_usage, stdout);
-		return EXIT_OK;
-	}
-	if (rc != 0)
-		return rc;
 	memset(&o, 0, sizeof(o));
-	if ((rc = nodes_named("nodes", argc, argv, &o.names, &o.nnames)) != 0)
+	if ((rc = nodes_named("nodes", r->argc, r->argv, &o.names,
+	    &o.nnames)) != 0)
 		return rc;
-	o.exprs = argv + optind;
-	o.nexprs = (size_t)(argc - optind);
-	o.json = a.json;
-	o.states = a.states;
-	o.constraint = a.constraint;
-	o.longer = a.longer;
-	o.mode = a.summary ? NODES_SUMMARY : a.reasons ? NODES_REASONS :
+	o.exprs = r->argv + optind;
+	o.nexprs = (size_t)(r->argc - optind);
+	o.json = a->json;
+	o.states = a->states;
+	o.constraint = a->constraint;
+	o.longer = a->longer;
+	o.mode = a->summary ? NODES_SUMMARY : a->reasons ? NODES_REASONS :
 	    NODES_TABLE;
 	if ((o.n = malloc(sizeof(*o.n))) == NULL ||
 	    (o.names != NULL && (o.seen = calloc(o.nnames,
@@ -847,15 +861,33 @@ cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
 	    NULL) ||
 	    (o.mode == NODES_REASONS && (o.why = nodes_view_reasons_new()) ==
 	    NULL) ||
-	    (o.mode == NODES_TABLE && (a.json ? (o.arr = json_array()) ==
-	    NULL : (o.t = a.longer ? output_table_new(9, head_long) :
+	    (o.mode == NODES_TABLE && (a->json ? (o.arr = json_array()) ==
+	    NULL : (o.t = a->longer ? output_table_new(9, head_long) :
 	    output_table_new(7, head)) == NULL))) {
 		output_error("nodes: out of memory");
 		rc = EXIT_FAILED;
 	} else
-		rc = nodes_run("nodes", &o, &a, opts, NULL);
+		rc = nodes_run("nodes", &o, a, r->opts, NULL);
 	nodes_out_free(&o);
 	return rc;
+}
+
+int
+cmd_nodes(int argc, char **argv, const struct cconn_opts *opts)
+{
+	struct nodes_round r;
+	int rc;
+
+	if ((rc = nodes_parse("nodes", true, argc, argv, &r.a)) == -2) {
+		fputs(nodes_usage, stdout);
+		return EXIT_OK;
+	}
+	if (rc != 0)
+		return rc;
+	r.argc = argc;
+	r.argv = argv;
+	r.opts = opts;
+	return output_iterate(r.a.iterate_ms, nodes_round, &r);
 }
 
 static const char *

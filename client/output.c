@@ -1002,3 +1002,41 @@ output_listing(bool json, const char *key, json_t *arr,
 	output_table_print(t, stdout);
 	return fflush(stdout) == EOF ? EXIT_FAILED : EXIT_OK;
 }
+
+int
+output_iterate_parse(const char *cmd, const char *s, unsigned *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.01) ||
+	    v > 86400) {
+		output_error("%s: --iterate '%.32s': seconds from 0.01 to "
+		    "86400", cmd, s);
+		return EXIT_USAGE;
+	}
+	*ms = (unsigned)(v * 1000 + 0.5);
+	return EXIT_OK;
+}
+
+int
+output_iterate(unsigned ms, int (*round)(void *), void *arg)
+{
+	struct timespec ts;
+	int rc;
+
+	for (;;) {
+		rc = round(arg);
+		if (fflush(stdout) == EOF || ferror(stdout))
+			return EXIT_FAILED;
+		/* A usage error is the same in every round. */
+		if (ms == 0 || rc == EXIT_USAGE)
+			return rc;
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+}

@@ -176,4 +176,16 @@ int output_request(const char *cmd, const struct cconn_opts *base,
     const struct output_conn_flags *f, Cohort__V1__Envelope *req,
     Cohort__V1__Envelope__BodyCase want, Cohort__V1__Envelope **rep);
 
+/* --iterate SEC, as squeue's -i: a decimal number of seconds from
+ * 0.01 to 86400 into *ms. EXIT_OK, or EXIT_USAGE after printing why
+ * (prefixed by cmd). */
+int output_iterate_parse(const char *cmd, const char *s, unsigned *ms);
+
+/* Run round(arg) once when ms is 0, else every ms milliseconds until
+ * stdout can no longer be written (the reader went away): a round's
+ * error is printed by the round and the next round runs, so a watcher
+ * rides out a controller restart; a usage error ends it. Returns the
+ * last round's exit code, or EXIT_FAILED when stdout failed. */
+int output_iterate(unsigned ms, int (*round)(void *arg), void *arg);
+
 #endif

@@ -496,12 +496,17 @@ _job_in_state() {
 	printf '%s\n' "$@" | grep -qxF -- "$st"
 }
 
-# wait_state SECONDS ID STATE...: poll until job ID is in one of STATEs;
-# fail (showing the job) after SECONDS.
+# wait_state SECONDS ID STATE...: until job ID is in one of STATEs
+# (one `cohort show --iterate` watched by poll.py, not a process a
+# probe); fail (showing the job) after SECONDS.
 wait_state() {
-	local secs="$1" id="$2"
+	local secs="$1" id="$2" st expr=
 	shift 2
-	if ! wait_for "$secs" _job_in_state "$id" "$@"; then
+	for st in "$@"; do
+		[[ "$st" =~ ^[A-Z_]+$ ]] || fail "wait_state: '$st' is not a state"
+		expr+="'$st',"
+	done
+	if ! _poll "$secs" job "d['state'] in ($expr)" -- cohort show "$id" --json; then
 		job_show "$id"
 		_FAIL_JOB=$id
 		fail "job $id is not $* after ${secs}s: state $(json_get "$T/job-$id.json" 'd["state"]'), reason '$(json_get "$T/job-$id.json" 'd["reason"]')'"
@@ -597,9 +602,16 @@ d = json.load(sys.stdin)
 sys.exit(0 if eval(sys.argv[1], {"d": d, "len": len, "set": set}) else 1)' "$2" 2>/dev/null
 }
 
-# wait_job SECONDS ID EXPR: poll until job_expr ID EXPR; fail after SECONDS.
+# _poll SECONDS job EXPR -- CMD... | _poll SECONDS node NAME EXPR -- CMD...:
+# 0 once EXPR holds for a round of CMD --iterate (tests/integration/
+# poll.py: one watcher, not a process a probe), 1 after SECONDS.
+_poll() {
+	"$PYTHON" "$top_srcdir/tests/integration/poll.py" "$@" --iterate 0.05
+}
+
+# wait_job SECONDS ID EXPR: until job_expr ID EXPR holds; fail after SECONDS.
 wait_job() {
-	if ! wait_for "$1" job_expr "$2" "$3"; then
+	if ! _poll "$1" job "$3" -- cohort show "$2" --json; then
 		job_show "$2"
 		_FAIL_JOB=$2
 		fail "job $2: '$3' still false after ${1}s: $(json_get "$T/job-$2.json" '{k: d.get(k) for k in ("state", "reason", "restarts", "placement", "nodes_now", "checkpoint")}')"
@@ -615,9 +627,9 @@ n = [x for x in json.load(sys.stdin)["nodes"] if x["name"] == sys.argv[1]][0]
 sys.exit(0 if eval(sys.argv[2], {"n": n}) else 1)' "$1" "$2" 2>/dev/null
 }
 
-# wait_node SECONDS NODE EXPR: poll until node_expr NODE EXPR holds.
+# wait_node SECONDS NODE EXPR: until node_expr NODE EXPR holds.
 wait_node() {
-	wait_for "$1" node_expr "$2" "$3" ||
+	_poll "$1" node "$2" "$3" -- cohort nodes --json ||
 		fail "node $2: '$3' still false after ${1}s: $(cohort nodes --json 2>&1 | "$PYTHON" -c 'import json,sys; print([x for x in json.load(sys.stdin)["nodes"] if x["name"] == sys.argv[1]])' "$2" 2>&1)"
 }
 

@@ -212,11 +212,43 @@ usage_error 'time' submit --time bogus -- true
 usage_error '' submit --name nocommand
 usage_error 'bogus' bogus
 usage_error 'state|BOGUS' jobs --state BOGUS
+usage_error 'iterate' show "$id1" --iterate 0
+usage_error 'iterate' show "$id1" --iterate abc
+usage_error 'iterate' nodes --iterate 1e9
 expect_exit 2 cohort
 grep -Eq '^cohort: |[Uu]sage' "$ERR" || fail "cohort without a command says nothing useful: $(cat "$ERR")"
 [ "$(job_count --all)" = "$before" ] || fail "a usage error created a job"
 
 ### Unknown jobs.
 refused 1 '999999|not found|no such' show 999999
+
+### --iterate: a round a document, again and again, until the reader
+### leaves (then the command ends: its stdout is gone); a round that
+### fails (an unknown job) says why and the next one tries again.
+iterate_docs() {
+	timeout 120 "$@" --json --iterate 0.01 | "$PYTHON" -c '
+import json, sys
+dec, buf, n = json.JSONDecoder(), "", 0
+while n < 3:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    buf += line
+    try:
+        doc, end = dec.raw_decode(buf.lstrip())
+    except ValueError:
+        continue
+    buf, n = "", n + 1
+print(n)'
+}
+[ "$(iterate_docs cohort show "$id1")" = 3 ] || fail "cohort show --iterate did not print three rounds"
+[ "$(iterate_docs cohort nodes)" = 3 ] || fail "cohort nodes --iterate did not print three rounds"
+timeout 120 cohort show 999999 --json --iterate 0.01 >"$OUT" 2>"$ERR" &
+pid=$!
+track_pid "$pid"
+two_failed_rounds() { [ "$(grep -c 999999 "$ERR")" -ge 2 ]; }
+wait_for 60 two_failed_rounds ||
+	fail "cohort show --iterate of an unknown job did not go on after a failed round: $(head -c 500 "$ERR")"
+kill "$pid" 2>/dev/null || true
 refused 1 '999999|not found|no such' cancel 999999
 exit 0
