@@ -126,8 +126,8 @@ log "rejected: task_exit=$(rejected task_exit) task_running=$(rejected task_runn
 t0=$(_now_us)
 expect_exit 0 cohort jobs
 t1=$(_now_us)
-# A bound on a blocked loop, not a timing (a loaded sanitizer run is slow).
-[ $(((t1 - t0) / 1000)) -lt 10000 ] || fail "cohort jobs took $(((t1 - t0) / 1000)) ms after the flood"
+# Answered (the CLI's own timeout is the net for a blocked loop); how
+# fast is reported, never compared.
 log_growth=$(($(stat -c %s "$LOG") - log_before))
 log "controller log grew by $log_growth bytes during the attack; cohort jobs answered in $(((t1 - t0) / 1000)) ms"
 [ "$log_growth" -lt 16384 ] || fail "the controller log grew by $log_growth bytes during the attack: $(tail -c 2000 "$LOG")"

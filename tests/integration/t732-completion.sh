@@ -117,5 +117,4 @@ COHORT_COMPLETION_TIMEOUT=1 COHORT_MUX=no \
 	comp cohort --server "127.0.0.1:$P" --cert "$CE" --key "$K" --ca "$CA" cancel ""
 ms=$((($(date +%s%N) - t0) / 1000000))
 only
-[ "$ms" -lt 3000 ] || fail "completing against a silent controller took $ms ms (timeout 1 s)"
 log "a silent controller: nothing offered, in $ms ms"
