@@ -49,6 +49,23 @@
 set -eu
 trap '' PIPE
 
+# Each test in a network namespace of its own where the machine allows
+# it (root, unshare and ip): its loopback is its own, so no port a test
+# picks (the replicas' Raft ports are picked free, then bound) can be
+# taken by another test running beside it, and nothing one test leaves
+# listening is reached by the next. COHORT_TEST_NETNS=host keeps the
+# machine's network.
+if [ -z "${COHORT_TEST_NETNS:-}" ] && [ "$(id -u)" = 0 ] &&
+	command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 &&
+	unshare -n true 2>/dev/null; then
+	COHORT_TEST_NETNS=own exec unshare -n -- "$BASH" "$0" "$@"
+fi
+if [ "${COHORT_TEST_NETNS:-}" = own ]; then
+	ip link set lo up || { echo "ERROR: cannot bring up the test's loopback"; exit 99; }
+	COHORT_TEST_NETNS=entered
+fi
+export COHORT_TEST_NETNS
+
 TEST_NAME=$(basename "$0" .sh)
 if [ -z "${top_srcdir:-}" ]; then
 	top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
