@@ -136,33 +136,6 @@ base_key(const struct pass *ps, size_t j, struct rrec *r)
 	r->k[3] = jb->id;
 }
 
-/* The queue order from the base order: within each group, its jobs
- * that do not borrow in base order, then its borrowers in their sorted
- * order. Only the borrowers were sorted (by group, queue share, user
- * share): the others keep their places, and a sort of every job moved
- * them all to change the places of a few. place[b]: borrower b's place
- * in base, lent[x]: the job at place x borrows; sorted: the borrowers'
- * order. */
-static void
-borrowers_last(size_t n, const size_t *base, const struct oaux *aux,
-    const size_t *place, const uint8_t *lent, const size_t *sorted,
-    size_t nb, size_t *ord)
-{
-	size_t x, y, b = 0, out = 0;
-
-	for (x = 0; x < n; x = y) {
-		/* The group starting at x ends before y. */
-		for (y = x + 1; y < n && aux[base[y]].base ==
-		    aux[base[x]].base; y++)
-			;
-		for (; x < y; x++)
-			if (!lent[x])
-				ord[out++] = base[x];
-		while (b < nb && place[sorted[b]] < y)
-			ord[out++] = base[place[sorted[b++]]];
-	}
-}
-
 /* The queue order: the base order and, with queues, within each group of
  * jobs equal in priority, preempting, restarting and starved, the jobs
  * within their queues' nominal (in base order) before the borrowing
@@ -174,8 +147,7 @@ static size_t *
 queue_order(struct pass *ps)
 {
 	const struct sched_input *in = ps->in;
-	size_t n = in->npending, j, x, nb, *base, *ord, *place, *sorted;
-	uint8_t *lent;
+	size_t n = in->npending, j, x, *base, *ord;
 	struct rrec *r;
 	struct rpair *scratch;
 	struct oaux *aux;
@@ -195,10 +167,7 @@ queue_order(struct pass *ps)
 		return base;
 	}
 	if ((aux = state_alloc(ps, n + 1, sizeof(*aux))) == NULL ||
-	    (ord = state_alloc(ps, n + 1, sizeof(*ord))) == NULL ||
-	    (place = state_alloc(ps, n + 1, sizeof(*place))) == NULL ||
-	    (sorted = state_alloc(ps, n + 1, sizeof(*sorted))) == NULL ||
-	    (lent = state_alloc(ps, n + 1, 1)) == NULL)
+	    (ord = state_alloc(ps, n + 1, sizeof(*ord))) == NULL)
 		return NULL;
 	/* One visit of each job, in index order. */
 	for (j = 0; j < n; j++) {
@@ -210,26 +179,26 @@ queue_order(struct pass *ps)
 		aux[j].ushare = in->pending[j].user_share;
 	}
 	rsort(r, n, base, scratch);
-	/* The borrowers' records, by place in the base order (bp: that
-	 * place); starved jobs (bit 0 clear) keep their age order. */
+	/* The second sort's records, by place in the base order. */
 	squota_tally_reset(ps->sq);
-	for (x = 0, nb = 0; x < n; x++) {
+	for (x = 0; x < n; x++) {
 		j = base[x];
 		borrow = !aux[j].never &&
 		    !squota_tally(ps->sq, aux[j].queue, aux[j].gmin);
 		if (x > 0 && aux[j].base != aux[base[x - 1]].base)
 			group++;
-		if (!borrow || !(aux[j].base & 1))
-			continue;
-		r[nb].k[0] = group;
-		r[nb].k[1] = in->queues[aux[j].queue].share;
-		r[nb].k[2] = aux[j].ushare;
-		r[nb].k[3] = 0;
-		lent[x] = 1;
-		place[nb++] = x;
+		memset(&r[x], 0, sizeof(r[x]));
+		/* Starved jobs (bit 0 clear) keep their age order. */
+		if (borrow && (aux[j].base & 1)) {
+			r[x].k[0] = group << 1 | 1;
+			r[x].k[1] = in->queues[aux[j].queue].share;
+			r[x].k[2] = aux[j].ushare;
+		} else
+			r[x].k[0] = group << 1;
 	}
-	rsort(r, nb, sorted, scratch);
-	borrowers_last(n, base, aux, place, lent, sorted, nb, ord);
+	rsort(r, n, ord, scratch);
+	for (x = 0; x < n; x++)
+		ord[x] = base[ord[x]];
 	return ord;
 }
 
