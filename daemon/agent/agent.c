@@ -2137,10 +2137,16 @@ agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 	p->l = *l;
 	p->agent = a;
 	p->ntasks = agent_launch_ntasks(l);
+	if (agent_launch_prepare(a, p, err) == -1) {
+		apending_free(a, p);
+		return -1;
+	}
+	/* The account, spool and cgroup are ready: a stage of a launch
+	 * path's timeline (tests/bench/timeline.sh). */
+	log_debug("job %" PRIu64 "%s: prepared %u task(s) on node rank %u",
+	    l->job_id, step != NULL ? " step" : "", p->ntasks, l->node_rank);
 	/* A job in an image starts no rank before the image is ready. */
-	if (agent_launch_prepare(a, p, err) == -1 ||
-	    (agent_ctr_of(p) == NULL &&
-	    agent_launch_some(a, p, err) == -1)) {
+	if (agent_ctr_of(p) == NULL && agent_launch_some(a, p, err) == -1) {
 		apending_free(a, p);
 		return -1;
 	}

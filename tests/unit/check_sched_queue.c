@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tests/unit/check_sched.h"
+#include "daemon/sched/sched_int.h"
 
 static size_t
 nstarted(const struct sched_result *res)
@@ -739,6 +740,71 @@ START_TEST(test_no_queues_same)
 }
 END_TEST
 
+/* The queue order's radix sort against a stable comparison sort, on
+ * each of its ways: keys and positions in one word, keys in one word
+ * beside the positions, and key by key (bits: the width of each key's
+ * random part). */
+static const struct rrec *rs_recs;
+
+static int
+rs_cmp(const void *x, const void *y)
+{
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	int k;
+
+	for (k = 0; k < RSORT_KEYS; k++)
+		if (rs_recs[i].k[k] != rs_recs[j].k[k])
+			return rs_recs[i].k[k] < rs_recs[j].k[k] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void
+rs_check(size_t n, int bits, uint64_t base)
+{
+	struct rrec *a = calloc(n + 1, sizeof(*a));
+	struct rpair *scratch = calloc(RSORT_SCRATCH(n), sizeof(*scratch));
+	size_t *got = calloc(n + 1, sizeof(*got));
+	size_t *want = calloc(n + 1, sizeof(*want));
+	size_t i;
+	int k;
+
+	ck_assert(a != NULL && scratch != NULL && got != NULL && want != NULL);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < RSORT_KEYS; k++) {
+			uint64_t r = (uint64_t)random() << 33 ^
+			    (uint64_t)random() << 11 ^ (uint64_t)random();
+
+			a[i].k[k] = base + (bits >= 64 ? r :
+			    r & ((UINT64_C(1) << bits) - 1));
+		}
+		want[i] = i;
+	}
+	rs_recs = a;
+	qsort(want, n, sizeof(*want), rs_cmp);
+	rsort(a, n, got, scratch);
+	for (i = 0; i < n; i++)
+		CHECK(got[i] == want[i], "n %zu bits %d: position %zu is %zu, "
+		    "not %zu", n, bits, i, got[i], want[i]);
+	free(a);
+	free(scratch);
+	free(got);
+	free(want);
+}
+
+START_TEST(test_rsort)
+{
+	srandom(7);
+	rs_check(0, 4, 0);
+	rs_check(1, 4, 5);
+	rs_check(5000, 0, 99);		/* every record equal */
+	rs_check(5000, 3, 1000);	/* few values: many ties */
+	rs_check(5000, 12, 0);		/* 48 bits and 13 of position */
+	rs_check(5000, 15, 1);		/* 60 bits: one word, positions apart */
+	rs_check(5000, 40, 7);		/* key by key */
+	rs_check(3000, 64, 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -763,6 +829,7 @@ main(void)
 	tcase_add_test(tc, test_elastic_restart_over_quota);
 	tcase_add_test(tc, test_einval);
 	tcase_add_test(tc, test_no_queues_same);
+	tcase_add_test(tc, test_rsort);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -144,6 +144,8 @@ cluster_place(struct cluster *cl, int64_t now)
 			continue;
 		}
 		cl->stats.started++;
+		log_debug("job %" PRIu64 ": placed by a pass of %zu pending",
+		    job->id, npending);
 		preemption_forget(cl, job->id);
 		nodes_add_allocation(cl->ns, job);
 		gang_launch(cl, job, now);
