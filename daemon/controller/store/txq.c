@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,6 @@ struct txq {
 	void *abort_arg;
 	struct txq_sync *sync;	/* NULL: each commit syncs before it returns */
 };
-
-static void sync_stop(struct txq_sync *s);
 
 static void *
 sync_main(void *arg)
@@ -207,6 +206,21 @@ sync_done_cb(evutil_socket_t fd, short what, void *arg)
 	run_synced(q);
 }
 
+/* The thread blocks every signal: they are the loop's (libevent's
+ * signal events), and a handler must not run on the thread that syncs. */
+static int
+sync_spawn(struct txq_sync *s)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->thread, NULL, sync_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 static struct txq_sync *
 sync_create(struct txq *q, struct event_base *base)
 {
@@ -227,7 +241,7 @@ sync_create(struct txq *q, struct event_base *base)
 	if (pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (s->done_ev = event_new(base, s->pipe[0], EV_READ | EV_PERSIST,
 	    sync_done_cb, q)) == NULL || event_add(s->done_ev, NULL) == -1 ||
-	    pthread_create(&s->thread, NULL, sync_main, s) != 0) {
+	    sync_spawn(s) != 0) {
 		if (s->done_ev != NULL)
 			event_free(s->done_ev);
 		s->done_ev = NULL;
@@ -391,8 +405,12 @@ txq_round(struct txq *q)
 	if (!q->open)
 		return;
 	commit_open(q, false);
+	if (q->sync->busy)
+		return;
+	sync_start(q);
+	/* No WAL to sync: the commit was durable when it returned. */
 	if (!q->sync->busy)
-		sync_start(q);
+		run_synced(q);
 }
 
 /* Wait for the sync in flight, if any, and take its result. */
