@@ -395,6 +395,47 @@ START_TEST(test_flush_waits_for_sync_in_flight)
 }
 END_TEST
 
+/* A failed sync is fatal before anything waiting for it runs: here the
+ * sync thread's descriptor of the WAL is swapped for a pipe, which
+ * fdatasync refuses (EINVAL). The test exits 1 (fatal) or fails: a
+ * callback that ran exits 3, a loop that went on returns 0. */
+static void
+never_cb(void *arg, bool committed)
+{
+	_exit(3);
+}
+
+static void
+break_fd_hook(void *arg)
+{
+	int p[2], fd = *(int *)arg;
+
+	if (pipe(p) == 0)
+		dup2(p[0], fd);
+}
+
+START_TEST(test_failed_sync_is_fatal)
+{
+	struct fixture f;
+	struct cerr err;
+	struct job *job;
+	int fd, i;
+
+	setup(&f);
+	ck_assert_int_ne(fd = store_wal_fd(f.st), -1);
+	txq_set_sync_hook(f.q, break_fd_hook, &fd);
+	ck_assert_int_eq(txq_join(f.q, &err), 0);
+	job = make_job(1);
+	ck_assert_int_eq(store_job_insert(f.st, job, &err), 0);
+	job_free(job);
+	ck_assert_int_eq(txq_defer(f.q, never_cb, NULL), 0);
+	for (i = 0; i < 1000; i++) {
+		event_base_loop(f.base, EVLOOP_NONBLOCK);
+		usleep(10000);
+	}
+}
+END_TEST
+
 /* With no event loop (unit tests, the goodput simulator) each commit
  * syncs as it returns: no thread, deterministic. */
 START_TEST(test_no_loop_stays_synchronous)
@@ -543,6 +584,7 @@ txq_suite(void)
 	tcase_add_test(tc, test_flush_waits_for_sync_in_flight);
 	tcase_add_test(tc, test_no_loop_stays_synchronous);
 	tcase_add_test(tc, test_checkpoint_with_deferred_syncs);
+	tcase_add_exit_test(tc, test_failed_sync_is_fatal, 1);
 	suite_add_tcase(s, tc);
 	return s;
 }
