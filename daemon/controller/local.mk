@@ -57,7 +57,8 @@ CTL_STORE_SOURCES = \
 	daemon/controller/store/store_backup.c \
 	daemon/controller/store/store_history.c \
 	daemon/controller/store/store_int.h \
-	daemon/controller/store/store_nodes.c daemon/controller/store/txq.c \
+	daemon/controller/store/store_nodes.c \
+	daemon/controller/store/store_wal.c daemon/controller/store/txq.c \
 	daemon/controller/store/txq.h
 # The TLS listener, the RPC handlers, the agents' commands.
 CTL_RPC_SOURCES = \
@@ -93,7 +94,7 @@ daemon_controller_libcontroller_a_SOURCES = $(CTL_ROOT_SOURCES) \
 nodist_daemon_controller_libcontroller_a_SOURCES = sql/migrations.c
 CONTROLLER_LIBS = daemon/controller/libcontroller.a $(SCHED_LIBS) \
 	$(COHORT_LIBS) $(SQLITE_LIBS) $(SYSTEMD_LIBS) $(DQLITE_LIBS) \
-	$(RAFT_LIBS) $(LIBUV_LIBS) -lm
+	$(RAFT_LIBS) $(LIBUV_LIBS) -lpthread -lm
 
 sbin_PROGRAMS += cohortd
 cohortd_SOURCES = daemon/controller/main.c

@@ -559,7 +559,8 @@ store_open_with(struct store *st, const char *path, struct cerr *err)
 	if (st->vfs == NULL && create_private(path, err) == -1)
 		goto fail;
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, st->vfs);
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    st->vfs != NULL ? st->vfs : store_wal_vfs());
 	if (rc != SQLITE_OK) {
 		if (st->db == NULL) {
 			cerr_set(err, ERR_INTERNAL, "open database %s: %s",
@@ -570,6 +571,7 @@ store_open_with(struct store *st, const char *path, struct cerr *err)
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
+	store_wal_attach(st);
 	if (sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
 		db_fail(st, err, "database %s: busy timeout", path);
 		goto fail;

@@ -48,6 +48,19 @@ int store_commit(struct store *st, struct cerr *err);
 int store_rollback(struct store *st);
 bool store_in_txn(const struct store *st);
 
+/* COMMIT without waiting for the WAL to reach the disk: the commit is
+ * visible to readers but not yet durable, and nothing that depends on it
+ * may leave the process before fdatasync(store_wal_fd(st)) returned 0 in
+ * a call that started after this one. *owed says whether a sync was
+ * skipped. A WAL restart's header and checkpoints keep their own syncs.
+ * On a store without a WAL of its own (in memory, replicated) this is
+ * store_commit, and *owed is false. 0 or -1 as store_commit. */
+int store_commit_nosync(struct store *st, bool *owed, struct cerr *err);
+/* A descriptor of the WAL file that another thread may fdatasync (it
+ * stays open until store_close), or -1: the database has none of its
+ * own (in memory, replicated), and commits are durable when they return. */
+int store_wal_fd(struct store *st);
+
 /* One request's writes inside the shared transaction: store_mark starts
  * them (SAVEPOINT), store_keep ends them (RELEASE), store_undo discards
  * them (ROLLBACK TO + RELEASE), so a failing request leaves the others'

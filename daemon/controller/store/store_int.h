@@ -92,7 +92,19 @@ struct store {
 	int (*commit_hook)(void *arg, struct cerr *err);
 	void *commit_arg;
 	const char *restore;	/* a backup to start a new cluster from */
+	bool checkpoint_due;	/* the WAL crossed the threshold in a commit
+				 * whose syncs were deferred */
 };
+
+/* SQLite's default threshold of automatic checkpoints, in WAL frames. */
+#define STORE_WAL_CHECKPOINT_FRAMES 1000
+
+/* store_wal.c: the VFS shim that lets a commit defer the WAL's sync. */
+/* The name of the shim VFS, registered on first use. */
+const char *store_wal_vfs(void);
+/* Take over automatic checkpoints of a database opened on the shim, so
+ * that none runs while syncs are deferred. */
+void store_wal_attach(struct store *st);
 
 /* Fill err with what was being done and SQLite's message; errno EIO.
  * Always returns -1. */

@@ -349,6 +349,11 @@ http_sched(const struct http_sources *src, const struct http_figures *fg,
 	    "SQLite commits (each may cover many requests).");
 	evbuffer_add_printf(b, "cohort_db_commits_total %lu\n",
 	    txq_commits(src->txq));
+	metric_head(b, "cohort_db_syncs_total", "counter",
+	    "fdatasync calls of the WAL on the group commit's sync thread "
+	    "(each covers the commits made since the last one started).");
+	evbuffer_add_printf(b, "cohort_db_syncs_total %lu\n",
+	    txq_syncs(src->txq));
 	if (fg->has_repl)
 		metrics_repl(fg, b);
 	metric_head(b, "cohort_connections", "gauge", "Open connections.");
