@@ -78,4 +78,18 @@ grep -q "passed, but its daemons logged errors" "$T/child.out" ||
 # directory fails quietly; the log check is what failed it.
 _LOG_FILES=()
 : >"$C/cohortd.log"
+
+# No test takes lib.sh's EXIT trap away: a test that set its own (t691
+# did, for its tmux) left its cluster running and its logs unchecked.
+# A handler of its own must end in _cleanup; at_exit is the way to add
+# to it.
+for f in "$top_srcdir"/tests/integration/t*.sh; do
+	h=$(sed -n "s/^[[:space:]]*trap[[:space:]]\{1,\}\([A-Za-z_][A-Za-z_0-9]*\)[[:space:]]\{1,\}EXIT.*/\1/p" "$f")
+	for name in $h; do
+		grep -Eq "^[[:space:]]*_cleanup\b" "$f" ||
+			fail "$(basename "$f") replaces lib.sh's EXIT trap with $name, which never calls _cleanup (use at_exit)"
+	done
+	grep -Eq "^[[:space:]]*trap[[:space:]]+'" "$f" && grep -Eq "^[[:space:]]*trap[[:space:]]+'[^']*'[[:space:]]+EXIT" "$f" &&
+		fail "$(basename "$f") replaces lib.sh's EXIT trap with a command (use at_exit)"
+done
 exit 0

@@ -8,6 +8,12 @@
 # attach to nor type into alice's session; cohort run --pty does it all
 # in an allocation of its own.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+# Expected: node01's agent is killed under a session (its node goes
+# DOWN, the allocation's job fails with it), and cohort run --pty's
+# command exits 4.
+expect_log_error 'cohortd: warning: node node01: DOWN: no heartbeat'
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \(0\) reached; last failure: node node01 went DOWN'
+expect_log_error 'cohortd: warning: job [0-9]+: FAILED: max restarts \(0\) reached; last failure: the batch script exited with 4'
 
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
 
@@ -26,7 +32,7 @@ wait_state 30 "$jid" RUNNING
 tdir=$(mktemp -d /tmp/t691.XXXXXX) || fail "cannot make a directory for tmux"
 sock=$tdir/tmux.sock
 cleanup_tmux() { tmux -S "$sock" kill-server 2>/dev/null; rm -rf "$tdir"; }
-trap cleanup_tmux EXIT
+at_exit cleanup_tmux
 # The local shell: its terminal's settings before and after each srun.
 printf '%s\nexport PATH=%q PS1=%q\ncd %q\nstty -g >%q\n' \
 	"$ALICE_ENV" "$PATH" 'local$ ' "$W" "$T/stty.before" >"$T/tmux.sh"
