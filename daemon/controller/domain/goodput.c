@@ -103,6 +103,7 @@ goodput_view(const struct job *job, int64_t now_ms,
 
 	v->set = true;
 	v->advice_s = job->ckpt_advice_s;
+	v->ckpt_cost_ms = gp.ckpt_cost_ms;
 	v->productive_ms = v->lost_ms = v->restart_ms = v->wait_ms =
 	    v->ckpt_ms = 0;
 	v->ettr = 0;
