@@ -2357,8 +2357,24 @@ ajob_read_cost(struct ajob *j, uint64_t step)
 	return ms;
 }
 
-/* Read the start's LATEST; note a checkpoint not seen before. Returns
- * true when there is a new one. */
+/* A job may rename CKPT_MS after LATEST: while the current checkpoint's
+ * cost is unknown, each look at LATEST looks for it again, until it is
+ * seen or the next LATEST comes. True when it came now (to be reported
+ * like a new checkpoint). */
+static bool
+ajob_late_cost(struct ajob *j)
+{
+	if (j->ckpt_cost_ms > 0 ||
+	    (j->ckpt_cost_ms = ajob_read_cost(j, j->step)) == 0)
+		return false;
+	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": cost "
+	    "reported after it", j->job_id, j->step);
+	return true;
+}
+
+/* Read the start's LATEST; note a checkpoint not seen before, or the
+ * cost of the current one reported late. Returns true when there is
+ * news to report. */
 static bool
 ajob_read_latest(struct ajob *j)
 {
@@ -2374,7 +2390,7 @@ ajob_read_latest(struct ajob *j)
 	}
 	j->latest_refused.err = 0;
 	if (j->has_ckpt && j->step == step && strcmp(j->ckpt_path, path) == 0)
-		return false;
+		return ajob_late_cost(j);
 	if (!j->has_ckpt && j->has_base && j->base_step == step &&
 	    strcmp(j->base_path, path) == 0)
 		return false;

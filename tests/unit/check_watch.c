@@ -643,6 +643,13 @@ make_dirs(const char *spool, const char *ckdir)
 	ck_assert_int_eq(chmod(ckdir, 0777), 0);
 }
 
+/* Counts the agent's "a checkpoint to report" calls. */
+static void
+count_cb(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 START_TEST(test_agent_reports)
 {
 	struct agent_config cfg;
@@ -659,6 +666,7 @@ START_TEST(test_agent_reports)
 	char step4[PATH_MAX + 32], step8[PATH_MAX + 32], text[PATH_MAX + 64];
 	const char *nodes[] = { "node01" };
 	char *argv[3];
+	int fired = 0;
 	size_t n;
 
 	snprintf(spool, sizeof(spool), "%s/spool", tmpdir);
@@ -758,6 +766,33 @@ START_TEST(test_agent_reports)
 	ck_assert_int_gt(ck[0].time_ms, 0);
 	ck_assert_uint_eq(ck[0].cost_ms, 0);
 	free(ck);
+	ck_assert_int_eq(unlink(script), 0);
+	/* A CKPT_MS renamed after its LATEST is still read: at the watch's
+	 * next look (which calls back, as for a new checkpoint), once; one
+	 * naming another step is no cost of this one. */
+	agent_set_checkpoint_cb(a, count_cb, &fired);
+	write_file(script, "3 100\n", 6);
+	{
+		struct watch_cred c = job_cred();
+
+		chown_to(script, &c);
+		agent_watch_checkpoints(a);
+		ck_assert_int_eq(fired, 0);
+		snprintf(text, sizeof(text), "%s/C.tmp", ckdir);
+		write_file(text, "4 250\n", 6);
+		chown_to(text, &c);
+		ck_assert_int_eq(rename(text, script), 0);
+	}
+	agent_watch_checkpoints(a);
+	ck_assert_int_eq(fired, 1);
+	agent_watch_checkpoints(a);
+	ck_assert_int_eq(fired, 1);
+	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ck[0].step, 4);
+	ck_assert_uint_eq(ck[0].cost_ms, 250);
+	free(ck);
+	agent_set_checkpoint_cb(a, NULL, NULL);
 	ck_assert_int_eq(unlink(script), 0);
 
 	/* The advice file, as the launch wrote it, then replaced while the

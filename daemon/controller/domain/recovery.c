@@ -345,7 +345,8 @@ recovery_checkpoint(struct cluster *cl, struct node *n,
 		break;
 	}
 	if (ck->cost_ms > 0)
-		jobs_ckpt_cost(cl->js, job_id, attempt, step, ck->cost_ms);
+		jobs_ckpt_cost(cl->js, job_id, attempt, step, ck->cost_ms,
+		    now);
 	rc = jobs_checkpoint(cl->js, job_id, attempt, step, ck->path,
 	    ck->time_ms, now, &err);
 	if (rc == -1)
