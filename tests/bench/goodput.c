@@ -22,7 +22,13 @@
  *              whole", so the simulator emulates it by cancelling the
  *              restarting job and submitting it again (no kept nodes,
  *              placed afresh, waiting for the old tasks like Slurm's
- *              COMPLETING), no spares: the job takes every node.
+ *              COMPLETING) once Slurm's requeue_delay has passed
+ *              (--requeue-delay-s, default 120 s: slurmctld holds a
+ *              requeued batch job back that long, AuthInfo's
+ *              cred_expire, unless SchedulerParameters=requeue_delay
+ *              says otherwise); a rank's non-zero exit (a black hole)
+ *              requeues it too, as RequeueExit does, with no limit;
+ *              no spares: the job takes every node.
  *   slurm+1    the same with 1% of the nodes left idle (not in the job):
  *              the headroom cohort-1 has, for a fair comparison.
  *   cohort     Cohort's defaults (node_timeout --node-timeout-s, XIDs
