@@ -929,13 +929,14 @@ show_placement(struct output_table *t, const struct job *j)
 	return rc;
 }
 
-/* Where the time since the first start went (docs/SPEC.md "Goodput"), and
+/* Where the time since the first start went (docs/SPEC.md "Goodput"),
+ * what the last checkpoint cost (what the advice is computed from), and
  * the checkpoint interval advised. */
 static int
 show_goodput(struct output_table *t, const struct job *j)
 {
 	const struct job_goodput_view *v = &j->gpv;
-	char p[48], l[48], r[48], w[48], c[48], d[48], a[96];
+	char p[48], l[48], r[48], w[48], c[48], d[48], a[96], k[96];
 
 	if (!v->set || j->start_ms <= 0)
 		return output_fields_addf(t, "Goodput", "-");
@@ -945,13 +946,18 @@ show_goodput(struct output_table *t, const struct job *j)
 		    sizeof(d)));
 	else
 		a[0] = '\0';
+	if (v->ckpt_cost_ms > 0)
+		snprintf(k, sizeof(k), "; last checkpoint took %s",
+		    output_duration_ms(v->ckpt_cost_ms, d, sizeof(d)));
+	else
+		k[0] = '\0';
 	return output_fields_addf(t, "Goodput", "ETTR %.3f: productive %s, "
-	    "lost %s, restart %s, wait %s, checkpoint %s%s", v->ettr,
+	    "lost %s, restart %s, wait %s, checkpoint %s%s%s", v->ettr,
 	    output_duration_ms(v->productive_ms, p, sizeof(p)),
 	    output_duration_ms(v->lost_ms, l, sizeof(l)),
 	    output_duration_ms(v->restart_ms, r, sizeof(r)),
 	    output_duration_ms(v->wait_ms, w, sizeof(w)),
-	    output_duration_ms(v->ckpt_ms, c, sizeof(c)), a);
+	    output_duration_ms(v->ckpt_ms, c, sizeof(c)), k, a);
 }
 
 /* What failures did to the job: its size now (elastic jobs), restarts,

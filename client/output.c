@@ -622,7 +622,8 @@ json_checkpoint(const struct job *job)
 }
 
 /* Goodput (docs/SPEC.md "Goodput"): the split of the time since the first
- * start, in seconds, and ETTR; null from a controller that sent none. */
+ * start, in seconds, ETTR, and the last checkpoint's measured cost (0:
+ * none); null from a controller that sent none. */
 static json_t *
 json_goodput(const struct job *job)
 {
@@ -630,14 +631,15 @@ json_goodput(const struct job *job)
 
 	if (!v->set)
 		return json_null();
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f}",
 	    "ettr", v->ettr,
 	    "productive_s", (double)v->productive_ms / 1000,
 	    "lost_s", (double)v->lost_ms / 1000,
 	    "restart_s", (double)v->restart_ms / 1000,
 	    "wait_s", (double)v->wait_ms / 1000,
 	    "checkpoint_s", (double)v->ckpt_ms / 1000,
-	    "checkpoint_advice_s", (json_int_t)v->advice_s);
+	    "checkpoint_advice_s", (json_int_t)v->advice_s,
+	    "checkpoint_cost_s", (double)v->ckpt_cost_ms / 1000);
 }
 
 /* History: GPU time, the expected start while pending, and

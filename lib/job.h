@@ -319,6 +319,9 @@ struct job_goodput_view {
 	uint64_t ckpt_ms;
 	uint32_t advice_s;		/* checkpoint interval advised; 0:
 					 * none */
+	uint64_t ckpt_cost_ms;		/* the last checkpoint measured (the
+					 * job's report, else signal to
+					 * LATEST); 0: none */
 };
 
 struct job {

@@ -528,7 +528,7 @@ wire_goodput_to_pb(const struct job_goodput_view *v, Cohort__V1__Goodput *pb)
 	cohort__v1__goodput__init(pb);
 	pb->has_ettr = pb->has_productive_ms = pb->has_lost_ms =
 	    pb->has_restart_ms = pb->has_wait_ms = pb->has_checkpoint_ms =
-	    pb->has_checkpoint_advice_s = 1;
+	    pb->has_checkpoint_advice_s = pb->has_checkpoint_cost_ms = 1;
 	pb->ettr = v->ettr;
 	pb->productive_ms = v->productive_ms;
 	pb->lost_ms = v->lost_ms;
@@ -536,6 +536,7 @@ wire_goodput_to_pb(const struct job_goodput_view *v, Cohort__V1__Goodput *pb)
 	pb->wait_ms = v->wait_ms;
 	pb->checkpoint_ms = v->ckpt_ms;
 	pb->checkpoint_advice_s = v->advice_s;
+	pb->checkpoint_cost_ms = v->ckpt_cost_ms;
 }
 
 /* Job.goodput into job->gpv; a ratio out of 0..1 (or not a number) is
@@ -556,6 +557,7 @@ wire_goodput_from_pb(const Cohort__V1__Goodput *pb, struct job *job)
 	v->wait_ms = pb->wait_ms;
 	v->ckpt_ms = pb->checkpoint_ms;
 	v->advice_s = pb->checkpoint_advice_s;
+	v->ckpt_cost_ms = pb->checkpoint_cost_ms;
 }
 
 void

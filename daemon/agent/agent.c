@@ -118,6 +118,9 @@ struct apending {
 	size_t nbase;
 	char progress[4096];
 	char advice[PATH_MAX];	/* the advice file; "": none */
+	uint32_t advice_s;	/* advice come before any rank started
+				 * (agent_advise): written as the first
+				 * start; 0: none */
 	char stepdir[PATH_MAX];	/* the start's step files; "": none */
 	char jobcg[PATH_MAX];
 	char credfile[PATH_MAX];	/* the step credential's; "": none */
@@ -878,6 +881,47 @@ agent_advice_file(const struct agent *a, const struct launch *l,
 		path[0] = '\0';
 }
 
+/* Advice for a start whose launch is under way with no rank started
+ * yet (its image being unpacked, say): the latest is kept, and written
+ * as its first rank starts (agent_advise_apply). -1 with ENOENT when no
+ * such launch is under way. */
+static int
+agent_advise_pending(struct agent *a, uint64_t job_id, uint32_t restart,
+    uint32_t advice_s)
+{
+	struct apending *p = apending_find_step(a, job_id, restart, NULL);
+
+	if (p == NULL || p->next > 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	p->advice_s = advice_s;
+	log_info("job %" PRIu64 ": checkpoint interval advised: %u s, kept "
+	    "until its tasks start", job_id, advice_s);
+	return 0;
+}
+
+/* The advice kept for p, written before its first rank starts, so that
+ * the ranks find it (a launch that had none makes the file now). A file
+ * that cannot be written is logged and left out, as at the launch. */
+static void
+agent_advise_apply(struct agent *a, struct apending *p)
+{
+	char path[PATH_MAX];
+
+	if (p->advice_s == 0 || p->next > 0 || p->l.step != NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/jobs/%" PRIu64 ".%u/"
+	    "checkpoint-advice", a->cfg->spool, p->l.job_id, p->l.restart);
+	if (agent_advice_write(path, p->l.job_id, p->acct.cred.uid,
+	    p->acct.cred.gid, p->advice_s) == 0) {
+		memcpy(p->advice, path, sizeof(p->advice));
+		log_info("job %" PRIu64 ": checkpoint interval advised: %u s",
+		    p->l.job_id, p->advice_s);
+	}
+	p->advice_s = 0;
+}
+
 int
 agent_advise(struct agent *a, uint64_t job_id, uint32_t restart,
     uint32_t advice_s)
@@ -894,10 +938,8 @@ agent_advise(struct agent *a, uint64_t job_id, uint32_t restart,
 		if (at->t.job_id == job_id && at->t.restart == restart &&
 		    !at->ended)
 			break;
-	if (at == NULL) {
-		errno = ENOENT;
-		return -1;
-	}
+	if (at == NULL)
+		return agent_advise_pending(a, job_id, restart, advice_s);
 	/* The file the launch wrote, and its owner: the job's user. A
 	 * link or anything but a regular file there is not the agent's. */
 	snprintf(path, sizeof(path), "%s/jobs/%" PRIu64 ".%u/"
@@ -1657,6 +1699,7 @@ agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
 	const struct launch *l = &p->l;
 	unsigned n;
 
+	agent_advise_apply(a, p);
 	for (n = 0; n < AGENT_STARTS_PER_ROUND && p->next < p->ntasks;
 	    n++, p->next++) {
 		if ((l->step != NULL ? agent_start_step_rank(a, p, p->next,
@@ -2363,8 +2406,24 @@ ajob_read_cost(struct ajob *j, uint64_t step)
 	return ms;
 }
 
-/* Read the start's LATEST; note a checkpoint not seen before. Returns
- * true when there is a new one. */
+/* A job may rename CKPT_MS after LATEST: while the current checkpoint's
+ * cost is unknown, each look at LATEST looks for it again, until it is
+ * seen or the next LATEST comes. True when it came now (to be reported
+ * like a new checkpoint). */
+static bool
+ajob_late_cost(struct ajob *j)
+{
+	if (j->ckpt_cost_ms > 0 ||
+	    (j->ckpt_cost_ms = ajob_read_cost(j, j->step)) == 0)
+		return false;
+	log_info("job %" PRIu64 ": checkpoint at step %" PRIu64 ": cost "
+	    "reported after it", j->job_id, j->step);
+	return true;
+}
+
+/* Read the start's LATEST; note a checkpoint not seen before, or the
+ * cost of the current one reported late. Returns true when there is
+ * news to report. */
 static bool
 ajob_read_latest(struct ajob *j)
 {
@@ -2380,7 +2439,7 @@ ajob_read_latest(struct ajob *j)
 	}
 	j->latest_refused.err = 0;
 	if (j->has_ckpt && j->step == step && strcmp(j->ckpt_path, path) == 0)
-		return false;
+		return ajob_late_cost(j);
 	if (!j->has_ckpt && j->has_base && j->base_step == step &&
 	    strcmp(j->base_path, path) == 0)
 		return false;

@@ -191,8 +191,11 @@ struct task_report *agent_tasks(struct agent *a, size_t *n);
 /* The controller advises job_id's start restart to checkpoint every
  * advice_s seconds: its COHORT_CHECKPOINT_ADVICE_FILE here is replaced
  * (whole, as at launch, its owner kept) while a task of that start runs
- * here. 0, or -1 with errno (ENOENT: no such start running here, or no
- * advice file; EINVAL: advice_s 0, or not a regular file there). */
+ * here; while its launch is under way with no rank started yet (its
+ * image unpacking), the latest advice is kept and written as the first
+ * rank starts. 0, or -1 with errno (ENOENT: no such start running or
+ * launching here, or no advice file; EINVAL: advice_s 0, or not a
+ * regular file there). */
 int agent_advise(struct agent *a, uint64_t job_id, uint32_t restart,
     uint32_t advice_s);
 

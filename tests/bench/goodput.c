@@ -22,7 +22,13 @@
  *              whole", so the simulator emulates it by cancelling the
  *              restarting job and submitting it again (no kept nodes,
  *              placed afresh, waiting for the old tasks like Slurm's
- *              COMPLETING), no spares: the job takes every node.
+ *              COMPLETING) once Slurm's requeue_delay has passed
+ *              (--requeue-delay-s, default 120 s: slurmctld holds a
+ *              requeued batch job back that long, AuthInfo's
+ *              cred_expire, unless SchedulerParameters=requeue_delay
+ *              says otherwise); a rank's non-zero exit (a black hole)
+ *              requeues it too, as RequeueExit does, with no limit;
+ *              no spares: the job takes every node.
  *   slurm+1    the same with 1% of the nodes left idle (not in the job):
  *              the headroom cohort-1 has, for a fair comparison.
  *   cohort     Cohort's defaults (node_timeout --node-timeout-s, XIDs
@@ -210,6 +216,7 @@ struct params {
 	double slow_per_day;	/* fail-slow episodes, per 2,048 nodes */
 	double deep_h;		/* a suspect-drained node's thorough repair */
 	double step_s;		/* a training step at full speed */
+	unsigned requeue_delay_s;	/* Slurm's requeue_delay */
 };
 
 struct config {
@@ -274,6 +281,7 @@ enum ev_type {
 	EV_SLOW_END,
 	EV_DEEP,		/* a suspect-drained node's repair is done */
 	EV_STEP,		/* the ranks report a step's compute time */
+	EV_RESUBMIT,		/* a Slurm requeue's job is eligible again */
 	EV_END,
 };
 
@@ -779,13 +787,18 @@ check_running(struct sim *s)
 }
 
 /* The emulated Slurm requeue: a restarting job is cancelled and
- * submitted again, so it is placed afresh. */
+ * submitted again, so it is placed afresh. Slurm holds a requeued batch
+ * job back for requeue_delay (SchedulerParameters; by default
+ * AuthInfo's cred_expire, 120 s, so that the old launch credential has
+ * expired): the new submit comes that much plus one second later
+ * (job_mgr.c: begin_time = now + requeue_delay + 1). */
 static void
 check_requeue(struct sim *s)
 {
 	const struct job *job = job_now(s);
 	enum job_state st;
 	struct cerr err;
+	struct ev e;
 
 	if (!s->c->slurm || job == NULL || job->state != JOB_RESTARTING)
 		return;
@@ -795,7 +808,10 @@ check_requeue(struct sim *s)
 		exit(1);
 	}
 	commit(s);
-	submit(s);
+	memset(&e, 0, sizeof(e));
+	e.t = s->d.now + ((int64_t)s->p->requeue_delay_s + 1) * SEC;
+	e.type = EV_RESUBMIT;
+	heap_push(&s->h, e);
 }
 
 static void
@@ -1613,6 +1629,9 @@ handle(struct sim *s, const struct ev *e)
 	case EV_STEP:
 		step_round(s);
 		break;
+	case EV_RESUBMIT:
+		submit(s);
+		break;
 	case EV_CKPT:
 		if (e->gen == s->gen && s->phase == T_TRAIN)
 			start_ckpt(s);
@@ -1973,7 +1992,7 @@ usage(void)
 	    "[--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose] "
 	    "[--beyond] [--lemon-pct P] [--lemon-x X] "
 	    "[--blackholes-per-day B] [--blackhole-h H] [--slow-per-day S] "
-	    "[--deep-repair-h H] [--step-s S]\n");
+	    "[--deep-repair-h H] [--step-s S] [--requeue-delay-s Q]\n");
 	exit(2);
 }
 
@@ -2049,6 +2068,7 @@ main(int argc, char **argv)
 		{ "slow-per-day", required_argument, NULL, 'o' },
 		{ "deep-repair-h", required_argument, NULL, 'e' },
 		{ "step-s", required_argument, NULL, 't' },
+		{ "requeue-delay-s", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct params p = {
@@ -2059,6 +2079,7 @@ main(int argc, char **argv)
 		.rate_x = 1,
 		.lemon_pct = -1, .lemon_x = 20, .bh_per_day = -1,
 		.bh_h = 6, .slow_per_day = -1, .deep_h = 24, .step_s = 5,
+		.requeue_delay_s = 120,
 	};
 	bool beyond = false;
 	const char *sweep_file = NULL;
@@ -2143,6 +2164,10 @@ main(int argc, char **argv)
 			break;
 		case 'F':
 			p.bh_h = num("blackhole-h", optarg, 0.01, 10000);
+			break;
+		case 'q':
+			p.requeue_delay_s = (unsigned)num("requeue-delay-s",
+			    optarg, 0, 86400);
 			break;
 		case 'o':
 			p.slow_per_day = num("slow-per-day", optarg, 0, 1e6);

@@ -4,7 +4,8 @@
 #  - cohort show --json's goodput: 0 < ettr < 1, work lost and restart
 #    time counted, and the parts add up to the time from its first start
 #    (the first "running" event) to its end;
-#  - cohort show prints the Goodput line, cohort jobs --format has ettr;
+#  - cohort show prints the Goodput line with the reported checkpoint
+#    cost (--json: checkpoint_cost_s 0.05), cohort jobs --format has ettr;
 #  - every start of the job found $COHORT_CHECKPOINT_ADVICE_FILE holding
 #    a positive number of seconds, as checkpoint_advice_s says;
 #  - the job reports its checkpoints' cost (CKPT_MS): it counts as
@@ -58,7 +59,7 @@ advised first
 # --checkpoint-signal SECS) is checkpoint time, the advice falls, and the
 # running job's file follows it.
 launched=$(sed -n "s/^advice: file='[^']*' value='\([0-9]*\)'\$/\1/p" "$OUT" | head -n 1)
-wait_job 20 "$id" "d['goodput']['checkpoint_s'] > 0 and 0 < d['goodput']['checkpoint_advice_s'] < $launched"
+wait_job 20 "$id" "d['goodput']['checkpoint_s'] > 0 and 0 < d['goodput']['checkpoint_advice_s'] < $launched and d['goodput']['checkpoint_cost_s'] == 0.05"
 file_follows() {
 	local cur
 	cur=$(cohort show "$id" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["goodput"]["checkpoint_advice_s"])') &&
@@ -74,7 +75,7 @@ expect_exit 0 cohort jobs --format id,ettr
 grep -Eq "^ *$id +(0\.[0-9]{3}|1\.000)\$" "$OUT" ||
 	fail "cohort jobs --format id,ettr has no ETTR for job $id: $(cat "$OUT")"
 expect_exit 0 cohort show "$id"
-grep -Eq '^ *Goodput: +ETTR [01]\.[0-9]{3}: productive .*, lost .*, restart .*, wait .*, checkpoint .*; checkpoint every .* advised$' "$OUT" ||
+grep -Eq '^ *Goodput: +ETTR [01]\.[0-9]{3}: productive .*, lost .*, restart .*, wait .*, checkpoint [^;]*; last checkpoint took [^;]+; checkpoint every .* advised$' "$OUT" ||
 	fail "cohort show $id has no Goodput line: $(grep -i goodput "$OUT")"
 
 ft_hurry "$W/ckpt"

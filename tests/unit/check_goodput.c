@@ -362,6 +362,40 @@ START_TEST(test_reported_cost)
 }
 END_TEST
 
+/* A cost the job reports after its LATEST (CKPT_MS renamed later, seen
+ * at a later look) still counts, once. */
+START_TEST(test_reported_cost_late)
+{
+	const struct job *job;
+	char r0[PEER_NAME_MAX + 1];
+	uint64_t id;
+
+	id = run_spec(2, &ckpt);
+	job = domain_job(&D, id);
+	snprintf(r0, sizeof(r0), "%s", domain_rank_node(job, 0));
+	domain_advance(&D, 10000);
+	domain_checkpoint(&D, r0, id, 1, 10, "/ckpt/10");
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 0);
+	domain_advance(&D, 1000);
+	domain_checkpoint_cost(&D, r0, id, 1, 10, "/ckpt/10", 1500);
+	domain_checkpoint_cost(&D, r0, id, 1, 10, "/ckpt/10", 1500);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 1500);
+	ck_assert_uint_eq(job->gp.ckpt_ms, 1500);
+	/* A second report of it changes nothing; the next checkpoint's
+	 * cost, with its LATEST, counts as before. */
+	domain_checkpoint_cost(&D, r0, id, 1, 10, "/ckpt/10", 900);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_ms, 1500);
+	domain_advance(&D, 60000);
+	domain_checkpoint_cost(&D, r0, id, 1, 20, "/ckpt/20", 800);
+	job = domain_job(&D, id);
+	ck_assert_uint_eq(job->gp.ckpt_cost_ms, 800);
+	ck_assert_uint_eq(job->gp.ckpt_ms, 2300);
+}
+END_TEST
+
 /* When the advice is renewed: a first always, a move of 10% or more at
  * once, a smaller one after the period, no change never. */
 START_TEST(test_advice_renew_rule)
@@ -477,6 +511,7 @@ goodput_suite(void)
 	tcase_add_test(tc, test_rates_prior_and_history);
 	tcase_add_test(tc, test_advice_size_cost_and_launch);
 	tcase_add_test(tc, test_reported_cost);
+	tcase_add_test(tc, test_reported_cost_late);
 	tcase_add_test(tc, test_advice_renew_rule);
 	tcase_add_test(tc, test_advice_refreshed_while_running);
 	suite_add_tcase(s, tc);

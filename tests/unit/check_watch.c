@@ -643,6 +643,13 @@ make_dirs(const char *spool, const char *ckdir)
 	ck_assert_int_eq(chmod(ckdir, 0777), 0);
 }
 
+/* Counts the agent's "a checkpoint to report" calls. */
+static void
+count_cb(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 START_TEST(test_agent_reports)
 {
 	struct agent_config cfg;
@@ -659,6 +666,7 @@ START_TEST(test_agent_reports)
 	char step4[PATH_MAX + 32], step8[PATH_MAX + 32], text[PATH_MAX + 64];
 	const char *nodes[] = { "node01" };
 	char *argv[3];
+	int fired = 0;
 	size_t n;
 
 	snprintf(spool, sizeof(spool), "%s/spool", tmpdir);
@@ -758,6 +766,33 @@ START_TEST(test_agent_reports)
 	ck_assert_int_gt(ck[0].time_ms, 0);
 	ck_assert_uint_eq(ck[0].cost_ms, 0);
 	free(ck);
+	ck_assert_int_eq(unlink(script), 0);
+	/* A CKPT_MS renamed after its LATEST is still read: at the watch's
+	 * next look (which calls back, as for a new checkpoint), once; one
+	 * naming another step is no cost of this one. */
+	agent_set_checkpoint_cb(a, count_cb, &fired);
+	write_file(script, "3 100\n", 6);
+	{
+		struct watch_cred c = job_cred();
+
+		chown_to(script, &c);
+		agent_watch_checkpoints(a);
+		ck_assert_int_eq(fired, 0);
+		snprintf(text, sizeof(text), "%s/C.tmp", ckdir);
+		write_file(text, "4 250\n", 6);
+		chown_to(text, &c);
+		ck_assert_int_eq(rename(text, script), 0);
+	}
+	agent_watch_checkpoints(a);
+	ck_assert_int_eq(fired, 1);
+	agent_watch_checkpoints(a);
+	ck_assert_int_eq(fired, 1);
+	ck_assert_ptr_nonnull(ck = agent_checkpoints(a, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ck[0].step, 4);
+	ck_assert_uint_eq(ck[0].cost_ms, 250);
+	free(ck);
+	agent_set_checkpoint_cb(a, NULL, NULL);
 	ck_assert_int_eq(unlink(script), 0);
 
 	/* The advice file, as the launch wrote it, then replaced while the
@@ -897,6 +932,88 @@ START_TEST(test_agent_unwatched)
 }
 END_TEST
 
+/* Advice that reaches the node while its launch waits for its image
+ * (no rank started yet) is kept, the latest of it, and is what the
+ * advice file holds when the ranks start (here: a runtime that copies
+ * the file, in place of runc). */
+START_TEST(test_agent_advice_before_start)
+{
+	struct agent_config cfg;
+	struct event_base *base;
+	struct agent *a;
+	struct exits ex = { 0 };
+	struct job_spec spec;
+	struct launch l;
+	struct cerr err;
+	char spool[PATH_MAX + 16], ckdir[PATH_MAX + 16], img[PATH_MAX + 16];
+	char rt[PATH_MAX + 16], seen[PATH_MAX + 32], cmd[4 * PATH_MAX];
+	char buf[32];
+	const char *nodes[] = { "node01" };
+	char *argv[] = { "/bin/true" };
+	FILE *f;
+
+	snprintf(spool, sizeof(spool), "%s/spool", tmpdir);
+	snprintf(ckdir, sizeof(ckdir), "%s/ckpt", tmpdir);
+	snprintf(img, sizeof(img), "%s/img.sqsh", tmpdir);
+	snprintf(rt, sizeof(rt), "%s/runtime", tmpdir);
+	snprintf(seen, sizeof(seen), "%s/seen", ckdir);
+	make_dirs(spool, ckdir);
+	if (geteuid() != 0 || system("command -v mksquashfs unsquashfs "
+	    ">/dev/null") != 0)
+		return;		/* images are root's, and need squashfs */
+	snprintf(cmd, sizeof(cmd), "mkdir %s/root && mksquashfs %s/root %s "
+	    "-quiet -no-progress >/dev/null", tmpdir, tmpdir, img);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "#!/bin/sh\ncat %s/jobs/44.1/"
+	    "checkpoint-advice > %s\n", spool, seen);
+	write_file(rt, cmd, strlen(cmd));
+	ck_assert_int_eq(chmod(rt, 0755), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.spool = spool;
+	cfg.kill_wait_ms = 1000;
+	cfg.ctr_enabled = true;
+	cfg.ctr_runtime = rt;
+	cfg.ctr_cache_max = (uint64_t)1 << 30;
+	cfg.ctr_prepare_timeout_ms = 60000;
+	memset(&spec, 0, sizeof(spec));
+	spec.name = "advised";
+	spec.nodes_min = spec.nodes_max = 1;
+	spec.tasks_per_node = 1;
+	spec.workdir = ckdir;
+	spec.argv = argv;
+	spec.argc = 1;
+	spec.ctr.image = img;
+	memset(&l, 0, sizeof(l));
+	l.job_id = 44;
+	l.restart = 1;
+	l.user = task_user();
+	l.spec = &spec;
+	l.nodelist = nodes;
+	l.nnodes = 1;
+	l.master_addr = "127.0.0.1";
+	l.master_port = 29500;
+	l.ckpt_advice_s = 600;
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	ck_assert_msg(agent_launch(a, &l, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(agent_advise(a, 44, 1, 77), 0);
+	ck_assert_int_eq(agent_advise(a, 44, 1, 88), 0);
+	ck_assert_int_eq(agent_advise(a, 44, 2, 99), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	run_until_exit(base, &ex);
+	ck_assert_msg(ex.last.wait_status == 0, "status 0x%x",
+	    (unsigned)ex.last.wait_status);
+	ck_assert_ptr_nonnull(f = fopen(seen, "r"));
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_str_eq(buf, "88\n");
+	agent_exit_acked(a, 44, 1, NULL, 0);
+	agent_destroy(a);
+	event_base_free(base);
+}
+END_TEST
+
 static Suite *
 watch_suite(void)
 {
@@ -932,6 +1049,7 @@ watch_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_agent_reports);
 	tcase_add_test(tc, test_agent_unwatched);
+	tcase_add_test(tc, test_agent_advice_before_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

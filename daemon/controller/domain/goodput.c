@@ -79,6 +79,17 @@ goodput_reported(struct job *next, uint32_t cost_ms)
 	next->gp.ckpt_cost_ms = cost_ms;
 }
 
+void
+goodput_reported_late(struct job *next, uint64_t measured_ms,
+    uint32_t cost_ms)
+{
+	if (cost_ms == 0 || cost_ms > GOODPUT_CKPT_COST_MAX_MS)
+		return;
+	next->gp.ckpt_ms -= measured_ms <= next->gp.ckpt_ms ? measured_ms :
+	    next->gp.ckpt_ms;
+	goodput_reported(next, cost_ms);
+}
+
 bool
 goodput_advice_renew(uint32_t sent_s, int64_t sent_ms, uint32_t now_s,
     int64_t now_ms)
@@ -103,6 +114,7 @@ goodput_view(const struct job *job, int64_t now_ms,
 
 	v->set = true;
 	v->advice_s = job->ckpt_advice_s;
+	v->ckpt_cost_ms = gp.ckpt_cost_ms;
 	v->productive_ms = v->lost_ms = v->restart_ms = v->wait_ms =
 	    v->ckpt_ms = 0;
 	v->ettr = 0;

@@ -45,6 +45,10 @@ void goodput_checkpoint(struct job *next, int64_t asked_ms,
 /* The job reported that its checkpoint took cost_ms (CKPT_MS): it
  * counts as checkpoint time and is the job's cost from now on. */
 void goodput_reported(struct job *next, uint32_t cost_ms);
+/* The same for a checkpoint already written, whose time from the signal
+ * (measured_ms; 0: none) counted: the report replaces it. */
+void goodput_reported_late(struct job *next, uint64_t measured_ms,
+    uint32_t cost_ms);
 
 /* Whether a running job given advice sent_s at sent_ms should be given
  * now_s at now_ms: it changed by GOODPUT_ADVICE_CHANGE or more, or at all

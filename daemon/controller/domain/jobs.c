@@ -1183,6 +1183,8 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 {
 	struct job next;
 	char detail[32];
+	uint64_t measured;
+	bool priced;
 	char *p;
 
 	if ((p = strdup(path)) == NULL)
@@ -1192,10 +1194,12 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	next.ckpt_step = step;
 	next.ckpt_path = p;
 	next.ckpt_ms = written_ms;
-	if (r != NULL && r->cost_ms != 0 && r->cost_step == step)
+	priced = r != NULL && r->cost_ms != 0 && r->cost_step == step;
+	if (priced)
 		goodput_reported(&next, r->cost_ms);
 	else if (r != NULL && r->ckpt_asked_ms != 0)
 		goodput_checkpoint(&next, r->ckpt_asked_ms, written_ms, now_ms);
+	measured = next.gp.ckpt_ms - job->gp.ckpt_ms;
 	/* Events are every user's to read; the path is private data
 	 * (cohort show gives it to the job's owner and admins). */
 	snprintf(detail, sizeof(detail), "step=%" PRIu64, step);
@@ -1206,6 +1210,10 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 		r->ckpt_set_ms = now_ms;
 		r->ckpt_asked_ms = 0;
 		r->cost_ms = 0;
+		r->written = true;
+		r->written_step = step;
+		r->measured_ms = priced ? 0 : measured;
+		r->priced = priced;
 		free(r->pend_path);
 		r->pend_path = NULL;
 	}
@@ -1215,9 +1223,35 @@ jobs_ckpt_write(struct jobs *js, struct job *job, struct run *r,
 	return 1;
 }
 
+/* The job reported the cost of the checkpoint r last wrote only after
+ * it was written (CKPT_MS renamed after LATEST): it replaces the time
+ * counted from the signal, once per checkpoint. */
+static void
+jobs_ckpt_cost_late(struct jobs *js, struct job *job, struct run *r,
+    uint32_t cost_ms, int64_t now_ms)
+{
+	struct job next;
+	struct cerr err;
+	char detail[48];
+
+	if (r->priced)
+		return;
+	next = *job;
+	goodput_reported_late(&next, r->measured_ms, cost_ms);
+	snprintf(detail, sizeof(detail), "step=%" PRIu64 " cost_ms=%" PRIu32,
+	    r->written_step, cost_ms);
+	if (jobs_apply(js, job, &next, now_ms, "checkpoint", "cohortd",
+	    detail, &err) == -1) {
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+		return;
+	}
+	r->priced = true;
+	r->measured_ms = 0;
+}
+
 void
 jobs_ckpt_cost(struct jobs *js, uint64_t id, uint32_t attempt,
-    uint64_t step, uint32_t cost_ms)
+    uint64_t step, uint32_t cost_ms, int64_t now_ms)
 {
 	const struct job *job = jobs_get(js, id);
 	struct run *r;
@@ -1226,6 +1260,11 @@ jobs_ckpt_cost(struct jobs *js, uint64_t id, uint32_t attempt,
 	    (r = jobs_run(js, job)) == NULL || cost_ms == 0 ||
 	    cost_ms > GOODPUT_CKPT_COST_MAX_MS)
 		return;
+	if (r->written && r->written_step == step && job->has_ckpt &&
+	    job->ckpt_step == step) {
+		jobs_ckpt_cost_late(js, (struct job *)job, r, cost_ms, now_ms);
+		return;
+	}
 	r->cost_step = step;
 	r->cost_ms = cost_ms;
 }

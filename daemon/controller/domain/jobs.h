@@ -454,10 +454,12 @@ void jobs_ckpt_asked(struct jobs *js, uint64_t id, uint32_t attempt,
     int64_t now_ms);
 /* Job id's attempt reported that its checkpoint at step took cost_ms
  * (CKPT_MS): when that checkpoint is written, this is its cost and its
- * checkpoint time, rather than the time from the signal. A cost of 0 or
- * above GOODPUT_CKPT_COST_MAX_MS is no report. */
+ * checkpoint time, rather than the time from the signal; when it was
+ * written already (the report came later than LATEST), it replaces that
+ * time at now_ms, once. A cost of 0 or above GOODPUT_CKPT_COST_MAX_MS
+ * is no report. */
 void jobs_ckpt_cost(struct jobs *js, uint64_t id, uint32_t attempt,
-    uint64_t step, uint32_t cost_ms);
+    uint64_t step, uint32_t cost_ms, int64_t now_ms);
 /* The checkpoint interval advised to job id at now_ms (memory, like its
  * expected start; 0: none). */
 void jobs_set_ckpt_advice(struct jobs *js, uint64_t id, uint32_t advice_s,

@@ -31,6 +31,13 @@ struct run {
 	 * none): preferred to the time from the signal. */
 	uint64_t cost_step;
 	uint32_t cost_ms;
+	/* The checkpoint last written in this run and the time it counted
+	 * from the signal (measured_ms; 0: none): a cost the job reports
+	 * for it only after it was written replaces that, once (priced). */
+	bool written;
+	uint64_t written_step;
+	uint64_t measured_ms;
+	bool priced;
 };
 
 /* The run that the change being written ends (jobs_account.c): set by

@@ -345,7 +345,8 @@ recovery_checkpoint(struct cluster *cl, struct node *n,
 		break;
 	}
 	if (ck->cost_ms > 0)
-		jobs_ckpt_cost(cl->js, job_id, attempt, step, ck->cost_ms);
+		jobs_ckpt_cost(cl->js, job_id, attempt, step, ck->cost_ms,
+		    now);
 	rc = jobs_checkpoint(cl->js, job_id, attempt, step, ck->path,
 	    ck->time_ms, now, &err);
 	if (rc == -1)
@@ -660,13 +661,23 @@ recovery_grow(struct cluster *cl, int64_t now)
 	char cause[160];
 	struct cerr err;
 
-	all = nodes_all(cl->ns, &nn);
-	for (i = 0; i < nn; i++)
-		idle += recovery_node_idle(all[i]);
-	if (idle == 0)
-		return;
 	if (jobs_active(cl->js, &active, &n) == -1)
 		return;
+	/* Every pass comes here: the nodes are counted only when a job
+	 * could grow (most clusters have no elastic job below its size). */
+	for (i = 0; i < n; i++)
+		if (active[i]->state == JOB_RUNNING &&
+		    active[i]->nplace < active[i]->spec.nodes_max)
+			break;
+	if (i < n) {
+		all = nodes_all(cl->ns, &nn);
+		for (i = 0; i < nn; i++)
+			idle += recovery_node_idle(all[i]);
+	}
+	if (idle == 0) {
+		free(active);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		job = active[i];
 		if (job->state != JOB_RUNNING ||
