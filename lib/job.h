@@ -355,11 +355,18 @@ struct job {
 	struct placement *prev_place;
 	size_t nprev;
 	/* A node the restart after attempt avoid_attempt must not use: a
-	 * straggler's, moved off (--on-straggler=replace). Placement leaves
+	 * straggler's, moved off (--on-straggler=replace), or one the job
+	 * failed early on in two runs in a row. Placement leaves
 	 * it out while the job is RESTARTING from that attempt; "": none
 	 * (controller memory only). */
 	char avoid_node[PEER_NAME_MAX + 1];
 	uint32_t avoid_attempt;
+	/* The node where the run of attempt early_attempt failed early
+	 * (its failing rank's; jobs_early_again): the same again in the
+	 * next run moves the restart off it. "": none (controller memory
+	 * only). */
+	char early_node[PEER_NAME_MAX + 1];
+	uint32_t early_attempt;
 	/* What its container image is known by ("sha256:HEX"), as the last
 	 * node to prepare it said; "": not known (controller memory only:
 	 * the image events keep it). */

@@ -477,6 +477,39 @@ START_TEST(test_large_gang_prefers_clean)
 }
 END_TEST
 
+/* A 2-node job whose rank 0 fails early in every run, wherever it is,
+ * under the lowest thresholds (one job, one user drains): its restarts
+ * move (placement and the restart rule for repeated early failures),
+ * and still no node is drained or scored: its failures were never
+ * confirmed by a run that went fine. */
+START_TEST(test_gang_fails_everywhere_lowest_thresholds)
+{
+	uint64_t id;
+	size_t i;
+
+	domain_close(&D);
+	suspect_opts_default(&SO);
+	SO.early_fail_ms = WINDOW_MS;
+	SO.early_jobs = 1;
+	SO.early_users = 1;
+	open_with(&SO);
+	id = submit("carol", 2, 3);
+	settle();
+	while (domain_job(&D, id)->state == JOB_RUNNING) {
+		fail_early(id);
+		for (i = 0; i < D.nnodes; i++)
+			ck_assert(!node(D.nodes[i].name)->drained);
+	}
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_FAILED);
+	pass_time(10000);
+	for (i = 0; i < D.nnodes; i++) {
+		ck_assert_uint_eq(score(D.nodes[i].name), 0);
+		ck_assert(!node(D.nodes[i].name)->drained);
+	}
+	ck_assert_uint_eq(suspect_crossings(D.sus), 0);
+}
+END_TEST
+
 /* ---- Durability ------------------------------------------------------- */
 
 /* Evidence, waiting early failures and exemptions survive a controller
@@ -538,6 +571,7 @@ suspect_suite(void)
 	tcase_add_test(tc, test_resume_clears);
 	tcase_add_test(tc, test_restart_prefers_clean);
 	tcase_add_test(tc, test_large_gang_prefers_clean);
+	tcase_add_test(tc, test_gang_fails_everywhere_lowest_thresholds);
 	tcase_add_test(tc, test_survives_restart);
 	suite_add_tcase(s, tc);
 	return s;

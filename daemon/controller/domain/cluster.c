@@ -731,7 +731,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	const struct job *job = jobs_get(cl->js, r->job_id);
 	struct node *n = nodes_by_conn(cl->ns, conn_id);
 	enum job_state before, after;
-	bool permanent, failing, early;
+	bool permanent, failing, early, early_run;
 	char reason[160];
 	uint64_t lost;
 
@@ -772,6 +772,7 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	    !(WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0) &&
 	    !jobs_rank_ended(cl->js, job, r->rank);
 	early = failing && cluster_suspect_early(cl, job, now);
+	early_run = failing && jobs_failed_early(cl->js, job, now);
 	if (failing) {
 		gang_stop(cl, job, reason, now);
 		gang_task_gone(cl, n->name, r->job_id, r->restart, now);
@@ -788,6 +789,8 @@ cluster_task_exit(struct cluster *cl, uint64_t conn_id,
 	if (after == before)
 		return 0;
 	cluster_suspect_exit(cl, job, n->name, early, after, now);
+	if (early_run)
+		recovery_early_again(cl, job, n->name, r->rank, now);
 	if (failing) {
 		cl->stats.failures++;
 		cl->stats.lost_work_ms += job->lost_work_ms - lost;

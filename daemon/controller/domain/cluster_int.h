@@ -161,6 +161,18 @@ void recovery_preempt(struct cluster *cl, const struct job *job,
  * counted; the node it must leave is set with jobs_avoid_node first. */
 void recovery_replace(struct cluster *cl, const struct job *job,
     const char *cause, int64_t now);
+/* Job's run failed early, its failing rank on node (not the hardware's
+ * doing): when its previous run failed early on node too, the restart
+ * leaves node out (jobs_avoid_node) if another node could take its
+ * share; an event says which. Nothing is drained. */
+void recovery_early_again(struct cluster *cl, const struct job *job,
+    const char *node, unsigned rank, int64_t now);
+/* A node that could take node's share of the gang place[0 .. n): up,
+ * connected, in service, healthy, not the gang's, with as many free
+ * GPUs (a hot spare counts: that is what it is kept for). Topology and
+ * constraints are the pass's to judge. (straggler.c) */
+bool cluster_room_elsewhere(struct cluster *cl,
+    const struct placement *place, size_t nplace, const char *node);
 /* Is job being checkpointed to move or to be preempted? */
 bool recovery_evacuating(const struct cluster *cl, uint64_t job_id);
 /* The jobs being checkpointed, sorted, in a malloc'd array. 0 or -1. */

@@ -159,6 +159,14 @@ size_t jobs_select(const struct jobs *js, const struct peer *who,
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
 #define JOBS_EARLY_FAIL_WINDOW_MS 60000
 void jobs_set_early_fail_window(struct jobs *js, int64_t window_ms);
+/* Would a task of job failing now be an early failure (its run started
+ * less than the window ago; a service's exits are not failures)? */
+bool jobs_failed_early(const struct jobs *js, const struct job *job,
+    int64_t now_ms);
+/* The run of job id's current attempt failed early, its failing rank on
+ * node: remembered (memory only), and true when the run before it (the
+ * attempt just before) failed early on that same node too. */
+bool jobs_early_again(struct jobs *js, uint64_t id, const char *node);
 /* The outbox (borrowed: it outlives js, or is set again) that receives
  * the mail of every change of a job (mail.c); NULL: none, the default.
  * cluster_create sets its own. */

@@ -36,6 +36,35 @@ jobs_early_backoff(const struct jobs *js, const struct job *job,
 	return jobs_backoff_next(job->early_backoff_ms);
 }
 
+bool
+jobs_failed_early(const struct jobs *js, const struct job *job,
+    int64_t now_ms)
+{
+	return js->early_fail_ms > 0 && job != NULL && !job->spec.service &&
+	    job->state == JOB_RUNNING && job->start_ms > 0 &&
+	    now_ms >= job->start_ms && now_ms - job->start_ms <
+	    js->early_fail_ms;
+}
+
+bool
+jobs_early_again(struct jobs *js, uint64_t id, const char *node)
+{
+	struct job *job = (struct job *)jobs_get(js, id);
+	bool again;
+
+	if (job == NULL)
+		return false;
+	/* Consecutive attempts: a run in between that failed otherwise
+	 * (a node lost, a move) or a launch that did not start breaks
+	 * the streak. */
+	again = job->early_node[0] != '\0' && job->attempt > 0 &&
+	    job->early_attempt + 1 == job->attempt &&
+	    strcmp(job->early_node, node) == 0;
+	snprintf(job->early_node, sizeof(job->early_node), "%s", node);
+	job->early_attempt = job->attempt;
+	return again;
+}
+
 static bool
 jobs_held_waiting(const struct job *job)
 {

@@ -192,7 +192,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	sn->ngpus = n->inv->ngpus;
 }
 
-/* The node a restart must leave out (a straggler's), if any. */
+/* The node a restart must leave out (a straggler's, or one that failed
+ * the job early twice in a row), if any. */
 static const char *
 avoided(const struct job *job)
 {

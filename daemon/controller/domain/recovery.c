@@ -156,6 +156,41 @@ recovery_replace(struct cluster *cl, const struct job *job,
 	recovery_evacuate(cl, job, cause, now);
 }
 
+/* A job restarted in place after each failure goes back to the node
+ * that failed it: a node whose tasks all die soon after they start (a
+ * broken mount or library: a black hole) while it looks healthy would
+ * fail the same job until its restarts run out. Two early failures in a
+ * row with the failing rank on the same node move that node's share to
+ * a spare or a free node; one alone restarts in place, since a job's
+ * own bug fails everywhere and moving it buys nothing. Nothing here
+ * drains: the node is only left out of this restart (the suspect code
+ * judges nodes across jobs, and counts this failure once the job runs
+ * fine elsewhere). */
+void
+recovery_early_again(struct cluster *cl, const struct job *job,
+    const char *node, unsigned rank, int64_t now)
+{
+	char detail[400];
+	struct cerr err;
+	bool room;
+
+	if (job->state != JOB_RESTARTING ||
+	    !jobs_early_again(cl->js, job->id, node))
+		return;
+	room = cluster_room_elsewhere(cl, job->prev_place, job->nprev, node);
+	if (room)
+		jobs_avoid_node(cl->js, job->id, node);
+	snprintf(detail, sizeof(detail), "rank %u failed early on %s in "
+	    "attempts %u and %u: %s; %s not drained", rank, node,
+	    job->attempt - 1, job->attempt, room ? "the restart moves its "
+	    "share to a spare or free node" : "no spare or free node could "
+	    "take its share: the restart keeps it rather than wait", node);
+	log_warnx("job %" PRIu64 ": %s", job->id, detail);
+	if (jobs_event(cl->js, job->id, node, "early-again", "cohortd",
+	    detail, now, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+}
+
 /* Checkpoint and move every job running on node. */
 static int
 recovery_evacuate_node(struct cluster *cl, const char *node,

@@ -307,14 +307,23 @@ sg_note(struct sg_job *j, const struct straggler_found *f)
 	j->found[j->nfound++] = *f;
 }
 
-/* A node that could take the straggler's node's share: up, connected,
- * in service, healthy, not the job's, with as many free GPUs (a hot
- * spare counts: that is what it is kept for). */
-static bool
-sg_room_elsewhere(struct cluster *cl, const struct job *job,
-    const char *slow)
+/* The share of place[0 .. n) on node, or NULL. */
+static const struct placement *
+share_on(const struct placement *place, size_t n, const char *node)
 {
-	const struct placement *p = job_node_placement(job, slow);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(place[i].node, node) == 0)
+			return &place[i];
+	return NULL;
+}
+
+bool
+cluster_room_elsewhere(struct cluster *cl, const struct placement *place,
+    size_t nplace, const char *node)
+{
+	const struct placement *p = share_on(place, nplace, node);
 	struct node **all;
 	size_t i, n;
 
@@ -322,7 +331,7 @@ sg_room_elsewhere(struct cluster *cl, const struct job *job,
 	for (i = 0; i < n; i++) {
 		if (all[i]->state != NODE_UP || all[i]->conn_id == 0 ||
 		    all[i]->drained || all[i]->health->health != HEALTH_OK ||
-		    job_node_placement(job, all[i]->name) != NULL)
+		    share_on(place, nplace, all[i]->name) != NULL)
 			continue;
 		if (p == NULL || node_gpus_free(all[i]) >= p->ngpus)
 			return true;
@@ -346,7 +355,8 @@ sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
 		if (recovery_evacuating(cl, job->id))
 			snprintf(act, sizeof(act), "; the job is being moved "
 			    "already");
-		else if (!sg_room_elsewhere(cl, job, f->node))
+		else if (!cluster_room_elsewhere(cl, job->place,
+		    job->nplace, f->node))
 			snprintf(act, sizeof(act), "; no spare or free node to "
 			    "move it to: reported only");
 		else {
