@@ -40,18 +40,27 @@ pass(const struct rpair *src, struct rpair *dst, size_t n, int sh)
  * (counts of 2,048 buckets stay in the cache). */
 #define RSORT_MASK ((1u << RSORT_DIGIT) - 1)
 
-/* A stable pass on the digit at bit sh whose counts are cnt. */
+/* A digit's counts into the first slot of each digit's run. */
 static void
-scatter(const struct rpair *src, struct rpair *dst, size_t n, int sh,
-    size_t *cnt)
+offsets(size_t *cnt)
 {
-	size_t sum = 0, c, i, x;
+	size_t sum = 0, c, x;
 
 	for (c = 0; c <= RSORT_MASK; c++) {
 		x = cnt[c];
 		cnt[c] = sum;
 		sum += x;
 	}
+}
+
+/* A stable pass on the digit at bit sh whose counts are cnt. */
+static void
+scatter(const struct rpair *src, struct rpair *dst, size_t n, int sh,
+    size_t *cnt)
+{
+	size_t i;
+
+	offsets(cnt);
 	for (i = 0; i < n; i++)
 		dst[cnt[src[i].key >> sh & RSORT_MASK]++] = src[i];
 }
@@ -68,13 +77,9 @@ static void
 scatter_w(const uint64_t *src, uint64_t *dst, size_t n, int sh,
     size_t *cnt)
 {
-	size_t sum = 0, c, i, x;
+	size_t i;
 
-	for (c = 0; c <= RSORT_MASK; c++) {
-		x = cnt[c];
-		cnt[c] = sum;
-		sum += x;
-	}
+	offsets(cnt);
 	for (i = 0; i < n; i++)
 		dst[cnt[src[i] >> sh & RSORT_MASK]++] = src[i];
 }
