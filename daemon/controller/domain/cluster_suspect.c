@@ -79,14 +79,8 @@ bool
 cluster_suspect_early(const struct cluster *cl, const struct job *job,
     int64_t now)
 {
-	const struct suspect_opts *o;
-
-	if (cl->o.suspect == NULL || job == NULL || job->spec.service)
-		return false;
-	o = suspect_get_opts(cl->o.suspect);
-	return o->early_fail_ms > 0 && job->state == JOB_RUNNING &&
-	    job->start_ms > 0 && now >= job->start_ms &&
-	    now - job->start_ms < o->early_fail_ms;
+	return cl->o.suspect != NULL && jobs_ran_under(job, now,
+	    suspect_get_opts(cl->o.suspect)->early_fail_ms);
 }
 
 /* The node names of job's placement into a new array (NULL: ENOMEM). */

@@ -159,8 +159,13 @@ size_t jobs_select(const struct jobs *js, const struct peer *who,
  * jobs_create sets JOBS_EARLY_FAIL_WINDOW_MS. */
 #define JOBS_EARLY_FAIL_WINDOW_MS 60000
 void jobs_set_early_fail_window(struct jobs *js, int64_t window_ms);
-/* Would a task of job failing now be an early failure (its run started
- * less than the window ago; a service's exits are not failures)? */
+/* Has job's run started less than window_ms ago (window_ms > 0), a
+ * task failing now being an early failure? A service's exits are not
+ * failures: never. The one test of "early" the back-off, the restarts
+ * and the suspect code share, each with its own window. */
+bool jobs_ran_under(const struct job *job, int64_t now_ms,
+    int64_t window_ms);
+/* jobs_ran_under with the controller's early_fail_window. */
 bool jobs_failed_early(const struct jobs *js, const struct job *job,
     int64_t now_ms);
 /* The run of job id's current attempt failed early, its failing rank on

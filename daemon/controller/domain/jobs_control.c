@@ -37,13 +37,18 @@ jobs_early_backoff(const struct jobs *js, const struct job *job,
 }
 
 bool
+jobs_ran_under(const struct job *job, int64_t now_ms, int64_t window_ms)
+{
+	return window_ms > 0 && job != NULL && !job->spec.service &&
+	    job->state == JOB_RUNNING && job->start_ms > 0 &&
+	    now_ms >= job->start_ms && now_ms - job->start_ms < window_ms;
+}
+
+bool
 jobs_failed_early(const struct jobs *js, const struct job *job,
     int64_t now_ms)
 {
-	return js->early_fail_ms > 0 && job != NULL && !job->spec.service &&
-	    job->state == JOB_RUNNING && job->start_ms > 0 &&
-	    now_ms >= job->start_ms && now_ms - job->start_ms <
-	    js->early_fail_ms;
+	return jobs_ran_under(job, now_ms, js->early_fail_ms);
 }
 
 bool
