@@ -1,17 +1,15 @@
 #!/bin/bash
 # A tour of the scheduling flags through the real CLI, wire and
-# controller: each flag given once, and each seen to reach the job as
-# the domain keeps it (cohort show --json). What the domain then does
-# with them is tested in virtual time by the Check suites on
-# tests/domain (check_restarts, check_cluster, check_recovery, ...); here
-# only that the path from the command line to the controller, and from
-# the controller to the agent (a restart's count in the task's
-# environment), carries them. Not given here yet, and end to end in the
-# tests of their area meanwhile: --topology and --segment (t770, t780),
-# --gpu-type (t030), --constraint and --gpu-memory (t760, t810),
-# --service (t500, t520), --signal (t620), --requeue (t685), Slurm's
-# per-task GPU forms (t681), --idempotency-key (t833), the container
-# options (t900).
+# controller: each flag of cohort submit, and Slurm's forms of sbatch,
+# given once, and each seen to reach the job as the domain keeps it
+# (cohort show --json); a keyed submit sent again answers the job the
+# first made. What the domain then does with them is tested in virtual
+# time by the Check suites on tests/domain (check_restarts,
+# check_cluster, check_recovery, ...); here only that the path from the
+# command line to the controller, and from the controller to the agent
+# (a restart's count in the task's environment), carries them. The jobs
+# that name a container image stay held: the image is never prepared, so
+# none is built here (t900 runs jobs in images).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 # Expected in the daemons' logs: the job this test fails on purpose.
 expect_log_error 'cohortd: warning: job [0-9]+: RESTARTING \(restart 1 of 1, .*rank 0 exited with 1'
@@ -29,8 +27,15 @@ gpus = 0
 users = alice
 accounts = proj-y
 qos = high'
+# Both nodes under one leaf switch and in one NVLink block, so that
+# --topology block and --segment are taken (a topology without blocks
+# refuses --segment at submit).
+cat >"$T/topology.conf" <<'EOF'
+SwitchName=leaf0 Nodes=node[01-02]
+BlockName=nvl0 Nodes=node[01-02]
+EOF
 C=$T/cluster
-cluster_up "$C" --nodes 2 --gpus 2
+COHORT_LOCAL_TOPOLOGY=$T/topology.conf cluster_up "$C" --nodes 2 --gpus 2
 W=$(world_dir work)
 
 # expect_json ID EXPR: EXPR (Python over show --json's d) holds for job ID.
@@ -79,6 +84,49 @@ expect_json "$acct" 'd["queue"] == "y"'
 qos=$(job_submit --hold --qos high -- true)
 expect_json "$qos" 'd["queue"] == "y"'
 expect_json "$dep" 'd["queue"] == "x"'
+
+# The rest of submit's flags, on a second held job: a required topology
+# level and segments, the GPUs' type, features and memory, a service,
+# no restarts, a key, and a container. Sent again with its key: the same
+# job, a note on stderr, nothing new.
+tour_b=(--hold --name tour-b -N 2 --gpus-per-node 2 --topology block
+	--segment 2 --gpu-type h100 -C 'h100&nvlink' --gpu-memory 80 --service
+	--no-requeue --idempotency-key tour-b.1
+	--container-image "$W/tour.sqsh" --container-mounts "$W:/data:ro"
+	--container-workdir /data --container-writable --container-env TOUR
+	--container-mount-home --container-name tour)
+tb=$(job_submit "${tour_b[@]}" -- true)
+expect_json "$tb" '(d["topology_mode"], d["topology_level"], d["segment"]) == ("required", "block", 2)'
+expect_json "$tb" 'd["gpu_type"] == "h100" and d["constraint"] == "h100&nvlink"'
+expect_json "$tb" 'd["gpu_memory_mb"] == 80 * 1024'
+expect_json "$tb" 'd["service"] is True and d["time_limit_s"] == 0 and d["max_restarts"] == 0'
+expect_json "$tb" 'd["idempotency_key"] == "tour-b.1"'
+expect_json "$tb" "d[\"container\"][\"image\"] == \"$W/tour.sqsh\" and d[\"container\"][\"mounts\"] == \"$W:/data:ro\""
+expect_json "$tb" '[d["container"][k] for k in ("workdir", "env", "name", "writable", "mount_home")] == ["/data", "TOUR", "tour", True, True]'
+before=$(job_count --all)
+expect_exit 0 cohort submit "${tour_b[@]}" -- true
+[ "$(cat "$OUT")" = "$tb" ] || fail "tour-b's key sent again answered '$(cat "$OUT")', not job $tb"
+stderr_one_line "cohort: submit: job $tb was submitted with --idempotency-key tour-b.1 before: nothing new submitted"
+[ "$(job_count --all)" = "$before" ] || fail "tour-b's key sent again made a job"
+expect_exit 2 cohort submit --hold --container-image "$W/tour.sqsh" --container-save "$W/out.sqsh" -- true
+stderr_one_line "cohort: submit: --container-save"
+[ "$(job_count --all)" = "$before" ] || fail "a refused --container-save made a job"
+
+# sbatch's forms: GPUs per task (made per node), a typed --gres, and
+# --requeue (sbatch's default is no restart) with --signal's B: form
+# (the batch script's signal) and a registry's image.
+expect_exit 0 sbatch --parsable --hold -D "$W" --gpus-per-task 1 --ntasks-per-node 2 --wrap=true
+gpt=$(cat "$OUT")
+expect_json "$gpt" '(d["gpus_per_node"], d["tasks_per_node"], d["batch"]) == (2, 2, True)'
+expect_exit 0 sbatch --parsable --hold -D "$W" --gres=gpu:h100:1 --wrap=true
+gres=$(cat "$OUT")
+expect_json "$gres" '(d["gpus_per_node"], d["gpu_type"]) == (1, "h100")'
+expect_exit 0 sbatch --parsable --hold -D "$W" --requeue --signal B:USR2@45 \
+	--container-image docker://ubuntu:22.04 --container-readonly \
+	--no-container-mount-home --wrap=true
+rq=$(cat "$OUT")
+expect_json "$rq" 'd["max_restarts"] == 3 and d["checkpoint_signal"] == "USR2@45"'
+expect_json "$rq" 'd["container"]["image"] == "docker://ubuntu:22.04" and not d["container"]["writable"] and not d["container"]["mount_home"]'
 
 # Released: its dependency (held) now holds it.
 expect_exit 0 cohort release "$id"
