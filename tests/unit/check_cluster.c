@@ -487,6 +487,126 @@ START_TEST(test_blocks_segments_and_topology_reason)
 }
 END_TEST
 
+static void
+level_spec(struct job_spec *spec, void *arg)
+{
+	spec->time_limit_s = 300;
+	spec->topo_mode = TOPO_REQUIRED;
+	spec->topo_level = strdup(arg);
+}
+
+static uint64_t
+submit_level(unsigned nodes, const char *level)
+{
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", nodes, 1, level_spec, (void *)level,
+	    &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* Whether every node of job id is one of the nodes in set (a string of
+ * names, space-separated, each followed by a space). */
+static bool
+placed_within(uint64_t id, const char *set)
+{
+	const struct job *j = domain_job(&D, id);
+	char name[PEER_NAME_MAX + 2];
+	unsigned r;
+
+	for (r = 0; r < j->nplace; r++) {
+		snprintf(name, sizeof(name), "%s ", domain_rank_node(j, r));
+		if (strstr(set, name) == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* Eight 1-GPU nodes that are both a 2x2x2 torus (x fastest: node01-04
+ * the plane z=0, node05-08 z=1) and two Dragonfly+ groups (g0 the plane
+ * y=0: node01,02,05,06; g1 y=1), two nodes a router: --topology torus
+ * -N 3 takes three nodes of one plane, -N 4 then the other plane whole,
+ * and -N 2 waits with one node free; --topology group -N 4 keeps to one
+ * group, --topology router -N 2 to one router. */
+START_TEST(test_torus_box_and_dragonfly_group)
+{
+	static const char text[] =
+	    "TorusName=t0 Dims=2x2x2 Wrap=yes Nodes=node[01-08]\n"
+	    "GroupName=g0 Nodes=node[01-02,05-06] NodesPerRouter=2\n"
+	    "GroupName=g1 Nodes=node[03-04,07-08] NodesPerRouter=2\n";
+	static const char z0[] = "node01 node02 node03 node04 ";
+	static const char z1[] = "node05 node06 node07 node08 ";
+	const char *routers[] = { "node01 node02 ", "node05 node06 ",
+	    "node03 node04 ", "node07 node08 " };
+	struct cluster_opts o;
+	struct topo *t;
+	struct cerr err;
+	char e[256];
+	uint64_t a, b, c, d, f;
+	unsigned in_one = 0;
+	size_t k;
+
+	domain_close(&D);
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e)));
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	ck_assert_msg(domain_add_nodes(&D, 8, 1, &err) == 0, "add nodes: %s",
+	    err.text);
+	a = submit_level(3, "torus");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, a)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, a)->nplace, 3);
+	ck_assert(placed_within(a, z0) || placed_within(a, z1));
+	b = submit_level(4, "torus");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, b)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, b)->nplace, 4);
+	ck_assert(placed_within(b, placed_within(a, z0) ? z1 : z0));
+	c = submit_level(2, "torus");
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, c, 0), 0);
+	ck_assert_int_eq(domain_job(&D, c)->state, JOB_PENDING);
+	/* One node is free: it waits for Resources (the box comes back
+	 * when a gang ends). */
+	ck_assert_msg(strncmp(domain_job(&D, c)->reason, "Resources", 9) ==
+	    0, "reason %s", domain_job(&D, c)->reason);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, a, D.now, &st, &err),
+	    0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, b, D.now, &st, &err),
+	    0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, c, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	d = submit_level(4, "group");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, d)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, d)->nplace, 4);
+	ck_assert(placed_within(d, "node01 node02 node05 node06 ") ||
+	    placed_within(d, "node03 node04 node07 node08 "));
+	f = submit_level(2, "router");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, f)->state, JOB_RUNNING);
+	for (k = 0; k < sizeof(routers) / sizeof(routers[0]); k++)
+		in_one += placed_within(f, routers[k]);
+	ck_assert_uint_eq(in_one, 1);
+	domain_close(&D);
+	/* teardown closes D again: reopen an empty one. */
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
+}
+END_TEST
+
 /* ---- Where a job may run ------------------------------------------------ */
 
 struct where {
@@ -2308,6 +2428,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
 	tcase_add_test(tc, test_topology_reservation_backfill);
 	tcase_add_test(tc, test_blocks_segments_and_topology_reason);
+	tcase_add_test(tc, test_torus_box_and_dragonfly_group);
 	tcase_add_test(tc, test_nodelist_exclusive_cpu_only);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);
