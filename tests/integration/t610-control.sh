@@ -1,10 +1,11 @@
 #!/bin/bash
 # Control of existing jobs through the real CLI and wire, each command
 # once: hold and release (an admin's hold, which its user may not
-# release), update of a pending job's --nodes and a running job's --time
-# (the changes said back, a refusal naming the option), requeue (the job
-# runs again, no restart counted), cancel of a range with another user's
-# job in it, by --name and by --state. The rules are check_jobs_control's,
+# release; another user's hold and requeue refused in their replies),
+# update of a pending job's --nodes and a running job's --time (the
+# changes said back, a refusal naming the option), requeue (the job runs
+# again, no restart counted), cancel of a range with another user's job
+# in it, by --name and by --state. The rules are check_jobs_control's,
 # in virtual time (test_hold_roles, test_held_waits_on_free_nodes,
 # test_update_pending, test_update_running, test_requeue_check,
 # test_requeue_resumes_from_checkpoint, test_select_filters); the
@@ -32,6 +33,9 @@ refused 'only a pending job' hold "$r"
 expect_exit 0 cohort update "$r" --time 5m
 grep -q 'time_limit_s 600->300' "$OUT" || fail "update --time said: $(cat "$OUT")"
 refused '--time: users may only lower' update "$r" --time 20m
+as_user "$C" bob
+refused 'belongs to alice' requeue "$r"
+as_user "$C" alice
 expect_exit 0 cohort requeue "$r"
 two_runs() { [ "$(wc -l <"$W/runs" 2>/dev/null || echo 0)" -ge 2 ]; }
 wait_for 30 two_runs || fail "job $r did not run again after its requeue"
@@ -48,6 +52,9 @@ expect_exit 0 cohort hold "$j"
 as_user "$C" alice
 wait_job 10 "$j" 'd["state"] == "PENDING" and "JobHeldAdmin" in d["reason"]'
 refused 'only an admin' release "$j"
+as_user "$C" bob
+refused 'belongs to alice' hold "$j"
+as_user "$C" alice
 expect_exit 0 cohort update "$j" --nodes 2
 grep -q 'nodes 1:1->2:2' "$OUT" || fail "update did not say what changed: $(cat "$OUT")"
 refused '--nodes' update "$j" --nodes 3:1
