@@ -216,7 +216,7 @@ tests_unit_check_preemption_SOURCES = tests/unit/check_preemption.c \
 tests_unit_check_preemption_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_preemption_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_jobs_control_SOURCES = tests/unit/check_jobs_control.c \
-	$(CTL_FIXTURE)
+	tests/domain/domain.c tests/domain/domain.h $(CTL_FIXTURE)
 tests_unit_check_jobs_control_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_jobs_control_LDFLAGS = $(CTL_WRAP_FLAGS)
 tests_unit_check_jobs_control_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
@@ -255,7 +255,7 @@ tests_unit_check_reports_SOURCES = tests/unit/check_reports.c
 tests_unit_check_reports_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_reports_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)
 tests_unit_check_jobs_array_SOURCES = tests/unit/check_jobs_array.c \
-	$(CTL_FIXTURE)
+	tests/domain/domain.c tests/domain/domain.h $(CTL_FIXTURE)
 tests_unit_check_jobs_array_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_jobs_array_LDFLAGS = $(CTL_WRAP_FLAGS)
 tests_unit_check_jobs_array_LDADD = $(CONTROLLER_LIBS) $(CHECK_LIBS)

@@ -344,6 +344,269 @@ START_TEST(test_topology_reservation_backfill)
 }
 END_TEST
 
+struct blockjob {
+	unsigned segment;	/* --segment, or 0 */
+	bool block;		/* --topology block */
+	const char *nodelist;	/* -w, or NULL */
+};
+
+static void
+blockjob_spec(struct job_spec *spec, void *arg)
+{
+	const struct blockjob *b = arg;
+
+	spec->time_limit_s = 300;
+	spec->segment = b->segment;
+	if (b->block) {
+		spec->topo_mode = TOPO_REQUIRED;
+		spec->topo_level = strdup("block");
+	}
+	if (b->nodelist != NULL)
+		spec->nodelist = strdup(b->nodelist);
+}
+
+static uint64_t
+submit_block(unsigned nodes, unsigned segment, bool block,
+    const char *nodelist)
+{
+	struct blockjob b = { segment, block, nodelist };
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", nodes, 2, blockjob_spec, &b, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* The nodes of job id's ranks, in rank order, space-separated. */
+static const char *
+ranks_of(uint64_t id, char *buf, size_t len)
+{
+	const struct job *j = domain_job(&D, id);
+	size_t at = 0;
+	unsigned r;
+
+	buf[0] = '\0';
+	for (r = 0; r < j->nplace && at < len; r++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+		    r > 0 ? " " : "", domain_rank_node(j, r));
+	return buf;
+}
+
+/* The NVLink block of nodeNN below: node01-02 0, node03-04 1, ... */
+static int
+nvl_of(const char *node)
+{
+	return (atoi(node + 4) - 1) / 2;
+}
+
+/* Six 2-GPU nodes in three NVLink blocks of two (nvl0 node01-02, nvl1
+ * node03-04, nvl2 node05-06) under leaves that do not follow them: a
+ * --segment 2 -N 4 gang takes two whole blocks, a pair of consecutive
+ * ranks in each; with node01 and node03 busy, --topology block -N 2
+ * takes nvl2, the next such job and a --segment 2 -N 2 one wait with
+ * reason Topology though two nodes are free; node01 freed, the first
+ * waiting block job takes nvl0. */
+START_TEST(test_blocks_segments_and_topology_reason)
+{
+	static const char text[] =
+	    "SwitchName=leaf0 Nodes=node[01-03]\n"
+	    "SwitchName=leaf1 Nodes=node[04-06]\n"
+	    "SwitchName=spine0 Switches=leaf[0-1]\n"
+	    "BlockName=nvl0 Nodes=node[01-02]\n"
+	    "BlockName=nvl1 Nodes=node[03-04]\n"
+	    "BlockName=nvl2 Nodes=node[05-06]\n";
+	struct cluster_opts o;
+	struct topo *t;
+	struct cerr err;
+	char e[256], buf[128];
+	const struct job *ja;
+	uint64_t a, b, c, d, j, f;
+
+	domain_close(&D);
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e)));
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	ck_assert_msg(domain_add_nodes(&D, 6, 2, &err) == 0, "add nodes: %s",
+	    err.text);
+	a = submit_block(4, 2, false, NULL);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, a)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, a)->nplace, 4);
+	/* Ranks 0-1 in one whole block, ranks 2-3 in another. */
+	ja = domain_job(&D, a);
+	ck_assert_msg(nvl_of(domain_rank_node(ja, 0)) ==
+	    nvl_of(domain_rank_node(ja, 1)) &&
+	    nvl_of(domain_rank_node(ja, 2)) ==
+	    nvl_of(domain_rank_node(ja, 3)) &&
+	    nvl_of(domain_rank_node(ja, 0)) !=
+	    nvl_of(domain_rank_node(ja, 2)), "segments of job %" PRIu64
+	    " on %s", a, ranks_of(a, buf, sizeof(buf)));
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, a, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	b = submit_block(1, 0, false, "node01");
+	c = submit_block(1, 0, false, "node03");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, b)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&D, c)->state, JOB_RUNNING);
+	d = submit_block(2, 0, true, NULL);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, d)->state, JOB_RUNNING);
+	ck_assert_str_eq(ranks_of(d, buf, sizeof(buf)), "node05 node06");
+	/* node02 and node04 are free, in two blocks. */
+	j = submit_block(2, 0, true, NULL);
+	f = submit_block(2, 2, false, NULL);
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, j, 0), 0);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, f, 0), 0);
+	ck_assert_msg(strncmp(domain_job(&D, j)->reason, "Topology", 8) == 0,
+	    "reason %s", domain_job(&D, j)->reason);
+	ck_assert_msg(strncmp(domain_job(&D, f)->reason, "Topology", 8) == 0,
+	    "reason %s", domain_job(&D, f)->reason);
+	/* node01 frees: nvl0 is whole, and the first block job takes it. */
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, b, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	ck_assert_int_eq(domain_job(&D, j)->state, JOB_RUNNING);
+	ck_assert_str_eq(ranks_of(j, buf, sizeof(buf)), "node01 node02");
+	ck_assert_int_eq(domain_job(&D, f)->state, JOB_PENDING);
+	domain_close(&D);
+	/* teardown closes D again: reopen an empty one. */
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
+}
+END_TEST
+
+static void
+level_spec(struct job_spec *spec, void *arg)
+{
+	spec->time_limit_s = 300;
+	spec->topo_mode = TOPO_REQUIRED;
+	spec->topo_level = strdup(arg);
+}
+
+static uint64_t
+submit_level(unsigned nodes, const char *level)
+{
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", nodes, 1, level_spec, (void *)level,
+	    &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	return id;
+}
+
+/* Whether every node of job id is one of the nodes in set (a string of
+ * names, space-separated, each followed by a space). */
+static bool
+placed_within(uint64_t id, const char *set)
+{
+	const struct job *j = domain_job(&D, id);
+	char name[PEER_NAME_MAX + 2];
+	unsigned r;
+
+	for (r = 0; r < j->nplace; r++) {
+		snprintf(name, sizeof(name), "%s ", domain_rank_node(j, r));
+		if (strstr(set, name) == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* Eight 1-GPU nodes that are both a 2x2x2 torus (x fastest: node01-04
+ * the plane z=0, node05-08 z=1) and two Dragonfly+ groups (g0 the plane
+ * y=0: node01,02,05,06; g1 y=1), two nodes a router: --topology torus
+ * -N 3 takes three nodes of one plane, -N 4 then the other plane whole,
+ * and -N 2 waits with one node free; --topology group -N 4 keeps to one
+ * group, --topology router -N 2 to one router. */
+START_TEST(test_torus_box_and_dragonfly_group)
+{
+	static const char text[] =
+	    "TorusName=t0 Dims=2x2x2 Wrap=yes Nodes=node[01-08]\n"
+	    "GroupName=g0 Nodes=node[01-02,05-06] NodesPerRouter=2\n"
+	    "GroupName=g1 Nodes=node[03-04,07-08] NodesPerRouter=2\n";
+	static const char z0[] = "node01 node02 node03 node04 ";
+	static const char z1[] = "node05 node06 node07 node08 ";
+	const char *routers[] = { "node01 node02 ", "node05 node06 ",
+	    "node03 node04 ", "node07 node08 " };
+	struct cluster_opts o;
+	struct topo *t;
+	struct cerr err;
+	char e[256];
+	uint64_t a, b, c, d, f;
+	unsigned in_one = 0;
+	size_t k;
+
+	domain_close(&D);
+	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e)));
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	ck_assert_msg(domain_add_nodes(&D, 8, 1, &err) == 0, "add nodes: %s",
+	    err.text);
+	a = submit_level(3, "torus");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, a)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, a)->nplace, 3);
+	ck_assert(placed_within(a, z0) || placed_within(a, z1));
+	b = submit_level(4, "torus");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, b)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, b)->nplace, 4);
+	ck_assert(placed_within(b, placed_within(a, z0) ? z1 : z0));
+	c = submit_level(2, "torus");
+	domain_pass(&D);
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, c, 0), 0);
+	ck_assert_int_eq(domain_job(&D, c)->state, JOB_PENDING);
+	/* One node is free: it waits for Resources (the box comes back
+	 * when a gang ends). */
+	ck_assert_msg(strncmp(domain_job(&D, c)->reason, "Resources", 9) ==
+	    0, "reason %s", domain_job(&D, c)->reason);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, a, D.now, &st, &err),
+	    0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, b, D.now, &st, &err),
+	    0);
+	ck_assert_int_eq(cluster_cancel(D.cl, &alice, c, D.now, &st, &err),
+	    0);
+	domain_commit(&D);
+	domain_settle(&D);
+	d = submit_level(4, "group");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, d)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&D, d)->nplace, 4);
+	ck_assert(placed_within(d, "node01 node02 node05 node06 ") ||
+	    placed_within(d, "node03 node04 node07 node08 "));
+	f = submit_level(2, "router");
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, f)->state, JOB_RUNNING);
+	for (k = 0; k < sizeof(routers) / sizeof(routers[0]); k++)
+		in_one += placed_within(f, routers[k]);
+	ck_assert_uint_eq(in_one, 1);
+	domain_close(&D);
+	/* teardown closes D again: reopen an empty one. */
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
+}
+END_TEST
+
 /* ---- Where a job may run ------------------------------------------------ */
 
 struct where {
@@ -2164,6 +2427,8 @@ cluster_suite(void)
 	tcase_add_test(tc, test_restart_waits_for_old_tasks);
 	tcase_add_test(tc, test_restart_keeps_turn_on_gpu_failure);
 	tcase_add_test(tc, test_topology_reservation_backfill);
+	tcase_add_test(tc, test_blocks_segments_and_topology_reason);
+	tcase_add_test(tc, test_torus_box_and_dragonfly_group);
 	tcase_add_test(tc, test_nodelist_exclusive_cpu_only);
 	tcase_add_test(tc, test_heartbeat_ends_stopping);
 	tcase_add_test(tc, test_unkillable_drains_node);

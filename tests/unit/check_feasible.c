@@ -263,6 +263,33 @@ START_TEST(test_topology_torus)
 }
 END_TEST
 
+/* --topology group on a Dragonfly+: refused when no group holds the
+ * gang (node1-4 one group, node5-6 another), never when preferred. */
+START_TEST(test_topology_group)
+{
+	static const char df[] =
+	    "GroupName=g0 Nodes=node[1-4] NodesPerRouter=2\n"
+	    "GroupName=g1 Nodes=node[5-6] NodesPerRouter=2\n";
+	struct topo *t;
+	char e[256];
+
+	ck_assert_ptr_nonnull(t = topo_parse(df, strlen(df), "test", e,
+	    sizeof(e)));
+	in.topo = t;
+	spec_set(4, 1);
+	spec.topo_mode = TOPO_REQUIRED;
+	spec.topo_level = strdup("group");
+	accepted();
+	spec.nodes_min = spec.nodes_max = 5;
+	refused("--nodes 5 with --topology group:required: the largest group "
+	    "holds only 4 nodes");
+	spec.topo_mode = TOPO_PREFERRED;
+	accepted();
+	in.topo = topo;
+	topo_destroy(t);
+}
+END_TEST
+
 START_TEST(test_nodelist)
 {
 	spec_set(2, 8);
@@ -458,6 +485,7 @@ main(void)
 	tcase_add_test(tc, test_topology);
 	tcase_add_test(tc, test_blocks);
 	tcase_add_test(tc, test_topology_torus);
+	tcase_add_test(tc, test_topology_group);
 	tcase_add_test(tc, test_nodelist);
 	tcase_add_test(tc, test_constraint);
 	tcase_add_test(tc, test_cpus_mem);

@@ -4,10 +4,15 @@
  * consecutive ids from the array's; per-user limits count each task;
  * cancelling the array is one write for all its unfinished tasks;
  * listing by array; and a dependency's jobs must exist and be the
- * submitter's. */
+ * submitter's. In the controller domain (tests/domain), in virtual
+ * time: a bad spec leaves nothing, %N on more free GPUs than N runs the
+ * array to its end never more than N at once, and a task cancelled
+ * leaves the rest waiting until the array is cancelled, by its owner
+ * only. */
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include "daemon/controller/store/store_int.h"
 #include "daemon/controller/store/txq.h"
 #include "lib/depend.h"
+#include "tests/domain/domain.h"
 
 static const struct peer alice = { .name = "alice", .role = ROLE_USER };
 static const struct peer bob = { .name = "bob", .role = ROLE_USER };
@@ -288,6 +294,176 @@ START_TEST(test_depend_submit)
 }
 END_TEST
 
+
+/* What the controller refuses at submit: nothing of the array is kept,
+ * and the message names --array. */
+START_TEST(test_array_bad_specs)
+{
+	const char *bad[] = { "5-1", "1,1", "0-9:0", "x", "0-100000",
+	    "0-3%0" };
+	struct ctl f;
+	struct cerr err;
+	uint64_t id;
+	size_t i;
+
+	ctl_setup(&f, NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(submit_array(&f, &alice, bad[i], NULL, &id,
+		    &err) == -1, "--array %s taken", bad[i]);
+		ck_assert_int_eq(err.code, ERR_INVALID);
+		ck_assert_msg(strstr(err.text, "--array") != NULL, "%s: %s",
+		    bad[i], err.text);
+	}
+	ck_assert_uint_eq(jobs_count(f.js), 0);
+	txq_flush(f.q);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM jobs"), 0);
+	ck_assert_int_eq(ctl_sql_int(&f, "SELECT count(*) FROM events"), 0);
+	ctl_teardown(&f);
+}
+END_TEST
+
+struct array_opt {
+	const char *array;
+	const char *dep;		/* NULL: none */
+};
+
+static void
+array_spec(struct job_spec *spec, void *arg)
+{
+	const struct array_opt *o = arg;
+
+	spec->array = strdup(o->array);
+	if (o->dep != NULL)
+		spec->dependency = strdup(o->dep);
+	spec->max_restarts = 0;
+}
+
+/* 0-5%2 on four free GPUs, each round of tasks ending a second after
+ * it started: two at a time to the end, the rest JobArrayTaskLimit,
+ * every task COMPLETED with its index, and no three tasks' runs
+ * overlapping. */
+START_TEST(test_array_throttle_to_the_end)
+{
+	struct domain d;
+	struct cerr err;
+	const struct job *t[6];
+	uint64_t a;
+	struct array_opt o = { "0-5%2", NULL };
+	unsigned i, k, running, rounds = 0;
+
+	ck_assert_msg(domain_open(&d, NULL, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(domain_add_nodes(&d, 4, 1, &err), 0);
+	a = domain_submit(&d, "alice", 1, 1, array_spec, &o, &err);
+	ck_assert_msg(a != 0, "%s", err.text);
+	for (;;) {
+		domain_pass(&d);
+		domain_answer_launches(&d, NULL);
+		running = 0;
+		for (i = 0; i < 6; i++) {
+			t[i] = domain_job(&d, a + i);
+			if (t[i]->state == JOB_RUNNING)
+				running++;
+			else if (t[i]->state == JOB_PENDING)
+				ck_assert_str_eq(t[i]->reason,
+				    "JobArrayTaskLimit");
+		}
+		if (running == 0)
+			break;
+		/* Two GPUs stay free; the limit holds it to two. */
+		ck_assert_uint_eq(running, 2);
+		rounds++;
+		domain_advance(&d, 1000);
+		for (i = 0; i < 6; i++)
+			if (t[i]->state == JOB_RUNNING)
+				ck_assert_msg(domain_exit(&d,
+				    domain_rank_node(t[i], 0), t[i]->id,
+				    t[i]->attempt, 0, 0, &err) == 0, "%s",
+				    err.text);
+	}
+	ck_assert_uint_eq(rounds, 3);
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(t[i]->state, JOB_COMPLETED);
+		ck_assert_uint_eq(t[i]->array_id, a);
+		ck_assert_uint_eq(t[i]->array_task, i);
+		running = 0;
+		for (k = 0; k < 6; k++)
+			if (t[k]->start_ms <= t[i]->start_ms &&
+			    t[i]->start_ms < t[k]->end_ms)
+				running++;
+		ck_assert_uint_le(running, 2);
+	}
+	domain_close(&d);
+}
+END_TEST
+
+/* An array waiting on a dependency: one task cancelled by its owner
+ * leaves the others PENDING; another user may cancel none; the array
+ * cancelled ends the rest, and once nothing is left a second cancel is
+ * refused. */
+START_TEST(test_array_cancel_task_then_rest)
+{
+	struct domain d;
+	struct cerr err;
+	enum job_state st;
+	uint64_t blk, b;
+	size_t n;
+	unsigned i;
+	char dep[64];
+	struct array_opt o = { "0-9", NULL };
+
+	ck_assert_msg(domain_open(&d, NULL, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(domain_add_nodes(&d, 4, 1, &err), 0);
+	blk = domain_submit(&d, "alice", 1, 1, NULL, NULL, &err);
+	ck_assert_msg(blk != 0, "%s", err.text);
+	domain_pass(&d);
+	domain_answer_launches(&d, NULL);
+	ck_assert_int_eq(domain_job(&d, blk)->state, JOB_RUNNING);
+	snprintf(dep, sizeof(dep), "afterok:%" PRIu64, blk);
+	o.dep = dep;
+	b = domain_submit(&d, "alice", 1, 1, array_spec, &o, &err);
+	ck_assert_msg(b != 0, "%s", err.text);
+	domain_pass(&d);
+	for (i = 0; i < 10; i++) {
+		ck_assert_int_eq(domain_job(&d, b + i)->state, JOB_PENDING);
+		ck_assert_str_eq(domain_job(&d, b + i)->reason, "Dependency");
+	}
+	ck_assert_int_eq(cluster_cancel(d.cl, &alice, b + 3, d.now, &st,
+	    &err), 0);
+	domain_commit(&d);
+	ck_assert_int_eq(domain_job(&d, b + 3)->state, JOB_CANCELLED);
+	domain_pass(&d);
+	for (i = 0; i < 10; i++)
+		if (i != 3) {
+			ck_assert_int_eq(domain_job(&d, b + i)->state,
+			    JOB_PENDING);
+			ck_assert_str_eq(domain_job(&d, b + i)->reason,
+			    "Dependency");
+		}
+	/* Not bob's: refused, task by task and whole. */
+	ck_assert_int_eq(cluster_cancel(d.cl, &bob, b, d.now, &st, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	ck_assert_msg(strstr(err.text, "belongs to alice") != NULL, "%s",
+	    err.text);
+	ck_assert_int_eq(cluster_cancel_array(d.cl, &bob, b, d.now, &n, &err),
+	    -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	domain_commit(&d);
+	ck_assert_int_eq(domain_job(&d, b)->state, JOB_PENDING);
+	ck_assert_int_eq(cluster_cancel_array(d.cl, &alice, b, d.now,
+	    &n, &err), 0);
+	domain_commit(&d);
+	ck_assert_uint_eq(n, 9);
+	for (i = 0; i < 10; i++)
+		ck_assert_int_eq(domain_job(&d, b + i)->state, JOB_CANCELLED);
+	ck_assert_int_eq(cluster_cancel_array(d.cl, &alice, b, d.now,
+	    &n, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	/* The blocker runs on, untouched. */
+	ck_assert_int_eq(domain_job(&d, blk)->state, JOB_RUNNING);
+	domain_close(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -301,6 +477,9 @@ main(void)
 	tcase_add_test(tc, test_array_limits);
 	tcase_add_test(tc, test_array_cancel);
 	tcase_add_test(tc, test_depend_submit);
+	tcase_add_test(tc, test_array_bad_specs);
+	tcase_add_test(tc, test_array_throttle_to_the_end);
+	tcase_add_test(tc, test_array_cancel_task_then_rest);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -2,10 +2,15 @@
  * (ctl_fixture.h): holds and who may release them, cancel filters, the
  * requeue check, updates of pending and running jobs for users and
  * admins (stored, and refused with the option named), and the back-off
- * of early failures in virtual time. */
+ * of early failures in virtual time. In the controller domain
+ * (tests/domain): a held job waits on free nodes and runs once released,
+ * on the nodes an update gave it; a requeue checkpoints, stops and
+ * resumes the job, no restart counted. */
 #include "config.h"
 
 #include <check.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +18,9 @@
 #include "tests/unit/ctl_fixture.h"
 #include "daemon/controller/domain/jobs.h"
 #include "daemon/controller/domain/queues.h"
+#include "daemon/controller/store/store_int.h"
 #include "daemon/controller/store/txq.h"
+#include "tests/domain/domain.h"
 
 static const struct peer alice = { .name = "alice", .role = ROLE_USER };
 static const struct peer bob = { .name = "bob", .role = ROLE_USER };
@@ -811,6 +818,148 @@ START_TEST(test_authz_array_tasks)
 }
 END_TEST
 
+static void
+held_spec(struct job_spec *spec, void *arg)
+{
+	spec->hold = arg != NULL;
+	spec->max_restarts = 0;
+}
+
+/* Every rank of id exits 0 (and the job is COMPLETED). */
+static void
+complete(struct domain *d, uint64_t id)
+{
+	const struct job *j = domain_job(d, id);
+	struct cerr err;
+	unsigned r, n = j->nplace;
+
+	for (r = 0; r < n; r++)
+		ck_assert_msg(domain_exit(d, domain_rank_node(j, r), id,
+		    j->attempt, r, 0, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(domain_job(d, id)->state, JOB_COMPLETED);
+}
+
+/* On two free nodes: a job held at submit and one held after wait,
+ * JobHeldUser; an admin's hold says JobHeldAdmin; released, each runs,
+ * the second on the two nodes an update gave it while held. */
+START_TEST(test_held_waits_on_free_nodes)
+{
+	struct job_update u = { 0 };
+	struct domain d;
+	struct cerr err;
+	char ch[256];
+	uint64_t h, j;
+
+	ck_assert_msg(domain_open(&d, NULL, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(domain_add_nodes(&d, 2, 2, &err), 0);
+	h = domain_submit(&d, "alice", 1, 1, held_spec, "hold", &err);
+	j = domain_submit(&d, "alice", 1, 1, held_spec, NULL, &err);
+	ck_assert(h != 0 && j != 0);
+	ck_assert_int_eq(jobs_hold(d.js, &alice, j, false, d.now, &err), 1);
+	domain_pass(&d);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_LAUNCH, 0, 0), 0);
+	ck_assert_str_eq(domain_job(&d, h)->reason, "JobHeldUser");
+	ck_assert_str_eq(domain_job(&d, j)->reason, "JobHeldUser");
+	ck_assert_int_eq(jobs_hold(d.js, &root, j, false, d.now, &err), 1);
+	domain_advance(&d, 1000);
+	domain_pass(&d);
+	ck_assert_str_eq(domain_job(&d, j)->reason, "JobHeldAdmin");
+	ck_assert_int_eq(jobs_hold(d.js, &alice, j, true, d.now, &err), -1);
+	u.has_nodes = true;
+	u.nodes_min = u.nodes_max = 2;
+	ck_assert_msg(jobs_update(d.js, &alice, j, &u, d.now, ch, sizeof(ch),
+	    &err) == 0, "%s", err.text);
+	ck_assert_int_eq(jobs_hold(d.js, &alice, h, true, d.now, &err), 1);
+	domain_pass(&d);
+	domain_answer_launches(&d, NULL);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_LAUNCH, 0, 0), 1);
+	ck_assert_int_eq(domain_job(&d, h)->state, JOB_RUNNING);
+	ck_assert_int_eq(domain_job(&d, j)->state, JOB_PENDING);
+	complete(&d, h);
+	ck_assert_int_eq(jobs_hold(d.js, &root, j, true, d.now, &err), 1);
+	domain_pass(&d);
+	domain_answer_launches(&d, NULL);
+	ck_assert_int_eq(domain_job(&d, j)->state, JOB_RUNNING);
+	ck_assert_uint_eq(domain_job(&d, j)->nplace, 2);
+	complete(&d, j);
+	domain_close(&d);
+}
+END_TEST
+
+static int64_t
+domain_sql_int(struct domain *d, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(d->st->db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* cohort requeue of a job with a checkpoint directory: its checkpoint
+ * signal, stopped once a newer checkpoint is written, PENDING "Requeued
+ * by alice", launched again from that checkpoint; neither a restart
+ * nor a preemption. A pending job and another user's are refused. */
+START_TEST(test_requeue_resumes_from_checkpoint)
+{
+	struct domain_spec o = { .checkpoint_dir = "/ckpt", .ckpt_secs = 20,
+	    .max_restarts = -1 };
+	const struct domain_cmd *c;
+	struct domain d;
+	struct cerr err;
+	uint64_t q, p;
+	size_t mark;
+
+	ck_assert_msg(domain_open(&d, NULL, &err) == 0, "%s", err.text);
+	ck_assert_int_eq(domain_add_nodes(&d, 2, 2, &err), 0);
+	q = domain_submit(&d, "alice", 1, 2, domain_spec_apply, &o, &err);
+	p = domain_submit(&d, "alice", 1, 2, held_spec, "hold", &err);
+	ck_assert(q != 0 && p != 0);
+	domain_pass(&d);
+	domain_answer_launches(&d, NULL);
+	ck_assert_int_eq(domain_job(&d, q)->state, JOB_RUNNING);
+	domain_checkpoint(&d, domain_rank_node(domain_job(&d, q), 0), q, 1,
+	    10, "/ckpt/10");
+	domain_advance(&d, 5000);
+	ck_assert_int_eq(cluster_requeue(d.cl, &alice, p, d.now, &err), -1);
+	ck_assert_int_eq(err.code, ERR_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.text, "only a running job"));
+	ck_assert_int_eq(cluster_requeue(d.cl, &bob, q, d.now, &err), -1);
+	ck_assert_int_eq(err.code, ERR_DENIED);
+	mark = d.ncmds;
+	ck_assert_int_eq(cluster_requeue(d.cl, &alice, q, d.now, &err), 0);
+	domain_commit(&d);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_SIGNAL, q, mark), 1);
+	ck_assert_int_eq(domain_last(&d, DOMAIN_SIGNAL, q)->sig, SIGUSR1);
+	ck_assert_int_eq(domain_job(&d, q)->state, JOB_RUNNING);
+	/* Its newer checkpoint: stopped, PENDING. */
+	domain_advance(&d, 1000);
+	domain_checkpoint(&d, domain_rank_node(domain_job(&d, q), 0), q, 1,
+	    11, "/ckpt/11");
+	ck_assert_int_eq(domain_job(&d, q)->state, JOB_PENDING);
+	ck_assert_uint_eq(domain_count(&d, DOMAIN_STOP, q, mark), 1);
+	ck_assert_str_eq(domain_job(&d, q)->reason,
+	    "Requeued by alice (checkpoint written)");
+	domain_settle(&d);
+	ck_assert_int_eq(domain_job(&d, q)->state, JOB_RUNNING);
+	c = domain_last(&d, DOMAIN_LAUNCH, q);
+	ck_assert_str_eq(c->resume, "/ckpt/11");
+	complete(&d, q);
+	ck_assert_uint_eq(domain_job(&d, q)->restarts, 0);
+	ck_assert_uint_eq(domain_job(&d, q)->preemptions, 0);
+	ck_assert_int_eq(domain_sql_int(&d, "SELECT count(*) FROM events "
+	    "WHERE kind IN ('requeue', 'requeued', 'preempt', 'restart')"), 2);
+	ck_assert_int_eq(domain_sql_int(&d, "SELECT count(*) FROM events "
+	    "WHERE kind = 'requeued' AND detail LIKE 'Requeued by alice "
+	    "(checkpoint written); resumes from checkpoint step 11;%'"), 1);
+	domain_close(&d);
+}
+END_TEST
+
 static Suite *
 jobs_control_suite(void)
 {
@@ -831,9 +980,12 @@ jobs_control_suite(void)
 	tcase_add_test(tc, test_hardware_failover_immediate);
 	tcase_add_test(tc, test_authz_matrix);
 	tcase_add_test(tc, test_authz_array_tasks);
+	tcase_add_test(tc, test_held_waits_on_free_nodes);
+	tcase_add_test(tc, test_requeue_resumes_from_checkpoint);
 	suite_add_tcase(s, tc);
 	return s;
 }
+
 
 int
 main(void)

@@ -581,6 +581,47 @@ START_TEST(test_constraint_filter)
 }
 END_TEST
 
+/* A job with --constraint waits for a node that meets it rather than
+ * take a free one that does not: node02 alone has fp64 (and ib); three
+ * 1-GPU jobs that need it start there, however their expressions say
+ * it, and the 2-GPU one waits for Resources with node01's four GPUs
+ * idle. */
+START_TEST(test_constraint_waits_for_its_node)
+{
+	const char *expr[] = { "fp64", "fp64&ib", "(nvl72|ib)&fp64" };
+	const struct placement_start *s;
+	struct job_spec spec;
+	struct pass p;
+	struct ctl c;
+	uint64_t id[3], two;
+	size_t k;
+
+	ctl_setup(&c, NULL);
+	ctl_node_features(&c, "node01", 4, 1, NOW, "", 81559);
+	ctl_node_features(&c, "node02", 4, 2, NOW, "fp64,ib", 81559);
+	for (k = 0; k < 3; k++) {
+		ctl_spec(&spec, 1, 1, 1);
+		spec.constraint = strdup(expr[k]);
+		id[k] = ctl_submit(&c, "alice", &spec, NOW - 1000 + (int)k);
+	}
+	ctl_spec(&spec, 1, 1, 2);
+	spec.constraint = strdup("fp64");
+	two = ctl_submit(&c, "alice", &spec, NOW - 900);
+	pass_run(&c, &p, NULL);
+	for (k = 0; k < 3; k++) {
+		ck_assert_ptr_nonnull(s = start_of(&p, id[k]));
+		ck_assert_str_eq(s->place[0].node, "node02");
+	}
+	ck_assert_ptr_null(start_of(&p, two));
+	ck_assert_ptr_nonnull(reason_of(&p, two));
+	ck_assert_msg(strncmp(reason_of(&p, two), "Resources", 9) == 0, "%s",
+	    reason_of(&p, two));
+	ck_assert_uint_eq(p.res.nstarts, 3);
+	pass_free(&p);
+	ctl_teardown(&c);
+}
+END_TEST
+
 /* Features derived from the inventory (lib/features.h) meet
  * --constraint as configured ones do; a constraint too few nodes meet
  * waits with a BadConstraints reason that says so, and starts once a
@@ -998,6 +1039,7 @@ placement_suite(void)
 	tcase_add_test(tc, test_each_allocation_fails);
 	tcase_add_test(tc, test_nodes_cpu_exclusive);
 	tcase_add_test(tc, test_constraint_filter);
+	tcase_add_test(tc, test_constraint_waits_for_its_node);
 	tcase_add_test(tc, test_constraint_derived);
 	tcase_add_test(tc, test_cpus_mem_filter);
 	tcase_add_test(tc, test_shared_filter);
