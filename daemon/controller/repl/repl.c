@@ -561,15 +561,7 @@ repl_create(struct event_base *base, const struct repl_opts *o,
 	 * forcing an election. */
 	raft_set_pre_vote(&r->raft, true);
 	raft_set_snapshot_threshold(&r->raft, o->snapshot_threshold);
-	/* A follower further behind than the trailing entries gets the
-	 * whole database instead (InstallSnapshot). libraft 0.15 lets a
-	 * follower whose election timer runs out during that install turn
-	 * candidate, and it crashed then (a replica killed and restarted
-	 * in the deep failover rounds; fixed upstream in 0.16: "tick: Don't
-	 * convert to candidate while a snapshot is installing"). Keeping
-	 * a whole threshold of entries (dqlite keeps eight) lets a replica
-	 * that was away for a failover catch up from the log. */
-	raft_set_snapshot_trailing(&r->raft, o->snapshot_threshold);
+	raft_set_snapshot_trailing(&r->raft, o->snapshot_threshold / 4 + 1);
 	if (bootstrap && !r->had_state) {
 		raft_configuration_init(&conf);
 		if (raft_configuration_add(&conf, o->id, r->address,
