@@ -1242,6 +1242,7 @@ job_free(struct job *job)
 	free(job->place);
 	free(job->ckpt_path);
 	free(job->prev_place);
+	free(job->avoid);
 	job_spec_clear(&job->spec);
 	free(job);
 }

@@ -41,6 +41,7 @@ enum role {
 
 /* Who is asking: from the peer certificate (lib/tls.c). */
 #define PEER_NAME_MAX 64
+#define JOB_AVOID_MAX 16	/* nodes one restart leaves out */
 
 /* A name as a certificate may carry it (a node, a user, a switch): a
  * letter or digit, then letters, digits, '.', '_' and '-', at most
@@ -354,12 +355,13 @@ struct job {
 	 * healthy nodes (controller memory only). */
 	struct placement *prev_place;
 	size_t nprev;
-	/* A node the restart after attempt avoid_attempt must not use: a
-	 * straggler's, moved off (--on-straggler=replace), or one the job
-	 * failed early on in two runs in a row. Placement leaves
-	 * it out while the job is RESTARTING from that attempt; "": none
-	 * (controller memory only). */
-	char avoid_node[PEER_NAME_MAX + 1];
+	/* The nodes the restart after attempt avoid_attempt must not use,
+	 * as a hostlist ("n1,n7"; at most JOB_AVOID_MAX): stragglers' moved
+	 * off (--on-straggler=replace), or one the job failed early on in
+	 * two runs in a row. Placement leaves them out while the job is
+	 * RESTARTING from that attempt; NULL: none (controller memory
+	 * only). */
+	char *avoid;
 	uint32_t avoid_attempt;
 	/* The node where the run of attempt early_attempt failed early
 	 * (its failing rank's; jobs_early_again): the same again in the

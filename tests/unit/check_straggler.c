@@ -2,7 +2,8 @@
  * twice its peers' compute time is named after its windows, a job-wide
  * slowdown and noise below the factor name nobody, --on-straggler=
  * replace moves only the slow node at the next checkpoint (the others
- * kept, a hot spare taking its place), report moves nothing, and a
+ * kept, a hot spare taking its place) and leaves out every node named
+ * before the move, report moves nothing, and a
  * report from a node that does not hold the rank is refused. On the
  * real domain (tests/domain/domain.h). */
 #include "config.h"
@@ -290,6 +291,49 @@ START_TEST(test_replace_moves_only_that_node)
 }
 END_TEST
 
+static uint32_t
+ranks3_5_twice(uint32_t rank, uint64_t step)
+{
+	(void)step;
+	return rank == 3 || rank == 5 ? 200 : 100;
+}
+
+/* Two slow nodes named before the move: the restart leaves both out
+ * (one spare and one free node take their shares), so neither comes
+ * back in the other's place. */
+START_TEST(test_replace_two_at_once)
+{
+	char n0[PEER_NAME_MAX + 1], s1[PEER_NAME_MAX + 1],
+	    s2[PEER_NAME_MAX + 1];
+	const struct job *job;
+	uint64_t id;
+	size_t mark;
+
+	id = run(3, JOB_STRAGGLER_REPLACE);
+	job = domain_job(&D, id);
+	snprintf(n0, sizeof(n0), "%s", domain_rank_node(job, 0));
+	snprintf(s1, sizeof(s1), "%s", domain_rank_node(job, 1));
+	snprintf(s2, sizeof(s2), "%s", domain_rank_node(job, 2));
+	mark = D.ncmds;
+	steps(id, 1, ROUNDS_TO_NAME + 1, ranks3_5_twice);
+	ck_assert_uint_eq(stragglers(), 2);
+	ck_assert_uint_eq(jobs_avoiding(domain_job(&D, id)), 2);
+	/* One checkpoint signal to each node, not one per straggler. */
+	ck_assert_uint_eq(domain_count(&D, DOMAIN_SIGNAL, id, mark), 3);
+	domain_checkpoint(&D, n0, id, domain_job(&D, id)->attempt, 40,
+	    "/ckpt/40");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_uint_eq(job->nplace, 3);
+	ck_assert_str_eq(domain_rank_node(job, 0), n0);
+	ck_assert_ptr_null(job_node_placement(job, s1));
+	ck_assert_ptr_null(job_node_placement(job, s2));
+	ck_assert_ptr_nonnull(job_node_placement(job, "spare01"));
+}
+END_TEST
+
 /* replace with nowhere to go: reported only, nothing moves. */
 START_TEST(test_replace_without_room)
 {
@@ -358,6 +402,7 @@ straggler_suite(void)
 	tcase_add_test(tc, test_job_wide_slowdown);
 	tcase_add_test(tc, test_noise_below_factor);
 	tcase_add_test(tc, test_replace_moves_only_that_node);
+	tcase_add_test(tc, test_replace_two_at_once);
 	tcase_add_test(tc, test_replace_without_room);
 	tcase_add_test(tc, test_foreign_report_refused);
 	suite_add_tcase(s, tc);

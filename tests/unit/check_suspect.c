@@ -364,6 +364,39 @@ START_TEST(test_hardware_after_resume)
 }
 END_TEST
 
+/* Slow ranks named on a node raise its score and make it recent for
+ * placement, however many: slowness never drains (a rank can be slow
+ * for its own job's reasons), and a resume clears it. */
+START_TEST(test_slow_scores_never_drains)
+{
+	char reason[SUSPECT_REASON_MAX + 1];
+	struct cerr err;
+	int k;
+
+	for (k = 0; k < 5; k++) {
+		ck_assert_int_eq(suspect_hardware(D.sus, "node02",
+		    SUSPECT_SLOW, 7, "rank 3 2.0× its peers", D.now, reason,
+		    sizeof(reason), &err), 0);
+		pass_time(60 * 1000);
+	}
+	ck_assert_uint_eq(score("node02"), 5);
+	ck_assert(suspect_recent(D.sus, "node02", D.now));
+	ck_assert(!node("node02")->drained);
+	ck_assert_uint_eq(suspect_crossings(D.sus), 0);
+	/* One hardware failure on top: still below the lemon rule's 2. */
+	domain_health(&D, "node02", HEALTH_FAILED, -1, "xid=79");
+	ck_assert_str_eq(node("node02")->drain_actor, "health");
+	ck_assert_uint_eq(suspect_crossings(D.sus), 0);
+	pass_time(4000);
+	domain_health(&D, "node02", HEALTH_OK, -1, "");
+	ck_assert_int_eq(recovery_resume(D.cl, &admin, "node02", D.now, &err),
+	    0);
+	domain_commit(&D);
+	ck_assert_uint_eq(score("node02"), 0);
+	ck_assert(!suspect_recent(D.sus, "node02", D.now));
+}
+END_TEST
+
 /* One incident seen twice (a FAILED verdict, then the node DOWN) is one
  * failure, and failures older than the period do not count. */
 START_TEST(test_hardware_incidents_and_period)
@@ -567,6 +600,7 @@ suspect_suite(void)
 	tcase_add_test(tc, test_window_slides);
 	tcase_add_test(tc, test_hardware_after_resume);
 	tcase_add_test(tc, test_hardware_incidents_and_period);
+	tcase_add_test(tc, test_slow_scores_never_drains);
 	tcase_add_test(tc, test_exempt);
 	tcase_add_test(tc, test_resume_clears);
 	tcase_add_test(tc, test_restart_prefers_clean);

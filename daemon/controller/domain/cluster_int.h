@@ -167,12 +167,13 @@ void recovery_replace(struct cluster *cl, const struct job *job,
  * share; an event says which. Nothing is drained. */
 void recovery_early_again(struct cluster *cl, const struct job *job,
     const char *node, unsigned rank, int64_t now);
-/* A node that could take node's share of the gang place[0 .. n): up,
- * connected, in service, healthy, not the gang's, with as many free
- * GPUs (a hot spare counts: that is what it is kept for). Topology and
- * constraints are the pass's to judge. (straggler.c) */
+/* need nodes that could each take node's share of the gang place[0 ..
+ * n): up, connected, in service, healthy, not the gang's, with as many
+ * free GPUs (a hot spare counts: that is what it is kept for). Topology
+ * and constraints are the pass's to judge. (straggler.c) */
 bool cluster_room_elsewhere(struct cluster *cl,
-    const struct placement *place, size_t nplace, const char *node);
+    const struct placement *place, size_t nplace, const char *node,
+    unsigned need);
 /* Is job being checkpointed to move or to be preempted? */
 bool recovery_evacuating(const struct cluster *cl, uint64_t job_id);
 /* The jobs being checkpointed, sorted, in a malloc'd array. 0 or -1. */

@@ -529,6 +529,8 @@ jobs_next_discard(const struct job *job, struct job *next)
 		free(next->place);
 	if (next->prev_place != job->prev_place)
 		free(next->prev_place);
+	if (next->avoid != job->avoid)
+		free(next->avoid);
 	if (next->ckpt_path != job->ckpt_path)
 		free(next->ckpt_path);
 }
@@ -1332,15 +1334,54 @@ jobs_event(struct jobs *js, uint64_t id, const char *node, const char *kind,
 	return 0;
 }
 
-void
+/* Whether the comma list has name. */
+static bool
+list_has(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = list; p != NULL; p = strchr(p, ','), p = p ? p + 1 : p)
+		if (strncmp(p, name, len) == 0 && (p[len] == ',' ||
+		    p[len] == '\0'))
+			return true;
+	return false;
+}
+
+int
 jobs_avoid_node(struct jobs *js, uint64_t id, const char *node)
 {
 	struct job *job = (struct job *)jobs_get(js, id);
+	unsigned n = job != NULL ? jobs_avoiding(job) : 0;
+	size_t len;
+	char *v;
 
-	if (job == NULL)
-		return;
-	snprintf(job->avoid_node, sizeof(job->avoid_node), "%s", node);
+	if (job == NULL || n == JOB_AVOID_MAX)
+		return -1;
+	if (n > 0 && list_has(job->avoid, node))
+		return 0;
+	len = (n > 0 ? strlen(job->avoid) + 1 : 0) + strlen(node) + 1;
+	if ((v = malloc(len)) == NULL)
+		return -1;
+	snprintf(v, len, "%s%s%s", n > 0 ? job->avoid : "", n > 0 ? "," : "",
+	    node);
+	free(job->avoid);
+	job->avoid = v;
 	job->avoid_attempt = job->attempt;
+	return 0;
+}
+
+unsigned
+jobs_avoiding(const struct job *job)
+{
+	unsigned n = 1;
+	const char *p;
+
+	if (job->avoid == NULL || job->avoid_attempt != job->attempt)
+		return 0;
+	for (p = job->avoid; (p = strchr(p, ',')) != NULL; p++)
+		n++;
+	return n;
 }
 
 int64_t

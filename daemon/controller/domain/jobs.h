@@ -319,9 +319,12 @@ int64_t jobs_last_progress(const struct jobs *js, uint64_t id);
 int jobs_event(struct jobs *js, uint64_t id, const char *node,
     const char *kind, const char *actor, const char *detail, int64_t now_ms,
     struct cerr *err);
-/* The restart after the job's current attempt leaves node out
- * (job.avoid_node; memory). */
-void jobs_avoid_node(struct jobs *js, uint64_t id, const char *node);
+/* The restart after the job's current attempt leaves node out, with any
+ * other node already left out for it (job.avoid; memory). 0, or -1:
+ * JOB_AVOID_MAX nodes are left out already, or no memory. */
+int jobs_avoid_node(struct jobs *js, uint64_t id, const char *node);
+/* How many nodes the restart after job's current attempt leaves out. */
+unsigned jobs_avoiding(const struct job *job);
 
 /* Why a pending job waits (Resources, Priority, ...): kept in memory only,
  * since a pass recomputes it; no commit per pass. */

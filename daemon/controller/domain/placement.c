@@ -192,13 +192,13 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 	sn->ngpus = n->inv->ngpus;
 }
 
-/* The node a restart must leave out (a straggler's, or one that failed
- * the job early twice in a row), if any. */
+/* The nodes a restart must leave out (stragglers', or one that failed
+ * the job early twice in a row), a comma list, if any. */
 static const char *
 avoided(const struct job *job)
 {
-	return job->state == JOB_RESTARTING && job->avoid_node[0] != '\0' &&
-	    job->avoid_attempt == job->attempt ? job->avoid_node : NULL;
+	return job->state == JOB_RESTARTING && job->avoid != NULL &&
+	    job->avoid_attempt == job->attempt ? job->avoid : NULL;
 }
 
 static bool

@@ -24,6 +24,7 @@
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/reports.h"
 #include "daemon/controller/domain/straggler.h"
+#include "daemon/controller/domain/suspect.h"
 
 #define SG_BUCKETS 256
 
@@ -45,6 +46,9 @@ struct sg_job {
 	uint32_t *samples;	/* nranks × window */
 	struct straggler_found found[STRAGGLER_FOUND_MAX];
 	size_t nfound;
+	/* Named by the last comparison, not yet taken (straggler_take). */
+	struct straggler_found due[STRAGGLER_DUE_MAX];
+	size_t ndue;
 	LIST_ENTRY(sg_job) entry;
 };
 
@@ -89,6 +93,7 @@ sg_samples_free(struct sg_job *j)
 	j->samples = NULL;
 	j->nranks = 0;
 	j->ready = 0;
+	j->ndue = 0;
 }
 
 static void
@@ -208,23 +213,23 @@ sg_rank_median(struct stragglers *s, const struct sg_job *j, uint32_t r,
 	return sg_median_sorted(buf, s->o.window, SIZE_MAX);
 }
 
-/* Every rank has a full window of new reports: compare them. Names the
- * first rank that crosses the line (the rest cross it at the next
- * comparison's end: their counts stay). */
-static bool
+/* Every rank has a full window of new reports: compare them. Names
+ * each rank that crosses the line (up to STRAGGLER_DUE_MAX; the rest
+ * at the next comparison's end: their counts stay) into j->due. */
+static void
 sg_compare(struct stragglers *s, struct sg_job *j, const struct job *job,
-    int64_t now, struct straggler_found *found)
+    int64_t now)
 {
+	struct straggler_found *found;
 	uint32_t *med, *sorted, *buf, r, peers;
 	size_t need = (size_t)j->nranks * 2 + s->o.window, k;
-	bool hit = false;
 	unsigned tpn;
 
 	if (need > s->nscratch) {
 		free(s->scratch);
 		if ((s->scratch = calloc(need, sizeof(*s->scratch))) == NULL) {
 			s->nscratch = 0;
-			return false;
+			return;
 		}
 		s->nscratch = need;
 	}
@@ -247,11 +252,11 @@ sg_compare(struct stragglers *s, struct sg_job *j, const struct job *job,
 			j->ranks[r].slow++;
 		else
 			j->ranks[r].slow = 0;
-		if (hit || j->ranks[r].flagged ||
+		if (j->ndue == STRAGGLER_DUE_MAX || j->ranks[r].flagged ||
 		    j->ranks[r].slow < s->o.windows)
 			continue;
 		j->ranks[r].flagged = true;
-		hit = true;
+		found = &j->due[j->ndue++];
 		memset(found, 0, sizeof(*found));
 		found->rank = r;
 		found->attempt = job->attempt;
@@ -266,7 +271,19 @@ sg_compare(struct stragglers *s, struct sg_job *j, const struct job *job,
 		found->time_ms = now;
 	}
 	j->ready = 0;
-	return hit;
+}
+
+bool
+straggler_take(struct stragglers *s, uint64_t job_id,
+    struct straggler_found *found)
+{
+	struct sg_job *j = sg_find(s, job_id);
+
+	if (j == NULL || j->ndue == 0)
+		return false;
+	*found = j->due[0];
+	memmove(&j->due[0], &j->due[1], --j->ndue * sizeof(j->due[0]));
+	return true;
 }
 
 bool
@@ -291,9 +308,9 @@ straggler_sample(struct stragglers *s, const struct job *job, uint32_t rank,
 		rk->n++;
 	if (++rk->fresh == s->o.window)
 		j->ready++;
-	if (j->ready < j->nranks)
-		return false;
-	return sg_compare(s, j, job, now, found);
+	if (j->ready == j->nranks)
+		sg_compare(s, j, job, now);
+	return straggler_take(s, job->id, found);
 }
 
 static void
@@ -321,22 +338,22 @@ share_on(const struct placement *place, size_t n, const char *node)
 
 bool
 cluster_room_elsewhere(struct cluster *cl, const struct placement *place,
-    size_t nplace, const char *node)
+    size_t nplace, const char *node, unsigned need)
 {
 	const struct placement *p = share_on(place, nplace, node);
 	struct node **all;
 	size_t i, n;
 
 	all = nodes_all(cl->ns, &n);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && need > 0; i++) {
 		if (all[i]->state != NODE_UP || all[i]->conn_id == 0 ||
 		    all[i]->drained || all[i]->health->health != HEALTH_OK ||
 		    share_on(place, nplace, all[i]->name) != NULL)
 			continue;
 		if (p == NULL || node_gpus_free(all[i]) >= p->ngpus)
-			return true;
+			need--;
 	}
-	return false;
+	return need == 0;
 }
 
 /* A straggler found in job: say so and, when asked, move its node. */
@@ -344,25 +361,32 @@ static void
 sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
     struct straggler_found *f, int64_t now)
 {
-	char detail[600], cause[256], act[160] = "";
+	char detail[600], cause[256], act[160] = "",
+	    ev[SUSPECT_DETAIL_MAX + 1];
 	unsigned x10 = (unsigned)((uint64_t)f->median_ms * 10 /
 	    (f->peers_ms > 0 ? f->peers_ms : 1));
+	bool moving = recovery_evacuating(cl, job->id) ||
+	    job->state == JOB_RESTARTING, move = false;
 	struct cerr err;
 
 	snprintf(cause, sizeof(cause), "straggler: rank %u on %s is %u.%u× "
 	    "slower than its peers", f->rank, f->node, x10 / 10, x10 % 10);
+	/* Every node named before the move leaves with it: the restart
+	 * leaves them all out, so none takes another's place. */
 	if (job->spec.on_straggler == JOB_STRAGGLER_REPLACE) {
-		if (recovery_evacuating(cl, job->id))
-			snprintf(act, sizeof(act), "; the job is being moved "
-			    "already");
-		else if (!cluster_room_elsewhere(cl, job->place,
-		    job->nplace, f->node))
+		if (!cluster_room_elsewhere(cl, job->place, job->nplace,
+		    f->node, jobs_avoiding(job) + 1))
 			snprintf(act, sizeof(act), "; no spare or free node to "
 			    "move it to: reported only");
+		else if (jobs_avoid_node(cl->js, job->id, f->node) == -1)
+			snprintf(act, sizeof(act), "; the move leaves out %d "
+			    "nodes already: reported only", JOB_AVOID_MAX);
 		else {
 			f->replaced = true;
-			snprintf(act, sizeof(act), "; moving %s's ranks at the "
-			    "next checkpoint", f->node);
+			move = !moving;
+			snprintf(act, sizeof(act), moving ? "; the job is being "
+			    "moved already: %s's ranks move too" : "; moving "
+			    "%s's ranks at the next checkpoint", f->node);
 		}
 	}
 	snprintf(detail, sizeof(detail), "rank %u on %s: median %u ms per "
@@ -372,14 +396,17 @@ sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
 	    f->windows, act);
 	sg_note(j, f);
 	cl->stats.stragglers++;
+	/* The node's score rises and placement puts it last for restarts
+	 * and large gangs while it is recent; slowness never drains. */
+	snprintf(ev, sizeof(ev), "rank %u %u.%u× its peers", f->rank,
+	    x10 / 10, x10 % 10);
+	cluster_suspect_hw(cl, f->node, SUSPECT_SLOW, job->id, ev, now);
 	log_warnx("job %" PRIu64 ": straggler: %s", job->id, detail);
 	if (jobs_event(cl->js, job->id, f->node, "straggler", "cohortd",
 	    detail, now, &err) == -1)
 		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
-	if (f->replaced) {
-		jobs_avoid_node(cl->js, job->id, f->node);
+	if (move)
 		recovery_replace(cl, job, cause, now);
-	}
 }
 
 void
@@ -410,9 +437,12 @@ straggler_reports(struct cluster *cl, uint64_t conn_id,
 		case REPORT_ACCEPT:
 			break;
 		}
-		if (straggler_sample(cl->sg, job, r[i].rank, r[i].step,
+		if (!straggler_sample(cl->sg, job, r[i].rank, r[i].step,
 		    r[i].compute_ms, now, &f))
+			continue;
+		do
 			sg_found(cl, sg_find(cl->sg, job->id), job, &f, now);
+		while (straggler_take(cl->sg, job->id, &f));
 	}
 }
 

@@ -50,6 +50,8 @@ struct step_time_report {
 };
 
 /* A rank found slower than its peers. */
+#define STRAGGLER_DUE_MAX 16	/* ranks one comparison names */
+
 struct straggler_found {
 	uint32_t rank;
 	uint32_t attempt;
@@ -71,11 +73,13 @@ void straggler_destroy(struct stragglers *s);
 /* The pure part, for the cluster and its tests: take one accepted
  * report of job (RUNNING, its current attempt). A report of a step the
  * rank already reported counts once. Fills *found and returns true when
- * this report completes a window that names a rank (at most one per
- * call: the rest are named by the reports that follow; each rank at
- * most once per attempt). */
+ * this report completes a window that names ranks (each rank at most
+ * once per attempt): the first; straggler_take gives the others. */
 bool straggler_sample(struct stragglers *s, const struct job *job,
     uint32_t rank, uint64_t step, uint32_t compute_ms, int64_t now_ms,
+    struct straggler_found *found);
+/* The next rank the job's last comparison named and nobody took yet. */
+bool straggler_take(struct stragglers *s, uint64_t job_id,
     struct straggler_found *found);
 
 /* The reports of one heartbeat from the node on conn_id: judged like

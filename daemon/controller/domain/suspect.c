@@ -35,6 +35,7 @@ static const char *const kind_names[SUSPECT_KINDS] = {
 	[SUSPECT_HEALTH] = "health",
 	[SUSPECT_DOWN] = "down",
 	[SUSPECT_STOP] = "stop",
+	[SUSPECT_SLOW] = "slow",
 };
 
 void
@@ -342,6 +343,7 @@ hardware_count(const struct suspect_opts *o, const struct suspect_node *sn,
 		since = sn->cleared_ms;
 	for (i = 0; i < sn->nev; i++)
 		if (sn->ev[i].kind != SUSPECT_EARLY &&
+		    sn->ev[i].kind != SUSPECT_SLOW &&
 		    sn->ev[i].time_ms >= since &&
 		    (last == INT64_MIN ||
 		    sn->ev[i].time_ms - last > SUSPECT_INCIDENT_MS)) {
@@ -351,11 +353,29 @@ hardware_count(const struct suspect_opts *o, const struct suspect_node *sn,
 	return n;
 }
 
+/* Stragglers named on sn within the hardware period, since a resume. */
+static uint32_t
+slow_count(const struct suspect_opts *o, const struct suspect_node *sn,
+    int64_t now)
+{
+	int64_t since = now - o->hardware_period_ms;
+	uint32_t n = 0;
+	size_t i;
+
+	if (since < sn->cleared_ms)
+		since = sn->cleared_ms;
+	for (i = 0; i < sn->nev; i++)
+		n += sn->ev[i].kind == SUSPECT_SLOW &&
+		    sn->ev[i].time_ms >= since;
+	return n;
+}
+
 static uint32_t
 score(const struct suspect_opts *o, const struct suspect_node *sn,
     int64_t now)
 {
-	return early_count(o, sn, now) + hardware_count(o, sn, now, false);
+	return early_count(o, sn, now) + hardware_count(o, sn, now, false) +
+	    slow_count(o, sn, now);
 }
 
 uint32_t
@@ -407,7 +427,8 @@ crosses(const struct suspect_opts *o, struct suspect_node *sn, int64_t now)
 		since = sn->cleared_ms;
 	for (i = 0; i < sn->nev; i++) {
 		e = &sn->ev[i];
-		if ((e->kind == SUSPECT_EARLY) != early || e->time_ms < since ||
+		if ((e->kind == SUSPECT_EARLY) != early ||
+		    e->kind == SUSPECT_SLOW || e->time_ms < since ||
 		    (early && (!e->confirmed || !first_of_job(sn, i, since))))
 			continue;
 		time_utc(e->time_ms, when, sizeof(when));
@@ -725,10 +746,12 @@ suspect_resume(struct suspect *s, const char *node, int64_t now_ms,
 	next.reason[0] = '\0';
 	next.drained_ms = 0;
 	next.cleared_ms = now_ms;
-	/* Early evidence goes (the admin fixed what failed the jobs);
-	 * hardware evidence stays for the lemon rule. */
+	/* Early and slow evidence goes (the admin fixed what failed the
+	 * jobs or slowed them); hardware evidence stays for the lemon
+	 * rule. */
 	for (k = j = 0; k < next.nev; k++)
-		if (next.ev[k].kind != SUSPECT_EARLY)
+		if (next.ev[k].kind != SUSPECT_EARLY &&
+		    next.ev[k].kind != SUSPECT_SLOW)
 			next.ev[j++] = next.ev[k];
 	next.nev = j;
 	return suspect_save(s, sn, &next, err);

@@ -51,6 +51,8 @@ enum suspect_kind {
 	SUSPECT_HEALTH,		/* a FAILED verdict (node or GPU) */
 	SUSPECT_DOWN,		/* heartbeats stopped */
 	SUSPECT_STOP,		/* tasks did not stop within stop_timeout */
+	SUSPECT_SLOW,		/* a rank here named a straggler: scored and
+				 * avoided by placement, never a drain */
 	SUSPECT_KINDS
 };
 
