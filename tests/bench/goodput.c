@@ -1340,7 +1340,7 @@ slow_update(struct sim *s, bool changed)
 {
 	const struct job *job = job_now(s);
 	double mx = 1;
-	bool known = false, unknown = false;
+	bool known = false;
 	size_t i;
 	int k;
 
@@ -1349,8 +1349,6 @@ slow_update(struct sim *s, bool changed)
 		if ((k = node_index(s, job->place[i].node)) < 0 ||
 		    s->nodes[k].slow <= 1)
 			continue;
-		if (!s->nodes[k].slow_known)
-			unknown = true;
 		if (s->nodes[k].slow > mx) {
 			mx = s->nodes[k].slow;
 			known = s->nodes[k].slow_known;
@@ -1365,7 +1363,9 @@ slow_update(struct sim *s, bool changed)
 			schedule_ckpt(s);
 		}
 	}
-	if (changed && unknown && s->c->straggler) {
+	/* The controller compares ranks per attempt: a node already
+	 * named in an earlier attempt, back in the gang, is named again. */
+	if (changed && mx > 1 && s->c->straggler) {
 		/* Constant step times: what window x windows rounds do
 		 * not flag, more of them will not either. */
 		s->step_left = 2 * STRAGGLER_DEFAULT_WINDOW *
