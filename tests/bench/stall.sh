@@ -40,8 +40,8 @@ COHORT_LOCAL_CONTROLLER_CONF=$'[tenants]\nsubmit_rate = 0'
 export COHORT_LOCAL_CONTROLLER_CONF
 cluster_up "$C" --nodes 2 --gpus 4
 ctl_pid=$(cat "$C/cohortd.pid")
-rss_kib() {
-	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$ctl_pid/status"
+ctl_rss_kib() {
+	rss_kib "$ctl_pid"
 }
 
 # Bob's running job: the attack must not restart it.
@@ -132,7 +132,7 @@ for i in 1 2 3 4 5; do
 	cmd_ms cohort jobs --user bob >>"$T/mine0.ms"
 done
 
-rss_before=$(rss_kib)
+rss_before=$(ctl_rss_kib)
 log_before=$(wc -l <"$C/cohortd.log")
 as_user "$C" alice
 "$PYTHON" "$PYCLIENT" stall --lists "$LISTS" --nodes 3 --hold 3600 \
@@ -150,7 +150,7 @@ down_max=0
 : >"$T/mine.ms"
 end=$((${EPOCHREALTIME/./} + SECS * 1000000))
 while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
-	r=$(rss_kib)
+	r=$(ctl_rss_kib)
 	[ "$r" -le "$rss_max" ] || rss_max=$r
 	eval "$admin_env"
 	if COHORT_MUX=no timeout 30 cohort nodes --json >"$T/nodes.json" 2>>"$T/admin.err"; then
@@ -163,7 +163,7 @@ while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
 	cmd_ms cohort jobs --user bob >>"$T/mine.ms"
 	sleep 0.2
 done
-r=$(rss_kib)
+r=$(ctl_rss_kib)
 [ "$r" -le "$rss_max" ] || rss_max=$r
 eval "$bob_env"
 job_show "$bob_job"

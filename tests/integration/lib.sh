@@ -164,6 +164,17 @@ fail() {
 	exit 1
 }
 
+# rss_kib PID: the process's resident set in KiB. A process that is gone
+# fails the test, so that a memory bound is never checked against
+# nothing; call it in an assignment (v=$(rss_kib PID)): set -e then
+# ends the test with it.
+rss_kib() {
+	local v
+	v=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$1/status" 2>/dev/null) || true
+	[ -n "$v" ] || fail "process $1 is gone: no memory to measure"
+	echo "$v"
+}
+
 # job_story ID: what job ID's tasks last printed, from the agents' spools
 # of the clusters this test started (the last lines of each rank's error
 # and output logs in its latest attempts), and the room left on the disk

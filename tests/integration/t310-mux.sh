@@ -126,7 +126,7 @@ expect_exit 0 cohort jobs
 # The controller answers the flood over a few seconds: watch the mux.
 max=0
 for i in $(seq 40); do
-	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
+	rss=$(rss_kib "$pid")
 	[ "$rss" -le "$max" ] || max=$rss
 	sleep 0.1
 done

@@ -62,7 +62,6 @@ else:
     print(0)
 PY
 }
-rss() { awk '/VmRSS/{print $2}' "/proc/$pid/status"; }
 # stall USER: NC connections of USER that pipeline listings and read
 # nothing, all throttled; their pids in $stallers; the RSS growth logged
 # and checked.
@@ -70,7 +69,7 @@ stall() {
 	local i rss0 rss1 grow
 	as_user "$C" "$1"
 	expect_exit 0 cohort jobs
-	rss0=$(rss)
+	rss0=$(rss_kib "$pid")
 	stallers=
 	rm -f "$T"/stall-*.out
 	for i in $(seq 1 "$NC"); do
@@ -80,7 +79,7 @@ stall() {
 	done
 	wait_for 30 _all_sent || fail "the stalling clients did not start: $(cat "$T"/stall-*.out)"
 	wait_for 20 _throttled || fail "$(metric cohort_connections_throttled) connections throttled, not $NC"
-	rss1=$(rss)
+	rss1=$(rss_kib "$pid")
 	grow=$(((rss1 - rss0) / 1024))
 	log "$1's $NC stalling connections ($2): RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB (+$grow MiB)"
 	[ "$grow" -lt "${MAX_GROW:-40}" ] || fail "RSS grew by $grow MiB under $1's stalling connections ($2)"

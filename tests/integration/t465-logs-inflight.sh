@@ -21,8 +21,7 @@ wait_state 30 "$id" RUNNING
 log_full() { [ "$(cohort logs "$id" 2>/dev/null | wc -c)" -ge 1048576 ]; }
 wait_for 30 log_full || fail "job $id's output did not reach 1 MiB"
 pid=$(cat "$C/cohortd.pid")
-rss() { awk '/VmRSS/ { print $2 }' "/proc/$pid/status"; }
-rss0=$(rss)
+rss0=$(rss_kib "$pid")
 
 N=200
 pyclient --timeout 20 logflood --job "$id" --count "$N" --send-s 2 --hold 4 >"$T/flood.out" 2>&1 &
@@ -33,7 +32,7 @@ wait_for 20 sent || fail "the flood did not start: $(cat "$T/flood.out")"
 # While it holds (reads nothing), sample the controller's memory.
 max=$rss0
 for ((i = 0; i < 15; i++)); do
-	r=$(rss)
+	r=$(rss_kib "$pid")
 	[ "$r" -gt "$max" ] && max=$r
 	sleep 0.2
 done
