@@ -334,6 +334,60 @@ START_TEST(test_replace_two_at_once)
 }
 END_TEST
 
+static uint32_t
+node1_both_twice(uint32_t rank, uint64_t step)
+{
+	(void)step;
+	return rank == 2 || rank == 3 ? 200 : 100;
+}
+
+struct ev_all {
+	unsigned n, no_room;
+};
+
+static int
+ev_all_cb(const struct store_event *ev, void *arg)
+{
+	struct ev_all *a = arg;
+
+	if (strcmp(ev->kind, "straggler") != 0)
+		return 0;
+	a->n++;
+	a->no_room += strstr(ev->detail, "no spare or free node") != NULL;
+	return 0;
+}
+
+/* Both ranks of one node slow, one spare: the node needs one place, not
+ * one per rank; both ranks are named, the node moves, its score counts
+ * it once. */
+START_TEST(test_replace_two_ranks_one_node)
+{
+	char slow[PEER_NAME_MAX + 1];
+	struct ev_all a = { 0 };
+	const struct job *job;
+	struct cerr err;
+	uint64_t id;
+
+	id = run(4, JOB_STRAGGLER_REPLACE);
+	job = domain_job(&D, id);
+	snprintf(slow, sizeof(slow), "%s", domain_rank_node(job, 1));
+	steps(id, 1, ROUNDS_TO_NAME + 1, node1_both_twice);
+	ck_assert_uint_eq(stragglers(), 2);
+	ck_assert_int_eq(store_events_list(D.st, 0, id, NULL, "straggler", 0,
+	    0, ev_all_cb, &a, &err), 0);
+	ck_assert_uint_eq(a.n, 2);
+	ck_assert_uint_eq(a.no_room, 0);
+	ck_assert_uint_eq(jobs_avoiding(domain_job(&D, id)), 1);
+	domain_checkpoint(&D, domain_rank_node(job, 0), id,
+	    domain_job(&D, id)->attempt, 40, "/ckpt/40");
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_ptr_null(job_node_placement(job, slow));
+	ck_assert_ptr_nonnull(job_node_placement(job, "spare01"));
+}
+END_TEST
+
 /* replace with nowhere to go: reported only, nothing moves. */
 START_TEST(test_replace_without_room)
 {
@@ -403,6 +457,7 @@ straggler_suite(void)
 	tcase_add_test(tc, test_noise_below_factor);
 	tcase_add_test(tc, test_replace_moves_only_that_node);
 	tcase_add_test(tc, test_replace_two_at_once);
+	tcase_add_test(tc, test_replace_two_ranks_one_node);
 	tcase_add_test(tc, test_replace_without_room);
 	tcase_add_test(tc, test_foreign_report_refused);
 	suite_add_tcase(s, tc);

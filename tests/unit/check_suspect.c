@@ -397,6 +397,34 @@ START_TEST(test_slow_scores_never_drains)
 }
 END_TEST
 
+/* A lemon's failures before a resume still count for the lemon rule;
+ * a slow rank named there after the resume does not drain it, and slow
+ * ranks, however many, never push a failure out of the node's record:
+ * its next failure is the second and drains it. */
+START_TEST(test_slow_never_drains_a_resumed_lemon)
+{
+	char reason[SUSPECT_REASON_MAX + 1];
+	struct cerr err;
+	int k;
+
+	ck_assert_int_eq(suspect_hardware(D.sus, "node03", SUSPECT_XID, 0,
+	    "xid=79", D.now, reason, sizeof(reason), &err), 0);
+	for (k = 0; k < 2 * SUSPECT_EVIDENCE_MAX; k++)
+		ck_assert_int_eq(suspect_hardware(D.sus, "node03",
+		    SUSPECT_SLOW, (uint64_t)k + 1, "rank 0 2.0× its peers",
+		    D.now, reason, sizeof(reason), &err), 0);
+	pass_time(30 * 60 * 1000);
+	ck_assert_int_eq(suspect_hardware(D.sus, "node03", SUSPECT_XID, 0,
+	    "xid=79 again", D.now, reason, sizeof(reason), &err), 1);
+	ck_assert_ptr_nonnull(strstr(reason, "2 hardware failures"));
+	/* Repaired and resumed: both failures stay for the lemon rule. */
+	ck_assert_int_eq(suspect_resume(D.sus, "node03", D.now, &err), 0);
+	pass_time(1000);
+	ck_assert_int_eq(suspect_hardware(D.sus, "node03", SUSPECT_SLOW, 99,
+	    "rank 1 1.8× its peers", D.now, reason, sizeof(reason), &err), 0);
+}
+END_TEST
+
 /* One incident seen twice (a FAILED verdict, then the node DOWN) is one
  * failure, and failures older than the period do not count. */
 START_TEST(test_hardware_incidents_and_period)
@@ -601,6 +629,7 @@ suspect_suite(void)
 	tcase_add_test(tc, test_hardware_after_resume);
 	tcase_add_test(tc, test_hardware_incidents_and_period);
 	tcase_add_test(tc, test_slow_scores_never_drains);
+	tcase_add_test(tc, test_slow_never_drains_a_resumed_lemon);
 	tcase_add_test(tc, test_exempt);
 	tcase_add_test(tc, test_resume_clears);
 	tcase_add_test(tc, test_restart_prefers_clean);

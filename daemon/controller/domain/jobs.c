@@ -1356,10 +1356,12 @@ jobs_avoid_node(struct jobs *js, uint64_t id, const char *node)
 	size_t len;
 	char *v;
 
-	if (job == NULL || n == JOB_AVOID_MAX)
+	if (job == NULL)
 		return -1;
 	if (n > 0 && list_has(job->avoid, node))
 		return 0;
+	if (n == JOB_AVOID_MAX)
+		return -1;
 	len = (n > 0 ? strlen(job->avoid) + 1 : 0) + strlen(node) + 1;
 	if ((v = malloc(len)) == NULL)
 		return -1;
@@ -1369,6 +1371,12 @@ jobs_avoid_node(struct jobs *js, uint64_t id, const char *node)
 	job->avoid = v;
 	job->avoid_attempt = job->attempt;
 	return 0;
+}
+
+bool
+jobs_avoids(const struct job *job, const char *node)
+{
+	return jobs_avoiding(job) > 0 && list_has(job->avoid, node);
 }
 
 unsigned

@@ -325,6 +325,8 @@ int jobs_event(struct jobs *js, uint64_t id, const char *node,
 int jobs_avoid_node(struct jobs *js, uint64_t id, const char *node);
 /* How many nodes the restart after job's current attempt leaves out. */
 unsigned jobs_avoiding(const struct job *job);
+/* Whether that restart leaves node out. */
+bool jobs_avoids(const struct job *job, const char *node);
 
 /* Why a pending job waits (Resources, Priority, ...): kept in memory only,
  * since a pass recomputes it; no commit per pass. */

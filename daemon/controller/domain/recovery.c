@@ -177,8 +177,9 @@ recovery_early_again(struct cluster *cl, const struct job *job,
 	if (job->state != JOB_RESTARTING ||
 	    !jobs_early_again(cl->js, job->id, node))
 		return;
-	room = cluster_room_elsewhere(cl, job->prev_place, job->nprev, node,
-	    jobs_avoiding(job) + 1) &&
+	room = (jobs_avoids(job, node) ||
+	    cluster_room_elsewhere(cl, job->prev_place, job->nprev, node,
+	    jobs_avoiding(job) + 1)) &&
 	    jobs_avoid_node(cl->js, job->id, node) == 0;
 	snprintf(detail, sizeof(detail), "rank %u failed early on %s in "
 	    "attempts %u and %u: %s; %s not drained", rank, node,

@@ -356,6 +356,19 @@ cluster_room_elsewhere(struct cluster *cl, const struct placement *place,
 	return need == 0;
 }
 
+/* Whether f's node was named already in f's attempt. */
+static bool
+sg_named(const struct sg_job *j, const struct straggler_found *f)
+{
+	size_t i;
+
+	for (i = 0; i < j->nfound; i++)
+		if (j->found[i].attempt == f->attempt &&
+		    strcmp(j->found[i].node, f->node) == 0)
+			return true;
+	return false;
+}
+
 /* A straggler found in job: say so and, when asked, move its node. */
 static void
 sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
@@ -366,7 +379,13 @@ sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
 	unsigned x10 = (unsigned)((uint64_t)f->median_ms * 10 /
 	    (f->peers_ms > 0 ? f->peers_ms : 1));
 	bool moving = recovery_evacuating(cl, job->id) ||
-	    job->state == JOB_RESTARTING, move = false;
+	    job->state == JOB_RESTARTING, move = false,
+	    again = sg_named(j, f);
+	/* A restarting job's gang is its previous one. */
+	const struct placement *place = job->state == JOB_RESTARTING ?
+	    job->prev_place : job->place;
+	size_t nplace = job->state == JOB_RESTARTING ? job->nprev :
+	    job->nplace;
 	struct cerr err;
 
 	snprintf(cause, sizeof(cause), "straggler: rank %u on %s is %u.%u× "
@@ -374,8 +393,8 @@ sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
 	/* Every node named before the move leaves with it: the restart
 	 * leaves them all out, so none takes another's place. */
 	if (job->spec.on_straggler == JOB_STRAGGLER_REPLACE) {
-		if (!cluster_room_elsewhere(cl, job->place, job->nplace,
-		    f->node, jobs_avoiding(job) + 1))
+		if (!jobs_avoids(job, f->node) && !cluster_room_elsewhere(cl,
+		    place, nplace, f->node, jobs_avoiding(job) + 1))
 			snprintf(act, sizeof(act), "; no spare or free node to "
 			    "move it to: reported only");
 		else if (jobs_avoid_node(cl->js, job->id, f->node) == -1)
@@ -400,7 +419,9 @@ sg_found(struct cluster *cl, struct sg_job *j, const struct job *job,
 	 * and large gangs while it is recent; slowness never drains. */
 	snprintf(ev, sizeof(ev), "rank %u %u.%u× its peers", f->rank,
 	    x10 / 10, x10 % 10);
-	cluster_suspect_hw(cl, f->node, SUSPECT_SLOW, job->id, ev, now);
+	if (!again)	/* one piece of evidence a node and attempt */
+		cluster_suspect_hw(cl, f->node, SUSPECT_SLOW, job->id, ev,
+		    now);
 	log_warnx("job %" PRIu64 ": straggler: %s", job->id, detail);
 	if (jobs_event(cl->js, job->id, f->node, "straggler", "cohortd",
 	    detail, now, &err) == -1)

@@ -224,13 +224,24 @@ prune(const struct suspect_opts *o, struct suspect_node *sn, int64_t now)
 	sn->nev = k;
 }
 
-/* Append e (its seq given here), dropping the oldest when full. */
+/* Append e (its seq given here). When full, the oldest slow rank
+ * goes first (slowness never drains; failures do), else the oldest; a
+ * slow rank never pushes out a failure. */
 static void
 append(struct suspect_node *sn, const struct suspect_evidence *e)
 {
+	size_t i;
+
 	if (sn->nev == SUSPECT_EVIDENCE_MAX) {
-		memmove(&sn->ev[0], &sn->ev[1],
-		    (SUSPECT_EVIDENCE_MAX - 1) * sizeof(sn->ev[0]));
+		for (i = 0; i < sn->nev && sn->ev[i].kind != SUSPECT_SLOW; i++)
+			;
+		if (i == sn->nev) {
+			if (e->kind == SUSPECT_SLOW)
+				return;
+			i = 0;
+		}
+		memmove(&sn->ev[i], &sn->ev[i + 1],
+		    (sn->nev - i - 1) * sizeof(sn->ev[0]));
 		sn->nev--;
 	}
 	sn->ev[sn->nev] = *e;
@@ -566,7 +577,9 @@ suspect_hardware(struct suspect *s, const char *node, enum suspect_kind kind,
 	    "");
 	prune(&s->o, &next, now_ms);
 	append(&next, &e);
-	crossed = crosses(&s->o, &next, now_ms);
+	/* Slowness never drains, even a node whose failures before a
+	 * resume are still counted by the lemon rule. */
+	crossed = kind != SUSPECT_SLOW && crosses(&s->o, &next, now_ms);
 	if (suspect_save(s, sn, &next, err) == -1)
 		return -1;
 	if (!crossed)

@@ -526,8 +526,8 @@ http_suspect(const struct http_sources *src, struct evbuffer *b)
 	    "Nodes drained as suspects and not resumed since.");
 	evbuffer_add_printf(b, "cohort_nodes_suspect %lu\n", standing);
 	metric_head(b, "cohort_node_suspect_score", "gauge",
-	    "Failures attributed to a node that count now (nodes with "
-	    "none are left out).");
+	    "Failures attributed to a node, and its ranks named "
+	    "stragglers, that count now (nodes with none are left out).");
 	for (i = 0; i < n; i++)
 		if ((sc = suspect_score(s, v[i]->name, now)) > 0)
 			evbuffer_add_printf(b, "cohort_node_suspect_score"
