@@ -75,6 +75,17 @@ run(unsigned nodes, int on_straggler)
 	return id;
 }
 
+/* The names of job id's first n nodes, by node rank, into v. */
+static void
+node_names(uint64_t id, char (*v)[PEER_NAME_MAX + 1], unsigned n)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		snprintf(v[k], sizeof(v[k]), "%s",
+		    domain_rank_node(domain_job(&D, id), k));
+}
+
 static unsigned long
 stragglers(void)
 {
@@ -245,18 +256,15 @@ END_TEST
  * its node rank, the others stay at theirs), no restart used. */
 START_TEST(test_replace_moves_only_that_node)
 {
-	char n0[PEER_NAME_MAX + 1], slow[PEER_NAME_MAX + 1],
-	    n2[PEER_NAME_MAX + 1];
+	char nm[3][PEER_NAME_MAX + 1];
+	const char *n0 = nm[0], *slow = nm[1], *n2 = nm[2];
 	const struct straggler_found *f;
 	const struct job *job;
 	size_t mark, n;
 	uint64_t id;
 
 	id = run(3, JOB_STRAGGLER_REPLACE);
-	job = domain_job(&D, id);
-	snprintf(n0, sizeof(n0), "%s", domain_rank_node(job, 0));
-	snprintf(slow, sizeof(slow), "%s", domain_rank_node(job, 1));
-	snprintf(n2, sizeof(n2), "%s", domain_rank_node(job, 2));
+	node_names(id, nm, 3);
 	mark = D.ncmds;
 	steps(id, 1, ROUNDS_TO_NAME + 1, rank3_twice);
 	ck_assert_uint_eq(stragglers(), 1);
@@ -303,17 +311,14 @@ ranks3_5_twice(uint32_t rank, uint64_t step)
  * back in the other's place. */
 START_TEST(test_replace_two_at_once)
 {
-	char n0[PEER_NAME_MAX + 1], s1[PEER_NAME_MAX + 1],
-	    s2[PEER_NAME_MAX + 1];
+	char nm[3][PEER_NAME_MAX + 1];
+	const char *n0 = nm[0], *s1 = nm[1], *s2 = nm[2];
 	const struct job *job;
 	uint64_t id;
 	size_t mark;
 
 	id = run(3, JOB_STRAGGLER_REPLACE);
-	job = domain_job(&D, id);
-	snprintf(n0, sizeof(n0), "%s", domain_rank_node(job, 0));
-	snprintf(s1, sizeof(s1), "%s", domain_rank_node(job, 1));
-	snprintf(s2, sizeof(s2), "%s", domain_rank_node(job, 2));
+	node_names(id, nm, 3);
 	mark = D.ncmds;
 	steps(id, 1, ROUNDS_TO_NAME + 1, ranks3_5_twice);
 	ck_assert_uint_eq(stragglers(), 2);

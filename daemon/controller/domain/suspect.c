@@ -294,17 +294,22 @@ first_of_job(const struct suspect_node *sn, size_t i, int64_t since)
 	return true;
 }
 
+/* Where a window of period ending now starts, or the resume if later. */
+static int64_t
+since_resume(const struct suspect_node *sn, int64_t now, int64_t period)
+{
+	return now - period < sn->cleared_ms ? sn->cleared_ms : now - period;
+}
+
 /* The distinct jobs confirmed within early_period since the resume. */
 static uint32_t
 early_count(const struct suspect_opts *o, const struct suspect_node *sn,
     int64_t now)
 {
-	int64_t since = now - o->early_period_ms;
+	int64_t since = since_resume(sn, now, o->early_period_ms);
 	uint32_t n = 0;
 	size_t i;
 
-	if (since < sn->cleared_ms)
-		since = sn->cleared_ms;
 	for (i = 0; i < sn->nev; i++)
 		if (sn->ev[i].kind == SUSPECT_EARLY && sn->ev[i].confirmed &&
 		    sn->ev[i].time_ms >= since && first_of_job(sn, i, since))
@@ -344,14 +349,12 @@ static uint32_t
 hardware_count(const struct suspect_opts *o, const struct suspect_node *sn,
     int64_t now, bool across)
 {
-	int64_t since = now - o->hardware_period_ms;
+	int64_t since = across ? now - o->hardware_period_ms :
+	    since_resume(sn, now, o->hardware_period_ms);
+	int64_t last = INT64_MIN;
 	uint32_t n = 0;
 	size_t i;
 
-	int64_t last = INT64_MIN;
-
-	if (!across && since < sn->cleared_ms)
-		since = sn->cleared_ms;
 	for (i = 0; i < sn->nev; i++)
 		if (sn->ev[i].kind != SUSPECT_EARLY &&
 		    sn->ev[i].kind != SUSPECT_SLOW &&
@@ -369,12 +372,10 @@ static uint32_t
 slow_count(const struct suspect_opts *o, const struct suspect_node *sn,
     int64_t now)
 {
-	int64_t since = now - o->hardware_period_ms;
+	int64_t since = since_resume(sn, now, o->hardware_period_ms);
 	uint32_t n = 0;
 	size_t i;
 
-	if (since < sn->cleared_ms)
-		since = sn->cleared_ms;
 	for (i = 0; i < sn->nev; i++)
 		n += sn->ev[i].kind == SUSPECT_SLOW &&
 		    sn->ev[i].time_ms >= since;
