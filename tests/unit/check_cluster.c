@@ -239,6 +239,41 @@ submit_shape(unsigned nodes, unsigned gpn, uint64_t limit_s, bool leaf)
 	return id;
 }
 
+/* D reopened on the topology text, with n nodes of g GPUs each; the
+ * caller ends with close_topo. */
+static struct topo *
+open_topo(const char *text, unsigned n, unsigned g)
+{
+	struct cluster_opts o;
+	struct topo *t;
+	struct cerr err;
+	char e[256];
+
+	domain_close(&D);
+	ck_assert_msg((t = topo_parse(text, strlen(text), "topo", e,
+	    sizeof(e))) != NULL, "%s", e);
+	memset(&o, 0, sizeof(o));
+	o.topo = t;
+	o.node_timeout_ms = 10000;
+	o.stop_timeout_ms = 60000;
+	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
+	ck_assert_msg(domain_add_nodes(&D, n, g, &err) == 0, "add nodes: %s",
+	    err.text);
+	return t;
+}
+
+/* Close D and free t; teardown closes D again, so an empty one is
+ * reopened. */
+static void
+close_topo(struct topo *t)
+{
+	struct cerr err;
+
+	domain_close(&D);
+	ck_assert(domain_open(&D, NULL, &err) == 0);
+	topo_destroy(t);
+}
+
 /* Eight 8-GPU nodes under two leaf switches of four: a 4-node
  * --topology leaf job waits while no leaf has four whole nodes free
  * (though the cluster has), then lands under one leaf; an 8-node job
@@ -252,25 +287,14 @@ START_TEST(test_topology_reservation_backfill)
 	    "SwitchName=leaf0 Nodes=node[01-04]\n"
 	    "SwitchName=leaf1 Nodes=node[05-08]\n"
 	    "SwitchName=spine Switches=leaf[0-1]\n";
-	struct cluster_opts o;
 	struct topo *t;
 	const struct job *job;
 	struct cerr err;
-	char e[256];
 	struct shape sh5 = { 0, false, NULL };
 	uint64_t first, blocker, leafjob, quad, big, shortjob, longjob;
 	unsigned i, leaf;
 
-	domain_close(&D);
-	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
-	    sizeof(e)));
-	memset(&o, 0, sizeof(o));
-	o.topo = t;
-	o.node_timeout_ms = 10000;
-	o.stop_timeout_ms = 60000;
-	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
-	ck_assert_msg(domain_add_nodes(&D, 8, 8, &err) == 0, "add nodes: %s",
-	    err.text);
+	t = open_topo(text, 8, 8);
 	/* node01 and node05 taken: no leaf has four whole nodes free. The
 	 * leaf job waits, where one without --topology would start. */
 	first = submit_shape(1, 8, 300, false);
@@ -337,10 +361,7 @@ START_TEST(test_topology_reservation_backfill)
 	domain_settle(&D);
 	ck_assert_uint_eq(domain_count(&D, DOMAIN_LAUNCH, big, 0), 8);
 	ck_assert_int_eq(domain_job(&D, big)->state, JOB_RUNNING);
-	domain_close(&D);
-	/* teardown closes D again: reopen an empty one. */
-	ck_assert(domain_open(&D, NULL, &err) == 0);
-	topo_destroy(t);
+	close_topo(t);
 }
 END_TEST
 
@@ -416,23 +437,13 @@ START_TEST(test_blocks_segments_and_topology_reason)
 	    "BlockName=nvl0 Nodes=node[01-02]\n"
 	    "BlockName=nvl1 Nodes=node[03-04]\n"
 	    "BlockName=nvl2 Nodes=node[05-06]\n";
-	struct cluster_opts o;
 	struct topo *t;
 	struct cerr err;
-	char e[256], buf[128];
+	char buf[128];
 	const struct job *ja;
 	uint64_t a, b, c, d, j, f;
 
-	domain_close(&D);
-	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
-	    sizeof(e)));
-	memset(&o, 0, sizeof(o));
-	o.topo = t;
-	o.node_timeout_ms = 10000;
-	o.stop_timeout_ms = 60000;
-	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
-	ck_assert_msg(domain_add_nodes(&D, 6, 2, &err) == 0, "add nodes: %s",
-	    err.text);
+	t = open_topo(text, 6, 2);
 	a = submit_block(4, 2, false, NULL);
 	domain_pass(&D);
 	domain_answer_launches(&D, NULL);
@@ -480,10 +491,7 @@ START_TEST(test_blocks_segments_and_topology_reason)
 	ck_assert_int_eq(domain_job(&D, j)->state, JOB_RUNNING);
 	ck_assert_str_eq(ranks_of(j, buf, sizeof(buf)), "node01 node02");
 	ck_assert_int_eq(domain_job(&D, f)->state, JOB_PENDING);
-	domain_close(&D);
-	/* teardown closes D again: reopen an empty one. */
-	ck_assert(domain_open(&D, NULL, &err) == 0);
-	topo_destroy(t);
+	close_topo(t);
 }
 END_TEST
 
@@ -540,24 +548,13 @@ START_TEST(test_torus_box_and_dragonfly_group)
 	static const char z1[] = "node05 node06 node07 node08 ";
 	const char *routers[] = { "node01 node02 ", "node05 node06 ",
 	    "node03 node04 ", "node07 node08 " };
-	struct cluster_opts o;
 	struct topo *t;
 	struct cerr err;
-	char e[256];
 	uint64_t a, b, c, d, f;
 	unsigned in_one = 0;
 	size_t k;
 
-	domain_close(&D);
-	ck_assert_ptr_nonnull(t = topo_parse(text, strlen(text), "topo", e,
-	    sizeof(e)));
-	memset(&o, 0, sizeof(o));
-	o.topo = t;
-	o.node_timeout_ms = 10000;
-	o.stop_timeout_ms = 60000;
-	ck_assert_msg(domain_open(&D, &o, &err) == 0, "%s", err.text);
-	ck_assert_msg(domain_add_nodes(&D, 8, 1, &err) == 0, "add nodes: %s",
-	    err.text);
+	t = open_topo(text, 8, 1);
 	a = submit_level(3, "torus");
 	domain_pass(&D);
 	domain_answer_launches(&D, NULL);
@@ -600,10 +597,7 @@ START_TEST(test_torus_box_and_dragonfly_group)
 	for (k = 0; k < sizeof(routers) / sizeof(routers[0]); k++)
 		in_one += placed_within(f, routers[k]);
 	ck_assert_uint_eq(in_one, 1);
-	domain_close(&D);
-	/* teardown closes D again: reopen an empty one. */
-	ck_assert(domain_open(&D, NULL, &err) == 0);
-	topo_destroy(t);
+	close_topo(t);
 }
 END_TEST
 
