@@ -10,7 +10,6 @@
 
 #include <check.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -886,20 +885,6 @@ START_TEST(test_held_waits_on_free_nodes)
 }
 END_TEST
 
-static int64_t
-domain_sql_int(struct domain *d, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	ck_assert_int_eq(sqlite3_prepare_v2(d->st->db, sql, -1, &st, NULL),
-	    SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* cohort requeue of a job with a checkpoint directory: its checkpoint
  * signal, stopped once a newer checkpoint is written, PENDING "Requeued
  * by alice", launched again from that checkpoint; neither a restart
@@ -951,9 +936,9 @@ START_TEST(test_requeue_resumes_from_checkpoint)
 	complete(&d, q);
 	ck_assert_uint_eq(domain_job(&d, q)->restarts, 0);
 	ck_assert_uint_eq(domain_job(&d, q)->preemptions, 0);
-	ck_assert_int_eq(domain_sql_int(&d, "SELECT count(*) FROM events "
+	ck_assert_int_eq(store_sql_int(d.st, "SELECT count(*) FROM events "
 	    "WHERE kind IN ('requeue', 'requeued', 'preempt', 'restart')"), 2);
-	ck_assert_int_eq(domain_sql_int(&d, "SELECT count(*) FROM events "
+	ck_assert_int_eq(store_sql_int(d.st, "SELECT count(*) FROM events "
 	    "WHERE kind = 'requeued' AND detail LIKE 'Requeued by alice "
 	    "(checkpoint written); resumes from checkpoint step 11;%'"), 1);
 	domain_close(&d);

@@ -222,10 +222,16 @@ ctl_heal(struct ctl *c)
 int64_t
 ctl_sql_int(struct ctl *c, const char *sql)
 {
+	return store_sql_int(c->st, sql);
+}
+
+int64_t
+store_sql_int(struct store *st, const char *sql)
+{
 	sqlite3_stmt *s;
 	int64_t v;
 
-	ck_assert_int_eq(sqlite3_prepare_v2(c->st->db, sql, -1, &s, NULL),
+	ck_assert_int_eq(sqlite3_prepare_v2(st->db, sql, -1, &s, NULL),
 	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	v = sqlite3_column_int64(s, 0);

@@ -48,8 +48,10 @@ void ctl_reload(struct ctl *c);
  * inside SQLite, until ctl_heal. */
 void ctl_fail_writes(struct ctl *c, const char *table, const char *op);
 void ctl_heal(struct ctl *c);
-/* The one integer a query answers (a count, a column). */
+/* The one integer a query answers (a count, a column), from c's store
+ * or from any store st. */
 int64_t ctl_sql_int(struct ctl *c, const char *sql);
+int64_t store_sql_int(struct store *st, const char *sql);
 
 /* The nth calloc (or reallocarray) called by the linked project code
  * from now on fails with ENOMEM, 1 being the next; 0: none fails. Each
