@@ -273,17 +273,22 @@ sg_compare(struct stragglers *s, struct sg_job *j, const struct job *job,
 	j->ready = 0;
 }
 
-bool
-straggler_take(struct stragglers *s, uint64_t job_id,
-    struct straggler_found *found)
+/* The first of j's named ranks nobody took yet, into found. */
+static bool
+sg_take(struct sg_job *j, struct straggler_found *found)
 {
-	struct sg_job *j = sg_find(s, job_id);
-
 	if (j == NULL || j->ndue == 0)
 		return false;
 	*found = j->due[0];
 	memmove(&j->due[0], &j->due[1], --j->ndue * sizeof(j->due[0]));
 	return true;
+}
+
+bool
+straggler_take(struct stragglers *s, uint64_t job_id,
+    struct straggler_found *found)
+{
+	return sg_take(sg_find(s, job_id), found);
 }
 
 bool
@@ -310,7 +315,7 @@ straggler_sample(struct stragglers *s, const struct job *job, uint32_t rank,
 		j->ready++;
 	if (j->ready == j->nranks)
 		sg_compare(s, j, job, now);
-	return straggler_take(s, job->id, found);
+	return sg_take(j, found);
 }
 
 static void
