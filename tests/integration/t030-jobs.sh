@@ -243,12 +243,15 @@ print(n)'
 }
 [ "$(iterate_docs cohort show "$id1")" = 3 ] || fail "cohort show --iterate did not print three rounds"
 [ "$(iterate_docs cohort nodes)" = 3 ] || fail "cohort nodes --iterate did not print three rounds"
-timeout 120 cohort show 999999 --json --iterate 0.01 >"$OUT" 2>"$ERR" &
+# Files of its own, and waited for once killed: a round it printed
+# after the kill must not land in the next command's $ERR.
+timeout 120 cohort show 999999 --json --iterate 0.01 >"$T/iterate.out" 2>"$T/iterate.err" &
 pid=$!
 track_pid "$pid"
-two_failed_rounds() { [ "$(grep -c 999999 "$ERR")" -ge 2 ]; }
+two_failed_rounds() { [ "$(grep -c 999999 "$T/iterate.err")" -ge 2 ]; }
 wait_for 60 two_failed_rounds ||
-	fail "cohort show --iterate of an unknown job did not go on after a failed round: $(head -c 500 "$ERR")"
+	fail "cohort show --iterate of an unknown job did not go on after a failed round: $(head -c 500 "$T/iterate.err")"
 kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
 refused 1 '999999|not found|no such' cancel 999999
 exit 0
