@@ -216,6 +216,7 @@ struct params {
 	double slow_per_day;	/* fail-slow episodes, per 2,048 nodes */
 	double deep_h;		/* a suspect-drained node's thorough repair */
 	double step_s;		/* a training step at full speed */
+	unsigned straggler_pct;	/* [straggler] factor; 0: its default */
 	unsigned requeue_delay_s;	/* Slurm's requeue_delay */
 };
 
@@ -1720,6 +1721,7 @@ sim_run(const struct params *p, const struct config *c, uint64_t seed,
 	o.heartbeat_ms = HEARTBEAT_MS;
 	o.stop_timeout_ms = 60 * SEC;
 	o.accept_unknown_nodes = true;
+	o.straggler.factor_pct = p->straggler_pct;
 	suspect_opts_default(&so);
 	if (domain_open_suspect(&s->d, &o, c->suspect ? &so : NULL,
 	    &err) == -1) {
@@ -1992,7 +1994,8 @@ usage(void)
 	    "[--sweep FILE] [--sweep-days D] [--rate-x F] [--verbose] "
 	    "[--beyond] [--lemon-pct P] [--lemon-x X] "
 	    "[--blackholes-per-day B] [--blackhole-h H] [--slow-per-day S] "
-	    "[--deep-repair-h H] [--step-s S] [--requeue-delay-s Q]\n");
+	    "[--deep-repair-h H] [--step-s S] [--requeue-delay-s Q] "
+	    "[--straggler-pct P]\n");
 	exit(2);
 }
 
@@ -2069,6 +2072,7 @@ main(int argc, char **argv)
 		{ "deep-repair-h", required_argument, NULL, 'e' },
 		{ "step-s", required_argument, NULL, 't' },
 		{ "requeue-delay-s", required_argument, NULL, 'q' },
+		{ "straggler-pct", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct params p = {
@@ -2177,6 +2181,10 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			p.step_s = num("step-s", optarg, 0.1, 3600);
+			break;
+		case 'g':
+			p.straggler_pct = (unsigned)num("straggler-pct", optarg,
+			    101, 1000);
 			break;
 		default:
 			usage();

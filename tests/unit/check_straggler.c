@@ -418,6 +418,54 @@ START_TEST(test_replace_without_room)
 }
 END_TEST
 
+static void
+nodelist_fn(struct job_spec *spec, void *arg)
+{
+	struct spec *o = arg;
+
+	domain_spec_apply(spec, &o->d);
+	spec->on_straggler = o->on_straggler;
+	spec->nodelist = strdup("node01,node02,node03");
+	ck_assert_ptr_nonnull(spec->nodelist);
+}
+
+/* replace where the free nodes counted as room cannot hold the job
+ * (here its --nodelist; a constraint, a GPU type or the topology do
+ * the same): the restart takes the slow node back rather than wait,
+ * and says so. */
+START_TEST(test_replace_never_stalls_the_restart)
+{
+	struct spec o = { .d = { .checkpoint_dir = "/ckpt", .ckpt_secs = 60,
+	    .tasks_per_node = 2 }, .on_straggler = JOB_STRAGGLER_REPLACE };
+	char slow[PEER_NAME_MAX + 1];
+	const struct job *job;
+	struct cerr err;
+	uint64_t id;
+
+	id = domain_submit(&D, "alice", 3, 0, nodelist_fn, &o, &err);
+	ck_assert_msg(id != 0, "submit: %s", err.text);
+	domain_pass(&D);
+	domain_answer_launches(&D, NULL);
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RUNNING);
+	snprintf(slow, sizeof(slow), "%s",
+	    domain_rank_node(domain_job(&D, id), 1));
+	steps(id, 1, ROUNDS_TO_NAME + 1, rank3_twice);
+	ck_assert_uint_eq(stragglers(), 1);
+	ck_assert_ptr_nonnull(strstr(events(id, "straggler").detail,
+	    "at the next checkpoint"));
+	domain_checkpoint(&D, domain_rank_node(domain_job(&D, id), 0), id,
+	    domain_job(&D, id)->attempt, 40, "/ckpt/40");
+	ck_assert_int_eq(domain_job(&D, id)->state, JOB_RESTARTING);
+	domain_settle(&D);
+	job = domain_job(&D, id);
+	ck_assert_int_eq(job->state, JOB_RUNNING);
+	ck_assert_ptr_nonnull(job_node_placement(job, slow));
+	ck_assert_uint_eq(events(id, "avoid-lifted").n, 1);
+	ck_assert_msg(strstr(events(id, "avoid-lifted").detail, slow) !=
+	    NULL, "detail %s", events(id, "avoid-lifted").detail);
+}
+END_TEST
+
 /* A rank's time from a node that does not hold it is refused and
  * counted; it does not make the rank a straggler. */
 START_TEST(test_foreign_report_refused)
@@ -464,6 +512,7 @@ straggler_suite(void)
 	tcase_add_test(tc, test_replace_two_at_once);
 	tcase_add_test(tc, test_replace_two_ranks_one_node);
 	tcase_add_test(tc, test_replace_without_room);
+	tcase_add_test(tc, test_replace_never_stalls_the_restart);
 	tcase_add_test(tc, test_foreign_report_refused);
 	suite_add_tcase(s, tc);
 	return s;

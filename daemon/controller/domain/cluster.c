@@ -49,6 +49,69 @@ cluster_refresh_allocations(struct cluster *cl)
 	return 0;
 }
 
+static bool
+started(const struct placement_result *res, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < res->nstarts; i++)
+		if (res->starts[i].job_id == id)
+			return true;
+	return false;
+}
+
+/* Leaving nodes out of a restart (a straggler's, one the job failed
+ * early on) must never keep the job waiting where it could run: decide
+ * again with those nodes allowed for the restarts that did not start,
+ * whatever kept them out (topology, constraints, GPU types, other
+ * jobs). *ids (sorted, the caller frees) are those restarts. 0, or -1
+ * (ENOMEM) with res empty. */
+static int
+decide_unavoided(struct placement_input *in, struct placement_result *res,
+    uint64_t **ids)
+{
+	size_t i, n = 0;
+
+	*ids = NULL;
+	for (i = 0; i < in->npending; i++)
+		n += placement_avoids(in, in->pending[i]) &&
+		    !started(res, in->pending[i]->id);
+	if (n == 0)
+		return 0;
+	if ((*ids = calloc(n, sizeof(**ids))) == NULL) {
+		placement_result_free(res);
+		return -1;
+	}
+	for (i = 0, n = 0; i < in->npending; i++)
+		if (placement_avoids(in, in->pending[i]) &&
+		    !started(res, in->pending[i]->id))
+			(*ids)[n++] = in->pending[i]->id;
+	qsort(*ids, n, sizeof(**ids), job_id_cmp);
+	in->unavoid = *ids;
+	in->nunavoid = n;
+	placement_result_free(res);
+	return placement_decide(in, res);
+}
+
+/* A restart placed only with the nodes it would have left out. */
+static void
+unavoided_event(struct cluster *cl, const struct job *job, int64_t now)
+{
+	char detail[400];
+	struct cerr err;
+
+	snprintf(detail, sizeof(detail), "no other node could take the "
+	    "restart now: it may use the nodes it was to leave out%s%s "
+	    "rather than wait", job->avoid != NULL ? " (" : "",
+	    job->avoid != NULL ? job->avoid : "");
+	if (job->avoid != NULL)
+		strncat(detail, ")", sizeof(detail) - strlen(detail) - 1);
+	log_warnx("job %" PRIu64 ": %s", job->id, detail);
+	if (jobs_event(cl->js, job->id, "", "avoid-lifted", "cohortd",
+	    detail, now, &err) == -1)
+		log_warnx("job %" PRIu64 ": %s", job->id, err.text);
+}
+
 /* The pass proper; cluster_pass wraps it. -1 (ENOMEM): nothing was
  * placed, and the pass is tried again. */
 static int
@@ -59,7 +122,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	struct jobs_filter f = { .all = false };
 	const struct job **pending, *job;
 	struct gates *g;
-	uint64_t *preempting = NULL, *busy = NULL;
+	uint64_t *preempting = NULL, *busy = NULL, *unavoid = NULL;
 	struct cerr err;
 	size_t npending, i, k;
 	bool backing_off = false;
@@ -119,17 +182,22 @@ cluster_place(struct cluster *cl, int64_t now)
 	in.starve_min_gpus = cl->o.starve_min_gpus;
 	in.queues = cl->o.queues;
 	in.suspect = cl->o.suspect;
+	in.unavoid = NULL;
+	in.nunavoid = 0;
 	rc = -1;
 	if (preemption_ids(cl, &preempting, &in.npreempting) == 0 &&
 	    recovery_evac_ids(cl, &busy, &in.nbusy) == 0) {
 		in.preempting = preempting;
 		in.busy = busy;
 		rc = placement_decide(&in, &res);
+		if (rc == 0)
+			rc = decide_unavoided(&in, &res, &unavoid);
 	}
 	free(preempting);
 	free(busy);
 	free(in.active);
 	if (rc == -1) {
+		free(unavoid);
 		free(pending);
 		return -1;
 	}
@@ -146,6 +214,9 @@ cluster_place(struct cluster *cl, int64_t now)
 		cl->stats.started++;
 		log_debug("job %" PRIu64 ": placed by a pass of %zu pending",
 		    job->id, npending);
+		if (in.nunavoid > 0 && bsearch(&job->id, unavoid,
+		    in.nunavoid, sizeof(*unavoid), job_id_cmp) != NULL)
+			unavoided_event(cl, job, now);
 		preemption_forget(cl, job->id);
 		nodes_add_allocation(cl->ns, job);
 		gang_launch(cl, job, now);
@@ -170,6 +241,7 @@ cluster_place(struct cluster *cl, int64_t now)
 	if (res.nreasons == 0 && !backing_off)
 		recovery_grow(cl, now);
 	placement_result_free(&res);
+	free(unavoid);
 	free(pending);
 	return 0;
 }

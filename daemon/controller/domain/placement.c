@@ -195,16 +195,18 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 /* The nodes a restart must leave out (stragglers', or one that failed
  * the job early twice in a row), a comma list, if any. */
 static const char *
-avoided(const struct job *job)
+avoided(const struct placement_input *in, const struct job *job)
 {
 	return job->state == JOB_RESTARTING && job->avoid != NULL &&
-	    job->avoid_attempt == job->attempt ? job->avoid : NULL;
+	    job->avoid_attempt == job->attempt &&
+	    !id_listed(in->unavoid, in->nunavoid, job->id) ? job->avoid :
+	    NULL;
 }
 
 static bool
-has_filter(const struct job *job)
+has_filter(const struct placement_input *in, const struct job *job)
 {
-	return avoided(job) != NULL ||
+	return avoided(in, job) != NULL ||
 	    job->spec.nodelist != NULL || job->spec.exclude != NULL ||
 	    job->spec.constraint != NULL || job->spec.gpu_memory_mb > 0 ||
 	    job->spec.cpus_per_task > 0 || job->spec.mem_per_node_mb > 0;
@@ -219,9 +221,10 @@ same_str(const char *a, const char *b)
 /* The same filter as job b's: the tasks of an array share one, so the
  * core counts it once (its counts are remembered per filter). */
 static bool
-same_filter(const struct job *a, const struct job *b)
+same_filter(const struct placement_input *in, const struct job *a,
+    const struct job *b)
 {
-	return same_str(avoided(a), avoided(b)) &&
+	return same_str(avoided(in, a), avoided(in, b)) &&
 	    same_str(a->spec.nodelist, b->spec.nodelist) &&
 	    same_str(a->spec.exclude, b->spec.exclude) &&
 	    same_str(a->spec.constraint, b->spec.constraint) &&
@@ -300,8 +303,8 @@ filter_build(const struct placement_input *in, const struct job *job,
 		filter_mark(in, job->spec.nodelist, ok, 1);
 	if (job->spec.exclude != NULL)
 		filter_mark(in, job->spec.exclude, ok, 0);
-	if (avoided(job) != NULL)
-		filter_mark(in, avoided(job), ok, 0);
+	if (avoided(in, job) != NULL)
+		filter_mark(in, avoided(in, job), ok, 0);
 	if (job->spec.constraint == NULL && job->spec.gpu_memory_mb == 0 &&
 	    job->spec.cpus_per_task == 0 && job->spec.mem_per_node_mb == 0)
 		return;
@@ -321,13 +324,20 @@ avoids(const struct placement_input *in, const struct job *job)
 {
 	size_t i;
 
-	if (in->suspect == NULL || job->state != JOB_RESTARTING)
+	if (in->suspect == NULL || job->state != JOB_RESTARTING ||
+	    id_listed(in->unavoid, in->nunavoid, job->id))
 		return false;
 	for (i = 0; i < in->nnodes; i++)
 		if (suspect_failed_here(in->suspect, job->id,
 		    in->nodes[i]->name))
 			return true;
 	return false;
+}
+
+bool
+placement_avoids(const struct placement_input *in, const struct job *job)
+{
+	return avoided(in, job) != NULL || avoids(in, job);
 }
 
 static void
@@ -373,7 +383,7 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 	for (i = 0; i < in->npending; i++) {
 		if (in->pending[i]->state == JOB_RESTARTING)
 			nprev += in->pending[i]->nprev;
-		nfilt += has_filter(in->pending[i]) ||
+		nfilt += has_filter(in, in->pending[i]) ||
 		    avoids(in, in->pending[i]);
 	}
 	if ((s->prev = calloc(nprev + 1, sizeof(*s->prev))) == NULL)
@@ -444,10 +454,10 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		sj->cpu_only = job->spec.cpu_only;
 		sj->exclusive = job->spec.exclusive;
 		sj->segment = job->spec.segment;
-		if (has_filter(job) && !avoids(in, job) && last != NULL &&
-		    same_filter(job, last) && !avoids(in, last))
+		if (has_filter(in, job) && !avoids(in, job) && last != NULL &&
+		    same_filter(in, job, last) && !avoids(in, last))
 			sj->node_ok = s->ok + f - in->nnodes;
-		else if (has_filter(job) || avoids(in, job)) {
+		else if (has_filter(in, job) || avoids(in, job)) {
 			sj->node_ok = s->ok + f;
 			filter_build(in, job, s->ok + f);
 			if (avoids(in, job))
@@ -462,8 +472,9 @@ snapshot_build(const struct placement_input *in, struct snapshot *s)
 		sj->prev_nodes = &s->prev[p];
 		for (k = 0; k < job->nprev; k++)
 			if ((idx = node_index(in, job->prev_place[k].node)) >= 0 &&
+			    (!avoids(in, job) ||
 			    !suspect_failed_here(in->suspect, job->id,
-			    job->prev_place[k].node))
+			    job->prev_place[k].node)))
 				s->prev[p + sj->nprev++] = (uint32_t)idx;
 		p += sj->nprev;
 	}

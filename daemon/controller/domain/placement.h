@@ -5,6 +5,7 @@
 #ifndef COHORT_CONTROLLER_PLACEMENT_H
 #define COHORT_CONTROLLER_PLACEMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,11 @@ struct placement_input {
 	 * recent ones come last for restarts and large gangs, and a
 	 * restart does not keep a node its job failed early on. */
 	const struct suspect *suspect;
+	/* Sorted ids of restarting jobs placed anywhere this pass: the
+	 * nodes they would leave out (above, and job.avoid) are allowed
+	 * again, for a restart that could not start without them. */
+	const uint64_t *unavoid;
+	size_t nunavoid;
 };
 
 struct placement_start {
@@ -76,6 +82,11 @@ struct placement_result {
 	struct placement_preemption *preempts;
 	size_t npreempts;
 };
+
+/* Whether job, restarting, leaves nodes out in this input (job.avoid,
+ * or nodes it failed early on). */
+bool placement_avoids(const struct placement_input *in,
+    const struct job *job);
 
 /* Decide. 0, or -1 (ENOMEM) with res empty. */
 int placement_decide(const struct placement_input *in,
