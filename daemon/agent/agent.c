@@ -1233,8 +1233,16 @@ astart_finish(struct agent *a, struct astart *as, bool wait,
 	char st[32];
 	int rc;
 
-	if ((rc = tasks_spawn_finish(as->s, wait, &t, err)) == 1)
+	/* Off the loop before the pipe closes: a supervisor forked since
+	 * may still hold a copy of its read end, and epoll would go on
+	 * watching that under the number the pidfd is likely to take. */
+	if (as->ev != NULL)
+		event_del(as->ev);
+	rc = tasks_spawn_finish(as->s, wait, &t, err);
+	if (rc == 1 && as->ev != NULL && event_add(as->ev, NULL) == 0)
 		return 1;
+	if (rc == 1)
+		rc = tasks_spawn_finish(as->s, true, &t, err);
 	astart_free(as);
 	if (rc == -1)
 		return -1;
