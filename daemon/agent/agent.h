@@ -101,7 +101,8 @@ struct launch {
 };
 
 /* Ranks a launch starts in one go (one loop round): a launch of more is
- * finished in later rounds, a few ranks each. */
+ * finished in later rounds, a few ranks each. Also the most supervisors
+ * of one launch whose reports are awaited at once. */
 #define AGENT_STARTS_PER_ROUND 8
 
 /* The latest checkpoint of a job whose LATEST this node watches. */
