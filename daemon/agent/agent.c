@@ -1982,8 +1982,10 @@ apending_progress(struct agent *a, struct apending *p)
 			apending_answer(a, p, NULL);
 	}
 	if (p->next >= p->ntasks && p->nstarting == 0) {
-		log_info("job %" PRIu64 ": all %u tasks started", p->l.job_id,
-		    p->next);
+		/* Said of a launch that took more than one round. */
+		if (p->ntasks > p->first_end)
+			log_info("job %" PRIu64 ": all %u tasks started",
+			    p->l.job_id, p->next);
 		apending_done(a, p, 0, NULL);
 		return;
 	}
@@ -2411,6 +2413,16 @@ agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
 	struct apending *p;
 	int rc;
 
+	/* Asked again before the answer (the controller gave up waiting):
+	 * the reports are taken first, so that this launch finds what it
+	 * found when the first was answered before it was read: the start
+	 * known, or, where the first failed, nothing left of it. */
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->l.job_id == l->job_id && p->l.restart == l->restart &&
+		    !p->answered && p->nstarting > 0)
+			break;
+	if (p != NULL)
+		agent_settle_start(a, l->job_id, l->restart);
 	if ((rc = agent_launch_admit(a, l, err)) != 0) {
 		if (rc == -1)
 			log_warnx("job %" PRIu64 ": launch refused: %s",

@@ -842,8 +842,6 @@ START_TEST(test_launch_async)
 	ck_assert_int_eq(agent_launch_async(a, &l, 7, &err), 1);
 	ck_assert_int_eq(w.n, 0);
 	ck_assert_uint_eq(count_tasks(a, -1, true), 0);
-	/* Asked again while it starts: known, answered at once. */
-	ck_assert_int_eq(agent_launch_async(a, &l, 8, &err), 0);
 	for (i = 0; i < 750 && w.n == 0; i++)
 		ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
 	ck_assert_int_eq(w.n, 1);
@@ -860,6 +858,39 @@ START_TEST(test_launch_async)
 	agent_stop(a, JOB, 1, NULL);
 	run_until(&ex, AGENT_STARTS_PER_ROUND + 4);
 	ck_assert_int_eq(ex.whys, 0);
+	agent_destroy(a);
+}
+END_TEST
+
+/* The same launch asked again before its answer: the first is answered
+ * first (its reports taken then), and the second, finding the start
+ * known, at once. */
+START_TEST(test_launch_async_again)
+{
+	struct exits ex = { 0 };
+	struct answer w = { 0 };
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+
+	spec_init(&s, argv_sleep, 3, false);
+	s.tasks_per_node = 3;
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	w.a = a;
+	agent_set_launched_cb(a, launched_cb, &w);
+	ck_assert_int_eq(agent_launch_async(a, &l, 7, &err), 1);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(agent_launch_async(a, &l, 8, &err), 0);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert(w.ok);
+	ck_assert_uint_eq(w.token, 7);
+	ck_assert_uint_eq(w.running, 3);
+	agent_stop(a, JOB, 1, NULL);
+	run_until(&ex, 3);
+	ck_assert_int_eq(ex.n, 3);
 	agent_destroy(a);
 }
 END_TEST
@@ -916,6 +947,7 @@ steps_suite(void)
 	tcase_add_test(tc, test_launch_late_rank_fails);
 	tcase_add_test(tc, test_launch_async);
 	tcase_add_test(tc, test_launch_async_stopped);
+	tcase_add_test(tc, test_launch_async_again);
 	tcase_add_test(tc, test_step_stop_pending);
 	suite_add_tcase(s, tc);
 	return s;
