@@ -2451,6 +2451,12 @@ agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
 		return -1;
 	}
 	p->first_end = p->next;
+	/* The loop's part of the first round is done: a stage of the
+	 * timeline too (the reports follow on the loop). */
+	if (p->next > 0)
+		log_debug("job %" PRIu64 "%s: forked %u supervisor(s) on node "
+		    "rank %u", l->job_id, step != NULL ? " step" : "", p->next,
+		    l->node_rank);
 	if (p->ntasks == 0) {
 		apending_free(a, p);
 		/* A batch job's other node: nothing to keep (its steps
