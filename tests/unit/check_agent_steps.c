@@ -794,6 +794,140 @@ START_TEST(test_launch_late_rank_fails)
 }
 END_TEST
 
+/* What the launched callback was told, and the tasks running then. */
+struct answer {
+	int n;
+	uint64_t token, job_id;
+	uint32_t restart;
+	bool ok;
+	size_t running;
+	struct agent *a;
+};
+
+static void
+launched_cb(void *arg, uint64_t token, uint64_t job_id, uint32_t restart,
+    const struct cerr *err)
+{
+	struct answer *w = arg;
+
+	w->n++;
+	w->token = token;
+	w->job_id = job_id;
+	w->restart = restart;
+	w->ok = err == NULL;
+	w->running = count_tasks(w->a, -1, true);
+}
+
+/* agent_launch_async returns once the first round's supervisors are
+ * forked, none of their reports taken: the loop takes them, and the
+ * launch is answered once, when the whole first round runs; the later
+ * ranks follow. */
+START_TEST(test_launch_async)
+{
+	struct exits ex = { 0 };
+	struct answer w = { 0 };
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+	int i;
+
+	spec_init(&s, argv_sleep, 3, false);
+	s.tasks_per_node = AGENT_STARTS_PER_ROUND + 4;
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	w.a = a;
+	agent_set_launched_cb(a, launched_cb, &w);
+	ck_assert_int_eq(agent_launch_async(a, &l, 7, &err), 1);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_uint_eq(count_tasks(a, -1, true), 0);
+	for (i = 0; i < 750 && w.n == 0; i++)
+		ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert(w.ok);
+	ck_assert_uint_eq(w.token, 7);
+	ck_assert_uint_eq(w.job_id, JOB);
+	ck_assert_uint_eq(w.restart, 1);
+	ck_assert_uint_eq(w.running, AGENT_STARTS_PER_ROUND);
+	for (i = 0; i < 750 && count_tasks(a, -1, true) <
+	    AGENT_STARTS_PER_ROUND + 4; i++)
+		ck_assert_int_ne(event_base_loop(base, EVLOOP_ONCE), -1);
+	ck_assert_uint_eq(count_tasks(a, -1, true), AGENT_STARTS_PER_ROUND + 4);
+	ck_assert_int_eq(w.n, 1);
+	agent_stop(a, JOB, 1, NULL);
+	run_until(&ex, AGENT_STARTS_PER_ROUND + 4);
+	ck_assert_int_eq(ex.whys, 0);
+	agent_destroy(a);
+}
+END_TEST
+
+/* The same launch asked again before its answer: the first is answered
+ * first (its reports taken then), and the second, finding the start
+ * known, at once. */
+START_TEST(test_launch_async_again)
+{
+	struct exits ex = { 0 };
+	struct answer w = { 0 };
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+
+	spec_init(&s, argv_sleep, 3, false);
+	s.tasks_per_node = 3;
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	w.a = a;
+	agent_set_launched_cb(a, launched_cb, &w);
+	ck_assert_int_eq(agent_launch_async(a, &l, 7, &err), 1);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(agent_launch_async(a, &l, 8, &err), 0);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert(w.ok);
+	ck_assert_uint_eq(w.token, 7);
+	ck_assert_uint_eq(w.running, 3);
+	agent_stop(a, JOB, 1, NULL);
+	run_until(&ex, 3);
+	ck_assert_int_eq(ex.n, 3);
+	agent_destroy(a);
+}
+END_TEST
+
+/* A stop that comes before the answer: the ranks forked are taken as
+ * started, the launch answered (accepted) first, then all are stopped;
+ * the ranks not forked never start. */
+START_TEST(test_launch_async_stopped)
+{
+	struct exits ex = { 0 };
+	struct answer w = { 0 };
+	struct job_spec s;
+	struct launch l;
+	struct agent *a;
+	struct cerr err;
+
+	spec_init(&s, argv_sleep, 3, false);
+	s.tasks_per_node = AGENT_STARTS_PER_ROUND + 4;
+	launch_init(&l, &s, 0);
+	ck_assert_ptr_nonnull(a = agent_create(base, &cfg, exit_cb, &ex,
+	    &err));
+	w.a = a;
+	agent_set_launched_cb(a, launched_cb, &w);
+	ck_assert_int_eq(agent_launch_async(a, &l, 9, &err), 1);
+	agent_stop(a, JOB, 1, NULL);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert(w.ok);
+	ck_assert_uint_eq(w.token, 9);
+	ck_assert_uint_eq(w.running, AGENT_STARTS_PER_ROUND);
+	run_until(&ex, AGENT_STARTS_PER_ROUND);
+	ck_assert_int_eq(ex.n, AGENT_STARTS_PER_ROUND);
+	ck_assert_int_eq(ex.whys, 0);
+	ck_assert_uint_eq(count_tasks(a, -1, true), 0);
+	agent_destroy(a);
+}
+END_TEST
+
 static Suite *
 steps_suite(void)
 {
@@ -811,6 +945,9 @@ steps_suite(void)
 	tcase_add_test(tc, test_step_stop_and_adopt);
 	tcase_add_test(tc, test_step_refused);
 	tcase_add_test(tc, test_launch_late_rank_fails);
+	tcase_add_test(tc, test_launch_async);
+	tcase_add_test(tc, test_launch_async_stopped);
+	tcase_add_test(tc, test_launch_async_again);
 	tcase_add_test(tc, test_step_stop_pending);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1026,6 +1026,154 @@ START_TEST(test_supervisor_killed)
 }
 END_TEST
 
+/* The start directory of JOB's attempt 0 made ahead, with a FIFO in the
+ * place of rank's temporary pid file: its supervisor then stays in that
+ * file's open, before its report, until the FIFO is opened to read. */
+static void
+hold_pid_file(unsigned rank, char *fifo, size_t len)
+{
+	char dir[PATH_MAX], jobs[PATH_MAX + 8];
+
+	fmt(jobs, sizeof(jobs), "%s/jobs", spool);
+	if (mkdir(jobs, 0711) == -1)
+		ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(tasks_spool_start_dir(dir, spool, JOB, 0), 0);
+	if (mkdir(dir, 0711) == -1)
+		ck_assert_int_eq(errno, EEXIST);
+	fmt(fifo, len, "%s/rank-%u.pid.tmp", dir, rank);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+}
+
+/* Whether fd is readable within WAIT_MS. */
+static bool
+readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, WAIT_MS) == 1;
+}
+
+/* Several supervisors forked before any has reported, each held before
+ * its report: tasks_spawn_finish without wait says so (1) and takes
+ * nothing; each, let go in turn (the last first), reports on its fd
+ * and is then a task as tasks_start's are, its pid file written. */
+START_TEST(test_spawn_does_not_wait)
+{
+	static const char *const argv[] = { "true" };
+	struct task_spawn *s[3];
+	struct task_launch l;
+	struct task *t;
+	struct cerr err;
+	char fifo[3][PATH_MAX + 32], buf[64], want[64];
+	int fd, i;
+	ssize_t n;
+
+	launch_init(&l, argv, 1);
+	for (i = 0; i < 3; i++) {
+		hold_pid_file((unsigned)i, fifo[i], sizeof(fifo[i]));
+		l.rank = l.local_rank = (unsigned)i;
+		s[i] = tasks_spawn(spool, &l, &err);
+		ck_assert_msg(s[i] != NULL, "tasks_spawn: %s", err.text);
+		ck_assert_int_ge(tasks_spawn_fd(s[i]), 0);
+	}
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(tasks_spawn_finish(s[i], false,
+		    &started[nstarted], &err), 1);
+	for (i = 2; i >= 0; i--) {
+		ck_assert_int_ge(fd = open(fifo[i], O_RDONLY | O_NONBLOCK |
+		    O_CLOEXEC), 0);
+		ck_assert(readable(tasks_spawn_fd(s[i])));
+		t = &started[nstarted];
+		ck_assert_msg(tasks_spawn_finish(s[i], false, t, &err) == 0,
+		    "tasks_spawn_finish: %s", err.text);
+		nstarted++;
+		ck_assert_uint_eq(t->rank, (unsigned)i);
+		ck_assert_int_gt(t->pgid, 1);
+		ck_assert_int_ne(t->pgid, t->supervisor);
+		/* What the supervisor wrote before it reported. */
+		n = read(fd, buf, sizeof(buf) - 1);
+		ck_assert_int_gt(n, 0);
+		buf[n] = '\0';
+		fmt(want, sizeof(want), "%d %d\n", (int)t->supervisor,
+		    (int)t->pgid);
+		ck_assert_str_eq(buf, want);
+		close(fd);
+		ck_assert_int_eq(wait_exit(t), 0);
+	}
+}
+END_TEST
+
+/* This process's children, as /proc lists them, into pids: how many. */
+static size_t
+children(pid_t *pids, size_t max)
+{
+	char path[64];
+	size_t n = 0;
+	long v;
+	FILE *f;
+
+	fmt(path, sizeof(path), "/proc/self/task/%d/children", (int)gettid());
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (n < max && fscanf(f, "%ld", &v) == 1)
+		pids[n++] = (pid_t)v;
+	fclose(f);
+	return n;
+}
+
+/* A supervisor that dies before its report fails the start as
+ * tasks_start's did, with the rank's files removed; waiting or not. */
+START_TEST(test_spawn_supervisor_dies)
+{
+	static const char *const argv[] = { "true" };
+	struct task_spawn *s;
+	struct task_launch l;
+	struct task t;
+	struct cerr err;
+	char fifo[PATH_MAX + 32], pid[PATH_MAX + 32];
+	pid_t before[64], after[64], sup = -1;
+	size_t nb, na, i, j;
+	struct stat sb;
+	long deadline;
+	int rc;
+
+	launch_init(&l, argv, 1);
+	hold_pid_file(0, fifo, sizeof(fifo));
+	nb = children(before, 64);
+	ck_assert_ptr_nonnull(s = tasks_spawn(spool, &l, &err));
+	na = children(after, 64);
+	for (i = 0; i < na && sup == -1; i++) {
+		for (j = 0; j < nb && before[j] != after[i]; j++)
+			;
+		if (j == nb)
+			sup = after[i];
+	}
+	if (sup == -1) {
+		/* No /proc children list here: let it go and end well. */
+		ck_assert_int_ge(open(fifo, O_RDONLY | O_NONBLOCK), 0);
+		ck_assert_int_eq(tasks_spawn_finish(s, true, &t, &err), 0);
+		started[nstarted++] = t;
+		return;
+	}
+	ck_assert_int_eq(tasks_spawn_finish(s, false, &t, &err), 1);
+	ck_assert_int_eq(kill(sup, SIGKILL), 0);
+	ck_assert(readable(tasks_spawn_fd(s)));
+	deadline = now_ms() + WAIT_MS;
+	while ((rc = tasks_spawn_finish(s, false, &t, &err)) == 1) {
+		ck_assert_msg(now_ms() < deadline, "no end of the report");
+		ms_sleep(10);
+	}
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(err.text,
+	    "the task supervisor died before starting it");
+	ck_assert_int_eq(t.pidfd, -1);
+	ck_assert_int_eq(stat(fifo, &sb), -1);
+	fmt(pid, sizeof(pid), "%.*s", (int)(strlen(fifo) - 4), fifo);
+	ck_assert_int_eq(stat(pid, &sb), -1);
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 /* Ended tasks are found too, and removal takes the whole start. */
 START_TEST(test_adopt_ended_and_remove)
 {
@@ -1235,6 +1383,8 @@ tasks_suite(void)
 	tcase_add_test(tc, test_signal_group);
 	tcase_add_test(tc, test_survives_agent);
 	tcase_add_test(tc, test_supervisor_killed);
+	tcase_add_test(tc, test_spawn_does_not_wait);
+	tcase_add_test(tc, test_spawn_supervisor_dies);
 	tcase_add_test(tc, test_adopt_ended_and_remove);
 	tcase_add_test(tc, test_conflict);
 	suite_add_tcase(s, tc);
