@@ -722,6 +722,23 @@ link_launch_reply(struct link *l, uint64_t id, const struct launch *la)
 	link_send(l, &env);
 }
 
+/* A wait for the answer to request id, under a new token; NULL (the
+ * request answered with the error) when out of memory. */
+static struct link_wait *
+link_wait_new(struct link *l, uint64_t id)
+{
+	struct link_wait *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		link_send_error(l, id, ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	w->token = ++l->next_token;
+	w->id = id;
+	w->conn = l->conn;
+	return w;
+}
+
 /* Prepare only the image of la's job: the answer follows when it is
  * ready (link_prepared). An agent with nothing to prepare (no prepare
  * operation) answers at once. */
@@ -744,13 +761,8 @@ link_prepare(struct link *l, uint64_t id, const struct launch *la)
 		link_send(l, &env);
 		return;
 	}
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		link_send_error(l, id, ERR_INTERNAL, "out of memory");
+	if ((w = link_wait_new(l, id)) == NULL)
 		return;
-	}
-	w->token = ++l->next_token;
-	w->id = id;
-	w->conn = l->conn;
 	cerr_clear(&err);
 	if (l->ops->prepare(l->arg, la, w->token, &err) == -1) {
 		free(w);
@@ -769,13 +781,8 @@ link_launch_async(struct link *l, uint64_t id, const struct launch *la)
 	struct cerr err;
 	int rc;
 
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		link_send_error(l, id, ERR_INTERNAL, "out of memory");
+	if ((w = link_wait_new(l, id)) == NULL)
 		return;
-	}
-	w->token = ++l->next_token;
-	w->id = id;
-	w->conn = l->conn;
 	cerr_clear(&err);
 	if ((rc = l->ops->launch_async(l->arg, la, w->token, &err)) == 1) {
 		TAILQ_INSERT_TAIL(&l->waits, w, entry);
