@@ -102,23 +102,8 @@ struct ajob {
 	TAILQ_ENTRY(ajob) entry;
 };
 
-struct apending;
-
-/* A rank whose supervisor is forked and has not reported yet
- * (tasks_spawn): its report is read when its pipe is readable, so that
- * the loop never waits for a supervisor's setup. */
-struct astart {
-	struct apending *p;
-	struct task_spawn *s;
-	struct event *ev;	/* the report pipe readable */
-	unsigned local_rank;
-	unsigned rank;
-	TAILQ_ENTRY(astart) entry;
-};
-
 /* A launch whose tasks are still being started, a few per loop round
- * (agent_launch), or whose last supervisors have not reported yet: l
- * points into the copies held here. */
+ * (agent_launch): l points into the copies held here. */
 struct apending {
 	struct launch l;
 	struct job_spec spec;
@@ -141,15 +126,6 @@ struct apending {
 	char credfile[PATH_MAX];	/* the step credential's; "": none */
 	unsigned ntasks;	/* the tasks this launch starts here */
 	unsigned next;		/* the next local rank to start */
-	/* Ranks forked whose report is awaited, at most
-	 * AGENT_STARTS_PER_ROUND. The launch is answered once the first
-	 * round's (local ranks below first_end) have all reported, or at
-	 * the first failure; later rounds follow the answer. */
-	TAILQ_HEAD(, astart) starting;
-	unsigned nstarting;
-	unsigned first_end;
-	bool answered;
-	uint64_t token;		/* the deferred answer's (agent_launch_async) */
 	bool owned;		/* l's strings are the copies above */
 	/* A step launch's own copies (owned), l.step pointing at step. */
 	struct step_launch step;
@@ -204,14 +180,6 @@ struct agent {
 	/* Launches still starting tasks, taken in turn one round each. */
 	TAILQ_HEAD(, apending) pending;
 	struct event *launch_ev;	/* the next round */
-	agent_launched_cb launched_cb;	/* deferred launch answers */
-	void *launched_arg;
-	/* agent_launch, waiting for its own launch's first round: the
-	 * answer lands here rather than in launched_cb. */
-	struct apending *sync_p;
-	bool sync_done;
-	int sync_rc;
-	struct cerr sync_err;
 };
 
 /* Is t a task of job step *step (step NULL: of the job's own)? */
@@ -727,11 +695,10 @@ agent_destroy(struct agent *a)
 {
 	if (a == NULL)
 		return;
-	/* Launches first: their forked supervisors join the tasks. */
-	while (!TAILQ_EMPTY(&a->pending))
-		apending_free(a, TAILQ_FIRST(&a->pending));
 	while (!TAILQ_EMPTY(&a->tasks))
 		atask_free(TAILQ_FIRST(&a->tasks));
+	while (!TAILQ_EMPTY(&a->pending))
+		apending_free(a, TAILQ_FIRST(&a->pending));
 	agent_preps_cancel(a, 0, 0, false);
 	while (!TAILQ_EMPTY(&a->jobs))
 		ajob_free(a, TAILQ_FIRST(&a->jobs));
@@ -1211,39 +1178,20 @@ agent_bind_env(const cpu_set_t *cpus, char ***envp, size_t *nenv,
 	return 0;
 }
 
-static void
-astart_free(struct astart *as)
-{
-	TAILQ_REMOVE(&as->p->starting, as, entry);
-	as->p->nstarting--;
-	if (as->ev != NULL)
-		event_free(as->ev);
-	free(as);
-}
-
-/* Take as's report, waiting for it with wait: 1, not there yet; 0, the
- * task runs and is watched; -1 with err, it did not start. as is freed
- * on 0 and -1. */
+/* Start tl (envp taken: freed here) and watch it. */
 static int
-astart_finish(struct agent *a, struct astart *as, bool wait,
-    struct cerr *err)
+agent_start_task(struct agent *a, const struct apending *p,
+    struct task_launch *tl, char **envp, size_t nenv, struct cerr *err)
 {
-	const char *account = as->p->account;
 	struct task t;
 	char st[32];
 	int rc;
 
-	/* Off the loop before the pipe closes: a supervisor forked since
-	 * may still hold a copy of its read end, and epoll would go on
-	 * watching that under the number the pidfd is likely to take. */
-	if (as->ev != NULL)
-		event_del(as->ev);
-	rc = tasks_spawn_finish(as->s, wait, &t, err);
-	if (rc == 1 && as->ev != NULL && event_add(as->ev, NULL) == 0)
-		return 1;
-	if (rc == 1)
-		rc = tasks_spawn_finish(as->s, true, &t, err);
-	astart_free(as);
+	tl->envp = envp;
+	tl->user = p->account;
+	tl->who = &p->who;
+	rc = tasks_start(a->cfg->spool, tl, &t, err);
+	strv_free(envp, nenv);
 	if (rc == -1)
 		return -1;
 	if (agent_watch(a, &t) == NULL) {
@@ -1255,93 +1203,8 @@ astart_finish(struct agent *a, struct astart *as, bool wait,
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	}
 	log_info("job %" PRIu64 "%s rank %u: started (pgid %d) as %s",
-	    t.job_id, task_step_text(&t, st, sizeof(st)), t.rank,
-	    (int)t.pgid, account);
-	return 0;
-}
-
-static void apending_fail(struct agent *a, struct apending *p,
-    unsigned local_rank, const struct cerr *err);
-static void apending_progress(struct agent *a, struct apending *p);
-
-/* What a rank's report means for its launch, taken as it comes (or,
- * with wait, now). */
-static void
-astart_take(struct astart *as, bool wait)
-{
-	struct apending *p = as->p;
-	struct agent *a = p->agent;
-	unsigned local_rank = as->local_rank;
-	struct cerr err;
-	int rc;
-
-	cerr_clear(&err);
-	if ((rc = astart_finish(a, as, wait, &err)) == 1)
-		return;
-	if (rc == -1)
-		apending_fail(a, p, local_rank, &err);
-	else
-		apending_progress(a, p);
-}
-
-static void
-astart_report_cb(evutil_socket_t fd, short what, void *arg)
-{
-	astart_take(arg, false);
-}
-
-/* Every report p awaits, waited for and taken now, as they would have
- * come: the tasks that started are watched. 0, or -1 with err, the
- * first that did not start (the others are still taken). */
-static int
-apending_settle(struct agent *a, struct apending *p, struct cerr *err)
-{
-	struct cerr e;
-	int rc = 0;
-
-	while (!TAILQ_EMPTY(&p->starting)) {
-		cerr_clear(&e);
-		if (astart_finish(a, TAILQ_FIRST(&p->starting), true,
-		    &e) == -1 && rc == 0) {
-			rc = -1;
-			if (err != NULL)
-				*err = e;
-		}
-	}
-	return rc;
-}
-
-/* Start tl (envp taken: freed here): its supervisor forked, its report
- * awaited on the loop (astart_report_cb). */
-static int
-agent_start_task(struct agent *a, struct apending *p,
-    struct task_launch *tl, char **envp, size_t nenv, struct cerr *err)
-{
-	struct astart *as;
-
-	tl->envp = envp;
-	tl->user = p->account;
-	tl->who = &p->who;
-	if ((as = calloc(1, sizeof(*as))) == NULL) {
-		strv_free(envp, nenv);
-		return cerr_set(err, ERR_INTERNAL, "out of memory");
-	}
-	as->s = tasks_spawn(a->cfg->spool, tl, err);
-	strv_free(envp, nenv);
-	if (as->s == NULL) {
-		free(as);
-		return -1;
-	}
-	as->p = p;
-	as->local_rank = tl->local_rank;
-	as->rank = tl->rank;
-	TAILQ_INSERT_TAIL(&p->starting, as, entry);
-	p->nstarting++;
-	if ((as->ev = event_new(a->base, tasks_spawn_fd(as->s),
-	    EV_READ | EV_PERSIST, astart_report_cb, as)) == NULL ||
-	    event_add(as->ev, NULL) == -1)
-		/* Unwatched: its report is waited for now. */
-		return astart_finish(a, as, true, err);
+	    tl->job_id, task_step_text(&t, st, sizeof(st)), tl->rank,
+	    (int)t.pgid, p->account);
 	return 0;
 }
 
@@ -1388,7 +1251,7 @@ agent_ctr_launch(struct agent *a, const struct apending *p,
 }
 
 static int
-agent_start_rank(struct agent *a, struct apending *p,
+agent_start_rank(struct agent *a, const struct apending *p,
     unsigned local_rank, struct cerr *err)
 {
 	struct ctr_launch cl;
@@ -1450,7 +1313,7 @@ agent_start_rank(struct agent *a, struct apending *p,
 /* Local task local_rank of p's job step: its output in the step's
  * spool files, never the job's -o/-e. */
 static int
-agent_start_step_rank(struct agent *a, struct apending *p,
+agent_start_step_rank(struct agent *a, const struct apending *p,
     unsigned local_rank, struct cerr *err)
 {
 	const struct launch *l = &p->l;
@@ -1544,9 +1407,6 @@ apending_free(struct agent *a, struct apending *p)
 {
 	if (p == NULL)
 		return;
-	/* Supervisors forked are not left unknown: their tasks are
-	 * watched (a stop, or the undo of a failed launch, takes them). */
-	apending_settle(a, p, NULL);
 	apending_unqueue(a, p);
 	ctr_req_cancel(a->ctrc, p->ctr_req);
 	if (p->owned) {
@@ -1831,36 +1691,28 @@ agent_launch_prepare(struct agent *a, struct apending *p, struct cerr *err)
 	return 0;
 }
 
-/* Fork the supervisors of p's next ranks, up to AGENT_STARTS_PER_ROUND
- * awaited at once. -1 with err when one cannot be forked (p->next is
- * that rank): the caller fails the launch (apending_abort). */
+/* Start the next AGENT_STARTS_PER_ROUND ranks of p. -1 with err when
+ * one fails: then none of the start is left running. */
 static int
 agent_launch_some(struct agent *a, struct apending *p, struct cerr *err)
 {
 	const struct launch *l = &p->l;
+	unsigned n;
 
 	agent_advise_apply(a, p);
-	for (; p->nstarting < AGENT_STARTS_PER_ROUND && p->next < p->ntasks;
-	    p->next++)
+	for (n = 0; n < AGENT_STARTS_PER_ROUND && p->next < p->ntasks;
+	    n++, p->next++) {
 		if ((l->step != NULL ? agent_start_step_rank(a, p, p->next,
-		    err) : agent_start_rank(a, p, p->next, err)) == -1)
+		    err) : agent_start_rank(a, p, p->next, err)) == -1) {
+			log_warnx("job %" PRIu64 "%s: start failed: %s",
+			    l->job_id, l->step != NULL ? " step" : "",
+			    err->text);
+			agent_undo_launch(a, l->job_id, l->restart,
+			    l->step != NULL ? &l->step->step_id : NULL);
 			return -1;
+		}
+	}
 	return 0;
-}
-
-/* p failed (err): its awaited reports are taken and every task of the
- * start (of the step, for a step's launch) is killed, its files
- * removed, so that none of it is left running. */
-static void
-apending_abort(struct agent *a, struct apending *p, const struct cerr *err)
-{
-	const struct launch *l = &p->l;
-
-	log_warnx("job %" PRIu64 "%s: start failed: %s", l->job_id,
-	    l->step != NULL ? " step" : "", err->text);
-	apending_settle(a, p, NULL);
-	agent_undo_launch(a, l->job_id, l->restart,
-	    l->step != NULL ? &l->step->step_id : NULL);
 }
 
 /* A launch (answered at its first round) failed in a later one, its
@@ -1869,7 +1721,7 @@ apending_abort(struct agent *a, struct apending *p, const struct cerr *err)
  * that failed rather than wait for tasks that never come. */
 static void
 agent_report_unstarted(struct agent *a, const struct apending *p,
-    unsigned local_rank, const struct cerr *err)
+    const struct cerr *err)
 {
 	const struct launch *l = &p->l;
 	struct task_report r;
@@ -1880,9 +1732,9 @@ agent_report_unstarted(struct agent *a, const struct apending *p,
 	if (l->step != NULL) {
 		r.has_step = true;
 		r.step = l->step->step_id;
-		r.rank = l->step->first_rank + local_rank;
+		r.rank = l->step->first_rank + p->next;
 	} else
-		r.rank = l->node_rank * l->spec->tasks_per_node + local_rank;
+		r.rank = l->node_rank * l->spec->tasks_per_node + p->next;
 	r.wait_status = 127 << 8;
 	snprintf(r.why, sizeof(r.why), "could not start on this node: %.200s",
 	    err->text);
@@ -1890,128 +1742,34 @@ agent_report_unstarted(struct agent *a, const struct apending *p,
 }
 
 /* Forget a launch under way; a start whose started tasks all ended
- * meanwhile ends here (agent_job_end waited for this). err: why local
- * rank local_rank could not start in a later round, reported as its
- * end; NULL when it ended well or was stopped (the controller asked:
- * nothing to report). */
+ * meanwhile ends here (agent_job_end waited for this). err: why a later
+ * round failed, reported as the unstarted rank's end; NULL when it
+ * ended well or was stopped (the controller asked: nothing to report). */
 static void
-apending_done(struct agent *a, struct apending *p, unsigned local_rank,
-    const struct cerr *err)
+apending_done(struct agent *a, struct apending *p, const struct cerr *err)
 {
 	uint64_t job_id = p->l.job_id;
 	uint32_t restart = p->l.restart;
 
 	if (err != NULL)
-		agent_report_unstarted(a, p, local_rank, err);
+		agent_report_unstarted(a, p, err);
 	apending_free(a, p);
 	agent_job_end(a, job_id, restart, false);
 	ajob_gc(a, job_id, restart);
-}
-
-/* The launch's answer, once: to agent_launch when it waits for it,
- * else through the launched callback. err NULL: accepted. */
-static void
-apending_answer(struct agent *a, struct apending *p, const struct cerr *err)
-{
-	p->answered = true;
-	if (a->sync_p == p) {
-		a->sync_done = true;
-		a->sync_rc = err != NULL ? -1 : 0;
-		if (err != NULL)
-			a->sync_err = *err;
-		return;
-	}
-	if (a->launched_cb != NULL)
-		a->launched_cb(a->launched_arg, p->token, p->l.job_id,
-		    p->l.restart, err);
-}
-
-/* Whether p's next round may fork: answered (later rounds follow the
- * answer, as when the first round was started in one go), its image
- * ready, ranks left and room among the reports awaited. */
-static bool
-apending_ready(const struct apending *p)
-{
-	return p->answered && p->ctr_req == NULL && p->next < p->ntasks &&
-	    p->nstarting < AGENT_STARTS_PER_ROUND;
 }
 
 static void
 agent_launch_arm(struct agent *a)
 {
 	struct timeval now = { 0, 0 };
-	struct apending *p;
 
-	TAILQ_FOREACH(p, &a->pending, entry)
-		if (apending_ready(p))
-			break;
-	if (p == NULL)
-		return;
 	/* A timer, not event_active: a timer due now runs in the loop's
 	 * next round, after the sockets and timers (heartbeats) that are
 	 * ready, where an active event would run again in this one. */
 	evtimer_add(a->launch_ev, &now);
 }
 
-/* Local rank local_rank of p could not start (err): the launch fails,
- * answered with err when it was not yet, else with the rank's end. */
-static void
-apending_fail(struct agent *a, struct apending *p, unsigned local_rank,
-    const struct cerr *err)
-{
-	apending_abort(a, p, err);
-	if (!p->answered) {
-		apending_answer(a, p, err);
-		apending_done(a, p, 0, NULL);
-	} else
-		apending_done(a, p, local_rank, err);
-}
-
-/* A rank of p started: the launch is answered once its first round
- * has, done once every rank has, and its next round may follow. */
-static void
-apending_progress(struct agent *a, struct apending *p)
-{
-	struct astart *as;
-
-	if (!p->answered) {
-		TAILQ_FOREACH(as, &p->starting, entry)
-			if (as->local_rank < p->first_end)
-				break;
-		if (as == NULL)
-			apending_answer(a, p, NULL);
-	}
-	if (p->next >= p->ntasks && p->nstarting == 0) {
-		/* Said of a launch that took more than one round. */
-		if (p->ntasks > p->first_end)
-			log_info("job %" PRIu64 ": all %u tasks started",
-			    p->l.job_id, p->next);
-		apending_done(a, p, 0, NULL);
-		return;
-	}
-	agent_launch_arm(a);
-}
-
-/* Take now every report awaited by the launches of a start, as the
- * loop would have (a signal or a stop must reach every rank whose
- * supervisor was forked). */
-static void
-agent_settle_start(struct agent *a, uint64_t job_id, uint32_t restart)
-{
-	struct apending *p;
-
-	for (;;) {
-		TAILQ_FOREACH(p, &a->pending, entry)
-			if (p->l.job_id == job_id && p->l.restart == restart &&
-			    p->nstarting > 0)
-				break;
-		if (p == NULL)
-			return;
-		astart_take(TAILQ_FIRST(&p->starting), true);
-	}
-}
-
-/* One round: the first launch that may fork its next ranks does and
+/* One round: the first launch under way starts its next few ranks and
  * goes to the back, so that launches share the rounds. */
 static void
 agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
@@ -2020,19 +1778,27 @@ agent_launch_round_cb(evutil_socket_t fd, short what, void *arg)
 	struct apending *p;
 	struct cerr err;
 
+	/* Launches waiting for their image sit out the rounds. */
 	TAILQ_FOREACH(p, &a->pending, entry)
-		if (apending_ready(p))
+		if (p->ctr_req == NULL)
 			break;
 	if (p == NULL)
 		return;
 	TAILQ_REMOVE(&a->pending, p, entry);
-	TAILQ_INSERT_TAIL(&a->pending, p, entry);
 	cerr_clear(&err);
 	if (agent_launch_some(a, p, &err) == -1)
-		apending_fail(a, p, p->next, &err);
-	else if (p->next >= p->ntasks && p->nstarting == 0)
-		apending_progress(a, p);
-	agent_launch_arm(a);
+		apending_done(a, p, &err);
+	else if (p->next >= p->ntasks) {
+		log_info("job %" PRIu64 ": all %u tasks started", p->l.job_id,
+		    p->next);
+		apending_done(a, p, NULL);
+	} else
+		TAILQ_INSERT_TAIL(&a->pending, p, entry);
+	TAILQ_FOREACH(p, &a->pending, entry)
+		if (p->ctr_req == NULL) {
+			agent_launch_arm(a);
+			break;
+		}
 }
 
 /* A launch's image is ready on this node, or cannot be: its ranks start
@@ -2395,34 +2161,14 @@ agent_launch_ntasks(const struct launch *l)
  * loop and no threads. The launch is answered at its first round: an
  * answer that waited for the last one took longer than the controller
  * waits on a slow node, and the start was failed and launched again,
- * over and over. A step's tasks take the same path.
- *
- * A round only forks its ranks' supervisors (tasks_spawn); each
- * supervisor's report (its task created, in its cgroup, and its pid
- * file written) is read when its pipe is readable, so the loop never
- * waits on a supervisor's setup, and a round's supervisors set up side
- * by side rather than one after the other. The answer waits for the
- * first round's reports, so that it says what it said when they were
- * read in turn: accepted once they all started, or the first failure.
- * 1: p (queued) answers later; else answered now. */
-static int
-agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
-    struct apending **pp, struct cerr *err)
+ * over and over. A step's tasks take the same path. */
+int
+agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
 {
 	const uint32_t *step = l->step != NULL ? &l->step->step_id : NULL;
 	struct apending *p;
 	int rc;
 
-	/* Asked again before the answer (the controller gave up waiting):
-	 * the reports are taken first, so that this launch finds what it
-	 * found when the first was answered before it was read: the start
-	 * known, or, where the first failed, nothing left of it. */
-	TAILQ_FOREACH(p, &a->pending, entry)
-		if (p->l.job_id == l->job_id && p->l.restart == l->restart &&
-		    !p->answered && p->nstarting > 0)
-			break;
-	if (p != NULL)
-		agent_settle_start(a, l->job_id, l->restart);
 	if ((rc = agent_launch_admit(a, l, err)) != 0) {
 		if (rc == -1)
 			log_warnx("job %" PRIu64 ": launch refused: %s",
@@ -2433,8 +2179,6 @@ agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
 		return cerr_set(err, ERR_INTERNAL, "out of memory");
 	p->l = *l;
 	p->agent = a;
-	p->token = token;
-	TAILQ_INIT(&p->starting);
 	p->ntasks = agent_launch_ntasks(l);
 	if (agent_launch_prepare(a, p, err) == -1) {
 		apending_free(a, p);
@@ -2446,30 +2190,28 @@ agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
 	    l->job_id, step != NULL ? " step" : "", p->ntasks, l->node_rank);
 	/* A job in an image starts no rank before the image is ready. */
 	if (agent_ctr_of(p) == NULL && agent_launch_some(a, p, err) == -1) {
-		apending_abort(a, p, err);
 		apending_free(a, p);
 		return -1;
 	}
-	p->first_end = p->next;
-	/* The loop's part of the first round is done: a stage of the
-	 * timeline too (the reports follow on the loop). */
-	if (p->next > 0)
-		log_debug("job %" PRIu64 "%s: forked %u supervisor(s) on node "
-		    "rank %u", l->job_id, step != NULL ? " step" : "", p->next,
-		    l->node_rank);
-	if (p->ntasks == 0) {
+	if (p->next >= p->ntasks) {
+		bool none = p->ntasks == 0;
+
 		apending_free(a, p);
 		/* A batch job's other node: nothing to keep (its steps
 		 * make the start's entry and cgroup again) but the spool. */
-		log_info("job %" PRIu64 ": batch job, no task of its own on "
-		    "node rank %u", l->job_id, l->node_rank);
-		agent_job_end(a, l->job_id, l->restart, false);
-		ajob_gc(a, l->job_id, l->restart);
+		if (none) {
+			log_info("job %" PRIu64 ": batch job, no task of its "
+			    "own on node rank %u", l->job_id, l->node_rank);
+			agent_job_end(a, l->job_id, l->restart, false);
+			ajob_gc(a, l->job_id, l->restart);
+		}
 		return 0;
 	}
 	if (apending_own(a, p) == -1) {
 		cerr_set(err, ERR_INTERNAL, "out of memory");
-		apending_abort(a, p, err);
+		log_warnx("job %" PRIu64 ": start failed: %s", l->job_id,
+		    err->text);
+		agent_undo_launch(a, l->job_id, l->restart, step);
 		apending_free(a, p);
 		return -1;
 	}
@@ -2481,56 +2223,18 @@ agent_launch_begin(struct agent *a, const struct launch *l, uint64_t token,
 		apending_free(a, p);
 		return -1;
 	}
-	if (p->ntasks > p->next)
-		log_info("job %" PRIu64 ": starting %u tasks, %d per loop "
-		    "round%s", l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND,
-		    p->ctr_req != NULL ? ", once its image is ready" : "");
+	log_info("job %" PRIu64 ": starting %u tasks, %d per loop round%s",
+	    l->job_id, p->ntasks, AGENT_STARTS_PER_ROUND, p->ctr_req != NULL ?
+	    ", once its image is ready" : "");
 	TAILQ_INSERT_TAIL(&a->pending, p, entry);
-	if (p->nstarting == 0) {
-		/* In an image: accepted now, its ranks to come (or, with
-		 * every report taken already, started). */
-		p->answered = true;
-		if (p->ctr_req == NULL)
-			apending_progress(a, p);
-		return 0;
-	}
-	*pp = p;
-	return 1;
-}
-
-int
-agent_launch(struct agent *a, const struct launch *l, struct cerr *err)
-{
-	struct apending *p;
-	int rc;
-
-	if ((rc = agent_launch_begin(a, l, 0, &p, err)) != 1)
-		return rc;
-	/* The first round's reports, taken in turn as the loop would. */
-	a->sync_p = p;
-	a->sync_done = false;
-	while (!a->sync_done)
-		astart_take(TAILQ_FIRST(&p->starting), true);
-	a->sync_p = NULL;
-	if (a->sync_rc == -1 && err != NULL)
-		*err = a->sync_err;
-	return a->sync_rc;
-}
-
-int
-agent_launch_async(struct agent *a, const struct launch *l, uint64_t token,
-    struct cerr *err)
-{
-	struct apending *p;
-
-	return agent_launch_begin(a, l, token, &p, err);
-}
-
-void
-agent_set_launched_cb(struct agent *a, agent_launched_cb cb, void *arg)
-{
-	a->launched_cb = cb;
-	a->launched_arg = arg;
+	if (p->ctr_req == NULL)
+		agent_launch_arm(a);
+	/* Accepted now, its first round started: the rest of a large
+	 * launch (or unpacking a large image) may take longer than the
+	 * controller waits for an answer on a slow or loaded node, and
+	 * what comes of it reaches the controller as the tasks' start, or
+	 * as a rank's end with the reason it could not start. */
+	return 0;
 }
 
 void
@@ -2546,9 +2250,6 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
 	tv.tv_usec = (a->cfg->kill_wait_ms % 1000) * 1000;
 	if (step == NULL)
 		agent_preps_cancel(a, job_id, restart, true);
-	/* Ranks whose supervisors were forked are taken as started (the
-	 * launch answered first), then stopped as the others. */
-	agent_settle_start(a, job_id, restart);
 	/* The ranks not started yet never will be: the step's, or every
 	 * launch of the start (at most one each, so as many rounds as the
 	 * start has steps starting). */
@@ -2557,7 +2258,7 @@ agent_stop(struct agent *a, uint64_t job_id, uint32_t restart,
 		log_info("job %" PRIu64 "%s: stopped before all of its %u "
 		    "tasks here started", job_id, p->l.step != NULL ?
 		    " step" : "", p->ntasks);
-		apending_done(a, p, 0, NULL);
+		apending_done(a, p, NULL);
 	}
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||
@@ -2939,8 +2640,6 @@ agent_signal(struct agent *a, uint64_t job_id, uint32_t restart,
 	unsigned n = 0;
 	char st[32];
 
-	/* Also the ranks whose supervisors were forked. */
-	agent_settle_start(a, job_id, restart);
 	TAILQ_FOREACH(at, &a->tasks, entry) {
 		if (at->t.job_id != job_id || at->t.restart != restart ||
 		    at->ended)

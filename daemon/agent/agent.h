@@ -101,8 +101,7 @@ struct launch {
 };
 
 /* Ranks a launch starts in one go (one loop round): a launch of more is
- * finished in later rounds, a few ranks each. Also the most supervisors
- * of one launch whose reports are awaited at once. */
+ * finished in later rounds, a few ranks each. */
 #define AGENT_STARTS_PER_ROUND 8
 
 /* The latest checkpoint of a job whose LATEST this node watches. */
@@ -165,19 +164,6 @@ void agent_set_inventory(struct agent *a, const struct inventory *inv);
  * (ERR_INVALID for a start that cannot work here, e.g. an unknown user:
  * nothing is left running). */
 int agent_launch(struct agent *a, const struct launch *l, struct cerr *err);
-
-/* agent_launch without waiting for any supervisor's report: 0 or -1
- * with err, answered now, as agent_launch answers; or 1: the first
- * round's supervisors are forked, and the launched callback gets
- * token once, later, with what agent_launch would have returned (err
- * NULL: accepted). Meanwhile the loop runs: the ranks are not in the
- * task lists until their supervisors report, and a stop of the start
- * takes them once they have (the answer then comes first). */
-int agent_launch_async(struct agent *a, const struct launch *l,
-    uint64_t token, struct cerr *err);
-typedef void (*agent_launched_cb)(void *arg, uint64_t token,
-    uint64_t job_id, uint32_t restart, const struct cerr *err);
-void agent_set_launched_cb(struct agent *a, agent_launched_cb cb, void *arg);
 
 /* "COHORT_TASK_CPUS=LIST" for a task bound to cpus, into line (len:
  * sizeof("COHORT_TASK_CPUS=") + AGENT_CPU_LIST_MAX holds any). 0, or

@@ -64,9 +64,8 @@ enum link_state {
 };
 
 /* A preparation the controller asked for (LaunchRequest.prepare_image),
- * answered when the agent calls link_prepared, or a launch answered
- * when it calls link_launched: its request's id, on the connection it
- * came on. */
+ * answered when the agent calls link_prepared: its request's id, on the
+ * connection it came on. */
 struct link_wait {
 	uint64_t token;
 	uint64_t id;
@@ -722,23 +721,6 @@ link_launch_reply(struct link *l, uint64_t id, const struct launch *la)
 	link_send(l, &env);
 }
 
-/* A wait for the answer to request id, under a new token; NULL (the
- * request answered with the error) when out of memory. */
-static struct link_wait *
-link_wait_new(struct link *l, uint64_t id)
-{
-	struct link_wait *w;
-
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		link_send_error(l, id, ERR_INTERNAL, "out of memory");
-		return NULL;
-	}
-	w->token = ++l->next_token;
-	w->id = id;
-	w->conn = l->conn;
-	return w;
-}
-
 /* Prepare only the image of la's job: the answer follows when it is
  * ready (link_prepared). An agent with nothing to prepare (no prepare
  * operation) answers at once. */
@@ -761,8 +743,13 @@ link_prepare(struct link *l, uint64_t id, const struct launch *la)
 		link_send(l, &env);
 		return;
 	}
-	if ((w = link_wait_new(l, id)) == NULL)
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		link_send_error(l, id, ERR_INTERNAL, "out of memory");
 		return;
+	}
+	w->token = ++l->next_token;
+	w->id = id;
+	w->conn = l->conn;
 	cerr_clear(&err);
 	if (l->ops->prepare(l->arg, la, w->token, &err) == -1) {
 		free(w);
@@ -770,72 +757,6 @@ link_prepare(struct link *l, uint64_t id, const struct launch *la)
 		return;
 	}
 	TAILQ_INSERT_TAIL(&l->waits, w, entry);
-}
-
-/* Launch la, answered now or, once its supervisors have reported,
- * through link_launched. */
-static void
-link_launch_async(struct link *l, uint64_t id, const struct launch *la)
-{
-	struct link_wait *w;
-	struct cerr err;
-	int rc;
-
-	if ((w = link_wait_new(l, id)) == NULL)
-		return;
-	cerr_clear(&err);
-	if ((rc = l->ops->launch_async(l->arg, la, w->token, &err)) == 1) {
-		TAILQ_INSERT_TAIL(&l->waits, w, entry);
-		return;
-	}
-	free(w);
-	if (rc == -1)
-		link_send_error(l, id, err.code, err.text);
-	else
-		link_launch_reply(l, id, la);
-}
-
-/* The wait for token, taken off the list; NULL when there is none or
- * it was asked on an earlier connection (that request failed with it). */
-static struct link_wait *
-link_wait_take(struct link *l, uint64_t token)
-{
-	struct link_wait *w;
-
-	TAILQ_FOREACH(w, &l->waits, entry)
-		if (w->token == token)
-			break;
-	if (w == NULL)
-		return NULL;
-	TAILQ_REMOVE(&l->waits, w, entry);
-	if (w->conn != l->conn || l->state != LINK_READY) {
-		free(w);
-		return NULL;
-	}
-	return w;
-}
-
-void
-link_launched(void *arg, uint64_t token, uint64_t job_id, uint32_t restart,
-    const struct cerr *err)
-{
-	struct link *l = arg;
-	struct link_wait *w;
-	struct launch la;
-	uint64_t id;
-
-	if ((w = link_wait_take(l, token)) == NULL)
-		return;
-	id = w->id;
-	free(w);
-	if (err != NULL) {
-		link_send_error(l, id, err->code, err->text);
-		return;
-	}
-	memset(&la, 0, sizeof(la));
-	la.job_id = job_id;
-	la.restart = restart;
-	link_launch_reply(l, id, &la);
 }
 
 void
@@ -848,9 +769,18 @@ link_prepared(void *arg, uint64_t token, const struct agent_prepared *r)
 	struct link_wait *w;
 	uint64_t id;
 
-	if ((w = link_wait_take(l, token)) == NULL)
+	TAILQ_FOREACH(w, &l->waits, entry)
+		if (w->token == token)
+			break;
+	if (w == NULL)
 		return;
+	TAILQ_REMOVE(&l->waits, w, entry);
 	id = w->id;
+	/* Asked on an earlier connection: that request failed with it. */
+	if (w->conn != l->conn || l->state != LINK_READY) {
+		free(w);
+		return;
+	}
 	free(w);
 	if (r->err != 0) {
 		link_send_error(l, id, r->permanent ? ERR_NOT_FOUND :
@@ -962,8 +892,6 @@ link_on_launch(struct link *l, const Cohort__V1__Envelope *req)
 	}
 	if (lr->has_prepare_image && lr->prepare_image)
 		link_prepare(l, req->id, &la);
-	else if (l->ops->launch_async != NULL)
-		link_launch_async(l, req->id, &la);
 	else if (l->ops->launch(l->arg, &la, &err) == -1)
 		link_send_error(l, req->id, err.code, err.text);
 	else

@@ -69,10 +69,6 @@ struct link_ops {
 	/* Required. As agent_launch: 0 (accepted) or -1 with err (sent
 	 * back). */
 	int (*launch)(void *arg, const struct launch *l, struct cerr *err);
-	/* As agent_launch_async, its deferred answer (1) through
-	 * link_launched; may be NULL (launch answers every launch). */
-	int (*launch_async)(void *arg, const struct launch *l, uint64_t token,
-	    struct cerr *err);
 	/* As agent_prepare_image, its answer through link_prepared; may be
 	 * NULL (nothing to prepare: answered at once as ready). */
 	int (*prepare)(void *arg, const struct launch *l, uint64_t token,
@@ -194,10 +190,6 @@ void link_health_changed(const struct node_health *h, void *arg);
 /* A callback for agent_set_prepared_cb (arg: the link): answer the
  * controller's preparation request that token stands for. */
 void link_prepared(void *arg, uint64_t token, const struct agent_prepared *r);
-/* A callback for agent_set_launched_cb (arg: the link): answer the
- * launch request that token stands for (err NULL: accepted). */
-void link_launched(void *arg, uint64_t token, uint64_t job_id,
-    uint32_t restart, const struct cerr *err);
 /* A callback for agent_set_checkpoint_cb: report a new checkpoint now. */
 void link_checkpoint_seen(void *arg);
 

@@ -105,15 +105,6 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 }
 
 static int
-op_launch_async(void *arg, const struct launch *l, uint64_t token,
-    struct cerr *err)
-{
-	struct cohort_agent *d = arg;
-
-	return agent_launch_async(d->agent, l, token, err);
-}
-
-static int
 op_prepare(void *arg, const struct launch *l, uint64_t token,
     struct cerr *err)
 {
@@ -206,7 +197,6 @@ static const struct link_ops agent_link_ops = {
 	.progress = op_progress,
 	.step_times = op_step_times,
 	.launch = op_launch,
-	.launch_async = op_launch_async,
 	.prepare = op_prepare,
 	.stop = op_stop,
 	.signal = op_signal,
@@ -370,7 +360,6 @@ start(struct cohort_agent *d)
 	health_check_now(d->health);
 	agent_set_checkpoint_cb(d->agent, link_checkpoint_seen, d->link);
 	agent_set_prepared_cb(d->agent, link_prepared, d->link);
-	agent_set_launched_cb(d->agent, link_launched, d->link);
 	link_start(d->link, 0);
 	d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);

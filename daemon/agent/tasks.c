@@ -20,41 +20,24 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon/agent/tasks.h"
 #include "daemon/agent/tasks_int.h"
 
-/* A start whose supervisor has been forked and has not reported yet. */
-struct task_spawn {
-	struct launch *L;
-	pid_t sup;
-	int fd;				/* the report pipe's read end */
-	size_t got;			/* of m */
-	struct sup_msg m;
-	/* What tasks_start copies into its struct task. */
-	uint64_t job_id;
-	uint32_t restart;
-	unsigned rank;
-	bool has_step;
-	uint32_t step_id;
-};
-
-/* Fork the supervisor: 0 with s->sup and s->fd set. Its report is read
- * by tasks_spawn_finish. */
+/* Fork the supervisor and read its report. 0 with t's pids set. */
 static int
-spawn(struct task_spawn *s, struct cerr *err)
+spawn(struct launch *L, struct task *t, struct cerr *err)
 {
+	struct sup_msg m;
 	sigset_t all, old;
+	size_t got = 0;
+	ssize_t r;
 	pid_t sup;
-	int p[2], e;
+	int p[2], st, e;
 
-	/* Non-blocking, so that the agent's loop reads the report when it
-	 * is there rather than wait for it; the supervisor's 12-byte write
-	 * into an empty pipe never blocks either way. */
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
+	if (pipe2(p, O_CLOEXEC) == -1)
 		return cerr_set(err, ERR_INTERNAL, "pipe: %s",
 		    strerror(errno));
 	if (tasks_prep_fd_high(&p[1]) == -1) {
@@ -66,7 +49,7 @@ spawn(struct task_spawn *s, struct cerr *err)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	if ((sup = fork()) == 0)
-		tasks_child_supervise(s->L, p[1]);
+		tasks_child_supervise(L, p[1]);
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (sup == -1) {
@@ -74,8 +57,38 @@ spawn(struct task_spawn *s, struct cerr *err)
 		goto fail;
 	}
 	close(p[1]);
-	s->sup = sup;
-	s->fd = p[0];
+	p[1] = -1;
+
+	/* Blocks for a fork and a small file write in the supervisor. */
+	while (got < sizeof(m)) {
+		r = read(p[0], (char *)&m + got, sizeof(m) - got);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(p[0]);
+	p[0] = -1;
+	if (got < sizeof(m) || m.stage != SUP_OK) {
+		while (waitpid(sup, &st, 0) == -1 && errno == EINTR)
+			;
+		if (got < sizeof(m))
+			return cerr_set(err, ERR_INTERNAL,
+			    "the task supervisor died before starting it");
+		return cerr_set(err, ERR_INTERNAL, "%s: %s",
+		    m.stage == SUP_FDS ? "cannot set up the task's fds" :
+		    m.stage == SUP_FORK ? "fork" : m.stage == SUP_CGROUP ?
+		    "cannot join the job's cgroup" : m.stage == SUP_CLONE ?
+		    "cannot create the task in the job's cgroup" :
+		    "cannot write the pid file",
+		    strerror(m.err));
+	}
+	t->supervisor = sup;
+	t->pgid = m.pid;
+	/* Opened while the supervisor is our unreaped child, so the pidfd
+	 * names it even if it has already exited. */
+	t->pidfd = pidfd_open(sup, 0);
 	return 0;
 fail:
 	close(p[0]);
@@ -84,151 +97,44 @@ fail:
 	return -1;
 }
 
-/* Read what there is of the report: 1 while more may come (only when
- * wait is false), else 0 (whole, or the pipe closed or failed short). */
-static int
-report_read(struct task_spawn *s, bool wait)
+int
+tasks_start(const char *spool, const struct task_launch *l, struct task *t,
+    struct cerr *err)
 {
-	struct pollfd pfd;
-	ssize_t r;
-
-	while (s->got < sizeof(s->m)) {
-		r = read(s->fd, (char *)&s->m + s->got,
-		    sizeof(s->m) - s->got);
-		if (r > 0) {
-			s->got += (size_t)r;
-			continue;
-		}
-		if (r == 0 || (errno != EINTR && errno != EAGAIN))
-			break;
-		if (errno == EAGAIN && !wait)
-			return 1;
-		if (errno == EAGAIN) {
-			pfd.fd = s->fd;
-			pfd.events = POLLIN;
-			poll(&pfd, 1, -1);
-		}
-	}
-	return 0;
-}
-
-/* The error tasks_start gives for a report that is not SUP_OK, the
- * supervisor reaped. */
-static int
-report_error(struct task_spawn *s, struct cerr *err)
-{
-	int st;
-
-	while (waitpid(s->sup, &st, 0) == -1 && errno == EINTR)
-		;
-	if (s->got < sizeof(s->m))
-		return cerr_set(err, ERR_INTERNAL,
-		    "the task supervisor died before starting it");
-	return cerr_set(err, ERR_INTERNAL, "%s: %s",
-	    s->m.stage == SUP_FDS ? "cannot set up the task's fds" :
-	    s->m.stage == SUP_FORK ? "fork" : s->m.stage == SUP_CGROUP ?
-	    "cannot join the job's cgroup" : s->m.stage == SUP_CLONE ?
-	    "cannot create the task in the job's cgroup" :
-	    "cannot write the pid file",
-	    strerror(s->m.err));
-}
-
-static void
-spawn_free(struct task_spawn *s)
-{
-	if (s->fd != -1)
-		close(s->fd);
-	tasks_prep_destroy(s->L);
-	free(s);
-}
-
-struct task_spawn *
-tasks_spawn(const char *spool, const struct task_launch *l, struct cerr *err)
-{
-	struct task_spawn *s;
+	struct launch *L;
 	size_t i;
 	int e;
 
 	cerr_clear(err);
-	if (l->argc == 0 && l->script == NULL) {
-		cerr_set(err, ERR_INVALID, "no command to run");
-		errno = EINVAL;
-		return NULL;
-	}
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->stdin_fd = -1;
+	if (l->argc == 0 && l->script == NULL)
+		return cerr_set(err, ERR_INVALID, "no command to run");
 	for (i = 0; i < l->argc; i++)
-		if (l->argv[i] == NULL) {
-			cerr_set(err, ERR_INVALID, "argument %zu is missing",
-			    i);
-			errno = EINVAL;
-			return NULL;
-		}
-	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		cerr_set(err, ERR_INTERNAL, "out of memory");
-		return NULL;
-	}
-	s->fd = -1;
-	s->job_id = l->job_id;
-	s->restart = l->restart;
-	s->rank = l->rank;
-	s->has_step = l->has_step;
-	s->step_id = l->step_id;
-	if ((s->L = tasks_prep_create(spool, l, err)) == NULL) {
-		e = errno;
-		free(s);
-		errno = e;
-		return NULL;
-	}
+		if (l->argv[i] == NULL)
+			return cerr_set(err, ERR_INVALID, "argument %zu is "
+			    "missing", i);
+	if ((L = tasks_prep_create(spool, l, err)) == NULL)
+		return -1;
 	/* Records a forgotten earlier run may have left
 	 * (tasks_spool_forget drops the pid record first): not this run's
 	 * outcome. */
-	unlink(s->L->exit);
-	unlink(s->L->error);
-	if (spawn(s, err) == -1) {
-		e = errno;
-		tasks_prep_undo(s->L);
-		spawn_free(s);
-		errno = e;
-		return NULL;
-	}
-	return s;
-}
-
-int
-tasks_spawn_fd(const struct task_spawn *s)
-{
-	return s->fd;
-}
-
-int
-tasks_spawn_finish(struct task_spawn *s, bool wait, struct task *t,
-    struct cerr *err)
-{
-	struct launch *L = s->L;
-	int e;
-
-	cerr_clear(err);
-	if (report_read(s, wait) == 1)
-		return 1;
-	memset(t, 0, sizeof(*t));
-	t->pidfd = t->stdin_fd = -1;
-	if (s->got < sizeof(s->m) || s->m.stage != SUP_OK) {
-		report_error(s, err);
+	unlink(L->exit);
+	unlink(L->error);
+	if (spawn(L, t, err) == -1) {
 		e = errno;
 		tasks_prep_undo(L);
-		spawn_free(s);
+		tasks_prep_destroy(L);
+		memset(t, 0, sizeof(*t));
+		t->pidfd = t->stdin_fd = -1;
 		errno = e;
 		return -1;
 	}
-	t->supervisor = s->sup;
-	t->pgid = s->m.pid;
-	/* Opened while the supervisor is our unreaped child, so the pidfd
-	 * names it even if it has already exited. */
-	t->pidfd = pidfd_open(s->sup, 0);
-	t->job_id = s->job_id;
-	t->restart = s->restart;
-	t->rank = s->rank;
-	t->has_step = s->has_step;
-	t->step_id = s->step_id;
+	t->job_id = l->job_id;
+	t->restart = l->restart;
+	t->rank = l->rank;
+	t->has_step = l->has_step;
+	t->step_id = l->step_id;
 	t->bound = L->bind;
 	t->cpus = L->cpus;
 	memcpy(t->dir, L->dir, sizeof(t->dir));
@@ -237,21 +143,8 @@ tasks_spawn_finish(struct task_spawn *s, bool wait, struct task *t,
 	t->stdin_fd = L->stdin_wfd;
 	t->pty = L->pty;
 	L->stdin_wfd = -1;
-	spawn_free(s);
+	tasks_prep_destroy(L);
 	return 0;
-}
-
-int
-tasks_start(const char *spool, const struct task_launch *l, struct task *t,
-    struct cerr *err)
-{
-	struct task_spawn *s;
-
-	memset(t, 0, sizeof(*t));
-	t->pidfd = t->stdin_fd = -1;
-	if ((s = tasks_spawn(spool, l, err)) == NULL)
-		return -1;
-	return tasks_spawn_finish(s, true, t, err);
 }
 
 int

@@ -148,30 +148,6 @@ struct task {
 int tasks_start(const char *spool, const struct task_launch *l,
     struct task *t, struct cerr *err);
 
-/* tasks_start in two halves, so that an event loop need not wait while
- * the supervisor sets up, creates the task and writes its pid file:
- * tasks_spawn prepares the start and forks the supervisor; the
- * supervisor's report arrives on tasks_spawn_fd (readable then, or
- * when the supervisor dies without one), and tasks_spawn_finish takes
- * it. Every failure is the one tasks_start would give. */
-struct task_spawn;
-
-/* Prepare l and fork its supervisor. A new struct task_spawn, which
- * the caller ends with tasks_spawn_finish; or NULL with err (and
- * errno): nothing left running, the rank's spool files removed. */
-struct task_spawn *tasks_spawn(const char *spool, const struct task_launch *l,
-    struct cerr *err);
-
-/* The report pipe's read end (non-blocking; s keeps it). */
-int tasks_spawn_fd(const struct task_spawn *s);
-
-/* Take s's report, waiting for it with wait. 1: not there yet (only
- * without wait; s is kept). 0: the task runs, *t filled as tasks_start
- * fills it; -1 with err as tasks_start fails (nothing left running, the
- * rank's files removed). s is freed on 0 and -1. */
-int tasks_spawn_finish(struct task_spawn *s, bool wait, struct task *t,
-    struct cerr *err);
-
 /* Send sig to the task's process group. 0, or -1 with errno (ESRCH when
  * it has already gone). */
 int tasks_signal(const struct task *t, int sig);

@@ -7,8 +7,7 @@
 #
 # On a cohort-local cluster of 2 nodes x 8 GPUs, whose controller and
 # agents log at debug level (the stages "submit committed", "placed by a
-# pass", "prepared" and "supervisors forked" are debug lines), RUNS
-# times (default 10):
+# pass" and "prepared" are debug lines), RUNS times (default 10):
 #   (a) a 2-node x 8-GPU gang of `true` (TASKS tasks per node, default
 #       1), offsets from the controller's "submitted" line;
 #   (b) an afterok chain link: A (held) and B (afterok:A), one node and
@@ -89,7 +88,6 @@ def job_stages(job, prefix=""):
         (prefix + "placed by a pass", ctl_at(job, "placed by a pass")),
         (prefix + "launch sent", ctl_at(job, "launching on")),
         (prefix + "prepared (every node)", agents_last(job, r": prepared ")),
-        (prefix + "supervisors forked (every node)", agents_last(job, r": forked \d+ supervisor")),
         (prefix + "task started (every task)", agents_last(job, r" rank \d+: started ")),
         (prefix + "RUNNING (every node answered)", ctl_at(job, "RUNNING on")),
         (prefix + "exit seen by the agent (every task)", agents_last(job, r" rank \d+: task ended ")),

@@ -10,8 +10,7 @@ TL=$top_srcdir/tests/bench/timeline.sh
 
 # The stages each table must show, in order.
 GANG_ROWS=("submit received" "submit committed" "placed by a pass" "launch sent"
-	"prepared (every node)" "supervisors forked (every node)"
-	"task started (every task)"
+	"prepared (every node)" "task started (every task)"
 	"RUNNING (every node answered)" "exit seen by the agent (every task)"
 	"exit recorded (COMPLETED)")
 CHAIN_ROWS=("A released (its submit)")

@@ -72,9 +72,7 @@ struct ctl {
 	char reg_name[32];
 	unsigned reg_gpus;
 	bool launch_replied;
-	char launch_error[256];		/* the launch's error reply; "": none */
 	bool prepare;			/* send a prepare_image launch */
-	bool async;			/* the owner answers launches later */
 	bool image_replied;		/* its answer came */
 	uint64_t image_ms;
 	bool image_cached;
@@ -149,11 +147,6 @@ ctl_on_message(struct ctl *c, const Cohort__V1__Envelope *in)
 		env.register_reply = &rr;
 		ctl_send(c, &env);
 		ctl_launch(c);
-		return;
-	case COHORT__V1__ENVELOPE__BODY_ERROR:
-		if (in->id == 100)
-			snprintf(c->launch_error, sizeof(c->launch_error),
-			    "%s", in->error->text);
 		return;
 	case COHORT__V1__ENVELOPE__BODY_LAUNCH_REPLY:
 		c->launch_replied = true;
@@ -278,8 +271,6 @@ struct owner {
 	bool launched, ended, acked;
 	uint64_t launch_job;
 	uint64_t prepare_token;		/* 0: none asked */
-	bool async;			/* launch through launch_async */
-	uint64_t launch_token;		/* its token; 0: none asked */
 	char last_notice[512];
 };
 
@@ -325,20 +316,6 @@ op_launch(void *arg, const struct launch *l, struct cerr *err)
 	o->launched = true;
 	o->launch_job = l->job_id;
 	return 0;
-}
-
-/* Answered later (link_launched) when the owner says so. */
-static int
-op_launch_async(void *arg, const struct launch *l, uint64_t token,
-    struct cerr *err)
-{
-	struct owner *o = arg;
-
-	ck_assert_uint_eq(l->job_id, 7);
-	ck_assert_uint_ne(token, 0);
-	o->launch_token = token;
-	event_base_loopbreak(o->base);
-	return 1;
 }
 
 static int
@@ -405,18 +382,6 @@ static const struct link_ops ops = {
 	.log = op_log,
 };
 
-static const struct link_ops ops_async = {
-	.inventory = op_inventory,
-	.tasks = op_tasks,
-	.launch = op_launch,
-	.launch_async = op_launch_async,
-	.prepare = op_prepare,
-	.exit_acked = op_exit_acked,
-	.may_connect = op_may_connect,
-	.event = op_event,
-	.log = op_log,
-};
-
 static void
 owner_start(struct owner *o, struct event_base *base, SSL_CTX *ctx,
     struct ctl *c, uint64_t handshake_ms)
@@ -439,8 +404,7 @@ owner_start(struct owner *o, struct event_base *base, SSL_CTX *ctx,
 	o->inv.ngpus = 2;
 	o->inv.gpus[0].index = 0;
 	o->inv.gpus[1].index = 1;
-	o->link = link_create(base, &lp, ctx, c->async ? &ops_async : &ops,
-	    o, &err);
+	o->link = link_create(base, &lp, ctx, &ops, o, &err);
 	ck_assert_msg(o->link != NULL, "%s", err.text);
 }
 
@@ -550,55 +514,6 @@ START_TEST(test_prepare_answered_later)
 }
 END_TEST
 
-/* A launch the owner answers later (launch_async says 1): no reply
- * until link_launched gives its token (an unknown token sends none),
- * then the reply, or the error the owner gives. */
-START_TEST(test_launch_answered_later)
-{
-	struct event_base *base = event_base_new();
-	struct cerr err;
-	SSL_CTX *ctx;
-	struct ctl c;
-	struct owner o;
-	int i;
-
-	ck_assert_ptr_nonnull(base);
-	for (i = 0; i < 2; i++) {
-		ctl_start(&c, base, false);
-		c.async = true;
-		ctx = client_ctx();
-		owner_start(&o, base, ctx, &c, 0);
-		link_start(o.link, 0);
-		run_for(base, 5000);
-		ck_assert_uint_ne(o.launch_token, 0);
-		ck_assert(!o.launched);
-		ck_assert(!c.launch_replied);
-		link_launched(o.link, o.launch_token + 1, 7, 1, NULL);
-		run_for(base, 200);
-		ck_assert(!c.launch_replied);
-		ck_assert_str_eq(c.launch_error, "");
-		cerr_clear(&err);
-		cerr_set(&err, ERR_INTERNAL, "fork: Resource temporarily "
-		    "unavailable");
-		link_launched(o.link, o.launch_token, 7, 1, i == 0 ? NULL :
-		    &err);
-		run_for(base, 1000);
-		if (i == 0) {
-			ck_assert(c.launch_replied);
-			ck_assert_str_eq(c.launch_error, "");
-		} else {
-			ck_assert(!c.launch_replied);
-			ck_assert_str_eq(c.launch_error,
-			    "fork: Resource temporarily unavailable");
-		}
-		link_destroy(o.link);
-		ctl_stop(&c);
-		SSL_CTX_free(ctx);
-	}
-	event_base_free(base);
-}
-END_TEST
-
 START_TEST(test_handshake_deadline)
 {
 	struct event_base *base = event_base_new();
@@ -704,7 +619,6 @@ main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_register_launch_ack);
 	tcase_add_test(tc, test_prepare_answered_later);
-	tcase_add_test(tc, test_launch_answered_later);
 	tcase_add_test(tc, test_handshake_deadline);
 	tcase_add_test(tc, test_replica_choice);
 	tcase_add_test(tc, test_replica_single);
