@@ -15,6 +15,7 @@
 #include "daemon/controller/domain/nodes.h"
 #include "daemon/controller/domain/recovery.h"
 #include "daemon/controller/domain/suspect.h"
+#include "daemon/controller/store/store.h"
 #include "tests/domain/domain.h"
 
 #define EXIT(code) ((code) << 8)
@@ -520,6 +521,46 @@ START_TEST(test_restart_prefers_clean)
 }
 END_TEST
 
+struct ev_count {
+	const char *kind;
+	unsigned n;
+};
+
+static int
+ev_count_cb(const struct store_event *ev, void *arg)
+{
+	struct ev_count *c = arg;
+
+	c->n += strcmp(ev->kind, c->kind) == 0;
+	return 0;
+}
+
+/* The node a restart leaves out (its early failure) is allowed again
+ * when every other node is busy: the restart runs there rather than
+ * wait, and says so. */
+START_TEST(test_restart_takes_the_node_back_rather_than_wait)
+{
+	uint64_t id, other[3];
+	struct ev_count c = { "avoid-lifted", 0 };
+	struct cerr err;
+	size_t i;
+
+	id = submit("alice", 1, 3);
+	settle();
+	ck_assert_str_eq(node_of(id), "node01");
+	for (i = 0; i < 3; i++)
+		other[i] = submit("bob", 1, 3);
+	settle();
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(domain_job(&D, other[i])->state, JOB_RUNNING);
+	ck_assert_str_eq(fail_early(id), "node01");
+	ck_assert_str_eq(node_of(id), "node01");
+	ck_assert_int_eq(store_events_list(D.st, 0, id, NULL, "avoid-lifted",
+	    0, 0, ev_count_cb, &c, &err), 0);
+	ck_assert_uint_eq(c.n, 1);
+}
+END_TEST
+
 /* Large gangs take suspect nodes last too. */
 START_TEST(test_large_gang_prefers_clean)
 {
@@ -633,6 +674,7 @@ suspect_suite(void)
 	tcase_add_test(tc, test_exempt);
 	tcase_add_test(tc, test_resume_clears);
 	tcase_add_test(tc, test_restart_prefers_clean);
+	tcase_add_test(tc, test_restart_takes_the_node_back_rather_than_wait);
 	tcase_add_test(tc, test_large_gang_prefers_clean);
 	tcase_add_test(tc, test_gang_fails_everywhere_lowest_thresholds);
 	tcase_add_test(tc, test_survives_restart);

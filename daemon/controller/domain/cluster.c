@@ -72,20 +72,16 @@ decide_unavoided(struct placement_input *in, struct placement_result *res,
 {
 	size_t i, n = 0;
 
-	*ids = NULL;
-	for (i = 0; i < in->npending; i++)
-		n += placement_avoids(in, in->pending[i]) &&
-		    !started(res, in->pending[i]->id);
-	if (n == 0)
-		return 0;
-	if ((*ids = calloc(n, sizeof(**ids))) == NULL) {
+	if ((*ids = calloc(in->npending + 1, sizeof(**ids))) == NULL) {
 		placement_result_free(res);
 		return -1;
 	}
-	for (i = 0, n = 0; i < in->npending; i++)
+	for (i = 0; i < in->npending; i++)
 		if (placement_avoids(in, in->pending[i]) &&
 		    !started(res, in->pending[i]->id))
 			(*ids)[n++] = in->pending[i]->id;
+	if (n == 0)
+		return 0;
 	qsort(*ids, n, sizeof(**ids), job_id_cmp);
 	in->unavoid = *ids;
 	in->nunavoid = n;
@@ -101,11 +97,10 @@ unavoided_event(struct cluster *cl, const struct job *job, int64_t now)
 	struct cerr err;
 
 	snprintf(detail, sizeof(detail), "no other node could take the "
-	    "restart now: it may use the nodes it was to leave out%s%s "
+	    "restart now: it may use the nodes it was to leave out%s%s%s "
 	    "rather than wait", job->avoid != NULL ? " (" : "",
-	    job->avoid != NULL ? job->avoid : "");
-	if (job->avoid != NULL)
-		strncat(detail, ")", sizeof(detail) - strlen(detail) - 1);
+	    job->avoid != NULL ? job->avoid : "",
+	    job->avoid != NULL ? ")" : "");
 	log_warnx("job %" PRIu64 ": %s", job->id, detail);
 	if (jobs_event(cl->js, job->id, "", "avoid-lifted", "cohortd",
 	    detail, now, &err) == -1)

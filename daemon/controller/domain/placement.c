@@ -193,7 +193,8 @@ snapshot_node(const struct node *n, struct sched_node *sn,
 }
 
 /* The nodes a restart must leave out (stragglers', or one that failed
- * the job early twice in a row), a comma list, if any. */
+ * the job early twice in a row), a comma list, if any: none for a
+ * restart the caller lets use them (in->unavoid). */
 static const char *
 avoided(const struct placement_input *in, const struct job *job)
 {
