@@ -53,12 +53,15 @@ while [ "$step" -lt 100000 ]; do
 	if grep -qx "$node" "$w/slow" 2>/dev/null; then
 		ms=200
 	fi
+	# The checkpoint signal goes to the whole process group: an mv it
+	# kills fails, and the write is done again at the next step rather
+	# than ending the rank.
 	printf '%s %s\n' "$step" "$ms" >"$COHORT_STEP_FILE.tmp" &&
-		mv -f "$COHORT_STEP_FILE.tmp" "$COHORT_STEP_FILE" || exit 1
-	if [ "$ask" = 1 ] && [ "$rank" = 0 ]; then
+		mv -f "$COHORT_STEP_FILE.tmp" "$COHORT_STEP_FILE" || true
+	if [ "$ask" = 1 ] && [ "$rank" = 0 ] &&
 		echo "$step" >"$dir/step-$step" &&
-			printf '%s %s\n' "$step" "$dir/step-$step" >"$dir/LATEST.tmp" &&
-			mv -f "$dir/LATEST.tmp" "$dir/LATEST" || exit 1
+		printf '%s %s\n' "$step" "$dir/step-$step" >"$dir/LATEST.tmp" &&
+		mv -f "$dir/LATEST.tmp" "$dir/LATEST"; then
 		echo "straggle: checkpoint at step $step"
 		ask=0
 	fi
